@@ -1,0 +1,45 @@
+"""The taskcrew command line. Thin: each command parses options and calls into a module.
+
+Keep heavy imports (crewai, chromadb, playwright) inside the command bodies so that
+``taskcrew --help`` and ``taskcrew erp serve`` start instantly.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(
+    name="taskcrew",
+    help="An autonomous task worker with a human in the loop and an independent verifier.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+erp_app = typer.Typer(help="The demo company's mock ERP, 'Acme Payables'.", no_args_is_help=True)
+app.add_typer(erp_app, name="erp")
+
+
+@erp_app.command("serve")
+def erp_serve(
+    port: Annotated[int, typer.Option(help="TCP port on 127.0.0.1.")] = 8800,
+    host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
+    db: Annotated[Path | None, typer.Option(help="SQLite file (default: under TASKCREW_HOME).")] = None,
+    chaos: Annotated[bool, typer.Option("--chaos/--no-chaos", help="Inject real-world faults.")] = True,
+    seed: Annotated[int, typer.Option(help="Seed that makes every fault reproducible.")] = 0,
+    reset: Annotated[bool, typer.Option(help="Reseed the database before serving.")] = False,
+) -> None:
+    """Serve the mock ERP until Ctrl-C."""
+    from taskcrew.mock_erp.server import serve_forever
+
+    serve_forever(host=host, port=port, db_path=db, chaos=chaos, seed=seed, reset=reset)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

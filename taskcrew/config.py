@@ -1,0 +1,74 @@
+"""Where things live and how they are reached. Plain values, read once from the environment.
+
+Every path can be overridden by an environment variable (or a ``.env`` file in the working
+directory) so tests and users can isolate state.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import BaseModel
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+DEFAULT_SANDBOX = PACKAGE_DIR / "sandbox"
+DEFAULT_ERP_PORT = 8800
+
+
+def _data_home() -> Path:
+    if home := os.environ.get("TASKCREW_HOME"):
+        return Path(home).expanduser()
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "taskcrew"
+
+
+class Paths(BaseModel):
+    """Filesystem locations. ``home`` holds the knowledge store, ERP database and crewai storage."""
+
+    home: Path
+    sandbox: Path
+    runs: Path
+
+    @property
+    def knowledge_dir(self) -> Path:
+        return self.home / "knowledge"
+
+    @property
+    def erp_db(self) -> Path:
+        return self.home / "erp.sqlite3"
+
+    @property
+    def crewai_storage(self) -> Path:
+        return self.home / "crewai"
+
+    @classmethod
+    def from_env(cls) -> Paths:
+        return cls(
+            home=_data_home(),
+            sandbox=Path(os.environ.get("TASKCREW_SANDBOX", DEFAULT_SANDBOX)).expanduser(),
+            runs=Path(os.environ.get("TASKCREW_RUNS", "runs")).expanduser(),
+        )
+
+
+def load_dotenv_once(path: Path | None = None) -> None:
+    """Load ``.env`` (working directory by default) without overriding the real environment."""
+    from dotenv import load_dotenv
+
+    load_dotenv(path or Path.cwd() / ".env", override=False)
+
+
+def quiet_crewai_env(storage_dir: Path) -> None:
+    """CrewAI phones home and prompts unless told not to; call before ``import crewai``."""
+    storage_dir.mkdir(parents=True, exist_ok=True)
+    defaults = {
+        "CREWAI_DISABLE_TELEMETRY": "true",
+        "OTEL_SDK_DISABLED": "true",
+        "CREWAI_TRACING_ENABLED": "false",
+        "CREWAI_DISABLE_VERSION_CHECK": "true",
+        "CREWAI_STORAGE_DIR": str(storage_dir.resolve()),
+        "ANONYMIZED_TELEMETRY": "False",  # chromadb
+        "ORT_DISABLE_TELEMETRY": "1",  # onnxruntime
+    }
+    for key, value in defaults.items():
+        os.environ.setdefault(key, value)
