@@ -71,3 +71,11 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("TASKCREW_HOME", str(home))
     monkeypatch.setenv("TASKCREW_RUNS", str(home / "runs"))
     return home
+
+
+# Each area keeps its shared fixtures in its own module; they are re-exported here.
+from fixtures_browser import *  # noqa: E402, F403
+from fixtures_documents import *  # noqa: E402, F403
+from fixtures_erp import *  # noqa: E402, F403
+from fixtures_knowledge import *  # noqa: E402, F403
+from fixtures_research import *  # noqa: E402, F403

@@ -1,0 +1,1 @@
+"""pytest fixtures for the browser area (imported by conftest.py)."""

@@ -1,0 +1,1 @@
+"""pytest fixtures for the documents area (imported by conftest.py)."""

@@ -1,0 +1,1 @@
+"""pytest fixtures for the erp area (imported by conftest.py)."""

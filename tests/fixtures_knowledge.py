@@ -1,0 +1,1 @@
+"""pytest fixtures for the knowledge area (imported by conftest.py)."""

@@ -1,0 +1,1 @@
+"""pytest fixtures for the research area (imported by conftest.py)."""
