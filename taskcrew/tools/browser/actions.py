@@ -199,9 +199,13 @@ class ActionExecutor:
             value = self._secret_value(action.text, info.get("url", ""))
         if ref.field_type in FILL_TYPES:
             locator.fill(value, timeout=self.timeout)
+        elif action.clear:
+            # Fill all but the last character, then type that one as a key press: fast for long
+            # text, and key-driven widgets (autocomplete) still see a real keystroke.
+            locator.fill(value[:-1], timeout=self.timeout)
+            if value:
+                locator.press_sequentially(value[-1], timeout=self.timeout)
         else:
-            if action.clear:
-                locator.fill("", timeout=self.timeout)
             locator.press_sequentially(value, timeout=self.timeout + 20 * len(value))
         if action.enter:
             after = locator.evaluate(

@@ -33,7 +33,7 @@ class BrowserConfig(BaseModel):
     action_timeout_ms: int = Field(default=2500, ge=100)
     navigation_timeout_ms: int = Field(default=15000, ge=500)
     settle_timeout_ms: int = Field(default=3000, ge=0)
-    dom_quiet_ms: int = Field(default=60, ge=0)
+    dom_quiet_ms: int = Field(default=50, ge=0)
     call_timeout_s: float = Field(default=120.0, gt=0)
     max_text_chars: int = Field(default=3500, ge=200)
     max_elements: int = Field(default=150, ge=10)

@@ -509,7 +509,9 @@
       const close = inside.find((r) => CLOSE_RE.test(r.name) || CLOSE_LABEL_RE.test(r.el.getAttribute('aria-label') || '') || CLOSE_LABEL_RE.test(r.el.className || ''))
         || (inside.length === 1 ? inside[0] : null);
       const head = ov.querySelector('h1, h2, h3, h4, [role="heading"]');
-      const label = clean(ov.getAttribute('aria-label')) || (head && clean(head.innerText)) || clean(ov.innerText);
+      const dialog = ov.matches('[role="dialog"], [role="alertdialog"], dialog') ? ov : ov.querySelector('[role="dialog"], [role="alertdialog"], dialog');
+      const label = clean(ov.getAttribute('aria-label')) || (dialog && (clean(dialog.getAttribute('aria-label')) || byIds(dialog, 'aria-labelledby')))
+        || (head && clean(head.innerText)) || clean(ov.innerText);
       obstacles.push({ kind: 'modal', description: `modal "${cut(label, 60)}" covers the page`, index: close ? close.index : null });
     }
     const pw = els.find((r) => r.el.tagName === 'INPUT' && r.el.type === 'password');

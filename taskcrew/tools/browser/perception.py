@@ -164,9 +164,7 @@ class Perceiver:
                 frame_text = f"\n[inside frame {visit.chain[-1]}]\n{frame_text}\n[end of frame]\n"
             texts.append(frame_text)
             messages.extend(res["messages"])
-            for ob in res["obstacles"]:
-                obstacles.append(Obstacle(**ob))
-                sig_parts.append("O:" + ob["kind"])
+            obstacles.extend(Obstacle(**ob) for ob in res["obstacles"])
             for rec in res["elements"]:
                 el = self._element(rec, visit)
                 elements.append(el)

@@ -216,7 +216,6 @@ class BrowserSession:
         assert self._guard is not None
         page = self.page
         deadline = time.monotonic() + self.config.settle_timeout_ms / 1000
-        page.wait_for_timeout(15)  # let events from the action arrive
         while time.monotonic() < deadline:
             remaining_ms = max(1.0, (deadline - time.monotonic()) * 1000)
             try:
@@ -336,7 +335,6 @@ class BrowserSession:
                 f"the element numbers come from observation #{observation_id}, but the latest is "
                 f"#{snap.observation.id}; nothing was done — choose numbers from the observation below"
             )
-        self._settle()
         if self._perceiver.signature(self.page) != snap.observation.signature:
             return (
                 f"the page changed since observation #{snap.observation.id}; nothing was done — "
