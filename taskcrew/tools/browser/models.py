@@ -8,6 +8,9 @@ from pydantic import BaseModel, Field, TypeAdapter
 
 from taskcrew.tools.policy import PolicyDecision
 
+RENDER_CHARS = 5600
+"""Default size of a rendering: leaves room for a tool's one-line status within ToolResult's 6000."""
+
 ElementState = Literal["interactable", "occluded", "offscreen_above", "offscreen_below", "disabled"]
 ObstacleKind = Literal["captcha", "modal", "login_form"]
 
@@ -96,7 +99,7 @@ class Observation(BaseModel):
                 return el
         return None
 
-    def render(self, max_chars: int = 6000) -> str:
+    def render(self, max_chars: int = RENDER_CHARS) -> str:
         """The compact text a model sees."""
         from taskcrew.tools.browser.render import render_observation
 
@@ -239,7 +242,7 @@ class ActionResult(BaseModel):
     policy: list[PolicyDecision] = Field(default_factory=list)
     observation: Observation
 
-    def render(self, max_chars: int = 6000) -> str:
+    def render(self, max_chars: int = RENDER_CHARS) -> str:
         from taskcrew.tools.browser.render import render_result
 
         return render_result(self, max_chars=max_chars)

@@ -150,6 +150,13 @@
 
   // ------------------------------------------------------------ interactivity & visibility
   const hasBox = (el) => { const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0; };
+  // Visually hidden helper text for screen readers (clip to nothing, 1px boxes).
+  const srOnly = (el, style) => {
+    if (style.clip === 'rect(0px, 0px, 0px, 0px)' || style.clipPath === 'inset(50%)') return true;
+    if (style.position !== 'absolute' || style.overflow !== 'hidden') return false;
+    const r = el.getBoundingClientRect();
+    return r.width <= 1 && r.height <= 1;
+  };
   const INNER_INTERACTIVE = 'a[href], button, input:not([type="hidden"]), select, textarea, [role="button"], [role="link"], [role="checkbox"], [role="radio"], [role="tab"], [role="menuitem"], [role="option"], [onclick]';
   const ROLE_CONTAINER_SEL = '[role="tab"], [role="button"], [role="link"], [role="menuitem"], [role="option"], [role="treeitem"], a[href], button';
   const isInteractive = (el, style) => {
@@ -406,7 +413,7 @@
     const out = [];
     const seen = new Set();
     for (const e of document.querySelectorAll(MESSAGE_SEL)) {
-      if (!visible(e)) continue;
+      if (!visible(e) || srOnly(e, styleOf(e))) continue;
       if (e.parentElement && e.parentElement.closest(MESSAGE_SEL)) continue;
       const t = cut(clean(e.innerText), 200);
       if (t && !seen.has(t)) { seen.add(t); out.push(t); }
@@ -431,6 +438,35 @@
     const push = (s) => { if (outLen < maxText * 2) { out.push(s); outLen += s.length; lineStart = s.endsWith('\n'); } };
     const newline = () => { if (!lineStart) push('\n'); };
 
+    // Pass 1: which elements get a number. A generic clickable container (click handler, tabindex,
+    // pointer cursor) that holds other numbered elements is dropped in favour of its contents.
+    const chosen = new Set();
+    const generic = new Set();
+    const collect = (node) => {
+      if (node.nodeType !== Node.ELEMENT_NODE) return;
+      const el = node;
+      if (SKIP_TAGS.has(el.tagName)) return;
+      if (el.tagName === 'SLOT') { const a = el.assignedNodes({ flatten: true }); (a.length ? a : Array.from(el.childNodes)).forEach(collect); return; }
+      const style = styleOf(el);
+      if (style.display === 'none' || srOnly(el, style)) return;
+      if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') return;
+      if (style.visibility === 'visible' && isInteractive(el, style) && hasBox(el)) {
+        chosen.add(el);
+        if (roleOf(el) === 'clickable' && !el.isContentEditable) generic.add(el);
+      }
+      for (const k of (el.shadowRoot ? el.shadowRoot.childNodes : el.childNodes)) collect(k);
+    };
+    if (document.body) collect(document.body);
+    const holdsChosen = new Set();
+    for (const el of chosen) {
+      for (let a = parentOf(el); a; a = parentOf(a)) {
+        if (holdsChosen.has(a)) break;
+        holdsChosen.add(a);
+      }
+    }
+    for (const el of generic) if (holdsChosen.has(el)) chosen.delete(el);
+
+    // Pass 2: text in reading order with [n] where element n sits.
     const walk = (node) => {
       if (node.nodeType === Node.TEXT_NODE) {
         if (!sigOnly) {
@@ -444,9 +480,8 @@
       if (SKIP_TAGS.has(el.tagName)) return;
       if (el.tagName === 'SLOT') { const a = el.assignedNodes({ flatten: true }); (a.length ? a : Array.from(el.childNodes)).forEach(walk); return; }
       const style = styleOf(el);
-      if (style.display === 'none') return;
+      if (style.display === 'none' || srOnly(el, style)) return;
       if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') { iframes.push(el); return; }
-      const shown = style.visibility === 'visible';
       const block = BLOCK_DISPLAYS.test(style.display) || el.tagName === 'BR';
       if (block) newline();
       if (!sigOnly) {
@@ -456,7 +491,7 @@
         else if (style.display === 'table-cell') push(' | ');
       }
       let descend = true;
-      if (shown && isInteractive(el, style) && hasBox(el)) {
+      if (chosen.has(el)) {
         const role = roleOf(el);
         const name = nameOf(el);
         const index = start + els.length;
@@ -475,10 +510,9 @@
           rec.captcha = !!el.closest(CAPTCHA_SEL);
           rec.el = el;
         }
-        const inner = textOf(el);
         const leaf = LEAF_ROLES.has(role) || NATIVE_FIELD_TAGS.has(el.tagName);
-        descend = !leaf && (inner.length > name.length || !!el.querySelector(INNER_INTERACTIVE));
-        if (!descend) { if (!sigOnly) push(' '); }
+        descend = holdsChosen.has(el) || (!leaf && textOf(el).length > name.length);
+        if (!descend && !sigOnly) push(' ');
       }
       if (descend) {
         const kids = el.shadowRoot ? el.shadowRoot.childNodes : el.childNodes;
