@@ -116,6 +116,7 @@ class LlmCall(BaseModel):
     prompt_chars: int
     prompt_tokens: int
     output_tokens: int
+    tokens_from: Literal["provider", "estimate"] = "estimate"
     messages_sent: int
     messages_compacted: int
     cost_usd: Decimal | None
@@ -197,6 +198,7 @@ class TracedLLM(BaseLLM):
         sent, compacted = compact_messages(list(messages), keep_full=self.keep_full, keep=self.keep_exchanges)
         prompt_text = "\n".join(str(m.get("content") or "") for m in sent)
         started = time.monotonic()
+        before = self.inner.get_token_usage_summary()
         error: str | None = None
         result: Any = None
         try:
@@ -214,14 +216,21 @@ class TracedLLM(BaseLLM):
             error = f"{type(exc).__name__}: {exc}"
             raise
         finally:
-            prompt_tokens = count_tokens(prompt_text)
-            output_tokens = count_tokens(_output_text(result)) if result is not None else 0
+            after = self.inner.get_token_usage_summary()
+            prompt_tokens = after.prompt_tokens - before.prompt_tokens
+            output_tokens = after.completion_tokens - before.completion_tokens
+            tokens_from: Literal["provider", "estimate"] = "provider"
+            if prompt_tokens <= 0:  # the provider reported nothing: count locally
+                tokens_from = "estimate"
+                prompt_tokens = count_tokens(prompt_text)
+                output_tokens = count_tokens(_output_text(result)) if result is not None else 0
             record = LlmCall(
                 role=self.role,
                 model=self.spec.raw,
                 prompt_chars=message_chars(sent),
                 prompt_tokens=prompt_tokens,
                 output_tokens=output_tokens,
+                tokens_from=tokens_from,
                 messages_sent=len(sent),
                 messages_compacted=compacted,
                 cost_usd=cost_of(self.spec, prompt_tokens, output_tokens, self.prices),

@@ -46,8 +46,8 @@ def parse_answer(text: str, model: type[T]) -> T:
     return model.model_validate_json(extract_json(text))
 
 
-def _guardrail_for(model: type[BaseModel]) -> Callable[[Any], tuple[bool, object]]:
-    def guardrail(output: Any) -> tuple[bool, object]:
+def _guardrail_for(model: type[BaseModel]) -> Callable[[Any], tuple[bool, Any]]:
+    def guardrail(output: Any):  # crewAI rejects a string return annotation here
         raw = str(getattr(output, "raw", output))
         try:
             return True, parse_answer(raw, model).model_dump_json()

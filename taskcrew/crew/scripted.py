@@ -101,6 +101,9 @@ class ScriptedLLM(BaseLLM):
     _queues: dict[str, deque[Step]] = PrivateAttr(default_factory=dict)
     _calls: list[ScriptedCall] = PrivateAttr(default_factory=list)
 
+    def __init__(self, script: Any = None, model: str = "scripted/test", **kwargs: Any) -> None:
+        super().__init__(model=model, script=script, **kwargs)
+
     def model_post_init(self, __context: Any) -> None:
         self.load(self.script or [])
 
