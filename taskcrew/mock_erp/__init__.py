@@ -5,7 +5,7 @@ Library API: ``ErpServer`` (start/stop, ``.url``, in-process ``state()``), ``Cha
 """
 
 from taskcrew.mock_erp.errors import ErpError
-from taskcrew.mock_erp.ground_truth import fetch_state
+from taskcrew.mock_erp.ground_truth import ErpUnreachable, fetch_state, reset_remote
 from taskcrew.mock_erp.models import Bill, DebugState, Payment, SessionInfo, Vendor
 from taskcrew.mock_erp.server import ErpServer, serve_forever
 from taskcrew.mock_erp.settings import ChaosConfig, ErpSettings
@@ -17,9 +17,11 @@ __all__ = [
     "ErpError",
     "ErpServer",
     "ErpSettings",
+    "ErpUnreachable",
     "Payment",
     "SessionInfo",
     "Vendor",
     "fetch_state",
+    "reset_remote",
     "serve_forever",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -32,15 +33,21 @@ class Visit:
         return self.session.username if self.session else None
 
 
+@lru_cache(maxsize=4)
+def _environment(templates_dir: Path) -> Environment:
+    """One compiled-template cache per folder (rendering is thread-safe), so servers start fast."""
+    return Environment(
+        loader=FileSystemLoader(templates_dir),
+        autoescape=select_autoescape(["html"], default_for_string=True),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
 class Renderer:
     def __init__(self, templates_dir: Path = TEMPLATES_DIR) -> None:
-        self._env = Environment(
-            loader=FileSystemLoader(templates_dir),
-            autoescape=select_autoescape(["html"], default_for_string=True),
-            undefined=StrictUndefined,
-            trim_blocks=True,
-            lstrip_blocks=True,
-        )
+        self._env = _environment(templates_dir)
 
     def render(self, template: str, **context: Any) -> str:
         return self._env.get_template(template).render(**context)

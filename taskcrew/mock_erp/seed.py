@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
+from functools import lru_cache
 from pathlib import Path
 
 import yaml
@@ -47,5 +48,8 @@ class SeedData(BaseModel):
         return self
 
 
+@lru_cache(maxsize=4)
 def load_seed(path: Path = SEED_FILE) -> SeedData:
-    return SeedData.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+    """The seed at ``path`` (immutable, so loading it once per process is enough)."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return SeedData.model_validate(yaml.load(path.read_text(encoding="utf-8"), Loader=loader))

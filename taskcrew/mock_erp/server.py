@@ -172,7 +172,7 @@ class ErpServer:
             ) from exc
         self._app, self._server = app, server
         self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="acme-erp", daemon=True
+            target=server.serve_forever, kwargs={"poll_interval": 0.025}, name="acme-erp", daemon=True
         )
         self._thread.start()
         return self
