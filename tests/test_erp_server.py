@@ -147,6 +147,8 @@ def test_a_foreign_database_file_is_refused_and_kept(tmp_path: Path) -> None:
         conn.execute("CREATE TABLE mine (x)")
     with pytest.raises(ErpError, match="not an Acme Payables database"):
         ErpServer(other, settings=ErpSettings()).start()
+    with pytest.raises(ErpError, match="cannot open the database"):
+        ErpServer(tmp_path, settings=ErpSettings()).start()  # a folder
 
 
 def test_a_busy_port_gives_a_clear_error(erp: ErpServer, tmp_path: Path) -> None:

@@ -64,8 +64,11 @@ def invoice_number_key(invoice_number: str) -> str:
 
 def open_database(path: Path, seed: SeedData, *, reset: bool = False) -> sqlite3.Connection:
     """Open (creating and seeding when new, or when ``reset``) the ERP database at ``path``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+    except (OSError, sqlite3.Error) as exc:
+        raise ErpDatabaseError(f"cannot open the database {path} ({exc}); choose another path.") from exc
     try:
         conn.execute("PRAGMA foreign_keys = ON")
         version = conn.execute("PRAGMA user_version").fetchone()[0]
