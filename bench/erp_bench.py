@@ -29,6 +29,13 @@ def timed(action: Callable[[], object], rounds: int) -> list[float]:
     return samples
 
 
+def csrf(page: str) -> str:
+    match = re.search(r'name="csrf_token" value="([^"]+)"', page)
+    if match is None:
+        raise SystemExit("no CSRF token on the page")
+    return match.group(1)
+
+
 def report(name: str, samples: list[float]) -> None:
     ordered = sorted(samples)
     p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
@@ -54,16 +61,14 @@ def main() -> None:
 
         with ErpServer(folder / "load.sqlite3", settings=settings, chaos=ChaosConfig.off()) as erp:
             client = httpx.Client(base_url=erp.url)
-            token = re.search(r'name="csrf_token" value="([^"]+)"', client.get("/login").text).group(1)  # type: ignore[union-attr]
+            token = csrf(client.get("/login").text)
             client.post("/login", data={"username": "demo", "password": "demo123", "csrf_token": token})
             report("GET /bills (logged in)", timed(lambda: client.get("/bills"), rounds * 5))
             report("GET /bills?status=unpaid&due_before", timed(
                 lambda: client.get("/bills", params={"status": "unpaid", "due_before": "2026-10-10"}), rounds * 5
             ))  # fmt: skip
             report("GET /_debug/state", timed(lambda: client.get("/_debug/state"), rounds * 5))
-            form_token = re.search(r'name="csrf_token" value="([^"]+)"', client.get("/bills/new").text).group(
-                1
-            )  # type: ignore[union-attr]
+            form_token = csrf(client.get("/bills/new").text)
             counter = iter(range(1_000_000))
 
             def save() -> None:
