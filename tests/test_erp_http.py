@@ -76,6 +76,9 @@ def test_login_does_not_redirect_off_site(
 ) -> None:
     user = erp_user_factory(erp)
     assert user.login(next_path="//evil.example/x").headers["location"] == "/bills"
+    response = erp_user_factory(erp).login(next_path="/vendors\r\nSet-Cookie: evil=1")
+    assert response.headers["location"] == "/bills"
+    assert "evil" not in response.headers.get("set-cookie", "")
 
 
 def test_an_idle_session_expires(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from http.cookies import SimpleCookie
+from http.cookies import CookieError, SimpleCookie
 from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
 
@@ -34,7 +34,7 @@ class Request:
             jar: SimpleCookie = SimpleCookie()
             try:
                 jar.load(raw)
-            except Exception:  # a malformed cookie header is treated as no cookies
+            except CookieError:  # a malformed cookie header is treated as no cookies
                 jar = SimpleCookie()
             cookies = {key: morsel.value for key, morsel in jar.items()}
         return cls(
@@ -98,6 +98,8 @@ def redirect(location: str, status: int = 303) -> Response:
 def local_path(target: str | None, default: str = "/bills") -> str:
     """``target`` when it is a path on this site, else ``default`` (no open redirects)."""
     if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return default
+    if not all(0x21 <= ord(char) <= 0x7E for char in target):  # printable ASCII: no header injection
         return default
     return target
 
