@@ -107,6 +107,17 @@ def test_hidden_patterns_hide_ground_truth(tmp_path: Path) -> None:
     assert not files.read_file("documents.yaml").ok
 
 
+def test_private_sandbox_files_stay_hidden_from_a_reader_rooted_at_the_sandbox() -> None:
+    from taskcrew.sandbox.ground_truth import PRIVATE_PATTERNS, SANDBOX_DIR
+
+    files = SandboxFiles(SANDBOX_DIR, hidden=PRIVATE_PATTERNS)
+    paths = [e.path for e in files.listing().entries]
+    assert paths and all(p.startswith("inbox/") or p.endswith(".md") for p in paths)
+    for private in ("documents.yaml", "inbox_source.yaml", "generate.py", "ground_truth.py"):
+        assert "not available to the agent" in (files.read_file(private).error or "")
+    assert files.search("ground truth").hits == []
+
+
 def test_root_must_be_a_folder(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="not a folder"):
         SandboxFiles(tmp_path / "missing")

@@ -18,6 +18,18 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 SANDBOX_DIR = Path(__file__).resolve().parent
 DEFAULT_GROUND_TRUTH = SANDBOX_DIR / "documents.yaml"
 
+# Files of the sandbox folder an agent must never see (the answers and their source). Pass these as
+# ``SandboxFiles(root, hidden=PRIVATE_PATTERNS)`` when rooting a reader at the sandbox folder itself
+# rather than at its inbox.
+PRIVATE_PATTERNS: tuple[str, ...] = (
+    "documents.yaml",
+    "inbox_source.yaml",
+    "*.py",
+    "*.pyc",
+    "__pycache__",
+    "__pycache__/*",
+)
+
 DocumentKind = Literal[
     "invoice",
     "credit_note",
