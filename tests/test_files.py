@@ -74,6 +74,16 @@ def test_confinement_allows_paths_inside(jail: Path) -> None:
     assert files.read("inner_link.txt").text == "inside the sandbox"  # a link that stays inside
 
 
+def test_absolute_paths_through_a_symlinked_root(jail: Path, tmp_path: Path) -> None:
+    alias = tmp_path / "alias"
+    alias.symlink_to(jail)
+    files = SandboxFiles(alias)
+    assert files.read(str(alias / "docs" / "note.txt")).path == "docs/note.txt"
+    assert files.read(str(jail / "docs" / "note.txt")).path == "docs/note.txt"
+    with pytest.raises(PathRefused, match="outside"):
+        files.read(str(alias / ".." / "outside.txt"))
+
+
 def test_confine_is_reusable_for_the_policy(jail: Path) -> None:
     assert confine(jail, "docs/note.txt") == (jail / "docs" / "note.txt").resolve()
     assert confine(jail, ".") == jail.resolve()

@@ -131,6 +131,9 @@ def confine(root: Path, path: str | os.PathLike[str], *, hidden: Sequence[str] =
     given = Path(raw)
     joined = given if given.is_absolute() else base / given
     lexical = Path(os.path.normpath(joined))
+    spelled = Path(os.path.abspath(root))  # the root as the caller spelled it (may be a symlink)
+    if given.is_absolute() and not lexical.is_relative_to(base) and lexical.is_relative_to(spelled):
+        lexical = base / lexical.relative_to(spelled)
     if not lexical.is_relative_to(base):
         why = (
             "is an absolute path outside the sandbox" if given.is_absolute() else "leads outside the sandbox"
@@ -334,6 +337,7 @@ class SandboxFiles:
         if not root.is_dir():
             raise ValueError(f"sandbox root is not a folder: {root}")
         self.root = root.resolve()
+        self.given_root = Path(os.path.abspath(root))  # as spelled; absolute paths may use it
         self.hidden = tuple(hidden)
         self.max_chars = max_chars
         self.max_hits = max_hits
@@ -363,7 +367,7 @@ class SandboxFiles:
     # ------------------------------------------------------------------------ plain methods
 
     def resolve(self, path: str) -> Path:
-        return confine(self.root, path, hidden=self.hidden)
+        return confine(self.given_root, path, hidden=self.hidden)
 
     def rel(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
@@ -422,6 +426,9 @@ class SandboxFiles:
         truncated = False
         per_file = max(3, self.max_hits // 5)
         for path in files:
+            if len(hits) >= self.max_hits:
+                truncated = True
+                break
             rel = self.rel(path)
             try:
                 units = self._text_units(path)
