@@ -147,9 +147,15 @@ def _redact_tree(value: Any, redact: Callable[[str], str]) -> Any:
 class Tracer:
     """Appends events to trace.jsonl (thread-safe) and keeps them in memory for the report."""
 
-    def __init__(self, path: Path, redact: Callable[[str], str] = lambda s: s) -> None:
+    def __init__(
+        self,
+        path: Path,
+        redact: Callable[[str], str] = lambda s: s,
+        listeners: list[Callable[[Any], None]] | None = None,
+    ) -> None:
         self.path = path
         self.redact = redact
+        self.listeners = listeners or []
         self.events: list[Any] = []
         self._lock = threading.Lock()
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -162,6 +168,8 @@ class Tracer:
             self.events.append(clean)
             with self.path.open("a", encoding="utf-8") as fh:
                 fh.write(line + "\n")
+        for listener in self.listeners:
+            listener(clean)
 
     def of_kind(self, kind: str) -> list[Any]:
         with self._lock:
