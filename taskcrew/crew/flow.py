@@ -6,7 +6,7 @@ models decide the content of each step. Steps run through ``taskcrew.crew.steps`
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from crewai.flow.flow import Flow, listen, or_, router, start
 from pydantic import Field
@@ -20,6 +20,9 @@ from taskcrew.crew.trace import ControlEvent
 
 class TaskFlow(Flow[RunState]):
     suppress_flow_events: bool = True
+    # crewAI would otherwise build a LanceDB memory for every flow (20 s of imports, and an
+    # embedder that defaults to OpenAI). Learned facts live in taskcrew's own knowledge store.
+    _skip_auto_memory: ClassVar[bool] = True
     ctx: Any = Field(default=None, exclude=True)
 
     @property
