@@ -25,6 +25,7 @@ class Page(BaseModel):
     summary: str = ""
     tags: list[str] = Field(default_factory=list)
     note: str | None = Field(default=None, description="for maintainers only; never rendered")
+    archived: bool = Field(default=False, description="superseded; ranked lower in search")
     listing: Section | None = Field(default=None, description="append a list of this section's pages")
     listing_limit: int | None = Field(default=None, ge=1)
     body_html: str

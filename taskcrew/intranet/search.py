@@ -24,6 +24,17 @@ _STOPWORDS = frozenset(
 )  # fmt: skip
 _FIELD_WEIGHTS = {"title": 3.0, "tags": 2.0, "summary": 1.5, "body": 1.0}
 _K1, _B = 1.2, 0.75
+_ARCHIVED_FACTOR = 0.5
+_SYNONYM_WEIGHT = 0.6
+# Words people use for the same thing on a vendor portal; a query word also finds its synonyms.
+_SYNONYM_GROUPS = (
+    ("increase", "raise", "rise", "revise", "revision", "adjustment", "hike", "higher"),
+    ("price", "pricing", "cost"),
+    ("fx", "exchange", "currency", "conversion"),
+    ("deadline", "cutoff", "cut-off"),
+    ("terms", "condition"),
+    ("bank", "remittance", "account"),
+)
 
 
 class Hit(BaseModel):
@@ -49,6 +60,15 @@ def stem(word: str) -> str:
 
 def terms(text: str) -> list[str]:
     return [stem(w) for w in _WORD.findall(fold(text)) if w not in _STOPWORDS]
+
+
+def _synonym_table() -> dict[str, set[str]]:
+    table: dict[str, set[str]] = {}
+    for group in _SYNONYM_GROUPS:
+        stems = {t for word in group for t in terms(word)}
+        for stem_ in stems:
+            table.setdefault(stem_, set()).update(stems - {stem_})
+    return table
 
 
 def html_text(html: str) -> str:
@@ -77,32 +97,38 @@ class SiteIndex:
         self._df: Counter[str] = Counter()
         for doc in self._docs:
             self._df.update(doc.keys())
+        self._synonyms = _synonym_table()
 
     def search(self, query: str, limit: int = 10) -> list[Hit]:
         query_terms = list(dict.fromkeys(terms(query)))
         if not query_terms:
             return []
-        total = len(self._docs)
-        scored: list[tuple[float, int]] = []
-        for index, doc in enumerate(self._docs):
-            score = 0.0
-            norm = _K1 * (1 - _B + _B * self._lengths[index] / self._avg_length)
-            for term in query_terms:
-                tf = doc.get(term, 0)
-                if tf:
-                    idf = math.log(1 + (total - self._df[term] + 0.5) / (self._df[term] + 0.5))
-                    score += idf * tf * (_K1 + 1) / (tf + norm)
-            if score > 0:
-                scored.append((score, index))
+        weights = {term: 1.0 for term in query_terms}
+        for term in query_terms:
+            for synonym in self._synonyms.get(term, ()):
+                weights.setdefault(synonym, _SYNONYM_WEIGHT)
+        scored = [(self._score(i, weights), i) for i in range(len(self._docs))]
+        scored = [(s, i) for s, i in scored if s > 0]
         scored.sort(key=lambda item: (-item[0], self._pages[item[1]].path))
         return [
             Hit(
                 page=self._pages[i],
                 score=round(s, 4),
-                snippet=snippet(self._texts[i], query_terms, self._pages[i]),
+                snippet=snippet(self._texts[i], list(weights), self._pages[i]),
             )
             for s, i in scored[:limit]
         ]
+
+    def _score(self, index: int, weights: dict[str, float]) -> float:
+        doc, total = self._docs[index], len(self._docs)
+        norm = _K1 * (1 - _B + _B * self._lengths[index] / self._avg_length)
+        score = 0.0
+        for term, weight in weights.items():
+            tf = doc.get(term, 0.0)
+            if tf:
+                idf = math.log(1 + (total - self._df[term] + 0.5) / (self._df[term] + 0.5))
+                score += weight * idf * tf * (_K1 + 1) / (tf + norm)
+        return score * (_ARCHIVED_FACTOR if self._pages[index].archived else 1.0)
 
 
 def snippet(text: str, query_terms: list[str], page: Page, width: int = 220) -> str:

@@ -127,7 +127,9 @@ class IntranetServer:
         return f"http://{host!s}:{port}"
 
     def start(self) -> IntranetServer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="intranet", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.1}, name="intranet", daemon=True
+        )
         self._thread.start()
         return self
 
