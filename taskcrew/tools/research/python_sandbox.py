@@ -1,11 +1,12 @@
 """Run a short Python computation in a separate, limited process that is killed at the deadline.
 
-Three barriers, each sufficient for the common escapes and together for the rest:
+Three layers of defence:
 
 1. AST vetting in this process (``sandbox_policy.vet``): no imports, no dunder or frame attributes,
    no eval/exec/open/getattr..., only a whitelist of syntax. Rejected code never starts a process.
 2. A restricted namespace in the child: safe builtins, ``math``/``statistics`` namespaces,
-   ``Decimal``, ``Fraction``, ``date``/``datetime``/``timedelta``; ``**`` is bounded.
+   ``Decimal``, ``Fraction``, ``date``/``datetime``/``timedelta``; ``**`` is bounded. The child gets
+   code objects compiled here from the vetted tree (``marshal``), so it never parses anything.
 3. An isolated child interpreter (``python -I -S -B``, empty environment) with an address-space,
    CPU-time, file-size and descriptor limit, killed by this process when the deadline passes.
 
@@ -15,7 +16,8 @@ start on a busy machine does not eat into the computation's time.
 
 from __future__ import annotations
 
-import json
+import ast
+import marshal
 import math
 import os
 import selectors
@@ -31,9 +33,9 @@ from pydantic import BaseModel, Field
 
 from taskcrew.tools.base import ToolResult
 from taskcrew.tools.research import sandbox_policy
+from taskcrew.tools.research.sandbox_child import READY
 
 CHILD_SCRIPT = Path(__file__).with_name("sandbox_child.py")
-_READY = b"R"
 _MAX_RESPONSE_BYTES = 2_000_000
 
 SandboxStatus = Literal["ok", "rejected", "syntax_error", "runtime_error", "timeout", "memory", "crashed"]
@@ -80,36 +82,38 @@ class PythonRun(BaseModel):
 class PythonSandbox:
     """Runs code in a fresh child interpreter per call; safe to call from several threads."""
 
-    def __init__(self, limits: SandboxLimits | None = None, python: str = sys.executable) -> None:
+    def __init__(self, limits: SandboxLimits | None = None) -> None:
         self.limits = limits or SandboxLimits()
-        self._python = python
 
     def run(self, code: str) -> ToolResult:
         """Vet and run ``code``; ``data`` is a ``PythonRun`` whether it worked or not."""
         started = time.perf_counter()
         try:
-            sandbox_policy.vet(code)
+            compiled = sandbox_policy.compile_vetted(sandbox_policy.vet(code))
         except SyntaxError as exc:
             return _result(
                 PythonRun(status="syntax_error", error=f"SyntaxError (line {exc.lineno}): {exc.msg}")
             )
         except sandbox_policy.SandboxViolation as exc:
             return _result(PythonRun(status="rejected", error=str(exc)))
-        run = self._run_in_child(code)
+        run = self._run_in_child(compiled)
         run.duration_ms = round((time.perf_counter() - started) * 1000, 1)
         return _result(run)
 
-    def _run_in_child(self, code: str) -> PythonRun:
+    def _run_in_child(self, compiled: sandbox_policy.CompiledCode) -> PythonRun:
         limits = self.limits
         request = {
-            "code": code,
+            "body": compiled.body,
+            "expr": compiled.expr,
+            "names": compiled.names,
             "max_output_chars": limits.max_output_chars,
             "max_value_chars": limits.max_value_chars,
         }
         cpu_s = math.ceil(limits.timeout_s) + 1  # a backstop; the wall-clock deadline comes first
-        argv = [self._python, "-I", "-S", "-B", str(CHILD_SCRIPT), str(limits.memory_mb), str(cpu_s)]
+        # The same interpreter as this process: the code objects are marshalled, a version-specific format.
+        argv = [sys.executable, "-I", "-S", "-B", str(CHILD_SCRIPT), str(limits.memory_mb), str(cpu_s)]
         env = {k: os.environ[k] for k in ("SYSTEMROOT",) if k in os.environ}
-        spawned = time.perf_counter()
+        spawned = time.monotonic()
         proc = subprocess.Popen(
             argv,
             stdin=subprocess.PIPE,
@@ -120,7 +124,7 @@ class PythonSandbox:
             start_new_session=True,
         )
         try:
-            return self._talk(proc, json.dumps(request).encode("utf-8"), spawned)
+            return self._talk(proc, marshal.dumps(request), spawned)
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -136,7 +140,7 @@ class PythonSandbox:
             proc.stdin.close()
         except BrokenPipeError:
             pass  # the child died early; its exit status tells why
-        out, err, phase, startup_ms = _collect(proc, self.limits)
+        out, err, phase, startup_ms = _collect(proc, self.limits, spawned)
         if phase == "startup_timeout":
             return PythonRun(
                 status="crashed",
@@ -155,12 +159,11 @@ class PythonSandbox:
 
 
 def _collect(
-    proc: subprocess.Popen[bytes], limits: SandboxLimits
+    proc: subprocess.Popen[bytes], limits: SandboxLimits, spawned: float
 ) -> tuple[bytes, bytes, Literal["done", "startup_timeout", "timeout"], float | None]:
     """Read the child's stdout/stderr until both close, enforcing the start-up and run deadlines."""
     assert proc.stdout is not None and proc.stderr is not None
     out, err = bytearray(), bytearray()
-    spawned = time.monotonic()
     deadline = spawned + limits.startup_timeout_s
     startup_ms: float | None = None
     with selectors.DefaultSelector() as selector:
@@ -193,10 +196,12 @@ def _collect(
 def _parse_response(
     out: bytes, err: bytes, returncode: int, startup_ms: float | None, limits: SandboxLimits
 ) -> PythonRun:
-    payload = out[len(_READY) :] if out.startswith(_READY) else b""
+    payload = out[len(READY) :] if out.startswith(READY) else b""
     try:
-        data = json.loads(payload.decode("ascii"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        data = ast.literal_eval(payload.decode("utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError("not a response")
+    except (UnicodeDecodeError, ValueError, SyntaxError, MemoryError, RecursionError):
         return PythonRun(status=_crash_status(err, returncode), startup_ms=startup_ms,
                          error=_crash_message(err, returncode, limits))  # fmt: skip
     return PythonRun(

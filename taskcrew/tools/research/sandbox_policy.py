@@ -1,7 +1,7 @@
-"""What sandboxed Python may do: AST vetting, the ``**`` rewrite, and the restricted namespace.
+"""What sandboxed Python may do: AST vetting, the ``**`` rewrite, and compiling for the child.
 
-Standard library only: the sandbox child process (``sandbox_child.py``) imports this module by path
-in an isolated interpreter, and the parent imports it to reject code before starting a process.
+Runs in the parent, before any process starts: rejected code never reaches the child. The child
+(``sandbox_child.py``) receives code objects compiled here from the vetted, rewritten tree.
 
 The AST check is the first barrier, not the only one: the child also runs with resource limits and
 is killed at the deadline. The rules, in short:
@@ -11,24 +11,20 @@ is killed at the deadline. The rules, in short:
 * no attribute that starts with ``_`` (blocks ``().__class__.__mro__``) or reaches frames, code or
   tracebacks (``gi_frame``, ``f_globals``, ``tb_frame``, ...), and no ``.format``/``.format_map``
   (format strings can read attributes by name);
-* builtins are a small safe table; ``math``/``statistics`` are namespaces of their public functions.
+* builtins are a small safe table (in the child); ``math``/``statistics`` are namespaces of their
+  public functions.
 """
 
 from __future__ import annotations
 
 import ast
-import datetime as _dt
-import decimal
-import fractions
-import math
-import statistics
-from collections.abc import Callable
-from types import SimpleNamespace
-from typing import Any
+from dataclasses import dataclass
+from types import CodeType
+
+from taskcrew.tools.research.sandbox_child import POW_HELPER, PRELOADED
 
 MAX_CODE_CHARS = 20_000
-MAX_POW_BITS = 1_000_000
-POW_HELPER = "__sandbox_pow"
+_PRELOAD_HINT = ", ".join(PRELOADED)
 
 ALLOWED_NODES: frozenset[type[ast.AST]] = frozenset(
     {
@@ -65,8 +61,8 @@ FORBIDDEN_ATTRS = frozenset({"format", "format_map", "mro"})
 FORBIDDEN_ATTR_PREFIXES = ("_", "gi_", "cr_", "ag_", "f_", "tb_", "co_", "func_")
 
 _NODE_HINTS: dict[type[ast.AST], str] = {
-    ast.Import: "import is not allowed: the sandbox pre-loads math, statistics, Decimal, Fraction, date, datetime and timedelta",
-    ast.ImportFrom: "import is not allowed: the sandbox pre-loads math, statistics, Decimal, Fraction, date, datetime and timedelta",
+    ast.Import: f"import is not allowed; these are available without import: {_PRELOAD_HINT}",
+    ast.ImportFrom: f"import is not allowed; these are available without import: {_PRELOAD_HINT}",
     ast.ClassDef: "class definitions are not allowed; use functions, dicts and tuples",
     ast.With: "'with' is not allowed (there are no files or resources to manage)",
     ast.Global: "'global' is not allowed",
@@ -156,69 +152,27 @@ def _rewrite_pow(tree: ast.Module) -> ast.Module:
     return ast.fix_missing_locations(_PowRewriter().visit(tree))
 
 
-def safe_pow(base: Any, exp: Any, mod: Any = None) -> Any:
-    """``pow`` that refuses integer results too large to compute in the time and memory limits."""
-    if mod is None and isinstance(base, int) and isinstance(exp, int) and exp > 0 and abs(base) > 1:
-        bits = exp * math.log2(abs(base))
-        if bits > MAX_POW_BITS:
-            raise OverflowError(
-                f"{base} ** {exp} would have about {bits:,.0f} bits (limit {MAX_POW_BITS:,}); "
-                "use floats or logarithms for numbers this large"
-            )
-    return pow(base, exp, mod)
+@dataclass(frozen=True)
+class CompiledCode:
+    """What the child runs: the statements, the final expression (if any) and the names it uses."""
+
+    body: CodeType
+    expr: CodeType | None
+    names: list[str]
 
 
-_SAFE_BUILTINS: tuple[Callable[..., Any] | type, ...] = (
-    abs, min, max, sum, len, range, enumerate, zip, sorted, reversed, round, divmod,
-    int, float, complex, str, bool, list, dict, set, frozenset, tuple, map, filter, any, all,
-    isinstance, chr, ord, hex, oct, bin, repr, iter, next, slice, hash,
-    Exception, ArithmeticError, AssertionError, KeyError, IndexError, OverflowError,
-    StopIteration, TypeError, ValueError, ZeroDivisionError, RuntimeError, LookupError,
-)  # fmt: skip
-
-_MATH_NAMES = (
-    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "ceil", "comb", "copysign", "cos",
-    "cosh", "degrees", "dist", "e", "erf", "erfc", "exp", "expm1", "fabs", "factorial", "floor",
-    "fmod", "fsum", "gamma", "gcd", "hypot", "inf", "isclose", "isfinite", "isinf", "isnan",
-    "isqrt", "lcm", "ldexp", "lgamma", "log", "log10", "log1p", "log2", "nan", "perm", "pi", "prod",
-    "radians", "remainder", "sin", "sinh", "sqrt", "tan", "tanh", "tau", "trunc",
-)  # fmt: skip
-
-_STATISTICS_NAMES = (
-    "fmean", "geometric_mean", "harmonic_mean", "mean", "median", "median_high", "median_low",
-    "mode", "multimode", "pstdev", "pvariance", "quantiles", "stdev", "variance",
-)  # fmt: skip
-
-
-def _checked_factorial(n: int) -> int:
-    if n > 20_000:
-        raise OverflowError(f"factorial({n}) is too large for the sandbox (limit 20000)")
-    return math.factorial(n)
-
-
-def sandbox_globals(print_fn: Callable[..., None]) -> dict[str, Any]:
-    """A fresh global namespace for one run: safe builtins plus pre-loaded numeric helpers."""
-    builtins: dict[str, Any] = {fn.__name__: fn for fn in _SAFE_BUILTINS}
-    builtins["pow"] = safe_pow
-    builtins["print"] = print_fn
-    math_ns = SimpleNamespace(**{name: getattr(math, name) for name in _MATH_NAMES})
-    math_ns.factorial = _checked_factorial
-    return {
-        "__builtins__": builtins,
-        POW_HELPER: safe_pow,
-        "math": math_ns,
-        "statistics": SimpleNamespace(**{n: getattr(statistics, n) for n in _STATISTICS_NAMES}),
-        "Decimal": decimal.Decimal,
-        "ROUND_HALF_UP": decimal.ROUND_HALF_UP,
-        "ROUND_HALF_EVEN": decimal.ROUND_HALF_EVEN,
-        "Fraction": fractions.Fraction,
-        "date": _dt.date,
-        "datetime": _dt.datetime,
-        "timedelta": _dt.timedelta,
-    }
+def compile_vetted(tree: ast.Module) -> CompiledCode:
+    """Compile a tree from ``vet``; the last statement, if an expression, is compiled apart so its
+    value can be returned."""
+    names = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} & set(PRELOADED))
+    expr = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        last = tree.body.pop()
+        assert isinstance(last, ast.Expr)
+        expr = compile(ast.Expression(body=last.value), "<sandbox>", "eval")
+    return CompiledCode(compile(tree, "<sandbox>", "exec"), expr, names)
 
 
 def preloaded_names() -> list[str]:
     """Names available without import (for tool descriptions and error hints)."""
-    return ["math", "statistics", "Decimal", "ROUND_HALF_UP", "ROUND_HALF_EVEN", "Fraction", "date",
-            "datetime", "timedelta"]  # fmt: skip
+    return list(PRELOADED)
