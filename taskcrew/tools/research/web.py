@@ -75,7 +75,7 @@ class FetchLimits(BaseModel):
     max_bytes: int = Field(default=3_000_000, gt=0, description="body bytes read; the rest is not downloaded")
     max_text_chars: int = Field(default=4500, ge=200, description="characters of text returned per call")
     max_redirects: int = Field(default=5, ge=0)
-    user_agent: str = "taskcrew-research/0.1 (+https://github.com/; read-only)"
+    user_agent: str = "taskcrew-research/0.1 (read-only research agent)"
 
 
 class FetchedPage(BaseModel):
