@@ -6,6 +6,7 @@ Every run here starts a real child interpreter; nothing is faked.
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -243,3 +244,31 @@ def test_the_child_applies_its_resource_limits() -> None:
     out = subprocess.run([sys.executable, "-I", "-c", probe], capture_output=True, text=True, timeout=60)
     mb128 = 128 * 1024 * 1024
     assert out.stdout.strip() == f"(0, 0) ({mb128}, {mb128}) (2, 2)", out.stderr
+
+
+def test_a_request_larger_than_a_pipe_buffer_is_delivered(sandbox: PythonSandbox) -> None:
+    import marshal
+
+    from taskcrew.tools.research.sandbox_policy import compile_vetted
+
+    code = "a = abs\n" + "q = a(a(a(a(a(a(-1))))))\n" * 700 + "q"
+    compiled = compile_vetted(vet(code))
+    assert len(marshal.dumps({"b": compiled.body, "e": compiled.expr})) > 65_536  # more than a pipe holds
+    outcome = run(sandbox, code)
+    assert outcome.status == "ok" and outcome.value == "1"
+
+
+def test_a_child_that_never_starts_is_abandoned_at_the_start_up_deadline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stuck interpreter (simulated by a script that never reads its input) cannot hang the
+    parent, even while the parent still has more request bytes than a pipe holds to write."""
+    from taskcrew.tools.research import python_sandbox
+
+    stuck = tmp_path / "stuck_child.py"
+    stuck.write_text("import time\ntime.sleep(60)\n", encoding="utf-8")
+    monkeypatch.setattr(python_sandbox, "CHILD_SCRIPT", stuck)
+    sandbox = PythonSandbox(SandboxLimits(timeout_s=1, startup_timeout_s=1))
+    result = sandbox.run("a = abs\n" + "q = a(a(a(a(a(a(-1))))))\n" * 700 + "q")
+    assert not result.ok and result.data.status == "crashed"
+    assert "did not start within 1 s" in (result.error or "")

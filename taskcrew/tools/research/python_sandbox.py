@@ -134,13 +134,7 @@ class PythonSandbox:
                     stream.close()
 
     def _talk(self, proc: subprocess.Popen[bytes], request: bytes, spawned: float) -> PythonRun:
-        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-        try:
-            proc.stdin.write(request)
-            proc.stdin.close()
-        except BrokenPipeError:
-            pass  # the child died early; its exit status tells why
-        out, err, phase, startup_ms = _collect(proc, self.limits, spawned)
+        out, err, phase, startup_ms = _exchange(proc, request, self.limits, spawned)
         if phase == "startup_timeout":
             return PythonRun(
                 status="crashed",
@@ -158,27 +152,41 @@ class PythonSandbox:
         return _parse_response(out, err, returncode, startup_ms, self.limits)
 
 
-def _collect(
-    proc: subprocess.Popen[bytes], limits: SandboxLimits, spawned: float
+_STDIN = object()
+
+
+def _exchange(
+    proc: subprocess.Popen[bytes], request: bytes, limits: SandboxLimits, spawned: float
 ) -> tuple[bytes, bytes, Literal["done", "startup_timeout", "timeout"], float | None]:
-    """Read the child's stdout/stderr until both close, enforcing the start-up and run deadlines."""
-    assert proc.stdout is not None and proc.stderr is not None
+    """Write the request and read stdout/stderr until both close, without ever blocking past the
+    start-up deadline (until the child says it is ready) or the run deadline (after that)."""
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
     out, err = bytearray(), bytearray()
+    pending = memoryview(request)
     deadline = spawned + limits.startup_timeout_s
     startup_ms: float | None = None
+    os.set_blocking(proc.stdin.fileno(), False)
     with selectors.DefaultSelector() as selector:
+        selector.register(proc.stdin, selectors.EVENT_WRITE, _STDIN)
         selector.register(proc.stdout, selectors.EVENT_READ, out)
         selector.register(proc.stderr, selectors.EVENT_READ, err)
         while selector.get_map():
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                return (
-                    bytes(out),
-                    bytes(err),
-                    "startup_timeout" if startup_ms is None else "timeout",
-                    startup_ms,
+                phase: Literal["startup_timeout", "timeout"] = (
+                    "startup_timeout" if startup_ms is None else "timeout"
                 )
+                return bytes(out), bytes(err), phase, startup_ms
             for key, _events in selector.select(remaining):
+                if key.data is _STDIN:
+                    try:
+                        pending = pending[os.write(key.fd, pending[:65536]) :]
+                    except BrokenPipeError:  # the child died early; its exit status tells why
+                        pending = pending[:0]
+                    if not pending:
+                        selector.unregister(proc.stdin)
+                        proc.stdin.close()
+                    continue
                 chunk = os.read(key.fd, 65536)
                 if not chunk:
                     selector.unregister(key.fileobj)
@@ -186,7 +194,7 @@ def _collect(
                 buffer: bytearray = key.data
                 if len(buffer) < _MAX_RESPONSE_BYTES:
                     buffer += chunk
-                if startup_ms is None and key.data is out and out:
+                if startup_ms is None and key.data is out:
                     now = time.monotonic()
                     startup_ms = round((now - spawned) * 1000, 1)
                     deadline = now + limits.timeout_s
