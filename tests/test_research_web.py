@@ -175,6 +175,8 @@ def test_long_text_comes_in_windows(web_site: ScriptedSite) -> None:
     assert second.start == 500 and second.text and second.text != first.text
     last = page_of(fetcher.fetch(url, start=first.total_chars - 10))
     assert last.next_start is None and len(last.text) == 10
+    beyond = fetcher.fetch(url, start=first.total_chars)
+    assert not beyond.ok and "past the end" in (beyond.error or "")
 
 
 def test_plain_text_is_returned_as_is_and_binary_is_refused(web_site: ScriptedSite) -> None:

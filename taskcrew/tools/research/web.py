@@ -227,6 +227,10 @@ class WebFetcher:
             return ToolResult.failure(
                 f"{final} is '{content_type or 'unknown'}', not a web page; download it and use the file tools"
             )
+        if start and start >= len(full):
+            return ToolResult.failure(
+                f"start={start} is past the end of the text of {final} ({len(full)} characters)"
+            )
         window = full[start : start + self.limits.max_text_chars]
         page = FetchedPage(
             requested_url=url,
