@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 import httpx
 import pytest
 from fixtures_research import SAVED_PAGES, Reply, ScriptedSite
+from pydantic import BaseModel
 
 from taskcrew.tools.research.extract import extract_main_text, html_title, html_to_text
 from taskcrew.tools.research.web import (
@@ -16,6 +17,7 @@ from taskcrew.tools.research.web import (
     FetchLimits,
     HostAllowList,
     WebFetcher,
+    checker_from_verdicts,
 )
 
 FIXED_NOW = datetime(2026, 10, 2, 9, 30, tzinfo=UTC)
@@ -43,6 +45,26 @@ def test_host_allow_list_matches_host_port_and_subdomains() -> None:
     assert check("https://acme.example.evil.example/") is not None
     assert "not on the allow-list" in (check("https://evil.example/") or "")
     assert "invalid port" in (check("http://127.0.0.1:99999999/") or "")
+
+
+def test_verdict_style_policies_plug_in() -> None:
+    class UrlVerdict(BaseModel):  # the shape of the browser policy's verdicts
+        allowed: bool
+        reason: str
+
+    seen: list[str] = []
+
+    def check_url(url: str) -> UrlVerdict:
+        seen.append(url)
+        ok = url.startswith("http://127.0.0.1:8801/")
+        return UrlVerdict(allowed=ok, reason="allowed host" if ok else "host not in allowed_hosts")
+
+    checker = checker_from_verdicts(check_url)
+    assert checker("http://127.0.0.1:8801/vendors/") is None
+    assert checker("https://evil.example/") == "host not in allowed_hosts"
+    result = WebFetcher(checker).fetch("https://evil.example/")
+    assert result.error == "blocked by policy: host not in allowed_hosts"
+    assert seen == ["http://127.0.0.1:8801/vendors/", "https://evil.example/", "https://evil.example/"]
 
 
 def test_refuses_hosts_the_policy_does_not_allow_without_connecting(web_site: ScriptedSite) -> None:

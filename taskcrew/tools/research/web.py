@@ -35,6 +35,26 @@ class UrlChecker(Protocol):
     def __call__(self, url: str, /) -> str | None: ...
 
 
+class Verdict(Protocol):
+    """Anything with ``allowed`` and ``reason`` (e.g. the browser policy's ``UrlVerdict``)."""
+
+    @property
+    def allowed(self) -> bool: ...
+
+    @property
+    def reason(self) -> str: ...
+
+
+def checker_from_verdicts(check: Callable[[str], Verdict]) -> UrlChecker:
+    """Adapt a verdict-returning check (``Policy.check_url``) to the ``UrlChecker`` seam."""
+
+    def checker(url: str, /) -> str | None:
+        verdict = check(url)
+        return None if verdict.allowed else verdict.reason
+
+    return checker
+
+
 class HostAllowList:
     """A minimal ``UrlChecker``: exact hosts (``127.0.0.1:8801``, ``intranet.acme.example``) or
     subdomain patterns (``*.acme.example``). Entries may be written as URLs."""
