@@ -20,6 +20,10 @@ app = typer.Typer(
 )
 erp_app = typer.Typer(help="The demo company's mock ERP, 'Acme Payables'.", no_args_is_help=True)
 app.add_typer(erp_app, name="erp")
+intranet_app = typer.Typer(
+    help="The demo company's intranet, 'Acme Connect' (vendor portal and news).", no_args_is_help=True
+)
+app.add_typer(intranet_app, name="intranet")
 
 
 @erp_app.command("serve")
@@ -54,6 +58,28 @@ def erp_serve(
         serve_forever(host=host, port=port, db_path=db, chaos=config, reset=reset)
     except (ErpError, ValidationError) as exc:
         typer.echo(f"erp serve: {exc}", err=True)
+        raise typer.Exit(1) from exc
+
+
+@intranet_app.command("serve")
+def intranet_serve(
+    port: Annotated[int, typer.Option(help="TCP port on 127.0.0.1.")] = 8801,
+    host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
+    pages: Annotated[
+        Path | None, typer.Option(help="Folder of page files (default: the built-in site).")
+    ] = None,
+) -> None:
+    """Serve the intranet (read-only) until Ctrl-C."""
+    from taskcrew.intranet.content import PageError
+    from taskcrew.intranet.server import serve_forever
+
+    try:
+        serve_forever(host=host, port=port, pages_dir=pages)
+    except PageError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    except OSError as exc:
+        typer.echo(f"error: cannot serve on {host}:{port}: {exc}", err=True)
         raise typer.Exit(1) from exc
 
 
