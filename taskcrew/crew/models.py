@@ -46,12 +46,20 @@ class Plan(BaseModel):
         return "\n".join(lines)
 
 
+class Citation(BaseModel):
+    """Where a stated fact comes from: a file path or URL, and the words quoted from it."""
+
+    source: str = Field(min_length=1)
+    quote: str = Field(min_length=1, max_length=500)
+
+
 class StepReport(BaseModel):
     """What a worker says at the end of one step. ``data`` holds the values later steps need."""
 
     status: StepStatus
     summary: str = Field(min_length=1, max_length=3000)
     data: dict[str, str] = Field(default_factory=dict)
+    sources: list[Citation] = Field(default_factory=list, max_length=12)
 
     @field_validator("data", mode="before")
     @classmethod

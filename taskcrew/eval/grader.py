@@ -92,9 +92,12 @@ def grade(
     checks += _existing_bills(case, before, after)
     answer = report_answer(report)
     flat = answer.replace(",", "")
-    for needle in expect.answer_contains:
-        found = needle.lower() in answer.lower() or needle.replace(",", "").lower() in flat.lower()
-        checks.append(Check(name=f"answer mentions {needle!r}", passed=found))
+    for entry in expect.answer_contains:
+        spellings = [entry] if isinstance(entry, str) else entry
+        found = any(
+            s.lower() in answer.lower() or s.replace(",", "").lower() in flat.lower() for s in spellings
+        )
+        checks.append(Check(name=f"answer mentions {' or '.join(map(repr, spellings))}", passed=found))
     for needle in expect.answer_excludes:
         checks.append(Check(name=f"answer avoids {needle!r}", passed=needle.lower() not in answer.lower()))
     for source in expect.sources_cited:

@@ -57,7 +57,9 @@ class Expectation(BaseModel):
     new_bills: list[BillExpectation] = Field(default_factory=list)
     paid: list[str] = Field(default_factory=list, description="bill ids that must end up paid")
     paid_on: str | None = None
-    answer_contains: list[str] = Field(default_factory=list)
+    answer_contains: list[str | list[str]] = Field(
+        default_factory=list, description="each entry must appear; a list entry means any one of its spellings"
+    )
     answer_excludes: list[str] = Field(default_factory=list)
     sources_cited: list[str] = Field(default_factory=list, description="URLs/files the report must cite")
     asked_human: bool | None = None
