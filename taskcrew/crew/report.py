@@ -35,9 +35,12 @@ def render_report(ctx: RunContext, state: RunState, screenshot: Path | None) -> 
     ]
     if state.answer:
         out += ["", "## Answer", "", state.answer]
-        data = state.steps_done[-1].report.data if state.steps_done else {}
-        if data:
-            out += ["", *[f"- **{k}:** {v}" for k, v in data.items()]]
+        last = state.steps_done[-1].report if state.steps_done else None
+        if last is not None and last.data:
+            out += ["", *[f"- **{k}:** {v}" for k, v in last.data.items()]]
+        cited = [c for r in state.steps_done for c in r.report.sources]
+        if cited:
+            out += ["", "Sources:", *[f"- {c.source} — “{c.quote}”" for c in cited]]
     if state.verdicts:
         verdict = state.verdicts[-1]
         out += [
