@@ -23,7 +23,7 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 
 from taskcrew.tools.browser import BrowserConfig, BrowserRuntime, BrowserSession
-from taskcrew.tools.human import AutoApproveHuman, Human, ScriptedHuman
+from taskcrew.tools.human import Human, ScriptedHuman
 from taskcrew.tools.policy import Policy, PolicyConfig, PolicyDecision
 from taskcrew.tools.vault import Vault
 
@@ -202,7 +202,8 @@ SessionFactory = Callable[..., BrowserSession]
 
 @pytest.fixture
 def make_session(browser_runtime: BrowserRuntime, site: RecordingSite) -> Iterator[SessionFactory]:
-    """Open a fresh browser context (a 'page per test') with a policy allowing ``site``."""
+    """Open a fresh browser context (a 'page per test') with a policy allowing ``site`` (or
+    ``base_url``'s host), a ScriptedHuman by default (fails if asked), and the shared Chromium."""
     opened: list[BrowserSession] = []
 
     def factory(
@@ -213,9 +214,10 @@ def make_session(browser_runtime: BrowserRuntime, site: RecordingSite) -> Iterat
         allowed: list[str] | None = None,
         recorder: list[PolicyDecision] | None = None,
         config: BrowserConfig | None = None,
+        base_url: str | None = None,
         **policy_overrides: Any,
     ) -> BrowserSession:
-        policy_config = PolicyConfig.for_url(site.url, read_only=read_only, **policy_overrides)
+        policy_config = PolicyConfig.for_url(base_url or site.url, read_only=read_only, **policy_overrides)
         if allowed is not None:
             policy_config.allowed_hosts = allowed
         policy = Policy(policy_config, human or ScriptedHuman(), recorder)
@@ -230,7 +232,6 @@ def make_session(browser_runtime: BrowserRuntime, site: RecordingSite) -> Iterat
 
 
 __all__ = [
-    "AutoApproveHuman",
     "Hit",
     "RecordingSite",
     "_foreign_server",

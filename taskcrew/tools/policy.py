@@ -44,6 +44,8 @@ class PolicyConfig(BaseModel):
     )
     blocked_paths: list[str] = Field(default_factory=lambda: ["/_debug"])
     login_paths: list[str] = Field(default_factory=lambda: ["/login"])
+    exempt_paths: list[str] = Field(default_factory=lambda: ["/notice/dismiss"])
+    """POSTs that change no business data (the ERP's cookie-notice dismissal): no approval needed."""
     read_only: bool = False
     approve_network_requests: bool = True
     """Ask the human about data-changing fetch/XHR requests; when False they are simply aborted."""
@@ -276,7 +278,8 @@ class Policy:
                 kind="request", outcome="allowed", url=url, method=method, reason="read"
             )
             return self._record(decision) if record_allowed else decision
-        if not self.config.approve_network_requests and not self.read_only and not self._is_login_path(url):
+        exempt = self._is_login_path(url) or self._matches(url, self.config.exempt_paths)
+        if not self.config.approve_network_requests and not self.read_only and not exempt:
             return self._record(
                 PolicyDecision(
                     kind="request",
@@ -315,6 +318,8 @@ class Policy:
             return decide("allowed", "does not change data")
         if sub.login_form or self._is_login_path(sub.url):
             return decide("allowed", "login is exempt from approval")
+        if self._matches(sub.url, self.config.exempt_paths):
+            return decide("allowed", "this path changes no business data (exempt)")
         if self.read_only:
             return decide("read_only_refused", "read-only session")
         key = self._key(method, sub)
@@ -328,8 +333,12 @@ class Policy:
         return decide("rejected", reason, answer=reply.text)
 
     def _is_login_path(self, url: str) -> bool:
+        return self._matches(url, self.config.login_paths)
+
+    @staticmethod
+    def _matches(url: str, paths: list[str]) -> bool:
         path = normalize_path(urlsplit(url).path).rstrip("/") or "/"
-        return any(path == (normalize_path(p).rstrip("/") or "/") for p in self.config.login_paths)
+        return any(path == (normalize_path(p).rstrip("/") or "/") for p in paths)
 
     @staticmethod
     def _key(method: str, sub: Submission) -> tuple[str, str, tuple[tuple[str, str], ...]]:

@@ -149,6 +149,8 @@ class ActionExecutor:
             value = vault.redact(f["value"])
             if f.get("password") and value == f["value"] and value:
                 value = "[password, hidden]"
+            elif f.get("label"):
+                value = f"{value} ({vault.redact(f['label'])})"
             shown.append(FieldValue(name=vault.redact(f["name"]), value=value))
         sub = Submission(
             origin="form",

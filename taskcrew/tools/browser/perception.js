@@ -207,7 +207,7 @@
     let s = el.localName;
     if (el.id) s += '#' + el.id;
     else if (el.classList && el.classList.length) s += '.' + Array.from(el.classList).slice(0, 2).join('.');
-    const t = cut(clean(el.getAttribute('aria-label') || el.innerText || ''), 40);
+    const t = cut(clean(el.getAttribute('aria-label') || el.innerText || ''), 24);
     return t ? `${s} "${t}"` : s;
   };
 
@@ -345,9 +345,20 @@
   const formFields = (form, submitter) => {
     let fd;
     try { fd = new FormData(form, submitter || undefined); } catch (e) { fd = new FormData(form); }
-    const secretNames = new Set(Array.from(form.elements).filter((e) => e.type === 'password').map((e) => e.name));
+    const controls = Array.from(form.elements);
+    const secretNames = new Set(controls.filter((e) => e.type === 'password').map((e) => e.name));
+    const labelOf = (name, value) => {
+      // For a select, the option's visible label helps the human: "7" is "Northwind Traders".
+      const sel = controls.find((e) => e.tagName === 'SELECT' && e.name === name);
+      const opt = sel && Array.from(sel.options).find((o) => o.value === value);
+      const label = opt ? clean(opt.label || opt.text) : '';
+      return label && label !== value ? label : null;
+    };
     const out = [];
-    for (const [k, v] of fd.entries()) out.push({ name: k, value: typeof v === 'string' ? v : `(file ${v.name || 'none'})`, password: secretNames.has(k) });
+    for (const [k, v] of fd.entries()) {
+      const value = typeof v === 'string' ? v : `(file ${v.name || 'none'})`;
+      out.push({ name: k, value, password: secretNames.has(k), label: labelOf(k, value) });
+    }
     return out;
   };
   const targetOf = (form, submitter) => {
@@ -483,7 +494,9 @@
       if (style.display === 'none' || srOnly(el, style)) return;
       if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') { iframes.push(el); return; }
       const block = BLOCK_DISPLAYS.test(style.display) || el.tagName === 'BR';
-      if (block) newline();
+      // A definition list reads "term: value" on one line.
+      const term = el.tagName === 'DT';
+      if (block && el.tagName !== 'DD') newline();
       if (!sigOnly) {
         const h = /^H([1-6])$/.exec(el.tagName);
         if (h) push('#'.repeat(+h[1]) + ' ');
@@ -518,7 +531,8 @@
         const kids = el.shadowRoot ? el.shadowRoot.childNodes : el.childNodes;
         for (const k of kids) walk(k);
       }
-      if (block) newline();
+      if (term) push(': ');
+      else if (block) newline();
     };
     if (document.body) walk(document.body);
 
