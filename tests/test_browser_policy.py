@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from fixtures_browser import RecordingSite, SessionFactory
 
@@ -162,3 +164,41 @@ def test_read_only_refuses_writes_but_allows_login(make_session: SessionFactory,
     assert logged_in.ok and logged_in.observation.title == "Welcome"
     assert [h.path for h in site.posts()] == ["/login"]
     assert session.cookies() == 1
+
+
+def test_websockets_only_reach_allowed_hosts(make_session: SessionFactory, site: RecordingSite) -> None:
+    from websockets.sync.server import ServerConnection, serve
+
+    connections: list[str] = []
+
+    def echo(ws: ServerConnection) -> None:
+        connections.append(str(ws.remote_address))
+        for message in ws:
+            ws.send(f"echo {message}")
+
+    servers = [serve(echo, host, 0) for host in ("127.0.0.1", "127.0.0.2")]
+    threads = [threading.Thread(target=s.serve_forever, daemon=True) for s in servers]
+    for t in threads:
+        t.start()
+    try:
+        allowed_port, foreign_port = (s.socket.getsockname()[1] for s in servers)
+        session = make_session(allowed=[site.url.removeprefix("http://"), f"127.0.0.1:{allowed_port}"])
+        session.goto(site.page("nav2.html"))
+        script = """(url) => new Promise((resolve) => {
+            const ws = new WebSocket(url);
+            ws.onopen = () => ws.send('hi');
+            ws.onmessage = (e) => { resolve(e.data); ws.close(); };
+            ws.onclose = (e) => resolve('closed ' + e.code);
+            setTimeout(() => resolve('timeout'), 3000);
+        })"""
+        ok = session.run(lambda page: page.evaluate(script, f"ws://127.0.0.1:{allowed_port}/"))
+        blocked = session.run(lambda page: page.evaluate(script, f"ws://127.0.0.2:{foreign_port}/"))
+        result = session.observe()
+    finally:
+        for s in servers:
+            s.shutdown()
+    assert ok == "echo hi"
+    assert blocked.startswith("closed")
+    assert len(connections) == 1 and "127.0.0.1" in connections[0]
+    assert any(d.outcome == "blocked" and "127.0.0.2" in d.url for d in session.policy.decisions)
+    assert result.url.endswith("nav2.html")

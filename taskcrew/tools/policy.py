@@ -2,11 +2,11 @@
 
 - Hosts: an allow-list (``host``, ``host:port`` or ``*.domain``). URLs are parsed the way a browser
   would see them, so user-info tricks (``http://erp@evil.test``), look-alike hosts, odd IPv4 spellings,
-  backslashes and embedded tabs do not get through; only http(s) (and ``about:blank``) are allowed,
-  so ``javascript:``, ``data:`` and ``file:`` URLs are refused.
+  backslashes and embedded tabs do not get through; only http(s) (and ws(s) for WebSockets, and
+  ``about:blank``) are allowed, so ``javascript:``, ``data:`` and ``file:`` URLs are refused.
 - Paths: blocked prefixes (the ERP's ``/_debug``), checked after percent-decoding and dot-segment removal.
-- Data-changing requests (any method but GET/HEAD/OPTIONS): login is exempt; read-only mode refuses
-  them; otherwise the injected ``Human`` sees the method, URL and exact field values (secrets as
+- Data-changing requests (any method but GET/HEAD/OPTIONS): login (and ``exempt_paths`` such as the
+  ERP's cookie-notice dismissal) is exempt; read-only mode refuses them; otherwise the injected ``Human`` sees the method, URL and exact field values (secrets as
   placeholders) and approves, rejects or answers. An identical payload approved before is not asked again.
 - Every decision is a typed ``PolicyDecision``, kept in ``decisions`` and handed to the injected recorder.
 
@@ -146,7 +146,7 @@ def check_url(url: str, config: PolicyConfig) -> UrlVerdict:
     scheme = cleaned.split(":", 1)[0].lower() if ":" in cleaned else ""
     if cleaned.lower() in ("about:blank", "about:srcdoc"):
         return UrlVerdict(allowed=True, reason="blank page", url=cleaned)
-    if scheme not in ("http", "https"):
+    if scheme not in ("http", "https", "ws", "wss"):
         shown = scheme or "relative"
         return UrlVerdict(
             allowed=False,
@@ -162,7 +162,7 @@ def check_url(url: str, config: PolicyConfig) -> UrlVerdict:
         )
     host = normalize_host(parts.hostname or "")
     try:
-        port = parts.port or (443 if parts.scheme.lower() == "https" else 80)
+        port = parts.port or (443 if parts.scheme.lower() in ("https", "wss") else 80)
     except ValueError:
         return UrlVerdict(allowed=False, reason="the URL has an invalid port", url=cleaned)
     if host is None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from dataclasses import dataclass, field
 from email.parser import BytesParser
 from email.policy import HTTP
@@ -25,7 +26,7 @@ from taskcrew.tools.policy import SAFE_METHODS, Policy, PolicyDecision, strip_fr
 from taskcrew.tools.vault import Vault
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Dialog, Page, Request, Response, Route
+    from playwright.sync_api import BrowserContext, Dialog, Page, Request, Response, Route, WebSocketRoute
 
 TRACKED_TYPES = frozenset({"document", "xhr", "fetch", "eventsource"})
 
@@ -110,6 +111,19 @@ class NetworkGuard:
         self._nav_timeout = navigation_timeout_ms
 
     # ------------------------------------------------------------ wiring
+    def install_context(self, context: BrowserContext) -> None:
+        """Route every request, and every WebSocket to a host the policy does not allow."""
+        context.route("**/*", self.route)
+        context.route_web_socket(lambda url: not self._websocket_allowed(url), self._block_websocket)
+
+    def _websocket_allowed(self, url: str) -> bool:
+        http_url = re.sub(r"^ws(s?)://", r"http\1://", url, flags=re.I)
+        return self.policy.check_url(http_url).allowed
+
+    def _block_websocket(self, ws: WebSocketRoute) -> None:
+        self.state.blocked.append(self.policy.request("GET", self.vault.redact(ws.url)))
+        ws.close(code=1008, reason="blocked by policy")
+
     def install_page(self, page: Page) -> None:
         page.on("request", self._on_request)
         page.on("requestfinished", self._on_done)

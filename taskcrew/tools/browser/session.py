@@ -166,18 +166,25 @@ class BrowserSession:
             raise BrowserError(self.vault.redact(str(exc))) from None
 
     def _open(self) -> None:
+        from playwright.sync_api import Error as PlaywrightError
+
         browser = self.runtime.browser
         context = browser.new_context(
             viewport={"width": self.config.viewport_width, "height": self.config.viewport_height},
             service_workers="block",
             accept_downloads=False,
         )
+        # Documents are fetched and fulfilled by the network guard (to catch redirects), which makes
+        # Chromium treat them as "public"; requests from them to other allowed local hosts would then
+        # be refused by Local Network Access. The allow-list is the stricter rule, so grant it.
+        with contextlib.suppress(PlaywrightError):
+            context.grant_permissions(["local-network-access"])
         context.set_default_timeout(self.config.action_timeout_ms)
         context.set_default_navigation_timeout(self.config.navigation_timeout_ms)
         self._guard = NetworkGuard(
             self.policy, self.vault, self.runtime.human_wait, self.config.navigation_timeout_ms
         )
-        context.route("**/*", self._guard.route)
+        self._guard.install_context(context)
         context.on("page", self._on_page)
         self._context = context
         page = context.new_page()
