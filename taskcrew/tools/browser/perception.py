@@ -51,7 +51,6 @@ class ElementRef:
     index: int
     selector: str
     frames: list[str]
-    frame: Frame
     role: str
     tag: str
     field_type: str | None
@@ -174,7 +173,6 @@ class Perceiver:
                     index=el.index,
                     selector=rec["selector"],
                     frames=list(visit.chain),
-                    frame=visit.frame,
                     role=el.role,
                     tag=el.tag,
                     field_type=el.field.type if el.field else None,

@@ -253,9 +253,12 @@ class BrowserSession:
 
     def _enforce_location(self, errors: list[str]) -> None:
         """After navigation: a page that ended up off the allow-list is closed (blank)."""
+        from playwright.sync_api import Error as PlaywrightError
+
         url = self.page.url
-        if url.startswith("chrome-error://"):
-            self.page.go_back(wait_until="domcontentloaded")
+        if url.startswith("chrome-error://"):  # a blocked navigation's error page: step back off it
+            with contextlib.suppress(PlaywrightError):
+                self.page.go_back(wait_until="domcontentloaded")
             return
         verdict = self.policy.check_url(url)
         if not verdict.allowed:
