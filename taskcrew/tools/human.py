@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable
-from typing import Literal, Protocol, TextIO, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, TextIO, runtime_checkable
 
 from pydantic import BaseModel, Field
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 class FieldValue(BaseModel):
@@ -82,10 +85,10 @@ def describe_request(request: ApprovalRequest) -> str:
 class TerminalHuman:
     """Asks a person at the terminal (rich). ``stream`` lets tests feed the answers."""
 
-    def __init__(self, console: object | None = None, stream: TextIO | None = None) -> None:
+    def __init__(self, console: Console | None = None, stream: TextIO | None = None) -> None:
         from rich.console import Console
 
-        self._console = console if isinstance(console, Console) else Console()
+        self._console = console if console is not None else Console()
         self._stream = stream
 
     def approve(self, request: ApprovalRequest) -> ApprovalDecision:
