@@ -202,3 +202,21 @@ def test_websockets_only_reach_allowed_hosts(make_session: SessionFactory, site:
     assert len(connections) == 1 and "127.0.0.1" in connections[0]
     assert any(d.outcome == "blocked" and "127.0.0.2" in d.url for d in session.policy.decisions)
     assert result.url.endswith("nav2.html")
+
+
+def test_foreign_page_resources_are_blocked_quietly(
+    make_session: SessionFactory, site: RecordingSite, foreign_site: RecordingSite
+) -> None:
+    session = make_session()
+    session.goto(site.page("nav2.html"))
+    image = foreign_site.page("pixel.png")
+    button = f"<button onclick=\"document.body.insertAdjacentHTML('beforeend', '<img src={image}>')\">Load</button>"
+    session.run(
+        lambda page: page.evaluate("(html) => document.body.insertAdjacentHTML('beforeend', html)", button)
+    )
+    obs = session.observe()
+    result = session.act([Click(index=idx(obs, "Load"))])
+    assert result.ok, result.render()  # a blocked image does not fail the action
+    assert "blocked 1 page resource request(s) to other hosts (127.0.0.2:" in result.render()
+    assert not foreign_site.hits
+    assert [d.url for d in result.policy if d.outcome == "blocked"] == [image]

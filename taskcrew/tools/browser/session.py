@@ -35,7 +35,7 @@ from taskcrew.tools.browser.models import (
 from taskcrew.tools.browser.network import NetworkGuard
 from taskcrew.tools.browser.perception import Perceiver, Snapshot, js_function
 from taskcrew.tools.browser.runtime import BrowserError, BrowserRuntime
-from taskcrew.tools.policy import Policy
+from taskcrew.tools.policy import SAFE_METHODS, Policy
 from taskcrew.tools.vault import Vault
 
 if TYPE_CHECKING:
@@ -376,7 +376,10 @@ class BrowserSession:
         ):
             errors.append("a modal is still covering the page")
         failed_http = http_status is not None and http_status >= 400
-        ok = ok and bool(ran) and not failed_http and not state.blocked and not errors
+        # A blocked image or script from another host does not fail an action; a blocked navigation
+        # or a stopped data-changing request does.
+        serious = [d for d in state.blocked if d.kind != "request" or d.method not in SAFE_METHODS]
+        ok = ok and bool(ran) and not failed_http and not serious and not errors
         result = ActionResult(
             ok=ok,
             ran=ran,
