@@ -58,7 +58,8 @@ class Expectation(BaseModel):
     paid: list[str] = Field(default_factory=list, description="bill ids that must end up paid")
     paid_on: str | None = None
     answer_contains: list[str | list[str]] = Field(
-        default_factory=list, description="each entry must appear; a list entry means any one of its spellings"
+        default_factory=list,
+        description="each entry must appear; a list entry means any one of its spellings",
     )
     answer_excludes: list[str] = Field(default_factory=list)
     sources_cited: list[str] = Field(default_factory=list, description="URLs/files the report must cite")
