@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from taskcrew.config import DEFAULT_SANDBOX
-from taskcrew.crew.models import CriterionCheck, Plan, PlanStep, StepReport, Verdict
+from taskcrew.crew.models import Citation, CriterionCheck, Plan, PlanStep, StepReport, Verdict
 from taskcrew.crew.run import RunSettings, run_task
 from taskcrew.crew.scripted import ScriptedCall, ScriptedLLM, ToolCall
 from taskcrew.crew.trace import read_trace
@@ -48,6 +48,7 @@ def _answer(call: ScriptedCall) -> str:
         status="done",
         summary="Contoso issued credit note CN-104 for 150.00 USD against invoice CO-55120.",
         data={"document": "CN-104", "amount": "-150.00", "applies_to": "CO-55120"},
+        sources=[Citation(source="Credit memo for your account.eml", quote="issued credit memo CN-104")],
     ).model_dump_json()
 
 

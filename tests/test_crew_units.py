@@ -145,3 +145,19 @@ def test_verdict_must_cite_sources_the_verifier_opened() -> None:
     assert not unseen.verified and "was not opened" in unseen.checks[1].observed
     too_few = check_verdict(verdict, _plan(3), seen)
     assert not too_few.verified and "only 2 of 3" in too_few.reason
+
+
+def test_citations_are_checked_against_the_source_text() -> None:
+    from taskcrew.crew.citations import check_citations
+    from taskcrew.crew.models import Citation
+
+    texts = {"a.eml": "We issued credit\n memo “CN-104” for $150.00.", "http://intranet/x": None}
+    results = check_citations(
+        [
+            Citation(source="a.eml", quote='issued credit memo "CN-104"'),
+            Citation(source="a.eml", quote="credit memo CN-105"),
+            Citation(source="http://intranet/x", quote="anything"),
+        ],
+        texts.get,
+    )
+    assert [r.status for r in results] == ["found", "not_found", "unchecked"]

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from crewai.tools import BaseTool
 
+from taskcrew.crew.citations import check_citations
 from taskcrew.crew.context import RunContext
 from taskcrew.crew.guard import Budget, GuardedTool
-from taskcrew.crew.models import Plan, Reflection, RunState, StepRecord, StepReport, Verdict
+from taskcrew.crew.models import CriterionCheck, Plan, Reflection, RunState, StepRecord, StepReport, Verdict
 from taskcrew.crew.report import write_report
 from taskcrew.crew.runner import AgentTaskError, run_role
 from taskcrew.crew.trace import (
@@ -183,6 +185,7 @@ def verify(ctx: RunContext, state: RunState) -> Verdict:
         repair_attempts=ctx.limits.repair_attempts,
     )
     verdict = check_verdict(verdict, state.plan, ctx.toolbox.visited_sources())
+    verdict = check_cited_facts(verdict, state, ctx.toolbox.source_text)
     ctx.tracer.emit(VerdictEvent(attempt=state.verify_attempts, verdict=verdict))
     return verdict
 
@@ -207,6 +210,34 @@ def check_verdict(verdict: Verdict, plan: Plan, seen: set[str]) -> Verdict:
     verified = verdict.verified and not problems
     reason = verdict.reason if not problems else f"{verdict.reason} ({'; '.join(problems)})"
     return Verdict(verified=verified, checks=checks, reason=reason)
+
+
+def check_cited_facts(verdict: Verdict, state: RunState, read: Callable[[str], str | None]) -> Verdict:
+    """Every quote the workers cited must be in its source; a question's answer must cite something."""
+    assert state.plan is not None
+    citations = [c for r in state.steps_done for c in r.report.sources]
+    problems = [
+        f"{c.citation.source!r} does not contain the quoted words {c.citation.quote!r}"
+        for c in check_citations(citations, read)
+        if c.status == "not_found"
+    ]
+    last = state.steps_done[-1].report if state.steps_done else None
+    if not state.plan.changes_data and state.claim == "done" and last is not None and not last.sources:
+        problems.append("the answer cites no sources: every fact must name the file or page it came from")
+    if not problems:
+        return verdict
+    checks = [
+        *verdict.checks,
+        *[
+            CriterionCheck(
+                criterion="Cited facts match their sources", met=False, source="citation check", observed=p
+            )
+            for p in problems
+        ],
+    ]
+    return Verdict(
+        verified=False, checks=checks, reason=f"{verdict.reason} (citation check: {'; '.join(problems)})"
+    )
 
 
 def feedback_from(verdict: Verdict) -> str:

@@ -110,6 +110,8 @@ class Toolbox:
         systems: list[System] | None = None,
         knowledge_tools: list[BaseTool] | None = None,
         browser: Any = None,
+        research_tools: list[BaseTool] | None = None,
+        fetch_text: Callable[[str], str | None] | None = None,
     ) -> None:
         self.files = SandboxFiles(files_root(sandbox))
         self.systems = systems or []
@@ -117,6 +119,8 @@ class Toolbox:
         self.notes = notes
         self.knowledge_tools = knowledge_tools or []
         self.browser = browser
+        self.research_tools = research_tools or []
+        self.fetch_text = fetch_text
         self.sources = SourceLog()
 
     def environment(self) -> str:
@@ -148,6 +152,15 @@ class Toolbox:
             browser = self.browser.verifier_tools(self.sources.add) if self.browser is not None else []
             return browser + reading
         return []
+
+    def source_text(self, source: str) -> str | None:
+        """Full text of a cited file or fetchable page, for the citation check (None: cannot read)."""
+        if source.startswith(("http://", "https://")):
+            return self.fetch_text(source) if self.fetch_text is not None else None
+        try:
+            return self.files.read(source).full_text()
+        except Exception:
+            return None
 
     def begin_verification(self) -> None:
         self.sources.clear()
