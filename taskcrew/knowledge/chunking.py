@@ -33,6 +33,7 @@ _FENCE = re.compile(r"^\s*(```|~~~)")
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+")
 _TAG = re.compile(r"<[^>]+>")
+_BLOCK_LINE = re.compile(r"^([-*+>|]|\d+[.)]\s)")  # a line that starts its own block: list item, quote, table
 
 
 class UnreadableFile(Exception):
@@ -171,15 +172,16 @@ def _strip_front_matter(text: str) -> str:
 
 
 def _merge_small(pieces: list[_Piece], config: ChunkingConfig) -> list[_Piece]:
-    """Merge a tiny piece with its next neighbour when that is its child or sibling and both fit."""
+    """Merge a tiny piece with its next neighbour when that is its child or a sibling under the
+    same parent (never across top-level chapters) and the two fit in ``max_chars``."""
     merged: list[_Piece] = []
     for piece in pieces:
         if merged:
             prev = merged[-1]
             small = len(prev.text) < config.min_chars or len(piece.text) < config.min_chars
-            related = prev.path == piece.path[: len(prev.path)] or (
-                len(prev.path) == len(piece.path) and prev.path[:-1] == piece.path[:-1]
-            )
+            parent_and_child = prev.path == piece.path[: len(prev.path)]
+            siblings = len(prev.path) == len(piece.path) > 1 and prev.path[:-1] == piece.path[:-1]
+            related = parent_and_child or siblings
             if small and related:
                 candidate = _join(prev, piece)
                 if len(candidate.text) <= config.max_chars:
@@ -212,7 +214,7 @@ def _paragraph_pieces(path: list[str], body: str, config: ChunkingConfig) -> lis
     """
     units: list[str] = []
     for paragraph in _PARAGRAPH_BREAK.split(body.strip()):
-        paragraph = paragraph.strip()
+        paragraph = _unwrap(paragraph.strip())
         if paragraph:
             units.extend(_split_long(paragraph, config.max_chars))
     if not units:
@@ -221,6 +223,20 @@ def _paragraph_pieces(path: list[str], body: str, config: ChunkingConfig) -> lis
     if len(whole) <= config.max_chars + config.min_chars:
         return [_Piece(path=path, text=whole)]
     return [_Piece(path=path, text="\n\n".join(group)) for group in _partition(units, config.max_chars)]
+
+
+def _unwrap(paragraph: str) -> str:
+    """Join hard-wrapped lines of a paragraph; list items, table rows and code keep their lines."""
+    if paragraph.startswith(("```", "~~~", "    ")):
+        return paragraph
+    lines = [line.strip() for line in paragraph.splitlines()]
+    out: list[str] = []
+    for line in lines:
+        if out and line and not _BLOCK_LINE.match(line):
+            out[-1] = f"{out[-1]} {line}"
+        else:
+            out.append(line)
+    return "\n".join(out)
 
 
 def _partition(units: list[str], max_chars: int) -> list[list[str]]:

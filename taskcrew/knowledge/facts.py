@@ -1,9 +1,11 @@
 """The ``facts`` collection: short durable statements learned by verified runs, with provenance.
 
-Writing needs a ``FactGrant`` (see grant.py). A new fact that says the same as a stored one
-(cosine similarity at or above the merge threshold, and the same numbers and codes) is merged
-into it: the stored wording stays, the new run is appended to its provenance and counted as a
-confirmation. Numbers guard the merge because "Net 30" and "Net 45" read alike to an embedding.
+Writing needs a ``FactGrant`` (see grant.py). A new fact that says the same as a stored one is
+merged into it: the stored wording stays, the new run is appended to its provenance and counted
+as a confirmation. "The same" means cosine similarity at or above the merge threshold AND no
+conflicting key tokens (numbers, codes, names): the embedding alone rates "Net 30" vs "Net 45"
+or "GX-5531" vs "GX-5540" at 0.96-0.98, so the key tokens of one fact must be a subset of the
+other's (measured figures: docs/knowledge.md).
 """
 
 from __future__ import annotations
@@ -16,13 +18,15 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from taskcrew.knowledge.grant import FactGrant
+from taskcrew.knowledge.lexical import STOPWORDS
 from taskcrew.knowledge.models import Fact, FactHit, FactProvenance, LearnOutcome
 
 if TYPE_CHECKING:
     from chromadb.api.models.Collection import Collection
 
 MAX_FACT_CHARS = 400
-_KEY_TOKEN = re.compile(r"[A-Za-z]*\d[\w./-]*")
+_NUMBER_OR_CODE = re.compile(r"[A-Za-z]*\d[\w./-]*")
+_NAME = re.compile(r"\b[A-Z][\w-]+")
 _SPACE = re.compile(r"\s+")
 
 
@@ -31,8 +35,16 @@ def _now() -> datetime:
 
 
 def key_tokens(text: str) -> frozenset[str]:
-    """Numbers and codes (INV-2057, 30, 1284.50): facts that differ in these are different facts."""
-    return frozenset(t.lower().rstrip(".") for t in _KEY_TOKEN.findall(text))
+    """Numbers, codes and capitalised names (30, INV-2057, Northwind): what tells facts apart."""
+    codes = {t.lower().rstrip(".") for t in _NUMBER_OR_CODE.findall(text)}
+    names = {t.lower() for t in _NAME.findall(text) if t.lower() not in STOPWORDS}
+    return frozenset(codes | names)
+
+
+def compatible(a: str, b: str) -> bool:
+    """True when neither fact names a number, code or name the other contradicts."""
+    ka, kb = key_tokens(a), key_tokens(b)
+    return ka <= kb or kb <= ka
 
 
 class FactBook:
@@ -134,7 +146,7 @@ class FactBook:
 
     def _near_duplicate(self, text: str) -> tuple[Fact, float] | None:
         for hit in self.search(text, k=3, min_similarity=self._merge_similarity):
-            if key_tokens(hit.fact.text) == key_tokens(text):
+            if compatible(hit.fact.text, text):
                 return hit.fact, hit.similarity
         return None
 

@@ -97,6 +97,20 @@ class ProcedureLibrary:
     def count(self) -> int:
         return self._collection.count()
 
+    def sections(self, source: str) -> list[list[str]]:
+        """The distinct heading paths of one source file, in document order."""
+        corpus = self._current_corpus(self.count())
+        entries = sorted(
+            (int(meta.get("ordinal", 0)), json.loads(str(meta.get("heading_path") or "[]")))
+            for _, meta in corpus.entries.values()
+            if meta.get("source") == source
+        )
+        out: list[list[str]] = []
+        for _, path in entries:
+            if path not in out:
+                out.append(path)
+        return out
+
     def sources(self) -> list[str]:
         metadatas = self._collection.get(include=["metadatas"])["metadatas"] or []
         return sorted({str(m["source"]) for m in metadatas})

@@ -6,10 +6,12 @@ planner calls ``knowledge_for_task`` to put the most relevant procedures and fac
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import BaseModel, Field
 
 from taskcrew.knowledge.embedder import EmbedderUnavailable
-from taskcrew.knowledge.models import FactHit, ProcedureHit
+from taskcrew.knowledge.models import HEADING_SEPARATOR, FactHit, ProcedureHit
 from taskcrew.knowledge.store import KnowledgeStore
 from taskcrew.tools.base import ToolResult
 
@@ -84,15 +86,25 @@ class FactResults(BaseModel):
 
 
 class KnowledgeBrief(BaseModel):
-    """The procedures and facts most relevant to a task, for the planner's prompt."""
+    """The procedures and facts most relevant to a task, for the planner's prompt.
+
+    ``related`` names the other sections of the chapters the procedures came from: a handbook's
+    headings say a lot, and the planner can fetch any of them with search_procedures.
+    """
 
     procedures: list[ProcedureSnippet] = Field(default_factory=list)
+    related: list[str] = Field(default_factory=list, description="Citations of sections not included.")
     facts: list[FactSnippet] = Field(default_factory=list)
 
     def render(self) -> str:
         parts = []
         if self.procedures:
             parts.append("Company procedures:\n\n" + "\n\n".join(p.render() for p in self.procedures))
+        if self.related:
+            parts.append(
+                "Other sections of the same chapters (look them up with search_procedures if relevant):\n"
+                + "\n".join(f"- {c}" for c in self.related)
+            )
         if self.facts:
             parts.append(
                 "Facts learned by earlier verified runs:\n" + "\n".join(f.render() for f in self.facts)
@@ -135,11 +147,26 @@ def knowledge_for_task(
     k_procedures: int = 4,
     k_facts: int = 3,
     snippet_chars: int = SNIPPET_CHARS,
+    max_related: int = 12,
 ) -> KnowledgeBrief:
-    """The top procedures and relevant facts for a task text (for the planner, no crewai)."""
+    """The top procedures, their chapters' other sections and relevant facts for a task text
+    (for the planner; no crewai)."""
     procedures = store.procedures.search(task, k=k_procedures)
     facts = store.facts.search(task, k=k_facts, min_similarity=FACT_MIN_SIMILARITY)
     return KnowledgeBrief(
         procedures=[ProcedureSnippet.from_hit(h, snippet_chars) for h in procedures],
+        related=_related_sections(store, procedures)[:max_related],
         facts=[FactSnippet.from_hit(h) for h in facts],
     )
+
+
+def _related_sections(store: KnowledgeStore, hits: list[ProcedureHit]) -> list[str]:
+    """Citations of the sections sharing a top-level chapter with a hit, minus the hits."""
+    seen = {(h.source, tuple(h.heading_path)) for h in hits}
+    related: list[str] = []
+    for source, chapter in dict.fromkeys((h.source, h.heading_path[0]) for h in hits if h.heading_path):
+        for path in store.procedures.sections(source):
+            if path and path[0] == chapter and (source, tuple(path)) not in seen:
+                seen.add((source, tuple(path)))
+                related.append(f"{Path(source).name} § {HEADING_SEPARATOR.join(path)}")
+    return related
