@@ -14,6 +14,8 @@ from pydantic import BaseModel
 
 from taskcrew.config import DEFAULT_SANDBOX
 
+__all__ = ["handbooks_store", "knowledge_embedder", "knowledge_store"]  # what conftest re-exports
+
 if TYPE_CHECKING:  # the store pulls chromadb in; import it only where a fixture is used
     from taskcrew.knowledge import KnowledgeStore, MiniLMEmbedder
 

@@ -36,8 +36,17 @@ def stem(word: str) -> str:
     return word
 
 
-def tokenize(text: str) -> list[str]:
-    return [stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
+def tokenize(text: str, stems: dict[str, str] | None = None) -> list[str]:
+    """Lowercase word tokens without stop words, stemmed; ``stems`` caches stems across texts."""
+    stems = {} if stems is None else stems
+    out = []
+    for word in _WORD.findall(text.lower()):
+        if word not in STOPWORDS:
+            token = stems.get(word)
+            if token is None:
+                token = stems[word] = stem(word)
+            out.append(token)
+    return out
 
 
 class Bm25Index:
@@ -48,7 +57,8 @@ class Bm25Index:
 
         self.ids = list(ids)
         self._retriever = bm25s.BM25()
-        corpus = [tokenize(t) or [""] for t in texts]
+        stems: dict[str, str] = {}
+        corpus = [tokenize(t, stems) or [""] for t in texts]
         if corpus:
             self._retriever.index(corpus, show_progress=False)
 

@@ -62,8 +62,8 @@ def expand_paths(paths: Iterable[Path]) -> list[Path]:
 
 
 class _Corpus:
-    """All chunks in memory (text, metadata, embedding) with a BM25 index over them; rebuilt
-    when the collection changes. Gives BM25 candidates their cosine without another query."""
+    """All chunk texts and metadata in memory with a BM25 index over them; rebuilt when the
+    collection changes."""
 
     def __init__(self, got: Any) -> None:
         ids = list(got["ids"])
@@ -71,8 +71,6 @@ class _Corpus:
         self.entries: dict[str, _Entry] = {
             i: (d, dict(m)) for i, d, m in zip(ids, documents, got["metadatas"] or [], strict=True)
         }
-        self.row = {chunk_id: n for n, chunk_id in enumerate(ids)}
-        self.embeddings = np.asarray(got["embeddings"], dtype=np.float32).reshape(len(ids), -1)
         self.bm25 = Bm25Index(ids, documents)
 
 
@@ -200,9 +198,11 @@ class ProcedureLibrary:
     ) -> list[_Scored]:
         """Cosine + weight x normalised BM25 for every candidate of either ranker."""
         cosine = {i: s for i, s, _ in vector}
-        for chunk_id, _ in lexical:
-            if chunk_id not in cosine:
-                cosine[chunk_id] = float(corpus.embeddings[corpus.row[chunk_id]] @ query_vector)
+        missing = [i for i, _ in lexical if i not in cosine]
+        if missing:  # BM25 candidates outside the vector top n: their cosine from their stored vectors
+            got = self._collection.get(ids=missing, include=["embeddings"])
+            vectors = np.asarray(got["embeddings"], dtype=np.float32).reshape(len(got["ids"]), -1)
+            cosine.update(zip(got["ids"], (vectors @ query_vector).tolist(), strict=True))
         best = lexical[0][1] if lexical else 1.0
         lexical_score = {i: s / best for i, s in lexical}
         weight = self._ranking.bm25_weight
@@ -233,7 +233,7 @@ class ProcedureLibrary:
     def _current_corpus(self, size: int) -> _Corpus:
         with self._lock:
             if self._corpus is None or self._corpus_size != size:
-                self._corpus = _Corpus(self._collection.get(include=["documents", "metadatas", "embeddings"]))
+                self._corpus = _Corpus(self._collection.get(include=["documents", "metadatas"]))
                 self._corpus_size = size
             return self._corpus
 
