@@ -7,7 +7,7 @@ from fixtures_knowledge import FakeVerdict
 from pydantic import ValidationError
 
 from taskcrew.knowledge import FactGrant, KnowledgeStore
-from taskcrew.knowledge.retrieval import SNIPPET_CHARS, recall_facts, search_procedures
+from taskcrew.knowledge.retrieval import RESULT_CHARS, SNIPPET_CHARS, recall_facts, search_procedures
 from taskcrew.tools.base import MAX_TEXT
 from taskcrew.tools.knowledge import (
     RecallFactsTool,
@@ -25,6 +25,7 @@ def test_search_procedures_tool_returns_cited_bounded_snippets(handbooks_store: 
     assert len(text) <= MAX_TEXT
     result = search_procedures(handbooks_store, "vendor onboarding and bank details", k=8)
     assert result.ok and all(len(s.text) <= SNIPPET_CHARS for s in result.data.snippets)
+    assert 4 <= len(result.data.snippets) <= 8 and len(result.data.render()) <= RESULT_CHARS + SNIPPET_CHARS
 
 
 def test_tool_arguments_are_validated() -> None:

@@ -84,7 +84,7 @@ def search(query: str, k: int, ranking: Ranking | None, directory: Path | None, 
         return FAILED
     for hit in hits:
         console.print(f"[bold]{hit.rank}. {escape(hit.citation)}[/bold] [dim](score {hit.score:.3f})[/dim]")
-        console.print(escape(clip(hit.text, 400)), highlight=False)
+        console.print(escape(clip(hit.text)), highlight=False)
         console.print()
     return OK
 

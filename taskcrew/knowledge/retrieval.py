@@ -15,7 +15,8 @@ from taskcrew.knowledge.models import HEADING_SEPARATOR, FactHit, ProcedureHit
 from taskcrew.knowledge.store import KnowledgeStore
 from taskcrew.tools.base import ToolResult
 
-SNIPPET_CHARS = 600
+SNIPPET_CHARS = 1100  # a whole chunk (chunks are at most ~1,050 characters)
+RESULT_CHARS = 5000  # a tool result stops adding snippets here (ToolResult.to_text caps at 6,000)
 MAX_K = 8
 FACT_MIN_SIMILARITY = 0.3  # below this a "fact" is unrelated noise for the query
 
@@ -125,9 +126,15 @@ def search_procedures(store: KnowledgeStore, query: str, k: int = 4) -> ToolResu
         hits = store.procedures.search(query, k=max(1, min(k, MAX_K)))
     except EmbedderUnavailable as exc:
         return ToolResult.failure(f"The knowledge store cannot embed queries: {exc}")
-    return ToolResult.success(
-        ProcedureResults(query=query, snippets=[ProcedureSnippet.from_hit(h) for h in hits])
-    )
+    snippets: list[ProcedureSnippet] = []
+    used = 0
+    for hit in hits:
+        snippet = ProcedureSnippet.from_hit(hit)
+        used += len(snippet.render()) + 2
+        if snippets and used > RESULT_CHARS:
+            break
+        snippets.append(snippet)
+    return ToolResult.success(ProcedureResults(query=query, snippets=snippets))
 
 
 def recall_facts(store: KnowledgeStore, query: str, k: int = 3) -> ToolResult:
