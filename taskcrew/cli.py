@@ -6,8 +6,9 @@ Keep heavy imports (crewai, chromadb, playwright) inside the command bodies so t
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, cast
 
 import typer
 
@@ -24,6 +25,11 @@ intranet_app = typer.Typer(
     help="The demo company's intranet, 'Acme Connect' (vendor portal and news).", no_args_is_help=True
 )
 app.add_typer(intranet_app, name="intranet")
+knowledge_app = typer.Typer(
+    help="Company procedures and learned facts (a Chroma store; the first use ingests the demo handbook).",
+    no_args_is_help=True,
+)
+app.add_typer(knowledge_app, name="knowledge")
 
 
 @erp_app.command("serve")
@@ -81,6 +87,76 @@ def intranet_serve(
     except OSError as exc:
         typer.echo(f"error: cannot serve on {host}:{port}: {exc}", err=True)
         raise typer.Exit(1) from exc
+
+
+class KnowledgeRanking(StrEnum):
+    hybrid = "hybrid"
+    vector = "vector"
+    bm25 = "bm25"
+    rrf = "rrf"
+
+
+KnowledgeStoreOption = Annotated[
+    Path | None, typer.Option("--store", help="Store directory (default: TASKCREW_HOME/knowledge).")
+]
+
+
+@knowledge_app.command("ingest")
+def knowledge_ingest(
+    paths: Annotated[list[Path], typer.Argument(help="Files or folders (.md, .txt, .pdf, .eml).")],
+    store: KnowledgeStoreOption = None,
+) -> None:
+    """Add company documents to the procedures collection (re-ingesting is idempotent)."""
+    from rich.console import Console
+
+    from taskcrew.knowledge import commands
+
+    raise typer.Exit(commands.ingest(paths, store, Console(soft_wrap=True)))
+
+
+@knowledge_app.command("search")
+def knowledge_search(
+    query: Annotated[str, typer.Argument(help="What to look for, in plain words.")],
+    k: Annotated[int, typer.Option("-k", min=1, max=20, help="How many passages.")] = 4,
+    ranking: Annotated[
+        KnowledgeRanking, typer.Option(help="How to rank passages.")
+    ] = KnowledgeRanking.hybrid,
+    store: KnowledgeStoreOption = None,
+) -> None:
+    """Search the company procedures."""
+    from rich.console import Console
+
+    from taskcrew.knowledge import commands
+    from taskcrew.knowledge.models import Ranking
+
+    raise typer.Exit(commands.search(query, k, cast(Ranking, ranking.value), store, Console(soft_wrap=True)))
+
+
+@knowledge_app.command("facts")
+def knowledge_facts(
+    query: Annotated[str | None, typer.Option("--query", "-q", help="Only facts related to this.")] = None,
+    k: Annotated[int, typer.Option("-k", min=1, max=50, help="How many facts with --query.")] = 10,
+    store: KnowledgeStoreOption = None,
+) -> None:
+    """List the facts learned by verified runs (with their provenance)."""
+    from rich.console import Console
+
+    from taskcrew.knowledge import commands
+
+    raise typer.Exit(commands.facts(query, k, store, Console(soft_wrap=True)))
+
+
+@knowledge_app.command("forget")
+def knowledge_forget(
+    fact_id: Annotated[str, typer.Argument(help="The fact's id, as `taskcrew knowledge facts` shows it.")],
+    store: KnowledgeStoreOption = None,
+) -> None:
+    """Delete a learned fact."""
+    from rich.console import Console
+
+    from taskcrew.knowledge import commands
+
+    raise typer.Exit(commands.forget(fact_id, store, Console(soft_wrap=True)))
 
 
 def main() -> None:

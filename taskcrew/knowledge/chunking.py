@@ -1,0 +1,372 @@
+"""Turn company documents into chunks: markdown by headings, PDF by page, text and email by paragraph.
+
+Each chunk keeps its source file and heading path and gets a content hash as id, so the same file
+always yields the same ids (idempotent re-ingest) and an edited section yields a new id. Long
+sections are split on paragraph (then line, then sentence) boundaries into balanced pieces; tiny
+sections are merged into a neighbouring parent or sibling so no chunk is a lone heading line.
+Unreadable files raise ``UnreadableFile`` with a message a person can act on.
+"""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import hashlib
+import html
+import io
+import math
+import re
+from collections.abc import Iterator
+from email.message import EmailMessage
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from taskcrew.knowledge.models import Chunk, ChunkKind
+
+MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
+TEXT_SUFFIXES = frozenset({".txt", ".text"})
+SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES | TEXT_SUFFIXES | {".pdf", ".eml"}
+
+_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
+_SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+")
+_TAG = re.compile(r"<[^>]+>")
+_BLOCK_LINE = re.compile(r"^([-*+>|]|\d+[.)]\s)")  # a line that starts its own block: list item, quote, table
+
+
+class UnreadableFile(Exception):
+    """A file that cannot be indexed; ``str(exc)`` says why and what to do."""
+
+
+class ChunkingConfig(BaseModel):
+    max_chars: int = Field(
+        850, ge=200, description="Target size limit of a chunk's text (MiniLM reads ~256 tokens)."
+    )
+    min_chars: int = Field(
+        200, ge=0, description="Smaller sections merge into a neighbour; a section up to max+min stays whole."
+    )
+
+
+class _Piece(BaseModel):
+    path: list[str]
+    text: str
+
+
+def supported(path: Path) -> bool:
+    return path.suffix.lower() in SUPPORTED_SUFFIXES
+
+
+def file_sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def chunk_file(path: Path, config: ChunkingConfig | None = None) -> list[Chunk]:
+    """Read and chunk one file. Raises ``UnreadableFile`` when it cannot be indexed."""
+    config = config or ChunkingConfig()
+    suffix = path.suffix.lower()
+    if suffix not in SUPPORTED_SUFFIXES:
+        kinds = ", ".join(sorted(SUPPORTED_SUFFIXES))
+        raise UnreadableFile(f"unsupported file type '{suffix or path.name}' (supported: {kinds})")
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise UnreadableFile("file not found") from None
+    except IsADirectoryError:
+        raise UnreadableFile("is a directory") from None
+    except OSError as exc:
+        raise UnreadableFile(f"cannot read the file: {exc.strerror or exc}") from None
+    kind: ChunkKind
+    if suffix in MARKDOWN_SUFFIXES:
+        kind, pieces = "markdown", split_markdown(_decode(data), config)
+    elif suffix in TEXT_SUFFIXES:
+        kind, pieces = "text", _paragraph_pieces([], _decode(data), config)
+    elif suffix == ".pdf":
+        kind, pieces = "pdf", _pdf_pieces(data, [], config)
+    else:
+        kind, pieces = "email", _email_pieces(data, config)
+    pieces = [p for p in pieces if p.text.strip()]
+    if not pieces:
+        raise UnreadableFile("no text to index (the file is empty)")
+    return _to_chunks(pieces, str(path.resolve()), kind, file_sha256(data))
+
+
+def _decode(data: bytes) -> str:
+    if b"\x00" in data[:4096]:
+        raise UnreadableFile("looks like a binary file, not text")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise UnreadableFile(f"not UTF-8 text (byte {exc.start}); re-save it as UTF-8") from None
+
+
+def _to_chunks(pieces: list[_Piece], source: str, kind: ChunkKind, sha: str) -> list[Chunk]:
+    chunks: list[Chunk] = []
+    seen: set[str] = set()
+    for ordinal, piece in enumerate(pieces):
+        text = piece.text.strip()
+        digest = hashlib.sha256("\x00".join([source, *piece.path, text]).encode()).hexdigest()[:24]
+        chunk_id = digest if digest not in seen else f"{digest}-{ordinal}"
+        seen.add(chunk_id)
+        chunks.append(
+            Chunk(
+                id=chunk_id,
+                text=text,
+                source=source,
+                heading_path=piece.path,
+                kind=kind,
+                ordinal=ordinal,
+                file_sha256=sha,
+            )
+        )
+    return chunks
+
+
+# -- markdown ------------------------------------------------------------------------------------
+def split_markdown(text: str, config: ChunkingConfig) -> list[_Piece]:
+    """Sections by heading (ignoring '#' lines inside code fences), sized into chunks.
+
+    A lone level-1 heading at the top is the document's title: it is left out of the heading
+    paths (it would only repeat in every chunk) except for the text directly under it.
+    """
+    sections = list(_markdown_sections(text))
+    titles = {path[0] for path, _ in sections if path and path[0][0] == 1}
+    drop_title = len(titles) == 1 and all(path and path[0] in titles for path, _ in sections[1:])
+    pieces: list[_Piece] = []
+    for path, body in sections:
+        names = [title for _, title in path]
+        if drop_title and len(names) > 1:
+            names = names[1:]
+        pieces.extend(_paragraph_pieces(names, body, config))
+    return _merge_small(pieces, config)
+
+
+def _markdown_sections(text: str) -> Iterator[tuple[list[tuple[int, str]], str]]:
+    """(heading path as (level, title) pairs, body text) for each section, in order."""
+    stack: list[tuple[int, str]] = []
+    body: list[str] = []
+    in_fence = False
+    for line in _strip_front_matter(text).splitlines():
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        match = None if in_fence else _HEADING.match(line)
+        if match is None:
+            body.append(line)
+            continue
+        yield list(stack), "\n".join(body)
+        level = len(match.group(1))
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, match.group(2).strip()))
+        body = []
+    yield list(stack), "\n".join(body)
+
+
+def _strip_front_matter(text: str) -> str:
+    if text.startswith("---\n"):
+        end = text.find("\n---", 4)
+        if end != -1:
+            return text[end + 4 :]
+    return text
+
+
+def _merge_small(pieces: list[_Piece], config: ChunkingConfig) -> list[_Piece]:
+    """Merge a tiny piece with its next neighbour when that is its child or a sibling under the
+    same parent (never across top-level chapters) and the two fit in ``max_chars``."""
+    merged: list[_Piece] = []
+    for piece in pieces:
+        if merged:
+            prev = merged[-1]
+            small = len(prev.text) < config.min_chars or len(piece.text) < config.min_chars
+            parent_and_child = prev.path == piece.path[: len(prev.path)]
+            siblings = len(prev.path) == len(piece.path) > 1 and prev.path[:-1] == piece.path[:-1]
+            related = parent_and_child or siblings
+            if small and related:
+                candidate = _join(prev, piece)
+                if len(candidate.text) <= config.max_chars:
+                    merged[-1] = candidate
+                    continue
+        merged.append(piece)
+    return merged
+
+
+def _join(a: _Piece, b: _Piece) -> _Piece:
+    common: list[str] = []
+    for x, y in zip(a.path, b.path, strict=False):
+        if x != y:
+            break
+        common.append(x)
+
+    def with_headings(piece: _Piece) -> str:
+        extra = piece.path[len(common) :]
+        heads = [f"{'#' * (len(common) + i + 1)} {title}" for i, title in enumerate(extra)]
+        return "\n".join([*heads, piece.text.strip()]).strip()
+
+    return _Piece(path=common, text=f"{with_headings(a)}\n\n{with_headings(b)}".strip())
+
+
+# -- sizing ----------------------------------------------------------------------------------------
+def _paragraph_pieces(path: list[str], body: str, config: ChunkingConfig) -> list[_Piece]:
+    """Split a section's paragraphs into as few pieces of as equal size as ``max_chars`` allows.
+
+    A section up to ``max_chars + min_chars`` stays whole, so no section ends in a scrap.
+    """
+    units: list[str] = []
+    for paragraph in _PARAGRAPH_BREAK.split(body.strip()):
+        paragraph = _unwrap(paragraph.strip())
+        if paragraph:
+            units.extend(_split_long(paragraph, config.max_chars))
+    if not units:
+        return []
+    whole = "\n\n".join(units)
+    if len(whole) <= config.max_chars + config.min_chars:
+        return [_Piece(path=path, text=whole)]
+    return [_Piece(path=path, text="\n\n".join(group)) for group in _partition(units, config.max_chars)]
+
+
+def _unwrap(paragraph: str) -> str:
+    """Join hard-wrapped lines of a paragraph; list items, table rows and code keep their lines."""
+    if paragraph.startswith(("```", "~~~", "    ")):
+        return paragraph
+    lines = [line.strip() for line in paragraph.splitlines()]
+    out: list[str] = []
+    for line in lines:
+        if out and line and not _BLOCK_LINE.match(line):
+            out[-1] = f"{out[-1]} {line}"
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+def _partition(units: list[str], max_chars: int) -> list[list[str]]:
+    """Consecutive groups of units, each joined no longer than ``max_chars``, with the fewest
+    groups and, among those, the smallest largest group (linear partition by dynamic programming;
+    greedy packing for very long texts)."""
+    n = len(units)
+    if n > 80:
+        return _greedy(units, max_chars)
+    prefix = [0]
+    for unit in units:
+        prefix.append(prefix[-1] + len(unit) + 2)
+
+    def size(i: int, j: int) -> int:  # units[i:j] joined with blank lines
+        return prefix[j] - prefix[i] - 2
+
+    inf = float("inf")
+    for parts in range(max(1, math.ceil(size(0, n) / max_chars)), n + 1):
+        best = [[inf] * (n + 1) for _ in range(parts + 1)]
+        cut = [[0] * (n + 1) for _ in range(parts + 1)]
+        best[0][0] = 0
+        for p in range(1, parts + 1):
+            for j in range(p, n + 1):
+                for i in range(p - 1, j):
+                    piece = size(i, j)
+                    if piece <= max_chars and max(best[p - 1][i], piece) < best[p][j]:
+                        best[p][j], cut[p][j] = max(best[p - 1][i], piece), i
+        if best[parts][n] < inf:
+            groups: list[list[str]] = []
+            j = n
+            for p in range(parts, 0, -1):
+                groups.append(units[cut[p][j] : j])
+                j = cut[p][j]
+            return groups[::-1]
+    return [[u] for u in units]
+
+
+def _greedy(units: list[str], max_chars: int) -> list[list[str]]:
+    groups: list[list[str]] = [[]]
+    length = 0
+    for unit in units:
+        if groups[-1] and length + 2 + len(unit) > max_chars:
+            groups.append([])
+            length = -2
+        groups[-1].append(unit)
+        length += 2 + len(unit) if length else len(unit)
+    return groups
+
+
+def _split_long(paragraph: str, max_chars: int) -> list[str]:
+    """Split an over-long paragraph on lines, else sentences, else whitespace."""
+    if len(paragraph) <= max_chars:
+        return [paragraph]
+    if "\n" in paragraph:
+        parts, separator = paragraph.split("\n"), "\n"
+    else:
+        parts, separator = _SENTENCE_END.split(paragraph), " "
+        if len(parts) == 1:
+            return _hard_cut(paragraph, max_chars)
+    out: list[str] = []
+    current = ""
+    for part in parts:
+        for sub in _split_long(part, max_chars):
+            joined = f"{current}{separator}{sub}" if current else sub
+            if current and len(joined) > max_chars:
+                out.append(current)
+                current = sub
+            else:
+                current = joined
+    if current:
+        out.append(current)
+    return out
+
+
+def _hard_cut(text: str, max_chars: int) -> list[str]:
+    out: list[str] = []
+    while len(text) > max_chars:
+        cut = text.rfind(" ", 0, max_chars)
+        cut = cut if cut > max_chars // 2 else max_chars
+        out.append(text[:cut].strip())
+        text = text[cut:].strip()
+    return [*out, text] if text else out
+
+
+# -- pdf -------------------------------------------------------------------------------------------
+def _pdf_pieces(data: bytes, prefix: list[str], config: ChunkingConfig) -> list[_Piece]:
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted:
+            raise UnreadableFile("the PDF is encrypted; save an unencrypted copy")
+        pages = [page.extract_text() or "" for page in reader.pages]
+    except UnreadableFile:
+        raise
+    except (PyPdfError, ValueError, KeyError, TypeError, OSError) as exc:
+        raise UnreadableFile(f"not a readable PDF ({type(exc).__name__}: {exc})") from None
+    if not any(p.strip() for p in pages):
+        raise UnreadableFile("the PDF has no text layer (a scan?); it needs OCR before it can be indexed")
+    pieces: list[_Piece] = []
+    for number, text in enumerate(pages, start=1):
+        pieces.extend(_paragraph_pieces([*prefix, f"page {number}"], text, config))
+    return pieces
+
+
+# -- email -----------------------------------------------------------------------------------------
+def _email_pieces(data: bytes, config: ChunkingConfig) -> list[_Piece]:
+    message = email.message_from_bytes(data, policy=email.policy.default)
+    if not isinstance(message, EmailMessage) or not message.keys():
+        raise UnreadableFile("not an email message (no headers found)")
+    subject = str(message.get("Subject") or "(no subject)").strip()
+    header = "\n".join(f"{name}: {message[name]}" for name in ("From", "To", "Date") if message[name])
+    body_part = message.get_body(preferencelist=("plain", "html"))
+    body = ""
+    if body_part is not None:
+        body = str(body_part.get_content())
+        if body_part.get_content_subtype() == "html":
+            body = html.unescape(_TAG.sub(" ", body))
+    pieces = _paragraph_pieces([subject], f"{header}\n\n{body}", config)
+    for attachment in message.iter_attachments():
+        name = attachment.get_filename() or "attachment"
+        content_type = attachment.get_content_type()
+        if content_type == "application/pdf" or name.lower().endswith(".pdf"):
+            try:
+                payload = attachment.get_payload(decode=True)
+                if isinstance(payload, bytes):
+                    pieces.extend(_pdf_pieces(payload, [subject, name], config))
+            except UnreadableFile as exc:
+                pieces.append(_Piece(path=[subject, name], text=f"(attachment {name} not indexed: {exc})"))
+        elif content_type.startswith("text/"):
+            pieces.extend(_paragraph_pieces([subject, name], str(attachment.get_content()), config))
+    return pieces

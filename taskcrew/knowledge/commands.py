@@ -1,0 +1,127 @@
+"""The logic behind `taskcrew knowledge ...` (cli.py only parses options and calls these).
+
+Each function prints to the given rich console and returns the process exit code. The store is
+opened in ``directory`` (default: TASKCREW_HOME/knowledge) and, when it has no procedures yet,
+seeded from the sandbox's company_context.md (TASKCREW_SANDBOX, default: the packaged sandbox).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from taskcrew.knowledge.bootstrap import open_store, seed_if_empty
+from taskcrew.knowledge.embedder import EmbedderUnavailable
+from taskcrew.knowledge.models import FileIngest, Ranking
+from taskcrew.knowledge.procedures import expand_paths
+from taskcrew.knowledge.retrieval import clip
+from taskcrew.knowledge.store import KnowledgeStore
+
+OK, FAILED, UNAVAILABLE = 0, 1, 2
+
+
+def _open(directory: Path | None, console: Console) -> KnowledgeStore:
+    store = open_store(directory)
+    seeded = seed_if_empty(store)
+    if seeded is not None:
+        console.print(
+            f"[dim]The knowledge store was empty: ingested the company handbook "
+            f"({seeded.chunks_added} chunks) from {escape(seeded.files[0].path)}.[/dim]"
+        )
+    return store
+
+
+def ingest(paths: list[Path], directory: Path | None, console: Console) -> int:
+    """Ingest files and folders; exit 1 when any file had to be skipped (the others are kept)."""
+    files = expand_paths(paths)
+    if not files:
+        console.print("[yellow]No supported files found (.md, .markdown, .txt, .text, .pdf, .eml).[/yellow]")
+        return FAILED
+    try:
+        store = _open(directory, console)
+        with Progress(
+            TextColumn("[progress.description]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+            disable=len(files) < 2,
+        ) as progress:
+            task = progress.add_task("Ingesting", total=len(files))
+
+            def advance(result: FileIngest) -> None:
+                progress.update(task, advance=1, description=f"Ingesting {escape(Path(result.path).name)}")
+
+            report = store.procedures.ingest(files, on_file=advance)
+    except EmbedderUnavailable as exc:
+        console.print(f"[red]{escape(str(exc))}[/red]")
+        return UNAVAILABLE
+    for f in report.files:
+        note = f" ({f.added} new, {f.removed} removed)" if f.status == "replaced" else ""
+        if f.status == "skipped":
+            console.print(f"[red]skipped[/red] {escape(f.path)}: {escape(f.message or '')}")
+        else:
+            console.print(f"{f.status:<9} {escape(f.path)}: {f.chunks} chunks{note}")
+    console.print(report.render().splitlines()[0] + f"; {store.procedures.count()} chunks in the store.")
+    return FAILED if report.skipped else OK
+
+
+def search(query: str, k: int, ranking: Ranking | None, directory: Path | None, console: Console) -> int:
+    try:
+        store = _open(directory, console)
+        hits = store.procedures.search(query, k=k, ranking=ranking)
+    except EmbedderUnavailable as exc:
+        console.print(f"[red]{escape(str(exc))}[/red]")
+        return UNAVAILABLE
+    if not hits:
+        console.print(
+            "No procedures in the store match; add documents with `taskcrew knowledge ingest PATH`."
+        )
+        return FAILED
+    for hit in hits:
+        console.print(f"[bold]{hit.rank}. {escape(hit.citation)}[/bold] [dim](score {hit.score:.3f})[/dim]")
+        console.print(escape(clip(hit.text)), highlight=False)
+        console.print()
+    return OK
+
+
+def facts(query: str | None, k: int, directory: Path | None, console: Console) -> int:
+    try:
+        store = _open(directory, console)
+        found = [h.fact for h in store.facts.search(query, k=k)] if query else store.facts.all()
+    except EmbedderUnavailable as exc:
+        console.print(f"[red]{escape(str(exc))}[/red]")
+        return UNAVAILABLE
+    if not found:
+        console.print(
+            "No learned facts yet." if not query else "No learned fact matches.",
+            "Facts are added by the reflector after verified runs.",
+        )
+        return OK
+    for fact in found:
+        console.print(
+            f"[bold]{fact.id}[/bold] [dim]confidence {fact.confidence:.2f}, confirmed {fact.confirmations}x, "
+            f"first learned {fact.learned_at:%Y-%m-%d %H:%M} by run {escape(fact.run_id)}[/dim]",
+            highlight=False,
+        )
+        console.print(f"  {escape(fact.text)}", highlight=False)
+    return OK
+
+
+def forget(fact_id: str, directory: Path | None, console: Console) -> int:
+    try:
+        removed = _open(directory, console).facts.forget(fact_id)
+    except EmbedderUnavailable as exc:
+        console.print(f"[red]{escape(str(exc))}[/red]")
+        return UNAVAILABLE
+    if removed is None:
+        console.print(
+            f"[red]No fact with id {escape(fact_id)!r}; list them with `taskcrew knowledge facts`.[/red]"
+        )
+        return FAILED
+    console.print(f"Forgot {removed.id}: {escape(removed.text)}")
+    return OK

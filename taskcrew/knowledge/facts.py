@@ -1,0 +1,192 @@
+"""The ``facts`` collection: short durable statements learned by verified runs, with provenance.
+
+Writing needs a ``FactGrant`` (see grant.py). A new fact that says the same as a stored one is
+merged into it: the stored wording stays, the new run is appended to its provenance and counted
+as a confirmation. "The same" means cosine similarity at or above the merge threshold AND no
+conflicting key tokens (numbers, codes, names): the embedding alone rates "Net 30" vs "Net 45"
+or "GX-5531" vs "GX-5540" at 0.96-0.98, so the key tokens of one fact must be a subset of the
+other's (measured figures: docs/knowledge.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from taskcrew.knowledge.grant import FactGrant
+from taskcrew.knowledge.lexical import STOPWORDS
+from taskcrew.knowledge.models import Fact, FactHit, FactProvenance, LearnOutcome
+
+if TYPE_CHECKING:
+    from chromadb.api.models.Collection import Collection
+
+MAX_FACT_CHARS = 400
+_NUMBER_OR_CODE = re.compile(r"[A-Za-z]*\d[\w./-]*")
+_NAME = re.compile(r"\b[A-Z][\w-]+")
+_SPACE = re.compile(r"\s+")
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def key_tokens(text: str) -> frozenset[str]:
+    """Numbers, codes and capitalised names (30, INV-2057, Northwind): what tells facts apart."""
+    codes = {t.lower().rstrip(".") for t in _NUMBER_OR_CODE.findall(text)}
+    names = {t.lower() for t in _NAME.findall(text) if t.lower() not in STOPWORDS}
+    return frozenset(codes | names)
+
+
+def compatible(a: str, b: str) -> bool:
+    """True when neither fact names a number, code or name the other contradicts."""
+    ka, kb = key_tokens(a), key_tokens(b)
+    return ka <= kb or kb <= ka
+
+
+class FactBook:
+    """Learned facts: learn (with a grant), all, get, search, forget."""
+
+    def __init__(
+        self,
+        collection: Collection,
+        merge_similarity: float = 0.85,
+        clock: Callable[[], datetime] = _now,
+    ) -> None:
+        self._collection = collection
+        self._merge_similarity = merge_similarity
+        self._clock = clock
+
+    def count(self) -> int:
+        return self._collection.count()
+
+    def learn(self, grant: FactGrant, text: str, confidence: float = 0.7) -> LearnOutcome:
+        """Store a fact for the grant's run, or merge it into a near-duplicate already stored."""
+        if not isinstance(grant, FactGrant):
+            raise TypeError("learn() needs a FactGrant from FactGrant.from_verdict(verdict).")
+        text = _SPACE.sub(" ", text).strip()
+        if not text:
+            raise ValueError("A fact needs text.")
+        if len(text) > MAX_FACT_CHARS:
+            raise ValueError(f"A fact is one short statement (at most {MAX_FACT_CHARS} characters).")
+        if not 0.0 <= confidence <= 1.0:
+            raise ValueError("confidence must be between 0 and 1.")
+        grant.spend()
+        provenance = FactProvenance(
+            run_id=grant.run_id,
+            task=grant.task,
+            learned_at=self._clock(),
+            confidence=confidence,
+            verified=True,
+        )
+        twin = self._near_duplicate(text)
+        if twin is not None:
+            fact, similarity = twin
+            merged = _merge(fact, provenance)
+            self._collection.update(ids=[fact.id], metadatas=[_metadata(merged)])
+            return LearnOutcome(action="merged", fact=merged, similarity=similarity)
+        fact = Fact(
+            id="fact-" + hashlib.sha256(text.lower().encode()).hexdigest()[:12],
+            text=text,
+            confidence=confidence,
+            verified=True,
+            learned_at=provenance.learned_at,
+            run_id=grant.run_id,
+            task=grant.task,
+            confirmations=1,
+            provenance=[provenance],
+        )
+        self._collection.upsert(ids=[fact.id], documents=[text], metadatas=[_metadata(fact)])
+        return LearnOutcome(action="added", fact=fact)
+
+    def all(self) -> list[Fact]:
+        """All facts, oldest first."""
+        got = self._collection.get(include=["documents", "metadatas"])
+        facts = [
+            _fact(i, d, m)
+            for i, d, m in zip(got["ids"], got["documents"] or [], got["metadatas"] or [], strict=True)
+        ]
+        return sorted(facts, key=lambda f: (f.learned_at, f.id))
+
+    def get(self, fact_id: str) -> Fact | None:
+        got = self._collection.get(ids=[fact_id], include=["documents", "metadatas"])
+        if not got["ids"]:
+            return None
+        return _fact(got["ids"][0], (got["documents"] or [""])[0], (got["metadatas"] or [{}])[0])
+
+    def search(self, query: str, k: int = 3, min_similarity: float = -1.0) -> list[FactHit]:
+        """The ``k`` facts most similar to ``query`` with at least ``min_similarity``, best first."""
+        size = self.count()
+        if not query.strip() or size == 0 or k < 1:
+            return []
+        result = self._collection.query(
+            query_texts=[query], n_results=min(k, size), include=["documents", "metadatas", "distances"]
+        )
+        hits = [
+            FactHit(fact=_fact(i, d, m), similarity=1.0 - float(dist))
+            for i, d, m, dist in zip(
+                result["ids"][0],
+                (result["documents"] or [[]])[0],
+                (result["metadatas"] or [[]])[0],
+                (result["distances"] or [[]])[0],
+                strict=True,
+            )
+        ]
+        return [h for h in hits if h.similarity >= min_similarity]
+
+    def forget(self, fact_id: str) -> Fact | None:
+        """Delete a fact; returns what was deleted, or None if there was no such fact."""
+        fact = self.get(fact_id)
+        if fact is not None:
+            self._collection.delete(ids=[fact_id])
+        return fact
+
+    def _near_duplicate(self, text: str) -> tuple[Fact, float] | None:
+        for hit in self.search(text, k=3, min_similarity=self._merge_similarity):
+            if compatible(hit.fact.text, text):
+                return hit.fact, hit.similarity
+        return None
+
+
+def _merge(fact: Fact, provenance: FactProvenance) -> Fact:
+    repeat = any(p.run_id == provenance.run_id for p in fact.provenance)
+    return fact.model_copy(
+        update={
+            "confidence": max(fact.confidence, provenance.confidence),
+            "verified": fact.verified and provenance.verified,
+            "confirmations": fact.confirmations if repeat else fact.confirmations + 1,
+            "provenance": [*fact.provenance, provenance],
+        }
+    )
+
+
+def _metadata(fact: Fact) -> dict[str, Any]:
+    return {
+        "confidence": fact.confidence,
+        "verified": fact.verified,
+        "learned_at": fact.learned_at.isoformat(),
+        "run_id": fact.run_id,
+        "task": fact.task,
+        "confirmations": fact.confirmations,
+        "provenance": json.dumps([p.model_dump(mode="json") for p in fact.provenance], ensure_ascii=False),
+    }
+
+
+def _fact(fact_id: str, document: Any, metadata: Any) -> Fact:
+    meta = dict(metadata or {})
+    return Fact(
+        id=fact_id,
+        text=str(document or ""),
+        confidence=float(meta.get("confidence", 0.0)),
+        verified=bool(meta.get("verified", False)),
+        learned_at=datetime.fromisoformat(str(meta["learned_at"])),
+        run_id=str(meta.get("run_id", "")),
+        task=str(meta.get("task", "")),
+        confirmations=int(meta.get("confirmations", 1)),
+        provenance=[
+            FactProvenance.model_validate(p) for p in json.loads(str(meta.get("provenance") or "[]"))
+        ],
+    )

@@ -1,0 +1,132 @@
+"""The typed things that cross the knowledge store's boundary.
+
+Chunks of company documents, what an ingest did, search hits, and learned facts with provenance.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ChunkKind = Literal["markdown", "pdf", "text", "email"]
+FileStatus = Literal["added", "replaced", "unchanged", "skipped"]
+Ranking = Literal["hybrid", "vector", "bm25", "rrf"]
+
+HEADING_SEPARATOR = " > "
+
+
+class Chunk(BaseModel):
+    """One retrievable piece of a company document."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    text: str
+    source: str = Field(description="Resolved path of the file the chunk came from.")
+    heading_path: list[str] = Field(default_factory=list)
+    kind: ChunkKind
+    ordinal: int = Field(ge=0, description="Position of the chunk in its file.")
+    file_sha256: str
+
+    @property
+    def heading(self) -> str:
+        return HEADING_SEPARATOR.join(self.heading_path)
+
+    def embed_text(self) -> str:
+        """What is embedded and indexed: the heading path carries much of a section's meaning."""
+        return f"{self.heading}\n{self.text}" if self.heading_path else self.text
+
+
+class FileIngest(BaseModel):
+    """What happened to one file during an ingest."""
+
+    path: str
+    status: FileStatus
+    chunks: int = Field(0, description="Chunks the file has in the store now.")
+    added: int = Field(0, description="Chunks embedded and written by this ingest.")
+    removed: int = Field(0, description="Old chunks of this file deleted by this ingest.")
+    message: str | None = None
+
+
+class IngestReport(BaseModel):
+    files: list[FileIngest] = Field(default_factory=list)
+    seconds: float = 0.0
+
+    def count(self, status: FileStatus) -> int:
+        return sum(1 for f in self.files if f.status == status)
+
+    @property
+    def chunks_added(self) -> int:
+        return sum(f.added for f in self.files)
+
+    @property
+    def skipped(self) -> list[FileIngest]:
+        return [f for f in self.files if f.status == "skipped"]
+
+    def render(self) -> str:
+        head = (
+            f"{len(self.files)} file(s): {self.count('added')} added, {self.count('replaced')} replaced, "
+            f"{self.count('unchanged')} unchanged, {self.count('skipped')} skipped; "
+            f"{self.chunks_added} chunk(s) embedded in {self.seconds:.1f} s"
+        )
+        lines = [head] + [f"  skipped {f.path}: {f.message}" for f in self.skipped]
+        return "\n".join(lines)
+
+
+class ProcedureHit(BaseModel):
+    """A chunk of a company document returned by a search, with where it came from."""
+
+    id: str
+    rank: int = Field(ge=1)
+    score: float = Field(description="Fused (or single-ranker) relevance score; higher is better.")
+    source: str
+    heading_path: list[str]
+    text: str
+
+    @property
+    def source_name(self) -> str:
+        return Path(self.source).name
+
+    @property
+    def citation(self) -> str:
+        if not self.heading_path:
+            return self.source_name
+        return f"{self.source_name} § {HEADING_SEPARATOR.join(self.heading_path)}"
+
+
+class FactProvenance(BaseModel):
+    """Who taught the store a fact: one verified run."""
+
+    run_id: str
+    task: str
+    learned_at: datetime
+    confidence: float = Field(ge=0.0, le=1.0)
+    verified: bool
+
+
+class Fact(BaseModel):
+    """A short durable statement learned by a verified run; near-duplicates are merged into one."""
+
+    id: str
+    text: str
+    confidence: float = Field(ge=0.0, le=1.0, description="Highest confidence any teaching run gave.")
+    verified: bool = Field(description="Every teaching run was verified.")
+    learned_at: datetime = Field(description="When the fact was first learned.")
+    run_id: str = Field(description="The run that first learned it.")
+    task: str = Field(description="The task of that run.")
+    confirmations: int = Field(1, ge=1, description="How many runs taught it (merges count).")
+    provenance: list[FactProvenance]
+
+
+class FactHit(BaseModel):
+    fact: Fact
+    similarity: float = Field(description="Cosine similarity of the query and the fact, -1..1.")
+
+
+class LearnOutcome(BaseModel):
+    action: Literal["added", "merged"]
+    fact: Fact
+    similarity: float | None = Field(None, description="Similarity to the fact merged into.")

@@ -1,0 +1,179 @@
+"""What agents and the planner get from the store: short cited snippets, bounded in size.
+
+Plain functions (no crewai): the CrewAI tools in taskcrew/tools/knowledge.py call these, and the
+planner calls ``knowledge_for_task`` to put the most relevant procedures and facts in its prompt.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from taskcrew.knowledge.embedder import EmbedderUnavailable
+from taskcrew.knowledge.models import HEADING_SEPARATOR, FactHit, ProcedureHit
+from taskcrew.knowledge.store import KnowledgeStore
+from taskcrew.tools.base import ToolResult
+
+SNIPPET_CHARS = 1100  # a whole chunk (chunks are at most ~1,050 characters)
+RESULT_CHARS = 5000  # a tool result stops adding snippets here (ToolResult.to_text caps at 6,000)
+MAX_K = 8
+FACT_MIN_SIMILARITY = 0.3  # below this a "fact" is unrelated noise for the query
+
+
+def clip(text: str, limit: int = SNIPPET_CHARS) -> str:
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, limit - 1)
+    return text[: cut if cut > limit // 2 else limit - 1].rstrip() + "…"
+
+
+class ProcedureSnippet(BaseModel):
+    citation: str = Field(description="File § heading path")
+    text: str
+
+    @classmethod
+    def from_hit(cls, hit: ProcedureHit, limit: int = SNIPPET_CHARS) -> ProcedureSnippet:
+        return cls(citation=hit.citation, text=clip(hit.text, limit))
+
+    def render(self) -> str:
+        return f"[{self.citation}]\n{self.text}"
+
+
+class FactSnippet(BaseModel):
+    id: str
+    text: str
+    confidence: float
+    confirmations: int
+    learned_from: str = Field(description="The run that first learned it.")
+
+    @classmethod
+    def from_hit(cls, hit: FactHit) -> FactSnippet:
+        fact = hit.fact
+        return cls(
+            id=fact.id,
+            text=clip(fact.text),
+            confidence=fact.confidence,
+            confirmations=fact.confirmations,
+            learned_from=fact.run_id,
+        )
+
+    def render(self) -> str:
+        return (
+            f"- {self.text} (fact {self.id}; learned by run {self.learned_from}, "
+            f"confidence {self.confidence:.2f}, confirmed {self.confirmations}x)"
+        )
+
+
+class ProcedureResults(BaseModel):
+    query: str
+    snippets: list[ProcedureSnippet]
+
+    def render(self) -> str:
+        if not self.snippets:
+            return f"No company procedure matches {self.query!r}."
+        return "\n\n".join(s.render() for s in self.snippets)
+
+
+class FactResults(BaseModel):
+    query: str
+    facts: list[FactSnippet]
+
+    def render(self) -> str:
+        if not self.facts:
+            return f"No learned fact matches {self.query!r}."
+        return "Facts learned by earlier verified runs:\n" + "\n".join(f.render() for f in self.facts)
+
+
+class KnowledgeBrief(BaseModel):
+    """The procedures and facts most relevant to a task, for the planner's prompt.
+
+    ``related`` names the other sections of the chapters the procedures came from: a handbook's
+    headings say a lot, and the planner can fetch any of them with search_procedures.
+    """
+
+    procedures: list[ProcedureSnippet] = Field(default_factory=list)
+    related: list[str] = Field(default_factory=list, description="Citations of sections not included.")
+    facts: list[FactSnippet] = Field(default_factory=list)
+
+    def render(self) -> str:
+        parts = []
+        if self.procedures:
+            parts.append("Company procedures:\n\n" + "\n\n".join(p.render() for p in self.procedures))
+        if self.related:
+            parts.append(
+                "Other sections of the same chapters (look them up with search_procedures if relevant):\n"
+                + "\n".join(f"- {c}" for c in self.related)
+            )
+        if self.facts:
+            parts.append(
+                "Facts learned by earlier verified runs:\n" + "\n".join(f.render() for f in self.facts)
+            )
+        return "\n\n".join(parts) if parts else "(no company procedures or learned facts)"
+
+
+def search_procedures(store: KnowledgeStore, query: str, k: int = 4) -> ToolResult:
+    """Tool logic: the company procedure passages that answer ``query``, each with its citation."""
+    if not query.strip():
+        return ToolResult.failure("The query is empty; describe what procedure you are looking for.")
+    if store.is_empty():
+        return ToolResult.failure(
+            "No company documents are in the knowledge store; a person can add them with "
+            "`taskcrew knowledge ingest PATH`. Proceed without them or ask the human."
+        )
+    try:
+        hits = store.procedures.search(query, k=max(1, min(k, MAX_K)))
+    except EmbedderUnavailable as exc:
+        return ToolResult.failure(f"The knowledge store cannot embed queries: {exc}")
+    snippets: list[ProcedureSnippet] = []
+    used = 0
+    for hit in hits:
+        snippet = ProcedureSnippet.from_hit(hit)
+        used += len(snippet.render()) + 2
+        if snippets and used > RESULT_CHARS:
+            break
+        snippets.append(snippet)
+    return ToolResult.success(ProcedureResults(query=query, snippets=snippets))
+
+
+def recall_facts(store: KnowledgeStore, query: str, k: int = 3) -> ToolResult:
+    """Tool logic: facts earlier verified runs learned that relate to ``query``."""
+    if not query.strip():
+        return ToolResult.failure("The query is empty; say what you want to recall.")
+    try:
+        hits = store.facts.search(query, k=max(1, min(k, MAX_K)), min_similarity=FACT_MIN_SIMILARITY)
+    except EmbedderUnavailable as exc:
+        return ToolResult.failure(f"The knowledge store cannot embed queries: {exc}")
+    return ToolResult.success(FactResults(query=query, facts=[FactSnippet.from_hit(h) for h in hits]))
+
+
+def knowledge_for_task(
+    store: KnowledgeStore,
+    task: str,
+    k_procedures: int = 4,
+    k_facts: int = 3,
+    snippet_chars: int = SNIPPET_CHARS,
+    max_related: int = 12,
+) -> KnowledgeBrief:
+    """The top procedures, their chapters' other sections and relevant facts for a task text
+    (for the planner; no crewai)."""
+    procedures = store.procedures.search(task, k=k_procedures)
+    facts = store.facts.search(task, k=k_facts, min_similarity=FACT_MIN_SIMILARITY)
+    return KnowledgeBrief(
+        procedures=[ProcedureSnippet.from_hit(h, snippet_chars) for h in procedures],
+        related=_related_sections(store, procedures)[:max_related],
+        facts=[FactSnippet.from_hit(h) for h in facts],
+    )
+
+
+def _related_sections(store: KnowledgeStore, hits: list[ProcedureHit]) -> list[str]:
+    """Citations of the sections sharing a top-level chapter with a hit, minus the hits."""
+    seen = {(h.source, tuple(h.heading_path)) for h in hits}
+    related: list[str] = []
+    for source, chapter in dict.fromkeys((h.source, h.heading_path[0]) for h in hits if h.heading_path):
+        for path in store.procedures.sections(source):
+            if path and path[0] == chapter and (source, tuple(path)) not in seen:
+                seen.add((source, tuple(path)))
+                related.append(f"{Path(source).name} § {HEADING_SEPARATOR.join(path)}")
+    return related
