@@ -10,12 +10,7 @@ from taskcrew.crew.models import Citation, CriterionCheck, Plan, PlanStep, StepR
 from taskcrew.crew.run import RunSettings, run_task
 from taskcrew.crew.scripted import ScriptedCall, ScriptedLLM, ToolCall
 from taskcrew.crew.trace import read_trace
-
-
-class ScriptedHuman:  # replaced by taskcrew.tools.human.ScriptedHuman once the browser layer lands
-    def ask(self, question: str) -> str:
-        raise AssertionError(question)
-
+from taskcrew.tools.human import ScriptedHuman
 
 TASK = "Contoso sent us something about bill CO-55120. What is it and what does it change?"
 

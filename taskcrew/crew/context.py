@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from crewai.tools import BaseTool
 from pydantic import BaseModel, Field
@@ -40,7 +40,9 @@ class Knowledge(Protocol):
 
     def known_facts(self) -> list[str]: ...
 
-    def learn(self, facts: list[str], *, run_id: str, task: str, verified: bool) -> list[str]: ...
+    def learn(self, facts: list[str], verdict: Any) -> list[str]:
+        """Store facts; ``verdict`` (verified, run_id, task) must be a verified run's."""
+        ...
 
 
 class Human(Protocol):

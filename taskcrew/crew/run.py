@@ -18,7 +18,7 @@ from taskcrew.crew.flow import TaskFlow
 from taskcrew.crew.llm import ModelSpec, TracedLLM, build_provider_llm, choose_models, load_prices
 from taskcrew.crew.models import Outcome, RunState
 from taskcrew.crew.toolbox import System, Toolbox
-from taskcrew.crew.trace import RunStarted, Tracer
+from taskcrew.crew.trace import RunStarted, Tracer, decision_event
 from taskcrew.roles import load_roles
 
 
@@ -75,10 +75,14 @@ def run_task(
     knowledge: Knowledge | None = None,
     knowledge_tools: list[Any] | None = None,
     browser: Any = None,
+    research_tools: list[Any] | None = None,
+    fetch_text: Callable[[str], str | None] | None = None,
+    decisions: Any = None,
     scripted: ScriptedFactory | None = None,
     listeners: list[Callable[[Any], None]] | None = None,
 ) -> RunResult:
-    """Run one task. ``browser`` is the run's BrowserTools (or None for a files-only run)."""
+    """Run one task. ``browser`` is the run's RunBrowser (None: a files-only run); ``decisions``
+    its DecisionLog, whose policy decisions and approvals go into the trace."""
     models = choose_models(
         settings.worker_model, settings.verifier_model, allow_same=settings.allow_same_verifier
     )
@@ -95,7 +99,11 @@ def run_task(
         systems=settings.systems,
         knowledge_tools=knowledge_tools,
         browser=browser,
+        research_tools=research_tools,
+        fetch_text=fetch_text,
     )
+    if decisions is not None:
+        decisions.listeners.append(lambda decision: tracer.emit(decision_event(decision)))
     ctx = RunContext(
         run_id=run_dir.name or uuid.uuid4().hex,
         run_dir=run_dir,

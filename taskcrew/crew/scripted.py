@@ -60,7 +60,23 @@ class ScriptedCall(BaseModel):
 
 
 Reply = str | ToolCall | list[ToolCall] | BaseModel
-Step = Reply | Callable[[ScriptedCall], Reply]
+Policy = Callable[[ScriptedCall], Reply]
+
+
+class Loop(BaseModel):
+    """A reactive step: ``policy`` answers every call until it gives a final answer (not a tool call).
+
+    ``max_calls`` bounds it, so a policy that never finishes fails the test instead of hanging.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    policy: Policy
+    max_calls: int = 40
+    calls: int = 0
+
+
+Step = Reply | Policy | Loop
 
 
 class ScriptError(AssertionError):
@@ -150,8 +166,19 @@ class ScriptedLLM(BaseLLM):
                 f"scripted model {self.model!r} has no step left for role {record.role!r} "
                 f"(call #{len(self._calls)}); last tool result:\n{record.last_tool_result[:2000]}"
             )
-        step = queue.popleft()
-        reply = step(record) if callable(step) else step
+        step = queue[0]
+        if isinstance(step, Loop):
+            step.calls += 1
+            if step.calls > step.max_calls:
+                raise ScriptError(
+                    f"a Loop step for role {record.role!r} did not finish in {step.max_calls} calls"
+                )
+            reply = step.policy(record)
+            if not isinstance(reply, (ToolCall, list)):
+                queue.popleft()
+        else:
+            queue.popleft()
+            reply = step(record) if callable(step) else step
         if isinstance(reply, (ToolCall, list)):
             return _as_tool_calls(reply)
         if isinstance(reply, BaseModel):

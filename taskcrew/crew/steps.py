@@ -6,6 +6,7 @@ from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from crewai.tools import BaseTool
+from pydantic import BaseModel
 
 from taskcrew.crew.citations import check_citations
 from taskcrew.crew.context import RunContext
@@ -115,6 +116,7 @@ def work_step(ctx: RunContext, state: RunState, index: int) -> StepReport:
         title=step.title,
         instructions=step.instructions,
         done_when=step.done_when or "the step's instructions are carried out",
+        environment=ctx.toolbox.environment(),
     )
     try:
         report = run_role(
@@ -245,8 +247,16 @@ def feedback_from(verdict: Verdict) -> str:
     return verdict.reason + ("\nUnmet: " + "; ".join(unmet) if unmet else "")
 
 
+class RunVerdict(BaseModel):
+    """The final verdict as the knowledge store's grant reads it (verified, run id, task)."""
+
+    verified: bool
+    run_id: str
+    task: str
+
+
 def reflect(ctx: RunContext, state: RunState) -> None:
-    if ctx.knowledge is None:
+    if ctx.knowledge is None or not state.verdicts:
         return
     trail = "\n".join(
         f"- [{r.role}] {r.title} → {r.report.status}: {r.report.summary[:300]}" for r in state.steps_done
@@ -274,7 +284,9 @@ def reflect(ctx: RunContext, state: RunState) -> None:
         ctx.tracer.emit(ReflectionEvent(facts=[], stored=[f"reflection failed: {exc}"]))
         return
     facts = [ctx.redact(f) for f in reflection.facts[:3]]
-    stored = ctx.knowledge.learn(facts, run_id=ctx.run_id, task=ctx.task, verified=True) if facts else []
+    final = state.verdicts[-1]
+    verdict = RunVerdict(verified=final.verified, run_id=ctx.run_id, task=ctx.task)
+    stored = ctx.knowledge.learn(facts, verdict) if facts else []
     state.learned = facts
     ctx.tracer.emit(ReflectionEvent(facts=facts, stored=stored))
 

@@ -141,16 +141,27 @@ class Toolbox:
         if path := kwargs.get("path"):
             self.sources.add(str(path))
 
+    def _record_url(self, kwargs: dict[str, Any], text: str) -> None:
+        if url := kwargs.get("url"):
+            self.sources.add(str(url))
+
     def tools_for(self, role: RoleName) -> list[BaseTool]:
         if role == "file_reader":
-            return file_reader_tools(self.files) + self.knowledge_tools + self._run_tools()
+            return (
+                file_reader_tools(self.files) + self.research_tools + self.knowledge_tools + self._run_tools()
+            )
         if role == "browser_operator":
             browser = self.browser.worker_tools() if self.browser is not None else []
             return browser + self._calculators() + self.knowledge_tools + self._run_tools()
         if role == "verifier":
             reading = [RecordingTool.around(t, self._record_file) for t in file_reader_tools(self.files)]
+            fetching = [
+                RecordingTool.around(t, self._record_url)
+                for t in self.research_tools
+                if t.name == "web_fetch"
+            ]
             browser = self.browser.verifier_tools(self.sources.add) if self.browser is not None else []
-            return browser + reading
+            return browser + reading + fetching
         return []
 
     def source_text(self, source: str) -> str | None:

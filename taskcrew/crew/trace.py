@@ -178,3 +178,22 @@ class Tracer:
 
 def read_trace(path: Path) -> list[Any]:
     return [_ADAPTER.validate_json(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def decision_event(decision: Any) -> _Event:
+    """A policy decision (taskcrew.tools.policy.PolicyDecision) as a trace event."""
+    fields = {f.name: f.value for f in decision.fields}
+    if decision.outcome in ("approved", "rejected"):
+        return ApprovalEvent(
+            question=f"{decision.method} {decision.url}",
+            payload=fields,
+            answer=decision.outcome,
+            note=decision.answer or "",
+        )
+    detail = {
+        "kind": decision.kind,
+        "method": decision.method,
+        "url": decision.url,
+        "reason": decision.reason,
+    }
+    return PolicyEvent(decision=decision.outcome, detail=detail)

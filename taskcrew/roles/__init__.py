@@ -29,6 +29,7 @@ TASK_FIELDS: dict[str, set[str]] = {
         "title",
         "instructions",
         "done_when",
+        "environment",
     },
     "verify": {"claim", "task", "criteria", "worker_summary", "environment"},
     "reflect": {"task", "outcome", "trail", "known_facts"},
