@@ -57,12 +57,21 @@ class LazySession(BrowserSession):
 
 
 class RunBrowser:
-    def __init__(self, config: BrowserConfig, policy: Policy, vault: Vault, log: DecisionLog) -> None:
+    def __init__(
+        self,
+        config: BrowserConfig,
+        policy: Policy,
+        vault: Vault,
+        log: DecisionLog,
+        runtime: BrowserRuntime | None = None,
+    ) -> None:
+        """``runtime``: a Chromium shared across runs (kept open on close); else one of its own."""
         self.config = config
         self.policy = policy
         self.vault = vault
         self.log = log
-        self.runtime = BrowserRuntime(config)
+        self._owns_runtime = runtime is None
+        self.runtime = runtime or BrowserRuntime(config)
         self.worker = LazySession(policy=policy, vault=vault, runtime=self.runtime)
         self.verifier: LazySession | None = None
 
@@ -104,4 +113,5 @@ class RunBrowser:
         for session in (self.verifier, self.worker):
             if session is not None:
                 session.close()
-        self.runtime.close()
+        if self._owns_runtime:
+            self.runtime.close()

@@ -74,6 +74,7 @@ class Workplace:
         self.erp_server: Any = None
         self.vault: Any = None
         self.store: Any = None
+        self._runtime: Any = None  # one Chromium for all runs of this workplace, started on first use
 
     # ------------------------------------------------------------------ lifecycle
     def __enter__(self) -> Workplace:
@@ -89,6 +90,8 @@ class Workplace:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        if self._runtime is not None:
+            self._runtime.close()
         self._stack.close()
 
     def _check_sandbox(self) -> None:
@@ -205,7 +208,7 @@ class Workplace:
         scripted: ScriptedFactory | None = None,
         listeners: list[Any] | None = None,
     ) -> RunResult:
-        from taskcrew.tools.browser import BrowserConfig
+        from taskcrew.tools.browser import BrowserConfig, BrowserRuntime
 
         log = DecisionLog()
         policy = self._policy(log)
@@ -214,7 +217,9 @@ class Workplace:
             headless=self.settings.headless,
             slow_mo_ms=self.settings.slow_mo_ms,
         )
-        browser = RunBrowser(config, policy, self.vault, log)
+        if self._runtime is None:
+            self._runtime = BrowserRuntime(config)
+        browser = RunBrowser(config, policy, self.vault, log, runtime=self._runtime)
         research_tools, fetch_text = self._research(policy)
         knowledge, knowledge_tools = self._knowledge()
         settings = RunSettings(
