@@ -3,8 +3,9 @@
 - file_reader: files (read-only, confined to the sandbox), AP helpers, knowledge, notes, ask_user
 - browser_operator: the browser (behind the policy gate and the vault), AP helpers, knowledge,
   notes, ask_user
-- verifier: read-only browser in a fresh context, read-only files — and every source it opens is
-  recorded, so its verdict can only cite what it really looked at
+- verifier: read-only browser in a fresh context, read-only files, web_fetch and python — every
+  source it opens is recorded (a computation it runs as "python"), so its verdict can only cite
+  what it really looked at
 - planner, reflector: no tools (their inputs are put in their prompts)
 """
 
@@ -160,8 +161,14 @@ class Toolbox:
                 for t in self.research_tools
                 if t.name == "web_fetch"
             ]
+            # A computed answer is checked by computing it again: "python" is then a source it saw.
+            computing = [
+                RecordingTool.around(t, lambda kwargs, text: self.sources.add("python"))
+                for t in self.research_tools
+                if t.name == "python"
+            ]
             browser = self.browser.verifier_tools(self.sources.add) if self.browser is not None else []
-            return browser + reading + fetching
+            return browser + reading + fetching + computing
         return []
 
     def source_text(self, source: str) -> str | None:
