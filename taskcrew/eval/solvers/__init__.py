@@ -1,0 +1,49 @@
+"""Scripted "models" for the offline eval sweep (CI runs the whole sweep with them).
+
+- ``scripted/solver``: the worker (planner, file_reader, browser_operator, reflector); solves
+  every case by reading the real files, pages and tool results.
+- ``scripted/auditor``: the verifier; re-derives what should be true from the sources and checks
+  the real systems itself, so it catches false claims.
+- ``scripted/sloppy``: a worker with a careless model's habits on some cases (subtotal instead of
+  total, the amount as printed, a forced duplicate, a success claimed without doing the work).
+
+    factory = scripted_models(case)          # name -> BaseLLM, for Workplace.run(scripted=...)
+    place.run(case.task, worker_model="scripted/solver", verifier_model="scripted/auditor",
+              scripted=factory)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from crewai.llms.base_llm import BaseLLM
+
+from taskcrew.eval.models import EvalCase
+from taskcrew.eval.solvers.base import AuditorBrain, WorkerBrain, brain_llm
+from taskcrew.eval.solvers.registry import SLOPPY_SLIPS, SOLVER, NoRecipe, sloppy_recipe, solver_recipe
+
+SCRIPTED_MODELS = ("solver", "auditor", "sloppy")
+
+__all__ = ["SCRIPTED_MODELS", "SLOPPY_SLIPS", "SOLVER", "NoRecipe", "scripted_models"]
+
+
+def scripted_models(case: EvalCase) -> Callable[[str], BaseLLM]:
+    """The scripted models for one case: ``factory("solver")`` etc. build a fresh model each call."""
+
+    def factory(name: str) -> BaseLLM:
+        from taskcrew.crew.llm import ModelConfigError
+
+        try:
+            if name == "solver":
+                return brain_llm(WorkerBrain(solver_recipe(case)), "scripted/solver")
+            if name == "sloppy":
+                return brain_llm(WorkerBrain(sloppy_recipe(case)), "scripted/sloppy")
+            if name == "auditor":
+                return brain_llm(AuditorBrain(solver_recipe(case)), "scripted/auditor")
+        except NoRecipe as exc:
+            raise ModelConfigError(str(exc)) from exc
+        raise ModelConfigError(
+            f"unknown scripted model 'scripted/{name}': the eval has {', '.join(SCRIPTED_MODELS)}"
+        )
+
+    return factory

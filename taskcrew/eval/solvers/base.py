@@ -1,0 +1,228 @@
+"""The machinery of the scripted eval models: recipes, step scripts, and the LLMs that run them.
+
+A *recipe* says how one case is worked: the plan (steps with a role and a title), a *step script*
+per step, the audit the verifier runs, and what the reflector keeps. A step script is a generator
+that yields tool calls and receives the next model call (with the real tool result in it), and
+finally returns the step's JSON answer — the way a model reads each observation before it acts:
+
+    def read(call):
+        call = yield tool("search_files", query="Northwind")
+        paths = kit.search_paths(call.last_tool_result)
+        ...
+        return kit.report("done", "...")
+
+The scripted LLMs are plain ``ScriptedLLM``s whose every step is the recipe's dispatcher, so they
+record their calls like any test double.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from typing import Any
+
+from taskcrew.crew.models import Plan, PlanStep, Reflection
+from taskcrew.crew.scripted import Reply, ScriptedCall, ScriptedLLM, ScriptError, ToolCall
+from taskcrew.eval import kit
+
+StepScript = Generator[Reply, ScriptedCall, str]
+Policy = Callable[[ScriptedCall], Reply]
+MAX_CALLS = 3000  # far above any run's step budget; a runaway script fails instead of hanging
+
+
+def tool(name: str, **args: Any) -> ToolCall:
+    return ToolCall(name=name, args=args)
+
+
+def delegate(policy: Policy, call: ScriptedCall) -> StepScript:
+    """Run a reactive policy (such as kit.EnterBill) until it gives its final answer."""
+    while True:
+        reply = policy(call)
+        if isinstance(reply, (ToolCall, list)):
+            call = yield reply
+        else:
+            return str(reply)
+
+
+def stopped(text: str) -> bool:
+    """The guard told the model to stop (step budget spent or too many failures in a row)."""
+    return "STOP: " in text
+
+
+class Running:
+    """A step script in progress: feeds it each call, turns its return value into the answer."""
+
+    def __init__(self, script: StepScript) -> None:
+        self.script = script
+        self.started = False
+
+    def __call__(self, call: ScriptedCall) -> Reply:
+        if self.started and stopped(call.last_tool_result):
+            self.script.close()
+            return kit.report("failed", "I had to stop: " + call.last_tool_result.split("STOP: ", 1)[1][:400])
+        try:
+            reply = self.script.send(call) if self.started else next(self.script)
+        except StopIteration as done:
+            return str(done.value)
+        self.started = True
+        return reply
+
+
+class Step:
+    """One plan step: who does it, what it is called, and the script that does it."""
+
+    def __init__(
+        self,
+        role: str,
+        title: str,
+        instructions: str,
+        run: Callable[[ScriptedCall], StepScript],
+        done_when: str = "",
+    ) -> None:
+        self.role = role
+        self.title = title
+        self.instructions = instructions
+        self.run = run
+        self.done_when = done_when
+
+    def plan_step(self) -> PlanStep:
+        return PlanStep.model_validate(
+            {
+                "role": self.role,
+                "title": self.title,
+                "instructions": self.instructions,
+                "done_when": self.done_when,
+            }
+        )
+
+
+class Recipe:
+    """How one case is worked. Subclasses define ``goal``, ``criteria``, ``steps`` and ``audit``."""
+
+    changes_data = False
+
+    def goal(self) -> str:
+        raise NotImplementedError
+
+    def criteria(self) -> list[str]:
+        raise NotImplementedError
+
+    def steps(self) -> list[Step]:
+        raise NotImplementedError
+
+    def audit(self, call: ScriptedCall) -> StepScript:
+        raise NotImplementedError
+
+    def plan(self, call: ScriptedCall) -> Plan:
+        """The same plan on a replan: the scripts read earlier results and the person's answers."""
+        return Plan(
+            goal=self.goal(),
+            success_criteria=self.criteria(),
+            steps=[s.plan_step() for s in self.steps()],
+            changes_data=self.changes_data,
+        )
+
+    def step(self, title: str, call: ScriptedCall) -> StepScript:
+        for step in self.steps():
+            if step.title == title:
+                return step.run(call)
+        raise ScriptError(f"{type(self).__name__} has no step titled {title!r}")
+
+    def reflect(self, call: ScriptedCall) -> Reflection:
+        """Durable lessons only: what the systems did and how it was handled."""
+        trail = call.task_text.lower()
+        facts = []
+        if "session has expired" in trail or "expire" in trail:
+            facts.append(
+                "Acme Payables can end the session when a bill is saved: log in again and re-enter the whole form."
+            )
+        if "503" in trail or "temporarily unavailable" in trail:
+            facts.append(
+                "Acme Payables sometimes answers 503 on save: nothing is saved, so submit the form again."
+            )
+        return Reflection(facts=facts[:3])
+
+
+class WorkerBrain:
+    """The worker model: planner, file_reader, browser_operator and reflector of one recipe."""
+
+    def __init__(self, recipe: Recipe) -> None:
+        self.recipe = recipe
+        self.current: Running | None = None
+
+    def __call__(self, call: ScriptedCall) -> Reply:
+        if call.role == "planner":
+            return self.recipe.plan(call).model_dump_json()
+        if call.role == "reflector":
+            return self.recipe.reflect(call).model_dump_json()
+        if call.role not in ("file_reader", "browser_operator"):
+            raise ScriptError(f"the scripted worker has no part as {call.role!r}")
+        if self.current is None or kit.is_first_call(call):
+            self.current = Running(self.recipe.step(kit.step_title(call), call))
+        return self.current(call)
+
+
+class AuditorBrain:
+    """The verifier model: runs the recipe's audit from a fresh start on every verification."""
+
+    def __init__(self, recipe: Recipe) -> None:
+        self.recipe = recipe
+        self.current: Running | None = None
+
+    def __call__(self, call: ScriptedCall) -> Reply:
+        if call.role != "verifier":
+            raise ScriptError(f"the scripted auditor only verifies; it was called as {call.role!r}")
+        if self.current is None or kit.is_first_call(call):
+            self.current = Running(self.recipe.audit(call))
+        return self.current(call)
+
+
+def brain_llm(brain: Policy, model: str) -> ScriptedLLM:
+    return ScriptedLLM([brain] * MAX_CALLS, model=model)
+
+
+# ----------------------------------------------------------------------------- shared moves
+def visit(call: ScriptedCall, url: str) -> Generator[Reply, ScriptedCall, ScriptedCall]:
+    """Open ``url`` in the browser, logging in, closing overlays and retrying outages on the way.
+
+    Returns the call whose latest tool result shows the page (or the last thing seen).
+    """
+    target = url.split("://", 1)[-1].split("/", 1)[-1]
+    call = yield kit.navigate(url)
+    for _ in range(6):
+        text = call.last_tool_result
+        if step := kit.login(text) or kit.dismiss_modal(text):
+            call = yield step
+            continue
+        here = kit.page_url(text).split("://", 1)[-1].split("/", 1)[-1]
+        outage = "temporarily unavailable" in kit.page_text(text).lower()
+        if here == target and not outage:
+            return call
+        call = yield kit.navigate(url)
+    return call
+
+
+class Finding:
+    """What an audit saw for one thing it checked."""
+
+    def __init__(self, met: bool, source: str, observed: str) -> None:
+        self.met = met
+        self.source = source
+        self.observed = observed
+
+
+def judge(call: ScriptedCall, findings: list[Finding], reason: str) -> str:
+    """A verdict over the plan's criteria: each is met only if everything the audit saw is right.
+
+    The audit checks the claim as a whole (the criteria are a colleague's words); every check cites
+    the pages and files the audit itself opened.
+    """
+    ok = bool(findings) and all(f.met for f in findings)
+    observed = "; ".join(f.observed for f in findings)[:1500] or "nothing could be observed"
+    wrong = [f for f in findings if not f.met]
+    source = (wrong[0] if wrong else findings[0]).source if findings else "(nothing opened)"
+    checks = [(c, ok, source, observed) for c in kit.criteria(call)] or [
+        ("The request was carried out as claimed", ok, source, observed)
+    ]
+    for f in wrong:
+        checks.append((f"Observed at {f.source}", False, f.source, f.observed))
+    return kit.verdict(checks, reason if ok else f"Not as claimed: {wrong[0].observed}" if wrong else reason)

@@ -1,0 +1,153 @@
+"""Reading vendor documents the way a careful clerk does: by their printed labels.
+
+These functions work on what ``read_file`` returned (e-mail headers, bodies and attached PDFs as
+text). They find each document in it (a PDF attachment, a forwarded e-mail's attachment, the file
+itself), tell invoices from credit memos, quotes, statements and price lists by their heading, and
+read the printed number, date, terms and totals exactly as printed. Turning printed amounts and
+dates into plain values is left to the calculator tools, as a model would.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+
+from taskcrew.tools import ap
+
+INVOICE_HEADINGS = ("INVOICE", "TAX INVOICE", "RECHNUNG")
+OTHER_HEADINGS = (
+    "CREDIT MEMO",
+    "CREDIT NOTE",
+    "QUOTATION",
+    "QUOTE",
+    "STATEMENT",
+    "PRICE LIST",
+    "LIEFERSCHEIN",
+)
+
+_NUMBER = re.compile(
+    r"^(?:Invoice No\.?|Invoice #|Invoice Number|Invoice number|Rechnungsnummer|Invoice|"
+    r"Credit Memo No\.?|Credit Note No\.?)\s+([A-Z0-9][\w/\-.]*\d[\w/\-.]*)$"
+)
+_DATE = re.compile(r"^(?:Invoice Date|Date of issue|Rechnungsdatum|Date)\s+(.+)$")
+_TERMS = re.compile(r"^(?:Payment Terms|Payment terms|Terms|Zahlungsbedingungen:)\s+(.+)$")
+_DUE = re.compile(r"^(?:Due date:|Due Date|Fällig am|zahlbar bis)\s*(.+)$")
+_TOTAL = re.compile(
+    r"^(TOTAL PAYABLE|TOTAL DUE|TOTAL CREDIT|Grand Total|Gesamtbetrag|Amount due|Amount Due|TOTAL)"
+    r"(?:\s*\(([A-Z]{3})\))?\s+(.+)$",
+    re.IGNORECASE,
+)
+_SUBTOTAL = re.compile(r"^(?:Subtotal|Nettobetrag|Taxable Value)\s+(.+)$")
+_REFERENCE = re.compile(r"^Applies to Invoice\s+(\S+)$")
+
+
+@dataclass
+class PrintedDocument:
+    """One document inside a file, with its values exactly as printed."""
+
+    path: str
+    heading: str
+    issuer: str
+    lines: list[str]
+    number: str = ""
+    number_line: str = ""
+    date: str = ""
+    terms: str = ""
+    due: str = ""
+    total: str = ""
+    total_line: str = ""
+    total_currency: str = ""
+    subtotal: str = ""
+    references: list[str] = field(default_factory=list)
+
+    @property
+    def is_invoice(self) -> bool:
+        return self.heading.upper() in INVOICE_HEADINGS and bool(self.number)
+
+    @property
+    def amount_text(self) -> str:
+        """The total as printed, with its currency when the label carries it ('TOTAL (USD)')."""
+        return f"{self.total} {self.total_currency}".strip()
+
+    @property
+    def terms_text(self) -> str:
+        """What compute_due_date needs: an explicit printed due date wins over the terms."""
+        if self.due:
+            return f"Due date: {self.due}"
+        return self.terms
+
+    def issued(self) -> dt.date | None:
+        """The invoice date, for ordering candidates (None when it cannot be read)."""
+        try:
+            return ap.parse_date(self.date).value
+        except ValueError:
+            return None
+
+
+def _sections(text: str) -> list[list[str]]:
+    """The parts of a read_file result: the file itself, each body, each attachment."""
+    sections: list[list[str]] = [[]]
+    for line in text.splitlines():
+        if line.startswith("--- ") and line.rstrip().endswith("---"):
+            sections.append([])
+        else:
+            sections[-1].append(line)
+    return [s for s in sections if any(line.strip() for line in s)]
+
+
+def _first_sentence(text: str) -> str:
+    return re.split(r"(?<=[a-z0-9])\. ", text.strip(), maxsplit=1)[0].rstrip(".")
+
+
+def _read(path: str, lines: list[str]) -> PrintedDocument | None:
+    stripped = [line.strip() for line in lines if line.strip() and not line.startswith("File: ")]
+    heading = next((line for line in stripped if line.upper() in INVOICE_HEADINGS + OTHER_HEADINGS), "")
+    if not heading:
+        return None
+    body = stripped[stripped.index(heading) + 1 :]
+    doc = PrintedDocument(path=path, heading=heading, issuer=stripped[0], lines=stripped)
+    for line in body:
+        if not doc.number and (m := _NUMBER.match(line)):
+            doc.number, doc.number_line = m.group(1), line
+        elif not doc.date and (m := _DATE.match(line)):
+            doc.date = m.group(1).strip()
+        elif not doc.terms and (m := _TERMS.match(line)):
+            doc.terms = _first_sentence(m.group(1))
+        elif not doc.due and (m := _DUE.match(line)):
+            doc.due = m.group(1).strip()
+        elif not doc.subtotal and (m := _SUBTOTAL.match(line)):
+            doc.subtotal = m.group(1).strip()
+        elif m := _REFERENCE.match(line):
+            doc.references.append(m.group(1))
+        if m := _TOTAL.match(line):
+            doc.total, doc.total_currency, doc.total_line = m.group(3).strip(), m.group(2) or "", line
+    return doc
+
+
+def documents_in(path: str, text: str) -> list[PrintedDocument]:
+    """Every titled document (invoice, credit memo, quote, ...) in one read_file result."""
+    found = [_read(path, section) for section in _sections(text)]
+    return [d for d in found if d is not None]
+
+
+def invoices_in(path: str, text: str) -> list[PrintedDocument]:
+    return [d for d in documents_in(path, text) if d.is_invoice]
+
+
+def distinct(invoices: list[PrintedDocument]) -> list[PrintedDocument]:
+    """One entry per invoice number (a forwarded copy is the same invoice)."""
+    seen: dict[str, PrintedDocument] = {}
+    for invoice in invoices:
+        seen.setdefault(re.sub(r"[^a-z0-9]", "", invoice.number.lower()), invoice)
+    return list(seen.values())
+
+
+def latest(invoices: list[PrintedDocument]) -> list[PrintedDocument]:
+    """The invoices with the newest invoice date (more than one: the request is ambiguous)."""
+    dated = [(d.issued(), d) for d in invoices]
+    dates: list[dt.date] = [when for when, _ in dated if when is not None]
+    if not dates:
+        return invoices
+    newest = max(dates)
+    return [d for when, d in dated if when == newest]
