@@ -159,6 +159,153 @@ def knowledge_forget(
     raise typer.Exit(commands.forget(fact_id, store, Console(soft_wrap=True)))
 
 
+# ------------------------------------------------------------------------------ eval and past runs
+runs_app = typer.Typer(help="Past runs: outcome, task, tokens, cost and time of each.", no_args_is_help=True)
+app.add_typer(runs_app, name="runs")
+
+RunsDirOption = Annotated[
+    Path | None,
+    typer.Option("--runs-dir", help="Folder of run folders (default: TASKCREW_RUNS, else ./runs)."),
+]
+
+
+def _user_error(message: str, hint: str = "") -> typer.Exit:
+    """One clear line (and a hint) on stderr, no traceback."""
+    typer.echo(f"error: {message}", err=True)
+    if hint:
+        typer.echo(f"hint: {hint}", err=True)
+    return typer.Exit(2)
+
+
+@app.command("eval")
+def eval_sweep(
+    models: Annotated[
+        str | None,
+        typer.Option(
+            "--models",
+            help="Worker models, comma-separated provider strings (default: TASKCREW_MODEL). "
+            "scripted/solver and scripted/sloppy run offline.",
+        ),
+    ] = None,
+    verifier_model: Annotated[
+        str | None,
+        typer.Option(
+            "--verifier-model",
+            help="The verifier (default: TASKCREW_VERIFIER_MODEL; scripted/auditor for scripted workers).",
+        ),
+    ] = None,
+    cases: Annotated[
+        str | None, typer.Option("--cases", help="Only cases whose id contains this or matches this glob.")
+    ] = None,
+    repeats: Annotated[
+        int, typer.Option(min=1, max=100, help="Runs per model and case (pass^k up to k).")
+    ] = 1,
+    parallel: Annotated[
+        int, typer.Option(min=1, max=32, help="Worker processes, each with its own ERP and Chromium.")
+    ] = 1,
+    out: Annotated[
+        Path, typer.Option("--out", help="Folder for results.md, results.json and the runs.")
+    ] = Path("eval-results"),
+    chaos: Annotated[
+        bool, typer.Option("--chaos/--no-chaos", help="--no-chaos runs every case without ERP faults.")
+    ] = True,
+) -> None:
+    """Run the eval cases with each model; grade every run on the ERP's ground truth; report."""
+    import os
+
+    from taskcrew.config import Paths, load_dotenv_once, quiet_crewai_env
+
+    load_dotenv_once()
+    paths = Paths.from_env()
+    quiet_crewai_env(paths.crewai_storage)
+    names = [m.strip() for m in (models or os.environ.get("TASKCREW_MODEL", "")).split(",") if m.strip()]
+    if not names:
+        raise _user_error(
+            "no model configured",
+            "pass --models provider/name[,provider/name...] or set TASKCREW_MODEL "
+            "(offline: --models scripted/solver)",
+        )
+    from rich.console import Console
+
+    from taskcrew.eval.console import SweepProgress, print_totals
+    from taskcrew.eval.sweep import SweepError, SweepSettings, plan_sweep, run_sweep
+
+    console = Console(soft_wrap=True)
+    settings = SweepSettings(
+        models=names,
+        verifier_model=verifier_model,
+        case_pattern=cases,
+        repeats=repeats,
+        parallel=parallel,
+        out_dir=out,
+        chaos=chaos,
+        sandbox=paths.sandbox,
+    )
+    try:
+        plan = plan_sweep(settings)
+        console.print(
+            f"{len(plan.cases)} case(s) × {len(names)} model(s) × {repeats} repeat(s) = {len(plan.jobs)} run(s)"
+        )
+        with SweepProgress(console, total=len(plan.jobs)) as progress:
+            report = run_sweep(settings, progress, plan)
+    except SweepError as exc:
+        raise _user_error(str(exc), "`taskcrew eval --help` lists the options") from exc
+    print_totals(report, console)
+    console.print(f"results: {out / 'results.md'} and {out / 'results.json'}; runs under {out / 'runs'}")
+    if all(r.error for r in report.runs):
+        raise _user_error(f"no run could be carried out: {report.runs[0].error}")
+
+
+@runs_app.command("list")
+def runs_list(
+    runs_dir: RunsDirOption = None,
+    limit: Annotated[int, typer.Option(min=1, help="Show at most this many (newest first).")] = 20,
+) -> None:
+    """List past runs: when, outcome, task, models, tokens, cost, time."""
+    from rich.console import Console
+
+    from taskcrew.config import Paths
+    from taskcrew.eval.console import print_runs
+    from taskcrew.eval.runs import RunReadError, list_runs
+
+    folder = runs_dir or Paths.from_env().runs
+    try:
+        runs, problems = list_runs(folder)
+    except RunReadError as exc:
+        raise _user_error(str(exc), "pass --runs-dir with the folder your runs are in") from exc
+    console = Console(soft_wrap=True)
+    if not runs:
+        console.print(f"No runs in {folder} yet.")
+    else:
+        print_runs(runs[:limit], console)
+        if len(runs) > limit:
+            console.print(f"… and {len(runs) - limit} older run(s); --limit shows more.")
+    for problem in problems:
+        console.print(f"[yellow]skipped:[/] {problem}")
+
+
+@runs_app.command("show")
+def runs_show(
+    run: Annotated[Path, typer.Argument(help="A run folder, or its name inside the runs folder.")],
+    runs_dir: RunsDirOption = None,
+) -> None:
+    """Show one run: outcome, models, tokens, cost, time, and its report."""
+    from rich.console import Console
+
+    from taskcrew.config import Paths
+    from taskcrew.eval.console import print_run
+    from taskcrew.eval.runs import REPORT, RunReadError, find_run, read_run
+
+    try:
+        folder = find_run(run, runs_dir or Paths.from_env().runs)
+        summary = read_run(folder)
+    except RunReadError as exc:
+        raise _user_error(str(exc)) from exc
+    report = folder / REPORT
+    text = report.read_text(encoding="utf-8", errors="replace") if report.is_file() else None
+    print_run(summary, text, Console(soft_wrap=True))
+
+
 def main() -> None:
     app()
 

@@ -103,23 +103,19 @@ def verifier_for(worker: str, chosen: str | None) -> str:
     return verifier
 
 
-def check_models(models: list[str], verifiers: dict[str, str]) -> None:
-    """Fail before any run starts: provider strings, API keys, scripted names."""
+def check_model(raw: str) -> None:
+    """Fail before any run starts: the provider string, its API key, a scripted model's name."""
     from taskcrew.crew.llm import ModelConfigError, ModelSpec, build_provider_llm
     from taskcrew.eval.solvers import SCRIPTED_MODELS
 
-    for raw in [*models, *verifiers.values()]:
-        try:
-            spec = ModelSpec.parse(raw)
-            if spec.provider == "scripted":
-                if spec.name not in SCRIPTED_MODELS:
-                    raise SweepError(
-                        f"unknown scripted model {raw!r}: the eval has {', '.join(sorted(SCRIPTED_MODELS))}"
-                    )
-            else:
-                build_provider_llm(spec)
-        except ModelConfigError as exc:
-            raise SweepError(str(exc)) from exc
+    try:
+        spec = ModelSpec.parse(raw)
+        if spec.provider != "scripted":
+            build_provider_llm(spec)
+    except ModelConfigError as exc:
+        raise SweepError(str(exc)) from exc
+    if spec.provider == "scripted" and spec.name not in SCRIPTED_MODELS:
+        raise SweepError(f"unknown scripted model {raw!r}: the eval has {', '.join(SCRIPTED_MODELS)}")
 
 
 def plan_jobs(settings: SweepSettings, cases: list[EvalCase]) -> list[Job]:
@@ -149,11 +145,11 @@ def chaos_config(setting: ChaosSetting, enabled: bool = True) -> Any:
     return ChaosConfig.model_validate(setting.model_dump(exclude_none=True))
 
 
-def seed_knowledge(target: Path, sandbox: Path) -> Path:
+def seed_knowledge(target: Path, sandbox: Path, embedder: Any = None) -> Path:
     """A knowledge store with the company's procedures only, to be copied for every run."""
     from taskcrew.knowledge import open_store, seed_if_empty
 
-    store = open_store(target)
+    store = open_store(target, embedder)
     seed_if_empty(store, sandbox)
     return target
 
@@ -284,13 +280,34 @@ def _error_record(job: Job, message: str) -> RunRecord:
 
 
 # ------------------------------------------------------------------------------ the sweep
-def run_sweep(settings: SweepSettings, listener: Listener | None = None) -> SweepReport:
+class SweepPlan(BaseModel):
+    cases: list[EvalCase]
+    jobs: list[Job]
+
+
+def plan_sweep(settings: SweepSettings) -> SweepPlan:
+    """Everything that can be checked before any run starts: cases, models, keys, folders."""
+    if not settings.sandbox.is_dir():
+        raise SweepError(
+            f"sandbox folder {settings.sandbox} does not exist: unset TASKCREW_SANDBOX to use the demo company"
+        )
+    for model in settings.models:
+        check_model(model)
+    cases = select_cases(settings)
+    jobs = plan_jobs(settings, cases)
+    for verifier in sorted({j.verifier_model for j in jobs}):
+        check_model(verifier)
+    return SweepPlan(cases=cases, jobs=jobs)
+
+
+def run_sweep(
+    settings: SweepSettings, listener: Listener | None = None, plan: SweepPlan | None = None
+) -> SweepReport:
     """Run the sweep, write results.md and results.json to ``settings.out_dir``, return the report."""
     from taskcrew.eval.report import write_results
 
-    cases = select_cases(settings)
-    jobs = plan_jobs(settings, cases)
-    check_models(settings.models, {j.model: j.verifier_model for j in jobs})
+    plan = plan or plan_sweep(settings)
+    cases, jobs = plan.cases, plan.jobs
     notify = listener or (lambda event: None)
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     clock = time.monotonic()
@@ -330,7 +347,12 @@ def _run_sequential(
     notify: Listener,
 ) -> list[RunRecord]:
     records = []
-    with SweepWorker(settings, cases, seed, scratch / "worker-0", runs_dir) as worker:
+    worker = SweepWorker(settings, cases, seed, scratch / "worker-0", runs_dir)
+    try:
+        worker.__enter__()
+    except Exception as exc:  # WorkplaceError, ErpError, OSError: one clear message for the user
+        raise SweepError(f"the sweep could not start: {exc}") from exc
+    with worker:
         for job in jobs:
             notify(SweepEvent(kind="started", job=job))
             record = worker.run(job)

@@ -1,0 +1,142 @@
+"""What `taskcrew eval` and `taskcrew runs` print: a progress bar while a sweep runs, and tables."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from taskcrew.eval.results import SweepReport
+    from taskcrew.eval.runs import RunSummary
+    from taskcrew.eval.sweep import SweepEvent
+
+OUTCOME_STYLE = {
+    "done": "green",
+    "nothing_to_do": "green",
+    "incomplete": "yellow",
+    "not_verified": "red",
+    "rejected": "yellow",
+    "error": "red",
+    "unfinished": "dim",
+}
+
+
+def _cost(value: Decimal | None) -> str:
+    return "unknown" if value is None else f"${value:.4f}"
+
+
+class SweepProgress:
+    """A rich progress bar fed by the sweep's events; one line per finished run."""
+
+    def __init__(self, console: Console, total: int) -> None:
+        self.console = console
+        self.progress = Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+        )
+        self.task = self.progress.add_task(
+            "starting the sweep (ERP, intranet, knowledge, Chromium)", total=total
+        )
+        self.running: dict[int, str] = {}
+
+    def __enter__(self) -> SweepProgress:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+    def __call__(self, event: SweepEvent) -> None:
+        job = event.job
+        label = f"{job.model} · {job.case_id}" + (f" #{job.repeat}" if job.repeat > 1 else "")
+        if event.kind == "started":
+            self.running[event.worker] = label
+        else:
+            self.running.pop(event.worker, None)
+            record = event.record
+            if record is not None:
+                mark = "[green]pass[/]" if record.passed else "[red]FAIL[/]"
+                style = OUTCOME_STYLE.get(record.outcome, "")
+                self.console.print(
+                    f"{mark} {label}: [{style}]{record.outcome}[/] in {record.seconds:.1f} s"
+                    + (f" — {record.error}" if record.error else "")
+                )
+            self.progress.advance(self.task)
+        self.progress.update(self.task, description=", ".join(self.running.values()) or "finishing")
+
+
+def print_totals(report: SweepReport, console: Console) -> None:
+    table = Table(title="Totals per model")
+    for name in ("model", "verifier", "success", *[f"pass^{k}" for k in range(1, report.repeats + 1)]):
+        table.add_column(name)
+    for name in ("steps", "LLM calls", "tokens in/out", "cost", "time (s)", "approvals"):
+        table.add_column(name, justify="right")
+    for t in report.totals:
+        by_k = {p.k: p.value for p in t.pass_k}
+        table.add_row(
+            t.model,
+            t.verifier_model,
+            f"{t.successes}/{t.runs}",
+            *[f"{by_k[k]:.2f}" if k in by_k else "—" for k in range(1, report.repeats + 1)],
+            str(t.steps),
+            str(t.llm_calls),
+            f"{t.input_tokens}/{t.output_tokens}",
+            _cost(t.cost_usd),
+            f"{t.seconds:.1f}",
+            str(t.approvals),
+        )
+    console.print(table)
+
+
+def print_runs(runs: list[RunSummary], console: Console) -> None:
+    """Two lines per run (readable in a narrow terminal): the figures and folder, then the task."""
+    console.print(f"{len(runs)} run(s), newest first")
+    for run in runs:
+        style = OUTCOME_STYLE.get(run.outcome, "")
+        figures = "—"
+        if run.finished:
+            time = f"{run.seconds:.1f} s" if run.seconds is not None else "—"
+            figures = (
+                f"{run.llm_calls} LLM calls, {run.input_tokens}/{run.output_tokens} tokens, "
+                f"{_cost(run.cost_usd)}, {time}"
+            )
+        console.print(
+            f"[bold]{run.name}[/]  [{style}]{run.outcome}[/]  {figures}  "
+            f"[dim]{run.worker_model} / {run.verifier_model}[/]"
+        )
+        console.print(f"    {run.task}")
+
+
+def print_run(run: RunSummary, report: str | None, console: Console) -> None:
+    style = OUTCOME_STYLE.get(run.outcome, "")
+    console.print(f"[bold]{run.task}[/]")
+    console.print(f"outcome: [{style}]{run.outcome}[/] — {run.reason}")
+    console.print(f"models: worker {run.worker_model}, verifier {run.verifier_model}")
+    time = f"{run.seconds:.1f} s" if run.seconds is not None else "—"
+    console.print(
+        f"LLM calls {run.llm_calls}; tokens {run.input_tokens} in, {run.output_tokens} out; "
+        f"cost {_cost(run.cost_usd) if run.finished else '—'}; time {time}"
+    )
+    console.print(f"folder: {run.path}")
+    if report is not None:
+        console.rule("report.md")
+        console.print(Markdown(report))
+    else:
+        console.print("(no report.md: the run did not finish)")
