@@ -24,7 +24,8 @@ def test_eval_runs_the_chosen_cases_and_writes_the_results(isolated_home: Path, 
     assert result.exit_code == 0, result.output
     assert "1 case(s) × 1 model(s) × 1 repeat(s) = 1 run(s)" in result.output
     assert "pass scripted/solver · research-sum-of-squares: done" in result.output
-    assert "Totals per model" in result.output and "1/1" in result.output
+    assert "Totals per model" in result.output
+    assert "scripted/solver (verifier scripted/auditor): 1/1 passed; pass^1 1.00;" in result.output
     assert "Traceback" not in result.output
     data = json.loads((out / "results.json").read_text(encoding="utf-8"))
     [run] = data["runs"]

@@ -15,7 +15,6 @@ from rich.progress import (
     TextColumn,
     TimeElapsedColumn,
 )
-from rich.table import Table
 
 if TYPE_CHECKING:
     from taskcrew.eval.results import SweepReport
@@ -83,26 +82,16 @@ class SweepProgress:
 
 
 def print_totals(report: SweepReport, console: Console) -> None:
-    table = Table(title="Totals per model")
-    for name in ("model", "verifier", "success", *[f"pass^{k}" for k in range(1, report.repeats + 1)]):
-        table.add_column(name)
-    for name in ("steps", "LLM calls", "tokens in/out", "cost", "time (s)", "approvals"):
-        table.add_column(name, justify="right")
+    """One line per model (readable in a narrow terminal); results.md has the tables."""
+    console.print("[bold]Totals per model[/]")
     for t in report.totals:
-        by_k = {p.k: p.value for p in t.pass_k}
-        table.add_row(
-            t.model,
-            t.verifier_model,
-            f"{t.successes}/{t.runs}",
-            *[f"{by_k[k]:.2f}" if k in by_k else "—" for k in range(1, report.repeats + 1)],
-            str(t.steps),
-            str(t.llm_calls),
-            f"{t.input_tokens}/{t.output_tokens}",
-            _cost(t.cost_usd),
-            f"{t.seconds:.1f}",
-            str(t.approvals),
+        passk = ", ".join(f"pass^{p.k} {p.value:.2f}" for p in t.pass_k)
+        style = "green" if t.successes == t.runs else "yellow" if t.successes else "red"
+        console.print(
+            f"[bold]{t.model}[/] (verifier {t.verifier_model}): [{style}]{t.successes}/{t.runs} passed[/]; {passk}; "
+            f"{t.steps} steps, {t.llm_calls} LLM calls, {t.input_tokens}/{t.output_tokens} tokens, "
+            f"cost {_cost(t.cost_usd)}, {t.seconds:.1f} s, {t.approvals} approvals"
         )
-    console.print(table)
 
 
 def print_runs(runs: list[RunSummary], console: Console) -> None:

@@ -170,6 +170,13 @@ class SweepWorker:
         self._embedder: Any = None
 
     def __enter__(self) -> SweepWorker:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def start(self) -> SweepWorker:
+        """Start the Workplace (ERP, intranet; Chromium on the first browser call)."""
         from taskcrew.crew.workplace import Workplace, WorkplaceSettings
         from taskcrew.eval.human import CaseHuman
         from taskcrew.eval.models import HumanScript
@@ -190,9 +197,9 @@ class SweepWorker:
         self.place = Workplace(settings, CaseHuman(HumanScript())).__enter__()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def close(self) -> None:
         if self.place is not None:
-            self.place.__exit__(*exc)
+            self.place.__exit__(None, None, None)
             self.place = None
 
     def _fresh_store(self, job: Job) -> Any:
@@ -349,15 +356,17 @@ def _run_sequential(
     records = []
     worker = SweepWorker(settings, cases, seed, scratch / "worker-0", runs_dir)
     try:
-        worker.__enter__()
+        worker.start()
     except Exception as exc:  # WorkplaceError, ErpError, OSError: one clear message for the user
         raise SweepError(f"the sweep could not start: {exc}") from exc
-    with worker:
+    try:
         for job in jobs:
             notify(SweepEvent(kind="started", job=job))
             record = worker.run(job)
             records.append(record)
             notify(SweepEvent(kind="finished", job=job, record=record))
+    finally:
+        worker.close()
     return records
 
 
@@ -377,7 +386,7 @@ def _worker_main(
     settings = SweepSettings.model_validate_json(settings_json)
     cases = select_cases(settings)
     try:
-        worker = SweepWorker(settings, cases, Path(seed), Path(scratch), Path(runs_dir)).__enter__()
+        worker = SweepWorker(settings, cases, Path(seed), Path(scratch), Path(runs_dir)).start()
     except Exception as exc:
         failure = f"the sweep worker could not start: {type(exc).__name__}: {exc}"
         while (raw := jobs.get()) is not None:
@@ -394,7 +403,7 @@ def _worker_main(
                 record = _error_record(job, f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}")
             events.put(("finished", worker_id, raw, record.model_dump_json()))
     finally:
-        worker.__exit__(None, None, None)
+        worker.close()
 
 
 def _run_parallel(
