@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from taskcrew.config import WorkplaceSettings
 from taskcrew.crew.models import Citation, Plan, PlanStep, Reflection
 from taskcrew.crew.scripted import Loop, ScriptedCall, ScriptedLLM, ToolCall
-from taskcrew.crew.workplace import Workplace, WorkplaceSettings
+from taskcrew.crew.workplace import Workplace
 from taskcrew.eval import kit
 from taskcrew.mock_erp import fetch_state
 from taskcrew.tools.human import ApprovalDecision, ScriptedHuman

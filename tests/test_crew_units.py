@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from taskcrew.crew.compaction import compact_messages, message_chars
-from taskcrew.crew.llm import ModelConfigError, ModelSpec, choose_models, cost_of, load_prices
 from taskcrew.crew.models import CriterionCheck, Plan, PlanStep, StepReport, Verdict
+from taskcrew.crew.modelspec import ModelConfigError, ModelSpec, choose_models, cost_of, load_prices
 from taskcrew.crew.runner import extract_json, parse_answer
 from taskcrew.crew.steps import check_verdict
 from taskcrew.roles import load_roles

@@ -24,10 +24,18 @@ def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+AUDIT_HEADLINES = {
+    "done": "Audit: verified — every criterion was observed in the real systems",
+    "not_verified": "Audit: NOT verified",
+    "error": "Audit: error — the verifier could not finish",
+}
+
+
 def render_report(ctx: RunContext, state: RunState, screenshot: Path | None) -> str:
     outcome = state.outcome or "error"
+    headline = AUDIT_HEADLINES.get(outcome, outcome) if state.mode == "audit" else HEADLINES[outcome]
     out = [
-        f"# {HEADLINES[outcome]}",
+        f"# {headline}",
         "",
         f"**Task:** {ctx.task}",
         "",

@@ -12,8 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter
 
-from taskcrew.crew.llm import LlmCall
-from taskcrew.crew.models import Plan, StepReport, Verdict
+from taskcrew.crew.models import LlmCall, Plan, StepReport, Verdict
 
 
 def _now() -> str:
