@@ -1,0 +1,225 @@
+"""Benchmark the browser layer: observe() time and rendering size per page, act() overhead per action.
+
+    uv run python bench/browser_bench.py [--repeats 15] [--tasks 20]
+
+Pages: the mock ERP (login, bills list, new-bill form, bill detail, vendors; chaos off) and MiniWoB++
+task pages from the ``miniwob`` wheel, each served over a local HTTP server. Sizes are of
+``Observation.render()`` — what a model reads on every call — in characters and o200k_base tokens.
+Prints figures only; nothing is asserted (the machine may be busy).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import statistics
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import bpe_openai
+
+from taskcrew.mock_erp import ChaosConfig, ErpServer
+from taskcrew.tools.browser import BrowserSession, Click, Observation, Scroll, Select, Type
+from taskcrew.tools.human import AutoApproveHuman
+from taskcrew.tools.policy import Policy, PolicyConfig
+from taskcrew.tools.vault import Vault
+
+MINIWOB_TASKS = [
+    "click-button",
+    "click-link",
+    "click-checkboxes",
+    "click-option",
+    "enter-text",
+    "enter-password",
+    "login-user",
+    "click-tab",
+    "focus-text",
+    "choose-list",
+    "click-dialog",
+    "simple-arithmetic",
+    "read-table",
+    "find-word",
+    "click-button-sequence",
+    "enter-date",
+    "click-widget",
+    "click-collapsible",
+    "use-autocomplete",
+    "email-inbox",
+    "social-media",
+    "book-flight",
+    "search-engine",
+    "navigate-tree",
+]
+
+ENC = bpe_openai.get_encoding("o200k_base")
+
+
+def timed(fn: Callable[[], Any], repeats: int) -> tuple[list[float], Any]:
+    times: list[float] = []
+    last = None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        last = fn()
+        times.append((time.perf_counter() - t0) * 1000)
+    return times, last
+
+
+def p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
+def row(name: str, times: list[float], obs: Observation) -> str:
+    text = obs.render()
+    return (
+        f"{name:<28} {statistics.median(times):7.0f} {p95(times):7.0f} {len(text):7d} "
+        f"{len(ENC.encode(text)):7d} {len(obs.elements):5d}"
+    )
+
+
+HEADER = f"{'page':<28} {'med ms':>7} {'p95 ms':>7} {'chars':>7} {'tokens':>7} {'elems':>5}"
+
+
+@contextmanager
+def static_server(root: Path) -> Iterator[str]:
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(Quiet, directory=str(root)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def miniwob_root() -> Path:
+    spec = importlib.util.find_spec("miniwob")
+    assert spec is not None and spec.submodule_search_locations, "pip install miniwob --no-deps"
+    return Path(next(iter(spec.submodule_search_locations))) / "html"
+
+
+def field_index(obs: Observation, name: str) -> int:
+    return next(el.index for el in obs.elements if el.field is not None and el.field.name == name)
+
+
+def bench_erp(repeats: int) -> list[str]:
+    lines: list[str] = []
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        ErpServer(Path(tmp) / "erp.sqlite3", chaos=ChaosConfig.off()) as erp,
+    ):
+        policy = Policy(PolicyConfig.for_url(erp.url), AutoApproveHuman())
+        vault = Vault({"ERP_USERNAME": "demo", "ERP_PASSWORD": "demo123"})
+        with BrowserSession(policy=policy, vault=vault) as session:
+            obs = session.goto(f"{erp.url}/login").observation
+            times, obs = timed(session.observe, repeats)
+            lines.append(row("erp /login", times, obs))
+            session.act(
+                [
+                    Type(index=field_index(obs, "username"), text="{{secret:ERP_USERNAME}}"),
+                    Type(index=field_index(obs, "password"), text="{{secret:ERP_PASSWORD}}"),
+                    Click(index=next(el.index for el in obs.elements if el.name == "Log in")),
+                ]
+            )
+            for path in ("/bills", "/bills/new", "/bills/BILL-0004", "/vendors", "/bills?status=unpaid"):
+                session.goto(erp.url + path)
+                times, obs = timed(session.observe, repeats)
+                lines.append(row(f"erp {path}", times, obs))
+            lines.extend(bench_act(session, erp.url, repeats))
+    return lines
+
+
+def bench_act(session: BrowserSession, base: str, repeats: int) -> list[str]:
+    """act() time per action vs. the bare Playwright call it wraps (same page, same element)."""
+    form = session.goto(f"{base}/bills/new").observation
+    amount = field_index(form, "amount")
+    currency = field_index(form, "currency")
+    out = ["", f"{'act() on /bills/new':<34} {'act ms':>7} {'raw ms':>7} {'overhead':>8}"]
+
+    def raw(fn: Callable[[Any], Any]) -> Callable[[], Any]:
+        return lambda: session.run(fn)
+
+    cases: list[tuple[str, Callable[[], Any], Callable[[], Any]]] = [
+        (
+            "type 7 chars",
+            lambda: session.act([Type(index=amount, text="1284.50")]),
+            raw(lambda page: page.locator("#amount").fill("1284.50")),
+        ),
+        (
+            "select option",
+            lambda: session.act([Select(index=currency, option="EUR")]),
+            raw(lambda page: page.locator("#currency").select_option(value="EUR")),
+        ),
+        (
+            "click (no navigation)",
+            lambda: session.act([Click(index=amount)]),
+            raw(lambda page: page.locator("#amount").click()),
+        ),
+        (
+            "scroll",
+            lambda: session.act([Scroll(direction="down", pages=0.2)]),
+            raw(lambda page: page.evaluate("window.scrollBy(0, 100)")),
+        ),
+    ]
+    for name, act, bare in cases:
+        act_times, _ = timed(act, repeats)
+        raw_times, _ = timed(bare, repeats)
+        a, r = statistics.median(act_times), statistics.median(raw_times)
+        out.append(f"{name:<34} {a:7.0f} {r:7.0f} {a - r:8.0f}")
+    batch = [Type(index=amount, text=str(i)) for i in range(5)]
+    batch_times, _ = timed(lambda: session.act(batch), max(3, repeats // 3))
+    single = statistics.median(batch_times) / len(batch)
+    out.append(f"{'batch of 5 types, per action':<34} {single:7.0f}")
+    return out
+
+
+def bench_miniwob(repeats: int, count: int) -> list[str]:
+    lines: list[str] = []
+    with static_server(miniwob_root()) as base:
+        policy = Policy(PolicyConfig.for_url(base), AutoApproveHuman())
+        with BrowserSession(policy=policy) as session:
+            for task in MINIWOB_TASKS[:count]:
+                session.goto(f"{base}/miniwob/{task}.html")
+                session.run(
+                    lambda page: page.evaluate(
+                        "() => { Math.seedrandom('bench'); core.EPISODE_MAX_TIME = 600000; core.startEpisodeReal(); }"
+                    )
+                )
+                times, obs = timed(session.observe, repeats)
+                lines.append(row(f"miniwob {task}", times, obs))
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--tasks", type=int, default=20, help=f"MiniWoB pages (max {len(MINIWOB_TASKS)})")
+    args = parser.parse_args()
+    print("observe(): time per call (settle + perception), rendering size of Observation.render()")
+    print(HEADER)
+    erp_lines = bench_erp(args.repeats)
+    print("\n".join(line for line in erp_lines if line.startswith("erp ")))
+    mini = bench_miniwob(args.repeats, args.tasks)
+    print("\n".join(mini))
+    tokens = [int(line.split()[-2]) for line in mini]
+    print(
+        f"{'miniwob median of pages':<28} {'':7} {'':7} {'':7} {statistics.median(tokens):7.0f}  "
+        f"(max {max(tokens)})"
+    )
+    print("\n".join(line for line in erp_lines if not line.startswith("erp ")))
+
+
+if __name__ == "__main__":
+    main()

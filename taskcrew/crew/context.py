@@ -1,0 +1,128 @@
+"""The run context: the one object through which every dependency of a run is injected."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Protocol
+
+from crewai.tools import BaseTool
+from pydantic import BaseModel, Field
+
+from taskcrew.crew.guard import Budget
+from taskcrew.crew.llm import LlmCall, TracedLLM
+from taskcrew.crew.trace import LlmCallEvent, Tracer
+from taskcrew.roles import RoleName, Roles
+
+
+class RunLimits(BaseModel):
+    max_steps: int = Field(default=60, ge=1, description="tool calls in the whole run")
+    failure_budget: int = Field(default=4, ge=1, description="consecutive failed tool calls before a replan")
+    repeat_limit: int = Field(default=3, ge=2)
+    max_replans: int = Field(default=2, ge=0)
+    max_reworks: int = Field(default=2, ge=0, description="times a failed verification goes back to work")
+    repair_attempts: int = Field(default=2, ge=0, description="retries for a malformed final answer")
+
+
+class KnowledgeContext(BaseModel):
+    procedures: list[str] = Field(default_factory=list)
+    facts: list[str] = Field(default_factory=list)
+
+
+class Knowledge(Protocol):
+    """What the crew needs from the knowledge store."""
+
+    def context_for(self, task: str) -> KnowledgeContext: ...
+
+    def known_facts(self) -> list[str]: ...
+
+    def learn(self, facts: list[str], verdict: Any) -> list[str]:
+        """Store facts; ``verdict`` (verified, run_id, task) must be a verified run's."""
+        ...
+
+
+class Human(Protocol):
+    def ask(self, question: str) -> str: ...
+
+
+class Toolbox(Protocol):
+    """The tools of each role, and the systems they reach."""
+
+    def tools_for(self, role: RoleName) -> list[BaseTool]: ...
+
+    def environment(self) -> str: ...
+
+    def begin_verification(self) -> None: ...
+
+    def visited_sources(self) -> set[str]: ...
+
+    def rejections(self) -> int: ...
+
+    def source_text(self, source: str) -> str | None: ...
+
+    def screenshot(self, path: Path) -> Path | None: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass
+class Usage:
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: Decimal | None = Decimal(0)
+    max_prompt_tokens: int = 0
+    by_role: dict[str, int] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self, call: LlmCall) -> None:
+        with self._lock:
+            self.calls += 1
+            self.input_tokens += call.prompt_tokens
+            self.output_tokens += call.output_tokens
+            self.max_prompt_tokens = max(self.max_prompt_tokens, call.prompt_tokens)
+            self.by_role[call.role] = self.by_role.get(call.role, 0) + 1
+            if self.cost_usd is not None:
+                self.cost_usd = None if call.cost_usd is None else self.cost_usd + call.cost_usd
+
+
+@dataclass
+class RunContext:
+    run_id: str
+    run_dir: Path
+    task: str
+    roles: Roles
+    worker_llm: TracedLLM
+    verifier_llm: TracedLLM
+    toolbox: Toolbox
+    human: Human
+    knowledge: Knowledge | None
+    tracer: Tracer
+    limits: RunLimits = field(default_factory=RunLimits)
+    redact: Callable[[str], str] = field(default=lambda text: text)
+    notes: list[str] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    started: float = field(default_factory=time.monotonic)
+    budget: Budget = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.budget = Budget(
+            max_steps=self.limits.max_steps,
+            failure_budget=self.limits.failure_budget,
+            repeat_limit=self.limits.repeat_limit,
+        )
+
+    def elapsed(self) -> float:
+        return round(time.monotonic() - self.started, 2)
+
+    def record_llm_call(self, call: LlmCall) -> None:
+        self.usage.add(call)
+        self.tracer.emit(LlmCallEvent(call=call, step=self.budget.step))
+
+    def llm_for(self, role: RoleName) -> TracedLLM:
+        base = self.verifier_llm if role == "verifier" else self.worker_llm
+        return base.for_role(role)

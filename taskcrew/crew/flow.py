@@ -1,0 +1,160 @@
+"""The run, as a crewAI Flow: plan → work → verify (→ rework, at most N times) → reflect → report.
+
+The Flow only orchestrates. The limits (budgets, replans, reworks) are decided here in code; the
+models decide the content of each step. Steps run through ``taskcrew.crew.steps``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from crewai.flow.flow import Flow, listen, or_, router, start
+from pydantic import Field
+
+from taskcrew.crew import steps
+from taskcrew.crew.context import RunContext
+from taskcrew.crew.models import RunState, StepRecord
+from taskcrew.crew.runner import AgentTaskError
+from taskcrew.crew.trace import ControlEvent
+
+
+class TaskFlow(Flow[RunState]):
+    suppress_flow_events: bool = True
+    # crewAI would otherwise build a LanceDB memory for every flow (20 s of imports, and an
+    # embedder that defaults to OpenAI). Learned facts live in taskcrew's own knowledge store.
+    _skip_auto_memory: ClassVar[bool] = True
+    ctx: Any = Field(default=None, exclude=True)
+
+    @property
+    def run(self) -> RunContext:
+        return self.ctx
+
+    def _end(self, outcome: str, reason: str) -> None:
+        self.state.outcome = outcome
+        self.state.outcome_reason = reason
+        self.run.tracer.emit(ControlEvent(action=f"end:{outcome}", reason=reason))
+
+    @start()
+    def make_plan(self) -> None:
+        self.state.task = self.run.task
+        try:
+            steps.plan(self.run, self.state)
+        except AgentTaskError as exc:
+            self._end("error", f"no usable plan: {exc}")
+
+    @listen(or_(make_plan, "rework"))
+    def work(self) -> None:
+        if self.state.outcome is not None:
+            return
+        if self.state.verifier_feedback:
+            reason = f"the independent verification failed: {self.state.verifier_feedback}"
+            self.state.verifier_feedback = ""
+            if not self._new_plan(reason):
+                return
+        self._work_through_plan()
+
+    def _work_through_plan(self) -> None:
+        ctx, state = self.run, self.state
+        while state.outcome is None and state.plan is not None:
+            index = _done_in_plan(state)
+            if index >= len(state.plan.steps):
+                state.claim = "done"
+                return
+            step = state.plan.steps[index]
+            rejections_before = ctx.toolbox.rejections()
+            report = steps.work_step(ctx, state, index)
+            record = StepRecord(
+                index=index, role=step.role, title=step.title, plan_version=state.plan_version, report=report
+            )
+            state.steps_done.append(record)
+            steps.trace_step(ctx, record)
+            if report.status == "done":
+                continue
+            if report.status == "nothing_to_do":
+                state.claim = "nothing_to_do"
+                return
+            # failed or blocked: decide in code what happens next
+            if ctx.toolbox.rejections() > rejections_before:
+                self._end("rejected", f"a person rejected a change during step {index + 1}: {report.summary}")
+                return
+            if ctx.budget.exhausted:
+                self._end("incomplete", f"the step budget of {ctx.limits.max_steps} tool calls ran out")
+                return
+            if not self._replan(f"step {index + 1} ({step.title}) ended '{report.status}': {report.summary}"):
+                return
+
+    def _replan(self, reason: str) -> bool:
+        """A failed step: replan within budget; then ask the human once; then end 'incomplete'."""
+        ctx, state = self.run, self.state
+        if state.replans >= ctx.limits.max_replans:
+            if state.asked_human:
+                self._end(
+                    "incomplete",
+                    f"still stuck after {state.replans} replans and a person's guidance: {reason}",
+                )
+                return False
+            state.asked_human = True
+            answer = ctx.human.ask(
+                f"I am stuck on this task: {reason}\nHow should I continue? (Leave empty to stop here.)"
+            ).strip()
+            ctx.tracer.emit(ControlEvent(action="asked_human", reason=f"{reason} → {answer or '(stop)'}"))
+            if not answer:
+                self._end("incomplete", f"stopped after {state.replans} replans: {reason}")
+                return False
+            ctx.notes.append(f"Guidance from a person: {answer}")
+        state.replans += 1
+        return self._new_plan(reason)
+
+    def _new_plan(self, reason: str) -> bool:
+        try:
+            steps.plan(self.run, self.state, reason=reason)
+        except AgentTaskError as exc:
+            self._end("error", f"replanning failed: {exc}")
+            return False
+        return True
+
+    @router(work)
+    def after_work(self) -> str:
+        return "finish" if self.state.outcome is not None else "check"
+
+    @listen("check")
+    def verify(self) -> None:
+        ctx, state = self.run, self.state
+        state.verify_attempts += 1
+        try:
+            verdict = steps.verify(ctx, state)
+        except AgentTaskError as exc:
+            self._end("error", f"the verifier could not finish: {exc}")
+            return
+        state.verdicts.append(verdict)
+        if verdict.verified:
+            state.outcome = state.claim or "done"
+            state.outcome_reason = verdict.reason
+        elif state.verify_attempts > ctx.limits.max_reworks:
+            self._end("not_verified", f"verification failed {state.verify_attempts} times: {verdict.reason}")
+        else:
+            state.verifier_feedback = steps.feedback_from(verdict)
+
+    @router(verify)
+    def after_verify(self) -> str:
+        if self.state.outcome in ("done", "nothing_to_do"):
+            return "learn"
+        if self.state.outcome is not None:
+            return "finish"
+        return "rework"
+
+    @listen("learn")
+    def reflect(self) -> None:
+        steps.reflect(self.run, self.state)
+
+    @listen(or_("finish", reflect))
+    def report(self) -> RunState:
+        steps.finish(self.run, self.state)
+        return self.state
+
+
+def _done_in_plan(state: RunState) -> int:
+    """How many steps of the current plan are done (records since the plan was last made)."""
+    return sum(
+        1 for r in state.steps_done if r.plan_version == state.plan_version and r.report.status == "done"
+    )

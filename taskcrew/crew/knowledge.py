@@ -1,0 +1,32 @@
+"""The crew's view of the knowledge store: a brief for the planner, and the reflector's writes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from taskcrew.crew.context import KnowledgeContext
+from taskcrew.knowledge import FactGrant, KnowledgeStore, knowledge_for_task
+
+
+class StoreKnowledge:
+    def __init__(self, store: KnowledgeStore) -> None:
+        self.store = store
+
+    def context_for(self, task: str) -> KnowledgeContext:
+        brief = knowledge_for_task(self.store, task)
+        procedures = [p.render() for p in brief.procedures]
+        if brief.related:
+            procedures.append(
+                "Other sections of the same chapters (search_procedures finds them): "
+                + "; ".join(brief.related)
+            )
+        return KnowledgeContext(procedures=procedures, facts=[f.render() for f in brief.facts])
+
+    def known_facts(self) -> list[str]:
+        return [fact.text for fact in self.store.facts.all()]
+
+    def learn(self, facts: list[str], verdict: Any) -> list[str]:
+        """Store facts under a grant that only a verified verdict can issue (else it raises)."""
+        grant = FactGrant.from_verdict(verdict)
+        outcomes = [self.store.facts.learn(grant, text) for text in facts[: grant.remaining]]
+        return [f"{o.action} {o.fact.id}" for o in outcomes]

@@ -1,0 +1,122 @@
+"""The typed things that cross the crew's boundaries: plan, step report, verdict, reflection, run state."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+WorkerRole = Literal["browser_operator", "file_reader"]
+StepStatus = Literal["done", "failed", "blocked", "nothing_to_do"]
+Outcome = Literal["done", "nothing_to_do", "incomplete", "not_verified", "rejected", "error"]
+
+# Exit codes the CLI returns for each outcome (0 = success of either kind).
+EXIT_CODES: dict[str, int] = {
+    "done": 0,
+    "nothing_to_do": 0,
+    "incomplete": 3,
+    "not_verified": 4,
+    "rejected": 5,
+    "error": 1,
+}
+
+
+class PlanStep(BaseModel):
+    role: WorkerRole
+    title: str = Field(min_length=3, max_length=200)
+    instructions: str = Field(min_length=3, max_length=2000)
+    done_when: str = Field(default="", max_length=500)
+
+
+class Plan(BaseModel):
+    goal: str = Field(min_length=3)
+    success_criteria: list[str] = Field(min_length=1, max_length=8)
+    steps: list[PlanStep] = Field(min_length=1, max_length=12)
+    assumptions: list[str] = Field(default_factory=list, max_length=8)
+    changes_data: bool
+
+    def render(self) -> str:
+        lines = [f"Goal: {self.goal}", "Success criteria:"]
+        lines += [f"  {i}. {c}" for i, c in enumerate(self.success_criteria, 1)]
+        lines.append("Steps:")
+        lines += [f"  {i}. [{s.role}] {s.title}" for i, s in enumerate(self.steps, 1)]
+        if self.assumptions:
+            lines.append("Assumptions: " + "; ".join(self.assumptions))
+        lines.append(f"Changes data: {'yes' if self.changes_data else 'no'}")
+        return "\n".join(lines)
+
+
+class Citation(BaseModel):
+    """Where a stated fact comes from: a file path or URL, and the words quoted from it."""
+
+    source: str = Field(min_length=1)
+    quote: str = Field(min_length=1, max_length=500)
+
+
+class StepReport(BaseModel):
+    """What a worker says at the end of one step. ``data`` holds the values later steps need."""
+
+    status: StepStatus
+    summary: str = Field(min_length=1, max_length=3000)
+    data: dict[str, str] = Field(default_factory=dict)
+    sources: list[Citation] = Field(default_factory=list, max_length=12)
+
+    @field_validator("data", mode="before")
+    @classmethod
+    def _stringify(cls, value: object) -> object:
+        if isinstance(value, dict):
+            return {str(k): "" if v is None else str(v) for k, v in value.items()}
+        return value
+
+
+class CriterionCheck(BaseModel):
+    criterion: str
+    met: bool
+    source: str = Field(min_length=1, description="The page URL or file the verifier looked at")
+    observed: str = Field(min_length=1, description="What it saw there: the values, quoted")
+
+
+class Verdict(BaseModel):
+    verified: bool
+    checks: list[CriterionCheck] = Field(min_length=1)
+    reason: str = Field(min_length=1)
+
+
+class Reflection(BaseModel):
+    facts: list[str] = Field(default_factory=list, max_length=3)
+
+    @field_validator("facts")
+    @classmethod
+    def _short(cls, facts: list[str]) -> list[str]:
+        cleaned = [f.strip() for f in facts if f.strip()]
+        for fact in cleaned:
+            if len(fact) > 300:
+                raise ValueError("each fact must be one short sentence (at most 300 characters)")
+        return cleaned
+
+
+class StepRecord(BaseModel):
+    index: int
+    role: WorkerRole
+    title: str
+    plan_version: int = 1
+    report: StepReport
+
+
+class RunState(BaseModel):
+    """The Flow's state: everything the orchestration decides on, nothing a model can grow unboundedly."""
+
+    task: str = ""
+    plan: Plan | None = None
+    steps_done: list[StepRecord] = Field(default_factory=list)
+    plan_version: int = 0
+    replans: int = 0
+    asked_human: bool = False
+    verify_attempts: int = 0
+    verifier_feedback: str = ""
+    verdicts: list[Verdict] = Field(default_factory=list)
+    claim: StepStatus | None = None
+    outcome: Outcome | None = None
+    outcome_reason: str = ""
+    answer: str = ""
+    learned: list[str] = Field(default_factory=list)

@@ -1,0 +1,313 @@
+"""What each stage of the Flow does: build the compact prompt, run the role, check its answer."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from urllib.parse import urlsplit
+
+from crewai.tools import BaseTool
+from pydantic import BaseModel
+
+from taskcrew.crew.citations import check_citations
+from taskcrew.crew.context import RunContext
+from taskcrew.crew.guard import Budget, GuardedTool
+from taskcrew.crew.models import CriterionCheck, Plan, Reflection, RunState, StepRecord, StepReport, Verdict
+from taskcrew.crew.report import write_report
+from taskcrew.crew.runner import AgentTaskError, run_role
+from taskcrew.crew.trace import (
+    KnowledgeUsed,
+    PlanMade,
+    ReflectionEvent,
+    RunFinished,
+    StepEvent,
+    VerdictEvent,
+)
+from taskcrew.roles import RoleName
+
+RESULTS_IN_FULL = 4
+NOTES_SHOWN = 12
+NONE = "(none)"
+
+
+def _bullets(items: list[str]) -> str:
+    return "\n".join(f"- {item}" for item in items) if items else NONE
+
+
+def _results(state: RunState) -> str:
+    """Earlier steps: the latest few in full, older ones one line each (bounded)."""
+    lines = []
+    records = state.steps_done
+    for i, record in enumerate(records):
+        head = f"Step {record.index + 1} [{record.role}] {record.title} → {record.report.status}"
+        if i < len(records) - RESULTS_IN_FULL:
+            lines.append(f"- {head}: {record.report.summary[:150]}")
+            continue
+        data = "; ".join(f"{k}={v}" for k, v in record.report.data.items())
+        lines.append(f"- {head}: {record.report.summary}" + (f"\n  data: {data}" if data else ""))
+    return "\n".join(lines) if lines else NONE
+
+
+def _guarded(ctx: RunContext, role: RoleName, budget: Budget) -> list[BaseTool]:
+    return [
+        GuardedTool.wrap(tool, role=role, budget=budget, tracer=ctx.tracer, redact=ctx.redact)
+        for tool in ctx.toolbox.tools_for(role)
+    ]
+
+
+def plan(ctx: RunContext, state: RunState, reason: str = "") -> Plan:
+    knowledge = ctx.knowledge.context_for(ctx.task) if ctx.knowledge is not None else None
+    if knowledge is not None and state.plan_version == 0:
+        ctx.tracer.emit(KnowledgeUsed(snippets=knowledge.procedures + knowledge.facts))
+    replan_context = ""
+    if reason:
+        replan_context = (
+            "\nTHIS IS A REPLAN. The previous plan could not be completed.\n"
+            f"What went wrong: {reason}\n"
+            f"What was done so far (results stay valid unless said otherwise):\n{_results(state)}\n"
+            f"Run notes:\n{_bullets(ctx.notes[-NOTES_SHOWN:])}\n"
+            "Plan only the remaining work, and a different approach where the old one failed.\n"
+        )
+    description, expected = ctx.roles.render(
+        "plan",
+        task=ctx.task,
+        procedures=_bullets(knowledge.procedures) if knowledge else NONE,
+        facts=_bullets(knowledge.facts) if knowledge else NONE,
+        environment=ctx.toolbox.environment(),
+        replan_context=replan_context,
+    )
+    result = run_role(
+        ctx.roles.agents["planner"],
+        llm=ctx.llm_for("planner"),
+        description=description,
+        expected_output=expected,
+        output=Plan,
+        repair_attempts=ctx.limits.repair_attempts,
+    )
+    state.plan = result
+    state.plan_version += 1
+    ctx.tracer.emit(PlanMade(plan=result, replan=state.plan_version - 1, reason=reason))
+    return result
+
+
+def _plan_view(plan: Plan, current: int) -> str:
+    def mark(i: int) -> str:
+        return "✓" if i < current else ("→" if i == current else " ")
+
+    return "\n".join(f"{mark(i)} {i + 1}. [{s.role}] {s.title}" for i, s in enumerate(plan.steps))
+
+
+def work_step(ctx: RunContext, state: RunState, index: int) -> StepReport:
+    assert state.plan is not None
+    step = state.plan.steps[index]
+    ctx.budget.start_step(len(state.steps_done) + 1)
+    feedback = ""
+    if ctx.notes and ctx.notes[-1].startswith("Guidance from a person"):
+        feedback = f"\n{ctx.notes[-1]}\n"
+    description, expected = ctx.roles.render(
+        "work_step",
+        step_number=index + 1,
+        step_count=len(state.plan.steps),
+        goal=state.plan.goal,
+        criteria=_bullets(state.plan.success_criteria),
+        plan=_plan_view(state.plan, index),
+        results=_results(state),
+        notes=_bullets(ctx.notes[-NOTES_SHOWN:]),
+        feedback=feedback,
+        title=step.title,
+        instructions=step.instructions,
+        done_when=step.done_when or "the step's instructions are carried out",
+        environment=ctx.toolbox.environment(),
+    )
+    try:
+        report = run_role(
+            ctx.roles.agents[step.role],
+            llm=ctx.llm_for(step.role),
+            description=description,
+            expected_output=expected,
+            output=StepReport,
+            tools=_guarded(ctx, step.role, ctx.budget),
+            repair_attempts=ctx.limits.repair_attempts,
+        )
+    except AgentTaskError as exc:
+        report = StepReport(status="failed", summary=f"the step could not be finished: {exc}"[:2900])
+    if ctx.budget.exhausted and report.status == "done":
+        report = report.model_copy(update={"status": "failed"})
+    return report
+
+
+def trace_step(ctx: RunContext, record: StepRecord) -> None:
+    ctx.tracer.emit(
+        StepEvent(
+            index=record.index,
+            role=record.role,
+            title=record.title,
+            attempt=record.plan_version,
+            report=record.report,
+        )
+    )
+
+
+def _same_source(cited: str, seen: set[str]) -> bool:
+    cited = cited.strip().strip("<>`'\"")
+    if cited in seen:
+        return True
+    parts = urlsplit(cited)
+    if parts.scheme in ("http", "https"):
+        key = (parts.netloc, parts.path.rstrip("/"))
+        return any((urlsplit(s).netloc, urlsplit(s).path.rstrip("/")) == key for s in seen)
+    name = cited.lstrip("./")
+    return any(s.lstrip("./").endswith(name) or name.endswith(s.lstrip("./")) for s in seen if s)
+
+
+def verify(ctx: RunContext, state: RunState) -> Verdict:
+    assert state.plan is not None
+    ctx.toolbox.begin_verification()
+    budget = Budget(max_steps=ctx.roles.agents["verifier"].max_iter * 3, failure_budget=6)
+    budget.start_step(None)
+    claim = (
+        "nothing needed to be done: the desired state already existed"
+        if state.claim == "nothing_to_do"
+        else "the task is complete"
+    )
+    description, expected = ctx.roles.render(
+        "verify",
+        claim=claim,
+        task=ctx.task,
+        criteria=_bullets(state.plan.success_criteria),
+        worker_summary=_results(state),
+        environment=ctx.toolbox.environment(),
+    )
+    verdict = run_role(
+        ctx.roles.agents["verifier"],
+        llm=ctx.llm_for("verifier"),
+        description=description,
+        expected_output=expected,
+        output=Verdict,
+        tools=_guarded(ctx, "verifier", budget),
+        repair_attempts=ctx.limits.repair_attempts,
+    )
+    verdict = check_verdict(verdict, state.plan, ctx.toolbox.visited_sources())
+    verdict = check_cited_facts(verdict, state, ctx.toolbox.source_text)
+    ctx.tracer.emit(VerdictEvent(attempt=state.verify_attempts, verdict=verdict))
+    return verdict
+
+
+def check_verdict(verdict: Verdict, plan: Plan, seen: set[str]) -> Verdict:
+    """Code has the last word: every criterion checked, every check citing a source actually opened."""
+    checks = []
+    for check in verdict.checks:
+        if check.met and not _same_source(check.source, seen):
+            check = check.model_copy(
+                update={
+                    "met": False,
+                    "observed": f"{check.observed} [rejected: {check.source!r} was not opened during verification]",
+                }
+            )
+        checks.append(check)
+    problems = []
+    if len(checks) < len(plan.success_criteria):
+        problems.append(f"only {len(checks)} of {len(plan.success_criteria)} success criteria were checked")
+    if any(not c.met for c in checks):
+        problems.append("not every criterion is met")
+    verified = verdict.verified and not problems
+    reason = verdict.reason if not problems else f"{verdict.reason} ({'; '.join(problems)})"
+    return Verdict(verified=verified, checks=checks, reason=reason)
+
+
+def check_cited_facts(verdict: Verdict, state: RunState, read: Callable[[str], str | None]) -> Verdict:
+    """Every quote the workers cited must be in its source; a question's answer must cite something."""
+    assert state.plan is not None
+    citations = [c for r in state.steps_done for c in r.report.sources]
+    problems = [
+        f"{c.citation.source!r} does not contain the quoted words {c.citation.quote!r}"
+        for c in check_citations(citations, read)
+        if c.status == "not_found"
+    ]
+    last = state.steps_done[-1].report if state.steps_done else None
+    if not state.plan.changes_data and state.claim == "done" and last is not None and not last.sources:
+        problems.append("the answer cites no sources: every fact must name the file or page it came from")
+    if not problems:
+        return verdict
+    checks = [
+        *verdict.checks,
+        *[
+            CriterionCheck(
+                criterion="Cited facts match their sources", met=False, source="citation check", observed=p
+            )
+            for p in problems
+        ],
+    ]
+    return Verdict(
+        verified=False, checks=checks, reason=f"{verdict.reason} (citation check: {'; '.join(problems)})"
+    )
+
+
+def feedback_from(verdict: Verdict) -> str:
+    unmet = [f"{c.criterion}: saw {c.observed} at {c.source}" for c in verdict.checks if not c.met]
+    return verdict.reason + ("\nUnmet: " + "; ".join(unmet) if unmet else "")
+
+
+class RunVerdict(BaseModel):
+    """The final verdict as the knowledge store's grant reads it (verified, run id, task)."""
+
+    verified: bool
+    run_id: str
+    task: str
+
+
+def reflect(ctx: RunContext, state: RunState) -> None:
+    if ctx.knowledge is None or not state.verdicts:
+        return
+    trail = "\n".join(
+        f"- [{r.role}] {r.title} → {r.report.status}: {r.report.summary[:300]}" for r in state.steps_done
+    )
+    warnings = [e.warning for e in ctx.tracer.of_kind("tool_call") if e.warning]
+    if warnings:
+        trail += "\nWarnings during the run:\n" + _bullets(sorted(set(warnings))[:5])
+    description, expected = ctx.roles.render(
+        "reflect",
+        task=ctx.task,
+        outcome=state.outcome,
+        trail=trail or NONE,
+        known_facts=_bullets(ctx.knowledge.known_facts()[:20]),
+    )
+    try:
+        reflection = run_role(
+            ctx.roles.agents["reflector"],
+            llm=ctx.llm_for("reflector"),
+            description=description,
+            expected_output=expected,
+            output=Reflection,
+            repair_attempts=ctx.limits.repair_attempts,
+        )
+    except AgentTaskError as exc:
+        ctx.tracer.emit(ReflectionEvent(facts=[], stored=[f"reflection failed: {exc}"]))
+        return
+    facts = [ctx.redact(f) for f in reflection.facts[:3]]
+    final = state.verdicts[-1]
+    verdict = RunVerdict(verified=final.verified, run_id=ctx.run_id, task=ctx.task)
+    stored = ctx.knowledge.learn(facts, verdict) if facts else []
+    state.learned = facts
+    ctx.tracer.emit(ReflectionEvent(facts=facts, stored=stored))
+
+
+def finish(ctx: RunContext, state: RunState) -> None:
+    if state.outcome is None:
+        state.outcome = "error"
+        state.outcome_reason = "the run ended without an outcome"
+    if state.steps_done:
+        last = state.steps_done[-1].report
+        state.answer = last.summary
+    screenshot = ctx.toolbox.screenshot(ctx.run_dir / "final_page.png")
+    ctx.tracer.emit(
+        RunFinished(
+            outcome=state.outcome,
+            reason=state.outcome_reason,
+            llm_calls=ctx.usage.calls,
+            input_tokens=ctx.usage.input_tokens,
+            output_tokens=ctx.usage.output_tokens,
+            cost_usd=ctx.usage.cost_usd,
+            seconds=ctx.elapsed(),
+        )
+    )
+    write_report(ctx, state, screenshot)

@@ -1,0 +1,192 @@
+"""Which tools each role gets, built from the run's systems. The only place roles meet tools.
+
+- file_reader: files (read-only, confined to the sandbox), AP helpers, knowledge, notes, ask_user
+- browser_operator: the browser (behind the policy gate and the vault), AP helpers, knowledge,
+  notes, ask_user
+- verifier: read-only browser in a fresh context, read-only files — and every source it opens is
+  recorded, so its verdict can only cite what it really looked at
+- planner, reflector: no tools (their inputs are put in their prompts)
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from crewai.tools import BaseTool
+from pydantic import BaseModel, ConfigDict, Field
+
+from taskcrew.crew.run_tools import AskUserTool, NoteTool
+from taskcrew.roles import RoleName
+from taskcrew.tools.files import SandboxFiles
+from taskcrew.tools.reader_tools import (
+    CompareValuesTool,
+    ComputeDueDateTool,
+    ParseAmountTool,
+    file_reader_tools,
+)
+
+
+class System(BaseModel):
+    """A web system the run may use, as the planner and verifier are told about it."""
+
+    name: str
+    url: str
+    description: str = ""
+    credentials: list[str] = Field(default_factory=list, description="vault names for user / password")
+
+    def describe(self) -> str:
+        text = f"- {self.name} at {self.url}"
+        if self.description:
+            text += f" ({self.description})"
+        if len(self.credentials) == 2:
+            user, password = self.credentials
+            text += f"; sign in with username {{{{secret:{user}}}}} and password {{{{secret:{password}}}}}"
+        return text
+
+
+class SourceLog:
+    """The sources (URLs, files) the verifier opened, thread-safe."""
+
+    def __init__(self) -> None:
+        self._seen: set[str] = set()
+        self._lock = threading.Lock()
+
+    def add(self, source: str) -> None:
+        if source:
+            with self._lock:
+                self._seen.add(source)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._seen.clear()
+
+    def snapshot(self) -> set[str]:
+        with self._lock:
+            return set(self._seen)
+
+
+class RecordingTool(BaseTool):
+    """Passes through to a tool and tells ``record`` what it opened."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    inner: BaseTool
+    record: Callable[[dict[str, Any], str], None] = Field(exclude=True)
+
+    @classmethod
+    def around(cls, tool: BaseTool, record: Callable[[dict[str, Any], str], None]) -> RecordingTool:
+        return cls(
+            name=tool.name,
+            description=tool.description,
+            args_schema=tool.args_schema,
+            inner=tool,
+            record=record,
+        )
+
+    def _run(self, *args: Any, **kwargs: Any) -> str:
+        text = str(self.inner.run(*args, **kwargs))
+        self.record(kwargs, text)
+        return text
+
+
+def files_root(sandbox: Path) -> Path:
+    """The folder the file tools see: the sandbox's inbox/ when it has one, else the sandbox."""
+    inbox = sandbox / "inbox"
+    return inbox if inbox.is_dir() else sandbox
+
+
+class Toolbox:
+    """Tools per role for one run. Browser sessions are started lazily, on the first browser call."""
+
+    def __init__(
+        self,
+        *,
+        sandbox: Path,
+        human: Any,
+        notes: list[str],
+        systems: list[System] | None = None,
+        knowledge_tools: list[BaseTool] | None = None,
+        browser: Any = None,
+        research_tools: list[BaseTool] | None = None,
+        fetch_text: Callable[[str], str | None] | None = None,
+    ) -> None:
+        self.files = SandboxFiles(files_root(sandbox))
+        self.systems = systems or []
+        self.human = human
+        self.notes = notes
+        self.knowledge_tools = knowledge_tools or []
+        self.browser = browser
+        self.research_tools = research_tools or []
+        self.fetch_text = fetch_text
+        self.sources = SourceLog()
+
+    def environment(self) -> str:
+        lines = [
+            "- Company files: the file tools see the company's shared documents folder "
+            "(incoming vendor mail and documents); paths are relative to it."
+        ]
+        lines += [system.describe() for system in self.systems]
+        return "\n".join(lines)
+
+    def _calculators(self) -> list[BaseTool]:
+        return [ParseAmountTool(), ComputeDueDateTool(), CompareValuesTool()]
+
+    def _run_tools(self) -> list[BaseTool]:
+        return [NoteTool(notes=self.notes), AskUserTool(human=self.human)]
+
+    def _record_file(self, kwargs: dict[str, Any], text: str) -> None:
+        if path := kwargs.get("path"):
+            self.sources.add(str(path))
+
+    def _record_url(self, kwargs: dict[str, Any], text: str) -> None:
+        if url := kwargs.get("url"):
+            self.sources.add(str(url))
+
+    def tools_for(self, role: RoleName) -> list[BaseTool]:
+        if role == "file_reader":
+            return (
+                file_reader_tools(self.files) + self.research_tools + self.knowledge_tools + self._run_tools()
+            )
+        if role == "browser_operator":
+            browser = self.browser.worker_tools() if self.browser is not None else []
+            return browser + self._calculators() + self.knowledge_tools + self._run_tools()
+        if role == "verifier":
+            reading = [RecordingTool.around(t, self._record_file) for t in file_reader_tools(self.files)]
+            fetching = [
+                RecordingTool.around(t, self._record_url)
+                for t in self.research_tools
+                if t.name == "web_fetch"
+            ]
+            browser = self.browser.verifier_tools(self.sources.add) if self.browser is not None else []
+            return browser + reading + fetching
+        return []
+
+    def source_text(self, source: str) -> str | None:
+        """Full text of a cited file or fetchable page, for the citation check (None: cannot read)."""
+        if source.startswith(("http://", "https://")):
+            return self.fetch_text(source) if self.fetch_text is not None else None
+        try:
+            return self.files.read(source).full_text()
+        except Exception:
+            return None
+
+    def begin_verification(self) -> None:
+        self.sources.clear()
+        if self.browser is not None:
+            self.browser.fresh_verifier()
+
+    def visited_sources(self) -> set[str]:
+        return self.sources.snapshot()
+
+    def rejections(self) -> int:
+        return self.browser.rejections() if self.browser is not None else 0
+
+    def screenshot(self, path: Path) -> Path | None:
+        return self.browser.screenshot(path) if self.browser is not None else None
+
+    def close(self) -> None:
+        if self.browser is not None:
+            self.browser.close()

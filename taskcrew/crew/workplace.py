@@ -1,0 +1,255 @@
+"""The composition root: the systems a run works in, started and wired once, then used by runs.
+
+A Workplace owns the services (the demo ERP and intranet, started in-process when they are the
+local defaults and not already running), the secrets vault, the knowledge store, and builds each
+run's browser, policy gate and tools. The CLI, the audit mode and the eval sweep all go through it.
+"""
+
+from __future__ import annotations
+
+import urllib.error
+import urllib.request
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, Field
+
+from taskcrew.config import DEFAULT_ERP_PORT, Paths
+from taskcrew.crew.browsing import DecisionLog, RunBrowser
+from taskcrew.crew.context import RunLimits
+from taskcrew.crew.run import RunResult, RunSettings, ScriptedFactory, run_task
+from taskcrew.crew.toolbox import System
+
+LOCAL_HOSTS = ("127.0.0.1", "localhost")
+SECRET_NAMES = ("ERP_USERNAME", "ERP_PASSWORD")
+
+
+class WorkplaceError(RuntimeError):
+    """Something the run needs is missing or unreachable; the message says what to do."""
+
+
+class WorkplaceSettings(BaseModel):
+    erp_url: str = f"http://127.0.0.1:{DEFAULT_ERP_PORT}"
+    intranet_url: str | None = "http://127.0.0.1:8801"
+    sandbox: Path = Field(default_factory=lambda: Paths.from_env().sandbox)
+    runs_dir: Path = Field(default_factory=lambda: Paths.from_env().runs)
+    knowledge_dir: Path | None = None
+    erp_db: Path | None = None
+    start_local: bool = True
+    chaos: bool = True
+    chaos_seed: int = 0
+    headless: bool = True
+    slow_mo_ms: int = 0
+    chromium: Path | None = None
+    web_search: Literal["intranet", "web"] = "intranet"
+    use_knowledge: bool = True
+
+
+def reachable(url: str, timeout: float = 1.5) -> bool:
+    try:
+        with urllib.request.urlopen(url.rstrip("/") + "/healthz", timeout=timeout) as response:
+            return bool(response.status == 200)
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+
+
+def _port(url: str) -> int:
+    parts = urlsplit(url)
+    if parts.port is not None:
+        return parts.port  # 0 = any free port
+    return 443 if parts.scheme == "https" else 80
+
+
+class Workplace:
+    """Use as a context manager: services start on enter and stop on exit."""
+
+    def __init__(self, settings: WorkplaceSettings, human: Any) -> None:
+        self.settings = settings
+        self.human = human
+        self._stack = ExitStack()
+        self.erp_url = settings.erp_url.rstrip("/")
+        self.intranet_url = settings.intranet_url.rstrip("/") if settings.intranet_url else None
+        self.erp_server: Any = None
+        self.vault: Any = None
+        self.store: Any = None
+        self._runtime: Any = None  # one Chromium for all runs of this workplace, started on first use
+
+    # ------------------------------------------------------------------ lifecycle
+    def __enter__(self) -> Workplace:
+        try:
+            self._check_sandbox()
+            self._start_services()
+            self.vault = self._vault()
+            if self.settings.use_knowledge:
+                self.store = self._knowledge_store()
+        except BaseException:
+            self._stack.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._runtime is not None:
+            self._runtime.close()
+        self._stack.close()
+
+    def _check_sandbox(self) -> None:
+        if not self.settings.sandbox.is_dir():
+            raise WorkplaceError(
+                f"sandbox folder {self.settings.sandbox} does not exist: pass --sandbox with the folder of "
+                "company files (or unset TASKCREW_SANDBOX to use the demo company)"
+            )
+
+    def _start_services(self) -> None:
+        if not reachable(self.erp_url):
+            if not (self.settings.start_local and urlsplit(self.erp_url).hostname in LOCAL_HOSTS):
+                raise WorkplaceError(
+                    f"the ERP at {self.erp_url} is unreachable: start it with `taskcrew erp serve` "
+                    "or pass the right --erp-url"
+                )
+            from taskcrew.mock_erp import ChaosConfig, ErpServer
+
+            chaos = ChaosConfig(seed=self.settings.chaos_seed) if self.settings.chaos else ChaosConfig.off()
+            server = ErpServer(self.settings.erp_db, chaos=chaos, port=_port(self.erp_url))
+            self.erp_server = self._stack.enter_context(server)
+            self.erp_url = server.url
+        if self.intranet_url and not reachable(self.intranet_url):
+            if self.settings.start_local and urlsplit(self.intranet_url).hostname in LOCAL_HOSTS:
+                from taskcrew.intranet.server import IntranetServer, Site
+
+                intranet = IntranetServer(Site.load(), port=_port(self.intranet_url))
+                intranet.start()
+                self._stack.callback(intranet.stop)
+                self.intranet_url = intranet.base_url.rstrip("/")
+            else:
+                self.intranet_url = None  # research tools then only use files and the ERP
+
+    def _vault(self) -> Any:
+        from taskcrew.tools.vault import Vault
+
+        vault = Vault.from_env(SECRET_NAMES)
+        if len(vault) < len(SECRET_NAMES):
+            if self.erp_server is None:
+                raise WorkplaceError(
+                    "the ERP's credentials are not configured: set ERP_USERNAME and ERP_PASSWORD in the "
+                    "environment or in .env (the model only ever sees {{secret:NAME}} placeholders)"
+                )
+            erp = self.erp_server.settings  # the demo ERP we started: use its configured login
+            vault = Vault({"ERP_USERNAME": erp.username, "ERP_PASSWORD": erp.password.get_secret_value()})
+        return vault
+
+    def _knowledge_store(self) -> Any:
+        from taskcrew.knowledge import open_store, seed_if_empty
+
+        store = open_store(self.settings.knowledge_dir)
+        seed_if_empty(store, self.settings.sandbox)
+        return store
+
+    # ------------------------------------------------------------------ per run
+    def systems(self) -> list[System]:
+        systems = [
+            System(
+                name="Acme Payables",
+                url=self.erp_url + "/",
+                description="the company's accounts-payable system (web application)",
+                credentials=list(SECRET_NAMES),
+            )
+        ]
+        if self.intranet_url:
+            systems.append(
+                System(
+                    name="Acme Connect intranet",
+                    url=self.intranet_url + "/",
+                    description="company news, vendor announcements, finance reference pages; "
+                    "web_search searches it, web_fetch reads its pages",
+                )
+            )
+        return systems
+
+    def _policy(self, log: DecisionLog) -> Any:
+        from taskcrew.tools.policy import Policy, PolicyConfig
+
+        hosts = PolicyConfig.for_url(self.erp_url).allowed_hosts
+        if self.intranet_url:
+            hosts += PolicyConfig.for_url(self.intranet_url).allowed_hosts
+        return Policy(PolicyConfig(allowed_hosts=hosts), self.human, recorder=log.record)
+
+    def _research(self, policy: Any) -> tuple[list[Any], Any]:
+        from taskcrew.tools.research.crew_tools import PythonTool, WebFetchTool, WebSearchTool
+        from taskcrew.tools.research.python_sandbox import PythonSandbox
+        from taskcrew.tools.research.search import DdgsBackend, IntranetSearchBackend
+        from taskcrew.tools.research.web import WebFetcher, checker_from_verdicts
+
+        fetcher = WebFetcher(checker_from_verdicts(policy.check_url))
+        tools: list[Any] = [WebFetchTool(fetcher), PythonTool(PythonSandbox())]
+        if self.settings.web_search == "web":
+            tools.insert(0, WebSearchTool(DdgsBackend()))
+        elif self.intranet_url:
+            tools.insert(0, WebSearchTool(IntranetSearchBackend(self.intranet_url)))
+
+        def fetch_text(url: str) -> str | None:
+            """Intranet pages only: ERP pages sit behind a login, so the verifier judges those."""
+            if not self.intranet_url or urlsplit(url).netloc != urlsplit(self.intranet_url).netloc:
+                return None
+            result = fetcher.fetch(url)
+            return result.data.text if result.ok and result.data is not None else None
+
+        return tools, fetch_text
+
+    def run(
+        self,
+        task: str,
+        *,
+        worker_model: str | None = None,
+        verifier_model: str | None = None,
+        allow_same_verifier: bool = False,
+        limits: RunLimits | None = None,
+        scripted: ScriptedFactory | None = None,
+        listeners: list[Any] | None = None,
+    ) -> RunResult:
+        from taskcrew.tools.browser import BrowserConfig, BrowserRuntime
+
+        log = DecisionLog()
+        policy = self._policy(log)
+        config = BrowserConfig(
+            executable_path=self.settings.chromium,
+            headless=self.settings.headless,
+            slow_mo_ms=self.settings.slow_mo_ms,
+        )
+        if self._runtime is None:
+            self._runtime = BrowserRuntime(config)
+        browser = RunBrowser(config, policy, self.vault, log, runtime=self._runtime)
+        research_tools, fetch_text = self._research(policy)
+        knowledge, knowledge_tools = self._knowledge()
+        settings = RunSettings(
+            task=task,
+            worker_model=worker_model,
+            verifier_model=verifier_model,
+            allow_same_verifier=allow_same_verifier,
+            sandbox=self.settings.sandbox,
+            runs_dir=self.settings.runs_dir,
+            systems=self.systems(),
+            limits=limits or RunLimits(),
+        )
+        return run_task(
+            settings,
+            human=self.human,
+            redact=self.vault.redact,
+            knowledge=knowledge,
+            knowledge_tools=knowledge_tools,
+            browser=browser,
+            research_tools=research_tools,
+            fetch_text=fetch_text,
+            decisions=log,
+            scripted=scripted,
+            listeners=listeners,
+        )
+
+    def _knowledge(self) -> tuple[Any, list[Any]]:
+        if self.store is None:
+            return None, []
+        from taskcrew.crew.knowledge import StoreKnowledge
+        from taskcrew.tools.knowledge import RecallFactsTool, SearchProceduresTool
+
+        return StoreKnowledge(self.store), [SearchProceduresTool(self.store), RecallFactsTool(self.store)]

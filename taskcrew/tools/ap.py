@@ -1,0 +1,633 @@
+"""Deterministic accounts-payable helpers: amounts, dates, due dates and comparisons.
+
+Models get number formats and date arithmetic wrong, so the file_reader hands these jobs to code.
+Every result carries a ``derivation`` — the working in one line (``2026-09-12 + 30 days =
+2026-10-12``) — so a report can show how a value was obtained.
+
+The plain functions raise :class:`APInputError` (a ``ValueError``) with a message that says what
+was wrong and what to pass instead; the ``*_result`` functions wrap them into a ``ToolResult``
+for the agent's tools (``taskcrew.tools.reader_tools``). Nothing here imports crewai.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from datetime import date, timedelta
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import Literal
+
+from pydantic import BaseModel
+
+from taskcrew.tools.base import ToolResult
+
+
+class APInputError(ValueError):
+    """Input that cannot be interpreted unambiguously. The message tells the caller what to do."""
+
+
+# --------------------------------------------------------------------------------------- amounts
+
+AmountFormat = Literal["plain", "us", "european", "indian", "space_grouped", "swiss"]
+
+_FORMAT_WORDS: dict[str, str] = {
+    "plain": "plain number",
+    "us": "',' groups thousands, '.' marks decimals",
+    "european": "'.' groups thousands, ',' marks decimals",
+    "indian": "Indian digit grouping (lakh/crore: 1,28,450), '.' marks decimals",
+    "space_grouped": "spaces group thousands",
+    "swiss": "apostrophes group thousands, '.' marks decimals",
+}
+
+# Longest first so "US$" wins over "$" and "Rs." over "Rs".
+_SYMBOLS: tuple[tuple[str, str], ...] = (
+    ("US$", "USD"),
+    ("Rs.", "INR"),
+    ("Rs", "INR"),
+    ("$", "USD"),
+    ("€", "EUR"),
+    ("£", "GBP"),
+    ("₹", "INR"),
+    ("¥", "JPY"),
+)
+ISO_CURRENCIES = frozenset(
+    [
+        "USD",
+        "EUR",
+        "GBP",
+        "INR",
+        "CHF",
+        "JPY",
+        "CNY",
+        "CAD",
+        "AUD",
+        "NZD",
+        "SEK",
+        "NOK",
+        "DKK",
+        "PLN",
+        "CZK",
+        "HUF",
+        "SGD",
+        "HKD",
+        "MXN",
+        "BRL",
+        "ZAR",
+        "AED",
+    ]
+)
+_SPACES = str.maketrans({"\u00a0": " ", "\u202f": " ", "\u2009": " ", "\t": " ", "\u2212": "-"})
+_CODE_RE = re.compile(r"(?<![A-Za-z])([A-Za-z]{3})(?![A-Za-z])")
+
+_US_INT = re.compile(r"\d{1,3}(?:,\d{3})+")
+_INDIAN_INT = re.compile(r"\d{1,2}(?:,\d{2})+,\d{3}")
+_EU_INT = re.compile(r"\d{1,3}(?:\.\d{3})+")
+_SWISS = re.compile(r"(\d{1,3}(?:'\d{3})+)(?:\.(\d+))?")
+
+
+class ParsedAmount(BaseModel):
+    """An amount read from text. ``plain`` is the form ERPs accept (``1284.50``)."""
+
+    text: str
+    value: Decimal
+    currency: str | None
+    format: AmountFormat
+    plain: str
+    derivation: str
+
+    def render(self) -> str:
+        currency = self.currency or "(no currency in the text)"
+        return f"value: {self.plain}\ncurrency: {currency}\nformat: {self.format}\nworking: {self.derivation}"
+
+
+def plain_amount(value: Decimal | int | str, decimals: int = 2) -> str:
+    """``Decimal('1284.5')`` → ``'1284.50'``: no grouping, '.' decimals, rounded half up."""
+    try:
+        number = Decimal(str(value))
+    except InvalidOperation as exc:
+        raise APInputError(f"not a number: {value!r}; use parse_amount for formatted text") from exc
+    quantum = Decimal(1).scaleb(-decimals)
+    text = f"{number.quantize(quantum, rounding=ROUND_HALF_UP):f}"
+    return text[1:] if text.startswith("-") and Decimal(text) == 0 else text
+
+
+def parse_amount(text: str) -> ParsedAmount:
+    """Parse ``1,284.50`` / ``1.284,50`` / ``1,28,450.00`` / ``EUR 1 284,50`` / ``(150.00)`` …"""
+    original = text
+    s = text.translate(_SPACES).strip()
+    if not s:
+        raise APInputError("empty amount; pass the amount as printed, e.g. '1,284.50 USD'")
+    negative = False
+    if s.count("(") == 1 == s.count(")") and s.index("(") < s.index(")"):
+        negative = True  # accounting style: (150.00)
+        s = s.replace("(", " ").replace(")", " ")
+    currency, s = _take_currency(s, original)
+    s = " ".join(s.split())
+    if s.startswith(("-", "+")):
+        negative = negative or s[0] == "-"
+        s = s[1:].strip()
+    elif s.endswith("-"):
+        negative = True
+        s = s[:-1].strip()
+    if not s or not re.fullmatch(r"[0-9.,' ]+", s) or not re.search(r"\d", s):
+        raise APInputError(
+            f"not an amount: {original!r}. Pass only the amount and its currency as printed, "
+            "e.g. '1,284.50 USD', '1.284,50 EUR' or '₹1,28,450.00'"
+        )
+    value_text, fmt = _classify(s, original)
+    value = Decimal(value_text)
+    if negative:
+        value = -value
+    plain = plain_amount(value, decimals=max(2, -int(value.as_tuple().exponent)))
+    sign = "negative, " if negative else ""
+    shown = " ".join(original.split())
+    derivation = f"'{shown}': {sign}{_FORMAT_WORDS[fmt]} → {plain}" + (
+        f" {currency}" if currency else " (no currency in the text)"
+    )
+    return ParsedAmount(
+        text=original, value=value, currency=currency, format=fmt, plain=plain, derivation=derivation
+    )
+
+
+def _take_currency(s: str, original: str) -> tuple[str | None, str]:
+    found: set[str] = set()
+    for symbol, code in _SYMBOLS:
+        if symbol.isalpha() or symbol.endswith("."):
+            pattern = re.compile(rf"(?<![A-Za-z]){re.escape(symbol)}(?![A-Za-z])")
+        else:
+            pattern = re.compile(re.escape(symbol))
+        if pattern.search(s):
+            found.add(code)
+            s = pattern.sub(" ", s)
+    for match in _CODE_RE.finditer(s):
+        code = match.group(1).upper()
+        if code not in ISO_CURRENCIES:
+            raise APInputError(
+                f"not an amount: {original!r} contains the word {match.group(1)!r}. "
+                "Pass only the amount and its currency, e.g. '1,284.50 USD'"
+            )
+        found.add(code)
+    s = _CODE_RE.sub(" ", s)
+    if len(found) > 1:
+        raise APInputError(f"conflicting currencies in {original!r}: {', '.join(sorted(found))}")
+    return (found.pop() if found else None), s
+
+
+def _classify(s: str, original: str) -> tuple[str, AmountFormat]:
+    """Return the number as a plain decimal string and the format it was written in."""
+    if " " in s:
+        return _space_grouped(s, original)
+    if "'" in s:
+        m = _SWISS.fullmatch(s)
+        if not m:
+            raise _grouping_error(original)
+        return m.group(1).replace("'", "") + (f".{m.group(2)}" if m.group(2) else ""), "swiss"
+    has_comma, has_dot = "," in s, "." in s
+    if has_comma and has_dot:
+        cut = max(s.rfind(","), s.rfind("."))
+        int_part, frac = s[:cut], s[cut + 1 :]
+        if not frac.isdigit():
+            raise _grouping_error(original)
+        if s[cut] == ".":
+            return _comma_grouped(int_part, original) + "." + frac, _comma_format(int_part)
+        if not _EU_INT.fullmatch(int_part):
+            raise _grouping_error(original)
+        return int_part.replace(".", "") + "." + frac, "european"
+    if has_comma:
+        if s.count(",") > 1:
+            return _comma_grouped(s, original), _comma_format(s)
+        int_part, frac = s.split(",")
+        if not int_part.isdigit() or not frac.isdigit():
+            raise _grouping_error(original)
+        if len(frac) == 3 and len(int_part) <= 3 and not int_part.startswith("0"):
+            raise APInputError(
+                f"ambiguous amount {original!r}: it is {int_part}{frac} if ',' groups thousands, "
+                f"or {int_part}.{frac} if ',' is a decimal comma. Check how the document writes its other "
+                f"amounts, then pass an unambiguous form such as '{int_part},{frac}.00' or '{int_part}{frac}'"
+            )
+        return f"{int_part}.{frac}", "european"
+    if has_dot:
+        if s.count(".") > 1:
+            if not _EU_INT.fullmatch(s):
+                raise _grouping_error(original)
+            return s.replace(".", ""), "european"
+        int_part, frac = s.split(".")
+        if not frac.isdigit() or (int_part and not int_part.isdigit()):
+            raise _grouping_error(original)
+        if len(frac) == 3 and 0 < len(int_part) <= 3 and not int_part.startswith("0"):
+            raise APInputError(
+                f"ambiguous amount {original!r}: it is {int_part}.{frac} as a plain decimal, or "
+                f"{int_part}{frac} if '.' groups thousands (European style). Check how the document writes "
+                f"its other amounts, then pass an unambiguous form such as '{int_part}{frac},00' or "
+                f"'{int_part}.{frac}0'"
+            )
+        return f"{int_part or '0'}.{frac}", "plain"
+    return s, "plain"
+
+
+def _space_grouped(s: str, original: str) -> tuple[str, AmountFormat]:
+    groups = s.split(" ")
+    last = groups[-1]
+    m = re.fullmatch(r"(\d{3})(?:[.,](\d+))?", last)
+    if (
+        not m
+        or not re.fullmatch(r"\d{1,3}", groups[0])
+        or any(len(g) != 3 or not g.isdigit() for g in groups[1:-1])
+    ):
+        raise _grouping_error(original)
+    frac = m.group(2) or ""
+    digits = "".join(groups[:-1]) + m.group(1)
+    return digits + (f".{frac}" if frac else ""), "space_grouped"
+
+
+def _comma_grouped(int_part: str, original: str) -> str:
+    if _US_INT.fullmatch(int_part) or _INDIAN_INT.fullmatch(int_part):
+        return int_part.replace(",", "")
+    if int_part.isdigit():
+        return int_part
+    raise _grouping_error(original)
+
+
+def _comma_format(int_part: str) -> AmountFormat:
+    if "," not in int_part:
+        return "plain"
+    return "us" if _US_INT.fullmatch(int_part) else "indian"
+
+
+def _grouping_error(original: str) -> APInputError:
+    return APInputError(
+        f"not a recognised amount format: {original!r}. Known formats: 1,284.50 / 1.284,50 / "
+        "1 284,50 / 1'284.50 / 1,28,450.00 (Indian) / 1284.50; pass the amount exactly as printed"
+    )
+
+
+# ----------------------------------------------------------------------------------------- dates
+
+_MONTHS: dict[str, int] = {}
+for _number, _names in enumerate(
+    [
+        "january jan januar jän jänner janvier",
+        "february feb februar février fevrier",
+        "march mar märz maerz mär mars",
+        "april apr avril",
+        "may mai",
+        "june jun juni juin",
+        "july jul juli juillet",
+        "august aug août aout",
+        "september sep sept septembre",
+        "october oct oktober okt octobre",
+        "november nov novembre",
+        "december dec dezember dez décembre decembre",
+    ],
+    start=1,
+):
+    for _name in _names.split():
+        _MONTHS[_name] = _number
+
+_MONTH_RE = "|".join(sorted((re.escape(m) for m in _MONTHS), key=len, reverse=True))
+_DATE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("iso", re.compile(r"(?<!\d)(?P<y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2})(?!\d)")),
+    ("dotted_dmy", re.compile(r"(?<![\d.])(?P<d>\d{1,2})\.(?P<m>\d{1,2})\.(?P<y>\d{4})(?!\d)")),
+    ("numeric", re.compile(r"(?<![\d/-])(?P<a>\d{1,2})[/-](?P<b>\d{1,2})[/-](?P<y>\d{4})(?!\d)")),
+    (
+        "day_month_name",
+        re.compile(
+            rf"(?<!\d)(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\.?[\s-]*(?P<mon>{_MONTH_RE})\.?,?[\s-]*(?P<y>\d{{4}})(?!\d)",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "month_name_day",
+        re.compile(
+            rf"(?<![A-Za-z])(?P<mon>{_MONTH_RE})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<y>\d{{4}})(?!\d)",
+            re.IGNORECASE,
+        ),
+    ),
+)
+
+
+class ParsedDate(BaseModel):
+    text: str
+    value: date
+    format: str
+    derivation: str
+
+    def render(self) -> str:
+        return f"date: {self.value.isoformat()}\nworking: {self.derivation}"
+
+
+def parse_date(text: str) -> ParsedDate:
+    """Parse one date written as 2026-09-12, 12.09.2026, 12 Sep 2026, September 12, 2026, 09/30/2026 …
+
+    Numeric dates with '/' where both day and month could be ≤ 12 (10/05/2026) are ambiguous and
+    refused: the caller should check the document's other dates or ask.
+    """
+    found = find_dates(text)
+    if not found:
+        raise APInputError(f"not a date: {text!r}; pass a date such as '2026-09-12' or '12 Sep 2026'")
+    if len({d.value for d in found}) > 1:
+        listed = ", ".join(d.value.isoformat() for d in found)
+        raise APInputError(f"more than one date in {text!r} ({listed}); pass a single date")
+    return found[0]
+
+
+def find_dates(text: str) -> list[ParsedDate]:
+    """All dates in a piece of text, in order of appearance. Raises on ambiguous or invalid ones."""
+    spans: list[tuple[int, int]] = []
+    results: list[tuple[int, ParsedDate]] = []
+    for fmt, pattern in _DATE_PATTERNS:
+        for m in pattern.finditer(text):
+            if any(m.start() < end and start < m.end() for start, end in spans):
+                continue
+            spans.append((m.start(), m.end()))
+            results.append((m.start(), _date_from_match(fmt, m)))
+    return [parsed for _, parsed in sorted(results, key=lambda r: r[0])]
+
+
+def _date_from_match(fmt: str, m: re.Match[str]) -> ParsedDate:
+    raw = m.group(0)
+    groups = m.groupdict()
+    year = int(groups["y"])
+    if fmt == "numeric":
+        a, b = int(groups["a"]), int(groups["b"])
+        if a > 12 >= b:
+            day, month, how = a, b, "day/month/year (the first number is over 12)"
+        elif b > 12 >= a:
+            day, month, how = b, a, "month/day/year (the second number is over 12)"
+        elif a == b:
+            day, month, how = a, b, "day and month are the same"
+        else:
+            raise APInputError(
+                f"ambiguous date {raw!r}: {a}/{b} may be day/month or month/day. Check how the document "
+                "writes other dates (e.g. a date with a day over 12) or ask; then pass it as YYYY-MM-DD"
+            )
+    else:
+        day = int(groups["d"])
+        month = int(groups["m"]) if "m" in groups and groups.get("m") else _MONTHS[groups["mon"].lower()]
+        how = {
+            "iso": "year-month-day",
+            "dotted_dmy": "day.month.year",
+            "day_month_name": "day month-name year",
+            "month_name_day": "month-name day, year",
+        }[fmt]
+    try:
+        value = date(year, month, day)
+    except ValueError as exc:
+        raise APInputError(f"not a valid calendar date: {raw!r} ({exc})") from exc
+    return ParsedDate(text=raw, value=value, format=fmt, derivation=f"{raw!r} read as {how} → {value}")
+
+
+def _as_date(value: date | str) -> date:
+    return value if isinstance(value, date) else parse_date(value).value
+
+
+# ------------------------------------------------------------------------------------- due dates
+
+DueRule = Literal["net_days", "end_of_month_plus_days", "on_receipt", "explicit_date"]
+
+_ON_RECEIPT = re.compile(
+    r"\b(?:due|payable|zahlbar|fällig)?\s*(?:up)?on\s+receipt\b|\bimmediate(?:ly)?\b|\bsofort\b"
+    r"|\bbei\s+erhalt\b|\bà\s+réception\b|\bcash\s+on\s+delivery\b|\bupon\s+presentation\b",
+    re.IGNORECASE,
+)
+_EOM = re.compile(
+    r"\be\.?\s?o\.?\s?m\b\.?|\bend\s+of\s+(?:the\s+)?month\b|\bmonatsende\b|\bfin\s+de\s+mois\b", re.I
+)
+_DISCOUNT = re.compile(
+    r"(?P<pct>\d+(?:[.,]\d+)?)\s*%\s*(?:skonto\s*)?(?:within\s*|innerhalb\s*|bei\s+zahlung\s+innerhalb\s*)?"
+    r"(?P<days>\d+)\s*(?:days?|tage?n?)?|\b(?P<pct2>\d+)/(?P<days2>\d+)\b",
+    re.IGNORECASE,
+)
+_DAY_NUMBER = re.compile(
+    r"\bnet(?:to)?\s*(?P<a>\d+)\b|\bn(?P<b>\d+)\b|(?P<c>\d+)\s*(?:calendar\s+)?(?:days?|tage?n?|jours|días|dias|giorni)\b"
+    r"|\b(?:within|innerhalb(?:\s+von)?|in)\s+(?P<d>\d+)\b|(?:\+|plus)\s*(?P<e>\d+)\b",
+    re.IGNORECASE,
+)
+
+
+class DueDate(BaseModel):
+    """A due date and how it follows from the invoice date and the terms."""
+
+    invoice_date: date
+    terms: str
+    rule: DueRule
+    days: int | None
+    due_date: date
+    derivation: str
+    note: str | None = None
+
+    def render(self) -> str:
+        text = f"due date: {self.due_date.isoformat()}\nrule: {self.rule}\nworking: {self.derivation}"
+        return text + (f"\nnote: {self.note}" if self.note else "")
+
+
+def due_date(invoice_date: date | str, terms: str) -> DueDate:
+    """Due date from the invoice date and the payment terms as printed.
+
+    Understood: "Net 30", "net 30 days", "30 days", "payable within 14 days", "zahlbar innerhalb 14
+    Tagen", "2/10 Net 30" (discount noted, due at 30), "30 days EOM" / "EOM + 30" / "end of month + 30"
+    (the last day of the invoice month plus N days), "EOM", "due on receipt", and an explicit date
+    ("Due date: 2026-10-20", "zahlbar bis 07.10.2026").
+    """
+    start = _as_date(invoice_date)
+    clean = " ".join(terms.translate(_SPACES).split())
+    if not clean:
+        raise APInputError("no terms given; pass the payment terms exactly as printed (e.g. 'Net 30')")
+    dates = find_dates(clean)
+    if dates:
+        distinct = sorted({d.value for d in dates})
+        if len(distinct) > 1:
+            raise APInputError(
+                f"the terms {terms!r} name several dates ({', '.join(map(str, distinct))}); "
+                "pass the one printed as the due date"
+            )
+        explicit = distinct[0]
+        if explicit < start:
+            raise APInputError(
+                f"the date in the terms ({explicit}) is before the invoice date ({start}); "
+                "check which date is the due date and ask a human if unsure"
+            )
+        return DueDate(
+            invoice_date=start,
+            terms=terms,
+            rule="explicit_date",
+            days=(explicit - start).days,
+            due_date=explicit,
+            derivation=f"due date printed in the terms: {explicit} ({(explicit - start).days} days after {start})",
+        )
+
+    if _ON_RECEIPT.search(clean):
+        return DueDate(
+            invoice_date=start,
+            terms=terms,
+            rule="on_receipt",
+            days=0,
+            due_date=start,
+            derivation=f"due on receipt → the invoice date {start}",
+        )
+
+    note = None
+    rest = clean
+    discount = _DISCOUNT.search(clean)
+    if discount and (discount.group("pct") or discount.group("pct2")):
+        pct = discount.group("pct") or discount.group("pct2")
+        ddays = int(discount.group("days") or discount.group("days2"))
+        rest = clean[: discount.start()] + " " + clean[discount.end() :]
+        note = (
+            f"early-payment discount: {pct}% if paid within {ddays} days "
+            f"(by {start + timedelta(days=ddays)}); the due date below is the net date"
+        )
+
+    numbers = {int(next(g for g in m.groups() if g)) for m in _DAY_NUMBER.finditer(rest)}
+    if _EOM.search(rest):
+        if len(numbers) > 1:
+            raise _terms_error(terms, f"several day counts ({sorted(numbers)})")
+        days = numbers.pop() if numbers else 0
+        month_end = start.replace(day=calendar.monthrange(start.year, start.month)[1])
+        due = month_end + timedelta(days=days)
+        return DueDate(
+            invoice_date=start,
+            terms=terms,
+            rule="end_of_month_plus_days",
+            days=days,
+            due_date=due,
+            derivation=f"end of the invoice month {month_end} + {days} days = {due}",
+            note=note,
+        )
+    if not numbers:
+        raise _terms_error(terms, "no day count, date or 'on receipt'")
+    if len(numbers) > 1:
+        raise _terms_error(terms, f"several day counts ({sorted(numbers)})")
+    days = numbers.pop()
+    if days > 366:
+        raise _terms_error(terms, f"{days} days is not a plausible payment term")
+    due = start + timedelta(days=days)
+    return DueDate(
+        invoice_date=start,
+        terms=terms,
+        rule="net_days",
+        days=days,
+        due_date=due,
+        derivation=f"{start} + {days} days = {due}",
+        note=note,
+    )
+
+
+def _terms_error(terms: str, why: str) -> APInputError:
+    return APInputError(
+        f"payment terms not understood: {terms!r} ({why}). Understood forms: 'Net 30', '30 days', "
+        "'payable within 14 days', '30 days EOM', 'due on receipt', or an explicit due date. "
+        "If the document prints a due date, pass that; otherwise ask a human"
+    )
+
+
+# ---------------------------------------------------------------------------------- comparisons
+
+Relation = Literal["equal", "a_greater", "b_greater"]
+
+
+class Comparison(BaseModel):
+    """Two amounts or two dates compared. For dates "greater" means later; difference is a − b."""
+
+    kind: Literal["amount", "date"]
+    a: str
+    b: str
+    relation: Relation
+    difference: str
+    derivation: str
+
+    def render(self) -> str:
+        word = {"equal": "equal", "a_greater": "a is larger", "b_greater": "b is larger"}[self.relation]
+        if self.kind == "date":
+            word = {"equal": "same date", "a_greater": "a is later", "b_greater": "b is later"}[self.relation]
+        return f"{self.kind}s: a = {self.a}, b = {self.b}\nresult: {word}\nworking: {self.derivation}"
+
+
+def compare(a: str | Decimal | date, b: str | Decimal | date) -> Comparison:
+    """Compare two amounts (any format, same currency) or two dates (any format)."""
+    a_date, b_date = _maybe_date(a), _maybe_date(b)
+    if a_date is not None and b_date is not None:
+        days = (a_date - b_date).days
+        relation: Relation = "equal" if days == 0 else ("a_greater" if days > 0 else "b_greater")
+        return Comparison(
+            kind="date",
+            a=a_date.isoformat(),
+            b=b_date.isoformat(),
+            relation=relation,
+            difference=f"{days} days",
+            derivation=f"{a_date} − {b_date} = {days} days",
+        )
+    if (a_date is None) != (b_date is None):
+        raise APInputError(f"cannot compare a date with an amount: {a!r} vs {b!r}")
+    pa, pb = _as_amount(a), _as_amount(b)
+    if pa.currency and pb.currency and pa.currency != pb.currency:
+        raise APInputError(
+            f"cannot compare amounts in different currencies ({pa.currency} vs {pb.currency}) "
+            "without an exchange rate"
+        )
+    diff = pa.value - pb.value
+    relation = "equal" if diff == 0 else ("a_greater" if diff > 0 else "b_greater")
+    currency = pa.currency or pb.currency
+    suffix = f" {currency}" if currency else ""
+    places = max(2, -int(pa.value.as_tuple().exponent), -int(pb.value.as_tuple().exponent))
+    return Comparison(
+        kind="amount",
+        a=pa.plain + (f" {pa.currency}" if pa.currency else ""),
+        b=pb.plain + (f" {pb.currency}" if pb.currency else ""),
+        relation=relation,
+        difference=plain_amount(diff, places) + suffix,
+        derivation=f"{pa.plain} − {pb.plain} = {plain_amount(diff, places)}{suffix}",
+    )
+
+
+def _maybe_date(value: str | Decimal | date) -> date | None:
+    if isinstance(value, date):
+        return value
+    if isinstance(value, Decimal):
+        return None
+    found = find_dates(value)
+    if not found:
+        return None
+    if len(found) > 1:
+        raise APInputError(f"more than one date in {value!r}; pass a single date")
+    remainder = value.replace(found[0].text, "").strip(" ,.:;")
+    if remainder and re.search(r"\d", remainder):
+        raise APInputError(f"cannot tell whether {value!r} is a date or an amount; pass just one value")
+    return found[0].value
+
+
+def _as_amount(value: str | Decimal | date) -> ParsedAmount:
+    if isinstance(value, Decimal):
+        return ParsedAmount(
+            text=str(value),
+            value=value,
+            currency=None,
+            format="plain",
+            plain=plain_amount(value),
+            derivation="",
+        )
+    return parse_amount(str(value))
+
+
+# ----------------------------------------------------------------------------- tool-facing forms
+
+
+def parse_amount_result(text: str) -> ToolResult:
+    try:
+        return ToolResult.success(parse_amount(text))
+    except APInputError as exc:
+        return ToolResult.failure(str(exc))
+
+
+def due_date_result(invoice_date: str, terms: str) -> ToolResult:
+    try:
+        return ToolResult.success(due_date(invoice_date, terms))
+    except APInputError as exc:
+        return ToolResult.failure(str(exc))
+
+
+def compare_result(a: str, b: str) -> ToolResult:
+    try:
+        return ToolResult.success(compare(a, b))
+    except APInputError as exc:
+        return ToolResult.failure(str(exc))

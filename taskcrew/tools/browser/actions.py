@@ -1,0 +1,338 @@
+"""Run one action against the page. Runs on the browser thread, inside ``BrowserSession.act``.
+
+Each action checks the element's state right before acting (fast failure instead of a 30-second
+Playwright wait), predicts whether it would submit a form, passes any submission through the policy
+gate (which may ask the human) and only then touches the page. Failures raise ``ActionFailed`` with a
+message for the agent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin
+
+from taskcrew.tools.browser.config import BrowserConfig
+from taskcrew.tools.browser.models import (
+    Action,
+    Back,
+    Click,
+    DismissModal,
+    Navigate,
+    Press,
+    Scroll,
+    Select,
+    SetChecked,
+    Type,
+    Wait,
+)
+from taskcrew.tools.browser.network import NetworkGuard
+from taskcrew.tools.browser.perception import ElementRef, Snapshot, js_function
+from taskcrew.tools.human import FieldValue
+from taskcrew.tools.policy import SAFE_METHODS, Policy, Submission
+from taskcrew.tools.vault import UnknownSecretError, Vault
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Locator, Page
+
+FILL_TYPES = frozenset({"date", "datetime-local", "month", "week", "time", "color", "range"})
+
+
+class ActionFailed(Exception):
+    """A recoverable failure, reported to the agent as text."""
+
+
+@dataclass
+class ActEnv:
+    page: Page
+    snapshot: Snapshot
+    policy: Policy
+    vault: Vault
+    guard: NetworkGuard
+    config: BrowserConfig
+    human_wait: Callable[[], AbstractContextManager[Any]]
+    switch_back: Callable[[], str | None]
+
+
+class ActionExecutor:
+    def __init__(self, env: ActEnv) -> None:
+        self.env = env
+        self.timeout = env.config.action_timeout_ms
+
+    def run(self, action: Action) -> str:
+        match action:
+            case Click(index=i):
+                return self.click(i)
+            case Type():
+                return self.type(action)
+            case Select(index=i, option=o):
+                return self.select(i, o)
+            case SetChecked(index=i, action=kind):
+                return self.set_checked(i, kind == "check")
+            case Scroll():
+                return self.scroll(action)
+            case Navigate(url=u):
+                return self.navigate(u)
+            case Back():
+                return self.back()
+            case Wait():
+                return self.wait(action)
+            case Press(key=k, index=i):
+                return self.press(k, i)
+            case DismissModal():
+                return self.dismiss_modal()
+        raise ActionFailed(f"unknown action {action!r}")
+
+    # ------------------------------------------------------------ element helpers
+    def _locate(self, index: int) -> tuple[ElementRef, Locator]:
+        snap = self.env.snapshot
+        ref = snap.refs.get(index)
+        if ref is None:
+            raise ActionFailed(
+                f"there is no element [{index}] in observation #{snap.observation.id}; "
+                "use a number from the latest observation"
+            )
+        root: Any = self.env.page
+        for frame_selector in ref.frames:
+            root = root.frame_locator(frame_selector)
+        locator = root.locator(ref.selector)
+        count = locator.count()
+        if count == 0:
+            raise ActionFailed(f"element [{index}] is no longer on the page; observe again")
+        if count > 1:
+            raise ActionFailed(
+                f"element [{index}] no longer identifies one element ({count} match); observe again"
+            )
+        return ref, locator
+
+    def _preflight(
+        self, ref: ElementRef, locator: Locator, kind: str | None = None, key: str = ""
+    ) -> dict[str, Any]:
+        info: dict[str, Any] = locator.evaluate(
+            js_function("preflight", with_element=True), {"kind": kind, "key": key}, timeout=self.timeout
+        )
+        i = ref.index
+        if ref.captcha or info.get("captcha"):
+            raise ActionFailed(
+                f"element [{i}] belongs to a CAPTCHA; CAPTCHAs are not operated by the agent — report it to the human"
+            )
+        state = info.get("state")
+        if state == "gone":
+            raise ActionFailed(f"element [{i}] is no longer on the page; observe again")
+        if state == "disabled":
+            raise ActionFailed(f"element [{i}] is disabled")
+        if state == "occluded":
+            raise ActionFailed(
+                f"element [{i}] is covered by {info.get('occludedBy') or 'another element'}; "
+                "dismiss that first (dismiss_modal) or scroll"
+            )
+        if state in ("offscreen_above", "offscreen_below"):
+            raise ActionFailed(
+                f"element [{i}] could not be scrolled into view (it is hidden in a closed container?)"
+            )
+        return info
+
+    def _gate(self, submission: dict[str, Any] | None, page_url: str) -> None:
+        """Pass a predicted form submission through the policy; arm the network layer if allowed."""
+        if not submission:
+            return
+        if "invalid" in submission:
+            raise ActionFailed(
+                "not submitted: the form has invalid fields — " + "; ".join(submission["invalid"])
+            )
+        vault = self.env.vault
+        raw = [(f["name"], f["value"]) for f in submission["fields"]]
+        shown: list[FieldValue] = []
+        for f in submission["fields"]:
+            value = vault.redact(f["value"])
+            if f.get("password") and value == f["value"] and value:
+                value = "[password, hidden]"
+            elif f.get("label"):
+                value = f"{value} ({vault.redact(f['label'])})"
+            shown.append(FieldValue(name=vault.redact(f["name"]), value=value))
+        sub = Submission(
+            origin="form",
+            method=submission["method"],
+            url=vault.redact(submission["action"]),
+            fields=shown,
+            page_url=vault.redact(page_url),
+            summary=vault.redact(submission.get("summary", "")),
+            login_form=bool(submission.get("login")),
+        )
+        with self.env.human_wait():
+            decision = self.env.policy.submission(sub)
+        if not decision.permitted:
+            raise ActionFailed(decision.message())
+        if submission["method"] not in SAFE_METHODS:
+            self.env.guard.arm(submission["method"], submission["action"], raw)
+
+    def _click_at(self, locator: Locator, info: dict[str, Any]) -> None:
+        point = info.get("point")
+        position = None if info.get("centre") or not point else {"x": point["x"], "y": point["y"]}
+        locator.click(timeout=self.timeout, position=position)  # type: ignore[arg-type]
+
+    # ------------------------------------------------------------ actions
+    def click(self, index: int) -> str:
+        ref, locator = self._locate(index)
+        element = self.env.snapshot.observation.element(index)
+        if element is not None and element.href and element.href.startswith("http"):
+            verdict = self.env.policy.check_url(element.href)
+            if not verdict.allowed:
+                decision = self.env.policy.navigation(element.href)
+                raise ActionFailed(decision.message())
+        info = self._preflight(ref, locator, "click")
+        self._gate(info.get("submission"), info.get("url", ""))
+        self._click_at(locator, info)
+        return ""
+
+    def type(self, action: Type) -> str:
+        ref, locator = self._locate(action.index)
+        info = self._preflight(ref, locator)
+        if ref.field_type in ("select", "select-multiple"):
+            raise ActionFailed(f"element [{action.index}] is a drop-down; use select with the option's label")
+        if ref.field_type in ("checkbox", "radio"):
+            raise ActionFailed(f"element [{action.index}] is a {ref.field_type}; use check or uncheck")
+        if not info.get("editable"):
+            raise ActionFailed(f"element [{action.index}] is a {ref.role}, not a text field")
+        value = action.text
+        if self.env.vault.has_placeholders(value):
+            value = self._secret_value(action.text, info.get("url", ""))
+        if ref.field_type in FILL_TYPES:
+            locator.fill(value, timeout=self.timeout)
+        elif action.clear:
+            # Fill all but the last character, then type that one as a key press: fast for long
+            # text, and key-driven widgets (autocomplete) still see a real keystroke.
+            locator.fill(value[:-1], timeout=self.timeout)
+            if value:
+                locator.press_sequentially(value[-1], timeout=self.timeout)
+        else:
+            locator.press_sequentially(value, timeout=self.timeout + 20 * len(value))
+        if action.enter:
+            after = locator.evaluate(
+                js_function("preflight", with_element=True), {"kind": "enter", "key": "Enter"}
+            )
+            self._gate(after.get("submission"), after.get("url", ""))
+            locator.press("Enter", timeout=self.timeout)
+        return ""
+
+    def _secret_value(self, text: str, field_url: str) -> str:
+        policy, vault = self.env.policy, self.env.vault
+        verdict = policy.check_url(field_url)
+        if not verdict.allowed:
+            decision = policy.navigation(vault.redact(field_url), kind="typing")
+            raise ActionFailed(f"secrets are only typed into pages of allowed hosts: {decision.message()}")
+        try:
+            value = vault.substitute(text)
+        except UnknownSecretError as exc:
+            raise ActionFailed(str(exc)) from None
+        policy.typing_secret(vault.redact(field_url), text)
+        return value
+
+    def select(self, index: int, option: str) -> str:
+        ref, locator = self._locate(index)
+        self._preflight(ref, locator)
+        if ref.field_type not in ("select", "select-multiple"):
+            raise ActionFailed(
+                f"element [{index}] is not a drop-down (select); click it and then click the option instead"
+            )
+        picked = locator.evaluate(js_function("pickOption", with_element=True), {"option": option})
+        if "value" not in picked:
+            options = ", ".join(repr(o) for o in picked.get("options", []))
+            raise ActionFailed(f"[{index}] has no option {option!r}; its options are: {options}")
+        locator.select_option(value=picked["value"], timeout=self.timeout)
+        return ""
+
+    def set_checked(self, index: int, desired: bool) -> str:
+        ref, locator = self._locate(index)
+        info = self._preflight(ref, locator, "click")
+        current = info.get("checked")
+        if current is None:
+            raise ActionFailed(f"element [{index}] is not a checkbox, radio button or switch")
+        if current == desired:
+            return "already " + ("checked" if desired else "unchecked")
+        if not desired and ref.field_type == "radio":
+            raise ActionFailed("a radio button cannot be unchecked; check another option of the group")
+        self._gate(info.get("submission"), info.get("url", ""))
+        self._click_at(locator, info)
+        after = locator.evaluate(js_function("checkedOf", with_element=True))
+        if after != desired:
+            raise ActionFailed(f"clicking [{index}] did not change its state")
+        return ""
+
+    def scroll(self, action: Scroll) -> str:
+        dy = action.pages * (0.9 if action.direction == "down" else -0.9)
+        if action.index is None:
+            self.env.page.main_frame.evaluate("(dy) => window.scrollBy(0, dy * window.innerHeight)", dy)
+            return ""
+        _, locator = self._locate(action.index)
+        where = locator.evaluate(js_function("scrollBy", with_element=True), {"dy": dy})
+        return f"scrolled {where}"
+
+    def navigate(self, url: str) -> str:
+        page, policy, vault = self.env.page, self.env.policy, self.env.vault
+        if vault.has_placeholders(url):
+            raise ActionFailed("secret placeholders can only be typed into fields, not put into URLs")
+        if page.url.startswith("http"):
+            url = urljoin(page.url, url)
+        verdict = policy.check_url(url)
+        if not verdict.allowed:
+            raise ActionFailed(policy.navigation(vault.redact(url)).message())
+        response = page.goto(
+            url, wait_until="domcontentloaded", timeout=self.env.config.navigation_timeout_ms
+        )
+        return f"HTTP {response.status}" if response is not None else ""
+
+    def back(self) -> str:
+        page = self.env.page
+        before = page.url
+        page.go_back(wait_until="domcontentloaded", timeout=self.env.config.navigation_timeout_ms)
+        if page.url != before:
+            return ""
+        switched = self.env.switch_back()
+        if switched:
+            return switched
+        raise ActionFailed("there is no previous page to go back to")
+
+    def wait(self, action: Wait) -> str:
+        page = self.env.page
+        if action.for_text:
+            from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+            try:
+                page.main_frame.wait_for_function(
+                    js_function("textVisible"),
+                    arg={"text": action.for_text},
+                    timeout=action.seconds * 1000 or 1,
+                )
+            except PlaywrightTimeout:
+                raise ActionFailed(
+                    f"the text {action.for_text!r} did not appear within {action.seconds:g}s"
+                ) from None
+            return "the text appeared"
+        page.wait_for_timeout(action.seconds * 1000)
+        return ""
+
+    def press(self, key: str, index: int | None) -> str:
+        if index is not None:
+            ref, locator = self._locate(index)
+            info = self._preflight(ref, locator, "press", key)
+            self._gate(info.get("submission"), info.get("url", ""))
+            locator.press(key, timeout=self.timeout)
+            return ""
+        page = self.env.page
+        submission = page.main_frame.evaluate(js_function("activeSubmission"), {"key": key})
+        self._gate(submission, page.url)
+        page.keyboard.press(key)
+        return ""
+
+    def dismiss_modal(self) -> str:
+        modals = [o for o in self.env.snapshot.observation.obstacles if o.kind == "modal"]
+        if not modals:
+            raise ActionFailed("no blocking modal was detected in the latest observation")
+        if modals[0].index is not None:
+            self.click(modals[0].index)
+            return f"clicked [{modals[0].index}]"
+        self.env.page.keyboard.press("Escape")
+        return "pressed Escape"

@@ -1,0 +1,249 @@
+"""The network layer of the policy: every request the browser context makes passes ``NetworkGuard``.
+
+- Requests to hosts off the allow-list, blocked paths and non-http(s) schemes are aborted.
+- Document requests are fetched with redirects off, so a redirect to a foreign host is caught before
+  the browser follows it (Playwright does not route redirect hops).
+- Data-changing requests (not GET/HEAD/OPTIONS) pass only when the act layer armed an approval for
+  exactly that method, URL and form body, or when the policy allows them (login, or the human
+  approves a script's fetch/XHR); in read-only mode they are refused. Everything else is aborted and
+  reported — an unapproved POST never reaches the server.
+- It also tracks in-flight requests (for settling), main-document HTTP statuses and dialogs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from dataclasses import dataclass, field
+from email.parser import BytesParser
+from email.policy import HTTP
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urljoin
+
+from taskcrew.tools.human import FieldValue
+from taskcrew.tools.policy import SAFE_METHODS, Policy, PolicyDecision, strip_fragment
+from taskcrew.tools.vault import Vault
+
+if TYPE_CHECKING:
+    from playwright.sync_api import BrowserContext, Dialog, Page, Request, Response, Route, WebSocketRoute
+
+TRACKED_TYPES = frozenset({"document", "xhr", "fetch", "eventsource"})
+
+
+@dataclass
+class ArmedApproval:
+    """A submission the act layer approved; the network layer lets exactly this one through."""
+
+    method: str
+    url: str
+    fields: list[tuple[str, str]] | None
+
+
+@dataclass
+class NetworkState:
+    pending: set[int] = field(default_factory=set)
+    armed: list[ArmedApproval] = field(default_factory=list)
+    blocked: list[PolicyDecision] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    dialogs: list[str] = field(default_factory=list)
+    main_status: tuple[int, str, str] | None = None
+    handler_errors: list[BaseException] = field(default_factory=list)
+    new_pages: list[Page] = field(default_factory=list)
+
+    def reset_for_call(self) -> None:
+        self.blocked.clear()
+        self.notes.clear()
+        self.dialogs.clear()
+        self.main_status = None
+        self.handler_errors.clear()
+
+
+def request_fields(request: Request, vault: Vault) -> list[FieldValue]:
+    """The body of a request as name/value pairs, secrets masked (for the approval prompt)."""
+    raw = _raw_fields(request)
+    return [FieldValue(name=vault.redact(k), value=vault.redact(v)) for k, v in raw]
+
+
+def _raw_fields(request: Request) -> list[tuple[str, str]]:
+    ctype = (request.headers.get("content-type") or "").lower()
+    try:
+        body = request.post_data_buffer
+    except Exception:
+        body = None
+    if not body:
+        return []
+    if "application/x-www-form-urlencoded" in ctype:
+        return parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)
+    if "multipart/form-data" in ctype:
+        msg = BytesParser(policy=HTTP).parsebytes(b"Content-Type: " + ctype.encode() + b"\r\n\r\n" + body)
+        out: list[tuple[str, str]] = []
+        for part in msg.iter_parts():
+            name = part.get_param("name", header="content-disposition") or "?"
+            filename = part.get_filename()
+            if filename is not None:
+                out.append((str(name), f"(file {filename})"))
+            else:
+                payload = part.get_payload(decode=True)
+                out.append(
+                    (str(name), payload.decode("utf-8", "replace") if isinstance(payload, bytes) else "")
+                )
+        return out
+    text = body.decode("utf-8", "replace")
+    if "json" in ctype:
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        if isinstance(data, dict):
+            return [(str(k), v if isinstance(v, str) else json.dumps(v)) for k, v in data.items()]
+    return [("(body)", text[:500])]
+
+
+class NetworkGuard:
+    """Installed on a browser context; runs on the browser thread (inside Playwright's dispatch)."""
+
+    def __init__(self, policy: Policy, vault: Vault, human_wait: Any, navigation_timeout_ms: int) -> None:
+        self.policy = policy
+        self.vault = vault
+        self.state = NetworkState()
+        self._human_wait = human_wait
+        self._nav_timeout = navigation_timeout_ms
+
+    # ------------------------------------------------------------ wiring
+    def install_context(self, context: BrowserContext) -> None:
+        """Route every request, and every WebSocket to a host the policy does not allow."""
+        context.route("**/*", self.route)
+        context.route_web_socket(lambda url: not self._websocket_allowed(url), self._block_websocket)
+
+    def _websocket_allowed(self, url: str) -> bool:
+        http_url = re.sub(r"^ws(s?)://", r"http\1://", url, flags=re.I)
+        return self.policy.check_url(http_url).allowed
+
+    def _block_websocket(self, ws: WebSocketRoute) -> None:
+        self.state.blocked.append(self.policy.request("GET", self.vault.redact(ws.url)))
+        ws.close(code=1008, reason="blocked by policy")
+
+    def install_page(self, page: Page) -> None:
+        page.on("request", self._on_request)
+        page.on("requestfinished", self._on_done)
+        page.on("requestfailed", self._on_done)
+        page.on("response", self._on_response)
+        page.on("dialog", self._on_dialog)
+
+    def arm(self, method: str, url: str, fields: list[tuple[str, str]] | None) -> None:
+        self.state.armed.append(ArmedApproval(method.upper(), strip_fragment(url), fields))
+
+    def disarm(self) -> None:
+        self.state.armed.clear()
+
+    # ------------------------------------------------------------ events
+    def _on_request(self, request: Request) -> None:
+        if request.resource_type in TRACKED_TYPES:
+            self.state.pending.add(id(request))
+        if request.redirected_from is not None and not self.policy.check_url(request.url).allowed:
+            decision = self.policy.request(request.method, self.vault.redact(request.url))
+            self.state.blocked.append(decision)
+            self.state.notes.append(
+                f"a redirect reached {self.vault.redact(request.url)}, outside the allow-list; the page was closed"
+            )
+
+    def _on_done(self, request: Request) -> None:
+        self.state.pending.discard(id(request))
+
+    def _on_response(self, response: Response) -> None:
+        request = response.request
+        try:
+            main = request.is_navigation_request() and request.frame.parent_frame is None
+        except Exception:
+            main = False
+        if main:
+            self.state.main_status = (response.status, request.method, self.vault.redact(response.url))
+
+    def _on_dialog(self, dialog: Dialog) -> None:
+        text = self.vault.redact(dialog.message)
+        try:
+            if dialog.type == "prompt":
+                dialog.dismiss()
+                self.state.dialogs.append(f"prompt {text!r} was dismissed (prompts cannot be answered)")
+            else:
+                dialog.accept()
+                self.state.dialogs.append(f"{dialog.type} {text!r} was accepted")
+        except Exception as exc:  # the page may already be gone
+            self.state.dialogs.append(f"{dialog.type} {text!r} could not be handled: {exc}")
+
+    # ------------------------------------------------------------ routing
+    def route(self, route: Route, request: Request) -> None:
+        try:
+            self._route(route, request)
+        except BaseException as exc:  # keep the browser alive; re-raised after the current call
+            self.state.handler_errors.append(exc)
+            with contextlib.suppress(Exception):
+                route.abort("blockedbyclient")
+
+    def _route(self, route: Route, request: Request) -> None:
+        from playwright.sync_api import Error as PlaywrightError
+
+        url, method = request.url, request.method.upper()
+        shown = self.vault.redact(url)
+        try:
+            frame = request.frame
+            is_main = request.is_navigation_request() and frame.parent_frame is None
+            page_url = self.vault.redact(frame.url) if frame.url else None
+        except Exception:
+            is_main, page_url = False, None
+        verdict = self.policy.check_url(url)
+        if not verdict.allowed:
+            self.state.blocked.append(self.policy.request(method, shown))
+            route.abort("blockedbyclient")
+            return
+        if method not in SAFE_METHODS and not self._take_armed(method, url, request):
+            with self._human_wait():
+                decision = self.policy.request(
+                    method, shown, fields=request_fields(request, self.vault), page_url=page_url
+                )
+            if not decision.permitted:
+                self.state.blocked.append(decision)
+                route.abort("blockedbyclient")
+                return
+        if request.resource_type == "document":
+            try:
+                response = route.fetch(max_redirects=0, timeout=self._nav_timeout)
+            except PlaywrightError as exc:
+                self.state.notes.append(f"{method} {shown} failed: {str(exc).splitlines()[0]}")
+                route.abort("failed")
+                return
+            location = response.headers.get("location")
+            if 300 <= response.status < 400 and location:
+                target = urljoin(url, location)
+                if not self.policy.check_url(target).allowed:
+                    decision = self.policy.navigation(self.vault.redact(target))
+                    self.state.blocked.append(decision)
+                    self.state.notes.append(
+                        f"{shown} redirected to {self.vault.redact(target)}, which is blocked"
+                    )
+                    route.abort("blockedbyclient")
+                    return
+            if is_main:
+                self.policy.navigation(shown)
+            route.fulfill(response=response)
+            return
+        route.continue_()
+
+    def _take_armed(self, method: str, url: str, request: Request) -> bool:
+        target = strip_fragment(url)
+        for i, armed in enumerate(self.state.armed):
+            if armed.method != method or armed.url != target:
+                continue
+            ctype = (request.headers.get("content-type") or "").lower()
+            if armed.fields is not None and "application/x-www-form-urlencoded" in ctype:
+                sent = sorted(_raw_fields(request))
+                if sent != sorted(armed.fields):
+                    self.state.notes.append(
+                        f"the page sent different data to {self.vault.redact(url)} than what was approved; "
+                        "the request was stopped"
+                    )
+                    return False
+            del self.state.armed[i]
+            return True
+        return False

@@ -1,0 +1,654 @@
+// taskcrew perception: runs inside each frame of the page (Playwright evaluate).
+// It does the deterministic heavy lifting for the model: numbers the interactive elements in reading
+// order, gives each a selector verified to match exactly one element (shadow roots chained with `>>`,
+// the way Playwright resolves them), works out whether a click would land (interactable / occluded /
+// off-screen / disabled), reads form fields, predicts what a submit would send, names obstacles
+// (CAPTCHA, blocking modal, login form) and renders the visible text with [n] where element n sits.
+// The file evaluates to an object of functions; nothing is left behind in the page.
+(() => {
+  const INTERACTIVE_ROLES = new Set([
+    'button', 'link', 'checkbox', 'radio', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'tab',
+    'option', 'switch', 'combobox', 'textbox', 'searchbox', 'slider', 'spinbutton', 'treeitem',
+  ]);
+  const SKIP_TAGS = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK', 'TITLE', 'SVG:STYLE']);
+  const NATIVE_FIELD_TAGS = new Set(['INPUT', 'SELECT', 'TEXTAREA']);
+  const LEAF_ROLES = new Set(['button', 'link', 'checkbox', 'radio', 'switch', 'textbox', 'searchbox', 'combobox', 'slider', 'spinbutton']);
+  const BLOCK_DISPLAYS = /^(block|flex|grid|list-item|table|table-row|table-caption|flow-root|table-row-group|table-header-group|table-footer-group)$/;
+  const CLOSE_RE = /^(×|✕|✖|x|close|dismiss|accept|accept all|ok|okay|got it|no thanks|i agree|agree|continue|allow all|reject all|decline|skip|not now|cancel)$/i;
+  const CLOSE_LABEL_RE = /\b(close|dismiss)\b/i;
+  const CAPTCHA_SEL = 'iframe[src*="recaptcha"], iframe[src*="hcaptcha"], iframe[src*="turnstile"], iframe[src*="captcha" i], iframe[title*="captcha" i], .g-recaptcha, .h-captcha, .cf-turnstile, [id*="captcha" i], [class*="captcha" i], img[alt*="captcha" i], input[name*="captcha" i]';
+  const CAPTCHA_TEXT_RE = /(i'?m not a robot|verify (that )?you are (a )?human|are you a robot|complete the security check)/i;
+  const MESSAGE_SEL = '[role="alert"], [role="status"], [aria-live="assertive"], [aria-live="polite"], .error, .errors, .errorlist, .alert, .invalid-feedback, .flash, .notice, .message, .messages, .field-error, .form-error, [class*="error-message"]';
+
+  const clean = (s) => (s || '').replace(/\s+/g, ' ').trim();
+  const cut = (s, n) => (s.length > n ? s.slice(0, n - 1) + '…' : s);
+  const esc = (v) => CSS.escape(v);
+
+  // ------------------------------------------------------------ composed-tree helpers
+  const parentOf = (n) => n.parentElement || (n.parentNode instanceof ShadowRoot ? n.parentNode.host : null);
+  const deepContains = (anc, n) => {
+    for (let x = n; x; x = parentOf(x)) if (x === anc) return true;
+    return false;
+  };
+  const deepElementFromPoint = (x, y) => {
+    let e = document.elementFromPoint(x, y);
+    while (e && e.shadowRoot) {
+      const inner = e.shadowRoot.elementFromPoint(x, y);
+      if (!inner || inner === e) break;
+      e = inner;
+    }
+    return e;
+  };
+
+  let styleCache = new Map();
+  const styleOf = (el) => {
+    let s = styleCache.get(el);
+    if (!s) { s = getComputedStyle(el); styleCache.set(el, s); }
+    return s;
+  };
+
+  // ------------------------------------------------------------ names, roles, fields
+  const textOf = (el) => clean(el.innerText !== undefined ? el.innerText : el.textContent);
+  const byIds = (el, attr) => {
+    const ids = (el.getAttribute(attr) || '').split(/\s+/).filter(Boolean);
+    const root = el.getRootNode();
+    return clean(ids.map((id) => { const t = root.getElementById ? root.getElementById(id) : null; return t ? t.textContent : ''; }).join(' '));
+  };
+  const labelsOf = (el) => {
+    if (!el.labels || !el.labels.length) return '';
+    return clean(Array.from(el.labels).map((l) => {
+      // label text without the control's own text (e.g. a select's options)
+      const c = l.cloneNode(true);
+      c.querySelectorAll('select, textarea, input, button').forEach((x) => x.remove());
+      return c.textContent;
+    }).join(' '));
+  };
+  const nameOf = (el) => {
+    const tag = el.tagName;
+    let n = byIds(el, 'aria-labelledby') || clean(el.getAttribute('aria-label'));
+    if (n) return cut(n, 80);
+    if (NATIVE_FIELD_TAGS.has(tag)) {
+      const t = el.type;
+      if (tag === 'INPUT' && (t === 'submit' || t === 'button' || t === 'reset')) n = clean(el.value) || (t === 'submit' ? 'Submit' : t);
+      else if (tag === 'INPUT' && t === 'image') n = clean(el.alt) || 'Submit';
+      else n = labelsOf(el) || clean(el.getAttribute('placeholder')) || clean(el.title) || '';
+      return cut(n, 80);
+    }
+    if (tag === 'LABEL' && el.control) return cut(clean(el.textContent), 80);
+    n = textOf(el);
+    if (!n) {
+      const img = el.querySelector('img[alt]');
+      n = img ? clean(img.alt) : '';
+    }
+    return cut(n || clean(el.title) || clean(el.getAttribute('value')) || '', 80);
+  };
+  const roleOf = (el) => {
+    const r = (el.getAttribute('role') || '').trim().split(/\s+/)[0];
+    if (r && r !== 'presentation' && r !== 'none') return r;
+    switch (el.tagName) {
+      case 'A': return 'link';
+      case 'BUTTON': case 'SUMMARY': return 'button';
+      case 'SELECT': return el.multiple || el.size > 1 ? 'listbox' : 'combobox';
+      case 'TEXTAREA': return 'textbox';
+      case 'LABEL': return el.control ? roleOf(el.control) : 'label';
+      case 'INPUT': {
+        const t = el.type;
+        if (['submit', 'button', 'reset', 'image'].includes(t)) return 'button';
+        if (t === 'checkbox' || t === 'radio') return t;
+        if (t === 'range') return 'slider';
+        if (t === 'number') return 'spinbutton';
+        if (t === 'search') return 'searchbox';
+        return 'textbox';
+      }
+      default:
+        return el.isContentEditable ? 'textbox' : 'clickable';
+    }
+  };
+  const isDisabled = (el) => {
+    if (el.matches(':disabled')) return true;
+    for (let x = el; x; x = parentOf(x)) if (x.getAttribute && x.getAttribute('aria-disabled') === 'true') return true;
+    return false;
+  };
+  const isSubmitButton = (el) => (el.tagName === 'BUTTON' && el.type === 'submit') || (el.tagName === 'INPUT' && (el.type === 'submit' || el.type === 'image'));
+  const fieldOf = (el) => {
+    const target = el.tagName === 'LABEL' && el.control ? el.control : el;
+    const tag = target.tagName;
+    const f = { name: target.getAttribute('name') || null, required: !!target.required, readonly: !!target.readOnly };
+    if (tag === 'INPUT') {
+      f.type = target.type;
+      if (['submit', 'button', 'reset', 'image'].includes(target.type)) return null;
+      if (target.type === 'checkbox' || target.type === 'radio') { f.checked = target.checked; f.value = target.getAttribute('value'); }
+      else if (target.type === 'file') f.value = Array.from(target.files || []).map((x) => x.name).join(', ');
+      else f.value = target.value;
+      f.placeholder = target.getAttribute('placeholder');
+    } else if (tag === 'TEXTAREA') {
+      f.type = 'textarea'; f.value = target.value; f.placeholder = target.getAttribute('placeholder');
+    } else if (tag === 'SELECT') {
+      f.type = target.multiple ? 'select-multiple' : 'select';
+      const opts = Array.from(target.options);
+      f.options = opts.slice(0, 60).map((o) => ({ label: cut(clean(o.label || o.text), 60), value: cut(o.value, 60), selected: o.selected }));
+      f.optionCount = opts.length;
+      f.value = opts.filter((o) => o.selected).map((o) => clean(o.label || o.text)).join(', ');
+    } else if (target.isContentEditable) {
+      f.type = 'contenteditable'; f.value = target.innerText;
+    } else {
+      const role = roleOf(target);
+      if (['checkbox', 'radio', 'switch', 'menuitemcheckbox', 'menuitemradio', 'option', 'tab', 'treeitem'].includes(role)) {
+        const a = target.getAttribute('aria-checked') ?? target.getAttribute('aria-selected');
+        if (a === null) return null;
+        f.type = role; f.checked = a === 'true';
+      } else if (['combobox', 'textbox', 'searchbox', 'slider', 'spinbutton'].includes(role)) {
+        f.type = role; f.value = target.getAttribute('aria-valuetext') || target.getAttribute('aria-valuenow') || clean(target.textContent);
+      } else return null;
+    }
+    if (typeof f.value === 'string') f.value = cut(f.value, 300);
+    const invalid = target.willValidate && !target.validity.valid && (target.matches(':user-invalid') || target.getAttribute('aria-invalid') === 'true');
+    if (invalid) f.invalid = cut(target.validationMessage, 160);
+    else if (target.getAttribute && target.getAttribute('aria-invalid') === 'true') f.invalid = cut(byIds(target, 'aria-describedby') || byIds(target, 'aria-errormessage') || 'marked invalid', 160);
+    return f;
+  };
+
+  // ------------------------------------------------------------ interactivity & visibility
+  const hasBox = (el) => { const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0; };
+  // Visually hidden helper text for screen readers (clip to nothing, 1px boxes).
+  const srOnly = (el, style) => {
+    if (style.clip === 'rect(0px, 0px, 0px, 0px)' || style.clipPath === 'inset(50%)') return true;
+    if (style.position !== 'absolute' || style.overflow !== 'hidden') return false;
+    const r = el.getBoundingClientRect();
+    return r.width <= 1 && r.height <= 1;
+  };
+  const INNER_INTERACTIVE = 'a[href], button, input:not([type="hidden"]), select, textarea, [role="button"], [role="link"], [role="checkbox"], [role="radio"], [role="tab"], [role="menuitem"], [role="option"], [onclick]';
+  const ROLE_CONTAINER_SEL = '[role="tab"], [role="button"], [role="link"], [role="menuitem"], [role="option"], [role="treeitem"], a[href], button';
+  const isInteractive = (el, style) => {
+    const tag = el.tagName;
+    const explicit = (el.getAttribute('role') || '').split(/\s+/)[0];
+    if ((explicit === 'presentation' || explicit === 'none') && parentOf(el) && parentOf(el).closest(ROLE_CONTAINER_SEL)) return false;
+    if (tag === 'A') return el.hasAttribute('href') || el.hasAttribute('onclick') || style.cursor === 'pointer';
+    if (tag === 'BUTTON' || tag === 'SELECT' || tag === 'TEXTAREA') return true;
+    if (tag === 'INPUT') return el.type !== 'hidden' && hasBox(el);
+    if (tag === 'SUMMARY') return true;
+    if (tag === 'LABEL') return !!el.control && !hasBox(el.control) && el.control.type !== 'hidden';
+    const role = (el.getAttribute('role') || '').split(/\s+/)[0];
+    if (INTERACTIVE_ROLES.has(role)) return true;
+    if (role === 'presentation' || role === 'none') return false;
+    if (el.isContentEditable && !(el.parentElement && el.parentElement.isContentEditable)) return true;
+    if (tag === 'HTML' || tag === 'BODY') return false;
+    if (el.hasAttribute('onclick') || typeof el.onclick === 'function') return !el.querySelector(INNER_INTERACTIVE);
+    const ti = el.getAttribute('tabindex');
+    if (ti !== null && +ti >= 0 && tag !== 'IFRAME') return !el.querySelector(INNER_INTERACTIVE);
+    if (style.cursor === 'pointer') {
+      const p = parentOf(el);
+      const pc = p && p.nodeType === 1 ? styleOf(p).cursor : 'auto';
+      if (pc !== 'pointer' && tag !== 'LABEL') return !el.querySelector(INNER_INTERACTIVE);
+    }
+    return false;
+  };
+
+  // The element's rectangle clipped by scrolling ancestors (overflow other than visible).
+  const clippedRect = (el) => {
+    const r = el.getBoundingClientRect();
+    let top = r.top, bottom = r.bottom, left = r.left, right = r.right;
+    let clipTop = -Infinity, clipBottom = Infinity;
+    for (let a = parentOf(el); a && a !== document.body && a !== document.documentElement; a = parentOf(a)) {
+      const s = styleOf(a);
+      if (s.overflowY !== 'visible' || s.overflowX !== 'visible') {
+        const ar = a.getBoundingClientRect();
+        if (s.overflowY !== 'visible') { clipTop = Math.max(clipTop, ar.top); clipBottom = Math.min(clipBottom, ar.bottom); }
+        top = Math.max(top, ar.top); bottom = Math.min(bottom, ar.bottom);
+        if (s.overflowX !== 'visible') { left = Math.max(left, ar.left); right = Math.min(right, ar.right); }
+      }
+      if (s.position === 'fixed') break;
+    }
+    return { top, bottom, left, right, raw: r, clipTop, clipBottom };
+  };
+
+  const describe = (el) => {
+    if (!el) return 'nothing';
+    let s = el.localName;
+    if (el.id) s += '#' + el.id;
+    else if (el.classList && el.classList.length) s += '.' + Array.from(el.classList).slice(0, 2).join('.');
+    const t = cut(clean(el.getAttribute('aria-label') || el.innerText || ''), 24);
+    return t ? `${s} "${t}"` : s;
+  };
+
+  // State of an element right now: what a click at its visible centre would hit.
+  const stateOf = (el) => {
+    if (isDisabled(el)) return { state: 'disabled' };
+    const c = clippedRect(el);
+    const vh = window.innerHeight, vw = window.innerWidth;
+    if (c.bottom <= c.top || c.right <= c.left) {
+      const r = c.raw;
+      if (r.bottom <= Math.max(c.clipTop, 0)) return { state: 'offscreen_above' };
+      if (r.top >= Math.min(c.clipBottom, vh)) return { state: 'offscreen_below' };
+      return { state: 'offscreen_below' };
+    }
+    if (c.bottom <= 0) return { state: 'offscreen_above' };
+    if (c.top >= vh) return { state: 'offscreen_below' };
+    const top = Math.max(c.top, 0), bottom = Math.min(c.bottom, vh), left = Math.max(c.left, 0), right = Math.min(c.right, vw);
+    if (right <= left || bottom <= top) return { state: c.left >= vw ? 'offscreen_below' : 'offscreen_above' };
+    const target = el.tagName === 'LABEL' && el.control ? el.control : el;
+    const cx = (left + right) / 2, cy = (top + bottom) / 2;
+    const pts = [[cx, cy], [left + 2, top + 2], [right - 2, top + 2], [left + 2, bottom - 2], [right - 2, bottom - 2]];
+    let blocker = null;
+    for (const [x, y] of pts) {
+      const hit = deepElementFromPoint(x, y);
+      if (!hit) continue;
+      const labelHit = target.labels && Array.from(target.labels).some((l) => deepContains(l, hit));
+      if (deepContains(el, hit) || labelHit) {
+        const r = c.raw;
+        return { state: 'interactable', point: { x: x - r.left, y: y - r.top }, centre: x === cx && y === cy };
+      }
+      if (!blocker) blocker = hit;
+    }
+    return { state: 'occluded', occludedBy: describe(blocker), blocker };
+  };
+
+  // ------------------------------------------------------------ selectors
+  let shadowHosts = [];
+  const collectHosts = () => {
+    shadowHosts = [];
+    const visit = (root) => {
+      for (const e of root.querySelectorAll('*')) if (e.shadowRoot) { shadowHosts.push(e); visit(e.shadowRoot); }
+    };
+    visit(document);
+  };
+  // How many elements Playwright's piercing css engine would match for `sel` within `scope`.
+  const countIn = (scope, sel) => {
+    let n;
+    try { n = scope.querySelectorAll(sel).length; } catch (e) { return -1; }
+    for (const h of shadowHosts) {
+      if (scope === document || h === scope || deepContains(scope, h)) n += h.shadowRoot.querySelectorAll(sel).length;
+      if (n > 1) return n;
+    }
+    return n;
+  };
+  const attrSel = (tag, name, value) => (value && value.length <= 80 ? `${tag}[${name}="${esc(value)}"]` : null);
+  const candidates = (el) => {
+    const tag = el.localName;
+    const out = [];
+    if (el.id && el.id.length <= 80) out.push('#' + esc(el.id));
+    for (const a of ['data-testid', 'data-test', 'data-qa', 'data-cy']) out.push(attrSel(tag, a, el.getAttribute(a)));
+    const name = el.getAttribute('name');
+    if (name) {
+      out.push(attrSel(tag, 'name', name));
+      if (el.type === 'radio' || el.type === 'checkbox') {
+        const v = el.getAttribute('value');
+        if (v && v.length <= 60) out.push(`${tag}[name="${esc(name)}"][value="${esc(v)}"]`);
+      }
+    }
+    out.push(attrSel(tag, 'aria-label', el.getAttribute('aria-label')));
+    if (tag === 'a') out.push(attrSel(tag, 'href', el.getAttribute('href')));
+    out.push(attrSel(tag, 'placeholder', el.getAttribute('placeholder')));
+    out.push(attrSel(tag, 'title', el.getAttribute('title')));
+    if (tag === 'label' && el.htmlFor) out.push(attrSel(tag, 'for', el.htmlFor));
+    const cls = Array.from(el.classList || []).filter((c) => /^[A-Za-z_-][\w-]{0,40}$/.test(c)).slice(0, 3);
+    if (cls.length) out.push(tag + cls.map((c) => '.' + esc(c)).join(''));
+    out.push(tag);
+    return out.filter(Boolean);
+  };
+  const anchorFor = (el, scope) => {
+    if (el.id && el.id.length <= 80) { const s = '#' + esc(el.id); if (countIn(scope, s) === 1) return s; }
+    for (const a of ['data-testid', 'data-test', 'data-qa']) { const s = attrSel(el.localName, a, el.getAttribute(a)); if (s && countIn(scope, s) === 1) return s; }
+    return null;
+  };
+  const nthSegment = (el) => {
+    const tag = el.localName;
+    let k = 1;
+    for (let s = el.previousElementSibling; s; s = s.previousElementSibling) if (s.localName === tag) k++;
+    let more = false;
+    for (let s = el.nextElementSibling; s; s = s.nextElementSibling) if (s.localName === tag) { more = true; break; }
+    return k === 1 && !more ? tag : `${tag}:nth-of-type(${k})`;
+  };
+  const uniqueWithin = (el, scope) => {
+    for (const c of candidates(el)) if (countIn(scope, c) === 1) return c;
+    // A path of :nth-of-type steps up to the nearest uniquely identifiable ancestor (or the root).
+    const chain = [nthSegment(el)];
+    for (let a = el.parentElement; a; a = a.parentElement) {
+      const anchor = anchorFor(a, scope);
+      if (anchor) { const s = anchor + ' > ' + chain.join(' > '); if (countIn(scope, s) === 1) return s; }
+      chain.unshift(nthSegment(a));
+      const s = chain.join(' > ');
+      if (!a.parentElement && countIn(scope, s) === 1) return s;
+    }
+    return chain.join(' > ');
+  };
+  const selectorFor = (el) => {
+    const root = el.getRootNode();
+    if (root instanceof ShadowRoot) return selectorFor(root.host) + ' >> ' + uniqueWithin(el, root.host);
+    return uniqueWithin(el, document);
+  };
+  const verify = (sel) => {
+    // Resolve a `a >> b` chain the way Playwright does: each step searched inside the previous match.
+    let scopes = [document];
+    for (const part of sel.split(' >> ')) {
+      const next = [];
+      for (const s of scopes) {
+        const found = [];
+        try { s.querySelectorAll(part).forEach((e) => found.push(e)); } catch (e) { return []; }
+        for (const h of shadowHosts) if ((s === document || h === s || deepContains(s, h))) h.shadowRoot.querySelectorAll(part).forEach((e) => found.push(e));
+        found.forEach((e) => { if (!next.includes(e)) next.push(e); });
+      }
+      scopes = next;
+    }
+    return scopes;
+  };
+
+  // ------------------------------------------------------------ forms & submissions
+  const isLoginForm = (form) => {
+    const els = Array.from(form.elements);
+    const pw = els.filter((e) => e.type === 'password');
+    if (pw.length !== 1) return false;
+    if (els.some((e) => e.tagName === 'TEXTAREA' || e.tagName === 'SELECT' || e.type === 'file')) return false;
+    const texts = els.filter((e) => e.tagName === 'INPUT' && ['text', 'email', 'tel', ''].includes(e.type) && hasBox(e));
+    return texts.length <= 2;
+  };
+  const formFields = (form, submitter) => {
+    let fd;
+    try { fd = new FormData(form, submitter || undefined); } catch (e) { fd = new FormData(form); }
+    const controls = Array.from(form.elements);
+    const secretNames = new Set(controls.filter((e) => e.type === 'password').map((e) => e.name));
+    const labelOf = (name, value) => {
+      // For a select, the option's visible label helps the human: "7" is "Northwind Traders".
+      const sel = controls.find((e) => e.tagName === 'SELECT' && e.name === name);
+      const opt = sel && Array.from(sel.options).find((o) => o.value === value);
+      const label = opt ? clean(opt.label || opt.text) : '';
+      return label && label !== value ? label : null;
+    };
+    const out = [];
+    for (const [k, v] of fd.entries()) {
+      const value = typeof v === 'string' ? v : `(file ${v.name || 'none'})`;
+      out.push({ name: k, value, password: secretNames.has(k), label: labelOf(k, value) });
+    }
+    return out;
+  };
+  const targetOf = (form, submitter) => {
+    const method = (submitter && submitter.hasAttribute('formmethod') ? submitter.formMethod : form.method) || 'get';
+    const action = submitter && submitter.hasAttribute('formaction') ? submitter.formAction : form.action;
+    return { method: method.toUpperCase(), action };
+  };
+  const defaultButton = (form) => Array.from(form.elements).find((e) => isSubmitButton(e)) || null;
+  const IMPLICIT_TYPES = new Set(['text', 'search', 'url', 'tel', 'email', 'password', 'date', 'month', 'week', 'time', 'datetime-local', 'number']);
+  // What a click / Enter / key press on `el` would submit, or null.
+  const submissionFor = (el, kind, key) => {
+    let form = null, submitter = null;
+    const enter = kind === 'enter' || (kind === 'press' && /^(Enter|NumpadEnter)$/.test(key));
+    const activate = kind === 'click' || (kind === 'press' && /^(Enter|Space| )$/.test(key));
+    if (activate && isSubmitButton(el) && el.form) { form = el.form; submitter = el; }
+    else if (enter && el.tagName === 'INPUT' && el.form && IMPLICIT_TYPES.has(el.type)) {
+      form = el.form;
+      submitter = defaultButton(form);
+      if (submitter && submitter.disabled) return null;
+      if (!submitter) {
+        const blocking = Array.from(form.elements).filter((e) => e.tagName === 'INPUT' && IMPLICIT_TYPES.has(e.type));
+        if (blocking.length > 1) return null;
+      }
+    }
+    if (!form) return null;
+    const t = targetOf(form, submitter);
+    if (t.method === 'DIALOG') return null;
+    const novalidate = form.noValidate || (submitter && submitter.formNoValidate);
+    if (!novalidate) {
+      const bad = Array.from(form.elements).filter((e) => e.willValidate && !e.validity.valid);
+      if (bad.length) return { invalid: bad.slice(0, 5).map((e) => `${nameOf(e) || e.name}: ${e.validationMessage}`) };
+    }
+    return {
+      method: t.method, action: t.action, fields: formFields(form, submitter),
+      login: isLoginForm(form), summary: submitter ? `${roleOf(submitter)} "${nameOf(submitter)}"` : 'Enter in a form field',
+    };
+  };
+
+  // ------------------------------------------------------------ obstacles & messages
+  const visible = (el) => { const s = styleOf(el); return s.visibility === 'visible' && s.display !== 'none' && hasBox(el); };
+  const overlayOf = (blocker) => {
+    // Climb to the outermost positioned ancestor that covers a large part of the viewport.
+    const area = window.innerWidth * window.innerHeight;
+    let best = null;
+    for (let a = blocker; a && a !== document.body && a !== document.documentElement; a = parentOf(a)) {
+      const s = styleOf(a);
+      if (s.position === 'fixed' || s.position === 'absolute' || s.position === 'sticky' || a.tagName === 'DIALOG') {
+        const r = a.getBoundingClientRect();
+        const w = Math.min(r.right, window.innerWidth) - Math.max(r.left, 0);
+        const h = Math.min(r.bottom, window.innerHeight) - Math.max(r.top, 0);
+        if (w > 0 && h > 0 && w * h >= 0.25 * area) best = a;
+      }
+    }
+    return best;
+  };
+  const captchaPresent = () => {
+    for (const e of document.querySelectorAll(CAPTCHA_SEL)) if (visible(e)) return describe(e);
+    const t = (document.body && document.body.innerText) || '';
+    const m = t.match(CAPTCHA_TEXT_RE);
+    return m ? `text "${m[0]}"` : null;
+  };
+  const messages = () => {
+    const out = [];
+    const seen = new Set();
+    for (const e of document.querySelectorAll(MESSAGE_SEL)) {
+      if (!visible(e) || srOnly(e, styleOf(e))) continue;
+      if (e.parentElement && e.parentElement.closest(MESSAGE_SEL)) continue;
+      const t = cut(clean(e.innerText), 200);
+      if (t && !seen.has(t)) { seen.add(t); out.push(t); }
+      if (out.length >= 10) break;
+    }
+    return out;
+  };
+
+  // ------------------------------------------------------------ the walk
+  const observe = (args) => {
+    styleCache = new Map();
+    collectHosts();
+    const start = args.start || 1;
+    const maxText = args.maxText || 4000;
+    const sigOnly = !!args.signatureOnly;
+    const out = [];
+    let outLen = 0;
+    const els = [];
+    const sig = [];
+    const iframes = [];
+    let lineStart = true;
+    const push = (s) => { if (outLen < maxText * 2) { out.push(s); outLen += s.length; lineStart = s.endsWith('\n'); } };
+    const newline = () => { if (!lineStart) push('\n'); };
+
+    // Pass 1: which elements get a number. A generic clickable container (click handler, tabindex,
+    // pointer cursor) that holds other numbered elements is dropped in favour of its contents.
+    const chosen = new Set();
+    const generic = new Set();
+    const collect = (node) => {
+      if (node.nodeType !== Node.ELEMENT_NODE) return;
+      const el = node;
+      if (SKIP_TAGS.has(el.tagName)) return;
+      if (el.tagName === 'SLOT') { const a = el.assignedNodes({ flatten: true }); (a.length ? a : Array.from(el.childNodes)).forEach(collect); return; }
+      const style = styleOf(el);
+      if (style.display === 'none' || srOnly(el, style)) return;
+      if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') return;
+      if (style.visibility === 'visible' && isInteractive(el, style) && hasBox(el)) {
+        chosen.add(el);
+        if (roleOf(el) === 'clickable' && !el.isContentEditable) generic.add(el);
+      }
+      for (const k of (el.shadowRoot ? el.shadowRoot.childNodes : el.childNodes)) collect(k);
+    };
+    if (document.body) collect(document.body);
+    const holdsChosen = new Set();
+    for (const el of chosen) {
+      for (let a = parentOf(el); a; a = parentOf(a)) {
+        if (holdsChosen.has(a)) break;
+        holdsChosen.add(a);
+      }
+    }
+    for (const el of generic) if (holdsChosen.has(el)) chosen.delete(el);
+
+    // Pass 2: text in reading order with [n] where element n sits.
+    const walk = (node) => {
+      if (node.nodeType === Node.TEXT_NODE) {
+        if (!sigOnly) {
+          const t = node.data.replace(/\s+/g, ' ');
+          if (t.trim()) push(lineStart ? t.replace(/^ /, '') : t);
+        }
+        return;
+      }
+      if (node.nodeType !== Node.ELEMENT_NODE) return;
+      const el = node;
+      if (SKIP_TAGS.has(el.tagName)) return;
+      if (el.tagName === 'SLOT') { const a = el.assignedNodes({ flatten: true }); (a.length ? a : Array.from(el.childNodes)).forEach(walk); return; }
+      const style = styleOf(el);
+      if (style.display === 'none' || srOnly(el, style)) return;
+      if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') { iframes.push(el); return; }
+      const block = BLOCK_DISPLAYS.test(style.display) || el.tagName === 'BR';
+      // A definition list reads "term: value" on one line.
+      const term = el.tagName === 'DT';
+      if (block && el.tagName !== 'DD') newline();
+      if (!sigOnly) {
+        const h = /^H([1-6])$/.exec(el.tagName);
+        if (h) push('#'.repeat(+h[1]) + ' ');
+        else if (el.tagName === 'LI') push('- ');
+        else if (style.display === 'table-cell') push(' | ');
+      }
+      let descend = true;
+      if (chosen.has(el)) {
+        const role = roleOf(el);
+        const name = nameOf(el);
+        const index = start + els.length;
+        const rec = { index, role, tag: el.localName, name, disabled: isDisabled(el) };
+        els.push(rec);
+        sig.push(`${rec.tag}|${role}|${el.type || ''}|${name.slice(0, 40)}|${rec.disabled ? 'd' : ''}`);
+        if (!sigOnly) {
+          push(`${lineStart || /\s$/.test(out[out.length - 1] || '') ? '' : ' '}[${index}]`);
+          Object.assign(rec, stateOf(el));
+          delete rec.blocker;
+          rec.selector = selectorFor(el);
+          rec.matches = verify(rec.selector).length;
+          rec.field = fieldOf(el);
+          if (isSubmitButton(el) && el.form) rec.submits = targetOf(el.form, el);
+          if (el.tagName === 'A' && el.hasAttribute('href')) rec.href = el.href;
+          rec.captcha = !!el.closest(CAPTCHA_SEL);
+          rec.el = el;
+        }
+        const leaf = LEAF_ROLES.has(role) || NATIVE_FIELD_TAGS.has(el.tagName);
+        descend = holdsChosen.has(el) || (!leaf && textOf(el).length > name.length);
+        if (!descend && !sigOnly) push(' ');
+      }
+      if (descend) {
+        const kids = el.shadowRoot ? el.shadowRoot.childNodes : el.childNodes;
+        for (const k of kids) walk(k);
+      }
+      if (term) push(': ');
+      else if (block) newline();
+    };
+    if (document.body) walk(document.body);
+
+    const heads = Array.from(document.querySelectorAll('h1, h2, h3, [role="alert"], [role="dialog"], dialog[open]')).filter(visible).map((e) => cut(clean(e.innerText), 60));
+    sig.push('H:' + heads.join('|'));
+    if (sigOnly) return { signature: sig };
+
+    // Obstacles
+    const obstacles = [];
+    const cap = captchaPresent();
+    if (cap) obstacles.push({ kind: 'captcha', description: `CAPTCHA on the page (${cap})` });
+    const overlays = new Set();
+    for (const rec of els) {
+      if (rec.state !== 'occluded') continue;
+      const blocker = stateOf(rec.el).blocker;
+      const ov = blocker && overlayOf(blocker);
+      if (ov) overlays.add(ov);
+    }
+    document.querySelectorAll('dialog[open], [aria-modal="true"]').forEach((d) => { if (visible(d) && (d.matches(':modal') || d.getAttribute('aria-modal') === 'true')) overlays.add(d); });
+    for (const ov of overlays) {
+      const inside = els.filter((r) => deepContains(ov, r.el) && r.state === 'interactable');
+      const close = inside.find((r) => CLOSE_RE.test(r.name) || CLOSE_LABEL_RE.test(r.el.getAttribute('aria-label') || '') || CLOSE_LABEL_RE.test(r.el.className || ''))
+        || (inside.length === 1 ? inside[0] : null);
+      const head = ov.querySelector('h1, h2, h3, h4, [role="heading"]');
+      const dialog = ov.matches('[role="dialog"], [role="alertdialog"], dialog') ? ov : ov.querySelector('[role="dialog"], [role="alertdialog"], dialog');
+      const label = clean(ov.getAttribute('aria-label')) || (dialog && (clean(dialog.getAttribute('aria-label')) || byIds(dialog, 'aria-labelledby')))
+        || (head && clean(head.innerText)) || clean(ov.innerText);
+      obstacles.push({ kind: 'modal', description: `modal "${cut(label, 60)}" covers the page`, index: close ? close.index : null });
+    }
+    const pw = els.find((r) => r.el.tagName === 'INPUT' && r.el.type === 'password');
+    if (pw) {
+      const form = pw.el.form;
+      const btn = form ? els.find((r) => r.el.form === form && isSubmitButton(r.el)) : null;
+      const fields = els.filter((r) => form && r.el.form === form && r.field && r.field.type !== 'hidden' && !isSubmitButton(r.el)).map((r) => `[${r.index}]`);
+      obstacles.push({ kind: 'login_form', description: `login form: fields ${fields.join(' ') || '[' + pw.index + ']'}${btn ? `, submit [${btn.index}]` : ''}`, index: btn ? btn.index : pw.index });
+    }
+
+    const iframeInfo = iframes.filter(visible).map((f) => ({ selector: selectorFor(f), ...stripBlocker(stateOf(f)), src: f.src || '' }));
+    for (const rec of els) delete rec.el;
+    return {
+      url: location.href,
+      title: document.title,
+      text: out.join(''),
+      elements: els,
+      signature: sig,
+      obstacles,
+      messages: messages(),
+      iframes: iframeInfo,
+      scroll: { y: Math.round(window.scrollY), height: Math.round(document.documentElement.scrollHeight), viewport: window.innerHeight },
+    };
+  };
+  const stripBlocker = (s) => { const { blocker, ...rest } = s; return rest; };
+
+  // ------------------------------------------------------------ act-time helpers
+  const checkedOf = (el) => {
+    const t = el.tagName === 'LABEL' && el.control ? el.control : el;
+    if (t.tagName === 'INPUT' && (t.type === 'checkbox' || t.type === 'radio')) return t.checked;
+    const a = t.getAttribute('aria-checked') ?? t.getAttribute('aria-pressed') ?? t.getAttribute('aria-selected');
+    return a === null ? null : a === 'true';
+  };
+  const preflight = (el, args) => {
+    styleCache = new Map();
+    if (!el.isConnected) return { state: 'gone' };
+    if (typeof el.scrollIntoViewIfNeeded === 'function') el.scrollIntoViewIfNeeded(true); else el.scrollIntoView({ block: 'center' });
+    const s = stripBlocker(stateOf(el));
+    s.captcha = !!el.closest(CAPTCHA_SEL);
+    s.submission = args.kind ? submissionFor(el, args.kind, args.key || '') : null;
+    s.editable = NATIVE_FIELD_TAGS.has(el.tagName) || el.isContentEditable;
+    s.checked = checkedOf(el);
+    s.url = location.href;
+    return s;
+  };
+  const activeSubmission = (args) => {
+    let a = document.activeElement;
+    while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
+    if (!a || a === document.body) return null;
+    return submissionFor(a, 'press', args.key || '');
+  };
+  const quiet = (args) => new Promise((resolve) => {
+    const quietMs = args.quietMs, maxMs = args.maxMs;
+    const t0 = performance.now();
+    let last = t0;
+    const obs = new MutationObserver(() => { last = performance.now(); });
+    obs.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+    const tick = () => {
+      const now = performance.now();
+      if (now - last >= quietMs || now - t0 >= maxMs) { obs.disconnect(); resolve(Math.round(now - t0)); }
+      else setTimeout(tick, Math.max(10, Math.min(quietMs, 25)));
+    };
+    requestAnimationFrame(() => setTimeout(tick, quietMs));
+  });
+  const scrollBy = (el, args) => {
+    let target = el;
+    while (target && target !== document.body && target !== document.documentElement) {
+      const s = getComputedStyle(target);
+      if (/(auto|scroll)/.test(s.overflowY) && target.scrollHeight > target.clientHeight) break;
+      target = parentOf(target);
+    }
+    if (!target || target === document.body || target === document.documentElement) { window.scrollBy(0, args.dy * window.innerHeight); return 'page'; }
+    target.scrollBy(0, args.dy * target.clientHeight);
+    return describe(target);
+  };
+  const frameInfo = (el) => {
+    styleCache = new Map();
+    collectHosts();
+    return { selector: selectorFor(el), visible: visible(el), ...stripBlocker(stateOf(el)) };
+  };
+  const pickOption = (el, args) => {
+    if (el.tagName !== 'SELECT') return { error: 'not a select' };
+    const o = args.option;
+    const opts = Array.from(el.options);
+    const m = opts.find((x) => clean(x.label) === o || clean(x.text) === o) || opts.find((x) => x.value === o)
+      || opts.find((x) => clean(x.label).toLowerCase() === o.toLowerCase().trim());
+    return m ? { value: m.value } : { options: opts.map((x) => clean(x.label)).slice(0, 30) };
+  };
+  const textVisible = (args) => !!(document.body && document.body.innerText.includes(args.text));
+
+  return { observe, preflight, activeSubmission, quiet, scrollBy, textVisible, frameInfo, checkedOf, pickOption };
+})()

@@ -1,0 +1,174 @@
+"""The human in the loop, as an injected interface.
+
+Two questions ever reach a person: "may I send this?" (``approve``) and "what should I do?"
+(``ask``). Everything that needs a human takes a ``Human`` in its constructor, so a run can use a
+terminal prompt, an auto-approver, or — in tests — a ``ScriptedHuman`` that replays decisions,
+records what it was asked, and fails on a question it has no answer for or on unused script.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Literal, Protocol, TextIO, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+class FieldValue(BaseModel):
+    """One name/value pair a submission will send. Secrets appear as their placeholders."""
+
+    name: str
+    value: str
+
+
+class ApprovalRequest(BaseModel):
+    """What a data-changing request will do, shown to the human before it is sent."""
+
+    kind: Literal["form_submission", "network_request"]
+    method: str
+    url: str
+    fields: list[FieldValue] = Field(default_factory=list)
+    summary: str = ""
+    page_url: str | None = None
+
+
+class ApprovalDecision(BaseModel):
+    """The human's reply: approve, reject, or answer with text instead (treated as not approved)."""
+
+    outcome: Literal["approve", "reject", "answer"]
+    text: str | None = None
+
+    @classmethod
+    def approve(cls) -> ApprovalDecision:
+        return cls(outcome="approve")
+
+    @classmethod
+    def reject(cls, reason: str | None = None) -> ApprovalDecision:
+        return cls(outcome="reject", text=reason)
+
+    @classmethod
+    def answer(cls, text: str) -> ApprovalDecision:
+        return cls(outcome="answer", text=text)
+
+    @property
+    def approved(self) -> bool:
+        return self.outcome == "approve"
+
+
+@runtime_checkable
+class Human(Protocol):
+    def approve(self, request: ApprovalRequest) -> ApprovalDecision: ...
+
+    def ask(self, question: str) -> str: ...
+
+
+def describe_request(request: ApprovalRequest) -> str:
+    """A plain-text rendering of an approval request (used by the prompts and in logs)."""
+    lines = [f"{request.method} {request.url}"]
+    if request.summary:
+        lines.append(request.summary)
+    if request.page_url:
+        lines.append(f"from page: {request.page_url}")
+    if request.fields:
+        width = min(max(len(f.name) for f in request.fields), 30)
+        lines.append("fields that will be sent:")
+        lines.extend(f"  {f.name:<{width}} = {f.value}" for f in request.fields)
+    else:
+        lines.append("(no fields)")
+    return "\n".join(lines)
+
+
+class TerminalHuman:
+    """Asks a person at the terminal (rich). ``stream`` lets tests feed the answers."""
+
+    def __init__(self, console: Console | None = None, stream: TextIO | None = None) -> None:
+        from rich.console import Console
+
+        self._console = console if console is not None else Console()
+        self._stream = stream
+
+    def approve(self, request: ApprovalRequest) -> ApprovalDecision:
+        from rich.panel import Panel
+        from rich.prompt import Prompt
+        from rich.text import Text
+
+        title = "Approval needed: this will change data"
+        self._console.print(Panel(Text(describe_request(request)), title=title, border_style="yellow"))
+        choice = Prompt.ask(
+            "Approve? [y]es / [n]o / [a]nswer with a message",
+            choices=["y", "n", "a"],
+            default="n",
+            console=self._console,
+            stream=self._stream,
+        )
+        if choice == "y":
+            return ApprovalDecision.approve()
+        if choice == "a":
+            text = Prompt.ask("Your message to the agent", console=self._console, stream=self._stream)
+            return ApprovalDecision.answer(text)
+        reason = Prompt.ask("Reason (optional)", default="", console=self._console, stream=self._stream)
+        return ApprovalDecision.reject(reason or None)
+
+    def ask(self, question: str) -> str:
+        from rich.prompt import Prompt
+
+        self._console.print(f"[bold cyan]The agent asks:[/] {question}")
+        return str(Prompt.ask("Your answer", console=self._console, stream=self._stream))
+
+
+class AutoApproveHuman:
+    """Approves everything (``--auto-approve``); answers questions with a fixed text."""
+
+    def __init__(self, answer: str = "No human is available; proceed with your best judgement.") -> None:
+        self._answer = answer
+        self.approved: list[ApprovalRequest] = []
+
+    def approve(self, request: ApprovalRequest) -> ApprovalDecision:
+        self.approved.append(request)
+        return ApprovalDecision.approve()
+
+    def ask(self, question: str) -> str:
+        return self._answer
+
+
+class ScriptError(AssertionError):
+    """A scripted human was asked something its script does not cover, or the script was not used up."""
+
+
+class ScriptedHuman:
+    """Replays decisions and answers in order and records every request (tests).
+
+    A question with no script left raises ``ScriptError``; ``assert_complete`` fails on unused script.
+    """
+
+    def __init__(
+        self,
+        decisions: Iterable[ApprovalDecision] = (),
+        answers: Iterable[str] = (),
+    ) -> None:
+        self._decisions: deque[ApprovalDecision] = deque(decisions)
+        self._answers: deque[str] = deque(answers)
+        self.requests: list[ApprovalRequest] = []
+        self.questions: list[str] = []
+
+    def approve(self, request: ApprovalRequest) -> ApprovalDecision:
+        self.requests.append(request)
+        if not self._decisions:
+            raise ScriptError(f"unexpected approval request: {describe_request(request)}")
+        return self._decisions.popleft()
+
+    def ask(self, question: str) -> str:
+        self.questions.append(question)
+        if not self._answers:
+            raise ScriptError(f"unexpected question: {question}")
+        return self._answers.popleft()
+
+    def assert_complete(self) -> None:
+        if self._decisions or self._answers:
+            raise ScriptError(
+                f"script not used up: {len(self._decisions)} decisions, {len(self._answers)} answers left"
+            )

@@ -1,0 +1,371 @@
+"""The policy gate: code, not prompt, decides what the browser may reach and send.
+
+- Hosts: an allow-list (``host``, ``host:port`` or ``*.domain``). URLs are parsed the way a browser
+  would see them, so user-info tricks (``http://erp@evil.test``), look-alike hosts, odd IPv4 spellings,
+  backslashes and embedded tabs do not get through; only http(s) (and ws(s) for WebSockets, and
+  ``about:blank``) are allowed, so ``javascript:``, ``data:`` and ``file:`` URLs are refused.
+- Paths: blocked prefixes (the ERP's ``/_debug``), checked after percent-decoding and dot-segment removal.
+- Data-changing requests (any method but GET/HEAD/OPTIONS): login (and ``exempt_paths`` such as the
+  ERP's cookie-notice dismissal) is exempt; read-only mode refuses them; otherwise the injected ``Human`` sees the method, URL and exact field values (secrets as
+  placeholders) and approves, rejects or answers. An identical payload approved before is not asked again.
+- Every decision is a typed ``PolicyDecision``, kept in ``decisions`` and handed to the injected recorder.
+
+File-path rules (sandbox root, dotfiles, secrets) live with the file tools, not here.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import socket
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Literal
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+from pydantic import BaseModel, Field
+
+from taskcrew.config import DEFAULT_ERP_PORT
+from taskcrew.tools.human import ApprovalRequest, FieldValue, Human
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+CSRF_NAME_RE = re.compile(r"csrf|xsrf|authenticity_token|^_token$|requestverificationtoken", re.I)
+_CONTROL_RE = re.compile(r"[\t\n\r]")
+
+DecisionKind = Literal["navigation", "request", "submission", "typing"]
+Outcome = Literal["allowed", "blocked", "approved", "rejected", "read_only_refused"]
+
+
+class PolicyConfig(BaseModel):
+    """What the browser may do. The defaults fit the mock ERP on its default port."""
+
+    allowed_hosts: list[str] = Field(
+        default_factory=lambda: [f"127.0.0.1:{DEFAULT_ERP_PORT}", f"localhost:{DEFAULT_ERP_PORT}"]
+    )
+    blocked_paths: list[str] = Field(default_factory=lambda: ["/_debug"])
+    login_paths: list[str] = Field(default_factory=lambda: ["/login"])
+    exempt_paths: list[str] = Field(default_factory=lambda: ["/notice/dismiss"])
+    """POSTs that change no business data (the ERP's cookie-notice dismissal): no approval needed."""
+    read_only: bool = False
+    approve_network_requests: bool = True
+    """Ask the human about data-changing fetch/XHR requests; when False they are simply aborted."""
+
+    @classmethod
+    def for_url(cls, url: str, **overrides: object) -> PolicyConfig:
+        """Allow exactly the host:port of ``url`` (e.g. the ERP's base URL)."""
+        parts = urlsplit(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        host = (parts.hostname or "").lower()
+        hosts = [f"{host}:{port}"]
+        if host in ("127.0.0.1", "localhost"):
+            hosts.append(f"{'localhost' if host == '127.0.0.1' else '127.0.0.1'}:{port}")
+        return cls.model_validate({"allowed_hosts": hosts, **overrides})
+
+
+class UrlVerdict(BaseModel):
+    allowed: bool
+    reason: str
+    url: str
+    host: str | None = None
+    path: str | None = None
+
+
+class Submission(BaseModel):
+    """A data-changing request about to be sent, as the gate sees it (secrets already masked)."""
+
+    origin: Literal["form", "network"]
+    method: str
+    url: str
+    fields: list[FieldValue] = Field(default_factory=list)
+    page_url: str | None = None
+    summary: str = ""
+    login_form: bool = False
+
+
+class PolicyDecision(BaseModel):
+    kind: DecisionKind
+    outcome: Outcome
+    url: str
+    method: str = "GET"
+    reason: str
+    fields: list[FieldValue] = Field(default_factory=list)
+    answer: str | None = None
+    at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+    @property
+    def permitted(self) -> bool:
+        return self.outcome in ("allowed", "approved")
+
+    def message(self) -> str:
+        """A sentence for the agent."""
+        target = f"{self.method} {self.url}"
+        if self.outcome == "blocked":
+            return f"Blocked by policy: {target} — {self.reason}."
+        if self.outcome == "read_only_refused":
+            return f"Refused: {target} would change data and this session is read-only."
+        if self.outcome == "rejected":
+            text = f"The human did not approve {target}."
+            if self.answer:
+                text += f" They said: {self.answer}"
+            return text
+        return f"{self.outcome.capitalize()}: {target} ({self.reason})."
+
+
+Recorder = Callable[[PolicyDecision], None] | list[PolicyDecision]
+
+
+def normalize_host(host: str) -> str | None:
+    """The host as a browser would resolve it: lower-case, IDNA, canonical IPv4; None if invalid."""
+    host = host.strip().rstrip(".").lower()
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    if not host or "%" in host or any(c in host for c in " /\\@#?<>^|"):
+        return None
+    if re.fullmatch(r"[0-9a-fx.]+", host) and not re.search(r"[g-wyz]", host):
+        try:  # browsers accept 2130706433, 0x7f.1, 127.1 ... as IPv4
+            return socket.inet_ntoa(socket.inet_aton(host))
+        except OSError:
+            pass
+    if ":" in host:  # IPv6 literal
+        return host
+    try:
+        return host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return None
+
+
+def normalize_path(path: str) -> str:
+    decoded = unquote(unquote(path or "/"))
+    normal = posixpath.normpath("/" + decoded.replace("\\", "/").lstrip("/"))
+    return normal.lower()
+
+
+def check_url(url: str, config: PolicyConfig) -> UrlVerdict:
+    """Pure URL check against the allow-list and blocked paths."""
+    cleaned = _CONTROL_RE.sub("", url.strip(" \x00\x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0c\x0e\x0f"))
+    scheme = cleaned.split(":", 1)[0].lower() if ":" in cleaned else ""
+    if cleaned.lower() in ("about:blank", "about:srcdoc"):
+        return UrlVerdict(allowed=True, reason="blank page", url=cleaned)
+    if scheme not in ("http", "https", "ws", "wss"):
+        shown = scheme or "relative"
+        return UrlVerdict(
+            allowed=False,
+            reason=f"only http(s) URLs may be opened, not {shown}: URLs (javascript:, data:, file: are refused)",
+            url=cleaned[:200],
+        )
+    parts = urlsplit(cleaned.replace("\\", "/"))
+    if "@" in parts.netloc:
+        return UrlVerdict(
+            allowed=False,
+            reason="the URL carries user info before an '@', which hides the real host; refused",
+            url=cleaned,
+        )
+    host = normalize_host(parts.hostname or "")
+    try:
+        port = parts.port or (443 if parts.scheme.lower() in ("https", "wss") else 80)
+    except ValueError:
+        return UrlVerdict(allowed=False, reason="the URL has an invalid port", url=cleaned)
+    if host is None:
+        return UrlVerdict(allowed=False, reason="the URL has no valid host", url=cleaned)
+    if not _host_allowed(host, port, config.allowed_hosts):
+        allowed = ", ".join(config.allowed_hosts) or "none"
+        return UrlVerdict(
+            allowed=False,
+            reason=f"host {host}:{port} is not on the allow-list ({allowed})",
+            url=cleaned,
+            host=host,
+        )
+    path = normalize_path(parts.path)
+    for prefix in config.blocked_paths:
+        p = normalize_path(prefix.rstrip("*"))
+        if path == p or path.startswith(p.rstrip("/") + "/"):
+            return UrlVerdict(
+                allowed=False, reason=f"the path {prefix} is off limits", url=cleaned, host=host, path=path
+            )
+    return UrlVerdict(allowed=True, reason="allowed host", url=cleaned, host=host, path=path)
+
+
+def _host_allowed(host: str, port: int, entries: list[str]) -> bool:
+    for entry in entries:
+        e_host, e_port = _split_entry(entry)
+        if e_port is not None and e_port != port:
+            continue
+        if e_host.startswith("*."):
+            base = normalize_host(e_host[2:])
+            if base and (host == base or host.endswith("." + base)):
+                return True
+        elif normalize_host(e_host) == host:
+            return True
+    return False
+
+
+def _split_entry(entry: str) -> tuple[str, int | None]:
+    entry = entry.strip().lower()
+    if entry.startswith("["):  # [::1]:8800
+        host, _, rest = entry[1:].partition("]")
+        return host, int(rest[1:]) if rest.startswith(":") else None
+    if entry.count(":") == 1:
+        host, port = entry.split(":")
+        return host, int(port)
+    return entry, None
+
+
+def strip_fragment(url: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, parts.query, ""))
+
+
+class Policy:
+    """Decides, asks the human when needed, and records every decision."""
+
+    def __init__(self, config: PolicyConfig, human: Human, recorder: Recorder | None = None) -> None:
+        self.config = config
+        self.human = human
+        self._recorder = recorder
+        self.decisions: list[PolicyDecision] = []
+        self._approved: set[tuple[str, str, tuple[tuple[str, str], ...]]] = set()
+
+    @property
+    def read_only(self) -> bool:
+        return self.config.read_only
+
+    def read_only_copy(self) -> Policy:
+        """The same rules, human and recorder, but refusing every data-changing request (verifier)."""
+        return Policy(self.config.model_copy(update={"read_only": True}), self.human, self._recorder)
+
+    def check_url(self, url: str) -> UrlVerdict:
+        return check_url(url, self.config)
+
+    def navigation(self, url: str, *, kind: DecisionKind = "navigation") -> PolicyDecision:
+        """May the browser open ``url``? Recorded either way."""
+        verdict = self.check_url(url)
+        outcome: Outcome = "allowed" if verdict.allowed else "blocked"
+        return self._record(PolicyDecision(kind=kind, outcome=outcome, url=url, reason=verdict.reason))
+
+    def typing_secret(self, url: str, text_with_placeholders: str) -> PolicyDecision:
+        """Record that secret placeholders were filled into a field on ``url`` (an allowed host)."""
+        names = sorted(set(re.findall(r"secret:([A-Za-z_][A-Za-z0-9_]*)", text_with_placeholders)))
+        return self._record(
+            PolicyDecision(
+                kind="typing",
+                outcome="allowed",
+                url=url,
+                method="TYPE",
+                reason=f"filled in secret(s) {', '.join(names)} on an allowed host",
+            )
+        )
+
+    def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        fields: list[FieldValue] | None = None,
+        record_allowed: bool = False,
+        page_url: str | None = None,
+    ) -> PolicyDecision:
+        """The network-layer check for every request the page makes."""
+        method = method.upper()
+        verdict = self.check_url(url)
+        if not verdict.allowed:
+            return self._record(
+                PolicyDecision(
+                    kind="request", outcome="blocked", url=url, method=method, reason=verdict.reason
+                )
+            )
+        if method in SAFE_METHODS:
+            decision = PolicyDecision(
+                kind="request", outcome="allowed", url=url, method=method, reason="read"
+            )
+            return self._record(decision) if record_allowed else decision
+        exempt = self._is_login_path(url) or self._matches(url, self.config.exempt_paths)
+        if not self.config.approve_network_requests and not self.read_only and not exempt:
+            return self._record(
+                PolicyDecision(
+                    kind="request",
+                    outcome="blocked",
+                    url=url,
+                    method=method,
+                    reason="data-changing requests from page scripts are not allowed without approval",
+                    fields=fields or [],
+                )
+            )
+        sub = Submission(origin="network", method=method, url=url, fields=fields or [], page_url=page_url)
+        return self.submission(sub)
+
+    def submission(self, sub: Submission) -> PolicyDecision:
+        """Gate a submission: blocked / allowed (GET, login, already approved) / asked / refused."""
+        method = sub.method.upper()
+        kind: DecisionKind = "submission" if sub.origin == "form" else "request"
+
+        def decide(outcome: Outcome, reason: str, answer: str | None = None) -> PolicyDecision:
+            return self._record(
+                PolicyDecision(
+                    kind=kind,
+                    outcome=outcome,
+                    url=sub.url,
+                    method=method,
+                    reason=reason,
+                    fields=sub.fields,
+                    answer=answer,
+                )
+            )
+
+        verdict = self.check_url(sub.url)
+        if not verdict.allowed:
+            return decide("blocked", verdict.reason)
+        if method in SAFE_METHODS:
+            return decide("allowed", "does not change data")
+        if sub.login_form or self._is_login_path(sub.url):
+            return decide("allowed", "login is exempt from approval")
+        if self._matches(sub.url, self.config.exempt_paths):
+            return decide("allowed", "this path changes no business data (exempt)")
+        if self.read_only:
+            return decide("read_only_refused", "read-only session")
+        key = self._key(method, sub)
+        if key in self._approved:
+            return decide("allowed", "an identical payload was approved before")
+        reply = self.human.approve(self._approval_request(method, sub))
+        if reply.outcome == "approve":
+            self._approved.add(key)
+            return decide("approved", "approved by the human")
+        reason = "rejected by the human" if reply.outcome == "reject" else "the human answered instead"
+        return decide("rejected", reason, answer=reply.text)
+
+    def _is_login_path(self, url: str) -> bool:
+        return self._matches(url, self.config.login_paths)
+
+    @staticmethod
+    def _matches(url: str, paths: list[str]) -> bool:
+        path = normalize_path(urlsplit(url).path).rstrip("/") or "/"
+        return any(path == (normalize_path(p).rstrip("/") or "/") for p in paths)
+
+    @staticmethod
+    def _key(method: str, sub: Submission) -> tuple[str, str, tuple[tuple[str, str], ...]]:
+        fields = tuple(sorted((f.name, f.value) for f in sub.fields if not CSRF_NAME_RE.search(f.name)))
+        return method, strip_fragment(sub.url), fields
+
+    @staticmethod
+    def _approval_request(method: str, sub: Submission) -> ApprovalRequest:
+        shown = [
+            FieldValue(name=f.name, value=f"(security token, {len(f.value)} chars)")
+            if CSRF_NAME_RE.search(f.name)
+            else f
+            for f in sub.fields
+        ]
+        return ApprovalRequest(
+            kind="form_submission" if sub.origin == "form" else "network_request",
+            method=method,
+            url=sub.url,
+            fields=shown,
+            summary=sub.summary,
+            page_url=sub.page_url,
+        )
+
+    def _record(self, decision: PolicyDecision) -> PolicyDecision:
+        self.decisions.append(decision)
+        if isinstance(self._recorder, list):
+            self._recorder.append(decision)
+        elif self._recorder is not None:
+            self._recorder(decision)
+        return decision

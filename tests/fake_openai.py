@@ -1,0 +1,106 @@
+"""A small local server that speaks OpenAI's /v1/chat/completions with tool calls.
+
+The answers come from a ScriptedLLM (the only fake in the suite); everything between the crew and
+this server is the real provider path: crewAI's OpenAI client, JSON over HTTP, usage accounting.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import SimpleNamespace
+from typing import Any
+
+from taskcrew.crew.scripted import ScriptedLLM
+
+_ROLE = re.compile(r"You are ([^.\n]+)\.")
+
+
+class FakeOpenAIServer:
+    def __init__(self, scripted: ScriptedLLM, *, fail_first: int = 0) -> None:
+        self.scripted = scripted
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.fail_first = fail_first  # answer the first N requests with HTTP 429
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> FakeOpenAIServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def answer(self, body: dict[str, Any]) -> dict[str, Any]:
+        messages = body.get("messages", [])
+        system = next((str(m.get("content")) for m in messages if m.get("role") == "system"), "")
+        match = _ROLE.search(system)
+        agent = SimpleNamespace(role=match.group(1) if match else "direct")
+        reply = self.scripted.call(messages, tools=body.get("tools"), from_agent=agent)
+        message: dict[str, Any] = {"role": "assistant", "content": None}
+        if isinstance(reply, list):
+            message["tool_calls"] = reply
+            finish = "tool_calls"
+        else:
+            message["content"] = str(reply)
+            finish = "stop"
+        prompt_tokens = sum(len(str(m.get("content") or "")) for m in messages) // 4 + 1
+        completion_tokens = len(json.dumps(message)) // 4 + 1
+        return {
+            "id": f"chatcmpl-{len(self.requests)}",
+            "object": "chat.completion",
+            "created": 1_790_000_000,
+            "model": body.get("model", "fake"),
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                with server._lock:
+                    server.requests.append(body)
+                    server.headers.append(dict(self.headers))
+                    if server.fail_first > 0:
+                        server.fail_first -= 1
+                        self._send(429, {"error": {"message": "rate limited", "type": "rate_limit"}})
+                        return
+                    if not self.path.endswith("/chat/completions"):
+                        self._send(404, {"error": {"message": f"no route {self.path}"}})
+                        return
+                    try:
+                        payload = server.answer(body)
+                    except AssertionError as exc:
+                        self._send(500, {"error": {"message": str(exc)}})
+                        return
+                self._send(200, payload)
+
+            def _send(self, status: int, payload: dict[str, Any]) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        return Handler

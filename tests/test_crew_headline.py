@@ -1,0 +1,163 @@
+"""The headline task end to end: scripted models drive the real crew, browser, ERP (with chaos) and files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from taskcrew.crew.models import Citation, Plan, PlanStep, Reflection
+from taskcrew.crew.scripted import Loop, ScriptedCall, ScriptedLLM, ToolCall
+from taskcrew.crew.workplace import Workplace, WorkplaceSettings
+from taskcrew.eval import kit
+from taskcrew.mock_erp import fetch_state
+from taskcrew.tools.human import ApprovalDecision, ScriptedHuman
+
+pytestmark = pytest.mark.browser
+
+TASK = (
+    "Find the latest invoice from Northwind Traders, extract the amount and due date, enter it into our "
+    "internal system, and tell me once it is done."
+)
+BILL = kit.Bill("Northwind Traders", "INV-2057", "1284.50", "USD", "2026-09-12", "2026-10-12")
+CRITERIA = [
+    "Acme Payables has exactly one bill for Northwind Traders INV-2057: 1284.50 USD, invoice date "
+    "2026-09-12, due 2026-10-12",
+    "No other bill was created or changed",
+]
+PLAN = Plan(
+    goal="Enter Northwind Traders' latest invoice into Acme Payables",
+    success_criteria=CRITERIA,
+    steps=[
+        PlanStep(role="file_reader", title="Find and read the latest Northwind invoice", instructions="..."),
+        PlanStep(
+            role="browser_operator", title="Check Acme Payables for an existing bill", instructions="..."
+        ),
+        PlanStep(role="browser_operator", title="Enter the bill", instructions="..."),
+    ],
+    changes_data=True,
+)
+INVOICE_FILE = "Invoice from Northwind Traders.eml"
+LESSON = "Acme Payables can expire the session on save: log in again and re-enter the form."
+
+
+def _file_reader_answer(call: ScriptedCall) -> str:
+    assert "2026-10-12" in call.last_tool_result  # the due-date tool's derivation
+    return kit.report(
+        "done",
+        "Latest Northwind invoice is INV-2057 (the newer reminder is not an invoice). Total payable "
+        "1,284.50 USD incl. VAT; terms Net 30 from 2026-09-12.",
+        [Citation(source=INVOICE_FILE, quote="INV-2057")],
+        invoice_number="INV-2057",
+        amount="1284.50",
+        currency="USD",
+        invoice_date="2026-09-12",
+        due_date="2026-10-12",
+    )
+
+
+def _no_duplicate(url: str, body: str) -> str:
+    assert not kit.bill_rows(body, "INV-2057")
+    return kit.report("done", "No bill for INV-2057 exists yet.", [Citation(source=url, quote="INV-2031")])
+
+
+def _verify(url: str, body: str) -> str:
+    rows = kit.bill_rows(body, "INV-2057")
+    row = rows[0] if rows else "(no row)"
+    ok = len(rows) == 1 and "1284.50" in row and "2026-10-12" in row
+    return kit.verdict(
+        [(CRITERIA[0], ok, url, row), (CRITERIA[1], ok, url, f"{body.count('BILL-')} bills listed")],
+        "The bills list shows the new bill with the expected values."
+        if ok
+        else "Bill not found as expected.",
+    )
+
+
+def _scripts() -> tuple[ScriptedLLM, ScriptedLLM]:
+    worker = ScriptedLLM(
+        {
+            "planner": [PLAN.model_dump_json()],
+            "file_reader": [
+                ToolCall(name="search_files", args={"query": "Northwind"}),
+                ToolCall(name="read_file", args={"path": INVOICE_FILE}),
+                ToolCall(
+                    name="compute_due_date", args={"invoice_date": "12 September 2026", "terms": "Net 30"}
+                ),
+                _file_reader_answer,
+            ],
+            "browser_operator": [
+                Loop(policy=kit.LookUpBills("", _no_duplicate)),
+                Loop(policy=kit.EnterBill(BILL, first_amount="1,284.50")),
+            ],
+            "reflector": [
+                Reflection(
+                    facts=[
+                        LESSON,
+                        "Check the bills list for the invoice number first.",
+                        "Enter the total incl. tax.",
+                    ]
+                )
+            ],
+        },
+        model="scripted/worker",
+    )
+    verifier = ScriptedLLM(
+        {"verifier": [Loop(policy=kit.LookUpBills("", _verify))]}, model="scripted/verifier"
+    )
+    return worker, verifier
+
+
+def test_headline_task_survives_every_fault_and_enters_exactly_one_correct_bill(tmp_path: Path) -> None:
+    worker, verifier = _scripts()
+    human = ScriptedHuman(decisions=[ApprovalDecision.approve(), ApprovalDecision.approve()])
+    settings = WorkplaceSettings(
+        erp_url="http://127.0.0.1:0",
+        intranet_url=None,
+        runs_dir=tmp_path / "runs",
+        erp_db=tmp_path / "erp.sqlite3",
+        knowledge_dir=tmp_path / "knowledge",
+    )
+    models = {"worker": worker, "verifier": verifier}
+    with Workplace(settings, human) as place:
+        result = place.run(
+            TASK,
+            worker_model="scripted/worker",
+            verifier_model="scripted/verifier",
+            scripted=models.__getitem__,
+        )
+        state = fetch_state(place.erp_url)
+        facts = place.store.facts.all()
+
+    worker.assert_complete()
+    verifier.assert_complete()
+    human.assert_complete()
+    assert result.outcome == "done", result.reason
+
+    # exactly one correct bill, nothing else touched
+    new = [b for b in state.bills if b.id not in {f"BILL-{i:04d}" for i in range(1, 11)}]
+    assert [(b.vendor, b.invoice_number, b.amount, b.currency, b.invoice_date, b.due_date) for b in new] == [
+        ("Northwind Traders", "INV-2057", "1284.50", "USD", "2026-09-12", "2026-10-12")
+    ]
+    assert state.chaos.counters.sessions_expired == 1 and state.chaos.counters.service_unavailable == 1
+
+    # approvals showed the exact values; the second (corrected) one is what got saved
+    fields = [{f.name: f.value for f in r.fields} for r in human.requests]
+    assert fields[0]["amount"] == "1,284.50" and fields[1]["amount"] == "1284.50"
+    assert fields[1]["invoice_number"] == "INV-2057" and fields[1]["due_date"] == "2026-10-12"
+
+    # the secret never reached a model, the trace or the report
+    trace = (result.run_dir / "trace.jsonl").read_text()
+    report = result.report.read_text()
+    prompts = json.dumps([c.messages for c in worker.calls + verifier.calls])
+    for text in (trace, report, prompts):
+        assert "demo123" not in text
+    assert "{{secret:ERP_PASSWORD}}" in prompts  # the model typed the placeholder
+    assert "Done, and independently verified" in report
+    assert "HTTP 503" in trace and "422" in trace
+    assert (result.run_dir / "final_page.png").stat().st_size > 1000
+
+    # the planner was given the company's procedures; the reflector stored at most 3 facts, with provenance
+    assert "duplicate" in worker.calls_for("planner")[0].prompt.lower()
+    assert len(facts) == 3 and LESSON in [f.text for f in facts]
+    assert all(p.run_id == result.run_dir.name for f in facts for p in f.provenance)

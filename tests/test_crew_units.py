@@ -1,0 +1,163 @@
+"""Unit tests of the crew's plain parts: model specs, prompt compaction, role texts, verdict checks."""
+
+from __future__ import annotations
+
+import pytest
+
+from taskcrew.crew.compaction import compact_messages, message_chars
+from taskcrew.crew.llm import ModelConfigError, ModelSpec, choose_models, cost_of, load_prices
+from taskcrew.crew.models import CriterionCheck, Plan, PlanStep, StepReport, Verdict
+from taskcrew.crew.runner import extract_json, parse_answer
+from taskcrew.crew.steps import check_verdict
+from taskcrew.roles import load_roles
+
+
+def test_model_specs_parse_every_provider_form(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OLLAMA_HOST", raising=False)
+    assert ModelSpec.parse("anthropic/claude-sonnet-4-5").provider == "anthropic"
+    assert ModelSpec.parse("openai/gpt-4o").name == "gpt-4o"
+    assert ModelSpec.parse("ollama/llama3.1").base_url == "http://localhost:11434/v1"
+    compat = ModelSpec.parse("qwen2.5@http://127.0.0.1:8000/v1/")
+    assert (compat.provider, compat.name, compat.base_url) == (
+        "compat",
+        "qwen2.5",
+        "http://127.0.0.1:8000/v1",
+    )
+    with pytest.raises(ModelConfigError, match="no provider"):
+        ModelSpec.parse("gpt-4o")
+    with pytest.raises(ModelConfigError, match="unknown provider"):
+        ModelSpec.parse("mistral/large")
+
+
+def test_no_model_configured_names_the_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TASKCREW_MODEL", raising=False)
+    with pytest.raises(ModelConfigError, match="TASKCREW_MODEL"):
+        choose_models(None, None)
+    with pytest.raises(ModelConfigError, match="TASKCREW_VERIFIER_MODEL"):
+        choose_models("openai/gpt-4o", None)
+    with pytest.raises(ModelConfigError, match="different model"):
+        choose_models("openai/gpt-4o", "openai/gpt-4o")
+    assert choose_models("openai/gpt-4o", "openai/gpt-4o", allow_same=True).verifier.name == "gpt-4o"
+
+
+def test_missing_api_key_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from taskcrew.crew.llm import build_provider_llm
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    with pytest.raises(ModelConfigError, match="ANTHROPIC_API_KEY"):
+        build_provider_llm(ModelSpec.parse("anthropic/claude-sonnet-4-5"))
+
+
+def test_prices_compute_cost_and_unknown_models_are_unknown() -> None:
+    prices = load_prices()
+    cost = cost_of(ModelSpec.parse("openai/gpt-4o"), 1_000_000, 100_000, prices)
+    assert cost is not None and float(cost) == pytest.approx(3.5)
+    assert cost_of(ModelSpec.parse("openai/some-new-model"), 10, 10, prices) is None
+    assert cost_of(ModelSpec.parse("scripted/x"), 10, 10, prices) == 0
+
+
+def _exchange(i: int, size: int) -> list[dict[str, object]]:
+    call = {
+        "id": f"c{i}",
+        "type": "function",
+        "function": {"name": "browser_act", "arguments": f'{{"n": {i}}}'},
+    }
+    return [
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": f"c{i}", "content": f"observation {i}\n" + "x" * size},
+    ]
+
+
+def test_compaction_keeps_prompt_flat_as_the_history_grows() -> None:
+    head = [{"role": "system", "content": "sys"}, {"role": "user", "content": "task"}]
+    sizes = []
+    for n in (2, 10, 30, 60):
+        history = head + [m for i in range(n) for m in _exchange(i, 3000)]
+        sent, compacted = compact_messages(history, keep_full=1, keep=8)
+        sizes.append(message_chars(sent))
+        assert sent[-1]["content"].startswith(f"observation {n - 1}")  # latest in full
+        assert len(sent[-1]["content"]) > 3000
+        assert compacted >= n - 1
+    assert max(sizes) < 3000 * 1.6
+    assert sizes[-1] - sizes[1] < 1500  # 50 more exchanges cost a few one-line summaries at most
+
+
+def test_compaction_keeps_tool_results_with_their_calls() -> None:
+    history = [{"role": "system", "content": "s"}, {"role": "user", "content": "t"}]
+    history += [m for i in range(20) for m in _exchange(i, 10)]
+    sent, _ = compact_messages(history, keep=5)
+    ids = set()
+    for message in sent:
+        for call in message.get("tool_calls") or []:
+            ids.add(call["id"])
+        if message["role"] == "tool":
+            assert message["tool_call_id"] in ids
+
+
+def test_role_texts_load_and_mention_no_task_specifics() -> None:
+    roles = load_roles()
+    text = " ".join(
+        [a.role + a.goal + a.backstory for a in roles.agents.values()]
+        + [t.description + t.expected_output for t in roles.tasks.values()]
+    ).lower()
+    for word in ("invoice", "northwind", "erp", "acme", "bill", "vendor"):
+        assert word not in text, word
+    description, expected = roles.render(
+        "verify", claim="c", task="{not a placeholder}", criteria="- x", worker_summary="w", environment="e"
+    )
+    assert "{not a placeholder}" in description and '"verified"' in expected
+    with pytest.raises(KeyError):
+        roles.render("verify", claim="c")
+
+
+def test_answers_are_parsed_from_fences_and_prose() -> None:
+    assert extract_json('Sure!\n```json\n{"a": 1}\n```') == '{"a": 1}'
+    assert extract_json('The result: {"a": {"b": 2}} done') == '{"a": {"b": 2}}'
+    report = parse_answer('{"status": "done", "summary": "ok", "data": {"amount": 1284.5}}', StepReport)
+    assert report.data == {"amount": "1284.5"}
+    with pytest.raises(ValueError):
+        extract_json("no json here")
+
+
+def _plan(criteria: int) -> Plan:
+    return Plan(
+        goal="the goal",
+        success_criteria=[f"criterion {i}" for i in range(criteria)],
+        steps=[PlanStep(role="file_reader", title="read", instructions="read it")],
+        changes_data=False,
+    )
+
+
+def test_verdict_must_cite_sources_the_verifier_opened() -> None:
+    verdict = Verdict(
+        verified=True,
+        checks=[
+            CriterionCheck(
+                criterion="criterion 0", met=True, source="http://127.0.0.1:8800/bills?x=1", observed="a"
+            ),
+            CriterionCheck(criterion="criterion 1", met=True, source="inbox/a.pdf", observed="b"),
+        ],
+        reason="all good",
+    )
+    seen = {"http://127.0.0.1:8800/bills", "inbox/a.pdf"}
+    assert check_verdict(verdict, _plan(2), seen).verified
+    unseen = check_verdict(verdict, _plan(2), {"http://127.0.0.1:8800/bills"})
+    assert not unseen.verified and "was not opened" in unseen.checks[1].observed
+    too_few = check_verdict(verdict, _plan(3), seen)
+    assert not too_few.verified and "only 2 of 3" in too_few.reason
+
+
+def test_citations_are_checked_against_the_source_text() -> None:
+    from taskcrew.crew.citations import check_citations
+    from taskcrew.crew.models import Citation
+
+    texts = {"a.eml": "We issued credit\n memo “CN-104” for $150.00.", "http://intranet/x": None}
+    results = check_citations(
+        [
+            Citation(source="a.eml", quote='issued credit memo "CN-104"'),
+            Citation(source="a.eml", quote="credit memo CN-105"),
+            Citation(source="http://intranet/x", quote="anything"),
+        ],
+        texts.get,
+    )
+    assert [r.status for r in results] == ["found", "not_found", "unchecked"]
