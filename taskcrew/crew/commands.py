@@ -13,7 +13,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from taskcrew.crew.errors import USER_ERRORS
+from taskcrew.crew.errors import USER_ERRORS, AuditError
 from taskcrew.crew.models import EXIT_CODES
 from taskcrew.crew.modelspec import check_credentials, choose_models, verifier_spec
 
@@ -27,7 +27,7 @@ def make_human(auto_approve: bool, console: Console) -> Any:
 
 
 def _fail(console: Console, exc: Exception) -> int:
-    console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+    console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
     return USAGE_ERROR
 
 
@@ -70,7 +70,7 @@ def run_command(
         f"[dim]{result.llm_calls} LLM calls, {result.input_tokens}+{result.output_tokens} tokens, {cost}, "
         f"{result.seconds:.0f} s[/]"
     )
-    console.print(f"Report: {result.report}", highlight=False)
+    console.print(f"Report: {result.report}", highlight=False, soft_wrap=True)
     return EXIT_CODES[result.outcome]
 
 
@@ -87,6 +87,10 @@ def audit_command(
             "[red]error:[/] give a claim to audit, or --run with a run folder (see `taskcrew runs list`)"
         )
         return USAGE_ERROR
+    if run_dir is not None and not (run_dir / "trace.jsonl").is_file():
+        return _fail(
+            console, AuditError(f"{run_dir} is not a run folder (no trace.jsonl); see `taskcrew runs list`")
+        )
     try:
         spec = verifier_spec(verifier_model)
         check_credentials(spec)
@@ -103,5 +107,5 @@ def audit_command(
         return _fail(console, exc)
     label = "[bold green]verified[/]" if result.verified else "[bold red]not verified[/]"
     console.print(f"\n{label}: {escape(result.reason)}", highlight=False)
-    console.print(f"Report: {result.report}", highlight=False)
+    console.print(f"Report: {result.report}", highlight=False, soft_wrap=True)
     return 0 if result.verified else EXIT_CODES["not_verified"]
