@@ -7,6 +7,8 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from taskcrew.crew.compaction import one_line
+
 ICONS = {
     "done": "[green]✓[/]",
     "nothing_to_do": "[green]✓[/]",
@@ -42,7 +44,7 @@ class ProgressPrinter:
             self._print(f"  {i}. [{step.role}] {escape(step.title)}")
 
     def _on_tool_call(self, e: Any) -> None:
-        first = e.result.strip().splitlines()[0][:110] if e.result.strip() else ""
+        first = one_line(e.result, 110)
         mark = "" if e.ok else "[red]✗[/] "
         self._print(f"    [dim]{e.role}[/] {mark}{e.tool}: {escape(first)}")
         if e.warning:
