@@ -1,14 +1,5 @@
-"""Models: provider strings → CrewAI LLMs, wrapped so every call is bounded, measured and traced.
-
-A model is named by a provider string:
-
-    anthropic/claude-sonnet-4-5          ANTHROPIC_API_KEY
-    openai/gpt-4o                        OPENAI_API_KEY (OPENAI_BASE_URL optional)
-    ollama/llama3.1                      OLLAMA_HOST (default http://localhost:11434/v1), no key
-    NAME@http://host:port/v1             any OpenAI-compatible server; key from TASKCREW_API_KEY if set
-    scripted/NAME                        a scripted policy (tests and the offline eval sweep)
-
-Nothing ever falls back to a default provider: no model configured is an error naming the variables.
+"""The models the crew calls: provider LLMs (see ``modelspec`` for the names), wrapped so every call
+is compacted, measured, priced and traced.
 """
 
 from __future__ import annotations
@@ -19,7 +10,7 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from crewai.llms.base_llm import BaseLLM
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field
 
 from taskcrew.crew.compaction import compact_messages, message_chars
 from taskcrew.crew.models import LlmCall
@@ -80,20 +71,10 @@ class TracedLLM(BaseLLM):
     keep_exchanges: int = 8
     on_call: Callable[[LlmCall], None] | None = Field(default=None, exclude=True)
     prices: dict[str, Price] = Field(default_factory=dict)
-    _calls: int = PrivateAttr(default=0)
 
     def for_role(self, role: str) -> TracedLLM:
         """The same model, labelled for another role (the label goes into the trace)."""
-        return TracedLLM(
-            model=self.model,
-            inner=self.inner,
-            spec=self.spec,
-            role=role,
-            keep_full=self.keep_full,
-            keep_exchanges=self.keep_exchanges,
-            on_call=self.on_call,
-            prices=self.prices,
-        )
+        return self.model_copy(update={"role": role})
 
     def call(
         self,
