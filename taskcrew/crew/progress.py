@@ -41,7 +41,7 @@ class ProgressPrinter:
         label = "Replanned" if e.replan else "Plan"
         self._print(f"\n[bold cyan]{label}[/]: {escape(e.plan.goal)}")
         for i, step in enumerate(e.plan.steps, 1):
-            self._print(f"  {i}. [{step.role}] {escape(step.title)}")
+            self._print(f"  {i}. {escape(f'[{step.role}]')} {escape(step.title)}")
 
     def _on_tool_call(self, e: Any) -> None:
         first = one_line(e.result, 110)

@@ -24,6 +24,7 @@ from taskcrew.crew.toolbox import System
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost")
 SECRET_NAMES = ("ERP_USERNAME", "ERP_PASSWORD")
+PUBLIC_NAMES = ("ERP_USERNAME",)  # typed from the vault, but a login name is not redacted
 
 
 def reachable(url: str, timeout: float = 1.5) -> bool:
@@ -127,7 +128,7 @@ class Workplace:
     def _vault(self) -> Any:
         from taskcrew.tools.vault import Vault
 
-        vault = Vault.from_env(SECRET_NAMES)
+        vault = Vault.from_env(SECRET_NAMES, public=PUBLIC_NAMES)
         if len(vault) < len(SECRET_NAMES):
             if self.erp_server is None:
                 raise WorkplaceError(
@@ -135,7 +136,8 @@ class Workplace:
                     "environment or in .env (the model only ever sees {{secret:NAME}} placeholders)"
                 )
             erp = self.erp_server.settings  # the demo ERP we started: use its configured login
-            vault = Vault({"ERP_USERNAME": erp.username, "ERP_PASSWORD": erp.password.get_secret_value()})
+            secrets = {"ERP_USERNAME": erp.username, "ERP_PASSWORD": erp.password.get_secret_value()}
+            vault = Vault(secrets, public=PUBLIC_NAMES)
         return vault
 
     def _knowledge_store(self) -> Any:
