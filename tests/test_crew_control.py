@@ -201,3 +201,13 @@ def test_guard_failure_prefixes_are_recognised() -> None:
     assert is_failure("ERROR: the file does not exist")
     assert is_failure("  BLOCKED: foreign host")
     assert not is_failure("Amount 1,284.50 (no error)")
+
+
+def test_a_crash_outside_the_models_still_ends_in_an_error_report(tmp_path: Path) -> None:
+    failed = StepReport(status="failed", summary="Nothing found.").model_dump_json()
+    worker = ScriptedLLM({"planner": [plan()] * 3, "file_reader": [failed] * 3}, model="scripted/w")
+    human = ScriptedHuman()  # has no answer when the stuck run asks it: raises
+    result = run(tmp_path, worker, ScriptedLLM({}, model="scripted/v"), human=human)
+    assert result.outcome == "error" and "crashed" in result.reason
+    assert result.report.read_text().startswith("# Error")
+    assert human.questions  # it was asked, and the crash is in the report, not lost

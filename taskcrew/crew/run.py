@@ -19,7 +19,8 @@ from taskcrew.crew.llm import TracedLLM, build_provider_llm
 from taskcrew.crew.models import Outcome, RunState
 from taskcrew.crew.modelspec import ModelSpec, choose_models, load_prices
 from taskcrew.crew.toolbox import System, Toolbox
-from taskcrew.crew.trace import RunStarted, Tracer, decision_event
+from taskcrew.crew.steps import finish
+from taskcrew.crew.trace import ControlEvent, RunStarted, Tracer, decision_event
 from taskcrew.roles import load_roles
 
 
@@ -139,6 +140,11 @@ def run_task(settings: RunSettings, res: RunResources) -> RunResult:
     flow = TaskFlow(ctx=ctx)
     try:
         flow.kickoff()
+    except Exception as exc:  # a crash still ends in an honest report, never in silence
+        flow.state.outcome = "error"
+        flow.state.outcome_reason = f"the run crashed: {type(exc).__name__}: {exc}"
+        ctx.tracer.emit(ControlEvent(action="end:error", reason=flow.state.outcome_reason))
+        finish(ctx, flow.state)
     finally:
         ctx.toolbox.close()
     state = flow.state

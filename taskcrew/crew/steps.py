@@ -41,11 +41,12 @@ def _results(state: RunState) -> str:
     records = state.steps_done
     for i, record in enumerate(records):
         head = f"Step {record.index + 1} [{record.role}] {record.title} → {record.report.status}"
-        if i < len(records) - RESULTS_IN_FULL:
-            lines.append(f"- {head}: {record.report.summary[:150]}")
-            continue
         data = "; ".join(f"{k}={v}" for k, v in record.report.data.items())
-        lines.append(f"- {head}: {record.report.summary}" + (f"\n  data: {data}" if data else ""))
+        if i < len(records) - RESULTS_IN_FULL:  # older: one line, but the values stay available
+            summary, data = record.report.summary[:150], data[:400]
+        else:
+            summary = record.report.summary
+        lines.append(f"- {head}: {summary}" + (f"\n  data: {data}" if data else ""))
     return "\n".join(lines) if lines else NONE
 
 
