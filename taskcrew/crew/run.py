@@ -18,8 +18,8 @@ from taskcrew.crew.flow import TaskFlow
 from taskcrew.crew.llm import TracedLLM, build_provider_llm
 from taskcrew.crew.models import Outcome, RunState
 from taskcrew.crew.modelspec import ModelSpec, choose_models, load_prices
-from taskcrew.crew.toolbox import System, Toolbox
 from taskcrew.crew.steps import finish
+from taskcrew.crew.toolbox import System, Toolbox
 from taskcrew.crew.trace import ControlEvent, RunStarted, Tracer, decision_event
 from taskcrew.roles import load_roles
 
