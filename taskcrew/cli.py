@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, cast
+from typing import Annotated, Any, cast
 
 import typer
 
@@ -30,6 +30,131 @@ knowledge_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(knowledge_app, name="knowledge")
+
+
+def _workplace(
+    erp_url: str,
+    intranet_url: str,
+    sandbox: Path | None,
+    runs_dir: Path | None,
+    chaos: bool,
+    headed: bool,
+    slow_mo: int,
+) -> Any:
+    from taskcrew.config import WorkplaceSettings
+
+    values: dict[str, Any] = {
+        "erp_url": erp_url,
+        "intranet_url": intranet_url or None,
+        "chaos": chaos,
+        "headless": not headed,
+        "slow_mo_ms": slow_mo,
+    }
+    if sandbox is not None:
+        values["sandbox"] = sandbox
+    if runs_dir is not None:
+        values["runs_dir"] = runs_dir
+    return WorkplaceSettings(**values)
+
+
+ErpUrl = Annotated[
+    str, typer.Option("--erp-url", help="The ERP; the local demo ERP is started if not running.")
+]
+IntranetUrl = Annotated[
+    str, typer.Option("--intranet-url", help="The intranet ('' for none); the local demo one is started.")
+]
+Sandbox = Annotated[
+    Path | None,
+    typer.Option("--sandbox", help="Company files folder (default: the demo company, TASKCREW_SANDBOX)."),
+]
+RunsDir = Annotated[Path | None, typer.Option("--runs-dir", help="Where run folders go (default: ./runs).")]
+Headed = Annotated[bool, typer.Option("--headed", help="Show the browser window.")]
+SlowMo = Annotated[int, typer.Option("--slow-mo", min=0, help="Slow each browser action by this many ms.")]
+VerifierModel = Annotated[
+    str | None,
+    typer.Option("--verifier-model", help="provider/model for the verifier (TASKCREW_VERIFIER_MODEL)."),
+]
+
+
+@app.command("run")
+def run(
+    task: Annotated[str, typer.Argument(help="The task, in plain language.")],
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model", help="provider/model for the crew (TASKCREW_MODEL), e.g. anthropic/claude-sonnet-4-5."
+        ),
+    ] = None,
+    verifier_model: VerifierModel = None,
+    allow_same_verifier: Annotated[
+        bool, typer.Option("--allow-same-verifier", help="Let the verifier use the worker's model.")
+    ] = False,
+    auto_approve: Annotated[
+        bool, typer.Option("--auto-approve", help="Approve every change without asking.")
+    ] = False,
+    chaos: Annotated[
+        bool, typer.Option("--chaos/--no-chaos", help="Faults in the demo ERP, if started here.")
+    ] = True,
+    headed: Headed = False,
+    slow_mo: SlowMo = 0,
+    max_steps: Annotated[
+        int, typer.Option("--max-steps", min=1, help="Tool calls allowed in the whole run.")
+    ] = 60,
+    erp_url: ErpUrl = "http://127.0.0.1:8800",
+    intranet_url: IntranetUrl = "http://127.0.0.1:8801",
+    sandbox: Sandbox = None,
+    runs_dir: RunsDir = None,
+) -> None:
+    """Do a task end to end: plan, work, get approval for changes, verify, report."""
+    from rich.console import Console
+
+    from taskcrew.config import Paths, load_dotenv_once, quiet_crewai_env
+
+    load_dotenv_once()
+    quiet_crewai_env(Paths.from_env().crewai_storage)
+    from taskcrew.crew.commands import run_command
+
+    place = _workplace(erp_url, intranet_url, sandbox, runs_dir, chaos, headed, slow_mo)
+    code = run_command(
+        task,
+        place=place,
+        worker_model=model,
+        verifier_model=verifier_model,
+        allow_same_verifier=allow_same_verifier,
+        auto_approve=auto_approve,
+        max_steps=max_steps,
+        console=Console(),
+    )
+    raise typer.Exit(code)
+
+
+@app.command("audit")
+def audit(
+    claim: Annotated[str | None, typer.Argument(help="A claim or success criteria (one per line).")] = None,
+    run_dir: Annotated[
+        Path | None, typer.Option("--run", help="Re-check a past run's success criteria (a runs/ folder).")
+    ] = None,
+    verifier_model: VerifierModel = None,
+    erp_url: ErpUrl = "http://127.0.0.1:8800",
+    intranet_url: IntranetUrl = "http://127.0.0.1:8801",
+    sandbox: Sandbox = None,
+    runs_dir: RunsDir = None,
+    headed: Headed = False,
+) -> None:
+    """The verifier alone, read-only: does the real system show what is claimed?"""
+    from rich.console import Console
+
+    from taskcrew.config import Paths, load_dotenv_once, quiet_crewai_env
+
+    load_dotenv_once()
+    quiet_crewai_env(Paths.from_env().crewai_storage)
+    from taskcrew.crew.commands import audit_command
+
+    place = _workplace(erp_url, intranet_url, sandbox, runs_dir, False, headed, 0)
+    code = audit_command(
+        claim, run_dir=run_dir, place=place, verifier_model=verifier_model, console=Console()
+    )
+    raise typer.Exit(code)
 
 
 @erp_app.command("serve")

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 DEFAULT_SANDBOX = PACKAGE_DIR / "sandbox"
@@ -72,3 +73,22 @@ def quiet_crewai_env(storage_dir: Path) -> None:
     }
     for key, value in defaults.items():
         os.environ.setdefault(key, value)
+
+
+class WorkplaceSettings(BaseModel):
+    """The systems a run works in and how to reach them (see taskcrew.crew.workplace)."""
+
+    erp_url: str = f"http://127.0.0.1:{DEFAULT_ERP_PORT}"
+    intranet_url: str | None = "http://127.0.0.1:8801"
+    sandbox: Path = Field(default_factory=lambda: Paths.from_env().sandbox)
+    runs_dir: Path = Field(default_factory=lambda: Paths.from_env().runs)
+    knowledge_dir: Path | None = None
+    erp_db: Path | None = None
+    start_local: bool = True
+    chaos: bool = True
+    chaos_seed: int = 0
+    headless: bool = True
+    slow_mo_ms: int = 0
+    chromium: Path | None = None
+    web_search: Literal["intranet", "web"] = "intranet"
+    use_knowledge: bool = True

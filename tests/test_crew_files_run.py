@@ -7,7 +7,7 @@ from pathlib import Path
 
 from taskcrew.config import DEFAULT_SANDBOX
 from taskcrew.crew.models import Citation, CriterionCheck, Plan, PlanStep, StepReport, Verdict
-from taskcrew.crew.run import RunSettings, run_task
+from taskcrew.crew.run import RunResources, RunSettings, run_task
 from taskcrew.crew.scripted import ScriptedCall, ScriptedLLM, ToolCall
 from taskcrew.crew.trace import read_trace
 from taskcrew.tools.human import ScriptedHuman
@@ -92,7 +92,7 @@ def test_read_only_question_answered_verified_and_reported(tmp_path: Path) -> No
         sandbox=DEFAULT_SANDBOX,
         runs_dir=tmp_path / "runs",
     )
-    result = run_task(settings, human=ScriptedHuman(), scripted=lambda name: models[name])
+    result = run_task(settings, RunResources(human=ScriptedHuman(), scripted=models.__getitem__))
 
     worker.assert_complete()
     verifier.assert_complete()

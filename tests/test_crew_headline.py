@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from taskcrew.config import WorkplaceSettings
 from taskcrew.crew.models import Citation, Plan, PlanStep, Reflection
 from taskcrew.crew.scripted import Loop, ScriptedCall, ScriptedLLM, ToolCall
-from taskcrew.crew.workplace import Workplace, WorkplaceSettings
+from taskcrew.crew.workplace import Workplace
 from taskcrew.eval import kit
 from taskcrew.mock_erp import fetch_state
 from taskcrew.tools.human import ApprovalDecision, ScriptedHuman
@@ -67,7 +68,15 @@ def _verify(url: str, body: str) -> str:
     row = rows[0] if rows else "(no row)"
     ok = len(rows) == 1 and "1284.50" in row and "2026-10-12" in row
     return kit.verdict(
-        [(CRITERIA[0], ok, url, row), (CRITERIA[1], ok, url, f"{body.count('BILL-')} bills listed")],
+        [
+            (CRITERIA[0], ok, url, row),
+            (
+                CRITERIA[1],
+                ok,
+                url,
+                f"{sum(line.startswith('| [') for line in body.splitlines())} bills listed",
+            ),
+        ],
         "The bills list shows the new bill with the expected values."
         if ok
         else "Bill not found as expected.",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from taskcrew.crew.compaction import compact_messages, message_chars
-from taskcrew.crew.llm import ModelConfigError, ModelSpec, choose_models, cost_of, load_prices
 from taskcrew.crew.models import CriterionCheck, Plan, PlanStep, StepReport, Verdict
+from taskcrew.crew.modelspec import ModelConfigError, ModelSpec, choose_models, cost_of, load_prices
 from taskcrew.crew.runner import extract_json, parse_answer
 from taskcrew.crew.steps import check_verdict
 from taskcrew.roles import load_roles
@@ -78,8 +78,8 @@ def test_compaction_keeps_prompt_flat_as_the_history_grows() -> None:
         assert sent[-1]["content"].startswith(f"observation {n - 1}")  # latest in full
         assert len(sent[-1]["content"]) > 3000
         assert compacted >= n - 1
-    assert max(sizes) < 3000 * 1.6
-    assert sizes[-1] - sizes[1] < 1500  # 50 more exchanges cost a few one-line summaries at most
+    assert max(sizes) < 3000 * 2.5  # the latest result in full, the rest one line each
+    assert sizes[-1] == sizes[-2]  # 30 or 60 exchanges: the same size
 
 
 def test_compaction_keeps_tool_results_with_their_calls() -> None:

@@ -71,3 +71,9 @@ def test_empty_vault_is_a_no_op() -> None:
     assert vault.redact("anything") == "anything"
     assert not vault.contains_secret("anything")
     assert Vault.has_placeholders("{{secret:X}}")
+
+
+def test_public_names_are_substituted_but_not_redacted() -> None:
+    vault = Vault({"ERP_USERNAME": "demo", "ERP_PASSWORD": "demo123"}, public=["ERP_USERNAME"])
+    assert vault.substitute("{{secret:ERP_USERNAME}}/{{secret:ERP_PASSWORD}}") == "demo/demo123"
+    assert vault.redact("demo-worker typed demo123") == "demo-worker typed {{secret:ERP_PASSWORD}}"

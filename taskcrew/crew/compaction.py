@@ -24,11 +24,17 @@ def message_chars(messages: list[dict[str, Any]]) -> int:
 
 
 def one_line(text: str, limit: int = ONE_LINE) -> str:
-    for line in text.splitlines():
-        line = line.strip()
-        if line:
-            return line if len(line) <= limit else line[: limit - 1] + "…"
-    return "(empty)"
+    """The gist of a tool result: its first line, plus the second when the first says little."""
+    lines = [line.strip(" -") for line in text.splitlines() if line.strip(" -")]
+    if not lines:
+        return "(empty)"
+    gist = lines[0]
+    if gist.startswith("ERROR"):  # say why: the first error / policy / page message line, if any
+        why = next((ln for ln in lines[1:] if ln.startswith(("Error", "Policy", "Messages shown"))), "")
+        gist = f"{gist} {why}".strip()
+    elif len(gist) < 40 and len(lines) > 1:
+        gist = f"{gist} {lines[1]}"
+    return gist if len(gist) <= limit else gist[: limit - 1] + "…"
 
 
 def _call_summary(message: dict[str, Any]) -> str:

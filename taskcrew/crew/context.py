@@ -14,7 +14,8 @@ from crewai.tools import BaseTool
 from pydantic import BaseModel, Field
 
 from taskcrew.crew.guard import Budget
-from taskcrew.crew.llm import LlmCall, TracedLLM
+from taskcrew.crew.llm import TracedLLM
+from taskcrew.crew.models import LlmCall
 from taskcrew.crew.trace import LlmCallEvent, Tracer
 from taskcrew.roles import RoleName, Roles
 

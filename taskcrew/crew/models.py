@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
@@ -107,6 +108,7 @@ class RunState(BaseModel):
     """The Flow's state: everything the orchestration decides on, nothing a model can grow unboundedly."""
 
     task: str = ""
+    mode: Literal["run", "audit"] = "run"
     plan: Plan | None = None
     steps_done: list[StepRecord] = Field(default_factory=list)
     plan_version: int = 0
@@ -120,3 +122,21 @@ class RunState(BaseModel):
     outcome_reason: str = ""
     answer: str = ""
     learned: list[str] = Field(default_factory=list)
+
+
+class LlmCall(BaseModel):
+    """One model call, as the trace and the usage totals see it."""
+
+    role: str
+    model: str
+    prompt_chars: int
+    prompt_tokens: int
+    output_tokens: int
+    tokens_from: Literal["provider", "estimate"] = "estimate"
+    messages_sent: int
+    messages_compacted: int
+    cost_usd: Decimal | None
+    seconds: float
+    tool_calls: list[str] = Field(default_factory=list)
+    text_preview: str = ""
+    error: str | None = None

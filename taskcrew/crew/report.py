@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from taskcrew.crew.compaction import one_line
 from taskcrew.crew.models import RunState
 
 if TYPE_CHECKING:
@@ -24,10 +25,18 @@ def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
+AUDIT_HEADLINES = {
+    "done": "Audit: verified — every criterion was observed in the real systems",
+    "not_verified": "Audit: NOT verified",
+    "error": "Audit: error — the verifier could not finish",
+}
+
+
 def render_report(ctx: RunContext, state: RunState, screenshot: Path | None) -> str:
     outcome = state.outcome or "error"
+    headline = AUDIT_HEADLINES.get(outcome, outcome) if state.mode == "audit" else HEADLINES[outcome]
     out = [
-        f"# {HEADLINES[outcome]}",
+        f"# {headline}",
         "",
         f"**Task:** {ctx.task}",
         "",
@@ -69,7 +78,7 @@ def render_report(ctx: RunContext, state: RunState, screenshot: Path | None) -> 
     pending: list[str] = []
     for event in ctx.tracer.events:
         if event.kind == "tool_call":
-            first = event.result.strip().splitlines()[0][:160] if event.result.strip() else ""
+            first = one_line(event.result)
             warn = f" — _{event.warning[:120]}_" if event.warning else ""
             pending.append(f"  - `{event.tool}`{'' if event.ok else ' ✗'} {first}{warn}")
         elif event.kind == "plan":

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-import uuid
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
@@ -15,10 +15,12 @@ from pydantic import BaseModel, Field
 
 from taskcrew.crew.context import Knowledge, RunContext, RunLimits
 from taskcrew.crew.flow import TaskFlow
-from taskcrew.crew.llm import ModelSpec, TracedLLM, build_provider_llm, choose_models, load_prices
+from taskcrew.crew.llm import TracedLLM, build_provider_llm
 from taskcrew.crew.models import Outcome, RunState
+from taskcrew.crew.modelspec import ModelSpec, choose_models, load_prices
+from taskcrew.crew.steps import finish
 from taskcrew.crew.toolbox import System, Toolbox
-from taskcrew.crew.trace import RunStarted, Tracer, decision_event
+from taskcrew.crew.trace import ControlEvent, RunStarted, Tracer, decision_event
 from taskcrew.roles import load_roles
 
 
@@ -67,79 +69,91 @@ def new_run_dir(runs_dir: Path, task: str) -> Path:
 ScriptedFactory = Callable[[str], BaseLLM]
 
 
-def run_task(
-    settings: RunSettings,
-    *,
-    human: Any,
-    redact: Callable[[str], str] = lambda s: s,
-    knowledge: Knowledge | None = None,
-    knowledge_tools: list[Any] | None = None,
-    browser: Any = None,
-    research_tools: list[Any] | None = None,
-    fetch_text: Callable[[str], str | None] | None = None,
-    decisions: Any = None,
-    scripted: ScriptedFactory | None = None,
-    listeners: list[Callable[[Any], None]] | None = None,
-) -> RunResult:
-    """Run one task. ``browser`` is the run's RunBrowser (None: a files-only run); ``decisions``
-    its DecisionLog, whose policy decisions and approvals go into the trace."""
-    models = choose_models(
-        settings.worker_model, settings.verifier_model, allow_same=settings.allow_same_verifier
-    )
+@dataclass
+class RunResources:
+    """What a run uses besides its settings (built by the Workplace; tests may build their own)."""
+
+    human: Any
+    redact: Callable[[str], str] = lambda s: s
+    knowledge: Knowledge | None = None
+    knowledge_tools: list[Any] = field(default_factory=list)
+    browser: Any = None  # RunBrowser; None for a files-only run
+    research_tools: list[Any] = field(default_factory=list)
+    fetch_text: Callable[[str], str | None] | None = None
+    decisions: Any = None  # DecisionLog: policy decisions and approvals go into the trace
+    scripted: ScriptedFactory | None = None
+    listeners: list[Callable[[Any], None]] = field(default_factory=list)
+
+
+def build_context(
+    settings: RunSettings, res: RunResources, *, worker: ModelSpec, verifier: ModelSpec
+) -> RunContext:
     run_dir = new_run_dir(settings.runs_dir, settings.task)
-    tracer = Tracer(run_dir / "trace.jsonl", redact=redact, listeners=listeners or [])
+    tracer = Tracer(run_dir / "trace.jsonl", redact=res.redact, listeners=res.listeners)
     prices = load_prices()
-    worker = _traced(models.worker, scripted, prices)
-    verifier = _traced(models.verifier, scripted, prices)
     notes: list[str] = []
     toolbox = Toolbox(
         sandbox=settings.sandbox,
-        human=human,
+        human=res.human,
         notes=notes,
         systems=settings.systems,
-        knowledge_tools=knowledge_tools,
-        browser=browser,
-        research_tools=research_tools,
-        fetch_text=fetch_text,
+        knowledge_tools=res.knowledge_tools,
+        browser=res.browser,
+        research_tools=res.research_tools,
+        fetch_text=res.fetch_text,
     )
-    if decisions is not None:
-        decisions.listeners.append(lambda decision: tracer.emit(decision_event(decision)))
+    if res.decisions is not None:
+        res.decisions.listeners.append(lambda decision: tracer.emit(decision_event(decision)))
     ctx = RunContext(
-        run_id=run_dir.name or uuid.uuid4().hex,
+        run_id=run_dir.name,
         run_dir=run_dir,
         task=settings.task,
         roles=load_roles(),
-        worker_llm=worker,
-        verifier_llm=verifier,
+        worker_llm=_traced(worker, res.scripted, prices),
+        verifier_llm=_traced(verifier, res.scripted, prices),
         toolbox=toolbox,
-        human=human,
-        knowledge=knowledge,
+        human=res.human,
+        knowledge=res.knowledge,
         tracer=tracer,
         limits=settings.limits,
-        redact=redact,
+        redact=res.redact,
         notes=notes,
     )
-    worker.on_call = verifier.on_call = ctx.record_llm_call
+    ctx.worker_llm.on_call = ctx.verifier_llm.on_call = ctx.record_llm_call
     tracer.emit(
         RunStarted(
             task=settings.task,
-            worker_model=models.worker.raw,
-            verifier_model=models.verifier.raw,
+            worker_model=worker.raw,
+            verifier_model=verifier.raw,
             settings={"sandbox": str(settings.sandbox), **{s.name: s.url for s in settings.systems}},
         )
     )
+    return ctx
+
+
+def run_task(settings: RunSettings, res: RunResources) -> RunResult:
+    """Run one task through the Flow and return its result (the report is in the run folder)."""
+    models = choose_models(
+        settings.worker_model, settings.verifier_model, allow_same=settings.allow_same_verifier
+    )
+    ctx = build_context(settings, res, worker=models.worker, verifier=models.verifier)
     flow = TaskFlow(ctx=ctx)
     try:
         flow.kickoff()
+    except Exception as exc:  # a crash still ends in an honest report, never in silence
+        flow.state.outcome = "error"
+        flow.state.outcome_reason = f"the run crashed: {type(exc).__name__}: {exc}"
+        ctx.tracer.emit(ControlEvent(action="end:error", reason=flow.state.outcome_reason))
+        finish(ctx, flow.state)
     finally:
-        toolbox.close()
+        ctx.toolbox.close()
     state = flow.state
     return RunResult(
         outcome=state.outcome or "error",
         reason=state.outcome_reason,
         answer=state.answer,
-        run_dir=run_dir,
-        report=run_dir / "report.md",
+        run_dir=ctx.run_dir,
+        report=ctx.run_dir / "report.md",
         llm_calls=ctx.usage.calls,
         input_tokens=ctx.usage.input_tokens,
         output_tokens=ctx.usage.output_tokens,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 from crewai.tools import BaseTool
@@ -22,8 +23,9 @@ from taskcrew.crew.trace import (
     StepEvent,
     VerdictEvent,
 )
-from taskcrew.roles import RoleName
+from taskcrew.roles import RoleName, TaskName
 
+T = TypeVar("T", bound=BaseModel)
 RESULTS_IN_FULL = 4
 NOTES_SHOWN = 12
 NONE = "(none)"
@@ -39,11 +41,12 @@ def _results(state: RunState) -> str:
     records = state.steps_done
     for i, record in enumerate(records):
         head = f"Step {record.index + 1} [{record.role}] {record.title} → {record.report.status}"
-        if i < len(records) - RESULTS_IN_FULL:
-            lines.append(f"- {head}: {record.report.summary[:150]}")
-            continue
         data = "; ".join(f"{k}={v}" for k, v in record.report.data.items())
-        lines.append(f"- {head}: {record.report.summary}" + (f"\n  data: {data}" if data else ""))
+        if i < len(records) - RESULTS_IN_FULL:  # older: one line, but the values stay available
+            summary, data = record.report.summary[:150], data[:400]
+        else:
+            summary = record.report.summary
+        lines.append(f"- {head}: {summary}" + (f"\n  data: {data}" if data else ""))
     return "\n".join(lines) if lines else NONE
 
 
@@ -52,6 +55,29 @@ def _guarded(ctx: RunContext, role: RoleName, budget: Budget) -> list[BaseTool]:
         GuardedTool.wrap(tool, role=role, budget=budget, tracer=ctx.tracer, redact=ctx.redact)
         for tool in ctx.toolbox.tools_for(role)
     ]
+
+
+def _ask(
+    ctx: RunContext,
+    role: RoleName,
+    which: TaskName,
+    output: type[T],
+    /,
+    *,
+    tools: list[BaseTool] | None = None,
+    **values: object,
+) -> T:
+    """Render a task text for a role, run it as one bounded crewAI task, return the typed answer."""
+    description, expected = ctx.roles.render(which, **values)
+    return run_role(
+        ctx.roles.agents[role],
+        llm=ctx.llm_for(role),
+        description=description,
+        expected_output=expected,
+        output=output,
+        tools=tools,
+        repair_attempts=ctx.limits.repair_attempts,
+    )
 
 
 def plan(ctx: RunContext, state: RunState, reason: str = "") -> Plan:
@@ -67,21 +93,16 @@ def plan(ctx: RunContext, state: RunState, reason: str = "") -> Plan:
             f"Run notes:\n{_bullets(ctx.notes[-NOTES_SHOWN:])}\n"
             "Plan only the remaining work, and a different approach where the old one failed.\n"
         )
-    description, expected = ctx.roles.render(
+    result = _ask(
+        ctx,
+        "planner",
         "plan",
+        Plan,
         task=ctx.task,
         procedures=_bullets(knowledge.procedures) if knowledge else NONE,
         facts=_bullets(knowledge.facts) if knowledge else NONE,
         environment=ctx.toolbox.environment(),
         replan_context=replan_context,
-    )
-    result = run_role(
-        ctx.roles.agents["planner"],
-        llm=ctx.llm_for("planner"),
-        description=description,
-        expected_output=expected,
-        output=Plan,
-        repair_attempts=ctx.limits.repair_attempts,
     )
     state.plan = result
     state.plan_version += 1
@@ -103,8 +124,7 @@ def work_step(ctx: RunContext, state: RunState, index: int) -> StepReport:
     feedback = ""
     if ctx.notes and ctx.notes[-1].startswith("Guidance from a person"):
         feedback = f"\n{ctx.notes[-1]}\n"
-    description, expected = ctx.roles.render(
-        "work_step",
+    values = dict(
         step_number=index + 1,
         step_count=len(state.plan.steps),
         goal=state.plan.goal,
@@ -119,14 +139,8 @@ def work_step(ctx: RunContext, state: RunState, index: int) -> StepReport:
         environment=ctx.toolbox.environment(),
     )
     try:
-        report = run_role(
-            ctx.roles.agents[step.role],
-            llm=ctx.llm_for(step.role),
-            description=description,
-            expected_output=expected,
-            output=StepReport,
-            tools=_guarded(ctx, step.role, ctx.budget),
-            repair_attempts=ctx.limits.repair_attempts,
+        report = _ask(
+            ctx, step.role, "work_step", StepReport, tools=_guarded(ctx, step.role, ctx.budget), **values
         )
     except AgentTaskError as exc:
         report = StepReport(status="failed", summary=f"the step could not be finished: {exc}"[:2900])
@@ -169,22 +183,17 @@ def verify(ctx: RunContext, state: RunState) -> Verdict:
         if state.claim == "nothing_to_do"
         else "the task is complete"
     )
-    description, expected = ctx.roles.render(
+    verdict = _ask(
+        ctx,
+        "verifier",
         "verify",
+        Verdict,
+        tools=_guarded(ctx, "verifier", budget),
         claim=claim,
         task=ctx.task,
         criteria=_bullets(state.plan.success_criteria),
         worker_summary=_results(state),
         environment=ctx.toolbox.environment(),
-    )
-    verdict = run_role(
-        ctx.roles.agents["verifier"],
-        llm=ctx.llm_for("verifier"),
-        description=description,
-        expected_output=expected,
-        output=Verdict,
-        tools=_guarded(ctx, "verifier", budget),
-        repair_attempts=ctx.limits.repair_attempts,
     )
     verdict = check_verdict(verdict, state.plan, ctx.toolbox.visited_sources())
     verdict = check_cited_facts(verdict, state, ctx.toolbox.source_text)
@@ -264,21 +273,16 @@ def reflect(ctx: RunContext, state: RunState) -> None:
     warnings = [e.warning for e in ctx.tracer.of_kind("tool_call") if e.warning]
     if warnings:
         trail += "\nWarnings during the run:\n" + _bullets(sorted(set(warnings))[:5])
-    description, expected = ctx.roles.render(
-        "reflect",
-        task=ctx.task,
-        outcome=state.outcome,
-        trail=trail or NONE,
-        known_facts=_bullets(ctx.knowledge.known_facts()[:20]),
-    )
     try:
-        reflection = run_role(
-            ctx.roles.agents["reflector"],
-            llm=ctx.llm_for("reflector"),
-            description=description,
-            expected_output=expected,
-            output=Reflection,
-            repair_attempts=ctx.limits.repair_attempts,
+        reflection = _ask(
+            ctx,
+            "reflector",
+            "reflect",
+            Reflection,
+            task=ctx.task,
+            outcome=state.outcome,
+            trail=trail or NONE,
+            known_facts=_bullets(ctx.knowledge.known_facts()[:20]),
         )
     except AgentTaskError as exc:
         ctx.tracer.emit(ReflectionEvent(facts=[], stored=[f"reflection failed: {exc}"]))

@@ -12,8 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter
 
-from taskcrew.crew.llm import LlmCall
-from taskcrew.crew.models import Plan, StepReport, Verdict
+from taskcrew.crew.models import LlmCall, Plan, StepReport, Verdict
 
 
 def _now() -> str:
@@ -182,7 +181,9 @@ def read_trace(path: Path) -> list[Any]:
 
 def decision_event(decision: Any) -> _Event:
     """A policy decision (taskcrew.tools.policy.PolicyDecision) as a trace event."""
-    fields = {f.name: f.value for f in decision.fields}
+    from taskcrew.tools.policy import CSRF_NAME_RE
+
+    fields = {f.name: f.value for f in decision.fields if not CSRF_NAME_RE.search(f.name)}
     if decision.outcome in ("approved", "rejected"):
         return ApprovalEvent(
             question=f"{decision.method} {decision.url}",

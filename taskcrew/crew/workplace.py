@@ -11,40 +11,20 @@ import urllib.error
 import urllib.request
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field
-
-from taskcrew.config import DEFAULT_ERP_PORT, Paths
+from taskcrew.config import WorkplaceSettings
+from taskcrew.crew.audit import AuditResult, criteria_from_claim, criteria_from_run, run_audit
 from taskcrew.crew.browsing import DecisionLog, RunBrowser
 from taskcrew.crew.context import RunLimits
-from taskcrew.crew.run import RunResult, RunSettings, ScriptedFactory, run_task
+from taskcrew.crew.errors import WorkplaceError
+from taskcrew.crew.run import RunResources, RunResult, RunSettings, ScriptedFactory, run_task
 from taskcrew.crew.toolbox import System
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost")
 SECRET_NAMES = ("ERP_USERNAME", "ERP_PASSWORD")
-
-
-class WorkplaceError(RuntimeError):
-    """Something the run needs is missing or unreachable; the message says what to do."""
-
-
-class WorkplaceSettings(BaseModel):
-    erp_url: str = f"http://127.0.0.1:{DEFAULT_ERP_PORT}"
-    intranet_url: str | None = "http://127.0.0.1:8801"
-    sandbox: Path = Field(default_factory=lambda: Paths.from_env().sandbox)
-    runs_dir: Path = Field(default_factory=lambda: Paths.from_env().runs)
-    knowledge_dir: Path | None = None
-    erp_db: Path | None = None
-    start_local: bool = True
-    chaos: bool = True
-    chaos_seed: int = 0
-    headless: bool = True
-    slow_mo_ms: int = 0
-    chromium: Path | None = None
-    web_search: Literal["intranet", "web"] = "intranet"
-    use_knowledge: bool = True
+PUBLIC_NAMES = ("ERP_USERNAME",)  # typed from the vault, but a login name is not redacted
 
 
 def reachable(url: str, timeout: float = 1.5) -> bool:
@@ -80,6 +60,7 @@ class Workplace:
     def __enter__(self) -> Workplace:
         try:
             self._check_sandbox()
+            self._check_chromium()
             self._start_services()
             self.vault = self._vault()
             if self.settings.use_knowledge:
@@ -100,6 +81,25 @@ class Workplace:
                 f"sandbox folder {self.settings.sandbox} does not exist: pass --sandbox with the folder of "
                 "company files (or unset TASKCREW_SANDBOX to use the demo company)"
             )
+
+    def _check_chromium(self) -> None:
+        """Fail before the run, not in the middle of it, when no Chromium can be found."""
+        import os
+        import shutil
+
+        from taskcrew.tools.browser.runtime import INSTALL_HINT, PATH_NAMES
+
+        configured = self.settings.chromium or os.environ.get("TASKCREW_CHROMIUM")
+        if configured:
+            if not Path(configured).is_file():
+                raise WorkplaceError(f"the configured Chromium {configured} does not exist. {INSTALL_HINT}")
+            return
+        playwright_dir = Path(
+            os.environ.get("PLAYWRIGHT_BROWSERS_PATH") or Path.home() / ".cache" / "ms-playwright"
+        )
+        if any(playwright_dir.glob("chromium*")) or any(shutil.which(name) for name in PATH_NAMES):
+            return
+        raise WorkplaceError(INSTALL_HINT)
 
     def _start_services(self) -> None:
         if not reachable(self.erp_url):
@@ -128,7 +128,7 @@ class Workplace:
     def _vault(self) -> Any:
         from taskcrew.tools.vault import Vault
 
-        vault = Vault.from_env(SECRET_NAMES)
+        vault = Vault.from_env(SECRET_NAMES, public=PUBLIC_NAMES)
         if len(vault) < len(SECRET_NAMES):
             if self.erp_server is None:
                 raise WorkplaceError(
@@ -136,7 +136,8 @@ class Workplace:
                     "environment or in .env (the model only ever sees {{secret:NAME}} placeholders)"
                 )
             erp = self.erp_server.settings  # the demo ERP we started: use its configured login
-            vault = Vault({"ERP_USERNAME": erp.username, "ERP_PASSWORD": erp.password.get_secret_value()})
+            secrets = {"ERP_USERNAME": erp.username, "ERP_PASSWORD": erp.password.get_secret_value()}
+            vault = Vault(secrets, public=PUBLIC_NAMES)
         return vault
 
     def _knowledge_store(self) -> Any:
@@ -167,13 +168,13 @@ class Workplace:
             )
         return systems
 
-    def _policy(self, log: DecisionLog) -> Any:
+    def _policy(self, log: DecisionLog, *, read_only: bool = False) -> Any:
         from taskcrew.tools.policy import Policy, PolicyConfig
 
         hosts = PolicyConfig.for_url(self.erp_url).allowed_hosts
         if self.intranet_url:
             hosts += PolicyConfig.for_url(self.intranet_url).allowed_hosts
-        return Policy(PolicyConfig(allowed_hosts=hosts), self.human, recorder=log.record)
+        return Policy(PolicyConfig(allowed_hosts=hosts, read_only=read_only), self.human, recorder=log.record)
 
     def _research(self, policy: Any) -> tuple[list[Any], Any]:
         from taskcrew.tools.research.crew_tools import PythonTool, WebFetchTool, WebSearchTool
@@ -197,6 +198,51 @@ class Workplace:
 
         return tools, fetch_text
 
+    def resources(
+        self,
+        *,
+        scripted: ScriptedFactory | None = None,
+        listeners: list[Any] | None = None,
+        knowledge: bool = True,
+        read_only: bool = False,
+    ) -> RunResources:
+        """A run's browser (behind a fresh policy gate; ``read_only`` refuses every change), tools
+        and knowledge."""
+        from taskcrew.tools.browser import BrowserConfig, BrowserRuntime
+
+        log = DecisionLog()
+        policy = self._policy(log, read_only=read_only)
+        config = BrowserConfig(
+            executable_path=self.settings.chromium,
+            headless=self.settings.headless,
+            slow_mo_ms=self.settings.slow_mo_ms,
+        )
+        if self._runtime is None:
+            self._runtime = BrowserRuntime(config)
+        research_tools, fetch_text = self._research(policy)
+        store, knowledge_tools = self._knowledge() if knowledge else (None, [])
+        return RunResources(
+            human=self.human,
+            redact=self.vault.redact,
+            knowledge=store,
+            knowledge_tools=knowledge_tools,
+            browser=RunBrowser(config, policy, self.vault, log, runtime=self._runtime),
+            research_tools=research_tools,
+            fetch_text=fetch_text,
+            decisions=log,
+            scripted=scripted,
+            listeners=listeners or [],
+        )
+
+    def run_settings(self, task: str, **overrides: Any) -> RunSettings:
+        return RunSettings(
+            task=task,
+            sandbox=self.settings.sandbox,
+            runs_dir=self.settings.runs_dir,
+            systems=self.systems(),
+            **overrides,
+        )
+
     def run(
         self,
         task: str,
@@ -208,43 +254,34 @@ class Workplace:
         scripted: ScriptedFactory | None = None,
         listeners: list[Any] | None = None,
     ) -> RunResult:
-        from taskcrew.tools.browser import BrowserConfig, BrowserRuntime
-
-        log = DecisionLog()
-        policy = self._policy(log)
-        config = BrowserConfig(
-            executable_path=self.settings.chromium,
-            headless=self.settings.headless,
-            slow_mo_ms=self.settings.slow_mo_ms,
-        )
-        if self._runtime is None:
-            self._runtime = BrowserRuntime(config)
-        browser = RunBrowser(config, policy, self.vault, log, runtime=self._runtime)
-        research_tools, fetch_text = self._research(policy)
-        knowledge, knowledge_tools = self._knowledge()
-        settings = RunSettings(
-            task=task,
+        settings = self.run_settings(
+            task,
             worker_model=worker_model,
             verifier_model=verifier_model,
             allow_same_verifier=allow_same_verifier,
-            sandbox=self.settings.sandbox,
-            runs_dir=self.settings.runs_dir,
-            systems=self.systems(),
             limits=limits or RunLimits(),
         )
-        return run_task(
-            settings,
-            human=self.human,
-            redact=self.vault.redact,
-            knowledge=knowledge,
-            knowledge_tools=knowledge_tools,
-            browser=browser,
-            research_tools=research_tools,
-            fetch_text=fetch_text,
-            decisions=log,
-            scripted=scripted,
-            listeners=listeners,
-        )
+        return run_task(settings, self.resources(scripted=scripted, listeners=listeners))
+
+    def audit(
+        self,
+        claim: str | None = None,
+        *,
+        run_dir: Path | None = None,
+        verifier_model: str | None = None,
+        scripted: ScriptedFactory | None = None,
+        listeners: list[Any] | None = None,
+    ) -> AuditResult:
+        """The verifier alone, read-only: check a claim, or re-check a past run's success criteria."""
+        if run_dir is not None:
+            task, criteria = criteria_from_run(run_dir)
+            subject = f"re-check of run {run_dir.name}: {task}"
+        else:
+            criteria = criteria_from_claim(claim or "")
+            subject = claim or ""
+        settings = self.run_settings(subject.strip(), verifier_model=verifier_model)
+        res = self.resources(scripted=scripted, listeners=listeners, knowledge=False, read_only=True)
+        return run_audit(settings, res, criteria)
 
     def _knowledge(self) -> tuple[Any, list[Any]]:
         if self.store is None:

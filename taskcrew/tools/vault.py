@@ -42,7 +42,10 @@ def placeholder(name: str) -> str:
 class Vault:
     """Holds secret values by name; substitutes placeholders and redacts values."""
 
-    def __init__(self, secrets: Mapping[str, str] | None = None) -> None:
+    def __init__(self, secrets: Mapping[str, str] | None = None, *, public: Iterable[str] = ()) -> None:
+        """``public`` names (a login name, say) are substituted like secrets but not redacted:
+        redacting a short everyday word such as "demo" would mangle ordinary text."""
+        self._public = frozenset(public)
         self._secrets: dict[str, str] = {}
         for name, value in (secrets or {}).items():
             if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
@@ -61,6 +64,7 @@ class Vault:
         names: Iterable[str] = DEFAULT_SECRET_NAMES,
         env_file: Path | None = None,
         environ: Mapping[str, str] | None = None,
+        public: Iterable[str] = (),
     ) -> Vault:
         """Read the named secrets from the environment, then from a ``.env`` file (environment wins).
 
@@ -78,7 +82,7 @@ class Vault:
             value = env.get(name) or file_values.get(name)
             if value:
                 found[name] = value
-        return cls(found)
+        return cls(found, public=public)
 
     @property
     def names(self) -> list[str]:
@@ -140,7 +144,8 @@ class Vault:
     def _compile(self) -> tuple[re.Pattern[str] | None, dict[str, str]]:
         by_variant: dict[str, str] = {}
         # Longer secrets first so that a secret containing another is replaced whole.
-        for name, value in sorted(self._secrets.items(), key=lambda kv: -len(kv[1])):
+        redacted = {n: v for n, v in self._secrets.items() if n not in self._public}
+        for name, value in sorted(redacted.items(), key=lambda kv: -len(kv[1])):
             for variant in _variants(value):
                 by_variant.setdefault(variant, placeholder(name))
         if not by_variant:

@@ -1,0 +1,111 @@
+"""What `taskcrew run` and `taskcrew audit` do, behind the thin Typer layer: check, set up, run, print.
+
+Errors a user can fix (no model or key, unreachable ERP, no Chromium, no sandbox) become one line
+with a hint and exit code 2 — checked before anything heavy is imported or started. The run's own
+outcome becomes the exit code (see EXIT_CODES).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from taskcrew.crew.errors import USER_ERRORS, AuditError
+from taskcrew.crew.models import EXIT_CODES
+from taskcrew.crew.modelspec import check_credentials, choose_models, verifier_spec
+
+USAGE_ERROR = 2
+
+
+def make_human(auto_approve: bool, console: Console) -> Any:
+    from taskcrew.tools.human import AutoApproveHuman, TerminalHuman
+
+    return AutoApproveHuman() if auto_approve else TerminalHuman(console=console)
+
+
+def _fail(console: Console, exc: Exception) -> int:
+    console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+    return USAGE_ERROR
+
+
+def run_command(
+    task: str,
+    *,
+    place: Any,
+    worker_model: str | None,
+    verifier_model: str | None,
+    allow_same_verifier: bool,
+    auto_approve: bool,
+    max_steps: int,
+    console: Console,
+) -> int:
+    try:
+        models = choose_models(worker_model, verifier_model, allow_same=allow_same_verifier)
+        for spec in (models.worker, models.verifier):
+            check_credentials(spec)
+        from taskcrew.crew.context import RunLimits
+        from taskcrew.crew.progress import ProgressPrinter
+        from taskcrew.crew.workplace import Workplace
+
+        with Workplace(place, make_human(auto_approve, console)) as workplace:
+            result = workplace.run(
+                task,
+                worker_model=models.worker.raw,
+                verifier_model=models.verifier.raw,
+                allow_same_verifier=allow_same_verifier,
+                limits=RunLimits(max_steps=max_steps),
+                listeners=[ProgressPrinter(console)],
+            )
+    except USER_ERRORS as exc:
+        return _fail(console, exc)
+    colour = "green" if result.outcome in ("done", "nothing_to_do") else "red"
+    console.print(f"\n[bold {colour}]{result.outcome}[/]: {escape(result.reason)}", highlight=False)
+    if result.answer:
+        console.print(f"[bold]Answer:[/] {escape(result.answer)}", highlight=False)
+    cost = "unknown" if result.cost_usd is None else f"${result.cost_usd:.4f}"
+    console.print(
+        f"[dim]{result.llm_calls} LLM calls, {result.input_tokens}+{result.output_tokens} tokens, {cost}, "
+        f"{result.seconds:.0f} s[/]"
+    )
+    console.print(f"Report: {result.report}", highlight=False, soft_wrap=True)
+    return EXIT_CODES[result.outcome]
+
+
+def audit_command(
+    claim: str | None,
+    *,
+    run_dir: Path | None,
+    place: Any,
+    verifier_model: str | None,
+    console: Console,
+) -> int:
+    if not claim and run_dir is None:
+        console.print(
+            "[red]error:[/] give a claim to audit, or --run with a run folder (see `taskcrew runs list`)"
+        )
+        return USAGE_ERROR
+    if run_dir is not None and not (run_dir / "trace.jsonl").is_file():
+        return _fail(
+            console, AuditError(f"{run_dir} is not a run folder (no trace.jsonl); see `taskcrew runs list`")
+        )
+    try:
+        spec = verifier_spec(verifier_model)
+        check_credentials(spec)
+        from taskcrew.crew.progress import ProgressPrinter
+        from taskcrew.crew.workplace import Workplace
+
+        with Workplace(
+            place.model_copy(update={"use_knowledge": False}), make_human(False, console)
+        ) as workplace:
+            result = workplace.audit(
+                claim, run_dir=run_dir, verifier_model=spec.raw, listeners=[ProgressPrinter(console)]
+            )
+    except USER_ERRORS as exc:
+        return _fail(console, exc)
+    label = "[bold green]verified[/]" if result.verified else "[bold red]not verified[/]"
+    console.print(f"\n{label}: {escape(result.reason)}", highlight=False)
+    console.print(f"Report: {result.report}", highlight=False, soft_wrap=True)
+    return 0 if result.verified else EXIT_CODES["not_verified"]

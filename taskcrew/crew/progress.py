@@ -1,0 +1,76 @@
+"""Live progress on the terminal: one line per meaningful event of the trace."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from taskcrew.crew.compaction import one_line
+
+ICONS = {
+    "done": "[green]✓[/]",
+    "nothing_to_do": "[green]✓[/]",
+    "failed": "[red]✗[/]",
+    "blocked": "[yellow]![/]",
+}
+
+
+class ProgressPrinter:
+    """A trace listener. Prints plans, steps, tool calls, approvals, verdicts; never secrets (the
+    trace redacts before listeners see an event)."""
+
+    def __init__(self, console: Console, verbose: bool = False) -> None:
+        self.console = console
+        self.verbose = verbose
+
+    def __call__(self, event: Any) -> None:
+        handler = getattr(self, f"_on_{event.kind}", None)
+        if handler is not None:
+            handler(event)
+
+    def _print(self, text: str) -> None:
+        self.console.print(text, highlight=False)
+
+    def _on_run_started(self, e: Any) -> None:
+        self._print(f"[bold]Task:[/] {escape(e.task)}")
+        self._print(f"[dim]worker {e.worker_model} · verifier {e.verifier_model}[/]")
+
+    def _on_plan(self, e: Any) -> None:
+        label = "Replanned" if e.replan else "Plan"
+        self._print(f"\n[bold cyan]{label}[/]: {escape(e.plan.goal)}")
+        for i, step in enumerate(e.plan.steps, 1):
+            self._print(f"  {i}. {escape(f'[{step.role}]')} {escape(step.title)}")
+
+    def _on_tool_call(self, e: Any) -> None:
+        first = one_line(e.result, 110)
+        mark = "" if e.ok else "[red]✗[/] "
+        self._print(f"    [dim]{e.role}[/] {mark}{e.tool}: {escape(first)}")
+        if e.warning:
+            self._print(f"    [yellow]{escape(e.warning[:160])}[/]")
+
+    def _on_step(self, e: Any) -> None:
+        icon = ICONS.get(e.report.status, "·")
+        self._print(f"  {icon} step {e.index + 1} {escape(e.title)}: {escape(e.report.summary[:200])}")
+
+    def _on_approval(self, e: Any) -> None:
+        self._print(f"    [magenta]approval[/] {escape(e.question)} → {e.answer}")
+
+    def _on_policy(self, e: Any) -> None:
+        if e.decision not in ("allowed",) or self.verbose:
+            self._print(f"    [yellow]policy {e.decision}[/]: {escape(str(e.detail.get('url', '')))}")
+
+    def _on_control(self, e: Any) -> None:
+        self._print(f"  [yellow]{escape(e.action)}[/]: {escape(e.reason[:200])}")
+
+    def _on_verdict(self, e: Any) -> None:
+        label = "[green]verified[/]" if e.verdict.verified else "[red]not verified[/]"
+        self._print(f"\n[bold]Verification {e.attempt}[/]: {label} — {escape(e.verdict.reason[:300])}")
+        for check in e.verdict.checks:
+            mark = "[green]✓[/]" if check.met else "[red]✗[/]"
+            self._print(f"  {mark} {escape(check.criterion[:120])} [dim]({escape(check.source[:80])})[/]")
+
+    def _on_reflection(self, e: Any) -> None:
+        for fact in e.facts:
+            self._print(f"  [blue]learned[/]: {escape(fact)}")
