@@ -53,7 +53,7 @@ def eval_cases_dir(tmp_path: Path) -> Callable[..., Path]:
 @pytest.fixture
 def finished_run(tmp_path: Path) -> Path:
     """A real, finished run folder: the scripted solver and auditor answer a python question."""
-    from taskcrew.crew.run import RunSettings, run_task
+    from taskcrew.crew.run import RunResources, RunSettings, run_task
     from taskcrew.eval.human import CaseHuman
     from taskcrew.eval.models import HumanScript, load_cases
     from taskcrew.eval.solvers import scripted_models
@@ -68,11 +68,11 @@ def finished_run(tmp_path: Path) -> Path:
         sandbox=DEFAULT_SANDBOX,
         runs_dir=tmp_path / "runs",
     )
-    result = run_task(
-        settings,
+    resources = RunResources(
         human=CaseHuman(HumanScript()),
         research_tools=[PythonTool(PythonSandbox())],
         scripted=scripted_models(case),
     )
+    result = run_task(settings, resources)
     assert result.outcome == "done", result.reason
     return result.run_dir

@@ -449,9 +449,14 @@ def table_rows(body: str) -> list[list[str]]:
     return rows
 
 
+def same_key(number: str) -> str:
+    """An invoice number without case, spaces and punctuation."""
+    return re.sub(r"[^a-z0-9]", "", number.lower())
+
+
 def same_number(a: str, b: str) -> bool:
     """Invoice numbers equal when only case, spaces and punctuation differ (how duplicates slip in)."""
-    return re.sub(r"[^a-z0-9]", "", a.lower()) == re.sub(r"[^a-z0-9]", "", b.lower())
+    return same_key(a) == same_key(b)
 
 
 def shares_words(a: str, b: str) -> bool:

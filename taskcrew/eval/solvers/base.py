@@ -154,6 +154,8 @@ class WorkerBrain:
             return self.recipe.plan(call).model_dump_json()
         if call.role == "reflector":
             return self.recipe.reflect(call).model_dump_json()
+        if call.role == "direct":  # crewAI forcing a final answer: the step ran out of iterations
+            return kit.report("failed", "I ran out of steps before the step was finished.")
         if call.role not in ("file_reader", "browser_operator"):
             raise ScriptError(f"the scripted worker has no part as {call.role!r}")
         if self.current is None or kit.is_first_call(call):
@@ -169,6 +171,11 @@ class AuditorBrain:
         self.current: Running | None = None
 
     def __call__(self, call: ScriptedCall) -> Reply:
+        if call.role == "direct":  # crewAI forcing a final answer: the audit ran out of iterations
+            return kit.verdict(
+                [("The audit could finish", False, "(none)", "the audit ran out of steps")],
+                "The audit ran out of steps before it could check everything.",
+            )
         if call.role != "verifier":
             raise ScriptError(f"the scripted auditor only verifies; it was called as {call.role!r}")
         if self.current is None or kit.is_first_call(call):

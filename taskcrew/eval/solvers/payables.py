@@ -238,7 +238,13 @@ class EnterInvoices(Recipe):
 
     # ------------------------------------------------------------------ the ERP
     def check_bills(self, call: ScriptedCall) -> StepScript:
-        wanted = [r.data for r in kit.step_results(call) if r.data.get("invoice_number")]
+        wanted = list(
+            {
+                kit.same_key(r.data["invoice_number"]): r.data
+                for r in kit.step_results(call)
+                if r.data.get("invoice_number")
+            }.values()
+        )
         if self.slips.skip_duplicate_check:
             return kit.report("done", "None of the invoices is in Acme Payables yet.")
         call = yield from visit(call, f"{kit.erp(call)}/bills")
@@ -310,7 +316,12 @@ class EnterInvoices(Recipe):
     # ------------------------------------------------------------------ the audit
     def audit(self, call: ScriptedCall) -> StepScript:
         """Re-derive every claimed invoice from its file, then look for it in the ERP myself."""
-        claimed = [r.data for r in kit.step_results(call) if r.data.get("invoice_number")]
+        latest_claims = {
+            kit.same_key(r.data["invoice_number"]): r.data
+            for r in kit.step_results(call)
+            if r.data.get("invoice_number")
+        }
+        claimed = list(latest_claims.values())  # a rework repeats the steps: each invoice once
         findings: list[Finding] = []
         if not claimed:  # "there is nothing to enter": is there really no invoice?
             notes = []
