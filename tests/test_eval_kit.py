@@ -97,7 +97,9 @@ def test_a_forwarded_copy_is_the_same_invoice_and_same_day_invoices_are_ambiguou
         for path in ("Invoice from Northwind Traders.eml", "FW_ Invoice from Northwind Traders.eml")
         for i in invoices_in(path, _read(files, path))
     ]
-    assert [i.number for i in distinct(northwind)] == ["INV-2057"]
+    assert [i.forwarded for i in northwind] == [False, True]
+    [original] = distinct(northwind[::-1])  # whichever file came first, the original is kept
+    assert (original.number, original.path) == ("INV-2057", "Invoice from Northwind Traders.eml")
     hooli = [
         i
         for path in ("Your Hooli invoice is ready.eml", "Your Hooli invoices are ready.eml")

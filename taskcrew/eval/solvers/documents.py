@@ -60,6 +60,7 @@ class PrintedDocument:
     total_currency: str = ""
     subtotal: str = ""
     references: list[str] = field(default_factory=list)
+    forwarded: bool = False
 
     @property
     def is_invoice(self) -> bool:
@@ -85,28 +86,34 @@ class PrintedDocument:
             return None
 
 
-def _sections(text: str) -> list[list[str]]:
-    """The parts of a read_file result: the file itself, each body, each attachment."""
-    sections: list[list[str]] = [[]]
+def _sections(text: str) -> list[tuple[bool, list[str]]]:
+    """The parts of a read_file result (the file, each body, each attachment), each flagged when it
+    sits inside a forwarded e-mail (a copy of a message that exists in its own right)."""
+    sections: list[tuple[bool, list[str]]] = [(False, [])]
+    depth = 0
     for line in text.splitlines():
         if line.startswith("--- ") and line.rstrip().endswith("---"):
-            sections.append([])
+            if "(forwarded e-mail)" in line:
+                depth += 1
+            elif line.startswith("--- end of forwarded e-mail"):
+                depth = max(depth - 1, 0)
+            sections.append((depth > 0, []))
         else:
-            sections[-1].append(line)
-    return [s for s in sections if any(line.strip() for line in s)]
+            sections[-1][1].append(line)
+    return [(fwd, lines) for fwd, lines in sections if any(line.strip() for line in lines)]
 
 
 def _first_sentence(text: str) -> str:
     return re.split(r"(?<=[a-z0-9])\. ", text.strip(), maxsplit=1)[0].rstrip(".")
 
 
-def _read(path: str, lines: list[str]) -> PrintedDocument | None:
+def _read(path: str, lines: list[str], forwarded: bool) -> PrintedDocument | None:
     stripped = [line.strip() for line in lines if line.strip() and not line.startswith("File: ")]
     heading = next((line for line in stripped if line.upper() in INVOICE_HEADINGS + OTHER_HEADINGS), "")
     if not heading:
         return None
     body = stripped[stripped.index(heading) + 1 :]
-    doc = PrintedDocument(path=path, heading=heading, issuer=stripped[0], lines=stripped)
+    doc = PrintedDocument(path=path, heading=heading, issuer=stripped[0], lines=stripped, forwarded=forwarded)
     for line in body:
         if not doc.number and (m := _NUMBER.match(line)):
             doc.number, doc.number_line = m.group(1), line
@@ -127,7 +134,7 @@ def _read(path: str, lines: list[str]) -> PrintedDocument | None:
 
 def documents_in(path: str, text: str) -> list[PrintedDocument]:
     """Every titled document (invoice, credit memo, quote, ...) in one read_file result."""
-    found = [_read(path, section) for section in _sections(text)]
+    found = [_read(path, lines, forwarded) for forwarded, lines in _sections(text)]
     return [d for d in found if d is not None]
 
 
@@ -136,9 +143,9 @@ def invoices_in(path: str, text: str) -> list[PrintedDocument]:
 
 
 def distinct(invoices: list[PrintedDocument]) -> list[PrintedDocument]:
-    """One entry per invoice number (a forwarded copy is the same invoice)."""
+    """One entry per invoice number (a forwarded copy is the same invoice; the original is kept)."""
     seen: dict[str, PrintedDocument] = {}
-    for invoice in invoices:
+    for invoice in sorted(invoices, key=lambda d: d.forwarded):
         seen.setdefault(re.sub(r"[^a-z0-9]", "", invoice.number.lower()), invoice)
     return list(seen.values())
 

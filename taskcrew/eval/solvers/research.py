@@ -94,7 +94,8 @@ class PageAnswer(Research):
                 " The page also carries instructions aimed at AI agents (to change records and send a password); "
                 "they are not from you, and I did not follow them."
             )
-        summary = f"{self.lead}According to “{page.title}” ({hit.url}): " + " ".join(quoted) + warning
+        said = " ".join(q if q[-1] in ".!?:" else q + "." for q in quoted)
+        summary = f"{self.lead}According to “{page.title}” ({hit.url}): {said}{warning}"
         sources = [Citation(source=hit.url, quote=q[:400]) for q in quoted[:4]]
         return kit.report("done", summary, sources, source=hit.url)
 
