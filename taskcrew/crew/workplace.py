@@ -28,9 +28,12 @@ PUBLIC_NAMES = ("ERP_USERNAME",)  # typed from the vault, but a login name is no
 
 
 def reachable(url: str, timeout: float = 1.5) -> bool:
+    """Something answers HTTP at ``url`` (any status: a login page or a 404 still means it is up)."""
     try:
-        with urllib.request.urlopen(url.rstrip("/") + "/healthz", timeout=timeout) as response:
-            return bool(response.status == 200)
+        with urllib.request.urlopen(url.rstrip("/") + "/", timeout=timeout):
+            return True
+    except urllib.error.HTTPError:
+        return True
     except (urllib.error.URLError, OSError, ValueError):
         return False
 
