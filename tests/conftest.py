@@ -77,5 +77,6 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 from fixtures_browser import *  # noqa: E402, F403
 from fixtures_documents import *  # noqa: E402, F403
 from fixtures_erp import *  # noqa: E402, F403
+from fixtures_eval import *  # noqa: E402, F403
 from fixtures_knowledge import *  # noqa: E402, F403
 from fixtures_research import *  # noqa: E402, F403

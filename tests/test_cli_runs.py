@@ -6,7 +6,6 @@ import json
 import shutil
 from pathlib import Path
 
-from fixtures_eval import *  # noqa: F403  (until conftest star-imports fixtures_eval)
 from typer.testing import CliRunner
 
 from taskcrew.cli import app

@@ -7,7 +7,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from fixtures_eval import *  # noqa: F403  (until conftest star-imports fixtures_eval)
 
 from taskcrew.eval.sweep import SweepSettings, run_sweep
 

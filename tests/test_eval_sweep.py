@@ -12,7 +12,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from fixtures_eval import *  # noqa: F403  (until conftest star-imports fixtures_eval)
 
 from taskcrew.eval.models import load_cases
 from taskcrew.eval.report import RESULTS_JSON, RESULTS_MD

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,7 @@ class RunSettings(BaseModel):
     runs_dir: Path
     systems: list[System] = Field(default_factory=list)
     limits: RunLimits = Field(default_factory=RunLimits)
+    today: date = Field(default_factory=date.today, description="the date the crew is told it is")
 
 
 class RunResult(BaseModel):
@@ -101,6 +102,7 @@ def build_context(
         browser=res.browser,
         research_tools=res.research_tools,
         fetch_text=res.fetch_text,
+        today=settings.today,
     )
     if res.decisions is not None:
         res.decisions.listeners.append(lambda decision: tracer.emit(decision_event(decision)))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +114,7 @@ class Toolbox:
         browser: Any = None,
         research_tools: list[BaseTool] | None = None,
         fetch_text: Callable[[str], str | None] | None = None,
+        today: date | None = None,
     ) -> None:
         self.files = SandboxFiles(files_root(sandbox))
         self.systems = systems or []
@@ -122,12 +124,14 @@ class Toolbox:
         self.browser = browser
         self.research_tools = research_tools or []
         self.fetch_text = fetch_text
+        self.today = today or date.today()
         self.sources = SourceLog()
 
     def environment(self) -> str:
         lines = [
+            f"- Today is {self.today:%A, %d %B %Y} ({self.today.isoformat()}).",
             "- Company files: the file tools see the company's shared documents folder "
-            "(incoming vendor mail and documents); paths are relative to it."
+            "(incoming vendor mail and documents); paths are relative to it.",
         ]
         lines += [system.describe() for system in self.systems]
         return "\n".join(lines)

@@ -7,9 +7,11 @@ run's browser, policy gate and tools. The CLI, the audit mode and the eval sweep
 
 from __future__ import annotations
 
+import os
 import urllib.error
 import urllib.request
 from contextlib import ExitStack
+from datetime import date
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -87,7 +89,6 @@ class Workplace:
 
     def _check_chromium(self) -> None:
         """Fail before the run, not in the middle of it, when no Chromium can be found."""
-        import os
         import shutil
 
         from taskcrew.tools.browser.runtime import INSTALL_HINT, PATH_NAMES
@@ -131,16 +132,16 @@ class Workplace:
     def _vault(self) -> Any:
         from taskcrew.tools.vault import Vault
 
+        if self.erp_server is not None:  # the demo ERP we started: its own configured login
+            erp = self.erp_server.settings
+            secrets = {"ERP_USERNAME": erp.username, "ERP_PASSWORD": erp.password.get_secret_value()}
+            return Vault(secrets, public=PUBLIC_NAMES)
         vault = Vault.from_env(SECRET_NAMES, public=PUBLIC_NAMES)
         if len(vault) < len(SECRET_NAMES):
-            if self.erp_server is None:
-                raise WorkplaceError(
-                    "the ERP's credentials are not configured: set ERP_USERNAME and ERP_PASSWORD in the "
-                    "environment or in .env (the model only ever sees {{secret:NAME}} placeholders)"
-                )
-            erp = self.erp_server.settings  # the demo ERP we started: use its configured login
-            secrets = {"ERP_USERNAME": erp.username, "ERP_PASSWORD": erp.password.get_secret_value()}
-            vault = Vault(secrets, public=PUBLIC_NAMES)
+            raise WorkplaceError(
+                "the ERP's credentials are not configured: set ERP_USERNAME and ERP_PASSWORD in the "
+                "environment or in .env (the model only ever sees {{secret:NAME}} placeholders)"
+            )
         return vault
 
     def _knowledge_store(self) -> Any:
@@ -171,13 +172,13 @@ class Workplace:
             )
         return systems
 
-    def _policy(self, log: DecisionLog, *, read_only: bool = False) -> Any:
+    def _policy(self, log: DecisionLog, human: Any, *, read_only: bool = False) -> Any:
         from taskcrew.tools.policy import Policy, PolicyConfig
 
         hosts = PolicyConfig.for_url(self.erp_url).allowed_hosts
         if self.intranet_url:
             hosts += PolicyConfig.for_url(self.intranet_url).allowed_hosts
-        return Policy(PolicyConfig(allowed_hosts=hosts, read_only=read_only), self.human, recorder=log.record)
+        return Policy(PolicyConfig(allowed_hosts=hosts, read_only=read_only), human, recorder=log.record)
 
     def _research(self, policy: Any) -> tuple[list[Any], Any]:
         from taskcrew.tools.research.crew_tools import PythonTool, WebFetchTool, WebSearchTool
@@ -208,13 +209,16 @@ class Workplace:
         listeners: list[Any] | None = None,
         knowledge: bool = True,
         read_only: bool = False,
+        human: Any = None,
+        store: Any = None,
     ) -> RunResources:
         """A run's browser (behind a fresh policy gate; ``read_only`` refuses every change), tools
         and knowledge."""
         from taskcrew.tools.browser import BrowserConfig, BrowserRuntime
 
         log = DecisionLog()
-        policy = self._policy(log, read_only=read_only)
+        human = human or self.human
+        policy = self._policy(log, human, read_only=read_only)
         config = BrowserConfig(
             executable_path=self.settings.chromium,
             headless=self.settings.headless,
@@ -223,9 +227,9 @@ class Workplace:
         if self._runtime is None:
             self._runtime = BrowserRuntime(config)
         research_tools, fetch_text = self._research(policy)
-        store, knowledge_tools = self._knowledge() if knowledge else (None, [])
+        store, knowledge_tools = self._knowledge(store or self.store) if knowledge else (None, [])
         return RunResources(
-            human=self.human,
+            human=human,
             redact=self.vault.redact,
             knowledge=store,
             knowledge_tools=knowledge_tools,
@@ -237,9 +241,18 @@ class Workplace:
             listeners=listeners or [],
         )
 
+    def today(self) -> date:
+        """The demo ERP's 'today' when we run the demo company; else TASKCREW_TODAY or the real date."""
+        if self.erp_server is not None:
+            return self.erp_server.settings.today
+        if value := os.environ.get("TASKCREW_TODAY"):
+            return date.fromisoformat(value)
+        return date.today()
+
     def run_settings(self, task: str, **overrides: Any) -> RunSettings:
         return RunSettings(
             task=task,
+            today=self.today(),
             sandbox=self.settings.sandbox,
             runs_dir=self.settings.runs_dir,
             systems=self.systems(),
@@ -256,7 +269,10 @@ class Workplace:
         limits: RunLimits | None = None,
         scripted: ScriptedFactory | None = None,
         listeners: list[Any] | None = None,
+        human: Any = None,
+        store: Any = None,
     ) -> RunResult:
+        """One run. ``human`` / ``store`` replace the workplace's person and knowledge store for it."""
         settings = self.run_settings(
             task,
             worker_model=worker_model,
@@ -264,7 +280,9 @@ class Workplace:
             allow_same_verifier=allow_same_verifier,
             limits=limits or RunLimits(),
         )
-        return run_task(settings, self.resources(scripted=scripted, listeners=listeners))
+        return run_task(
+            settings, self.resources(scripted=scripted, listeners=listeners, human=human, store=store)
+        )
 
     def audit(
         self,
@@ -286,10 +304,10 @@ class Workplace:
         res = self.resources(scripted=scripted, listeners=listeners, knowledge=False, read_only=True)
         return run_audit(settings, res, criteria)
 
-    def _knowledge(self) -> tuple[Any, list[Any]]:
-        if self.store is None:
+    def _knowledge(self, store: Any) -> tuple[Any, list[Any]]:
+        if store is None:
             return None, []
         from taskcrew.crew.knowledge import StoreKnowledge
         from taskcrew.tools.knowledge import RecallFactsTool, SearchProceduresTool
 
-        return StoreKnowledge(self.store), [SearchProceduresTool(self.store), RecallFactsTool(self.store)]
+        return StoreKnowledge(store), [SearchProceduresTool(store), RecallFactsTool(store)]

@@ -218,9 +218,8 @@ class SweepWorker:
         case = self.cases[job.case_id]
         place = self.place
         place.erp_server.reset(chaos_config(case.chaos, self.settings.chaos))
-        place.store = self._fresh_store(job)
+        store = self._fresh_store(job)
         human = CaseHuman(case.human)
-        place.human = human
         before = place.erp_server.state()
         base = {
             "index": job.index,
@@ -237,6 +236,8 @@ class SweepWorker:
                 verifier_model=job.verifier_model,
                 scripted=scripted_models(case),
                 limits=RunLimits(max_steps=case.max_steps),
+                human=human,
+                store=store,
             )
         except Exception as exc:  # the run could not be carried out: an error record, the sweep goes on
             return RunRecord(
