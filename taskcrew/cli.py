@@ -57,6 +57,11 @@ def _workplace(
     return WorkplaceSettings(**values)
 
 
+class WebSearch(StrEnum):
+    intranet = "intranet"
+    web = "web"
+
+
 ErpUrl = Annotated[
     str, typer.Option("--erp-url", help="The ERP; the local demo ERP is started if not running.")
 ]
@@ -104,6 +109,10 @@ def run(
     intranet_url: IntranetUrl = "http://127.0.0.1:8801",
     sandbox: Sandbox = None,
     runs_dir: RunsDir = None,
+    web_search: Annotated[
+        WebSearch,
+        typer.Option("--web-search", help="What web_search searches: the intranet, or the public web."),
+    ] = WebSearch.intranet,
 ) -> None:
     """Do a task end to end: plan, work, get approval for changes, verify, report."""
     from rich.console import Console
@@ -115,6 +124,7 @@ def run(
     from taskcrew.crew.commands import run_command
 
     place = _workplace(erp_url, intranet_url, sandbox, runs_dir, chaos, headed, slow_mo)
+    place = place.model_copy(update={"web_search": web_search.value})
     code = run_command(
         task,
         place=place,
