@@ -30,14 +30,13 @@ def is_failure(text: str) -> bool:
 class Budget:
     """Shared by every tool of a run. Thread-safe: CrewAI may run tools on worker threads."""
 
-    def __init__(self, max_steps: int = 40, failure_budget: int = 4, repeat_limit: int = 3) -> None:
+    def __init__(self, max_steps: int, failure_budget: int, repeat_limit: int = 3) -> None:
         self.max_steps = max_steps
         self.failure_budget = failure_budget
         self.repeat_limit = repeat_limit
         self.used = 0
         self.step: int | None = None
         self.consecutive_failures = 0
-        self.stuck_reason = ""
         self.exhausted = False
         self._recent: deque[str] = deque(maxlen=repeat_limit)
         self._lock = threading.Lock()
@@ -46,7 +45,6 @@ class Budget:
         with self._lock:
             self.step = index
             self.consecutive_failures = 0
-            self.stuck_reason = ""
             self._recent.clear()
 
     def claim(self) -> bool:
@@ -63,16 +61,11 @@ class Budget:
             self._recent.append(signature)
             return len(self._recent) == self.repeat_limit and len(set(self._recent)) == 1
 
-    def note_result(self, ok: bool, tool: str, text: str) -> bool:
+    def note_result(self, ok: bool) -> bool:
         """Record success/failure; True when the consecutive-failure budget is now spent."""
         with self._lock:
             self.consecutive_failures = 0 if ok else self.consecutive_failures + 1
-            if self.consecutive_failures >= self.failure_budget:
-                self.stuck_reason = (
-                    f"{self.consecutive_failures} consecutive failures, last from {tool}: {text[:200]}"
-                )
-                return True
-            return False
+            return self.consecutive_failures >= self.failure_budget
 
 
 STOP_BUDGET = (
@@ -128,7 +121,7 @@ class GuardedTool(BaseTool):
         warning = ""
         if repeated:
             warning += REPEAT_WARNING.format(n=budget.repeat_limit)
-        if budget.note_result(ok, self.name, text):
+        if budget.note_result(ok):
             warning += STOP_STUCK.format(n=budget.failure_budget)
         text = self.redact(text + warning)
         if self.tracer is not None:

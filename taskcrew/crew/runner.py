@@ -7,7 +7,6 @@ fails with a clear error instead of guessing.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -104,7 +103,3 @@ def run_role(
         return output.model_validate_json(raw) if raw.lstrip().startswith("{") else parse_answer(raw, output)
     except (ValueError, ValidationError) as exc:
         raise AgentTaskError(f"{spec.role} gave no valid answer: {exc}") from exc
-
-
-def compact_json(model: BaseModel) -> str:
-    return json.dumps(model.model_dump(mode="json"), ensure_ascii=False)

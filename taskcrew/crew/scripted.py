@@ -193,10 +193,3 @@ class ScriptedLLM(BaseLLM):
 
     def get_context_window_size(self) -> int:
         return 128_000
-
-
-def say(model: BaseModel | dict[str, Any]) -> str:
-    """A final answer as JSON text, the way a model would write it."""
-    if isinstance(model, BaseModel):
-        return model.model_dump_json()
-    return json.dumps(model)
