@@ -10,14 +10,15 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Protocol
 
-from crewai.tools import BaseTool
 from pydantic import BaseModel, Field
 
 from taskcrew.crew.guard import Budget
 from taskcrew.crew.llm import TracedLLM
 from taskcrew.crew.models import LlmCall
+from taskcrew.crew.toolbox import Toolbox
 from taskcrew.crew.trace import LlmCallEvent, Tracer
 from taskcrew.roles import RoleName, Roles
+from taskcrew.tools.human import Human
 
 
 class RunLimits(BaseModel):
@@ -44,30 +45,6 @@ class Knowledge(Protocol):
     def learn(self, facts: list[str], verdict: Any) -> list[str]:
         """Store facts; ``verdict`` (verified, run_id, task) must be a verified run's."""
         ...
-
-
-class Human(Protocol):
-    def ask(self, question: str) -> str: ...
-
-
-class Toolbox(Protocol):
-    """The tools of each role, and the systems they reach."""
-
-    def tools_for(self, role: RoleName) -> list[BaseTool]: ...
-
-    def environment(self) -> str: ...
-
-    def begin_verification(self) -> None: ...
-
-    def visited_sources(self) -> set[str]: ...
-
-    def rejections(self) -> int: ...
-
-    def source_text(self, source: str) -> str | None: ...
-
-    def screenshot(self, path: Path) -> Path | None: ...
-
-    def close(self) -> None: ...
 
 
 @dataclass
