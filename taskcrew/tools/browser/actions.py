@@ -31,7 +31,7 @@ from taskcrew.tools.browser.models import (
 from taskcrew.tools.browser.network import NetworkGuard
 from taskcrew.tools.browser.perception import ElementRef, Snapshot, js_function
 from taskcrew.tools.human import FieldValue
-from taskcrew.tools.policy import SAFE_METHODS, Policy, Submission
+from taskcrew.tools.policy import Policy, Submission
 from taskcrew.tools.vault import UnknownSecretError, Vault
 
 if TYPE_CHECKING:
@@ -165,7 +165,7 @@ class ActionExecutor:
             decision = self.env.policy.submission(sub)
         if not decision.permitted:
             raise ActionFailed(decision.message())
-        if submission["method"] not in SAFE_METHODS:
+        if self.env.policy.changes_data(submission["method"], submission["action"]):
             self.env.guard.arm(submission["method"], submission["action"], raw)
 
     def _click_at(self, locator: Locator, info: dict[str, Any]) -> None:
