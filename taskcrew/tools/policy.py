@@ -290,6 +290,18 @@ class Policy:
             )
         )
 
+    def typing_refused(self, url: str, name: str) -> PolicyDecision:
+        """A secret placeholder typed into a page of a host it is not bound to (recorded)."""
+        return self._record(
+            PolicyDecision(
+                kind="typing",
+                outcome="blocked",
+                url=url,
+                method="TYPE",
+                reason=f"the secret {name} is bound to other hosts and may not be typed here",
+            )
+        )
+
     def request(
         self,
         method: str,

@@ -138,7 +138,7 @@ class BrowserSession:
 
         def shot() -> Screenshot:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self.page.screenshot(path=str(path), full_page=full_page)
+            self.page.screenshot(path=str(path), full_page=full_page, mask=self._secret_fields())
             return Screenshot(
                 path=str(path),
                 url=self.vault.redact(self.page.url),
@@ -146,6 +146,19 @@ class BrowserSession:
             )
 
         return self._call(shot)
+
+    def _secret_fields(self) -> list[Any]:
+        """Password fields, and any field holding a secret or a guess, in every frame (masked)."""
+        masks: list[Any] = []
+        for frame in self.page.frames:
+            masks.append(frame.locator("input[type=password]"))
+            fields = frame.locator("input, textarea")
+            try:
+                values = fields.evaluate_all("els => els.map((e) => String(e.value || ''))")
+            except Exception:
+                continue
+            masks += [fields.nth(i) for i, v in enumerate(values) if v and self.vault.contains_secret(v)]
+        return masks
 
     def cookies(self) -> int:
         return len(self._call(lambda: self._context.cookies() if self._context else []))
