@@ -195,9 +195,7 @@ def verify(ctx: RunContext, state: RunState) -> Verdict:
         worker_summary=_results(state),
         environment=ctx.toolbox.environment(),
     )
-    verdict = check_verdict(
-        verdict, state.plan, ctx.toolbox.visited_sources(), ctx.toolbox.sources.texts()
-    )
+    verdict = check_verdict(verdict, state.plan, ctx.toolbox.visited_sources(), ctx.toolbox.sources.texts())
     verdict = check_cited_facts(verdict, state, ctx.toolbox.source_text)
     ctx.tracer.emit(VerdictEvent(attempt=state.verify_attempts, verdict=verdict))
     return verdict

@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import quote, quote_plus, urlsplit
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel
 
@@ -201,6 +201,7 @@ class Vault:
             by_group[f"v{i}"] = shown
             parts.append(f"(?P<v{i}>{value_pattern(value)})")
         return re.compile("|".join(parts)), by_group
+
 
 def value_pattern(value: str) -> str:
     """A regex for ``value`` in any of its forms, also mixed: each character literal, percent-encoded

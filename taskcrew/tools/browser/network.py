@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urljoin
 
 from taskcrew.tools.human import FieldValue
-from taskcrew.tools.policy import SAFE_METHODS, Policy, PolicyDecision, strip_fragment
+from taskcrew.tools.policy import Policy, PolicyDecision, strip_fragment
 from taskcrew.tools.vault import Vault
 
 if TYPE_CHECKING:
@@ -254,7 +254,9 @@ class NetworkGuard:
                 route.fulfill(status=200, content_type="text/html; charset=utf-8", body=_hop_page(target))
                 return
             url = target
-        self.state.notes.append(f"{self.vault.redact(request.url)} redirected more than {MAX_REDIRECTS} times")
+        self.state.notes.append(
+            f"{self.vault.redact(request.url)} redirected more than {MAX_REDIRECTS} times"
+        )
         route.abort("failed")
 
     def _redirect_refusal(self, url: str, target: str, next_method: str) -> str | None:
@@ -309,7 +311,4 @@ def _unconditional(headers: dict[str, str]) -> dict[str, str] | None:
 def _hop_page(target: str) -> str:
     """A page that continues a checked redirect as a new (routed) navigation, replacing itself."""
     where = json.dumps(target).replace("</", "<\\/")
-    return (
-        "<!doctype html><title>Redirecting</title>"
-        f"<script>location.replace({where})</script>"
-    )
+    return f"<!doctype html><title>Redirecting</title><script>location.replace({where})</script>"
