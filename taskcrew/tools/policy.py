@@ -258,6 +258,18 @@ class Policy:
             )
         )
 
+    def refuse_switched(self, method: str, url: str) -> PolicyDecision:
+        """The page changed an approved submission before it was sent (bait and switch): refused."""
+        return self._record(
+            PolicyDecision(
+                kind="request",
+                outcome="blocked",
+                url=url,
+                method=method.upper(),
+                reason="the data sent differs from the data approved; nothing was sent",
+            )
+        )
+
     def unroutable(self, method: str, target: str) -> PolicyDecision:
         """The browser tried to send something outside the network guard; the gatekeeper refused it."""
         return self._record(

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass, field
 from email.parser import BytesParser
 from email.policy import HTTP
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import parse_qsl, urljoin
 
 from taskcrew.tools.human import FieldValue
@@ -198,7 +198,12 @@ class NetworkGuard:
             self.state.blocked.append(self.policy.request(method, shown))
             route.abort("blockedbyclient")
             return
-        if self.policy.changes_data(method, url) and not self._take_armed(method, url, request):
+        armed = self._take_armed(method, url, request) if self.policy.changes_data(method, url) else "match"
+        if armed == "switched":
+            self.state.blocked.append(self.policy.refuse_switched(method, shown))
+            route.abort("blockedbyclient")
+            return
+        if armed == "none":
             with self._human_wait():
                 decision = self.policy.request(
                     method, shown, fields=request_fields(request, self.vault), page_url=page_url
@@ -274,21 +279,23 @@ class NetworkGuard:
             )
         return None
 
-    def _take_armed(self, method: str, url: str, request: Request) -> bool:
-        """Consume the armed approval matching this request, if the body really sent is the approved one."""
+    def _take_armed(self, method: str, url: str, request: Request) -> Literal["match", "switched", "none"]:
+        """Consume the approval armed for this method and URL: "match" when the body really sent is
+        the approved one, "switched" when the page changed it after approval (refused, never asked
+        again), "none" when nothing was approved for it."""
         target = strip_fragment(url)
         for i, armed in enumerate(self.state.armed):
             if armed.method != method or armed.url != target:
                 continue
+            del self.state.armed[i]
             if armed.fields is not None and not same_fields(_raw_fields(request), armed.fields):
                 self.state.notes.append(
                     f"the page sent different data to {self.vault.redact(url)} than what was approved; "
                     "the request was stopped"
                 )
-                return False
-            del self.state.armed[i]
-            return True
-        return False
+                return "switched"
+            return "match"
+        return "none"
 
 
 def same_fields(sent: list[tuple[str, str]], approved: list[tuple[str, str]]) -> bool:
