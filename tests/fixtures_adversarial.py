@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import html
 import json
+import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -131,7 +132,7 @@ def encodings(secret: str) -> list[str]:
         secret,
         quote(secret, safe=""),
         quote(secret, safe="~"),
-        quote(secret, safe="").lower(),
+        re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), quote(secret, safe="")),
         quote_plus(secret, safe=""),
         html.escape(secret),
         json.dumps(secret)[1:-1],
