@@ -309,6 +309,18 @@ def test_307_repeating_a_write_on_another_path_is_not_followed(
     assert any("redirect may not repeat" in d.reason for d in session.policy.decisions)
 
 
+def test_an_approved_post_redirected_by_302_is_sent_once_then_read(make: Factory, attacker: Server) -> None:
+    session = make(human=ScriptedHuman([ApprovalDecision.approve()]))
+    session.goto(attacker.url + "/ok")
+    status = session.run(
+        lambda page: page.evaluate(
+            "() => fetch('/r?to=/ok', {method: 'POST', body: 'x=1'}).then((r) => r.status)"
+        )
+    )
+    assert status == 200
+    assert [(h.method, h.path.split("?")[0]) for h in attacker.hits[1:]] == [("POST", "/r"), ("GET", "/ok")]
+
+
 # ----------------------------------------------------------------------------- unapproved writes
 def _new_bill_form(session: BrowserSession, erp: ErpServer) -> Observation:
     login(session, erp)

@@ -112,10 +112,12 @@ class NetworkGuard:
         self.state = NetworkState()
         self._human_wait = human_wait
         self._nav_timeout = navigation_timeout_ms
+        self._context: BrowserContext | None = None
 
     # ------------------------------------------------------------ wiring
     def install_context(self, context: BrowserContext) -> None:
         """Route every request, and every WebSocket to a host the policy does not allow."""
+        self._context = context
         context.route("**/*", self.route)
         context.route_web_socket(lambda url: not self._websocket_allowed(url), self._block_websocket)
 
@@ -226,14 +228,15 @@ class NetworkGuard:
         url, method = request.url, request.method.upper()
         is_document = request.resource_type == "document"
         headers = _unconditional(request.headers)
-        for _hop in range(MAX_REDIRECTS + 1):
+        for hop in range(MAX_REDIRECTS + 1):
             try:
-                response = route.fetch(
-                    url=None if url == request.url else url,
-                    headers=headers,
-                    max_redirects=0,
-                    timeout=self._nav_timeout,
-                )
+                if hop == 0:
+                    response = route.fetch(headers=headers, max_redirects=0, timeout=self._nav_timeout)
+                else:  # a later hop is a plain GET/HEAD (a hop repeating a write was refused)
+                    assert self._context is not None
+                    response = self._context.request.fetch(
+                        url, method=method, max_redirects=0, timeout=self._nav_timeout
+                    )
             except PlaywrightError as exc:
                 self.state.notes.append(
                     f"{method} {self.vault.redact(url)} failed: {self.vault.redact(str(exc).splitlines()[0])}"
@@ -258,7 +261,7 @@ class NetworkGuard:
                     self.policy.navigation(self.vault.redact(url))
                 route.fulfill(status=200, content_type="text/html; charset=utf-8", body=_hop_page(target))
                 return
-            url = target
+            url, method = target, next_method
         self.state.notes.append(
             f"{self.vault.redact(request.url)} redirected more than {MAX_REDIRECTS} times"
         )
