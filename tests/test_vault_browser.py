@@ -55,7 +55,8 @@ def test_canary_secret_never_appears(
     )
     keep(typed)
     fields = {el.name: el.field.value for el in typed.observation.elements if el.field}
-    assert fields["Username"] == "{{secret:CANARY_USER}}" and fields["Password"] == "{{secret:CANARY_PASS}}"
+    # a password field shows the same for the secret and for a guess (no redaction oracle)
+    assert fields["Username"] == "{{secret:CANARY_USER}}" and fields["Password"] == "[filled, hidden]"
     keep(session.observe())
     signed_in = session.act([Click(index=idx(obs, "Sign in"))])
     keep(signed_in)
@@ -68,14 +69,19 @@ def test_canary_secret_never_appears(
     saved = session.act(
         [
             Type(index=idx(form, "Customer"), text="{{secret:CANARY_USER}}"),
-            Type(index=idx(form, "Note"), text="pw={{secret:CANARY_PASS}}"),
+            Type(index=idx(form, "Note"), text="{{secret:CANARY_PASS}}"),
             Click(index=idx(form, "Save order")),
         ]
     )
     keep(saved)
     assert saved.ok, saved.render()
     shown = {f.name: f.value for f in human.requests[0].fields}
-    assert shown["customer"] == "{{secret:CANARY_USER}}" and shown["note"] == "pw={{secret:CANARY_PASS}}"
+    assert shown["customer"] == "{{secret:CANARY_USER}}" and shown["note"] == "{{secret:CANARY_PASS}}"
+    # a secret is a field's whole value: text around it (padding for a truncating echo) is refused
+    again = session.goto(site.page("form.html")).observation
+    padded = session.act([Type(index=idx(again, "Note"), text="pw={{secret:CANARY_PASS}}")])
+    keep(padded)
+    assert not padded.ok and "whole value" in padded.ran[0].message
     assert ("customer", USER) in site.posts()[1].fields
 
     # 3. the page echoes the secret in its text, URL and title

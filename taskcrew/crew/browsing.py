@@ -85,15 +85,15 @@ class RunBrowser:
             policy=self.policy.read_only_copy(), vault=self.vault, runtime=self.runtime
         )
 
-    def verifier_tools(self, record: Callable[[str], None]) -> list[BaseTool]:
+    def verifier_tools(self, record: Callable[[str, str], None]) -> list[BaseTool]:
         if self.verifier is None:
             self.fresh_verifier()
         assert self.verifier is not None
         session = self.verifier
 
         def seen(kwargs: dict[str, Any], text: str) -> None:
-            if session.latest is not None:
-                record(session.latest.url)
+            if session.latest is not None:  # the page it is on now, and what the tool showed it
+                record(session.latest.url, text)
 
         return [RecordingTool.around(t, seen) for t in make_browser_tools(session, read_only=True)]
 

@@ -1,5 +1,9 @@
 """Citations are checked in code: each quoted fact must really appear in the source it names.
 
+The verifier's own evidence is held to the same rule: a quoted line in a check's ``observed`` must
+appear in what the verifier itself saw at that source in this verification (``quotes_unseen``), not
+merely in some page the run saw — a hijacked verifier cannot make up a row.
+
 The verifier model judges whether the answer is right; this check makes sure nothing is quoted
 from a source that does not say it. Sources code cannot read (a page behind a login) are left to
 the verifier, and listed as unchecked.
@@ -48,3 +52,34 @@ def check_citations(citations: list[Citation], read: Callable[[str], str | None]
                 CitationCheck(citation=citation, status="not_found", detail="quote not in the source")
             )
     return results
+
+
+_QUOTED_RE = re.compile(r'"([^"]{3,})"|“([^”]{3,})”|`([^`]{3,})`')
+_MARKER_RE = re.compile(r"\[\d+\]")
+
+
+def _tokens(text: str) -> list[str]:
+    return re.findall(r"\w+", _MARKER_RE.sub(" ", unicodedata.normalize("NFKC", text)).casefold())
+
+
+def quoted(observed: str) -> list[str]:
+    """The segments of ``observed`` given in quotes ("…", “…” or `…`)."""
+    return [next(g for g in m.groups() if g) for m in _QUOTED_RE.finditer(observed)]
+
+
+def appears_in(quote: str, texts: list[str]) -> bool:
+    """Does ``quote`` appear, word for word (punctuation, layout and element numbers aside), in a text?"""
+    want = _tokens(quote)
+    if not want:
+        return True
+    n = len(want)
+    for text in texts:
+        have = _tokens(text)
+        if any(have[i : i + n] == want for i in range(len(have) - n + 1)):
+            return True
+    return False
+
+
+def quotes_unseen(observed: str, texts: list[str]) -> list[str]:
+    """The quotes in ``observed`` that appear in none of ``texts`` (what the verifier saw there)."""
+    return [q for q in quoted(observed) if not appears_in(q, texts)]

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 from crewai.tools import BaseTool
 from pydantic import BaseModel
 
-from taskcrew.crew.citations import check_citations
+from taskcrew.crew.citations import check_citations, quotes_unseen
 from taskcrew.crew.context import RunContext
 from taskcrew.crew.guard import Budget, GuardedTool
 from taskcrew.crew.models import CriterionCheck, Plan, Reflection, RunState, StepRecord, StepReport, Verdict
@@ -195,22 +195,30 @@ def verify(ctx: RunContext, state: RunState) -> Verdict:
         worker_summary=_results(state),
         environment=ctx.toolbox.environment(),
     )
-    verdict = check_verdict(verdict, state.plan, ctx.toolbox.visited_sources())
+    verdict = check_verdict(verdict, state.plan, ctx.toolbox.visited_sources(), ctx.toolbox.sources.texts())
     verdict = check_cited_facts(verdict, state, ctx.toolbox.source_text)
     ctx.tracer.emit(VerdictEvent(attempt=state.verify_attempts, verdict=verdict))
     return verdict
 
 
-def check_verdict(verdict: Verdict, plan: Plan, seen: set[str]) -> Verdict:
-    """Code has the last word: every criterion checked, every check citing a source actually opened."""
+def check_verdict(
+    verdict: Verdict, plan: Plan, seen: set[str], texts: dict[str, list[str]] | None = None
+) -> Verdict:
+    """Code has the last word: every criterion checked, every check citing a source actually opened,
+    every quoted line in a check seen there by the verifier itself (``texts``: what it saw, by source)."""
     checks = []
     for check in verdict.checks:
+        rejection = None
         if check.met and not _same_source(check.source, seen):
+            rejection = f"{check.source!r} was not opened during verification"
+        elif check.met and texts is not None:
+            there = [t for source, ts in texts.items() if _same_source(check.source, {source}) for t in ts]
+            unseen = quotes_unseen(check.observed, there)
+            if unseen:
+                rejection = f"the verifier never saw {unseen[0]!r} at {check.source!r} in this verification"
+        if rejection:
             check = check.model_copy(
-                update={
-                    "met": False,
-                    "observed": f"{check.observed} [rejected: {check.source!r} was not opened during verification]",
-                }
+                update={"met": False, "observed": f"{check.observed} [rejected: {rejection}]"}
             )
         checks.append(check)
     problems = []

@@ -54,16 +54,25 @@ class SourceLog:
 
     def __init__(self) -> None:
         self._seen: set[str] = set()
+        self._texts: dict[str, list[str]] = {}
         self._lock = threading.Lock()
 
-    def add(self, source: str) -> None:
+    def add(self, source: str, text: str = "") -> None:
+        """``source`` was opened; ``text`` is what the verifier saw there (kept for the evidence check)."""
         if source:
             with self._lock:
                 self._seen.add(source)
+                if text:
+                    self._texts.setdefault(source, []).append(text)
 
     def clear(self) -> None:
         with self._lock:
             self._seen.clear()
+            self._texts.clear()
+
+    def texts(self) -> dict[str, list[str]]:
+        with self._lock:
+            return {k: list(v) for k, v in self._texts.items()}
 
     def snapshot(self) -> set[str]:
         with self._lock:
@@ -144,11 +153,11 @@ class Toolbox:
 
     def _record_file(self, kwargs: dict[str, Any], text: str) -> None:
         if path := kwargs.get("path"):
-            self.sources.add(str(path))
+            self.sources.add(str(path), text)
 
     def _record_url(self, kwargs: dict[str, Any], text: str) -> None:
         if url := kwargs.get("url"):
-            self.sources.add(str(url))
+            self.sources.add(str(url), text)
 
     def tools_for(self, role: RoleName) -> list[BaseTool]:
         if role == "file_reader":

@@ -132,11 +132,13 @@ class Workplace:
     def _vault(self) -> Any:
         from taskcrew.tools.vault import Vault
 
+        # The ERP's credentials may only ever be typed into the ERP (host and port).
+        hosts = {name: _host_port(self.erp_url) for name in SECRET_NAMES}
         if self.erp_server is not None:  # the demo ERP we started: its own configured login
             erp = self.erp_server.settings
             secrets = {"ERP_USERNAME": erp.username, "ERP_PASSWORD": erp.password.get_secret_value()}
-            return Vault(secrets, public=PUBLIC_NAMES)
-        vault = Vault.from_env(SECRET_NAMES, public=PUBLIC_NAMES)
+            return Vault(secrets, public=PUBLIC_NAMES, hosts=hosts)
+        vault = Vault.from_env(SECRET_NAMES, public=PUBLIC_NAMES, hosts=hosts)
         if len(vault) < len(SECRET_NAMES):
             raise WorkplaceError(
                 "the ERP's credentials are not configured: set ERP_USERNAME and ERP_PASSWORD in the "
@@ -311,3 +313,14 @@ class Workplace:
         from taskcrew.tools.knowledge import RecallFactsTool, SearchProceduresTool
 
         return StoreKnowledge(store), [SearchProceduresTool(store), RecallFactsTool(store)]
+
+
+def _host_port(url: str) -> list[str]:
+    """``host:port`` of ``url``, with the other spelling of the loopback address."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    out = [f"{host}:{port}"]
+    if host in ("127.0.0.1", "localhost"):
+        out.append(f"{'localhost' if host == '127.0.0.1' else '127.0.0.1'}:{port}")
+    return out

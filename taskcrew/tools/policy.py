@@ -5,8 +5,9 @@
   backslashes and embedded tabs do not get through; only http(s) (and ws(s) for WebSockets, and
   ``about:blank``) are allowed, so ``javascript:``, ``data:`` and ``file:`` URLs are refused.
 - Paths: blocked prefixes (the ERP's ``/_debug``), checked after percent-decoding and dot-segment removal.
-- Data-changing requests (any method but GET/HEAD/OPTIONS): login (and ``exempt_paths`` such as the
-  ERP's cookie-notice dismissal) is exempt; read-only mode refuses them; otherwise the injected ``Human`` sees the method, URL and exact field values (secrets as
+- Data-changing requests (any method but GET/HEAD/OPTIONS, and GETs to ``changing_get_paths``): a login
+  to a configured ``login_paths`` URL (never a form that merely looks like a login) and
+  ``exempt_paths`` such as the ERP's cookie-notice dismissal are exempt; read-only mode refuses the rest; otherwise the injected ``Human`` sees the method, URL and exact field values (secrets as
   placeholders) and approves, rejects or answers. An identical payload approved before is not asked again.
 - Every decision is a typed ``PolicyDecision``, kept in ``decisions`` and handed to the injected recorder.
 
@@ -46,6 +47,8 @@ class PolicyConfig(BaseModel):
     login_paths: list[str] = Field(default_factory=lambda: ["/login"])
     exempt_paths: list[str] = Field(default_factory=lambda: ["/notice/dismiss"])
     """POSTs that change no business data (the ERP's cookie-notice dismissal): no approval needed."""
+    changing_get_paths: list[str] = Field(default_factory=list)
+    """GET paths the site uses to change data (a GET that logs out or deletes): gated like a POST."""
     read_only: bool = False
     approve_network_requests: bool = True
     """Ask the human about data-changing fetch/XHR requests; when False they are simply aborted."""
@@ -236,6 +239,50 @@ class Policy:
     def check_url(self, url: str) -> UrlVerdict:
         return check_url(url, self.config)
 
+    def changes_data(self, method: str, url: str) -> bool:
+        """Is this request data-changing: any method but GET/HEAD/OPTIONS, or a GET the site marks?"""
+        method = method.upper()
+        if method not in SAFE_METHODS:
+            return True
+        return bool(self.config.changing_get_paths) and self._matches(url, self.config.changing_get_paths)
+
+    def refuse_redirect(self, method: str, url: str) -> PolicyDecision:
+        """A redirect that would repeat a data-changing request: never followed (recorded)."""
+        return self._record(
+            PolicyDecision(
+                kind="request",
+                outcome="blocked",
+                url=url,
+                method=method.upper(),
+                reason="a redirect may not repeat a data-changing request",
+            )
+        )
+
+    def refuse_switched(self, method: str, url: str) -> PolicyDecision:
+        """The page changed an approved submission before it was sent (bait and switch): refused."""
+        return self._record(
+            PolicyDecision(
+                kind="request",
+                outcome="blocked",
+                url=url,
+                method=method.upper(),
+                reason="the data sent differs from the data approved; nothing was sent",
+            )
+        )
+
+    def unroutable(self, method: str, target: str) -> PolicyDecision:
+        """The browser tried to send something outside the network guard; the gatekeeper refused it."""
+        return self._record(
+            PolicyDecision(
+                kind="request",
+                outcome="blocked",
+                url=target,
+                method=method.upper(),
+                reason="the browser tried to send it around the network guard (prefetch, a window it "
+                "opened itself, WebRTC); refused",
+            )
+        )
+
     def navigation(self, url: str, *, kind: DecisionKind = "navigation") -> PolicyDecision:
         """May the browser open ``url``? Recorded either way."""
         verdict = self.check_url(url)
@@ -252,6 +299,18 @@ class Policy:
                 url=url,
                 method="TYPE",
                 reason=f"filled in secret(s) {', '.join(names)} on an allowed host",
+            )
+        )
+
+    def typing_refused(self, url: str, name: str) -> PolicyDecision:
+        """A secret placeholder typed into a page of a host it is not bound to (recorded)."""
+        return self._record(
+            PolicyDecision(
+                kind="typing",
+                outcome="blocked",
+                url=url,
+                method="TYPE",
+                reason=f"the secret {name} is bound to other hosts and may not be typed here",
             )
         )
 
@@ -273,7 +332,7 @@ class Policy:
                     kind="request", outcome="blocked", url=url, method=method, reason=verdict.reason
                 )
             )
-        if method in SAFE_METHODS:
+        if not self.changes_data(method, url):
             decision = PolicyDecision(
                 kind="request", outcome="allowed", url=url, method=method, reason="read"
             )
@@ -314,9 +373,9 @@ class Policy:
         verdict = self.check_url(sub.url)
         if not verdict.allowed:
             return decide("blocked", verdict.reason)
-        if method in SAFE_METHODS:
+        if not self.changes_data(method, sub.url):
             return decide("allowed", "does not change data")
-        if sub.login_form or self._is_login_path(sub.url):
+        if self._is_login_path(sub.url):  # by the configured login URL, never by the form's shape
             return decide("allowed", "login is exempt from approval")
         if self._matches(sub.url, self.config.exempt_paths):
             return decide("allowed", "this path changes no business data (exempt)")

@@ -1,25 +1,33 @@
 """Secrets the model may use but never see.
 
 The model writes placeholders such as ``{{secret:ERP_PASSWORD}}``; the browser substitutes the
-value only when typing into a field of an allowed host (``substitute``). Every secret value is
-redacted back to its placeholder — longest first, also in its URL-, HTML- and JSON-escaped forms —
-from any text passed through ``redact`` / ``redact_obj``: observations, action results, errors,
-policy decisions, traces, reports, memory.
+value only when typing into a field of a host the secret is bound to (``hosts``; ``may_type``). Every
+secret value is redacted back to its placeholder — longest first, also in the forms a browser or a
+server produces: percent-encoding (any case, ``+`` for space), HTML entities (named, decimal, hex),
+JSON escapes and base64 — from any text passed through ``redact`` / ``redact_obj``: observations,
+action results, errors, policy decisions, traces, reports, memory.
+
+No redaction oracle: text the model typed into a password field as plain text is a *guess*
+(``note_guess``) and is redacted exactly like the real value, so an echo of a right guess and of a
+wrong one look the same.
 """
 
 from __future__ import annotations
 
+import base64
 import html
+import html.entities
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import quote, quote_plus
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel
 
+GUESS_NAME = "TYPED_SECRET"
 PLACEHOLDER_RE = re.compile(r"\{\{\s*secret:([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 MIN_SECRET_LENGTH = 3
 DEFAULT_SECRET_NAMES = ("ERP_USERNAME", "ERP_PASSWORD")
@@ -42,10 +50,20 @@ def placeholder(name: str) -> str:
 class Vault:
     """Holds secret values by name; substitutes placeholders and redacts values."""
 
-    def __init__(self, secrets: Mapping[str, str] | None = None, *, public: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        secrets: Mapping[str, str] | None = None,
+        *,
+        public: Iterable[str] = (),
+        hosts: Mapping[str, Sequence[str]] | None = None,
+    ) -> None:
         """``public`` names (a login name, say) are substituted like secrets but not redacted:
-        redacting a short everyday word such as "demo" would mangle ordinary text."""
+        redacting a short everyday word such as "demo" would mangle ordinary text. ``hosts`` binds a
+        secret to the ``host:port`` (or ``host``) entries it may be typed into; a secret without an
+        entry may be typed into any host the policy allows."""
         self._public = frozenset(public)
+        self._hosts = {name: [h.strip().lower() for h in entries] for name, entries in (hosts or {}).items()}
+        self._guesses: set[str] = set()
         self._secrets: dict[str, str] = {}
         for name, value in (secrets or {}).items():
             if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
@@ -65,6 +83,7 @@ class Vault:
         env_file: Path | None = None,
         environ: Mapping[str, str] | None = None,
         public: Iterable[str] = (),
+        hosts: Mapping[str, Sequence[str]] | None = None,
     ) -> Vault:
         """Read the named secrets from the environment, then from a ``.env`` file (environment wins).
 
@@ -82,7 +101,7 @@ class Vault:
             value = env.get(name) or file_values.get(name)
             if value:
                 found[name] = value
-        return cls(found, public=public)
+        return cls(found, public=public, hosts=hosts)
 
     @property
     def names(self) -> list[str]:
@@ -93,6 +112,32 @@ class Vault:
 
     def __repr__(self) -> str:  # never show values
         return f"Vault(names={self.names})"
+
+    def is_public(self, name: str) -> bool:
+        return name in self._public
+
+    def hosts_for(self, name: str) -> list[str] | None:
+        """The hosts ``name`` is bound to, or None when it is not bound (any allowed host)."""
+        return list(self._hosts[name]) if name in self._hosts else None
+
+    def may_type(self, name: str, url: str) -> bool:
+        """May secret ``name`` be typed into a page at ``url`` (its host and port)?"""
+        bound = self._hosts.get(name)
+        if bound is None:
+            return True
+        parts = urlsplit(url)
+        host = (parts.hostname or "").lower()
+        try:
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+        except ValueError:
+            return False
+        return f"{host}:{port}" in bound or host in bound
+
+    def note_guess(self, text: str) -> None:
+        """Plain text typed into a password field: from now on redacted like a secret."""
+        if len(text) >= MIN_SECRET_LENGTH and text not in self._guesses:
+            self._guesses.add(text)
+            self._pattern, self._by_variant = self._compile()
 
     @staticmethod
     def has_placeholders(text: str) -> bool:
@@ -116,14 +161,14 @@ class Vault:
         """Replace every secret value (and its escaped forms) with its placeholder, longest first."""
         if self._pattern is None or not text:
             return text
-        return self._pattern.sub(lambda m: self._by_variant[m.group(0)], text)
+        return self._pattern.sub(lambda m: self._by_variant[str(m.lastgroup)], text)
 
     def contains_secret(self, text: str) -> bool:
         return self._pattern is not None and bool(self._pattern.search(text))
 
     def redact_obj(self, obj: T) -> T:
         """Redact every string inside ``obj`` (str, list, tuple, dict, pydantic model); returns a copy."""
-        if not self._secrets:
+        if self._pattern is None:
             return obj
         return self._redact_any(obj)
 
@@ -142,20 +187,60 @@ class Vault:
         return obj
 
     def _compile(self) -> tuple[re.Pattern[str] | None, dict[str, str]]:
-        by_variant: dict[str, str] = {}
-        # Longer secrets first so that a secret containing another is replaced whole.
+        """One pattern: a group per value (guesses first, then secrets, longest first)."""
+        values: list[tuple[str, str]] = [
+            (g, placeholder(GUESS_NAME)) for g in sorted(self._guesses, key=len, reverse=True)
+        ]
         redacted = {n: v for n, v in self._secrets.items() if n not in self._public}
-        for name, value in sorted(redacted.items(), key=lambda kv: -len(kv[1])):
-            for variant in _variants(value):
-                by_variant.setdefault(variant, placeholder(name))
-        if not by_variant:
+        values += [(v, placeholder(n)) for n, v in sorted(redacted.items(), key=lambda kv: -len(kv[1]))]
+        if not values:
             return None, {}
-        ordered = sorted(by_variant, key=len, reverse=True)
-        return re.compile("|".join(re.escape(v) for v in ordered)), by_variant
+        by_group: dict[str, str] = {}
+        parts: list[str] = []
+        for i, (value, shown) in enumerate(values):
+            by_group[f"v{i}"] = shown
+            parts.append(f"(?P<v{i}>{value_pattern(value)})")
+        return re.compile("|".join(parts)), by_group
 
 
-def _variants(value: str) -> list[str]:
-    forms = [value, quote(value, safe=""), quote_plus(value, safe=""), html.escape(value, quote=True)]
-    forms.append(json.dumps(value, ensure_ascii=False)[1:-1])
-    forms.append(json.dumps(value)[1:-1])
-    return [f for f in dict.fromkeys(forms) if f]
+def value_pattern(value: str) -> str:
+    """A regex for ``value`` in any of its forms, also mixed: each character literal, percent-encoded
+    (any case; ``+`` for space), as an HTML entity (named, decimal, hex) or a JSON escape; and the
+    value's base64 at any alignment inside a longer payload."""
+    chars = "".join(_char_pattern(c) for c in value)
+    b64 = [re.escape(f) for f in _base64_forms(value)]
+    return "|".join([chars, *b64])
+
+
+def _char_pattern(c: str) -> str:
+    forms = [re.escape(c)]
+    if c == " ":
+        forms.append(r"\+")
+    forms.append("(?i:" + "".join(f"%{b:02x}" for b in c.encode()) + ")")
+    forms += [f"&#0*{ord(c)};", f"(?i:&#x0*{ord(c):x};)"]
+    name = html.entities.codepoint2name.get(ord(c))
+    if name:
+        forms.append(f"&{name};")
+    if c == "'":
+        forms.append("&apos;")
+    if ord(c) <= 0xFFFF:
+        forms.append(f"(?i:\\\\u{ord(c):04x})")
+    escaped = json.dumps(c)[1:-1]
+    if escaped != c:
+        forms.append(re.escape(escaped))
+    if c == "/":
+        forms.append(r"\\/")
+    return "(?:" + "|".join(forms) + ")"
+
+
+def _base64_forms(value: str) -> list[str]:
+    forms: list[str] = []
+    raw = value.encode()
+    for offset in range(3):  # the characters that do not depend on what surrounds the value
+        padded = b"\0" * offset + raw
+        core = base64.b64encode(padded).decode()
+        start = (offset * 4 + 2) // 3 if offset else 0
+        stable = core[start : (len(padded) // 3) * 4]
+        if len(stable) >= 8:
+            forms += [stable, stable.replace("+", "-").replace("/", "_")]
+    return list(dict.fromkeys(forms))

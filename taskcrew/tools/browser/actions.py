@@ -31,8 +31,8 @@ from taskcrew.tools.browser.models import (
 from taskcrew.tools.browser.network import NetworkGuard
 from taskcrew.tools.browser.perception import ElementRef, Snapshot, js_function
 from taskcrew.tools.human import FieldValue
-from taskcrew.tools.policy import SAFE_METHODS, Policy, Submission
-from taskcrew.tools.vault import UnknownSecretError, Vault
+from taskcrew.tools.policy import Policy, Submission
+from taskcrew.tools.vault import PLACEHOLDER_RE, UnknownSecretError, Vault
 
 if TYPE_CHECKING:
     from playwright.sync_api import Locator, Page
@@ -147,8 +147,8 @@ class ActionExecutor:
         shown: list[FieldValue] = []
         for f in submission["fields"]:
             value = vault.redact(f["value"])
-            if f.get("password") and value == f["value"] and value:
-                value = "[password, hidden]"
+            if f.get("password") and value:
+                value = "[password, hidden]"  # the same for the secret and for a guess
             elif f.get("label"):
                 value = f"{value} ({vault.redact(f['label'])})"
             shown.append(FieldValue(name=vault.redact(f["name"]), value=value))
@@ -165,7 +165,7 @@ class ActionExecutor:
             decision = self.env.policy.submission(sub)
         if not decision.permitted:
             raise ActionFailed(decision.message())
-        if submission["method"] not in SAFE_METHODS:
+        if self.env.policy.changes_data(submission["method"], submission["action"]):
             self.env.guard.arm(submission["method"], submission["action"], raw)
 
     def _click_at(self, locator: Locator, info: dict[str, Any]) -> None:
@@ -197,10 +197,13 @@ class ActionExecutor:
         if not info.get("editable"):
             raise ActionFailed(f"element [{action.index}] is a {ref.role}, not a text field")
         value = action.text
-        if self.env.vault.has_placeholders(value):
+        secret = self.env.vault.has_placeholders(value)
+        if secret:
             value = self._secret_value(action.text, info.get("url", ""))
-        if ref.field_type in FILL_TYPES:
-            locator.fill(value, timeout=self.timeout)
+        elif ref.field_type == "password" and value:
+            self.env.vault.note_guess(value)  # no oracle: a guess is redacted like the real value
+        if ref.field_type in FILL_TYPES or secret:
+            locator.fill(value, timeout=self.timeout)  # a secret in one step: no event carries a prefix
         elif action.clear:
             # Fill all but the last character, then type that one as a key press: fast for long
             # text, and key-driven widgets (autocomplete) still see a real keystroke.
@@ -223,6 +226,16 @@ class ActionExecutor:
         if not verdict.allowed:
             decision = policy.navigation(vault.redact(field_url), kind="typing")
             raise ActionFailed(f"secrets are only typed into pages of allowed hosts: {decision.message()}")
+        names = PLACEHOLDER_RE.findall(text)
+        hidden = [n for n in names if not vault.is_public(n)]
+        if hidden and not PLACEHOLDER_RE.fullmatch(text.strip()):
+            raise ActionFailed(
+                "a secret placeholder must be the whole value of the field, with nothing around it"
+            )
+        for name in names:
+            if not vault.may_type(name, field_url):
+                decision = policy.typing_refused(vault.redact(field_url), name)
+                raise ActionFailed(decision.message())
         try:
             value = vault.substitute(text)
         except UnknownSecretError as exc:

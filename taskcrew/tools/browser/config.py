@@ -17,6 +17,19 @@ SYSTEM_CHROMIUM_FLAGS = (
 )
 
 
+def lockdown_flags(proxy_port: int) -> list[str]:
+    """Flags that leave the browser no way out but the network guard (see docs/security.md):
+    every request Playwright does not fulfil goes to the gatekeeper proxy on ``proxy_port`` (loopback
+    included), and WebRTC may not use UDP outside that proxy."""
+    return [
+        f"--proxy-server=http://127.0.0.1:{proxy_port}",
+        "--proxy-bypass-list=<-loopback>",
+        "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+        "--webrtc-ip-handling-policy=disable_non_proxied_udp",
+        # No --disable-features here: Chromium keeps only the last one, and Playwright passes its own.
+    ]
+
+
 class BrowserConfig(BaseModel):
     """How to launch Chromium and how patient to be with pages.
 

@@ -18,17 +18,18 @@ import re
 from dataclasses import dataclass, field
 from email.parser import BytesParser
 from email.policy import HTTP
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import parse_qsl, urljoin
 
 from taskcrew.tools.human import FieldValue
-from taskcrew.tools.policy import SAFE_METHODS, Policy, PolicyDecision, strip_fragment
+from taskcrew.tools.policy import Policy, PolicyDecision, strip_fragment
 from taskcrew.tools.vault import Vault
 
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext, Dialog, Page, Request, Response, Route, WebSocketRoute
 
 TRACKED_TYPES = frozenset({"document", "xhr", "fetch", "eventsource"})
+MAX_REDIRECTS = 10
 
 
 @dataclass
@@ -90,6 +91,8 @@ def _raw_fields(request: Request) -> list[tuple[str, str]]:
                 )
         return out
     text = body.decode("utf-8", "replace")
+    if "text/plain" in ctype and "=" in text:  # <form enctype="text/plain">: name=value lines
+        return [tuple(line.partition("=")[::2]) for line in text.split("\r\n") if line]  # type: ignore[misc]
     if "json" in ctype:
         try:
             data = json.loads(text)
@@ -97,7 +100,7 @@ def _raw_fields(request: Request) -> list[tuple[str, str]]:
             data = None
         if isinstance(data, dict):
             return [(str(k), v if isinstance(v, str) else json.dumps(v)) for k, v in data.items()]
-    return [("(body)", text[:500])]
+    return [("(body)", text)]
 
 
 class NetworkGuard:
@@ -109,10 +112,12 @@ class NetworkGuard:
         self.state = NetworkState()
         self._human_wait = human_wait
         self._nav_timeout = navigation_timeout_ms
+        self._context: BrowserContext | None = None
 
     # ------------------------------------------------------------ wiring
     def install_context(self, context: BrowserContext) -> None:
         """Route every request, and every WebSocket to a host the policy does not allow."""
+        self._context = context
         context.route("**/*", self.route)
         context.route_web_socket(lambda url: not self._websocket_allowed(url), self._block_websocket)
 
@@ -182,8 +187,6 @@ class NetworkGuard:
                 route.abort("blockedbyclient")
 
     def _route(self, route: Route, request: Request) -> None:
-        from playwright.sync_api import Error as PlaywrightError
-
         url, method = request.url, request.method.upper()
         shown = self.vault.redact(url)
         try:
@@ -197,7 +200,12 @@ class NetworkGuard:
             self.state.blocked.append(self.policy.request(method, shown))
             route.abort("blockedbyclient")
             return
-        if method not in SAFE_METHODS and not self._take_armed(method, url, request):
+        armed = self._take_armed(method, url, request) if self.policy.changes_data(method, url) else "match"
+        if armed == "switched":
+            self.state.blocked.append(self.policy.refuse_switched(method, shown))
+            route.abort("blockedbyclient")
+            return
+        if armed == "none":
             with self._human_wait():
                 decision = self.policy.request(
                     method, shown, fields=request_fields(request, self.vault), page_url=page_url
@@ -206,44 +214,111 @@ class NetworkGuard:
                 self.state.blocked.append(decision)
                 route.abort("blockedbyclient")
                 return
-        if request.resource_type == "document":
+        self._forward(route, request, is_main)
+
+    def _forward(self, route: Route, request: Request, is_main: bool) -> None:
+        """Send the request ourselves with redirects off; check every hop before it leaves.
+
+        Nothing is handed back to the browser's own network stack (the gatekeeper proxy refuses what
+        is): a redirect of a document becomes a tiny page that navigates to the checked target (a new,
+        routed request); a redirect of a page resource is followed here, GET to GET only.
+        """
+        from playwright.sync_api import Error as PlaywrightError
+
+        url, method = request.url, request.method.upper()
+        is_document = request.resource_type == "document"
+        headers = _unconditional(request.headers)
+        for hop in range(MAX_REDIRECTS + 1):
             try:
-                response = route.fetch(max_redirects=0, timeout=self._nav_timeout)
+                if hop == 0:
+                    response = route.fetch(headers=headers, max_redirects=0, timeout=self._nav_timeout)
+                else:  # a later hop is a plain GET/HEAD (a hop repeating a write was refused)
+                    assert self._context is not None
+                    response = self._context.request.fetch(
+                        url, method=method, max_redirects=0, timeout=self._nav_timeout
+                    )
             except PlaywrightError as exc:
-                self.state.notes.append(f"{method} {shown} failed: {str(exc).splitlines()[0]}")
+                self.state.notes.append(
+                    f"{method} {self.vault.redact(url)} failed: {self.vault.redact(str(exc).splitlines()[0])}"
+                )
                 route.abort("failed")
                 return
             location = response.headers.get("location")
-            if 300 <= response.status < 400 and location:
-                target = urljoin(url, location)
-                if not self.policy.check_url(target).allowed:
-                    decision = self.policy.navigation(self.vault.redact(target))
-                    self.state.blocked.append(decision)
-                    self.state.notes.append(
-                        f"{shown} redirected to {self.vault.redact(target)}, which is blocked"
-                    )
-                    route.abort("blockedbyclient")
-                    return
-            if is_main:
-                self.policy.navigation(shown)
-            route.fulfill(response=response)
-            return
-        route.continue_()
+            if not (300 <= response.status < 400 and location):
+                if is_main:
+                    self.policy.navigation(self.vault.redact(url))
+                route.fulfill(response=response)
+                return
+            target = urljoin(url, location)
+            next_method = method if response.status in (307, 308) or method in ("GET", "HEAD") else "GET"
+            refusal = self._redirect_refusal(url, target, next_method)
+            if refusal is not None:
+                self.state.notes.append(refusal)
+                route.abort("blockedbyclient")
+                return
+            if is_document:
+                if is_main:
+                    self.policy.navigation(self.vault.redact(url))
+                route.fulfill(status=200, content_type="text/html; charset=utf-8", body=_hop_page(target))
+                return
+            url, method = target, next_method
+        self.state.notes.append(
+            f"{self.vault.redact(request.url)} redirected more than {MAX_REDIRECTS} times"
+        )
+        route.abort("failed")
 
-    def _take_armed(self, method: str, url: str, request: Request) -> bool:
+    def _redirect_refusal(self, url: str, target: str, next_method: str) -> str | None:
+        """Why a redirect hop may not be taken (recorded as a decision), or None."""
+        shown, shown_target = self.vault.redact(url), self.vault.redact(target)
+        if not self.policy.check_url(target).allowed:
+            self.state.blocked.append(self.policy.navigation(shown_target))
+            return f"{shown} redirected to {shown_target}, which is blocked; the redirect was not followed"
+        if self.policy.changes_data(next_method, target):
+            decision = self.policy.refuse_redirect(next_method, shown_target)
+            self.state.blocked.append(decision)
+            return (
+                f"{shown} redirected a data-changing {next_method} to {shown_target}; a redirect may not "
+                "repeat a data-changing request, so it was stopped"
+            )
+        return None
+
+    def _take_armed(self, method: str, url: str, request: Request) -> Literal["match", "switched", "none"]:
+        """Consume the approval armed for this method and URL: "match" when the body really sent is
+        the approved one, "switched" when the page changed it after approval (refused, never asked
+        again), "none" when nothing was approved for it."""
         target = strip_fragment(url)
         for i, armed in enumerate(self.state.armed):
             if armed.method != method or armed.url != target:
                 continue
-            ctype = (request.headers.get("content-type") or "").lower()
-            if armed.fields is not None and "application/x-www-form-urlencoded" in ctype:
-                sent = sorted(_raw_fields(request))
-                if sent != sorted(armed.fields):
-                    self.state.notes.append(
-                        f"the page sent different data to {self.vault.redact(url)} than what was approved; "
-                        "the request was stopped"
-                    )
-                    return False
             del self.state.armed[i]
-            return True
-        return False
+            if armed.fields is not None and not same_fields(_raw_fields(request), armed.fields):
+                self.state.notes.append(
+                    f"the page sent different data to {self.vault.redact(url)} than what was approved; "
+                    "the request was stopped"
+                )
+                return "switched"
+            return "match"
+        return "none"
+
+
+def same_fields(sent: list[tuple[str, str]], approved: list[tuple[str, str]]) -> bool:
+    """The approved name/value pairs are exactly the ones sent (order aside); files are compared
+    by name, since the form prediction cannot read their bytes."""
+
+    def norm(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        return sorted((k, "(file)" if v.startswith("(file ") else v.replace("\r\n", "\n")) for k, v in pairs)
+
+    return norm(sent) == norm(approved)
+
+
+def _unconditional(headers: dict[str, str]) -> dict[str, str] | None:
+    """The request's headers without cache validators (a 304 cannot be fulfilled into the page)."""
+    if not any(k.lower() in ("if-none-match", "if-modified-since") for k in headers):
+        return None
+    return {k: v for k, v in headers.items() if k.lower() not in ("if-none-match", "if-modified-since")}
+
+
+def _hop_page(target: str) -> str:
+    """A page that continues a checked redirect as a new (routed) navigation, replacing itself."""
+    where = json.dumps(target).replace("</", "<\\/")
+    return f"<!doctype html><title>Redirecting</title><script>location.replace({where})</script>"

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import BaseModel
 
-from taskcrew.tools.browser.config import SYSTEM_CHROMIUM_FLAGS, BrowserConfig
+from taskcrew.tools.browser.config import SYSTEM_CHROMIUM_FLAGS, BrowserConfig, lockdown_flags
+from taskcrew.tools.browser.gatekeeper import Gatekeeper
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Playwright
@@ -101,6 +102,7 @@ class BrowserRuntime:
         self._broken: str | None = None
         self._waiting_on_human = 0
         self.plan: LaunchPlan | None = None
+        self.gatekeeper = Gatekeeper()
 
     # ------------------------------------------------------------ lifecycle
     def start(self) -> BrowserRuntime:
@@ -206,7 +208,9 @@ class BrowserRuntime:
 
         self._playwright = sync_playwright().start()
         chromium = self._playwright.chromium
+        lockdown = lockdown_flags(self.gatekeeper.start())
         plan = plan_launch(self.config, playwright_build=True)
+        plan.args = [*plan.args, *lockdown]
         options: dict[str, Any] = {
             "headless": self.config.headless,
             "slow_mo": self.config.slow_mo_ms or None,
@@ -217,6 +221,7 @@ class BrowserRuntime:
             if plan.source != "playwright" or "Executable doesn't exist" not in str(exc):
                 raise BrowserError(f"Chromium ({plan.source}) failed to start: {exc}") from exc
             plan = plan_launch(self.config, playwright_build=False)  # not installed: system Chromium
+            plan.args = [*plan.args, *lockdown]
             try:
                 self._browser = chromium.launch(
                     executable_path=plan.executable_path, args=plan.args, **options
@@ -238,6 +243,7 @@ class BrowserRuntime:
             pass
         self._browser = None
         self._playwright = None
+        self.gatekeeper.close()
 
 
 class _HumanWait:

@@ -41,6 +41,9 @@ from taskcrew.tools.vault import Vault
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext, Page
 
+BROWSER_SERVICE_DOMAINS = ("google.com", "googleapis.com", "gstatic.com", "gvt1.com", "chrome.com")
+LOCKDOWN_JS = (Path(__file__).parent / "lockdown.js").read_text(encoding="utf-8")
+
 
 class BrowserSession:
     """A browser tab the agent drives by element numbers, behind the policy gate and the vault."""
@@ -64,6 +67,7 @@ class BrowserSession:
         self._obs_id = 0
         self._perceiver = Perceiver(self.config, policy, self.vault)
         self._guard: NetworkGuard | None = None
+        self._gate_mark = 0
 
     # ------------------------------------------------------------ lifecycle
     def start(self) -> BrowserSession:
@@ -134,7 +138,7 @@ class BrowserSession:
 
         def shot() -> Screenshot:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self.page.screenshot(path=str(path), full_page=full_page)
+            self.page.screenshot(path=str(path), full_page=full_page, mask=self._secret_fields())
             return Screenshot(
                 path=str(path),
                 url=self.vault.redact(self.page.url),
@@ -142,6 +146,19 @@ class BrowserSession:
             )
 
         return self._call(shot)
+
+    def _secret_fields(self) -> list[Any]:
+        """Password fields, and any field holding a secret or a guess, in every frame (masked)."""
+        masks: list[Any] = []
+        for frame in self.page.frames:
+            masks.append(frame.locator("input[type=password]"))
+            fields = frame.locator("input, textarea")
+            try:
+                values = fields.evaluate_all("els => els.map((e) => String(e.value || ''))")
+            except Exception:
+                continue
+            masks += [fields.nth(i) for i, v in enumerate(values) if v and self.vault.contains_secret(v)]
+        return masks
 
     def cookies(self) -> int:
         return len(self._call(lambda: self._context.cookies() if self._context else []))
@@ -155,6 +172,7 @@ class BrowserSession:
 
         def job() -> Any:
             guard.state.reset_for_call()
+            self._gate_mark = self.runtime.gatekeeper.refused_count
             result = fn()
             if guard.state.handler_errors:
                 raise guard.state.handler_errors[0]
@@ -185,6 +203,8 @@ class BrowserSession:
             self.policy, self.vault, self.runtime.human_wait, self.config.navigation_timeout_ms
         )
         self._guard.install_context(context)
+        context.add_init_script(script=LOCKDOWN_JS)
+        self.runtime.gatekeeper.admit(id(self), lambda url: self.policy.check_url(url).allowed)
         context.on("page", self._on_page)
         self._context = context
         page = context.new_page()
@@ -206,6 +226,7 @@ class BrowserSession:
             self._pages.remove(page)
 
     def _close_context(self) -> None:
+        self.runtime.gatekeeper.release(id(self))
         if self._context is not None:
             self._context.close()
         self._pages.clear()
@@ -365,6 +386,14 @@ class BrowserSession:
         assert self._guard is not None
         state = self._guard.state
         after = self._observe_now() if ran or self._snapshot is None else self._snapshot.observation
+        for refused in self.runtime.gatekeeper.refused_since(self._gate_mark):
+            if _browser_service(refused.target):
+                continue  # Chromium's own sign-in/autofill traffic, refused but not the page's doing
+            decision = self.policy.unroutable(refused.method, self.vault.redact(refused.target))
+            state.blocked.append(decision)
+            state.notes.append(
+                f"the browser tried to send {decision.method} {decision.url} around the network guard; refused"
+            )
         errors = [*errors, *state.notes]
         http_status = None
         if state.main_status is not None:
@@ -378,7 +407,11 @@ class BrowserSession:
         failed_http = http_status is not None and http_status >= 400
         # A blocked image or script from another host does not fail an action; a blocked navigation
         # or a stopped data-changing request does.
-        serious = [d for d in state.blocked if d.kind != "request" or d.method not in SAFE_METHODS]
+        serious = [
+            d
+            for d in state.blocked
+            if (d.kind != "request" or d.method not in SAFE_METHODS) and d.method != "CONNECT"
+        ]
         ok = ok and bool(ran) and not failed_http and not serious and not errors
         result = ActionResult(
             ok=ok,
@@ -405,6 +438,11 @@ class _Before:
     url: str
     title: str
     signature: str
+
+
+def _browser_service(target: str) -> bool:
+    host = target.split("://")[-1].split("/")[0].rsplit(":", 1)[0].lower()
+    return any(host == d or host.endswith("." + d) for d in BROWSER_SERVICE_DOMAINS)
 
 
 def _blank_observation(url: str) -> Observation:

@@ -87,10 +87,35 @@ def vet(code: str) -> ast.Module:
     try:
         tree = ast.parse(code, filename="<sandbox>", mode="exec")
     except (RecursionError, MemoryError) as exc:
-        raise SandboxViolation("code is nested too deeply to analyse") from exc
+        raise SandboxViolation(NESTING_HINT) from exc
+    if _depth(tree) > MAX_NESTING:
+        raise SandboxViolation(NESTING_HINT)
     for node in ast.walk(tree):
         _check_node(node)
-    return _rewrite_pow(tree)
+    try:
+        return _rewrite_pow(tree)
+    except RecursionError as exc:  # belt and braces: the depth limit should have caught it
+        raise SandboxViolation(NESTING_HINT) from exc
+
+
+MAX_NESTING = 100
+NESTING_HINT = (
+    f"code is nested too deeply (more than {MAX_NESTING} levels of brackets, calls or blocks); "
+    "write it flatter, with intermediate variables"
+)
+
+
+def _depth(tree: ast.AST) -> int:
+    """The deepest nesting of the syntax tree, measured without recursion."""
+    deepest = 0
+    stack: list[tuple[ast.AST, int]] = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if deepest > MAX_NESTING:
+            return deepest
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest
 
 
 def _check_node(node: ast.AST) -> None:
@@ -169,8 +194,15 @@ def compile_vetted(tree: ast.Module) -> CompiledCode:
     if tree.body and isinstance(tree.body[-1], ast.Expr):
         last = tree.body.pop()
         assert isinstance(last, ast.Expr)
-        expr = compile(ast.Expression(body=last.value), "<sandbox>", "eval")
-    return CompiledCode(compile(tree, "<sandbox>", "exec"), expr, names)
+        expr = _compile(ast.Expression(body=last.value), "eval")
+    return CompiledCode(_compile(tree, "exec"), expr, names)
+
+
+def _compile(tree: ast.Module | ast.Expression, mode: str) -> CodeType:
+    try:
+        return compile(tree, "<sandbox>", mode)
+    except RecursionError as exc:
+        raise SandboxViolation(NESTING_HINT) from exc
 
 
 def preloaded_names() -> list[str]:
