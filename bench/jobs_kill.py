@@ -11,6 +11,7 @@ showed at the kill: job status, last checkpoint, intent) and the totals: outcome
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import random
 import signal
@@ -37,10 +38,8 @@ def start_worker(env: dict[str, str], erp_url: str, log: Path) -> subprocess.Pop
 
 
 def stop(proc: subprocess.Popen[bytes], sig: int = signal.SIGKILL) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, sig)
-    except ProcessLookupError:
-        pass
     try:
         proc.wait(timeout=20)
     except subprocess.TimeoutExpired:
@@ -129,7 +128,7 @@ def main() -> None:
     print("\nkill points by last checkpoint:", dict(by_stage))
     print(
         "by job status/intent at kill:",
-        dict(Counter("/".join((r[2].split("/") + ["", "", ""])[::2][:2]) for r in rows)),
+        dict(Counter("/".join(([*r[2].split("/"), "", "", ""])[::2][:2]) for r in rows)),
     )
     print("outcomes:", dict(outcomes))
     print(f"{good}/{len(rows)} ended done or nothing_to_do with exactly one correct bill; duplicates: {dup}")
