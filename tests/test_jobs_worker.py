@@ -24,8 +24,8 @@ SCRIPTED = {"worker_model": "scripted/solver", "verifier_model": "scripted/audit
 
 
 class Workers:
-    def __init__(self, tmp: Path, erp: ErpServer) -> None:
-        self.url = f"sqlite:///{tmp / 'jobs.sqlite3'}"
+    def __init__(self, tmp: Path, erp: ErpServer, url: str | None = None) -> None:
+        self.url = url or f"sqlite:///{tmp / 'jobs.sqlite3'}"
         self.erp = erp
         self.env = {
             **os.environ,
