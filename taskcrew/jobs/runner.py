@@ -19,16 +19,24 @@ from taskcrew.jobs.store import Jobs
 ScriptedResolver = Callable[[Job], Any]  # job -> scripted model factory (name -> BaseLLM) or None
 
 
-class StoreCheckpoints:
-    """``crew.stages.Checkpoints`` in the job database."""
+class Stopped(BaseException):
+    """The job was cancelled, or another worker took it over: this leg stops at the next checkpoint."""
 
-    def __init__(self, jobs: Jobs, job_id: str) -> None:
-        self.jobs, self.job_id = jobs, job_id
+
+class StoreCheckpoints:
+    """``crew.stages.Checkpoints`` in the job database; saving also checks that this worker still owns
+    the job (not cancelled, not taken over), so a stopped job stops at its next stage."""
+
+    def __init__(self, jobs: Jobs, job_id: str, worker_id: str | None = None) -> None:
+        self.jobs, self.job_id, self.worker_id = jobs, job_id, worker_id
 
     def load(self) -> dict[str, Any] | None:
         return self.jobs.checkpoint(self.job_id)
 
     def save(self, stage: str, state: dict[str, Any]) -> None:
+        job = self.jobs.get(self.job_id)
+        if job.status != "running" or (self.worker_id and job.worker != self.worker_id):
+            raise Stopped(f"job {self.job_id} is {job.status} on {job.worker}; this leg stops")
         self.jobs.save_checkpoint(self.job_id, state)
 
 
@@ -95,7 +103,7 @@ class LegRunner:
             limits=RunLimits(),
         )
         res = self.place.resources(scripted=self.scripted(job) if self.scripted else None, human=human)
-        res.checkpoints = StoreCheckpoints(self.jobs, job.id)
+        res.checkpoints = StoreCheckpoints(self.jobs, job.id, self.worker_id)
         res.wrap_model = self._shared_backoff
         if res.browser is not None:
             from taskcrew.tools.intents import IntentLog
@@ -105,6 +113,8 @@ class LegRunner:
             )
         try:
             result = run_task(settings, res)
+        except Stopped:
+            return "stopped"
         except Parked as parked:
             self.jobs.mark(
                 job.id, "waiting", only_if=("running",), reason=f"waiting for approval {parked.approval_id}"
