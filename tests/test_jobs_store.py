@@ -159,3 +159,20 @@ def test_cli_submit_show_and_decide(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     bad.write_text("garbage" * 20)
     broken = runner.invoke(app, ["jobs", "list", "--db", f"sqlite:///{bad}"])
     assert broken.exit_code == 2 and "damaged" in broken.output
+
+
+def test_a_cancelled_or_taken_over_leg_stops_at_its_next_checkpoint(jobs: Jobs) -> None:
+    from taskcrew.jobs.runner import Stopped, StoreCheckpoints
+
+    job = jobs.submit("Enter the Northwind invoice", submitted_by="ana")
+    jobs.mark(job.id, "running", only_if=("queued",), worker="w1")
+    mine = StoreCheckpoints(jobs, job.id, "w1")
+    mine.save("plan", {"stage": "plan", "state": {}})
+    assert jobs.checkpoint(job.id) == {"stage": "plan", "state": {}}
+    jobs.mark(job.id, "running", only_if=("running",), worker="w2")  # another worker took it over
+    with pytest.raises(Stopped):
+        mine.save("step:1", {"stage": "step:1", "state": {}})
+    jobs.cancel(job.id, by="bob")
+    with pytest.raises(Stopped):
+        StoreCheckpoints(jobs, job.id, "w2").save("step:1", {"stage": "step:1", "state": {}})
+    assert jobs.checkpoint(job.id) == {"stage": "plan", "state": {}}  # nothing saved after the stop
