@@ -403,6 +403,28 @@ class Jobs:
         ]
         return decided[-1] if decided else None
 
+    def take_answer(self, job_id: str) -> Approval | None:
+        """The oldest decided question of this job not yet handed to the run (then marked used).
+
+        A question's wording can differ when the resumed run gets stuck again (a real model words its
+        summary anew), so answers are matched by order, not by text."""
+        for approval in self.approvals(job_id=job_id):
+            if (
+                approval.kind != "question"
+                or approval.used
+                or approval.status not in ("answered", "rejected")
+            ):
+                continue
+            approval.used = True
+            with self._tx() as conn:
+                if conn.execute(
+                    A.update()
+                    .where(A.c.id == approval.id, A.c.doc.contains('"used":false'))
+                    .values(doc=approval.model_dump_json())
+                ).rowcount:
+                    return approval
+        return None
+
     def resume(self, job_id: str) -> Job | None:
         """A waiting job whose approvals are all decided goes back on the queue (a new leg)."""
         if any(a.status == "pending" for a in self.approvals(job_id=job_id)):
