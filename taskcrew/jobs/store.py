@@ -180,8 +180,10 @@ class Jobs:
         parent_id: str | None = None,
         item: str | None = None,
         job_id: str | None = None,
+        enqueue: bool = True,
     ) -> Job:
-        """Queue a job and return it at once. ``job_id`` makes the submission idempotent."""
+        """Queue a job and return it at once. ``job_id`` makes the submission idempotent;
+        ``enqueue=False`` records it without queueing (``taskcrew run`` runs it in the foreground)."""
         task = task.strip()
         if len(task) < 3:
             raise InvalidChange("a task needs at least a few words: say what the worker should do")
@@ -214,7 +216,8 @@ class Jobs:
                 )
             )
             self._event(conn, job.id, "submitted", task, submitted_by)
-        self._enqueue(job, 0)
+        if enqueue:
+            self._enqueue(job, 0)
         return job
 
     def list(
@@ -253,11 +256,13 @@ class Jobs:
         return job
 
     def retry(self, job_id: str, *, by: str) -> Job:
-        """Run a finished, failed or cancelled job again (the same id, a new attempt)."""
-        leg = 0
+        """Run a finished, failed or cancelled job again (the same id, a new attempt). A finished
+        job starts over; a failed or cancelled one resumes from its last checkpoint."""
+        finished = False
 
         def change(job: Job) -> None:
-            nonlocal leg
+            nonlocal finished
+            finished = job.status == "finished"
             if job.status not in RETRYABLE:
                 raise InvalidChange(
                     f"job {job_id} is {job.status}; only finished, failed or cancelled jobs can be retried"
@@ -266,9 +271,9 @@ class Jobs:
             job.cancelled_by = None
 
         job = self._update(job_id, change, event=("retried", "", by), new_leg=True)
-        leg = self._leg(job_id)
-        self.clear_checkpoint(job_id)
-        self._enqueue(job, leg)
+        if finished:
+            self.clear_checkpoint(job_id)
+        self._enqueue(job, self._leg(job_id))
         return job
 
     def events(self, job_id: str) -> builtins.list[JobEvent]:
