@@ -89,7 +89,7 @@ def main() -> None:
         procs = [
             subprocess.Popen(
                 [sys.executable, "-m", "taskcrew.cli", "worker", "--worker-id", f"bench-{n}-{i}", "--erp-url", erp.url,
-                 "--intranet-url", "", "--scripted-delay", str(args.delay)],
+                 "--intranet-url", "", "--scripted-delay", str(args.delay), "--erp-sessions", str(n)],
                 env=env, stdout=(tmp / f"worker-{n}-{i}.log").open("ab"), stderr=subprocess.STDOUT, start_new_session=True,
             )
             for i in range(n)

@@ -38,7 +38,7 @@ class Workers:
         self.procs: list[subprocess.Popen[bytes]] = []
         self.jobs = Jobs.open(self.url)
 
-    def start(self, worker_id: str) -> subprocess.Popen[bytes]:
+    def start(self, worker_id: str, sessions: int = 3) -> subprocess.Popen[bytes]:
         cmd = [
             sys.executable,
             "-m",
@@ -49,7 +49,7 @@ class Workers:
             "--erp-url",
             self.erp.url,
         ]
-        cmd += ["--intranet-url", "", "--stale-after", "3"]
+        cmd += ["--intranet-url", "", "--stale-after", "3", "--erp-sessions", str(sessions)]
         proc = subprocess.Popen(
             cmd, env=self.env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True
         )

@@ -408,6 +408,25 @@ class Jobs:
         ]
         return decided[-1] if decided else None
 
+    def take_over(self, job_id: str, dead_worker: str) -> Job | None:
+        """A worker stopped heart-beating: put its job back on the queue as a new leg (through the
+        queue, so the limits hold). The dead leg, if its worker ever comes back, finds a newer leg and
+        steps aside. None when the job moved on meanwhile."""
+
+        def change(job: Job) -> None:
+            if job.status != "running" or job.worker != dead_worker:
+                raise InvalidChange(job.status)
+            job.status = "queued"
+
+        try:
+            job = self._update(
+                job_id, change, event=("taken_over", f"from {dead_worker}", None), new_leg=True
+            )
+        except InvalidChange:
+            return None
+        self._enqueue(job, self._leg(job_id))
+        return job
+
     def take_answer(self, job_id: str) -> Approval | None:
         """The oldest decided question of this job not yet handed to the run (then marked used).
 
