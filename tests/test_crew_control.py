@@ -166,8 +166,8 @@ def test_prompt_size_stays_flat_over_a_30_action_run(tmp_path: Path) -> None:
     early, late = statistics.median(sizes[5:11]), statistics.median(sizes[-6:])
     print(f"\nfile_reader prompt tokens per call over 30 actions: {sizes}")
     print(f"median of calls 6-11: {early}, of the last 6: {late}, max {max(sizes)}")
-    assert max(sizes) < 4000
-    assert late < early * 1.35  # 3 steps and 30 actions later, the prompt is about the same size
+    assert max(sizes) <= 8000 and statistics.median(sizes) <= 5000  # bounded by the context budget
+    assert late <= early * 1.2  # 3 steps and 30 actions later, the prompt is about the same size
 
 
 def test_the_real_provider_path_over_http(tmp_path: Path) -> None:
