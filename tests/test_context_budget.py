@@ -64,7 +64,7 @@ def test_the_models_own_text_is_kept_bounded_and_the_prompt_says_what_is_kept() 
     history = HEAD + turn(0, {"read_file": "a"}, prose="Invoice A says 1,284.50. " + "x" * 2000)
     history += turn(1, {"read_file": "b"})
     sent, _ = compact_messages(history)
-    assistant = [m for m in sent if m["role"] == "assistant"][0]
+    assistant = next(m for m in sent if m["role"] == "assistant")
     assert assistant["content"].startswith("Invoice A says 1,284.50.") and len(assistant["content"]) <= 600
     task = sent[1]["content"]
     assert task.startswith("task") and "older results in full while they fit in about 6000 tokens" in task
@@ -85,7 +85,9 @@ def test_thirty_actions_keep_the_prompt_flat() -> None:
 
 def test_prose_memory_puts_the_text_back_by_call_id() -> None:
     memory = ProseMemory()
-    calls = [{"id": "a1", "type": "function", "function": {"name": "x", "arguments": "{}"}, "prose": "I think"}]
+    calls = [
+        {"id": "a1", "type": "function", "function": {"name": "x", "arguments": "{}"}, "prose": "I think"}
+    ]
     assert "prose" not in memory.take(calls)[0]
     history = [{"role": "assistant", "content": None, "tool_calls": calls}, {"role": "tool", "content": "r"}]
     assert memory.restore(history)[0]["content"] == "I think"

@@ -41,8 +41,8 @@ def test_parallel_calls_with_text_beside_them_reach_the_model_in_full(tmp_path: 
     worker = ScriptedLLM({"planner": [plan()], "file_reader": [said, ANSWER]})
     result, server = run_over_http(tmp_path, worker)
     assert result.outcome == "done", result.reason
-    second = [r for r in server.requests if any(m.get("role") == "tool" for m in r["messages"])][0]
-    assistant = [m for m in second["messages"] if m.get("role") == "assistant"][0]
+    second = next(r for r in server.requests if any(m.get("role") == "tool" for m in r["messages"]))
+    assistant = next(m for m in second["messages"] if m.get("role") == "assistant")
     assert assistant["content"] == said.text  # crewAI dropped it; the history has it back
     results = [m["content"] for m in second["messages"] if m.get("role") == "tool"]
     assert len(results) == 2 and not any("shortened" in r for r in results)
