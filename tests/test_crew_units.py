@@ -103,7 +103,13 @@ def test_role_texts_load_and_mention_no_task_specifics() -> None:
     for word in ("invoice", "northwind", "erp", "acme", "bill", "vendor"):
         assert word not in text, word
     description, expected = roles.render(
-        "verify", claim="c", task="{not a placeholder}", criteria="- x", worker_summary="w", environment="e"
+        "verify",
+        claim="c",
+        task="{not a placeholder}",
+        criteria="- x",
+        worker_summary="w",
+        environment="e",
+        procedures="- p",
     )
     assert "{not a placeholder}" in description and '"verified"' in expected
     with pytest.raises(KeyError):

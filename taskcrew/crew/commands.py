@@ -97,9 +97,7 @@ def audit_command(
         from taskcrew.crew.progress import ProgressPrinter
         from taskcrew.crew.workplace import Workplace
 
-        with Workplace(
-            place.model_copy(update={"use_knowledge": False}), make_human(False, console)
-        ) as workplace:
+        with Workplace(place, make_human(False, console)) as workplace:
             result = workplace.audit(
                 claim, run_dir=run_dir, verifier_model=spec.raw, listeners=[ProgressPrinter(console)]
             )

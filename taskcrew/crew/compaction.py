@@ -24,6 +24,7 @@ PROSE_LIMIT = 600
 DEFAULT_BUDGET = 6000
 WINDOW = 10  # exchanges shown individually (in full or one line); older ones fold into a list
 PAGE_TOOLS = ("browser_",)  # tools whose results are pages: only the newest is shown in full
+PINNED_TOOLS = ("note",)  # the newest result of these is always shown in full (it lists the notes)
 
 MEMORY_NOTE = (
     "[How your history is shown] Your latest tool results are shown in full; older results in full "
@@ -125,6 +126,7 @@ def compact_messages(
     out_groups: list[list[dict[str, Any]]] = []
     left = budget - sum(_cost(m, count) for m in head) - count(MEMORY_NOTE) - 60 * SUMMARY_LINES
     newest_page_seen = False
+    pinned_seen: set[str] = set()
     for gi in range(len(shown) - 1, -1, -1):  # newest first: the budget goes to the most recent
         group = [dict(m) for m in shown[gi]]
         latest = gi == len(shown) - 1
@@ -136,8 +138,12 @@ def compact_messages(
                 left -= _cost(message, count)
                 continue
             content = str(message.get("content") or "")
-            page = _is_page(_tool_name(group, message))
+            name = _tool_name(group, message)
+            page = _is_page(name)
             keep = latest or (not (page and newest_page_seen) and _cost(message, count) <= left)
+            if name in PINNED_TOOLS and name not in pinned_seen:
+                keep = True
+                pinned_seen.add(name)
             if page:
                 newest_page_seen = True
             if not keep:

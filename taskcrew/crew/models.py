@@ -61,6 +61,11 @@ class StepReport(BaseModel):
     summary: str = Field(min_length=1, max_length=3000)
     data: dict[str, str] = Field(default_factory=dict)
     sources: list[Citation] = Field(default_factory=list, max_length=12)
+    caveats: list[str] = Field(
+        default_factory=list,
+        max_length=8,
+        description="anything the person should know: doubts, unreadable sources, assumptions",
+    )
 
     @field_validator("data", mode="before")
     @classmethod

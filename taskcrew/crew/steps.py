@@ -32,7 +32,8 @@ NONE = "(none)"
 
 
 def _bullets(items: list[str]) -> str:
-    return "\n".join(f"- {item}" for item in items) if items else NONE
+    """One bullet per item (an item that already starts with a bullet keeps one, not two)."""
+    return "\n".join(f"- {item.strip().removeprefix('- ')}" for item in items) if items else NONE
 
 
 def _results(state: RunState) -> str:
@@ -47,6 +48,8 @@ def _results(state: RunState) -> str:
         else:
             summary = record.report.summary
         lines.append(f"- {head}: {summary}" + (f"\n  data: {data}" if data else ""))
+        if record.report.caveats:
+            lines.append("  caveats: " + "; ".join(record.report.caveats)[:400])
     return "\n".join(lines) if lines else NONE
 
 
@@ -183,12 +186,14 @@ def verify(ctx: RunContext, state: RunState) -> Verdict:
         if state.claim == "nothing_to_do"
         else "the task is complete"
     )
+    knowledge = ctx.knowledge.context_for(ctx.task) if ctx.knowledge is not None else None
     verdict = _ask(
         ctx,
         "verifier",
         "verify",
         Verdict,
         tools=_guarded(ctx, "verifier", budget),
+        procedures=_bullets(knowledge.procedures) if knowledge else NONE,
         claim=claim,
         task=ctx.task,
         criteria=_bullets(state.plan.success_criteria),

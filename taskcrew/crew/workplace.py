@@ -303,7 +303,8 @@ class Workplace:
             criteria = criteria_from_claim(claim or "")
             subject = claim or ""
         settings = self.run_settings(subject.strip(), verifier_model=verifier_model)
-        res = self.resources(scripted=scripted, listeners=listeners, knowledge=False, read_only=True)
+        # the procedures define terms such as "latest"; an audit reads them and writes no facts
+        res = self.resources(scripted=scripted, listeners=listeners, knowledge=True, read_only=True)
         return run_audit(settings, res, criteria)
 
     def _knowledge(self, store: Any) -> tuple[Any, list[Any]]:
