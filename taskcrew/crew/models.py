@@ -80,6 +80,11 @@ class CriterionCheck(BaseModel):
     met: bool
     source: str = Field(min_length=1, description="The page URL or file the verifier looked at")
     observed: str = Field(min_length=1, description="What it saw there: the values, quoted")
+    find: str | None = Field(
+        default=None,
+        max_length=200,
+        description="a few exact words of the line that shows it; code copies the whole line as evidence",
+    )
 
 
 class Verdict(BaseModel):
