@@ -10,15 +10,24 @@ tokens per behaviour against the clean script.
 from __future__ import annotations
 
 import argparse
+import statistics
 import tempfile
 import time
 from pathlib import Path
 
 from taskcrew.config import quiet_crewai_env
+from taskcrew.crew.trace import read_trace
 from taskcrew.eval.solvers.realistic import HABITS
 from taskcrew.eval.sweep import SweepSettings, run_sweep
 
 CASES = ("northwind-headline", "research-initech-terms")
+
+
+def prompt_sizes(run_dir: str | None) -> list[int]:
+    trace = Path(run_dir or "") / "trace.jsonl"
+    if not run_dir or not trace.is_file():
+        return []
+    return [e.call.prompt_tokens for e in read_trace(trace) if e.kind == "llm_call"]
 
 
 def main() -> None:
@@ -33,8 +42,8 @@ def main() -> None:
     for case in args.cases.split(","):
         started = time.monotonic()
         report = run_sweep(SweepSettings(models=models, case_pattern=case, out_dir=out / case, chaos=True))
-        rows += report.records
-        print(f"{case}: {len(report.records)} runs in {time.monotonic() - started:.0f} s", flush=True)
+        rows += report.runs
+        print(f"{case}: {len(report.runs)} runs in {time.monotonic() - started:.0f} s", flush=True)
     clean = {r.case_id: r for r in rows if r.model == "scripted/solver"}
     print(
         f"\n{'case':<26} {'behaviour':<22} {'outcome':<13} {'pass':<5} {'calls':>5} {'Δcalls':>6} "
@@ -49,6 +58,13 @@ def main() -> None:
             f"{r.case_id:<26} {habit:<22} {r.outcome:<13} {'yes' if r.passed else 'NO':<5} "
             f"{r.llm_calls:>5} {dc:>+6} {r.input_tokens:>9} {dt:>+8}"
         )
+        sizes = prompt_sizes(r.run_dir)
+        if sizes:
+            ratio = f"{sizes[29] / sizes[4]:.2f}" if len(sizes) >= 30 else "n/a (<30 calls)"
+            print(
+                f"    prompt tokens per call: median {statistics.median(sizes):.0f}, max {max(sizes)}, "
+                f"call 30 / call 5 = {ratio}"
+            )
         if not r.passed:
             print(f"    why: {r.reason[:300]}")
 

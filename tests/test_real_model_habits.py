@@ -81,3 +81,19 @@ def test_wrong_arguments_get_the_corrected_call_in_one_line(tmp_path: Path) -> N
         params["read_file"]["required"] == ["path"]
         and params["read_file"]["properties"]["offset"]["default"] == 0
     )
+
+
+def test_a_tool_the_role_lacks_then_a_fenced_answer(tmp_path: Path) -> None:
+    lacking = ToolCall(name="browser_act", args={"actions": [{"action": "navigate", "url": "http://x"}]})
+    fenced = f"Here is what I found.\n```json\n{ANSWER}\n```\nAnything else?"
+    worker = ScriptedLLM(
+        {
+            "planner": [plan()],
+            "file_reader": [lacking, ToolCall(name="read_file", args={"path": FILE}), fenced],
+        }
+    )
+    result, server = run_over_http(tmp_path, worker)
+    assert result.outcome == "done", result.reason
+    results = [m["content"] for m in server.requests[-1]["messages"] if m.get("role") == "tool"]
+    assert results[0].startswith("ERROR: there is no tool named 'browser_act' in this step. Your tools are:")
+    assert "read_file" in results[0]

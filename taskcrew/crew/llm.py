@@ -57,6 +57,28 @@ def _output_text(result: Any) -> str:
     return str(result)
 
 
+def explain_unknown_tools(messages: list[dict[str, Any]], tools: Any) -> list[dict[str, Any]]:
+    """crewAI answers a call to a tool the role lacks with a bare "Tool not found": say which exist."""
+    names = [
+        str(t.get("function", {}).get("name"))
+        for t in tools or []
+        if isinstance(t, dict) and t.get("function")
+    ]
+    if not names:
+        return messages
+    out = []
+    for message in messages:
+        if message.get("role") == "tool" and str(message.get("content") or "").strip() == "Tool not found":
+            wanted = message.get("name") or "that tool"
+            message = {
+                **message,
+                "content": f"ERROR: there is no tool named {wanted!r} in this step. "
+                f"Your tools are: {', '.join(names)}. Call one of them, or give your final answer.",
+            }
+        out.append(message)
+    return out
+
+
 def relax_tool_schemas(tools: Any, agent: Any) -> Any:
     """crewAI marks every parameter required (strict mode): ask only for what the tool really needs."""
     if not isinstance(tools, list):
@@ -120,6 +142,7 @@ class TracedLLM(BaseLLM):
         if self.prose.capture is None and isinstance(getattr(self.inner, "interceptor", None), ProseCapture):
             self.prose.capture = self.inner.interceptor
         messages = self.prose.restore(list(messages))
+        messages = explain_unknown_tools(messages, tools)
         tools = relax_tool_schemas(tools, from_agent)
         if self.prose.capture is not None and isinstance(tools, list):
             for tool in tools:  # the wire hook sends these (crewAI's OpenAI client would re-strict them)
