@@ -216,10 +216,11 @@ class Workplace:
     ) -> RunResources:
         """A run's browser (behind a fresh policy gate; ``read_only`` refuses every change), tools
         and knowledge."""
+        from taskcrew.crew.provenance import SourcedHuman
         from taskcrew.tools.browser import BrowserConfig, BrowserRuntime
 
         log = DecisionLog()
-        human = human or self.human
+        human = SourcedHuman(human or self.human)  # approvals show where each value came from
         policy = self._policy(log, human, read_only=read_only)
         config = BrowserConfig(
             executable_path=self.settings.chromium,
