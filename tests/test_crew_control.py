@@ -96,7 +96,7 @@ def test_malformed_output_is_answered_with_the_error_and_repaired(tmp_path: Path
     planner_retry = worker.calls_for("planner")[1].prompt
     assert "not valid" in planner_retry and "no JSON object" in planner_retry
     reader = [c.last_tool_result for c in worker.calls_for("file_reader")]
-    assert "not found" in reader[1].lower()  # unknown tool
+    assert "no tool named 'open_file'" in reader[1] and "read_file" in reader[1]  # unknown tool: which exist
     assert "validation" in reader[2].lower() or "path" in reader[2].lower()  # wrong arguments
     assert "CN-104" in reader[4]
     assert "status" in worker.calls_for("file_reader")[5].prompt  # the step's JSON error came back

@@ -12,6 +12,7 @@ from test_crew_control import ANSWER, FILE, TASK, plan, verifier_script
 from taskcrew.config import DEFAULT_SANDBOX
 from taskcrew.crew.run import RunResources, RunSettings, run_task
 from taskcrew.crew.scripted import Said, ScriptedLLM, ToolCall
+from taskcrew.crew.trace import read_trace
 from taskcrew.tools.human import ScriptedHuman
 
 
@@ -47,6 +48,8 @@ def test_parallel_calls_with_text_beside_them_reach_the_model_in_full(tmp_path: 
     results = [m["content"] for m in second["messages"] if m.get("role") == "tool"]
     assert len(results) == 2 and not any("shortened" in r for r in results)
     assert "CN-104" in results[1]
+    calls = [e.call for e in read_trace(result.run_dir / "trace.jsonl") if e.kind == "llm_call"]
+    assert any(c.text_preview == said.text for c in calls)  # and it is in the trace
 
 
 def test_a_tool_call_written_as_text_and_numbers_as_strings_still_work(tmp_path: Path) -> None:

@@ -193,7 +193,7 @@ class TracedLLM(BaseLLM):
                 cost_usd=cost_of(self.spec, prompt_tokens, output_tokens, self.prices),
                 seconds=round(time.monotonic() - started, 3),
                 tool_calls=_tool_call_names(result),
-                text_preview=result[:300] if isinstance(result, str) else "",
+                text_preview=result[:300] if isinstance(result, str) else self.prose.said(result)[:300],
                 error=error,
             )
             if self.on_call is not None:

@@ -121,6 +121,13 @@ class ProseMemory:
                 self._texts.popitem(last=False)
         return result
 
+    def said(self, result: Any) -> str:
+        """The text remembered beside the calls in ``result`` ("" if none)."""
+        if not isinstance(result, list):
+            return ""
+        with self._lock:
+            return next((self._texts[i] for i in map(_call_id, result) if i and i in self._texts), "")
+
     def restore(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The history with each remembered text back in its assistant message."""
         out = []
