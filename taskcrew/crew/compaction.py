@@ -62,6 +62,21 @@ def one_line(text: str, limit: int = ONE_LINE) -> str:
     return gist if len(gist) <= limit else gist[: limit - 1] + "…"
 
 
+PAGE_GIST = 400
+_GIST_LINES = ("Result:", "Error:", "BLOCKED", "REJECTED", "REFUSED", "STOP", "Messages shown", "Page:")
+
+
+def page_gist(text: str, limit: int = PAGE_GIST) -> str:
+    """An older page in one line: how the actions went, why they failed, the messages, which page."""
+    lines = [ln.strip(" -") for ln in text.splitlines() if ln.strip(" -")]
+    if not lines:
+        return "(empty)"
+    failed = [ln for ln in lines[1:] if ln.endswith(("failed", "refused")) or ": FAILED" in ln]
+    picked = [ln for prefix in _GIST_LINES for ln in lines[1:] if ln.startswith(prefix)]  # by priority
+    gist = " | ".join(dict.fromkeys([lines[0], *failed[:2], *picked]))
+    return gist if len(gist) <= limit else gist[: limit - 1] + "…"
+
+
 def _bounded(text: str, limit: int = PROSE_LIMIT) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -147,8 +162,10 @@ def compact_messages(
             if page:
                 newest_page_seen = True
             if not keep:
-                gist = one_line(content) + (
-                    " [older page, shown by its gist]" if page else " [older result shortened]"
+                gist = (
+                    page_gist(content) + " [older page, shown by its gist]"
+                    if page
+                    else one_line(content) + " [older result shortened]"
                 )
                 if len(gist) < len(content):
                     message["content"] = gist
