@@ -64,3 +64,25 @@ def test_system_state_is_not_taken_from_a_document() -> None:
     assert not verdict.verified
     assert "must be checked on that system's own pages" in verdict.checks[0].observed
     assert verdict.checks[1].met  # a document may show what a document says
+
+
+def test_a_worker_points_at_its_source_and_code_copies_the_line() -> None:
+    import pytest
+    from pydantic import ValidationError
+
+    from taskcrew.crew.models import Citation, StepReport
+    from taskcrew.crew.steps import resolve_citations
+
+    report = StepReport(
+        status="done",
+        summary="s",
+        sources=[
+            Citation(source=MAIL, find="total payable"),
+            Citation(source=MAIL, find="Total due 9,999.00"),  # words the file does not have
+            Citation(source="behind-a-login", find="x"),
+        ],
+    )
+    resolved = resolve_citations(report, lambda source: TEXTS[source][0] if source in TEXTS else None)
+    assert [c.quote for c in resolved.sources] == ["Total payable: USD 1,284.50", "Total due 9,999.00", "x"]
+    with pytest.raises(ValidationError, match="needs a quote, or find"):
+        Citation(source=MAIL)

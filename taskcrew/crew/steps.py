@@ -12,7 +12,15 @@ from pydantic import BaseModel
 from taskcrew.crew.citations import about_system_state, check_citations, lines_with, quotes_unseen
 from taskcrew.crew.context import RunContext
 from taskcrew.crew.guard import Budget, GuardedTool
-from taskcrew.crew.models import CriterionCheck, Plan, Reflection, RunState, StepRecord, StepReport, Verdict
+from taskcrew.crew.models import (
+    CriterionCheck,
+    Plan,
+    Reflection,
+    RunState,
+    StepRecord,
+    StepReport,
+    Verdict,
+)
 from taskcrew.crew.report import write_report
 from taskcrew.crew.runner import AgentTaskError, run_role
 from taskcrew.crew.trace import (
@@ -147,9 +155,27 @@ def work_step(ctx: RunContext, state: RunState, index: int) -> StepReport:
         )
     except AgentTaskError as exc:
         report = StepReport(status="failed", summary=f"the step could not be finished: {exc}"[:2900])
+    report = resolve_citations(report, ctx.toolbox.source_text)
     if ctx.budget.exhausted and report.status == "done":
         report = report.model_copy(update={"status": "failed"})
     return report
+
+
+def resolve_citations(report: StepReport, read: Callable[[str], str | None]) -> StepReport:
+    """Citations that point (``find``) get the whole line copied from the source by code.
+
+    Words the source does not contain stay as the quote, so the citation check flags them."""
+    if not any(c.find for c in report.sources):
+        return report
+    sources = []
+    for citation in report.sources:
+        if citation.find:
+            text = read(citation.source)
+            lines = lines_with(citation.find, [text]) if text else []
+            quote = lines[0][:500] if lines else citation.quote or citation.find
+            citation = citation.model_copy(update={"quote": quote})
+        sources.append(citation)
+    return report.model_copy(update={"sources": sources})
 
 
 def trace_step(ctx: RunContext, record: StepRecord) -> None:
