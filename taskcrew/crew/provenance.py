@@ -80,4 +80,6 @@ class SourcedHuman:
         return str(self.inner.ask(question))
 
     def __getattr__(self, name: str) -> Any:  # the wrapped person's own attributes (e.g. a test's records)
+        if name == "inner":  # not set yet (copying, unpickling): no recursion
+            raise AttributeError(name)
         return getattr(self.inner, name)
