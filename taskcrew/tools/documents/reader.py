@@ -239,7 +239,7 @@ class SandboxFiles:
                 except (PathRefused, OSError):
                     skipped += 1
                     continue
-                if stat.S_ISREG(info.st_mode):
+                if stat.S_ISREG(info.st_mode) and info.st_nlink == 1:
                     found.append(candidate)
                 else:
                     skipped += 1

@@ -133,7 +133,7 @@ def plausibility(text: str) -> float:
             bad += len(word)
             continue
         flips = sum(1 for a, b in itertools.pairwise(word[1:]) if a.islower() and b.isupper())
-        if flips:
+        if flips and not word.isascii():  # 'GmbH' and 'iPhone' are fine; 'уВЈФ' is KOI8-R misread
             bad += len(word)
         elif scripts == {"LATIN"} and not word.isascii():
             accented = sum(1 for ch in word if not ch.isascii())
