@@ -266,3 +266,34 @@ def test_a_damaged_file_does_not_stop_a_listing_or_search(tmp_path: Path) -> Non
     assert files.search("total").hits
     with pytest.raises(Unreadable):
         files.read("bad.eml")
+
+
+# ------------------------------------------------------------------------ OCR in approvals
+
+
+def test_values_read_by_ocr_are_flagged_in_the_approval(inbox_files: SandboxFiles) -> None:
+    from taskcrew.tools.human import ApprovalDecision, ScriptedHuman, describe_request
+    from taskcrew.tools.policy import Policy, PolicyConfig, Submission
+
+    files = SandboxFiles(inbox_files.root)
+    human = ScriptedHuman([ApprovalDecision.approve()])
+    policy = Policy(PolicyConfig.for_url("http://127.0.0.1:8000"), human)
+    policy.flaggers.append(files.provenance.flag)
+    files.read("Invoice from Northwind Traders.eml")  # a text layer: nothing recorded
+    assert len(files.provenance) == 0
+    files.read("scans/SCAN_0001.pdf")
+    fields = [("vendor", "Soylent Foods"), ("number", "SF-0098"), ("total", "615.00"), ("date", "2026-09-24")]
+    fields += [("other_total", "1284.50"), ("qty", "30")]
+    sub = Submission(
+        origin="form",
+        method="POST",
+        url="http://127.0.0.1:8000/bills",
+        fields=[{"name": n, "value": v} for n, v in fields],  # type: ignore[misc]
+    )
+    assert policy.submission(sub).outcome == "approved"
+    shown = {f.name: f.note for f in human.requests[0].fields}
+    assert shown["number"] and "read by OCR" in shown["number"] and "SCAN_0001.pdf" in shown["number"]
+    assert shown["total"] and shown["date"]
+    assert shown["vendor"] is None and shown["other_total"] is None and shown["qty"] is None
+    assert "⚠ read by OCR" in describe_request(human.requests[0])
+    assert policy.read_only_copy().flaggers is policy.flaggers

@@ -34,6 +34,7 @@ from taskcrew.tools.documents.models import (
     Unreadable,
     size_text,
 )
+from taskcrew.tools.documents.provenance import OcrProvenance
 from taskcrew.tools.documents.worker import ParseWorker, shared_worker
 
 
@@ -70,6 +71,7 @@ class SandboxFiles:
         self.max_entries = max_entries
         self.worker = worker or shared_worker()
         self._cache: OrderedDict[tuple[str, int, int], FileContent | FileAccessError] = OrderedDict()
+        self.provenance = OcrProvenance()  # what was read by OCR: flags those values in approvals
         self.parses = 0  # how many times a file was actually parsed (the cache's effect, for tests)
 
     # -------------------------------------------------------------------- tool-facing methods
@@ -119,6 +121,8 @@ class SandboxFiles:
     def read(self, path: str, offset: int = 0) -> FileContent:
         target = self._existing_file(path)
         content = self._parsed(target, path)
+        if content.ocr:
+            self.provenance.record(content)
         return content.model_copy(update={"offset": max(0, offset), "max_chars": self.max_chars})
 
     def search(self, query: str, folder: str = ".") -> SearchResult:
