@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 OCR_DPI = 300
 MIN_WORD_CONFIDENCE = 30  # words tesseract is less sure of are usually specks of dust
 OCR_TIMEOUT_S = 60
+TARGET_WIDTH = 2400  # pixels across an A4 page that tesseract reads best (measured: see bench)
+PAGE_SEGMENTATION = "4"  # one column of lines: keeps "Invoice No.  SF-0098" on one line
 
 
 class OcrUnavailable(Unreadable):
@@ -65,9 +67,10 @@ def prepare(image: Image) -> Image:
         background.paste(rgba, mask=rgba.getchannel("A"))
         image = background
     grey = image.convert("L")
-    if grey.width < 1200:
-        factor = min(4, max(2, 1600 // max(1, grey.width)))
-        grey = grey.resize((grey.width * factor, grey.height * factor), PILImage.Resampling.LANCZOS)
+    if grey.width < TARGET_WIDTH * 0.8:  # a 150 dpi scan or a small photo: scale towards ~290 dpi A4
+        factor = min(4.0, TARGET_WIDTH / max(1, grey.width))
+        size = (round(grey.width * factor), round(grey.height * factor))
+        grey = grey.resize(size, PILImage.Resampling.LANCZOS)
     return grey
 
 
@@ -80,7 +83,7 @@ def ocr_image(image: Image) -> OcrText:
     prepare(image).save(buffer, format="PNG")
     try:
         done = subprocess.run(
-            [exe, "stdin", "stdout", "-l", languages(), "--psm", "3", "tsv"],
+            [exe, "stdin", "stdout", "-l", languages(), "--psm", PAGE_SEGMENTATION, "tsv"],
             input=buffer.getvalue(),
             capture_output=True,
             timeout=OCR_TIMEOUT_S,

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from taskcrew.tools.documents.limits import MAX_CHARS, MAX_OCR_PAGES, MAX_PAGES
-from taskcrew.tools.documents.models import NO_TEXT_LAYER, PageText, Unreadable, tidy
+from taskcrew.tools.documents.models import NO_TEXT_LAYER, OcrText, PageText, Unreadable, tidy
 from taskcrew.tools.documents.ocr import OCR_DPI, OcrUnavailable, ocr_image
 
 MIN_IMAGE_SIDE = 120  # pixels; smaller images are logos, rules and specks, not text
@@ -161,7 +161,7 @@ def _ocr_pages(data: bytes, reader: Any, pages: list[PageText], name: str) -> No
         done += 1
         try:
             if page.text.strip():
-                _ocr_regions(reader.pages[page.number - 1], page)
+                _ocr_regions(data, page)
             else:
                 result = ocr_image(_render(data, page.number - 1))
                 if result.text:
@@ -176,28 +176,53 @@ def _ocr_pages(data: bytes, reader: Any, pages: list[PageText], name: str) -> No
             page.notes = [*page.notes, str(exc)]
 
 
-def _ocr_regions(pdf_page: Any, page: PageText) -> None:
-    texts, confidences = [], []
-    for image in pdf_page.images:
-        pil = image.image
-        if pil is None or min(pil.size) < MIN_IMAGE_SIDE:
-            continue
-        result = ocr_image(pil)
+def _ocr_regions(data: bytes, page: PageText) -> None:
+    """OCR each large picture on a page with a text layer; pictures in the upper half of the page
+    go before the text, the others after it (reading order)."""
+    before: list[str] = []
+    after: list[str] = []
+    confidences: list[float] = []
+    for image, top_share in _page_images(data, page.number - 1):
+        result = ocr_image(image)
         if result.text:
-            texts.append(result.text)
+            (before if top_share < 0.5 else after).append(result.text)
             confidences.append(result.confidence)
-    if texts:
-        mean = sum(confidences) / len(confidences)
-        block = "\n\n".join(texts)
-        from taskcrew.tools.documents.models import OcrText
-
-        page.text += "\n\n" + OcrText(text=block, confidence=mean).marked(
-            f"{len(texts)} image region(s) on this page"
-        )
-        page.ocr, page.ocr_confidence = True, mean
-        page.notes = []
-    else:
+    if not confidences:
         page.notes = ["this page also has image(s) in which OCR found no text"]
+        return
+    mean = sum(confidences) / len(confidences)
+    regions = len(confidences)
+
+    def marked(texts: list[str]) -> str:
+        what = f"{regions} image region(s) on this page"
+        return OcrText(text="\n\n".join(texts), confidence=mean).marked(what)
+
+    parts = [marked(before)] if before else []
+    parts.append(page.text)
+    if after:
+        parts.append(marked(after))
+    page.text = "\n\n".join(parts)
+    page.ocr, page.ocr_confidence, page.notes = True, mean, []
+
+
+def _page_images(data: bytes, index: int) -> list[tuple[Any, float]]:
+    """The page's large images as PIL images, with how far down the page each starts (0 top, 1 bottom)."""
+    import pypdfium2 as pdfium
+
+    document = pdfium.PdfDocument(data)
+    try:
+        page = document[index]
+        height = page.get_size()[1] or 1
+        found = []
+        for obj in page.get_objects(filter=[pdfium.raw.FPDF_PAGEOBJ_IMAGE], max_depth=3):
+            width_px, height_px = obj.get_px_size()
+            if min(width_px, height_px) < MIN_IMAGE_SIDE:
+                continue
+            top = obj.get_bounds()[3]
+            found.append((obj.get_bitmap(render=False).to_pil(), max(0.0, (height - top) / height)))
+        return found
+    finally:
+        document.close()
 
 
 def _render(data: bytes, index: int) -> Any:
