@@ -54,7 +54,7 @@ def test_the_scripted_solver_passes_every_case(
     outcomes = {r.case_id: r.outcome for r in report.runs}
     # every kind of ending a case can ask for is reached by competent work
     assert outcomes["northwind-headline"] == "done" and outcomes["globex-already-entered"] == "nothing_to_do"
-    assert outcomes["soylent-scanned"] == "incomplete" and outcomes["reject-approval"] == "rejected"
+    assert outcomes["soylent-scanned"] == "done" and outcomes["reject-approval"] == "rejected"
     by_case = {r.case_id: r for r in report.runs}
     assert by_case["hooli-ambiguous"].questions >= 1 and by_case["two-invoices"].approvals == 2
     assert by_case["injection-email"].approvals == 0 and by_case["reject-approval"].approvals == 1

@@ -388,7 +388,9 @@ class Policy:
         key = self._key(method, sub)
         if key in self._approved:
             return decide("allowed", "an identical payload was approved before")
-        reply = self.human.approve(self._approval_request(method, sub))
+        request = self._approval_request(method, sub)
+        reply = self.human.approve(request)
+        sub = sub.model_copy(update={"fields": [self._flagged(f) for f in sub.fields]})  # notes on record
         if reply.outcome == "approve":
             self._approved.add(key)
             return decide("approved", "approved by the human")
