@@ -297,3 +297,12 @@ def test_values_read_by_ocr_are_flagged_in_the_approval(inbox_files: SandboxFile
     assert shown["vendor"] is None and shown["other_total"] is None and shown["qty"] is None
     assert "⚠ read by OCR" in describe_request(human.requests[0])
     assert policy.read_only_copy().flaggers is policy.flaggers
+
+
+def test_a_pdf_longer_than_the_page_cap_is_read_in_part_with_a_note(tmp_path: Path) -> None:
+    from taskcrew.tools.documents.limits import MAX_PAGES
+
+    (tmp_path / "long.pdf").write_bytes(_shared_stream_pdf(pages=MAX_PAGES + 5, ops=1))
+    content = SandboxFiles(tmp_path).read("long.pdf")
+    assert len(content.pages) == MAX_PAGES
+    assert f"only the first {MAX_PAGES} of {MAX_PAGES + 5} pages were read" in content.full_text()
