@@ -306,3 +306,13 @@ def test_a_pdf_longer_than_the_page_cap_is_read_in_part_with_a_note(tmp_path: Pa
     content = SandboxFiles(tmp_path).read("long.pdf")
     assert len(content.pages) == MAX_PAGES
     assert f"only the first {MAX_PAGES} of {MAX_PAGES + 5} pages were read" in content.full_text()
+
+
+def test_an_icon_is_not_sent_to_ocr_and_says_why(tmp_path: Path) -> None:
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (16, 16), "white").save(buffer, format="PNG")
+    (tmp_path / "icon.png").write_bytes(buffer.getvalue())
+    error = SandboxFiles(tmp_path).read_file("icon.png").error or ""
+    assert "small picture" in error and "do not guess" in error

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import io
+import time
 
-from taskcrew.tools.documents.limits import MAX_OCR_PAGES
+from taskcrew.tools.documents.limits import MAX_OCR_PAGES, OCR_BUDGET_S
 from taskcrew.tools.documents.models import PageText, Unreadable
 from taskcrew.tools.documents.ocr import ocr_image
 
+MIN_SIDE = 32  # pixels; smaller is an icon, not a document
 MAX_PIXELS = 60_000_000  # a 600 dpi A3 page; bigger is a decompression bomb, not a document
 
 
@@ -21,12 +23,22 @@ def read_image_pages(data: bytes, name: str) -> list[PageText]:
     except (UnidentifiedImageError, Image.DecompressionBombError, OSError, ValueError) as exc:
         raise Unreadable(f"{name}: not a readable image ({type(exc).__name__}); ask a human") from exc
     pages: list[PageText] = []
+    started = time.monotonic()
     for index in range(min(frames, MAX_OCR_PAGES)):
+        if pages and time.monotonic() - started > OCR_BUDGET_S:
+            pages[-1].notes.append(
+                f"frames {index + 1}-{frames} not read: {OCR_BUDGET_S:.0f} s of OCR per file"
+            )
+            break
         try:
             image.seek(index)
             image.load()
         except (OSError, ValueError, Image.DecompressionBombError) as exc:
             raise Unreadable(f"{name}: damaged image ({type(exc).__name__}); ask for a new copy") from exc
+        if min(image.size) < MIN_SIDE:
+            small = f"a small picture ({image.width}×{image.height} px: a logo or icon); no text read"
+            pages.append(PageText(number=index + 1, text="", notes=[small]))
+            continue
         result = ocr_image(image)
         page = PageText(number=index + 1, text="", ocr=True, ocr_confidence=result.confidence)
         if result.text:
@@ -37,7 +49,6 @@ def read_image_pages(data: bytes, name: str) -> list[PageText]:
     if frames > MAX_OCR_PAGES:
         pages[-1].notes.append(f"only the first {MAX_OCR_PAGES} of {frames} frames were read")
     if not any(p.text for p in pages):
-        raise Unreadable(
-            f"{name}: an image with no text OCR could read; do not guess its contents; ask a human"
-        )
+        why = "; ".join(dict.fromkeys(n for p in pages for n in p.notes)) or "OCR found no text"
+        raise Unreadable(f"{name}: no text OCR could read ({why}); do not guess its contents; ask a human")
     return pages

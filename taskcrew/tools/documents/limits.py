@@ -12,3 +12,4 @@ MAX_CHARS = 2_000_000  # text kept per document
 PARSE_TIMEOUT_S = float(os.environ.get("TASKCREW_PARSE_TIMEOUT_S", "45"))
 PARSE_MEMORY_BYTES = int(float(os.environ.get("TASKCREW_PARSE_MEMORY_MB", "1536")) * 1024 * 1024)
 CACHE_ENTRIES = 256
+OCR_BUDGET_S = PARSE_TIMEOUT_S * 0.6  # OCR stops starting pages after this, so the parse still answers

@@ -13,10 +13,11 @@ import io
 import itertools
 import logging
 import re
+import time
 from collections.abc import Iterator
 from typing import Any
 
-from taskcrew.tools.documents.limits import MAX_CHARS, MAX_OCR_PAGES, MAX_PAGES
+from taskcrew.tools.documents.limits import MAX_CHARS, MAX_OCR_PAGES, MAX_PAGES, OCR_BUDGET_S
 from taskcrew.tools.documents.models import NO_TEXT_LAYER, OcrText, PageText, Unreadable, tidy
 from taskcrew.tools.documents.ocr import OCR_DPI, OcrUnavailable, ocr_image
 
@@ -152,11 +153,11 @@ def _images(page: Any) -> list[tuple[int, int]]:
 def _ocr_pages(data: bytes, reader: Any, pages: list[PageText], name: str) -> None:
     """Scanned pages: OCR the rendered page. Mixed pages: OCR each large image on it."""
     done = 0
+    started = time.monotonic()
     for page in pages:
-        if done >= MAX_OCR_PAGES:
-            page.notes.append(
-                f"not read by OCR: only {MAX_OCR_PAGES} pages are OCR'd per document; ask a human"
-            )
+        if done >= MAX_OCR_PAGES or time.monotonic() - started > OCR_BUDGET_S:
+            why = f"only {MAX_OCR_PAGES} pages" if done >= MAX_OCR_PAGES else f"{OCR_BUDGET_S:.0f} s of OCR"
+            page.notes.append(f"not read by OCR: {why} per document; ask a human about this page")
             continue
         done += 1
         try:
