@@ -135,19 +135,19 @@ def _lines(lines: list[str]) -> list[tuple[str, bool]]:
     return out
 
 
-def _heading(line: str) -> tuple[str, str] | None:
+def _heading(line: str, ocr: bool) -> tuple[str, str] | None:
     """(heading, issuer before it) when the line is a document title; OCR often joins the two."""
     if line.upper() in INVOICE_HEADINGS + OTHER_HEADINGS:
         return line, ""
     for title in sorted(INVOICE_HEADINGS + OTHER_HEADINGS, key=len, reverse=True):
-        if len(line) < 80 and line.endswith(" " + title):
+        if ocr and len(line) < 80 and line.endswith(" " + title):
             return title, line[: -len(title)].strip()
     return None
 
 
 def _read(path: str, lines: list[str], forwarded: bool) -> PrintedDocument | None:
     marked = _lines(lines)
-    found = next(((i, h) for i, (line, _) in enumerate(marked) if (h := _heading(line))), None)
+    found = next(((i, h) for i, (line, ocr) in enumerate(marked) if (h := _heading(line, ocr))), None)
     if found is None:
         return None
     index, (heading, issuer) = found
