@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import os
 import random
-import time
 import zlib
 from pathlib import Path
 
@@ -175,16 +174,13 @@ def test_a_parse_past_its_time_limit_is_too_complex_and_remembered(tmp_path: Pat
     worker = ParseWorker(timeout_s=2)
     files = SandboxFiles(tmp_path, worker=worker)
     try:
-        started = time.monotonic()
         result = files.read_file("bomb.pdf")
-        assert time.monotonic() - started < 10
         assert not result.ok and "too complex to read" in (result.error or "")
+        assert "longer than 2 s" in (result.error or "")
         assert files.read_file("ok.txt").ok  # the worker came back after the kill
-        started = time.monotonic()
         found = files.search("BC-1")
-        assert time.monotonic() - started < 1.5  # the bad PDF is remembered, not parsed again
         assert found.hits and any("too complex" in u for u in found.unreadable)
-        assert files.parses == 2
+        assert files.parses == 2  # the bad PDF is remembered, not parsed again by the search
     finally:
         worker.close()
 
