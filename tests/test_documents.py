@@ -105,17 +105,21 @@ def test_garbage_and_empty_files_are_refused(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------------- OCR
 
 
-def test_image_invoice_is_read_by_ocr_with_confidence(tmp_path: Path) -> None:
+@pytest.mark.parametrize("fmt", ["PNG", "TIFF"])
+def test_image_invoice_is_read_by_ocr_with_confidence(tmp_path: Path, fmt: str) -> None:
     image = _raster(_fpdf_page(_invoice_lines(), size=14))
     buffer = io.BytesIO()
-    image.save(buffer, format="PNG")  # type: ignore[attr-defined]
-    (tmp_path / "invoice.png").write_bytes(buffer.getvalue())
-    content = SandboxFiles(tmp_path).read("invoice.png")
+    image.save(buffer, format=fmt)  # type: ignore[attr-defined]
+    name = f"invoice.{fmt.lower()}"
+    (tmp_path / name).write_bytes(buffer.getvalue())
+    files = SandboxFiles(tmp_path)
+    content = files.read(name)
     assert content.kind == "image" and content.ocr
     page = content.pages[0]
     assert page.ocr_confidence is not None and page.ocr_confidence > 60
     text = content.render()
     assert "[read by OCR" in text and "BC-7731" in text and "4,812.75" in text
+    assert any("(read by OCR)" in hit.location for hit in files.search("BC-7731").hits)
 
 
 def test_mixed_page_reads_its_image_region_and_marks_it(tmp_path: Path) -> None:

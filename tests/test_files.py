@@ -289,11 +289,15 @@ def test_scanned_pdf_without_an_ocr_engine_says_so(
     monkeypatch.setenv("TASKCREW_TESSERACT", "no-such-ocr-program")
     worker = ParseWorker()  # a fresh child sees the environment without tesseract
     try:
-        result = SandboxFiles(inbox_files.root, worker=worker).read_file("scans/SCAN_0001.pdf")
+        files = SandboxFiles(inbox_files.root, worker=worker)
+        result = files.read_file("scans/SCAN_0001.pdf")
+        photo = files.read_file("scans/IMG_20260926_0931.jpg")
     finally:
         worker.close()
     assert not result.ok and result.error
     assert NO_TEXT_LAYER in result.error and "apt-get install tesseract-ocr" in result.error
+    assert not photo.ok and photo.error and photo.error.startswith("scans/IMG_20260926_0931.jpg: an image;")
+    assert "OCR is not available" in photo.error
 
 
 def test_scanned_attachment_inside_an_email(scratch_inbox: Path) -> None:

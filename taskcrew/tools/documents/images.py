@@ -7,7 +7,7 @@ import time
 
 from taskcrew.tools.documents.limits import MAX_OCR_PAGES, OCR_BUDGET_S
 from taskcrew.tools.documents.models import PageText, Unreadable
-from taskcrew.tools.documents.ocr import ocr_image
+from taskcrew.tools.documents.ocr import OcrUnavailable, ocr_image
 
 MIN_SIDE = 32  # pixels; smaller is an icon, not a document
 MAX_PIXELS = 60_000_000  # a 600 dpi A3 page; bigger is a decompression bomb, not a document
@@ -39,7 +39,10 @@ def read_image_pages(data: bytes, name: str) -> list[PageText]:
             small = f"a small picture ({image.width}×{image.height} px: a logo or icon); no text read"
             pages.append(PageText(number=index + 1, text="", notes=[small]))
             continue
-        result = ocr_image(image)
+        try:
+            result = ocr_image(image)
+        except OcrUnavailable as exc:
+            raise OcrUnavailable(f"{name}: an image; {exc}") from None
         page = PageText(number=index + 1, text="", ocr=True, ocr_confidence=result.confidence)
         if result.text:
             page.text = result.marked("the whole image")

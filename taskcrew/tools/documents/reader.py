@@ -302,7 +302,7 @@ def _nonblocking_opener(path: str, flags: int) -> int:
 def _units(content: FileContent) -> Iterator[tuple[str, str]]:
     if content.paged:
         for page in content.pages:
-            yield f"page {page.number}", page.text
+            yield f"page {page.number}{' (read by OCR)' if page.ocr else ''}", page.text
     elif content.email is not None:
         yield from _email_units(content.email, "")
     else:
@@ -316,7 +316,7 @@ def _email_units(email: EmailContent, prefix: str) -> Iterator[tuple[str, str]]:
     for att in email.attachments:
         where = f"{prefix}attachment {att.name}"
         for page in att.pages:
-            yield f"{where} page {page.number}", page.text
+            yield f"{where} page {page.number}{' (read by OCR)' if page.ocr else ''}", page.text
         if att.text:
             yield where, att.text
         if att.email:
