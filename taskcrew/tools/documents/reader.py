@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 from taskcrew.tools.base import ToolResult
 from taskcrew.tools.documents.confine import confine
 from taskcrew.tools.documents.formats import KNOWN, file_kind
-from taskcrew.tools.documents.limits import CACHE_ENTRIES, MAX_FILE_BYTES
+from taskcrew.tools.documents.limits import CACHE_CHARS, CACHE_ENTRIES, MAX_FILE_BYTES
 from taskcrew.tools.documents.mail import email_summary
 from taskcrew.tools.documents.models import (
     NO_TEXT_LAYER,
@@ -72,6 +72,7 @@ class SandboxFiles:
         self.worker = worker or shared_worker()
         self._cache: OrderedDict[tuple[str, int, int], FileContent | FileAccessError] = OrderedDict()
         self.provenance = OcrProvenance()  # what was read by OCR: flags those values in approvals
+        self._sizes: dict[tuple[str, int, int], int] = {}
         self.parses = 0  # how many times a file was actually parsed (the cache's effect, for tests)
 
     # -------------------------------------------------------------------- tool-facing methods
@@ -181,8 +182,12 @@ class SandboxFiles:
         except FileAccessError as exc:
             result = exc
         self._cache[key] = result
-        while len(self._cache) > CACHE_ENTRIES:
-            self._cache.popitem(last=False)
+        self._sizes[key] = len(result.full_text()) if isinstance(result, FileContent) else 0
+        while len(self._cache) > 1 and (
+            len(self._cache) > CACHE_ENTRIES or sum(self._sizes.values()) > CACHE_CHARS
+        ):
+            oldest, _ = self._cache.popitem(last=False)
+            self._sizes.pop(oldest, None)
         if isinstance(result, FileAccessError):
             raise result
         return result
