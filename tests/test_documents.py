@@ -316,3 +316,12 @@ def test_an_icon_is_not_sent_to_ocr_and_says_why(tmp_path: Path) -> None:
     (tmp_path / "icon.png").write_bytes(buffer.getvalue())
     error = SandboxFiles(tmp_path).read_file("icon.png").error or ""
     assert "small picture" in error and "do not guess" in error
+
+
+def test_a_photo_taken_sideways_is_turned_before_it_is_read(tmp_path: Path) -> None:
+    image = _raster(_fpdf_page(_invoice_lines(), size=14))
+    buffer = io.BytesIO()
+    image.rotate(90, expand=True).save(buffer, format="PNG")  # type: ignore[attr-defined]
+    (tmp_path / "sideways.png").write_bytes(buffer.getvalue())
+    text = SandboxFiles(tmp_path).read("sideways.png").full_text()
+    assert "BC-7731" in text and "4,812.75" in text

@@ -23,6 +23,7 @@ OCR_DPI = 300
 MIN_WORD_CONFIDENCE = 30  # words tesseract is less sure of are usually specks of dust
 OCR_TIMEOUT_S = 60
 TARGET_WIDTH = 2400  # pixels across an A4 page that tesseract reads best (measured: see bench)
+WEAK_CONFIDENCE, WEAK_WORDS = 70, 8  # below either: check the page's orientation and try again
 PAGE_SEGMENTATION = "4"  # one column of lines: keeps "Invoice No.  SF-0098" on one line
 
 
@@ -79,11 +80,29 @@ def ocr_image(image: Image) -> OcrText:
     exe = tesseract_path()
     if exe is None:
         raise OcrUnavailable(INSTALL_HINT)
+    page = prepare(image)
+    result = parse_tsv(_tesseract(exe, page, ["-l", languages(), "--psm", PAGE_SEGMENTATION, "tsv"]))
+    if result.confidence < WEAK_CONFIDENCE or result.words < WEAK_WORDS:
+        turn = _orientation(exe, page)  # a page photographed sideways or upside down
+        if turn:
+            turned = parse_tsv(
+                _tesseract(
+                    exe,
+                    page.rotate(-turn, expand=True),
+                    ["-l", languages(), "--psm", PAGE_SEGMENTATION, "tsv"],
+                )
+            )
+            if turned.words * turned.confidence > result.words * result.confidence:
+                result = turned
+    return result
+
+
+def _tesseract(exe: str, image: Image, args: list[str]) -> str:
     buffer = io.BytesIO()
-    prepare(image).save(buffer, format="PNG")
+    image.save(buffer, format="PNG")
     try:
         done = subprocess.run(
-            [exe, "stdin", "stdout", "-l", languages(), "--psm", PAGE_SEGMENTATION, "tsv"],
+            [exe, "stdin", "stdout", *args],
             input=buffer.getvalue(),
             capture_output=True,
             timeout=OCR_TIMEOUT_S,
@@ -93,7 +112,21 @@ def ocr_image(image: Image) -> OcrText:
     if done.returncode != 0:
         why = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["unknown error"]
         raise Unreadable(f"OCR failed ({why[0][:200]}); ask a human to read it")
-    return parse_tsv(done.stdout.decode("utf-8", "replace"))
+    return done.stdout.decode("utf-8", "replace")
+
+
+def _orientation(exe: str, image: Image) -> int:
+    """Degrees (0, 90, 180, 270) tesseract's orientation detection says the page must turn; 0 if unsure."""
+    try:
+        report = _tesseract(exe, image, ["--psm", "0"])
+    except Unreadable:  # no 'osd' data, or too little text to tell
+        return 0
+    fields = dict(line.split(":", 1) for line in report.splitlines() if ":" in line)
+    try:
+        turn, confidence = int(fields.get("Rotate", "0")), float(fields.get("Orientation confidence", "0"))
+    except ValueError:
+        return 0
+    return turn if confidence >= 1.0 else 0
 
 
 def parse_tsv(tsv: str) -> OcrText:
