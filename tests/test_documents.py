@@ -173,7 +173,7 @@ def _shared_stream_pdf(pages: int, ops: int) -> bytes:
 
 
 def test_a_parse_past_its_time_limit_is_too_complex_and_remembered(tmp_path: Path) -> None:
-    (tmp_path / "bomb.pdf").write_bytes(_shared_stream_pdf(pages=300, ops=20000))
+    (tmp_path / "bomb.pdf").write_bytes(_shared_stream_pdf(pages=1, ops=400_000))  # one very slow page
     (tmp_path / "ok.txt").write_text("invoice BC-1 is fine\n", encoding="utf-8")
     worker = ParseWorker(timeout_s=2)
     files = SandboxFiles(tmp_path, worker=worker)
@@ -187,6 +187,18 @@ def test_a_parse_past_its_time_limit_is_too_complex_and_remembered(tmp_path: Pat
         assert files.parses == 2  # the bad PDF is remembered, not parsed again by the search
     finally:
         worker.close()
+
+
+def test_a_pdf_too_slow_to_parse_is_read_in_part_before_the_limit(tmp_path: Path) -> None:
+    # every page re-reads one shared stream: each is slow, so reading stops at half the time limit
+    (tmp_path / "slow.pdf").write_bytes(_shared_stream_pdf(pages=300, ops=4000))
+    worker = ParseWorker(timeout_s=4)
+    try:
+        content = SandboxFiles(tmp_path, worker=worker).read("slow.pdf")
+    finally:
+        worker.close()
+    assert 1 <= len(content.pages) < 300
+    assert "the pages are too slow to parse" in content.full_text()
 
 
 def test_a_parse_past_its_memory_limit_is_too_complex(tmp_path: Path) -> None:

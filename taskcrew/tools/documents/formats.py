@@ -38,8 +38,15 @@ def file_kind(name: str) -> FileKind:
     return EXTENSION_KINDS.get(PurePosixPath(name).suffix.lower(), "other")
 
 
-def parse_bytes(data: bytes, name: str, kind: FileKind) -> FileContent:
-    """Parse a document's bytes in this process (the worker calls this under its limits)."""
+def parse_bytes(data: bytes, name: str, kind: FileKind, *, nested: bool = False) -> FileContent:
+    """Parse a document's bytes in this process (the worker calls this under its limits).
+
+    ``nested``: an attachment of a document being parsed (it shares the document's time budget).
+    """
+    from taskcrew.tools.documents import limits
+
+    if not nested:
+        limits.start_parse()
     content = FileContent(path=name, kind=kind, size=len(data))
     if kind == "pdf":
         from taskcrew.tools.documents.pdf import read_pdf_pages

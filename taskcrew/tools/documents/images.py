@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import io
-import time
 
-from taskcrew.tools.documents.limits import MAX_OCR_PAGES, OCR_BUDGET_S
+from taskcrew.tools.documents import limits
+from taskcrew.tools.documents.limits import MAX_OCR_PAGES
 from taskcrew.tools.documents.models import PageText, Unreadable
 from taskcrew.tools.documents.ocr import OcrUnavailable, ocr_image
 
@@ -23,12 +23,9 @@ def read_image_pages(data: bytes, name: str) -> list[PageText]:
     except (UnidentifiedImageError, Image.DecompressionBombError, OSError, ValueError) as exc:
         raise Unreadable(f"{name}: not a readable image ({type(exc).__name__}); ask a human") from exc
     pages: list[PageText] = []
-    started = time.monotonic()
     for index in range(min(frames, MAX_OCR_PAGES)):
-        if pages and time.monotonic() - started > OCR_BUDGET_S:
-            pages[-1].notes.append(
-                f"frames {index + 1}-{frames} not read: {OCR_BUDGET_S:.0f} s of OCR per file"
-            )
+        if pages and limits.past(limits.OCR_SHARE):
+            pages[-1].notes.append(f"frames {index + 1}-{frames} not read: the time for OCR is used up")
             break
         try:
             image.seek(index)

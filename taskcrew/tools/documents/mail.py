@@ -166,7 +166,7 @@ def _attachment(part: EmailMessage, email_name: str, depth: int) -> AttachmentCo
         att.error = f"{ctype} attachment; this reader does not open it"
         return att
     try:
-        content = parse_bytes(data, where, kind)
+        content = parse_bytes(data, where, kind, nested=True)
         att.pages, att.text = content.pages, content.text
     except Unreadable as exc:
         att.error = str(exc)

@@ -13,11 +13,11 @@ import io
 import itertools
 import logging
 import re
-import time
 from collections.abc import Iterator
 from typing import Any
 
-from taskcrew.tools.documents.limits import MAX_CHARS, MAX_OCR_PAGES, MAX_PAGES, OCR_BUDGET_S
+from taskcrew.tools.documents import limits
+from taskcrew.tools.documents.limits import MAX_CHARS, MAX_OCR_PAGES, MAX_PAGES
 from taskcrew.tools.documents.models import NO_TEXT_LAYER, OcrText, PageText, Unreadable, tidy
 from taskcrew.tools.documents.ocr import OCR_DPI, OcrUnavailable, ocr_image
 
@@ -57,6 +57,12 @@ def read_pdf_pages(data: bytes, name: str, *, ocr: bool = True) -> list[PageText
                 page_text.notes = _image_notes(page, bool(page_text.text.strip()))
                 pages.append(page_text)
                 used += len(page_text.text)
+                if index + 1 < min(count, MAX_PAGES) and limits.past(limits.TEXT_SHARE):
+                    pages[-1].notes.append(
+                        f"reading stopped after page {index + 1} of {count}: the pages are too slow to parse "
+                        f"(over {limits.budget_s(limits.TEXT_SHARE):.0f} s); ask a human which part matters"
+                    )
+                    break
                 if used > MAX_CHARS:
                     pages[-1].notes.append(
                         f"reading stopped after page {index + 1} of {count}: the text exceeds "
@@ -153,10 +159,9 @@ def _images(page: Any) -> list[tuple[int, int]]:
 def _ocr_pages(data: bytes, reader: Any, pages: list[PageText], name: str) -> None:
     """Scanned pages: OCR the rendered page. Mixed pages: OCR each large image on it."""
     done = 0
-    started = time.monotonic()
     for page in pages:
-        if done >= MAX_OCR_PAGES or time.monotonic() - started > OCR_BUDGET_S:
-            why = f"only {MAX_OCR_PAGES} pages" if done >= MAX_OCR_PAGES else f"{OCR_BUDGET_S:.0f} s of OCR"
+        if done >= MAX_OCR_PAGES or limits.past(limits.OCR_SHARE):
+            why = f"only {MAX_OCR_PAGES} pages" if done >= MAX_OCR_PAGES else "the time for OCR is used up"
             page.notes.append(f"not read by OCR: {why} per document; ask a human about this page")
             continue
         done += 1

@@ -67,7 +67,13 @@ class ParseWorker:
     def _child(self) -> subprocess.Popen[bytes]:
         if self._proc is None or self._proc.poll() is not None:
             self._proc = subprocess.Popen(
-                [sys.executable, "-m", "taskcrew.tools.documents.worker", str(self.memory_bytes)],
+                [
+                    sys.executable,
+                    "-m",
+                    "taskcrew.tools.documents.worker",
+                    str(self.memory_bytes),
+                    str(self.timeout_s),
+                ],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
@@ -124,9 +130,10 @@ def shared_worker() -> ParseWorker:
     return _shared
 
 
-def _serve(memory_bytes: int) -> None:  # pragma: no cover - runs in the child
+def _serve(memory_bytes: int, timeout_s: float) -> None:  # pragma: no cover - runs in the child
     import resource
 
+    from taskcrew.tools.documents import limits
     from taskcrew.tools.documents.formats import parse_bytes
 
     with contextlib.suppress(ValueError, OSError):
@@ -138,6 +145,7 @@ def _serve(memory_bytes: int) -> None:  # pragma: no cover - runs in the child
         if len(header) < _HEADER.size:
             return
         data, name, kind = pickle.loads(stdin.read(_HEADER.unpack(header)[0]))
+        limits.start_parse(timeout_s)
         try:
             reply: tuple[str, object] = ("ok", parse_bytes(data, name, kind))
         except MemoryError:
@@ -155,4 +163,4 @@ def _serve(memory_bytes: int) -> None:  # pragma: no cover - runs in the child
 
 
 if __name__ == "__main__":  # pragma: no cover
-    _serve(int(sys.argv[1]))
+    _serve(int(sys.argv[1]), float(sys.argv[2]))
