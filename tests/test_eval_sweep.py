@@ -80,6 +80,11 @@ def test_each_run_left_its_report_and_trace(
     trace = (headline / "trace.jsonl").read_text(encoding="utf-8")
     assert "HTTP 503" in trace and "session has expired" in trace  # the case's chaos really happened
     assert "demo123" not in trace
+    # the scan's values were read by OCR, and the person approving was told so
+    scanned = Path(next(r.run_dir for r in report.runs if r.case_id == "soylent-scanned") or "")
+    events = [json.loads(line) for line in (scanned / "trace.jsonl").read_text(encoding="utf-8").splitlines()]
+    flags = [e.get("flags", {}) for e in events if e["kind"] == "approval"]
+    assert flags and all("read by OCR" in flags[0].get(name, "") for name in ("invoice_number", "amount"))
 
 
 @pytest.mark.timeout(SWEEP_TIMEOUT)
