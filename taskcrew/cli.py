@@ -169,7 +169,9 @@ def audit(
 
 @erp_app.command("serve")
 def erp_serve(
-    port: Annotated[int, typer.Option(help="TCP port on 127.0.0.1 (0 picks a free one).")] = 8800,
+    port: Annotated[
+        int, typer.Option(min=0, max=65535, help="TCP port on 127.0.0.1 (0 picks a free one).")
+    ] = 8800,
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
     db: Annotated[Path | None, typer.Option(help="SQLite file (default: under TASKCREW_HOME).")] = None,
     chaos: Annotated[bool, typer.Option("--chaos/--no-chaos", help="Inject real-world faults.")] = True,
@@ -204,7 +206,7 @@ def erp_serve(
 
 @intranet_app.command("serve")
 def intranet_serve(
-    port: Annotated[int, typer.Option(help="TCP port on 127.0.0.1.")] = 8801,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="TCP port on 127.0.0.1.")] = 8801,
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
     pages: Annotated[
         Path | None, typer.Option(help="Folder of page files (default: the built-in site).")
@@ -330,8 +332,14 @@ def eval_sweep(
         ),
     ] = None,
     cases: Annotated[
-        str | None, typer.Option("--cases", help="Only cases whose id contains this or matches this glob.")
+        str | None,
+        typer.Option(
+            "--cases", help="Only these cases: comma-separated ids, substrings or globs (a,b,inv*)."
+        ),
     ] = None,
+    list_cases: Annotated[
+        bool, typer.Option("--list", help="List the cases (those --cases selects) and exit.")
+    ] = False,
     repeats: Annotated[
         int, typer.Option(min=1, max=100, help="Runs per model and case (pass^k up to k).")
     ] = 1,
@@ -352,6 +360,10 @@ def eval_sweep(
 
     load_dotenv_once()
     paths = Paths.from_env()
+    if list_cases:
+        from taskcrew.eval.listing import print_cases
+
+        raise typer.Exit(print_cases(cases))
     quiet_crewai_env(paths.crewai_storage)
     names = [m.strip() for m in (models or os.environ.get("TASKCREW_MODEL", "")).split(",") if m.strip()]
     if not names:
@@ -364,6 +376,7 @@ def eval_sweep(
 
     from taskcrew.eval.console import SweepProgress, print_totals
     from taskcrew.eval.sweep import SweepError, SweepSettings, plan_sweep, run_sweep
+    from taskcrew.inputs import InputError, check_writable_dir
 
     console = Console(soft_wrap=True)
     settings = SweepSettings(
@@ -377,18 +390,23 @@ def eval_sweep(
         sandbox=paths.sandbox,
     )
     try:
+        check_writable_dir(out, "--out")
         plan = plan_sweep(settings)
         console.print(
             f"{len(plan.cases)} case(s) × {len(names)} model(s) × {repeats} repeat(s) = {len(plan.jobs)} run(s)"
         )
         with SweepProgress(console, total=len(plan.jobs)) as progress:
             report = run_sweep(settings, progress, plan)
-    except SweepError as exc:
+    except (SweepError, InputError) as exc:
         raise _user_error(str(exc), "`taskcrew eval --help` lists the options") from exc
     print_totals(report, console)
     console.print(f"results: {out / 'results.md'} and {out / 'results.json'}; runs under {out / 'runs'}")
     if all(r.error for r in report.runs):
         raise _user_error(f"no run could be carried out: {report.runs[0].error}")
+    failed = sum(not r.passed for r in report.runs)
+    if failed:
+        console.print(f"[red]{failed} of {len(report.runs)} run(s) failed their checks[/]")
+        raise typer.Exit(1)
 
 
 @runs_app.command("list")

@@ -105,16 +105,18 @@ def verifier_for(worker: str, chosen: str | None) -> str:
 
 def check_model(raw: str) -> None:
     """Fail before any run starts: the provider string, its API key, a scripted model's name."""
-    from taskcrew.crew.llm import ModelConfigError, ModelSpec, build_provider_llm
-    from taskcrew.eval.solvers import SCRIPTED_MODELS
+    from taskcrew.crew.modelspec import ModelConfigError, ModelSpec, check_credentials
 
     try:
         spec = ModelSpec.parse(raw)
-        if spec.provider != "scripted":
-            build_provider_llm(spec)
+        check_credentials(spec)  # no crewai import: this check is instant
     except ModelConfigError as exc:
         raise SweepError(str(exc)) from exc
-    if spec.provider == "scripted" and spec.name not in SCRIPTED_MODELS:
+    if spec.provider != "scripted":
+        return
+    from taskcrew.eval.solvers import SCRIPTED_MODELS
+
+    if spec.name not in SCRIPTED_MODELS:
         raise SweepError(f"unknown scripted model {raw!r}: the eval has {', '.join(SCRIPTED_MODELS)}")
 
 
