@@ -147,6 +147,17 @@ def check_prices() -> None:
         raise InputError(str(exc)) from exc
 
 
+def check_call_limits() -> None:
+    """TASKCREW_MODEL_CONNECT_TIMEOUT / _TIMEOUT / _RETRIES are numbers in range."""
+    from taskcrew.crew.calls import CallLimits
+    from taskcrew.crew.modelspec import ModelConfigError
+
+    try:
+        CallLimits.from_env()
+    except ModelConfigError as exc:
+        raise InputError(str(exc)) from exc
+
+
 def check_run(
     task: str,
     *,
@@ -166,4 +177,5 @@ def check_run(
     check_existing_dir(sandbox, "--sandbox")
     check_writable_dir(runs_dir, "--runs-dir")
     check_prices()
+    check_call_limits()
     return text
