@@ -122,6 +122,7 @@ def run(
     load_dotenv_once()
     quiet_crewai_env(Paths.from_env().crewai_storage)
     from taskcrew.crew.commands import run_command
+    from taskcrew.crew.stopping import EXIT_INTERRUPTED, exit_now
 
     place = _workplace(erp_url, intranet_url, sandbox, runs_dir, chaos, headed, slow_mo)
     place = place.model_copy(update={"web_search": web_search.value})
@@ -135,6 +136,8 @@ def run(
         max_steps=max_steps,
         console=Console(),
     )
+    if code == EXIT_INTERRUPTED:  # report written, browser closed: crewAI's threads must not hang us
+        exit_now(code)
     raise typer.Exit(code)
 
 
@@ -374,6 +377,7 @@ def eval_sweep(
         )
     from rich.console import Console
 
+    from taskcrew.crew.stopping import EXIT_INTERRUPTED, RunInterrupted, exit_now, signals_raise
     from taskcrew.eval.console import SweepProgress, print_totals
     from taskcrew.eval.sweep import SweepError, SweepSettings, plan_sweep, run_sweep
     from taskcrew.inputs import InputError, check_writable_dir
@@ -395,10 +399,13 @@ def eval_sweep(
         console.print(
             f"{len(plan.cases)} case(s) × {len(names)} model(s) × {repeats} repeat(s) = {len(plan.jobs)} run(s)"
         )
-        with SweepProgress(console, total=len(plan.jobs)) as progress:
+        with signals_raise(), SweepProgress(console, total=len(plan.jobs)) as progress:
             report = run_sweep(settings, progress, plan)
     except (SweepError, InputError) as exc:
         raise _user_error(str(exc), "`taskcrew eval --help` lists the options") from exc
+    except RunInterrupted as stop:  # temp folders are gone (finally clauses ran); results are not written
+        console.print(f"[red]interrupted[/]: {stop}; the finished runs are under {out / 'runs'}")
+        exit_now(EXIT_INTERRUPTED)
     print_totals(report, console)
     console.print(f"results: {out / 'results.md'} and {out / 'results.json'}; runs under {out / 'runs'}")
     if all(r.error for r in report.runs):

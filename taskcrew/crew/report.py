@@ -18,6 +18,7 @@ HEADLINES = {
     "not_verified": "Not verified: the independent check did not confirm the work",
     "rejected": "Rejected: a person declined the change, nothing was written",
     "error": "Error: the run could not proceed",
+    "interrupted": "Interrupted: stopped by a signal (Ctrl-C or SIGTERM) before the end; what was done is below",
 }
 
 

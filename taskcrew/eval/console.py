@@ -28,6 +28,7 @@ OUTCOME_STYLE = {
     "not_verified": "red",
     "rejected": "yellow",
     "error": "red",
+    "interrupted": "yellow",
     "unfinished": "dim",
 }
 
