@@ -108,19 +108,28 @@ def listen_overflows() -> int | None:
 
 
 def flow(url: str, n: int, chaos: bool) -> None:
-    """One user: log in, open the form, save a bill; with chaos, recover like the crew does."""
-    with httpx.Client(base_url=url, timeout=60) as client:
-        for _attempt in range(4 if chaos else 1):
-            token = csrf(client.get("/login").text)
+    """One user: log in, open the form, save a bill; with chaos, log in afresh and retry like the crew."""
+    status = 0
+    for _attempt in range(4 if chaos else 1):
+        with httpx.Client(base_url=url, timeout=60, follow_redirects=False) as client:
+            token = _token(client.get("/login").text)
             client.post("/login", data={"username": "demo", "password": "demo123", "csrf_token": token})
             form = client.get("/bills/new", follow_redirects=True)
             response = client.post("/bills/new", data={
-                "csrf_token": csrf(form.text), "vendor_id": "1", "invoice_number": f"C-{n}",
+                "csrf_token": _token(form.text), "vendor_id": "1", "invoice_number": f"C-{n}",
                 "amount": f"{100 + n}.00", "currency": "USD", "invoice_date": "2026-09-12", "due_date": "2026-10-12",
             })  # fmt: skip
-            if response.status_code == 303 and "/login" not in response.headers.get("location", ""):
+            status = response.status_code
+            if status == 303 and "/login" not in response.headers.get("location", ""):
                 return
-        raise RuntimeError(f"save answered {response.status_code}")
+    raise RuntimeError(f"save answered {status}")
+
+
+def _token(page: str) -> str:
+    match = re.search(r'name="csrf_token" value="([^"]+)"', page)
+    if match is None:
+        raise RuntimeError("no CSRF token on the page")
+    return match.group(1)
 
 
 def burst(folder: Path, clients: int, chaos: bool) -> None:

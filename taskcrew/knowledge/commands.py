@@ -11,13 +11,13 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from taskcrew.inputs import UserError, check_query
 from taskcrew.knowledge.bootstrap import open_store, seed_if_empty
 from taskcrew.knowledge.embedder import EmbedderUnavailable
-from taskcrew.knowledge.models import FileIngest, Ranking
+from taskcrew.knowledge.models import Ranking
 from taskcrew.knowledge.procedures import expand_paths
+from taskcrew.knowledge.progress import IngestProgress
 from taskcrew.knowledge.retrieval import clip
 from taskcrew.knowledge.store import KnowledgeStore
 
@@ -43,21 +43,8 @@ def ingest(paths: list[Path], directory: Path | None, console: Console) -> int:
         return FAILED
     try:
         store = _open(directory, console)
-        with Progress(
-            TextColumn("[progress.description]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=console,
-            transient=True,
-            disable=len(files) < 2,
-        ) as progress:
-            task = progress.add_task("Ingesting", total=len(files))
-
-            def advance(result: FileIngest) -> None:
-                progress.update(task, advance=1, description=f"Ingesting {escape(Path(result.path).name)}")
-
-            report = store.procedures.ingest(files, on_file=advance)
+        with IngestProgress(console, len(files)) as progress:
+            report = store.procedures.ingest(files, on_file=progress.file_done, on_chunks=progress.chunks)
     except (EmbedderUnavailable, UserError) as exc:  # UserError: a damaged store, a bad query
         console.print(f"[red]error:[/red] {escape(str(exc))}")
         return UNAVAILABLE
