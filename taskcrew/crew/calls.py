@@ -77,3 +77,21 @@ def stalled_error(exc: BaseException, role: str, model: str) -> ModelCallStalled
         f"the {role}'s model call to {model} stalled: no answer within {limits.timeout_s:g} s "
         f"(tried {limits.retries + 1}x: {retries}); check the model server, or raise TASKCREW_MODEL_TIMEOUT"
     )
+
+
+def quiet_crewai_noise() -> None:
+    """Keep crewAI's own console noise out of the user's terminal when a model endpoint fails:
+    its ``ERROR:root`` log lines (the failure is in the trace and the report, naming the call) and
+    its event bus's "Event pairing mismatch" warnings. Call once per command, after importing crewai."""
+    import logging
+
+    root = logging.getLogger()
+    if not root.handlers:  # else the user configured logging: leave it alone
+        root.addHandler(logging.NullHandler())
+    try:
+        from crewai.events import event_context
+    except ImportError:
+        return
+    config = event_context._default_config
+    config.mismatch_behavior = event_context.MismatchBehavior.SILENT
+    config.empty_pop_behavior = event_context.MismatchBehavior.SILENT

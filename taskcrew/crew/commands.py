@@ -56,9 +56,12 @@ def run_command(
         models = choose_models(worker_model, verifier_model, allow_same=allow_same_verifier)
         for spec in (models.worker, models.verifier):
             check_credentials(spec)
+        from taskcrew.crew.calls import quiet_crewai_noise
         from taskcrew.crew.context import RunLimits
         from taskcrew.crew.progress import ProgressPrinter
         from taskcrew.crew.workplace import Workplace
+
+        quiet_crewai_noise()
 
         with Workplace(place, make_human(auto_approve, console)) as workplace:
             result = workplace.run(
