@@ -85,3 +85,25 @@ def test_scratch_of_a_killed_sweep_is_removed_and_a_live_ones_kept(tmp_path: Pat
     (alive / OWNER_FILE).write_text(str(os.getpid()))
     assert remove_stale_scratch(tmp_path) == [gone]
     assert not gone.exists() and alive.exists() and foreign.exists()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(150)
+def test_sigterm_stops_an_eval_sweep_and_removes_its_scratch(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    scratch_tmp = tmp_path / "tmp"
+    scratch_tmp.mkdir()
+    args = ["eval", "--models", "scripted/solver", "--cases", "research-sum-of-squares", "--repeats", "3",
+            "--out", str(tmp_path / "out")]  # fmt: skip
+    process = _start(args, _env(home, scratch_tmp))
+    seen = _wait_for(process, "run(s)", 90)
+    assert "3 run(s)" in seen, seen
+    deadline = time.monotonic() + 60
+    while not list(scratch_tmp.glob(SCRATCH_PREFIX + "*")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(2)  # seeding the knowledge store or in the first run
+    process.send_signal(signal.SIGTERM)
+    out, _ = process.communicate(timeout=60)
+    assert process.returncode == 130, seen + out
+    assert "interrupted" in out
+    assert not list(scratch_tmp.glob(SCRATCH_PREFIX + "*")), list(scratch_tmp.iterdir())
