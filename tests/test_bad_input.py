@@ -8,6 +8,7 @@ the test fails, so the committed table always says what the CLI really does.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
 import threading
@@ -281,3 +282,20 @@ def test_a_damaged_store_is_left_as_it_was(tmp_path: Path, isolated_home: Path) 
         assert "mv " in result.output and "nothing was changed" in result.output
     assert (tmp_path / "store" / "chroma.sqlite3").stat().st_size == 0
     assert sorted(p.name for p in (tmp_path / "store").iterdir()) == ["chroma.sqlite3"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_a_read_only_folder_is_refused_before_any_run(tmp_path: Path) -> None:
+    from taskcrew.inputs import InputError, check_writable_dir
+
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    try:
+        for target in (locked, locked / "runs"):
+            with pytest.raises(InputError, match="is not writable"):
+                check_writable_dir(target, "--runs-dir")
+    finally:
+        locked.chmod(0o755)
+    assert check_writable_dir(tmp_path / "new" / "runs", "--runs-dir") == tmp_path / "new" / "runs"
+    assert not (tmp_path / "new").exists()  # checking creates nothing
