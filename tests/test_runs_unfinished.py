@@ -29,7 +29,7 @@ def test_a_killed_run_shows_its_calls_tokens_and_that_a_change_was_verified(
     isolated_home: Path, finished_run: Path
 ) -> None:
     complete = read_run(finished_run)
-    approval = ApprovalEvent(question="Save the bill?", answer="approve").model_dump_json()
+    approval = ApprovalEvent(question="Save the bill?", answer="approved").model_dump_json()
     verdict = Verdict(
         verified=True,
         checks=[CriterionCheck(criterion="bill saved", met=True, source="/bills/1", observed="B-1")],
@@ -59,7 +59,7 @@ def test_a_killed_run_shows_its_calls_tokens_and_that_a_change_was_verified(
 def test_a_killed_run_with_a_rejected_change_says_nothing_was_submitted(
     isolated_home: Path, finished_run: Path
 ) -> None:
-    rejected = ApprovalEvent(question="Save the bill?", answer="reject").model_dump_json()
+    rejected = ApprovalEvent(question="Save the bill?", answer="rejected").model_dump_json()
     killed = _killed_copy(finished_run, isolated_home / "runs" / "k2", [rejected])
     summary = read_run(killed)
     assert (summary.approvals_asked, summary.approvals_given) == (1, 0)  # its own verdict is kept

@@ -120,7 +120,7 @@ def _tally(trace: Path, summary: RunSummary, *, count_calls: bool) -> None:
                 continue  # a line cut short by a kill
             if event.get("kind") == "approval":
                 summary.approvals_asked += 1
-                summary.approvals_given += event.get("answer") == "approve"
+                summary.approvals_given += event.get("answer") in ("approved", "approve")
             elif event.get("kind") == "verdict":
                 summary.verified = bool(event.get("verdict", {}).get("verified"))
             elif event.get("kind") == "llm_call" and count_calls:
