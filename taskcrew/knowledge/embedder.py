@@ -77,7 +77,7 @@ class MiniLMEmbedder(EmbeddingFunction[Documents]):
     """
 
     def __init__(
-        self, files: ModelFiles | None = None, batch_size: int = 32, threads: int | None = None
+        self, files: ModelFiles | None = None, batch_size: int = 16, threads: int | None = None
     ) -> None:
         self._files = files
         self._batch_size = batch_size
@@ -101,7 +101,7 @@ class MiniLMEmbedder(EmbeddingFunction[Documents]):
 
     @staticmethod
     def build_from_config(config: dict[str, Any]) -> MiniLMEmbedder:
-        return MiniLMEmbedder(batch_size=int(config.get("batch_size", 32)))
+        return MiniLMEmbedder(batch_size=int(config.get("batch_size", 16)))
 
     def default_space(self) -> Space:
         return "cosine"
