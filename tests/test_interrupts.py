@@ -47,7 +47,7 @@ def _wait_for(process: subprocess.Popen[str], text: str, limit: float) -> str:
 
 
 @pytest.mark.timeout(150)
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("signum", [signal.SIGTERM, pytest.param(signal.SIGINT, marks=pytest.mark.slow)])
 def test_a_signal_ends_the_run_with_a_report(
     tmp_path: Path,
     stalling_server: tuple[str, list[float]],  # noqa: F811 — the imported fixture

@@ -16,6 +16,7 @@ Small API, meant to be reused (durable jobs stop their runs the same way):
 
 from __future__ import annotations
 
+import contextvars
 import os
 import signal
 import sys
@@ -68,10 +69,11 @@ def call_interruptibly(work: Callable[[], T], signals: tuple[signal.Signals, ...
         return work()  # only the main thread gets signals: nothing to listen for
     done = threading.Event()
     box: dict[str, Any] = {}
+    context = contextvars.copy_context()  # the worker sees the caller's context variables
 
     def target() -> None:
         try:
-            box["result"] = work()
+            box["result"] = context.run(work)
         except BaseException as exc:  # handed to the caller's thread
             box["error"] = exc
         finally:
