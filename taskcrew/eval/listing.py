@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import typer
 
-from taskcrew.eval.models import CASES_DIR, load_cases
+from taskcrew.eval.models import CASES_DIR, load_cases, no_case_matches
 
 
 def print_cases(selection: str | None) -> int:
-    """Print the selected cases; exit code 2 when the selection matches none (with every id)."""
+    """Print the selected cases; exit code 2 when the selection matches none (and how to list them)."""
     chosen = load_cases(CASES_DIR, selection)
     if not chosen:
-        known = ", ".join(c.id for c in load_cases(CASES_DIR))
-        typer.echo(f"error: no case matches {selection!r}; the cases are: {known}", err=True)
+        typer.echo(f"error: {no_case_matches(selection, CASES_DIR)}", err=True)
         return 2
     width = max(len(c.id) for c in chosen)
     for case in chosen:

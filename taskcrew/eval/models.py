@@ -112,3 +112,11 @@ class Grade(BaseModel):
     @property
     def failures(self) -> list[Check]:
         return [c for c in self.checks if not c.passed]
+
+
+def no_case_matches(selection: str | None, cases_dir: Path) -> str:
+    """What to say when a --cases selection picks nothing, and how to see the cases there are."""
+    return (
+        f"no case matches {selection!r} in {cases_dir.name}/; `taskcrew eval --list` lists the cases "
+        "(give ids or parts of ids, comma-separated; * patterns work)"
+    )

@@ -29,7 +29,7 @@ from pydantic import BaseModel, Field
 
 from taskcrew.config import DEFAULT_SANDBOX
 from taskcrew.crew.stopping import RunInterrupted
-from taskcrew.eval.models import CASES_DIR, ChaosSetting, EvalCase, load_cases
+from taskcrew.eval.models import CASES_DIR, ChaosSetting, EvalCase, load_cases, no_case_matches
 from taskcrew.eval.results import RunRecord, SweepReport
 
 AUDITOR = "scripted/auditor"
@@ -112,8 +112,7 @@ def _alive(pid: int) -> bool:
 def select_cases(settings: SweepSettings) -> list[EvalCase]:
     cases = load_cases(settings.cases_dir, settings.case_pattern)
     if not cases:
-        known = ", ".join(c.id for c in load_cases(settings.cases_dir))
-        raise SweepError(f"no case matches {settings.case_pattern!r}; the cases are: {known}")
+        raise SweepError(no_case_matches(settings.case_pattern, settings.cases_dir))
     return cases
 
 
