@@ -1,0 +1,124 @@
+"""A worker process: DBOS dequeues job legs and runs them; a watch loop expires approvals and takes
+over the jobs of workers that stopped heart-beating (killed with SIGKILL, machine gone).
+
+    serve(WorkerSettings(url=..., concurrency=2), place_settings)   # until stop is set
+
+Each worker has its own DBOS executor id. A job whose worker died goes back on the queue as a new
+leg (``Jobs.take_over``; through the queue, so the limits hold) and resumes from its last stage
+checkpoint. A worker restarted with the same id also gets its unfinished leg back from DBOS at launch.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from taskcrew.jobs.engine import QUEUE, WORKFLOW
+from taskcrew.jobs.models import utcnow
+from taskcrew.jobs.runner import LegRunner, ScriptedResolver
+from taskcrew.jobs.store import Jobs
+
+log = logging.getLogger(__name__)
+
+
+def default_worker_id() -> str:
+    return f"{socket.gethostname()}-{os.getpid()}"
+
+
+@dataclass
+class WorkerSettings:
+    url: str
+    concurrency: int = 1
+    worker_id: str = field(default_factory=default_worker_id)
+    stale_after_s: float = 15.0
+    poll_s: float = 1.0
+    approval_ttl: timedelta | None = timedelta(days=7)
+    scripted: ScriptedResolver | None = None
+    system_sessions: int | None = None  # across ALL workers: browser sessions against the jobs' system
+
+
+# Per system, how many browser sessions all workers together may hold against it (a small internal
+# system is easily overrun). Every job works in the ERP, so this caps the whole queue.
+SYSTEM_SESSIONS = {"erp": 2}
+
+
+class _Current:
+    """The leg runner of this process, set by ``serve`` for the DBOS workflow to use."""
+
+    runner: LegRunner | None = None
+
+
+def _register() -> Any:
+    from dbos import DBOS
+
+    @DBOS.step(name="taskcrew_run_leg")
+    def run_leg_step(job_id: str, leg: int) -> str:
+        if _Current.runner is None:
+            raise RuntimeError("no job runner in this process")
+        return _Current.runner.run_leg(job_id, leg)
+
+    @DBOS.workflow(name=WORKFLOW)
+    def job_leg(job_id: str, leg: int) -> str:
+        return run_leg_step(job_id, leg)
+
+    return job_leg
+
+
+def serve(
+    settings: WorkerSettings, place_settings: Any, stop: threading.Event, *, on_ready: Any = None
+) -> None:
+    from dbos import DBOS
+
+    from taskcrew.crew.workplace import Workplace
+    from taskcrew.tools.human import AutoApproveHuman
+
+    jobs = Jobs.open(settings.url)
+    with Workplace(place_settings, AutoApproveHuman()) as place:
+        _Current.runner = LegRunner(
+            jobs, place, settings.worker_id, scripted=settings.scripted, approval_ttl=settings.approval_ttl
+        )
+        DBOS(
+            config={
+                "name": "taskcrew",
+                "system_database_url": settings.url,
+                "executor_id": settings.worker_id,
+                "application_version": "taskcrew-jobs-1",
+                "log_level": "WARNING",
+            }
+        )
+        _register()
+        DBOS.launch()
+        DBOS.register_queue(
+            QUEUE, worker_concurrency=settings.concurrency, polling_interval_sec=settings.poll_s
+        )
+        if on_ready is not None:
+            on_ready()
+        try:
+            while not stop.wait(settings.poll_s):
+                watch(jobs, settings)
+        finally:
+            DBOS.destroy(workflow_completion_timeout_sec=0)
+            _Current.runner = None
+            jobs.close()
+
+
+def watch(jobs: Jobs, settings: WorkerSettings) -> None:
+    """Expire due approvals; put the jobs of workers whose heartbeat went stale back on the queue."""
+    try:
+        jobs.expire_due()
+        now = utcnow()
+        for job in jobs.list(status="running"):
+            beat, worker = job.heartbeat_at or job.started_at, job.worker
+            if worker is None or worker == settings.worker_id or beat is None:
+                continue
+            if (now - beat).total_seconds() < settings.stale_after_s:
+                continue
+            log.warning("worker %s went silent; its job %s goes back on the queue", worker, job.id)
+            jobs.take_over(job.id, worker)
+    except Exception as exc:  # the watch loop must survive a database hiccup
+        log.warning("watch loop: %s", exc)
