@@ -4,12 +4,13 @@ calls a plain module (decisions, artifacts, risk, audit, the job store) and rend
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import secrets
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 import jinja2
 from markdown_it import MarkdownIt
@@ -27,17 +28,18 @@ from taskcrew.console.audit import AuditLog
 from taskcrew.console.auth import Authenticator, load_users
 from taskcrew.console.charts import sweep_charts
 from taskcrew.console.cosign import CosignStore
-from taskcrew.console.decisions import Approver
+from taskcrew.console.decisions import ACTIONS, Approver
 from taskcrew.console.risk import load_rules
 from taskcrew.console.security import SecurityHeaders, same_origin, token_ok
 from taskcrew.console.sessions import Session, SessionStore
 from taskcrew.console.settings import ConsoleSettings
 from taskcrew.jobs.models import ACTIVE, Job, JobStatus
-from taskcrew.jobs.store import InvalidChange, JobStoreError, Jobs, UnknownJob
+from taskcrew.jobs.store import InvalidChange, Jobs, JobStoreError, UnknownJob
 
 HERE = Path(__file__).parent
 SESSION_COOKIE = "taskcrew_console"
 LOGIN_COOKIE = "taskcrew_console_login"
+FLASH_COOKIE = "taskcrew_console_flash"
 JOB_STATUSES: tuple[JobStatus, ...] = ("queued", "running", "waiting", "finished", "failed", "cancelled")
 
 
@@ -102,19 +104,36 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
     def session_of(request: Request) -> Session | None:
         return console.sessions.get(request.cookies.get(SESSION_COOKIE))
 
-    def page(request: Request, name: str, session: Session | None, status_code: int = 200, **ctx: Any) -> Response:
-        ctx.setdefault("flash", request.query_params.get("msg", ""))
-        ctx.setdefault("flash_kind", request.query_params.get("kind", "info"))
-        return templates.TemplateResponse(
+    def page(
+        request: Request, name: str, session: Session | None, status_code: int = 200, **ctx: Any
+    ) -> Response:
+        # The flash message travels in a short-lived cookie set by this console (never in the URL,
+        # where a crafted link could put words in the console's mouth).
+        flash, _, kind = unquote(request.cookies.get(FLASH_COOKIE, "")).partition("|")
+        ctx.setdefault("flash", flash)
+        ctx.setdefault("flash_kind", "error" if kind == "error" else "info")
+        ctx.setdefault("title", "Sign in")
+        response = templates.TemplateResponse(
             request, name, {"session": session, "nav": name.split(".")[0], **ctx}, status_code=status_code
         )
+        if FLASH_COOKIE in request.cookies:
+            response.delete_cookie(FLASH_COOKIE)
+        return response
 
     def to_login(request: Request) -> Response:
         target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         return RedirectResponse(f"/login?next={quote(target, safe='')}", status_code=303)
 
     def back(path: str, msg: str, kind: str = "info") -> RedirectResponse:
-        return RedirectResponse(f"{path}?msg={quote(msg)}&kind={kind}", status_code=303)
+        response = RedirectResponse(path, status_code=303)
+        response.set_cookie(
+            FLASH_COOKIE,
+            quote(f"{msg}|{kind}"),
+            httponly=True,
+            samesite="strict",
+            secure=settings.cookie_secure,
+        )
+        return response
 
     async def checked_post(request: Request) -> tuple[Session, FormData] | Response:
         session = session_of(request)
@@ -137,7 +156,13 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
         token = secrets.token_urlsafe(24)
         nxt = request.query_params.get("next", "/")
         response = page(
-            request, "login.html", None, login_csrf=token, next=nxt, token_mode=not console.auth.users, error=""
+            request,
+            "login.html",
+            None,
+            login_csrf=token,
+            next=nxt,
+            token_mode=not console.auth.users,
+            error="",
         )
         response.set_cookie(
             LOGIN_COOKIE, token, httponly=True, samesite="strict", secure=settings.cookie_secure, max_age=3600
@@ -150,7 +175,9 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
         if not nxt.startswith("/") or nxt.startswith("//") or urlsplit(nxt).netloc:
             nxt = "/"
         if not same_origin(request) or not token_ok(form.get("csrf"), request.cookies.get(LOGIN_COOKIE)):
-            return PlainTextResponse("Refused: the login form did not come from the console. Reload it.", status_code=403)
+            return PlainTextResponse(
+                "Refused: the login form did not come from the console. Reload it.", status_code=403
+            )
         name = str(form.get("username") or "").strip()
         user = console.auth.check(name, str(form.get("password") or ""))
         if user is None:
@@ -166,7 +193,9 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
                 token_mode=not console.auth.users,
                 error="Wrong name or password." if console.auth.users else "Wrong token.",
             )
-            response.set_cookie(LOGIN_COOKIE, token, httponly=True, samesite="strict", secure=settings.cookie_secure)
+            response.set_cookie(
+                LOGIN_COOKIE, token, httponly=True, samesite="strict", secure=settings.cookie_secure
+            )
             return response
         session_id, _ = console.sessions.create(user)
         console.audit.append(user, "login", "/login", {})
@@ -232,12 +261,12 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
             return checked
         session, form = checked
         approval_id = request.path_params["id"]
-        action = str(form.get("action") or "")
-        if action not in ("approve", "reject", "answer"):
+        wanted = form.get("action")
+        action = next((a for a in ACTIONS if a == wanted), None)
+        if action is None:
             return back(f"/approvals/{approval_id}", "Choose approve, reject or answer.", "error")
-        result = await asyncio.to_thread(
-            console.approver.decide, approval_id, action, session.user, str(form.get("text") or "")  # type: ignore[arg-type]
-        )
+        text = str(form.get("text") or "")
+        result = await asyncio.to_thread(console.approver.decide, approval_id, action, session.user, text)
         kind = "error" if result.status == "refused" else "info"
         target = "/approvals" if result.status == "decided" else f"/approvals/{approval_id}"
         return back(target, result.message, kind)
@@ -259,11 +288,18 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
         session = session_of(request)
         if session is None:
             return to_login(request)
-        status = request.query_params.get("status") or None
-        if status not in (None, *JOB_STATUSES):
-            status = None
-        items = await asyncio.to_thread(console.jobs.list, status)  # type: ignore[arg-type]
-        return page(request, "jobs.html", session, jobs=items, status=status or "", statuses=JOB_STATUSES, title="Jobs")
+        wanted = request.query_params.get("status", "")
+        status = next((s for s in JOB_STATUSES if s == wanted), None)
+        items = await asyncio.to_thread(console.jobs.list, status)
+        return page(
+            request,
+            "jobs.html",
+            session,
+            jobs=items,
+            status=status or "",
+            statuses=JOB_STATUSES,
+            title="Jobs",
+        )
 
     def _job_context(job: Job) -> dict[str, Any]:
         run_name = Path(job.run_dir).name if job.run_dir else None
@@ -342,7 +378,9 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
                     detail = await asyncio.to_thread(console.runs.detail, Path(job.run_dir).name)
                     timeline = detail.timeline if detail else []
                 for e in events[sent_events:]:
-                    yield _sse("event", {"at": str(e.at)[:19], "kind": e.kind, "detail": e.detail, "actor": e.actor})
+                    yield _sse(
+                        "event", {"at": str(e.at)[:19], "kind": e.kind, "detail": e.detail, "actor": e.actor}
+                    )
                 for item in timeline[sent_timeline:]:
                     yield _sse("timeline", item.model_dump(mode="json"))
                 sent_events, sent_timeline = len(events), len(timeline)
@@ -370,7 +408,9 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
             runs = [r for r in runs if r.status == status]
         if q:
             runs = [r for r in runs if q in r.task.lower() or q in r.name.lower()]
-        return page(request, "runs.html", session, runs=runs, status=status, q=q, statuses=statuses, title="Runs")
+        return page(
+            request, "runs.html", session, runs=runs, status=status, q=q, statuses=statuses, title="Runs"
+        )
 
     async def run_page(request: Request) -> Response:
         session = session_of(request)
@@ -410,7 +450,16 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
         if isinstance(report, str):
             return not_found(request, session, report)
         charts, scatter = sweep_charts(report)
-        return page(request, "eval.html", session, key=key, report=report, charts=charts, scatter=scatter, title="Eval")
+        return page(
+            request,
+            "eval.html",
+            session,
+            key=key,
+            report=report,
+            charts=charts,
+            scatter=scatter,
+            title="Eval",
+        )
 
     # ---- audit ----------------------------------------------------------------------------------
     async def audit_page(request: Request) -> Response:
@@ -420,7 +469,12 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
         entries = await asyncio.to_thread(console.audit.entries)
         problems = await asyncio.to_thread(console.audit.verify)
         return page(
-            request, "audit.html", session, entries=list(reversed(entries[-500:])), problems=problems, title="Audit log"
+            request,
+            "audit.html",
+            session,
+            entries=list(reversed(entries[-500:])),
+            problems=problems,
+            title="Audit log",
         )
 
     routes = [
@@ -447,7 +501,13 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
         Route("/audit", audit_page),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
-    app = Starlette(routes=routes, on_shutdown=[console.close])
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        yield
+        console.close()
+
+    app = Starlette(routes=routes, lifespan=lifespan)
     app.state.console = console
     return SecurityHeaders(app)
 

@@ -128,7 +128,13 @@ def _timeline(events: list[Any]) -> list[TimelineItem]:
             if e.note:
                 detail += f" — {e.note}"
             items.append(
-                TimelineItem(at=e.at, kind="approval", title=f"human: {e.answer}", detail=detail, ok=e.answer == "approved")
+                TimelineItem(
+                    at=e.at,
+                    kind="approval",
+                    title=f"human: {e.answer}",
+                    detail=detail,
+                    ok=e.answer == "approved",
+                )
             )
         elif e.kind == "step":
             items.append(
@@ -154,7 +160,11 @@ def _timeline(events: list[Any]) -> list[TimelineItem]:
                 )
             )
         elif e.kind == "reflection":
-            items.append(TimelineItem(at=e.at, kind="reflection", title="learned", detail="; ".join(e.stored or e.facts)))
+            items.append(
+                TimelineItem(
+                    at=e.at, kind="reflection", title="learned", detail="; ".join(e.stored or e.facts)
+                )
+            )
         elif e.kind == "run_finished":
             items.append(
                 TimelineItem(

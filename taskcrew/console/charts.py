@@ -46,7 +46,9 @@ class Scatter(BaseModel):
     y_max: str
 
 
-def bar_chart(title: str, items: list[tuple[str, float, str]], *, width: int = 640, bar_h: int = 22) -> BarChart:
+def bar_chart(
+    title: str, items: list[tuple[str, float, str]], *, width: int = 640, bar_h: int = 22
+) -> BarChart:
     """Horizontal bars: (label, value, shown text). Labels get the left third of the width."""
     left, gap = width * 0.38, 6
     top = 8.0
@@ -55,7 +57,15 @@ def bar_chart(title: str, items: list[tuple[str, float, str]], *, width: int = 6
     for i, (label, value, text) in enumerate(items):
         w = max(0.0, value) / biggest * (width - left - 90)
         bars.append(
-            Bar(label=label, value=value, text=text, x=left, y=top + i * (bar_h + gap), width=round(w, 1), height=bar_h)
+            Bar(
+                label=label,
+                value=value,
+                text=text,
+                x=left,
+                y=top + i * (bar_h + gap),
+                width=round(w, 1),
+                height=bar_h,
+            )
         )
     height = int(top * 2 + len(items) * (bar_h + gap))
     return BarChart(title=title, width=width, height=max(height, 40), bars=bars, axis_y=left)
@@ -102,17 +112,28 @@ def sweep_charts(report: SweepReport) -> tuple[list[BarChart], Scatter]:
     charts.append(
         bar_chart(
             "cost per case (USD, all repeats)",
-            [(f"{c.model} · {c.case_id}", float(c.cost_usd or 0), f"${float(c.cost_usd or 0):.4f}") for c in report.cases],
+            [
+                (f"{c.model} · {c.case_id}", float(c.cost_usd or 0), f"${float(c.cost_usd or 0):.4f}")
+                for c in report.cases
+            ],
         )
     )
     charts.append(
         bar_chart(
             "median time per case (s)",
-            [(f"{c.model} · {c.case_id}", c.median_seconds, f"{c.median_seconds:.1f} s") for c in report.cases],
+            [
+                (f"{c.model} · {c.case_id}", c.median_seconds, f"{c.median_seconds:.1f} s")
+                for c in report.cases
+            ],
         )
     )
     points = [
-        (t.model, float(t.cost_usd or 0), t.success_rate, f"{t.model}: {t.success_rate:.0%} at ${float(t.cost_usd or 0):.4f}")
+        (
+            t.model,
+            float(t.cost_usd or 0),
+            t.success_rate,
+            f"{t.model}: {t.success_rate:.0%} at ${float(t.cost_usd or 0):.4f}",
+        )
         for t in report.totals
     ]
     return charts, scatter("pass rate against cost", points, "total cost (USD)", "pass rate")

@@ -31,7 +31,8 @@ class CosignStore:
     def add(self, approval_id: str, key: str, user: str) -> None:
         with self._lock:
             self._db.execute(
-                "INSERT OR IGNORE INTO first_approvals VALUES (?, ?, ?, ?)", (approval_id, key, user, time.time())
+                "INSERT OR IGNORE INTO first_approvals VALUES (?, ?, ?, ?)",
+                (approval_id, key, user, time.time()),
             )
 
     def approvers(self, approval_id: str, key: str) -> list[str]:

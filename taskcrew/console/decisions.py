@@ -22,6 +22,7 @@ from taskcrew.jobs.store import InvalidChange, Jobs, UnknownApproval, UnknownJob
 from taskcrew.tools.human import ApprovalDecision
 
 Action = Literal["approve", "reject", "answer"]
+ACTIONS: tuple[Action, ...] = ("approve", "reject", "answer")
 
 
 class DecisionResult(BaseModel):
@@ -92,13 +93,17 @@ class Approver:
         text = text.strip()
         if action == "answer":
             if not text:
-                return self._refuse(user, approval_id, action, "An answer needs a message: write what the worker should do.")
+                return self._refuse(
+                    user, approval_id, action, "An answer needs a message: write what the worker should do."
+                )
             decision = ApprovalDecision.answer(text)
         elif action == "reject":
             decision = ApprovalDecision.reject(text or None)
         else:
             if approval.kind == "question":
-                return self._refuse(user, approval_id, action, "This is a question: answer it with a message, or reject.")
+                return self._refuse(
+                    user, approval_id, action, "This is a question: answer it with a message, or reject."
+                )
             if view.assessment.needs_second_approver:
                 submitter = view.job.submitted_by if view.job else None
                 if submitter == user:
@@ -111,7 +116,10 @@ class Approver:
                 others = [u for u in view.first_approvers if u != user]
                 if user in view.first_approvers and not others:
                     return self._refuse(
-                        user, approval_id, action, "You already approved this; a second, different person must approve it too."
+                        user,
+                        approval_id,
+                        action,
+                        "You already approved this; a second, different person must approve it too.",
                     )
                 if not others:
                     self.cosign.add(approval.id, approval.key, user)
@@ -133,7 +141,11 @@ class Approver:
         payload["decision"] = decision.model_dump(mode="json")
         self.audit.append(user, action, approval_id, payload)
         verb = {"approve": "approved", "reject": "rejected", "answer": "answered"}[action]
-        return DecisionResult(approval_id=approval_id, status="decided", message=f"Approval {approval_id} {verb}; the job resumes.")
+        return DecisionResult(
+            approval_id=approval_id,
+            status="decided",
+            message=f"Approval {approval_id} {verb}; the job resumes.",
+        )
 
     def bulk_approve(self, approval_ids: list[str], user: str) -> list[DecisionResult]:
         """All or nothing: every item must be pending, low-risk and identical in shape."""
@@ -144,9 +156,15 @@ class Approver:
             except UnknownApproval as exc:
                 return [self._refuse(user, approval_id, "bulk_approve", str(exc))]
         if not self.rules.bulk_allowed:
-            return [self._refuse(user, "bulk", "bulk_approve", "Bulk approval is switched off in the risk rules.")]
+            return [
+                self._refuse(user, "bulk", "bulk_approve", "Bulk approval is switched off in the risk rules.")
+            ]
         if len(views) < 2:
-            return [self._refuse(user, "bulk", "bulk_approve", "Select at least two approvals for a bulk approval.")]
+            return [
+                self._refuse(
+                    user, "bulk", "bulk_approve", "Select at least two approvals for a bulk approval."
+                )
+            ]
         problems = []
         keys = set()
         for v in views:

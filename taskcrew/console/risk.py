@@ -149,7 +149,11 @@ def assess(fields: list[tuple[str, str]], url: str, rules: RiskRules) -> Assessm
     path = urlsplit(url).path
     if any(re.search(p, path, re.IGNORECASE) for p in rules.flag_paths):
         flags.append(
-            RiskFlag(rule="sensitive_target", message=f"the target {path} is a sensitive page", second_approver=True)
+            RiskFlag(
+                rule="sensitive_target",
+                message=f"the target {path} is a sensitive page",
+                second_approver=True,
+            )
         )
     return Assessment(flags=flags)
 

@@ -59,4 +59,8 @@ def same_origin(request: Request) -> bool:
 
 
 def token_ok(sent: object, expected: str | None) -> bool:
-    return isinstance(sent, str) and bool(expected) and hmac.compare_digest(sent.encode(), str(expected).encode())
+    return (
+        isinstance(sent, str)
+        and bool(expected)
+        and hmac.compare_digest(sent.encode(), str(expected).encode())
+    )

@@ -28,7 +28,9 @@ class ConsoleSettings(BaseModel):
     runs_dirs: list[Path]
     eval_dirs: list[Path]
     users_file: Path
-    token: str | None = Field(default=None, description="single-user login token when no users are configured")
+    token: str | None = Field(
+        default=None, description="single-user login token when no users are configured"
+    )
     jobs_url: str | None = Field(default=None, description="job store URL (default: the store's own default)")
     risk_rules: Path | None = None
     secure_cookies: bool | None = Field(default=None, description="None: Secure unless bound to loopback")
