@@ -210,7 +210,8 @@ def test_second_approver_rule_in_the_browser(env: Env) -> None:
     ana.goto(env.url + "/jobs")
     ana.set_content("<form><label>Amount <input value='12,000.00'></label></form>")
     ana.screenshot(path=str(shot_png))
-    job, approval = parked_job(env.jobs, "ana", amount="12,000.00", screenshot=shot_png)
+    run = write_run(env.runs, "2026-12-01-parked", "Enter the latest Northwind invoice", finished=None)
+    job, approval = parked_job(env.jobs, "ana", amount="12,000.00", screenshot=shot_png, run_dir=run)
     bob = env.page_as("bob")
     row = bob.locator("tr", has_text=approval.id)
     assert "needs a second approver" in row.inner_text()
@@ -221,6 +222,7 @@ def test_second_approver_rule_in_the_browser(env: Env) -> None:
     assert "OCR-read" in fields.locator("tr", has_text="amount").inner_text()
     assert bob.locator("img.shot").evaluate("img => img.naturalWidth") > 0
     assert "submitted by ana" in bob.locator("main").inner_text()
+    assert "[browser_operator] Enter the bill" in bob.locator("#plan").inner_text()
     shot(bob, "approval")
     bob.get_by_role("button", name="Approve").click()
     assert "second, different approver" in flash(bob)

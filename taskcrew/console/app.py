@@ -242,7 +242,17 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
         except LookupError as exc:
             return not_found(request, session, str(exc))
         view = console.approver.view(item)
-        return page(request, "approval.html", session, view=view, title=f"Approval {item.id}")
+        run_name = Path(view.job.run_dir).name if view.job and view.job.run_dir else None
+        run = await asyncio.to_thread(console.runs.detail, run_name) if run_name else None
+        return page(
+            request,
+            "approval.html",
+            session,
+            view=view,
+            plan=run.plan if run else None,
+            run_name=run_name if run else None,
+            title=f"Approval {item.id}",
+        )
 
     async def approval_screenshot(request: Request) -> Response:
         if session_of(request) is None:
