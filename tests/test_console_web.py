@@ -208,8 +208,11 @@ def test_second_approver_rule_in_the_browser(env: Env) -> None:
     shot_png = env.root / "form.png"
     ana = env.page_as("ana")
     ana.goto(env.url + "/jobs")
-    ana.set_content("<form><label>Amount <input value='12,000.00'></label></form>")
-    ana.screenshot(path=str(shot_png))
+    ana.set_content(
+        "<form style='padding:12px;width:420px'><h3>New bill</h3><label>Vendor <input value='Northwind Traders'>"
+        "</label><br><label>Amount <input value='12,000.00'></label><br><button>Save bill</button></form>"
+    )
+    ana.locator("form").screenshot(path=str(shot_png))
     run = write_run(env.runs, "2026-12-01-parked", "Enter the latest Northwind invoice", finished=None)
     job, approval = parked_job(env.jobs, "ana", amount="12,000.00", screenshot=shot_png, run_dir=run)
     bob = env.page_as("bob")
