@@ -12,6 +12,8 @@ from typing import Annotated, Any, cast
 
 import typer
 
+from taskcrew.jobs import cli as _jobs_cli
+
 app = typer.Typer(
     name="taskcrew",
     help="An autonomous task worker with a human in the loop and an independent verifier.",
@@ -30,6 +32,7 @@ knowledge_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(knowledge_app, name="knowledge")
+_jobs_cli.register(app)  # submit, worker, jobs …, approvals … (taskcrew.jobs.cli)
 
 
 def _workplace(

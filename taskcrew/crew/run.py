@@ -84,6 +84,7 @@ class RunResources:
     decisions: Any = None  # DecisionLog: policy decisions and approvals go into the trace
     scripted: ScriptedFactory | None = None
     listeners: list[Callable[[Any], None]] = field(default_factory=list)
+    checkpoints: Any = None  # crew.stages.Checkpoints: a durable run saves and resumes its stages
 
 
 def build_context(
@@ -120,6 +121,7 @@ def build_context(
         limits=settings.limits,
         redact=res.redact,
         notes=notes,
+        checkpoints=res.checkpoints,
     )
     ctx.worker_llm.on_call = ctx.verifier_llm.on_call = ctx.record_llm_call
     tracer.emit(
