@@ -33,7 +33,7 @@ from taskcrew.console.risk import load_rules
 from taskcrew.console.security import SecurityHeaders, same_origin, token_ok
 from taskcrew.console.sessions import Session, SessionStore
 from taskcrew.console.settings import ConsoleSettings
-from taskcrew.jobs.models import ACTIVE, Job, JobStatus
+from taskcrew.jobs.models import ACTIVE, Job, JobOptions, JobStatus
 from taskcrew.jobs.store import InvalidChange, Jobs, JobStoreError, UnknownJob
 
 HERE = Path(__file__).parent
@@ -340,11 +340,17 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
             return checked
         session, form = checked
         task = str(form.get("task") or "")
+        options = JobOptions(
+            worker_model=str(form.get("model") or "").strip() or None,
+            verifier_model=str(form.get("verifier_model") or "").strip() or None,
+        )
         try:
-            job = await asyncio.to_thread(console.jobs.submit, task, submitted_by=session.user)
+            job = await asyncio.to_thread(
+                console.jobs.submit, task, submitted_by=session.user, options=options
+            )
         except InvalidChange as exc:
             return back("/jobs", str(exc), "error")
-        console.audit.append(session.user, "submit", job.id, {"task": job.task})
+        console.audit.append(session.user, "submit", job.id, {"task": job.task, **options.model_dump()})
         return back(f"/jobs/{job.id}", f"Job {job.id} submitted; a worker will pick it up.")
 
     def _job_action(name: str) -> Any:
