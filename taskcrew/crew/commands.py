@@ -7,6 +7,8 @@ outcome becomes the exit code (see EXIT_CODES).
 
 from __future__ import annotations
 
+import getpass
+import os
 from pathlib import Path
 from typing import Any
 
@@ -49,10 +51,21 @@ def run_command(
         from taskcrew.crew.context import RunLimits
         from taskcrew.crew.progress import ProgressPrinter
         from taskcrew.crew.workplace import Workplace
+        from taskcrew.jobs.foreground import run_in_foreground
+        from taskcrew.jobs.models import JobOptions
 
+        options = JobOptions(
+            worker_model=models.worker.raw,
+            verifier_model=models.verifier.raw,
+            allow_same_verifier=allow_same_verifier,
+            auto_approve=auto_approve,
+        )
         with Workplace(place, make_human(auto_approve, console)) as workplace:
-            result = workplace.run(
+            result = run_in_foreground(  # a job in the store, checkpointed: `taskcrew jobs retry` resumes it
+                workplace,
                 task,
+                submitted_by=os.environ.get("TASKCREW_USER") or getpass.getuser(),
+                options=options,
                 worker_model=models.worker.raw,
                 verifier_model=models.verifier.raw,
                 allow_same_verifier=allow_same_verifier,

@@ -23,19 +23,54 @@ payload, Approval.sources where each value came from, Approval.screenshot the fi
 damaged), UnknownJob, UnknownApproval, InvalidChange — each message says what to do.
 """
 
-from taskcrew.jobs.models import (
-    Approval,
-    ApprovalKind,
-    ApprovalStatus,
-    FieldSource,
-    Intent,
-    Job,
-    JobEvent,
-    JobOptions,
-    JobStatus,
-)
-from taskcrew.jobs.store import InvalidChange, Jobs, JobStoreError, UnknownApproval, UnknownJob
-from taskcrew.tools.human import ApprovalDecision, ApprovalRequest
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from taskcrew.jobs.models import (
+        Approval,
+        ApprovalKind,
+        ApprovalStatus,
+        FieldSource,
+        Intent,
+        Job,
+        JobEvent,
+        JobOptions,
+        JobStatus,
+    )
+    from taskcrew.jobs.store import InvalidChange, Jobs, JobStoreError, UnknownApproval, UnknownJob
+    from taskcrew.tools.human import ApprovalDecision, ApprovalRequest
+
+# Imported on first use, so that `taskcrew --help` (which wires the job commands) stays fast.
+_WHERE = {
+    **dict.fromkeys(
+        (
+            "Approval",
+            "ApprovalKind",
+            "ApprovalStatus",
+            "FieldSource",
+            "Intent",
+            "Job",
+            "JobEvent",
+            "JobOptions",
+            "JobStatus",
+        ),
+        "taskcrew.jobs.models",
+    ),
+    **dict.fromkeys(
+        ("InvalidChange", "Jobs", "JobStoreError", "UnknownApproval", "UnknownJob"), "taskcrew.jobs.store"
+    ),
+    **dict.fromkeys(("ApprovalDecision", "ApprovalRequest"), "taskcrew.tools.human"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        return getattr(import_module(_WHERE[name]), name)
+    raise AttributeError(f"module 'taskcrew.jobs' has no attribute {name!r}")
+
 
 __all__ = [
     "Approval",

@@ -117,6 +117,14 @@ def worker(
     approval_hours: Annotated[
         float, typer.Option("--approval-hours", help="Approvals expire after this many hours.")
     ] = 168.0,
+    erp_sessions: Annotated[
+        int | None,
+        typer.Option(
+            "--erp-sessions",
+            min=1,
+            help="Browser sessions all workers together may hold in the ERP (default 2).",
+        ),
+    ] = None,
     stale_after: Annotated[
         float,
         typer.Option(
@@ -147,6 +155,7 @@ def worker(
         concurrency=concurrency,
         worker_id=worker_id or default_worker_id(),
         stale_after_s=stale_after,
+        system_sessions=erp_sessions,
         approval_ttl=timedelta(hours=approval_hours),
         scripted=lambda job: scripted_for(job, delay_s=scripted_delay),
     )

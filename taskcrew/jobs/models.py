@@ -87,6 +87,7 @@ class Approval(BaseModel):
     decision: ApprovalDecision | None = None
     decided_by: str | None = None
     decided_at: datetime | None = None
+    used: bool = Field(default=False, description="a question's answer was handed to the resumed run")
 
 
 class Intent(BaseModel):

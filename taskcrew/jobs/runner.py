@@ -13,22 +13,30 @@ from datetime import timedelta
 from typing import Any
 
 from taskcrew.jobs.human import JobHuman, Parked
-from taskcrew.jobs.models import Job, utcnow
+from taskcrew.jobs.models import Intent, Job, utcnow
 from taskcrew.jobs.store import Jobs
 
 ScriptedResolver = Callable[[Job], Any]  # job -> scripted model factory (name -> BaseLLM) or None
 
 
-class StoreCheckpoints:
-    """``crew.stages.Checkpoints`` in the job database."""
+class Stopped(BaseException):
+    """The job was cancelled, or another worker took it over: this leg stops at the next checkpoint."""
 
-    def __init__(self, jobs: Jobs, job_id: str) -> None:
-        self.jobs, self.job_id = jobs, job_id
+
+class StoreCheckpoints:
+    """``crew.stages.Checkpoints`` in the job database; saving also checks that this worker still owns
+    the job (not cancelled, not taken over), so a stopped job stops at its next stage."""
+
+    def __init__(self, jobs: Jobs, job_id: str, worker_id: str | None = None) -> None:
+        self.jobs, self.job_id, self.worker_id = jobs, job_id, worker_id
 
     def load(self) -> dict[str, Any] | None:
         return self.jobs.checkpoint(self.job_id)
 
     def save(self, stage: str, state: dict[str, Any]) -> None:
+        job = self.jobs.get(self.job_id)
+        if job.status != "running" or (self.worker_id and job.worker != self.worker_id):
+            raise Stopped(f"job {self.job_id} is {job.status} on {job.worker}; this leg stops")
         self.jobs.save_checkpoint(self.job_id, state)
 
 
@@ -95,9 +103,18 @@ class LegRunner:
             limits=RunLimits(),
         )
         res = self.place.resources(scripted=self.scripted(job) if self.scripted else None, human=human)
-        res.checkpoints = StoreCheckpoints(self.jobs, job.id)
+        res.checkpoints = StoreCheckpoints(self.jobs, job.id, self.worker_id)
+        res.wrap_model = self._shared_backoff
+        if res.browser is not None:
+            from taskcrew.tools.intents import IntentLog
+
+            res.browser.policy.intents = IntentLog(
+                StoreIntents(self.jobs, job.id), job.id, readback_rules(self.place.erp_url)
+            )
         try:
             result = run_task(settings, res)
+        except Stopped:
+            return "stopped"
         except Parked as parked:
             self.jobs.mark(
                 job.id, "waiting", only_if=("running",), reason=f"waiting for approval {parked.approval_id}"
@@ -121,6 +138,70 @@ class LegRunner:
         self.jobs.clear_checkpoint(job.id)
         return "finished"
 
+    def _shared_backoff(self, model: str, inner: Any) -> Any:
+        from taskcrew.jobs.backoff import SharedBackoff
+
+        return SharedBackoff(self.jobs, model, inner)
+
     def _beat(self, job_id: str, stop: threading.Event) -> None:
         while not stop.wait(self.heartbeat_s):
             self.jobs.heartbeat(job_id, self.worker_id)
+
+
+class StoreIntents:
+    """``tools.intents.IntentSink`` in the job database (one job's intents)."""
+
+    def __init__(self, jobs: Jobs, job_id: str) -> None:
+        self.jobs, self.job_id = jobs, job_id
+
+    def get(self, key: str) -> Any:
+        from taskcrew.tools.intents import IntentRecord
+
+        intent = self.jobs.intent(key)
+        if intent is None:
+            return None
+        fields = [(f.name, f.value) for f in intent.payload.fields]
+        return IntentRecord(
+            key=key,
+            method=intent.payload.method,
+            url=intent.target,
+            fields=fields,
+            status=intent.status,
+            result=intent.result,
+            at=intent.recorded_at,
+        )
+
+    def put(self, record: Any) -> None:
+        from taskcrew.tools.human import ApprovalRequest, FieldValue
+
+        payload = ApprovalRequest(
+            kind="form_submission",
+            method=record.method,
+            url=record.url,
+            fields=[FieldValue(name=n, value=v) for n, v in record.fields],
+        )
+        self.jobs.save_intent(
+            Intent(
+                key=record.key,
+                job_id=self.job_id,
+                target=record.url,
+                payload=payload,
+                status=record.status,
+                result=record.result,
+                recorded_at=record.at,
+            )
+        )
+
+
+def readback_rules(erp_url: str) -> list[Any]:
+    """Per system, how a submission is read back: the demo ERP lists a vendor's bills by invoice number."""
+    from taskcrew.tools.intents import ReadBack
+
+    erp = erp_url.rstrip("/")
+    return [
+        ReadBack(
+            target=f"{erp}/bills/new",
+            list_url=f"{erp}/bills?vendor={{vendor_id}}",
+            identify=["invoice_number"],
+        )
+    ]

@@ -180,8 +180,10 @@ class Jobs:
         parent_id: str | None = None,
         item: str | None = None,
         job_id: str | None = None,
+        enqueue: bool = True,
     ) -> Job:
-        """Queue a job and return it at once. ``job_id`` makes the submission idempotent."""
+        """Queue a job and return it at once. ``job_id`` makes the submission idempotent;
+        ``enqueue=False`` records it without queueing (``taskcrew run`` runs it in the foreground)."""
         task = task.strip()
         if len(task) < 3:
             raise InvalidChange("a task needs at least a few words: say what the worker should do")
@@ -214,7 +216,8 @@ class Jobs:
                 )
             )
             self._event(conn, job.id, "submitted", task, submitted_by)
-        self._enqueue(job, 0)
+        if enqueue:
+            self._enqueue(job, 0)
         return job
 
     def list(
@@ -253,11 +256,13 @@ class Jobs:
         return job
 
     def retry(self, job_id: str, *, by: str) -> Job:
-        """Run a finished, failed or cancelled job again (the same id, a new attempt)."""
-        leg = 0
+        """Run a finished, failed or cancelled job again (the same id, a new attempt). A finished
+        job starts over; a failed or cancelled one resumes from its last checkpoint."""
+        finished = False
 
         def change(job: Job) -> None:
-            nonlocal leg
+            nonlocal finished
+            finished = job.status == "finished"
             if job.status not in RETRYABLE:
                 raise InvalidChange(
                     f"job {job_id} is {job.status}; only finished, failed or cancelled jobs can be retried"
@@ -266,9 +271,9 @@ class Jobs:
             job.cancelled_by = None
 
         job = self._update(job_id, change, event=("retried", "", by), new_leg=True)
-        leg = self._leg(job_id)
-        self.clear_checkpoint(job_id)
-        self._enqueue(job, leg)
+        if finished:
+            self.clear_checkpoint(job_id)
+        self._enqueue(job, self._leg(job_id))
         return job
 
     def events(self, job_id: str) -> builtins.list[JobEvent]:
@@ -402,6 +407,47 @@ class Jobs:
             if a.key == key and a.status in ("approved", "rejected", "answered")
         ]
         return decided[-1] if decided else None
+
+    def take_over(self, job_id: str, dead_worker: str) -> Job | None:
+        """A worker stopped heart-beating: put its job back on the queue as a new leg (through the
+        queue, so the limits hold). The dead leg, if its worker ever comes back, finds a newer leg and
+        steps aside. None when the job moved on meanwhile."""
+
+        def change(job: Job) -> None:
+            if job.status != "running" or job.worker != dead_worker:
+                raise InvalidChange(job.status)
+            job.status = "queued"
+
+        try:
+            job = self._update(
+                job_id, change, event=("taken_over", f"from {dead_worker}", None), new_leg=True
+            )
+        except InvalidChange:
+            return None
+        self._enqueue(job, self._leg(job_id))
+        return job
+
+    def take_answer(self, job_id: str) -> Approval | None:
+        """The oldest decided question of this job not yet handed to the run (then marked used).
+
+        A question's wording can differ when the resumed run gets stuck again (a real model words its
+        summary anew), so answers are matched by order, not by text."""
+        for approval in self.approvals(job_id=job_id):
+            if (
+                approval.kind != "question"
+                or approval.used
+                or approval.status not in ("answered", "rejected")
+            ):
+                continue
+            approval.used = True
+            with self._tx() as conn:
+                if conn.execute(
+                    A.update()
+                    .where(A.c.id == approval.id, A.c.doc.contains('"used":false'))
+                    .values(doc=approval.model_dump_json())
+                ).rowcount:
+                    return approval
+        return None
 
     def resume(self, job_id: str) -> Job | None:
         """A waiting job whose approvals are all decided goes back on the queue (a new leg)."""

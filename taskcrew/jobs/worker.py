@@ -3,8 +3,9 @@ over the jobs of workers that stopped heart-beating (killed with SIGKILL, machin
 
     serve(WorkerSettings(url=..., concurrency=2), place_settings)   # until stop is set
 
-Each worker has its own DBOS executor id. A leg whose worker died is recovered by DBOS on a live
-worker (``DBOS._recover_pending_workflows``) and resumes from the job's last stage checkpoint.
+Each worker has its own DBOS executor id. A job whose worker died goes back on the queue as a new
+leg (``Jobs.take_over``; through the queue, so the limits hold) and resumes from its last stage
+checkpoint. A worker restarted with the same id also gets its unfinished leg back from DBOS at launch.
 """
 
 from __future__ import annotations
@@ -38,6 +39,12 @@ class WorkerSettings:
     poll_s: float = 1.0
     approval_ttl: timedelta | None = timedelta(days=7)
     scripted: ScriptedResolver | None = None
+    system_sessions: int | None = None  # across ALL workers: browser sessions against the jobs' system
+
+
+# Per system, how many browser sessions all workers together may hold against it (a small internal
+# system is easily overrun). Every job works in the ERP, so this caps the whole queue.
+SYSTEM_SESSIONS = {"erp": 2}
 
 
 class _Current:
@@ -91,31 +98,27 @@ def serve(
         )
         if on_ready is not None:
             on_ready()
-        recovered: set[str] = set()
         try:
             while not stop.wait(settings.poll_s):
-                watch(jobs, settings, recovered)
+                watch(jobs, settings)
         finally:
             DBOS.destroy(workflow_completion_timeout_sec=0)
             _Current.runner = None
             jobs.close()
 
 
-def watch(jobs: Jobs, settings: WorkerSettings, recovered: set[str]) -> None:
-    """Expire due approvals; recover the legs of workers whose heartbeat went stale."""
-    from dbos import DBOS
-
+def watch(jobs: Jobs, settings: WorkerSettings) -> None:
+    """Expire due approvals; put the jobs of workers whose heartbeat went stale back on the queue."""
     try:
         jobs.expire_due()
         now = utcnow()
         for job in jobs.list(status="running"):
             beat, worker = job.heartbeat_at or job.started_at, job.worker
-            if worker is None or worker == settings.worker_id or beat is None or worker in recovered:
+            if worker is None or worker == settings.worker_id or beat is None:
                 continue
             if (now - beat).total_seconds() < settings.stale_after_s:
                 continue
-            log.warning("worker %s went silent; taking over its jobs", worker)
-            recovered.add(worker)
-            DBOS._recover_pending_workflows([worker])
+            log.warning("worker %s went silent; its job %s goes back on the queue", worker, job.id)
+            jobs.take_over(job.id, worker)
     except Exception as exc:  # the watch loop must survive a database hiccup
         log.warning("watch loop: %s", exc)

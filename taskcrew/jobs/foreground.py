@@ -1,0 +1,61 @@
+"""``taskcrew run`` on the job machinery: the one-shot foreground run is a job in the store too.
+
+It is recorded (``submitted_by``, status, outcome), its stages are checkpointed, its approved
+submissions go through the intent log and its model calls through the shared 429 back-off — with the
+person at the terminal answering at once. If the process dies (Ctrl-C, a crash, a reboot), the job is
+left ``failed`` or ``running``; ``taskcrew jobs retry ID`` hands it to a worker, which resumes from the
+last checkpoint instead of starting over.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from typing import Any
+
+from taskcrew.crew.errors import WorkplaceError
+from taskcrew.jobs.models import JobOptions, utcnow
+from taskcrew.jobs.runner import StoreCheckpoints, StoreIntents, readback_rules
+from taskcrew.jobs.store import Jobs, JobStoreError
+
+
+def run_in_foreground(
+    workplace: Any, task: str, *, submitted_by: str, options: JobOptions, **run: Any
+) -> Any:
+    """Run ``task`` here and now as a job; returns the crew's ``RunResult``."""
+    from taskcrew.crew.run import run_task
+    from taskcrew.jobs.backoff import SharedBackoff
+    from taskcrew.tools.intents import IntentLog
+
+    try:
+        jobs = Jobs.open()
+    except JobStoreError as exc:
+        raise WorkplaceError(str(exc)) from exc
+    job = jobs.submit(task, submitted_by=submitted_by, options=options, enqueue=False)
+    worker_id = f"run-{socket.gethostname()}-{os.getpid()}"
+    jobs.mark(job.id, "running", only_if=("queued",), worker=worker_id, started_at=utcnow(), attempts=1)
+    listeners = run.pop("listeners", None)
+    human = run.pop("human", None)
+    settings = workplace.run_settings(task, **run)
+    res = workplace.resources(listeners=listeners, human=human)
+    res.checkpoints = StoreCheckpoints(jobs, job.id, worker_id)
+    res.wrap_model = lambda model, inner: SharedBackoff(jobs, model, inner)
+    if res.browser is not None:
+        res.browser.policy.intents = IntentLog(
+            StoreIntents(jobs, job.id), job.id, readback_rules(workplace.erp_url)
+        )
+    try:
+        result = run_task(settings, res)
+    except BaseException as exc:
+        jobs.mark(
+            job.id,
+            "failed",
+            only_if=("running",),
+            reason=f"the foreground run stopped ({type(exc).__name__}); `taskcrew jobs retry {job.id}` resumes it",
+            finished_at=utcnow(),
+        )
+        raise
+    jobs.finish(job.id, result.outcome, result.reason, answer=result.answer, run_dir=str(result.run_dir))
+    jobs.clear_checkpoint(job.id)
+    jobs.close()
+    return result
