@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_console_web import Env, chromium, env, flash, users_file  # noqa: F401  (fixtures)
+from fixtures_console import ConsoleEnv, flash
 
 from taskcrew.eval.models import load_cases
 from taskcrew.jobs import Job, JobOptions
@@ -23,60 +23,67 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 SCRIPTED = JobOptions(worker_model="scripted/solver", verifier_model="scripted/auditor")
 
 
-def _wait(env: Env, job_id: str, statuses: tuple[str, ...], timeout: float = 60) -> Job:
+def _wait(console_env: ConsoleEnv, job_id: str, statuses: tuple[str, ...], timeout: float = 150) -> Job:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        job = env.jobs.get(job_id)
+        job = console_env.jobs.get(job_id)
         if job.status in statuses:
             return job
         time.sleep(0.3)
-    import sqlite3
-
-    db = sqlite3.connect(env.jobs_url.removeprefix("sqlite:///"))
-    tables = [r[0] for r in db.execute("select name from sqlite_master where type='table'")]
-    print(tables)
-    for row in [*db.execute("select * from application_versions"), *db.execute("select * from queues")]:
-        print(row)
-    raise AssertionError(f"job {job_id} stayed {env.jobs.get(job_id).status}: {env.jobs.get(job_id).reason}")
+    raise AssertionError(
+        f"job {job_id} stayed {console_env.jobs.get(job_id).status}: {console_env.jobs.get(job_id).reason}"
+    )
 
 
 @pytest.mark.timeout(360)
 def test_approve_in_the_console_resumes_the_parked_run_and_reject_ends_it(
-    env: Env, erp: ErpServer, eval_knowledge_seed: Path, tmp_path: Path, chromium: Any
+    console_env: ConsoleEnv, erp: ErpServer, eval_knowledge_seed: Path, tmp_path: Path, console_chromium: Any
 ) -> None:
     cases = {c.id: c for c in load_cases()}
     home = tmp_path / "worker-home"
     shutil.copytree(eval_knowledge_seed, home / "knowledge")
-    headline = env.jobs.submit(cases["northwind-headline"].task, submitted_by="ana", options=SCRIPTED)
-    vandelay = env.jobs.submit(cases["reject-approval"].task, submitted_by="ana", options=SCRIPTED)
+    headline = console_env.jobs.submit(cases["northwind-headline"].task, submitted_by="ana", options=SCRIPTED)
+    vandelay = console_env.jobs.submit(cases["reject-approval"].task, submitted_by="ana", options=SCRIPTED)
     worker_env = {**os.environ, "TASKCREW_HOME": str(home), "ERP_USERNAME": "demo", "ERP_PASSWORD": "demo123"}
-    command = [sys.executable, "-m", "taskcrew.cli", "worker", "--db", env.jobs_url, "--erp-url", erp.url]
-    command += ["--intranet-url", "", "--no-chaos", "--runs-dir", str(env.runs), "--concurrency", "2"]
+    command = [
+        sys.executable,
+        "-m",
+        "taskcrew.cli",
+        "worker",
+        "--db",
+        console_env.jobs_url,
+        "--erp-url",
+        erp.url,
+    ]
+    command += ["--intranet-url", "", "--no-chaos", "--runs-dir", str(console_env.runs), "--concurrency", "1"]
     log = (tmp_path / "worker.log").open("w")
-    worker = subprocess.Popen(command, env=worker_env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    worker = subprocess.Popen(
+        command, env=worker_env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
     try:
         for job in (headline, vandelay):
-            assert _wait(env, job.id, ("waiting", "failed", "finished")).status == "waiting"
+            got = _wait(console_env, job.id, ("waiting", "failed", "finished"))
+            assert got.status == "waiting", got.reason
         assert not [b for b in fetch_state(erp.url).bills if b.invoice_number == "INV-2057"]
-        bob = env.page_as("bob")
-        [approval] = env.jobs.approvals("pending", job_id=headline.id)
-        bob.goto(f"{env.url}/approvals/{approval.id}")
+        bob = console_env.page_as("bob")
+        [approval] = console_env.jobs.approvals("pending", job_id=headline.id)
+        bob.goto(f"{console_env.url}/approvals/{approval.id}")
         fields = bob.locator("#fields").inner_text()
         assert "INV-2057" in fields and "1284.50" in fields
         bob.get_by_role("button", name="Approve").click()
         assert "approved" in flash(bob)
-        [other] = env.jobs.approvals("pending", job_id=vandelay.id)
-        bob.goto(f"{env.url}/approvals/{other.id}")
+        [other] = console_env.jobs.approvals("pending", job_id=vandelay.id)
+        bob.goto(f"{console_env.url}/approvals/{other.id}")
         bob.get_by_label("Message or reason").fill("not this one")
         bob.get_by_role("button", name="Reject").click()
-        done = _wait(env, headline.id, ("finished", "failed"))
+        done = _wait(console_env, headline.id, ("finished", "failed"))
         assert (done.status, done.outcome) == ("finished", "done"), done.reason
         bills = [b for b in fetch_state(erp.url).bills if b.invoice_number == "INV-2057"]
         assert len(bills) == 1 and bills[0].amount == "1284.50"
-        ended = _wait(env, vandelay.id, ("finished", "failed"))
+        ended = _wait(console_env, vandelay.id, ("finished", "failed"))
         assert (ended.status, ended.outcome) == ("finished", "rejected"), ended.reason
         assert not [b for b in fetch_state(erp.url).bills if b.invoice_number == "VI-3390"]
-        bob.goto(f"{env.url}/jobs/{headline.id}")
+        bob.goto(f"{console_env.url}/jobs/{headline.id}")
         assert "finished: done" in bob.locator("#job-status").inner_text()
         assert "verified" in bob.locator("#run-timeline").inner_text()
     finally:

@@ -6,132 +6,36 @@ how docs/console/*.png are made).
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 import time
-from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 from console_seed import XSS_INVOICE, XSS_TITLE, parked_job, write_run, write_sweep
+from fixtures_console import PASSWORDS, ConsoleEnv, flash, shot
 
-from taskcrew.console.auth import add_user
-from taskcrew.console.server import ConsoleServer
-from taskcrew.console.settings import ConsoleSettings
 from taskcrew.crew.trace import ControlEvent, RunFinished, Tracer
-from taskcrew.jobs import Jobs
-from taskcrew.tools.browser import BrowserConfig
-from taskcrew.tools.browser.runtime import plan_launch
 
 pytestmark = pytest.mark.browser
-PASSWORDS = {"ana": "ana-secret-1", "bob": "bob-secret-1", "carol": "carol-secret-1"}
-SHOTS = os.environ.get("TASKCREW_CONSOLE_SHOTS")
 
 
-@pytest.fixture(scope="module")
-def users_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("users") / "users.yaml"
-    for name, password in PASSWORDS.items():
-        add_user(path, name, password)
-    return path
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Any]:
-    from playwright.sync_api import Error, sync_playwright
-
-    with sync_playwright() as pw:
-        plan = plan_launch(BrowserConfig(), playwright_build=True)
-        try:
-            browser = pw.chromium.launch(executable_path=plan.executable_path, args=plan.args)
-        except Error:
-            plan = plan_launch(BrowserConfig(), playwright_build=False)
-            browser = pw.chromium.launch(executable_path=plan.executable_path, args=plan.args)
-        yield browser
-        browser.close()
-
-
-class Env:
-    def __init__(self, root: Path, users: Path, browser: Any) -> None:
-        self.root = root
-        self.jobs_url = f"sqlite:///{root / 'jobs.sqlite3'}"
-        self.jobs = Jobs.open(self.jobs_url)
-        self.runs = root / "runs"
-        self.runs.mkdir()
-        self.evals = root / "eval"
-        self.settings = ConsoleSettings(
-            port=0,
-            state_dir=root / "console",
-            runs_dirs=[self.runs],
-            eval_dirs=[self.evals],
-            users_file=users,
-            jobs_url=self.jobs_url,
-        )
-        self.browser = browser
-        self.server = ConsoleServer(self.settings).start()
-        self.url = self.server.url
-        self.contexts: list[Any] = []
-
-    def restart(self) -> None:
-        self.server.stop()
-        self.server = ConsoleServer(self.settings.model_copy(update={"port": self.server.port})).start()
-
-    def page_as(self, user: str | None) -> Any:
-        context = self.browser.new_context(viewport={"width": 1280, "height": 860})
-        self.contexts.append(context)
-        page = context.new_page()
-        page.set_default_timeout(10_000)
-        page.dialogs = []
-        page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
-        if user is not None:
-            page.goto(f"{self.url}/login")
-            page.get_by_label("Name").fill(user)
-            page.get_by_label("Password").fill(PASSWORDS[user])
-            page.get_by_role("button", name="Sign in").click()
-            page.wait_for_url(re.compile(r".*/approvals$"))
-        return page
-
-    def close(self) -> None:
-        for context in self.contexts:
-            context.close()
-        self.server.stop()
-        self.jobs.close()
-
-
-@pytest.fixture
-def env(tmp_path: Path, users_file: Path, chromium: Any) -> Iterator[Env]:
-    e = Env(tmp_path, users_file, chromium)
-    yield e
-    e.close()
-
-
-def shot(page: Any, name: str) -> None:
-    if SHOTS:
-        Path(SHOTS).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(SHOTS) / f"{name}.png"), full_page=True)
-
-
-def flash(page: Any) -> str:
-    return str(page.locator(".flash").first.inner_text())
-
-
-def test_login_required_and_sessions_survive_a_restart(env: Env) -> None:
-    page = env.page_as(None)
+def test_login_required_and_sessions_survive_a_restart(console_env: ConsoleEnv) -> None:
+    page = console_env.page_as(None)
     for path in ("/approvals", "/jobs", "/runs", "/eval", "/audit"):
-        page.goto(env.url + path)
-        assert page.url.startswith(f"{env.url}/login"), path
+        page.goto(console_env.url + path)
+        assert page.url.startswith(f"{console_env.url}/login"), path
         assert page.get_by_role("heading", name="Sign in").is_visible()
     shot(page, "login")
-    with httpx.Client(base_url=env.url) as client:
+    with httpx.Client(base_url=console_env.url) as client:
         assert client.get("/jobs/job-x/live").status_code == 401
         assert client.get("/approvals/apr-x/screenshot").status_code == 401
         assert client.get("/runs/x/files/a.png").status_code == 401
         assert (
-            client.post("/jobs", data={"task": "pay everyone"}, headers={"origin": env.url}).status_code
+            client.post(
+                "/jobs", data={"task": "pay everyone"}, headers={"origin": console_env.url}
+            ).status_code
             == 401
         )
     page.get_by_label("Name").fill("ana")
@@ -144,27 +48,27 @@ def test_login_required_and_sessions_survive_a_restart(env: Env) -> None:
     page.wait_for_url(re.compile(r".*/audit$"))  # back where the login interrupted
     cookie = next(c for c in page.context.cookies() if c["name"] == "taskcrew_console")
     assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
-    env.restart()  # sessions are persisted: still logged in
-    page.goto(env.url + "/jobs")
+    console_env.restart()  # sessions are persisted: still logged in
+    page.goto(console_env.url + "/jobs")
     assert page.locator("#whoami").inner_text() == "ana"
     page.get_by_role("button", name="Log out").click()
-    page.goto(env.url + "/jobs")
-    assert page.url.startswith(f"{env.url}/login")
-    assert [e.action for e in env.server.server.config.app.app.state.console.audit.entries()] == [
+    page.goto(console_env.url + "/jobs")
+    assert page.url.startswith(f"{console_env.url}/login")
+    assert [e.action for e in console_env.server.server.config.app.app.state.console.audit.entries()] == [
         "login_failed",
         "login",
         "logout",
     ]
 
 
-def test_csrf_foreign_page_and_missing_token_are_refused(env: Env) -> None:
-    job, approval = parked_job(env.jobs, "ana", amount="50.00")
-    page = env.page_as("bob")
+def test_csrf_foreign_page_and_missing_token_are_refused(console_env: ConsoleEnv) -> None:
+    job, approval = parked_job(console_env.jobs, "ana", amount="50.00")
+    page = console_env.page_as("bob")
 
     class Attacker(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             body = (
-                f'<form id=f method=post action="{env.url}/approvals/{approval.id}/decide">'
+                f'<form id=f method=post action="{console_env.url}/approvals/{approval.id}/decide">'
                 "<input name=action value=approve><input name=csrf value=guess></form>"
                 "<script>document.getElementById('f').submit()</script>"
             ).encode()
@@ -184,12 +88,12 @@ def test_csrf_foreign_page_and_missing_token_are_refused(env: Env) -> None:
         assert "CSRF check failed" in page.content()
     finally:
         evil.shutdown()
-    assert env.jobs.approval(approval.id).status == "pending"
+    assert console_env.jobs.approval(approval.id).status == "pending"
     # The right token from a foreign origin is refused too, and so is the own origin without token.
-    page.goto(f"{env.url}/approvals/{approval.id}")
+    page.goto(f"{console_env.url}/approvals/{approval.id}")
     token = page.locator("input[name=csrf]").first.get_attribute("value")
     cookies = {c["name"]: c["value"] for c in page.context.cookies()}
-    with httpx.Client(base_url=env.url, cookies=cookies) as client:
+    with httpx.Client(base_url=console_env.url, cookies=cookies) as client:
         foreign = client.post(
             f"/approvals/{approval.id}/decide",
             data={"csrf": token, "action": "approve"},
@@ -197,25 +101,29 @@ def test_csrf_foreign_page_and_missing_token_are_refused(env: Env) -> None:
         )
         assert foreign.status_code == 403
         missing = client.post(
-            f"/approvals/{approval.id}/decide", data={"action": "approve"}, headers={"origin": env.url}
+            f"/approvals/{approval.id}/decide",
+            data={"action": "approve"},
+            headers={"origin": console_env.url},
         )
         assert missing.status_code == 403
-    assert env.jobs.approval(approval.id).status == "pending"
-    assert env.jobs.get(job.id).status == "waiting"
+    assert console_env.jobs.approval(approval.id).status == "pending"
+    assert console_env.jobs.get(job.id).status == "waiting"
 
 
-def test_second_approver_rule_in_the_browser(env: Env) -> None:
-    shot_png = env.root / "form.png"
-    ana = env.page_as("ana")
-    ana.goto(env.url + "/jobs")
+def test_second_approver_rule_in_the_browser(console_env: ConsoleEnv) -> None:
+    shot_png = console_env.root / "form.png"
+    ana = console_env.page_as("ana")
+    ana.goto(console_env.url + "/jobs")
     ana.set_content(
         "<form style='padding:12px;width:420px'><h3>New bill</h3><label>Vendor <input value='Northwind Traders'>"
         "</label><br><label>Amount <input value='12,000.00'></label><br><button>Save bill</button></form>"
     )
     ana.locator("form").screenshot(path=str(shot_png))
-    run = write_run(env.runs, "2026-12-01-parked", "Enter the latest Northwind invoice", finished=None)
-    job, approval = parked_job(env.jobs, "ana", amount="12,000.00", screenshot=shot_png, run_dir=run)
-    bob = env.page_as("bob")
+    run = write_run(
+        console_env.runs, "2026-12-01-parked", "Enter the latest Northwind invoice", finished=None
+    )
+    job, approval = parked_job(console_env.jobs, "ana", amount="12,000.00", screenshot=shot_png, run_dir=run)
+    bob = console_env.page_as("bob")
     row = bob.locator("tr", has_text=approval.id)
     assert "needs a second approver" in row.inner_text()
     shot(bob, "approvals")
@@ -229,53 +137,53 @@ def test_second_approver_rule_in_the_browser(env: Env) -> None:
     shot(bob, "approval")
     bob.get_by_role("button", name="Approve").click()
     assert "second, different approver" in flash(bob)
-    assert env.jobs.approval(approval.id).status == "pending"
-    ana.goto(f"{env.url}/approvals/{approval.id}")
+    assert console_env.jobs.approval(approval.id).status == "pending"
+    ana.goto(f"{console_env.url}/approvals/{approval.id}")
     assert "First approval by bob" in ana.locator("main").inner_text()
     ana.get_by_role("button", name="Approve").click()
     assert "Two-person rule" in flash(ana)
-    assert env.jobs.approval(approval.id).status == "pending"
-    carol = env.page_as("carol")
-    carol.goto(f"{env.url}/approvals/{approval.id}")
+    assert console_env.jobs.approval(approval.id).status == "pending"
+    carol = console_env.page_as("carol")
+    carol.goto(f"{console_env.url}/approvals/{approval.id}")
     carol.get_by_role("button", name="Approve").click()
     carol.wait_for_url(re.compile(r".*/approvals$"))
     assert "approved" in flash(carol)
-    decided = env.jobs.approval(approval.id)
+    decided = console_env.jobs.approval(approval.id)
     assert decided.status == "approved" and decided.decided_by == "bob+carol"
-    assert env.jobs.get(job.id).status == "queued"
-    carol.goto(env.url + "/audit")
+    assert console_env.jobs.get(job.id).status == "queued"
+    carol.goto(console_env.url + "/audit")
     audit = carol.locator("#audit").inner_text()
     assert "approve_first" in audit and "approve_refused" in audit
     assert "Hash chain intact" in carol.locator("#chain").inner_text()
     shot(carol, "audit")
 
 
-def test_reject_answer_and_bulk_from_the_page_keyboard_only(env: Env) -> None:
-    _, rejected = parked_job(env.jobs, "ana", amount="90.00")
-    _, answered = parked_job(env.jobs, "ana", amount="95.00")
-    _, bulk1 = parked_job(env.jobs, "ana", amount="10.00")
-    _, bulk2 = parked_job(env.jobs, "ana", amount="11.00")
-    _, bank = parked_job(env.jobs, "ana", amount="12.00", extra={"iban": "DE89370400440532013000"})
-    bob = env.page_as("bob")
+def test_reject_answer_and_bulk_from_the_page_keyboard_only(console_env: ConsoleEnv) -> None:
+    _, rejected = parked_job(console_env.jobs, "ana", amount="90.00")
+    _, answered = parked_job(console_env.jobs, "ana", amount="95.00")
+    _, bulk1 = parked_job(console_env.jobs, "ana", amount="10.00")
+    _, bulk2 = parked_job(console_env.jobs, "ana", amount="11.00")
+    _, bank = parked_job(console_env.jobs, "ana", amount="12.00", extra={"iban": "DE89370400440532013000"})
+    bob = console_env.page_as("bob")
     assert "sets bank details" in bob.locator("tr", has_text=bank.id).inner_text()
-    bob.goto(f"{env.url}/approvals/{rejected.id}")
+    bob.goto(f"{console_env.url}/approvals/{rejected.id}")
     bob.get_by_label("Message or reason").fill("wrong vendor")
     bob.keyboard.press("Tab")
     bob.keyboard.press("Tab")  # Approve → Reject
     assert bob.evaluate("document.activeElement.textContent") == "Reject"
     bob.keyboard.press("Enter")
     bob.wait_for_url(re.compile(r".*/approvals$"))
-    assert env.jobs.approval(rejected.id).status == "rejected"
-    bob.goto(f"{env.url}/approvals/{answered.id}")
+    assert console_env.jobs.approval(rejected.id).status == "rejected"
+    bob.goto(f"{console_env.url}/approvals/{answered.id}")
     bob.get_by_role("button", name="Answer with message").click()
     assert "needs a message" in flash(bob)
     bob.get_by_label("Message or reason").fill("Use the PDF's total")
     bob.get_by_role("button", name="Answer with message").click()
-    got = env.jobs.approval(answered.id)
+    got = console_env.jobs.approval(answered.id)
     assert (
         got.status == "answered" and got.decision is not None and got.decision.text == "Use the PDF's total"
     )
-    bob.goto(env.url + "/approvals")
+    bob.goto(console_env.url + "/approvals")
     bob.get_by_label(f"Select {bulk1.id} for bulk approval").check()
     bob.get_by_label(f"Select {bank.id} for bulk approval").check()
     bob.get_by_role("button", name="Approve selected").click()
@@ -284,14 +192,18 @@ def test_reject_answer_and_bulk_from_the_page_keyboard_only(env: Env) -> None:
     bob.get_by_label(f"Select {bulk2.id} for bulk approval").check()
     bob.get_by_role("button", name="Approve selected").click()
     assert "2 approvals approved" in flash(bob)
-    assert env.jobs.approval(bulk1.id).status == env.jobs.approval(bulk2.id).status == "approved"
-    assert env.jobs.approval(bank.id).status == "pending"
+    assert (
+        console_env.jobs.approval(bulk1.id).status == console_env.jobs.approval(bulk2.id).status == "approved"
+    )
+    assert console_env.jobs.approval(bank.id).status == "pending"
 
 
-def test_untrusted_text_is_escaped_everywhere(env: Env) -> None:
-    run = write_run(env.runs, "2026-12-01-xss", f"Enter {XSS_INVOICE}", tool_result=XSS_TITLE)
-    job, approval = parked_job(env.jobs, "ana", vendor=XSS_INVOICE, task=f"Pay {XSS_TITLE}", run_dir=run)
-    page = env.page_as("bob")
+def test_untrusted_text_is_escaped_everywhere(console_env: ConsoleEnv) -> None:
+    run = write_run(console_env.runs, "2026-12-01-xss", f"Enter {XSS_INVOICE}", tool_result=XSS_TITLE)
+    job, approval = parked_job(
+        console_env.jobs, "ana", vendor=XSS_INVOICE, task=f"Pay {XSS_TITLE}", run_dir=run
+    )
+    page = console_env.page_as("bob")
     for path in (
         "/approvals",
         f"/approvals/{approval.id}",
@@ -300,26 +212,28 @@ def test_untrusted_text_is_escaped_everywhere(env: Env) -> None:
         "/runs",
         f"/runs/{run.name}",
     ):
-        page.goto(env.url + path)
+        page.goto(console_env.url + path)
         page.wait_for_load_state("load")
         assert page.evaluate("window.__pwned") is None, path
         assert page.locator("img[src=x]").count() == 0, path
         assert page.locator("main script").count() == 0, path
     assert page.dialogs == []
-    page.goto(f"{env.url}/runs/{run.name}")
+    page.goto(f"{console_env.url}/runs/{run.name}")
     text = page.locator("main").inner_text()
     assert XSS_TITLE in text and XSS_INVOICE in text  # shown as text
     assert page.locator(".report a[href^=javascript]").count() == 0
-    page.goto(f"{env.url}/approvals/{approval.id}")
+    page.goto(f"{console_env.url}/approvals/{approval.id}")
     assert XSS_INVOICE in page.locator("#fields").inner_text()
 
 
-def test_runs_and_eval_pages(env: Env) -> None:
-    write_run(env.runs, "2026-12-01-0900-northwind", "Enter the Northwind invoice")
-    write_run(env.runs, "2026-12-01-1000-contoso", "Enter the Contoso invoice", finished="not_verified")
-    write_sweep(env.evals)
-    page = env.page_as("bob")
-    page.goto(env.url + "/runs")
+def test_runs_and_eval_pages(console_env: ConsoleEnv) -> None:
+    write_run(console_env.runs, "2026-12-01-0900-northwind", "Enter the Northwind invoice")
+    write_run(
+        console_env.runs, "2026-12-01-1000-contoso", "Enter the Contoso invoice", finished="not_verified"
+    )
+    write_sweep(console_env.evals)
+    page = console_env.page_as("bob")
+    page.goto(console_env.url + "/runs")
     assert page.locator("#runs tbody tr").count() == 2
     shot(page, "runs")
     page.get_by_label("Outcome").select_option("not_verified")
@@ -334,7 +248,7 @@ def test_runs_and_eval_pages(env: Env) -> None:
     assert page.locator(".report table").count() == 1  # markdown rendered
     assert page.locator("img.shot").first.evaluate("img => img.naturalWidth") == 1
     shot(page, "run")
-    page.goto(env.url + "/eval")
+    page.goto(console_env.url + "/eval")
     page.wait_for_url(re.compile(r".*/eval/sweep-1$"))
     assert page.locator("svg[role=img]").count() == 5  # pass^1, pass^2, cost, time, scatter
     assert "anthropic/claude-x" in page.locator("#models").inner_text()
@@ -342,23 +256,23 @@ def test_runs_and_eval_pages(env: Env) -> None:
     shot(page, "eval")
 
 
-def test_submit_cancel_retry_and_live_progress(env: Env) -> None:
-    page = env.page_as("ana")
-    page.goto(env.url + "/jobs")
+def test_submit_cancel_retry_and_live_progress(console_env: ConsoleEnv) -> None:
+    page = console_env.page_as("ana")
+    page.goto(console_env.url + "/jobs")
     page.get_by_label("New task").fill("Enter every invoice in the inbox that is not yet in the ERP")
     page.get_by_role("button", name="Submit task").click()
     page.wait_for_url(re.compile(r".*/jobs/job-[^/]+$"))
     job_id = page.url.rsplit("/", 1)[1]
-    job = env.jobs.get(job_id)
+    job = console_env.jobs.get(job_id)
     assert job.submitted_by == "ana" and job.status == "queued"
     page.get_by_role("button", name="Cancel job").click()
-    assert env.jobs.get(job_id).status == "cancelled" and "cancelled" in flash(page)
+    assert console_env.jobs.get(job_id).status == "cancelled" and "cancelled" in flash(page)
     page.get_by_role("button", name="Retry job").click()
-    assert env.jobs.get(job_id).status == "queued"
+    assert console_env.jobs.get(job_id).status == "queued"
     shot(page, "jobs")
     # A worker picks it up and writes its run folder; the page follows live (server-sent events).
-    run = write_run(env.runs, "2026-12-01-live", job.task, finished=None)
-    env.jobs.mark(job_id, "running", only_if=("queued",), worker="w1", run_dir=str(run))
+    run = write_run(console_env.runs, "2026-12-01-live", job.task, finished=None)
+    console_env.jobs.mark(job_id, "running", only_if=("queued",), worker="w1", run_dir=str(run))
     page.reload()
     assert "running" in page.locator("#job-status").inner_text()
     tracer = Tracer(run / "trace.jsonl")
@@ -378,7 +292,7 @@ def test_submit_cancel_retry_and_live_progress(env: Env) -> None:
                 seconds=3,
             )
         )
-        env.jobs.finish(job_id, "done", "verified")
+        console_env.jobs.finish(job_id, "done", "verified")
 
     worker = threading.Thread(target=progress)
     worker.start()
@@ -387,5 +301,7 @@ def test_submit_cancel_retry_and_live_progress(env: Env) -> None:
     worker.join()
     assert "finished: done" in page.locator("#run-timeline").inner_text()
     shot(page, "job")
-    audit = [(e.who, e.action) for e in env.server.server.config.app.app.state.console.audit.entries()]
+    audit = [
+        (e.who, e.action) for e in console_env.server.server.config.app.app.state.console.audit.entries()
+    ]
     assert ("ana", "submit") in audit and ("ana", "cancel") in audit and ("ana", "retry") in audit

@@ -60,6 +60,7 @@ class Console:
         self.cosign = CosignStore(state / "console.sqlite3")
         self.audit = AuditLog(state / "audit.jsonl")
         self.rules = load_rules(settings.risk_rules)
+        self._owns_jobs = jobs is None
         self.jobs = jobs if jobs is not None else Jobs.open(settings.jobs_url)
         self.approver = Approver(self.jobs, self.rules, self.audit, self.cosign)
         self.runs = RunsDir(settings.runs_dirs, extra=self._job_run_dirs)
@@ -74,7 +75,8 @@ class Console:
     def close(self) -> None:
         self.sessions.close()
         self.cosign.close()
-        self.jobs.close()
+        if self._owns_jobs:
+            self.jobs.close()
 
 
 _md = MarkdownIt("js-default")  # raw HTML off, unsafe link schemes refused

@@ -13,6 +13,7 @@ import uvicorn
 from taskcrew.console.app import build_app
 from taskcrew.console.auth import load_users
 from taskcrew.console.settings import ConsoleSettings, is_loopback
+from taskcrew.jobs.store import Jobs
 
 
 def prepare(settings: ConsoleSettings) -> tuple[ConsoleSettings, str | None]:
@@ -39,11 +40,13 @@ def bind(host: str, port: int) -> socket.socket:
 class ConsoleServer:
     """uvicorn on a socket we bound (port 0 picks a free one); ``start`` runs it on a thread."""
 
-    def __init__(self, settings: ConsoleSettings) -> None:
+    def __init__(self, settings: ConsoleSettings, jobs: Jobs | None = None) -> None:
         self.sock = bind(settings.host, settings.port)
         self.port = self.sock.getsockname()[1]
         self.url = f"http://{settings.host}:{self.port}"
-        config = uvicorn.Config(build_app(settings), log_level="warning", access_log=False, lifespan="on")
+        config = uvicorn.Config(
+            build_app(settings, jobs), log_level="warning", access_log=False, lifespan="on"
+        )
         self.server = uvicorn.Server(config)
         self._thread: threading.Thread | None = None
 
