@@ -41,5 +41,6 @@
     badge.className = "badge " + d.status;
     if (reason && d.reason) reason.textContent = d.reason;
   });
-  source.addEventListener("done", () => { source.close(); });
+  // Finished: reload once, so the page shows the final state and the right buttons (retry, not cancel).
+  source.addEventListener("done", () => { source.close(); window.location.reload(); });
 })();
