@@ -221,3 +221,48 @@ def test_runs_and_eval_artifacts(tmp_path: Path) -> None:
     (tmp_path / "eval" / "bad").mkdir()
     (tmp_path / "eval" / "bad" / "results.json").write_text("{", encoding="utf-8")
     assert "not a readable sweep result" in str(results.load("bad"))
+
+
+def test_cli_add_user_and_clear_errors_on_bad_setup(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from taskcrew.cli import app
+
+    runner = CliRunner()
+    users = tmp_path / "users.yaml"
+    short = runner.invoke(app, ["console", "add-user", "ana", "--users", str(users)], input="short\nshort\n")
+    assert short.exit_code == 2 and "8 characters" in short.output and not users.exists()
+    ok = runner.invoke(
+        app, ["console", "add-user", "ana", "--users", str(users)], input="long-enough\nlong-enough\n"
+    )
+    assert ok.exit_code == 0 and load_users(users)[0].name == "ana"
+    jobs_db = f"sqlite:///{tmp_path / 'jobs.sqlite3'}"
+    users.write_text("users: 3\n", encoding="utf-8")
+    bad_users = runner.invoke(app, ["console", "--users", str(users), "--jobs-db", jobs_db, "--port", "0"])
+    assert bad_users.exit_code == 2 and "cannot be used" in bad_users.output
+    with pytest.raises(ConsoleUserError):  # a broken file is never overwritten: nothing is lost
+        add_user(users, "bob", "long-enough")
+    users.unlink()
+    add_user(users, "ana", "long-enough")
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "console.sqlite3").write_bytes(b"this is not a database" * 100)
+    from taskcrew.console.app import Console
+    from taskcrew.console.settings import ConsoleSettings
+
+    settings = ConsoleSettings(
+        state_dir=state, runs_dirs=[], eval_dirs=[], users_file=users, jobs_url=jobs_db
+    )
+    with pytest.raises(ValueError, match="move it aside"):
+        Console(settings)
+
+
+def test_a_damaged_audit_log_stops_decisions(tmp_path: Path) -> None:
+    from taskcrew.console.audit import AuditLogError
+
+    log = AuditLog(tmp_path / "audit.jsonl")
+    log.append("ana", "login", "/login")
+    with log.path.open("a", encoding="utf-8") as fh:
+        fh.write('{"seq": 2, "broken\n')
+    with pytest.raises(AuditLogError, match="moved aside"):
+        log.append("bob", "approve", "apr-1")

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import json
 import secrets
+import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp
 
 from taskcrew.console.artifacts import EvalResults, RunsDir
-from taskcrew.console.audit import AuditLog
+from taskcrew.console.audit import AuditLog, AuditLogError
 from taskcrew.console.auth import Authenticator, load_users
 from taskcrew.console.charts import sweep_charts
 from taskcrew.console.cosign import CosignStore
@@ -56,8 +57,14 @@ class Console:
                 f"No console users in {settings.users_file} and no token: add one with "
                 "`taskcrew console add-user NAME`, or start without users to get a login token."
             )
-        self.sessions = SessionStore(state / "console.sqlite3", ttl_seconds=settings.session_hours * 3600)
-        self.cosign = CosignStore(state / "console.sqlite3")
+        try:
+            self.sessions = SessionStore(state / "console.sqlite3", ttl_seconds=settings.session_hours * 3600)
+            self.cosign = CosignStore(state / "console.sqlite3")
+        except (sqlite3.DatabaseError, RuntimeError) as exc:
+            raise ValueError(
+                f"The console's database {state / 'console.sqlite3'} cannot be used ({exc}); move it aside: "
+                "everyone logs in again and pending first approvals must be given again."
+            ) from exc
         self.audit = AuditLog(state / "audit.jsonl")
         self.rules = load_rules(settings.risk_rules)
         self._owns_jobs = jobs is None
@@ -525,7 +532,10 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
         yield
         console.close()
 
-    app = Starlette(routes=routes, lifespan=lifespan)
+    async def audit_broken(request: Request, exc: Exception) -> Response:
+        return PlainTextResponse(str(exc), status_code=503)
+
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={AuditLogError: audit_broken})
     app.state.console = console
     return SecurityHeaders(app)
 

@@ -34,6 +34,10 @@ class AuditEntry(BaseModel):
         return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
+class AuditLogError(RuntimeError):
+    """The log's last entry cannot be read: appending would hide the damage, so nothing is decided."""
+
+
 class AuditProblem(BaseModel):
     line: int
     problem: str
@@ -55,7 +59,13 @@ class AuditLog:
                     last = line.decode("utf-8")
         if not last:
             return 0, GENESIS
-        entry = AuditEntry.model_validate_json(last)
+        try:
+            entry = AuditEntry.model_validate_json(last)
+        except ValueError as exc:
+            raise AuditLogError(
+                f"The audit log {self.path} ends in a line that is not an audit entry; no decision is "
+                "recorded (or made) until it is restored from a backup or moved aside."
+            ) from exc
         return entry.seq, entry.hash
 
     def append(self, who: str, action: str, target: str, payload: dict[str, Any] | None = None) -> AuditEntry:
