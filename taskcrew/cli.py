@@ -82,6 +82,12 @@ VerifierModel = Annotated[
     str | None,
     typer.Option("--verifier-model", help="provider/model for the verifier (TASKCREW_VERIFIER_MODEL)."),
 ]
+AuditModel = Annotated[
+    str | None,
+    typer.Option(
+        "--model", "--verifier-model", help="provider/model for the verifier (TASKCREW_VERIFIER_MODEL)."
+    ),
+]
 
 
 @app.command("run")
@@ -147,7 +153,7 @@ def audit(
     run_dir: Annotated[
         Path | None, typer.Option("--run", help="Re-check a past run's success criteria (a runs/ folder).")
     ] = None,
-    verifier_model: VerifierModel = None,
+    verifier_model: AuditModel = None,
     erp_url: ErpUrl = "http://127.0.0.1:8800",
     intranet_url: IntranetUrl = "http://127.0.0.1:8801",
     sandbox: Sandbox = None,

@@ -78,7 +78,7 @@ def run_command(
     console.print(f"\n[bold {colour}]{result.outcome}[/]: {escape(result.reason)}", highlight=False)
     if result.answer:
         console.print(f"[bold]Answer:[/] {escape(result.answer)}", highlight=False)
-    cost = "unknown" if result.cost_usd is None else f"${result.cost_usd:.4f}"
+    cost = "cost unknown (no price configured)" if result.cost_usd is None else f"${result.cost_usd:.4f}"
     console.print(
         f"[dim]{result.llm_calls} LLM calls, {result.input_tokens}+{result.output_tokens} tokens, {cost}, "
         f"{result.seconds:.0f} s[/]"
@@ -110,9 +110,7 @@ def audit_command(
         from taskcrew.crew.progress import ProgressPrinter
         from taskcrew.crew.workplace import Workplace
 
-        with Workplace(
-            place.model_copy(update={"use_knowledge": False}), make_human(False, console)
-        ) as workplace:
+        with Workplace(place, make_human(False, console)) as workplace:
             result = workplace.audit(
                 claim, run_dir=run_dir, verifier_model=spec.raw, listeners=[ProgressPrinter(console)]
             )

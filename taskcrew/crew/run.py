@@ -18,6 +18,7 @@ from taskcrew.crew.flow import TaskFlow
 from taskcrew.crew.llm import TracedLLM, build_provider_llm
 from taskcrew.crew.models import Outcome, RunState
 from taskcrew.crew.modelspec import ModelSpec, choose_models, load_prices
+from taskcrew.crew.provenance import SourcedHuman, origins
 from taskcrew.crew.steps import finish
 from taskcrew.crew.toolbox import System, Toolbox
 from taskcrew.crew.trace import ControlEvent, RunStarted, Tracer, decision_event
@@ -127,6 +128,12 @@ def build_context(
         checkpoints=res.checkpoints,
     )
     ctx.worker_llm.on_call = ctx.verifier_llm.on_call = ctx.record_llm_call
+    if isinstance(res.human, SourcedHuman):
+        res.human.explain = lambda fields: origins(
+            fields,
+            [(e.index + 1, e.role, e.report) for e in tracer.of_kind("step")],
+            toolbox.source_text,
+        )
     tracer.emit(
         RunStarted(
             task=settings.task,

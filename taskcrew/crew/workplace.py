@@ -216,10 +216,11 @@ class Workplace:
     ) -> RunResources:
         """A run's browser (behind a fresh policy gate; ``read_only`` refuses every change), tools
         and knowledge."""
+        from taskcrew.crew.provenance import SourcedHuman
         from taskcrew.tools.browser import BrowserConfig, BrowserRuntime
 
         log = DecisionLog()
-        human = human or self.human
+        human = SourcedHuman(human or self.human)  # approvals show where each value came from
         policy = self._policy(log, human, read_only=read_only)
         config = BrowserConfig(
             executable_path=self.settings.chromium,
@@ -303,7 +304,8 @@ class Workplace:
             criteria = criteria_from_claim(claim or "")
             subject = claim or ""
         settings = self.run_settings(subject.strip(), verifier_model=verifier_model)
-        res = self.resources(scripted=scripted, listeners=listeners, knowledge=False, read_only=True)
+        # the procedures define terms such as "latest"; an audit reads them and writes no facts
+        res = self.resources(scripted=scripted, listeners=listeners, knowledge=True, read_only=True)
         return run_audit(settings, res, criteria)
 
     def _knowledge(self, store: Any) -> tuple[Any, list[Any]]:

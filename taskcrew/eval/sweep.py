@@ -114,7 +114,8 @@ def check_model(raw: str) -> None:
             build_provider_llm(spec)
     except ModelConfigError as exc:
         raise SweepError(str(exc)) from exc
-    if spec.provider == "scripted" and spec.name not in SCRIPTED_MODELS:
+    realistic = spec.name.startswith("realistic-")  # scripted/realistic-<habit>, checked when built
+    if spec.provider == "scripted" and spec.name not in SCRIPTED_MODELS and not realistic:
         raise SweepError(f"unknown scripted model {raw!r}: the eval has {', '.join(SCRIPTED_MODELS)}")
 
 

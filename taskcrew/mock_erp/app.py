@@ -57,7 +57,7 @@ class ErpApp:
         self._renderer = Renderer()
         self._auth = AuthPages(self.sessions, self._renderer)
         self._bills = BillPages(
-            self.ledger, self.sessions, self.chaos, self._renderer, settings, lambda: iso_utc(self._clock())
+            self.ledger, self.sessions, self.chaos, self._renderer, settings, self._entered_at
         )
         self._debug = DebugApi(self.state_unlocked, self._reset_unlocked, self.chaos)
         # (method, full-path pattern, handler, needs login); every POST is CSRF-checked
@@ -74,6 +74,10 @@ class ErpApp:
             ("GET", re.compile(r"/bills/(BILL-\d+)"), self._bills.detail, True),
             ("POST", re.compile(r"/bills/(BILL-\d+)/pay"), self._bills.mark_paid, True),
         ]
+
+    def _entered_at(self) -> str:
+        """When a record is entered: the simulated business day, at the real time of day (one calendar)."""
+        return f"{self.settings.today.isoformat()}T{iso_utc(self._clock()).split('T', 1)[1]}"
 
     # -- library API (thread-safe) ---------------------------------------------------------------
 
