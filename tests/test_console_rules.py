@@ -266,3 +266,16 @@ def test_a_damaged_audit_log_stops_decisions(tmp_path: Path) -> None:
         fh.write('{"seq": 2, "broken\n')
     with pytest.raises(AuditLogError, match="moved aside"):
         log.append("bob", "approve", "apr-1")
+
+
+def test_a_question_is_answered_never_approved(approver: Approver) -> None:
+    jobs = approver.jobs
+    job = jobs.submit("Enter the latest Hooli invoice into the ERP", submitted_by="ana")
+    jobs.mark(job.id, "waiting", only_if=("queued",))
+    question = jobs.park(job.id, kind="question", key="q1", question="Which of the two Hooli invoices?")
+    assert approver.decide(question.id, "approve", "bob").status == "refused"
+    assert approver.bulk_approve([question.id, question.id], "bob")[0].status == "refused"
+    assert approver.decide(question.id, "answer", "bob", "HCS-2026-10, the newer one").status == "decided"
+    decided = jobs.approval(question.id)
+    assert decided.status == "answered" and decided.decision is not None
+    assert decided.decision.text == "HCS-2026-10, the newer one"
