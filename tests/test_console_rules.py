@@ -279,3 +279,34 @@ def test_a_question_is_answered_never_approved(approver: Approver) -> None:
     decided = jobs.approval(question.id)
     assert decided.status == "answered" and decided.decision is not None
     assert decided.decision.text == "HCS-2026-10, the newer one"
+
+
+def test_origins_from_recorded_sources_or_the_runs_summary(approver: Approver) -> None:
+    from taskcrew.jobs import ApprovalRequest, FieldSource
+    from taskcrew.tools.human import FieldValue
+
+    jobs = approver.jobs
+    job = jobs.submit("Enter the latest Northwind invoice", submitted_by="ana")
+    summary = (
+        "where the values come from:\n"
+        "  amount = 1284.50: inbox/northwind_inv_2057.pdf, line 14 (cited in step 1)\n"
+        "  vendor = Northwind Traders: step 1 (file_reader) reported it as 'vendor'"
+    )
+    request = ApprovalRequest(
+        kind="form_submission",
+        method="POST",
+        url="http://erp/bills/new",
+        fields=[
+            FieldValue(name="amount", value="1284.50"),
+            FieldValue(name="vendor", value="Northwind Traders"),
+        ],
+        summary=summary,
+    )
+    sources = [
+        FieldSource(name="amount", value="1284.50", source="the page's form as filled"),
+        FieldSource(name="vendor", value="Northwind Traders", source="scan.png (OCR), line 3"),
+    ]
+    approval = jobs.park(job.id, kind="approval", key="k", request=request, sources=sources)
+    origins = approver.view(approval).origins
+    assert origins["amount"] == "inbox/northwind_inv_2057.pdf, line 14 (cited in step 1)"
+    assert origins["vendor"] == "scan.png (OCR), line 3"
