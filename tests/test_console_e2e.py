@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fixtures_console import ConsoleEnv, flash
+from fixtures_console import ConsoleEnv, flash, shot
 
 from taskcrew.eval.models import load_cases
 from taskcrew.jobs import Job, JobOptions
@@ -70,6 +70,9 @@ def test_approve_in_the_console_resumes_the_parked_run_and_reject_ends_it(
         bob.goto(f"{console_env.url}/approvals/{approval.id}")
         fields = bob.locator("#fields").inner_text()
         assert "INV-2057" in fields and "1284.50" in fields
+        shot(bob, "approval-real-run")
+        amount_row = bob.locator("#fields tr", has_text="amount").inner_text()
+        assert "Northwind Traders.eml, line" in amount_row  # the run's provenance, per field
         bob.get_by_role("button", name="Approve").click()
         assert "approved" in flash(bob)
         [other] = console_env.jobs.approvals("pending", job_id=vandelay.id)
