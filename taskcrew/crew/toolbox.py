@@ -126,6 +126,8 @@ class Toolbox:
         today: date | None = None,
     ) -> None:
         self.files = SandboxFiles(files_root(sandbox))
+        if (policy := getattr(browser, "policy", None)) is not None:  # values read by OCR get a note
+            policy.flaggers.append(self.files.provenance.flag)
         self.systems = systems or []
         self.human = human
         self.notes = notes

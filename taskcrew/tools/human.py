@@ -23,6 +23,7 @@ class FieldValue(BaseModel):
 
     name: str
     value: str
+    note: str | None = None  # e.g. "read by OCR — check it": where the value came from, for the approver
 
 
 class ApprovalRequest(BaseModel):
@@ -76,7 +77,9 @@ def describe_request(request: ApprovalRequest) -> str:
     if request.fields:
         width = min(max(len(f.name) for f in request.fields), 30)
         lines.append("fields that will be sent:")
-        lines.extend(f"  {f.name:<{width}} = {f.value}" for f in request.fields)
+        lines.extend(
+            f"  {f.name:<{width}} = {f.value}" + (f"   ⚠ {f.note}" if f.note else "") for f in request.fields
+        )
     else:
         lines.append("(no fields)")
     return "\n".join(lines)
