@@ -99,6 +99,9 @@ def test_a_parked_approval_resumes_on_another_worker_and_submits_the_approved_pa
     sent = {f.name: f.value for f in approval.request.fields}
     assert (sent["invoice_number"], sent["amount"], sent["due_date"]) == ("INV-2057", "1284.50", "2026-10-12")
     assert workers.bills() == []  # nothing was sent before the approval
+    where = {s.name: s.source for s in approval.sources}
+    assert "Invoice from Northwind Traders.eml" in where["invoice_number"] and "step 1" in where["amount"]
+    assert approval.screenshot and Path(approval.screenshot).read_bytes().startswith(b"\x89PNG")
     workers.jobs.decide(approval.id, ApprovalDecision.approve(), decided_by="bob")
     workers.start("worker-b")
     workers.wait_for("the job to end", workers.job_in(job, "finished", "failed"))

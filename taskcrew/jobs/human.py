@@ -9,6 +9,7 @@ is a different request: it is asked again.
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from taskcrew.jobs.models import FieldSource
 from taskcrew.jobs.store import Jobs, fingerprint
@@ -30,6 +31,26 @@ def request_key(request: ApprovalRequest) -> str:
         (f.name, f.value) for f in request.fields if not any(v in f.name.lower() for v in VOLATILE)
     )
     return fingerprint({"method": request.method.upper(), "url": request.url, "fields": fields})
+
+
+def provenance(checkpoint: dict[str, Any] | None, task: str, name: str, value: str) -> str:
+    """Where a submitted value came from: the earlier step whose findings hold it (with what that
+    step cited), the task text, or — when neither — the browser operator itself."""
+    value = value.strip()
+    if not value:
+        return "left empty"
+    state = (checkpoint or {}).get("state") or {}
+    for record in reversed(state.get("steps_done") or []):
+        report = record.get("report") or {}
+        for key, found in (report.get("data") or {}).items():
+            found = str(found).strip()
+            if len(found) >= 2 and (found == value or found in value):
+                cited = ", ".join(sorted({c.get("source", "") for c in report.get("sources") or []} - {""}))
+                where = f"step {record.get('index', 0) + 1} ({record.get('role')}: {record.get('title')})"
+                return f"{where} found {key} = {found}" + (f", citing {cited}" if cited else "")
+    if value.lower() in task.lower():
+        return "the task text"
+    return "chosen on the page by the browser operator (not in an earlier step's findings)"
 
 
 class JobHuman:
@@ -57,16 +78,24 @@ class JobHuman:
             kind="approval",
             key=key,
             request=request,
-            sources=[
-                FieldSource(
-                    name=f.name, value=f.value, source=self.sources.get(f.name, "the page's form as filled")
-                )
-                for f in request.fields
-            ],
+            sources=self._sources(request),
             screenshot=self.screenshot,
             expires_in=self.expires_in,
         )
         raise Parked(approval.id)
+
+    def _sources(self, request: ApprovalRequest) -> list[FieldSource]:
+        checkpoint = self.jobs.checkpoint(self.job_id)
+        task = self.jobs.get(self.job_id).task
+        return [
+            FieldSource(
+                name=f.name,
+                value=f.value,
+                source=self.sources.get(f.name) or provenance(checkpoint, task, f.name, f.value),
+            )
+            for f in request.fields
+            if not any(v in f.name.lower() for v in VOLATILE)
+        ]
 
     def ask(self, question: str) -> str:
         key = fingerprint({"question": question})

@@ -105,6 +105,8 @@ class LegRunner:
         res = self.place.resources(scripted=self.scripted(job) if self.scripted else None, human=human)
         res.checkpoints = StoreCheckpoints(self.jobs, job.id, self.worker_id)
         res.wrap_model = self._shared_backoff
+        if res.browser is not None and isinstance(human, JobHuman):
+            res.browser.policy.before_approval = self._screenshot_for(human, job.id)
         if res.browser is not None:
             from taskcrew.tools.intents import IntentLog
 
@@ -137,6 +139,26 @@ class LegRunner:
         )
         self.jobs.clear_checkpoint(job.id)
         return "finished"
+
+    def _screenshot_for(self, human: JobHuman, job_id: str) -> Callable[[Any], None]:
+        """Before a submission is put to the person: a screenshot of the filled form, kept with the job."""
+        from taskcrew.config import Paths
+
+        folder = Paths.from_env().home / "jobs" / job_id
+        count = 0
+
+        def shoot(page: Any) -> None:
+            nonlocal count
+            count += 1
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / f"form-{utcnow():%Y%m%d-%H%M%S}-{count}.png"
+            try:
+                page.screenshot(path=str(path), full_page=True)
+                human.screenshot = str(path)
+            except Exception:  # a screenshot is evidence, not a reason to fail the step
+                human.screenshot = None
+
+        return shoot
 
     def _shared_backoff(self, model: str, inner: Any) -> Any:
         from taskcrew.jobs.backoff import SharedBackoff

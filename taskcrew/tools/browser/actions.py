@@ -161,6 +161,9 @@ class ActionExecutor:
             summary=vault.redact(submission.get("summary", "")),
             login_form=bool(submission.get("login")),
         )
+        before = getattr(self.env.policy, "before_approval", None)  # a durable run keeps a screenshot
+        if before is not None and self.env.policy.changes_data(submission["method"], submission["action"]):
+            before(self.env.page)
         with self.env.human_wait():
             decision = self.env.policy.submission(sub)
         if not decision.permitted:
