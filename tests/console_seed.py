@@ -189,7 +189,10 @@ def parked_job(
         kind="form_submission",
         method="POST",
         url="http://127.0.0.1:8800/bills/new",
-        fields=[FieldValue(name=k, value=v) for k, v in fields.items()],
+        fields=[
+            FieldValue(name=k, value=v, note="read by OCR — check it" if k == "invoice_number" else None)
+            for k, v in fields.items()
+        ],
         page_url="http://127.0.0.1:8800/bills/new",
     )
     sources = [

@@ -131,6 +131,7 @@ def test_second_approver_rule_in_the_browser(console_env: ConsoleEnv) -> None:
     fields = bob.locator("#fields")
     assert "12,000.00" in fields.inner_text() and "inbox/northwind.pdf, page 1, line 2" in fields.inner_text()
     assert "OCR-read" in fields.locator("tr", has_text="amount").inner_text()
+    assert "read by OCR — check it" in fields.locator("tr", has_text="invoice_number").inner_text()
     assert bob.locator("img.shot").evaluate("img => img.naturalWidth") > 0
     assert "submitted by ana" in bob.locator("main").inner_text()
     assert "[browser_operator] Enter the bill" in bob.locator("#plan").inner_text()
