@@ -18,6 +18,7 @@ from rich.markup import escape
 from taskcrew.crew.errors import USER_ERRORS, AuditError
 from taskcrew.crew.models import EXIT_CODES
 from taskcrew.crew.modelspec import check_credentials, choose_models, verifier_spec
+from taskcrew.inputs import check_run
 
 USAGE_ERROR = 2
 
@@ -45,14 +46,26 @@ def run_command(
     console: Console,
 ) -> int:
     try:
+        task = check_run(
+            task,
+            sandbox=place.sandbox,
+            runs_dir=place.runs_dir,
+            erp_url=place.erp_url,
+            intranet_url=place.intranet_url,
+            worker=worker_model,
+            verifier=verifier_model,
+        )
         models = choose_models(worker_model, verifier_model, allow_same=allow_same_verifier)
         for spec in (models.worker, models.verifier):
             check_credentials(spec)
+        from taskcrew.crew.calls import quiet_crewai_noise
         from taskcrew.crew.context import RunLimits
         from taskcrew.crew.progress import ProgressPrinter
         from taskcrew.crew.workplace import Workplace
         from taskcrew.jobs.foreground import run_in_foreground
         from taskcrew.jobs.models import JobOptions
+
+        quiet_crewai_noise()
 
         options = JobOptions(
             worker_model=models.worker.raw,

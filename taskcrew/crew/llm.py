@@ -12,6 +12,7 @@ from typing import Any, Literal
 from crewai.llms.base_llm import BaseLLM
 from pydantic import BaseModel, ConfigDict, Field
 
+from taskcrew.crew.calls import CallLimits, stalled_error
 from taskcrew.crew.compaction import DEFAULT_BUDGET, compact_messages, message_chars
 from taskcrew.crew.models import LlmCall
 from taskcrew.crew.modelspec import ModelConfigError, ModelSpec, Price, check_credentials, cost_of
@@ -171,7 +172,11 @@ class TracedLLM(BaseLLM):
             return result
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
-            raise
+            stalled = stalled_error(exc, self.role, self.spec.raw)  # name the call that stalled
+            if stalled is None:
+                raise
+            error = str(stalled)
+            raise stalled from exc
         finally:
             after = self.inner.get_token_usage_summary()
             prompt_tokens = after.prompt_tokens - before.prompt_tokens
@@ -225,14 +230,16 @@ def build_provider_llm(spec: ModelSpec, scripted: Callable[[str], BaseLLM] | Non
     from crewai import LLM
 
     key = check_credentials(spec)
+    limits = CallLimits.from_env().client_params()  # connect/read timeouts, bounded retries
     if spec.provider == "anthropic":
-        return LLM(model=spec.name, provider="anthropic", api_key=key, max_tokens=4096)
+        return LLM(model=spec.name, provider="anthropic", api_key=key, max_tokens=4096, client_params=limits)
     if spec.provider == "openai":
         return LLM(
             model=spec.name,
             provider="openai",
             api_key=key or "none",
             base_url=spec.base_url,
+            client_params=limits,
             interceptor=ProseCapture(),
         )
     # ollama and any OpenAI-compatible server
@@ -242,5 +249,6 @@ def build_provider_llm(spec: ModelSpec, scripted: Callable[[str], BaseLLM] | Non
         api_key=key or "none",
         base_url=spec.base_url,
         custom_openai=True,
+        client_params=limits,
         interceptor=ProseCapture(),
     )

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 
 WorkerRole = Literal["browser_operator", "file_reader"]
 StepStatus = Literal["done", "failed", "blocked", "nothing_to_do"]
-Outcome = Literal["done", "nothing_to_do", "incomplete", "not_verified", "rejected", "error"]
+Outcome = Literal["done", "nothing_to_do", "incomplete", "not_verified", "rejected", "error", "interrupted"]
 
 # Exit codes the CLI returns for each outcome (0 = success of either kind).
 EXIT_CODES: dict[str, int] = {
@@ -19,6 +19,7 @@ EXIT_CODES: dict[str, int] = {
     "not_verified": 4,
     "rejected": 5,
     "error": 1,
+    "interrupted": 130,  # SIGINT/SIGTERM (see crew/stopping.py)
 }
 
 

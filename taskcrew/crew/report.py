@@ -20,6 +20,7 @@ HEADLINES = {
     "not_verified": "Not verified: the independent check did not confirm the work",
     "rejected": "Rejected: a person declined the change, nothing was written",
     "error": "Error: the run could not proceed",
+    "interrupted": "Interrupted: stopped by a signal (Ctrl-C or SIGTERM) before the end; what was done is below",
 }
 
 
@@ -41,6 +42,8 @@ LEADS = {
     "not_verified": "This is NOT confirmed: the independent check did not find what was claimed.",
     "rejected": "Nothing was changed: the change was declined when you were asked to approve it.",
     "error": "The run could not proceed, so nothing can be relied on.",
+    "interrupted": "This was stopped before the end (Ctrl-C or SIGTERM): check the submissions below "
+    "before running it again.",
 }
 AUDIT_LEADS = {
     "done": "The claim holds: every criterion was observed in the real systems.",
