@@ -475,6 +475,11 @@ def runs_show(
     print_run(summary, text, Console(soft_wrap=True))
 
 
+from taskcrew.console.commands import console_app  # noqa: E402  (light: typer only)
+
+app.add_typer(console_app, name="console")
+
+
 def main() -> None:
     app()
 

@@ -75,6 +75,7 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 # Each area keeps its shared fixtures in its own module; they are re-exported here.
 from fixtures_browser import *  # noqa: E402, F403
+from fixtures_console import *  # noqa: E402, F403
 from fixtures_documents import *  # noqa: E402, F403
 from fixtures_erp import *  # noqa: E402, F403
 from fixtures_eval import *  # noqa: E402, F403

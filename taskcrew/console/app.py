@@ -1,0 +1,545 @@
+"""The console's routes (Starlette). Thin: each handler checks the session (and CSRF on POST),
+calls a plain module (decisions, artifacts, risk, audit, the job store) and renders a template."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import secrets
+import sqlite3
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, unquote, urlsplit
+
+import jinja2
+from markdown_it import MarkdownIt
+from starlette.applications import Starlette
+from starlette.datastructures import FormData
+from starlette.requests import Request
+from starlette.responses import FileResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.templating import Jinja2Templates
+from starlette.types import ASGIApp
+
+from taskcrew.console.artifacts import EvalResults, RunsDir
+from taskcrew.console.audit import AuditLog, AuditLogError
+from taskcrew.console.auth import Authenticator, load_users
+from taskcrew.console.charts import sweep_charts
+from taskcrew.console.cosign import CosignStore
+from taskcrew.console.decisions import ACTIONS, Approver
+from taskcrew.console.risk import load_rules
+from taskcrew.console.security import SecurityHeaders, same_origin, token_ok
+from taskcrew.console.sessions import Session, SessionStore
+from taskcrew.console.settings import ConsoleSettings
+from taskcrew.jobs.models import ACTIVE, Job, JobOptions, JobStatus
+from taskcrew.jobs.store import InvalidChange, Jobs, JobStoreError, UnknownJob
+
+HERE = Path(__file__).parent
+SESSION_COOKIE = "taskcrew_console"
+LOGIN_COOKIE = "taskcrew_console_login"
+FLASH_COOKIE = "taskcrew_console_flash"
+JOB_STATUSES: tuple[JobStatus, ...] = ("queued", "running", "waiting", "finished", "failed", "cancelled")
+
+
+class Console:
+    """Everything the handlers share; built once per app from the settings."""
+
+    def __init__(self, settings: ConsoleSettings, jobs: Jobs | None = None) -> None:
+        self.settings = settings
+        state = settings.state_dir
+        state.mkdir(parents=True, exist_ok=True)
+        self.auth = Authenticator(load_users(settings.users_file), token=settings.token)
+        if not self.auth.users and settings.token is None:
+            raise ValueError(
+                f"No console users in {settings.users_file} and no token: add one with "
+                "`taskcrew console add-user NAME`, or start without users to get a login token."
+            )
+        try:
+            self.sessions = SessionStore(state / "console.sqlite3", ttl_seconds=settings.session_hours * 3600)
+            self.cosign = CosignStore(state / "console.sqlite3")
+        except (sqlite3.DatabaseError, RuntimeError) as exc:
+            raise ValueError(
+                f"The console's database {state / 'console.sqlite3'} cannot be used ({exc}); move it aside: "
+                "everyone logs in again and pending first approvals must be given again."
+            ) from exc
+        self.audit = AuditLog(state / "audit.jsonl")
+        self.rules = load_rules(settings.risk_rules)
+        self._owns_jobs = jobs is None
+        self.jobs = jobs if jobs is not None else Jobs.open(settings.jobs_url)
+        self.approver = Approver(self.jobs, self.rules, self.audit, self.cosign)
+        self.runs = RunsDir(settings.runs_dirs, extra=self._job_run_dirs)
+        self.evals = EvalResults(settings.eval_dirs)
+
+    def _job_run_dirs(self) -> list[Path]:
+        try:
+            return [Path(j.run_dir) for j in self.jobs.list(limit=500) if j.run_dir]
+        except JobStoreError:
+            return []
+
+    def close(self) -> None:
+        self.sessions.close()
+        self.cosign.close()
+        if self._owns_jobs:
+            self.jobs.close()
+
+
+_md = MarkdownIt("js-default")  # raw HTML off, unsafe link schemes refused
+
+
+def _markdown(text: str) -> str:
+    return _md.render(text)
+
+
+def _templates() -> Jinja2Templates:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(HERE / "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["when"] = lambda v: "" if v is None else str(v)[:19].replace("T", " ")
+    env.filters["money"] = lambda v: "—" if v is None else f"${float(v):.4f}"
+    env.filters["urlpart"] = lambda v: quote(str(v), safe="")
+    return Jinja2Templates(env=env)
+
+
+def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
+    console = Console(settings, jobs)
+    templates = _templates()
+
+    # ---- helpers --------------------------------------------------------------------------------
+    def session_of(request: Request) -> Session | None:
+        return console.sessions.get(request.cookies.get(SESSION_COOKIE))
+
+    def page(
+        request: Request, name: str, session: Session | None, status_code: int = 200, **ctx: Any
+    ) -> Response:
+        # The flash message travels in a short-lived cookie set by this console (never in the URL,
+        # where a crafted link could put words in the console's mouth).
+        flash, _, kind = unquote(request.cookies.get(FLASH_COOKIE, "")).partition("|")
+        ctx.setdefault("flash", flash)
+        ctx.setdefault("flash_kind", "error" if kind == "error" else "info")
+        ctx.setdefault("title", "Sign in")
+        response = templates.TemplateResponse(
+            request, name, {"session": session, "nav": name.split(".")[0], **ctx}, status_code=status_code
+        )
+        if FLASH_COOKIE in request.cookies:
+            response.delete_cookie(FLASH_COOKIE)
+        return response
+
+    def to_login(request: Request) -> Response:
+        target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        return RedirectResponse(f"/login?next={quote(target, safe='')}", status_code=303)
+
+    def back(path: str, msg: str, kind: str = "info") -> RedirectResponse:
+        response = RedirectResponse(path, status_code=303)
+        response.set_cookie(
+            FLASH_COOKIE,
+            quote(f"{msg}|{kind}"),
+            httponly=True,
+            samesite="strict",
+            secure=settings.cookie_secure,
+        )
+        return response
+
+    async def checked_post(request: Request) -> tuple[Session, FormData] | Response:
+        session = session_of(request)
+        if session is None:
+            return PlainTextResponse("Log in first.", status_code=401)
+        form = await request.form()
+        if not same_origin(request) or not token_ok(form.get("csrf"), session.csrf):
+            console.audit.append(session.user, "csrf_refused", request.url.path, {})
+            return PlainTextResponse(
+                "Refused: this form did not come from the console (CSRF check failed). Reload the page and try again.",
+                status_code=403,
+            )
+        return session, form
+
+    def not_found(request: Request, session: Session | None, what: str) -> Response:
+        return page(request, "error.html", session, status_code=404, title="Not found", message=what)
+
+    # ---- login ----------------------------------------------------------------------------------
+    async def login_form(request: Request) -> Response:
+        token = secrets.token_urlsafe(24)
+        nxt = request.query_params.get("next", "/")
+        response = page(
+            request,
+            "login.html",
+            None,
+            login_csrf=token,
+            next=nxt,
+            token_mode=not console.auth.users,
+            error="",
+        )
+        response.set_cookie(
+            LOGIN_COOKIE, token, httponly=True, samesite="strict", secure=settings.cookie_secure, max_age=3600
+        )
+        return response
+
+    async def login(request: Request) -> Response:
+        form = await request.form()
+        nxt = str(form.get("next") or "/")
+        if not nxt.startswith("/") or nxt.startswith("//") or urlsplit(nxt).netloc:
+            nxt = "/"
+        if not same_origin(request) or not token_ok(form.get("csrf"), request.cookies.get(LOGIN_COOKIE)):
+            return PlainTextResponse(
+                "Refused: the login form did not come from the console. Reload it.", status_code=403
+            )
+        name = str(form.get("username") or "").strip()
+        user = console.auth.check(name, str(form.get("password") or ""))
+        if user is None:
+            console.audit.append(name or "(empty)", "login_failed", "/login", {})
+            token = secrets.token_urlsafe(24)
+            response = page(
+                request,
+                "login.html",
+                None,
+                status_code=401,
+                login_csrf=token,
+                next=nxt,
+                token_mode=not console.auth.users,
+                error="Wrong name or password." if console.auth.users else "Wrong token.",
+            )
+            response.set_cookie(
+                LOGIN_COOKIE, token, httponly=True, samesite="strict", secure=settings.cookie_secure
+            )
+            return response
+        session_id, _ = console.sessions.create(user)
+        console.audit.append(user, "login", "/login", {})
+        response = RedirectResponse(nxt, status_code=303)
+        response.set_cookie(
+            SESSION_COOKIE,
+            session_id,
+            httponly=True,
+            samesite="strict",
+            secure=settings.cookie_secure,
+            max_age=int(settings.session_hours * 3600),
+        )
+        response.delete_cookie(LOGIN_COOKIE)
+        return response
+
+    async def logout(request: Request) -> Response:
+        checked = await checked_post(request)
+        if isinstance(checked, Response):
+            return checked
+        session, _ = checked
+        console.sessions.delete(request.cookies.get(SESSION_COOKIE))
+        console.audit.append(session.user, "logout", "/logout", {})
+        response = RedirectResponse("/login", status_code=303)
+        response.delete_cookie(SESSION_COOKIE)
+        return response
+
+    async def home(request: Request) -> Response:
+        return RedirectResponse("/approvals", status_code=303)
+
+    # ---- approvals ------------------------------------------------------------------------------
+    async def approvals(request: Request) -> Response:
+        session = session_of(request)
+        if session is None:
+            return to_login(request)
+        views = await asyncio.to_thread(console.approver.pending)
+        return page(request, "approvals.html", session, views=views, title="Approvals")
+
+    async def approval(request: Request) -> Response:
+        session = session_of(request)
+        if session is None:
+            return to_login(request)
+        try:
+            item = await asyncio.to_thread(console.jobs.approval, request.path_params["id"])
+        except LookupError as exc:
+            return not_found(request, session, str(exc))
+        view = console.approver.view(item)
+        run_name = Path(view.job.run_dir).name if view.job and view.job.run_dir else None
+        run = await asyncio.to_thread(console.runs.detail, run_name) if run_name else None
+        return page(
+            request,
+            "approval.html",
+            session,
+            view=view,
+            plan=run.plan if run else None,
+            run_name=run_name if run else None,
+            title=f"Approval {item.id}",
+        )
+
+    async def approval_screenshot(request: Request) -> Response:
+        if session_of(request) is None:
+            return PlainTextResponse("Log in first.", status_code=401)
+        try:
+            item = console.jobs.approval(request.path_params["id"])
+        except LookupError:
+            return PlainTextResponse("No such approval.", status_code=404)
+        if not item.screenshot or not Path(item.screenshot).is_file() or not item.screenshot.endswith(".png"):
+            return PlainTextResponse("This approval has no screenshot.", status_code=404)
+        return FileResponse(item.screenshot, media_type="image/png")
+
+    async def decide(request: Request) -> Response:
+        checked = await checked_post(request)
+        if isinstance(checked, Response):
+            return checked
+        session, form = checked
+        approval_id = request.path_params["id"]
+        wanted = form.get("action")
+        action = next((a for a in ACTIONS if a == wanted), None)
+        if action is None:
+            return back(f"/approvals/{approval_id}", "Choose approve, reject or answer.", "error")
+        text = str(form.get("text") or "")
+        result = await asyncio.to_thread(console.approver.decide, approval_id, action, session.user, text)
+        kind = "error" if result.status == "refused" else "info"
+        target = "/approvals" if result.status == "decided" else f"/approvals/{approval_id}"
+        return back(target, result.message, kind)
+
+    async def bulk(request: Request) -> Response:
+        checked = await checked_post(request)
+        if isinstance(checked, Response):
+            return checked
+        session, form = checked
+        ids = [str(v) for v in form.getlist("ids")]
+        results = await asyncio.to_thread(console.approver.bulk_approve, ids, session.user)
+        refused = [r for r in results if r.status == "refused"]
+        if refused:
+            return back("/approvals", refused[0].message, "error")
+        return back("/approvals", f"{len(results)} approvals approved.")
+
+    # ---- jobs -----------------------------------------------------------------------------------
+    async def jobs_list(request: Request) -> Response:
+        session = session_of(request)
+        if session is None:
+            return to_login(request)
+        wanted = request.query_params.get("status", "")
+        status = next((s for s in JOB_STATUSES if s == wanted), None)
+        items = await asyncio.to_thread(console.jobs.list, status)
+        return page(
+            request,
+            "jobs.html",
+            session,
+            jobs=items,
+            status=status or "",
+            statuses=JOB_STATUSES,
+            title="Jobs",
+        )
+
+    def _job_context(job: Job) -> dict[str, Any]:
+        run_name = Path(job.run_dir).name if job.run_dir else None
+        detail = console.runs.detail(run_name) if run_name else None
+        return {
+            "job": job,
+            "events": console.jobs.events(job.id),
+            "run": detail,
+            "run_name": run_name if detail else None,
+            "approvals": console.jobs.approvals(job_id=job.id),
+            "active": job.status in ACTIVE,
+        }
+
+    async def job_page(request: Request) -> Response:
+        session = session_of(request)
+        if session is None:
+            return to_login(request)
+        try:
+            job = await asyncio.to_thread(console.jobs.get, request.path_params["id"])
+        except UnknownJob as exc:
+            return not_found(request, session, str(exc))
+        ctx = await asyncio.to_thread(_job_context, job)
+        return page(request, "job.html", session, title=f"Job {job.id}", **ctx)
+
+    async def submit(request: Request) -> Response:
+        checked = await checked_post(request)
+        if isinstance(checked, Response):
+            return checked
+        session, form = checked
+        task = str(form.get("task") or "")
+        options = JobOptions(
+            worker_model=str(form.get("model") or "").strip() or None,
+            verifier_model=str(form.get("verifier_model") or "").strip() or None,
+        )
+        try:
+            job = await asyncio.to_thread(
+                console.jobs.submit, task, submitted_by=session.user, options=options
+            )
+        except InvalidChange as exc:
+            return back("/jobs", str(exc), "error")
+        console.audit.append(session.user, "submit", job.id, {"task": job.task, **options.model_dump()})
+        return back(f"/jobs/{job.id}", f"Job {job.id} submitted; a worker will pick it up.")
+
+    def _job_action(name: str) -> Any:
+        async def handler(request: Request) -> Response:
+            checked = await checked_post(request)
+            if isinstance(checked, Response):
+                return checked
+            session, _ = checked
+            job_id = request.path_params["id"]
+            try:
+                method = console.jobs.cancel if name == "cancel" else console.jobs.retry
+                await asyncio.to_thread(method, job_id, by=session.user)
+            except (InvalidChange, UnknownJob) as exc:
+                console.audit.append(session.user, f"{name}_refused", job_id, {"reason": str(exc)})
+                return back(f"/jobs/{job_id}", str(exc), "error")
+            console.audit.append(session.user, name, job_id, {})
+            done = "cancelled" if name == "cancel" else "queued again"
+            return back(f"/jobs/{job_id}", f"Job {job_id} {done}.")
+
+        return handler
+
+    async def job_live(request: Request) -> Response:
+        if session_of(request) is None:
+            return PlainTextResponse("Log in first.", status_code=401)
+        job_id = request.path_params["id"]
+        try:
+            console.jobs.get(job_id)
+        except UnknownJob:
+            return PlainTextResponse("No such job.", status_code=404)
+
+        async def stream() -> AsyncIterator[str]:
+            sent_events, sent_timeline = 0, 0
+            last_status = ""
+            while True:
+                if await request.is_disconnected():
+                    return
+                job = await asyncio.to_thread(console.jobs.get, job_id)
+                events = await asyncio.to_thread(console.jobs.events, job_id)
+                timeline: list[Any] = []
+                if job.run_dir:
+                    detail = await asyncio.to_thread(console.runs.detail, Path(job.run_dir).name)
+                    timeline = detail.timeline if detail else []
+                for e in events[sent_events:]:
+                    yield _sse(
+                        "event", {"at": str(e.at)[:19], "kind": e.kind, "detail": e.detail, "actor": e.actor}
+                    )
+                for item in timeline[sent_timeline:]:
+                    yield _sse("timeline", item.model_dump(mode="json"))
+                sent_events, sent_timeline = len(events), len(timeline)
+                status = f"{job.status} {job.outcome or ''}".strip()
+                if status != last_status:
+                    yield _sse("status", {"status": job.status, "outcome": job.outcome, "reason": job.reason})
+                    last_status = status
+                if job.status not in ACTIVE:
+                    yield _sse("done", {"status": job.status})
+                    return
+                await asyncio.sleep(0.5)
+
+        return StreamingResponse(stream(), media_type="text/event-stream")
+
+    # ---- runs -----------------------------------------------------------------------------------
+    async def runs_list(request: Request) -> Response:
+        session = session_of(request)
+        if session is None:
+            return to_login(request)
+        runs = await asyncio.to_thread(console.runs.list)
+        status = request.query_params.get("status", "")
+        q = request.query_params.get("q", "").strip().lower()
+        statuses = sorted({r.status for r in runs})
+        if status:
+            runs = [r for r in runs if r.status == status]
+        if q:
+            runs = [r for r in runs if q in r.task.lower() or q in r.name.lower()]
+        return page(
+            request, "runs.html", session, runs=runs, status=status, q=q, statuses=statuses, title="Runs"
+        )
+
+    async def run_page(request: Request) -> Response:
+        session = session_of(request)
+        if session is None:
+            return to_login(request)
+        name = request.path_params["name"]
+        detail = await asyncio.to_thread(console.runs.detail, name)
+        if detail is None:
+            return not_found(request, session, f"No run folder named {name!r} with a trace.jsonl.")
+        report_html = _markdown(detail.report_md) if detail.report_md else None
+        return page(request, "run.html", session, run=detail, report_html=report_html, title=f"Run {name}")
+
+    async def run_file(request: Request) -> Response:
+        if session_of(request) is None:
+            return PlainTextResponse("Log in first.", status_code=401)
+        path = console.runs.screenshot(request.path_params["name"], request.path_params["path"])
+        if path is None:
+            return PlainTextResponse("No such screenshot in this run.", status_code=404)
+        return FileResponse(path, media_type="image/png")
+
+    # ---- eval -----------------------------------------------------------------------------------
+    async def eval_index(request: Request) -> Response:
+        session = session_of(request)
+        if session is None:
+            return to_login(request)
+        files = console.evals.files()
+        if len(files) == 1:
+            return RedirectResponse(f"/eval/{quote(next(iter(files)), safe='')}", status_code=303)
+        return page(request, "eval_index.html", session, files=files, title="Eval results")
+
+    async def eval_page(request: Request) -> Response:
+        session = session_of(request)
+        if session is None:
+            return to_login(request)
+        key = request.path_params["key"]
+        report = await asyncio.to_thread(console.evals.load, key)
+        if isinstance(report, str):
+            return not_found(request, session, report)
+        charts, scatter = sweep_charts(report)
+        return page(
+            request,
+            "eval.html",
+            session,
+            key=key,
+            report=report,
+            charts=charts,
+            scatter=scatter,
+            title="Eval",
+        )
+
+    # ---- audit ----------------------------------------------------------------------------------
+    async def audit_page(request: Request) -> Response:
+        session = session_of(request)
+        if session is None:
+            return to_login(request)
+        entries = await asyncio.to_thread(console.audit.entries)
+        problems = await asyncio.to_thread(console.audit.verify)
+        return page(
+            request,
+            "audit.html",
+            session,
+            entries=list(reversed(entries[-500:])),
+            problems=problems,
+            title="Audit log",
+        )
+
+    routes = [
+        Route("/", home),
+        Route("/login", login_form, methods=["GET"]),
+        Route("/login", login, methods=["POST"]),
+        Route("/logout", logout, methods=["POST"]),
+        Route("/approvals", approvals),
+        Route("/approvals/bulk", bulk, methods=["POST"]),
+        Route("/approvals/{id}", approval),
+        Route("/approvals/{id}/screenshot", approval_screenshot),
+        Route("/approvals/{id}/decide", decide, methods=["POST"]),
+        Route("/jobs", jobs_list, methods=["GET"]),
+        Route("/jobs", submit, methods=["POST"]),
+        Route("/jobs/{id}", job_page),
+        Route("/jobs/{id}/live", job_live),
+        Route("/jobs/{id}/cancel", _job_action("cancel"), methods=["POST"]),
+        Route("/jobs/{id}/retry", _job_action("retry"), methods=["POST"]),
+        Route("/runs", runs_list),
+        Route("/runs/{name}", run_page),
+        Route("/runs/{name}/files/{path:path}", run_file),
+        Route("/eval", eval_index),
+        Route("/eval/{key}", eval_page),
+        Route("/audit", audit_page),
+        Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
+    ]
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        yield
+        console.close()
+
+    async def audit_broken(request: Request, exc: Exception) -> Response:
+        return PlainTextResponse(str(exc), status_code=503)
+
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={AuditLogError: audit_broken})
+    app.state.console = console
+    return SecurityHeaders(app)
+
+
+def _sse(event: str, data: dict[str, Any]) -> str:
+    body = json.dumps(data, ensure_ascii=False, default=str)  # JSON escapes newlines: one data line
+    return f"event: {event}\ndata: {body}\n\n"

@@ -1,0 +1,105 @@
+"""Who may use the console: users with scrypt-hashed passwords, or one token printed at start."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import secrets
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, Field, ValidationError
+
+# scrypt cost: n=2**14, r=8, p=1 (~16 MiB, tens of ms): OWASP's minimum for scrypt.
+_N, _R, _P = 2**14, 8, 1
+NAME_PATTERN = r"^[A-Za-z0-9_.@-]{1,64}$"
+
+
+class ConsoleUserError(ValueError):
+    """The users file is missing, unreadable or malformed; the message says how to fix it."""
+
+
+def hash_password(password: str) -> str:
+    if len(password) < 8:
+        raise ValueError("a console password needs at least 8 characters")
+    salt = secrets.token_bytes(16)
+    digest = hashlib.scrypt(password.encode(), salt=salt, n=_N, r=_R, p=_P, dklen=32)
+    b64 = base64.b64encode
+    return f"scrypt${_N}${_R}${_P}${b64(salt).decode()}${b64(digest).decode()}"
+
+
+def verify_password(password: str, encoded: str) -> bool:
+    try:
+        scheme, n, r, p, salt, digest = encoded.split("$")
+        if scheme != "scrypt":
+            return False
+        expected = base64.b64decode(digest)
+        got = hashlib.scrypt(
+            password.encode(), salt=base64.b64decode(salt), n=int(n), r=int(r), p=int(p), dklen=len(expected)
+        )
+    except (ValueError, TypeError):
+        return False
+    return hmac.compare_digest(got, expected)
+
+
+class User(BaseModel):
+    name: str = Field(pattern=NAME_PATTERN)
+    password_hash: str = Field(pattern=r"^scrypt\$")
+    display_name: str = ""
+
+
+class UsersFile(BaseModel):
+    users: list[User] = Field(default_factory=list)
+
+
+def load_users(path: Path) -> list[User]:
+    if not path.exists():
+        return []
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        users = UsersFile.model_validate(data).users
+    except (OSError, yaml.YAMLError, ValidationError) as exc:
+        raise ConsoleUserError(
+            f"The console users file {path} cannot be used: {exc}. "
+            "Fix it, or recreate entries with `taskcrew console add-user NAME`."
+        ) from exc
+    names = [u.name for u in users]
+    if len(set(names)) != len(names):
+        raise ConsoleUserError(f"The console users file {path} lists a user name twice.")
+    return users
+
+
+def add_user(path: Path, name: str, password: str) -> None:
+    """Add or replace one user in the users file (written with mode 0600)."""
+    users = [u for u in load_users(path) if u.name != name]
+    users.append(User(name=name, password_hash=hash_password(password)))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = yaml.safe_dump(UsersFile(users=users).model_dump(), sort_keys=False)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.chmod(0o600)
+    tmp.replace(path)
+
+
+class Authenticator:
+    """Checks a login. With no users configured, one random token (printed at start) logs in as
+    ``token_user``; with users, only name + password."""
+
+    def __init__(self, users: list[User], token: str | None = None, token_user: str = "operator") -> None:
+        self.users = {u.name: u for u in users}
+        self.token = token
+        self.token_user = token_user
+        # A fixed dummy hash so an unknown name costs as much as a wrong password.
+        self._dummy = hash_password(secrets.token_urlsafe(12))
+
+    def check(self, name: str, password: str) -> str | None:
+        """The user name on success, else None."""
+        if self.token is not None and not self.users:
+            ok = hmac.compare_digest(password.encode(), self.token.encode())
+            return self.token_user if ok and name in ("", self.token_user) else None
+        user = self.users.get(name)
+        if user is None:
+            verify_password(password, self._dummy)
+            return None
+        return user.name if verify_password(password, user.password_hash) else None

@@ -1,0 +1,87 @@
+"""`taskcrew console`: serve the web console; `taskcrew console add-user NAME`: add a login."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+console_app = typer.Typer(
+    help="The web console for approvers and auditors (approvals, jobs, runs, eval).",
+    invoke_without_command=True,
+)
+
+
+@console_app.callback()
+def console_serve(
+    ctx: typer.Context,
+    port: Annotated[int, typer.Option("--port", min=0, max=65535, help="Port to listen on.")] = 8900,
+    host: Annotated[
+        str,
+        typer.Option(
+            "--host", help="Address to bind (default loopback; anything else needs HTTPS in front)."
+        ),
+    ] = "127.0.0.1",
+    runs_dir: Annotated[
+        list[Path] | None,
+        typer.Option("--runs-dir", help="Run folders to show (default: ./runs; repeatable)."),
+    ] = None,
+    eval_dir: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--eval-dir", help="Folders with `taskcrew eval` results.json (default: ./eval-results)."
+        ),
+    ] = None,
+    users: Annotated[
+        Path | None,
+        typer.Option("--users", help="Users file (default: TASKCREW_CONSOLE_USERS or the console dir)."),
+    ] = None,
+    jobs_db: Annotated[
+        str | None, typer.Option("--jobs-db", help="Job store URL (default: TASKCREW_JOBS_DB).")
+    ] = None,
+) -> None:
+    if ctx.invoked_subcommand is not None:
+        return
+    from taskcrew.console.auth import ConsoleUserError
+    from taskcrew.console.risk import RiskRulesError
+    from taskcrew.console.server import serve
+    from taskcrew.console.settings import ConsoleSettings
+    from taskcrew.jobs import JobStoreError
+
+    settings = ConsoleSettings.from_env(
+        host=host,
+        port=port,
+        runs_dirs=runs_dir or None,
+        eval_dirs=eval_dir or None,
+        users_file=users,
+        jobs_url=jobs_db,
+    )
+    try:
+        serve(settings, say=typer.echo)
+    except (ConsoleUserError, RiskRulesError, JobStoreError, OSError, ValueError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    except KeyboardInterrupt:
+        pass
+
+
+@console_app.command("add-user")
+def console_add_user(
+    name: Annotated[str, typer.Argument(help="Login name (letters, digits, . _ @ -).")],
+    users: Annotated[Path | None, typer.Option("--users", help="Users file to write.")] = None,
+) -> None:
+    """Add (or reset) a console user; the password is asked twice and stored as a scrypt hash."""
+    from pydantic import ValidationError
+
+    from taskcrew.console.auth import ConsoleUserError, add_user
+    from taskcrew.console.settings import ConsoleSettings
+
+    path = users or ConsoleSettings.from_env().users_file
+    password = typer.prompt("Password", hide_input=True, confirmation_prompt=True)
+    try:
+        add_user(path, name, password)
+    except (ValueError, ValidationError, ConsoleUserError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    typer.echo(f"user {name} saved in {path}")

@@ -1,0 +1,85 @@
+"""Login sessions persisted in SQLite, so a console restart does not log anyone out.
+
+Only a SHA-256 of the session id is stored: a copy of the database cannot be replayed as a cookie.
+Each session carries its own CSRF token.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+from pydantic import BaseModel
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+  id_hash TEXT PRIMARY KEY,
+  user TEXT NOT NULL,
+  csrf TEXT NOT NULL,
+  created REAL NOT NULL,
+  expires REAL NOT NULL
+);
+"""
+
+
+class Session(BaseModel):
+    user: str
+    csrf: str
+    created: float
+    expires: float
+
+
+def _digest(session_id: str) -> str:
+    return hashlib.sha256(session_id.encode()).hexdigest()
+
+
+class SessionStore:
+    def __init__(self, path: Path, ttl_seconds: float = 12 * 3600) -> None:
+        self.path = path
+        self.ttl = ttl_seconds
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        try:
+            self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise RuntimeError(
+                f"The console's session database {path} is damaged or unreadable ({exc}). "
+                "Move it aside; everyone will simply log in again."
+            ) from exc
+
+    def create(self, user: str) -> tuple[str, Session]:
+        session_id = secrets.token_urlsafe(32)
+        now = time.time()
+        session = Session(user=user, csrf=secrets.token_urlsafe(32), created=now, expires=now + self.ttl)
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO sessions VALUES (?, ?, ?, ?, ?)",
+                (_digest(session_id), user, session.csrf, session.created, session.expires),
+            )
+            self._db.execute("DELETE FROM sessions WHERE expires < ?", (now,))
+        return session_id, session
+
+    def get(self, session_id: str | None) -> Session | None:
+        if not session_id:
+            return None
+        with self._lock:
+            row = self._db.execute(
+                "SELECT user, csrf, created, expires FROM sessions WHERE id_hash = ?", (_digest(session_id),)
+            ).fetchone()
+        if row is None or row[3] < time.time():
+            return None
+        return Session(user=row[0], csrf=row[1], created=row[2], expires=row[3])
+
+    def delete(self, session_id: str | None) -> None:
+        if session_id:
+            with self._lock:
+                self._db.execute("DELETE FROM sessions WHERE id_hash = ?", (_digest(session_id),))
+
+    def close(self) -> None:
+        self._db.close()

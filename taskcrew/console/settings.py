@@ -1,0 +1,54 @@
+"""How the console is configured: where it reads runs and eval results, who may log in, where it
+keeps its own state (sessions, co-signatures, audit log)."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from taskcrew.config import Paths
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class ConsoleSettings(BaseModel):
+    host: str = "127.0.0.1"
+    port: int = Field(default=8900, ge=0, le=65535)
+    state_dir: Path
+    runs_dirs: list[Path]
+    eval_dirs: list[Path]
+    users_file: Path
+    token: str | None = Field(
+        default=None, description="single-user login token when no users are configured"
+    )
+    jobs_url: str | None = Field(default=None, description="job store URL (default: the store's own default)")
+    risk_rules: Path | None = None
+    secure_cookies: bool | None = Field(default=None, description="None: Secure unless bound to loopback")
+    session_hours: float = 12.0
+
+    @classmethod
+    def from_env(cls, **overrides: object) -> ConsoleSettings:
+        paths = Paths.from_env()
+        state = Path(os.environ.get("TASKCREW_CONSOLE_DIR", paths.home / "console"))
+        values: dict[str, object] = {
+            "state_dir": state,
+            "runs_dirs": [paths.runs],
+            "eval_dirs": [Path("eval-results")],
+            "users_file": Path(os.environ.get("TASKCREW_CONSOLE_USERS", state / "users.yaml")),
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls.model_validate(values)
+
+    @property
+    def cookie_secure(self) -> bool:
+        return self.secure_cookies if self.secure_cookies is not None else not is_loopback(self.host)

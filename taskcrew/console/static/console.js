@@ -1,0 +1,46 @@
+// Live progress for a running job: server-sent events append to the page. Text is set with
+// textContent only (never innerHTML): run output is untrusted.
+"use strict";
+(function () {
+  const list = document.getElementById("job-events");
+  if (!list || !list.dataset.live) return;
+  const timeline = document.getElementById("run-timeline");
+  const badge = document.getElementById("job-status");
+  const reason = document.getElementById("job-reason");
+  const source = new EventSource(list.dataset.live);
+  function item(parent, when, title, detail, cls) {
+    const li = document.createElement("li");
+    if (cls) li.className = cls;
+    const t = document.createElement("time");
+    t.textContent = (when || "").slice(0, 19).replace("T", " ");
+    const s = document.createElement("strong");
+    s.textContent = title;
+    li.append(t, " ", s);
+    if (detail) {
+      const d = document.createElement("div");
+      d.className = "detail";
+      d.textContent = detail;
+      li.append(d);
+    }
+    parent.append(li);
+  }
+  source.addEventListener("event", (e) => {
+    const d = JSON.parse(e.data);
+    if (list.querySelectorAll("li").length && list.dataset.seeded !== "done") { list.textContent = ""; }
+    list.dataset.seeded = "done";
+    item(list, d.at, d.kind, d.detail + (d.actor ? " by " + d.actor : ""), "");
+  });
+  source.addEventListener("timeline", (e) => {
+    const d = JSON.parse(e.data);
+    if (timeline && timeline.dataset.seeded !== "done") { timeline.textContent = ""; timeline.dataset.seeded = "done"; }
+    if (timeline) item(timeline, d.at, d.title, d.detail, d.ok === true ? "ok" : d.ok === false ? "fail" : "");
+  });
+  source.addEventListener("status", (e) => {
+    const d = JSON.parse(e.data);
+    badge.textContent = d.status + (d.outcome ? ": " + d.outcome : "");
+    badge.className = "badge " + d.status;
+    if (reason && d.reason) reason.textContent = d.reason;
+  });
+  // Finished: reload once, so the page shows the final state and the right buttons (retry, not cancel).
+  source.addEventListener("done", () => { source.close(); window.location.reload(); });
+})();

@@ -1,0 +1,312 @@
+"""The console's plain modules: passwords, persisted sessions, the audit chain, risk rules, the
+approval decisions on a real job store (SQLite), and reading run/eval artifacts."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from console_seed import parked_job, write_run, write_sweep
+
+from taskcrew.console.artifacts import EvalResults, RunsDir
+from taskcrew.console.audit import AuditLog
+from taskcrew.console.auth import (
+    Authenticator,
+    ConsoleUserError,
+    add_user,
+    hash_password,
+    load_users,
+    verify_password,
+)
+from taskcrew.console.cosign import CosignStore
+from taskcrew.console.decisions import Approver
+from taskcrew.console.risk import RiskRulesError, assess, load_rules, parse_amount
+from taskcrew.console.sessions import SessionStore
+from taskcrew.jobs import Jobs
+
+
+def test_passwords_are_scrypt_hashed_and_checked(tmp_path: Path) -> None:
+    encoded = hash_password("correct horse")
+    assert encoded.startswith("scrypt$") and "correct horse" not in encoded
+    assert verify_password("correct horse", encoded)
+    assert not verify_password("correct hors", encoded)
+    assert not verify_password("x", "garbage")
+    users = tmp_path / "users.yaml"
+    add_user(users, "ana", "ana-password")
+    add_user(users, "bob", "bob-password")
+    add_user(users, "ana", "new-password")  # replaces
+    assert users.stat().st_mode & 0o077 == 0
+    auth = Authenticator(load_users(users))
+    assert auth.check("ana", "new-password") == "ana"
+    assert auth.check("ana", "ana-password") is None
+    assert auth.check("nobody", "new-password") is None
+    with pytest.raises(ValueError, match="8 characters"):
+        hash_password("short")
+    users.write_text("users: [{name: 'a b', password_hash: plain}]", encoding="utf-8")
+    with pytest.raises(ConsoleUserError, match="add-user"):
+        load_users(users)
+
+
+def test_token_login_only_without_users() -> None:
+    auth = Authenticator([], token="tok-123")
+    assert auth.check("", "tok-123") == "operator"
+    assert auth.check("", "tok-124") is None
+
+
+def test_sessions_survive_a_restart_and_expire(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path / "c.sqlite3")
+    sid, session = store.create("ana")
+    store.close()
+    again = SessionStore(tmp_path / "c.sqlite3")
+    found = again.get(sid)
+    assert found is not None and found.user == "ana" and found.csrf == session.csrf
+    assert again.get(sid + "x") is None
+    raw = (tmp_path / "c.sqlite3").read_bytes()
+    assert sid.encode() not in raw  # only a digest is stored
+    again.delete(sid)
+    assert again.get(sid) is None
+    short = SessionStore(tmp_path / "d.sqlite3", ttl_seconds=-1)
+    sid2, _ = short.create("bob")
+    assert short.get(sid2) is None
+
+
+def test_audit_chain_detects_edits_and_removals(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path / "audit.jsonl")
+    for i in range(4):
+        log.append("ana", "approve", f"apr-{i}", {"amount": f"{i}00.00"})
+    assert log.verify() == []
+    assert [e.seq for e in AuditLog(tmp_path / "audit.jsonl").entries()] == [1, 2, 3, 4]
+    lines = log.path.read_text(encoding="utf-8").splitlines()
+    lines[1] = lines[1].replace("100.00", "900.00")
+    log.path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert [p.line for p in log.verify()] == [2]
+    del lines[1]
+    lines[0] = log.entries()[0].model_dump_json()
+    log.path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    problems = log.verify()
+    assert problems and problems[0].line == 2 and "previous" in problems[0].problem
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("1,250.00", "1250.00"),
+        ("1.250,00", "1250.00"),
+        ("€ 9 800,50", "9800.50"),
+        ("1,234", "1234"),
+        ("12", "12"),
+    ],
+)
+def test_amounts_in_several_notations(text: str, value: str) -> None:
+    assert parse_amount(text) == Decimal(value)
+
+
+def test_risk_rules_thresholds_per_currency_bank_details_and_targets(tmp_path: Path) -> None:
+    rules = load_rules()
+    low = assess([("amount", "4,999.99"), ("currency", "EUR")], "http://erp/bills/new", rules)
+    assert low.low_risk
+    high = assess([("amount", "5.000,01"), ("currency", "EUR")], "http://erp/bills/new", rules)
+    assert high.needs_second_approver and high.flags[0].rule == "amount_above_threshold"
+    gbp = assess([("total_amount", "4,500.00"), ("currency", "gbp")], "http://erp/bills/new", rules)
+    assert gbp.needs_second_approver  # GBP's threshold is lower
+    unknown_currency = assess([("amount", "5,000.00"), ("currency", "JPY")], "http://erp/x", rules)
+    assert unknown_currency.low_risk  # the '*' threshold, not above it
+    bank = assess(
+        [("vendor", "Acme"), ("iban", "DE89 3704 0044 0532 0130 00")], "http://erp/vendors/3/edit", rules
+    )
+    assert [f.rule for f in bank.flags] == ["bank_details"] and bank.needs_second_approver
+    garbled = assess([("amount", "twelve hundred")], "http://erp/bills/new", rules)
+    assert garbled.flags[0].rule == "unreadable_amount"
+    target = assess([("note", "x")], "http://erp/payments/run", rules)
+    assert target.flags[0].rule == "sensitive_target"
+    broken = tmp_path / "rules.yaml"
+    broken.write_text("amount_thresholds: {EUR: 10}\namount_fields: ['(']\n", encoding="utf-8")
+    with pytest.raises(RiskRulesError, match="rules"):
+        load_rules(broken)
+
+
+@pytest.fixture
+def approver(tmp_path: Path) -> Approver:
+    jobs = Jobs.open(f"sqlite:///{tmp_path / 'jobs.sqlite3'}")
+    return Approver(
+        jobs, load_rules(), AuditLog(tmp_path / "audit.jsonl"), CosignStore(tmp_path / "c.sqlite3")
+    )
+
+
+def test_two_person_rule_and_second_approver(approver: Approver) -> None:
+    jobs = approver.jobs
+    job, approval = parked_job(jobs, "ana", amount="12,000.00")
+    assert approver.decide(approval.id, "approve", "ana").status == "refused"  # the submitter
+    first = approver.decide(approval.id, "approve", "bob")
+    assert first.status == "first_approval"
+    assert jobs.approval(approval.id).status == "pending" and jobs.get(job.id).status == "waiting"
+    again = approver.decide(approval.id, "approve", "bob")
+    assert again.status == "refused" and "second" in again.message
+    done = approver.decide(approval.id, "approve", "carol")
+    assert done.status == "decided"
+    decided = jobs.approval(approval.id)
+    assert decided.status == "approved" and decided.decided_by == "bob+carol"
+    assert jobs.get(job.id).status == "queued"  # resumed: back on the queue
+    actions = [(e.who, e.action) for e in approver.audit.entries()]
+    assert actions == [
+        ("ana", "approve_refused"),
+        ("bob", "approve_first"),
+        ("bob", "approve_refused"),
+        ("carol", "approve"),
+    ]
+    assert approver.audit.entries()[-1].payload["request"]["fields"][2]["value"] == "12,000.00"
+    assert approver.audit.verify() == []
+
+
+def test_low_risk_submitter_may_approve_and_answers_stay_answers(approver: Approver) -> None:
+    jobs = approver.jobs
+    _, small = parked_job(jobs, "ana", amount="80.00")
+    assert approver.decide(small.id, "approve", "ana").status == "decided"
+    assert jobs.approval(small.id).status == "approved"
+    _, other = parked_job(jobs, "ana")
+    assert approver.decide(other.id, "answer", "bob", "").status == "refused"
+    assert (
+        approver.decide(other.id, "answer", "bob", "Use the PDF's total, not the email's").status == "decided"
+    )
+    answered = jobs.approval(other.id)
+    assert answered.status == "answered" and answered.decision is not None
+    assert (
+        answered.decision.outcome == "answer"
+        and answered.decision.text == "Use the PDF's total, not the email's"
+    )
+    assert approver.decide(other.id, "reject", "bob").status == "refused"  # already decided
+    _, third = parked_job(jobs, "ana")
+    assert approver.decide(third.id, "reject", "bob", "wrong vendor").status == "decided"
+    assert jobs.approval(third.id).status == "rejected"
+
+
+def test_bulk_only_for_identical_low_risk_items(approver: Approver) -> None:
+    jobs = approver.jobs
+    a = parked_job(jobs, "ana", amount="10.00")[1]
+    b = parked_job(jobs, "ana", amount="20.00")[1]
+    risky = parked_job(jobs, "ana", amount="20,000.00")[1]
+    different = parked_job(jobs, "ana", amount="30.00", extra={"memo": "x"})[1]
+    refused = approver.bulk_approve([a.id, risky.id], "bob")
+    assert refused[0].status == "refused" and "flagged" in refused[0].message
+    refused = approver.bulk_approve([a.id, different.id], "bob")
+    assert refused[0].status == "refused" and "not identical" in refused[0].message
+    assert jobs.approval(a.id).status == "pending"  # all or nothing
+    assert approver.bulk_approve([a.id], "bob")[0].status == "refused"
+    done = approver.bulk_approve([a.id, b.id], "bob")
+    assert [r.status for r in done] == ["decided", "decided"]
+    assert {jobs.approval(a.id).status, jobs.approval(b.id).status} == {"approved"}
+
+
+def test_runs_and_eval_artifacts(tmp_path: Path) -> None:
+    write_run(tmp_path / "runs", "2026-12-01-northwind", "Enter the Northwind invoice")
+    live = write_run(tmp_path / "runs", "2026-12-01-live", "Still running", finished=None)
+    with (live / "trace.jsonl").open("a", encoding="utf-8") as fh:
+        fh.write('{"kind": "tool_call", "at": "torn')  # a line still being written
+    runs = RunsDir([tmp_path / "runs", tmp_path / "missing"])
+    listed = {r.name: r for r in runs.list()}
+    assert listed["2026-12-01-northwind"].status == "done" and listed["2026-12-01-northwind"].tokens == 380
+    assert listed["2026-12-01-live"].status == "running"
+    detail = runs.detail("2026-12-01-live")
+    assert detail is not None and detail.unreadable_lines == 1
+    assert [t.kind for t in detail.timeline] == ["plan", "action", "approval", "step"]
+    assert detail.timeline[1].ok is False
+    assert runs.screenshot("2026-12-01-live", "final_page.png") is not None
+    assert runs.screenshot("2026-12-01-live", "../2026-12-01-northwind/final_page.png") is None
+    assert runs.detail("nope") is None
+    write_sweep(tmp_path / "eval")
+    results = EvalResults([tmp_path / "eval"])
+    report = results.load("sweep-1")
+    assert not isinstance(report, str) and len(report.totals) == 2
+    (tmp_path / "eval" / "bad").mkdir()
+    (tmp_path / "eval" / "bad" / "results.json").write_text("{", encoding="utf-8")
+    assert "not a readable sweep result" in str(results.load("bad"))
+
+
+def test_cli_add_user_and_clear_errors_on_bad_setup(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from taskcrew.cli import app
+
+    runner = CliRunner()
+    users = tmp_path / "users.yaml"
+    short = runner.invoke(app, ["console", "add-user", "ana", "--users", str(users)], input="short\nshort\n")
+    assert short.exit_code == 2 and "8 characters" in short.output and not users.exists()
+    ok = runner.invoke(
+        app, ["console", "add-user", "ana", "--users", str(users)], input="long-enough\nlong-enough\n"
+    )
+    assert ok.exit_code == 0 and load_users(users)[0].name == "ana"
+    jobs_db = f"sqlite:///{tmp_path / 'jobs.sqlite3'}"
+    users.write_text("users: 3\n", encoding="utf-8")
+    bad_users = runner.invoke(app, ["console", "--users", str(users), "--jobs-db", jobs_db, "--port", "0"])
+    assert bad_users.exit_code == 2 and "cannot be used" in bad_users.output
+    with pytest.raises(ConsoleUserError):  # a broken file is never overwritten: nothing is lost
+        add_user(users, "bob", "long-enough")
+    users.unlink()
+    add_user(users, "ana", "long-enough")
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "console.sqlite3").write_bytes(b"this is not a database" * 100)
+    from taskcrew.console.app import Console
+    from taskcrew.console.settings import ConsoleSettings
+
+    settings = ConsoleSettings(
+        state_dir=state, runs_dirs=[], eval_dirs=[], users_file=users, jobs_url=jobs_db
+    )
+    with pytest.raises(ValueError, match="move it aside"):
+        Console(settings)
+
+
+def test_a_damaged_audit_log_stops_decisions(tmp_path: Path) -> None:
+    from taskcrew.console.audit import AuditLogError
+
+    log = AuditLog(tmp_path / "audit.jsonl")
+    log.append("ana", "login", "/login")
+    with log.path.open("a", encoding="utf-8") as fh:
+        fh.write('{"seq": 2, "broken\n')
+    with pytest.raises(AuditLogError, match="moved aside"):
+        log.append("bob", "approve", "apr-1")
+
+
+def test_a_question_is_answered_never_approved(approver: Approver) -> None:
+    jobs = approver.jobs
+    job = jobs.submit("Enter the latest Hooli invoice into the ERP", submitted_by="ana")
+    jobs.mark(job.id, "waiting", only_if=("queued",))
+    question = jobs.park(job.id, kind="question", key="q1", question="Which of the two Hooli invoices?")
+    assert approver.decide(question.id, "approve", "bob").status == "refused"
+    assert approver.bulk_approve([question.id, question.id], "bob")[0].status == "refused"
+    assert approver.decide(question.id, "answer", "bob", "HCS-2026-10, the newer one").status == "decided"
+    decided = jobs.approval(question.id)
+    assert decided.status == "answered" and decided.decision is not None
+    assert decided.decision.text == "HCS-2026-10, the newer one"
+
+
+def test_origins_from_recorded_sources_or_the_runs_summary(approver: Approver) -> None:
+    from taskcrew.jobs import ApprovalRequest, FieldSource
+    from taskcrew.tools.human import FieldValue
+
+    jobs = approver.jobs
+    job = jobs.submit("Enter the latest Northwind invoice", submitted_by="ana")
+    summary = (
+        "where the values come from:\n"
+        "  amount = 1284.50: inbox/northwind_inv_2057.pdf, line 14 (cited in step 1)\n"
+        "  vendor = Northwind Traders: step 1 (file_reader) reported it as 'vendor'"
+    )
+    request = ApprovalRequest(
+        kind="form_submission",
+        method="POST",
+        url="http://erp/bills/new",
+        fields=[
+            FieldValue(name="amount", value="1284.50"),
+            FieldValue(name="vendor", value="Northwind Traders"),
+        ],
+        summary=summary,
+    )
+    sources = [
+        FieldSource(name="amount", value="1284.50", source="the page's form as filled"),
+        FieldSource(name="vendor", value="Northwind Traders", source="scan.png (OCR), line 3"),
+    ]
+    approval = jobs.park(job.id, kind="approval", key="k", request=request, sources=sources)
+    origins = approver.view(approval).origins
+    assert origins["amount"] == "inbox/northwind_inv_2057.pdf, line 14 (cited in step 1)"
+    assert origins["vendor"] == "scan.png (OCR), line 3"
