@@ -12,8 +12,11 @@ from typing import Annotated, Any, cast
 
 import typer
 
+from taskcrew.recipes.commands import RecipeGroup
+
 app = typer.Typer(
     name="taskcrew",
+    cls=RecipeGroup,  # the company's recipes become commands beside the built-in ones
     help="An autonomous task worker with a human in the loop and an independent verifier.",
     no_args_is_help=True,
     add_completion=False,
@@ -30,6 +33,9 @@ knowledge_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(knowledge_app, name="knowledge")
+from taskcrew.recipes.cli import recipes_app  # noqa: E402
+
+app.add_typer(recipes_app, name="recipes")
 
 
 def _workplace(
@@ -113,6 +119,13 @@ def run(
         WebSearch,
         typer.Option("--web-search", help="What web_search searches: the intranet, or the public web."),
     ] = WebSearch.intranet,
+    criterion: Annotated[
+        list[str] | None,
+        typer.Option("--criterion", help="A success criterion every plan must keep (repeatable)."),
+    ] = None,
+    read_only: Annotated[
+        bool, typer.Option("--read-only", help="Change nothing: every data-changing step is refused.")
+    ] = False,
 ) -> None:
     """Do a task end to end: plan, work, get approval for changes, verify, report."""
     from rich.console import Console
@@ -134,6 +147,8 @@ def run(
         auto_approve=auto_approve,
         max_steps=max_steps,
         console=Console(),
+        criteria=criterion or [],
+        read_only=read_only,
     )
     raise typer.Exit(code)
 

@@ -41,6 +41,8 @@ def run_command(
     auto_approve: bool,
     max_steps: int,
     console: Console,
+    criteria: list[str] | None = None,
+    read_only: bool = False,
 ) -> int:
     try:
         models = choose_models(worker_model, verifier_model, allow_same=allow_same_verifier)
@@ -58,6 +60,8 @@ def run_command(
                 allow_same_verifier=allow_same_verifier,
                 limits=RunLimits(max_steps=max_steps),
                 listeners=[ProgressPrinter(console)],
+                criteria=criteria,
+                read_only=read_only,
             )
     except USER_ERRORS as exc:
         return _fail(console, exc)

@@ -22,6 +22,9 @@ EXIT_CODES: dict[str, int] = {
 }
 
 
+MAX_CRITERIA = 12  # a plan's criteria with those a request adds
+
+
 class PlanStep(BaseModel):
     role: WorkerRole
     title: str = Field(min_length=3, max_length=200)
@@ -35,6 +38,21 @@ class Plan(BaseModel):
     steps: list[PlanStep] = Field(min_length=1, max_length=12)
     assumptions: list[str] = Field(default_factory=list, max_length=8)
     changes_data: bool
+
+    def keeping(self, criteria: list[str], *, read_only: bool = False) -> Plan:
+        """This plan with ``criteria`` given by the request (a recipe, --criterion) kept first, and
+        ``changes_data`` off for a read-only request: the planner adds to them, never drops them."""
+        if not criteria and not read_only:
+            return self
+        given = [c.strip() for c in criteria if c.strip()]
+        seen = {c.casefold() for c in given}
+        own = [c for c in self.success_criteria if c.strip().casefold() not in seen]
+        return self.model_copy(
+            update={
+                "success_criteria": [*given, *own][: max(MAX_CRITERIA, len(given))],
+                "changes_data": self.changes_data and not read_only,
+            }
+        )
 
     def render(self) -> str:
         lines = [f"Goal: {self.goal}", "Success criteria:"]
