@@ -1,0 +1,112 @@
+"""The job store's types: what crosses the boundary between the store, the workers, the CLI,
+the web console and recipes. Plain pydantic models; keep them stable (add fields, never rename)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from taskcrew.tools.human import ApprovalDecision, ApprovalRequest
+
+JobStatus = Literal["queued", "running", "waiting", "finished", "failed", "cancelled"]
+"""queued: waiting for a worker; running: a worker holds it; waiting: parked on an approval or a
+question (no worker, no browser held); finished: the run ended with an ``outcome``; failed: it could
+not run (e.g. the ERP was down) — ``reason`` says why, ``retry`` runs it again; cancelled: by a person."""
+
+ACTIVE: tuple[JobStatus, ...] = ("queued", "running", "waiting")
+RETRYABLE: tuple[JobStatus, ...] = ("finished", "failed", "cancelled")
+
+ApprovalKind = Literal["approval", "question"]
+ApprovalStatus = Literal["pending", "approved", "rejected", "answered", "expired"]
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class JobOptions(BaseModel):
+    """How a job runs (the flags of ``taskcrew run``)."""
+
+    worker_model: str | None = None
+    verifier_model: str | None = None
+    allow_same_verifier: bool = False
+    auto_approve: bool = False
+    chaos: bool = True
+
+
+class Job(BaseModel):
+    id: str
+    task: str
+    status: JobStatus
+    outcome: str | None = Field(
+        default=None, description="the run's outcome once finished (done, nothing_to_do…)"
+    )
+    reason: str = ""
+    answer: str = ""
+    submitted_by: str
+    submitted_at: datetime
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    attempts: int = 0
+    worker: str | None = Field(default=None, description="the worker that runs or last ran it")
+    heartbeat_at: datetime | None = None
+    run_dir: str | None = None
+    options: JobOptions = Field(default_factory=JobOptions)
+    parent_id: str | None = Field(default=None, description="the batch job that fanned this one out")
+    item: str | None = Field(default=None, description="the batch item this job works on")
+    cancelled_by: str | None = None
+    updated_at: datetime | None = None
+
+
+class FieldSource(BaseModel):
+    """Where one submitted value came from (a file and page, a web page, the task text…)."""
+
+    name: str
+    value: str
+    source: str
+
+
+class Approval(BaseModel):
+    """A parked run's request to a person: approve/reject a submission, or answer a question."""
+
+    id: str
+    job_id: str
+    kind: ApprovalKind
+    status: ApprovalStatus
+    request: ApprovalRequest | None = Field(default=None, description="the exact payload (kind 'approval')")
+    question: str | None = Field(default=None, description="the question (kind 'question')")
+    sources: list[FieldSource] = Field(default_factory=list)
+    screenshot: str | None = Field(default=None, description="path of a screenshot of the filled form")
+    key: str = Field(
+        description="fingerprint of the exact payload or question; a decision applies only to it"
+    )
+    created_at: datetime
+    expires_at: datetime | None = None
+    decision: ApprovalDecision | None = None
+    decided_by: str | None = None
+    decided_at: datetime | None = None
+
+
+class Intent(BaseModel):
+    """A data-changing submission recorded before it is sent; ``result`` once it is known."""
+
+    key: str
+    job_id: str
+    target: str
+    payload: ApprovalRequest
+    status: Literal["recorded", "sent", "confirmed", "not_applied"]
+    result: str | None = None
+    recorded_at: datetime
+    updated_at: datetime | None = None
+
+
+class JobEvent(BaseModel):
+    """One line of a job's history (submitted, started, parked, resumed, decided, finished…)."""
+
+    job_id: str
+    at: datetime
+    kind: str
+    detail: str = ""
+    actor: str | None = None

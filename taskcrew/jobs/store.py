@@ -1,0 +1,580 @@
+"""The job store: jobs, approvals, intents and job history in one database (SQLite or Postgres).
+
+This is the facade the CLI, the web console and recipes use; DBOS (the engine) runs what it holds.
+
+    jobs = Jobs.open()                      # TASKCREW_JOBS_DB, else sqlite in TASKCREW_HOME
+    job = jobs.submit("enter the Northwind invoice", submitted_by="ana")   # queued, id at once
+    jobs.list(status="waiting"); jobs.get(job.id); jobs.cancel(job.id, by="ana"); jobs.retry(job.id, by="ana")
+    jobs.approvals(status="pending"); jobs.approval(aid)
+    jobs.decide(aid, ApprovalDecision.approve(), decided_by="bob")   # resumes the parked job
+    jobs.decide(aid, ApprovalDecision.answer("use the PDF's total"), decided_by="bob")
+    jobs.events(job.id)
+
+Every read returns pydantic models (``taskcrew.jobs.models``). Errors: ``UnknownJob``,
+``UnknownApproval``, ``InvalidChange`` (e.g. cancelling a finished job, deciding twice) and
+``JobStoreError`` (the database is unreachable or damaged), each with a message that says what to do.
+"""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+import json
+import os
+import secrets
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.exc import SQLAlchemyError
+
+from taskcrew.jobs.models import (
+    ACTIVE,
+    RETRYABLE,
+    Approval,
+    ApprovalKind,
+    FieldSource,
+    Intent,
+    Job,
+    JobEvent,
+    JobOptions,
+    JobStatus,
+    utcnow,
+)
+from taskcrew.tools.human import ApprovalDecision, ApprovalRequest
+
+ENV_URL = "TASKCREW_JOBS_DB"
+
+
+class JobStoreError(RuntimeError):
+    """The job database cannot be used (unreachable, damaged, not a database)."""
+
+
+class UnknownJob(LookupError):
+    pass
+
+
+class UnknownApproval(LookupError):
+    pass
+
+
+class InvalidChange(ValueError):
+    """The change does not apply to the job or approval in its current state."""
+
+
+def default_url() -> str:
+    if url := os.environ.get(ENV_URL):
+        return url
+    from taskcrew.config import Paths
+
+    home = Paths.from_env().home
+    home.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{(home / 'jobs.sqlite3').resolve()}"
+
+
+meta = sa.MetaData()
+J = sa.Table(
+    "taskcrew_jobs",
+    meta,
+    sa.Column("id", sa.String(40), primary_key=True),
+    sa.Column("status", sa.String(20), nullable=False, index=True),
+    sa.Column("submitted_at", sa.String(40), nullable=False, index=True),
+    sa.Column("parent_id", sa.String(40), index=True),
+    sa.Column("leg", sa.Integer, nullable=False, default=0),
+    sa.Column("doc", sa.Text, nullable=False),
+)
+A = sa.Table(
+    "taskcrew_approvals",
+    meta,
+    sa.Column("id", sa.String(40), primary_key=True),
+    sa.Column("job_id", sa.String(40), nullable=False, index=True),
+    sa.Column("status", sa.String(20), nullable=False, index=True),
+    sa.Column("key", sa.String(80), nullable=False),
+    sa.Column("doc", sa.Text, nullable=False),
+)
+INT = sa.Table(
+    "taskcrew_intents",
+    meta,
+    sa.Column("key", sa.String(80), primary_key=True),
+    sa.Column("job_id", sa.String(40), nullable=False, index=True),
+    sa.Column("doc", sa.Text, nullable=False),
+)
+EV = sa.Table(
+    "taskcrew_job_events",
+    meta,
+    sa.Column("seq", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("job_id", sa.String(40), nullable=False, index=True),
+    sa.Column("doc", sa.Text, nullable=False),
+)
+CK = sa.Table(
+    "taskcrew_checkpoints",
+    meta,
+    sa.Column("job_id", sa.String(40), primary_key=True),
+    sa.Column("doc", sa.Text, nullable=False),
+)
+
+
+def fingerprint(obj: Any) -> str:
+    raw = obj.model_dump_json() if hasattr(obj, "model_dump_json") else json.dumps(obj, sort_keys=True)
+    return hashlib.sha256(raw.encode()).hexdigest()[:32]
+
+
+def _new_id(prefix: str) -> str:
+    return f"{prefix}-{secrets.token_hex(6)}"
+
+
+class Jobs:
+    """The store facade. One per process; thread-safe (a SQLAlchemy engine underneath)."""
+
+    def __init__(self, engine: sa.Engine, url: str) -> None:
+        self.engine = engine
+        self.url = url
+        self.on_enqueue: Callable[[Job, int], None] | None = None  # set by taskcrew.jobs.engine
+
+    @classmethod
+    def open(cls, url: str | None = None) -> Jobs:
+        url = url or default_url()
+        if url.startswith("sqlite:///"):
+            path = Path(url.removeprefix("sqlite:///"))
+            if path.exists() and path.stat().st_size and not _looks_like_sqlite(path):
+                raise JobStoreError(
+                    f"the job database {path} is damaged or not an SQLite database; move it aside "
+                    f"(nothing is read from it) or point {ENV_URL} at another database"
+                )
+            path.parent.mkdir(parents=True, exist_ok=True)
+            engine = sa.create_engine(url, connect_args={"timeout": 30})
+            sa.event.listen(engine, "connect", _sqlite_pragmas)
+        else:
+            engine = sa.create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5)
+        try:
+            meta.create_all(engine)
+        except SQLAlchemyError as exc:
+            raise JobStoreError(
+                f"cannot use the job database {_safe(url)}: {_first_line(exc)}; check that it is running "
+                f"and reachable, or set {ENV_URL}"
+            ) from exc
+        jobs = cls(engine, url)
+        from taskcrew.jobs import engine as job_engine
+
+        jobs.on_enqueue = job_engine.enqueue_leg_for(url)
+        return jobs
+
+    @contextmanager
+    def _tx(self) -> Iterator[sa.Connection]:
+        try:
+            with self.engine.begin() as conn:
+                yield conn
+        except SQLAlchemyError as exc:
+            raise JobStoreError(f"the job database {_safe(self.url)} failed: {_first_line(exc)}") from exc
+
+    # ---- jobs -----------------------------------------------------------------------------------
+    def submit(
+        self,
+        task: str,
+        *,
+        submitted_by: str,
+        options: JobOptions | None = None,
+        parent_id: str | None = None,
+        item: str | None = None,
+        job_id: str | None = None,
+    ) -> Job:
+        """Queue a job and return it at once. ``job_id`` makes the submission idempotent."""
+        task = task.strip()
+        if len(task) < 3:
+            raise InvalidChange("a task needs at least a few words: say what the worker should do")
+        if job_id is not None:
+            try:
+                return self.get(job_id)
+            except UnknownJob:
+                pass
+        now = utcnow()
+        job = Job(
+            id=job_id or _new_id("job"),
+            task=task,
+            status="queued",
+            submitted_by=submitted_by,
+            submitted_at=now,
+            updated_at=now,
+            options=options or JobOptions(),
+            parent_id=parent_id,
+            item=item,
+        )
+        with self._tx() as conn:
+            conn.execute(
+                J.insert().values(
+                    id=job.id,
+                    status=job.status,
+                    submitted_at=now.isoformat(),
+                    parent_id=parent_id,
+                    leg=0,
+                    doc=job.model_dump_json(),
+                )
+            )
+            self._event(conn, job.id, "submitted", task, submitted_by)
+        self._enqueue(job, 0)
+        return job
+
+    def list(
+        self, status: JobStatus | None = None, *, limit: int = 200, parent_id: str | None = None
+    ) -> builtins.list[Job]:
+        query = sa.select(J.c.doc).order_by(J.c.submitted_at.desc()).limit(limit)
+        if status is not None:
+            query = query.where(J.c.status == status)
+        if parent_id is not None:
+            query = query.where(J.c.parent_id == parent_id)
+        with self._tx() as conn:
+            return [Job.model_validate_json(str(doc)) for (doc,) in conn.execute(query)]
+
+    def get(self, job_id: str) -> Job:
+        with self._tx() as conn:
+            row = conn.execute(sa.select(J.c.doc).where(J.c.id == job_id)).first()
+        if row is None:
+            raise UnknownJob(f"no job with id {job_id!r}; `taskcrew jobs list` shows the jobs there are")
+        return Job.model_validate_json(str(row[0]))
+
+    def cancel(self, job_id: str, *, by: str) -> Job:
+        def change(job: Job) -> None:
+            if job.status not in ACTIVE:
+                raise InvalidChange(
+                    f"job {job_id} is already {job.status}; only queued, running or waiting jobs can be cancelled"
+                )
+            job.status, job.cancelled_by = "cancelled", by
+            job.reason = f"cancelled by {by}"
+            job.finished_at = utcnow()
+
+        job = self._update(job_id, change, event=("cancelled", "", by))
+        with self._tx() as conn:
+            conn.execute(
+                A.update().where(A.c.job_id == job_id, A.c.status == "pending").values(status="expired")
+            )
+        return job
+
+    def retry(self, job_id: str, *, by: str) -> Job:
+        """Run a finished, failed or cancelled job again (the same id, a new attempt)."""
+        leg = 0
+
+        def change(job: Job) -> None:
+            nonlocal leg
+            if job.status not in RETRYABLE:
+                raise InvalidChange(
+                    f"job {job_id} is {job.status}; only finished, failed or cancelled jobs can be retried"
+                )
+            job.status, job.outcome, job.reason, job.finished_at = "queued", None, "", None
+            job.cancelled_by = None
+
+        job = self._update(job_id, change, event=("retried", "", by), new_leg=True)
+        leg = self._leg(job_id)
+        self.clear_checkpoint(job_id)
+        self._enqueue(job, leg)
+        return job
+
+    def events(self, job_id: str) -> builtins.list[JobEvent]:
+        self.get(job_id)
+        with self._tx() as conn:
+            rows = conn.execute(sa.select(EV.c.doc).where(EV.c.job_id == job_id).order_by(EV.c.seq))
+            return [JobEvent.model_validate_json(str(doc)) for (doc,) in rows]
+
+    # ---- approvals and questions ----------------------------------------------------------------
+    def approvals(self, status: str | None = None, *, job_id: str | None = None) -> builtins.list[Approval]:
+        self.expire_due()
+        query = sa.select(A.c.doc)
+        if status is not None:
+            query = query.where(A.c.status == status)
+        if job_id is not None:
+            query = query.where(A.c.job_id == job_id)
+        with self._tx() as conn:
+            items = [Approval.model_validate_json(str(doc)) for (doc,) in conn.execute(query)]
+        return sorted(items, key=lambda a: a.created_at)
+
+    def approval(self, approval_id: str) -> Approval:
+        with self._tx() as conn:
+            row = conn.execute(sa.select(A.c.doc).where(A.c.id == approval_id)).first()
+        if row is None:
+            raise UnknownApproval(
+                f"no approval with id {approval_id!r}; `taskcrew approvals list` shows the pending ones"
+            )
+        return Approval.model_validate_json(str(row[0]))
+
+    def decide(self, approval_id: str, decision: ApprovalDecision, *, decided_by: str) -> Approval:
+        """Record a person's decision and resume the parked job (on any worker)."""
+        self.expire_due()
+        approval = self.approval(approval_id)
+        if approval.status != "pending":
+            raise InvalidChange(f"approval {approval_id} is already {approval.status}")
+        if approval.kind == "question" and decision.outcome == "approve":
+            raise InvalidChange("this is a question: answer it with text (or reject to stop the job)")
+        if decision.outcome == "answer" and not (decision.text or "").strip():
+            raise InvalidChange("an answer needs text")
+        approval.decision = decision
+        approval.decided_by = decided_by
+        approval.decided_at = utcnow()
+        approval.status = {"approve": "approved", "reject": "rejected", "answer": "answered"}[
+            decision.outcome
+        ]  # type: ignore[assignment]
+        with self._tx() as conn:
+            done = conn.execute(
+                A.update()
+                .where(A.c.id == approval_id, A.c.status == "pending")
+                .values(status=approval.status, doc=approval.model_dump_json())
+            ).rowcount
+            if not done:
+                raise InvalidChange(f"approval {approval_id} was decided meanwhile")
+            self._event(conn, approval.job_id, f"approval_{approval.status}", approval.id, decided_by)
+        self.resume(approval.job_id)
+        return approval
+
+    def expire_due(self, now: datetime | None = None) -> builtins.list[Approval]:
+        """Expire pending approvals past their deadline; their jobs end ``rejected`` with that reason."""
+        now = now or utcnow()
+        with self._tx() as conn:
+            pending = [
+                Approval.model_validate_json(str(d))
+                for (d,) in conn.execute(sa.select(A.c.doc).where(A.c.status == "pending"))
+            ]
+        expired = []
+        for approval in pending:
+            if approval.expires_at is None or approval.expires_at > now:
+                continue
+            approval.status = "expired"
+            with self._tx() as conn:
+                if not conn.execute(
+                    A.update()
+                    .where(A.c.id == approval.id, A.c.status == "pending")
+                    .values(status="expired", doc=approval.model_dump_json())
+                ).rowcount:
+                    continue
+                self._event(conn, approval.job_id, "approval_expired", approval.id, None)
+            expired.append(approval)
+            reason = (
+                f"the approval {approval.id} expired unanswered at {approval.expires_at:%Y-%m-%d %H:%M} UTC"
+            )
+            self.finish(approval.job_id, "rejected", reason, only_if=("waiting",))
+        return expired
+
+    # ---- used by the engine (workers) ------------------------------------------------------------
+    def park(
+        self,
+        job_id: str,
+        *,
+        kind: ApprovalKind,
+        key: str,
+        request: ApprovalRequest | None = None,
+        question: str | None = None,
+        sources: builtins.list[FieldSource] | None = None,
+        screenshot: str | None = None,
+        expires_in: timedelta | None = None,
+    ) -> Approval:
+        """Create a pending approval (or return the pending one with the same key)."""
+        for existing in self.approvals(job_id=job_id, status="pending"):
+            if existing.key == key:
+                return existing
+        now = utcnow()
+        approval = Approval(
+            id=_new_id("apr"),
+            job_id=job_id,
+            kind=kind,
+            status="pending",
+            request=request,
+            question=question,
+            sources=sources or [],
+            screenshot=screenshot,
+            key=key,
+            created_at=now,
+            expires_at=now + expires_in if expires_in else None,
+        )
+        with self._tx() as conn:
+            conn.execute(
+                A.insert().values(
+                    id=approval.id, job_id=job_id, status="pending", key=key, doc=approval.model_dump_json()
+                )
+            )
+            self._event(conn, job_id, "parked", f"{kind} {approval.id}", None)
+        return approval
+
+    def decision_for(self, job_id: str, key: str) -> Approval | None:
+        """The latest decided approval of this job for exactly this payload or question."""
+        decided = [
+            a
+            for a in self.approvals(job_id=job_id)
+            if a.key == key and a.status in ("approved", "rejected", "answered")
+        ]
+        return decided[-1] if decided else None
+
+    def resume(self, job_id: str) -> Job | None:
+        """A waiting job whose approvals are all decided goes back on the queue (a new leg)."""
+        if any(a.status == "pending" for a in self.approvals(job_id=job_id)):
+            return None
+
+        def change(job: Job) -> None:
+            if job.status != "waiting":
+                raise InvalidChange("not waiting")
+            job.status = "queued"
+
+        try:
+            job = self._update(job_id, change, event=("resumed", "", None), new_leg=True)
+        except InvalidChange:
+            return None
+        self._enqueue(job, self._leg(job_id))
+        return job
+
+    def mark(
+        self, job_id: str, status: JobStatus, *, only_if: tuple[JobStatus, ...], **fields: Any
+    ) -> Job | None:
+        """Move a job to ``status`` when it is in one of ``only_if`` (else None, nothing changed)."""
+
+        def change(job: Job) -> None:
+            if job.status not in only_if:
+                raise InvalidChange(job.status)
+            job.status = status
+            for name, value in fields.items():
+                setattr(job, name, value)
+
+        try:
+            return self._update(
+                job_id, change, event=(status, fields.get("reason", ""), fields.get("worker"))
+            )
+        except InvalidChange:
+            return None
+
+    def finish(
+        self,
+        job_id: str,
+        outcome: str,
+        reason: str,
+        *,
+        only_if: tuple[JobStatus, ...] = ("running",),
+        **fields: Any,
+    ) -> Job | None:
+        return self.mark(
+            job_id,
+            "finished",
+            only_if=only_if,
+            outcome=outcome,
+            reason=reason,
+            finished_at=utcnow(),
+            **fields,
+        )
+
+    def heartbeat(self, job_id: str, worker: str) -> None:
+        self.mark(job_id, "running", only_if=("running",), worker=worker, heartbeat_at=utcnow())
+
+    def leg(self, job_id: str) -> int:
+        return self._leg(job_id)
+
+    # intents: recorded before a data-changing submission is sent
+    def intent(self, key: str) -> Intent | None:
+        with self._tx() as conn:
+            row = conn.execute(sa.select(INT.c.doc).where(INT.c.key == key)).first()
+        return Intent.model_validate_json(str(row[0])) if row else None
+
+    def save_intent(self, intent: Intent) -> None:
+        intent.updated_at = utcnow()
+        with self._tx() as conn:
+            if (
+                conn.execute(
+                    INT.update().where(INT.c.key == intent.key).values(doc=intent.model_dump_json())
+                ).rowcount
+                == 0
+            ):
+                conn.execute(
+                    INT.insert().values(key=intent.key, job_id=intent.job_id, doc=intent.model_dump_json())
+                )
+
+    def intents(self, job_id: str | None = None) -> builtins.list[Intent]:
+        query = sa.select(INT.c.doc)
+        if job_id is not None:
+            query = query.where(INT.c.job_id == job_id)
+        with self._tx() as conn:
+            return [Intent.model_validate_json(str(d)) for (d,) in conn.execute(query)]
+
+    # checkpoints: the run's state after each stage
+    def checkpoint(self, job_id: str) -> dict[str, Any] | None:
+        with self._tx() as conn:
+            row = conn.execute(sa.select(CK.c.doc).where(CK.c.job_id == job_id)).first()
+        return json.loads(str(row[0])) if row else None
+
+    def save_checkpoint(self, job_id: str, doc: dict[str, Any]) -> None:
+        raw = json.dumps(doc, default=str)
+        with self._tx() as conn:
+            if conn.execute(CK.update().where(CK.c.job_id == job_id).values(doc=raw)).rowcount == 0:
+                conn.execute(CK.insert().values(job_id=job_id, doc=raw))
+
+    def clear_checkpoint(self, job_id: str) -> None:
+        with self._tx() as conn:
+            conn.execute(CK.delete().where(CK.c.job_id == job_id))
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # ---- internals ------------------------------------------------------------------------------
+    def _enqueue(self, job: Job, leg: int) -> None:
+        if self.on_enqueue is not None:
+            self.on_enqueue(job, leg)
+
+    def _leg(self, job_id: str) -> int:
+        with self._tx() as conn:
+            row = conn.execute(sa.select(J.c.leg).where(J.c.id == job_id)).first()
+        if row is None:
+            raise UnknownJob(f"no job with id {job_id!r}")
+        return int(row[0])
+
+    def _update(
+        self,
+        job_id: str,
+        change: Callable[[Job], None],
+        *,
+        event: tuple[str, str, str | None],
+        new_leg: bool = False,
+    ) -> Job:
+        """Read-modify-write with a compare-and-set on the stored document (safe across workers)."""
+        for _ in range(20):
+            with self._tx() as conn:
+                row = conn.execute(sa.select(J.c.doc, J.c.leg).where(J.c.id == job_id)).first()
+                if row is None:
+                    raise UnknownJob(
+                        f"no job with id {job_id!r}; `taskcrew jobs list` shows the jobs there are"
+                    )
+                old_doc, leg = str(row[0]), int(row[1])
+                job = Job.model_validate_json(old_doc)
+                change(job)
+                job.updated_at = utcnow()
+                values: dict[str, Any] = {"status": job.status, "doc": job.model_dump_json()}
+                if new_leg:
+                    values["leg"] = leg + 1
+                if conn.execute(
+                    J.update().where(J.c.id == job_id, J.c.doc == old_doc).values(**values)
+                ).rowcount:
+                    self._event(conn, job_id, *event)
+                    return job
+        raise JobStoreError(f"job {job_id} kept changing underneath; try again")
+
+    def _event(self, conn: sa.Connection, job_id: str, kind: str, detail: str, actor: str | None) -> None:
+        ev = JobEvent(job_id=job_id, at=utcnow(), kind=kind, detail=detail, actor=actor)
+        conn.execute(EV.insert().values(job_id=job_id, doc=ev.model_dump_json()))
+
+
+def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA busy_timeout=30000")
+    cur.close()
+
+
+def _looks_like_sqlite(path: Path) -> bool:
+    with path.open("rb") as fh:
+        return fh.read(16) == b"SQLite format 3\x00"
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def _safe(url: str) -> str:
+    """The URL without a password."""
+    try:
+        return sa.engine.make_url(url).render_as_string(hide_password=True)
+    except Exception:
+        return "<the configured URL>"
