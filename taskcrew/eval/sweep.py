@@ -79,7 +79,14 @@ Listener = Callable[[SweepEvent], None]
 
 # ------------------------------------------------------------------------------ planning the sweep
 def select_cases(settings: SweepSettings) -> list[EvalCase]:
-    cases = load_cases(settings.cases_dir, settings.case_pattern)
+    from taskcrew.config import Paths
+    from taskcrew.recipes import load_library, recipe_folders
+
+    recipes = load_library(recipe_folders(settings.sandbox, Paths.from_env().home))
+    try:
+        cases = load_cases(settings.cases_dir, settings.case_pattern, recipes)
+    except ValueError as exc:
+        raise SweepError(f"the eval cases cannot be used: {exc}") from exc
     if not cases:
         known = ", ".join(c.id for c in load_cases(settings.cases_dir))
         raise SweepError(f"no case matches {settings.case_pattern!r}; the cases are: {known}")
@@ -238,6 +245,8 @@ class SweepWorker:
                 limits=RunLimits(max_steps=case.max_steps),
                 human=human,
                 store=store,
+                criteria=case.criteria,
+                read_only=case.read_only,
             )
         except Exception as exc:  # the run could not be carried out: an error record, the sweep goes on
             return RunRecord(
