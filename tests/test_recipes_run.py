@@ -28,6 +28,7 @@ CASES = {
             "id": "initech-newest",
             "task": "Enter Initech's newest invoice into the ERP.",
             "read_only": True,
+            "max_steps": 20,
             "chaos": {"enabled": False},
             "expect": {"outcomes": ["incomplete", "rejected", "not_verified", "error"]},
         },
@@ -69,3 +70,5 @@ def test_a_recipe_runs_end_to_end_and_read_only_holds(
     assert read_only.outcome != "done" and read_only.approvals == 0
     new_bills = next(c for c in read_only.checks if c.name == "new bills")
     assert new_bills.passed and new_bills.detail.startswith("0 added")
+    refused = [e for e in _events(read_only.run_dir or "", "policy") if e["decision"] == "read_only_refused"]
+    assert refused and all(e["detail"]["method"] == "POST" for e in refused)  # type: ignore[index]
