@@ -12,6 +12,7 @@ from typing import Annotated, Any, cast
 
 import typer
 
+from taskcrew.jobs import cli as _jobs_cli
 from taskcrew.recipes.commands import RecipeGroup
 
 app = typer.Typer(
@@ -33,6 +34,7 @@ knowledge_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(knowledge_app, name="knowledge")
+_jobs_cli.register(app)  # submit, worker, jobs …, approvals … (taskcrew.jobs.cli)
 from taskcrew.recipes.cli import recipes_app  # noqa: E402
 
 app.add_typer(recipes_app, name="recipes")

@@ -47,6 +47,7 @@ def test_a_list_parameter_fans_out_into_one_job_per_item(cli: CliRunner) -> None
         jobs.close()
     assert [j.item for j in queued] == ["Initech", "Northwind Traders"]
     assert all(j.status == "queued" and j.id in out for j in queued)
+    assert queued[0].parent_id and queued[0].parent_id == queued[1].parent_id  # one batch
     northwind = queued[1]
     assert northwind.task.startswith("Find the latest invoice from Northwind Traders, extract the amount")
     assert northwind.options.worker_model == "openai/gpt-4o" and northwind.options.auto_approve

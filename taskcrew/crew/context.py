@@ -87,6 +87,7 @@ class RunContext:
     read_only: bool = False
     usage: Usage = field(default_factory=Usage)
     started: float = field(default_factory=time.monotonic)
+    checkpoints: Any = None  # crew.stages.Checkpoints for a durable run (taskcrew.jobs); None otherwise
     budget: Budget = field(init=False)
 
     def __post_init__(self) -> None:

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 from crewai.flow.flow import Flow, listen, or_, router, start
 from pydantic import Field
 
-from taskcrew.crew import steps
+from taskcrew.crew import stages, steps
 from taskcrew.crew.context import RunContext
 from taskcrew.crew.models import RunState, StepRecord
 from taskcrew.crew.runner import AgentTaskError
@@ -37,10 +37,13 @@ class TaskFlow(Flow[RunState]):
     @start()
     def make_plan(self) -> None:
         self.state.task = self.run.task
+        if stages.restore(self.run, self.state):  # a durable run resumes from its last checkpoint
+            return
         try:
             steps.plan(self.run, self.state)
         except AgentTaskError as exc:
             self._end("error", f"no usable plan: {exc}")
+        stages.checkpoint(self.run, self.state, "plan")
 
     @listen(or_(make_plan, "rework"))
     def work(self) -> None:
@@ -68,6 +71,7 @@ class TaskFlow(Flow[RunState]):
             )
             state.steps_done.append(record)
             steps.trace_step(ctx, record)
+            stages.checkpoint(ctx, state, f"step:{index + 1}")
             if report.status == "done":
                 continue
             if report.status == "nothing_to_do":
@@ -134,6 +138,7 @@ class TaskFlow(Flow[RunState]):
             self._end("not_verified", f"verification failed {state.verify_attempts} times: {verdict.reason}")
         else:
             state.verifier_feedback = steps.feedback_from(verdict)
+        stages.checkpoint(ctx, state, f"verify:{state.verify_attempts}")
 
     @router(verify)
     def after_verify(self) -> str:

@@ -86,6 +86,7 @@ class RunResources:
     decisions: Any = None  # DecisionLog: policy decisions and approvals go into the trace
     scripted: ScriptedFactory | None = None
     listeners: list[Callable[[Any], None]] = field(default_factory=list)
+    checkpoints: Any = None  # crew.stages.Checkpoints: a durable run saves and resumes its stages
 
 
 def build_context(
@@ -124,6 +125,7 @@ def build_context(
         notes=notes,
         criteria=settings.criteria,
         read_only=settings.read_only,
+        checkpoints=res.checkpoints,
     )
     ctx.worker_llm.on_call = ctx.verifier_llm.on_call = ctx.record_llm_call
     tracer.emit(

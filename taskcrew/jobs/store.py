@@ -23,7 +23,7 @@ import json
 import os
 import secrets
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -459,7 +459,15 @@ class Jobs:
         )
 
     def heartbeat(self, job_id: str, worker: str) -> None:
-        self.mark(job_id, "running", only_if=("running",), worker=worker, heartbeat_at=utcnow())
+        """The worker running the job is alive (no history line: it would only be noise)."""
+
+        def change(job: Job) -> None:
+            if job.status != "running" or job.worker != worker:
+                raise InvalidChange(job.status)
+            job.heartbeat_at = utcnow()
+
+        with suppress(InvalidChange):
+            self._update(job_id, change, event=None)
 
     def leg(self, job_id: str) -> int:
         return self._leg(job_id)
@@ -526,7 +534,7 @@ class Jobs:
         job_id: str,
         change: Callable[[Job], None],
         *,
-        event: tuple[str, str, str | None],
+        event: tuple[str, str, str | None] | None,
         new_leg: bool = False,
     ) -> Job:
         """Read-modify-write with a compare-and-set on the stored document (safe across workers)."""
@@ -547,7 +555,8 @@ class Jobs:
                 if conn.execute(
                     J.update().where(J.c.id == job_id, J.c.doc == old_doc).values(**values)
                 ).rowcount:
-                    self._event(conn, job_id, *event)
+                    if event is not None:
+                        self._event(conn, job_id, *event)
                     return job
         raise JobStoreError(f"job {job_id} kept changing underneath; try again")
 

@@ -6,6 +6,7 @@ the planner still sees them)."""
 from __future__ import annotations
 
 import getpass
+import secrets
 from typing import Any
 
 import typer
@@ -57,6 +58,7 @@ def submit_expansions(recipe: Recipe, expansions: list[Expansion], options: dict
         return 2
     fields = set(JobOptions.model_fields)
     by = getpass.getuser()
+    batch = f"batch-{recipe.name}-{secrets.token_hex(4)}" if len(expansions) > 1 else None
     try:
         for exp in expansions:
             task, chosen = job_request(exp, options, fields)
@@ -64,6 +66,7 @@ def submit_expansions(recipe: Recipe, expansions: list[Expansion], options: dict
                 task,
                 submitted_by=by,
                 options=JobOptions(**chosen),
+                parent_id=batch,
                 item=exp.values.get(listed) if listed else None,
             )
             item = f" [{job.item}]" if job.item else ""

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import parse_qsl, urljoin
 
 from taskcrew.tools.human import FieldValue
+from taskcrew.tools.intents import fetcher as intent_fetcher
 from taskcrew.tools.policy import Policy, PolicyDecision, strip_fragment
 from taskcrew.tools.vault import Vault
 
@@ -200,7 +201,9 @@ class NetworkGuard:
             self.state.blocked.append(self.policy.request(method, shown))
             route.abort("blockedbyclient")
             return
-        armed = self._take_armed(method, url, request) if self.policy.changes_data(method, url) else "match"
+        changes = self.policy.changes_data(method, url)
+        armed = self._take_armed(method, url, request) if changes else "match"
+        approved = changes and armed == "match"  # an approved change (not a login or an exempt POST)
         if armed == "switched":
             self.state.blocked.append(self.policy.refuse_switched(method, shown))
             route.abort("blockedbyclient")
@@ -214,6 +217,18 @@ class NetworkGuard:
                 self.state.blocked.append(decision)
                 route.abort("blockedbyclient")
                 return
+            approved = decision.outcome == "approved"
+        intents = getattr(self.policy, "intents", None)  # tools.intents.IntentLog of a durable run
+        if intents is not None and approved and self._context is not None:
+            fields = [(n, self.vault.redact(v)) for n, v in _raw_fields(request)]
+            refusal = intents.before_send(method, url, fields, intent_fetcher(self._context))
+            if refusal is not None:
+                self.state.notes.append(refusal)
+                route.abort("blockedbyclient")
+                return
+            self._forward(route, request, is_main)
+            intents.after_send(method, url, fields, "sent")
+            return
         self._forward(route, request, is_main)
 
     def _forward(self, route: Route, request: Request, is_main: bool) -> None:

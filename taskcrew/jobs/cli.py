@@ -1,0 +1,284 @@
+"""The job commands: submit, worker, jobs list|show|cancel|retry, approvals list|show|approve|reject|answer.
+
+Thin: each command parses options and calls the job store (``taskcrew.jobs.store``) or the worker.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import signal
+import threading
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+jobs_app = typer.Typer(help="Queued, running and finished jobs.", no_args_is_help=True)
+approvals_app = typer.Typer(help="Approvals and questions that parked jobs wait for.", no_args_is_help=True)
+
+DbUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--db", help="The job database URL (default: TASKCREW_JOBS_DB, else SQLite in TASKCREW_HOME)."
+    ),
+]
+By = Annotated[
+    str | None, typer.Option("--by", help="Who does this (default: TASKCREW_USER, else the login name).")
+]
+
+
+def _who(by: str | None) -> str:
+    return by or os.environ.get("TASKCREW_USER") or getpass.getuser()
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(code)
+
+
+def _open(db: str | None) -> Any:
+    from taskcrew.jobs.store import Jobs, JobStoreError
+
+    try:
+        return Jobs.open(db)
+    except JobStoreError as exc:
+        raise _fail(str(exc)) from exc
+
+
+def _guard(fn: Any) -> Any:
+    from taskcrew.jobs.store import InvalidChange, JobStoreError, UnknownApproval, UnknownJob
+
+    try:
+        return fn()
+    except (UnknownJob, UnknownApproval) as exc:
+        raise _fail(str(exc.args[0] if exc.args else exc), 1) from exc
+    except (InvalidChange, JobStoreError) as exc:
+        raise _fail(str(exc)) from exc
+
+
+def submit(
+    task: Annotated[
+        str | None,
+        typer.Argument(help="The task, in plain language; with --for-each, a template with {item}."),
+    ] = None,
+    for_each: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--for-each", help="Submit one job per item ({item} in the task is replaced); repeatable."
+        ),
+    ] = None,
+    model: Annotated[str | None, typer.Option("--model", help="provider/model for the crew.")] = None,
+    verifier_model: Annotated[
+        str | None, typer.Option("--verifier-model", help="provider/model for the verifier.")
+    ] = None,
+    auto_approve: Annotated[
+        bool, typer.Option("--auto-approve", help="Approve every change without asking.")
+    ] = False,
+    db: DbUrl = None,
+    by: By = None,
+) -> None:
+    """Queue a task for the workers and print its job id at once."""
+    from taskcrew.jobs.models import JobOptions
+
+    if not task:
+        raise _fail(
+            'give the task text, e.g. taskcrew submit "Enter Initech\'s newest invoice into the ERP."'
+        )
+    jobs = _open(db)
+    options = JobOptions(worker_model=model, verifier_model=verifier_model, auto_approve=auto_approve)
+    who = _who(by)
+    if for_each:
+        from taskcrew.jobs.batch import submit_each
+
+        for job in _guard(lambda: submit_each(jobs, task, for_each, submitted_by=who, options=options)):
+            typer.echo(job.id)
+        return
+    job = _guard(lambda: jobs.submit(task, submitted_by=who, options=options))
+    typer.echo(job.id)
+
+
+def worker(
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", min=1, help="Jobs this worker runs at once.")
+    ] = 1,
+    worker_id: Annotated[str | None, typer.Option("--worker-id", help="A stable id for this worker.")] = None,
+    erp_url: Annotated[
+        str, typer.Option("--erp-url", help="The ERP the jobs work in.")
+    ] = "http://127.0.0.1:8800",
+    intranet_url: Annotated[
+        str, typer.Option("--intranet-url", help="The intranet ('' for none).")
+    ] = "http://127.0.0.1:8801",
+    chaos: Annotated[
+        bool, typer.Option("--chaos/--no-chaos", help="Faults in the demo ERP, if started here.")
+    ] = True,
+    runs_dir: Annotated[Path | None, typer.Option("--runs-dir", help="Where run folders go.")] = None,
+    approval_hours: Annotated[
+        float, typer.Option("--approval-hours", help="Approvals expire after this many hours.")
+    ] = 168.0,
+    stale_after: Annotated[
+        float,
+        typer.Option(
+            "--stale-after", help="Seconds without a heartbeat before another worker takes a job over."
+        ),
+    ] = 15.0,
+    scripted_delay: Annotated[
+        float, typer.Option("--scripted-delay", hidden=True, help="Benches: seconds per scripted model call.")
+    ] = 0.0,
+    db: DbUrl = None,
+) -> None:
+    """Run queued jobs until stopped (Ctrl-C or SIGTERM); start as many workers as you like."""
+    from datetime import timedelta
+
+    from taskcrew.config import Paths, WorkplaceSettings, load_dotenv_once, quiet_crewai_env
+    from taskcrew.jobs.scripted import scripted_for
+    from taskcrew.jobs.store import default_url
+    from taskcrew.jobs.worker import WorkerSettings, default_worker_id, serve
+
+    load_dotenv_once()
+    quiet_crewai_env(Paths.from_env().crewai_storage)
+    _open(db).close()  # a clear error before anything starts
+    values: dict[str, Any] = {"erp_url": erp_url, "intranet_url": intranet_url or None, "chaos": chaos}
+    if runs_dir is not None:
+        values["runs_dir"] = runs_dir
+    settings = WorkerSettings(
+        url=db or default_url(),
+        concurrency=concurrency,
+        worker_id=worker_id or default_worker_id(),
+        stale_after_s=stale_after,
+        approval_ttl=timedelta(hours=approval_hours),
+        scripted=lambda job: scripted_for(job, delay_s=scripted_delay),
+    )
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    typer.echo(f"worker {settings.worker_id}: {concurrency} at a time; Ctrl-C stops it", err=True)
+    serve(settings, WorkplaceSettings(**values), stop, on_ready=lambda: typer.echo("ready", err=True))
+
+
+def _job_line(job: Any) -> str:
+    end = f" {job.outcome}" if job.outcome else ""
+    return (
+        f"{job.id}  {job.status}{end}  {job.submitted_at:%Y-%m-%d %H:%M}  {job.submitted_by}  {job.task[:60]}"
+    )
+
+
+@jobs_app.command("list")
+def jobs_list(
+    status: Annotated[
+        str | None, typer.Option("--status", help="queued, running, waiting, finished, failed, cancelled")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+    db: DbUrl = None,
+) -> None:
+    """The jobs, newest first."""
+    jobs = _open(db)
+    for job in _guard(lambda: jobs.list(status)):
+        typer.echo(job.model_dump_json() if as_json else _job_line(job))
+
+
+@jobs_app.command("show")
+def jobs_show(job_id: str, db: DbUrl = None) -> None:
+    """One job: its state, outcome, approvals and history."""
+    jobs = _open(db)
+    job = _guard(lambda: jobs.get(job_id))
+    typer.echo(json.dumps(job.model_dump(mode="json"), indent=2))
+    for approval in jobs.approvals(job_id=job_id):
+        typer.echo(f"approval {approval.id}: {approval.kind} {approval.status}")
+    for event in jobs.events(job_id):
+        who = f" by {event.actor}" if event.actor else ""
+        typer.echo(f"{event.at:%Y-%m-%d %H:%M:%S}  {event.kind}{who}  {event.detail}")
+
+
+@jobs_app.command("cancel")
+def jobs_cancel(job_id: str, db: DbUrl = None, by: By = None) -> None:
+    """Cancel a queued, running or waiting job."""
+    jobs = _open(db)
+    typer.echo(_job_line(_guard(lambda: jobs.cancel(job_id, by=_who(by)))))
+
+
+@jobs_app.command("retry")
+def jobs_retry(job_id: str, db: DbUrl = None, by: By = None) -> None:
+    """Run a finished, failed or cancelled job again."""
+    jobs = _open(db)
+    typer.echo(_job_line(_guard(lambda: jobs.retry(job_id, by=_who(by)))))
+
+
+@approvals_app.command("list")
+def approvals_list(
+    all_: Annotated[bool, typer.Option("--all", help="Decided and expired ones too.")] = False,
+    db: DbUrl = None,
+) -> None:
+    """Pending approvals and questions, oldest first."""
+    jobs = _open(db)
+    for a in _guard(lambda: jobs.approvals(None if all_ else "pending")):
+        what = (
+            a.question if a.kind == "question" else f"{a.request.method} {a.request.url}" if a.request else ""
+        )
+        typer.echo(f"{a.id}  {a.status}  job {a.job_id}  {a.kind}: {what}")
+
+
+@approvals_app.command("show")
+def approvals_show(approval_id: str, db: DbUrl = None) -> None:
+    """One approval: the exact payload, where each value came from, the screenshot."""
+    from taskcrew.tools.human import describe_request
+
+    jobs = _open(db)
+    a = _guard(lambda: jobs.approval(approval_id))
+    typer.echo(f"{a.id}  {a.kind}  {a.status}  job {a.job_id}")
+    if a.request is not None:
+        typer.echo(describe_request(a.request))
+    if a.question:
+        typer.echo(a.question)
+    for src in a.sources:
+        typer.echo(f"  {src.name}: from {src.source}")
+    if a.screenshot:
+        typer.echo(f"screenshot: {a.screenshot}")
+    if a.expires_at:
+        typer.echo(f"expires: {a.expires_at:%Y-%m-%d %H:%M} UTC")
+    if a.decision:
+        typer.echo(f"decision: {a.decision.outcome} {a.decision.text or ''} by {a.decided_by}")
+
+
+def _decide(approval_id: str, decision: Any, db: str | None, by: str | None) -> None:
+    jobs = _open(db)
+    a = _guard(lambda: jobs.decide(approval_id, decision, decided_by=_who(by)))
+    typer.echo(f"{a.id}  {a.status}  job {a.job_id} resumes on the next free worker")
+
+
+@approvals_app.command("approve")
+def approvals_approve(approval_id: str, db: DbUrl = None, by: By = None) -> None:
+    """Approve exactly the shown payload; the job resumes (on any worker)."""
+    from taskcrew.tools.human import ApprovalDecision
+
+    _decide(approval_id, ApprovalDecision.approve(), db, by)
+
+
+@approvals_app.command("reject")
+def approvals_reject(
+    approval_id: str,
+    reason: Annotated[str | None, typer.Option("--reason", help="Why (the run sees it).")] = None,
+    db: DbUrl = None,
+    by: By = None,
+) -> None:
+    """Reject; the run ends 'rejected' (or, for a question, stops)."""
+    from taskcrew.tools.human import ApprovalDecision
+
+    _decide(approval_id, ApprovalDecision.reject(reason), db, by)
+
+
+@approvals_app.command("answer")
+def approvals_answer(approval_id: str, text: str, db: DbUrl = None, by: By = None) -> None:
+    """Answer a question (or reply to an approval with guidance instead of approving)."""
+    from taskcrew.tools.human import ApprovalDecision
+
+    _decide(approval_id, ApprovalDecision.answer(text), db, by)
+
+
+def register(app: typer.Typer) -> None:
+    """Wire the job commands into the main CLI."""
+    app.command("submit")(submit)
+    app.command("worker")(worker)
+    app.add_typer(jobs_app, name="jobs")
+    app.add_typer(approvals_app, name="approvals")

@@ -1,0 +1,191 @@
+"""One leg of a job: claim it, run the Flow with checkpoints and a store-backed person, record the end.
+
+Called by the DBOS workflow (``taskcrew.jobs.worker``) and by ``taskcrew run`` (one-shot, same
+machinery). Everything the run needs comes in through ``LegRunner``; nothing global.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from taskcrew.jobs.human import JobHuman, Parked
+from taskcrew.jobs.models import Intent, Job, utcnow
+from taskcrew.jobs.store import Jobs
+
+ScriptedResolver = Callable[[Job], Any]  # job -> scripted model factory (name -> BaseLLM) or None
+
+
+class StoreCheckpoints:
+    """``crew.stages.Checkpoints`` in the job database."""
+
+    def __init__(self, jobs: Jobs, job_id: str) -> None:
+        self.jobs, self.job_id = jobs, job_id
+
+    def load(self) -> dict[str, Any] | None:
+        return self.jobs.checkpoint(self.job_id)
+
+    def save(self, stage: str, state: dict[str, Any]) -> None:
+        self.jobs.save_checkpoint(self.job_id, state)
+
+
+@dataclass
+class LegRunner:
+    jobs: Jobs
+    place: Any  # an entered crew.workplace.Workplace
+    worker_id: str
+    scripted: ScriptedResolver | None = None
+    approval_ttl: timedelta | None = timedelta(days=7)
+    heartbeat_s: float = 2.0
+
+    def run_leg(self, job_id: str, leg: int) -> str:
+        """Run leg ``leg`` of the job; returns what became of it (a status word)."""
+        from taskcrew.crew.workplace import reachable
+
+        if self.jobs.leg(job_id) != leg:
+            return "stale"  # a newer leg (retry, resume, takeover) owns the job
+        job = self.jobs.get(job_id)
+        claimed = self.jobs.mark(
+            job_id,
+            "running",
+            only_if=("queued", "running"),
+            worker=self.worker_id,
+            started_at=job.started_at or utcnow(),
+            heartbeat_at=utcnow(),
+            attempts=job.attempts + 1,
+        )
+        if claimed is None:
+            return job.status  # cancelled or finished meanwhile
+        if not reachable(self.place.erp_url):
+            self.jobs.mark(
+                job_id,
+                "failed",
+                only_if=("running",),
+                reason=f"the ERP at {self.place.erp_url} did not answer; start it, then `taskcrew jobs retry {job_id}`",
+                finished_at=utcnow(),
+            )
+            return "failed"
+        stop = threading.Event()
+        beat = threading.Thread(target=self._beat, args=(job_id, stop), daemon=True)
+        beat.start()
+        try:
+            return self._run(claimed)
+        finally:
+            stop.set()
+
+    def _run(self, job: Job) -> str:
+        from taskcrew.crew.context import RunLimits
+        from taskcrew.crew.run import run_task
+        from taskcrew.tools.human import AutoApproveHuman
+
+        opts = job.options
+        human: Any = (
+            AutoApproveHuman()
+            if opts.auto_approve
+            else JobHuman(self.jobs, job.id, expires_in=self.approval_ttl)
+        )
+        settings = self.place.run_settings(
+            job.task,
+            worker_model=opts.worker_model,
+            verifier_model=opts.verifier_model,
+            allow_same_verifier=opts.allow_same_verifier,
+            limits=RunLimits(),
+        )
+        res = self.place.resources(scripted=self.scripted(job) if self.scripted else None, human=human)
+        res.checkpoints = StoreCheckpoints(self.jobs, job.id)
+        if res.browser is not None:
+            from taskcrew.tools.intents import IntentLog
+
+            res.browser.policy.intents = IntentLog(
+                StoreIntents(self.jobs, job.id), job.id, readback_rules(self.place.erp_url)
+            )
+        try:
+            result = run_task(settings, res)
+        except Parked as parked:
+            self.jobs.mark(
+                job.id, "waiting", only_if=("running",), reason=f"waiting for approval {parked.approval_id}"
+            )
+            self.jobs.resume(job.id)  # decided while we were parking: back on the queue at once
+            return "waiting"
+        except (
+            Exception
+        ) as exc:  # the run could not be set up (bad model, browser): a clear, retryable failure
+            self.jobs.mark(
+                job.id,
+                "failed",
+                only_if=("running",),
+                reason=f"{type(exc).__name__}: {exc}; fix it, then `taskcrew jobs retry {job.id}`",
+                finished_at=utcnow(),
+            )
+            return "failed"
+        self.jobs.finish(
+            job.id, result.outcome, result.reason, answer=result.answer, run_dir=str(result.run_dir)
+        )
+        self.jobs.clear_checkpoint(job.id)
+        return "finished"
+
+    def _beat(self, job_id: str, stop: threading.Event) -> None:
+        while not stop.wait(self.heartbeat_s):
+            self.jobs.heartbeat(job_id, self.worker_id)
+
+
+class StoreIntents:
+    """``tools.intents.IntentSink`` in the job database (one job's intents)."""
+
+    def __init__(self, jobs: Jobs, job_id: str) -> None:
+        self.jobs, self.job_id = jobs, job_id
+
+    def get(self, key: str) -> Any:
+        from taskcrew.tools.intents import IntentRecord
+
+        intent = self.jobs.intent(key)
+        if intent is None:
+            return None
+        fields = [(f.name, f.value) for f in intent.payload.fields]
+        return IntentRecord(
+            key=key,
+            method=intent.payload.method,
+            url=intent.target,
+            fields=fields,
+            status=intent.status,
+            result=intent.result,
+            at=intent.recorded_at,
+        )
+
+    def put(self, record: Any) -> None:
+        from taskcrew.tools.human import ApprovalRequest, FieldValue
+
+        payload = ApprovalRequest(
+            kind="form_submission",
+            method=record.method,
+            url=record.url,
+            fields=[FieldValue(name=n, value=v) for n, v in record.fields],
+        )
+        self.jobs.save_intent(
+            Intent(
+                key=record.key,
+                job_id=self.job_id,
+                target=record.url,
+                payload=payload,
+                status=record.status,
+                result=record.result,
+                recorded_at=record.at,
+            )
+        )
+
+
+def readback_rules(erp_url: str) -> list[Any]:
+    """Per system, how a submission is read back: the demo ERP lists a vendor's bills by invoice number."""
+    from taskcrew.tools.intents import ReadBack
+
+    erp = erp_url.rstrip("/")
+    return [
+        ReadBack(
+            target=f"{erp}/bills/new",
+            list_url=f"{erp}/bills?vendor={{vendor_id}}",
+            identify=["invoice_number"],
+        )
+    ]
