@@ -20,7 +20,7 @@ app = typer.Typer(
     cls=RecipeGroup,  # the company's recipes become commands beside the built-in ones
     help="An autonomous task worker with a human in the loop and an independent verifier.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion: commands, recipes and their choices complete in the shell
     pretty_exceptions_enable=False,
 )
 erp_app = typer.Typer(help="The demo company's mock ERP, 'Acme Payables'.", no_args_is_help=True)

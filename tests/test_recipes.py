@@ -384,3 +384,19 @@ def test_a_recipe_model_round_trips_through_yaml(tmp_path: Path) -> None:
     recipe = load_library([DEMO]).recipes["vendor-news"]
     again = Recipe.model_validate(yaml.safe_load(yaml.safe_dump(recipe.model_dump(mode="json"))))
     assert again.model_dump() == recipe.model_dump()
+
+
+def test_the_shell_completes_recipe_names_and_choices(cli: CliRunner) -> None:
+    from taskcrew.cli import app
+
+    def complete(words: str) -> list[str]:
+        env = {
+            "_TASKCREW_COMPLETE": "complete_bash",
+            "COMP_WORDS": words,
+            "COMP_CWORD": str(len(words.split(" ")) - 1),
+        }
+        result = cli.invoke(app, [], env=env, prog_name="taskcrew")
+        return result.stdout.split()
+
+    assert complete("taskcrew che") == ["check-invoice"]
+    assert complete("taskcrew unpaid-report --per ") == ["currency", "vendor"]

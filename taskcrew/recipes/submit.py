@@ -6,6 +6,7 @@ the planner still sees them)."""
 from __future__ import annotations
 
 import getpass
+import os
 import secrets
 from typing import Any
 
@@ -57,7 +58,7 @@ def submit_expansions(recipe: Recipe, expansions: list[Expansion], options: dict
         typer.echo(f"error: {exc}", err=True)
         return 2
     fields = set(JobOptions.model_fields)
-    by = getpass.getuser()
+    by = os.environ.get("TASKCREW_USER") or getpass.getuser()  # as `taskcrew submit` records it
     batch = f"batch-{recipe.name}-{secrets.token_hex(4)}" if len(expansions) > 1 else None
     try:
         for exp in expansions:
