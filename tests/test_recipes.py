@@ -400,3 +400,13 @@ def test_the_shell_completes_recipe_names_and_choices(cli: CliRunner) -> None:
 
     assert complete("taskcrew che") == ["check-invoice"]
     assert complete("taskcrew unpaid-report --per ") == ["currency", "vendor"]
+
+
+def test_a_run_that_cannot_start_stops_the_fan_out_with_runs_own_error(
+    cli: CliRunner, isolated_home: Path
+) -> None:
+    code, out, err = invoke(cli, "enter-invoice", "--vendor", "Initech", "--vendor", "Globex Corp")
+    assert code == 2
+    assert "run 1 of 2" in out and "run 2 of 2" not in out  # a setup problem applies to every item
+    assert "TASKCREW_MODEL" in out + err  # `taskcrew run`'s own message: no model configured
+    assert not (isolated_home / "runs").exists()
