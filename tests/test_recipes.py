@@ -376,6 +376,9 @@ def test_the_company_folder_beside_its_procedures_and_named_folders_are_read(
     monkeypatch.setenv("TASKCREW_RECIPES", str(tmp_path / "team"))
     code, out, _ = invoke(cli, "recipes", "list")
     assert "close-month" in out and "chase-vendor" in out and "enter-invoice" not in out  # another company
+    monkeypatch.setenv("TASKCREW_RECIPES", f"{tmp_path / 'team'}:{tmp_path / 'tem'}")
+    code, out, err = invoke(cli, "recipes", "list")
+    assert code == 0 and "chase-vendor" in out and "tem: no such folder (named in TASKCREW_RECIPES)" in err
     code, out, _ = invoke(cli, "chase-vendor", "--vendor", "Stark Logistics", "--dry-run")
     assert code == 0 and "Chase Stark Logistics for a copy" in out
 

@@ -18,7 +18,7 @@ import typer
 from typer import _click as click  # typer 0.29 vendors click: its types, not the package's
 from typer.core import TyperGroup
 
-from taskcrew.recipes.loader import Library, load_library, recipe_folders
+from taskcrew.recipes.loader import Library, Problem, load_library, recipe_folders
 from taskcrew.recipes.models import Expansion, Param, Recipe, RecipeInputError
 
 PANEL = "Recipes (the company's chores)"
@@ -29,7 +29,13 @@ def current_library(reserved: set[str] | frozenset[str] = frozenset()) -> Librar
     from taskcrew.config import Paths
 
     paths = Paths.from_env()
-    return load_library(recipe_folders(paths.sandbox, paths.home), reserved)
+    folders = recipe_folders(paths.sandbox, paths.home)
+    library = load_library(folders, reserved)
+    for folder in folders[1:-1]:  # named in TASKCREW_RECIPES: a typo should not pass in silence
+        if not folder.is_dir():
+            message = "no such folder (named in TASKCREW_RECIPES)"
+            library.problems.append(Problem(path=folder, message=message))
+    return library
 
 
 class RecipeGroup(TyperGroup):
