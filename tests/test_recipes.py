@@ -257,6 +257,14 @@ def test_a_plan_keeps_the_requests_criteria_first_and_a_read_only_request_change
     ]
     assert kept.changes_data is False
     assert plan.keeping([]) is plan
+    many = plan.keeping([f"Given criterion {i}" for i in range(6)])
+    assert Plan.model_validate(many.model_dump()) == many  # a checkpointed plan restores
+
+
+def test_run_refuses_more_criteria_than_a_plan_can_keep(cli: CliRunner) -> None:
+    args = [arg for i in range(7) for arg in ("--criterion", f"Criterion {i}")]
+    code, out, err = invoke(cli, "run", "Tell me the open bills.", *args)
+    assert code == 2 and "at most 6 success criteria" in out + err
 
 
 # ------------------------------------------------------------------------------ the commands

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from taskcrew.crew.errors import USER_ERRORS, AuditError
-from taskcrew.crew.models import EXIT_CODES
+from taskcrew.crew.models import EXIT_CODES, MAX_GIVEN
 from taskcrew.crew.modelspec import check_credentials, choose_models, verifier_spec
 
 USAGE_ERROR = 2
@@ -44,6 +44,10 @@ def run_command(
     criteria: list[str] | None = None,
     read_only: bool = False,
 ) -> int:
+    if criteria and len(criteria) > MAX_GIVEN:
+        return _fail(
+            console, ValueError(f"at most {MAX_GIVEN} success criteria can be given; {len(criteria)} were")
+        )
     try:
         models = choose_models(worker_model, verifier_model, allow_same=allow_same_verifier)
         for spec in (models.worker, models.verifier):
