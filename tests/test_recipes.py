@@ -348,7 +348,10 @@ def test_recipes_list_and_show(cli: CliRunner) -> None:
 def test_a_company_folder_added_by_the_user_becomes_commands(cli: CliRunner, tmp_path: Path) -> None:
     folder = tmp_path / "acme-recipes"
     recipe_file(
-        folder, "vendor-balance", summary="Tell what we owe a vendor.", task="What do we owe {vendor}?"
+        folder,
+        "vendor-balance",
+        summary="Tell what we owe a vendor [in EUR].",
+        task="What do we owe {vendor}?",
     )
     recipe_file(folder, "audit", summary="Shadows a built-in command.")
     (folder / "broken.yaml").write_text("name: [", encoding="utf-8")
@@ -358,6 +361,7 @@ def test_a_company_folder_added_by_the_user_becomes_commands(cli: CliRunner, tmp
     assert "'audit' would shadow a built-in command" in err and "broken.yaml: not valid YAML" in err
     code, out, _ = invoke(cli, "vendor-balance", "--vendor", "Initech", "--dry-run")
     assert code == 0 and "task: What do we owe Initech?" in out
+    assert "Tell what we owe a vendor [in EUR]." in invoke(cli, "vendor-balance", "--help")[1]
     code, out, _ = invoke(cli, "--help")
     assert "vendor-balance" in out
     code, out, _ = invoke(cli, "audit", "--help")

@@ -68,8 +68,15 @@ def _run_command() -> Callable[..., Any]:
     return run
 
 
+def _markup_safe(text: str) -> str:
+    """A recipe's own words in help, never read as rich markup ('[EUR]' stays visible)."""
+    from rich.markup import escape
+
+    return escape(text)
+
+
 def _param_option(param: Param) -> inspect.Parameter:
-    help_text = param.help
+    help_text = _markup_safe(param.help)
     if param.required:
         help_text += " (required)"
     elif param.default:
@@ -133,7 +140,7 @@ def build_command(recipe: Recipe, run: Callable[..., Any]) -> click.Command:
         raise typer.Exit(run_expansions(expansions, values, run))
 
     callback.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-    callback.__doc__ = recipe.summary + ("\n\n" + recipe.help.strip() if recipe.help else "")
+    callback.__doc__ = _markup_safe(recipe.summary + ("\n\n" + recipe.help.strip() if recipe.help else ""))
     callback.__name__ = recipe.name.replace("-", "_")
     sub = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
     sub.command(recipe.name, rich_help_panel=PANEL)(callback)
