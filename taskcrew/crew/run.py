@@ -87,6 +87,9 @@ class RunResources:
     scripted: ScriptedFactory | None = None
     listeners: list[Callable[[Any], None]] = field(default_factory=list)
     checkpoints: Any = None  # crew.stages.Checkpoints: a durable run saves and resumes its stages
+    wrap_model: Callable[[str, Any], Any] | None = (
+        None  # (model, provider LLM) -> LLM; e.g. shared 429 backoff
+    )
 
 
 def build_context(
@@ -114,8 +117,8 @@ def build_context(
         run_dir=run_dir,
         task=settings.task,
         roles=load_roles(),
-        worker_llm=_traced(worker, res.scripted, prices),
-        verifier_llm=_traced(verifier, res.scripted, prices),
+        worker_llm=_traced(worker, res.scripted, prices, res.wrap_model),
+        verifier_llm=_traced(verifier, res.scripted, prices, res.wrap_model),
         toolbox=toolbox,
         human=res.human,
         knowledge=res.knowledge,
@@ -173,5 +176,13 @@ def run_task(settings: RunSettings, res: RunResources) -> RunResult:
     )
 
 
-def _traced(spec: ModelSpec, scripted: ScriptedFactory | None, prices: dict[str, Any]) -> TracedLLM:
-    return TracedLLM(model=spec.raw, inner=build_provider_llm(spec, scripted), spec=spec, prices=prices)
+def _traced(
+    spec: ModelSpec,
+    scripted: ScriptedFactory | None,
+    prices: dict[str, Any],
+    wrap: Callable[[str, Any], Any] | None,
+) -> TracedLLM:
+    inner = build_provider_llm(spec, scripted)
+    if wrap is not None:
+        inner = wrap(spec.raw, inner)
+    return TracedLLM(model=spec.raw, inner=inner, spec=spec, prices=prices)

@@ -96,6 +96,7 @@ class LegRunner:
         )
         res = self.place.resources(scripted=self.scripted(job) if self.scripted else None, human=human)
         res.checkpoints = StoreCheckpoints(self.jobs, job.id)
+        res.wrap_model = self._shared_backoff
         if res.browser is not None:
             from taskcrew.tools.intents import IntentLog
 
@@ -126,6 +127,11 @@ class LegRunner:
         )
         self.jobs.clear_checkpoint(job.id)
         return "finished"
+
+    def _shared_backoff(self, model: str, inner: Any) -> Any:
+        from taskcrew.jobs.backoff import SharedBackoff
+
+        return SharedBackoff(self.jobs, model, inner)
 
     def _beat(self, job_id: str, stop: threading.Event) -> None:
         while not stop.wait(self.heartbeat_s):

@@ -1,0 +1,161 @@
+"""The job store: jobs, approvals (approve / reject / answer), expiry, fan-out, bad databases, the CLI."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from taskcrew.cli import app
+from taskcrew.jobs import ApprovalDecision, ApprovalRequest, InvalidChange, Jobs, JobStoreError, UnknownJob
+from taskcrew.jobs.batch import submit_each
+from taskcrew.jobs.human import JobHuman, Parked, request_key
+from taskcrew.jobs.models import utcnow
+from taskcrew.tools.human import FieldValue
+
+
+@pytest.fixture
+def jobs(tmp_path: Path) -> Jobs:
+    return Jobs.open(f"sqlite:///{tmp_path / 'jobs.sqlite3'}")
+
+
+def _request(amount: str = "1284.50", token: str = "abc") -> ApprovalRequest:
+    return ApprovalRequest(
+        kind="form_submission",
+        method="POST",
+        url="http://127.0.0.1:8800/bills/new",
+        fields=[
+            FieldValue(name="csrf_token", value=token),
+            FieldValue(name="invoice_number", value="INV-2057"),
+            FieldValue(name="amount", value=amount),
+        ],
+    )
+
+
+def test_submit_list_get_cancel_retry(jobs: Jobs) -> None:
+    job = jobs.submit("Enter Initech's newest invoice into the ERP.", submitted_by="ana")
+    assert job.status == "queued" and job.submitted_by == "ana"
+    assert [j.id for j in jobs.list()] == [job.id]
+    assert jobs.list("finished") == []
+    with pytest.raises(UnknownJob, match="no job with id 'job-nope'"):
+        jobs.get("job-nope")
+    cancelled = jobs.cancel(job.id, by="bob")
+    assert (cancelled.status, cancelled.cancelled_by) == ("cancelled", "bob")
+    with pytest.raises(InvalidChange, match="already cancelled"):
+        jobs.cancel(job.id, by="bob")
+    leg = jobs.leg(job.id)
+    again = jobs.retry(job.id, by="carol")
+    assert again.status == "queued" and jobs.leg(job.id) == leg + 1
+    with pytest.raises(InvalidChange, match="only finished, failed or cancelled"):
+        jobs.retry(job.id, by="carol")
+    kinds = [(e.kind, e.actor) for e in jobs.events(job.id)]
+    assert kinds == [("submitted", "ana"), ("cancelled", "bob"), ("retried", "carol")]
+    with pytest.raises(InvalidChange, match="a few words"):
+        jobs.submit("  ", submitted_by="ana")
+
+
+def test_approval_parks_and_each_decision_is_kept_as_given(jobs: Jobs) -> None:
+    job = jobs.submit("Enter the Northwind invoice", submitted_by="ana")
+    jobs.mark(job.id, "running", only_if=("queued",), worker="w1")
+    human = JobHuman(jobs, job.id, expires_in=timedelta(hours=1))
+    with pytest.raises(Parked) as parked:
+        human.approve(_request())
+    jobs.mark(job.id, "waiting", only_if=("running",))
+    approval = jobs.approval(parked.value.approval_id)
+    assert approval.status == "pending" and approval.request == _request()
+    assert [s.name for s in approval.sources] == ["csrf_token", "invoice_number", "amount"]
+    leg = jobs.leg(job.id)
+    decided = jobs.decide(approval.id, ApprovalDecision.answer("use the total incl. VAT"), decided_by="bob")
+    assert decided.status == "answered" and decided.decided_by == "bob"
+    assert decided.decision == ApprovalDecision.answer("use the total incl. VAT")
+    assert jobs.get(job.id).status == "queued" and jobs.leg(job.id) == leg + 1  # resumed
+    with pytest.raises(InvalidChange, match="already answered"):
+        jobs.decide(approval.id, ApprovalDecision.approve(), decided_by="bob")
+    # the resumed step gets the decision for the same payload (a new page's token does not matter) ...
+    assert human.approve(_request(token="xyz")).outcome == "answer"
+    # ... and a different payload is asked again
+    with pytest.raises(Parked):
+        human.approve(_request(amount="1000.00"))
+    assert request_key(_request()) != request_key(_request(amount="1000.00"))
+
+
+def test_questions_take_answers_not_approvals(jobs: Jobs) -> None:
+    job = jobs.submit("Enter the Northwind invoice", submitted_by="ana")
+    jobs.mark(job.id, "waiting", only_if=("queued",))
+    human = JobHuman(jobs, job.id)
+    with pytest.raises(Parked) as parked:
+        human.ask("Which vendor did you mean?")
+    with pytest.raises(InvalidChange, match="answer it with text"):
+        jobs.decide(parked.value.approval_id, ApprovalDecision.approve(), decided_by="bob")
+    with pytest.raises(InvalidChange, match="needs text"):
+        jobs.decide(parked.value.approval_id, ApprovalDecision.answer(" "), decided_by="bob")
+    jobs.decide(parked.value.approval_id, ApprovalDecision.answer("Northwind Traders"), decided_by="bob")
+    assert human.ask("Which vendor did you mean?") == "Northwind Traders"
+
+
+def test_an_unanswered_approval_expires_and_the_job_ends_rejected(jobs: Jobs) -> None:
+    job = jobs.submit("Enter the Northwind invoice", submitted_by="ana")
+    approval = jobs.park(
+        job.id, kind="approval", key="k", request=_request(), expires_in=timedelta(minutes=5)
+    )
+    jobs.mark(job.id, "waiting", only_if=("queued",))
+    assert jobs.expire_due(utcnow()) == []
+    expired = jobs.expire_due(utcnow() + timedelta(minutes=6))
+    assert [a.id for a in expired] == [approval.id]
+    ended = jobs.get(job.id)
+    assert (ended.status, ended.outcome) == ("finished", "rejected")
+    assert "expired" in ended.reason
+    with pytest.raises(InvalidChange, match="already expired"):
+        jobs.decide(approval.id, ApprovalDecision.approve(), decided_by="bob")
+
+
+def test_for_each_fans_out_once(jobs: Jobs) -> None:
+    items = ["Initech", "Globex Corp"]
+    first = submit_each(jobs, "Enter {item}'s newest invoice into the ERP.", items, submitted_by="ana")
+    again = submit_each(jobs, "Enter {item}'s newest invoice into the ERP.", items, submitted_by="ana")
+    assert [j.id for j in first] == [j.id for j in again] and len(jobs.list()) == 2
+    assert first[0].task == "Enter Initech's newest invoice into the ERP." and first[0].item == "Initech"
+    assert len(jobs.list(parent_id=first[0].parent_id)) == 2
+    with pytest.raises(InvalidChange, match="placeholder"):
+        submit_each(jobs, "Enter the newest invoice", items, submitted_by="ana")
+
+
+def test_damaged_and_unreachable_databases_are_clear_errors(tmp_path: Path) -> None:
+    damaged = tmp_path / "jobs.sqlite3"
+    damaged.write_bytes(b"this is not a database" * 10)
+    with pytest.raises(JobStoreError, match="damaged or not an SQLite database"):
+        Jobs.open(f"sqlite:///{damaged}")
+    assert damaged.read_bytes().startswith(b"this is not")  # nothing overwritten
+    with pytest.raises(JobStoreError, match="cannot use the job database"):
+        Jobs.open("postgresql+psycopg://nobody:secret@127.0.0.1:9/jobs")
+
+
+def test_cli_submit_show_and_decide(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    url = f"sqlite:///{tmp_path / 'jobs.sqlite3'}"
+    monkeypatch.setenv("TASKCREW_JOBS_DB", url)
+    runner = CliRunner()
+    out = runner.invoke(app, ["submit", "Enter Initech's newest invoice into the ERP.", "--by", "ana"])
+    assert out.exit_code == 0, out.output
+    job_id = out.output.strip()
+    listed = runner.invoke(app, ["jobs", "list"])
+    assert job_id in listed.output and "queued" in listed.output and "ana" in listed.output
+    unknown = runner.invoke(app, ["jobs", "show", "job-missing"])
+    assert unknown.exit_code == 1 and "no job with id 'job-missing'" in unknown.output
+    jobs = Jobs.open(url)
+    approval = jobs.park(job_id, kind="approval", key="k", request=_request())
+    jobs.mark(job_id, "waiting", only_if=("queued",))
+    shown = runner.invoke(app, ["approvals", "show", approval.id])
+    assert "INV-2057" in shown.output and "1284.50" in shown.output
+    rejected = runner.invoke(
+        app, ["approvals", "reject", approval.id, "--reason", "wrong amount", "--by", "bob"]
+    )
+    assert rejected.exit_code == 0, rejected.output
+    decided = jobs.approval(approval.id)
+    assert decided.status == "rejected" and decided.decided_by == "bob"
+    assert decided.decision == ApprovalDecision.reject("wrong amount")
+    bad = tmp_path / "bad.sqlite3"
+    bad.write_text("garbage" * 20)
+    broken = runner.invoke(app, ["jobs", "list", "--db", f"sqlite:///{bad}"])
+    assert broken.exit_code == 2 and "damaged" in broken.output

@@ -1,0 +1,124 @@
+"""Workers end to end: real worker processes (DBOS on SQLite), real Chromium and ERP (chaos on);
+only the models are scripted. Waits poll the job store for states, never fixed sleeps."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from taskcrew.eval.models import load_cases
+from taskcrew.jobs import ApprovalDecision, Job, JobOptions, Jobs
+from taskcrew.mock_erp import ChaosConfig, ErpServer, fetch_state
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
+
+HEADLINE = next(c for c in load_cases() if c.id == "northwind-headline").task
+SCRIPTED = {"worker_model": "scripted/solver", "verifier_model": "scripted/auditor"}
+
+
+class Workers:
+    def __init__(self, tmp: Path, erp: ErpServer, url: str | None = None) -> None:
+        self.url = url or f"sqlite:///{tmp / 'jobs.sqlite3'}"
+        self.erp = erp
+        self.env = {
+            **os.environ,
+            "TASKCREW_JOBS_DB": self.url,
+            "TASKCREW_RUNS": str(tmp / "runs"),
+            "ERP_USERNAME": "demo",
+            "ERP_PASSWORD": "demo123",
+        }
+        self.log = tmp / "workers.log"
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.jobs = Jobs.open(self.url)
+
+    def start(self, worker_id: str) -> subprocess.Popen[bytes]:
+        cmd = [
+            sys.executable,
+            "-m",
+            "taskcrew.cli",
+            "worker",
+            "--worker-id",
+            worker_id,
+            "--erp-url",
+            self.erp.url,
+        ]
+        cmd += ["--intranet-url", "", "--stale-after", "3"]
+        proc = subprocess.Popen(
+            cmd, env=self.env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True
+        )
+        self.procs.append(proc)
+        return proc
+
+    def kill(self, proc: subprocess.Popen[bytes], sig: int = signal.SIGKILL) -> None:
+        if proc.poll() is None:
+            os.killpg(proc.pid, sig)
+        proc.wait(timeout=30)
+
+    def wait_for(self, what: str, check: Callable[[], object], timeout: float = 150) -> object:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = check()
+            if value:
+                return value
+            time.sleep(0.2)
+        raise AssertionError(f"timed out waiting for {what}; worker log:\n{self.log.read_text()[-3000:]}")
+
+    def job_in(self, job: Job, *statuses: str) -> Callable[[], object]:
+        return lambda: self.jobs.get(job.id).status in statuses
+
+    def bills(self) -> list[object]:
+        return [b for b in fetch_state(self.erp.url).bills if b.invoice_number == "INV-2057"]
+
+
+@pytest.fixture
+def workers(tmp_path: Path, erp_factory: Callable[..., ErpServer]) -> Iterator[Workers]:
+    w = Workers(tmp_path, erp_factory(ChaosConfig()))
+    yield w
+    for proc in w.procs:
+        if proc.poll() is None:
+            w.kill(proc, signal.SIGKILL)
+
+
+def test_a_parked_approval_resumes_on_another_worker_and_submits_the_approved_payload(
+    workers: Workers,
+) -> None:
+    job = workers.jobs.submit(HEADLINE, submitted_by="ana", options=JobOptions(**SCRIPTED))
+    first = workers.start("worker-a")
+    workers.wait_for("the job to park", workers.job_in(job, "waiting", "finished", "failed"))
+    assert workers.jobs.get(job.id).status == "waiting"
+    workers.kill(first, signal.SIGTERM)  # no worker at all while it waits
+    [approval] = workers.jobs.approvals("pending")
+    assert approval.request is not None and approval.job_id == job.id
+    sent = {f.name: f.value for f in approval.request.fields}
+    assert (sent["invoice_number"], sent["amount"], sent["due_date"]) == ("INV-2057", "1284.50", "2026-10-12")
+    assert workers.bills() == []  # nothing was sent before the approval
+    workers.jobs.decide(approval.id, ApprovalDecision.approve(), decided_by="bob")
+    workers.start("worker-b")
+    workers.wait_for("the job to end", workers.job_in(job, "finished", "failed"))
+    done = workers.jobs.get(job.id)
+    assert (done.status, done.outcome, done.worker) == ("finished", "done", "worker-b"), done.reason
+    assert len(workers.bills()) == 1
+    assert workers.jobs.approval(approval.id).decided_by == "bob"
+
+
+def test_a_worker_killed_after_the_intent_was_recorded_is_taken_over_without_a_duplicate(
+    workers: Workers,
+) -> None:
+    job = workers.jobs.submit(HEADLINE, submitted_by="ana", options=JobOptions(auto_approve=True, **SCRIPTED))
+    first = workers.start("worker-a")
+    workers.wait_for("the intent to be recorded", lambda: workers.jobs.intents(job.id))
+    workers.kill(first)  # SIGKILL, worker and its Chromium
+    assert workers.jobs.get(job.id).status == "running"
+    workers.start("worker-b")  # another worker sees the stale heartbeat and takes the job over
+    workers.wait_for("the job to end", workers.job_in(job, "finished", "failed"))
+    done = workers.jobs.get(job.id)
+    assert (done.status, done.outcome) in {("finished", "done"), ("finished", "nothing_to_do")}, done.reason
+    assert done.worker == "worker-b" and done.attempts >= 2
+    assert len(workers.bills()) == 1
