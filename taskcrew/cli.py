@@ -13,12 +13,14 @@ from typing import Annotated, Any, cast
 import typer
 
 from taskcrew.jobs import cli as _jobs_cli
+from taskcrew.recipes.commands import RecipeGroup
 
 app = typer.Typer(
     name="taskcrew",
+    cls=RecipeGroup,  # the company's recipes become commands beside the built-in ones
     help="An autonomous task worker with a human in the loop and an independent verifier.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion: commands, recipes and their choices complete in the shell
     pretty_exceptions_enable=False,
 )
 erp_app = typer.Typer(help="The demo company's mock ERP, 'Acme Payables'.", no_args_is_help=True)
@@ -33,6 +35,9 @@ knowledge_app = typer.Typer(
 )
 app.add_typer(knowledge_app, name="knowledge")
 _jobs_cli.register(app)  # submit, worker, jobs …, approvals … (taskcrew.jobs.cli)
+from taskcrew.recipes.cli import recipes_app  # noqa: E402
+
+app.add_typer(recipes_app, name="recipes")
 
 
 def _workplace(
@@ -122,6 +127,13 @@ def run(
         WebSearch,
         typer.Option("--web-search", help="What web_search searches: the intranet, or the public web."),
     ] = WebSearch.intranet,
+    criterion: Annotated[
+        list[str] | None,
+        typer.Option("--criterion", help="A success criterion every plan must keep (repeatable)."),
+    ] = None,
+    read_only: Annotated[
+        bool, typer.Option("--read-only", help="Change nothing: every data-changing step is refused.")
+    ] = False,
 ) -> None:
     """Do a task end to end: plan, work, get approval for changes, verify, report."""
     from rich.console import Console
@@ -144,6 +156,8 @@ def run(
         auto_approve=auto_approve,
         max_steps=max_steps,
         console=Console(),
+        criteria=criterion or [],
+        read_only=read_only,
     )
     if code == EXIT_INTERRUPTED:  # report written, browser closed: crewAI's threads must not hang us
         exit_now(code)

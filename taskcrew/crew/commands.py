@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from taskcrew.crew.errors import USER_ERRORS, AuditError
-from taskcrew.crew.models import EXIT_CODES
+from taskcrew.crew.models import EXIT_CODES, MAX_GIVEN
 from taskcrew.crew.modelspec import check_credentials, choose_models, verifier_spec
 from taskcrew.inputs import check_run
 
@@ -44,7 +44,13 @@ def run_command(
     auto_approve: bool,
     max_steps: int,
     console: Console,
+    criteria: list[str] | None = None,
+    read_only: bool = False,
 ) -> int:
+    if criteria and len(criteria) > MAX_GIVEN:
+        return _fail(
+            console, ValueError(f"at most {MAX_GIVEN} success criteria can be given; {len(criteria)} were")
+        )
     try:
         task = check_run(
             task,
@@ -84,6 +90,8 @@ def run_command(
                 allow_same_verifier=allow_same_verifier,
                 limits=RunLimits(max_steps=max_steps),
                 listeners=[ProgressPrinter(console)],
+                criteria=criteria,
+                read_only=read_only,
             )
     except USER_ERRORS as exc:
         return _fail(console, exc)

@@ -83,6 +83,8 @@ class RunContext:
     limits: RunLimits = field(default_factory=RunLimits)
     redact: Callable[[str], str] = field(default=lambda text: text)
     notes: list[str] = field(default_factory=list)
+    criteria: list[str] = field(default_factory=list)  # given by the request; every plan keeps them
+    read_only: bool = False
     usage: Usage = field(default_factory=Usage)
     started: float = field(default_factory=time.monotonic)
     checkpoints: Any = None  # crew.stages.Checkpoints for a durable run (taskcrew.jobs); None otherwise

@@ -23,6 +23,10 @@ EXIT_CODES: dict[str, int] = {
 }
 
 
+MAX_GIVEN = 6  # success criteria a request may give (a recipe's, --criterion)
+MAX_CRITERIA = 8 + MAX_GIVEN  # a plan's own with those a request gives
+
+
 class PlanStep(BaseModel):
     role: WorkerRole
     title: str = Field(min_length=3, max_length=200)
@@ -32,10 +36,25 @@ class PlanStep(BaseModel):
 
 class Plan(BaseModel):
     goal: str = Field(min_length=3)
-    success_criteria: list[str] = Field(min_length=1, max_length=8)
+    success_criteria: list[str] = Field(min_length=1, max_length=MAX_CRITERIA)
     steps: list[PlanStep] = Field(min_length=1, max_length=12)
     assumptions: list[str] = Field(default_factory=list, max_length=8)
     changes_data: bool
+
+    def keeping(self, criteria: list[str], *, read_only: bool = False) -> Plan:
+        """This plan with ``criteria`` given by the request (a recipe, --criterion) kept first, and
+        ``changes_data`` off for a read-only request: the planner adds to them, never drops them."""
+        if not criteria and not read_only:
+            return self
+        given = [c.strip() for c in criteria if c.strip()][:MAX_GIVEN]
+        seen = {c.casefold() for c in given}
+        own = [c for c in self.success_criteria if c.strip().casefold() not in seen]
+        return self.model_copy(
+            update={
+                "success_criteria": [*given, *own][:MAX_CRITERIA],
+                "changes_data": self.changes_data and not read_only,
+            }
+        )
 
     def render(self) -> str:
         lines = [f"Goal: {self.goal}", "Success criteria:"]

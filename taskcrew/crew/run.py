@@ -35,6 +35,8 @@ class RunSettings(BaseModel):
     runs_dir: Path
     systems: list[System] = Field(default_factory=list)
     limits: RunLimits = Field(default_factory=RunLimits)
+    criteria: list[str] = Field(default_factory=list, description="success criteria every plan keeps")
+    read_only: bool = Field(default=False, description="the request changes nothing: every change is refused")
     today: date = Field(default_factory=date.today, description="the date the crew is told it is")
 
 
@@ -126,6 +128,8 @@ def build_context(
         limits=settings.limits,
         redact=res.redact,
         notes=notes,
+        criteria=settings.criteria,
+        read_only=settings.read_only,
         checkpoints=res.checkpoints,
     )
     ctx.worker_llm.on_call = ctx.verifier_llm.on_call = ctx.record_llm_call

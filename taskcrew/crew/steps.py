@@ -104,17 +104,22 @@ def plan(ctx: RunContext, state: RunState, reason: str = "") -> Plan:
             f"Run notes:\n{_bullets(ctx.notes[-NOTES_SHOWN:])}\n"
             "Plan only the remaining work, and a different approach where the old one failed.\n"
         )
+    task = ctx.task
+    if ctx.criteria or ctx.read_only:
+        task += "\nGiven with the request (code keeps these in every plan):\n" + _bullets(
+            [*ctx.criteria, *(["Read only: nothing may be changed in any system."] if ctx.read_only else [])]
+        )
     result = _ask(
         ctx,
         "planner",
         "plan",
         Plan,
-        task=ctx.task,
+        task=task,
         procedures=_bullets(knowledge.procedures) if knowledge else NONE,
         facts=_bullets(knowledge.facts) if knowledge else NONE,
         environment=ctx.toolbox.environment(),
         replan_context=replan_context,
-    )
+    ).keeping(ctx.criteria, read_only=ctx.read_only)
     state.plan = result
     state.plan_version += 1
     ctx.tracer.emit(PlanMade(plan=result, replan=state.plan_version - 1, reason=reason))

@@ -306,18 +306,24 @@ class Workplace:
         listeners: list[Any] | None = None,
         human: Any = None,
         store: Any = None,
+        criteria: list[str] | None = None,
+        read_only: bool = False,
     ) -> RunResult:
-        """One run. ``human`` / ``store`` replace the workplace's person and knowledge store for it."""
+        """One run. ``human`` / ``store`` replace the workplace's person and knowledge store for it;
+        ``criteria`` are kept in every plan; ``read_only`` refuses every change in the policy gate."""
         settings = self.run_settings(
             task,
             worker_model=worker_model,
             verifier_model=verifier_model,
             allow_same_verifier=allow_same_verifier,
             limits=limits or RunLimits(),
+            criteria=criteria or [],
+            read_only=read_only,
         )
-        return run_task(
-            settings, self.resources(scripted=scripted, listeners=listeners, human=human, store=store)
+        res = self.resources(
+            scripted=scripted, listeners=listeners, human=human, store=store, read_only=read_only
         )
+        return run_task(settings, res)
 
     def audit(
         self,

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, Self
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from taskcrew.crew.models import Outcome
 
@@ -66,30 +66,85 @@ class Expectation(BaseModel):
     asked_human: bool | None = None
 
 
+class RecipeUse(BaseModel):
+    """A case that runs a recipe (taskcrew.recipes) with these parameter values, as a person would."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    params: dict[str, str | list[str]] = Field(default_factory=dict)
+
+
 class EvalCase(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
-    task: str
+    task: str = Field(default="", description="the request; a recipe case gets it from its recipe")
+    recipe: RecipeUse | None = None
+    criteria: list[str] = Field(default_factory=list, description="success criteria every plan keeps")
+    read_only: bool = False
     tags: list[str] = Field(default_factory=list)
     chaos: ChaosSetting = Field(default_factory=ChaosSetting)
     human: HumanScript = Field(default_factory=HumanScript)
     max_steps: int = 60
     expect: Expectation
 
+    @model_validator(mode="after")
+    def _has_request(self) -> Self:
+        if not self.task.strip() and self.recipe is None:
+            raise ValueError(f"case {self.id!r} needs a task or a recipe")
+        return self
+
+    def with_recipe(self, library: Any) -> EvalCase:
+        """A recipe case with its task, criteria, read-only flag and parameter values as the recipe
+        expands them (``library``: taskcrew.recipes.Library). Raises ValueError saying what is wrong."""
+        if self.recipe is None:
+            return self
+        from taskcrew.recipes import RecipeInputError
+
+        recipe = library.get(self.recipe.name)
+        if recipe is None:
+            raise ValueError(f"case {self.id!r}: no recipe named {self.recipe.name!r}")
+        try:
+            expansions = recipe.expand(self.recipe.params)
+        except RecipeInputError as exc:
+            raise ValueError(f"case {self.id!r}: {exc}") from exc
+        if len(expansions) != 1:
+            raise ValueError(f"case {self.id!r}: a case runs one task; give its list parameter one value")
+        exp = expansions[0]
+        return self.model_copy(
+            update={
+                "task": exp.task,
+                "criteria": exp.criteria,
+                "read_only": exp.read_only,
+                "recipe": RecipeUse(name=recipe.name, params=dict(exp.values)),
+            }
+        )
+
 
 class CaseFile(BaseModel):
     cases: list[EvalCase]
 
 
-def load_cases(directory: Path = CASES_DIR, pattern: str | None = None) -> list[EvalCase]:
+def load_cases(
+    directory: Path = CASES_DIR, pattern: str | None = None, recipes: Any = None
+) -> list[EvalCase]:
     """Every case in every YAML file of ``directory``; ``pattern`` filters ids: comma-separated
-    parts, each a substring or a glob (``a,b``, ``invoice-*``, ``north*,duplicate``)."""
+    parts, each a substring or a glob (``a,b``, ``invoice-*``, ``north*,duplicate``).
+
+    Recipe cases are expanded with ``recipes`` (a taskcrew.recipes.Library; default: the demo
+    company's recipes and this machine's)."""
     from fnmatch import fnmatch
 
     cases: list[EvalCase] = []
     for path in sorted(directory.glob("*.yaml")):
         cases += CaseFile.model_validate(yaml.safe_load(path.read_text(encoding="utf-8"))).cases
+    if any(c.recipe is not None for c in cases):
+        if recipes is None:
+            from taskcrew.recipes.commands import current_library
+
+            recipes = current_library()
+        cases = [c.with_recipe(recipes) for c in cases]
     ids = [c.id for c in cases]
     if len(ids) != len(set(ids)):
         raise ValueError(f"duplicate case ids in {directory}")

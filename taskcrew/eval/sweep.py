@@ -110,7 +110,14 @@ def _alive(pid: int) -> bool:
 
 # ------------------------------------------------------------------------------ planning the sweep
 def select_cases(settings: SweepSettings) -> list[EvalCase]:
-    cases = load_cases(settings.cases_dir, settings.case_pattern)
+    from taskcrew.config import Paths
+    from taskcrew.recipes import load_library, recipe_folders
+
+    recipes = load_library(recipe_folders(settings.sandbox, Paths.from_env().home))
+    try:
+        cases = load_cases(settings.cases_dir, settings.case_pattern, recipes)
+    except ValueError as exc:
+        raise SweepError(f"the eval cases cannot be used: {exc}") from exc
     if not cases:
         raise SweepError(no_case_matches(settings.case_pattern, settings.cases_dir))
     return cases
@@ -271,6 +278,8 @@ class SweepWorker:
                 limits=RunLimits(max_steps=case.max_steps),
                 human=human,
                 store=store,
+                criteria=case.criteria,
+                read_only=case.read_only,
             )
         except Exception as exc:  # the run could not be carried out: an error record, the sweep goes on
             return RunRecord(

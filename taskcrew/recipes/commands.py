@@ -1,0 +1,178 @@
+"""Each recipe as a real command: ``taskcrew <recipe> --param ... [run options]``.
+
+``RecipeGroup`` is the CLI's top-level group: it lists the built-in commands, then the recipes found
+at start-up (YAML and pydantic only: no crewAI, so ``--help`` stays fast). A recipe's command takes
+its typed parameters plus exactly the options of ``taskcrew run`` (taken from that command's own
+signature, so they never drift apart); it checks every value first (a bad one is a one-line error,
+exit 2, before anything starts), then runs ``taskcrew run`` with the task and criteria it expands to,
+once per item of a list parameter — or submits one job per item with ``--submit``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import typer
+from typer import _click as click  # typer 0.29 vendors click: its types, not the package's
+from typer.core import TyperGroup
+
+from taskcrew.recipes.loader import Library, Problem, load_library, recipe_folders
+from taskcrew.recipes.models import Expansion, Param, Recipe, RecipeInputError
+
+PANEL = "Recipes (the company's chores)"
+USAGE_ERROR = 2
+
+
+def current_library(reserved: set[str] | frozenset[str] = frozenset()) -> Library:
+    from taskcrew.config import Paths
+
+    paths = Paths.from_env()
+    folders = recipe_folders(paths.sandbox, paths.home)
+    library = load_library(folders, reserved)
+    for folder in folders[1:-1]:  # named in TASKCREW_RECIPES: a typo should not pass in silence
+        if not folder.is_dir():
+            message = "no such folder (named in TASKCREW_RECIPES)"
+            library.problems.append(Problem(path=folder, message=message))
+    return library
+
+
+class RecipeGroup(TyperGroup):
+    """The top-level group: built-in commands first, then one command per recipe."""
+
+    _library: Library | None = None
+
+    def builtin(self) -> set[str]:
+        return set(self.commands)
+
+    def library(self) -> Library:
+        if self._library is None:
+            self._library = current_library(self.builtin())
+        return self._library
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [*super().list_commands(ctx), *sorted(self.library().recipes)]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            return command
+        recipe = self.library().get(cmd_name)
+        return build_command(recipe, _run_command()) if recipe is not None else None
+
+
+def _run_command() -> Callable[..., Any]:
+    from taskcrew.cli import run  # the command whose options every recipe shares
+
+    return run
+
+
+def _markup_safe(text: str) -> str:
+    """A recipe's own words in help, never read as rich markup ('[EUR]' stays visible)."""
+    from rich.markup import escape
+
+    return escape(text)
+
+
+def _param_option(param: Param) -> inspect.Parameter:
+    help_text = _markup_safe(param.help)
+    if param.required:
+        help_text += " (required)"
+    elif param.default:
+        help_text += f" (default: {param.default})"
+    if param.many:
+        help_text += " Repeat for several: one run per value."
+    complete = (
+        (lambda incomplete: [c for c in param.choices if c.startswith(incomplete)]) if param.choices else None
+    )
+    option = typer.Option(
+        param.option, help=help_text, metavar=param.metavar, show_default=False, autocompletion=complete
+    )
+    kind = list[str] | None if param.many else str | None
+    return inspect.Parameter(
+        param.name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Annotated[kind, option]
+    )
+
+
+def _extra_options() -> list[inspect.Parameter]:
+    submit = typer.Option(
+        "--submit", help="Queue the run as a durable job (one per item) and return at once."
+    )
+    dry = typer.Option("--dry-run", help="Show the task(s) and criteria the recipe expands to; run nothing.")
+    return [
+        inspect.Parameter(
+            "submit", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=Annotated[bool, submit]
+        ),
+        inspect.Parameter(
+            "dry_run", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=Annotated[bool, dry]
+        ),
+    ]
+
+
+def build_command(recipe: Recipe, run: Callable[..., Any]) -> click.Command:
+    """The click command of one recipe: its parameters, then ``run``'s options (all but the task)."""
+    shared = [p for name, p in inspect.signature(run, eval_str=True).parameters.items() if name != "task"]
+    clash = {p.name for p in recipe.params} & {p.name for p in shared}
+    if clash:  # the loader refuses these names; this guards a run option added later
+        raise RecipeInputError(
+            f"recipe {recipe.name}: parameter(s) {', '.join(sorted(clash))} clash with run options"
+        )
+    params = [_param_option(p) for p in recipe.params] + _extra_options()
+    params += [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in shared]
+
+    def callback(**values: Any) -> None:
+        given = {p.name: values.pop(p.name) for p in recipe.params}
+        submit, dry_run = values.pop("submit"), values.pop("dry_run")
+        try:
+            expansions = recipe.expand(given)
+        except RecipeInputError as exc:
+            typer.echo(f"error: {recipe.name}: {exc}", err=True)
+            typer.echo(f"hint: `taskcrew {recipe.name} --help` lists its parameters", err=True)
+            raise typer.Exit(USAGE_ERROR) from exc
+        if dry_run:
+            show_expansions(expansions, extra=values.get("criterion") or [])
+            return
+        if submit:
+            from taskcrew.recipes.submit import submit_expansions
+
+            raise typer.Exit(submit_expansions(recipe, expansions, values))
+        raise typer.Exit(run_expansions(expansions, values, run))
+
+    callback.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    callback.__doc__ = _markup_safe(recipe.summary + ("\n\n" + recipe.help.strip() if recipe.help else ""))
+    callback.__name__ = recipe.name.replace("-", "_")
+    sub = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+    sub.command(recipe.name, rich_help_panel=PANEL)(callback)
+    command = typer.main.get_command(sub)
+    command.name = recipe.name
+    return command
+
+
+def show_expansions(expansions: list[Expansion], extra: list[str]) -> None:
+    for i, exp in enumerate(expansions, 1):
+        head = f"[{i}/{len(expansions)}] " if len(expansions) > 1 else ""
+        typer.echo(f"{head}task: {exp.task}")
+        for criterion in [*exp.criteria, *extra]:
+            typer.echo(f"  criterion: {criterion}")
+        typer.echo(f"  read-only: {'yes' if exp.read_only else 'no'}")
+
+
+def run_expansions(expansions: list[Expansion], options: dict[str, Any], run: Callable[..., Any]) -> int:
+    """Run each expansion in turn through ``taskcrew run``; the exit code is the first failure's."""
+    worst = 0
+    for i, exp in enumerate(expansions, 1):
+        if len(expansions) > 1:
+            typer.echo(f"\n── run {i} of {len(expansions)}: {exp.task}")
+        args = dict(options)
+        args["criterion"] = [*exp.criteria, *(options.get("criterion") or [])]
+        args["read_only"] = exp.read_only or bool(options.get("read_only"))
+        try:
+            run(task=exp.task, **args)
+            code = 0
+        except typer.Exit as done:
+            code = done.exit_code
+        if code == USAGE_ERROR:  # a setup problem applies to every item: stop here
+            return code
+        worst = worst or code
+    return worst
