@@ -57,6 +57,10 @@ class Element(BaseModel):
     field: FieldInfo | None = None
     submits: FormTarget | None = None
     href: str | None = None
+    states: list[str] = Field(default_factory=list)
+    """What a user sees of it: expanded/collapsed, folder, has popup, pressed, current."""
+    hidden_native: bool = False
+    """A native <select> hidden behind a custom widget (select works on it; clicks go to the widget)."""
 
     @property
     def playwright_selector(self) -> str:
@@ -78,6 +82,14 @@ class ScrollInfo(BaseModel):
     viewport: int = 0
 
 
+class WindowEdge(BaseModel):
+    """Page text left out of a long page's window on one side."""
+
+    chars: int = 0
+    elements: int = 0
+    headings: list[str] = Field(default_factory=list)
+
+
 class Observation(BaseModel):
     id: int
     url: str
@@ -92,6 +104,12 @@ class Observation(BaseModel):
     scroll: ScrollInfo = Field(default_factory=ScrollInfo)
     text_truncated: int = 0
     elements_omitted: int = 0
+    above: WindowEdge | None = None
+    """A long page is shown as a window around the viewport; what lies above it..."""
+    below: WindowEdge | None = None
+    """...and below it (scroll to move the window)."""
+    errors: list[str] = Field(default_factory=list)
+    """Parts of the page that could not be read (a frame, an element) and why."""
 
     def element(self, index: int) -> Element | None:
         for el in self.elements:
