@@ -151,6 +151,33 @@ class Select(_Act):
     index: int
     option: str
     """The option's visible label (or its value)."""
+    mode: Literal["replace", "add", "remove"] = "replace"
+    """For a multi-select: add the option to the selection or remove it from it (replace: only it)."""
+
+
+class Hover(_Act):
+    """Move the mouse over an element (opens hover menus and tooltips)."""
+
+    action: Literal["hover"] = "hover"
+    index: int
+
+
+class Drag(_Act):
+    """Drag an element onto another element, or by an offset in pixels."""
+
+    action: Literal["drag"] = "drag"
+    index: int
+    to_index: int | None = None
+    dx: float = 0
+    dy: float = 0
+
+
+class SelectText(_Act):
+    """Select (highlight) text inside an element: ``text`` (its first occurrence), or all of it."""
+
+    action: Literal["select_text"] = "select_text"
+    index: int
+    text: str | None = None
 
 
 class SetChecked(_Act):
@@ -194,7 +221,19 @@ class DismissModal(_Act):
 
 
 Action = Annotated[
-    Click | Type | Select | SetChecked | Scroll | Navigate | Back | Wait | Press | DismissModal,
+    Click
+    | Type
+    | Select
+    | SetChecked
+    | Scroll
+    | Navigate
+    | Back
+    | Wait
+    | Press
+    | DismissModal
+    | Hover
+    | Drag
+    | SelectText,
     Field(discriminator="action"),
 ]
 ACTIONS_ADAPTER: TypeAdapter[list[Action]] = TypeAdapter(list[Action])
@@ -205,8 +244,12 @@ def describe_action(action: Action) -> str:
         case Type(index=i, text=t, clear=c, enter=e):
             extra = ("" if c else " (append)") + (" + Enter" if e else "")
             return f"type {t!r} into [{i}]{extra}"
-        case Select(index=i, option=o):
-            return f"select {o!r} in [{i}]"
+        case Select(index=i, option=o, mode=m):
+            return f"select {o!r} in [{i}]" + ("" if m == "replace" else f" ({m})")
+        case Drag(index=i, to_index=t, dx=x, dy=y):
+            return f"drag [{i}] " + (f"to [{t}]" if t is not None else f"by ({x:g}, {y:g})")
+        case SelectText(index=i, text=t):
+            return f"select text {t!r} in [{i}]" if t else f"select the text of [{i}]"
         case Scroll(direction=d, index=i, pages=p):
             where = f" in [{i}]" if i is not None else ""
             return f"scroll {d} {p:g} page(s){where}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from urllib.parse import urlsplit
 
 from taskcrew.tools.browser.models import (
@@ -59,9 +60,25 @@ def _value(text: str, limit: int = 300) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
+def shows_name(text: str, el: Element) -> bool:
+    """Whether the page text has ``[n] name`` with the name ending at a line end, a cell or a marker
+    (so a reader recovers it exactly: see ``names_in_text``)."""
+    if not el.name or el.name.endswith("…") or "[" in el.name or "|" in el.name:
+        return False
+    return (
+        re.search(rf"\[{el.index}\] {re.escape(_defang(el.name))}(?=$| \|| \[\d+\])", text, re.M) is not None
+    )
+
+
+def names_in_text(text: str) -> dict[int, str]:
+    """Element names as the text shows them: ``[n] name`` up to a line end, a cell or a marker."""
+    found = re.findall(r"\[(\d+)\] ([^\[|\n]+?)(?=$| \|| \[\d+\])", text, re.M)
+    return {int(i): name for i, name in found}
+
+
 def render_element(el: Element, base: str, text: str = "") -> str:
     parts = [f"[{el.index}] {el.role}"]
-    if el.name and f"[{el.index}] {el.name}" not in text:  # the text already shows the name
+    if el.name and not shows_name(text, el):  # the text already shows the name after [n]
         parts.append(_q(el.name))
     parts.extend(el.states)
     if el.hidden_native:
