@@ -8,6 +8,7 @@ message for the agent.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -390,31 +391,40 @@ class ActionExecutor:
         mouse.up()
         return ""
 
-    def select_text(self, index: int, text: str | None) -> str:
-        ref, locator = self._locate(index)
-        self._preflight(ref, locator)
+    def select_text(self, index: int | None, text: str | None) -> str:
+        frames: list[str] = []
+        if index is None:
+            if not text:
+                raise ActionFailed("select_text needs the text to select, or an element number")
+            where = "the page"
+            locator = self.env.page.locator("body")
+            with contextlib.suppress(Exception):
+                locator.get_by_text(text).first.scroll_into_view_if_needed(timeout=self.timeout)
+        else:
+            ref, locator = self._locate(index)
+            self._preflight(ref, locator)
+            frames, where = ref.frames, f"[{index}]"
         span = locator.evaluate(SELECT_TEXT_JS, text or "")
         if span is None:
-            raise ActionFailed(
-                f"[{index}] does not show the text {text!r}" if text else f"[{index}] has no text"
-            )
+            raise ActionFailed(f"{where} does not show the text {text!r}" if text else f"{where} has no text")
         frame_box = locator.bounding_box(timeout=self.timeout)
         el_box = locator.evaluate(
             "(el) => { const r = el.getBoundingClientRect(); return {x: r.left, y: r.top}; }"
         )
         if frame_box is None:
-            raise ActionFailed(f"element [{index}] has no box on the page")
+            raise ActionFailed(f"{where} has no box on the page")
         ox, oy = frame_box["x"] - el_box["x"], frame_box["y"] - el_box["y"]  # frame offset
         mouse = self.env.page.mouse
         mouse.move(span["x1"] + ox, span["y1"] + oy)
         mouse.down()
         mouse.move(span["x2"] + ox, span["y2"] + oy, steps=8)
         mouse.up()
-        selected = str(self.env.page.evaluate("() => String(getSelection())")) if not ref.frames else ""
+        selected = str(self.env.page.evaluate("() => String(getSelection())")) if not frames else ""
         if selected.strip() != span["want"].strip():
+            # a drag did not select it (a draggable or a widget took the mouse): select it directly
             selected = str(locator.evaluate(FORCE_SELECTION_JS, text or ""))
         if selected.strip() != span["want"].strip():
-            raise ActionFailed(f"could not select {span['want'][:80]!r} in [{index}]")
+            raise ActionFailed(f"could not select {span['want'][:80]!r} in {where}")
         return f"selected {len(span['want'])} characters"
 
     def set_checked(self, index: int, desired: bool) -> str:

@@ -7,7 +7,7 @@
   if (window[KEY]) return;
   const marked = new WeakSet();
   Object.defineProperty(window, KEY, { value: marked, enumerable: false, configurable: false, writable: false });
-  const TYPES = new Set(['click', 'dblclick', 'mousedown', 'mouseup', 'pointerdown', 'pointerup', 'touchstart', 'touchend']);
+  const TYPES = new Set(['click', 'dblclick', 'mousedown', 'mouseup', 'pointerdown', 'pointerup', 'touchstart', 'touchend', 'dragstart', 'drop']);
   const original = EventTarget.prototype.addEventListener;
   EventTarget.prototype.addEventListener = function addEventListener(type, listener, options) {
     try {

@@ -173,10 +173,11 @@ class Drag(_Act):
 
 
 class SelectText(_Act):
-    """Select (highlight) text inside an element: ``text`` (its first occurrence), or all of it."""
+    """Select (highlight) ``text`` (its first occurrence) inside element ``index`` or anywhere on the
+    page; with an index and no text, all of the element's text."""
 
     action: Literal["select_text"] = "select_text"
-    index: int
+    index: int | None = None
     text: str | None = None
 
 
@@ -249,7 +250,8 @@ def describe_action(action: Action) -> str:
         case Drag(index=i, to_index=t, dx=x, dy=y):
             return f"drag [{i}] " + (f"to [{t}]" if t is not None else f"by ({x:g}, {y:g})")
         case SelectText(index=i, text=t):
-            return f"select text {t!r} in [{i}]" if t else f"select the text of [{i}]"
+            where = f" in [{i}]" if i is not None else ""
+            return f"select text {t!r}{where}" if t else f"select the text of [{i}]"
         case Scroll(direction=d, index=i, pages=p):
             where = f" in [{i}]" if i is not None else ""
             return f"scroll {d} {p:g} page(s){where}"

@@ -219,7 +219,7 @@
     if (role === 'presentation' || role === 'none') return false;
     if (el.isContentEditable && !(el.parentElement && el.parentElement.isContentEditable)) return true;
     if (tag === 'HTML' || tag === 'BODY') return false;
-    if (el.hasAttribute('onclick') || typeof el.onclick === 'function' || listened(el) || hoverClickable(el)) return true;
+    if (el.hasAttribute('onclick') || typeof el.onclick === 'function' || listened(el) || hoverClickable(el) || el.getAttribute('draggable') === 'true') return true;
     const ti = el.getAttribute('tabindex');
     if (ti !== null && +ti >= 0 && tag !== 'IFRAME') return !el.querySelector(INNER_INTERACTIVE);
     if (style.cursor === 'pointer') {
