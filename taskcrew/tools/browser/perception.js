@@ -64,6 +64,7 @@
         if (m && !GENERIC_CLASS.test(m[1])) return m[1].replace(/[-_]+/g, ' ').toLowerCase();
       }
     }
+    if (el.id && /^[A-Za-z][A-Za-z_-]{1,24}$/.test(el.id)) return el.id.replace(/([a-z])([A-Z])/g, '$1 $2').replace(/[-_]+/g, ' ').toLowerCase();
     return '';
   };
   const cut = (s, n) => (s.length > n ? s.slice(0, n - 1) + '…' : s);
@@ -108,6 +109,17 @@
       return c.textContent;
     }).join(' '));
   };
+  // An unlabelled field's caption: the text of the smallest enclosing block that holds no other field.
+  const FIELD_SEL = 'input:not([type="hidden"]), select, textarea';
+  const groupText = (el) => {
+    let a = el.parentElement;
+    for (let k = 0; a && k < 3 && a !== document.body; k++, a = a.parentElement) {
+      if (a.querySelectorAll(FIELD_SEL).length > 1) return '';
+      const t = clean(a.innerText);
+      if (t) return t.length <= 40 ? t : '';
+    }
+    return '';
+  };
   const nameOf = (el) => {
     const tag = el.tagName;
     let n = byIds(el, 'aria-labelledby') || clean(el.getAttribute('aria-label'));
@@ -116,7 +128,7 @@
       const t = el.type;
       if (tag === 'INPUT' && (t === 'submit' || t === 'button' || t === 'reset')) n = clean(el.value) || (t === 'submit' ? 'Submit' : t);
       else if (tag === 'INPUT' && t === 'image') n = clean(el.alt) || 'Submit';
-      else n = labelsOf(el) || clean(el.getAttribute('placeholder')) || clean(el.title) || '';
+      else n = labelsOf(el) || clean(el.getAttribute('placeholder')) || clean(el.title) || groupText(el);
       return cut(n, 80);
     }
     if (tag === 'LABEL' && el.control) return cut(clean(el.textContent), 80);
@@ -599,6 +611,16 @@
       for (const k of (el.shadowRoot ? el.shadowRoot.childNodes : el.childNodes)) collect(k);
     };
     if (document.body) collect(document.body);
+    // A container with a listener and no clickable inside, whose children are alike items (a list, a
+    // sortable, delegated handlers): the items are what a user clicks or drags, so they get numbers.
+    for (const el of Array.from(generic)) {
+      const kids = Array.from(el.children).filter((k) => hasBox(k) && styleOf(k).display !== 'none');
+      if (kids.length < 2 || !kids.every((k) => k.tagName === kids[0].tagName && textOf(k))) continue;
+      if (el.querySelector(INNER_INTERACTIVE) || ownText(el, (a) => kids.includes(a))) continue;
+      if (!(listened(el) || el.hasAttribute('onclick'))) continue;
+      chosen.delete(el); generic.delete(el);
+      for (const k of kids) if (!chosen.has(k)) { chosen.add(k); generic.add(k); }
+    }
     const holdsChosen = new Set();
     for (const el of chosen) {
       for (let a = parentOf(el); a; a = parentOf(a)) {
