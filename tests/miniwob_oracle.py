@@ -85,7 +85,7 @@ def ordinal(text: str) -> int:
 # ---------------------------------------------------------------- rules
 def social_media(obs: Observation, q: str) -> list[Action]:
     user, label = re.search(r"For the user (@\S+), click on the \"(.+)\" button", q).groups()  # type: ignore[union-attr]
-    opened = [el for el in obs.elements if el.name == label and el.state != "disabled"]
+    opened = [el for el in obs.elements if el.name in (label, f"{label} {user}") and el.state != "disabled"]
     if opened and label not in ("Reply", "Retweet", "Like"):
         return [Click(index=opened[0].index)]
     ls = lines(obs)
@@ -103,16 +103,24 @@ def email_inbox(obs: Observation, q: str) -> list[Action]:
     text = obs.text
     reply = re.search(r'reply to them with the text "(.*)"', q)
     forward = re.search(r"forward that email to (\S+?)\.?$", q)
-    if reply and maybe(obs, "reply text") is None and "reply-text" not in {
-        el.field.name for el in obs.elements if el.field and el.field.name
-    }:
+    if (
+        reply
+        and maybe(obs, "reply text") is None
+        and "reply-text" not in {el.field.name for el in obs.elements if el.field and el.field.name}
+    ):
         area = [el for el in obs.elements if el.field and el.field.type == "textarea"]
         if area:
-            return [Type(index=area[0].index, text=reply.group(1)), Click(index=named(obs, "send reply").index)]
+            return [
+                Type(index=area[0].index, text=reply.group(1)),
+                Click(index=named(obs, "send reply").index),
+            ]
     if forward:
         to = [el for el in obs.elements if el.role == "textbox" and el.field and el.field.type == "text"]
         if to and maybe(obs, "send forward"):
-            return [Type(index=to[0].index, text=forward.group(1)), Click(index=named(obs, "send forward").index)]
+            return [
+                Type(index=to[0].index, text=forward.group(1)),
+                Click(index=named(obs, "send forward").index),
+            ]
     if maybe(obs, "Reply") or maybe(obs, "Forward"):  # the email is open
         if reply:
             return [Click(index=named(obs, "Reply").index)]
@@ -130,15 +138,16 @@ def email_inbox(obs: Observation, q: str) -> list[Action]:
 
 
 def form_sequence_3(obs: Observation, q: str) -> list[Action]:
-    option, button = re.search(r"Choose (.+) from the dropdown, then click the button labeled \"(.+)\"", q).groups()  # type: ignore[union-attr]
+    option, button = re.search(
+        r"Choose (.+) from the dropdown, then click the button labeled \"(.+)\"", q
+    ).groups()  # type: ignore[union-attr]
     combo = next(el for el in obs.elements if el.field and el.field.type == "select")
     return [Select(index=combo.index, option=option), Click(index=named(obs, button).index)]
 
 
 def highlight_text(obs: Observation, q: str) -> list[Action]:
-    ls = lines(obs)
-    start = next(k for k, line in enumerate(ls) if "Submit" in line) + 1
-    paragraphs = [line for line in ls[start:] if not line.startswith(("Last reward", "Last 10", "Time left", "Episodes"))]
+    footer = ("Last reward", "Last 10", "Time left", "Episodes")
+    paragraphs = [line for line in lines(obs)[1:] if not markers(line) and not line.startswith(footer)]
     nth = re.search(r"(\d+)(?:st|nd|rd|th) paragraph", q)
     para = paragraphs[int(nth.group(1)) - 1] if nth else paragraphs[0]
     return [SelectText(text=para), submit(obs)]
@@ -153,7 +162,10 @@ def order_food(obs: Observation, q: str) -> list[Action]:
         n = NUMBERS.get(wanted.group(1), 1)
         items = [(name.strip(), n) for name in wanted.group(2).split(",")]
     else:
-        items = [(m[1].strip(), NUMBERS.get(m[0], 1)) for m in re.findall(r"(\w+) (?:order of |orders of )?([^,]+)", q.split(":", 1)[1])]
+        items = [
+            (m[1].strip(), NUMBERS.get(m[0], 1))
+            for m in re.findall(r"(\w+) (?:order of |orders of )?([^,]+)", q.split(":", 1)[1])
+        ]
     for name, n in items:
         k = ls.index(name)
         plus = markers(ls[k + 1])[1]
@@ -205,7 +217,10 @@ def navigate_tree(obs: Observation, q: str) -> list[Action]:
 
 def choose_date(obs: Observation, q: str) -> list[Action]:
     when = datetime.strptime(re.search(r"\d\d/\d\d/\d{4}", q).group(0), "%m/%d/%Y")  # type: ignore[union-attr]
-    shown = re.search(r"(January|February|March|April|May|June|July|August|September|October|November|December) (\d{4})", obs.text)
+    shown = re.search(
+        r"(January|February|March|April|May|June|July|August|September|October|November|December) (\d{4})",
+        obs.text,
+    )
     if shown is None:
         field = next(el for el in boxes(obs))
         return [Click(index=field.index)]
@@ -288,11 +303,16 @@ def search_engine(obs: Observation, q: str) -> list[Action]:
     term = quoted(q)[0]
     nth = ordinal(q)
     box = boxes(obs)[0]
-    if value(box) != term or "search results" not in obs.text.lower() and not any(
-        el.role == "link" and el.href is None for el in obs.elements
+    if value(box) != term or (
+        "search results" not in obs.text.lower()
+        and not any(el.role == "link" and el.href is None for el in obs.elements)
     ):
         return [Type(index=box.index, text=term), Click(index=named(obs, "Search").index)]
-    results = [el for el in obs.elements if el.role == "link" and el.name and not el.name.isdigit() and el.name not in ("<", ">")]
+    results = [
+        el
+        for el in obs.elements
+        if el.role == "link" and el.name and not el.name.isdigit() and el.name not in ("<", ">")
+    ]
     pages = [el for el in obs.elements if el.role == "link" and el.name.isdigit()]
     current = next((el for el in pages if "current" in el.states), None)
     page_no = int(current.name) if current else 1
