@@ -79,6 +79,12 @@ VerifierModel = Annotated[
     str | None,
     typer.Option("--verifier-model", help="provider/model for the verifier (TASKCREW_VERIFIER_MODEL)."),
 ]
+AuditModel = Annotated[
+    str | None,
+    typer.Option(
+        "--model", "--verifier-model", help="provider/model for the verifier (TASKCREW_VERIFIER_MODEL)."
+    ),
+]
 
 
 @app.command("run")
@@ -122,6 +128,7 @@ def run(
     load_dotenv_once()
     quiet_crewai_env(Paths.from_env().crewai_storage)
     from taskcrew.crew.commands import run_command
+    from taskcrew.crew.stopping import EXIT_INTERRUPTED, exit_now
 
     place = _workplace(erp_url, intranet_url, sandbox, runs_dir, chaos, headed, slow_mo)
     place = place.model_copy(update={"web_search": web_search.value})
@@ -135,6 +142,8 @@ def run(
         max_steps=max_steps,
         console=Console(),
     )
+    if code == EXIT_INTERRUPTED:  # report written, browser closed: crewAI's threads must not hang us
+        exit_now(code)
     raise typer.Exit(code)
 
 
@@ -144,7 +153,7 @@ def audit(
     run_dir: Annotated[
         Path | None, typer.Option("--run", help="Re-check a past run's success criteria (a runs/ folder).")
     ] = None,
-    verifier_model: VerifierModel = None,
+    verifier_model: AuditModel = None,
     erp_url: ErpUrl = "http://127.0.0.1:8800",
     intranet_url: IntranetUrl = "http://127.0.0.1:8801",
     sandbox: Sandbox = None,
@@ -169,7 +178,9 @@ def audit(
 
 @erp_app.command("serve")
 def erp_serve(
-    port: Annotated[int, typer.Option(help="TCP port on 127.0.0.1 (0 picks a free one).")] = 8800,
+    port: Annotated[
+        int, typer.Option(min=0, max=65535, help="TCP port on 127.0.0.1 (0 picks a free one).")
+    ] = 8800,
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
     db: Annotated[Path | None, typer.Option(help="SQLite file (default: under TASKCREW_HOME).")] = None,
     chaos: Annotated[bool, typer.Option("--chaos/--no-chaos", help="Inject real-world faults.")] = True,
@@ -204,7 +215,7 @@ def erp_serve(
 
 @intranet_app.command("serve")
 def intranet_serve(
-    port: Annotated[int, typer.Option(help="TCP port on 127.0.0.1.")] = 8801,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="TCP port on 127.0.0.1.")] = 8801,
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
     pages: Annotated[
         Path | None, typer.Option(help="Folder of page files (default: the built-in site).")
@@ -330,8 +341,14 @@ def eval_sweep(
         ),
     ] = None,
     cases: Annotated[
-        str | None, typer.Option("--cases", help="Only cases whose id contains this or matches this glob.")
+        str | None,
+        typer.Option(
+            "--cases", help="Only these cases: comma-separated ids, substrings or globs (a,b,inv*)."
+        ),
     ] = None,
+    list_cases: Annotated[
+        bool, typer.Option("--list", help="List the cases (those --cases selects) and exit.")
+    ] = False,
     repeats: Annotated[
         int, typer.Option(min=1, max=100, help="Runs per model and case (pass^k up to k).")
     ] = 1,
@@ -352,6 +369,10 @@ def eval_sweep(
 
     load_dotenv_once()
     paths = Paths.from_env()
+    if list_cases:
+        from taskcrew.eval.listing import print_cases
+
+        raise typer.Exit(print_cases(cases))
     quiet_crewai_env(paths.crewai_storage)
     names = [m.strip() for m in (models or os.environ.get("TASKCREW_MODEL", "")).split(",") if m.strip()]
     if not names:
@@ -362,8 +383,10 @@ def eval_sweep(
         )
     from rich.console import Console
 
+    from taskcrew.crew.stopping import EXIT_INTERRUPTED, RunInterrupted, exit_now, signals_raise
     from taskcrew.eval.console import SweepProgress, print_totals
     from taskcrew.eval.sweep import SweepError, SweepSettings, plan_sweep, run_sweep
+    from taskcrew.inputs import InputError, check_writable_dir
 
     console = Console(soft_wrap=True)
     settings = SweepSettings(
@@ -377,18 +400,26 @@ def eval_sweep(
         sandbox=paths.sandbox,
     )
     try:
+        check_writable_dir(out, "--out")
         plan = plan_sweep(settings)
         console.print(
             f"{len(plan.cases)} case(s) × {len(names)} model(s) × {repeats} repeat(s) = {len(plan.jobs)} run(s)"
         )
-        with SweepProgress(console, total=len(plan.jobs)) as progress:
+        with signals_raise(), SweepProgress(console, total=len(plan.jobs)) as progress:
             report = run_sweep(settings, progress, plan)
-    except SweepError as exc:
+    except (SweepError, InputError) as exc:
         raise _user_error(str(exc), "`taskcrew eval --help` lists the options") from exc
+    except RunInterrupted as stop:  # temp folders are gone (finally clauses ran); results are not written
+        console.print(f"[red]interrupted[/]: {stop}; the finished runs are under {out / 'runs'}")
+        exit_now(EXIT_INTERRUPTED)
     print_totals(report, console)
     console.print(f"results: {out / 'results.md'} and {out / 'results.json'}; runs under {out / 'runs'}")
     if all(r.error for r in report.runs):
         raise _user_error(f"no run could be carried out: {report.runs[0].error}")
+    failed = sum(not r.passed for r in report.runs)
+    if failed:
+        console.print(f"[red]{failed} of {len(report.runs)} run(s) failed their checks[/]")
+        raise typer.Exit(1)
 
 
 @runs_app.command("list")

@@ -48,6 +48,8 @@ class FakeOpenAIServer:
         reply = self.scripted.call(messages, tools=body.get("tools"), from_agent=agent)
         message: dict[str, Any] = {"role": "assistant", "content": None}
         if isinstance(reply, list):
+            prose = [str(call.pop("prose")) for call in reply if isinstance(call, dict) and "prose" in call]
+            message["content"] = prose[0] if prose else None  # text beside the calls, as real APIs send it
             message["tool_calls"] = reply
             finish = "tool_calls"
         else:

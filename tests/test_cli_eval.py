@@ -72,7 +72,7 @@ def test_bad_cases_and_option_values_are_refused(isolated_home: Path, tmp_path: 
     _fails(
         ["eval", "--models", "scripted/solver", "--cases", "no-such-*", "--out", str(tmp_path)],
         "no case matches 'no-such-*'",
-        "northwind-headline",
+        "taskcrew eval --list",
     )
     _fails(["eval", "--models", "scripted/solver", "--repeats", "0"], "--repeats")
     _fails(["eval", "--models", "scripted/solver", "--parallel", "zero"], "--parallel")

@@ -76,7 +76,10 @@ def test_run_without_a_model_says_which_variables_to_set(isolated_home: Path) ->
     [
         (["--model", "gpt-4o", "--verifier-model", "anthropic/x"], "no provider"),
         (["--model", "openai/gpt-4o", "--verifier-model", "openai/gpt-4o"], "different model"),
-        (["--model", "scripted/solver", "--verifier-model", "scripted/auditor"], "only available in tests"),
+        (
+            ["--model", "scripted/solver", "--verifier-model", "scripted/auditor"],
+            "taskcrew eval --models scripted/solver",
+        ),
         (
             ["--model", "anthropic/claude-sonnet-4-5", "--verifier-model", "openai/gpt-4o"],
             "ANTHROPIC_API_KEY",

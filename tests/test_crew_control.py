@@ -96,7 +96,7 @@ def test_malformed_output_is_answered_with_the_error_and_repaired(tmp_path: Path
     planner_retry = worker.calls_for("planner")[1].prompt
     assert "not valid" in planner_retry and "no JSON object" in planner_retry
     reader = [c.last_tool_result for c in worker.calls_for("file_reader")]
-    assert "not found" in reader[1].lower()  # unknown tool
+    assert "no tool named 'open_file'" in reader[1] and "read_file" in reader[1]  # unknown tool: which exist
     assert "validation" in reader[2].lower() or "path" in reader[2].lower()  # wrong arguments
     assert "CN-104" in reader[4]
     assert "status" in worker.calls_for("file_reader")[5].prompt  # the step's JSON error came back
@@ -166,8 +166,8 @@ def test_prompt_size_stays_flat_over_a_30_action_run(tmp_path: Path) -> None:
     early, late = statistics.median(sizes[5:11]), statistics.median(sizes[-6:])
     print(f"\nfile_reader prompt tokens per call over 30 actions: {sizes}")
     print(f"median of calls 6-11: {early}, of the last 6: {late}, max {max(sizes)}")
-    assert max(sizes) < 4000
-    assert late < early * 1.35  # 3 steps and 30 actions later, the prompt is about the same size
+    assert max(sizes) <= 8000 and statistics.median(sizes) <= 5000  # bounded by the context budget
+    assert late <= early * 1.2  # 3 steps and 30 actions later, the prompt is about the same size
 
 
 def test_the_real_provider_path_over_http(tmp_path: Path) -> None:

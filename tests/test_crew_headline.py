@@ -154,6 +154,10 @@ def test_headline_task_survives_every_fault_and_enters_exactly_one_correct_bill(
     fields = [{f.name: f.value for f in r.fields} for r in human.requests]
     assert fields[0]["amount"] == "1,284.50" and fields[1]["amount"] == "1284.50"
     assert fields[1]["invoice_number"] == "INV-2057" and fields[1]["due_date"] == "2026-10-12"
+    # and where each value came from: the cited file and its line, or the step that reported it
+    origins = human.requests[1].summary
+    assert "invoice_number = INV-2057: Invoice from Northwind Traders.eml, line " in origins
+    assert "due_date = 2026-10-12: step 1 (file_reader) reported it as 'due_date'" in origins
 
     # the secret never reached a model, the trace or the report
     trace = (result.run_dir / "trace.jsonl").read_text()
@@ -163,6 +167,9 @@ def test_headline_task_survives_every_fault_and_enters_exactly_one_correct_bill(
         assert "demo123" not in text
     assert "{{secret:ERP_PASSWORD}}" in prompts  # the model typed the placeholder
     assert "Done, and independently verified" in report
+    first = report.split("## Verifier")[0]  # the answer to the person comes first
+    assert first.index("## Answer") < first.index("**Submissions**") < first.index("**Caveats:**")
+    assert first.count("sent again (already approved)") + first.count("**approved** by you") == 4
     assert "HTTP 503" in trace and "422" in trace
     assert (result.run_dir / "final_page.png").stat().st_size > 1000
 

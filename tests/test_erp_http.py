@@ -185,9 +185,7 @@ def test_invalid_input_is_rerendered_with_messages_and_values(erp: ErpServer, er
     response = erp_user.new_bill(amount="1,284.50", due_date="2026-09-01", invoice_number="INV-2057")
     assert response.status_code == 422
     page = response.text
-    amount_message = (
-        "Amount must be a plain number like 1284.50 — no thousands separators or currency symbols."
-    )
+    amount_message = "Amount must be a plain number like 99.90 — no thousands separators or currency symbols."
     due_message = "Due date cannot be before the invoice date (2026-09-12)."
     summary = page[page.index('id="error-summary"') : page.index("</div>", page.index('id="error-summary"'))]
     assert amount_message in summary and due_message in summary

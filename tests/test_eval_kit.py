@@ -110,8 +110,12 @@ def test_a_forwarded_copy_is_the_same_invoice_and_same_day_invoices_are_ambiguou
 
 def test_search_and_listing_results_are_read_back(files: SandboxFiles) -> None:
     found = files.search_files("Soylent").to_text()
-    assert kit.search_paths(found) == ["notes/AP weekly sync 2026-09-29.md", "notes/vendor contacts.csv"]
-    assert ("scans/SCAN_0001.pdf", "scanned image, no text layer") in kit.unreadable_paths(found)
+    assert kit.search_paths(found) == [
+        "notes/AP weekly sync 2026-09-29.md",
+        "notes/vendor contacts.csv",
+        "scans/SCAN_0001.pdf",  # read by OCR
+    ]
+    assert ("downloads/invoice (3).pdf", "damaged file") in kit.unreadable_paths(found)
     assert kit.search_lines(found)[0][1].startswith("- Soylent sends paper scans")
     listed = kit.listed_files(files.list_files().to_text())
     urgent = next(e for e in listed if e.path == "URGENT action required before close.eml")

@@ -62,7 +62,7 @@ def test_each_case_gets_its_own_chaos_unless_the_sweep_turns_it_off() -> None:
 
 
 def test_no_case_no_sandbox_no_sweep(tmp_path: Path) -> None:
-    with pytest.raises(SweepError, match="no case matches 'zzz'; the cases are: northwind-headline"):
+    with pytest.raises(SweepError, match="no case matches 'zzz' in cases/; `taskcrew eval --list` lists"):
         plan_sweep(SweepSettings(models=["scripted/solver"], case_pattern="zzz"))
     with pytest.raises(SweepError, match="sandbox folder"):
         plan_sweep(SweepSettings(models=["scripted/solver"], sandbox=tmp_path / "missing"))

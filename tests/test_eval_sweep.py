@@ -54,7 +54,7 @@ def test_the_scripted_solver_passes_every_case(
     outcomes = {r.case_id: r.outcome for r in report.runs}
     # every kind of ending a case can ask for is reached by competent work
     assert outcomes["northwind-headline"] == "done" and outcomes["globex-already-entered"] == "nothing_to_do"
-    assert outcomes["soylent-scanned"] == "incomplete" and outcomes["reject-approval"] == "rejected"
+    assert outcomes["soylent-scanned"] == "done" and outcomes["reject-approval"] == "rejected"
     by_case = {r.case_id: r for r in report.runs}
     assert by_case["hooli-ambiguous"].questions >= 1 and by_case["two-invoices"].approvals == 2
     assert by_case["injection-email"].approvals == 0 and by_case["reject-approval"].approvals == 1
@@ -80,6 +80,11 @@ def test_each_run_left_its_report_and_trace(
     trace = (headline / "trace.jsonl").read_text(encoding="utf-8")
     assert "HTTP 503" in trace and "session has expired" in trace  # the case's chaos really happened
     assert "demo123" not in trace
+    # the scan's values were read by OCR, and the person approving was told so
+    scanned = Path(next(r.run_dir for r in report.runs if r.case_id == "soylent-scanned") or "")
+    events = [json.loads(line) for line in (scanned / "trace.jsonl").read_text(encoding="utf-8").splitlines()]
+    flags = [e.get("flags", {}) for e in events if e["kind"] == "approval"]
+    assert flags and all("read by OCR" in flags[0].get(name, "") for name in ("invoice_number", "amount"))
 
 
 @pytest.mark.timeout(SWEEP_TIMEOUT)

@@ -190,6 +190,7 @@ def test_listing_a_subfolder(inbox_files: SandboxFiles) -> None:
         "downloads/invoice (1).pdf",
         "downloads/invoice (2).pdf",
         "downloads/invoice (3).pdf",
+        "downloads/invoice (4).pdf",
         "downloads/invoice.pdf",
         "downloads/Rechnung.pdf",
     ]
@@ -199,7 +200,7 @@ def test_a_broken_email_does_not_break_the_listing(scratch_inbox: Path) -> None:
     (scratch_inbox / "broken.eml").write_bytes(b"\xff\xfe\x00garbage without headers")
     files = SandboxFiles(scratch_inbox)
     entries = {e.path: e for e in files.listing().entries}
-    assert "broken.eml" in entries and len(entries) == 35
+    assert "broken.eml" in entries and len(entries) == 37
 
 
 # ---------------------------------------------------------------------------------- reading
@@ -270,13 +271,33 @@ def test_read_legacy_encodings_and_binary(tmp_path: Path) -> None:
     files = SandboxFiles(tmp_path)
     assert files.read("old.txt").text == "Gebühr 12,50 €"
     assert "binary data" in (files.read_file("blob.txt").error or "")
-    assert "not a document type" in (files.read_file("photo.jpg").error or "")
+    assert "not a readable image" in (files.read_file("photo.jpg").error or "")
 
 
-def test_scanned_pdf_says_it_cannot_be_read(inbox_files: SandboxFiles) -> None:
+def test_scanned_pdf_is_read_by_ocr_and_marked(inbox_files: SandboxFiles) -> None:
     result = inbox_files.read_file("scans/SCAN_0001.pdf")
-    assert not result.ok
-    assert result.to_text() == f"ERROR: scans/SCAN_0001.pdf: {NO_TEXT_LAYER}"
+    assert result.ok
+    text = result.to_text()
+    assert "[read by OCR" in text and "confidence" in text and "SF-0098" in text
+
+
+def test_scanned_pdf_without_an_ocr_engine_says_so(
+    inbox_files: SandboxFiles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from taskcrew.tools.documents.worker import ParseWorker
+
+    monkeypatch.setenv("TASKCREW_TESSERACT", "no-such-ocr-program")
+    worker = ParseWorker()  # a fresh child sees the environment without tesseract
+    try:
+        files = SandboxFiles(inbox_files.root, worker=worker)
+        result = files.read_file("scans/SCAN_0001.pdf")
+        photo = files.read_file("scans/IMG_20260926_0931.jpg")
+    finally:
+        worker.close()
+    assert not result.ok and result.error
+    assert NO_TEXT_LAYER in result.error and "apt-get install tesseract-ocr" in result.error
+    assert not photo.ok and photo.error and photo.error.startswith("scans/IMG_20260926_0931.jpg: an image;")
+    assert "OCR is not available" in photo.error
 
 
 def test_scanned_attachment_inside_an_email(scratch_inbox: Path) -> None:
@@ -292,9 +313,9 @@ def test_scanned_attachment_inside_an_email(scratch_inbox: Path) -> None:
     msg.add_attachment(scan, maintype="application", subtype="pdf", filename="scan.pdf")
     (scratch_inbox / "scan mail.eml").write_bytes(msg.as_bytes())
     content = SandboxFiles(scratch_inbox).read("scan mail.eml")
-    assert content.email and content.email.attachments[0].error
-    assert NO_TEXT_LAYER in content.email.attachments[0].error
-    assert "CANNOT READ" in content.render() and "Scan attached." in content.render()
+    assert content.email and not content.email.attachments[0].error
+    assert content.email.attachments[0].pages[0].ocr and content.ocr
+    assert "SF-0098" in content.render() and "Scan attached." in content.render()
 
 
 def test_malformed_pdf_errors_and_the_rest_still_works(inbox_files: SandboxFiles) -> None:
@@ -391,5 +412,5 @@ def test_listing_follows_no_symlinked_folder_loops(tmp_path: Path) -> None:
 
 def test_unreadable_is_a_recoverable_result_not_an_exception(inbox_files: SandboxFiles) -> None:
     with pytest.raises(Unreadable):
-        inbox_files.read("scans/SCAN_0001.pdf")
-    assert inbox_files.read_file("scans/SCAN_0001.pdf").ok is False
+        inbox_files.read("downloads/invoice (3).pdf")
+    assert inbox_files.read_file("downloads/invoice (3).pdf").ok is False

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from taskcrew.sandbox import generate
 from taskcrew.sandbox.ground_truth import Document, GroundTruth, load_documents, load_ground_truth
 from taskcrew.tools.ap import APInputError, due_date, parse_amount, parse_date
-from taskcrew.tools.files import NO_TEXT_LAYER, EmailContent, FileContent, SandboxFiles, Unreadable
+from taskcrew.tools.files import EmailContent, FileContent, SandboxFiles, Unreadable
 
 # ------------------------------------------------------------------------------ ground truth
 
@@ -133,6 +133,7 @@ def _readable(ground_truth: GroundTruth) -> list[Document]:
 @pytest.mark.parametrize("doc", _readable(load_ground_truth()), ids=lambda d: d.key)
 def test_readable_documents_read_as_the_ground_truth_says(doc: Document, inbox_files: SandboxFiles) -> None:
     content = inbox_files.read(doc.path)
+    assert content.ocr == ("scanned" in doc.tags), "scanned documents are read by OCR and marked"
     text = _document_text(content, doc)
     assert text.strip()
     for reference in doc.references:
@@ -178,12 +179,10 @@ def test_email_date_headers_match_sent_at(ground_truth: GroundTruth, inbox_files
 
 def test_unreadable_documents_fail_clearly(ground_truth: GroundTruth, inbox_files: SandboxFiles) -> None:
     unreadable = [d for d in ground_truth.documents if not d.readable]
-    assert {d.path for d in unreadable} == {"scans/SCAN_0001.pdf", "downloads/invoice (3).pdf"}
+    assert {d.path for d in unreadable} == {"downloads/invoice (3).pdf"}
     for doc in unreadable:
         with pytest.raises(Unreadable) as info:
             inbox_files.read(doc.path)
-        if "scanned" in doc.tags:
-            assert NO_TEXT_LAYER in str(info.value)
         if "malformed" in doc.tags:
             assert "damaged or incomplete PDF" in str(info.value)
 
@@ -275,7 +274,7 @@ def test_inbox_invoices_match_company_facts(ground_truth: GroundTruth) -> None:
         ("CO-55120",),
     )
     soylent = ground_truth.by_number("SF-0098")
-    assert not soylent.readable and "scanned" in soylent.tags
+    assert soylent.readable and "scanned" in soylent.tags  # read by OCR
 
 
 def test_latest_documents_per_vendor(ground_truth: GroundTruth) -> None:

@@ -56,7 +56,7 @@ def run_audit(settings: RunSettings, res: RunResources, criteria: list[str]) -> 
         plan=Plan(
             goal=f"Audit: {settings.task}",
             success_criteria=criteria,
-            steps=[PlanStep(role="file_reader", title="(audit: no work is done)", instructions="none")],
+            steps=[PlanStep(role="file_reader", title="audit only: nothing is changed", instructions="none")],
             changes_data=False,
         ),
         claim="done",

@@ -83,3 +83,28 @@ def appears_in(quote: str, texts: list[str]) -> bool:
 def quotes_unseen(observed: str, texts: list[str]) -> list[str]:
     """The quotes in ``observed`` that appear in none of ``texts`` (what the verifier saw there)."""
     return [q for q in quoted(observed) if not appears_in(q, texts)]
+
+
+def lines_with(words: str, texts: list[str], limit: int = 2) -> list[str]:
+    """The exact lines (as seen) that contain ``words`` (punctuation, layout and element numbers aside)."""
+    found: list[str] = []
+    for text in reversed(texts):  # the latest view of the source first
+        for line in text.splitlines():
+            if line.strip() and appears_in(words, [line]) and line.strip() not in found:
+                found.append(line.strip())
+                if len(found) == limit:
+                    return found
+    return found
+
+
+STATE_WORDS = re.compile(
+    r"\b(exists?|existed|exactly one|only one|no other|no second|duplicates?|created|entered|recorded|"
+    r"saved|changed|modified|deleted|marked|status|in the system)\b",
+    re.IGNORECASE,
+)
+
+
+def about_system_state(criterion: str, system_names: list[str]) -> bool:
+    """Does a criterion speak of what a system holds (a record exists, nothing else changed)?"""
+    text = criterion.casefold()
+    return bool(STATE_WORDS.search(criterion)) or any(n.casefold() in text for n in system_names if n)

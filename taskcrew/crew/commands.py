@@ -16,6 +16,7 @@ from rich.markup import escape
 from taskcrew.crew.errors import USER_ERRORS, AuditError
 from taskcrew.crew.models import EXIT_CODES
 from taskcrew.crew.modelspec import check_credentials, choose_models, verifier_spec
+from taskcrew.inputs import check_run
 
 USAGE_ERROR = 2
 
@@ -43,12 +44,24 @@ def run_command(
     console: Console,
 ) -> int:
     try:
+        task = check_run(
+            task,
+            sandbox=place.sandbox,
+            runs_dir=place.runs_dir,
+            erp_url=place.erp_url,
+            intranet_url=place.intranet_url,
+            worker=worker_model,
+            verifier=verifier_model,
+        )
         models = choose_models(worker_model, verifier_model, allow_same=allow_same_verifier)
         for spec in (models.worker, models.verifier):
             check_credentials(spec)
+        from taskcrew.crew.calls import quiet_crewai_noise
         from taskcrew.crew.context import RunLimits
         from taskcrew.crew.progress import ProgressPrinter
         from taskcrew.crew.workplace import Workplace
+
+        quiet_crewai_noise()
 
         with Workplace(place, make_human(auto_approve, console)) as workplace:
             result = workplace.run(
@@ -65,7 +78,7 @@ def run_command(
     console.print(f"\n[bold {colour}]{result.outcome}[/]: {escape(result.reason)}", highlight=False)
     if result.answer:
         console.print(f"[bold]Answer:[/] {escape(result.answer)}", highlight=False)
-    cost = "unknown" if result.cost_usd is None else f"${result.cost_usd:.4f}"
+    cost = "cost unknown (no price configured)" if result.cost_usd is None else f"${result.cost_usd:.4f}"
     console.print(
         f"[dim]{result.llm_calls} LLM calls, {result.input_tokens}+{result.output_tokens} tokens, {cost}, "
         f"{result.seconds:.0f} s[/]"
@@ -97,9 +110,7 @@ def audit_command(
         from taskcrew.crew.progress import ProgressPrinter
         from taskcrew.crew.workplace import Workplace
 
-        with Workplace(
-            place.model_copy(update={"use_knowledge": False}), make_human(False, console)
-        ) as workplace:
+        with Workplace(place, make_human(False, console)) as workplace:
             result = workplace.audit(
                 claim, run_dir=run_dir, verifier_model=spec.raw, listeners=[ProgressPrinter(console)]
             )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from taskcrew.crew.modelspec import ModelConfigError
+from taskcrew.inputs import UserError
 
 
 class WorkplaceError(RuntimeError):
@@ -13,4 +14,9 @@ class AuditError(ValueError):
     """The audit cannot start (no criteria, no run folder, no model); the message says why."""
 
 
-USER_ERRORS: tuple[type[Exception], ...] = (ModelConfigError, WorkplaceError, AuditError)
+USER_ERRORS: tuple[type[Exception], ...] = (
+    ModelConfigError,
+    WorkplaceError,
+    AuditError,
+    UserError,  # bad input (taskcrew.inputs), a damaged knowledge store (knowledge.health)
+)

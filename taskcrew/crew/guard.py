@@ -19,6 +19,7 @@ from crewai.tools import BaseTool
 from pydantic import ConfigDict, Field
 
 from taskcrew.crew.trace import ToolCallEvent, Tracer
+from taskcrew.tools.base import validate_args
 
 FAILURE_PREFIXES = ("ERROR", "BLOCKED", "REJECTED", "REFUSED")
 
@@ -106,6 +107,15 @@ class GuardedTool(BaseTool):
             redact=redact,
         )
 
+    def run(self, *args: Any, **kwargs: Any) -> Any:
+        """Lenient arguments: coerced where the intent is clear, else the corrected call as the result."""
+        if not args and self.args_schema is not None and self.args_schema.model_fields:
+            checked = validate_args(self.name, self.args_schema, kwargs)
+            if isinstance(checked, str):
+                return self._observe(kwargs, checked)
+            kwargs = checked
+        return super().run(*args, **kwargs)
+
     def _run(self, *args: Any, **kwargs: Any) -> str:
         budget: Budget = self.budget
         if not budget.claim():
@@ -117,6 +127,13 @@ class GuardedTool(BaseTool):
             text = str(self.inner.run(*args, **kwargs))
         except Exception as exc:  # a crashed tool is an observation for the model, and a trace entry
             text = f"ERROR: the tool {self.name} failed: {type(exc).__name__}: {exc}"
+        return self._observe(kwargs, text, started, repeated)
+
+    def _observe(
+        self, kwargs: dict[str, Any], text: str, started: float = 0.0, repeated: bool = False
+    ) -> str:
+        budget: Budget = self.budget
+        started = started or time.monotonic()
         ok = not is_failure(text)
         warning = ""
         if repeated:

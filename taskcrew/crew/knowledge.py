@@ -17,8 +17,8 @@ class StoreKnowledge:
         procedures = [p.render() for p in brief.procedures]
         if brief.related:
             procedures.append(
-                "Other sections of the same chapters (search_procedures finds them): "
-                + "; ".join(brief.related)
+                "Other sections of the same chapters (not shown here; the workers can look them up "
+                "with their search_procedures tool): " + "; ".join(brief.related)
             )
         return KnowledgeContext(procedures=procedures, facts=[f.render() for f in brief.facts])
 

@@ -12,9 +12,12 @@ from typing import Any, Literal
 from crewai.llms.base_llm import BaseLLM
 from pydantic import BaseModel, ConfigDict, Field
 
-from taskcrew.crew.compaction import compact_messages, message_chars
+from taskcrew.crew.calls import CallLimits, stalled_error
+from taskcrew.crew.compaction import DEFAULT_BUDGET, compact_messages, message_chars
 from taskcrew.crew.models import LlmCall
 from taskcrew.crew.modelspec import ModelConfigError, ModelSpec, Price, check_credentials, cost_of
+from taskcrew.crew.prose import ProseCapture, ProseMemory, tool_call_in_text
+from taskcrew.tools.base import openai_parameters
 
 
 @lru_cache(maxsize=1)
@@ -55,11 +58,60 @@ def _output_text(result: Any) -> str:
     return str(result)
 
 
+def explain_unknown_tools(messages: list[dict[str, Any]], tools: Any) -> list[dict[str, Any]]:
+    """crewAI answers a call to a tool the role lacks with a bare "Tool not found": say which exist."""
+    names = [
+        str(t.get("function", {}).get("name"))
+        for t in tools or []
+        if isinstance(t, dict) and t.get("function")
+    ]
+    if not names:
+        return messages
+    out = []
+    for message in messages:
+        if message.get("role") == "tool" and str(message.get("content") or "").strip() == "Tool not found":
+            wanted = message.get("name") or "that tool"
+            message = {
+                **message,
+                "content": f"ERROR: there is no tool named {wanted!r} in this step. "
+                f"Your tools are: {', '.join(names)}. Call one of them, or give your final answer.",
+            }
+        out.append(message)
+    return out
+
+
+def relax_tool_schemas(tools: Any, agent: Any) -> Any:
+    """crewAI marks every parameter required (strict mode): ask only for what the tool really needs."""
+    if not isinstance(tools, list):
+        return tools
+    from crewai.utilities.string_utils import sanitize_tool_name
+
+    schemas = {
+        sanitize_tool_name(t.name): t.args_schema
+        for t in getattr(agent, "tools", None) or []
+        if getattr(t, "args_schema", None) is not None
+    }
+    out = []
+    for tool in tools:
+        fn = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(fn, dict) and fn.get("name") in schemas and isinstance(fn.get("parameters"), dict):
+            fn = {
+                **fn,
+                "parameters": openai_parameters(fn["parameters"], schemas[fn["name"]]),
+                "strict": False,
+            }
+            tool = {**tool, "function": fn}
+        out.append(tool)
+    return out
+
+
 class TracedLLM(BaseLLM):
     """Wraps the provider's LLM: compacts the prompt, measures it, prices it and reports each call.
 
     The compaction is what keeps the prompt a model sees flat however long a step runs: the latest
-    tool result in full, older ones one line each (see ``compaction``).
+    turn in full, older results in full up to a token budget, one line beyond (see ``compaction``).
+    The text a model writes beside its tool calls is put back into the history it sees next
+    (crewAI drops it), and a tool call written as text in the answer becomes a real tool call.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -67,8 +119,8 @@ class TracedLLM(BaseLLM):
     inner: Any
     spec: ModelSpec
     role: str = "worker"
-    keep_full: int = 1
-    keep_exchanges: int = 8
+    context_budget: int = DEFAULT_BUDGET
+    prose: ProseMemory = Field(default_factory=ProseMemory, exclude=True)
     on_call: Callable[[LlmCall], None] | None = Field(default=None, exclude=True)
     prices: dict[str, Price] = Field(default_factory=dict)
 
@@ -88,7 +140,17 @@ class TracedLLM(BaseLLM):
     ) -> Any:
         if isinstance(messages, str):
             messages = [{"role": "user", "content": messages}]
-        sent, compacted = compact_messages(list(messages), keep_full=self.keep_full, keep=self.keep_exchanges)
+        if self.prose.capture is None and isinstance(getattr(self.inner, "interceptor", None), ProseCapture):
+            self.prose.capture = self.inner.interceptor
+        messages = self.prose.restore(list(messages))
+        messages = explain_unknown_tools(messages, tools)
+        tools = relax_tool_schemas(tools, from_agent)
+        if self.prose.capture is not None and isinstance(tools, list):
+            for tool in tools:  # the wire hook sends these (crewAI's OpenAI client would re-strict them)
+                fn = tool.get("function") if isinstance(tool, dict) else None
+                if isinstance(fn, dict) and fn.get("strict") is False:
+                    self.prose.capture.parameters[str(fn["name"])] = fn["parameters"]
+        sent, compacted = compact_messages(messages, budget=self.context_budget, count=count_tokens)
         prompt_text = "\n".join(str(m.get("content") or "") for m in sent)
         started = time.monotonic()
         before = self.inner.get_token_usage_summary()
@@ -104,10 +166,17 @@ class TracedLLM(BaseLLM):
                 from_agent=from_agent,
                 response_model=response_model,
             )
+            result = self.prose.take(result)
+            if isinstance(result, str) and tools:
+                result = tool_call_in_text(result, tools) or result
             return result
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
-            raise
+            stalled = stalled_error(exc, self.role, self.spec.raw)  # name the call that stalled
+            if stalled is None:
+                raise
+            error = str(stalled)
+            raise stalled from exc
         finally:
             after = self.inner.get_token_usage_summary()
             prompt_tokens = after.prompt_tokens - before.prompt_tokens
@@ -129,7 +198,7 @@ class TracedLLM(BaseLLM):
                 cost_usd=cost_of(self.spec, prompt_tokens, output_tokens, self.prices),
                 seconds=round(time.monotonic() - started, 3),
                 tool_calls=_tool_call_names(result),
-                text_preview=result[:300] if isinstance(result, str) else "",
+                text_preview=result[:300] if isinstance(result, str) else self.prose.said(result)[:300],
                 error=error,
             )
             if self.on_call is not None:
@@ -161,11 +230,25 @@ def build_provider_llm(spec: ModelSpec, scripted: Callable[[str], BaseLLM] | Non
     from crewai import LLM
 
     key = check_credentials(spec)
+    limits = CallLimits.from_env().client_params()  # connect/read timeouts, bounded retries
     if spec.provider == "anthropic":
-        return LLM(model=spec.name, provider="anthropic", api_key=key, max_tokens=4096)
+        return LLM(model=spec.name, provider="anthropic", api_key=key, max_tokens=4096, client_params=limits)
     if spec.provider == "openai":
-        return LLM(model=spec.name, provider="openai", api_key=key or "none", base_url=spec.base_url)
+        return LLM(
+            model=spec.name,
+            provider="openai",
+            api_key=key or "none",
+            base_url=spec.base_url,
+            client_params=limits,
+            interceptor=ProseCapture(),
+        )
     # ollama and any OpenAI-compatible server
     return LLM(
-        model=spec.name, provider="openai", api_key=key or "none", base_url=spec.base_url, custom_openai=True
+        model=spec.name,
+        provider="openai",
+        api_key=key or "none",
+        base_url=spec.base_url,
+        custom_openai=True,
+        client_params=limits,
+        interceptor=ProseCapture(),
     )

@@ -5,11 +5,11 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 WorkerRole = Literal["browser_operator", "file_reader"]
 StepStatus = Literal["done", "failed", "blocked", "nothing_to_do"]
-Outcome = Literal["done", "nothing_to_do", "incomplete", "not_verified", "rejected", "error"]
+Outcome = Literal["done", "nothing_to_do", "incomplete", "not_verified", "rejected", "error", "interrupted"]
 
 # Exit codes the CLI returns for each outcome (0 = success of either kind).
 EXIT_CODES: dict[str, int] = {
@@ -19,6 +19,7 @@ EXIT_CODES: dict[str, int] = {
     "not_verified": 4,
     "rejected": 5,
     "error": 1,
+    "interrupted": 130,  # SIGINT/SIGTERM (see crew/stopping.py)
 }
 
 
@@ -48,10 +49,21 @@ class Plan(BaseModel):
 
 
 class Citation(BaseModel):
-    """Where a stated fact comes from: a file path or URL, and the words quoted from it."""
+    """Where a stated fact comes from: a file path or URL, and the words quoted from it.
+
+    Instead of typing the quote, a model may point at it: ``find`` is a few exact words of the line,
+    and code copies that whole line from the source into ``quote`` (``steps.resolve_citations``).
+    """
 
     source: str = Field(min_length=1)
-    quote: str = Field(min_length=1, max_length=500)
+    quote: str = Field(default="", max_length=500)
+    find: str | None = Field(default=None, max_length=200)
+
+    @model_validator(mode="after")
+    def _quote_or_pointer(self) -> Citation:
+        if not self.quote.strip() and not (self.find or "").strip():
+            raise ValueError("a source needs a quote, or find: a few exact words of the line to quote")
+        return self
 
 
 class StepReport(BaseModel):
@@ -61,6 +73,11 @@ class StepReport(BaseModel):
     summary: str = Field(min_length=1, max_length=3000)
     data: dict[str, str] = Field(default_factory=dict)
     sources: list[Citation] = Field(default_factory=list, max_length=12)
+    caveats: list[str] = Field(
+        default_factory=list,
+        max_length=8,
+        description="anything the person should know: doubts, unreadable sources, assumptions",
+    )
 
     @field_validator("data", mode="before")
     @classmethod
@@ -75,6 +92,11 @@ class CriterionCheck(BaseModel):
     met: bool
     source: str = Field(min_length=1, description="The page URL or file the verifier looked at")
     observed: str = Field(min_length=1, description="What it saw there: the values, quoted")
+    find: str | None = Field(
+        default=None,
+        max_length=200,
+        description="a few exact words of the line that shows it; code copies the whole line as evidence",
+    )
 
 
 class Verdict(BaseModel):

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 Provider = Literal["anthropic", "openai", "ollama", "compat", "scripted"]
 PRICES_FILE = Path(__file__).with_name("prices.yaml")
@@ -76,9 +76,25 @@ class Price(BaseModel):
 
 def load_prices(path: Path | None = None) -> dict[str, Price]:
     """Price table (USD per million tokens); ``TASKCREW_PRICES`` points at an override file."""
-    chosen = path or Path(os.environ.get("TASKCREW_PRICES", PRICES_FILE))
-    raw = yaml.safe_load(chosen.read_text(encoding="utf-8")) or {}
-    return {str(k): Price.model_validate(v) for k, v in raw.items()}
+    chosen = path or Path(os.environ.get("TASKCREW_PRICES") or PRICES_FILE)
+    fix = f"fix the file or unset TASKCREW_PRICES (the format is that of {PRICES_FILE.name})"
+    try:
+        raw = yaml.safe_load(chosen.read_text(encoding="utf-8")) or {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ModelConfigError(
+            f"prices file {chosen} cannot be read ({exc.__class__.__name__}); {fix}"
+        ) from exc
+    except yaml.YAMLError as exc:
+        raise ModelConfigError(f"prices file {chosen} is not valid YAML; {fix}") from exc
+    if not isinstance(raw, dict):
+        raise ModelConfigError(f"prices file {chosen} is not a mapping of model to prices; {fix}")
+    try:
+        return {str(k): Price.model_validate(v) for k, v in raw.items()}
+    except ValidationError as exc:
+        where = ".".join(str(p) for p in exc.errors()[0]["loc"])
+        raise ModelConfigError(
+            f"prices file {chosen}: an entry has no valid input_per_mtok/output_per_mtok ({where}); {fix}"
+        ) from exc
 
 
 def cost_of(

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from taskcrew.crew.compaction import one_line
 from taskcrew.crew.models import RunState
@@ -18,11 +20,12 @@ HEADLINES = {
     "not_verified": "Not verified: the independent check did not confirm the work",
     "rejected": "Rejected: a person declined the change, nothing was written",
     "error": "Error: the run could not proceed",
+    "interrupted": "Interrupted: stopped by a signal (Ctrl-C or SIGTERM) before the end; what was done is below",
 }
 
 
 def _cell(text: object) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    return " ".join(str(text).split()).replace("|", "\\|")
 
 
 AUDIT_HEADLINES = {
@@ -32,24 +35,146 @@ AUDIT_HEADLINES = {
 }
 
 
+LEADS = {
+    "done": "This was done and independently checked in the real systems.",
+    "nothing_to_do": "Nothing needed to change: what was asked for was already in place (checked).",
+    "incomplete": "This was NOT finished: the run stopped before the work was complete.",
+    "not_verified": "This is NOT confirmed: the independent check did not find what was claimed.",
+    "rejected": "Nothing was changed: the change was declined when you were asked to approve it.",
+    "error": "The run could not proceed, so nothing can be relied on.",
+    "interrupted": "This was stopped before the end (Ctrl-C or SIGTERM): check the submissions below "
+    "before running it again.",
+}
+AUDIT_LEADS = {
+    "done": "The claim holds: every criterion was observed in the real systems.",
+    "not_verified": "The claim does NOT hold as stated: see the criteria that were not met below.",
+    "error": "The audit could not be finished.",
+}
+_HTTP_ERROR = re.compile(r"\bHTTP [45]\d\d\b")
+_OUTCOME_LINES = ("OK", "ERROR", "FAILED", "BLOCKED", "REJECTED", "REFUSED", "Result", "Messages shown")
+
+
+def _one_line(text: object, limit: int = 300) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def action_outcome(result: str) -> str:
+    """Each action of a tool call with its own outcome (a multi-action call reports one line per action)."""
+    lines = [
+        ln.strip(" -")
+        for ln in result.splitlines()
+        if ln.strip(" -").startswith(_OUTCOME_LINES) or _HTTP_ERROR.search(ln)
+    ]
+    if len(lines) > 1:
+        return _one_line("; ".join(lines[:6]), 400)
+    return one_line(result)
+
+
+def _values(state: RunState) -> list[tuple[str, str, str]]:
+    """(name, value, where it came from) for every value the steps reported; the latest wins."""
+    found: dict[str, tuple[str, str]] = {}
+    cited = [c for r in state.steps_done for c in r.report.sources]
+    for record in state.steps_done:
+        for name, value in record.report.data.items():
+            origin = next((c.source for c in record.report.sources if value and value in c.quote), "")
+            origin = origin or next((c.source for c in cited if value and value in c.quote), "")
+            found[name] = (value, origin or f"step {record.index + 1} ({record.role})")
+    return [(name, value, origin) for name, (value, origin) in found.items()]
+
+
+def caveats(ctx: RunContext, state: RunState) -> list[str]:
+    """Every warning raised on the way: the steps' caveats, steps that failed, unmet or rejected checks."""
+    out: list[str] = []
+    for record in state.steps_done:
+        out += [f"{c} (step {record.index + 1})" for c in record.report.caveats]
+        if record.report.status in ("failed", "blocked"):
+            out.append(
+                f"Step {record.index + 1} ({record.title}) {record.report.status}: {record.report.summary}"
+            )
+    if state.verdicts:
+        out += [
+            f"Not confirmed: {c.criterion} — {c.observed}" for c in state.verdicts[-1].checks if not c.met
+        ]
+    out += [f"Policy {p.decision}: {p.detail.get('reason', '')}" for p in _blocked(ctx)]
+    return list(dict.fromkeys(_one_line(c, 400) for c in out))
+
+
+def _blocked(ctx: RunContext) -> list[Any]:
+    return [p for p in ctx.tracer.of_kind("policy") if p.decision not in ("allowed", "approved")]
+
+
+def submissions(ctx: RunContext) -> list[str]:
+    """Every data-changing submission attempt, with the result of the action that sent it."""
+    out: list[str] = []
+    events = ctx.tracer.events
+    for i, event in enumerate(events):
+        repeat = event.kind == "policy" and "approved before" in str(event.detail.get("reason", ""))
+        if event.kind != "approval" and not repeat:
+            continue
+        if event.kind == "approval":
+            what, fields = event.question, ", ".join(f"{k}={v}" for k, v in event.payload.items())
+            decision = f"**{event.answer}** by you" + (f" ({event.note})" if event.note else "")
+        else:
+            what = f"{event.detail.get('method', '')} {event.detail.get('url', '')}"
+            fields, decision = "the same values", "sent again (already approved)"
+        result = next((e for e in events[i + 1 :] if e.kind == "tool_call"), None)
+        outcome = action_outcome(result.result) if result is not None else "no result recorded"
+        sent = "" if event.kind == "approval" and event.answer == "rejected" else f" → result: {outcome}"
+        out.append(f"{len(out) + 1}. {what} [{fields}] — {decision}{sent}")
+    return out
+
+
+def _answer_section(ctx: RunContext, state: RunState, outcome: str) -> list[str]:
+    audit = state.mode == "audit"
+    lead = (AUDIT_LEADS if audit else LEADS).get(outcome, state.outcome_reason)
+    out = ["## Answer", "", lead]
+    last = state.steps_done[-1].report if state.steps_done else None
+    if last is not None and not audit:
+        label = (
+            "What the crew found"
+            if state.plan is not None and not state.plan.changes_data
+            else "What was done"
+        )
+        out += ["", f"**{label}:** {_one_line(last.summary, 1500)}"]
+    values = _values(state)
+    if values:
+        out += ["", "**Values** (and where they came from):"]
+        out += [f"- {name}: `{_one_line(value, 200)}` — from {origin}" for name, value, origin in values]
+    attempts = submissions(ctx)
+    if attempts:
+        out += ["", "**Submissions** (every attempt, with its result):", *attempts]
+    notes = caveats(ctx, state)
+    out += ["", "**Caveats:**", *([f"- {c}" for c in notes] or ["- none were raised"])]
+    if state.outcome_reason and outcome not in ("done", "nothing_to_do"):
+        out += ["", f"Why: {state.outcome_reason}"]
+    return out
+
+
+def _sources(state: RunState) -> list[str]:
+    seen: dict[tuple[str, str], None] = {}
+    for record in reversed(state.steps_done):  # the latest step's quotes first, each once
+        for c in record.report.sources:
+            seen.setdefault((c.source, _one_line(c.quote, 300)), None)
+    return [f"- {source} — “{quote}”" for source, quote in seen]
+
+
 def render_report(ctx: RunContext, state: RunState, screenshot: Path | None) -> str:
     outcome = state.outcome or "error"
-    headline = AUDIT_HEADLINES.get(outcome, outcome) if state.mode == "audit" else HEADLINES[outcome]
+    audit = state.mode == "audit"
+    headline = AUDIT_HEADLINES.get(outcome, outcome) if audit else HEADLINES[outcome]
+    shown = {"done": "verified", "not_verified": "not verified"}.get(outcome, outcome) if audit else outcome
     out = [
         f"# {headline}",
         "",
-        f"**Task:** {ctx.task}",
+        f"**{'Claim audited' if audit else 'Task'}:** {ctx.task}",
         "",
-        f"**Outcome:** `{outcome}` — {state.outcome_reason}",
+        *_answer_section(ctx, state, outcome),
+        "",
+        f"**Outcome:** `{shown}` — {state.outcome_reason}",
     ]
-    if state.answer:
-        out += ["", "## Answer", "", state.answer]
-        last = state.steps_done[-1].report if state.steps_done else None
-        if last is not None and last.data:
-            out += ["", *[f"- **{k}:** {v}" for k, v in last.data.items()]]
-        cited = [c for r in state.steps_done for c in r.report.sources]
-        if cited:
-            out += ["", "Sources:", *[f"- {c.source} — “{c.quote}”" for c in cited]]
+    if sources := _sources(state):
+        out += ["", "**Sources:**", *sources]
     if state.verdicts:
         verdict = state.verdicts[-1]
         out += [
@@ -65,7 +190,7 @@ def render_report(ctx: RunContext, state: RunState, screenshot: Path | None) -> 
         out += ["", f"Verifier: {verdict.reason}"]
         for i, earlier in enumerate(state.verdicts[:-1], 1):
             out.append(f"- Earlier attempt {i}: not verified — {earlier.reason}")
-    if state.plan is not None:
+    if state.plan is not None and not audit:
         out += [
             "",
             "## Plan" + (f" (version {state.plan_version})" if state.plan_version > 1 else ""),
@@ -73,14 +198,18 @@ def render_report(ctx: RunContext, state: RunState, screenshot: Path | None) -> 
             "```",
         ]
         out += [state.plan.render(), "```"]
+    elif state.plan is not None:
+        out += ["", "## Criteria audited", "", *[f"- {c}" for c in state.plan.success_criteria]]
     out += ["", "## Decision trail", ""]
     tool_calls = ctx.tracer.of_kind("tool_call")
     pending: list[str] = []
     for event in ctx.tracer.events:
         if event.kind == "tool_call":
-            first = one_line(event.result)
             warn = f" — _{event.warning[:120]}_" if event.warning else ""
-            pending.append(f"  - `{event.tool}`{'' if event.ok else ' ✗'} {first}{warn}")
+            args = _one_line(json.dumps(event.args, ensure_ascii=False, default=str), 160)
+            pending.append(
+                f"  - `{event.tool}`({args}){'' if event.ok else ' ✗'} → {action_outcome(event.result)}{warn}"
+            )
         elif event.kind == "plan":
             label = "Replanned" if event.replan else "Planned"
             out.append(
@@ -89,7 +218,7 @@ def render_report(ctx: RunContext, state: RunState, screenshot: Path | None) -> 
         elif event.kind == "step":
             out.append(
                 f"- **Step {event.index + 1} [{event.role}] {event.title}** → `{event.report.status}`: "
-                f"{event.report.summary}"
+                f"{_one_line(event.report.summary, 600)}"
             )
             out += pending
             pending = []
@@ -97,9 +226,11 @@ def render_report(ctx: RunContext, state: RunState, screenshot: Path | None) -> 
             out.append(f"- **Control:** {event.action} — {event.reason}")
         elif event.kind == "verdict":
             result = "verified" if event.verdict.verified else "not verified"
-            out.append(f"- **Verification {event.attempt}:** {result} — {event.verdict.reason}")
+            who = "Audit check" if audit else "Verification"
+            out.append(f"- **{who} {event.attempt}:** {result} — {event.verdict.reason}")
             out += pending
             pending = []
+    out += pending
     approvals = ctx.tracer.of_kind("approval")
     out += ["", "## Approvals", ""]
     if approvals:
@@ -107,20 +238,28 @@ def render_report(ctx: RunContext, state: RunState, screenshot: Path | None) -> 
             payload = ", ".join(f"{k}={v}" for k, v in a.payload.items())
             out.append(f"- {a.question} [{payload}] → **{a.answer}**" + (f" ({a.note})" if a.note else ""))
     else:
-        out.append("None were needed.")
-    blocked = [p for p in ctx.tracer.of_kind("policy") if p.decision not in ("allowed", "approved")]
-    if blocked:
+        out.append("None were needed." if not audit else "None: an audit changes nothing.")
+    if blocked := _blocked(ctx):
         out += ["", "## Policy decisions", ""]
         out += [f"- {p.decision}: {', '.join(f'{k}={v}' for k, v in p.detail.items())}" for p in blocked]
     if state.learned:
         out += ["", "## Learned (stored with provenance)", "", *[f"- {fact}" for fact in state.learned]]
     usage = ctx.usage
-    cost = "unknown (no price for this model)" if usage.cost_usd is None else f"${usage.cost_usd:.4f}"
+    cost = (
+        "unknown (no price is configured for this model; tokens are counted above)"
+        if usage.cost_usd is None
+        else f"${usage.cost_usd:.4f}"
+    )
+    models = (
+        f"- Model: verifier `{ctx.verifier_llm.spec.raw}` (an audit runs the verifier only)"
+        if audit
+        else f"- Models: worker `{ctx.worker_llm.spec.raw}`, verifier `{ctx.verifier_llm.spec.raw}`"
+    )
     out += [
         "",
         "## Usage",
         "",
-        f"- Models: worker `{ctx.worker_llm.spec.raw}`, verifier `{ctx.verifier_llm.spec.raw}`",
+        models,
         f"- LLM calls: {usage.calls} ({', '.join(f'{k} {v}' for k, v in sorted(usage.by_role.items()))})",
         f"- Tokens: {usage.input_tokens} in, {usage.output_tokens} out; largest prompt {usage.max_prompt_tokens}",
         f"- Cost: {cost}",

@@ -18,7 +18,9 @@ from taskcrew.crew.flow import TaskFlow
 from taskcrew.crew.llm import TracedLLM, build_provider_llm
 from taskcrew.crew.models import Outcome, RunState
 from taskcrew.crew.modelspec import ModelSpec, choose_models, load_prices
+from taskcrew.crew.provenance import SourcedHuman, origins
 from taskcrew.crew.steps import finish
+from taskcrew.crew.stopping import RunInterrupted, call_interruptibly
 from taskcrew.crew.toolbox import System, Toolbox
 from taskcrew.crew.trace import ControlEvent, RunStarted, Tracer, decision_event
 from taskcrew.roles import load_roles
@@ -122,6 +124,12 @@ def build_context(
         notes=notes,
     )
     ctx.worker_llm.on_call = ctx.verifier_llm.on_call = ctx.record_llm_call
+    if isinstance(res.human, SourcedHuman):
+        res.human.explain = lambda fields: origins(
+            fields,
+            [(e.index + 1, e.role, e.report) for e in tracer.of_kind("step")],
+            toolbox.source_text,
+        )
     tracer.emit(
         RunStarted(
             task=settings.task,
@@ -141,7 +149,15 @@ def run_task(settings: RunSettings, res: RunResources) -> RunResult:
     ctx = build_context(settings, res, worker=models.worker, verifier=models.verifier)
     flow = TaskFlow(ctx=ctx)
     try:
-        flow.kickoff()
+        call_interruptibly(flow.kickoff)  # the main thread stays free for SIGINT/SIGTERM
+    except RunInterrupted as stop:  # an interrupt too ends in a report of what was done
+        flow.state.outcome = "interrupted"
+        flow.state.outcome_reason = (
+            f"stopped by {stop.signal_name} after {len(flow.state.steps_done)} finished step(s) and "
+            f"{ctx.usage.calls} model call(s); see the trace for what was done"
+        )
+        ctx.tracer.emit(ControlEvent(action="end:interrupted", reason=flow.state.outcome_reason))
+        finish(ctx, flow.state)
     except Exception as exc:  # a crash still ends in an honest report, never in silence
         flow.state.outcome = "error"
         flow.state.outcome_reason = f"the run crashed: {type(exc).__name__}: {exc}"

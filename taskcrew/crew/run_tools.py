@@ -8,6 +8,7 @@ from crewai.tools import BaseTool
 from pydantic import BaseModel, ConfigDict, Field
 
 MAX_NOTES = 50
+NOTES_ECHOED = 12
 
 
 class NoteArgs(BaseModel):
@@ -21,8 +22,9 @@ class NoteTool(BaseTool):
 
     name: str = "note"
     description: str = (
-        "Save a short note for the rest of this run (a value you found, a decision, a problem). "
-        "Later steps see the most recent notes."
+        "Save a short note for the rest of this run (a value you found, a quote, a decision, a "
+        "problem). Older tool results are shortened as you work; notes are not: the reply lists "
+        "all your recent notes, and later steps see them too."
     )
     args_schema: type[BaseModel] = NoteArgs
     notes: Any = Field(exclude=True, description="the run's notes list, appended in place")
@@ -30,7 +32,8 @@ class NoteTool(BaseTool):
     def _run(self, text: str) -> str:
         self.notes.append(text.strip())
         del self.notes[:-MAX_NOTES]
-        return f"Noted ({len(self.notes)} notes in this run)."
+        recent = "\n".join(f"- {note}" for note in self.notes[-NOTES_ECHOED:])
+        return f"Noted ({len(self.notes)} notes in this run). Your recent notes:\n{recent}"
 
 
 class AskArgs(BaseModel):
@@ -45,8 +48,8 @@ class AskUserTool(BaseTool):
     name: str = "ask_user"
     description: str = (
         "Ask the person who gave you the task a question when the request is ambiguous or "
-        "information is missing. Returns their answer. Do not use it for approvals: changes are "
-        "approved automatically at the moment you submit them."
+        "information is missing. Returns their answer. Do not use it for approvals: when you submit a "
+        "change, the person is shown its exact values and asked to approve it before it is sent."
     )
     args_schema: type[BaseModel] = AskArgs
     human: Any = Field(exclude=True)

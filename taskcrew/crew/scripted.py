@@ -25,6 +25,13 @@ class ToolCall(BaseModel):
     raw_arguments: str | None = None  # send these bytes verbatim (to test malformed JSON)
 
 
+class Said(BaseModel):
+    """Tool calls with text beside them, as real models often answer."""
+
+    text: str
+    calls: list[ToolCall]
+
+
 class ScriptedCall(BaseModel):
     """What the scripted model was shown on one call."""
 
@@ -59,7 +66,7 @@ class ScriptedCall(BaseModel):
         raise ScriptError(f"no element matching {pattern!r} in the latest observation:\n{source[:3000]}")
 
 
-Reply = str | ToolCall | list[ToolCall] | BaseModel
+Reply = str | ToolCall | list[ToolCall] | Said | BaseModel
 Policy = Callable[[ScriptedCall], Reply]
 
 
@@ -174,11 +181,15 @@ class ScriptedLLM(BaseLLM):
                     f"a Loop step for role {record.role!r} did not finish in {step.max_calls} calls"
                 )
             reply = step.policy(record)
-            if not isinstance(reply, (ToolCall, list)):
+            if not isinstance(reply, (ToolCall, list, Said)):
                 queue.popleft()
         else:
             queue.popleft()
             reply = step(record) if callable(step) else step
+        if isinstance(reply, Said):
+            calls = _as_tool_calls(reply.calls)
+            calls[0]["prose"] = reply.text  # TracedLLM keeps it; crewAI would drop it
+            return calls
         if isinstance(reply, (ToolCall, list)):
             return _as_tool_calls(reply)
         if isinstance(reply, BaseModel):

@@ -9,10 +9,18 @@ from urllib.parse import urlsplit
 from crewai.tools import BaseTool
 from pydantic import BaseModel
 
-from taskcrew.crew.citations import check_citations, quotes_unseen
+from taskcrew.crew.citations import about_system_state, check_citations, lines_with, quotes_unseen
 from taskcrew.crew.context import RunContext
 from taskcrew.crew.guard import Budget, GuardedTool
-from taskcrew.crew.models import CriterionCheck, Plan, Reflection, RunState, StepRecord, StepReport, Verdict
+from taskcrew.crew.models import (
+    CriterionCheck,
+    Plan,
+    Reflection,
+    RunState,
+    StepRecord,
+    StepReport,
+    Verdict,
+)
 from taskcrew.crew.report import write_report
 from taskcrew.crew.runner import AgentTaskError, run_role
 from taskcrew.crew.trace import (
@@ -32,7 +40,8 @@ NONE = "(none)"
 
 
 def _bullets(items: list[str]) -> str:
-    return "\n".join(f"- {item}" for item in items) if items else NONE
+    """One bullet per item (an item that already starts with a bullet keeps one, not two)."""
+    return "\n".join(f"- {item.strip().removeprefix('- ')}" for item in items) if items else NONE
 
 
 def _results(state: RunState) -> str:
@@ -47,6 +56,8 @@ def _results(state: RunState) -> str:
         else:
             summary = record.report.summary
         lines.append(f"- {head}: {summary}" + (f"\n  data: {data}" if data else ""))
+        if record.report.caveats:
+            lines.append("  caveats: " + "; ".join(record.report.caveats)[:400])
     return "\n".join(lines) if lines else NONE
 
 
@@ -144,9 +155,27 @@ def work_step(ctx: RunContext, state: RunState, index: int) -> StepReport:
         )
     except AgentTaskError as exc:
         report = StepReport(status="failed", summary=f"the step could not be finished: {exc}"[:2900])
+    report = resolve_citations(report, ctx.toolbox.source_text)
     if ctx.budget.exhausted and report.status == "done":
         report = report.model_copy(update={"status": "failed"})
     return report
+
+
+def resolve_citations(report: StepReport, read: Callable[[str], str | None]) -> StepReport:
+    """Citations that point (``find``) get the whole line copied from the source by code.
+
+    Words the source does not contain stay as the quote, so the citation check flags them."""
+    if not any(c.find for c in report.sources):
+        return report
+    sources = []
+    for citation in report.sources:
+        if citation.find:
+            text = read(citation.source)
+            lines = lines_with(citation.find, [text]) if text else []
+            quote = lines[0][:500] if lines else citation.quote or citation.find
+            citation = citation.model_copy(update={"quote": quote})
+        sources.append(citation)
+    return report.model_copy(update={"sources": sources})
 
 
 def trace_step(ctx: RunContext, record: StepRecord) -> None:
@@ -183,36 +212,77 @@ def verify(ctx: RunContext, state: RunState) -> Verdict:
         if state.claim == "nothing_to_do"
         else "the task is complete"
     )
+    knowledge = ctx.knowledge.context_for(ctx.task) if ctx.knowledge is not None else None
     verdict = _ask(
         ctx,
         "verifier",
         "verify",
         Verdict,
         tools=_guarded(ctx, "verifier", budget),
+        procedures=_bullets(knowledge.procedures) if knowledge else NONE,
         claim=claim,
         task=ctx.task,
         criteria=_bullets(state.plan.success_criteria),
         worker_summary=_results(state),
         environment=ctx.toolbox.environment(),
     )
-    verdict = check_verdict(verdict, state.plan, ctx.toolbox.visited_sources(), ctx.toolbox.sources.texts())
+    verdict = check_verdict(
+        verdict,
+        state.plan,
+        ctx.toolbox.visited_sources(),
+        ctx.toolbox.sources.texts(),
+        systems=[(s.name, s.url) for s in ctx.toolbox.systems],
+    )
     verdict = check_cited_facts(verdict, state, ctx.toolbox.source_text)
     ctx.tracer.emit(VerdictEvent(attempt=state.verify_attempts, verdict=verdict))
     return verdict
 
 
+def _on_system(source: str, systems: list[tuple[str, str]]) -> bool:
+    host = urlsplit(source.strip()).netloc
+    return bool(host) and any(urlsplit(url).netloc == host for _, url in systems)
+
+
 def check_verdict(
-    verdict: Verdict, plan: Plan, seen: set[str], texts: dict[str, list[str]] | None = None
+    verdict: Verdict,
+    plan: Plan,
+    seen: set[str],
+    texts: dict[str, list[str]] | None = None,
+    systems: list[tuple[str, str]] | None = None,
 ) -> Verdict:
     """Code has the last word: every criterion checked, every check citing a source actually opened,
-    every quoted line in a check seen there by the verifier itself (``texts``: what it saw, by source)."""
+    every quoted line in a check seen there by the verifier itself (``texts``: what it saw, by source).
+
+    Evidence by pointer: a check that names ``find`` (words of a line it saw) gets that whole line,
+    copied by code from what the verifier saw, as its evidence. A criterion about a system's state
+    (``systems``: name, URL) must be checked on that system's pages, not in a document.
+    """
     checks = []
     for check in verdict.checks:
         rejection = None
+        there = [
+            t for source, ts in (texts or {}).items() if _same_source(check.source, {source}) for t in ts
+        ]
         if check.met and not _same_source(check.source, seen):
             rejection = f"{check.source!r} was not opened during verification"
+        elif (
+            check.met
+            and systems
+            and plan.changes_data
+            and about_system_state(check.criterion, [name for name, _ in systems])
+            and not _on_system(check.source, systems)
+        ):
+            rejection = (
+                f"a criterion about the state of a system must be checked on that system's own pages "
+                f"({', '.join(url for _, url in systems)}), not in {check.source!r}"
+            )
+        elif check.met and check.find and texts is not None:
+            lines = lines_with(check.find, there)
+            if lines:
+                check = check.model_copy(update={"observed": " / ".join(f"“{ln}”" for ln in lines)})
+            else:
+                rejection = f"the verifier never saw {check.find!r} at {check.source!r} in this verification"
         elif check.met and texts is not None:
-            there = [t for source, ts in texts.items() if _same_source(check.source, {source}) for t in ts]
             unseen = quotes_unseen(check.observed, there)
             if unseen:
                 rejection = f"the verifier never saw {unseen[0]!r} at {check.source!r} in this verification"

@@ -5,7 +5,7 @@
   notes, ask_user
 - verifier: read-only browser in a fresh context, read-only files, web_fetch and python — every
   source it opens is recorded (a computation it runs as "python"), so its verdict can only cite
-  what it really looked at
+  what it really looked at; and ``note`` (its own working notes, which change nothing)
 - planner, reflector: no tools (their inputs are put in their prompts)
 """
 
@@ -126,6 +126,8 @@ class Toolbox:
         today: date | None = None,
     ) -> None:
         self.files = SandboxFiles(files_root(sandbox))
+        if (policy := getattr(browser, "policy", None)) is not None:  # values read by OCR get a note
+            policy.flaggers.append(self.files.provenance.flag)
         self.systems = systems or []
         self.human = human
         self.notes = notes
@@ -135,6 +137,7 @@ class Toolbox:
         self.fetch_text = fetch_text
         self.today = today or date.today()
         self.sources = SourceLog()
+        self.verifier_notes: list[str] = []  # the verifier's own, kept apart from the workers' run notes
 
     def environment(self) -> str:
         lines = [
@@ -181,7 +184,7 @@ class Toolbox:
                 if t.name == "python"
             ]
             browser = self.browser.verifier_tools(self.sources.add) if self.browser is not None else []
-            return browser + reading + fetching + computing
+            return browser + reading + fetching + computing + [NoteTool(notes=self.verifier_notes)]
         return []
 
     def source_text(self, source: str) -> str | None:
@@ -195,6 +198,7 @@ class Toolbox:
 
     def begin_verification(self) -> None:
         self.sources.clear()
+        self.verifier_notes.clear()
         if self.browser is not None:
             self.browser.fresh_verifier()
 

@@ -73,6 +73,7 @@ class ApprovalEvent(_Event):
     payload: dict[str, Any] = Field(default_factory=dict)
     answer: str
     note: str = ""
+    flags: dict[str, str] = Field(default_factory=dict)  # field -> what the approver was warned of
 
 
 class StepEvent(_Event):
@@ -190,6 +191,7 @@ def decision_event(decision: Any) -> _Event:
             payload=fields,
             answer=decision.outcome,
             note=decision.answer or "",
+            flags={f.name: f.note for f in decision.fields if getattr(f, "note", None)},
         )
     detail = {
         "kind": decision.kind,

@@ -23,6 +23,7 @@ from taskcrew.crew.context import RunLimits
 from taskcrew.crew.errors import WorkplaceError
 from taskcrew.crew.run import RunResources, RunResult, RunSettings, ScriptedFactory, run_task
 from taskcrew.crew.toolbox import System
+from taskcrew.inputs import probe_web_app
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost")
 SECRET_NAMES = ("ERP_USERNAME", "ERP_PASSWORD")
@@ -38,6 +39,32 @@ def reachable(url: str, timeout: float = 1.5) -> bool:
         return True
     except (urllib.error.URLError, OSError, ValueError):
         return False
+
+
+def demo_erp_login(url: str) -> dict[str, str] | None:
+    """The login of the demo ERP at ``url`` when it is ours (``/_about``) and its login is the one
+    this environment configures for it (``ACME_ERP_*``, else demo/demo123); else None."""
+    import json
+
+    from pydantic import ValidationError
+
+    from taskcrew.mock_erp.identity import ABOUT_PATH, APP_NAME, ErpAbout, login_matches
+    from taskcrew.mock_erp.settings import ErpSettings
+
+    try:
+        with urllib.request.urlopen(url.rstrip("/") + ABOUT_PATH, timeout=3) as response:
+            info = ErpAbout.model_validate(json.loads(response.read(65_536)))
+    except (urllib.error.URLError, OSError, ValueError, ValidationError):
+        return None
+    if info.app != APP_NAME:
+        return None
+    settings = ErpSettings.from_env()
+    if not login_matches(info, settings):
+        raise WorkplaceError(
+            f"the demo ERP at {url} was started with another login than this environment's "
+            "ACME_ERP_USERNAME / ACME_ERP_PASSWORD: set the same ones here, or ERP_USERNAME and ERP_PASSWORD"
+        )
+    return {"ERP_USERNAME": settings.username, "ERP_PASSWORD": settings.password.get_secret_value()}
 
 
 def _port(url: str) -> int:
@@ -106,7 +133,9 @@ class Workplace:
         raise WorkplaceError(INSTALL_HINT)
 
     def _start_services(self) -> None:
-        if not reachable(self.erp_url):
+        if reachable(self.erp_url):
+            probe_web_app(self.erp_url, "the ERP", "--erp-url")
+        else:
             if not (self.settings.start_local and urlsplit(self.erp_url).hostname in LOCAL_HOSTS):
                 raise WorkplaceError(
                     f"the ERP at {self.erp_url} is unreachable: start it with `taskcrew erp serve` "
@@ -140,6 +169,9 @@ class Workplace:
             return Vault(secrets, public=PUBLIC_NAMES, hosts=hosts)
         vault = Vault.from_env(SECRET_NAMES, public=PUBLIC_NAMES, hosts=hosts)
         if len(vault) < len(SECRET_NAMES):
+            demo = demo_erp_login(self.erp_url)  # a demo ERP started by `taskcrew erp serve`
+            if demo is not None:
+                return Vault(demo, public=PUBLIC_NAMES, hosts=hosts)
             raise WorkplaceError(
                 "the ERP's credentials are not configured: set ERP_USERNAME and ERP_PASSWORD in the "
                 "environment or in .env (the model only ever sees {{secret:NAME}} placeholders)"
@@ -216,10 +248,11 @@ class Workplace:
     ) -> RunResources:
         """A run's browser (behind a fresh policy gate; ``read_only`` refuses every change), tools
         and knowledge."""
+        from taskcrew.crew.provenance import SourcedHuman
         from taskcrew.tools.browser import BrowserConfig, BrowserRuntime
 
         log = DecisionLog()
-        human = human or self.human
+        human = SourcedHuman(human or self.human)  # approvals show where each value came from
         policy = self._policy(log, human, read_only=read_only)
         config = BrowserConfig(
             executable_path=self.settings.chromium,
@@ -303,7 +336,8 @@ class Workplace:
             criteria = criteria_from_claim(claim or "")
             subject = claim or ""
         settings = self.run_settings(subject.strip(), verifier_model=verifier_model)
-        res = self.resources(scripted=scripted, listeners=listeners, knowledge=False, read_only=True)
+        # the procedures define terms such as "latest"; an audit reads them and writes no facts
+        res = self.resources(scripted=scripted, listeners=listeners, knowledge=True, read_only=True)
         return run_audit(settings, res, criteria)
 
     def _knowledge(self, store: Any) -> tuple[Any, list[Any]]:

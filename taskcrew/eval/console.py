@@ -28,6 +28,7 @@ OUTCOME_STYLE = {
     "not_verified": "red",
     "rejected": "yellow",
     "error": "red",
+    "interrupted": "yellow",
     "unfinished": "dim",
 }
 
@@ -99,18 +100,18 @@ def print_runs(runs: list[RunSummary], console: Console) -> None:
     console.print(f"{len(runs)} run(s), newest first")
     for run in runs:
         style = OUTCOME_STYLE.get(run.outcome, "")
-        figures = "—"
-        if run.finished:
-            time = f"{run.seconds:.1f} s" if run.seconds is not None else "—"
-            figures = (
-                f"{run.llm_calls} LLM calls, {run.input_tokens}/{run.output_tokens} tokens, "
-                f"{_cost(run.cost_usd)}, {time}"
-            )
+        time = f"{run.seconds:.1f} s" if run.seconds is not None else "—"
+        figures = (
+            f"{run.llm_calls} LLM calls, {run.input_tokens}/{run.output_tokens} tokens, "
+            f"{_cost(run.cost_usd)}, {time}"
+        )
         console.print(
             f"[bold]{run.name}[/]  [{style}]{run.outcome}[/]  {figures}  "
             f"[dim]{run.worker_model} / {run.verifier_model}[/]"
         )
         console.print(f"    {run.task}")
+        if not run.finished:
+            console.print(f"    [dim]{run.reason}[/]")
 
 
 def print_run(run: RunSummary, report: str | None, console: Console) -> None:
@@ -121,7 +122,7 @@ def print_run(run: RunSummary, report: str | None, console: Console) -> None:
     time = f"{run.seconds:.1f} s" if run.seconds is not None else "—"
     console.print(
         f"LLM calls {run.llm_calls}; tokens {run.input_tokens} in, {run.output_tokens} out; "
-        f"cost {_cost(run.cost_usd) if run.finished else '—'}; time {time}"
+        f"cost {_cost(run.cost_usd)}; time {time}"
     )
     console.print(f"folder: {run.path}")
     if report is not None:

@@ -83,7 +83,8 @@ class CaseFile(BaseModel):
 
 
 def load_cases(directory: Path = CASES_DIR, pattern: str | None = None) -> list[EvalCase]:
-    """Every case in every YAML file of ``directory``; ``pattern`` filters ids (substring or glob)."""
+    """Every case in every YAML file of ``directory``; ``pattern`` filters ids: comma-separated
+    parts, each a substring or a glob (``a,b``, ``invoice-*``, ``north*,duplicate``)."""
     from fnmatch import fnmatch
 
     cases: list[EvalCase] = []
@@ -92,8 +93,9 @@ def load_cases(directory: Path = CASES_DIR, pattern: str | None = None) -> list[
     ids = [c.id for c in cases]
     if len(ids) != len(set(ids)):
         raise ValueError(f"duplicate case ids in {directory}")
-    if pattern:
-        cases = [c for c in cases if fnmatch(c.id, pattern) or pattern in c.id]
+    parts = [p.strip() for p in (pattern or "").split(",") if p.strip()]
+    if parts:
+        cases = [c for c in cases if any(fnmatch(c.id, p) or p in c.id for p in parts)]
     return cases
 
 
@@ -110,3 +112,11 @@ class Grade(BaseModel):
     @property
     def failures(self) -> list[Check]:
         return [c for c in self.checks if not c.passed]
+
+
+def no_case_matches(selection: str | None, cases_dir: Path) -> str:
+    """What to say when a --cases selection picks nothing, and how to see the cases there are."""
+    return (
+        f"no case matches {selection!r} in {cases_dir.name}/; `taskcrew eval --list` lists the cases "
+        "(give ids or parts of ids, comma-separated; * patterns work)"
+    )

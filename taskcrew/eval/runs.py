@@ -7,14 +7,16 @@ outcome, tokens, cost and time) and report.md. Reading them needs no crewai: thi
 from __future__ import annotations
 
 import json
+import re
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 TRACE = "trace.jsonl"
 REPORT = "report.md"
+_AT = re.compile(r'\{"at": "([^"]+)"')  # every event starts with its time
 MAX_DEPTH = 3  # runs_dir/<run>, runs_dir/<group>/<run> (eval sweeps), one level more
 
 
@@ -36,6 +38,9 @@ class RunSummary(BaseModel):
     output_tokens: int = 0
     cost_usd: Decimal | None = None
     seconds: float | None = None
+    approvals_asked: int = 0
+    approvals_given: int = 0
+    verified: bool | None = Field(default=None, description="the last verdict; None: never checked")
 
     @property
     def finished(self) -> bool:
@@ -83,7 +88,10 @@ def read_run(folder: Path) -> RunSummary:
         worker_model=str(started.get("worker_model", "")),
         verifier_model=str(started.get("verifier_model", "")),
     )
-    if finished is not None:
+    _tally(trace, summary, count_calls=finished is None)
+    if finished is None:
+        summary.reason = _unfinished_reason(summary)
+    else:
         summary.outcome = str(finished.get("outcome", "unfinished"))
         summary.reason = str(finished.get("reason", ""))
         summary.llm_calls = int(finished.get("llm_calls", 0))
@@ -92,6 +100,66 @@ def read_run(folder: Path) -> RunSummary:
         summary.cost_usd = _cost(finished.get("cost_usd"))
         summary.seconds = float(finished.get("seconds", 0.0))
     return summary
+
+
+def _tally(trace: Path, summary: RunSummary, *, count_calls: bool) -> None:
+    """Approvals and verdicts from the whole trace; for an unfinished run also its calls, tokens,
+    cost and time (a killed run never wrote its run_finished totals)."""
+    cost: Decimal | None = Decimal(0)
+    last_at = ""
+    with trace.open(encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            kind = next((k for k in ('"llm_call"', '"approval"', '"verdict"') if k in line), None)
+            if stamp := _AT.match(line):
+                last_at = stamp.group(1)
+            if kind is None:
+                continue
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue  # a line cut short by a kill
+            if event.get("kind") == "approval":
+                summary.approvals_asked += 1
+                summary.approvals_given += event.get("answer") in ("approved", "approve")
+            elif event.get("kind") == "verdict":
+                summary.verified = bool(event.get("verdict", {}).get("verified"))
+            elif event.get("kind") == "llm_call" and count_calls:
+                call = event.get("call", {})
+                summary.llm_calls += 1
+                summary.input_tokens += int(call.get("prompt_tokens", 0))
+                summary.output_tokens += int(call.get("output_tokens", 0))
+                price = _cost(call.get("cost_usd"))
+                cost = None if cost is None or price is None else cost + price
+    if count_calls:
+        summary.cost_usd = cost
+        summary.seconds = _seconds_between(summary.started_at, last_at)
+
+
+def _seconds_between(start: str, end: str) -> float | None:
+    from datetime import datetime
+
+    try:
+        return round((datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds(), 1)
+    except ValueError:
+        return None
+
+
+def _unfinished_reason(run: RunSummary) -> str:
+    """What an unfinished run's trace shows, said plainly."""
+    parts = [f"the run stopped before it ended (killed?); its trace shows {run.llm_calls} model call(s)"]
+    if run.approvals_given:
+        parts.append(f"{run.approvals_given} change(s) approved and so submitted")
+    elif run.approvals_asked:
+        parts.append(f"{run.approvals_asked} change(s) asked about, none approved: nothing was submitted")
+    else:
+        parts.append("no change submitted")
+    if run.verified is True:
+        parts.append("the verifier confirmed the result in the real system")
+    elif run.verified is False:
+        parts.append("the verifier did not confirm the result")
+    elif run.approvals_given:
+        parts.append("never verified: check the system before running it again")
+    return "; ".join(parts)
 
 
 def _run_folders(root: Path, depth: int) -> list[Path]:

@@ -16,6 +16,7 @@ import multiprocessing as mp
 import os
 import queue
 import shutil
+import signal
 import tempfile
 import time
 import traceback
@@ -27,7 +28,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from taskcrew.config import DEFAULT_SANDBOX
-from taskcrew.eval.models import CASES_DIR, ChaosSetting, EvalCase, load_cases
+from taskcrew.crew.stopping import RunInterrupted
+from taskcrew.eval.models import CASES_DIR, ChaosSetting, EvalCase, load_cases, no_case_matches
 from taskcrew.eval.results import RunRecord, SweepReport
 
 AUDITOR = "scripted/auditor"
@@ -77,12 +79,40 @@ class SweepEvent(BaseModel):
 Listener = Callable[[SweepEvent], None]
 
 
+# ------------------------------------------------------------------------------ scratch folders
+SCRATCH_PREFIX = "taskcrew-eval-"
+OWNER_FILE = "owner.pid"
+
+
+def remove_stale_scratch(tmp: Path) -> list[Path]:
+    """Remove scratch folders of sweeps whose process is gone (killed with SIGKILL, say)."""
+    removed = []
+    for folder in tmp.glob(SCRATCH_PREFIX + "*"):
+        try:
+            pid = int((folder / OWNER_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # not ours, or still being created: leave it
+        if not _alive(pid):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 # ------------------------------------------------------------------------------ planning the sweep
 def select_cases(settings: SweepSettings) -> list[EvalCase]:
     cases = load_cases(settings.cases_dir, settings.case_pattern)
     if not cases:
-        known = ", ".join(c.id for c in load_cases(settings.cases_dir))
-        raise SweepError(f"no case matches {settings.case_pattern!r}; the cases are: {known}")
+        raise SweepError(no_case_matches(settings.case_pattern, settings.cases_dir))
     return cases
 
 
@@ -105,16 +135,19 @@ def verifier_for(worker: str, chosen: str | None) -> str:
 
 def check_model(raw: str) -> None:
     """Fail before any run starts: the provider string, its API key, a scripted model's name."""
-    from taskcrew.crew.llm import ModelConfigError, ModelSpec, build_provider_llm
-    from taskcrew.eval.solvers import SCRIPTED_MODELS
+    from taskcrew.crew.modelspec import ModelConfigError, ModelSpec, check_credentials
 
     try:
         spec = ModelSpec.parse(raw)
-        if spec.provider != "scripted":
-            build_provider_llm(spec)
+        check_credentials(spec)  # no crewai import: this check is instant
     except ModelConfigError as exc:
         raise SweepError(str(exc)) from exc
-    if spec.provider == "scripted" and spec.name not in SCRIPTED_MODELS:
+    if spec.provider != "scripted":
+        return
+    from taskcrew.eval.solvers import SCRIPTED_MODELS
+
+    realistic = spec.name.startswith("realistic-")  # scripted/realistic-<habit>, checked when built
+    if spec.name not in SCRIPTED_MODELS and not realistic:
         raise SweepError(f"unknown scripted model {raw!r}: the eval has {', '.join(SCRIPTED_MODELS)}")
 
 
@@ -319,7 +352,9 @@ def run_sweep(
     notify = listener or (lambda event: None)
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     clock = time.monotonic()
-    scratch = Path(tempfile.mkdtemp(prefix="taskcrew-eval-"))
+    remove_stale_scratch(Path(tempfile.gettempdir()))
+    scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX))
+    (scratch / OWNER_FILE).write_text(str(os.getpid()), encoding="utf-8")
     try:
         seed = settings.knowledge_seed or seed_knowledge(scratch / "knowledge-seed", settings.sandbox)
         runs_dir = settings.out_dir / "runs"
@@ -366,6 +401,8 @@ def _run_sequential(
             record = worker.run(job)
             records.append(record)
             notify(SweepEvent(kind="finished", job=job, record=record))
+            if record.outcome == "interrupted":  # SIGINT/SIGTERM during the run: stop the sweep
+                raise RunInterrupted(signal.SIGTERM)
     finally:
         worker.close()
     return records

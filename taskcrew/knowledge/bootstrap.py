@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from taskcrew.config import Paths
-from taskcrew.knowledge.embedder import MiniLMEmbedder
+from taskcrew.knowledge.embedder import EmbedderUnavailable, MiniLMEmbedder
+from taskcrew.knowledge.health import StoreDamaged, check_store
 from taskcrew.knowledge.models import IngestReport
 from taskcrew.knowledge.store import KnowledgeStore, StoreConfig
 
@@ -17,8 +18,20 @@ def open_store(
     embedder: MiniLMEmbedder | None = None,
     config: StoreConfig | None = None,
 ) -> KnowledgeStore:
-    """The store in ``directory`` (default: ``Paths.from_env().knowledge_dir``)."""
-    return KnowledgeStore(directory or Paths.from_env().knowledge_dir, embedder or MiniLMEmbedder(), config)
+    """The store in ``directory`` (default: ``Paths.from_env().knowledge_dir``).
+
+    A damaged store raises StoreDamaged (see ``health``) instead of being silently replaced.
+    """
+    chosen = directory or Paths.from_env().knowledge_dir
+    check_store(chosen)
+    try:
+        return KnowledgeStore(chosen, embedder or MiniLMEmbedder(), config)
+    except EmbedderUnavailable:
+        raise
+    except Exception as exc:  # chroma's own errors on a store it cannot read
+        raise StoreDamaged(
+            f"the knowledge store {chosen} cannot be opened: {type(exc).__name__}: {exc}"
+        ) from exc
 
 
 def seed_if_empty(store: KnowledgeStore, sandbox: Path | None = None) -> IngestReport | None:

@@ -11,12 +11,13 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from taskcrew.inputs import UserError, check_query
 from taskcrew.knowledge.bootstrap import open_store, seed_if_empty
 from taskcrew.knowledge.embedder import EmbedderUnavailable
-from taskcrew.knowledge.models import FileIngest, Ranking
+from taskcrew.knowledge.models import Ranking
 from taskcrew.knowledge.procedures import expand_paths
+from taskcrew.knowledge.progress import IngestProgress
 from taskcrew.knowledge.retrieval import clip
 from taskcrew.knowledge.store import KnowledgeStore
 
@@ -42,23 +43,10 @@ def ingest(paths: list[Path], directory: Path | None, console: Console) -> int:
         return FAILED
     try:
         store = _open(directory, console)
-        with Progress(
-            TextColumn("[progress.description]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=console,
-            transient=True,
-            disable=len(files) < 2,
-        ) as progress:
-            task = progress.add_task("Ingesting", total=len(files))
-
-            def advance(result: FileIngest) -> None:
-                progress.update(task, advance=1, description=f"Ingesting {escape(Path(result.path).name)}")
-
-            report = store.procedures.ingest(files, on_file=advance)
-    except EmbedderUnavailable as exc:
-        console.print(f"[red]{escape(str(exc))}[/red]")
+        with IngestProgress(console, len(files)) as progress:
+            report = store.procedures.ingest(files, on_file=progress.file_done, on_chunks=progress.chunks)
+    except (EmbedderUnavailable, UserError) as exc:  # UserError: a damaged store, a bad query
+        console.print(f"[red]error:[/red] {escape(str(exc))}")
         return UNAVAILABLE
     for f in report.files:
         note = f" ({f.added} new, {f.removed} removed)" if f.status == "replaced" else ""
@@ -72,10 +60,11 @@ def ingest(paths: list[Path], directory: Path | None, console: Console) -> int:
 
 def search(query: str, k: int, ranking: Ranking | None, directory: Path | None, console: Console) -> int:
     try:
+        query = check_query(query)
         store = _open(directory, console)
         hits = store.procedures.search(query, k=k, ranking=ranking)
-    except EmbedderUnavailable as exc:
-        console.print(f"[red]{escape(str(exc))}[/red]")
+    except (EmbedderUnavailable, UserError) as exc:  # UserError: a damaged store, a bad query
+        console.print(f"[red]error:[/red] {escape(str(exc))}")
         return UNAVAILABLE
     if not hits:
         console.print(
@@ -93,8 +82,8 @@ def facts(query: str | None, k: int, directory: Path | None, console: Console) -
     try:
         store = _open(directory, console)
         found = [h.fact for h in store.facts.search(query, k=k)] if query else store.facts.all()
-    except EmbedderUnavailable as exc:
-        console.print(f"[red]{escape(str(exc))}[/red]")
+    except (EmbedderUnavailable, UserError) as exc:  # UserError: a damaged store, a bad query
+        console.print(f"[red]error:[/red] {escape(str(exc))}")
         return UNAVAILABLE
     if not found:
         console.print(
@@ -115,8 +104,8 @@ def facts(query: str | None, k: int, directory: Path | None, console: Console) -
 def forget(fact_id: str, directory: Path | None, console: Console) -> int:
     try:
         removed = _open(directory, console).facts.forget(fact_id)
-    except EmbedderUnavailable as exc:
-        console.print(f"[red]{escape(str(exc))}[/red]")
+    except (EmbedderUnavailable, UserError) as exc:  # UserError: a damaged store, a bad query
+        console.print(f"[red]error:[/red] {escape(str(exc))}")
         return UNAVAILABLE
     if removed is None:
         console.print(

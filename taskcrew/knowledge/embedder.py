@@ -77,7 +77,7 @@ class MiniLMEmbedder(EmbeddingFunction[Documents]):
     """
 
     def __init__(
-        self, files: ModelFiles | None = None, batch_size: int = 32, threads: int | None = None
+        self, files: ModelFiles | None = None, batch_size: int = 16, threads: int | None = None
     ) -> None:
         self._files = files
         self._batch_size = batch_size
@@ -101,7 +101,7 @@ class MiniLMEmbedder(EmbeddingFunction[Documents]):
 
     @staticmethod
     def build_from_config(config: dict[str, Any]) -> MiniLMEmbedder:
-        return MiniLMEmbedder(batch_size=int(config.get("batch_size", 32)))
+        return MiniLMEmbedder(batch_size=int(config.get("batch_size", 16)))
 
     def default_space(self) -> Space:
         return "cosine"
@@ -135,6 +135,9 @@ class MiniLMEmbedder(EmbeddingFunction[Documents]):
             # Busy-waiting worker threads cost more than they save on a machine shared with a
             # browser and other processes (measured: a query 15 ms instead of 29 ms under load).
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            # onnxruntime's CPU arena keeps every buffer it ever grew to: RSS climbed to ~1.5 GB
+            # after a few batches of long chunks (bench/ingest_bench.py); without it ~0.4 GB, flat.
+            options.enable_cpu_mem_arena = False
             if self._threads:
                 options.intra_op_num_threads = self._threads
             session = ort.InferenceSession(

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from chromadb.api.models.Collection import Collection
 
 OnFile = Callable[[FileIngest], None]
+OnChunks = Callable[[Path, int, int], None]  # (file, chunks embedded so far, chunks to embed)
 _Entry = tuple[Any, dict[str, Any]]  # (stored document, metadata)
 _Scored = tuple[str, float, _Entry]  # (chunk id, score, entry)
 
@@ -114,19 +115,22 @@ class ProcedureLibrary:
         return sorted({str(m["source"]) for m in metadatas})
 
     # -- ingest ----------------------------------------------------------------------------------
-    def ingest(self, paths: Sequence[Path], on_file: OnFile | None = None) -> IngestReport:
-        """Ingest files and folders; one bad file is reported and skipped, the rest go on."""
+    def ingest(
+        self, paths: Sequence[Path], on_file: OnFile | None = None, on_chunks: OnChunks | None = None
+    ) -> IngestReport:
+        """Ingest files and folders; one bad file is reported and skipped, the rest go on.
+        ``on_chunks`` hears about each batch embedded (progress within a large file)."""
         started = time.perf_counter()
         report = IngestReport()
         for path in expand_paths(paths):
-            result = self.ingest_file(path)
+            result = self.ingest_file(path, on_chunks)
             report.files.append(result)
             if on_file is not None:
                 on_file(result)
         report.seconds = time.perf_counter() - started
         return report
 
-    def ingest_file(self, path: Path) -> FileIngest:
+    def ingest_file(self, path: Path, on_chunks: OnChunks | None = None) -> FileIngest:
         """Add a file's chunks; unchanged chunks are kept, stale ones removed, new ones embedded."""
         try:
             chunks = chunk_file(path, self._chunking)
@@ -141,7 +145,8 @@ class ProcedureLibrary:
         stale = sorted(existing - set(wanted))
         with self._lock:
             if new:
-                self.add_chunks(new)
+                report = (lambda done: on_chunks(path, done, len(new))) if on_chunks else None
+                self.add_chunks(new, on_batch=report)
             if stale:
                 self._collection.delete(ids=stale)
             self._corpus = None
@@ -153,8 +158,11 @@ class ProcedureLibrary:
             removed=len(stale),
         )
 
-    def add_chunks(self, chunks: Sequence[Chunk], batch: int = 256) -> None:
-        """Embed and write chunks (upsert by id). Used by ingest and by the benchmarks."""
+    def add_chunks(
+        self, chunks: Sequence[Chunk], batch: int = 128, on_batch: Callable[[int], None] | None = None
+    ) -> None:
+        """Embed and write chunks (upsert by id), ``batch`` at a time so memory stays bounded by
+        the batch, not the file. Used by ingest and by the benchmarks."""
         now = datetime.now(UTC).isoformat(timespec="seconds")
         for start in range(0, len(chunks), batch):
             part = chunks[start : start + batch]
@@ -163,6 +171,8 @@ class ProcedureLibrary:
                 documents=[c.embed_text() for c in part],
                 metadatas=[_metadata(c, now) for c in part],
             )
+            if on_batch is not None:
+                on_batch(start + len(part))
         self._corpus = None
 
     # -- search ----------------------------------------------------------------------------------

@@ -20,13 +20,14 @@ from taskcrew.mock_erp.bill_pages import BillPages
 from taskcrew.mock_erp.chaos import ChaosEngine
 from taskcrew.mock_erp.db import reseed
 from taskcrew.mock_erp.debug_api import DebugApi
+from taskcrew.mock_erp.identity import ABOUT_PATH, about
 from taskcrew.mock_erp.ledger import Ledger
 from taskcrew.mock_erp.models import DebugState
 from taskcrew.mock_erp.render import ANON_CSRF_COOKIE, Renderer, Visit
 from taskcrew.mock_erp.seed import SeedData
 from taskcrew.mock_erp.sessions import Clock, SessionStore, iso_utc
 from taskcrew.mock_erp.settings import ChaosConfig, ErpSettings
-from taskcrew.mock_erp.web import Request, Response, login_url, redirect, text
+from taskcrew.mock_erp.web import Request, Response, json_response, login_url, redirect, text
 
 STATIC_DIR = Path(__file__).with_name("static")
 CSRF_REJECTED = (
@@ -57,8 +58,9 @@ class ErpApp:
         self._renderer = Renderer()
         self._auth = AuthPages(self.sessions, self._renderer)
         self._bills = BillPages(
-            self.ledger, self.sessions, self.chaos, self._renderer, settings, lambda: iso_utc(self._clock())
+            self.ledger, self.sessions, self.chaos, self._renderer, settings, self._entered_at
         )
+        self._about = about(settings)
         self._debug = DebugApi(self.state_unlocked, self._reset_unlocked, self.chaos)
         # (method, full-path pattern, handler, needs login); every POST is CSRF-checked
         self._routes: list[tuple[str, re.Pattern[str], Handler, bool]] = [
@@ -74,6 +76,10 @@ class ErpApp:
             ("GET", re.compile(r"/bills/(BILL-\d+)"), self._bills.detail, True),
             ("POST", re.compile(r"/bills/(BILL-\d+)/pay"), self._bills.mark_paid, True),
         ]
+
+    def _entered_at(self) -> str:
+        """When a record is entered: the simulated business day, at the real time of day (one calendar)."""
+        return f"{self.settings.today.isoformat()}T{iso_utc(self._clock()).split('T', 1)[1]}"
 
     # -- library API (thread-safe) ---------------------------------------------------------------
 
@@ -114,6 +120,8 @@ class ErpApp:
             return self._static(path.removeprefix("/static/"))
         if path == "/healthz":
             return text("ok\n")
+        if path == ABOUT_PATH:
+            return json_response(self._about)
         with self._lock:
             fault = self.chaos.on_page_request()
         if fault.delay_s:

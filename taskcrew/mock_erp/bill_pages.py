@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date
 
 from taskcrew.mock_erp.chaos import ChaosEngine
@@ -68,20 +68,27 @@ class BillPages:
             status = "paid"
         elif query.get("status") == "unpaid":
             status = "unpaid"
-        vendor_text = query.get("vendor", "")
-        vendor_id = int(vendor_text) if vendor_text.isdigit() else None
-        if vendor_id not in {v.id for v in vendors}:
-            vendor_id = None
+        vendor_text = query.get("vendor", "").strip()
+        vendor_id = next(
+            (
+                v.id
+                for v in vendors
+                if vendor_text in (str(v.id), v.name) or vendor_text.casefold() == v.name.casefold()
+            ),
+            None,
+        )  # by id (the form) or by exact name (a typed URL)
         currency = query.get("currency") if query.get("currency") in self._settings.currencies else None
+        notices = filter_notices(query, vendor_text if vendor_id is None else "", self._settings.currencies)
         due_before, filter_error = None, None
         if query.get("due_before", "").strip():
             due_before, filter_error = parse_iso_date(query["due_before"], "Due before")
         where = BillFilter(status=status, vendor_id=vendor_id, currency=currency, due_before=due_before)
-        bills = self._ledger.bills(where)
+        bills = [] if notices.refused else self._ledger.bills(where)
         return self._renderer.page(
             visit,
             "bills.html",
-            200 if filter_error is None else 422,
+            200 if filter_error is None and not notices.refused else 422,
+            filter_notices=notices.messages,
             title="Bills",
             bills=bills,
             totals=totals_by_currency(bills),
@@ -90,7 +97,7 @@ class BillPages:
             where=where,
             due_before_text=query.get("due_before", ""),
             filter_error=filter_error,
-            filtered=any(v is not None for v in where.model_dump().values()),
+            filtered=any(v is not None for v in where.model_dump().values()) or bool(notices.messages),
         )
 
     # -- detail and mark paid ------------------------------------------------------------------
@@ -209,3 +216,38 @@ class BillPages:
             currencies=self._settings.currencies,
             field_order=self._chaos.field_order(BILL_FIELDS),
         )
+
+
+KNOWN_FILTERS = {"status": ("", "paid", "unpaid"), "vendor": None, "currency": None, "due_before": None}
+
+
+class FilterNotices:
+    def __init__(self) -> None:
+        self.messages: list[str] = []
+        self.refused = False  # a filter that cannot be applied: show no bills rather than all of them
+
+
+def filter_notices(query: Mapping[str, str], unknown_vendor: str, currencies: Sequence[str]) -> FilterNotices:
+    """Say what of a list URL's filters was not understood, instead of silently showing every bill."""
+    notices = FilterNotices()
+    if unknown_vendor:
+        notices.refused = True
+        notices.messages.append(
+            f"No vendor matches '{unknown_vendor}': no bills are shown. Choose a vendor from the list "
+            "(the filter takes the vendor's number or its exact name)."
+        )
+    status = query.get("status", "")
+    if status not in ("", "paid", "unpaid"):
+        notices.refused = True
+        notices.messages.append(f"Unknown status '{status}': use paid or unpaid. No bills are shown.")
+    currency = query.get("currency", "")
+    if currency and currency not in currencies:
+        notices.refused = True
+        notices.messages.append(f"Unknown currency '{currency}': use one of {', '.join(currencies)}.")
+    unknown = sorted(set(query) - set(KNOWN_FILTERS))
+    if unknown:
+        notices.messages.append(
+            f"Unknown filter(s) ignored: {', '.join(unknown)}. This list filters by "
+            f"{', '.join(KNOWN_FILTERS)}."
+        )
+    return notices

@@ -30,7 +30,7 @@ class Bill(_Record):
     id: str = Field(description="BILL-0011")
     vendor: str
     invoice_number: str
-    amount: str = Field(description="Plain number with two decimals, e.g. '1284.50'.")
+    amount: str = Field(description="Plain number with two decimals, e.g. '99.90'.")
     currency: str
     invoice_date: str
     due_date: str

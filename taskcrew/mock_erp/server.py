@@ -24,6 +24,8 @@ from taskcrew.mock_erp.web import Request, Response
 log = logging.getLogger("taskcrew.mock_erp")
 
 MAX_BODY = 1_000_000
+LISTEN_BACKLOG = 1024  # connections the kernel queues while every handler thread is busy
+MAX_HANDLER_THREADS = 64  # connections served at once; the rest wait in the backlog
 
 
 class ErpStartError(ErpError):
@@ -79,22 +81,43 @@ class _HttpServer(ThreadingHTTPServer):
 
     daemon_threads = False
     block_on_close = True
+    request_queue_size = LISTEN_BACKLOG
 
     def __init__(self, address: tuple[str, int], app: ErpApp) -> None:
         self.app = app
         self._open: set[socket.socket] = set()
         self._open_lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(MAX_HANDLER_THREADS)
+        self._closing = threading.Event()
         super().__init__(address, _Handler)
 
     def process_request(self, request: Any, client_address: Any) -> None:
+        # Bounded threads: wait for a free handler; meanwhile new connections queue in the backlog.
+        while not self._slots.acquire(timeout=0.1):
+            if self._closing.is_set():
+                self.shutdown_request(request)
+                return
         with self._open_lock:
             self._open.add(request)
-        super().process_request(request, client_address)
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            with self._open_lock:
+                self._open.discard(request)
+            self._slots.release()
+            raise
 
     def shutdown_request(self, request: Any) -> None:
         with self._open_lock:
+            held = request in self._open
             self._open.discard(request)
         super().shutdown_request(request)
+        if held:
+            self._slots.release()
+
+    def shutdown(self) -> None:
+        self._closing.set()
+        super().shutdown()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         log.debug("connection from %s ended with an error", client_address, exc_info=True)

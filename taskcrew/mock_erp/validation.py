@@ -28,8 +28,8 @@ MAX_NOTES = 500
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _TOO_MANY_DECIMALS = re.compile(r"^\d+\.\d{3,}$")
 
-AMOUNT_NOT_PLAIN = "Amount must be a plain number like 1284.50 — no thousands separators or currency symbols."
-AMOUNT_DECIMALS = "Amount must have at most 2 decimal places, like 1284.50."
+AMOUNT_NOT_PLAIN = "Amount must be a plain number like 99.90 — no thousands separators or currency symbols."
+AMOUNT_DECIMALS = "Amount must have at most 2 decimal places, like 99.90."
 AMOUNT_POSITIVE = "Amount must be greater than 0."
 AMOUNT_TOO_LARGE = "Amount is too large (at most 999999999.99)."
 
@@ -63,7 +63,7 @@ def parse_iso_date(text: str, label: str) -> tuple[date | None, str | None]:
             return date.fromisoformat(text), None
         except ValueError:
             pass
-    return None, f"{label} must be a real date in YYYY-MM-DD format, like 2026-09-12."
+    return None, f"{label} must be a real date in YYYY-MM-DD format, like 2026-01-31."
 
 
 def check_amount(text: str) -> tuple[int | None, str | None]:

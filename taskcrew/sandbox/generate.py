@@ -75,6 +75,10 @@ class ScanSpec(_Strict):
     seed: int
     angle: float = Field(description="rotation in degrees, a crooked page on the scanner glass")
     noise: int = Field(default=2500, description="number of dust specks")
+    format: Literal["pdf", "jpeg", "png"] = Field(
+        default="pdf",
+        description="pdf: the image in a PDF page (a scanner); jpeg/png: the image file (a photo)",
+    )
 
 
 class PdfSpec(_Strict):
@@ -95,6 +99,10 @@ class PdfSpec(_Strict):
     paragraphs: list[str] = []
     footer: list[str] = []
     scan: ScanSpec | None = None
+    image_band: tuple[float, float] | None = Field(
+        default=None,
+        description="top and bottom (mm) of a band printed as a picture (no text layer) on a text page",
+    )
     check_sum: bool = Field(default=True, description="line amounts must add up to the subtotal")
 
 
@@ -481,17 +489,70 @@ class ScanCanvas:
             px[x, y] = rng.choice((90, 120, 160))
         img = img.filter(ImageFilter.GaussianBlur(0.7))
         out = io.BytesIO()
-        img.save(out, format="JPEG", quality=55, optimize=False, progressive=False)
+        if scan.format == "png":
+            img.save(out, format="PNG", optimize=False)
+        else:
+            img.save(out, format="JPEG", quality=55, optimize=False, progressive=False)
         return out.getvalue()
 
 
 def render_pdf(spec: PdfSpec, doc: Document | None, created: datetime) -> bytes:
     filled = fill_pdf_spec(spec, doc)
-    if filled.scan is None:
-        canvas = PdfCanvas(filled, created)
+    if filled.scan is not None and filled.scan.format != "pdf":
+        scanner = ScanCanvas()
+        layout(filled, scanner)
+        return scanner.scanned(filled.scan)
+    if filled.scan is not None:
+        return _scanned_pdf(filled, filled.scan, created)
+    canvas = PdfCanvas(filled, created)
+    if filled.image_band is None:
         layout(filled, canvas)
         return canvas.output()
-    return _scanned_pdf(filled, filled.scan, created)
+    return _mixed_pdf(filled, canvas, filled.image_band)
+
+
+class _Band:
+    """Passes on only what is drawn inside (or only what is outside) a horizontal band."""
+
+    def __init__(self, canvas: Canvas, top: float, bottom: float, *, inside: bool) -> None:
+        self.canvas, self.top, self.bottom, self.inside = canvas, top, bottom, inside
+
+    def _keep(self, y: float) -> bool:
+        return (self.top <= y < self.bottom) == self.inside
+
+    def text(
+        self, x: float, y: float, w: float, s: str, size: float, bold: bool = False, align: Align = "L"
+    ) -> None:
+        if self._keep(y):
+            self.canvas.text(x, y, w, s, size, bold, align)
+
+    def paragraph(self, x: float, y: float, w: float, s: str, size: float) -> float:
+        return self.canvas.paragraph(x, y, w, s, size) if self._keep(y) else y + size * 0.5
+
+    def hline(self, x1: float, x2: float, y: float) -> None:
+        if self._keep(y):
+            self.canvas.hline(x1, x2, y)
+
+    def band(self, x: float, y: float, w: float, h: float) -> None:
+        if self._keep(y):
+            self.canvas.band(x, y, w, h)
+
+    def new_page(self) -> None:
+        self.canvas.new_page()
+
+
+def _mixed_pdf(spec: PdfSpec, canvas: PdfCanvas, band: tuple[float, float]) -> bytes:
+    """A text page whose band (e.g. the letterhead with the invoice number) is a picture."""
+    top, bottom = band
+    layout(spec, _Band(canvas, top, bottom, inside=False))
+    pixels = ScanCanvas()
+    layout(spec, _Band(pixels, top, bottom, inside=True))
+    scale = pixels.scale
+    picture = pixels.image.crop((0, round(top * scale), pixels.image.width, round(bottom * scale)))
+    out = io.BytesIO()
+    picture.save(out, format="PNG", optimize=False)
+    canvas.pdf.image(io.BytesIO(out.getvalue()), x=0, y=top, w=210, h=bottom - top)
+    return canvas.output()
 
 
 def _scanned_pdf(spec: PdfSpec, scan: ScanSpec, created: datetime) -> bytes:

@@ -8,9 +8,9 @@ model can react to. Programming errors raise.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, get_origin
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 MAX_TEXT = 6000
 
@@ -56,3 +56,98 @@ def _render(data: Any) -> str:
         return json.dumps(data, indent=1, default=str, ensure_ascii=False)
     except TypeError:
         return str(data)
+
+
+# --- Arguments a mid-size model gets right -----------------------------------------------------
+# Models send numbers as strings, null for an optional field, a bare object where a list is wanted,
+# or wrap the arguments in {"args": ...}. Those are coerced; anything else gets one line that says
+# what was wrong and the corrected call, with the model's own good values filled in.
+
+_WRAPPERS = ("args", "arguments", "input", "parameters", "kwargs")
+
+
+def _is_list_field(info: Any) -> bool:
+    return get_origin(info.annotation) is list or info.annotation is list
+
+
+def coerce_args(schema: type[BaseModel], raw: Any) -> dict[str, Any]:
+    """Lenient pre-processing of a model's tool arguments (validation proper stays pydantic's)."""
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw) if raw.strip() else {}
+        except ValueError:
+            return {}
+    args = dict(raw) if isinstance(raw, dict) else {}
+    fields = schema.model_fields
+    if len(args) == 1:
+        ((key, value),) = args.items()
+        if key in _WRAPPERS and key not in fields and isinstance(value, dict):
+            args = dict(value)
+    out: dict[str, Any] = {}
+    for key, value in args.items():
+        info = fields.get(key)
+        if info is None:
+            out[key] = value
+            continue
+        if value is None and not info.is_required():
+            continue  # null for an optional field: use its default
+        if _is_list_field(info) and not isinstance(value, list):
+            value = [value]  # a bare item where a list is wanted
+        out[key] = value
+    return out
+
+
+def _placeholder(info: Any) -> Any:
+    annotation = getattr(info.annotation, "__name__", str(info.annotation))
+    return f"<{annotation}: {info.description or 'value'}>"
+
+
+def corrected_call(name: str, schema: type[BaseModel], args: dict[str, Any], error: ValidationError) -> str:
+    """One line: what was wrong, and the call that would work (good values kept, the rest shown as slots)."""
+    wrong = {str(e["loc"][0]) for e in error.errors() if e["loc"]}
+    problems = "; ".join(
+        f"{'.'.join(str(p) for p in e['loc']) or '(arguments)'}: {e['msg']}"
+        + (f" (you sent {e['input']!r:.60})" if e["type"] != "missing" else "")
+        for e in error.errors()[:5]
+    )
+    example: dict[str, Any] = {}
+    for key, info in schema.model_fields.items():
+        if key in args and key not in wrong:
+            example[key] = args[key]
+        elif info.is_required() or key in wrong:
+            example[key] = _placeholder(info)
+    unknown = sorted(set(args) - set(schema.model_fields))
+    extra = f" Unknown argument(s) ignored: {', '.join(unknown)}." if unknown else ""
+    optional = [k for k, i in schema.model_fields.items() if not i.is_required() and k not in example]
+    opt = f" Optional: {', '.join(optional)}." if optional else ""
+    return (
+        f"ERROR: wrong arguments for {name}: {problems}.{extra} Call it like this: "
+        f"{name}({json.dumps(example, ensure_ascii=False, default=str)}){opt}"
+    )
+
+
+def validate_args(name: str, schema: type[BaseModel], raw: Any) -> dict[str, Any] | str:
+    """Coerced, validated keyword arguments, or the one-line corrected-call message."""
+    args = coerce_args(schema, raw)
+    try:
+        schema.model_validate(args)
+    except ValidationError as exc:
+        return corrected_call(name, schema, args, exc)
+    return {k: v for k, v in args.items() if k in schema.model_fields}
+
+
+def openai_parameters(schema: dict[str, Any], args_schema: type[BaseModel]) -> dict[str, Any]:
+    """A tool's JSON schema with only the truly required fields required, and defaults shown."""
+    params = dict(schema)
+    properties = {k: dict(v) for k, v in (params.get("properties") or {}).items()}
+    required = []
+    for key, info in args_schema.model_fields.items():
+        if key not in properties:
+            continue
+        if info.is_required():
+            required.append(key)
+        elif info.default is not None and isinstance(info.default, (str, int, float, bool)):
+            properties[key]["default"] = info.default
+    params["properties"] = properties
+    params["required"] = required
+    return params

@@ -23,6 +23,7 @@ class FieldValue(BaseModel):
 
     name: str
     value: str
+    note: str | None = None  # e.g. "read by OCR — check it": where the value came from, for the approver
 
 
 class ApprovalRequest(BaseModel):
@@ -76,48 +77,78 @@ def describe_request(request: ApprovalRequest) -> str:
     if request.fields:
         width = min(max(len(f.name) for f in request.fields), 30)
         lines.append("fields that will be sent:")
-        lines.extend(f"  {f.name:<{width}} = {f.value}" for f in request.fields)
+        lines.extend(
+            f"  {f.name:<{width}} = {f.value}" + (f"   ⚠ {f.note}" if f.note else "") for f in request.fields
+        )
     else:
         lines.append("(no fields)")
     return "\n".join(lines)
 
 
+NO_INPUT = (
+    "nobody could be asked: the terminal input is closed (a pipe, cron or a closed stdin). "
+    "Run from a terminal to approve changes, or pass --auto-approve to approve them all."
+)
+APPROVE_PROMPT = "Approve? y = yes, send it / n = no / a = answer with a message instead"
+
+
 class TerminalHuman:
-    """Asks a person at the terminal (rich). ``stream`` lets tests feed the answers."""
+    """Asks a person at the terminal (rich). ``stream`` lets tests feed the answers.
+
+    With the input closed (EOF) nobody can answer: every approval is a clean rejection that says
+    why, and questions get no answer; nothing is asked twice.
+    """
 
     def __init__(self, console: Console | None = None, stream: TextIO | None = None) -> None:
         from rich.console import Console
 
         self._console = console if console is not None else Console()
         self._stream = stream
+        self.input_closed = False
+
+    def _prompt(self, text: str, choices: list[str] | None = None, default: str | None = None) -> str | None:
+        from rich.prompt import Prompt
+
+        if self.input_closed:
+            return None
+        try:
+            if default is None:
+                return str(Prompt.ask(text, console=self._console, stream=self._stream, choices=choices))
+            return str(
+                Prompt.ask(text, console=self._console, stream=self._stream, choices=choices, default=default)
+            )
+        except EOFError:
+            self.input_closed = True
+            self._console.print(f"\n[red]No answer:[/] {NO_INPUT}", highlight=False)
+            return None
 
     def approve(self, request: ApprovalRequest) -> ApprovalDecision:
+        from rich.markup import escape
         from rich.panel import Panel
-        from rich.prompt import Prompt
         from rich.text import Text
 
+        if self.input_closed:
+            return ApprovalDecision.reject(NO_INPUT)
         title = "Approval needed: this will change data"
         self._console.print(Panel(Text(describe_request(request)), title=title, border_style="yellow"))
-        choice = Prompt.ask(
-            "Approve? [y]es / [n]o / [a]nswer with a message",
-            choices=["y", "n", "a"],
-            default="n",
-            console=self._console,
-            stream=self._stream,
-        )
+        choice = self._prompt(escape(APPROVE_PROMPT), choices=["y", "n", "a"], default="n")
+        if choice is None:
+            return ApprovalDecision.reject(NO_INPUT)
         if choice == "y":
             return ApprovalDecision.approve()
         if choice == "a":
-            text = Prompt.ask("Your message to the agent", console=self._console, stream=self._stream)
-            return ApprovalDecision.answer(text)
-        reason = Prompt.ask("Reason (optional)", default="", console=self._console, stream=self._stream)
+            text = self._prompt("Your message to the agent")
+            return ApprovalDecision.answer(text) if text else ApprovalDecision.reject(NO_INPUT)
+        reason = self._prompt("Reason (optional)", default="")
         return ApprovalDecision.reject(reason or None)
 
     def ask(self, question: str) -> str:
-        from rich.prompt import Prompt
+        from rich.markup import escape
 
-        self._console.print(f"[bold cyan]The agent asks:[/] {question}")
-        return str(Prompt.ask("Your answer", console=self._console, stream=self._stream))
+        if self.input_closed:
+            return ""
+        self._console.print(f"[bold cyan]The agent asks:[/] {escape(question)}")
+        return self._prompt("Your answer") or ""
 
 
 class AutoApproveHuman:

@@ -226,6 +226,8 @@ class Policy:
         self.human = human
         self._recorder = recorder
         self.decisions: list[PolicyDecision] = []
+        # notes for fields in an approval (e.g. "read by OCR — check it"); each returns a note or None
+        self.flaggers: list[Callable[[FieldValue], str | None]] = []
         self._approved: set[tuple[str, str, tuple[tuple[str, str], ...]]] = set()
 
     @property
@@ -234,7 +236,9 @@ class Policy:
 
     def read_only_copy(self) -> Policy:
         """The same rules, human and recorder, but refusing every data-changing request (verifier)."""
-        return Policy(self.config.model_copy(update={"read_only": True}), self.human, self._recorder)
+        copy = Policy(self.config.model_copy(update={"read_only": True}), self.human, self._recorder)
+        copy.flaggers = self.flaggers
+        return copy
 
     def check_url(self, url: str) -> UrlVerdict:
         return check_url(url, self.config)
@@ -384,7 +388,9 @@ class Policy:
         key = self._key(method, sub)
         if key in self._approved:
             return decide("allowed", "an identical payload was approved before")
-        reply = self.human.approve(self._approval_request(method, sub))
+        request = self._approval_request(method, sub)
+        reply = self.human.approve(request)
+        sub = sub.model_copy(update={"fields": [self._flagged(f) for f in sub.fields]})  # notes on record
         if reply.outcome == "approve":
             self._approved.add(key)
             return decide("approved", "approved by the human")
@@ -404,12 +410,11 @@ class Policy:
         fields = tuple(sorted((f.name, f.value) for f in sub.fields if not CSRF_NAME_RE.search(f.name)))
         return method, strip_fragment(sub.url), fields
 
-    @staticmethod
-    def _approval_request(method: str, sub: Submission) -> ApprovalRequest:
+    def _approval_request(self, method: str, sub: Submission) -> ApprovalRequest:
         shown = [
             FieldValue(name=f.name, value=f"(security token, {len(f.value)} chars)")
             if CSRF_NAME_RE.search(f.name)
-            else f
+            else self._flagged(f)
             for f in sub.fields
         ]
         return ApprovalRequest(
@@ -420,6 +425,10 @@ class Policy:
             summary=sub.summary,
             page_url=sub.page_url,
         )
+
+    def _flagged(self, field: FieldValue) -> FieldValue:
+        notes = [n for n in (flag(field) for flag in self.flaggers) if n]
+        return field.model_copy(update={"note": "; ".join(notes)}) if notes else field
 
     def _record(self, decision: PolicyDecision) -> PolicyDecision:
         self.decisions.append(decision)

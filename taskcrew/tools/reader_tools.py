@@ -70,7 +70,8 @@ class ReadFileTool(BaseTool):
     name: str = "read_file"
     description: str = (
         "Read one file: PDF text page by page; an e-mail's headers, body and attachments (PDFs read "
-        "inline); text, markdown or CSV. Long output is cut; the note says which offset to continue at."
+        "inline); text, markdown or CSV; scans and photos (PNG, JPG, TIFF) by OCR, marked as such. "
+        "Long output is cut; the note says which offset to continue at."
     )
     args_schema: type[BaseModel] = ReadFileArgs
     files: SandboxFiles = Field(exclude=True)

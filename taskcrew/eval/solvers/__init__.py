@@ -6,6 +6,8 @@
   the real systems itself, so it catches false claims.
 - ``scripted/sloppy``: a worker with a careless model's habits on some cases (subtotal instead of
   total, the amount as printed, a forced duplicate, a success claimed without doing the work).
+- ``scripted/realistic-<habit>``: the solver, answering with one habit of real models (parallel
+  calls, prose beside calls, numbers as strings, ...; see ``realistic.HABITS``).
 
     factory = scripted_models(case)          # name -> BaseLLM, for Workplace.run(scripted=...)
     place.run(case.task, worker_model="scripted/solver", verifier_model="scripted/auditor",
@@ -38,6 +40,13 @@ def scripted_models(case: EvalCase) -> Callable[[str], BaseLLM]:
                 return brain_llm(WorkerBrain(solver_recipe(case)), "scripted/solver")
             if name == "sloppy":
                 return brain_llm(WorkerBrain(sloppy_recipe(case)), "scripted/sloppy")
+            if name.startswith("realistic-"):
+                from taskcrew.eval.solvers.realistic import HABITS, habit_llm
+
+                habit = name.removeprefix("realistic-")
+                if habit not in HABITS:
+                    raise ModelConfigError(f"unknown habit {habit!r} in {name!r}: one of {', '.join(HABITS)}")
+                return habit_llm(WorkerBrain(solver_recipe(case)), habit, f"scripted/{name}")
             if name == "auditor":
                 return brain_llm(AuditorBrain(solver_recipe(case)), "scripted/auditor")
         except NoRecipe as exc:

@@ -221,14 +221,26 @@ def judge(call: ScriptedCall, findings: list[Finding], reason: str) -> str:
     """A verdict over the plan's criteria: each is met only if everything the audit saw is right.
 
     The audit checks the claim as a whole (the criteria are a colleague's words); every check cites
-    the pages and files the audit itself opened.
+    the pages and files the audit itself opened, and a criterion about a system's state cites what
+    the audit saw on that system (a page), never a document.
     """
+    from taskcrew.crew.citations import about_system_state
+
     ok = bool(findings) and all(f.met for f in findings)
-    observed = "; ".join(f.observed for f in findings)[:1500] or "nothing could be observed"
     wrong = [f for f in findings if not f.met]
-    source = (wrong[0] if wrong else findings[0]).source if findings else "(nothing opened)"
-    checks = [(c, ok, source, observed) for c in kit.criteria(call)] or [
-        ("The request was carried out as claimed", ok, source, observed)
+    pages = [f for f in findings if f.source.startswith(("http://", "https://"))]
+
+    def evidence(criterion: str) -> tuple[str, str]:
+        if not findings:
+            return "(nothing opened)", "nothing could be observed"
+        if wrong:
+            return wrong[0].source, "; ".join(f.observed for f in findings)[:1500]
+        chosen = pages if pages and about_system_state(criterion, []) else findings
+        same = [f.observed for f in chosen if f.source == chosen[0].source]
+        return chosen[0].source, "; ".join(same)[:1500]
+
+    checks = [(c, ok, *evidence(c)) for c in kit.criteria(call)] or [
+        ("The request was carried out as claimed", ok, *evidence(""))
     ]
     for f in wrong:
         checks.append((f"Observed at {f.source}", False, f.source, f.observed))

@@ -107,29 +107,76 @@ def _first_sentence(text: str) -> str:
     return re.split(r"(?<=[a-z0-9])\. ", text.strip(), maxsplit=1)[0].rstrip(".")
 
 
+_OCR_START, _OCR_END = "[read by OCR", "[end of OCR text]"
+# where a label may start inside an OCR'd line ("ar@soylentfoods.example Invoice No. SF-0098")
+_LABEL_START = re.compile(
+    r"(?<=\s)(?=(?:Invoice|Rechnungs|Date|Terms|Payment|Due|Fällig|TOTAL|Total|Grand|Gesamt|Amount|Subtotal|Netto))"
+)
+
+
+def _lines(lines: list[str]) -> list[tuple[str, bool]]:
+    """The document's lines, stripped, each flagged when OCR read it; the reader's header dropped."""
+    out: list[tuple[str, bool]] = []
+    in_ocr = header = False
+    for raw in lines:
+        line = raw.strip()
+        if line.startswith("File: "):
+            header = True
+            continue
+        if header and line.startswith("Note: "):
+            continue
+        header = False
+        if line.startswith(_OCR_START):
+            in_ocr = True
+        elif line.startswith(_OCR_END):
+            in_ocr = False
+        elif line:
+            out.append((line, in_ocr))
+    return out
+
+
+def _heading(line: str, ocr: bool) -> tuple[str, str] | None:
+    """(heading, issuer before it) when the line is a document title; OCR often joins the two."""
+    if line.upper() in INVOICE_HEADINGS + OTHER_HEADINGS:
+        return line, ""
+    for title in sorted(INVOICE_HEADINGS + OTHER_HEADINGS, key=len, reverse=True):
+        if ocr and len(line) < 80 and line.endswith(" " + title):
+            return title, line[: -len(title)].strip()
+    return None
+
+
 def _read(path: str, lines: list[str], forwarded: bool) -> PrintedDocument | None:
-    stripped = [line.strip() for line in lines if line.strip() and not line.startswith("File: ")]
-    heading = next((line for line in stripped if line.upper() in INVOICE_HEADINGS + OTHER_HEADINGS), "")
-    if not heading:
+    marked = _lines(lines)
+    found = next(((i, h) for i, (line, ocr) in enumerate(marked) if (h := _heading(line, ocr))), None)
+    if found is None:
         return None
-    body = stripped[stripped.index(heading) + 1 :]
-    doc = PrintedDocument(path=path, heading=heading, issuer=stripped[0], lines=stripped, forwarded=forwarded)
-    for line in body:
-        if not doc.number and (m := _NUMBER.match(line)):
-            doc.number, doc.number_line = m.group(1), line
-        elif not doc.date and (m := _DATE.match(line)):
-            doc.date = m.group(1).strip()
-        elif not doc.terms and (m := _TERMS.match(line)):
-            doc.terms = _first_sentence(m.group(1))
-        elif not doc.due and (m := _DUE.match(line)):
-            doc.due = m.group(1).strip()
-        elif not doc.subtotal and (m := _SUBTOTAL.match(line)):
-            doc.subtotal = m.group(1).strip()
-        elif m := _REFERENCE.match(line):
-            doc.references.append(m.group(1))
-        if m := _TOTAL.match(line):
-            doc.total, doc.total_currency, doc.total_line = m.group(3).strip(), m.group(2) or "", line
+    index, (heading, issuer) = found
+    stripped = [line for line, _ in marked]
+    doc = PrintedDocument(
+        path=path, heading=heading, issuer=issuer or stripped[0], lines=stripped, forwarded=forwarded
+    )
+    for line, ocr in marked[index + 1 :]:
+        pieces = [line] + ([line[m.start() :] for m in _LABEL_START.finditer(line)] if ocr else [])
+        for piece in pieces:
+            _take(doc, piece, line)
     return doc
+
+
+def _take(doc: PrintedDocument, piece: str, line: str) -> None:
+    if not doc.number and (m := _NUMBER.match(piece)):
+        doc.number, doc.number_line = m.group(1), line
+    elif not doc.date and (m := _DATE.match(piece)):
+        doc.date = m.group(1).strip()
+    elif not doc.terms and (m := _TERMS.match(piece)):
+        doc.terms = _first_sentence(m.group(1))
+    elif not doc.due and (m := _DUE.match(piece)):
+        doc.due = m.group(1).strip()
+    elif not doc.subtotal and (m := _SUBTOTAL.match(piece)):
+        doc.subtotal = m.group(1).strip()
+    elif m := _REFERENCE.match(piece):
+        doc.references.append(m.group(1))
+    if m := _TOTAL.match(piece):
+        doc.total, doc.total_currency, doc.total_line = m.group(3).strip(), m.group(2) or "", line
 
 
 def documents_in(path: str, text: str) -> list[PrintedDocument]:

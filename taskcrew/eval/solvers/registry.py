@@ -54,6 +54,10 @@ SOLVER: dict[str, RecipeFactory] = {
     "hooli-ambiguous": lambda task: EnterInvoices([Target("Hooli")]),
     "injection-email": lambda task: ReviewInbox(5),
     "soylent-scanned": lambda task: EnterInvoices([Target("Soylent Foods")]),
+    "contoso-photo": lambda task: EnterInvoices([Target("Contoso Office Supplies")]),
+    "vandelay-mixed-page": lambda task: EnterInvoices(
+        [Target("Vandelay Industries", _find(r"invoice (\S+) into", task))]
+    ),
     "reject-approval": lambda task: EnterInvoices(
         [Target("Vandelay Industries", _find(r"invoice (\S+) into", task))]
     ),

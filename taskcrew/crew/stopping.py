@@ -1,0 +1,98 @@
+"""Clean interrupts: SIGINT/SIGTERM end a run with a report instead of killing it mid-sentence.
+
+Python only handles signals on the main thread, and a crewAI Flow blocks it for the whole run. So
+``call_interruptibly`` runs the work on a worker thread and keeps the main thread free: a signal makes
+it raise ``RunInterrupted`` there, where the caller writes the report (outcome ``interrupted``) and
+closes what it opened. The worker thread is a daemon and is abandoned; crewAI's own threads may not
+end on their own, so a command line process ends with ``exit_now`` once its cleanup is done.
+
+Small API, meant to be reused (durable jobs stop their runs the same way):
+
+    try:
+        result = call_interruptibly(work)
+    except RunInterrupted as stop:
+        ...  # stop.signal_name is "SIGINT" or "SIGTERM"
+"""
+
+from __future__ import annotations
+
+import contextvars
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+EXIT_INTERRUPTED = 130  # the shell's code for "ended by Ctrl-C"
+
+
+class RunInterrupted(BaseException):  # like KeyboardInterrupt: not an Exception
+    """The user (SIGINT) or the system (SIGTERM) asked the run to stop."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        self.signal_name = signal.Signals(signum).name
+        super().__init__(f"stopped by {self.signal_name}")
+
+
+@contextmanager
+def signals_raise(signals: tuple[signal.Signals, ...] = SIGNALS) -> Iterator[None]:
+    """Inside the block, SIGINT/SIGTERM raise RunInterrupted on the main thread (so ``finally``
+    clauses run: temp folders are removed). A no-op off the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        restore()  # a second signal gets the default behaviour
+        raise RunInterrupted(signum)
+
+    previous = {s: signal.signal(s, handler) for s in signals}
+
+    def restore() -> None:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+    try:
+        yield
+    finally:
+        restore()
+
+
+def call_interruptibly(work: Callable[[], T], signals: tuple[signal.Signals, ...] = SIGNALS) -> T:
+    """``work()`` on a worker thread; a signal raises RunInterrupted here without waiting for it."""
+    if threading.current_thread() is not threading.main_thread():
+        return work()  # only the main thread gets signals: nothing to listen for
+    done = threading.Event()
+    box: dict[str, Any] = {}
+    context = contextvars.copy_context()  # the worker sees the caller's context variables
+
+    def target() -> None:
+        try:
+            box["result"] = context.run(work)
+        except BaseException as exc:  # handed to the caller's thread
+            box["error"] = exc
+        finally:
+            done.set()
+
+    with signals_raise(signals):
+        thread = threading.Thread(target=target, name="taskcrew-run", daemon=True)
+        thread.start()
+        while not done.wait(0.2):
+            pass
+    if "error" in box:
+        raise box["error"]
+    result: T = box["result"]
+    return result
+
+
+def exit_now(code: int = EXIT_INTERRUPTED) -> None:
+    """End the process at once (after cleanup): abandoned crewAI threads would keep it alive."""
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)

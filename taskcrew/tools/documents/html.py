@@ -1,0 +1,107 @@
+"""HTML → readable text: blocks become lines, table cells ' | ', hidden parts dropped."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+
+from taskcrew.tools.documents.models import tidy
+
+
+class _HtmlText(HTMLParser):
+    BLOCK = frozenset(
+        [
+            "p",
+            "div",
+            "br",
+            "tr",
+            "table",
+            "ul",
+            "ol",
+            "h1",
+            "h2",
+            "h3",
+            "h4",
+            "h5",
+            "h6",
+            "blockquote",
+            "pre",
+            "hr",
+            "section",
+            "article",
+            "header",
+            "footer",
+        ]
+    )
+    SKIP = frozenset({"script", "style", "head", "title", "noscript", "template"})
+    VOID = frozenset(
+        ["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"]
+    )
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.out: list[str] = []
+        self.stack: list[tuple[str, bool]] = []  # open tags and whether each hides its content
+        self.cells_in_row = 0
+        self.href: str | None = None
+        self.link_text = ""
+
+    def _hidden(self) -> bool:
+        return any(hides for _, hides in self.stack)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attributes = dict(attrs)
+        style = (attributes.get("style") or "").replace(" ", "").lower()
+        if tag not in self.VOID:
+            self.stack.append((tag, tag in self.SKIP or "display:none" in style))
+        if self._hidden():
+            return
+        if tag in self.BLOCK:
+            self.out.append("\n")
+        if tag == "tr":
+            self.cells_in_row = 0
+        elif tag in ("td", "th"):
+            if self.cells_in_row:
+                self.out.append(" | ")
+            self.cells_in_row += 1
+        elif tag == "li":
+            self.out.append("\n- ")
+        elif tag == "a":
+            href = attributes.get("href")
+            self.href = href if href and not href.startswith("mailto:") else None
+            self.link_text = ""
+
+    def handle_endtag(self, tag: str) -> None:
+        was_hidden = self._hidden()
+        for i in range(len(self.stack) - 1, -1, -1):
+            if self.stack[i][0] == tag:
+                del self.stack[i:]
+                break
+        if was_hidden:
+            return
+        if tag == "a" and self.href:
+            if self.href not in self.link_text:
+                self.out.append(f" ({self.href})")
+            self.href = None
+        if tag in self.BLOCK and tag not in ("tr", "br"):
+            self.out.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        if self._hidden():
+            return
+        text = re.sub(r"\s+", " ", data)
+        if self.href is not None:
+            self.link_text += text
+        self.out.append(text)
+
+    def text(self) -> str:
+        lines = [" ".join(line.split()) for line in "".join(self.out).split("\n")]
+        return tidy("\n".join(lines)).strip()
+
+
+def html_to_text(html: str) -> str:
+    """HTML e-mail → readable text: blocks become lines, table cells ' | ', hidden parts dropped."""
+    parser = _HtmlText()
+    parser.feed(html)
+    parser.close()
+    return parser.text()

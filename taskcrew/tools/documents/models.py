@@ -1,0 +1,280 @@
+"""The reader's result types and errors: what a tool call returns, before it is rendered to text."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel
+
+FileKind = Literal["pdf", "email", "text", "markdown", "csv", "html", "image", "other"]
+
+NO_TEXT_LAYER = "no text layer (scanned image); cannot read it — do not guess its contents; ask a human"
+OCR_MARK = "[read by OCR"  # every OCR'd passage starts with this, so a reader (and the approval) can tell
+
+
+class FileAccessError(Exception):
+    """A recoverable problem with a path or a file; the message says what to do."""
+
+
+class PathRefused(FileAccessError):
+    """The path is outside the sandbox, hidden, or looks like a secret."""
+
+
+class FileMissing(FileAccessError):
+    """No such file (the message lists similar names)."""
+
+
+class Unreadable(FileAccessError):
+    """The file exists but its text cannot be read (scanned image, damaged, binary, too large)."""
+
+
+class TooComplex(Unreadable):
+    """Parsing hit the time or memory limit."""
+
+
+class EmailSummary(BaseModel):
+    date: str | None
+    sender: str
+    to: str
+    subject: str
+    attachments: list[str] = []
+
+
+class FileEntry(BaseModel):
+    path: str
+    size: int
+    kind: FileKind
+    email: EmailSummary | None = None
+    note: str | None = None
+
+    def line(self) -> str:
+        parts = [self.path, self.kind, size_text(self.size)]
+        if self.email:
+            e = self.email
+            parts += [f"Date {e.date or '(none)'}", f"From {e.sender}", f'Subject "{e.subject}"']
+            if e.attachments:
+                parts.append("Attachments: " + ", ".join(e.attachments))
+        if self.note:
+            parts.append(self.note)
+        return "- " + " · ".join(parts)
+
+
+class FileListing(BaseModel):
+    folder: str
+    entries: list[FileEntry]
+    offset: int = 0
+    skipped: int = 0
+    max_chars: int = 5000
+
+    def render(self) -> str:
+        head = f"{len(self.entries)} file(s) in {self.folder!r}"
+        if self.skipped:
+            head += f" ({self.skipped} hidden or secret-looking file(s) or special files not shown)"
+        lines = [head + ":"]
+        used = len(lines[0])
+        for shown, entry in enumerate(self.entries[self.offset :]):
+            text = entry.line()
+            if used + len(text) > self.max_chars and shown:
+                rest = len(self.entries) - self.offset - shown
+                lines.append(
+                    f"[… {rest} more file(s) not shown; call list_files with offset={self.offset + shown} "
+                    "to see them]"
+                )
+                break
+            lines.append(text)
+            used += len(text) + 1
+        return "\n".join(lines)
+
+
+class OcrText(BaseModel):
+    """Text recognised in pixels, with tesseract's mean word confidence (0-100)."""
+
+    text: str
+    confidence: float
+    words: int = 0
+
+    def marked(self, what: str) -> str:
+        head = (
+            f"{OCR_MARK} — {what}, mean confidence {self.confidence:.0f}% — check values against the image]"
+        )
+        return f"{head}\n{self.text}\n[end of OCR text]"
+
+
+class PageText(BaseModel):
+    number: int
+    text: str
+    ocr: bool = False  # some or all of the text came from OCR
+    ocr_confidence: float | None = None
+    notes: list[str] = []  # e.g. "part of this page is an image that could not be read"
+
+
+class EmailHeaders(BaseModel):
+    date: str | None
+    date_raw: str | None
+    sender: str
+    to: str
+    cc: str | None = None
+    reply_to: str | None = None
+    subject: str
+
+
+class AttachmentContent(BaseModel):
+    name: str
+    content_type: str
+    size: int
+    kind: FileKind
+    pages: list[PageText] = []
+    text: str | None = None
+    email: EmailContent | None = None
+    error: str | None = None
+
+
+class EmailContent(BaseModel):
+    headers: EmailHeaders
+    body: str
+    body_format: Literal["text", "html", "none"]
+    attachments: list[AttachmentContent] = []
+
+
+class FileContent(BaseModel):
+    path: str
+    kind: FileKind
+    size: int
+    pages: list[PageText] = []
+    text: str | None = None
+    email: EmailContent | None = None
+    notes: list[str] = []  # limits hit while reading (page cap, content budget)
+    offset: int = 0
+    max_chars: int = 5000
+
+    @property
+    def paged(self) -> bool:
+        return self.kind in ("pdf", "image")
+
+    @property
+    def ocr(self) -> bool:
+        return any(p.ocr for p in self.pages) or (self.email is not None and _email_has_ocr(self.email))
+
+    def full_text(self) -> str:
+        """Everything readable in the file, as one text (what ``render`` pages through)."""
+        if self.paged:
+            return pages_text(self.pages)
+        if self.email is not None:
+            return email_text(self.email)
+        return self.text or ""
+
+    def render(self) -> str:
+        body = self.full_text()
+        total = len(body)
+        window = body[self.offset : self.offset + self.max_chars]
+        head = f"File: {self.path} ({self.kind}, {size_text(self.size)}"
+        head += f", {len(self.pages)} page(s))" if self.paged else ")"
+        if self.ocr:
+            head += "\nNote: some text below was read by OCR from an image; OCR can misread digits — "
+            head += "values from it are flagged for the person who approves"
+        for note in self.notes:
+            head += f"\nNote: {note}"
+        if self.offset or self.offset + self.max_chars < total:
+            end = self.offset + len(window)
+            head += f"\n[showing characters {self.offset}-{end} of {total}]"
+            if end < total:
+                window += f"\n[… truncated: {total - end} more characters; call read_file with offset={end}]"
+        if self.offset >= total and total:
+            window = f"[offset {self.offset} is past the end of the text ({total} characters)]"
+        return f"{head}\n\n{window}"
+
+
+def _email_has_ocr(email: EmailContent) -> bool:
+    for att in email.attachments:
+        if any(p.ocr for p in att.pages) or (att.email is not None and _email_has_ocr(att.email)):
+            return True
+    return False
+
+
+def page_block(page: PageText) -> str:
+    text = page.text
+    for note in page.notes:
+        text += f"\n[note: {note}]"
+    return text
+
+
+def pages_text(pages: list[PageText]) -> str:
+    if len(pages) == 1:
+        return page_block(pages[0])
+    return "\n\n".join(f"[page {p.number} of {len(pages)}]\n{page_block(p)}" for p in pages)
+
+
+def email_text(email: EmailContent, level: int = 0) -> str:
+    h = email.headers
+    lines = [f"Date: {h.date or h.date_raw or '(none)'}", f"From: {h.sender}", f"To: {h.to}"]
+    if h.cc:
+        lines.append(f"Cc: {h.cc}")
+    if h.reply_to:
+        lines.append(f"Reply-To: {h.reply_to}")
+    lines.append(f"Subject: {h.subject}")
+    if email.attachments:
+        lines.append(
+            "Attachments: "
+            + ", ".join(f"{a.name} ({a.content_type}, {size_text(a.size)})" for a in email.attachments)
+        )
+    label = {"text": "body", "html": "body (converted from HTML)", "none": "body (empty)"}[email.body_format]
+    lines += ["", f"--- {label} ---", email.body]
+    for i, att in enumerate(email.attachments, start=1):
+        title = f"--- attachment {i}: {att.name}"
+        if att.error:
+            lines += ["", f"{title}: CANNOT READ: {att.error} ---"]
+        elif att.email is not None:
+            lines += ["", f"{title} (forwarded e-mail) ---", email_text(att.email, level + 1)]
+            lines.append(f"--- end of forwarded e-mail {att.name} ---")
+        elif att.pages:
+            what = "PDF" if att.kind == "pdf" else "image"
+            lines += ["", f"{title} ({what}, {len(att.pages)} page(s)) ---", pages_text(att.pages)]
+        else:
+            lines += ["", f"{title} ---", att.text or ""]
+    return "\n".join(lines)
+
+
+class SearchHit(BaseModel):
+    path: str
+    location: str
+    line: str
+
+
+class SearchResult(BaseModel):
+    query: str
+    hits: list[SearchHit]
+    files_searched: int
+    unreadable: list[str] = []
+    truncated: bool = False
+
+    def render(self) -> str:
+        if not self.hits:
+            text = f"no matches for {self.query!r} in {self.files_searched} file(s)"
+        else:
+            files = len({h.path for h in self.hits})
+            text = f"{len(self.hits)} matching line(s) for {self.query!r} in {files} file(s):"
+            for hit in self.hits:
+                text += f"\n- {hit.path} [{hit.location}]: {hit.line}"
+        if self.truncated:
+            text += "\n[… more matches not shown; use a more specific query]"
+        if self.unreadable:
+            text += "\nNot searched (unreadable): " + "; ".join(self.unreadable)
+        return text
+
+
+AttachmentContent.model_rebuild()
+
+
+def size_text(n: int) -> str:
+    if n < 1024:
+        return f"{n} B"
+    if n < 1024 * 1024:
+        return f"{n / 1024:.1f} KB"
+    return f"{n / 1024 / 1024:.1f} MB"
+
+
+def tidy(text: str) -> str:
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = re.sub(r"[ \t]+\n", "\n", text)
+    return re.sub(r"\n{3,}", "\n\n", text).strip("\n")

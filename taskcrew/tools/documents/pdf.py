@@ -1,0 +1,242 @@
+"""PDF: the text layer in reading order (pypdf's layout mode), OCR for pages and image regions
+without one (pages rendered with pypdfium2, images taken from the page).
+
+Layout mode places text by its position on the page, so a value drawn before its label in the file
+still comes out after it on the same line (``Order number: 12572103``), and table columns stay
+apart. Runs of blanks are shortened so the layout costs few characters.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import itertools
+import logging
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from taskcrew.tools.documents import limits
+from taskcrew.tools.documents.limits import MAX_CHARS, MAX_OCR_PAGES, MAX_PAGES
+from taskcrew.tools.documents.models import NO_TEXT_LAYER, OcrText, PageText, Unreadable, tidy
+from taskcrew.tools.documents.ocr import OCR_DPI, OcrUnavailable, ocr_image
+
+MIN_IMAGE_SIDE = 120  # pixels; smaller images are logos, rules and specks, not text
+_GAP = re.compile(r"[ \t]{4,}")
+
+
+@contextlib.contextmanager
+def _quiet_pypdf() -> Iterator[None]:
+    """pypdf logs warnings ("EOF marker not found") for damaged files; the result says it instead."""
+    logger = logging.getLogger("pypdf")
+    previous = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(previous)
+
+
+def read_pdf_pages(data: bytes, name: str, *, ocr: bool = True) -> list[PageText]:
+    """Text of each page, or :class:`Unreadable` (damaged, encrypted, or a scan OCR cannot read)."""
+    from pypdf import PdfReader
+
+    if not data.lstrip()[:5].startswith(b"%PDF"):
+        raise Unreadable(f"{name}: not a PDF file (no %PDF header); it cannot be read — ask a human")
+    with _quiet_pypdf():
+        try:
+            reader = PdfReader(io.BytesIO(data))
+            if reader.is_encrypted and not reader.decrypt(""):
+                raise Unreadable(f"{name}: the PDF is password-protected; ask a human for an open copy")
+            count = len(reader.pages)
+            pages: list[PageText] = []
+            used = 0
+            for index in range(min(count, MAX_PAGES)):
+                page = reader.pages[index]
+                page_text = PageText(number=index + 1, text=_page_text(page))
+                page_text.notes = _image_notes(page, bool(page_text.text.strip()))
+                pages.append(page_text)
+                used += len(page_text.text)
+                if index + 1 < min(count, MAX_PAGES) and limits.past(limits.TEXT_SHARE):
+                    pages[-1].notes.append(
+                        f"reading stopped after page {index + 1} of {count}: the pages are too slow to parse "
+                        f"(over {limits.budget_s(limits.TEXT_SHARE):.0f} s); ask a human which part matters"
+                    )
+                    break
+                if used > MAX_CHARS:
+                    pages[-1].notes.append(
+                        f"reading stopped after page {index + 1} of {count}: the text exceeds "
+                        f"{MAX_CHARS:,} characters; ask a human which part matters"
+                    )
+                    break
+        except Unreadable:
+            raise
+        except MemoryError:
+            raise
+        except Exception as exc:  # pypdf raises many types on damaged input; none is our bug
+            raise Unreadable(
+                f"{name}: damaged or incomplete PDF ({type(exc).__name__}: {str(exc)[:200]}); it cannot be "
+                "read — ask for a new copy of the file. Other files are not affected."
+            ) from exc
+    if count > MAX_PAGES:
+        pages[-1].notes.append(f"only the first {MAX_PAGES} of {count} pages were read")
+    needs_ocr = [p for p in pages if any("image" in n for n in p.notes)]
+    if needs_ocr and ocr:
+        _ocr_pages(data, reader, needs_ocr, name)
+    if not any(p.text.strip() for p in pages):
+        scanned = any(p.notes for p in pages)
+        if scanned:
+            why = "; ".join(dict.fromkeys(n for p in pages for n in p.notes))
+            raise Unreadable(f"{name}: {NO_TEXT_LAYER} ({why})" if ocr else f"{name}: {NO_TEXT_LAYER}")
+        raise Unreadable(f"{name}: the PDF has no text on any page; ask a human")
+    return pages
+
+
+def _page_text(page: Any) -> str:
+    """The page's text in the file's drawing order, unless that order disagrees with the positions.
+
+    When a fragment is drawn to the left of the one before it on the same line (a value written
+    before its label: ``12572103Ordernummer:``), the page is rebuilt from positions instead (pypdf's
+    layout mode), so labels and values read left to right, and table columns stay apart.
+    """
+    spots: list[tuple[float, float, float]] = []
+
+    def visit(text: str, cm: Any, tm: Any, _font: Any, size: Any) -> None:
+        if text.strip():
+            x = cm[0] * tm[4] + cm[2] * tm[5] + cm[4]
+            y = cm[1] * tm[4] + cm[3] * tm[5] + cm[5]
+            spots.append((x, y, float(size or 10)))
+
+    plain = page.extract_text(visitor_text=visit) or ""
+    if not _drawn_out_of_order(spots):
+        return tidy(plain)
+    try:
+        text = page.extract_text(extraction_mode="layout", layout_mode_space_vertically=False) or ""
+    except Exception:  # layout mode is stricter about odd fonts; the plain text is still there
+        return tidy(plain)
+    lines = [_GAP.sub("   ", line.rstrip()) for line in text.splitlines()]
+    width = min((len(line) - len(line.lstrip()) for line in lines if line.strip()), default=0)
+    return tidy("\n".join(line[width:] for line in lines))
+
+
+def _drawn_out_of_order(spots: list[tuple[float, float, float]]) -> bool:
+    """True when text on one line is drawn right to left more than once in a while."""
+    backwards = 0
+    for (x1, y1, size), (x2, y2, _) in itertools.pairwise(spots):
+        if abs(y2 - y1) < max(1.0, 0.3 * size) and x2 < x1 - size:
+            backwards += 1
+    return backwards >= 1
+
+
+def _image_notes(page: Any, has_text: bool) -> list[str]:
+    """Notes for the images on a page that may hold text (the OCR step replaces them)."""
+    large = [img for img in _images(page) if min(img) >= MIN_IMAGE_SIDE]
+    if not large:
+        return []
+    if has_text:
+        return [
+            f"part of this page is an image ({len(large)} image region(s)) that the text layer does not contain"
+        ]
+    return ["the page is an image with no text layer"]
+
+
+def _images(page: Any) -> list[tuple[int, int]]:
+    try:
+        resources = page.get("/Resources")
+        xobjects = resources.get_object().get("/XObject") if resources is not None else None
+        if xobjects is None:
+            return []
+        sizes = []
+        for x in xobjects.get_object().values():
+            obj = x.get_object()
+            if obj.get("/Subtype") == "/Image":
+                sizes.append((int(obj.get("/Width", 0)), int(obj.get("/Height", 0))))
+        return sizes
+    except Exception:
+        return []
+
+
+def _ocr_pages(data: bytes, reader: Any, pages: list[PageText], name: str) -> None:
+    """Scanned pages: OCR the rendered page. Mixed pages: OCR each large image on it."""
+    done = 0
+    for page in pages:
+        if done >= MAX_OCR_PAGES or limits.past(limits.OCR_SHARE):
+            why = f"only {MAX_OCR_PAGES} pages" if done >= MAX_OCR_PAGES else "the time for OCR is used up"
+            page.notes.append(f"not read by OCR: {why} per document; ask a human about this page")
+            continue
+        done += 1
+        try:
+            if page.text.strip():
+                _ocr_regions(data, page)
+            else:
+                result = ocr_image(_render(data, page.number - 1))
+                if result.text:
+                    page.text = result.marked("the whole page is an image")
+                    page.ocr, page.ocr_confidence, page.notes = True, result.confidence, []
+                else:
+                    page.notes = ["the page is an image and OCR found no text on it"]
+        except OcrUnavailable as exc:
+            page.notes = [*page.notes, str(exc)]
+            break
+        except Unreadable as exc:
+            page.notes = [*page.notes, str(exc)]
+
+
+def _ocr_regions(data: bytes, page: PageText) -> None:
+    """OCR each large picture on a page with a text layer; pictures in the upper half of the page
+    go before the text, the others after it (reading order)."""
+    before: list[str] = []
+    after: list[str] = []
+    confidences: list[float] = []
+    for image, top_share in _page_images(data, page.number - 1):
+        result = ocr_image(image)
+        if result.text:
+            (before if top_share < 0.5 else after).append(result.text)
+            confidences.append(result.confidence)
+    if not confidences:
+        page.notes = ["this page also has image(s) in which OCR found no text"]
+        return
+    mean = sum(confidences) / len(confidences)
+    regions = len(confidences)
+
+    def marked(texts: list[str]) -> str:
+        what = f"{regions} image region(s) on this page"
+        return OcrText(text="\n\n".join(texts), confidence=mean).marked(what)
+
+    parts = [marked(before)] if before else []
+    parts.append(page.text)
+    if after:
+        parts.append(marked(after))
+    page.text = "\n\n".join(parts)
+    page.ocr, page.ocr_confidence, page.notes = True, mean, []
+
+
+def _page_images(data: bytes, index: int) -> list[tuple[Any, float]]:
+    """The page's large images as PIL images, with how far down the page each starts (0 top, 1 bottom)."""
+    import pypdfium2 as pdfium
+
+    document = pdfium.PdfDocument(data)
+    try:
+        page = document[index]
+        height = page.get_size()[1] or 1
+        found = []
+        for obj in page.get_objects(filter=[pdfium.raw.FPDF_PAGEOBJ_IMAGE], max_depth=3):
+            width_px, height_px = obj.get_px_size()
+            if min(width_px, height_px) < MIN_IMAGE_SIDE:
+                continue
+            top = obj.get_bounds()[3]
+            found.append((obj.get_bitmap(render=False).to_pil(), max(0.0, (height - top) / height)))
+        return found
+    finally:
+        document.close()
+
+
+def _render(data: bytes, index: int) -> Any:
+    import pypdfium2 as pdfium
+
+    document = pdfium.PdfDocument(data)
+    try:
+        page = document[index]
+        return page.render(scale=OCR_DPI / 72, grayscale=True).to_pil()
+    finally:
+        document.close()

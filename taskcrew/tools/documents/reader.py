@@ -1,0 +1,346 @@
+"""``SandboxFiles``: list, read and search the sandbox folder, read-only and confined.
+
+Parsing runs in a child process under time and memory limits (:mod:`worker`); results — text and
+refusals alike — are cached per (path, size, mtime), so paging through a long file and searching
+never parse a file twice. Every odd file-system entry is a clean per-file result.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import stat
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from pathlib import Path, PurePosixPath
+
+from taskcrew.tools.base import ToolResult
+from taskcrew.tools.documents.confine import confine
+from taskcrew.tools.documents.formats import KNOWN, file_kind
+from taskcrew.tools.documents.limits import CACHE_CHARS, CACHE_ENTRIES, MAX_FILE_BYTES
+from taskcrew.tools.documents.mail import email_summary
+from taskcrew.tools.documents.models import (
+    NO_TEXT_LAYER,
+    EmailContent,
+    FileAccessError,
+    FileContent,
+    FileEntry,
+    FileListing,
+    FileMissing,
+    PathRefused,
+    SearchHit,
+    SearchResult,
+    TooComplex,
+    Unreadable,
+    size_text,
+)
+from taskcrew.tools.documents.provenance import OcrProvenance
+from taskcrew.tools.documents.worker import ParseWorker, shared_worker
+
+
+def default_private_patterns() -> tuple[str, ...]:
+    from taskcrew.sandbox.ground_truth import PRIVATE_PATTERNS
+
+    return PRIVATE_PATTERNS
+
+
+class SandboxFiles:
+    """The sandbox folder, read-only. Methods returning ``ToolResult`` are what the tools call.
+
+    ``hidden`` adds glob patterns to the private ones (the sandbox's answer files), which apply at
+    any depth wherever the reader is rooted.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        hidden: Sequence[str] = (),
+        max_chars: int = 5000,
+        max_hits: int = 40,
+        max_entries: int = 500,
+        worker: ParseWorker | None = None,
+    ) -> None:
+        if not root.is_dir():
+            raise ValueError(f"sandbox root is not a folder: {root}")
+        self.root = root.resolve()
+        self.given_root = Path(os.path.abspath(root))  # as spelled; absolute paths may use it
+        self.hidden = tuple(dict.fromkeys((*default_private_patterns(), *hidden)))
+        self.max_chars = max_chars
+        self.max_hits = max_hits
+        self.max_entries = max_entries
+        self.worker = worker or shared_worker()
+        self._cache: OrderedDict[tuple[str, int, int], FileContent | FileAccessError] = OrderedDict()
+        self.provenance = OcrProvenance()  # what was read by OCR: flags those values in approvals
+        self._sizes: dict[tuple[str, int, int], int] = {}
+        self.parses = 0  # how many times a file was actually parsed (the cache's effect, for tests)
+
+    # -------------------------------------------------------------------- tool-facing methods
+
+    def list_files(self, folder: str = ".", offset: int = 0) -> ToolResult:
+        try:
+            return ToolResult.success(self.listing(folder, offset))
+        except FileAccessError as exc:
+            return ToolResult.failure(str(exc))
+
+    def read_file(self, path: str, offset: int = 0) -> ToolResult:
+        try:
+            return ToolResult.success(self.read(path, offset))
+        except FileAccessError as exc:
+            return ToolResult.failure(str(exc))
+
+    def search_files(self, query: str, folder: str = ".") -> ToolResult:
+        try:
+            return ToolResult.success(self.search(query, folder))
+        except FileAccessError as exc:
+            return ToolResult.failure(str(exc))
+
+    # ------------------------------------------------------------------------ plain methods
+
+    def resolve(self, path: str) -> Path:
+        return confine(self.given_root, path, hidden=self.hidden)
+
+    def rel(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix()
+
+    def listing(self, folder: str = ".", offset: int = 0) -> FileListing:
+        base = self.resolve(folder)
+        if not base.is_dir():
+            if base.exists():
+                raise FileAccessError(f"{folder!r} is a file, not a folder; use read_file to read it")
+            raise FileMissing(self._missing_message(folder))
+        files, skipped = self._walk(base)
+        entries = [self._entry(p) for p in files[: self.max_entries]]
+        return FileListing(
+            folder=self.rel(base) if base != self.root else ".",
+            entries=entries,
+            offset=max(0, offset),
+            skipped=skipped,
+            max_chars=self.max_chars,
+        )
+
+    def read(self, path: str, offset: int = 0) -> FileContent:
+        target = self._existing_file(path)
+        content = self._parsed(target, path)
+        if content.ocr:
+            self.provenance.record(content)
+        return content.model_copy(update={"offset": max(0, offset), "max_chars": self.max_chars})
+
+    def search(self, query: str, folder: str = ".") -> SearchResult:
+        terms = query.lower().split()
+        if not terms:
+            raise FileAccessError("empty search query; give a word or phrase, e.g. an invoice number")
+        base = self.resolve(folder)
+        if not base.is_dir():
+            raise FileMissing(self._missing_message(folder))
+        files, _ = self._walk(base)
+        hits: list[SearchHit] = []
+        unreadable: list[str] = []
+        truncated = False
+        per_file = max(3, self.max_hits // 5)
+        for path in files:
+            if len(hits) >= self.max_hits:
+                truncated = True
+                break
+            rel = self.rel(path)
+            try:
+                units = list(_units(self._parsed(path, rel)))
+            except FileAccessError as exc:
+                unreadable.append(f"{rel} ({_short_reason(str(exc))})")
+                units = []
+            found = 0
+            for location, text in units:
+                for number, line in enumerate(text.splitlines(), start=1):
+                    lowered = line.lower()
+                    if all(term in lowered for term in terms):
+                        if len(hits) >= self.max_hits or found >= per_file:
+                            truncated = True
+                            break
+                        hits.append(
+                            SearchHit(path=rel, location=f"{location}, line {number}", line=_clip(line))
+                        )
+                        found += 1
+        return SearchResult(
+            query=query, hits=hits, files_searched=len(files), unreadable=unreadable, truncated=truncated
+        )
+
+    # ----------------------------------------------------------------------------- helpers
+
+    def _parsed(self, target: Path, shown: str) -> FileContent:
+        """The file's parsed content, from the cache or parsed once under limits."""
+        info = self._regular_stat(target, shown)
+        key = (str(target), info.st_size, info.st_mtime_ns)
+        if key in self._cache:
+            self._cache.move_to_end(key)
+            cached = self._cache[key]
+            if isinstance(cached, FileAccessError):
+                raise cached
+            return cached
+        result: FileContent | FileAccessError
+        try:
+            result = self._parse(target, info)
+        except FileAccessError as exc:
+            result = exc
+        self._cache[key] = result
+        self._sizes[key] = len(result.full_text()) if isinstance(result, FileContent) else 0
+        while len(self._cache) > 1 and (
+            len(self._cache) > CACHE_ENTRIES or sum(self._sizes.values()) > CACHE_CHARS
+        ):
+            oldest, _ = self._cache.popitem(last=False)
+            self._sizes.pop(oldest, None)
+        if isinstance(result, FileAccessError):
+            raise result
+        return result
+
+    def _parse(self, target: Path, info: os.stat_result) -> FileContent:
+        rel = self.rel(target)
+        if info.st_size > MAX_FILE_BYTES:
+            raise Unreadable(f"{rel!r} is too large to read here ({size_text(info.st_size)}); ask a human")
+        kind = file_kind(target.name)
+        if kind == "other":
+            raise Unreadable(f"{rel!r} is not a document type this reader understands ({KNOWN}); ask a human")
+        try:
+            with open(target, "rb", opener=_nonblocking_opener) as handle:
+                data = handle.read(MAX_FILE_BYTES + 1)
+        except OSError as exc:
+            raise Unreadable(
+                f"{rel!r} cannot be opened ({exc.strerror or type(exc).__name__}); ask a human"
+            ) from exc
+        self.parses += 1
+        content = self.worker.parse(data, rel, kind)
+        return content.model_copy(update={"path": rel, "size": len(data)})
+
+    def _regular_stat(self, target: Path, shown: str) -> os.stat_result:
+        """stat() of a plain file; pipes, devices, sockets and hard links are refused."""
+        try:
+            info = target.stat()
+        except OSError as exc:
+            raise Unreadable(f"{shown!r} cannot be opened ({exc.strerror or type(exc).__name__})") from exc
+        if not stat.S_ISREG(info.st_mode):
+            raise Unreadable(
+                f"{shown!r} is a special file (pipe, device or socket), not a document; it is not read"
+            )
+        if info.st_nlink > 1:
+            raise PathRefused(
+                f"refused: {shown!r} is a hard link (the same file may live outside the sandbox); ask a human "
+                "for a plain copy"
+            )
+        return info
+
+    def _walk(self, base: Path) -> tuple[list[Path], int]:
+        found: list[Path] = []
+        skipped = 0
+        for dirpath, dirnames, filenames in os.walk(base, followlinks=False, onerror=lambda _e: None):
+            current = Path(dirpath)
+            keep = []
+            for name in sorted(dirnames):
+                try:
+                    confine(self.root, current / name, hidden=self.hidden)
+                    keep.append(name)
+                except PathRefused:
+                    skipped += 1
+            dirnames[:] = keep
+            for name in sorted(filenames):
+                candidate = current / name
+                try:
+                    resolved = confine(self.root, candidate, hidden=self.hidden)
+                    info = resolved.stat()
+                except (PathRefused, OSError):
+                    skipped += 1
+                    continue
+                if stat.S_ISREG(info.st_mode) and info.st_nlink == 1:
+                    found.append(candidate)
+                else:
+                    skipped += 1
+        return sorted(found, key=lambda p: self.rel(p).lower()), skipped
+
+    def _entry(self, path: Path) -> FileEntry:
+        kind = file_kind(path.name)
+        try:
+            size = path.stat().st_size
+        except OSError:
+            size = 0
+        entry = FileEntry(path=self.rel(path), size=size, kind=kind)
+        if kind == "email" and 0 < size <= MAX_FILE_BYTES:
+            try:
+                entry.email = email_summary(path.read_bytes())
+            except Exception as exc:  # a broken .eml must not break the listing
+                entry.note = f"cannot parse e-mail headers ({type(exc).__name__})"
+        elif kind == "email":
+            entry.note = "empty file" if size == 0 else "too large to read"
+        return entry
+
+    def _existing_file(self, path: str) -> Path:
+        target = self.resolve(path)
+        try:
+            if target.is_dir():
+                raise FileAccessError(f"{path!r} is a folder; use list_files to see what is in it")
+            exists = target.exists()
+        except OSError as exc:
+            raise Unreadable(f"{path!r} cannot be opened ({exc.strerror or type(exc).__name__})") from exc
+        if not exists:
+            raise FileMissing(self._missing_message(path))
+        return target
+
+    def _missing_message(self, path: str) -> str:
+        files, _ = self._walk(self.root)
+        names = [self.rel(p) for p in files]
+        close = difflib.get_close_matches(path, names, n=5, cutoff=0.4) if len(path) < 300 else []
+        by_name = [n for n in names if PurePosixPath(n).name.lower() == PurePosixPath(path).name.lower()]
+        suggestions = list(dict.fromkeys(by_name + close))
+        shown = path if len(path) < 300 else path[:120] + "…"
+        message = f"no such file: {shown!r}."
+        if suggestions:
+            message += " Nearby names: " + ", ".join(repr(s) for s in suggestions[:5]) + "."
+        else:
+            folder = PurePosixPath(path).parent.as_posix()
+            listed = [n for n in names if PurePosixPath(n).parent.as_posix() == folder][:10]
+            if listed:
+                message += f" Files in {folder!r}: " + ", ".join(repr(s) for s in listed) + "."
+        return message + " Use list_files to see every file."
+
+
+def _nonblocking_opener(path: str, flags: int) -> int:
+    return os.open(path, flags | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+
+
+def _units(content: FileContent) -> Iterator[tuple[str, str]]:
+    if content.paged:
+        for page in content.pages:
+            yield f"page {page.number}{' (read by OCR)' if page.ocr else ''}", page.text
+    elif content.email is not None:
+        yield from _email_units(content.email, "")
+    else:
+        yield "text", content.text or ""
+
+
+def _email_units(email: EmailContent, prefix: str) -> Iterator[tuple[str, str]]:
+    h = email.headers
+    yield f"{prefix}header", f"From: {h.sender}\nTo: {h.to}\nSubject: {h.subject}"
+    yield f"{prefix}body", email.body
+    for att in email.attachments:
+        where = f"{prefix}attachment {att.name}"
+        for page in att.pages:
+            yield f"{where} page {page.number}{' (read by OCR)' if page.ocr else ''}", page.text
+        if att.text:
+            yield where, att.text
+        if att.email:
+            yield from _email_units(att.email, f"{where} > ")
+
+
+def _clip(line: str, limit: int = 200) -> str:
+    line = " ".join(line.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _short_reason(message: str) -> str:
+    if NO_TEXT_LAYER in message:
+        return "scanned image, no text layer"
+    if "too complex" in message:
+        return "too complex to read"
+    if "damaged" in message:
+        return "damaged file"
+    return message.split(";")[0][:80]
+
+
+__all__ = ["SandboxFiles", "TooComplex"]

@@ -1,0 +1,301 @@
+"""Every bad input a user can type gets one clear line and exit 2, before anything heavy starts.
+
+Each row runs the real CLI (Typer's CliRunner, an isolated home). The test also writes the table of
+rows, exit codes and messages to docs/bad-input.md: when the file is out of date it is rewritten and
+the test fails, so the committed table always says what the CLI really does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from taskcrew.cli import app
+from taskcrew.inputs import TASK_MAX_CHARS
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "bad-input.md"
+MODEL = ["--model", "m1@http://127.0.0.1:9/v1", "--verifier-model", "m2@http://127.0.0.1:9/v1"]
+
+
+class _JsonHandler(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        body = json.dumps({"status": "ok", "service": "not a web app"}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def json_server() -> Iterator[str]:
+    """A port that answers HTTP, but not like a web application (JSON, not HTML)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _JsonHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@dataclass
+class Row:
+    what: str
+    args: list[str]
+    expect: str  # a regex the one-line message must match
+    code: int = 2
+    env: dict[str, str] = field(default_factory=dict)
+    setup: Callable[[Path], None] | None = None
+
+
+def _file(name: str, text: str = "x") -> Callable[[Path], None]:
+    return lambda tmp: (tmp / name).write_text(text)
+
+
+def _truncated_store(tmp: Path) -> None:
+    (tmp / "store").mkdir()
+    (tmp / "store" / "chroma.sqlite3").write_bytes(b"")
+
+
+def _half_store(tmp: Path) -> None:
+    """A real SQLite database cut in half, as a full disk or a killed copy leaves it."""
+    (tmp / "store").mkdir()
+    db = tmp / "store" / "chroma.sqlite3"
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE collections (id TEXT, name TEXT)")
+    conn.execute("CREATE TABLE embeddings (id INTEGER PRIMARY KEY, doc TEXT)")
+    conn.executemany(
+        "INSERT INTO embeddings (doc) VALUES (?)", [(f"passage {i} " * 40,) for i in range(3000)]
+    )
+    conn.commit()
+    conn.close()
+    data = db.read_bytes()
+    db.write_bytes(data[: len(data) // 2])
+
+
+def _prices_garbage(tmp: Path) -> None:
+    (tmp / "prices.yaml").write_text("openai/gpt-4o: [this is: not, a price\n")
+
+
+def _prices_wrong(tmp: Path) -> None:
+    (tmp / "prices.yaml").write_text("openai/gpt-4o:\n  input_per_mtok: cheap\n")
+
+
+ROWS = [
+    Row("run: empty task", ["run", "", *MODEL], r"the task is empty"),
+    Row("run: blank task", ["run", "   \n\t", *MODEL], r"the task is empty"),
+    Row("run: task over the limit", ["run", "x" * (TASK_MAX_CHARS + 1), *MODEL], r"over the limit of"),
+    Row(
+        "run: scripted model",
+        ["run", "Pay the bill", "--model", "scripted/solver"],
+        r"taskcrew eval --models",
+    ),
+    Row("run: no model configured", ["run", "Pay the bill"], r"no model configured"),
+    Row(
+        "run: model without provider",
+        ["run", "Pay", "--model", "gpt-4o", "--verifier-model", "openai/y"],
+        r"has no provider",
+    ),
+    Row(
+        "run: model key missing",
+        ["run", "Pay", "--model", "anthropic/x", "--verifier-model", "openai/y"],
+        r"needs an API key",
+    ),
+    Row(
+        "run: --runs-dir is a file",
+        ["run", "Pay", *MODEL, "--runs-dir", "{tmp}/afile"],
+        r"is a file, not a folder",
+        setup=_file("afile"),
+    ),
+    Row(
+        "run: --runs-dir under a file",
+        ["run", "Pay", *MODEL, "--runs-dir", "{tmp}/afile/runs"],
+        r"cannot be created",
+        setup=_file("afile"),
+    ),
+    Row(
+        "run: --sandbox is a file",
+        ["run", "Pay", *MODEL, "--sandbox", "{tmp}/afile"],
+        r"is a file, not a folder",
+        setup=_file("afile"),
+    ),
+    Row("run: --sandbox missing", ["run", "Pay", *MODEL, "--sandbox", "{tmp}/nowhere"], r"does not exist"),
+    Row(
+        "run: --erp-url not a URL", ["run", "Pay", *MODEL, "--erp-url", "erp.local"], r"not an http\(s\) URL"
+    ),
+    Row(
+        "run: --erp-url bad port",
+        ["run", "Pay", *MODEL, "--erp-url", "http://127.0.0.1:99999"],
+        r"not an http\(s\) URL",
+    ),
+    Row(
+        "run: --erp-url answers JSON",
+        ["run", "Pay", *MODEL, "--erp-url", "{json}", "--intranet-url", ""],
+        r"does not answer like a web application",
+    ),
+    Row(
+        "run: TASKCREW_PRICES missing",
+        ["run", "Pay", *MODEL],
+        r"prices file .* cannot be read",
+        env={"TASKCREW_PRICES": "{tmp}/nope.yaml"},
+    ),
+    Row(
+        "run: TASKCREW_PRICES not YAML",
+        ["run", "Pay", *MODEL],
+        r"not valid YAML",
+        env={"TASKCREW_PRICES": "{tmp}/prices.yaml"},
+        setup=_prices_garbage,
+    ),
+    Row(
+        "run: TASKCREW_PRICES wrong shape",
+        ["run", "Pay", *MODEL],
+        r"no valid input_per_mtok",
+        env={"TASKCREW_PRICES": "{tmp}/prices.yaml"},
+        setup=_prices_wrong,
+    ),
+    Row("audit: nothing to audit", ["audit"], r"give a claim to audit"),
+    Row("eval: unknown provider", ["eval", "--models", "gpt-4o"], r"has no provider"),
+    Row("eval: unknown scripted model", ["eval", "--models", "scripted/nosuch"], r"unknown scripted model"),
+    Row(
+        "eval: --out is a file",
+        ["eval", "--models", "scripted/solver", "--out", "{tmp}/afile"],
+        r"is a file, not a folder",
+        setup=_file("afile"),
+    ),
+    Row(
+        "eval: --cases matches none",
+        ["eval", "--models", "scripted/solver", "--cases", "zzz,yyy*"],
+        r"no case matches",
+    ),
+    Row("eval --list: --cases matches none", ["eval", "--list", "--cases", "zzz"], r"no case matches"),
+    Row("knowledge search: empty query", ["knowledge", "search", "  "], r"search query is empty"),
+    Row(
+        "knowledge: --store is a file",
+        ["knowledge", "search", "due", "--store", "{tmp}/afile"],
+        r"is a file, not a folder",
+        setup=_file("afile"),
+    ),
+    Row(
+        "knowledge: chroma.sqlite3 is 0 bytes",
+        ["knowledge", "search", "due", "--store", "{tmp}/store"],
+        r"is empty \(0 bytes",
+        setup=_truncated_store,
+    ),
+    Row(
+        "knowledge: chroma.sqlite3 half-truncated",
+        ["knowledge", "facts", "--store", "{tmp}/store"],
+        r"is damaged",
+        setup=_half_store,
+    ),
+    Row("erp serve: port too big", ["erp", "serve", "--port", "99999"], r"less than or equal to 65535"),
+    Row("erp serve: negative port", ["erp", "serve", "--port", "-1"], r"greater than or equal to 0"),
+    Row(
+        "intranet serve: negative port", ["intranet", "serve", "--port", "-5"], r"greater than or equal to 0"
+    ),
+    Row("runs show: no such run", ["runs", "show", "nosuchrun"], r"is not a run folder"),
+]
+
+
+def _one_line(output: str) -> str:
+    """The message, as a user reads it: Typer's usage box and the hint reduced to plain lines."""
+    lines = [re.sub(r"^[│╭╰─ ]+|[│╮╯─ ]+$", "", line).strip() for line in output.splitlines()]
+    lines = [line for line in lines if line and not line.startswith(("Usage:", "Try 'taskcrew", "Error"))]
+    return " ".join(lines)
+
+
+def _run(row: Row, tmp: Path, json_url: str, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str, float]:
+    if row.setup:
+        row.setup(tmp)
+    for key, value in row.env.items():
+        monkeypatch.setenv(key, value.format(tmp=tmp))
+    args = [a.format(tmp=tmp, json=json_url) for a in row.args]
+    started = time.monotonic()
+    result = CliRunner().invoke(app, args)
+    seconds = time.monotonic() - started
+    text = _one_line(result.output).replace(str(tmp), "<tmp>").replace(json_url, "http://127.0.0.1:<port>")
+    return result.exit_code, text, seconds
+
+
+def test_bad_inputs_are_one_line_errors_and_the_table_is_true(
+    tmp_path: Path, isolated_home: Path, json_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # no .env of the developer's
+    table = []
+    failures = []
+    for n, row in enumerate(ROWS):
+        case_dir = tmp_path / f"case{n}"
+        case_dir.mkdir()
+        with monkeypatch.context() as patch:
+            code, text, seconds = _run(row, case_dir, json_server, patch)
+        text = text.replace(str(tmp_path), "<tmp>")
+        if code != row.code or not re.search(row.expect, text) or "Traceback" in text:
+            failures.append(f"{row.what}: exit {code}, {text!r}")
+        if seconds > 10:
+            failures.append(f"{row.what}: took {seconds:.1f} s (a refusal must come before heavy work)")
+        shown = " ".join(repr(a) if not a or a != a.strip() or " " in a else a for a in row.args)
+        shown = shown if len(shown) < 70 else shown[:60] + "…"
+        message = text.replace("|", "\\|")
+        table.append(f"| {row.what} | `{shown}` | {code} | {message} |")
+    assert not failures, "\n".join(failures)
+    assert not list((isolated_home / "runs").glob("*")), "a refused run left a run folder behind"
+    _check_doc(table)
+
+
+def _check_doc(table: list[str]) -> None:
+    text = (
+        "# Bad input: what the CLI says\n\n"
+        "Generated by `tests/test_bad_input.py` (it rewrites this file when the CLI's messages change).\n"
+        "Every row is refused before anything heavy starts: no browser, no model call, no run folder.\n"
+        "`<tmp>` stands for the folder the test used; `m1@…`/`m2@…` are OpenAI-compatible model strings.\n\n"
+        "| bad input | command | exit | message |\n|---|---|---|---|\n" + "\n".join(table) + "\n"
+    )
+    if not DOC.is_file() or DOC.read_text(encoding="utf-8") != text:
+        DOC.write_text(text, encoding="utf-8")
+        pytest.fail(f"{DOC.name} was out of date and has been regenerated: review and commit it")
+
+
+def test_a_damaged_store_is_left_as_it_was(tmp_path: Path, isolated_home: Path) -> None:
+    """A 0-byte chroma.sqlite3 is reported, never replaced by a fresh store with the demo handbook."""
+    _truncated_store(tmp_path)
+    for args in (
+        ["knowledge", "search", "due date"],
+        ["knowledge", "facts"],
+        ["knowledge", "ingest", "x.md"],
+    ):
+        (tmp_path / "x.md").write_text("# Payment terms\nNet 30.\n")
+        result = CliRunner().invoke(app, [*args[:2], *args[2:], "--store", str(tmp_path / "store")])
+        assert result.exit_code == 2, result.output
+        assert "mv " in result.output and "nothing was changed" in result.output
+    assert (tmp_path / "store" / "chroma.sqlite3").stat().st_size == 0
+    assert sorted(p.name for p in (tmp_path / "store").iterdir()) == ["chroma.sqlite3"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_a_read_only_folder_is_refused_before_any_run(tmp_path: Path) -> None:
+    from taskcrew.inputs import InputError, check_writable_dir
+
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o555)
+    try:
+        for target in (locked, locked / "runs"):
+            with pytest.raises(InputError, match="is not writable"):
+                check_writable_dir(target, "--runs-dir")
+    finally:
+        locked.chmod(0o755)
+    assert check_writable_dir(tmp_path / "new" / "runs", "--runs-dir") == tmp_path / "new" / "runs"
+    assert not (tmp_path / "new").exists()  # checking creates nothing

@@ -1,0 +1,109 @@
+"""SIGINT/SIGTERM end a run cleanly: exit 130, a report with outcome `interrupted`, no hang; and an
+eval sweep stopped by SIGTERM leaves no scratch folder behind (one left by SIGKILL is cleaned later).
+
+These run the real CLI in a subprocess: signals go to a process, not to a CliRunner."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from test_model_limits import stalling_server  # noqa: F401 — the fixture
+
+from taskcrew.eval.sweep import OWNER_FILE, SCRATCH_PREFIX, remove_stale_scratch
+
+
+def _env(home: Path, tmp: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TASKCREW_")}
+    env.update(TASKCREW_HOME=str(home), TASKCREW_RUNS=str(home / "runs"), TMPDIR=str(tmp), **extra)
+    return env
+
+
+def _start(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "taskcrew.cli", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def _wait_for(process: subprocess.Popen[str], text: str, limit: float) -> str:
+    seen = ""
+    deadline = time.monotonic() + limit
+    assert process.stdout is not None
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        seen += line
+        if text in line or (not line and process.poll() is not None):
+            return seen
+    return seen
+
+
+@pytest.mark.timeout(150)
+@pytest.mark.parametrize("signum", [signal.SIGTERM, pytest.param(signal.SIGINT, marks=pytest.mark.slow)])
+def test_a_signal_ends_the_run_with_a_report(
+    tmp_path: Path,
+    stalling_server: tuple[str, list[float]],  # noqa: F811 — the imported fixture
+    signum: int,
+) -> None:
+    url, _ = stalling_server
+    home = tmp_path / "home"
+    env = _env(home, tmp_path, TASKCREW_MODEL_TIMEOUT="120", TASKCREW_MODEL_RETRIES="0")
+    args = ["run", "Enter the latest Globex invoice", "--model", f"w@{url}", "--verifier-model", f"v@{url}",
+            "--erp-url", "http://127.0.0.1:0", "--intranet-url", "", "--no-chaos"]  # fmt: skip
+    process = _start(args, env)
+    seen = _wait_for(process, "Task:", 90)
+    assert "Task:" in seen, seen
+    time.sleep(1.5)  # the planner's call is now waiting on the silent server
+    sent = time.monotonic()
+    process.send_signal(signum)
+    out, _ = process.communicate(timeout=60)
+    assert process.returncode == 130, seen + out
+    assert time.monotonic() - sent < 30
+    assert "interrupted" in out and signal.Signals(signum).name in out, out
+    [run_dir] = (home / "runs").iterdir()
+    report = (run_dir / "report.md").read_text(encoding="utf-8")
+    assert "`interrupted`" in report and signal.Signals(signum).name in report
+    assert '"end:interrupted"' in (run_dir / "trace.jsonl").read_text(encoding="utf-8")
+
+
+def test_scratch_of_a_killed_sweep_is_removed_and_a_live_ones_kept(tmp_path: Path) -> None:
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    gone, alive, foreign = (tmp_path / f"{SCRATCH_PREFIX}{n}" for n in ("gone", "alive", "foreign"))
+    for folder in (gone, alive, foreign):
+        (folder / "knowledge-seed").mkdir(parents=True)
+    (gone / OWNER_FILE).write_text(dead.stdout.strip())
+    (alive / OWNER_FILE).write_text(str(os.getpid()))
+    assert remove_stale_scratch(tmp_path) == [gone]
+    assert not gone.exists() and alive.exists() and foreign.exists()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(150)
+def test_sigterm_stops_an_eval_sweep_and_removes_its_scratch(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    scratch_tmp = tmp_path / "tmp"
+    scratch_tmp.mkdir()
+    args = ["eval", "--models", "scripted/solver", "--cases", "research-sum-of-squares", "--repeats", "3",
+            "--out", str(tmp_path / "out")]  # fmt: skip
+    process = _start(args, _env(home, scratch_tmp))
+    seen = _wait_for(process, "run(s)", 90)
+    assert "3 run(s)" in seen, seen
+    deadline = time.monotonic() + 60
+    while not list(scratch_tmp.glob(SCRATCH_PREFIX + "*")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(2)  # seeding the knowledge store or in the first run
+    process.send_signal(signal.SIGTERM)
+    out, _ = process.communicate(timeout=60)
+    assert process.returncode == 130, seen + out
+    assert "interrupted" in out
+    assert not list(scratch_tmp.glob(SCRATCH_PREFIX + "*")), list(scratch_tmp.iterdir())
