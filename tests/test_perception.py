@@ -162,7 +162,7 @@ def test_disabled_controls(make_session: SessionFactory, site: RecordingSite) ->
     assert states["Enabled"] == "interactable"
     assert states["Disabled button"] == "disabled"
     assert states["Aria disabled"] == "disabled"
-    assert states["locked"] == "disabled"  # inside a disabled fieldset
+    assert states["Locked"] == "disabled"  # inside a disabled fieldset (named by its legend)
     assert [el.state for el in obs.elements if el.role == "combobox"] == ["disabled"]
     assert "[DISABLED]" in obs.render()
     result = session.act([Click(index=by_name(obs, "Disabled button"))])

@@ -114,7 +114,7 @@
   const groupText = (el) => {
     let a = el.parentElement;
     for (let k = 0; a && k < 3 && a !== document.body; k++, a = a.parentElement) {
-      if (a.querySelectorAll(FIELD_SEL).length > 1) return '';
+      if (a.querySelectorAll(FIELD_SEL + ', button, a[href], [role="button"]').length > 1) return '';
       const t = clean(a.innerText);
       if (t) return t.length <= 40 ? t : '';
     }
