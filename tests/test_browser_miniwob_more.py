@@ -16,6 +16,7 @@ SOLVED = [
     "copy-paste",
     "email-inbox",
     "email-inbox-reply",
+    "enter-time",
     "highlight-text",
     "highlight-text-2",
     "login-user-popup",
