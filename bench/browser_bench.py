@@ -6,13 +6,23 @@ Pages: the mock ERP (login, bills list, new-bill form, bill detail, vendors; cha
 task pages from the ``miniwob`` wheel, each served over a local HTTP server. Sizes are of
 ``Observation.render()`` — what a model reads on every call — in characters and o200k_base tokens.
 Prints figures only; nothing is asserted (the machine may be busy).
+
+With ``--browser-use PYTHON`` (the interpreter of a separate virtualenv with ``browser-use`` from
+PyPI, see bench/browser_use_dump.py) the same pages are also dumped as browser-use serialises them
+for its model, and both token counts and their ratio are printed. ERP pages are compared on a saved
+copy of the logged-in page's HTML (browser-use cannot log in without a model); MiniWoB pages live,
+with the same seeded episode.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
+import os
+import re
 import statistics
+import subprocess
 import tempfile
 import threading
 import time
@@ -59,6 +69,11 @@ MINIWOB_TASKS = [
 ]
 
 ENC = bpe_openai.get_encoding("o200k_base")
+START_EPISODE = "() => { Math.seedrandom('bench'); core.EPISODE_MAX_TIME = 600000; core.startEpisodeReal(); }"
+OURS: dict[str, int] = {}
+"""Our render's tokens per page name (for the browser-use comparison)."""
+SAVED: dict[str, str] = {}
+"""HTML of the ERP pages as the browser had them (for the browser-use comparison)."""
 
 
 def timed(fn: Callable[[], Any], repeats: int) -> tuple[list[float], Any]:
@@ -78,6 +93,7 @@ def p95(values: list[float]) -> float:
 
 def row(name: str, times: list[float], obs: Observation) -> str:
     text = obs.render()
+    OURS[name] = len(ENC.encode(text))
     return (
         f"{name:<28} {statistics.median(times):7.0f} {p95(times):7.0f} {len(text):7d} "
         f"{len(ENC.encode(text)):7d} {len(obs.elements):5d}"
@@ -135,6 +151,7 @@ def bench_erp(repeats: int) -> list[str]:
                 session.goto(erp.url + path)
                 times, obs = timed(session.observe, repeats)
                 lines.append(row(f"erp {path}", times, obs))
+                SAVED[f"erp {path}"] = session.run(lambda page: page.content())
             lines.extend(bench_act(session, erp.url, repeats))
     return lines
 
@@ -190,13 +207,42 @@ def bench_miniwob(repeats: int, count: int) -> list[str]:
         with BrowserSession(policy=policy) as session:
             for task in MINIWOB_TASKS[:count]:
                 session.goto(f"{base}/miniwob/{task}.html")
-                session.run(
-                    lambda page: page.evaluate(
-                        "() => { Math.seedrandom('bench'); core.EPISODE_MAX_TIME = 600000; core.startEpisodeReal(); }"
-                    )
-                )
+                session.run(lambda page: page.evaluate(START_EPISODE))
                 times, obs = timed(session.observe, repeats)
                 lines.append(row(f"miniwob {task}", times, obs))
+    return lines
+
+
+def browser_use_tokens(python: str, urls: dict[str, str], js: str | None) -> dict[str, int]:
+    """Tokens of browser-use's serialisation of each page (run in its own virtualenv)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "dump.json"
+        cmd = [python, str(Path(__file__).parent / "browser_use_dump.py"), str(out), *urls.values()]
+        if js:
+            cmd += ["--js", js]
+        env = {**os.environ, "ANONYMIZED_TELEMETRY": "false", "BROWSER_USE_SETUP_LOGGING": "false"}
+        subprocess.run(cmd, check=True, env=env, capture_output=True, timeout=600)
+        dumped: dict[str, str] = json.loads(out.read_text(encoding="utf-8"))
+    return {name: len(ENC.encode(dumped.get(url, ""))) for name, url in urls.items()}
+
+
+def compare(python: str, count: int) -> list[str]:
+    theirs: dict[str, int] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        files = {name: re.sub(r"\W+", "_", name) + ".html" for name in SAVED}
+        for name, html in SAVED.items():
+            (root / files[name]).write_text(html, encoding="utf-8")
+        with static_server(root) as base:
+            urls = {name: f"{base}/{files[name]}" for name in SAVED}
+            theirs.update(browser_use_tokens(python, urls, None))
+    with static_server(miniwob_root()) as base:
+        urls = {f"miniwob {t}": f"{base}/miniwob/{t}.html" for t in MINIWOB_TASKS[:count]}
+        theirs.update(browser_use_tokens(python, urls, START_EPISODE))
+    lines = [f"{'page':<28} {'ours':>7} {'b-use':>7} {'ratio':>6}"]
+    for name, ours in OURS.items():
+        if theirs.get(name):
+            lines.append(f"{name:<28} {ours:7d} {theirs[name]:7d} {ours / theirs[name]:6.2f}")
     return lines
 
 
@@ -206,6 +252,9 @@ def main() -> None:
     )
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--tasks", type=int, default=20, help=f"MiniWoB pages (max {len(MINIWOB_TASKS)})")
+    parser.add_argument(
+        "--browser-use", metavar="PYTHON", help="python of a virtualenv with browser-use, to compare"
+    )
     args = parser.parse_args()
     print("observe(): time per call (settle + perception), rendering size of Observation.render()")
     print(HEADER)
@@ -219,6 +268,9 @@ def main() -> None:
         f"(max {max(tokens)})"
     )
     print("\n".join(line for line in erp_lines if not line.startswith("erp ")))
+    if args.browser_use:
+        print("\nTokens (o200k) of what the model reads: ours vs browser-use, same pages")
+        print("\n".join(compare(args.browser_use, args.tasks)))
 
 
 if __name__ == "__main__":

@@ -66,7 +66,8 @@ def test_form_fields_labels_values_and_submit_targets(
     assert all(el.state == "interactable" for el in obs.elements)
     assert set(selector_counts(session, obs).values()) == {1}
     text = obs.render()
-    assert '[8] button "Save order" (submits form POST /record/orders)' in text
+    # the text shows the name next to the number, so the list does not repeat it
+    assert "[8] Save order" in obs.text and "[8] button (submits form POST /record/orders)" in text
     assert "Customer [1]" in obs.text
     # typing does not change the signature; values show up in the next observation
     session.act([Type(index=customer.index, text="ACME Ltd")])
@@ -129,7 +130,8 @@ def test_iframe_elements_are_numbered_and_actionable(
     assert len(framed) == 4  # card input + pay button in each of the two frames
     assert {tuple(el.frames) for el in framed} == {("#pay",), ('iframe[title="second"]',)}
     assert set(selector_counts(session, obs).values()) == {1}
-    assert "[inside frame #pay]" in obs.text and "Card details" in obs.text
+    # a frame's text sits where the iframe is
+    assert "[1] Outer button\n[frame #pay]\nCard details" in obs.text
     pay = next(el for el in framed if el.name == "Pay now" and el.frames == ["#pay"])
     card = next(el for el in framed if el.role == "textbox" and el.frames == ["#pay"])
     result = session.act([Type(index=card.index, text="4111"), Click(index=pay.index)])
@@ -160,7 +162,7 @@ def test_disabled_controls(make_session: SessionFactory, site: RecordingSite) ->
     assert states["Enabled"] == "interactable"
     assert states["Disabled button"] == "disabled"
     assert states["Aria disabled"] == "disabled"
-    assert states["locked"] == "disabled"  # inside a disabled fieldset
+    assert states["Locked"] == "disabled"  # inside a disabled fieldset (named by its legend)
     assert [el.state for el in obs.elements if el.role == "combobox"] == ["disabled"]
     assert "[DISABLED]" in obs.render()
     result = session.act([Click(index=by_name(obs, "Disabled button"))])

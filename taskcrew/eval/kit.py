@@ -14,6 +14,7 @@ from typing import Any
 
 from taskcrew.crew.models import Citation, CriterionCheck, StepReport, Verdict
 from taskcrew.crew.scripted import Reply, ScriptedCall, ScriptError, ToolCall
+from taskcrew.tools.browser.render import names_in_text
 
 _ELEMENT = re.compile(r'^\[(\d+)\] (\w+)(?: "((?:[^"\\]|\\.)*)")?(.*)$')
 _ATTR = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)')
@@ -42,12 +43,15 @@ def elements(text: str) -> list[El]:
     if len(part) < 2:
         return []
     found = []
+    shown = names_in_text(page_text(text))  # names the page text shows after [n] are not repeated
     for line in part[1].splitlines()[1:]:
         match = _ELEMENT.match(line.strip())
         if not match:
             continue
         attrs = {k: v.strip('"') for k, v in _ATTR.findall(match.group(4))}
-        found.append(El(int(match.group(1)), match.group(2), match.group(3) or "", attrs, match.group(4)))
+        index = int(match.group(1))
+        name = match.group(3) or shown.get(index, "")
+        found.append(El(index, match.group(2), name, attrs, match.group(4)))
     return found
 
 
@@ -494,7 +498,7 @@ def bill_table(text: str) -> list[BillRow]:
     rows = []
     for line in page_text(text).splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        marker = re.fullmatch(r"\[(\d+)\]", cells[0]) if cells else None
+        marker = re.match(r"\[(\d+)\]", cells[0]) if cells else None
         if marker is None or len(cells) < 9:
             continue
         vendor, number, amount, currency, issued, due, status, paid_on = cells[1:9]

@@ -8,6 +8,7 @@ message for the agent.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -20,10 +21,13 @@ from taskcrew.tools.browser.models import (
     Back,
     Click,
     DismissModal,
+    Drag,
+    Hover,
     Navigate,
     Press,
     Scroll,
     Select,
+    SelectText,
     SetChecked,
     Type,
     Wait,
@@ -38,6 +42,44 @@ if TYPE_CHECKING:
     from playwright.sync_api import Locator, Page
 
 FILL_TYPES = frozenset({"date", "datetime-local", "month", "week", "time", "color", "range"})
+KEYED_CHARS = 200
+"""Longer text is inserted in one step except its last characters, which are typed as key presses."""
+READ_VALUE_JS = (
+    "(el) => el.isContentEditable ? el.innerText : ('value' in el ? String(el.value) : el.textContent)"
+)
+SELECT_TEXT_JS = """(el, text) => {
+  const w = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+  const nodes = []; let all = '';
+  for (let n = w.nextNode(); n; n = w.nextNode()) { nodes.push([n, all.length]); all += n.data; }
+  const start = text ? all.indexOf(text) : 0;
+  if (start < 0 || !all.length) return null;
+  const end = text ? start + text.length : all.length;
+  const at = (pos) => { for (let i = nodes.length - 1; i >= 0; i--) if (nodes[i][1] <= pos) return [nodes[i][0], pos - nodes[i][1]]; return [nodes[0][0], 0]; };
+  const r = document.createRange();
+  const [sn, so] = at(start); const [en, eo] = at(end);
+  r.setStart(sn, so); r.setEnd(en, Math.min(eo, en.data.length));
+  const rects = Array.from(r.getClientRects()).filter((x) => x.width > 0);
+  if (!rects.length) return null;
+  const a = rects[0], b = rects[rects.length - 1];
+  return { x1: a.left + 1, y1: (a.top + a.bottom) / 2, x2: b.right - 1, y2: (b.top + b.bottom) / 2, want: all.slice(start, end) };
+}"""
+FORCE_SELECTION_JS = """(el, text) => {
+  const w = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+  const nodes = []; let all = '';
+  for (let n = w.nextNode(); n; n = w.nextNode()) { nodes.push([n, all.length]); all += n.data; }
+  const start = text ? all.indexOf(text) : 0; const end = text ? start + text.length : all.length;
+  const at = (pos) => { for (let i = nodes.length - 1; i >= 0; i--) if (nodes[i][1] <= pos) return [nodes[i][0], pos - nodes[i][1]]; return [nodes[0][0], 0]; };
+  const r = document.createRange(); const [sn, so] = at(start); const [en, eo] = at(end);
+  r.setStart(sn, so); r.setEnd(en, eo);
+  const sel = getSelection(); sel.removeAllRanges(); sel.addRange(r);
+  el.dispatchEvent(new MouseEvent('mouseup', { bubbles: true }));
+  return sel.toString();
+}"""
+
+
+def _loose(text: str) -> str:
+    """Letters and digits only: a field that formats what it is given (spaces, dashes) still matches."""
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
 
 
 class ActionFailed(Exception):
@@ -67,8 +109,8 @@ class ActionExecutor:
                 return self.click(i)
             case Type():
                 return self.type(action)
-            case Select(index=i, option=o):
-                return self.select(i, o)
+            case Select(index=i, option=o, mode=m):
+                return self.select(i, o, m)
             case SetChecked(index=i, action=kind):
                 return self.set_checked(i, kind == "check")
             case Scroll():
@@ -83,6 +125,12 @@ class ActionExecutor:
                 return self.press(k, i)
             case DismissModal():
                 return self.dismiss_modal()
+            case Hover(index=i):
+                return self.hover(i)
+            case Drag():
+                return self.drag(action)
+            case SelectText(index=i, text=t):
+                return self.select_text(i, t)
         raise ActionFailed(f"unknown action {action!r}")
 
     # ------------------------------------------------------------ element helpers
@@ -205,23 +253,53 @@ class ActionExecutor:
             value = self._secret_value(action.text, info.get("url", ""))
         elif ref.field_type == "password" and value:
             self.env.vault.note_guess(value)  # no oracle: a guess is redacted like the real value
+        before = "" if action.clear else str(locator.evaluate(READ_VALUE_JS))
         if ref.field_type in FILL_TYPES or secret:
             locator.fill(value, timeout=self.timeout)  # a secret in one step: no event carries a prefix
-        elif action.clear:
-            # Fill all but the last character, then type that one as a key press: fast for long
-            # text, and key-driven widgets (autocomplete) still see a real keystroke.
-            locator.fill(value[:-1], timeout=self.timeout)
-            if value:
-                locator.press_sequentially(value[-1], timeout=self.timeout)
         else:
-            locator.press_sequentially(value, timeout=self.timeout + 20 * len(value))
+            # Real key events (key-driven widgets, spinners, terminals see every keystroke); very long
+            # text is inserted at once except its last characters.
+            if action.clear:
+                locator.focus(timeout=self.timeout)
+                locator.press("ControlOrMeta+a", timeout=self.timeout)
+                locator.press("Backspace", timeout=self.timeout)
+            else:
+                locator.focus(timeout=self.timeout)
+                locator.press("ControlOrMeta+End", timeout=self.timeout)
+            head, keyed = value[:-KEYED_CHARS] if len(value) > KEYED_CHARS else "", value[-KEYED_CHARS:]
+            if head:
+                self.env.page.keyboard.insert_text(head)
+            locator.press_sequentially(keyed, timeout=self.timeout + 20 * len(keyed))
+        message = self._read_back(action.index, locator, before + value, secret)
         if action.enter:
             after = locator.evaluate(
                 js_function("preflight", with_element=True), {"kind": "enter", "key": "Enter"}
             )
             self._gate(after.get("submission"), after.get("url", ""))
             locator.press("Enter", timeout=self.timeout)
-        return ""
+        return message
+
+    def _read_back(self, index: int, locator: Locator, expected: str, secret: bool) -> str:
+        """The field's value after typing must be what was typed; a difference is a failure."""
+        from playwright.sync_api import Error as PlaywrightError
+
+        try:
+            got = str(locator.evaluate(READ_VALUE_JS, timeout=self.timeout))
+        except PlaywrightError:
+            return ""  # the field went away (the page reacted); nothing to compare
+        got_n, want_n = got.replace("\r\n", "\n").rstrip("\n"), expected.replace("\r\n", "\n").rstrip("\n")
+        if got_n == want_n:
+            return ""
+        if secret:
+            raise ActionFailed(f"[{index}] did not take the whole value (it may limit its length or format)")
+        if _loose(got_n) == _loose(want_n) and got_n:
+            return f"the field formatted it as {self.env.vault.redact(got_n)[:120]!r}"
+        shown = self.env.vault.redact(got_n)
+        shown = shown if len(shown) <= 160 else shown[:100] + "…" + shown[-50:]
+        raise ActionFailed(
+            f"after typing, [{index}] holds {shown!r} instead of {self.env.vault.redact(want_n)[:160]!r} "
+            "(the field limits, rejects or rewrites input; observe and adjust)"
+        )
 
     def _secret_value(self, text: str, field_url: str) -> str:
         policy, vault = self.env.policy, self.env.vault
@@ -246,7 +324,7 @@ class ActionExecutor:
         policy.typing_secret(vault.redact(field_url), text)
         return value
 
-    def select(self, index: int, option: str) -> str:
+    def select(self, index: int, option: str, mode: str = "replace") -> str:
         ref, locator = self._locate(index)
         self._preflight(ref, locator)
         if ref.field_type not in ("select", "select-multiple"):
@@ -257,8 +335,100 @@ class ActionExecutor:
         if "value" not in picked:
             options = ", ".join(repr(o) for o in picked.get("options", []))
             raise ActionFailed(f"[{index}] has no option {option!r}; its options are: {options}")
-        locator.select_option(value=picked["value"], timeout=self.timeout)
+        values = [picked["value"]]
+        if mode != "replace":
+            if ref.field_type != "select-multiple":
+                raise ActionFailed(f"[{index}] allows one option only; use select without mode")
+            current: list[str] = locator.evaluate(
+                "(el) => Array.from(el.selectedOptions).map((o) => o.value)"
+            )
+            values = [v for v in current if v != picked["value"]]
+            if mode == "add":
+                values.append(picked["value"])
+        element = self.env.snapshot.observation.element(index)
+        hidden = element is not None and element.hidden_native
+        # A native select hidden behind a custom widget cannot be clicked, but can be set (force).
+        locator.select_option(value=values, timeout=self.timeout, force=hidden)
+        return "set the hidden native select" if hidden else ""
+
+    def hover(self, index: int) -> str:
+        ref, locator = self._locate(index)
+        info = self._preflight(ref, locator)
+        point = info.get("point")
+        position = None if info.get("centre") or not point else {"x": point["x"], "y": point["y"]}
+        locator.hover(timeout=self.timeout, position=position)  # type: ignore[arg-type]
         return ""
+
+    def _centre(self, ref: ElementRef, locator: Locator) -> tuple[float, float]:
+        info = self._preflight(ref, locator)
+        box = locator.bounding_box(timeout=self.timeout)
+        if box is None:
+            raise ActionFailed(f"element [{ref.index}] has no box on the page")
+        point = info.get("point")
+        if point and not info.get("centre"):
+            return box["x"] + point["x"], box["y"] + point["y"]
+        return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+
+    def drag(self, action: Drag) -> str:
+        ref, locator = self._locate(action.index)
+        mouse = self.env.page.mouse
+        if action.to_index is not None:
+            tref, tlocator = self._locate(action.to_index)
+            self._centre(tref, tlocator)  # scroll the target into view first
+            x1, y1 = self._centre(ref, locator)
+            x2, y2 = self._centre(tref, tlocator)
+            vh = self.env.config.viewport_height
+            if not (0 <= y1 <= vh and 0 <= y2 <= vh):
+                raise ActionFailed(
+                    f"[{action.index}] and [{action.to_index}] are not on screen together; scroll, or drag by an offset"
+                )
+        else:
+            if not action.dx and not action.dy:
+                raise ActionFailed("drag needs to_index or an offset (dx, dy)")
+            x1, y1 = self._centre(ref, locator)
+            x2, y2 = x1 + action.dx, y1 + action.dy
+        mouse.move(x1, y1)
+        mouse.down()
+        mouse.move(x1 + (x2 - x1) / 4 + 2, y1 + (y2 - y1) / 4 + 2, steps=4)
+        mouse.move(x2, y2, steps=12)
+        mouse.up()
+        return ""
+
+    def select_text(self, index: int | None, text: str | None) -> str:
+        frames: list[str] = []
+        if index is None:
+            if not text:
+                raise ActionFailed("select_text needs the text to select, or an element number")
+            where = "the page"
+            locator = self.env.page.locator("body")
+            with contextlib.suppress(Exception):
+                locator.get_by_text(text).first.scroll_into_view_if_needed(timeout=self.timeout)
+        else:
+            ref, locator = self._locate(index)
+            self._preflight(ref, locator)
+            frames, where = ref.frames, f"[{index}]"
+        span = locator.evaluate(SELECT_TEXT_JS, text or "")
+        if span is None:
+            raise ActionFailed(f"{where} does not show the text {text!r}" if text else f"{where} has no text")
+        frame_box = locator.bounding_box(timeout=self.timeout)
+        el_box = locator.evaluate(
+            "(el) => { const r = el.getBoundingClientRect(); return {x: r.left, y: r.top}; }"
+        )
+        if frame_box is None:
+            raise ActionFailed(f"{where} has no box on the page")
+        ox, oy = frame_box["x"] - el_box["x"], frame_box["y"] - el_box["y"]  # frame offset
+        mouse = self.env.page.mouse
+        mouse.move(span["x1"] + ox, span["y1"] + oy)
+        mouse.down()
+        mouse.move(span["x2"] + ox, span["y2"] + oy, steps=8)
+        mouse.up()
+        selected = str(self.env.page.evaluate("() => String(getSelection())")) if not frames else ""
+        if selected.strip() != span["want"].strip():
+            # a drag did not select it (a draggable or a widget took the mouse): select it directly
+            selected = str(locator.evaluate(FORCE_SELECTION_JS, text or ""))
+        if selected.strip() != span["want"].strip():
+            raise ActionFailed(f"could not select {span['want'][:80]!r} in {where}")
+        return f"selected {len(span['want'])} characters"
 
     def set_checked(self, index: int, desired: bool) -> str:
         ref, locator = self._locate(index)

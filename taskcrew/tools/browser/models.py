@@ -57,6 +57,10 @@ class Element(BaseModel):
     field: FieldInfo | None = None
     submits: FormTarget | None = None
     href: str | None = None
+    states: list[str] = Field(default_factory=list)
+    """What a user sees of it: expanded/collapsed, folder, has popup, pressed, current."""
+    hidden_native: bool = False
+    """A native <select> hidden behind a custom widget (select works on it; clicks go to the widget)."""
 
     @property
     def playwright_selector(self) -> str:
@@ -78,6 +82,14 @@ class ScrollInfo(BaseModel):
     viewport: int = 0
 
 
+class WindowEdge(BaseModel):
+    """Page text left out of a long page's window on one side."""
+
+    chars: int = 0
+    elements: int = 0
+    headings: list[str] = Field(default_factory=list)
+
+
 class Observation(BaseModel):
     id: int
     url: str
@@ -92,6 +104,12 @@ class Observation(BaseModel):
     scroll: ScrollInfo = Field(default_factory=ScrollInfo)
     text_truncated: int = 0
     elements_omitted: int = 0
+    above: WindowEdge | None = None
+    """A long page is shown as a window around the viewport; what lies above it..."""
+    below: WindowEdge | None = None
+    """...and below it (scroll to move the window)."""
+    errors: list[str] = Field(default_factory=list)
+    """Parts of the page that could not be read (a frame, an element) and why."""
 
     def element(self, index: int) -> Element | None:
         for el in self.elements:
@@ -133,6 +151,34 @@ class Select(_Act):
     index: int
     option: str
     """The option's visible label (or its value)."""
+    mode: Literal["replace", "add", "remove"] = "replace"
+    """For a multi-select: add the option to the selection or remove it from it (replace: only it)."""
+
+
+class Hover(_Act):
+    """Move the mouse over an element (opens hover menus and tooltips)."""
+
+    action: Literal["hover"] = "hover"
+    index: int
+
+
+class Drag(_Act):
+    """Drag an element onto another element, or by an offset in pixels."""
+
+    action: Literal["drag"] = "drag"
+    index: int
+    to_index: int | None = None
+    dx: float = 0
+    dy: float = 0
+
+
+class SelectText(_Act):
+    """Select (highlight) ``text`` (its first occurrence) inside element ``index`` or anywhere on the
+    page; with an index and no text, all of the element's text."""
+
+    action: Literal["select_text"] = "select_text"
+    index: int | None = None
+    text: str | None = None
 
 
 class SetChecked(_Act):
@@ -176,7 +222,19 @@ class DismissModal(_Act):
 
 
 Action = Annotated[
-    Click | Type | Select | SetChecked | Scroll | Navigate | Back | Wait | Press | DismissModal,
+    Click
+    | Type
+    | Select
+    | SetChecked
+    | Scroll
+    | Navigate
+    | Back
+    | Wait
+    | Press
+    | DismissModal
+    | Hover
+    | Drag
+    | SelectText,
     Field(discriminator="action"),
 ]
 ACTIONS_ADAPTER: TypeAdapter[list[Action]] = TypeAdapter(list[Action])
@@ -187,8 +245,13 @@ def describe_action(action: Action) -> str:
         case Type(index=i, text=t, clear=c, enter=e):
             extra = ("" if c else " (append)") + (" + Enter" if e else "")
             return f"type {t!r} into [{i}]{extra}"
-        case Select(index=i, option=o):
-            return f"select {o!r} in [{i}]"
+        case Select(index=i, option=o, mode=m):
+            return f"select {o!r} in [{i}]" + ("" if m == "replace" else f" ({m})")
+        case Drag(index=i, to_index=t, dx=x, dy=y):
+            return f"drag [{i}] " + (f"to [{t}]" if t is not None else f"by ({x:g}, {y:g})")
+        case SelectText(index=i, text=t):
+            where = f" in [{i}]" if i is not None else ""
+            return f"select text {t!r}{where}" if t else f"select the text of [{i}]"
         case Scroll(direction=d, index=i, pages=p):
             where = f" in [{i}]" if i is not None else ""
             return f"scroll {d} {p:g} page(s){where}"

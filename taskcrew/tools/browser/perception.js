@@ -21,6 +21,52 @@
   const MESSAGE_SEL = '[role="alert"], [role="status"], [aria-live="assertive"], [aria-live="polite"], .error, .errors, .errorlist, .alert, .invalid-feedback, .flash, .notice, .message, .messages, .field-error, .form-error, [class*="error-message"]';
 
   const clean = (s) => (s || '').replace(/\s+/g, ' ').trim();
+  // Elements given click/pointer listeners through addEventListener (recorded by listeners.js).
+  const LISTENED = window[Symbol.for('taskcrew.listeners')] || null;
+  const listened = (el) => !!(LISTENED && LISTENED.has(el));
+  // Selectors whose :hover rule sets `cursor: pointer` (the page says "clickable" only on hover).
+  let hoverPointer = null;
+  const collectHoverPointer = () => {
+    const sels = [];
+    const visitRules = (rules) => {
+      for (const r of rules) {
+        if (sels.length > 300) return;
+        if (!r.selectorText) { if (r.cssRules) { try { visitRules(r.cssRules); } catch (e) { /* skip */ } } continue; }
+        if (!r.style || r.style.cursor !== 'pointer' || !r.selectorText.includes(':hover')) continue;
+        for (const part of r.selectorText.split(',')) {
+          if (!part.includes(':hover')) continue;
+          const sel = part.replace(/:hover/g, '').trim();
+          if (!sel) continue;
+          try { document.querySelector(sel); sels.push(sel); } catch (e) { /* not a plain selector */ }
+        }
+      }
+    };
+    for (const sheet of Array.from(document.styleSheets)) { try { visitRules(sheet.cssRules); } catch (e) { /* cross-origin sheet */ } }
+    hoverPointer = sels.length ? sels.join(', ') : null;
+  };
+  const hoverClickable = (el) => { if (!hoverPointer) return false; try { return el.matches(hoverPointer); } catch (e) { return false; } };
+  // Form properties read through the prototype: a field named "method" or "action" shadows form.method.
+  const formProp = (form, prop) => Object.getOwnPropertyDescriptor(HTMLFormElement.prototype, prop).get.call(form);
+  // Words in class names and image file names that say what an icon does ("icon-star" -> star).
+  const GENERIC_CLASS = /^(icons?|fa[srbl]?|fa-(fw|lg|[0-9]x)|glyphicon|bi|mdi|material-icons|btn|button|ui|active|selected|clickable|pointer|hidden|small|large|sm|lg|xs|left|right|pull-right|pull-left|float-right|float-left|ng-.*|js-.*|is-.*|has-.*|col-.*|d-.*|text-.*|m[trblxy]?-\d|p[trblxy]?-\d)$/i;
+  const hintOf = (el) => {
+    const nodes = [el, ...Array.from(el.querySelectorAll('i, span, svg, img, use')).slice(0, 4)];
+    for (const n of nodes) {
+      const t = n.getAttribute && (n.getAttribute('title') || n.getAttribute('aria-label') || n.getAttribute('alt'));
+      if (t && clean(t)) return clean(t);
+      if (n.tagName === 'IMG' && n.getAttribute('src')) {
+        const m = /([A-Za-z][A-Za-z_-]{1,30})\.(png|svg|gif|jpe?g|webp)(\?|$)/.exec(n.getAttribute('src'));
+        if (m) return m[1].replace(/[-_]+/g, ' ');
+      }
+      for (const c of Array.from(n.classList || [])) {
+        if (GENERIC_CLASS.test(c)) continue;
+        const m = /^(?:(?:icon|fa|fas|far|glyphicon|bi|mdi|ti|la|ion|ico|btn)[-_])?([A-Za-z][A-Za-z-]{1,24})$/.exec(c);
+        if (m && !GENERIC_CLASS.test(m[1])) return m[1].replace(/[-_]+/g, ' ').toLowerCase();
+      }
+    }
+    if (el.id && /^[A-Za-z][A-Za-z_-]{1,24}$/.test(el.id)) return el.id.replace(/([a-z])([A-Z])/g, '$1 $2').replace(/[-_]+/g, ' ').toLowerCase();
+    return '';
+  };
   const cut = (s, n) => (s.length > n ? s.slice(0, n - 1) + '…' : s);
   const esc = (v) => CSS.escape(v);
 
@@ -63,6 +109,17 @@
       return c.textContent;
     }).join(' '));
   };
+  // An unlabelled field's caption: the text of the smallest enclosing block that holds no other field.
+  const FIELD_SEL = 'input:not([type="hidden"]), select, textarea';
+  const groupText = (el) => {
+    let a = el.parentElement;
+    for (let k = 0; a && k < 3 && a !== document.body; k++, a = a.parentElement) {
+      if (a.querySelectorAll(FIELD_SEL + ', button, a[href], [role="button"]').length > 1) return '';
+      const t = clean(a.innerText);
+      if (t) return t.length <= 40 ? t : '';
+    }
+    return '';
+  };
   const nameOf = (el) => {
     const tag = el.tagName;
     let n = byIds(el, 'aria-labelledby') || clean(el.getAttribute('aria-label'));
@@ -71,7 +128,7 @@
       const t = el.type;
       if (tag === 'INPUT' && (t === 'submit' || t === 'button' || t === 'reset')) n = clean(el.value) || (t === 'submit' ? 'Submit' : t);
       else if (tag === 'INPUT' && t === 'image') n = clean(el.alt) || 'Submit';
-      else n = labelsOf(el) || clean(el.getAttribute('placeholder')) || clean(el.title) || '';
+      else n = labelsOf(el) || clean(el.getAttribute('placeholder')) || clean(el.title) || groupText(el);
       return cut(n, 80);
     }
     if (tag === 'LABEL' && el.control) return cut(clean(el.textContent), 80);
@@ -80,7 +137,7 @@
       const img = el.querySelector('img[alt]');
       n = img ? clean(img.alt) : '';
     }
-    return cut(n || clean(el.title) || clean(el.getAttribute('value')) || '', 80);
+    return cut(n || clean(el.title) || clean(el.getAttribute('value')) || hintOf(el), 80);
   };
   const roleOf = (el) => {
     const r = (el.getAttribute('role') || '').trim().split(/\s+/)[0];
@@ -113,7 +170,7 @@
   const fieldOf = (el) => {
     const target = el.tagName === 'LABEL' && el.control ? el.control : el;
     const tag = target.tagName;
-    const f = { name: target.getAttribute('name') || null, required: !!target.required, readonly: !!target.readOnly };
+    const f = { name: target.getAttribute('name') || null, required: !!target.required || target.getAttribute('aria-required') === 'true', readonly: !!target.readOnly || target.getAttribute('aria-readonly') === 'true' };
     if (tag === 'INPUT') {
       f.type = target.type;
       if (['submit', 'button', 'reset', 'image'].includes(target.type)) return null;
@@ -141,7 +198,7 @@
         f.type = role; f.value = target.getAttribute('aria-valuetext') || target.getAttribute('aria-valuenow') || clean(target.textContent);
       } else return null;
     }
-    if (typeof f.value === 'string') f.value = cut(f.value, 300);
+    if (typeof f.value === 'string') f.value = cut(f.value, 4000);
     const invalid = target.willValidate && !target.validity.valid && (target.matches(':user-invalid') || target.getAttribute('aria-invalid') === 'true');
     if (invalid) f.invalid = cut(target.validationMessage, 160);
     else if (target.getAttribute && target.getAttribute('aria-invalid') === 'true') f.invalid = cut(byIds(target, 'aria-describedby') || byIds(target, 'aria-errormessage') || 'marked invalid', 160);
@@ -163,7 +220,8 @@
     const tag = el.tagName;
     const explicit = (el.getAttribute('role') || '').split(/\s+/)[0];
     if ((explicit === 'presentation' || explicit === 'none') && parentOf(el) && parentOf(el).closest(ROLE_CONTAINER_SEL)) return false;
-    if (tag === 'A') return el.hasAttribute('href') || el.hasAttribute('onclick') || style.cursor === 'pointer';
+    if (tag === 'A') return el.hasAttribute('href') || el.hasAttribute('onclick') || style.cursor === 'pointer' || listened(el) || hoverClickable(el)
+      || el.hasAttribute('title') || el.hasAttribute('data-handler') || el.hasAttribute('data-action');
     if (tag === 'BUTTON' || tag === 'SELECT' || tag === 'TEXTAREA') return true;
     if (tag === 'INPUT') return el.type !== 'hidden' && hasBox(el);
     if (tag === 'SUMMARY') return true;
@@ -173,7 +231,7 @@
     if (role === 'presentation' || role === 'none') return false;
     if (el.isContentEditable && !(el.parentElement && el.parentElement.isContentEditable)) return true;
     if (tag === 'HTML' || tag === 'BODY') return false;
-    if (el.hasAttribute('onclick') || typeof el.onclick === 'function') return !el.querySelector(INNER_INTERACTIVE);
+    if (el.hasAttribute('onclick') || typeof el.onclick === 'function' || listened(el) || hoverClickable(el) || el.getAttribute('draggable') === 'true') return true;
     const ti = el.getAttribute('tabindex');
     if (ti !== null && +ti >= 0 && tag !== 'IFRAME') return !el.querySelector(INNER_INTERACTIVE);
     if (style.cursor === 'pointer') {
@@ -211,9 +269,90 @@
     return t ? `${s} "${t}"` : s;
   };
 
+  // A native <select> hidden behind a custom widget: the visible wrapper stands in for it.
+  const hiddenSelectProxy = (el) => {
+    if (el.tagName !== 'SELECT') return null;
+    const s = styleOf(el);
+    const hidden = s.display === 'none' || s.visibility !== 'visible' || +s.opacity === 0 || !hasBox(el) || srOnly(el, s);
+    if (!hidden) return null;
+    let a = parentOf(el);
+    for (let k = 0; a && k < 3; k++, a = parentOf(a)) {
+      const as = styleOf(a);
+      if (as.display === 'none') return null;
+      if (as.visibility === 'visible' && hasBox(a)) return a;
+    }
+    return null;
+  };
+  // For a clickable container that also holds clickable children: its own text (not a child's),
+  // where a click lands on the container itself.
+  const ownTextNode = (el, isChosen) => {
+    const w = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    let n, k = 0;
+    while ((n = w.nextNode()) && k++ < 500) {
+      if (!n.data.trim()) continue;
+      let inside = false;
+      for (let a = n.parentElement; a && a !== el; a = parentOf(a)) {
+        if (isChosen(a) || styleOf(a).display === 'none') { inside = true; break; }
+      }
+      if (!inside) return n;
+    }
+    return null;
+  };
+  const ownText = (el, isChosen) => {
+    const parts = [];
+    const w = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    let n, k = 0;
+    while ((n = w.nextNode()) && k++ < 500) {
+      if (!n.data.trim()) continue;
+      let inside = false;
+      for (let a = n.parentElement; a && a !== el; a = parentOf(a)) {
+        if (isChosen(a) || styleOf(a).display === 'none') { inside = true; break; }
+      }
+      if (!inside) parts.push(n.data);
+    }
+    return clean(parts.join(' '));
+  };
+  const interactiveChild = (a) => a.nodeType === 1 && isInteractive(a, styleOf(a)) && hasBox(a);
+  // States a user sees: expanded/collapsed, popup triggers, tree folders.
+  const statesOf = (el) => {
+    const out = [];
+    const ex = el.getAttribute('aria-expanded');
+    const hp = el.getAttribute('aria-haspopup');
+    if (el.tagName === 'SUMMARY' && el.parentElement && el.parentElement.tagName === 'DETAILS') out.push(el.parentElement.open ? 'expanded' : 'collapsed');
+    else if (ex === 'true' || ex === 'false') out.push(ex === 'true' ? 'expanded' : 'collapsed');
+    else if (el.tagName === 'LI' || (el.parentElement && el.parentElement.tagName === 'LI')) {
+      const li = el.tagName === 'LI' ? el : el.parentElement;
+      const sub = Array.from(li.children).find((c) => c.tagName === 'UL' || c.tagName === 'OL');
+      if (sub) out.push('folder', visible(sub) ? 'expanded' : 'collapsed');
+    }
+    if (hp && hp !== 'false') out.push('has popup');
+    const pressed = el.getAttribute('aria-pressed');
+    if (pressed === 'true') out.push('pressed');
+    if (el.getAttribute('aria-current') && el.getAttribute('aria-current') !== 'false') out.push('current');
+    return out;
+  };
+
   // State of an element right now: what a click at its visible centre would hit.
   const stateOf = (el) => {
     if (isDisabled(el)) return { state: 'disabled' };
+    const proxy = hiddenSelectProxy(el);
+    if (proxy) { const st = stateOf(proxy); delete st.point; st.centre = true; return st; }
+    if (roleOf(el) === 'clickable' && el.querySelector('*')) {
+      // a container with clickable children: aim at its own text
+      const hasKids = Array.from(el.querySelectorAll('*')).slice(0, 300).some(interactiveChild);
+      const t = hasKids ? ownTextNode(el, interactiveChild) : null;
+      if (t) {
+        const range = document.createRange();
+        range.selectNodeContents(t);
+        const rr = range.getBoundingClientRect();
+        const x = (rr.left + rr.right) / 2, y = (rr.top + rr.bottom) / 2;
+        if (rr.width > 0 && y >= 0 && y <= window.innerHeight) {
+          const hit = deepElementFromPoint(x, y);
+          const r = el.getBoundingClientRect();
+          if (hit && deepContains(el, hit) && !(hit !== el && interactiveChild(hit) && hit !== t.parentElement)) return { state: 'interactable', point: { x: x - r.left, y: y - r.top }, centre: false };
+        }
+      }
+    }
     const c = clippedRect(el);
     const vh = window.innerHeight, vw = window.innerWidth;
     if (c.bottom <= c.top || c.right <= c.left) {
@@ -335,7 +474,7 @@
 
   // ------------------------------------------------------------ forms & submissions
   const isLoginForm = (form) => {
-    const els = Array.from(form.elements);
+    const els = Array.from(formProp(form, 'elements'));
     const pw = els.filter((e) => e.type === 'password');
     if (pw.length !== 1) return false;
     if (els.some((e) => e.tagName === 'TEXTAREA' || e.tagName === 'SELECT' || e.type === 'file')) return false;
@@ -345,7 +484,7 @@
   const formFields = (form, submitter) => {
     let fd;
     try { fd = new FormData(form, submitter || undefined); } catch (e) { fd = new FormData(form); }
-    const controls = Array.from(form.elements);
+    const controls = Array.from(formProp(form, 'elements'));
     const secretNames = new Set(controls.filter((e) => e.type === 'password').map((e) => e.name));
     const labelOf = (name, value) => {
       // For a select, the option's visible label helps the human: "7" is "Northwind Traders".
@@ -362,11 +501,11 @@
     return out;
   };
   const targetOf = (form, submitter) => {
-    const method = (submitter && submitter.hasAttribute('formmethod') ? submitter.formMethod : form.method) || 'get';
-    const action = submitter && submitter.hasAttribute('formaction') ? submitter.formAction : form.action;
-    return { method: method.toUpperCase(), action };
+    const method = (submitter && submitter.hasAttribute('formmethod') ? submitter.formMethod : formProp(form, 'method')) || 'get';
+    const action = submitter && submitter.hasAttribute('formaction') ? submitter.formAction : formProp(form, 'action');
+    return { method: String(method).toUpperCase(), action: String(action) };
   };
-  const defaultButton = (form) => Array.from(form.elements).find((e) => isSubmitButton(e)) || null;
+  const defaultButton = (form) => Array.from(formProp(form, 'elements')).find((e) => isSubmitButton(e)) || null;
   const IMPLICIT_TYPES = new Set(['text', 'search', 'url', 'tel', 'email', 'password', 'date', 'month', 'week', 'time', 'datetime-local', 'number']);
   // What a click / Enter / key press on `el` would submit, or null.
   const submissionFor = (el, kind, key) => {
@@ -379,16 +518,16 @@
       submitter = defaultButton(form);
       if (submitter && submitter.disabled) return null;
       if (!submitter) {
-        const blocking = Array.from(form.elements).filter((e) => e.tagName === 'INPUT' && IMPLICIT_TYPES.has(e.type));
+        const blocking = Array.from(formProp(form, 'elements')).filter((e) => e.tagName === 'INPUT' && IMPLICIT_TYPES.has(e.type));
         if (blocking.length > 1) return null;
       }
     }
     if (!form) return null;
     const t = targetOf(form, submitter);
     if (t.method === 'DIALOG') return null;
-    const novalidate = form.noValidate || (submitter && submitter.formNoValidate);
+    const novalidate = formProp(form, 'noValidate') || (submitter && submitter.formNoValidate);
     if (!novalidate) {
-      const bad = Array.from(form.elements).filter((e) => e.willValidate && !e.validity.valid);
+      const bad = Array.from(formProp(form, 'elements')).filter((e) => e.willValidate && !e.validity.valid);
       if (bad.length) return { invalid: bad.slice(0, 5).map((e) => `${nameOf(e) || e.name}: ${e.validationMessage}`) };
     }
     return {
@@ -440,6 +579,9 @@
     const start = args.start || 1;
     const maxText = args.maxText || 4000;
     const sigOnly = !!args.signatureOnly;
+    collectHoverPointer();
+    const ownNames = new Map();
+    const errors = [];
     const out = [];
     let outLen = 0;
     const els = [];
@@ -459,6 +601,7 @@
       if (SKIP_TAGS.has(el.tagName)) return;
       if (el.tagName === 'SLOT') { const a = el.assignedNodes({ flatten: true }); (a.length ? a : Array.from(el.childNodes)).forEach(collect); return; }
       const style = styleOf(el);
+      if (el.tagName === 'SELECT' && hiddenSelectProxy(el)) { chosen.add(el); return; }
       if (style.display === 'none' || srOnly(el, style)) return;
       if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') return;
       if (style.visibility === 'visible' && isInteractive(el, style) && hasBox(el)) {
@@ -468,6 +611,16 @@
       for (const k of (el.shadowRoot ? el.shadowRoot.childNodes : el.childNodes)) collect(k);
     };
     if (document.body) collect(document.body);
+    // A container with a listener and no clickable inside, whose children are alike items (a list, a
+    // sortable, delegated handlers): the items are what a user clicks or drags, so they get numbers.
+    for (const el of Array.from(generic)) {
+      const kids = Array.from(el.children).filter((k) => hasBox(k) && styleOf(k).display !== 'none');
+      if (kids.length < 2 || !kids.every((k) => k.tagName === kids[0].tagName && textOf(k))) continue;
+      if (el.querySelector(INNER_INTERACTIVE) || ownText(el, (a) => kids.includes(a))) continue;
+      if (!(listened(el) || el.hasAttribute('onclick'))) continue;
+      chosen.delete(el); generic.delete(el);
+      for (const k of kids) if (!chosen.has(k)) { chosen.add(k); generic.add(k); }
+    }
     const holdsChosen = new Set();
     for (const el of chosen) {
       for (let a = parentOf(el); a; a = parentOf(a)) {
@@ -475,14 +628,62 @@
         holdsChosen.add(a);
       }
     }
-    for (const el of generic) if (holdsChosen.has(el)) chosen.delete(el);
+    // A clickable container with clickable children keeps a number only for its own short text
+    // (a tree folder's label); the children always get their own numbers.
+    const vpArea = window.innerWidth * window.innerHeight;
+    for (const el of generic) {
+      if (!holdsChosen.has(el)) continue;
+      const own = ownText(el, (a) => chosen.has(a));
+      const r = el.getBoundingClientRect();
+      if (own && own.length <= 60 && r.width * r.height < 0.25 * vpArea) ownNames.set(el, own);
+      else chosen.delete(el);
+    }
 
     // Pass 2: text in reading order with [n] where element n sits.
+    // Each line starts with \u0001<document y>\u0002 so the caller can window long pages.
+    const sy = window.scrollY;
+    let pendingY = null;
+    const mark = (el) => { if (!sigOnly && lineStart) { const r = el.getBoundingClientRect(); pendingY = Math.round(r.top + sy); } };
+    const pushAt = (s) => {
+      if (lineStart && pendingY !== null && s.trim()) { push(`\u0001${pendingY}\u0002`); lineStart = true; pendingY = null; }
+      push(s);
+    };
+    const emit = (el) => {
+      const role = roleOf(el);
+      const name = ownNames.get(el) || nameOf(el);
+      const index = start + els.length;
+      const rec = { index, role, tag: el.localName, name, disabled: isDisabled(el) };
+      els.push(rec);
+      sig.push(`${rec.tag}|${role}|${el.type || ''}|${name.slice(0, 40)}|${rec.disabled ? 'd' : ''}`);
+      if (sigOnly) return rec;
+      mark(el);
+      pushAt(`${lineStart || /\s$/.test(out[out.length - 1] || '') ? '' : ' '}[${index}]`);
+      try {
+        Object.assign(rec, stateOf(el));
+        delete rec.blocker;
+        rec.selector = selectorFor(el);
+        rec.matches = verify(rec.selector).length;
+        rec.field = fieldOf(el);
+        rec.states = statesOf(el);
+        if (hiddenSelectProxy(el)) rec.behind = true;
+        if (isSubmitButton(el) && el.form) rec.submits = targetOf(el.form, el);
+        if (el.tagName === 'A' && el.hasAttribute('href')) rec.href = el.href;
+        rec.captcha = !!el.closest(CAPTCHA_SEL);
+      } catch (e) {
+        errors.push(`element [${index}] (${describe(el)}): ${e && e.message ? e.message : e}`);
+        rec.selector = rec.selector || selectorFor(el);
+        rec.state = rec.state || 'interactable';
+      }
+      rec.el = el;
+      return rec;
+    };
     const walk = (node) => {
       if (node.nodeType === Node.TEXT_NODE) {
         if (!sigOnly) {
+          const p = node.parentElement;
+          if (p) { const ps = styleOf(p); if (ps.fontSize === '0px' || ps.visibility !== 'visible') return; }
           const t = node.data.replace(/\s+/g, ' ');
-          if (t.trim()) push(lineStart ? t.replace(/^ /, '') : t);
+          if (t.trim()) { if (p) mark(p); pushAt(lineStart ? t.replace(/^ /, '') : t); }
         }
         return;
       }
@@ -491,41 +692,30 @@
       if (SKIP_TAGS.has(el.tagName)) return;
       if (el.tagName === 'SLOT') { const a = el.assignedNodes({ flatten: true }); (a.length ? a : Array.from(el.childNodes)).forEach(walk); return; }
       const style = styleOf(el);
+      if (el.tagName === 'SELECT' && chosen.has(el) && hiddenSelectProxy(el)) { emit(el); if (!sigOnly) push(' '); return; }
       if (style.display === 'none' || srOnly(el, style)) return;
-      if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') { iframes.push(el); return; }
+      if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') {
+        iframes.push(el);
+        if (!sigOnly && visible(el)) { newline(); mark(el); pushAt(`\u0003${selectorFor(el)}\u0003`); newline(); }
+        return;
+      }
       const block = BLOCK_DISPLAYS.test(style.display) || el.tagName === 'BR';
       // A definition list reads "term: value" on one line.
       const term = el.tagName === 'DT';
       if (block && el.tagName !== 'DD') newline();
       if (!sigOnly) {
         const h = /^H([1-6])$/.exec(el.tagName);
-        if (h) push('#'.repeat(+h[1]) + ' ');
-        else if (el.tagName === 'LI') push('- ');
-        else if (style.display === 'table-cell') push(' | ');
+        if (block) mark(el);
+        if (h) pushAt('#'.repeat(+h[1]) + ' ');
+        else if (el.tagName === 'LI') pushAt('- ');
+        else if (style.display === 'table-cell') { mark(el); pushAt(' | '); }
       }
       let descend = true;
       if (chosen.has(el)) {
-        const role = roleOf(el);
-        const name = nameOf(el);
-        const index = start + els.length;
-        const rec = { index, role, tag: el.localName, name, disabled: isDisabled(el) };
-        els.push(rec);
-        sig.push(`${rec.tag}|${role}|${el.type || ''}|${name.slice(0, 40)}|${rec.disabled ? 'd' : ''}`);
-        if (!sigOnly) {
-          push(`${lineStart || /\s$/.test(out[out.length - 1] || '') ? '' : ' '}[${index}]`);
-          Object.assign(rec, stateOf(el));
-          delete rec.blocker;
-          rec.selector = selectorFor(el);
-          rec.matches = verify(rec.selector).length;
-          rec.field = fieldOf(el);
-          if (isSubmitButton(el) && el.form) rec.submits = targetOf(el.form, el);
-          if (el.tagName === 'A' && el.hasAttribute('href')) rec.href = el.href;
-          rec.captcha = !!el.closest(CAPTCHA_SEL);
-          rec.el = el;
-        }
-        const leaf = LEAF_ROLES.has(role) || NATIVE_FIELD_TAGS.has(el.tagName);
-        descend = holdsChosen.has(el) || (!leaf && textOf(el).length > name.length);
-        if (!descend && !sigOnly) push(' ');
+        const rec = emit(el);
+        // The element's own text stays in the line (a row keeps its ids and labels); fields don't.
+        descend = !NATIVE_FIELD_TAGS.has(el.tagName);
+        if (!sigOnly) push(' ');
       }
       if (descend) {
         const kids = el.shadowRoot ? el.shadowRoot.childNodes : el.childNodes;
@@ -572,11 +762,13 @@
 
     const iframeInfo = iframes.filter(visible).map((f) => ({ selector: selectorFor(f), ...stripBlocker(stateOf(f)), src: f.src || '' }));
     for (const rec of els) delete rec.el;
+    for (const rec of els) if (!rec.selector) rec.selector = '';
     return {
       url: location.href,
       title: document.title,
       text: out.join(''),
       elements: els,
+      errors,
       signature: sig,
       obstacles,
       messages: messages(),

@@ -23,6 +23,7 @@ from taskcrew.tools.browser.models import (
     Obstacle,
     ScrollInfo,
     SelectOption,
+    WindowEdge,
 )
 from taskcrew.tools.policy import Policy
 from taskcrew.tools.vault import Vault
@@ -72,20 +73,96 @@ class _FrameVisit:
     inherited: dict[str, Any] | None
 
 
-def _clean_text(text: str, limit: int) -> tuple[str, int]:
-    lines = [re.sub(r"[ \t\u00a0]+", " ", line).strip() for line in text.split("\n")]
-    out: list[str] = []
-    for line in lines:
+_Y_MARK = re.compile("\u0001(-?\\d+)\u0002")
+_FRAME_MARK = re.compile("\u0003([^\u0003]*)\u0003")
+_INDEX = re.compile(r"\[(\d+)\]")
+Line = tuple[int | None, str]
+
+
+def _lines(text: str) -> list[Line]:
+    """Split perception.js text into cleaned lines, each with its document y (or None)."""
+    out: list[Line] = []
+    for raw in text.split("\n"):
+        ys = _Y_MARK.findall(raw)
+        line = re.sub(r"[ \t\u00a0]+", " ", _Y_MARK.sub("", raw)).strip()
         if not line or line in ("|", "-"):
             continue
         line = re.sub(r"^\|\s*", "| ", line)
-        if out and out[-1] == line and not re.search(r"\[\d+\]", line):
+        if out and out[-1][1] == line and not _INDEX.search(line):
             continue
-        out.append(line)
-    joined = "\n".join(out)
+        out.append((int(ys[0]) if ys else None, line))
+    return out
+
+
+def _clean_text(text: str, limit: int) -> tuple[str, int]:
+    joined = "\n".join(t for _, t in _lines(text))
     if len(joined) <= limit:
         return joined, 0
     return joined[:limit].rsplit("\n", 1)[0], len(joined) - limit
+
+
+def _edge(lines: list[Line]) -> WindowEdge | None:
+    if not lines:
+        return None
+    heads = [t.lstrip("# ")[:60] for _, t in lines if t.startswith("#")]
+    return WindowEdge(
+        chars=sum(len(t) + 1 for _, t in lines),
+        elements=sum(len(_INDEX.findall(t)) for _, t in lines),
+        headings=heads[-3:] if heads else [],
+    )
+
+
+def window(lines: list[Line], top: int, height: int, limit: int) -> tuple[int, int]:
+    """The slice [a, b) of ``lines`` to show: what is on screen first, then up to a quarter of the
+    budget above it, then below it, then more above if room is left. Short pages are shown whole."""
+    if sum(len(t) + 1 for _, t in lines) <= limit:
+        return 0, len(lines)
+    ys: list[int] = []
+    last = 0
+    for y, _ in lines:
+        last = y if y is not None else last
+        ys.append(last)
+    bottom = top + max(height, 1)
+    on_screen = [i for i, y in enumerate(ys) if top <= y < bottom]
+    if on_screen:
+        a, b = on_screen[0], on_screen[0] + 1
+    else:  # nothing starts on screen (one tall block): the last line above it
+        before = [i for i, y in enumerate(ys) if y < top]
+        a = before[-1] if before else 0
+        b = a + 1
+    used = len(lines[a][1]) + 1
+
+    def fits(i: int) -> bool:
+        return used + len(lines[i][1]) + 1 <= limit
+
+    while b < len(lines) and b - 1 < (on_screen[-1] if on_screen else a) and fits(b):
+        used += len(lines[b][1]) + 1
+        b += 1
+    above_budget = used + limit // 4
+    while a > 0 and fits(a - 1) and used + len(lines[a - 1][1]) + 1 <= above_budget:
+        a -= 1
+        used += len(lines[a][1]) + 1
+    while b < len(lines) and fits(b):
+        used += len(lines[b][1]) + 1
+        b += 1
+    while a > 0 and fits(a - 1):
+        a -= 1
+        used += len(lines[a][1]) + 1
+    return a, b
+
+
+def _assemble(texts: dict[tuple[str, ...], str], chain: tuple[str, ...] = ()) -> str:
+    """A frame's text with each child frame's text placed where its iframe sits."""
+    own = texts.get(chain, "")
+
+    def child(m: re.Match[str]) -> str:
+        key = (*chain, m.group(1))
+        if key not in texts:
+            return ""
+        inner = _Y_MARK.sub("", _assemble(texts, key))
+        return f"[frame {m.group(1)}]\n{inner}\n[end of frame]"
+
+    return _FRAME_MARK.sub(child, own)
 
 
 class Perceiver:
@@ -140,7 +217,8 @@ class Perceiver:
         obstacles: list[Obstacle] = []
         messages: list[str] = []
         sig_parts: list[str] = [page.url]
-        texts: list[str] = []
+        texts: dict[tuple[str, ...], str] = {}
+        errors: list[str] = []
         unverified: list[int] = []
         scroll = ScrollInfo()
         title = ""
@@ -151,17 +229,19 @@ class Perceiver:
                     js_function("observe"),
                     {"start": next_index, "maxText": self.config.max_text_chars},
                 )
-            except Exception:
-                continue  # a frame navigated away mid-observation
+            except Exception as exc:  # a frame navigated away mid-observation, or a script error
+                where = "the page" if not visit.chain else f"frame {visit.chain[-1]}"
+                message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                errors.append(f"{where} could not be read: {message[:200]}")
+                continue
             if not visit.chain:
                 title = res["title"]
                 scroll = ScrollInfo(**res["scroll"])
             sig_parts.append("F:" + "/".join(visit.chain))
             sig_parts.extend(res["signature"])
-            frame_text = res["text"]
-            if visit.chain:
-                frame_text = f"\n[inside frame {visit.chain[-1]}]\n{frame_text}\n[end of frame]\n"
-            texts.append(frame_text)
+            texts[tuple(visit.chain)] = res["text"]
+            where = "" if not visit.chain else f" in frame {visit.chain[-1]}"
+            errors.extend(e + where for e in res.get("errors", []))
             messages.extend(res["messages"])
             obstacles.extend(Obstacle(**ob) for ob in res["obstacles"])
             for rec in res["elements"]:
@@ -179,7 +259,14 @@ class Perceiver:
                     captcha=bool(rec.get("captcha")),
                 )
             next_index += len(res["elements"])
-        text, truncated = _clean_text("".join(texts), self.config.max_text_chars)
+        lines = _lines(_assemble(texts))
+        a, b = window(lines, scroll.y, scroll.viewport, self.config.max_text_chars)
+        text = "\n".join(t for _, t in lines[a:b])
+        truncated = sum(len(t) + 1 for _, t in lines) - len(text) - 1 if (a, b) != (0, len(lines)) else 0
+        if (a, b) != (0, len(lines)):
+            outside = {int(i) for _, t in lines[:a] + lines[b:] for i in _INDEX.findall(t)}
+            inside = {int(i) for i in _INDEX.findall(text)}
+            elements = [el for el in elements if el.index in inside or el.index not in outside]
         omitted = max(0, len(elements) - self.config.max_elements)
         observation = Observation(
             id=obs_id,
@@ -191,8 +278,11 @@ class Perceiver:
             obstacles=_dedupe_obstacles(obstacles),
             messages=list(dict.fromkeys(messages))[:10],
             scroll=scroll,
-            text_truncated=truncated,
+            text_truncated=max(0, truncated),
             elements_omitted=omitted,
+            above=_edge(lines[:a]),
+            below=_edge(lines[b:]),
+            errors=errors[:10],
         )
         return Snapshot(observation=self.vault.redact_obj(observation), refs=refs, unverified=unverified)
 
@@ -217,6 +307,8 @@ class Perceiver:
             field=field_info,
             submits=submits,
             href=rec.get("href"),
+            states=rec.get("states") or [],
+            hidden_native=bool(rec.get("behind")),
         )
 
     def _field(self, raw: dict[str, Any] | None) -> FieldInfo | None:

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
 BROWSER_SERVICE_DOMAINS = ("google.com", "googleapis.com", "gstatic.com", "gvt1.com", "chrome.com")
 LOCKDOWN_JS = (Path(__file__).parent / "lockdown.js").read_text(encoding="utf-8")
+LISTENERS_JS = (Path(__file__).parent / "listeners.js").read_text(encoding="utf-8")
 
 
 class BrowserSession:
@@ -204,6 +205,7 @@ class BrowserSession:
         )
         self._guard.install_context(context)
         context.add_init_script(script=LOCKDOWN_JS)
+        context.add_init_script(script=LISTENERS_JS)
         self.runtime.gatekeeper.admit(id(self), lambda url: self.policy.check_url(url).allowed)
         context.on("page", self._on_page)
         self._context = context
