@@ -32,12 +32,14 @@ def test_a_foreground_run_is_a_finished_job_with_who_ran_it(
                 "http://127.0.0.1:0",
                 "--intranet-url",
                 "",
+                "--read-only",
             ],
         )
     assert result.exit_code == 0, result.output
     [job] = Jobs.open().list()
     assert (job.status, job.outcome, job.submitted_by) == ("finished", "done", "ana")
     assert job.options.worker_model == f"worker@{w.base_url}" and job.run_dir
+    assert job.options.read_only  # recorded, so a retry on a worker is read-only too
     assert Path(job.run_dir, "report.md").is_file()
     kinds = [e.kind for e in Jobs.open().events(job.id)]
     assert kinds == ["submitted", "running", "finished"]

@@ -24,7 +24,7 @@ def invoke(runner: CliRunner, *args: str) -> tuple[int, str, str]:
 
 
 def test_a_list_parameter_fans_out_into_one_job_per_item(cli: CliRunner) -> None:
-    from taskcrew.jobs import JobOptions, Jobs
+    from taskcrew.jobs import Jobs
 
     code, out, err = invoke(
         cli,
@@ -52,14 +52,11 @@ def test_a_list_parameter_fans_out_into_one_job_per_item(cli: CliRunner) -> None
     assert northwind.task.startswith("Find the latest invoice from Northwind Traders, extract the amount")
     assert northwind.options.worker_model == "openai/gpt-4o" and northwind.options.auto_approve
     criterion = "Acme Payables has exactly one bill for the newest invoice from Northwind Traders"
-    if "criteria" in JobOptions.model_fields:  # carried as an option once the store has it
-        assert any(criterion in c for c in getattr(northwind.options, "criteria"))  # noqa: B009 (a field of a newer store)
-    else:  # otherwise written into the task, never dropped
-        assert criterion in northwind.task
+    assert any(criterion in c for c in northwind.options.criteria)  # kept by every plan the worker makes
 
 
 def test_a_read_only_recipe_is_submitted_read_only(cli: CliRunner) -> None:
-    from taskcrew.jobs import JobOptions, Jobs
+    from taskcrew.jobs import Jobs
 
     code, _, err = invoke(cli, "check-invoice", "--vendor", "Globex Corp", "--submit")
     assert code == 0, err
@@ -69,10 +66,7 @@ def test_a_read_only_recipe_is_submitted_read_only(cli: CliRunner) -> None:
     finally:
         jobs.close()
     assert job.item == "Globex Corp"
-    if "read_only" in JobOptions.model_fields:
-        assert getattr(job.options, "read_only") is True  # noqa: B009
-    else:
-        assert "Read only: do not change anything" in job.task
+    assert job.options.read_only is True  # the worker's policy gate refuses every change
 
 
 def test_bad_values_queue_nothing_and_a_damaged_store_is_a_clear_error(

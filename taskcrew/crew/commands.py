@@ -78,6 +78,9 @@ def run_command(
             verifier_model=models.verifier.raw,
             allow_same_verifier=allow_same_verifier,
             auto_approve=auto_approve,
+            criteria=criteria or [],
+            read_only=read_only,
+            max_steps=max_steps,
         )
         with Workplace(place, make_human(auto_approve, console)) as workplace:
             result = run_in_foreground(  # a job in the store, checkpointed: `taskcrew jobs retry` resumes it

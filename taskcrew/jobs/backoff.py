@@ -45,7 +45,11 @@ class SharedBackoff:
     ) -> None:
         self.jobs, self.model, self.inner = jobs, model, inner
         self.base_s, self.cap_s, self.retries = base_s, cap_s, retries
-        B.create(jobs.engine, checkfirst=True)
+        try:
+            B.create(jobs.engine, checkfirst=True)
+        except sa.exc.SQLAlchemyError:  # another worker thread created it between the check and ours
+            if not sa.inspect(jobs.engine).has_table(B.name):
+                raise
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)

@@ -37,7 +37,7 @@ def run_in_foreground(
     listeners = run.pop("listeners", None)
     human = run.pop("human", None)
     settings = workplace.run_settings(task, **run)
-    res = workplace.resources(listeners=listeners, human=human)
+    res = workplace.resources(listeners=listeners, human=human, read_only=bool(run.get("read_only")))
     res.checkpoints = StoreCheckpoints(jobs, job.id, worker_id)
     res.wrap_model = lambda model, inner: SharedBackoff(jobs, model, inner)
     if res.browser is not None:

@@ -34,6 +34,9 @@ class JobOptions(BaseModel):
     allow_same_verifier: bool = False
     auto_approve: bool = False
     chaos: bool = True
+    criteria: list[str] = Field(default_factory=list, description="success criteria every plan keeps")
+    read_only: bool = Field(default=False, description="the policy gate refuses every change")
+    max_steps: int | None = Field(default=None, ge=1, description="tool calls in the whole run")
 
 
 class Job(BaseModel):

@@ -100,9 +100,13 @@ class LegRunner:
             worker_model=opts.worker_model,
             verifier_model=opts.verifier_model,
             allow_same_verifier=opts.allow_same_verifier,
-            limits=RunLimits(),
+            limits=RunLimits(max_steps=opts.max_steps) if opts.max_steps else RunLimits(),
+            criteria=opts.criteria,
+            read_only=opts.read_only,
         )
-        res = self.place.resources(scripted=self.scripted(job) if self.scripted else None, human=human)
+        res = self.place.resources(
+            scripted=self.scripted(job) if self.scripted else None, human=human, read_only=opts.read_only
+        )
         res.checkpoints = StoreCheckpoints(self.jobs, job.id, self.worker_id)
         res.wrap_model = self._shared_backoff
         if res.browser is not None and isinstance(human, JobHuman):

@@ -1,7 +1,6 @@
 """`--submit`: a recipe's runs as durable jobs on the job queue (taskcrew.jobs), one per item of its
 list parameter. Each job records the expanded task, its run options, and the recipe's criteria and
-read-only flag when the job store carries them (otherwise they are written into the task text, so
-the planner still sees them)."""
+read-only flag, which the worker enforces as `taskcrew run` does."""
 
 from __future__ import annotations
 
@@ -26,23 +25,13 @@ OPTION_FIELDS = {  # run option -> JobOptions field
 }
 
 
-def job_request(exp: Expansion, options: dict[str, Any], fields: set[str]) -> tuple[str, dict[str, Any]]:
-    """The task text and JobOptions values for one expansion; what the store cannot carry as an
-    option (criteria, read-only) goes into the task text instead of being lost."""
+def job_options(exp: Expansion, options: dict[str, Any]) -> dict[str, Any]:
+    """The JobOptions values for one expansion: the run options given, plus the recipe's criteria
+    and read-only flag (enforced by the worker's policy gate, as `taskcrew run` does)."""
     values = dict(options)
     values["criterion"] = [*exp.criteria, *(options.get("criterion") or [])]
     values["read_only"] = exp.read_only or bool(options.get("read_only"))
-    task = exp.task
-    if values["criterion"] and "criteria" not in fields:
-        task += "\nSuccess criteria: " + "; ".join(values["criterion"])
-    if values["read_only"] and "read_only" not in fields:
-        task += "\nRead only: do not change anything in any system."
-    chosen = {
-        field: values[name]
-        for name, field in OPTION_FIELDS.items()
-        if field in fields and values.get(name) is not None
-    }
-    return task, chosen
+    return {field: values[name] for name, field in OPTION_FIELDS.items() if values.get(name) is not None}
 
 
 def submit_expansions(recipe: Recipe, expansions: list[Expansion], options: dict[str, Any]) -> int:
@@ -57,16 +46,14 @@ def submit_expansions(recipe: Recipe, expansions: list[Expansion], options: dict
     except JobStoreError as exc:
         typer.echo(f"error: {exc}", err=True)
         return 2
-    fields = set(JobOptions.model_fields)
     by = os.environ.get("TASKCREW_USER") or getpass.getuser()  # as `taskcrew submit` records it
     batch = f"batch-{recipe.name}-{secrets.token_hex(4)}" if len(expansions) > 1 else None
     try:
         for exp in expansions:
-            task, chosen = job_request(exp, options, fields)
             job = jobs.submit(
-                task,
+                exp.task,
                 submitted_by=by,
-                options=JobOptions(**chosen),
+                options=JobOptions(**job_options(exp, options)),
                 parent_id=batch,
                 item=exp.values.get(listed) if listed else None,
             )
