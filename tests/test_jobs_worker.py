@@ -38,7 +38,7 @@ class Workers:
         self.procs: list[subprocess.Popen[bytes]] = []
         self.jobs = Jobs.open(self.url)
 
-    def start(self, worker_id: str, sessions: int = 3) -> subprocess.Popen[bytes]:
+    def start(self, worker_id: str, sessions: int = 3, concurrency: int = 1) -> subprocess.Popen[bytes]:
         cmd = [
             sys.executable,
             "-m",
@@ -50,6 +50,7 @@ class Workers:
             self.erp.url,
         ]
         cmd += ["--intranet-url", "", "--stale-after", "3", "--erp-sessions", str(sessions)]
+        cmd += ["--concurrency", str(concurrency)]
         proc = subprocess.Popen(
             cmd, env=self.env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True
         )
@@ -76,6 +77,27 @@ class Workers:
     def bills(self) -> list[object]:
         return [b for b in fetch_state(self.erp.url).bills if b.invoice_number == "INV-2057"]
 
+    def most_running_at_once(self, job_ids: list[str]) -> int:
+        """From the jobs' histories: the most legs that were running at the same moment (a leg runs
+        from its "running" event to the next event that ends it)."""
+        ends = {"finished", "failed", "waiting", "taken_over", "cancelled", "running"}
+        edges: list[tuple[object, int]] = []
+        for jid in job_ids:
+            started = None
+            for event in self.jobs.events(jid):
+                if event.kind in ends and started is not None:
+                    edges.append((event.at, -1))
+                    started = None
+                if event.kind == "running":
+                    started = event.at
+                    edges.append((event.at, +1))
+            assert started is None, f"job {jid} is still running"
+        most = now = 0
+        for _, step in sorted(edges, key=lambda e: (e[0], e[1])):  # an end before a start at the same instant
+            now += step
+            most = max(most, now)
+        return most
+
 
 @pytest.fixture
 def workers(tmp_path: Path, erp_factory: Callable[..., ErpServer]) -> Iterator[Workers]:
@@ -92,7 +114,10 @@ def test_a_parked_approval_resumes_on_another_worker_and_submits_the_approved_pa
     job = workers.jobs.submit(HEADLINE, submitted_by="ana", options=JobOptions(**SCRIPTED))
     first = workers.start("worker-a")
     workers.wait_for("the job to park", workers.job_in(job, "waiting", "finished", "failed"))
-    assert workers.jobs.get(job.id).status == "waiting"
+    parked = workers.jobs.get(job.id)
+    assert parked.status == "waiting"
+    # The run folder is known while the job waits (set when it was created): the plan is in it.
+    assert parked.run_dir and '"kind": "plan"' in (Path(parked.run_dir) / "trace.jsonl").read_text()
     workers.kill(first, signal.SIGTERM)  # no worker at all while it waits
     [approval] = workers.jobs.approvals("pending")
     assert approval.request is not None and approval.job_id == job.id
@@ -125,3 +150,22 @@ def test_a_worker_killed_after_the_intent_was_recorded_is_taken_over_without_a_d
     assert (done.status, done.outcome) in {("finished", "done"), ("finished", "nothing_to_do")}, done.reason
     assert done.worker == "worker-b" and done.attempts >= 2
     assert len(workers.bills()) == 1
+
+
+def test_the_erp_session_limit_holds_across_worker_processes(workers: Workers) -> None:
+    """3 worker processes that could run 2 jobs each (6 at once), a limit of 2 ERP sessions: the most
+    jobs ever running at the same moment is 2 (DBOS's global queue concurrency), and all finish."""
+    report = next(c for c in load_cases() if c.id == "unpaid-before-date-report").task
+    options = JobOptions(read_only=True, **SCRIPTED)
+    ids = [workers.jobs.submit(report, submitted_by="ana", options=options).id for _ in range(5)]
+    for wid in ("w1", "w2", "w3"):
+        workers.start(wid, sessions=2, concurrency=2)
+    workers.wait_for(
+        "every job to end",
+        lambda: all(workers.jobs.get(j).status in ("finished", "failed") for j in ids),
+        timeout=280,
+    )
+    for jid in ids:
+        job = workers.jobs.get(jid)
+        assert (job.status, job.outcome) == ("finished", "done"), job.reason
+    assert workers.most_running_at_once(ids) == 2
