@@ -92,12 +92,15 @@ class RunResources:
     wrap_model: Callable[[str, Any], Any] | None = (
         None  # (model, provider LLM) -> LLM; e.g. shared 429 backoff
     )
+    on_run_dir: Callable[[Path], None] | None = None  # told the run folder as soon as it exists
 
 
 def build_context(
     settings: RunSettings, res: RunResources, *, worker: ModelSpec, verifier: ModelSpec
 ) -> RunContext:
     run_dir = new_run_dir(settings.runs_dir, settings.task)
+    if res.on_run_dir is not None:
+        res.on_run_dir(run_dir)
     tracer = Tracer(run_dir / "trace.jsonl", redact=res.redact, listeners=res.listeners)
     prices = load_prices()
     notes: list[str] = []
