@@ -15,6 +15,7 @@ from test_jobs_worker import SCRIPTED, Workers
 
 from taskcrew.eval.models import load_cases
 from taskcrew.jobs import JobOptions
+from taskcrew.jobs.history import most_running_at_once
 from taskcrew.mock_erp import ChaosConfig, ErpServer, fetch_state
 
 ADMIN_URL = os.environ.get("TASKCREW_TEST_PG")
@@ -80,7 +81,7 @@ def test_three_workers_on_postgres_one_killed_mid_run(
             [expected] = cases[cid].expect.new_bills
             assert sum(1 for b in bills if b.invoice_number == expected.invoice_number) == 1, cid
         assert workers.jobs.get(victim.id).attempts >= 2  # type: ignore[attr-defined]
-        assert workers.most_running_at_once(list(submitted)) <= 2
+        assert most_running_at_once(workers.jobs, list(submitted)) <= 2
     finally:
         for proc in workers.procs:
             if proc.poll() is None:

@@ -15,6 +15,7 @@ import pytest
 
 from taskcrew.eval.models import load_cases
 from taskcrew.jobs import ApprovalDecision, Job, JobOptions, Jobs
+from taskcrew.jobs.history import most_running_at_once
 from taskcrew.mock_erp import ChaosConfig, ErpServer, fetch_state
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
@@ -76,27 +77,6 @@ class Workers:
 
     def bills(self) -> list[object]:
         return [b for b in fetch_state(self.erp.url).bills if b.invoice_number == "INV-2057"]
-
-    def most_running_at_once(self, job_ids: list[str]) -> int:
-        """From the jobs' histories: the most legs that were running at the same moment (a leg runs
-        from its "running" event to the next event that ends it)."""
-        ends = {"finished", "failed", "waiting", "taken_over", "cancelled", "running"}
-        edges: list[tuple[object, int]] = []
-        for jid in job_ids:
-            started = None
-            for event in self.jobs.events(jid):
-                if event.kind in ends and started is not None:
-                    edges.append((event.at, -1))
-                    started = None
-                if event.kind == "running":
-                    started = event.at
-                    edges.append((event.at, +1))
-            assert started is None, f"job {jid} is still running"
-        most = now = 0
-        for _, step in sorted(edges, key=lambda e: (e[0], e[1])):  # an end before a start at the same instant
-            now += step
-            most = max(most, now)
-        return most
 
 
 @pytest.fixture
@@ -168,4 +148,4 @@ def test_the_erp_session_limit_holds_across_worker_processes(workers: Workers) -
     for jid in ids:
         job = workers.jobs.get(jid)
         assert (job.status, job.outcome) == ("finished", "done"), job.reason
-    assert workers.most_running_at_once(ids) == 2
+    assert most_running_at_once(workers.jobs, ids) == 2
