@@ -111,7 +111,12 @@ def submit(
 
 def worker(
     concurrency: Annotated[
-        int, typer.Option("--concurrency", min=1, help="Jobs this worker runs at once.")
+        int,
+        typer.Option(
+            "--concurrency",
+            min=1,
+            help="Jobs this worker runs at once (at most --erp-sessions; start all workers with the same value).",
+        ),
     ] = 1,
     worker_id: Annotated[str | None, typer.Option("--worker-id", help="A stable id for this worker.")] = None,
     erp_url: Annotated[
@@ -132,7 +137,7 @@ def worker(
         typer.Option(
             "--erp-sessions",
             min=1,
-            help="Browser sessions all workers together may hold in the ERP (default 2).",
+            help="Jobs all workers together may run against the ERP at once (default 2; a hard limit).",
         ),
     ] = None,
     stale_after: Annotated[
