@@ -62,13 +62,15 @@ def slug(text: str, limit: int = 40) -> str:
 
 def new_run_dir(runs_dir: Path, task: str) -> Path:
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    path = runs_dir / f"{stamp}-{slug(task)}"
+    runs_dir.mkdir(parents=True, exist_ok=True)
     suffix = 1
-    while path.exists():
-        suffix += 1
-        path = runs_dir / f"{stamp}-{slug(task)}-{suffix}"
-    path.mkdir(parents=True)
-    return path
+    while True:  # mkdir claims the name atomically: runs started in the same second by other workers
+        path = runs_dir / (f"{stamp}-{slug(task)}" + (f"-{suffix}" if suffix > 1 else ""))
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            suffix += 1
 
 
 ScriptedFactory = Callable[[str], BaseLLM]
