@@ -221,8 +221,10 @@ def choose_date(obs: Observation, q: str) -> list[Action]:
         r"(January|February|March|April|May|June|July|August|September|October|November|December) (\d{4})",
         obs.text,
     )
+    field = next(el for el in boxes(obs))
+    if value(field) == when.strftime("%m/%d/%Y"):
+        return [submit(obs)]
     if shown is None:
-        field = next(el for el in boxes(obs))
         return [Click(index=field.index)]
     current = datetime.strptime(f"{shown.group(1)} {shown.group(2)}", "%B %Y")
     if (current.year, current.month) < (when.year, when.month):
@@ -248,8 +250,14 @@ def terminal(obs: Observation, q: str) -> list[Action]:
 
 
 def use_spinner(obs: Observation, q: str) -> list[Action]:
-    n = re.search(r"Select (-?\d+)", q).group(1)  # type: ignore[union-attr]
-    return [Type(index=boxes(obs)[0].index, text=n), submit(obs)]
+    want = int(re.search(r"Select (-?\d+)", q).group(1))  # type: ignore[union-attr]
+    box = boxes(obs)[0]
+    now = int(value(box) or 0)
+    if now == want:
+        return [submit(obs)]
+    # A spin button steps with the arrow keys (this one rejects typed keys).
+    key = "ArrowUp" if want > now else "ArrowDown"
+    return [Press(key=key, index=box.index)] * abs(want - now)
 
 
 def use_slider(obs: Observation, q: str) -> list[Action]:
@@ -303,17 +311,14 @@ def search_engine(obs: Observation, q: str) -> list[Action]:
     term = quoted(q)[0]
     nth = ordinal(q)
     box = boxes(obs)[0]
-    if value(box) != term or (
-        "search results" not in obs.text.lower()
-        and not any(el.role == "link" and el.href is None for el in obs.elements)
-    ):
+    pages = [el for el in obs.elements if el.role == "link" and el.name.isdigit()]
+    if value(box) != term or not pages:
         return [Type(index=box.index, text=term), Click(index=named(obs, "Search").index)]
     results = [
         el
         for el in obs.elements
-        if el.role == "link" and el.name and not el.name.isdigit() and el.name not in ("<", ">")
+        if el.role == "link" and el.name and not el.name.isdigit() and el.name not in ("<", ">", "«", "»")
     ]
-    pages = [el for el in obs.elements if el.role == "link" and el.name.isdigit()]
     current = next((el for el in pages if "current" in el.states), None)
     page_no = int(current.name) if current else 1
     per_page = 3

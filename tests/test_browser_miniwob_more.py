@@ -51,7 +51,7 @@ def test_miniwob_task_is_solved_from_the_render(
     obs = session.observe()
     q = query(obs)
     done, raw, render = False, 0.0, obs.render()
-    for _ in range(10):
+    for _ in range(16):
         actions = RULES[task](obs, q)
         if not actions:
             break
