@@ -221,9 +221,9 @@ def choose_date(obs: Observation, q: str) -> list[Action]:
         r"(January|February|March|April|May|June|July|August|September|October|November|December) (\d{4})",
         obs.text,
     )
-    field = next(el for el in boxes(obs))
+    field = next((el for el in boxes(obs) if "date" in el.name.lower()), boxes(obs)[0])
     if value(field) == when.strftime("%m/%d/%Y"):
-        return [submit(obs)]
+        return [submit(obs)] if maybe(obs, "Submit") else []
     if shown is None:
         return [Click(index=field.index)]
     current = datetime.strptime(f"{shown.group(1)} {shown.group(2)}", "%B %Y")
@@ -232,7 +232,37 @@ def choose_date(obs: Observation, q: str) -> list[Action]:
     if (current.year, current.month) > (when.year, when.month):
         return [Click(index=named(obs, "Prev").index)]
     day = next(el for el in obs.elements if el.role == "link" and el.name == str(when.day))
-    return [Click(index=day.index), submit(obs)]
+    return [Click(index=day.index)] + ([submit(obs)] if maybe(obs, "Submit") else [])
+
+
+def book_flight(obs: Observation, q: str) -> list[Action]:
+    src, dst, date = re.search(r"from: (.+?) to: (.+?) on (\d\d/\d\d/\d{4})", q).groups()  # type: ignore[union-attr]
+    books = [el for el in obs.elements if el.role == "button" and "book" in el.name.lower()]
+    if books:  # the results: each "Book flight for $N" follows its flight's duration
+        price = {el.index: int(re.sub(r"[^\d]", "", el.name.split("$")[-1])) for el in books}
+        took: dict[int, int] = {}
+        minutes = 0
+        for line in lines(obs):
+            d = re.fullmatch(r"(\d+)h (\d+)m", line.strip())
+            if d:
+                minutes = int(d.group(1)) * 60 + int(d.group(2))
+            for i in markers(line):
+                took[i] = minutes
+        best = price if "cheapest" in q else took
+        return [Click(index=min(price, key=lambda i: best[i]))]
+    suggestions = [el for el in obs.elements if el.role in ("menuitem", "option", "clickable")]
+    fields = [el for el in boxes(obs) if el.name in ("From:", "To:")]
+    for field, term in zip(fields, (src, dst), strict=True):
+        pick = [el for el in suggestions if term.lower() in el.name.lower()]
+        if pick:  # the field's suggestions are open
+            return [Click(index=pick[0].index)]
+        if term.lower() in value(field).lower() and value(field) != term:
+            continue  # a suggestion was taken
+        return [Type(index=field.index, text=term)]
+    when = next(el for el in boxes(obs) if el.name not in ("From:", "To:"))
+    if value(when) != date:
+        return choose_date(obs, f"Select {date}")
+    return [Click(index=named(obs, "Search").index)]
 
 
 def terminal(obs: Observation, q: str) -> list[Action]:
@@ -363,6 +393,7 @@ RULES: dict[str, Rule] = {
     "navigate-tree": navigate_tree,
     "choose-date": choose_date,
     "terminal": terminal,
+    "book-flight": book_flight,
     "use-spinner": use_spinner,
     "use-slider": use_slider,
     "copy-paste": copy_paste,

@@ -398,6 +398,14 @@ class ActionExecutor:
             self._centre(tref, tlocator)  # scroll the target into view first
             x1, y1 = self._centre(ref, locator)
             x2, y2 = self._centre(tref, tlocator)
+            # Taking the target's place: aim past its middle in the direction of travel, as a
+            # sortable list swaps an item only once the pointer crosses its middle.
+            box = tlocator.bounding_box(timeout=self.timeout)
+            if box is not None:
+                if abs(y2 - y1) >= abs(x2 - x1) and y2 != y1:
+                    y2 += (box["height"] / 4) * (1 if y2 > y1 else -1)
+                elif x2 != x1:
+                    x2 += (box["width"] / 4) * (1 if x2 > x1 else -1)
             vh = self.env.config.viewport_height
             if not (0 <= y1 <= vh and 0 <= y2 <= vh):
                 raise ActionFailed(
