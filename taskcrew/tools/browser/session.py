@@ -339,8 +339,10 @@ class BrowserSession:
                 ran.append(ActionOutcome(action=action, ok=False, message=str(exc)))
             except PlaywrightError as exc:
                 ran.append(ActionOutcome(action=action, ok=False, message=_playwright_message(exc)))
-            # Typing often starts debounced work (suggestions ~300 ms later): wait for a longer quiet.
-            self._settle(self.config.typing_quiet_ms if action.action == "type" else None)
+            # Typing often starts debounced work (suggestions ~300 ms later): wait for a longer quiet,
+            # unless more typing follows at once (it would restart that work anyway).
+            typed = action.action == "type" and (i + 1 == len(actions) or actions[i + 1].action != "type")
+            self._settle(self.config.typing_quiet_ms if typed else None)
             guard.disarm()
             if len(self._pages) != pages_before:
                 note = f"a new tab opened ({self.page.url}); now working in it"
