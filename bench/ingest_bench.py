@@ -1,7 +1,7 @@
 """Memory and speed of `knowledge ingest` on large text files: streamed, so RSS does not grow with size.
 
     uv run python bench/ingest_bench.py [--chunk-mb 30] [--ingest-mb 1 5] [--bounded-mb 30]
-                                        [--bounded-s 360] [--threads 1]
+                                        [--bounded-s 360] [--threads 1] [--index-chunks 0]
 
 Each measurement runs in a fresh process:
 - chunking a ``--chunk-mb`` file with no embedding, whole-file (``chunk_file``) and streamed
@@ -10,6 +10,7 @@ Each measurement runs in a fresh process:
 - an ingest of a ``--bounded-mb`` file stopped after ``--bounded-s`` seconds (as Ctrl-C would: the
   interrupt is raised between batches): RSS once a minute, peak RSS, then whether the store is
   consistent (chunk count = chunks written, a search answers).
+- ``--index-chunks N``: Chroma alone (ready-made vectors, no embedding): RSS as the collection grows.
 Figures, not assertions. ``--threads``: onnxruntime threads (1 keeps a shared machine usable).
 """
 
@@ -130,6 +131,27 @@ def child_ingest(path: str, store: str, threads: str, bounded_s: str) -> dict[st
     return result
 
 
+def child_index(store: str, count: str) -> dict[str, object]:
+    """RSS of the Chroma collection alone as it grows: chunks written with ready-made vectors."""
+    import numpy as np
+
+    from taskcrew.knowledge import KnowledgeStore, MiniLMEmbedder
+
+    knowledge = KnowledgeStore(Path(store), MiniLMEmbedder())
+    collection = knowledge.procedures._collection
+    rng = np.random.default_rng(0)
+    base = rss_mb()
+    steps: list[tuple[int, int]] = []
+    for start in range(0, int(count), 128):
+        vectors = rng.standard_normal((128, 384)).astype(np.float32)
+        ids = [f"c{start + i}" for i in range(128)]
+        collection.upsert(ids=ids, embeddings=vectors, documents=["word " * 120] * 128,
+                          metadatas=[{"source": "x"}] * 128)  # fmt: skip
+        if (start + 128) % 5120 == 0:
+            steps.append((start + 128, round(rss_mb())))
+    return {"base": base, "steps": steps, "peak": peak_mb()}
+
+
 def run_child(*args: str) -> dict[str, object]:
     out = subprocess.run(
         [sys.executable, __file__, "--child", *args], capture_output=True, text=True, check=True
@@ -145,11 +167,13 @@ def main() -> None:
     parser.add_argument("--bounded-mb", type=float, default=30.0)
     parser.add_argument("--bounded-s", type=float, default=360.0, help="0: skip the bounded run")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--index-chunks", type=int, default=0, help="Chroma's own RSS for N chunks")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         kind, *rest = args.child
-        print(json.dumps(child_ingest(*rest) if kind == "ingest" else child_chunk(kind, *rest)))
+        children = {"ingest": child_ingest, "index": child_index}
+        print(json.dumps(children[kind](*rest) if kind in children else child_chunk(kind, *rest)))
         return
     threads = str(args.threads)
     with tempfile.TemporaryDirectory() as tmp:
@@ -162,6 +186,10 @@ def main() -> None:
                 print(f"chunking {args.chunk_mb:g} MB {mode}: {c['chunks']} chunks in {c['seconds']:.1f} s; "
                       f"RSS {c['base']:.0f} MB before, peak {c['peak']:.0f} MB "
                       f"(+{c['peak'] - c['base']:.0f} MB)", flush=True)  # type: ignore[operator]  # fmt: skip
+        if args.index_chunks:
+            x = run_child("index", str(folder / "index-store"), str(args.index_chunks))
+            print(f"Chroma alone, {args.index_chunks} chunks with ready vectors: RSS {x['base']:.0f} MB "
+                  f"after opening; RSS every 5120 chunks (chunks, MB): {x['steps']}", flush=True)  # fmt: skip
         if args.bounded_s:
             path = folder / "bounded.txt"
             write_text(path, args.bounded_mb, seed=2)
