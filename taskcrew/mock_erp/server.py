@@ -26,6 +26,7 @@ log = logging.getLogger("taskcrew.mock_erp")
 MAX_BODY = 1_000_000
 LISTEN_BACKLOG = 1024  # connections the kernel queues while every handler thread is busy
 MAX_HANDLER_THREADS = 64  # connections served at once; the rest wait in the backlog
+HANDLER_THREAD_NAME = "acme-erp-handler"
 
 
 class ErpStartError(ErpError):
@@ -106,6 +107,10 @@ class _HttpServer(ThreadingHTTPServer):
                 self._open.discard(request)
             self._slots.release()
             raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        threading.current_thread().name = HANDLER_THREAD_NAME  # countable apart from other threads
+        super().process_request_thread(request, client_address)
 
     def shutdown_request(self, request: Any) -> None:
         with self._open_lock:
