@@ -71,6 +71,7 @@ MINIWOB_TASKS = [
 ENC = bpe_openai.get_encoding("o200k_base")
 START_EPISODE = "() => { Math.seedrandom('bench'); core.EPISODE_MAX_TIME = 600000; core.startEpisodeReal(); }"
 OURS: dict[str, int] = {}
+PAGE_LINE: dict[str, int] = {}  # tokens of the render's first line (URL, title)
 """Our render's tokens per page name (for the browser-use comparison)."""
 SAVED: dict[str, str] = {}
 """HTML of the ERP pages as the browser had them (for the browser-use comparison)."""
@@ -94,6 +95,7 @@ def p95(values: list[float]) -> float:
 def row(name: str, times: list[float], obs: Observation) -> str:
     text = obs.render()
     OURS[name] = len(ENC.encode(text))
+    PAGE_LINE[name] = len(ENC.encode(text.split("\n", 1)[0] + "\n"))
     return (
         f"{name:<28} {statistics.median(times):7.0f} {p95(times):7.0f} {len(text):7d} "
         f"{len(ENC.encode(text)):7d} {len(obs.elements):5d}"
@@ -239,10 +241,16 @@ def compare(python: str, count: int) -> list[str]:
     with static_server(miniwob_root()) as base:
         urls = {f"miniwob {t}": f"{base}/miniwob/{t}.html" for t in MINIWOB_TASKS[:count]}
         theirs.update(browser_use_tokens(python, urls, START_EPISODE))
-    lines = [f"{'page':<28} {'ours':>7} {'b-use':>7} {'ratio':>6}"]
+    # browser-use's llm_representation() has no URL or title (its agent sends them in a separate
+    # state header), so the last column also leaves out our "Page: ..." line: like for like.
+    lines = [f"{'page':<28} {'ours':>7} {'b-use':>7} {'ratio':>6} {'no-hdr':>7} {'ratio':>6}"]
     for name, ours in OURS.items():
         if theirs.get(name):
-            lines.append(f"{name:<28} {ours:7d} {theirs[name]:7d} {ours / theirs[name]:6.2f}")
+            bare = ours - PAGE_LINE[name]
+            lines.append(
+                f"{name:<28} {ours:7d} {theirs[name]:7d} {ours / theirs[name]:6.2f} "
+                f"{bare:7d} {bare / theirs[name]:6.2f}"
+            )
     return lines
 
 

@@ -1,11 +1,17 @@
-"""Memory and speed of `knowledge ingest` on one large text file.
+"""Memory and speed of `knowledge ingest` on large text files: streamed, so RSS does not grow with size.
 
-    uv run python bench/ingest_bench.py [--chunk-mb 30] [--ingest-mb 1]
+    uv run python bench/ingest_bench.py [--chunk-mb 30] [--ingest-mb 1 5] [--bounded-mb 30]
+                                        [--bounded-s 360] [--threads 1] [--index-chunks 0]
 
-Two measurements, each in a fresh process: chunking a ``--chunk-mb`` file (read, split, chunk ids;
-no embedding) and ingesting a ``--ingest-mb`` file into a new store (chunk, embed, write), sampling
-RSS after every embedded batch. Prints peak RSS over the process's baseline, chunks/s, and RSS at
-quarters of the ingest (flat = bounded by the batch, not the file). Figures, not assertions.
+Each measurement runs in a fresh process:
+- chunking a ``--chunk-mb`` file with no embedding, whole-file (``chunk_file``) and streamed
+  (``iter_chunks``, what ingest uses): chunks, seconds, peak RSS over the process's baseline;
+- a full ingest of each ``--ingest-mb`` size into a new store: chunks/s, peak RSS, RSS at quarters;
+- an ingest of a ``--bounded-mb`` file stopped after ``--bounded-s`` seconds (as Ctrl-C would: the
+  interrupt is raised between batches): RSS once a minute, peak RSS, then whether the store is
+  consistent (chunk count = chunks written, a search answers).
+- ``--index-chunks N``: Chroma alone (ready-made vectors, no embedding): RSS as the collection grows.
+Figures, not assertions. ``--threads``: onnxruntime threads (1 keeps a shared machine usable).
 """
 
 from __future__ import annotations
@@ -76,35 +82,74 @@ def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def child_chunk(path: str) -> dict[str, float]:
+def child_chunk(mode: str, path: str) -> dict[str, float]:
     from taskcrew.knowledge.chunking import chunk_file
+    from taskcrew.knowledge.streaming import iter_chunks
 
     base = rss_mb()
     started = time.perf_counter()
-    chunks = chunk_file(Path(path))
-    return {"chunks": len(chunks), "seconds": time.perf_counter() - started, "base": base, "peak": peak_mb()}
+    count = len(chunk_file(Path(path))) if mode == "whole" else sum(1 for _ in iter_chunks(Path(path)))
+    return {"chunks": count, "seconds": time.perf_counter() - started, "base": base, "peak": peak_mb()}
 
 
-def child_ingest(path: str, store: str) -> dict[str, object]:
+def child_ingest(path: str, store: str, threads: str, bounded_s: str) -> dict[str, object]:
     from taskcrew.knowledge import KnowledgeStore, MiniLMEmbedder
 
-    embedder = MiniLMEmbedder()
+    embedder = MiniLMEmbedder(threads=int(threads) or None)
     embedder.load()
     knowledge = KnowledgeStore(Path(store), embedder)
     knowledge.procedures.search("warm up", k=1)
     base = rss_mb()
-    samples: list[tuple[int, int, float]] = []
+    limit = float(bounded_s)
+    samples: list[tuple[float, int, int, float]] = []  # (seconds, done, total, RSS MB)
     started = time.perf_counter()
 
     def on_chunks(_file: Path, done: int, total: int) -> None:
-        samples.append((done, total, rss_mb()))
+        now = time.perf_counter() - started
+        samples.append((now, done, total, rss_mb()))
+        if limit and now > limit:
+            raise KeyboardInterrupt
 
-    report = knowledge.procedures.ingest([Path(path)], on_chunks=on_chunks)
+    interrupted = False
+    try:
+        report = knowledge.procedures.ingest([Path(path)], on_chunks=on_chunks)
+        total = report.files[0].chunks
+    except KeyboardInterrupt:
+        interrupted, total = True, samples[-1][2]
     seconds = time.perf_counter() - started
-    total = report.files[0].chunks
-    quarters = [next((s for s in samples if s[0] >= total * q / 4), samples[-1]) for q in (1, 2, 3, 4)]
-    return {"chunks": total, "seconds": seconds, "base": base, "peak": peak_mb(),
-            "quarters": [(d, round(r)) for d, _, r in quarters]}  # fmt: skip
+    done = samples[-1][1]
+    result: dict[str, object] = {"chunks": total, "done": done, "seconds": seconds, "base": base,
+                                 "peak": peak_mb(), "interrupted": interrupted}  # fmt: skip
+    if interrupted:
+        minutes = [next(s for s in samples if s[0] >= m * 60) for m in range(int(samples[-1][0] // 60) + 1)]
+        result["minutes"] = [(round(t), d, round(r)) for t, d, _, r in minutes]
+        result["store_count"] = knowledge.procedures.count()  # consistent: every written batch, whole
+        result["search_ok"] = bool(knowledge.procedures.search("vendor payment terms", k=3))
+    else:
+        quarters = [next((s for s in samples if s[1] >= done * q / 4), samples[-1]) for q in (1, 2, 3, 4)]
+        result["quarters"] = [(d, round(r)) for _, d, _, r in quarters]
+    return result
+
+
+def child_index(store: str, count: str) -> dict[str, object]:
+    """RSS of the Chroma collection alone as it grows: chunks written with ready-made vectors."""
+    import numpy as np
+
+    from taskcrew.knowledge import KnowledgeStore, MiniLMEmbedder
+
+    knowledge = KnowledgeStore(Path(store), MiniLMEmbedder())
+    collection = knowledge.procedures._collection
+    rng = np.random.default_rng(0)
+    base = rss_mb()
+    steps: list[tuple[int, int]] = []
+    for start in range(0, int(count), 128):
+        vectors = rng.standard_normal((128, 384)).astype(np.float32)
+        ids = [f"c{start + i}" for i in range(128)]
+        collection.upsert(ids=ids, embeddings=vectors, documents=["word " * 120] * 128,
+                          metadatas=[{"source": "x"}] * 128)  # fmt: skip
+        if (start + 128) % 5120 == 0:
+            steps.append((start + 128, round(rss_mb())))
+    return {"base": base, "steps": steps, "peak": peak_mb()}
 
 
 def run_child(*args: str) -> dict[str, object]:
@@ -118,26 +163,50 @@ def run_child(*args: str) -> dict[str, object]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chunk-mb", type=float, default=30.0)
-    parser.add_argument("--ingest-mb", type=float, default=1.0)
+    parser.add_argument("--ingest-mb", type=float, nargs="*", default=[1.0, 5.0])
+    parser.add_argument("--bounded-mb", type=float, default=30.0)
+    parser.add_argument("--bounded-s", type=float, default=360.0, help="0: skip the bounded run")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--index-chunks", type=int, default=0, help="Chroma's own RSS for N chunks")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         kind, *rest = args.child
-        print(json.dumps(child_chunk(*rest) if kind == "chunk" else child_ingest(*rest)))
+        children = {"ingest": child_ingest, "index": child_index}
+        print(json.dumps(children[kind](*rest) if kind in children else child_chunk(kind, *rest)))
         return
+    threads = str(args.threads)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        big, small = folder / "big.txt", folder / "small.txt"
-        write_text(big, args.chunk_mb)
-        write_text(small, args.ingest_mb, seed=1)
-        c = run_child("chunk", str(big))
-        print(f"chunking {args.chunk_mb:g} MB: {c['chunks']} chunks in {c['seconds']:.1f} s; "
-              f"RSS {c['base']:.0f} MB before, peak {c['peak']:.0f} MB (+{c['peak'] - c['base']:.0f} MB)")  # type: ignore[operator]  # fmt: skip
-        i = run_child("ingest", str(small), str(folder / "store"))
-        rate = i["chunks"] / i["seconds"]  # type: ignore[operator]
-        print(f"ingest {args.ingest_mb:g} MB: {i['chunks']} chunks in {i['seconds']:.0f} s ({rate:.1f} chunks/s); "
-              f"RSS {i['base']:.0f} MB after loading, peak {i['peak']:.0f} MB; "
-              f"RSS at each quarter (chunks, MB): {i['quarters']}")  # fmt: skip
+        if args.chunk_mb:
+            big = folder / "chunk.txt"
+            write_text(big, args.chunk_mb)
+            for mode in ("whole", "streamed"):
+                c = run_child(mode, str(big))
+                print(f"chunking {args.chunk_mb:g} MB {mode}: {c['chunks']} chunks in {c['seconds']:.1f} s; "
+                      f"RSS {c['base']:.0f} MB before, peak {c['peak']:.0f} MB "
+                      f"(+{c['peak'] - c['base']:.0f} MB)", flush=True)  # type: ignore[operator]  # fmt: skip
+        if args.index_chunks:
+            x = run_child("index", str(folder / "index-store"), str(args.index_chunks))
+            print(f"Chroma alone, {args.index_chunks} chunks with ready vectors: RSS {x['base']:.0f} MB "
+                  f"after opening; RSS every 5120 chunks (chunks, MB): {x['steps']}", flush=True)  # fmt: skip
+        if args.bounded_s:
+            path = folder / "bounded.txt"
+            write_text(path, args.bounded_mb, seed=2)
+            b = run_child("ingest", str(path), str(folder / "bounded-store"), threads, str(args.bounded_s))
+            print(f"ingest {args.bounded_mb:g} MB stopped after {b['seconds']:.0f} s: {b['done']}/{b['chunks']} "
+                  f"chunks written ({b['done'] / b['seconds']:.1f}/s); RSS {b['base']:.0f} MB after loading, "  # type: ignore[operator]
+                  f"peak {b['peak']:.0f} MB; RSS each minute (s, chunks, MB): {b.get('minutes')}; "
+                  f"store after the interrupt: {b.get('store_count')} chunks, search answers: "
+                  f"{b.get('search_ok')}", flush=True)  # fmt: skip
+        for n, megabytes in enumerate(args.ingest_mb):
+            path = folder / f"ingest{n}.txt"
+            write_text(path, megabytes, seed=1)
+            i = run_child("ingest", str(path), str(folder / f"store{n}"), threads, "0")
+            rate = i["chunks"] / i["seconds"]  # type: ignore[operator]
+            print(f"ingest {megabytes:g} MB: {i['chunks']} chunks in {i['seconds']:.0f} s ({rate:.1f} chunks/s); "
+                  f"RSS {i['base']:.0f} MB after loading, peak {i['peak']:.0f} MB; "
+                  f"RSS at each quarter (chunks, MB): {i.get('quarters')}", flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -221,8 +221,10 @@ def choose_date(obs: Observation, q: str) -> list[Action]:
         r"(January|February|March|April|May|June|July|August|September|October|November|December) (\d{4})",
         obs.text,
     )
+    field = next((el for el in boxes(obs) if "date" in el.name.lower()), boxes(obs)[0])
+    if value(field) == when.strftime("%m/%d/%Y"):
+        return [submit(obs)] if maybe(obs, "Submit") else []
     if shown is None:
-        field = next(el for el in boxes(obs))
         return [Click(index=field.index)]
     current = datetime.strptime(f"{shown.group(1)} {shown.group(2)}", "%B %Y")
     if (current.year, current.month) < (when.year, when.month):
@@ -230,7 +232,37 @@ def choose_date(obs: Observation, q: str) -> list[Action]:
     if (current.year, current.month) > (when.year, when.month):
         return [Click(index=named(obs, "Prev").index)]
     day = next(el for el in obs.elements if el.role == "link" and el.name == str(when.day))
-    return [Click(index=day.index), submit(obs)]
+    return [Click(index=day.index)] + ([submit(obs)] if maybe(obs, "Submit") else [])
+
+
+def book_flight(obs: Observation, q: str) -> list[Action]:
+    src, dst, date = re.search(r"from: (.+?) to: (.+?) on (\d\d/\d\d/\d{4})", q).groups()  # type: ignore[union-attr]
+    books = [el for el in obs.elements if el.role == "button" and "book" in el.name.lower()]
+    if books:  # the results: each "Book flight for $N" follows its flight's duration
+        price = {el.index: int(re.sub(r"[^\d]", "", el.name.split("$")[-1])) for el in books}
+        took: dict[int, int] = {}
+        minutes = 0
+        for line in lines(obs):
+            d = re.fullmatch(r"(\d+)h (\d+)m", line.strip())
+            if d:
+                minutes = int(d.group(1)) * 60 + int(d.group(2))
+            for i in markers(line):
+                took[i] = minutes
+        best = price if "cheapest" in q else took
+        return [Click(index=min(price, key=lambda i: best[i]))]
+    suggestions = [el for el in obs.elements if el.role in ("menuitem", "option", "clickable")]
+    fields = [el for el in boxes(obs) if el.name in ("From:", "To:")]
+    for field, term in zip(fields, (src, dst), strict=True):
+        pick = [el for el in suggestions if term.lower() in el.name.lower()]
+        if pick:  # the field's suggestions are open
+            return [Click(index=pick[0].index)]
+        if term.lower() in value(field).lower() and value(field) != term:
+            continue  # a suggestion was taken
+        return [Type(index=field.index, text=term)]
+    when = next(el for el in boxes(obs) if el.name not in ("From:", "To:"))
+    if value(when) != date:
+        return choose_date(obs, f"Select {date}")
+    return [Click(index=named(obs, "Search").index)]
 
 
 def terminal(obs: Observation, q: str) -> list[Action]:
@@ -248,8 +280,14 @@ def terminal(obs: Observation, q: str) -> list[Action]:
 
 
 def use_spinner(obs: Observation, q: str) -> list[Action]:
-    n = re.search(r"Select (-?\d+)", q).group(1)  # type: ignore[union-attr]
-    return [Type(index=boxes(obs)[0].index, text=n), submit(obs)]
+    want = int(re.search(r"Select (-?\d+)", q).group(1))  # type: ignore[union-attr]
+    box = boxes(obs)[0]
+    now = int(value(box) or 0)
+    if now == want:
+        return [submit(obs)]
+    # A spin button steps with the arrow keys (this one rejects typed keys).
+    key = "ArrowUp" if want > now else "ArrowDown"
+    return [Press(key=key, index=box.index)] * abs(want - now)
 
 
 def use_slider(obs: Observation, q: str) -> list[Action]:
@@ -303,17 +341,14 @@ def search_engine(obs: Observation, q: str) -> list[Action]:
     term = quoted(q)[0]
     nth = ordinal(q)
     box = boxes(obs)[0]
-    if value(box) != term or (
-        "search results" not in obs.text.lower()
-        and not any(el.role == "link" and el.href is None for el in obs.elements)
-    ):
+    pages = [el for el in obs.elements if el.role == "link" and el.name.isdigit()]
+    if value(box) != term or not pages:
         return [Type(index=box.index, text=term), Click(index=named(obs, "Search").index)]
     results = [
         el
         for el in obs.elements
-        if el.role == "link" and el.name and not el.name.isdigit() and el.name not in ("<", ">")
+        if el.role == "link" and el.name and not el.name.isdigit() and el.name not in ("<", ">", "«", "»")
     ]
-    pages = [el for el in obs.elements if el.role == "link" and el.name.isdigit()]
     current = next((el for el in pages if "current" in el.states), None)
     page_no = int(current.name) if current else 1
     per_page = 3
@@ -358,6 +393,7 @@ RULES: dict[str, Rule] = {
     "navigate-tree": navigate_tree,
     "choose-date": choose_date,
     "terminal": terminal,
+    "book-flight": book_flight,
     "use-spinner": use_spinner,
     "use-slider": use_slider,
     "copy-paste": copy_paste,

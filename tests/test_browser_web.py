@@ -173,3 +173,26 @@ def test_a_failing_frame_is_reported_and_the_rest_is_read(
     assert "Outer text stays." in obs.text and any(el.name == "Outer OK" for el in obs.elements)
     assert obs.errors and "#bad" in obs.errors[0] and "boom from the page" in obs.errors[0]
     assert "Not read: frame #bad could not be read" in obs.render()
+
+
+def test_skinned_widgets_words_pagers_and_key_sinks(
+    make_session: SessionFactory, site: RecordingSite
+) -> None:
+    session, obs = open_web(make_session, site, "widgets.html")
+    assert "March 2024 Due soon" in obs.text  # words in inline elements parted by &nbsp; and spaces
+    pages = {el.name: el for el in obs.elements if el.role == "link"}
+    assert "current" in pages["2"].states and "current" not in pages["1"].states  # li.active
+    # a select clipped away by a collapsed overflow:hidden wrapper is the widget's hidden native select
+    size = next(el for el in obs.elements if el.field is not None and el.field.type == "select")
+    assert size.hidden_native, size
+    result = session.act([Select(index=size.index, option="L")])
+    assert result.ok and log(session) == "size=L", result.render()
+    # a field that empties itself on every key but echoes the keys into the page passes the read-back
+    sink = next(el for el in result.observation.elements if el.role == "textbox")
+    result = session.act([Type(index=sink.index, text="ls -la")])
+    assert result.ok and "passed the keys on" in result.ran[0].message, result.render()
+    assert "$ ls -la" in result.observation.text
+    # ...but keys that vanish without showing anywhere are still a failure
+    session.run(lambda page: page.evaluate("window.echo = false"))
+    result = session.act([Type(index=sink.index, text="rm x")])
+    assert not result.ok and "instead of 'rm x'" in result.ran[0].message, result.render()

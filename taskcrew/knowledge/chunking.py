@@ -16,7 +16,7 @@ import html
 import io
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from email.message import EmailMessage
 from pathlib import Path
 
@@ -34,6 +34,9 @@ _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+")
 _TAG = re.compile(r"<[^>]+>")
 _BLOCK_LINE = re.compile(r"^([-*+>|]|\d+[.)]\s)")  # a line that starts its own block: list item, quote, table
+
+
+DP_MAX_UNITS = 80  # more units than this are packed greedily, not by the linear partition
 
 
 class UnreadableFile(Exception):
@@ -102,25 +105,30 @@ def _decode(data: bytes) -> str:
 
 
 def _to_chunks(pieces: list[_Piece], source: str, kind: ChunkKind, sha: str) -> list[Chunk]:
-    chunks: list[Chunk] = []
+    return list(stream_chunks(pieces, source, kind, sha))
+
+
+def stream_chunks(pieces: Iterable[_Piece], source: str, kind: ChunkKind, sha: str) -> Iterator[Chunk]:
+    """Chunks with content-hash ids and ordinals for non-empty pieces, in order."""
     seen: set[str] = set()
-    for ordinal, piece in enumerate(pieces):
+    ordinal = 0
+    for piece in pieces:
         text = piece.text.strip()
+        if not text:
+            continue
         digest = hashlib.sha256("\x00".join([source, *piece.path, text]).encode()).hexdigest()[:24]
         chunk_id = digest if digest not in seen else f"{digest}-{ordinal}"
         seen.add(chunk_id)
-        chunks.append(
-            Chunk(
-                id=chunk_id,
-                text=text,
-                source=source,
-                heading_path=piece.path,
-                kind=kind,
-                ordinal=ordinal,
-                file_sha256=sha,
-            )
+        yield Chunk(
+            id=chunk_id,
+            text=text,
+            source=source,
+            heading_path=piece.path,
+            kind=kind,
+            ordinal=ordinal,
+            file_sha256=sha,
         )
-    return chunks
+        ordinal += 1
 
 
 # -- markdown ------------------------------------------------------------------------------------
@@ -172,23 +180,27 @@ def _strip_front_matter(text: str) -> str:
 
 
 def _merge_small(pieces: list[_Piece], config: ChunkingConfig) -> list[_Piece]:
+    return list(merge_small(pieces, config))
+
+
+def merge_small(pieces: Iterable[_Piece], config: ChunkingConfig) -> Iterator[_Piece]:
     """Merge a tiny piece with its next neighbour when that is its child or a sibling under the
     same parent (never across top-level chapters) and the two fit in ``max_chars``."""
-    merged: list[_Piece] = []
+    prev: _Piece | None = None
     for piece in pieces:
-        if merged:
-            prev = merged[-1]
+        if prev is not None:
             small = len(prev.text) < config.min_chars or len(piece.text) < config.min_chars
             parent_and_child = prev.path == piece.path[: len(prev.path)]
             siblings = len(prev.path) == len(piece.path) > 1 and prev.path[:-1] == piece.path[:-1]
-            related = parent_and_child or siblings
-            if small and related:
+            if small and (parent_and_child or siblings):
                 candidate = _join(prev, piece)
                 if len(candidate.text) <= config.max_chars:
-                    merged[-1] = candidate
+                    prev = candidate
                     continue
-        merged.append(piece)
-    return merged
+            yield prev
+        prev = piece
+    if prev is not None:
+        yield prev
 
 
 def _join(a: _Piece, b: _Piece) -> _Piece:
@@ -244,7 +256,7 @@ def _partition(units: list[str], max_chars: int) -> list[list[str]]:
     groups and, among those, the smallest largest group (linear partition by dynamic programming;
     greedy packing for very long texts)."""
     n = len(units)
-    if n > 80:
+    if n > DP_MAX_UNITS:
         return _greedy(units, max_chars)
     prefix = [0]
     for unit in units:
@@ -275,15 +287,27 @@ def _partition(units: list[str], max_chars: int) -> list[list[str]]:
 
 
 def _greedy(units: list[str], max_chars: int) -> list[list[str]]:
-    groups: list[list[str]] = [[]]
-    length = 0
-    for unit in units:
-        if groups[-1] and length + 2 + len(unit) > max_chars:
-            groups.append([])
-            length = -2
-        groups[-1].append(unit)
-        length += 2 + len(unit) if length else len(unit)
-    return groups
+    packer = _GreedyPacker(max_chars)
+    groups = [group for unit in units if (group := packer.add(unit)) is not None]
+    return [*groups, packer.current]
+
+
+class _GreedyPacker:
+    """Packs units into groups joined no longer than ``max_chars``, one unit at a time."""
+
+    def __init__(self, max_chars: int) -> None:
+        self.max_chars = max_chars
+        self.current: list[str] = []
+        self.length = 0
+
+    def add(self, unit: str) -> list[str] | None:
+        """Add a unit; returns the group it closed, if any."""
+        closed = None
+        if self.current and self.length + 2 + len(unit) > self.max_chars:
+            closed, self.current, self.length = self.current, [], -2
+        self.current.append(unit)
+        self.length += 2 + len(unit) if self.length else len(unit)
+        return closed
 
 
 def _split_long(paragraph: str, max_chars: int) -> list[str]:

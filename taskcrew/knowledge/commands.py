@@ -12,6 +12,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from taskcrew.crew.stopping import EXIT_INTERRUPTED, RunInterrupted, signals_raise
 from taskcrew.inputs import UserError, check_query
 from taskcrew.knowledge.bootstrap import open_store, seed_if_empty
 from taskcrew.knowledge.embedder import EmbedderUnavailable
@@ -41,10 +42,22 @@ def ingest(paths: list[Path], directory: Path | None, console: Console) -> int:
     if not files:
         console.print("[yellow]No supported files found (.md, .markdown, .txt, .text, .pdf, .eml).[/yellow]")
         return FAILED
+    progress = IngestProgress(console, len(files))
     try:
         store = _open(directory, console)
-        with IngestProgress(console, len(files)) as progress:
+        with signals_raise(), progress:
             report = store.procedures.ingest(files, on_file=progress.file_done, on_chunks=progress.chunks)
+    except (KeyboardInterrupt, RunInterrupted):
+        where = ""
+        if progress.last is not None:
+            path, done, total = progress.last
+            where = f" while ingesting {escape(path.name)} ({done}/{total} new chunks written)"
+        console.print(
+            f"[yellow]interrupted{where}.[/yellow] The store is consistent: the files finished and the "
+            "chunks written so far are searchable, a file's earlier chunks are kept. Run the same "
+            "command again to finish; chunks already written are not embedded again."
+        )
+        return EXIT_INTERRUPTED
     except (EmbedderUnavailable, UserError) as exc:  # UserError: a damaged store, a bad query
         console.print(f"[red]error:[/red] {escape(str(exc))}")
         return UNAVAILABLE

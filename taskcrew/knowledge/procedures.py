@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from taskcrew.knowledge.chunking import ChunkingConfig, UnreadableFile, chunk_file, supported
+from taskcrew.knowledge.chunking import ChunkingConfig, UnreadableFile, supported
 from taskcrew.knowledge.embedder import MiniLMEmbedder
 from taskcrew.knowledge.lexical import Bm25Index, reciprocal_rank_fusion
 from taskcrew.knowledge.models import (
@@ -24,10 +24,12 @@ from taskcrew.knowledge.models import (
     ProcedureHit,
     Ranking,
 )
+from taskcrew.knowledge.streaming import chunk_passes
 
 if TYPE_CHECKING:
     from chromadb.api.models.Collection import Collection
 
+WRITE_BATCH = 128  # chunks embedded and written per Chroma upsert
 OnFile = Callable[[FileIngest], None]
 OnChunks = Callable[[Path, int, int], None]  # (file, chunks embedded so far, chunks to embed)
 _Entry = tuple[Any, dict[str, Any]]  # (stored document, metadata)
@@ -131,35 +133,65 @@ class ProcedureLibrary:
         return report
 
     def ingest_file(self, path: Path, on_chunks: OnChunks | None = None) -> FileIngest:
-        """Add a file's chunks; unchanged chunks are kept, stale ones removed, new ones embedded."""
+        """Add a file's chunks; unchanged chunks are kept, stale ones removed, new ones embedded.
+
+        The file is streamed (``knowledge/streaming.py``): a first pass checks it, a second counts
+        its chunks and finds the new ones, a third embeds and writes those ``WRITE_BATCH`` at a
+        time, so memory does not grow with the file. Chunks are written before stale ones are
+        deleted: an interrupted ingest leaves the store searchable (old chunks plus the new ones
+        written so far), and running it again embeds only the chunks not yet written.
+        """
         try:
-            chunks = chunk_file(path, self._chunking)
+            passes = chunk_passes(path, self._chunking)
+            source = str(path.resolve())
+            existing = set(self._collection.get(where={"source": source}, include=[])["ids"])
+            wanted: set[str] = set()
+            todo = 0
+            for chunk in passes():
+                wanted.add(chunk.id)
+                todo += chunk.id not in existing
         except UnreadableFile as exc:
             return FileIngest(path=str(path), status="skipped", message=str(exc))
-        source = chunks[0].source
-        existing = set(self._collection.get(where={"source": source}, include=[])["ids"])
-        wanted = {c.id: c for c in chunks}
-        if existing == set(wanted):
-            return FileIngest(path=str(path), status="unchanged", chunks=len(chunks))
-        new = [c for c in chunks if c.id not in existing]
-        stale = sorted(existing - set(wanted))
+        if existing == wanted:
+            return FileIngest(path=str(path), status="unchanged", chunks=len(wanted))
+        stale = sorted(existing - wanted)
+        added = 0
         with self._lock:
-            if new:
-                report = (lambda done: on_chunks(path, done, len(new))) if on_chunks else None
-                self.add_chunks(new, on_batch=report)
-            if stale:
-                self._collection.delete(ids=stale)
-            self._corpus = None
+            try:
+                batch: list[Chunk] = []
+                for chunk in passes() if todo else ():
+                    if chunk.id in existing:
+                        continue
+                    batch.append(chunk)
+                    if len(batch) == WRITE_BATCH:
+                        self.add_chunks(batch)
+                        added += len(batch)
+                        batch = []
+                        if on_chunks is not None:
+                            on_chunks(path, added, todo)
+                if batch:
+                    self.add_chunks(batch)
+                    added += len(batch)
+                    if on_chunks is not None:
+                        on_chunks(path, added, todo)
+                if stale:
+                    self._collection.delete(ids=stale)
+            except UnreadableFile as exc:  # it changed since the first passes
+                return FileIngest(
+                    path=str(path), status="skipped", chunks=added, added=added, message=str(exc)
+                )
+            finally:
+                self._corpus = None
         return FileIngest(
             path=str(path),
             status="replaced" if existing else "added",
-            chunks=len(chunks),
-            added=len(new),
+            chunks=len(wanted),
+            added=added,
             removed=len(stale),
         )
 
     def add_chunks(
-        self, chunks: Sequence[Chunk], batch: int = 128, on_batch: Callable[[int], None] | None = None
+        self, chunks: Sequence[Chunk], batch: int = WRITE_BATCH, on_batch: Callable[[int], None] | None = None
     ) -> None:
         """Embed and write chunks (upsert by id), ``batch`` at a time so memory stays bounded by
         the batch, not the file. Used by ingest and by the benchmarks."""

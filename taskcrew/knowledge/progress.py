@@ -29,6 +29,7 @@ class IngestProgress:
         self._last_line = 0.0
         self._file_started = time.monotonic()  # the end of the previous file: this one's start
         self._path: Path | None = None
+        self.last: tuple[Path, int, int] | None = None  # (file, chunks written, chunks to write)
 
     def __enter__(self) -> IngestProgress:
         if self.console.is_terminal:
@@ -54,6 +55,7 @@ class IngestProgress:
     def chunks(self, path: Path, done: int, total: int) -> None:
         """Called after each embedded batch of one file's chunks."""
         now = time.monotonic()
+        self.last = (path, done, total)
         first = path != self._path
         self._path = path
         if self._live is not None and self._chunk_task is not None:
@@ -71,6 +73,7 @@ class IngestProgress:
 
     def file_done(self, result: FileIngest) -> None:
         self._done_files += 1
+        self.last = None
         self._file_started = time.monotonic()
         if self._live is not None and self._file_task is not None:
             self._live.update(self._file_task, advance=1)

@@ -28,6 +28,8 @@ PRIVATE_PATTERNS: tuple[str, ...] = (
     "*.pyc",
     "__pycache__",
     "__pycache__/*",
+    "recipes",  # the company's chores as CLI commands (taskcrew.recipes), not documents to work from
+    "recipes/*",
 )
 
 DocumentKind = Literal[

@@ -47,6 +47,7 @@ class BrowserConfig(BaseModel):
     navigation_timeout_ms: int = Field(default=15000, ge=500)
     settle_timeout_ms: int = Field(default=3000, ge=0)
     dom_quiet_ms: int = Field(default=50, ge=0)
+    typing_quiet_ms: int = Field(default=350, ge=0)
     call_timeout_s: float = Field(default=120.0, gt=0)
     max_text_chars: int = Field(default=3500, ge=200)
     max_elements: int = Field(default=150, ge=10)

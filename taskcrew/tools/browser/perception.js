@@ -273,7 +273,16 @@
   const hiddenSelectProxy = (el) => {
     if (el.tagName !== 'SELECT') return null;
     const s = styleOf(el);
-    const hidden = s.display === 'none' || s.visibility !== 'visible' || +s.opacity === 0 || !hasBox(el) || srOnly(el, s);
+    // Hidden outright, or clipped away by a collapsed (width or height 0) ancestor with overflow hidden.
+    const clipped = () => {
+      for (let a = parentOf(el), k = 0; a && k < 3; k++, a = parentOf(a)) {
+        const as = styleOf(a);
+        const r = a.getBoundingClientRect();
+        if ((as.overflowX !== 'visible' || as.overflowY !== 'visible') && (r.width < 2 || r.height < 2)) return true;
+      }
+      return false;
+    };
+    const hidden = s.display === 'none' || s.visibility !== 'visible' || +s.opacity === 0 || !hasBox(el) || srOnly(el, s) || clipped();
     if (!hidden) return null;
     let a = parentOf(el);
     for (let k = 0; a && k < 3; k++, a = parentOf(a)) {
@@ -329,6 +338,11 @@
     const pressed = el.getAttribute('aria-pressed');
     if (pressed === 'true') out.push('pressed');
     if (el.getAttribute('aria-current') && el.getAttribute('aria-current') !== 'false') out.push('current');
+    else if (el.tagName === 'A' || el.getAttribute('role') === 'tab') {
+      // Pagers and tab bars mark the current item with a class on the item or its list item.
+      const host = [el, el.parentElement].find((x) => x && /(^|\s)(active|current)(\s|$)/.test(typeof x.className === 'string' ? x.className : ''));
+      if (host) out.push('current');
+    }
     return out;
   };
 
@@ -684,6 +698,8 @@
           if (p) { const ps = styleOf(p); if (ps.fontSize === '0px' || ps.visibility !== 'visible') return; }
           const t = node.data.replace(/\s+/g, ' ');
           if (t.trim()) { if (p) mark(p); pushAt(lineStart ? t.replace(/^ /, '') : t); }
+          // Whitespace between inline elements ("<b>May</b>&nbsp;<b>2016</b>") still parts the words.
+          else if (t && !lineStart) push(' ');
         }
         return;
       }

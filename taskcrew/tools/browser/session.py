@@ -240,7 +240,7 @@ class BrowserSession:
         current.close()
         return f"closed the tab; back on {self.vault.redact(self.page.url)}"
 
-    def _settle(self) -> None:
+    def _settle(self, quiet_ms: int | None = None) -> None:
         from playwright.sync_api import Error as PlaywrightError
 
         assert self._guard is not None
@@ -255,7 +255,7 @@ class BrowserSession:
                     continue
                 page.main_frame.evaluate(
                     js_function("quiet"),
-                    {"quietMs": self.config.dom_quiet_ms, "maxMs": min(1000.0, remaining_ms)},
+                    {"quietMs": quiet_ms or self.config.dom_quiet_ms, "maxMs": min(1000.0, remaining_ms)},
                 )
                 if not self._guard.state.pending:
                     return
@@ -339,7 +339,10 @@ class BrowserSession:
                 ran.append(ActionOutcome(action=action, ok=False, message=str(exc)))
             except PlaywrightError as exc:
                 ran.append(ActionOutcome(action=action, ok=False, message=_playwright_message(exc)))
-            self._settle()
+            # Typing often starts debounced work (suggestions ~300 ms later): wait for a longer quiet,
+            # unless more typing follows at once (it would restart that work anyway).
+            typed = action.action == "type" and (i + 1 == len(actions) or actions[i + 1].action != "type")
+            self._settle(self.config.typing_quiet_ms if typed else None)
             guard.disarm()
             if len(self._pages) != pages_before:
                 note = f"a new tab opened ({self.page.url}); now working in it"
