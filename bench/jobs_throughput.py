@@ -2,7 +2,8 @@
 
     uv run python bench/jobs_throughput.py --jobs 200 --delay 2 --workers 1,2,4 [--db postgresql+psycopg://…]
 
-Each worker is its own process (concurrency 1). Per worker count: a fresh database (SQLite file, or a
+Each worker is its own process (concurrency 1), with --erp-sessions equal to the worker count;
+most_at_once is the most jobs that ran at the same moment (from the jobs' histories). Per worker count: a fresh database (SQLite file, or a
 fresh Postgres database created from --db), the same N jobs (a read-only report task, so every job
 does the same work), wall time, jobs/min, queue wait p50/p95 (submit → start), run time p50, and the
 database rows and bytes per job (our tables and DBOS's).
@@ -25,6 +26,7 @@ import sqlalchemy as sa
 
 from taskcrew.eval.models import load_cases
 from taskcrew.jobs import JobOptions, Jobs
+from taskcrew.jobs.history import most_running_at_once
 from taskcrew.mock_erp import ChaosConfig, ErpServer, ErpSettings
 
 CASE = "unpaid-before-date-report"
@@ -79,7 +81,7 @@ def main() -> None:
     print(
         f"{args.jobs} jobs, scripted calls sleep {args.delay} s, database: {'postgres' if args.db else 'sqlite'}"
     )
-    print("workers  wall_s  jobs/min  wait_p50  wait_p95  run_p50  ok  rows/job  bytes/job")
+    print("workers  wall_s  jobs/min  wait_p50  wait_p95  run_p50  ok  rows/job  bytes/job  most_at_once")
     for n in [int(x) for x in args.workers.split(",")]:
         url, admin, name = fresh_db(args.db, tmp, n)
         jobs = Jobs.open(url)
@@ -117,7 +119,8 @@ def main() -> None:
         print(
             f"{n:7d}  {wall:6.0f}  {args.jobs / wall * 60:8.2f}  {statistics.median(waits):8.1f}  "
             f"{pct(waits, 0.95):8.1f}  {statistics.median(runs):7.1f}  {ok:2d}  "
-            f"{(rows - rows0) / args.jobs:8.1f}  {(nbytes - bytes0) / args.jobs:9.0f}",
+            f"{(rows - rows0) / args.jobs:8.1f}  {(nbytes - bytes0) / args.jobs:9.0f}  "
+            f"{most_running_at_once(jobs, ids):12d}",
             flush=True,
         )
         jobs.close()

@@ -1,5 +1,5 @@
 """Scale-out on one Postgres: 3 worker processes, one SIGKILLed mid-run; its job finishes on the others
-with no duplicate. Needs TASKCREW_TEST_PG (a Postgres URL; .ci/run starts a throwaway cluster)."""
+with no duplicate, and never more than 2 jobs run against the ERP at once. Needs TASKCREW_TEST_PG (a Postgres URL; .ci/run starts a throwaway cluster)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from test_jobs_worker import SCRIPTED, Workers
 
 from taskcrew.eval.models import load_cases
 from taskcrew.jobs import JobOptions
+from taskcrew.jobs.history import most_running_at_once
 from taskcrew.mock_erp import ChaosConfig, ErpServer, fetch_state
 
 ADMIN_URL = os.environ.get("TASKCREW_TEST_PG")
@@ -52,7 +53,8 @@ def test_three_workers_on_postgres_one_killed_mid_run(
             ).id: cid
             for cid in CASES
         }
-        procs = {wid: workers.start(wid) for wid in ("w1", "w2", "w3")}
+        # 3 workers that could run 2 jobs each, at most 2 ERP sessions across them all.
+        procs = {wid: workers.start(wid, sessions=2, concurrency=2) for wid in ("w1", "w2", "w3")}
         victim = workers.wait_for(
             "a job with a checkpoint",
             lambda: next(
@@ -79,6 +81,7 @@ def test_three_workers_on_postgres_one_killed_mid_run(
             [expected] = cases[cid].expect.new_bills
             assert sum(1 for b in bills if b.invoice_number == expected.invoice_number) == 1, cid
         assert workers.jobs.get(victim.id).attempts >= 2  # type: ignore[attr-defined]
+        assert most_running_at_once(workers.jobs, list(submitted)) <= 2
     finally:
         for proc in workers.procs:
             if proc.poll() is None:

@@ -179,3 +179,31 @@ def test_a_cancelled_or_taken_over_leg_stops_at_its_next_checkpoint(jobs: Jobs) 
     with pytest.raises(Stopped):
         StoreCheckpoints(jobs, job.id, "w2").save("step:1", {"stage": "step:1", "state": {}})
     assert jobs.checkpoint(job.id) == {"stage": "plan", "state": {}}  # nothing saved after the stop
+
+
+def _queued_legs(path: Path) -> list[str]:
+    import sqlite3
+
+    with sqlite3.connect(path) as conn:
+        return [
+            r[0] for r in conn.execute("SELECT workflow_uuid FROM workflow_status WHERE status='ENQUEUED'")
+        ]
+
+
+def test_each_store_enqueues_into_its_own_database_even_opened_twice_or_recreated(tmp_path: Path) -> None:
+    path = tmp_path / "jobs.sqlite3"
+    url = f"sqlite:///{path}"
+    first, second = Jobs.open(url), Jobs.open(url)
+    a = first.submit("Enter Initech's newest invoice into the ERP.", submitted_by="ana")
+    first.close()  # closing one store leaves the other working
+    b = second.submit("Enter Globex's newest invoice into the ERP.", submitted_by="ana")
+    assert sorted(_queued_legs(path)) == sorted([f"{a.id}.0", f"{b.id}.0"])
+    second.close()
+    # The database moved aside and made anew at the same path: enqueues go into the new file
+    # (a client cached per URL kept writing into the deleted one, and no worker saw the job).
+    for leftover in tmp_path.glob("jobs.sqlite3*"):
+        leftover.rename(tmp_path / f"old-{leftover.name}")
+    again = Jobs.open(url)
+    c = again.submit("Enter Umbrella's newest invoice into the ERP.", submitted_by="ana")
+    assert _queued_legs(path) == [f"{c.id}.0"]
+    again.close()

@@ -15,6 +15,7 @@ import pytest
 
 from taskcrew.eval.models import load_cases
 from taskcrew.jobs import ApprovalDecision, Job, JobOptions, Jobs
+from taskcrew.jobs.history import most_running_at_once
 from taskcrew.mock_erp import ChaosConfig, ErpServer, fetch_state
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
@@ -38,7 +39,7 @@ class Workers:
         self.procs: list[subprocess.Popen[bytes]] = []
         self.jobs = Jobs.open(self.url)
 
-    def start(self, worker_id: str, sessions: int = 3) -> subprocess.Popen[bytes]:
+    def start(self, worker_id: str, sessions: int = 3, concurrency: int = 1) -> subprocess.Popen[bytes]:
         cmd = [
             sys.executable,
             "-m",
@@ -50,6 +51,7 @@ class Workers:
             self.erp.url,
         ]
         cmd += ["--intranet-url", "", "--stale-after", "3", "--erp-sessions", str(sessions)]
+        cmd += ["--concurrency", str(concurrency)]
         proc = subprocess.Popen(
             cmd, env=self.env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True
         )
@@ -92,7 +94,10 @@ def test_a_parked_approval_resumes_on_another_worker_and_submits_the_approved_pa
     job = workers.jobs.submit(HEADLINE, submitted_by="ana", options=JobOptions(**SCRIPTED))
     first = workers.start("worker-a")
     workers.wait_for("the job to park", workers.job_in(job, "waiting", "finished", "failed"))
-    assert workers.jobs.get(job.id).status == "waiting"
+    parked = workers.jobs.get(job.id)
+    assert parked.status == "waiting"
+    # The run folder is known while the job waits (set when it was created): the plan is in it.
+    assert parked.run_dir and '"kind": "plan"' in (Path(parked.run_dir) / "trace.jsonl").read_text()
     workers.kill(first, signal.SIGTERM)  # no worker at all while it waits
     [approval] = workers.jobs.approvals("pending")
     assert approval.request is not None and approval.job_id == job.id
@@ -125,3 +130,22 @@ def test_a_worker_killed_after_the_intent_was_recorded_is_taken_over_without_a_d
     assert (done.status, done.outcome) in {("finished", "done"), ("finished", "nothing_to_do")}, done.reason
     assert done.worker == "worker-b" and done.attempts >= 2
     assert len(workers.bills()) == 1
+
+
+def test_the_erp_session_limit_holds_across_worker_processes(workers: Workers) -> None:
+    """3 worker processes that could run 2 jobs each (6 at once), a limit of 2 ERP sessions: the most
+    jobs ever running at the same moment is 2 (DBOS's global queue concurrency), and all finish."""
+    report = next(c for c in load_cases() if c.id == "unpaid-before-date-report").task
+    options = JobOptions(read_only=True, **SCRIPTED)
+    ids = [workers.jobs.submit(report, submitted_by="ana", options=options).id for _ in range(5)]
+    for wid in ("w1", "w2", "w3"):
+        workers.start(wid, sessions=2, concurrency=2)
+    workers.wait_for(
+        "every job to end",
+        lambda: all(workers.jobs.get(j).status in ("finished", "failed") for j in ids),
+        timeout=280,
+    )
+    for jid in ids:
+        job = workers.jobs.get(jid)
+        assert (job.status, job.outcome) == ("finished", "done"), job.reason
+    assert most_running_at_once(workers.jobs, ids) == 2

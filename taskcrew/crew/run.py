@@ -62,13 +62,15 @@ def slug(text: str, limit: int = 40) -> str:
 
 def new_run_dir(runs_dir: Path, task: str) -> Path:
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    path = runs_dir / f"{stamp}-{slug(task)}"
+    runs_dir.mkdir(parents=True, exist_ok=True)
     suffix = 1
-    while path.exists():
-        suffix += 1
-        path = runs_dir / f"{stamp}-{slug(task)}-{suffix}"
-    path.mkdir(parents=True)
-    return path
+    while True:  # mkdir claims the name atomically: runs started in the same second by other workers
+        path = runs_dir / (f"{stamp}-{slug(task)}" + (f"-{suffix}" if suffix > 1 else ""))
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            suffix += 1
 
 
 ScriptedFactory = Callable[[str], BaseLLM]
@@ -92,12 +94,15 @@ class RunResources:
     wrap_model: Callable[[str, Any], Any] | None = (
         None  # (model, provider LLM) -> LLM; e.g. shared 429 backoff
     )
+    on_run_dir: Callable[[Path], None] | None = None  # told the run folder as soon as it exists
 
 
 def build_context(
     settings: RunSettings, res: RunResources, *, worker: ModelSpec, verifier: ModelSpec
 ) -> RunContext:
     run_dir = new_run_dir(settings.runs_dir, settings.task)
+    if res.on_run_dir is not None:
+        res.on_run_dir(run_dir)
     tracer = Tracer(run_dir / "trace.jsonl", redact=res.redact, listeners=res.listeners)
     prices = load_prices()
     notes: list[str] = []

@@ -12,8 +12,15 @@ from taskcrew.jobs.store import InvalidChange, Jobs, fingerprint
 
 
 def submit_each(
-    jobs: Jobs, template: str, items: list[str], *, submitted_by: str, options: JobOptions | None = None
+    jobs: Jobs,
+    template: str,
+    items: list[str],
+    *,
+    submitted_by: str,
+    options: JobOptions | None = None,
+    batch_id: str | None = None,
 ) -> list[Job]:
+    """``batch_id``: the parent (a planned batch job); else derived from the template and items."""
     items = [i.strip() for i in items if i.strip()]
     if not items:
         raise InvalidChange("--for-each needs at least one non-empty item")
@@ -21,7 +28,7 @@ def submit_each(
         raise InvalidChange(
             'with --for-each the task needs an {item} placeholder, e.g. "Enter {item}\'s newest invoice"'
         )
-    batch_id = "batch-" + fingerprint({"t": template, "items": items, "by": submitted_by})[:12]
+    batch_id = batch_id or "batch-" + fingerprint({"t": template, "items": items, "by": submitted_by})[:12]
     children = []
     for item in items:
         child_id = f"{batch_id}-{fingerprint({'item': item})[:6]}"

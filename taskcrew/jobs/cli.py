@@ -76,6 +76,12 @@ def submit(
     auto_approve: Annotated[
         bool, typer.Option("--auto-approve", help="Approve every change without asking.")
     ] = False,
+    batch: Annotated[
+        bool,
+        typer.Option(
+            "--batch", help="A batch task ('every invoice in the inbox…'): planned once, one job per item."
+        ),
+    ] = False,
     db: DbUrl = None,
     by: By = None,
 ) -> None:
@@ -86,8 +92,12 @@ def submit(
         raise _fail(
             'give the task text, e.g. taskcrew submit "Enter Initech\'s newest invoice into the ERP."'
         )
+    if batch and for_each:
+        raise _fail("--batch plans the items itself; give either --batch or --for-each items, not both")
     jobs = _open(db)
-    options = JobOptions(worker_model=model, verifier_model=verifier_model, auto_approve=auto_approve)
+    options = JobOptions(
+        worker_model=model, verifier_model=verifier_model, auto_approve=auto_approve, batch=batch
+    )
     who = _who(by)
     if for_each:
         from taskcrew.jobs.batch import submit_each
@@ -101,7 +111,12 @@ def submit(
 
 def worker(
     concurrency: Annotated[
-        int, typer.Option("--concurrency", min=1, help="Jobs this worker runs at once.")
+        int,
+        typer.Option(
+            "--concurrency",
+            min=1,
+            help="Jobs this worker runs at once (at most --erp-sessions; start all workers with the same value).",
+        ),
     ] = 1,
     worker_id: Annotated[str | None, typer.Option("--worker-id", help="A stable id for this worker.")] = None,
     erp_url: Annotated[
@@ -122,7 +137,7 @@ def worker(
         typer.Option(
             "--erp-sessions",
             min=1,
-            help="Browser sessions all workers together may hold in the ERP (default 2).",
+            help="Jobs all workers together may run against the ERP at once (default 2; a hard limit).",
         ),
     ] = None,
     stale_after: Annotated[

@@ -2,12 +2,16 @@
 
 A job's legs: leg 0 on submit; a new leg on retry, on resume after an approval, on takeover. The
 workflow id is ``<job id>.<leg>`` so enqueueing is idempotent (DBOS SetWorkflowID semantics).
+
+Each ``Jobs`` store owns its ``Enqueuer`` (one DBOSClient, made on first use, destroyed with the
+store). No client is shared between stores or cached per URL: a cached client outlived its store and
+kept a connection to the old file when an SQLite job database was moved aside and created anew at
+the same path, so its enqueues went into the deleted file and no worker ever saw them.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -16,33 +20,44 @@ if TYPE_CHECKING:
 QUEUE = "taskcrew-jobs"
 WORKFLOW = "taskcrew_job_leg"
 
-_clients: dict[str, Any] = {}
-_lock = threading.Lock()
-
 
 def workflow_id(job_id: str, leg: int) -> str:
     return f"{job_id}.{leg}"
 
 
-def client_for(url: str) -> Any:
-    """One DBOSClient per database URL (it enqueues without launching a DBOS runtime)."""
-    with _lock:
-        if url not in _clients:
-            from dbos import DBOSClient
+class Enqueuer:
+    """Enqueues job legs and cancels dead ones through a DBOSClient (no DBOS runtime needed)."""
 
-            client = DBOSClient(system_database_url=url)
-            # A submit may come before any worker ever launched: create DBOS's tables if needed.
-            client._sys_db.run_migrations()
-            _clients[url] = client
-        return _clients[url]
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._client: Any = None
+        self._lock = threading.Lock()
 
+    def client(self) -> Any:
+        with self._lock:
+            if self._client is None:
+                from dbos import DBOSClient
 
-def enqueue_leg_for(url: str) -> Callable[[Job, int], None]:
-    def enqueue(job: Job, leg: int) -> None:
-        client_for(url).enqueue(
+                client = DBOSClient(system_database_url=self.url)
+                # A submit may come before any worker ever launched: create DBOS's tables if needed.
+                client._sys_db.run_migrations()
+                self._client = client
+            return self._client
+
+    def __call__(self, job: Job, leg: int) -> None:
+        self.client().enqueue(
             {"queue_name": QUEUE, "workflow_name": WORKFLOW, "workflow_id": workflow_id(job.id, leg)},
             job.id,
             leg,
         )
 
-    return enqueue
+    def cancel(self, job_id: str, leg: int) -> None:
+        """Cancel a leg's workflow (its worker died): it no longer holds a slot of the queue's
+        global concurrency, and a restarted worker does not recover it."""
+        self.client().cancel_workflow(workflow_id(job_id, leg))
+
+    def close(self) -> None:
+        with self._lock:
+            if self._client is not None:
+                self._client.destroy()
+                self._client = None

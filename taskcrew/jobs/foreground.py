@@ -39,6 +39,7 @@ def run_in_foreground(
     settings = workplace.run_settings(task, **run)
     res = workplace.resources(listeners=listeners, human=human, read_only=bool(run.get("read_only")))
     res.checkpoints = StoreCheckpoints(jobs, job.id, worker_id)
+    res.on_run_dir = lambda path: jobs.note_run_dir(job.id, str(path))
     res.wrap_model = lambda model, inner: SharedBackoff(jobs, model, inner)
     if res.browser is not None:
         res.browser.policy.intents = IntentLog(

@@ -37,6 +37,9 @@ class JobOptions(BaseModel):
     criteria: list[str] = Field(default_factory=list, description="success criteria every plan keeps")
     read_only: bool = Field(default=False, description="the policy gate refuses every change")
     max_steps: int | None = Field(default=None, ge=1, description="tool calls in the whole run")
+    batch: bool = Field(
+        default=False, description="a batch task: planned once into items, one child job per item"
+    )
 
 
 class Job(BaseModel):

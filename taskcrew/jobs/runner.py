@@ -67,6 +67,8 @@ class LegRunner:
         )
         if claimed is None:
             return job.status  # cancelled or finished meanwhile
+        if claimed.options.batch:
+            return self._fan_out(claimed)  # plans and submits; the ERP is the children's business
         if not reachable(self.place.erp_url):
             self.jobs.mark(
                 job_id,
@@ -108,6 +110,7 @@ class LegRunner:
             scripted=self.scripted(job) if self.scripted else None, human=human, read_only=opts.read_only
         )
         res.checkpoints = StoreCheckpoints(self.jobs, job.id, self.worker_id)
+        res.on_run_dir = lambda path: self.jobs.note_run_dir(job.id, str(path))
         res.wrap_model = self._shared_backoff
         if res.browser is not None and isinstance(human, JobHuman):
             res.browser.policy.before_approval = self._screenshot_for(human, job.id)
@@ -140,6 +143,65 @@ class LegRunner:
             return "failed"
         self.jobs.finish(
             job.id, result.outcome, result.reason, answer=result.answer, run_dir=str(result.run_dir)
+        )
+        self.jobs.clear_checkpoint(job.id)
+        return "finished"
+
+    def _fan_out(self, job: Job) -> str:
+        """A batch job: plan it once (the plan is checkpointed before any child is submitted), then
+        one child job per item; the batch job ends with the children's ids as its answer."""
+        from taskcrew.crew.llm import build_provider_llm
+        from taskcrew.crew.modelspec import choose_models
+        from taskcrew.jobs.batch import submit_each
+        from taskcrew.jobs.fanout import BatchPlan, describe_sources, plan_batch
+
+        checkpoints = StoreCheckpoints(self.jobs, job.id, self.worker_id)
+        try:
+            saved = checkpoints.load() or {}
+            if "batch_plan" in saved:
+                plan = BatchPlan.model_validate(saved["batch_plan"])
+            else:
+                opts = job.options
+                spec = choose_models(
+                    opts.worker_model, opts.verifier_model, allow_same=opts.allow_same_verifier
+                ).worker
+                llm = build_provider_llm(spec, self.scripted(job) if self.scripted else None)
+                sources = describe_sources(self.place.settings.sandbox)
+                plan = plan_batch(job.task, sources, self._shared_backoff(spec.raw, llm))
+                checkpoints.save("batch_plan", {"batch_plan": plan.model_dump()})
+            child = job.options.model_copy(update={"batch": False})
+            children = (
+                submit_each(
+                    self.jobs,
+                    plan.template,
+                    plan.items,
+                    submitted_by=job.submitted_by,
+                    options=child,
+                    batch_id=job.id,
+                )
+                if plan.items
+                else []
+            )
+        except Stopped:
+            return "stopped"
+        except Exception as exc:  # no model, a plan that is not usable: clear and retryable
+            self.jobs.mark(
+                job.id,
+                "failed",
+                only_if=("running",),
+                reason=f"planning the batch failed: {exc}; fix it, then `taskcrew jobs retry {job.id}`",
+                finished_at=utcnow(),
+            )
+            return "failed"
+        if children:
+            reason = f"planned {len(children)} item(s), one job each: `taskcrew jobs list` shows them"
+        else:
+            reason = "the batch planner found no item the task covers"
+        self.jobs.finish(
+            job.id,
+            "done" if children else "nothing_to_do",
+            reason,
+            answer="\n".join(f"{c.id}  {c.item}" for c in children),
         )
         self.jobs.clear_checkpoint(job.id)
         return "finished"

@@ -133,6 +133,7 @@ class Jobs:
         self.engine = engine
         self.url = url
         self.on_enqueue: Callable[[Job, int], None] | None = None  # set by taskcrew.jobs.engine
+        self.on_cancel_leg: Callable[[str, int], None] | None = None  # a dead worker's leg
 
     @classmethod
     def open(cls, url: str | None = None) -> Jobs:
@@ -159,7 +160,8 @@ class Jobs:
         jobs = cls(engine, url)
         from taskcrew.jobs import engine as job_engine
 
-        jobs.on_enqueue = job_engine.enqueue_leg_for(url)
+        enqueuer = job_engine.Enqueuer(url)
+        jobs.on_enqueue, jobs.on_cancel_leg = enqueuer, enqueuer.cancel
         return jobs
 
     @contextmanager
@@ -424,7 +426,13 @@ class Jobs:
             )
         except InvalidChange:
             return None
-        self._enqueue(job, self._leg(job_id))
+        leg = self._leg(job_id)
+        if self.on_cancel_leg is not None:
+            # The dead leg's workflow would hold a slot of the queue's global concurrency (the
+            # per-system session limit) until its worker came back: cancel it.
+            with suppress(Exception):
+                self.on_cancel_leg(job_id, leg - 1)
+        self._enqueue(job, leg)
         return job
 
     def take_answer(self, job_id: str) -> Approval | None:
@@ -515,6 +523,15 @@ class Jobs:
         with suppress(InvalidChange):
             self._update(job_id, change, event=None)
 
+    def note_run_dir(self, job_id: str, run_dir: str) -> None:
+        """The run folder of the job's current leg, recorded as soon as it is created (so a waiting
+        job's approval can show its run's plan and trace)."""
+
+        def change(job: Job) -> None:
+            job.run_dir = run_dir
+
+        self._update(job_id, change, event=None)
+
     def leg(self, job_id: str) -> int:
         return self._leg(job_id)
 
@@ -561,6 +578,9 @@ class Jobs:
             conn.execute(CK.delete().where(CK.c.job_id == job_id))
 
     def close(self) -> None:
+        close = getattr(self.on_enqueue, "close", None)
+        if close is not None:
+            close()  # the store's own DBOS client
         self.engine.dispose()
 
     # ---- internals ------------------------------------------------------------------------------

@@ -41,9 +41,13 @@ class WorkerSettings:
     scripted: ScriptedResolver | None = None
     system_sessions: int | None = None  # across ALL workers: browser sessions against the jobs' system
 
+    def sessions(self) -> int:
+        """Jobs all workers together may run at once (every job works in the ERP)."""
+        return self.system_sessions if self.system_sessions is not None else SYSTEM_SESSIONS["erp"]
+
 
 # Per system, how many browser sessions all workers together may hold against it (a small internal
-# system is easily overrun). Every job works in the ERP, so this caps the whole queue.
+# system is easily overrun). Every job works in the ERP, so this is the queue's global concurrency.
 SYSTEM_SESSIONS = {"erp": 2}
 
 
@@ -93,8 +97,16 @@ def serve(
         )
         _register()
         DBOS.launch()
+        sessions = settings.sessions()
         DBOS.register_queue(
-            QUEUE, worker_concurrency=settings.concurrency, polling_interval_sec=settings.poll_s
+            QUEUE,
+            # DBOS keeps a queue's limits in the system database and claims under them in one
+            # transaction (REPEATABLE READ on Postgres, the database lock on SQLite), so the global
+            # limit holds across processes and machines; the last worker started sets them.
+            global_concurrency=sessions,
+            worker_concurrency=min(settings.concurrency, sessions),
+            polling_interval_sec=settings.poll_s,
+            on_conflict="always_update",
         )
         if on_ready is not None:
             on_ready()

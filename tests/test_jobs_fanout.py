@@ -1,0 +1,112 @@
+"""A batch task planned once into items, one child job per item (the planner is a scripted model;
+the store, the sandbox inbox and the DBOS enqueue are real)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from taskcrew.cli import app
+from taskcrew.crew.scripted import ScriptedCall, ScriptedLLM
+from taskcrew.jobs import JobOptions, Jobs
+from taskcrew.jobs.batch import submit_each
+from taskcrew.jobs.fanout import BatchPlanError, describe_sources, parse_plan
+from taskcrew.jobs.runner import LegRunner
+
+SANDBOX = Path(__file__).resolve().parents[1] / "taskcrew" / "sandbox"
+BATCH = "Enter every invoice in the inbox that is not yet in the ERP."
+OPTIONS = JobOptions(worker_model="scripted/planner", verifier_model="scripted/auditor", batch=True)
+TEMPLATE = "Enter the invoice in the inbox e-mail {item} into the ERP, unless it is already there."
+
+
+@pytest.fixture
+def jobs(tmp_path: Path) -> Any:
+    store = Jobs.open(f"sqlite:///{tmp_path / 'jobs.sqlite3'}")
+    yield store
+    store.close()
+
+
+def _runner(jobs: Jobs, llm: ScriptedLLM) -> LegRunner:
+    place = SimpleNamespace(settings=SimpleNamespace(sandbox=SANDBOX), erp_url="http://127.0.0.1:1")
+    return LegRunner(jobs, place, "w1", scripted=lambda job: lambda name: llm)
+
+
+def _planner(record: ScriptedCall) -> str:
+    """Picks the invoices from the listing it is shown, as a model would."""
+    listing = record.messages[-1]["content"]
+    assert BATCH in listing
+    names = [line.split(" — ")[0] for line in listing.splitlines() if line.endswith(".eml") or " — " in line]
+    invoices = [n for n in names if "Invoice" in n or "invoice" in n]
+    return json.dumps({"template": TEMPLATE, "items": [*invoices, invoices[0]]})  # a repeat is dropped
+
+
+def test_the_inbox_is_described_by_sender_and_subject() -> None:
+    lines = describe_sources(SANDBOX)
+    mail = next(line for line in lines if line.startswith("inbox/Invoice from Northwind Traders.eml"))
+    assert "from " in mail and "subject" in mail
+    assert not any(line.endswith((".py", ".yaml")) or "__" in line for line in lines)
+
+
+def test_a_batch_job_is_planned_once_and_fans_out_one_job_per_item(jobs: Jobs) -> None:
+    llm = ScriptedLLM([_planner])
+    batch = jobs.submit(BATCH, submitted_by="ana", options=OPTIONS)
+    assert _runner(jobs, llm).run_leg(batch.id, 0) == "finished"
+    llm.assert_complete()  # exactly one planner call
+    children = jobs.list(parent_id=batch.id)
+    items = sorted(c.item or "" for c in children)
+    assert len(items) == len(set(items)) >= 3 and all("nvoice" in i for i in items)
+    for child in children:
+        assert child.status == "queued" and child.id.startswith(batch.id)
+        assert child.task == TEMPLATE.replace("{item}", child.item or "")
+        assert not child.options.batch and child.options.worker_model == "scripted/planner"
+    done = jobs.get(batch.id)
+    assert (done.status, done.outcome) == ("finished", "done")
+    assert all(c.id in done.answer for c in children)
+    assert jobs.checkpoint(batch.id) is None
+
+
+def test_a_leg_killed_after_planning_fans_out_the_saved_plan_without_asking_again(jobs: Jobs) -> None:
+    batch = jobs.submit(BATCH, submitted_by="ana", options=OPTIONS)
+    plan = {"template": TEMPLATE, "items": ["Payment advice.eml", "Invoice from Northwind Traders.eml"]}
+    jobs.save_checkpoint(batch.id, {"batch_plan": plan})  # what the killed leg had saved
+    # ... and the first child it had submitted before it died
+    submit_each(jobs, TEMPLATE, plan["items"][:1], submitted_by="ana", batch_id=batch.id)
+    llm = ScriptedLLM([])  # any model call would fail the job
+    assert _runner(jobs, llm).run_leg(batch.id, 0) == "finished"
+    assert llm.calls == []
+    children = jobs.list(parent_id=batch.id)
+    assert sorted(c.item or "" for c in children) == sorted(plan["items"])  # nothing twice
+
+
+def test_a_plan_that_is_not_usable_fails_the_batch_with_a_clear_reason(jobs: Jobs) -> None:
+    batch = jobs.submit(BATCH, submitted_by="ana", options=OPTIONS)
+    llm = ScriptedLLM(['{"template": "Enter every invoice.", "items": ["a"]}'])
+    assert _runner(jobs, llm).run_leg(batch.id, 0) == "failed"
+    failed = jobs.get(batch.id)
+    assert "planning the batch failed" in failed.reason and "{item}" in failed.reason
+    assert f"taskcrew jobs retry {batch.id}" in failed.reason
+    assert jobs.list(parent_id=batch.id) == []
+    with pytest.raises(BatchPlanError, match="no JSON plan"):
+        parse_plan("I would rather not.")
+    empty = jobs.submit(BATCH + " (again)", submitted_by="ana", options=OPTIONS)
+    llm = ScriptedLLM([json.dumps({"template": TEMPLATE, "items": []})])
+    assert _runner(jobs, llm).run_leg(empty.id, 0) == "finished"
+    assert jobs.get(empty.id).outcome == "nothing_to_do"
+
+
+def test_cli_submit_batch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    url = f"sqlite:///{tmp_path / 'jobs.sqlite3'}"
+    monkeypatch.setenv("TASKCREW_JOBS_DB", url)
+    runner = CliRunner()
+    out = runner.invoke(app, ["submit", BATCH, "--batch", "--by", "ana"])
+    assert out.exit_code == 0, out.output
+    jobs = Jobs.open(url)
+    assert jobs.get(out.output.strip()).options.batch
+    jobs.close()
+    both = runner.invoke(app, ["submit", "Enter {item}", "--batch", "--for-each", "Initech"])
+    assert both.exit_code == 2 and "either --batch or --for-each" in both.output
