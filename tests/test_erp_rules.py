@@ -21,7 +21,7 @@ VALID = {
 }
 CURRENCIES = ("USD", "EUR", "GBP", "INR")
 
-# docs: /work/notes/company.md, "Bills seeded in the ERP" (id order = list order).
+# docs: the demo company notes, "Bills seeded in the ERP" (id order = list order).
 COMPANY_BILLS = [
     ("Northwind Traders", "INV-2031", "980.00", "USD", "2026-08-10", "2026-09-09", "2026-09-05"),
     ("Globex Corp", "GX-5531", "2150.00", "USD", "2026-09-05", "2026-10-05", None),
