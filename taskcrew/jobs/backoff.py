@@ -15,15 +15,8 @@ from typing import Any
 import sqlalchemy as sa
 
 from taskcrew.jobs.models import utcnow
-from taskcrew.jobs.store import Jobs, meta
-
-B = sa.Table(
-    "taskcrew_model_backoff",
-    meta,
-    sa.Column("model", sa.String(200), primary_key=True),
-    sa.Column("until", sa.String(40), nullable=False),
-    sa.Column("strikes", sa.Integer, nullable=False),
-)
+from taskcrew.jobs.store import BACKOFF as B
+from taskcrew.jobs.store import Jobs
 
 
 def is_rate_limit(exc: BaseException) -> bool:
@@ -44,12 +37,7 @@ class SharedBackoff:
         retries: int = 5,
     ) -> None:
         self.jobs, self.model, self.inner = jobs, model, inner
-        self.base_s, self.cap_s, self.retries = base_s, cap_s, retries
-        try:
-            B.create(jobs.engine, checkfirst=True)
-        except sa.exc.SQLAlchemyError:  # another worker thread created it between the check and ours
-            if not sa.inspect(jobs.engine).has_table(B.name):
-                raise
+        self.base_s, self.cap_s, self.retries = base_s, cap_s, retries  # the table: Jobs.open
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)

@@ -115,6 +115,13 @@ CK = sa.Table(
     sa.Column("job_id", sa.String(40), primary_key=True),
     sa.Column("doc", sa.Text, nullable=False),
 )
+BACKOFF = sa.Table(  # a model's shared 429 pause (taskcrew.jobs.backoff)
+    "taskcrew_model_backoff",
+    meta,
+    sa.Column("model", sa.String(200), primary_key=True),
+    sa.Column("until", sa.String(40), nullable=False),
+    sa.Column("strikes", sa.Integer, nullable=False),
+)
 
 
 def fingerprint(obj: Any) -> str:
