@@ -65,6 +65,15 @@ def file_sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def unreadable(exc: OSError) -> UnreadableFile:
+    """Why a file could not be read, in the words the ingest reports."""
+    if isinstance(exc, FileNotFoundError):
+        return UnreadableFile("file not found")
+    if isinstance(exc, IsADirectoryError):
+        return UnreadableFile("is a directory")
+    return UnreadableFile(f"cannot read the file: {exc.strerror or exc}")
+
+
 def chunk_file(path: Path, config: ChunkingConfig | None = None) -> list[Chunk]:
     """Read and chunk one file. Raises ``UnreadableFile`` when it cannot be indexed."""
     config = config or ChunkingConfig()
@@ -74,12 +83,8 @@ def chunk_file(path: Path, config: ChunkingConfig | None = None) -> list[Chunk]:
         raise UnreadableFile(f"unsupported file type '{suffix or path.name}' (supported: {kinds})")
     try:
         data = path.read_bytes()
-    except FileNotFoundError:
-        raise UnreadableFile("file not found") from None
-    except IsADirectoryError:
-        raise UnreadableFile("is a directory") from None
     except OSError as exc:
-        raise UnreadableFile(f"cannot read the file: {exc.strerror or exc}") from None
+        raise unreadable(exc) from None
     kind: ChunkKind
     if suffix in MARKDOWN_SUFFIXES:
         kind, pieces = "markdown", split_markdown(_decode(data), config)

@@ -37,6 +37,7 @@ from taskcrew.knowledge.chunking import (
     chunk_file,
     merge_small,
     stream_chunks,
+    unreadable,
 )
 from taskcrew.knowledge.models import Chunk
 
@@ -151,12 +152,8 @@ def _text_blocks(path: Path, block_bytes: int, digest: hashlib._Hash) -> Iterato
                     yield text
                 if not data:
                     return
-    except FileNotFoundError:
-        raise UnreadableFile("file not found") from None
-    except IsADirectoryError:
-        raise UnreadableFile("is a directory") from None
     except OSError as exc:
-        raise UnreadableFile(f"cannot read the file: {exc.strerror or exc}") from None
+        raise unreadable(exc) from None
 
 
 def _without_front_matter(blocks: Iterator[str]) -> Iterator[str]:
