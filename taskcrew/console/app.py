@@ -8,7 +8,7 @@ import contextlib
 import json
 import secrets
 import sqlite3
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote, urlsplit
@@ -133,6 +133,17 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
         target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         return RedirectResponse(f"/login?next={quote(target, safe='')}", status_code=303)
 
+    def signed_in(
+        handler: Callable[[Request, Session], Awaitable[Response]],
+    ) -> Callable[[Request], Awaitable[Response]]:
+        """A page for signed-in people: anyone else goes to the login page (and comes back after)."""
+
+        async def guarded(request: Request) -> Response:
+            session = session_of(request)
+            return to_login(request) if session is None else await handler(request, session)
+
+        return guarded
+
     def back(path: str, msg: str, kind: str = "info") -> RedirectResponse:
         response = RedirectResponse(path, status_code=303)
         response.set_cookie(
@@ -235,17 +246,13 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
         return RedirectResponse("/approvals", status_code=303)
 
     # ---- approvals ------------------------------------------------------------------------------
-    async def approvals(request: Request) -> Response:
-        session = session_of(request)
-        if session is None:
-            return to_login(request)
+    @signed_in
+    async def approvals(request: Request, session: Session) -> Response:
         views = await asyncio.to_thread(console.approver.pending)
         return page(request, "approvals.html", session, views=views, title="Approvals")
 
-    async def approval(request: Request) -> Response:
-        session = session_of(request)
-        if session is None:
-            return to_login(request)
+    @signed_in
+    async def approval(request: Request, session: Session) -> Response:
         try:
             item = await asyncio.to_thread(console.jobs.approval, request.path_params["id"])
         except LookupError as exc:
@@ -303,10 +310,8 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
         return back("/approvals", f"{len(results)} approvals approved.")
 
     # ---- jobs -----------------------------------------------------------------------------------
-    async def jobs_list(request: Request) -> Response:
-        session = session_of(request)
-        if session is None:
-            return to_login(request)
+    @signed_in
+    async def jobs_list(request: Request, session: Session) -> Response:
         wanted = request.query_params.get("status", "")
         status = next((s for s in JOB_STATUSES if s == wanted), None)
         items = await asyncio.to_thread(console.jobs.list, status)
@@ -332,10 +337,8 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
             "active": job.status in ACTIVE,
         }
 
-    async def job_page(request: Request) -> Response:
-        session = session_of(request)
-        if session is None:
-            return to_login(request)
+    @signed_in
+    async def job_page(request: Request, session: Session) -> Response:
         try:
             job = await asyncio.to_thread(console.jobs.get, request.path_params["id"])
         except UnknownJob as exc:
@@ -421,10 +424,8 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
         return StreamingResponse(stream(), media_type="text/event-stream")
 
     # ---- runs -----------------------------------------------------------------------------------
-    async def runs_list(request: Request) -> Response:
-        session = session_of(request)
-        if session is None:
-            return to_login(request)
+    @signed_in
+    async def runs_list(request: Request, session: Session) -> Response:
         runs = await asyncio.to_thread(console.runs.list)
         status = request.query_params.get("status", "")
         q = request.query_params.get("q", "").strip().lower()
@@ -437,10 +438,8 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
             request, "runs.html", session, runs=runs, status=status, q=q, statuses=statuses, title="Runs"
         )
 
-    async def run_page(request: Request) -> Response:
-        session = session_of(request)
-        if session is None:
-            return to_login(request)
+    @signed_in
+    async def run_page(request: Request, session: Session) -> Response:
         name = request.path_params["name"]
         detail = await asyncio.to_thread(console.runs.detail, name)
         if detail is None:
@@ -457,19 +456,15 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
         return FileResponse(path, media_type="image/png")
 
     # ---- eval -----------------------------------------------------------------------------------
-    async def eval_index(request: Request) -> Response:
-        session = session_of(request)
-        if session is None:
-            return to_login(request)
+    @signed_in
+    async def eval_index(request: Request, session: Session) -> Response:
         files = console.evals.files()
         if len(files) == 1:
             return RedirectResponse(f"/eval/{quote(next(iter(files)), safe='')}", status_code=303)
         return page(request, "eval_index.html", session, files=files, title="Eval results")
 
-    async def eval_page(request: Request) -> Response:
-        session = session_of(request)
-        if session is None:
-            return to_login(request)
+    @signed_in
+    async def eval_page(request: Request, session: Session) -> Response:
         key = request.path_params["key"]
         report = await asyncio.to_thread(console.evals.load, key)
         if isinstance(report, str):
@@ -487,10 +482,8 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
         )
 
     # ---- audit ----------------------------------------------------------------------------------
-    async def audit_page(request: Request) -> Response:
-        session = session_of(request)
-        if session is None:
-            return to_login(request)
+    @signed_in
+    async def audit_page(request: Request, session: Session) -> Response:
         entries = await asyncio.to_thread(console.audit.entries)
         problems = await asyncio.to_thread(console.audit.verify)
         return page(
