@@ -47,6 +47,12 @@ KEYED_CHARS = 200
 READ_VALUE_JS = (
     "(el) => el.isContentEditable ? el.innerText : ('value' in el ? String(el.value) : el.textContent)"
 )
+# The read-back after typing lets the page's own reactions to the keys run first (handlers that
+# rewrite or empty the field from a timer; the browser runs input events ahead of timers).
+SETTLED_VALUE_JS = (
+    "async (el) => { for (let i = 0; i < 2; i++) await new Promise((r) => setTimeout(r, 0));"
+    " return (" + READ_VALUE_JS + ")(el); }"
+)
 SELECT_TEXT_JS = """(el, text) => {
   const w = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
   const nodes = []; let all = '';
@@ -305,7 +311,7 @@ class ActionExecutor:
         from playwright.sync_api import Error as PlaywrightError
 
         try:
-            got = str(locator.evaluate(READ_VALUE_JS, timeout=self.timeout))
+            got = str(locator.evaluate(SETTLED_VALUE_JS, timeout=self.timeout))
         except PlaywrightError:
             return ""  # the field went away (the page reacted); nothing to compare
         got_n, want_n = got.replace("\r\n", "\n").rstrip("\n"), expected.replace("\r\n", "\n").rstrip("\n")
