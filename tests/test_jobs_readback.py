@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 from fixtures_erp import ErpUser
 from intents_kill_child import gated_session, index, login, mark_paid
+from typer.testing import CliRunner
 
+from taskcrew.cli import app
 from taskcrew.config import DEFAULT_SANDBOX
 from taskcrew.jobs import Jobs
 from taskcrew.jobs.runner import StoreIntents
@@ -152,6 +154,8 @@ def test_a_run_killed_between_recording_and_sending_mark_paid_never_duplicates_i
         assert not result.ok and "no result was recorded" in text and "NOT sent again" in text
         assert "ask a person" in text
         assert payments(erp) == [] and intent.status == "recorded"
+        shown = CliRunner().invoke(app, ["jobs", "show", job.id, "--db", jobs_url])  # what a person sees
+        assert f"submission POST {erp.url}/bills/{BILL}/pay: recorded (" in shown.output, shown.output
 
 
 def test_without_a_rule_an_attempt_answered_with_a_5xx_is_sent_again(

@@ -204,12 +204,16 @@ def jobs_list(
 
 @jobs_app.command("show")
 def jobs_show(job_id: str, db: DbUrl = None) -> None:
-    """One job: its state, outcome, approvals and history."""
+    """One job: its state, outcome, approvals, submissions and history."""
     jobs = _open(db)
     job = _guard(lambda: jobs.get(job_id))
     typer.echo(json.dumps(job.model_dump(mode="json"), indent=2))
     for approval in jobs.approvals(job_id=job_id):
         typer.echo(f"approval {approval.id}: {approval.kind} {approval.status}")
+    for intent in jobs.intents(job_id):  # what it submitted, and what the system answered
+        typer.echo(
+            f"submission {intent.payload.method} {intent.target}: {intent.status} ({intent.result or 'no answer recorded'})"
+        )
     for event in jobs.events(job_id):
         who = f" by {event.actor}" if event.actor else ""
         typer.echo(f"{event.at:%Y-%m-%d %H:%M:%S}  {event.kind}{who}  {event.detail}")
