@@ -1,10 +1,11 @@
 """A run that is SIGKILLed at one point of an approved submission (used by test_jobs_readback.py).
 
-    python tests/intents_kill_child.py ERP_URL JOBS_URL JOB_ID BILL_ID PAID_ON
+    python tests/intents_kill_child.py ERP_URL JOBS_URL JOB_ID BILL_ID PAID_ON before_send|after_send
 
 A real Chromium marks the bill paid through the ERP's page, behind the policy gate, with the job's
-intent log; the log's store kills this process the moment the intent is recorded — after the record,
-before anything is sent. Also holds the browser steps the test repeats in its own process.
+intent log; the log's store kills this process with SIGKILL after the intent is recorded and before
+anything is sent, or after the ERP answered and before the answer is recorded. Also holds the
+browser steps the test repeats in its own process.
 """
 
 from __future__ import annotations
@@ -69,17 +70,26 @@ def mark_paid(session: BrowserSession, erp_url: str, bill_id: str, paid_on: str)
     )
 
 
-class KilledOnRecord(StoreIntents):
+class KilledAt(StoreIntents):
+    """The job's intent store, killing this process at ``point``: right after the intent is recorded
+    (nothing sent yet), or when the answer is about to be recorded (the ERP has applied it)."""
+
+    def __init__(self, jobs: Jobs, job_id: str, point: str) -> None:
+        super().__init__(jobs, job_id)
+        self.point = point
+
     def put(self, record: IntentRecord) -> None:
+        if self.point == "after_send" and record.status != "recorded":
+            os.kill(os.getpid(), signal.SIGKILL)
         super().put(record)
-        if record.status == "recorded":
+        if self.point == "before_send" and record.status == "recorded":
             os.kill(os.getpid(), signal.SIGKILL)
 
 
 def main() -> None:
-    erp_url, jobs_url, job_id, bill_id, paid_on = sys.argv[1:6]
+    erp_url, jobs_url, job_id, bill_id, paid_on, point = sys.argv[1:7]
     jobs = Jobs.open(jobs_url)
-    log = IntentLog(KilledOnRecord(jobs, job_id), job_id, ReadBackRules())
+    log = IntentLog(KilledAt(jobs, job_id, point), job_id, ReadBackRules())
     session = gated_session(erp_url, log)
     result = mark_paid(session, erp_url, bill_id, paid_on)
     print("not killed:", result.render(), flush=True)

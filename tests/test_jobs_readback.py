@@ -23,6 +23,7 @@ from taskcrew.jobs.runner import StoreIntents
 from taskcrew.mock_erp import ChaosConfig, ErpServer
 from taskcrew.tools.browser import BrowserConfig, BrowserRuntime, Click, Type
 from taskcrew.tools.intents import IntentLog, SendOutcome
+from taskcrew.tools.intents import fetcher as intent_fetcher
 from taskcrew.tools.readback import ReadBackFileError, ReadBackRules, load_rules, rules_file
 
 CHILD = Path(__file__).with_name("intents_kill_child.py")
@@ -116,15 +117,17 @@ def test_an_applied_mark_paid_is_found_by_its_status_text_and_not_sent_again(
     assert payments(erp) == [PAID_ON]
 
 
-@pytest.mark.parametrize("rules", ["demo", "none"])
-def test_a_run_killed_between_recording_and_sending_mark_paid_never_duplicates_it(
-    tmp_path: Path, erp: ErpServer, browser_runtime: BrowserRuntime, rules: str
+@pytest.mark.parametrize(
+    ("point", "rules"), [("before_send", "demo"), ("before_send", "none"), ("after_send", "demo")]
+)
+def test_a_run_killed_between_recording_and_its_result_never_duplicates_mark_paid(
+    tmp_path: Path, erp: ErpServer, browser_runtime: BrowserRuntime, point: str, rules: str
 ) -> None:
     jobs_url = f"sqlite:///{tmp_path / 'jobs.sqlite3'}"
     jobs = Jobs.open(jobs_url)
     job = jobs.submit("Mark BILL-0004 paid on 2026-10-02", submitted_by="ana")
     child = subprocess.Popen(
-        [sys.executable, str(CHILD), erp.url, jobs_url, job.id, BILL, PAID_ON],
+        [sys.executable, str(CHILD), erp.url, jobs_url, job.id, BILL, PAID_ON, point],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
@@ -135,24 +138,32 @@ def test_a_run_killed_between_recording_and_sending_mark_paid_never_duplicates_i
     assert child.returncode == -signal.SIGKILL, out.decode(errors="replace")[-2000:]
     [recorded] = jobs.intents(job.id)
     assert recorded.status == "recorded" and recorded.target == f"{erp.url}/bills/{BILL}/pay"
-    assert payments(erp) == []  # killed after the record, before the send
+    assert payments(erp) == ([] if point == "before_send" else [PAID_ON])
 
-    # the resumed step, in a fresh browser, submits the same payload again
+    # the resumed step, in a fresh browser, comes to the same submission again
     log = IntentLog(StoreIntents(jobs, job.id), job.id, demo_rules(erp.url) if rules == "demo" else [])
     session = gated_session(erp.url, log, browser_runtime)
     try:
-        result = mark_paid(session, erp.url, BILL, PAID_ON)
+        if point == "before_send":  # through the page, as the operator would
+            text = mark_paid(session, erp.url, BILL, PAID_ON).render()
+        else:  # the page no longer offers the form; the same payload comes to the gate
+            login(session, erp.url)
+            fields = [("csrf_token", "new-page-token"), ("paid_on", PAID_ON)]
+            text = session.run(
+                lambda page: log.before_send("POST", recorded.target, fields, intent_fetcher(page.context))
+            )
     finally:
         session.close()
     [intent] = jobs.intents(job.id)
-    if rules == "demo":  # read back: not paid yet, so it is sent, once
-        assert result.ok, result.render()
+    if point == "after_send":  # read back: the bill shows the payment, so nothing is sent
+        assert text is not None and f"{erp.url}/bills/{BILL} shows it in the system" in text
+        assert payments(erp) == [PAID_ON] and intent.status == "confirmed"
+    elif rules == "demo":  # read back: not paid yet, so it is sent, once
+        assert "NOT sent again" not in text, text
         assert payments(erp) == [PAID_ON]
         assert intent.status == "sent" and intent.result == "answered HTTP 303"
     else:  # no rule and no recorded result: not sent, and the agent is told what to do
-        text = result.render()
-        assert not result.ok and "no result was recorded" in text and "NOT sent again" in text
-        assert "ask a person" in text
+        assert "no result was recorded" in text and "NOT sent again" in text and "ask a person" in text
         assert payments(erp) == [] and intent.status == "recorded"
         shown = CliRunner().invoke(app, ["jobs", "show", job.id, "--db", jobs_url])  # what a person sees
         assert f"submission POST {erp.url}/bills/{BILL}/pay: recorded (" in shown.output, shown.output
