@@ -10,11 +10,14 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from taskcrew.jobs.human import JobHuman, Parked
 from taskcrew.jobs.models import Intent, Job, utcnow
 from taskcrew.jobs.store import Jobs
+
+if TYPE_CHECKING:
+    from taskcrew.tools.readback import ReadBackRules
 
 ScriptedResolver = Callable[[Job], Any]  # job -> scripted model factory (name -> BaseLLM) or None
 
@@ -281,7 +284,7 @@ class StoreIntents:
         )
 
 
-def readback_rules(place: Any) -> Any:
+def readback_rules(place: Any) -> ReadBackRules:
     """The company's read-back rules (``readback.yaml`` beside its procedures, or ``TASKCREW_READBACK``)
     with its systems' addresses filled in; raises ``ReadBackFileError`` on a file that cannot be used."""
     from taskcrew.tools.readback import load_rules, rules_file

@@ -243,7 +243,10 @@ def _fill_systems(data: object, systems: dict[str, str]) -> object:
 def _describe(exc: ValidationError) -> str:
     parts = []
     for error in exc.errors():
-        where = ".".join(str(x) for x in error["loc"])
+        loc = list(error["loc"])
+        if loc[:1] == ["rules"] and len(loc) > 1 and isinstance(loc[1], int):
+            loc = [f"rule {loc[1] + 1}", *loc[2:]]  # as a person counts them in the file
+        where = ".".join(str(x) for x in loc)
         message = error["msg"].removeprefix("Value error, ")
         parts.append(f"{where}: {message}" if where else message)
     return "; ".join(parts)
