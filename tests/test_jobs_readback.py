@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fixtures_browser import RecordingSite, SessionFactory
 from fixtures_erp import ErpUser
 from intents_kill_child import gated_session, index, login, mark_paid
 from typer.testing import CliRunner
@@ -22,6 +23,7 @@ from taskcrew.jobs import Jobs
 from taskcrew.jobs.runner import StoreIntents
 from taskcrew.mock_erp import ChaosConfig, ErpServer
 from taskcrew.tools.browser import BrowserConfig, BrowserRuntime, Click, Type
+from taskcrew.tools.human import AutoApproveHuman
 from taskcrew.tools.intents import IntentLog, SendOutcome
 from taskcrew.tools.intents import fetcher as intent_fetcher
 from taskcrew.tools.readback import ReadBackFileError, ReadBackRules, load_rules, rules_file
@@ -207,3 +209,23 @@ def test_outcomes_are_definite_only_when_the_system_answered_or_was_never_reache
     assert SendOutcome(http_status=422).applied is False
     assert SendOutcome(detail="apiRequestContext.fetch: connect ECONNREFUSED 127.0.0.1:9").applied is False
     assert SendOutcome(detail="Timeout 30000ms exceeded").applied is None
+
+
+def test_a_scripts_request_approved_once_is_not_sent_twice_in_the_same_job(
+    tmp_path: Path, make_session: SessionFactory, site: RecordingSite
+) -> None:
+    """Another system, no read-back rule: a page script's POST, approved and answered, is not sent
+    again when the page repeats it (the policy no longer asks for the identical payload)."""
+    jobs = Jobs.open(f"sqlite:///{tmp_path / 'jobs.sqlite3'}")
+    job = jobs.submit("Order item x", submitted_by="ana")
+    session = make_session(human=AutoApproveHuman(), approve_network_requests=True)
+    session.policy.intents = IntentLog(StoreIntents(jobs, job.id), job.id, [])
+    obs = session.goto(site.page("fetch.html")).observation
+    first = session.act([Click(index=index(obs, name="Post via fetch"))])
+    assert "status 201" in first.observation.text, first.render()
+    again = session.act([Click(index=index(first.observation, name="Post via fetch"))])
+    assert "failed" in again.observation.text
+    assert "was already sent" in again.render() and "NOT sent again" in again.render()
+    assert [h.path for h in site.posts()] == ["/record/api"]
+    [intent] = jobs.intents(job.id)
+    assert (intent.status, intent.result) == ("sent", "answered HTTP 201")

@@ -204,7 +204,9 @@ class NetworkGuard:
             return
         changes = self.policy.changes_data(method, url)
         armed = self._take_armed(method, url, request) if changes else "match"
-        approved = changes and armed == "match" and not self.policy.is_exempt(url)  # not a login
+        # a business-data change the policy let through (approved now, or the same payload before):
+        # every one goes through the intent log of a durable run; a login or an exempt path does not
+        approved = changes and not self.policy.is_exempt(url)
         if armed == "switched":
             self.state.blocked.append(self.policy.refuse_switched(method, shown))
             route.abort("blockedbyclient")
@@ -218,7 +220,6 @@ class NetworkGuard:
                 self.state.blocked.append(decision)
                 route.abort("blockedbyclient")
                 return
-            approved = decision.outcome == "approved"
         intents = getattr(self.policy, "intents", None)  # tools.intents.IntentLog of a durable run
         if intents is not None and approved and self._context is not None:
             fields = [(n, self.vault.redact(v)) for n, v in _raw_fields(request)]
