@@ -26,7 +26,7 @@ from taskcrew.tools.browser import BrowserConfig, BrowserRuntime, Click, Type
 from taskcrew.tools.human import AutoApproveHuman
 from taskcrew.tools.intents import IntentLog, SendOutcome
 from taskcrew.tools.intents import fetcher as intent_fetcher
-from taskcrew.tools.readback import ReadBackFileError, ReadBackRules, load_rules, rules_file
+from taskcrew.tools.readback import ReadBack, ReadBackFileError, ReadBackRules, load_rules, rules_file
 
 CHILD = Path(__file__).with_name("intents_kill_child.py")
 BILL, PAID_ON = "BILL-0004", "2026-10-02"  # unpaid in the seed, invoiced 2026-09-01
@@ -229,3 +229,20 @@ def test_a_scripts_request_approved_once_is_not_sent_twice_in_the_same_job(
     assert [h.path for h in site.posts()] == ["/record/api"]
     [intent] = jobs.intents(job.id)
     assert (intent.status, intent.result) == ("sent", "answered HTTP 201")
+
+
+def test_a_read_back_looks_for_whole_values_in_the_text_a_person_sees() -> None:
+    rule = ReadBack(
+        target="http://erp.test/bills/new",
+        read_back="http://erp.test/bills?vendor={vendor_id}",
+        identify=["invoice_number"],
+    )
+    url, fields = rule.target, [("vendor_id", "Acme & Co"), ("invoice_number", "INV-2057")]
+    hidden = "<td>INV-20571</td><script>var n = 'INV-2057'</script><input value='INV-2057'>"
+    assert rule.check(url, {}, fields, lambda page: hidden) == (
+        "absent",
+        "http://erp.test/bills?vendor=Acme%20%26%20Co",
+    )
+    assert rule.check(url, {}, fields, lambda page: "<td>INV-2057</td>")[0] == "applied"
+    assert rule.check(url, {}, fields, lambda page: None)[0] == "unknown"  # a login page, an error
+    assert rule.check(url, {}, fields[1:], lambda page: "INV-2057")[0] == "unknown"  # no vendor to look up

@@ -12,7 +12,8 @@ again. Data, not code: a company keeps them in a YAML file beside its procedures
 In ``target`` a ``{name}`` matches one path segment (a path parameter); the query string is not part of
 the match. ``read_back``, ``identify`` and ``shows`` may use path parameters, the submitted fields and
 the query's parameters. A repeat counts as applied when the read-back page's text contains every
-``identify`` field's submitted value and every ``shows`` text; a page that cannot be read (an error, a
+``identify`` field's submitted value and every ``shows`` text (each as a whole, not inside a longer
+word or number); a page that cannot be read (an error, a
 login page) or a value that is missing means the read-back cannot tell.
 """
 
@@ -114,7 +115,7 @@ class ReadBack(BaseModel):
         if page is None:
             return "unknown", page_url
         text = visible_text(page)
-        return ("applied" if all(_squash(w) in text for w in wanted) else "absent"), page_url
+        return ("applied" if all(_shown(text, w) for w in wanted) else "absent"), page_url
 
 
 class ReadBackRules(BaseModel):
@@ -202,6 +203,11 @@ class _TextParser(HTMLParser):
 
 def _squash(text: str) -> str:
     return " ".join(text.split())
+
+
+def _shown(text: str, wanted: str) -> bool:
+    """``wanted`` on the page as a whole (INV-2057 is not found inside INV-20571)."""
+    return re.search(rf"(?<!\w){re.escape(_squash(wanted))}(?!\w)", text) is not None
 
 
 def _without_query(url: str) -> str:
