@@ -119,6 +119,7 @@ def test_an_applied_mark_paid_is_found_by_its_status_text_and_not_sent_again(
     assert payments(erp) == [PAID_ON]
 
 
+@pytest.mark.browser
 @pytest.mark.parametrize(
     ("point", "rules"), [("before_send", "demo"), ("before_send", "none"), ("after_send", "demo")]
 )
@@ -171,6 +172,7 @@ def test_a_run_killed_between_recording_and_its_result_never_duplicates_mark_pai
         assert f"submission POST {erp.url}/bills/{BILL}/pay: recorded (" in shown.output, shown.output
 
 
+@pytest.mark.browser
 def test_without_a_rule_an_attempt_answered_with_a_5xx_is_sent_again(
     tmp_path: Path, erp: ErpServer, browser_runtime: BrowserRuntime
 ) -> None:
@@ -211,6 +213,7 @@ def test_outcomes_are_definite_only_when_the_system_answered_or_was_never_reache
     assert SendOutcome(detail="Timeout 30000ms exceeded").applied is None
 
 
+@pytest.mark.browser
 def test_a_scripts_request_approved_once_is_not_sent_twice_in_the_same_job(
     tmp_path: Path, make_session: SessionFactory, site: RecordingSite
 ) -> None:
