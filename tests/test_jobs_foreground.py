@@ -23,3 +23,21 @@ def test_a_foreground_run_is_a_finished_job_with_who_ran_it(
     kinds = [e.kind for e in Jobs.open().events(job.id)]
     assert kinds == ["submitted", "running", "finished"]
     assert Jobs.open().checkpoint(job.id) is None  # cleared once it ended
+
+
+def test_a_bad_read_back_rule_file_stops_the_run_before_anything_is_sent(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rules = isolated_home / "readback.yaml"
+    rules.write_text("rules:\n  - target: '{erp}/bills/new'\n    read_back: '{erp}/bills'\n")
+    monkeypatch.setenv("TASKCREW_READBACK", str(rules))
+    with FakeOpenAIServer(_worker()) as w, FakeOpenAIServer(_file_verifier()) as v:
+        models = ["--model", f"worker@{w.base_url}", "--verifier-model", f"verifier@{v.base_url}"]
+        places = ["--erp-url", "http://127.0.0.1:0", "--intranet-url", ""]
+        result = CliRunner().invoke(
+            app, ["run", "What did Contoso send us about CO-55120?", *models, *places]
+        )
+        assert w.requests == []  # no model was called
+    assert result.exit_code != 0
+    assert str(rules) in result.output and "say what on" in result.output, result.output
+    assert Jobs.open().list() == []  # nothing recorded

@@ -111,13 +111,13 @@ def submit(
 
 def worker(
     concurrency: Annotated[
-        int,
+        int | None,
         typer.Option(
             "--concurrency",
             min=1,
-            help="Jobs this worker runs at once (at most --erp-sessions; start all workers with the same value).",
+            help="Jobs one worker runs at once (default 1; one setting for all workers: `jobs limits`).",
         ),
-    ] = 1,
+    ] = None,
     worker_id: Annotated[str | None, typer.Option("--worker-id", help="A stable id for this worker.")] = None,
     erp_url: Annotated[
         str, typer.Option("--erp-url", help="The ERP the jobs work in.")
@@ -137,7 +137,7 @@ def worker(
         typer.Option(
             "--erp-sessions",
             min=1,
-            help="Jobs all workers together may run against the ERP at once (default 2; a hard limit).",
+            help="Jobs all workers together may run against the ERP at once (default 2; a hard limit; `jobs limits`).",
         ),
     ] = None,
     stale_after: Annotated[
@@ -155,6 +155,7 @@ def worker(
     from datetime import timedelta
 
     from taskcrew.config import Paths, WorkplaceSettings, load_dotenv_once, quiet_crewai_env
+    from taskcrew.jobs.limits import LimitConflict
     from taskcrew.jobs.scripted import scripted_for
     from taskcrew.jobs.store import default_url
     from taskcrew.jobs.worker import WorkerSettings, default_worker_id, serve
@@ -177,8 +178,11 @@ def worker(
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    typer.echo(f"worker {settings.worker_id}: {concurrency} at a time; Ctrl-C stops it", err=True)
-    serve(settings, WorkplaceSettings(**values), stop, on_ready=lambda: typer.echo("ready", err=True))
+    typer.echo(f"worker {settings.worker_id}: Ctrl-C stops it", err=True)
+    try:
+        serve(settings, WorkplaceSettings(**values), stop, on_ready=lambda: typer.echo("ready", err=True))
+    except LimitConflict as exc:
+        raise _fail(str(exc)) from exc
 
 
 def _job_line(job: Any) -> str:
@@ -204,12 +208,16 @@ def jobs_list(
 
 @jobs_app.command("show")
 def jobs_show(job_id: str, db: DbUrl = None) -> None:
-    """One job: its state, outcome, approvals and history."""
+    """One job: its state, outcome, approvals, submissions and history."""
     jobs = _open(db)
     job = _guard(lambda: jobs.get(job_id))
     typer.echo(json.dumps(job.model_dump(mode="json"), indent=2))
     for approval in jobs.approvals(job_id=job_id):
         typer.echo(f"approval {approval.id}: {approval.kind} {approval.status}")
+    for intent in jobs.intents(job_id):  # what it submitted, and what the system answered
+        typer.echo(
+            f"submission {intent.payload.method} {intent.target}: {intent.status} ({intent.result or 'no answer recorded'})"
+        )
     for event in jobs.events(job_id):
         who = f" by {event.actor}" if event.actor else ""
         typer.echo(f"{event.at:%Y-%m-%d %H:%M:%S}  {event.kind}{who}  {event.detail}")
@@ -227,6 +235,47 @@ def jobs_retry(job_id: str, db: DbUrl = None, by: By = None) -> None:
     """Run a finished, failed or cancelled job again."""
     jobs = _open(db)
     typer.echo(_job_line(_guard(lambda: jobs.retry(job_id, by=_who(by)))))
+
+
+@jobs_app.command("limits")
+def jobs_limits(
+    erp_sessions: Annotated[
+        int | None,
+        typer.Option("--erp-sessions", min=1, help="Jobs all workers together run against the ERP."),
+    ] = None,
+    concurrency: Annotated[
+        int | None, typer.Option("--concurrency", min=1, help="Jobs one worker runs at once.")
+    ] = None,
+    db: DbUrl = None,
+) -> None:
+    """Show the limits every worker runs with, or change them for all (running ones included)."""
+    from taskcrew.jobs.limits import FleetLimits, current, set_limits, with_client
+    from taskcrew.jobs.store import default_url
+
+    url = db or default_url()
+    _open(db).close()  # a clear error for a database that cannot be used
+
+    def apply(client: Any) -> FleetLimits | None:
+        fleet = current(client)
+        if erp_sessions is None and concurrency is None:
+            return fleet
+        base = fleet or FleetLimits.wanted(None, None)
+        sessions = erp_sessions or base.erp_sessions
+        wanted = FleetLimits(
+            erp_sessions=sessions,
+            per_worker=min(concurrency or base.per_worker, sessions),
+            poll_s=base.poll_s,
+        )
+        return set_limits(client, wanted)
+
+    limits = _guard(lambda: with_client(url, apply))
+    if limits is None:
+        defaults = FleetLimits.wanted(None, None)
+        typer.echo(
+            f"no worker has started on this job database yet; the first one sets: {defaults.describe()}"
+        )
+        return
+    typer.echo(limits.describe())
 
 
 @approvals_app.command("list")

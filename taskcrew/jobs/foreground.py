@@ -26,10 +26,12 @@ def run_in_foreground(
     from taskcrew.crew.run import run_task
     from taskcrew.jobs.backoff import SharedBackoff
     from taskcrew.tools.intents import IntentLog
+    from taskcrew.tools.readback import ReadBackFileError
 
     try:
+        rules = readback_rules(workplace)
         jobs = Jobs.open()
-    except JobStoreError as exc:
+    except (JobStoreError, ReadBackFileError) as exc:
         raise WorkplaceError(str(exc)) from exc
     job = jobs.submit(task, submitted_by=submitted_by, options=options, enqueue=False)
     worker_id = f"run-{socket.gethostname()}-{os.getpid()}"
@@ -42,9 +44,7 @@ def run_in_foreground(
     res.on_run_dir = lambda path: jobs.note_run_dir(job.id, str(path))
     res.wrap_model = lambda model, inner: SharedBackoff(jobs, model, inner)
     if res.browser is not None:
-        res.browser.policy.intents = IntentLog(
-            StoreIntents(jobs, job.id), job.id, readback_rules(workplace.erp_url)
-        )
+        res.browser.policy.intents = IntentLog(StoreIntents(jobs, job.id), job.id, rules)
     try:
         result = run_task(settings, res)
     except BaseException as exc:

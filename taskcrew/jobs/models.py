@@ -103,7 +103,7 @@ class Intent(BaseModel):
     job_id: str
     target: str
     payload: ApprovalRequest
-    status: Literal["recorded", "sent", "confirmed", "not_applied"]
+    status: Literal["recorded", "sent", "confirmed", "not_applied", "uncertain"]
     result: str | None = None
     recorded_at: datetime
     updated_at: datetime | None = None

@@ -10,11 +10,14 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from taskcrew.jobs.human import JobHuman, Parked
 from taskcrew.jobs.models import Intent, Job, utcnow
 from taskcrew.jobs.store import Jobs
+
+if TYPE_CHECKING:
+    from taskcrew.tools.readback import ReadBackRules
 
 ScriptedResolver = Callable[[Job], Any]  # job -> scripted model factory (name -> BaseLLM) or None
 
@@ -114,13 +117,13 @@ class LegRunner:
         res.wrap_model = self._shared_backoff
         if res.browser is not None and isinstance(human, JobHuman):
             res.browser.policy.before_approval = self._screenshot_for(human, job.id)
-        if res.browser is not None:
-            from taskcrew.tools.intents import IntentLog
-
-            res.browser.policy.intents = IntentLog(
-                StoreIntents(self.jobs, job.id), job.id, readback_rules(self.place.erp_url)
-            )
         try:
+            if res.browser is not None:
+                from taskcrew.tools.intents import IntentLog
+
+                res.browser.policy.intents = IntentLog(
+                    StoreIntents(self.jobs, job.id), job.id, readback_rules(self.place)
+                )
             result = run_task(settings, res)
         except Stopped:
             return "stopped"
@@ -281,15 +284,10 @@ class StoreIntents:
         )
 
 
-def readback_rules(erp_url: str) -> list[Any]:
-    """Per system, how a submission is read back: the demo ERP lists a vendor's bills by invoice number."""
-    from taskcrew.tools.intents import ReadBack
+def readback_rules(place: Any) -> ReadBackRules:
+    """The company's read-back rules (``readback.yaml`` beside its procedures, or ``TASKCREW_READBACK``)
+    with its systems' addresses filled in; raises ``ReadBackFileError`` on a file that cannot be used."""
+    from taskcrew.tools.readback import load_rules, rules_file
 
-    erp = erp_url.rstrip("/")
-    return [
-        ReadBack(
-            target=f"{erp}/bills/new",
-            list_url=f"{erp}/bills?vendor={{vendor_id}}",
-            identify=["invoice_number"],
-        )
-    ]
+    systems = {"erp": place.erp_url, "intranet": getattr(place, "intranet_url", None) or ""}
+    return load_rules(rules_file(place.settings.sandbox), systems)

@@ -1,7 +1,7 @@
 """A worker process: DBOS dequeues job legs and runs them; a watch loop expires approvals and takes
 over the jobs of workers that stopped heart-beating (killed with SIGKILL, machine gone).
 
-    serve(WorkerSettings(url=..., concurrency=2), place_settings)   # until stop is set
+    serve(WorkerSettings(url=..., concurrency=2), place_settings, stop)   # until stop is set
 
 Each worker has its own DBOS executor id. A job whose worker died goes back on the queue as a new
 leg (``Jobs.take_over``; through the queue, so the limits hold) and resumes from its last stage
@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from taskcrew.jobs.engine import QUEUE, WORKFLOW
+from taskcrew.jobs.engine import WORKFLOW
+from taskcrew.jobs.limits import check, current, join_fleet, with_client
 from taskcrew.jobs.models import utcnow
 from taskcrew.jobs.runner import LegRunner, ScriptedResolver
 from taskcrew.jobs.store import Jobs
@@ -33,22 +34,13 @@ def default_worker_id() -> str:
 @dataclass
 class WorkerSettings:
     url: str
-    concurrency: int = 1
+    concurrency: int | None = None  # None: the fleet's (``jobs.limits``)
     worker_id: str = field(default_factory=default_worker_id)
     stale_after_s: float = 15.0
     poll_s: float = 1.0
     approval_ttl: timedelta | None = timedelta(days=7)
     scripted: ScriptedResolver | None = None
-    system_sessions: int | None = None  # across ALL workers: browser sessions against the jobs' system
-
-    def sessions(self) -> int:
-        """Jobs all workers together may run at once (every job works in the ERP)."""
-        return self.system_sessions if self.system_sessions is not None else SYSTEM_SESSIONS["erp"]
-
-
-# Per system, how many browser sessions all workers together may hold against it (a small internal
-# system is easily overrun). Every job works in the ERP, so this is the queue's global concurrency.
-SYSTEM_SESSIONS = {"erp": 2}
+    system_sessions: int | None = None  # across ALL workers: None = the fleet's (``jobs.limits``)
 
 
 class _Current:
@@ -81,6 +73,9 @@ def serve(
     from taskcrew.crew.workplace import Workplace
     from taskcrew.tools.human import AutoApproveHuman
 
+    fleet = with_client(settings.url, current)
+    if fleet is not None:  # other workers ran here: their limits are this one's, or it does not start
+        check(fleet, settings.system_sessions, settings.concurrency)
     jobs = Jobs.open(settings.url)
     with Workplace(place_settings, AutoApproveHuman()) as place:
         _Current.runner = LegRunner(
@@ -97,20 +92,13 @@ def serve(
         )
         _register()
         DBOS.launch()
-        sessions = settings.sessions()
-        DBOS.register_queue(
-            QUEUE,
-            # DBOS keeps a queue's limits in the system database and claims under them in one
-            # transaction (REPEATABLE READ on Postgres, the database lock on SQLite), so the global
-            # limit holds across processes and machines; the last worker started sets them.
-            global_concurrency=sessions,
-            worker_concurrency=min(settings.concurrency, sessions),
-            polling_interval_sec=settings.poll_s,
-            on_conflict="always_update",
-        )
-        if on_ready is not None:
-            on_ready()
         try:
+            # one setting for all workers (DBOS keeps the queue's limits in the job database): the
+            # first worker records them; checked again here in case another started meanwhile
+            limits = join_fleet(DBOS, settings.system_sessions, settings.concurrency, settings.poll_s)
+            log.info("worker %s: %s", settings.worker_id, limits.describe())
+            if on_ready is not None:
+                on_ready()
             while not stop.wait(settings.poll_s):
                 watch(jobs, settings)
         finally:

@@ -1,24 +1,26 @@
-"""Intents: a data-changing submission is recorded before it is sent, and a repeat is reconciled
-against the real system (read back) before anything is sent again.
+"""Intents: every approved data-changing submission is recorded before it is sent, its outcome after,
+and a repeat of the same payload in the same job is reconciled before anything is sent again.
 
 The network gate (``tools/browser/network.py``) calls ``IntentLog.before_send`` for every approved
-data-changing request and ``after_send`` once it left. A durable run (``taskcrew.jobs``) attaches an
-``IntentLog`` to the run's policy (``policy.intents``); a plain run has none and sends as before.
+data-changing request and ``after_send`` with what came back. A durable run (``taskcrew.jobs``)
+attaches an ``IntentLog`` to the run's policy (``policy.intents``); a plain run has none and sends as
+before.
 
-    before_send → None: send it (the intent is recorded first)
-                → a text: do NOT send (the earlier submission is in the system, or that cannot be
-                  established); the text goes back to the agent as an observation.
+    before_send → None: send it (the attempt is recorded first, with no result yet)
+                → a text: do NOT send; the text goes back to the agent as an observation.
 
-Read-back rules say, per target, which page lists the records and which submitted values identify
-one: ``ReadBack(target="http://erp/bills/new", list_url="http://erp/bills?vendor={vendor_id}",
-identify=["invoice_number"])``. Only targets with a rule are tracked; a repeat whose read-back cannot
-tell (no identifying value, the list page fails or shows a login form) is refused, never guessed.
+A repeat (same job, method, URL and payload, per-page tokens aside):
+- with a read-back rule (``tools/readback.py``, the company's ``readback.yaml``): the system is read
+  back; applied → not sent; absent → sent; cannot tell → decided as without a rule;
+- without one, by the earlier attempt's recorded outcome: definitely not applied (an HTTP 4xx/5xx
+  answer, a connection that was refused) → sent again; applied (a 2xx/3xx answer), no answer, or no
+  recorded result at all (stopped between recording and the answer) → not sent, and the agent is told
+  what to check or to ask a person. Never guessed.
 """
 
 from __future__ import annotations
 
 import hashlib
-import html
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -26,15 +28,30 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
+from taskcrew.tools.readback import FetchText, ReadBack, ReadBackRules
+
 VOLATILE = ("csrf", "token", "nonce")
 
-ReadBackResult = Literal["applied", "absent", "unknown"]
+IntentStatus = Literal["recorded", "sent", "confirmed", "not_applied", "uncertain"]
 
 
-class ReadBack(BaseModel):
-    target: str = Field(description="method-less URL the submission goes to (prefix match)")
-    list_url: str = Field(description="a page that lists the records; {field} is filled from the payload")
-    identify: list[str] = Field(min_length=1, description="fields whose values identify the record")
+class SendOutcome(BaseModel):
+    """What came back for a submission that left the gate."""
+
+    http_status: int | None = None  # None: no answer
+    detail: str = ""  # the failure, when there was no answer
+
+    @property
+    def applied(self) -> bool | None:
+        """True: the system accepted it; False: it definitely did not; None: cannot be known."""
+        if self.http_status is not None:
+            return self.http_status < 400
+        return False if "ECONNREFUSED" in self.detail else None  # never connected: nothing arrived
+
+    def describe(self) -> str:
+        if self.http_status is not None:
+            return f"answered HTTP {self.http_status}"
+        return f"no answer: {self.detail}" if self.detail else "no answer"
 
 
 class IntentRecord(BaseModel):
@@ -42,7 +59,7 @@ class IntentRecord(BaseModel):
     method: str
     url: str
     fields: list[tuple[str, str]]
-    status: Literal["recorded", "sent", "confirmed", "not_applied"] = "recorded"
+    status: IntentStatus = "recorded"
     result: str | None = None
     at: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
@@ -60,71 +77,79 @@ def intent_key(scope: str, method: str, url: str, fields: list[tuple[str, str]])
 
 
 class IntentLog:
-    def __init__(self, sink: IntentSink, scope: str, rules: list[ReadBack]) -> None:
+    def __init__(self, sink: IntentSink, scope: str, rules: ReadBackRules | list[ReadBack]) -> None:
         self.sink = sink
         self.scope = scope  # the job id: the same payload in another job is another intent
-        self.rules = rules
+        self.rules = rules if isinstance(rules, ReadBackRules) else ReadBackRules(rules=rules)
         self.refused = 0
 
-    def covers(self, url: str) -> bool:
-        """Only submissions with a read-back rule are tracked (a login or a notice dismissal is not)."""
-        return any(url.startswith(rule.target) for rule in self.rules)
-
     def before_send(
-        self, method: str, url: str, fields: list[tuple[str, str]], fetch_text: Callable[[str], str | None]
+        self, method: str, url: str, fields: list[tuple[str, str]], fetch_text: FetchText
     ) -> str | None:
-        if not self.covers(url):
-            return None
         key = intent_key(self.scope, method, url, fields)
         earlier = self.sink.get(key)
         if earlier is None:
             self.sink.put(IntentRecord(key=key, method=method.upper(), url=url, fields=fields))
             return None
-        found = self.read_back(url, fields, fetch_text)
-        if found == "absent":
-            earlier.status, earlier.result = "recorded", "read back: not in the system; sending again"
-            self.sink.put(earlier)
+        found = self.rules.rule_for(method, url)
+        if found is not None and found[0].safe_to_repeat:
+            self._again(earlier, "the read-back rule says a repeat changes nothing; sent again")
+            return None
+        if found is not None:
+            rule, params = found
+            seen, page = rule.check(url, params, fields, fetch_text)
+            if seen == "absent":
+                self._again(earlier, "read back: not in the system; sent again")
+                return None
+            if seen == "applied":
+                self.refused += 1
+                earlier.status, earlier.result = "confirmed", "read back: the change is in the system"
+                self.sink.put(earlier)
+                return (
+                    f"this exact submission to {url} was already sent (at {earlier.at:%H:%M:%S} UTC) and "
+                    f"{page} shows it in the system now: it was NOT sent again. Check the "
+                    "existing record there instead of submitting it again."
+                )
+        if earlier.status == "not_applied":
+            self._again(earlier, f"the earlier attempt was not applied ({earlier.result}); sent again")
             return None
         self.refused += 1
-        if found == "applied":
-            earlier.status, earlier.result = "confirmed", "read back: the record is in the system"
-            self.sink.put(earlier)
-            return (
-                f"this exact submission to {url} was already sent (at {earlier.at:%H:%M:%S} UTC) and the "
-                "record is in the system now: it was NOT sent again. Check the existing record instead."
-            )
-        return (
-            f"this exact submission to {url} may already have been sent (at {earlier.at:%H:%M:%S} UTC) and "
-            "reading the system back could not tell: it was NOT sent again. Look for the record first."
-        )
+        return self._refusal(earlier, url, checked=found is not None)
 
-    def after_send(self, method: str, url: str, fields: list[tuple[str, str]], outcome: str) -> None:
-        if not self.covers(url):
-            return
+    def after_send(self, method: str, url: str, fields: list[tuple[str, str]], outcome: SendOutcome) -> None:
         key = intent_key(self.scope, method, url, fields)
         record = self.sink.get(key) or IntentRecord(key=key, method=method.upper(), url=url, fields=fields)
-        record.status, record.result = "sent", outcome
+        applied = outcome.applied
+        record.status = "sent" if applied else "not_applied" if applied is False else "uncertain"
+        record.result = outcome.describe()
         self.sink.put(record)
 
-    def read_back(
-        self, url: str, fields: list[tuple[str, str]], fetch_text: Callable[[str], str | None]
-    ) -> ReadBackResult:
-        values = dict(fields)
-        for rule in self.rules:
-            if not url.startswith(rule.target):
-                continue
-            wanted = [values.get(name, "").strip() for name in rule.identify]
-            if not all(wanted):
-                return "unknown"
-            try:
-                page = fetch_text(rule.list_url.format(**values))
-            except (KeyError, IndexError):
-                return "unknown"
-            if page is None:
-                return "unknown"
-            text = html.unescape(page)
-            return "applied" if all(w in text for w in wanted) else "absent"
-        return "unknown"
+    def _again(self, earlier: IntentRecord, why: str) -> None:
+        """A new attempt of an earlier intent: recorded (no result yet) before it is sent."""
+        earlier.status, earlier.result, earlier.at = "recorded", why, datetime.now(UTC)
+        self.sink.put(earlier)
+
+    def _refusal(self, earlier: IntentRecord, url: str, *, checked: bool) -> str:
+        when = f"at {earlier.at:%H:%M:%S} UTC"
+        if earlier.status == "recorded":
+            what = (
+                f"this exact submission to {url} was about to be sent {when}, and no result was recorded "
+                "(the run stopped between sending it and its answer), so it may be in the system"
+            )
+        elif earlier.status == "uncertain":
+            what = f"this exact submission to {url} was sent {when} and got {earlier.result}, so it may be in the system"
+        else:
+            what = f"this exact submission to {url} was already sent {when} and the system accepted it ({earlier.result})"
+        how = (
+            "reading the system back could not tell"
+            if checked
+            else "no read-back rule says where to check it"
+        )
+        return (
+            f"{what}; {how}. It was NOT sent again. Check in the system whether this change is already "
+            "there (open the record it changes); if it is, carry on without submitting; if it is not, or "
+            "you cannot tell, ask a person — this job will not send the same submission again."
+        )
 
 
 def fetcher(context: Any, login_marker: str = 'name="password"') -> Callable[[str], str | None]:

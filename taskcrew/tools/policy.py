@@ -341,7 +341,7 @@ class Policy:
                 kind="request", outcome="allowed", url=url, method=method, reason="read"
             )
             return self._record(decision) if record_allowed else decision
-        exempt = self._is_login_path(url) or self._matches(url, self.config.exempt_paths)
+        exempt = self.is_exempt(url)
         if not self.config.approve_network_requests and not self.read_only and not exempt:
             return self._record(
                 PolicyDecision(
@@ -396,6 +396,10 @@ class Policy:
             return decide("approved", "approved by the human")
         reason = "rejected by the human" if reply.outcome == "reject" else "the human answered instead"
         return decide("rejected", reason, answer=reply.text)
+
+    def is_exempt(self, url: str) -> bool:
+        """A login or an exempt path: data-changing, but no approval and no intent (not business data)."""
+        return self._is_login_path(url) or self._matches(url, self.config.exempt_paths)
 
     def _is_login_path(self, url: str) -> bool:
         return self._matches(url, self.config.login_paths)

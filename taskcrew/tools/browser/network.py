@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import parse_qsl, urljoin
 
 from taskcrew.tools.human import FieldValue
+from taskcrew.tools.intents import SendOutcome
 from taskcrew.tools.intents import fetcher as intent_fetcher
 from taskcrew.tools.policy import Policy, PolicyDecision, strip_fragment
 from taskcrew.tools.vault import Vault
@@ -203,7 +204,9 @@ class NetworkGuard:
             return
         changes = self.policy.changes_data(method, url)
         armed = self._take_armed(method, url, request) if changes else "match"
-        approved = changes and armed == "match"  # an approved change (not a login or an exempt POST)
+        # a business-data change the policy let through (approved now, or the same payload before):
+        # every one goes through the intent log of a durable run; a login or an exempt path does not
+        approved = changes and not self.policy.is_exempt(url)
         if armed == "switched":
             self.state.blocked.append(self.policy.refuse_switched(method, shown))
             route.abort("blockedbyclient")
@@ -217,7 +220,6 @@ class NetworkGuard:
                 self.state.blocked.append(decision)
                 route.abort("blockedbyclient")
                 return
-            approved = decision.outcome == "approved"
         intents = getattr(self.policy, "intents", None)  # tools.intents.IntentLog of a durable run
         if intents is not None and approved and self._context is not None:
             fields = [(n, self.vault.redact(v)) for n, v in _raw_fields(request)]
@@ -226,13 +228,13 @@ class NetworkGuard:
                 self.state.notes.append(refusal)
                 route.abort("blockedbyclient")
                 return
-            self._forward(route, request, is_main)
-            intents.after_send(method, url, fields, "sent")
+            intents.after_send(method, url, fields, self._forward(route, request, is_main))
             return
         self._forward(route, request, is_main)
 
-    def _forward(self, route: Route, request: Request, is_main: bool) -> None:
-        """Send the request ourselves with redirects off; check every hop before it leaves.
+    def _forward(self, route: Route, request: Request, is_main: bool) -> SendOutcome:
+        """Send the request ourselves with redirects off; check every hop before it leaves. Returns
+        what the system answered to the request itself (the first hop): its status, or the failure.
 
         Nothing is handed back to the browser's own network stack (the gatekeeper proxy refuses what
         is): a redirect of a document becomes a tiny page that navigates to the checked target (a new,
@@ -243,6 +245,7 @@ class NetworkGuard:
         url, method = request.url, request.method.upper()
         is_document = request.resource_type == "document"
         headers = _unconditional(request.headers)
+        outcome: SendOutcome | None = None
         for hop in range(MAX_REDIRECTS + 1):
             try:
                 if hop == 0:
@@ -253,34 +256,35 @@ class NetworkGuard:
                         url, method=method, max_redirects=0, timeout=self._nav_timeout
                     )
             except PlaywrightError as exc:
-                self.state.notes.append(
-                    f"{method} {self.vault.redact(url)} failed: {self.vault.redact(str(exc).splitlines()[0])}"
-                )
+                failure = self.vault.redact(str(exc).splitlines()[0])
+                self.state.notes.append(f"{method} {self.vault.redact(url)} failed: {failure}")
                 route.abort("failed")
-                return
+                return outcome or SendOutcome(detail=failure)
+            outcome = outcome or SendOutcome(http_status=response.status)
             location = response.headers.get("location")
             if not (300 <= response.status < 400 and location):
                 if is_main:
                     self.policy.navigation(self.vault.redact(url))
                 route.fulfill(response=response)
-                return
+                return outcome
             target = urljoin(url, location)
             next_method = method if response.status in (307, 308) or method in ("GET", "HEAD") else "GET"
             refusal = self._redirect_refusal(url, target, next_method)
             if refusal is not None:
                 self.state.notes.append(refusal)
                 route.abort("blockedbyclient")
-                return
+                return outcome
             if is_document:
                 if is_main:
                     self.policy.navigation(self.vault.redact(url))
                 route.fulfill(status=200, content_type="text/html; charset=utf-8", body=_hop_page(target))
-                return
+                return outcome
             url, method = target, next_method
         self.state.notes.append(
             f"{self.vault.redact(request.url)} redirected more than {MAX_REDIRECTS} times"
         )
         route.abort("failed")
+        return outcome or SendOutcome(detail="too many redirects")
 
     def _redirect_refusal(self, url: str, target: str, next_method: str) -> str | None:
         """Why a redirect hop may not be taken (recorded as a decision), or None."""
