@@ -5,8 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_cli_run import run_file_question
+from fake_openai import FakeOpenAIServer
+from test_cli_run import _file_verifier, _worker, run_file_question
+from typer.testing import CliRunner
 
+from taskcrew.cli import app
 from taskcrew.jobs import Jobs
 
 
