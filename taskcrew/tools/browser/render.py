@@ -15,8 +15,9 @@ from taskcrew.tools.browser.models import (
 )
 from taskcrew.tools.policy import SAFE_METHODS
 
-BEGIN = "<<<PAGE CONTENT (untrusted)"  # the framing the task prompt names (roles/tasks.yaml)
-END = ">>>END OF PAGE CONTENT"
+BEGIN = "<<<PAGE (untrusted)"  # the framing the task prompt names (roles/tasks.yaml)
+END = ">>>END PAGE"
+ELEMENTS = "Elements:"
 MAX_OPTIONS = 12
 ROLE_OF_TYPE = {
     "search": "searchbox",
@@ -39,8 +40,10 @@ def _q(text: str, limit: int = 80) -> str:
 
 
 def short_url(url: str, base: str) -> str:
-    """Same-origin URLs as path?query; others in full."""
+    """Same-origin URLs as path?query; a place on the page itself as #fragment; others in full."""
     u, b = urlsplit(url), urlsplit(base)
+    if (u.scheme, u.netloc, u.path, u.query) == (b.scheme, b.netloc, b.path, b.query) and u.fragment:
+        return "#" + u.fragment
     if (u.scheme, u.netloc) == (b.scheme, b.netloc):
         rel = u.path or "/"
         if u.query:
@@ -86,7 +89,7 @@ def _value(text: str, limit: int = 300) -> str:
 def shows_name(text: str, el: Element) -> bool:
     """Whether the page text has ``[n] name`` with the name ending at a line end, a cell or a marker
     (so a reader recovers it exactly: see ``names_in_text``)."""
-    if not el.name or el.name.endswith("…") or "[" in el.name or "|" in el.name:
+    if not _plain(el.name):
         return False
     return (
         re.search(rf"\[{el.index}\] {re.escape(_defang(el.name))}(?=$| \|| \[\d+\])", text, re.M) is not None
@@ -99,9 +102,30 @@ def names_in_text(text: str) -> dict[int, str]:
     return {int(i): name for i, name in found}
 
 
+def _plain(name: str) -> bool:
+    return bool(name) and not name.endswith("…") and "[" not in name and "|" not in name
+
+
+def shows_label(text: str, el: Element) -> bool:
+    """Whether the page text has the name as a label right before ``[n]``: the line up to the marker
+    (``Username [1]``) or the whole line above a marker that starts its line (``Vendor *\n[6]``), so
+    a reader recovers it exactly: see ``labels_in_text``."""
+    if not _plain(el.name) or "\n" in el.name:
+        return False
+    name = re.escape(_defang(el.name))
+    return re.search(rf"^{name}(?: |\n)\[{el.index}\]", text, re.M) is not None
+
+
+def labels_in_text(text: str) -> dict[int, str]:
+    """Labels as the text shows them: the line before a marker (``label [n]``) or, for a marker that
+    starts its line, the line above (``label\n[n]``); never a line with a marker or a table cell."""
+    found = re.findall(r"^([^\[|\n]+?)(?: |\n)\[(\d+)\]", text, re.M)
+    return {int(i): label for label, i in found}
+
+
 def render_element(el: Element, base: str, text: str = "") -> str:
     parts = [f"[{el.index}] {el.role}"]
-    if el.name and not shows_name(text, el):  # the text already shows the name after [n]
+    if el.name and not shows_name(text, el) and not shows_label(text, el):  # the text shows it
         parts.append(_q(el.name))
     parts.extend(el.states)
     if el.hidden_native:
@@ -140,7 +164,7 @@ def render_element(el: Element, base: str, text: str = "") -> str:
     if el.submits is not None:
         parts.append(f"(submits form {el.submits.method} {short_url(el.submits.action, base)})")
     if el.href and not el.href.startswith("javascript:") and not _said_by_name(el, base):
-        parts.append(f"→ {_defang(short_url(el.href, base))[:100]}")
+        parts.append(_defang(short_url(el.href, base))[:100])  # where it leads (names are quoted)
     if el.frames:
         parts.append(f"(in {el.frames[-1]})")
     if el.state == "occluded":
@@ -150,8 +174,30 @@ def render_element(el: Element, base: str, text: str = "") -> str:
     return " ".join(parts)
 
 
+def render_elements(elements: list[Element], base: str, text: str) -> list[str]:
+    """One line per element; a run of consecutive numbers that render alike (``[12] link`` …
+    ``[21] link``) as one line ``[12]–[21] link``."""
+    lines: list[str] = []
+    run: tuple[int, int, str] | None = None  # first and last number, the line after "[n] "
+    for el in elements:
+        rest = render_element(el, base, text).split(" ", 1)[1]
+        if run is not None and el.index == run[1] + 1 and rest == run[2]:
+            run = (run[0], el.index, rest)
+            continue
+        if run is not None:
+            lines.append(_run_line(*run))
+        run = (el.index, el.index, rest)
+    if run is not None:
+        lines.append(_run_line(*run))
+    return lines
+
+
+def _run_line(first: int, last: int, rest: str) -> str:
+    return f"[{first}] {rest}" if first == last else f"[{first}]–[{last}] {rest}"
+
+
 def render_observation(obs: Observation, max_chars: int = 6000) -> str:
-    head = [f"Page: {_q(obs.title, 100)} at {obs.url} (observation #{obs.id})"]
+    head = [f"Observation #{obs.id}: {_q(obs.title, 100)} {obs.url}"]
     if obs.scroll.height > obs.scroll.viewport > 0:
         bottom = min(obs.scroll.y + obs.scroll.viewport, obs.scroll.height)
         head.append(f"Scroll: showing {obs.scroll.y}-{bottom} of {obs.scroll.height}px")
@@ -161,23 +207,16 @@ def render_observation(obs: Observation, max_chars: int = 6000) -> str:
             "modal": "dismiss it (dismiss_modal)" + (f" or click [{ob.index}]" if ob.index else ""),
             "login_form": "log in with {{secret:...}} placeholders",
         }[ob.kind]
-        head.append(f"Obstacle: {ob.kind} — {_defang(ob.description)} — {hint}")
+        head.append(f"Obstacle: {_defang(ob.description)} — {hint}")
     for err in obs.errors:
         head.append(f"Not read: {_defang(err)}")
-    elements = [render_element(el, obs.url, obs.text) for el in obs.elements]
-    if obs.elements_omitted:
-        elements.append(
-            f"… {obs.elements_omitted} more elements not listed (their [n] in the text still work)"
-        )
-    el_block = f"Elements ({len(obs.elements) + obs.elements_omitted}):\n" + (
-        "\n".join(elements) if elements else "(no interactive elements)"
-    )
     body: list[str] = []
     if obs.messages:
         body.append("Messages shown: " + " | ".join(_q(m, 200) for m in obs.messages))
     text = _defang(obs.text) or (
         "(no visible text)" if not obs.errors else "(nothing could be read; see Not read)"
     )
+    el_block = _element_block(obs, text)
     fixed = len("\n".join(head)) + len(el_block) + len(BEGIN) + len(END) + sum(len(b) + 1 for b in body) + 8
     budget = max(300, max_chars - fixed)
     omitted = 0 if (obs.above or obs.below) else obs.text_truncated
@@ -185,6 +224,7 @@ def render_observation(obs: Observation, max_chars: int = 6000) -> str:
         cut = text[:budget].rsplit("\n", 1)[0]
         omitted += len(text) - len(cut)
         text = cut
+        el_block = _element_block(obs, text)  # names the cut text no longer shows are listed
     if obs.above:
         text = _edge_note(obs.above, "above", "scroll up") + "\n" + text
     if obs.below:
@@ -196,6 +236,15 @@ def render_observation(obs: Observation, max_chars: int = 6000) -> str:
         keep = out[: max_chars - 60].rsplit("\n", 1)[0]
         out = keep + f"\n… [element list cut at {max_chars} characters]"
     return out
+
+
+def _element_block(obs: Observation, text: str) -> str:
+    elements = render_elements(obs.elements, obs.url, text)
+    if obs.elements_omitted:
+        elements.append(
+            f"… {obs.elements_omitted} more elements not listed (their [n] in the text still work)"
+        )
+    return ELEMENTS + "\n" + ("\n".join(elements) if elements else "(no interactive elements)")
 
 
 def _edge_note(edge: WindowEdge, where: str, how: str) -> str:
