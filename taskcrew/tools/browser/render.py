@@ -15,8 +15,8 @@ from taskcrew.tools.browser.models import (
 )
 from taskcrew.tools.policy import SAFE_METHODS
 
-BEGIN = "<<<PAGE (untrusted)"  # the framing the task prompt names (roles/tasks.yaml)
-END = ">>>END PAGE"
+BEGIN = "<<<untrusted page"  # the framing the task prompt names (roles/tasks.yaml)
+END = ">>>END"
 ELEMENTS = "Elements:"
 MAX_OPTIONS = 12
 ROLE_OF_TYPE = {
@@ -87,13 +87,16 @@ def _value(text: str, limit: int = 300) -> str:
 
 
 def shows_name(text: str, el: Element) -> bool:
-    """Whether the page text has ``[n] name`` with the name ending at a line end, a cell or a marker
-    (so a reader recovers it exactly: see ``names_in_text``)."""
+    """Whether the page text has ``[n] name``: the name's words right after the marker (across line
+    breaks and the markers of elements inside it, as in ``[1]\n[2]\nClose\nSome text`` for a
+    dialog), ending at a line end, a cell or a marker. On one line a reader recovers it exactly:
+    see ``names_in_text``."""
     if not _plain(el.name):
         return False
-    return (
-        re.search(rf"\[{el.index}\] {re.escape(_defang(el.name))}(?=$| \|| \[\d+\])", text, re.M) is not None
-    )
+    words = _defang(el.name).split()
+    gap = r"(?:\s+\[\d+\])*\s+"  # white space, and the numbers of elements inside this one
+    pattern = rf"\[{el.index}\]" + "".join(gap + re.escape(w) for w in words) + r"(?=$| \|| \[\d+\])"
+    return re.search(pattern, text, re.M) is not None
 
 
 def names_in_text(text: str) -> dict[int, str]:
