@@ -87,14 +87,14 @@ def _value(text: str, limit: int = 300) -> str:
 
 
 def shows_name(text: str, el: Element) -> bool:
-    """Whether the page text has ``[n] name``: the name's words right after the marker (across line
-    breaks and the markers of elements inside it, as in ``[1]\n[2]\nClose\nSome text`` for a
-    dialog), ending at a line end, a cell or a marker. On one line a reader recovers it exactly:
-    see ``names_in_text``."""
+    r"""Whether the page text has ``[n] name``: the name's words right after the marker (across line
+    breaks, list bullets and the markers of elements inside it, as in ``[1]\n[2]\nClose\nSome
+    text`` for a dialog), ending at a line end, a cell or a marker. On one line a reader recovers
+    it exactly: see ``names_in_text``."""
     if not _plain(el.name):
         return False
     words = _defang(el.name).split()
-    gap = r"(?:\s+\[\d+\])*\s+"  # white space, and the numbers of elements inside this one
+    gap = r"(?:\s+(?:\[\d+\]|-))*\s+"  # white space, numbers of elements inside it, list bullets
     pattern = rf"\[{el.index}\]" + "".join(gap + re.escape(w) for w in words) + r"(?=$| \|| \[\d+\])"
     return re.search(pattern, text, re.M) is not None
 
@@ -110,7 +110,7 @@ def _plain(name: str) -> bool:
 
 
 def shows_label(text: str, el: Element) -> bool:
-    """Whether the page text has the name as a label right before ``[n]``: the line up to the marker
+    r"""Whether the page text has the name as a label right before ``[n]``: the line up to the marker
     (``Username [1]``) or the whole line above a marker that starts its line (``Vendor *\n[6]``), so
     a reader recovers it exactly: see ``labels_in_text``."""
     if not _plain(el.name) or "\n" in el.name:
@@ -120,7 +120,7 @@ def shows_label(text: str, el: Element) -> bool:
 
 
 def labels_in_text(text: str) -> dict[int, str]:
-    """Labels as the text shows them: the line before a marker (``label [n]``) or, for a marker that
+    r"""Labels as the text shows them: the line before a marker (``label [n]``) or, for a marker that
     starts its line, the line above (``label\n[n]``); never a line with a marker or a table cell."""
     found = re.findall(r"^([^\[|\n]+?)(?: |\n)\[(\d+)\]", text, re.M)
     return {int(i): label for label, i in found}
@@ -219,19 +219,25 @@ def render_observation(obs: Observation, max_chars: int = 6000) -> str:
     text = _defang(obs.text) or (
         "(no visible text)" if not obs.errors else "(nothing could be read; see Not read)"
     )
-    el_block = _element_block(obs, text)
-    fixed = len("\n".join(head)) + len(el_block) + len(BEGIN) + len(END) + sum(len(b) + 1 for b in body) + 8
-    budget = max(300, max_chars - fixed)
+    before = [_edge_note(obs.above, "above", "scroll up")] if obs.above else []
+    after = [_edge_note(obs.below, "below", "scroll down")] if obs.below else []
+    frame = sum(len(x) + 1 for x in [*head, BEGIN, *body, *before, *after, END])
     omitted = 0 if (obs.above or obs.below) else obs.text_truncated
+    note = 100  # room for the line saying how much text is not shown
+    el_block = _element_block(obs, text)
+    budget = max(300, max_chars - frame - len(el_block) - (note if omitted else 0))
     if len(text) > budget:
-        cut = text[:budget].rsplit("\n", 1)[0]
-        omitted += len(text) - len(cut)
-        text = cut
-        el_block = _element_block(obs, text)  # names the cut text no longer shows are listed
-    if obs.above:
-        text = _edge_note(obs.above, "above", "scroll up") + "\n" + text
-    if obs.below:
-        text += "\n" + _edge_note(obs.below, "below", "scroll down")
+        shown = text
+        for _ in range(3):  # a name the cut text no longer shows is listed, which takes room
+            shown = text[:budget].rsplit("\n", 1)[0]
+            el_block = _element_block(obs, shown)
+            over = frame + len(el_block) + len(shown) + note - max_chars
+            if over <= 0 or budget == 300:
+                break
+            budget = max(300, budget - over)
+        omitted += len(text) - len(shown)
+        text = shown
+    text = "\n".join([*before, text, *after])
     if omitted:
         text += f"\n… [{omitted} more characters of page text not shown; scroll or act to see more]"
     out = "\n".join([*head, BEGIN, *body, text, END, el_block])
