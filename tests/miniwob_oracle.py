@@ -21,6 +21,7 @@ from taskcrew.tools.browser import (
     Press,
     Select,
     SelectText,
+    SetChecked,
     Type,
 )
 
@@ -156,6 +157,16 @@ def highlight_text(obs: Observation, q: str) -> list[Action]:
 def order_food(obs: Observation, q: str) -> list[Action]:
     ls = lines(obs)
     acts: list[Action] = []
+    kind = re.search(r"Order (\d+) items that are (.+)$", q)
+    if kind:  # the items whose icons say the kind, one each, until the count is reached
+        count, label = int(kind.group(1)), f"(image: {kind.group(2).strip()})"
+        pluses = []
+        for k, line in enumerate(ls):
+            if label in line:
+                after = next(m for m in ls[k + 1 :] if markers(m))
+                pluses.append(markers(after)[1])
+        acts = [Click(index=pluses[i % len(pluses)]) for i in range(count)]
+        return [*acts, Click(index=named(obs, "Order!").index)]
     wanted = re.search(r"Order (.+?) of each item: (.+)$", q)
     items: list[tuple[str, int]]
     if wanted:
@@ -168,9 +179,71 @@ def order_food(obs: Observation, q: str) -> list[Action]:
         ]
     for name, n in items:
         k = ls.index(name)
-        plus = markers(ls[k + 1])[1]
+        plus = markers(next(m for m in ls[k + 1 :] if markers(m)))[1]
         acts += [Click(index=plus)] * n
     return [*acts, Click(index=named(obs, "Order!").index)]
+
+
+# Which words mean much the same: the world knowledge a model brings (written here from common
+# English, not read from any page), for tasks that ask for "words similar to" another.
+SIMILAR = [
+    {"big", "large", "huge", "enormous", "gigantic", "giant", "vast", "immense", "massive"},
+    {"small", "tiny", "little", "mini", "petite", "minute", "miniature", "wee"},
+    {"red", "scarlet", "crimson", "vermillion", "vermilion", "ruby", "cherry"},
+    {"happy", "cheerful", "joyful", "gleeful", "delighted", "glad", "merry", "content"},
+    {"sad", "unhappy", "sorrowful", "miserable", "tragic", "gloomy", "depressed", "glum"},
+    {"angry", "mad", "furious", "irritated", "irate", "enraged", "annoyed", "livid"},
+    {"evil", "wicked", "immoral", "sinful", "corrupt", "depraved", "vile", "villainous"},
+    {"wrong", "incorrect", "mistaken", "erroneous", "false", "inaccurate"},
+    {"real", "genuine", "actual", "authentic", "true"},
+    {"strange", "odd", "peculiar", "unusual", "weird", "bizarre", "curious"},
+    {"stop", "cease", "halt", "end", "finish", "quit", "conclude"},
+    {"scared", "terrified", "panicked", "fearful", "frightened", "afraid", "alarmed"},
+    {"quiet", "calm", "peaceful", "serene", "mild", "tranquil", "still", "silent"},
+    {"old", "aged", "archaic", "ancient", "elderly", "antique"},
+    {"love", "like", "adore", "favor", "favour", "cherish"},
+    {"kill", "murder", "assassinate", "slay", "execute"},
+    {"keep", "retain", "preserve", "sustain", "maintain", "hold"},
+    {"hide", "conceal", "camouflage", "cover", "mask", "disguise"},
+    {"hate", "despise", "loathe", "detest", "dislike", "abhor"},
+    {"funny", "humorous", "amusing", "comical", "laughable", "hilarious"},
+    {"fat", "fleshy", "plump", "chubby", "stout", "obese"},
+    {"stupid", "dumb", "dull", "unwise", "foolish", "silly"},
+    {"delicious", "savory", "savoury", "delectable", "appetizing", "tasty", "yummy"},
+    {"cut", "slice", "carve", "chop", "sever", "snip"},
+    {"brave", "courageous", "fearless", "bold", "valiant", "heroic"},
+    {"begin", "start", "initiate", "launch", "commence"},
+    {"answer", "reply", "response", "respond", "retort"},
+    {"television", "televisions", "tv", "tvs"},
+    {"house", "home", "houses", "homes", "dwelling", "residence"},
+    {"fire", "flame", "fires", "flames", "blaze"},
+    {"pig", "pork", "swine", "hog", "pigs"},
+    {"rabbit", "rabbits", "bunny", "bunnies", "hare"},
+    {"car", "cars", "automobile", "automobiles", "vehicle", "vehicles"},
+    {"water", "waters"},
+    {"fast", "quick", "rapid", "swift", "speedy"},
+    {"smart", "clever", "intelligent", "bright", "wise"},
+]
+
+
+def similar(a: str, b: str) -> bool:
+    a, b = a.lower().strip(), b.lower().strip()
+    return a == b or any(a in group and b in group for group in SIMILAR)
+
+
+def click_checkboxes_soft(obs: Observation, q: str) -> list[Action]:
+    wanted = re.match(r"Select words similar to (.*) and click Submit", q).group(1)  # type: ignore[union-attr]
+    words = [] if wanted == "nothing" else [w for w in re.split(r", | and ", wanted) if w]
+    boxes_ = [el for el in obs.elements if el.role == "checkbox"]
+    assert all(any(similar(w, el.name) for el in boxes_) for w in words), (words, [b.name for b in boxes_])
+    return [
+        *(
+            SetChecked(action="check", index=el.index)
+            for el in boxes_
+            if any(similar(w, el.name) for w in words)
+        ),
+        submit(obs),
+    ]
 
 
 def scroll_text(obs: Observation, q: str) -> list[Action]:
@@ -387,6 +460,7 @@ RULES: dict[str, Rule] = {
     "highlight-text": highlight_text,
     "highlight-text-2": highlight_text,
     "order-food": order_food,
+    "click-checkboxes-soft": click_checkboxes_soft,
     "scroll-text": scroll_text,
     "tic-tac-toe": tic_tac_toe,
     "click-menu": click_menu,

@@ -196,3 +196,16 @@ def test_skinned_widgets_words_pagers_and_key_sinks(
     session.run(lambda page: page.evaluate("window.echo = false"))
     result = session.act([Type(index=sink.index, text="rm x")])
     assert not result.ok and "instead of 'rm x'" in result.ran[0].message, result.render()
+
+
+def test_images_that_say_something_read_as_words_beside_their_item(
+    make_session: SessionFactory, site: RecordingSite
+) -> None:
+    _, obs = open_web(make_session, site, "images.html")
+    lines = obs.text.splitlines()
+    assert "Pad thai (image: vegan) (image: contains peanuts)" in [ln.strip() for ln in lines], obs.text
+    stew = next(ln for ln in lines if "Beef stew" in ln)
+    assert "(image: spicy)" in stew and "🌶" not in stew  # role=img: its label, not its glyphs
+    assert "hidden badge" not in obs.text  # alt="" is decoration; a hidden image says nothing
+    assert obs.text.count("(image:") == 3  # an image inside a link names the link instead
+    assert find(obs, "Home")

@@ -691,6 +691,7 @@
       rec.el = el;
       return rec;
     };
+    let inChosen = 0; // inside an element with a number: its name already says what its images say
     const walk = (node) => {
       if (node.nodeType === Node.TEXT_NODE) {
         if (!sigOnly) {
@@ -715,6 +716,16 @@
         if (!sigOnly && visible(el)) { newline(); mark(el); pushAt(`\u0003${selectorFor(el)}\u0003`); newline(); }
         return;
       }
+      // An image that says something (its alt text; alt="" is decoration) reads as words, as a screen
+      // reader would: an icon beside an item ("meat", "vegan") is part of what the item says.
+      if ((el.tagName === 'IMG' || el.getAttribute('role') === 'img') && !chosen.has(el) && !inChosen) {
+        const said = el.tagName === 'IMG' ? el.getAttribute('alt') ?? el.getAttribute('title') : el.getAttribute('aria-label') || el.getAttribute('title');
+        if (!sigOnly && said && clean(said) && visible(el)) {
+          mark(el);
+          pushAt(`${lineStart || /\s$/.test(out[out.length - 1] || '') ? '' : ' '}(image: ${cut(clean(said), 60)}) `);
+        }
+        return;
+      }
       const block = BLOCK_DISPLAYS.test(style.display) || el.tagName === 'BR';
       // A definition list reads "term: value" on one line.
       const term = el.tagName === 'DT';
@@ -735,7 +746,10 @@
       }
       if (descend) {
         const kids = el.shadowRoot ? el.shadowRoot.childNodes : el.childNodes;
+        const own = chosen.has(el);
+        if (own) inChosen += 1;
         for (const k of kids) walk(k);
+        if (own) inChosen -= 1;
       }
       if (term) push(': ');
       else if (block) newline();
