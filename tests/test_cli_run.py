@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAIServer
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from taskcrew.cli import app
 from taskcrew.crew.models import Citation, CriterionCheck, Plan, PlanStep, StepReport, Verdict
@@ -117,7 +117,9 @@ def test_run_errors_are_one_clear_line(
     assert message in result.output and "Traceback" not in result.output
 
 
-def test_run_end_to_end_prints_progress_outcome_and_report(isolated_home: Path) -> None:
+def run_file_question(*extra: str) -> tuple[Result, str]:
+    """`taskcrew run` of a file question on local model servers: the result and the worker's model
+    string (the scripted worker used every step it had)."""
     worker, verifier = _worker(), _file_verifier()
     with FakeOpenAIServer(worker) as w, FakeOpenAIServer(verifier) as v:
         result = runner.invoke(
@@ -133,10 +135,16 @@ def test_run_end_to_end_prints_progress_outcome_and_report(isolated_home: Path) 
                 "http://127.0.0.1:0",
                 "--intranet-url",
                 "",
+                *extra,
             ],
         )
     assert result.exit_code == 0, result.output
     worker.assert_complete()
+    return result, f"worker@{w.base_url}"
+
+
+def test_run_end_to_end_prints_progress_outcome_and_report(isolated_home: Path) -> None:
+    result, _ = run_file_question()
     assert "Plan" in result.output and "read_file" in result.output and "verified" in result.output
     assert "CN-104" in result.output
     report = Path(result.output.split("Report: ")[1].split()[0])

@@ -5,11 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fake_openai import FakeOpenAIServer
-from test_cli_run import _file_verifier, _worker
-from typer.testing import CliRunner
+from test_cli_run import run_file_question
 
-from taskcrew.cli import app
 from taskcrew.jobs import Jobs
 
 
@@ -17,28 +14,10 @@ def test_a_foreground_run_is_a_finished_job_with_who_ran_it(
     isolated_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TASKCREW_USER", "ana")
-    worker, verifier = _worker(), _file_verifier()
-    with FakeOpenAIServer(worker) as w, FakeOpenAIServer(verifier) as v:
-        result = CliRunner().invoke(
-            app,
-            [
-                "run",
-                "What did Contoso send us about CO-55120?",
-                "--model",
-                f"worker@{w.base_url}",
-                "--verifier-model",
-                f"verifier@{v.base_url}",
-                "--erp-url",
-                "http://127.0.0.1:0",
-                "--intranet-url",
-                "",
-                "--read-only",
-            ],
-        )
-    assert result.exit_code == 0, result.output
+    _, worker_model = run_file_question("--read-only")
     [job] = Jobs.open().list()
     assert (job.status, job.outcome, job.submitted_by) == ("finished", "done", "ana")
-    assert job.options.worker_model == f"worker@{w.base_url}" and job.run_dir
+    assert job.options.worker_model == worker_model and job.run_dir
     assert job.options.read_only  # recorded, so a retry on a worker is read-only too
     assert Path(job.run_dir, "report.md").is_file()
     kinds = [e.kind for e in Jobs.open().events(job.id)]
