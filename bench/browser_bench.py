@@ -9,7 +9,10 @@ Prints figures only; nothing is asserted (the machine may be busy).
 
 With ``--browser-use PYTHON`` (the interpreter of a separate virtualenv with ``browser-use`` from
 PyPI, see bench/browser_use_dump.py) the same pages are also dumped as browser-use serialises them
-for its model, and both token counts and their ratio are printed. ERP pages are compared on a saved
+for its model: its element tree (``llm_representation()``) and the whole ``<browser_state>`` block its
+agent sends per step, built by its own ``AgentMessagePrompt``. Two ratios are printed (see ``compare``):
+"bare" (our render without its first line against the tree) and "like for like" (our whole render
+against the block). ERP pages are compared on a saved
 copy of the logged-in page's HTML (browser-use cannot log in without a model); MiniWoB pages live,
 with the same seeded episode.
 """
@@ -71,8 +74,9 @@ MINIWOB_TASKS = [
 ENC = bpe_openai.get_encoding("o200k_base")
 START_EPISODE = "() => { Math.seedrandom('bench'); core.EPISODE_MAX_TIME = 600000; core.startEpisodeReal(); }"
 OURS: dict[str, int] = {}
-PAGE_LINE: dict[str, int] = {}  # tokens of the render's first line (URL, title)
 """Our render's tokens per page name (for the browser-use comparison)."""
+PAGE_LINE: dict[str, int] = {}
+"""Tokens of the render's first line (title, URL, observation id) per page name."""
 SAVED: dict[str, str] = {}
 """HTML of the ERP pages as the browser had them (for the browser-use comparison)."""
 
@@ -215,8 +219,9 @@ def bench_miniwob(repeats: int, count: int) -> list[str]:
     return lines
 
 
-def browser_use_tokens(python: str, urls: dict[str, str], js: str | None) -> dict[str, int]:
-    """Tokens of browser-use's serialisation of each page (run in its own virtualenv)."""
+def browser_use_tokens(python: str, urls: dict[str, str], js: str | None) -> dict[str, tuple[int, int]]:
+    """Tokens of browser-use's view of each page (run in its own virtualenv): its element tree
+    (``llm_representation()``) and the whole ``<browser_state>`` block its agent sends each step."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "dump.json"
         cmd = [python, str(Path(__file__).parent / "browser_use_dump.py"), str(out), *urls.values()]
@@ -224,12 +229,17 @@ def browser_use_tokens(python: str, urls: dict[str, str], js: str | None) -> dic
             cmd += ["--js", js]
         env = {**os.environ, "ANONYMIZED_TELEMETRY": "false", "BROWSER_USE_SETUP_LOGGING": "false"}
         subprocess.run(cmd, check=True, env=env, capture_output=True, timeout=600)
-        dumped: dict[str, str] = json.loads(out.read_text(encoding="utf-8"))
-    return {name: len(ENC.encode(dumped.get(url, ""))) for name, url in urls.items()}
+        dumped: dict[str, dict[str, str]] = json.loads(out.read_text(encoding="utf-8"))
+    counts: dict[str, tuple[int, int]] = {}
+    for name, url in urls.items():
+        if url in dumped:
+            got = dumped[url]
+            counts[name] = (len(ENC.encode(got["elements"])), len(ENC.encode(got["state"])))
+    return counts
 
 
 def compare(python: str, count: int) -> list[str]:
-    theirs: dict[str, int] = {}
+    theirs: dict[str, tuple[int, int]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         files = {name: re.sub(r"\W+", "_", name) + ".html" for name in SAVED}
@@ -241,15 +251,31 @@ def compare(python: str, count: int) -> list[str]:
     with static_server(miniwob_root()) as base:
         urls = {f"miniwob {t}": f"{base}/miniwob/{t}.html" for t in MINIWOB_TASKS[:count]}
         theirs.update(browser_use_tokens(python, urls, START_EPISODE))
-    # browser-use's llm_representation() has no URL or title (its agent sends them in a separate
-    # state header), so the last column also leaves out our "Page: ..." line: like for like.
-    lines = [f"{'page':<28} {'ours':>7} {'b-use':>7} {'ratio':>6} {'no-hdr':>7} {'ratio':>6}"]
+    # Two comparisons. "bare": our render without its first line (URL, title, observation id)
+    # against browser-use's element tree alone (llm_representation(), which has no URL or title).
+    # "like for like": our whole render against the <browser_state> block browser-use's own
+    # AgentMessagePrompt builds around that tree each step (page stats, current tab, open tabs with
+    # URL and title, scroll position, the tree): both are all a model reads about the page.
+    lines = [
+        f"{'page':<30} {'ours':>5} {'-line':>5} {'b-tree':>6} {'b-state':>7} {'bare':>5} {'like':>5}",
+        f"{'':<30} {'':>5} {'':>5} {'':>6} {'':>7} {'ratio':>5} {'ratio':>5}",
+    ]
+    ratios: dict[str, list[tuple[float, float]]] = {"erp": [], "miniwob": []}
     for name, ours in OURS.items():
-        if theirs.get(name):
+        if name in theirs and min(theirs[name]) > 0:
+            tree, state = theirs[name]
             bare = ours - PAGE_LINE[name]
             lines.append(
-                f"{name:<28} {ours:7d} {theirs[name]:7d} {ours / theirs[name]:6.2f} "
-                f"{bare:7d} {bare / theirs[name]:6.2f}"
+                f"{name:<30} {ours:5d} {bare:5d} {tree:6d} {state:7d} {bare / tree:5.2f} {ours / state:5.2f}"
+            )
+            ratios[name.split()[0]].append((bare / tree, ours / state))
+    for group, got in ratios.items():
+        if got:
+            bare_r, like_r = [r[0] for r in got], [r[1] for r in got]
+            lines.append(
+                f"{group + ' pages (' + str(len(got)) + ')':<30} bare {min(bare_r):.2f}-{max(bare_r):.2f} "
+                f"(median {statistics.median(bare_r):.2f}, {sum(r <= 1.0 for r in bare_r)} <= 1.0); "
+                f"like for like {min(like_r):.2f}-{max(like_r):.2f} (median {statistics.median(like_r):.2f})"
             )
     return lines
 

@@ -5,7 +5,10 @@ Runs in a SEPARATE virtualenv with browser-use installed from PyPI (never in the
     uv venv /path/bu-venv && VIRTUAL_ENV=/path/bu-venv uv pip install browser-use
     /path/bu-venv/bin/python bench/browser_use_dump.py OUT.json URL [URL ...] [--js SCRIPT]
 
-Writes {url: text} as JSON. ``--js`` runs a script in each page before the dump (MiniWoB's episode
+Writes {url: {"elements": ..., "state": ...}} as JSON: "elements" is the element tree
+(``DOMState.llm_representation()``), "state" the ``<browser_state>`` block that browser-use's own
+``AgentMessagePrompt.get_user_message()`` builds around it for each step (page stats, current tab,
+open tabs with URL and title, scroll position, the tree), cut out of that message unchanged. ``--js`` runs a script in each page before the dump (MiniWoB's episode
 start). Chromium comes from TASKCREW_CHROMIUM or /usr/bin/chromium.
 """
 
@@ -17,8 +20,9 @@ import os
 import sys
 
 
-async def dump(urls: list[str], js: str | None) -> dict[str, str]:
+async def dump(urls: list[str], js: str | None) -> dict[str, dict[str, str]]:
     from browser_use import BrowserProfile, BrowserSession
+    from browser_use.agent.prompts import AgentMessagePrompt
 
     profile = BrowserProfile(
         executable_path=os.environ.get("TASKCREW_CHROMIUM", "/usr/bin/chromium"),
@@ -29,7 +33,7 @@ async def dump(urls: list[str], js: str | None) -> dict[str, str]:
     )
     session = BrowserSession(browser_profile=profile)
     await session.start()
-    out: dict[str, str] = {}
+    out: dict[str, dict[str, str]] = {}
     try:
         for url in urls:
             await session.navigate_to(url)
@@ -39,7 +43,11 @@ async def dump(urls: list[str], js: str | None) -> dict[str, str]:
                 await page.evaluate(js)
                 await asyncio.sleep(0.3)
             state = await session.get_browser_state_summary(include_screenshot=False)
-            out[url] = state.dom_state.llm_representation()
+            prompt = AgentMessagePrompt(browser_state_summary=state, file_system=None)
+            message = prompt.get_user_message(use_vision=False).text
+            end = message.index("</browser_state>") + len("</browser_state>")
+            block = message[message.index("<browser_state>") : end]
+            out[url] = {"elements": state.dom_state.llm_representation(), "state": block}
     finally:
         await session.kill()
     return out

@@ -31,7 +31,7 @@ def test_tools_observe_and_act_from_worker_threads(make_session: SessionFactory,
             act.run,
             actions=[{"action": "type", "index": 1, "text": "ACME"}, {"action": "click", "index": 12}],
         ).result()
-    assert seen.startswith("Page:") and "[8] Save order" in seen
+    assert seen.startswith("Observation #") and "[8] Save order" in seen
     assert len(seen) <= observe.max_chars
     assert typed.startswith("Result: OK") and "Second page" in typed
     failed = act.run(actions=[{"action": "click", "index": 99}])

@@ -63,7 +63,16 @@ def one_line(text: str, limit: int = ONE_LINE) -> str:
 
 
 PAGE_GIST = 400
-_GIST_LINES = ("Result:", "Error:", "BLOCKED", "REJECTED", "REFUSED", "STOP", "Messages shown", "Page:")
+_GIST_LINES = (
+    "Result:",
+    "Error:",
+    "BLOCKED",
+    "REJECTED",
+    "REFUSED",
+    "STOP",
+    "Messages shown",
+    "Observation #",
+)
 
 
 def page_gist(text: str, limit: int = PAGE_GIST) -> str:

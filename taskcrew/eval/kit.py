@@ -14,9 +14,9 @@ from typing import Any
 
 from taskcrew.crew.models import Citation, CriterionCheck, StepReport, Verdict
 from taskcrew.crew.scripted import Reply, ScriptedCall, ScriptError, ToolCall
-from taskcrew.tools.browser.render import names_in_text
+from taskcrew.tools.browser.render import BEGIN, ELEMENTS, END, labels_in_text, names_in_text
 
-_ELEMENT = re.compile(r'^\[(\d+)\] (\w+)(?: "((?:[^"\\]|\\.)*)")?(.*)$')
+_ELEMENT = re.compile(r'^\[(\d+)\](?:–\[(\d+)\])? (\w+)(?: "((?:[^"\\]|\\.)*)")?(.*)$')
 _ATTR = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)')
 
 
@@ -39,29 +39,31 @@ class El:
 
 def elements(text: str) -> list[El]:
     """The element lines of the latest observation in ``text``."""
-    part = text.rsplit("Elements (", 1)
+    part = text.rsplit("\n" + ELEMENTS, 1)
     if len(part) < 2:
         return []
     found = []
-    shown = names_in_text(page_text(text))  # names the page text shows after [n] are not repeated
+    # names the page text shows after [n] or as the label right before it are not repeated
+    shown = {**labels_in_text(page_text(text)), **names_in_text(page_text(text))}
     for line in part[1].splitlines()[1:]:
         match = _ELEMENT.match(line.strip())
         if not match:
             continue
-        attrs = {k: v.strip('"') for k, v in _ATTR.findall(match.group(4))}
-        index = int(match.group(1))
-        name = match.group(3) or shown.get(index, "")
-        found.append(El(index, match.group(2), name, attrs, match.group(4)))
+        attrs = {k: v.strip('"') for k, v in _ATTR.findall(match.group(5))}
+        first = int(match.group(1))
+        for index in range(first, int(match.group(2) or first) + 1):  # "[a]–[b] role": a run
+            name = match.group(4) or shown.get(index, "")
+            found.append(El(index, match.group(3), name, attrs, match.group(5)))
     return found
 
 
 def page_url(text: str) -> str:
-    matches = re.findall(r'^Page: ".*?" at (\S+)', text, re.MULTILINE)
+    matches = re.findall(r'^Observation #\d+: ".*?" (\S+)$', text, re.MULTILINE)
     return matches[-1] if matches else ""
 
 
 def page_text(text: str) -> str:
-    match = re.search(r"<<<PAGE CONTENT.*?\n(.*?)>>>END OF PAGE CONTENT", text, re.DOTALL)
+    match = re.search(rf"{re.escape(BEGIN)}\n(.*?){re.escape(END)}", text, re.DOTALL)
     return match.group(1) if match else ""
 
 
@@ -100,7 +102,7 @@ def button(els: list[El], label: str) -> El:
 
 def login(text: str) -> ToolCall | None:
     """Log in when the page shows the login form (credentials only as placeholders)."""
-    if "Obstacle: login_form" not in text:
+    if "Obstacle: login form" not in text:
         return None
     els = elements(text)
     return act(

@@ -15,8 +15,9 @@ from taskcrew.tools.browser.models import (
 )
 from taskcrew.tools.policy import SAFE_METHODS
 
-BEGIN = "<<<PAGE CONTENT (untrusted)"  # the framing the task prompt names (roles/tasks.yaml)
-END = ">>>END OF PAGE CONTENT"
+BEGIN = "<<<untrusted page"  # the framing the task prompt names (roles/tasks.yaml)
+END = ">>>END"
+ELEMENTS = "Elements:"
 MAX_OPTIONS = 12
 ROLE_OF_TYPE = {
     "search": "searchbox",
@@ -39,8 +40,10 @@ def _q(text: str, limit: int = 80) -> str:
 
 
 def short_url(url: str, base: str) -> str:
-    """Same-origin URLs as path?query; others in full."""
+    """Same-origin URLs as path?query; a place on the page itself as #fragment; others in full."""
     u, b = urlsplit(url), urlsplit(base)
+    if (u.scheme, u.netloc, u.path, u.query) == (b.scheme, b.netloc, b.path, b.query) and u.fragment:
+        return "#" + u.fragment
     if (u.scheme, u.netloc) == (b.scheme, b.netloc):
         rel = u.path or "/"
         if u.query:
@@ -84,13 +87,16 @@ def _value(text: str, limit: int = 300) -> str:
 
 
 def shows_name(text: str, el: Element) -> bool:
-    """Whether the page text has ``[n] name`` with the name ending at a line end, a cell or a marker
-    (so a reader recovers it exactly: see ``names_in_text``)."""
-    if not el.name or el.name.endswith("…") or "[" in el.name or "|" in el.name:
+    r"""Whether the page text has ``[n] name``: the name's words right after the marker (across line
+    breaks, list bullets and the markers of elements inside it, as in ``[1]\n[2]\nClose\nSome
+    text`` for a dialog), ending at a line end, a cell or a marker. On one line a reader recovers
+    it exactly: see ``names_in_text``."""
+    if not _plain(el.name):
         return False
-    return (
-        re.search(rf"\[{el.index}\] {re.escape(_defang(el.name))}(?=$| \|| \[\d+\])", text, re.M) is not None
-    )
+    words = _defang(el.name).split()
+    gap = r"(?:\s+(?:\[\d+\]|-))*\s+"  # white space, numbers of elements inside it, list bullets
+    pattern = rf"\[{el.index}\]" + "".join(gap + re.escape(w) for w in words) + r"(?=$| \|| \[\d+\])"
+    return re.search(pattern, text, re.M) is not None
 
 
 def names_in_text(text: str) -> dict[int, str]:
@@ -99,9 +105,30 @@ def names_in_text(text: str) -> dict[int, str]:
     return {int(i): name for i, name in found}
 
 
+def _plain(name: str) -> bool:
+    return bool(name) and not name.endswith("…") and "[" not in name and "|" not in name
+
+
+def shows_label(text: str, el: Element) -> bool:
+    r"""Whether the page text has the name as a label right before ``[n]``: the line up to the marker
+    (``Username [1]``) or the whole line above a marker that starts its line (``Vendor *\n[6]``), so
+    a reader recovers it exactly: see ``labels_in_text``."""
+    if not _plain(el.name) or "\n" in el.name:
+        return False
+    name = re.escape(_defang(el.name))
+    return re.search(rf"^{name}(?: |\n)\[{el.index}\]", text, re.M) is not None
+
+
+def labels_in_text(text: str) -> dict[int, str]:
+    r"""Labels as the text shows them: the line before a marker (``label [n]``) or, for a marker that
+    starts its line, the line above (``label\n[n]``); never a line with a marker or a table cell."""
+    found = re.findall(r"^([^\[|\n]+?)(?: |\n)\[(\d+)\]", text, re.M)
+    return {int(i): label for label, i in found}
+
+
 def render_element(el: Element, base: str, text: str = "") -> str:
     parts = [f"[{el.index}] {el.role}"]
-    if el.name and not shows_name(text, el):  # the text already shows the name after [n]
+    if el.name and not shows_name(text, el) and not shows_label(text, el):  # the text shows it
         parts.append(_q(el.name))
     parts.extend(el.states)
     if el.hidden_native:
@@ -140,7 +167,7 @@ def render_element(el: Element, base: str, text: str = "") -> str:
     if el.submits is not None:
         parts.append(f"(submits form {el.submits.method} {short_url(el.submits.action, base)})")
     if el.href and not el.href.startswith("javascript:") and not _said_by_name(el, base):
-        parts.append(f"→ {_defang(short_url(el.href, base))[:100]}")
+        parts.append(_defang(short_url(el.href, base))[:100])  # where it leads (names are quoted)
     if el.frames:
         parts.append(f"(in {el.frames[-1]})")
     if el.state == "occluded":
@@ -150,8 +177,30 @@ def render_element(el: Element, base: str, text: str = "") -> str:
     return " ".join(parts)
 
 
+def render_elements(elements: list[Element], base: str, text: str) -> list[str]:
+    """One line per element; a run of consecutive numbers that render alike (``[12] link`` …
+    ``[21] link``) as one line ``[12]–[21] link``."""
+    lines: list[str] = []
+    run: tuple[int, int, str] | None = None  # first and last number, the line after "[n] "
+    for el in elements:
+        rest = render_element(el, base, text).split(" ", 1)[1]
+        if run is not None and el.index == run[1] + 1 and rest == run[2]:
+            run = (run[0], el.index, rest)
+            continue
+        if run is not None:
+            lines.append(_run_line(*run))
+        run = (el.index, el.index, rest)
+    if run is not None:
+        lines.append(_run_line(*run))
+    return lines
+
+
+def _run_line(first: int, last: int, rest: str) -> str:
+    return f"[{first}] {rest}" if first == last else f"[{first}]–[{last}] {rest}"
+
+
 def render_observation(obs: Observation, max_chars: int = 6000) -> str:
-    head = [f"Page: {_q(obs.title, 100)} at {obs.url} (observation #{obs.id})"]
+    head = [f"Observation #{obs.id}: {_q(obs.title, 100)} {obs.url}"]
     if obs.scroll.height > obs.scroll.viewport > 0:
         bottom = min(obs.scroll.y + obs.scroll.viewport, obs.scroll.height)
         head.append(f"Scroll: showing {obs.scroll.y}-{bottom} of {obs.scroll.height}px")
@@ -161,34 +210,34 @@ def render_observation(obs: Observation, max_chars: int = 6000) -> str:
             "modal": "dismiss it (dismiss_modal)" + (f" or click [{ob.index}]" if ob.index else ""),
             "login_form": "log in with {{secret:...}} placeholders",
         }[ob.kind]
-        head.append(f"Obstacle: {ob.kind} — {_defang(ob.description)} — {hint}")
+        head.append(f"Obstacle: {_defang(ob.description)} — {hint}")
     for err in obs.errors:
         head.append(f"Not read: {_defang(err)}")
-    elements = [render_element(el, obs.url, obs.text) for el in obs.elements]
-    if obs.elements_omitted:
-        elements.append(
-            f"… {obs.elements_omitted} more elements not listed (their [n] in the text still work)"
-        )
-    el_block = f"Elements ({len(obs.elements) + obs.elements_omitted}):\n" + (
-        "\n".join(elements) if elements else "(no interactive elements)"
-    )
     body: list[str] = []
     if obs.messages:
         body.append("Messages shown: " + " | ".join(_q(m, 200) for m in obs.messages))
     text = _defang(obs.text) or (
         "(no visible text)" if not obs.errors else "(nothing could be read; see Not read)"
     )
-    fixed = len("\n".join(head)) + len(el_block) + len(BEGIN) + len(END) + sum(len(b) + 1 for b in body) + 8
-    budget = max(300, max_chars - fixed)
+    before = [_edge_note(obs.above, "above", "scroll up")] if obs.above else []
+    after = [_edge_note(obs.below, "below", "scroll down")] if obs.below else []
+    frame = sum(len(x) + 1 for x in [*head, BEGIN, *body, *before, *after, END])
     omitted = 0 if (obs.above or obs.below) else obs.text_truncated
+    note = 100  # room for the line saying how much text is not shown
+    el_block = _element_block(obs, text)
+    budget = max(300, max_chars - frame - len(el_block) - (note if omitted else 0))
     if len(text) > budget:
-        cut = text[:budget].rsplit("\n", 1)[0]
-        omitted += len(text) - len(cut)
-        text = cut
-    if obs.above:
-        text = _edge_note(obs.above, "above", "scroll up") + "\n" + text
-    if obs.below:
-        text += "\n" + _edge_note(obs.below, "below", "scroll down")
+        shown = text
+        for _ in range(3):  # a name the cut text no longer shows is listed, which takes room
+            shown = text[:budget].rsplit("\n", 1)[0]
+            el_block = _element_block(obs, shown)
+            over = frame + len(el_block) + len(shown) + note - max_chars
+            if over <= 0 or budget == 300:
+                break
+            budget = max(300, budget - over)
+        omitted += len(text) - len(shown)
+        text = shown
+    text = "\n".join([*before, text, *after])
     if omitted:
         text += f"\n… [{omitted} more characters of page text not shown; scroll or act to see more]"
     out = "\n".join([*head, BEGIN, *body, text, END, el_block])
@@ -196,6 +245,15 @@ def render_observation(obs: Observation, max_chars: int = 6000) -> str:
         keep = out[: max_chars - 60].rsplit("\n", 1)[0]
         out = keep + f"\n… [element list cut at {max_chars} characters]"
     return out
+
+
+def _element_block(obs: Observation, text: str) -> str:
+    elements = render_elements(obs.elements, obs.url, text)
+    if obs.elements_omitted:
+        elements.append(
+            f"… {obs.elements_omitted} more elements not listed (their [n] in the text still work)"
+        )
+    return ELEMENTS + "\n" + ("\n".join(elements) if elements else "(no interactive elements)")
 
 
 def _edge_note(edge: WindowEdge, where: str, how: str) -> str:
