@@ -30,6 +30,7 @@ PRIVATE_PATTERNS: tuple[str, ...] = (
     "__pycache__/*",
     "recipes",  # the company's chores as CLI commands (taskcrew.recipes), not documents to work from
     "recipes/*",
+    "readback.yaml",  # how durable runs check the ERP before a repeat (taskcrew.tools.readback)
 )
 
 DocumentKind = Literal[
