@@ -26,11 +26,11 @@ class InputError(UserError, ValueError):
     """Something the user typed cannot be used; the message says what to do instead."""
 
 
-def check_task(task: str) -> str:
+def check_task(task: str, command: str = "run") -> str:
     text = task.strip()
     if not text:
         raise InputError(
-            'the task is empty: describe what to do, e.g. taskcrew run "Enter the latest invoice"'
+            f'the task is empty: describe what to do, e.g. taskcrew {command} "Enter the latest invoice"'
         )
     if len(text) > TASK_MAX_CHARS:
         raise InputError(

@@ -207,6 +207,20 @@ ROWS = [
         "intranet serve: negative port", ["intranet", "serve", "--port", "-5"], r"greater than or equal to 0"
     ),
     Row("runs show: no such run", ["runs", "show", "nosuchrun"], r"is not a run folder"),
+    Row("submit: empty task", ["submit", ""], r"the task is empty"),
+    Row("submit: blank task", ["submit", "  \n"], r"the task is empty"),
+    Row("submit: task over the limit", ["submit", "x" * (TASK_MAX_CHARS + 1)], r"over the limit of"),
+    Row("submit: --batch with --for-each", ["submit", "Enter", "--batch", "--for-each", "a"], r"not both"),
+    Row("jobs list: unknown status", ["jobs", "list", "--status", "bogus"], r"no job status 'bogus'"),
+    Row("jobs show: no such job", ["jobs", "show", "nope"], r"no job with id 'nope'", code=1),
+    Row("jobs retry: no such job", ["jobs", "retry", "nope"], r"no job with id 'nope'", code=1),
+    Row("approvals approve: no such id", ["approvals", "approve", "nope"], r"no approval with id", code=1),
+    Row("worker: --concurrency 0", ["worker", "--concurrency", "0"], r"greater than or equal to 1"),
+    Row("jobs limits: 0 ERP sessions", ["jobs", "limits", "--erp-sessions", "0"], r"greater than or equal"),
+    Row("console: port too big", ["console", "--port", "99999"], r"less than or equal to 65535"),
+    Row("recipe: required parameter missing", ["enter-invoice"], r"--vendor is required"),
+    Row("recipe: empty parameter", ["enter-invoice", "--vendor", ""], r"--vendor: is empty"),
+    Row("recipes show: unknown recipe", ["recipes", "show", "nope"], r"no recipe named 'nope'"),
 ]
 
 

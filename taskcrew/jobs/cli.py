@@ -11,7 +11,7 @@ import os
 import signal
 import threading
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
 import typer
 
@@ -86,12 +86,13 @@ def submit(
     by: By = None,
 ) -> None:
     """Queue a task for the workers and print its job id at once."""
+    from taskcrew.inputs import InputError, check_task
     from taskcrew.jobs.models import JobOptions
 
-    if not task:
-        raise _fail(
-            'give the task text, e.g. taskcrew submit "Enter Initech\'s newest invoice into the ERP."'
-        )
+    try:
+        task = check_task(task or "", "submit")
+    except InputError as exc:
+        raise _fail(str(exc)) from exc
     if batch and for_each:
         raise _fail("--batch plans the items itself; give either --batch or --for-each items, not both")
     jobs = _open(db)
@@ -201,9 +202,16 @@ def jobs_list(
     db: DbUrl = None,
 ) -> None:
     """The jobs, newest first."""
+    from taskcrew.jobs.models import JobStatus
+
+    if status is not None and status not in get_args(JobStatus):
+        raise _fail(f"no job status {status!r}; use one of: {', '.join(get_args(JobStatus))}")
     jobs = _open(db)
-    for job in _guard(lambda: jobs.list(status)):
+    found = _guard(lambda: jobs.list(status))
+    for job in found:
         typer.echo(job.model_dump_json() if as_json else _job_line(job))
+    if not found and not as_json:
+        typer.echo(f"No {status} jobs." if status else 'No jobs yet: `taskcrew submit "<task>"` adds one.')
 
 
 @jobs_app.command("show")
@@ -285,7 +293,10 @@ def approvals_list(
 ) -> None:
     """Pending approvals and questions, oldest first."""
     jobs = _open(db)
-    for a in _guard(lambda: jobs.approvals(None if all_ else "pending")):
+    found = _guard(lambda: jobs.approvals(None if all_ else "pending"))
+    if not found:
+        typer.echo("No approvals." if all_ else "Nothing waits for approval.")
+    for a in found:
         what = (
             a.question if a.kind == "question" else f"{a.request.method} {a.request.url}" if a.request else ""
         )
