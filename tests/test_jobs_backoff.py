@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from pathlib import Path
 
-from taskcrew.jobs import Jobs
+import pytest
+
+from taskcrew.jobs import Jobs, backoff
 from taskcrew.jobs.backoff import SharedBackoff, is_rate_limit
 
 
@@ -29,15 +32,26 @@ class FlakyModel:
         return "ok"
 
 
-def test_a_429_backs_off_every_worker_on_that_model(tmp_path: Path) -> None:
+def test_a_429_backs_off_every_worker_on_that_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    waits: list[float] = []
+    real_sleep = time.sleep
+
+    me = threading.get_ident()
+
+    def sleep(seconds: float) -> None:  # time.sleep is global: count this thread's waits only
+        if threading.get_ident() == me:
+            waits.append(seconds)
+        real_sleep(seconds)
+
+    monkeypatch.setattr(backoff.time, "sleep", sleep)
     url = f"sqlite:///{tmp_path / 'jobs.sqlite3'}"
     first_model, second_model, other_model = FlakyModel(limited=1), FlakyModel(0), FlakyModel(0)
-    first = SharedBackoff(Jobs.open(url), "openai/gpt-x", first_model, base_s=0.6)
-    second = SharedBackoff(Jobs.open(url), "openai/gpt-x", second_model, base_s=0.6)  # another worker
-    other = SharedBackoff(Jobs.open(url), "anthropic/claude-y", other_model, base_s=0.6)
-    assert first.strike() == 0.6 and second.pause_left() > 0.3  # one strike pauses all workers
+    first = SharedBackoff(Jobs.open(url), "openai/gpt-x", first_model, base_s=1.5)
+    second = SharedBackoff(Jobs.open(url), "openai/gpt-x", second_model, base_s=1.5)  # another worker
+    other = SharedBackoff(Jobs.open(url), "anthropic/claude-y", other_model, base_s=1.5)
+    assert first.strike() == 1.5 and second.pause_left() > 0.3  # one strike pauses all workers
     started = time.monotonic()
-    assert other.call("hi") == "ok" and other_model.calls[0] - started < 0.3  # another model is not paused
+    assert other.call("hi") == "ok" and waits == []  # another model is not paused
     assert second.call("hi") == "ok" and second_model.calls[0] - started >= 0.3  # this one waited
     assert first.call("hi") == "ok"  # its own 429: backs off, retries
     assert first_model.calls[1] - first_model.calls[0] >= 0.55  # waited out the pause it set
