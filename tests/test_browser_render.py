@@ -37,10 +37,10 @@ def test_names_the_text_shows_next_to_their_number_are_not_repeated() -> None:
     text = "\n".join(
         [
             "Username [1]",  # a label on the line, before the marker
-            "Vendor *",  # a label on the line above
+            "Vendor *",  # a label on the line above: which field it names is a guess, so listed
             "[2]",
             "[3] Log in",  # the name right after the marker
-            "[4]",  # a dialog: its name runs across lines and over the number of its button
+            "[4]",  # a dialog: its name on the next lines is not beside its number, so listed
             "[5]",
             "Close",
             "Some body text.",
@@ -66,10 +66,10 @@ def test_names_the_text_shows_next_to_their_number_are_not_repeated() -> None:
     lines = element_lines(page.render())
     assert lines == [
         "[1] textbox name=user",
-        "[2] combobox name=vendor_id",
+        '[2] combobox "Vendor *" name=vendor_id',
         "[3] button (submits form POST /login)",
-        "[4] dialog",
-        "[5] button",
+        '[4] dialog "Close Some body text."',
+        '[5] button "Close"',
         '[6] clickable "amet."',
         '[7] textbox "Remarks"',
     ]

@@ -87,14 +87,14 @@ def _value(text: str, limit: int = 300) -> str:
 
 
 def shows_name(text: str, el: Element) -> bool:
-    r"""Whether the page text has ``[n] name``: the name's words right after the marker (across line
-    breaks, list bullets and the markers of elements inside it, as in ``[1]\n[2]\nClose\nSome
-    text`` for a dialog), ending at a line end, a cell or a marker. On one line a reader recovers
-    it exactly: see ``names_in_text``."""
-    if not _plain(el.name):
+    """Whether the page text has ``[n] name`` on one line, the name ending at a line end, a cell or a
+    marker, so a reader recovers it exactly (see ``names_in_text``). A name on the next line, or
+    after the numbers of other elements, is not counted: a reader cannot tell which number it
+    belongs to (a model reading the renders said so)."""
+    if not _plain(el.name) or "\n" in el.name:
         return False
     words = _defang(el.name).split()
-    gap = r"(?:\s+(?:\[\d+\]|-))*\s+"  # white space, numbers of elements inside it, list bullets
+    gap = r"[ \t]+"
     pattern = rf"\[{el.index}\]" + "".join(gap + re.escape(w) for w in words) + r"(?=$| \|| \[\d+\])"
     return re.search(pattern, text, re.M) is not None
 
@@ -110,19 +110,19 @@ def _plain(name: str) -> bool:
 
 
 def shows_label(text: str, el: Element) -> bool:
-    r"""Whether the page text has the name as a label right before ``[n]``: the line up to the marker
-    (``Username [1]``) or the whole line above a marker that starts its line (``Vendor *\n[6]``), so
-    a reader recovers it exactly: see ``labels_in_text``."""
+    r"""Whether the page text has the name as the label right before ``[n]`` on its line
+    (``Username [1]``), so a reader recovers it exactly: see ``labels_in_text``. A label on the line
+    above is not counted (which field it names is a guess)."""
     if not _plain(el.name) or "\n" in el.name:
         return False
     name = re.escape(_defang(el.name))
-    return re.search(rf"^{name}(?: |\n)\[{el.index}\]", text, re.M) is not None
+    return re.search(rf"^{name} \[{el.index}\]", text, re.M) is not None
 
 
 def labels_in_text(text: str) -> dict[int, str]:
-    r"""Labels as the text shows them: the line before a marker (``label [n]``) or, for a marker that
-    starts its line, the line above (``label\n[n]``); never a line with a marker or a table cell."""
-    found = re.findall(r"^([^\[|\n]+?)(?: |\n)\[(\d+)\]", text, re.M)
+    r"""Labels as the text shows them: the line up to a marker (``label [n]``); never a line with
+    another marker or a table cell before it."""
+    found = re.findall(r"^([^\[|\n]+?) \[(\d+)\]", text, re.M)
     return {int(i): label for label, i in found}
 
 
