@@ -66,6 +66,12 @@ def test_script_bound_icons_get_numbers_names_and_work(
     assert docs is not None and music is not None
     assert docs.states[:2] == ["folder", "expanded"] and music.states[:2] == ["folder", "collapsed"]
     assert "folder expanded" in obs.render()
+    inbox = obs.element(find(obs, "Inbox"))  # an open folder with nothing in it yet
+    assert inbox is not None and inbox.states[:3] == ["folder", "expanded", "empty"]
+    # nested items are indented by their depth: the tree keeps its shape in the text
+    lines = obs.text.splitlines()
+    assert any(ln.startswith("  - ") and "a.txt" in ln for ln in lines), obs.text
+    assert any(ln.startswith("- ") and "Docs" in ln for ln in lines), obs.text
     session.act([Click(index=find(obs, "b.txt")), Click(index=find(obs, "Docs"))])
     assert log(session).endswith("tree:b.txt;tree:Docs;")
 

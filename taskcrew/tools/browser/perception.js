@@ -332,7 +332,13 @@
     else if (el.tagName === 'LI' || (el.parentElement && el.parentElement.tagName === 'LI')) {
       const li = el.tagName === 'LI' ? el : el.parentElement;
       const sub = Array.from(li.children).find((c) => c.tagName === 'UL' || c.tagName === 'OL');
-      if (sub) out.push('folder', visible(sub) ? 'expanded' : 'collapsed');
+      if (sub) {
+        // Shown (even with nothing in it yet) is expanded; an empty open folder says so.
+        const st = styleOf(sub);
+        const open = st.display !== 'none' && st.visibility === 'visible';
+        out.push('folder', open ? 'expanded' : 'collapsed');
+        if (open && !sub.children.length) out.push('empty');
+      }
     }
     if (hp && hp !== 'false') out.push('has popup');
     const pressed = el.getAttribute('aria-pressed');
@@ -691,6 +697,8 @@
       rec.el = el;
       return rec;
     };
+    // A nested list item is indented by its depth (trees, outlines, nested menus keep their shape).
+    const listDepth = (el) => { let d = 0; for (let p = el.parentElement; p && d < 6; p = p.parentElement) if (p.tagName === 'LI') d += 1; return d; };
     let inChosen = 0; // inside an element with a number: its name already says what its images say
     const walk = (node) => {
       if (node.nodeType === Node.TEXT_NODE) {
@@ -734,7 +742,7 @@
         const h = /^H([1-6])$/.exec(el.tagName);
         if (block) mark(el);
         if (h) pushAt('#'.repeat(+h[1]) + ' ');
-        else if (el.tagName === 'LI') pushAt('- ');
+        else if (el.tagName === 'LI') pushAt('\u0004'.repeat(listDepth(el)) + '- ');  // \u0004: one level of indent
         else if (style.display === 'table-cell') { mark(el); pushAt(' | '); }
       }
       let descend = true;

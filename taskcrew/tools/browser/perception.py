@@ -76,6 +76,7 @@ class _FrameVisit:
 _Y_MARK = re.compile("\u0001(-?\\d+)\u0002")
 _FRAME_MARK = re.compile("\u0003([^\u0003]*)\u0003")
 _INDEX = re.compile(r"\[(\d+)\]")
+_INDENT = "\u0004"  # perception.js marks each level of a nested list item with one
 Line = tuple[int | None, str]
 
 
@@ -85,8 +86,11 @@ def _lines(text: str) -> list[Line]:
     for raw in text.split("\n"):
         ys = _Y_MARK.findall(raw)
         line = re.sub(r"[ \t\u00a0]+", " ", _Y_MARK.sub("", raw)).strip()
+        indent = "  " * (len(line) - len(line.lstrip(_INDENT)))  # a nested list item's depth
+        line = line.lstrip(_INDENT).strip()
         if not line or line in ("|", "-"):
             continue
+        line = indent + line
         line = re.sub(r"^\|\s*", "| ", line)
         if out and out[-1][1] == line and not _INDEX.search(line):
             continue
