@@ -103,6 +103,11 @@ ROWS = [
         ["run", "Pay the bill", "--model", "scripted/solver"],
         r"taskcrew eval --models",
     ),
+    Row(
+        "run: empty --criterion",
+        ["run", "Pay the bill", *MODEL, "--criterion", " "],
+        r"a --criterion is empty",
+    ),
     Row("run: no model configured", ["run", "Pay the bill"], r"no model configured"),
     Row(
         "run: model without provider",

@@ -69,7 +69,7 @@ def run_audit(settings: RunSettings, res: RunResources, criteria: list[str]) -> 
         state.outcome = "done" if verdict.verified else "not_verified"
         state.outcome_reason = verdict.reason
     except AgentTaskError as exc:
-        state.outcome, state.outcome_reason = "error", f"the verifier could not finish: {exc}"
+        state.outcome, state.outcome_reason = "error", str(exc)  # "Verifier could not finish: …"
     finally:
         steps.finish(ctx, state)
         ctx.toolbox.close()

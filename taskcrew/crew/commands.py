@@ -51,6 +51,11 @@ def run_command(
         return _fail(
             console, ValueError(f"at most {MAX_GIVEN} success criteria can be given; {len(criteria)} were")
         )
+    if criteria and any(not c.strip() for c in criteria):
+        return _fail(
+            console,
+            ValueError('a --criterion is empty: say what must be true, e.g. --criterion "the bill is saved"'),
+        )
     try:
         task = check_run(
             task,

@@ -128,7 +128,7 @@ class TaskFlow(Flow[RunState]):
         try:
             verdict = steps.verify(ctx, state)
         except AgentTaskError as exc:
-            self._end("error", f"the verifier could not finish: {exc}")
+            self._end("error", str(exc))  # "Verifier could not finish: …"
             return
         state.verdicts.append(verdict)
         if verdict.verified:

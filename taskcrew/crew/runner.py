@@ -97,7 +97,8 @@ def run_role(
     try:
         result = Crew(agents=[agent], tasks=[task], verbose=False).kickoff()
     except Exception as exc:
-        raise AgentTaskError(f"{spec.role} could not finish: {type(exc).__name__}: {exc}") from exc
+        detail = " ".join(str(exc).split())[:500]  # one line: it ends up in a report and a terminal
+        raise AgentTaskError(f"{spec.role} could not finish: {type(exc).__name__}: {detail}") from exc
     raw = str(getattr(result, "raw", result))
     try:
         return output.model_validate_json(raw) if raw.lstrip().startswith("{") else parse_answer(raw, output)
