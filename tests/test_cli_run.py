@@ -239,3 +239,17 @@ def test_audit_refuses_writes_even_when_the_verifier_tries(
     run_dir = next((isolated_home / "runs").iterdir())
     decisions = [e.decision for e in read_trace(run_dir / "trace.jsonl") if e.kind == "policy"]
     assert "read_only_refused" in decisions
+
+
+def test_an_audit_whose_verifier_cannot_be_reached_is_an_error_not_a_no(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TASKCREW_MODEL_RETRIES", "0")
+    result = runner.invoke(
+        app,
+        ["audit", "Bill INV-1 is entered", "--model", "v@http://127.0.0.1:9/v1",
+         "--erp-url", "http://127.0.0.1:0", "--intranet-url", ""],
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert "error:" in result.output and "Verifier could not finish" in result.output
+    assert "not verified" not in result.output and "could not finish: Verifier" not in result.output

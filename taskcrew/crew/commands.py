@@ -145,7 +145,11 @@ def audit_command(
             )
     except USER_ERRORS as exc:
         return _fail(console, exc)
-    label = "[bold green]verified[/]" if result.verified else "[bold red]not verified[/]"
+    # no verdict: the audit itself failed (a model that cannot be reached), which is not a "no"
+    outcome = "done" if result.verified else "not_verified" if result.verdict is not None else "error"
+    label = {"done": "[bold green]verified[/]", "not_verified": "[bold red]not verified[/]"}.get(
+        outcome, "[bold red]error[/]"
+    )
     console.print(f"\n{label}: {escape(result.reason)}", highlight=False)
     console.print(f"Report: {result.report}", highlight=False, soft_wrap=True)
-    return 0 if result.verified else EXIT_CODES["not_verified"]
+    return EXIT_CODES[outcome]
