@@ -137,6 +137,21 @@ def check_run_models(worker: str | None, verifier: str | None) -> None:
             )
 
 
+def check_job_models(worker: str | None, verifier: str | None) -> None:
+    """Model strings a queued job may carry: a provider's model written as `run` takes it, or a
+    scripted one (jobs for the eval's own tasks, in tests and benches). Checked at submit, so a
+    typo is not found hours later by a worker."""
+    from taskcrew.crew.modelspec import ModelConfigError, ModelSpec
+
+    for flag, value in (("--model", worker), ("--verifier-model", verifier)):
+        if value is None or not value.strip():
+            continue
+        try:
+            ModelSpec.parse(value)
+        except ModelConfigError as exc:
+            raise InputError(f"{flag}: {exc}") from exc
+
+
 def check_prices() -> None:
     """The price table (TASKCREW_PRICES) loads: a missing or garbled file is named before the run."""
     from taskcrew.crew.modelspec import ModelConfigError, load_prices

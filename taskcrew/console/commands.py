@@ -49,6 +49,13 @@ def console_serve(
     from taskcrew.console.settings import ConsoleSettings
     from taskcrew.jobs import JobStoreError
 
+    if users is not None and not users.is_file():
+        typer.echo(
+            f"error: --users {users}: no such file; create it with "
+            f"`taskcrew console add-user NAME --users {users}`, or leave --users out",
+            err=True,
+        )
+        raise typer.Exit(2)
     settings = ConsoleSettings.from_env(
         host=host,
         port=port,

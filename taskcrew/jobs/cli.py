@@ -86,11 +86,12 @@ def submit(
     by: By = None,
 ) -> None:
     """Queue a task for the workers and print its job id at once."""
-    from taskcrew.inputs import InputError, check_task
+    from taskcrew.inputs import InputError, check_job_models, check_task
     from taskcrew.jobs.models import JobOptions
 
     try:
         task = check_task(task or "", "submit")
+        check_job_models(model, verifier_model)
     except InputError as exc:
         raise _fail(str(exc)) from exc
     if batch and for_each:
@@ -156,6 +157,8 @@ def worker(
     from datetime import timedelta
 
     from taskcrew.config import Paths, WorkplaceSettings, load_dotenv_once, quiet_crewai_env
+    from taskcrew.crew.errors import WorkplaceError
+    from taskcrew.inputs import InputError, check_url
     from taskcrew.jobs.limits import LimitConflict
     from taskcrew.jobs.scripted import scripted_for
     from taskcrew.jobs.store import default_url
@@ -163,6 +166,12 @@ def worker(
 
     load_dotenv_once()
     quiet_crewai_env(Paths.from_env().crewai_storage)
+    try:
+        check_url(erp_url, "--erp-url")
+        if intranet_url:
+            check_url(intranet_url, "--intranet-url")
+    except InputError as exc:
+        raise _fail(str(exc)) from exc
     _open(db).close()  # a clear error before anything starts
     values: dict[str, Any] = {"erp_url": erp_url, "intranet_url": intranet_url or None, "chaos": chaos}
     if runs_dir is not None:
@@ -182,7 +191,7 @@ def worker(
     typer.echo(f"worker {settings.worker_id}: Ctrl-C stops it", err=True)
     try:
         serve(settings, WorkplaceSettings(**values), stop, on_ready=lambda: typer.echo("ready", err=True))
-    except LimitConflict as exc:
+    except (LimitConflict, WorkplaceError) as exc:
         raise _fail(str(exc)) from exc
 
 

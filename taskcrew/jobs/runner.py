@@ -95,29 +95,29 @@ class LegRunner:
         from taskcrew.tools.human import AutoApproveHuman
 
         opts = job.options
-        human: Any = (
-            AutoApproveHuman()
-            if opts.auto_approve
-            else JobHuman(self.jobs, job.id, expires_in=self.approval_ttl)
-        )
-        settings = self.place.run_settings(
-            job.task,
-            worker_model=opts.worker_model,
-            verifier_model=opts.verifier_model,
-            allow_same_verifier=opts.allow_same_verifier,
-            limits=RunLimits(max_steps=opts.max_steps) if opts.max_steps else RunLimits(),
-            criteria=opts.criteria,
-            read_only=opts.read_only,
-        )
-        res = self.place.resources(
-            scripted=self.scripted(job) if self.scripted else None, human=human, read_only=opts.read_only
-        )
-        res.checkpoints = StoreCheckpoints(self.jobs, job.id, self.worker_id)
-        res.on_run_dir = lambda path: self.jobs.note_run_dir(job.id, str(path))
-        res.wrap_model = self._shared_backoff
-        if res.browser is not None and isinstance(human, JobHuman):
-            res.browser.policy.before_approval = self._screenshot_for(human, job.id)
-        try:
+        try:  # setting the run up can fail too (a scripted model that knows no such task)
+            human: Any = (
+                AutoApproveHuman()
+                if opts.auto_approve
+                else JobHuman(self.jobs, job.id, expires_in=self.approval_ttl)
+            )
+            settings = self.place.run_settings(
+                job.task,
+                worker_model=opts.worker_model,
+                verifier_model=opts.verifier_model,
+                allow_same_verifier=opts.allow_same_verifier,
+                limits=RunLimits(max_steps=opts.max_steps) if opts.max_steps else RunLimits(),
+                criteria=opts.criteria,
+                read_only=opts.read_only,
+            )
+            res = self.place.resources(
+                scripted=self.scripted(job) if self.scripted else None, human=human, read_only=opts.read_only
+            )
+            res.checkpoints = StoreCheckpoints(self.jobs, job.id, self.worker_id)
+            res.on_run_dir = lambda path: self.jobs.note_run_dir(job.id, str(path))
+            res.wrap_model = self._shared_backoff
+            if res.browser is not None and isinstance(human, JobHuman):
+                res.browser.policy.before_approval = self._screenshot_for(human, job.id)
             if res.browser is not None:
                 from taskcrew.tools.intents import IntentLog
 
