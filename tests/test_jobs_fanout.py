@@ -112,31 +112,26 @@ def test_cli_submit_batch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     assert both.exit_code == 2 and "either --batch or --for-each" in both.output
 
 
-def test_a_job_whose_run_cannot_be_set_up_fails_with_the_reason(jobs: Jobs) -> None:
+def test_a_job_whose_run_cannot_be_set_up_fails_with_the_reason(jobs: Jobs, tmp_path: Path) -> None:
     """Set-up errors (here a scripted model that knows no such task) end the job `failed` with the
-    reason and how to retry; they do not escape into the worker's workflow."""
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-    from threading import Thread
+    reason and how to retry; they do not escape into the worker's workflow. A real workplace: the
+    demo ERP over HTTP, the knowledge store in a temp folder."""
+    from taskcrew.config import WorkplaceSettings
+    from taskcrew.crew.workplace import Workplace
+    from taskcrew.jobs.scripted import scripted_for
+    from taskcrew.tools.human import AutoApproveHuman
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)  # "the ERP" answers (501)
-    Thread(target=server.serve_forever, daemon=True).start()
-
-    def unknown(job: Any) -> Any:
-        raise LookupError(f"no scripted models for this task: {job.task!r}")
-
-    place = SimpleNamespace(
-        erp_url=f"http://127.0.0.1:{server.server_port}",
-        run_settings=lambda *a, **k: None,
-        resources=lambda **k: None,
+    settings = WorkplaceSettings(
+        erp_url="http://127.0.0.1:0",
+        intranet_url=None,
+        runs_dir=tmp_path / "runs",
+        erp_db=tmp_path / "erp.sqlite3",
+        knowledge_dir=tmp_path / "knowledge",
     )
-    job = jobs.submit(
-        "Enter the invoice", submitted_by="ana", options=OPTIONS.model_copy(update={"batch": False})
-    )
-    try:
-        assert LegRunner(jobs, place, "w1", scripted=unknown).run_leg(job.id, 0) == "failed"
-    finally:
-        server.shutdown()
-        server.server_close()
+    options = JobOptions(worker_model="scripted/solver", verifier_model="scripted/auditor")
+    job = jobs.submit("Enter the invoice", submitted_by="ana", options=options)  # no eval case
+    with Workplace(settings, AutoApproveHuman()) as place:
+        assert LegRunner(jobs, place, "w1", scripted=scripted_for).run_leg(job.id, 0) == "failed"
     failed = jobs.get(job.id)
     assert failed.status == "failed" and "LookupError: no scripted models" in (failed.reason or "")
     assert f"taskcrew jobs retry {job.id}" in (failed.reason or "")
