@@ -73,14 +73,7 @@ class LegRunner:
         if claimed.options.batch:
             return self._fan_out(claimed)  # plans and submits; the ERP is the children's business
         if not reachable(self.place.erp_url):
-            self.jobs.mark(
-                job_id,
-                "failed",
-                only_if=("running",),
-                reason=f"the ERP at {self.place.erp_url} did not answer; start it, then `taskcrew jobs retry {job_id}`",
-                finished_at=utcnow(),
-            )
-            return "failed"
+            return self._fail(job_id, f"the ERP at {self.place.erp_url} did not answer; start it")
         stop = threading.Event()
         beat = threading.Thread(target=self._beat, args=(job_id, stop), daemon=True)
         beat.start()
@@ -88,6 +81,17 @@ class LegRunner:
             return self._run(claimed)
         finally:
             stop.set()
+
+    def _fail(self, job_id: str, why: str) -> str:
+        """End a running job `failed`: why, and how to go on once that is fixed."""
+        self.jobs.mark(
+            job_id,
+            "failed",
+            only_if=("running",),
+            reason=f"{why}, then `taskcrew jobs retry {job_id}`",
+            finished_at=utcnow(),
+        )
+        return "failed"
 
     def _run(self, job: Job) -> str:
         from taskcrew.crew.context import RunLimits
@@ -133,17 +137,8 @@ class LegRunner:
             )
             self.jobs.resume(job.id)  # decided while we were parking: back on the queue at once
             return "waiting"
-        except (
-            Exception
-        ) as exc:  # the run could not be set up (bad model, browser): a clear, retryable failure
-            self.jobs.mark(
-                job.id,
-                "failed",
-                only_if=("running",),
-                reason=f"{type(exc).__name__}: {exc}; fix it, then `taskcrew jobs retry {job.id}`",
-                finished_at=utcnow(),
-            )
-            return "failed"
+        except Exception as exc:  # the run could not be set up (bad model, browser): clear, retryable
+            return self._fail(job.id, f"{type(exc).__name__}: {exc}; fix it")
         self.jobs.finish(
             job.id, result.outcome, result.reason, answer=result.answer, run_dir=str(result.run_dir)
         )
@@ -188,14 +183,7 @@ class LegRunner:
         except Stopped:
             return "stopped"
         except Exception as exc:  # no model, a plan that is not usable: clear and retryable
-            self.jobs.mark(
-                job.id,
-                "failed",
-                only_if=("running",),
-                reason=f"planning the batch failed: {exc}; fix it, then `taskcrew jobs retry {job.id}`",
-                finished_at=utcnow(),
-            )
-            return "failed"
+            return self._fail(job.id, f"planning the batch failed: {exc}; fix it")
         if children:
             reason = f"planned {len(children)} item(s), one job each: `taskcrew jobs list` shows them"
         else:
