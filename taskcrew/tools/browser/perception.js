@@ -294,7 +294,8 @@
   };
   // For a clickable container that also holds clickable children: its own text (not a child's),
   // where a click lands on the container itself.
-  const ownTextNode = (el, isChosen) => {
+  const ownTextNodes = (el, isChosen, first) => {
+    const out = [];
     const w = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
     let n, k = 0;
     while ((n = w.nextNode()) && k++ < 500) {
@@ -303,24 +304,12 @@
       for (let a = n.parentElement; a && a !== el; a = parentOf(a)) {
         if (isChosen(a) || styleOf(a).display === 'none') { inside = true; break; }
       }
-      if (!inside) return n;
+      if (!inside) { out.push(n); if (first) break; }
     }
-    return null;
+    return out;
   };
-  const ownText = (el, isChosen) => {
-    const parts = [];
-    const w = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
-    let n, k = 0;
-    while ((n = w.nextNode()) && k++ < 500) {
-      if (!n.data.trim()) continue;
-      let inside = false;
-      for (let a = n.parentElement; a && a !== el; a = parentOf(a)) {
-        if (isChosen(a) || styleOf(a).display === 'none') { inside = true; break; }
-      }
-      if (!inside) parts.push(n.data);
-    }
-    return clean(parts.join(' '));
-  };
+  const ownTextNode = (el, isChosen) => ownTextNodes(el, isChosen, true)[0] || null;
+  const ownText = (el, isChosen) => clean(ownTextNodes(el, isChosen, false).map((n) => n.data).join(' '));
   const interactiveChild = (a) => a.nodeType === 1 && isInteractive(a, styleOf(a)) && hasBox(a);
   // States a user sees: expanded/collapsed, popup triggers, tree folders.
   const statesOf = (el) => {
