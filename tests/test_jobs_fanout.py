@@ -5,18 +5,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 from taskcrew.cli import app
+from taskcrew.config import WorkplaceSettings
 from taskcrew.crew.scripted import ScriptedCall, ScriptedLLM
+from taskcrew.crew.workplace import Workplace
 from taskcrew.jobs import JobOptions, Jobs
 from taskcrew.jobs.batch import submit_each
 from taskcrew.jobs.fanout import BatchPlanError, describe_sources, parse_plan
 from taskcrew.jobs.runner import LegRunner
+from taskcrew.jobs.scripted import scripted_for
+from taskcrew.tools.human import AutoApproveHuman
 
 SANDBOX = Path(__file__).resolve().parents[1] / "taskcrew" / "sandbox"
 BATCH = "Enter every invoice in the inbox that is not yet in the ERP."
@@ -31,8 +34,23 @@ def jobs(tmp_path: Path) -> Any:
     store.close()
 
 
-def _runner(jobs: Jobs, llm: ScriptedLLM) -> LegRunner:
-    place = SimpleNamespace(settings=SimpleNamespace(sandbox=SANDBOX), erp_url="http://127.0.0.1:1")
+@pytest.fixture(scope="module")
+def place(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A real workplace: the demo ERP over HTTP, the demo sandbox, knowledge in a temp folder."""
+    tmp = tmp_path_factory.mktemp("place")
+    settings = WorkplaceSettings(
+        erp_url="http://127.0.0.1:0",
+        intranet_url=None,
+        sandbox=SANDBOX,
+        runs_dir=tmp / "runs",
+        erp_db=tmp / "erp.sqlite3",
+        knowledge_dir=tmp / "knowledge",
+    )
+    with Workplace(settings, AutoApproveHuman()) as workplace:
+        yield workplace
+
+
+def _runner(jobs: Jobs, place: Workplace, llm: ScriptedLLM) -> LegRunner:
     return LegRunner(jobs, place, "w1", scripted=lambda job: lambda name: llm)
 
 
@@ -52,10 +70,10 @@ def test_the_inbox_is_described_by_sender_and_subject() -> None:
     assert not any(line.endswith((".py", ".yaml")) or "__" in line for line in lines)
 
 
-def test_a_batch_job_is_planned_once_and_fans_out_one_job_per_item(jobs: Jobs) -> None:
+def test_a_batch_job_is_planned_once_and_fans_out_one_job_per_item(jobs: Jobs, place: Workplace) -> None:
     llm = ScriptedLLM([_planner])
     batch = jobs.submit(BATCH, submitted_by="ana", options=OPTIONS)
-    assert _runner(jobs, llm).run_leg(batch.id, 0) == "finished"
+    assert _runner(jobs, place, llm).run_leg(batch.id, 0) == "finished"
     llm.assert_complete()  # exactly one planner call
     children = jobs.list(parent_id=batch.id)
     items = sorted(c.item or "" for c in children)
@@ -70,23 +88,25 @@ def test_a_batch_job_is_planned_once_and_fans_out_one_job_per_item(jobs: Jobs) -
     assert jobs.checkpoint(batch.id) is None
 
 
-def test_a_leg_killed_after_planning_fans_out_the_saved_plan_without_asking_again(jobs: Jobs) -> None:
+def test_a_leg_killed_after_planning_fans_out_the_saved_plan_without_asking_again(
+    jobs: Jobs, place: Workplace
+) -> None:
     batch = jobs.submit(BATCH, submitted_by="ana", options=OPTIONS)
     plan = {"template": TEMPLATE, "items": ["Payment advice.eml", "Invoice from Northwind Traders.eml"]}
     jobs.save_checkpoint(batch.id, {"batch_plan": plan})  # what the killed leg had saved
     # ... and the first child it had submitted before it died
     submit_each(jobs, TEMPLATE, plan["items"][:1], submitted_by="ana", batch_id=batch.id)
     llm = ScriptedLLM([])  # any model call would fail the job
-    assert _runner(jobs, llm).run_leg(batch.id, 0) == "finished"
+    assert _runner(jobs, place, llm).run_leg(batch.id, 0) == "finished"
     assert llm.calls == []
     children = jobs.list(parent_id=batch.id)
     assert sorted(c.item or "" for c in children) == sorted(plan["items"])  # nothing twice
 
 
-def test_a_plan_that_is_not_usable_fails_the_batch_with_a_clear_reason(jobs: Jobs) -> None:
+def test_a_plan_that_is_not_usable_fails_the_batch_with_a_clear_reason(jobs: Jobs, place: Workplace) -> None:
     batch = jobs.submit(BATCH, submitted_by="ana", options=OPTIONS)
     llm = ScriptedLLM(['{"template": "Enter every invoice.", "items": ["a"]}'])
-    assert _runner(jobs, llm).run_leg(batch.id, 0) == "failed"
+    assert _runner(jobs, place, llm).run_leg(batch.id, 0) == "failed"
     failed = jobs.get(batch.id)
     assert "planning the batch failed" in failed.reason and "{item}" in failed.reason
     assert f"taskcrew jobs retry {batch.id}" in failed.reason
@@ -95,7 +115,7 @@ def test_a_plan_that_is_not_usable_fails_the_batch_with_a_clear_reason(jobs: Job
         parse_plan("I would rather not.")
     empty = jobs.submit(BATCH + " (again)", submitted_by="ana", options=OPTIONS)
     llm = ScriptedLLM([json.dumps({"template": TEMPLATE, "items": []})])
-    assert _runner(jobs, llm).run_leg(empty.id, 0) == "finished"
+    assert _runner(jobs, place, llm).run_leg(empty.id, 0) == "finished"
     assert jobs.get(empty.id).outcome == "nothing_to_do"
 
 
@@ -112,26 +132,12 @@ def test_cli_submit_batch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     assert both.exit_code == 2 and "either --batch or --for-each" in both.output
 
 
-def test_a_job_whose_run_cannot_be_set_up_fails_with_the_reason(jobs: Jobs, tmp_path: Path) -> None:
+def test_a_job_whose_run_cannot_be_set_up_fails_with_the_reason(jobs: Jobs, place: Workplace) -> None:
     """Set-up errors (here a scripted model that knows no such task) end the job `failed` with the
-    reason and how to retry; they do not escape into the worker's workflow. A real workplace: the
-    demo ERP over HTTP, the knowledge store in a temp folder."""
-    from taskcrew.config import WorkplaceSettings
-    from taskcrew.crew.workplace import Workplace
-    from taskcrew.jobs.scripted import scripted_for
-    from taskcrew.tools.human import AutoApproveHuman
-
-    settings = WorkplaceSettings(
-        erp_url="http://127.0.0.1:0",
-        intranet_url=None,
-        runs_dir=tmp_path / "runs",
-        erp_db=tmp_path / "erp.sqlite3",
-        knowledge_dir=tmp_path / "knowledge",
-    )
+    reason and how to retry; they do not escape into the worker's workflow."""
     options = JobOptions(worker_model="scripted/solver", verifier_model="scripted/auditor")
     job = jobs.submit("Enter the invoice", submitted_by="ana", options=options)  # no eval case
-    with Workplace(settings, AutoApproveHuman()) as place:
-        assert LegRunner(jobs, place, "w1", scripted=scripted_for).run_leg(job.id, 0) == "failed"
+    assert LegRunner(jobs, place, "w1", scripted=scripted_for).run_leg(job.id, 0) == "failed"
     failed = jobs.get(job.id)
     assert failed.status == "failed" and "LookupError: no scripted models" in (failed.reason or "")
     assert f"taskcrew jobs retry {job.id}" in (failed.reason or "")
