@@ -170,7 +170,8 @@ def test_low_risk_submitter_may_approve_and_answers_stay_answers(approver: Autho
     _, other = parked_job(jobs, "ana")
     assert approver.decide(other.id, "answer", as_("bob"), "").status == "refused"
     assert (
-        approver.decide(other.id, "answer", as_("bob"), "Use the PDF's total, not the email's").status == "decided"
+        approver.decide(other.id, "answer", as_("bob"), "Use the PDF's total, not the email's").status
+        == "decided"
     )
     answered = jobs.approval(other.id)
     assert answered.status == "answered" and answered.decision is not None
@@ -278,7 +279,9 @@ def test_a_question_is_answered_never_approved(approver: Authority) -> None:
     question = jobs.park(job.id, kind="question", key="q1", question="Which of the two Hooli invoices?")
     assert approver.decide(question.id, "approve", as_("bob")).status == "refused"
     assert approver.bulk_approve([question.id, question.id], as_("bob"))[0].status == "refused"
-    assert approver.decide(question.id, "answer", as_("bob"), "HCS-2026-10, the newer one").status == "decided"
+    assert (
+        approver.decide(question.id, "answer", as_("bob"), "HCS-2026-10, the newer one").status == "decided"
+    )
     decided = jobs.approval(question.id)
     assert decided.status == "answered" and decided.decision is not None
     assert decided.decision.text == "HCS-2026-10, the newer one"

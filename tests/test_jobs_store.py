@@ -154,9 +154,7 @@ def test_cli_submit_show_and_decide(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     jobs.mark(job_id, "waiting", only_if=("queued",))
     shown = runner.invoke(app, ["approvals", "show", approval.id])
     assert "INV-2057" in shown.output and "1284.50" in shown.output
-    rejected = runner.invoke(
-        app, ["approvals", "reject", approval.id, "--reason", "wrong amount"]
-    )
+    rejected = runner.invoke(app, ["approvals", "reject", approval.id, "--reason", "wrong amount"])
     assert rejected.exit_code == 0, rejected.output
     decided = jobs.approval(approval.id)
     assert decided.status == "rejected" and decided.decided_by == getpass.getuser()
