@@ -128,7 +128,7 @@ def test_the_cli_enforces_the_two_person_rule_with_proven_identities(
     env: dict[str, Any], monkeypatch: Any
 ) -> None:
     jobs = env["jobs"]
-    job_id, approval_id = _parked(jobs, "ana", _request(amount="8000.00"))
+    _job_id, approval_id = _parked(jobs, "ana", _request(amount="8000.00"))
     # the OS user (not authenticated) cannot approve an item that needs two people
     alone = runner.invoke(app, ["approvals", "approve", approval_id])
     assert alone.exit_code == 1 and "Two-person rule" in alone.output
@@ -241,12 +241,12 @@ def test_rows_written_into_the_job_database_are_not_obeyed(env: dict[str, Any]) 
     db = sqlite3.connect(env["url"].removeprefix("sqlite:///"))
 
     def edit(table: str, row_id: str, change: Any) -> None:
-        (doc,) = db.execute(f"SELECT doc FROM {table} WHERE id = ?", (row_id,)).fetchone()  # noqa: S608
+        (doc,) = db.execute(f"SELECT doc FROM {table} WHERE id = ?", (row_id,)).fetchone()
         data = json.loads(doc)
         change(data)
         db.execute(
             f"UPDATE {table} SET doc = ?, status = ? WHERE id = ?", (json.dumps(data), data["status"], row_id)
-        )  # noqa: S608
+        )
         db.commit()
 
     # the console would show 95.00 while 9500.00 is what the key stands for: it shows neither
@@ -274,7 +274,7 @@ def test_rows_written_into_the_job_database_are_not_obeyed(env: dict[str, Any]) 
 
 
 def test_auto_approve_is_limited_to_what_the_rules_permit_and_says_so(env: dict[str, Any]) -> None:
-    jobs, authority = env["jobs"], env["authority"]
+    jobs, _authority = env["jobs"], env["authority"]
     from taskcrew.jobs import JobOptions
 
     job = jobs.submit("Enter the Northwind invoice", submitted_by="ana", submitted_proof="token",
@@ -323,7 +323,7 @@ def test_edits_rehashing_and_truncation_of_the_audit_log_are_detected(tmp_path: 
     assert any("truncated" in p.problem for p in log.verify())
     # a malformed line is reported where it is, and the entries that parse are still listed
     log.path.write_text("\n".join([*lines[:2], '{"seq": 3, "bro', *lines[3:]]) + "\n", encoding="utf-8")
-    assert [p.line for p in log.verify()][0] == 3 and len(log.entries()) == 3
+    assert next(p.line for p in log.verify()) == 3 and len(log.entries()) == 3
 
 
 def test_the_console_audit_page_shows_where_the_chain_breaks(
