@@ -66,10 +66,17 @@ class AuditLog:
         if not self.path.exists():
             return 0, GENESIS
         last = ""
-        with self.path.open("rb") as fh:
-            for line in fh:
-                if line.strip():
-                    last = line.decode("utf-8", "replace")
+        with self.path.open("rb") as fh:  # the last line only: appends stay cheap as the log grows
+            size = fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, size - 262144))
+            tail = [line for line in fh.read().splitlines() if line.strip()]
+            if tail and (size <= 262144 or len(tail) > 1):
+                last = tail[-1].decode("utf-8", "replace")
+            else:
+                fh.seek(0)
+                for line in fh:
+                    if line.strip():
+                        last = line.decode("utf-8", "replace")
         if not last:
             return 0, GENESIS
         try:
