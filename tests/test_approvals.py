@@ -326,7 +326,7 @@ def test_edits_rehashing_and_truncation_of_the_audit_log_are_detected(tmp_path: 
     assert next(p.line for p in log.verify()) == 3 and len(log.entries()) == 3
 
 
-def test_the_console_audit_page_shows_where_the_chain_breaks(
+def test_the_console_shows_a_tampered_payload_and_a_broken_chain_as_such(
     env: dict[str, Any], tmp_path: Path, console_users: Path
 ) -> None:
     from taskcrew.console.server import ConsoleServer
@@ -343,6 +343,18 @@ def test_the_console_audit_page_shows_where_the_chain_breaks(
             csrf = form.text.split('name="csrf" value="')[1].split('"')[0]
             http.post("/login", data={"username": "bob", "password": "bob-secret-1", "csrf": csrf, "next": "/"},
                       headers={"Origin": server.url})  # fmt: skip
+            # an approval whose stored amount was edited (9500.00 approved-to-be, 95.00 shown): not shown
+            _, approval_id = _parked(env["jobs"], "ana", _request(amount="9500.00"))
+            db = sqlite3.connect(env["url"].removeprefix("sqlite:///"))
+            (doc,) = db.execute("SELECT doc FROM taskcrew_approvals WHERE id = ?", (approval_id,)).fetchone()
+            db.execute(
+                "UPDATE taskcrew_approvals SET doc = ? WHERE id = ?",
+                (doc.replace("9500.00", "95.00"), approval_id),
+            )
+            db.commit()
+            shown = http.get(f"/approvals/{approval_id}")
+            assert shown.status_code == 200 and "cannot be trusted" in shown.text
+            assert "95.00" not in shown.text and 'value="approve"' not in shown.text
             audit = env["authority"].audit
             with audit.path.open("a", encoding="utf-8") as fh:
                 fh.write("this is not an entry\n")
