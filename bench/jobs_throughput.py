@@ -84,10 +84,13 @@ def main() -> None:
     print("workers  wall_s  jobs/min  wait_p50  wait_p95  run_p50  ok  rows/job  bytes/job  most_at_once")
     for n in [int(x) for x in args.workers.split(",")]:
         url, admin, name = fresh_db(args.db, tmp, n)
+        os.environ["TASKCREW_APPROVALS_DIR"] = str(tmp / "home" / "approvals")
         jobs = Jobs.open(url)
         rows0, bytes0 = size(url, jobs.engine)
         env = {**os.environ, "TASKCREW_JOBS_DB": url, "TASKCREW_RUNS": str(tmp / f"runs-{n}")}
         env |= {"ERP_USERNAME": "demo", "ERP_PASSWORD": "demo123", "TASKCREW_HOME": str(tmp / "home")}
+        # the workers verify the bench's signed submissions (auto-approve): one approvals key for both
+        env["TASKCREW_APPROVALS_DIR"] = os.environ["TASKCREW_APPROVALS_DIR"] = str(tmp / "home" / "approvals")
         procs = [
             subprocess.Popen(
                 [sys.executable, "-m", "taskcrew.cli", "worker", "--worker-id", f"bench-{n}-{i}", "--erp-url", erp.url,

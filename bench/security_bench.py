@@ -4,7 +4,9 @@
 
 The suite is tests/test_adversarial_*.py (see docs/security.md): every case is an attack through
 real Chromium, the real ERP, attacker pages on an allowed host and a canary server, most at the
-browser level and the headline ones as whole runs through the Flow with hostile scripted models.
+browser level and the headline ones as whole runs through the Flow with hostile scripted models,
+plus the multi-user attacks on the approval authority (tests/test_adversarial_approvals.py: a second
+employee, rows forged in the job database, a submitter who claims another name).
 A case that passes was blocked; one whose check failed got through; one that raised anything else
 crashed. Prints figures only.
 """

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from fixtures_console import ConsoleEnv, flash, shot
 
+from taskcrew.approvals.signing import approvals_dir
 from taskcrew.eval.models import load_cases
 from taskcrew.jobs import Job, JobOptions
 from taskcrew.mock_erp import ErpServer, fetch_state
@@ -45,6 +46,7 @@ def test_approve_in_the_console_resumes_the_parked_run_and_reject_ends_it(
     headline = console_env.jobs.submit(cases["northwind-headline"].task, submitted_by="ana", options=SCRIPTED)
     vandelay = console_env.jobs.submit(cases["reject-approval"].task, submitted_by="ana", options=SCRIPTED)
     worker_env = {**os.environ, "TASKCREW_HOME": str(home), "ERP_USERNAME": "demo", "ERP_PASSWORD": "demo123"}
+    worker_env["TASKCREW_APPROVALS_DIR"] = str(approvals_dir())  # the console's and the worker's one key
     command = [
         sys.executable,
         "-m",

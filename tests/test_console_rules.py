@@ -9,8 +9,11 @@ from pathlib import Path
 import pytest
 from console_seed import parked_job, write_run, write_sweep
 
+from taskcrew.approvals.audit import AuditLog
+from taskcrew.approvals.authority import Authority
+from taskcrew.approvals.identity import Identity
+from taskcrew.approvals.rules import RiskRulesError, assess, load_rules, parse_amount
 from taskcrew.console.artifacts import EvalResults, RunsDir
-from taskcrew.console.audit import AuditLog
 from taskcrew.console.auth import (
     Authenticator,
     ConsoleUserError,
@@ -19,9 +22,6 @@ from taskcrew.console.auth import (
     load_users,
     verify_password,
 )
-from taskcrew.console.cosign import CosignStore
-from taskcrew.console.decisions import Approver
-from taskcrew.console.risk import RiskRulesError, assess, load_rules, parse_amount
 from taskcrew.console.sessions import SessionStore
 from taskcrew.jobs import Jobs
 
@@ -127,23 +127,26 @@ def test_risk_rules_thresholds_per_currency_bank_details_and_targets(tmp_path: P
 
 
 @pytest.fixture
-def approver(tmp_path: Path) -> Approver:
+def approver(tmp_path: Path) -> Authority:
     jobs = Jobs.open(f"sqlite:///{tmp_path / 'jobs.sqlite3'}")
-    return Approver(
-        jobs, load_rules(), AuditLog(tmp_path / "audit.jsonl"), CosignStore(tmp_path / "c.sqlite3")
-    )
+    rules = load_rules().model_copy(update={"two_person": "on"})  # several people approve here
+    return Authority(jobs, rules, home=tmp_path / "approvals")
 
 
-def test_two_person_rule_and_second_approver(approver: Approver) -> None:
+def as_(name: str) -> Identity:
+    return Identity(name=name, proof="console")
+
+
+def test_two_person_rule_and_second_approver(approver: Authority) -> None:
     jobs = approver.jobs
     job, approval = parked_job(jobs, "ana", amount="12,000.00")
-    assert approver.decide(approval.id, "approve", "ana").status == "refused"  # the submitter
-    first = approver.decide(approval.id, "approve", "bob")
+    assert approver.decide(approval.id, "approve", as_("ana")).status == "refused"  # the submitter
+    first = approver.decide(approval.id, "approve", as_("bob"))
     assert first.status == "first_approval"
     assert jobs.approval(approval.id).status == "pending" and jobs.get(job.id).status == "waiting"
-    again = approver.decide(approval.id, "approve", "bob")
+    again = approver.decide(approval.id, "approve", as_("bob"))
     assert again.status == "refused" and "second" in again.message
-    done = approver.decide(approval.id, "approve", "carol")
+    done = approver.decide(approval.id, "approve", as_("carol"))
     assert done.status == "decided"
     decided = jobs.approval(approval.id)
     assert decided.status == "approved" and decided.decided_by == "bob+carol"
@@ -159,15 +162,16 @@ def test_two_person_rule_and_second_approver(approver: Approver) -> None:
     assert approver.audit.verify() == []
 
 
-def test_low_risk_submitter_may_approve_and_answers_stay_answers(approver: Approver) -> None:
+def test_low_risk_submitter_may_approve_and_answers_stay_answers(approver: Authority) -> None:
     jobs = approver.jobs
     _, small = parked_job(jobs, "ana", amount="80.00")
-    assert approver.decide(small.id, "approve", "ana").status == "decided"
+    assert approver.decide(small.id, "approve", as_("ana")).status == "decided"
     assert jobs.approval(small.id).status == "approved"
     _, other = parked_job(jobs, "ana")
-    assert approver.decide(other.id, "answer", "bob", "").status == "refused"
+    assert approver.decide(other.id, "answer", as_("bob"), "").status == "refused"
     assert (
-        approver.decide(other.id, "answer", "bob", "Use the PDF's total, not the email's").status == "decided"
+        approver.decide(other.id, "answer", as_("bob"), "Use the PDF's total, not the email's").status
+        == "decided"
     )
     answered = jobs.approval(other.id)
     assert answered.status == "answered" and answered.decision is not None
@@ -175,25 +179,25 @@ def test_low_risk_submitter_may_approve_and_answers_stay_answers(approver: Appro
         answered.decision.outcome == "answer"
         and answered.decision.text == "Use the PDF's total, not the email's"
     )
-    assert approver.decide(other.id, "reject", "bob").status == "refused"  # already decided
+    assert approver.decide(other.id, "reject", as_("bob")).status == "refused"  # already decided
     _, third = parked_job(jobs, "ana")
-    assert approver.decide(third.id, "reject", "bob", "wrong vendor").status == "decided"
+    assert approver.decide(third.id, "reject", as_("bob"), "wrong vendor").status == "decided"
     assert jobs.approval(third.id).status == "rejected"
 
 
-def test_bulk_only_for_identical_low_risk_items(approver: Approver) -> None:
+def test_bulk_only_for_identical_low_risk_items(approver: Authority) -> None:
     jobs = approver.jobs
     a = parked_job(jobs, "ana", amount="10.00")[1]
     b = parked_job(jobs, "ana", amount="20.00")[1]
     risky = parked_job(jobs, "ana", amount="20,000.00")[1]
     different = parked_job(jobs, "ana", amount="30.00", extra={"memo": "x"})[1]
-    refused = approver.bulk_approve([a.id, risky.id], "bob")
+    refused = approver.bulk_approve([a.id, risky.id], as_("bob"))
     assert refused[0].status == "refused" and "flagged" in refused[0].message
-    refused = approver.bulk_approve([a.id, different.id], "bob")
+    refused = approver.bulk_approve([a.id, different.id], as_("bob"))
     assert refused[0].status == "refused" and "not identical" in refused[0].message
     assert jobs.approval(a.id).status == "pending"  # all or nothing
-    assert approver.bulk_approve([a.id], "bob")[0].status == "refused"
-    done = approver.bulk_approve([a.id, b.id], "bob")
+    assert approver.bulk_approve([a.id], as_("bob"))[0].status == "refused"
+    done = approver.bulk_approve([a.id, b.id], as_("bob"))
     assert [r.status for r in done] == ["decided", "decided"]
     assert {jobs.approval(a.id).status, jobs.approval(b.id).status} == {"approved"}
 
@@ -258,7 +262,7 @@ def test_cli_add_user_and_clear_errors_on_bad_setup(tmp_path: Path) -> None:
 
 
 def test_a_damaged_audit_log_stops_decisions(tmp_path: Path) -> None:
-    from taskcrew.console.audit import AuditLogError
+    from taskcrew.approvals.audit import AuditLogError
 
     log = AuditLog(tmp_path / "audit.jsonl")
     log.append("ana", "login", "/login")
@@ -268,20 +272,22 @@ def test_a_damaged_audit_log_stops_decisions(tmp_path: Path) -> None:
         log.append("bob", "approve", "apr-1")
 
 
-def test_a_question_is_answered_never_approved(approver: Approver) -> None:
+def test_a_question_is_answered_never_approved(approver: Authority) -> None:
     jobs = approver.jobs
     job = jobs.submit("Enter the latest Hooli invoice into the ERP", submitted_by="ana")
     jobs.mark(job.id, "waiting", only_if=("queued",))
     question = jobs.park(job.id, kind="question", key="q1", question="Which of the two Hooli invoices?")
-    assert approver.decide(question.id, "approve", "bob").status == "refused"
-    assert approver.bulk_approve([question.id, question.id], "bob")[0].status == "refused"
-    assert approver.decide(question.id, "answer", "bob", "HCS-2026-10, the newer one").status == "decided"
+    assert approver.decide(question.id, "approve", as_("bob")).status == "refused"
+    assert approver.bulk_approve([question.id, question.id], as_("bob"))[0].status == "refused"
+    assert (
+        approver.decide(question.id, "answer", as_("bob"), "HCS-2026-10, the newer one").status == "decided"
+    )
     decided = jobs.approval(question.id)
     assert decided.status == "answered" and decided.decision is not None
     assert decided.decision.text == "HCS-2026-10, the newer one"
 
 
-def test_origins_from_recorded_sources_or_the_runs_summary(approver: Approver) -> None:
+def test_origins_from_recorded_sources_or_the_runs_summary(approver: Authority) -> None:
     from taskcrew.jobs import ApprovalRequest, FieldSource
     from taskcrew.tools.human import FieldValue
 

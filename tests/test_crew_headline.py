@@ -169,7 +169,7 @@ def test_headline_task_survives_every_fault_and_enters_exactly_one_correct_bill(
     assert "Done, and independently verified" in report
     first = report.split("## Verifier")[0]  # the answer to the person comes first
     assert first.index("## Answer") < first.index("**Submissions**") < first.index("**Caveats:**")
-    assert first.count("sent again (already approved)") + first.count("**approved** by you") == 4
+    assert first.count("sent again (already approved)") + first.count("**approved** by the person asked") == 4
     assert "HTTP 503" in trace and "422" in trace
     assert (result.run_dir / "final_page.png").stat().st_size > 1000
 

@@ -123,7 +123,7 @@ def test_cli_submit_batch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     url = f"sqlite:///{tmp_path / 'jobs.sqlite3'}"
     monkeypatch.setenv("TASKCREW_JOBS_DB", url)
     runner = CliRunner()
-    out = runner.invoke(app, ["submit", BATCH, "--batch", "--by", "ana"])
+    out = runner.invoke(app, ["submit", BATCH, "--batch"])
     assert out.exit_code == 0, out.output
     jobs = Jobs.open(url)
     assert jobs.get(out.output.strip()).options.batch

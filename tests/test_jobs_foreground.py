@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import getpass
 from pathlib import Path
 
 import pytest
@@ -16,10 +17,10 @@ from taskcrew.jobs import Jobs
 def test_a_foreground_run_is_a_finished_job_with_who_ran_it(
     isolated_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("TASKCREW_USER", "ana")
+    monkeypatch.setenv("TASKCREW_USER", "ana")  # a typed name is not an identity: ignored
     _, worker_model = run_file_question("--read-only")
     [job] = Jobs.open().list()
-    assert (job.status, job.outcome, job.submitted_by) == ("finished", "done", "ana")
+    assert (job.status, job.outcome, job.submitted_by) == ("finished", "done", getpass.getuser())
     assert job.options.worker_model == worker_model and job.run_dir
     assert job.options.read_only  # recorded, so a retry on a worker is read-only too
     assert Path(job.run_dir, "report.md").is_file()

@@ -1,5 +1,5 @@
 """The console's routes (Starlette). Thin: each handler checks the session (and CSRF on POST),
-calls a plain module (decisions, artifacts, risk, audit, the job store) and renders a template."""
+calls a plain module (the approvals authority, artifacts, the job store) and renders a template."""
 
 from __future__ import annotations
 
@@ -24,13 +24,13 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp
 
+from taskcrew.approvals.audit import AuditLogError
+from taskcrew.approvals.authority import ACTIONS, Authority
+from taskcrew.approvals.identity import Identity
+from taskcrew.approvals.rules import load_rules
 from taskcrew.console.artifacts import EvalResults, RunsDir
-from taskcrew.console.audit import AuditLog, AuditLogError
 from taskcrew.console.auth import Authenticator, load_users
 from taskcrew.console.charts import sweep_charts
-from taskcrew.console.cosign import CosignStore
-from taskcrew.console.decisions import ACTIONS, Approver
-from taskcrew.console.risk import load_rules
 from taskcrew.console.security import SecurityHeaders, same_origin, token_ok
 from taskcrew.console.sessions import Session, SessionStore
 from taskcrew.console.settings import ConsoleSettings
@@ -59,17 +59,17 @@ class Console:
             )
         try:
             self.sessions = SessionStore(state / "console.sqlite3", ttl_seconds=settings.session_hours * 3600)
-            self.cosign = CosignStore(state / "console.sqlite3")
         except (sqlite3.DatabaseError, RuntimeError) as exc:
             raise ValueError(
                 f"The console's database {state / 'console.sqlite3'} cannot be used ({exc}); move it aside: "
                 "everyone logs in again and pending first approvals must be given again."
             ) from exc
-        self.audit = AuditLog(state / "audit.jsonl")
         self.rules = load_rules(settings.risk_rules)
         self._owns_jobs = jobs is None
         self.jobs = jobs if jobs is not None else Jobs.open(settings.jobs_url)
-        self.approver = Approver(self.jobs, self.rules, self.audit, self.cosign)
+        # the console is a thin client of the approvals authority (rules, identities, signatures, audit)
+        self.approver = Authority(self.jobs, self.rules, users_file=settings.users_file)
+        self.audit = self.approver.audit
         self.runs = RunsDir(settings.runs_dirs, extra=self._job_run_dirs)
         self.evals = EvalResults(settings.eval_dirs)
 
@@ -81,7 +81,6 @@ class Console:
 
     def close(self) -> None:
         self.sessions.close()
-        self.cosign.close()
         if self._owns_jobs:
             self.jobs.close()
 
@@ -292,7 +291,8 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
         if action is None:
             return back(f"/approvals/{approval_id}", "Choose approve, reject or answer.", "error")
         text = str(form.get("text") or "")
-        result = await asyncio.to_thread(console.approver.decide, approval_id, action, session.user, text)
+        who = Identity(name=session.user, proof="console")
+        result = await asyncio.to_thread(console.approver.decide, approval_id, action, who, text)
         kind = "error" if result.status == "refused" else "info"
         target = "/approvals" if result.status == "decided" else f"/approvals/{approval_id}"
         return back(target, result.message, kind)
@@ -303,7 +303,8 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
             return checked
         session, form = checked
         ids = [str(v) for v in form.getlist("ids")]
-        results = await asyncio.to_thread(console.approver.bulk_approve, ids, session.user)
+        who = Identity(name=session.user, proof="console")
+        results = await asyncio.to_thread(console.approver.bulk_approve, ids, who)
         refused = [r for r in results if r.status == "refused"]
         if refused:
             return back("/approvals", refused[0].message, "error")
@@ -358,7 +359,11 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
         )
         try:
             job = await asyncio.to_thread(
-                console.jobs.submit, task, submitted_by=session.user, options=options
+                console.jobs.submit,
+                task,
+                submitted_by=session.user,
+                submitted_proof="console",
+                options=options,
             )
         except InvalidChange as exc:
             return back("/jobs", str(exc), "error")

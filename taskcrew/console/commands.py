@@ -43,8 +43,8 @@ def console_serve(
 ) -> None:
     if ctx.invoked_subcommand is not None:
         return
+    from taskcrew.approvals.rules import RiskRulesError
     from taskcrew.console.auth import ConsoleUserError
-    from taskcrew.console.risk import RiskRulesError
     from taskcrew.console.server import serve
     from taskcrew.console.settings import ConsoleSettings
     from taskcrew.jobs import JobStoreError

@@ -7,8 +7,6 @@ outcome becomes the exit code (see EXIT_CODES).
 
 from __future__ import annotations
 
-import getpass
-import os
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +22,11 @@ USAGE_ERROR = 2
 
 
 def make_human(auto_approve: bool, console: Console) -> Any:
+    from taskcrew.approvals.terminal import TerminalApprovals
     from taskcrew.tools.human import AutoApproveHuman, TerminalHuman
 
-    return AutoApproveHuman() if auto_approve else TerminalHuman(console=console)
+    inner = AutoApproveHuman() if auto_approve else TerminalHuman(console=console)
+    return TerminalApprovals(inner)  # the same risk rules as every other surface
 
 
 def _fail(console: Console, exc: Exception) -> int:
@@ -87,11 +87,13 @@ def run_command(
             read_only=read_only,
             max_steps=max_steps,
         )
+        from taskcrew.approvals.terminal import terminal_identity
+
         with Workplace(place, make_human(auto_approve, console)) as workplace:
             result = run_in_foreground(  # a job in the store, checkpointed: `taskcrew jobs retry` resumes it
                 workplace,
                 task,
-                submitted_by=os.environ.get("TASKCREW_USER") or getpass.getuser(),
+                submitted_by=terminal_identity().name,
                 options=options,
                 worker_model=models.worker.raw,
                 verifier_model=models.verifier.raw,

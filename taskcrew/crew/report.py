@@ -114,7 +114,8 @@ def submissions(ctx: RunContext) -> list[str]:
             continue
         if event.kind == "approval":
             what, fields = event.question, ", ".join(f"{k}={v}" for k, v in event.payload.items())
-            decision = f"**{event.answer}** by you" + (f" ({event.note})" if event.note else "")
+            by = getattr(event, "by", "") or "the person asked"
+            decision = f"**{event.answer}** by {by}" + (f" ({event.note})" if event.note else "")
         else:
             what = f"{event.detail.get('method', '')} {event.detail.get('url', '')}"
             fields, decision = "the same values", "sent again (already approved)"

@@ -74,6 +74,7 @@ class ApprovalEvent(_Event):
     answer: str
     note: str = ""
     flags: dict[str, str] = Field(default_factory=dict)  # field -> what the approver was warned of
+    by: str = ""  # who or what decided: a named person, a rule, --auto-approve
 
 
 class StepEvent(_Event):
@@ -192,6 +193,7 @@ def decision_event(decision: Any) -> _Event:
             answer=decision.outcome,
             note=decision.answer or "",
             flags={f.name: f.note for f in decision.fields if getattr(f, "note", None)},
+            by=decision.approved_by or "",
         )
     detail = {
         "kind": decision.kind,

@@ -17,6 +17,7 @@ def submit_each(
     items: list[str],
     *,
     submitted_by: str,
+    submitted_proof: str = "os_user",
     options: JobOptions | None = None,
     batch_id: str | None = None,
 ) -> list[Job]:
@@ -36,6 +37,7 @@ def submit_each(
             jobs.submit(
                 template.replace("{item}", item),
                 submitted_by=submitted_by,
+                submitted_proof=submitted_proof,
                 options=options,
                 parent_id=batch_id,
                 item=item,

@@ -1,13 +1,12 @@
-"""The job commands: submit, worker, jobs list|show|cancel|retry, approvals list|show|approve|reject|answer.
+"""The job commands: submit, worker, jobs list|show|cancel|retry (the approvals commands are in
+``taskcrew.approvals.cli``).
 
 Thin: each command parses options and calls the job store (``taskcrew.jobs.store``) or the worker.
 """
 
 from __future__ import annotations
 
-import getpass
 import json
-import os
 import signal
 import threading
 from pathlib import Path
@@ -15,8 +14,9 @@ from typing import Annotated, Any, get_args
 
 import typer
 
+from taskcrew.approvals.cli import approvals_app, identity
+
 jobs_app = typer.Typer(help="Queued, running and finished jobs.", no_args_is_help=True)
-approvals_app = typer.Typer(help="Approvals and questions that parked jobs wait for.", no_args_is_help=True)
 
 DbUrl = Annotated[
     str | None,
@@ -25,12 +25,18 @@ DbUrl = Annotated[
     ),
 ]
 By = Annotated[
-    str | None, typer.Option("--by", help="Who does this (default: TASKCREW_USER, else the login name).")
+    str | None, typer.Option("--by", hidden=True, help="Refused: who acts is proven, never typed.")
 ]
 
 
-def _who(by: str | None) -> str:
-    return by or os.environ.get("TASKCREW_USER") or getpass.getuser()
+def _who(by: str | None) -> Any:
+    """The proven identity that acts (a free-text --by is refused: a name anyone could type)."""
+    if by is not None:
+        raise _fail(
+            "--by is not accepted: you act as who you are — `taskcrew approvals login` (a personal token, "
+            "or TASKCREW_TOKEN), else your operating-system user"
+        )
+    return identity()
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
@@ -101,14 +107,31 @@ def submit(
         worker_model=model, verifier_model=verifier_model, auto_approve=auto_approve, batch=batch
     )
     who = _who(by)
+    _two_person_check(who)
     if for_each:
         from taskcrew.jobs.batch import submit_each
 
-        for job in _guard(lambda: submit_each(jobs, task, for_each, submitted_by=who, options=options)):
+        for job in _guard(
+            lambda: submit_each(
+                jobs, task, for_each, submitted_by=who.name, submitted_proof=who.proof, options=options
+            )
+        ):
             typer.echo(job.id)
         return
-    job = _guard(lambda: jobs.submit(task, submitted_by=who, options=options))
+    job = _guard(lambda: jobs.submit(task, submitted_by=who.name, submitted_proof=who.proof, options=options))
     typer.echo(job.id)
+
+
+def _two_person_check(who: Any) -> None:
+    """Where several people approve (the two-person rule is on), a submitter must be proven: else
+    one person could submit as her OS user and approve as her login."""
+    from taskcrew.approvals.authority import Authority
+
+    if not who.authenticated and Authority(None).two_person_active():
+        raise _fail(
+            f"the two-person rule is on here, so a submitter must be authenticated ({who.describe()} is not): "
+            "`taskcrew approvals login` first"
+        )
 
 
 def worker(
@@ -244,14 +267,14 @@ def jobs_show(job_id: str, db: DbUrl = None) -> None:
 def jobs_cancel(job_id: str, db: DbUrl = None, by: By = None) -> None:
     """Cancel a queued, running or waiting job."""
     jobs = _open(db)
-    typer.echo(_job_line(_guard(lambda: jobs.cancel(job_id, by=_who(by)))))
+    typer.echo(_job_line(_guard(lambda: jobs.cancel(job_id, by=_who(by).name))))
 
 
 @jobs_app.command("retry")
 def jobs_retry(job_id: str, db: DbUrl = None, by: By = None) -> None:
     """Run a finished, failed or cancelled job again."""
     jobs = _open(db)
-    typer.echo(_job_line(_guard(lambda: jobs.retry(job_id, by=_who(by)))))
+    typer.echo(_job_line(_guard(lambda: jobs.retry(job_id, by=_who(by).name))))
 
 
 @jobs_app.command("limits")
@@ -293,80 +316,6 @@ def jobs_limits(
         )
         return
     typer.echo(limits.describe())
-
-
-@approvals_app.command("list")
-def approvals_list(
-    all_: Annotated[bool, typer.Option("--all", help="Decided and expired ones too.")] = False,
-    db: DbUrl = None,
-) -> None:
-    """Pending approvals and questions, oldest first."""
-    jobs = _open(db)
-    found = _guard(lambda: jobs.approvals(None if all_ else "pending"))
-    if not found:
-        typer.echo("No approvals." if all_ else "Nothing waits for approval.")
-    for a in found:
-        what = (
-            a.question if a.kind == "question" else f"{a.request.method} {a.request.url}" if a.request else ""
-        )
-        typer.echo(f"{a.id}  {a.status}  job {a.job_id}  {a.kind}: {what}")
-
-
-@approvals_app.command("show")
-def approvals_show(approval_id: str, db: DbUrl = None) -> None:
-    """One approval: the exact payload, where each value came from, the screenshot."""
-    from taskcrew.tools.human import describe_request
-
-    jobs = _open(db)
-    a = _guard(lambda: jobs.approval(approval_id))
-    typer.echo(f"{a.id}  {a.kind}  {a.status}  job {a.job_id}")
-    if a.request is not None:
-        typer.echo(describe_request(a.request))
-    if a.question:
-        typer.echo(a.question)
-    for src in a.sources:
-        typer.echo(f"  {src.name}: from {src.source}")
-    if a.screenshot:
-        typer.echo(f"screenshot: {a.screenshot}")
-    if a.expires_at:
-        typer.echo(f"expires: {a.expires_at:%Y-%m-%d %H:%M} UTC")
-    if a.decision:
-        typer.echo(f"decision: {a.decision.outcome} {a.decision.text or ''} by {a.decided_by}")
-
-
-def _decide(approval_id: str, decision: Any, db: str | None, by: str | None) -> None:
-    jobs = _open(db)
-    a = _guard(lambda: jobs.decide(approval_id, decision, decided_by=_who(by)))
-    typer.echo(f"{a.id}  {a.status}  job {a.job_id} resumes on the next free worker")
-
-
-@approvals_app.command("approve")
-def approvals_approve(approval_id: str, db: DbUrl = None, by: By = None) -> None:
-    """Approve exactly the shown payload; the job resumes (on any worker)."""
-    from taskcrew.tools.human import ApprovalDecision
-
-    _decide(approval_id, ApprovalDecision.approve(), db, by)
-
-
-@approvals_app.command("reject")
-def approvals_reject(
-    approval_id: str,
-    reason: Annotated[str | None, typer.Option("--reason", help="Why (the run sees it).")] = None,
-    db: DbUrl = None,
-    by: By = None,
-) -> None:
-    """Reject; the run ends 'rejected' (or, for a question, stops)."""
-    from taskcrew.tools.human import ApprovalDecision
-
-    _decide(approval_id, ApprovalDecision.reject(reason), db, by)
-
-
-@approvals_app.command("answer")
-def approvals_answer(approval_id: str, text: str, db: DbUrl = None, by: By = None) -> None:
-    """Answer a question (or reply to an approval with guidance instead of approving)."""
-    from taskcrew.tools.human import ApprovalDecision
-
-    _decide(approval_id, ApprovalDecision.answer(text), db, by)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,9 +1,10 @@
-"""The person behind a job: decisions come from the job store, never from a terminal.
+"""The person behind a job: decisions come from the job store, checked by the approvals authority,
+never from a terminal.
 
 A request nobody has decided yet parks the run (``Parked``): the job waits with the exact payload,
 no worker slot and no browser held. When the job resumes, the same step reaches the same request
-again; the decision recorded for exactly that payload (or question) is returned. A different payload
-is a different request: it is asked again.
+again; the decision recorded for exactly that request key (``approvals.key``) is returned if the
+authority signed it. A different payload is a different request: it is asked again.
 """
 
 from __future__ import annotations
@@ -11,11 +12,11 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from taskcrew.approvals.authority import Authority
+from taskcrew.approvals.worker import WorkerGate
 from taskcrew.jobs.models import FieldSource
 from taskcrew.jobs.store import Jobs, fingerprint
 from taskcrew.tools.human import ApprovalDecision, ApprovalRequest
-
-VOLATILE = ("csrf", "token", "nonce", "_ts")  # per-page-load fields: not part of what a person approves
 
 
 class Parked(BaseException):
@@ -24,13 +25,6 @@ class Parked(BaseException):
     def __init__(self, approval_id: str) -> None:
         super().__init__(approval_id)
         self.approval_id = approval_id
-
-
-def request_key(request: ApprovalRequest) -> str:
-    fields = sorted(
-        (f.name, f.value) for f in request.fields if not any(v in f.name.lower() for v in VOLATILE)
-    )
-    return fingerprint({"method": request.method.upper(), "url": request.url, "fields": fields})
 
 
 def provenance(checkpoint: dict[str, Any] | None, task: str, name: str, value: str) -> str:
@@ -61,18 +55,39 @@ class JobHuman:
         *,
         expires_in: timedelta | None = None,
         sources: dict[str, str] | None = None,
+        authority: Authority | None = None,
+        auto_approve: bool = False,
     ) -> None:
         self.jobs = jobs
         self.job_id = job_id
         self.expires_in = expires_in
         self.sources = sources or {}
         self.screenshot: str | None = None  # set by the run when it has one of the filled form
+        self.authority = authority or Authority(jobs)
+        self.gate = WorkerGate(self.authority, job_id)
+        self.auto_approve = auto_approve
+
+    def key(self, request: ApprovalRequest) -> str:
+        return request.key or self.authority.key_of(
+            request.method, request.url, [(f.name, f.value) for f in request.fields]
+        )
 
     def approve(self, request: ApprovalRequest) -> ApprovalDecision:
-        key = request_key(request)
-        decided = self.jobs.decision_for(self.job_id, key)
+        key = self.key(request)
+        names = {f.name for f in request.fields}
+        excluded = {n: why for n, why in self.authority.rules.excluded_for(request.url).items() if n in names}
+        request = request.model_copy(update={"key": key, "excluded": request.excluded or excluded})
+        decided = self.gate.decision(key)
         if decided is not None and decided.decision is not None:
-            return decided.decision
+            earlier = decided.decision
+            by = earlier.by or decided.decided_by or "a person"
+            if earlier.basis == "auto_approve":
+                return earlier
+            return earlier.model_copy(update={"by": f"{by}, given while the job waited", "basis": "resumed"})
+        if self.auto_approve:
+            auto = self.gate.auto(request, self.jobs.get(self.job_id), self.expires_in)
+            if auto is not None:
+                return auto
         approval = self.jobs.park(
             self.job_id,
             kind="approval",
@@ -81,6 +96,18 @@ class JobHuman:
             sources=self._sources(request),
             screenshot=self.screenshot,
             expires_in=self.expires_in,
+        )
+        self.authority.audit.append(
+            "worker",
+            "request",
+            approval.id,
+            {
+                "job_id": self.job_id,
+                "key": key,
+                "method": request.method,
+                "url": request.url,
+                "flags": request.flags,
+            },
         )
         raise Parked(approval.id)
 
@@ -94,7 +121,7 @@ class JobHuman:
                 source=self.sources.get(f.name) or provenance(checkpoint, task, f.name, f.value),
             )
             for f in request.fields
-            if not any(v in f.name.lower() for v in VOLATILE)
+            if f.name not in request.excluded
         ]
 
     def ask(self, question: str) -> str:

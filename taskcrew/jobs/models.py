@@ -52,6 +52,12 @@ class Job(BaseModel):
     reason: str = ""
     answer: str = ""
     submitted_by: str
+    submitted_proof: str = Field(
+        default="os_user", description="how the submitter was proven (approvals.identity)"
+    )
+    submission_sig: str | None = Field(
+        default=None, description="the authority's signature of the submission"
+    )
     submitted_at: datetime
     started_at: datetime | None = None
     finished_at: datetime | None = None
@@ -74,6 +80,15 @@ class FieldSource(BaseModel):
     source: str
 
 
+class Cosign(BaseModel):
+    """A first approval of an item that needs two people, signed by the authority."""
+
+    name: str
+    proof: str
+    at: datetime
+    sig: str
+
+
 class Approval(BaseModel):
     """A parked run's request to a person: approve/reject a submission, or answer a question."""
 
@@ -93,6 +108,9 @@ class Approval(BaseModel):
     decision: ApprovalDecision | None = None
     decided_by: str | None = None
     decided_at: datetime | None = None
+    request_sig: str | None = Field(default=None, description="the authority's signature of what was parked")
+    signature: str | None = Field(default=None, description="the authority's signature of the decision")
+    first_approvals: list[Cosign] = Field(default_factory=list)
     used: bool = Field(default=False, description="a question's answer was handed to the resumed run")
 
 

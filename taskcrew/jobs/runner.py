@@ -96,15 +96,11 @@ class LegRunner:
     def _run(self, job: Job) -> str:
         from taskcrew.crew.context import RunLimits
         from taskcrew.crew.run import run_task
-        from taskcrew.tools.human import AutoApproveHuman
 
         opts = job.options
         try:  # setting the run up can fail too (a scripted model that knows no such task)
-            human: Any = (
-                AutoApproveHuman()
-                if opts.auto_approve
-                else JobHuman(self.jobs, job.id, expires_in=self.approval_ttl)
-            )
+            # --auto-approve is checked by the approvals authority (signed, permitted by the rules)
+            human = JobHuman(self.jobs, job.id, expires_in=self.approval_ttl, auto_approve=opts.auto_approve)
             settings = self.place.run_settings(
                 job.task,
                 worker_model=opts.worker_model,
@@ -120,8 +116,10 @@ class LegRunner:
             res.checkpoints = StoreCheckpoints(self.jobs, job.id, self.worker_id)
             res.on_run_dir = lambda path: self.jobs.note_run_dir(job.id, str(path))
             res.wrap_model = self._shared_backoff
-            if res.browser is not None and isinstance(human, JobHuman):
-                res.browser.policy.before_approval = self._screenshot_for(human, job.id)
+            if res.browser is not None:
+                if not opts.auto_approve:
+                    res.browser.policy.before_approval = self._screenshot_for(human, job.id)
+                res.browser.policy.send_check = human.gate.send_check  # may I send exactly this?
             if res.browser is not None:
                 from taskcrew.tools.intents import IntentLog
 
@@ -174,6 +172,7 @@ class LegRunner:
                     plan.template,
                     plan.items,
                     submitted_by=job.submitted_by,
+                    submitted_proof=job.submitted_proof,
                     options=child,
                     batch_id=job.id,
                 )

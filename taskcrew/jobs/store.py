@@ -141,6 +141,19 @@ class Jobs:
         self.url = url
         self.on_enqueue: Callable[[Job, int], None] | None = None  # set by taskcrew.jobs.engine
         self.on_cancel_leg: Callable[[str, int], None] | None = None  # a dead worker's leg
+        self._keys: Any = None  # approvals.signing.KeyRing: signs submissions, parked requests, decisions
+
+    @property
+    def keys(self) -> Any:
+        if self._keys is None:
+            from taskcrew.approvals.signing import KeyRing
+
+            self._keys = KeyRing.default()
+        return self._keys
+
+    @keys.setter
+    def keys(self, ring: Any) -> None:
+        self._keys = ring
 
     @classmethod
     def open(cls, url: str | None = None) -> Jobs:
@@ -185,6 +198,7 @@ class Jobs:
         task: str,
         *,
         submitted_by: str,
+        submitted_proof: str = "os_user",
         options: JobOptions | None = None,
         parent_id: str | None = None,
         item: str | None = None,
@@ -192,7 +206,11 @@ class Jobs:
         enqueue: bool = True,
     ) -> Job:
         """Queue a job and return it at once. ``job_id`` makes the submission idempotent;
-        ``enqueue=False`` records it without queueing (``taskcrew run`` runs it in the foreground)."""
+        ``enqueue=False`` records it without queueing (``taskcrew run`` runs it in the foreground).
+        ``submitted_by`` is a proven identity (``approvals.identity``), ``submitted_proof`` how; the
+        submission (options such as ``auto_approve`` included) is signed by the authority's key."""
+        from taskcrew.approvals import seals
+
         task = task.strip()
         if len(task) < 3:
             raise InvalidChange("a task needs at least a few words: say what the worker should do")
@@ -207,12 +225,14 @@ class Jobs:
             task=task,
             status="queued",
             submitted_by=submitted_by,
+            submitted_proof=submitted_proof,
             submitted_at=now,
             updated_at=now,
             options=options or JobOptions(),
             parent_id=parent_id,
             item=item,
         )
+        job.submission_sig = self.keys.sign(seals.submission(job))
         with self._tx() as conn:
             conn.execute(
                 J.insert().values(
@@ -313,7 +333,10 @@ class Jobs:
         return Approval.model_validate_json(str(row[0]))
 
     def decide(self, approval_id: str, decision: ApprovalDecision, *, decided_by: str) -> Approval:
-        """Record a person's decision and resume the parked job (on any worker)."""
+        """Record a decision, signed, and resume the parked job (on any worker). Callers other than
+        the approvals authority (``taskcrew.approvals``) should not call this: it applies no rule."""
+        from taskcrew.approvals import seals
+
         self.expire_due()
         approval = self.approval(approval_id)
         if approval.status != "pending":
@@ -328,6 +351,7 @@ class Jobs:
         approval.status = {"approve": "approved", "reject": "rejected", "answer": "answered"}[
             decision.outcome
         ]  # type: ignore[assignment]
+        approval.signature = self.keys.sign(seals.decision(approval))
         with self._tx() as conn:
             done = conn.execute(
                 A.update()
@@ -381,7 +405,9 @@ class Jobs:
         screenshot: str | None = None,
         expires_in: timedelta | None = None,
     ) -> Approval:
-        """Create a pending approval (or return the pending one with the same key)."""
+        """Create a pending approval (or return the pending one with the same key), signed."""
+        from taskcrew.approvals import seals
+
         for existing in self.approvals(job_id=job_id, status="pending"):
             if existing.key == key:
                 return existing
@@ -399,6 +425,7 @@ class Jobs:
             created_at=now,
             expires_at=now + expires_in if expires_in else None,
         )
+        approval.request_sig = self.keys.sign(seals.request(approval))
         with self._tx() as conn:
             conn.execute(
                 A.insert().values(
@@ -407,6 +434,25 @@ class Jobs:
             )
             self._event(conn, job_id, "parked", f"{kind} {approval.id}", None)
         return approval
+
+    def add_first_approval(self, approval_id: str, first: Any) -> Approval:
+        """Record a signed first approval (``jobs.models.Cosign``) on a pending approval."""
+        for _ in range(20):
+            with self._tx() as conn:
+                row = conn.execute(sa.select(A.c.doc).where(A.c.id == approval_id)).first()
+                if row is None:
+                    raise UnknownApproval(f"no approval with id {approval_id!r}")
+                approval = Approval.model_validate_json(str(row[0]))
+                if approval.status != "pending":
+                    raise InvalidChange(f"approval {approval_id} is already {approval.status}")
+                approval.first_approvals.append(first)
+                if conn.execute(
+                    A.update()
+                    .where(A.c.id == approval_id, A.c.doc == str(row[0]))
+                    .values(doc=approval.model_dump_json())
+                ).rowcount:
+                    return approval
+        raise JobStoreError(f"approval {approval_id} kept changing underneath; try again")
 
     def decision_for(self, job_id: str, key: str) -> Approval | None:
         """The latest decided approval of this job for exactly this payload or question."""

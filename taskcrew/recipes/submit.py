@@ -4,8 +4,6 @@ read-only flag, which the worker enforces as `taskcrew run` does."""
 
 from __future__ import annotations
 
-import getpass
-import os
 import secrets
 from typing import Any
 
@@ -46,13 +44,20 @@ def submit_expansions(recipe: Recipe, expansions: list[Expansion], options: dict
     except JobStoreError as exc:
         typer.echo(f"error: {exc}", err=True)
         return 2
-    by = os.environ.get("TASKCREW_USER") or getpass.getuser()  # as `taskcrew submit` records it
+    from taskcrew.approvals.identity import IdentityError, cli_identity
+
+    try:
+        who = cli_identity()  # as `taskcrew submit` records it: a proven identity, never a typed name
+    except IdentityError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        return 2
     batch = f"batch-{recipe.name}-{secrets.token_hex(4)}" if len(expansions) > 1 else None
     try:
         for exp in expansions:
             job = jobs.submit(
                 exp.task,
-                submitted_by=by,
+                submitted_by=who.name,
+                submitted_proof=who.proof,
                 options=JobOptions(**job_options(exp, options)),
                 parent_id=batch,
                 item=exp.values.get(listed) if listed else None,

@@ -35,6 +35,17 @@ class ApprovalRequest(BaseModel):
     fields: list[FieldValue] = Field(default_factory=list)
     summary: str = ""
     page_url: str | None = None
+    key: str = Field(default="", description="the canonical key of exactly what is sent (approvals.key)")
+    excluded: dict[str, str] = Field(
+        default_factory=dict, description="fields left out of the key by a rule: name -> why"
+    )
+    looked_up: dict[str, str] = Field(
+        default_factory=dict, description="what the worker read for the risk rules (a record's amount)"
+    )
+    flags: list[str] = Field(default_factory=list, description="what the risk rules flag, for the person")
+
+
+Basis = Literal["person", "auto_approve", "rule", "resumed", "identical"]
 
 
 class ApprovalDecision(BaseModel):
@@ -42,10 +53,14 @@ class ApprovalDecision(BaseModel):
 
     outcome: Literal["approve", "reject", "answer"]
     text: str | None = None
+    by: str | None = Field(
+        default=None, description="who or what decided: a named person, a rule, --auto-approve"
+    )
+    basis: Basis | None = None
 
     @classmethod
-    def approve(cls) -> ApprovalDecision:
-        return cls(outcome="approve")
+    def approve(cls, by: str | None = None, basis: Basis | None = None) -> ApprovalDecision:
+        return cls(outcome="approve", by=by, basis=basis)
 
     @classmethod
     def reject(cls, reason: str | None = None) -> ApprovalDecision:
@@ -82,6 +97,14 @@ def describe_request(request: ApprovalRequest) -> str:
         )
     else:
         lines.append("(no fields)")
+    for name, why in request.excluded.items():
+        lines.append(f"not part of what you approve: {name} ({why}; it changes on every page load)")
+    if "amount" in request.looked_up:
+        found = request.looked_up
+        lines.append(
+            f"amount of the record: {found['amount']} {found.get('currency', '')} (read from {found.get('source')})"
+        )
+    lines.extend(f"⚠ {flag}" for flag in request.flags)
     return "\n".join(lines)
 
 
@@ -135,7 +158,7 @@ class TerminalHuman:
         if choice is None:
             return ApprovalDecision.reject(NO_INPUT)
         if choice == "y":
-            return ApprovalDecision.approve()
+            return ApprovalDecision.approve(by=f"{_os_user()} at the terminal", basis="person")
         if choice == "a":
             text = self._prompt("Your message to the agent")
             return ApprovalDecision.answer(text) if text else ApprovalDecision.reject(NO_INPUT)
@@ -151,6 +174,15 @@ class TerminalHuman:
         return self._prompt("Your answer") or ""
 
 
+def _os_user() -> str:
+    import getpass
+
+    return getpass.getuser()
+
+
+AUTO_APPROVED = "--auto-approve (nobody was asked)"
+
+
 class AutoApproveHuman:
     """Approves everything (``--auto-approve``); answers questions with a fixed text."""
 
@@ -160,7 +192,7 @@ class AutoApproveHuman:
 
     def approve(self, request: ApprovalRequest) -> ApprovalDecision:
         self.approved.append(request)
-        return ApprovalDecision.approve()
+        return ApprovalDecision.approve(by=AUTO_APPROVED, basis="auto_approve")
 
     def ask(self, question: str) -> str:
         return self._answer

@@ -9,7 +9,8 @@ before.
     before_send → None: send it (the attempt is recorded first, with no result yet)
                 → a text: do NOT send; the text goes back to the agent as an observation.
 
-A repeat (same job, method, URL and payload, per-page tokens aside):
+A repeat (same job and the same canonical request key, ``approvals.key``: method, URL and every field
+but those a rule names as per-page tokens of that system):
 - with a read-back rule (``tools/readback.py``, the company's ``readback.yaml``): the system is read
   back; applied → not sent; absent → sent; cannot tell → decided as without a rule;
 - without one, by the earlier attempt's recorded outcome: definitely not applied (an HTTP 4xx/5xx
@@ -20,17 +21,15 @@ A repeat (same job, method, URL and payload, per-page tokens aside):
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
+from taskcrew.approvals.key import request_key
+from taskcrew.approvals.rules import RiskRules, load_rules
 from taskcrew.tools.readback import FetchText, ReadBack, ReadBackRules
-
-VOLATILE = ("csrf", "token", "nonce")
 
 IntentStatus = Literal["recorded", "sent", "confirmed", "not_applied", "uncertain"]
 
@@ -70,23 +69,32 @@ class IntentSink(Protocol):
     def put(self, record: IntentRecord) -> None: ...
 
 
-def intent_key(scope: str, method: str, url: str, fields: list[tuple[str, str]]) -> str:
-    stable = sorted((n, v) for n, v in fields if not any(t in n.lower() for t in VOLATILE))
-    raw = json.dumps([scope, method.upper(), url.split("#")[0], stable])
-    return hashlib.sha256(raw.encode()).hexdigest()[:32]
+def intent_key(
+    scope: str, method: str, url: str, fields: list[tuple[str, str]], risk: RiskRules | None = None
+) -> str:
+    """The canonical request key (``approvals.key``) of this job's (``scope``) submission."""
+    excluded = (risk or load_rules()).excluded_for(url)
+    return request_key(method, url, fields, excluded=excluded, scope=scope)
 
 
 class IntentLog:
-    def __init__(self, sink: IntentSink, scope: str, rules: ReadBackRules | list[ReadBack]) -> None:
+    def __init__(
+        self,
+        sink: IntentSink,
+        scope: str,
+        rules: ReadBackRules | list[ReadBack],
+        risk: RiskRules | None = None,
+    ) -> None:
         self.sink = sink
         self.scope = scope  # the job id: the same payload in another job is another intent
         self.rules = rules if isinstance(rules, ReadBackRules) else ReadBackRules(rules=rules)
+        self.risk = risk or load_rules()
         self.refused = 0
 
     def before_send(
         self, method: str, url: str, fields: list[tuple[str, str]], fetch_text: FetchText
     ) -> str | None:
-        key = intent_key(self.scope, method, url, fields)
+        key = intent_key(self.scope, method, url, fields, self.risk)
         earlier = self.sink.get(key)
         if earlier is None:
             self.sink.put(IntentRecord(key=key, method=method.upper(), url=url, fields=fields))
@@ -117,7 +125,7 @@ class IntentLog:
         return self._refusal(earlier, url, checked=found is not None)
 
     def after_send(self, method: str, url: str, fields: list[tuple[str, str]], outcome: SendOutcome) -> None:
-        key = intent_key(self.scope, method, url, fields)
+        key = intent_key(self.scope, method, url, fields, self.risk)
         record = self.sink.get(key) or IntentRecord(key=key, method=method.upper(), url=url, fields=fields)
         applied = outcome.applied
         record.status = "sent" if applied else "not_applied" if applied is False else "uncertain"

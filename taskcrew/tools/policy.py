@@ -26,6 +26,8 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from pydantic import BaseModel, Field
 
+from taskcrew.approvals.key import request_key
+from taskcrew.approvals.rules import RiskRules, assess, load_rules, look_up
 from taskcrew.config import DEFAULT_ERP_PORT
 from taskcrew.tools.human import ApprovalRequest, FieldValue, Human
 
@@ -83,6 +85,9 @@ class Submission(BaseModel):
     page_url: str | None = None
     summary: str = ""
     login_form: bool = False
+    sent: list[tuple[str, str]] | None = None
+    """Exactly what will be sent (secrets as placeholders), when ``fields`` shows it differently
+    (a select's label, a hidden password): the approval key is computed from it."""
 
 
 class PolicyDecision(BaseModel):
@@ -93,6 +98,8 @@ class PolicyDecision(BaseModel):
     reason: str
     fields: list[FieldValue] = Field(default_factory=list)
     answer: str | None = None
+    approved_by: str | None = None
+    """Who or what approved it: a named person, a rule, --auto-approve (never just "the human")."""
     at: datetime = Field(default_factory=lambda: datetime.now(UTC))
 
     @property
@@ -221,14 +228,24 @@ def strip_fragment(url: str) -> str:
 class Policy:
     """Decides, asks the human when needed, and records every decision."""
 
-    def __init__(self, config: PolicyConfig, human: Human, recorder: Recorder | None = None) -> None:
+    def __init__(
+        self,
+        config: PolicyConfig,
+        human: Human,
+        recorder: Recorder | None = None,
+        rules: RiskRules | None = None,
+    ) -> None:
         self.config = config
         self.human = human
         self._recorder = recorder
+        self.rules = rules or load_rules()
         self.decisions: list[PolicyDecision] = []
         # notes for fields in an approval (e.g. "read by OCR — check it"); each returns a note or None
         self.flaggers: list[Callable[[FieldValue], str | None]] = []
-        self._approved: set[tuple[str, str, tuple[tuple[str, str], ...]]] = set()
+        self._approved: dict[str, str] = {}  # approval key -> who approved it
+        self.page_fetch: Callable[[str], str | None] | None = None  # set by the network guard
+        self.send_check: Callable[[str, str, list[tuple[str, str]]], str | None] | None = None
+        """A durable run's authority check before anything data-changing leaves (approvals.worker)."""
 
     @property
     def read_only(self) -> bool:
@@ -236,7 +253,9 @@ class Policy:
 
     def read_only_copy(self) -> Policy:
         """The same rules, human and recorder, but refusing every data-changing request (verifier)."""
-        copy = Policy(self.config.model_copy(update={"read_only": True}), self.human, self._recorder)
+        copy = Policy(
+            self.config.model_copy(update={"read_only": True}), self.human, self._recorder, self.rules
+        )
         copy.flaggers = self.flaggers
         return copy
 
@@ -361,7 +380,9 @@ class Policy:
         method = sub.method.upper()
         kind: DecisionKind = "submission" if sub.origin == "form" else "request"
 
-        def decide(outcome: Outcome, reason: str, answer: str | None = None) -> PolicyDecision:
+        def decide(
+            outcome: Outcome, reason: str, answer: str | None = None, by: str | None = None
+        ) -> PolicyDecision:
             return self._record(
                 PolicyDecision(
                     kind=kind,
@@ -371,6 +392,7 @@ class Policy:
                     reason=reason,
                     fields=sub.fields,
                     answer=answer,
+                    approved_by=by,
                 )
             )
 
@@ -385,17 +407,18 @@ class Policy:
             return decide("allowed", "this path changes no business data (exempt)")
         if self.read_only:
             return decide("read_only_refused", "read-only session")
-        key = self._key(method, sub)
-        if key in self._approved:
-            return decide("allowed", "an identical payload was approved before")
         request = self._approval_request(method, sub)
+        if request.key in self._approved:
+            by = self._approved[request.key]
+            return decide("allowed", f"an identical payload was approved before (by {by})", by=by)
         reply = self.human.approve(request)
         sub = sub.model_copy(update={"fields": [self._flagged(f) for f in sub.fields]})  # notes on record
+        who = reply.by or "the person asked"
         if reply.outcome == "approve":
-            self._approved.add(key)
-            return decide("approved", "approved by the human")
-        reason = "rejected by the human" if reply.outcome == "reject" else "the human answered instead"
-        return decide("rejected", reason, answer=reply.text)
+            self._approved[request.key] = who
+            return decide("approved", f"approved by {who}", by=who)
+        reason = f"rejected by {who}" if reply.outcome == "reject" else f"{who} answered instead"
+        return decide("rejected", reason, answer=reply.text, by=who)
 
     def is_exempt(self, url: str) -> bool:
         """A login or an exempt path: data-changing, but no approval and no intent (not business data)."""
@@ -409,26 +432,30 @@ class Policy:
         path = normalize_path(urlsplit(url).path).rstrip("/") or "/"
         return any(path == (normalize_path(p).rstrip("/") or "/") for p in paths)
 
-    @staticmethod
-    def _key(method: str, sub: Submission) -> tuple[str, str, tuple[tuple[str, str], ...]]:
-        fields = tuple(sorted((f.name, f.value) for f in sub.fields if not CSRF_NAME_RE.search(f.name)))
-        return method, strip_fragment(sub.url), fields
-
     def _approval_request(self, method: str, sub: Submission) -> ApprovalRequest:
+        """What the person is asked: every field (one a rule leaves out of the key says so), the
+        record amount the rules need, the flags, and the canonical key of exactly what is sent."""
+        excluded = self.rules.excluded_for(sub.url)
+        sent = sub.sent if sub.sent is not None else [(f.name, f.value) for f in sub.fields]
         shown = [
-            FieldValue(name=f.name, value=f"(security token, {len(f.value)} chars)")
-            if CSRF_NAME_RE.search(f.name)
+            FieldValue(name=f.name, value=f"(left out of the approval: {excluded[f.name]})")
+            if f.name in excluded
             else self._flagged(f)
             for f in sub.fields
         ]
-        return ApprovalRequest(
+        request = ApprovalRequest(
             kind="form_submission" if sub.origin == "form" else "network_request",
             method=method,
             url=sub.url,
             fields=shown,
             summary=sub.summary,
             page_url=sub.page_url,
+            key=request_key(method, sub.url, sent, excluded=excluded),
+            excluded={n: why for n, why in excluded.items() if any(n == f.name for f in sub.fields)},
+            looked_up=look_up(sub.url, self.rules, self.page_fetch),
         )
+        flags = assess([(f.name, f.value) for f in request.fields], sub.url, self.rules, request.looked_up)
+        return request.model_copy(update={"flags": [f.message for f in flags.flags]})
 
     def _flagged(self, field: FieldValue) -> FieldValue:
         notes = [n for n in (flag(field) for flag in self.flaggers) if n]

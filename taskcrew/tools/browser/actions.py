@@ -214,6 +214,7 @@ class ActionExecutor:
             page_url=vault.redact(page_url),
             summary=vault.redact(submission.get("summary", "")),
             login_form=bool(submission.get("login")),
+            sent=[(vault.redact(n), vault.redact(v)) for n, v in raw],
         )
         before = getattr(self.env.policy, "before_approval", None)  # a durable run keeps a screenshot
         if before is not None and self.env.policy.changes_data(submission["method"], submission["action"]):

@@ -120,6 +120,7 @@ class NetworkGuard:
     def install_context(self, context: BrowserContext) -> None:
         """Route every request, and every WebSocket to a host the policy does not allow."""
         self._context = context
+        self.policy.page_fetch = intent_fetcher(context)  # the risk rules read a record's amount
         context.route("**/*", self.route)
         context.route_web_socket(lambda url: not self._websocket_allowed(url), self._block_websocket)
 
@@ -220,9 +221,16 @@ class NetworkGuard:
                 self.state.blocked.append(decision)
                 route.abort("blockedbyclient")
                 return
+        fields = [(self.vault.redact(n), self.vault.redact(v)) for n, v in _raw_fields(request)]
+        check = self.policy.send_check  # a durable run asks the approvals authority: exactly this?
+        if check is not None and approved:
+            refusal = check(method, shown, fields)
+            if refusal is not None:
+                self.state.notes.append(refusal)
+                route.abort("blockedbyclient")
+                return
         intents = getattr(self.policy, "intents", None)  # tools.intents.IntentLog of a durable run
         if intents is not None and approved and self._context is not None:
-            fields = [(n, self.vault.redact(v)) for n, v in _raw_fields(request)]
             refusal = intents.before_send(method, url, fields, intent_fetcher(self._context))
             if refusal is not None:
                 self.state.notes.append(refusal)

@@ -1,0 +1,178 @@
+"""The tamper-evident audit log: every approval request, decision, send and refusal (and the
+console's logins), appended to audit.jsonl with a keyed hash chain.
+
+- Each entry's ``hash`` is an HMAC (the operator's key, ``signing.KeyRing``) over the entry and the
+  previous entry's hash: an edited, removed or reordered line breaks the chain there, and whoever
+  cannot read the key cannot re-hash a rewritten log.
+- The head (last sequence number and hash) is signed and kept in a separate file, audit.head, so a
+  truncated log (its tail cut off) no longer matches it.
+- ``verify`` says where the chain breaks (a malformed line is one problem among others, never a
+  crash); ``entries`` returns every line that still parses.
+Appends from several processes (workers, the console, the CLI) are serialised by a file lock.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from taskcrew.approvals.signing import KeyRing, locked
+
+GENESIS = "0" * 64
+
+
+class AuditEntry(BaseModel):
+    seq: int
+    at: str
+    who: str
+    action: str
+    target: str
+    payload: dict[str, Any] = Field(default_factory=dict)
+    prev: str
+    hash: str = ""
+
+    def body(self) -> dict[str, Any]:
+        return self.model_dump(exclude={"hash"})
+
+
+class _Head(BaseModel):
+    seq: int
+    hash: str
+    sig: str
+
+
+class AuditLogError(RuntimeError):
+    """The log's last entry cannot be read: appending would hide the damage, so nothing is decided."""
+
+
+class AuditProblem(BaseModel):
+    line: int
+    problem: str
+
+
+class AuditLog:
+    def __init__(self, path: Path, keys: KeyRing | None = None) -> None:
+        self.path = path
+        self.head_path = path.with_suffix(".head")
+        self.keys = keys or KeyRing(path.parent / "operator.key")
+        path.parent.mkdir(parents=True, exist_ok=True)
+
+    def _last(self) -> tuple[int, str]:
+        if not self.path.exists():
+            return 0, GENESIS
+        last = ""
+        with self.path.open("rb") as fh:  # the last line only: appends stay cheap as the log grows
+            size = fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, size - 262144))
+            tail = [line for line in fh.read().splitlines() if line.strip()]
+            if tail and (size <= 262144 or len(tail) > 1):
+                last = tail[-1].decode("utf-8", "replace")
+            else:
+                fh.seek(0)
+                for line in fh:
+                    if line.strip():
+                        last = line.decode("utf-8", "replace")
+        if not last:
+            return 0, GENESIS
+        try:
+            entry = AuditEntry.model_validate_json(last)
+        except ValueError as exc:
+            raise AuditLogError(
+                f"The audit log {self.path} ends in a line that is not an audit entry; no decision is "
+                "recorded (or made) until it is restored from a backup or moved aside."
+            ) from exc
+        return entry.seq, entry.hash
+
+    def append(self, who: str, action: str, target: str, payload: dict[str, Any] | None = None) -> AuditEntry:
+        with locked(self.path):
+            seq, prev = self._last()
+            entry = AuditEntry(
+                seq=seq + 1,
+                at=datetime.now(UTC).isoformat(timespec="milliseconds"),
+                who=who,
+                action=action,
+                target=target,
+                payload=json.loads(json.dumps(payload or {}, default=str)),
+                prev=prev,
+            )
+            entry.hash = self.keys.sign(entry.body())
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, (entry.model_dump_json() + "\n").encode("utf-8"))
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            head = {"seq": entry.seq, "hash": entry.hash}
+            tmp = self.head_path.with_suffix(".head.tmp")
+            tmp.write_text(json.dumps({**head, "sig": self.keys.sign({"head": head})}), encoding="utf-8")
+            tmp.replace(self.head_path)
+        return entry
+
+    def entries(self) -> list[AuditEntry]:
+        """Every line that is an audit entry (damaged ones are left out; ``verify`` names them)."""
+        if not self.path.exists():
+            return []
+        out = []
+        for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                out.append(AuditEntry.model_validate_json(line))
+            except ValueError:
+                continue
+        return out
+
+    def verify(self) -> list[AuditProblem]:
+        """Every break in the chain, and a tail that no longer matches the signed head (empty: intact)."""
+        problems: list[AuditProblem] = []
+        lines = (
+            self.path.read_text(encoding="utf-8", errors="replace").splitlines() if self.path.exists() else []
+        )
+        prev, seq, last_hash, number = GENESIS, 0, GENESIS, 0
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                entry = AuditEntry.model_validate_json(line)
+            except ValueError:
+                problems.append(AuditProblem(line=number, problem="not a valid audit entry"))
+                prev = ""
+                continue
+            if entry.prev != prev:
+                problems.append(AuditProblem(line=number, problem="does not follow the previous entry"))
+            if not self.keys.verify(entry.body(), entry.hash):
+                problems.append(
+                    AuditProblem(line=number, problem="content changed after it was written (bad signature)")
+                )
+            if entry.seq != seq + 1:
+                problems.append(AuditProblem(line=number, problem=f"sequence {entry.seq} after {seq}"))
+            prev, seq, last_hash = entry.hash, entry.seq, entry.hash
+        problems += self._head_problems(seq, last_hash, number)
+        return problems
+
+    def _head_problems(self, seq: int, last_hash: str, lines: int) -> list[AuditProblem]:
+        if not self.head_path.exists():
+            if seq:
+                return [AuditProblem(line=lines, problem="the signed head (audit.head) is missing")]
+            return []
+        try:
+            head = _Head.model_validate_json(self.head_path.read_text(encoding="utf-8"))
+        except (OSError, ValidationError):
+            return [AuditProblem(line=lines, problem="the signed head (audit.head) cannot be read")]
+        if not self.keys.verify({"head": {"seq": head.seq, "hash": head.hash}}, head.sig):
+            return [
+                AuditProblem(line=lines, problem="the head (audit.head) is not signed by the operator key")
+            ]
+        if head.seq > seq:
+            return [
+                AuditProblem(
+                    line=lines,
+                    problem=f"truncated: the signed head records {head.seq} entries, the log ends at {seq}",
+                )
+            ]
+        if head.seq < seq or head.hash != last_hash:
+            return [AuditProblem(line=lines, problem="the last entries do not match the signed head")]
+        return []

@@ -1,0 +1,296 @@
+"""The approval authority: the one place that decides who may approve what, whatever the surface
+(the terminal, ``taskcrew approvals``, the console, the job worker).
+
+- approve: decided at once when no rule asks for a second approver; otherwise a signed first
+  approval is recorded and a second, different, authenticated person completes it; the job's
+  submitter never counts;
+- reject: one person suffices (stopping is always allowed); answer: text back to the run;
+- bulk approve: only pending, low-risk approvals that are identical in method, target and field names;
+- an approval whose stored payload or signature does not check out is shown as such and not decided.
+Every decision, granted or refused, goes to the tamper-evident audit log. The worker side (may I send
+exactly this?) is in ``approvals.worker``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from taskcrew.approvals import seals
+from taskcrew.approvals.audit import AuditLog
+from taskcrew.approvals.identity import Identity, user_names
+from taskcrew.approvals.key import request_key
+from taskcrew.approvals.rules import Assessment, RiskRules, assess, bulk_key, load_rules
+from taskcrew.approvals.signing import KEY_FILE, KeyRing, approvals_dir
+from taskcrew.jobs.models import Approval, Cosign, Job, utcnow
+from taskcrew.jobs.store import InvalidChange, Jobs, UnknownApproval, UnknownJob
+from taskcrew.tools.human import ApprovalDecision, ApprovalRequest
+
+Action = Literal["approve", "reject", "answer"]
+ACTIONS: tuple[Action, ...] = ("approve", "reject", "answer")
+GENERIC_SOURCES = ("the page's form as filled",)  # what the worker records when it knows no better
+
+
+class DecisionResult(BaseModel):
+    approval_id: str
+    status: Literal["decided", "first_approval", "refused"]
+    message: str
+
+
+class ApprovalView(BaseModel):
+    """An approval as a person is shown it: the record, its job, risk, co-signers, and whether its
+    stored payload is the one that was parked (``problem`` says why not; then nothing is shown)."""
+
+    approval: Approval
+    job: Job | None
+    assessment: Assessment
+    needs_two: bool = False
+    first_approvers: list[str] = Field(default_factory=list)
+    problem: str | None = None
+
+    @property
+    def fields(self) -> list[tuple[str, str]]:
+        request = self.approval.request
+        return [(f.name, f.value) for f in request.fields] if request and not self.problem else []
+
+    @property
+    def origins(self) -> dict[str, str]:
+        """Where each field's value came from: the worker's recorded source, or else the line the
+        run wrote into the request's summary ("  name = value: file, line N (cited in step 2)")."""
+        found: dict[str, str] = {}
+        request = self.approval.request
+        if request is not None:
+            values = {f.name: f.value for f in request.fields}
+            for line in request.summary.splitlines():
+                name, sep, rest = line.strip().partition(" = ")
+                value = values.get(name)
+                if sep and value is not None and rest.startswith(f"{value}: "):
+                    found[name] = rest[len(value) + 2 :]
+        for source in self.approval.sources:
+            if (source.source and source.source not in GENERIC_SOURCES) or source.name not in found:
+                found[source.name] = source.source
+        return found
+
+
+def request_fields(request: ApprovalRequest) -> list[tuple[str, str]]:
+    """The fields the rules judge: the values (a select's shown label cut off)."""
+    return [(f.name, f.value) for f in request.fields]
+
+
+class Authority:
+    def __init__(
+        self,
+        jobs: Jobs | None,
+        rules: RiskRules | None = None,
+        *,
+        home: Path | None = None,
+        users_file: Path | None = None,
+    ) -> None:
+        self.home = home or approvals_dir()
+        self.keys = KeyRing(self.home / KEY_FILE)
+        self.audit = AuditLog(self.home / "audit.jsonl", self.keys)
+        self.rules = rules or load_rules()
+        self.users_file = users_file
+        self._jobs = jobs
+        if jobs is not None:
+            jobs.keys = self.keys
+
+    @property
+    def jobs(self) -> Jobs:
+        if self._jobs is None:
+            raise RuntimeError("this authority has no job store")
+        return self._jobs
+
+    # ---- rules --------------------------------------------------------------------------------
+    def two_person_active(self) -> bool:
+        if self.rules.two_person != "auto":
+            return self.rules.two_person == "on"
+        try:
+            return len(user_names(self.users_file)) >= 2
+        except ValueError:
+            return True  # a users file that cannot be read: assume several people
+
+    def key_of(self, method: str, url: str, fields: list[tuple[str, str]]) -> str:
+        return request_key(method, url, fields, excluded=self.rules.excluded_for(url))
+
+    def assess(self, request: ApprovalRequest) -> Assessment:
+        return assess(request_fields(request), request.url, self.rules, request.looked_up)
+
+    def needs_two(self, assessment: Assessment) -> bool:
+        return self.two_person_active() and assessment.needs_second_approver
+
+    # ---- integrity ----------------------------------------------------------------------------
+    def submission_ok(self, job: Job) -> bool:
+        return self.keys.verify(seals.submission(job), job.submission_sig)
+
+    def problem(self, approval: Approval) -> str | None:
+        """Why this stored approval cannot be trusted (None: it checks out)."""
+        if not self.keys.verify(seals.request(approval), approval.request_sig):
+            return (
+                "its stored payload is not the one the worker parked (unsigned or edited in the job "
+                "database); it is not shown and cannot be approved"
+            )
+        if approval.request is not None and approval.request.key and approval.request.key != approval.key:
+            return "its payload does not match the key that would be approved; it cannot be approved"
+        if approval.status in ("approved", "rejected", "answered") and not self.decision_ok(approval):
+            return "its decision is not signed by the authority (edited in the job database); it is void"
+        return None
+
+    def decision_ok(self, approval: Approval) -> bool:
+        return self.keys.verify(seals.decision(approval), approval.signature) and self.keys.verify(
+            seals.request(approval), approval.request_sig
+        )
+
+    def view(self, approval: Approval) -> ApprovalView:
+        try:
+            job: Job | None = self.jobs.get(approval.job_id)
+        except UnknownJob:
+            job = None
+        request = approval.request
+        assessment = self.assess(request) if request else Assessment()
+        firsts = [
+            c.name for c in approval.first_approvals if self.keys.verify(seals.cosign(approval, c), c.sig)
+        ]
+        return ApprovalView(
+            approval=approval,
+            job=job,
+            assessment=assessment,
+            needs_two=self.needs_two(assessment),
+            first_approvers=firsts,
+            problem=self.problem(approval),
+        )
+
+    def pending(self) -> list[ApprovalView]:
+        return [self.view(a) for a in self.jobs.approvals("pending")]
+
+    # ---- decisions ----------------------------------------------------------------------------
+    def _refuse(self, who: Identity, approval_id: str, action: str, why: str) -> DecisionResult:
+        self.audit.append(who.name, f"{action}_refused", approval_id, {"reason": why, "proof": who.proof})
+        return DecisionResult(approval_id=approval_id, status="refused", message=why)
+
+    def decide(self, approval_id: str, action: Action, who: Identity, text: str = "") -> DecisionResult:
+        try:
+            view = self.view(self.jobs.approval(approval_id))
+        except UnknownApproval as exc:
+            return self._refuse(who, approval_id, action, str(exc.args[0] if exc.args else exc))
+        approval = view.approval
+        payload = {
+            "job_id": approval.job_id,
+            "key": approval.key,
+            "kind": approval.kind,
+            "request": approval.request.model_dump(mode="json") if approval.request else None,
+            "question": approval.question,
+            "flags": [f.rule for f in view.assessment.flags],
+            "proof": who.proof,
+        }
+        if approval.status != "pending":
+            return self._refuse(who, approval_id, action, f"This approval is already {approval.status}.")
+        if view.problem and action != "reject":
+            return self._refuse(who, approval_id, action, f"Refused: this approval {view.problem}.")
+        text = text.strip()
+        decided_by = who.name
+        if action == "answer":
+            if not text:
+                return self._refuse(
+                    who, approval_id, action, "An answer needs a message: write what the worker should do."
+                )
+            decision = ApprovalDecision(outcome="answer", text=text, by=who.describe(), basis="person")
+        elif action == "reject":
+            decision = ApprovalDecision(
+                outcome="reject", text=text or None, by=who.describe(), basis="person"
+            )
+        else:
+            if approval.kind == "question":
+                return self._refuse(
+                    who, approval_id, action, "This is a question: answer it with a message, or reject."
+                )
+            if view.job is None or not self.submission_ok(view.job):
+                return self._refuse(
+                    who,
+                    approval_id,
+                    action,
+                    "Refused: the job's submission is not signed by the authority (edited or added in the "
+                    "job database); nothing of it may be approved.",
+                )
+            by = who.describe()
+            if view.needs_two:
+                refusal = self._two_person_refusal(view, who)
+                if refusal:
+                    return self._refuse(who, approval_id, action, refusal)
+                others = [n for n in view.first_approvers if n != who.name]
+                if not others:
+                    first = Cosign(name=who.name, proof=who.proof, at=utcnow(), sig="")
+                    first.sig = self.keys.sign(seals.cosign(approval, first))
+                    self.jobs.add_first_approval(approval.id, first)
+                    self.audit.append(who.name, "approve_first", approval_id, payload)
+                    return DecisionResult(
+                        approval_id=approval_id,
+                        status="first_approval",
+                        message="Your approval is recorded. A second, different approver must approve it before it is sent.",
+                    )
+                payload["first_approver"] = others[0]
+                decided_by = f"{others[0]}+{who.name}"
+                by = f"{others[0]} and {by} (two people)"
+            decision = ApprovalDecision(outcome="approve", text=text or None, by=by, basis="person")
+        try:
+            self.jobs.decide(approval_id, decision, decided_by=decided_by)
+        except (InvalidChange, UnknownApproval) as exc:
+            return self._refuse(who, approval_id, action, str(exc))
+        payload["decision"] = decision.model_dump(mode="json")
+        self.audit.append(who.name, action, approval_id, payload)
+        verb = {"approve": "approved", "reject": "rejected", "answer": "answered"}[action]
+        return DecisionResult(
+            approval_id=approval_id,
+            status="decided",
+            message=f"Approval {approval_id} {verb}; the job resumes.",
+        )
+
+    def _two_person_refusal(self, view: ApprovalView, who: Identity) -> str | None:
+        flags = "; ".join(f.message for f in view.assessment.flags if f.second_approver)
+        if not who.authenticated:
+            return (
+                f"Two-person rule ({flags}): {who.describe()} cannot approve it. Log in first "
+                "(`taskcrew approvals login`, or the console)."
+            )
+        if view.job is not None and who.name == view.job.submitted_by:
+            return "Two-person rule: you submitted this task, so another person must approve it."
+        if who.name in view.first_approvers and not [n for n in view.first_approvers if n != who.name]:
+            return "You already approved this; a second, different person must approve it too."
+        return None
+
+    def bulk_approve(self, approval_ids: list[str], who: Identity) -> list[DecisionResult]:
+        """All or nothing: every item must be pending, low-risk and identical in shape."""
+        views: list[ApprovalView] = []
+        for approval_id in dict.fromkeys(approval_ids):
+            try:
+                views.append(self.view(self.jobs.approval(approval_id)))
+            except UnknownApproval as exc:
+                return [self._refuse(who, approval_id, "bulk_approve", str(exc))]
+        if not self.rules.bulk_allowed:
+            return [
+                self._refuse(who, "bulk", "bulk_approve", "Bulk approval is switched off in the risk rules.")
+            ]
+        if len(views) < 2:
+            return [
+                self._refuse(
+                    who, "bulk", "bulk_approve", "Select at least two approvals for a bulk approval."
+                )
+            ]
+        problems = []
+        keys = set()
+        for v in views:
+            a = v.approval
+            if a.status != "pending" or a.kind != "approval" or a.request is None or v.problem:
+                problems.append(f"{a.id} is not a pending approval of a submission that checks out")
+                continue
+            if not v.assessment.low_risk:
+                problems.append(f"{a.id} is flagged ({', '.join(f.rule for f in v.assessment.flags)})")
+            keys.add(bulk_key(a.request.method, a.request.url, [f.name for f in a.request.fields]))
+        if len(keys) > 1:
+            problems.append("the selected items are not identical (method, target or fields differ)")
+        if problems:
+            why = "Bulk approval refused: " + "; ".join(problems) + ". Decide these one by one."
+            return [self._refuse(who, ",".join(v.approval.id for v in views), "bulk_approve", why)]
+        return [self.decide(v.approval.id, "approve", who) for v in views]

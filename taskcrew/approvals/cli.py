@@ -1,0 +1,228 @@
+"""`taskcrew approvals …`: a thin client of the approvals authority (``approvals.authority``).
+
+list | show | approve | reject | answer act as the CLI's proven identity (``approvals.identity``):
+a personal token from `approvals login` (TASKCREW_TOKEN, or the saved one), else the OS user where
+no rule needs more. login | logout | whoami manage that identity; rotate-key and audit are for the
+operator.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+approvals_app = typer.Typer(help="Approvals and questions that parked jobs wait for.", no_args_is_help=True)
+
+DbUrl = Annotated[
+    str | None,
+    typer.Option(
+        "--db", help="The job database URL (default: TASKCREW_JOBS_DB, else SQLite in TASKCREW_HOME)."
+    ),
+]
+
+
+def fail(message: str, code: int = 2) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(code)
+
+
+def identity() -> Any:
+    """The CLI's proven identity, or a clear error (exit 2)."""
+    from taskcrew.approvals.identity import IdentityError, cli_identity
+
+    try:
+        return cli_identity()
+    except IdentityError as exc:
+        raise fail(str(exc)) from exc
+
+
+def _authority(db: str | None) -> Any:
+    from taskcrew.approvals.authority import Authority
+    from taskcrew.approvals.rules import RiskRulesError
+    from taskcrew.jobs.store import Jobs, JobStoreError
+
+    try:
+        return Authority(Jobs.open(db))
+    except (JobStoreError, RiskRulesError) as exc:
+        raise fail(str(exc)) from exc
+
+
+def _approval(authority: Any, approval_id: str) -> Any:
+    from taskcrew.jobs.store import UnknownApproval
+
+    try:
+        return authority.jobs.approval(approval_id)
+    except UnknownApproval as exc:
+        raise fail(str(exc.args[0]), 1) from exc
+
+
+@approvals_app.command("list")
+def approvals_list(
+    all_: Annotated[bool, typer.Option("--all", help="Decided and expired ones too.")] = False,
+    db: DbUrl = None,
+) -> None:
+    """Pending approvals and questions, oldest first."""
+    authority = _authority(db)
+    found = authority.jobs.approvals(None if all_ else "pending")
+    if not found:
+        typer.echo("No approvals." if all_ else "Nothing waits for approval.")
+    for a in found:
+        view = authority.view(a)
+        what = (
+            a.question if a.kind == "question" else f"{a.request.method} {a.request.url}" if a.request else ""
+        )
+        if view.problem:
+            what = f"CANNOT BE TRUSTED: {view.problem}"
+        flags = f"  [{', '.join(f.rule for f in view.assessment.flags)}]" if view.assessment.flags else ""
+        typer.echo(f"{a.id}  {a.status}  job {a.job_id}  {a.kind}: {what}{flags}")
+
+
+@approvals_app.command("show")
+def approvals_show(approval_id: str, db: DbUrl = None) -> None:
+    """One approval: the exact payload (once checked against its key), its sources, risk and decision."""
+    from taskcrew.tools.human import describe_request
+
+    authority = _authority(db)
+    a = _approval(authority, approval_id)
+    view = authority.view(a)
+    typer.echo(f"{a.id}  {a.kind}  {a.status}  job {a.job_id}")
+    if view.problem:
+        typer.echo(f"This approval cannot be trusted: {view.problem}.")
+        return
+    if a.request is not None:
+        typer.echo(describe_request(a.request))
+    if a.question:
+        typer.echo(a.question)
+    for src in a.sources:
+        typer.echo(f"  {src.name}: from {src.source}")
+    for flag in view.assessment.flags:
+        typer.echo(f"risk: {flag.message}")
+    if view.needs_two:
+        firsts = ", ".join(view.first_approvers) or "none yet"
+        typer.echo(
+            f"two-person rule: two authenticated approvers, not the submitter (first approval: {firsts})"
+        )
+    if a.screenshot:
+        typer.echo(f"screenshot: {a.screenshot}")
+    if a.expires_at:
+        typer.echo(f"expires: {a.expires_at:%Y-%m-%d %H:%M} UTC")
+    if a.decision:
+        by = a.decision.by or a.decided_by
+        typer.echo(f"decision: {a.decision.outcome} {a.decision.text or ''} by {by}")
+
+
+def _decide(approval_id: str, action: str, text: str, db: str | None) -> None:
+    authority = _authority(db)
+    result = authority.decide(approval_id, action, identity(), text)
+    if result.status == "refused":
+        raise fail(result.message, 1)
+    typer.echo(f"{approval_id}  {result.message}")
+
+
+@approvals_app.command("approve")
+def approvals_approve(approval_id: str, db: DbUrl = None) -> None:
+    """Approve exactly the shown payload, under the risk rules; the job resumes (on any worker)."""
+    _decide(approval_id, "approve", "", db)
+
+
+@approvals_app.command("reject")
+def approvals_reject(
+    approval_id: str,
+    reason: Annotated[str | None, typer.Option("--reason", help="Why (the run sees it).")] = None,
+    db: DbUrl = None,
+) -> None:
+    """Reject; the run ends 'rejected' (or, for a question, stops)."""
+    _decide(approval_id, "reject", reason or "", db)
+
+
+@approvals_app.command("answer")
+def approvals_answer(approval_id: str, text: str, db: DbUrl = None) -> None:
+    """Answer a question (or reply to an approval with guidance instead of approving)."""
+    _decide(approval_id, "answer", text, db)
+
+
+@approvals_app.command("login")
+def approvals_login(
+    name: Annotated[str, typer.Option("--name", prompt=True, help="Your console user name.")],
+    password: Annotated[str, typer.Option("--password", prompt=True, hide_input=True, help="Your password.")],
+    print_token: Annotated[
+        bool, typer.Option("--print-token", help="Print the token (for TASKCREW_TOKEN) instead of saving it.")
+    ] = False,
+) -> None:
+    """Prove who you are (the console's users file): a personal token, stored hashed by the authority."""
+    import os
+
+    from taskcrew.approvals.identity import IdentityError, login, saved_token_path
+
+    try:
+        token = login(name.strip(), password)
+    except (IdentityError, ValueError) as exc:
+        raise fail(str(exc)) from exc
+    if print_token:
+        typer.echo(token)
+        return
+    path = saved_token_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(token + "\n")
+    typer.echo(f"logged in as {name.strip()}; the token is saved in {path} (or set TASKCREW_TOKEN)")
+
+
+@approvals_app.command("logout")
+def approvals_logout() -> None:
+    """Revoke the saved personal token."""
+    from taskcrew.approvals.identity import TokenStore, saved_token_path
+
+    path = saved_token_path()
+    if not path.is_file():
+        typer.echo("not logged in (no saved token)")
+        return
+    TokenStore().revoke(path.read_text(encoding="utf-8"))
+    path.unlink()
+    typer.echo("logged out; the token is revoked")
+
+
+@approvals_app.command("whoami")
+def approvals_whoami() -> None:
+    """Who the CLI acts as, and how that is proven."""
+    typer.echo(identity().describe())
+
+
+@approvals_app.command("rotate-key")
+def approvals_rotate_key(
+    retire_old: Annotated[
+        bool,
+        typer.Option(
+            "--retire-old",
+            help="Drop the earlier keys: everything they signed is void (archive the audit log first).",
+        ),
+    ] = False,
+) -> None:
+    """Start signing with a new operator key (earlier keys still verify unless --retire-old)."""
+    from taskcrew.approvals.signing import KeyRing
+
+    ring = KeyRing.default()
+    new = ring.rotate(retire_old=retire_old)
+    note = (
+        "earlier keys retired: earlier signatures no longer verify"
+        if retire_old
+        else "earlier keys still verify"
+    )
+    typer.echo(f"new signing key {new} in {ring.path} ({note})")
+
+
+@approvals_app.command("audit")
+def approvals_audit() -> None:
+    """Verify the audit log's keyed chain and signed head; exit 1 and say where it breaks."""
+    from taskcrew.approvals.audit import AuditLog
+    from taskcrew.approvals.signing import KeyRing, approvals_dir
+
+    log = AuditLog(approvals_dir() / "audit.jsonl", KeyRing.default())
+    problems = log.verify()
+    for p in problems:
+        typer.echo(f"line {p.line}: {p.problem}")
+    if problems:
+        raise typer.Exit(1)
+    typer.echo(f"audit log intact: {len(log.entries())} entries")

@@ -1,0 +1,145 @@
+"""Who acts: a proven identity, never a name someone typed.
+
+- ``console``: logged in to the console with a password (``console.auth``);
+- ``token``: the CLI with a personal token issued by ``taskcrew approvals login`` (name and password
+  checked against the same users file); only its SHA-256 is stored, in tokens.json;
+- ``os_user``: the CLI as the operating-system user, where no rule needs more (no two-person rule);
+- ``worker``: the job worker itself (batch children inherit their parent's signed submitter).
+The two-person rule counts only ``console`` and ``token`` identities, never the submitter.
+"""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+import json
+import os
+import secrets
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel
+
+from taskcrew.approvals.signing import approvals_dir, locked
+
+Proof = Literal["console", "token", "os_user", "worker"]
+ENV_TOKEN = "TASKCREW_TOKEN"
+TOKEN_FILE = "tokens.json"
+
+
+class IdentityError(ValueError):
+    """The CLI's identity cannot be established; the message says what to do."""
+
+
+class Identity(BaseModel):
+    name: str
+    proof: Proof
+
+    @property
+    def authenticated(self) -> bool:
+        return self.proof in ("console", "token")
+
+    def describe(self) -> str:
+        how = {
+            "console": "logged in to the console",
+            "token": "authenticated CLI token",
+            "os_user": "operating-system user, not authenticated",
+            "worker": "the job worker",
+        }[self.proof]
+        return f"{self.name} ({how})"
+
+
+def users_file() -> Path:
+    from taskcrew.console.settings import ConsoleSettings
+
+    return ConsoleSettings.from_env().users_file
+
+
+def user_names(path: Path | None = None) -> list[str]:
+    from taskcrew.console.auth import load_users
+
+    return [u.name for u in load_users(path or users_file())]
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class TokenStore:
+    """Personal CLI tokens, stored hashed (they are random: a fast hash cannot be reversed)."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or approvals_dir() / TOKEN_FILE
+
+    def _read(self) -> dict[str, dict[str, str]]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def _write(self, data: dict[str, dict[str, str]]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=1)
+        tmp.replace(self.path)
+
+    def issue(self, name: str) -> str:
+        token = "tc_" + secrets.token_urlsafe(32)
+        with locked(self.path):
+            data = self._read()
+            data[_digest(token)] = {"name": name, "created": datetime.now(UTC).isoformat(timespec="seconds")}
+            self._write(data)
+        return token
+
+    def check(self, token: str) -> str | None:
+        entry = self._read().get(_digest(token.strip()))
+        return entry.get("name") if entry else None
+
+    def revoke(self, token: str) -> bool:
+        with locked(self.path):
+            data = self._read()
+            gone = data.pop(_digest(token.strip()), None)
+            self._write(data)
+        return gone is not None
+
+
+def saved_token_path() -> Path:
+    """Where `approvals login` keeps this OS user's token (0600), when TASKCREW_TOKEN is not set."""
+    return approvals_dir() / f"session-{getpass.getuser()}.token"
+
+
+def login(name: str, password: str, users: Path | None = None) -> str:
+    """Check the name and password against the users file; a new personal token."""
+    from taskcrew.console.auth import Authenticator, load_users
+
+    known = load_users(users or users_file())
+    if not known:
+        raise IdentityError(
+            "no users are configured: add them with `taskcrew console add-user NAME` (the CLI then acts as "
+            "the operating-system user until someone logs in)"
+        )
+    if Authenticator(known).check(name, password) is None:
+        raise IdentityError("wrong name or password")
+    return TokenStore().issue(name)
+
+
+def cli_identity() -> Identity:
+    """The CLI's identity: the personal token (TASKCREW_TOKEN, else the saved one), else the OS user."""
+    token = os.environ.get(ENV_TOKEN, "").strip()
+    source = ENV_TOKEN
+    if not token:
+        saved = saved_token_path()
+        token = saved.read_text(encoding="utf-8").strip() if saved.is_file() else ""
+        source = str(saved)
+    if token:
+        name = TokenStore().check(token)
+        if name is None:
+            raise IdentityError(
+                f"the token in {source} is unknown or revoked: `taskcrew approvals login` gives a new one"
+            )
+        return Identity(name=name, proof="token")
+    return Identity(name=getpass.getuser(), proof="os_user")

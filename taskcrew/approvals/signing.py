@@ -1,0 +1,148 @@
+"""The operator's signing key: decisions, submissions and the audit chain are signed with an HMAC
+key kept in a file under the taskcrew home (never in the job database), created on first use with
+mode 0600.
+
+    ring = KeyRing.default()          # TASKCREW_APPROVALS_DIR, else <TASKCREW_HOME>/approvals
+    sig = ring.sign({"approval": "apr-1", "key": "…", "outcome": "approve"})
+    ring.verify({...}, sig)           # False for anything edited after signing
+
+``taskcrew approvals rotate-key`` adds a new key that signs from then on; earlier keys still verify
+what they signed, unless ``--retire-old`` drops them (every earlier signature then fails).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import json
+import os
+import secrets
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+ENV_DIR = "TASKCREW_APPROVALS_DIR"
+KEY_FILE = "operator.key"
+
+
+class KeyError_(RuntimeError):
+    """The key file cannot be read or written; the message says what to do."""
+
+
+def approvals_dir() -> Path:
+    if env := os.environ.get(ENV_DIR):
+        return Path(env).expanduser()
+    from taskcrew.config import Paths
+
+    return Paths.from_env().home / "approvals"
+
+
+def canonical(payload: Any) -> bytes:
+    return json.dumps(
+        payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+    ).encode()
+
+
+class _Key(BaseModel):
+    id: str
+    secret: str
+    created: str
+
+
+class _KeyFile(BaseModel):
+    keys: list[_Key] = Field(min_length=1)
+
+
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """An exclusive lock between processes (workers, the console, the CLI) on ``path``.lock."""
+    import fcntl
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+class KeyRing:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._keys: list[_Key] | None = None
+
+    @classmethod
+    def default(cls) -> KeyRing:
+        return cls(approvals_dir() / KEY_FILE)
+
+    def _load(self) -> list[_Key]:
+        if self._keys is not None:
+            return self._keys
+        with locked(self.path):
+            if not self.path.exists():
+                self._write([self._new()])
+            try:
+                self._keys = _KeyFile.model_validate_json(self.path.read_bytes()).keys
+            except (OSError, ValidationError) as exc:
+                raise KeyError_(
+                    f"the approvals key file {self.path} cannot be read ({type(exc).__name__}); restore it "
+                    "from a backup, or `taskcrew approvals rotate-key --retire-old` to start a new one "
+                    "(every earlier approval must then be given again)"
+                ) from exc
+        return self._keys
+
+    @staticmethod
+    def _new() -> _Key:
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        return _Key(id=secrets.token_hex(4), secret=secrets.token_hex(32), created=now)
+
+    def _write(self, keys: list[_Key]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(_KeyFile(keys=keys).model_dump_json(indent=1))
+        os.chmod(tmp, 0o600)
+        tmp.replace(self.path)
+
+    def rotate(self, *, retire_old: bool = False) -> str:
+        """A new signing key (its id); with ``retire_old`` the earlier keys are dropped."""
+        with locked(self.path):
+            keys = [] if retire_old or not self.path.exists() else list(self._load_unlocked())
+            new = self._new()
+            self._write([new, *keys])
+        self._keys = None
+        return new.id
+
+    def _load_unlocked(self) -> list[_Key]:
+        try:
+            return _KeyFile.model_validate_json(self.path.read_bytes()).keys
+        except (OSError, ValidationError):
+            return []
+
+    def key_ids(self) -> list[str]:
+        return [k.id for k in self._load()]
+
+    def mac(self, payload: Any, key_id: str | None = None) -> str:
+        keys = self._load()
+        key = keys[0] if key_id is None else next((k for k in keys if k.id == key_id), None)
+        if key is None:
+            return ""
+        digest = hmac.new(bytes.fromhex(key.secret), canonical(payload), hashlib.sha256).hexdigest()
+        return f"{key.id}:{digest}"
+
+    def sign(self, payload: Any) -> str:
+        return self.mac(payload)
+
+    def verify(self, payload: Any, signature: str | None) -> bool:
+        if not signature or ":" not in signature:
+            return False
+        key_id = signature.split(":", 1)[0]
+        expected = self.mac(payload, key_id)
+        return bool(expected) and hmac.compare_digest(expected, signature)

@@ -1,0 +1,67 @@
+"""The terminal as a client of the authority: ``taskcrew run`` asks the person at the terminal (or
+approves under ``--auto-approve``), with the same risk rules as every other surface.
+
+With no rule that needs two people (a single user on a laptop: the two-person rule is "auto" and
+there are fewer than two users) the terminal works exactly as before, flags shown. Where the
+two-person rule is on, an item that needs two people cannot be approved by one person at a
+terminal, nor by ``--auto-approve`` unless a rule permits it: it is refused with what to do
+(submit it as a job, so that two people approve it). Every decision goes to the audit log.
+"""
+
+from __future__ import annotations
+
+from taskcrew.approvals.authority import Authority
+from taskcrew.approvals.identity import Identity, IdentityError, cli_identity
+from taskcrew.tools.human import ApprovalDecision, ApprovalRequest, AutoApproveHuman, Human
+
+
+def terminal_identity() -> Identity:
+    try:
+        return cli_identity()
+    except IdentityError:
+        import getpass
+
+        return Identity(name=getpass.getuser(), proof="os_user")
+
+
+class TerminalApprovals:
+    def __init__(self, inner: Human, authority: Authority | None = None, who: Identity | None = None) -> None:
+        self.inner = inner
+        self.authority = authority or Authority(None)
+        self.who = who or terminal_identity()
+
+    def approve(self, request: ApprovalRequest) -> ApprovalDecision:
+        authority = self.authority
+        auto = isinstance(self.inner, AutoApproveHuman)
+        needs_two = authority.needs_two(authority.assess(request))
+        rule = authority.rules.auto_approve_rule(self.who.name, request.url) if auto else None
+        if auto and rule is None:
+            decision = ApprovalDecision.reject(
+                f"the risk rules do not let {self.who.name} auto-approve {request.url}; run without --auto-approve"
+            )
+        elif needs_two and not (auto and rule is not None and rule.flagged):
+            decision = ApprovalDecision.reject(
+                "this needs two people (" + "; ".join(request.flags) + "): one person at a terminal cannot "
+                "approve it. Submit the task as a job (`taskcrew submit`) so that two people approve it "
+                "(`taskcrew approvals approve`, or the console)."
+            )
+        else:
+            decision = self.inner.approve(request)
+        who = "--auto-approve" if auto else self.who.name
+        action = {"approve": "approve", "reject": "reject", "answer": "answer"}[decision.outcome]
+        authority.audit.append(
+            who,
+            f"terminal_{action}",
+            request.key or request.url,
+            {
+                "method": request.method,
+                "url": request.url,
+                "flags": request.flags,
+                "by": decision.by,
+                "proof": self.who.proof,
+            },
+        )
+        return decision
+
+    def ask(self, question: str) -> str:
+        return self.inner.ask(question)

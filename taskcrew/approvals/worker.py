@@ -1,0 +1,117 @@
+"""The worker's side of the authority: "may I send exactly this?".
+
+- ``decision``: the decided approval of this job for exactly this key, and only if the authority's
+  signature over it checks out; a row marked approved without one (or edited since) is refused and
+  recorded, never obeyed;
+- ``auto``: ``--auto-approve`` is a signed property of the submission and holds only for the
+  identities and paths the rules permit (and, while the two-person rule is on, never for an item that
+  needs two people unless a rule says so); anything else goes to a person;
+- ``send_check``: the last check before a data-changing request leaves the browser: the request key
+  of the bytes really sent must have a signed approval in this job.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from taskcrew.approvals.authority import Authority
+from taskcrew.jobs.models import Approval, Job
+from taskcrew.jobs.store import Jobs
+from taskcrew.tools.human import ApprovalDecision, ApprovalRequest
+
+DECIDED = ("approved", "rejected", "answered")
+
+
+class WorkerGate:
+    def __init__(self, authority: Authority, job_id: str) -> None:
+        self.authority = authority
+        self.job_id = job_id
+        self._refused: set[str] = set()
+
+    @property
+    def jobs(self) -> Jobs:
+        return self.authority.jobs
+
+    def decision(self, key: str) -> Approval | None:
+        """The newest decision of this job for exactly ``key`` that the authority signed."""
+        found = [a for a in self.jobs.approvals(job_id=self.job_id) if a.key == key and a.status in DECIDED]
+        for approval in reversed(found):
+            if self.authority.decision_ok(approval):
+                return approval
+            if approval.id not in self._refused:  # recorded once per run
+                self._refused.add(approval.id)
+                self.authority.audit.append(
+                    "worker",
+                    "forged_decision_refused",
+                    approval.id,
+                    {
+                        "job_id": self.job_id,
+                        "key": key,
+                        "status": approval.status,
+                        "decided_by": approval.decided_by,
+                    },
+                )
+        return None
+
+    def auto(
+        self, request: ApprovalRequest, job: Job, expires_in: timedelta | None
+    ) -> ApprovalDecision | None:
+        """Approve under the job's signed ``--auto-approve`` when the rules permit it (recorded as a
+        signed decision by "--auto-approve"), else None: a person must decide."""
+        authority = self.authority
+        why = None
+        rule = authority.rules.auto_approve_rule(job.submitted_by, request.url)
+        if not authority.submission_ok(job):
+            why = (
+                "the submission's --auto-approve is not signed by the authority (edited in the job database)"
+            )
+        elif rule is None:
+            why = f"the rules do not let {job.submitted_by} auto-approve {request.url}"
+        elif authority.needs_two(authority.assess(request)) and not rule.flagged:
+            why = "it needs two people (" + "; ".join(request.flags) + "); --auto-approve does not cover it"
+        if why is not None:
+            authority.audit.append(
+                "worker",
+                "auto_approve_refused",
+                self.job_id,
+                {"reason": why, "key": request.key, "url": request.url},
+            )
+            return None
+        approval = self.jobs.park(
+            self.job_id, kind="approval", key=request.key, request=request, expires_in=expires_in
+        )
+        decision = ApprovalDecision.approve(
+            by=f"--auto-approve (submitted by {job.submitted_by}; nobody was asked)", basis="auto_approve"
+        )
+        self.jobs.decide(approval.id, decision, decided_by="--auto-approve")
+        authority.audit.append(
+            "--auto-approve",
+            "approve",
+            approval.id,
+            {"job_id": self.job_id, "key": request.key, "url": request.url},
+        )
+        return decision
+
+    def send_check(self, method: str, url: str, fields: list[tuple[str, str]]) -> str | None:
+        """None: send it. A text: it was not approved as it is (recorded); nothing is sent."""
+        key = self.authority.key_of(method, url, fields)
+        approval = self.decision(key)
+        if approval is not None and approval.status == "approved":
+            self.authority.audit.append(
+                "worker",
+                "send",
+                approval.id,
+                {"job_id": self.job_id, "key": key, "method": method, "url": url},
+            )
+            return None
+        self.authority.audit.append(
+            "worker",
+            "send_refused",
+            self.job_id,
+            {"key": key, "method": method, "url": url, "fields": [list(f) for f in fields]},
+        )
+        return (
+            f"{method} {url} was not sent: the approvals authority has no signed approval for exactly these "
+            "values in this job (they differ from what was approved, or the approval was not given by an "
+            "entitled person). Nothing was sent; ask for approval again if it is still wanted."
+        )

@@ -1,0 +1,185 @@
+"""Whole-run attacks on the approval authority: the headline job run by a real worker leg (LegRunner,
+scripted models, real Chromium, the demo ERP over HTTP, a real SQLite job store), attacked as a
+second employee, a user who can write the job database, and a submitter who claims another name.
+Counted by bench/security_bench.py with the other adversarial cases."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from taskcrew.approvals.authority import Authority
+from taskcrew.approvals.identity import Identity
+from taskcrew.approvals.rules import DEFAULT_RULES
+from taskcrew.cli import app
+from taskcrew.config import DEFAULT_SANDBOX, WorkplaceSettings
+from taskcrew.crew.workplace import Workplace
+from taskcrew.eval.models import load_cases
+from taskcrew.jobs import JobOptions, Jobs
+from taskcrew.jobs.runner import LegRunner
+from taskcrew.jobs.scripted import scripted_for
+from taskcrew.mock_erp import fetch_state
+from taskcrew.tools.human import AutoApproveHuman
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(400)]
+SCRIPTED = JobOptions(worker_model="scripted/solver", verifier_model="scripted/auditor")
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def place(tmp_path_factory: pytest.TempPathFactory, eval_knowledge_seed: Path) -> Iterator[Workplace]:
+    tmp = tmp_path_factory.mktemp("approvals-place")
+    shutil.copytree(eval_knowledge_seed, tmp / "knowledge")
+    settings = WorkplaceSettings(
+        erp_url="http://127.0.0.1:0",
+        intranet_url=None,
+        sandbox=DEFAULT_SANDBOX,
+        runs_dir=tmp / "runs",
+        erp_db=tmp / "erp.sqlite3",
+        knowledge_dir=tmp / "knowledge",
+        chaos=False,
+    )
+    with Workplace(settings, AutoApproveHuman()) as workplace:
+        yield workplace
+
+
+@pytest.fixture
+def world(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, console_users: Path, place: Workplace
+) -> Iterator[dict[str, Any]]:
+    """ana, bob and carol can log in (two-person rule on); the company's rules say USD above 1000
+    needs two people, so the headline's 1284.50 bill does."""
+    rules = DEFAULT_RULES.read_text(encoding="utf-8").replace('USD: "5000.00"', 'USD: "1000.00"')
+    (tmp_path / "rules.yaml").write_text(rules, encoding="utf-8")
+    url = f"sqlite:///{tmp_path / 'jobs.sqlite3'}"
+    for name, value in {
+        "TASKCREW_RISK_RULES": str(tmp_path / "rules.yaml"),
+        "TASKCREW_JOBS_DB": url,
+        "TASKCREW_APPROVALS_DIR": str(tmp_path / "approvals"),
+        "TASKCREW_CONSOLE_USERS": str(console_users),
+    }.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("TASKCREW_TOKEN", raising=False)
+    jobs = Jobs.open(url)
+    place.erp_server.reset()
+    headline = next(c for c in load_cases() if c.id == "northwind-headline")
+    yield {"jobs": jobs, "authority": Authority(jobs), "task": headline.task, "url": url, "place": place}
+    jobs.close()
+
+
+def _leg(world: dict[str, Any], job_id: str) -> str:
+    jobs = world["jobs"]
+    return LegRunner(jobs, world["place"], "w1", scripted=scripted_for).run_leg(job_id, jobs.leg(job_id))
+
+
+def _bills(world: dict[str, Any]) -> list[Any]:
+    return [b for b in fetch_state(world["place"].erp_url).bills if b.invoice_number == "INV-2057"]
+
+
+def _edit(world: dict[str, Any], table: str, row_id: str, change: Any) -> None:
+    db = sqlite3.connect(world["url"].removeprefix("sqlite:///"))
+    (doc,) = db.execute(f"SELECT doc FROM {table} WHERE id = ?", (row_id,)).fetchone()
+    data = json.loads(doc)
+    change(data)
+    db.execute(
+        f"UPDATE {table} SET doc = ?, status = ? WHERE id = ?", (json.dumps(data), data["status"], row_id)
+    )
+    db.commit()
+    db.close()
+
+
+def _token(name: str) -> str:
+    out = runner.invoke(
+        app, ["approvals", "login", "--name", name, "--password", f"{name}-secret-1", "--print-token"]
+    )
+    assert out.exit_code == 0, out.output
+    return out.output.strip()
+
+
+def test_a_second_employee_alone_and_the_submitter_cannot_get_the_bill_sent(
+    world: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    jobs = world["jobs"]
+    job = jobs.submit(world["task"], submitted_by="ana", submitted_proof="token", options=SCRIPTED)
+    assert _leg(world, job.id) == "waiting"
+    [approval] = jobs.approvals("pending", job_id=job.id)
+    assert approval.request is not None and "above 1000.00 USD" in " ".join(approval.request.flags)
+    # bob from a shell, as his OS user: not enough for a two-person item
+    assert runner.invoke(app, ["approvals", "approve", approval.id]).exit_code == 1
+    # ana, the submitter, with her own token: never
+    monkeypatch.setenv("TASKCREW_TOKEN", _token("ana"))
+    assert runner.invoke(app, ["approvals", "approve", approval.id]).exit_code == 1
+    # bob, authenticated: a first approval only; the job stays parked, nothing is sent
+    monkeypatch.setenv("TASKCREW_TOKEN", _token("bob"))
+    assert runner.invoke(app, ["approvals", "approve", approval.id]).exit_code == 0
+    assert jobs.get(job.id).status == "waiting" and _bills(world) == []
+    # a second, different person completes it: the worker verifies the signature and sends
+    done = world["authority"].decide(approval.id, "approve", Identity(name="carol", proof="console"))
+    assert done.status == "decided"
+    assert _leg(world, job.id) == "finished"
+    assert jobs.get(job.id).outcome == "done" and len(_bills(world)) == 1
+    actions = [e.action for e in world["authority"].audit.entries()]
+    assert {"request", "approve_refused", "approve_first", "approve", "send"} <= set(actions)
+    assert world["authority"].audit.verify() == []
+
+
+def test_approvals_and_auto_approve_written_into_the_job_database_send_nothing(world: dict[str, Any]) -> None:
+    jobs = world["jobs"]
+    job = jobs.submit(world["task"], submitted_by="ana", submitted_proof="token", options=SCRIPTED)
+    assert _leg(world, job.id) == "waiting"
+    [approval] = jobs.approvals("pending", job_id=job.id)
+    # someone with write access to the database marks it approved by two people
+    _edit(
+        world,
+        "taskcrew_approvals",
+        approval.id,
+        lambda d: d.update(status="approved", decided_by="bob+carol", decision={"outcome": "approve"}),
+    )
+    jobs.resume(job.id)
+    assert _leg(world, job.id) == "waiting"  # asked again, not sent
+    assert _bills(world) == []
+    # ... and switches on auto_approve in the job's stored options
+    _edit(
+        world,
+        "taskcrew_jobs",
+        job.id,
+        lambda d: d["options"].update(auto_approve=True) or d.update(status="queued"),
+    )
+    assert _leg(world, job.id) == "waiting"
+    assert _bills(world) == []
+    actions = [e.action for e in world["authority"].audit.entries()]
+    assert "forged_decision_refused" in actions and "auto_approve_refused" in actions
+
+
+def test_a_submitter_who_claims_another_name_cannot_approve_her_own_bill(world: dict[str, Any]) -> None:
+    from taskcrew.jobs.human import JobHuman, Parked
+    from taskcrew.tools.human import ApprovalRequest, FieldValue
+
+    claimed = runner.invoke(app, ["submit", world["task"], "--by", "zed"])
+    assert claimed.exit_code == 2
+    jobs, authority = world["jobs"], world["authority"]
+    job = jobs.submit(world["task"], submitted_by="ana", submitted_proof="token", options=SCRIPTED)
+    request = ApprovalRequest(
+        kind="form_submission",
+        method="POST",
+        url=f"{world['place'].erp_url}/bills/new",
+        fields=[
+            FieldValue(name="invoice_number", value="INV-2057"),
+            FieldValue(name="amount", value="1284.50"),
+        ],
+    )
+    with pytest.raises(Parked) as parked:
+        JobHuman(jobs, job.id).approve(request)
+    # she rewrites the submitter in the database, then approves under her own name
+    _edit(world, "taskcrew_jobs", job.id, lambda d: d.update(submitted_by="zed"))
+    ana = Identity(name="ana", proof="console")
+    refused = authority.decide(parked.value.approval_id, "approve", ana)
+    assert refused.status == "refused" and "not signed" in refused.message
+    assert jobs.approval(parked.value.approval_id).first_approvals == []

@@ -1,0 +1,384 @@
+"""The approvals authority on a real job store (SQLite), the real CLI, the demo ERP over HTTP and the
+console over HTTP: one canonical key, risk rules on every surface, proven identities, signed
+decisions, a keyed audit log, and who approved."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+from taskcrew.approvals.audit import AuditLog
+from taskcrew.approvals.authority import Authority
+from taskcrew.approvals.identity import Identity
+from taskcrew.approvals.rules import load_rules
+from taskcrew.approvals.signing import KeyRing
+from taskcrew.approvals.terminal import TerminalApprovals
+from taskcrew.cli import app
+from taskcrew.jobs import Jobs
+from taskcrew.jobs.human import JobHuman, Parked
+from taskcrew.tools.human import (
+    ApprovalDecision,
+    ApprovalRequest,
+    AutoApproveHuman,
+    FieldValue,
+    ScriptedHuman,
+)
+from taskcrew.tools.policy import Policy, PolicyConfig, Submission
+
+ERP_URL = "http://127.0.0.1:8800"
+runner = CliRunner()
+
+
+def _request(amount: str = "1284.50", **extra: str) -> ApprovalRequest:
+    fields = {
+        "csrf_token": "tok-1",
+        "vendor_id": "3",
+        "invoice_number": "INV-2057",
+        "amount": amount,
+        **extra,
+    }
+    return ApprovalRequest(
+        kind="form_submission",
+        method="POST",
+        url=f"{ERP_URL}/bills/new",
+        fields=[FieldValue(name=k, value=v) for k, v in fields.items()],
+    )
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, console_users: Path) -> dict[str, Any]:
+    """A job store and an approvals home shared by the CLI and the authority; ana, bob and carol can
+    log in (so the two-person rule is on: "auto" with several users)."""
+    url = f"sqlite:///{tmp_path / 'jobs.sqlite3'}"
+    monkeypatch.setenv("TASKCREW_JOBS_DB", url)
+    monkeypatch.setenv("TASKCREW_APPROVALS_DIR", str(tmp_path / "approvals"))
+    monkeypatch.setenv("TASKCREW_CONSOLE_USERS", str(console_users))
+    monkeypatch.delenv("TASKCREW_TOKEN", raising=False)
+    jobs = Jobs.open(url)
+    authority = Authority(jobs, users_file=console_users)
+    yield {"jobs": jobs, "authority": authority, "url": url, "users": console_users}
+    jobs.close()
+
+
+def _parked(jobs: Jobs, submitter: str, request: ApprovalRequest, proof: str = "token") -> tuple[str, str]:
+    job = jobs.submit(
+        "Enter the Northwind invoice into the ERP", submitted_by=submitter, submitted_proof=proof
+    )
+    jobs.mark(job.id, "running", only_if=("queued",), worker="w1")
+    with pytest.raises(Parked) as parked:
+        JobHuman(jobs, job.id).approve(request)
+    jobs.mark(job.id, "waiting", only_if=("running",))
+    return job.id, parked.value.approval_id
+
+
+def _token(name: str, password: str) -> str:
+    out = runner.invoke(app, ["approvals", "login", "--name", name, "--password", password, "--print-token"])
+    assert out.exit_code == 0, out.output
+    return out.output.strip()
+
+
+# ---- 4: one canonical key -------------------------------------------------------------------------
+def test_a_hidden_field_changed_after_approval_is_asked_again_only_the_named_csrf_token_is_left_out(
+    env: dict[str, Any],
+) -> None:
+    jobs, authority = env["jobs"], env["authority"]
+    job_id, approval_id = _parked(jobs, "ana", _request(beneficiary_account_token="DE00-approved"))
+    # a bank-like field: always two people
+    assert (
+        authority.decide(approval_id, "approve", Identity(name="bob", proof="token")).status
+        == "first_approval"
+    )
+    assert (
+        authority.decide(approval_id, "approve", Identity(name="carol", proof="console")).status == "decided"
+    )
+    jobs.mark(job_id, "running", only_if=("queued",), worker="w1")
+    human = JobHuman(jobs, job_id)
+    # a fresh page's CSRF token (a rule names csrf_token for the ERP) is the same approval ...
+    fresh = _request(beneficiary_account_token="DE00-approved").model_copy()
+    fresh.fields[0] = FieldValue(name="csrf_token", value="tok-2")
+    assert human.approve(fresh).approved
+    # ... a hidden field that merely contains "token" is not: it is asked again
+    with pytest.raises(Parked):
+        human.approve(_request(beneficiary_account_token="XX99-attacker"))
+    # the send check compares the bytes really sent with the approved key
+    gate = human.gate
+    sent = [(f.name, f.value) for f in fresh.fields]
+    assert gate.send_check("POST", f"{ERP_URL}/bills/new", sent) is None
+    switched = [(n, "XX99" if n == "beneficiary_account_token" else v) for n, v in sent]
+    refusal = gate.send_check("POST", f"{ERP_URL}/bills/new", switched)
+    assert refusal is not None and "not sent" in refusal
+    assert [e.action for e in authority.audit.entries()][-2:] == ["send", "send_refused"]
+    # the approver is shown what is left out, and why
+    shown = jobs.approval(approval_id).request
+    assert (
+        shown is not None
+        and "csrf_token" in shown.excluded
+        and "beneficiary_account_token" not in shown.excluded
+    )
+
+
+# ---- 1: risk rules apply whatever the surface ------------------------------------------------------
+def test_the_cli_enforces_the_two_person_rule_with_proven_identities(
+    env: dict[str, Any], monkeypatch: Any
+) -> None:
+    jobs = env["jobs"]
+    _job_id, approval_id = _parked(jobs, "ana", _request(amount="8000.00"))
+    # the OS user (not authenticated) cannot approve an item that needs two people
+    alone = runner.invoke(app, ["approvals", "approve", approval_id])
+    assert alone.exit_code == 1 and "Two-person rule" in alone.output
+    monkeypatch.setenv("TASKCREW_TOKEN", _token("ana", "ana-secret-1"))
+    own = runner.invoke(app, ["approvals", "approve", approval_id])
+    assert own.exit_code == 1 and "you submitted this task" in own.output
+    monkeypatch.setenv("TASKCREW_TOKEN", _token("bob", "bob-secret-1"))
+    first = runner.invoke(app, ["approvals", "approve", approval_id])
+    assert first.exit_code == 0 and "second, different approver" in first.output
+    assert jobs.approval(approval_id).status == "pending"
+    twice = runner.invoke(app, ["approvals", "approve", approval_id])
+    assert twice.exit_code == 1 and "already approved" in twice.output
+    monkeypatch.setenv("TASKCREW_TOKEN", _token("carol", "carol-secret-1"))
+    done = runner.invoke(app, ["approvals", "approve", approval_id])
+    assert done.exit_code == 0, done.output
+    decided = jobs.approval(approval_id)
+    assert decided.status == "approved" and decided.decided_by == "bob+carol"
+    assert (
+        decided.decision is not None
+        and "bob" in (decided.decision.by or "")
+        and "two people" in (decided.decision.by or "")
+    )
+    shown = runner.invoke(app, ["approvals", "show", approval_id])
+    assert "amount_above_threshold" not in shown.output and "above 5000" in shown.output
+    monkeypatch.setenv("TASKCREW_TOKEN", "tc_forged")
+    bad = runner.invoke(app, ["approvals", "approve", approval_id])
+    assert bad.exit_code == 2 and "unknown or revoked" in bad.output
+
+
+def test_paying_an_existing_bill_is_judged_by_the_bills_amount_read_from_the_erp(
+    erp: Any, erp_user: Any, tmp_path: Path
+) -> None:
+    assert erp_user.new_bill(invoice_number="BIG-1", amount="8000.00").status_code == 303
+    big = next(b for b in erp_state_bills(erp) if b["invoice_number"] == "BIG-1")
+    small = next(b for b in erp_state_bills(erp) if float(b["amount"]) < 1000 and b["status"] != "paid")
+
+    def fetch(url: str) -> str | None:
+        response = erp_user.http.get(url)
+        return response.text if response.status_code == 200 else None
+
+    rules = load_rules().model_copy(update={"two_person": "on"})
+    human = ScriptedHuman([ApprovalDecision.approve(), ApprovalDecision.approve()])
+    policy = Policy(PolicyConfig.for_url(erp.url), human, rules=rules)
+    policy.page_fetch = fetch
+    authority = Authority(None, rules, home=tmp_path / "approvals")
+    for bill, flagged in ((big, True), (small, False)):
+        policy.submission(
+            Submission(origin="form", method="POST", url=f"{erp.url}/bills/{bill['id']}/pay",
+                       fields=[FieldValue(name="paid_on", value="2026-10-01")])
+        )  # fmt: skip
+        request = human.requests[-1]
+        assert request.looked_up["amount"] == bill["amount"]
+        assert authority.needs_two(authority.assess(request)) is flagged
+    unreadable = Policy(
+        PolicyConfig.for_url(erp.url), ScriptedHuman([ApprovalDecision.approve()]), rules=rules
+    )
+    unreadable.page_fetch = lambda url: None  # logged out: the amount cannot be read
+    unreadable.submission(Submission(origin="form", method="POST", url=f"{erp.url}/bills/BILL-0001/pay"))
+    asked = unreadable.human.requests[-1]  # type: ignore[attr-defined]
+    assert authority.needs_two(authority.assess(asked))  # flagged, never waved through
+
+
+def erp_state_bills(erp: Any) -> list[dict[str, Any]]:
+    from taskcrew.mock_erp import fetch_state
+
+    return [b.model_dump() for b in fetch_state(erp.url).bills]
+
+
+def test_the_terminal_works_as_before_for_one_user_and_refuses_alone_where_two_are_needed(
+    tmp_path: Path,
+) -> None:
+    one = load_rules()  # two_person: auto, and nobody is configured: a single user on a laptop
+    alone = Authority(None, one, home=tmp_path / "a", users_file=tmp_path / "none.yaml")
+    big = _request(amount="8000.00")
+    terminal = TerminalApprovals(ScriptedHuman([ApprovalDecision.approve()]), alone)
+    assert terminal.approve(big).approved
+    several = Authority(None, one.model_copy(update={"two_person": "on"}), home=tmp_path / "b")
+    refused = TerminalApprovals(ScriptedHuman([]), several).approve(big.model_copy(update={"flags": ["x"]}))
+    assert refused.outcome == "reject" and "two people" in (refused.text or "")
+    auto = TerminalApprovals(AutoApproveHuman(), several).approve(big)
+    assert auto.outcome == "reject"  # --auto-approve does not cover a two-person item
+    assert TerminalApprovals(AutoApproveHuman(), several).approve(_request()).approved
+    assert [e.action for e in several.audit.entries()] == [
+        "terminal_reject",
+        "terminal_reject",
+        "terminal_approve",
+    ]
+
+
+# ---- 2: identities -----------------------------------------------------------------------------
+def test_a_submitter_is_proven_never_a_typed_name(env: dict[str, Any], monkeypatch: Any) -> None:
+    claimed = runner.invoke(app, ["submit", "Enter the Northwind invoice into the ERP", "--by", "bob"])
+    assert claimed.exit_code == 2 and "--by is not accepted" in claimed.output
+    unproven = runner.invoke(app, ["submit", "Enter the Northwind invoice into the ERP"])
+    assert unproven.exit_code == 2 and "must be authenticated" in unproven.output  # two-person rule on
+    monkeypatch.setenv("TASKCREW_TOKEN", _token("ana", "ana-secret-1"))
+    assert runner.invoke(app, ["approvals", "whoami"]).output.startswith("ana (authenticated CLI token)")
+    out = runner.invoke(app, ["submit", "Enter the Northwind invoice into the ERP"])
+    assert out.exit_code == 0, out.output
+    job = env["jobs"].get(out.output.strip())
+    assert (job.submitted_by, job.submitted_proof) == ("ana", "token")
+    wrong = runner.invoke(app, ["approvals", "login", "--name", "ana", "--password", "nope", "--print-token"])
+    assert wrong.exit_code == 2 and "wrong name or password" in wrong.output
+
+
+# ---- 3: signed decisions ---------------------------------------------------------------------------
+def test_rows_written_into_the_job_database_are_not_obeyed(env: dict[str, Any]) -> None:
+    jobs, authority = env["jobs"], env["authority"]
+    job_id, approval_id = _parked(jobs, "ana", _request(amount="9500.00"))
+    db = sqlite3.connect(env["url"].removeprefix("sqlite:///"))
+
+    def edit(table: str, row_id: str, change: Any) -> None:
+        (doc,) = db.execute(f"SELECT doc FROM {table} WHERE id = ?", (row_id,)).fetchone()
+        data = json.loads(doc)
+        change(data)
+        db.execute(
+            f"UPDATE {table} SET doc = ?, status = ? WHERE id = ?", (json.dumps(data), data["status"], row_id)
+        )
+        db.commit()
+
+    # the console would show 95.00 while 9500.00 is what the key stands for: it shows neither
+    edit("taskcrew_approvals", approval_id, lambda d: d["request"]["fields"][3].update(value="95.00"))
+    view = authority.view(jobs.approval(approval_id))
+    assert view.problem and view.fields == []
+    assert authority.decide(approval_id, "approve", Identity(name="bob", proof="token")).status == "refused"
+    # a row marked approved by hand makes the worker ask again, and is recorded
+    edit(
+        "taskcrew_approvals",
+        approval_id,
+        lambda d: d.update(status="approved", decided_by="bob+carol", decision={"outcome": "approve"}),
+    )
+    jobs.mark(job_id, "running", only_if=("waiting",), worker="w1")
+    with pytest.raises(Parked):
+        JobHuman(jobs, job_id).approve(_request(amount="9500.00"))
+    assert "forged_decision_refused" in [e.action for e in authority.audit.entries()]
+    # auto_approve written into a job's options is not a signed property of its submission
+    edit("taskcrew_jobs", job_id, lambda d: d["options"].update(auto_approve=True))
+    with pytest.raises(Parked):
+        JobHuman(jobs, job_id, auto_approve=True).approve(_request(amount="10.00"))
+    assert authority.audit.entries()[-2].action == "auto_approve_refused"
+    # a job inserted into the database is never signed: nothing of it may be approved
+    assert not authority.submission_ok(jobs.get(job_id))
+
+
+def test_auto_approve_is_limited_to_what_the_rules_permit_and_says_so(env: dict[str, Any]) -> None:
+    jobs, _authority = env["jobs"], env["authority"]
+    from taskcrew.jobs import JobOptions
+
+    job = jobs.submit("Enter the Northwind invoice", submitted_by="ana", submitted_proof="token",
+                      options=JobOptions(auto_approve=True))  # fmt: skip
+    jobs.mark(job.id, "running", only_if=("queued",), worker="w1")
+    human = JobHuman(jobs, job.id, auto_approve=True)
+    decision = human.approve(_request())
+    assert decision.approved and decision.basis == "auto_approve"
+    assert decision.by is not None and "--auto-approve" in decision.by and "human" not in decision.by
+    with pytest.raises(Parked):  # 8,000.00 needs two people: --auto-approve does not cover it
+        human.approve(_request(amount="8000.00"))
+    assert (
+        human.gate.send_check("POST", f"{ERP_URL}/bills/new", [(f.name, f.value) for f in _request().fields])
+        is None
+    )
+
+
+def test_key_rotation_keeps_or_retires_what_earlier_keys_signed(tmp_path: Path) -> None:
+    ring = KeyRing(tmp_path / "operator.key")
+    sig = ring.sign({"a": 1})
+    assert (tmp_path / "operator.key").stat().st_mode & 0o777 == 0o600
+    ring.rotate()
+    assert ring.verify({"a": 1}, sig) and ring.sign({"a": 1}) != sig
+    ring.rotate(retire_old=True)
+    assert not ring.verify({"a": 1}, sig)
+
+
+# ---- 5: the audit log ------------------------------------------------------------------------------
+def test_edits_rehashing_and_truncation_of_the_audit_log_are_detected(tmp_path: Path) -> None:
+    import hashlib
+
+    log = AuditLog(tmp_path / "audit.jsonl")
+    for i in range(4):
+        log.append("ana", "approve", f"apr-{i}", {"amount": f"{i}00.00"})
+    assert log.verify() == []
+    lines = log.path.read_text(encoding="utf-8").splitlines()
+    # rewritten and re-hashed without the key (as the old SHA-256 chain allowed)
+    forged = json.loads(lines[1])
+    forged["payload"]["amount"] = "900.00"
+    body = {k: v for k, v in forged.items() if k != "hash"}
+    forged["hash"] = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+    log.path.write_text("\n".join([lines[0], json.dumps(forged), *lines[2:]]) + "\n", encoding="utf-8")
+    assert [p.line for p in log.verify()][:1] == [2]
+    # truncated: the last entry cut off
+    log.path.write_text("\n".join(lines[:3]) + "\n", encoding="utf-8")
+    assert any("truncated" in p.problem for p in log.verify())
+    # a malformed line is reported where it is, and the entries that parse are still listed
+    log.path.write_text("\n".join([*lines[:2], '{"seq": 3, "bro', *lines[3:]]) + "\n", encoding="utf-8")
+    assert next(p.line for p in log.verify()) == 3 and len(log.entries()) == 3
+
+
+def test_the_console_shows_a_tampered_payload_and_a_broken_chain_as_such(
+    env: dict[str, Any], tmp_path: Path, console_users: Path
+) -> None:
+    from taskcrew.console.server import ConsoleServer
+    from taskcrew.console.settings import ConsoleSettings
+
+    settings = ConsoleSettings(
+        port=0, state_dir=tmp_path / "console", runs_dirs=[], eval_dirs=[], users_file=console_users,
+        jobs_url=env["url"],
+    )  # fmt: skip
+    server = ConsoleServer(settings, env["jobs"]).start()
+    try:
+        with httpx.Client(base_url=server.url, follow_redirects=False) as http:
+            form = http.get("/login")
+            csrf = form.text.split('name="csrf" value="')[1].split('"')[0]
+            http.post("/login", data={"username": "bob", "password": "bob-secret-1", "csrf": csrf, "next": "/"},
+                      headers={"Origin": server.url})  # fmt: skip
+            # an approval whose stored amount was edited (9500.00 approved-to-be, 95.00 shown): not shown
+            _, approval_id = _parked(env["jobs"], "ana", _request(amount="9500.00"))
+            db = sqlite3.connect(env["url"].removeprefix("sqlite:///"))
+            (doc,) = db.execute("SELECT doc FROM taskcrew_approvals WHERE id = ?", (approval_id,)).fetchone()
+            db.execute(
+                "UPDATE taskcrew_approvals SET doc = ? WHERE id = ?",
+                (doc.replace("9500.00", "95.00"), approval_id),
+            )
+            db.commit()
+            shown = http.get(f"/approvals/{approval_id}")
+            assert shown.status_code == 200 and "cannot be trusted" in shown.text
+            assert "95.00" not in shown.text and 'value="approve"' not in shown.text
+            audit = env["authority"].audit
+            with audit.path.open("a", encoding="utf-8") as fh:
+                fh.write("this is not an entry\n")
+            page = http.get("/audit")
+            assert page.status_code == 200 and "The hash chain is broken" in page.text
+            assert "not a valid audit entry" in page.text
+    finally:
+        server.stop()
+
+
+# ---- 6: who approved -------------------------------------------------------------------------------
+def test_every_approval_says_who_or_what_approved_it() -> None:
+    auto = Policy(PolicyConfig.for_url(ERP_URL), AutoApproveHuman())
+    sub = Submission(
+        origin="form",
+        method="POST",
+        url=f"{ERP_URL}/bills/new",
+        fields=[FieldValue(name="amount", value="1.00")],
+    )
+    decision = auto.submission(sub)
+    assert decision.approved_by and "--auto-approve" in decision.approved_by
+    assert "human" not in decision.reason and "--auto-approve" in decision.reason
+    again = auto.submission(sub)
+    assert again.outcome == "allowed" and "--auto-approve" in again.reason
+    from taskcrew.crew.trace import decision_event
+
+    assert "--auto-approve" in decision_event(decision).by  # type: ignore[union-attr]
