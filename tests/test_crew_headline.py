@@ -10,6 +10,7 @@ import pytest
 from taskcrew.config import WorkplaceSettings
 from taskcrew.crew.models import Citation, Plan, PlanStep, Reflection
 from taskcrew.crew.scripted import Loop, ScriptedCall, ScriptedLLM, ToolCall
+from taskcrew.crew.trace import read_trace
 from taskcrew.crew.workplace import Workplace
 from taskcrew.eval import kit
 from taskcrew.mock_erp import fetch_state
@@ -167,6 +168,14 @@ def test_headline_task_survives_every_fault_and_enters_exactly_one_correct_bill(
         assert "demo123" not in text
     assert "{{secret:ERP_PASSWORD}}" in prompts  # the model typed the placeholder
     assert "Done, and independently verified" in report
+    # the first line says what changed in the system; each submission says whether it was applied
+    first_line = report.splitlines()[0]
+    assert "— 1 change(s) saved: POST http" in first_line and "/bills/new" in first_line, first_line
+    assert "bounced to the login page" in report and "UNKNOWN whether it was saved (HTTP 503" in report
+    assert "saved — the system accepted it (HTTP 303" in report
+    events = read_trace(result.run_dir / "trace.jsonl")
+    bounced = [e for e in events if e.kind == "tool_call" and "bounced to the login page" in e.result]
+    assert bounced and all(not e.result.startswith("Result: OK") for e in bounced)
     first = report.split("## Verifier")[0]  # the answer to the person comes first
     assert first.index("## Answer") < first.index("**Submissions**") < first.index("**Caveats:**")
     assert first.count("sent again (already approved)") + first.count("**approved** by you") == 4

@@ -22,7 +22,7 @@ from taskcrew.crew.provenance import SourcedHuman, origins
 from taskcrew.crew.steps import finish
 from taskcrew.crew.stopping import RunInterrupted, call_interruptibly
 from taskcrew.crew.toolbox import System, Toolbox
-from taskcrew.crew.trace import ControlEvent, RunStarted, Tracer, decision_event
+from taskcrew.crew.trace import ControlEvent, RunStarted, SubmissionEvent, Tracer, decision_event
 from taskcrew.roles import load_roles
 
 
@@ -138,6 +138,10 @@ def build_context(
         checkpoints=res.checkpoints,
     )
     ctx.worker_llm.on_call = ctx.verifier_llm.on_call = ctx.record_llm_call
+    ctx.submissions.listeners.append(lambda sent: tracer.emit(SubmissionEvent(submission=sent)))
+    if res.browser is not None:  # the gate tells the run what each submission came to
+        res.browser.policy.submissions = ctx.submissions
+        ctx.intents = getattr(res.browser.policy, "intents", None)
     if isinstance(res.human, SourcedHuman):
         res.human.explain = lambda fields: origins(
             fields,

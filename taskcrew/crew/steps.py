@@ -21,6 +21,7 @@ from taskcrew.crew.models import (
     StepReport,
     Verdict,
 )
+from taskcrew.crew.outcome import answer, decide
 from taskcrew.crew.report import write_report
 from taskcrew.crew.runner import AgentTaskError, run_role
 from taskcrew.crew.trace import (
@@ -379,17 +380,17 @@ def reflect(ctx: RunContext, state: RunState) -> None:
 
 
 def finish(ctx: RunContext, state: RunState) -> None:
-    if state.outcome is None:
-        state.outcome = "error"
-        state.outcome_reason = "the run ended without an outcome"
-    if state.steps_done:
-        last = state.steps_done[-1].report
-        state.answer = last.summary
+    """The outcome, the answer and what changed are decided here from facts (``crew/outcome.py``)."""
+    facts = ctx.facts()
+    state.outcome, state.outcome_reason = decide(state, facts)
+    state.changed = facts.changed_line()
+    state.answer = answer(state, facts)
     screenshot = ctx.toolbox.screenshot(ctx.run_dir / "final_page.png")
     ctx.tracer.emit(
         RunFinished(
             outcome=state.outcome,
             reason=state.outcome_reason,
+            changed=state.changed,
             llm_calls=ctx.usage.calls,
             input_tokens=ctx.usage.input_tokens,
             output_tokens=ctx.usage.output_tokens,

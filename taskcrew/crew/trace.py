@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, TypeAdapter
 
 from taskcrew.crew.models import LlmCall, Plan, StepReport, Verdict
+from taskcrew.tools.submissions import SubmissionResult
 
 
 def _now() -> str:
@@ -76,6 +77,13 @@ class ApprovalEvent(_Event):
     flags: dict[str, str] = Field(default_factory=dict)  # field -> what the approver was warned of
 
 
+class SubmissionEvent(_Event):
+    """A data-changing submission and whether the system applied it (tools/submissions.py)."""
+
+    kind: Literal["submission"] = "submission"
+    submission: SubmissionResult
+
+
 class StepEvent(_Event):
     kind: Literal["step"] = "step"
     index: int
@@ -109,6 +117,7 @@ class RunFinished(_Event):
     kind: Literal["run_finished"] = "run_finished"
     outcome: str
     reason: str
+    changed: str = ""  # what changed in the systems, in one line (crew/outcome.py)
     llm_calls: int
     input_tokens: int
     output_tokens: int
@@ -124,6 +133,7 @@ TraceEvent = Annotated[
     | ToolCallEvent
     | PolicyEvent
     | ApprovalEvent
+    | SubmissionEvent
     | StepEvent
     | ControlEvent
     | VerdictEvent
