@@ -113,12 +113,24 @@ def classify(
     return "saved", ""
 
 
+_FLAGGED = re.compile(
+    r"<(\w+)\b[^>]*(?:class=[\"'][^\"']*\b(?:error|errors|alert|invalid|danger|warning)\b[^\"']*[\"']|"
+    r"role=[\"']alert[\"'])[^>]*>(.*?)</\1>",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
 def page_reason(body: str, limit: int = 240) -> str:
-    """The line of an answer page that says what was wrong (an error, a duplicate), if there is one."""
-    for line in visible_lines(body):
-        if REASON_WORDS.search(line) and len(line) > 8:
-            return line if len(line) <= limit else line[: limit - 1].rsplit(" ", 1)[0] + "…"
-    return ""
+    """What an answer page says was wrong: the text it marks as an error or alert, else the first line
+    that reads like a reason (an error, a duplicate); "" when it says nothing of the kind."""
+    flagged = [" ".join(visible_lines(m.group(2))) for m in _FLAGGED.finditer(body)]
+    lines = [ln for ln in flagged if len(ln) > 8][:1] or [
+        ln for ln in visible_lines(body) if REASON_WORDS.search(ln) and len(ln) > 8
+    ]
+    if not lines:
+        return ""
+    text = "; ".join(dict.fromkeys(lines))
+    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
 def visible_lines(page: str) -> list[str]:
