@@ -105,7 +105,30 @@ def caveats(ctx: RunContext, state: RunState) -> list[str]:
             f"Not confirmed: {c.criterion} — {c.observed}" for c in state.verdicts[-1].checks if not c.met
         ]
     out += [f"Policy {p.decision}: {p.detail.get('reason', '')}" for p in _blocked(ctx)]
+    out += models_word(ctx, state)
     return list(dict.fromkeys(_one_line(c, 400) for c in out))
+
+
+def models_word(ctx: RunContext, state: RunState) -> list[str]:
+    """What code could not check, said as such: a cited page it cannot read, an image, a verifier's
+    observation with nothing code can compare."""
+    from taskcrew.crew.citations import check_citations
+    from taskcrew.crew.evidence import MODELS_WORD
+
+    citations = [c for r in state.steps_done for c in r.report.sources]
+    out = [
+        f"Not checked by code (the model's word): {c.citation.source} — “{_one_line(c.citation.quote, 120)}” "
+        f"({c.detail})"
+        for c in check_citations(citations, ctx.toolbox.source_text)
+        if c.status == "unchecked"
+    ]
+    if state.verdicts:
+        out += [
+            f"Not checked by code (the verifier's word): {c.criterion} — {c.observed.replace(MODELS_WORD, '').strip()}"
+            for c in state.verdicts[-1].checks
+            if c.met and MODELS_WORD in c.observed
+        ]
+    return out
 
 
 def _blocked(ctx: RunContext) -> list[Any]:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import TypeVar
-from urllib.parse import urlsplit
 
 from crewai.tools import BaseTool
 from pydantic import BaseModel
 
-from taskcrew.crew.citations import about_system_state, check_citations, lines_with, quotes_unseen
+from taskcrew.crew.citations import check_citations, lines_with
 from taskcrew.crew.context import RunContext
+from taskcrew.crew.evidence import check_verdict
 from taskcrew.crew.guard import Budget, GuardedTool
 from taskcrew.crew.models import (
     CriterionCheck,
@@ -196,18 +196,6 @@ def trace_step(ctx: RunContext, record: StepRecord) -> None:
     )
 
 
-def _same_source(cited: str, seen: set[str]) -> bool:
-    cited = cited.strip().strip("<>`'\"")
-    if cited in seen:
-        return True
-    parts = urlsplit(cited)
-    if parts.scheme in ("http", "https"):
-        key = (parts.netloc, parts.path.rstrip("/"))
-        return any((urlsplit(s).netloc, urlsplit(s).path.rstrip("/")) == key for s in seen)
-    name = cited.lstrip("./")
-    return any(s.lstrip("./").endswith(name) or name.endswith(s.lstrip("./")) for s in seen if s)
-
-
 def verify(ctx: RunContext, state: RunState) -> Verdict:
     assert state.plan is not None
     ctx.toolbox.begin_verification()
@@ -244,75 +232,14 @@ def verify(ctx: RunContext, state: RunState) -> Verdict:
     return verdict
 
 
-def _on_system(source: str, systems: list[tuple[str, str]]) -> bool:
-    host = urlsplit(source.strip()).netloc
-    return bool(host) and any(urlsplit(url).netloc == host for _, url in systems)
-
-
-def check_verdict(
-    verdict: Verdict,
-    plan: Plan,
-    seen: set[str],
-    texts: dict[str, list[str]] | None = None,
-    systems: list[tuple[str, str]] | None = None,
-) -> Verdict:
-    """Code has the last word: every criterion checked, every check citing a source actually opened,
-    every quoted line in a check seen there by the verifier itself (``texts``: what it saw, by source).
-
-    Evidence by pointer: a check that names ``find`` (words of a line it saw) gets that whole line,
-    copied by code from what the verifier saw, as its evidence. A criterion about a system's state
-    (``systems``: name, URL) must be checked on that system's pages, not in a document.
-    """
-    checks = []
-    for check in verdict.checks:
-        rejection = None
-        there = [
-            t for source, ts in (texts or {}).items() if _same_source(check.source, {source}) for t in ts
-        ]
-        if check.met and not _same_source(check.source, seen):
-            rejection = f"{check.source!r} was not opened during verification"
-        elif (
-            check.met
-            and systems
-            and plan.changes_data
-            and about_system_state(check.criterion, [name for name, _ in systems])
-            and not _on_system(check.source, systems)
-        ):
-            rejection = (
-                f"a criterion about the state of a system must be checked on that system's own pages "
-                f"({', '.join(url for _, url in systems)}), not in {check.source!r}"
-            )
-        elif check.met and check.find and texts is not None:
-            lines = lines_with(check.find, there)
-            if lines:
-                check = check.model_copy(update={"observed": " / ".join(f"“{ln}”" for ln in lines)})
-            else:
-                rejection = f"the verifier never saw {check.find!r} at {check.source!r} in this verification"
-        elif check.met and texts is not None:
-            unseen = quotes_unseen(check.observed, there)
-            if unseen:
-                rejection = f"the verifier never saw {unseen[0]!r} at {check.source!r} in this verification"
-        if rejection:
-            check = check.model_copy(
-                update={"met": False, "observed": f"{check.observed} [rejected: {rejection}]"}
-            )
-        checks.append(check)
-    problems = []
-    if len(checks) < len(plan.success_criteria):
-        problems.append(f"only {len(checks)} of {len(plan.success_criteria)} success criteria were checked")
-    if any(not c.met for c in checks):
-        problems.append("not every criterion is met")
-    verified = verdict.verified and not problems
-    reason = verdict.reason if not problems else f"{verdict.reason} ({'; '.join(problems)})"
-    return Verdict(verified=verified, checks=checks, reason=reason)
-
-
 def check_cited_facts(verdict: Verdict, state: RunState, read: Callable[[str], str | None]) -> Verdict:
     """Every quote the workers cited must be in its source; a question's answer must cite something."""
     assert state.plan is not None
     citations = [c for r in state.steps_done for c in r.report.sources]
     problems = [
-        f"{c.citation.source!r} does not contain the quoted words {c.citation.quote!r}"
+        f"{c.citation.source!r} cannot be read"
+        if c.detail == "the cited file cannot be read"
+        else f"{c.citation.source!r} does not contain the quoted words {c.citation.quote!r}"
         for c in check_citations(citations, read)
         if c.status == "not_found"
     ]
