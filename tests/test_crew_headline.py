@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -182,7 +183,38 @@ def test_headline_task_survives_every_fault_and_enters_exactly_one_correct_bill(
     assert "HTTP 503" in trace and "422" in trace
     assert (result.run_dir / "final_page.png").stat().st_size > 1000
 
+    # every role's prompt names only tools that role has
+    assert_prompts_name_only_their_tools(worker.calls + verifier.calls)
+
     # the planner was given the company's procedures; the reflector stored at most 3 facts, with provenance
     assert "duplicate" in worker.calls_for("planner")[0].prompt.lower()
     assert len(facts) == 3 and LESSON in [f.text for f in facts]
     assert all(p.run_id == result.run_dir.name for f in facts for p in f.provenance)
+
+
+def tools_named(text: str, names: set[str]) -> set[str]:
+    """The tool names a prompt mentions as tools (a one-word name only as `name`, "name tool" or name(…))."""
+    found = set()
+    for name in names:
+        if "_" in name:
+            pattern = rf"\b{re.escape(name)}\b"
+        else:
+            pattern = rf"`{re.escape(name)}`|\b{re.escape(name)} tool\b|\b{re.escape(name)}\(|['\"]{re.escape(name)}['\"] tool"
+        if re.search(pattern, text):
+            found.add(name)
+    return found
+
+
+def assert_prompts_name_only_their_tools(calls: list[ScriptedCall]) -> None:
+    names = {t for c in calls for t in c.tools}
+    roles = set()
+    for call in calls:
+        prompt = "\n".join(
+            str(m.get("content") or "") for m in call.messages if m.get("role") in ("system", "user")
+        )
+        extra = tools_named(prompt, names) - set(call.tools)
+        assert not extra, (
+            f"the {call.role} prompt names {sorted(extra)}, tools it does not have ({call.tools})"
+        )
+        roles.add(call.role)
+    assert {"planner", "file_reader", "browser_operator", "verifier", "reflector"} <= roles

@@ -36,6 +36,18 @@ class RunLimits(BaseModel):
 class KnowledgeContext(BaseModel):
     procedures: list[str] = Field(default_factory=list)
     facts: list[str] = Field(default_factory=list)
+    related: list[str] = Field(default_factory=list, description="sections of the same chapters, not shown")
+
+    def procedures_for(self, tools: set[str]) -> list[str]:
+        """The procedures, and the names of related sections with how to read them: a tool is named
+        only when ``tools`` (the tools the reader of the prompt, or its workers, really have) has it."""
+        if not self.related:
+            return list(self.procedures)
+        how = " (look them up with search_procedures)" if "search_procedures" in tools else ""
+        return [
+            *self.procedures,
+            f"Other sections of the same chapters, not shown here{how}: " + "; ".join(self.related),
+        ]
 
 
 class Knowledge(Protocol):

@@ -116,7 +116,7 @@ def plan(ctx: RunContext, state: RunState, reason: str = "") -> Plan:
         "plan",
         Plan,
         task=task,
-        procedures=_bullets(knowledge.procedures) if knowledge else NONE,
+        procedures=_bullets(knowledge.procedures_for(set())) if knowledge else NONE,  # it has no tools
         facts=_bullets(knowledge.facts) if knowledge else NONE,
         environment=ctx.toolbox.environment(),
         replan_context=replan_context,
@@ -207,13 +207,14 @@ def verify(ctx: RunContext, state: RunState) -> Verdict:
         else "the task is complete"
     )
     knowledge = ctx.knowledge.context_for(ctx.task) if ctx.knowledge is not None else None
+    tools = _guarded(ctx, "verifier", budget)
     verdict = _ask(
         ctx,
         "verifier",
         "verify",
         Verdict,
-        tools=_guarded(ctx, "verifier", budget),
-        procedures=_bullets(knowledge.procedures) if knowledge else NONE,
+        tools=tools,
+        procedures=_bullets(knowledge.procedures_for({t.name for t in tools})) if knowledge else NONE,
         claim=claim,
         task=ctx.task,
         criteria=_bullets(state.plan.success_criteria),

@@ -185,7 +185,7 @@ class Toolbox:
                 if t.name == "python"
             ]
             browser = self.browser.verifier_tools(self.sources.add) if self.browser is not None else []
-            return browser + reading + fetching + computing + [NoteTool(notes=self.verifier_notes)]
+            return browser + reading + fetching + computing + [NoteTool.private(self.verifier_notes)]
         return []
 
     def source_text(self, source: str) -> str | None:
