@@ -37,6 +37,7 @@ from taskcrew.roles import RoleName, TaskName
 T = TypeVar("T", bound=BaseModel)
 RESULTS_IN_FULL = 4
 NOTES_SHOWN = 12
+TRAIL_BUDGET = 6000  # characters of step summaries the reflector is shown
 NONE = "(none)"
 
 
@@ -53,7 +54,7 @@ def _results(state: RunState) -> str:
         head = f"Step {record.index + 1} [{record.role}] {record.title} → {record.report.status}"
         data = "; ".join(f"{k}={v}" for k, v in record.report.data.items())
         if i < len(records) - RESULTS_IN_FULL:  # older: one line, but the values stay available
-            summary, data = record.report.summary[:150], data[:400]
+            summary, data = clip(record.report.summary, 150), clip(data, 400)
         else:
             summary = record.report.summary
         lines.append(f"- {head}: {summary}" + (f"\n  data: {data}" if data else ""))
@@ -268,6 +269,29 @@ def feedback_from(verdict: Verdict) -> str:
     return verdict.reason + ("\nUnmet: " + "; ".join(unmet) if unmet else "")
 
 
+def clip(text: str, limit: int) -> str:
+    """``text`` whole when it fits in ``limit`` characters, else cut at a word boundary, marked "…"."""
+    if len(text) <= limit:
+        return text
+    cut = text[: max(1, limit - 2)]
+    if " " in cut and not text[len(cut)].isspace():
+        cut = cut.rsplit(" ", 1)[0]
+    return cut.rstrip() + " …"
+
+
+def reflection_trail(state: RunState, budget: int = TRAIL_BUDGET) -> str:
+    """Every step's whole summary for the reflector, within ``budget`` characters: when they do not
+    fit, the oldest are shortened first (at word boundaries), the latest (the recovery) kept whole."""
+    heads = [f"- [{r.role}] {r.title} → {r.report.status}: " for r in state.steps_done]
+    summaries = [" ".join(r.report.summary.split()) for r in state.steps_done]
+    for i in range(len(summaries)):
+        over = sum(map(len, heads)) + sum(map(len, summaries)) + len(summaries) - budget
+        if over <= 0:
+            break
+        summaries[i] = clip(summaries[i], max(120, len(summaries[i]) - over))
+    return "\n".join(h + s for h, s in zip(heads, summaries, strict=True))
+
+
 class RunVerdict(BaseModel):
     """The final verdict as the knowledge store's grant reads it (verified, run id, task)."""
 
@@ -279,9 +303,7 @@ class RunVerdict(BaseModel):
 def reflect(ctx: RunContext, state: RunState) -> None:
     if ctx.knowledge is None or not state.verdicts:
         return
-    trail = "\n".join(
-        f"- [{r.role}] {r.title} → {r.report.status}: {r.report.summary[:300]}" for r in state.steps_done
-    )
+    trail = reflection_trail(state)
     warnings = [e.warning for e in ctx.tracer.of_kind("tool_call") if e.warning]
     if warnings:
         trail += "\nWarnings during the run:\n" + _bullets(sorted(set(warnings))[:5])
