@@ -13,6 +13,7 @@ from typing import Any
 from crewai.llms.base_llm import BaseLLM
 from pydantic import BaseModel, Field
 
+from taskcrew.background import warnings_to
 from taskcrew.crew.context import Knowledge, RunContext, RunLimits
 from taskcrew.crew.flow import TaskFlow
 from taskcrew.crew.llm import TracedLLM, build_provider_llm
@@ -22,7 +23,14 @@ from taskcrew.crew.provenance import SourcedHuman, origins
 from taskcrew.crew.steps import finish
 from taskcrew.crew.stopping import RunInterrupted, call_interruptibly
 from taskcrew.crew.toolbox import System, Toolbox
-from taskcrew.crew.trace import ControlEvent, RunStarted, SubmissionEvent, Tracer, decision_event
+from taskcrew.crew.trace import (
+    ControlEvent,
+    RunStarted,
+    SubmissionEvent,
+    Tracer,
+    WarningEvent,
+    decision_event,
+)
 from taskcrew.roles import load_roles
 
 
@@ -166,6 +174,8 @@ def run_task(settings: RunSettings, res: RunResources) -> RunResult:
     )
     ctx = build_context(settings, res, worker=models.worker, verifier=models.verifier)
     flow = TaskFlow(ctx=ctx)
+    quiet = warnings_to(lambda text: ctx.tracer.emit(WarningEvent(text=text)))
+    quiet.__enter__()  # background threads' errors go to this run's trace, never to the terminal
     try:
         call_interruptibly(flow.kickoff)  # the main thread stays free for SIGINT/SIGTERM
     except RunInterrupted as stop:  # an interrupt too ends in a report of what was done
@@ -183,6 +193,7 @@ def run_task(settings: RunSettings, res: RunResources) -> RunResult:
         finish(ctx, flow.state)
     finally:
         ctx.toolbox.close()
+        quiet.__exit__(None, None, None)
     state = flow.state
     return RunResult(
         outcome=state.outcome or "error",

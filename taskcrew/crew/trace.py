@@ -84,6 +84,14 @@ class SubmissionEvent(_Event):
     submission: SubmissionResult
 
 
+class WarningEvent(_Event):
+    """Something that failed on a background thread (a proxy, a server): for the trace, not the screen."""
+
+    kind: Literal["warning"] = "warning"
+    where: str = "background"
+    text: str
+
+
 class StepEvent(_Event):
     kind: Literal["step"] = "step"
     index: int
@@ -134,6 +142,7 @@ TraceEvent = Annotated[
     | PolicyEvent
     | ApprovalEvent
     | SubmissionEvent
+    | WarningEvent
     | StepEvent
     | ControlEvent
     | VerdictEvent
