@@ -65,24 +65,52 @@ def _no_duplicate(url: str, body: str) -> str:
     return kit.report("done", "No bill for INV-2057 exists yet.", [Citation(source=url, quote="INV-2031")])
 
 
-def _verify(url: str, body: str) -> str:
-    rows = kit.bill_rows(body, "INV-2057")
-    row = rows[0] if rows else "(no row)"
-    ok = len(rows) == 1 and "1284.50" in row and "2026-10-12" in row
-    return kit.verdict(
-        [
-            (CRITERIA[0], ok, url, row),
-            (
-                CRITERIA[1],
-                ok,
-                url,
-                f"{sum(line.startswith('| [') for line in body.splitlines())} bills listed",
-            ),
-        ],
-        "The bills list shows the new bill with the expected values."
-        if ok
-        else "Bill not found as expected.",
+def before_after(call: ScriptedCall) -> tuple[str, list[str], list[str]]:
+    """The before/after difference code gave the verifier: its source name, rows added and removed."""
+    match = re.search(r'Source "(before/after [^"]+)":\n(.*?)(?:\n\n|\Z)', call.task_text, re.DOTALL)
+    assert match, "the verifier was given no before/after difference"
+    rows = match.group(2).splitlines()
+    return (
+        match.group(1),
+        [r[2:] for r in rows if r.startswith("+ ")],
+        [r[2:] for r in rows if r.startswith("- ")],
     )
+
+
+def _verifier_policy() -> Loop:
+    seen: dict[str, ScriptedCall] = {}
+
+    def verify(url: str, body: str) -> str:
+        rows = kit.bill_rows(body, "INV-2057")
+        row = rows[0] if rows else "(no row)"
+        ok = len(rows) == 1 and "1284.50" in row and "2026-10-12" in row
+        source, added, removed = before_after(seen["call"])
+        new_bills = [r for r in added if "BILL-" in r]
+        untouched = (
+            len(new_bills) == 1 and "INV-2057" in new_bills[0] and not any("BILL-" in r for r in removed)
+        )
+        return kit.verdict(
+            [
+                (CRITERIA[0], ok, url, row),
+                (
+                    CRITERIA[1],
+                    untouched,
+                    source,
+                    f"the only bill row added: “{new_bills[0] if new_bills else '-'}”; no bill row removed or changed",
+                ),
+            ],
+            "The bills list shows the new bill with the expected values, and nothing else changed."
+            if ok and untouched
+            else "Bill not found as expected.",
+        )
+
+    look = kit.LookUpBills("", verify)
+
+    def policy(call: ScriptedCall):  # type: ignore[no-untyped-def]
+        seen["call"] = call
+        return look(call)
+
+    return Loop(policy=policy)
 
 
 def _scripts() -> tuple[ScriptedLLM, ScriptedLLM]:
@@ -113,9 +141,7 @@ def _scripts() -> tuple[ScriptedLLM, ScriptedLLM]:
         },
         model="scripted/worker",
     )
-    verifier = ScriptedLLM(
-        {"verifier": [Loop(policy=kit.LookUpBills("", _verify))]}, model="scripted/verifier"
-    )
+    verifier = ScriptedLLM({"verifier": [_verifier_policy()]}, model="scripted/verifier")
     return worker, verifier
 
 
@@ -174,6 +200,9 @@ def test_headline_task_survives_every_fault_and_enters_exactly_one_correct_bill(
     assert "— 1 change(s) saved: POST http" in first_line and "/bills/new" in first_line, first_line
     assert "bounced to the login page" in report and "UNKNOWN whether it was saved (HTTP 503" in report
     assert "saved — the system accepted it (HTTP 303" in report
+    # "nothing else changed" was checked on the before/after difference of the bills list, by code
+    evidence = report.split("## Verifier's evidence")[1].split("\n\n")[1]
+    assert "| No other bill was created or changed | yes | before/after http" in evidence, evidence
     events = read_trace(result.run_dir / "trace.jsonl")
     bounced = [e for e in events if e.kind == "tool_call" and "bounced to the login page" in e.result]
     assert bounced and all(not e.result.startswith("Result: OK") for e in bounced)

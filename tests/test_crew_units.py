@@ -110,6 +110,7 @@ def test_role_texts_load_and_mention_no_task_specifics() -> None:
         worker_summary="w",
         environment="e",
         procedures="- p",
+        changes="(none)",
     )
     assert "{not a placeholder}" in description and '"verified"' in expected
     with pytest.raises(KeyError):

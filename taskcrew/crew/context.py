@@ -105,6 +105,7 @@ class RunContext:
     checkpoints: Any = None  # crew.stages.Checkpoints for a durable run (taskcrew.jobs); None otherwise
     submissions: SubmissionLog = field(default_factory=SubmissionLog)  # what this leg sent, and the answers
     intents: Any = None  # tools.intents.IntentLog of a durable job: its earlier legs' sends
+    snapshot: Any = None  # crew.changes.Snapshot: the watched pages before the first change
     started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     budget: Budget = field(init=False)
 

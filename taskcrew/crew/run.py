@@ -14,6 +14,7 @@ from crewai.llms.base_llm import BaseLLM
 from pydantic import BaseModel, Field
 
 from taskcrew.background import warnings_to
+from taskcrew.crew.changes import Snapshot, pages_to_watch
 from taskcrew.crew.context import Knowledge, RunContext, RunLimits
 from taskcrew.crew.flow import TaskFlow
 from taskcrew.crew.llm import TracedLLM, build_provider_llm
@@ -103,6 +104,7 @@ class RunResources:
         None  # (model, provider LLM) -> LLM; e.g. shared 429 backoff
     )
     on_run_dir: Callable[[Path], None] | None = None  # told the run folder as soon as it exists
+    readback: Any = None  # tools.readback.ReadBackRules: which pages show the run's changes
 
 
 def build_context(
@@ -150,6 +152,10 @@ def build_context(
     if res.browser is not None:  # the gate tells the run what each submission came to
         res.browser.policy.submissions = ctx.submissions
         ctx.intents = getattr(res.browser.policy, "intents", None)
+        rules = res.readback if res.readback is not None else getattr(ctx.intents, "rules", None)
+        if rules is not None and (pages := pages_to_watch(rules)):
+            ctx.snapshot = Snapshot(pages)
+            res.browser.policy.before_change = ctx.snapshot.take  # read just before the first change
     if isinstance(res.human, SourcedHuman):
         res.human.explain = lambda fields: origins(
             fields,

@@ -200,6 +200,7 @@ def trace_step(ctx: RunContext, record: StepRecord) -> None:
 def verify(ctx: RunContext, state: RunState) -> Verdict:
     assert state.plan is not None
     ctx.toolbox.begin_verification()
+    changes = before_and_after(ctx)
     budget = Budget(max_steps=ctx.roles.agents["verifier"].max_iter * 3, failure_budget=6)
     budget.start_step(None)
     claim = (
@@ -221,6 +222,7 @@ def verify(ctx: RunContext, state: RunState) -> Verdict:
         criteria=_bullets(state.plan.success_criteria),
         worker_summary=_results(state),
         environment=ctx.toolbox.environment(),
+        changes=changes,
     )
     verdict = check_verdict(
         verdict,
@@ -232,6 +234,18 @@ def verify(ctx: RunContext, state: RunState) -> Verdict:
     verdict = check_cited_facts(verdict, state, ctx.toolbox.source_text)
     ctx.tracer.emit(VerdictEvent(attempt=state.verify_attempts, verdict=verdict))
     return verdict
+
+
+def before_and_after(ctx: RunContext) -> str:
+    """The before/after difference of each watched page, as sources the verifier may cite."""
+    snapshot = ctx.snapshot
+    browser = ctx.toolbox.browser
+    if snapshot is None or not snapshot.taken or browser is None:
+        return "(none: no change was sent, or no read-back rule names a page that shows the changes)"
+    texts = snapshot.differences(browser.page_reader())
+    for source, text in texts.items():
+        ctx.toolbox.sources.add(source, text)
+    return "\n\n".join(f'Source "{source}":\n{text}' for source, text in texts.items())
 
 
 def check_cited_facts(verdict: Verdict, state: RunState, read: Callable[[str], str | None]) -> Verdict:

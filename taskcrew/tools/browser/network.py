@@ -223,6 +223,10 @@ class NetworkGuard:
                 self.state.blocked.append(decision)
                 route.abort("blockedbyclient")
                 return
+        if approved and self._context is not None:  # the run's before-snapshot (crew/changes.py)
+            before_change = getattr(self.policy, "before_change", None)
+            if before_change is not None:
+                before_change(intent_fetcher(self._context))
         intents = getattr(self.policy, "intents", None)  # tools.intents.IntentLog of a durable run
         if intents is not None and approved and self._context is not None:
             fields = [(n, self.vault.redact(v)) for n, v in _raw_fields(request)]
