@@ -42,7 +42,7 @@ def check_citations(citations: list[Citation], read: Callable[[str], str | None]
         if citation.source not in texts:
             texts[citation.source] = read(citation.source)
         text = texts[citation.source]
-        if text is None and not is_web(citation.source):
+        if text is None and names_a_file(citation.source):
             results.append(
                 CitationCheck(citation=citation, status="not_found", detail="the cited file cannot be read")
             )
@@ -70,6 +70,12 @@ IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".gif", ".bmp", ".we
 
 def is_web(source: str) -> bool:
     return source.strip().lower().startswith(("http://", "https://"))
+
+
+def names_a_file(source: str) -> bool:
+    """A path (a folder or a file name with a suffix), not a page or a tool such as "python"."""
+    text = source.strip()
+    return not is_web(text) and ("/" in text or bool(re.search(r"\.\w{1,5}$", text)))
 
 
 def is_image(source: str) -> bool:

@@ -8,8 +8,8 @@ verification; what it says it ``observed`` there must be in what it saw:
 - values (identifiers such as INV-2057, amounts, dates): each must appear, compared after
   normalising number formats (1,284.50 = 1284.50 = 1.284,50) and date formats (12 September 2026 =
   2026-09-12);
-- an observation with nothing code can compare (no quote, no value) stays met, marked as the
-  verifier's word (``MODELS_WORD``); the report says so.
+- an observation with nothing code can compare (no quote, no value, or values it says are absent)
+  stays met, marked as the verifier's word (``MODELS_WORD``); the report says so.
 
 A criterion about a system's state must be checked on that system's own pages. The verdict is per
 plan criterion: a criterion is met when a valid check of it is met; an extra check that code
@@ -91,7 +91,7 @@ def _checked(
             check = check.model_copy(update={"observed": " / ".join(f"“{ln}”" for ln in lines)})
     elif texts is not None:
         rejection = _unseen(check.observed, there, check.source)
-        if rejection is None and not quoted(check.observed) and not values(check.observed):
+        if rejection is None and not quoted(check.observed) and not _checkable_values(check.observed):
             check = check.model_copy(update={"observed": f"{check.observed} {MODELS_WORD}"})
     if rejection:
         return check.model_copy(update={"met": False, "observed": f"{check.observed} {REJECTED}{rejection}]"})
@@ -102,12 +102,23 @@ def _unseen(observed: str, there: list[str], source: str) -> str | None:
     if missing := quotes_unseen(observed, there):
         return f"the verifier never saw {missing[0]!r} at {source!r} in this verification"
     have = set().union(*(values(t) for t in there)) if there else set()
-    unquoted = re.sub(r'"[^"]*"|“[^”]*”|`[^`]*`', " ", observed)
-    if missing_values := sorted(values(unquoted) - have):
+    if missing_values := sorted(_checkable_values(observed) - have):
         return (
             f"{source!r} does not show {', '.join(missing_values[:3])} (not in what the verifier saw there)"
         )
     return None
+
+
+ABSENCE = re.compile(
+    r"\b(no|not|none|never|without|absent|missing|nothing|cannot|isn't|doesn't|wasn't|n't)\b", re.IGNORECASE
+)
+
+
+def _checkable_values(observed: str) -> set[str]:
+    """The values outside quotes that an observation says it saw. One that speaks of something
+    absent ("no bill for INI-7781") names values it did not see: code cannot check those."""
+    unquoted = re.sub(r'"[^"]*"|“[^”]*”|`[^`]*`', " ", observed)
+    return set() if ABSENCE.search(unquoted) else values(unquoted)
 
 
 def decide_per_criterion(verdict: Verdict, plan: Plan, checks: list[CriterionCheck]) -> Verdict:
