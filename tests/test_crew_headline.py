@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from taskcrew.config import WorkplaceSettings
 from taskcrew.crew.models import Citation, Plan, PlanStep, Reflection
 from taskcrew.crew.scripted import Loop, ScriptedCall, ScriptedLLM, ToolCall
+from taskcrew.crew.trace import read_trace
 from taskcrew.crew.workplace import Workplace
 from taskcrew.eval import kit
 from taskcrew.mock_erp import fetch_state
@@ -63,24 +65,52 @@ def _no_duplicate(url: str, body: str) -> str:
     return kit.report("done", "No bill for INV-2057 exists yet.", [Citation(source=url, quote="INV-2031")])
 
 
-def _verify(url: str, body: str) -> str:
-    rows = kit.bill_rows(body, "INV-2057")
-    row = rows[0] if rows else "(no row)"
-    ok = len(rows) == 1 and "1284.50" in row and "2026-10-12" in row
-    return kit.verdict(
-        [
-            (CRITERIA[0], ok, url, row),
-            (
-                CRITERIA[1],
-                ok,
-                url,
-                f"{sum(line.startswith('| [') for line in body.splitlines())} bills listed",
-            ),
-        ],
-        "The bills list shows the new bill with the expected values."
-        if ok
-        else "Bill not found as expected.",
+def before_after(call: ScriptedCall) -> tuple[str, list[str], list[str]]:
+    """The before/after difference code gave the verifier: its source name, rows added and removed."""
+    match = re.search(r'Source "(before/after [^"]+)":\n(.*?)(?:\n\n|\Z)', call.task_text, re.DOTALL)
+    assert match, "the verifier was given no before/after difference"
+    rows = match.group(2).splitlines()
+    return (
+        match.group(1),
+        [r[2:] for r in rows if r.startswith("+ ")],
+        [r[2:] for r in rows if r.startswith("- ")],
     )
+
+
+def _verifier_policy() -> Loop:
+    seen: dict[str, ScriptedCall] = {}
+
+    def verify(url: str, body: str) -> str:
+        rows = kit.bill_rows(body, "INV-2057")
+        row = rows[0] if rows else "(no row)"
+        ok = len(rows) == 1 and "1284.50" in row and "2026-10-12" in row
+        source, added, removed = before_after(seen["call"])
+        new_bills = [r for r in added if "BILL-" in r]
+        untouched = (
+            len(new_bills) == 1 and "INV-2057" in new_bills[0] and not any("BILL-" in r for r in removed)
+        )
+        return kit.verdict(
+            [
+                (CRITERIA[0], ok, url, row),
+                (
+                    CRITERIA[1],
+                    untouched,
+                    source,
+                    f"the only bill row added: “{new_bills[0] if new_bills else '-'}”; no bill row removed or changed",
+                ),
+            ],
+            "The bills list shows the new bill with the expected values, and nothing else changed."
+            if ok and untouched
+            else "Bill not found as expected.",
+        )
+
+    look = kit.LookUpBills("", verify)
+
+    def policy(call: ScriptedCall):  # type: ignore[no-untyped-def]
+        seen["call"] = call
+        return look(call)
+
+    return Loop(policy=policy)
 
 
 def _scripts() -> tuple[ScriptedLLM, ScriptedLLM]:
@@ -111,9 +141,7 @@ def _scripts() -> tuple[ScriptedLLM, ScriptedLLM]:
         },
         model="scripted/worker",
     )
-    verifier = ScriptedLLM(
-        {"verifier": [Loop(policy=kit.LookUpBills("", _verify))]}, model="scripted/verifier"
-    )
+    verifier = ScriptedLLM({"verifier": [_verifier_policy()]}, model="scripted/verifier")
     return worker, verifier
 
 
@@ -167,13 +195,55 @@ def test_headline_task_survives_every_fault_and_enters_exactly_one_correct_bill(
         assert "demo123" not in text
     assert "{{secret:ERP_PASSWORD}}" in prompts  # the model typed the placeholder
     assert "Done, and independently verified" in report
+    # the first line says what changed in the system; each submission says whether it was applied
+    first_line = report.splitlines()[0]
+    assert "— 1 change(s) saved: POST http" in first_line and "/bills/new" in first_line, first_line
+    assert "bounced to the login page" in report and "UNKNOWN whether it was saved (HTTP 503" in report
+    assert "saved — the system accepted it (HTTP 303" in report
+    # "nothing else changed" was checked on the before/after difference of the bills list, by code
+    evidence = report.split("## Verifier's evidence")[1].split("\n\n")[1]
+    assert "| No other bill was created or changed | yes | before/after http" in evidence, evidence
+    events = read_trace(result.run_dir / "trace.jsonl")
+    bounced = [e for e in events if e.kind == "tool_call" and "bounced to the login page" in e.result]
+    assert bounced and all(not e.result.startswith("Result: OK") for e in bounced)
     first = report.split("## Verifier")[0]  # the answer to the person comes first
     assert first.index("## Answer") < first.index("**Submissions**") < first.index("**Caveats:**")
     assert first.count("sent again (already approved)") + first.count("**approved** by the person asked") == 4
     assert "HTTP 503" in trace and "422" in trace
     assert (result.run_dir / "final_page.png").stat().st_size > 1000
 
+    # every role's prompt names only tools that role has
+    assert_prompts_name_only_their_tools(worker.calls + verifier.calls)
+
     # the planner was given the company's procedures; the reflector stored at most 3 facts, with provenance
     assert "duplicate" in worker.calls_for("planner")[0].prompt.lower()
     assert len(facts) == 3 and LESSON in [f.text for f in facts]
     assert all(p.run_id == result.run_dir.name for f in facts for p in f.provenance)
+
+
+def tools_named(text: str, names: set[str]) -> set[str]:
+    """The tool names a prompt mentions as tools (a one-word name only as `name`, "name tool" or name(…))."""
+    found = set()
+    for name in names:
+        if "_" in name:
+            pattern = rf"\b{re.escape(name)}\b"
+        else:
+            pattern = rf"`{re.escape(name)}`|\b{re.escape(name)} tool\b|\b{re.escape(name)}\(|['\"]{re.escape(name)}['\"] tool"
+        if re.search(pattern, text):
+            found.add(name)
+    return found
+
+
+def assert_prompts_name_only_their_tools(calls: list[ScriptedCall]) -> None:
+    names = {t for c in calls for t in c.tools}
+    roles = set()
+    for call in calls:
+        prompt = "\n".join(
+            str(m.get("content") or "") for m in call.messages if m.get("role") in ("system", "user")
+        )
+        extra = tools_named(prompt, names) - set(call.tools)
+        assert not extra, (
+            f"the {call.role} prompt names {sorted(extra)}, tools it does not have ({call.tools})"
+        )
+        roles.add(call.role)
+    assert {"planner", "file_reader", "browser_operator", "verifier", "reflector"} <= roles

@@ -110,6 +110,7 @@ def test_role_texts_load_and_mention_no_task_specifics() -> None:
         worker_summary="w",
         environment="e",
         procedures="- p",
+        changes="(none)",
     )
     assert "{not a placeholder}" in description and '"verified"' in expected
     with pytest.raises(KeyError):
@@ -167,3 +168,35 @@ def test_citations_are_checked_against_the_source_text() -> None:
         texts.get,
     )
     assert [r.status for r in results] == ["found", "not_found", "unchecked"]
+
+
+def test_the_reflector_sees_whole_summaries_within_a_budget_never_cut_mid_word() -> None:
+    from taskcrew.crew.models import RunState, StepRecord, StepReport
+    from taskcrew.crew.steps import reflection_trail
+
+    recovery = (
+        "The first save bounced to the login page because the session had expired; I logged in again, "
+        "re-entered every field and saved; the second save answered 503, so I waited and saved again, "
+        "and the bill was saved as BILL-0011 after the third attempt. Then the bills list showed "
+        "BILL-0011 with the expected amount and due date."
+    )
+    assert len(recovery) > 300
+    state = RunState(
+        steps_done=[
+            StepRecord(
+                index=0, role="file_reader", title="read", report=StepReport(status="done", summary=recovery)
+            ),
+            StepRecord(
+                index=1,
+                role="browser_operator",
+                title="enter",
+                report=StepReport(status="done", summary=recovery),
+            ),
+        ]
+    )
+    whole = reflection_trail(state)
+    assert whole.count(recovery) == 2  # 300 characters each: whole, not cut at 300
+    tight = reflection_trail(state, budget=600)
+    first, last = tight.splitlines()
+    assert last.endswith(recovery) and len(tight) <= 620  # the latest (the recovery) stays whole
+    assert first.endswith(" …") and first[:-2].split()[-1] in recovery.split()  # cut between words

@@ -86,3 +86,98 @@ def test_a_worker_points_at_its_source_and_code_copies_the_line() -> None:
     assert [c.quote for c in resolved.sources] == ["Total payable: USD 1,284.50", "Total due 9,999.00", "x"]
     with pytest.raises(ValidationError, match="needs a quote, or find"):
         Citation(source=MAIL)
+
+
+def test_an_invented_row_is_rejected_even_unquoted_and_real_values_match_in_any_format() -> None:
+    made_up = judge(
+        CriterionCheck(
+            criterion=CRITERIA[0],
+            met=True,
+            source=BILLS,
+            observed="BILL-0099 Northwind INV-2057 1284.50 paid",
+        ),
+        CriterionCheck(criterion=CRITERIA[1], met=True, source=MAIL, observed="Total payable USD 1,284.50"),
+    )
+    assert not made_up.verified and "does not show bill-0099" in made_up.checks[0].observed
+    real = judge(
+        CriterionCheck(
+            criterion=CRITERIA[0],
+            met=True,
+            source=BILLS,
+            observed="one row: BILL-0011, INV-2057, 1,284.50 USD, due 12 October 2026",
+        ),
+        CriterionCheck(criterion=CRITERIA[1], met=True, source=MAIL, observed="total 1284.5 USD"),
+    )
+    assert real.verified, real.reason
+
+
+def test_an_observation_code_cannot_compare_stays_the_verifiers_word_and_is_marked() -> None:
+    from taskcrew.crew.evidence import MODELS_WORD
+
+    verdict = judge(
+        CriterionCheck(
+            criterion=CRITERIA[0], met=True, source=BILLS, observed="the row is there", find="INV-2057"
+        ),
+        CriterionCheck(criterion=CRITERIA[1], met=True, source=MAIL, observed="it is the total"),
+    )
+    assert verdict.verified and verdict.checks[1].observed.endswith(MODELS_WORD)
+
+
+def test_an_extra_check_code_rejects_does_not_fail_a_criterion_with_a_valid_check() -> None:
+    verdict = judge(
+        CriterionCheck(criterion=CRITERIA[0], met=True, source=BILLS, observed="x", find="INV-2057"),
+        # the same criterion "supported" by the invoice file: rejected (system state), but only extra
+        CriterionCheck(criterion=CRITERIA[0], met=True, source=MAIL, observed="x", find="INV-2057"),
+        CriterionCheck(criterion=CRITERIA[1], met=True, source=MAIL, observed="x", find="Total payable"),
+    )
+    assert verdict.verified, verdict.reason
+    assert not verdict.checks[1].met  # kept as evidence, marked rejected
+
+
+def test_the_reason_names_the_criterion_that_failed_and_never_reads_as_a_success() -> None:
+    verdict = check_verdict(
+        Verdict(
+            verified=True,
+            checks=[
+                CriterionCheck(criterion=CRITERIA[0], met=True, source=BILLS, observed="x", find="INV-2057"),
+                CriterionCheck(criterion=CRITERIA[1], met=True, source=MAIL, observed="total 9,999.00"),
+            ],
+            reason="Everything matches the newest invoice and it is unpaid.",
+        ),
+        plan(),
+        set(TEXTS),
+        TEXTS,
+        systems=SYSTEMS,
+    )
+    assert not verdict.verified
+    assert verdict.reason.startswith(
+        "Not verified: criterion 2 (The amount is the invoice total) has no valid check"
+    )
+    assert "Everything matches" not in verdict.reason and "9999" in verdict.reason
+
+
+def test_a_failed_read_is_not_opened_and_an_unreadable_cited_file_fails(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from taskcrew.crew.citations import check_citations
+    from taskcrew.crew.models import Citation
+    from taskcrew.crew.toolbox import Toolbox
+    from taskcrew.tools.human import ScriptedHuman
+
+    (tmp_path / "a.txt").write_text("Total payable: USD 1,284.50\n")
+    toolbox = Toolbox(sandbox=tmp_path, human=ScriptedHuman(), notes=[])
+    read = next(t for t in toolbox.tools_for("verifier") if t.name == "read_file")
+    toolbox.begin_verification()
+    assert read.run(path="missing.pdf").startswith("ERROR")
+    read.run(path="a.txt")
+    assert toolbox.visited_sources() == {"a.txt"}
+    results = check_citations(
+        [
+            Citation(source="missing.pdf", quote="1,284.50"),
+            Citation(source="a.txt", quote="USD 1,284.50"),
+            Citation(source="scan.png", quote="anything"),
+        ],
+        toolbox.source_text,
+    )
+    assert [r.status for r in results] == ["not_found", "found", "not_found"]
+    (tmp_path / "scan.png").write_bytes(b"not really an image")
+    image = check_citations([Citation(source="scan.png", quote="anything")], lambda s: "OCR text")
+    assert image[0].status == "unchecked" and "image" in image[0].detail

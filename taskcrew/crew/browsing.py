@@ -97,6 +97,18 @@ class RunBrowser:
 
         return [RecordingTool.around(t, seen) for t in make_browser_tools(session, read_only=True)]
 
+    def page_reader(self) -> Callable[[str], str | None]:
+        """Read a page with the worker's session (GET, never gated; None on an error or a login
+        page), on the browser thread: for the before/after difference (crew/changes.py)."""
+        from taskcrew.tools.intents import fetcher
+
+        def read(url: str) -> str | None:
+            if not self.worker.started:
+                return None
+            return self.worker._call(lambda: fetcher(self.worker._context)(url))
+
+        return read
+
     def rejections(self) -> int:
         return self.log.rejections()
 

@@ -5,8 +5,9 @@ appear in what the verifier itself saw at that source in this verification (``qu
 merely in some page the run saw — a hijacked verifier cannot make up a row.
 
 The verifier model judges whether the answer is right; this check makes sure nothing is quoted
-from a source that does not say it. Sources code cannot read (a page behind a login) are left to
-the verifier, and listed as unchecked.
+from a source that does not say it. A cited file that cannot be read fails the check. Pages code
+cannot read (behind a login) and images whose text OCR does not show are left to the verifier and
+listed as unchecked: the model's word, which the report says.
 """
 
 from __future__ import annotations
@@ -41,17 +42,44 @@ def check_citations(citations: list[Citation], read: Callable[[str], str | None]
         if citation.source not in texts:
             texts[citation.source] = read(citation.source)
         text = texts[citation.source]
-        if text is None:
+        if text is None and names_a_file(citation.source):
+            results.append(
+                CitationCheck(citation=citation, status="not_found", detail="the cited file cannot be read")
+            )
+        elif text is None:
             results.append(
                 CitationCheck(citation=citation, status="unchecked", detail="source not readable by code")
             )
-        elif normalize(citation.quote) in normalize(text):
+        elif normalize(citation.quote) in normalize(text) or appears_in(citation.quote, [text]):
             results.append(CitationCheck(citation=citation, status="found"))
+        elif is_image(citation.source):  # OCR may read less than the model saw: its word, marked
+            results.append(
+                CitationCheck(
+                    citation=citation, status="unchecked", detail="an image code cannot read exactly"
+                )
+            )
         else:
             results.append(
                 CitationCheck(citation=citation, status="not_found", detail="quote not in the source")
             )
     return results
+
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".gif", ".bmp", ".webp", ".heic")
+
+
+def is_web(source: str) -> bool:
+    return source.strip().lower().startswith(("http://", "https://"))
+
+
+def names_a_file(source: str) -> bool:
+    """A path (a folder or a file name with a suffix), not a page or a tool such as "python"."""
+    text = source.strip()
+    return not is_web(text) and ("/" in text or bool(re.search(r"\.\w{1,5}$", text)))
+
+
+def is_image(source: str) -> bool:
+    return source.strip().lower().endswith(IMAGE_SUFFIXES)
 
 
 _QUOTED_RE = re.compile(r'"([^"]{3,})"|“([^”]{3,})”|`([^`]{3,})`')

@@ -6,6 +6,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Protocol
@@ -15,10 +16,12 @@ from pydantic import BaseModel, Field
 from taskcrew.crew.guard import Budget
 from taskcrew.crew.llm import TracedLLM
 from taskcrew.crew.models import LlmCall
+from taskcrew.crew.outcome import Facts, gather
 from taskcrew.crew.toolbox import Toolbox
 from taskcrew.crew.trace import LlmCallEvent, Tracer
 from taskcrew.roles import RoleName, Roles
 from taskcrew.tools.human import Human
+from taskcrew.tools.submissions import SubmissionLog
 
 
 class RunLimits(BaseModel):
@@ -33,6 +36,18 @@ class RunLimits(BaseModel):
 class KnowledgeContext(BaseModel):
     procedures: list[str] = Field(default_factory=list)
     facts: list[str] = Field(default_factory=list)
+    related: list[str] = Field(default_factory=list, description="sections of the same chapters, not shown")
+
+    def procedures_for(self, tools: set[str]) -> list[str]:
+        """The procedures, and the names of related sections with how to read them: a tool is named
+        only when ``tools`` (the tools the reader of the prompt, or its workers, really have) has it."""
+        if not self.related:
+            return list(self.procedures)
+        how = " (look them up with search_procedures)" if "search_procedures" in tools else ""
+        return [
+            *self.procedures,
+            f"Other sections of the same chapters, not shown here{how}: " + "; ".join(self.related),
+        ]
 
 
 class Knowledge(Protocol):
@@ -88,6 +103,10 @@ class RunContext:
     usage: Usage = field(default_factory=Usage)
     started: float = field(default_factory=time.monotonic)
     checkpoints: Any = None  # crew.stages.Checkpoints for a durable run (taskcrew.jobs); None otherwise
+    submissions: SubmissionLog = field(default_factory=SubmissionLog)  # what this leg sent, and the answers
+    intents: Any = None  # tools.intents.IntentLog of a durable job: its earlier legs' sends
+    snapshot: Any = None  # crew.changes.Snapshot: the watched pages before the first change
+    started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     budget: Budget = field(init=False)
 
     def __post_init__(self) -> None:
@@ -103,6 +122,10 @@ class RunContext:
     def record_llm_call(self, call: LlmCall) -> None:
         self.usage.add(call)
         self.tracer.emit(LlmCallEvent(call=call, step=self.budget.step))
+
+    def facts(self) -> Facts:
+        """What this run did to the systems (every leg of a durable job), for its outcome and report."""
+        return gather(self.submissions.all(), self.intents, self.started_at)
 
     def llm_for(self, role: RoleName) -> TracedLLM:
         base = self.verifier_llm if role == "verifier" else self.worker_llm

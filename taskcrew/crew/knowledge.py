@@ -15,12 +15,9 @@ class StoreKnowledge:
     def context_for(self, task: str) -> KnowledgeContext:
         brief = knowledge_for_task(self.store, task)
         procedures = [p.render() for p in brief.procedures]
-        if brief.related:
-            procedures.append(
-                "Other sections of the same chapters (not shown here; the workers can look them up "
-                "with their search_procedures tool): " + "; ".join(brief.related)
-            )
-        return KnowledgeContext(procedures=procedures, facts=[f.render() for f in brief.facts])
+        return KnowledgeContext(
+            procedures=procedures, facts=[f.render() for f in brief.facts], related=list(brief.related)
+        )
 
     def known_facts(self) -> list[str]:
         return [fact.text for fact in self.store.facts.all()]

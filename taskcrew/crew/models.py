@@ -161,6 +161,7 @@ class RunState(BaseModel):
     claim: StepStatus | None = None
     outcome: Outcome | None = None
     outcome_reason: str = ""
+    changed: str = ""  # what changed in the systems (crew/outcome.py), set when the run ends
     answer: str = ""
     learned: list[str] = Field(default_factory=list)
 

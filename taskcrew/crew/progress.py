@@ -57,6 +57,13 @@ class ProgressPrinter:
     def _on_approval(self, e: Any) -> None:
         self._print(f"    [magenta]approval[/] {escape(e.question)} → {e.answer}")
 
+    def _on_submission(self, e: Any) -> None:
+        sent = e.submission
+        style = "green" if sent.result == "saved" else "yellow"
+        self._print(
+            f"    [{style}]submission[/] {escape(sent.method)} {escape(sent.url)} — {escape(sent.words())}"
+        )
+
     def _on_policy(self, e: Any) -> None:
         if e.decision not in ("allowed",) or self.verbose:
             self._print(f"    [yellow]policy {e.decision}[/]: {escape(str(e.detail.get('url', '')))}")

@@ -18,7 +18,7 @@ HEADLINES = {
     "nothing_to_do": "Nothing to do (verified): the desired state already existed",
     "incomplete": "Incomplete: the run stopped before finishing",
     "not_verified": "Not verified: the independent check did not confirm the work",
-    "rejected": "Rejected: a person declined the change, nothing was written",
+    "rejected": "Rejected: a person declined a change",
     "error": "Error: the run could not proceed",
     "interrupted": "Interrupted: stopped by a signal (Ctrl-C or SIGTERM) before the end; what was done is below",
 }
@@ -44,6 +44,14 @@ LEADS = {
     "error": "The run could not proceed, so nothing can be relied on.",
     "interrupted": "This was stopped before the end (Ctrl-C or SIGTERM): check the submissions below "
     "before running it again.",
+}
+# when the facts say the run changed something, a lead never claims it did not
+CHANGED_LEADS = {
+    "rejected": "A change was declined when you were asked to approve it; what the run did save "
+    "before that is listed under Submissions.",
+    "incomplete": "This was NOT finished, but the run did change data: check the submissions below "
+    "before running it again.",
+    "error": "The run could not finish, but it did change data: check the submissions below.",
 }
 AUDIT_LEADS = {
     "done": "The claim holds: every criterion was observed in the real systems.",
@@ -97,7 +105,30 @@ def caveats(ctx: RunContext, state: RunState) -> list[str]:
             f"Not confirmed: {c.criterion} — {c.observed}" for c in state.verdicts[-1].checks if not c.met
         ]
     out += [f"Policy {p.decision}: {p.detail.get('reason', '')}" for p in _blocked(ctx)]
+    out += models_word(ctx, state)
     return list(dict.fromkeys(_one_line(c, 400) for c in out))
+
+
+def models_word(ctx: RunContext, state: RunState) -> list[str]:
+    """What code could not check, said as such: a cited page it cannot read, an image, a verifier's
+    observation with nothing code can compare."""
+    from taskcrew.crew.citations import check_citations
+    from taskcrew.crew.evidence import MODELS_WORD
+
+    citations = [c for r in state.steps_done for c in r.report.sources]
+    out = [
+        f"Not checked by code (the model's word): {c.citation.source} — “{_one_line(c.citation.quote, 120)}” "
+        f"({c.detail})"
+        for c in check_citations(citations, ctx.toolbox.source_text)
+        if c.status == "unchecked"
+    ]
+    if state.verdicts:
+        out += [
+            f"Not checked by code (the verifier's word): {c.criterion} — {c.observed.replace(MODELS_WORD, '').strip()}"
+            for c in state.verdicts[-1].checks
+            if c.met and MODELS_WORD in c.observed
+        ]
+    return out
 
 
 def _blocked(ctx: RunContext) -> list[Any]:
@@ -108,6 +139,7 @@ def submissions(ctx: RunContext) -> list[str]:
     """Every data-changing submission attempt, with the result of the action that sent it."""
     out: list[str] = []
     events = ctx.tracer.events
+    used: set[int] = set()
     for i, event in enumerate(events):
         repeat = event.kind == "policy" and "approved before" in str(event.detail.get("reason", ""))
         if event.kind != "approval" and not repeat:
@@ -119,16 +151,32 @@ def submissions(ctx: RunContext) -> list[str]:
         else:
             what = f"{event.detail.get('method', '')} {event.detail.get('url', '')}"
             fields, decision = "the same values", "sent again (already approved)"
-        result = next((e for e in events[i + 1 :] if e.kind == "tool_call"), None)
-        outcome = action_outcome(result.result) if result is not None else "no result recorded"
-        sent = "" if event.kind == "approval" and event.answer == "rejected" else f" → result: {outcome}"
+        sent = ""
+        if not (event.kind == "approval" and event.answer == "rejected"):
+            sent = f" → result: {_submission_result(events, i, used)}"
         out.append(f"{len(out) + 1}. {what} [{fields}] — {decision}{sent}")
     return out
+
+
+def _submission_result(events: list[Any], start: int, used: set[int]) -> str:
+    """What the system did with the submission approved at ``events[start]``: the gate's account
+    (whether it was applied) of the next submission sent after it; else what the tool call said."""
+    for j in range(start + 1, len(events)):
+        event = events[j]
+        if event.kind == "submission" and j not in used:
+            used.add(j)
+            return event.submission.words()
+        if event.kind in ("approval", "step"):
+            break
+    result = next((e for e in events[start + 1 :] if e.kind == "tool_call"), None)
+    return action_outcome(result.result) if result is not None else "no result recorded"
 
 
 def _answer_section(ctx: RunContext, state: RunState, outcome: str) -> list[str]:
     audit = state.mode == "audit"
     lead = (AUDIT_LEADS if audit else LEADS).get(outcome, state.outcome_reason)
+    if not audit and state.changed and not state.changed.startswith("Nothing was changed"):
+        lead = CHANGED_LEADS.get(outcome, lead)
     out = ["## Answer", "", lead]
     last = state.steps_done[-1].report if state.steps_done else None
     if last is not None and not audit:
@@ -165,8 +213,9 @@ def render_report(ctx: RunContext, state: RunState, screenshot: Path | None) -> 
     audit = state.mode == "audit"
     headline = AUDIT_HEADLINES.get(outcome, outcome) if audit else HEADLINES[outcome]
     shown = {"done": "verified", "not_verified": "not verified"}.get(outcome, outcome) if audit else outcome
+    first = f"# {headline}" + (f" — {state.changed}" if state.changed and not audit else "")
     out = [
-        f"# {headline}",
+        first,
         "",
         f"**{'Claim audited' if audit else 'Task'}:** {ctx.task}",
         "",

@@ -13,6 +13,8 @@ from typing import Any
 from crewai.llms.base_llm import BaseLLM
 from pydantic import BaseModel, Field
 
+from taskcrew.background import warnings_to
+from taskcrew.crew.changes import Snapshot, pages_to_watch
 from taskcrew.crew.context import Knowledge, RunContext, RunLimits
 from taskcrew.crew.flow import TaskFlow
 from taskcrew.crew.llm import TracedLLM, build_provider_llm
@@ -22,7 +24,14 @@ from taskcrew.crew.provenance import SourcedHuman, origins
 from taskcrew.crew.steps import finish
 from taskcrew.crew.stopping import RunInterrupted, call_interruptibly
 from taskcrew.crew.toolbox import System, Toolbox
-from taskcrew.crew.trace import ControlEvent, RunStarted, Tracer, decision_event
+from taskcrew.crew.trace import (
+    ControlEvent,
+    RunStarted,
+    SubmissionEvent,
+    Tracer,
+    WarningEvent,
+    decision_event,
+)
 from taskcrew.roles import load_roles
 
 
@@ -95,6 +104,7 @@ class RunResources:
         None  # (model, provider LLM) -> LLM; e.g. shared 429 backoff
     )
     on_run_dir: Callable[[Path], None] | None = None  # told the run folder as soon as it exists
+    readback: Any = None  # tools.readback.ReadBackRules: which pages show the run's changes
 
 
 def build_context(
@@ -138,6 +148,14 @@ def build_context(
         checkpoints=res.checkpoints,
     )
     ctx.worker_llm.on_call = ctx.verifier_llm.on_call = ctx.record_llm_call
+    ctx.submissions.listeners.append(lambda sent: tracer.emit(SubmissionEvent(submission=sent)))
+    if res.browser is not None:  # the gate tells the run what each submission came to
+        res.browser.policy.submissions = ctx.submissions
+        ctx.intents = getattr(res.browser.policy, "intents", None)
+        rules = res.readback if res.readback is not None else getattr(ctx.intents, "rules", None)
+        if rules is not None and (pages := pages_to_watch(rules)):
+            ctx.snapshot = Snapshot(pages)
+            res.browser.policy.before_change = ctx.snapshot.take  # read just before the first change
     if isinstance(res.human, SourcedHuman):
         res.human.explain = lambda fields: origins(
             fields,
@@ -162,6 +180,8 @@ def run_task(settings: RunSettings, res: RunResources) -> RunResult:
     )
     ctx = build_context(settings, res, worker=models.worker, verifier=models.verifier)
     flow = TaskFlow(ctx=ctx)
+    quiet = warnings_to(lambda text: ctx.tracer.emit(WarningEvent(text=text)))
+    quiet.__enter__()  # background threads' errors go to this run's trace, never to the terminal
     try:
         call_interruptibly(flow.kickoff)  # the main thread stays free for SIGINT/SIGTERM
     except RunInterrupted as stop:  # an interrupt too ends in a report of what was done
@@ -179,6 +199,7 @@ def run_task(settings: RunSettings, res: RunResources) -> RunResult:
         finish(ctx, flow.state)
     finally:
         ctx.toolbox.close()
+        quiet.__exit__(None, None, None)
     state = flow.state
     return RunResult(
         outcome=state.outcome or "error",

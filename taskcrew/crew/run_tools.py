@@ -29,6 +29,18 @@ class NoteTool(BaseTool):
     args_schema: type[BaseModel] = NoteArgs
     notes: Any = Field(exclude=True, description="the run's notes list, appended in place")
 
+    @classmethod
+    def private(cls, notes: Any) -> NoteTool:
+        """The verifier's own notes: kept for this verification only, seen by nobody else."""
+        return cls(
+            notes=notes,
+            description=(
+                "Save a short note for yourself during this verification (a quote or a value you will "
+                "compare). Older tool results are shortened as you work; notes are not: the reply lists "
+                "your recent notes. Nobody else sees them, and they change nothing."
+            ),
+        )
+
     def _run(self, text: str) -> str:
         self.notes.append(text.strip())
         del self.notes[:-MAX_NOTES]

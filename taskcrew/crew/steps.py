@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import TypeVar
-from urllib.parse import urlsplit
 
 from crewai.tools import BaseTool
 from pydantic import BaseModel
 
-from taskcrew.crew.citations import about_system_state, check_citations, lines_with, quotes_unseen
+from taskcrew.crew.citations import check_citations, lines_with
 from taskcrew.crew.context import RunContext
+from taskcrew.crew.evidence import check_verdict
 from taskcrew.crew.guard import Budget, GuardedTool
 from taskcrew.crew.models import (
     CriterionCheck,
@@ -21,6 +21,7 @@ from taskcrew.crew.models import (
     StepReport,
     Verdict,
 )
+from taskcrew.crew.outcome import answer, decide
 from taskcrew.crew.report import write_report
 from taskcrew.crew.runner import AgentTaskError, run_role
 from taskcrew.crew.trace import (
@@ -36,6 +37,7 @@ from taskcrew.roles import RoleName, TaskName
 T = TypeVar("T", bound=BaseModel)
 RESULTS_IN_FULL = 4
 NOTES_SHOWN = 12
+TRAIL_BUDGET = 6000  # characters of step summaries the reflector is shown
 NONE = "(none)"
 
 
@@ -52,7 +54,7 @@ def _results(state: RunState) -> str:
         head = f"Step {record.index + 1} [{record.role}] {record.title} → {record.report.status}"
         data = "; ".join(f"{k}={v}" for k, v in record.report.data.items())
         if i < len(records) - RESULTS_IN_FULL:  # older: one line, but the values stay available
-            summary, data = record.report.summary[:150], data[:400]
+            summary, data = clip(record.report.summary, 150), clip(data, 400)
         else:
             summary = record.report.summary
         lines.append(f"- {head}: {summary}" + (f"\n  data: {data}" if data else ""))
@@ -115,7 +117,7 @@ def plan(ctx: RunContext, state: RunState, reason: str = "") -> Plan:
         "plan",
         Plan,
         task=task,
-        procedures=_bullets(knowledge.procedures) if knowledge else NONE,
+        procedures=_bullets(knowledge.procedures_for(set())) if knowledge else NONE,  # it has no tools
         facts=_bullets(knowledge.facts) if knowledge else NONE,
         environment=ctx.toolbox.environment(),
         replan_context=replan_context,
@@ -195,21 +197,10 @@ def trace_step(ctx: RunContext, record: StepRecord) -> None:
     )
 
 
-def _same_source(cited: str, seen: set[str]) -> bool:
-    cited = cited.strip().strip("<>`'\"")
-    if cited in seen:
-        return True
-    parts = urlsplit(cited)
-    if parts.scheme in ("http", "https"):
-        key = (parts.netloc, parts.path.rstrip("/"))
-        return any((urlsplit(s).netloc, urlsplit(s).path.rstrip("/")) == key for s in seen)
-    name = cited.lstrip("./")
-    return any(s.lstrip("./").endswith(name) or name.endswith(s.lstrip("./")) for s in seen if s)
-
-
 def verify(ctx: RunContext, state: RunState) -> Verdict:
     assert state.plan is not None
     ctx.toolbox.begin_verification()
+    changes = before_and_after(ctx)
     budget = Budget(max_steps=ctx.roles.agents["verifier"].max_iter * 3, failure_budget=6)
     budget.start_step(None)
     claim = (
@@ -218,18 +209,20 @@ def verify(ctx: RunContext, state: RunState) -> Verdict:
         else "the task is complete"
     )
     knowledge = ctx.knowledge.context_for(ctx.task) if ctx.knowledge is not None else None
+    tools = _guarded(ctx, "verifier", budget)
     verdict = _ask(
         ctx,
         "verifier",
         "verify",
         Verdict,
-        tools=_guarded(ctx, "verifier", budget),
-        procedures=_bullets(knowledge.procedures) if knowledge else NONE,
+        tools=tools,
+        procedures=_bullets(knowledge.procedures_for({t.name for t in tools})) if knowledge else NONE,
         claim=claim,
         task=ctx.task,
         criteria=_bullets(state.plan.success_criteria),
         worker_summary=_results(state),
         environment=ctx.toolbox.environment(),
+        changes=changes,
     )
     verdict = check_verdict(
         verdict,
@@ -243,67 +236,16 @@ def verify(ctx: RunContext, state: RunState) -> Verdict:
     return verdict
 
 
-def _on_system(source: str, systems: list[tuple[str, str]]) -> bool:
-    host = urlsplit(source.strip()).netloc
-    return bool(host) and any(urlsplit(url).netloc == host for _, url in systems)
-
-
-def check_verdict(
-    verdict: Verdict,
-    plan: Plan,
-    seen: set[str],
-    texts: dict[str, list[str]] | None = None,
-    systems: list[tuple[str, str]] | None = None,
-) -> Verdict:
-    """Code has the last word: every criterion checked, every check citing a source actually opened,
-    every quoted line in a check seen there by the verifier itself (``texts``: what it saw, by source).
-
-    Evidence by pointer: a check that names ``find`` (words of a line it saw) gets that whole line,
-    copied by code from what the verifier saw, as its evidence. A criterion about a system's state
-    (``systems``: name, URL) must be checked on that system's pages, not in a document.
-    """
-    checks = []
-    for check in verdict.checks:
-        rejection = None
-        there = [
-            t for source, ts in (texts or {}).items() if _same_source(check.source, {source}) for t in ts
-        ]
-        if check.met and not _same_source(check.source, seen):
-            rejection = f"{check.source!r} was not opened during verification"
-        elif (
-            check.met
-            and systems
-            and plan.changes_data
-            and about_system_state(check.criterion, [name for name, _ in systems])
-            and not _on_system(check.source, systems)
-        ):
-            rejection = (
-                f"a criterion about the state of a system must be checked on that system's own pages "
-                f"({', '.join(url for _, url in systems)}), not in {check.source!r}"
-            )
-        elif check.met and check.find and texts is not None:
-            lines = lines_with(check.find, there)
-            if lines:
-                check = check.model_copy(update={"observed": " / ".join(f"“{ln}”" for ln in lines)})
-            else:
-                rejection = f"the verifier never saw {check.find!r} at {check.source!r} in this verification"
-        elif check.met and texts is not None:
-            unseen = quotes_unseen(check.observed, there)
-            if unseen:
-                rejection = f"the verifier never saw {unseen[0]!r} at {check.source!r} in this verification"
-        if rejection:
-            check = check.model_copy(
-                update={"met": False, "observed": f"{check.observed} [rejected: {rejection}]"}
-            )
-        checks.append(check)
-    problems = []
-    if len(checks) < len(plan.success_criteria):
-        problems.append(f"only {len(checks)} of {len(plan.success_criteria)} success criteria were checked")
-    if any(not c.met for c in checks):
-        problems.append("not every criterion is met")
-    verified = verdict.verified and not problems
-    reason = verdict.reason if not problems else f"{verdict.reason} ({'; '.join(problems)})"
-    return Verdict(verified=verified, checks=checks, reason=reason)
+def before_and_after(ctx: RunContext) -> str:
+    """The before/after difference of each watched page, as sources the verifier may cite."""
+    snapshot = ctx.snapshot
+    browser = ctx.toolbox.browser
+    if snapshot is None or not snapshot.taken or browser is None:
+        return "(none: no change was sent, or no read-back rule names a page that shows the changes)"
+    texts = snapshot.differences(browser.page_reader())
+    for source, text in texts.items():
+        ctx.toolbox.sources.add(source, text)
+    return "\n\n".join(f'Source "{source}":\n{text}' for source, text in texts.items())
 
 
 def check_cited_facts(verdict: Verdict, state: RunState, read: Callable[[str], str | None]) -> Verdict:
@@ -311,7 +253,9 @@ def check_cited_facts(verdict: Verdict, state: RunState, read: Callable[[str], s
     assert state.plan is not None
     citations = [c for r in state.steps_done for c in r.report.sources]
     problems = [
-        f"{c.citation.source!r} does not contain the quoted words {c.citation.quote!r}"
+        f"{c.citation.source!r} cannot be read"
+        if c.detail == "the cited file cannot be read"
+        else f"{c.citation.source!r} does not contain the quoted words {c.citation.quote!r}"
         for c in check_citations(citations, read)
         if c.status == "not_found"
     ]
@@ -339,6 +283,29 @@ def feedback_from(verdict: Verdict) -> str:
     return verdict.reason + ("\nUnmet: " + "; ".join(unmet) if unmet else "")
 
 
+def clip(text: str, limit: int) -> str:
+    """``text`` whole when it fits in ``limit`` characters, else cut at a word boundary, marked "…"."""
+    if len(text) <= limit:
+        return text
+    cut = text[: max(1, limit - 2)]
+    if " " in cut and not text[len(cut)].isspace():
+        cut = cut.rsplit(" ", 1)[0]
+    return cut.rstrip() + " …"
+
+
+def reflection_trail(state: RunState, budget: int = TRAIL_BUDGET) -> str:
+    """Every step's whole summary for the reflector, within ``budget`` characters: when they do not
+    fit, the oldest are shortened first (at word boundaries), the latest (the recovery) kept whole."""
+    heads = [f"- [{r.role}] {r.title} → {r.report.status}: " for r in state.steps_done]
+    summaries = [" ".join(r.report.summary.split()) for r in state.steps_done]
+    for i in range(len(summaries)):
+        over = sum(map(len, heads)) + sum(map(len, summaries)) + len(summaries) - budget
+        if over <= 0:
+            break
+        summaries[i] = clip(summaries[i], max(120, len(summaries[i]) - over))
+    return "\n".join(h + s for h, s in zip(heads, summaries, strict=True))
+
+
 class RunVerdict(BaseModel):
     """The final verdict as the knowledge store's grant reads it (verified, run id, task)."""
 
@@ -350,9 +317,7 @@ class RunVerdict(BaseModel):
 def reflect(ctx: RunContext, state: RunState) -> None:
     if ctx.knowledge is None or not state.verdicts:
         return
-    trail = "\n".join(
-        f"- [{r.role}] {r.title} → {r.report.status}: {r.report.summary[:300]}" for r in state.steps_done
-    )
+    trail = reflection_trail(state)
     warnings = [e.warning for e in ctx.tracer.of_kind("tool_call") if e.warning]
     if warnings:
         trail += "\nWarnings during the run:\n" + _bullets(sorted(set(warnings))[:5])
@@ -379,17 +344,17 @@ def reflect(ctx: RunContext, state: RunState) -> None:
 
 
 def finish(ctx: RunContext, state: RunState) -> None:
-    if state.outcome is None:
-        state.outcome = "error"
-        state.outcome_reason = "the run ended without an outcome"
-    if state.steps_done:
-        last = state.steps_done[-1].report
-        state.answer = last.summary
+    """The outcome, the answer and what changed are decided here from facts (``crew/outcome.py``)."""
+    facts = ctx.facts()
+    state.outcome, state.outcome_reason = decide(state, facts)
+    state.changed = facts.changed_line()
+    state.answer = answer(state, facts)
     screenshot = ctx.toolbox.screenshot(ctx.run_dir / "final_page.png")
     ctx.tracer.emit(
         RunFinished(
             outcome=state.outcome,
             reason=state.outcome_reason,
+            changed=state.changed,
             llm_calls=ctx.usage.calls,
             input_tokens=ctx.usage.input_tokens,
             output_tokens=ctx.usage.output_tokens,

@@ -20,6 +20,7 @@ from typing import Any
 from crewai.tools import BaseTool
 from pydantic import BaseModel, ConfigDict, Field
 
+from taskcrew.crew.guard import is_failure
 from taskcrew.crew.run_tools import AskUserTool, NoteTool
 from taskcrew.roles import RoleName
 from taskcrew.tools.files import SandboxFiles
@@ -155,11 +156,11 @@ class Toolbox:
         return [NoteTool(notes=self.notes), AskUserTool(human=self.human)]
 
     def _record_file(self, kwargs: dict[str, Any], text: str) -> None:
-        if path := kwargs.get("path"):
+        if (path := kwargs.get("path")) and not is_failure(text):  # a failed read opened nothing
             self.sources.add(str(path), text)
 
     def _record_url(self, kwargs: dict[str, Any], text: str) -> None:
-        if url := kwargs.get("url"):
+        if (url := kwargs.get("url")) and not is_failure(text):
             self.sources.add(str(url), text)
 
     def tools_for(self, role: RoleName) -> list[BaseTool]:
@@ -179,12 +180,12 @@ class Toolbox:
             ]
             # A computed answer is checked by computing it again: "python" is then a source it saw.
             computing = [
-                RecordingTool.around(t, lambda kwargs, text: self.sources.add("python"))
+                RecordingTool.around(t, lambda kwargs, text: self.sources.add("python", text))
                 for t in self.research_tools
                 if t.name == "python"
             ]
             browser = self.browser.verifier_tools(self.sources.add) if self.browser is not None else []
-            return browser + reading + fetching + computing + [NoteTool(notes=self.verifier_notes)]
+            return browser + reading + fetching + computing + [NoteTool.private(self.verifier_notes)]
         return []
 
     def source_text(self, source: str) -> str | None:

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, TypeAdapter
 
 from taskcrew.crew.models import LlmCall, Plan, StepReport, Verdict
+from taskcrew.tools.submissions import SubmissionResult
 
 
 def _now() -> str:
@@ -77,6 +78,21 @@ class ApprovalEvent(_Event):
     by: str = ""  # who or what decided: a named person, a rule, --auto-approve
 
 
+class SubmissionEvent(_Event):
+    """A data-changing submission and whether the system applied it (tools/submissions.py)."""
+
+    kind: Literal["submission"] = "submission"
+    submission: SubmissionResult
+
+
+class WarningEvent(_Event):
+    """Something that failed on a background thread (a proxy, a server): for the trace, not the screen."""
+
+    kind: Literal["warning"] = "warning"
+    where: str = "background"
+    text: str
+
+
 class StepEvent(_Event):
     kind: Literal["step"] = "step"
     index: int
@@ -110,6 +126,7 @@ class RunFinished(_Event):
     kind: Literal["run_finished"] = "run_finished"
     outcome: str
     reason: str
+    changed: str = ""  # what changed in the systems, in one line (crew/outcome.py)
     llm_calls: int
     input_tokens: int
     output_tokens: int
@@ -125,6 +142,8 @@ TraceEvent = Annotated[
     | ToolCallEvent
     | PolicyEvent
     | ApprovalEvent
+    | SubmissionEvent
+    | WarningEvent
     | StepEvent
     | ControlEvent
     | VerdictEvent

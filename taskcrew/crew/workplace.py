@@ -274,7 +274,19 @@ class Workplace:
             decisions=log,
             scripted=scripted,
             listeners=listeners or [],
+            readback=self.readback_rules(),
         )
+
+    def readback_rules(self) -> Any:
+        """The company's read-back rules (tools/readback.py) with this workplace's addresses; none when
+        it has no rule file or the file cannot be used (a durable job refuses such a file itself)."""
+        from taskcrew.tools.readback import ReadBackFileError, ReadBackRules, load_rules, rules_file
+
+        systems = {"erp": self.erp_url, "intranet": self.intranet_url or ""}
+        try:
+            return load_rules(rules_file(self.settings.sandbox), systems)
+        except ReadBackFileError:
+            return ReadBackRules()
 
     def today(self) -> date:
         """The demo ERP's 'today' when we run the demo company; else TASKCREW_TODAY or the real date."""

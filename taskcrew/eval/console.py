@@ -110,6 +110,8 @@ def print_runs(runs: list[RunSummary], console: Console) -> None:
             f"[dim]{run.worker_model} / {run.verifier_model}[/]"
         )
         console.print(f"    {run.task}")
+        if run.changed:
+            console.print(f"    [dim]{run.changed}[/]", highlight=False)
         if not run.finished:
             console.print(f"    [dim]{run.reason}[/]")
 
@@ -118,6 +120,8 @@ def print_run(run: RunSummary, report: str | None, console: Console) -> None:
     style = OUTCOME_STYLE.get(run.outcome, "")
     console.print(f"[bold]{run.task}[/]")
     console.print(f"outcome: [{style}]{run.outcome}[/] — {run.reason}")
+    if run.changed:
+        console.print(f"changed: {run.changed}", highlight=False)
     console.print(f"models: worker {run.worker_model}, verifier {run.verifier_model}")
     time = f"{run.seconds:.1f} s" if run.seconds is not None else "—"
     console.print(

@@ -33,6 +33,7 @@ class RunSummary(BaseModel):
     verifier_model: str = ""
     outcome: str = "unfinished"
     reason: str = ""
+    changed: str = ""  # what the run changed in the systems, in one line
     llm_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
@@ -94,6 +95,7 @@ def read_run(folder: Path) -> RunSummary:
     else:
         summary.outcome = str(finished.get("outcome", "unfinished"))
         summary.reason = str(finished.get("reason", ""))
+        summary.changed = str(finished.get("changed", ""))
         summary.llm_calls = int(finished.get("llm_calls", 0))
         summary.input_tokens = int(finished.get("input_tokens", 0))
         summary.output_tokens = int(finished.get("output_tokens", 0))

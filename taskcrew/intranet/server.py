@@ -13,6 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
+from taskcrew.background import QuietServer
 from taskcrew.intranet import DEFAULT_PORT
 from taskcrew.intranet.content import PAGES_DIR, Page, load_pages
 from taskcrew.intranet.render import Renderer, tag_slug
@@ -110,6 +111,10 @@ def _handler(site: Site, log_requests: bool) -> type[BaseHTTPRequestHandler]:
     return IntranetHandler
 
 
+class _QuietHTTPServer(QuietServer, ThreadingHTTPServer):
+    background_name = "the intranet"
+
+
 class IntranetServer:
     """The site on ``host:port`` (port 0 picks a free one) in a background thread; a context manager."""
 
@@ -117,7 +122,7 @@ class IntranetServer:
         self, site: Site, host: str = "127.0.0.1", port: int = 0, log_requests: bool = False
     ) -> None:
         self.site = site
-        self._httpd = ThreadingHTTPServer((host, port), _handler(site, log_requests))
+        self._httpd = _QuietHTTPServer((host, port), _handler(site, log_requests))
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
 

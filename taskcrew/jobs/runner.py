@@ -249,6 +249,11 @@ class StoreIntents:
             at=intent.recorded_at,
         )
 
+    def records(self) -> list[Any]:
+        """Every intent of the job (crew/outcome.py reads what earlier legs sent)."""
+        found = (self.get(intent.key) for intent in self.jobs.intents(self.job_id))
+        return [record for record in found if record is not None]
+
     def put(self, record: Any) -> None:
         from taskcrew.tools.human import ApprovalRequest, FieldValue
 

@@ -6,6 +6,7 @@ import contextlib
 import logging
 import signal
 import socket
+import sys
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -13,6 +14,7 @@ from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
 
+from taskcrew.background import warn
 from taskcrew.mock_erp.app import ErpApp
 from taskcrew.mock_erp.db import open_database
 from taskcrew.mock_erp.errors import ErpError
@@ -125,7 +127,10 @@ class _HttpServer(ThreadingHTTPServer):
         super().shutdown()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
-        log.debug("connection from %s ended with an error", client_address, exc_info=True)
+        warn(
+            f"the demo ERP (connection from {client_address[0] if client_address else '?'})",
+            sys.exc_info()[1],
+        )
 
     def close(self) -> None:
         with self._open_lock:

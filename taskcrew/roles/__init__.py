@@ -31,7 +31,7 @@ TASK_FIELDS: dict[str, set[str]] = {
         "done_when",
         "environment",
     },
-    "verify": {"claim", "task", "criteria", "worker_summary", "environment", "procedures"},
+    "verify": {"claim", "task", "criteria", "worker_summary", "environment", "procedures", "changes"},
     "reflect": {"task", "outcome", "trail", "known_facts"},
 }
 

@@ -30,6 +30,7 @@ from pydantic import BaseModel, Field
 from taskcrew.approvals.key import request_key
 from taskcrew.approvals.rules import RiskRules, load_rules
 from taskcrew.tools.readback import FetchText, ReadBack, ReadBackRules
+from taskcrew.tools.submissions import classify
 
 IntentStatus = Literal["recorded", "sent", "confirmed", "not_applied", "uncertain"]
 
@@ -39,12 +40,19 @@ class SendOutcome(BaseModel):
 
     http_status: int | None = None  # None: no answer
     detail: str = ""  # the failure, when there was no answer
+    location: str | None = None  # where a redirect pointed (a login page: bounced, not applied)
+    body: str = Field(default="", exclude=True, repr=False)  # the answer page (tools/submissions.py)
 
     @property
     def applied(self) -> bool | None:
         """True: the system accepted it; False: it definitely did not; None: cannot be known."""
         if self.http_status is not None:
-            return self.http_status < 400
+            if self.http_status < 400:
+                seen, _ = classify(
+                    method="POST", url="", http_status=self.http_status, location=self.location
+                )
+                return seen != "bounced"
+            return False
         return False if "ECONNREFUSED" in self.detail else None  # never connected: nothing arrived
 
     def describe(self) -> str:

@@ -18,6 +18,8 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from taskcrew.background import QuietServer
+
 Admit = Callable[[str], bool]
 """A check on a URL (ws://host:port/): True when a session's policy allows that host."""
 
@@ -40,7 +42,8 @@ class _State:
         return any(check(url) for check in checks)
 
 
-class _Server(socketserver.ThreadingTCPServer):
+class _Server(QuietServer, socketserver.ThreadingTCPServer):
+    background_name = "the browser's gatekeeper proxy"
     daemon_threads = True
     allow_reuse_address = True
 

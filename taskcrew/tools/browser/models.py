@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field, TypeAdapter
 
 from taskcrew.tools.policy import PolicyDecision
+from taskcrew.tools.submissions import SubmissionResult
 
 RENDER_CHARS = 5600
 """Default size of a rendering: leaves room for a tool's one-line status within ToolResult's 6000."""
@@ -303,6 +304,8 @@ class ActionResult(BaseModel):
     errors: list[str] = Field(default_factory=list)
     dialogs: list[str] = Field(default_factory=list)
     policy: list[PolicyDecision] = Field(default_factory=list)
+    submissions: list[SubmissionResult] = Field(default_factory=list)
+    """Every data-changing submission this call sent, and whether the system applied it."""
     observation: Observation
 
     def render(self, max_chars: int = RENDER_CHARS) -> str:

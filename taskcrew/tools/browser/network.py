@@ -24,7 +24,8 @@ from urllib.parse import parse_qsl, urljoin
 from taskcrew.tools.human import FieldValue
 from taskcrew.tools.intents import SendOutcome
 from taskcrew.tools.intents import fetcher as intent_fetcher
-from taskcrew.tools.policy import Policy, PolicyDecision, strip_fragment
+from taskcrew.tools.policy import CSRF_NAME_RE, SAFE_METHODS, Policy, PolicyDecision, strip_fragment
+from taskcrew.tools.submissions import SubmissionResult, classify
 from taskcrew.tools.vault import Vault
 
 if TYPE_CHECKING:
@@ -53,8 +54,10 @@ class NetworkState:
     main_status: tuple[int, str, str] | None = None
     handler_errors: list[BaseException] = field(default_factory=list)
     new_pages: list[Page] = field(default_factory=list)
+    submissions: list[SubmissionResult] = field(default_factory=list)
 
     def reset_for_call(self) -> None:
+        self.submissions.clear()
         self.blocked.clear()
         self.notes.clear()
         self.dialogs.clear()
@@ -229,16 +232,56 @@ class NetworkGuard:
                 self.state.notes.append(refusal)
                 route.abort("blockedbyclient")
                 return
+        if approved and self._context is not None:  # the run's before-snapshot (crew/changes.py)
+            before_change = getattr(self.policy, "before_change", None)
+            if before_change is not None:
+                before_change(intent_fetcher(self._context))
         intents = getattr(self.policy, "intents", None)  # tools.intents.IntentLog of a durable run
         if intents is not None and approved and self._context is not None:
             refusal = intents.before_send(method, url, fields, intent_fetcher(self._context))
             if refusal is not None:
                 self.state.notes.append(refusal)
                 route.abort("blockedbyclient")
+                self._submitted(method, url, request, SendOutcome(detail="held back: " + refusal), sent=False)
                 return
-            intents.after_send(method, url, fields, self._forward(route, request, is_main))
+            outcome = self._forward(route, request, is_main)
+            intents.after_send(method, url, fields, outcome)
+            self._submitted(method, url, request, outcome)
             return
-        self._forward(route, request, is_main)
+        outcome = self._forward(route, request, is_main)
+        if approved:
+            self._submitted(method, url, request, outcome)
+
+    def _submitted(
+        self, method: str, url: str, request: Request, outcome: SendOutcome, *, sent: bool = True
+    ) -> None:
+        """What became of an approved submission: for the act result and the run's facts."""
+        seen, detail = (
+            ("not_sent", outcome.detail)
+            if not sent
+            else classify(
+                method=method,
+                url=url,
+                http_status=outcome.http_status,
+                location=outcome.location,
+                body=outcome.body,
+                failure=outcome.detail,
+                login_paths=self.policy.config.login_paths,
+            )
+        )
+        fields = [(n, self.vault.redact(v)) for n, v in _raw_fields(request) if not CSRF_NAME_RE.search(n)]
+        result = SubmissionResult(
+            method=method,
+            url=self.vault.redact(strip_fragment(url)),
+            fields=fields,
+            result=seen,
+            http_status=outcome.http_status,
+            detail=self.vault.redact(detail),
+        )
+        self.state.submissions.append(result)
+        log = getattr(self.policy, "submissions", None)  # tools.submissions.SubmissionLog of the run
+        if log is not None:
+            log.record(result)
 
     def _forward(self, route: Route, request: Request, is_main: bool) -> SendOutcome:
         """Send the request ourselves with redirects off; check every hop before it leaves. Returns
@@ -268,8 +311,12 @@ class NetworkGuard:
                 self.state.notes.append(f"{method} {self.vault.redact(url)} failed: {failure}")
                 route.abort("failed")
                 return outcome or SendOutcome(detail=failure)
-            outcome = outcome or SendOutcome(http_status=response.status)
             location = response.headers.get("location")
+            if outcome is None:
+                outcome = SendOutcome(http_status=response.status, location=location)
+                if method not in SAFE_METHODS and not location:  # what a submission was answered
+                    with contextlib.suppress(Exception):
+                        outcome.body = response.text()[:200_000]
             if not (300 <= response.status < 400 and location):
                 if is_main:
                     self.policy.navigation(self.vault.redact(url))

@@ -291,6 +291,8 @@ def render_result(result: ActionResult, max_chars: int = 6000) -> str:
     if quiet_blocks:
         hosts = ", ".join(sorted(set(quiet_blocks))[:5])
         lines.append(f"Policy: blocked {len(quiet_blocks)} page resource request(s) to other hosts ({hosts})")
+    for sub in result.submissions:  # whether the system applied each submission, in words
+        lines.append(f"Submission: {_defang(sub.line())}")
     for e in result.errors:
         lines.append(f"Error: {_defang(e)}")
     for dialog in result.dialogs:

@@ -417,7 +417,9 @@ class BrowserSession:
             for d in state.blocked
             if (d.kind != "request" or d.method not in SAFE_METHODS) and d.method != "CONNECT"
         ]
-        ok = ok and bool(ran) and not failed_http and not serious and not errors
+        submissions = list(state.submissions)
+        not_saved = [s for s in submissions if s.result != "saved"]
+        ok = ok and bool(ran) and not failed_http and not serious and not errors and not not_saved
         result = ActionResult(
             ok=ok,
             ran=ran,
@@ -433,6 +435,7 @@ class BrowserSession:
             errors=errors,
             dialogs=list(state.dialogs),
             policy=self.policy.decisions[mark:],
+            submissions=submissions,
             observation=after,
         )
         return self.vault.redact_obj(result)

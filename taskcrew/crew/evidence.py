@@ -1,0 +1,297 @@
+"""The verifier's evidence, checked in code wherever code can, and its verdict decided per criterion.
+
+Every check that says "met" must cite a source the verifier itself opened (successfully) in THIS
+verification; what it says it ``observed`` there must be in what it saw:
+
+- a pointer (``find``): code copies the whole line it points at as the evidence;
+- quoted words ("…", “…”, `…`): each must appear word for word;
+- values (identifiers such as INV-2057, amounts, dates): each must appear, compared after
+  normalising number formats (1,284.50 = 1284.50 = 1.284,50) and date formats (12 September 2026 =
+  2026-09-12);
+- an observation with nothing code can compare (no quote, no value, or values it says are absent)
+  stays met, marked as the verifier's word (``MODELS_WORD``); the report says so.
+
+A criterion about a system's state must be checked on that system's own pages. The verdict is per
+plan criterion: a criterion is met when a valid check of it is met; an extra check that code
+rejected adds nothing but fails nothing; a check the verifier itself judged unmet fails the verdict.
+The reason names each criterion that failed and why.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit
+
+from taskcrew.crew.citations import about_system_state, lines_with, quoted, quotes_unseen
+from taskcrew.crew.models import CriterionCheck, Plan, Verdict
+
+MODELS_WORD = "[not checked by code: the verifier's word]"
+REJECTED = "[rejected: "
+
+
+def same_source(cited: str, seen: set[str]) -> bool:
+    cited = cited.strip().strip("<>`'\"")
+    if cited in seen:
+        return True
+    parts = urlsplit(cited)
+    if parts.scheme in ("http", "https"):
+        key = (parts.netloc, parts.path.rstrip("/"))
+        return any((urlsplit(s).netloc, urlsplit(s).path.rstrip("/")) == key for s in seen)
+    name = cited.lstrip("./")
+    return any(s.lstrip("./").endswith(name) or name.endswith(s.lstrip("./")) for s in seen if s)
+
+
+def _on_system(source: str, systems: list[tuple[str, str]]) -> bool:
+    host = urlsplit(source.strip()).netloc
+    return bool(host) and any(urlsplit(url).netloc == host for _, url in systems)
+
+
+def check_verdict(
+    verdict: Verdict,
+    plan: Plan,
+    seen: set[str],
+    texts: dict[str, list[str]] | None = None,
+    systems: list[tuple[str, str]] | None = None,
+) -> Verdict:
+    """Code has the last word on the verifier's verdict (``seen``: sources it opened; ``texts``: what
+    it saw at each; ``systems``: name and URL of each system)."""
+    checks = [_checked(c, plan, seen, texts, systems or []) for c in verdict.checks]
+    return decide_per_criterion(verdict, plan, checks)
+
+
+def _checked(
+    check: CriterionCheck,
+    plan: Plan,
+    seen: set[str],
+    texts: dict[str, list[str]] | None,
+    systems: list[tuple[str, str]],
+) -> CriterionCheck:
+    if not check.met:
+        return check
+    there = [t for source, ts in (texts or {}).items() if same_source(check.source, {source}) for t in ts]
+    rejection = None
+    if not same_source(check.source, seen):
+        rejection = f"{check.source!r} was not opened (successfully) during this verification"
+    elif (
+        systems
+        and plan.changes_data
+        and about_system_state(check.criterion, [name for name, _ in systems])
+        and not _on_system(check.source, systems)
+        and not check.source.startswith(CHANGES_SOURCE)
+    ):
+        rejection = (
+            f"a criterion about the state of a system must be checked on that system's own pages "
+            f"({', '.join(url for _, url in systems)}), not in {check.source!r}"
+        )
+    elif check.find and texts is not None:
+        lines = lines_with(check.find, there)
+        if not lines:
+            rejection = f"the verifier never saw {check.find!r} at {check.source!r} in this verification"
+        else:
+            check = check.model_copy(update={"observed": " / ".join(f"“{ln}”" for ln in lines)})
+    elif texts is not None:
+        rejection = _unseen(check.observed, there, check.source)
+        if rejection is None and not quoted(check.observed) and not _checkable_values(check.observed):
+            check = check.model_copy(update={"observed": f"{check.observed} {MODELS_WORD}"})
+    if rejection:
+        return check.model_copy(update={"met": False, "observed": f"{check.observed} {REJECTED}{rejection}]"})
+    return check
+
+
+def _unseen(observed: str, there: list[str], source: str) -> str | None:
+    if missing := quotes_unseen(observed, there):
+        return f"the verifier never saw {missing[0]!r} at {source!r} in this verification"
+    have = set().union(*(values(t) for t in there)) if there else set()
+    if missing_values := sorted(_checkable_values(observed) - have):
+        return (
+            f"{source!r} does not show {', '.join(missing_values[:3])} (not in what the verifier saw there)"
+        )
+    return None
+
+
+ABSENCE = re.compile(
+    r"\b(no|not|none|never|without|absent|missing|nothing|cannot|isn't|doesn't|wasn't|n't)\b", re.IGNORECASE
+)
+
+
+def _checkable_values(observed: str) -> set[str]:
+    """The values outside quotes that an observation says it saw. One that speaks of something
+    absent ("no bill for INI-7781") names values it did not see: code cannot check those."""
+    unquoted = re.sub(r'"[^"]*"|“[^”]*”|`[^`]*`', " ", observed)
+    return set() if ABSENCE.search(unquoted) else values(unquoted)
+
+
+def decide_per_criterion(verdict: Verdict, plan: Plan, checks: list[CriterionCheck]) -> Verdict:
+    """Each plan criterion is met when one of its valid checks is met; the reason names what failed."""
+    by_criterion: dict[int, list[CriterionCheck]] = {}
+    extra: list[CriterionCheck] = []
+    for check in checks:
+        index = match_criterion(check.criterion, plan.success_criteria)
+        (by_criterion.setdefault(index, []) if index is not None else extra).append(check)
+    failed: list[str] = []
+    for i, criterion in enumerate(plan.success_criteria):
+        mine = by_criterion.get(i, [])
+        valid_met = [c for c in mine if c.met]
+        judged_unmet = [c for c in mine if not c.met and REJECTED not in c.observed]
+        if not mine:
+            failed.append(f"criterion {i + 1} ({_short(criterion)}) was not checked")
+        elif judged_unmet:
+            failed.append(
+                f"criterion {i + 1} ({_short(criterion)}) is not met: {_short(judged_unmet[0].observed, 300)}"
+            )
+        elif not valid_met:
+            failed.append(f"criterion {i + 1} ({_short(criterion)}) has no valid check: {_why(mine[0])}")
+    failed += [
+        f"the verifier found a problem: {_short(c.criterion)}: {_short(c.observed, 300)}"
+        for c in extra
+        if not c.met and REJECTED not in c.observed
+    ]
+    checked = len(plan.success_criteria) - sum(
+        1 for i in range(len(plan.success_criteria)) if i not in by_criterion
+    )
+    if checked < len(plan.success_criteria):
+        failed.insert(0, f"only {checked} of {len(plan.success_criteria)} success criteria were checked")
+    if not failed and not verdict.verified:
+        failed.append(f"the verifier did not confirm it: {verdict.reason}")
+    if failed:
+        return Verdict(verified=False, checks=checks, reason="Not verified: " + "; ".join(failed))
+    return Verdict(verified=True, checks=checks, reason=verdict.reason)
+
+
+def match_criterion(text: str, criteria: list[str]) -> int | None:
+    """Which plan criterion a check is about: the same words, its number ("1." / "criterion 1"), or
+    the criterion sharing most of its words (at least half); None for an extra check."""
+    want = _words(text)
+    for i, criterion in enumerate(criteria):
+        if _words(criterion) == want:
+            return i
+    number = re.match(r"^\s*(?:criterion\s*)?(\d+)[.):]?\s*", text, re.IGNORECASE)
+    if (
+        number
+        and 1 <= int(number.group(1)) <= len(criteria)
+        and (
+            len(want) <= 2
+            or _overlap(_words(text[number.end() :]), _words(criteria[int(number.group(1)) - 1])) >= 0.5
+        )
+    ):
+        return int(number.group(1)) - 1
+    scored = [(_overlap(want, _words(c)), i) for i, c in enumerate(criteria)]
+    best = max(scored, default=(0.0, -1))
+    return best[1] if best[0] >= 0.5 else None
+
+
+CHANGES_SOURCE = "before/after"  # the run's before/after difference of a system (crew/changes.py)
+
+
+# ---- values: identifiers, amounts and dates, normalised ----------------------------------------
+
+_MONTHS = {
+    m: i
+    for i, names in enumerate(
+        [
+            ("jan", "january"),
+            ("feb", "february"),
+            ("mar", "march"),
+            ("apr", "april"),
+            ("may",),
+            ("jun", "june"),
+            ("jul", "july"),
+            ("aug", "august"),
+            ("sep", "sept", "september"),
+            ("oct", "october"),
+            ("nov", "november"),
+            ("dec", "december"),
+        ],
+        1,
+    )
+    for m in names
+}
+_MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+_ISO = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b")
+_DMY = re.compile(rf"\b(\d{{1,2}})\.?\s+{_MONTH}\.?,?\s+(\d{{4}})\b", re.IGNORECASE)
+_MDY = re.compile(rf"\b{_MONTH}\.?\s+(\d{{1,2}}),?\s+(\d{{4}})\b", re.IGNORECASE)
+_ID = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:[-_/][A-Za-z0-9]+)*[-_/]?\d[A-Za-z0-9]*(?:[-_/][A-Za-z0-9]+)*\b")
+_NUMBER = re.compile(
+    r"(?<![\w.,])\d{1,3}(?:([,.\u00a0' ])\d{3})*(?:([.,])\d{1,4})?(?![\w]|[.,]\d)|(?<![\w.,])\d+(?:[.,]\d{1,4})?(?![\w]|[.,]\d)"
+)
+
+
+def values(text: str) -> set[str]:
+    """The values in ``text`` code can compare: dates as ISO, identifiers as written (case aside),
+    amounts and numbers as plain decimals. Small bare integers (counts, days) are left out."""
+    found: set[str] = set()
+
+    def date(y: str, m: int, d: str) -> str:
+        return f"{int(y):04d}-{m:02d}-{int(d):02d}"
+
+    def take_iso(m: re.Match[str]) -> str:
+        found.add(date(m.group(1), int(m.group(2)), m.group(3)))
+        return " "
+
+    def take_dmy(m: re.Match[str]) -> str:
+        found.add(date(m.group(3), _MONTHS[m.group(2).lower().rstrip(".")], m.group(1)))
+        return " "
+
+    def take_mdy(m: re.Match[str]) -> str:
+        found.add(date(m.group(3), _MONTHS[m.group(1).lower().rstrip(".")], m.group(2)))
+        return " "
+
+    text = _ISO.sub(take_iso, text)
+    text = _DMY.sub(take_dmy, text)
+    text = _MDY.sub(take_mdy, text)
+    for ident in _ID.findall(text):
+        if re.search(r"[A-Za-z]", ident):
+            found.add(ident.casefold())
+    text = _ID.sub(lambda m: m.group(0) if not re.search(r"[A-Za-z]", m.group(0)) else " ", text)
+    for m in _NUMBER.finditer(text):
+        plain = _plain_number(m.group(0))
+        if plain is not None:
+            found.add(plain)
+    return found
+
+
+def _plain_number(raw: str) -> str | None:
+    digits = raw.replace("\u00a0", " ")
+    groups = re.match(r"^\d{1,3}(?:([,. '])\d{3})+(?:([.,])(\d{1,4}))?$", digits)
+    if groups and groups.group(1) != groups.group(2):  # 1,284.50 / 1.284,50 / 1 284,50
+        whole = re.sub(
+            r"[,. ']", "", digits[: len(digits) - (len(groups.group(3)) + 1 if groups.group(3) else 0)]
+        )
+        frac = groups.group(3) or ""
+    else:
+        whole, _, frac = digits.replace(",", ".").partition(".")
+        if not whole.isdigit():
+            return None
+    frac = frac.rstrip("0")
+    if not frac and len(whole.lstrip("0") or "0") < 4 and "." not in digits and "," not in digits:
+        return None  # a small bare integer: a count or a number of days, not a value to compare
+    whole = whole.lstrip("0") or "0"
+    return f"{whole}.{frac}" if frac else whole
+
+
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z0-9]+", text.casefold())) - {
+        "the",
+        "a",
+        "an",
+        "of",
+        "in",
+        "and",
+        "is",
+        "for",
+        "to",
+    }
+
+
+def _overlap(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(b) if b else 0.0
+
+
+def _short(text: str, limit: int = 120) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rsplit(" ", 1)[0] + "…"
+
+
+def _why(check: CriterionCheck) -> str:
+    _, _, why = check.observed.partition(REJECTED)
+    return _short(why.rstrip("]") or check.observed, 300)

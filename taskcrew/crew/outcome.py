@@ -1,0 +1,136 @@
+"""The outcome of a run, decided in ONE place from facts, never from a step's word.
+
+The facts: every data-changing submission and what the system answered (this leg's ``SubmissionLog``
+and, for a durable job, the intent log of its earlier legs), the verifier's verdict, and the plan.
+
+- A run that sent a change the system accepted (or may have: no answer) is never ``nothing_to_do``:
+  verified it is ``done``; the verifier's refusal keeps it ``not_verified``.
+- ``nothing_to_do`` needs a verified verdict, a step that said so, and no change sent.
+- Every other ending (incomplete, rejected, error, interrupted) keeps the reason the Flow stopped,
+  and the report and ``runs list`` say what changed in the system beside it (``Facts.changed_line``).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from taskcrew.crew.models import Outcome, RunState
+from taskcrew.tools.submissions import SubmissionResult
+
+# intent-log statuses (tools/intents.py) as submission results, for the legs before this one
+_INTENT_RESULT = {
+    "sent": "saved",
+    "confirmed": "saved",
+    "not_applied": "refused",
+    "uncertain": "unknown",
+    "recorded": "unknown",
+}
+
+
+class Facts(BaseModel):
+    """What the run did to the systems: every submission with the system's answer, oldest first."""
+
+    submissions: list[SubmissionResult] = Field(default_factory=list)
+
+    @property
+    def saved(self) -> list[SubmissionResult]:
+        return [s for s in self.submissions if s.result == "saved"]
+
+    @property
+    def unknown(self) -> list[SubmissionResult]:
+        return [s for s in self.submissions if s.result == "unknown"]
+
+    @property
+    def changed_something(self) -> bool:
+        """The system accepted a change from this run, or may have (no answer)."""
+        return bool(self.saved or self.unknown)
+
+    def changed_line(self) -> str:
+        """One line: what changed in the systems (for the report's first line and ``runs list``)."""
+        saved = _distinct(self.saved)
+        unknown = [s for s in _distinct(self.unknown) if not any(_same(s, x) for x in saved)]
+        if not saved and not unknown:
+            tried = len(self.submissions)
+            return "Nothing was changed in any system" + (
+                f" ({tried} submission(s) sent, none applied)" if tried else ""
+            )
+        parts = []
+        if saved:
+            parts.append(f"{len(saved)} change(s) saved: " + "; ".join(_what(s) for s in saved[:4]))
+        if unknown:
+            parts.append(
+                f"{len(unknown)} submission(s) with no clear answer (may be saved): "
+                + "; ".join(_what(s) for s in unknown[:3])
+            )
+        return ". ".join(parts)
+
+
+def gather(submissions: list[SubmissionResult], intents: Any, since: datetime | None) -> Facts:
+    """This leg's submissions, and a durable job's earlier legs' sends from its intent log
+    (records untouched since before ``since``, when this leg started)."""
+    earlier: list[SubmissionResult] = []
+    records = getattr(getattr(intents, "sink", None), "records", None)
+    if callable(records):
+        for record in records():
+            at = record.at if record.at.tzinfo is not None else record.at.replace(tzinfo=UTC)
+            if since is not None and at >= since:
+                continue  # sent (again) by this leg: its own log has the system's answer
+            earlier.append(
+                SubmissionResult(
+                    method=record.method,
+                    url=record.url,
+                    fields=[(n, v) for n, v in record.fields],
+                    result=_INTENT_RESULT.get(record.status, "unknown"),
+                    detail=f"in an earlier leg of this job: {record.result or 'no answer recorded'}",
+                    at=at,
+                )
+            )
+    return Facts(submissions=sorted([*earlier, *submissions], key=lambda s: s.at))
+
+
+def decide(state: RunState, facts: Facts) -> tuple[Outcome, str]:
+    """The final outcome and its reason, from the Flow's ending (``state.outcome``), the verdict and
+    the facts."""
+    ending: Outcome = state.outcome or "error"
+    reason = state.outcome_reason or "the run ended without an outcome"
+    verified = bool(state.verdicts) and state.verdicts[-1].verified
+    if ending in ("done", "nothing_to_do"):
+        if not verified:  # only a verified verdict ends a run done
+            return "not_verified", f"no verification confirmed the result: {reason}"
+        if facts.changed_something:
+            return "done", f"{reason} ({facts.changed_line()})"
+        if state.claim == "nothing_to_do":
+            return "nothing_to_do", reason
+        return "done", reason
+    return ending, reason
+
+
+def answer(state: RunState, facts: Facts) -> str:
+    """The answer the job and the report give: for a run that changed data, what the system holds
+    (the facts) comes first; the last step's words follow."""
+    last = state.steps_done[-1].report.summary if state.steps_done else ""
+    changes = state.plan is None or state.plan.changes_data or facts.submissions
+    if not changes:
+        return last
+    head = facts.changed_line() + "."
+    return f"{head} The last step reported: {last}" if last else head
+
+
+def _what(s: SubmissionResult) -> str:
+    shown = ", ".join(f"{k}={v}" for k, v in s.fields[:4])
+    return f"{s.method} {s.url}" + (f" [{shown}]" if shown else "")
+
+
+def _same(a: SubmissionResult, b: SubmissionResult) -> bool:
+    return (a.method, a.url, sorted(a.fields)) == (b.method, b.url, sorted(b.fields))
+
+
+def _distinct(items: list[SubmissionResult]) -> list[SubmissionResult]:
+    out: list[SubmissionResult] = []
+    for item in items:
+        if not any(_same(item, x) for x in out):
+            out.append(item)
+    return out

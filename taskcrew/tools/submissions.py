@@ -1,0 +1,220 @@
+"""What became of each data-changing submission: did the system apply it? One rule, used everywhere.
+
+The network gate (``tools/browser/network.py``) classifies the system's answer to every approved
+submission as it comes back, and hands a ``SubmissionResult`` to the act result (the model reads it
+as data and in words) and to the run's ``SubmissionLog`` (the facts the run's outcome and report are
+built from, ``crew/outcome.py``):
+
+- ``saved``: the system accepted it (a 2xx/3xx answer that is not a login page or a form shown again);
+- ``refused``: the system answered that it did not take it (HTTP 4xx, a form shown again), with the
+  reason it showed;
+- ``bounced``: it was sent to a login page (the session had expired): NOT saved;
+- ``unknown``: no answer, a timeout or a server error (5xx): it may or may not be in the system;
+- ``not_sent``: it never reached the system (the connection was refused, or the intent log held back
+  a repeat; ``detail`` says which).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
+from html.parser import HTMLParser
+from typing import Literal
+from urllib.parse import urljoin, urlsplit
+
+from pydantic import BaseModel, Field
+
+Applied = Literal["saved", "refused", "bounced", "unknown", "not_sent"]
+
+LOGIN_MARKERS = ('type="password"', "type='password'", 'name="password"')
+REASON_WORDS = re.compile(
+    r"\b(error|invalid|required|must|cannot|can't|not allowed|duplicate|already|missing|wrong|"
+    r"too (?:long|short|large|small)|expired|denied|forbidden|unavailable|failed|please)\b",
+    re.IGNORECASE,
+)
+_HTTP_WORDS = {
+    400: "bad request",
+    401: "not signed in",
+    403: "forbidden",
+    404: "not found",
+    409: "conflict",
+    422: "the values were not accepted",
+    429: "too many requests",
+}
+
+
+class SubmissionResult(BaseModel):
+    """One data-changing submission and what the system did with it."""
+
+    method: str
+    url: str
+    fields: list[tuple[str, str]] = Field(default_factory=list)
+    result: Applied
+    http_status: int | None = None
+    detail: str = ""
+    at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+
+    @property
+    def changed(self) -> bool | None:
+        """True: it is in the system; False: it is not; None: nobody can tell without looking."""
+        return {"saved": True, "unknown": None}.get(self.result, False)
+
+    def words(self) -> str:
+        """For a person and for the model: whether the system applied it, and why."""
+        status = f"HTTP {self.http_status}" if self.http_status is not None else "no answer"
+        detail = f": {self.detail}" if self.detail else ""
+        return {
+            "saved": f"saved — the system accepted it ({status}{detail})",
+            "refused": f"NOT saved — the system refused it ({status}{detail})",
+            "bounced": "NOT saved — bounced to the login page (the session had ended); sign in and send it again",
+            "unknown": f"UNKNOWN whether it was saved ({status}{detail}); look in the system before sending it again",
+            "not_sent": f"NOT sent{detail}",
+        }[self.result]
+
+    def line(self) -> str:
+        return f"{self.method} {self.url} — {self.words()}"
+
+
+def classify(
+    *,
+    method: str,
+    url: str,
+    http_status: int | None,
+    location: str | None = None,
+    body: str = "",
+    failure: str = "",
+    login_paths: list[str] | tuple[str, ...] = ("/login",),
+) -> tuple[Applied, str]:
+    """The system's answer to a submission as (result, detail)."""
+    if http_status is None:
+        if "ECONNREFUSED" in failure:
+            return "not_sent", "the connection was refused; nothing reached the system"
+        return "unknown", failure or "no answer"
+    if 300 <= http_status < 400:
+        target = urljoin(url, location or "")
+        if location and _is_login(target, login_paths):
+            return "bounced", f"redirected to {urlsplit(target).path}"
+        if location and _same_place(target, url) and method.upper() != "GET":
+            return "unknown", "the system sent the form back to itself"
+        return "saved", f"then showed {urlsplit(target).path or '/'}" if location else ""
+    if http_status >= 500:
+        return "unknown", "a server error or outage"
+    if http_status in (401, 419) or _looks_like_login(body):
+        return "bounced", "the answer was a login page"
+    if http_status >= 400:
+        reason = page_reason(body)
+        meaning = _HTTP_WORDS.get(http_status, "")
+        return "refused", "; ".join(x for x in (meaning, reason) if x)
+    if body and _form_again(body, url):  # 2xx showing the same form again: not taken (yet)
+        reason = page_reason(body)
+        return "refused", reason or "the system showed the form again instead of saving it"
+    return "saved", ""
+
+
+_FLAGGED = re.compile(
+    r"<(\w+)\b[^>]*(?:class=[\"'][^\"']*\b(?:error|errors|alert|invalid|danger|warning)\b[^\"']*[\"']|"
+    r"role=[\"']alert[\"'])[^>]*>(.*?)</\1>",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def page_reason(body: str, limit: int = 240) -> str:
+    """What an answer page says was wrong: the text it marks as an error or alert, else the first line
+    that reads like a reason (an error, a duplicate); "" when it says nothing of the kind."""
+    flagged = [" ".join(visible_lines(m.group(2))) for m in _FLAGGED.finditer(body)]
+    lines = [ln for ln in flagged if len(ln) > 8][:1] or [
+        ln for ln in visible_lines(body) if REASON_WORDS.search(ln) and len(ln) > 8
+    ]
+    if not lines:
+        return ""
+    text = "; ".join(dict.fromkeys(lines))
+    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
+
+
+def visible_lines(page: str) -> list[str]:
+    """The text of an HTML page as a person sees it, one line per block (row, paragraph, item)."""
+    parser = _Lines()
+    parser.feed(page)
+    parser.close()
+    return [ln for ln in (" ".join(p.split()) for p in "".join(parser.parts).split("\n")) if ln]
+
+
+class SubmissionLog:
+    """The submissions of one run, in order (thread-safe: the gate runs on the browser thread)."""
+
+    def __init__(self) -> None:
+        self._items: list[SubmissionResult] = []
+        self._lock = threading.Lock()
+        self.listeners: list[Callable[[SubmissionResult], None]] = []
+
+    def record(self, item: SubmissionResult) -> None:
+        with self._lock:
+            self._items.append(item)
+        for listener in self.listeners:
+            listener(item)
+
+    def all(self) -> list[SubmissionResult]:
+        with self._lock:
+            return list(self._items)
+
+
+# ---- internals ---------------------------------------------------------------------------------
+
+_BLOCKS = {"tr", "p", "li", "div", "h1", "h2", "h3", "h4", "h5", "h6", "br", "section", "table", "form"}
+_BLOCKS |= {"ul", "ol", "dt", "dd", "label", "header", "footer", "main", "nav", "article", "title"}
+
+
+class _Lines(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self._skip = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in ("script", "style", "template"):
+            self._skip += 1
+        elif tag in _BLOCKS:
+            self.parts.append("\n")
+        elif tag in ("td", "th"):
+            self.parts.append(" | ")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("script", "style", "template") and self._skip:
+            self._skip -= 1
+        elif tag in _BLOCKS:
+            self.parts.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        if not self._skip:
+            self.parts.append(data.replace("\n", " "))
+
+
+def _path(url: str) -> str:
+    return urlsplit(url).path.rstrip("/") or "/"
+
+
+def _is_login(url: str, login_paths: list[str] | tuple[str, ...]) -> bool:
+    path = _path(url)
+    return any(path == (p.rstrip("/") or "/") for p in login_paths) or bool(
+        re.search(r"/(log-?in|sign-?in)\b", path, re.IGNORECASE)
+    )
+
+
+def _same_place(target: str, url: str) -> bool:
+    return urlsplit(target).netloc == urlsplit(url).netloc and _path(target) == _path(url)
+
+
+def _looks_like_login(body: str) -> bool:
+    low = body[:200_000].lower()
+    return any(m in low for m in LOGIN_MARKERS) and "<form" in low and "password" in low[:200_000]
+
+
+def _form_again(body: str, url: str) -> bool:
+    """The answer holds a form that posts to the same address again (validation, a confirmation)."""
+    path = _path(url)
+    for action in re.findall(r"<form\b[^>]*\baction=[\"']([^\"']*)[\"']", body, re.IGNORECASE):
+        if _path(urljoin(url, action)) == path:
+            return True
+    return False
