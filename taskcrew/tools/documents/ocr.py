@@ -83,7 +83,7 @@ def prepare(image: Image) -> Image:
         grey = grey.resize(size, PILImage.Resampling.LANCZOS)
     if angle:  # turned after scaling: turning a small picture smears its letters
         grey = grey.rotate(angle, resample=PILImage.Resampling.BICUBIC, expand=True, fillcolor=255)
-    return grey
+    return pixels.without_rules(grey)
 
 
 def _stretched(grey: Image) -> Image:

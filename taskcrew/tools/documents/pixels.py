@@ -108,3 +108,28 @@ def _letters(mask: Any) -> bool:
         if int(np.sum((widths >= 1) & (widths <= 1.5 * height))) >= 4:
             return True
     return False
+
+
+RULE_SHARE = 0.12  # a run of ink across this share of the width is a ruled line, not letters
+
+
+def without_rules(grey: Image) -> Image:
+    """The page with its long horizontal rules (table lines, underlines, box edges) painted white:
+    tesseract reads a rule as a row of garbage letters, or glues it to the text above it."""
+    import numpy as np
+    from PIL import Image as PILImage
+
+    pixels = np.asarray(grey, dtype=np.uint8)
+    mask = pixels < otsu(pixels)
+    height, width = mask.shape
+    padded = np.zeros((height, width + 2), dtype=np.int8)
+    padded[:, 1:-1] = mask
+    rows, cols = np.nonzero(np.diff(padded, axis=1))
+    starts, ends = cols[::2], cols[1::2]
+    long = (ends - starts) >= RULE_SHARE * width
+    if not long.any():
+        return grey
+    cleaned = pixels.copy()
+    for row, start, end in zip(rows[::2][long], starts[long], ends[long], strict=True):
+        cleaned[max(0, row - 1) : row + 2, start:end] = 255
+    return PILImage.fromarray(cleaned)
