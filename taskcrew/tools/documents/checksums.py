@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Callable
 from typing import Literal
 
 from pydantic import BaseModel
@@ -22,7 +23,18 @@ from pydantic import BaseModel
 Status = Literal["ok", "corrected", "ambiguous", "failed"]
 
 # what a look-alike character may really be, as a digit or as a letter
-AS_DIGIT = {"O": "0", "Q": "0", "D": "0", "I": "1", "L": "1", "T": "1", "Z": "2", "S": "5", "G": "6", "B": "8"}
+AS_DIGIT = {
+    "O": "0",
+    "Q": "0",
+    "D": "0",
+    "I": "1",
+    "L": "1",
+    "T": "1",
+    "Z": "2",
+    "S": "5",
+    "G": "6",
+    "B": "8",
+}
 AS_LETTER = {"0": "O", "1": "I", "2": "Z", "5": "S", "6": "G", "8": "B"}
 MAX_READINGS = 512  # readings tried per identifier; more ambiguous characters than this is "failed"
 
@@ -73,12 +85,8 @@ def find_identifiers(line: str) -> list[tuple[int, int, Checked]]:
 def check(text: str, kind: str = "IBAN") -> Checked | None:
     """The checksum's verdict on an identifier as OCR read it, or None when it is not one of ``kind``."""
     raw = re.sub(r"[ .]", "", text).upper()
-    if kind == "IBAN":
-        slots = _iban_slots(raw)
-        valid = iban_valid
-    else:
-        slots = _vat_slots(raw)
-        valid = vat_valid
+    slots = _iban_slots(raw) if kind == "IBAN" else _vat_slots(raw)
+    valid: Callable[[str], bool] = iban_valid if kind == "IBAN" else vat_valid
     if slots is None or sum(ch.isdigit() for ch in raw) < 6:  # 'DEUTSCHLAND' is no VAT id
         return None
     if valid(raw):

@@ -37,7 +37,9 @@ def read_image_pages(data: bytes, name: str) -> list[PageText]:
             pages.append(PageText(number=index + 1, text="", notes=[small]))
             continue
         if not pixels.holds_text(image):
-            none = "a picture with no lines of text in it (a logo, a photograph or a blank page); no text read"
+            none = (
+                "a picture with no lines of text in it (a logo, a photograph or a blank page); no text read"
+            )
             pages.append(PageText(number=index + 1, text="", notes=[none]))
             continue
         try:

@@ -110,6 +110,19 @@ class OcrValue(BaseModel):
         return f"{self.text} {self.confidence:.0f}%" + (" (uncertain)" if self.uncertain else "")
 
 
+class OcrReading(OcrValue):
+    """A value OCR read, and the file it was read from: what an approval page shows next to a field."""
+
+    path: str
+
+    def note(self) -> str:
+        """``read by OCR, 13% — uncertain — check it against the document (scans/x.png)``."""
+        how = f"read by OCR, {self.confidence:.0f}%" + (" — uncertain" if self.uncertain else "")
+        if self.check:
+            how += f"; {self.check}"
+        return f"{how} — check it against the document ({self.path})"
+
+
 VALUES_MARK = "[confidence of each value read: "
 
 

@@ -143,10 +143,17 @@ def _reread_weak_lines(exe: str, page: Image, lines: list[Line]) -> list[Line]:
     for i in weak:
         left, top, right, bottom = lines[i].box
         pad = max(8, (bottom - top) // 2)
-        box = (max(0, left - pad), max(0, top - pad), min(page.width, right + pad), min(page.height, bottom + pad))
+        box = (
+            max(0, left - pad),
+            max(0, top - pad),
+            min(page.width, right + pad),
+            min(page.height, bottom + pad),
+        )
         crops.append((box, page.crop(box)))
     gap = max(crop.height for _, crop in crops)
-    sheet = PILImage.new("L", (max(c.width for _, c in crops) + 2 * gap, sum(c.height + gap for _, c in crops) + gap), 255)
+    sheet = PILImage.new(
+        "L", (max(c.width for _, c in crops) + 2 * gap, sum(c.height + gap for _, c in crops) + gap), 255
+    )
     y = gap
     for box, crop in crops:
         sheet.paste(crop, (gap, y))

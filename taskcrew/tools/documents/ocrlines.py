@@ -75,7 +75,9 @@ def parse_tsv(tsv: str) -> list[Line]:
         if not text or (conf < MIN_WORD_CONFIDENCE and not any(ch.isalnum() for ch in text)):
             continue
         key = (int(cols[1]), int(cols[2]), int(cols[3]), int(cols[4]))
-        lines.setdefault(key, Line(block=key[1])).words.append(Word(text, max(conf, 0.0), left, top, width, height))
+        lines.setdefault(key, Line(block=key[1])).words.append(
+            Word(text, max(conf, 0.0), left, top, width, height)
+        )
     return [lines[key] for key in sorted(lines)]
 
 
@@ -111,7 +113,7 @@ def render_line(line: Line) -> tuple[str, list[OcrValue]]:
     for start, end in ap.date_spans(text):
         if free(start, end):
             found.append((start, end, None))
-    for (start, end), word in zip(spans, line.words, strict=True):
+    for (start, _end), word in zip(spans, line.words, strict=True):
         core = word.text.strip(EDGE_PUNCTUATION)
         if core and (any(ch.isdigit() for ch in core) or "@" in core):
             start += word.text.index(core)
@@ -129,7 +131,9 @@ def render_line(line: Line) -> tuple[str, list[OcrValue]]:
             value.check, value.check_status = checked.note(), checked.status
             if checked.status == "corrected":
                 value.read_as = shown
-                value.text = grouped(checked.value) if " " in shown and checked.kind == "IBAN" else checked.value
+                value.text = (
+                    grouped(checked.value) if " " in shown and checked.kind == "IBAN" else checked.value
+                )
             value.uncertain = checked.status in ("failed", "ambiguous")  # a passing checksum outweighs
         values.append(value)
         notable = value.uncertain or value.read_as is not None or (value.check and conf < UNCERTAIN_BELOW)
