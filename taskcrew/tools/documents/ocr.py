@@ -23,7 +23,11 @@ if TYPE_CHECKING:
 
 OCR_DPI = 300
 OCR_TIMEOUT_S = 60
-TARGET_WIDTH = 2400  # pixels across an A4 page that tesseract reads best (measured: see bench)
+# letters are scaled to this height (pixels, foot to top of a tall letter; ~300 dpi for 10 pt) when
+# they are under 1/1.4 of it (21 px); larger are read as they are: upscaling costs time, gains nothing
+LETTER_HEIGHT = 30
+MIN_UPSCALE, MAX_UPSCALE = 1.4, 4.0
+MAX_OCR_PIXELS = 16_000_000
 WEAK_CONFIDENCE, WEAK_WORDS = 70, 8  # below either: check the page's orientation and try again
 PAGE_SEGMENTATION = "4"  # one column of lines: keeps "Invoice No.  SF-0098" on one line
 SECOND_SEGMENTATION = "6"  # weak lines again, alone, as one uniform block
@@ -63,7 +67,7 @@ def languages() -> str:
 
 
 def prepare(image: Image) -> Image:
-    """Greyscale, contrast stretched, small images scaled up (tesseract reads ~30 px high capitals
+    """Greyscale, lighting evened, contrast stretched, small images scaled up (tesseract reads ~30 px high capitals
     best), level (a crooked scan turned by its projection profile) and upright (a page lying
     sideways turned by tesseract's orientation detection)."""
     from PIL import Image as PILImage
@@ -75,12 +79,14 @@ def prepare(image: Image) -> Image:
         rgba = image.convert("RGBA")
         background.paste(rgba, mask=rgba.getchannel("A"))
         image = background
-    grey = _stretched(image.convert("L"))
+    grey = _stretched(pixels.evened(image.convert("L")))
     angle = pixels.skew_angle(grey)
-    if grey.width < TARGET_WIDTH * 0.8 and grey.height < TARGET_WIDTH * 1.6:
-        factor = min(4.0, TARGET_WIDTH / max(1, grey.width))  # a 150 dpi scan or a small photo
+    height = pixels.letter_height(grey)
+    factor = min(MAX_UPSCALE, LETTER_HEIGHT / height) if height else 1.0
+    if factor >= MIN_UPSCALE:  # a 150 dpi scan, a small photo, a screenshot: letters too small to read
         size = (round(grey.width * factor), round(grey.height * factor))
-        grey = grey.resize(size, PILImage.Resampling.LANCZOS)
+        if size[0] * size[1] <= MAX_OCR_PIXELS:
+            grey = grey.resize(size, PILImage.Resampling.LANCZOS)
     if angle:  # turned after scaling: turning a small picture smears its letters
         grey = grey.rotate(angle, resample=PILImage.Resampling.BICUBIC, expand=True, fillcolor=255)
     return pixels.without_rules(grey)

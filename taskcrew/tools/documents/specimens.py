@@ -32,9 +32,12 @@ class Specimen:
     dotted: list[tuple[float, float, float, float]] = field(default_factory=list)
     dpi: int = 150
     damage: Callable[[Any], Any] | None = None
+    page: tuple[float, float] = (PAGE_W, PAGE_H)
 
     def render(self) -> Any:
-        image = rasterise(self.draw, size=self.size, boxes=self.boxes, dotted=self.dotted, dpi=self.dpi)
+        image = rasterise(
+            self.draw, size=self.size, boxes=self.boxes, dotted=self.dotted, dpi=self.dpi, page=self.page
+        )
         return self.damage(image) if self.damage else image
 
 
@@ -45,11 +48,12 @@ def rasterise(
     boxes: list[tuple[float, float, float, float]] | None = None,
     dotted: list[tuple[float, float, float, float]] | None = None,
     dpi: int = 150,
+    page: tuple[float, float] = (PAGE_W, PAGE_H),
 ) -> Any:
     import pypdfium2 as pdfium
     from fpdf import FPDF
 
-    pdf = FPDF(format=(PAGE_W, PAGE_H))
+    pdf = FPDF(format=page)
     pdf.set_auto_page_break(False)
     pdf.add_page()
     pdf.set_font("Helvetica", size=size)
@@ -162,3 +166,49 @@ SPECIMENS = [
         damage=blurred_small,
     ),
 ]  # fmt: skip
+
+
+def a4_invoice(dpi: int = 200) -> Specimen:
+    """A whole A4 invoice page as a PNG screenshot or export would hold it (the bench's PNG kind)."""
+    draw: Draw = [
+        (20, 25, "Bluth Company"),
+        (150, 25, "INVOICE"),
+        (20, 32, "1 Harbor Road, Newport Beach, CA 92660"),
+        (120, 45, "Invoice No."),
+        (160, 45, "BC-7731"),
+        (120, 52, "Date"),
+        (160, 52, "2026-09-30"),
+        (120, 59, "Terms"),
+        (160, 59, "Net 30"),
+        (20, 80, "Bill to"),
+        (20, 87, "Acme Corp"),
+        (20, 94, "500 Commerce Street, Springfield, IL 62704"),
+        (20, 115, "Description"),
+        (120, 115, "Qty"),
+        (140, 115, "Price"),
+        (170, 115, "Amount"),
+    ]
+    rows = [
+        ("Frozen bananas, case of 40", 12, "31.25"),
+        ("Stair car rental, per day", 3, "410.00"),
+        ("Model homes brochure print", 500, "0.85"),
+        ("Delivery", 1, "45.00"),
+    ]
+    total = 0.0
+    for i, (what, qty, price) in enumerate(rows):
+        amount = qty * float(price)
+        total += amount
+        y = 125 + 8 * i
+        draw += [(20, y, what), (120, y, str(qty)), (140, y, price), (170, y, f"{amount:,.2f}")]
+    draw += [
+        (120, 175, "Subtotal"),
+        (170, 175, f"{total:,.2f}"),
+        (120, 183, "Sales tax 8%"),
+        (170, 183, f"{total * 0.08:,.2f}"),
+        (120, 193, "TOTAL DUE"),
+        (170, 193, f"{total * 1.08:,.2f}"),
+        (20, 230, "Pay to IBAN DE89 3704 0044 0532 0130 00, BIC COBADEFFXXX"),
+        (20, 240, "Questions? ar@bluth.example"),
+    ]
+    expected = ["BC-7731", "2026-09-30", f"{total * 1.08:,.2f}", "DE89 3704 0044 0532 0130 00"]
+    return Specimen("a4-invoice", draw, expected, size=11, dpi=dpi, page=(210.0, 297.0))
