@@ -1,6 +1,6 @@
 """Document reading: OCR time and field recall on the demo's scans, and the time to refuse hostile files.
 
-    uv run python bench/documents_bench.py [--skip-hostile] [--engines tesseract rapidocr]
+    uv run python bench/documents_bench.py [--skip-hostile] [--repeat N] [--engines tesseract rapidocr]
 
 1. OCR: every inbox document tagged ``scanned`` in documents.yaml (the scanned PDF, the phone photo,
    the mixed page) is read through ``SandboxFiles`` (child process, tesseract). Printed per file: the
@@ -9,6 +9,9 @@
    same pages are also read by RapidOCR (models ship in the ``rapidocr-onnxruntime`` wheel; install it
    into a throwaway environment: ``uv run --with rapidocr-onnxruntime python bench/documents_bench.py
    --engines tesseract rapidocr``) for a comparison on the same images.
+   Then time per document by kind: a whole A4 invoice as a PNG (200 dpi), the rendered specimens of
+   :mod:`taskcrew.tools.documents.specimens` (PNG, A6), a text PDF whose only picture is a logo, with
+   each one's values (how many, how many uncertain, the lowest confidence) and expected values found.
 2. Hostile files, each in its own sandbox: the time until the reader answers and what it answers; a
    second read (from the cache) and a search with the bad file present.
 """
@@ -100,6 +103,67 @@ def bench_ocr(engines: list[str]) -> None:
             )
     for engine, (found, wanted) in totals.items():
         print(f"  {engine}: field recall {found}/{wanted}")
+
+
+def _logo_pdf() -> bytes:
+    """A text PDF with a logo (a red ring) as its only picture: nothing in it for OCR to read."""
+    import io
+
+    from fpdf import FPDF
+    from PIL import Image, ImageDraw
+
+    logo = Image.new("RGB", (400, 400), "white")
+    ImageDraw.Draw(logo).ellipse((20, 20, 380, 380), fill=(200, 30, 40))
+    ImageDraw.Draw(logo).ellipse((120, 120, 280, 280), fill="white")
+    buffer = io.BytesIO()
+    logo.save(buffer, format="PNG")
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.image(io.BytesIO(buffer.getvalue()), x=10, y=10, w=30)
+    pdf.set_font("Helvetica", size=11)
+    for i, line in enumerate(["Invoice No. LG-1001", "Date 2026-10-01", "TOTAL 99.00"]):
+        pdf.text(20, 60 + 8 * i, line)
+    return bytes(pdf.output())
+
+
+def bench_kinds(repeat: int) -> None:
+    """Seconds per document by kind (the best of ``repeat`` reads, each by a fresh reader)."""
+    from taskcrew.tools.documents.specimens import SPECIMENS, a4_invoice
+
+    print(f"\nTime per document by kind (best of {repeat}; each read by a fresh reader, the child running)")
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        docs: list[tuple[str, str, list[str]]] = []
+        page = a4_invoice()
+        page.render().save(root / "a4-invoice.png")
+        docs.append(("PNG, A4 page 200 dpi", "a4-invoice.png", page.expected))
+        for specimen in SPECIMENS:
+            specimen.render().save(root / f"{specimen.name}.png")
+            docs.append((f"PNG, A6 {specimen.name}", f"{specimen.name}.png", specimen.expected))
+        (root / "logo.pdf").write_bytes(_logo_pdf())
+        docs.append(("PDF, text + logo", "logo.pdf", ["LG-1001"]))
+        (root / "warm.txt").write_text("warm up the child\n", encoding="utf-8")
+        SandboxFiles(root).read("warm.txt")
+        by_kind: dict[str, list[float]] = {}
+        for kind, name, expected in docs:
+            best = float("inf")
+            for _ in range(repeat):
+                files = SandboxFiles(root)
+                started = time.perf_counter()
+                content = files.read(name)
+                best = min(best, time.perf_counter() - started)
+            values = [v for p in content.pages for v in getattr(p, "ocr_values", [])]  # (older readers: none)
+            text = content.full_text()
+            found = sum(1 for e in expected if e in text or any(e == v.text for v in values))
+            low = min((v.confidence for v in values), default=None)
+            print(
+                f"  {kind:<26} {best:5.1f} s  values {len(values):2}  uncertain "
+                f"{sum(v.uncertain for v in values):2}  lowest {'-' if low is None else f'{low:.0f}%':>4}  "
+                f"expected found {found}/{len(expected)}  ocr={content.ocr}"
+            )
+            by_kind.setdefault(kind.split(",")[0] + ("" if "A6" not in kind else " A6"), []).append(best)
+        for kind, times in by_kind.items():
+            print(f"  mean {kind:<10} {sum(times) / len(times):5.1f} s over {len(times)} document(s)")
 
 
 # ---------------------------------------------------------------------------- hostile files
@@ -213,9 +277,11 @@ def main() -> None:
     parser.add_argument("--engines", nargs="+", default=["tesseract"], choices=["tesseract", "rapidocr"])
     parser.add_argument("--skip-hostile", action="store_true")
     parser.add_argument("--skip-ocr", action="store_true")
+    parser.add_argument("--repeat", type=int, default=1, help="reads per document in the by-kind table")
     args = parser.parse_args()
     if not args.skip_ocr:
         bench_ocr(args.engines)
+        bench_kinds(args.repeat)
     if not args.skip_hostile:
         bench_hostile()
 

@@ -67,9 +67,8 @@ def languages() -> str:
 
 
 def prepare(image: Image) -> Image:
-    """Greyscale, lighting evened, contrast stretched, small images scaled up (tesseract reads ~30 px high capitals
-    best), level (a crooked scan turned by its projection profile) and upright (a page lying
-    sideways turned by tesseract's orientation detection)."""
+    """Greyscale, lighting evened, contrast stretched, small letters scaled up (tesseract reads
+    ~30 px high letters best)."""
     from PIL import Image as PILImage
     from PIL import ImageOps
 
@@ -80,16 +79,26 @@ def prepare(image: Image) -> Image:
         background.paste(rgba, mask=rgba.getchannel("A"))
         image = background
     grey = _stretched(pixels.evened(image.convert("L")))
-    angle = pixels.skew_angle(grey)
     height = pixels.letter_height(grey)
     factor = min(MAX_UPSCALE, LETTER_HEIGHT / height) if height else 1.0
     if factor >= MIN_UPSCALE:  # a 150 dpi scan, a small photo, a screenshot: letters too small to read
         size = (round(grey.width * factor), round(grey.height * factor))
         if size[0] * size[1] <= MAX_OCR_PIXELS:
             grey = grey.resize(size, PILImage.Resampling.LANCZOS)
+    return grey
+
+
+def straighten(exe: str, page: Image) -> Image:
+    """Upright (a page lying sideways turned by tesseract's orientation detection), then level (a
+    crooked scan turned by its projection profile), then its ruled lines painted out."""
+    from PIL import Image as PILImage
+
+    if pixels.lies_sideways(page):
+        page = _upright(exe, page, sideways=True)
+    angle = pixels.skew_angle(page)
     if angle:  # turned after scaling: turning a small picture smears its letters
-        grey = grey.rotate(angle, resample=PILImage.Resampling.BICUBIC, expand=True, fillcolor=255)
-    return pixels.without_rules(grey)
+        page = page.rotate(angle, resample=PILImage.Resampling.BICUBIC, expand=True, fillcolor=255)
+    return pixels.without_rules(page)
 
 
 def _stretched(grey: Image) -> Image:
@@ -109,9 +118,7 @@ def ocr_image(image: Image) -> OcrText:
     exe = tesseract_path()
     if exe is None:
         raise OcrUnavailable(INSTALL_HINT)
-    page = prepare(image)
-    if pixels.lies_sideways(page):
-        page = _upright(exe, page, sideways=True)
+    page = straighten(exe, prepare(image))
     lines = _read(exe, page, PAGE_SEGMENTATION)
     result = build(lines)
     if result.confidence < WEAK_CONFIDENCE or result.words < WEAK_WORDS:

@@ -103,7 +103,7 @@ def skew_angle(image: Image) -> float:
     mask = ink(image)
     if mask.mean() < 0.002:  # blank
         return 0.0
-    points = np.nonzero(mask)
+    points: tuple[Any, Any] = tuple(np.nonzero(mask))  # type: ignore[assignment]
     coarse = max(np.arange(-MAX_SKEW, MAX_SKEW + 0.1, 0.5), key=lambda a: _sharpness(points, float(a)))
     fine = max(np.arange(coarse - 0.5, coarse + 0.55, 0.1), key=lambda a: _sharpness(points, float(a)))
     angle = -round(float(fine), 2)  # the shear that levels the lines, undone by turning the other way
