@@ -23,10 +23,10 @@ if TYPE_CHECKING:
 
 OCR_DPI = 300
 OCR_TIMEOUT_S = 60
-# letters are scaled to this height (pixels, foot to top of a tall letter; ~300 dpi for 10 pt) when
-# they are under 1/1.4 of it (21 px); larger are read as they are: upscaling costs time, gains nothing
-LETTER_HEIGHT = 30
-MIN_UPSCALE, MAX_UPSCALE = 1.4, 4.0
+# body text is scaled to letters this high (pixels, about the x-height; ~300 dpi for 10 pt) when it
+# is smaller by a quarter (a 150 dpi scan, a small screenshot); larger is read as it is (cost, no gain)
+LETTER_HEIGHT = 20
+MIN_UPSCALE, MAX_UPSCALE = 1.25, 4.0
 MAX_OCR_PIXELS = 16_000_000
 WEAK_CONFIDENCE, WEAK_WORDS = 70, 8  # below either: check the page's orientation and try again
 PAGE_SEGMENTATION = "4"  # one column of lines: keeps "Invoice No.  SF-0098" on one line
@@ -68,7 +68,7 @@ def languages() -> str:
 
 def prepare(image: Image) -> Image:
     """Greyscale, lighting evened, contrast stretched, small letters scaled up (tesseract reads
-    ~30 px high letters best)."""
+    letters with a ~20 px x-height best)."""
     from PIL import Image as PILImage
     from PIL import ImageOps
 

@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 WORK_WIDTH = 700  # pixels across the small copy the profiles are taken on
 MAX_SKEW = 12.0  # degrees searched either way
 MIN_SKEW = 2.0  # smaller than this is left alone: tesseract copes, and turning smears letters
-SIDEWAYS_RATIO = 1.6  # columns' profile this much sharper than rows': the text runs up or down
+PAGE_SHAPE = 0.5  # pictures narrower than this (short side / long side) are strips, not pages
+SIDEWAYS_MARGIN = 0.15  # this much more of the columns than of the rows empty: the lines run up or down
 
 
 def ink(image: Image, width: int = WORK_WIDTH) -> Any:
@@ -111,21 +112,36 @@ def skew_angle(image: Image) -> float:
 
 
 def lies_sideways(image: Image) -> bool:
-    """True when the text lines run up or down the picture (a page turned by 90°)."""
-    import numpy as np
+    """True when the text lines of a page run up or down the picture (a page turned by 90°).
 
+    Between level lines of text whole rows are paper; down a page of many lines hardly a column is
+    (the gaps between letters do not line up). Only page-shaped pictures are judged: in a strip
+    of one or two lines (a letterhead) the gaps between words line up too.
+    """
+
+    if min(image.size) < PAGE_SHAPE * max(image.size):
+        return False
     mask = ink(image)
     if mask.mean() < 0.002:
         return False
-    ys, xs = np.nonzero(mask)
-    rows = max(_sharpness((ys, xs), a) for a in (-4.0, 0.0, 4.0))
-    columns = max(_sharpness((xs, ys), a) for a in (-4.0, 0.0, 4.0))
-    return columns > SIDEWAYS_RATIO * rows * mask.shape[0] / max(1, mask.shape[1])
+    return _empty_share(mask.any(axis=0)) > _empty_share(mask.any(axis=1)) + SIDEWAYS_MARGIN
+
+
+def _empty_share(profile: Any) -> float:
+    """Share of the positions between the first and the last ink that hold no ink."""
+    import numpy as np
+
+    where = np.flatnonzero(profile)
+    if where.size < 2:
+        return 0.0
+    inside = profile[where[0] : where[-1] + 1]
+    return float(1 - inside.mean())
 
 
 def letter_height(grey: Image) -> float:
-    """Pixels from the foot to the top of a tall letter (``l``, ``d``, capitals): the 98th percentile
-    of the vertical runs of ink, which are mostly letters' upright strokes; 0 for a blank picture."""
+    """The height of the body text's letters in pixels (about its x-height): the 90th percentile of
+    the vertical runs of ink, mostly letters' upright strokes (the few taller runs are headings and
+    capitals); 0 for a blank picture."""
     import numpy as np
     from PIL import Image as PILImage
 
@@ -138,7 +154,7 @@ def letter_height(grey: Image) -> float:
     _, cols = np.nonzero(np.diff(padded, axis=1))
     runs = cols[1::2] - cols[::2]
     runs = runs[runs >= 3]
-    return scale * float(np.percentile(runs, 98)) if runs.size else 0.0
+    return scale * float(np.percentile(runs, 90)) if runs.size else 0.0
 
 
 def holds_text(image: Image) -> bool:
