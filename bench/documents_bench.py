@@ -1,6 +1,7 @@
 """Document reading: OCR time and field recall on the demo's scans, and the time to refuse hostile files.
 
-    uv run python bench/documents_bench.py [--skip-hostile] [--repeat N] [--engines tesseract rapidocr]
+    uv run python bench/documents_bench.py [--skip-hostile] [--skip-demo] [--repeat N]
+        [--engines tesseract rapidocr]
 
 1. OCR: every inbox document tagged ``scanned`` in documents.yaml (the scanned PDF, the phone photo,
    the mixed page) is read through ``SandboxFiles`` (child process, tesseract). Printed per file: the
@@ -277,10 +278,12 @@ def main() -> None:
     parser.add_argument("--engines", nargs="+", default=["tesseract"], choices=["tesseract", "rapidocr"])
     parser.add_argument("--skip-hostile", action="store_true")
     parser.add_argument("--skip-ocr", action="store_true")
+    parser.add_argument("--skip-demo", action="store_true", help="only the by-kind table of OCR")
     parser.add_argument("--repeat", type=int, default=1, help="reads per document in the by-kind table")
     args = parser.parse_args()
     if not args.skip_ocr:
-        bench_ocr(args.engines)
+        if not args.skip_demo:
+            bench_ocr(args.engines)
         bench_kinds(args.repeat)
     if not args.skip_hostile:
         bench_hostile()
