@@ -173,6 +173,12 @@ def test_a_checksum_chooses_between_readings_and_flags_a_value_none_satisfies() 
     )
     assert wrong.values[0].uncertain and wrong.values[0].check_status == "failed"
     assert "[OCR 90% — uncertain; fails the IBAN checksum" in wrong.text
+    extra = build(
+        parse_tsv(_tsv([("NL911", 47.0), ("ABNA", 90.0), ("0417", 27.0), ("1643", 94.0), ("00", 86.0)]))
+    )
+    assert [(v.text, v.confidence, v.check_status) for v in extra.values] == [
+        ("NL91 ABNA 0417 1643 00", 27.0, "corrected")  # one value, its weakest word's confidence
+    ]
     vat = build(parse_tsv(_tsv([("USt-IdNr.", 90.0), ("DE136695976", 80.0)])))
     assert vat.values[0].check == "VAT id checksum ok"
 
@@ -217,3 +223,10 @@ def test_the_demo_scan_and_photo_values_carry_their_confidence(
         assert value.confidence > 0 and f"{value.text} {value.confidence:.0f}%" in content.full_text()
     reading = inbox_files.provenance.reading(str(doc.number))
     assert reading is not None and reading.path == path and reading.confidence > 0
+
+
+def test_a_search_finds_the_value_not_its_confidence_list(
+    readings: tuple[SandboxFiles, dict[str, FileContent]],
+) -> None:
+    hits = readings[0].search("RE-2026-0412").hits
+    assert [h.path for h in hits] == ["german.png"] and "Rechnungsnummer" in hits[0].line

@@ -73,12 +73,16 @@ def find_identifiers(line: str) -> list[tuple[int, int, Checked]]:
             if any(m.start() < end and start < m.end() for start, end, _ in found):
                 continue
             pieces = m.group(0).rstrip(" .").split(" ")
+            best: tuple[int, int, Checked] | None = None
             for count in range(len(pieces), 0, -1):  # 'NL91 ABNA 0417 1643 00 BIC' is an IBAN and a word
                 text = " ".join(pieces[:count])
                 result = check(text, kind)
-                if result is not None:
-                    found.append((m.start(), m.start() + len(text), result))
-                    break
+                if result is not None and (
+                    best is None or PREFERENCE[result.status] < PREFERENCE[best[2].status]
+                ):
+                    best = (m.start(), m.start() + len(text), result)
+            if best is not None:
+                found.append(best)
     return found
 
 
@@ -87,8 +91,10 @@ def check(text: str, kind: str = "IBAN") -> Checked | None:
     raw = re.sub(r"[ .]", "", text).upper()
     slots = _iban_slots(raw) if kind == "IBAN" else _vat_slots(raw)
     valid: Callable[[str], bool] = iban_valid if kind == "IBAN" else vat_valid
-    if slots is None or sum(ch.isdigit() for ch in raw) < 6:  # 'DEUTSCHLAND' is no VAT id
+    if sum(ch.isdigit() for ch in raw) < 6:  # 'DEUTSCHLAND' is no VAT id
         return None
+    if slots is None:
+        return _misfit_iban(raw) if kind == "IBAN" else None
     if valid(raw):
         return Checked(kind=kind, value=raw, read_as=raw, status="ok")
     readings = _readings(raw, slots)
@@ -98,6 +104,29 @@ def check(text: str, kind: str = "IBAN") -> Checked | None:
     if len(passing) == 1:
         return Checked(kind=kind, value=passing[0], read_as=raw, status="corrected")
     return Checked(kind=kind, value=raw, read_as=raw, status="ambiguous" if passing else "failed")
+
+
+PREFERENCE = {"ok": 0, "corrected": 1, "ambiguous": 2, "failed": 3}
+
+
+def _misfit_iban(raw: str) -> Checked | None:
+    """An IBAN of a known country one or two characters too long or short: OCR added a character
+    (``NL911 ABNA …``) — the one deletion the checksum accepts is taken — or lost one."""
+    fmt = IBAN_FORMATS.get(raw[:2])
+    if fmt is None:
+        return None
+    extra = len(raw) - 4 - _format_length(fmt)
+    if abs(extra) > 2 or extra == 0:
+        return None
+    passing: set[str] = set()
+    if extra == 1:
+        for cut in {raw[:i] + raw[i + 1 :] for i in range(2, len(raw))}:
+            slots = _iban_slots(cut)
+            readings = _readings(cut, slots) if slots else None
+            passing.update(r for r in readings or [] if iban_valid(r))
+    if len(passing) == 1:
+        return Checked(kind="IBAN", value=passing.pop(), read_as=raw, status="corrected")
+    return Checked(kind="IBAN", value=raw, read_as=raw, status="ambiguous" if passing else "failed")
 
 
 def iban_valid(iban: str) -> bool:
