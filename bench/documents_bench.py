@@ -1,6 +1,7 @@
 """Document reading: OCR time and field recall on the demo's scans, and the time to refuse hostile files.
 
-    uv run python bench/documents_bench.py [--skip-hostile] [--engines tesseract rapidocr]
+    uv run python bench/documents_bench.py [--skip-hostile] [--skip-demo] [--repeat N]
+        [--engines tesseract rapidocr]
 
 1. OCR: every inbox document tagged ``scanned`` in documents.yaml (the scanned PDF, the phone photo,
    the mixed page) is read through ``SandboxFiles`` (child process, tesseract). Printed per file: the
@@ -9,6 +10,9 @@
    same pages are also read by RapidOCR (models ship in the ``rapidocr-onnxruntime`` wheel; install it
    into a throwaway environment: ``uv run --with rapidocr-onnxruntime python bench/documents_bench.py
    --engines tesseract rapidocr``) for a comparison on the same images.
+   Then time per document by kind: a whole A4 invoice as a PNG (200 dpi), the rendered specimens of
+   :mod:`taskcrew.tools.documents.specimens` (PNG, A6), a text PDF whose only picture is a logo, with
+   each one's values (how many, how many uncertain, the lowest confidence) and expected values found.
 2. Hostile files, each in its own sandbox: the time until the reader answers and what it answers; a
    second read (from the cache) and a search with the bad file present.
 """
@@ -100,6 +104,85 @@ def bench_ocr(engines: list[str]) -> None:
             )
     for engine, (found, wanted) in totals.items():
         print(f"  {engine}: field recall {found}/{wanted}")
+
+
+def _logo_pdf() -> bytes:
+    """A text PDF with a logo (a red ring) as its only picture: nothing in it for OCR to read."""
+    import io
+
+    from fpdf import FPDF
+    from PIL import Image, ImageDraw
+
+    logo = Image.new("RGB", (400, 400), "white")
+    ImageDraw.Draw(logo).ellipse((20, 20, 380, 380), fill=(200, 30, 40))
+    ImageDraw.Draw(logo).ellipse((120, 120, 280, 280), fill="white")
+    buffer = io.BytesIO()
+    logo.save(buffer, format="PNG")
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.image(io.BytesIO(buffer.getvalue()), x=10, y=10, w=30)
+    pdf.set_font("Helvetica", size=11)
+    for i, line in enumerate(["Invoice No. LG-1001", "Date 2026-10-01", "TOTAL 99.00"]):
+        pdf.text(20, 60 + 8 * i, line)
+    return bytes(pdf.output())
+
+
+def _child_cpu_s() -> float:
+    """CPU seconds used so far by the reader's child process and the tesseract runs it waited for
+    (Linux /proc; 0 elsewhere): steadier than wall time on a machine shared with other work."""
+    from taskcrew.tools.documents.worker import shared_worker
+
+    proc = shared_worker()._proc
+    try:
+        fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split() if proc else []
+    except OSError:
+        return 0.0
+    ticks = sum(int(f) for f in fields[11:15]) if len(fields) > 14 else 0  # utime stime cutime cstime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def bench_kinds(repeat: int) -> None:
+    """Seconds per document by kind (the best of ``repeat`` reads, each by a fresh reader)."""
+    from taskcrew.tools.documents.specimens import SPECIMENS, a4_invoice
+
+    print(f"\nTime per document by kind (best of {repeat}; each read by a fresh reader, the child running)")
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        docs: list[tuple[str, str, list[str]]] = []
+        page = a4_invoice()
+        page.render().save(root / "a4-invoice.png")
+        docs.append(("PNG, A4 page 200 dpi", "a4-invoice.png", page.expected))
+        for specimen in SPECIMENS:
+            specimen.render().save(root / f"{specimen.name}.png")
+            docs.append((f"PNG, A6 {specimen.name}", f"{specimen.name}.png", specimen.expected))
+        (root / "logo.pdf").write_bytes(_logo_pdf())
+        docs.append(("PDF, text + logo", "logo.pdf", ["LG-1001"]))
+        (root / "warm.pdf").write_bytes(dense_pdf(1, 2))  # the child imports its PDF libraries first
+        SandboxFiles(root).read("warm.pdf")
+        by_kind: dict[str, list[tuple[float, float]]] = {}
+        for kind, name, expected in docs:
+            best = cpu = float("inf")
+            for _ in range(repeat):
+                files = SandboxFiles(root)
+                started, cpu_before = time.perf_counter(), _child_cpu_s()
+                content = files.read(name)
+                best = min(best, time.perf_counter() - started)
+                cpu = min(cpu, _child_cpu_s() - cpu_before)
+            values = [v for p in content.pages for v in getattr(p, "ocr_values", [])]  # (older readers: none)
+            text = content.full_text()
+            found = sum(1 for e in expected if e in text or any(e == v.text for v in values))
+            low = min((v.confidence for v in values), default=None)
+            print(
+                f"  {kind:<26} {best:5.1f} s (cpu {cpu:5.1f} s)  values {len(values):2}  uncertain "
+                f"{sum(v.uncertain for v in values):2}  lowest {'-' if low is None else f'{low:.0f}%':>4}  "
+                f"expected found {found}/{len(expected)}  ocr={content.ocr}"
+            )
+            by_kind.setdefault(kind.split(",")[0] + ("" if "A6" not in kind else " A6"), []).append(
+                (best, cpu)
+            )
+        for kind, times in by_kind.items():
+            wall, used = (sum(t[i] for t in times) / len(times) for i in (0, 1))
+            print(f"  mean {kind:<10} {wall:5.1f} s (cpu {used:5.1f} s) over {len(times)} document(s)")
 
 
 # ---------------------------------------------------------------------------- hostile files
@@ -213,9 +296,13 @@ def main() -> None:
     parser.add_argument("--engines", nargs="+", default=["tesseract"], choices=["tesseract", "rapidocr"])
     parser.add_argument("--skip-hostile", action="store_true")
     parser.add_argument("--skip-ocr", action="store_true")
+    parser.add_argument("--skip-demo", action="store_true", help="only the by-kind table of OCR")
+    parser.add_argument("--repeat", type=int, default=1, help="reads per document in the by-kind table")
     args = parser.parse_args()
     if not args.skip_ocr:
-        bench_ocr(args.engines)
+        if not args.skip_demo:
+            bench_ocr(args.engines)
+        bench_kinds(args.repeat)
     if not args.skip_hostile:
         bench_hostile()
 

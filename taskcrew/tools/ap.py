@@ -333,15 +333,24 @@ def parse_date(text: str) -> ParsedDate:
 
 def find_dates(text: str) -> list[ParsedDate]:
     """All dates in a piece of text, in order of appearance. Raises on ambiguous or invalid ones."""
+    return [_date_from_match(fmt, m) for fmt, m in _date_matches(text)]
+
+
+def date_spans(text: str) -> list[tuple[int, int]]:
+    """Where dates are written in a piece of text (start, end), valid or not, in order."""
+    return [(m.start(), m.end()) for _, m in _date_matches(text)]
+
+
+def _date_matches(text: str) -> list[tuple[str, re.Match[str]]]:
     spans: list[tuple[int, int]] = []
-    results: list[tuple[int, ParsedDate]] = []
+    results: list[tuple[str, re.Match[str]]] = []
     for fmt, pattern in _DATE_PATTERNS:
         for m in pattern.finditer(text):
             if any(m.start() < end and start < m.end() for start, end in spans):
                 continue
             spans.append((m.start(), m.end()))
-            results.append((m.start(), _date_from_match(fmt, m)))
-    return [parsed for _, parsed in sorted(results, key=lambda r: r[0])]
+            results.append((fmt, m))
+    return sorted(results, key=lambda r: r[1].start())
 
 
 def _date_from_match(fmt: str, m: re.Match[str]) -> ParsedDate:

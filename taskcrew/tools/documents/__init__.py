@@ -4,9 +4,14 @@
     files.read_file("scans/SCAN_0001.pdf")      # ToolResult: text (OCR'd and marked), or why not
 
 Modules: ``confine`` (paths), ``formats`` (which parser reads what), ``pdf``, ``images``, ``mail``,
-``text`` (encodings), ``html``, ``ocr`` (tesseract), ``limits`` (constants), ``worker`` (the child
-process that parses under time and memory limits), ``reader`` (``SandboxFiles``: list, read,
-search, with the cache), ``models`` (result types). See docs/documents.md.
+``text`` (encodings), ``html``, ``ocr`` (tesseract), ``ocrlines`` (words → lines → values, each with
+its own confidence), ``checksums`` (IBAN, VAT ids), ``pixels`` (skew, orientation, logos),
+``specimens`` (rendered test pictures), ``limits`` (constants), ``worker`` (the child process that
+parses under time and memory limits), ``reader`` (``SandboxFiles``: list, read, search, with the
+cache), ``models`` (result types). See docs/documents.md.
+
+For an approval page: ``files.provenance.reading(value)`` is the :class:`OcrReading` of a value OCR
+read (file, confidence, uncertain, checksum), or None.
 """
 
 from taskcrew.tools.documents.confine import SECRET_PATTERNS, confine, is_secret_name, matches_private
@@ -27,6 +32,8 @@ from taskcrew.tools.documents.models import (
     FileKind,
     FileListing,
     FileMissing,
+    OcrReading,
+    OcrValue,
     PageText,
     PathRefused,
     SearchHit,
@@ -56,6 +63,8 @@ __all__ = [
     "FileKind",
     "FileListing",
     "FileMissing",
+    "OcrReading",
+    "OcrValue",
     "PageText",
     "PathRefused",
     "SandboxFiles",

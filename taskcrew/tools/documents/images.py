@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from taskcrew.tools.documents import limits
+from taskcrew.tools.documents import limits, pixels
 from taskcrew.tools.documents.limits import MAX_OCR_PAGES
 from taskcrew.tools.documents.models import PageText, Unreadable
 from taskcrew.tools.documents.ocr import OcrUnavailable, ocr_image
@@ -36,11 +36,19 @@ def read_image_pages(data: bytes, name: str) -> list[PageText]:
             small = f"a small picture ({image.width}×{image.height} px: a logo or icon); no text read"
             pages.append(PageText(number=index + 1, text="", notes=[small]))
             continue
+        if not pixels.holds_text(image):
+            none = (
+                "a picture with no lines of text in it (a logo, a photograph or a blank page); no text read"
+            )
+            pages.append(PageText(number=index + 1, text="", notes=[none]))
+            continue
         try:
             result = ocr_image(image)
         except OcrUnavailable as exc:
             raise OcrUnavailable(f"{name}: an image; {exc}") from None
-        page = PageText(number=index + 1, text="", ocr=True, ocr_confidence=result.confidence)
+        page = PageText(
+            number=index + 1, text="", ocr=True, ocr_confidence=result.confidence, ocr_values=result.values
+        )
         if result.text:
             page.text = result.marked("the whole image")
         else:

@@ -87,18 +87,61 @@ class FileListing(BaseModel):
         return "\n".join(lines)
 
 
+class OcrValue(BaseModel):
+    """One value OCR read (a number, amount, date, identifier, e-mail address), with the confidence
+    of its weakest word (0-100): what an approver needs to know about a value before trusting it."""
+
+    text: str  # as shown in the text (a checksum's choice when it corrected the reading)
+    confidence: float
+    uncertain: bool = False  # below the threshold, or a checksum no reading satisfies
+    read_as: str | None = None  # what OCR read, when a checksum chose another reading
+    check: str | None = None  # e.g. "IBAN checksum ok", "fails the IBAN checksum: …"
+    check_status: Literal["ok", "corrected", "ambiguous", "failed"] | None = None
+    line: str = ""  # the line it is on
+
+    def label(self) -> str:
+        """``[OCR 13% — uncertain; fails the IBAN checksum …]``: what follows the value in the text."""
+        parts = [f"OCR {self.confidence:.0f}%" + (" — uncertain" if self.uncertain else "")]
+        if self.check:
+            parts.append(self.check)
+        return "[" + "; ".join(parts) + "]"
+
+    def summary(self) -> str:
+        return f"{self.text} {self.confidence:.0f}%" + (" (uncertain)" if self.uncertain else "")
+
+
+class OcrReading(OcrValue):
+    """A value OCR read, and the file it was read from: what an approval page shows next to a field."""
+
+    path: str
+
+    def note(self) -> str:
+        """``read by OCR, 13% — uncertain — check it against the document (scans/x.png)``."""
+        how = f"read by OCR, {self.confidence:.0f}%" + (" — uncertain" if self.uncertain else "")
+        if self.check:
+            how += f"; {self.check}"
+        return f"{how} — check it against the document ({self.path})"
+
+
+VALUES_MARK = "[confidence of each value read: "
+
+
 class OcrText(BaseModel):
-    """Text recognised in pixels, with tesseract's mean word confidence (0-100)."""
+    """Text recognised in pixels, with tesseract's mean word confidence (0-100) and each value's own."""
 
     text: str
     confidence: float
     words: int = 0
+    values: list[OcrValue] = []
 
     def marked(self, what: str) -> str:
         head = (
             f"{OCR_MARK} — {what}, mean confidence {self.confidence:.0f}% — check values against the image]"
         )
-        return f"{head}\n{self.text}\n[end of OCR text]"
+        body = self.text
+        if self.values:
+            body += "\n" + VALUES_MARK + " · ".join(v.summary() for v in self.values) + "]"
+        return f"{head}\n{body}\n[end of OCR text]"
 
 
 class PageText(BaseModel):
@@ -106,6 +149,7 @@ class PageText(BaseModel):
     text: str
     ocr: bool = False  # some or all of the text came from OCR
     ocr_confidence: float | None = None
+    ocr_values: list[OcrValue] = []  # every value OCR read on the page, with its own confidence
     notes: list[str] = []  # e.g. "part of this page is an image that could not be read"
 
 

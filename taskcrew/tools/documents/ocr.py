@@ -14,17 +14,27 @@ import shutil
 import subprocess
 from typing import TYPE_CHECKING
 
+from taskcrew.tools.documents import pixels
 from taskcrew.tools.documents.models import OcrText, Unreadable
+from taskcrew.tools.documents.ocrlines import UNCERTAIN_BELOW, Line, Word, build, parse_tsv
 
 if TYPE_CHECKING:
     from PIL.Image import Image
 
 OCR_DPI = 300
-MIN_WORD_CONFIDENCE = 30  # words tesseract is less sure of are usually specks of dust
 OCR_TIMEOUT_S = 60
-TARGET_WIDTH = 2400  # pixels across an A4 page that tesseract reads best (measured: see bench)
+# body text is scaled to letters this high (pixels, about the x-height; ~300 dpi for 10 pt) when it
+# is smaller by a quarter (a 150 dpi scan, a small screenshot); larger is read as it is (cost, no gain)
+LETTER_HEIGHT = 20
+MIN_UPSCALE, MAX_UPSCALE = 1.25, 4.0
+MAX_OCR_PIXELS = 16_000_000
 WEAK_CONFIDENCE, WEAK_WORDS = 70, 8  # below either: check the page's orientation and try again
 PAGE_SEGMENTATION = "4"  # one column of lines: keeps "Invoice No.  SF-0098" on one line
+SECOND_SEGMENTATION = "6"  # weak lines again, alone, as one uniform block
+LOW_CONTRAST = 110  # grey levels between ink and paper below which a page is stretched
+MAX_REREAD_LINES = 24  # weak lines read a second time per image
+# one thread: on a busy machine tesseract's OpenMP threads spin-wait for each other (5-7x slower)
+TESSERACT_ENV = {"OMP_THREAD_LIMIT": "1"}
 
 
 class OcrUnavailable(Unreadable):
@@ -57,55 +67,142 @@ def languages() -> str:
 
 
 def prepare(image: Image) -> Image:
-    """Greyscale, and small images scaled up: tesseract reads ~30 px high capitals best."""
+    """Greyscale, lighting evened, contrast stretched, small letters scaled up (tesseract reads
+    letters with a ~20 px x-height best)."""
     from PIL import Image as PILImage
     from PIL import ImageOps
 
     image = ImageOps.exif_transpose(image) or image
-    if image.mode in ("RGBA", "LA", "P"):
+    if image.mode in ("RGBA", "LA", "P", "PA"):
         background = PILImage.new("RGB", image.size, "white")
         rgba = image.convert("RGBA")
         background.paste(rgba, mask=rgba.getchannel("A"))
         image = background
-    grey = image.convert("L")
-    if grey.width < TARGET_WIDTH * 0.8:  # a 150 dpi scan or a small photo: scale towards ~290 dpi A4
-        factor = min(4.0, TARGET_WIDTH / max(1, grey.width))
+    grey = _stretched(pixels.evened(image.convert("L")))
+    height = pixels.letter_height(grey)
+    factor = min(MAX_UPSCALE, LETTER_HEIGHT / height) if height else 1.0
+    if factor >= MIN_UPSCALE:  # a 150 dpi scan, a small photo, a screenshot: letters too small to read
         size = (round(grey.width * factor), round(grey.height * factor))
-        grey = grey.resize(size, PILImage.Resampling.LANCZOS)
+        if size[0] * size[1] <= MAX_OCR_PIXELS:
+            grey = grey.resize(size, PILImage.Resampling.LANCZOS)
     return grey
 
 
+def straighten(exe: str, page: Image) -> Image:
+    """Upright (a page lying sideways turned by tesseract's orientation detection), then level (a
+    crooked scan turned by its projection profile), then its ruled lines painted out."""
+    from PIL import Image as PILImage
+
+    if pixels.lies_sideways(page):
+        page = _upright(exe, page, sideways=True)
+    angle = pixels.skew_angle(page)
+    if angle:  # turned after scaling: turning a small picture smears its letters
+        page = page.rotate(angle, resample=PILImage.Resampling.BICUBIC, expand=True, fillcolor=255)
+    return pixels.without_rules(page)
+
+
+def _stretched(grey: Image) -> Image:
+    """A faint page (grey ink on grey paper) stretched to black on white; others left as they are."""
+    import numpy as np
+    from PIL import ImageOps
+
+    values = np.asarray(grey)
+    ink, paper = np.percentile(values, [0.5, 50])
+    if paper - ink >= LOW_CONTRAST:
+        return grey
+    return ImageOps.autocontrast(grey, cutoff=(0.5, 2))
+
+
 def ocr_image(image: Image) -> OcrText:
-    """Text of an image, lines in reading order, with the mean confidence of the words kept."""
+    """Text of an image, lines in reading order, each value with its own confidence."""
     exe = tesseract_path()
     if exe is None:
         raise OcrUnavailable(INSTALL_HINT)
-    page = prepare(image)
-    result = parse_tsv(_tesseract(exe, page, ["-l", languages(), "--psm", PAGE_SEGMENTATION, "tsv"]))
+    page = straighten(exe, prepare(image))
+    lines = _read(exe, page, PAGE_SEGMENTATION)
+    result = build(lines)
     if result.confidence < WEAK_CONFIDENCE or result.words < WEAK_WORDS:
-        turn = _orientation(exe, page)  # a page photographed sideways or upside down
-        if turn:
-            turned = parse_tsv(
-                _tesseract(
-                    exe,
-                    page.rotate(-turn, expand=True),
-                    ["-l", languages(), "--psm", PAGE_SEGMENTATION, "tsv"],
-                )
-            )
-            if turned.words * turned.confidence > result.words * result.confidence:
-                result = turned
-    return result
+        turned_page = _upright(exe, page, sideways=False)  # a page upside down, or unsure which way
+        if turned_page is not page:
+            turned = _read(exe, turned_page, PAGE_SEGMENTATION)
+            better = build(turned)
+            if better.words * better.confidence > result.words * result.confidence:
+                page, lines, result = turned_page, turned, better
+    reread = _reread_weak_lines(exe, page, lines)
+    return build(reread) if reread is not lines else result
+
+
+def _read(exe: str, page: Image, psm: str) -> list[Line]:
+    return parse_tsv(_tesseract(exe, page, ["-l", languages(), "--psm", psm, "tsv"]))
+
+
+def _upright(exe: str, page: Image, *, sideways: bool) -> Image:
+    turn = _orientation(exe, page)
+    if sideways and turn not in (90, 270):
+        turn = 90 if turn == 0 else turn  # the profile is sure it lies sideways; tesseract unsure
+    return page.rotate(-turn, expand=True) if turn else page
+
+
+def _reread_weak_lines(exe: str, page: Image, lines: list[Line]) -> list[Line]:
+    """Lines with a value tesseract was unsure of (a boxed or dotted value, a blurred digit), read
+    again cut out on their own with another segmentation; the better reading of each is kept."""
+    from PIL import Image as PILImage
+
+    weak = [i for i, line in enumerate(lines) if line.words and line.weakest < UNCERTAIN_BELOW]
+    weak = [i for i in weak if any(ch.isdigit() for w in lines[i].words for ch in w.text)][:MAX_REREAD_LINES]
+    if not weak:
+        return lines
+    crops, slots = [], []
+    for i in weak:
+        left, top, right, bottom = lines[i].box
+        pad = max(8, (bottom - top) // 2)
+        box = (
+            max(0, left - pad),
+            max(0, top - pad),
+            min(page.width, right + pad),
+            min(page.height, bottom + pad),
+        )
+        crops.append((box, page.crop(box)))
+    gap = max(crop.height for _, crop in crops)
+    sheet = PILImage.new(
+        "L", (max(c.width for _, c in crops) + 2 * gap, sum(c.height + gap for _, c in crops) + gap), 255
+    )
+    y = gap
+    for box, crop in crops:
+        sheet.paste(crop, (gap, y))
+        slots.append((y, y + crop.height, box))
+        y += crop.height + gap
+    again = _read(exe, sheet, SECOND_SEGMENTATION)
+    out = list(lines)
+    for i, (top, bottom, box) in zip(weak, slots, strict=True):
+        words = [
+            Word(w.text, w.conf, w.left - gap + box[0], w.top - top + box[1], w.width, w.height)
+            for line in again
+            for w in line.words
+            if top <= w.top + w.height / 2 <= bottom
+        ]
+        words.sort(key=lambda w: w.left)
+        old = lines[i]
+        if words and _score(words) > _score(old.words):
+            out[i] = Line(block=old.block, words=words)
+    return out
+
+
+def _score(words: list[Word]) -> float:
+    """A reading's worth: its weakest word first (that is the value an approver doubts), then the mean."""
+    return min(w.conf for w in words) + sum(w.conf for w in words) / len(words) / 100
 
 
 def _tesseract(exe: str, image: Image, args: list[str]) -> str:
     buffer = io.BytesIO()
-    image.save(buffer, format="PNG")
+    image.save(buffer, format="PNG", compress_level=1)
     try:
         done = subprocess.run(
             [exe, "stdin", "stdout", *args],
             input=buffer.getvalue(),
             capture_output=True,
             timeout=OCR_TIMEOUT_S,
+            env={**os.environ, **TESSERACT_ENV},
         )
     except subprocess.TimeoutExpired as exc:
         raise Unreadable(f"OCR took longer than {OCR_TIMEOUT_S} s; ask a human to read it") from exc
@@ -127,31 +224,3 @@ def _orientation(exe: str, image: Image) -> int:
     except ValueError:
         return 0
     return turn if confidence >= 1.0 else 0
-
-
-def parse_tsv(tsv: str) -> OcrText:
-    lines: dict[tuple[int, int, int, int], list[str]] = {}
-    confidences: list[float] = []
-    for row in tsv.splitlines()[1:]:
-        cols = row.split("\t")
-        if len(cols) < 12 or cols[0] != "5":
-            continue
-        word = cols[11].strip()
-        try:
-            conf = float(cols[10])
-        except ValueError:
-            continue
-        if not word or conf < MIN_WORD_CONFIDENCE:
-            continue
-        key = (int(cols[1]), int(cols[2]), int(cols[3]), int(cols[4]))
-        lines.setdefault(key, []).append(word)
-        confidences.append(conf)
-    text_lines: list[str] = []
-    last_block = None
-    for key in sorted(lines):
-        if last_block is not None and key[1] != last_block:
-            text_lines.append("")
-        last_block = key[1]
-        text_lines.append(" ".join(lines[key]))
-    mean = sum(confidences) / len(confidences) if confidences else 0.0
-    return OcrText(text="\n".join(text_lines).strip(), confidence=mean, words=len(confidences))

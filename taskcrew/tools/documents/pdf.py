@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from taskcrew.tools.documents import limits
+from taskcrew.tools.documents import limits, pixels
 from taskcrew.tools.documents.limits import MAX_CHARS, MAX_OCR_PAGES, MAX_PAGES
 from taskcrew.tools.documents.models import NO_TEXT_LAYER, OcrText, PageText, Unreadable, tidy
 from taskcrew.tools.documents.ocr import OCR_DPI, OcrUnavailable, ocr_image
@@ -173,6 +173,7 @@ def _ocr_pages(data: bytes, reader: Any, pages: list[PageText], name: str) -> No
                 if result.text:
                     page.text = result.marked("the whole page is an image")
                     page.ocr, page.ocr_confidence, page.notes = True, result.confidence, []
+                    page.ocr_values = result.values
                 else:
                     page.notes = ["the page is an image and OCR found no text on it"]
         except OcrUnavailable as exc:
@@ -185,23 +186,26 @@ def _ocr_pages(data: bytes, reader: Any, pages: list[PageText], name: str) -> No
 def _ocr_regions(data: bytes, page: PageText) -> None:
     """OCR each large picture on a page with a text layer; pictures in the upper half of the page
     go before the text, the others after it (reading order)."""
-    before: list[str] = []
-    after: list[str] = []
-    confidences: list[float] = []
+    before: list[OcrText] = []
+    after: list[OcrText] = []
+    read = 0
     for image, top_share in _page_images(data, page.number - 1):
+        if not pixels.holds_text(image):  # a logo, a rule, a photograph: ~1.5 s of OCR for nothing
+            continue
+        read += 1
         result = ocr_image(image)
         if result.text:
-            (before if top_share < 0.5 else after).append(result.text)
-            confidences.append(result.confidence)
-    if not confidences:
-        page.notes = ["this page also has image(s) in which OCR found no text"]
+            (before if top_share < 0.5 else after).append(result)
+    regions = len(before) + len(after)
+    if not regions:  # only pictures without text (logos) say nothing; pictures OCR could not read do
+        page.notes = ["this page also has image(s) in which OCR found no text"] if read else []
         return
-    mean = sum(confidences) / len(confidences)
-    regions = len(confidences)
+    mean = sum(r.confidence for r in before + after) / regions
 
-    def marked(texts: list[str]) -> str:
+    def marked(results: list[OcrText]) -> str:
         what = f"{regions} image region(s) on this page"
-        return OcrText(text="\n\n".join(texts), confidence=mean).marked(what)
+        text = "\n\n".join(r.text for r in results)
+        return OcrText(text=text, confidence=mean, values=[v for r in results for v in r.values]).marked(what)
 
     parts = [marked(before)] if before else []
     parts.append(page.text)
@@ -209,6 +213,7 @@ def _ocr_regions(data: bytes, page: PageText) -> None:
         parts.append(marked(after))
     page.text = "\n\n".join(parts)
     page.ocr, page.ocr_confidence, page.notes = True, mean, []
+    page.ocr_values = [v for r in before + after for v in r.values]
 
 
 def _page_images(data: bytes, index: int) -> list[tuple[Any, float]]:

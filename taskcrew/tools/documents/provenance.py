@@ -4,6 +4,10 @@
 flagger for the policy gate: a field whose value (an amount, a date, a number — anything with
 digits) appears in OCR'd text gets a note for the person who approves. Values are compared
 normalised: ``4,812.75`` matches ``4812.75`` and ``September 24, 2026`` matches ``2026-09-24``.
+
+Each value OCR read carries its own confidence (:class:`~models.OcrValue`); the note says it —
+``read by OCR, 13% — uncertain — check it against the document (scans/x.png)`` — and
+:meth:`OcrProvenance.reading` gives it as data (:class:`~models.OcrReading`) for an approval page.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import re
 import threading
 from typing import Protocol
 
-from taskcrew.tools.documents.models import OCR_MARK, FileContent, PageText
+from taskcrew.tools.documents.models import OCR_MARK, FileContent, OcrReading, PageText
 
 OCR_NOTE = "read by OCR — check it against the document"
 _BLOCK = re.compile(re.escape(OCR_MARK) + r"[^\]]*\]\n(.*?)\n\[end of OCR text\]", re.S)
@@ -29,6 +33,7 @@ class HasValue(Protocol):
 class OcrProvenance:
     def __init__(self) -> None:
         self._forms: dict[str, str] = {}  # normalised value -> the file it was read from
+        self._readings: dict[str, OcrReading] = {}  # normalised value -> the least sure reading of it
         self._lock = threading.Lock()
 
     def record(self, content: FileContent) -> None:
@@ -48,8 +53,18 @@ class OcrProvenance:
                 for block in _BLOCK.findall(page.text):
                     for form in _forms_in(block):
                         self._forms.setdefault(form, content.path)
+                for value in page.ocr_values:
+                    reading = OcrReading(path=content.path, **value.model_dump())
+                    for form in _forms_in(value.text) | _value_forms(value.text):
+                        known = self._readings.get(form)
+                        if known is None or reading.confidence < known.confidence:
+                            self._readings[form] = reading
 
     def flag(self, field: HasValue) -> str | None:
+        """The approval's note for a field whose value was read by OCR (with that value's confidence)."""
+        reading = self.reading(field.value)
+        if reading is not None:
+            return reading.note()
         value = field.value.strip()
         if sum(ch.isdigit() for ch in value) < MIN_DIGITS:
             return None
@@ -58,6 +73,19 @@ class OcrProvenance:
                 if form in self._forms:
                     return f"{OCR_NOTE} ({self._forms[form]})"
         return None
+
+    def reading(self, value: str) -> OcrReading | None:
+        """How OCR read this value (file, confidence, uncertain, checksum), or None if it did not.
+
+        Identifiers with a checksum count whatever their digits; other values need three digits
+        ('30' or '1' is too common to say where it came from).
+        """
+        value = value.strip()
+        forms = _value_forms(value) | {_plain(value.replace(" ", ""))}
+        with self._lock:
+            found = [self._readings[f] for f in forms if f in self._readings]
+        found = [r for r in found if r.check_status or sum(ch.isdigit() for ch in value) >= MIN_DIGITS]
+        return min(found, key=lambda r: r.confidence) if found else None
 
     def __len__(self) -> int:
         return len(self._forms)

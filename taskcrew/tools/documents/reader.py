@@ -21,6 +21,7 @@ from taskcrew.tools.documents.limits import CACHE_CHARS, CACHE_ENTRIES, MAX_FILE
 from taskcrew.tools.documents.mail import email_summary
 from taskcrew.tools.documents.models import (
     NO_TEXT_LAYER,
+    VALUES_MARK,
     EmailContent,
     FileAccessError,
     FileContent,
@@ -152,6 +153,8 @@ class SandboxFiles:
             for location, text in units:
                 for number, line in enumerate(text.splitlines(), start=1):
                     lowered = line.lower()
+                    if line.startswith(VALUES_MARK):  # the values again, with confidences: not a hit
+                        continue
                     if all(term in lowered for term in terms):
                         if len(hits) >= self.max_hits or found >= per_file:
                             truncated = True
