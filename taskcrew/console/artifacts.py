@@ -44,7 +44,8 @@ class RunDetail(BaseModel):
     summary: RunSummary
     plan: Plan | None = None
     verdicts: list[Verdict] = Field(default_factory=list)
-    timeline: list[TimelineItem] = Field(default_factory=list)
+    timeline: list[TimelineItem] = Field(default_factory=list)  # every event: the raw trace
+    story: list[TimelineItem] = Field(default_factory=list)  # the same, in words for a person
     report_md: str | None = None
     screenshots: list[str] = Field(default_factory=list)
     unreadable_lines: int = 0
@@ -205,6 +206,8 @@ class RunsDir:
         return sorted(runs, key=lambda r: (r.started_at, r.name), reverse=True)
 
     def detail(self, name: str) -> RunDetail | None:
+        from taskcrew.console.story import story
+
         path = self.find(name)
         if path is None:
             return None
@@ -216,6 +219,7 @@ class RunsDir:
             plan=plans[-1] if plans else None,
             verdicts=[e.verdict for e in events if e.kind == "verdict"],
             timeline=_timeline(events),
+            story=story(events),
             report_md=report.read_text(encoding="utf-8", errors="replace") if report.is_file() else None,
             screenshots=sorted(p.relative_to(path).as_posix() for p in path.rglob("*.png")),
             unreadable_lines=bad,
