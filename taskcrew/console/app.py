@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import secrets
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -100,7 +101,12 @@ _md = MarkdownIt("js-default")  # raw HTML off, unsafe link schemes refused
 
 
 def _markdown(text: str) -> str:
-    return _md.render(text)
+    """report.md as HTML inside a page: its headings one level down (the page has its own h1),
+    its table headers marked as column headers."""
+    html = _md.render(text)
+    for level in range(5, 0, -1):
+        html = html.replace(f"<h{level}>", f"<h{level + 1}>").replace(f"</h{level}>", f"</h{level + 1}>")
+    return re.sub(r"<th(?=[ >])", '<th scope="col"', html)
 
 
 def _templates() -> Jinja2Templates:
@@ -542,9 +548,9 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
     # ---- eval -----------------------------------------------------------------------------------
     @signed_in
     async def eval_index(request: Request, session: Session) -> Response:
-        files = console.evals.files()
+        files = await asyncio.to_thread(console.evals.listing)
         if len(files) == 1:
-            return RedirectResponse(f"/eval/{quote(next(iter(files)), safe='')}", status_code=303)
+            return RedirectResponse(f"/eval/{quote(files[0].key, safe='')}", status_code=303)
         return page(request, "eval_index.html", session, files=files, title="Eval results")
 
     @signed_in
