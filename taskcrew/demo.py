@@ -93,6 +93,29 @@ def run_demo(opts: DemoOptions, out: Console) -> int:
     return code
 
 
+SEED_DONE = ".seeded"
+
+
+def knowledge_seed() -> Path:
+    """The demo company's procedures in a knowledge store, seeded once (it takes a while) and then
+    copied for every demo, so that what a demo run learns never reaches the company's own store."""
+    from taskcrew.config import Paths
+    from taskcrew.eval.sweep import seed_knowledge
+
+    paths = Paths.from_env()
+    seed = paths.home / "demo" / "knowledge-seed"
+    if (seed / SEED_DONE).is_file():
+        return seed
+    shutil.rmtree(seed, ignore_errors=True)
+    seed_knowledge(seed, paths.sandbox)
+    (seed / SEED_DONE).write_text("seeded\n", encoding="utf-8")
+    return seed
+
+
+def _copy_knowledge(target: Path) -> None:
+    shutil.copytree(knowledge_seed(), target, ignore=shutil.ignore_patterns(SEED_DONE))
+
+
 def _place_settings(opts: DemoOptions, home: Path, *, knowledge: bool) -> Any:
     from taskcrew.config import Paths, WorkplaceSettings
 
@@ -120,6 +143,7 @@ def _in_terminal(opts: DemoOptions, task: str, factory: Any, home: Path, out: Co
     quiet_crewai_env(Paths.from_env().crewai_storage)
     quiet_crewai_noise()
     out.print("[dim]Starting the demo ERP, the intranet and the knowledge store…[/]")
+    _copy_knowledge(home / "knowledge")
     with Workplace(_place_settings(opts, home, knowledge=True), make_human(opts.auto_approve, out)) as place:
         out.print(f"[dim]Acme Payables (demo ERP, chaos {'on' if opts.chaos else 'off'}): {place.erp_url}[/]")
         result = place.run(
@@ -205,6 +229,7 @@ def _start_worker(
     command = [sys.executable, "-m", "taskcrew.cli", "worker", "--db", jobs_url, "--erp-url", place.erp_url]
     command += ["--intranet-url", place.intranet_url or "", "--runs-dir", str(runs_dir), "--concurrency", "1"]
     command += [] if chaos else ["--no-chaos"]
+    _copy_knowledge(home / "worker" / "knowledge")
     env = {**os.environ, "TASKCREW_HOME": str(home / "worker")}
     log = (home / "worker.log").open("wb")
     return subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)

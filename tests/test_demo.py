@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -69,9 +70,14 @@ def test_a_scripted_job_in_own_words_gets_models_and_an_unknown_one_a_clear_erro
 @pytest.mark.browser
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_demo_runs_the_headline_offline_with_the_terminal_approval(tmp_path: Path) -> None:
+def test_demo_runs_the_headline_offline_with_the_terminal_approval(
+    tmp_path: Path, eval_knowledge_seed: Path
+) -> None:
     """The real CLI: labelled as scripted stand-ins, the approval asked at the terminal (answered
     y on stdin), the bill entered in a fresh demo ERP, verified, a report written."""
+    seed = tmp_path / "home" / "demo" / "knowledge-seed"  # seeded once per home, as the demo does
+    shutil.copytree(eval_knowledge_seed, seed)
+    (seed / ".seeded").write_text("seeded\n")
     env = {**os.environ, "TASKCREW_HOME": str(tmp_path / "home"), "COLUMNS": "200"}
     env.pop("TASKCREW_MODEL", None)
     done = subprocess.run(
