@@ -41,6 +41,7 @@ from taskcrew.console.worklist import (
     SORTS,
     field_sources,
     filter_items,
+    shown_value,
     sort_items,
     summary_text,
     work_item,
@@ -118,6 +119,7 @@ def _templates() -> Jinja2Templates:
     env.filters["when"] = lambda v: "" if v is None else str(v)[:19].replace("T", " ")
     env.filters["money"] = lambda v: "—" if v is None else f"${float(v):.4f}"
     env.filters["urlpart"] = lambda v: quote(str(v), safe="")
+    env.filters["shown"] = shown_value
     return Jinja2Templates(env=env)
 
 
@@ -327,7 +329,8 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
             return not_found(request, session, "This approval cites no such document.")
         approval_id, name = checked
         line, page_no = _int(request.query_params.get("line")), _int(request.query_params.get("page"))
-        doc = await asyncio.to_thread(console.documents.view, name, line, page_no)
+        find = request.query_params.get("find", "")[:200]
+        doc = await asyncio.to_thread(console.documents.view, name, line, page_no, find)
         if isinstance(doc, str):
             return not_found(request, session, doc)
         field = request.query_params.get("field", "")[:100]

@@ -66,13 +66,18 @@ class Documents:
             return str(exc)
         return path if path.is_file() else f"{name} is not a file in the company's files."
 
-    def view(self, name: str, line: int | None = None, page: int | None = None) -> DocView | str:
-        """The document with the cited line marked, or a sentence saying why it cannot be shown."""
+    def view(
+        self, name: str, line: int | None = None, page: int | None = None, find: str = ""
+    ) -> DocView | str:
+        """The document with the cited line marked (or, when the run cited the file but no line,
+        the first line holding ``find``), or a sentence saying why it cannot be shown."""
         try:
             content = self.files.read(name)
         except FileAccessError as exc:
             return str(exc)
         text = content.full_text()
+        if line is None and _norm(find):
+            line = next((n for n, t in enumerate(text.splitlines(), 1) if _norm(find) in _norm(t)), None)
         lines = [DocLine(number=n, text=t, hit=n == line) for n, t in enumerate(text.splitlines(), 1)]
         pages = [DocPage(number=p.number, ocr=p.ocr, confidence=p.ocr_confidence) for p in content.pages]
         if line is not None and page is None and len(content.pages) > 1:
@@ -113,6 +118,11 @@ class Documents:
         if isinstance(path, str) or path.suffix.lower() not in IMAGE_TYPES:
             return None
         return path.read_bytes(), IMAGE_TYPES[path.suffix.lower()]
+
+
+def _norm(text: str) -> str:
+    """Spaces and thousands commas do not matter when looking for a value ("1,284.50" ~ "1284.50")."""
+    return "".join(text.split()).replace(",", "").casefold()
 
 
 def _page_of_line(pages: list[PageText], line: int) -> int | None:
