@@ -29,7 +29,7 @@ def scripted_for(job: Job, *, delay_s: float = 0.0) -> Any:
         try:
             factory = task_models(job.task)
         except NoRecipe as exc:
-            raise LookupError(f"{exc}: {job.task!r}") from exc
+            raise LookupError(f"no scripted models for this task ({exc}): {job.task!r}") from exc
     if not delay_s:
         return factory
 
