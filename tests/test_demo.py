@@ -67,6 +67,20 @@ def test_a_scripted_job_in_own_words_gets_models_and_an_unknown_one_a_clear_erro
         scripted_for(job("Order new chairs for the office"))
 
 
+def test_run_without_a_model_points_to_the_demo(monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from taskcrew.cli import app
+
+    for name in ("TASKCREW_MODEL", "TASKCREW_VERIFIER_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    out = CliRunner().invoke(app, ["run", "Enter the latest invoice from Initech into the ERP"])
+    assert out.exit_code == 2 and "no model configured" in out.output
+    assert "`taskcrew demo`" in " ".join(out.output.split())
+    scripted = CliRunner().invoke(app, ["run", "Pay it", "--model", "scripted/solver"])
+    assert scripted.exit_code == 2 and "taskcrew demo" in " ".join(scripted.output.split())
+
+
 @pytest.mark.browser
 @pytest.mark.slow
 @pytest.mark.timeout(300)
