@@ -10,6 +10,7 @@ the demo says so before and after.
 
 from __future__ import annotations
 
+import contextlib
 import html.parser
 import http.cookiejar
 import os
@@ -82,6 +83,9 @@ def run_demo(opts: DemoOptions, out: Console) -> int:
     except USER_ERRORS as exc:
         out.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         code = 2
+    except KeyboardInterrupt:
+        out.print("\n[yellow]Demo interrupted.[/]")
+        code = 130
     finally:
         if code in (0, 2, 5):
             shutil.rmtree(home, ignore_errors=True)
@@ -211,6 +215,11 @@ def _with_console(opts: DemoOptions, task: str, home: Path, out: Console) -> int
                 soft_wrap=True,
             )
             finished = _follow(jobs, job.id, server.url, token or "", opts, out, worker)
+            if finished is not None and not opts.auto_approve and sys.stdin.isatty():
+                run = f"{server.url}/runs/{Path(finished.run_dir).name}" if finished.run_dir else server.url
+                out.print(f"Finished: {finished.outcome}. The run in the console: {run}", soft_wrap=True)
+                with contextlib.suppress(EOFError, KeyboardInterrupt):
+                    input("Press Enter to stop the console and end the demo. ")
         finally:
             _stop(worker)
             server.stop()
