@@ -269,6 +269,15 @@ def _follow(
             if opts.auto_approve:
                 out.print(f"--auto-approve: approving {approval.id} through the console, as a person would.")
                 ConsoleClient(url, token).decide(approval.id, "approve")
+                if jobs.approval(approval.id).status == "pending":  # a risk rule wants a second person
+                    out.print(
+                        "[red]error:[/] this approval needs a second, different approver (the console's risk "
+                        "rules); the demo's console has one user. Run it without --console, or pick another "
+                        "--vendor.",
+                        highlight=False,
+                        soft_wrap=True,
+                    )
+                    return None
             else:
                 out.print(
                     f"[bold yellow]Waiting for you:[/] open {url}/approvals/{approval.id} and decide.",
