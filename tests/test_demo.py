@@ -83,7 +83,7 @@ def test_run_without_a_model_points_to_the_demo(monkeypatch: pytest.MonkeyPatch)
 
 @pytest.mark.browser
 @pytest.mark.slow
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(900)
 def test_demo_runs_the_headline_offline_with_the_terminal_approval(
     tmp_path: Path, eval_knowledge_seed: Path
 ) -> None:
@@ -100,7 +100,7 @@ def test_demo_runs_the_headline_offline_with_the_terminal_approval(
         capture_output=True,
         text=True,
         env=env,
-        timeout=280,
+        timeout=840,
     )
     out = done.stdout
     assert done.returncode == 0, out[-3000:] + done.stderr[-3000:]
