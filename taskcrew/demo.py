@@ -64,7 +64,12 @@ def run_demo(opts: DemoOptions, out: Console) -> int:
     from taskcrew.crew.errors import USER_ERRORS
     from taskcrew.eval.solvers import NoRecipe, task_models
 
-    task = demo_task(opts.vendor)
+    if not opts.vendor.strip():
+        out.print(
+            '[red]error:[/] --vendor is empty: name a vendor of the demo company, e.g. --vendor "Initech"'
+        )
+        return 2
+    task = demo_task(opts.vendor.strip())
     try:
         factory = task_models(task)
     except NoRecipe as exc:
