@@ -164,6 +164,46 @@ def run(
     raise typer.Exit(code)
 
 
+@app.command("demo")
+def demo(
+    vendor: Annotated[
+        str, typer.Option("--vendor", help="Whose latest invoice to enter (a vendor of the demo company).")
+    ] = "Northwind Traders",
+    auto_approve: Annotated[
+        bool, typer.Option("--auto-approve", help="Approve without asking (for scripts).")
+    ] = False,
+    console: Annotated[
+        bool,
+        typer.Option(
+            "--console", help="Run it as a job: it waits in the web console's inbox until approved there."
+        ),
+    ] = False,
+    port: Annotated[
+        int, typer.Option("--port", min=0, max=65535, help="The console's port (0: a free one).")
+    ] = 0,
+    chaos: Annotated[bool, typer.Option("--chaos/--no-chaos", help="Faults in the demo ERP.")] = True,
+    headed: Headed = False,
+    runs_dir: RunsDir = None,
+) -> None:
+    """The whole product offline, with scripted stand-in models (not AI): no API key needed."""
+    from rich.console import Console
+
+    from taskcrew.config import load_dotenv_once
+    from taskcrew.demo import DemoOptions, run_demo
+
+    load_dotenv_once()
+    options = DemoOptions(
+        vendor=vendor,
+        auto_approve=auto_approve,
+        console=console,
+        console_port=port,
+        chaos=chaos,
+        headed=headed,
+        runs_dir=runs_dir,
+    )
+    raise typer.Exit(run_demo(options, Console()))
+
+
 @app.command("audit")
 def audit(
     claim: Annotated[str | None, typer.Argument(help="A claim or success criteria (one per line).")] = None,

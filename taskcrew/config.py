@@ -14,6 +14,14 @@ from pydantic import BaseModel, Field
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 DEFAULT_SANDBOX = PACKAGE_DIR / "sandbox"
+
+
+def files_root(sandbox: Path) -> Path:
+    """The folder the file tools see: the sandbox's inbox/ when it has one, else the sandbox."""
+    inbox = sandbox / "inbox"
+    return inbox if inbox.is_dir() else sandbox
+
+
 DEFAULT_ERP_PORT = 8800
 
 

@@ -133,7 +133,8 @@ def check_run_models(worker: str | None, verifier: str | None) -> None:
         if text.startswith("scripted/"):
             raise InputError(
                 f"{flag} {text}: scripted models only run inside the eval, with its cases and simulated "
-                f"people; use `taskcrew eval --models {text}` (or give {flag} a real provider/model)"
+                f"people; try `taskcrew demo` (the product offline with them) or `taskcrew eval --models {text}`, "
+                f"or give {flag} a real provider/model"
             )
 
 

@@ -316,3 +316,32 @@ def test_origins_from_recorded_sources_or_the_runs_summary(approver: Authority) 
     origins = approver.view(approval).origins
     assert origins["amount"] == "inbox/northwind_inv_2057.pdf, line 14 (cited in step 1)"
     assert origins["vendor"] == "scan.png (OCR), line 3"
+
+
+def test_the_worklist_reads_actions_sources_and_charts_in_words() -> None:
+    from taskcrew.console.charts import bar_chart
+    from taskcrew.console.worklist import action_words, parse_source, shown_value
+
+    assert action_words("POST", "http://127.0.0.1:8800/bills/new") == ("127.0.0.1:8800", "create bill")
+    assert action_words("POST", "http://erp.acme.example/bills/BILL-0004/pay")[1] == "pay bill BILL-0004"
+    assert action_words("POST", "https://erp.acme.example/vendors/V-12/edit")[1] == "change vendor V-12"
+    assert action_words("DELETE", "https://erp.acme.example/bills/BILL-0009")[1] == "delete bill BILL-0009"
+    ref = parse_source("downloads/Rechnung.pdf (OCR), page 2, line 7 (cited in step 1)")
+    assert (ref.file, ref.page, ref.line, ref.ocr) == ("downloads/Rechnung.pdf", 2, 7, True)
+    step = parse_source("step 2 (browser_operator: Look) found vendor = Hooli, citing http://erp/vendors")
+    assert step.file is None and step.url == "http://erp/vendors"
+    assert shown_value("7 (Müller Industrietechnik GmbH)") == "Müller Industrietechnik GmbH"
+    assert shown_value("INV-2057") == "INV-2057"
+    long_name = "anthropic/claude-sonnet-4-5-20250929@http://10.0.0.7:8000/v1 · northwind-headline"
+    chart = bar_chart("cost", [(long_name, 1.0, "$1"), ("short", 0.5, "$0.5")])
+    assert chart.bars[1].shown == "short" and len(chart.bars[0].shown) < len(long_name)
+    assert chart.bars[0].shown.startswith("anthropic/") and chart.bars[0].shown.endswith("headline")
+    assert chart.axis_y <= chart.width / 2
+
+
+def test_eval_folders_of_the_same_name_are_all_listed(tmp_path: Path) -> None:
+    write_sweep(tmp_path / "a")
+    write_sweep(tmp_path / "b")
+    listing = EvalResults([tmp_path / "a", tmp_path / "b"]).listing()
+    assert sorted(f.key for f in listing) == ["sweep-1", "sweep-1~2"]
+    assert {f.path.parent.parent for f in listing} == {tmp_path / "a", tmp_path / "b"}

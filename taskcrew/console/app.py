@@ -6,12 +6,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import secrets
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import quote, urlsplit
 
 import jinja2
 from markdown_it import MarkdownIt
@@ -31,16 +32,26 @@ from taskcrew.approvals.rules import load_rules
 from taskcrew.console.artifacts import EvalResults, RunsDir
 from taskcrew.console.auth import Authenticator, load_users
 from taskcrew.console.charts import sweep_charts
-from taskcrew.console.security import SecurityHeaders, same_origin, token_ok
+from taskcrew.console.documents import Documents
+from taskcrew.console.security import SecurityHeaders, allowed_hosts, same_origin, token_ok
 from taskcrew.console.sessions import Session, SessionStore
 from taskcrew.console.settings import ConsoleSettings
+from taskcrew.console.worklist import (
+    FLAG_WORDS,
+    SORTS,
+    field_sources,
+    filter_items,
+    shown_value,
+    sort_items,
+    summary_text,
+    work_item,
+)
 from taskcrew.jobs.models import ACTIVE, Job, JobOptions, JobStatus
 from taskcrew.jobs.store import InvalidChange, Jobs, JobStoreError, UnknownJob
 
 HERE = Path(__file__).parent
 SESSION_COOKIE = "taskcrew_console"
 LOGIN_COOKIE = "taskcrew_console_login"
-FLASH_COOKIE = "taskcrew_console_flash"
 JOB_STATUSES: tuple[JobStatus, ...] = ("queued", "running", "waiting", "finished", "failed", "cancelled")
 
 
@@ -72,6 +83,7 @@ class Console:
         self.audit = self.approver.audit
         self.runs = RunsDir(settings.runs_dirs, extra=self._job_run_dirs)
         self.evals = EvalResults(settings.eval_dirs)
+        self.documents = Documents(settings.sandbox)
 
     def _job_run_dirs(self) -> list[Path]:
         try:
@@ -89,7 +101,12 @@ _md = MarkdownIt("js-default")  # raw HTML off, unsafe link schemes refused
 
 
 def _markdown(text: str) -> str:
-    return _md.render(text)
+    """report.md as HTML inside a page: its headings one level down (the page has its own h1),
+    its table headers marked as column headers."""
+    html = _md.render(text)
+    for level in range(5, 0, -1):
+        html = html.replace(f"<h{level}>", f"<h{level + 1}>").replace(f"</h{level}>", f"</h{level + 1}>")
+    return re.sub(r"<th(?=[ >])", '<th scope="col"', html)
 
 
 def _templates() -> Jinja2Templates:
@@ -101,6 +118,7 @@ def _templates() -> Jinja2Templates:
     env.filters["when"] = lambda v: "" if v is None else str(v)[:19].replace("T", " ")
     env.filters["money"] = lambda v: "—" if v is None else f"${float(v):.4f}"
     env.filters["urlpart"] = lambda v: quote(str(v), safe="")
+    env.filters["shown"] = shown_value
     return Jinja2Templates(env=env)
 
 
@@ -115,18 +133,17 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
     def page(
         request: Request, name: str, session: Session | None, status_code: int = 200, **ctx: Any
     ) -> Response:
-        # The flash message travels in a short-lived cookie set by this console (never in the URL,
-        # where a crafted link could put words in the console's mouth).
-        flash, _, kind = unquote(request.cookies.get(FLASH_COOKIE, "")).partition("|")
+        # The message after an action is kept with the session on the server (never in a cookie or
+        # the URL, where another page on this host or a crafted link could put words in our mouth).
+        flash, kind = (
+            console.sessions.take_flash(request.cookies.get(SESSION_COOKIE)) if session else ("", "info")
+        )
         ctx.setdefault("flash", flash)
-        ctx.setdefault("flash_kind", "error" if kind == "error" else "info")
+        ctx.setdefault("flash_kind", kind)
         ctx.setdefault("title", "Sign in")
-        response = templates.TemplateResponse(
+        return templates.TemplateResponse(
             request, name, {"session": session, "nav": name.split(".")[0], **ctx}, status_code=status_code
         )
-        if FLASH_COOKIE in request.cookies:
-            response.delete_cookie(FLASH_COOKIE)
-        return response
 
     def to_login(request: Request) -> Response:
         target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
@@ -143,16 +160,9 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
 
         return guarded
 
-    def back(path: str, msg: str, kind: str = "info") -> RedirectResponse:
-        response = RedirectResponse(path, status_code=303)
-        response.set_cookie(
-            FLASH_COOKIE,
-            quote(f"{msg}|{kind}"),
-            httponly=True,
-            samesite="strict",
-            secure=settings.cookie_secure,
-        )
-        return response
+    def back(request: Request, path: str, msg: str, kind: str = "info") -> RedirectResponse:
+        console.sessions.flash(request.cookies.get(SESSION_COOKIE), msg, kind)
+        return RedirectResponse(path, status_code=303)
 
     async def checked_post(request: Request) -> tuple[Session, FormData] | Response:
         session = session_of(request)
@@ -248,7 +258,30 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
     @signed_in
     async def approvals(request: Request, session: Session) -> Response:
         views = await asyncio.to_thread(console.approver.pending)
-        return page(request, "approvals.html", session, views=views, title="Approvals")
+        everything = [work_item(v, console.rules) for v in views]
+        query = request.query_params
+        sort = next((s for s in SORTS if s == query.get("sort")), "age")
+        descending = query.get("dir", "desc" if sort in ("age", "risk") else "asc") == "desc"
+        flag = next((f for f in (*FLAG_WORDS, "none") if f == query.get("flag")), "")
+        systems = sorted({i.system for i in everything if i.system})
+        system = next((s for s in systems if s == query.get("system")), "")
+        q = query.get("q", "")[:200]
+        items = sort_items(filter_items(everything, flag=flag, system=system, q=q), sort, descending)
+        return page(
+            request,
+            "approvals.html",
+            session,
+            items=items,
+            total=len(everything),
+            sort=sort,
+            descending=descending,
+            flag=flag,
+            flags=FLAG_WORDS,
+            system=system,
+            systems=systems,
+            q=q,
+            title="Approvals",
+        )
 
     @signed_in
     async def approval(request: Request, session: Session) -> Response:
@@ -257,6 +290,7 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
         except LookupError as exc:
             return not_found(request, session, str(exc))
         view = console.approver.view(item)
+        work = work_item(view, console.rules)
         run_name = Path(view.job.run_dir).name if view.job and view.job.run_dir else None
         run = await asyncio.to_thread(console.runs.detail, run_name) if run_name else None
         return page(
@@ -264,10 +298,69 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
             "approval.html",
             session,
             view=view,
+            work=work,
+            summary=summary_text(view),
+            rules=console.rules,
             plan=run.plan if run else None,
             run_name=run_name if run else None,
             title=f"Approval {item.id}",
         )
+
+    def cited_file(request: Request) -> tuple[str, str] | Response:
+        """(approval id, file) when the approval's values cite that file; else a refusal."""
+        approval_id, name = request.path_params["id"], request.query_params.get("file", "")
+        try:
+            view = console.approver.view(console.jobs.approval(approval_id))
+        except LookupError:
+            return PlainTextResponse("No such approval.", status_code=404)
+        cited = {ref.file for ref in field_sources(view).values() if ref.file}
+        if name not in cited:
+            return PlainTextResponse("This approval cites no such document.", status_code=404)
+        return approval_id, name
+
+    def _int(value: str | None) -> int | None:
+        return int(value) if value and value.isdigit() and len(value) < 7 else None
+
+    @signed_in
+    async def source_document(request: Request, session: Session) -> Response:
+        checked = cited_file(request)
+        if isinstance(checked, Response):
+            return not_found(request, session, "This approval cites no such document.")
+        approval_id, name = checked
+        line, page_no = _int(request.query_params.get("line")), _int(request.query_params.get("page"))
+        find = request.query_params.get("find", "")[:200]
+        doc = await asyncio.to_thread(console.documents.view, name, line, page_no, find)
+        if isinstance(doc, str):
+            return not_found(request, session, doc)
+        field = request.query_params.get("field", "")[:100]
+        return page(
+            request,
+            "document.html",
+            session,
+            doc=doc,
+            approval_id=approval_id,
+            file=name,
+            field=field,
+            title=f"Source: {name}",
+        )
+
+    async def source_image(request: Request) -> Response:
+        if session_of(request) is None:
+            return PlainTextResponse("Log in first.", status_code=401)
+        checked = cited_file(request)
+        if isinstance(checked, Response):
+            return checked
+        _, name = checked
+        page_no = _int(request.query_params.get("page"))
+        if page_no is not None:
+            png = await asyncio.to_thread(console.documents.pdf_page_png, name, page_no)
+            if png is None:
+                return PlainTextResponse("No such page.", status_code=404)
+            return Response(png, media_type="image/png")
+        image = await asyncio.to_thread(console.documents.image, name)
+        if image is None:
+            return PlainTextResponse("This document is not an image.", status_code=404)
+        return Response(image[0], media_type=image[1])
 
     async def approval_screenshot(request: Request) -> Response:
         if session_of(request) is None:
@@ -289,13 +382,13 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
         wanted = form.get("action")
         action = next((a for a in ACTIONS if a == wanted), None)
         if action is None:
-            return back(f"/approvals/{approval_id}", "Choose approve, reject or answer.", "error")
+            return back(request, f"/approvals/{approval_id}", "Choose approve, reject or answer.", "error")
         text = str(form.get("text") or "")
         who = Identity(name=session.user, proof="console")
         result = await asyncio.to_thread(console.approver.decide, approval_id, action, who, text)
         kind = "error" if result.status == "refused" else "info"
         target = "/approvals" if result.status == "decided" else f"/approvals/{approval_id}"
-        return back(target, result.message, kind)
+        return back(request, target, result.message, kind)
 
     async def bulk(request: Request) -> Response:
         checked = await checked_post(request)
@@ -307,8 +400,8 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
         results = await asyncio.to_thread(console.approver.bulk_approve, ids, who)
         refused = [r for r in results if r.status == "refused"]
         if refused:
-            return back("/approvals", refused[0].message, "error")
-        return back("/approvals", f"{len(results)} approvals approved.")
+            return back(request, "/approvals", refused[0].message, "error")
+        return back(request, "/approvals", f"{len(results)} approvals approved.")
 
     # ---- jobs -----------------------------------------------------------------------------------
     @signed_in
@@ -366,9 +459,9 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
                 options=options,
             )
         except InvalidChange as exc:
-            return back("/jobs", str(exc), "error")
+            return back(request, "/jobs", str(exc), "error")
         console.audit.append(session.user, "submit", job.id, {"task": job.task, **options.model_dump()})
-        return back(f"/jobs/{job.id}", f"Job {job.id} submitted; a worker will pick it up.")
+        return back(request, f"/jobs/{job.id}", f"Job {job.id} submitted; a worker will pick it up.")
 
     def _job_action(name: str) -> Any:
         async def handler(request: Request) -> Response:
@@ -382,10 +475,10 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
                 await asyncio.to_thread(method, job_id, by=session.user)
             except (InvalidChange, UnknownJob) as exc:
                 console.audit.append(session.user, f"{name}_refused", job_id, {"reason": str(exc)})
-                return back(f"/jobs/{job_id}", str(exc), "error")
+                return back(request, f"/jobs/{job_id}", str(exc), "error")
             console.audit.append(session.user, name, job_id, {})
             done = "cancelled" if name == "cancel" else "queued again"
-            return back(f"/jobs/{job_id}", f"Job {job_id} {done}.")
+            return back(request, f"/jobs/{job_id}", f"Job {job_id} {done}.")
 
         return handler
 
@@ -409,7 +502,7 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
                 timeline: list[Any] = []
                 if job.run_dir:
                     detail = await asyncio.to_thread(console.runs.detail, Path(job.run_dir).name)
-                    timeline = detail.timeline if detail else []
+                    timeline = detail.story if detail else []
                 for e in events[sent_events:]:
                     yield _sse(
                         "event", {"at": str(e.at)[:19], "kind": e.kind, "detail": e.detail, "actor": e.actor}
@@ -463,9 +556,9 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
     # ---- eval -----------------------------------------------------------------------------------
     @signed_in
     async def eval_index(request: Request, session: Session) -> Response:
-        files = console.evals.files()
+        files = await asyncio.to_thread(console.evals.listing)
         if len(files) == 1:
-            return RedirectResponse(f"/eval/{quote(next(iter(files)), safe='')}", status_code=303)
+            return RedirectResponse(f"/eval/{quote(files[0].key, safe='')}", status_code=303)
         return page(request, "eval_index.html", session, files=files, title="Eval results")
 
     @signed_in
@@ -509,6 +602,8 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
         Route("/approvals/bulk", bulk, methods=["POST"]),
         Route("/approvals/{id}", approval),
         Route("/approvals/{id}/screenshot", approval_screenshot),
+        Route("/approvals/{id}/source", source_document),
+        Route("/approvals/{id}/source/image", source_image),
         Route("/approvals/{id}/decide", decide, methods=["POST"]),
         Route("/jobs", jobs_list, methods=["GET"]),
         Route("/jobs", submit, methods=["POST"]),
@@ -535,7 +630,10 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
 
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={AuditLogError: audit_broken})
     app.state.console = console
-    return SecurityHeaders(app)
+    if settings.port == 0:  # no port known yet (tests of the app alone): no Host check possible
+        return SecurityHeaders(app)
+    hosts = allowed_hosts(settings.host, settings.port, settings.public_hosts)
+    return SecurityHeaders(app, hosts, settings.host)
 
 
 def _sse(event: str, data: dict[str, Any]) -> str:

@@ -44,7 +44,8 @@ class RunDetail(BaseModel):
     summary: RunSummary
     plan: Plan | None = None
     verdicts: list[Verdict] = Field(default_factory=list)
-    timeline: list[TimelineItem] = Field(default_factory=list)
+    timeline: list[TimelineItem] = Field(default_factory=list)  # every event: the raw trace
+    story: list[TimelineItem] = Field(default_factory=list)  # the same, in words for a person
     report_md: str | None = None
     screenshots: list[str] = Field(default_factory=list)
     unreadable_lines: int = 0
@@ -205,6 +206,8 @@ class RunsDir:
         return sorted(runs, key=lambda r: (r.started_at, r.name), reverse=True)
 
     def detail(self, name: str) -> RunDetail | None:
+        from taskcrew.console.story import story
+
         path = self.find(name)
         if path is None:
             return None
@@ -216,6 +219,7 @@ class RunsDir:
             plan=plans[-1] if plans else None,
             verdicts=[e.verdict for e in events if e.kind == "verdict"],
             timeline=_timeline(events),
+            story=story(events),
             report_md=report.read_text(encoding="utf-8", errors="replace") if report.is_file() else None,
             screenshots=sorted(p.relative_to(path).as_posix() for p in path.rglob("*.png")),
             unreadable_lines=bad,
@@ -242,20 +246,40 @@ class RunsDir:
         return target
 
 
+class EvalFile(BaseModel):
+    key: str  # unique among all folders: the URL names a sweep by it
+    path: Path
+    modified: datetime
+
+
 class EvalResults:
-    """results.json files of `taskcrew eval` under the given folders (the folder itself or one level down)."""
+    """results.json files of `taskcrew eval` under the given folders (the folder itself or one level
+    down). Two sweeps in folders of the same name (under different roots) are both listed: the
+    second one's key carries its root's position."""
 
     def __init__(self, roots: list[Path]) -> None:
         self.roots = roots
 
-    def files(self) -> dict[str, Path]:
-        found: dict[str, Path] = {}
-        for root in self.roots:
+    def listing(self) -> list[EvalFile]:
+        found: list[EvalFile] = []
+        keys: set[str] = set()
+        for index, root in enumerate(self.roots):
             for path in [root / "results.json", *sorted(root.glob("*/results.json"))]:
-                if path.is_file():
-                    key = path.parent.name or "results"
-                    found.setdefault(key, path)
-        return found
+                if not path.is_file():
+                    continue
+                key = path.parent.name or "results"
+                if key in keys:
+                    key = f"{key}~{index + 1}"
+                keys.add(key)
+                try:
+                    modified = datetime.fromtimestamp(path.stat().st_mtime).astimezone()
+                except OSError:
+                    continue
+                found.append(EvalFile(key=key, path=path, modified=modified))
+        return sorted(found, key=lambda f: f.modified, reverse=True)
+
+    def files(self) -> dict[str, Path]:
+        return {f.key: f.path for f in self.listing()}
 
     def load(self, key: str) -> SweepReport | str:
         """The report, or a sentence saying why it cannot be shown."""

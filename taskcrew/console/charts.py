@@ -12,6 +12,7 @@ from taskcrew.eval.results import SweepReport
 
 class Bar(BaseModel):
     label: str
+    shown: str = ""  # the label as drawn (shortened to fit; the full one is the bar's tooltip)
     value: float
     text: str
     x: float
@@ -33,6 +34,8 @@ class Point(BaseModel):
     x: float
     y: float
     text: str
+    number: int = 0  # drawn beside the dot; the legend below the chart names it (labels never overlap)
+    dy: float = 0.0
 
 
 class Scatter(BaseModel):
@@ -46,19 +49,27 @@ class Scatter(BaseModel):
     y_max: str
 
 
+CHAR_PX = 7.0  # a 12-13 px label character, for the label column's width
+
+
 def bar_chart(
-    title: str, items: list[tuple[str, float, str]], *, width: int = 640, bar_h: int = 22
+    title: str, items: list[tuple[str, float, str]], *, width: int = 720, bar_h: int = 22
 ) -> BarChart:
-    """Horizontal bars: (label, value, shown text). Labels get the left third of the width."""
-    left, gap = width * 0.38, 6
-    top = 8.0
+    """Horizontal bars: (label, value, shown text). The label column is as wide as the longest
+    label (up to half the chart); a longer label is shortened in the middle, whole in its tooltip."""
+    longest = max((len(label) for label, _, _ in items), default=10)
+    left = min(width * 0.5, max(80.0, longest * CHAR_PX + 12))
+    room = int((left - 12) / CHAR_PX)
+    gap, top = 6, 8.0
     biggest = max((v for _, v, _ in items), default=0.0) or 1.0
     bars = []
     for i, (label, value, text) in enumerate(items):
         w = max(0.0, value) / biggest * (width - left - 90)
+        shown = label if len(label) <= room else label[: room // 2 - 1] + "…" + label[-(room - room // 2) :]
         bars.append(
             Bar(
                 label=label,
+                shown=shown,
                 value=value,
                 text=text,
                 x=left,
@@ -72,20 +83,17 @@ def bar_chart(
 
 
 def scatter(
-    title: str, points: list[tuple[str, float, float, str]], x_label: str, y_label: str, *, width: int = 640
+    title: str, points: list[tuple[str, float, float, str]], x_label: str, y_label: str, *, width: int = 720
 ) -> Scatter:
     height, pad = 300, 48
     x_max = max((p[1] for p in points), default=0.0) or 1.0
     y_max = max((p[2] for p in points), default=0.0) or 1.0
-    out = [
-        Point(
-            label=label,
-            x=round(pad + x / x_max * (width - 2 * pad), 1),
-            y=round(height - pad - y / y_max * (height - 2 * pad), 1),
-            text=text,
-        )
-        for label, x, y, text in points
-    ]
+    out: list[Point] = []
+    for number, (label, x, y, text) in enumerate(points, 1):
+        px = round(pad + x / x_max * (width - 2 * pad), 1)
+        py = round(height - pad - y / y_max * (height - 2 * pad), 1)
+        near = sum(1 for p in out if abs(p.x - px) < 24 and abs(p.y - py) < 16)  # numbers stack, not overlap
+        out.append(Point(label=label, x=px, y=py, text=text, number=number, dy=-16.0 * near))
     return Scatter(
         title=title,
         width=width,

@@ -1,4 +1,8 @@
-"""Security headers on every response, and the CSRF check every POST passes.
+"""Security headers on every response, the Host check every request passes, and the CSRF check
+every POST passes.
+
+Host: a request must name the console's own host and port (DNS rebinding: a hostile page whose name
+its DNS points at 127.0.0.1 would otherwise be same-origin with a console it reaches through it).
 
 CSRF: the form's token must equal the session's (or, for the login form, the pre-login cookie's),
 AND the request's Origin (or Referer) must be this console's own origin.
@@ -7,6 +11,8 @@ AND the request's Origin (or Referer) must be this console's own origin.
 from __future__ import annotations
 
 import hmac
+import ipaddress
+import socket
 from urllib.parse import urlsplit
 
 from starlette.requests import Request
@@ -26,14 +32,63 @@ HEADERS = [
 ]
 
 
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+WILDCARD = ("0.0.0.0", "::", "")
+
+
+def allowed_hosts(bind_host: str, port: int, extra: list[str]) -> frozenset[str]:
+    """The Host header values this console answers: its bind address (with the loopback's other
+    spellings), the machine's names when it listens on every interface, and configured names (a
+    name behind a reverse proxy, with or without its port)."""
+    names: set[str] = set()
+    host = bind_host.strip("[]")
+    if host in WILDCARD:
+        names |= {socket.gethostname(), socket.getfqdn(), *LOOPBACK_NAMES}
+    else:
+        try:
+            loopback = ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            loopback = host == "localhost"
+        names |= set(LOOPBACK_NAMES) if loopback else {f"[{host}]" if ":" in host else host}
+    allowed = {f"{n.lower()}:{port}" for n in names}
+    for name in extra:
+        allowed.add(name.strip().lower())
+    return frozenset(allowed)
+
+
+def host_ok(host: str | None, allowed: frozenset[str], bind_host: str) -> bool:
+    if not host:
+        return False
+    host = host.strip().lower()
+    if host in allowed:
+        return True
+    if bind_host.strip("[]") in WILDCARD:  # every interface: any of this machine's addresses
+        name, _, port = host.rpartition(":")
+        try:
+            ipaddress.ip_address(name.strip("[]"))
+        except ValueError:
+            return False
+        return any(a.endswith(f":{port}") for a in allowed)
+    return False
+
+
 class SecurityHeaders:
-    def __init__(self, app: ASGIApp) -> None:
+    """Security headers on every response; with ``hosts``, a request for another Host is refused."""
+
+    def __init__(self, app: ASGIApp, hosts: frozenset[str] | None = None, bind_host: str = "") -> None:
         self.app = app
+        self.hosts = hosts
+        self.bind_host = bind_host
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        if self.hosts is not None:
+            host = dict(scope.get("headers") or []).get(b"host", b"").decode("latin-1")
+            if not host_ok(host, self.hosts, self.bind_host):
+                await _refuse_host(send)
+                return
 
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -64,3 +119,10 @@ def token_ok(sent: object, expected: str | None) -> bool:
         and bool(expected)
         and hmac.compare_digest(sent.encode(), str(expected).encode())
     )
+
+
+async def _refuse_host(send: Send) -> None:
+    body = b"Refused: this request names another host than the console's (Host header check)."
+    headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": 421, "headers": [*headers, *HEADERS]})
+    await send({"type": "http.response.body", "body": body})

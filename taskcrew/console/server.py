@@ -44,6 +44,7 @@ class ConsoleServer:
         self.sock = bind(settings.host, settings.port)
         self.port = self.sock.getsockname()[1]
         self.url = f"http://{settings.host}:{self.port}"
+        settings = settings.model_copy(update={"port": self.port})  # the Host check needs the real port
         config = uvicorn.Config(
             build_app(settings, jobs), log_level="warning", access_log=False, lifespan="on"
         )

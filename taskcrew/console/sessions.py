@@ -1,7 +1,9 @@
 """Login sessions persisted in SQLite, so a console restart does not log anyone out.
 
 Only a SHA-256 of the session id is stored: a copy of the database cannot be replayed as a cookie.
-Each session carries its own CSRF token.
+Each session carries its own CSRF token, and its one pending message ("Approval … approved"): the
+words the console says after an action live here, on the server, never in a cookie (cookies are not
+bound to a port, so any page on another port of the same host could set one).
 """
 
 from __future__ import annotations
@@ -22,6 +24,11 @@ CREATE TABLE IF NOT EXISTS sessions (
   csrf TEXT NOT NULL,
   created REAL NOT NULL,
   expires REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS flashes (
+  id_hash TEXT PRIMARY KEY,
+  message TEXT NOT NULL,
+  kind TEXT NOT NULL
 );
 """
 
@@ -80,6 +87,25 @@ class SessionStore:
         if session_id:
             with self._lock:
                 self._db.execute("DELETE FROM sessions WHERE id_hash = ?", (_digest(session_id),))
+                self._db.execute("DELETE FROM flashes WHERE id_hash = ?", (_digest(session_id),))
+
+    def flash(self, session_id: str | None, message: str, kind: str = "info") -> None:
+        """The message the session's next page shows (one at a time: the latest wins)."""
+        if session_id and self.get(session_id) is not None:
+            with self._lock:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO flashes VALUES (?, ?, ?)", (_digest(session_id), message, kind)
+                )
+
+    def take_flash(self, session_id: str | None) -> tuple[str, str]:
+        """The pending message and its kind ("info" or "error"), removed; ("", "info") when none."""
+        if not session_id:
+            return "", "info"
+        with self._lock:
+            row = self._db.execute(
+                "DELETE FROM flashes WHERE id_hash = ? RETURNING message, kind", (_digest(session_id),)
+            ).fetchone()
+        return (row[0], "error" if row[1] == "error" else "info") if row else ("", "info")
 
     def close(self) -> None:
         self._db.close()

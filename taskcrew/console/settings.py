@@ -35,6 +35,14 @@ class ConsoleSettings(BaseModel):
     risk_rules: Path | None = None
     secure_cookies: bool | None = Field(default=None, description="None: Secure unless bound to loopback")
     session_hours: float = 12.0
+    sandbox: Path = Field(
+        default_factory=lambda: Paths.from_env().sandbox,
+        description="the company's files, where the approver opens the documents a value came from",
+    )
+    public_hosts: list[str] = Field(
+        default_factory=list,
+        description="extra Host header values the console answers (a name behind a reverse proxy)",
+    )
 
     @classmethod
     def from_env(cls, **overrides: object) -> ConsoleSettings:
@@ -45,6 +53,7 @@ class ConsoleSettings(BaseModel):
             "runs_dirs": [paths.runs],
             "eval_dirs": [Path("eval-results")],
             "users_file": Path(os.environ.get("TASKCREW_CONSOLE_USERS", state / "users.yaml")),
+            "public_hosts": [h for h in os.environ.get("TASKCREW_CONSOLE_HOSTS", "").split(",") if h.strip()],
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls.model_validate(values)

@@ -140,7 +140,8 @@ def choose_models(worker: str | None, verifier: str | None, *, allow_same: bool 
         raise ModelConfigError(
             "no model configured: pass --model provider/name or set TASKCREW_MODEL (and "
             "TASKCREW_VERIFIER_MODEL for the verifier), e.g. in .env; plus the provider's key "
-            "(ANTHROPIC_API_KEY or OPENAI_API_KEY)"
+            "(ANTHROPIC_API_KEY or OPENAI_API_KEY). No key at hand? `taskcrew demo` shows the whole "
+            "product offline with scripted stand-in models"
         )
     verifier_text = verifier or os.environ.get("TASKCREW_VERIFIER_MODEL")
     if not verifier_text:

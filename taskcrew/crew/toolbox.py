@@ -20,6 +20,7 @@ from typing import Any
 from crewai.tools import BaseTool
 from pydantic import BaseModel, ConfigDict, Field
 
+from taskcrew.config import files_root
 from taskcrew.crew.guard import is_failure
 from taskcrew.crew.run_tools import AskUserTool, NoteTool
 from taskcrew.roles import RoleName
@@ -102,12 +103,6 @@ class RecordingTool(BaseTool):
         text = str(self.inner.run(*args, **kwargs))
         self.record(kwargs, text)
         return text
-
-
-def files_root(sandbox: Path) -> Path:
-    """The folder the file tools see: the sandbox's inbox/ when it has one, else the sandbox."""
-    inbox = sandbox / "inbox"
-    return inbox if inbox.is_dir() else sandbox
 
 
 class Toolbox:

@@ -1,0 +1,320 @@
+"""What an approver must see to decide, read from an approval as the job store holds it.
+
+For the inbox (one row per approval): vendor, amount and currency, due date, target system and
+action, risk flags in words, age, who must still approve. For one approval's page: the values that
+matter first (payee, amount, due date, bank details), each with the one place it came from — a
+file with its page and line, or a system page — and whether OCR read it.
+
+The risk rules themselves (thresholds, bank fields, second approver) stay in taskcrew.approvals
+(rules and authority): this module only reads their assessment and names fields by the same rules.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, Field
+
+from taskcrew.approvals.authority import GENERIC_SOURCES, ApprovalView
+from taskcrew.approvals.rules import RiskRules, parse_amount
+
+NOT_FOUND = "not found in any source or step result of this run"
+VENDOR_FIELD = re.compile(r"vendor|payee|supplier|beneficiary(?!.*(iban|account|bank))", re.IGNORECASE)
+DUE_FIELD = re.compile(r"due", re.IGNORECASE)
+NUMBER_FIELD = re.compile(r"invoice_?(number|no|nr)|reference", re.IGNORECASE)
+DOC = r"[^,;:()\n]*?\.(?:eml|pdf|png|jpe?g|tiff?|txt|md|csv|html?)"
+FILE_REF = re.compile(rf"(?:citing\s+)?(?P<file>[^\s,;:()]{DOC})\b(?P<ocr>\s*\(OCR\))?(?:,\s*page\s+(?P<page>\d+))?(?:,\s*line\s+(?P<line>\d+))?", re.IGNORECASE)  # fmt: skip
+URL_REF = re.compile(r"https?://[^\s,;)]+")
+VERBS = {"new": "create", "create": "create", "edit": "change", "update": "change", "pay": "pay"}
+VERBS |= {"delete": "delete", "remove": "delete", "approve": "approve", "void": "void"}
+
+FlagCode = Literal["ocr", "bank", "amount", "new_vendor", "unreadable", "sensitive"]
+FLAG_WORDS: dict[str, str] = {
+    "ocr": "value read by OCR",
+    "bank": "bank details change",
+    "amount": "amount over threshold",
+    "new_vendor": "new vendor",
+    "unreadable": "amount not readable",
+    "sensitive": "sensitive target",
+}
+RULE_CODES: dict[str, FlagCode] = {
+    "bank_details": "bank",
+    "amount_above_threshold": "amount",
+    "unreadable_amount": "unreadable",
+    "sensitive_target": "sensitive",
+}
+
+
+class SourceRef(BaseModel):
+    """Where one value came from, as recorded, and what in it can be opened."""
+
+    text: str
+    file: str | None = None
+    page: int | None = None
+    line: int | None = None
+    url: str | None = None
+    ocr: bool = False
+
+
+class KeyValue(BaseModel):
+    label: str
+    field: str
+    value: str
+    source: SourceRef | None = None
+    ocr: bool = False
+
+
+class Flag(BaseModel):
+    code: FlagCode
+    words: str
+    detail: str = ""
+
+
+class WorkItem(BaseModel):
+    view: ApprovalView
+    vendor: str = ""
+    invoice: str = ""
+    amount: Decimal | None = None
+    amount_text: str = ""
+    currency: str = ""
+    due: str = ""
+    system: str = ""
+    action: str = ""
+    flags: list[Flag] = Field(default_factory=list)
+    age_seconds: float = 0.0
+    still_needed: str = ""
+    key_values: list[KeyValue] = Field(default_factory=list)
+    sources: dict[str, SourceRef] = Field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return self.view.approval.id
+
+    @property
+    def age(self) -> str:
+        minutes = int(self.age_seconds // 60)
+        if minutes < 1:
+            return "just now"
+        if minutes < 60:
+            return f"{minutes} min"
+        hours, minutes = divmod(minutes, 60)
+        if hours < 48:
+            return f"{hours} h {minutes} min"
+        return f"{hours // 24} days"
+
+    @property
+    def flag_codes(self) -> set[str]:
+        return {f.code for f in self.flags}
+
+
+def shown_value(value: str) -> str:
+    """A select's value with its label ("1 (Northwind Traders)") reads as the label."""
+    match = re.fullmatch(r"\s*\S+\s+\((.+)\)\s*", value)
+    return match.group(1) if match else value.strip()
+
+
+def parse_source(text: str) -> SourceRef:
+    ref = SourceRef(text=text, ocr="ocr" in text.lower())
+    match = FILE_REF.search(text)
+    if match:
+        ref.file = match.group("file").strip()
+        ref.page = int(match.group("page")) if match.group("page") else None
+        ref.line = int(match.group("line")) if match.group("line") else None
+    elif url := URL_REF.search(text):
+        ref.url = url.group(0)
+    return ref
+
+
+def field_sources(view: ApprovalView) -> dict[str, SourceRef]:
+    """One origin per field, from both records the worker leaves: the run's lines in the request's
+    summary ("name = value: file, line N (cited in step 1)") and the job's own trace of each value
+    to the step that found it. A precise one (a file and line) wins; "not found" is said only when
+    neither record knows where the value came from."""
+    request = view.approval.request
+    if request is None:
+        return {}
+    values = {f.name: f.value for f in request.fields}
+    found: dict[str, list[str]] = {}
+    for line in request.summary.splitlines():
+        name, sep, rest = line.strip().partition(" = ")
+        value = values.get(name)
+        if sep and value is not None and rest.startswith(f"{value}: "):
+            found.setdefault(name, []).append(rest[len(value) + 2 :])
+    for source in view.approval.sources:
+        if source.source and source.source not in GENERIC_SOURCES:
+            found.setdefault(source.name, []).append(source.source)
+    notes = {f.name: f.note for f in request.fields if f.note}
+    out: dict[str, SourceRef] = {}
+    for name, texts in found.items():
+        known = [t for t in texts if t != NOT_FOUND] or texts
+        refs = [parse_source(t) for t in known]
+        best = next((r for r in refs if r.file and r.line), None) or next(
+            (r for r in refs if r.file), refs[0]
+        )
+        best.ocr = any(r.ocr for r in refs) or "ocr" in (notes.get(name) or "").lower()
+        out[name] = best
+    for name, note in notes.items():
+        if name not in out:
+            out[name] = SourceRef(text=note, ocr="ocr" in note.lower())
+    return out
+
+
+def summary_text(view: ApprovalView) -> str:
+    """The request's summary without its provenance block (shown per field instead)."""
+    request = view.approval.request
+    return request.summary.split("where the values come from:")[0].strip() if request else ""
+
+
+def _first(fields: list[tuple[str, str]], pattern: re.Pattern[str] | list[str]) -> tuple[str, str] | None:
+    for name, value in fields:
+        hit = (
+            pattern.search(name)
+            if isinstance(pattern, re.Pattern)
+            else any(re.search(p, name, re.IGNORECASE) for p in pattern)
+        )
+        if hit and value.strip():
+            return name, value
+    return None
+
+
+def action_words(method: str, url: str) -> tuple[str, str]:
+    """("127.0.0.1:8800", "create bill") for POST http://127.0.0.1:8800/bills/new."""
+    parts = urlsplit(url)
+    segments = [s for s in parts.path.split("/") if s]
+    verb = next((VERBS[s.lower()] for s in reversed(segments) if s.lower() in VERBS), None)
+    nouns = [s for s in segments if s.lower() not in VERBS]
+    thing = nouns[0].rstrip("s").replace("-", " ").replace("_", " ") if nouns else "page"
+    ident = next((s for s in nouns[1:] if re.search(r"\d", s)), "")
+    if verb is None:
+        verb = {"DELETE": "delete", "PUT": "change", "PATCH": "change"}.get(method.upper(), "submit to")
+    return parts.netloc, f"{verb} {thing}{' ' + ident if ident else ''}"
+
+
+def work_item(view: ApprovalView, rules: RiskRules, now: datetime | None = None) -> WorkItem:
+    approval = view.approval
+    request = approval.request
+    fields = [(f.name, f.value) for f in request.fields] if request else []
+    item = WorkItem(view=view, sources=field_sources(view))
+    if vendor := _first(fields, VENDOR_FIELD):
+        item.vendor = shown_value(vendor[1])
+    if number := _first(fields, NUMBER_FIELD):
+        item.invoice = number[1]
+    if amount := _first(fields, rules.amount_fields):
+        item.amount_text, item.amount = amount[1], parse_amount(amount[1])
+    currency = _first(fields, rules.currency_fields)
+    item.currency = currency[1].strip().upper() if currency else (rules.default_currency if amount else "")
+    if due := _first(fields, DUE_FIELD):
+        item.due = due[1]
+    if request is not None:
+        item.system, item.action = action_words(request.method, request.url)
+    item.flags = _flags(item, view)
+    created = approval.created_at if approval.created_at.tzinfo else approval.created_at.replace(tzinfo=UTC)
+    item.age_seconds = max(0.0, ((now or datetime.now(UTC)) - created).total_seconds())
+    item.still_needed = still_needed(view)
+    item.key_values = _key_values(fields, item, rules)
+    return item
+
+
+def _flags(item: WorkItem, view: ApprovalView) -> list[Flag]:
+    flags = [
+        Flag(code=RULE_CODES[f.rule], words=FLAG_WORDS[RULE_CODES[f.rule]], detail=f.message)
+        for f in view.assessment.flags
+    ]
+    ocr = sorted(name for name, ref in item.sources.items() if ref.ocr)
+    if ocr:
+        flags.insert(0, Flag(code="ocr", words=FLAG_WORDS["ocr"], detail="read by OCR: " + ", ".join(ocr)))
+    request = view.approval.request
+    if request is not None and re.search(r"/vendors?/(new|create)\b", urlsplit(request.url).path):
+        flags.append(Flag(code="new_vendor", words=FLAG_WORDS["new_vendor"], detail="creates a vendor"))
+    seen: set[str] = set()
+    return [f for f in flags if not (f.code in seen or seen.add(f.code))]  # type: ignore[func-returns-value]
+
+
+def still_needed(view: ApprovalView) -> str:
+    """Who must still decide, in words (the two-person rule as decisions.py applies it)."""
+    approval = view.approval
+    if approval.status != "pending":
+        return f"nobody: {approval.status}"
+    if approval.kind == "question":
+        return "one person answers"
+    submitter = view.job.submitted_by if view.job else None
+    if not view.needs_two:
+        return "one approver"
+    excluded = ", ".join(dict.fromkeys([*view.first_approvers, *([submitter] if submitter else [])]))
+    if view.first_approvers:
+        return f"one more approver (not {excluded})"
+    return f"two approvers (not {excluded})" if excluded else "two approvers"
+
+
+def _key_values(fields: list[tuple[str, str]], item: WorkItem, rules: RiskRules) -> list[KeyValue]:
+    wanted: list[tuple[str, re.Pattern[str] | list[str]]] = [
+        ("Payee", VENDOR_FIELD),
+        ("Invoice number", NUMBER_FIELD),
+        ("Amount", rules.amount_fields),
+        ("Due date", DUE_FIELD),
+    ]
+    out: list[KeyValue] = []
+    for label, pattern in wanted:
+        hit = _first(fields, pattern)
+        if hit is None:
+            continue
+        name, value = hit
+        shown = shown_value(value) if label == "Payee" else value
+        if label == "Amount" and item.currency:
+            shown = f"{value} {item.currency}"
+        ref = item.sources.get(name)
+        out.append(KeyValue(label=label, field=name, value=shown, source=ref, ocr=bool(ref and ref.ocr)))
+    for name, value in fields:
+        if any(re.search(p, name, re.IGNORECASE) for p in rules.bank_fields) and value.strip():
+            ref = item.sources.get(name)
+            out.append(
+                KeyValue(
+                    label=f"Bank details ({name})",
+                    field=name,
+                    value=value,
+                    source=ref,
+                    ocr=bool(ref and ref.ocr),
+                )
+            )
+    return out
+
+
+SORTS = ("age", "vendor", "amount", "due", "risk")
+
+
+def sort_items(items: list[WorkItem], key: str, descending: bool) -> list[WorkItem]:
+    def value(item: WorkItem) -> tuple[int, object]:
+        if key == "vendor":
+            return (0 if item.vendor else 1, item.vendor.lower())
+        if key == "amount":
+            return (0 if item.amount is not None else 1, item.amount or Decimal(0))
+        if key == "due":
+            return (0 if item.due else 1, item.due)
+        if key == "risk":
+            return (0, len(item.flags))
+        return (0, item.age_seconds)
+
+    present = [i for i in items if value(i)[0] == 0]
+    missing = [i for i in items if value(i)[0] == 1]
+    return sorted(present, key=lambda i: value(i)[1], reverse=descending) + missing  # type: ignore[arg-type, return-value]
+
+
+def filter_items(items: list[WorkItem], *, flag: str = "", system: str = "", q: str = "") -> list[WorkItem]:
+    q = q.strip().lower()
+    out = []
+    for item in items:
+        if flag == "none" and item.flags:
+            continue
+        if flag and flag != "none" and flag not in item.flag_codes:
+            continue
+        if system and item.system != system:
+            continue
+        task = item.view.job.task if item.view.job else ""
+        if q and not any(q in t.lower() for t in (item.vendor, item.invoice, item.id, task, item.action)):
+            continue
+        out.append(item)
+    return out

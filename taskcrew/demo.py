@@ -1,0 +1,335 @@
+"""`taskcrew demo`: the whole product offline, with scripted stand-ins for the models.
+
+Everything but the models is the real thing: the demo company's files, the Acme Payables ERP with
+its chaos (a fresh copy per demo), real Chromium behind the policy gate, the approval (at the
+terminal, or in the web console's inbox with ``--console``), the independent verifier's check of
+the ERP and the report. The "models" are small programs (the eval's scripted solver and auditor)
+that read the task's particulars and then act on what the tools really show; they are not AI, and
+the demo says so before and after.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html.parser
+import http.cookiejar
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.panel import Panel
+
+DEFAULT_VENDOR = "Northwind Traders"
+WORKER_MODEL, VERIFIER_MODEL = "scripted/solver", "scripted/auditor"
+LABEL = (
+    "[bold]DEMO with scripted stand-in models — not AI.[/] The planner, the workers and the verifier "
+    "are small scripted programs (taskcrew's eval solver and auditor): they read the task's "
+    "particulars, then act only on what the real tools show them. Everything else is real: the demo "
+    "company's files, the Acme Payables ERP with its chaos (expired sessions, outages, cookie "
+    "banners), Chromium behind the policy gate, your approval, the verifier's check and the report. "
+    "For real models see README › Models."
+)
+
+
+def demo_task(vendor: str) -> str:
+    return (
+        f"Find the latest invoice from {vendor}, extract the amount and due date, enter it into our "
+        "internal system, and tell me once it is done."
+    )
+
+
+@dataclass
+class DemoOptions:
+    vendor: str = DEFAULT_VENDOR
+    auto_approve: bool = False
+    console: bool = False
+    console_port: int = 0
+    chaos: bool = True
+    headed: bool = False
+    runs_dir: Path | None = None
+    wait_seconds: float = 600.0  # how long --console waits for the job to end
+
+
+def run_demo(opts: DemoOptions, out: Console) -> int:
+    from taskcrew.crew.errors import USER_ERRORS
+    from taskcrew.eval.solvers import NoRecipe, task_models
+
+    if not opts.vendor.strip():
+        out.print(
+            '[red]error:[/] --vendor is empty: name a vendor of the demo company, e.g. --vendor "Initech"'
+        )
+        return 2
+    task = demo_task(opts.vendor.strip())
+    try:
+        factory = task_models(task)
+    except NoRecipe as exc:
+        out.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        return 2
+    out.print(Panel(LABEL, title="taskcrew demo", border_style="yellow"), highlight=False)
+    out.print(f"[bold]Task:[/] {escape(task)}", highlight=False)
+    home = Path(tempfile.mkdtemp(prefix="taskcrew-demo-"))  # the demo's ERP, job store, knowledge
+    code = 1
+    try:
+        code = (
+            _with_console(opts, task, home, out)
+            if opts.console
+            else _in_terminal(opts, task, factory, home, out)
+        )
+    except USER_ERRORS as exc:
+        out.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        code = 2
+    except KeyboardInterrupt:
+        out.print("\n[yellow]Demo interrupted.[/]")
+        code = 130
+    finally:
+        if code in (0, 2, 5):
+            shutil.rmtree(home, ignore_errors=True)
+        else:
+            out.print(
+                f"[dim]The demo's ERP database, job store and worker log are kept in {home}[/]",
+                soft_wrap=True,
+            )
+    return code
+
+
+SEED_DONE = ".seeded"
+
+
+def knowledge_seed() -> Path:
+    """The demo company's procedures in a knowledge store, seeded once (it takes a while) and then
+    copied for every demo, so that what a demo run learns never reaches the company's own store."""
+    from taskcrew.config import Paths
+    from taskcrew.eval.sweep import seed_knowledge
+
+    paths = Paths.from_env()
+    seed = paths.home / "demo" / "knowledge-seed"
+    if (seed / SEED_DONE).is_file():
+        return seed
+    shutil.rmtree(seed, ignore_errors=True)
+    seed_knowledge(seed, paths.sandbox)
+    (seed / SEED_DONE).write_text("seeded\n", encoding="utf-8")
+    return seed
+
+
+def _copy_knowledge(target: Path) -> None:
+    shutil.copytree(knowledge_seed(), target, ignore=shutil.ignore_patterns(SEED_DONE))
+
+
+def _place_settings(opts: DemoOptions, home: Path, *, knowledge: bool) -> Any:
+    from taskcrew.config import Paths, WorkplaceSettings
+
+    values: dict[str, Any] = {
+        "erp_url": "http://127.0.0.1:0",  # a fresh demo ERP on a free port: no clash, no earlier bills
+        "intranet_url": "http://127.0.0.1:0",
+        "erp_db": home / "erp.sqlite3",
+        "knowledge_dir": home / "knowledge",  # the demo's facts stay out of the company's store
+        "use_knowledge": knowledge,
+        "chaos": opts.chaos,
+        "headless": not opts.headed,
+        "runs_dir": opts.runs_dir or Paths.from_env().runs,
+    }
+    return WorkplaceSettings(**values)
+
+
+def _in_terminal(opts: DemoOptions, task: str, factory: Any, home: Path, out: Console) -> int:
+    from taskcrew.config import Paths, quiet_crewai_env
+    from taskcrew.crew.calls import quiet_crewai_noise
+    from taskcrew.crew.commands import make_human
+    from taskcrew.crew.models import EXIT_CODES
+    from taskcrew.crew.progress import ProgressPrinter
+    from taskcrew.crew.workplace import Workplace
+
+    quiet_crewai_env(Paths.from_env().crewai_storage)
+    quiet_crewai_noise()
+    out.print("[dim]Starting the demo ERP, the intranet and the knowledge store…[/]")
+    _copy_knowledge(home / "knowledge")
+    with Workplace(_place_settings(opts, home, knowledge=True), make_human(opts.auto_approve, out)) as place:
+        out.print(f"[dim]Acme Payables (demo ERP, chaos {'on' if opts.chaos else 'off'}): {place.erp_url}[/]")
+        result = place.run(
+            task,
+            worker_model=WORKER_MODEL,
+            verifier_model=VERIFIER_MODEL,
+            scripted=factory,
+            listeners=[ProgressPrinter(out)],
+        )
+    _print_outcome(out, result.outcome, result.reason, result.answer, str(result.report))
+    return EXIT_CODES[result.outcome]
+
+
+def _print_outcome(out: Console, outcome: str, reason: str, answer: str, report: str) -> None:
+    colour = "green" if outcome in ("done", "nothing_to_do") else "red"
+    out.print(f"\n[bold {colour}]{outcome}[/]: {escape(reason)}", highlight=False)
+    if answer:
+        out.print(f"[bold]Answer:[/] {escape(answer)}", highlight=False)
+    out.print(f"Report: {report}", highlight=False, soft_wrap=True)
+    out.print(
+        "[yellow]This was the demo with scripted stand-in models (not AI).[/] Configure a real model "
+        "(README › Models) and `taskcrew run` does the same with your own words.",
+        highlight=False,
+    )
+
+
+# ------------------------------------------------------------------------------ --console
+def _with_console(opts: DemoOptions, task: str, home: Path, out: Console) -> int:
+    from taskcrew.console.server import ConsoleServer, prepare
+    from taskcrew.console.settings import ConsoleSettings
+    from taskcrew.crew.models import EXIT_CODES
+    from taskcrew.crew.workplace import Workplace
+    from taskcrew.jobs.models import JobOptions
+    from taskcrew.jobs.store import Jobs
+
+    settings = _place_settings(opts, home, knowledge=False)
+    jobs_url = f"sqlite:///{(home / 'jobs.sqlite3').resolve()}"
+    jobs = Jobs.open(jobs_url)
+    with Workplace(settings, None) as place:  # the ERP and intranet, for the worker to work in
+        console_settings, token = prepare(
+            ConsoleSettings(
+                port=opts.console_port,
+                state_dir=home / "console",
+                runs_dirs=[settings.runs_dir],
+                eval_dirs=[],
+                users_file=home / "console" / "users.yaml",
+                jobs_url=jobs_url,
+            )
+        )
+        server = ConsoleServer(console_settings, jobs).start()
+        worker = _start_worker(place, jobs_url, settings.runs_dir, home, opts.chaos)
+        try:
+            job = jobs.submit(
+                task,
+                submitted_by="demo",
+                options=JobOptions(worker_model=WORKER_MODEL, verifier_model=VERIFIER_MODEL),
+            )
+            out.print(
+                f"Console: [bold]{server.url}[/]  log in with the token: {token}",
+                highlight=False,
+                soft_wrap=True,
+            )
+            out.print(
+                f"Job {job.id} queued; a `taskcrew worker` runs it and asks in the console's inbox.",
+                soft_wrap=True,
+            )
+            finished = _follow(jobs, job.id, server.url, token or "", opts, out, worker)
+            if finished is not None and not opts.auto_approve and sys.stdin.isatty():
+                run = f"{server.url}/runs/{Path(finished.run_dir).name}" if finished.run_dir else server.url
+                out.print(f"Finished: {finished.outcome}. The run in the console: {run}", soft_wrap=True)
+                with contextlib.suppress(EOFError, KeyboardInterrupt):
+                    input("Press Enter to stop the console and end the demo. ")
+        finally:
+            _stop(worker)
+            server.stop()
+            jobs.close()
+    if finished is None:
+        return 1
+    outcome = finished.outcome or "error"
+    report = str(Path(finished.run_dir) / "report.md") if finished.run_dir else "(no run folder)"
+    _print_outcome(out, outcome, finished.reason, finished.answer, report)
+    return EXIT_CODES.get(outcome, 1)
+
+
+def _start_worker(
+    place: Any, jobs_url: str, runs_dir: Path, home: Path, chaos: bool
+) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", "taskcrew.cli", "worker", "--db", jobs_url, "--erp-url", place.erp_url]
+    command += ["--intranet-url", place.intranet_url or "", "--runs-dir", str(runs_dir), "--concurrency", "1"]
+    command += [] if chaos else ["--no-chaos"]
+    _copy_knowledge(home / "worker" / "knowledge")
+    env = {**os.environ, "TASKCREW_HOME": str(home / "worker")}
+    log = (home / "worker.log").open("wb")
+    return subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def _stop(worker: subprocess.Popen[bytes]) -> None:
+    worker.terminate()
+    try:
+        worker.wait(30)
+    except subprocess.TimeoutExpired:
+        worker.kill()
+
+
+def _follow(
+    jobs: Any, job_id: str, url: str, token: str, opts: DemoOptions, out: Console, worker: Any
+) -> Any:
+    """Wait for the job to end, saying where it waits; with --auto-approve, approve in the console."""
+    told: set[str] = set()
+    deadline = time.monotonic() + opts.wait_seconds
+    while time.monotonic() < deadline:
+        job = jobs.get(job_id)
+        if job.status in ("finished", "failed", "cancelled"):
+            return job
+        for approval in jobs.approvals("pending", job_id=job_id):
+            if approval.id in told:
+                continue
+            told.add(approval.id)
+            if opts.auto_approve:
+                out.print(f"--auto-approve: approving {approval.id} through the console, as a person would.")
+                ConsoleClient(url, token).decide(approval.id, "approve")
+                if jobs.approval(approval.id).status == "pending":  # a risk rule wants a second person
+                    out.print(
+                        "[red]error:[/] this approval needs a second, different approver (the console's risk "
+                        "rules); the demo's console has one user. Run it without --console, or pick another "
+                        "--vendor.",
+                        highlight=False,
+                        soft_wrap=True,
+                    )
+                    return None
+            else:
+                out.print(
+                    f"[bold yellow]Waiting for you:[/] open {url}/approvals/{approval.id} and decide.",
+                    highlight=False,
+                    soft_wrap=True,
+                )
+        if worker.poll() is not None:
+            out.print(f"[red]error:[/] the worker stopped (exit {worker.returncode}); see its worker.log")
+            return None
+        time.sleep(0.5)
+    out.print(f"[red]error:[/] the job did not end within {opts.wait_seconds:.0f} s")
+    return None
+
+
+class _Csrf(html.parser.HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.token = ""
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        if tag == "input" and values.get("name") == "csrf" and not self.token:
+            self.token = values.get("value") or ""
+
+
+class ConsoleClient:
+    """The console over HTTP, the way a browser uses it (login form, CSRF token, Origin)."""
+
+    def __init__(self, url: str, token: str) -> None:
+        self.url = url
+        self.opener = urllib.request.build_opener(
+            urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar())
+        )
+        self._post("/login", {"csrf": self._csrf("/login"), "username": "", "password": token, "next": "/"})
+
+    def _csrf(self, path: str) -> str:
+        with self.opener.open(self.url + path, timeout=30) as response:
+            parser = _Csrf()
+            parser.feed(response.read().decode())
+        return parser.token
+
+    def _post(self, path: str, form: dict[str, str]) -> None:
+        data = urllib.parse.urlencode(form).encode()
+        request = urllib.request.Request(self.url + path, data=data, headers={"Origin": self.url})
+        with self.opener.open(request, timeout=60) as response:
+            response.read()
+
+    def decide(self, approval_id: str, action: str) -> None:
+        path = f"/approvals/{approval_id}"
+        self._post(f"{path}/decide", {"csrf": self._csrf(path), "action": action, "text": ""})
