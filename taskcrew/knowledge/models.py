@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 ChunkKind = Literal["markdown", "pdf", "text", "email"]
 FileStatus = Literal["added", "replaced", "unchanged", "skipped"]
 Ranking = Literal["hybrid", "vector", "bm25", "rrf"]
+FactStatus = Literal["proposed", "accepted", "rejected"]
 
 HEADING_SEPARATOR = " > "
 
@@ -119,6 +120,16 @@ class Fact(BaseModel):
     task: str = Field(description="The task of that run.")
     confirmations: int = Field(1, ge=1, description="How many runs taught it (merges count).")
     provenance: list[FactProvenance]
+    status: FactStatus = Field(
+        "proposed",
+        description="proposed: derived from untrusted text, waits for a person; only accepted facts "
+        "reach a planner or a tool.",
+    )
+    derived_from: list[str] = Field(
+        default_factory=list, description="The untrusted sources (tools) the teaching run read."
+    )
+    decided_by: str | None = Field(None, description="Who accepted or rejected it.")
+    decided_at: datetime | None = None
 
 
 class FactHit(BaseModel):

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from taskcrew.knowledge.chunking import ChunkingConfig, UnreadableFile, supported
+from taskcrew.knowledge.chunking import ChunkingConfig, UnreadableFile
 from taskcrew.knowledge.embedder import MiniLMEmbedder
+from taskcrew.knowledge.folders import collect
 from taskcrew.knowledge.lexical import Bm25Index, reciprocal_rank_fusion
 from taskcrew.knowledge.models import (
     HEADING_SEPARATOR,
@@ -50,18 +51,9 @@ class RankingConfig(BaseModel):
 
 
 def expand_paths(paths: Iterable[Path]) -> list[Path]:
-    """Files to ingest: folders are walked for supported files; named files are kept as given."""
-    out: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            out.extend(
-                p
-                for p in sorted(path.rglob("*"))
-                if p.is_file() and supported(p) and not any(part.startswith(".") for part in p.parts)
-            )
-        else:
-            out.append(path)
-    return out
+    """Files to ingest: folders are walked for supported files (links out of them refused, see
+    folders.py); named files are kept as given."""
+    return collect(paths).files
 
 
 class _Corpus:
@@ -124,7 +116,13 @@ class ProcedureLibrary:
         ``on_chunks`` hears about each batch embedded (progress within a large file)."""
         started = time.perf_counter()
         report = IngestReport()
-        for path in expand_paths(paths):
+        collected = collect(paths)
+        for refused in collected.refused:
+            result = FileIngest(path=refused.path, status="skipped", message=refused.message)
+            report.files.append(result)
+            if on_file is not None:
+                on_file(result)
+        for path in collected.files:
             result = self.ingest_file(path, on_chunks)
             report.files.append(result)
             if on_file is not None:
