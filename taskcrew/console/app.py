@@ -30,6 +30,7 @@ from taskcrew.console.auth import Authenticator, load_users
 from taskcrew.console.charts import sweep_charts
 from taskcrew.console.cosign import CosignStore
 from taskcrew.console.decisions import ACTIONS, Approver
+from taskcrew.console.facts_page import FactsDesk, fact_routes
 from taskcrew.console.risk import load_rules
 from taskcrew.console.security import SecurityHeaders, same_origin, token_ok
 from taskcrew.console.sessions import Session, SessionStore
@@ -517,6 +518,7 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
         Route("/eval", eval_index),
         Route("/eval/{key}", eval_page),
         Route("/audit", audit_page),
+        *fact_routes(FactsDesk(), page, signed_in, checked_post, back, console.audit),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
 
