@@ -195,3 +195,66 @@ def test_ingest_refuses_links_that_lead_out_of_the_folder(
     assert result.exit_code == 1, result.output
     assert "refused: a link to" in result.output and "copy the file into the folder" in result.output
     assert "hunter2" not in result.output
+
+
+# -- nothing a fact says lowers an approval rule -----------------------------------------------------
+@pytest.mark.browser
+def test_an_accepted_fact_saying_no_approval_is_needed_does_not_skip_the_approval(tmp_path: Path) -> None:
+    from taskcrew.config import WorkplaceSettings
+    from taskcrew.crew.scripted import Loop
+    from taskcrew.crew.workplace import Workplace
+    from taskcrew.eval import kit
+    from taskcrew.mock_erp import fetch_state
+    from taskcrew.tools.human import ApprovalDecision
+
+    bill = kit.Bill("Vandelay Industries", "VI-3399", "420.00", "USD", "2026-09-20", "2026-10-20")
+    criterion = "Acme Payables has one bill for Vandelay Industries VI-3399 of 420.00 USD"
+    plan = Plan(
+        goal="Enter Vandelay's bill VI-3399",
+        success_criteria=[criterion],
+        steps=[PlanStep(role="browser_operator", title="Enter the bill", instructions="Enter it.")],
+        changes_data=True,
+    )
+
+    def verify(url: str, body: str) -> str:
+        ok = len(kit.bill_rows(body, "VI-3399")) == 1
+        return kit.verdict([(criterion, ok, url, "VI-3399")], "The bills list shows the bill.")
+
+    worker = ScriptedLLM(
+        {
+            "planner": [plan.model_dump_json()],
+            "browser_operator": [Loop(policy=kit.EnterBill(bill))],
+            "reflector": [Reflection(facts=[]).model_dump_json()],
+        },
+        model="scripted/worker",
+    )
+    verifier = ScriptedLLM(
+        {"verifier": [Loop(policy=kit.LookUpBills("", verify))]}, model="scripted/verifier"
+    )
+    human = ScriptedHuman(decisions=[ApprovalDecision.approve()])
+    settings = WorkplaceSettings(
+        erp_url="http://127.0.0.1:0",
+        intranet_url=None,
+        runs_dir=tmp_path / "runs",
+        erp_db=tmp_path / "erp.sqlite3",
+        knowledge_dir=tmp_path / "knowledge",
+        chaos=False,
+    )
+    models = {"worker": worker, "verifier": verifier}
+    with Workplace(settings, human) as place:
+        fact = place.store.facts.learn(_grant(["read_file"], "run-mail"), POISON).fact
+        place.store.facts.decide(fact.id, accept=True, by="os:alice")
+        result = place.run(
+            "Enter Vandelay Industries' bill VI-3399 for 420.00 USD dated 2026-09-20, due 2026-10-20.",
+            worker_model="scripted/worker",
+            verifier_model="scripted/verifier",
+            scripted=models.__getitem__,
+        )
+        state = fetch_state(place.erp_url)
+
+    assert "need no approval" in worker.calls_for("planner")[0].prompt  # the planner was told
+    assert len(human.requests) == 1  # and the submission was still asked
+    asked = {f.name: f.value for f in human.requests[0].fields}
+    assert asked["invoice_number"] == "VI-3399" and asked["amount"] == "420.00"
+    assert result.outcome == "done", result.reason
+    assert [b.invoice_number for b in state.bills if b.vendor == "Vandelay Industries"].count("VI-3399") == 1
