@@ -253,6 +253,7 @@ def intranet_serve(
 
 
 class KnowledgeRanking(StrEnum):
+    section = "section"
     hybrid = "hybrid"
     vector = "vector"
     bm25 = "bm25"
@@ -282,8 +283,8 @@ def knowledge_search(
     query: Annotated[str, typer.Argument(help="What to look for, in plain words.")],
     k: Annotated[int, typer.Option("-k", min=1, max=20, help="How many passages.")] = 4,
     ranking: Annotated[
-        KnowledgeRanking, typer.Option(help="How to rank passages.")
-    ] = KnowledgeRanking.hybrid,
+        KnowledgeRanking | None, typer.Option(help="How to rank passages (default: the store's, section).")
+    ] = None,
     store: KnowledgeStoreOption = None,
 ) -> None:
     """Search the company procedures."""
@@ -292,7 +293,8 @@ def knowledge_search(
     from taskcrew.knowledge import commands
     from taskcrew.knowledge.models import Ranking
 
-    raise typer.Exit(commands.search(query, k, cast(Ranking, ranking.value), store, Console(soft_wrap=True)))
+    chosen = cast(Ranking, ranking.value) if ranking is not None else None
+    raise typer.Exit(commands.search(query, k, chosen, store, Console(soft_wrap=True)))
 
 
 class FactAction(StrEnum):
