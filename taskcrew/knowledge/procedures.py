@@ -27,7 +27,7 @@ from taskcrew.knowledge.models import (
     head_line,
 )
 from taskcrew.knowledge.pipeline import batches, prefetch
-from taskcrew.knowledge.ranking import DenseIndex, ensure_sections, fuse, top
+from taskcrew.knowledge.ranking import DenseIndex, ensure_sections, top
 from taskcrew.knowledge.streaming import chunk_passes
 
 if TYPE_CHECKING:
@@ -75,6 +75,7 @@ class _Corpus:
             i: (d, dict(m)) for i, d, m in zip(self.ids, documents, got["metadatas"] or [], strict=True)
         }
         self.bm25 = Bm25Index(self.ids, documents)
+        self.row = {chunk_id: n for n, chunk_id in enumerate(self.ids)}
         self.dense: DenseIndex | None = None
 
     def section_texts(self) -> list[str]:
@@ -265,6 +266,8 @@ class ProcedureLibrary:
         return self._rank(self._blend(query_vector, vector, lexical, corpus), k)
 
     def _by_section(self, query: str, k: int, corpus: _Corpus) -> list[ProcedureHit]:
+        """Candidates: the vector and BM25 top ``candidates`` and every chunk of the best-named
+        sections; each scored by chunk cosine + section cosine + normalised BM25 (ranking.py)."""
         assert self._sections is not None
         with self._lock:
             if corpus.dense is None:
@@ -272,17 +275,22 @@ class ProcedureLibrary:
                     corpus.ids, corpus.section_texts(), self._collection, self._sections, self._embedder
                 )
             dense = corpus.dense
+        n = min(len(corpus.ids), max(self._ranking.candidates, k))
         query_vector = self._embedder.embed([query])[0]
-        chunk, section = dense.scores(query_vector)
-        scores = fuse(
-            chunk,
-            section,
-            corpus.bm25.all_scores(query),
+        vector = self._collection.query(query_embeddings=[query_vector], n_results=n, include=[])["ids"][0]
+        lexical = dict(corpus.bm25.rank(query, n))
+        row = corpus.row
+        rows, scores = dense.rank(
+            query_vector,
+            [row[i] for i in (*vector, *lexical) if i in row],
+            {row[i]: s for i, s in lexical.items() if i in row},
             self._ranking.section_weight,
             self._ranking.section_bm25_weight,
         )
         best = top(scores, k)
-        return self._rank([(corpus.ids[i], float(scores[i]), corpus.entries[corpus.ids[i]]) for i in best], k)
+        return self._rank(
+            [(corpus.ids[rows[i]], float(scores[i]), corpus.entries[corpus.ids[rows[i]]]) for i in best], k
+        )
 
     def _blend(
         self,
