@@ -11,7 +11,14 @@ Each measurement runs in a fresh process:
   interrupt is raised between batches): RSS once a minute, peak RSS, then whether the store is
   consistent (chunk count = chunks written, a search answers).
 - ``--index-chunks N``: Chroma alone (ready-made vectors, no embedding): RSS as the collection grows.
-Figures, not assertions. ``--threads``: onnxruntime threads (1 keeps a shared machine usable).
+- ``--folder-mb X --folder-files N``: a folder of N Markdown files (headings every few paragraphs)
+  of X MB in all, ingested like `taskcrew knowledge ingest FOLDER`: chunks/s, peak RSS, progress
+  reports seen; then the same folder again (content hashes: nothing chunked twice or embedded).
+- ``--search-chunks N``: warm search latency (p50/p95 of 50 queries, k=4) per ranking on a store
+  of N chunks (real texts and sections, vectors written ready-made so the set-up takes minutes,
+  not hours; latency does not depend on the vectors' values).
+Figures, not assertions. ``--threads``: onnxruntime threads (1 keeps a shared machine usable; 0:
+onnxruntime's choice, both cores).
 """
 
 from __future__ import annotations
@@ -152,6 +159,97 @@ def child_index(store: str, count: str) -> dict[str, object]:
     return {"base": base, "steps": steps, "peak": peak_mb()}
 
 
+def write_folder(folder: Path, megabytes: float, files: int, seed: int = 3) -> None:
+    rng = random.Random(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    per_file = int(megabytes * 1_000_000 / files)
+    for n in range(files):
+        parts, size, section = [f"# Manual part {n}\n"], 0, 0
+        while size < per_file:
+            if rng.random() < 0.25:
+                section += 1
+                parts.append(f"\n## {rng.choice(WORDS).title()} {rng.choice(WORDS)} {section}\n")
+            sentence = " ".join(rng.choice(WORDS) for _ in range(rng.randint(60, 110)))
+            parts.append(f"\n{sentence.capitalize()}.\n")
+            size += len(sentence) + 2
+        (folder / f"part-{n:03d}.md").write_text("".join(parts), encoding="utf-8")
+
+
+def child_folder(folder: str, store: str, threads: str) -> dict[str, object]:
+    from taskcrew.knowledge import KnowledgeStore, MiniLMEmbedder
+
+    embedder = MiniLMEmbedder(threads=int(threads) or None)
+    embedder.load()
+    knowledge = KnowledgeStore(Path(store), embedder)
+    knowledge.procedures.search("warm up", k=1)
+    base = rss_mb()
+    reports = 0
+
+    def on_chunks(_file: Path, done: int, total: int) -> None:
+        nonlocal reports
+        reports += 1
+
+    started = time.perf_counter()
+    report = knowledge.procedures.ingest([Path(folder)], on_chunks=on_chunks)
+    seconds = time.perf_counter() - started
+    again_started = time.perf_counter()
+    again = knowledge.procedures.ingest([Path(folder)])
+    return {"files": len(report.files), "chunks": report.chunks_added, "seconds": seconds, "base": base,
+            "peak": peak_mb(), "reports": reports, "again_s": time.perf_counter() - again_started,
+            "again_added": again.chunks_added, "again_unchanged": again.count("unchanged")}  # fmt: skip
+
+
+def child_search(store: str, count: str) -> dict[str, object]:
+    import statistics
+
+    import numpy as np
+
+    from taskcrew.knowledge import KnowledgeStore, MiniLMEmbedder
+    from taskcrew.knowledge.models import Chunk
+    from taskcrew.knowledge.ranking import ensure_sections
+
+    embedder = MiniLMEmbedder()
+    knowledge = KnowledgeStore(Path(store), embedder)
+    library = knowledge.procedures
+    rng = random.Random(4)
+    vectors = np.random.default_rng(4).standard_normal((int(count), 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    chunks = []
+    for i in range(int(count)):
+        path = [f"Chapter {i // 200}", f"{rng.choice(WORDS).title()} {rng.choice(WORDS)} {i // 20}"]
+        text = " ".join(rng.choice(WORDS) for _ in range(120))
+        chunks.append(Chunk(id=f"c{i}", text=text, source=f"/manual/part-{i // 200}.md", heading_path=path,
+                            kind="markdown", ordinal=i % 200, file_sha256="0", title="Manual"))  # fmt: skip
+    for start in range(0, len(chunks), 500):
+        part = chunks[start : start + 500]
+        library._collection.upsert(ids=[c.id for c in part], embeddings=vectors[start : start + 500],
+                                   documents=[c.embed_text() for c in part],
+                                   metadatas=[{"source": c.source, "heading_path": json.dumps(c.heading_path),
+                                               "title": c.title, "ordinal": c.ordinal} for c in part])  # fmt: skip
+    ensure_sections(
+        [c.section_text() for c in chunks], knowledge._client.get_collection("sections"), embedder
+    )
+    queries = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 12))) for _ in range(50)]
+    out: dict[str, object] = {"chunks": library.count()}
+    for ranking in ("section", "hybrid"):
+        started = time.perf_counter()
+        library.search("first query builds the corpus", k=4, ranking=ranking)  # type: ignore[arg-type]
+        first = time.perf_counter() - started
+        times = []
+        for q in queries:
+            started = time.perf_counter()
+            library.search(q, k=4, ranking=ranking)  # type: ignore[arg-type]
+            times.append((time.perf_counter() - started) * 1000)
+        times.sort()
+        out[ranking] = (
+            round(first, 2),
+            round(statistics.median(times), 1),
+            round(times[int(len(times) * 0.95)], 1),
+        )
+    out["peak"] = peak_mb()
+    return out
+
+
 def run_child(*args: str) -> dict[str, object]:
     out = subprocess.run(
         [sys.executable, __file__, "--child", *args], capture_output=True, text=True, check=True
@@ -168,11 +266,19 @@ def main() -> None:
     parser.add_argument("--bounded-s", type=float, default=360.0, help="0: skip the bounded run")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--index-chunks", type=int, default=0, help="Chroma's own RSS for N chunks")
+    parser.add_argument("--folder-mb", type=float, default=0.0, help="ingest a folder of this size")
+    parser.add_argument("--folder-files", type=int, default=40)
+    parser.add_argument("--search-chunks", type=int, default=0, help="warm search latency at N chunks")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         kind, *rest = args.child
-        children = {"ingest": child_ingest, "index": child_index}
+        children = {
+            "ingest": child_ingest,
+            "index": child_index,
+            "folder": child_folder,
+            "search": child_search,
+        }
         print(json.dumps(children[kind](*rest) if kind in children else child_chunk(kind, *rest)))
         return
     threads = str(args.threads)
@@ -186,6 +292,18 @@ def main() -> None:
                 print(f"chunking {args.chunk_mb:g} MB {mode}: {c['chunks']} chunks in {c['seconds']:.1f} s; "
                       f"RSS {c['base']:.0f} MB before, peak {c['peak']:.0f} MB "
                       f"(+{c['peak'] - c['base']:.0f} MB)", flush=True)  # type: ignore[operator]  # fmt: skip
+        if args.folder_mb:
+            docs = folder / "docs"
+            write_folder(docs, args.folder_mb, args.folder_files)
+            f = run_child("folder", str(docs), str(folder / "folder-store"), threads)
+            print(f"ingest folder {args.folder_mb:g} MB in {f['files']} files: {f['chunks']} chunks in "
+                  f"{f['seconds']:.0f} s ({f['chunks'] / f['seconds']:.1f} chunks/s); RSS {f['base']:.0f} MB "  # type: ignore[operator]
+                  f"after loading, peak {f['peak']:.0f} MB; {f['reports']} progress reports; again: "
+                  f"{f['again_unchanged']} unchanged, {f['again_added']} embedded, {f['again_s']:.1f} s", flush=True)  # fmt: skip
+        if args.search_chunks:
+            r = run_child("search", str(folder / "search-store"), str(args.search_chunks))
+            print(f"search at {r['chunks']} chunks, (first query s, warm p50 ms, p95 ms): section {r['section']}, "
+                  f"hybrid {r['hybrid']}; peak RSS {r['peak']:.0f} MB", flush=True)  # type: ignore[operator]  # fmt: skip
         if args.index_chunks:
             x = run_child("index", str(folder / "index-store"), str(args.index_chunks))
             print(f"Chroma alone, {args.index_chunks} chunks with ready vectors: RSS {x['base']:.0f} MB "

@@ -31,7 +31,7 @@ from knowledge_quality import QuerySet
 from taskcrew.knowledge import Chunk, KnowledgeStore, MiniLMEmbedder
 
 ROOT = Path(__file__).resolve().parent.parent
-RANKINGS = ("hybrid", "vector", "bm25")
+RANKINGS = ("section", "hybrid", "vector", "bm25")
 
 COLD_START = """
 import json, sys, time

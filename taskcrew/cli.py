@@ -293,6 +293,7 @@ def intranet_serve(
 
 
 class KnowledgeRanking(StrEnum):
+    section = "section"
     hybrid = "hybrid"
     vector = "vector"
     bm25 = "bm25"
@@ -322,8 +323,8 @@ def knowledge_search(
     query: Annotated[str, typer.Argument(help="What to look for, in plain words.")],
     k: Annotated[int, typer.Option("-k", min=1, max=20, help="How many passages.")] = 4,
     ranking: Annotated[
-        KnowledgeRanking, typer.Option(help="How to rank passages.")
-    ] = KnowledgeRanking.hybrid,
+        KnowledgeRanking | None, typer.Option(help="How to rank passages (default: the store's, section).")
+    ] = None,
     store: KnowledgeStoreOption = None,
 ) -> None:
     """Search the company procedures."""
@@ -332,21 +333,37 @@ def knowledge_search(
     from taskcrew.knowledge import commands
     from taskcrew.knowledge.models import Ranking
 
-    raise typer.Exit(commands.search(query, k, cast(Ranking, ranking.value), store, Console(soft_wrap=True)))
+    chosen = cast(Ranking, ranking.value) if ranking is not None else None
+    raise typer.Exit(commands.search(query, k, chosen, store, Console(soft_wrap=True)))
+
+
+class FactAction(StrEnum):
+    accept = "accept"
+    reject = "reject"
 
 
 @knowledge_app.command("facts")
 def knowledge_facts(
+    action: Annotated[
+        FactAction | None, typer.Argument(help="accept or reject a proposed fact (then give its ID).")
+    ] = None,
+    fact_id: Annotated[str | None, typer.Argument(help="The fact's id, as the list shows it.")] = None,
     query: Annotated[str | None, typer.Option("--query", "-q", help="Only facts related to this.")] = None,
     k: Annotated[int, typer.Option("-k", min=1, max=50, help="How many facts with --query.")] = 10,
     store: KnowledgeStoreOption = None,
 ) -> None:
-    """List the facts learned by verified runs (with their provenance)."""
+    """List learned facts (proposed, accepted, rejected), or accept/reject one: `facts accept ID`."""
     from rich.console import Console
 
     from taskcrew.knowledge import commands
 
-    raise typer.Exit(commands.facts(query, k, store, Console(soft_wrap=True)))
+    console = Console(soft_wrap=True)
+    if action is None:
+        raise typer.Exit(commands.facts(query, k, store, console))
+    if not fact_id:
+        console.print(f"[red]error:[/red] give the fact's id: `taskcrew knowledge facts {action.value} ID`.")
+        raise typer.Exit(2)
+    raise typer.Exit(commands.decide(fact_id, action is FactAction.accept, store, console))
 
 
 @knowledge_app.command("forget")

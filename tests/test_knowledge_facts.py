@@ -21,7 +21,8 @@ SESSION_FACT = "The ERP session can expire silently after saving; log in again a
 
 
 def _grant(run_id: str = "run-1", task: str = "Enter the latest Northwind invoice.") -> FactGrant:
-    return FactGrant.from_verdict(FakeVerdict(verified=True, run_id=run_id, task=task))
+    # a run that only asked a person: its facts are accepted (see test_knowledge_trust.py)
+    return FactGrant.from_verdict(FakeVerdict(verified=True, run_id=run_id, task=task), sources=["ask_user"])
 
 
 def test_a_run_that_was_not_verified_cannot_get_a_grant() -> None:

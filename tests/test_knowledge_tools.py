@@ -45,7 +45,7 @@ def test_search_on_an_empty_store_is_a_clear_failure(knowledge_store: KnowledgeS
 def test_recall_facts_tool_cites_the_run_and_ignores_unrelated_facts(knowledge_store: KnowledgeStore) -> None:
     tool = RecallFactsTool(store=knowledge_store)
     assert "No learned fact matches" in tool.run(query="ERP session expiry")
-    grant = FactGrant.from_verdict(FakeVerdict(verified=True, run_id="run-7"))
+    grant = FactGrant.from_verdict(FakeVerdict(verified=True, run_id="run-7"), sources=["ask_user"])
     fact = knowledge_store.facts.learn(grant, "The ERP session expires silently on the first save.", 0.8).fact
     text = tool.run(query="what happens when the ERP session expires", k=3)
     assert fact.id in text and "run-7" in text and "confidence 0.80" in text

@@ -32,8 +32,7 @@ from taskcrew.approvals.rules import load_rules
 from taskcrew.console.artifacts import EvalResults, RunsDir
 from taskcrew.console.auth import Authenticator, load_users
 from taskcrew.console.charts import sweep_charts
-from taskcrew.console.documents import Documents
-from taskcrew.console.security import SecurityHeaders, allowed_hosts, same_origin, token_ok
+from taskcrew.console.facts_page import FactsDesk, fact_routes
 from taskcrew.console.sessions import Session, SessionStore
 from taskcrew.console.settings import ConsoleSettings
 from taskcrew.console.worklist import (
@@ -617,6 +616,7 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
         Route("/eval", eval_index),
         Route("/eval/{key}", eval_page),
         Route("/audit", audit_page),
+        *fact_routes(FactsDesk(), page, signed_in, checked_post, back, console.audit),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
 

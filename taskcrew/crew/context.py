@@ -57,8 +57,9 @@ class Knowledge(Protocol):
 
     def known_facts(self) -> list[str]: ...
 
-    def learn(self, facts: list[str], verdict: Any) -> list[str]:
-        """Store facts; ``verdict`` (verified, run_id, task) must be a verified run's."""
+    def learn(self, facts: list[str], verdict: Any, sources: list[str] | None = None) -> list[str]:
+        """Store facts; ``verdict`` (verified, run_id, task) must be a verified run's; ``sources``
+        (the tools the run read) decide whether they are stored accepted or proposed."""
         ...
 
 

@@ -20,10 +20,14 @@ class StoreKnowledge:
         )
 
     def known_facts(self) -> list[str]:
-        return [fact.text for fact in self.store.facts.all()]
+        return [fact.text for fact in self.store.facts.all(status="accepted")]
 
-    def learn(self, facts: list[str], verdict: Any) -> list[str]:
-        """Store facts under a grant that only a verified verdict can issue (else it raises)."""
-        grant = FactGrant.from_verdict(verdict)
+    def learn(self, facts: list[str], verdict: Any, sources: list[str] | None = None) -> list[str]:
+        """Store facts under a grant that only a verified verdict can issue (else it raises).
+
+        ``sources``: the tools whose results the run read; facts of a run that read untrusted text
+        (or whose sources are unknown) are stored as proposals for a person to accept.
+        """
+        grant = FactGrant.from_verdict(verdict, sources=sources)
         outcomes = [self.store.facts.learn(grant, text) for text in facts[: grant.remaining]]
-        return [f"{o.action} {o.fact.id}" for o in outcomes]
+        return [f"{o.action} {o.fact.id} ({o.fact.status})" for o in outcomes]

@@ -338,7 +338,8 @@ def reflect(ctx: RunContext, state: RunState) -> None:
     facts = [ctx.redact(f) for f in reflection.facts[:3]]
     final = state.verdicts[-1]
     verdict = RunVerdict(verified=final.verified, run_id=ctx.run_id, task=ctx.task)
-    stored = ctx.knowledge.learn(facts, verdict) if facts else []
+    sources = sorted({e.tool for e in ctx.tracer.of_kind("tool_call")})  # untrusted text → proposed facts
+    stored = ctx.knowledge.learn(facts, verdict, sources) if facts else []
     state.learned = facts
     ctx.tracer.emit(ReflectionEvent(facts=facts, stored=stored))
 

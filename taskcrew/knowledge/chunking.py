@@ -9,24 +9,23 @@ Unreadable files raise ``UnreadableFile`` with a message a person can act on.
 
 from __future__ import annotations
 
-import email
-import email.policy
 import hashlib
-import html
-import io
 import math
 import re
 from collections.abc import Iterable, Iterator
-from email.message import EmailMessage
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from taskcrew.knowledge.markup import html_to_markdown, rst_to_markdown
 from taskcrew.knowledge.models import Chunk, ChunkKind
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
 TEXT_SUFFIXES = frozenset({".txt", ".text"})
-SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES | TEXT_SUFFIXES | {".pdf", ".eml"}
+RST_SUFFIXES = frozenset({".rst", ".rest"})
+HTML_SUFFIXES = frozenset({".html", ".htm"})
+SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES | TEXT_SUFFIXES | RST_SUFFIXES | HTML_SUFFIXES | {".pdf", ".eml"}
+CHUNKER_VERSION = "2"  # part of every chunk id: a new chunker re-embeds files on their next ingest
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -65,6 +64,15 @@ def file_sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def file_digest(path: Path) -> str:
+    """The SHA-256 of a file read 1 MiB at a time (what ``Chunk.file_sha256`` holds)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while block := fh.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def unreadable(exc: OSError) -> UnreadableFile:
     """Why a file could not be read, in the words the ingest reports."""
     if isinstance(exc, FileNotFoundError):
@@ -86,18 +94,29 @@ def chunk_file(path: Path, config: ChunkingConfig | None = None) -> list[Chunk]:
     except OSError as exc:
         raise unreadable(exc) from None
     kind: ChunkKind
+    title: str | None = None
     if suffix in MARKDOWN_SUFFIXES:
-        kind, pieces = "markdown", split_markdown(_decode(data), config)
+        kind, (pieces, title) = "markdown", split_markdown_titled(_decode(data), config)
+    elif suffix in RST_SUFFIXES:
+        kind, (pieces, title) = "markdown", split_markdown_titled(rst_to_markdown(_decode(data)), config)
+    elif suffix in HTML_SUFFIXES:
+        text, page_title = html_to_markdown(_decode(data))
+        kind, (pieces, title) = "markdown", split_markdown_titled(text, config)
+        title = title or page_title
     elif suffix in TEXT_SUFFIXES:
         kind, pieces = "text", _paragraph_pieces([], _decode(data), config)
     elif suffix == ".pdf":
-        kind, pieces = "pdf", _pdf_pieces(data, [], config)
+        from taskcrew.knowledge.formats import pdf_pieces
+
+        kind, (pieces, title) = "pdf", pdf_pieces(data, [], config)
     else:
-        kind, pieces = "email", _email_pieces(data, config)
+        from taskcrew.knowledge.formats import email_pieces
+
+        kind, (pieces, title) = "email", email_pieces(data, config)
     pieces = [p for p in pieces if p.text.strip()]
     if not pieces:
         raise UnreadableFile("no text to index (the file is empty)")
-    return _to_chunks(pieces, str(path.resolve()), kind, file_sha256(data))
+    return _to_chunks(pieces, str(path.resolve()), kind, file_sha256(data), title or "")
 
 
 def _decode(data: bytes) -> str:
@@ -109,11 +128,13 @@ def _decode(data: bytes) -> str:
         raise UnreadableFile(f"not UTF-8 text (byte {exc.start}); re-save it as UTF-8") from None
 
 
-def _to_chunks(pieces: list[_Piece], source: str, kind: ChunkKind, sha: str) -> list[Chunk]:
-    return list(stream_chunks(pieces, source, kind, sha))
+def _to_chunks(pieces: list[_Piece], source: str, kind: ChunkKind, sha: str, title: str = "") -> list[Chunk]:
+    return list(stream_chunks(pieces, source, kind, sha, title))
 
 
-def stream_chunks(pieces: Iterable[_Piece], source: str, kind: ChunkKind, sha: str) -> Iterator[Chunk]:
+def stream_chunks(
+    pieces: Iterable[_Piece], source: str, kind: ChunkKind, sha: str, title: str = ""
+) -> Iterator[Chunk]:
     """Chunks with content-hash ids and ordinals for non-empty pieces, in order."""
     seen: set[str] = set()
     ordinal = 0
@@ -121,7 +142,8 @@ def stream_chunks(pieces: Iterable[_Piece], source: str, kind: ChunkKind, sha: s
         text = piece.text.strip()
         if not text:
             continue
-        digest = hashlib.sha256("\x00".join([source, *piece.path, text]).encode()).hexdigest()[:24]
+        parts = [CHUNKER_VERSION, source, title, *piece.path, text]
+        digest = hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:24]
         chunk_id = digest if digest not in seen else f"{digest}-{ordinal}"
         seen.add(chunk_id)
         yield Chunk(
@@ -132,16 +154,22 @@ def stream_chunks(pieces: Iterable[_Piece], source: str, kind: ChunkKind, sha: s
             kind=kind,
             ordinal=ordinal,
             file_sha256=sha,
+            title=title,
         )
         ordinal += 1
 
 
 # -- markdown ------------------------------------------------------------------------------------
 def split_markdown(text: str, config: ChunkingConfig) -> list[_Piece]:
-    """Sections by heading (ignoring '#' lines inside code fences), sized into chunks.
+    return split_markdown_titled(text, config)[0]
+
+
+def split_markdown_titled(text: str, config: ChunkingConfig) -> tuple[list[_Piece], str | None]:
+    """Sections by heading (ignoring '#' lines inside code fences), sized into chunks, and the title.
 
     A lone level-1 heading at the top is the document's title: it is left out of the heading
-    paths (it would only repeat in every chunk) except for the text directly under it.
+    paths (it would only repeat in every chunk) except for the text directly under it; every
+    chunk carries it as ``title``.
     """
     sections = list(_markdown_sections(text))
     titles = {path[0] for path, _ in sections if path and path[0][0] == 1}
@@ -152,7 +180,8 @@ def split_markdown(text: str, config: ChunkingConfig) -> list[_Piece]:
         if drop_title and len(names) > 1:
             names = names[1:]
         pieces.extend(_paragraph_pieces(names, body, config))
-    return _merge_small(pieces, config)
+    title = next(iter(titles))[1] if drop_title else None
+    return _merge_small(pieces, config), title
 
 
 def _markdown_sections(text: str) -> Iterator[tuple[list[tuple[int, str]], str]]:
@@ -209,6 +238,10 @@ def merge_small(pieces: Iterable[_Piece], config: ChunkingConfig) -> Iterator[_P
 
 
 def _join(a: _Piece, b: _Piece) -> _Piece:
+    """Siblings merge under their parent; a short parent intro merges into its first child and
+    takes the child's path (the section a hit on it names is the one with the content)."""
+    if a.path == b.path[: len(a.path)] and len(a.path) < len(b.path):
+        return _Piece(path=b.path, text=f"{a.text.strip()}\n\n{b.text.strip()}".strip())
     common: list[str] = []
     for x, y in zip(a.path, b.path, strict=False):
         if x != y:
@@ -348,54 +381,3 @@ def _hard_cut(text: str, max_chars: int) -> list[str]:
         out.append(text[:cut].strip())
         text = text[cut:].strip()
     return [*out, text] if text else out
-
-
-# -- pdf -------------------------------------------------------------------------------------------
-def _pdf_pieces(data: bytes, prefix: list[str], config: ChunkingConfig) -> list[_Piece]:
-    from pypdf import PdfReader
-    from pypdf.errors import PyPdfError
-
-    try:
-        reader = PdfReader(io.BytesIO(data))
-        if reader.is_encrypted:
-            raise UnreadableFile("the PDF is encrypted; save an unencrypted copy")
-        pages = [page.extract_text() or "" for page in reader.pages]
-    except UnreadableFile:
-        raise
-    except (PyPdfError, ValueError, KeyError, TypeError, OSError) as exc:
-        raise UnreadableFile(f"not a readable PDF ({type(exc).__name__}: {exc})") from None
-    if not any(p.strip() for p in pages):
-        raise UnreadableFile("the PDF has no text layer (a scan?); it needs OCR before it can be indexed")
-    pieces: list[_Piece] = []
-    for number, text in enumerate(pages, start=1):
-        pieces.extend(_paragraph_pieces([*prefix, f"page {number}"], text, config))
-    return pieces
-
-
-# -- email -----------------------------------------------------------------------------------------
-def _email_pieces(data: bytes, config: ChunkingConfig) -> list[_Piece]:
-    message = email.message_from_bytes(data, policy=email.policy.default)
-    if not isinstance(message, EmailMessage) or not message.keys():
-        raise UnreadableFile("not an email message (no headers found)")
-    subject = str(message.get("Subject") or "(no subject)").strip()
-    header = "\n".join(f"{name}: {message[name]}" for name in ("From", "To", "Date") if message[name])
-    body_part = message.get_body(preferencelist=("plain", "html"))
-    body = ""
-    if body_part is not None:
-        body = str(body_part.get_content())
-        if body_part.get_content_subtype() == "html":
-            body = html.unescape(_TAG.sub(" ", body))
-    pieces = _paragraph_pieces([subject], f"{header}\n\n{body}", config)
-    for attachment in message.iter_attachments():
-        name = attachment.get_filename() or "attachment"
-        content_type = attachment.get_content_type()
-        if content_type == "application/pdf" or name.lower().endswith(".pdf"):
-            try:
-                payload = attachment.get_payload(decode=True)
-                if isinstance(payload, bytes):
-                    pieces.extend(_pdf_pieces(payload, [subject, name], config))
-            except UnreadableFile as exc:
-                pieces.append(_Piece(path=[subject, name], text=f"(attachment {name} not indexed: {exc})"))
-        elif content_type.startswith("text/"):
-            pieces.extend(_paragraph_pieces([subject, name], str(attachment.get_content()), config))
-    return pieces

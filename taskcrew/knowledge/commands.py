@@ -16,8 +16,8 @@ from taskcrew.crew.stopping import EXIT_INTERRUPTED, RunInterrupted, signals_rai
 from taskcrew.inputs import UserError, check_query
 from taskcrew.knowledge.bootstrap import open_store, seed_if_empty
 from taskcrew.knowledge.embedder import EmbedderUnavailable
+from taskcrew.knowledge.folders import collect
 from taskcrew.knowledge.models import Ranking
-from taskcrew.knowledge.procedures import expand_paths
 from taskcrew.knowledge.progress import IngestProgress
 from taskcrew.knowledge.retrieval import clip
 from taskcrew.knowledge.store import KnowledgeStore
@@ -38,7 +38,8 @@ def _open(directory: Path | None, console: Console) -> KnowledgeStore:
 
 def ingest(paths: list[Path], directory: Path | None, console: Console) -> int:
     """Ingest files and folders; exit 1 when any file had to be skipped (the others are kept)."""
-    files = expand_paths(paths)
+    collected = collect(paths)
+    files = [*collected.files, *(Path(r.path) for r in collected.refused)]
     if not files:
         console.print("[yellow]No supported files found (.md, .markdown, .txt, .text, .pdf, .eml).[/yellow]")
         return FAILED
@@ -46,7 +47,7 @@ def ingest(paths: list[Path], directory: Path | None, console: Console) -> int:
     try:
         store = _open(directory, console)
         with signals_raise(), progress:
-            report = store.procedures.ingest(files, on_file=progress.file_done, on_chunks=progress.chunks)
+            report = store.procedures.ingest(paths, on_file=progress.file_done, on_chunks=progress.chunks)
     except (KeyboardInterrupt, RunInterrupted):
         where = ""
         if progress.last is not None:
@@ -92,9 +93,10 @@ def search(query: str, k: int, ranking: Ranking | None, directory: Path | None, 
 
 
 def facts(query: str | None, k: int, directory: Path | None, console: Console) -> int:
+    """List facts of every status (proposed ones wait for `knowledge facts accept|reject ID`)."""
     try:
         store = _open(directory, console)
-        found = [h.fact for h in store.facts.search(query, k=k)] if query else store.facts.all()
+        found = [h.fact for h in store.facts.search(query, k=k, status=None)] if query else store.facts.all()
     except (EmbedderUnavailable, UserError) as exc:  # UserError: a damaged store, a bad query
         console.print(f"[red]error:[/red] {escape(str(exc))}")
         return UNAVAILABLE
@@ -106,11 +108,54 @@ def facts(query: str | None, k: int, directory: Path | None, console: Console) -
         return OK
     for fact in found:
         console.print(
-            f"[bold]{fact.id}[/bold] [dim]confidence {fact.confidence:.2f}, confirmed {fact.confirmations}x, "
-            f"first learned {fact.learned_at:%Y-%m-%d %H:%M} by run {escape(fact.run_id)}[/dim]",
+            f"[bold]{fact.id}[/bold] {_STATUS_STYLE[fact.status]} [dim]confidence {fact.confidence:.2f}, "
+            f"confirmed {fact.confirmations}x, first learned {fact.learned_at:%Y-%m-%d %H:%M} by run "
+            f"{escape(fact.run_id)}[/dim]",
             highlight=False,
         )
         console.print(f"  {escape(fact.text)}", highlight=False)
+        if fact.status == "proposed":
+            origin = ", ".join(fact.derived_from) or "untrusted text"
+            console.print(
+                f"  [dim]from {escape(origin)}: not shown to any planner until a person runs "
+                f"`taskcrew knowledge facts accept {fact.id}` (or reject)[/dim]",
+                highlight=False,
+            )
+        elif fact.decided_by:
+            console.print(f"  [dim]{fact.status} by {escape(fact.decided_by)}[/dim]", highlight=False)
+    return OK
+
+
+_STATUS_STYLE = {
+    "proposed": "[yellow]proposed[/yellow]",
+    "accepted": "[green]accepted[/green]",
+    "rejected": "[red]rejected[/red]",
+}
+
+
+def operator() -> str:
+    """Who decides from this shell: the OS user (recorded with the decision)."""
+    import getpass
+
+    try:
+        return f"os:{getpass.getuser()}"
+    except (KeyError, OSError):
+        return "os:unknown"
+
+
+def decide(fact_id: str, accept: bool, directory: Path | None, console: Console) -> int:
+    """`knowledge facts accept|reject ID`: a person's decision on a proposed fact."""
+    try:
+        decided = _open(directory, console).facts.decide(fact_id, accept=accept, by=operator())
+    except (EmbedderUnavailable, UserError) as exc:
+        console.print(f"[red]error:[/red] {escape(str(exc))}")
+        return UNAVAILABLE
+    if decided is None:
+        console.print(
+            f"[red]No fact with id {escape(fact_id)!r}; list them with `taskcrew knowledge facts`.[/red]"
+        )
+        return FAILED
+    console.print(f"{decided.status.capitalize()} {decided.id}: {escape(decided.text)}")
     return OK
 
 

@@ -6,6 +6,12 @@ as a confirmation. "The same" means cosine similarity at or above the merge thre
 conflicting key tokens (numbers, codes, names): the embedding alone rates "Net 30" vs "Net 45"
 or "GX-5531" vs "GX-5540" at 0.96-0.98, so the key tokens of one fact must be a subset of the
 other's (measured figures: docs/knowledge.md).
+
+A fact taught by a run that read untrusted text (see ``grant.untrusted_sources``) is stored as
+``proposed``; only ``accepted`` facts are returned by ``search`` (what the planner, the tools and
+the reflector read) unless a caller asks for every status. A person accepts or rejects with
+``decide``. A fact stored before statuses existed reads as proposed. A fact is only ever advice
+in a prompt: nothing here feeds an approval rule.
 """
 
 from __future__ import annotations
@@ -19,12 +25,13 @@ from typing import TYPE_CHECKING, Any
 
 from taskcrew.knowledge.grant import FactGrant
 from taskcrew.knowledge.lexical import STOPWORDS
-from taskcrew.knowledge.models import Fact, FactHit, FactProvenance, LearnOutcome
+from taskcrew.knowledge.models import Fact, FactHit, FactProvenance, FactStatus, LearnOutcome
 
 if TYPE_CHECKING:
     from chromadb.api.models.Collection import Collection
 
 MAX_FACT_CHARS = 400
+READ_BY_PLANNERS: FactStatus = "accepted"
 _NUMBER_OR_CODE = re.compile(r"[A-Za-z]*\d[\w./-]*")
 _NAME = re.compile(r"\b[A-Z][\w-]+")
 _SPACE = re.compile(r"\s+")
@@ -85,7 +92,7 @@ class FactBook:
         twin = self._near_duplicate(text)
         if twin is not None:
             fact, similarity = twin
-            merged = _merge(fact, provenance)
+            merged = _merge(fact, provenance, grant.untrusted)
             self._collection.update(ids=[fact.id], metadatas=[_metadata(merged)])
             return LearnOutcome(action="merged", fact=merged, similarity=similarity)
         fact = Fact(
@@ -98,18 +105,39 @@ class FactBook:
             task=grant.task,
             confirmations=1,
             provenance=[provenance],
+            status="proposed" if grant.proposes else "accepted",
+            derived_from=list(grant.untrusted),
         )
         self._collection.upsert(ids=[fact.id], documents=[text], metadatas=[_metadata(fact)])
         return LearnOutcome(action="added", fact=fact)
 
-    def all(self) -> list[Fact]:
-        """All facts, oldest first."""
+    def all(self, status: FactStatus | None = None) -> list[Fact]:
+        """All facts (or those with ``status``), oldest first."""
         got = self._collection.get(include=["documents", "metadatas"])
         facts = [
             _fact(i, d, m)
             for i, d, m in zip(got["ids"], got["documents"] or [], got["metadatas"] or [], strict=True)
         ]
-        return sorted(facts, key=lambda f: (f.learned_at, f.id))
+        return sorted(
+            (f for f in facts if status is None or f.status == status), key=lambda f: (f.learned_at, f.id)
+        )
+
+    def decide(self, fact_id: str, accept: bool, by: str) -> Fact | None:
+        """A person accepts or rejects a fact; returns it as stored now (None: no such fact)."""
+        fact = self.get(fact_id)
+        if fact is None:
+            return None
+        if not by.strip():
+            raise ValueError("A decision on a fact names who made it.")
+        decided = fact.model_copy(
+            update={
+                "status": "accepted" if accept else "rejected",
+                "decided_by": by,
+                "decided_at": self._clock(),
+            }
+        )
+        self._collection.update(ids=[fact_id], metadatas=[_metadata(decided)])
+        return decided
 
     def get(self, fact_id: str) -> Fact | None:
         got = self._collection.get(ids=[fact_id], include=["documents", "metadatas"])
@@ -117,13 +145,26 @@ class FactBook:
             return None
         return _fact(got["ids"][0], (got["documents"] or [""])[0], (got["metadatas"] or [{}])[0])
 
-    def search(self, query: str, k: int = 3, min_similarity: float = -1.0) -> list[FactHit]:
-        """The ``k`` facts most similar to ``query`` with at least ``min_similarity``, best first."""
+    def search(
+        self,
+        query: str,
+        k: int = 3,
+        min_similarity: float = -1.0,
+        status: FactStatus | None = READ_BY_PLANNERS,
+    ) -> list[FactHit]:
+        """The ``k`` facts most similar to ``query`` with at least ``min_similarity``, best first.
+
+        Only accepted facts unless ``status`` says otherwise (None: every status).
+        """
         size = self.count()
         if not query.strip() or size == 0 or k < 1:
             return []
+        where: Any = {"status": status} if status is not None else None
         result = self._collection.query(
-            query_texts=[query], n_results=min(k, size), include=["documents", "metadatas", "distances"]
+            query_texts=[query],
+            n_results=min(k, size),
+            where=where,
+            include=["documents", "metadatas", "distances"],
         )
         hits = [
             FactHit(fact=_fact(i, d, m), similarity=1.0 - float(dist))
@@ -145,16 +186,19 @@ class FactBook:
         return fact
 
     def _near_duplicate(self, text: str) -> tuple[Fact, float] | None:
-        for hit in self.search(text, k=3, min_similarity=self._merge_similarity):
+        for hit in self.search(text, k=3, min_similarity=self._merge_similarity, status=None):
             if compatible(hit.fact.text, text):
                 return hit.fact, hit.similarity
         return None
 
 
-def _merge(fact: Fact, provenance: FactProvenance) -> Fact:
+def _merge(fact: Fact, provenance: FactProvenance, untrusted: list[str]) -> Fact:
+    """The stored wording and status stay (an accepted fact stays accepted, a proposed or rejected
+    one is not promoted by another run saying it again)."""
     repeat = any(p.run_id == provenance.run_id for p in fact.provenance)
     return fact.model_copy(
         update={
+            "derived_from": sorted({*fact.derived_from, *untrusted}),
             "confidence": max(fact.confidence, provenance.confidence),
             "verified": fact.verified and provenance.verified,
             "confirmations": fact.confirmations if repeat else fact.confirmations + 1,
@@ -172,6 +216,10 @@ def _metadata(fact: Fact) -> dict[str, Any]:
         "task": fact.task,
         "confirmations": fact.confirmations,
         "provenance": json.dumps([p.model_dump(mode="json") for p in fact.provenance], ensure_ascii=False),
+        "status": fact.status,
+        "derived_from": json.dumps(fact.derived_from),
+        "decided_by": fact.decided_by or "",
+        "decided_at": fact.decided_at.isoformat() if fact.decided_at else "",
     }
 
 
@@ -189,4 +237,8 @@ def _fact(fact_id: str, document: Any, metadata: Any) -> Fact:
         provenance=[
             FactProvenance.model_validate(p) for p in json.loads(str(meta.get("provenance") or "[]"))
         ],
+        status=meta.get("status") if meta.get("status") in ("accepted", "rejected") else "proposed",
+        derived_from=json.loads(str(meta.get("derived_from") or "[]")),
+        decided_by=str(meta.get("decided_by") or "") or None,
+        decided_at=datetime.fromisoformat(str(meta["decided_at"])) if meta.get("decided_at") else None,
     )

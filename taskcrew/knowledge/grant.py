@@ -7,13 +7,36 @@ writes (the reflector keeps at most three durable facts per run).
 
 The crew passes its verifier's verdict; anything with ``verified``, ``run_id`` and ``task``
 attributes will do (``VerdictLike``).
+
+A grant also says where the run's knowledge came from: the tools whose results it read
+(``sources``). A run that read documents, e-mails, pages or any tool not known to carry only a
+person's words or plain arithmetic learned from untrusted text, so its facts are stored as
+``proposed`` and reach no planner until a person accepts them (``untrusted_sources`` is that rule,
+the only place it is decided). Unknown sources (``None``) count as untrusted.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Protocol
 
 MAX_FACTS_PER_RUN = 3
+# Tools whose results carry no outside text: a person's answer, or arithmetic over values the run
+# already had. recall_facts returns only facts a person accepted. Every other tool (files, e-mail,
+# documents, the browser, the web, the procedures store, python) brings in text nobody vouched for.
+TRUSTED_SOURCES = frozenset(
+    {"ask_user", "compute_due_date", "compare_values", "parse_amount", "recall_facts"}
+)
+UNKNOWN_SOURCES = "(sources not given)"
+
+
+def untrusted_sources(sources: Iterable[str] | None) -> list[str]:
+    """The sources that make a run's facts proposals (empty: the facts may be stored accepted)."""
+    if sources is None:
+        return [UNKNOWN_SOURCES]
+    return sorted({s for s in sources if s not in TRUSTED_SOURCES})
+
+
 _ISSUER = object()  # private capability key: only from_verdict holds it
 
 
@@ -39,9 +62,17 @@ class GrantExhaustedError(PermissionError):
 class FactGrant:
     """Permission for one verified run to write at most ``max_facts`` facts."""
 
-    __slots__ = ("_used", "max_facts", "run_id", "task")
+    __slots__ = ("_used", "max_facts", "run_id", "task", "untrusted")
 
-    def __init__(self, *, run_id: str, task: str, max_facts: int, _issuer: object = None) -> None:
+    def __init__(
+        self,
+        *,
+        run_id: str,
+        task: str,
+        max_facts: int,
+        untrusted: list[str] | None = None,
+        _issuer: object = None,
+    ) -> None:
         if _issuer is not _ISSUER:
             raise TypeError(
                 "A FactGrant is only issued by FactGrant.from_verdict(verdict) for a verified run."
@@ -49,11 +80,20 @@ class FactGrant:
         self.run_id = run_id
         self.task = task
         self.max_facts = max_facts
+        self.untrusted = untrusted_sources(None) if untrusted is None else untrusted
         self._used = 0
 
     @classmethod
-    def from_verdict(cls, verdict: VerdictLike, max_facts: int = MAX_FACTS_PER_RUN) -> FactGrant:
-        """Issue a grant for a verified run; raise ``UnverifiedRunError`` for any other."""
+    def from_verdict(
+        cls,
+        verdict: VerdictLike,
+        max_facts: int = MAX_FACTS_PER_RUN,
+        sources: Iterable[str] | None = None,
+    ) -> FactGrant:
+        """Issue a grant for a verified run; raise ``UnverifiedRunError`` for any other.
+
+        ``sources``: the names of the tools whose results the run read (None: unknown, untrusted).
+        """
         if getattr(verdict, "verified", False) is not True:
             raise UnverifiedRunError(
                 "Only a verified run may add facts to the knowledge store (this verdict is not verified)."
@@ -62,7 +102,18 @@ class FactGrant:
         task = str(getattr(verdict, "task", "") or "").strip()
         if not run_id or not task:
             raise ValueError("A verdict must carry the run_id and the task that facts are attributed to.")
-        return cls(run_id=run_id, task=task, max_facts=max_facts, _issuer=_ISSUER)
+        return cls(
+            run_id=run_id,
+            task=task,
+            max_facts=max_facts,
+            untrusted=untrusted_sources(sources),
+            _issuer=_ISSUER,
+        )
+
+    @property
+    def proposes(self) -> bool:
+        """True when the run read untrusted text: its facts wait for a person."""
+        return bool(self.untrusted)
 
     @property
     def remaining(self) -> int:

@@ -65,6 +65,15 @@ class Bm25Index:
     def __len__(self) -> int:
         return len(self.ids)
 
+    def all_scores(self, query: str) -> np.ndarray | None:
+        """The BM25 score of every document for ``query``, in ``ids`` order (None: no query word
+        is in the corpus)."""
+        vocab = getattr(self._retriever, "vocab_dict", None) or {}
+        tokens = [t for t in tokenize(query) if t in vocab]
+        if not self.ids or not tokens:
+            return None
+        return np.asarray(self._retriever.get_scores(tokens), dtype=np.float32)
+
     def rank(self, query: str, n: int) -> list[tuple[str, float]]:
         """The ``n`` best (id, score) pairs with a positive score, best first."""
         vocab = getattr(self._retriever, "vocab_dict", None) or {}

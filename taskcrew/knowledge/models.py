@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 ChunkKind = Literal["markdown", "pdf", "text", "email"]
 FileStatus = Literal["added", "replaced", "unchanged", "skipped"]
-Ranking = Literal["hybrid", "vector", "bm25", "rrf"]
+Ranking = Literal["section", "hybrid", "vector", "bm25", "rrf"]
+FactStatus = Literal["proposed", "accepted", "rejected"]
 
 HEADING_SEPARATOR = " > "
 
@@ -30,14 +31,29 @@ class Chunk(BaseModel):
     kind: ChunkKind
     ordinal: int = Field(ge=0, description="Position of the chunk in its file.")
     file_sha256: str
+    title: str = Field("", description="The document's title (its lone top heading, <title>, subject).")
 
     @property
     def heading(self) -> str:
         return HEADING_SEPARATOR.join(self.heading_path)
 
     def embed_text(self) -> str:
-        """What is embedded and indexed: the heading path carries much of a section's meaning."""
+        """What is embedded and indexed: the heading path carries much of a section's meaning.
+        (The document title is matched through the section's own vector, ``section_text``: in
+        the chunk's text it repeats in every chunk of a file and blurs them, measured.)"""
         return f"{self.heading}\n{self.text}" if self.heading_path else self.text
+
+    def section_text(self) -> str:
+        """The section's name as matched on its own: title > heading path."""
+        return head_line(self.title, self.heading_path)
+
+
+def head_line(title: str, heading_path: list[str]) -> str:
+    """Title > heading > path, without repeating a title that already heads the path."""
+    parts = list(heading_path)
+    if title and (not parts or parts[0] != title):
+        parts.insert(0, title)
+    return HEADING_SEPARATOR.join(parts)
 
 
 class FileIngest(BaseModel):
@@ -85,6 +101,7 @@ class ProcedureHit(BaseModel):
     source: str
     heading_path: list[str]
     text: str
+    title: str = ""
 
     @property
     def source_name(self) -> str:
@@ -119,6 +136,16 @@ class Fact(BaseModel):
     task: str = Field(description="The task of that run.")
     confirmations: int = Field(1, ge=1, description="How many runs taught it (merges count).")
     provenance: list[FactProvenance]
+    status: FactStatus = Field(
+        "proposed",
+        description="proposed: derived from untrusted text, waits for a person; only accepted facts "
+        "reach a planner or a tool.",
+    )
+    derived_from: list[str] = Field(
+        default_factory=list, description="The untrusted sources (tools) the teaching run read."
+    )
+    decided_by: str | None = Field(None, description="Who accepted or rejected it.")
+    decided_at: datetime | None = None
 
 
 class FactHit(BaseModel):

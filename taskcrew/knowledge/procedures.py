@@ -8,13 +8,14 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 import numpy as np
 from pydantic import BaseModel, Field
 
-from taskcrew.knowledge.chunking import ChunkingConfig, UnreadableFile, supported
+from taskcrew.knowledge.chunking import CHUNKER_VERSION, ChunkingConfig, UnreadableFile, file_digest
 from taskcrew.knowledge.embedder import MiniLMEmbedder
+from taskcrew.knowledge.folders import collect
 from taskcrew.knowledge.lexical import Bm25Index, reciprocal_rank_fusion
 from taskcrew.knowledge.models import (
     HEADING_SEPARATOR,
@@ -23,12 +24,16 @@ from taskcrew.knowledge.models import (
     IngestReport,
     ProcedureHit,
     Ranking,
+    head_line,
 )
+from taskcrew.knowledge.pipeline import batches, prefetch
+from taskcrew.knowledge.ranking import DenseIndex, ensure_sections, top
 from taskcrew.knowledge.streaming import chunk_passes
 
 if TYPE_CHECKING:
     from chromadb.api.models.Collection import Collection
 
+RANKINGS: tuple[str, ...] = get_args(Ranking)
 WRITE_BATCH = 128  # chunks embedded and written per Chroma upsert
 OnFile = Callable[[FileIngest], None]
 OnChunks = Callable[[Path, int, int], None]  # (file, chunks embedded so far, chunks to embed)
@@ -39,42 +44,42 @@ _Scored = tuple[str, float, _Entry]  # (chunk id, score, entry)
 class RankingConfig(BaseModel):
     """How chunks are ranked (figures for each choice: docs/knowledge.md).
 
-    hybrid: cosine similarity + ``bm25_weight`` x BM25 score (normalised to the query's best),
-    over the union of both rankers' candidates. rrf: reciprocal rank fusion of the two lists.
+    section: every chunk scored by cosine + ``section_weight`` x cosine to its section's name +
+    ``section_bm25_weight`` x normalised BM25 (ranking.py). hybrid: cosine similarity +
+    ``bm25_weight`` x BM25 score (normalised to the query's best), over the union of both
+    rankers' candidates. rrf: reciprocal rank fusion of the two lists.
     """
 
-    ranking: Ranking = "hybrid"
+    ranking: Ranking = "section"
+    section_weight: float = Field(0.5, ge=0.0, description="Weight of the section-name cosine (section).")
+    section_bm25_weight: float = Field(0.2, ge=0.0, description="Weight of the normalised BM25 (section).")
     candidates: int = Field(30, ge=1, description="Hits each ranker contributes before fusion.")
     bm25_weight: float = Field(0.1, ge=0.0, description="Weight of the normalised BM25 score (hybrid).")
     rrf_k: int = Field(60, ge=1, description="The k of reciprocal rank fusion (rrf).")
 
 
 def expand_paths(paths: Iterable[Path]) -> list[Path]:
-    """Files to ingest: folders are walked for supported files; named files are kept as given."""
-    out: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            out.extend(
-                p
-                for p in sorted(path.rglob("*"))
-                if p.is_file() and supported(p) and not any(part.startswith(".") for part in p.parts)
-            )
-        else:
-            out.append(path)
-    return out
+    """Files to ingest: folders are walked for supported files (links out of them refused, see
+    folders.py); named files are kept as given."""
+    return collect(paths).files
 
 
 class _Corpus:
-    """All chunk texts and metadata in memory with a BM25 index over them; rebuilt when the
-    collection changes."""
+    """All chunk texts and metadata in memory with a BM25 index over them (and, once the section
+    ranking asks, every vector); rebuilt when the collection changes."""
 
     def __init__(self, got: Any) -> None:
-        ids = list(got["ids"])
+        self.ids = list(got["ids"])
         documents = list(got["documents"] or [])
         self.entries: dict[str, _Entry] = {
-            i: (d, dict(m)) for i, d, m in zip(ids, documents, got["metadatas"] or [], strict=True)
+            i: (d, dict(m)) for i, d, m in zip(self.ids, documents, got["metadatas"] or [], strict=True)
         }
-        self.bm25 = Bm25Index(ids, documents)
+        self.bm25 = Bm25Index(self.ids, documents)
+        self.row = {chunk_id: n for n, chunk_id in enumerate(self.ids)}
+        self.dense: DenseIndex | None = None
+
+    def section_texts(self) -> list[str]:
+        return [_section_text(self.entries[i][1]) for i in self.ids]
 
 
 class ProcedureLibrary:
@@ -86,8 +91,10 @@ class ProcedureLibrary:
         embedder: MiniLMEmbedder,
         chunking: ChunkingConfig | None = None,
         ranking: RankingConfig | None = None,
+        sections: Collection | None = None,
     ) -> None:
         self._collection = collection
+        self._sections = sections
         self._embedder = embedder
         self._chunking = chunking or ChunkingConfig()
         self._ranking = ranking or RankingConfig()
@@ -124,7 +131,13 @@ class ProcedureLibrary:
         ``on_chunks`` hears about each batch embedded (progress within a large file)."""
         started = time.perf_counter()
         report = IngestReport()
-        for path in expand_paths(paths):
+        collected = collect(paths)
+        for refused in collected.refused:
+            result = FileIngest(path=refused.path, status="skipped", message=refused.message)
+            report.files.append(result)
+            if on_file is not None:
+                on_file(result)
+        for path in collected.files:
             result = self.ingest_file(path, on_chunks)
             report.files.append(result)
             if on_file is not None:
@@ -141,9 +154,12 @@ class ProcedureLibrary:
         deleted: an interrupted ingest leaves the store searchable (old chunks plus the new ones
         written so far), and running it again embeds only the chunks not yet written.
         """
+        source = str(path.resolve())
+        unchanged = self._unchanged(path, source)
+        if unchanged is not None:
+            return FileIngest(path=str(path), status="unchanged", chunks=unchanged)
         try:
             passes = chunk_passes(path, self._chunking)
-            source = str(path.resolve())
             existing = set(self._collection.get(where={"source": source}, include=[])["ids"])
             wanted: set[str] = set()
             todo = 0
@@ -158,19 +174,9 @@ class ProcedureLibrary:
         added = 0
         with self._lock:
             try:
-                batch: list[Chunk] = []
-                for chunk in passes() if todo else ():
-                    if chunk.id in existing:
-                        continue
-                    batch.append(chunk)
-                    if len(batch) == WRITE_BATCH:
-                        self.add_chunks(batch)
-                        added += len(batch)
-                        batch = []
-                        if on_chunks is not None:
-                            on_chunks(path, added, todo)
-                if batch:
-                    self.add_chunks(batch)
+                new = (c for c in passes() if c.id not in existing) if todo else iter(())
+                for batch in prefetch(batches(new, WRITE_BATCH)):
+                    self.add_chunks(batch, file_chunks=len(wanted))
                     added += len(batch)
                     if on_chunks is not None:
                         on_chunks(path, added, todo)
@@ -190,8 +196,30 @@ class ProcedureLibrary:
             removed=len(stale),
         )
 
+    def _unchanged(self, path: Path, source: str) -> int | None:
+        """The file's chunk count when the store holds it already, chunked from these very bytes
+        by this chunker with these sizes: no chunking, no embedding (None: ingest it)."""
+        try:
+            sha = file_digest(path)
+        except OSError:
+            return None  # the passes report why it cannot be read
+        got = self._collection.get(where={"source": source}, include=["metadatas"])
+        metas = got["metadatas"] or []
+        tag = self._chunker_tag()
+        complete = all(m.get("file_chunks") == len(metas) for m in metas)  # not an interrupted ingest
+        if metas and complete and all(m.get("file_sha256") == sha and m.get("chunker") == tag for m in metas):
+            return len(metas)
+        return None
+
+    def _chunker_tag(self) -> str:
+        return f"{CHUNKER_VERSION}:{self._chunking.max_chars}:{self._chunking.min_chars}"
+
     def add_chunks(
-        self, chunks: Sequence[Chunk], batch: int = WRITE_BATCH, on_batch: Callable[[int], None] | None = None
+        self,
+        chunks: Sequence[Chunk],
+        batch: int = WRITE_BATCH,
+        on_batch: Callable[[int], None] | None = None,
+        file_chunks: int = 0,
     ) -> None:
         """Embed and write chunks (upsert by id), ``batch`` at a time so memory stays bounded by
         the batch, not the file. Used by ingest and by the benchmarks."""
@@ -201,8 +229,10 @@ class ProcedureLibrary:
             self._collection.upsert(
                 ids=[c.id for c in part],
                 documents=[c.embed_text() for c in part],
-                metadatas=[_metadata(c, now) for c in part],
+                metadatas=[_metadata(c, now, self._chunker_tag(), file_chunks) for c in part],
             )
+            if self._sections is not None:
+                ensure_sections([c.section_text() for c in part], self._sections, self._embedder)
             if on_batch is not None:
                 on_batch(start + len(part))
         self._corpus = None
@@ -216,6 +246,10 @@ class ProcedureLibrary:
             return []
         mode = ranking or self._ranking.ranking
         n = min(size, max(self._ranking.candidates, k))
+        if mode == "section" and self._sections is None:
+            mode = "hybrid"  # a library without a sections collection (tests of the parts)
+        if mode == "section":
+            return self._by_section(query, k, self._current_corpus(size))
         if mode == "vector":
             return self._rank(self._vector(query, n), k)
         corpus = self._current_corpus(size)
@@ -230,6 +264,33 @@ class ProcedureLibrary:
             )
             return self._rank([(i, s, corpus.entries[i]) for i, s in fused], k)
         return self._rank(self._blend(query_vector, vector, lexical, corpus), k)
+
+    def _by_section(self, query: str, k: int, corpus: _Corpus) -> list[ProcedureHit]:
+        """Candidates: the vector and BM25 top ``candidates`` and every chunk of the best-named
+        sections; each scored by chunk cosine + section cosine + normalised BM25 (ranking.py)."""
+        assert self._sections is not None
+        with self._lock:
+            if corpus.dense is None:
+                corpus.dense = DenseIndex.build(
+                    corpus.ids, corpus.section_texts(), self._collection, self._sections, self._embedder
+                )
+            dense = corpus.dense
+        n = min(len(corpus.ids), max(self._ranking.candidates, k))
+        query_vector = self._embedder.embed([query])[0]
+        vector = self._collection.query(query_embeddings=[query_vector], n_results=n, include=[])["ids"][0]
+        lexical = dict(corpus.bm25.rank(query, n))
+        row = corpus.row
+        rows, scores = dense.rank(
+            query_vector,
+            [row[i] for i in (*vector, *lexical) if i in row],
+            {row[i]: s for i, s in lexical.items() if i in row},
+            self._ranking.section_weight,
+            self._ranking.section_bm25_weight,
+        )
+        best = top(scores, k)
+        return self._rank(
+            [(corpus.ids[rows[i]], float(scores[i]), corpus.entries[corpus.ids[rows[i]]]) for i in best], k
+        )
 
     def _blend(
         self,
@@ -280,7 +341,7 @@ class ProcedureLibrary:
             return self._corpus
 
 
-def _metadata(chunk: Chunk, ingested_at: str) -> dict[str, str | int]:
+def _metadata(chunk: Chunk, ingested_at: str, chunker: str, file_chunks: int) -> dict[str, str | int]:
     return {
         "source": chunk.source,
         "heading_path": json.dumps(chunk.heading_path, ensure_ascii=False),
@@ -288,12 +349,20 @@ def _metadata(chunk: Chunk, ingested_at: str) -> dict[str, str | int]:
         "ordinal": chunk.ordinal,
         "file_sha256": chunk.file_sha256,
         "ingested_at": ingested_at,
+        "title": chunk.title,
+        "chunker": chunker,
+        "file_chunks": file_chunks,  # how many chunks the whole file has (0: not known)
     }
+
+
+def _section_text(metadata: dict[str, Any]) -> str:
+    return head_line(str(metadata.get("title") or ""), json.loads(str(metadata.get("heading_path") or "[]")))
 
 
 def _hit(chunk_id: str, entry: _Entry, rank: int, score: float) -> ProcedureHit:
     document, metadata = entry
     heading_path = json.loads(str(metadata.get("heading_path") or "[]"))
+    title = str(metadata.get("title") or "")
     text = str(document or "")
     if heading_path:
         head, _, body = text.partition("\n")
@@ -305,4 +374,5 @@ def _hit(chunk_id: str, entry: _Entry, rank: int, score: float) -> ProcedureHit:
         source=str(metadata.get("source", "")),
         heading_path=heading_path,
         text=text,
+        title=title,
     )

@@ -18,6 +18,7 @@ from taskcrew.knowledge.procedures import ProcedureLibrary, RankingConfig
 
 PROCEDURES = "procedures"
 FACTS = "facts"
+SECTIONS = "sections"  # one vector per distinct section name (title > heading path)
 
 
 class StoreConfig(BaseModel):
@@ -52,7 +53,10 @@ class KnowledgeStore:
             PROCEDURES, embedding_function=function, configuration=space
         )
         facts = self._client.get_or_create_collection(FACTS, embedding_function=function, configuration=space)
-        self.procedures = ProcedureLibrary(procedures, embedder, config.chunking, config.ranking)
+        sections = self._client.get_or_create_collection(
+            SECTIONS, embedding_function=function, configuration=space
+        )
+        self.procedures = ProcedureLibrary(procedures, embedder, config.chunking, config.ranking, sections)
         self.facts = FactBook(facts, merge_similarity=config.fact_merge_similarity)
 
     def is_empty(self) -> bool:

@@ -49,6 +49,7 @@ class FileScan(BaseModel):
     sha256: str
     size: int
     drop_title: bool = False  # markdown: a lone level-1 title is left out of the heading paths
+    title: str = ""  # that title, carried by every chunk
 
 
 def streamable(path: Path) -> bool:
@@ -88,7 +89,8 @@ def scan_file(path: Path, block_bytes: int | None = None) -> FileScan:
         if stack is not None and len(firsts) < 2:
             firsts.add(stack[0])
     drop_title = len(firsts) == 1 and next(iter(firsts))[0] == 1
-    return FileScan(sha256=digest.hexdigest(), size=_size(path), drop_title=drop_title)
+    title = next(iter(firsts))[1] if drop_title else ""
+    return FileScan(sha256=digest.hexdigest(), size=_size(path), drop_title=drop_title, title=title)
 
 
 def iter_chunks(
@@ -114,7 +116,7 @@ def iter_chunks(
     else:
         pieces, kind = _ParagraphStream([], config).pieces(blocks), "text"
     count = 0
-    for chunk in stream_chunks(pieces, str(path.resolve()), kind, scan.sha256):  # type: ignore[arg-type]
+    for chunk in stream_chunks(pieces, str(path.resolve()), kind, scan.sha256, scan.title):  # type: ignore[arg-type]
         count += 1
         yield chunk
     if digest.hexdigest() != scan.sha256:

@@ -1,0 +1,176 @@
+"""Section-aware chunks: RST, HTML, PDF outline and e-mail parts keep their structure; hits name it."""
+
+from __future__ import annotations
+
+from email.message import EmailMessage
+from pathlib import Path
+
+from taskcrew.knowledge import KnowledgeStore
+from taskcrew.knowledge.chunking import chunk_file
+
+RST = """.. _chapter_bus:
+
+#################
+Business Features
+#################
+
+Introduction text of the chapter that explains what business features are for and who uses
+them in a small company with customers and vendors.
+
+.. _bus-ar:
+
+Accounts Receivable
+===================
+
+Customers owe you money for invoices you sent. See :ref:`the setup <bus-setup>` first and use
+``Business > Customer``.
+
+Process Payment
+---------------
+
+Eventually, you will receive payment from your customers for outstanding invoices. To register
+these payments, use the Process Payment application found in Business > Customer > Process Payment.
+Choose the customer, the amount received and the account the money went into; the payment is
+matched against the oldest open invoices first.
+
+.. figure:: figures/bus_ar_payment.png
+   :alt: Process Payment window
+   :width: 510px
+
+   Process Payment window
+
+Accounts Payable
+================
+
+Vendors are owed money for the bills they sent you; record each bill when it arrives.
+
+Process Payment
+---------------
+
+Eventually, you need to pay your bills. To do so, use the Process Payment application found in
+Business > Vendor > Process Payment, choose the bill and the account the money leaves from.
+The payment is matched against the vendor's open bills, oldest first, and the bill is marked
+paid once nothing is left owing on it.
+"""
+
+HTML = """<!doctype html><html><head><title>Dolly Ledger Manual</title>
+<style>h1 { color: red }</style><script>var x = "<h2>not a heading</h2>";</script></head>
+<body><nav><a href="/">Home</a> <a href="/docs">Docs</a></nav>
+<h1>Dolly Ledger Manual</h1><p>How to keep the books with Dolly Ledger, for small offices.</p>
+<h2>Bank accounts</h2><p>Add each bank account once with its IBAN and opening balance.</p>
+<h3>Reconcile</h3><p>Tick each statement line that matches a booked transaction, then close the
+statement when the difference is zero.</p>
+<ul><li>Import the statement</li><li>Match the lines</li></ul>
+<h2>Reports</h2><p>The balance sheet and the profit and loss report are under Reports.</p>
+</body></html>"""
+
+
+def test_rst_headings_become_the_chunks_sections_and_markup_is_dropped(tmp_path: Path) -> None:
+    doc = tmp_path / "ch_bus.rst"
+    doc.write_text(RST, encoding="utf-8")
+    chunks = chunk_file(doc)
+    assert {c.title for c in chunks} == {"Business Features"}
+    paths = [c.heading_path for c in chunks]
+    assert ["Accounts Receivable", "Process Payment"] in paths
+    assert ["Accounts Payable", "Process Payment"] in paths
+    text = "\n".join(c.text for c in chunks)
+    assert ".. _" not in text and "figure::" not in text and ":width:" not in text
+    assert ":ref:" not in text and "``" not in text and "the setup" in text and "Business > Customer" in text
+    vendor = next(c for c in chunks if c.heading_path == ["Accounts Payable", "Process Payment"])
+    assert vendor.section_text() == "Business Features > Accounts Payable > Process Payment"
+    assert vendor.embed_text().startswith("Accounts Payable > Process Payment\n")
+
+
+def test_html_headings_title_and_no_scripts_or_navigation(tmp_path: Path) -> None:
+    page = tmp_path / "manual.html"
+    page.write_text(HTML, encoding="utf-8")
+    chunks = chunk_file(page)
+    assert {c.title for c in chunks} == {"Dolly Ledger Manual"}
+    assert ["Bank accounts"] in [c.heading_path for c in chunks] or any(
+        c.heading_path == ["Bank accounts", "Reconcile"] for c in chunks
+    )
+    reconcile = next(c for c in chunks if "Tick each statement line" in c.text)
+    assert reconcile.heading_path[0] == "Bank accounts"
+    assert "Reconcile" in reconcile.heading_path or "## Reconcile" in reconcile.text
+    text = "\n".join(c.text for c in chunks)
+    assert "not a heading" not in text and "color: red" not in text and "Home" not in text
+    assert "- Import the statement" in text
+
+
+def test_pdf_outline_names_the_section_of_each_page_region(tmp_path: Path) -> None:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_title("Northwind Supplier Guide")
+    pdf.set_font("helvetica", size=11)
+    pdf.add_page()
+    pdf.start_section("Ordering")
+    pdf.multi_cell(
+        0,
+        6,
+        new_x="LMARGIN",
+        new_y="NEXT",
+        text="Ordering\nPlace orders through the portal before noon for next-day delivery.",
+    )
+    pdf.start_section("Returns", level=1)
+    pdf.multi_cell(
+        0,
+        6,
+        new_x="LMARGIN",
+        new_y="NEXT",
+        text="Returns\nDamaged goods are returned within 14 days with the delivery note.",
+    )
+    pdf.add_page()
+    pdf.start_section("Invoices")
+    pdf.multi_cell(
+        0,
+        6,
+        new_x="LMARGIN",
+        new_y="NEXT",
+        text="Invoices\nInvoices are sent on the first working day of the month, Net 30.",
+    )
+    path = tmp_path / "guide.pdf"
+    pdf.output(str(path))
+
+    chunks = chunk_file(path)
+    assert {c.title for c in chunks} == {"Northwind Supplier Guide"}
+    by_text = {c.heading_path[-2] if len(c.heading_path) > 1 else "": c for c in chunks}
+    assert "next-day delivery" in by_text["Ordering"].text and "Damaged" not in by_text["Ordering"].text
+    returns = next(c for c in chunks if "Damaged goods" in c.text)
+    assert returns.heading_path == ["Ordering", "Returns", "page 1"]
+    invoices = next(c for c in chunks if "Net 30" in c.text)
+    assert invoices.heading_path == ["Invoices", "page 2"]
+
+
+def test_email_parts_keep_their_own_structure(tmp_path: Path) -> None:
+    message = EmailMessage()
+    message["Subject"] = "New payment rules"
+    message["From"] = "ap@acme.example"
+    message.set_content("Plain part.")
+    message.add_alternative("<p>Hello team, the <b>new rules</b> are attached.</p>", subtype="html")
+    message.add_attachment(
+        "# Payment rules\n\n## Approvals\n\nBills over 5,000.00 need two approvers, always.\n",
+        subtype="markdown",
+        filename="rules.md",
+    )
+    path = tmp_path / "rules.eml"
+    path.write_bytes(bytes(message))
+    chunks = chunk_file(path)
+    assert all(c.title == "New payment rules" for c in chunks)
+    approvals = next(c for c in chunks if "two approvers" in c.text)
+    assert approvals.heading_path == ["New payment rules", "rules.md", "Approvals"]
+    assert approvals.section_text() == "New payment rules > rules.md > Approvals"
+
+
+def test_a_search_finds_and_names_the_right_one_of_two_same_named_sections(
+    tmp_path: Path, knowledge_store: KnowledgeStore
+) -> None:
+    doc = tmp_path / "ch_bus.rst"
+    doc.write_text(RST, encoding="utf-8")
+    knowledge_store.procedures.ingest([doc])
+    [hit] = knowledge_store.procedures.search("pay a vendor's bill", k=1)
+    assert (
+        hit.citation == "ch_bus.rst § Accounts Payable > Process Payment" and hit.title == "Business Features"
+    )
+    [hit] = knowledge_store.procedures.search("record a payment received from a customer", k=1)
+    assert hit.citation == "ch_bus.rst § Accounts Receivable > Process Payment"
