@@ -32,7 +32,9 @@ from taskcrew.approvals.rules import load_rules
 from taskcrew.console.artifacts import EvalResults, RunsDir
 from taskcrew.console.auth import Authenticator, load_users
 from taskcrew.console.charts import sweep_charts
+from taskcrew.console.documents import Documents
 from taskcrew.console.facts_page import FactsDesk, fact_routes
+from taskcrew.console.security import SecurityHeaders, allowed_hosts, same_origin, token_ok
 from taskcrew.console.sessions import Session, SessionStore
 from taskcrew.console.settings import ConsoleSettings
 from taskcrew.console.worklist import (
