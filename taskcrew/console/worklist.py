@@ -197,7 +197,7 @@ def action_words(method: str, url: str) -> tuple[str, str]:
 def work_item(view: ApprovalView, rules: RiskRules, now: datetime | None = None) -> WorkItem:
     approval = view.approval
     request = approval.request
-    fields = [(f.name, f.value) for f in request.fields] if request else []
+    fields = view.fields  # empty when the stored payload fails its check: nothing of it is shown
     item = WorkItem(view=view, sources=field_sources(view))
     if vendor := _first(fields, VENDOR_FIELD):
         item.vendor = shown_value(vendor[1])
