@@ -88,6 +88,7 @@ class RunContext:
     usage: Usage = field(default_factory=Usage)
     started: float = field(default_factory=time.monotonic)
     checkpoints: Any = None  # crew.stages.Checkpoints for a durable run (taskcrew.jobs); None otherwise
+    replay: Any = None  # routines.replay.Replayer: an accepted routine replayed instead of the first plan
     budget: Budget = field(init=False)
 
     def __post_init__(self) -> None:

@@ -24,6 +24,7 @@ from taskcrew.crew.stopping import RunInterrupted, call_interruptibly
 from taskcrew.crew.toolbox import System, Toolbox
 from taskcrew.crew.trace import ControlEvent, RunStarted, Tracer, decision_event
 from taskcrew.roles import load_roles
+from taskcrew.routines import hooks as routines
 
 
 class RunSettings(BaseModel):
@@ -161,6 +162,7 @@ def run_task(settings: RunSettings, res: RunResources) -> RunResult:
         settings.worker_model, settings.verifier_model, allow_same=settings.allow_same_verifier
     )
     ctx = build_context(settings, res, worker=models.worker, verifier=models.verifier)
+    attached = routines.attach(ctx, settings.sandbox, settings.read_only)
     flow = TaskFlow(ctx=ctx)
     try:
         call_interruptibly(flow.kickoff)  # the main thread stays free for SIGINT/SIGTERM
@@ -179,6 +181,7 @@ def run_task(settings: RunSettings, res: RunResources) -> RunResult:
         finish(ctx, flow.state)
     finally:
         ctx.toolbox.close()
+    routines.after_run(ctx, flow.state, attached)
     state = flow.state
     return RunResult(
         outcome=state.outcome or "error",
