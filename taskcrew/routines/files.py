@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from taskcrew.routines.models import Routine, Template
-from taskcrew.routines.template import ExtractionError, extract
+from taskcrew.routines.template import ExtractionError, extract_all
 
 MAX_FILES = 20
 
@@ -47,13 +47,14 @@ def find_document(routine: Routine, params: dict[str, str], files: object) -> Fo
             problems.append(f"{path}: cannot be read ({type(exc).__name__})")
             continue
         try:
-            values = extract(template, text)
+            every = extract_all(template, text)
         except ExtractionError as exc:
             problems.append(f"{path}: {exc}")
             continue
-        number = values.get(template.fields[0].name, "")
-        quote = next((line.strip() for line in text.splitlines() if number and number in line), number)
-        read.append(Found(path=path, values=values, quote=quote))
+        for values in every:
+            number = values.get(template.fields[0].name, "")
+            quote = next((line.strip() for line in text.splitlines() if number and number in line), number)
+            read.append(Found(path=path, values=values, quote=quote))
     if rule.choose == "by_number":
         wanted = params.get(rule.number_param or "", "")
         read = [f for f in read if f.values.get(template.fields[0].name) == wanted]

@@ -312,7 +312,14 @@ def extract(template: Template, text: str) -> dict[str, str]:
     """The values ``template`` reads from one document's text (the first part that has them all).
 
     Raises ExtractionError when no part has every field, or what was read fails a check."""
+    return extract_all(template, text)[0]
+
+
+def extract_all(template: Template, text: str) -> list[dict[str, str]]:
+    """The values of every part of ``text`` the template reads (an e-mail may carry two invoices);
+    raises ExtractionError when none has every field, or what one read fails a check."""
     problems = []
+    out = []
     for lines in sections(text):
         got: dict[str, str] = {}
         missing = []
@@ -340,8 +347,10 @@ def extract(template: Template, text: str) -> dict[str, str]:
             except (ValueError, KeyError, StopIteration) as exc:
                 raise ExtractionError(f"{item.name} could not be worked out: {exc}") from exc
         check(template, got)
-        return got
-    raise ExtractionError("; ".join(dict.fromkeys(problems)) or "the document has no text")
+        out.append(got)
+    if not out:
+        raise ExtractionError("; ".join(dict.fromkeys(problems)) or "the document has no text")
+    return out
 
 
 def check(template: Template, got: dict[str, str]) -> None:
