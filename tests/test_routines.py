@@ -111,7 +111,7 @@ def test_the_document_rule_picks_the_newest_invoice_and_refuses_a_tie(
     assert found.values["invoice_number"] == "INV-2057"  # not INV-2031, not the reminder
     with pytest.raises(FileStepFailed, match="no extraction template"):
         find_document(_routine(northwind), {"vendor": "Initech"}, files)
-    hooli = [d for d in load_ground_truth().documents if d.number == "HCS-2026-10A"][0]
+    hooli = next(d for d in load_ground_truth().documents if d.number == "HCS-2026-10A")
     template = learn(files.read(hooli.path).full_text(), _values(hooli), "Hooli Cloud Services", hooli.path)
     with pytest.raises(FileStepFailed, match="share the newest printed date"):  # a person decides
         find_document(_routine(template), {"vendor": "Hooli Cloud Services"}, files)
