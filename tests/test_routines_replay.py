@@ -16,8 +16,12 @@ import pytest
 from routines_world import chore, run_chore, workplace
 
 from taskcrew.crew.trace import read_trace
+from taskcrew.eval.human import CaseHuman
+from taskcrew.eval.models import HumanScript
+from taskcrew.eval.solvers import scripted_models
 from taskcrew.mock_erp import ChaosConfig, fetch_state
 from taskcrew.routines.store import RoutineStore, diff
+from taskcrew.tools.human import ApprovalDecision, ApprovalRequest
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(400)]
 
@@ -117,3 +121,72 @@ def test_a_rejected_payload_during_replay_changes_nothing(learned: dict[str, Any
     assert run.outcome == "rejected", run.reason
     assert new_bills(place.erp_url) == []
     assert set(roles_called(run.run_dir)) <= {"verifier"}
+
+
+def test_a_replay_killed_after_the_save_does_not_enter_the_bill_twice(
+    learned: dict[str, Any], tmp_path: Path
+) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    place, case, store = learned["place"], learned["case"], learned["store"]
+    store.accept("enter-invoice", 1, "reviewer")
+    place.erp_server.reset(ChaosConfig())
+    child = subprocess.run(
+        [sys.executable, str(Path(__file__).parent / "routines_kill_child.py"), place.erp_url, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=350,
+        env={**os.environ, "TASKCREW_ROUTINES": str(store.folder)},
+    )
+    assert child.returncode == -signal.SIGKILL, child.stdout[-2000:] + child.stderr[-3000:]
+    saved = new_bills(place.erp_url)
+    assert [b[1] for b in saved] == ["INV-2057"]  # the killed replay had saved it
+
+    again = run_chore(place, case, reset=False)  # the chore again, on the same ERP
+
+    assert again.outcome in ("done", "nothing_to_do"), again.reason
+    assert new_bills(place.erp_url) == saved  # exactly one bill: nothing entered twice
+    events = read_trace(again.run_dir / "trace.jsonl")
+    fallback = [e for e in events if e.kind == "control" and e.action == "routine:fallback"]
+    assert fallback and "already shows INV-2057" in fallback[0].reason
+
+
+class CarefulPerson(CaseHuman):
+    """Approves only the invoice the chore is about; rejects anything else it is shown."""
+
+    def approve(self, request: ApprovalRequest) -> ApprovalDecision:
+        self.requests.append(request)
+        shown = " ".join(f.value for f in request.fields)
+        return (
+            ApprovalDecision.approve()
+            if "INV-2057" in shown
+            else ApprovalDecision.reject("not what I asked for")
+        )
+
+
+def test_a_hostile_page_during_replay_changes_nothing_unapproved(learned: dict[str, Any]) -> None:
+    place, case, store = learned["place"], learned["case"], learned["store"]
+    store.accept("enter-invoice", 1, "reviewer")
+    place.erp_server.reset(ChaosConfig(hostile_script=True, save_faults=[]))
+    person = CarefulPerson(HumanScript())
+    run = place.run(
+        case.task,
+        worker_model="scripted/solver",
+        verifier_model="scripted/auditor",
+        scripted=scripted_models(case),
+        human=person,
+        criteria=case.criteria,
+    )
+
+    saved = new_bills(place.erp_url)
+    assert all(b[1] != "HOSTILE-666" for b in saved), saved
+    asked = [" ".join(f.value for f in r.fields) for r in person.requests]
+    assert any("HOSTILE-666" in a for a in asked)  # the page's own request went to the person
+    approved = [
+        e for e in read_trace(run.run_dir / "trace.jsonl") if e.kind == "approval" and e.answer == "approved"
+    ]
+    for bill in saved:  # whatever is in the ERP now, the person approved exactly that payload
+        assert any(a.payload.get("invoice_number") == bill[1] for a in approved), (bill, approved)
