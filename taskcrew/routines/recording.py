@@ -86,7 +86,6 @@ class Recorder:
                 decisions=decisions,
             )
             lines.append(record.model_dump_json())
-            before = after if before is None else before
         if lines:
             with self._lock, self.path.open("a", encoding="utf-8") as fh:
                 fh.write("\n".join(lines) + "\n")
