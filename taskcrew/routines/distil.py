@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from taskcrew.crew.trace import read_trace
@@ -270,13 +271,14 @@ def distil(run_dir: Path, *, require_verified: bool = True) -> Routine:
     return distil_facts(facts, match)
 
 
-def distil_facts(facts: RunFacts, match: Match) -> Routine:
+def distil_facts(facts: RunFacts, match: Match, files: Any = None) -> Routine:
+    """``files``: the run's own SandboxFiles when at hand (its parsed documents are cached)."""
     from taskcrew.crew.toolbox import files_root
     from taskcrew.tools.files import SandboxFiles
 
     params = match.values
     reported = facts.reported()
-    files = SandboxFiles(files_root(facts.sandbox))
+    files = files if files is not None else SandboxFiles(files_root(facts.sandbox))
     searched = next(
         (p for p, v in params.items() if any(v.casefold() in q.casefold() for q in facts.searched())), None
     )

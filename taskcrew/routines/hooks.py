@@ -98,7 +98,7 @@ def _after(ctx: Any, state: Any, attached: Attached) -> None:
     if not verified or os.environ.get(ENV_LEARN, "1") == "0":
         return
     try:
-        learned = distil_facts(RunFacts(ctx.run_dir), attached.match)
+        learned = distil_facts(RunFacts(ctx.run_dir), attached.match, ctx.toolbox.files)
     except DistilError as exc:
         _note(ctx.run_dir, f"routines: no routine learned from this run: {exc}")
         return
