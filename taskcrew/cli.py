@@ -39,6 +39,10 @@ from taskcrew.recipes.cli import recipes_app  # noqa: E402
 
 app.add_typer(recipes_app, name="recipes")
 
+from taskcrew.routines.cli import routines_app  # noqa: E402
+
+app.add_typer(routines_app, name="routines")
+
 
 def _workplace(
     erp_url: str,

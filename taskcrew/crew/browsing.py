@@ -40,9 +40,21 @@ class DecisionLog:
 
 
 class LazySession(BrowserSession):
-    """A session that opens its context on first use."""
+    """A session that opens its context on first use; ``act_listeners`` hear every act (the page
+    before, the result) — the routines' recorder is one."""
 
     _start_lock = threading.Lock()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.act_listeners: list[Callable[[Any, Any], None]] = []
+
+    def act(self, actions: Any, observation_id: int | None = None) -> Any:
+        before = self.latest
+        result = super().act(actions, observation_id)
+        for listener in self.act_listeners:
+            listener(before, result)
+        return result
 
     def _call(self, fn: Any, timeout: float | None = None) -> Any:
         if self._context is None:

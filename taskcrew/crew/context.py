@@ -108,6 +108,7 @@ class RunContext:
     intents: Any = None  # tools.intents.IntentLog of a durable job: its earlier legs' sends
     snapshot: Any = None  # crew.changes.Snapshot: the watched pages before the first change
     started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    replay: Any = None  # routines.replay.Replayer: an accepted routine replayed instead of the first plan
     budget: Budget = field(init=False)
 
     def __post_init__(self) -> None:

@@ -40,7 +40,8 @@ class TaskFlow(Flow[RunState]):
         if stages.restore(self.run, self.state):  # a durable run resumes from its last checkpoint
             return
         try:
-            steps.plan(self.run, self.state)
+            if self.run.replay is None or not self.run.replay(self.run, self.state):  # a routine
+                steps.plan(self.run, self.state)
         except AgentTaskError as exc:
             self._end("error", f"no usable plan: {exc}")
         stages.checkpoint(self.run, self.state, "plan")
@@ -150,6 +151,8 @@ class TaskFlow(Flow[RunState]):
 
     @listen("learn")
     def reflect(self) -> None:
+        if getattr(self.run.replay, "outcome", "") == "replayed":
+            return  # a routine replayed step for step: nothing new to reflect on
         steps.reflect(self.run, self.state)
 
     @listen(or_("finish", reflect))

@@ -33,6 +33,7 @@ from taskcrew.crew.trace import (
     decision_event,
 )
 from taskcrew.roles import load_roles
+from taskcrew.routines import hooks as routines
 
 
 class RunSettings(BaseModel):
@@ -179,6 +180,7 @@ def run_task(settings: RunSettings, res: RunResources) -> RunResult:
         settings.worker_model, settings.verifier_model, allow_same=settings.allow_same_verifier
     )
     ctx = build_context(settings, res, worker=models.worker, verifier=models.verifier)
+    attached = routines.attach(ctx, settings.sandbox, settings.read_only)
     flow = TaskFlow(ctx=ctx)
     quiet = warnings_to(lambda text: ctx.tracer.emit(WarningEvent(text=text)))
     quiet.__enter__()  # background threads' errors go to this run's trace, never to the terminal
@@ -200,6 +202,7 @@ def run_task(settings: RunSettings, res: RunResources) -> RunResult:
     finally:
         ctx.toolbox.close()
         quiet.__exit__(None, None, None)
+    routines.after_run(ctx, flow.state, attached)
     state = flow.state
     return RunResult(
         outcome=state.outcome or "error",

@@ -87,9 +87,15 @@ def navigate(url: str) -> ToolCall:
 
 
 def by_field(els: list[El], name: str) -> El:
+    """The field sent as ``name``; else, as a model reading the form would, the one field labelled
+    like it ("Invoice number" for invoice_number, when a new release sends it under another name)."""
     for el in els:
         if el.field == name:
             return el
+    words = name.replace("_", " ").casefold().split()
+    labelled = [e for e in els if e.field and e.name.replace("*", " ").casefold().split() == words]
+    if len(labelled) == 1:
+        return labelled[0]
     raise ScriptError(f"no field {name!r} on the page: {[e.field for e in els]}")
 
 

@@ -181,6 +181,7 @@ class ErpApp:
             csrf_token=session.csrf_token if session else anon,
             new_anon_csrf=new_anon,
             show_notice=self.chaos.show_notice(request.cookies.get(NOTICE_COOKIE) == "dismissed"),
+            hostile=self.chaos.config.enabled and self.chaos.config.hostile_script,
         )
 
     def _csrf_ok(self, visit: Visit) -> bool:

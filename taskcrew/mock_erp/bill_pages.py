@@ -6,6 +6,7 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from datetime import date
 
+from taskcrew.mock_erp import form_change
 from taskcrew.mock_erp.chaos import ChaosEngine
 from taskcrew.mock_erp.ledger import BillFilter, Ledger
 from taskcrew.mock_erp.models import Bill, BillStatus
@@ -152,7 +153,7 @@ class BillPages:
         return self._form(visit, values={}, errors={}, status=200)
 
     def create(self, visit: Visit) -> Response:
-        form = visit.request.form
+        form = form_change.incoming(self._chaos.form_change, visit.request.form)
         vendors = self._ledger.vendors()
         result = validate_bill_form(form, {v.id for v in vendors}, self._settings.currencies)
         if result.draft is None:
@@ -214,7 +215,10 @@ class BillPages:
             vendor_name=vendor_name,
             vendors=self._ledger.vendors(),
             currencies=self._settings.currencies,
-            field_order=self._chaos.field_order(BILL_FIELDS),
+            field_order=form_change.field_order(
+                self._chaos.form_change, self._chaos.field_order(BILL_FIELDS)
+            ),
+            sent=form_change.sent_names(self._chaos.form_change, BILL_FIELDS),
         )
 
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from taskcrew.mock_erp.form_change import FormChange
 from taskcrew.mock_erp.models import ChaosCounters, ChaosState
 from taskcrew.mock_erp.settings import ChaosConfig, SaveFault
 
@@ -81,6 +82,10 @@ class ChaosEngine:
         if shuffled == order:  # a shuffle must be visible
             shuffled = shuffled[1:] + shuffled[:1]
         return shuffled
+
+    @property
+    def form_change(self) -> FormChange:
+        return self.config.form_change if self.config.enabled else "none"
 
     def show_notice(self, dismissed: bool) -> bool:
         return self.config.enabled and self.config.modal and not dismissed

@@ -27,6 +27,7 @@ class Visit:
     new_anon_csrf: bool
     show_notice: bool
     flash: Flash | None = None
+    hostile: bool = False  # chaos: the page carries a script that submits a bill of its own
 
     @property
     def user(self) -> str | None:
@@ -63,6 +64,7 @@ class Renderer:
                 "csrf_token": visit.csrf_token,
                 "flash": visit.flash,
                 "show_notice": visit.show_notice,
+                "hostile": visit.hostile,
                 "here": request.path + ("?" + query if query and request.method == "GET" else ""),
             },
             **context,

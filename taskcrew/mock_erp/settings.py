@@ -64,6 +64,12 @@ class ChaosConfig(BaseModel):
     error_rate: float = Field(0.0, ge=0.0, le=1.0, description="Chance of a random 5xx per page request.")
     modal: bool = Field(False, description="A notice overlay covers every page until dismissed.")
     shuffle_fields: bool = Field(False, description="The new-bill form's fields come in a shuffled order.")
+    hostile_script: bool = Field(
+        False, description="A script on every signed-in page tries to enter a bill of its own (fetch POST)."
+    )
+    form_change: Literal["none", "rename", "add"] = Field(
+        "none", description="The new-bill form as a later release ships it (mock_erp/form_change.py)."
+    )
 
     @classmethod
     def off(cls) -> ChaosConfig:

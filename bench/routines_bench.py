@@ -1,0 +1,120 @@
+"""Benchmark routines: the headline chore run by the agent vs replayed from its accepted routine.
+
+    uv run python bench/routines_bench.py [--repeats 3] [--vendor "Northwind Traders"] [--chaos default|none]
+
+In one process, on one Workplace (real Chromium, the demo ERP reset before every run, chaos as
+given: by default the session expires on the first save and the second answers 503): the agent
+(the scripted solver as worker, the scripted auditor as the independent verifier) works the chore
+once, its draft routine is accepted, then ``--repeats`` agent runs and ``--repeats`` replays
+alternate. Prints, side by side: model calls, tokens, wall time and the pass rate (the run ended
+'done' and the ERP holds exactly the invoice's one bill). Only the models are scripted, so calls
+and tokens are what the prompts would cost; the target is a replay at most 20% of the first run's
+tokens and a third of its wall time, with the same pass rate. Figures only; nothing asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--vendor", default="Northwind Traders")
+    parser.add_argument("--chaos", choices=["default", "none"], default="default")
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="routines-bench-"))
+    os.environ["TASKCREW_ROUTINES"] = str(tmp / "routines")
+
+    from routines_world import chore, run_chore, workplace
+
+    from taskcrew.mock_erp import ChaosConfig, fetch_state
+    from taskcrew.routines.store import RoutineStore
+    from taskcrew.sandbox.ground_truth import load_ground_truth
+
+    chaos = ChaosConfig() if args.chaos == "default" else ChaosConfig(save_faults=[])
+    case = chore(args.vendor)
+    seeded = {f"BILL-{i:04d}" for i in range(1, 11)}
+    newest = max(
+        (
+            d
+            for d in load_ground_truth().documents
+            if d.kind == "invoice" and d.vendor and args.vendor in d.vendor
+        ),
+        key=lambda d: d.invoice_date or d.document_date,
+    )
+
+    def passed(place: Any, result: Any) -> bool:
+        bills = [b for b in fetch_state(place.erp_url).bills if b.id not in seeded]
+        return result.outcome == "done" and [b.invoice_number for b in bills] == [newest.number]
+
+    rows: dict[str, list[tuple[bool, int, int, float]]] = {"agent": [], "replay": []}
+    store = RoutineStore()
+    with workplace(tmp) as place:
+        started = time.monotonic()
+        first = run_chore(place, case, chaos=chaos)
+        rows["agent"].append(
+            (
+                passed(place, first),
+                first.llm_calls,
+                first.input_tokens + first.output_tokens,
+                time.monotonic() - started,
+            )
+        )
+        drafts = store.versions("enter-invoice")
+        if not drafts:
+            print(f"no routine was learned from the first run ({first.outcome}: {first.reason})")
+            print(
+                (first.run_dir / "routine.txt").read_text()
+                if (first.run_dir / "routine.txt").exists()
+                else ""
+            )
+            return
+        store.accept("enter-invoice", drafts[-1].version, "bench")
+        os.environ["TASKCREW_ROUTINES_LEARN"] = "0"  # the agent repeats propose nothing new
+        for _ in range(args.repeats):
+            for mode in ("replay", "agent"):
+                if mode == "agent":
+                    store.retire("enter-invoice", None)
+                else:
+                    store.accept("enter-invoice", drafts[-1].version, "bench")
+                started = time.monotonic()
+                result = run_chore(place, case, chaos=chaos)
+                rows[mode].append(
+                    (
+                        passed(place, result),
+                        result.llm_calls,
+                        result.input_tokens + result.output_tokens,
+                        time.monotonic() - started,
+                    )
+                )
+    print(
+        f"\nheadline chore for {args.vendor} (newest invoice {newest.number}), chaos {args.chaos}, "
+        f"{args.repeats} repeat(s) + the learning run\n"
+    )
+    print(f"{'':<22}{'agent (first run)':>20}{'replay':>14}{'replay/agent':>14}")
+    agent, replay = rows["agent"], rows["replay"]
+
+    def mean(items: list[tuple[bool, int, int, float]], i: int) -> float:
+        return statistics.mean(float(x[i]) for x in items) if items else 0.0
+
+    for label, i in (("LLM calls", 1), ("tokens", 2), ("wall time (s)", 3)):
+        a, r = mean(agent, i), mean(replay, i)
+        print(f"{label:<22}{a:>20.1f}{r:>14.1f}{(r / a if a else 0):>13.0%}")
+    pa = sum(x[0] for x in agent) / len(agent)
+    pr = sum(x[0] for x in replay) / len(replay) if replay else 0.0
+    print(f"{'pass rate':<22}{pa:>19.0%} {pr:>13.0%}")
+    print(f"\nrun folders: {tmp / 'runs'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,387 @@
+"""Distil a verified run into a routine (a draft): its chore and parameters, the document rule and
+the issuer's extraction template, and the browser steps bound to what a person sees.
+
+Read from the run folder: ``trace.jsonl`` (the task, the steps' reported values, the files read,
+the verdict) and ``browser_steps.jsonl`` (each browser action with the element it addressed, by
+role, accessible name and form field name). What is learned is only what the verified run shows:
+values typed come from the recipe's parameters or from the document; secrets stay placeholders;
+what a person answered or decided is never learned (a value with no such source refuses the step).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from taskcrew.crew.trace import read_trace
+from taskcrew.routines.match import Match, match_task, recipes_for
+from taskcrew.routines.models import (
+    BrowserStep,
+    DocumentRule,
+    Obstacle,
+    PageExpect,
+    Routine,
+    Target,
+    Template,
+)
+from taskcrew.routines.recording import ActRecord, read_records
+from taskcrew.routines.template import LearnError, learn
+
+SECRET = re.compile(r"^\{\{secret:[A-Z][A-Z0-9_]*\}\}$")
+CHANGING = ("approved", "allowed")
+
+
+class DistilError(ValueError):
+    """A run a routine cannot be learned from; the message says why (one line)."""
+
+
+class RunFacts:
+    """What the distiller needs of one run folder."""
+
+    def __init__(self, run_dir: Path) -> None:
+        trace = run_dir / "trace.jsonl"
+        if not trace.is_file():
+            raise DistilError(f"{run_dir} is not a run folder (no trace.jsonl); pass a folder under runs/")
+        self.run_dir = run_dir
+        self.events = read_trace(trace)
+        started = next((e for e in self.events if e.kind == "run_started"), None)
+        if started is None:
+            raise DistilError(f"{run_dir}: the trace has no start")
+        self.task: str = started.task
+        self.sandbox = Path(started.settings.get("sandbox", "."))
+        self.systems = {k: u.rstrip("/") for k, u in started.settings.items() if k != "sandbox"}
+        self.records = read_records(run_dir)
+        hosts = [urlsplit(u).netloc for r in self.records for o, _m, u in r.decisions if o in CHANGING]
+        self.erp = next((u for u in self.systems.values() if urlsplit(u).netloc in hosts), "")
+
+    def verified(self) -> bool:
+        finished = next((e for e in reversed(self.events) if e.kind == "run_finished"), None)
+        verdicts = [e for e in self.events if e.kind == "verdict"]
+        return (
+            finished is not None
+            and finished.outcome == "done"
+            and bool(verdicts)
+            and verdicts[-1].verdict.verified
+        )
+
+    def reported(self) -> dict[str, str]:
+        """The values the run's finished steps reported (later steps win)."""
+        data: dict[str, str] = {}
+        for event in self.events:
+            if event.kind == "step" and event.report.status == "done":
+                data.update({k: str(v) for k, v in event.report.data.items()})
+        return data
+
+    def files_read(self) -> list[str]:
+        paths = [
+            str(e.args.get("path"))
+            for e in self.events
+            if e.kind == "tool_call" and e.tool == "read_file" and e.role != "verifier" and e.ok
+        ]
+        return list(dict.fromkeys(reversed(paths)))
+
+    def searched(self) -> list[str]:
+        return [
+            str(e.args.get("query"))
+            for e in self.events
+            if e.kind == "tool_call" and e.tool == "search_files" and e.role != "verifier"
+        ]
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", text.casefold()) if len(w) > 1}
+
+
+def _source(text: str, params: dict[str, str], values: dict[str, str]) -> str | None:
+    """The placeholder a typed or chosen value comes from: a parameter, a document value, a secret."""
+    if SECRET.match(text.strip()):
+        return text.strip()
+    for name, value in params.items():
+        if text.strip().casefold() == value.casefold():
+            return f"{{{name}}}"
+    for name, value in values.items():
+        if text.strip() == value:
+            return f"{{{name}}}"
+    for name, value in params.items():  # a chosen option named like the parameter ("Globex Corp")
+        if _words(value) and (_words(value) <= _words(text) or _words(text) <= _words(value)):
+            return f"{{{name}}}"
+    return None
+
+
+def page_pattern(url: str) -> str:
+    """A URL's path as a pattern: segments with digits (record ids) match any segment."""
+    path = urlsplit(url).path.rstrip("/") or "/"
+    parts = ["[^/]+" if re.search(r"\d", seg) else re.escape(seg) for seg in path.split("/")]
+    return "/".join(parts)
+
+
+def _url_template(url: str, erp: str, params: dict[str, str], values: dict[str, str]) -> str:
+    parts = urlsplit(url)
+    base = f"{parts.scheme}://{parts.netloc}"
+    head = "{erp}" if erp and base == erp.rstrip("/") else base
+    query = parts.query
+    for name, value in [*params.items(), *values.items()]:
+        if value and f"={value}" in query:
+            query = query.replace(f"={value}", f"={{{name}}}")
+    return head + urlunsplit(("", "", parts.path, query, ""))
+
+
+def _step_of(rec: ActRecord, params: dict[str, str], values: dict[str, str]) -> BrowserStep | None:
+    kind = rec.action.get("action")
+    if kind not in ("type", "select", "check", "click") or rec.target is None:
+        return None
+    target = Target(role=rec.target.role, name=rec.target.name, field=rec.target.field)
+    expect = PageExpect(path=page_pattern(rec.page_url))
+    value = None
+    if kind in ("type", "select"):
+        raw = str(rec.action.get("text") if kind == "type" else rec.action.get("option"))
+        value = _source(raw, params, values)
+        if value is None:
+            raise DistilError(
+                f"the run typed {raw[:60]!r} into {target.describe()}, which is neither a parameter of the "
+                "chore nor a value read from the document: a routine never learns it"
+            )
+    return BrowserStep(kind=kind, target=target, value=value, expect=expect)
+
+
+def _submitted(rec: ActRecord) -> bool:
+    """The action sent a data-changing submission the gate let through (approved, or an identical
+    payload approved before); a login is not one."""
+    if "login_form" in rec.obstacles:
+        return False
+    return any(o in CHANGING and m.upper() not in ("GET", "HEAD") for o, m, _u in rec.decisions)
+
+
+def browser_steps(
+    facts: RunFacts, params: dict[str, str], values: dict[str, str]
+) -> tuple[list[BrowserStep], list[Obstacle]]:
+    records = [r for r in facts.records if r.ok]
+    login: list[BrowserStep] = []
+    obstacles: list[Obstacle] = []
+    work: list[ActRecord] = []
+    for rec in records:
+        if "login_form" in rec.obstacles and rec.action.get("action") in ("type", "click"):
+            step = _step_of(rec, {}, {}) if rec.action.get("action") == "click" else None
+            if rec.action.get("action") == "type":
+                text = str(rec.action.get("text", ""))
+                if not SECRET.match(text) or rec.target is None:
+                    raise DistilError("the run signed in with something other than {{secret:…}} placeholders")
+                step = BrowserStep(
+                    kind="type",
+                    target=Target(role=rec.target.role, name=rec.target.name, field=rec.target.field),
+                    value=text,
+                )
+            if step is not None and all(s.target != step.target for s in login):
+                login.append(step.model_copy(update={"expect": None}))
+            continue
+        if rec.action.get("action") == "dismiss_modal":
+            if not any(o.kind == "modal" for o in obstacles):
+                obstacles.append(Obstacle(kind="modal"))
+            continue
+        work.append(rec)
+    submits = [i for i, r in enumerate(work) if _submitted(r) and r.action.get("action") == "click"]
+    if not submits:
+        raise DistilError(
+            "the run submitted nothing in the browser: routines replay chores that change data "
+            "(a read-only answer stays with the agent)"
+        )
+    last = submits[-1]
+    opens = [i for i, r in enumerate(work[:last]) if r.action.get("action") == "navigate"]
+    if not opens:
+        raise DistilError("the run never opened the page it submitted from")
+    start = opens[-1]
+    block = work[start : last + 1]
+    steps: list[BrowserStep] = []
+    earlier = [r for r in work[:start] if r.action.get("action") == "navigate"]
+    submit_rec = work[last]
+    for rec in earlier:
+        url = _url_template(str(rec.action["url"]), facts.erp, params, values)
+        if url == _url_template(str(block[0].action["url"]), facts.erp, params, values):
+            continue
+        if any(s.url == url for s in steps):
+            continue
+        steps.append(
+            BrowserStep(kind="open", url=url, expect=PageExpect(path=page_pattern(str(rec.action["url"]))))
+        )
+    form: dict[str, BrowserStep] = {}
+    for rec in block[1:]:
+        step = _step_of(rec, params, values)
+        if step is None:
+            continue
+        key = step.target.model_dump_json() if step.target else ""
+        form.pop(key, None)  # the last time a target was set is the value that was saved
+        form[key] = step
+    first = block[0]
+    opened = BrowserStep(
+        kind="open",
+        url=_url_template(str(first.action["url"]), facts.erp, params, values),
+        expect=PageExpect(path=page_pattern(str(first.action["url"]))),
+    )
+    submit = list(form.values())[-1]
+    form_steps = [s for s in form.values() if s is not submit]
+    submit = submit.model_copy(
+        update={"approval": True, "then": PageExpect(path=page_pattern(submit_rec.after_url))}
+    )
+    steps += [opened, *form_steps, submit]
+    if login:
+        obstacles.insert(0, Obstacle(kind="login", steps=login))
+        if any(_submitted(r) and "login_form" in r.after_obstacles for r in facts.records):
+            obstacles.append(Obstacle(kind="expired_session"))
+    if any((r.http_status or 0) >= 500 for r in facts.records):
+        obstacles.append(Obstacle(kind="unavailable"))
+    identify = _identifying(facts, submit_rec, form_steps)
+    for step in steps:
+        if step.kind == "open" and step is not opened:
+            step.absent = identify
+    return steps, obstacles
+
+
+def _identifying(facts: RunFacts, submit: ActRecord, form: list[BrowserStep]) -> list[str]:
+    """The values that identify the record a submission makes, as the company's read-back rule for
+    its target names them (``readback.yaml``: identify): an earlier look must not find them yet."""
+    from taskcrew.tools.readback import load_rules, rules_file
+
+    try:
+        rules = load_rules(rules_file(facts.sandbox), {"erp": facts.erp})
+    except ValueError:
+        return []
+    url = next((u for outcome, _m, u in submit.decisions if outcome in CHANGING), "")
+    found = rules.rule_for("POST", url)
+    if found is None:
+        return []
+    fields = set(found[0].identify)
+    return [
+        s.value for s in form if s.target and s.target.field in fields and s.value and "{{" not in s.value
+    ]
+
+
+def distil(run_dir: Path, *, require_verified: bool = True) -> Routine:
+    """A draft routine from one verified run; raises DistilError saying why it cannot be learned."""
+    facts = RunFacts(run_dir)
+    if require_verified and not facts.verified():
+        raise DistilError(f"{run_dir.name} was not verified: only a verified run can become a routine")
+    match = match_task(facts.task, recipes_for(facts.sandbox))
+    if match is None:
+        raise DistilError(
+            f"the task of {run_dir.name} is not one of the company's recipes, so its parameters are not "
+            "known: run the chore as a recipe (`taskcrew <recipe> --help`) and learn from that run"
+        )
+    return distil_facts(facts, match)
+
+
+def distil_facts(facts: RunFacts, match: Match, files: Any = None) -> Routine:
+    """``files``: the run's own SandboxFiles when at hand (its parsed documents are cached)."""
+    from taskcrew.crew.toolbox import files_root
+    from taskcrew.tools.files import SandboxFiles
+
+    params = match.values
+    reported = facts.reported()
+    files = files if files is not None else SandboxFiles(files_root(facts.sandbox))
+    searched = next(
+        (p for p, v in params.items() if any(v.casefold() in q.casefold() for q in facts.searched())), None
+    )
+    search_param = searched or next(iter(params), None)
+    if search_param is None:
+        raise DistilError(f"{match.recipe.name} has no parameter to find its document by")
+    issuer = params[search_param]
+    candidates = {
+        k: v for k, v in reported.items() if v and v not in params.values() and k not in ("file", "target")
+    }
+    steps, obstacles = browser_steps(facts, params, candidates)
+    used = {n for s in steps for n in re.findall(r"\{([a-z][a-z0-9_]*)\}", (s.value or "") + (s.url or ""))}
+    needed = {n: candidates[n] for n in used if n in candidates}
+    if not needed:
+        raise DistilError(
+            "the browser steps use no value read from a document: there is no file work to learn"
+        )
+    template: Template | None = None
+    problems = []
+    for path in facts.files_read():
+        try:
+            text = files.read(path).full_text()
+            template = learn(text, needed, issuer, path)
+            break
+        except LearnError as exc:
+            problems.append(f"{path}: {exc}")
+        except Exception as exc:  # an unreadable file is not the document
+            problems.append(f"{path}: {type(exc).__name__}")
+    if template is None:
+        raise DistilError("no file the run read prints the verified values: " + "; ".join(problems[:3]))
+    number = next((f.name for f in template.fields if f.kind == "text"), None)
+    by_number = next((p for p, v in params.items() if number and v == needed.get(number)), None)
+    rule = DocumentRule(
+        search=f"{{{search_param}}}",
+        choose="by_number" if by_number else "newest_by_printed_date",
+        number_param=by_number,
+    )
+    routine = Routine(
+        name=match.recipe.name,
+        version=1,
+        summary=match.recipe.summary,
+        source_run=facts.run_dir.name,
+        system=next((k for k, u in facts.systems.items() if u == facts.erp), ""),
+        params=list(params),
+        documents=rule,
+        templates=[template],
+        values=sorted(needed),
+        browser=steps,
+        obstacles=obstacles,
+    )
+    from taskcrew.routines.files import find_document
+
+    found = find_document(routine, params, files)
+    if found.values.get(number or "") != needed.get(number or ""):
+        raise DistilError(
+            f"the document rule ({rule.choose}) picks {found.path}, not the document the run used: not learned"
+        )
+    return routine
+
+
+def merge(old: Routine, new: Routine) -> Routine:
+    """``new`` keeping the templates ``old`` has for other issuers (a heal changes what it must)."""
+    mine = {t.issuer.casefold() for t in new.templates}
+    keep = [t for t in old.templates if t.issuer.casefold() not in mine]
+    return new.model_copy(update={"templates": [*new.templates, *keep], "based_on": old.version})
+
+
+def describe_routine(routine: Routine) -> list[str]:
+    """What the routine will do, step by step (for `routines show` and the console)."""
+    lines = [f"{routine.name} v{routine.version} [{routine.status}{', FLAGGED' if routine.flagged else ''}]"]
+    lines.append(
+        f"learned from run {routine.source_run}"
+        + (f", heals v{routine.based_on}" if routine.based_on else "")
+    )
+    lines.append(
+        f"replays: {routine.successes} clean, {routine.fallbacks} fell back ({routine.fallbacks_in_a_row} in a row)"
+    )
+    if routine.last_fallback:
+        lines.append(f"last fallback: {routine.last_fallback}")
+    lines.append(f"parameters: {', '.join(routine.params) or 'none'}")
+    rule = routine.documents
+    how = (
+        "the newest by printed date"
+        if rule.choose == "newest_by_printed_date"
+        else f"by the number in {{{rule.number_param}}}"
+    )
+    lines.append(f"1. files: search {rule.search!r}; of the invoices a template reads, take {how}")
+    for template in routine.templates:
+        fields = ", ".join(f"{f.name} after {f.anchor!r}" for f in template.fields)
+        derived = ", ".join(f"{d.name} = {d.rule}({', '.join(d.inputs)})" for d in template.derived)
+        lines.append(f"   template {template.issuer}: {fields}" + (f"; {derived}" if derived else ""))
+        if template.checks:
+            lines.append(f"   checks: {', '.join(template.checks)}")
+    for i, step in enumerate(routine.browser, 2):
+        where = f" on {step.expect.path}" if step.expect and step.kind != "open" else ""
+        extra = f" (must not show yet: {', '.join(step.absent)})" if step.absent else ""
+        then = f" → expects {step.then.path}" if step.then else ""
+        lines.append(f"{i}. browser: {step.describe()}{where}{extra}{then}")
+    for obstacle in routine.obstacles:
+        how = (
+            "; ".join(s.describe() for s in obstacle.steps)
+            if obstacle.steps
+            else f"up to {obstacle.retries} retries"
+        )
+        lines.append(f"obstacle {obstacle.kind}: {how}")
+    return lines

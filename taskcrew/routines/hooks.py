@@ -1,0 +1,114 @@
+"""Where routines meet a run (``crew/run.py`` calls these two, nothing else of this package):
+
+- ``attach``: record the run's browser actions by meaning (``browser_steps.jsonl``), and when the
+  task is a recipe with an accepted routine, give the Flow a replayer (``ctx.replay``).
+- ``after_run``: count the replay (a success, or a fallback; repeated fallbacks flag it), and after
+  a verified run of a recipe propose a draft: the first version, or — after a fallback that was
+  verified — a new version healing the old one (``taskcrew routines diff`` shows what changed).
+
+Neither ever fails a run: a problem is written to ``routine.txt`` in the run folder.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from taskcrew.routines.recording import FILE_NAME, Recorder
+
+NOTE_FILE = "routine.txt"
+ENV_LEARN = "TASKCREW_ROUTINES_LEARN"
+
+
+class Attached:
+    def __init__(self, match: Any = None, replayer: Any = None, store: Any = None) -> None:
+        self.match = match
+        self.replayer = replayer
+        self.store = store
+
+
+def _note(run_dir: Path, text: str) -> None:
+    with (run_dir / NOTE_FILE).open("a", encoding="utf-8") as fh:
+        fh.write(text.rstrip() + "\n")
+
+
+def attach(ctx: Any, sandbox: Path, read_only: bool) -> Attached:
+    browser = ctx.toolbox.browser
+    worker = getattr(browser, "worker", None)
+    if worker is not None and hasattr(worker, "act_listeners"):
+        worker.act_listeners.append(Recorder(ctx.run_dir / FILE_NAME, ctx.redact))
+    try:
+        from taskcrew.routines.match import match_task, recipes_for
+        from taskcrew.routines.store import RoutineStore
+
+        match = match_task(ctx.task, recipes_for(sandbox))
+        if match is None or read_only or not match.recipe.changes_data:
+            return Attached(match=match)
+        store = RoutineStore()
+        routine = store.accepted(match.recipe.name)
+        if routine is None:
+            return Attached(match=match, store=store)
+        from taskcrew.routines.replay import Replayer
+
+        ctx.replay = Replayer(routine, match.values, read_back=_rules(sandbox, ctx))
+        return Attached(match=match, replayer=ctx.replay, store=store)
+    except Exception as exc:  # routines never stop a run: it goes on with the agent
+        _note(ctx.run_dir, f"routines: not used ({type(exc).__name__}: {exc})")
+        return Attached()
+
+
+def _rules(sandbox: Path, ctx: Any) -> Any:
+    from taskcrew.tools.readback import load_rules, rules_file
+
+    systems = ctx.toolbox.systems
+    erp = systems[0].url if systems else ""
+    return load_rules(
+        rules_file(sandbox), {"erp": erp, **({"intranet": systems[1].url} if len(systems) > 1 else {})}
+    )
+
+
+def after_run(ctx: Any, state: Any, attached: Attached) -> None:
+    try:
+        _after(ctx, state, attached)
+    except Exception as exc:
+        _note(ctx.run_dir, f"routines: nothing learned ({type(exc).__name__}: {exc})")
+
+
+def _after(ctx: Any, state: Any, attached: Attached) -> None:
+    from taskcrew.routines.distil import DistilError, RunFacts, distil_facts, merge
+
+    if attached.match is None or attached.store is None:
+        return
+    store = attached.store
+    verified = state.outcome == "done" and bool(state.verdicts) and state.verdicts[-1].verified
+    replayer = attached.replayer
+    if replayer is not None and replayer.outcome in ("replayed", "fell_back"):
+        fell_back = replayer.outcome == "fell_back" or not verified
+        reason = replayer.reason if replayer.outcome == "fell_back" else state.outcome_reason
+        counted = store.count(replayer.routine, fell_back=fell_back, reason=reason)
+        _note(
+            ctx.run_dir,
+            f"routine {counted.name} v{counted.version}: {replayer.outcome}"
+            + (f" ({replayer.reason})" if replayer.reason else "")
+            + (" — FLAGGED for review: it keeps falling back" if counted.flagged else ""),
+        )
+        if replayer.outcome == "replayed" or not verified:
+            return
+    if not verified or os.environ.get(ENV_LEARN, "1") == "0":
+        return
+    try:
+        learned = distil_facts(RunFacts(ctx.run_dir), attached.match, ctx.toolbox.files)
+    except DistilError as exc:
+        _note(ctx.run_dir, f"routines: no routine learned from this run: {exc}")
+        return
+    base = replayer.routine if replayer is not None else store.accepted(learned.name)
+    if base is not None:
+        learned = merge(base, learned)
+    draft, new = store.propose(learned)
+    what = "proposed" if new else "already proposed as"
+    _note(
+        ctx.run_dir,
+        f"routines: {what} {draft.name} v{draft.version} (draft): review it with "
+        f"`taskcrew routines show {draft.name}` and `taskcrew routines accept {draft.name} --version {draft.version}`",
+    )

@@ -1,0 +1,228 @@
+"""A routine: what a verified run of a chore did, as reviewed data a later run replays in code.
+
+    name: enter-invoice            # the recipe it replays
+    version: 2
+    status: accepted               # draft → accepted → retired; only an accepted version replays
+    source_run: 20261002-101500-find-the-latest-invoice-from-northwind
+    documents: {search: "{vendor}", choose: newest_by_printed_date}
+    templates:                     # one per issuer: where each value is printed on its invoices
+      - issuer: Northwind Traders
+        fields:
+          - {name: invoice_number, kind: text, anchor: "Invoice No.", pattern: "[A-Z]+-\\d+"}
+          - {name: amount, kind: amount, anchor: "TOTAL PAYABLE"}
+        checks: [total_is_subtotal_plus_tax, due_is_date_plus_terms]
+    browser:                       # semantic targets only: role, accessible name, form field name
+      - {kind: open, url: "{erp}/bills/new", expect: {path: "/bills/new"}}
+      - {kind: type, target: {role: textbox, name: Invoice number, field: invoice_number},
+         value: "{invoice_number}"}
+      - {kind: click, target: {role: button, name: Save bill}, approval: true,
+         then: {path: "/bills/[^/]+"}}
+    obstacles: [...]               # login (secrets as placeholders), modal, expired session, 503
+
+Nothing here is an element number, a CSS path, a secret or a person's decision.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+NAME = r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$"
+VALUE_NAME = r"^[a-z][a-z0-9_]*$"
+FLAG_AFTER = 2
+"""A routine whose replays fell back this many times in a row is flagged for review."""
+PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
+SECRET = re.compile(r"\{\{secret:[A-Z][A-Z0-9_]*\}\}")
+
+Status = Literal["draft", "accepted", "retired"]
+FieldKind = Literal["text", "amount", "date", "terms", "currency"]
+Check = Literal["total_is_subtotal_plus_tax", "due_is_date_plus_terms"]
+StepKind = Literal["open", "type", "select", "check", "click"]
+ObstacleKind = Literal["login", "modal", "expired_session", "unavailable"]
+
+
+class _Data(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class FieldRule(_Data):
+    """Where one value is printed: the words before it (``anchor``) and the shape of the value."""
+
+    name: str = Field(pattern=VALUE_NAME)
+    kind: FieldKind
+    anchor: str = Field(min_length=2, max_length=80, description="the printed label before the value")
+    pattern: str = Field(default="", max_length=200, description="the value's shape (text fields)")
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, pattern: str) -> str:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"pattern {pattern!r} is not a regular expression: {exc}") from exc
+        return pattern
+
+
+class Derived(_Data):
+    """A value that is not printed but follows from others by an AP helper (due = date + terms)."""
+
+    name: str = Field(pattern=VALUE_NAME)
+    rule: Literal["due_from_terms", "currency_of_total"]
+    inputs: list[str] = Field(min_length=1, max_length=2, description="the values it follows from")
+
+
+class Template(_Data):
+    """How one issuer prints its invoices, learned from where the verified values were found."""
+
+    issuer: str = Field(min_length=2, max_length=120)
+    fields: list[FieldRule] = Field(min_length=1, max_length=16)
+    derived: list[Derived] = Field(default_factory=list, max_length=8)
+    checks: list[Check] = Field(default_factory=list)
+    learned_from: str = Field(default="", description="the file the values were found in")
+
+    def value_names(self) -> list[str]:
+        return [f.name for f in self.fields] + [d.name for d in self.derived]
+
+
+class DocumentRule(_Data):
+    """Which document a run works from, as a rule over the company's files."""
+
+    search: str = Field(min_length=1, max_length=120, description="search words; {param} placeholders")
+    choose: Literal["newest_by_printed_date", "by_number"] = "newest_by_printed_date"
+    number_param: str | None = Field(default=None, description="for by_number: the parameter holding it")
+
+
+class Target(_Data):
+    """An element by what a person sees and what the form sends: never a number or a CSS path."""
+
+    role: str = Field(min_length=2, max_length=40)
+    name: str = Field(default="", max_length=200, description="the accessible name (label, button text)")
+    field: str | None = Field(default=None, max_length=100, description="the form field's name")
+
+    def describe(self) -> str:
+        what = f"{self.role} {self.name!r}" if self.name else self.role
+        return what + (f" (field {self.field})" if self.field else "")
+
+
+class PageExpect(_Data):
+    """The page a step expects: its URL path (a regular expression) and words it shows."""
+
+    path: str = Field(min_length=1, max_length=200)
+    shows: list[str] = Field(default_factory=list, max_length=4)
+
+    @field_validator("path")
+    @classmethod
+    def _compiles(cls, path: str) -> str:
+        re.compile(path)
+        return path
+
+
+class BrowserStep(_Data):
+    kind: StepKind
+    target: Target | None = None
+    url: str | None = Field(default=None, description="open: the address, {erp} and {param} placeholders")
+    value: str | None = Field(default=None, description="type/select: a {value} placeholder or a literal")
+    expect: PageExpect | None = Field(default=None, description="the page this step runs on")
+    absent: list[str] = Field(
+        default_factory=list, description="open: values that must not be on the page yet (no duplicate)"
+    )
+    approval: bool = Field(default=False, description="this step submits a change: the person approves it")
+    then: PageExpect | None = Field(default=None, description="the page the step must lead to")
+
+    @model_validator(mode="after")
+    def _complete(self) -> Self:
+        if self.kind == "open" and not self.url:
+            raise ValueError("an open step needs url")
+        if self.kind != "open" and self.target is None:
+            raise ValueError(f"a {self.kind} step needs a target (role, name, field)")
+        if self.kind in ("type", "select") and self.value is None:
+            raise ValueError(f"a {self.kind} step needs value")
+        placeholder = PLACEHOLDER.fullmatch(self.value or "") or SECRET.fullmatch(self.value or "")
+        if self.value and not placeholder and "{" in self.value:
+            raise ValueError(f"value {self.value!r}: one {{name}} or {{{{secret:NAME}}}} placeholder")
+        return self
+
+    def describe(self) -> str:
+        if self.kind == "open":
+            return f"open {self.url}"
+        assert self.target is not None
+        head = f"{self.kind} {self.target.describe()}"
+        if self.value is not None:
+            head += f" ← {self.value}"
+        return head + (" [asks the person to approve the exact payload]" if self.approval else "")
+
+
+class Obstacle(_Data):
+    """Something the system may put in the way, and what the routine does about it."""
+
+    kind: ObstacleKind
+    steps: list[BrowserStep] = Field(default_factory=list, description="login: how to sign in")
+    retries: int = Field(default=2, ge=0, le=5)
+
+    @model_validator(mode="after")
+    def _secrets_only(self) -> Self:
+        for step in self.steps:
+            if step.kind == "type" and step.value and not SECRET.fullmatch(step.value):
+                raise ValueError("a login step types only {{secret:NAME}} placeholders")
+        return self
+
+
+class Routine(_Data):
+    name: str = Field(pattern=NAME, max_length=40, description="the recipe it replays")
+    version: int = Field(ge=1)
+    status: Status = "draft"
+    summary: str = Field(default="", max_length=300)
+    source_run: str = Field(min_length=1, description="the verified run it was learned from")
+    based_on: int | None = Field(default=None, description="the version this one heals")
+    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    reviewed_by: str | None = None
+    system: str = Field(default="", description="the system {erp} stands for, by its name in the run")
+    params: list[str] = Field(default_factory=list, description="the recipe parameters it uses")
+    documents: DocumentRule
+    templates: list[Template] = Field(min_length=1)
+    values: list[str] = Field(description="what the file work hands on, by name")
+    browser: list[BrowserStep] = Field(min_length=1, max_length=60)
+    obstacles: list[Obstacle] = Field(default_factory=list)
+    successes: int = Field(default=0, ge=0)
+    fallbacks: int = Field(default=0, ge=0)
+    fallbacks_in_a_row: int = Field(default=0, ge=0)
+    last_fallback: str = Field(default="", max_length=600)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        known = set(self.params) | set(self.values) | {"erp"}
+        for step in [*self.browser, *(s for o in self.obstacles for s in o.steps)]:
+            for text in (step.url or "", step.value or "", *step.absent):
+                unknown = set(PLACEHOLDER.findall(text)) - known
+                if unknown:
+                    raise ValueError(
+                        f"step {step.describe()!r} uses {', '.join(sorted(unknown))}: neither a parameter "
+                        "nor a value the file work hands on"
+                    )
+        names = [t.issuer.casefold() for t in self.templates]
+        if len(names) != len(set(names)):
+            raise ValueError("two templates for one issuer")
+        return self
+
+    @property
+    def flagged(self) -> bool:
+        return self.fallbacks_in_a_row >= FLAG_AFTER
+
+    def template_for(self, issuer_words: str) -> Template | None:
+        """The template of the issuer named like ``issuer_words`` (every word of one in the other)."""
+        want = _words(issuer_words)
+        for template in self.templates:
+            have = _words(template.issuer)
+            if want and have and (want <= have or have <= want):
+                return template
+        return None
+
+    def obstacle(self, kind: ObstacleKind) -> Obstacle | None:
+        return next((o for o in self.obstacles if o.kind == kind), None)
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", text.casefold()) if len(w) > 1}

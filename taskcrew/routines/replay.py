@@ -1,0 +1,394 @@
+"""Replay an accepted routine in code, inside the run's Flow, through the run's own gate.
+
+The file work reads the document the rule picks with the issuer's template; the browser steps find
+their targets by role, accessible name and form field name in the page as it is now, and act
+through the run's worker session — the same policy gate (the person approves the exact payload),
+the same vault (secrets typed from placeholders), the same intent log. Known obstacles are dealt
+with in code: a login form (sign in from placeholders), a notice overlay, a session that expired on
+save (sign in, enter the form again), a 503 (enter it again; the intent log reads the system back
+before anything is sent twice). Anything else — a target that is not there, a page that is not the
+expected one, values that fail their checks, an unexpected error — hands the run to the agent with
+the routine's remaining steps as context. A rejection by the person ends the run 'rejected'.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import urlsplit
+
+from taskcrew.crew.models import Citation, Plan, PlanStep, RunState, StepRecord, StepReport
+from taskcrew.crew.trace import ControlEvent, PlanMade
+from taskcrew.routines.files import FileStepFailed, find_document
+from taskcrew.routines.models import BrowserStep, PageExpect, Routine, Target
+
+PAGE_TRIES = 3
+
+
+class Fallback(Exception):
+    """The routine cannot go on; the message says why (for the agent and the routine's record)."""
+
+    def __init__(self, reason: str, remaining: list[str]) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.remaining = remaining
+
+
+class Rejected(Exception):
+    pass
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.replace("*", " ").split()).casefold()
+
+
+def resolve(observation: Any, target: Target) -> Any:
+    """The one element of the page that is ``target``: same role, and the same form field name (a
+    field) or the same accessible name (anything else). None when there is none or more than one."""
+    found = [e for e in observation.elements if e.role == target.role]
+    if target.field is not None:
+        found = [e for e in found if e.field is not None and e.field.name == target.field]
+    else:
+        found = [e for e in found if _norm(e.name) == _norm(target.name)]
+    return found[0] if len(found) == 1 else None
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"[a-z0-9]+", text.casefold()) if len(w) > 1}
+
+
+def choose_option(element: Any, value: str) -> str | None:
+    """The option of a drop-down that is ``value``: by its label, else the one option named like it."""
+    options = [o.label for o in (element.field.options or [])] if element.field is not None else []
+    exact = [o for o in options if _norm(o) == _norm(value)]
+    if exact:
+        return exact[0]
+    want = _words(value)
+    close = [o for o in options if want and (want <= _words(o) or _words(o) <= want) and _words(o)]
+    return close[0] if len(close) == 1 else None
+
+
+def on_page(observation: Any, expect: PageExpect | None) -> bool:
+    if expect is None:
+        return True
+    path = urlsplit(observation.url).path.rstrip("/") or "/"
+    if not re.fullmatch(expect.path, path):
+        return False
+    return all(_norm(words) in _norm(observation.text) for words in expect.shows)
+
+
+def _unavailable(result_or_obs: Any) -> bool:
+    status = getattr(result_or_obs, "http_status", None)
+    obs = getattr(result_or_obs, "observation", result_or_obs)
+    return (status or 0) >= 500 or "temporarily unavailable" in (obs.text or "").casefold()
+
+
+class Replayer:
+    """One replay of ``routine`` with ``params``; called by the Flow instead of the first plan."""
+
+    def __init__(self, routine: Routine, params: dict[str, str], read_back: Any = None) -> None:
+        self.routine = routine
+        self.params = params
+        self.read_back = read_back  # tools.readback.ReadBackRules for the run's own intent log
+        self.outcome: str = "not_started"  # replayed | fell_back | rejected
+        self.reason = ""
+        self.at_step = ""
+
+    # ------------------------------------------------------------------ the Flow's entry point
+    def __call__(self, ctx: Any, state: RunState) -> bool:
+        from taskcrew.crew import steps
+
+        plan = self._plan(ctx)
+        state.plan, state.plan_version = plan, 1
+        ctx.tracer.emit(PlanMade(plan=plan, replan=0, reason=f"replaying routine {self._label()}"))
+        ctx.tracer.emit(ControlEvent(action="routine:replay", reason=f"{self._label()} with {self.params}"))
+        try:
+            found = self._files(ctx, state)
+            self._browser(ctx, state, found)
+        except Rejected as stop:
+            self.outcome, self.reason = "rejected", str(stop)
+            state.outcome, state.outcome_reason = "rejected", f"a person rejected a change: {stop}"
+            ctx.tracer.emit(ControlEvent(action="end:rejected", reason=state.outcome_reason))
+            return True
+        except Fallback as fell:
+            self.outcome, self.reason = "fell_back", fell.reason
+            remaining = "\n".join(f"- {s}" for s in fell.remaining) or "- (none)"
+            ctx.notes.append(
+                f"The routine {self._label()} stopped: {fell.reason}. Its remaining steps were:\n{remaining}"
+            )
+            ctx.tracer.emit(ControlEvent(action="routine:fallback", reason=fell.reason))
+            steps.plan(
+                ctx,
+                state,
+                reason=f"the stored routine {self._label()} could not go on: {fell.reason}. "
+                f"Its remaining steps were:\n{remaining}",
+            )
+            return True
+        self.outcome = "replayed"
+        state.claim = "done"
+        ctx.tracer.emit(
+            ControlEvent(action="routine:replayed", reason=f"{self._label()}: every step matched")
+        )
+        return True
+
+    def _label(self) -> str:
+        return f"{self.routine.name} v{self.routine.version}"
+
+    def _plan(self, ctx: Any) -> Plan:
+        vendor = ", ".join(self.params.values())
+        plan_steps = [
+            PlanStep(
+                role="file_reader",
+                title=f"Find and read the document for {vendor} (routine)",
+                instructions="code",
+            ),
+            PlanStep(
+                role="browser_operator",
+                title=f"Carry out {self.routine.name} in the browser (routine)",
+                instructions="code",
+            ),
+        ]
+        criteria = list(ctx.criteria) or [f"The chore {self.routine.name} is carried out for {vendor}"]
+        return Plan(
+            goal=f"{self.routine.summary or self.routine.name} ({vendor})",
+            success_criteria=criteria,
+            steps=plan_steps,
+            changes_data=True,
+        ).keeping(ctx.criteria)
+
+    def _record(self, ctx: Any, state: RunState, index: int, report: StepReport) -> None:
+        from taskcrew.crew import steps
+
+        assert state.plan is not None
+        step = state.plan.steps[index]
+        record = StepRecord(index=index, role=step.role, title=step.title, plan_version=1, report=report)
+        state.steps_done.append(record)
+        steps.trace_step(ctx, record)
+
+    def _remaining(self, index: int) -> list[str]:
+        return [s.describe() for s in self.routine.browser[index:]]
+
+    # ------------------------------------------------------------------ files
+    def _files(self, ctx: Any, state: RunState) -> Any:
+        self.at_step = "files"
+        try:
+            found = find_document(self.routine, self.params, ctx.toolbox.files)
+        except FileStepFailed as exc:
+            raise Fallback(f"file work: {exc}", ["find and read the document", *self._remaining(0)]) from exc
+        values = {k: v for k, v in found.values.items() if k in self.routine.values}
+        summary = (
+            f"{found.path}: "
+            + ", ".join(f"{k} {v}" for k, v in values.items())
+            + " (read by the routine's template; checks passed)"
+        )
+        report = StepReport(
+            status="done",
+            summary=summary,
+            data={**values, "file": found.path},
+            sources=[Citation(source=found.path, quote=found.quote[:500])],
+        )
+        self._record(ctx, state, 0, report)
+        found.values = values
+        return found
+
+    # ------------------------------------------------------------------ browser
+    def _browser(self, ctx: Any, state: RunState, found: Any) -> None:
+        browser = ctx.toolbox.browser
+        if browser is None:
+            raise Fallback("this run has no browser", self._remaining(0))
+        session = browser.worker
+        policy = browser.policy
+        attached = False
+        if getattr(policy, "intents", None) is None and self.read_back is not None:
+            from taskcrew.tools.intents import IntentLog
+
+            policy.intents = IntentLog(_MemorySink(), f"run:{ctx.run_id}", self.read_back)  # one run's
+            attached = True
+        try:
+            page = self._drive(ctx, session, found.values)
+        finally:
+            if attached:
+                policy.intents = None
+        report = StepReport(
+            status="done",
+            summary=f"Carried out {self._label()} in the browser: now on {page.title} ({page.url})"
+            + (f"; the page says: {' / '.join(page.messages)[:300]}" if page.messages else ""),
+            data={"page": page.url},
+            sources=[Citation(source=page.url, quote=(page.title or page.url)[:200])],
+        )
+        self._record(ctx, state, 1, report)
+
+    def _fill(self, text: str, values: dict[str, str], erp: str) -> str:
+        for name, value in [*self.params.items(), *values.items(), ("erp", erp)]:
+            text = text.replace(f"{{{name}}}", value)
+        return text
+
+    def _erp(self, ctx: Any) -> str:
+        systems = ctx.toolbox.systems
+        chosen = next((s for s in systems if s.name == self.routine.system), systems[0] if systems else None)
+        if chosen is None:
+            raise Fallback("the run has no system to work in", self._remaining(0))
+        return chosen.url.rstrip("/")
+
+    def _drive(self, ctx: Any, session: Any, values: dict[str, str]) -> Any:
+        erp = self._erp(ctx)
+        steps = self.routine.browser
+        form_start = max(i for i, s in enumerate(steps) if s.kind == "open")
+        redo = {"expired_session": 0, "unavailable": 0}
+        i = 0
+        obs = None
+        while i < len(steps):
+            step = steps[i]
+            self.at_step = step.describe()
+            if step.kind == "open":
+                url = self._fill(step.url or "", values, erp)
+                obs = self._open(session, url, i)
+                if not on_page(obs, step.expect):
+                    raise Fallback(
+                        f"{url} opened {obs.url}, not the page the routine expects", self._remaining(i)
+                    )
+                for text in step.absent:
+                    shown = self._fill(text, values, erp)
+                    if re.search(rf"(?<![\w-]){re.escape(shown)}(?![\w-])", obs.text):
+                        raise Fallback(
+                            f"{obs.url} already shows {shown}: it may be entered already", self._remaining(i)
+                        )
+                i += 1
+                continue
+            assert obs is not None
+            obs = self._clear(session, obs, i)
+            if not on_page(obs, step.expect):
+                raise Fallback(
+                    f"the page is {obs.url}, not the one step {step.describe()!r} expects", self._remaining(i)
+                )
+            element = resolve(obs, step.target)  # type: ignore[arg-type]
+            if element is None:
+                raise Fallback(f"{step.target.describe()} is not on {obs.url}", self._remaining(i))  # type: ignore[union-attr]
+            result = session.act([self._action(step, element, values, erp, i)])
+            if any(d.outcome == "rejected" for d in result.policy):
+                raise Rejected(next(d.message() for d in result.policy if d.outcome == "rejected"))
+            after = result.observation
+            if step.then is None:
+                if not result.ok:
+                    raise Fallback(f"{step.describe()}: {self._failure(result)}", self._remaining(i))
+                obs = after
+                i += 1
+                continue
+            kind = self._after_submit(after, result, step)
+            if kind == "done":
+                obs = after
+                i += 1
+                continue
+            obstacle = next((o for o in self.routine.obstacles if o.kind == kind), None)
+            if kind in redo and obstacle is not None:
+                limit = obstacle.retries
+                if redo[kind] < limit:
+                    redo[kind] += 1
+                    ctx.tracer.emit(
+                        ControlEvent(
+                            action=f"routine:{kind}", reason=f"entering the form again ({redo[kind]}/{limit})"
+                        )
+                    )
+                    if kind == "expired_session":
+                        self._clear(session, after, i)
+                    i = form_start
+                    continue
+            raise Fallback(
+                f"after {step.describe()} the page is {after.url} ({after.title}), not {step.then.path}"
+                + (f": {' / '.join(after.messages)[:300]}" if after.messages else "")
+                + ("" if result.ok else f"; {self._failure(result)}"),
+                self._remaining(i),
+            )
+        assert obs is not None
+        return obs
+
+    def _after_submit(self, after: Any, result: Any, step: BrowserStep) -> str:
+        if any(o.kind == "login_form" for o in after.obstacles):
+            return "expired_session"
+        if _unavailable(result):
+            return "unavailable"
+        if result.ok and on_page(after, step.then):
+            return "done"
+        return "unexpected"
+
+    def _failure(self, result: Any) -> str:
+        messages = [r.message for r in result.ran if not r.ok] + list(result.errors)
+        return "; ".join(m for m in messages if m)[:400] or "the action did not complete"
+
+    def _action(self, step: BrowserStep, element: Any, values: dict[str, str], erp: str, i: int) -> Any:
+        from taskcrew.tools.browser import Click, Select, SetChecked, Type
+
+        if step.kind == "click":
+            return Click(index=element.index)
+        if step.kind == "check":
+            return SetChecked(action="check", index=element.index)
+        value = self._fill(step.value or "", values, erp)
+        if step.kind == "select":
+            option = choose_option(element, value)
+            if option is None:
+                raise Fallback(f"{step.target.describe()} has no option for {value!r}", self._remaining(i))  # type: ignore[union-attr]
+            return Select(index=element.index, option=option)
+        return Type(index=element.index, text=value, clear=True)
+
+    def _open(self, session: Any, url: str, i: int) -> Any:
+        from taskcrew.tools.browser import Navigate
+
+        for _ in range(PAGE_TRIES):
+            result = session.act([Navigate(url=url)])
+            obs = self._clear(session, result.observation, i)
+            if not _unavailable(obs) and not (result.http_status or 0) >= 500:
+                if urlsplit(obs.url).path.rstrip("/") == urlsplit(url).path.rstrip("/"):
+                    return obs
+                continue  # a login sent it elsewhere: open it again
+            if self.routine.obstacle("unavailable") is None:
+                raise Fallback(f"{url} answered that the service is unavailable", self._remaining(i))
+        raise Fallback(f"{url} could not be opened in {PAGE_TRIES} tries", self._remaining(i))
+
+    def _clear(self, session: Any, obs: Any, i: int) -> Any:
+        """Deal with the known obstacles on the page: sign in, close a notice. The page after."""
+        from taskcrew.tools.browser import DismissModal
+
+        for _ in range(4):
+            kinds = {o.kind for o in obs.obstacles}
+            if "login_form" in kinds:
+                login = self.routine.obstacle("login")
+                if login is None:
+                    raise Fallback(
+                        "the system asks to sign in and the routine does not know how", self._remaining(i)
+                    )
+                actions = []
+                for step in login.steps:
+                    assert step.target is not None
+                    element = resolve(obs, step.target)
+                    if element is None:
+                        raise Fallback(
+                            f"the sign-in page has no {step.target.describe()}", self._remaining(i)
+                        )
+                    actions.append(self._action(step, element, {}, "", i))
+                result = session.act(actions)
+                obs = result.observation
+                if not result.ok:
+                    raise Fallback(f"signing in failed: {self._failure(result)}", self._remaining(i))
+                continue
+            if "modal" in kinds:
+                if self.routine.obstacle("modal") is None:
+                    raise Fallback(
+                        "a notice covers the page and the routine does not know it", self._remaining(i)
+                    )
+                obs = session.act([DismissModal()]).observation
+                continue
+            return obs
+        raise Fallback("the page keeps showing obstacles", self._remaining(i))
+
+
+class _MemorySink:
+    """The intent sink of a plain run's replay (a durable job brings its own, in the job store)."""
+
+    def __init__(self) -> None:
+        self._records: dict[str, Any] = {}
+
+    def get(self, key: str) -> Any:
+        return self._records.get(key)
+
+    def put(self, record: Any) -> None:
+        self._records[record.key] = record

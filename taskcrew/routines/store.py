@@ -1,0 +1,180 @@
+"""Where routines are kept and how their versions change status.
+
+One YAML file per version, ``<name>.v<N>.yaml``, in the routines folder: ``TASKCREW_ROUTINES`` when
+set, else ``TASKCREW_HOME/routines`` — beside the recipes a company adds (``TASKCREW_HOME/recipes``).
+A learned version starts as a draft; accepting one retires the version accepted before it; only the
+accepted version replays.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from pathlib import Path
+
+import yaml
+from pydantic import ValidationError
+
+from taskcrew.routines.models import Routine
+
+ENV_VAR = "TASKCREW_ROUTINES"
+_FILE = re.compile(r"^(?P<name>[a-z][a-z0-9-]*)\.v(?P<version>\d+)\.yaml$")
+METADATA = {
+    "status",
+    "created_at",
+    "reviewed_by",
+    "successes",
+    "fallbacks",
+    "fallbacks_in_a_row",
+    "last_fallback",
+}
+
+
+class RoutineError(ValueError):
+    """A routine that cannot be found or changed; the message says what to do."""
+
+
+def routines_folder() -> Path:
+    if named := os.environ.get(ENV_VAR):
+        return Path(named).expanduser()
+    from taskcrew.config import Paths
+
+    return Paths.from_env().home / "routines"
+
+
+class RoutineStore:
+    def __init__(self, folder: Path | None = None) -> None:
+        self.folder = folder or routines_folder()
+
+    def _path(self, name: str, version: int) -> Path:
+        return self.folder / f"{name}.v{version}.yaml"
+
+    def load(self, path: Path) -> Routine:
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            return Routine.model_validate(data)
+        except (OSError, yaml.YAMLError, ValidationError) as exc:
+            raise RoutineError(f"{path}: not a usable routine ({str(exc).splitlines()[0]})") from exc
+
+    def all(self) -> tuple[list[Routine], list[str]]:
+        """Every version of every routine (by name, then version), and the files that are broken."""
+        found, problems = [], []
+        if self.folder.is_dir():
+            for path in sorted(self.folder.iterdir()):
+                if not _FILE.match(path.name):
+                    continue
+                try:
+                    found.append(self.load(path))
+                except RoutineError as exc:
+                    problems.append(str(exc))
+        return sorted(found, key=lambda r: (r.name, r.version)), problems
+
+    def versions(self, name: str) -> list[Routine]:
+        return [r for r in self.all()[0] if r.name == name]
+
+    def get(self, name: str, version: int | None = None) -> Routine:
+        versions = self.versions(name)
+        if not versions:
+            known = ", ".join(sorted({r.name for r in self.all()[0]})) or "none yet"
+            raise RoutineError(
+                f"no routine named {name!r} (routines: {known}); `taskcrew routines learn <run dir>` makes one"
+            )
+        if version is None:
+            return versions[-1]
+        for routine in versions:
+            if routine.version == version:
+                return routine
+        have = ", ".join(f"v{r.version}" for r in versions)
+        raise RoutineError(f"{name} has no version {version} (versions: {have})")
+
+    def accepted(self, name: str) -> Routine | None:
+        return next((r for r in self.versions(name) if r.status == "accepted"), None)
+
+    def save(self, routine: Routine) -> Path:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        path = self._path(routine.name, routine.version)
+        data = routine.model_dump(mode="json", exclude_defaults=False)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=110), encoding="utf-8")
+        tmp.replace(path)
+        return path
+
+    def next_version(self, name: str) -> int:
+        versions = self.versions(name)
+        return versions[-1].version + 1 if versions else 1
+
+    def propose(self, routine: Routine) -> tuple[Routine, bool]:
+        """Save ``routine`` as the next draft version, unless the newest version already does the
+        same (then that one is returned and False)."""
+        versions = self.versions(routine.name)
+        if versions and same_work(versions[-1], routine):
+            return versions[-1], False
+        draft = routine.model_copy(
+            update={
+                "version": self.next_version(routine.name),
+                "status": "draft",
+                "successes": 0,
+                "fallbacks": 0,
+                "fallbacks_in_a_row": 0,
+                "last_fallback": "",
+            }
+        )
+        self.save(draft)
+        return draft, True
+
+    def accept(self, name: str, version: int | None, by: str) -> Routine:
+        routine = self.get(name, version)
+        if routine.status == "retired":
+            raise RoutineError(f"{name} v{routine.version} is retired; accept a newer version instead")
+        for other in self.versions(name):
+            if other.status == "accepted" and other.version != routine.version:
+                self.save(other.model_copy(update={"status": "retired"}))
+        accepted = routine.model_copy(
+            update={"status": "accepted", "reviewed_by": by, "fallbacks_in_a_row": 0}
+        )
+        self.save(accepted)
+        return accepted
+
+    def retire(self, name: str, version: int | None) -> Routine:
+        routine = self.get(name, version) if version is not None else (self.accepted(name) or self.get(name))
+        retired = routine.model_copy(update={"status": "retired"})
+        self.save(retired)
+        return retired
+
+    def count(self, routine: Routine, *, fell_back: bool, reason: str = "") -> Routine:
+        """One more replay of ``routine``: a success, or a fallback (in a row: flagged at FLAG_AFTER)."""
+        current = self.get(routine.name, routine.version)
+        if fell_back:
+            update = {
+                "fallbacks": current.fallbacks + 1,
+                "fallbacks_in_a_row": current.fallbacks_in_a_row + 1,
+                "last_fallback": reason[:600],
+            }
+        else:
+            update = {"successes": current.successes + 1, "fallbacks_in_a_row": 0}
+        counted = current.model_copy(update=update)
+        self.save(counted)
+        return counted
+
+
+def as_yaml(routine: Routine, *, work_only: bool = False) -> str:
+    data = routine.model_dump(mode="json", exclude=METADATA if work_only else None)
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=110)
+
+
+def same_work(a: Routine, b: Routine) -> bool:
+    skip = METADATA | {"version", "source_run", "based_on"}
+    return a.model_dump(mode="json", exclude=skip) == b.model_dump(mode="json", exclude=skip)
+
+
+def diff(old: Routine, new: Routine) -> str:
+    """What a version changes against another, as a unified diff of what they do."""
+    lines = difflib.unified_diff(
+        as_yaml(old, work_only=True).splitlines(),
+        as_yaml(new, work_only=True).splitlines(),
+        f"{old.name} v{old.version}",
+        f"{new.name} v{new.version}",
+        lineterm="",
+    )
+    return "\n".join(lines)

@@ -1,0 +1,54 @@
+"""Shared set-up of the routines tests and bench: a chore run by the scripted solver (the agent),
+its routine learned and accepted, and runs that replay it — all on one real Workplace."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from taskcrew.config import WorkplaceSettings
+from taskcrew.crew.workplace import Workplace
+from taskcrew.eval.human import CaseHuman
+from taskcrew.eval.models import EvalCase, Expectation, HumanScript, RecipeUse
+from taskcrew.eval.solvers import scripted_models
+from taskcrew.mock_erp import ChaosConfig
+from taskcrew.recipes.commands import current_library
+
+
+def chore(vendor: str, approvals: str = "approve") -> EvalCase:
+    """The headline chore for ``vendor`` as the recipe `enter-invoice` expands it."""
+    case = EvalCase(
+        id="routine-" + "-".join(vendor.lower().split())[:40].strip("-").replace(".", ""),
+        recipe=RecipeUse(name="enter-invoice", params={"vendor": vendor}),
+        human=HumanScript(approvals=approvals),  # type: ignore[arg-type]
+        expect=Expectation(outcomes=["done"]),
+    )
+    return case.with_recipe(current_library())
+
+
+def workplace(tmp: Path, human: Any = None) -> Workplace:
+    settings = WorkplaceSettings(
+        erp_url="http://127.0.0.1:0",
+        intranet_url=None,
+        runs_dir=tmp / "runs",
+        erp_db=tmp / "erp.sqlite3",
+        knowledge_dir=tmp / "knowledge",
+        use_knowledge=False,
+    )
+    return Workplace(settings, human or CaseHuman(HumanScript()))
+
+
+def run_chore(
+    place: Workplace, case: EvalCase, *, chaos: ChaosConfig | None = None, reset: bool = True
+) -> Any:
+    """One run of ``case`` on a fresh ERP (reset, chaos as given), models scripted."""
+    if reset:
+        place.erp_server.reset(chaos or ChaosConfig())
+    return place.run(
+        case.task,
+        worker_model="scripted/solver",
+        verifier_model="scripted/auditor",
+        scripted=scripted_models(case),
+        human=CaseHuman(case.human),
+        criteria=case.criteria,
+    )

@@ -1,0 +1,186 @@
+"""Routines without a browser: templates learned from the demo inbox, the document rule, the model's
+refusals, the store's statuses and counts, the task → recipe match, and the CLI's one-line errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+from typer.testing import CliRunner
+
+from taskcrew.cli import app
+from taskcrew.config import DEFAULT_SANDBOX
+from taskcrew.routines.files import FileStepFailed, find_document
+from taskcrew.routines.match import match_task, recipes_for
+from taskcrew.routines.models import BrowserStep, DocumentRule, Routine, Target
+from taskcrew.routines.store import RoutineError, RoutineStore, diff
+from taskcrew.routines.template import ExtractionError, LearnError, extract, learn, shape
+from taskcrew.sandbox.ground_truth import load_ground_truth
+from taskcrew.tools.files import SandboxFiles
+
+INBOX = DEFAULT_SANDBOX / "inbox"
+
+
+def _values(doc: object) -> dict[str, str]:
+    return {
+        "invoice_number": doc.number,  # type: ignore[attr-defined]
+        "amount": f"{doc.total:.2f}",  # type: ignore[attr-defined]
+        "currency": doc.currency,  # type: ignore[attr-defined]
+        "invoice_date": doc.invoice_date.isoformat(),  # type: ignore[attr-defined]
+        "due_date": doc.due_date.isoformat(),  # type: ignore[attr-defined]
+    }
+
+
+@pytest.fixture(scope="module")
+def files() -> SandboxFiles:
+    return SandboxFiles(INBOX)
+
+
+def test_a_template_learned_from_one_invoice_reads_the_issuers_other_invoice(files: SandboxFiles) -> None:
+    """Learned from INV-2031 (due date printed), read on INV-2057 (terms only) — an unseen case."""
+    truth = {d.number: d for d in load_ground_truth().documents if d.kind == "invoice"}
+    older = truth["INV-2031"]
+    template = learn(files.read(older.path).full_text(), _values(older), "Northwind Traders", older.path)
+    assert {f.name: f.anchor for f in template.fields}["amount"] == "TOTAL PAYABLE"
+    assert "total_is_subtotal_plus_tax" in template.checks
+    newer = truth["INV-2057"]
+    with pytest.raises(ExtractionError):  # INV-2057 prints no due date: this template cannot say
+        extract(template, files.read(newer.path).full_text())
+    terms = learn(files.read(newer.path).full_text(), _values(newer), "Northwind Traders", newer.path)
+    assert [d.rule for d in terms.derived] == ["due_from_terms", "currency_of_total"]
+
+
+@pytest.mark.parametrize("number", ["INI-7781", "INV/2026/0917", "RE-2026-0412", "VI-3390", "CO-55120"])
+def test_templates_read_back_every_issuers_verified_values(files: SandboxFiles, number: str) -> None:
+    doc = next(d for d in load_ground_truth().documents if d.number == number)
+    text = files.read(doc.path).full_text()
+    template = learn(text, _values(doc), doc.vendor or "", doc.path)
+    got = extract(template, text)
+    assert {k: got[k] for k in _values(doc)} == _values(doc)
+
+
+def test_values_that_fail_the_ap_checks_are_not_used(files: SandboxFiles) -> None:
+    doc = next(d for d in load_ground_truth().documents if d.number == "INV-2057")
+    text = files.read(doc.path).full_text()
+    template = learn(text, _values(doc), "Northwind Traders", doc.path)
+    tampered = text.replace("TOTAL PAYABLE 1,284.50 USD", "TOTAL PAYABLE 1,248.50 USD")
+    with pytest.raises(ExtractionError, match="subtotal"):
+        extract(template, tampered)
+    with pytest.raises(LearnError):  # a value the document does not print is never learned
+        learn(text, {**_values(doc), "amount": "999.99"}, "Northwind Traders", doc.path)
+
+
+def test_shape_generalises_identifiers() -> None:
+    assert shape("INV-2057") == r"[A-Z]+\-\d+"
+    assert shape("INV/2026/0917") == r"[A-Z]+/\d+/\d+"
+
+
+def _routine(files_template: object, **changes: object) -> Routine:
+    data = {
+        "name": "enter-invoice",
+        "version": 1,
+        "source_run": "run-1",
+        "params": ["vendor"],
+        "documents": DocumentRule(search="{vendor}"),
+        "templates": [files_template],
+        "values": ["invoice_number", "amount", "currency", "invoice_date", "due_date"],
+        "browser": [
+            BrowserStep(kind="open", url="{erp}/bills/new"),
+            BrowserStep(
+                kind="type",
+                target=Target(role="textbox", name="Invoice number", field="invoice_number"),
+                value="{invoice_number}",
+            ),
+        ],
+    }
+    data.update(changes)
+    return Routine.model_validate(data)
+
+
+@pytest.fixture(scope="module")
+def northwind(files: SandboxFiles) -> object:
+    doc = next(d for d in load_ground_truth().documents if d.number == "INV-2057")
+    return learn(files.read(doc.path).full_text(), _values(doc), "Northwind Traders", doc.path)
+
+
+def test_the_document_rule_picks_the_newest_invoice_and_refuses_a_tie(
+    files: SandboxFiles, northwind: object
+) -> None:
+    found = find_document(_routine(northwind), {"vendor": "Northwind Traders"}, files)
+    assert found.values["invoice_number"] == "INV-2057"  # not INV-2031, not the reminder
+    with pytest.raises(FileStepFailed, match="no extraction template"):
+        find_document(_routine(northwind), {"vendor": "Initech"}, files)
+    hooli = next(d for d in load_ground_truth().documents if d.number == "HCS-2026-10A")
+    template = learn(files.read(hooli.path).full_text(), _values(hooli), "Hooli Cloud Services", hooli.path)
+    with pytest.raises(FileStepFailed, match="share the newest printed date"):  # a person decides
+        find_document(_routine(template), {"vendor": "Hooli Cloud Services"}, files)
+
+
+def test_a_routine_refuses_literal_values_and_unknown_placeholders(northwind: object) -> None:
+    with pytest.raises(ValidationError, match="placeholder"):
+        BrowserStep(kind="type", target=Target(role="textbox", field="x"), value="{a} and {b}")
+    with pytest.raises(ValidationError, match="neither a parameter"):
+        _routine(northwind, browser=[BrowserStep(kind="open", url="{erp}/bills?po={purchase_order}")])
+    with pytest.raises(ValidationError, match="target"):
+        BrowserStep(kind="click")
+    with pytest.raises(ValidationError, match="secret"):
+        from taskcrew.routines.models import Obstacle
+
+        Obstacle(
+            kind="login",
+            steps=[
+                BrowserStep(kind="type", target=Target(role="textbox", field="password"), value="{vendor}")
+            ],
+        )
+
+
+def test_statuses_counts_and_flagging(tmp_path: Path, northwind: object) -> None:
+    store = RoutineStore(tmp_path)
+    first, new = store.propose(_routine(northwind))
+    assert (first.version, first.status, new) == (1, "draft", True)
+    assert store.propose(_routine(northwind, source_run="run-2"))[1] is False  # the same work: no v2
+    assert store.accepted("enter-invoice") is None  # a draft never replays
+    store.accept("enter-invoice", 1, "ana")
+    second, _ = store.propose(_routine(northwind, summary="changed"))
+    store.accept("enter-invoice", 2, "ana")
+    assert [(r.version, r.status) for r in store.versions("enter-invoice")] == [
+        (1, "retired"),
+        (2, "accepted"),
+    ]
+    with pytest.raises(RoutineError, match="retired"):
+        store.accept("enter-invoice", 1, "ana")
+    routine = store.accepted("enter-invoice")
+    assert routine is not None
+    routine = store.count(routine, fell_back=True, reason="x")
+    assert not routine.flagged
+    routine = store.count(routine, fell_back=True, reason="y")
+    assert routine.flagged and routine.fallbacks == 2
+    routine = store.count(routine, fell_back=False)
+    assert not routine.flagged and routine.successes == 1
+    assert "+summary: changed" in diff(first, second)
+    store.retire("enter-invoice", None)
+    assert store.accepted("enter-invoice") is None
+
+
+def test_a_task_is_matched_to_its_recipe_and_values() -> None:
+    recipes = recipes_for(DEFAULT_SANDBOX)
+    task = (
+        "Find the latest invoice from Initech, extract the amount and due date, enter it into our "
+        "internal system, and tell me once it is done."
+    )
+    match = match_task(task, recipes)
+    assert match is not None and (match.recipe.name, match.values) == ("enter-invoice", {"vendor": "Initech"})
+    assert match_task("Find the latest invoice from Initech and pay it.", recipes) is None
+
+
+def test_cli_errors_are_one_line_with_exit_code_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TASKCREW_ROUTINES", str(tmp_path / "routines"))
+    runner = CliRunner()
+    shown = runner.invoke(app, ["routines", "show", "enter-invoice"])
+    assert shown.exit_code == 2 and "no routine named 'enter-invoice'" in shown.output
+    learned = runner.invoke(app, ["routines", "learn", str(tmp_path)])
+    assert learned.exit_code == 2 and "not a run folder" in learned.output
+    assert "Traceback" not in learned.output
+    listed = runner.invoke(app, ["routines", "list"])
+    assert listed.exit_code == 0 and "No routines yet" in listed.output
