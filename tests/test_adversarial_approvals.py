@@ -76,7 +76,10 @@ def world(
 
 def _leg(world: dict[str, Any], job_id: str) -> str:
     jobs = world["jobs"]
-    return LegRunner(jobs, world["place"], "w1", scripted=scripted_for).run_leg(job_id, jobs.leg(job_id))
+    outcome = LegRunner(jobs, world["place"], "w1", scripted=scripted_for).run_leg(job_id, jobs.leg(job_id))
+    if outcome == "failed":  # the leg could not run at all (no ERP): the attack was not tried
+        raise RuntimeError(f"the worker leg failed: {jobs.get(job_id).reason}")
+    return outcome
 
 
 def _bills(world: dict[str, Any]) -> list[Any]:

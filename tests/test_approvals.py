@@ -382,3 +382,24 @@ def test_every_approval_says_who_or_what_approved_it() -> None:
     from taskcrew.crew.trace import decision_event
 
     assert "--auto-approve" in decision_event(decision).by  # type: ignore[union-attr]
+
+
+def test_per_path_and_per_field_rules_are_validated_configuration(tmp_path: Path) -> None:
+    from taskcrew.approvals.rules import RiskRulesError, assess
+
+    text = load_rules().model_dump(mode="json")
+    text["path_rules"] = [{"path": "^/vendors/new$", "message": "a new vendor: check who asked for it"}]
+    text["field_rules"] = [
+        {"field": "^memo$", "value": ".*urgent.*", "message": "urgency in a memo", "second_approver": False}
+    ]
+    rules = load_rules().model_validate(text)
+    vendor = assess([("name", "Acme")], f"{ERP_URL}/vendors/new", rules)
+    assert [f.rule for f in vendor.flags] == ["path_rule"] and vendor.needs_second_approver
+    memo = assess([("memo", "URGENT: pay today")], f"{ERP_URL}/bills/new", rules)
+    assert [f.rule for f in memo.flags] == ["field_rule"] and not memo.needs_second_approver
+    import yaml
+
+    text["field_rules"] = [{"field": "(", "message": "broken"}]
+    (tmp_path / "rules.yaml").write_text(yaml.safe_dump(text), encoding="utf-8")
+    with pytest.raises(RiskRulesError, match="not a valid regular expression"):
+        load_rules(tmp_path / "rules.yaml")

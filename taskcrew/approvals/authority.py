@@ -112,6 +112,16 @@ class Authority:
         except ValueError:
             return True  # a users file that cannot be read: assume several people
 
+    def submitter_refusal(self, who: Identity) -> str | None:
+        """Where several people approve (the two-person rule is on), a submitter must be proven:
+        else one person could submit as her OS user and approve under her login."""
+        if who.authenticated or not self.two_person_active():
+            return None
+        return (
+            f"the two-person rule is on here, so a submitter must be authenticated ({who.describe()} is "
+            "not): `taskcrew approvals login` first"
+        )
+
     def key_of(self, method: str, url: str, fields: list[tuple[str, str]]) -> str:
         return request_key(method, url, fields, excluded=self.rules.excluded_for(url))
 

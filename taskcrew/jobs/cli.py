@@ -123,15 +123,11 @@ def submit(
 
 
 def _two_person_check(who: Any) -> None:
-    """Where several people approve (the two-person rule is on), a submitter must be proven: else
-    one person could submit as her OS user and approve as her login."""
     from taskcrew.approvals.authority import Authority
 
-    if not who.authenticated and Authority(None).two_person_active():
-        raise _fail(
-            f"the two-person rule is on here, so a submitter must be authenticated ({who.describe()} is not): "
-            "`taskcrew approvals login` first"
-        )
+    refusal = Authority(None).submitter_refusal(who)
+    if refusal:
+        raise _fail(refusal)
 
 
 def worker(

@@ -51,6 +51,11 @@ def submit_expansions(recipe: Recipe, expansions: list[Expansion], options: dict
     except IdentityError as exc:
         typer.echo(f"error: {exc}", err=True)
         return 2
+    from taskcrew.approvals.authority import Authority
+
+    if refusal := Authority(None).submitter_refusal(who):
+        typer.echo(f"error: {refusal}", err=True)
+        return 2
     batch = f"batch-{recipe.name}-{secrets.token_hex(4)}" if len(expansions) > 1 else None
     try:
         for exp in expansions:
