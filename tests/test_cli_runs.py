@@ -43,8 +43,9 @@ def test_runs_list_shows_outcome_task_tokens_cost_and_time(isolated_home: Path, 
     assert f"{summary.llm_calls} LLM calls, {summary.input_tokens}/{summary.output_tokens} tokens" in lines[1]
     assert "$0.0000" in lines[1] and "scripted/solver / scripted/auditor" in lines[1]
     assert lines[2].strip() == "What is the sum of squares 1..20?"
-    assert "20000101-090000-enter-the-latest-invoice  unfinished" in lines[3]
-    assert lines[4].strip() == "Enter the latest invoice"
+    assert lines[3].strip() == "Nothing was changed in any system"  # what the run changed, from its facts
+    assert "20000101-090000-enter-the-latest-invoice  unfinished" in lines[4]
+    assert lines[5].strip() == "Enter the latest invoice"
 
 
 def test_runs_show_prints_the_figures_and_the_report(isolated_home: Path, finished_run: Path) -> None:

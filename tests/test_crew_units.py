@@ -200,3 +200,27 @@ def test_the_reflector_sees_whole_summaries_within_a_budget_never_cut_mid_word()
     first, last = tight.splitlines()
     assert last.endswith(recovery) and len(tight) <= 620  # the latest (the recovery) stays whole
     assert first.endswith(" …") and first[:-2].split()[-1] in recovery.split()  # cut between words
+
+
+def test_an_approvals_provenance_finds_a_chosen_options_label_in_the_steps_and_the_request() -> None:
+    from taskcrew.crew.models import StepReport
+    from taskcrew.crew.provenance import value_origin
+
+    reader = StepReport(
+        status="done",
+        summary="The newest invoice from Globex Corp is GX-7781.",
+        data={"vendor": "Globex Corp"},
+    )
+    reports = [(1, "file_reader", reader)]
+    assert value_origin("3 (Globex Corp)", reports, lambda s: None) == (
+        "step 1 (file_reader) reported it as 'vendor' — as 'Globex Corp'"
+    )
+    told = StepReport(status="done", summary="Entered the bill for Northwind Traders.")
+    assert "named it in its summary" in value_origin(
+        "1 (Northwind Traders)", [(2, "browser_operator", told)], lambda s: None
+    )
+    asked = value_origin(
+        "1 (Northwind Traders)", [], lambda s: None, request="Enter Northwind Traders' invoice"
+    )
+    assert asked == "your request names it — as 'Northwind Traders'"
+    assert value_origin("9,999.00", reports, lambda s: None).startswith("not found in any source")

@@ -132,6 +132,21 @@ def test_a_worker_killed_after_the_intent_was_recorded_is_taken_over_without_a_d
     assert len(workers.bills()) == 1
 
 
+def test_a_job_killed_right_after_the_save_resumes_to_done_and_says_what_it_saved(workers: Workers) -> None:
+    # issue 23: the resumed leg saw the bill already there; its outcome and answer must come from the
+    # job's intent log (what was sent and what the ERP answered), not from what that leg happened to see
+    job = workers.jobs.submit(HEADLINE, submitted_by="ana", options=JobOptions(auto_approve=True, **SCRIPTED))
+    first = workers.start("worker-a")
+    workers.wait_for("the bill to be saved", workers.bills, timeout=200)
+    workers.kill(first)  # SIGKILL just after the save
+    workers.start("worker-b")
+    workers.wait_for("the job to end", workers.job_in(job, "finished", "failed"), timeout=200)
+    done = workers.jobs.get(job.id)
+    assert (done.status, done.outcome) == ("finished", "done"), done.reason
+    assert done.answer.startswith("1 change(s) saved: POST ") and "/bills/new" in done.answer, done.answer
+    assert len(workers.bills()) == 1
+
+
 def test_the_erp_session_limit_holds_across_worker_processes(workers: Workers) -> None:
     """3 worker processes that could run 2 jobs each (6 at once), a limit of 2 ERP sessions: the most
     jobs ever running at the same moment is 2 (DBOS's global queue concurrency), and all finish."""

@@ -7,6 +7,7 @@ reported data). A value found nowhere is said to be so.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -27,35 +28,69 @@ def _line_of(value: str, text: str) -> int | None:
     return None
 
 
+_LABELLED = re.compile(r"^(?P<value>.*?)\s*\((?P<label>[^()]+)\)\s*$")
+
+
+def _candidates(value: str) -> list[str]:
+    """A field's value, and for a chosen option shown as "1 (Northwind Traders)" its label too."""
+    found = _LABELLED.match(value)
+    out = [value]
+    if found:
+        out += [found.group("label"), found.group("value")]
+    return [c for c in out if len(_norm(c)) >= 1]
+
+
 def value_origin(
-    value: str, reports: list[tuple[int, str, StepReport]], read: Callable[[str], str | None]
+    value: str,
+    reports: list[tuple[int, str, StepReport]],
+    read: Callable[[str], str | None],
+    request: str = "",
 ) -> str:
-    """``reports``: (step number, role, report), oldest first."""
-    want = _norm(value)
-    for number, _role, report in reversed(reports):
-        for citation in report.sources:
-            if want and want in _norm(citation.quote):
-                text = read(citation.source)
-                line = _line_of(value, text) if text else None
-                return (
-                    f"{citation.source}" + (f", line {line}" if line else "") + f" (cited in step {number})"
+    """``reports``: (step number, role, report), oldest first. Looks in the cited sources, then the
+    reported data, then the steps' own words; says "not found" only when it is in none of them."""
+    for shown in _candidates(value):
+        want = _norm(shown)
+        for number, _role, report in reversed(reports):
+            for citation in report.sources:
+                if want and want in _norm(citation.quote):
+                    text = read(citation.source)
+                    line = _line_of(shown, text) if text else None
+                    where = f"{citation.source}" + (f", line {line}" if line else "")
+                    return where + f" (cited in step {number})" + _as(shown, value)
+        for number, role, report in reversed(reports):
+            for key, reported in report.data.items():
+                if want and want == _norm(reported):
+                    return f"step {number} ({role}) reported it as {key!r}" + _as(shown, value)
+    for shown in _candidates(value)[1:] or _candidates(value):
+        want = _norm(shown)
+        if len(want) < 3:
+            continue  # a short value ("1", "USD") in a summary proves nothing
+        for number, role, report in reversed(reports):
+            if want in _norm(report.summary):
+                return f"step {number} ({role}) named it in its summary (not as a cited value)" + _as(
+                    shown, value
                 )
-    for number, role, report in reversed(reports):
-        for key, reported in report.data.items():
-            if want and want == _norm(reported):
-                return f"step {number} ({role}) reported it as {key!r}"
+        if want in _norm(request):
+            return "your request names it" + _as(shown, value)
     return "not found in any source or step result of this run"
 
 
+def _as(shown: str, value: str) -> str:
+    return f" — as {shown!r}" if shown != value else ""
+
+
 def origins(
-    fields: list[Any], reports: list[tuple[int, str, StepReport]], read: Callable[[str], str | None]
+    fields: list[Any],
+    reports: list[tuple[int, str, StepReport]],
+    read: Callable[[str], str | None],
+    request: str = "",
 ) -> list[str]:
     lines = []
     for field in fields:
         value = str(getattr(field, "value", "")).strip()
         if not value or value.startswith(SKIP):
             continue
-        lines.append(f"  {field.name} = {value}: {value_origin(value, reports, read)}")
+        lines.append(f"  {field.name} = {value}: {value_origin(value, reports, read, request)}")
     return lines
 
 

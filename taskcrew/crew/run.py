@@ -162,6 +162,7 @@ def build_context(
             fields,
             [(e.index + 1, e.role, e.report) for e in tracer.of_kind("step")],
             toolbox.source_text,
+            settings.task,
         )
     tracer.emit(
         RunStarted(
