@@ -132,7 +132,8 @@ def worker(
     ] = True,
     runs_dir: Annotated[Path | None, typer.Option("--runs-dir", help="Where run folders go.")] = None,
     approval_hours: Annotated[
-        float, typer.Option("--approval-hours", help="Approvals expire after this many hours.")
+        float,
+        typer.Option("--approval-hours", min=0.01, help="Approvals expire after this many hours."),
     ] = 168.0,
     erp_sessions: Annotated[
         int | None,
@@ -145,9 +146,21 @@ def worker(
     stale_after: Annotated[
         float,
         typer.Option(
-            "--stale-after", help="Seconds without a heartbeat before another worker takes a job over."
+            "--stale-after",
+            min=1.0,
+            help="Seconds without a heartbeat before another worker takes a job over.",
         ),
     ] = 15.0,
+    stop_grace: Annotated[
+        float,
+        typer.Option(
+            "--stop-grace",
+            min=0.0,
+            max=600.0,
+            help="On Ctrl-C/SIGTERM: seconds a running job may take to reach its next checkpoint "
+            "before it is handed back as it is (a second Ctrl-C: at once).",
+        ),
+    ] = 20.0,
     scripted_delay: Annotated[
         float, typer.Option("--scripted-delay", hidden=True, help="Benches: seconds per scripted model call.")
     ] = 0.0,
@@ -158,7 +171,9 @@ def worker(
 
     from taskcrew.config import Paths, WorkplaceSettings, load_dotenv_once, quiet_crewai_env
     from taskcrew.crew.errors import WorkplaceError
+    from taskcrew.crew.stopping import exit_now
     from taskcrew.inputs import InputError, check_url
+    from taskcrew.jobs.identity import WorkerIdInUse
     from taskcrew.jobs.limits import LimitConflict
     from taskcrew.jobs.scripted import scripted_for
     from taskcrew.jobs.store import default_url
@@ -184,15 +199,28 @@ def worker(
         system_sessions=erp_sessions,
         approval_ttl=timedelta(hours=approval_hours),
         scripted=lambda job: scripted_for(job, delay_s=scripted_delay),
+        stop_grace_s=stop_grace,
     )
-    stop = threading.Event()
+    stop, stop_now = threading.Event(), threading.Event()
+
+    def on_signal(*_: Any) -> None:  # the first stops taking work, the second stops at once
+        (stop_now if stop.is_set() else stop).set()
+
     for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-    typer.echo(f"worker {settings.worker_id}: Ctrl-C stops it", err=True)
+        signal.signal(sig, on_signal)
+    typer.echo(f"worker {settings.worker_id}: Ctrl-C stops it (running jobs are handed back)", err=True)
     try:
-        serve(settings, WorkplaceSettings(**values), stop, on_ready=lambda: typer.echo("ready", err=True))
-    except (LimitConflict, WorkplaceError) as exc:
+        serve(
+            settings,
+            WorkplaceSettings(**values),
+            stop,
+            on_ready=lambda: typer.echo("ready", err=True),
+            stop_now=stop_now,
+        )
+    except (LimitConflict, WorkplaceError, WorkerIdInUse) as exc:
         raise _fail(str(exc)) from exc
+    typer.echo(f"worker {settings.worker_id} stopped", err=True)
+    exit_now(0)  # crewAI's and DBOS's pool threads would keep the process alive
 
 
 def _job_line(job: Any) -> str:

@@ -421,21 +421,39 @@ class Jobs:
         """A worker stopped heart-beating: put its job back on the queue as a new leg (through the
         queue, so the limits hold). The dead leg, if its worker ever comes back, finds a newer leg and
         steps aside. None when the job moved on meanwhile."""
+        return self._requeue(
+            job_id,
+            lambda job: job.status == "running" and job.worker == dead_worker,
+            ("taken_over", f"from {dead_worker}", None),
+        )
 
+    def hand_back(self, job_id: str, leg: int, worker: str, why: str) -> Job | None:
+        """A stopping worker gives leg ``leg`` back unfinished (claimed by it, or dequeued but not yet
+        started): a new leg on the queue resumes from the last checkpoint on the next worker. None
+        when the job moved on meanwhile (finished, cancelled, a newer leg)."""
+        if self._leg(job_id) != leg:
+            return None
+        return self._requeue(
+            job_id,
+            lambda job: job.status == "queued" or (job.status == "running" and job.worker == worker),
+            ("handed_back", f"by {worker}: {why}", None),
+        )
+
+    def _requeue(
+        self, job_id: str, may: Callable[[Job], bool], event: tuple[str, str, str | None]
+    ) -> Job | None:
         def change(job: Job) -> None:
-            if job.status != "running" or job.worker != dead_worker:
+            if not may(job):
                 raise InvalidChange(job.status)
             job.status = "queued"
 
         try:
-            job = self._update(
-                job_id, change, event=("taken_over", f"from {dead_worker}", None), new_leg=True
-            )
+            job = self._update(job_id, change, event=event, new_leg=True)
         except InvalidChange:
             return None
         leg = self._leg(job_id)
         if self.on_cancel_leg is not None:
-            # The dead leg's workflow would hold a slot of the queue's global concurrency (the
+            # The old leg's workflow would hold a slot of the queue's global concurrency (the
             # per-system session limit) until its worker came back: cancel it.
             with suppress(Exception):
                 self.on_cancel_leg(job_id, leg - 1)
