@@ -164,6 +164,9 @@ def run(
     raise typer.Exit(code)
 
 
+RecipeGroup.run_command = run  # every recipe takes run's options (recipes never import the CLI)
+
+
 @app.command("audit")
 def audit(
     claim: Annotated[str | None, typer.Argument(help="A claim or success criteria (one per line).")] = None,
@@ -203,8 +206,12 @@ def erp_serve(
     chaos: Annotated[bool, typer.Option("--chaos/--no-chaos", help="Inject real-world faults.")] = True,
     seed: Annotated[int, typer.Option(help="Seed that makes every fault reproducible.")] = 0,
     reset: Annotated[bool, typer.Option(help="Reseed the database before serving.")] = False,
-    latency_ms: Annotated[int, typer.Option(help="Chaos: delay every page by this many ms.")] = 0,
-    error_rate: Annotated[float, typer.Option(help="Chaos: chance (0-1) of a random 5xx per page.")] = 0.0,
+    latency_ms: Annotated[
+        int, typer.Option(min=0, max=30_000, help="Chaos: delay every page by this many ms.")
+    ] = 0,
+    error_rate: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Chaos: chance (0-1) of a random 5xx per page.")
+    ] = 0.0,
     modal: Annotated[
         bool, typer.Option(help="Chaos: a notice overlay covers pages until dismissed.")
     ] = False,
@@ -273,6 +280,10 @@ def knowledge_ingest(
     from rich.console import Console
 
     from taskcrew.knowledge import commands
+
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        raise _user_error(f"{', '.join(missing)}: no such file or folder", "give files or folders that exist")
 
     raise typer.Exit(commands.ingest(paths, store, Console(soft_wrap=True)))
 

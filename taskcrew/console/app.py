@@ -93,6 +93,12 @@ def _markdown(text: str) -> str:
     return _md.render(text)
 
 
+def _job_note(job: Any) -> str:
+    from taskcrew.jobs.liveness import state_note
+
+    return state_note(job)
+
+
 def _templates() -> Jinja2Templates:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(HERE / "templates"),
@@ -102,6 +108,7 @@ def _templates() -> Jinja2Templates:
     env.filters["when"] = lambda v: "" if v is None else str(v)[:19].replace("T", " ")
     env.filters["money"] = lambda v: "—" if v is None else f"${float(v):.4f}"
     env.filters["urlpart"] = lambda v: quote(str(v), safe="")
+    env.filters["job_note"] = _job_note  # orphaned, parked, interrupted: what to do (jobs.liveness)
     return Jinja2Templates(env=env)
 
 

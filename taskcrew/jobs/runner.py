@@ -130,7 +130,7 @@ class LegRunner:
         return StoreCheckpoints(self.jobs, job_id, self.worker_id, hand_back=self.draining.is_set)
 
     def _handed_back(self, job_id: str, leg: int, why: HandBack) -> str:
-        self.jobs.hand_back(job_id, leg, self.worker_id, str(why))
+        self.jobs.hand_back(job_id, leg, self.worker_id, str(why), leg_ends=True)
         return "handed_back"
 
     def _fail(self, job_id: str, why: str) -> str:
@@ -146,11 +146,14 @@ class LegRunner:
 
     def _run(self, job: Job, leg: int, halt: threading.Event) -> str:
         from taskcrew.crew.context import RunLimits
+        from taskcrew.crew.modellist import offered_model
         from taskcrew.crew.run import run_task
         from taskcrew.tools.human import AutoApproveHuman
 
         opts = job.options
         try:  # setting the run up can fail too (a scripted model that knows no such task)
+            offered_model(opts.worker_model, "worker")  # the operator's models only, whatever the row says
+            offered_model(opts.verifier_model, "verifier")
             human: Any = (
                 AutoApproveHuman()
                 if opts.auto_approve

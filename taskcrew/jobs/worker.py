@@ -29,6 +29,7 @@ from taskcrew.crew.stopping import exit_now
 from taskcrew.jobs.engine import WORKFLOW
 from taskcrew.jobs.identity import IdHolder
 from taskcrew.jobs.limits import check, current, join_fleet, with_client
+from taskcrew.jobs.liveness import is_orphaned
 from taskcrew.jobs.models import utcnow
 from taskcrew.jobs.runner import LegRunner, ScriptedResolver
 from taskcrew.jobs.store import Jobs
@@ -166,7 +167,7 @@ def watch(jobs: Jobs, settings: WorkerSettings, runner: LegRunner | None = None)
                 continue
             if worker == settings.worker_id and runner is None:
                 continue
-            if (now - beat).total_seconds() < settings.stale_after_s:
+            if not is_orphaned(job, now, settings.stale_after_s):
                 continue
             log.warning("worker %s went silent; its job %s goes back on the queue", worker, job.id)
             jobs.take_over(job.id, worker)
