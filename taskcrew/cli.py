@@ -467,6 +467,18 @@ def runs_list(
         runs, problems = list_runs(folder)
     except RunReadError as exc:
         raise _user_error(str(exc), "pass --runs-dir with the folder your runs are in") from exc
+    if any(not r.finished for r in runs):  # parked, running, orphaned or interrupted: the job store knows
+        from taskcrew.jobs.liveness import annotate_runs
+        from taskcrew.jobs.store import Jobs, JobStoreError
+
+        paths = {r.name: r.path for r in runs}
+        try:
+            store = Jobs.open()
+        except JobStoreError:
+            store = None
+        if store is not None:
+            annotate_runs(runs, paths.get, store)
+            store.close()
     console = Console(soft_wrap=True)
     if not runs:
         console.print(f"No runs in {folder} yet.")

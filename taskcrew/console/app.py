@@ -93,6 +93,12 @@ def _markdown(text: str) -> str:
     return _md.render(text)
 
 
+def annotate_runs(runs: list[Any], find: Any, jobs: Any) -> list[Any]:
+    from taskcrew.jobs.liveness import annotate_runs as annotate
+
+    return annotate(runs, find, jobs)
+
+
 def _job_note(job: Any) -> str:
     from taskcrew.jobs.liveness import state_note
 
@@ -433,7 +439,9 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
     # ---- runs -----------------------------------------------------------------------------------
     @signed_in
     async def runs_list(request: Request, session: Session) -> Response:
-        runs = await asyncio.to_thread(console.runs.list)
+        runs = await asyncio.to_thread(
+            lambda: annotate_runs(console.runs.list(), console.runs.find, console.jobs)
+        )  # parked, orphaned, interrupted: the job store says (jobs.liveness)
         status = request.query_params.get("status", "")
         q = request.query_params.get("q", "").strip().lower()
         statuses = sorted({r.status for r in runs})

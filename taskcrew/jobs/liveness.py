@@ -11,7 +11,10 @@ One rule for the worker's watch loop, ``jobs retry``, ``jobs list`` and the cons
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
+from pathlib import Path
+from typing import Any
 
 from taskcrew.jobs.models import Job, utcnow
 
@@ -61,3 +64,53 @@ def state_note(job: Job, now: datetime | None = None) -> str:
     if job.status == "queued" and job.attempts:
         return "queued again: resumes from its last checkpoint on the next free worker"
     return ""
+
+
+def unfinished_run(run_dir: Path, by_dir: dict[str, Job], now: datetime | None = None) -> tuple[str, str]:
+    """(status, what to do) of a run folder without an end: still running, parked, orphaned, or
+    interrupted; ``by_dir`` maps jobs' current run folders (``jobs_by_run_dir``) to their jobs."""
+    job = by_dir.get(str(run_dir.resolve()))
+    if job is None:
+        return "interrupted", (
+            "the run stopped before it ended (killed, or an earlier leg of a job that went on in a "
+            "later run folder); nothing runs it now"
+        )
+    note = state_note(job, now)
+    if job.status == "waiting":
+        return "parked", note
+    if job.status == "running" and is_orphaned(job, now):
+        return "orphaned", note
+    if job.status == "running":
+        return "running", f"job {job.id} on {job.worker}"
+    if job.status == "queued":
+        return "queued", note or f"job {job.id} waits for a free worker"
+    return "interrupted", f"job {job.id} is {job.status}" + (f": {job.reason}" if job.reason else "")
+
+
+def jobs_by_run_dir(jobs: list[Job]) -> dict[str, Job]:
+    return {str(Path(j.run_dir).resolve()): j for j in jobs if j.run_dir}
+
+
+def annotate_runs(runs: list[Any], find: Callable[[str], Path | None], jobs: Any) -> list[Any]:
+    """Give each unfinished run its real state and what to do, from the job store ``jobs``. Runs are
+    summaries with ``name`` and ``reason``, and either ``status`` (the console's: ``running`` until
+    the end, replaced by the state) or ``outcome`` (``runs list``'s: stays ``unfinished``, the
+    reason starts with the state). A store that cannot be read leaves them as they are."""
+    console = bool(runs) and hasattr(runs[0], "status")
+    pending = [r for r in runs if (r.status == "running" if console else r.outcome == "unfinished")]
+    if not pending:
+        return runs
+    try:
+        by_dir = jobs_by_run_dir(jobs.list(limit=5000))
+    except Exception:  # the lists still show the runs; only the notes are missing
+        return runs
+    for run in pending:
+        folder = find(run.name)
+        if folder is None:
+            continue
+        state, note = unfinished_run(folder, by_dir)
+        if console:
+            run.status, run.reason = state, note
+        else:
+            run.reason = f"{state}: {note}"
+    return runs
