@@ -164,7 +164,7 @@ def run(
     raise typer.Exit(code)
 
 
-RecipeGroup.run_command = run  # every recipe takes run's options (recipes never import the CLI)
+RecipeGroup.run_command = staticmethod(run)  # every recipe takes run's options (recipes never import the CLI)
 
 
 @app.command("audit")
