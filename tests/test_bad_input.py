@@ -342,6 +342,7 @@ def _run(
     return result.exit_code, text
 
 
+@pytest.mark.timeout(600)  # ~90 rows, each a real CLI call; slow only on a loaded machine
 def test_bad_inputs_are_one_line_errors_and_the_table_is_true(
     tmp_path: Path, isolated_home: Path, json_server: str, html_server: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -384,7 +385,7 @@ def test_a_damaged_store_is_left_as_it_was(tmp_path: Path, isolated_home: Path) 
     for args in (
         ["knowledge", "search", "due date"],
         ["knowledge", "facts"],
-        ["knowledge", "ingest", "x.md"],
+        ["knowledge", "ingest", str(tmp_path / "x.md")],
     ):
         (tmp_path / "x.md").write_text("# Payment terms\nNet 30.\n")
         result = CliRunner().invoke(app, [*args[:2], *args[2:], "--store", str(tmp_path / "store")])

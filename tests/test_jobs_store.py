@@ -140,7 +140,9 @@ def test_cli_submit_show_and_decide(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("TASKCREW_JOBS_DB", url)
     runner = CliRunner()
     models = ["--model", "scripted/solver", "--verifier-model", "scripted/auditor"]
-    out = runner.invoke(app, ["submit", "Enter Initech's newest invoice into the ERP.", *models, "--by", "ana"])
+    out = runner.invoke(
+        app, ["submit", "Enter Initech's newest invoice into the ERP.", *models, "--by", "ana"]
+    )
     assert out.exit_code == 0, out.output
     job_id = out.output.strip()
     listed = runner.invoke(app, ["jobs", "list"])
