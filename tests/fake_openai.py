@@ -123,6 +123,7 @@ class MisbehavingServer:
     def __init__(self, mode: str) -> None:
         self.mode = mode
         self.requests = 0
+        self.headers: list[dict[str, str]] = []
         self.released = threading.Event()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._httpd.daemon_threads = True
@@ -154,6 +155,7 @@ class MisbehavingServer:
 
             def do_POST(self) -> None:
                 self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                server.headers.append(dict(self.headers))
                 server.requests += 1
                 mode = server.mode
                 if mode == "close":
