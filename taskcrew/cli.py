@@ -208,6 +208,9 @@ def demo(
     raise typer.Exit(run_demo(options, Console()))
 
 
+RecipeGroup.run_command = staticmethod(run)  # every recipe takes run's options (recipes never import the CLI)
+
+
 @app.command("audit")
 def audit(
     claim: Annotated[str | None, typer.Argument(help="A claim or success criteria (one per line).")] = None,
@@ -247,8 +250,12 @@ def erp_serve(
     chaos: Annotated[bool, typer.Option("--chaos/--no-chaos", help="Inject real-world faults.")] = True,
     seed: Annotated[int, typer.Option(help="Seed that makes every fault reproducible.")] = 0,
     reset: Annotated[bool, typer.Option(help="Reseed the database before serving.")] = False,
-    latency_ms: Annotated[int, typer.Option(help="Chaos: delay every page by this many ms.")] = 0,
-    error_rate: Annotated[float, typer.Option(help="Chaos: chance (0-1) of a random 5xx per page.")] = 0.0,
+    latency_ms: Annotated[
+        int, typer.Option(min=0, max=30_000, help="Chaos: delay every page by this many ms.")
+    ] = 0,
+    error_rate: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Chaos: chance (0-1) of a random 5xx per page.")
+    ] = 0.0,
     modal: Annotated[
         bool, typer.Option(help="Chaos: a notice overlay covers pages until dismissed.")
     ] = False,
@@ -318,6 +325,10 @@ def knowledge_ingest(
     from rich.console import Console
 
     from taskcrew.knowledge import commands
+
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        raise _user_error(f"{', '.join(missing)}: no such file or folder", "give files or folders that exist")
 
     raise typer.Exit(commands.ingest(paths, store, Console(soft_wrap=True)))
 
@@ -517,6 +528,18 @@ def runs_list(
         runs, problems = list_runs(folder)
     except RunReadError as exc:
         raise _user_error(str(exc), "pass --runs-dir with the folder your runs are in") from exc
+    if any(not r.finished for r in runs):  # parked, running, orphaned or interrupted: the job store knows
+        from taskcrew.jobs.liveness import annotate_runs
+        from taskcrew.jobs.store import Jobs, JobStoreError
+
+        paths = {r.name: r.path for r in runs}
+        try:
+            store = Jobs.open()
+        except JobStoreError:
+            store = None
+        if store is not None:
+            annotate_runs(runs, paths.get, store)
+            store.close()
     console = Console(soft_wrap=True)
     if not runs:
         console.print(f"No runs in {folder} yet.")

@@ -10,10 +10,12 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
-PACKAGE_DIR = Path(__file__).resolve().parent
-DEFAULT_SANDBOX = PACKAGE_DIR / "sandbox"
+from taskcrew.homes import DEFAULT_SANDBOX, PACKAGE_DIR, sandbox_dir
+from taskcrew.homes import data_home as _data_home
+
+__all__ = ["DEFAULT_SANDBOX", "PACKAGE_DIR", "Paths", "WorkplaceSettings", "check_home", "files_root"]
 
 
 def files_root(sandbox: Path) -> Path:
@@ -25,11 +27,22 @@ def files_root(sandbox: Path) -> Path:
 DEFAULT_ERP_PORT = 8800
 
 
-def _data_home() -> Path:
-    if home := os.environ.get("TASKCREW_HOME"):
-        return Path(home).expanduser()
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "taskcrew"
+class HomeError(ValueError):
+    """TASKCREW_HOME (or the default data folder) cannot be used; the message says what to do."""
+
+
+def check_home(home: Path) -> Path:
+    """The data folder, created if missing; HomeError when it is a file or cannot be created."""
+    if home.exists() and not home.is_dir():
+        raise HomeError(f"TASKCREW_HOME {home} is a file, not a folder: point TASKCREW_HOME at a folder")
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise HomeError(
+            f"TASKCREW_HOME {home} cannot be created ({type(exc).__name__}): point TASKCREW_HOME at a "
+            "writable folder"
+        ) from exc
+    return home
 
 
 class Paths(BaseModel):
@@ -55,8 +68,8 @@ class Paths(BaseModel):
     def from_env(cls) -> Paths:
         return cls(
             home=_data_home(),
-            sandbox=Path(os.environ.get("TASKCREW_SANDBOX", DEFAULT_SANDBOX)).expanduser(),
-            runs=Path(os.environ.get("TASKCREW_RUNS", "runs")).expanduser(),
+            sandbox=sandbox_dir(),
+            runs=Path(os.environ.get("TASKCREW_RUNS", "runs")).expanduser().resolve(),
         )
 
 
@@ -89,7 +102,7 @@ class WorkplaceSettings(BaseModel):
     erp_url: str = f"http://127.0.0.1:{DEFAULT_ERP_PORT}"
     intranet_url: str | None = "http://127.0.0.1:8801"
     sandbox: Path = Field(default_factory=lambda: Paths.from_env().sandbox)
-    runs_dir: Path = Field(default_factory=lambda: Paths.from_env().runs)
+    runs_dir: Path = Field(default_factory=lambda: Paths.from_env().runs)  # made absolute: see below
     knowledge_dir: Path | None = None
     erp_db: Path | None = None
     start_local: bool = True
@@ -100,3 +113,9 @@ class WorkplaceSettings(BaseModel):
     chromium: Path | None = None
     web_search: Literal["intranet", "web"] = "intranet"
     use_knowledge: bool = True
+
+    @field_validator("runs_dir")
+    @classmethod
+    def _absolute(cls, value: Path) -> Path:
+        """Run folders are recorded as absolute paths (a console started elsewhere finds them)."""
+        return value.expanduser().resolve()

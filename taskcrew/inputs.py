@@ -139,18 +139,22 @@ def check_run_models(worker: str | None, verifier: str | None) -> None:
 
 
 def check_job_models(worker: str | None, verifier: str | None) -> None:
-    """Model strings a queued job may carry: a provider's model written as `run` takes it, or a
-    scripted one (jobs for the eval's own tasks, in tests and benches). Checked at submit, so a
-    typo is not found hours later by a worker."""
-    from taskcrew.crew.modelspec import ModelConfigError, ModelSpec
+    """Models a queued job may carry: the operator's (``crew.modellist``), or a scripted one (jobs
+    for the eval's own tasks, in tests and benches); and some model must be configured. Checked at
+    submit, so a typo is not found hours later by a worker."""
+    from taskcrew.crew.modellist import offered_model
+    from taskcrew.crew.modelspec import ModelConfigError
 
-    for flag, value in (("--model", worker), ("--verifier-model", verifier)):
-        if value is None or not value.strip():
-            continue
+    pairs = (("worker", "--model", worker), ("verifier", "--verifier-model", verifier))
+    given = sorted(pairs, key=lambda p: p[2] is None)  # a wrong model before a missing one
+    for role, flag, value in given:
         try:
-            ModelSpec.parse(value)
+            offered_model(value, role)
         except ModelConfigError as exc:
-            raise InputError(f"{flag}: {exc}") from exc
+            message = str(exc)
+            raise InputError(
+                message if message.startswith(("no model", flag)) else f"{flag}: {message}"
+            ) from exc
 
 
 def check_prices() -> None:

@@ -106,3 +106,90 @@ class FakeOpenAIServer:
                 self.wfile.write(data)
 
         return Handler
+
+
+class MisbehavingServer:
+    """An endpoint that never answers a chat completion the way it should (the only fake here is
+    the model's server; the client side is the real provider path). ``mode``:
+
+    405           HTTP 405 with an empty body (a web server that is not an API)
+    html404       HTTP 404 with an HTML page
+    not_json      HTTP 200 whose body is not JSON
+    endless       HTTP 200 whose body never ends (a byte every 0.2 s: no read timeout trips)
+    close         the socket closed without an answer
+    hang          no answer at all until the server is closed
+    """
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        self.requests = 0
+        self.headers: list[dict[str, str]] = []
+        self.released = threading.Event()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+
+    @property
+    def chat_url(self) -> str:
+        return f"{self.base_url}/chat/completions"
+
+    def __enter__(self) -> MisbehavingServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.released.set()
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                server.headers.append(dict(self.headers))
+                server.requests += 1
+                mode = server.mode
+                if mode == "close":
+                    self.connection.shutdown(2)
+                    self.connection.close()
+                    return
+                if mode == "hang":
+                    server.released.wait()
+                    return
+                status, kind, body = {
+                    "405": (405, None, b""),
+                    "html404": (
+                        404,
+                        "text/html",
+                        b"<html><body><h1>Not Found</h1><p>nginx</p></body></html>",
+                    ),
+                    "not_json": (200, "application/json", b"Welcome to our website!"),
+                    "endless": (200, "application/json", b""),
+                }[mode]
+                self.send_response(status)
+                if kind:
+                    self.send_header("Content-Type", kind)
+                if mode != "endless":
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
+                self.end_headers()
+                self.wfile.write(b'{"id": "x", ')
+                while not server.released.wait(0.2):
+                    try:
+                        self.wfile.write(b" ")
+                        self.wfile.flush()
+                    except OSError:
+                        return
+
+        return Handler

@@ -25,6 +25,7 @@ from taskcrew.inputs import TASK_MAX_CHARS
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "bad-input.md"
 MODEL = ["--model", "m1@http://127.0.0.1:9/v1", "--verifier-model", "m2@http://127.0.0.1:9/v1"]
+JOB_MODELS = ["--model", "scripted/solver", "--verifier-model", "scripted/auditor"]
 
 
 class _JsonHandler(BaseHTTPRequestHandler):
@@ -46,6 +47,29 @@ def json_server() -> Iterator[str]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _JsonHandler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+class _HtmlHandler(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        body = b"<html><body><h1>Team wiki</h1></body></html>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def html_server() -> Iterator[str]:
+    """Another web application (HTML, but not the ERP)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _HtmlHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
     server.server_close()
@@ -233,6 +257,67 @@ ROWS = [
     Row("recipe: required parameter missing", ["enter-invoice"], r"--vendor is required"),
     Row("recipe: empty parameter", ["enter-invoice", "--vendor", ""], r"--vendor: is empty"),
     Row("recipes show: unknown recipe", ["recipes", "show", "nope"], r"no recipe named 'nope'"),
+    Row(
+        "submit: --db is a path",
+        ["submit", "Enter the bill", *JOB_MODELS, "--db", "{tmp}/jobs.sqlite3"],
+        r"is a path, not a database URL: write sqlite:///",
+    ),
+    Row(
+        "console: --jobs-db is a path", ["console", "--jobs-db", "{tmp}/jobs.sqlite3"], r"not a database URL"
+    ),
+    Row(
+        "jobs list: TASKCREW_HOME is a file",
+        ["jobs", "list"],
+        r"TASKCREW_HOME <tmp>/afile is a file, not a folder",
+        env={"TASKCREW_HOME": "{tmp}/afile"},
+        setup=_file("afile"),
+    ),
+    Row(
+        "worker: --erp-url is another web app",
+        ["worker", "--erp-url", "{html}", "--intranet-url", ""],
+        r"is not the demo ERP .* check --erp-url",
+    ),
+    Row(
+        "knowledge ingest: missing path", ["knowledge", "ingest", "{tmp}/nope.pdf"], r"no such file or folder"
+    ),
+    Row(
+        "submit: {item} without --for-each",
+        ["submit", "Enter {item}'s invoice", *JOB_MODELS],
+        r"no items: add --for-each",
+    ),
+    Row("submit: no model configured", ["submit", "Enter the bill"], r"no model configured for the job"),
+    Row(
+        "submit: a model server the operator did not configure",
+        ["submit", "Enter the bill", "--model", "m1@http://evil.example/v1"],
+        r"names its own server",
+    ),
+    Row(
+        "submit: a name not in the models file",
+        ["submit", "Enter the bill", "--model", "gpt-9"],
+        r"not one of the operator's models: use one of claude",
+        env={"TASKCREW_MODELS_FILE": "{tmp}/models.yaml"},
+        setup=_file("models.yaml", "models:\n  claude: {model: anthropic/claude-sonnet-4-5}\n"),
+    ),
+    Row(
+        "submit: models file invalid",
+        ["submit", "Enter the bill", "--model", "claude"],
+        r"models file .*: models.claude.model: .*has no provider",
+        env={"TASKCREW_MODELS_FILE": "{tmp}/models.yaml"},
+        setup=_file("models.yaml", "models:\n  claude: {model: claude-sonnet}\n"),
+    ),
+    Row("console add-user: non-ASCII name", ["console", "add-user", "élodie"], r"use 1-64 ASCII letters"),
+    Row("erp serve: --error-rate 2", ["erp", "serve", "--error-rate", "2"], r"less than or equal to 1"),
+    Row("erp serve: --latency-ms -1", ["erp", "serve", "--latency-ms", "-1"], r"greater than or equal to 0"),
+    Row(
+        "worker: --approval-hours -1", ["worker", "--approval-hours", "-1"], r"greater than or equal to 0.01"
+    ),
+    Row("worker: --stale-after 0", ["worker", "--stale-after", "0"], r"greater than or equal to 1"),
+    Row("worker: --stop-grace -1", ["worker", "--stop-grace", "-1"], r"greater than or equal to 0"),
+    Row(
+        "jobs limits: --concurrency over --erp-sessions",
+        ["jobs", "limits", "--concurrency", "5", "--erp-sessions", "2"],
+        r"--concurrency 5 is more than the 2 ERP session",
+    ),
 ]
 
 
@@ -243,19 +328,23 @@ def _one_line(output: str) -> str:
     return " ".join(lines)
 
 
-def _run(row: Row, tmp: Path, json_url: str, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str]:
+def _run(
+    row: Row, tmp: Path, json_url: str, html_url: str, monkeypatch: pytest.MonkeyPatch
+) -> tuple[int, str]:
     if row.setup:
         row.setup(tmp)
     for key, value in row.env.items():
         monkeypatch.setenv(key, value.format(tmp=tmp))
-    args = [a.format(tmp=tmp, json=json_url) for a in row.args]
+    args = [a.format(tmp=tmp, json=json_url, html=html_url) if "{item}" not in a else a for a in row.args]
     result = CliRunner().invoke(app, args)
-    text = _one_line(result.output).replace(str(tmp), "<tmp>").replace(json_url, "http://127.0.0.1:<port>")
+    text = _one_line(result.output).replace(str(tmp), "<tmp>")
+    text = text.replace(json_url, "http://127.0.0.1:<port>").replace(html_url, "http://127.0.0.1:<port>")
     return result.exit_code, text
 
 
+@pytest.mark.timeout(600)  # ~90 rows, each a real CLI call; slow only on a loaded machine
 def test_bad_inputs_are_one_line_errors_and_the_table_is_true(
-    tmp_path: Path, isolated_home: Path, json_server: str, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, isolated_home: Path, json_server: str, html_server: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)  # no .env of the developer's
     table = []
@@ -264,7 +353,7 @@ def test_bad_inputs_are_one_line_errors_and_the_table_is_true(
         case_dir = tmp_path / f"case{n}"
         case_dir.mkdir()
         with monkeypatch.context() as patch:
-            code, text = _run(row, case_dir, json_server, patch)
+            code, text = _run(row, case_dir, json_server, html_server, patch)
         text = text.replace(str(tmp_path), "<tmp>")
         if code != row.code or not re.search(row.expect, text) or "Traceback" in text:
             failures.append(f"{row.what}: exit {code}, {text!r}")
@@ -296,7 +385,7 @@ def test_a_damaged_store_is_left_as_it_was(tmp_path: Path, isolated_home: Path) 
     for args in (
         ["knowledge", "search", "due date"],
         ["knowledge", "facts"],
-        ["knowledge", "ingest", "x.md"],
+        ["knowledge", "ingest", str(tmp_path / "x.md")],
     ):
         (tmp_path / "x.md").write_text("# Payment terms\nNet 30.\n")
         result = CliRunner().invoke(app, [*args[:2], *args[2:], "--store", str(tmp_path / "store")])

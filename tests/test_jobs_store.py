@@ -49,7 +49,7 @@ def test_submit_list_get_cancel_retry(jobs: Jobs) -> None:
     leg = jobs.leg(job.id)
     again = jobs.retry(job.id, by="carol")
     assert again.status == "queued" and jobs.leg(job.id) == leg + 1
-    with pytest.raises(InvalidChange, match="only finished, failed or cancelled"):
+    with pytest.raises(InvalidChange, match="only finished, failed, cancelled or orphaned"):
         jobs.retry(job.id, by="carol")
     kinds = [(e.kind, e.actor) for e in jobs.events(job.id)]
     assert kinds == [("submitted", "ana"), ("cancelled", "bob"), ("retried", "carol")]
@@ -141,7 +141,8 @@ def test_cli_submit_show_and_decide(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     url = f"sqlite:///{tmp_path / 'jobs.sqlite3'}"
     monkeypatch.setenv("TASKCREW_JOBS_DB", url)
     runner = CliRunner()
-    out = runner.invoke(app, ["submit", "Enter Initech's newest invoice into the ERP."])
+    models = ["--model", "scripted/solver", "--verifier-model", "scripted/auditor"]
+    out = runner.invoke(app, ["submit", "Enter Initech's newest invoice into the ERP.", *models])
     assert out.exit_code == 0, out.output
     job_id = out.output.strip()
     listed = runner.invoke(app, ["jobs", "list"])

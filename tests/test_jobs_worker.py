@@ -39,7 +39,9 @@ class Workers:
         self.procs: list[subprocess.Popen[bytes]] = []
         self.jobs = Jobs.open(self.url)
 
-    def start(self, worker_id: str, sessions: int = 3, concurrency: int = 1) -> subprocess.Popen[bytes]:
+    def start(
+        self, worker_id: str, sessions: int = 3, concurrency: int = 1, *extra: str
+    ) -> subprocess.Popen[bytes]:
         cmd = [
             sys.executable,
             "-m",
@@ -51,7 +53,7 @@ class Workers:
             self.erp.url,
         ]
         cmd += ["--intranet-url", "", "--stale-after", "3", "--erp-sessions", str(sessions)]
-        cmd += ["--concurrency", str(concurrency)]
+        cmd += ["--concurrency", str(concurrency), *extra]
         proc = subprocess.Popen(
             cmd, env=self.env, stdout=self.log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True
         )

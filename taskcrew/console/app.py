@@ -110,6 +110,18 @@ def _markdown(text: str) -> str:
     return re.sub(r"<th(?=[ >])", '<th scope="col"', html)
 
 
+def annotate_runs(runs: list[Any], find: Any, jobs: Any) -> list[Any]:
+    from taskcrew.jobs.liveness import annotate_runs as annotate
+
+    return annotate(runs, find, jobs)
+
+
+def _job_note(job: Any) -> str:
+    from taskcrew.jobs.liveness import state_note
+
+    return state_note(job)
+
+
 def _templates() -> Jinja2Templates:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(HERE / "templates"),
@@ -120,6 +132,7 @@ def _templates() -> Jinja2Templates:
     env.filters["money"] = lambda v: "—" if v is None else f"${float(v):.4f}"
     env.filters["urlpart"] = lambda v: quote(str(v), safe="")
     env.filters["shown"] = shown_value
+    env.filters["job_note"] = _job_note  # orphaned, parked, interrupted: what to do (jobs.liveness)
     return Jinja2Templates(env=env)
 
 
@@ -525,7 +538,9 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
     # ---- runs -----------------------------------------------------------------------------------
     @signed_in
     async def runs_list(request: Request, session: Session) -> Response:
-        runs = await asyncio.to_thread(console.runs.list)
+        runs = await asyncio.to_thread(
+            lambda: annotate_runs(console.runs.list(), console.runs.find, console.jobs)
+        )  # parked, orphaned, interrupted: the job store says (jobs.liveness)
         status = request.query_params.get("status", "")
         q = request.query_params.get("q", "").strip().lower()
         statuses = sorted({r.status for r in runs})

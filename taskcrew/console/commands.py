@@ -49,6 +49,14 @@ def console_serve(
     from taskcrew.console.settings import ConsoleSettings
     from taskcrew.jobs import JobStoreError
 
+    if jobs_db is not None:
+        from taskcrew.jobs.store import check_url
+
+        try:
+            check_url(jobs_db)
+        except JobStoreError as exc:
+            typer.echo(f"error: --jobs-db: {exc}", err=True)
+            raise typer.Exit(2) from exc
     if users is not None and not users.is_file():
         typer.echo(
             f"error: --users {users}: no such file; create it with "
@@ -79,11 +87,18 @@ def console_add_user(
     users: Annotated[Path | None, typer.Option("--users", help="Users file to write.")] = None,
 ) -> None:
     """Add (or reset) a console user; the password is asked twice and stored as a scrypt hash."""
+    import re
+
     from pydantic import ValidationError
 
-    from taskcrew.console.auth import ConsoleUserError, add_user
+    from taskcrew.console.auth import NAME_PATTERN, ConsoleUserError, add_user
     from taskcrew.console.settings import ConsoleSettings
 
+    if not re.fullmatch(NAME_PATTERN, name):
+        typer.echo(
+            f"error: user name {name!r}: use 1-64 ASCII letters, digits or . _ @ - (e.g. elodie)", err=True
+        )
+        raise typer.Exit(2)
     path = users or ConsoleSettings.from_env().users_file
     password = typer.prompt("Password", hide_input=True, confirmation_prompt=True)
     try:

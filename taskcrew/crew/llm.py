@@ -12,7 +12,7 @@ from typing import Any, Literal
 from crewai.llms.base_llm import BaseLLM
 from pydantic import BaseModel, ConfigDict, Field
 
-from taskcrew.crew.calls import CallLimits, stalled_error
+from taskcrew.crew.calls import CallLimits, bounded_call, call_error
 from taskcrew.crew.compaction import DEFAULT_BUDGET, compact_messages, message_chars
 from taskcrew.crew.models import LlmCall
 from taskcrew.crew.modelspec import ModelConfigError, ModelSpec, Price, check_credentials, cost_of
@@ -123,6 +123,7 @@ class TracedLLM(BaseLLM):
     prose: ProseMemory = Field(default_factory=ProseMemory, exclude=True)
     on_call: Callable[[LlmCall], None] | None = Field(default=None, exclude=True)
     prices: dict[str, Price] = Field(default_factory=dict)
+    check_stop: Callable[[], None] | None = Field(default=None, exclude=True)  # raises: stop waiting
 
     def for_role(self, role: str) -> TracedLLM:
         """The same model, labelled for another role (the label goes into the trace)."""
@@ -157,14 +158,19 @@ class TracedLLM(BaseLLM):
         error: str | None = None
         result: Any = None
         try:
-            result = self.inner.call(
-                sent,
-                tools=tools,
-                callbacks=callbacks,
-                available_functions=available_functions,
-                from_task=from_task,
-                from_agent=from_agent,
-                response_model=response_model,
+            result = bounded_call(
+                lambda: self.inner.call(
+                    sent,
+                    tools=tools,
+                    callbacks=callbacks,
+                    available_functions=available_functions,
+                    from_task=from_task,
+                    from_agent=from_agent,
+                    response_model=response_model,
+                ),
+                CallLimits.from_env().deadline_s,
+                self.check_stop,
+                f"the {self.role}'s model call to {self.spec.raw}",
             )
             result = self.prose.take(result)
             if isinstance(result, str) and tools:
@@ -172,11 +178,11 @@ class TracedLLM(BaseLLM):
             return result
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
-            stalled = stalled_error(exc, self.role, self.spec.raw)  # name the call that stalled
-            if stalled is None:
+            clear = call_error(exc, self.role, self.spec)  # name the call, the URL and the status
+            if clear is None:
                 raise
-            error = str(stalled)
-            raise stalled from exc
+            error = str(clear)
+            raise clear from exc
         finally:
             after = self.inner.get_token_usage_summary()
             prompt_tokens = after.prompt_tokens - before.prompt_tokens

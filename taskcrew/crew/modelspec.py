@@ -6,6 +6,7 @@ A model is named by a provider string:
     openai/gpt-4o                        OPENAI_API_KEY (OPENAI_BASE_URL optional)
     ollama/llama3.1                      OLLAMA_HOST (default http://localhost:11434/v1), no key
     NAME@http://host:port/v1             any OpenAI-compatible server; key from TASKCREW_API_KEY if set
+    NAME                                 an entry of the operator's models file (``modellist``)
     scripted/NAME                        a scripted policy (tests and the offline eval sweep)
 
 Nothing ever falls back to a default provider: no model configured is an error naming the variables.
@@ -36,6 +37,8 @@ class ModelSpec(BaseModel):
     provider: Provider
     name: str
     base_url: str | None = None
+    key_env: str | None = None  # the operator's models file names the variable with its key
+    listed: bool = False  # the operator configured this model (models file or TASKCREW_MODEL…)
 
     @classmethod
     def parse(cls, text: str) -> ModelSpec:
@@ -119,12 +122,14 @@ def _api_key(names: tuple[str, ...], spec: ModelSpec, required: bool) -> str | N
 
 def check_credentials(spec: ModelSpec) -> str | None:
     """The API key a spec needs (None when it needs none); raises ModelConfigError when missing."""
+    if spec.key_env:  # a models file entry: its own key, sent to its own endpoint only
+        return _api_key((spec.key_env,), spec, required=True)
     if spec.provider == "anthropic":
         return _api_key(("ANTHROPIC_API_KEY",), spec, required=True)
-    if spec.provider == "openai":
+    if spec.provider == "openai":  # OpenAI's endpoint, or the operator's OPENAI_BASE_URL
         return _api_key(("OPENAI_API_KEY",), spec, required=spec.base_url is None)
-    if spec.provider in ("ollama", "compat"):
-        return _api_key(("TASKCREW_API_KEY", "OPENAI_API_KEY"), spec, required=False)
+    if spec.provider in ("ollama", "compat"):  # never OpenAI's key to another server
+        return _api_key(("TASKCREW_API_KEY",), spec, required=False)
     return None
 
 
@@ -134,8 +139,11 @@ class ModelChoice(BaseModel):
 
 
 def choose_models(worker: str | None, verifier: str | None, *, allow_same: bool = False) -> ModelChoice:
-    """Resolve worker and verifier models from flags, then TASKCREW_MODEL / TASKCREW_VERIFIER_MODEL."""
-    worker_text = worker or os.environ.get("TASKCREW_MODEL")
+    """Resolve worker and verifier models from flags, then TASKCREW_MODEL / TASKCREW_VERIFIER_MODEL,
+    then the operator's models file (names from it resolve to its entries: ``crew.modellist``)."""
+    from taskcrew.crew.modellist import default_name, resolve
+
+    worker_text = worker or os.environ.get("TASKCREW_MODEL") or default_name("worker")
     if not worker_text:
         raise ModelConfigError(
             "no model configured: pass --model provider/name or set TASKCREW_MODEL (and "
@@ -143,13 +151,13 @@ def choose_models(worker: str | None, verifier: str | None, *, allow_same: bool 
             "(ANTHROPIC_API_KEY or OPENAI_API_KEY). No key at hand? `taskcrew demo` shows the whole "
             "product offline with scripted stand-in models"
         )
-    verifier_text = verifier or os.environ.get("TASKCREW_VERIFIER_MODEL")
+    verifier_text = verifier or os.environ.get("TASKCREW_VERIFIER_MODEL") or default_name("verifier")
     if not verifier_text:
         raise ModelConfigError(
             "no verifier model configured: pass --verifier-model provider/name or set TASKCREW_VERIFIER_MODEL; "
             "it must be a different model from the worker's"
         )
-    choice = ModelChoice(worker=ModelSpec.parse(worker_text), verifier=ModelSpec.parse(verifier_text))
+    choice = ModelChoice(worker=resolve(worker_text), verifier=resolve(verifier_text))
     if choice.worker.raw == choice.verifier.raw and not allow_same:
         raise ModelConfigError(
             f"the verifier must be a different model from the worker ({choice.worker.raw}); "
@@ -159,10 +167,17 @@ def choose_models(worker: str | None, verifier: str | None, *, allow_same: bool 
 
 
 def verifier_spec(verifier_model: str | None) -> ModelSpec:
-    text = verifier_model or os.environ.get("TASKCREW_VERIFIER_MODEL") or os.environ.get("TASKCREW_MODEL")
+    from taskcrew.crew.modellist import default_name, resolve
+
+    text = (
+        verifier_model
+        or os.environ.get("TASKCREW_VERIFIER_MODEL")
+        or os.environ.get("TASKCREW_MODEL")
+        or default_name("verifier")
+    )
     if not text:
         raise ModelConfigError(
             "no model configured for the audit: pass --verifier-model provider/name or set "
             "TASKCREW_VERIFIER_MODEL (e.g. in .env), plus the provider's API key"
         )
-    return ModelSpec.parse(text)
+    return resolve(text)

@@ -106,6 +106,7 @@ class RunResources:
     )
     on_run_dir: Callable[[Path], None] | None = None  # told the run folder as soon as it exists
     readback: Any = None  # tools.readback.ReadBackRules: which pages show the run's changes
+    check_stop: Callable[[], None] | None = None  # raises to stop a model call that is waiting
 
 
 def build_context(
@@ -135,8 +136,8 @@ def build_context(
         run_dir=run_dir,
         task=settings.task,
         roles=load_roles(),
-        worker_llm=_traced(worker, res.scripted, prices, res.wrap_model),
-        verifier_llm=_traced(verifier, res.scripted, prices, res.wrap_model),
+        worker_llm=_traced(worker, res, prices),
+        verifier_llm=_traced(verifier, res, prices),
         toolbox=toolbox,
         human=res.human,
         knowledge=res.knowledge,
@@ -222,13 +223,8 @@ def run_task(settings: RunSettings, res: RunResources) -> RunResult:
     )
 
 
-def _traced(
-    spec: ModelSpec,
-    scripted: ScriptedFactory | None,
-    prices: dict[str, Any],
-    wrap: Callable[[str, Any], Any] | None,
-) -> TracedLLM:
-    inner = build_provider_llm(spec, scripted)
-    if wrap is not None:
-        inner = wrap(spec.raw, inner)
-    return TracedLLM(model=spec.raw, inner=inner, spec=spec, prices=prices)
+def _traced(spec: ModelSpec, res: RunResources, prices: dict[str, Any]) -> TracedLLM:
+    inner = build_provider_llm(spec, res.scripted)
+    if res.wrap_model is not None:
+        inner = res.wrap_model(spec.raw, inner)
+    return TracedLLM(model=spec.raw, inner=inner, spec=spec, prices=prices, check_stop=res.check_stop)

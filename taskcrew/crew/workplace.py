@@ -67,6 +67,21 @@ def demo_erp_login(url: str) -> dict[str, str] | None:
     return {"ERP_USERNAME": settings.username, "ERP_PASSWORD": settings.password.get_secret_value()}
 
 
+def erp_login(url: str) -> dict[str, str]:
+    """The login for the ERP at ``url`` when ERP_USERNAME/ERP_PASSWORD are not set: the demo ERP's
+    own (``taskcrew erp serve``); else a WorkplaceError saying what is wrong (checked by the worker
+    at start, before it takes any job)."""
+    demo = demo_erp_login(url)
+    if demo is not None:
+        return demo
+    if not reachable(url):
+        raise WorkplaceError(f"the ERP at {url} does not answer: start it, or check --erp-url")
+    raise WorkplaceError(
+        f"{url} is not the demo ERP (Acme Payables) and ERP_USERNAME / ERP_PASSWORD are not set: "
+        "check --erp-url, or set them for your ERP in the environment or .env"
+    )
+
+
 def _port(url: str) -> int:
     parts = urlsplit(url)
     if parts.port is not None:
@@ -169,13 +184,7 @@ class Workplace:
             return Vault(secrets, public=PUBLIC_NAMES, hosts=hosts)
         vault = Vault.from_env(SECRET_NAMES, public=PUBLIC_NAMES, hosts=hosts)
         if len(vault) < len(SECRET_NAMES):
-            demo = demo_erp_login(self.erp_url)  # a demo ERP started by `taskcrew erp serve`
-            if demo is not None:
-                return Vault(demo, public=PUBLIC_NAMES, hosts=hosts)
-            raise WorkplaceError(
-                "the ERP's credentials are not configured: set ERP_USERNAME and ERP_PASSWORD in the "
-                "environment or in .env (the model only ever sees {{secret:NAME}} placeholders)"
-            )
+            return Vault(erp_login(self.erp_url), public=PUBLIC_NAMES, hosts=hosts)
         return vault
 
     def _knowledge_store(self) -> Any:

@@ -95,13 +95,13 @@ def submit(
     from taskcrew.inputs import InputError, check_job_models, check_task
     from taskcrew.jobs.models import JobOptions
 
+    if batch and for_each:
+        raise _fail("--batch plans the items itself; give either --batch or --for-each items, not both")
     try:
         task = check_task(task or "", "submit")
         check_job_models(model, verifier_model)
     except InputError as exc:
         raise _fail(str(exc)) from exc
-    if batch and for_each:
-        raise _fail("--batch plans the items itself; give either --batch or --for-each items, not both")
     jobs = _open(db)
     options = JobOptions(
         worker_model=model, verifier_model=verifier_model, auto_approve=auto_approve, batch=batch
@@ -151,7 +151,8 @@ def worker(
     ] = True,
     runs_dir: Annotated[Path | None, typer.Option("--runs-dir", help="Where run folders go.")] = None,
     approval_hours: Annotated[
-        float, typer.Option("--approval-hours", help="Approvals expire after this many hours.")
+        float,
+        typer.Option("--approval-hours", min=0.01, help="Approvals expire after this many hours."),
     ] = 168.0,
     erp_sessions: Annotated[
         int | None,
@@ -164,9 +165,21 @@ def worker(
     stale_after: Annotated[
         float,
         typer.Option(
-            "--stale-after", help="Seconds without a heartbeat before another worker takes a job over."
+            "--stale-after",
+            min=1.0,
+            help="Seconds without a heartbeat before another worker takes a job over.",
         ),
     ] = 15.0,
+    stop_grace: Annotated[
+        float,
+        typer.Option(
+            "--stop-grace",
+            min=0.0,
+            max=600.0,
+            help="On Ctrl-C/SIGTERM: seconds a running job may take to reach its next checkpoint "
+            "before it is handed back as it is (a second Ctrl-C: at once).",
+        ),
+    ] = 20.0,
     scripted_delay: Annotated[
         float, typer.Option("--scripted-delay", hidden=True, help="Benches: seconds per scripted model call.")
     ] = 0.0,
@@ -177,7 +190,9 @@ def worker(
 
     from taskcrew.config import Paths, WorkplaceSettings, load_dotenv_once, quiet_crewai_env
     from taskcrew.crew.errors import WorkplaceError
+    from taskcrew.crew.stopping import exit_now
     from taskcrew.inputs import InputError, check_url
+    from taskcrew.jobs.identity import WorkerIdInUse
     from taskcrew.jobs.limits import LimitConflict
     from taskcrew.jobs.scripted import scripted_for
     from taskcrew.jobs.store import default_url
@@ -192,6 +207,7 @@ def worker(
     except InputError as exc:
         raise _fail(str(exc)) from exc
     _open(db).close()  # a clear error before anything starts
+    _check_erp(erp_url)
     values: dict[str, Any] = {"erp_url": erp_url, "intranet_url": intranet_url or None, "chaos": chaos}
     if runs_dir is not None:
         values["runs_dir"] = runs_dir
@@ -203,22 +219,54 @@ def worker(
         system_sessions=erp_sessions,
         approval_ttl=timedelta(hours=approval_hours),
         scripted=lambda job: scripted_for(job, delay_s=scripted_delay),
+        stop_grace_s=stop_grace,
     )
-    stop = threading.Event()
+    stop, stop_now = threading.Event(), threading.Event()
+
+    def on_signal(*_: Any) -> None:  # the first stops taking work, the second stops at once
+        (stop_now if stop.is_set() else stop).set()
+
     for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-    typer.echo(f"worker {settings.worker_id}: Ctrl-C stops it", err=True)
+        signal.signal(sig, on_signal)
+    typer.echo(f"worker {settings.worker_id}: Ctrl-C stops it (running jobs are handed back)", err=True)
     try:
-        serve(settings, WorkplaceSettings(**values), stop, on_ready=lambda: typer.echo("ready", err=True))
-    except (LimitConflict, WorkplaceError) as exc:
+        serve(
+            settings,
+            WorkplaceSettings(**values),
+            stop,
+            on_ready=lambda: typer.echo("ready", err=True),
+            stop_now=stop_now,
+        )
+    except (LimitConflict, WorkplaceError, WorkerIdInUse) as exc:
+        raise _fail(str(exc)) from exc
+    typer.echo(f"worker {settings.worker_id} stopped", err=True)
+    exit_now(0)  # crewAI's and DBOS's pool threads would keep the process alive
+
+
+def _check_erp(erp_url: str) -> None:
+    """Another web app at --erp-url, or no login for it: said before the worker takes any job (the
+    local demo ERP, not running yet, is started by the worker itself)."""
+    from taskcrew.crew.errors import WorkplaceError
+    from taskcrew.crew.workplace import SECRET_NAMES, erp_login, reachable
+    from taskcrew.tools.vault import Vault
+
+    if not reachable(erp_url) or len(Vault.from_env(SECRET_NAMES)) == len(SECRET_NAMES):
+        return
+    try:
+        erp_login(erp_url)
+    except WorkplaceError as exc:
         raise _fail(str(exc)) from exc
 
 
 def _job_line(job: Any) -> str:
+    from taskcrew.jobs.liveness import state_note
+
     end = f" {job.outcome}" if job.outcome else ""
-    return (
+    line = (
         f"{job.id}  {job.status}{end}  {job.submitted_at:%Y-%m-%d %H:%M}  {job.submitted_by}  {job.task[:60]}"
     )
+    note = state_note(job)
+    return f"{line}\n    {note}" if note else line
 
 
 @jobs_app.command("list")
@@ -226,7 +274,7 @@ def jobs_list(
     status: Annotated[
         str | None, typer.Option("--status", help="queued, running, waiting, finished, failed, cancelled")
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="A JSON array of the jobs ([] for none).")] = False,
     db: DbUrl = None,
 ) -> None:
     """The jobs, newest first."""
@@ -236,9 +284,12 @@ def jobs_list(
         raise _fail(f"no job status {status!r}; use one of: {', '.join(get_args(JobStatus))}")
     jobs = _open(db)
     found = _guard(lambda: jobs.list(status))
+    if as_json:
+        typer.echo(json.dumps([job.model_dump(mode="json") for job in found], indent=2))
+        return
     for job in found:
-        typer.echo(job.model_dump_json() if as_json else _job_line(job))
-    if not found and not as_json:
+        typer.echo(_job_line(job))
+    if not found:
         typer.echo(f"No {status} jobs." if status else 'No jobs yet: `taskcrew submit "<task>"` adds one.')
 
 
@@ -273,6 +324,13 @@ def jobs_retry(job_id: str, db: DbUrl = None, by: By = None) -> None:
     typer.echo(_job_line(_guard(lambda: jobs.retry(job_id, by=_who(by).name))))
 
 
+def _more_than(concurrency: int, sessions: int) -> str:
+    return (
+        f"--concurrency {concurrency} is more than the {sessions} ERP session(s) all workers share: "
+        f"give --concurrency {sessions} or less, or raise --erp-sessions"
+    )
+
+
 @jobs_app.command("limits")
 def jobs_limits(
     erp_sessions: Annotated[
@@ -286,10 +344,12 @@ def jobs_limits(
 ) -> None:
     """Show the limits every worker runs with, or change them for all (running ones included)."""
     from taskcrew.jobs.limits import FleetLimits, current, set_limits, with_client
-    from taskcrew.jobs.store import default_url
+    from taskcrew.jobs.store import InvalidChange, default_url
 
-    url = db or default_url()
+    if erp_sessions is not None and concurrency is not None and concurrency > erp_sessions:
+        raise _fail(_more_than(concurrency, erp_sessions))
     _open(db).close()  # a clear error for a database that cannot be used
+    url = db or default_url()
 
     def apply(client: Any) -> FleetLimits | None:
         fleet = current(client)
@@ -297,6 +357,8 @@ def jobs_limits(
             return fleet
         base = fleet or FleetLimits.wanted(None, None)
         sessions = erp_sessions or base.erp_sessions
+        if concurrency is not None and concurrency > sessions:
+            raise InvalidChange(_more_than(concurrency, sessions))
         wanted = FleetLimits(
             erp_sessions=sessions,
             per_worker=min(concurrency or base.per_worker, sessions),

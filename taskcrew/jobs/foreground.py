@@ -2,15 +2,18 @@
 
 It is recorded (``submitted_by``, status, outcome), its stages are checkpointed, its approved
 submissions go through the intent log and its model calls through the shared 429 back-off — with the
-person at the terminal answering at once. If the process dies (Ctrl-C, a crash, a reboot), the job is
-left ``failed`` or ``running``; ``taskcrew jobs retry ID`` hands it to a worker, which resumes from the
-last checkpoint instead of starting over.
+person at the terminal answering at once. It heart-beats while it runs. If the process dies (Ctrl-C,
+a crash, a reboot), the job is left ``finished interrupted``, ``failed`` or, after a kill, ``running``
+with a stale heartbeat (``jobs list`` says it is orphaned). No worker adopts it on its own: the person
+decides, and ``taskcrew jobs retry ID`` hands it to a worker, which resumes from the last checkpoint.
 """
 
 from __future__ import annotations
 
 import os
 import socket
+import threading
+from pathlib import Path
 from typing import Any
 
 from taskcrew.crew.errors import WorkplaceError
@@ -33,21 +36,33 @@ def run_in_foreground(
         jobs = Jobs.open()
     except (JobStoreError, ReadBackFileError) as exc:
         raise WorkplaceError(str(exc)) from exc
+    options = options.model_copy(update={"foreground": True})
     job = jobs.submit(task, submitted_by=submitted_by, options=options, enqueue=False)
     worker_id = f"run-{socket.gethostname()}-{os.getpid()}"
-    jobs.mark(job.id, "running", only_if=("queued",), worker=worker_id, started_at=utcnow(), attempts=1)
+    jobs.mark(
+        job.id,
+        "running",
+        only_if=("queued",),
+        worker=worker_id,
+        started_at=utcnow(),
+        heartbeat_at=utcnow(),
+        attempts=1,
+    )
     listeners = run.pop("listeners", None)
     human = run.pop("human", None)
     settings = workplace.run_settings(task, **run)
     res = workplace.resources(listeners=listeners, human=human, read_only=bool(run.get("read_only")))
     res.checkpoints = StoreCheckpoints(jobs, job.id, worker_id)
-    res.on_run_dir = lambda path: jobs.note_run_dir(job.id, str(path))
+    res.on_run_dir = lambda path: jobs.note_run_dir(job.id, str(Path(path).resolve()))
     res.wrap_model = lambda model, inner: SharedBackoff(jobs, model, inner)
     if res.browser is not None:
         res.browser.policy.intents = IntentLog(StoreIntents(jobs, job.id), job.id, rules)
+    done = threading.Event()
+    threading.Thread(target=_beat, args=(jobs, job.id, worker_id, done), daemon=True).start()
     try:
         result = run_task(settings, res)
     except BaseException as exc:
+        done.set()
         jobs.mark(
             job.id,
             "failed",
@@ -56,7 +71,17 @@ def run_in_foreground(
             finished_at=utcnow(),
         )
         raise
-    jobs.finish(job.id, result.outcome, result.reason, answer=result.answer, run_dir=str(result.run_dir))
+    done.set()
+    run_dir = str(Path(result.run_dir).resolve())
+    jobs.finish(job.id, result.outcome, result.reason, answer=result.answer, run_dir=run_dir)
     jobs.clear_checkpoint(job.id)
     jobs.close()
     return result
+
+
+def _beat(jobs: Jobs, job_id: str, worker_id: str, done: threading.Event, every_s: float = 2.0) -> None:
+    while not done.wait(every_s):
+        try:
+            jobs.heartbeat(job_id, worker_id)
+        except Exception:  # a database hiccup: the next beat tries again
+            continue

@@ -8,7 +8,7 @@ from taskcrew.jobs.store import Jobs
 
 # A leg runs from its "running" event to the next event that ends it (a new "running" event is a
 # restarted worker claiming the job again).
-_ENDS = {"finished", "failed", "waiting", "taken_over", "cancelled", "running"}
+_ENDS = {"finished", "failed", "waiting", "taken_over", "handed_back", "cancelled", "running"}
 
 
 def most_running_at_once(jobs: Jobs, job_ids: list[str]) -> int:

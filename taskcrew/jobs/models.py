@@ -40,6 +40,10 @@ class JobOptions(BaseModel):
     batch: bool = Field(
         default=False, description="a batch task: planned once into items, one child job per item"
     )
+    foreground: bool = Field(
+        default=False,
+        description="run by `taskcrew run` at a terminal: never adopted by a worker unless retried",
+    )
 
 
 class Job(BaseModel):

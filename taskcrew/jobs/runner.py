@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from contextlib import suppress
+from dataclasses import dataclass, field
 from datetime import timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from taskcrew.jobs.human import JobHuman, Parked
@@ -23,15 +25,27 @@ ScriptedResolver = Callable[[Job], Any]  # job -> scripted model factory (name -
 
 
 class Stopped(BaseException):
-    """The job was cancelled, or another worker took it over: this leg stops at the next checkpoint."""
+    """The job was cancelled, or another worker took it over: this leg stops at the next checkpoint
+    (or, waiting on a model, within a heartbeat)."""
+
+
+class HandBack(Stopped):
+    """The worker is stopping: this leg goes back on the queue right after the checkpoint it saved."""
 
 
 class StoreCheckpoints:
     """``crew.stages.Checkpoints`` in the job database; saving also checks that this worker still owns
-    the job (not cancelled, not taken over), so a stopped job stops at its next stage."""
+    the job (not cancelled, not taken over), so a stopped job stops at its next stage. ``hand_back``
+    (the worker is stopping) makes the leg end right after the checkpoint is saved."""
 
-    def __init__(self, jobs: Jobs, job_id: str, worker_id: str | None = None) -> None:
-        self.jobs, self.job_id, self.worker_id = jobs, job_id, worker_id
+    def __init__(
+        self,
+        jobs: Jobs,
+        job_id: str,
+        worker_id: str | None = None,
+        hand_back: Callable[[], bool] | None = None,
+    ) -> None:
+        self.jobs, self.job_id, self.worker_id, self.hand_back = jobs, job_id, worker_id, hand_back
 
     def load(self) -> dict[str, Any] | None:
         return self.jobs.checkpoint(self.job_id)
@@ -41,6 +55,8 @@ class StoreCheckpoints:
         if job.status != "running" or (self.worker_id and job.worker != self.worker_id):
             raise Stopped(f"job {self.job_id} is {job.status} on {job.worker}; this leg stops")
         self.jobs.save_checkpoint(self.job_id, state)
+        if self.hand_back is not None and self.hand_back():
+            raise HandBack(f"the worker is stopping; handed back after the {stage} checkpoint")
 
 
 @dataclass
@@ -51,13 +67,39 @@ class LegRunner:
     scripted: ScriptedResolver | None = None
     approval_ttl: timedelta | None = timedelta(days=7)
     heartbeat_s: float = 2.0
+    draining: threading.Event = field(default_factory=threading.Event)  # the worker is stopping
+    exiting: threading.Event = field(default_factory=threading.Event)  # held legs were handed back
+    held: dict[str, tuple[int, bool]] = field(default_factory=dict)  # job -> (leg, started) here
+
+    def running_here(self) -> list[str]:
+        return [job_id for job_id, (_, started) in list(self.held.items()) if started]
+
+    def hand_back_all(self, why: str) -> list[str]:
+        """Give every leg this process holds back to the queue (the worker stops now)."""
+        given = []
+        for job_id, (leg, _) in list(self.held.items()):
+            with suppress(Exception):
+                if self.jobs.hand_back(job_id, leg, self.worker_id, why) is not None:
+                    given.append(job_id)
+        self.exiting.set()
+        return given
 
     def run_leg(self, job_id: str, leg: int) -> str:
         """Run leg ``leg`` of the job; returns what became of it (a status word)."""
-        from taskcrew.crew.workplace import reachable
-
         if self.jobs.leg(job_id) != leg:
             return "stale"  # a newer leg (retry, resume, takeover) owns the job
+        self.held[job_id] = (leg, False)
+        try:
+            if self.draining.is_set():  # dequeued while stopping: held unstarted, then handed back
+                self.exiting.wait()
+                return "handed_back"
+            return self._claim_and_run(job_id, leg)
+        finally:
+            self.held.pop(job_id, None)
+
+    def _claim_and_run(self, job_id: str, leg: int) -> str:
+        from taskcrew.crew.workplace import reachable
+
         job = self.jobs.get(job_id)
         claimed = self.jobs.mark(
             job_id,
@@ -67,20 +109,29 @@ class LegRunner:
             started_at=job.started_at or utcnow(),
             heartbeat_at=utcnow(),
             attempts=job.attempts + 1,
+            options=job.options.model_copy(update={"foreground": False}),  # a worker's job now
         )
         if claimed is None:
             return job.status  # cancelled or finished meanwhile
-        if claimed.options.batch:
-            return self._fan_out(claimed)  # plans and submits; the ERP is the children's business
-        if not reachable(self.place.erp_url):
-            return self._fail(job_id, f"the ERP at {self.place.erp_url} did not answer; start it")
-        stop = threading.Event()
-        beat = threading.Thread(target=self._beat, args=(job_id, stop), daemon=True)
+        self.held[job_id] = (leg, True)
+        stop, halt = threading.Event(), threading.Event()
+        beat = threading.Thread(target=self._beat, args=(job_id, stop, halt), daemon=True)
         beat.start()
         try:
-            return self._run(claimed)
+            if claimed.options.batch:
+                return self._fan_out(claimed, leg)  # plans and submits; the ERP is the children's
+            if not reachable(self.place.erp_url):
+                return self._fail(job_id, f"the ERP at {self.place.erp_url} did not answer; start it")
+            return self._run(claimed, leg, halt)
         finally:
             stop.set()
+
+    def _checkpoints(self, job_id: str) -> StoreCheckpoints:
+        return StoreCheckpoints(self.jobs, job_id, self.worker_id, hand_back=self.draining.is_set)
+
+    def _handed_back(self, job_id: str, leg: int, why: HandBack) -> str:
+        self.jobs.hand_back(job_id, leg, self.worker_id, str(why), leg_ends=True)
+        return "handed_back"
 
     def _fail(self, job_id: str, why: str) -> str:
         """End a running job `failed`: why, and how to go on once that is fixed."""
@@ -93,12 +144,15 @@ class LegRunner:
         )
         return "failed"
 
-    def _run(self, job: Job) -> str:
+    def _run(self, job: Job, leg: int, halt: threading.Event) -> str:
         from taskcrew.crew.context import RunLimits
+        from taskcrew.crew.modellist import offered_model
         from taskcrew.crew.run import run_task
 
         opts = job.options
         try:  # setting the run up can fail too (a scripted model that knows no such task)
+            offered_model(opts.worker_model, "worker")  # the operator's models only, whatever the row says
+            offered_model(opts.verifier_model, "verifier")
             # --auto-approve is checked by the approvals authority (signed, permitted by the rules)
             human = JobHuman(self.jobs, job.id, expires_in=self.approval_ttl, auto_approve=opts.auto_approve)
             settings = self.place.run_settings(
@@ -113,9 +167,10 @@ class LegRunner:
             res = self.place.resources(
                 scripted=self.scripted(job) if self.scripted else None, human=human, read_only=opts.read_only
             )
-            res.checkpoints = StoreCheckpoints(self.jobs, job.id, self.worker_id)
-            res.on_run_dir = lambda path: self.jobs.note_run_dir(job.id, str(path))
+            res.checkpoints = self._checkpoints(job.id)
+            res.on_run_dir = lambda path: self.jobs.note_run_dir(job.id, str(Path(path).resolve()))
             res.wrap_model = self._shared_backoff
+            res.check_stop = lambda: _raise_if(halt, job.id)
             if res.browser is not None:
                 if not opts.auto_approve:
                     res.browser.policy.before_approval = self._screenshot_for(human, job.id)
@@ -127,6 +182,8 @@ class LegRunner:
                     StoreIntents(self.jobs, job.id), job.id, readback_rules(self.place)
                 )
             result = run_task(settings, res)
+        except HandBack as why:
+            return self._handed_back(job.id, leg, why)
         except Stopped:
             return "stopped"
         except Parked as parked:
@@ -138,12 +195,16 @@ class LegRunner:
         except Exception as exc:  # the run could not be set up (bad model, browser): clear, retryable
             return self._fail(job.id, f"{type(exc).__name__}: {exc}; fix it")
         self.jobs.finish(
-            job.id, result.outcome, result.reason, answer=result.answer, run_dir=str(result.run_dir)
+            job.id,
+            result.outcome,
+            result.reason,
+            answer=result.answer,
+            run_dir=str(Path(result.run_dir).resolve()),
         )
         self.jobs.clear_checkpoint(job.id)
         return "finished"
 
-    def _fan_out(self, job: Job) -> str:
+    def _fan_out(self, job: Job, leg: int) -> str:
         """A batch job: plan it once (the plan is checkpointed before any child is submitted), then
         one child job per item; the batch job ends with the children's ids as its answer."""
         from taskcrew.crew.llm import build_provider_llm
@@ -151,7 +212,7 @@ class LegRunner:
         from taskcrew.jobs.batch import submit_each
         from taskcrew.jobs.fanout import BatchPlan, describe_sources, plan_batch
 
-        checkpoints = StoreCheckpoints(self.jobs, job.id, self.worker_id)
+        checkpoints = self._checkpoints(job.id)
         try:
             saved = checkpoints.load() or {}
             if "batch_plan" in saved:
@@ -179,6 +240,8 @@ class LegRunner:
                 if plan.items
                 else []
             )
+        except HandBack as why:
+            return self._handed_back(job.id, leg, why)
         except Stopped:
             return "stopped"
         except Exception as exc:  # no model, a plan that is not usable: clear and retryable
@@ -221,9 +284,22 @@ class LegRunner:
 
         return SharedBackoff(self.jobs, model, inner)
 
-    def _beat(self, job_id: str, stop: threading.Event) -> None:
+    def _beat(self, job_id: str, stop: threading.Event, halt: threading.Event) -> None:
+        """Heart-beat; and when the job is no longer this leg's (cancelled, taken over), set ``halt``:
+        a model call waiting for an answer stops within a beat."""
         while not stop.wait(self.heartbeat_s):
-            self.jobs.heartbeat(job_id, self.worker_id)
+            try:
+                self.jobs.heartbeat(job_id, self.worker_id)
+                job = self.jobs.get(job_id)
+            except Exception:  # a database hiccup: the next beat tries again
+                continue
+            if job.status != "running" or job.worker != self.worker_id:
+                halt.set()
+
+
+def _raise_if(halt: threading.Event, job_id: str) -> None:
+    if halt.is_set():
+        raise Stopped(f"job {job_id} was cancelled or taken over; this leg stops")
 
 
 class StoreIntents:

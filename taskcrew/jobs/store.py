@@ -31,6 +31,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.exc import SQLAlchemyError
 
+from taskcrew.jobs.liveness import is_orphaned
 from taskcrew.jobs.models import (
     ACTIVE,
     RETRYABLE,
@@ -68,11 +69,40 @@ class InvalidChange(ValueError):
 def default_url() -> str:
     if url := os.environ.get(ENV_URL):
         return url
-    from taskcrew.config import Paths
+    from taskcrew.config import Paths, check_home
 
-    home = Paths.from_env().home
-    home.mkdir(parents=True, exist_ok=True)
+    home = check_home(Paths.from_env().home)
     return f"sqlite:///{(home / 'jobs.sqlite3').resolve()}"
+
+
+def _check_models(options: JobOptions) -> None:
+    """Only the operator's models (``crew.modellist``): never a URL a submitter chose."""
+    from taskcrew.crew.modellist import offered_model
+    from taskcrew.crew.modelspec import ModelConfigError
+
+    try:
+        for role, name in (("worker", options.worker_model), ("verifier", options.verifier_model)):
+            if name is not None and name.strip():
+                offered_model(name, role)
+    except ModelConfigError as exc:
+        raise InvalidChange(str(exc)) from exc
+
+
+def check_url(url: str) -> str:
+    """A job database URL SQLAlchemy can use, or a JobStoreError saying how to write one."""
+    example = "e.g. sqlite:////abs/path/jobs.sqlite3 or postgresql+psycopg://user@host/db"
+    try:
+        parsed = sa.engine.make_url(url)
+        parsed.get_dialect()
+    except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError, ImportError, ValueError):
+        if "://" not in url:
+            raise JobStoreError(
+                f"the job database {url!r} is a path, not a database URL: write sqlite:///{Path(url).resolve()}"
+            ) from None
+        raise JobStoreError(
+            f"the job database {_safe(url)} is not a database URL SQLAlchemy knows; {example}"
+        ) from None
+    return url
 
 
 meta = sa.MetaData()
@@ -157,15 +187,28 @@ class Jobs:
 
     @classmethod
     def open(cls, url: str | None = None) -> Jobs:
-        url = url or default_url()
+        from taskcrew.config import HomeError
+
+        try:
+            url = check_url(url or default_url())
+        except HomeError as exc:
+            raise JobStoreError(str(exc)) from exc
         if url.startswith("sqlite:///"):
             path = Path(url.removeprefix("sqlite:///"))
+            if path.is_dir():
+                raise JobStoreError(f"the job database {path} is a folder; point it at a file in it")
             if path.exists() and path.stat().st_size and not _looks_like_sqlite(path):
                 raise JobStoreError(
                     f"the job database {path} is damaged or not an SQLite database; move it aside "
                     f"(nothing is read from it) or point {ENV_URL} at another database"
                 )
-            path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise JobStoreError(
+                    f"the job database's folder {path.parent} cannot be created ({type(exc).__name__}); "
+                    f"point {ENV_URL} or --db at a writable place"
+                ) from exc
             engine = sa.create_engine(url, connect_args={"timeout": 30})
             sa.event.listen(engine, "connect", _sqlite_pragmas)
         else:
@@ -214,6 +257,14 @@ class Jobs:
         task = task.strip()
         if len(task) < 3:
             raise InvalidChange("a task needs at least a few words: say what the worker should do")
+        if "{item}" in task and item is None:
+            raise InvalidChange(
+                "the task has an {item} placeholder but no items: add --for-each ITEM (repeatable) "
+                "or write the task out"
+            )
+        options = options or JobOptions()
+        if not options.foreground:  # the person at the terminal may run any model; a job may not
+            _check_models(options)
         if job_id is not None:
             try:
                 return self.get(job_id)
@@ -228,7 +279,7 @@ class Jobs:
             submitted_proof=submitted_proof,
             submitted_at=now,
             updated_at=now,
-            options=options or JobOptions(),
+            options=options,
             parent_id=parent_id,
             item=item,
         )
@@ -285,16 +336,17 @@ class Jobs:
         return job
 
     def retry(self, job_id: str, *, by: str) -> Job:
-        """Run a finished, failed or cancelled job again (the same id, a new attempt). A finished
-        job starts over; a failed or cancelled one resumes from its last checkpoint."""
+        """Run a finished, failed, cancelled or orphaned job again (the same id, a new attempt). A
+        finished job starts over; the others resume from their last checkpoint."""
         finished = False
 
         def change(job: Job) -> None:
             nonlocal finished
             finished = job.status == "finished"
-            if job.status not in RETRYABLE:
+            if job.status not in RETRYABLE and not is_orphaned(job):
                 raise InvalidChange(
-                    f"job {job_id} is {job.status}; only finished, failed or cancelled jobs can be retried"
+                    f"job {job_id} is {job.status}; only finished, failed, cancelled or orphaned "
+                    "(holder gone) jobs can be retried"
                 )
             job.status, job.outcome, job.reason, job.finished_at = "queued", None, "", None
             job.cancelled_by = None
@@ -467,21 +519,48 @@ class Jobs:
         """A worker stopped heart-beating: put its job back on the queue as a new leg (through the
         queue, so the limits hold). The dead leg, if its worker ever comes back, finds a newer leg and
         steps aside. None when the job moved on meanwhile."""
+        return self._requeue(
+            job_id,
+            lambda job: job.status == "running" and job.worker == dead_worker,
+            ("taken_over", f"from {dead_worker}", None),
+        )
 
+    def hand_back(
+        self, job_id: str, leg: int, worker: str, why: str, *, leg_ends: bool = False
+    ) -> Job | None:
+        """A stopping worker gives leg ``leg`` back unfinished (claimed by it, or dequeued but not yet
+        started): a new leg on the queue resumes from the last checkpoint on the next worker. None
+        when the job moved on meanwhile (finished, cancelled, a newer leg). ``leg_ends``: the old
+        leg's workflow returns by itself (else it is cancelled: its process is going away)."""
+        if self._leg(job_id) != leg:
+            return None
+        return self._requeue(
+            job_id,
+            lambda job: job.status == "queued" or (job.status == "running" and job.worker == worker),
+            ("handed_back", f"by {worker}: {why}", None),
+            cancel_old=not leg_ends,
+        )
+
+    def _requeue(
+        self,
+        job_id: str,
+        may: Callable[[Job], bool],
+        event: tuple[str, str, str | None],
+        *,
+        cancel_old: bool = True,
+    ) -> Job | None:
         def change(job: Job) -> None:
-            if job.status != "running" or job.worker != dead_worker:
+            if not may(job):
                 raise InvalidChange(job.status)
             job.status = "queued"
 
         try:
-            job = self._update(
-                job_id, change, event=("taken_over", f"from {dead_worker}", None), new_leg=True
-            )
+            job = self._update(job_id, change, event=event, new_leg=True)
         except InvalidChange:
             return None
         leg = self._leg(job_id)
-        if self.on_cancel_leg is not None:
-            # The dead leg's workflow would hold a slot of the queue's global concurrency (the
+        if cancel_old and self.on_cancel_leg is not None:
+            # The old leg's workflow would hold a slot of the queue's global concurrency (the
             # per-system session limit) until its worker came back: cancel it.
             with suppress(Exception):
                 self.on_cancel_leg(job_id, leg - 1)

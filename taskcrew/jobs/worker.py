@@ -3,9 +3,15 @@ over the jobs of workers that stopped heart-beating (killed with SIGKILL, machin
 
     serve(WorkerSettings(url=..., concurrency=2), place_settings, stop)   # until stop is set
 
-Each worker has its own DBOS executor id. A job whose worker died goes back on the queue as a new
-leg (``Jobs.take_over``; through the queue, so the limits hold) and resumes from its last stage
-checkpoint. A worker restarted with the same id also gets its unfinished leg back from DBOS at launch.
+Each worker has its own DBOS executor id, unique while its process lives (``identity``). A job whose
+worker died goes back on the queue as a new leg (``Jobs.take_over``; through the queue, so the limits
+hold) and resumes from its last stage checkpoint, whoever takes it (the same id restarted included).
+A foreground ``taskcrew run`` is never adopted: ``jobs retry`` hands it to a worker.
+
+Stopping (SIGINT/SIGTERM, ``stop`` set): the worker takes no new work; a running leg ends at its next
+checkpoint and is handed back to the queue (``Jobs.hand_back``); what has not reached one within
+``stop_grace_s`` (or at once on a second signal, ``stop_now``) is handed back as it is and the process
+ends. Either way the job resumes on the next worker from its last checkpoint, never failed.
 """
 
 from __future__ import annotations
@@ -14,12 +20,16 @@ import logging
 import os
 import socket
 import threading
+import time
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from taskcrew.crew.stopping import exit_now
 from taskcrew.jobs.engine import WORKFLOW
+from taskcrew.jobs.identity import IdHolder
 from taskcrew.jobs.limits import check, current, join_fleet, with_client
+from taskcrew.jobs.liveness import is_orphaned
 from taskcrew.jobs.models import utcnow
 from taskcrew.jobs.runner import LegRunner, ScriptedResolver
 from taskcrew.jobs.store import Jobs
@@ -41,6 +51,7 @@ class WorkerSettings:
     approval_ttl: timedelta | None = timedelta(days=7)
     scripted: ScriptedResolver | None = None
     system_sessions: int | None = None  # across ALL workers: None = the fleet's (``jobs.limits``)
+    stop_grace_s: float = 20.0  # on a stop, how long a running leg may take to reach a checkpoint
 
 
 class _Current:
@@ -66,21 +77,33 @@ def _register() -> Any:
 
 
 def serve(
-    settings: WorkerSettings, place_settings: Any, stop: threading.Event, *, on_ready: Any = None
+    settings: WorkerSettings,
+    place_settings: Any,
+    stop: threading.Event,
+    *,
+    on_ready: Any = None,
+    stop_now: threading.Event | None = None,
 ) -> None:
+    """Run legs until ``stop`` is set, then stop as the module says. Ends the process itself
+    (``exit_now``) when it has to abandon legs still running."""
     from dbos import DBOS
 
     from taskcrew.crew.workplace import Workplace
     from taskcrew.tools.human import AutoApproveHuman
 
+    stop_now = stop_now or threading.Event()
     fleet = with_client(settings.url, current)
     if fleet is not None:  # other workers ran here: their limits are this one's, or it does not start
         check(fleet, settings.system_sessions, settings.concurrency)
     jobs = Jobs.open(settings.url)
+    holder = IdHolder(jobs, settings.worker_id, stale_after_s=settings.stale_after_s)
+    holder.claim()  # WorkerIdInUse: a live process has this id
     with Workplace(place_settings, AutoApproveHuman()) as place:
-        _Current.runner = LegRunner(
+        runner = LegRunner(
             jobs, place, settings.worker_id, scripted=settings.scripted, approval_ttl=settings.approval_ttl
         )
+        runner.draining = stop
+        _Current.runner = runner
         DBOS(
             config={
                 "name": "taskcrew",
@@ -100,23 +123,51 @@ def serve(
             if on_ready is not None:
                 on_ready()
             while not stop.wait(settings.poll_s):
-                watch(jobs, settings)
+                watch(jobs, settings, runner)
+                holder.beat()
+            _drain(runner, settings, stop_now)
         finally:
+            abandoned = runner.running_here()
+            if abandoned:  # legs still running: hand them back and end the process now
+                runner.hand_back_all("the worker stopped before the leg reached a checkpoint")
+                holder.release()
+                log.warning("worker %s stopped; handed back %s", settings.worker_id, ", ".join(abandoned))
+                exit_now(0)
+            runner.hand_back_all("the worker stopped before the leg started")
             DBOS.destroy(workflow_completion_timeout_sec=0)
             _Current.runner = None
+            holder.release()
             jobs.close()
 
 
-def watch(jobs: Jobs, settings: WorkerSettings) -> None:
-    """Expire due approvals; put the jobs of workers whose heartbeat went stale back on the queue."""
+def _drain(runner: LegRunner, settings: WorkerSettings, stop_now: threading.Event) -> None:
+    """Wait (at most the grace) for the running legs to reach a checkpoint and hand themselves back."""
+    log.warning(
+        "worker %s stopping: no new work; running legs end at their next checkpoint (at most %g s; "
+        "a second Ctrl-C stops at once)",
+        settings.worker_id,
+        settings.stop_grace_s,
+    )
+    ends = time.monotonic() + settings.stop_grace_s
+    while runner.running_here() and time.monotonic() < ends and not stop_now.wait(0.2):
+        pass
+
+
+def watch(jobs: Jobs, settings: WorkerSettings, runner: LegRunner | None = None) -> None:
+    """Expire due approvals; put the jobs of workers whose heartbeat went stale back on the queue
+    (this worker's own id too, when this process does not run them: a dead earlier holder's).
+    Foreground runs are left alone: their person retries them."""
+    here = runner.held if runner is not None else {}
     try:
         jobs.expire_due()
         now = utcnow()
         for job in jobs.list(status="running"):
             beat, worker = job.heartbeat_at or job.started_at, job.worker
-            if worker is None or worker == settings.worker_id or beat is None:
+            if worker is None or beat is None or job.options.foreground or job.id in here:
                 continue
-            if (now - beat).total_seconds() < settings.stale_after_s:
+            if worker == settings.worker_id and runner is None:
+                continue
+            if not is_orphaned(job, now, settings.stale_after_s):
                 continue
             log.warning("worker %s went silent; its job %s goes back on the queue", worker, job.id)
             jobs.take_over(job.id, worker)

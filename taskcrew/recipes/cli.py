@@ -14,9 +14,14 @@ recipes_app = typer.Typer(
 
 
 def _builtin() -> set[str]:
-    from taskcrew.cli import app
+    """The built-in command names of the running CLI (its top-level group, whatever imports this)."""
+    from typer._click.globals import get_current_context
 
-    return {c.name or "" for c in app.registered_commands} | {g.name or "" for g in app.registered_groups}
+    from taskcrew.recipes.commands import RecipeGroup
+
+    ctx = get_current_context(silent=True)
+    root = ctx.find_root().command if ctx is not None else None
+    return root.builtin() if isinstance(root, RecipeGroup) else set()
 
 
 @recipes_app.command("list")

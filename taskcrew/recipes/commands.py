@@ -12,24 +12,26 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer import _click as click  # typer 0.29 vendors click: its types, not the package's
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
-from taskcrew.recipes.loader import Library, Problem, load_library, recipe_folders
-from taskcrew.recipes.models import Expansion, Param, Recipe, RecipeInputError
+from taskcrew.homes import data_home, recipe_folders, sandbox_dir
+
+if TYPE_CHECKING:  # loading recipes (YAML, pydantic) waits until a recipe is really used
+    from taskcrew.recipes.loader import Library
+    from taskcrew.recipes.models import Expansion, Param, Recipe
 
 PANEL = "Recipes (the company's chores)"
 USAGE_ERROR = 2
 
 
 def current_library(reserved: set[str] | frozenset[str] = frozenset()) -> Library:
-    from taskcrew.config import Paths
+    from taskcrew.recipes.loader import Problem, load_library
 
-    paths = Paths.from_env()
-    folders = recipe_folders(paths.sandbox, paths.home)
+    folders = recipe_folders(sandbox_dir(), data_home())
     library = load_library(folders, reserved)
     for folder in folders[1:-1]:  # named in TASKCREW_RECIPES: a typo should not pass in silence
         if not folder.is_dir():
@@ -39,9 +41,16 @@ def current_library(reserved: set[str] | frozenset[str] = frozenset()) -> Librar
 
 
 class RecipeGroup(TyperGroup):
-    """The top-level group: built-in commands first, then one command per recipe."""
+    """The top-level group: built-in commands first, then one command per recipe.
 
+    The list of recipes comes from a cached index (``recipes.index``), and each recipe's command is
+    built only when it is used, so ``taskcrew --help`` reads no recipe file. ``run_command`` is the
+    function whose options every recipe shares; the CLI sets it (the CLI depends on recipes, not back).
+    """
+
+    run_command: Callable[..., Any] | None = None
     _library: Library | None = None
+    _index: dict[str, str] | None = None
 
     def builtin(self) -> set[str]:
         return set(self.commands)
@@ -51,21 +60,62 @@ class RecipeGroup(TyperGroup):
             self._library = current_library(self.builtin())
         return self._library
 
+    def index(self) -> dict[str, str]:
+        if self._index is None:
+            from taskcrew.recipes.index import recipe_index
+
+            folders = recipe_folders(sandbox_dir(), data_home())
+            self._index = recipe_index(folders, self.builtin(), data_home())
+        return self._index
+
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return [*super().list_commands(ctx), *sorted(self.library().recipes)]
+        return [*super().list_commands(ctx), *sorted(self.index())]
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         command = super().get_command(ctx, cmd_name)
         if command is not None:
             return command
-        recipe = self.library().get(cmd_name)
-        return build_command(recipe, _run_command()) if recipe is not None else None
+        if cmd_name in self.index():
+            return LazyRecipeCommand(cmd_name, self.index()[cmd_name], self._build)
+        return self._build(cmd_name)  # not in the index (changed meanwhile): look in the files
+
+    def _build(self, name: str) -> click.Command | None:
+        recipe = self.library().get(name)
+        if recipe is None or self.run_command is None:
+            return None
+        return build_command(recipe, self.run_command)
 
 
-def _run_command() -> Callable[..., Any]:
-    from taskcrew.cli import run  # the command whose options every recipe shares
+class LazyRecipeCommand(TyperCommand):
+    """A recipe's name and summary for the help listing; the real command is built when it is
+    parsed, invoked, completed or asked for its own help."""
 
-    return run
+    def __init__(self, name: str, summary: str, build: Callable[[str], click.Command | None]) -> None:
+        super().__init__(name, help=summary, short_help=summary, rich_help_panel=PANEL)
+        self._build = build
+        self._real: click.Command | None = None
+
+    def real(self) -> click.Command:
+        if self._real is None:
+            self._real = self._build(self.name or "")
+            if self._real is None:
+                typer.echo(
+                    f"error: recipe {self.name!r} can no longer be loaded: `taskcrew recipes list`", err=True
+                )
+                raise typer.Exit(USAGE_ERROR)
+        return self._real
+
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
+        return self.real().make_context(info_name, args, parent=parent, **extra)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        return self.real().invoke(ctx)
+
+    def get_params(self, ctx: click.Context) -> list[Any]:
+        return self.real().get_params(ctx)
+
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[Any]:
+        return self.real().shell_complete(ctx, incomplete)
 
 
 def _markup_safe(text: str) -> str:
@@ -112,6 +162,8 @@ def _extra_options() -> list[inspect.Parameter]:
 
 def build_command(recipe: Recipe, run: Callable[..., Any]) -> click.Command:
     """The click command of one recipe: its parameters, then ``run``'s options (all but the task)."""
+    from taskcrew.recipes.models import RecipeInputError
+
     shared = [p for name, p in inspect.signature(run, eval_str=True).parameters.items() if name != "task"]
     clash = {p.name for p in recipe.params} & {p.name for p in shared}
     if clash:  # the loader refuses these names; this guards a run option added later
@@ -122,6 +174,8 @@ def build_command(recipe: Recipe, run: Callable[..., Any]) -> click.Command:
     params += [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in shared]
 
     def callback(**values: Any) -> None:
+        from taskcrew.recipes.models import RecipeInputError
+
         given = {p.name: values.pop(p.name) for p in recipe.params}
         submit, dry_run = values.pop("submit"), values.pop("dry_run")
         try:

@@ -7,17 +7,27 @@ hides the other recipes, and a recipe never replaces a built-in command or an ea
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from taskcrew.homes import RECIPES_FOLDER as FOLDER
+from taskcrew.homes import recipe_folders
+from taskcrew.recipes.index import SUFFIXES
 from taskcrew.recipes.models import Recipe
 
-SUFFIXES = (".yaml", ".yml")
-FOLDER = "recipes"
+__all__ = [
+    "FOLDER",
+    "SUFFIXES",
+    "Library",
+    "Problem",
+    "RecipeFileError",
+    "load_file",
+    "load_library",
+    "recipe_folders",
+]
 MAX_FILE_BYTES = 64_000
 
 
@@ -36,12 +46,6 @@ class Library(BaseModel):
 
     def get(self, name: str) -> Recipe | None:
         return self.recipes.get(name)
-
-
-def recipe_folders(sandbox: Path, home: Path) -> list[Path]:
-    """Where recipes come from, in order of precedence."""
-    named = [Path(p).expanduser() for p in os.environ.get("TASKCREW_RECIPES", "").split(os.pathsep) if p]
-    return [sandbox / FOLDER, *named, home / FOLDER]
 
 
 def describe(exc: ValidationError) -> str:

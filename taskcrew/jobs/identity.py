@@ -1,0 +1,103 @@
+"""Who holds a worker id: at most one live process per id, recorded in the job database.
+
+    holder = IdHolder(jobs, "worker-a", stale_after_s=15)
+    holder.claim()      # raises WorkerIdInUse naming the holder's host and pid while it lives
+    holder.beat()       # from the worker's watch loop
+    holder.release()    # on a clean stop
+
+A holder on this host is alive while its pid is; on another host while its beat is fresher than
+``stale_after_s``. A dead holder's id is free at once: a restarted worker takes its id (and, through
+DBOS and the watch loop, its jobs) back.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from datetime import datetime
+
+import sqlalchemy as sa
+from sqlalchemy.exc import IntegrityError
+
+from taskcrew.jobs.models import utcnow
+from taskcrew.jobs.store import Jobs
+
+_META = sa.MetaData()
+WORKERS = sa.Table(
+    "taskcrew_workers",
+    _META,
+    sa.Column("worker_id", sa.String, primary_key=True),
+    sa.Column("host", sa.String, nullable=False),
+    sa.Column("pid", sa.Integer, nullable=False),
+    sa.Column("beat_at", sa.String, nullable=False),
+)
+
+
+class WorkerIdInUse(RuntimeError):
+    """Another live process holds this worker id; the message names it and what to do."""
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: it exists
+        return True
+    return True
+
+
+class IdHolder:
+    def __init__(self, jobs: Jobs, worker_id: str, *, stale_after_s: float) -> None:
+        self.jobs, self.worker_id, self.stale_after_s = jobs, worker_id, stale_after_s
+        self.host, self.pid = socket.gethostname(), os.getpid()
+        _META.create_all(jobs.engine)
+
+    def _alive(self, host: str, pid: int, beat_at: str) -> bool:
+        if host == self.host:
+            return pid_alive(pid)
+        age = (utcnow() - datetime.fromisoformat(beat_at)).total_seconds()
+        return age < self.stale_after_s
+
+    def claim(self) -> None:
+        for _ in range(3):
+            with self.jobs.engine.begin() as conn:
+                row = conn.execute(
+                    sa.select(WORKERS.c.host, WORKERS.c.pid, WORKERS.c.beat_at).where(
+                        WORKERS.c.worker_id == self.worker_id
+                    )
+                ).first()
+                values = {"host": self.host, "pid": self.pid, "beat_at": utcnow().isoformat()}
+                if row is None:
+                    try:
+                        conn.execute(WORKERS.insert().values(worker_id=self.worker_id, **values))
+                    except IntegrityError:
+                        continue  # another process claimed it just now: look again
+                    return
+                host, pid, beat_at = str(row[0]), int(row[1]), str(row[2])
+                if (host, pid) != (self.host, self.pid) and self._alive(host, pid, beat_at):
+                    raise WorkerIdInUse(
+                        f"worker id {self.worker_id!r} is in use by pid {pid} on {host} (alive); stop "
+                        "that worker, or start this one with another --worker-id"
+                    )
+                conn.execute(WORKERS.update().where(WORKERS.c.worker_id == self.worker_id).values(**values))
+                return
+        raise WorkerIdInUse(f"worker id {self.worker_id!r} is being claimed by another process; try again")
+
+    def beat(self) -> None:
+        with self.jobs.engine.begin() as conn:
+            conn.execute(
+                WORKERS.update()
+                .where(WORKERS.c.worker_id == self.worker_id, WORKERS.c.pid == self.pid)
+                .values(beat_at=utcnow().isoformat())
+            )
+
+    def release(self) -> None:
+        with self.jobs.engine.begin() as conn:
+            conn.execute(
+                WORKERS.delete().where(
+                    WORKERS.c.worker_id == self.worker_id,
+                    WORKERS.c.pid == self.pid,
+                    WORKERS.c.host == self.host,
+                )
+            )

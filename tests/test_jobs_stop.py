@@ -1,0 +1,146 @@
+"""Workers stopped the documented way lose nothing: SIGINT/SIGTERM at several points of a real job
+(real worker processes, DBOS on SQLite, real Chromium and demo ERP; only the models are scripted or a
+local server that never answers). Plus worker identity and takeover. Waits poll for conditions."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from fake_openai import MisbehavingServer
+from test_jobs_worker import HEADLINE, SCRIPTED, Workers
+
+from taskcrew.jobs import Job, JobOptions
+from taskcrew.jobs.models import utcnow
+from taskcrew.mock_erp import ChaosConfig, ErpServer
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
+
+
+@pytest.fixture
+def workers(tmp_path: Path, erp_factory: Callable[..., ErpServer]) -> Iterator[Workers]:
+    w = Workers(tmp_path, erp_factory(ChaosConfig()))
+    yield w
+    for proc in w.procs:
+        if proc.poll() is None:
+            w.kill(proc, signal.SIGKILL)
+
+
+def _start(workers: Workers, worker_id: str, *extra: str) -> subprocess.Popen[bytes]:
+    return workers.start(worker_id, 3, 1, *extra)
+
+
+def _signal(proc: subprocess.Popen[bytes], *signals: int) -> None:
+    for sig in signals:
+        proc.send_signal(sig)
+
+
+def _kinds(workers: Workers, job: Job) -> list[str]:
+    return [e.kind for e in workers.jobs.events(job.id)]
+
+
+POINTS = {
+    "after the plan was saved": lambda w, job: w.jobs.checkpoint(job.id) is not None,
+    "after the submission was recorded": lambda w, job: bool(w.jobs.intents(job.id)),
+}
+
+
+@pytest.mark.parametrize(
+    ("point", "signals"),
+    [
+        ("after the plan was saved", (signal.SIGTERM,)),
+        ("after the submission was recorded", (signal.SIGINT, signal.SIGINT)),
+    ],
+    ids=["sigterm-after-plan", "two-sigints-after-submission"],
+)
+def test_a_stopped_worker_hands_its_job_back_and_the_next_worker_finishes_it_once(
+    workers: Workers, point: str, signals: tuple[int, ...]
+) -> None:
+    job = workers.jobs.submit(HEADLINE, submitted_by="ana", options=JobOptions(auto_approve=True, **SCRIPTED))
+    first = workers.start("worker-a")
+    ended = workers.job_in(job, "finished", "failed")
+    workers.wait_for(point, lambda: POINTS[point](workers, job) or ended())
+    _signal(first, *signals)
+    workers.wait_for("the stopped worker to exit", lambda: first.poll() is not None, timeout=90)
+    assert first.returncode == 0
+    stopped = workers.jobs.get(job.id)
+    if stopped.status != "finished":  # it may have reached its end before the next checkpoint
+        assert stopped.status == "queued", (stopped.status, stopped.reason)
+        assert "handed_back" in _kinds(workers, job) and "failed" not in _kinds(workers, job)
+        workers.start("worker-a")  # the same id again: its job resumes there
+    workers.wait_for("the job to end", workers.job_in(job, "finished", "failed"), timeout=600)
+    done = workers.jobs.get(job.id)
+    assert (done.status, done.outcome) == ("finished", "done"), done.reason
+    assert len(workers.bills()) == 1  # nothing lost, nothing sent twice
+
+
+def test_a_leg_waiting_on_a_model_is_cancelled_within_seconds_and_a_stop_hands_one_back(
+    workers: Workers, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model server that never answers: `jobs cancel` ends the leg (a stop with a long grace then
+    exits at once: nothing left running); a stop with a short grace hands the waiting leg back."""
+    with MisbehavingServer("hang") as server:
+        models = {
+            "TASKCREW_MODEL": f"m1@{server.base_url}",
+            "TASKCREW_VERIFIER_MODEL": f"m2@{server.base_url}",
+        }
+        for name, value in models.items():  # the operator's models, here and in the workers
+            monkeypatch.setenv(name, value)
+            workers.env[name] = value
+        options = JobOptions(
+            worker_model=models["TASKCREW_MODEL"],
+            verifier_model=models["TASKCREW_VERIFIER_MODEL"],
+            read_only=True,
+        )
+        cancelled = workers.jobs.submit("List the unpaid bills.", submitted_by="ana", options=options)
+        first = _start(workers, "worker-a", "--stop-grace", "600")
+        workers.wait_for("the leg to wait on the model", lambda: server.requests >= 1)
+        workers.jobs.cancel(cancelled.id, by="bob")
+        first.send_signal(signal.SIGTERM)  # with a leg still waiting this would take 10 minutes
+        workers.wait_for("the worker to exit", lambda: first.poll() is not None, timeout=90)
+        assert workers.jobs.get(cancelled.id).status == "cancelled"
+        assert "handed_back" not in _kinds(workers, cancelled)
+
+        waiting = workers.jobs.submit("List the unpaid bills.", submitted_by="ana", options=options)
+        second = _start(workers, "worker-b", "--stop-grace", "1")
+        workers.wait_for("the leg to wait on the model", lambda: server.requests >= 2)
+        second.send_signal(signal.SIGTERM)
+        workers.wait_for("the worker to exit", lambda: second.poll() is not None, timeout=90)
+        back = workers.jobs.get(waiting.id)
+        assert back.status == "queued" and "handed_back" in _kinds(workers, waiting)
+
+
+def test_a_worker_id_is_held_by_one_live_process(workers: Workers) -> None:
+    first = workers.start("worker-a")
+    workers.wait_for("the first worker to be ready", lambda: "ready" in workers.log.read_text())
+    second = workers.start("worker-a")
+    second.wait(timeout=120)
+    assert second.returncode == 2
+    assert f"is in use by pid {first.pid}" in workers.log.read_text()
+    workers.kill(first)  # SIGKILL: the id is free at once
+    again = workers.start("worker-a")
+    workers.wait_for("the id to be taken again", lambda: workers.log.read_text().count("ready") >= 2)
+    assert again.poll() is None
+
+
+def test_a_foreground_run_that_died_is_not_adopted_by_a_worker(workers: Workers) -> None:
+    """Two jobs whose holders went silent an hour ago: a worker's (taken over) and a `taskcrew run`'s
+    (left for its person: `jobs retry`)."""
+    report = "List the unpaid bills."
+    long_ago = utcnow() - timedelta(hours=1)
+    fg = workers.jobs.submit(HEADLINE, submitted_by="ana", options=JobOptions(foreground=True, **SCRIPTED))
+    workers.jobs.mark(fg.id, "running", only_if=("queued",), worker="run-gone-1", started_at=long_ago)
+    options = JobOptions(read_only=True, **SCRIPTED)
+    orphan = workers.jobs.submit(report, submitted_by="ana", options=options, enqueue=False)
+    workers.jobs.mark(orphan.id, "running", only_if=("queued",), worker="gone", started_at=long_ago)
+    workers.start("worker-a")
+    workers.wait_for("the worker's orphan to be taken over", lambda: "taken_over" in _kinds(workers, orphan))
+    held = workers.jobs.get(fg.id)
+    assert (held.status, held.worker) == ("running", "run-gone-1")
+    assert "taken_over" not in _kinds(workers, fg)
+    workers.jobs.retry(fg.id, by="ana")  # the person says so: now a worker runs it
+    workers.wait_for("a worker to take the retried run", lambda: workers.jobs.get(fg.id).worker == "worker-a")
