@@ -146,6 +146,9 @@ def make(runtime: BrowserRuntime, erp: ErpServer, attacker: Server, canary: Serv
             {"ERP_USERNAME": "demo", "ERP_PASSWORD": SECRET},
             public=["ERP_USERNAME"],
             hosts={"ERP_PASSWORD": bind or [erp_host], "ERP_USERNAME": bind or [erp_host]},
+            # tests that bind the secret to the attacker's host check the other defences on its
+            # search field; by default a bound secret goes only into its host's login form
+            fields={"ERP_PASSWORD": ["*"], "ERP_USERNAME": ["*"]} if bind else None,
         )
         session = BrowserSession(policy=policy, vault=vault, runtime=runtime).start()
         opened.append(session)

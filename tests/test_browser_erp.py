@@ -104,6 +104,27 @@ def test_observe_login_bills_list_and_new_bill_form(make_session: SessionFactory
     assert unique_selectors(session, form)
 
 
+def test_a_secret_goes_only_into_the_fields_it_is_bound_to(
+    make_session: SessionFactory, erp: ErpServer
+) -> None:
+    host = erp.url.removeprefix("http://")
+    vault = Vault(VAULT, public=["ERP_USERNAME"], hosts={name: [host] for name in VAULT})
+    session = make_session(base_url=erp.url, vault=vault)
+    login(session, erp)  # the login form's user and password fields: typed
+    form = session.goto(f"{erp.url}/bills/new").observation
+    # the right host, the wrong field: the invoice number would store the password in a bill
+    result = session.act([Type(index=field(form, "invoice_number"), text="{{secret:ERP_PASSWORD}}")])
+    assert not result.ok, result.render()
+    assert "may only be typed into a login form's user or password field" in result.render()
+    value = session.run(lambda page: page.evaluate("document.querySelector('[name=invoice_number]').value"))
+    assert value == ""
+    refused = [d for d in session.policy.decisions if d.kind == "typing" and d.outcome == "blocked"]
+    assert len(refused) == 1 and "invoice" in refused[0].reason.lower()
+    # a rule naming the field allows it there (and still nowhere else)
+    named_vault = Vault(VAULT, hosts={"ERP_PASSWORD": [host]}, fields={"ERP_PASSWORD": ["amount"]})
+    assert named_vault.field_rules("ERP_PASSWORD") == ["amount"]
+
+
 def test_unapproved_save_never_changes_the_erp(make_session: SessionFactory, erp: ErpServer) -> None:
     human = ScriptedHuman([ApprovalDecision.reject("check the amount first"), ApprovalDecision.approve()])
     session = make_session(base_url=erp.url, vault=Vault(VAULT), human=human)

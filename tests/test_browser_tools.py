@@ -61,3 +61,18 @@ def test_read_only_tools_need_a_read_only_session(
         )
     assert out.startswith("ERROR:") and "read-only" in out
     assert not site.posts()
+
+
+def test_defaulted_action_fields_are_optional_in_the_schema_the_model_gets() -> None:
+    from crewai.utilities.pydantic_schema_utils import generate_model_description
+
+    from taskcrew.tools.base import openai_parameters
+    from taskcrew.tools.browser.ops import BrowserActArgs
+
+    strict = generate_model_description(BrowserActArgs, strip_null_types=False)["json_schema"]["schema"]
+    sent = openai_parameters(strict, BrowserActArgs)
+    required = {v["title"]: v["required"] for v in sent["properties"]["actions"]["items"]["anyOf"]}
+    assert required["Type"] == ["action", "index", "text"]  # clear, enter: optional
+    assert required["Select"] == ["action", "index", "option"]  # mode
+    assert required["Scroll"] == ["action"] and required["Wait"] == ["action"]  # pages, for_text
+    assert sent["required"] == ["actions"]

@@ -90,6 +90,10 @@ class RunBrowser:
     def worker_tools(self) -> list[BaseTool]:
         return make_browser_tools(self.worker)
 
+    def page_text(self, url: str) -> str | None:
+        """What the worker's browser showed at ``url`` (a citation's ``find`` is expanded from it)."""
+        return self.worker.seen_text(url)
+
     def fresh_verifier(self) -> None:
         if self.verifier is not None:
             self.verifier.close()

@@ -272,14 +272,20 @@ class Workplace:
             self._runtime = BrowserRuntime(config)
         research_tools, fetch_text = self._research(policy)
         store, knowledge_tools = self._knowledge(store or self.store) if knowledge else (None, [])
+        browser = RunBrowser(config, policy, self.vault, log, runtime=self._runtime)
+
+        def page_text(url: str) -> str | None:
+            """A web page as the browser showed it (ERP pages sit behind a login), else fetched."""
+            return browser.page_text(url) or (fetch_text(url) if fetch_text is not None else None)
+
         return RunResources(
             human=human,
             redact=self.vault.redact,
             knowledge=store,
             knowledge_tools=knowledge_tools,
-            browser=RunBrowser(config, policy, self.vault, log, runtime=self._runtime),
+            browser=browser,
             research_tools=research_tools,
-            fetch_text=fetch_text,
+            fetch_text=page_text,
             decisions=log,
             scripted=scripted,
             listeners=listeners or [],

@@ -150,4 +150,23 @@ def openai_parameters(schema: dict[str, Any], args_schema: type[BaseModel]) -> d
             properties[key]["default"] = info.default
     params["properties"] = properties
     params["required"] = required
-    return params
+    own = args_schema.model_json_schema().get("$defs", {})
+    return _relax_nested(params, own)
+
+
+def _relax_nested(node: Any, own: dict[str, Any]) -> Any:
+    """Nested models (a list of actions) keep only their truly required fields required too: each
+    object schema named like one of the model's own definitions takes that definition's list; a
+    constant (the tag of a discriminated union) stays required."""
+    if isinstance(node, list):
+        return [_relax_nested(x, own) for x in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _relax_nested(v, own) for k, v in node.items()}
+    title = out.get("title")
+    if isinstance(title, str) and title in own and isinstance(out.get("properties"), dict):
+        props = out["properties"]
+        tags = [k for k, v in props.items() if isinstance(v, dict) and ("const" in v or k == "action")]
+        truly = own[title].get("required", [])
+        out["required"] = [k for k in props if k in truly or k in tags]
+    return out

@@ -325,15 +325,16 @@ class Policy:
             )
         )
 
-    def typing_refused(self, url: str, name: str) -> PolicyDecision:
-        """A secret placeholder typed into a page of a host it is not bound to (recorded)."""
+    def typing_refused(self, url: str, name: str, reason: str | None = None) -> PolicyDecision:
+        """A secret placeholder typed into a page of a host it is not bound to, or into a field it
+        is not bound to (``reason``), recorded."""
         return self._record(
             PolicyDecision(
                 kind="typing",
                 outcome="blocked",
                 url=url,
                 method="TYPE",
-                reason=f"the secret {name} is bound to other hosts and may not be typed here",
+                reason=reason or f"the secret {name} is bound to other hosts and may not be typed here",
             )
         )
 

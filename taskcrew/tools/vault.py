@@ -21,6 +21,7 @@ import json
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -47,6 +48,21 @@ def placeholder(name: str) -> str:
     return "{{secret:" + name + "}}"
 
 
+LOGIN_FIELDS = "login"
+"""A field rule: the fields of a login form (one password field, at most two text fields)."""
+ANY_FIELD = "*"
+
+
+@dataclass(frozen=True)
+class TypingTarget:
+    """The field a placeholder is about to be typed into."""
+
+    name: str = ""
+    type: str = "text"
+    login_form: bool = False
+    label: str = ""
+
+
 class Vault:
     """Holds secret values by name; substitutes placeholders and redacts values."""
 
@@ -56,13 +72,17 @@ class Vault:
         *,
         public: Iterable[str] = (),
         hosts: Mapping[str, Sequence[str]] | None = None,
+        fields: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         """``public`` names (a login name, say) are substituted like secrets but not redacted:
         redacting a short everyday word such as "demo" would mangle ordinary text. ``hosts`` binds a
         secret to the ``host:port`` (or ``host``) entries it may be typed into; a secret without an
-        entry may be typed into any host the policy allows."""
+        entry may be typed into any host the policy allows. ``fields`` binds a secret to the fields it
+        may be typed into: field names, ``"login"`` (the fields of a login form) or ``"*"``; a secret
+        bound to hosts and not named there may only be typed into a login form."""
         self._public = frozenset(public)
         self._hosts = {name: [h.strip().lower() for h in entries] for name, entries in (hosts or {}).items()}
+        self._fields = {name: [f.strip() for f in entries] for name, entries in (fields or {}).items()}
         self._guesses: set[str] = set()
         self._secrets: dict[str, str] = {}
         for name, value in (secrets or {}).items():
@@ -133,6 +153,30 @@ class Vault:
             return False
         return f"{host}:{port}" in bound or host in bound
 
+    def field_rules(self, name: str) -> list[str]:
+        """Where ``name`` may be typed: its rules, else a login form for a host-bound secret."""
+        if name in self._fields:
+            return list(self._fields[name])
+        return [LOGIN_FIELDS] if name in self._hosts else [ANY_FIELD]
+
+    def field_refusal(self, name: str, target: TypingTarget) -> str | None:
+        """Why ``name`` may not be typed into ``target`` (None: it may)."""
+        rules = self.field_rules(name)
+        for rule in rules:
+            if rule == ANY_FIELD or (rule == LOGIN_FIELDS and target.login_form):
+                return None
+            if rule not in (ANY_FIELD, LOGIN_FIELDS) and rule.casefold() == target.name.casefold():
+                return None
+        allowed = " or ".join(
+            "a login form's user or password field" if r == LOGIN_FIELDS else f"the field {r!r}"
+            for r in rules
+        )
+        field = repr(target.label or target.name or target.type)
+        return (
+            f"the secret {name} may only be typed into {allowed}; the field {field} is not one, so it "
+            "was not typed (it would be stored or shown where it does not belong)"
+        )
+
     def note_guess(self, text: str) -> None:
         """Plain text typed into a password field: from now on redacted like a secret."""
         if len(text) >= MIN_SECRET_LENGTH and text not in self._guesses:
@@ -148,6 +192,20 @@ class Vault:
 
         def repl(match: re.Match[str]) -> str:
             name = match.group(1)
+            if name == GUESS_NAME and name not in self._secrets:
+                # copied from a render, where it hides what was typed into a password field
+                if len(self._guesses) == 1:
+                    return next(iter(self._guesses))
+                raise UnknownSecretError(
+                    f"{placeholder(name)} hides text typed into a password field earlier"
+                    + (
+                        f" ({len(self._guesses)} different texts, so it is ambiguous)"
+                        if self._guesses
+                        else " (none in this session)"
+                    )
+                    + "; it is not a stored secret — type the text itself, or a {{secret:NAME}} of: "
+                    + (", ".join(self.names) or "none")
+                )
             if name not in self._secrets:
                 known = ", ".join(self.names) or "none"
                 raise UnknownSecretError(

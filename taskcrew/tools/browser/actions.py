@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
+from taskcrew.tools.browser.clicks import ClickMissed, verified_click
 from taskcrew.tools.browser.config import BrowserConfig
 from taskcrew.tools.browser.models import (
     Action,
@@ -36,7 +37,7 @@ from taskcrew.tools.browser.network import NetworkGuard
 from taskcrew.tools.browser.perception import ElementRef, Snapshot, js_function
 from taskcrew.tools.human import FieldValue
 from taskcrew.tools.policy import Policy, Submission
-from taskcrew.tools.vault import PLACEHOLDER_RE, UnknownSecretError, Vault
+from taskcrew.tools.vault import PLACEHOLDER_RE, TypingTarget, UnknownSecretError, Vault
 
 if TYPE_CHECKING:
     from playwright.sync_api import Locator, Page
@@ -83,6 +84,12 @@ FORCE_SELECTION_JS = """(el, text) => {
 }"""
 
 
+def _position(info: dict[str, Any]) -> dict[str, float] | None:
+    """Where to aim inside the element (None: its centre)."""
+    point = info.get("point")
+    return None if info.get("centre") or not point else {"x": point["x"], "y": point["y"]}
+
+
 def _loose(text: str) -> str:
     """Letters and digits only: a field that formats what it is given (spaces, dashes) still matches."""
     return "".join(ch for ch in text.casefold() if ch.isalnum())
@@ -102,6 +109,8 @@ class ActEnv:
     config: BrowserConfig
     human_wait: Callable[[], AbstractContextManager[Any]]
     switch_back: Callable[[], str | None]
+    settle: Callable[[], None] = lambda: None
+    """Wait until the page has settled (DOM quiet, images and fonts loaded, animations done; bounded)."""
 
 
 class ActionExecutor:
@@ -227,9 +236,41 @@ class ActionExecutor:
             self.env.guard.arm(submission["method"], submission["action"], raw)
 
     def _click_at(self, locator: Locator, info: dict[str, Any]) -> None:
-        point = info.get("point")
-        position = None if info.get("centre") or not point else {"x": point["x"], "y": point["y"]}
-        locator.click(timeout=self.timeout, position=position)  # type: ignore[arg-type]
+        locator.click(timeout=self.timeout, position=_position(info))  # type: ignore[arg-type]
+
+    def _aimed(self, ref: ElementRef, locator: Locator, info: dict[str, Any]) -> dict[str, Any]:
+        """Hover the element's point and look again: a page that changes on hover (an icon whose
+        hover image swaps in, a menu that opens) gets to settle before the click is aimed."""
+        locator.hover(timeout=self.timeout, position=_position(info))  # type: ignore[arg-type]
+        again: dict[str, Any] = locator.evaluate(
+            js_function("preflight", with_element=True), {}, timeout=self.timeout
+        )
+        if again.get("state") == "interactable" and again.get("point") == info.get("point"):
+            return info
+        self.env.settle()
+        return {**self._preflight(ref, locator), "submission": info.get("submission")}
+
+    def _checked_click(self, index: int, ref: ElementRef, locator: Locator, info: dict[str, Any]) -> str:
+        """Click and make sure the element received it (see ``clicks``)."""
+
+        def hover_and_aim() -> Callable[[], None] | None:
+            self.env.settle()
+            if locator.count() != 1:
+                return None
+            try:
+                aim = self._preflight(ref, locator)
+                locator.hover(timeout=self.timeout, position=_position(aim))  # type: ignore[arg-type]
+                self.env.settle()
+                aim = self._preflight(ref, locator)
+            except ActionFailed:
+                return None
+            return lambda: self._click_at(locator, aim)
+
+        info = self._aimed(ref, locator, info)
+        try:
+            return verified_click(locator, lambda: self._click_at(locator, info), hover_and_aim, self.timeout)
+        except ClickMissed as exc:
+            raise ActionFailed(f"[{index}] was not clicked: {exc}") from None
 
     # ------------------------------------------------------------ actions
     def click(self, index: int) -> str:
@@ -242,8 +283,7 @@ class ActionExecutor:
                 raise ActionFailed(decision.message())
         info = self._preflight(ref, locator, "click")
         self._gate(info.get("submission"), info.get("url", ""))
-        self._click_at(locator, info)
-        return ""
+        return self._checked_click(index, ref, locator, info)
 
     def type(self, action: Type) -> str:
         ref, locator = self._locate(action.index)
@@ -257,9 +297,11 @@ class ActionExecutor:
         value = action.text
         secret = self.env.vault.has_placeholders(value)
         if secret:
-            value = self._secret_value(action.text, info.get("url", ""))
-        elif ref.field_type == "password" and value:
-            self.env.vault.note_guess(value)  # no oracle: a guess is redacted like the real value
+            value = self._secret_value(action.text, info)
+        elif ref.field_type == "password" and value and not self._echoes(value):
+            # No oracle: a guess is redacted like the real value. Words the page showed before they
+            # were typed are the page's own (copied from it): they stay readable where they stand.
+            self.env.vault.note_guess(value)
         before = "" if action.clear else str(locator.evaluate(READ_VALUE_JS))
         echoes = self._echoes(value) if not secret else 0
         if ref.field_type in FILL_TYPES or secret:
@@ -329,8 +371,9 @@ class ActionExecutor:
             "(the field limits, rejects or rewrites input; observe and adjust)"
         )
 
-    def _secret_value(self, text: str, field_url: str) -> str:
+    def _secret_value(self, text: str, info: dict[str, Any]) -> str:
         policy, vault = self.env.policy, self.env.vault
+        field_url = str(info.get("url", ""))
         verdict = policy.check_url(field_url)
         if not verdict.allowed:
             decision = policy.navigation(vault.redact(field_url), kind="typing")
@@ -341,9 +384,20 @@ class ActionExecutor:
             raise ActionFailed(
                 "a secret placeholder must be the whole value of the field, with nothing around it"
             )
+        where = info.get("target") or {}
+        target = TypingTarget(
+            name=str(where.get("name") or ""),
+            type=str(where.get("type") or "text"),
+            login_form=bool(where.get("login")),
+            label=vault.redact(str(where.get("label") or "")),
+        )
         for name in names:
             if not vault.may_type(name, field_url):
                 decision = policy.typing_refused(vault.redact(field_url), name)
+                raise ActionFailed(decision.message())
+            refusal = vault.field_refusal(name, target)
+            if refusal:
+                decision = policy.typing_refused(vault.redact(field_url), name, refusal)
                 raise ActionFailed(decision.message())
         try:
             value = vault.substitute(text)
@@ -382,9 +436,7 @@ class ActionExecutor:
     def hover(self, index: int) -> str:
         ref, locator = self._locate(index)
         info = self._preflight(ref, locator)
-        point = info.get("point")
-        position = None if info.get("centre") or not point else {"x": point["x"], "y": point["y"]}
-        locator.hover(timeout=self.timeout, position=position)  # type: ignore[arg-type]
+        locator.hover(timeout=self.timeout, position=_position(info))  # type: ignore[arg-type]
         return ""
 
     def _centre(self, ref: ElementRef, locator: Locator) -> tuple[float, float]:
@@ -477,11 +529,11 @@ class ActionExecutor:
         if not desired and ref.field_type == "radio":
             raise ActionFailed("a radio button cannot be unchecked; check another option of the group")
         self._gate(info.get("submission"), info.get("url", ""))
-        self._click_at(locator, info)
+        note = self._checked_click(index, ref, locator, info)
         after = locator.evaluate(js_function("checkedOf", with_element=True))
         if after != desired:
             raise ActionFailed(f"clicking [{index}] did not change its state")
-        return ""
+        return note
 
     def scroll(self, action: Scroll) -> str:
         dy = action.pages * (0.9 if action.direction == "down" else -0.9)
@@ -507,15 +559,34 @@ class ActionExecutor:
         return f"HTTP {response.status}" if response is not None else ""
 
     def back(self) -> str:
+        """Go back in this tab's history; say what really happened (a history entry at the same
+        address, a page restored by the site's own script, a tab closed, or nothing at all)."""
+        from playwright.sync_api import Error as PlaywrightError
+
         page = self.env.page
         before = page.url
+        mark = "() => { window[Symbol.for('taskcrew.back')] = 1; return document.body ? document.body.innerText : ''; }"
+        look = "() => [!!window[Symbol.for('taskcrew.back')], document.body ? document.body.innerText : '']"
+        try:
+            text_before = str(page.evaluate(mark))
+        except PlaywrightError:
+            text_before = ""
         page.go_back(wait_until="domcontentloaded", timeout=self.env.config.navigation_timeout_ms)
         if page.url != before:
             return ""
+        self.env.settle()
+        try:
+            same_document, text_after = page.evaluate(look)
+        except PlaywrightError:  # still navigating: a new document
+            same_document, text_after = False, ""
+        if not same_document:
+            return "went back to the previous page (it has the same address); fields may hold earlier values"
+        if text_after != text_before:
+            return "went back: the page showed its previous state (same address; the site's own history)"
         switched = self.env.switch_back()
         if switched:
             return switched
-        raise ActionFailed("there is no previous page to go back to")
+        raise ActionFailed("there is no previous page in this tab to go back to; the page did not change")
 
     def wait(self, action: Wait) -> str:
         page = self.env.page

@@ -34,7 +34,11 @@ class FieldInfo(BaseModel):
     readonly: bool = False
     placeholder: str | None = None
     invalid: str | None = None
-    """The browser's or page's validation message for this field, when it is invalid and shown."""
+    """The page's own validation message for this field (else the browser's), when it is invalid."""
+    min: str | None = None
+    max: str | None = None
+    step: str | None = None
+    """Limits of a slider, number or date field (a step of 1 is not shown)."""
 
 
 class FormTarget(BaseModel):
@@ -57,11 +61,16 @@ class Element(BaseModel):
     occluded_by: str | None = None
     field: FieldInfo | None = None
     submits: FormTarget | None = None
+    resets: bool = False
+    """A reset button: it empties the form's fields."""
     href: str | None = None
     states: list[str] = Field(default_factory=list)
     """What a user sees of it: expanded/collapsed, folder, has popup, pressed, current."""
     hidden_native: bool = False
     """A native <select> hidden behind a custom widget (select works on it; clicks go to the widget)."""
+    row: str | None = None
+    """The key of the table row or card it belongs to (the row's first identifying cell, the card's
+    heading): shown when the text around its number does not say it."""
 
     @property
     def playwright_selector(self) -> str:
@@ -89,6 +98,8 @@ class WindowEdge(BaseModel):
     chars: int = 0
     elements: int = 0
     headings: list[str] = Field(default_factory=list)
+    rows: list[str] = Field(default_factory=list)
+    """The keys of the table rows / cards whose controls lie there, in page order."""
 
 
 class Observation(BaseModel):

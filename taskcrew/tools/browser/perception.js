@@ -10,7 +10,7 @@
     'button', 'link', 'checkbox', 'radio', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'tab',
     'option', 'switch', 'combobox', 'textbox', 'searchbox', 'slider', 'spinbutton', 'treeitem',
   ]);
-  const SKIP_TAGS = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK', 'TITLE', 'SVG:STYLE']);
+  const SKIP_TAGS = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK', 'TITLE', 'SVG:STYLE', 'style', 'title', 'desc']);
   const NATIVE_FIELD_TAGS = new Set(['INPUT', 'SELECT', 'TEXTAREA']);
   const LEAF_ROLES = new Set(['button', 'link', 'checkbox', 'radio', 'switch', 'textbox', 'searchbox', 'combobox', 'slider', 'spinbutton']);
   const BLOCK_DISPLAYS = /^(block|flex|grid|list-item|table|table-row|table-caption|flow-root|table-row-group|table-header-group|table-footer-group)$/;
@@ -48,12 +48,30 @@
   // Form properties read through the prototype: a field named "method" or "action" shadows form.method.
   const formProp = (form, prop) => Object.getOwnPropertyDescriptor(HTMLFormElement.prototype, prop).get.call(form);
   // Words in class names and image file names that say what an icon does ("icon-star" -> star).
-  const GENERIC_CLASS = /^(icons?|fa[srbl]?|fa-(fw|lg|[0-9]x)|glyphicon|bi|mdi|material-icons|btn|button|ui|active|selected|clickable|pointer|hidden|small|large|sm|lg|xs|left|right|pull-right|pull-left|float-right|float-left|ng-.*|js-.*|is-.*|has-.*|col-.*|d-.*|text-.*|m[trblxy]?-\d|p[trblxy]?-\d)$/i;
+  const GENERIC_CLASS = /^(icons?|fa[srbld]?|fa-(fw|lg|xs|sm|[0-9]x|solid|regular|light|thin|duotone|brands|sharp|spin|pulse|border|inverse|stack|stack-[12]x|flip-.*|rotate-.*)|glyphicon|bi|mdi|material-icons.*|material-symbols.*|ui-icon|ui-corner-.*|ui-state-.*|ui-widget.*|btn|button|ui|active|selected|clickable|pointer|hidden|small|large|sm|lg|xs|left|right|pull-right|pull-left|float-right|float-left|ng-.*|js-.*|is-.*|has-.*|col-.*|d-.*|text-.*|m[trblxy]?-\d|p[trblxy]?-\d)$/i;
+  // Icon sets: a class that names the picture (ui-icon-zoomin, fa-trash-can, glyphicon-floppy-disk).
+  const ICON_CLASS = /^(?:ui-icon|fa|fas|far|fal|fab|glyphicon|bi|mdi|ti|la|las|lar|ion|ion-md|ion-ios|icon|ico|octicon|feather|lucide|ri|bx|bxs|bxl|gg|si|fi|oi|typcn|entypo|zmdi|iconfont|el-icon)-([a-z][a-z0-9-]{1,40})$/i;
+  const GLUED = { zoomin: 'zoom in', zoomout: 'zoom out', closethick: 'close', closethin: 'close', newwin: 'new window', extlink: 'external link', arrowrefresh: 'refresh', circlesmall: 'circle', squaresmall: 'square', arrowthick: 'arrow', mailclosed: 'mail', mailopen: 'open mail', seek: 'seek', trashcan: 'trash can' };
+  const iconWords = (name) => name.toLowerCase().split(/[-_\s]+/).filter((w) => w && !/^(\d+|outline|outlined|fill|filled|line|alt|o|sharp|round|rounded|two|tone|solid|regular|[nsew]|[0-9]x)$/.test(w)).map((w) => GLUED[w] || w).join(' ');
+  const MATERIAL = /^material-(icons|symbols)/;
+  const iconClassName = (n) => {
+    for (const c of Array.from(n.classList || [])) {
+      if (GENERIC_CLASS.test(c)) continue;
+      const m = ICON_CLASS.exec(c);
+      if (m) { const w = iconWords(m[1]); if (w) return w; }
+    }
+    if (Array.from(n.classList || []).some((c) => MATERIAL.test(c))) { const w = iconWords(clean(n.textContent)); if (w) return w; }
+    return '';
+  };
+  const svgTitle = (n) => { const t = n.tagName && n.tagName.toLowerCase() === 'svg' ? n.querySelector('title') : null; return t ? clean(t.textContent) : ''; };
   const hintOf = (el) => {
     const nodes = [el, ...Array.from(el.querySelectorAll('i, span, svg, img, use')).slice(0, 4)];
     for (const n of nodes) {
-      const t = n.getAttribute && (n.getAttribute('title') || n.getAttribute('aria-label') || n.getAttribute('alt'));
+      const t = n.getAttribute && (n.getAttribute('title') || n.getAttribute('aria-label') || n.getAttribute('alt') || svgTitle(n));
       if (t && clean(t)) return clean(t);
+    }
+    for (const n of nodes) { const w = iconClassName(n); if (w) return w; }
+    for (const n of nodes) {
       if (n.tagName === 'IMG' && n.getAttribute('src')) {
         const m = /([A-Za-z][A-Za-z_-]{1,30})\.(png|svg|gif|jpe?g|webp)(\?|$)/.exec(n.getAttribute('src'));
         if (m) return m[1].replace(/[-_]+/g, ' ');
@@ -95,6 +113,90 @@
 
   // ------------------------------------------------------------ names, roles, fields
   const textOf = (el) => clean(el.innerText !== undefined ? el.innerText : el.textContent);
+  // ------------------------------------------------------------ what a person sees
+  // Text counts only when a person can see it: not sized 0, transparent, clipped away, positioned or
+  // indented off the page, or coloured like its background (hidden text is a place for injected words).
+  let shownCache = new Map();
+  const rgb = (c) => {
+    const m = /rgba?\(([^)]+)\)/.exec(c || '');
+    if (!m) return null;
+    const p = m[1].split(/[\s,/]+/).filter(Boolean).map(parseFloat);
+    return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
+  };
+  const backgroundOf = (el) => {
+    for (let a = el; a && a.nodeType === 1; a = parentOf(a)) {
+      const s = styleOf(a);
+      if (s.backgroundImage && s.backgroundImage !== 'none') return null; // a picture: cannot tell
+      const c = rgb(s.backgroundColor);
+      if (c && c[3] >= 0.95) return c;
+      if (c && c[3] > 0.05) return null;
+    }
+    return [255, 255, 255, 1];
+  };
+  const computeShown = (p) => {
+    const s = styleOf(p);
+    if (parseFloat(s.fontSize) < 1 || s.visibility !== 'visible') return false;
+    if (parseFloat(s.textIndent) <= -500) return false;
+    const col = rgb(s.webkitTextFillColor && s.webkitTextFillColor !== s.color ? s.webkitTextFillColor : s.color);
+    if (col && col[3] <= 0.05) return false;
+    for (let a = p; a && a.nodeType === 1; a = parentOf(a)) {
+      const as = styleOf(a);
+      if (+as.opacity <= 0.02) return false;
+      if (as.clip === 'rect(0px, 0px, 0px, 0px)' || /^inset\((50|100)%\)$/.test(as.clipPath)) return false;
+      if (as.overflowX !== 'visible' || as.overflowY !== 'visible') {
+        const r = a.getBoundingClientRect();
+        if (r.width < 2 || r.height < 2) return false;
+      }
+      if (as.position === 'fixed') break;
+    }
+    // Positioned off the page (left: -10000px): not content scrolled out of an inner scroller.
+    const r = p.getBoundingClientRect();
+    if (r.right + window.scrollX <= 0) return false;
+    if (r.bottom + window.scrollY <= 0) {
+      for (let a = p, k = 0; a && a.nodeType === 1 && k < 4; a = parentOf(a), k++) if (/^(absolute|fixed)$/.test(styleOf(a).position)) return false;
+    }
+    if (col) {
+      const bg = backgroundOf(p);
+      if (bg && Math.abs(bg[0] - col[0]) + Math.abs(bg[1] - col[1]) + Math.abs(bg[2] - col[2]) < 16) return false;
+    }
+    return true;
+  };
+  const textShown = (p) => {
+    if (!p) return true;
+    let v = shownCache.get(p);
+    if (v === undefined) { v = computeShown(p); shownCache.set(p, v); }
+    return v;
+  };
+  // The nearest ancestor that is not inline: text in different ones is parted by a space ("Cancel OK").
+  const blockOf = (n) => {
+    for (let a = n.parentElement; a; a = parentOf(a)) { if (styleOf(a).display !== 'inline') return a; }
+    return null;
+  };
+  // The visible text of an element; ``skip(e)`` leaves out a descendant's subtree (numbered children).
+  const seenText = (el, skip) => {
+    const out = [];
+    let last = null;
+    const visit = (node) => {
+      for (const k of node.childNodes) {
+        if (out.length > 200) return;
+        if (k.nodeType === Node.TEXT_NODE) {
+          if (!k.data.trim() || !textShown(k.parentElement)) continue;
+          const b = blockOf(k);
+          if (last !== null && b !== last) out.push(' ');
+          out.push(k.data); last = b;
+        } else if (k.nodeType === Node.ELEMENT_NODE) {
+          if (SKIP_TAGS.has(k.tagName) || (skip && skip(k))) continue;
+          const ks = styleOf(k);
+          if (ks.display === 'none') continue;
+          visit(k.shadowRoot || k);
+        }
+      }
+    };
+    visit(el.shadowRoot || el);
+    return clean(out.join(''));
+  };
+  let numbered = null; // the elements of the current observe() that get numbers
+  const inNumbered = (k) => !!(numbered && numbered.has(k));
   const byIds = (el, attr) => {
     const ids = (el.getAttribute(attr) || '').split(/\s+/).filter(Boolean);
     const root = el.getRootNode();
@@ -104,9 +206,7 @@
     if (!el.labels || !el.labels.length) return '';
     return clean(Array.from(el.labels).map((l) => {
       // label text without the control's own text (e.g. a select's options)
-      const c = l.cloneNode(true);
-      c.querySelectorAll('select, textarea, input, button').forEach((x) => x.remove());
-      return c.textContent;
+      return seenText(l, (x) => NATIVE_FIELD_TAGS.has(x.tagName) || x.tagName === 'BUTTON');
     }).join(' '));
   };
   // An unlabelled field's caption: the text of the smallest enclosing block that holds no other field.
@@ -132,7 +232,7 @@
       return cut(n, 80);
     }
     if (tag === 'LABEL' && el.control) return cut(clean(el.textContent), 80);
-    n = textOf(el);
+    n = seenText(el, inNumbered);
     if (!n) {
       const img = el.querySelector('img[alt]');
       n = img ? clean(img.alt) : '';
@@ -183,7 +283,7 @@
     } else if (tag === 'SELECT') {
       f.type = target.multiple ? 'select-multiple' : 'select';
       const opts = Array.from(target.options);
-      f.options = opts.slice(0, 60).map((o) => ({ label: cut(clean(o.label || o.text), 60), value: cut(o.value, 60), selected: o.selected }));
+      f.options = opts.slice(0, 100).map((o) => ({ label: cut(clean(o.label || o.text), 60), value: cut(o.value, 60), selected: o.selected }));
       f.optionCount = opts.length;
       f.value = opts.filter((o) => o.selected).map((o) => clean(o.label || o.text)).join(', ');
     } else if (target.isContentEditable) {
@@ -199,10 +299,64 @@
       } else return null;
     }
     if (typeof f.value === 'string') f.value = cut(f.value, 4000);
+    // Limits a person sees on a slider or number field (min, max, step).
+    for (const k of ['min', 'max', 'step']) {
+      const v = target.getAttribute(k) ?? target.getAttribute('aria-value' + k);
+      if (v !== null && v !== '' && (k !== 'step' || v !== '1')) f[k] = cut(String(v), 30);
+    }
     const invalid = target.willValidate && !target.validity.valid && (target.matches(':user-invalid') || target.getAttribute('aria-invalid') === 'true');
-    if (invalid) f.invalid = cut(target.validationMessage, 160);
-    else if (target.getAttribute && target.getAttribute('aria-invalid') === 'true') f.invalid = cut(byIds(target, 'aria-describedby') || byIds(target, 'aria-errormessage') || 'marked invalid', 160);
+    // The page's own words for the problem (its error element) before the browser's generic one.
+    if (invalid || target.getAttribute('aria-invalid') === 'true') f.invalid = cut(pageMessageFor(target) || (invalid ? target.validationMessage : '') || 'marked invalid', 160);
     return f;
+  };
+
+  // ------------------------------------------------------------ rows and cards
+  // The key of the table row or card a control belongs to: the first cell with words (not the one
+  // holding the control), or the heading of a repeated card. Rows keep their controls tied to them
+  // even where the row's text is not shown.
+  const CELL_SEL = 'td, th, [role="cell"], [role="gridcell"], [role="rowheader"], [role="columnheader"]';
+  const HEADING_SEL = 'h1, h2, h3, h4, h5, h6, [role="heading"]';
+  const rowKeyOf = (el) => {
+    const row = el.closest('tr, [role="row"]');
+    if (row) {
+      const cells = Array.from(row.children).filter((c) => c.matches(CELL_SEL));
+      const heads = cells.filter((c) => c.matches('th, [role="rowheader"]'));
+      for (const c of [...heads, ...cells]) {
+        if (deepContains(c, el)) continue;
+        const t = seenText(c);
+        if (t) return cut(t, 40);
+      }
+      return '';
+    }
+    for (let a = el.parentElement, k = 0; a && k < 6 && a !== document.body; a = a.parentElement, k++) {
+      const hs = a.querySelectorAll(HEADING_SEL);
+      if (hs.length > 1) return '';
+      if (hs.length === 1) {
+        if (deepContains(hs[0], el)) return '';
+        const p = a.parentElement;
+        const repeated = p && Array.from(p.children).some((x) => x !== a && x.tagName === a.tagName && x.className === a.className && x.querySelector(HEADING_SEL));
+        return repeated || a.tagName === 'ARTICLE' ? cut(seenText(hs[0]), 40) : '';
+      }
+    }
+    return '';
+  };
+
+  // The message a page shows for an invalid field: aria-errormessage / aria-describedby, or a visible
+  // error element beside it (in the smallest block that holds no other field).
+  const ERROR_SEL = '.invalid-feedback, .error, .errors, .errorlist, .field-error, .form-error, .help-block, .error-text, [class*="error-message"], [class*="error_message"], [class*="validation"], [role="alert"]';
+  const pageMessageFor = (t) => {
+    const by = byIds(t, 'aria-errormessage') || byIds(t, 'aria-describedby');
+    if (by) return by;
+    let a = t.parentElement;
+    for (let k = 0; a && k < 3 && a !== document.body; k++, a = a.parentElement) {
+      if (a.querySelectorAll(FIELD_SEL).length > 1) break;
+      for (const e of a.querySelectorAll(ERROR_SEL)) {
+        if (e === t || deepContains(e, t)) continue;
+        const txt = seenText(e);
+        if (txt && styleOf(e).display !== 'none') return txt;
+      }
+    }
+    return '';
   };
 
   // ------------------------------------------------------------ interactivity & visibility
@@ -583,7 +737,7 @@
 
   // ------------------------------------------------------------ the walk
   const observe = (args) => {
-    styleCache = new Map();
+    styleCache = new Map(); shownCache = new Map();
     collectHosts();
     const start = args.start || 1;
     const maxText = args.maxText || 4000;
@@ -597,7 +751,7 @@
     const sig = [];
     const iframes = [];
     let lineStart = true;
-    const push = (s) => { if (outLen < maxText * 2) { out.push(s); outLen += s.length; lineStart = s.endsWith('\n'); } };
+    const push = (s) => { if (outLen < maxText * 6) { out.push(s); outLen += s.length; lineStart = s.endsWith('\n'); } };
     const newline = () => { if (!lineStart) push('\n'); };
 
     // Pass 1: which elements get a number. A generic clickable container (click handler, tabindex,
@@ -630,6 +784,7 @@
       chosen.delete(el); generic.delete(el);
       for (const k of kids) if (!chosen.has(k)) { chosen.add(k); generic.add(k); }
     }
+    numbered = chosen;
     const holdsChosen = new Set();
     for (const el of chosen) {
       for (let a = parentOf(el); a; a = parentOf(a)) {
@@ -676,8 +831,11 @@
         rec.states = statesOf(el);
         if (hiddenSelectProxy(el)) rec.behind = true;
         if (isSubmitButton(el) && el.form) rec.submits = targetOf(el.form, el);
+        if ((el.tagName === 'BUTTON' || el.tagName === 'INPUT') && el.type === 'reset') rec.resets = true;
         if (el.tagName === 'A' && el.hasAttribute('href')) rec.href = el.href;
         rec.captcha = !!el.closest(CAPTCHA_SEL);
+        const row = rowKeyOf(el);
+        if (row && row !== name) rec.row = row;
       } catch (e) {
         errors.push(`element [${index}] (${describe(el)}): ${e && e.message ? e.message : e}`);
         rec.selector = rec.selector || selectorFor(el);
@@ -689,13 +847,16 @@
     // A nested list item is indented by its depth (trees, outlines, nested menus keep their shape).
     const listDepth = (el) => { let d = 0; for (let p = el.parentElement; p && d < 6; p = p.parentElement) if (p.tagName === 'LI') d += 1; return d; };
     let inChosen = 0; // inside an element with a number: its name already says what its images say
+    let textPushes = 0;
     const walk = (node) => {
       if (node.nodeType === Node.TEXT_NODE) {
         if (!sigOnly) {
           const p = node.parentElement;
-          if (p) { const ps = styleOf(p); if (ps.fontSize === '0px' || ps.visibility !== 'visible') return; }
-          const t = node.data.replace(/\s+/g, ' ');
-          if (t.trim()) { if (p) mark(p); pushAt(lineStart ? t.replace(/^ /, '') : t); }
+          if (p && !textShown(p)) return;
+          let t = node.data.replace(/\s+/g, ' ');
+          // An icon font's ligature ("print", "delete_forever") is a picture, not words.
+          if (t.trim() && p && Array.from(p.classList).some((c) => MATERIAL.test(c))) t = ` (icon: ${iconWords(t.trim())}) `;
+          if (t.trim()) { textPushes += 1; if (p) mark(p); pushAt(lineStart ? t.replace(/^ /, '') : t); }
           // Whitespace between inline elements ("<b>May</b>&nbsp;<b>2016</b>") still parts the words.
           else if (t && !lineStart) push(' ');
         }
@@ -735,8 +896,10 @@
         else if (style.display === 'table-cell') { mark(el); pushAt(' | '); }
       }
       let descend = true;
+      let ownRec = null;
       if (chosen.has(el)) {
         const rec = emit(el);
+        ownRec = rec;
         // The element's own text stays in the line (a row keeps its ids and labels); fields don't.
         descend = !NATIVE_FIELD_TAGS.has(el.tagName);
         if (!sigOnly) push(' ');
@@ -744,9 +907,15 @@
       if (descend) {
         const kids = el.shadowRoot ? el.shadowRoot.childNodes : el.childNodes;
         const own = chosen.has(el);
+        const pushes = textPushes;
         if (own) inChosen += 1;
         for (const k of kids) walk(k);
         if (own) inChosen -= 1;
+        // A control that shows no words (an icon, an image, a sprite) reads as what it pictures.
+        if (ownRec && !sigOnly && textPushes === pushes && ownRec.name && els[els.length - 1] === ownRec) {
+          ownRec.icon = true;
+          push(`(icon: ${cut(ownRec.name, 50)}) `);
+        }
       }
       if (term) push(': ');
       else if (block) newline();
@@ -813,7 +982,7 @@
     return a === null ? null : a === 'true';
   };
   const preflight = (el, args) => {
-    styleCache = new Map();
+    styleCache = new Map(); shownCache = new Map();
     if (!el.isConnected) return { state: 'gone' };
     if (typeof el.scrollIntoViewIfNeeded === 'function') el.scrollIntoViewIfNeeded(true); else el.scrollIntoView({ block: 'center' });
     const s = stripBlocker(stateOf(el));
@@ -822,6 +991,8 @@
     s.editable = NATIVE_FIELD_TAGS.has(el.tagName) || el.isContentEditable;
     s.checked = checkedOf(el);
     s.url = location.href;
+    const t = el.tagName === 'LABEL' && el.control ? el.control : el;
+    s.target = { name: t.getAttribute('name') || t.id || '', type: t.type || roleOf(t), login: !!(t.form && isLoginForm(t.form)), label: cut(nameOf(t), 40) };
     return s;
   };
   const activeSubmission = (args) => {
@@ -830,15 +1001,39 @@
     if (!a || a === document.body) return null;
     return submissionFor(a, 'press', args.key || '');
   };
+  // Settled = no DOM mutation for quietMs, no layout change of the body, fonts loaded, the images on
+  // screen loaded, and no finite animation or transition running; bounded by maxMs (a page that never
+  // settles is read as it is then). A signal, not a fixed delay.
+  const busy = () => {
+    if (document.fonts && document.fonts.status === 'loading') return 'fonts';
+    const vh = window.innerHeight;
+    for (const img of Array.from(document.images).slice(0, 200)) {
+      if (img.complete || img.loading === 'lazy') continue;
+      const r = img.getBoundingClientRect();
+      if (r.bottom >= 0 && r.top <= vh) return 'images';
+    }
+    if (document.getAnimations) {
+      for (const a of document.getAnimations()) {
+        if (a.playState !== 'running') continue;
+        const t = a.effect && a.effect.getComputedTiming ? a.effect.getComputedTiming() : null;
+        if (t && Number.isFinite(t.endTime) && t.endTime <= 5000) return 'animations';
+      }
+    }
+    return '';
+  };
   const quiet = (args) => new Promise((resolve) => {
     const quietMs = args.quietMs, maxMs = args.maxMs;
     const t0 = performance.now();
     let last = t0;
     const obs = new MutationObserver(() => { last = performance.now(); });
     obs.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+    const size = () => { const b = document.body; return b ? `${b.scrollWidth}x${b.scrollHeight}` : ''; };
+    let layout = size();
     const tick = () => {
       const now = performance.now();
-      if (now - last >= quietMs || now - t0 >= maxMs) { obs.disconnect(); resolve(Math.round(now - t0)); }
+      const l = size();
+      if (l !== layout) { layout = l; last = now; }
+      if ((now - last >= quietMs && !busy()) || now - t0 >= maxMs) { obs.disconnect(); resolve(Math.round(now - t0)); }
       else setTimeout(tick, Math.max(10, Math.min(quietMs, 25)));
     };
     requestAnimationFrame(() => setTimeout(tick, quietMs));
@@ -855,7 +1050,7 @@
     return describe(target);
   };
   const frameInfo = (el) => {
-    styleCache = new Map();
+    styleCache = new Map(); shownCache = new Map();
     collectHosts();
     return { selector: selectorFor(el), visible: visible(el), ...stripBlocker(stateOf(el)) };
   };

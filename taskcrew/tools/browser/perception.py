@@ -105,14 +105,19 @@ def _clean_text(text: str, limit: int) -> tuple[str, int]:
     return joined[:limit].rsplit("\n", 1)[0], len(joined) - limit
 
 
-def _edge(lines: list[Line]) -> WindowEdge | None:
-    if not lines:
+def _edge(lines: list[Line], rows: dict[int, str], more: list[str] | None = None) -> WindowEdge | None:
+    """What lies outside the window on one side; ``rows`` maps element numbers to their row keys,
+    ``more`` are the keys of that side's controls the text did not reach."""
+    more = more or []
+    if not lines and not more:
         return None
     heads = [t.lstrip("# ")[:60] for _, t in lines if t.startswith("#")]
+    keys = [rows[int(i)] for _, t in lines for i in _INDEX.findall(t) if int(i) in rows]
     return WindowEdge(
         chars=sum(len(t) + 1 for _, t in lines),
-        elements=sum(len(_INDEX.findall(t)) for _, t in lines),
+        elements=sum(len(_INDEX.findall(t)) for _, t in lines) + len(more),
         headings=heads[-3:] if heads else [],
+        rows=list(dict.fromkeys([*keys, *more])),
     )
 
 
@@ -267,10 +272,21 @@ class Perceiver:
         a, b = window(lines, scroll.y, scroll.viewport, self.config.max_text_chars)
         text = "\n".join(t for _, t in lines[a:b])
         truncated = sum(len(t) + 1 for _, t in lines) - len(text) - 1 if (a, b) != (0, len(lines)) else 0
+        rows = {el.index: el.row for el in elements if el.row}
+        above_more: list[str] = []
+        below_more: list[str] = []
         if (a, b) != (0, len(lines)):
             outside = {int(i) for _, t in lines[:a] + lines[b:] for i in _INDEX.findall(t)}
             inside = {int(i) for i in _INDEX.findall(text)}
-            elements = [el for el in elements if el.index in inside or el.index not in outside]
+            kept = []
+            for el in elements:
+                if el.index in inside or (
+                    el.index not in outside and not (el.row and el.state.startswith("offscreen"))
+                ):
+                    kept.append(el)
+                elif el.index not in outside:  # beyond the text read: summarised by its row's key
+                    (above_more if el.state == "offscreen_above" else below_more).append(str(el.row))
+            elements = kept
         omitted = max(0, len(elements) - self.config.max_elements)
         observation = Observation(
             id=obs_id,
@@ -284,8 +300,8 @@ class Perceiver:
             scroll=scroll,
             text_truncated=max(0, truncated),
             elements_omitted=omitted,
-            above=_edge(lines[:a]),
-            below=_edge(lines[b:]),
+            above=_edge(lines[:a], rows, above_more),
+            below=_edge(lines[b:], rows, below_more),
             errors=errors[:10],
         )
         return Snapshot(observation=self.vault.redact_obj(observation), refs=refs, unverified=unverified)
@@ -313,6 +329,8 @@ class Perceiver:
             href=rec.get("href"),
             states=rec.get("states") or [],
             hidden_native=bool(rec.get("behind")),
+            row=rec.get("row"),
+            resets=bool(rec.get("resets")),
         )
 
     def _field(self, raw: dict[str, Any] | None) -> FieldInfo | None:
@@ -337,6 +355,9 @@ class Perceiver:
             readonly=bool(raw.get("readonly")),
             placeholder=raw.get("placeholder"),
             invalid=raw.get("invalid"),
+            min=raw.get("min"),
+            max=raw.get("max"),
+            step=raw.get("step"),
         )
 
 

@@ -19,6 +19,8 @@ BEGIN = "<<<untrusted page"  # the framing the task prompt names (roles/tasks.ya
 END = ">>>END"
 ELEMENTS = "Elements:"
 MAX_OPTIONS = 12
+OPTIONS_CHARS = 600
+"""Options are all listed while their labels fit this many characters (else the first MAX_OPTIONS)."""
 ROLE_OF_TYPE = {
     "search": "searchbox",
     "number": "spinbutton",
@@ -95,14 +97,21 @@ def shows_name(text: str, el: Element) -> bool:
         return False
     words = _defang(el.name).split()
     gap = r"[ \t]+"
-    pattern = rf"\[{el.index}\]" + "".join(gap + re.escape(w) for w in words) + r"(?=$| \|| \[\d+\])"
+    said = "".join(gap + re.escape(w) for w in words)
+    icon = rf"[ \t]+\(icon:{said}\)"  # a control that shows no words: "[n] (icon: zoom in)"
+    pattern = rf"\[{el.index}\](?:{said}|{icon})" + r"(?=$| \|| \[\d+\])"
     return re.search(pattern, text, re.M) is not None
 
 
 def names_in_text(text: str) -> dict[int, str]:
-    """Element names as the text shows them: ``[n] name`` up to a line end, a cell or a marker."""
+    """Element names as the text shows them: ``[n] name`` up to a line end, a cell or a marker
+    (``[n] (icon: name)`` for a control that shows a picture, not words)."""
     found = re.findall(r"\[(\d+)\] ([^\[|\n]+?)(?=$| \|| \[\d+\])", text, re.M)
-    return {int(i): name for i, name in found}
+    names = {}
+    for i, name in found:
+        icon = re.fullmatch(r"\(icon: (.+)\)", name)
+        names[int(i)] = icon.group(1) if icon else name
+    return names
 
 
 def _plain(name: str) -> bool:
@@ -126,10 +135,20 @@ def labels_in_text(text: str) -> dict[int, str]:
     return {int(i): label for label, i in found}
 
 
+def tied_to_row(text: str, el: Element) -> bool:
+    """Whether the line of the text holding ``[n]`` also shows the element's row key."""
+    if not el.row:
+        return True
+    m = re.search(rf"^.*\[{el.index}\](?!\d).*$", text, re.M)
+    return m is not None and _defang(el.row) in m.group(0)
+
+
 def render_element(el: Element, base: str, text: str = "") -> str:
     parts = [f"[{el.index}] {el.role}"]
     if el.name and not shows_name(text, el) and not shows_label(text, el):  # the text shows it
         parts.append(_q(el.name))
+    if el.row and not tied_to_row(text, el):
+        parts.append(f"(row {_q(el.row, 40)})")
     parts.extend(el.states)
     if el.hidden_native:
         parts.append("(native select behind a custom widget: use select)")
@@ -148,9 +167,17 @@ def render_element(el: Element, base: str, text: str = "") -> str:
             else:
                 parts.append("checked" if f.checked else "unchecked")
         if f.options is not None:
-            labels = [o.label for o in f.options]
-            shown = ", ".join(_q(x, 40) for x in labels[:MAX_OPTIONS])
-            more = f" +{len(labels) - MAX_OPTIONS} more" if len(labels) > MAX_OPTIONS else ""
+            labels = [o.label for o in f.options if o.value or not o.label.startswith("… ")]
+            whole = sum(len(_q(x, 40)) + 2 for x in labels) <= OPTIONS_CHARS
+            cap = len(labels) if whole else MAX_OPTIONS
+            shown = ", ".join(_q(x, 40) for x in labels[:cap])
+            beyond = sum(
+                int(m.group(0))
+                for o in f.options
+                if not o.value and (m := re.search(r"\d+", o.label)) and o.label.startswith("… ")
+            )
+            hidden = len(labels) - cap + beyond
+            more = f" +{hidden} more (select takes any option's label)" if hidden > 0 else ""
             parts.append(f"value={_q(f.value or '', 60)} options=[{shown}{more}]")
         elif f.checked is None and f.value:
             parts.append(f"value={_value(f.value)}")
@@ -162,10 +189,14 @@ def render_element(el: Element, base: str, text: str = "") -> str:
             parts.append("required")
         if f.readonly:
             parts.append("readonly")
+        limits = [f"{k}={v}" for k, v in (("min", f.min), ("max", f.max), ("step", f.step)) if v]
+        parts.extend(limits)
         if f.invalid:
             parts.append(f"invalid={_q(f.invalid, 120)}")
     if el.submits is not None:
         parts.append(f"(submits form {el.submits.method} {short_url(el.submits.action, base)})")
+    if el.resets:
+        parts.append("(resets the form: empties its fields)")
     if el.href and not el.href.startswith("javascript:") and not _said_by_name(el, base):
         parts.append(_defang(short_url(el.href, base))[:100])  # where it leads (names are quoted)
     if el.frames:
@@ -258,7 +289,29 @@ def _element_block(obs: Observation, text: str) -> str:
 
 def _edge_note(edge: WindowEdge, where: str, how: str) -> str:
     heads = f"; headings: {', '.join(_q(h, 40) for h in edge.headings)}" if edge.headings else ""
-    return f"… [{where}: {edge.chars} characters, {edge.elements} elements{heads} — {how} to see them]"
+    return (
+        f"… [{where}: {edge.chars} characters, {edge.elements} elements{_rows_note(edge.rows)}{heads}"
+        f" — {how} to see them]"
+    )
+
+
+ROWS_NOTE_CHARS = 400
+
+
+def _rows_note(rows: list[str]) -> str:
+    """The keys of the rows out of view, as many as fit, so a row is found by its key, not by order."""
+    if not rows:
+        return ""
+    shown: list[str] = []
+    used = 0
+    for key in rows:
+        q = _q(key, 40)
+        if used + len(q) + 2 > ROWS_NOTE_CHARS:
+            break
+        shown.append(q)
+        used += len(q) + 2
+    more = f" and {len(rows) - len(shown)} more" if len(rows) > len(shown) else ""
+    return f"; rows {', '.join(shown)}{more}"
 
 
 def render_result(result: ActionResult, max_chars: int = 6000) -> str:

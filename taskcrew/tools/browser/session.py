@@ -41,6 +41,8 @@ from taskcrew.tools.vault import Vault
 if TYPE_CHECKING:
     from playwright.sync_api import BrowserContext, Page
 
+SEEN_PAGES = 60
+"""How many pages' texts a session keeps for expanding citations (three views of each)."""
 BROWSER_SERVICE_DOMAINS = ("google.com", "googleapis.com", "gstatic.com", "gvt1.com", "chrome.com")
 LOCKDOWN_JS = (Path(__file__).parent / "lockdown.js").read_text(encoding="utf-8")
 LISTENERS_JS = (Path(__file__).parent / "listeners.js").read_text(encoding="utf-8")
@@ -69,6 +71,7 @@ class BrowserSession:
         self._perceiver = Perceiver(self.config, policy, self.vault)
         self._guard: NetworkGuard | None = None
         self._gate_mark = 0
+        self._seen: dict[str, list[str]] = {}
 
     # ------------------------------------------------------------ lifecycle
     def start(self) -> BrowserSession:
@@ -114,6 +117,13 @@ class BrowserSession:
     @property
     def latest(self) -> Observation | None:
         return self._snapshot.observation if self._snapshot else None
+
+    def seen_text(self, url: str) -> str | None:
+        """The page text (redacted, as the model was shown it) of the latest observations at ``url``
+        (the fragment aside), newest first; None when this session never looked at it. Citations
+        that point into a page by a few of its words are expanded from it."""
+        texts = self._seen.get(url.split("#", 1)[0].rstrip("/"))
+        return "\n".join(reversed(texts)) if texts else None
 
     def run(self, fn: Any, timeout: float | None = None) -> Any:
         """Run ``fn(page)`` on the browser thread (escape hatch for tests and tools)."""
@@ -267,7 +277,13 @@ class BrowserSession:
     def _observe_now(self) -> Observation:
         self._obs_id += 1
         self._snapshot = self._perceiver.observe(self.page, self._obs_id)
-        return self._snapshot.observation
+        obs = self._snapshot.observation
+        key = obs.url.split("#", 1)[0].rstrip("/")
+        texts = [t for t in self._seen.pop(key, []) if t != obs.text][-2:]
+        self._seen[key] = [*texts, obs.text]
+        while len(self._seen) > SEEN_PAGES:
+            self._seen.pop(next(iter(self._seen)))
+        return obs
 
     def _observe_settled(self) -> Observation:
         self._settle()
@@ -331,6 +347,7 @@ class BrowserSession:
                 config=self.config,
                 human_wait=self.runtime.human_wait,
                 switch_back=self._switch_back,
+                settle=self._settle,
             )
             try:
                 message = ActionExecutor(env).run(action)
