@@ -220,6 +220,8 @@ def test_the_terminal_works_as_before_for_one_user_and_refuses_alone_where_two_a
 
 # ---- 2: identities -----------------------------------------------------------------------------
 def test_a_submitter_is_proven_never_a_typed_name(env: dict[str, Any], monkeypatch: Any) -> None:
+    monkeypatch.setenv("TASKCREW_MODEL", "scripted/solver")  # the operator's models (submit checks them)
+    monkeypatch.setenv("TASKCREW_VERIFIER_MODEL", "scripted/auditor")
     claimed = runner.invoke(app, ["submit", "Enter the Northwind invoice into the ERP", "--by", "bob"])
     assert claimed.exit_code == 2 and "--by is not accepted" in claimed.output
     unproven = runner.invoke(app, ["submit", "Enter the Northwind invoice into the ERP"])

@@ -212,7 +212,7 @@ def test_erp_serve_reports_a_bad_database(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "not an SQLite database" in result.output
     result = CliRunner().invoke(app, ["erp", "serve", "--port", "0", "--db", str(junk), "--error-rate", "2"])
-    assert result.exit_code == 1 and "error_rate" in result.output
+    assert result.exit_code == 2 and "--error-rate" in result.output  # refused before the database is opened
 
 
 def test_fetch_state_reports_an_unreachable_erp(tmp_path: Path) -> None:

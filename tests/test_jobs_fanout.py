@@ -122,6 +122,8 @@ def test_a_plan_that_is_not_usable_fails_the_batch_with_a_clear_reason(jobs: Job
 def test_cli_submit_batch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     url = f"sqlite:///{tmp_path / 'jobs.sqlite3'}"
     monkeypatch.setenv("TASKCREW_JOBS_DB", url)
+    monkeypatch.setenv("TASKCREW_MODEL", "scripted/solver")  # the operator's models (submit checks them)
+    monkeypatch.setenv("TASKCREW_VERIFIER_MODEL", "scripted/auditor")
     runner = CliRunner()
     out = runner.invoke(app, ["submit", BATCH, "--batch"])
     assert out.exit_code == 0, out.output
