@@ -279,8 +279,9 @@ class BrowserSession:
         self._snapshot = self._perceiver.observe(self.page, self._obs_id)
         obs = self._snapshot.observation
         key = obs.url.split("#", 1)[0].rstrip("/")
-        texts = [t for t in self._seen.pop(key, []) if t != obs.text][-2:]
-        self._seen[key] = [*texts, obs.text]
+        shown = f"{obs.title}\n{obs.text}" if obs.title else obs.text  # the render shows the title too
+        texts = [t for t in self._seen.pop(key, []) if t != shown][-2:]
+        self._seen[key] = [*texts, shown]
         while len(self._seen) > SEEN_PAGES:
             self._seen.pop(next(iter(self._seen)))
         return obs
