@@ -17,8 +17,7 @@ from datetime import UTC, datetime
 from urllib.parse import urlsplit, urlunsplit
 
 from taskcrew.crew.evidence import CHANGES_SOURCE
-from taskcrew.tools.readback import PLACEHOLDER, ReadBackRules
-from taskcrew.tools.submissions import visible_lines
+from taskcrew.tools.readback import PLACEHOLDER, ReadBackRules, visible_lines
 
 Fetch = Callable[[str], str | None]  # URL -> page HTML, or None (an error, a login page)
 SHOWN = 20  # rows of each kind shown in the difference

@@ -173,13 +173,21 @@ def load_rules(path: Path | None, systems: dict[str, str]) -> ReadBackRules:
 
 def visible_text(page: str) -> str:
     """The text a person sees on an HTML page (no tags, scripts or styles), whitespace squashed."""
-    parser = _TextParser()
-    parser.feed(page)
-    parser.close()
-    return _squash(" ".join(parser.parts))
+    return _squash(" ".join(_parsed(page)).replace(_BREAK, " ").replace(_CELL, " "))
+
+
+def visible_lines(page: str) -> list[str]:
+    """The text of an HTML page as a person sees it, one line per block (row, paragraph, item)."""
+    text = "".join(p.replace("\n", " ") for p in _parsed(page)).replace(_BREAK, "\n").replace(_CELL, " | ")
+    return [ln for ln in (_squash(p) for p in text.split("\n")) if ln]
 
 
 # ---- internals ---------------------------------------------------------------------------------
+
+
+_BLOCKS = {"tr", "p", "li", "div", "h1", "h2", "h3", "h4", "h5", "h6", "br", "section", "table", "form"}
+_BLOCKS |= {"ul", "ol", "dt", "dd", "label", "header", "footer", "main", "nav", "article", "title"}
+_BREAK, _CELL = "\x00", "\x01"  # where a block or a table cell starts or ends (never in page text)
 
 
 class _TextParser(HTMLParser):
@@ -191,14 +199,27 @@ class _TextParser(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in ("script", "style", "template"):
             self._skip += 1
+        elif tag in _BLOCKS:
+            self.parts.append(_BREAK)
+        elif tag in ("td", "th"):
+            self.parts.append(_CELL)
 
     def handle_endtag(self, tag: str) -> None:
         if tag in ("script", "style", "template") and self._skip:
             self._skip -= 1
+        elif tag in _BLOCKS:
+            self.parts.append(_BREAK)
 
     def handle_data(self, data: str) -> None:
         if not self._skip:
             self.parts.append(data)
+
+
+def _parsed(page: str) -> list[str]:
+    parser = _TextParser()
+    parser.feed(page)
+    parser.close()
+    return parser.parts
 
 
 def _squash(text: str) -> str:

@@ -20,11 +20,12 @@ import re
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
-from html.parser import HTMLParser
 from typing import Literal
 from urllib.parse import urljoin, urlsplit
 
 from pydantic import BaseModel, Field
+
+from taskcrew.tools.readback import visible_lines
 
 Applied = Literal["saved", "refused", "bounced", "unknown", "not_sent"]
 
@@ -133,14 +134,6 @@ def page_reason(body: str, limit: int = 240) -> str:
     return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
-def visible_lines(page: str) -> list[str]:
-    """The text of an HTML page as a person sees it, one line per block (row, paragraph, item)."""
-    parser = _Lines()
-    parser.feed(page)
-    parser.close()
-    return [ln for ln in (" ".join(p.split()) for p in "".join(parser.parts).split("\n")) if ln]
-
-
 class SubmissionLog:
     """The submissions of one run, in order (thread-safe: the gate runs on the browser thread)."""
 
@@ -161,34 +154,6 @@ class SubmissionLog:
 
 
 # ---- internals ---------------------------------------------------------------------------------
-
-_BLOCKS = {"tr", "p", "li", "div", "h1", "h2", "h3", "h4", "h5", "h6", "br", "section", "table", "form"}
-_BLOCKS |= {"ul", "ol", "dt", "dd", "label", "header", "footer", "main", "nav", "article", "title"}
-
-
-class _Lines(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self._skip = 0
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in ("script", "style", "template"):
-            self._skip += 1
-        elif tag in _BLOCKS:
-            self.parts.append("\n")
-        elif tag in ("td", "th"):
-            self.parts.append(" | ")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in ("script", "style", "template") and self._skip:
-            self._skip -= 1
-        elif tag in _BLOCKS:
-            self.parts.append("\n")
-
-    def handle_data(self, data: str) -> None:
-        if not self._skip:
-            self.parts.append(data.replace("\n", " "))
 
 
 def _path(url: str) -> str:
