@@ -202,10 +202,11 @@ def test_a_pdf_too_slow_to_parse_is_read_in_part_before_the_limit(tmp_path: Path
 
 
 def test_a_parse_past_its_memory_limit_is_too_complex(tmp_path: Path) -> None:
-    (tmp_path / "a.pdf").write_bytes(_fpdf_page([(20, 40, "hello")]))
+    # a 1 MB file whose one content stream inflates to ~120 MB: past the 48 MB the parser may take
+    (tmp_path / "a.pdf").write_bytes(_shared_stream_pdf(pages=1, ops=3_000_000))
     worker = ParseWorker(memory_bytes=48 * 2**20)
     try:
-        with pytest.raises(TooComplex, match="too complex to read"):
+        with pytest.raises(TooComplex, match="too complex to read .*out of memory .48 MB"):
             SandboxFiles(tmp_path, worker=worker).read("a.pdf")
     finally:
         worker.close()

@@ -167,7 +167,7 @@ class EnterBill:
                 f"{self.bill.amount} {self.bill.currency}, due {self.bill.due_date}.",
                 bill_id=bill_id,
             )
-        if "/bills/new" not in url or "503" in text or "unavailable" in body.lower():
+        if "/bills/new" not in url or re.search(r"\b503\b", text) or "unavailable" in body.lower():
             return navigate(f"{base}/bills/new")
         els = elements(text)
         if "Duplicate bill:" in body:

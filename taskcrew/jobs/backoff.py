@@ -8,6 +8,7 @@ now + base·2^n (capped), then the call waits and retries, at most ``retries`` t
 
 from __future__ import annotations
 
+import re
 import time
 from datetime import timedelta
 from typing import Any
@@ -22,7 +23,13 @@ from taskcrew.jobs.store import Jobs
 def is_rate_limit(exc: BaseException) -> bool:
     status = getattr(exc, "status_code", None) or getattr(getattr(exc, "response", None), "status_code", None)
     text = str(exc).lower()
-    return status == 429 or "429" in text or "rate limit" in text or "ratelimit" in type(exc).__name__.lower()
+    # a whole "429", not the digits of a port or an id in the message (":34290")
+    return (
+        status == 429
+        or bool(re.search(r"\b429\b", text))
+        or "rate limit" in text
+        or "ratelimit" in type(exc).__name__.lower()
+    )
 
 
 class SharedBackoff:

@@ -17,6 +17,7 @@ record their calls like any test double.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Generator
 from typing import Any
 
@@ -135,7 +136,7 @@ class Recipe:
             facts.append(
                 "Acme Payables can end the session when a bill is saved: log in again and re-enter the whole form."
             )
-        if "503" in trail or "temporarily unavailable" in trail:
+        if re.search(r"\b503\b", trail) or "temporarily unavailable" in trail:  # not a port like :38503
             facts.append(
                 "Acme Payables sometimes answers 503 on save: nothing is saved, so submit the form again."
             )

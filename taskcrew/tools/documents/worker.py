@@ -6,11 +6,16 @@
 One child serves many parses (started on first use, restarted after a kill), so a hostile file
 costs at most ``timeout_s`` and cannot take the agent's memory. Messages are pickles over the
 child's stdin/stdout (our own process on both ends).
+
+What a parse read is kept for the process (:data:`PARSED`): the same bytes under the same name,
+under the same limits and OCR program and languages, read the same, so a worker taking job after job on one
+inbox OCRs each scan once. Only readable results are kept: a refusal or a time-out is tried again.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import pickle
 import select
@@ -20,11 +25,50 @@ import subprocess
 import sys
 import threading
 import time
+from collections import OrderedDict
 
 from taskcrew.tools.documents.limits import PARSE_MEMORY_BYTES, PARSE_TIMEOUT_S
 from taskcrew.tools.documents.models import FileContent, FileKind, TooComplex, Unreadable
 
 _HEADER = struct.Struct("!Q")
+_OCR_ENV = ("TASKCREW_TESSERACT", "TASKCREW_OCR_LANGS", "PATH")  # what the child's OCR depends on
+
+
+class _Parsed:
+    """A bounded LRU of parse results, shared by every worker of the process."""
+
+    def __init__(self, entries: int = 256, chars: int = 32_000_000) -> None:
+        self.entries, self.chars = entries, chars
+        self._items: OrderedDict[tuple[str, ...], tuple[FileContent, int]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(data: bytes, name: str, kind: FileKind, *limits: float) -> tuple[str, ...]:
+        env = tuple(os.environ.get(k, "") for k in _OCR_ENV)
+        return (hashlib.sha256(data).hexdigest(), name, kind, *map(str, limits), *env)
+
+    def get(self, key: tuple[str, ...]) -> FileContent | None:
+        with self._lock:
+            if key not in self._items:
+                return None
+            self._items.move_to_end(key)
+            return self._items[key][0].model_copy(deep=True)
+
+    def put(self, key: tuple[str, ...], content: FileContent) -> None:
+        size = len(content.full_text())
+        with self._lock:
+            self._items[key] = (content.model_copy(deep=True), size)
+            while len(self._items) > 1 and (
+                len(self._items) > self.entries or sum(n for _, n in self._items.values()) > self.chars
+            ):
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+PARSED = _Parsed()
 
 
 class ParseWorker:
@@ -35,6 +79,9 @@ class ParseWorker:
         self._lock = threading.Lock()
 
     def parse(self, data: bytes, name: str, kind: FileKind) -> FileContent:
+        key = PARSED.key(data, name, kind, self.memory_bytes, self.timeout_s)
+        if (kept := PARSED.get(key)) is not None:
+            return kept
         with self._lock:
             proc = self._child()
             assert proc.stdin is not None and proc.stdout is not None
@@ -59,6 +106,7 @@ class ParseWorker:
                 ) from None
         if status == "ok":
             assert isinstance(value, FileContent)
+            PARSED.put(key, value)
             return value
         if status == "too_complex":
             raise TooComplex(f"{name}: too complex to read — {value}; ask a human for a simpler copy")
