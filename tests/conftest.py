@@ -81,3 +81,18 @@ from fixtures_erp import *  # noqa: E402, F403
 from fixtures_eval import *  # noqa: E402, F403
 from fixtures_knowledge import *  # noqa: E402, F403
 from fixtures_research import *  # noqa: E402, F403
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The files with the most end-to-end (``slow``) tests run first, so the two processes do not
+    end on one long file while the other idles (xdist hands out whole files in this order, see
+    ``--no-loadscope-reorder`` in pyproject); the order within a file is kept."""
+
+    def file_of(item: pytest.Item) -> str:
+        return item.nodeid.split("::", 1)[0]
+
+    slow: dict[str, int] = {}
+    for item in items:
+        slow[file_of(item)] = slow.get(file_of(item), 0) + bool(item.get_closest_marker("slow"))
+    order = {name: i for i, name in enumerate(slow)}
+    items.sort(key=lambda item: (-slow[file_of(item)], order[file_of(item)]))

@@ -28,7 +28,7 @@ from taskcrew.jobs.scripted import scripted_for
 from taskcrew.mock_erp import fetch_state
 from taskcrew.tools.human import AutoApproveHuman
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(400)]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(400)]
 SCRIPTED = JobOptions(worker_model="scripted/solver", verifier_model="scripted/auditor")
 runner = CliRunner()
 

@@ -17,7 +17,7 @@ from taskcrew.eval import kit
 from taskcrew.mock_erp import fetch_state
 from taskcrew.tools.human import ApprovalDecision, ScriptedHuman
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 TASK = (
     "Find the latest invoice from Northwind Traders, extract the amount and due date, enter it into our "

@@ -30,7 +30,9 @@ def test_the_first_worker_sets_the_limits_and_a_conflicting_one_says_so(tmp_path
         assert named in text and "at most 2 ERP session(s)" in text and "taskcrew jobs limits" in text
     assert with_client(url, current) == first  # a refused worker changed nothing
 
-    too_many = runner.invoke(app, ["jobs", "limits", "--erp-sessions", "3", "--concurrency", "5", "--db", url])
+    too_many = runner.invoke(
+        app, ["jobs", "limits", "--erp-sessions", "3", "--concurrency", "5", "--db", url]
+    )
     assert too_many.exit_code == 2 and "--concurrency 3 or less" in too_many.output  # not silently cut to 3
     assert with_client(url, current) == first  # the refusal changed nothing
     changed = runner.invoke(app, ["jobs", "limits", "--erp-sessions", "3", "--concurrency", "3", "--db", url])

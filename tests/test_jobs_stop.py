@@ -18,7 +18,7 @@ from taskcrew.jobs import Job, JobOptions
 from taskcrew.jobs.models import utcnow
 from taskcrew.mock_erp import ChaosConfig, ErpServer
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(900)]
 
 
 @pytest.fixture

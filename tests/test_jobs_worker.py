@@ -18,7 +18,7 @@ from taskcrew.jobs import ApprovalDecision, Job, JobOptions, Jobs
 from taskcrew.jobs.history import most_running_at_once
 from taskcrew.mock_erp import ChaosConfig, ErpServer, fetch_state
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(300)]
 
 HEADLINE = next(c for c in load_cases() if c.id == "northwind-headline").task
 SCRIPTED = {"worker_model": "scripted/solver", "verifier_model": "scripted/auditor"}

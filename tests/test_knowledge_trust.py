@@ -199,6 +199,7 @@ def test_ingest_refuses_links_that_lead_out_of_the_folder(
 
 # -- nothing a fact says lowers an approval rule -----------------------------------------------------
 @pytest.mark.browser
+@pytest.mark.slow
 def test_an_accepted_fact_saying_no_approval_is_needed_does_not_skip_the_approval(tmp_path: Path) -> None:
     from taskcrew.config import WorkplaceSettings
     from taskcrew.crew.scripted import Loop

@@ -16,7 +16,7 @@ from taskcrew.eval.runs import read_run
 from taskcrew.mock_erp import ChaosConfig
 from taskcrew.tools.human import ApprovalDecision, ScriptedHuman
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 VANDELAY = kit.Bill("Vandelay Industries", "VI-3390", "2640.00", "USD", "2026-09-18", "2026-10-20")
 GLOBEX = kit.Bill("Globex Corp", "GX-7781", "310.00", "USD", "2026-09-20", "2026-10-20")

@@ -53,6 +53,7 @@ def test_a_proxy_connection_that_fails_is_a_warning_not_a_traceback(
 
 
 @pytest.mark.browser
+@pytest.mark.slow
 @pytest.mark.timeout(400)
 def test_the_headline_under_a_real_terminal_shows_no_traceback(tmp_path: Path) -> None:
     case = next(c for c in load_cases() if c.id == "northwind-headline")

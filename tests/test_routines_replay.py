@@ -23,7 +23,7 @@ from taskcrew.mock_erp import ChaosConfig, fetch_state
 from taskcrew.routines.store import RoutineStore, diff
 from taskcrew.tools.human import ApprovalDecision, ApprovalRequest
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(400)]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(400)]
 
 SEEDED = {f"BILL-{i:04d}" for i in range(1, 11)}
 

@@ -155,6 +155,8 @@ class EnterBill:
             return navigate(f"{base}/bills/new")
         if "did not approve" in text:
             return self.on_rejected(text)
+        if "was NOT sent again" in text:  # the intent log held back a repeat of a save already made
+            return self.on_already_sent(text)
         if step := login(text) or dismiss_modal(text):
             return step
         url = page_url(text)
@@ -211,6 +213,13 @@ class EnterBill:
             "blocked",
             f"The person did not approve saving the bill for {self.bill.vendor} {self.bill.invoice_number}; "
             "nothing was saved.",
+        )
+
+    def on_already_sent(self, text: str) -> Reply:
+        return report(
+            "nothing_to_do",
+            f"The bill for {self.bill.vendor} {self.bill.invoice_number} was already sent to Acme Payables "
+            "earlier and the system shows it; it was not sent again.",
         )
 
     def on_duplicate(self, body: str, els: list[El]) -> Reply:
