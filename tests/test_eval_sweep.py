@@ -32,6 +32,7 @@ def solver_sweep(
         models=["scripted/solver"],
         out_dir=tmp_path_factory.mktemp("sweep") / "eval-results",
         knowledge_seed=eval_knowledge_seed,
+        parallel=2,  # two workplaces: a run mostly waits on the browser, so two share the cores well
     )
     started = time.monotonic()
     report = run_sweep(settings, events.append)
@@ -60,10 +61,10 @@ def test_the_scripted_solver_passes_every_case(
     assert by_case["injection-email"].approvals == 0 and by_case["reject-approval"].approvals == 1
     assert all(r.llm_calls > 0 and r.input_tokens > 0 and r.steps >= 1 for r in report.runs)
     assert report.total_for("scripted/solver").pass_k[0].value == 1.0
-    # progress: a start and a finish per run, in job order (sequential sweep)
-    assert [(e.kind, e.job.index) for e in events] == [
-        (k, i) for i in range(len(cases)) for k in ("started", "finished")
-    ]
+    # progress: a start, then a finish, per run, from one of the two workers
+    for i in range(len(cases)):
+        assert [e.kind for e in events if e.job.index == i] == ["started", "finished"], i
+    assert {e.worker for e in events} == {0, 1}
     print(f"\nscripted sweep over {len(cases)} cases: {seconds:.1f} s")  # measured figure (-s to see it)
 
 
@@ -92,7 +93,7 @@ def test_the_sweep_writes_results_md_and_json(
     solver_sweep: tuple[SweepReport, list[SweepEvent], float],
 ) -> None:
     report, _, _ = solver_sweep
-    out = Path(report.runs[0].run_dir or "").parents[1]
+    out = next(p for p in Path(report.runs[0].run_dir or "").parents if (p / RESULTS_MD).is_file())
     markdown = (out / RESULTS_MD).read_text(encoding="utf-8")
     assert "## Totals per model" in markdown and "## `scripted/solver`" in markdown
     for case_id in report.case_ids:
@@ -117,25 +118,26 @@ def _comparable(record: RunRecord) -> tuple[object, ...]:
 
 
 @pytest.mark.timeout(SWEEP_TIMEOUT)
-def test_a_parallel_sweep_gives_the_sequential_results(
+def test_a_sequential_sweep_gives_the_parallel_results(
     solver_sweep: tuple[SweepReport, list[SweepEvent], float],
     eval_knowledge_seed: Path,
     eval_cases_dir: Callable[..., Path],
     tmp_path: Path,
 ) -> None:
-    report, _, _ = solver_sweep
+    report, _, _ = solver_sweep  # the shared sweep ran on two workers
     chosen = ("research-sum-of-squares", "stark-no-invoice", "contoso-credit-note")
     events: list[SweepEvent] = []
     settings = SweepSettings(
         models=["scripted/solver"],
         cases_dir=eval_cases_dir(*chosen),
-        parallel=2,
         out_dir=tmp_path / "out",
         knowledge_seed=eval_knowledge_seed,
     )
-    parallel = run_sweep(settings, events.append)
-    sequential = {r.case_id: r for r in report.runs}
-    assert [_comparable(r) for r in parallel.runs] == [_comparable(sequential[c]) for c in chosen]
-    assert sorted(e.job.index for e in events if e.kind == "finished") == [0, 1, 2]
-    assert {e.worker for e in events} <= {0, 1}
-    assert all(Path(r.run_dir or "").parent.name.startswith("worker-") for r in parallel.runs)
+    sequential = run_sweep(settings, events.append)
+    parallel = {r.case_id: r for r in report.runs}
+    assert [_comparable(r) for r in sequential.runs] == [_comparable(parallel[c]) for c in chosen]
+    # progress: a start and a finish per run, in job order, on the one worker
+    assert [(e.kind, e.job.index) for e in events] == [
+        (k, i) for i in range(3) for k in ("started", "finished")
+    ]
+    assert all(Path(r.run_dir or "").parent.name.startswith("worker-") for r in parallel.values())
