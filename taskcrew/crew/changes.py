@@ -80,11 +80,11 @@ def describe(page: str, before: str | None, after: str | None, taken_at: datetim
     added = list((new - old).elements())
     removed = list((old - new).elements())
     kept = sum((old & new).values())
-    lines = [head, f"Rows added ({len(added)}):"]
+    lines = [head, f"Lines of the page added ({len(added)}):"]
     lines += [f"+ {row}" for row in added[:SHOWN]] or ["(none)"]
-    lines.append(f"Rows removed or changed before ({len(removed)}):")
+    lines.append(f"Lines removed or changed ({len(removed)}; as they were before):")
     lines += [f"- {row}" for row in removed[:SHOWN]] or ["(none)"]
-    lines.append(f"Rows unchanged: {kept}")
+    lines.append(f"Lines unchanged: {kept} (of all the page's text: menus, labels and table rows alike)")
     return "\n".join(lines)
 
 

@@ -240,8 +240,10 @@ def before_and_after(ctx: RunContext) -> str:
     """The before/after difference of each watched page, as sources the verifier may cite."""
     snapshot = ctx.snapshot
     browser = ctx.toolbox.browser
-    if snapshot is None or not snapshot.taken or browser is None:
-        return "(none: no change was sent, or no read-back rule names a page that shows the changes)"
+    if snapshot is None or browser is None:
+        return "(none: no read-back rule names a page that would show the changes)"
+    if not snapshot.taken:
+        return "(none: this run sent no change, so there is no before/after to compare)"
     texts = snapshot.differences(browser.page_reader())
     for source, text in texts.items():
         ctx.toolbox.sources.add(source, text)
