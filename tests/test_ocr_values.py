@@ -70,7 +70,9 @@ def test_every_value_is_found_or_marked_uncertain_with_its_confidence(
         assert f"{value.text} {value.confidence:.0f}%" in content.full_text()  # shown with the value
 
 
-@pytest.mark.parametrize("name", ["rotated", "faint", "photo", "two-column", "german", "boxed"])
+@pytest.mark.parametrize(
+    "name", ["rotated", "faint", "photo", "two-column", "german", "boxed", "table", "narrow-columns"]
+)
 def test_damaged_and_laid_out_pages_read_their_values_as_printed(
     readings: tuple[SandboxFiles, dict[str, FileContent]], name: str
 ) -> None:
@@ -84,6 +86,27 @@ def test_a_two_column_header_keeps_its_columns_apart(
     text = readings[1]["two-column"].full_text()
     assert "Bluebird Software SRL   Invoice number:" in text
     assert "SRL Invoice" not in text
+
+
+def test_table_columns_found_from_word_boxes_stay_apart_however_narrow_the_gutter(
+    readings: tuple[SandboxFiles, dict[str, FileContent]],
+) -> None:
+    """A photographed item table and a two-column header with close columns: the first pass glued
+    neighbouring columns ('Qty Unit', '250 pcs', 'Invoice number: BB-2291') and misread a quantity
+    ('1:5'); the gutters found from the word boxes keep columns apart, and the column-by-column
+    second pass reads the quantity."""
+    table = readings[1]["table"].full_text()
+    for row in (
+        "Item   Qty   Unit   Price   Amount",
+        "250   pcs   0.12",
+        "1.5   t   38.00",
+        "12   pr   2.10",
+    ):
+        assert row in table, f"{row!r} not in:\n{table}"
+    header = readings[1]["narrow-columns"].full_text()
+    for row in ("Invoice number:   BB-2291", "Date:   2026-11-03", "Cluj-Napoca 400001   Due:   2026-12-03"):
+        assert row in header, f"{row!r} not in:\n{header}"
+    assert "ACME SUPPLY DELIVERY NOTE" in table  # a title above the table is no part of it
 
 
 def test_vat_id_and_iban_are_checked_by_their_checksums(

@@ -30,6 +30,7 @@ class Word:
     top: int
     width: int
     height: int
+    column: int = -1  # its column in a table-like run of lines (ocrtables), -1 outside one
 
     @property
     def right(self) -> int:
@@ -146,14 +147,16 @@ def render_line(line: Line) -> tuple[str, list[OcrValue]]:
 
 
 def _joined(line: Line) -> tuple[str, list[tuple[int, int]]]:
-    """The words joined by a space (three across a column gap), with each word's span in the text."""
+    """The words joined by a space (three across a column gap or a table's gutter), with each word's
+    span in the text."""
     height = max(w.height for w in line.words)
     text = ""
     spans: list[tuple[int, int]] = []
     previous: Word | None = None
     for word in line.words:
         if previous is not None:
-            text += "   " if word.left - previous.right > COLUMN_GAP * height else " "
+            wide = word.left - previous.right > COLUMN_GAP * height
+            text += "   " if wide or word.column != previous.column else " "
         spans.append((len(text), len(text) + len(word.text)))
         text += word.text
         previous = word
