@@ -177,7 +177,7 @@ SPECIMENS = [
         "table",  # a phone photo of an item table: quantity and unit columns close together
         [(10, 12, "ACME SUPPLY  DELIVERY NOTE D-5521"), (10, 24, "Item"), (56, 24, "Qty"), (68, 24, "Unit"),
          (84, 24, "Price"), (104, 24, "Amount")]
-        + [(x, 32 + 7 * row, cell) for row, cells in enumerate(ITEM_ROWS)
+        + [(float(x), 32.0 + 7 * row, cell) for row, cells in enumerate(ITEM_ROWS)
            for x, cell in zip((10, 58, 69, 84, 104), cells, strict=True)],
         ["D-5521", "250", "40", "6", "1.5", "12", "30.00", "74.00", "74.40", "57.00", "25.20"],
         size=10,
