@@ -90,7 +90,8 @@ def prepare(image: Image) -> Image:
 
 def straighten(exe: str, page: Image) -> Image:
     """Upright (a page lying sideways turned by tesseract's orientation detection), then level (a
-    crooked scan turned by its projection profile), then its ruled lines painted out."""
+    crooked scan turned by its projection profile), its blank margins cut off, its ruled lines painted
+    out."""
     from PIL import Image as PILImage
 
     if pixels.lies_sideways(page):
@@ -98,16 +99,16 @@ def straighten(exe: str, page: Image) -> Image:
     angle = pixels.skew_angle(page)
     if angle:  # turned after scaling: turning a small picture smears its letters
         page = page.rotate(angle, resample=PILImage.Resampling.BICUBIC, expand=True, fillcolor=255)
+    if (box := pixels.inked_box(page)) is not None:  # blank margins cost tesseract's layout time
+        page = page.crop(box)
     return pixels.without_rules(page)
 
 
 def _stretched(grey: Image) -> Image:
     """A faint page (grey ink on grey paper) stretched to black on white; others left as they are."""
-    import numpy as np
     from PIL import ImageOps
 
-    values = np.asarray(grey)
-    ink, paper = np.percentile(values, [0.5, 50])
+    ink, paper = pixels.levels(grey, 0.5, 50)
     if paper - ink >= LOW_CONTRAST:
         return grey
     return ImageOps.autocontrast(grey, cutoff=(0.5, 2))
