@@ -206,6 +206,36 @@ def test_a_checksum_chooses_between_readings_and_flags_a_value_none_satisfies() 
     assert vat.values[0].check == "VAT id checksum ok"
 
 
+def test_checksums_where_defined_choose_readings_and_leave_bare_numbers_alone() -> None:
+    """RF creditor references by their shape; card numbers, GTINs and ABA routing numbers only where a
+    label names them (a bare run of digits — an account number, an order id — has no checksum)."""
+
+    def line(*words: str, conf: float = 88.0) -> list[OcrValue]:
+        return build(parse_tsv(_tsv([(w, conf) for w in words]))).values
+
+    rf = line("Reference", "RF18", "539O", "0754", "7O34")
+    assert [(v.text, v.check_status, v.uncertain) for v in rf] == [
+        ("RF18 5390 0754 7034", "corrected", False)
+    ]
+    assert rf[0].read_as == "RF18 539O 0754 7O34"
+    card = line("Visa", "4111", "1111", "1111", "111l")[0]
+    assert card.text == "4111 1111 1111 1111" and card.check == (
+        "card number checksum chose this reading of '411111111111111L'"
+    )
+    wrong = line("Card", "no.", "4111", "1111", "1111", "1112")[0]
+    assert (
+        wrong.uncertain
+        and wrong.check_status == "failed"
+        and "fails the card number checksum" in (wrong.check or "")
+    )
+    assert line("EAN:", "4006381333931")[0].check == "GTIN checksum ok"
+    aba = line("ABA", "125000106", "Account", "ending", "4471")
+    assert aba[0].check_status == "failed" and aba[1].check is None
+    bare = line("Account", "no:", "5531", "0098", "7712", "4471")  # fails Luhn, but no label says card
+    assert all(v.check is None and not v.uncertain for v in bare)
+    assert line("Order", "RF-3305")[0].check is None  # an order id: its confidence is all there is
+
+
 # ---------------------------------------------------------------- pictures without text
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from taskcrew.tools.documents.checksums import Checked, find_identifiers, grouped
+from taskcrew.tools.documents.checksums import Checked, find_identifiers, regrouped
 from taskcrew.tools.documents.models import OcrText, OcrValue
 
 MIN_WORD_CONFIDENCE = 30  # below this a word with no letter or digit is a speck of dust, dropped
@@ -132,9 +132,7 @@ def render_line(line: Line) -> tuple[str, list[OcrValue]]:
             value.check, value.check_status = checked.note(), checked.status
             if checked.status == "corrected":
                 value.read_as = shown
-                value.text = (
-                    grouped(checked.value) if " " in shown and checked.kind == "IBAN" else checked.value
-                )
+                value.text = regrouped(checked.value, shown)
             value.uncertain = checked.status in ("failed", "ambiguous")  # a passing checksum outweighs
         values.append(value)
         notable = value.uncertain or value.read_as is not None or (value.check and conf < UNCERTAIN_BELOW)
