@@ -150,8 +150,8 @@ def _second_pass(exe: str, page: Image, lines: list[Line]) -> list[Line]:
     segmentation; each line or table cell keeps the reading tesseract is surer of. Every table's
     words are told their column."""
     tables = ocrtables.find_tables(lines)
-    redo = [t for t in tables if ocrtables.doubtful(lines, t)]
-    in_tables = {i for t in redo for i in t.rows}
+    redo = [(t, cols) for t in tables if (cols := ocrtables.doubtful(lines, t))]
+    in_tables = {i for t, _ in redo for i in t.rows}
     weak = [i for i, line in enumerate(lines) if line.words and line.weakest < UNCERTAIN_BELOW]
     weak = [
         i for i in weak if i not in in_tables and any(ch.isdigit() for w in lines[i].words for ch in w.text)
@@ -159,7 +159,12 @@ def _second_pass(exe: str, page: Image, lines: list[Line]) -> list[Line]:
     weak = weak[:MAX_REREAD_LINES]
     boxes = [_padded(page, lines[i].box, *[max(8, _tall(lines[i]) // 2)] * 2) for i in weak]
     strips = [
-        [_padded(page, (a, t.box[1], b, t.box[3]), 0, 8) for a, b in t.strips(page.width)] for t in redo
+        [
+            _padded(page, (a, t.box[1], b, t.box[3]), 0, 8)
+            for c, (a, b) in enumerate(t.strips(page.width))
+            if c in cols
+        ]
+        for t, cols in redo
     ]
     if not boxes and not strips:
         ocrtables.mark_columns(lines, tables)
@@ -170,10 +175,10 @@ def _second_pass(exe: str, page: Image, lines: list[Line]) -> list[Line]:
         if words and _score(words) > _score(lines[i].words):
             out[i] = Line(block=lines[i].block, words=words)
     at = len(weak)
-    for table, table_strips in zip(redo, strips, strict=True):
+    for (table, columns), table_strips in zip(redo, strips, strict=True):
         again = [w for words in read[at : at + len(table_strips)] for w in words]
         at += len(table_strips)
-        out = ocrtables.merge(out, table, again, _score)
+        out = ocrtables.merge(out, table, columns, again, _score)
     ocrtables.mark_columns(out, tables)
     return out
 

@@ -7,10 +7,10 @@ What it is used for (:mod:`ocr`):
 
 - each word gets the number of its column, so a line is joined with a column break between columns
   however narrow the gutter (``Qty   Unit``, not ``Qty Unit``);
-- a table whose first reading is doubtful (a cell missing where its column has values in other rows,
-  a word under :data:`SURE`) is read again column by column, each column strip alone on one sheet
-  (``--psm 6``): nothing from the next column can be merged into it or crowd it out. Each cell keeps
-  the reading tesseract is surer of.
+- a column whose first reading is doubtful (a cell missing where the other rows have one, a word
+  under :data:`SURE`) is read again as a strip of its own on one sheet (``--psm 6``): nothing from
+  the next column can be merged into it or crowd it out. Each cell keeps the reading tesseract is
+  surer of. A table read with confidence costs no second pass.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ MIN_ROWS = 3  # lines with words on both sides of a gutter before it counts as o
 GUTTER = 0.6  # a gutter is at least this many line heights wide (a space between words is ~0.35)
 SPACES = 1.8  # and this many times as wide as the lines' usual space between words
 ROW_GAP = 2.5  # lines further apart than this many heights belong to different tables
-SURE = 85  # a table whose words are all at least this sure, and no cell missing, is not read again
+SURE = 75  # a table column whose words are all at least this sure, and no cell missing, is not read again
 
 
 @dataclass
@@ -125,20 +125,26 @@ def mark_columns(lines: list[Line], tables: list[Table]) -> None:
                 word.column = table.column(word)
 
 
-def doubtful(lines: list[Line], table: Table) -> bool:
-    """A table worth reading again: a word under SURE, or a cell empty in a column most rows fill."""
-    if any(w.conf < SURE for i in table.rows for w in lines[i].words):
-        return True
+def doubtful(lines: list[Line], table: Table) -> list[int]:
+    """The columns of a table worth reading again: those with a word under SURE, or with a cell left
+    empty where all the other rows fill it (a value the first pass lost)."""
+    columns = set()
     filled = [{table.column(w) for w in lines[i].words} for i in table.rows]
+    for i in table.rows:
+        columns |= {table.column(w) for w in lines[i].words if w.conf < SURE}
     for column in range(len(table.cuts) + 1):
         count = sum(column in cells for cells in filled)
-        if len(table.rows) - count >= 1 and count >= len(table.rows) - 1 and count >= MIN_ROWS:
-            return True
-    return False
+        if count == len(table.rows) - 1 and count >= MIN_ROWS:
+            columns.add(column)
+    return sorted(columns)
 
 
 def merge(
-    lines: list[Line], table: Table, again: list[Word], score: Callable[[list[Word]], float]
+    lines: list[Line],
+    table: Table,
+    columns: list[int],
+    again: list[Word],
+    score: Callable[[list[Word]], float],
 ) -> list[Line]:
     """The table's lines with each cell (line × column) read the way tesseract is surer of: the first
     reading, or the column-by-column one (``again``, in page coordinates). A cell the first reading
@@ -151,6 +157,9 @@ def merge(
         words: list[Word] = []
         for column in range(len(table.cuts) + 1):
             first = [w for w in line.words if table.column(w) == column]
+            if column not in columns:
+                words += first
+                continue
             second = [w for w in mine if table.column(w) == column]
             if not first:
                 take = second if second and min(w.conf for w in second) >= UNCERTAIN_BELOW else []
