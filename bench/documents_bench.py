@@ -88,10 +88,12 @@ def bench_ocr(engines: list[str]) -> None:
             started = time.perf_counter()
             if engine == "tesseract":
                 files = SandboxFiles(INBOX)
+                cpu_before = _child_cpu_s()
                 content = files.read(doc.path)
+                cpu = _child_cpu_s() - cpu_before
                 text = content.full_text()
                 conf = [p.ocr_confidence for p in content.pages if p.ocr_confidence is not None]
-                extra = f"confidence {sum(conf) / len(conf):.0f}%" if conf else ""
+                extra = f"(cpu {cpu:4.1f} s)  " + (f"confidence {sum(conf) / len(conf):.0f}%" if conf else "")
             else:
                 images, layer = _pages_as_images(INBOX / doc.path)
                 text, extra = layer + "\n" + _rapidocr_text(images), ""
