@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import io
+import random
 import re
 from pathlib import Path
 
@@ -18,7 +19,8 @@ import pytest
 from taskcrew.sandbox.ground_truth import GroundTruth
 from taskcrew.tools.documents import SandboxFiles
 from taskcrew.tools.documents.models import FileContent, OcrValue
-from taskcrew.tools.documents.ocrlines import build, parse_tsv
+from taskcrew.tools.documents.ocrlines import Line, Word, build, parse_tsv
+from taskcrew.tools.documents.ocrtables import find_tables, mark_columns
 from taskcrew.tools.documents.specimens import SPECIMENS, Specimen
 
 BY_NAME = {s.name: s for s in SPECIMENS}
@@ -107,6 +109,38 @@ def test_table_columns_found_from_word_boxes_stay_apart_however_narrow_the_gutte
     for row in ("Invoice number:   BB-2291", "Date:   2026-11-03", "Cluj-Napoca 400001   Due:   2026-12-03"):
         assert row in header, f"{row!r} not in:\n{header}"
     assert "ACME SUPPLY DELIVERY NOTE" in table  # a title above the table is no part of it
+
+
+def _row(top: int, cells: list[tuple[int, str]]) -> Line:
+    """One line of words at these x positions (12 px a character, 30 px high)."""
+    return Line(block=1, words=[Word(t, 90.0, x, top, 12 * len(t), 30) for x, t in cells])
+
+
+def test_tables_are_found_from_word_boxes_and_prose_is_not_a_table() -> None:
+    prose = [
+        "Thank you for your order. The goods were shipped on Monday and",
+        "should reach you by Friday; please check the delivery against",
+        "the packing list and tell us of any damage within seven days.",
+        "Payment is due thirty days after the date of this invoice.",
+    ]
+    rng, lines = random.Random(3), []
+    for n, text in enumerate(prose):  # justified: the spaces between words vary from line to line
+        x, cells = 40, []
+        for word in text.split():
+            cells.append((x, word))
+            x += 12 * len(word) + rng.randint(8, 26)
+        lines.append(_row(40 + 45 * n, cells))
+    assert find_tables(lines) == []
+    grid = [
+        _row(300 + 45 * n, [(40, a), (400, b), (470, c)])
+        for n, (a, b, c) in enumerate(
+            [("Item", "Qty", "Unit"), ("Bolts", "250", "pcs"), ("Cable", "40", "m"), ("Sand", "1.5", "t")]
+        )
+    ]
+    tables = find_tables(lines + grid)
+    assert [t.rows for t in tables] == [[4, 5, 6, 7]] and len(tables[0].cuts) == 2
+    mark_columns(lines + grid, tables)
+    assert build(grid).text == "Item   Qty   Unit\nBolts   250   pcs\nCable   40   m\nSand   1.5   t"
 
 
 def test_vat_id_and_iban_are_checked_by_their_checksums(
