@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import io
+import random
 import re
 from pathlib import Path
 
@@ -18,7 +19,8 @@ import pytest
 from taskcrew.sandbox.ground_truth import GroundTruth
 from taskcrew.tools.documents import SandboxFiles
 from taskcrew.tools.documents.models import FileContent, OcrValue
-from taskcrew.tools.documents.ocrlines import build, parse_tsv
+from taskcrew.tools.documents.ocrlines import Line, Word, build, parse_tsv
+from taskcrew.tools.documents.ocrtables import find_tables, mark_columns
 from taskcrew.tools.documents.specimens import SPECIMENS, Specimen
 
 BY_NAME = {s.name: s for s in SPECIMENS}
@@ -70,7 +72,9 @@ def test_every_value_is_found_or_marked_uncertain_with_its_confidence(
         assert f"{value.text} {value.confidence:.0f}%" in content.full_text()  # shown with the value
 
 
-@pytest.mark.parametrize("name", ["rotated", "faint", "photo", "two-column", "german", "boxed"])
+@pytest.mark.parametrize(
+    "name", ["rotated", "faint", "photo", "two-column", "german", "boxed", "table", "narrow-columns"]
+)
 def test_damaged_and_laid_out_pages_read_their_values_as_printed(
     readings: tuple[SandboxFiles, dict[str, FileContent]], name: str
 ) -> None:
@@ -84,6 +88,59 @@ def test_a_two_column_header_keeps_its_columns_apart(
     text = readings[1]["two-column"].full_text()
     assert "Bluebird Software SRL   Invoice number:" in text
     assert "SRL Invoice" not in text
+
+
+def test_table_columns_found_from_word_boxes_stay_apart_however_narrow_the_gutter(
+    readings: tuple[SandboxFiles, dict[str, FileContent]],
+) -> None:
+    """A photographed item table and a two-column header with close columns: the first pass glued
+    neighbouring columns ('Qty Unit', '250 pcs', 'Invoice number: BB-2291') and misread a quantity
+    ('1:5'); the gutters found from the word boxes keep columns apart, and the column-by-column
+    second pass reads the quantity."""
+    table = readings[1]["table"].full_text()
+    for row in (
+        "Item   Qty   Unit   Price   Amount",
+        "250   pcs   0.12",
+        "1.5   t   38.00",
+        "12   pr   2.10",
+    ):
+        assert row in table, f"{row!r} not in:\n{table}"
+    header = readings[1]["narrow-columns"].full_text()
+    for row in ("Invoice number:   BB-2291", "Date:   2026-11-03", "Cluj-Napoca 400001   Due:   2026-12-03"):
+        assert row in header, f"{row!r} not in:\n{header}"
+    assert "ACME SUPPLY DELIVERY NOTE" in table  # a title above the table is no part of it
+
+
+def _row(top: int, cells: list[tuple[int, str]]) -> Line:
+    """One line of words at these x positions (12 px a character, 30 px high)."""
+    return Line(block=1, words=[Word(t, 90.0, x, top, 12 * len(t), 30) for x, t in cells])
+
+
+def test_tables_are_found_from_word_boxes_and_prose_is_not_a_table() -> None:
+    prose = [
+        "Thank you for your order. The goods were shipped on Monday and",
+        "should reach you by Friday; please check the delivery against",
+        "the packing list and tell us of any damage within seven days.",
+        "Payment is due thirty days after the date of this invoice.",
+    ]
+    rng, lines = random.Random(3), []
+    for n, text in enumerate(prose):  # justified: the spaces between words vary from line to line
+        x, cells = 40, []
+        for word in text.split():
+            cells.append((x, word))
+            x += 12 * len(word) + rng.randint(8, 26)
+        lines.append(_row(40 + 45 * n, cells))
+    assert find_tables(lines) == []
+    grid = [
+        _row(300 + 45 * n, [(40, a), (400, b), (470, c)])
+        for n, (a, b, c) in enumerate(
+            [("Item", "Qty", "Unit"), ("Bolts", "250", "pcs"), ("Cable", "40", "m"), ("Sand", "1.5", "t")]
+        )
+    ]
+    tables = find_tables(lines + grid)
+    assert [t.rows for t in tables] == [[4, 5, 6, 7]] and len(tables[0].cuts) == 2
+    mark_columns(lines + grid, tables)
+    assert build(grid).text == "Item   Qty   Unit\nBolts   250   pcs\nCable   40   m\nSand   1.5   t"
 
 
 def test_vat_id_and_iban_are_checked_by_their_checksums(
@@ -181,6 +238,36 @@ def test_a_checksum_chooses_between_readings_and_flags_a_value_none_satisfies() 
     ]
     vat = build(parse_tsv(_tsv([("USt-IdNr.", 90.0), ("DE136695976", 80.0)])))
     assert vat.values[0].check == "VAT id checksum ok"
+
+
+def test_checksums_where_defined_choose_readings_and_leave_bare_numbers_alone() -> None:
+    """RF creditor references by their shape; card numbers, GTINs and ABA routing numbers only where a
+    label names them (a bare run of digits — an account number, an order id — has no checksum)."""
+
+    def line(*words: str, conf: float = 88.0) -> list[OcrValue]:
+        return build(parse_tsv(_tsv([(w, conf) for w in words]))).values
+
+    rf = line("Reference", "RF18", "539O", "0754", "7O34")
+    assert [(v.text, v.check_status, v.uncertain) for v in rf] == [
+        ("RF18 5390 0754 7034", "corrected", False)
+    ]
+    assert rf[0].read_as == "RF18 539O 0754 7O34"
+    card = line("Visa", "4111", "1111", "1111", "111l")[0]
+    assert card.text == "4111 1111 1111 1111" and card.check == (
+        "card number checksum chose this reading of '411111111111111L'"
+    )
+    wrong = line("Card", "no.", "4111", "1111", "1111", "1112")[0]
+    assert (
+        wrong.uncertain
+        and wrong.check_status == "failed"
+        and "fails the card number checksum" in (wrong.check or "")
+    )
+    assert line("EAN:", "4006381333931")[0].check == "GTIN checksum ok"
+    aba = line("ABA", "125000106", "Account", "ending", "4471")
+    assert aba[0].check_status == "failed" and aba[1].check is None
+    bare = line("Account", "no:", "5531", "0098", "7712", "4471")  # fails Luhn, but no label says card
+    assert all(v.check is None and not v.uncertain for v in bare)
+    assert line("Order", "RF-3305")[0].check is None  # an order id: its confidence is all there is
 
 
 # ---------------------------------------------------------------- pictures without text

@@ -1,4 +1,8 @@
-"""Check digits of identifiers OCR reads (IBAN, VAT ids), used to choose between readings.
+"""Check digits of identifiers OCR reads, used to choose between readings: IBANs (ISO 13616
+mod-97), German, Dutch, Belgian and Austrian VAT ids, RF creditor references (ISO 11649 mod-97) —
+all three recognised by their shape — and, where a label on the line says what the number is (a bare
+run of digits could be anything), payment card numbers (Luhn), GTIN/EAN/UPC article numbers (GS1
+mod-10) and US ABA routing numbers (3-7-1 weights).
 
 OCR confuses look-alike characters in identifiers (``O``/``0``, ``S``/``5``, ``I``/``l``/``1``,
 ``B``/``8``, ``Z``/``2``, ``G``/``6``). Where an identifier has a check digit, :func:`check` tries
@@ -47,6 +51,21 @@ IBAN_FORMATS = {
     "LV": "4a13c", "LT": "16n", "IS": "22n", "MT": "4a5n18c", "CY": "8n16c", "SA": "2n18c",
 }  # fmt: skip
 IBAN_LIKE = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}[0-9OoIlSBZ]{2}(?:[ ]?[A-Za-z0-9]{1,4}){3,8}(?![A-Za-z0-9])")
+RF_LIKE = re.compile(r"(?<![A-Za-z0-9])RF[0-9OoIlSZ]{2}(?:[ ]?[A-Za-z0-9]{1,4}){1,6}(?![A-Za-z0-9])")
+LOOKS_DIGIT = "0-9OoDIlTZSGB"  # digits and the letters OCR reads for them
+# a number a label names, e.g. "Visa 4111 1111 1111 1111", "EAN: 4006381333931", "ABA 125000105"
+LABELLED = {
+    "card number": r"card|karte|visa|mastercard|maestro|amex",
+    "GTIN": r"gtin|ean|upc|barcode",
+    "ABA routing number": r"aba|routing|rtn",
+}
+LABELLED_LIKE = {
+    kind: re.compile(
+        rf"(?i:\b(?:{labels})\b)[^A-Za-z0-9]{{0,12}}(?:(?i:no|nr|number|code|#)\.?[^A-Za-z0-9]{{0,6}})?"
+        rf"(?P<id>[{LOOKS_DIGIT}](?:[ -]?[{LOOKS_DIGIT}]){{7,22}})(?![A-Za-z0-9])"
+    )
+    for kind, labels in LABELLED.items()
+}
 VAT_LIKE = re.compile(r"(?<![A-Za-z0-9])(?:DE|NL|BE|AT)[ ]?[A-Z0-9][A-Z0-9 .]{7,13}[A-Z0-9](?![A-Za-z0-9])")
 
 
@@ -66,13 +85,16 @@ class Checked(BaseModel):
 
 
 def find_identifiers(line: str) -> list[tuple[int, int, Checked]]:
-    """(start, end, result) for each IBAN- or VAT-id-shaped string in a line of OCR text."""
+    """(start, end, result) for each identifier with a checksum in a line of OCR text: shaped like an
+    IBAN, a VAT id or an RF reference, or a number a label says is a card number, GTIN or ABA number."""
     found: list[tuple[int, int, Checked]] = []
-    for pattern, kind in ((IBAN_LIKE, "IBAN"), (VAT_LIKE, "VAT id")):
+    shaped = [(IBAN_LIKE, "IBAN"), (VAT_LIKE, "VAT id"), (RF_LIKE, "RF creditor reference")]
+    for pattern, kind in shaped + [(p, k) for k, p in LABELLED_LIKE.items()]:
         for m in pattern.finditer(line):
-            if any(m.start() < end and start < m.end() for start, end, _ in found):
+            start, end = m.span("id") if "id" in pattern.groupindex else m.span()
+            if any(start < e and s < end for s, e, _ in found):
                 continue
-            pieces = m.group(0).rstrip(" .").split(" ")
+            pieces = line[start:end].rstrip(" .").split(" ")
             best: tuple[int, int, Checked] | None = None
             for count in range(len(pieces), 0, -1):  # 'NL91 ABNA 0417 1643 00 BIC' is an IBAN and a word
                 text = " ".join(pieces[:count])
@@ -80,7 +102,7 @@ def find_identifiers(line: str) -> list[tuple[int, int, Checked]]:
                 if result is not None and (
                     best is None or PREFERENCE[result.status] < PREFERENCE[best[2].status]
                 ):
-                    best = (m.start(), m.start() + len(text), result)
+                    best = (start, start + len(text), result)
             if best is not None:
                 found.append(best)
     return found
@@ -88,16 +110,16 @@ def find_identifiers(line: str) -> list[tuple[int, int, Checked]]:
 
 def check(text: str, kind: str = "IBAN") -> Checked | None:
     """The checksum's verdict on an identifier as OCR read it, or None when it is not one of ``kind``."""
-    raw = re.sub(r"[ .]", "", text).upper()
-    slots = _iban_slots(raw) if kind == "IBAN" else _vat_slots(raw)
-    valid: Callable[[str], bool] = iban_valid if kind == "IBAN" else vat_valid
-    if sum(ch.isdigit() for ch in raw) < 6:  # 'DEUTSCHLAND' is no VAT id
+    raw = re.sub(r"[ .-]" if kind in LABELLED else r"[ .]", "", text).upper()
+    slots, valid, digits = KINDS[kind]
+    if sum(ch.isdigit() for ch in raw) < digits:  # 'DEUTSCHLAND' is no VAT id
         return None
-    if slots is None:
+    layout = slots(raw)
+    if layout is None:
         return _misfit_iban(raw) if kind == "IBAN" else None
     if valid(raw):
         return Checked(kind=kind, value=raw, read_as=raw, status="ok")
-    readings = _readings(raw, slots)
+    readings = _readings(raw, layout)
     if readings is None:
         return Checked(kind=kind, value=raw, read_as=raw, status="failed")
     passing = [r for r in readings if r != raw and valid(r)]
@@ -163,6 +185,47 @@ def vat_valid(vat: str) -> bool:
     return False
 
 
+def rf_valid(reference: str) -> bool:
+    """ISO 11649 creditor reference: RF, two check digits, up to 21 letters or digits; mod-97 like an IBAN."""
+    if not re.fullmatch(r"RF[0-9]{2}[A-Z0-9]{1,21}", reference):
+        return False
+    return int("".join(str(int(ch, 36)) for ch in reference[4:] + reference[:4])) % 97 == 1
+
+
+def luhn_valid(number: str) -> bool:
+    """Payment card numbers (ISO/IEC 7812): 12-19 digits, Luhn's mod-10."""
+    if not re.fullmatch(r"[0-9]{12,19}", number):
+        return False
+    total = 0
+    for i, ch in enumerate(reversed(number)):
+        d = int(ch) * (2 if i % 2 else 1)
+        total += d - 9 if d > 9 else d
+    return total % 10 == 0
+
+
+def gtin_valid(number: str) -> bool:
+    """GTIN-8, -12 (UPC-A), -13 (EAN) and -14: GS1 mod-10 with weights 3 and 1 from the right."""
+    if not re.fullmatch(r"[0-9]{8}|[0-9]{12,14}", number):
+        return False
+    total = sum(int(ch) * (3 if i % 2 else 1) for i, ch in enumerate(reversed(number)))
+    return total % 10 == 0
+
+
+def aba_valid(number: str) -> bool:
+    """US ABA routing numbers: nine digits, weights 3, 7, 1."""
+    if not re.fullmatch(r"[0-9]{9}", number):
+        return False
+    return sum(int(ch) * w for ch, w in zip(number, (3, 7, 1) * 3, strict=True)) % 10 == 0
+
+
+def _digits_slots(lengths: set[int]) -> Callable[[str], str | None]:
+    return lambda raw: "n" * len(raw) if len(raw) in lengths else None
+
+
+def _rf_slots(raw: str) -> str | None:
+    return "aann" + "c" * (len(raw) - 4) if raw.startswith("RF") and 5 <= len(raw) <= 25 else None
+
+
 def _format_length(fmt: str) -> int:
     return sum(int(n) for n in re.findall(r"\d+", fmt))
 
@@ -208,6 +271,31 @@ def _readings(raw: str, slots: str) -> list[str] | None:
     return ["".join(r) for r in itertools.product(*choices)]
 
 
+def regrouped(value: str, shown: str) -> str:
+    """A corrected value spaced as OCR read it (``NL91 ABNA …``, ``4111 1111 …``) when its length
+    is the same, an IBAN in groups of four otherwise."""
+    bare = re.sub(r"[ .-]", "", shown)
+    if " " not in shown:
+        return value
+    if len(bare) != len(value):
+        return grouped(value) if value[:2].isalpha() else value
+    out, chars = [], iter(value)
+    for ch in shown:
+        out.append(ch if ch in " .-" else next(chars))
+    return "".join(out)
+
+
 def grouped(value: str) -> str:
     """An IBAN in its printed form: groups of four."""
     return " ".join(value[i : i + 4] for i in range(0, len(value), 4))
+
+
+# kind: (what each position must be, the checksum, at least this many digits in it)
+KINDS: dict[str, tuple[Callable[[str], str | None], Callable[[str], bool], int]] = {
+    "IBAN": (_iban_slots, iban_valid, 6),
+    "VAT id": (_vat_slots, vat_valid, 6),
+    "RF creditor reference": (_rf_slots, rf_valid, 2),
+    "card number": (_digits_slots(set(range(12, 20))), luhn_valid, 6),
+    "GTIN": (_digits_slots({8, 12, 13, 14}), gtin_valid, 6),
+    "ABA routing number": (_digits_slots({9}), aba_valid, 6),
+}

@@ -14,7 +14,7 @@ import shutil
 import subprocess
 from typing import TYPE_CHECKING
 
-from taskcrew.tools.documents import pixels
+from taskcrew.tools.documents import ocrtables, pixels
 from taskcrew.tools.documents.models import OcrText, Unreadable
 from taskcrew.tools.documents.ocrlines import UNCERTAIN_BELOW, Line, Word, build, parse_tsv
 
@@ -90,7 +90,8 @@ def prepare(image: Image) -> Image:
 
 def straighten(exe: str, page: Image) -> Image:
     """Upright (a page lying sideways turned by tesseract's orientation detection), then level (a
-    crooked scan turned by its projection profile), then its ruled lines painted out."""
+    crooked scan turned by its projection profile), its blank margins cut off, its ruled lines painted
+    out."""
     from PIL import Image as PILImage
 
     if pixels.lies_sideways(page):
@@ -98,16 +99,16 @@ def straighten(exe: str, page: Image) -> Image:
     angle = pixels.skew_angle(page)
     if angle:  # turned after scaling: turning a small picture smears its letters
         page = page.rotate(angle, resample=PILImage.Resampling.BICUBIC, expand=True, fillcolor=255)
+    if (box := pixels.inked_box(page)) is not None:  # blank margins cost tesseract's layout time
+        page = page.crop(box)
     return pixels.without_rules(page)
 
 
 def _stretched(grey: Image) -> Image:
     """A faint page (grey ink on grey paper) stretched to black on white; others left as they are."""
-    import numpy as np
     from PIL import ImageOps
 
-    values = np.asarray(grey)
-    ink, paper = np.percentile(values, [0.5, 50])
+    ink, paper = pixels.levels(grey, 0.5, 50)
     if paper - ink >= LOW_CONTRAST:
         return grey
     return ImageOps.autocontrast(grey, cutoff=(0.5, 2))
@@ -128,8 +129,7 @@ def ocr_image(image: Image) -> OcrText:
             better = build(turned)
             if better.words * better.confidence > result.words * result.confidence:
                 page, lines, result = turned_page, turned, better
-    reread = _reread_weak_lines(exe, page, lines)
-    return build(reread) if reread is not lines else result
+    return build(_second_pass(exe, page, lines))
 
 
 def _read(exe: str, page: Image, psm: str) -> list[Line]:
@@ -143,48 +143,85 @@ def _upright(exe: str, page: Image, *, sideways: bool) -> Image:
     return page.rotate(-turn, expand=True) if turn else page
 
 
-def _reread_weak_lines(exe: str, page: Image, lines: list[Line]) -> list[Line]:
-    """Lines with a value tesseract was unsure of (a boxed or dotted value, a blurred digit), read
-    again cut out on their own with another segmentation; the better reading of each is kept."""
+def _second_pass(exe: str, page: Image, lines: list[Line]) -> list[Line]:
+    """One more tesseract run, only where the first reading leaves doubt: lines with a value it was
+    unsure of (a boxed or dotted value, a blurred digit), each cut out alone, and doubtful table-like
+    runs of lines (:mod:`ocrtables`), column by column. All on one sheet read with another
+    segmentation; each line or table cell keeps the reading tesseract is surer of. Every table's
+    words are told their column."""
+    tables = ocrtables.find_tables(lines)
+    redo = [(t, cols) for t in tables if (cols := ocrtables.doubtful(lines, t))]
+    in_tables = {i for t, _ in redo for i in t.rows}
+    weak = [i for i, line in enumerate(lines) if line.words and line.weakest < UNCERTAIN_BELOW]
+    weak = [
+        i for i in weak if i not in in_tables and any(ch.isdigit() for w in lines[i].words for ch in w.text)
+    ]
+    weak = weak[:MAX_REREAD_LINES]
+    boxes = [_padded(page, lines[i].box, *[max(8, _tall(lines[i]) // 2)] * 2) for i in weak]
+    strips = [
+        [
+            _padded(page, (a, t.box[1], b, t.box[3]), 0, 8)
+            for c, (a, b) in enumerate(t.strips(page.width))
+            if c in cols
+        ]
+        for t, cols in redo
+    ]
+    if not boxes and not strips:
+        ocrtables.mark_columns(lines, tables)
+        return lines
+    read = _read_crops(exe, page, boxes + [box for table in strips for box in table])
+    out = list(lines)
+    for i, words in zip(weak, read, strict=False):
+        if words and _score(words) > _score(lines[i].words):
+            out[i] = Line(block=lines[i].block, words=words)
+    at = len(weak)
+    for (table, columns), table_strips in zip(redo, strips, strict=True):
+        again = [w for words in read[at : at + len(table_strips)] for w in words]
+        at += len(table_strips)
+        out = ocrtables.merge(out, table, columns, again, _score)
+    ocrtables.mark_columns(out, tables)
+    return out
+
+
+def _padded(page: Image, box: tuple[int, int, int, int], across: int, down: int) -> tuple[int, int, int, int]:
+    left, top, right, bottom = box
+    return (
+        max(0, left - across),
+        max(0, top - down),
+        min(page.width, right + across),
+        min(page.height, bottom + down),
+    )
+
+
+def _tall(line: Line) -> int:
+    return line.box[3] - line.box[1]
+
+
+def _read_crops(exe: str, page: Image, boxes: list[tuple[int, int, int, int]]) -> list[list[Word]]:
+    """The words of each box of the page, read in one tesseract run (``--psm 6``) of a sheet with the
+    crops stacked apart, in page coordinates, left to right."""
     from PIL import Image as PILImage
 
-    weak = [i for i, line in enumerate(lines) if line.words and line.weakest < UNCERTAIN_BELOW]
-    weak = [i for i in weak if any(ch.isdigit() for w in lines[i].words for ch in w.text)][:MAX_REREAD_LINES]
-    if not weak:
-        return lines
-    crops, slots = [], []
-    for i in weak:
-        left, top, right, bottom = lines[i].box
-        pad = max(8, (bottom - top) // 2)
-        box = (
-            max(0, left - pad),
-            max(0, top - pad),
-            min(page.width, right + pad),
-            min(page.height, bottom + pad),
-        )
-        crops.append((box, page.crop(box)))
-    gap = max(crop.height for _, crop in crops)
+    crops = [page.crop(box) for box in boxes]
+    gap = min(48, max(crop.height for crop in crops))  # white between crops: tesseract keeps them apart
     sheet = PILImage.new(
-        "L", (max(c.width for _, c in crops) + 2 * gap, sum(c.height + gap for _, c in crops) + gap), 255
+        "L", (max(c.width for c in crops) + 2 * gap, sum(c.height + gap for c in crops) + gap), 255
     )
+    slots = []
     y = gap
-    for box, crop in crops:
+    for box, crop in zip(boxes, crops, strict=True):
         sheet.paste(crop, (gap, y))
         slots.append((y, y + crop.height, box))
         y += crop.height + gap
-    again = _read(exe, sheet, SECOND_SEGMENTATION)
-    out = list(lines)
-    for i, (top, bottom, box) in zip(weak, slots, strict=True):
+    again = [w for line in _read(exe, sheet, SECOND_SEGMENTATION) for w in line.words]
+    out = []
+    for top, bottom, box in slots:
         words = [
             Word(w.text, w.conf, w.left - gap + box[0], w.top - top + box[1], w.width, w.height)
-            for line in again
-            for w in line.words
+            for w in again
             if top <= w.top + w.height / 2 <= bottom
         ]
-        words.sort(key=lambda w: w.left)
-        old = lines[i]
-        if words and _score(words) > _score(old.words):
-            out[i] = Line(block=old.block, words=words)
+        out.append(sorted(words, key=lambda w: w.left))
     return out
 
 

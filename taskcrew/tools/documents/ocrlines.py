@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from taskcrew.tools.documents.checksums import Checked, find_identifiers, grouped
+from taskcrew.tools.documents.checksums import Checked, find_identifiers, regrouped
 from taskcrew.tools.documents.models import OcrText, OcrValue
 
 MIN_WORD_CONFIDENCE = 30  # below this a word with no letter or digit is a speck of dust, dropped
@@ -30,6 +30,7 @@ class Word:
     top: int
     width: int
     height: int
+    column: int = -1  # its column in a table-like run of lines (ocrtables), -1 outside one
 
     @property
     def right(self) -> int:
@@ -131,9 +132,7 @@ def render_line(line: Line) -> tuple[str, list[OcrValue]]:
             value.check, value.check_status = checked.note(), checked.status
             if checked.status == "corrected":
                 value.read_as = shown
-                value.text = (
-                    grouped(checked.value) if " " in shown and checked.kind == "IBAN" else checked.value
-                )
+                value.text = regrouped(checked.value, shown)
             value.uncertain = checked.status in ("failed", "ambiguous")  # a passing checksum outweighs
         values.append(value)
         notable = value.uncertain or value.read_as is not None or (value.check and conf < UNCERTAIN_BELOW)
@@ -146,14 +145,16 @@ def render_line(line: Line) -> tuple[str, list[OcrValue]]:
 
 
 def _joined(line: Line) -> tuple[str, list[tuple[int, int]]]:
-    """The words joined by a space (three across a column gap), with each word's span in the text."""
+    """The words joined by a space (three across a column gap or a table's gutter), with each word's
+    span in the text."""
     height = max(w.height for w in line.words)
     text = ""
     spans: list[tuple[int, int]] = []
     previous: Word | None = None
     for word in line.words:
         if previous is not None:
-            text += "   " if word.left - previous.right > COLUMN_GAP * height else " "
+            wide = word.left - previous.right > COLUMN_GAP * height
+            text += "   " if wide or word.column != previous.column else " "
         spans.append((len(text), len(text) + len(word.text)))
         text += word.text
         previous = word

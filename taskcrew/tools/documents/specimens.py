@@ -108,6 +108,14 @@ def blurred_small(image: Any) -> Any:
     return image.filter(ImageFilter.GaussianBlur(1.1))
 
 
+ITEM_ROWS = [
+    ("Steel bolts M8", "250", "pcs", "0.12", "30.00"),
+    ("Copper cable", "40", "m", "1.85", "74.00"),
+    ("Paint, white", "6", "l", "12.40", "74.40"),
+    ("Sand", "1.5", "t", "38.00", "57.00"),
+    ("Gloves", "12", "pr", "2.10", "25.20"),
+]
+
 SPECIMENS = [
     Specimen(
         "rotated",
@@ -164,6 +172,25 @@ SPECIMENS = [
         size=8,
         dpi=110,
         damage=blurred_small,
+    ),
+    Specimen(
+        "table",  # a phone photo of an item table: quantity and unit columns close together
+        [(10, 12, "ACME SUPPLY  DELIVERY NOTE D-5521"), (10, 24, "Item"), (56, 24, "Qty"), (68, 24, "Unit"),
+         (84, 24, "Price"), (104, 24, "Amount")]
+        + [(float(x), 32.0 + 7 * row, cell) for row, cells in enumerate(ITEM_ROWS)
+           for x, cell in zip((10, 58, 69, 84, 104), cells, strict=True)],
+        ["D-5521", "250", "40", "6", "1.5", "12", "30.00", "74.00", "74.40", "57.00", "25.20"],
+        size=10,
+        damage=photographed,
+    ),
+    Specimen(
+        "narrow-columns",  # a two-column header whose columns are close: label and value glued before
+        [(10, 15, "Bluebird Software SRL"), (58, 15, "Invoice number:"), (88, 15, "BB-2291"),
+         (10, 22, "Strada Lunga 12"), (58, 22, "Date:"), (88, 22, "2026-11-03"),
+         (10, 29, "Cluj-Napoca 400001"), (58, 29, "Due:"), (88, 29, "2026-12-03")],
+        ["BB-2291", "2026-11-03", "2026-12-03", "400001"],
+        size=10,
+        damage=photographed,
     ),
 ]  # fmt: skip
 

@@ -31,6 +31,7 @@ from taskcrew.tools.documents.limits import PARSE_MEMORY_BYTES, PARSE_TIMEOUT_S
 from taskcrew.tools.documents.models import FileContent, FileKind, TooComplex, Unreadable
 
 _HEADER = struct.Struct("!Q")
+STARTUP_S = 60.0  # for the child to start and import its parsers; not part of any parse's time limit
 _OCR_ENV = ("TASKCREW_TESSERACT", "TASKCREW_OCR_LANGS", "PATH")  # what the child's OCR depends on
 
 
@@ -113,6 +114,8 @@ class ParseWorker:
         raise Unreadable(str(value))
 
     def _child(self) -> subprocess.Popen[bytes]:
+        """The running child; a new one is waited for until it says it is ready (its start-up and
+        imports take seconds on a busy machine, and must not eat the first parse's time limit)."""
         if self._proc is None or self._proc.poll() is not None:
             self._proc = subprocess.Popen(
                 [
@@ -127,6 +130,13 @@ class ParseWorker:
                 stderr=subprocess.DEVNULL,
                 start_new_session=True,  # its tesseract children die with it
             )
+            try:
+                self._read(self._proc, _HEADER.size, time.monotonic() + STARTUP_S)
+            except (TimeoutError, EOFError, OSError):
+                self.close()
+                raise TooComplex(
+                    f"the document parser did not start within {STARTUP_S:.0f} s; try again, or ask a human"
+                ) from None
         return self._proc
 
     @staticmethod
@@ -181,6 +191,8 @@ def shared_worker() -> ParseWorker:
 def _serve(memory_bytes: int, timeout_s: float) -> None:  # pragma: no cover - runs in the child
     import resource
 
+    import pypdf  # noqa: F401  - loaded before the ready signal: not on the first PDF's clock
+
     from taskcrew.tools.documents import limits
     from taskcrew.tools.documents.formats import parse_bytes
 
@@ -188,6 +200,8 @@ def _serve(memory_bytes: int, timeout_s: float) -> None:  # pragma: no cover - r
         resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
     sys.setrecursionlimit(5000)
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    stdout.write(_HEADER.pack(0))  # ready: imported, limits set; the parent's clock starts now
+    stdout.flush()
     while True:
         header = stdin.read(_HEADER.size)
         if len(header) < _HEADER.size:
