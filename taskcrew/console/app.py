@@ -272,7 +272,7 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
     @signed_in
     async def approvals(request: Request, session: Session) -> Response:
         views = await asyncio.to_thread(console.approver.pending)
-        everything = [work_item(v, console.rules) for v in views]
+        everything = [work_item(v, console.rules, systems=settings.systems) for v in views]
         query = request.query_params
         sort = next((s for s in SORTS if s == query.get("sort")), "age")
         descending = query.get("dir", "desc" if sort in ("age", "risk") else "asc") == "desc"
@@ -304,7 +304,7 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
         except LookupError as exc:
             return not_found(request, session, str(exc))
         view = console.approver.view(item)
-        work = work_item(view, console.rules)
+        work = work_item(view, console.rules, systems=settings.systems)
         run_name = Path(view.job.run_dir).name if view.job and view.job.run_dir else None
         run = await asyncio.to_thread(console.runs.detail, run_name) if run_name else None
         return page(

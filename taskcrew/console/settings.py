@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from taskcrew.config import Paths
+from taskcrew.config import Paths, WorkplaceSettings
 
 
 def is_loopback(host: str) -> bool:
@@ -38,6 +38,10 @@ class ConsoleSettings(BaseModel):
     sandbox: Path = Field(
         default_factory=lambda: Paths.from_env().sandbox,
         description="the company's files, where the approver opens the documents a value came from",
+    )
+    systems: dict[str, str] = Field(
+        default_factory=lambda: WorkplaceSettings().system_names(),
+        description="host:port -> the system's name, shown as an approval's target system",
     )
     public_hosts: list[str] = Field(
         default_factory=list,

@@ -82,13 +82,18 @@ class WorkItem(BaseModel):
     amount_text: str = ""
     currency: str = ""
     due: str = ""
-    system: str = ""
+    system: str = ""  # the system's name (the host when it has none)
+    host: str = ""
     action: str = ""
     flags: list[Flag] = Field(default_factory=list)
     age_seconds: float = 0.0
     still_needed: str = ""
     key_values: list[KeyValue] = Field(default_factory=list)
     sources: dict[str, SourceRef] = Field(default_factory=dict)
+    before_of: dict[str, tuple[str, str]] = Field(
+        default_factory=dict, description="field -> (label, value now)"
+    )
+    creating: bool = False
 
     @property
     def id(self) -> str:
@@ -105,6 +110,15 @@ class WorkItem(BaseModel):
         if hours < 48:
             return f"{hours} h {minutes} min"
         return f"{hours // 24} days"
+
+    @property
+    def before(self) -> dict[str, str]:
+        return {name: value for name, (_, value) in self.before_of.items()}
+
+    @property
+    def touched(self) -> dict[str, str]:
+        """record label -> the field sent for it"""
+        return {label: name for name, (label, _) in self.before_of.items()}
 
     @property
     def flag_codes(self) -> set[str]:
@@ -194,7 +208,52 @@ def action_words(method: str, url: str) -> tuple[str, str]:
     return parts.netloc, f"{verb} {thing}{' ' + ident if ident else ''}"
 
 
-def work_item(view: ApprovalView, rules: RiskRules, now: datetime | None = None) -> WorkItem:
+def _norm(text: str) -> str:
+    return re.sub(r"[\W_]+", "", text.casefold())
+
+
+def before_values(view: ApprovalView) -> dict[str, tuple[str, str]]:
+    """For each field sent, (the record's label, its value now) as the system showed it when the
+    worker asked (its page read again: a details list, a table row, or the edit form as served),
+    matched by the field's name or the label beside it; fields the record does not show are left out."""
+    request = view.approval.request
+    if request is None or request.record is None:
+        return {}
+    keys: dict[str, tuple[str, str]] = {}
+    for key, value in request.record.values.items():
+        label, _, name = key.rpartition(" (") if key.endswith(")") else (key, "", "")
+        for k in (key, label, name.rstrip(")")):
+            if k.strip():
+                keys.setdefault(_norm(k), (key, value))
+    out: dict[str, tuple[str, str]] = {}
+    for name, _ in view.fields:
+        for k in (name, re.sub(r"_?id$", "", name)):
+            if _norm(k) in keys:
+                out[name] = keys[_norm(k)]
+                break
+    return out
+
+
+def new_vendor(item: WorkItem, view: ApprovalView) -> str | None:
+    """Why the payee is a new vendor (None: it is not, or nobody knows): it is not among the vendors
+    the target system listed when the worker asked, or the submission creates a vendor."""
+    request = view.approval.request
+    if request is None:
+        return None
+    if re.search(r"/vendors?/(new|create)\b", urlsplit(request.url).path):
+        return "creates a vendor"
+    known = request.known_vendors
+    if known is None or not item.vendor:
+        return None
+    if _norm(item.vendor) in {_norm(v) for v in known}:
+        return None
+    where = f" ({request.vendors_page})" if request.vendors_page else ""
+    return f"“{item.vendor}” is not among the {len(known)} vendors {item.system} lists{where}"
+
+
+def work_item(
+    view: ApprovalView, rules: RiskRules, now: datetime | None = None, systems: dict[str, str] | None = None
+) -> WorkItem:
     approval = view.approval
     request = approval.request
     fields = view.fields  # empty when the stored payload fails its check: nothing of it is shown
@@ -210,7 +269,10 @@ def work_item(view: ApprovalView, rules: RiskRules, now: datetime | None = None)
     if due := _first(fields, DUE_FIELD):
         item.due = due[1]
     if request is not None:
-        item.system, item.action = action_words(request.method, request.url)
+        item.host, item.action = action_words(request.method, request.url)
+        item.system = (systems or {}).get(item.host, item.host)
+        item.creating = item.action.startswith("create")
+        item.before_of = {} if item.creating else before_values(view)
     item.flags = _flags(item, view)
     created = approval.created_at if approval.created_at.tzinfo else approval.created_at.replace(tzinfo=UTC)
     item.age_seconds = max(0.0, ((now or datetime.now(UTC)) - created).total_seconds())
@@ -227,9 +289,8 @@ def _flags(item: WorkItem, view: ApprovalView) -> list[Flag]:
     ocr = sorted(name for name, ref in item.sources.items() if ref.ocr)
     if ocr:
         flags.insert(0, Flag(code="ocr", words=FLAG_WORDS["ocr"], detail="read by OCR: " + ", ".join(ocr)))
-    request = view.approval.request
-    if request is not None and re.search(r"/vendors?/(new|create)\b", urlsplit(request.url).path):
-        flags.append(Flag(code="new_vendor", words=FLAG_WORDS["new_vendor"], detail="creates a vendor"))
+    if why := new_vendor(item, view):
+        flags.append(Flag(code="new_vendor", words=FLAG_WORDS["new_vendor"], detail=why))
     seen: set[str] = set()
     return [f for f in flags if not (f.code in seen or seen.add(f.code))]  # type: ignore[func-returns-value]
 
