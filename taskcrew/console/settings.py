@@ -33,6 +33,9 @@ class ConsoleSettings(BaseModel):
     )
     jobs_url: str | None = Field(default=None, description="job store URL (default: the store's own default)")
     risk_rules: Path | None = None
+    approvals_dir: Path | None = Field(
+        default=None, description="the approvals authority's key and audit log (None: TASKCREW_APPROVALS_DIR)"
+    )
     secure_cookies: bool | None = Field(default=None, description="None: Secure unless bound to loopback")
     session_hours: float = 12.0
     sandbox: Path = Field(
