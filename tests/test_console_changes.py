@@ -115,6 +115,7 @@ def test_what_changes_is_read_from_the_system_and_unknown_payees_are_new_vendors
         return str(page.locator("#worklist tr", has_text=ids[name]).inner_text())
 
     assert "new vendor" in row("unknown") and "new vendor" not in row("known")
+    assert unpaid.vendor in row("pay") and unpaid.due_date in row("pay")  # what the form does not carry
     assert "new vendor" not in row("bank") and "bank details change" in row("bank")
     # the system by its name, its address beside it; a system without a name by its address
     system = page.locator("#worklist tr", has_text=ids["pay"]).locator("td.system")
@@ -123,7 +124,6 @@ def test_what_changes_is_read_from_the_system_and_unknown_payees_are_new_vendors
         page.locator("#worklist tr", has_text=ids["bank"]).locator("td.system strong").inner_text()
         == (vendor_system.split("//")[1])
     )
-    shots(page, "approvals")
 
     page.goto(f"{console_env.url}/approvals/{ids['unknown']}")
     flag = page.locator("#risk-flags li", has_text="new vendor").inner_text()
@@ -132,6 +132,7 @@ def test_what_changes_is_read_from_the_system_and_unknown_payees_are_new_vendors
     page.goto(f"{console_env.url}/approvals/{ids['bank']}")
     iban = page.locator("#fields tr", has_text="iban")
     assert OLD_IBAN in iban.locator("td.before").inner_text() and "changes" in iban.inner_text()
+    assert OLD_IBAN in page.locator("#key-values tr", has_text="Bank details").inner_text()
     assert NEW_IBAN in iban.inner_text()
     assert "unchanged" in page.locator("#fields tr", has_text="holder").locator("td.before").inner_text()
     shots(page, "approval-change")
@@ -141,6 +142,11 @@ def test_what_changes_is_read_from_the_system_and_unknown_payees_are_new_vendors
     assert "Unpaid" in record.locator("tr", has_text="Status").inner_text()
     assert unpaid.invoice_number in record.inner_text()
     assert "Acme Payables" in page.locator("#action").inner_text()
+    payee = page.locator("#key-values tr", has_text="Payee").inner_text()
+    assert unpaid.vendor in payee and "the record in Acme Payables" in payee
     assert "(new record)" not in page.locator("#fields").inner_text()
+    assert "paid_on" not in record.inner_text()  # the pay form's suggested date is not the record's
+    assert "should show “paid on 2026-12-01”" in page.locator(".expected").inner_text()  # read-back rule
+    shots(page, "approval-pay")
     page.goto(f"{console_env.url}/approvals/{ids['known']}")
     assert "(new record)" in page.locator("#fields").inner_text()

@@ -2,8 +2,9 @@
 is asked: the record a submission changes, and the vendors the system already knows.
 
 - The record: the page the form was filled on, read again, as label -> value — a details list
-  (``<dt>``/``<dd>``), a two-cell table row (header, value), and the form's own controls as the
-  system served them (an edit form is served holding the record's current values). The console
+  (``<dt>``/``<dd>``) or two-cell table rows (header, value); on a page showing neither, its form's
+  controls as the system served them (an edit form is served holding the record's current values;
+  a form on a record's page is an action on it, its values only suggestions). The console
   shows it as the "before" beside each field sent.
 - The known vendors: the vendor column of the system's vendor list page (``vendor_lists`` in the
   risk rules), or the options of a vendor select. A payee not among them is a new vendor.
@@ -134,11 +135,13 @@ def record_values(page: str) -> dict[str, str]:
     for label, value in parser.pairs:
         if label and label not in out:
             out[label] = value
+    if out:  # a page showing the record: its forms are actions on it, their values suggestions
+        return dict(list(out.items())[:MAX_VALUES])
     names = {name: parser.labels.get(cid, "") for cid, name in parser._ids.items() if cid}
     for name, value in parser.controls:
-        if value.strip() and name not in out:
+        if value.strip():
             label = names.get(name, "")
-            out[f"{label} ({name})" if label and label.lower() != name.lower() else name] = value.strip()
+            out[f"{label} ({name})" if label else name] = value.strip()
     return dict(list(out.items())[:MAX_VALUES])
 
 

@@ -12,6 +12,7 @@ from starlette.routing import BaseRoute, Route
 
 from taskcrew.approvals.authority import ACTIONS
 from taskcrew.approvals.identity import Identity
+from taskcrew.console.expected import expected_after
 from taskcrew.console.sessions import Session
 from taskcrew.console.web import Web
 from taskcrew.console.worklist import (
@@ -77,6 +78,9 @@ def routes(web: Web) -> list[BaseRoute]:
             view=view,
             work=work,
             summary=summary_text(view),
+            expected=expected_after(item.request, work.system, web.settings.sandbox)
+            if item.request and not work.creating and not view.problem
+            else [],
             rules=console.rules,
             plan=run.plan if run else None,
             run_name=run_name if run else None,

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 
 from taskcrew.approvals.authority import GENERIC_SOURCES, ApprovalView
 from taskcrew.approvals.rules import RiskRules, parse_amount
+from taskcrew.console.record_view import before_values, new_vendor, record_fields
 
 NOT_FOUND = "not found in any source or step result of this run"
 VENDOR_FIELD = re.compile(r"vendor|payee|supplier|beneficiary(?!.*(iban|account|bank))", re.IGNORECASE)
@@ -208,49 +209,6 @@ def action_words(method: str, url: str) -> tuple[str, str]:
     return parts.netloc, f"{verb} {thing}{' ' + ident if ident else ''}"
 
 
-def _norm(text: str) -> str:
-    return re.sub(r"[\W_]+", "", text.casefold())
-
-
-def before_values(view: ApprovalView) -> dict[str, tuple[str, str]]:
-    """For each field sent, (the record's label, its value now) as the system showed it when the
-    worker asked (its page read again: a details list, a table row, or the edit form as served),
-    matched by the field's name or the label beside it; fields the record does not show are left out."""
-    request = view.approval.request
-    if request is None or request.record is None:
-        return {}
-    keys: dict[str, tuple[str, str]] = {}
-    for key, value in request.record.values.items():
-        label, _, name = key.rpartition(" (") if key.endswith(")") else (key, "", "")
-        for k in (key, label, name.rstrip(")")):
-            if k.strip():
-                keys.setdefault(_norm(k), (key, value))
-    out: dict[str, tuple[str, str]] = {}
-    for name, _ in view.fields:
-        for k in (name, re.sub(r"_?id$", "", name)):
-            if _norm(k) in keys:
-                out[name] = keys[_norm(k)]
-                break
-    return out
-
-
-def new_vendor(item: WorkItem, view: ApprovalView) -> str | None:
-    """Why the payee is a new vendor (None: it is not, or nobody knows): it is not among the vendors
-    the target system listed when the worker asked, or the submission creates a vendor."""
-    request = view.approval.request
-    if request is None:
-        return None
-    if re.search(r"/vendors?/(new|create)\b", urlsplit(request.url).path):
-        return "creates a vendor"
-    known = request.known_vendors
-    if known is None or not item.vendor:
-        return None
-    if _norm(item.vendor) in {_norm(v) for v in known}:
-        return None
-    where = f" ({request.vendors_page})" if request.vendors_page else ""
-    return f"“{item.vendor}” is not among the {len(known)} vendors {item.system} lists{where}"
-
-
 def work_item(
     view: ApprovalView, rules: RiskRules, now: datetime | None = None, systems: dict[str, str] | None = None
 ) -> WorkItem:
@@ -273,6 +231,16 @@ def work_item(
         item.system = (systems or {}).get(item.host, item.host)
         item.creating = item.action.startswith("create")
         item.before_of = {} if item.creating else before_values(view)
+    record = record_fields(view) if not item.creating else []
+    if not item.vendor and (vendor := _first(record, VENDOR_FIELD)):  # a change to an existing record:
+        item.vendor = vendor[1]  # what the form does not carry, the record shows
+    if not item.invoice and (number := _first(record, NUMBER_FIELD)):
+        item.invoice = number[1]
+    if not item.due and (due := _first(record, DUE_FIELD)):
+        item.due = due[1]
+    if not item.amount_text and request is not None and "amount" in request.looked_up:
+        item.amount_text = request.looked_up["amount"]
+        item.amount, item.currency = parse_amount(item.amount_text), request.looked_up.get("currency", "")
     item.flags = _flags(item, view)
     created = approval.created_at if approval.created_at.tzinfo else approval.created_at.replace(tzinfo=UTC)
     item.age_seconds = max(0.0, ((now or datetime.now(UTC)) - created).total_seconds())
@@ -289,7 +257,7 @@ def _flags(item: WorkItem, view: ApprovalView) -> list[Flag]:
     ocr = sorted(name for name, ref in item.sources.items() if ref.ocr)
     if ocr:
         flags.insert(0, Flag(code="ocr", words=FLAG_WORDS["ocr"], detail="read by OCR: " + ", ".join(ocr)))
-    if why := new_vendor(item, view):
+    if why := new_vendor(item.vendor, item.system, view):
         flags.append(Flag(code="new_vendor", words=FLAG_WORDS["new_vendor"], detail=why))
     seen: set[str] = set()
     return [f for f in flags if not (f.code in seen or seen.add(f.code))]  # type: ignore[func-returns-value]
@@ -329,6 +297,17 @@ def _key_values(fields: list[tuple[str, str]], item: WorkItem, rules: RiskRules)
             shown = f"{value} {item.currency}"
         ref = item.sources.get(name)
         out.append(KeyValue(label=label, field=name, value=shown, source=ref, ocr=bool(ref and ref.ocr)))
+    request = item.view.approval.request
+    labelled = record_fields(item.view) if not item.creating else []
+    if request is not None and request.record is not None and labelled:  # what the form does not carry
+        have = {kv.label for kv in out}
+        for label, pattern in wanted:
+            hit = _first(labelled, pattern)
+            if label not in have and hit is not None:
+                ref = SourceRef(
+                    text=f"the record in {item.system}, not changed by this", url=request.record.page
+                )
+                out.append(KeyValue(label=label, field="", value=hit[1], source=ref))
     for name, value in fields:
         if any(re.search(p, name, re.IGNORECASE) for p in rules.bank_fields) and value.strip():
             ref = item.sources.get(name)
