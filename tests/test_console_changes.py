@@ -19,8 +19,6 @@ from taskcrew.mock_erp import fetch_state
 from taskcrew.tools.human import ApprovalDecision, ApprovalRequest, FieldValue, ScriptedHuman
 from taskcrew.tools.policy import Policy, PolicyConfig, Submission
 
-pytestmark = pytest.mark.browser
-
 OLD_IBAN = "DE02 1203 0000 0000 2020 51"
 NEW_IBAN = "GB33 BUKB 2020 1555 5555 55"
 VENDOR_SYSTEM = {
@@ -70,6 +68,7 @@ def _park(jobs: Jobs, request: ApprovalRequest, task: str) -> str:
     return approval.id
 
 
+@pytest.mark.browser
 def test_what_changes_is_read_from_the_system_and_unknown_payees_are_new_vendors(
     console_env: ConsoleEnv, erp: Any, erp_user: Any, vendor_system: str
 ) -> None:
@@ -150,3 +149,25 @@ def test_what_changes_is_read_from_the_system_and_unknown_payees_are_new_vendors
     shots(page, "approval-pay")
     page.goto(f"{console_env.url}/approvals/{ids['known']}")
     assert "(new record)" in page.locator("#fields").inner_text()
+
+
+def test_a_record_is_read_from_any_page_shape_and_its_vendors_from_any_list() -> None:
+    from taskcrew.approvals.record import record_values, vendor_names
+
+    table = (
+        "<table><tr><th>Supplier</th><td>Hooli</td></tr><tr><th>Sort code</th><td>20-00-00</td></tr>"
+        "<tr><td>a</td><td>b</td></tr></table>"
+    )
+    assert record_values(table) == {"Supplier": "Hooli", "Sort code": "20-00-00"}
+    edit = (
+        '<form><label for="n">Name</label><input id="n" name="name" value="Hooli Inc">'
+        '<select name="terms"><option value="30">30 days</option><option value="60" selected>60 days</option></select>'
+        '<textarea name="note"> pays late </textarea><input type="checkbox" name="active" value="yes">'
+        '<input type="password" name="pw" value="x"><input type="hidden" name="t" value="1"></form>'
+    )
+    assert record_values(edit) == {"Name (name)": "Hooli Inc", "terms": "60 days", "note": "pays late"}
+    picker = '<select name="payee_id"><option value="">Choose a payee…</option><option value="4">Hooli</option></select>'
+    assert vendor_names(picker) == ["Hooli"]
+    listing = "<table><tr><th>#</th><th>Vendor name</th></tr><tr><td>1</td><td>Hooli</td></tr></table>"
+    assert vendor_names(listing) == ["Hooli"]
+    assert vendor_names("<p>no list here</p>") == []
