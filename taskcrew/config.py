@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -25,6 +26,8 @@ def files_root(sandbox: Path) -> Path:
 
 
 DEFAULT_ERP_PORT = 8800
+ERP_NAME = "Acme Payables"  # the systems' names, as runs and the console call them
+INTRANET_NAME = "Acme Connect intranet"
 
 
 class HomeError(ValueError):
@@ -98,6 +101,11 @@ def quiet_crewai_env(storage_dir: Path) -> None:
 
 class WorkplaceSettings(BaseModel):
     """The systems a run works in and how to reach them (see taskcrew.crew.workplace)."""
+
+    def system_names(self) -> dict[str, str]:
+        """host:port -> the system's name (the console names an approval's target system by it)."""
+        urls = {ERP_NAME: self.erp_url, INTRANET_NAME: self.intranet_url}
+        return {urlsplit(u).netloc: name for name, u in urls.items() if u}
 
     erp_url: str = f"http://127.0.0.1:{DEFAULT_ERP_PORT}"
     intranet_url: str | None = "http://127.0.0.1:8801"

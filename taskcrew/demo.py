@@ -200,6 +200,10 @@ def _with_console(opts: DemoOptions, task: str, home: Path, out: Console) -> int
                 eval_dirs=[],
                 users_file=home / "console" / "users.yaml",
                 jobs_url=jobs_url,
+                approvals_dir=home / "approvals",  # the worker's too: it signs what it parks
+                systems=settings.model_copy(
+                    update={"erp_url": place.erp_url, "intranet_url": place.intranet_url}
+                ).system_names(),
             )
         )
         server = ConsoleServer(console_settings, jobs).start()
@@ -240,11 +244,13 @@ def _with_console(opts: DemoOptions, task: str, home: Path, out: Console) -> int
 def _start_worker(
     place: Any, jobs_url: str, runs_dir: Path, home: Path, chaos: bool
 ) -> subprocess.Popen[bytes]:
+    from taskcrew.approvals.signing import ENV_DIR
+
     command = [sys.executable, "-m", "taskcrew.cli", "worker", "--db", jobs_url, "--erp-url", place.erp_url]
     command += ["--intranet-url", place.intranet_url or "", "--runs-dir", str(runs_dir), "--concurrency", "1"]
     command += [] if chaos else ["--no-chaos"]
     _copy_knowledge(home / "worker" / "knowledge")
-    env = {**os.environ, "TASKCREW_HOME": str(home / "worker")}
+    env = {**os.environ, "TASKCREW_HOME": str(home / "worker"), ENV_DIR: str(home / "approvals")}
     log = (home / "worker.log").open("wb")
     return subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 

@@ -23,7 +23,16 @@ from taskcrew.jobs import Jobs
 from taskcrew.tools.browser import BrowserConfig
 from taskcrew.tools.browser.runtime import plan_launch
 
-__all__ = ["PASSWORDS", "ConsoleEnv", "console_chromium", "console_env", "console_users", "flash", "shot"]
+__all__ = [
+    "PASSWORDS",
+    "ConsoleEnv",
+    "console_chromium",
+    "console_env",
+    "console_users",
+    "flash",
+    "shot",
+    "shots",
+]
 
 PASSWORDS = {"ana": "ana-secret-1", "bob": "bob-secret-1", "carol": "carol-secret-1"}
 SHOTS = os.environ.get("TASKCREW_CONSOLE_SHOTS")
@@ -112,6 +121,17 @@ def shot(page: Any, name: str) -> None:
     if SHOTS:
         Path(SHOTS).mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(Path(SHOTS) / f"{name}.png"), full_page=True)
+
+
+def shots(page: Any, name: str) -> None:
+    """``name``.png at 1280×800 and ``name``-1920.png at 1920×1080 (full page), as an approver sees it."""
+    if not SHOTS:
+        return
+    before = page.viewport_size
+    for (width, height), suffix in (((1280, 800), ""), ((1920, 1080), "-1920")):
+        page.set_viewport_size({"width": width, "height": height})
+        shot(page, name + suffix)
+    page.set_viewport_size(before)
 
 
 def flash(page: Any) -> str:

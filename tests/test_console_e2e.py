@@ -41,6 +41,9 @@ def test_approve_in_the_console_resumes_the_parked_run_and_reject_ends_it(
     console_env: ConsoleEnv, erp: ErpServer, eval_knowledge_seed: Path, tmp_path: Path, console_chromium: Any
 ) -> None:
     cases = {c.id: c for c in load_cases()}
+    systems = {erp.url.split("//")[1]: "Acme Payables"}  # as the worker's workplace names it
+    console_env.settings = console_env.settings.model_copy(update={"systems": systems})
+    console_env.restart()
     home = tmp_path / "worker-home"
     shutil.copytree(eval_knowledge_seed, home / "knowledge")
     headline = console_env.jobs.submit(cases["northwind-headline"].task, submitted_by="ana", options=SCRIPTED)
@@ -73,6 +76,10 @@ def test_approve_in_the_console_resumes_the_parked_run_and_reject_ends_it(
         fields = bob.locator("#fields").inner_text()
         assert "INV-2057" in fields and "1284.50" in fields
         shot(bob, "approval-real-run")
+        # the real worker's gate read the ERP's vendor list when it asked: Northwind is known there
+        assert approval.request is not None and "Northwind Traders" in (approval.request.known_vendors or [])
+        assert "new vendor" not in bob.locator("#risk-flags").inner_text()
+        assert "in Acme Payables" in bob.locator("#action").inner_text()
         amount_row = bob.locator("#fields tr", has_text="amount").inner_text()
         assert "Northwind Traders.eml" in amount_row  # the run's provenance, per field
         bob.get_by_role("button", name="Approve").click()

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 from console_seed import write_run, write_sweep
-from fixtures_console import ConsoleEnv, flash, shot
+from fixtures_console import ConsoleEnv, flash, shot, shots
 
 from taskcrew.crew.models import Plan, PlanStep, StepReport
 from taskcrew.crew.trace import PlanMade, PolicyEvent, RunStarted, StepEvent, ToolCallEvent, Tracer
@@ -132,7 +132,7 @@ def test_the_inbox_is_a_worklist_sortable_and_filterable(console_env: ConsoleEnv
     assert "amount over threshold" in globex and "bank details change" in globex
     assert "two approvers (not ana)" in globex
     assert "new vendor" in page.locator("#worklist tr", has_text=a["initrode"].id).inner_text()
-    shot(page, "approvals")
+    shots(page, "approvals")
     page.get_by_role("link", name="Amount").click()
     assert _order(page) == [a["contoso"].id, a["northwind"].id, a["globex"].id, a["initrode"].id]
     assert page.locator("th[aria-sort=ascending]").inner_text().startswith("Amount")
@@ -167,7 +167,7 @@ def test_a_decision_page_opens_each_value_at_its_source(console_env: ConsoleEnv)
     assert "not found in any source" not in page.locator("main").inner_text()
     assert "found target = Northwind Traders" in page.locator("#fields tr", has_text="vendor_id").inner_text()
     assert "One approver suffices" in page.locator("#rule").inner_text()
-    shot(page, "approval")
+    shots(page, "approval")
     keys.locator("tr", has_text="Payee").get_by_role("link").click()  # cited without a line: found in it
     assert "Northwind Traders" in page.locator("#doc-lines tr.hit").inner_text()
     page.go_back()

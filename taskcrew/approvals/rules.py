@@ -27,6 +27,11 @@ DEFAULT_RULES = Path(__file__).with_name("rules.yaml")
 ENV_RULES = ("TASKCREW_RISK_RULES", "TASKCREW_CONSOLE_RISK_RULES")
 
 
+def _host(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{(parts.hostname or '').lower()}:{parts.port or (443 if parts.scheme == 'https' else 80)}"
+
+
 class RiskRulesError(ValueError):
     pass
 
@@ -80,6 +85,11 @@ class ExcludedFields(BaseModel):
     why: str
 
 
+class VendorList(BaseModel):
+    hosts: list[str] = Field(min_length=1, description="host:port patterns of the system")
+    page: str = Field(description="the page that lists the system's vendors, e.g. /vendors")
+
+
 class AutoApproveRule(BaseModel):
     identities: list[str] = Field(min_length=1, description="submitter name patterns ('*': anyone)")
     paths: list[str] = Field(default_factory=lambda: [".*"])
@@ -104,6 +114,7 @@ class RiskRules(BaseModel):
     field_rules: list[FieldRule] = Field(default_factory=list)
     amount_lookups: list[AmountLookup] = Field(default_factory=list)
     excluded_fields: list[ExcludedFields] = Field(default_factory=list)
+    vendor_lists: list[VendorList] = Field(default_factory=list)
     auto_approve: list[AutoApproveRule] = Field(default_factory=list)
     bulk_allowed: bool = True
 
@@ -124,13 +135,20 @@ class RiskRules(BaseModel):
 
     def excluded_for(self, url: str) -> dict[str, str]:
         """The fields left out of the key on this URL's system: name -> why."""
-        parts = urlsplit(url)
-        host = f"{(parts.hostname or '').lower()}:{parts.port or (443 if parts.scheme == 'https' else 80)}"
+        host = _host(url)
         out: dict[str, str] = {}
         for rule in self.excluded_fields:
             if any(fnmatch.fnmatchcase(host, h.lower()) for h in rule.hosts):
                 out.update(dict.fromkeys(rule.fields, rule.why))
         return out
+
+    def vendor_list_for(self, url: str) -> str | None:
+        """The page listing the vendors of this URL's system (None: the rules name none)."""
+        host = _host(url)
+        return next(
+            (r.page for r in self.vendor_lists if any(fnmatch.fnmatchcase(host, h.lower()) for h in r.hosts)),
+            None,
+        )
 
     def auto_approve_rule(self, identity: str, url: str) -> AutoApproveRule | None:
         path = urlsplit(url).path or "/"

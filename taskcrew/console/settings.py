@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from taskcrew.config import Paths
+from taskcrew.config import Paths, WorkplaceSettings
 
 
 def is_loopback(host: str) -> bool:
@@ -33,11 +33,18 @@ class ConsoleSettings(BaseModel):
     )
     jobs_url: str | None = Field(default=None, description="job store URL (default: the store's own default)")
     risk_rules: Path | None = None
+    approvals_dir: Path | None = Field(
+        default=None, description="the approvals authority's key and audit log (None: TASKCREW_APPROVALS_DIR)"
+    )
     secure_cookies: bool | None = Field(default=None, description="None: Secure unless bound to loopback")
     session_hours: float = 12.0
     sandbox: Path = Field(
         default_factory=lambda: Paths.from_env().sandbox,
         description="the company's files, where the approver opens the documents a value came from",
+    )
+    systems: dict[str, str] = Field(
+        default_factory=lambda: WorkplaceSettings().system_names(),
+        description="host:port -> the system's name, shown as an approval's target system",
     )
     public_hosts: list[str] = Field(
         default_factory=list,

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 
 from taskcrew.approvals.authority import GENERIC_SOURCES, ApprovalView
 from taskcrew.approvals.rules import RiskRules, parse_amount
+from taskcrew.console.record_view import before_values, new_vendor, record_fields
 
 NOT_FOUND = "not found in any source or step result of this run"
 VENDOR_FIELD = re.compile(r"vendor|payee|supplier|beneficiary(?!.*(iban|account|bank))", re.IGNORECASE)
@@ -82,13 +83,18 @@ class WorkItem(BaseModel):
     amount_text: str = ""
     currency: str = ""
     due: str = ""
-    system: str = ""
+    system: str = ""  # the system's name (the host when it has none)
+    host: str = ""
     action: str = ""
     flags: list[Flag] = Field(default_factory=list)
     age_seconds: float = 0.0
     still_needed: str = ""
     key_values: list[KeyValue] = Field(default_factory=list)
     sources: dict[str, SourceRef] = Field(default_factory=dict)
+    before_of: dict[str, tuple[str, str]] = Field(
+        default_factory=dict, description="field -> (label, value now)"
+    )
+    creating: bool = False
 
     @property
     def id(self) -> str:
@@ -105,6 +111,15 @@ class WorkItem(BaseModel):
         if hours < 48:
             return f"{hours} h {minutes} min"
         return f"{hours // 24} days"
+
+    @property
+    def before(self) -> dict[str, str]:
+        return {name: value for name, (_, value) in self.before_of.items()}
+
+    @property
+    def touched(self) -> dict[str, str]:
+        """record label -> the field sent for it"""
+        return {label: name for name, (label, _) in self.before_of.items()}
 
     @property
     def flag_codes(self) -> set[str]:
@@ -194,7 +209,9 @@ def action_words(method: str, url: str) -> tuple[str, str]:
     return parts.netloc, f"{verb} {thing}{' ' + ident if ident else ''}"
 
 
-def work_item(view: ApprovalView, rules: RiskRules, now: datetime | None = None) -> WorkItem:
+def work_item(
+    view: ApprovalView, rules: RiskRules, now: datetime | None = None, systems: dict[str, str] | None = None
+) -> WorkItem:
     approval = view.approval
     request = approval.request
     fields = view.fields  # empty when the stored payload fails its check: nothing of it is shown
@@ -210,7 +227,20 @@ def work_item(view: ApprovalView, rules: RiskRules, now: datetime | None = None)
     if due := _first(fields, DUE_FIELD):
         item.due = due[1]
     if request is not None:
-        item.system, item.action = action_words(request.method, request.url)
+        item.host, item.action = action_words(request.method, request.url)
+        item.system = (systems or {}).get(item.host, item.host)
+        item.creating = item.action.startswith("create")
+        item.before_of = {} if item.creating else before_values(view)
+    record = record_fields(view) if not item.creating else []
+    if not item.vendor and (vendor := _first(record, VENDOR_FIELD)):  # a change to an existing record:
+        item.vendor = vendor[1]  # what the form does not carry, the record shows
+    if not item.invoice and (number := _first(record, NUMBER_FIELD)):
+        item.invoice = number[1]
+    if not item.due and (due := _first(record, DUE_FIELD)):
+        item.due = due[1]
+    if not item.amount_text and request is not None and "amount" in request.looked_up:
+        item.amount_text = request.looked_up["amount"]
+        item.amount, item.currency = parse_amount(item.amount_text), request.looked_up.get("currency", "")
     item.flags = _flags(item, view)
     created = approval.created_at if approval.created_at.tzinfo else approval.created_at.replace(tzinfo=UTC)
     item.age_seconds = max(0.0, ((now or datetime.now(UTC)) - created).total_seconds())
@@ -227,9 +257,8 @@ def _flags(item: WorkItem, view: ApprovalView) -> list[Flag]:
     ocr = sorted(name for name, ref in item.sources.items() if ref.ocr)
     if ocr:
         flags.insert(0, Flag(code="ocr", words=FLAG_WORDS["ocr"], detail="read by OCR: " + ", ".join(ocr)))
-    request = view.approval.request
-    if request is not None and re.search(r"/vendors?/(new|create)\b", urlsplit(request.url).path):
-        flags.append(Flag(code="new_vendor", words=FLAG_WORDS["new_vendor"], detail="creates a vendor"))
+    if why := new_vendor(item.vendor, item.system, view):
+        flags.append(Flag(code="new_vendor", words=FLAG_WORDS["new_vendor"], detail=why))
     seen: set[str] = set()
     return [f for f in flags if not (f.code in seen or seen.add(f.code))]  # type: ignore[func-returns-value]
 
@@ -268,6 +297,17 @@ def _key_values(fields: list[tuple[str, str]], item: WorkItem, rules: RiskRules)
             shown = f"{value} {item.currency}"
         ref = item.sources.get(name)
         out.append(KeyValue(label=label, field=name, value=shown, source=ref, ocr=bool(ref and ref.ocr)))
+    request = item.view.approval.request
+    labelled = record_fields(item.view) if not item.creating else []
+    if request is not None and request.record is not None and labelled:  # what the form does not carry
+        have = {kv.label for kv in out}
+        for label, pattern in wanted:
+            hit = _first(labelled, pattern)
+            if label not in have and hit is not None:
+                ref = SourceRef(
+                    text=f"the record in {item.system}, not changed by this", url=request.record.page
+                )
+                out.append(KeyValue(label=label, field="", value=hit[1], source=ref))
     for name, value in fields:
         if any(re.search(p, name, re.IGNORECASE) for p in rules.bank_fields) and value.strip():
             ref = item.sources.get(name)

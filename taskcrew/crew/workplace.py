@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from taskcrew.config import WorkplaceSettings
+from taskcrew.config import ERP_NAME, INTRANET_NAME, WorkplaceSettings
 from taskcrew.crew.audit import AuditResult, criteria_from_claim, criteria_from_run, run_audit
 from taskcrew.crew.browsing import DecisionLog, RunBrowser
 from taskcrew.crew.context import RunLimits
@@ -198,7 +198,7 @@ class Workplace:
     def systems(self) -> list[System]:
         systems = [
             System(
-                name="Acme Payables",
+                name=ERP_NAME,
                 url=self.erp_url + "/",
                 description="the company's accounts-payable system (web application)",
                 credentials=list(SECRET_NAMES),
@@ -207,7 +207,7 @@ class Workplace:
         if self.intranet_url:
             systems.append(
                 System(
-                    name="Acme Connect intranet",
+                    name=INTRANET_NAME,
                     url=self.intranet_url + "/",
                     description="company news, vendor announcements, finance reference pages; "
                     "web_search searches it, web_fetch reads its pages",

@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal, Protocol, TextIO, runtime_checkable
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializationInfo, SerializerFunctionWrapHandler, model_serializer
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -24,6 +24,16 @@ class FieldValue(BaseModel):
     name: str
     value: str
     note: str | None = None  # e.g. "read by OCR — check it": where the value came from, for the approver
+
+
+class RecordState(BaseModel):
+    """A record as its system showed it when the approval was asked (read by code, read-only)."""
+
+    page: str = Field(description="the page read: the one the form was filled on")
+    values: dict[str, str] = Field(default_factory=dict, description="label (or field name) -> value")
+
+
+READ_FROM_SYSTEM = ("record", "known_vendors", "vendors_page")  # left out of a dump while unset
 
 
 class ApprovalRequest(BaseModel):
@@ -43,6 +53,18 @@ class ApprovalRequest(BaseModel):
         default_factory=dict, description="what the worker read for the risk rules (a record's amount)"
     )
     flags: list[str] = Field(default_factory=list, description="what the risk rules flag, for the person")
+    record: RecordState | None = Field(default=None, description="the changed record as the system shows it")
+    known_vendors: list[str] | None = Field(default=None, description="the vendors the target system lists")
+    vendors_page: str | None = Field(default=None, description="where known_vendors were read")
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, object]:
+        # unset, these are not in the dump: a request parked before they existed seals the same
+        data: dict[str, object] = handler(self)
+        for name in READ_FROM_SYSTEM:
+            if data.get(name) is None:
+                data.pop(name, None)
+        return data
 
 
 Basis = Literal["person", "auto_approve", "rule", "resumed", "identical"]

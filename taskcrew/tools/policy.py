@@ -27,6 +27,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 from pydantic import BaseModel, Field
 
 from taskcrew.approvals.key import request_key
+from taskcrew.approvals.record import known_vendors, read_record
 from taskcrew.approvals.rules import RiskRules, assess, load_rules, look_up
 from taskcrew.config import DEFAULT_ERP_PORT
 from taskcrew.tools.human import ApprovalRequest, FieldValue, Human
@@ -454,7 +455,10 @@ class Policy:
             key=request_key(method, sub.url, sent, excluded=excluded),
             excluded={n: why for n, why in excluded.items() if any(n == f.name for f in sub.fields)},
             looked_up=look_up(sub.url, self.rules, self.page_fetch),
+            record=read_record(sub.page_url, self.page_fetch),  # the "before" of a changed record
         )
+        vendors, vendors_page = known_vendors(sub.url, self.rules, self.page_fetch)
+        request = request.model_copy(update={"known_vendors": vendors, "vendors_page": vendors_page})
         flags = assess([(f.name, f.value) for f in request.fields], sub.url, self.rules, request.looked_up)
         return request.model_copy(update={"flags": [f.message for f in flags.flags]})
 

@@ -1,0 +1,182 @@
+"""What the system shows now, read by code (read-only, with the worker's session) when an approval
+is asked: the record a submission changes, and the vendors the system already knows.
+
+- The record: the page the form was filled on, read again, as label -> value — a details list
+  (``<dt>``/``<dd>``) or two-cell table rows (header, value); on a page showing neither, its form's
+  controls as the system served them (an edit form is served holding the record's current values;
+  a form on a record's page is an action on it, its values only suggestions). The console
+  shows it as the "before" beside each field sent.
+- The known vendors: the vendor column of the system's vendor list page (``vendor_lists`` in the
+  risk rules), or the options of a vendor select. A payee not among them is a new vendor.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from html.parser import HTMLParser
+from urllib.parse import urljoin
+
+from taskcrew.approvals.rules import RiskRules
+from taskcrew.tools.human import RecordState
+
+Fetch = Callable[[str], str | None]
+VENDOR_COLUMN = re.compile(r"^\s*(vendor|supplier|payee|beneficiary)(\s+name)?\s*$", re.IGNORECASE)
+VENDOR_SELECT = re.compile(r"vendor|supplier|payee", re.IGNORECASE)
+SKIPPED_INPUTS = {"hidden", "password", "submit", "button", "reset", "image", "file"}
+MAX_VALUES = 60
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+class _PageParser(HTMLParser):
+    """One pass over a page: details lists, table rows, form controls, select options."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.pairs: list[tuple[str, str]] = []  # (label, value) as a person reads them
+        self.controls: list[tuple[str, str]] = []  # (field name, value as served)
+        self.rows: list[list[tuple[str, str]]] = []  # table rows: (cell tag, text)
+        self.selects: dict[str, list[str]] = {}  # select name -> option labels
+        self.labels: dict[str, str] = {}  # control id -> label text
+        self._ids: dict[str, str] = {}  # control id -> field name
+        self._text: list[str] | None = None
+        self._cell: str | None = None
+        self._row: list[tuple[str, str]] | None = None
+        self._dt: str | None = None
+        self._label_for: str | None = None
+        self._select: tuple[str, list[tuple[str, bool]]] | None = None
+        self._option: tuple[str, bool] | None = None
+        self._textarea: str | None = None
+        self._skip = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        if tag in ("script", "style", "template"):
+            self._skip += 1
+        elif tag in ("dt", "dd", "th", "td", "label", "option", "textarea"):
+            self._text = []
+            if tag in ("th", "td"):
+                self._cell = tag
+            if tag == "label":
+                self._label_for = a.get("for")
+            if tag == "option":
+                self._option = (a.get("value", ""), "selected" in a)
+            if tag == "textarea":
+                self._textarea = a.get("name", "")
+                self._ids[a.get("id", "")] = self._textarea
+        elif tag == "tr":
+            self._row = []
+        elif tag == "input" and a.get("name") and a.get("type", "text").lower() not in SKIPPED_INPUTS:
+            kind = a.get("type", "text").lower()
+            if kind in ("checkbox", "radio") and "checked" not in a:
+                return
+            self.controls.append((a["name"], a.get("value", "")))
+            self._ids[a.get("id", "")] = a["name"]
+        elif tag == "select" and a.get("name"):
+            self._select = (a["name"], [])
+            self._ids[a.get("id", "")] = a["name"]
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("script", "style", "template") and self._skip:
+            self._skip -= 1
+            return
+        text = _squash("".join(self._text or []))
+        if tag == "dt":
+            self._dt, self._text = text, None
+        elif tag == "dd" and self._dt is not None:
+            self.pairs.append((self._dt, text))
+            self._dt, self._text = None, None
+        elif tag in ("th", "td") and self._row is not None:
+            self._row.append((tag, text))
+            self._text, self._cell = None, None
+        elif tag == "tr" and self._row is not None:
+            self.rows.append(self._row)
+            if len(self._row) == 2 and self._row[0][0] == "th" and self._row[1][0] == "td":
+                self.pairs.append((self._row[0][1], self._row[1][1]))
+            self._row = None
+        elif tag == "label":
+            if self._label_for:
+                self.labels[self._label_for] = text
+            self._text, self._label_for = None, None
+        elif tag == "option" and self._select is not None and self._option is not None:
+            value, selected = self._option
+            self._select[1].append((text or value, selected))
+            self._text, self._option = None, None
+        elif tag == "select" and self._select is not None:
+            name, options = self._select
+            self.selects[name] = [label for label, _ in options]
+            chosen = [label for label, selected in options if selected]
+            self.controls.append((name, chosen[0] if chosen else ""))
+            self._select = None
+        elif tag == "textarea" and self._textarea is not None:
+            self.controls.append((self._textarea, "".join(self._text or []).strip()))
+            self._text, self._textarea = None, None
+
+    def handle_data(self, data: str) -> None:
+        if not self._skip and self._text is not None:
+            self._text.append(data)
+
+
+def _parse(page: str) -> _PageParser:
+    parser = _PageParser()
+    parser.feed(page)
+    parser.close()
+    return parser
+
+
+def record_values(page: str) -> dict[str, str]:
+    """label -> value of what a page shows of one record, and name -> served value of its form's
+    controls (a person's label of a control is kept beside it: "IBAN (iban)")."""
+    parser = _parse(page)
+    out: dict[str, str] = {}
+    for label, value in parser.pairs:
+        if label and label not in out:
+            out[label] = value
+    if out:  # a page showing the record: its forms are actions on it, their values suggestions
+        return dict(list(out.items())[:MAX_VALUES])
+    names = {name: parser.labels.get(cid, "") for cid, name in parser._ids.items() if cid}
+    for name, value in parser.controls:
+        if value.strip():
+            label = names.get(name, "")
+            out[f"{label} ({name})" if label else name] = value.strip()
+    return dict(list(out.items())[:MAX_VALUES])
+
+
+def vendor_names(page: str) -> list[str]:
+    """The vendors a page lists: the vendor column of its tables, or the options of a vendor select."""
+    parser = _parse(page)
+    names: list[str] = []
+    column: int | None = None
+    for row in parser.rows:
+        if row and all(tag == "th" for tag, _ in row):
+            column = next((i for i, (_, text) in enumerate(row) if VENDOR_COLUMN.match(text)), None)
+        elif column is not None and column < len(row):
+            names.append(row[column][1])
+    for name, options in parser.selects.items():
+        if VENDOR_SELECT.search(name):
+            names.extend(re.sub(r"^\W*(choose|select)\b.*$", "", o, flags=re.IGNORECASE) for o in options)
+    return list(dict.fromkeys(n for n in names if n.strip()))
+
+
+def read_record(page_url: str | None, fetch: Fetch | None) -> RecordState | None:
+    """The record on the page the form was filled on, as the system serves it now (None: unread)."""
+    if not page_url or fetch is None:
+        return None
+    page = fetch(page_url)
+    if page is None:
+        return None
+    return RecordState(page=page_url, values=record_values(page))
+
+
+def known_vendors(url: str, rules: RiskRules, fetch: Fetch | None) -> tuple[list[str] | None, str | None]:
+    """(the vendors the target's system lists, the page read) — (None, page) when it cannot be read,
+    (None, None) when the rules name no vendor list for that system."""
+    page = rules.vendor_list_for(url)
+    if page is None or fetch is None:
+        return None, page
+    target = urljoin(url, page)
+    html = fetch(target)
+    return (vendor_names(html) if html is not None else None), target

@@ -1,0 +1,194 @@
+"""The approvals: the worklist, one approval as a decision page, the source documents its values
+cite, the filled form's screenshot, and the decisions (one, or in bulk)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from starlette.requests import Request
+from starlette.responses import FileResponse, PlainTextResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from taskcrew.approvals.authority import ACTIONS
+from taskcrew.approvals.identity import Identity
+from taskcrew.console.expected import expected_after
+from taskcrew.console.sessions import Session
+from taskcrew.console.web import Web
+from taskcrew.console.worklist import (
+    FLAG_WORDS,
+    SORTS,
+    field_sources,
+    filter_items,
+    sort_items,
+    summary_text,
+    work_item,
+)
+
+
+def _int(value: str | None) -> int | None:
+    return int(value) if value and value.isdigit() and len(value) < 7 else None
+
+
+def routes(web: Web) -> list[BaseRoute]:
+    console, systems = web.console, web.settings.systems
+
+    @web.signed_in
+    async def approvals(request: Request, session: Session) -> Response:
+        views = await asyncio.to_thread(console.approver.pending)
+        everything = [work_item(v, console.rules, systems=systems) for v in views]
+        query = request.query_params
+        sort = next((s for s in SORTS if s == query.get("sort")), "age")
+        descending = query.get("dir", "desc" if sort in ("age", "risk") else "asc") == "desc"
+        flag = next((f for f in (*FLAG_WORDS, "none") if f == query.get("flag")), "")
+        names = sorted({i.system for i in everything if i.system})
+        system = next((s for s in names if s == query.get("system")), "")
+        q = query.get("q", "")[:200]
+        items = sort_items(filter_items(everything, flag=flag, system=system, q=q), sort, descending)
+        return web.page(
+            request,
+            "approvals.html",
+            session,
+            items=items,
+            total=len(everything),
+            sort=sort,
+            descending=descending,
+            flag=flag,
+            flags=FLAG_WORDS,
+            system=system,
+            systems=names,
+            q=q,
+            title="Approvals",
+        )
+
+    @web.signed_in
+    async def approval(request: Request, session: Session) -> Response:
+        try:
+            item = await asyncio.to_thread(console.jobs.approval, request.path_params["id"])
+        except LookupError as exc:
+            return web.not_found(request, session, str(exc))
+        view = console.approver.view(item)
+        work = work_item(view, console.rules, systems=systems)
+        run_name = Path(view.job.run_dir).name if view.job and view.job.run_dir else None
+        run = await asyncio.to_thread(console.runs.detail, run_name) if run_name else None
+        return web.page(
+            request,
+            "approval.html",
+            session,
+            view=view,
+            work=work,
+            summary=summary_text(view),
+            expected=expected_after(item.request, work.system, web.settings.sandbox)
+            if item.request and not work.creating and not view.problem
+            else [],
+            rules=console.rules,
+            plan=run.plan if run else None,
+            run_name=run_name if run else None,
+            title=f"Approval {item.id}",
+        )
+
+    def cited_file(request: Request) -> tuple[str, str] | Response:
+        """(approval id, file) when the approval's values cite that file; else a refusal."""
+        approval_id, name = request.path_params["id"], request.query_params.get("file", "")
+        try:
+            view = console.approver.view(console.jobs.approval(approval_id))
+        except LookupError:
+            return PlainTextResponse("No such approval.", status_code=404)
+        cited = {ref.file for ref in field_sources(view).values() if ref.file}
+        if name not in cited:
+            return PlainTextResponse("This approval cites no such document.", status_code=404)
+        return approval_id, name
+
+    @web.signed_in
+    async def source_document(request: Request, session: Session) -> Response:
+        checked = cited_file(request)
+        if isinstance(checked, Response):
+            return web.not_found(request, session, "This approval cites no such document.")
+        approval_id, name = checked
+        line, page_no = _int(request.query_params.get("line")), _int(request.query_params.get("page"))
+        find = request.query_params.get("find", "")[:200]
+        doc = await asyncio.to_thread(console.documents.view, name, line, page_no, find)
+        if isinstance(doc, str):
+            return web.not_found(request, session, doc)
+        field = request.query_params.get("field", "")[:100]
+        return web.page(
+            request,
+            "document.html",
+            session,
+            doc=doc,
+            approval_id=approval_id,
+            file=name,
+            field=field,
+            title=f"Source: {name}",
+        )
+
+    async def source_image(request: Request) -> Response:
+        if refused := web.anonymous(request):
+            return refused
+        checked = cited_file(request)
+        if isinstance(checked, Response):
+            return checked
+        _, name = checked
+        page_no = _int(request.query_params.get("page"))
+        if page_no is not None:
+            png = await asyncio.to_thread(console.documents.pdf_page_png, name, page_no)
+            if png is None:
+                return PlainTextResponse("No such page.", status_code=404)
+            return Response(png, media_type="image/png")
+        image = await asyncio.to_thread(console.documents.image, name)
+        if image is None:
+            return PlainTextResponse("This document is not an image.", status_code=404)
+        return Response(image[0], media_type=image[1])
+
+    async def approval_screenshot(request: Request) -> Response:
+        if refused := web.anonymous(request):
+            return refused
+        try:
+            item = console.jobs.approval(request.path_params["id"])
+        except LookupError:
+            return PlainTextResponse("No such approval.", status_code=404)
+        if not item.screenshot or not Path(item.screenshot).is_file() or not item.screenshot.endswith(".png"):
+            return PlainTextResponse("This approval has no screenshot.", status_code=404)
+        return FileResponse(item.screenshot, media_type="image/png")
+
+    async def decide(request: Request) -> Response:
+        checked = await web.checked_post(request)
+        if isinstance(checked, Response):
+            return checked
+        session, form = checked
+        approval_id = request.path_params["id"]
+        wanted = form.get("action")
+        action = next((a for a in ACTIONS if a == wanted), None)
+        if action is None:
+            return web.back(
+                request, f"/approvals/{approval_id}", "Choose approve, reject or answer.", "error"
+            )
+        text = str(form.get("text") or "")
+        who = Identity(name=session.user, proof="console")
+        result = await asyncio.to_thread(console.approver.decide, approval_id, action, who, text)
+        kind = "error" if result.status == "refused" else "info"
+        target = "/approvals" if result.status == "decided" else f"/approvals/{approval_id}"
+        return web.back(request, target, result.message, kind)
+
+    async def bulk(request: Request) -> Response:
+        checked = await web.checked_post(request)
+        if isinstance(checked, Response):
+            return checked
+        session, form = checked
+        ids = [str(v) for v in form.getlist("ids")]
+        who = Identity(name=session.user, proof="console")
+        results = await asyncio.to_thread(console.approver.bulk_approve, ids, who)
+        refused = [r for r in results if r.status == "refused"]
+        if refused:
+            return web.back(request, "/approvals", refused[0].message, "error")
+        return web.back(request, "/approvals", f"{len(results)} approvals approved.")
+
+    return [
+        Route("/approvals", approvals),
+        Route("/approvals/bulk", bulk, methods=["POST"]),
+        Route("/approvals/{id}", approval),
+        Route("/approvals/{id}/screenshot", approval_screenshot),
+        Route("/approvals/{id}/source", source_document),
+        Route("/approvals/{id}/source/image", source_image),
+        Route("/approvals/{id}/decide", decide, methods=["POST"]),
+    ]

@@ -1,0 +1,156 @@
+"""Jobs: the list with a status filter, submitting a task, one job's page with its history and its
+run's timeline followed live (server-sent events), cancel and retry."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response, StreamingResponse
+from starlette.routing import BaseRoute, Route
+
+from taskcrew.console.sessions import Session
+from taskcrew.console.web import Handler, Web
+from taskcrew.jobs.models import ACTIVE, Job, JobOptions, JobStatus
+from taskcrew.jobs.store import InvalidChange, UnknownJob
+
+JOB_STATUSES: tuple[JobStatus, ...] = ("queued", "running", "waiting", "finished", "failed", "cancelled")
+
+
+def sse(event: str, data: dict[str, Any]) -> str:
+    body = json.dumps(data, ensure_ascii=False, default=str)  # JSON escapes newlines: one data line
+    return f"event: {event}\ndata: {body}\n\n"
+
+
+def routes(web: Web) -> list[BaseRoute]:
+    console = web.console
+
+    @web.signed_in
+    async def jobs_list(request: Request, session: Session) -> Response:
+        wanted = request.query_params.get("status", "")
+        status = next((s for s in JOB_STATUSES if s == wanted), None)
+        items = await asyncio.to_thread(console.jobs.list, status)
+        return web.page(
+            request,
+            "jobs.html",
+            session,
+            jobs=items,
+            status=status or "",
+            statuses=JOB_STATUSES,
+            title="Jobs",
+        )
+
+    def job_context(job: Job) -> dict[str, Any]:
+        run_name = Path(job.run_dir).name if job.run_dir else None
+        detail = console.runs.detail(run_name) if run_name else None
+        return {
+            "job": job,
+            "events": console.jobs.events(job.id),
+            "run": detail,
+            "run_name": run_name if detail else None,
+            "approvals": console.jobs.approvals(job_id=job.id),
+            "active": job.status in ACTIVE,
+        }
+
+    @web.signed_in
+    async def job_page(request: Request, session: Session) -> Response:
+        try:
+            job = await asyncio.to_thread(console.jobs.get, request.path_params["id"])
+        except UnknownJob as exc:
+            return web.not_found(request, session, str(exc))
+        ctx = await asyncio.to_thread(job_context, job)
+        return web.page(request, "job.html", session, title=f"Job {job.id}", **ctx)
+
+    async def submit(request: Request) -> Response:
+        checked = await web.checked_post(request)
+        if isinstance(checked, Response):
+            return checked
+        session, form = checked
+        task = str(form.get("task") or "")
+        options = JobOptions(
+            worker_model=str(form.get("model") or "").strip() or None,
+            verifier_model=str(form.get("verifier_model") or "").strip() or None,
+        )
+        try:
+            job = await asyncio.to_thread(
+                console.jobs.submit,
+                task,
+                submitted_by=session.user,
+                submitted_proof="console",
+                options=options,
+            )
+        except InvalidChange as exc:
+            return web.back(request, "/jobs", str(exc), "error")
+        console.audit.append(session.user, "submit", job.id, {"task": job.task, **options.model_dump()})
+        return web.back(request, f"/jobs/{job.id}", f"Job {job.id} submitted; a worker will pick it up.")
+
+    def job_action(name: str) -> Handler:
+        async def handler(request: Request) -> Response:
+            checked = await web.checked_post(request)
+            if isinstance(checked, Response):
+                return checked
+            session, _ = checked
+            job_id = request.path_params["id"]
+            try:
+                method = console.jobs.cancel if name == "cancel" else console.jobs.retry
+                await asyncio.to_thread(method, job_id, by=session.user)
+            except (InvalidChange, UnknownJob) as exc:
+                console.audit.append(session.user, f"{name}_refused", job_id, {"reason": str(exc)})
+                return web.back(request, f"/jobs/{job_id}", str(exc), "error")
+            console.audit.append(session.user, name, job_id, {})
+            done = "cancelled" if name == "cancel" else "queued again"
+            return web.back(request, f"/jobs/{job_id}", f"Job {job_id} {done}.")
+
+        return handler
+
+    async def job_live(request: Request) -> Response:
+        if refused := web.anonymous(request):
+            return refused
+        job_id = request.path_params["id"]
+        try:
+            console.jobs.get(job_id)
+        except UnknownJob:
+            return PlainTextResponse("No such job.", status_code=404)
+
+        async def stream() -> AsyncIterator[str]:
+            sent_events, sent_timeline = 0, 0
+            last_status = ""
+            while True:
+                if await request.is_disconnected():
+                    return
+                job = await asyncio.to_thread(console.jobs.get, job_id)
+                events = await asyncio.to_thread(console.jobs.events, job_id)
+                timeline: list[Any] = []
+                if job.run_dir:
+                    detail = await asyncio.to_thread(console.runs.detail, Path(job.run_dir).name)
+                    timeline = detail.story if detail else []
+                for e in events[sent_events:]:
+                    yield sse(
+                        "event", {"at": str(e.at)[:19], "kind": e.kind, "detail": e.detail, "actor": e.actor}
+                    )
+                for item in timeline[sent_timeline:]:
+                    yield sse("timeline", item.model_dump(mode="json"))
+                sent_events, sent_timeline = len(events), len(timeline)
+                status = f"{job.status} {job.outcome or ''}".strip()
+                if status != last_status:
+                    yield sse("status", {"status": job.status, "outcome": job.outcome, "reason": job.reason})
+                    last_status = status
+                if job.status not in ACTIVE:
+                    yield sse("done", {"status": job.status})
+                    return
+                await asyncio.sleep(0.5)
+
+        return StreamingResponse(stream(), media_type="text/event-stream")
+
+    return [
+        Route("/jobs", jobs_list, methods=["GET"]),
+        Route("/jobs", submit, methods=["POST"]),
+        Route("/jobs/{id}", job_page),
+        Route("/jobs/{id}/live", job_live),
+        Route("/jobs/{id}/cancel", job_action("cancel"), methods=["POST"]),
+        Route("/jobs/{id}/retry", job_action("retry"), methods=["POST"]),
+    ]

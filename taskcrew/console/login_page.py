@@ -1,0 +1,94 @@
+"""Sign in (a user from the users file, or the start-up token), sign out, and the home redirect."""
+
+from __future__ import annotations
+
+import secrets
+from urllib.parse import urlsplit
+
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from taskcrew.console.security import same_origin, token_ok
+from taskcrew.console.web import LOGIN_COOKIE, SESSION_COOKIE, Web
+
+
+def routes(web: Web) -> list[BaseRoute]:
+    console, settings = web.console, web.settings
+
+    def form_page(
+        request: Request, nxt: str, status_code: int = 200, error: str = "", max_age: int | None = 3600
+    ) -> Response:
+        token = secrets.token_urlsafe(24)
+        response = web.page(
+            request,
+            "login.html",
+            None,
+            status_code=status_code,
+            login_csrf=token,
+            next=nxt,
+            token_mode=not console.auth.users,
+            error=error,
+        )
+        response.set_cookie(
+            LOGIN_COOKIE,
+            token,
+            httponly=True,
+            samesite="strict",
+            secure=settings.cookie_secure,
+            max_age=max_age,
+        )
+        return response
+
+    async def login_form(request: Request) -> Response:
+        return form_page(request, request.query_params.get("next", "/"))
+
+    async def login(request: Request) -> Response:
+        form = await request.form()
+        nxt = str(form.get("next") or "/")
+        if not nxt.startswith("/") or nxt.startswith("//") or urlsplit(nxt).netloc:
+            nxt = "/"
+        if not same_origin(request) or not token_ok(form.get("csrf"), request.cookies.get(LOGIN_COOKIE)):
+            return PlainTextResponse(
+                "Refused: the login form did not come from the console. Reload it.", status_code=403
+            )
+        name = str(form.get("username") or "").strip()
+        user = console.auth.check(name, str(form.get("password") or ""))
+        if user is None:
+            console.audit.append(name or "(empty)", "login_failed", "/login", {})
+            error = "Wrong name or password." if console.auth.users else "Wrong token."
+            return form_page(request, nxt, status_code=401, error=error, max_age=None)
+        session_id, _ = console.sessions.create(user)
+        console.audit.append(user, "login", "/login", {})
+        response = RedirectResponse(nxt, status_code=303)
+        response.set_cookie(
+            SESSION_COOKIE,
+            session_id,
+            httponly=True,
+            samesite="strict",
+            secure=settings.cookie_secure,
+            max_age=int(settings.session_hours * 3600),
+        )
+        response.delete_cookie(LOGIN_COOKIE)
+        return response
+
+    async def logout(request: Request) -> Response:
+        checked = await web.checked_post(request)
+        if isinstance(checked, Response):
+            return checked
+        session, _ = checked
+        console.sessions.delete(request.cookies.get(SESSION_COOKIE))
+        console.audit.append(session.user, "logout", "/logout", {})
+        response = RedirectResponse("/login", status_code=303)
+        response.delete_cookie(SESSION_COOKIE)
+        return response
+
+    async def home(request: Request) -> Response:
+        return RedirectResponse("/approvals", status_code=303)
+
+    return [
+        Route("/", home),
+        Route("/login", login_form, methods=["GET"]),
+        Route("/login", login, methods=["POST"]),
+        Route("/logout", logout, methods=["POST"]),
+    ]

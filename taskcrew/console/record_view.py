@@ -1,0 +1,61 @@
+"""The changed record, as the system showed it when the worker asked (``ApprovalRequest.record``,
+read by the gate: ``approvals/record.py``), and the vendors it knows (``known_vendors``): the
+"before" of each field sent, the record's own values, and whether the payee is a new vendor."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit
+
+from taskcrew.approvals.authority import ApprovalView
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[\W_]+", "", text.casefold())
+
+
+def before_values(view: ApprovalView) -> dict[str, tuple[str, str]]:
+    """For each field sent, (the record's label, its value now) as the system showed it when the
+    worker asked (its page read again: a details list, a table row, or the edit form as served),
+    matched by the field's name or the label beside it; fields the record does not show are left out."""
+    request = view.approval.request
+    if request is None or request.record is None:
+        return {}
+    keys: dict[str, tuple[str, str]] = {}
+    for key, value in request.record.values.items():
+        label, _, name = key.rpartition(" (") if key.endswith(")") else (key, "", "")
+        for k in (key, label, name.rstrip(")")):
+            if k.strip():
+                keys.setdefault(_norm(k), (key, value))
+    out: dict[str, tuple[str, str]] = {}
+    for name, _ in view.fields:
+        for k in (name, re.sub(r"_?id$", "", name)):
+            if _norm(k) in keys:
+                out[name] = keys[_norm(k)]
+                break
+    return out
+
+
+def record_fields(view: ApprovalView) -> list[tuple[str, str]]:
+    """The changed record's values as (name, value), its labels as field names ("Due_date")."""
+    request = view.approval.request
+    if request is None or request.record is None or view.problem:
+        return []
+    return [(k.replace(" ", "_"), v) for k, v in request.record.values.items()]
+
+
+def new_vendor(vendor: str, system: str, view: ApprovalView) -> str | None:
+    """Why the payee is a new vendor (None: it is not, or nobody knows): it is not among the vendors
+    the target system listed when the worker asked, or the submission creates a vendor."""
+    request = view.approval.request
+    if request is None:
+        return None
+    if re.search(r"/vendors?/(new|create)\b", urlsplit(request.url).path):
+        return "creates a vendor"
+    known = request.known_vendors
+    if known is None or not vendor:
+        return None
+    if _norm(vendor) in {_norm(v) for v in known}:
+        return None
+    where = f" ({request.vendors_page})" if request.vendors_page else ""
+    return f"“{vendor}” is not among the {len(known)} vendors {system} lists{where}"

@@ -1,0 +1,179 @@
+"""What every page of the console shares: the Console (settings, sessions, the job store, the
+approvals authority, artifacts), the templates, and the request helpers a page's routes use —
+the session, the login redirect, CSRF-checked POSTs, the server-kept message after an action."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import jinja2
+from markdown_it import MarkdownIt
+from starlette.datastructures import FormData
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.templating import Jinja2Templates
+
+from taskcrew.approvals.authority import Authority
+from taskcrew.approvals.rules import load_rules
+from taskcrew.console.artifacts import EvalResults, RunsDir
+from taskcrew.console.auth import Authenticator, load_users
+from taskcrew.console.documents import Documents
+from taskcrew.console.security import same_origin, token_ok
+from taskcrew.console.sessions import Session, SessionStore
+from taskcrew.console.settings import ConsoleSettings
+from taskcrew.console.worklist import shown_value
+from taskcrew.jobs.store import Jobs, JobStoreError
+
+HERE = Path(__file__).parent
+SESSION_COOKIE = "taskcrew_console"
+LOGIN_COOKIE = "taskcrew_console_login"
+
+Handler = Callable[[Request], Awaitable[Response]]
+SignedInHandler = Callable[[Request, Session], Awaitable[Response]]
+
+
+class Console:
+    """Everything the handlers share; built once per app from the settings."""
+
+    def __init__(self, settings: ConsoleSettings, jobs: Jobs | None = None) -> None:
+        self.settings = settings
+        state = settings.state_dir
+        state.mkdir(parents=True, exist_ok=True)
+        self.auth = Authenticator(load_users(settings.users_file), token=settings.token)
+        if not self.auth.users and settings.token is None:
+            raise ValueError(
+                f"No console users in {settings.users_file} and no token: add one with "
+                "`taskcrew console add-user NAME`, or start without users to get a login token."
+            )
+        try:
+            self.sessions = SessionStore(state / "console.sqlite3", ttl_seconds=settings.session_hours * 3600)
+        except (sqlite3.DatabaseError, RuntimeError) as exc:
+            raise ValueError(
+                f"The console's database {state / 'console.sqlite3'} cannot be used ({exc}); move it aside: "
+                "everyone logs in again and pending first approvals must be given again."
+            ) from exc
+        self.rules = load_rules(settings.risk_rules)
+        self._owns_jobs = jobs is None
+        self.jobs = jobs if jobs is not None else Jobs.open(settings.jobs_url)
+        # the console is a thin client of the approvals authority (rules, identities, signatures, audit)
+        self.approver = Authority(
+            self.jobs, self.rules, home=settings.approvals_dir, users_file=settings.users_file
+        )
+        self.audit = self.approver.audit
+        self.runs = RunsDir(settings.runs_dirs, extra=self._job_run_dirs)
+        self.evals = EvalResults(settings.eval_dirs)
+        self.documents = Documents(settings.sandbox)
+
+    def _job_run_dirs(self) -> list[Path]:
+        try:
+            return [Path(j.run_dir) for j in self.jobs.list(limit=500) if j.run_dir]
+        except JobStoreError:
+            return []
+
+    def close(self) -> None:
+        self.sessions.close()
+        if self._owns_jobs:
+            self.jobs.close()
+
+
+_md = MarkdownIt("js-default")  # raw HTML off, unsafe link schemes refused
+
+
+def markdown(text: str) -> str:
+    """report.md as HTML inside a page: its headings one level down (the page has its own h1),
+    its table headers marked as column headers."""
+    html = _md.render(text)
+    for level in range(5, 0, -1):
+        html = html.replace(f"<h{level}>", f"<h{level + 1}>").replace(f"</h{level}>", f"</h{level + 1}>")
+    return re.sub(r"<th(?=[ >])", '<th scope="col"', html)
+
+
+def _job_note(job: Any) -> str:
+    from taskcrew.jobs.liveness import state_note
+
+    return state_note(job)
+
+
+def templates() -> Jinja2Templates:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(HERE / "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["when"] = lambda v: "" if v is None else str(v)[:19].replace("T", " ")
+    env.filters["money"] = lambda v: "—" if v is None else f"${float(v):.4f}"
+    env.filters["urlpart"] = lambda v: quote(str(v), safe="")
+    env.filters["shown"] = shown_value
+    env.filters["job_note"] = _job_note  # orphaned, parked, interrupted: what to do (jobs.liveness)
+    return Jinja2Templates(env=env)
+
+
+class Web:
+    """The request helpers every page's routes are built from (one per app)."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.settings = console.settings
+        self.templates = templates()
+
+    def session_of(self, request: Request) -> Session | None:
+        return self.console.sessions.get(request.cookies.get(SESSION_COOKIE))
+
+    def page(
+        self, request: Request, name: str, session: Session | None, status_code: int = 200, **ctx: Any
+    ) -> Response:
+        # The message after an action is kept with the session on the server (never in a cookie or
+        # the URL, where another page on this host or a crafted link could put words in our mouth).
+        flash, kind = (
+            self.console.sessions.take_flash(request.cookies.get(SESSION_COOKIE)) if session else ("", "info")
+        )
+        ctx.setdefault("flash", flash)
+        ctx.setdefault("flash_kind", kind)
+        ctx.setdefault("title", "Sign in")
+        return self.templates.TemplateResponse(
+            request, name, {"session": session, "nav": name.split(".")[0], **ctx}, status_code=status_code
+        )
+
+    def to_login(self, request: Request) -> Response:
+        target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        return RedirectResponse(f"/login?next={quote(target, safe='')}", status_code=303)
+
+    def signed_in(self, handler: SignedInHandler) -> Handler:
+        """A page for signed-in people: anyone else goes to the login page (and comes back after)."""
+
+        async def guarded(request: Request) -> Response:
+            session = self.session_of(request)
+            return self.to_login(request) if session is None else await handler(request, session)
+
+        return guarded
+
+    def back(self, request: Request, path: str, msg: str, kind: str = "info") -> RedirectResponse:
+        self.console.sessions.flash(request.cookies.get(SESSION_COOKIE), msg, kind)
+        return RedirectResponse(path, status_code=303)
+
+    async def checked_post(self, request: Request) -> tuple[Session, FormData] | Response:
+        session = self.session_of(request)
+        if session is None:
+            return PlainTextResponse("Log in first.", status_code=401)
+        form = await request.form()
+        if not same_origin(request) or not token_ok(form.get("csrf"), session.csrf):
+            self.console.audit.append(session.user, "csrf_refused", request.url.path, {})
+            return PlainTextResponse(
+                "Refused: this form did not come from the console (CSRF check failed). Reload the page and try again.",
+                status_code=403,
+            )
+        return session, form
+
+    def not_found(self, request: Request, session: Session | None, what: str) -> Response:
+        return self.page(request, "error.html", session, status_code=404, title="Not found", message=what)
+
+    def anonymous(self, request: Request) -> Response | None:
+        """For files and streams: a refusal for a request without a session, else None."""
+        return (
+            PlainTextResponse("Log in first.", status_code=401) if self.session_of(request) is None else None
+        )
