@@ -34,6 +34,7 @@ from taskcrew.console.auth import Authenticator, load_users
 from taskcrew.console.charts import sweep_charts
 from taskcrew.console.documents import Documents
 from taskcrew.console.facts_page import FactsDesk, fact_routes
+from taskcrew.console.routines_page import RoutinesDesk, routine_routes
 from taskcrew.console.security import SecurityHeaders, allowed_hosts, same_origin, token_ok
 from taskcrew.console.sessions import Session, SessionStore
 from taskcrew.console.settings import ConsoleSettings
@@ -634,6 +635,7 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
         Route("/eval/{key}", eval_page),
         Route("/audit", audit_page),
         *fact_routes(FactsDesk(), page, signed_in, checked_post, back, console.audit),
+        *routine_routes(RoutinesDesk(), page, signed_in, not_found),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
 
