@@ -89,10 +89,10 @@ def main() -> None:
         os.environ["TASKCREW_ROUTINES_LEARN"] = "0"  # the agent repeats propose nothing new
         for _ in range(args.repeats):
             for mode in ("replay", "agent"):
-                if mode == "agent":
-                    store.retire("enter-invoice", None)
-                else:
-                    store.accept("enter-invoice", drafts[-1].version, "bench")
+                # the agent's repeats see no routine (an empty folder); the replays see the accepted one
+                os.environ["TASKCREW_ROUTINES"] = str(
+                    tmp / ("no-routines" if mode == "agent" else "routines")
+                )
                 if args.cold:
                     PARSED.clear()
                 started = time.monotonic()
