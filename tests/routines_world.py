@@ -3,6 +3,7 @@ its routine learned and accepted, and runs that replay it — all on one real Wo
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from taskcrew.recipes.commands import current_library
 def chore(vendor: str, approvals: str = "approve") -> EvalCase:
     """The headline chore for ``vendor`` as the recipe `enter-invoice` expands it."""
     case = EvalCase(
-        id="routine-" + "-".join(vendor.lower().split())[:40].strip("-").replace(".", ""),
+        id="routine-" + re.sub(r"[^a-z0-9]+", "-", vendor.lower())[:40].strip("-"),
         recipe=RecipeUse(name="enter-invoice", params={"vendor": vendor}),
         human=HumanScript(approvals=approvals),  # type: ignore[arg-type]
         expect=Expectation(outcomes=["done"]),

@@ -19,6 +19,7 @@ from starlette.types import ASGIApp
 from taskcrew.approvals.audit import AuditLogError
 from taskcrew.console import approvals_page, eval_page, jobs_page, login_page, runs_page
 from taskcrew.console.facts_page import FactsDesk, fact_routes
+from taskcrew.console.routines_page import RoutinesDesk, routine_routes
 from taskcrew.console.security import SecurityHeaders, allowed_hosts
 from taskcrew.console.settings import ConsoleSettings
 from taskcrew.console.web import HERE, Console, Web
@@ -33,6 +34,10 @@ def _facts(web: Web) -> list[BaseRoute]:
     )
 
 
+def _routines(web: Web) -> list[BaseRoute]:
+    return list(routine_routes(RoutinesDesk(), web.page, web.signed_in, web.not_found))
+
+
 # Every page of the console, in the order their routes are matched.
 PAGES: list[Callable[[Web], list[BaseRoute]]] = [
     login_page.routes,
@@ -41,6 +46,7 @@ PAGES: list[Callable[[Web], list[BaseRoute]]] = [
     runs_page.routes,
     eval_page.routes,
     _facts,
+    _routines,
 ]
 
 

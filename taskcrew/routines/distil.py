@@ -286,8 +286,9 @@ def distil_facts(facts: RunFacts, match: Match, files: Any = None) -> Routine:
     if search_param is None:
         raise DistilError(f"{match.recipe.name} has no parameter to find its document by")
     issuer = params[search_param]
+    named = {v.casefold() for v in params.values()}  # "SOYLENT FOODS" as printed is the parameter
     candidates = {
-        k: v for k, v in reported.items() if v and v not in params.values() and k not in ("file", "target")
+        k: v for k, v in reported.items() if v and v.casefold() not in named and k not in ("file", "target")
     }
     steps, obstacles = browser_steps(facts, params, candidates)
     used = {n for s in steps for n in re.findall(r"\{([a-z][a-z0-9_]*)\}", (s.value or "") + (s.url or ""))}

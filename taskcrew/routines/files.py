@@ -12,7 +12,12 @@ MAX_FILES = 20
 
 
 class FileStepFailed(Exception):
-    """The file work cannot be done by the routine (the reason goes to the agent)."""
+    """The file work cannot be done by the routine (the reason goes to the agent). ``new_issuer``:
+    only because the routine has not learned this issuer's template yet (growth, not a defect)."""
+
+    def __init__(self, reason: str, new_issuer: bool = False) -> None:
+        super().__init__(reason)
+        self.new_issuer = new_issuer
 
 
 @dataclass
@@ -35,7 +40,9 @@ def find_document(routine: Routine, params: dict[str, str], files: object) -> Fo
     template: Template | None = routine.template_for(words)
     if template is None:
         known = ", ".join(t.issuer for t in routine.templates)
-        raise FileStepFailed(f"the routine has no extraction template for {words!r} yet (it has: {known})")
+        raise FileStepFailed(
+            f"the routine has no extraction template for {words!r} yet (it has: {known})", new_issuer=True
+        )
     hits = files.search(words).hits  # type: ignore[attr-defined]
     paths = list(dict.fromkeys(h.path for h in hits))[:MAX_FILES]
     read: list[Found] = []

@@ -86,7 +86,8 @@ def _after(ctx: Any, state: Any, attached: Attached) -> None:
     if replayer is not None and replayer.outcome in ("replayed", "fell_back"):
         fell_back = replayer.outcome == "fell_back" or not verified
         reason = replayer.reason if replayer.outcome == "fell_back" else state.outcome_reason
-        counted = store.count(replayer.routine, fell_back=fell_back, reason=reason)
+        new_issuer = replayer.outcome == "fell_back" and replayer.new_issuer
+        counted = store.count(replayer.routine, fell_back=fell_back, reason=reason, in_a_row=not new_issuer)
         _note(
             ctx.run_dir,
             f"routine {counted.name} v{counted.version}: {replayer.outcome}"

@@ -23,15 +23,17 @@ from taskcrew.routines.files import FileStepFailed, find_document
 from taskcrew.routines.models import BrowserStep, PageExpect, Routine, Target
 
 PAGE_TRIES = 3
+FIELD_KINDS = ("type", "select", "check")
 
 
 class Fallback(Exception):
     """The routine cannot go on; the message says why (for the agent and the routine's record)."""
 
-    def __init__(self, reason: str, remaining: list[str]) -> None:
+    def __init__(self, reason: str, remaining: list[str], new_issuer: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
         self.remaining = remaining
+        self.new_issuer = new_issuer  # no template for this issuer yet: not a sign the routine is broken
 
 
 class Rejected(Exception):
@@ -93,6 +95,7 @@ class Replayer:
         self.outcome: str = "not_started"  # replayed | fell_back | rejected
         self.reason = ""
         self.at_step = ""
+        self.new_issuer = False
 
     # ------------------------------------------------------------------ the Flow's entry point
     def __call__(self, ctx: Any, state: RunState) -> bool:
@@ -111,7 +114,7 @@ class Replayer:
             ctx.tracer.emit(ControlEvent(action="end:rejected", reason=state.outcome_reason))
             return True
         except Fallback as fell:
-            self.outcome, self.reason = "fell_back", fell.reason
+            self.outcome, self.reason, self.new_issuer = "fell_back", fell.reason, fell.new_issuer
             remaining = "\n".join(f"- {s}" for s in fell.remaining) or "- (none)"
             ctx.notes.append(
                 f"The routine {self._label()} stopped: {fell.reason}. Its remaining steps were:\n{remaining}"
@@ -174,7 +177,9 @@ class Replayer:
         try:
             found = find_document(self.routine, self.params, ctx.toolbox.files)
         except FileStepFailed as exc:
-            raise Fallback(f"file work: {exc}", ["find and read the document", *self._remaining(0)]) from exc
+            raise Fallback(
+                f"file work: {exc}", ["find and read the document", *self._remaining(0)], exc.new_issuer
+            ) from exc
         values = {k: v for k, v in found.values.items() if k in self.routine.values}
         summary = (
             f"{found.path}: "
@@ -261,18 +266,26 @@ class Replayer:
                 raise Fallback(
                     f"the page is {obs.url}, not the one step {step.describe()!r} expects", self._remaining(i)
                 )
-            element = resolve(obs, step.target)  # type: ignore[arg-type]
-            if element is None:
-                raise Fallback(f"{step.target.describe()} is not on {obs.url}", self._remaining(i))  # type: ignore[union-attr]
-            result = session.act([self._action(step, element, values, erp, i)])
+            batch = self._batch(steps, i)
+            actions = []
+            for j in batch:
+                element = resolve(obs, steps[j].target)  # type: ignore[arg-type]
+                if element is None:
+                    raise Fallback(f"{steps[j].target.describe()} is not on {obs.url}", self._remaining(j))  # type: ignore[union-attr]
+                actions.append(self._action(steps[j], element, values, erp, j))
+            result = session.act(actions)  # one call for a form's fields: one fresh look at the end
             if any(d.outcome == "rejected" for d in result.policy):
                 raise Rejected(next(d.message() for d in result.policy if d.outcome == "rejected"))
             after = result.observation
             if step.then is None:
                 if not result.ok:
-                    raise Fallback(f"{step.describe()}: {self._failure(result)}", self._remaining(i))
+                    at = i + max(len(result.ran) - 1, 0)
+                    raise Fallback(
+                        f"{steps[min(at, len(steps) - 1)].describe()}: {self._failure(result)}",
+                        self._remaining(at),
+                    )
                 obs = after
-                i += 1
+                i += len(result.ran) or 1  # the page changed mid-form: the rest is found on the new page
                 continue
             kind = self._after_submit(after, result, step)
             if kind == "done":
@@ -301,6 +314,23 @@ class Replayer:
             )
         assert obs is not None
         return obs
+
+    @staticmethod
+    def _batch(steps: list[BrowserStep], i: int) -> list[int]:
+        """Step ``i`` and the field steps after it on the same page, to be done in one call: typing,
+        choosing and ticking (a click, a submission or a new page ends the batch)."""
+        if steps[i].kind not in FIELD_KINDS or steps[i].then is not None:
+            return [i]
+        out = [i]
+        for j in range(i + 1, len(steps)):
+            if (
+                steps[j].kind not in FIELD_KINDS
+                or steps[j].then is not None
+                or steps[j].expect != steps[i].expect
+            ):
+                break
+            out.append(j)
+        return out
 
     def _after_submit(self, after: Any, result: Any, step: BrowserStep) -> str:
         if any(o.kind == "login_form" for o in after.obstacles):

@@ -142,13 +142,15 @@ class RoutineStore:
         self.save(retired)
         return retired
 
-    def count(self, routine: Routine, *, fell_back: bool, reason: str = "") -> Routine:
-        """One more replay of ``routine``: a success, or a fallback (in a row: flagged at FLAG_AFTER)."""
+    def count(self, routine: Routine, *, fell_back: bool, reason: str = "", in_a_row: bool = True) -> Routine:
+        """One more replay of ``routine``: a success, or a fallback (in a row: flagged at FLAG_AFTER).
+        ``in_a_row=False``: a fallback that says nothing against the routine (an issuer it has not
+        learned yet) is counted but neither flags it nor clears the flag."""
         current = self.get(routine.name, routine.version)
         if fell_back:
             update = {
                 "fallbacks": current.fallbacks + 1,
-                "fallbacks_in_a_row": current.fallbacks_in_a_row + 1,
+                "fallbacks_in_a_row": current.fallbacks_in_a_row + (1 if in_a_row else 0),
                 "last_fallback": reason[:600],
             }
         else:

@@ -70,9 +70,15 @@ class _Found:
     anchor: str
     rest: str
     score: int  # lower is better: a label line ("Invoice No. INV-2057") beats a sentence
+    at: int = 0  # the line it is on
+
+
+_COLUMN_GAP = re.compile(r"\s{3,}")  # OCR and PDF layouts print columns side by side on one line
 
 
 def _label(before: str) -> str | None:
+    """The label printed just before a value: the words of its own column (after the last wide gap)."""
+    before = _COLUMN_GAP.split(before.strip())[-1]
     anchor = before.strip().rstrip(":").strip()
     if not (2 <= len(anchor) <= MAX_ANCHOR) or not re.search(r"[A-Za-z]", anchor):
         return None
@@ -81,8 +87,12 @@ def _label(before: str) -> str | None:
     return before.strip()
 
 
-def _best(found: list[_Found]) -> _Found | None:
-    return min(found, key=lambda f: (f.score, len(f.anchor))) if found else None
+def _best(found: list[_Found], last: bool = False) -> _Found | None:
+    """The best place; of equal ones the shortest label, or (``last``) the one printed last — a
+    total is printed after a subtotal of the same amount."""
+    if not found:
+        return None
+    return min(found, key=lambda f: (f.score, -f.at if last else 0, len(f.anchor)))
 
 
 def _find_text(lines: list[str], value: str) -> _Found | None:
@@ -124,7 +134,7 @@ def _amounts(rest: str) -> list[tuple[str, ap.ParsedAmount]]:
 
 def _find_amount(lines: list[str], value: Decimal) -> _Found | None:
     found = []
-    for line in lines:
+    for at, line in enumerate(lines):
         for match in _AMOUNT_TOKEN.finditer(line):
             try:
                 parsed = ap.parse_amount(match.group(0))
@@ -135,8 +145,8 @@ def _find_amount(lines: list[str], value: Decimal) -> _Found | None:
             anchor = _label(line[: match.start()])
             if anchor and not re.search(r"\d", anchor.rstrip(" %")[-1:]):
                 after = line[match.end() :].strip()
-                found.append(_Found(anchor, line[match.start() :], 0 if not after else 1))
-    return _best(found)
+                found.append(_Found(anchor, line[match.start() :], 0 if not after else 1, at))
+    return _best(found, last=True)
 
 
 def _split_terms(lines: list[str], issued: date, due: date) -> _Found | None:

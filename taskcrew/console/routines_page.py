@@ -1,0 +1,113 @@
+"""The console's page of routines: what each learned routine will do, for the person who reviews it.
+
+``GET /routines`` lists every version (status, clean replays and fallbacks, FLAGGED when it keeps
+falling back, the run it came from); ``GET /routines/{name}/{version}`` shows one step by step (the
+same lines as ``taskcrew routines show``) and its diff against the version it heals or the one
+before. The page only reads: accepting or retiring a version stays with ``taskcrew routines
+accept|retire`` (one approval path, with the CLI's own record of who reviewed it). The routines
+folder is the CLI's (``TASKCREW_ROUTINES`` or ``TASKCREW_HOME/routines``), read on every request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+Page = Callable[..., Response]
+
+
+@dataclass
+class Shown:
+    """One routine version as the page shows it."""
+
+    routine: Any
+    steps: list[str]
+    compared_with: int | None
+    diff: list[str]
+
+
+class RoutinesDesk:
+    """The routines folder, opened on each request (the CLI may change it at any time)."""
+
+    def __init__(self, folder: Path | None = None) -> None:
+        self._folder = folder
+
+    def _store(self) -> Any:
+        from taskcrew.routines.store import RoutineStore
+
+        return RoutineStore(self._folder)
+
+    def list(self) -> tuple[list[Any], list[str]]:
+        routines, problems = self._store().all()
+        return list(routines), list(problems)
+
+    def show(self, name: str, version: int) -> Shown | None:
+        from taskcrew.routines.distil import describe_routine
+        from taskcrew.routines.store import RoutineError, diff
+
+        store = self._store()
+        try:
+            routine = store.get(name, version)
+        except RoutineError:
+            return None
+        base = routine.based_on or routine.version - 1
+        old = next((r for r in store.versions(name) if r.version == base), None)
+        lines = diff(old, routine).splitlines() if old is not None else []
+        described = describe_routine(routine)  # its head (status, counts) is the page's own header
+        work = next((i for i, line in enumerate(described) if line.startswith("parameters:")), 0)
+        return Shown(routine, described[work:], old.version if old else None, lines)
+
+
+def routine_routes(
+    desk: RoutinesDesk,
+    page: Page,
+    signed_in: Callable[
+        [Callable[[Request, Any], Awaitable[Response]]], Callable[[Request], Awaitable[Response]]
+    ],
+    not_found: Callable[..., Response],
+) -> list[Route]:
+    """GET /routines and GET /routines/{name}/{version}, built from the console's own helpers."""
+
+    @signed_in
+    async def routines_page(request: Request, session: Any) -> Response:
+        routines, problems = await asyncio.to_thread(desk.list)
+        flagged = sum(1 for r in routines if r.flagged)
+        return page(
+            request,
+            "routines.html",
+            session,
+            routines=routines,
+            problems=problems,
+            flagged=flagged,
+            title="Routines",
+        )
+
+    @signed_in
+    async def routine_page(request: Request, session: Any) -> Response:
+        name = request.path_params["name"]
+        try:
+            version = int(request.path_params["version"])
+        except ValueError:
+            return not_found(
+                request, session, "A routine version is a number, e.g. /routines/enter-invoice/2."
+            )
+        shown = await asyncio.to_thread(desk.show, name, version)
+        if shown is None:
+            return not_found(request, session, f"No routine {name} v{version}: see /routines.")
+        return page(
+            request,
+            "routine.html",
+            session,
+            shown=shown,
+            routine=shown.routine,
+            title=f"Routine {name} v{version}",
+        )
+
+    return [Route("/routines", routines_page), Route("/routines/{name}/{version}", routine_page)]
