@@ -51,6 +51,7 @@ def test_login_required_and_sessions_survive_a_restart(console_env: ConsoleEnv) 
     page.goto(console_env.url + "/jobs")
     assert page.locator("#whoami").inner_text() == "ana"
     page.get_by_role("button", name="Log out").click()
+    page.wait_for_url(re.compile(r".*/login$"))  # the logout POST has been answered
     page.goto(console_env.url + "/jobs")
     assert page.url.startswith(f"{console_env.url}/login")
     entries = console_env.server.server.config.app.app.state.console.audit.entries()
