@@ -23,12 +23,12 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from knowledge_quality import Labelled, answers, foreign_queries, handbook_queries  # noqa: E402
+from knowledge_quality import Labelled, answers, foreign_queries, handbook_queries
 
-from taskcrew.knowledge import KnowledgeStore, MiniLMEmbedder  # noqa: E402
-from taskcrew.knowledge.lexical import Bm25Index  # noqa: E402
-from taskcrew.knowledge.procedures import _hit  # noqa: E402
-from taskcrew.knowledge.ranking import DenseIndex  # noqa: E402
+from taskcrew.knowledge import KnowledgeStore, MiniLMEmbedder
+from taskcrew.knowledge.lexical import Bm25Index
+from taskcrew.knowledge.procedures import _hit
+from taskcrew.knowledge.ranking import DenseIndex
 
 FEATURES = ("chunk", "section", "heading", "bm25", "bm25_section", "section_best", "feedback")
 
