@@ -14,7 +14,7 @@ Each measurement runs in a fresh process:
 - ``--folder-mb X --folder-files N``: a folder of N Markdown files (headings every few paragraphs)
   of X MB in all, ingested like `taskcrew knowledge ingest FOLDER`: chunks/s, peak RSS, progress
   reports seen; then the same folder again (content hashes: nothing chunked twice or embedded).
-- ``--search-chunks N``: warm search latency (p50/p95 of 50 queries, k=4) per ranking on a store
+- ``--search-chunks N`` (default 5,000; 0 skips it): warm search latency (p50/p95 of 50 queries, k=4) per ranking on a store
   of N chunks (real texts and sections, vectors written ready-made so the set-up takes minutes,
   not hours; latency does not depend on the vectors' values).
 Figures, not assertions. ``--threads``: onnxruntime threads (1 keeps a shared machine usable; 0:

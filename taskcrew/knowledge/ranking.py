@@ -88,8 +88,10 @@ class DenseIndex:
         owner = np.searchsorted(wanted, self.section_rows[rows])
         best = np.full(wanted.size, -1.0, dtype=np.float32)
         np.maximum.at(best, owner, chunk)
-        lex = np.asarray([lexical.get(int(r), 0.0) for r in rows], dtype=np.float32)
-        return rows, fuse(chunk, section[self.section_rows[rows]], lex, best[owner], weights)
+        lex = np.zeros(self.section_rows.size, dtype=np.float32)
+        if lexical:
+            lex[np.fromiter(lexical.keys(), dtype=np.int64)] = np.fromiter(lexical.values(), dtype=np.float32)
+        return rows, fuse(chunk, section[self.section_rows[rows]], lex[rows], best[owner], weights)
 
 
 def load_sections(texts: list[str], sections: Collection, embedder: MiniLMEmbedder) -> np.ndarray:
