@@ -14,7 +14,7 @@ Each measurement runs in a fresh process:
 - ``--folder-mb X --folder-files N``: a folder of N Markdown files (headings every few paragraphs)
   of X MB in all, ingested like `taskcrew knowledge ingest FOLDER`: chunks/s, peak RSS, progress
   reports seen; then the same folder again (content hashes: nothing chunked twice or embedded).
-- ``--search-chunks N``: warm search latency (p50/p95 of 50 queries, k=4) per ranking on a store
+- ``--search-chunks N`` (default 5,000; 0 skips it): warm search latency (p50/p95 of 50 queries, k=4) per ranking on a store
   of N chunks (real texts and sections, vectors written ready-made so the set-up takes minutes,
   not hours; latency does not depend on the vectors' values).
 Figures, not assertions. ``--threads``: onnxruntime threads (1 keeps a shared machine usable; 0:
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
 import subprocess
@@ -83,6 +84,13 @@ def rss_mb() -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return 0.0
+
+
+def cpu_s() -> float:
+    """CPU seconds of this process (all threads): a rate per CPU second says what two idle cores
+    would do when the machine is shared."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def peak_mb() -> float:
@@ -189,12 +197,12 @@ def child_folder(folder: str, store: str, threads: str) -> dict[str, object]:
         nonlocal reports
         reports += 1
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), cpu_s()
     report = knowledge.procedures.ingest([Path(folder)], on_chunks=on_chunks)
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, cpu_s() - cpu
     again_started = time.perf_counter()
     again = knowledge.procedures.ingest([Path(folder)])
-    return {"files": len(report.files), "chunks": report.chunks_added, "seconds": seconds, "base": base,
+    return {"files": len(report.files), "chunks": report.chunks_added, "seconds": seconds, "cpu": cpu, "base": base,
             "peak": peak_mb(), "reports": reports, "again_s": time.perf_counter() - again_started,
             "again_added": again.chunks_added, "again_unchanged": again.count("unchanged")}  # fmt: skip
 
@@ -268,7 +276,9 @@ def main() -> None:
     parser.add_argument("--index-chunks", type=int, default=0, help="Chroma's own RSS for N chunks")
     parser.add_argument("--folder-mb", type=float, default=0.0, help="ingest a folder of this size")
     parser.add_argument("--folder-files", type=int, default=40)
-    parser.add_argument("--search-chunks", type=int, default=0, help="warm search latency at N chunks")
+    parser.add_argument(
+        "--search-chunks", type=int, default=5000, help="warm search latency at N chunks (0: skip)"
+    )
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -297,13 +307,14 @@ def main() -> None:
             write_folder(docs, args.folder_mb, args.folder_files)
             f = run_child("folder", str(docs), str(folder / "folder-store"), threads)
             print(f"ingest folder {args.folder_mb:g} MB in {f['files']} files: {f['chunks']} chunks in "
-                  f"{f['seconds']:.0f} s ({f['chunks'] / f['seconds']:.1f} chunks/s); RSS {f['base']:.0f} MB "  # type: ignore[operator]
+                  f"{f['seconds']:.0f} s ({f['chunks'] / f['seconds']:.1f} chunks/s wall, {f['chunks'] / f['cpu']:.1f} per CPU second); RSS {f['base']:.0f} MB "  # type: ignore[operator]
                   f"after loading, peak {f['peak']:.0f} MB; {f['reports']} progress reports; again: "
-                  f"{f['again_unchanged']} unchanged, {f['again_added']} embedded, {f['again_s']:.1f} s", flush=True)  # fmt: skip
+                  f"{f['again_unchanged']} unchanged, {f['again_added']} embedded, {f['again_s']:.1f} s; "
+                  f"load {os.getloadavg()[0]:.1f}", flush=True)  # fmt: skip
         if args.search_chunks:
             r = run_child("search", str(folder / "search-store"), str(args.search_chunks))
             print(f"search at {r['chunks']} chunks, (first query s, warm p50 ms, p95 ms): section {r['section']}, "
-                  f"hybrid {r['hybrid']}; peak RSS {r['peak']:.0f} MB", flush=True)  # type: ignore[operator]  # fmt: skip
+                  f"hybrid {r['hybrid']}; peak RSS {r['peak']:.0f} MB; load {os.getloadavg()[0]:.1f}", flush=True)  # type: ignore[operator]  # fmt: skip
         if args.index_chunks:
             x = run_child("index", str(folder / "index-store"), str(args.index_chunks))
             print(f"Chroma alone, {args.index_chunks} chunks with ready vectors: RSS {x['base']:.0f} MB "

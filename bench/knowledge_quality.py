@@ -147,11 +147,15 @@ def main() -> int:
     parser.add_argument("--misses", action="store_true", help="list queries whose answer is not first")
     parser.add_argument("--ranking", nargs="+", choices=RANKINGS, default=list(RANKINGS))
     parser.add_argument("--only", choices=("handbooks", "foreign"), default=None)
+    parser.add_argument(
+        "--store", type=Path, default=None, help="keep the stores here (a second run embeds nothing)"
+    )
     args = parser.parse_args()
 
     embedder = MiniLMEmbedder()
     print(f"{'set':<8} {'ranking':<8} {'n':>3} {'hit@1':>6} {'hit@3':>6} {'MRR':>6} {'ms/query':>9}")
-    with tempfile.TemporaryDirectory(prefix="taskcrew-kbench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="taskcrew-kbench-") as scratch:
+        tmp = args.store or Path(scratch)
         if args.only in (None, "handbooks"):
             books, queries = handbook_queries()
             store = KnowledgeStore(Path(tmp) / "handbooks", embedder)

