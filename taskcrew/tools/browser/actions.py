@@ -20,6 +20,7 @@ from taskcrew.tools.browser.config import BrowserConfig
 from taskcrew.tools.browser.models import (
     Action,
     Back,
+    BoxScroll,
     Click,
     DismissModal,
     Drag,
@@ -538,11 +539,11 @@ class ActionExecutor:
     def scroll(self, action: Scroll) -> str:
         dy = action.pages * (0.9 if action.direction == "down" else -0.9)
         if action.index is None:
-            self.env.page.main_frame.evaluate("(dy) => window.scrollBy(0, dy * window.innerHeight)", dy)
-            return ""
-        _, locator = self._locate(action.index)
-        where = locator.evaluate(js_function("scrollBy", with_element=True), {"dy": dy})
-        return f"scrolled {where}"
+            moved = self.env.page.main_frame.evaluate(js_function("scrollPage"), {"dy": dy})
+        else:
+            _, locator = self._locate(action.index)
+            moved = locator.evaluate(js_function("scrollBy", with_element=True), {"dy": dy})
+        return _scrolled(moved, action.index)
 
     def navigate(self, url: str) -> str:
         page, policy, vault = self.env.page, self.env.policy, self.env.vault
@@ -629,3 +630,15 @@ class ActionExecutor:
             return f"clicked [{modals[0].index}]"
         self.env.page.keyboard.press("Escape")
         return "pressed Escape"
+
+
+def _scrolled(moved: dict[str, Any], index: int | None) -> str:
+    """What a scroll moved: the page, or an inner box and where it now is (``0–200 of 900px``)."""
+    if moved.get("where") == "page":
+        return ""
+    box = f"[{index}]" if not moved.get("where") else str(moved["where"])
+    if "top" not in moved:
+        return f"scrolled {box}"
+    at = BoxScroll(top=moved["top"], client=moved["client"], height=moved["height"])
+    end = " (at its end)" if at.top + at.client >= at.height - 2 else " (at its top)" if at.top == 0 else ""
+    return f"scrolled {box}: {at.render()}{end}"

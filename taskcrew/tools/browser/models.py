@@ -48,6 +48,17 @@ class FormTarget(BaseModel):
     action: str
 
 
+class BoxScroll(BaseModel):
+    """Where an inner scroller (a box that scrolls inside the page) is scrolled to, in CSS pixels."""
+
+    top: int
+    client: int
+    height: int
+
+    def render(self) -> str:
+        return f"scroll {self.top}–{self.top + self.client} of {self.height}px"
+
+
 class Element(BaseModel):
     index: int
     role: str
@@ -71,6 +82,8 @@ class Element(BaseModel):
     row: str | None = None
     """The key of the table row or card it belongs to (the row's first identifying cell, the card's
     heading): shown when the text around its number does not say it."""
+    scroll: BoxScroll | None = None
+    """Set when the element scrolls inside the page (role ``scrollable`` for a plain box)."""
 
     @property
     def playwright_selector(self) -> str:

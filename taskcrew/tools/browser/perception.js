@@ -361,6 +361,13 @@
 
   // ------------------------------------------------------------ interactivity & visibility
   const hasBox = (el) => { const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0; };
+  // An inner scroller: a box whose content scrolls inside it (a terms box, an overflow:auto list, a
+  // long textarea). Vertical only; the page itself is not one (the observation's scroll line says it).
+  const scrollOf = (el, style) => {
+    if (el === document.body || el === document.documentElement || el === document.scrollingElement) return null;
+    if (!/(auto|scroll)/.test(style.overflowY) || el.clientHeight < 20 || el.scrollHeight - el.clientHeight <= 8) return null;
+    return { top: Math.round(el.scrollTop), client: Math.round(el.clientHeight), height: Math.round(el.scrollHeight) };
+  };
   // Visually hidden helper text for screen readers (clip to nothing, 1px boxes).
   const srOnly = (el, style) => {
     if (style.clip === 'rect(0px, 0px, 0px, 0px)' || style.clipPath === 'inset(50%)') return true;
@@ -758,6 +765,8 @@
     // pointer cursor) that holds other numbered elements is dropped in favour of its contents.
     const chosen = new Set();
     const generic = new Set();
+    const boxes = [];
+    const scrollers = new Set();
     const collect = (node) => {
       if (node.nodeType !== Node.ELEMENT_NODE) return;
       const el = node;
@@ -770,7 +779,7 @@
       if (style.visibility === 'visible' && isInteractive(el, style) && hasBox(el)) {
         chosen.add(el);
         if (roleOf(el) === 'clickable' && !el.isContentEditable) generic.add(el);
-      }
+      } else if (style.visibility === 'visible' && scrollOf(el, style)) boxes.push(el);
       for (const k of (el.shadowRoot ? el.shadowRoot.childNodes : el.childNodes)) collect(k);
     };
     if (document.body) collect(document.body);
@@ -802,6 +811,9 @@
       if (own && own.length <= 60 && r.width * r.height < 0.25 * vpArea) ownNames.set(el, own);
       else chosen.delete(el);
     }
+    // An inner scroller gets a number of its own (scroll takes it), named only by its label: its
+    // words are in the text after its number.
+    for (const el of boxes) if (!chosen.has(el)) { chosen.add(el); scrollers.add(el); }
 
     // Pass 2: text in reading order with [n] where element n sits.
     // Each line starts with \u0001<document y>\u0002 so the caller can window long pages.
@@ -813,8 +825,9 @@
       push(s);
     };
     const emit = (el) => {
-      const role = roleOf(el);
-      const name = ownNames.get(el) || nameOf(el);
+      const box = scrollers.has(el);
+      const role = box && roleOf(el) === 'clickable' ? 'scrollable' : roleOf(el);
+      const name = box ? cut(byIds(el, 'aria-labelledby') || clean(el.getAttribute('aria-label')) || clean(el.title), 80) : ownNames.get(el) || nameOf(el);
       const index = start + els.length;
       const rec = { index, role, tag: el.localName, name, disabled: isDisabled(el) };
       els.push(rec);
@@ -830,6 +843,8 @@
         rec.field = fieldOf(el);
         rec.states = statesOf(el);
         if (hiddenSelectProxy(el)) rec.behind = true;
+        const sc = scrollOf(el, styleOf(el));
+        if (sc) rec.scroll = sc;
         if (isSubmitButton(el) && el.form) rec.submits = targetOf(el.form, el);
         if ((el.tagName === 'BUTTON' || el.tagName === 'INPUT') && el.type === 'reset') rec.resets = true;
         if (el.tagName === 'A' && el.hasAttribute('href')) rec.href = el.href;
@@ -906,7 +921,7 @@
       }
       if (descend) {
         const kids = el.shadowRoot ? el.shadowRoot.childNodes : el.childNodes;
-        const own = chosen.has(el);
+        const own = chosen.has(el) && !scrollers.has(el);
         const pushes = textPushes;
         if (own) inChosen += 1;
         for (const k of kids) walk(k);
@@ -1045,9 +1060,25 @@
       if (/(auto|scroll)/.test(s.overflowY) && target.scrollHeight > target.clientHeight) break;
       target = parentOf(target);
     }
-    if (!target || target === document.body || target === document.documentElement) { window.scrollBy(0, args.dy * window.innerHeight); return 'page'; }
+    if (!target || target === document.body || target === document.documentElement) return scrollPage(args);
     target.scrollBy(0, args.dy * target.clientHeight);
-    return describe(target);
+    return { where: target === el ? '' : describe(target), ...scrollOf(target, getComputedStyle(target)) };
+  };
+  // Scroll the page; a page whose document does not scroll (an app shell) scrolls its largest inner
+  // scroller instead, the one a wheel over the middle of the screen would move.
+  const scrollPage = (args) => {
+    const se = document.scrollingElement || document.documentElement;
+    if (se.scrollHeight - window.innerHeight > 8) { window.scrollBy(0, args.dy * window.innerHeight); return { where: 'page' }; }
+    let best = null, area = 0;
+    for (const e of document.querySelectorAll('*')) {
+      if (e.scrollHeight - e.clientHeight <= 8 || !scrollOf(e, getComputedStyle(e))) continue;
+      const r = e.getBoundingClientRect();
+      const a = Math.max(0, Math.min(r.right, window.innerWidth) - Math.max(r.left, 0)) * Math.max(0, Math.min(r.bottom, window.innerHeight) - Math.max(r.top, 0));
+      if (a > area) { best = e; area = a; }
+    }
+    if (!best) return { where: 'page' };
+    best.scrollBy(0, args.dy * best.clientHeight);
+    return { where: describe(best), ...scrollOf(best, getComputedStyle(best)) };
   };
   const frameInfo = (el) => {
     styleCache = new Map(); shownCache = new Map();
@@ -1064,5 +1095,5 @@
   };
   const textVisible = (args) => !!(document.body && document.body.innerText.includes(args.text));
 
-  return { observe, preflight, activeSubmission, quiet, scrollBy, textVisible, frameInfo, checkedOf, pickOption };
+  return { observe, preflight, activeSubmission, quiet, scrollBy, scrollPage, textVisible, frameInfo, checkedOf, pickOption };
 })()

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from taskcrew.tools.browser.config import BrowserConfig
 from taskcrew.tools.browser.models import (
+    BoxScroll,
     Element,
     ElementState,
     FieldInfo,
@@ -331,6 +332,7 @@ class Perceiver:
             hidden_native=bool(rec.get("behind")),
             row=rec.get("row"),
             resets=bool(rec.get("resets")),
+            scroll=BoxScroll(**rec["scroll"]) if rec.get("scroll") else None,
         )
 
     def _field(self, raw: dict[str, Any] | None) -> FieldInfo | None:

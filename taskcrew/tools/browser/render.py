@@ -199,6 +199,8 @@ def render_element(el: Element, base: str, text: str = "") -> str:
         parts.append("(resets the form: empties its fields)")
     if el.href and not el.href.startswith("javascript:") and not _said_by_name(el, base):
         parts.append(_defang(short_url(el.href, base))[:100])  # where it leads (names are quoted)
+    if el.scroll is not None:
+        parts.append(el.scroll.render())
     if el.frames:
         parts.append(f"(in {el.frames[-1]})")
     if el.state == "occluded":
