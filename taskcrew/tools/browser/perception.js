@@ -1027,6 +1027,18 @@
       const r = img.getBoundingClientRect();
       if (r.bottom >= 0 && r.top <= vh) return 'images';
     }
+    // an element replaced by a CSS image (`content: url(star.png)`) has no width until it is decoded,
+    // even from the cache: such an icon is not laid out yet
+    const all = document.body ? document.body.getElementsByTagName('*') : [];
+    for (let i = 0; i < all.length && i < 3000; i++) {
+      const el = all[i];
+      if (el.childElementCount || el.tagName === 'IMG') continue;
+      const content = getComputedStyle(el).content;
+      if (!content || !content.startsWith('url(')) continue;
+      if (!el.getClientRects().length) continue; // not rendered (in a hidden pane): nothing to wait for
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 && r.bottom >= 0 && r.top <= vh) return 'images';
+    }
     if (document.getAnimations) {
       for (const a of document.getAnimations()) {
         if (a.playState !== 'running') continue;
