@@ -13,6 +13,7 @@ from datetime import datetime
 
 from taskcrew.tools.browser import (
     Action,
+    BrowserSession,
     Click,
     Drag,
     Element,
@@ -26,6 +27,39 @@ from taskcrew.tools.browser import (
 )
 
 Rule = Callable[[Observation, str], list[Action]]
+
+EPISODE_JS = "(seed) => { Math.seedrandom(seed); core.EPISODE_MAX_TIME = 120000; core.startEpisodeReal(); }"
+
+
+def start_episode(session: BrowserSession, site_url: str, task: str, seed: str) -> Observation:
+    """Open the task's page, start its episode with ``seed`` and observe it as a model would."""
+    result = session.goto(f"{site_url}/miniwob/{task}.html")
+    assert result.ok, result.render()
+    session.run(lambda page: page.evaluate(EPISODE_JS, seed))
+    return session.observe()
+
+
+def reward(session: BrowserSession) -> tuple[bool, float]:
+    done, raw = session.run(lambda page: page.evaluate("[WOB_DONE_GLOBAL, WOB_RAW_REWARD_GLOBAL]"))
+    return bool(done), float(raw)
+
+
+def play(session: BrowserSession, site_url: str, task: str, seed: str, rule: Rule, rounds: int) -> None:
+    """One episode solved by ``rule`` from the render alone; asserts the page's own reward is 1."""
+    obs = start_episode(session, site_url, task, seed)
+    q = query(obs)
+    done, raw, render = False, 0.0, obs.render()
+    for _ in range(rounds):
+        actions = rule(obs, q)
+        if not actions:
+            break
+        result = session.act(actions)
+        render = result.render()
+        done, raw = reward(session)
+        if done:
+            break
+        obs = result.observation
+    assert (done, raw) == (True, 1.0), render
 
 
 # ---------------------------------------------------------------- reading the render

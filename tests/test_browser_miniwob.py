@@ -13,10 +13,10 @@ from datetime import datetime
 
 import pytest
 from fixtures_browser import RecordingSite, SessionFactory
+from miniwob_oracle import Rule, query, reward, start_episode
 
 from taskcrew.tools.browser import (
     Action,
-    BrowserSession,
     Click,
     Observation,
     Select,
@@ -26,12 +26,6 @@ from taskcrew.tools.browser import (
 )
 
 pytestmark = pytest.mark.browser
-
-Rule = Callable[[Observation, str], list[Action]]
-
-
-def query(obs: Observation) -> str:
-    return obs.text.splitlines()[0]
 
 
 def one(obs: Observation, pred: Callable[..., bool]) -> int:
@@ -200,30 +194,13 @@ TASKS: dict[str, Rule] = {
 }
 
 
-def start_episode(session: BrowserSession, site: RecordingSite, task: str, seed: str) -> Observation:
-    result = session.goto(f"{site.url}/miniwob/{task}.html")
-    assert result.ok, result.render()
-    session.run(
-        lambda page: page.evaluate(
-            "(seed) => { Math.seedrandom(seed); core.EPISODE_MAX_TIME = 120000; core.startEpisodeReal(); }",
-            seed,
-        )
-    )
-    return session.observe()
-
-
-def reward(session: BrowserSession) -> tuple[bool, float]:
-    done, raw = session.run(lambda page: page.evaluate("[WOB_DONE_GLOBAL, WOB_RAW_REWARD_GLOBAL]"))
-    return bool(done), float(raw)
-
-
 @pytest.mark.parametrize("task", sorted(TASKS))
 def test_miniwob_task_is_solved_by_picking_numbers(
     task: str, make_session: SessionFactory, miniwob_site: RecordingSite
 ) -> None:
     host = miniwob_site.url.removeprefix("http://")
     session = make_session(allowed=[host])
-    obs = start_episode(session, miniwob_site, task, seed=f"taskcrew-{task}")
+    obs = start_episode(session, miniwob_site.url, task, seed=f"taskcrew-{task}")
     rule = TASKS[task]
     for _ in range(4):  # a few observe/act rounds at most (autocomplete needs three)
         q = query(obs)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from fixtures_browser import RecordingSite, SessionFactory
-from miniwob_oracle import RULES, query
+from miniwob_oracle import RULES, play
 
 pytestmark = pytest.mark.browser
 
@@ -54,24 +54,4 @@ def test_miniwob_task_is_solved_from_the_render(
     task: str, seed: str, make_session: SessionFactory, miniwob_site: RecordingSite
 ) -> None:
     session = make_session(allowed=[miniwob_site.url.removeprefix("http://")])
-    assert session.goto(f"{miniwob_site.url}/miniwob/{task}.html").ok
-    session.run(
-        lambda page: page.evaluate(
-            "(seed) => { Math.seedrandom(seed); core.EPISODE_MAX_TIME = 120000; core.startEpisodeReal(); }",
-            seed,
-        )
-    )
-    obs = session.observe()
-    q = query(obs)
-    done, raw, render = False, 0.0, obs.render()
-    for _ in range(16):
-        actions = RULES[task](obs, q)
-        if not actions:
-            break
-        result = session.act(actions)
-        render = result.render()
-        done, raw = session.run(lambda page: page.evaluate("[WOB_DONE_GLOBAL, WOB_RAW_REWARD_GLOBAL]"))
-        if done:
-            break
-        obs = result.observation
-    assert (bool(done), float(raw)) == (True, 1.0), render
+    play(session, miniwob_site.url, task, seed, RULES[task], rounds=16)
