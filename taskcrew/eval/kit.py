@@ -15,6 +15,7 @@ from typing import Any
 from taskcrew.crew.models import Citation, CriterionCheck, StepReport, Verdict
 from taskcrew.crew.scripted import Reply, ScriptedCall, ScriptError, ToolCall
 from taskcrew.tools.browser.render import BEGIN, ELEMENTS, END, labels_in_text, names_in_text
+from taskcrew.tools.intents import NOT_SENT_AGAIN
 
 _ELEMENT = re.compile(r'^\[(\d+)\](?:–\[(\d+)\])? (\w+)(?: "((?:[^"\\]|\\.)*)")?(.*)$')
 _ATTR = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)')
@@ -155,7 +156,7 @@ class EnterBill:
             return navigate(f"{base}/bills/new")
         if "did not approve" in text:
             return self.on_rejected(text)
-        if "was NOT sent again" in text:  # the intent log held back a repeat of a save already made
+        if NOT_SENT_AGAIN in text:  # the intent log held back a repeat of a save already made
             return self.on_already_sent(text)
         if step := login(text) or dismiss_modal(text):
             return step

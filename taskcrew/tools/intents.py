@@ -35,6 +35,9 @@ from taskcrew.tools.submissions import classify
 IntentStatus = Literal["recorded", "sent", "confirmed", "not_applied", "uncertain"]
 
 
+NOT_SENT_AGAIN = "it was NOT sent again"  # the words a repeat held back ends with (models read them)
+
+
 class SendOutcome(BaseModel):
     """What came back for a submission that left the gate."""
 
@@ -123,7 +126,7 @@ class IntentLog:
                 self.sink.put(earlier)
                 return (
                     f"this exact submission to {url} was already sent (at {earlier.at:%H:%M:%S} UTC) and "
-                    f"{page} shows it in the system now: it was NOT sent again. Check the "
+                    f"{page} shows it in the system now: {NOT_SENT_AGAIN}. Check the "
                     "existing record there instead of submitting it again."
                 )
         if earlier.status == "not_applied":

@@ -445,6 +445,8 @@ class Policy:
             else self._flagged(f)
             for f in sub.fields
         ]
+        fetch = _read_once(self.page_fetch)  # a pay form sits on the record's page: one GET serves both
+        vendors, vendors_page = known_vendors(sub.url, self.rules, fetch)
         request = ApprovalRequest(
             kind="form_submission" if sub.origin == "form" else "network_request",
             method=method,
@@ -454,11 +456,11 @@ class Policy:
             page_url=sub.page_url,
             key=request_key(method, sub.url, sent, excluded=excluded),
             excluded={n: why for n, why in excluded.items() if any(n == f.name for f in sub.fields)},
-            looked_up=look_up(sub.url, self.rules, self.page_fetch),
-            record=read_record(sub.page_url, self.page_fetch),  # the "before" of a changed record
+            looked_up=look_up(sub.url, self.rules, fetch),
+            record=read_record(sub.page_url, fetch),  # the "before" of a changed record
+            known_vendors=vendors,
+            vendors_page=vendors_page,
         )
-        vendors, vendors_page = known_vendors(sub.url, self.rules, self.page_fetch)
-        request = request.model_copy(update={"known_vendors": vendors, "vendors_page": vendors_page})
         flags = assess([(f.name, f.value) for f in request.fields], sub.url, self.rules, request.looked_up)
         return request.model_copy(update={"flags": [f.message for f in flags.flags]})
 
@@ -473,3 +475,17 @@ class Policy:
         elif self._recorder is not None:
             self._recorder(decision)
         return decision
+
+
+def _read_once(fetch: Callable[[str], str | None] | None) -> Callable[[str], str | None] | None:
+    """``fetch`` with each URL read at most once (the reads of one approval request)."""
+    if fetch is None:
+        return None
+    pages: dict[str, str | None] = {}
+
+    def once(url: str) -> str | None:
+        if url not in pages:
+            pages[url] = fetch(url)
+        return pages[url]
+
+    return once

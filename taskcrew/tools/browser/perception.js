@@ -1016,8 +1016,8 @@
     if (!a || a === document.body) return null;
     return submissionFor(a, 'press', args.key || '');
   };
-  // Settled = no DOM mutation or finished resource load for quietMs, no layout change of the body, fonts loaded, the images on
-  // screen loaded, and no finite animation or transition running; bounded by maxMs (a page that never
+  // Settled = no DOM mutation for quietMs, no layout change of the body, fonts loaded, the images on
+  // screen loaded (CSS content images too), and no finite animation or transition running; bounded by maxMs (a page that never
   // settles is read as it is then). A signal, not a fixed delay.
   const busy = () => {
     if (document.fonts && document.fonts.status === 'loading') return 'fonts';
@@ -1054,21 +1054,14 @@
     let last = t0;
     const obs = new MutationObserver(() => { last = performance.now(); });
     obs.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
-    // a resource that finished loading (a CSS image such as `content: url(star.png)`, a script) counts
-    // as a change: what it draws is laid out after it arrives, so the quiet time starts again then
-    let loads = null;
-    try {
-      loads = new PerformanceObserver(() => { last = performance.now(); });
-      loads.observe({ type: 'resource' });
-    } catch (e) { loads = null; }
-    const stop = () => { obs.disconnect(); if (loads) loads.disconnect(); };
+
     const size = () => { const b = document.body; return b ? `${b.scrollWidth}x${b.scrollHeight}` : ''; };
     let layout = size();
     const tick = () => {
       const now = performance.now();
       const l = size();
       if (l !== layout) { layout = l; last = now; }
-      if ((now - last >= quietMs && !busy()) || now - t0 >= maxMs) { stop(); resolve(Math.round(now - t0)); }
+      if ((now - last >= quietMs && !busy()) || now - t0 >= maxMs) { obs.disconnect(); resolve(Math.round(now - t0)); }
       else setTimeout(tick, Math.max(10, Math.min(quietMs, 25)));
     };
     requestAnimationFrame(() => setTimeout(tick, quietMs));
