@@ -50,3 +50,36 @@ def test_the_first_worker_sets_the_limits_and_a_conflicting_one_says_so(tmp_path
     )
     assert worker.returncode == 2, worker.stderr[-2000:]  # bad input, like an unusable database
     assert "--erp-sessions 4" in worker.stderr and "at most 3 ERP session(s)" in worker.stderr
+
+
+def test_a_claim_of_queued_legs_on_sqlite_holds_the_write_lock_from_its_count(tmp_path: Path) -> None:
+    """DBOS counts the running legs and then claims the next ones in one `_begin` block. On SQLite the
+    driver began its transaction only at the claim's UPDATE, so two workers could count the same free
+    session and both take it (CI saw 3 legs at once under a limit of 2). With the claims serialised,
+    the count already holds the write lock: another worker's claim cannot start until it commits."""
+    import sqlite3
+
+    import sqlalchemy as sa
+    from dbos import DBOSClient
+
+    from taskcrew.jobs.engine import serialise_sqlite_claims
+
+    path = tmp_path / "jobs.sqlite3"
+    client = DBOSClient(system_database_url=f"sqlite:///{path}")
+    client._sys_db.run_migrations()
+    serialise_sqlite_claims()
+    serialise_sqlite_claims()  # a second worker in the same process: no double wrap
+    other = sqlite3.connect(path, timeout=0, isolation_level=None)
+    try:
+        with client._sys_db._begin(None) as c:
+            c.execute(
+                sa.text("SELECT count(*) FROM workflow_status")
+            ).scalar()  # the count, before any UPDATE
+            assert c.connection.dbapi_connection.in_transaction
+            with pytest.raises(sqlite3.OperationalError, match="locked"):
+                other.execute("BEGIN IMMEDIATE")  # a second worker's claim waits
+        other.execute("BEGIN IMMEDIATE")  # committed: the next claim goes ahead
+        other.execute("ROLLBACK")
+    finally:
+        other.close()
+        client.destroy()

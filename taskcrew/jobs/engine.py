@@ -61,3 +61,31 @@ class Enqueuer:
             if self._client is not None:
                 self._client.destroy()
                 self._client = None
+
+
+def serialise_sqlite_claims() -> None:
+    """Make DBOS's claim of queued legs one transaction on SQLite, so the fleet's ERP-session limit
+    holds across worker processes.
+
+    DBOS counts the queue's running workflows and then marks the next ones running inside one
+    ``_begin`` block; on Postgres that block is REPEATABLE READ with row locks. On SQLite the driver
+    opens its transaction only at the first UPDATE, so the count ran outside it: two workers could
+    both count 1 of 2 sessions in use and both start one (3 ran at once). Here the block starts with
+    ``BEGIN IMMEDIATE`` instead, which takes SQLite's write lock before the count; a second worker's
+    claim waits for the first to commit (DBOS sets a 30 s busy timeout). Only the claim uses
+    ``_begin``, so other reads are not serialised. Idempotent."""
+    from contextlib import contextmanager
+
+    from dbos._sys_db_sqlite import SQLiteSystemDatabase
+
+    if getattr(SQLiteSystemDatabase, "_taskcrew_claims_serialised", False):
+        return
+
+    @contextmanager
+    def _begin(self: Any, isolation: str | None) -> Any:
+        with self.engine.connect() as c, c.begin():
+            c.exec_driver_sql("BEGIN IMMEDIATE")
+            yield c
+
+    SQLiteSystemDatabase._begin = _begin  # type: ignore[method-assign]
+    SQLiteSystemDatabase._taskcrew_claims_serialised = True  # type: ignore[attr-defined]

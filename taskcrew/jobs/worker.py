@@ -26,7 +26,7 @@ from datetime import timedelta
 from typing import Any
 
 from taskcrew.crew.stopping import exit_now
-from taskcrew.jobs.engine import WORKFLOW
+from taskcrew.jobs.engine import WORKFLOW, serialise_sqlite_claims
 from taskcrew.jobs.identity import IdHolder
 from taskcrew.jobs.limits import check, current, join_fleet, with_client
 from taskcrew.jobs.liveness import is_orphaned
@@ -104,6 +104,7 @@ def serve(
         )
         runner.draining = stop
         _Current.runner = runner
+        serialise_sqlite_claims()
         DBOS(
             config={
                 "name": "taskcrew",
