@@ -78,6 +78,41 @@ def test_names_the_text_shows_next_to_their_number_are_not_repeated() -> None:
     assert got[2].field == "vendor_id" and got[6].name == "amet." and got[7].name == "Remarks"
 
 
+def test_a_row_whose_name_is_the_lines_below_its_number_is_shown_on_one_line() -> None:
+    """An inbox row: its number alone on a line, its sender, subject and preview below. Shown as
+    `[n] name` on one line (a reader ties it to the number) and not repeated in the list; a row whose
+    lines say more than its name, or whose name is longer than its lines, keeps its lines and is
+    listed by name."""
+    text = "\n".join(
+        ["[1]", "Suzi", "Facilisi amet.", "[2] (icon: trash)", "[3]", "Lin", "Phasellus.", "More words",
+         "", "[4]", "Ana", "[5]", "Ana"]
+    )  # fmt: skip
+    page = obs(
+        text,
+        [
+            el(1, "clickable", "Suzi Facilisi  amet."),
+            el(2, "clickable", "trash"),
+            el(3, "clickable", "Lin Phasellus."),  # its lines go on: "More words" is not its name
+            el(4, "clickable", "Ana Bo"),  # its name says more than its line
+            el(5, "clickable", "Ana"),
+        ],
+    )
+    rendered = page.render()
+    shown = rendered.split(BEGIN + "\n", 1)[1].split("\n" + END, 1)[0]
+    assert shown.splitlines() == [
+        "[1] Suzi Facilisi amet.", "[2] (icon: trash)", "[3]", "Lin", "Phasellus.", "More words", "",
+        "[4]", "Ana", "[5] Ana",
+    ]  # fmt: skip
+    assert element_lines(rendered) == [
+        "[1]–[2] clickable",
+        '[3] clickable "Lin Phasellus."',
+        '[4] clickable "Ana Bo"',
+        "[5] clickable",
+    ]
+    got = {e.index: e.name for e in kit.elements(rendered)}
+    assert got == {1: "Suzi Facilisi amet.", 2: "trash", 3: "Lin Phasellus.", 4: "Ana Bo", 5: "Ana"}
+
+
 def test_runs_of_alike_elements_are_one_line_and_expand_back() -> None:
     rows = "\n".join(f"| BILL-{i} | [{i}] Pay" for i in range(1, 5))
     page = obs(

@@ -103,6 +103,35 @@ def shows_name(text: str, el: Element) -> bool:
     return re.search(pattern, text, re.M) is not None
 
 
+def name_onto_marker(text: str, elements: list[Element], limit: int = 100) -> str:
+    """A control whose number stands alone on its line and whose name is exactly the lines below it
+    (all of them, up to the next number, a blank line or the end: an e-mail row's sender, subject and
+    preview) is
+    shown as ``[n] name`` on one line, the form a reader ties to the number (``shows_name``), so the
+    element list need not repeat the name. Longer names (over ``limit``) keep their lines."""
+    names = {el.index: " ".join(_defang(el.name).split()) for el in elements if _plain(el.name)}
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        m = re.fullmatch(r"\[(\d+)\]", lines[i])
+        name = names.get(int(m.group(1))) if m else None
+        if m and name and len(name) <= limit:
+            j, said = i + 1, ""
+            while j < len(lines) and lines[j].strip() and not re.search(r"\[\d+\]", lines[j]):
+                said = f"{said} {lines[j].strip()}".strip()
+                j += 1
+                if len(said) > len(name):
+                    break
+            if said == name:
+                out.append(f"{lines[i]} {name}")
+                i = j
+                continue
+        out.append(lines[i])
+        i += 1
+    return "\n".join(out)
+
+
 def names_in_text(text: str) -> dict[int, str]:
     """Element names as the text shows them: ``[n] name`` up to a line end, a cell or a marker
     (``[n] (icon: name)`` for a control that shows a picture, not words)."""
@@ -249,7 +278,7 @@ def render_observation(obs: Observation, max_chars: int = 6000) -> str:
     body: list[str] = []
     if obs.messages:
         body.append("Messages shown: " + " | ".join(_q(m, 200) for m in obs.messages))
-    text = _defang(obs.text) or (
+    text = name_onto_marker(_defang(obs.text), obs.elements) or (
         "(no visible text)" if not obs.errors else "(nothing could be read; see Not read)"
     )
     before = [_edge_note(obs.above, "above", "scroll up")] if obs.above else []
