@@ -135,6 +135,20 @@ class Authority:
     def submission_ok(self, job: Job) -> bool:
         return self.keys.verify(seals.submission(job), job.submission_sig)
 
+    def unsigned_refusal(self, job: Job, what: str) -> str | None:
+        """Why ``job`` may not ``what`` — its submission is not signed by the authority (edited or
+        inserted in the job database) — recorded; None: it checks out. For what the worker would sign
+        on the job's behalf (the child jobs of a batch), where a forged row must not be laundered."""
+        if self.submission_ok(job):
+            return None
+        self.audit.append(
+            "worker", "forged_submission_refused", job.id, {"refused": what, "submitted_by": job.submitted_by}
+        )
+        return (
+            "the job's submission is not signed by the approvals authority (edited or added in the job "
+            f"database), so it may not {what}; submit the task again"
+        )
+
     def problem(self, approval: Approval) -> str | None:
         """Why this stored approval cannot be trusted (None: it checks out)."""
         if not self.keys.verify(seals.request(approval), approval.request_sig):
