@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from taskcrew.approvals.audit import AuditLog
@@ -156,6 +157,33 @@ def test_the_cli_enforces_the_two_person_rule_with_proven_identities(
     monkeypatch.setenv("TASKCREW_TOKEN", "tc_forged")
     bad = runner.invoke(app, ["approvals", "approve", approval_id])
     assert bad.exit_code == 2 and "unknown or revoked" in bad.output
+
+
+def test_a_login_or_token_of_someone_removed_from_the_users_file_counts_for_nothing(
+    env: dict[str, Any], monkeypatch: Any, tmp_path: Path
+) -> None:
+    """carol leaves (the operator removes her from the users file): her CLI token, which never
+    expires, and her earlier first approval must not make her one of the two people."""
+    users = tmp_path / "users.yaml"
+    users.write_bytes(env["users"].read_bytes())
+    monkeypatch.setenv("TASKCREW_CONSOLE_USERS", str(users))
+    jobs = env["jobs"]
+    _job_id, approval_id = _parked(jobs, "ana", _request(amount="8000.00"))
+    carol = _token("carol", "carol-secret-1")
+    monkeypatch.setenv("TASKCREW_TOKEN", carol)
+    first = runner.invoke(app, ["approvals", "approve", approval_id])
+    assert first.exit_code == 0 and "second, different approver" in first.output
+    data = yaml.safe_load(users.read_text(encoding="utf-8"))
+    data["users"] = [u for u in data["users"] if u["name"] != "carol"]
+    users.write_text(yaml.safe_dump(data), encoding="utf-8")
+    monkeypatch.setenv("TASKCREW_TOKEN", _token("bob", "bob-secret-1"))
+    second = runner.invoke(app, ["approvals", "approve", approval_id])  # carol's approval is void
+    assert second.exit_code == 0 and "second, different approver" in second.output, second.output
+    assert jobs.approval(approval_id).status == "pending"
+    monkeypatch.setenv("TASKCREW_TOKEN", carol)
+    again = runner.invoke(app, ["approvals", "approve", approval_id])
+    assert again.exit_code == 1 and "no longer a user" in again.output
+    assert jobs.approval(approval_id).status == "pending"
 
 
 def test_paying_an_existing_bill_is_judged_by_the_bills_amount_read_from_the_erp(
