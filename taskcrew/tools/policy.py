@@ -307,6 +307,11 @@ class Policy:
             return None
         return self._record(PolicyDecision(kind="request", outcome="blocked", url=url, reason=reason))
 
+    def read_refusal(self, url: str, /) -> str | None:
+        """``refuse_read`` as a reason (None: it may be read), for fetchers outside the browser."""
+        refused = self.refuse_read(url)
+        return refused.reason if refused is not None else None
+
     def unroutable(self, method: str, target: str) -> PolicyDecision:
         """The browser tried to send something outside the network guard; the gatekeeper refused it."""
         return self._record(
