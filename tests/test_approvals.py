@@ -386,6 +386,24 @@ def test_edits_rehashing_and_truncation_of_the_audit_log_are_detected(tmp_path: 
     assert next(p.line for p in log.verify()) == 3 and len(log.entries()) == 3
 
 
+def test_a_truncated_or_headless_audit_log_stays_detected_after_the_next_append(tmp_path: Path) -> None:
+    """The next request or decision appends at once: it must not re-sign the head over the damage."""
+    log = AuditLog(tmp_path / "audit.jsonl")
+    for i in range(5):
+        log.append("ana", "approve", f"apr-{i}", {"amount": f"{i}00.00"})
+    lines = log.path.read_text(encoding="utf-8").splitlines()
+    log.path.write_text("\n".join(lines[:3]) + "\n", encoding="utf-8")  # the last two cut off
+    log.append("worker", "request", "apr-5")
+    assert any("truncated" in p.problem for p in log.verify()), log.verify()
+    fresh = AuditLog(tmp_path / "other" / "audit.jsonl", log.keys)
+    for i in range(2):
+        fresh.append("ana", "approve", f"apr-{i}")
+    fresh.head_path.unlink()  # the head removed (with or without cutting the log)
+    fresh.append("worker", "request", "apr-2")
+    assert any("head" in p.problem for p in fresh.verify()), fresh.verify()
+    assert [e.target for e in fresh.entries()][-1] == "apr-2"  # the log goes on: nothing is lost
+
+
 def test_the_console_shows_a_tampered_payload_and_a_broken_chain_as_such(
     env: dict[str, Any], tmp_path: Path, console_users: Path
 ) -> None:
