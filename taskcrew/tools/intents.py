@@ -21,6 +21,7 @@ but those a rule names as per-page tokens of that system):
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
@@ -173,6 +174,7 @@ class IntentLog:
 
 
 READ_REDIRECTS = 5  # hops a read by code follows, each one checked by the policy
+READ_SECONDS = 15.0  # one read by code, all its hops together
 
 
 class ReadPolicy(Protocol):
@@ -187,11 +189,13 @@ def fetcher(
     redirect hop of it (``Policy.refuse_read``: the browser's allow-list and blocked paths)."""
 
     def fetch(url: str) -> str | None:
+        deadline = time.monotonic() + READ_SECONDS  # for the read with all its hops
         for _ in range(READ_REDIRECTS + 1):
-            if policy.refuse_read(url) is not None:
+            left = deadline - time.monotonic()
+            if left <= 0 or policy.refuse_read(url) is not None:
                 return None
             try:
-                response = context.request.get(url, timeout=15000, max_redirects=0)
+                response = context.request.get(url, timeout=left * 1000, max_redirects=0)
             except Exception:
                 return None
             location = response.headers.get("location")
