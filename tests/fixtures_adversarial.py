@@ -42,11 +42,14 @@ class Server:
     url: str = ""
     hits: list[Hit] = field(default_factory=list)
     pages: dict[str, str] = field(default_factory=dict)
+    redirects: dict[str, str] = field(default_factory=dict)
+    """path -> where a GET of it is redirected (302), e.g. a record page that sends a reader away"""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def clear(self) -> None:
         with self.lock:
             self.hits.clear()
+            self.redirects.clear()
 
     def log(self) -> str:
         with self.lock:
@@ -76,6 +79,12 @@ def _handler(server: Server) -> type[BaseHTTPRequestHandler]:
             if parts.path in ("/r", "/r307"):
                 self.send_response(307 if parts.path == "/r307" else 302)
                 self.send_header("Location", query.get("to", "/"))
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            if parts.path in server.redirects:
+                self.send_response(302)
+                self.send_header("Location", server.redirects[parts.path])
                 self.send_header("Content-Length", "0")
                 self.end_headers()
                 return

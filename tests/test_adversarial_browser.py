@@ -329,6 +329,30 @@ def test_an_approved_post_redirected_by_302_is_sent_once_then_read(make: Factory
     assert set(hits[:sent]) <= {("GET", "/ok"), ("GET", "/vendors")}
 
 
+def test_the_approvals_own_reads_are_not_redirected_off_the_allow_list(
+    make: Factory, erp: ErpServer, attacker: Server, canary: Server
+) -> None:
+    """Asking an approval reads, with the worker's cookies (those of 127.0.0.1 go to every port),
+    the record's page (its amount) and the system's vendor list. A hostile system on an allowed host
+    redirects those reads to a host the policy does not name, and to a path it blocks: neither read
+    is followed, each is recorded, and the approver sees the amount could not be read."""
+    attacker.redirects.update({"/bills/7": f"{canary.url}/amount", "/vendors": f"{erp.url}/_debug/state"})
+    human = RejectingHuman()
+    session = make(human=human)
+    session.goto(attacker.url + "/ok")
+    session.run(
+        lambda page: page.evaluate(
+            "() => fetch('/bills/7/pay', {method: 'POST', body: 'x=1'}).catch(() => 0)"
+        )
+    )
+    settle(session)
+    assert canary.hits == []
+    (asked,) = human.requests
+    assert "unreadable" in asked.looked_up and asked.known_vendors is None
+    blocked = [d.url for d in session.policy.decisions if d.outcome == "blocked"]
+    assert f"{canary.url}/amount" in blocked and f"{erp.url}/_debug/state" in blocked
+
+
 # ----------------------------------------------------------------------------- unapproved writes
 def _new_bill_form(session: BrowserSession, erp: ErpServer) -> Observation:
     login(session, erp)

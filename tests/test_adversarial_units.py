@@ -10,13 +10,14 @@ import re
 from urllib.parse import quote, quote_plus
 
 import pytest
-from fixtures_adversarial import SECRET, leaks
+from fixtures_adversarial import SECRET, RejectingHuman, leaks, serve
 
 from taskcrew.crew.models import CriterionCheck, Plan, PlanStep, Verdict
 from taskcrew.crew.steps import check_verdict
 from taskcrew.tools.human import ScriptedHuman
 from taskcrew.tools.policy import Policy, PolicyConfig, Submission
 from taskcrew.tools.research import sandbox_policy
+from taskcrew.tools.research.web import WebFetcher
 from taskcrew.tools.vault import Vault
 
 ERP = "http://127.0.0.1:8800"
@@ -122,3 +123,19 @@ def test_deep_nesting_is_a_clean_refusal(code: str) -> None:
         assert "nested too deeply" in str(exc)
     except SyntaxError:
         pass  # the parser's own limit: also a clean, reported refusal
+
+
+def test_the_web_fetch_tool_reads_only_what_code_may_read() -> None:
+    """The research tool's fetcher (real HTTP) opens neither a GET the site marks as changing data
+    nor a blocked path, directly or behind an allowed redirect: the policy's one rule for reads."""
+    for site in serve({"/ok": "<title>ok</title><p>fine</p>"}):
+        config = PolicyConfig(
+            allowed_hosts=[site.url.removeprefix("http://")], changing_get_paths=["/logout"]
+        )
+        policy = Policy(config, RejectingHuman())
+        fetcher = WebFetcher(policy.read_refusal)
+        for url in (f"{site.url}/logout", f"{site.url}/r?to=/logout", f"{site.url}/r?to=/_debug/state"):
+            assert not fetcher.fetch(url).ok, url
+        assert fetcher.fetch(site.url + "/ok").ok
+        assert [h.path for h in site.hits] == ["/r?to=/logout", "/r?to=/_debug/state", "/ok"]
+        assert sum(d.outcome == "blocked" for d in policy.decisions) == 3

@@ -3,11 +3,13 @@ approval decisions on a real job store (SQLite), and reading run/eval artifacts.
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 from console_seed import parked_job, write_run, write_sweep
+from fixtures_console import PASSWORDS
 
 from taskcrew.approvals.audit import AuditLog
 from taskcrew.approvals.authority import Authority
@@ -345,3 +347,46 @@ def test_eval_folders_of_the_same_name_are_all_listed(tmp_path: Path) -> None:
     listing = EvalResults([tmp_path / "a", tmp_path / "b"]).listing()
     assert sorted(f.key for f in listing) == ["sweep-1", "sweep-1~2"]
     assert {f.path.parent.parent for f in listing} == {tmp_path / "a", tmp_path / "b"}
+
+
+def test_a_session_of_someone_removed_from_the_users_file_ends(tmp_path: Path, console_users: Path) -> None:
+    """The real console over HTTP: carol is logged in, then removed from the users file; her open
+    session (kept 12 h, across restarts) no longer opens a page, and she cannot log in again."""
+    import httpx
+    import yaml
+
+    from taskcrew.console.server import ConsoleServer
+    from taskcrew.console.settings import ConsoleSettings
+
+    users = tmp_path / "users.yaml"
+    users.write_bytes(console_users.read_bytes())
+    jobs = Jobs.open(f"sqlite:///{tmp_path / 'jobs.sqlite3'}")
+    settings = ConsoleSettings(
+        port=0,
+        state_dir=tmp_path / "console",
+        runs_dirs=[],
+        eval_dirs=[],
+        users_file=users,
+        jobs_url=f"sqlite:///{tmp_path / 'jobs.sqlite3'}",
+    )
+    server = ConsoleServer(settings, jobs).start()
+
+    def login(client: httpx.Client) -> httpx.Response:
+        form = client.get("/login").text
+        csrf = re.search(r'name="csrf" value="([^"]+)"', form)
+        assert csrf is not None
+        data = {"csrf": csrf.group(1), "next": "/jobs", "username": "carol", "password": PASSWORDS["carol"]}
+        return client.post("/login", data=data, headers={"origin": server.url})
+
+    try:
+        with httpx.Client(base_url=server.url) as client:
+            assert login(client).status_code == 303 and client.get("/jobs").status_code == 200
+            data = yaml.safe_load(users.read_text(encoding="utf-8"))
+            data["users"] = [u for u in data["users"] if u["name"] != "carol"]
+            users.write_text(yaml.safe_dump(data), encoding="utf-8")
+            gone = client.get("/jobs")
+            assert gone.status_code == 303 and gone.headers["location"].startswith("/login")
+            assert login(client).status_code == 401
+    finally:
+        server.stop()
+        jobs.close()

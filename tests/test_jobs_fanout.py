@@ -4,12 +4,14 @@ the store, the sandbox inbox and the DBOS enqueue are real)."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
+from taskcrew.approvals.authority import Authority
 from taskcrew.cli import app
 from taskcrew.config import WorkplaceSettings
 from taskcrew.crew.scripted import ScriptedCall, ScriptedLLM
@@ -143,3 +145,23 @@ def test_a_job_whose_run_cannot_be_set_up_fails_with_the_reason(jobs: Jobs, plac
     failed = jobs.get(job.id)
     assert failed.status == "failed" and "LookupError: no scripted models" in (failed.reason or "")
     assert f"taskcrew jobs retry {job.id}" in (failed.reason or "")
+
+
+def test_a_batch_job_edited_in_the_database_is_not_fanned_out_into_signed_children(
+    jobs: Jobs, place: Workplace, tmp_path: Path
+) -> None:
+    """The worker signs each child it submits: a batch whose own submission does not check out (here
+    --auto-approve written into its row) would launder the edit into children that do. Refused."""
+    batch = jobs.submit(BATCH, submitted_by="ana", options=OPTIONS)
+    db = sqlite3.connect(tmp_path / "jobs.sqlite3")
+    (doc,) = db.execute("SELECT doc FROM taskcrew_jobs WHERE id = ?", (batch.id,)).fetchone()
+    data = json.loads(doc)
+    data["options"]["auto_approve"] = True
+    db.execute("UPDATE taskcrew_jobs SET doc = ? WHERE id = ?", (json.dumps(data), batch.id))
+    db.commit()
+    llm = ScriptedLLM([_planner])
+    assert _runner(jobs, place, llm).run_leg(batch.id, 0) == "failed"
+    assert jobs.list(parent_id=batch.id) == [] and llm.calls == []
+    failed = jobs.get(batch.id)
+    assert "not signed by the approvals authority" in (failed.reason or "")
+    assert "forged_submission_refused" in [e.action for e in Authority(jobs).audit.entries()]

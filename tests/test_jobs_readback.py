@@ -153,7 +153,9 @@ def test_a_run_killed_between_recording_and_its_result_never_duplicates_mark_pai
             login(session, erp.url)
             fields = [("csrf_token", "new-page-token"), ("paid_on", PAID_ON)]
             text = session.run(
-                lambda page: log.before_send("POST", recorded.target, fields, intent_fetcher(page.context))
+                lambda page: log.before_send(
+                    "POST", recorded.target, fields, intent_fetcher(page.context, session.policy)
+                )
             )
     finally:
         session.close()

@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field, ValidationError
 from taskcrew.approvals.signing import KeyRing, locked
 
 GENESIS = "0" * 64
+BREAK = "audit_break"  # appended when the log no longer matched its signed head: the damage stays on record
 
 
 class AuditEntry(BaseModel):
@@ -89,28 +90,40 @@ class AuditLog:
         return entry.seq, entry.hash
 
     def append(self, who: str, action: str, target: str, payload: dict[str, Any] | None = None) -> AuditEntry:
+        """Append one entry and sign the new head. A log that no longer matches its signed head
+        (truncated, head removed or forged) is not quietly re-signed: a signed ``audit_break`` entry
+        saying what did not match goes first, so ``verify`` still finds the damage later."""
         with locked(self.path):
             seq, prev = self._last()
-            entry = AuditEntry(
-                seq=seq + 1,
-                at=datetime.now(UTC).isoformat(timespec="milliseconds"),
-                who=who,
-                action=action,
-                target=target,
-                payload=json.loads(json.dumps(payload or {}, default=str)),
-                prev=prev,
-            )
-            entry.hash = self.keys.sign(entry.body())
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            try:
-                os.write(fd, (entry.model_dump_json() + "\n").encode("utf-8"))
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            head = {"seq": entry.seq, "hash": entry.hash}
-            tmp = self.head_path.with_suffix(".head.tmp")
-            tmp.write_text(json.dumps({**head, "sig": self.keys.sign({"head": head})}), encoding="utf-8")
-            tmp.replace(self.head_path)
+            mismatch = self._head_problem(seq, prev, appending=True)
+            if mismatch is not None:
+                broke = self._write(seq, prev, "audit", BREAK, self.path.name, {"problem": mismatch})
+                seq, prev = broke.seq, broke.hash
+            return self._write(seq, prev, who, action, target, payload or {})
+
+    def _write(
+        self, seq: int, prev: str, who: str, action: str, target: str, payload: dict[str, Any]
+    ) -> AuditEntry:
+        entry = AuditEntry(
+            seq=seq + 1,
+            at=datetime.now(UTC).isoformat(timespec="milliseconds"),
+            who=who,
+            action=action,
+            target=target,
+            payload=json.loads(json.dumps(payload, default=str)),
+            prev=prev,
+        )
+        entry.hash = self.keys.sign(entry.body())
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, (entry.model_dump_json() + "\n").encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        head = {"seq": entry.seq, "hash": entry.hash}
+        tmp = self.head_path.with_suffix(".head.tmp")
+        tmp.write_text(json.dumps({**head, "sig": self.keys.sign({"head": head})}), encoding="utf-8")
+        tmp.replace(self.head_path)
         return entry
 
     def entries(self) -> list[AuditEntry]:
@@ -149,30 +162,35 @@ class AuditLog:
                 )
             if entry.seq != seq + 1:
                 problems.append(AuditProblem(line=number, problem=f"sequence {entry.seq} after {seq}"))
+            if entry.action == BREAK:
+                found = entry.payload.get("problem", "the log did not match its signed head")
+                problems.append(
+                    AuditProblem(line=number, problem=f"when entry {entry.seq} was appended, {found}")
+                )
             prev, seq, last_hash = entry.hash, entry.seq, entry.hash
         problems += self._head_problems(seq, last_hash, number)
         return problems
 
     def _head_problems(self, seq: int, last_hash: str, lines: int) -> list[AuditProblem]:
+        problem = self._head_problem(seq, last_hash)
+        return [AuditProblem(line=lines, problem=problem)] if problem else []
+
+    def _head_problem(self, seq: int, last_hash: str, *, appending: bool = False) -> str | None:
+        """How the log (ending at ``seq`` with ``last_hash``) fails to match its signed head (None: it
+        matches). ``appending``: a log ahead of its head is no damage (a stop between writing an entry
+        and its head; only the key signs entries), the append re-signs the head."""
         if not self.head_path.exists():
-            if seq:
-                return [AuditProblem(line=lines, problem="the signed head (audit.head) is missing")]
-            return []
+            return "the signed head (audit.head) is missing" if seq else None
         try:
             head = _Head.model_validate_json(self.head_path.read_text(encoding="utf-8"))
         except (OSError, ValidationError):
-            return [AuditProblem(line=lines, problem="the signed head (audit.head) cannot be read")]
+            return "the signed head (audit.head) cannot be read"
         if not self.keys.verify({"head": {"seq": head.seq, "hash": head.hash}}, head.sig):
-            return [
-                AuditProblem(line=lines, problem="the head (audit.head) is not signed by the operator key")
-            ]
+            return "the head (audit.head) is not signed by the operator key"
         if head.seq > seq:
-            return [
-                AuditProblem(
-                    line=lines,
-                    problem=f"truncated: the signed head records {head.seq} entries, the log ends at {seq}",
-                )
-            ]
+            return f"truncated: the signed head records {head.seq} entries, the log ends at {seq}"
+        if head.seq < seq and appending:
+            return None
         if head.seq < seq or head.hash != last_hash:
-            return [AuditProblem(line=lines, problem="the last entries do not match the signed head")]
-        return []
+            return "the last entries do not match the signed head"
+        return None

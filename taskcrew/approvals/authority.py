@@ -112,10 +112,44 @@ class Authority:
         except ValueError:
             return True  # a users file that cannot be read: assume several people
 
+    def removed(self, name: str) -> bool:
+        """Is ``name`` no longer a user (users are configured and she is not among them)?"""
+        try:
+            names = user_names(self.users_file)
+        except ValueError:
+            return False  # cannot tell here; ``identity_refusal`` refuses decisions then
+        return bool(names) and name not in names
+
+    def identity_refusal(self, who: Identity) -> str | None:
+        """A login or token proves a person only while she is a user: a console session or CLI token
+        of someone removed from the users file (who left) counts for nothing (None: it counts)."""
+        if not who.authenticated:
+            return None
+        try:
+            names = user_names(self.users_file)
+        except ValueError as exc:
+            return f"the users file cannot be read, so no login can be checked ({exc})"
+        if names and who.name not in names:
+            return (
+                f"{who.name} is no longer a user (not in the users file): that login or token no longer "
+                "counts; ask the operator, or log in as a current user"
+            )
+        return None
+
+    def _current(self, names: list[str]) -> list[str]:
+        """``names`` that are still users (first approvals of someone removed no longer count)."""
+        try:
+            users = user_names(self.users_file)
+        except ValueError:
+            return []
+        return [n for n in names if not users or n in users]
+
     def submitter_refusal(self, who: Identity) -> str | None:
         """Where several people approve (the two-person rule is on), a submitter must be proven:
         else one person could submit as her OS user and approve under her login."""
-        if who.authenticated or not self.two_person_active():
+        if who.authenticated:
+            return self.identity_refusal(who)
+        if not self.two_person_active():
             return None
         return (
             f"the two-person rule is on here, so a submitter must be authenticated ({who.describe()} is "
@@ -134,6 +168,20 @@ class Authority:
     # ---- integrity ----------------------------------------------------------------------------
     def submission_ok(self, job: Job) -> bool:
         return self.keys.verify(seals.submission(job), job.submission_sig)
+
+    def unsigned_refusal(self, job: Job, what: str) -> str | None:
+        """Why ``job`` may not ``what`` — its submission is not signed by the authority (edited or
+        inserted in the job database) — recorded; None: it checks out. For what the worker would sign
+        on the job's behalf (the child jobs of a batch), where a forged row must not be laundered."""
+        if self.submission_ok(job):
+            return None
+        self.audit.append(
+            "worker", "forged_submission_refused", job.id, {"refused": what, "submitted_by": job.submitted_by}
+        )
+        return (
+            "the job's submission is not signed by the approvals authority (edited or added in the job "
+            f"database), so it may not {what}; submit the task again"
+        )
 
     def problem(self, approval: Approval) -> str | None:
         """Why this stored approval cannot be trusted (None: it checks out)."""
@@ -160,9 +208,9 @@ class Authority:
             job = None
         request = approval.request
         assessment = self.assess(request) if request else Assessment()
-        firsts = [
-            c.name for c in approval.first_approvals if self.keys.verify(seals.cosign(approval, c), c.sig)
-        ]
+        firsts = self._current(
+            [c.name for c in approval.first_approvals if self.keys.verify(seals.cosign(approval, c), c.sig)]
+        )
         return ApprovalView(
             approval=approval,
             job=job,
@@ -199,6 +247,8 @@ class Authority:
             return self._refuse(who, approval_id, action, f"This approval is already {approval.status}.")
         if view.problem and action != "reject":
             return self._refuse(who, approval_id, action, f"Refused: this approval {view.problem}.")
+        if action != "reject" and (gone := self.identity_refusal(who)):
+            return self._refuse(who, approval_id, action, f"Refused: {gone}.")
         text = text.strip()
         decided_by = who.name
         if action == "answer":

@@ -2,7 +2,7 @@
 
 - ``decision``: the decided approval of this job for exactly this key, and only if the authority's
   signature over it checks out; a row marked approved without one (or edited since) is refused and
-  recorded, never obeyed;
+  recorded, never obeyed; ``answer``: the same for the answers to the job's questions;
 - ``auto``: ``--auto-approve`` is a signed property of the submission and holds only for the
   identities and paths the rules permit (and, while the two-person rule is on, never for an item that
   needs two people unless a rule says so); anything else goes to a person;
@@ -38,20 +38,33 @@ class WorkerGate:
         for approval in reversed(found):
             if self.authority.decision_ok(approval):
                 return approval
-            if approval.id not in self._refused:  # recorded once per run
-                self._refused.add(approval.id)
-                self.authority.audit.append(
-                    "worker",
-                    "forged_decision_refused",
-                    approval.id,
-                    {
-                        "job_id": self.job_id,
-                        "key": key,
-                        "status": approval.status,
-                        "decided_by": approval.decided_by,
-                    },
-                )
+            self._forged(approval)
         return None
+
+    def answer(self) -> Approval | None:
+        """The next answer (or rejection) to this job's questions that the authority signed; one
+        written into the job database is refused, recorded and skipped (the person is asked again)."""
+        while (taken := self.jobs.take_answer(self.job_id)) is not None:
+            if self.authority.decision_ok(taken):
+                return taken
+            self._forged(taken)
+        return None
+
+    def _forged(self, approval: Approval) -> None:
+        if approval.id in self._refused:  # recorded once per run
+            return
+        self._refused.add(approval.id)
+        self.authority.audit.append(
+            "worker",
+            "forged_decision_refused",
+            approval.id,
+            {
+                "job_id": self.job_id,
+                "key": approval.key,
+                "status": approval.status,
+                "decided_by": approval.decided_by,
+            },
+        )
 
     def auto(
         self, request: ApprovalRequest, job: Job, expires_in: timedelta | None

@@ -54,6 +54,8 @@ def routes(web: Web) -> list[BaseRoute]:
             )
         name = str(form.get("username") or "").strip()
         user = console.auth.check(name, str(form.get("password") or ""))
+        if user is not None and console.approver.removed(user):  # removed since the console started
+            user = None
         if user is None:
             console.audit.append(name or "(empty)", "login_failed", "/login", {})
             error = "Wrong name or password." if console.auth.users else "Wrong token."

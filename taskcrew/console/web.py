@@ -122,7 +122,11 @@ class Web:
         self.templates = templates()
 
     def session_of(self, request: Request) -> Session | None:
-        return self.console.sessions.get(request.cookies.get(SESSION_COOKIE))
+        """The request's session, unless its user has since been removed from the users file."""
+        session = self.console.sessions.get(request.cookies.get(SESSION_COOKIE))
+        if session is not None and self.console.approver.removed(session.user):
+            return None
+        return session
 
     def page(
         self, request: Request, name: str, session: Session | None, status_code: int = 200, **ctx: Any

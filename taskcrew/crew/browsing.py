@@ -121,7 +121,7 @@ class RunBrowser:
         def read(url: str) -> str | None:
             if not self.worker.started:
                 return None
-            return self.worker._call(lambda: fetcher(self.worker._context)(url))
+            return self.worker._call(lambda: fetcher(self.worker._context, self.worker.policy)(url))
 
         return read
 

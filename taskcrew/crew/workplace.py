@@ -227,9 +227,9 @@ class Workplace:
         from taskcrew.tools.research.crew_tools import PythonTool, WebFetchTool, WebSearchTool
         from taskcrew.tools.research.python_sandbox import PythonSandbox
         from taskcrew.tools.research.search import DdgsBackend, IntranetSearchBackend
-        from taskcrew.tools.research.web import WebFetcher, checker_from_verdicts
+        from taskcrew.tools.research.web import WebFetcher
 
-        fetcher = WebFetcher(checker_from_verdicts(policy.check_url))
+        fetcher = WebFetcher(policy.read_refusal)  # the policy's rule for every read by code
         tools: list[Any] = [WebFetchTool(fetcher), PythonTool(PythonSandbox())]
         if self.settings.web_search == "web":
             tools.insert(0, WebSearchTool(DdgsBackend()))

@@ -207,11 +207,16 @@ class LegRunner:
     def _fan_out(self, job: Job, leg: int) -> str:
         """A batch job: plan it once (the plan is checkpointed before any child is submitted), then
         one child job per item; the batch job ends with the children's ids as its answer."""
+        from taskcrew.approvals.authority import Authority
         from taskcrew.crew.llm import build_provider_llm
         from taskcrew.crew.modelspec import choose_models
         from taskcrew.jobs.batch import submit_each
         from taskcrew.jobs.fanout import BatchPlan, describe_sources, plan_batch
 
+        refusal = Authority(self.jobs).unsigned_refusal(job, "fan out into child jobs the worker signs")
+        if refusal is not None:
+            self.jobs.mark(job.id, "failed", only_if=("running",), reason=refusal, finished_at=utcnow())
+            return "failed"
         checkpoints = self._checkpoints(job.id)
         try:
             saved = checkpoints.load() or {}

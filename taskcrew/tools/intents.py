@@ -21,9 +21,11 @@ but those a rule names as per-page tokens of that system):
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
+from urllib.parse import urljoin
 
 from pydantic import BaseModel, Field
 
@@ -171,18 +173,39 @@ class IntentLog:
         )
 
 
-def fetcher(context: Any, login_marker: str = 'name="password"') -> Callable[[str], str | None]:
-    """GET a page with the browser context's cookies (a read, never gated); None when it fails or
-    lands on a login page (a read-back that cannot be trusted)."""
+READ_REDIRECTS = 5  # hops a read by code follows, each one checked by the policy
+READ_SECONDS = 15.0  # one read by code, all its hops together
+
+
+class ReadPolicy(Protocol):
+    def refuse_read(self, url: str) -> object | None: ...
+
+
+def fetcher(
+    context: Any, policy: ReadPolicy, login_marker: str = 'name="password"'
+) -> Callable[[str], str | None]:
+    """GET a page with the browser context's cookies (a read: no approval asked); None when it fails,
+    lands on a login page (a read-back that cannot be trusted), or the policy refuses the URL or a
+    redirect hop of it (``Policy.refuse_read``: the browser's allow-list and blocked paths)."""
 
     def fetch(url: str) -> str | None:
-        try:
-            response = context.request.get(url, timeout=15000)
-        except Exception:
-            return None
-        if not response.ok:
-            return None
-        text = response.text()
-        return None if login_marker in text else text
+        deadline = time.monotonic() + READ_SECONDS  # for the read with all its hops
+        for _ in range(READ_REDIRECTS + 1):
+            left = deadline - time.monotonic()
+            if left <= 0 or policy.refuse_read(url) is not None:
+                return None
+            try:
+                response = context.request.get(url, timeout=left * 1000, max_redirects=0)
+            except Exception:
+                return None
+            location = response.headers.get("location")
+            if 300 <= response.status < 400 and location:
+                url = urljoin(url, location)
+                continue
+            if not response.ok:
+                return None
+            text = response.text()
+            return None if login_marker in text else text
+        return None
 
     return fetch

@@ -294,6 +294,24 @@ class Policy:
             )
         )
 
+    def refuse_read(self, url: str) -> PolicyDecision | None:
+        """May code read ``url`` with the worker's session (an approval's record and vendor list, a
+        read-back, a before-snapshot; every redirect hop of it)? None: yes; else the recorded refusal.
+        The same allow-list and blocked paths as the browser, and never a GET that changes data."""
+        verdict = self.check_url(url)
+        if not verdict.allowed:
+            reason = f"a read by code was refused: {verdict.reason}"
+        elif self.changes_data("GET", url):
+            reason = "a read by code may not open a page that changes data"
+        else:
+            return None
+        return self._record(PolicyDecision(kind="request", outcome="blocked", url=url, reason=reason))
+
+    def read_refusal(self, url: str, /) -> str | None:
+        """``refuse_read`` as a reason (None: it may be read), for fetchers outside the browser."""
+        refused = self.refuse_read(url)
+        return refused.reason if refused is not None else None
+
     def unroutable(self, method: str, target: str) -> PolicyDecision:
         """The browser tried to send something outside the network guard; the gatekeeper refused it."""
         return self._record(

@@ -123,7 +123,7 @@ class NetworkGuard:
     def install_context(self, context: BrowserContext) -> None:
         """Route every request, and every WebSocket to a host the policy does not allow."""
         self._context = context
-        self.policy.page_fetch = intent_fetcher(context)  # the risk rules read a record's amount
+        self.policy.page_fetch = intent_fetcher(context, self.policy)  # the risk rules read a record's amount
         context.route("**/*", self.route)
         context.route_web_socket(lambda url: not self._websocket_allowed(url), self._block_websocket)
 
@@ -235,10 +235,10 @@ class NetworkGuard:
         if approved and self._context is not None:  # the run's before-snapshot (crew/changes.py)
             before_change = getattr(self.policy, "before_change", None)
             if before_change is not None:
-                before_change(intent_fetcher(self._context))
+                before_change(intent_fetcher(self._context, self.policy))
         intents = getattr(self.policy, "intents", None)  # tools.intents.IntentLog of a durable run
         if intents is not None and approved and self._context is not None:
-            refusal = intents.before_send(method, url, fields, intent_fetcher(self._context))
+            refusal = intents.before_send(method, url, fields, intent_fetcher(self._context, self.policy))
             if refusal is not None:
                 self.state.notes.append(refusal)
                 route.abort("blockedbyclient")
