@@ -90,6 +90,9 @@ def workers(tmp_path: Path, erp_factory: Callable[..., ErpServer]) -> Iterator[W
             w.kill(proc, signal.SIGKILL)
 
 
+# Two worker start-ups, a run to the approval and a resumed run: its own waits allow 150 s for each
+# half, so the file's 300 s cap cut it short on a machine at load 20 (145 s alone at load 13).
+@pytest.mark.timeout(480)
 def test_a_parked_approval_resumes_on_another_worker_and_submits_the_approved_payload(
     workers: Workers,
 ) -> None:
