@@ -181,3 +181,22 @@ def test_a_failed_read_is_not_opened_and_an_unreadable_cited_file_fails(tmp_path
     (tmp_path / "scan.png").write_bytes(b"not really an image")
     image = check_citations([Citation(source="scan.png", quote="anything")], lambda s: "OCR text")
     assert image[0].status == "unchecked" and "image" in image[0].detail
+
+
+def test_each_check_is_shown_as_it_stands_a_rejected_one_as_not_counted() -> None:
+    from taskcrew.crew.evidence import standing_mark, standing_words
+
+    verdict = judge(
+        CriterionCheck(criterion=CRITERIA[0], met=True, source=BILLS, observed="x", find="INV-2057"),
+        CriterionCheck(criterion=CRITERIA[0], met=True, source="never-opened.pdf", observed="INV-2057"),
+        CriterionCheck(criterion=CRITERIA[1], met=True, source=MAIL, observed="it is the total"),
+    )
+    assert verdict.verified, verdict.reason
+    assert [standing_words(c) for c in verdict.checks] == [
+        "yes",
+        "not counted — rejected by code",
+        "yes — the verifier's word, not checked by code",
+    ]
+    assert standing_mark(verdict.checks[1]) not in ("✓", "✗")
+    unmet = CriterionCheck(criterion=CRITERIA[1], met=False, source=MAIL, observed="it is not")
+    assert (standing_words(unmet), standing_mark(unmet)) == ("NO", "✗")

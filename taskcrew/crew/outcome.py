@@ -67,6 +67,24 @@ class Facts(BaseModel):
             )
         return ". ".join(parts)
 
+    def record(self) -> str:
+        """The gate's record of what this run sent, as a source the verifier may cite
+        (``evidence.SENDS_SOURCE``): every data-changing submission that left the browser's network
+        gate (the only way a tool changes a system), with what the system answered."""
+        saved = _distinct(self.saved)
+        lines = [
+            "The network gate's record of this run: every data-changing submission that left the "
+            "browser (no tool changes a system any other way), with the system's answer, recorded by "
+            "code as it happened (every leg of a durable job).",
+            f"Data-changing submissions sent: {len(self.submissions) or 'none'}",
+        ]
+        lines += [f"- {_what(s)} — {s.words()}" for s in self.submissions[:20]]
+        lines.append(
+            f"Changes a system applied: {len(saved) or 'none'}"
+            + (f"; with no clear answer (may be applied): {len(self.unknown)}" if self.unknown else "")
+        )
+        return "\n".join(lines)
+
 
 def gather(submissions: list[SubmissionResult], intents: Any, since: datetime | None) -> Facts:
     """This leg's submissions, and a durable job's earlier legs' sends from its intent log
