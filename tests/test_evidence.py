@@ -200,3 +200,27 @@ def test_each_check_is_shown_as_it_stands_a_rejected_one_as_not_counted() -> Non
     assert standing_mark(verdict.checks[1]) not in ("✓", "✗")
     unmet = CriterionCheck(criterion=CRITERIA[1], met=False, source=MAIL, observed="it is not")
     assert (standing_words(unmet), standing_mark(unmet)) == ("NO", "✗")
+
+
+def test_a_word_of_absence_does_not_exempt_the_invented_row_beside_it() -> None:
+    # one clause about something absent used to exempt every value of the observation from the check
+    invented = judge(
+        CriterionCheck(
+            criterion=CRITERIA[0],
+            met=True,
+            source=BILLS,
+            observed="BILL-0099 | Northwind Traders | INV-2057 | 1284.50; no other bill for INV-2057",
+        ),
+        CriterionCheck(criterion=CRITERIA[1], met=True, source=MAIL, observed="total 1284.5 USD"),
+    )
+    assert not invented.verified and "bill-0099" in invented.checks[0].observed
+    real = judge(
+        CriterionCheck(
+            criterion=CRITERIA[0],
+            met=True,
+            source=BILLS,
+            observed="BILL-0011, INV-2057, 1284.50 USD, due October 12, 2026; not paid, no other bill for INI-7781",
+        ),
+        CriterionCheck(criterion=CRITERIA[1], met=True, source=MAIL, observed="total 1284.5 USD"),
+    )
+    assert real.verified, real.reason

@@ -132,7 +132,7 @@ def _timeline(events: list[Any]) -> list[TimelineItem]:
                 TimelineItem(
                     at=e.at,
                     kind="approval",
-                    title=f"human: {e.answer}",
+                    title=f"approval: {e.decided()}",
                     detail=detail,
                     ok=e.answer == "approved",
                 )

@@ -137,7 +137,7 @@ def story(events: list[Any]) -> list[TimelineItem]:
                 browser.expired = browser.expired or browser.logged_in
         elif kind == "approval":
             url = e.question.split(" ", 1)[-1]
-            say(e, "approval", f"asked for approval to {e.question.split(' ', 1)[0]} {_path(url)}: {e.answer}",
+            say(e, "approval", f"approval to {e.question.split(' ', 1)[0]} {_path(url)}: {e.decided()}",
                 e.note, ok=e.answer == "approved")  # fmt: skip
         elif kind == "step":
             ok = e.report.status in ("done", "nothing_to_do")

@@ -141,11 +141,16 @@ ABSENCE = re.compile(
 )
 
 
+# where an observation's clauses part: "; ", ". ", " — ", and ", " unless a year follows (a date)
+_CLAUSE = re.compile(r";\s*|\.\s+|\s[—–]\s|\s-\s|,\s+(?!\d{4}\b)|\n")
+
+
 def _checkable_values(observed: str) -> set[str]:
-    """The values outside quotes that an observation says it saw. One that speaks of something
-    absent ("no bill for INI-7781") names values it did not see: code cannot check those."""
+    """The values outside quotes that an observation says it saw. A clause that speaks of something
+    absent ("no bill for INI-7781") names values it did not see: code cannot check those; the other
+    clauses ("BILL-0011 INV-2057 1284.50; no other bill") are checked."""
     unquoted = re.sub(r'"[^"]*"|“[^”]*”|`[^`]*`', " ", observed)
-    return set() if ABSENCE.search(unquoted) else values(unquoted)
+    return set().union(*(values(c) for c in _CLAUSE.split(unquoted) if not ABSENCE.search(c)))
 
 
 def decide_per_criterion(verdict: Verdict, plan: Plan, checks: list[CriterionCheck]) -> Verdict:

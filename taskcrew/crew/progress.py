@@ -58,7 +58,7 @@ class ProgressPrinter:
         self._print(f"  {icon} step {e.index + 1} {escape(e.title)}: {escape(e.report.summary[:200])}")
 
     def _on_approval(self, e: Any) -> None:
-        self._print(f"    [magenta]approval[/] {escape(e.question)} → {e.answer}")
+        self._print(f"    [magenta]approval[/] {escape(e.question)} → {escape(e.decided())}")
 
     def _on_submission(self, e: Any) -> None:
         sent = e.submission

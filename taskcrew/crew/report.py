@@ -150,8 +150,7 @@ def submissions(ctx: RunContext) -> list[str]:
             continue
         if event.kind == "approval":
             what, fields = event.question, ", ".join(f"{k}={v}" for k, v in event.payload.items())
-            by = getattr(event, "by", "") or "the person asked"
-            decision = f"**{event.answer}** by {by}" + (f" ({event.note})" if event.note else "")
+            decision = f"**{event.answer}** by {event.approver}" + (f" ({event.note})" if event.note else "")
         else:
             what = f"{event.detail.get('method', '')} {event.detail.get('url', '')}"
             fields, decision = "the same values", "sent again (already approved)"
@@ -292,7 +291,7 @@ def render_report(ctx: RunContext, state: RunState, screenshot: Path | None) -> 
     if approvals:
         for a in approvals:
             payload = ", ".join(f"{k}={v}" for k, v in a.payload.items())
-            out.append(f"- {a.question} [{payload}] → **{a.answer}**" + (f" ({a.note})" if a.note else ""))
+            out.append(f"- {a.question} [{payload}] → **{a.answer}** by {a.approver}" + (f" ({a.note})" if a.note else ""))
     else:
         out.append("None were needed." if not audit else "None: an audit changes nothing.")
     if blocked := _blocked(ctx):
