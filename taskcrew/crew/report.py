@@ -291,7 +291,10 @@ def render_report(ctx: RunContext, state: RunState, screenshot: Path | None) -> 
     if approvals:
         for a in approvals:
             payload = ", ".join(f"{k}={v}" for k, v in a.payload.items())
-            out.append(f"- {a.question} [{payload}] → **{a.answer}** by {a.approver}" + (f" ({a.note})" if a.note else ""))
+            out.append(
+                f"- {a.question} [{payload}] → **{a.answer}** by {a.approver}"
+                + (f" ({a.note})" if a.note else "")
+            )
     else:
         out.append("None were needed." if not audit else "None: an audit changes nothing.")
     if blocked := _blocked(ctx):
