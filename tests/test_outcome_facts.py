@@ -197,6 +197,9 @@ def test_a_run_that_sent_nothing_is_nothing_to_do_on_the_gates_record_and_shows_
         "not counted — rejected by code"
     )
     assert rows.filter(has_text=criterion).locator("td").nth(1).inner_text() == "yes"
+    assert page.locator("#changed").inner_text() == "Nothing was changed in any system"
+    page.goto(f"{console_env.url}/runs")  # the list says what each run changed
+    assert "Nothing was changed in any system" in page.locator("#runs tbody tr").first.inner_text()
 
 
 def test_a_rejected_second_change_does_not_hide_the_first_one_that_was_saved(place: Workplace) -> None:

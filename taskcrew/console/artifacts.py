@@ -24,6 +24,7 @@ class RunSummary(BaseModel):
     task: str = ""
     status: str = "running"  # the outcome once finished
     reason: str = ""
+    changed: str = ""  # what the run changed in the systems, from the gate's facts (crew/outcome.py)
     started_at: str = ""
     worker_model: str = ""
     cost_usd: Decimal | None = None
@@ -81,7 +82,7 @@ def _summarize(name: str, events: list[Any]) -> RunSummary:
             if event.call.cost_usd is not None:
                 summary.cost_usd = (summary.cost_usd or Decimal(0)) + event.call.cost_usd
         elif event.kind == "run_finished":
-            summary.status, summary.reason = event.outcome, event.reason
+            summary.status, summary.reason, summary.changed = event.outcome, event.reason, event.changed
             summary.cost_usd, summary.seconds = event.cost_usd, event.seconds
             summary.llm_calls = event.llm_calls
             tokens = event.input_tokens + event.output_tokens
