@@ -202,6 +202,37 @@ def test_a_run_that_sent_nothing_is_nothing_to_do_on_the_gates_record_and_shows_
     assert "Nothing was changed in any system" in page.locator("#runs tbody tr").first.inner_text()
 
 
+def test_a_run_that_says_done_but_changed_nothing_is_not_reported_as_done(place: Workplace) -> None:
+    # the step claims it entered the bill, but nothing left the gate: the bill the verifier finds was
+    # there before the run, so the run did not do it — "Done" would report more than happened
+    existing = next(b for b in place.erp_server.state().bills)
+    criterion = f"Acme Payables has a bill for {existing.vendor} {existing.invoice_number}"
+
+    def claims(url: str, body: str) -> str:
+        row = kit.bill_rows(body, existing.invoice_number)[0]
+        return kit.report("done", "I entered the bill.", [Citation(source=url, quote=row)])
+
+    def check(url: str, body: str) -> str:
+        rows = kit.bill_rows(body, existing.invoice_number)
+        return kit.verdict([(criterion, bool(rows), url, rows[0] if rows else "none")], "it is there")
+
+    worker = ScriptedLLM(
+        {
+            "planner": [_plan("Enter the bill", criteria=[criterion]).model_dump_json()],
+            "browser_operator": [Loop(policy=kit.LookUpBills("", claims))],
+            "reflector": ['{"facts": []}'],
+        },
+        model="scripted/w",
+    )
+    verifier = ScriptedLLM({"verifier": [Loop(policy=kit.LookUpBills("", check))]}, model="scripted/v")
+    result = _run(place, worker, verifier, ScriptedHuman())
+    assert result.outcome == "nothing_to_do", result.reason
+    assert "this run changed nothing" in result.reason
+    report = result.report.read_text()
+    assert report.splitlines()[0].endswith("— Nothing was changed in any system")
+    assert "This was done" not in report
+
+
 def test_a_rejected_second_change_does_not_hide_the_first_one_that_was_saved(place: Workplace) -> None:
     plan = Plan(
         goal="Enter two invoices",
