@@ -359,6 +359,7 @@ def test_run_progress_in_words_with_the_raw_trace_one_click_away(console_env: Co
     assert not raw.is_visible()
     page.get_by_text("Raw trace: every event").click()
     assert raw.is_visible() and "browser_operator: browser_act" in raw.inner_text()
+    assert "submission: bounced" in raw.inner_text() and "step 1 (browser_operator" in raw.inner_text()
     shot(page, "run")
 
 

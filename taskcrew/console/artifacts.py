@@ -143,7 +143,7 @@ def _timeline(events: list[Any]) -> list[TimelineItem]:
                 TimelineItem(
                     at=e.at,
                     kind="step",
-                    title=f"step {e.index} ({e.role}, attempt {e.attempt}): {e.report.status}",
+                    title=f"step {e.index + 1} ({e.role}, attempt {e.attempt}): {e.report.status}",
                     detail=f"{e.title} — {e.report.summary}",
                     ok=e.report.status in ("done", "nothing_to_do"),
                 )
@@ -175,6 +175,24 @@ def _timeline(events: list[Any]) -> list[TimelineItem]:
                     title=f"finished: {e.outcome}",
                     detail=e.reason,
                     ok=e.outcome in ("done", "nothing_to_do"),
+                )
+            )
+        elif e.kind == "submission":
+            s = e.submission
+            items.append(
+                TimelineItem(
+                    at=e.at,
+                    kind="submission",
+                    title=f"submission: {s.result}",
+                    detail=s.line(),
+                    ok={"saved": True, "unknown": None}.get(s.result, False),
+                )
+            )
+        else:  # every other event, as recorded: the raw trace leaves none out
+            data = e.model_dump(mode="json", exclude={"at", "kind"})
+            items.append(
+                TimelineItem(
+                    at=e.at, kind=e.kind, title=e.kind, detail=json.dumps(data, ensure_ascii=False)[:500]
                 )
             )
     return items
