@@ -19,9 +19,18 @@ from console_seed import write_run, write_sweep
 from fixtures_console import ConsoleEnv, flash, shot, shots
 
 from taskcrew.crew.models import Plan, PlanStep, StepReport
-from taskcrew.crew.trace import PlanMade, PolicyEvent, RunStarted, StepEvent, ToolCallEvent, Tracer
+from taskcrew.crew.trace import (
+    PlanMade,
+    PolicyEvent,
+    RunStarted,
+    StepEvent,
+    SubmissionEvent,
+    ToolCallEvent,
+    Tracer,
+)
 from taskcrew.jobs import Approval, ApprovalRequest, FieldSource, Jobs
 from taskcrew.tools.human import FieldValue
+from taskcrew.tools.submissions import SubmissionResult
 
 pytestmark = pytest.mark.browser
 
@@ -288,6 +297,18 @@ def test_run_progress_in_words_with_the_raw_trace_one_click_away(console_env: Co
     call("browser_act", {"actions": [{"action": "navigate", "url": f"{erp}/bills"}]}, "Result: OK")
     call("browser_act", {"actions": login}, "Result: OK")
     form = [{"action": "type", "index": 7, "text": "INV-2057"}, {"action": "click", "index": 13}]
+    new_bill = f"{erp}/bills/new"
+
+    def sent(result: str, detail: str, status: int | None) -> None:  # the gate, during the action
+        tracer.emit(
+            SubmissionEvent(
+                submission=SubmissionResult(
+                    method="POST", url=new_bill, result=result, http_status=status, detail=detail
+                )
+            )
+        )
+
+    sent("bounced", "then showed /login?next=/bills/new&reason=expired", 303)
     call(
         "browser_act",
         {"actions": form},
@@ -297,7 +318,9 @@ def test_run_progress_in_words_with_the_raw_trace_one_click_away(console_env: Co
         PolicyEvent(decision="allowed", detail={"url": f"{erp}/login?next=/bills/new&reason=expired"})
     )
     call("browser_act", {"actions": login}, "Result: OK")
+    sent("unknown", "a server error or outage", 503)
     call("browser_act", {"actions": form}, "Result: FAILED\nError: HTTP 503 from POST /bills/new", ok=False)
+    sent("saved", "then showed /bills/BILL-0011", 303)
     call("browser_act", {"actions": form}, f"Result: OK\nPage changed: /bills/new → {erp}/bills/BILL-0011")
     tracer.emit(
         StepEvent(
@@ -320,8 +343,13 @@ def test_run_progress_in_words_with_the_raw_trace_one_click_away(console_env: Co
         "could not complete it: HTTP 503",
         "saved BILL-0011",
         "step 1 done: Enter the bill",
+        # what the system did with each submission, in the gate's words, after the action that sent it
+        "sent POST /bills/new: NOT saved — bounced to the login page",
+        "sent POST /bills/new: UNKNOWN whether it was saved (HTTP 503",
+        "sent POST /bills/new: saved — the system accepted it",
     ):
         assert words in told, words
+    assert told.index("could not complete it: HTTP 503") < told.index("UNKNOWN whether it was saved")
     assert (
         told.index("logged in")
         < told.index("session expired — logged in again")
@@ -331,6 +359,7 @@ def test_run_progress_in_words_with_the_raw_trace_one_click_away(console_env: Co
     assert not raw.is_visible()
     page.get_by_text("Raw trace: every event").click()
     assert raw.is_visible() and "browser_operator: browser_act" in raw.inner_text()
+    assert "submission: bounced" in raw.inner_text() and "step 1 (browser_operator" in raw.inner_text()
     shot(page, "run")
 
 

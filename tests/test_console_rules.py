@@ -215,8 +215,16 @@ def test_runs_and_eval_artifacts(tmp_path: Path) -> None:
     assert listed["2026-12-01-live"].status == "running"
     detail = runs.detail("2026-12-01-live")
     assert detail is not None and detail.unreadable_lines == 1
-    assert [t.kind for t in detail.timeline] == ["plan", "action", "approval", "step"]
-    assert detail.timeline[1].ok is False
+    # the raw trace leaves no event out (the LLM call and the start were missing)
+    assert [t.kind for t in detail.timeline] == [
+        "run_started",
+        "plan",
+        "llm_call",
+        "action",
+        "approval",
+        "step",
+    ]
+    assert detail.timeline[3].ok is False
     assert runs.screenshot("2026-12-01-live", "final_page.png") is not None
     assert runs.screenshot("2026-12-01-live", "../2026-12-01-northwind/final_page.png") is None
     assert runs.detail("nope") is None

@@ -206,6 +206,12 @@ def test_headline_task_survives_every_fault_and_enters_exactly_one_correct_bill(
     events = read_trace(result.run_dir / "trace.jsonl")
     bounced = [e for e in events if e.kind == "tool_call" and "bounced to the login page" in e.result]
     assert bounced and all(not e.result.startswith("Result: OK") for e in bounced)
+    # after the save with no clear answer (the 503) the operator looked in the bills list before
+    # sending it again, as the result told it to
+    acts = [e for e in events if e.kind == "tool_call" and e.tool == "browser_act"]
+    after = next(i for i, e in enumerate(acts) if "UNKNOWN whether it was saved" in e.result) + 1
+    looked = acts[after].args["actions"][0]
+    assert looked["action"] == "navigate" and looked["url"].endswith("/bills"), looked
     first = report.split("## Verifier")[0]  # the answer to the person comes first
     assert first.index("## Answer") < first.index("**Submissions**") < first.index("**Caveats:**")
     assert first.count("sent again (already approved)") + first.count("**approved** by the person asked") == 4

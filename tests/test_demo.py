@@ -111,3 +111,7 @@ def test_demo_runs_the_headline_offline_with_the_terminal_approval(
     [report] = (tmp_path / "runs").glob("*/report.md")
     text = report.read_text(encoding="utf-8")
     assert "INV-2057" in text and "scripted/solver" in text
+    # who approved, at the terminal and in the report's Approvals list, not only "approved"
+    assert re.search(r"approval POST http://127\.0\.0\.1:\d+/bills/new → approved by .+ at the terminal", out)
+    approvals = text.split("## Approvals", 1)[1].split("\n## ", 1)[0]
+    assert re.search(r"→ \*\*approved\*\* by .+ at the terminal", approvals), approvals

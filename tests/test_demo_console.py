@@ -97,4 +97,7 @@ def test_demo_console_waits_in_the_inbox_until_approved_there(
     assert "scripted stand-in models — not AI" in out
     assert "done:" in out and "not AI" in out.split("done:")[-1]
     [report] = (tmp_path / "runs").glob("*/report.md")
-    assert "INV-2057" in report.read_text(encoding="utf-8")
+    text = report.read_text(encoding="utf-8")
+    assert "INV-2057" in text
+    approvals = text.split("## Approvals", 1)[1].split("\n## ", 1)[0]  # who approved, in the console
+    assert "→ **approved** by operator (logged in to the console)" in approvals, approvals

@@ -181,3 +181,46 @@ def test_a_failed_read_is_not_opened_and_an_unreadable_cited_file_fails(tmp_path
     (tmp_path / "scan.png").write_bytes(b"not really an image")
     image = check_citations([Citation(source="scan.png", quote="anything")], lambda s: "OCR text")
     assert image[0].status == "unchecked" and "image" in image[0].detail
+
+
+def test_each_check_is_shown_as_it_stands_a_rejected_one_as_not_counted() -> None:
+    from taskcrew.crew.evidence import standing_mark, standing_words
+
+    verdict = judge(
+        CriterionCheck(criterion=CRITERIA[0], met=True, source=BILLS, observed="x", find="INV-2057"),
+        CriterionCheck(criterion=CRITERIA[0], met=True, source="never-opened.pdf", observed="INV-2057"),
+        CriterionCheck(criterion=CRITERIA[1], met=True, source=MAIL, observed="it is the total"),
+    )
+    assert verdict.verified, verdict.reason
+    assert [standing_words(c) for c in verdict.checks] == [
+        "yes",
+        "not counted — rejected by code",
+        "yes — the verifier's word, not checked by code",
+    ]
+    assert standing_mark(verdict.checks[1]) not in ("✓", "✗")
+    unmet = CriterionCheck(criterion=CRITERIA[1], met=False, source=MAIL, observed="it is not")
+    assert (standing_words(unmet), standing_mark(unmet)) == ("NO", "✗")
+
+
+def test_a_word_of_absence_does_not_exempt_the_invented_row_beside_it() -> None:
+    # one clause about something absent used to exempt every value of the observation from the check
+    invented = judge(
+        CriterionCheck(
+            criterion=CRITERIA[0],
+            met=True,
+            source=BILLS,
+            observed="BILL-0099 | Northwind Traders | INV-2057 | 1284.50; no other bill for INV-2057",
+        ),
+        CriterionCheck(criterion=CRITERIA[1], met=True, source=MAIL, observed="total 1284.5 USD"),
+    )
+    assert not invented.verified and "bill-0099" in invented.checks[0].observed
+    real = judge(
+        CriterionCheck(
+            criterion=CRITERIA[0],
+            met=True,
+            source=BILLS,
+            observed="BILL-0011, INV-2057, 1284.50 USD, due October 12, 2026; not paid, no other bill for INI-7781",
+        ),
+        CriterionCheck(criterion=CRITERIA[1], met=True, source=MAIL, observed="total 1284.5 USD"),
+    )
+    assert real.verified, real.reason

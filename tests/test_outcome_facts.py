@@ -3,12 +3,17 @@ never from the last step's word. Scripted models; real crew, Chromium, ERP and f
 
 from __future__ import annotations
 
+import io
+import shutil
 from collections.abc import Iterator
 
 import pytest
+from fixtures_console import ConsoleEnv
+from rich.console import Console
 
 from taskcrew.config import WorkplaceSettings
-from taskcrew.crew.models import Citation, Plan, PlanStep
+from taskcrew.crew.models import Citation, CriterionCheck, Plan, PlanStep, Verdict
+from taskcrew.crew.progress import ProgressPrinter
 from taskcrew.crew.scripted import Loop, ScriptedLLM
 from taskcrew.crew.workplace import Workplace
 from taskcrew.eval import kit
@@ -116,9 +121,17 @@ def test_a_run_that_saved_a_bill_is_done_even_when_its_last_step_found_nothing_l
     assert "1 change(s) saved" in read_run(result.run_dir).changed  # what `runs list` shows
 
 
-def test_a_run_that_sent_nothing_and_found_the_state_in_place_is_nothing_to_do(place: Workplace) -> None:
+def test_a_run_that_sent_nothing_is_nothing_to_do_on_the_gates_record_and_shows_checks_as_they_stand(
+    place: Workplace, console_env: ConsoleEnv
+) -> None:
+    # a read-back run: nothing sent, the state was already in place. "No bill was created or
+    # changed" is checked on the gate's record of the run's sends (code-made, citable); a supporting
+    # check citing a file the verifier never opened is rejected by code and must be shown as "not
+    # counted" everywhere (terminal, report, console), never as a ✗/NO under "verified"
     existing = next(b for b in place.erp_server.state().bills)
     criterion = f"Acme Payables has a bill for {existing.vendor} {existing.invoice_number}"
+    nothing = "No bill was created or changed"
+    never_opened = f"Inbox/{existing.vendor} {existing.invoice_number}.pdf"
 
     def found(url: str, body: str) -> str:
         row = kit.bill_rows(body, existing.invoice_number)[0]
@@ -126,12 +139,87 @@ def test_a_run_that_sent_nothing_and_found_the_state_in_place_is_nothing_to_do(p
 
     def check(url: str, body: str) -> str:
         rows = kit.bill_rows(body, existing.invoice_number)
+        checks = [
+            CriterionCheck(
+                criterion=criterion, met=bool(rows), source=url, observed=rows[0] if rows else "-"
+            ),
+            CriterionCheck(
+                criterion=nothing, met=True, source="sends of this run", observed="-", find="submissions sent"
+            ),
+            CriterionCheck(
+                criterion="The amount matches the invoice document",
+                met=True,
+                source=never_opened,
+                observed=f"Total {existing.amount}",
+            ),
+        ]
+        return Verdict(verified=True, checks=checks, reason="it is there").model_dump_json()
+
+    worker = ScriptedLLM(
+        {
+            "planner": [_plan("Check the bill", criteria=[criterion, nothing]).model_dump_json()],
+            "browser_operator": [Loop(policy=kit.LookUpBills("", found))],
+            "reflector": ['{"facts": []}'],
+        },
+        model="scripted/w",
+    )
+    verifier = ScriptedLLM({"verifier": [Loop(policy=kit.LookUpBills("", check))]}, model="scripted/v")
+    screen = io.StringIO()
+    place.erp_server.reset(ChaosConfig.off())
+    place.human = ScriptedHuman()
+    result = place.run(
+        "Enter Vandelay Industries' invoice VI-3390.",
+        worker_model="scripted/w",
+        verifier_model="scripted/v",
+        scripted={"w": worker, "v": verifier}.__getitem__,
+        listeners=[ProgressPrinter(Console(file=screen, width=200, color_system=None))],
+    )
+    verifier.assert_complete()
+    assert result.outcome == "nothing_to_do", result.reason
+    report = result.report.read_text()
+    assert report.splitlines()[0].endswith("— Nothing was changed in any system")
+    # the gate's record is in the verifier's prompt, and code copied its line as the evidence
+    assert "Data-changing submissions sent: none" in verifier.calls_for("verifier")[0].task_text
+    assert "| yes | sends of this run | “Data-changing submissions sent: none” |" in report
+    # the rejected check, as it stands, in every place that shows it
+    shown = screen.getvalue()
+    line = next(ln for ln in shown.splitlines() if "The amount matches the invoice document" in ln)
+    assert "✗" not in line and "✓" not in line and "not counted — rejected by code" in line, line
+    row = next(ln for ln in report.splitlines() if ln.startswith("| The amount matches the invoice"))
+    assert "| not counted — rejected by code |" in row and "| NO |" not in row, row
+    assert "Not confirmed: The amount matches" not in report  # a caveat that would contradict the outcome
+    assert "A check code rejected (not counted as evidence): The amount matches" in report
+    shutil.copytree(result.run_dir, console_env.runs / result.run_dir.name)
+    page = console_env.page_as("ana")
+    page.goto(f"{console_env.url}/runs/{result.run_dir.name}")
+    rows = page.locator("#criteria tbody tr")
+    assert rows.filter(has_text="The amount matches").locator("td").nth(1).inner_text() == (
+        "not counted — rejected by code"
+    )
+    assert rows.filter(has_text=criterion).locator("td").nth(1).inner_text() == "yes"
+    assert page.locator("#changed").inner_text() == "Nothing was changed in any system"
+    page.goto(f"{console_env.url}/runs")  # the list says what each run changed
+    assert "Nothing was changed in any system" in page.locator("#runs tbody tr").first.inner_text()
+
+
+def test_a_run_that_says_done_but_changed_nothing_is_not_reported_as_done(place: Workplace) -> None:
+    # the step claims it entered the bill, but nothing left the gate: the bill the verifier finds was
+    # there before the run, so the run did not do it — "Done" would report more than happened
+    existing = next(b for b in place.erp_server.state().bills)
+    criterion = f"Acme Payables has a bill for {existing.vendor} {existing.invoice_number}"
+
+    def claims(url: str, body: str) -> str:
+        row = kit.bill_rows(body, existing.invoice_number)[0]
+        return kit.report("done", "I entered the bill.", [Citation(source=url, quote=row)])
+
+    def check(url: str, body: str) -> str:
+        rows = kit.bill_rows(body, existing.invoice_number)
         return kit.verdict([(criterion, bool(rows), url, rows[0] if rows else "none")], "it is there")
 
     worker = ScriptedLLM(
         {
-            "planner": [_plan("Check the bill", criteria=[criterion]).model_dump_json()],
-            "browser_operator": [Loop(policy=kit.LookUpBills("", found))],
+            "planner": [_plan("Enter the bill", criteria=[criterion]).model_dump_json()],
+            "browser_operator": [Loop(policy=kit.LookUpBills("", claims))],
             "reflector": ['{"facts": []}'],
         },
         model="scripted/w",
@@ -139,7 +227,10 @@ def test_a_run_that_sent_nothing_and_found_the_state_in_place_is_nothing_to_do(p
     verifier = ScriptedLLM({"verifier": [Loop(policy=kit.LookUpBills("", check))]}, model="scripted/v")
     result = _run(place, worker, verifier, ScriptedHuman())
     assert result.outcome == "nothing_to_do", result.reason
-    assert result.report.read_text().splitlines()[0].endswith("— Nothing was changed in any system")
+    assert "this run changed nothing" in result.reason
+    report = result.report.read_text()
+    assert report.splitlines()[0].endswith("— Nothing was changed in any system")
+    assert "This was done" not in report
 
 
 def test_a_rejected_second_change_does_not_hide_the_first_one_that_was_saved(place: Workplace) -> None:

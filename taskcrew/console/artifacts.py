@@ -24,6 +24,7 @@ class RunSummary(BaseModel):
     task: str = ""
     status: str = "running"  # the outcome once finished
     reason: str = ""
+    changed: str = ""  # what the run changed in the systems, from the gate's facts (crew/outcome.py)
     started_at: str = ""
     worker_model: str = ""
     cost_usd: Decimal | None = None
@@ -81,7 +82,7 @@ def _summarize(name: str, events: list[Any]) -> RunSummary:
             if event.call.cost_usd is not None:
                 summary.cost_usd = (summary.cost_usd or Decimal(0)) + event.call.cost_usd
         elif event.kind == "run_finished":
-            summary.status, summary.reason = event.outcome, event.reason
+            summary.status, summary.reason, summary.changed = event.outcome, event.reason, event.changed
             summary.cost_usd, summary.seconds = event.cost_usd, event.seconds
             summary.llm_calls = event.llm_calls
             tokens = event.input_tokens + event.output_tokens
@@ -132,7 +133,7 @@ def _timeline(events: list[Any]) -> list[TimelineItem]:
                 TimelineItem(
                     at=e.at,
                     kind="approval",
-                    title=f"human: {e.answer}",
+                    title=f"approval: {e.decided()}",
                     detail=detail,
                     ok=e.answer == "approved",
                 )
@@ -142,7 +143,7 @@ def _timeline(events: list[Any]) -> list[TimelineItem]:
                 TimelineItem(
                     at=e.at,
                     kind="step",
-                    title=f"step {e.index} ({e.role}, attempt {e.attempt}): {e.report.status}",
+                    title=f"step {e.index + 1} ({e.role}, attempt {e.attempt}): {e.report.status}",
                     detail=f"{e.title} — {e.report.summary}",
                     ok=e.report.status in ("done", "nothing_to_do"),
                 )
@@ -174,6 +175,24 @@ def _timeline(events: list[Any]) -> list[TimelineItem]:
                     title=f"finished: {e.outcome}",
                     detail=e.reason,
                     ok=e.outcome in ("done", "nothing_to_do"),
+                )
+            )
+        elif e.kind == "submission":
+            s = e.submission
+            items.append(
+                TimelineItem(
+                    at=e.at,
+                    kind="submission",
+                    title=f"submission: {s.result}",
+                    detail=s.line(),
+                    ok={"saved": True, "unknown": None}.get(s.result, False),
+                )
+            )
+        else:  # every other event, as recorded: the raw trace leaves none out
+            data = e.model_dump(mode="json", exclude={"at", "kind"})
+            items.append(
+                TimelineItem(
+                    at=e.at, kind=e.kind, title=e.kind, detail=json.dumps(data, ensure_ascii=False)[:500]
                 )
             )
     return items

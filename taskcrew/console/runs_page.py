@@ -12,6 +12,7 @@ from starlette.routing import BaseRoute, Route
 
 from taskcrew.console.sessions import Session
 from taskcrew.console.web import Web, markdown
+from taskcrew.crew.evidence import standing_words
 
 
 def annotate_runs(runs: list[Any], find: Any, jobs: Any) -> list[Any]:
@@ -47,7 +48,13 @@ def routes(web: Web) -> list[BaseRoute]:
             return web.not_found(request, session, f"No run folder named {name!r} with a trace.jsonl.")
         report_html = markdown(detail.report_md) if detail.report_md else None
         return web.page(
-            request, "run.html", session, run=detail, report_html=report_html, title=f"Run {name}"
+            request,
+            "run.html",
+            session,
+            run=detail,
+            report_html=report_html,
+            standing=standing_words,  # a check's standing in words, as the report says it
+            title=f"Run {name}",
         )
 
     async def run_file(request: Request) -> Response:

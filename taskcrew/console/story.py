@@ -116,8 +116,26 @@ def story(events: list[Any]) -> list[TimelineItem]:
             return
         items.append(TimelineItem(at=e.at, kind=kind, title=title, detail=detail, ok=ok))
 
+    sent: list[Any] = []  # the gate's account of a submission, told after the action that sent it
+
+    def told_sent() -> None:
+        for s in sent:
+            it = s.submission
+            say(
+                s,
+                "submission",
+                f"sent {it.method} {_path(it.url)}: {it.words()}",
+                ok={"saved": True, "unknown": None}.get(it.result, False),
+            )
+        sent.clear()
+
     for e in events:
         kind = e.kind
+        if kind == "submission":
+            sent.append(e)
+            continue
+        if kind != "tool_call":
+            told_sent()
         if kind == "run_started":
             say(e, "start", "started", e.task)
         elif kind == "plan":
@@ -130,6 +148,7 @@ def story(events: list[Any]) -> list[TimelineItem]:
             who = "verifier: " if e.role == "verifier" else ""
             for line in _tool(e, browsers.setdefault(e.role if e.role == "verifier" else "crew", _Browser())):
                 say(e, "action", who + line, ok=False if not e.ok and line.startswith("could not") else None)
+            told_sent()
         elif kind == "policy" and e.decision not in ("allowed", "approved"):
             say(e, "policy", f"the policy gate refused: {e.detail.get('reason', e.decision)}", ok=False)
         elif kind == "policy" and EXPIRED.search(str(e.detail.get("url", ""))):
@@ -137,7 +156,7 @@ def story(events: list[Any]) -> list[TimelineItem]:
                 browser.expired = browser.expired or browser.logged_in
         elif kind == "approval":
             url = e.question.split(" ", 1)[-1]
-            say(e, "approval", f"asked for approval to {e.question.split(' ', 1)[0]} {_path(url)}: {e.answer}",
+            say(e, "approval", f"approval to {e.question.split(' ', 1)[0]} {_path(url)}: {e.decided()}",
                 e.note, ok=e.answer == "approved")  # fmt: skip
         elif kind == "step":
             ok = e.report.status in ("done", "nothing_to_do")
@@ -160,4 +179,5 @@ def story(events: list[Any]) -> list[TimelineItem]:
         elif kind == "run_finished":
             ok = e.outcome in ("done", "nothing_to_do")
             say(e, "finished", f"finished: {e.outcome}", e.reason, ok=ok)
+    told_sent()
     return items

@@ -11,7 +11,8 @@ verification; what it says it ``observed`` there must be in what it saw:
 - an observation with nothing code can compare (no quote, no value, or values it says are absent)
   stays met, marked as the verifier's word (``MODELS_WORD``); the report says so.
 
-A criterion about a system's state must be checked on that system's own pages. The verdict is per
+A criterion about a system's state must be checked on that system's own pages (or on what code
+recorded of the run: its before/after difference, the gate's record of its sends). The verdict is per
 plan criterion: a criterion is met when a valid check of it is met; an extra check that code
 rejected adds nothing but fails nothing; a check the verifier itself judged unmet fails the verdict.
 The reason names each criterion that failed and why.
@@ -27,6 +28,32 @@ from taskcrew.crew.models import CriterionCheck, Plan, Verdict
 
 MODELS_WORD = "[not checked by code: the verifier's word]"
 REJECTED = "[rejected: "
+
+
+# How a check stands, one rule for every place that shows it (report, terminal, console): a check
+# code rejected is neither a "yes" nor the verifier's "no" — it is not counted as evidence at all.
+STANDINGS = {
+    "met": ("✓", "yes"),
+    "word": ("✓", "yes — the verifier's word, not checked by code"),
+    "not_met": ("✗", "NO"),
+    "rejected": ("–", "not counted — rejected by code"),
+}
+
+
+def standing(check: CriterionCheck) -> str:
+    """``met``, ``word`` (met on the verifier's word), ``not_met`` (the verifier judged it unmet) or
+    ``rejected`` (code rejected its evidence)."""
+    if check.met:
+        return "word" if MODELS_WORD in check.observed else "met"
+    return "rejected" if REJECTED in check.observed else "not_met"
+
+
+def standing_mark(check: CriterionCheck) -> str:
+    return STANDINGS[standing(check)][0]
+
+
+def standing_words(check: CriterionCheck) -> str:
+    return STANDINGS[standing(check)][1]
 
 
 def same_source(cited: str, seen: set[str]) -> bool:
@@ -77,7 +104,7 @@ def _checked(
         and plan.changes_data
         and about_system_state(check.criterion, [name for name, _ in systems])
         and not _on_system(check.source, systems)
-        and not check.source.startswith(CHANGES_SOURCE)
+        and not check.source.startswith((CHANGES_SOURCE, SENDS_SOURCE))
     ):
         rejection = (
             f"a criterion about the state of a system must be checked on that system's own pages "
@@ -114,11 +141,16 @@ ABSENCE = re.compile(
 )
 
 
+# where an observation's clauses part: "; ", ". ", " — ", and ", " unless a year follows (a date)
+_CLAUSE = re.compile(r";\s*|\.\s+|\s[—–]\s|\s-\s|,\s+(?!\d{4}\b)|\n")
+
+
 def _checkable_values(observed: str) -> set[str]:
-    """The values outside quotes that an observation says it saw. One that speaks of something
-    absent ("no bill for INI-7781") names values it did not see: code cannot check those."""
+    """The values outside quotes that an observation says it saw. A clause that speaks of something
+    absent ("no bill for INI-7781") names values it did not see: code cannot check those; the other
+    clauses ("BILL-0011 INV-2057 1284.50; no other bill") are checked."""
     unquoted = re.sub(r'"[^"]*"|“[^”]*”|`[^`]*`', " ", observed)
-    return set() if ABSENCE.search(unquoted) else values(unquoted)
+    return set().union(*(values(c) for c in _CLAUSE.split(unquoted) if not ABSENCE.search(c)))
 
 
 def decide_per_criterion(verdict: Verdict, plan: Plan, checks: list[CriterionCheck]) -> Verdict:
@@ -181,6 +213,7 @@ def match_criterion(text: str, criteria: list[str]) -> int | None:
 
 
 CHANGES_SOURCE = "before/after"  # the run's before/after difference of a system (crew/changes.py)
+SENDS_SOURCE = "sends of this run"  # the network gate's record of what the run sent (Facts.record)
 
 
 # ---- values: identifiers, amounts and dates, normalised ----------------------------------------

@@ -5,7 +5,9 @@ and, for a durable job, the intent log of its earlier legs), the verifier's verd
 
 - A run that sent a change the system accepted (or may have: no answer) is never ``nothing_to_do``:
   verified it is ``done``; the verifier's refusal keeps it ``not_verified``.
-- ``nothing_to_do`` needs a verified verdict, a step that said so, and no change sent.
+- ``nothing_to_do`` needs a verified verdict and no change applied, and either a step that said so
+  or a data-changing plan: a run that says "done" but whose every submission was refused (or that
+  sent none) did not do it — the state was already there.
 - Every other ending (incomplete, rejected, error, interrupted) keeps the reason the Flow stopped,
   and the report and ``runs list`` say what changed in the system beside it (``Facts.changed_line``).
 """
@@ -67,6 +69,24 @@ class Facts(BaseModel):
             )
         return ". ".join(parts)
 
+    def record(self) -> str:
+        """The gate's record of what this run sent, as a source the verifier may cite
+        (``evidence.SENDS_SOURCE``): every data-changing submission that left the browser's network
+        gate (the only way a tool changes a system), with what the system answered."""
+        saved = _distinct(self.saved)
+        lines = [
+            "The network gate's record of this run: every data-changing submission that left the "
+            "browser (no tool changes a system any other way), with the system's answer, recorded by "
+            "code as it happened (every leg of a durable job).",
+            f"Data-changing submissions sent: {len(self.submissions) or 'none'}",
+        ]
+        lines += [f"- {_what(s)} — {s.words()}" for s in self.submissions[:20]]
+        lines.append(
+            f"Changes a system applied: {len(saved) or 'none'}"
+            + (f"; with no clear answer (may be applied): {len(self.unknown)}" if self.unknown else "")
+        )
+        return "\n".join(lines)
+
 
 def gather(submissions: list[SubmissionResult], intents: Any, since: datetime | None) -> Facts:
     """This leg's submissions, and a durable job's earlier legs' sends from its intent log
@@ -104,6 +124,13 @@ def decide(state: RunState, facts: Facts) -> tuple[Outcome, str]:
             return "done", f"{reason} ({facts.changed_line()})"
         if state.claim == "nothing_to_do":
             return "nothing_to_do", reason
+        if state.plan is not None and state.plan.changes_data:
+            # verified in place, yet nothing this run sent was applied: it was there already (a
+            # "done" would claim a change the systems never received)
+            return "nothing_to_do", (
+                f"the verifier found the desired state in place, but this run changed nothing "
+                f"({facts.changed_line()}): {reason}"
+            )
         return "done", reason
     return ending, reason
 

@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from taskcrew.crew.compaction import one_line
+from taskcrew.crew.evidence import standing, standing_mark, standing_words
 
 ICONS = {
     "done": "[green]✓[/]",
@@ -15,6 +16,8 @@ ICONS = {
     "failed": "[red]✗[/]",
     "blocked": "[yellow]![/]",
 }
+
+_STANDING_STYLE = {"met": "green", "word": "yellow", "not_met": "red", "rejected": "dim"}
 
 
 class ProgressPrinter:
@@ -55,7 +58,7 @@ class ProgressPrinter:
         self._print(f"  {icon} step {e.index + 1} {escape(e.title)}: {escape(e.report.summary[:200])}")
 
     def _on_approval(self, e: Any) -> None:
-        self._print(f"    [magenta]approval[/] {escape(e.question)} → {e.answer}")
+        self._print(f"    [magenta]approval[/] {escape(e.question)} → {escape(e.decided())}")
 
     def _on_submission(self, e: Any) -> None:
         sent = e.submission
@@ -75,8 +78,12 @@ class ProgressPrinter:
         label = "[green]verified[/]" if e.verdict.verified else "[red]not verified[/]"
         self._print(f"\n[bold]Verification {e.attempt}[/]: {label} — {escape(e.verdict.reason[:300])}")
         for check in e.verdict.checks:
-            mark = "[green]✓[/]" if check.met else "[red]✗[/]"
-            self._print(f"  {mark} {escape(check.criterion[:120])} [dim]({escape(check.source[:80])})[/]")
+            kind = standing(check)
+            mark = f"[{_STANDING_STYLE[kind]}]{standing_mark(check)}[/]"
+            note = "" if kind == "met" else f" [{_STANDING_STYLE[kind]}]({standing_words(check)})[/]"
+            self._print(
+                f"  {mark} {escape(check.criterion[:120])} [dim]({escape(check.source[:80])})[/]{note}"
+            )
 
     def _on_reflection(self, e: Any) -> None:
         for fact in e.facts:

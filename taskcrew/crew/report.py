@@ -101,9 +101,13 @@ def caveats(ctx: RunContext, state: RunState) -> list[str]:
                 f"Step {record.index + 1} ({record.title}) {record.report.status}: {record.report.summary}"
             )
     if state.verdicts:
-        out += [
-            f"Not confirmed: {c.criterion} — {c.observed}" for c in state.verdicts[-1].checks if not c.met
-        ]
+        from taskcrew.crew.evidence import standing
+
+        for c in state.verdicts[-1].checks:
+            if standing(c) == "not_met":
+                out.append(f"Not confirmed: {c.criterion} — {c.observed}")
+            elif standing(c) == "rejected":
+                out.append(f"A check code rejected (not counted as evidence): {c.criterion} — {c.observed}")
     out += [f"Policy {p.decision}: {p.detail.get('reason', '')}" for p in _blocked(ctx)]
     out += models_word(ctx, state)
     return list(dict.fromkeys(_one_line(c, 400) for c in out))
@@ -146,8 +150,7 @@ def submissions(ctx: RunContext) -> list[str]:
             continue
         if event.kind == "approval":
             what, fields = event.question, ", ".join(f"{k}={v}" for k, v in event.payload.items())
-            by = getattr(event, "by", "") or "the person asked"
-            decision = f"**{event.answer}** by {by}" + (f" ({event.note})" if event.note else "")
+            decision = f"**{event.answer}** by {event.approver}" + (f" ({event.note})" if event.note else "")
         else:
             what = f"{event.detail.get('method', '')} {event.detail.get('url', '')}"
             fields, decision = "the same values", "sent again (already approved)"
@@ -232,9 +235,11 @@ def render_report(ctx: RunContext, state: RunState, screenshot: Path | None) -> 
             f"## Verifier's evidence (attempt {len(state.verdicts)}, model {ctx.verifier_llm.spec.raw})",
             "",
         ]
+        from taskcrew.crew.evidence import standing_words
+
         out += ["| criterion | met | where it looked | what it saw |", "|---|---|---|---|"]
         out += [
-            f"| {_cell(c.criterion)} | {'yes' if c.met else 'NO'} | {_cell(c.source)} | {_cell(c.observed)} |"
+            f"| {_cell(c.criterion)} | {standing_words(c)} | {_cell(c.source)} | {_cell(c.observed)} |"
             for c in verdict.checks
         ]
         out += ["", f"Verifier: {verdict.reason}"]
@@ -286,7 +291,10 @@ def render_report(ctx: RunContext, state: RunState, screenshot: Path | None) -> 
     if approvals:
         for a in approvals:
             payload = ", ".join(f"{k}={v}" for k, v in a.payload.items())
-            out.append(f"- {a.question} [{payload}] → **{a.answer}**" + (f" ({a.note})" if a.note else ""))
+            out.append(
+                f"- {a.question} [{payload}] → **{a.answer}** by {a.approver}"
+                + (f" ({a.note})" if a.note else "")
+            )
     else:
         out.append("None were needed." if not audit else "None: an audit changes nothing.")
     if blocked := _blocked(ctx):

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from taskcrew.crew.citations import check_citations, lines_with
 from taskcrew.crew.context import RunContext
-from taskcrew.crew.evidence import check_verdict
+from taskcrew.crew.evidence import SENDS_SOURCE, check_verdict
 from taskcrew.crew.guard import Budget, GuardedTool
 from taskcrew.crew.models import (
     CriterionCheck,
@@ -237,17 +237,23 @@ def verify(ctx: RunContext, state: RunState) -> Verdict:
 
 
 def before_and_after(ctx: RunContext) -> str:
-    """The before/after difference of each watched page, as sources the verifier may cite."""
+    """What code recorded of the run's changes, as sources the verifier may cite: the gate's record
+    of every submission it sent (also when it sent none), and the before/after difference of each
+    watched page."""
+    texts = {SENDS_SOURCE: ctx.facts().record()}
     snapshot = ctx.snapshot
     browser = ctx.toolbox.browser
+    note = ""
     if snapshot is None or browser is None:
-        return "(none: no read-back rule names a page that would show the changes)"
-    if not snapshot.taken:
-        return "(none: this run sent no change, so there is no before/after to compare)"
-    texts = snapshot.differences(browser.page_reader())
+        note = "(no before/after difference: no read-back rule names a page that would show the changes)"
+    elif not snapshot.taken:
+        note = "(no before/after difference: this run sent no change, so there is nothing to compare)"
+    else:
+        texts.update(snapshot.differences(browser.page_reader()))
     for source, text in texts.items():
         ctx.toolbox.sources.add(source, text)
-    return "\n\n".join(f'Source "{source}":\n{text}' for source, text in texts.items())
+    shown = "\n\n".join(f'Source "{source}":\n{text}' for source, text in texts.items())
+    return f"{shown}\n\n{note}" if note else shown
 
 
 def check_cited_facts(verdict: Verdict, state: RunState, read: Callable[[str], str | None]) -> Verdict:

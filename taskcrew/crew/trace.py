@@ -77,6 +77,15 @@ class ApprovalEvent(_Event):
     flags: dict[str, str] = Field(default_factory=dict)  # field -> what the approver was warned of
     by: str = ""  # who or what decided: a named person, a rule, --auto-approve
 
+    def decided(self) -> str:
+        """The decision and who or what made it, as every place that shows an approval says it:
+        "approved by ana", "approved by --auto-approve (nobody was asked)"."""
+        return f"{self.answer} by {self.approver}"
+
+    @property
+    def approver(self) -> str:
+        return self.by or "the person asked"
+
 
 class SubmissionEvent(_Event):
     """A data-changing submission and whether the system applied it (tools/submissions.py)."""

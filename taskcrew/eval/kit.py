@@ -16,6 +16,7 @@ from taskcrew.crew.models import Citation, CriterionCheck, StepReport, Verdict
 from taskcrew.crew.scripted import Reply, ScriptedCall, ScriptError, ToolCall
 from taskcrew.tools.browser.render import BEGIN, ELEMENTS, END, labels_in_text, names_in_text
 from taskcrew.tools.intents import NOT_SENT_AGAIN
+from taskcrew.tools.submissions import UNKNOWN_WORDS
 
 _ELEMENT = re.compile(r'^\[(\d+)\](?:–\[(\d+)\])? (\w+)(?: "((?:[^"\\]|\\.)*)")?(.*)$')
 _ATTR = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)')
@@ -147,6 +148,7 @@ class EnterBill:
         self.bill = bill
         self.amount = first_amount or bill.amount
         self.started = False
+        self.looking = False  # a save had no clear answer: look in the bills list before sending again
 
     def __call__(self, call: ScriptedCall) -> Reply:
         text = call.last_tool_result
@@ -162,6 +164,24 @@ class EnterBill:
             return step
         url = page_url(text)
         body = page_text(text)
+        outage = bool(re.search(r"\b503\b", text)) or "unavailable" in body.lower()
+        if UNKNOWN_WORDS in text and not self.looking:  # as the result says: look before sending again
+            self.looking = True
+            return navigate(f"{base}/bills")
+        if self.looking:
+            if outage or not url.split("?")[0].endswith("/bills"):
+                return navigate(f"{base}/bills")
+            self.looking = False
+            rows = [r for r in bill_rows(body, self.bill.invoice_number) if re.search(r"BILL-\d+", r)]
+            if rows:
+                bill_id = re.search(r"BILL-\d+", rows[0]).group(0)  # type: ignore[union-attr]
+                return report(
+                    "done",
+                    f"The save had no clear answer, so I looked before sending it again: the bills list "
+                    f"shows {bill_id} for {self.bill.vendor} {self.bill.invoice_number}; not sent again.",
+                    bill_id=bill_id,
+                )
+            return navigate(f"{base}/bills/new")  # not there: it may be sent again
         if re.search(r"/bills/BILL-\d+", url) and "saved" in body.lower():
             bill_id = re.search(r"BILL-\d+", url).group(0)  # type: ignore[union-attr]
             return report(
@@ -170,7 +190,7 @@ class EnterBill:
                 f"{self.bill.amount} {self.bill.currency}, due {self.bill.due_date}.",
                 bill_id=bill_id,
             )
-        if "/bills/new" not in url or re.search(r"\b503\b", text) or "unavailable" in body.lower():
+        if "/bills/new" not in url or outage:
             return navigate(f"{base}/bills/new")
         els = elements(text)
         if "Duplicate bill:" in body:

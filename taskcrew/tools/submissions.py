@@ -46,6 +46,9 @@ _HTTP_WORDS = {
 }
 
 
+UNKNOWN_WORDS = "UNKNOWN whether it was saved"  # a submission the system gave no clear answer to
+
+
 class SubmissionResult(BaseModel):
     """One data-changing submission and what the system did with it."""
 
@@ -70,7 +73,7 @@ class SubmissionResult(BaseModel):
             "saved": f"saved — the system accepted it ({status}{detail})",
             "refused": f"NOT saved — the system refused it ({status}{detail})",
             "bounced": "NOT saved — bounced to the login page (the session had ended); sign in and send it again",
-            "unknown": f"UNKNOWN whether it was saved ({status}{detail}); look in the system before sending it again",
+            "unknown": f"{UNKNOWN_WORDS} ({status}{detail}); look in the system before sending it again",
             "not_sent": f"NOT sent{detail}",
         }[self.result]
 

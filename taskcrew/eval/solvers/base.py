@@ -218,15 +218,58 @@ class Finding:
         self.observed = observed
 
 
-def judge(call: ScriptedCall, findings: list[Finding], reason: str) -> str:
+NOTHING_ELSE = re.compile(
+    r"\b(no other|nothing else|nothing (?:was|in)|no \w+ (?:was|were))\b.*"
+    r"\b(changed|created|entered|modified|deleted|carried out)\b",
+    re.IGNORECASE,
+)
+_SOURCE_BLOCK = re.compile(r'Source "([^"]+)":\n(.*?)(?:\n\n|\Z)', re.DOTALL)
+
+
+def what_changed(call: ScriptedCall, touched: list[str] | None) -> Finding | None:
+    """ "Nothing (else) was changed", checked on what code recorded of the run (the verifier's
+    prompt): the before/after difference of the watched page, where every record row added or
+    removed must be one of ``touched`` (the records the task was to create or change); in a run
+    that sent no change, the network gate's record of the run's sends."""
+    from taskcrew.crew.evidence import CHANGES_SOURCE, SENDS_SOURCE, values
+
+    blocks = dict(_SOURCE_BLOCK.findall(call.task_text))
+    diff = next(((k, v) for k, v in blocks.items() if k.startswith(CHANGES_SOURCE)), None)
+    if diff is not None and touched is not None:
+        source, text = diff
+        rows = [ln[2:] for ln in text.splitlines() if ln.startswith(("+ ", "- "))]
+        records = [r for r in rows if any(re.search(r"[a-z]", v) for v in values(r))]  # an id in it
+        keys = {kit.same_key(t) for t in touched}
+        others = [r for r in records if not any(kit.same_key(w) in keys for w in re.findall(r"\S+", r))]
+        shown = "; ".join(f"“{r}”" for r in records[:4])
+        if others:
+            return Finding(False, source, f"rows added or removed that the task did not touch: {shown}")
+        return Finding(  # whether the touched records are there is the other criteria's job
+            True,
+            source,
+            (f"the only rows added or removed: {shown}" if records else "no record row added or removed")
+            + "; every other row unchanged",
+        )
+    sends = blocks.get(SENDS_SOURCE)
+    if sends is not None and diff is None and not touched:
+        line = "Data-changing submissions sent: none"
+        return Finding(line in sends, SENDS_SOURCE, f"“{line}”" if line in sends else sends[:300])
+    return None
+
+
+def judge(call: ScriptedCall, findings: list[Finding], reason: str, touched: list[str] | None = None) -> str:
     """A verdict over the plan's criteria: each is met only if everything the audit saw is right.
 
     The audit checks the claim as a whole (the criteria are a colleague's words); every check cites
     the pages and files the audit itself opened, and a criterion about a system's state cites what
-    the audit saw on that system (a page), never a document.
+    the audit saw on that system (a page), never a document. "Nothing (else) was changed" cites what
+    code recorded of the run (``what_changed``; ``touched``: the records the task was to change).
     """
     from taskcrew.crew.citations import about_system_state
 
+    changes = what_changed(call, touched)
+    if changes is not None and not changes.met:
+        findings = [*findings, changes]
     ok = bool(findings) and all(f.met for f in findings)
     wrong = [f for f in findings if not f.met]
     pages = [f for f in findings if f.source.startswith(("http://", "https://"))]
@@ -240,7 +283,12 @@ def judge(call: ScriptedCall, findings: list[Finding], reason: str) -> str:
         same = [f.observed for f in chosen if f.source == chosen[0].source]
         return chosen[0].source, "; ".join(same)[:1500]
 
-    checks = [(c, ok, *evidence(c)) for c in kit.criteria(call)] or [
+    def check(criterion: str) -> tuple[str, bool, str, str]:
+        if changes is not None and ok and NOTHING_ELSE.search(criterion):
+            return (criterion, True, changes.source, changes.observed)
+        return (criterion, ok, *evidence(criterion))
+
+    checks = [check(c) for c in kit.criteria(call)] or [
         ("The request was carried out as claimed", ok, *evidence(""))
     ]
     for f in wrong:

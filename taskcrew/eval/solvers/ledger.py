@@ -168,4 +168,9 @@ class MarkPaid(Recipe):
             return judge(call, [Finding(False, url, f"no bill for {self.number}")], "")
         ok = row.status.lower() == "paid" and row.paid_on == self.paid_on
         observed = f"{row.bill_id} {row.invoice_number}: status {row.status}, paid on {row.paid_on}"
-        return judge(call, [Finding(ok, url, observed)], f"{row.bill_id} is paid on {self.paid_on}.")
+        return judge(
+            call,
+            [Finding(ok, url, observed)],
+            f"{row.bill_id} is paid on {self.paid_on}.",
+            touched=[self.number],
+        )

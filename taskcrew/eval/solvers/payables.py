@@ -345,7 +345,9 @@ class EnterInvoices(Recipe):
             findings.append(
                 Finding(True, url, "; ".join([*notes, f"the bills list shows {len(rows)} bills"]))
             )
-            return judge(call, findings, "No invoice to enter exists in the files, and none was entered.")
+            return judge(
+                call, findings, "No invoice to enter exists in the files, and none was entered.", touched=[]
+            )
         expected: list[tuple[PrintedDocument, str, str, str, str]] = []
         for data in claimed:
             call = yield tool("search_files", query=data["invoice_number"])
@@ -422,7 +424,10 @@ class EnterInvoices(Recipe):
                 )
             )
         return judge(
-            call, findings, "Each invoice is in Acme Payables exactly once, with the invoice's values."
+            call,
+            findings,
+            "Each invoice is in Acme Payables exactly once, with the invoice's values.",
+            touched=[d["invoice_number"] for d in claimed],
         )
 
 
