@@ -209,3 +209,27 @@ def test_each_store_enqueues_into_its_own_database_even_opened_twice_or_recreate
     c = again.submit("Enter Umbrella's newest invoice into the ERP.", submitted_by="ana")
     assert _queued_legs(path) == [f"{c.id}.0"]
     again.close()
+
+
+def test_a_parked_values_source_cites_only_lines_that_show_it() -> None:
+    """The approval page says where each value came from. A due date the file reader worked out
+    (invoice date + Net 30) is not in the e-mail it cited for the date and the terms: that e-mail is
+    not named as its source; the date, printed there in another format, is."""
+    from taskcrew.jobs.human import provenance
+
+    eml = "Invoice from Northwind Traders.eml"
+    report = {
+        "data": {"invoice_date": "2026-09-12", "due_date": "2026-10-12", "amount": "1284.50"},
+        "sources": [
+            {"source": eml, "quote": "Invoice Date September 12, 2026"},
+            {"source": eml, "quote": "Terms Net 30"},
+            {"source": eml, "quote": "TOTAL PAYABLE 1,284.50 USD"},
+        ],
+    }
+    checkpoint = {
+        "state": {"steps_done": [{"index": 0, "role": "file_reader", "title": "Read", "report": report}]}
+    }
+    said = {name: provenance(checkpoint, "enter it", name, value) for name, value in report["data"].items()}
+    assert said["invoice_date"].endswith(f"found invoice_date = 2026-09-12, citing {eml}")
+    assert said["amount"].endswith(f"citing {eml}")
+    assert eml not in said["due_date"] and "worked out by the step" in said["due_date"]

@@ -16,6 +16,7 @@ from taskcrew.approvals.authority import Authority
 from taskcrew.approvals.worker import WorkerGate
 from taskcrew.jobs.models import FieldSource
 from taskcrew.jobs.store import Jobs, fingerprint
+from taskcrew.tools.documents.provenance import shows_value
 from taskcrew.tools.human import ApprovalDecision, ApprovalRequest
 
 
@@ -39,9 +40,17 @@ def provenance(checkpoint: dict[str, Any] | None, task: str, name: str, value: s
         for key, found in (report.get("data") or {}).items():
             found = str(found).strip()
             if len(found) >= 2 and (found == value or found in value):
-                cited = ", ".join(sorted({c.get("source", "") for c in report.get("sources") or []} - {""}))
+                # only the sources whose quoted line shows the value: a due date the step worked out
+                # (date + terms) is not in the e-mail it cited for the date and the terms
+                sources = report.get("sources") or []
+                shown = {c.get("source", "") for c in sources if shows_value(str(c.get("quote", "")), found)}
+                cited = ", ".join(sorted(shown - {""}))
                 where = f"step {record.get('index', 0) + 1} ({record.get('role')}: {record.get('title')})"
-                return f"{where} found {key} = {found}" + (f", citing {cited}" if cited else "")
+                if cited:
+                    return f"{where} found {key} = {found}, citing {cited}"
+                return f"{where} found {key} = {found}" + (
+                    " (worked out by the step: no line it cited shows this value)" if sources else ""
+                )
     if value.lower() in task.lower():
         return "the task text"
     return "chosen on the page by the browser operator (not in an earlier step's findings)"

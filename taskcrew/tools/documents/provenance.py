@@ -91,6 +91,15 @@ class OcrProvenance:
         return len(self._forms)
 
 
+def shows_value(text: str, value: str) -> bool:
+    """Whether ``text`` shows ``value``: its words, or the same amount or date in another format
+    (``1,284.50 USD`` shows ``1284.50``, ``September 12, 2026`` shows ``2026-09-12``)."""
+    plain = _plain(value)
+    if plain and plain in _plain(text):
+        return True
+    return bool(_value_forms(value) & _forms_in(text))
+
+
 def _value_forms(value: str) -> set[str]:
     from taskcrew.tools import ap
 
