@@ -198,3 +198,35 @@ def test_unknown_scripted_models_and_cases_are_clear_errors(tmp_path: Path) -> N
     stranger = EvalCase(id="brand-new-case", task="Do something new.", expect=Expectation(outcomes=["done"]))
     with pytest.raises(ModelConfigError, match="no recipe for case 'brand-new-case'"):
         scripted_models(stranger)("solver")
+
+
+def test_the_auditor_does_not_blame_a_run_for_rows_a_colleagues_job_added_meanwhile() -> None:
+    """On a shared ERP another job's bill shows in the before/after difference. "No other bill was
+    created" is then judged on the gate's record of what this run sent: met when every send is for
+    the task's record, not met when one send is for another record."""
+    from taskcrew.crew.evidence import CHANGES_SOURCE, SENDS_SOURCE
+    from taskcrew.eval.solvers.base import what_changed
+
+    diff = (
+        "Lines of the page added (2):\n"
+        "+ | BILL-0012 | Initech | INI-7781 | 3420.00 | USD | 2026-09-20 | 2026-10-05 | Unpaid | —\n"
+        "+ | BILL-0013 | Northwind Traders | INV-2057 | 1284.50 | USD | 2026-09-12 | 2026-10-12 | Unpaid | —"
+    )
+
+    def sends(*numbers: str) -> str:
+        lines = [f"Data-changing submissions sent: {len(numbers)}"]
+        lines += [
+            f"- POST http://127.0.0.1:8800/bills/new [vendor_id=3, invoice_number={n}] — saved"
+            for n in numbers
+        ]
+        return "\n".join(lines)
+
+    def call(sent: str) -> ScriptedCall:
+        text = f'Source "{CHANGES_SOURCE} http://127.0.0.1:8800/bills":\n{diff}\n\nSource "{SENDS_SOURCE}":\n{sent}\n\n'
+        return ScriptedCall(role="verifier", messages=[{"role": "user", "content": text}], tools=[])
+
+    mine = what_changed(call(sends("INI-7781")), ["INI-7781"])
+    assert mine is not None and mine.met and mine.source == SENDS_SOURCE
+    assert "“Data-changing submissions sent: 1”" in mine.observed
+    theirs = what_changed(call(sends("INI-7781", "INV-2057")), ["INI-7781"])
+    assert theirs is not None and not theirs.met and "did not touch" in theirs.observed

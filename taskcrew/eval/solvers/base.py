@@ -243,6 +243,11 @@ def what_changed(call: ScriptedCall, touched: list[str] | None) -> Finding | Non
         others = [r for r in records if not any(kit.same_key(w) in keys for w in re.findall(r"\S+", r))]
         shown = "; ".join(f"“{r}”" for r in records[:4])
         if others:
+            # a shared system: a colleague's job may add rows meanwhile. The gate's record says what
+            # THIS run sent; when every send is about a touched record, the other rows are not its doing
+            mine = _own_sends(blocks.get(SENDS_SOURCE), keys)
+            if mine is not None:
+                return Finding(True, SENDS_SOURCE, mine)
             return Finding(False, source, f"rows added or removed that the task did not touch: {shown}")
         return Finding(  # whether the touched records are there is the other criteria's job
             True,
@@ -255,6 +260,25 @@ def what_changed(call: ScriptedCall, touched: list[str] | None) -> Finding | Non
         line = "Data-changing submissions sent: none"
         return Finding(line in sends, SENDS_SOURCE, f"“{line}”" if line in sends else sends[:300])
     return None
+
+
+def _own_sends(sends: str | None, keys: set[str]) -> str | None:
+    """The quoted lines of the gate's record when this run sent something and every send names one
+    of the touched records (``keys``); None otherwise."""
+    if not sends:
+        return None
+    lines = [ln for ln in sends.splitlines() if ln.startswith("- ")]
+    counted = next(
+        (ln for ln in sends.splitlines() if ln.startswith("Data-changing submissions sent:")), None
+    )
+    if not lines or counted is None:
+        return None
+    if not all(any(kit.same_key(w) in keys for w in re.findall(r"[^\s,=\[\]/]+", ln)) for ln in lines):
+        return None
+    return (
+        "; ".join(f"“{ln}”" for ln in [counted, *lines[:4]])
+        + ": every send of this run is for the task's record"
+    )
 
 
 def judge(call: ScriptedCall, findings: list[Finding], reason: str, touched: list[str] | None = None) -> str:
