@@ -221,12 +221,15 @@ def test_the_auditor_does_not_blame_a_run_for_rows_a_colleagues_job_added_meanwh
         ]
         return "\n".join(lines)
 
-    def call(sent: str) -> ScriptedCall:
-        text = f'Source "{CHANGES_SOURCE} http://127.0.0.1:8800/bills":\n{diff}\n\nSource "{SENDS_SOURCE}":\n{sent}\n\n'
+    def call(sent: str, changes: str = diff) -> ScriptedCall:
+        text = f'Source "{CHANGES_SOURCE} http://127.0.0.1:8800/bills":\n{changes}\n\nSource "{SENDS_SOURCE}":\n{sent}\n\n'
         return ScriptedCall(role="verifier", messages=[{"role": "user", "content": text}], tools=[])
 
     mine = what_changed(call(sends("INI-7781")), ["INI-7781"])
     assert mine is not None and mine.met and mine.source == SENDS_SOURCE
     assert "“Data-changing submissions sent: 1”" in mine.observed
+    slashed = diff.replace("INI-7781", "INV/2026/0917")  # a number with slashes, as Bharat's
+    mine = what_changed(call(sends("INV/2026/0917"), slashed), ["INV/2026/0917"])
+    assert mine is not None and mine.met, mine.observed
     theirs = what_changed(call(sends("INI-7781", "INV-2057")), ["INI-7781"])
     assert theirs is not None and not theirs.met and "did not touch" in theirs.observed

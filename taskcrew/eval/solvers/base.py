@@ -273,7 +273,8 @@ def _own_sends(sends: str | None, keys: set[str]) -> str | None:
     )
     if not lines or counted is None:
         return None
-    if not all(any(kit.same_key(w) in keys for w in re.findall(r"[^\s,=\[\]/]+", ln)) for ln in lines):
+    # a record's key anywhere in the line: in a field (INV/2026/0917) or in the URL (/bills/BILL-0004/pay)
+    if not all(any(len(k) >= 3 and k in kit.same_key(ln) for k in keys) for ln in lines):
         return None
     return (
         "; ".join(f"“{ln}”" for ln in [counted, *lines[:4]])
