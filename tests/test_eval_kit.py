@@ -231,5 +231,6 @@ def test_the_auditor_does_not_blame_a_run_for_rows_a_colleagues_job_added_meanwh
     slashed = diff.replace("INI-7781", "INV/2026/0917")  # a number with slashes, as Bharat's
     mine = what_changed(call(sends("INV/2026/0917"), slashed), ["INV/2026/0917"])
     assert mine is not None and mine.met, mine.observed
+    assert not what_changed(call(sends("INI-77810")), ["INI-7781"]).met  # type: ignore[union-attr]
     theirs = what_changed(call(sends("INI-7781", "INV-2057")), ["INI-7781"])
     assert theirs is not None and not theirs.met and "did not touch" in theirs.observed

@@ -273,13 +273,19 @@ def _own_sends(sends: str | None, keys: set[str]) -> str | None:
     )
     if not lines or counted is None:
         return None
-    # a record's key anywhere in the line: in a field (INV/2026/0917) or in the URL (/bills/BILL-0004/pay)
-    if not all(any(len(k) >= 3 and k in kit.same_key(ln) for k in keys) for ln in lines):
+    if not all(_names_a_record(ln, keys) for ln in lines):
         return None
     return (
         "; ".join(f"“{ln}”" for ln in [counted, *lines[:4]])
         + ": every send of this run is for the task's record"
     )
+
+
+def _names_a_record(line: str, keys: set[str]) -> bool:
+    """A whole field value (INV/2026/0917) or URL segment (/bills/BILL-0004/pay) of ``line`` is one of
+    ``keys`` (a prefix such as INV-20 of INV-2057 is not)."""
+    values = re.findall(r"[^\s,=\[\]]+", line)
+    return any(kit.same_key(v) in keys for value in values for v in [value, *value.split("/")])
 
 
 def judge(call: ScriptedCall, findings: list[Finding], reason: str, touched: list[str] | None = None) -> str:
