@@ -28,8 +28,13 @@ def test_a_batch_embeds_each_text_as_it_would_alone(knowledge_embedder: MiniLMEm
         "Record the customer's payment against the open invoice and keep the remittance advice.",
     ]
     small = MiniLMEmbedder(batch_tokens=64)  # same model files, at most 64 padded tokens a run
+    side_by_side = MiniLMEmbedder(batch_tokens=64, threads=3)  # its runs go three at a time
+    one_by_one = MiniLMEmbedder(batch_tokens=64, threads=1)
     together = knowledge_embedder.embed(texts)
     apart = np.vstack([knowledge_embedder.embed([t]) for t in texts])
     assert np.allclose(together, apart, atol=1e-5)
     assert np.allclose(small.embed(texts), apart, atol=1e-5)
+    many = texts * 5  # more runs than threads: each vector lands in its own text's row
+    assert np.allclose(side_by_side.embed(many), one_by_one.embed(many), atol=1e-5)
+    assert np.allclose(side_by_side.embed(many)[4:8], apart, atol=1e-5)
     assert np.allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-5)
