@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import re
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -113,6 +115,51 @@ def _as_tool_calls(reply: ToolCall | list[ToolCall]) -> list[dict[str, Any]]:
     ]
 
 
+PACE_ENV = "TASKCREW_SCRIPTED_PACE"
+
+
+class Pace(BaseModel):
+    """How long a scripted answer takes, as a hosted model's would: a wait before the first token,
+    then the prompt read and the answer written at given rates. Off unless asked for (tests answer
+    at once); ``TASKCREW_SCRIPTED_PACE="first_s,prompt_tokens_per_s,output_tokens_per_s"`` sets it,
+    so a benchmark's wall time can include the model's share of a real run."""
+
+    first_s: float = Field(ge=0)
+    prompt_tokens_per_s: float = Field(gt=0)
+    output_tokens_per_s: float = Field(gt=0)
+
+    @classmethod
+    def from_env(cls) -> Pace | None:
+        raw = os.environ.get(PACE_ENV, "").strip()
+        if not raw:
+            return None
+        try:
+            first, prompt, output = (float(x) for x in raw.split(","))
+            return cls(first_s=first, prompt_tokens_per_s=prompt, output_tokens_per_s=output)
+        except ValueError as exc:
+            raise ValueError(
+                f"{PACE_ENV}={raw!r}: give three numbers, e.g. 0.6,4000,60 (seconds to the first "
+                "token, prompt tokens read per second, output tokens written per second)"
+            ) from exc
+
+    def seconds(self, prompt_tokens: int, output_tokens: int) -> float:
+        return (
+            self.first_s + prompt_tokens / self.prompt_tokens_per_s + output_tokens / self.output_tokens_per_s
+        )
+
+
+def _paced(messages: list[dict[str, Any]], answer: Any) -> None:
+    """Wait as long as the configured pace says this call would take (nothing when unset)."""
+    pace = Pace.from_env()
+    if pace is None:
+        return
+    from taskcrew.crew.llm import count_tokens
+
+    prompt = "\n".join(str(m.get("content") or "") for m in messages)
+    output = answer if isinstance(answer, str) else json.dumps(answer, default=str)
+    time.sleep(pace.seconds(count_tokens(prompt), count_tokens(output)))
+
+
 class ScriptedLLM(BaseLLM):
     """Replays a script. ``script`` is one list for every role, or a mapping role → list."""
 
@@ -186,6 +233,12 @@ class ScriptedLLM(BaseLLM):
         else:
             queue.popleft()
             reply = step(record) if callable(step) else step
+        answer = self._answer(reply)
+        _paced(record.messages, answer)
+        return answer
+
+    @staticmethod
+    def _answer(reply: Any) -> Any:
         if isinstance(reply, Said):
             calls = _as_tool_calls(reply.calls)
             calls[0]["prose"] = reply.text  # TracedLLM keeps it; crewAI would drop it

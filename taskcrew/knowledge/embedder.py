@@ -12,6 +12,7 @@ embeds in a process: the store owns one, tests share one through a session fixtu
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import importlib.util
 import os
@@ -55,10 +56,8 @@ def _one_malloc_arena() -> None:
     keeps: peak RSS of a 790-chunk ingest 475 MB with an arena a thread, 361 MB with one, at the
     same speed (48.7 against 50.4 chunks/s). Elsewhere than glibc this does nothing.
     """
-    try:
+    with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None).mallopt(-8, 1)  # M_ARENA_MAX
-    except (OSError, AttributeError):
-        pass
 
 
 class ModelFiles(BaseModel):
