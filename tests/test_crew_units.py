@@ -224,3 +224,25 @@ def test_an_approvals_provenance_finds_a_chosen_options_label_in_the_steps_and_t
     )
     assert asked == "your request names it — as 'Northwind Traders'"
     assert value_origin("9,999.00", reports, lambda s: None).startswith("not found in any source")
+
+
+def test_a_scripted_model_answers_at_the_pace_it_is_given(monkeypatch: pytest.MonkeyPatch) -> None:
+    from taskcrew.crew import scripted
+    from taskcrew.crew.llm import count_tokens
+    from taskcrew.crew.scripted import PACE_ENV, Pace, ScriptedLLM
+
+    waits: list[float] = []
+    monkeypatch.setattr(scripted.time, "sleep", waits.append)
+    monkeypatch.delenv(PACE_ENV, raising=False)
+    llm = ScriptedLLM(["first answer", "second answer"])
+    assert llm.call("a question") == "first answer" and waits == []  # tests answer at once
+    monkeypatch.setenv(PACE_ENV, "0.5, 1000, 10")
+    assert llm.call("a question " * 100) == "second answer"
+    expected = 0.5 + count_tokens("a question " * 100) / 1000 + count_tokens("second answer") / 10
+    assert waits == [pytest.approx(expected)]
+    monkeypatch.setenv(PACE_ENV, "fast")
+    with pytest.raises(ValueError, match="three numbers"):
+        Pace.from_env()
+    monkeypatch.setenv(PACE_ENV, "0.5,0,10")
+    with pytest.raises(ValueError):
+        Pace.from_env()
