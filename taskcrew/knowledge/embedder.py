@@ -118,6 +118,7 @@ class MiniLMEmbedder(EmbeddingFunction[Documents]):
         self._lock = threading.Lock()
         self._session: onnxruntime.InferenceSession | None = None
         self._executor: ThreadPoolExecutor | None = None
+        self._executor_pid = 0
         self._tokenizer: Tokenizer | None = None
         self._input_names: frozenset[str] = frozenset()
 
@@ -209,10 +210,12 @@ class MiniLMEmbedder(EmbeddingFunction[Documents]):
         return out
 
     def _pool(self) -> ThreadPoolExecutor:
-        """The same few threads for every embed: new threads would each get new malloc arenas."""
+        """The same few threads for every embed: new threads would each get new malloc arenas.
+        A forked child has the pool but not its threads, so it makes its own."""
         with self._lock:
-            if self._executor is None:
+            if self._executor is None or self._executor_pid != os.getpid():
                 self._executor = ThreadPoolExecutor(self._workers, thread_name_prefix="taskcrew-embed")
+                self._executor_pid = os.getpid()
             return self._executor
 
     def _run(self, token_ids: list[list[int]]) -> np.ndarray:
