@@ -1,7 +1,7 @@
 """Benchmark routines: the headline chore run by the agent vs replayed from its accepted routine.
 
     uv run python bench/routines_bench.py [--repeats 3] [--vendor "Northwind Traders"] [--chaos default|none]
-        [--model-pace 0.5,5000,80]
+        [--model-pace 0.5,5000,70]
 
 In one process, on one Workplace (real Chromium, the demo ERP reset before every run, chaos as
 given: by default the session expires on the first save and the second answers 503): the agent

@@ -138,7 +138,7 @@ class Pace(BaseModel):
             return cls(first_s=first, prompt_tokens_per_s=prompt, output_tokens_per_s=output)
         except ValueError as exc:
             raise ValueError(
-                f"{PACE_ENV}={raw!r}: give three numbers, e.g. 0.6,4000,60 (seconds to the first "
+                f"{PACE_ENV}={raw!r}: give three numbers, e.g. 0.5,5000,70 (seconds to the first "
                 "token, prompt tokens read per second, output tokens written per second)"
             ) from exc
 
