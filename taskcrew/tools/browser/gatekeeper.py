@@ -57,7 +57,12 @@ class _Handler(socketserver.StreamRequestHandler):
     timeout = 30
 
     def handle(self) -> None:
-        line = self.rfile.readline(8192).decode("latin-1").strip()
+        raw = self.rfile.readline(8192)
+        if raw in (b"\r\n", b"\n"):  # an empty line before the request line is allowed (RFC 9112)
+            raw = self.rfile.readline(8192)
+        if not raw:
+            return  # a connection opened ahead of need (Chromium preconnects) and closed unused: nothing sent
+        line = raw.decode("latin-1").strip()
         while self.rfile.readline(8192) not in (b"\r\n", b"\n", b""):
             pass  # headers are not needed
         method, _, rest = line.partition(" ")
