@@ -218,3 +218,52 @@ def test_cli_errors_are_one_line_with_exit_code_2(tmp_path: Path, monkeypatch: p
     assert "Traceback" not in learned.output
     listed = runner.invoke(app, ["routines", "list"])
     assert listed.exit_code == 0 and "No routines yet" in listed.output
+
+
+def test_only_a_version_accepted_through_the_store_replays_and_an_edit_undoes_it(
+    tmp_path: Path, northwind: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import yaml
+
+    from taskcrew.approvals.signing import KEY_FILE, KeyRing
+
+    store = RoutineStore(tmp_path / "routines", keys=KeyRing(tmp_path / KEY_FILE))
+    store.propose(_routine(northwind))
+    accepted = store.accept("enter-invoice", 1, "os_user:ana")
+    assert accepted.seal and store.accepted("enter-invoice") == accepted
+    counted = store.count(accepted, fell_back=False)  # counting replays is not an edit
+    assert store.accepted("enter-invoice") == counted
+
+    path = tmp_path / "routines" / "enter-invoice.v1.yaml"
+    signed = path.read_text(encoding="utf-8")
+    edits = {
+        "a step's target": lambda d: d["browser"][1]["target"].update(field="amount"),
+        "the reviewer": lambda d: d.update(reviewed_by="os_user:boss"),
+        "the file rule": lambda d: d["documents"].update(search="{vendor} invoice"),
+    }
+    for what, edit in edits.items():
+        data = yaml.safe_load(signed)
+        edit(data)
+        path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+        assert store.accepted("enter-invoice") is None, what
+        problem = store.acceptance_problem(store.get("enter-invoice", 1))
+        assert problem is not None and "does not check out" in problem, what
+    # a file that says "accepted" but never was (no seal, or a seal from another key)
+    data = yaml.safe_load(signed)
+    path.write_text(yaml.safe_dump({**data, "seal": None}, sort_keys=False), encoding="utf-8")
+    assert store.accepted("enter-invoice") is None
+    other = RoutineStore(tmp_path / "routines", keys=KeyRing(tmp_path / "other-key.json"))
+    path.write_text(signed, encoding="utf-8")
+    assert other.accepted("enter-invoice") is None and store.accepted("enter-invoice") is not None
+    # the CLI lists it as not replayed, and accepts with the CLI's proven identity, not a typed name
+    path.write_text(yaml.safe_dump({**data, "seal": None}, sort_keys=False), encoding="utf-8")
+    monkeypatch.setenv("TASKCREW_ROUTINES", str(tmp_path / "routines"))
+    monkeypatch.setenv("TASKCREW_APPROVALS_DIR", str(tmp_path))  # the store's key above
+    monkeypatch.setenv("TASKCREW_USER", "boss")  # a typed name is no identity
+    monkeypatch.delenv("TASKCREW_TOKEN", raising=False)
+    runner = CliRunner()
+    listed = runner.invoke(app, ["routines", "list"])
+    assert "NOT REPLAYED" in listed.output and "does not check out" in listed.output
+    done = runner.invoke(app, ["routines", "accept", "enter-invoice", "-v", "1"])
+    assert done.exit_code == 0 and "(by os_user:" in done.output and "boss" not in done.output
+    assert store.accepted("enter-invoice") is not None

@@ -45,8 +45,10 @@ class RoutinesDesk:
         return RoutineStore(self._folder)
 
     def list(self) -> tuple[list[Any], list[str]]:
-        routines, problems = self._store().all()
-        return list(routines), list(problems)
+        store = self._store()
+        routines, problems = store.all()
+        unsealed = [p for r in routines if (p := store.acceptance_problem(r))]
+        return list(routines), [*problems, *unsealed]
 
     def show(self, name: str, version: int) -> Shown | None:
         from taskcrew.routines.distil import describe_routine

@@ -3,8 +3,6 @@ accepted version replays. Thin wiring: the logic is in store.py and distil.py (n
 
 from __future__ import annotations
 
-import getpass
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -70,9 +68,12 @@ def routines_learn(
 @routines_app.command("list")
 def routines_list() -> None:
     """Every routine version: status, replays (clean / fell back), flagged when it keeps falling back."""
-    routines, problems = _store().all()
+    store = _store()
+    routines, problems = store.all()
     for r in routines:
         flag = "  FLAGGED: falls back repeatedly" if r.flagged else ""
+        if store.acceptance_problem(r):
+            flag += "  NOT REPLAYED: its acceptance does not check out (changed after it was accepted?)"
         typer.echo(
             f"{r.name} v{r.version}  {r.status:<8}  {r.successes} clean / {r.fallbacks} fell back  "
             f"from {r.source_run}{flag}"
@@ -82,7 +83,7 @@ def routines_list() -> None:
             "No routines yet: a verified recipe run proposes one (or `taskcrew routines learn <run dir>`)."
         )
     for problem in problems:
-        typer.echo(f"skipped {problem}", err=True)
+        typer.echo(problem, err=True)
 
 
 @routines_app.command("show")
@@ -124,12 +125,15 @@ def routines_diff(
 @routines_app.command("accept")
 def routines_accept(name: NameArg, version: VersionOpt = None) -> None:
     """Accept a version: from now on a run of its chore replays it (the version accepted before retires)."""
+    from taskcrew.approvals.identity import IdentityError, cli_identity
+    from taskcrew.approvals.signing import KeyError_
     from taskcrew.routines.store import RoutineError
 
-    by = os.environ.get("TASKCREW_USER") or getpass.getuser()
     try:
+        who = cli_identity()  # the same proven identity as `taskcrew approvals`, never a typed name
+        by = f"{who.proof}:{who.name}"
         routine = _store().accept(name, version, by)
-    except RoutineError as exc:
+    except (RoutineError, IdentityError, KeyError_) as exc:
         raise _fail(str(exc)) from exc
     typer.echo(
         f"accepted {routine.name} v{routine.version} (by {by}): runs of `taskcrew {routine.name}` replay it"

@@ -48,6 +48,9 @@ def attach(ctx: Any, sandbox: Path, read_only: bool) -> Attached:
         store = RoutineStore()
         routine = store.accepted(match.recipe.name)
         if routine is None:
+            marked = store.marked_accepted(match.recipe.name)
+            if marked is not None and (problem := store.acceptance_problem(marked)):
+                _note(ctx.run_dir, f"routines: not replayed: {problem}")
             return Attached(match=match, store=store)
         from taskcrew.routines.replay import Replayer
 

@@ -179,6 +179,9 @@ class Routine(_Data):
     based_on: int | None = Field(default=None, description="the version this one heals")
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     reviewed_by: str | None = None
+    seal: str | None = Field(
+        default=None, description="the approvals key's signature of the acceptance: what it does, by whom"
+    )
     system: str = Field(default="", description="the system {erp} stands for, by its name in the run")
     params: list[str] = Field(default_factory=list, description="the recipe parameters it uses")
     documents: DocumentRule

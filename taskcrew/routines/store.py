@@ -3,7 +3,9 @@
 One YAML file per version, ``<name>.v<N>.yaml``, in the routines folder: ``TASKCREW_ROUTINES`` when
 set, else ``TASKCREW_HOME/routines`` — beside the recipes a company adds (``TASKCREW_HOME/recipes``).
 A learned version starts as a draft; accepting one retires the version accepted before it; only the
-accepted version replays.
+accepted version replays, and only while its acceptance checks out: accepting signs what the version
+does and who accepted it with the approvals key (``approvals.signing``), so a file edited after it
+was accepted, or one that says "accepted" without having been, does not replay.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import difflib
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import yaml
 from pydantic import ValidationError
@@ -28,6 +31,7 @@ METADATA = {
     "fallbacks",
     "fallbacks_in_a_row",
     "last_fallback",
+    "seal",
 }
 
 
@@ -43,9 +47,47 @@ def routines_folder() -> Path:
     return Paths.from_env().home / "routines"
 
 
+def acceptance(routine: Routine) -> dict[str, Any]:
+    """What accepting a version signs: which version, who accepted it, and everything it does."""
+    return {
+        "seal": "routine",
+        "name": routine.name,
+        "version": routine.version,
+        "by": routine.reviewed_by,
+        "work": routine.model_dump(mode="json", exclude=METADATA),
+    }
+
+
 class RoutineStore:
-    def __init__(self, folder: Path | None = None) -> None:
+    def __init__(self, folder: Path | None = None, keys: Any = None) -> None:
         self.folder = folder or routines_folder()
+        self._keys = keys
+
+    @property
+    def keys(self) -> Any:
+        if self._keys is None:
+            from taskcrew.approvals.signing import KeyRing
+
+            self._keys = KeyRing.default()
+        return self._keys
+
+    def acceptance_problem(self, routine: Routine) -> str | None:
+        """Why a version marked accepted may not replay (None: its acceptance checks out)."""
+        from taskcrew.approvals.signing import KeyError_
+
+        if routine.status != "accepted":
+            return None
+        try:
+            if self.keys.verify(acceptance(routine), routine.seal):
+                return None
+        except KeyError_ as exc:
+            return f"{routine.name} v{routine.version}: its acceptance cannot be checked, so it does not replay: {exc}"
+        return (
+            f"{routine.name} v{routine.version} says it is accepted, but its acceptance does not check out "
+            "(the file was changed after it was accepted, or it was never accepted with `taskcrew routines "
+            f"accept`); it does not replay. Review it: taskcrew routines show {routine.name} -v "
+            f"{routine.version}; then taskcrew routines accept {routine.name} -v {routine.version}"
+        )
 
     def _path(self, name: str, version: int) -> Path:
         return self.folder / f"{name}.v{version}.yaml"
@@ -67,7 +109,7 @@ class RoutineStore:
                 try:
                     found.append(self.load(path))
                 except RoutineError as exc:
-                    problems.append(str(exc))
+                    problems.append(f"skipped {exc}")
         return sorted(found, key=lambda r: (r.name, r.version)), problems
 
     def versions(self, name: str) -> list[Routine]:
@@ -88,8 +130,13 @@ class RoutineStore:
         have = ", ".join(f"v{r.version}" for r in versions)
         raise RoutineError(f"{name} has no version {version} (versions: {have})")
 
-    def accepted(self, name: str) -> Routine | None:
+    def marked_accepted(self, name: str) -> Routine | None:
         return next((r for r in self.versions(name) if r.status == "accepted"), None)
+
+    def accepted(self, name: str) -> Routine | None:
+        """The version that replays: marked accepted and its acceptance checks out (else None)."""
+        routine = self.marked_accepted(name)
+        return routine if routine is not None and self.acceptance_problem(routine) is None else None
 
     def save(self, routine: Routine) -> Path:
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -114,6 +161,7 @@ class RoutineStore:
             update={
                 "version": self.next_version(routine.name),
                 "status": "draft",
+                "seal": None,
                 "successes": 0,
                 "fallbacks": 0,
                 "fallbacks_in_a_row": 0,
@@ -133,11 +181,14 @@ class RoutineStore:
         accepted = routine.model_copy(
             update={"status": "accepted", "reviewed_by": by, "fallbacks_in_a_row": 0}
         )
+        accepted.seal = self.keys.sign(acceptance(accepted))
         self.save(accepted)
         return accepted
 
     def retire(self, name: str, version: int | None) -> Routine:
-        routine = self.get(name, version) if version is not None else (self.accepted(name) or self.get(name))
+        routine = (
+            self.get(name, version) if version is not None else (self.marked_accepted(name) or self.get(name))
+        )
         retired = routine.model_copy(update={"status": "retired"})
         self.save(retired)
         return retired
