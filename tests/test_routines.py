@@ -248,6 +248,13 @@ def test_only_a_version_accepted_through_the_store_replays_and_an_edit_undoes_it
         assert store.accepted("enter-invoice") is None, what
         problem = store.acceptance_problem(store.get("enter-invoice", 1))
         assert problem is not None and "does not check out" in problem, what
+    # v1's seal copied onto another version of the same work does not accept that one
+    moved = yaml.safe_load(signed)
+    (tmp_path / "routines" / "enter-invoice.v2.yaml").write_text(
+        yaml.safe_dump({**moved, "version": 2}, sort_keys=False), encoding="utf-8"
+    )
+    assert store.acceptance_problem(store.get("enter-invoice", 2)) is not None
+    (tmp_path / "routines" / "enter-invoice.v2.yaml").unlink()
     # a file that says "accepted" but never was (no seal, or a seal from another key)
     data = yaml.safe_load(signed)
     path.write_text(yaml.safe_dump({**data, "seal": None}, sort_keys=False), encoding="utf-8")

@@ -1,12 +1,15 @@
-"""What the authority signs, in one place: a job's submission, a parked request, a first approval
-and a decision. Each payload names the record it belongs to, so a signature cannot be moved from one
+"""What the authority signs, in one place: a job's submission, a parked request, a first approval,
+a decision and a routine's acceptance. Each payload names the record it belongs to, so a signature cannot be moved from one
 row to another, and covers every field a forger would want to change."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from taskcrew.jobs.models import Approval, Cosign, Job
+
+if TYPE_CHECKING:
+    from taskcrew.routines.models import Routine
 
 
 def submission(job: Job) -> dict[str, Any]:
@@ -53,4 +56,16 @@ def decision(approval: Approval) -> dict[str, Any]:
         "status": approval.status,
         "decision": approval.decision.model_dump(mode="json") if approval.decision else None,
         "by": approval.decided_by,
+    }
+
+
+def routine(accepted: Routine, work: dict[str, Any]) -> dict[str, Any]:
+    """A routine version's acceptance: which version, who accepted it, and ``work``, everything it
+    does (the routine without its status and counters, which change as it replays)."""
+    return {
+        "seal": "routine",
+        "name": accepted.name,
+        "version": accepted.version,
+        "by": accepted.reviewed_by,
+        "work": work,
     }

@@ -46,11 +46,11 @@ def attach(ctx: Any, sandbox: Path, read_only: bool) -> Attached:
         if match is None or read_only or not match.recipe.changes_data:
             return Attached(match=match)
         store = RoutineStore()
-        routine = store.accepted(match.recipe.name)
-        if routine is None:
-            marked = store.marked_accepted(match.recipe.name)
-            if marked is not None and (problem := store.acceptance_problem(marked)):
-                _note(ctx.run_dir, f"routines: not replayed: {problem}")
+        routine = store.marked_accepted(match.recipe.name)
+        problem = store.acceptance_problem(routine) if routine is not None else None
+        if problem:
+            _note(ctx.run_dir, f"routines: not replayed: {problem}")
+        if routine is None or problem:
             return Attached(match=match, store=store)
         from taskcrew.routines.replay import Replayer
 

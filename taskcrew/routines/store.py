@@ -14,12 +14,15 @@ import difflib
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from pydantic import ValidationError
 
 from taskcrew.routines.models import Routine
+
+if TYPE_CHECKING:
+    from taskcrew.approvals.signing import KeyRing
 
 ENV_VAR = "TASKCREW_ROUTINES"
 _FILE = re.compile(r"^(?P<name>[a-z][a-z0-9-]*)\.v(?P<version>\d+)\.yaml$")
@@ -48,23 +51,19 @@ def routines_folder() -> Path:
 
 
 def acceptance(routine: Routine) -> dict[str, Any]:
-    """What accepting a version signs: which version, who accepted it, and everything it does."""
-    return {
-        "seal": "routine",
-        "name": routine.name,
-        "version": routine.version,
-        "by": routine.reviewed_by,
-        "work": routine.model_dump(mode="json", exclude=METADATA),
-    }
+    """What accepting a version signs (``approvals.seals.routine``)."""
+    from taskcrew.approvals import seals
+
+    return seals.routine(routine, routine.model_dump(mode="json", exclude=METADATA))
 
 
 class RoutineStore:
-    def __init__(self, folder: Path | None = None, keys: Any = None) -> None:
+    def __init__(self, folder: Path | None = None, keys: KeyRing | None = None) -> None:
         self.folder = folder or routines_folder()
         self._keys = keys
 
     @property
-    def keys(self) -> Any:
+    def keys(self) -> KeyRing:
         if self._keys is None:
             from taskcrew.approvals.signing import KeyRing
 
