@@ -47,6 +47,7 @@ class ArmedApproval:
 @dataclass
 class NetworkState:
     pending: set[int] = field(default_factory=set)
+    finished: int = 0  # tracked requests done so far: a page acts on a response after it arrives
     armed: list[ArmedApproval] = field(default_factory=list)
     blocked: list[PolicyDecision] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -160,7 +161,9 @@ class NetworkGuard:
             )
 
     def _on_done(self, request: Request) -> None:
-        self.state.pending.discard(id(request))
+        if id(request) in self.state.pending:
+            self.state.pending.discard(id(request))
+            self.state.finished += 1
 
     def _on_response(self, response: Response) -> None:
         request = response.request

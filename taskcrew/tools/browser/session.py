@@ -263,11 +263,14 @@ class BrowserSession:
                 if self._guard.state.pending:
                     page.wait_for_timeout(25)
                     continue
+                finished = self._guard.state.finished
                 page.main_frame.evaluate(
                     js_function("quiet"),
                     {"quietMs": quiet_ms or self.config.dom_quiet_ms, "maxMs": min(1000.0, remaining_ms)},
                 )
-                if not self._guard.state.pending:
+                # a request that finished while the page looked quiet is read and shown by the page
+                # after it arrives (r.json(), then the DOM): give it a quiet window of its own
+                if not self._guard.state.pending and self._guard.state.finished == finished:
                     return
             except PlaywrightError as exc:
                 if "context was destroyed" in str(exc) or "navigat" in str(exc).lower():
