@@ -58,6 +58,17 @@ class ScriptedCall(BaseModel):
                 return str(message.get("content") or "")
         return ""
 
+    @property
+    def turn_results(self) -> list[str]:
+        """The results of the model's latest turn, in the order of its calls (parallel calls give
+        several)."""
+        results: list[str] = []
+        for message in reversed(self.messages):
+            if message.get("role") != "tool":
+                break
+            results.append(str(message.get("content") or ""))
+        return results[::-1]
+
     def element(self, pattern: str, text: str | None = None) -> int:
         """Number of the first element line in the latest observation matching ``pattern`` (regex)."""
         source = self.last_tool_result if text is None else text

@@ -194,19 +194,34 @@ def visit(call: ScriptedCall, url: str) -> Generator[Reply, ScriptedCall, Script
 
     Returns the call whose latest tool result shows the page (or the last thing seen).
     """
-    target = url.split("://", 1)[-1].split("/", 1)[-1]
     call = yield kit.navigate(url)
-    for _ in range(6):
-        text = call.last_tool_result
-        if step := kit.login(text) or kit.dismiss_modal(text):
-            call = yield step
-            continue
-        here = kit.page_url(text).split("://", 1)[-1].split("/", 1)[-1]
-        outage = "temporarily unavailable" in kit.page_text(text).lower()
-        if here == target and not outage:
-            return call
-        call = yield kit.navigate(url)
+    call, _ = yield from arrive(call, url, call.last_tool_result)
     return call
+
+
+def next_browser_step(page: str, url: str) -> ToolCall | None:
+    """The browser step that gets from ``page`` (a browser result) to ``url``: log in, close an
+    overlay, or navigate again (elsewhere, or an outage); None when ``page`` shows ``url``."""
+    if step := kit.login(page) or kit.dismiss_modal(page):
+        return step
+    target = url.split("://", 1)[-1].split("/", 1)[-1]
+    here = kit.page_url(page).split("://", 1)[-1].split("/", 1)[-1]
+    outage = "temporarily unavailable" in kit.page_text(page).lower()
+    return None if here == target and not outage else kit.navigate(url)
+
+
+def arrive(
+    call: ScriptedCall, url: str, page: str
+) -> Generator[Reply, ScriptedCall, tuple[ScriptedCall, str]]:
+    """Go on from ``page`` (the latest browser result) until it shows ``url``, at most 6 steps.
+    Returns the latest call and the page it shows (or the last thing seen)."""
+    for _ in range(6):
+        step = next_browser_step(page, url)
+        if step is None:
+            break
+        call = yield step
+        page = call.last_tool_result
+    return call, page
 
 
 class Finding:

@@ -11,13 +11,25 @@ blocked), two invoices of the same newest date (ask which), an invoice already i
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from dataclasses import dataclass
 from functools import partial
 
 from taskcrew.crew.models import Citation
 from taskcrew.crew.scripted import Reply, ScriptedCall
 from taskcrew.eval import kit
-from taskcrew.eval.solvers.base import Finding, Recipe, Step, StepScript, delegate, judge, tool, visit
+from taskcrew.eval.solvers.base import (
+    Finding,
+    Recipe,
+    Step,
+    StepScript,
+    arrive,
+    delegate,
+    judge,
+    next_browser_step,
+    tool,
+    visit,
+)
 from taskcrew.eval.solvers.documents import PrintedDocument, distinct, invoices_in, latest
 
 MAX_READS = 12
@@ -314,6 +326,18 @@ class EnterInvoices(Recipe):
         return (yield from delegate(policy, call))
 
     # ------------------------------------------------------------------ the audit
+    def _search(
+        self, call: ScriptedCall, number: str
+    ) -> Generator[Reply, ScriptedCall, tuple[ScriptedCall, PrintedDocument | None, str]]:
+        """Find invoice ``number`` in the files myself: search, then read the files with hits."""
+        call = yield tool("search_files", query=number)
+        paths = kit.search_paths(call.last_tool_result)
+        for path in paths[:MAX_READS]:
+            call = yield tool("read_file", path=path)
+            if invoice := _invoice(path, call.last_tool_result, number):
+                return call, invoice, path
+        return call, None, paths[0] if paths else ""
+
     def audit(self, call: ScriptedCall) -> StepScript:
         """Re-derive every claimed invoice from its file, then look for it in the ERP myself."""
         latest_claims = {
@@ -348,22 +372,20 @@ class EnterInvoices(Recipe):
             return judge(
                 call, findings, "No invoice to enter exists in the files, and none was entered.", touched=[]
             )
-        expected: list[tuple[PrintedDocument, str, str, str, str]] = []
+        # One turn for what does not depend on anything else: the files the colleague cites,
+        # opened myself, and the bills list (each turn re-sends the whole conversation).
+        bills = f"{kit.erp(call)}/bills"
+        cited = list(dict.fromkeys(d["file"] for d in claimed if d.get("file")))
+        call = yield [*(tool("read_file", path=p) for p in cited), kit.navigate(bills)]
+        *texts, page = call.turn_results
+        opened = dict(zip(cited, texts, strict=True))
+        sourced: list[tuple[PrintedDocument, str]] = []
         for data in claimed:
-            call = yield tool("search_files", query=data["invoice_number"])
-            paths = kit.search_paths(call.last_tool_result)
-            source = paths[0] if paths else ""
-            invoice = None
-            for path in paths[:MAX_READS]:
-                call = yield tool("read_file", path=path)
-                matches = [
-                    i
-                    for i in invoices_in(path, call.last_tool_result)
-                    if kit.same_number(i.number, data["invoice_number"])
-                ]
-                if matches:
-                    invoice, source = matches[0], path
-                    break
+            path = data.get("file", "")
+            invoice = _invoice(path, opened.get(path, ""), data["invoice_number"])
+            source = path
+            if invoice is None:  # not where the colleague says it is: look for it myself
+                call, invoice, source = yield from self._search(call, data["invoice_number"])
             if invoice is None:
                 findings.append(
                     Finding(
@@ -371,14 +393,29 @@ class EnterInvoices(Recipe):
                     )
                 )
                 continue
-            call = yield tool("parse_amount", text=invoice.amount_text)
-            amount = kit.field_value(call.last_tool_result, "value")
-            currency = kit.field_value(call.last_tool_result, "currency") or invoice.total_currency
-            call = yield tool("compute_due_date", invoice_date=invoice.date, terms=invoice.terms_text)
-            due = kit.field_value(call.last_tool_result, "due date")
-            issued = next(
-                (d for d in kit.iso_dates(kit.field_value(call.last_tool_result, "working")) if d != due), due
+            sourced.append((invoice, source))
+        # The amounts and dates worked out, in the turn of the next browser step (a login, say)
+        sums = [
+            work
+            for invoice, _ in sourced
+            for work in (
+                tool("parse_amount", text=invoice.amount_text),
+                tool("compute_due_date", invoice_date=invoice.date, terms=invoice.terms_text),
             )
+        ]
+        step = next_browser_step(page, bills)
+        if sums or step:
+            call = yield [*sums, *([step] if step else [])]
+        worked = call.turn_results[: len(sums)]
+        if step:
+            page = call.last_tool_result
+        call, page = yield from arrive(call, bills, page)
+        expected: list[tuple[PrintedDocument, str, str, str, str]] = []
+        for (invoice, source), parsed, dated in zip(sourced, worked[::2], worked[1::2], strict=True):
+            amount = kit.field_value(parsed, "value")
+            currency = kit.field_value(parsed, "currency") or invoice.total_currency
+            due = kit.field_value(dated, "due date")
+            issued = next((d for d in kit.iso_dates(kit.field_value(dated, "working")) if d != due), due)
             findings.append(
                 Finding(
                     True,
@@ -387,8 +424,7 @@ class EnterInvoices(Recipe):
                 )
             )
             expected.append((invoice, amount, currency, issued, due))
-        call = yield from visit(call, f"{kit.erp(call)}/bills")
-        url, rows = kit.page_url(call.last_tool_result), kit.bill_table(call.last_tool_result)
+        url, rows = kit.page_url(page), kit.bill_table(page)
         for invoice, amount, currency, issued, due in expected:
             hits = [
                 r
@@ -429,6 +465,15 @@ class EnterInvoices(Recipe):
             "Each invoice is in Acme Payables exactly once, with the invoice's values.",
             touched=[d["invoice_number"] for d in claimed],
         )
+
+
+def _invoice(path: str, text: str, number: str) -> PrintedDocument | None:
+    """The invoice ``number`` as the file at ``path`` (read as ``text``) prints it, if it does."""
+    return (
+        next((i for i in invoices_in(path, text) if kit.same_number(i.number, number)), None)
+        if text
+        else None
+    )
 
 
 class CarelessEntry(kit.EnterBill):
