@@ -142,6 +142,10 @@ class MiniLMEmbedder(EmbeddingFunction[Documents]):
             batch_tokens=int(config.get("batch_tokens", BATCH_TOKENS)),
         )
 
+    def model_id(self) -> str:
+        """Which model makes the vectors: stored vectors of another model are not comparable."""
+        return f"{self.name()}/{MODEL_ID}"
+
     def default_space(self) -> Space:
         return "cosine"
 

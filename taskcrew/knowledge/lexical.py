@@ -74,6 +74,22 @@ class Bm25Index:
             return None
         return np.asarray(self._retriever.get_scores(tokens), dtype=np.float32)
 
+    def known(self, token: str) -> bool:
+        vocab = getattr(self._retriever, "vocab_dict", None) or {}
+        return token in vocab
+
+    def weighted_scores(self, weights: dict[str, float]) -> np.ndarray | None:
+        """The sum over tokens of weight x the token's BM25 score, per document in ``ids`` order
+        (None: no token is in the corpus)."""
+        vocab = getattr(self._retriever, "vocab_dict", None) or {}
+        tokens = [t for t in weights if t in vocab]
+        if not self.ids or not tokens:
+            return None
+        total = np.zeros(len(self.ids), dtype=np.float32)
+        for token in tokens:
+            total += weights[token] * np.asarray(self._retriever.get_scores([token]), dtype=np.float32)
+        return total
+
     def rank(self, query: str, n: int) -> list[tuple[str, float]]:
         """The ``n`` best (id, score) pairs with a positive score, best first."""
         vocab = getattr(self._retriever, "vocab_dict", None) or {}

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from taskcrew.knowledge.chunking import CHUNKER_VERSION, ChunkingConfig, UnreadableFile, file_digest
 from taskcrew.knowledge.embedder import MiniLMEmbedder
 from taskcrew.knowledge.folders import collect
-from taskcrew.knowledge.lexical import Bm25Index, reciprocal_rank_fusion
+from taskcrew.knowledge.lexical import Bm25Index, reciprocal_rank_fusion, stem
 from taskcrew.knowledge.models import (
     HEADING_SEPARATOR,
     Chunk,
@@ -29,6 +29,7 @@ from taskcrew.knowledge.models import (
 from taskcrew.knowledge.pipeline import batches, prefetch
 from taskcrew.knowledge.ranking import DenseIndex, Weights, ensure_sections, top
 from taskcrew.knowledge.streaming import chunk_passes
+from taskcrew.knowledge.vocabulary import Expander, WordVectors, content_words
 
 if TYPE_CHECKING:
     from chromadb.api.models.Collection import Collection
@@ -46,7 +47,9 @@ class RankingConfig(BaseModel):
 
     section: every chunk scored by cosine + ``section_weight`` x cosine to its section's name +
     ``section_best_weight`` x the best cosine in its section + ``section_bm25_weight`` x
-    normalised BM25 (ranking.py; weights chosen by bench/knowledge_sweep.py). hybrid: cosine similarity +
+    normalised BM25 (ranking.py; weights chosen by bench/knowledge_sweep.py), the BM25 over the query
+    expanded into neighbouring corpus words (vocabulary.py: up to ``expansion_terms`` per query
+    word at cosine >= ``expansion_similarity``). hybrid: cosine similarity +
     ``bm25_weight`` x BM25 score (normalised to the query's best), over the union of both
     rankers' candidates. rrf: reciprocal rank fusion of the two lists.
     """
@@ -56,6 +59,15 @@ class RankingConfig(BaseModel):
     section_bm25_weight: float = Field(0.2, ge=0.0, description="Weight of the normalised BM25 (section).")
     section_best_weight: float = Field(
         0.5, ge=0.0, description="Weight of the best chunk cosine within the chunk's section (section)."
+    )
+    expansion_similarity: float = Field(
+        0.65,
+        ge=0.0,
+        le=1.0,
+        description="A corpus word this close (cosine) to a query word joins the query's BM25 (section).",
+    )
+    expansion_terms: int = Field(
+        3, ge=0, description="At most this many corpus words per query word (0: no expansion) (section)."
     )
     candidates: int = Field(30, ge=1, description="Hits each ranker contributes before fusion.")
     bm25_weight: float = Field(0.1, ge=0.0, description="Weight of the normalised BM25 score (hybrid).")
@@ -81,6 +93,15 @@ class _Corpus:
         self.bm25 = Bm25Index(self.ids, documents)
         self.row = {chunk_id: n for n, chunk_id in enumerate(self.ids)}
         self.dense: DenseIndex | None = None
+        self.expander: Expander | None = None
+        self.expander_version = -1
+
+    def words(self) -> list[str]:
+        """The distinct content words of every chunk and section name."""
+        out: dict[str, None] = {}
+        for document, meta in self.entries.values():
+            out.update(dict.fromkeys(content_words(f"{_section_text(meta)}\n{document}")))
+        return list(out)
 
     def section_texts(self) -> list[str]:
         return [_section_text(self.entries[i][1]) for i in self.ids]
@@ -96,9 +117,11 @@ class ProcedureLibrary:
         chunking: ChunkingConfig | None = None,
         ranking: RankingConfig | None = None,
         sections: Collection | None = None,
+        vocabulary: WordVectors | None = None,
     ) -> None:
         self._collection = collection
         self._sections = sections
+        self._vocabulary = vocabulary
         self._embedder = embedder
         self._chunking = chunking or ChunkingConfig()
         self._ranking = ranking or RankingConfig()
@@ -237,6 +260,10 @@ class ProcedureLibrary:
             )
             if self._sections is not None:
                 ensure_sections([c.section_text() for c in part], self._sections, self._embedder)
+            if self._vocabulary is not None:
+                self._vocabulary.ensure(
+                    w for c in part for w in content_words(f"{c.section_text()}\n{c.embed_text()}")
+                )
             if on_batch is not None:
                 on_batch(start + len(part))
         self._corpus = None
@@ -280,14 +307,24 @@ class ProcedureLibrary:
                 )
             dense = corpus.dense
         n = min(len(corpus.ids), max(self._ranking.candidates, k))
-        query_vector = self._embedder.embed([query])[0]
+        expander = self._expander(corpus)
+        words = content_words(query) if expander is not None else []
+        vectors = self._embedder.embed([query, *words])
+        query_vector = vectors[0]
         vector = self._collection.query(query_embeddings=[query_vector], n_results=n, include=[])["ids"][0]
-        lexical = dict(corpus.bm25.rank(query, n))
+        if expander is not None:
+            lexical_scores = corpus.bm25.weighted_scores(expander.weights(query, vectors[1:]))
+        else:
+            lexical_scores = corpus.bm25.all_scores(query)
+        lexical = (
+            {} if lexical_scores is None else {r: float(lexical_scores[r]) for r in top(lexical_scores, n)}
+        )
+        lexical = {r: s for r, s in lexical.items() if s > 0}
         row = corpus.row
         rows, scores = dense.rank(
             query_vector,
-            [row[i] for i in (*vector, *lexical) if i in row],
-            {row[i]: s for i, s in lexical.items() if i in row},
+            [*(row[i] for i in vector if i in row), *lexical],
+            lexical,
             Weights(
                 section=self._ranking.section_weight,
                 bm25=self._ranking.section_bm25_weight,
@@ -298,6 +335,24 @@ class ProcedureLibrary:
         return self._rank(
             [(corpus.ids[rows[i]], float(scores[i]), corpus.entries[corpus.ids[rows[i]]]) for i in best], k
         )
+
+    def _expander(self, corpus: _Corpus) -> Expander | None:
+        """The corpus words BM25 knows, with their vectors; words no vector is stored for (a
+        store written before the vocabulary was kept) are embedded once, here."""
+        vocabulary = self._vocabulary
+        if vocabulary is None or self._ranking.expansion_terms < 1:
+            return None
+        with self._lock:
+            if corpus.expander is None or corpus.expander_version != vocabulary.version:
+                words = corpus.words()
+                vocabulary.ensure(words)
+                known = [w for w in words if corpus.bm25.known(stem(w))]
+                got, vectors = vocabulary.load(known)
+                corpus.expander = Expander(
+                    got, vectors, self._ranking.expansion_similarity, self._ranking.expansion_terms
+                )
+                corpus.expander_version = vocabulary.version
+            return corpus.expander
 
     def _blend(
         self,

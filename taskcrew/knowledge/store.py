@@ -15,6 +15,7 @@ from taskcrew.knowledge.chunking import ChunkingConfig
 from taskcrew.knowledge.embedder import MiniLMEmbedder
 from taskcrew.knowledge.facts import FactBook
 from taskcrew.knowledge.procedures import ProcedureLibrary, RankingConfig
+from taskcrew.knowledge.vocabulary import FILE_NAME, WordVectors
 
 PROCEDURES = "procedures"
 FACTS = "facts"
@@ -56,7 +57,10 @@ class KnowledgeStore:
         sections = self._client.get_or_create_collection(
             SECTIONS, embedding_function=function, configuration=space
         )
-        self.procedures = ProcedureLibrary(procedures, embedder, config.chunking, config.ranking, sections)
+        vocabulary = WordVectors(directory / FILE_NAME, embedder)
+        self.procedures = ProcedureLibrary(
+            procedures, embedder, config.chunking, config.ranking, sections, vocabulary
+        )
         self.facts = FactBook(facts, merge_similarity=config.fact_merge_similarity)
 
     def is_empty(self) -> bool:
