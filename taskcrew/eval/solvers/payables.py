@@ -65,6 +65,7 @@ class Slips:
     skip_duplicate_check: bool = False  # says "not entered yet" without looking
     force_through_duplicates: bool = False  # alters the number on a duplicate error, confirms the warning
     claim_without_work: bool = False  # reports the bill saved without opening the form
+    cites_another_file: str = ""  # names this file as the invoice's (it is not), the work itself right
 
 
 class EnterInvoices(Recipe):
@@ -197,7 +198,7 @@ class EnterInvoices(Recipe):
             currency=currency,
             invoice_date=issued,
             due_date=due,
-            file=invoice.path,
+            file=self.slips.cites_another_file or invoice.path,
         )
 
     def _no_invoice(self, call: ScriptedCall, target: Target, found: str) -> StepScript:
