@@ -98,3 +98,30 @@ def test_the_routines_page_lists_shows_and_diffs(
     anonymous = console_env.page_as(None)
     anonymous.goto(f"{console_env.url}/routines")
     assert "/login" in anonymous.url
+
+
+def test_a_version_whose_acceptance_does_not_check_out_reads_not_replayed(
+    console_env: ConsoleEnv, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Edited after it was accepted (its file still says `status: accepted`): the status cell and the
+    version's page say it does not replay, and the reviewer the file names is not taken as proven."""
+    monkeypatch.setenv("TASKCREW_ROUTINES", str(tmp_path / "routines"))
+    store = RoutineStore()
+    first, _ = store.propose(_routine("invoice_number", "20261002-101500-northwind"))
+    store.accept("enter-invoice", first.version, "ana")
+    path = tmp_path / "routines" / "enter-invoice.v1.yaml"
+    path.write_text(path.read_text().replace("{erp}/bills/new", "https://pay.example/bills/new"))
+
+    page = console_env.page_as("ana")
+    page.goto(f"{console_env.url}/routines")
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(f"{console_env.url}/routines")
+    row = page.locator("#routine-enter-invoice-v1")
+    assert row.locator(".status").inner_text().startswith("NOT REPLAYED: marked accepted")
+    _save_shot(page, "routines-unsealed")
+    assert "not proven" in row.inner_text()
+    page.get_by_role("link", name="enter-invoice v1").click()
+    page.wait_for_url(f"{console_env.url}/routines/enter-invoice/1")
+    assert "does not check out" in page.locator("#routine-unsealed").inner_text()
+    assert "(not proven)" in page.locator("#routine-status").inner_text()
+    _save_shot(page, "routine-unsealed")

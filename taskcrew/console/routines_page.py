@@ -31,6 +31,7 @@ class Shown:
     steps: list[str]
     compared_with: int | None
     diff: list[str]
+    unsealed: str | None  # why a version marked accepted does not replay (None: it checks out)
 
 
 class RoutinesDesk:
@@ -44,11 +45,12 @@ class RoutinesDesk:
 
         return RoutineStore(self._folder)
 
-    def list(self) -> tuple[list[Any], list[str]]:
+    def list(self) -> tuple[list[Any], list[str], set[tuple[str, int]]]:
+        """Every version, the problems to show, and the versions marked accepted that do not replay."""
         store = self._store()
         routines, problems = store.all()
-        unsealed = [p for r in routines if (p := store.acceptance_problem(r))]
-        return list(routines), [*problems, *unsealed]
+        unsealed = {(r.name, r.version): p for r in routines if (p := store.acceptance_problem(r))}
+        return list(routines), [*problems, *unsealed.values()], set(unsealed)
 
     def show(self, name: str, version: int) -> Shown | None:
         from taskcrew.routines.distil import describe_routine
@@ -64,7 +66,9 @@ class RoutinesDesk:
         lines = diff(old, routine).splitlines() if old is not None else []
         described = describe_routine(routine)  # its head (status, counts) is the page's own header
         work = next((i for i, line in enumerate(described) if line.startswith("parameters:")), 0)
-        return Shown(routine, described[work:], old.version if old else None, lines)
+        return Shown(
+            routine, described[work:], old.version if old else None, lines, store.acceptance_problem(routine)
+        )
 
 
 def routine_routes(
@@ -79,7 +83,7 @@ def routine_routes(
 
     @signed_in
     async def routines_page(request: Request, session: Any) -> Response:
-        routines, problems = await asyncio.to_thread(desk.list)
+        routines, problems, unsealed = await asyncio.to_thread(desk.list)
         flagged = sum(1 for r in routines if r.flagged)
         return page(
             request,
@@ -87,6 +91,7 @@ def routine_routes(
             session,
             routines=routines,
             problems=problems,
+            unsealed=unsealed,
             flagged=flagged,
             title="Routines",
         )
