@@ -6,7 +6,7 @@ Every chunk of each store is scored exactly for each query (no candidate cut), f
 computed once: the chunk's cosine, its section name's cosine ("title > heading path"), its last
 heading's cosine, BM25 over the chunk and BM25 over the section name (both normalised to the
 query's best), and BM25 over the chunk with the query expanded into its neighbouring corpus words
-(knowledge/vocabulary.py) for each (similarity, terms) in ``EXPANSIONS``. A grid of weights is scored on the TUNE half (the even-numbered queries of each
+(knowledge/vocabulary.py) for each (similarity, terms, scale) in ``EXPANSIONS``. A grid of weights is scored on the TUNE half (the even-numbered queries of each
 set, 0, 2, 4, ...) and the best few combinations by mean MRR over the three sets are printed with
 their figures on the HELD-OUT half (the odd-numbered ones) and on all queries. Nothing here is
 used at run time: the chosen weights are copied into ``RankingConfig`` by hand.
@@ -33,7 +33,9 @@ from taskcrew.knowledge.ranking import DenseIndex
 from taskcrew.knowledge.vocabulary import Expander, content_words
 
 FEATURES = ("chunk", "section", "heading", "bm25", "bm25_section", "section_best", "feedback")
-EXPANSIONS = ((0.6, 3), (0.6, 5), (0.65, 3), (0.65, 5), (0.7, 5), (0.75, 5))  # (similarity, terms)
+EXPANSIONS = tuple(  # (similarity, terms, scale)
+    (sim, terms, scale) for sim in (0.6, 0.65, 0.7) for terms in (3, 5) for scale in (0.25, 0.5, 1.0)
+)
 
 
 def features(store: KnowledgeStore, queries: list[Labelled]) -> tuple[list[np.ndarray], np.ndarray]:
@@ -60,7 +62,7 @@ def features(store: KnowledgeStore, queries: list[Labelled]) -> tuple[list[np.nd
     words = corpus.words()
     vocabulary.ensure(words)
     known, word_vectors = vocabulary.load([w for w in words if corpus.bm25.known(stem(w))])
-    expanders = [Expander(known, word_vectors, sim, terms) for sim, terms in EXPANSIONS]
+    expanders = [Expander(known, word_vectors, sim, terms, scale) for sim, terms, scale in EXPANSIONS]
     out = []
     truth = np.zeros((len(queries), len(corpus.ids)), dtype=bool)
     hits = [_hit(i, corpus.entries[i], 1, 0.0) for i in corpus.ids]
@@ -84,6 +86,10 @@ def features(store: KnowledgeStore, queries: list[Labelled]) -> tuple[list[np.nd
         qwv = store.embedder.embed(qwords)
         for expander in expanders:
             s = corpus.bm25.weighted_scores(expander.weights(q.query, qwv))
+            s = np.zeros(len(corpus.ids), dtype=np.float32) if s is None else s
+            rows.append(s / s.max() if s.max() > 0 else s)
+        for expander in expanders:
+            s = section_bm25.weighted_scores(expander.weights(q.query, qwv))
             s = np.zeros(len(corpus.ids), dtype=np.float32) if s is None else s
             rows.append(s / s.max() if s.max() > 0 else s)
         out.append(np.vstack(rows))
@@ -140,15 +146,16 @@ def main() -> int:
         "section": [0.25, 0.5, 0.75, 1.0],
         "bm25": [0.1, 0.2, 0.3],
         "lexical": list(range(len(EXPANSIONS) + 1)),
-        "bm25_section": [0.0, 0.05],
+        "bm25_section": [0.0, 0.05, 0.1, 0.2],
         "section_best": [0.0, 0.25, 0.5],
     }
     results = []
     for section, bm25, lexical, bm25_section, best in itertools.product(*grid.values()):
         combo = (section, bm25, EXPANSIONS[lexical - 1] if lexical else "plain", bm25_section, best)
-        w = np.zeros(len(FEATURES) + len(EXPANSIONS), dtype=np.float32)
-        w[0], w[1], w[4], w[5] = 1.0, section, bm25_section, best
+        w = np.zeros(len(FEATURES) + 2 * len(EXPANSIONS), dtype=np.float32)
+        w[0], w[1], w[5] = 1.0, section, best
         w[3 if lexical == 0 else len(FEATURES) + lexical - 1] = bm25
+        w[4 if lexical == 0 else len(FEATURES) + len(EXPANSIONS) + lexical - 1] = bm25_section
         per = {}
         for name, (feats, truth) in sets.items():
             tune = ranks(feats[0::2], truth[0::2], w)
@@ -160,7 +167,7 @@ def main() -> int:
     results.sort(key=lambda r: -r[0])
     base = next(r for r in results if r[1] == (0.75, 0.2, "plain", 0.0, 0.5))
     print(
-        "weights (section, bm25, lexical: plain or (similarity, terms), bm25_section, section_best);"
+        "weights (section, bm25, lexical: plain or (similarity, terms, scale), bm25_section, section_best);"
         " chunk cosine 1; per set hit@1/hit@3/MRR: tune | held-out | all"
     )
     for tune_mrr, combo, per in [*results[:10], base]:

@@ -49,7 +49,8 @@ class RankingConfig(BaseModel):
     ``section_best_weight`` x the best cosine in its section + ``section_bm25_weight`` x
     normalised BM25 (ranking.py; weights chosen by bench/knowledge_sweep.py), the BM25 over the query
     expanded into neighbouring corpus words (vocabulary.py: up to ``expansion_terms`` per query
-    word at cosine >= ``expansion_similarity``). hybrid: cosine similarity +
+    word at cosine >= ``expansion_similarity``, weighted ``expansion_scale`` x cosine). hybrid:
+    cosine similarity +
     ``bm25_weight`` x BM25 score (normalised to the query's best), over the union of both
     rankers' candidates. rrf: reciprocal rank fusion of the two lists.
     """
@@ -65,6 +66,9 @@ class RankingConfig(BaseModel):
         ge=0.0,
         le=1.0,
         description="A corpus word this close (cosine) to a query word joins the query's BM25 (section).",
+    )
+    expansion_scale: float = Field(
+        0.5, ge=0.0, description="An expansion word's BM25 weight is this x its cosine (a query word's: 1)."
     )
     expansion_terms: int = Field(
         3, ge=0, description="At most this many corpus words per query word (0: no expansion) (section)."
@@ -349,7 +353,11 @@ class ProcedureLibrary:
                 known = [w for w in words if corpus.bm25.known(stem(w))]
                 got, vectors = vocabulary.load(known)
                 corpus.expander = Expander(
-                    got, vectors, self._ranking.expansion_similarity, self._ranking.expansion_terms
+                    got,
+                    vectors,
+                    self._ranking.expansion_similarity,
+                    self._ranking.expansion_terms,
+                    self._ranking.expansion_scale,
                 )
                 corpus.expander_version = vocabulary.version
             return corpus.expander

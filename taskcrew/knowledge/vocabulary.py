@@ -107,8 +107,11 @@ class WordVectors:
 class Expander:
     """The corpus words a query may be expanded into (those BM25 knows), with their vectors."""
 
-    def __init__(self, words: Sequence[str], vectors: np.ndarray, similarity: float, terms: int) -> None:
+    def __init__(
+        self, words: Sequence[str], vectors: np.ndarray, similarity: float, terms: int, scale: float = 1.0
+    ) -> None:
         self.words = list(words)
+        self.scale = scale
         self.stems = [stem(w) for w in self.words]
         self.vectors = vectors
         self.similarity = similarity
@@ -116,7 +119,8 @@ class Expander:
 
     def weights(self, query: str, word_vectors: np.ndarray) -> dict[str, float]:
         """BM25 token weights for ``query``: its own tokens 1.0, and per query word up to
-        ``terms`` neighbouring corpus words (by stem, not the query's own) weighted by cosine.
+        ``terms`` neighbouring corpus words (by stem, not the query's own) weighted by ``scale`` x
+        cosine.
 
         ``word_vectors``: the vectors of ``content_words(query)``, in that order."""
         weights = dict.fromkeys(tokenize(query), 1.0)
@@ -135,5 +139,5 @@ class Expander:
                     if len(taken) == self.terms:
                         break
                     taken.add(token)
-                weights[token] = max(weights.get(token, 0.0), float(row[j]))
+                weights[token] = max(weights.get(token, 0.0), self.scale * float(row[j]))
         return weights
