@@ -17,6 +17,9 @@ Each measurement runs in a fresh process:
 - ``--search-chunks N`` (default 5,000; 0 skips it): warm search latency (p50/p95 of 50 queries, k=4) per ranking on a store
   of N chunks (real texts and sections, vectors written ready-made so the set-up takes minutes,
   not hours; latency does not depend on the vectors' values).
+- ``--vocabulary N`` (default 20,000): one word in ten of the folder's and the search store's
+  texts (and queries) is one of N made-up words, so the query expansion's vocabulary (one vector
+  per distinct word, knowledge/vocabulary.py) is the size of a real manual's, not 25 words.
 Figures, not assertions. ``--threads``: onnxruntime threads (1 keeps a shared machine usable; 0:
 onnxruntime's choice, both cores).
 """
@@ -167,8 +170,26 @@ def child_index(store: str, count: str) -> dict[str, object]:
     return {"base": base, "steps": steps, "peak": peak_mb()}
 
 
-def write_folder(folder: Path, megabytes: float, files: int, seed: int = 3) -> None:
+def pseudo_words(count: int, seed: int = 7) -> list[str]:
+    """``count`` distinct made-up words: a real manual's vocabulary (tens of thousands of words,
+    each embedded once for the query expansion) that the 25 words of ``WORDS`` lack."""
     rng = random.Random(seed)
+    out: dict[str, None] = {}
+    while len(out) < count:
+        out["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(4, 11)))] = None
+    return list(out)
+
+
+def sentence_words(rng: random.Random, n: int, vocabulary: list[str]) -> str:
+    """``n`` words of ``WORDS``, one in ten replaced by a word of ``vocabulary`` (when given)."""
+    return " ".join(
+        rng.choice(vocabulary) if vocabulary and rng.random() < 0.1 else rng.choice(WORDS) for _ in range(n)
+    )
+
+
+def write_folder(folder: Path, megabytes: float, files: int, seed: int = 3, vocabulary: int = 0) -> None:
+    rng = random.Random(seed)
+    extra = pseudo_words(vocabulary)
     folder.mkdir(parents=True, exist_ok=True)
     per_file = int(megabytes * 1_000_000 / files)
     for n in range(files):
@@ -177,7 +198,7 @@ def write_folder(folder: Path, megabytes: float, files: int, seed: int = 3) -> N
             if rng.random() < 0.25:
                 section += 1
                 parts.append(f"\n## {rng.choice(WORDS).title()} {rng.choice(WORDS)} {section}\n")
-            sentence = " ".join(rng.choice(WORDS) for _ in range(rng.randint(60, 110)))
+            sentence = sentence_words(rng, rng.randint(60, 110), extra)
             parts.append(f"\n{sentence.capitalize()}.\n")
             size += len(sentence) + 2
         (folder / f"part-{n:03d}.md").write_text("".join(parts), encoding="utf-8")
@@ -207,7 +228,7 @@ def child_folder(folder: str, store: str, threads: str) -> dict[str, object]:
             "again_added": again.chunks_added, "again_unchanged": again.count("unchanged")}  # fmt: skip
 
 
-def child_search(store: str, count: str) -> dict[str, object]:
+def child_search(store: str, count: str, vocabulary: str = "0") -> dict[str, object]:
     import statistics
 
     import numpy as np
@@ -220,12 +241,13 @@ def child_search(store: str, count: str) -> dict[str, object]:
     knowledge = KnowledgeStore(Path(store), embedder)
     library = knowledge.procedures
     rng = random.Random(4)
+    extra = pseudo_words(int(vocabulary))
     vectors = np.random.default_rng(4).standard_normal((int(count), 384)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     chunks = []
     for i in range(int(count)):
         path = [f"Chapter {i // 200}", f"{rng.choice(WORDS).title()} {rng.choice(WORDS)} {i // 20}"]
-        text = " ".join(rng.choice(WORDS) for _ in range(120))
+        text = sentence_words(rng, 120, extra)
         chunks.append(Chunk(id=f"c{i}", text=text, source=f"/manual/part-{i // 200}.md", heading_path=path,
                             kind="markdown", ordinal=i % 200, file_sha256="0", title="Manual"))  # fmt: skip
     for start in range(0, len(chunks), 500):
@@ -237,7 +259,7 @@ def child_search(store: str, count: str) -> dict[str, object]:
     ensure_sections(
         [c.section_text() for c in chunks], knowledge._client.get_collection("sections"), embedder
     )
-    queries = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 12))) for _ in range(50)]
+    queries = [sentence_words(rng, rng.randint(4, 12), extra) for _ in range(50)]
     out: dict[str, object] = {"chunks": library.count()}
     for ranking in ("section", "hybrid"):
         started = time.perf_counter()
@@ -254,6 +276,8 @@ def child_search(store: str, count: str) -> dict[str, object]:
             round(statistics.median(times), 1),
             round(times[int(len(times) * 0.95)], 1),
         )
+    expander = library._current_corpus(library.count()).expander
+    out["words"] = len(expander.words) if expander is not None else 0
     out["peak"] = peak_mb()
     return out
 
@@ -279,6 +303,7 @@ def main() -> None:
     parser.add_argument(
         "--search-chunks", type=int, default=5000, help="warm search latency at N chunks (0: skip)"
     )
+    parser.add_argument("--vocabulary", type=int, default=20000, help="made-up words mixed into the texts")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -304,7 +329,7 @@ def main() -> None:
                       f"(+{c['peak'] - c['base']:.0f} MB)", flush=True)  # type: ignore[operator]  # fmt: skip
         if args.folder_mb:
             docs = folder / "docs"
-            write_folder(docs, args.folder_mb, args.folder_files)
+            write_folder(docs, args.folder_mb, args.folder_files, vocabulary=args.vocabulary)
             f = run_child("folder", str(docs), str(folder / "folder-store"), threads)
             print(f"ingest folder {args.folder_mb:g} MB in {f['files']} files: {f['chunks']} chunks in "
                   f"{f['seconds']:.0f} s ({f['chunks'] / f['seconds']:.1f} chunks/s wall, {f['chunks'] / f['cpu']:.1f} per CPU second); RSS {f['base']:.0f} MB "  # type: ignore[operator]
@@ -312,9 +337,11 @@ def main() -> None:
                   f"{f['again_unchanged']} unchanged, {f['again_added']} embedded, {f['again_s']:.1f} s; "
                   f"load {os.getloadavg()[0]:.1f}", flush=True)  # fmt: skip
         if args.search_chunks:
-            r = run_child("search", str(folder / "search-store"), str(args.search_chunks))
+            r = run_child(
+                "search", str(folder / "search-store"), str(args.search_chunks), str(args.vocabulary)
+            )
             print(f"search at {r['chunks']} chunks, (first query s, warm p50 ms, p95 ms): section {r['section']}, "
-                  f"hybrid {r['hybrid']}; peak RSS {r['peak']:.0f} MB; load {os.getloadavg()[0]:.1f}", flush=True)  # type: ignore[operator]  # fmt: skip
+                  f"hybrid {r['hybrid']}; {r['words']} corpus words; peak RSS {r['peak']:.0f} MB; load {os.getloadavg()[0]:.1f}", flush=True)  # type: ignore[operator]  # fmt: skip
         if args.index_chunks:
             x = run_child("index", str(folder / "index-store"), str(args.index_chunks))
             print(f"Chroma alone, {args.index_chunks} chunks with ready vectors: RSS {x['base']:.0f} MB "

@@ -83,3 +83,13 @@ def test_a_search_for_a_supplier_finds_the_vendor_section_by_the_corpus_words(
     assert {"vendor", "vendors", "customers", "manual"} <= set(words)  # chunk and section words
     hits = knowledge_store.procedures.search("archive a supplier", k=2)
     assert hits[0].heading_path[-1] == "Vendors"
+
+
+def test_a_query_word_of_the_corpus_takes_its_stored_vector_and_others_are_embedded(
+    knowledge_embedder: MiniLMEmbedder,
+) -> None:
+    stored = np.vstack([_unit(1, 0, 0) for _ in range(384 // 3)]).reshape(-1)[:384][None, :]
+    expander = Expander(["vendor"], stored.astype(np.float32), similarity=0.6, terms=3)
+    vectors = expander.word_vectors(["vendor", "supplier"], knowledge_embedder)
+    assert np.array_equal(vectors[0], stored[0])  # not embedded again
+    assert np.allclose(vectors[1], knowledge_embedder.embed(["supplier"])[0])

@@ -85,9 +85,13 @@ class Bm25Index:
         tokens = [t for t in weights if t in vocab]
         if not self.ids or not tokens:
             return None
+        scores = self._retriever.scores  # per token, its documents' scores (CSC columns)
+        data, indices, indptr = scores["data"], scores["indices"], scores["indptr"]
         total = np.zeros(len(self.ids), dtype=np.float32)
         for token in tokens:
-            total += weights[token] * np.asarray(self._retriever.get_scores([token]), dtype=np.float32)
+            column = vocab[token]
+            start, end = int(indptr[column]), int(indptr[column + 1])
+            total[indices[start:end]] += weights[token] * data[start:end]  # a column: no repeats
         return total
 
     def rank(self, query: str, n: int) -> list[tuple[str, float]]:

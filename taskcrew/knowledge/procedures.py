@@ -312,12 +312,12 @@ class ProcedureLibrary:
             dense = corpus.dense
         n = min(len(corpus.ids), max(self._ranking.candidates, k))
         expander = self._expander(corpus)
-        words = content_words(query) if expander is not None else []
-        vectors = self._embedder.embed([query, *words])
-        query_vector = vectors[0]
+        query_vector = self._embedder.embed([query])[0]
         vector = self._collection.query(query_embeddings=[query_vector], n_results=n, include=[])["ids"][0]
         if expander is not None:
-            lexical_scores = corpus.bm25.weighted_scores(expander.weights(query, vectors[1:]))
+            words = content_words(query)
+            tokens = expander.weights(query, expander.word_vectors(words, self._embedder))
+            lexical_scores = corpus.bm25.weighted_scores(tokens)
         else:
             lexical_scores = corpus.bm25.all_scores(query)
         lexical = (

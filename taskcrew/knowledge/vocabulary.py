@@ -111,11 +111,24 @@ class Expander:
         self, words: Sequence[str], vectors: np.ndarray, similarity: float, terms: int, scale: float = 1.0
     ) -> None:
         self.words = list(words)
+        self.row = {w: n for n, w in enumerate(self.words)}
         self.scale = scale
         self.stems = [stem(w) for w in self.words]
         self.vectors = vectors
         self.similarity = similarity
         self.terms = terms
+
+    def word_vectors(self, words: Sequence[str], embedder: MiniLMEmbedder) -> np.ndarray:
+        """Vectors of query words: a corpus word's stored one, others embedded (short texts in
+        one run: embedding a query's known words again cost more than the rest of the query)."""
+        out = np.zeros((len(words), self.vectors.shape[1] if self.words else 384), dtype=np.float32)
+        unknown = [n for n, w in enumerate(words) if w not in self.row]
+        for n, w in enumerate(words):
+            if w in self.row:
+                out[n] = self.vectors[self.row[w]]
+        if unknown:
+            out[unknown] = embedder.embed([words[n] for n in unknown])
+        return out
 
     def weights(self, query: str, word_vectors: np.ndarray) -> dict[str, float]:
         """BM25 token weights for ``query``: its own tokens 1.0, and per query word up to
