@@ -93,3 +93,23 @@ def test_a_query_word_of_the_corpus_takes_its_stored_vector_and_others_are_embed
     vectors = expander.word_vectors(["vendor", "supplier"], knowledge_embedder)
     assert np.array_equal(vectors[0], stored[0])  # not embedded again
     assert np.allclose(vectors[1], knowledge_embedder.embed(["supplier"])[0])
+
+
+def test_a_damaged_vocabulary_file_is_set_aside_and_built_again(
+    knowledge_store: KnowledgeStore, tmp_path: Path
+) -> None:
+    """The word vectors are derived from the documents: a damaged file does not stop the store from
+    opening; it is kept beside as .damaged and the words come back on the next search."""
+    from taskcrew.knowledge import KnowledgeStore
+
+    doc = tmp_path / "ap.md"
+    doc.write_text(
+        "# Manual\n\n## Vendors\n\nEach vendor has an address and payment terms.\n", encoding="utf-8"
+    )
+    knowledge_store.procedures.ingest([doc])
+    path = knowledge_store.directory / FILE_NAME
+    path.write_bytes(b"not a database, twice over " * 40)
+    reopened = KnowledgeStore(knowledge_store.directory, knowledge_store.embedder)
+    assert reopened.procedures.search("supplier address", k=1)[0].heading_path[-1] == "Vendors"
+    assert path.with_name(f"{FILE_NAME}.damaged").read_bytes().startswith(b"not a database")
+    assert "vendor" in WordVectors(path, knowledge_store.embedder).load()[0]

@@ -53,11 +53,19 @@ class WordVectors:
         self._lock = threading.Lock()
         self._known: set[str] | None = None
         self.version = 0  # bumped whenever words are added: cached matrices are then stale
+        try:
+            self._open(embedder.model_id())
+        except sqlite3.DatabaseError:
+            # Derived data (every word comes back from the documents on the next query): a damaged
+            # file is set aside, not an error that stops the store from opening.
+            path.replace(path.with_name(f"{path.name}.damaged"))
+            self._open(embedder.model_id())
+
+    def _open(self, model: str) -> None:
         with self._connect() as db:
             db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             db.execute("CREATE TABLE IF NOT EXISTS words (word TEXT PRIMARY KEY, vector BLOB NOT NULL)")
             row = db.execute("SELECT value FROM meta WHERE key = 'model'").fetchone()
-            model = embedder.model_id()
             if row is None or row[0] != model:
                 db.execute("DELETE FROM words")
                 db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('model', ?)", (model,))
