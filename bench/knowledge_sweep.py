@@ -27,10 +27,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from knowledge_quality import Labelled, answers, foreign_queries, handbook_queries
 
 from taskcrew.knowledge import KnowledgeStore, MiniLMEmbedder
-from taskcrew.knowledge.lexical import Bm25Index, stem
+from taskcrew.knowledge.lexical import Bm25Index
 from taskcrew.knowledge.procedures import _hit
 from taskcrew.knowledge.ranking import DenseIndex
-from taskcrew.knowledge.vocabulary import Expander, content_words
+from taskcrew.knowledge.vocabulary import Expander, content_words, corpus_vectors
 
 FEATURES = ("chunk", "section", "heading", "bm25", "bm25_section", "section_best", "feedback")
 EXPANSIONS = tuple(  # (similarity, terms, scale)
@@ -59,9 +59,7 @@ def features(store: KnowledgeStore, queries: list[Labelled]) -> tuple[list[np.nd
     section_of = np.unique(np.asarray(corpus.section_texts()), return_inverse=True)[1]
     vocabulary = library._vocabulary
     assert vocabulary is not None
-    words = corpus.words()
-    vocabulary.ensure(words)
-    known, word_vectors = vocabulary.load([w for w in words if corpus.bm25.known(stem(w))])
+    known, word_vectors = corpus_vectors(vocabulary, corpus.words(), corpus.bm25.known)
     expanders = [Expander(known, word_vectors, sim, terms, scale) for sim, terms, scale in EXPANSIONS]
     out = []
     truth = np.zeros((len(queries), len(corpus.ids)), dtype=bool)
@@ -84,14 +82,11 @@ def features(store: KnowledgeStore, queries: list[Labelled]) -> tuple[list[np.nd
         rows.append(dense.chunk_vectors @ (centroid / np.linalg.norm(centroid)))
         qwords = content_words(q.query)
         qwv = store.embedder.embed(qwords)
-        for expander in expanders:
-            s = corpus.bm25.weighted_scores(expander.weights(q.query, qwv))
-            s = np.zeros(len(corpus.ids), dtype=np.float32) if s is None else s
-            rows.append(s / s.max() if s.max() > 0 else s)
-        for expander in expanders:
-            s = section_bm25.weighted_scores(expander.weights(q.query, qwv))
-            s = np.zeros(len(corpus.ids), dtype=np.float32) if s is None else s
-            rows.append(s / s.max() if s.max() > 0 else s)
+        for index in (corpus.bm25, section_bm25):  # over the chunks, then over the section names
+            for expander in expanders:
+                s = index.weighted_scores(expander.weights(q.query, qwv))
+                s = np.zeros(len(corpus.ids), dtype=np.float32) if s is None else s
+                rows.append(s / s.max() if s.max() > 0 else s)
         out.append(np.vstack(rows))
         truth[n] = [answers(h, q) for h in hits]
     return out, truth

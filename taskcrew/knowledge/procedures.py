@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from taskcrew.knowledge.chunking import CHUNKER_VERSION, ChunkingConfig, UnreadableFile, file_digest
 from taskcrew.knowledge.embedder import MiniLMEmbedder
 from taskcrew.knowledge.folders import collect
-from taskcrew.knowledge.lexical import Bm25Index, reciprocal_rank_fusion, stem
+from taskcrew.knowledge.lexical import Bm25Index, reciprocal_rank_fusion
 from taskcrew.knowledge.models import (
     HEADING_SEPARATOR,
     Chunk,
@@ -29,7 +29,7 @@ from taskcrew.knowledge.models import (
 from taskcrew.knowledge.pipeline import batches, prefetch
 from taskcrew.knowledge.ranking import DenseIndex, Weights, ensure_sections, top
 from taskcrew.knowledge.streaming import chunk_passes
-from taskcrew.knowledge.vocabulary import Expander, WordVectors, content_words
+from taskcrew.knowledge.vocabulary import Expander, WordVectors, content_words, corpus_vectors
 
 if TYPE_CHECKING:
     from chromadb.api.models.Collection import Collection
@@ -348,10 +348,7 @@ class ProcedureLibrary:
             return None
         with self._lock:
             if corpus.expander is None or corpus.expander_version != vocabulary.version:
-                words = corpus.words()
-                vocabulary.ensure(words)
-                known = [w for w in words if corpus.bm25.known(stem(w))]
-                got, vectors = vocabulary.load(known)
+                got, vectors = corpus_vectors(vocabulary, corpus.words(), corpus.bm25.known)
                 corpus.expander = Expander(
                     got,
                     vectors,

@@ -17,12 +17,13 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from taskcrew.knowledge.embedder import DIMENSION
 from taskcrew.knowledge.lexical import STOPWORDS, stem, tokenize
 
 if TYPE_CHECKING:
@@ -55,6 +56,8 @@ class WordVectors:
         self.version = 0  # bumped whenever words are added: cached matrices are then stale
         try:
             self._open(embedder.model_id())
+        except sqlite3.OperationalError:
+            raise  # locked by another process, a read-only folder: not damage; say so, move nothing
         except sqlite3.DatabaseError:
             # Derived data (every word comes back from the documents on the next query): a damaged
             # file is set aside, not an error that stops the store from opening.
@@ -112,6 +115,15 @@ class WordVectors:
         return words, matrix.astype(np.float32)
 
 
+def corpus_vectors(
+    vocabulary: WordVectors, words: list[str], known: Callable[[str], bool]
+) -> tuple[list[str], np.ndarray]:
+    """The corpus ``words`` whose stem BM25 knows (``known``), with their vectors; words no vector
+    is stored for yet (a store written before the vocabulary was kept) are embedded first."""
+    vocabulary.ensure(words)
+    return vocabulary.load([w for w in words if known(stem(w))])
+
+
 class Expander:
     """The corpus words a query may be expanded into (those BM25 knows), with their vectors."""
 
@@ -129,7 +141,7 @@ class Expander:
     def word_vectors(self, words: Sequence[str], embedder: MiniLMEmbedder) -> np.ndarray:
         """Vectors of query words: a corpus word's stored one, others embedded (short texts in
         one run: embedding a query's known words again cost more than the rest of the query)."""
-        out = np.zeros((len(words), self.vectors.shape[1] if self.words else 384), dtype=np.float32)
+        out = np.zeros((len(words), DIMENSION), dtype=np.float32)
         unknown = [n for n, w in enumerate(words) if w not in self.row]
         for n, w in enumerate(words):
             if w in self.row:
