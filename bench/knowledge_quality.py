@@ -9,7 +9,8 @@ Sets:
   bench/stage_foreign_docs.py (bench/data/knowledge/foreign_queries.yaml); skipped with a note
   otherwise.
 Every query runs through each ranking (and ``section-plain``: the section ranking without query
-expansion); hit@1, hit@3 and MRR (over the top 10; MRR again to four places) and the mean
+expansion; ``section+also``: the section ranking with the other phrasings a model gave for the
+question, bench/data/knowledge/rephrasings.yaml, as an agent passes them in search_procedures' ``also``); hit@1, hit@3 and MRR (over the top 10; MRR again to four places) and the mean
 latency are printed per set. A hit is a chunk of the expected file whose heading path ends in
 (or whose text holds the heading of) one of the query's expected sections.
 """
@@ -32,9 +33,14 @@ from taskcrew.knowledge.procedures import RANKINGS
 ROOT = Path(__file__).resolve().parent.parent
 QUERIES = ROOT / "bench" / "data" / "knowledge" / "queries.yaml"
 FOREIGN = ROOT / "bench" / "data" / "knowledge" / "foreign_queries.yaml"
+REPHRASINGS = ROOT / "bench" / "data" / "knowledge" / "rephrasings.yaml"  # a model's `also` per question
 DEPTH = 10
-# The store's rankings plus variants of one with other settings (for comparison in one run).
-VARIANTS = {"section-plain": ("section", {"expansion_terms": 0})}  # section without query expansion
+# The store's rankings plus variants of one with other settings (for comparison in one run):
+# (ranking, settings, whether the query's recorded other phrasings are searched with it).
+VARIANTS = {
+    "section-plain": ("section", {"expansion_terms": 0}, False),  # section without query expansion
+    "section+also": ("section", {}, True),  # section, with a model's other phrasings (rephrasings.yaml)
+}
 
 
 class Expected(BaseModel):
@@ -48,6 +54,7 @@ class Labelled(BaseModel):
     query: str
     kind: str = ""
     expect: list[Expected]
+    also: list[str] = []  # other phrasings a model gave (rephrasings.yaml)
 
 
 class Scores(BaseModel):
@@ -57,14 +64,20 @@ class Scores(BaseModel):
     mrr: float
 
 
+def rephrasings() -> dict[str, list[str]]:
+    return {r["query"]: list(r["also"]) for r in yaml.safe_load(REPHRASINGS.read_text(encoding="utf-8"))}
+
+
 def handbook_queries() -> tuple[list[Path], list[Labelled]]:
     data = yaml.safe_load(QUERIES.read_text(encoding="utf-8"))
     books = {name: ROOT / p for name, p in data["handbooks"].items()}
+    also = rephrasings()
     out = [
         Labelled(
             set=q["handbook"],
             query=q["query"],
             expect=[Expected(file=books[q["handbook"]].name, section=s) for s in q["expect"]],
+            also=also.get(q["query"], []),
         )
         for q in data["queries"]
     ]
@@ -76,13 +89,22 @@ def foreign_queries() -> tuple[Path, list[Labelled]] | None:
     folder = ROOT / data["folder"]
     if not any(folder.glob("*.rst")):
         return None
+    also = rephrasings()
     out = []
     for q in data["queries"]:
         expect = []
         for e in q["expect"]:
             file, _, section = e.partition(" § ")
             expect.append(Expected(file=file, section=section, within=q.get("file_section")))
-        out.append(Labelled(set="foreign", query=q["query"], kind=q.get("kind", ""), expect=expect))
+        out.append(
+            Labelled(
+                set="foreign",
+                query=q["query"],
+                kind=q.get("kind", ""),
+                expect=expect,
+                also=also.get(q["query"], []),
+            )
+        )
     return folder, out
 
 
@@ -128,14 +150,15 @@ def run_set(
     library = store.procedures
     saved = library._ranking
     for ranking in rankings:
-        mode, update = VARIANTS.get(ranking, (ranking, {}))
+        mode, update, with_also = VARIANTS.get(ranking, (ranking, {}, False))
         library._ranking = saved.model_copy(update=update)
         ranks: list[int | None] = []
         missed = []
         started = time.perf_counter()
         try:
             for q in queries:
-                hits = library.search(q.query, k=DEPTH, ranking=mode)  # type: ignore[arg-type]
+                also = q.also if with_also else ()
+                hits = library.search(q.query, k=DEPTH, ranking=mode, also=also)  # type: ignore[arg-type]
                 rank = first_rank(hits, q)
                 ranks.append(rank)
                 if rank is None or rank > 1:

@@ -341,6 +341,13 @@ def knowledge_search(
         KnowledgeRanking | None, typer.Option(help="How to rank passages (default: the store's, section).")
     ] = None,
     store: KnowledgeStoreOption = None,
+    also: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--also",
+            help="Another phrasing of the same need, in the documents' words (up to 3 times); the results are merged.",
+        ),
+    ] = None,
 ) -> None:
     """Search the company procedures."""
     from rich.console import Console
@@ -349,7 +356,7 @@ def knowledge_search(
     from taskcrew.knowledge.models import Ranking
 
     chosen = cast(Ranking, ranking.value) if ranking is not None else None
-    raise typer.Exit(commands.search(query, k, chosen, store, Console(soft_wrap=True)))
+    raise typer.Exit(commands.search(query, k, chosen, store, Console(soft_wrap=True), also or ()))
 
 
 class FactAction(StrEnum):

@@ -7,17 +7,19 @@ seeded from the sandbox's company_context.md (TASKCREW_SANDBOX, default: the pac
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
 
 from taskcrew.crew.stopping import EXIT_INTERRUPTED, RunInterrupted, signals_raise
-from taskcrew.inputs import UserError, check_query
+from taskcrew.inputs import InputError, UserError, check_query
 from taskcrew.knowledge.bootstrap import open_store, seed_if_empty
 from taskcrew.knowledge.embedder import EmbedderUnavailable
 from taskcrew.knowledge.folders import collect
 from taskcrew.knowledge.models import Ranking
+from taskcrew.knowledge.procedures import MAX_ALSO
 from taskcrew.knowledge.progress import IngestProgress
 from taskcrew.knowledge.retrieval import clip
 from taskcrew.knowledge.store import KnowledgeStore
@@ -72,11 +74,22 @@ def ingest(paths: list[Path], directory: Path | None, console: Console) -> int:
     return FAILED if report.skipped else OK
 
 
-def search(query: str, k: int, ranking: Ranking | None, directory: Path | None, console: Console) -> int:
+def search(
+    query: str,
+    k: int,
+    ranking: Ranking | None,
+    directory: Path | None,
+    console: Console,
+    also: Sequence[str] = (),
+) -> int:
     try:
         query = check_query(query)
+        if len(also) > MAX_ALSO:
+            raise InputError(
+                f"--also was given {len(also)} times: at most {MAX_ALSO} other phrasings are searched"
+            )
         store = _open(directory, console)
-        hits = store.procedures.search(query, k=k, ranking=ranking)
+        hits = store.procedures.search(query, k=k, ranking=ranking, also=also)
     except (EmbedderUnavailable, UserError) as exc:  # UserError: a damaged store, a bad query
         console.print(f"[red]error:[/red] {escape(str(exc))}")
         return UNAVAILABLE

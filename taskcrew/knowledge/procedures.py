@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from chromadb.api.models.Collection import Collection
 
 RANKINGS: tuple[str, ...] = get_args(Ranking)
+MAX_ALSO = 3  # other phrasings a search takes with its query
 WRITE_BATCH = 128  # chunks embedded and written per Chroma upsert
 OnFile = Callable[[FileIngest], None]
 OnChunks = Callable[[Path, int, int], None]  # (file, chunks embedded so far, chunks to embed)
@@ -76,6 +77,11 @@ class RankingConfig(BaseModel):
     candidates: int = Field(30, ge=1, description="Hits each ranker contributes before fusion.")
     bm25_weight: float = Field(0.1, ge=0.0, description="Weight of the normalised BM25 score (hybrid).")
     rrf_k: int = Field(60, ge=1, description="The k of reciprocal rank fusion (rrf).")
+    query_weight: float = Field(
+        2.0,
+        gt=0.0,
+        description="With other phrasings (also): the query's weight in the merged score; each other phrasing's is 1.",
+    )
 
 
 def expand_paths(paths: Iterable[Path]) -> list[Path]:
@@ -273,34 +279,48 @@ class ProcedureLibrary:
         self._corpus = None
 
     # -- search ----------------------------------------------------------------------------------
-    def search(self, query: str, k: int = 4, ranking: Ranking | None = None) -> list[ProcedureHit]:
-        """The ``k`` chunks that best answer ``query``, best first."""
-        query = query.strip()
+    def search(
+        self, query: str, k: int = 4, ranking: Ranking | None = None, also: Sequence[str] = ()
+    ) -> list[ProcedureHit]:
+        """The ``k`` chunks that best answer ``query``, best first.
+
+        ``also``: up to ``MAX_ALSO`` other phrasings of the same need (the asking model's guess at
+        the documents' own words). Each phrasing is ranked the same way and the scores merged
+        (``merge_phrasings``: ``query_weight`` for the query, 1 for each other phrasing)."""
+        others = [also] if isinstance(also, str) else list(also)  # one phrasing given bare, not in a list
+        phrasings = list(dict.fromkeys(p.strip() for p in (query, *others[:MAX_ALSO]) if p.strip()))
         size = self.count()
-        if not query or size == 0 or k < 1:
+        if not query.strip() or size == 0 or k < 1:
             return []
         mode = ranking or self._ranking.ranking
         n = min(size, max(self._ranking.candidates, k))
         if mode == "section" and self._sections is None:
             mode = "hybrid"  # a library without a sections collection (tests of the parts)
+        lists = [self._scored(p, n, mode, size) for p in phrasings]
+        return self._rank(
+            lists[0] if len(lists) == 1 else merge_phrasings(lists, self._ranking.query_weight), k
+        )
+
+    def _scored(self, query: str, n: int, mode: Ranking, size: int) -> list[_Scored]:
+        """The ``n`` best chunks for one phrasing, with their scores, best first."""
         if mode == "section":
-            return self._by_section(query, k, self._current_corpus(size))
+            return self._by_section(query, n, self._current_corpus(size))
         if mode == "vector":
-            return self._rank(self._vector(query, n), k)
+            return self._vector(query, n)
         corpus = self._current_corpus(size)
         lexical = corpus.bm25.rank(query, n)
         if mode == "bm25":
-            return self._rank([(i, s, corpus.entries[i]) for i, s in lexical], k)
+            return [(i, s, corpus.entries[i]) for i, s in lexical]
         query_vector = self._embedder.embed([query])[0]
         vector = self._vector(query_vector, n)
         if mode == "rrf":
             fused = reciprocal_rank_fusion(
                 [[i for i, _, _ in vector], [i for i, _ in lexical]], k=self._ranking.rrf_k
             )
-            return self._rank([(i, s, corpus.entries[i]) for i, s in fused], k)
-        return self._rank(self._blend(query_vector, vector, lexical, corpus), k)
+            return [(i, s, corpus.entries[i]) for i, s in fused]
+        return self._blend(query_vector, vector, lexical, corpus)
 
-    def _by_section(self, query: str, k: int, corpus: _Corpus) -> list[ProcedureHit]:
+    def _by_section(self, query: str, k: int, corpus: _Corpus) -> list[_Scored]:
         """Candidates: the vector and BM25 top ``candidates`` and every chunk of the best-named
         sections; each scored by chunk cosine + section cosine + normalised BM25 (ranking.py)."""
         assert self._sections is not None
@@ -335,10 +355,10 @@ class ProcedureLibrary:
                 section_best=self._ranking.section_best_weight,
             ),
         )
-        best = top(scores, k)
-        return self._rank(
-            [(corpus.ids[rows[i]], float(scores[i]), corpus.entries[corpus.ids[rows[i]]]) for i in best], k
-        )
+        return [
+            (corpus.ids[rows[i]], float(scores[i]), corpus.entries[corpus.ids[rows[i]]])
+            for i in top(scores, k)
+        ]
 
     def _expander(self, corpus: _Corpus) -> Expander | None:
         """The corpus words BM25 knows, with their vectors; words no vector is stored for (a
@@ -443,3 +463,21 @@ def _hit(chunk_id: str, entry: _Entry, rank: int, score: float) -> ProcedureHit:
         text=text,
         title=title,
     )
+
+
+def merge_phrasings(lists: Sequence[Sequence[_Scored]], first_weight: float) -> list[_Scored]:
+    """One ranking from the rankings of several phrasings of one need: each chunk's weighted mean
+    score, the first phrasing (the asker's own words) weighing ``first_weight`` and every other 1.
+    A chunk missing from a phrasing's list takes that list's lowest score (it ranked below it)."""
+    weights = [first_weight, *[1.0] * (len(lists) - 1)]
+    entries: dict[str, _Entry] = {}
+    for scored in lists:
+        entries.update((i, entry) for i, _, entry in scored)
+    total = dict.fromkeys(entries, 0.0)
+    for weight, scored in zip(weights, lists, strict=True):
+        floor = min((s for _, s, _ in scored), default=0.0)
+        got = {i: s for i, s, _ in scored}
+        for i in total:
+            total[i] += weight * got.get(i, floor)
+    merged = [(i, score / sum(weights), entries[i]) for i, score in total.items()]
+    return sorted(merged, key=lambda item: -item[1])

@@ -6,6 +6,7 @@ planner calls ``knowledge_for_task`` to put the most relevant procedures and fac
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -113,8 +114,9 @@ class KnowledgeBrief(BaseModel):
         return "\n\n".join(parts) if parts else "(no company procedures or learned facts)"
 
 
-def search_procedures(store: KnowledgeStore, query: str, k: int = 4) -> ToolResult:
-    """Tool logic: the company procedure passages that answer ``query``, each with its citation."""
+def search_procedures(store: KnowledgeStore, query: str, k: int = 4, also: Sequence[str] = ()) -> ToolResult:
+    """Tool logic: the company procedure passages that answer ``query`` (and its other phrasings
+    ``also``), each with its citation."""
     if not query.strip():
         return ToolResult.failure("The query is empty; describe what procedure you are looking for.")
     if store.is_empty():
@@ -123,7 +125,7 @@ def search_procedures(store: KnowledgeStore, query: str, k: int = 4) -> ToolResu
             "`taskcrew knowledge ingest PATH`. Proceed without them or ask the human."
         )
     try:
-        hits = store.procedures.search(query, k=max(1, min(k, MAX_K)))
+        hits = store.procedures.search(query, k=max(1, min(k, MAX_K)), also=also)
     except EmbedderUnavailable as exc:
         return ToolResult.failure(f"The knowledge store cannot embed queries: {exc}")
     snippets: list[ProcedureSnippet] = []

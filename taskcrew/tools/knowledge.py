@@ -8,11 +8,12 @@ Thin edges: each ``_run`` calls the plain logic in taskcrew.knowledge.retrieval 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from crewai.tools import BaseTool
-from pydantic import BaseModel, Field, PrivateAttr
+from pydantic import BaseModel, Field, PrivateAttr, StringConstraints
 
+from taskcrew.knowledge.procedures import MAX_ALSO
 from taskcrew.knowledge.retrieval import MAX_K, recall_facts, search_procedures
 from taskcrew.knowledge.store import KnowledgeStore
 
@@ -22,6 +23,20 @@ class SearchProceduresArgs(BaseModel):
         min_length=2,
         max_length=500,
         description="What you need to know, in plain words (e.g. 'due date when only payment terms are given').",
+    )
+    also: list[Annotated[str, StringConstraints(strip_whitespace=True, min_length=2, max_length=200)]] = (
+        Field(
+            default_factory=list,
+            max_length=MAX_ALSO,
+            description=(
+                "Other ways the documents may name the same need: the accounting or business term for it, or the "
+                "usual name of the feature, screen or procedure (e.g. for 'a colleague has left the company' also "
+                "['employee offboarding', 'revoke user access']). Each is searched with the query and the results "
+                "merged, the query counting double. Give only phrasings you are fairly sure of (a wrong term pulls "
+                "in wrong passages), as general terms unless the documents' product is known; the same need, not "
+                "neighbouring topics. Leave it empty when the query already uses those words."
+            ),
+        )
     )
     k: int = Field(4, ge=1, le=MAX_K, description="How many passages to return.")
 
@@ -45,8 +60,8 @@ class SearchProceduresTool(BaseTool):
         super().__init__(**kwargs)
         self._store = store
 
-    def _run(self, query: str, k: int = 4) -> str:
-        return search_procedures(self._store, query, k).to_text()
+    def _run(self, query: str, k: int = 4, also: list[str] | None = None) -> str:
+        return search_procedures(self._store, query, k, also or ()).to_text()
 
 
 class RecallFactsTool(BaseTool):
