@@ -6,6 +6,7 @@ itself matches."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -91,8 +92,16 @@ def test_the_tool_takes_at_most_three_other_phrasings(rules_store: KnowledgeStor
         SearchProceduresArgs(query=QUERY, also=["a b"] * (MAX_ALSO + 1))
     with pytest.raises(ValidationError):
         SearchProceduresArgs(query=QUERY, also=["x"])
-    text = SearchProceduresTool(store=rules_store).run(query=QUERY, k=1, also=["suspense account"])
+    tool = SearchProceduresTool(store=rules_store)
+    text = tool.run(query=QUERY, k=1, also=["suspense account"])
     assert "rules.md § Suspense account" in text
+    # as a model's tool call arrives: JSON arguments, validated by crewai against the schema
+    called = tool.to_structured_tool().invoke(
+        json.dumps({"query": QUERY, "k": 1, "also": ["suspense account"]})
+    )
+    assert "rules.md § Suspense account" in str(called)
+    with pytest.raises(ValueError, match="also"):
+        tool.to_structured_tool().invoke({"query": QUERY, "also": ["a b", "c d", "e f", "g h"]})
     assert "Suspense account" in search_procedures(rules_store, QUERY, 1, ["suspense account"]).to_text()
 
 
