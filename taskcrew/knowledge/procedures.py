@@ -296,22 +296,28 @@ class ProcedureLibrary:
         n = min(size, max(self._ranking.candidates, k))
         if mode == "section" and self._sections is None:
             mode = "hybrid"  # a library without a sections collection (tests of the parts)
-        lists = [self._scored(p, n, mode, size) for p in phrasings]
+        vectors = self._embedder.embed(phrasings) if mode != "bm25" else [None] * len(phrasings)  # one run
+        lists = [self._scored(p, v, n, mode, size) for p, v in zip(phrasings, vectors, strict=True)]
         return self._rank(
             lists[0] if len(lists) == 1 else merge_phrasings(lists, self._ranking.query_weight), k
         )
 
-    def _scored(self, query: str, n: int, mode: Ranking, size: int) -> list[_Scored]:
-        """The ``n`` best chunks for one phrasing, with their scores, best first."""
+    def _scored(
+        self, query: str, query_vector: np.ndarray | None, n: int, mode: Ranking, size: int
+    ) -> list[_Scored]:
+        """The ``n`` best chunks for one phrasing (``query_vector``: its embedding; None for bm25),
+        with their scores, best first."""
         if mode == "section":
-            return self._by_section(query, n, self._current_corpus(size))
+            assert query_vector is not None
+            return self._by_section(query, query_vector, n, self._current_corpus(size))
         if mode == "vector":
-            return self._vector(query, n)
+            assert query_vector is not None
+            return self._vector(query_vector, n)
         corpus = self._current_corpus(size)
         lexical = corpus.bm25.rank(query, n)
         if mode == "bm25":
             return [(i, s, corpus.entries[i]) for i, s in lexical]
-        query_vector = self._embedder.embed([query])[0]
+        assert query_vector is not None
         vector = self._vector(query_vector, n)
         if mode == "rrf":
             fused = reciprocal_rank_fusion(
@@ -320,7 +326,7 @@ class ProcedureLibrary:
             return [(i, s, corpus.entries[i]) for i, s in fused]
         return self._blend(query_vector, vector, lexical, corpus)
 
-    def _by_section(self, query: str, k: int, corpus: _Corpus) -> list[_Scored]:
+    def _by_section(self, query: str, query_vector: np.ndarray, k: int, corpus: _Corpus) -> list[_Scored]:
         """Candidates: the vector and BM25 top ``candidates`` and every chunk of the best-named
         sections; each scored by chunk cosine + section cosine + normalised BM25 (ranking.py)."""
         assert self._sections is not None
@@ -332,7 +338,6 @@ class ProcedureLibrary:
             dense = corpus.dense
         n = min(len(corpus.ids), max(self._ranking.candidates, k))
         expander = self._expander(corpus)
-        query_vector = self._embedder.embed([query])[0]
         vector = self._collection.query(query_embeddings=[query_vector], n_results=n, include=[])["ids"][0]
         if expander is not None:
             words = content_words(query)
@@ -399,12 +404,9 @@ class ProcedureLibrary:
         blended = [(i, c + weight * lexical_score.get(i, 0.0), corpus.entries[i]) for i, c in cosine.items()]
         return sorted(blended, key=lambda item: -item[1])
 
-    def _vector(self, query: str | np.ndarray, n: int) -> list[_Scored]:
+    def _vector(self, query_vector: np.ndarray, n: int) -> list[_Scored]:
         include: Any = ["documents", "metadatas", "distances"]
-        if isinstance(query, str):
-            result = self._collection.query(query_texts=[query], n_results=n, include=include)
-        else:
-            result = self._collection.query(query_embeddings=[query], n_results=n, include=include)
+        result = self._collection.query(query_embeddings=[query_vector], n_results=n, include=include)
         return [
             (i, 1.0 - float(dist), (d, dict(m)))
             for i, d, m, dist in zip(
