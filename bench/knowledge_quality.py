@@ -1,11 +1,14 @@
 """Retrieval quality of the knowledge store on labelled queries: two handbooks and a foreign manual.
 
     uv run python bench/knowledge_quality.py [--misses] [--ranking hybrid vector ...] [--only foreign]
+                                             [--foreign SET.yaml ...] [--check-labels]
 
 Sets:
 - handbooks: both demo handbooks in one fresh store (bench/data/knowledge/queries.yaml); a chunk of
   the other company's handbook is a miss.
-- foreign: the GnuCash guide (documentation the project did not write), when staged by
+- foreign sets (every bench/data/knowledge/foreign*_queries.yaml, or those given with --foreign;
+  each names its staged folder and its set name): documentation the project did not write, e.g.
+  the GnuCash guide, when staged by
   bench/stage_foreign_docs.py (bench/data/knowledge/foreign_queries.yaml); skipped with a note
   otherwise.
 Every query runs through each ranking (and ``section-plain``: the section ranking without query
@@ -84,10 +87,18 @@ def handbook_queries() -> tuple[list[Path], list[Labelled]]:
     return list(books.values()), out
 
 
-def foreign_queries() -> tuple[Path, list[Labelled]] | None:
-    data = yaml.safe_load(FOREIGN.read_text(encoding="utf-8"))
+def foreign_sets() -> list[Path]:
+    """Every labelled set over documentation the project did not write (foreign*_queries.yaml)."""
+    return sorted(FOREIGN.parent.glob("foreign*_queries.yaml"))
+
+
+def foreign_queries(path: Path = FOREIGN) -> tuple[Path, list[Labelled]] | None:
+    """The staged folder and the labelled queries of one set (its ``name``, default "foreign");
+    None when the folder has not been staged."""
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
     folder = ROOT / data["folder"]
-    if not any(folder.glob("*.rst")):
+    name = str(data.get("name", "foreign"))
+    if not folder.is_dir() or not any(p.is_file() and p.name != "STAGED.txt" for p in folder.rglob("*")):
         return None
     also = rephrasings()
     out = []
@@ -98,7 +109,7 @@ def foreign_queries() -> tuple[Path, list[Labelled]] | None:
             expect.append(Expected(file=file, section=section, within=q.get("file_section")))
         out.append(
             Labelled(
-                set="foreign",
+                set=name,
                 query=q["query"],
                 kind=q.get("kind", ""),
                 expect=expect,
@@ -184,14 +195,28 @@ def main() -> int:
     parser.add_argument("--ranking", nargs="+", choices=choices, default=choices)
     parser.add_argument("--only", choices=("handbooks", "foreign"), default=None)
     parser.add_argument(
+        "--foreign",
+        type=Path,
+        nargs="+",
+        default=None,
+        help="labelled sets over foreign documentation (default: bench/data/knowledge/foreign*_queries.yaml)",
+    )
+    parser.add_argument(
+        "--check-labels",
+        action="store_true",
+        help="only ingest and report expected sections no chunk has (no ranking is run or printed)",
+    )
+    parser.add_argument(
         "--store", type=Path, default=None, help="keep the stores here (a second run embeds nothing)"
     )
     args = parser.parse_args()
+    rankings = [] if args.check_labels else args.ranking
 
     embedder = MiniLMEmbedder()
-    print(
-        f"{'set':<8} {'ranking':<13} {'n':>3} {'hit@1':>6} {'hit@3':>6} {'MRR':>6} {'MRR':>7} {'ms/query':>9}"
-    )
+    if not args.check_labels:
+        print(
+            f"{'set':<8} {'ranking':<13} {'n':>3} {'hit@1':>6} {'hit@3':>6} {'MRR':>6} {'MRR':>7} {'ms/query':>9}"
+        )
     with tempfile.TemporaryDirectory(prefix="taskcrew-kbench-") as scratch:
         tmp = args.store or Path(scratch)
         if args.only in (None, "handbooks"):
@@ -201,19 +226,21 @@ def main() -> int:
             for missing in check_labels(store, queries):
                 print(f"label error: no section {missing}")
             for name in dict.fromkeys(q.set for q in queries):
-                run_set(store, name, [q for q in queries if q.set == name], args.ranking, args.misses)
+                run_set(store, name, [q for q in queries if q.set == name], rankings, args.misses)
         if args.only in (None, "foreign"):
-            foreign = foreign_queries()
-            if foreign is None:
-                print("foreign: not staged (run bench/stage_foreign_docs.py first); skipped")
-                return 0
-            folder, queries = foreign
-            store = KnowledgeStore(Path(tmp) / "foreign", embedder)
-            report = store.procedures.ingest([folder])
-            print(f"foreign: {report.render().splitlines()[0]}")
-            for missing in check_labels(store, queries):
-                print(f"label error: no section {missing}")
-            run_set(store, "foreign", queries, args.ranking, args.misses)
+            for path in args.foreign or foreign_sets():
+                foreign = foreign_queries(path)
+                if foreign is None:
+                    print(f"{path.name}: not staged (run bench/stage_foreign_docs.py first); skipped")
+                    continue
+                folder, queries = foreign
+                name = queries[0].set if queries else path.stem
+                store = KnowledgeStore(Path(tmp) / name, embedder)
+                report = store.procedures.ingest([folder])
+                print(f"{name}: {report.render().splitlines()[0]}")
+                for missing in check_labels(store, queries):
+                    print(f"label error: no section {missing}")
+                run_set(store, name, queries, rankings, args.misses)
     return 0
 
 
