@@ -3,6 +3,7 @@
     store = KnowledgeStore(directory, MiniLMEmbedder())      # or bootstrap.open_store()
     store.procedures.ingest([Path("handbook.md")])            -> IngestReport
     store.procedures.search("due date from terms", k=4)       -> list[ProcedureHit]
+    store.procedures.search(q, also=["other phrasing"])      # each phrasing ranked, scores merged
     grant = FactGrant.from_verdict(verdict)                   # raises unless verdict.verified
     store.facts.learn(grant, "…", confidence=0.8)              -> LearnOutcome
     store.facts.all() / .search(q, k) / .forget(fact_id)

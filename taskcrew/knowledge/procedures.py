@@ -53,7 +53,9 @@ class RankingConfig(BaseModel):
     word at cosine >= ``expansion_similarity``, weighted ``expansion_scale`` x cosine). hybrid:
     cosine similarity +
     ``bm25_weight`` x BM25 score (normalised to the query's best), over the union of both
-    rankers' candidates. rrf: reciprocal rank fusion of the two lists.
+    rankers' candidates. rrf: reciprocal rank fusion of the two lists. A search with other
+    phrasings (``also``) ranks each the same way and merges them, the query weighing
+    ``query_weight`` and each other phrasing 1.
     """
 
     ranking: Ranking = "section"
