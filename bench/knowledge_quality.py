@@ -1,4 +1,4 @@
-"""Retrieval quality of the knowledge store on labelled queries: two handbooks and a foreign manual.
+"""Retrieval quality of the knowledge store on labelled queries: two handbooks and foreign manuals.
 
     uv run python bench/knowledge_quality.py [--misses] [--ranking hybrid vector ...] [--only foreign]
                                              [--foreign SET.yaml ...] [--check-labels]
@@ -8,8 +8,8 @@ Sets:
   the other company's handbook is a miss.
 - foreign sets (every bench/data/knowledge/foreign*_queries.yaml, or those given with --foreign;
   each names its staged folder and its set name): documentation the project did not write, e.g.
-  the GnuCash guide, when staged by
-  bench/stage_foreign_docs.py (bench/data/knowledge/foreign_queries.yaml); skipped with a note
+  the GnuCash guide (foreign_queries.yaml) and ERPNext's Accounts chapter
+  (foreign_erpnext_queries.yaml), when staged by bench/stage_foreign_docs.py; skipped with a note
   otherwise.
 Every query runs through each ranking (and ``section-plain``: the section ranking without query
 expansion; ``section+also``: the section ranking with the other phrasings a model gave for the
