@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from taskcrew.cli import app
 from taskcrew.config import DEFAULT_SANDBOX
+from taskcrew.routines.distil import _source, document_values
 from taskcrew.routines.files import FileStepFailed, find_document
 from taskcrew.routines.match import match_task, recipes_for
 from taskcrew.routines.models import BrowserStep, DocumentRule, Routine, Target
@@ -103,6 +104,21 @@ def test_values_that_fail_the_ap_checks_are_not_used(files: SandboxFiles) -> Non
         extract(template, tampered)
     with pytest.raises(LearnError):  # a value the document does not print is never learned
         learn(text, {**_values(doc), "amount": "999.99"}, "Northwind Traders", doc.path)
+
+
+def test_the_vendor_named_in_full_is_the_parameter_and_an_invoice_number_stays_a_value() -> None:
+    params = {"vendor": "Globex"}
+    reported = {
+        "vendor": "Globex Corporation",  # the ERP's full name for the parameter
+        "invoice_number": "GLOBEX-0042",  # shares a word with the parameter: still the document's
+        "amount": "1200.00",
+        "file": "inbox/globex.pdf",
+    }
+    values = document_values(reported, params)
+    assert values == {"invoice_number": "GLOBEX-0042", "amount": "1200.00"}
+    assert _source("Globex Corporation", params, values) == "{vendor}"  # the option chosen
+    assert _source("GLOBEX-0042", params, values) == "{invoice_number}"  # the text typed
+    assert document_values({"vendor": "Initech"}, params) == {"vendor": "Initech"}  # another vendor: a value
 
 
 def test_shape_generalises_identifiers() -> None:

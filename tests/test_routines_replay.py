@@ -293,3 +293,26 @@ def test_a_vendor_without_a_template_falls_back_and_its_verified_run_adds_one(
     assert draft.status == "draft" and draft.based_on == before.version
     issuers = {t.issuer for t in draft.templates}
     assert {AGENT_EXTRACTS, "Northwind Traders", *REPLAYED} <= issuers  # added, none lost
+
+
+def test_a_chore_naming_the_vendor_in_part_is_learned_and_replayed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """vendor="Bharat Components": the run reports the ERP's "Bharat Components Pvt. Ltd.", which is
+    the parameter named in full, not a value the invoice must print after a label."""
+    monkeypatch.setenv("TASKCREW_ROUTINES", str(tmp_path / "routines"))
+    with workplace(tmp_path) as place:
+        case = chore("Bharat Components")
+        first = run_chore(place, case, chaos=ChaosConfig(save_faults=[]))
+        assert first.outcome == "done", first.reason
+        store = RoutineStore()
+        [draft] = store.versions("enter-invoice")
+        vendor = next(s for s in draft.browser if s.target and s.target.field == "vendor_id")
+        assert (vendor.kind, vendor.value) == ("select", "{vendor}")  # not a literal, not a document value
+        store.accept("enter-invoice", 1, "reviewer")
+        replay = run_chore(place, case, chaos=ChaosConfig(save_faults=[]))
+        assert replay.outcome == "done", replay.reason
+        assert set(roles_called(replay.run_dir)) == {"verifier"}
+        assert [b[:4] for b in new_bills(place.erp_url)] == [
+            ("Bharat Components Pvt. Ltd.", "INV/2026/0917", "128450.00", "INR")
+        ]

@@ -105,9 +105,16 @@ def _source(text: str, params: dict[str, str], values: dict[str, str]) -> str | 
         if text.strip() == value:
             return f"{{{name}}}"
     for name, value in params.items():  # a chosen option named like the parameter ("Globex Corp")
-        if _words(value) and (_words(value) <= _words(text) or _words(text) <= _words(value)):
+        if named_like(text, value):
             return f"{{{name}}}"
     return None
+
+
+def named_like(text: str, value: str) -> bool:
+    """``text`` names what ``value`` names: the same words, or one's words all in the other's
+    ("Bharat Components" and "Bharat Components Pvt. Ltd."), as replay's option choice reads them."""
+    a, b = _words(text), _words(value)
+    return bool(a and b) and (a <= b or b <= a)
 
 
 def page_pattern(url: str) -> str:
@@ -271,6 +278,24 @@ def distil(run_dir: Path, *, require_verified: bool = True) -> Routine:
     return distil_facts(facts, match)
 
 
+def document_values(reported: dict[str, str], params: dict[str, str]) -> dict[str, str]:
+    """The reported values a document must print (what a template learns), by name.
+
+    "SOYLENT FOODS" as printed is the parameter, and so is the vendor reported in full ("Bharat
+    Components Pvt. Ltd.") for the parameter vendor="Bharat Components": neither is a value the
+    document must print after a label. Only under the parameter's own name: an invoice number
+    "GLOBEX-0042" is still a value, though it shares a word with vendor="Globex"."""
+    named = {v.casefold() for v in params.values()}
+    return {
+        k: v
+        for k, v in reported.items()
+        if v
+        and v.casefold() not in named
+        and not (k in params and named_like(v, params[k]))
+        and k not in ("file", "target")
+    }
+
+
 def distil_facts(facts: RunFacts, match: Match, files: Any = None) -> Routine:
     """``files``: the run's own SandboxFiles when at hand (its parsed documents are cached)."""
     from taskcrew.crew.toolbox import files_root
@@ -286,10 +311,7 @@ def distil_facts(facts: RunFacts, match: Match, files: Any = None) -> Routine:
     if search_param is None:
         raise DistilError(f"{match.recipe.name} has no parameter to find its document by")
     issuer = params[search_param]
-    named = {v.casefold() for v in params.values()}  # "SOYLENT FOODS" as printed is the parameter
-    candidates = {
-        k: v for k, v in reported.items() if v and v.casefold() not in named and k not in ("file", "target")
-    }
+    candidates = document_values(reported, params)
     steps, obstacles = browser_steps(facts, params, candidates)
     used = {n for s in steps for n in re.findall(r"\{([a-z][a-z0-9_]*)\}", (s.value or "") + (s.url or ""))}
     needed = {n: candidates[n] for n in used if n in candidates}
