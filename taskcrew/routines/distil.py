@@ -25,6 +25,7 @@ from taskcrew.routines.models import (
     Routine,
     Target,
     Template,
+    named_like,
 )
 from taskcrew.routines.recording import ActRecord, read_records
 from taskcrew.routines.template import LearnError, learn
@@ -90,10 +91,6 @@ class RunFacts:
         ]
 
 
-def _words(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z0-9]+", text.casefold()) if len(w) > 1}
-
-
 def _source(text: str, params: dict[str, str], values: dict[str, str]) -> str | None:
     """The placeholder a typed or chosen value comes from: a parameter, a document value, a secret."""
     if SECRET.match(text.strip()):
@@ -108,13 +105,6 @@ def _source(text: str, params: dict[str, str], values: dict[str, str]) -> str | 
         if named_like(text, value):
             return f"{{{name}}}"
     return None
-
-
-def named_like(text: str, value: str) -> bool:
-    """``text`` names what ``value`` names: the same words, or one's words all in the other's
-    ("Bharat Components" and "Bharat Components Pvt. Ltd."), as replay's option choice reads them."""
-    a, b = _words(text), _words(value)
-    return bool(a and b) and (a <= b or b <= a)
 
 
 def page_pattern(url: str) -> str:

@@ -216,12 +216,7 @@ class Routine(_Data):
 
     def template_for(self, issuer_words: str) -> Template | None:
         """The template of the issuer named like ``issuer_words`` (every word of one in the other)."""
-        want = _words(issuer_words)
-        for template in self.templates:
-            have = _words(template.issuer)
-            if want and have and (want <= have or have <= want):
-                return template
-        return None
+        return next((t for t in self.templates if named_like(issuer_words, t.issuer)), None)
 
     def obstacle(self, kind: ObstacleKind) -> Obstacle | None:
         return next((o for o in self.obstacles if o.kind == kind), None)
@@ -229,3 +224,11 @@ class Routine(_Data):
 
 def _words(text: str) -> set[str]:
     return {w for w in re.findall(r"[a-z0-9]+", text.casefold()) if len(w) > 1}
+
+
+def named_like(text: str, other: str) -> bool:
+    """``text`` names what ``other`` names: the same words, or every word of one in the other
+    ("Bharat Components" and "Bharat Components Pvt. Ltd."). The one rule for a template's issuer,
+    a learned parameter and the drop-down option a replay chooses."""
+    a, b = _words(text), _words(other)
+    return bool(a and b) and (a <= b or b <= a)

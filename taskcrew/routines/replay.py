@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from taskcrew.crew.models import Citation, Plan, PlanStep, RunState, StepRecord, StepReport
 from taskcrew.crew.trace import ControlEvent, PlanMade
 from taskcrew.routines.files import FileStepFailed, find_document
-from taskcrew.routines.models import BrowserStep, PageExpect, Routine, Target
+from taskcrew.routines.models import BrowserStep, PageExpect, Routine, Target, named_like
 
 PAGE_TRIES = 3
 FIELD_KINDS = ("type", "select", "check")
@@ -55,18 +55,13 @@ def resolve(observation: Any, target: Target) -> Any:
     return found[0] if len(found) == 1 else None
 
 
-def _words(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z0-9]+", text.casefold()) if len(w) > 1}
-
-
 def choose_option(element: Any, value: str) -> str | None:
     """The option of a drop-down that is ``value``: by its label, else the one option named like it."""
     options = [o.label for o in (element.field.options or [])] if element.field is not None else []
     exact = [o for o in options if _norm(o) == _norm(value)]
     if exact:
         return exact[0]
-    want = _words(value)
-    close = [o for o in options if want and (want <= _words(o) or _words(o) <= want) and _words(o)]
+    close = [o for o in options if named_like(value, o)]
     return close[0] if len(close) == 1 else None
 
 
