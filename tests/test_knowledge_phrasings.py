@@ -72,6 +72,9 @@ def test_blank_repeated_and_surplus_phrasings_are_dropped(rules_store: Knowledge
     same = rules_store.procedures.search(QUERY, k=4, also=["  ", QUERY, f" {QUERY} "])
     assert [(h.id, round(h.score, 6)) for h in same] == [(h.id, round(h.score, 6)) for h in plain]
     surplus = ["petty cash", "petty cash box", "cash count", "suspense account"]  # the 4th is not used
+    three = rules_store.procedures.search(QUERY, k=4, also=surplus[:MAX_ALSO])
+    four = rules_store.procedures.search(QUERY, k=4, also=surplus)
+    assert [(h.id, round(h.score, 6)) for h in four] == [(h.id, round(h.score, 6)) for h in three]
     assert _lasts(rules_store, QUERY, surplus)[0] == "Petty cash"
     assert rules_store.procedures.search("  ", k=4, also=["suspense account"]) == []
     assert _lasts(rules_store, QUERY, "suspense account")[0] == "Suspense account"  # a bare string: one

@@ -289,11 +289,12 @@ class ProcedureLibrary:
         ``also``: up to ``MAX_ALSO`` other phrasings of the same need (the asking model's guess at
         the documents' own words). Each phrasing is ranked the same way and the scores merged
         (``merge_phrasings``: ``query_weight`` for the query, 1 for each other phrasing)."""
+        query = query.strip()
+        size = self.count()
+        if not query or size == 0 or k < 1:
+            return []
         others = [also] if isinstance(also, str) else list(also)  # one phrasing given bare, not in a list
         phrasings = list(dict.fromkeys(p.strip() for p in (query, *others[:MAX_ALSO]) if p.strip()))
-        size = self.count()
-        if not query.strip() or size == 0 or k < 1:
-            return []
         mode = ranking or self._ranking.ranking
         n = min(size, max(self._ranking.candidates, k))
         if mode == "section" and self._sections is None:
@@ -474,6 +475,7 @@ def merge_phrasings(lists: Sequence[Sequence[_Scored]], first_weight: float) -> 
     score, the first phrasing (the asker's own words) weighing ``first_weight`` and every other 1.
     A chunk missing from a phrasing's list takes that list's lowest score (it ranked below it)."""
     weights = [first_weight, *[1.0] * (len(lists) - 1)]
+    whole = sum(weights)
     entries: dict[str, _Entry] = {}
     for scored in lists:
         entries.update((i, entry) for i, _, entry in scored)
@@ -483,5 +485,5 @@ def merge_phrasings(lists: Sequence[Sequence[_Scored]], first_weight: float) -> 
         got = {i: s for i, s, _ in scored}
         for i in total:
             total[i] += weight * got.get(i, floor)
-    merged = [(i, score / sum(weights), entries[i]) for i, score in total.items()]
+    merged = [(i, score / whole, entries[i]) for i, score in total.items()]
     return sorted(merged, key=lambda item: -item[1])
