@@ -21,6 +21,7 @@ latency are printed per set. A hit is a chunk of the expected file whose heading
 from __future__ import annotations
 
 import argparse
+import functools
 import re
 import sys
 import tempfile
@@ -67,6 +68,7 @@ class Scores(BaseModel):
     mrr: float
 
 
+@functools.cache
 def rephrasings() -> dict[str, list[str]]:
     return {r["query"]: list(r["also"]) for r in yaml.safe_load(REPHRASINGS.read_text(encoding="utf-8"))}
 
