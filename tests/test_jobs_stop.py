@@ -5,6 +5,7 @@ local server that never answers). Plus worker identity and takeover. Waits poll 
 from __future__ import annotations
 
 import signal
+import sqlite3
 import subprocess
 from collections.abc import Callable, Iterator
 from datetime import timedelta
@@ -144,3 +145,24 @@ def test_a_foreground_run_that_died_is_not_adopted_by_a_worker(workers: Workers)
     assert "taken_over" not in _kinds(workers, fg)
     workers.jobs.retry(fg.id, by="ana")  # the person says so: now a worker runs it
     workers.wait_for("a worker to take the retried run", lambda: workers.jobs.get(fg.id).worker == "worker-a")
+
+
+def test_a_leg_left_dequeued_by_a_worker_that_is_gone_goes_back_on_the_queue(workers: Workers) -> None:
+    """A worker stopped or killed in the instant after DBOS gave it a leg, before the leg claimed the
+    job: the job is queued and its workflow PENDING on an executor no process holds (the state is
+    written here as DBOS leaves it). Another worker puts it back on the queue and runs it; before, only
+    a restart of that very worker id recovered it."""
+    options = JobOptions(read_only=True, **SCRIPTED)
+    job = workers.jobs.submit("List the unpaid bills.", submitted_by="ana", options=options)
+    db = sqlite3.connect(workers.url.removeprefix("sqlite:///"))
+    with db:
+        db.execute(
+            "UPDATE workflow_status SET status = 'PENDING', executor_id = 'worker-gone' WHERE workflow_uuid = ?",
+            (f"{job.id}.0",),
+        )
+    workers.start("worker-a")
+    workers.wait_for("the left leg to go back on the queue", lambda: "taken_over" in _kinds(workers, job))
+    workers.wait_for("worker-a to take the job", lambda: workers.jobs.get(job.id).worker == "worker-a")
+    [(status,)] = db.execute("SELECT status FROM workflow_status WHERE workflow_uuid = ?", (f"{job.id}.0",))
+    assert status == "CANCELLED"  # it no longer holds a slot of the queue
+    db.close()

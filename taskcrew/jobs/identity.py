@@ -84,6 +84,14 @@ class IdHolder:
                 return
         raise WorkerIdInUse(f"worker id {self.worker_id!r} is being claimed by another process; try again")
 
+    def live_ids(self) -> set[str]:
+        """The worker ids a live process holds now (this one's included)."""
+        with self.jobs.engine.connect() as conn:
+            rows = conn.execute(
+                sa.select(WORKERS.c.worker_id, WORKERS.c.host, WORKERS.c.pid, WORKERS.c.beat_at)
+            )
+            return {str(r[0]) for r in rows if self._alive(str(r[1]), int(r[2]), str(r[3]))}
+
     def beat(self) -> None:
         with self.jobs.engine.begin() as conn:
             conn.execute(

@@ -92,6 +92,10 @@ class LegRunner:
         try:
             if self.draining.is_set():  # dequeued while stopping: held unstarted, then handed back
                 self.exiting.wait()
+                # by hand_back_all, or here when dequeued after it ran (else the job stays queued on
+                # a leg that DBOS records as done, and no worker ever runs it); a no-op when given
+                why = "the worker stopped before the leg started"
+                self.jobs.hand_back(job_id, leg, self.worker_id, why, leg_ends=True)
                 return "handed_back"
             return self._claim_and_run(job_id, leg)
         finally:

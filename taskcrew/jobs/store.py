@@ -541,6 +541,18 @@ class Jobs:
             cancel_old=not leg_ends,
         )
 
+    def reclaim(self, job_id: str, leg: int, gone_worker: str) -> Job | None:
+        """Leg ``leg`` was dequeued by a worker that is gone before the leg claimed the job (it is still
+        queued, its workflow held by a dead executor): a new leg on the queue, the old one cancelled.
+        None when the job moved on meanwhile."""
+        if self._leg(job_id) != leg:
+            return None
+        return self._requeue(
+            job_id,
+            lambda job: job.status == "queued",
+            ("taken_over", f"leg {leg} from {gone_worker}, which stopped before starting it", None),
+        )
+
     def _requeue(
         self,
         job_id: str,

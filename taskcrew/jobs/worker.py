@@ -26,7 +26,7 @@ from datetime import timedelta
 from typing import Any
 
 from taskcrew.crew.stopping import exit_now
-from taskcrew.jobs.engine import WORKFLOW, serialise_sqlite_claims
+from taskcrew.jobs.engine import QUEUE, WORKFLOW, serialise_sqlite_claims
 from taskcrew.jobs.identity import IdHolder
 from taskcrew.jobs.limits import check, current, join_fleet, with_client
 from taskcrew.jobs.liveness import is_orphaned
@@ -125,6 +125,7 @@ def serve(
                 on_ready()
             while not stop.wait(settings.poll_s):
                 watch(jobs, settings, runner)
+                reclaim_dequeued(jobs, holder)
                 holder.beat()
             _drain(runner, settings, stop_now)
         finally:
@@ -172,5 +173,29 @@ def watch(jobs: Jobs, settings: WorkerSettings, runner: LegRunner | None = None)
                 continue
             log.warning("worker %s went silent; its job %s goes back on the queue", worker, job.id)
             jobs.take_over(job.id, worker)
+    except Exception as exc:  # the watch loop must survive a database hiccup
+        log.warning("watch loop: %s", exc)
+
+
+def reclaim_dequeued(jobs: Jobs, holder: IdHolder) -> None:
+    """Put back on the queue the queued jobs whose current leg DBOS gave to a worker that is gone
+    before the leg started (a stop or a kill in that instant). Its workflow stays PENDING on the dead
+    executor: only a restart of that very worker id would recover it, and meanwhile it holds a slot
+    of the queue's global concurrency."""
+    from dbos import DBOS
+
+    try:
+        pending = DBOS.list_workflows(status="PENDING", queue_name=QUEUE, load_input=False, load_output=False)
+        if not pending:
+            return
+        live = holder.live_ids()
+        for wf in pending:
+            job_id, _, leg = wf.workflow_id.rpartition(".")
+            if wf.executor_id in live or not leg.isdigit() or jobs.get(job_id).status != "queued":
+                continue
+            if jobs.reclaim(job_id, int(leg), str(wf.executor_id)) is not None:
+                log.warning(
+                    "worker %s left job %s dequeued; it goes back on the queue", wf.executor_id, job_id
+                )
     except Exception as exc:  # the watch loop must survive a database hiccup
         log.warning("watch loop: %s", exc)

@@ -1,0 +1,59 @@
+"""A stopping worker's legs that DBOS dequeues while it drains are handed back, whenever they arrive:
+before the worker's final hand-back (it gives them back) or after it (each gives itself back). Real job
+store and DBOS client on SQLite; no worker process, no browser."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from taskcrew.jobs import JobOptions, Jobs
+from taskcrew.jobs.runner import LegRunner
+
+OPTIONS = JobOptions(worker_model="scripted/solver", verifier_model="scripted/auditor")
+
+
+@pytest.fixture
+def jobs(tmp_path: Path) -> Iterator[Jobs]:
+    store = Jobs.open(f"sqlite:///{tmp_path / 'jobs.sqlite3'}")
+    yield store
+    store.close()
+
+
+def _stopping(jobs: Jobs) -> LegRunner:
+    runner = LegRunner(jobs, place=None, worker_id="w1")
+    runner.draining.set()
+    return runner
+
+
+def _handed_back(jobs: Jobs, job_id: str) -> int:
+    return [e.kind for e in jobs.events(job_id)].count("handed_back")
+
+
+def test_a_leg_dequeued_after_the_final_hand_back_gives_itself_back(jobs: Jobs) -> None:
+    """The race that left a job queued forever: the worker had already handed back what it held; a leg
+    DBOS dequeued just then returned "handed_back" without handing anything back."""
+    job = jobs.submit("Enter the invoice", submitted_by="ana", options=OPTIONS)
+    runner = _stopping(jobs)
+    assert runner.hand_back_all("the worker stopped before the leg started") == []  # nothing held yet
+    assert runner.run_leg(job.id, 0) == "handed_back"
+    back = jobs.get(job.id)
+    assert (back.status, jobs.leg(job.id), _handed_back(jobs, job.id)) == ("queued", 1, 1)
+
+
+def test_a_leg_held_while_draining_is_handed_back_once(jobs: Jobs) -> None:
+    job = jobs.submit("Enter the invoice", submitted_by="ana", options=OPTIONS)
+    runner = _stopping(jobs)
+    leg = threading.Thread(target=runner.run_leg, args=(job.id, 0))
+    leg.start()
+    deadline = time.monotonic() + 30
+    while job.id not in runner.held and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert runner.hand_back_all("the worker stopped before the leg started") == [job.id]
+    leg.join(timeout=30)
+    assert not leg.is_alive()
+    assert (jobs.get(job.id).status, jobs.leg(job.id), _handed_back(jobs, job.id)) == ("queued", 1, 1)
