@@ -57,6 +57,26 @@ def test_markdown_chunks_keep_heading_paths_and_drop_the_title(tmp_path: Path) -
     assert all(c.source == str(doc.resolve()) and c.kind == "markdown" for c in chunks)
 
 
+def test_headings_written_without_a_space_are_headings_and_hashtags_stay_text(tmp_path: Path) -> None:
+    """Python-Markdown (what Frappe/ERPNext's manual is rendered with) reads "#Title" as a heading;
+    an article written that way lost its sections. Hashtags and issue numbers stay text."""
+    body = "Text long enough to stand as its own chunk of the section, with words about {0}. " * 3
+    doc = tmp_path / "article.md"
+    doc.write_text(
+        f"#Post Dated Cheque Entry\n\n{body.format('the cheque')}\n\n"
+        f"####Step 1: Save and Submit\n\n{body.format('submitting')}\n"
+        f"#finance #ap\n#123 fixed the rounding\n\n"
+        f"####2. Adjusting the entry\n\n{body.format('adjusting')}\n",
+        encoding="utf-8",
+    )
+    chunks = chunk_file(doc)
+    assert {c.title for c in chunks} == {"Post Dated Cheque Entry"}
+    paths = [c.heading_path for c in chunks]
+    assert ["Step 1: Save and Submit"] in paths and ["2. Adjusting the entry"] in paths
+    step = next(c for c in chunks if c.heading_path == ["Step 1: Save and Submit"])
+    assert "#finance #ap" in step.text and "#123 fixed the rounding" in step.text
+
+
 def test_tiny_section_is_merged_into_its_sibling_with_its_heading(tmp_path: Path) -> None:
     doc = tmp_path / "handbook.md"
     doc.write_text(DOC, encoding="utf-8")

@@ -25,9 +25,12 @@ TEXT_SUFFIXES = frozenset({".txt", ".text"})
 RST_SUFFIXES = frozenset({".rst", ".rest"})
 HTML_SUFFIXES = frozenset({".html", ".htm"})
 SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES | TEXT_SUFFIXES | RST_SUFFIXES | HTML_SUFFIXES | {".pdf", ".eml"}
-CHUNKER_VERSION = "2"  # part of every chunk id: a new chunker re-embeds files on their next ingest
+CHUNKER_VERSION = "3"  # part of every chunk id: a new chunker re-embeds files on their next ingest
 
-_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+# "# Title", and "#Title" as Python-Markdown (which Frappe/ERPNext and other Python sites render with)
+# reads it: no space needed when a capital or a number like "2." follows and no "#word" comes later on
+# the line ("#finance #ap" and "#123 fixed" stay text).
+_HEADING = re.compile(r"^(#{1,6})(?:\s+|(?=(?:[A-Z]|\d+[.:)])(?!.*\s#\w)))(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _PARAGRAPH_BREAK = re.compile(r"\n\s*\n")
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+")
