@@ -1,6 +1,7 @@
 """A stopping worker's legs that DBOS dequeues while it drains are handed back, whenever they arrive:
-before the worker's final hand-back (it gives them back) or after it (each gives itself back). Real job
-store and DBOS client on SQLite; no worker process, no browser."""
+before the worker's final hand-back (it gives them back) or after it (each gives itself back); a leg
+handed back before its claim does not claim the job. Real job store and DBOS client on SQLite; no
+worker process, no browser."""
 
 from __future__ import annotations
 
@@ -57,3 +58,13 @@ def test_a_leg_held_while_draining_is_handed_back_once(jobs: Jobs) -> None:
     leg.join(timeout=30)
     assert not leg.is_alive()
     assert (jobs.get(job.id).status, jobs.leg(job.id), _handed_back(jobs, job.id)) == ("queued", 1, 1)
+
+
+def test_a_leg_handed_back_before_it_claimed_the_job_does_not_run_it(jobs: Jobs) -> None:
+    """A leg that passed the draining check just as the stop came, and was handed back before its
+    claim: the claim is refused (the newer leg on the queue runs the job), not taken as well."""
+    job = jobs.submit("Enter the invoice", submitted_by="ana", options=OPTIONS)
+    assert jobs.hand_back(job.id, 0, "w1", "the worker stopped before the leg started") is not None
+    assert jobs.mark(job.id, "running", only_if=("queued", "running"), leg=0, worker="w1") is None
+    assert jobs.get(job.id).status == "queued"
+    assert jobs.mark(job.id, "running", only_if=("queued", "running"), leg=1, worker="w2") is not None

@@ -109,6 +109,7 @@ class LegRunner:
             job_id,
             "running",
             only_if=("queued", "running"),
+            leg=leg,  # handed back or taken over meanwhile: the newer leg runs it, not this one
             worker=self.worker_id,
             started_at=job.started_at or utcnow(),
             heartbeat_at=utcnow(),

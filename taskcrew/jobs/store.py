@@ -619,9 +619,16 @@ class Jobs:
         return job
 
     def mark(
-        self, job_id: str, status: JobStatus, *, only_if: tuple[JobStatus, ...], **fields: Any
+        self,
+        job_id: str,
+        status: JobStatus,
+        *,
+        only_if: tuple[JobStatus, ...],
+        leg: int | None = None,
+        **fields: Any,
     ) -> Job | None:
-        """Move a job to ``status`` when it is in one of ``only_if`` (else None, nothing changed)."""
+        """Move a job to ``status`` when it is in one of ``only_if`` and, given ``leg``, still on that
+        leg (else None, nothing changed)."""
 
         def change(job: Job) -> None:
             if job.status not in only_if:
@@ -632,7 +639,7 @@ class Jobs:
 
         try:
             return self._update(
-                job_id, change, event=(status, fields.get("reason", ""), fields.get("worker"))
+                job_id, change, event=(status, fields.get("reason", ""), fields.get("worker")), leg=leg
             )
         except InvalidChange:
             return None
@@ -746,8 +753,10 @@ class Jobs:
         *,
         event: tuple[str, str, str | None] | None,
         new_leg: bool = False,
+        leg: int | None = None,
     ) -> Job:
-        """Read-modify-write with a compare-and-set on the stored document (safe across workers)."""
+        """Read-modify-write with a compare-and-set on the stored document (safe across workers);
+        given ``leg``, only while the job is on that leg (else InvalidChange)."""
         for _ in range(20):
             with self._tx() as conn:
                 row = conn.execute(sa.select(J.c.doc, J.c.leg).where(J.c.id == job_id)).first()
@@ -755,13 +764,15 @@ class Jobs:
                     raise UnknownJob(
                         f"no job with id {job_id!r}; `taskcrew jobs list` shows the jobs there are"
                     )
-                old_doc, leg = str(row[0]), int(row[1])
+                old_doc, current = str(row[0]), int(row[1])
+                if leg is not None and leg != current:
+                    raise InvalidChange(f"on leg {current}, not {leg}")
                 job = Job.model_validate_json(old_doc)
                 change(job)
                 job.updated_at = utcnow()
                 values: dict[str, Any] = {"status": job.status, "doc": job.model_dump_json()}
                 if new_leg:
-                    values["leg"] = leg + 1
+                    values["leg"] = current + 1
                 if conn.execute(
                     J.update().where(J.c.id == job_id, J.c.doc == old_doc).values(**values)
                 ).rowcount:
