@@ -4,6 +4,7 @@ local server that never answers). Plus worker identity and takeover. Waits poll 
 
 from __future__ import annotations
 
+import os
 import signal
 import sqlite3
 import subprocess
@@ -35,9 +36,13 @@ def _start(workers: Workers, worker_id: str, *extra: str) -> subprocess.Popen[by
     return workers.start(worker_id, 3, 1, *extra)
 
 
-def _signal(proc: subprocess.Popen[bytes], *signals: int) -> None:
+def _signal(proc: subprocess.Popen[bytes], *signals: int, group: bool = False) -> None:
+    """To the worker alone, or (``group``) to its whole process group, as a terminal's Ctrl-C goes."""
     for sig in signals:
-        proc.send_signal(sig)
+        if group:
+            os.killpg(proc.pid, sig)
+        else:
+            proc.send_signal(sig)
 
 
 def _kinds(workers: Workers, job: Job) -> list[str]:
@@ -51,21 +56,23 @@ POINTS = {
 
 
 @pytest.mark.parametrize(
-    ("point", "signals"),
+    ("point", "signals", "group"),
     [
-        ("after the plan was saved", (signal.SIGTERM,)),
-        ("after the submission was recorded", (signal.SIGINT, signal.SIGINT)),
+        ("after the plan was saved", (signal.SIGTERM,), False),
+        ("after the submission was recorded", (signal.SIGINT, signal.SIGINT), False),
+        # Ctrl-C in the worker's terminal: the whole group gets it (Playwright's driver died of it)
+        ("after the submission was recorded", (signal.SIGINT,), True),
     ],
-    ids=["sigterm-after-plan", "two-sigints-after-submission"],
+    ids=["sigterm-after-plan", "two-sigints-after-submission", "terminal-ctrl-c-after-submission"],
 )
 def test_a_stopped_worker_hands_its_job_back_and_the_next_worker_finishes_it_once(
-    workers: Workers, point: str, signals: tuple[int, ...]
+    workers: Workers, point: str, signals: tuple[int, ...], group: bool
 ) -> None:
     job = workers.jobs.submit(HEADLINE, submitted_by="ana", options=JobOptions(auto_approve=True, **SCRIPTED))
     first = workers.start("worker-a")
     ended = workers.job_in(job, "finished", "failed")
     workers.wait_for(point, lambda: POINTS[point](workers, job) or ended())
-    _signal(first, *signals)
+    _signal(first, *signals, group=group)
     workers.wait_for("the stopped worker to exit", lambda: first.poll() is not None, timeout=90)
     assert first.returncode == 0
     stopped = workers.jobs.get(job.id)

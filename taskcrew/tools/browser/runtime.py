@@ -35,6 +35,36 @@ INSTALL_HINT = (
 )
 
 
+def driver_in_own_session() -> None:
+    """Start Playwright's driver (node) in a session of its own, as Playwright already starts Chromium.
+
+    A terminal's Ctrl-C goes to its whole foreground process group. The driver, left in ours, died of
+    it at once (node restores the default SIGINT action whatever it inherits), so a worker's first
+    Ctrl-C, meant as "finish at the next checkpoint", failed the running leg with "Playwright
+    connection closed" instead. Out of the group, the driver ends with its stdin: when this process
+    closes it or dies. Playwright offers no option for this: its transport's module-level ``asyncio``
+    is wrapped so its one subprocess call asks for a new session. Idempotent."""
+    from playwright._impl import transport
+
+    if not isinstance(getattr(transport, "asyncio", None), _OwnSessionAsyncio):
+        transport.asyncio = _OwnSessionAsyncio()  # type: ignore[assignment]
+
+
+class _OwnSessionAsyncio:
+    """``asyncio`` for Playwright's transport, with subprocesses started in a new session."""
+
+    def __getattr__(self, name: str) -> Any:
+        import asyncio
+
+        return getattr(asyncio, name)
+
+    @staticmethod
+    async def create_subprocess_exec(*args: Any, **kwargs: Any) -> Any:
+        import asyncio
+
+        return await asyncio.create_subprocess_exec(*args, start_new_session=True, **kwargs)
+
+
 class BrowserError(RuntimeError):
     """The browser could not be started or stopped responding (not a page-level failure)."""
 
@@ -206,6 +236,7 @@ class BrowserRuntime:
         from playwright.sync_api import Error as PlaywrightError
         from playwright.sync_api import sync_playwright
 
+        driver_in_own_session()
         self._playwright = sync_playwright().start()
         chromium = self._playwright.chromium
         lockdown = lockdown_flags(self.gatekeeper.start())
