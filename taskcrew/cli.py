@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import Annotated, Any, NoReturn, cast
 
 import typer
 
@@ -147,7 +147,6 @@ def run(
     load_dotenv_once()
     quiet_crewai_env(Paths.from_env().crewai_storage)
     from taskcrew.crew.commands import run_command
-    from taskcrew.crew.stopping import EXIT_INTERRUPTED, exit_now
 
     place = _workplace(erp_url, intranet_url, sandbox, runs_dir, chaos, headed, slow_mo)
     place = place.model_copy(update={"web_search": web_search.value})
@@ -163,7 +162,16 @@ def run(
         criteria=criterion or [],
         read_only=read_only,
     )
-    if code == EXIT_INTERRUPTED:  # report written, browser closed: crewAI's threads must not hang us
+    _end(code)
+
+
+def _end(code: int) -> NoReturn:
+    """Leave a run's command with ``code``. An interrupted run has written its report and closed its
+    browser; crewAI's abandoned threads (a tool call still waiting on the closed browser) must not hold
+    the process: Python's exit joins pool threads, which kept `taskcrew demo` alive 2 minutes."""
+    from taskcrew.crew.stopping import EXIT_INTERRUPTED, exit_now
+
+    if code == EXIT_INTERRUPTED:
         exit_now(code)
     raise typer.Exit(code)
 
@@ -205,7 +213,7 @@ def demo(
         headed=headed,
         runs_dir=runs_dir,
     )
-    raise typer.Exit(run_demo(options, Console()))
+    _end(run_demo(options, Console()))
 
 
 RecipeGroup.run_command = staticmethod(run)  # every recipe takes run's options (recipes never import the CLI)

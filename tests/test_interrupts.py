@@ -6,14 +6,17 @@ These run the real CLI in a subprocess: signals go to a process, not to a CliRun
 from __future__ import annotations
 
 import os
+import pty
 import signal
 import subprocess
 import sys
 import time
+from contextlib import suppress
 from pathlib import Path
 
 import pytest
 from test_model_limits import stalling_server  # noqa: F401 — the fixture
+from test_terminal_approval import read_until
 
 from taskcrew.eval.sweep import OWNER_FILE, SCRATCH_PREFIX, remove_stale_scratch
 
@@ -107,3 +110,37 @@ def test_sigterm_stops_an_eval_sweep_and_removes_its_scratch(tmp_path: Path) -> 
     assert process.returncode == 130, seen + out
     assert "interrupted" in out
     assert not list(scratch_tmp.glob(SCRATCH_PREFIX + "*")), list(scratch_tmp.iterdir())
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(400)
+def test_ctrl_c_in_a_real_terminal_ends_the_demo_at_once_with_its_report(tmp_path: Path) -> None:
+    """Ctrl-C typed into the demo's terminal while a browser step runs: the whole foreground group
+    gets SIGINT. The demo ends 130 with its report; before, Python's exit waited 2 minutes on a
+    crewAI pool thread whose tool call waited on the closed browser, printing steps after the answer."""
+    home = tmp_path / "home"
+    env = _env(home, tmp_path, COLUMNS="120", TERM="xterm")
+    pid, leader = pty.fork()
+    if pid == 0:  # the child: its own session, the pty its controlling terminal
+        os.execve(sys.executable, [sys.executable, "-m", "taskcrew.cli", "demo", "--auto-approve"], env)
+    try:
+        seen = read_until(leader, "step 2", timeout=240)  # the browser step that enters the bill is next
+        assert "step 2" in seen, seen
+        os.write(leader, b"\x03")
+        seen += read_until(leader, "Report:", timeout=90)
+        deadline, status = time.monotonic() + 90, None
+        while status is None and time.monotonic() < deadline:
+            done, code = os.waitpid(pid, os.WNOHANG)
+            status = code if done else None
+            if status is None:
+                read_until(leader, "\0", timeout=0.5)  # keep the terminal drained
+        assert status is not None, f"the demo still runs 90 s after Ctrl-C:\n{seen}"
+        assert os.waitstatus_to_exitcode(status) == 130, seen
+    finally:
+        with suppress(ProcessLookupError, ChildProcessError):
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        os.close(leader)
+    assert "interrupted" in seen and "stopped by SIGINT" in seen, seen
+    [report] = (home / "runs").glob("*/report.md")
+    assert "`interrupted`" in report.read_text(encoding="utf-8")
