@@ -11,7 +11,9 @@ A foreground ``taskcrew run`` is never adopted: ``jobs retry`` hands it to a wor
 Stopping (SIGINT/SIGTERM, ``stop`` set): the worker takes no new work; a running leg ends at its next
 checkpoint and is handed back to the queue (``Jobs.hand_back``); what has not reached one within
 ``stop_grace_s`` (or at once on a second signal, ``stop_now``) is handed back as it is and the process
-ends. Either way the job resumes on the next worker from its last checkpoint, never failed.
+ends. Either way the job resumes on the next worker from its last checkpoint, never failed. A leg
+left dequeued by a worker that vanished before starting it is put back by any live worker's watch
+loop (``reclaim_dequeued``).
 """
 
 from __future__ import annotations
