@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import pytest
 from fixtures_browser import RecordingSite, SessionFactory
@@ -164,6 +165,43 @@ def test_read_only_refuses_writes_but_allows_login(make_session: SessionFactory,
     assert logged_in.ok and logged_in.observation.title == "Welcome"
     assert [h.path for h in site.posts()] == ["/login"]
     assert session.cookies() == 1
+
+
+def test_a_stopped_run_sends_nothing_more_and_asks_nobody(
+    make_session: SessionFactory, site: RecordingSite
+) -> None:
+    """After Ctrl-C the run's report is written while its abandoned agent thread may still act: a
+    submission it tries then (a form or a fetch) is refused unasked, so the report stays true. Reads
+    and the login still work (the verifier's read-back, a screenshot)."""
+    session = make_session(human=ScriptedHuman())  # asking the human would fail
+    session.policy.halted = "the run was stopped by SIGINT"
+    obs = session.goto(site.page("form.html")).observation
+    result = session.act([*fill_order(obs), Click(index=idx(obs, "Save order"))])
+    assert not result.ok
+    fetch_obs = session.goto(site.page("fetch.html")).observation
+    fetched = session.act([Click(index=idx(fetch_obs, "Post via fetch"))])
+    assert "failed" in fetched.observation.text
+    refused = [d for d in [*result.policy, *fetched.policy] if d.method == "POST"]
+    assert refused and all(d.outcome == "blocked" and "stopped by SIGINT" in d.reason for d in refused)
+    assert not site.posts()
+
+
+def test_a_run_stopped_while_its_approval_was_given_sends_nothing(
+    make_session: SessionFactory, site: RecordingSite
+) -> None:
+    """Ctrl-C lands while the person approves: the approval holds, but the request does not leave."""
+
+    class ApprovesAsTheRunStops(ScriptedHuman):
+        def approve(self, request: Any) -> ApprovalDecision:
+            session.policy.halted = "the run was stopped by SIGTERM"
+            return ApprovalDecision.approve()
+
+    session = make_session(human=ApprovesAsTheRunStops())
+    obs = session.goto(site.page("form.html")).observation
+    result = session.act([*fill_order(obs), Click(index=idx(obs, "Save order"))])
+    posts = [d for d in result.policy if d.method == "POST"]
+    assert [d.outcome for d in posts] == ["approved", "blocked"] and "stopped by SIGTERM" in posts[1].reason
+    assert not site.posts()
 
 
 def test_websockets_only_reach_allowed_hosts(make_session: SessionFactory, site: RecordingSite) -> None:

@@ -189,6 +189,9 @@ def run_task(settings: RunSettings, res: RunResources) -> RunResult:
     try:
         call_interruptibly(flow.kickoff)  # the main thread stays free for SIGINT/SIGTERM
     except RunInterrupted as stop:  # an interrupt too ends in a report of what was done
+        # The Flow's thread is abandoned, not stopped: it must send nothing more, or the report
+        # written now would miss it (finish() waits for the browser's step in flight).
+        ctx.toolbox.halt(f"the run was stopped by {stop.signal_name}")
         flow.state.outcome = "interrupted"
         flow.state.outcome_reason = (
             f"stopped by {stop.signal_name} after {len(flow.state.steps_done)} finished step(s) and "

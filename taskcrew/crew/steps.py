@@ -354,11 +354,13 @@ def reflect(ctx: RunContext, state: RunState) -> None:
 
 def finish(ctx: RunContext, state: RunState) -> None:
     """The outcome, the answer and what changed are decided here from facts (``crew/outcome.py``)."""
+    # first: the browser runs one thing at a time, so a submission still in flight (an interrupted
+    # run's) has ended and been recorded before the facts are read
+    screenshot = ctx.toolbox.screenshot(ctx.run_dir / "final_page.png")
     facts = ctx.facts()
     state.outcome, state.outcome_reason = decide(state, facts)
     state.changed = facts.changed_line()
     state.answer = answer(state, facts)
-    screenshot = ctx.toolbox.screenshot(ctx.run_dir / "final_page.png")
     ctx.tracer.emit(
         RunFinished(
             outcome=state.outcome,

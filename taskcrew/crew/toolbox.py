@@ -207,6 +207,11 @@ class Toolbox:
     def screenshot(self, path: Path) -> Path | None:
         return self.browser.screenshot(path) if self.browser is not None else None
 
+    def halt(self, why: str) -> None:
+        """The run is stopped: from now on nothing data-changing leaves the browser (``why`` says so)."""
+        if (policy := getattr(self.browser, "policy", None)) is not None:
+            policy.halted = why
+
     def close(self) -> None:
         if self.browser is not None:
             self.browser.close()

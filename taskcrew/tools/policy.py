@@ -247,6 +247,7 @@ class Policy:
         self.page_fetch: Callable[[str], str | None] | None = None  # set by the network guard
         self.send_check: Callable[[str, str, list[tuple[str, str]]], str | None] | None = None
         """A durable run's authority check before anything data-changing leaves (approvals.worker)."""
+        self.halted: str | None = None  # why the run was stopped: nothing data-changing leaves any more
 
     @property
     def read_only(self) -> bool:
@@ -291,6 +292,20 @@ class Policy:
                 url=url,
                 method=method.upper(),
                 reason="the data sent differs from the data approved; nothing was sent",
+            )
+        )
+
+    def refuse_halted(self, method: str, url: str, kind: DecisionKind = "request") -> PolicyDecision:
+        """The run was stopped (Ctrl-C, SIGTERM) and its report is being written: a submission its
+        abandoned agent thread still tries is refused, unasked (when it would be asked, and again when
+        one approved before would leave), so the report stays true."""
+        return self._record(
+            PolicyDecision(
+                kind=kind,
+                outcome="blocked",
+                url=url,
+                method=method.upper(),
+                reason=f"{self.halted}; nothing was sent",
             )
         )
 
@@ -427,6 +442,8 @@ class Policy:
             return decide("allowed", "this path changes no business data (exempt)")
         if self.read_only:
             return decide("read_only_refused", "read-only session")
+        if self.halted:
+            return self.refuse_halted(method, sub.url, kind)
         request = self._approval_request(method, sub)
         if request.key in self._approved:
             by = self._approved[request.key]

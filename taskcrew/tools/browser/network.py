@@ -214,6 +214,10 @@ class NetworkGuard:
         # a business-data change the policy let through (approved now, or the same payload before):
         # every one goes through the intent log of a durable run; a login or an exempt path does not
         approved = changes and not self.policy.is_exempt(url)
+        if approved and self.policy.halted:  # the run was stopped: not even asked
+            self.state.blocked.append(self.policy.refuse_halted(method, shown))
+            route.abort("blockedbyclient")
+            return
         if armed == "switched":
             self.state.blocked.append(self.policy.refuse_switched(method, shown))
             route.abort("blockedbyclient")
