@@ -68,3 +68,19 @@ def test_a_leg_handed_back_before_it_claimed_the_job_does_not_run_it(jobs: Jobs)
     assert jobs.mark(job.id, "running", only_if=("queued", "running"), leg=0, worker="w1") is None
     assert jobs.get(job.id).status == "queued"
     assert jobs.mark(job.id, "running", only_if=("queued", "running"), leg=1, worker="w2") is not None
+
+
+def test_a_running_leg_abandoned_by_the_worker_sends_nothing_more(jobs: Jobs) -> None:
+    """The grace ran out (or a second Ctrl-C): the leg's thread is abandoned, not stopped. Its browser
+    policy is halted as the job is handed back, so a submission it still tries is refused unasked."""
+    from taskcrew.tools.human import AutoApproveHuman
+    from taskcrew.tools.policy import Policy, PolicyConfig, Submission
+
+    job = jobs.submit("Enter the invoice", submitted_by="ana", options=OPTIONS)
+    runner = _stopping(jobs)
+    policy = Policy(PolicyConfig.for_url("http://127.0.0.1:8800"), AutoApproveHuman())
+    runner.held[job.id], runner.policies[job.id] = (0, True), policy  # as _run leaves them
+    assert runner.hand_back_all("the worker stopped before the leg reached a checkpoint") == [job.id]
+    sent = Submission(origin="form", method="POST", url="http://127.0.0.1:8800/bills/new", fields=[])
+    decision = policy.submission(sent)
+    assert decision.outcome == "blocked" and "handed the job back" in decision.reason

@@ -70,12 +70,16 @@ class LegRunner:
     draining: threading.Event = field(default_factory=threading.Event)  # the worker is stopping
     exiting: threading.Event = field(default_factory=threading.Event)  # held legs were handed back
     held: dict[str, tuple[int, bool]] = field(default_factory=dict)  # job -> (leg, started) here
+    policies: dict[str, Any] = field(default_factory=dict)  # job -> its running leg's browser policy
 
     def running_here(self) -> list[str]:
         return [job_id for job_id, (_, started) in list(self.held.items()) if started]
 
     def hand_back_all(self, why: str) -> list[str]:
-        """Give every leg this process holds back to the queue (the worker stops now)."""
+        """Give every leg this process holds back to the queue (the worker stops now). A leg still
+        running is abandoned, not stopped: its browser sends nothing more (the next leg resumes it)."""
+        for policy in list(self.policies.values()):
+            policy.halted = f"the worker stopped and handed the job back ({why})"
         given = []
         for job_id, (leg, _) in list(self.held.items()):
             with suppress(Exception):
@@ -100,6 +104,7 @@ class LegRunner:
             return self._claim_and_run(job_id, leg)
         finally:
             self.held.pop(job_id, None)
+            self.policies.pop(job_id, None)
 
     def _claim_and_run(self, job_id: str, leg: int) -> str:
         from taskcrew.crew.workplace import reachable
@@ -182,6 +187,8 @@ class LegRunner:
                 res.browser.policy.send_check = human.gate.send_check  # may I send exactly this?
             if res.browser is not None:
                 from taskcrew.tools.intents import IntentLog
+
+                self.policies[job.id] = res.browser.policy
 
                 res.browser.policy.intents = IntentLog(
                     StoreIntents(self.jobs, job.id), job.id, readback_rules(self.place)
