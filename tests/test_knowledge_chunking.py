@@ -10,6 +10,7 @@ import pytest
 from fixtures_knowledge import HANDBOOK, write_pdf
 
 from taskcrew.knowledge.chunking import ChunkingConfig, UnreadableFile, chunk_file
+from taskcrew.knowledge.streaming import iter_chunks
 
 DOC = """# Handbook of Things
 
@@ -75,6 +76,7 @@ def test_headings_written_without_a_space_are_headings_and_hashtags_stay_text(tm
     assert ["Step 1: Save and Submit"] in paths and ["2. Adjusting the entry"] in paths
     step = next(c for c in chunks if c.heading_path == ["Step 1: Save and Submit"])
     assert "#finance #ap" in step.text and "#123 fixed the rounding" in step.text
+    assert list(iter_chunks(doc)) == chunks  # ingest streams markdown: the same headings there
 
 
 def test_tiny_section_is_merged_into_its_sibling_with_its_heading(tmp_path: Path) -> None:

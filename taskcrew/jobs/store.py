@@ -521,6 +521,7 @@ class Jobs:
         steps aside. None when the job moved on meanwhile."""
         return self._requeue(
             job_id,
+            self._leg(job_id),
             lambda job: job.status == "running" and job.worker == dead_worker,
             ("taken_over", f"from {dead_worker}", None),
         )
@@ -532,10 +533,9 @@ class Jobs:
         started): a new leg on the queue resumes from the last checkpoint on the next worker. None
         when the job moved on meanwhile (finished, cancelled, a newer leg). ``leg_ends``: the old
         leg's workflow returns by itself (else it is cancelled: its process is going away)."""
-        if self._leg(job_id) != leg:
-            return None
         return self._requeue(
             job_id,
+            leg,
             lambda job: job.status == "queued" or (job.status == "running" and job.worker == worker),
             ("handed_back", f"by {worker}: {why}", None),
             cancel_old=not leg_ends,
@@ -545,10 +545,9 @@ class Jobs:
         """Leg ``leg`` was dequeued by a worker that is gone before the leg claimed the job (it is still
         queued, its workflow held by a dead executor): a new leg on the queue, the old one cancelled.
         None when the job moved on meanwhile."""
-        if self._leg(job_id) != leg:
-            return None
         return self._requeue(
             job_id,
+            leg,
             lambda job: job.status == "queued",
             ("taken_over", f"leg {leg} from {gone_worker}, which stopped before starting it", None),
         )
@@ -556,27 +555,30 @@ class Jobs:
     def _requeue(
         self,
         job_id: str,
+        leg: int,
         may: Callable[[Job], bool],
         event: tuple[str, str, str | None],
         *,
         cancel_old: bool = True,
     ) -> Job | None:
+        """Leg ``leg`` ends and leg ``leg + 1`` goes on the queue, in one compare-and-set: None when
+        ``may`` says no or the job is no longer on ``leg``."""
+
         def change(job: Job) -> None:
             if not may(job):
                 raise InvalidChange(job.status)
             job.status = "queued"
 
         try:
-            job = self._update(job_id, change, event=event, new_leg=True)
+            job = self._update(job_id, change, event=event, new_leg=True, leg=leg)
         except InvalidChange:
             return None
-        leg = self._leg(job_id)
         if cancel_old and self.on_cancel_leg is not None:
             # The old leg's workflow would hold a slot of the queue's global concurrency (the
             # per-system session limit) until its worker came back: cancel it.
             with suppress(Exception):
-                self.on_cancel_leg(job_id, leg - 1)
-        self._enqueue(job, leg)
+                self.on_cancel_leg(job_id, leg)
+        self._enqueue(job, leg + 1)
         return job
 
     def take_answer(self, job_id: str) -> Approval | None:
