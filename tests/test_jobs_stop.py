@@ -158,18 +158,29 @@ def test_a_leg_left_dequeued_by_a_worker_that_is_gone_goes_back_on_the_queue(wor
     """A worker stopped or killed in the instant after DBOS gave it a leg, before the leg claimed the
     job: the job is queued and its workflow PENDING on an executor no process holds (the state is
     written here as DBOS leaves it). Another worker puts it back on the queue and runs it; before, only
-    a restart of that very worker id recovered it."""
+    a restart of that very worker id recovered it. A leg handed back at a checkpoint whose workflow
+    the exit left unfinished is cancelled (it held a slot of the session limit)."""
     options = JobOptions(read_only=True, **SCRIPTED)
     job = workers.jobs.submit("List the unpaid bills.", submitted_by="ana", options=options)
+    old = workers.jobs.submit("List the unpaid bills.", submitted_by="bob", options=options)
     db = sqlite3.connect(workers.url.removeprefix("sqlite:///"))
     with db:
-        db.execute(
+        db.executemany(
             "UPDATE workflow_status SET status = 'PENDING', executor_id = 'worker-gone' WHERE workflow_uuid = ?",
-            (f"{job.id}.0",),
+            [(f"{job.id}.0",), (f"{old.id}.0",)],
         )
+    assert workers.jobs.hand_back(old.id, 0, "worker-gone", "stopping", leg_ends=True) is not None
+
+    def status(job: Job, leg: int) -> str:
+        [(value,)] = db.execute(
+            "SELECT status FROM workflow_status WHERE workflow_uuid = ?", (f"{job.id}.{leg}",)
+        )
+        return str(value)
+
     workers.start("worker-a")
     workers.wait_for("the left leg to go back on the queue", lambda: "taken_over" in _kinds(workers, job))
     workers.wait_for("worker-a to take the job", lambda: workers.jobs.get(job.id).worker == "worker-a")
-    [(status,)] = db.execute("SELECT status FROM workflow_status WHERE workflow_uuid = ?", (f"{job.id}.0",))
-    assert status == "CANCELLED"  # it no longer holds a slot of the queue
+    assert status(job, 0) == "CANCELLED"  # it no longer holds a slot of the queue
+    workers.wait_for("the old leg to be cancelled", lambda: status(old, 0) == "CANCELLED")
+    assert "taken_over" not in _kinds(workers, old) and workers.jobs.leg(old.id) == 1
     db.close()

@@ -552,6 +552,14 @@ class Jobs:
             ("taken_over", f"leg {leg} from {gone_worker}, which stopped before starting it", None),
         )
 
+    def cancel_stale_leg(self, job_id: str, leg: int) -> bool:
+        """Cancel leg ``leg``'s workflow when the job has gone on to a newer leg without it (left
+        PENDING by a worker that is gone, it would hold a slot of the queue's session limit)."""
+        if leg >= self._leg(job_id) or self.on_cancel_leg is None:
+            return False
+        self.on_cancel_leg(job_id, leg)
+        return True
+
     def _requeue(
         self,
         job_id: str,

@@ -180,10 +180,11 @@ def watch(jobs: Jobs, settings: WorkerSettings, runner: LegRunner | None = None)
 
 
 def reclaim_dequeued(jobs: Jobs, holder: IdHolder) -> None:
-    """Put back on the queue the queued jobs whose current leg DBOS gave to a worker that is gone
-    before the leg started (a stop or a kill in that instant). Its workflow stays PENDING on the dead
-    executor: only a restart of that very worker id would recover it, and meanwhile it holds a slot
-    of the queue's global concurrency."""
+    """Legs whose workflow is PENDING on a worker that is gone: only a restart of that very worker
+    id would recover them (a default id, host-pid, never comes back), and meanwhile each holds a slot
+    of the queue's session limit. A queued job's current leg (dequeued, never started: a stop or a
+    kill in that instant) goes back on the queue; a leg its job went on without (handed back at a
+    checkpoint, its workflow left unfinished by the exit) is cancelled."""
     from dbos import DBOS
 
     try:
@@ -193,11 +194,13 @@ def reclaim_dequeued(jobs: Jobs, holder: IdHolder) -> None:
         live = holder.live_ids()
         for wf in pending:
             job_id, _, leg = wf.workflow_id.rpartition(".")
-            if wf.executor_id in live or not leg.isdigit() or jobs.get(job_id).status != "queued":
-                continue
+            if wf.executor_id in live or not leg.isdigit():
+                continue  # reclaim checks that the job is still queued on this leg
             if jobs.reclaim(job_id, int(leg), str(wf.executor_id)) is not None:
                 log.warning(
                     "worker %s left job %s dequeued; it goes back on the queue", wf.executor_id, job_id
                 )
+            elif jobs.cancel_stale_leg(job_id, int(leg)):
+                log.warning("worker %s left an old leg of job %s; cancelled", wf.executor_id, job_id)
     except Exception as exc:  # the watch loop must survive a database hiccup
         log.warning("watch loop: %s", exc)
