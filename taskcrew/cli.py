@@ -166,7 +166,7 @@ def run(
 
 
 def _end(code: int) -> NoReturn:
-    """Leave a run's command with ``code``. An interrupted run has written its report and closed its
+    """Leave a run's (or an audit's) command with ``code``. An interrupted run has written its report and closed its
     browser; crewAI's abandoned threads (a tool call still waiting on the closed browser) must not hold
     the process: Python's exit joins pool threads, which kept `taskcrew demo` alive 2 minutes."""
     from taskcrew.crew.stopping import EXIT_INTERRUPTED, exit_now
@@ -245,7 +245,7 @@ def audit(
     code = audit_command(
         claim, run_dir=run_dir, place=place, verifier_model=verifier_model, console=Console()
     )
-    raise typer.Exit(code)
+    _end(code)
 
 
 @erp_app.command("serve")

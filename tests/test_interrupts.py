@@ -144,3 +144,31 @@ def test_ctrl_c_in_a_real_terminal_ends_the_demo_at_once_with_its_report(tmp_pat
     assert "interrupted" in seen and "stopped by SIGINT" in seen, seen
     [report] = (home / "runs").glob("*/report.md")
     assert "`interrupted`" in report.read_text(encoding="utf-8")
+
+
+@pytest.mark.timeout(120)
+def test_a_signal_ends_an_audit_with_a_report(
+    tmp_path: Path,
+    stalling_server: tuple[str, list[float]],  # noqa: F811 — the imported fixture
+) -> None:
+    """The verifier waits on a silent model; SIGTERM ends the audit at once, its report saying no
+    verdict was given (before: the signal killed it with no report, or waited for the model)."""
+    url, _ = stalling_server
+    home = tmp_path / "home"
+    env = _env(home, tmp_path, TASKCREW_MODEL_TIMEOUT="120", TASKCREW_MODEL_RETRIES="0")
+    args = ["audit", "Bill INV-1 is in the ERP", "--verifier-model", f"v@{url}",
+            "--erp-url", "http://127.0.0.1:0", "--intranet-url", ""]  # fmt: skip
+    process = _start(args, env)
+    seen = _wait_for(process, "Task:", 90)
+    assert "Task:" in seen, seen
+    time.sleep(1.5)  # the verifier's call is now waiting on the silent server
+    sent = time.monotonic()
+    process.send_signal(signal.SIGTERM)
+    out, _ = process.communicate(timeout=60)
+    assert process.returncode == 130, seen + out
+    assert time.monotonic() - sent < 30
+    assert "interrupted: stopped by SIGTERM" in out, out
+    [run_dir] = (home / "runs").iterdir()
+    report = (run_dir / "report.md").read_text(encoding="utf-8")
+    assert "`interrupted`" in report and "before the verifier gave a verdict" in report
+    assert '"end:interrupted"' in (run_dir / "trace.jsonl").read_text(encoding="utf-8")

@@ -13,13 +13,15 @@ from taskcrew.crew.models import Plan, PlanStep, RunState, Verdict
 from taskcrew.crew.modelspec import verifier_spec
 from taskcrew.crew.run import RunResources, RunSettings, build_context
 from taskcrew.crew.runner import AgentTaskError
-from taskcrew.crew.trace import PlanMade, RunStarted, read_trace
+from taskcrew.crew.stopping import RunInterrupted, call_interruptibly
+from taskcrew.crew.trace import ControlEvent, PlanMade, RunStarted, read_trace
 
 
 class AuditResult(BaseModel):
     verified: bool
     verdict: Verdict | None
     reason: str
+    interrupted: bool = False  # stopped by SIGINT/SIGTERM before a verdict
     criteria: list[str]
     run_dir: Path
     report: Path
@@ -64,18 +66,23 @@ def run_audit(settings: RunSettings, res: RunResources, criteria: list[str]) -> 
     )
     verdict: Verdict | None = None
     try:
-        verdict = steps.verify(ctx, state)
+        verdict = call_interruptibly(lambda: steps.verify(ctx, state))  # the main thread hears Ctrl-C
         state.verdicts.append(verdict)
         state.outcome = "done" if verdict.verified else "not_verified"
         state.outcome_reason = verdict.reason
     except AgentTaskError as exc:
         state.outcome, state.outcome_reason = "error", str(exc)  # "Verifier could not finish: …"
+    except RunInterrupted as stop:  # the verifier's thread is abandoned; the report says no verdict
+        state.outcome = "interrupted"
+        state.outcome_reason = f"stopped by {stop.signal_name} before the verifier gave a verdict"
+        ctx.tracer.emit(ControlEvent(action="end:interrupted", reason=state.outcome_reason))
     finally:
         steps.finish(ctx, state)
         ctx.toolbox.close()
     return AuditResult(
         verified=state.outcome == "done",
         verdict=verdict,
+        interrupted=state.outcome == "interrupted",
         reason=state.outcome_reason,
         criteria=criteria,
         run_dir=ctx.run_dir,

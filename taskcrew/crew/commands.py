@@ -149,9 +149,12 @@ def audit_command(
         return _fail(console, exc)
     # no verdict: the audit itself failed (a model that cannot be reached), which is not a "no"
     outcome = "done" if result.verified else "not_verified" if result.verdict is not None else "error"
-    label = {"done": "[bold green]verified[/]", "not_verified": "[bold red]not verified[/]"}.get(
-        outcome, "[bold red]error[/]"
-    )
+    outcome = "interrupted" if result.interrupted else outcome
+    label = {
+        "done": "[bold green]verified[/]",
+        "not_verified": "[bold red]not verified[/]",
+        "interrupted": "[bold yellow]interrupted[/]",
+    }.get(outcome, "[bold red]error[/]")
     console.print(f"\n{label}: {escape(result.reason)}", highlight=False)
     console.print(f"Report: {result.report}", highlight=False, soft_wrap=True)
     return EXIT_CODES[outcome]
