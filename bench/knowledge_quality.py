@@ -2,6 +2,7 @@
 
     uv run python bench/knowledge_quality.py [--misses] [--ranking hybrid vector ...] [--only foreign]
                                              [--foreign SET.yaml ...] [--check-labels]
+                                             [--phrasings FILE.yaml]
 
 Sets:
 - handbooks: both demo handbooks in one fresh store (bench/data/knowledge/queries.yaml); a chunk of
@@ -70,7 +71,11 @@ class Scores(BaseModel):
 
 @functools.cache
 def rephrasings() -> dict[str, list[str]]:
-    return {r["query"]: list(r["also"]) for r in yaml.safe_load(REPHRASINGS.read_text(encoding="utf-8"))}
+    """The recorded ``also`` of each question (rephrasings.yaml, or the file given as --phrasings)."""
+    return {r["query"]: list(r["also"]) for r in yaml.safe_load(PHRASINGS[0].read_text(encoding="utf-8"))}
+
+
+PHRASINGS = [REPHRASINGS]  # the file section+also reads (main() puts --phrasings here)
 
 
 def handbook_queries() -> tuple[list[Path], list[Labelled]]:
@@ -211,7 +216,14 @@ def main() -> int:
     parser.add_argument(
         "--store", type=Path, default=None, help="keep the stores here (a second run embeds nothing)"
     )
+    parser.add_argument(
+        "--phrasings",
+        type=Path,
+        default=REPHRASINGS,
+        help="other phrasings per question for section+also, recorded from a model (default: %(default)s)",
+    )
     args = parser.parse_args()
+    PHRASINGS[0] = args.phrasings
     rankings = [] if args.check_labels else args.ranking
 
     embedder = MiniLMEmbedder()

@@ -182,17 +182,15 @@ class LegRunner:
             res.wrap_model = self._shared_backoff
             res.check_stop = lambda: _raise_if(halt, job.id)
             if res.browser is not None:
+                from taskcrew.tools.intents import IntentLog
+
                 if not opts.auto_approve:
                     res.browser.policy.before_approval = self._screenshot_for(human, job.id)
                 res.browser.policy.send_check = human.gate.send_check  # may I send exactly this?
-            if res.browser is not None:
-                from taskcrew.tools.intents import IntentLog
-
-                self.policies[job.id] = res.browser.policy
-
                 res.browser.policy.intents = IntentLog(
                     StoreIntents(self.jobs, job.id), job.id, readback_rules(self.place)
                 )
+                self.policies[job.id] = res.browser.policy  # hand_back_all halts it
             result = run_task(settings, res)
         except HandBack as why:
             return self._handed_back(job.id, leg, why)
