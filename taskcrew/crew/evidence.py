@@ -12,7 +12,10 @@ verification; what it says it ``observed`` there must be in what it saw:
   stays met, marked as the verifier's word (``MODELS_WORD``); the report says so.
 
 A criterion about a system's state must be checked on that system's own pages (or on what code
-recorded of the run: its before/after difference, the gate's record of its sends). The verdict is per
+recorded of the run: its before/after difference, or the gate's record of its sends — there only on
+the lines of submissions the system applied: a refused one is no evidence of what the system holds).
+The rule holds wherever the run could have changed a system or the claim is about one: a
+data-changing plan, a run that sent a submission (whatever its plan said), and every audit. The verdict is per
 plan criterion: a criterion is met when a valid check of it is met; an extra check that code
 rejected adds nothing but fails nothing; a check the verifier itself judged unmet fails the verdict.
 The reason names each criterion that failed and why.
@@ -25,6 +28,7 @@ from urllib.parse import urlsplit
 
 from taskcrew.crew.citations import about_system_state, lines_with, quoted, quotes_unseen
 from taskcrew.crew.models import CriterionCheck, Plan, Verdict
+from taskcrew.tools.submissions import SAVED_WORDS
 
 MODELS_WORD = "[not checked by code: the verifier's word]"
 REJECTED = "[rejected: "
@@ -79,16 +83,19 @@ def check_verdict(
     seen: set[str],
     texts: dict[str, list[str]] | None = None,
     systems: list[tuple[str, str]] | None = None,
+    on_systems: bool | None = None,
 ) -> Verdict:
     """Code has the last word on the verifier's verdict (``seen``: sources it opened; ``texts``: what
-    it saw at each; ``systems``: name and URL of each system)."""
-    checks = [_checked(c, plan, seen, texts, systems or []) for c in verdict.checks]
+    it saw at each; ``systems``: name and URL of each system; ``on_systems``: criteria about a
+    system's state must be checked on it — default: the plan changes data)."""
+    state_rule = plan.changes_data if on_systems is None else on_systems
+    checks = [_checked(c, state_rule, seen, texts, systems or []) for c in verdict.checks]
     return decide_per_criterion(verdict, plan, checks)
 
 
 def _checked(
     check: CriterionCheck,
-    plan: Plan,
+    state_rule: bool,
     seen: set[str],
     texts: dict[str, list[str]] | None,
     systems: list[tuple[str, str]],
@@ -96,13 +103,15 @@ def _checked(
     if not check.met:
         return check
     there = [t for source, ts in (texts or {}).items() if same_source(check.source, {source}) for t in ts]
+    about_state = bool(systems) and about_system_state(check.criterion, [name for name, _ in systems])
+    if about_state and check.source.strip().strip("<>`'\"") == SENDS_SOURCE:
+        there = applied_lines(there)  # what the system holds: only what it accepted
     rejection = None
     if not same_source(check.source, seen):
         rejection = f"{check.source!r} was not opened (successfully) during this verification"
     elif (
-        systems
-        and plan.changes_data
-        and about_system_state(check.criterion, [name for name, _ in systems])
+        state_rule
+        and about_state
         and not _on_system(check.source, systems)
         and not check.source.startswith((CHANGES_SOURCE, SENDS_SOURCE))
     ):
@@ -214,6 +223,20 @@ def match_criterion(text: str, criteria: list[str]) -> int | None:
 
 CHANGES_SOURCE = "before/after"  # the run's before/after difference of a system (crew/changes.py)
 SENDS_SOURCE = "sends of this run"  # the network gate's record of what the run sent (Facts.record)
+APPLIED_HEAD = "Changes a system applied:"  # its line counting the applied ones (Facts.record)
+SENT_HEAD = "Data-changing submissions sent:"  # its line counting the sends (Facts.record)
+
+
+def applied_lines(texts: list[str]) -> list[str]:
+    """The lines of the gate's record that speak of what a system holds: each submission it saved,
+    the count of those, and "sent: none" (the run changed nothing) — not the refused, bounced or
+    unanswered submissions, nor a count of sends (sent is not saved)."""
+    return [
+        line
+        for text in texts
+        for line in text.splitlines()
+        if SAVED_WORDS in line or line.startswith(APPLIED_HEAD) or line == f"{SENT_HEAD} none"
+    ]
 
 
 # ---- values: identifiers, amounts and dates, normalised ----------------------------------------

@@ -5,8 +5,8 @@ and, for a durable job, the intent log of its earlier legs), the verifier's verd
 
 - A run that sent a change the system accepted (or may have: no answer) is never ``nothing_to_do``:
   verified it is ``done``; the verifier's refusal keeps it ``not_verified``.
-- ``nothing_to_do`` needs a verified verdict and no change applied, and either a step that said so
-  or a data-changing plan: a run that says "done" but whose every submission was refused (or that
+- ``nothing_to_do`` needs a verified verdict and no change applied, and either a step that said so,
+  a data-changing plan or a submission sent (the plan's word alone does not decide it): a run that says "done" but whose every submission was refused (or that
   sent none) did not do it — the state was already there.
 - Every other ending (incomplete, rejected, error, interrupted) keeps the reason the Flow stopped,
   and the report and ``runs list`` say what changed in the system beside it (``Facts.changed_line``).
@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from taskcrew.crew.evidence import APPLIED_HEAD, SENT_HEAD
 from taskcrew.crew.models import Outcome, RunState
 from taskcrew.tools.submissions import SubmissionResult
 
@@ -78,11 +79,11 @@ class Facts(BaseModel):
             "The network gate's record of this run: every data-changing submission that left the "
             "browser (no tool changes a system any other way), with the system's answer, recorded by "
             "code as it happened (every leg of a durable job).",
-            f"Data-changing submissions sent: {len(self.submissions) or 'none'}",
+            f"{SENT_HEAD} {len(self.submissions) or 'none'}",
         ]
         lines += [f"- {_what(s)} — {s.words()}" for s in self.submissions[:20]]
         lines.append(
-            f"Changes a system applied: {len(saved) or 'none'}"
+            f"{APPLIED_HEAD} {len(saved) or 'none'}"
             + (f"; with no clear answer (may be applied): {len(self.unknown)}" if self.unknown else "")
         )
         return "\n".join(lines)
@@ -124,9 +125,10 @@ def decide(state: RunState, facts: Facts) -> tuple[Outcome, str]:
             return "done", f"{reason} ({facts.changed_line()})"
         if state.claim == "nothing_to_do":
             return "nothing_to_do", reason
-        if state.plan is not None and state.plan.changes_data:
+        if facts.submissions or (state.plan is not None and state.plan.changes_data):
             # verified in place, yet nothing this run sent was applied: it was there already (a
-            # "done" would claim a change the systems never received)
+            # "done" would claim a change the systems never received; a plan that said it changes
+            # nothing does not make a refused submission a "done")
             return "nothing_to_do", (
                 f"the verifier found the desired state in place, but this run changed nothing "
                 f"({facts.changed_line()}): {reason}"

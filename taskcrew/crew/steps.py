@@ -230,6 +230,8 @@ def verify(ctx: RunContext, state: RunState) -> Verdict:
         ctx.toolbox.visited_sources(),
         ctx.toolbox.sources.texts(),
         systems=[(s.name, s.url) for s in ctx.toolbox.systems],
+        # a plan's "changes nothing" is a model's word: a send, or an audit's claim, is about systems
+        on_systems=state.plan.changes_data or state.mode == "audit" or bool(ctx.facts().submissions),
     )
     verdict = check_cited_facts(verdict, state, ctx.toolbox.source_text)
     ctx.tracer.emit(VerdictEvent(attempt=state.verify_attempts, verdict=verdict))

@@ -1,0 +1,274 @@
+"""Outcomes that must stay true at the seams between the plan, the gate's record and the verifier:
+a refused submission is no evidence of what a system holds, a plan's "changes nothing" does not
+turn a refused send into "done", and an audit's claim is checked on the system's own pages.
+Found by attacking the outcome logic with scripted models; real crew, Chromium and ERP."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from taskcrew.config import WorkplaceSettings
+from taskcrew.crew.models import Citation, CriterionCheck, Plan, PlanStep, Verdict
+from taskcrew.crew.scripted import Loop, ScriptedLLM
+from taskcrew.crew.workplace import Workplace
+from taskcrew.eval import kit
+from taskcrew.mock_erp import ChaosConfig
+from taskcrew.tools.human import ApprovalDecision, ScriptedHuman
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+# a due date before the invoice date: the ERP refuses it (422), nothing is saved
+BAD = kit.Bill("Vandelay Industries", "VI-3390", "2640.00", "USD", "2026-09-18", "2026-09-01")
+CRITERION = "Acme Payables has a bill for Vandelay Industries VI-3390: 2640.00 USD"
+
+
+@pytest.fixture(scope="module")
+def place(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workplace]:
+    root = tmp_path_factory.mktemp("place")
+    settings = WorkplaceSettings(
+        erp_url="http://127.0.0.1:0",
+        intranet_url=None,
+        runs_dir=root / "runs",
+        erp_db=root / "erp.sqlite3",
+        knowledge_dir=root / "knowledge",
+        chaos=False,
+    )
+    with Workplace(settings, ScriptedHuman()) as workplace:
+        yield workplace
+
+
+def _plan(changes_data: bool = True, criteria: list[str] | None = None) -> str:
+    return Plan(
+        goal="Enter Vandelay's invoice VI-3390",
+        success_criteria=criteria or [CRITERION],
+        steps=[PlanStep(role="browser_operator", title="Enter the bill", instructions="Enter it.")],
+        changes_data=changes_data,
+    ).model_dump_json()
+
+
+class ClaimsDoneAfterRefusal(kit.EnterBill):
+    """A confused operator: the form is refused (422), it says it saved the bill."""
+
+    def on_invalid(self, invalid, els):  # type: ignore[no-untyped-def]
+        return kit.report("done", "Saved the bill for Vandelay Industries VI-3390, 2640.00 USD.")
+
+
+def _run(place: Workplace, worker: ScriptedLLM, verifier: ScriptedLLM, human: ScriptedHuman):
+    place.erp_server.reset(ChaosConfig.off())
+    place.human = human
+    models = {"w": worker, "v": verifier}
+    return place.run(
+        "Enter Vandelay Industries' invoice VI-3390.",
+        worker_model="scripted/w",
+        verifier_model="scripted/v",
+        scripted=models.__getitem__,
+    )
+
+
+def _no_vi3390(place: Workplace) -> bool:
+    return not [b for b in place.erp_server.state().bills if b.invoice_number == "VI-3390"]
+
+
+def test_sends_record_of_a_refused_bill_verifies_the_bill_exists(place: Workplace) -> None:
+    """The verifier cites the gate's record ("sends of this run") for "the ERP has the bill": the
+    record holds the refused submission's values, so code accepts it; the run ends nothing_to_do
+    (exit 0, "the verifier found the desired state in place") although the ERP has no such bill."""
+    verdict = Verdict(
+        verified=True,
+        checks=[
+            CriterionCheck(
+                criterion=CRITERION,
+                met=True,
+                source="sends of this run",
+                observed="POST /bills/new invoice_number=VI-3390 amount=2640.00",
+            )
+        ],
+        reason="The bill VI-3390 for 2640.00 is in Acme Payables.",
+    ).model_dump_json()
+    worker = ScriptedLLM(
+        {
+            "planner": [_plan()],
+            "browser_operator": [Loop(policy=ClaimsDoneAfterRefusal(BAD))],
+            "reflector": ['{"facts": []}'],
+        },
+        model="scripted/w",
+    )
+    verifier = ScriptedLLM({"verifier": [verdict]}, model="scripted/v")
+    result = _run(place, worker, verifier, ScriptedHuman(decisions=[ApprovalDecision.approve()]))
+    assert _no_vi3390(place)  # the ERP refused it: no bill
+    first = result.report.read_text().splitlines()[0]
+    print(result.outcome, result.reason, first, sep="\n")
+    # not a success: the ERP was never looked at, and the record's only line with these values says
+    # the ERP refused them (the verdict is rejected; the scripted planner then has no replan left)
+    assert result.outcome not in ("done", "nothing_to_do"), (result.outcome, result.reason, first)
+    assert "Nothing was changed in any system" in first
+
+
+def test_a_plan_marked_read_only_turns_a_refused_change_into_done(place: Workplace) -> None:
+    """The planner (a model) marks the plan changes_data=false. The operator sends GX-5531 again,
+    the ERP refuses it as a duplicate (409), the step says "done", an honest verifier finds the
+    existing bill. outcome.decide trusts the plan's flag over the gate's record of a data-changing
+    submission: the run ends "# Done" (docs/outcomes.md: a run whose every submission was refused did
+    not do it, nothing_to_do)."""
+    globex = kit.Bill("Globex Corp", "GX-5531", "310.00", "USD", "2026-09-20", "2026-10-20")
+    existing = next(b for b in place.erp_server.state().bills if b.invoice_number == "GX-5531")
+    criterion = "Acme Payables has a bill for Globex Corp GX-5531"
+
+    class SaysDone(kit.EnterBill):
+        def __call__(self, call):  # type: ignore[no-untyped-def]
+            self.url = kit.page_url(call.last_tool_result)
+            return super().__call__(call)
+
+        def on_duplicate(self, body, els):  # type: ignore[no-untyped-def]
+            bills = self.url.split("/bills")[0] + "/bills"
+            return kit.report(
+                "done", "Entered Globex Corp GX-5531.", [Citation(source=bills, quote="GX-5531")]
+            )
+
+    def check(url: str, body: str) -> str:
+        rows = kit.bill_rows(body, "GX-5531")
+        return kit.verdict([(criterion, bool(rows), url, rows[0] if rows else "none")], "it is there")
+
+    worker = ScriptedLLM(
+        {
+            "planner": [_plan(changes_data=False, criteria=[criterion])],
+            "browser_operator": [Loop(policy=SaysDone(globex))],
+            "reflector": ['{"facts": []}'],
+        },
+        model="scripted/w",
+    )
+    verifier = ScriptedLLM({"verifier": [Loop(policy=kit.LookUpBills("", check))]}, model="scripted/v")
+    result = _run(place, worker, verifier, ScriptedHuman(decisions=[ApprovalDecision.approve()]))
+    assert existing.id in [b.id for b in place.erp_server.state().bills]
+    assert len([b for b in place.erp_server.state().bills if b.invoice_number == "GX-5531"]) == 1
+    report = result.report.read_text()
+    first = report.splitlines()[0]
+    print(result.outcome, result.reason, first, sep="\n")
+    assert "(1 submission(s) sent, none applied)" in first  # the gate saw the refused send
+    assert result.outcome == "nothing_to_do", (result.outcome, first)  # it was there already
+
+
+def test_audit_accepts_an_inbox_file_as_proof_of_what_the_erp_holds(place: Workplace) -> None:
+    """`taskcrew audit "<claim>"` promises to check a claim against the real systems. Its plan is
+    built with changes_data=False, which switches off the rule that a criterion about a system's
+    state must be checked on that system's pages: a verifier that only read the vendor's e-mail
+    "verifies" that Acme Payables holds INV-2057, which it does not."""
+    place.erp_server.reset(ChaosConfig.off())
+    assert not [b for b in place.erp_server.state().bills if b.invoice_number == "INV-2057"]
+    claim = "Acme Payables has a bill for Northwind Traders invoice INV-2057"
+    path = "Invoice from Northwind Traders.eml"
+    from taskcrew.crew.scripted import ToolCall
+
+    def verifier_policy(call):  # type: ignore[no-untyped-def]
+        if not call.last_tool_result:
+            return ToolCall(name="read_file", args={"path": path})
+        return Verdict(
+            verified=True,
+            checks=[CriterionCheck(criterion=claim, met=True, source=path, observed="invoice INV-2057")],
+            reason="Acme Payables has INV-2057.",
+        )
+
+    verifier = ScriptedLLM({"verifier": [Loop(policy=verifier_policy)]}, model="scripted/v")
+    result = place.audit(claim, verifier_model="scripted/v", scripted={"v": verifier}.__getitem__)
+    print(result.verified, result.reason, result.report.read_text().splitlines()[0], sep="\n")
+    assert not [b for b in place.erp_server.state().bills if b.invoice_number == "INV-2057"]
+    assert not result.verified, result.reason
+
+
+def test_a_find_pointer_to_any_line_of_the_gates_record_proves_no_other_bill_was_created() -> None:
+    """Code copies the line a `find` points at and counts the check met; it never asks whether the
+    line supports the criterion. The gate's record of a run that saved TWO bills "proves" "No other
+    bill was created or changed" with find="submissions sent" (the pointer the shipped tests use for
+    a run that sent none)."""
+    from taskcrew.crew.evidence import SENDS_SOURCE, check_verdict
+    from taskcrew.crew.outcome import Facts
+    from taskcrew.tools.submissions import SubmissionResult
+
+    erp = "http://127.0.0.1:8800"
+    sent = [
+        SubmissionResult(
+            method="POST",
+            url=f"{erp}/bills/new",
+            fields=[("invoice_number", n)],
+            result="saved",
+            http_status=303,
+            detail=f"then showed /bills/{b}",
+        )
+        for n, b in (("VI-3390", "BILL-0011"), ("VI-3390-B", "BILL-0012"))
+    ]
+    record = Facts(submissions=sent).record()
+    assert "Data-changing submissions sent: 2" in record and "Changes a system applied: 2" in record
+    plan = Plan(
+        goal="enter VI-3390",
+        success_criteria=["No other bill was created or changed"],
+        steps=[PlanStep(role="browser_operator", title="enter", instructions="enter it")],
+        changes_data=True,
+    )
+    verdict = Verdict(
+        verified=True,
+        checks=[
+            CriterionCheck(
+                criterion="No other bill was created or changed",
+                met=True,
+                source=SENDS_SOURCE,
+                observed="-",
+                find="submissions sent",
+            )
+        ],
+        reason="only the one bill",
+    )
+    checked = check_verdict(
+        verdict, plan, {SENDS_SOURCE}, {SENDS_SOURCE: [record]}, systems=[("Acme Payables", erp)]
+    )
+    assert not checked.verified, checked.checks[0].observed
+    # the record's lines of what the ERP applied still count (two bills: what a reader must see)
+    verdict = verdict.model_copy(
+        update={"checks": [verdict.checks[0].model_copy(update={"find": "Changes a system applied"})]}
+    )
+    checked = check_verdict(
+        verdict, plan, {SENDS_SOURCE}, {SENDS_SOURCE: [record]}, systems=[("Acme Payables", erp)]
+    )
+    assert checked.verified and "Changes a system applied: 2" in checked.checks[0].observed
+
+
+def test_the_gates_record_proves_a_bill_only_on_the_line_of_a_saved_submission() -> None:
+    from taskcrew.crew.evidence import SENDS_SOURCE, check_verdict
+    from taskcrew.crew.outcome import Facts
+    from taskcrew.tools.submissions import SubmissionResult
+
+    erp = "http://127.0.0.1:8800"
+    sent = [
+        SubmissionResult(
+            method="POST",
+            url=f"{erp}/bills/new",
+            fields=[("invoice_number", n), ("amount", a)],
+            result=r,
+            http_status=s,
+        )
+        for n, a, r, s in (("VI-3390", "2640.00", "refused", 422), ("GX-7781", "499.00", "saved", 303))
+    ]
+    record = Facts(submissions=sent).record()
+    plan = Plan(
+        goal="enter them",
+        success_criteria=["Acme Payables has the bill"],
+        steps=[PlanStep(role="browser_operator", title="enter", instructions="enter it")],
+        changes_data=True,
+    )
+
+    def verdict_on(observed: str) -> Verdict:
+        check = CriterionCheck(
+            criterion="Acme Payables has the bill", met=True, source=SENDS_SOURCE, observed=observed
+        )
+        return check_verdict(
+            Verdict(verified=True, checks=[check], reason="-"),
+            plan,
+            {SENDS_SOURCE},
+            {SENDS_SOURCE: [record]},
+            systems=[("Acme Payables", erp)],
+        )
+
+    assert verdict_on("invoice_number=GX-7781 amount=499.00").verified  # saved: 303
+    refused = verdict_on("invoice_number=VI-3390 amount=2640.00")  # refused: 422
+    assert not refused.verified and "does not show" in refused.checks[0].observed
