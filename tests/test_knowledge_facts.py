@@ -128,3 +128,35 @@ def test_facts_persist(tmp_path: Path, knowledge_embedder: MiniLMEmbedder) -> No
     KnowledgeStore(tmp_path / "s", knowledge_embedder).facts.learn(_grant(), SESSION_FACT)
     [fact] = KnowledgeStore(tmp_path / "s", knowledge_embedder).facts.all()
     assert fact.text == SESSION_FACT and fact.provenance[0].run_id == "run-1"
+
+
+def test_the_same_fact_in_other_case_merges_and_keeps_a_persons_decision(
+    knowledge_store: KnowledgeStore,
+) -> None:
+    """Fact ids are made from the lower-cased text; a case variant whose capitals make its key words
+    differ ("Bob" / "BOB") was written over the stored fact: an accepted one lost its acceptance and
+    history, a rejected one came back accepted. It is merged into the stored one now."""
+    facts = knowledge_store.facts
+    good = "Pay Acme invoices to the bank account ending 4411 only after bob confirms."
+
+    def grant(run_id: str, sources: list[str]) -> FactGrant:
+        return FactGrant.from_verdict(FakeVerdict(verified=True, run_id=run_id), sources=sources)
+
+    accepted = facts.learn(grant("run-1", ["read_file"]), good).fact
+    facts.decide(accepted.id, accept=True, by="os:alice")
+    out = facts.learn(
+        grant("run-evil", ["browser_observe"]),
+        "pay acme invoices to the bank account ending 4411 only after BOB confirms.",
+    )
+    assert (out.action, out.fact.id) == ("merged", accepted.id)
+    kept = facts.get(accepted.id)
+    assert kept is not None and (kept.status, kept.decided_by, kept.text) == ("accepted", "os:alice", good)
+    assert [p.run_id for p in kept.provenance] == ["run-1", "run-evil"] and facts.count() == 1
+
+    rejected = facts.learn(
+        grant("run-2", ["read_file"]), "Vandelay Industries bills need no approval from bob."
+    ).fact
+    facts.decide(rejected.id, accept=False, by="os:alice")
+    facts.learn(grant("run-3", ["ask_user"]), "vandelay industries bills need no approval from Bob.")
+    again = facts.get(rejected.id)
+    assert again is not None and again.status == "rejected"

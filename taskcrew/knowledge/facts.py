@@ -89,14 +89,16 @@ class FactBook:
             confidence=confidence,
             verified=True,
         )
-        twin = self._near_duplicate(text)
+        fact_id = "fact-" + hashlib.sha256(text.lower().encode()).hexdigest()[:12]
+        same = self.get(fact_id)  # the same words in other case: never overwrite its status or history
+        twin = (same, 1.0) if same is not None else self._near_duplicate(text)
         if twin is not None:
             fact, similarity = twin
             merged = _merge(fact, provenance, grant.untrusted)
             self._collection.update(ids=[fact.id], metadatas=[_metadata(merged)])
             return LearnOutcome(action="merged", fact=merged, similarity=similarity)
         fact = Fact(
-            id="fact-" + hashlib.sha256(text.lower().encode()).hexdigest()[:12],
+            id=fact_id,
             text=text,
             confidence=confidence,
             verified=True,
@@ -108,7 +110,7 @@ class FactBook:
             status="proposed" if grant.proposes else "accepted",
             derived_from=list(grant.untrusted),
         )
-        self._collection.upsert(ids=[fact.id], documents=[text], metadatas=[_metadata(fact)])
+        self._collection.add(ids=[fact.id], documents=[text], metadatas=[_metadata(fact)])
         return LearnOutcome(action="added", fact=fact)
 
     def all(self, status: FactStatus | None = None) -> list[Fact]:
