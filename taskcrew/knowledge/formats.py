@@ -84,8 +84,12 @@ def email_pieces(data: bytes, config: ChunkingConfig) -> tuple[list[_Piece], str
     message = email.message_from_bytes(data, policy=email.policy.default)
     if not isinstance(message, EmailMessage) or not message.keys():
         raise UnreadableFile("not an email message (no headers found)")
-    subject = str(message.get("Subject") or "(no subject)").strip()
-    header = "\n".join(f"{name}: {message[name]}" for name in ("From", "To", "Date") if message[name])
+    # the sender writes these: one line each (a decoded Subject may hold newlines that would end its
+    # citation and open a forged one)
+    subject = " ".join(str(message.get("Subject") or "").split()) or "(no subject)"
+    header = "\n".join(
+        f"{name}: {' '.join(str(message[name]).split())}" for name in ("From", "To", "Date") if message[name]
+    )
     body_part = message.get_body(preferencelist=("plain", "html"))
     body = ""
     if body_part is not None:
@@ -94,7 +98,7 @@ def email_pieces(data: bytes, config: ChunkingConfig) -> tuple[list[_Piece], str
             body = html_to_markdown(body)[0].replace("#", "")
     pieces = _paragraph_pieces([subject], f"{header}\n\n{body}", config)
     for attachment in message.iter_attachments():
-        name = attachment.get_filename() or "attachment"
+        name = " ".join((attachment.get_filename() or "").split()) or "attachment"
         content_type = attachment.get_content_type()
         suffix = Path(name).suffix.lower()
         prefix = [subject, name]

@@ -111,7 +111,8 @@ class ProcedureHit(BaseModel):
     def citation(self) -> str:
         if not self.heading_path:
             return self.source_name
-        return f"{self.source_name} § {HEADING_SEPARATOR.join(self.heading_path)}"
+        path = HEADING_SEPARATOR.join(" ".join(h.split()) for h in self.heading_path)  # one line, always
+        return f"{self.source_name} § {path}"
 
 
 class FactProvenance(BaseModel):
