@@ -5,6 +5,7 @@ decisions, a keyed audit log, and who approved."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -481,3 +482,21 @@ def test_per_path_and_per_field_rules_are_validated_configuration(tmp_path: Path
     (tmp_path / "rules.yaml").write_text(yaml.safe_dump(text), encoding="utf-8")
     with pytest.raises(RiskRulesError, match="not a valid regular expression"):
         load_rules(tmp_path / "rules.yaml")
+
+
+def test_the_os_user_is_the_process_owner_not_a_name_in_the_environment(
+    env: dict[str, Any], monkeypatch: Any
+) -> None:
+    """LOGNAME/USER are the caller's to set: with them, anyone on a shared account was recorded as
+    carol and read carol's saved CLI token (session-carol.token)."""
+    import pwd
+
+    from taskcrew.approvals.identity import cli_identity, saved_token_path
+
+    real = pwd.getpwuid(os.getuid()).pw_name
+    for name in ("LOGNAME", "USER", "LNAME", "USERNAME"):
+        monkeypatch.setenv(name, "carol")
+    assert cli_identity() == Identity(name=real, proof="os_user")
+    assert saved_token_path().name == f"session-{real}.token"
+    whoami = runner.invoke(app, ["approvals", "whoami"])
+    assert whoami.exit_code == 0 and "carol" not in whoami.output, whoami.output

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import getpass
 from pathlib import Path
 
 import pytest
@@ -10,6 +9,7 @@ from fake_openai import FakeOpenAIServer
 from test_cli_run import _file_verifier, _worker, run_file_question
 from typer.testing import CliRunner
 
+from taskcrew.approvals.identity import os_user
 from taskcrew.cli import app
 from taskcrew.jobs import Jobs
 
@@ -20,7 +20,7 @@ def test_a_foreground_run_is_a_finished_job_with_who_ran_it(
     monkeypatch.setenv("TASKCREW_USER", "ana")  # a typed name is not an identity: ignored
     _, worker_model = run_file_question("--read-only")
     [job] = Jobs.open().list()
-    assert (job.status, job.outcome, job.submitted_by) == ("finished", "done", getpass.getuser())
+    assert (job.status, job.outcome, job.submitted_by) == ("finished", "done", os_user())
     assert job.options.worker_model == worker_model and job.run_dir
     assert job.options.read_only  # recorded, so a retry on a worker is read-only too
     assert Path(job.run_dir, "report.md").is_file()

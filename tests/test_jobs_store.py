@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import getpass
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from taskcrew.approvals.identity import os_user
 from taskcrew.cli import app
 from taskcrew.jobs import ApprovalDecision, ApprovalRequest, InvalidChange, Jobs, JobStoreError, UnknownJob
 from taskcrew.jobs.batch import submit_each
@@ -146,7 +146,7 @@ def test_cli_submit_show_and_decide(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert out.exit_code == 0, out.output
     job_id = out.output.strip()
     listed = runner.invoke(app, ["jobs", "list"])
-    assert job_id in listed.output and "queued" in listed.output and getpass.getuser() in listed.output
+    assert job_id in listed.output and "queued" in listed.output and os_user() in listed.output
     unknown = runner.invoke(app, ["jobs", "show", "job-missing"])
     assert unknown.exit_code == 1 and "no job with id 'job-missing'" in unknown.output
     jobs = Jobs.open(url)
@@ -157,7 +157,7 @@ def test_cli_submit_show_and_decide(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     rejected = runner.invoke(app, ["approvals", "reject", approval.id, "--reason", "wrong amount"])
     assert rejected.exit_code == 0, rejected.output
     decided = jobs.approval(approval.id)
-    assert decided.status == "rejected" and decided.decided_by == getpass.getuser()
+    assert decided.status == "rejected" and decided.decided_by == os_user()
     assert decided.decision is not None and decided.decision.outcome == "reject"
     assert decided.decision.text == "wrong amount"
     bad = tmp_path / "bad.sqlite3"

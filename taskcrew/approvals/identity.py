@@ -10,7 +10,6 @@ The two-person rule counts only ``console`` and ``token`` identities, never the 
 
 from __future__ import annotations
 
-import getpass
 import hashlib
 import json
 import os
@@ -48,6 +47,17 @@ class Identity(BaseModel):
             "worker": "the job worker",
         }[self.proof]
         return f"{self.name} ({how})"
+
+
+def os_user() -> str:
+    """The operating-system user this process runs as, by its real uid: ``getpass.getuser()`` reads
+    LOGNAME/USER first, which anyone may set to another person's name."""
+    import pwd
+
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:  # a uid with no passwd entry (some containers)
+        return f"uid-{os.getuid()}"
 
 
 def users_file() -> Path:
@@ -109,7 +119,7 @@ class TokenStore:
 
 def saved_token_path() -> Path:
     """Where `approvals login` keeps this OS user's token (0600), when TASKCREW_TOKEN is not set."""
-    return approvals_dir() / f"session-{getpass.getuser()}.token"
+    return approvals_dir() / f"session-{os_user()}.token"
 
 
 def login(name: str, password: str, users: Path | None = None) -> str:
@@ -142,4 +152,4 @@ def cli_identity() -> Identity:
                 f"the token in {source} is unknown or revoked: `taskcrew approvals login` gives a new one"
             )
         return Identity(name=name, proof="token")
-    return Identity(name=getpass.getuser(), proof="os_user")
+    return Identity(name=os_user(), proof="os_user")

@@ -11,7 +11,7 @@ terminal, nor by ``--auto-approve`` unless a rule permits it: it is refused with
 from __future__ import annotations
 
 from taskcrew.approvals.authority import Authority
-from taskcrew.approvals.identity import Identity, IdentityError, cli_identity
+from taskcrew.approvals.identity import Identity, IdentityError, cli_identity, os_user
 from taskcrew.tools.human import ApprovalDecision, ApprovalRequest, AutoApproveHuman, Human
 
 
@@ -19,9 +19,7 @@ def terminal_identity() -> Identity:
     try:
         return cli_identity()
     except IdentityError:
-        import getpass
-
-        return Identity(name=getpass.getuser(), proof="os_user")
+        return Identity(name=os_user(), proof="os_user")
 
 
 class TerminalApprovals:

@@ -148,12 +148,9 @@ _STATUS_STYLE = {
 
 def operator() -> str:
     """Who decides from this shell: the OS user (recorded with the decision)."""
-    import getpass
+    from taskcrew.approvals.identity import os_user
 
-    try:
-        return f"os:{getpass.getuser()}"
-    except (KeyError, OSError):
-        return "os:unknown"
+    return f"os:{os_user()}"
 
 
 def decide(fact_id: str, accept: bool, directory: Path | None, console: Console) -> int:

@@ -197,9 +197,9 @@ class TerminalHuman:
 
 
 def _os_user() -> str:
-    import getpass
+    from taskcrew.approvals.identity import os_user
 
-    return getpass.getuser()
+    return os_user()
 
 
 AUTO_APPROVED = "--auto-approve (nobody was asked)"
