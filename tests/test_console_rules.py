@@ -398,3 +398,22 @@ def test_a_session_of_someone_removed_from_the_users_file_ends(tmp_path: Path, c
     finally:
         server.stop()
         jobs.close()
+
+
+def test_an_approvals_screenshot_is_served_only_from_its_own_jobs_folder(tmp_path: Path) -> None:
+    """The screenshot path is a column of the job database: one written there (another job's
+    screenshot, any .png on the console's host, a link) is not served."""
+    from taskcrew.jobs.human import screenshot_file
+
+    own = tmp_path / "jobs" / "job-1" / "form-20261203-101500-1.png"
+    other = tmp_path / "jobs" / "job-2" / "form-20261203-101500-1.png"
+    stray = tmp_path / "secret.png"
+    for path in (own, other, stray):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"\x89PNG\r\n\x1a\n")
+    link = own.with_name("form-20261203-101500-2.png")
+    link.symlink_to(stray)
+    assert screenshot_file("job-1", str(own)) == own
+    for forged in (other, stray, link, own.with_name("x.png"), tmp_path / "jobs" / "job-1" / "missing.png"):
+        assert screenshot_file("job-1", str(forged)) is None, forged
+    assert screenshot_file("job-1", None) is None

@@ -24,6 +24,7 @@ from taskcrew.console.worklist import (
     summary_text,
     work_item,
 )
+from taskcrew.jobs.human import screenshot_file
 
 
 def _int(value: str | None) -> int | None:
@@ -147,9 +148,10 @@ def routes(web: Web) -> list[BaseRoute]:
             item = console.jobs.approval(request.path_params["id"])
         except LookupError:
             return PlainTextResponse("No such approval.", status_code=404)
-        if not item.screenshot or not Path(item.screenshot).is_file() or not item.screenshot.endswith(".png"):
+        shot = screenshot_file(item.job_id, item.screenshot)
+        if shot is None:
             return PlainTextResponse("This approval has no screenshot.", status_code=404)
-        return FileResponse(item.screenshot, media_type="image/png")
+        return FileResponse(shot, media_type="image/png")
 
     async def decide(request: Request) -> Response:
         checked = await web.checked_post(request)

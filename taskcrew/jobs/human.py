@@ -9,7 +9,9 @@ authority signed it. A different payload is a different request: it is asked aga
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from taskcrew.approvals.authority import Authority
@@ -18,6 +20,20 @@ from taskcrew.jobs.models import FieldSource
 from taskcrew.jobs.store import Jobs, fingerprint
 from taskcrew.tools.documents.provenance import shows_value
 from taskcrew.tools.human import ApprovalDecision, ApprovalRequest
+
+SCREENSHOT = re.compile(r"form-\d{8}-\d{6}-\d+\.png")  # how the worker names them (LegRunner)
+
+
+def screenshot_file(job_id: str, stored: str | None) -> Path | None:
+    """The screenshot an approval names, only if it is one the worker takes for that job
+    (``…/jobs/<job id>/form-<time>-<n>.png``): the row is in the job database, and a path written
+    there must not make the console serve another job's screenshot or any other file."""
+    if not stored:
+        return None
+    path = Path(stored)
+    if path.parent.name != job_id or path.parent.parent.name != "jobs" or not SCREENSHOT.fullmatch(path.name):
+        return None
+    return path if path.is_file() and not path.is_symlink() else None
 
 
 class Parked(BaseException):
