@@ -41,6 +41,9 @@ TRAIL_BUDGET = 6000  # characters of step summaries the reflector is shown
 NONE = "(none)"
 
 
+BRIEF_SOURCE = "procedures in the planner's brief"  # a source of the run's facts (knowledge/grant.py)
+
+
 def _bullets(items: list[str]) -> str:
     """One bullet per item (an item that already starts with a bullet keeps one, not two)."""
     return "\n".join(f"- {item.strip().removeprefix('- ')}" for item in items) if items else NONE
@@ -96,7 +99,11 @@ def _ask(
 def plan(ctx: RunContext, state: RunState, reason: str = "") -> Plan:
     knowledge = ctx.knowledge.context_for(ctx.task) if ctx.knowledge is not None else None
     if knowledge is not None and state.plan_version == 0:
-        ctx.tracer.emit(KnowledgeUsed(snippets=knowledge.procedures + knowledge.facts))
+        ctx.tracer.emit(
+            KnowledgeUsed(
+                snippets=knowledge.procedures + knowledge.facts, procedures=len(knowledge.procedures)
+            )
+        )
     replan_context = ""
     if reason:
         replan_context = (
@@ -348,8 +355,10 @@ def reflect(ctx: RunContext, state: RunState) -> None:
     facts = [ctx.redact(f) for f in reflection.facts[:3]]
     final = state.verdicts[-1]
     verdict = RunVerdict(verified=final.verified, run_id=ctx.run_id, task=ctx.task)
-    sources = sorted({e.tool for e in ctx.tracer.of_kind("tool_call")})  # untrusted text → proposed facts
-    stored = ctx.knowledge.learn(facts, verdict, sources) if facts else []
+    sources = {e.tool for e in ctx.tracer.of_kind("tool_call")}  # untrusted text → proposed facts
+    if any(e.procedures for e in ctx.tracer.of_kind("knowledge")):
+        sources.add(BRIEF_SOURCE)  # the planner's brief quoted documents too (no tool call shows it)
+    stored = ctx.knowledge.learn(facts, verdict, sorted(sources)) if facts else []
     state.learned = facts
     ctx.tracer.emit(ReflectionEvent(facts=facts, stored=stored))
 

@@ -35,6 +35,7 @@ class RunStarted(_Event):
 class KnowledgeUsed(_Event):
     kind: Literal["knowledge"] = "knowledge"
     snippets: list[str]
+    procedures: int = 0  # how many of the snippets are document passages (the rest: accepted facts)
 
 
 class PlanMade(_Event):

@@ -39,7 +39,11 @@ class ProcedureSnippet(BaseModel):
         return cls(citation=hit.citation, text=clip(hit.text, limit))
 
     def render(self) -> str:
-        return f"[{self.citation}]\n{self.text}"
+        """The citation, then the document's words quoted line by line ("> "): a passage cannot pose
+        as the prompt's own text (a "Facts learned on earlier verified runs:" line in an ingested
+        e-mail stays a quoted line of that e-mail)."""
+        quoted = "\n".join(f"> {line}".rstrip() for line in self.text.splitlines())
+        return f"[{self.citation}]\n{quoted}"
 
 
 class FactSnippet(BaseModel):
