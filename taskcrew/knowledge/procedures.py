@@ -191,7 +191,8 @@ class ProcedureLibrary:
         its chunks and finds the new ones, a third embeds and writes those ``WRITE_BATCH`` at a
         time, so memory does not grow with the file. Chunks are written before stale ones are
         deleted: an interrupted ingest leaves the store searchable (old chunks plus the new ones
-        written so far), and running it again embeds only the chunks not yet written.
+        written so far), and running it again embeds only the chunks not yet written. A file that
+        changed between the passes is skipped and what the last pass wrote of it is removed again.
         """
         source = str(path.resolve())
         unchanged = self._unchanged(path, source)
@@ -211,20 +212,24 @@ class ProcedureLibrary:
             return FileIngest(path=str(path), status="unchanged", chunks=len(wanted))
         stale = sorted(existing - wanted)
         added = 0
+        written: list[str] = []
         with self._lock:
             try:
                 new = (c for c in passes() if c.id not in existing) if todo else iter(())
                 for batch in prefetch(batches(new, WRITE_BATCH)):
                     self.add_chunks(batch, file_chunks=len(wanted))
+                    written += [c.id for c in batch]
                     added += len(batch)
                     if on_chunks is not None:
                         on_chunks(path, added, todo)
                 if stale:
                     self._collection.delete(ids=stale)
             except UnreadableFile as exc:  # it changed since the first passes
-                return FileIngest(
-                    path=str(path), status="skipped", chunks=added, added=added, message=str(exc)
-                )
+                # what this pass wrote came from other bytes than the ones checked (and is labelled
+                # with their digest: a later ingest would call it "unchanged"): none of it is kept
+                for start in range(0, len(written), WRITE_BATCH):
+                    self._collection.delete(ids=written[start : start + WRITE_BATCH])
+                return FileIngest(path=str(path), status="skipped", chunks=0, added=0, message=str(exc))
             finally:
                 self._corpus = None
         return FileIngest(
