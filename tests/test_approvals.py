@@ -500,3 +500,36 @@ def test_the_os_user_is_the_process_owner_not_a_name_in_the_environment(
     assert saved_token_path().name == f"session-{real}.token"
     whoami = runner.invoke(app, ["approvals", "whoami"])
     assert whoami.exit_code == 0 and "carol" not in whoami.output, whoami.output
+
+
+@pytest.mark.parametrize("laxer", ["rules", "users"])
+def test_a_decision_made_under_laxer_rules_of_its_own_is_not_obeyed_by_the_worker(
+    env: dict[str, Any], monkeypatch: Any, tmp_path: Path, laxer: str
+) -> None:
+    """Rules and users are each process's own: one person's CLI with `two_person: "off"` (or a
+    users file of one) decided alone an 8,000.00 bill that needs two people, and the worker, under
+    the real rules, sent it. The worker now checks the decision against its own rules."""
+    from taskcrew.approvals.rules import DEFAULT_RULES
+
+    jobs, authority = env["jobs"], env["authority"]
+    job_id, approval_id = _parked(jobs, "ana", _request("8000.00"))
+    monkeypatch.setenv("TASKCREW_TOKEN", _token("bob", "bob-secret-1"))
+    if laxer == "rules":
+        lax = tmp_path / "lax.yaml"
+        lax.write_text(
+            DEFAULT_RULES.read_text(encoding="utf-8").replace("two_person: auto", 'two_person: "off"')
+        )
+        monkeypatch.setenv("TASKCREW_RISK_RULES", str(lax))
+    else:
+        monkeypatch.setenv("TASKCREW_CONSOLE_USERS", str(tmp_path / "nobody.yaml"))
+    decided = runner.invoke(app, ["approvals", "approve", approval_id])
+    assert decided.exit_code == 0 and jobs.approval(approval_id).status == "approved", decided.output
+    jobs.mark(job_id, "running", only_if=("waiting",), worker="w1")
+    human = JobHuman(jobs, job_id, authority=authority)  # the worker: the real rules and users
+    request = _request("8000.00")
+    with pytest.raises(Parked):  # asked again, not obeyed
+        human.approve(request)
+    sent = human.gate.send_check("POST", request.url, [(f.name, f.value) for f in request.fields])
+    assert sent is not None and "was not sent" in sent
+    refused = [e for e in authority.audit.entries() if e.action == "decision_refused_by_rules"]
+    assert [e.target for e in refused] == [approval_id] and "two people" in refused[0].payload["reason"]

@@ -201,6 +201,31 @@ class Authority:
             seals.request(approval), approval.request_sig
         )
 
+    def rules_refusal(self, approval: Approval) -> str | None:
+        """Why a signed approval does not hold under THIS process's rules (None: it holds). Rules
+        and users are read by each process (a CLI can point TASKCREW_RISK_RULES or the users file
+        at its own copy), so the worker checks a decision again before it obeys it: an item that
+        needs two people here needs two current users, neither of them the submitter."""
+        if (
+            approval.status != "approved"
+            or approval.request is None
+            or approval.decided_by == "--auto-approve"
+        ):
+            return None  # --auto-approve is decided by the worker itself, under its rules (WorkerGate.auto)
+        if not self.needs_two(self.assess(approval.request)):
+            return None
+        names = (approval.decided_by or "").split("+")
+        try:
+            submitter: str | None = self.jobs.get(approval.job_id).submitted_by
+        except UnknownJob:
+            submitter = None
+        if len(set(names)) == 2 and submitter not in names and len(self._current(names)) == 2:
+            return None
+        return (
+            f"under this worker's rules it needs two people other than the submitter, and it was approved "
+            f"by {approval.decided_by or 'nobody'}"
+        )
+
     def view(self, approval: Approval) -> ApprovalView:
         try:
             job: Job | None = self.jobs.get(approval.job_id)

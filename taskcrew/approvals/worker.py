@@ -1,8 +1,9 @@
 """The worker's side of the authority: "may I send exactly this?".
 
 - ``decision``: the decided approval of this job for exactly this key, and only if the authority's
-  signature over it checks out; a row marked approved without one (or edited since) is refused and
-  recorded, never obeyed; ``answer``: the same for the answers to the job's questions;
+  signature over it checks out and it holds under this worker's own rules (two people where they
+  are needed: a CLI with laxer rules of its own decides nothing here); a row marked approved without
+  one (or edited since) is refused and recorded, never obeyed; ``answer``: the same for the answers to the job's questions;
 - ``auto``: ``--auto-approve`` is a signed property of the submission and holds only for the
   identities and paths the rules permit (and, while the two-person rule is on, never for an item that
   needs two people unless a rule says so); anything else goes to a person;
@@ -36,9 +37,12 @@ class WorkerGate:
         """The newest decision of this job for exactly ``key`` that the authority signed."""
         found = [a for a in self.jobs.approvals(job_id=self.job_id) if a.key == key and a.status in DECIDED]
         for approval in reversed(found):
-            if self.authority.decision_ok(approval):
+            if not self.authority.decision_ok(approval):
+                self._forged(approval)
+            elif (why := self.authority.rules_refusal(approval)) is not None:
+                self._forged(approval, "decision_refused_by_rules", why)
+            else:
                 return approval
-            self._forged(approval)
         return None
 
     def answer(self) -> Approval | None:
@@ -50,19 +54,20 @@ class WorkerGate:
             self._forged(taken)
         return None
 
-    def _forged(self, approval: Approval) -> None:
+    def _forged(self, approval: Approval, action: str = "forged_decision_refused", why: str = "") -> None:
         if approval.id in self._refused:  # recorded once per run
             return
         self._refused.add(approval.id)
         self.authority.audit.append(
             "worker",
-            "forged_decision_refused",
+            action,
             approval.id,
             {
                 "job_id": self.job_id,
                 "key": approval.key,
                 "status": approval.status,
                 "decided_by": approval.decided_by,
+                **({"reason": why} if why else {}),
             },
         )
 
