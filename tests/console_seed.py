@@ -3,6 +3,7 @@ results.json built by the eval's own SweepReport, approvals parked in a real job
 
 from __future__ import annotations
 
+import shutil
 from decimal import Decimal
 from pathlib import Path
 
@@ -199,6 +200,11 @@ def parked_job(
         FieldSource(name="vendor", value=vendor, source="inbox/northwind.pdf, page 1, line 2"),
         FieldSource(name="amount", value=amount, source="inbox/scan.png (OCR), line 14"),
     ]
+    if screenshot is not None:  # where the worker keeps it: <home>/jobs/<job id>/form-<time>-<n>.png
+        kept = screenshot.parent / "jobs" / job.id / "form-20261201-120000-1.png"
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(screenshot, kept)
+        screenshot = kept
     approval = jobs.park(
         job.id,
         kind="approval",
