@@ -224,3 +224,31 @@ def test_a_word_of_absence_does_not_exempt_the_invented_row_beside_it() -> None:
         CriterionCheck(criterion=CRITERIA[1], met=True, source=MAIL, observed="total 1284.5 USD"),
     )
     assert real.verified, real.reason
+
+
+def test_a_records_values_come_from_its_own_row_of_a_table() -> None:
+    rows = (
+        "Bills\n| [21] BILL-0011 | Globex Corp | GX-7781 | 494.00 | USD | 2026-09-20 | 2026-10-20 | Unpaid\n"
+        "| [22] BILL-0005 | Hooli Cloud Services | HCS-2026-09 | 499.00 | USD | 2026-09-03 | 2026-10-03 | Unpaid\n"
+        "Total unpaid: 993.00 USD"
+    )
+    texts = {BILLS: [rows]}
+
+    def checked(observed: str) -> Verdict:
+        check = CriterionCheck(criterion=CRITERIA[0], met=True, source=BILLS, observed=observed)
+        return check_verdict(
+            Verdict(verified=True, checks=[check], reason="ok"), plan(), {BILLS}, texts, SYSTEMS
+        )
+
+    stitched = checked("BILL-0011 Globex Corp GX-7781, 499.00 USD, due 2026-10-20")
+    assert (
+        not stitched.checks[0].met
+        and "shows 499 on another row than BILL-0011, GX-7781" in stitched.checks[0].observed
+    )
+    assert checked("BILL-0011 Globex Corp GX-7781, 494.00 USD, due 2026-10-20").checks[0].met
+    assert (
+        checked("GX-7781 494.00 USD; HCS-2026-09 499.00 USD; total unpaid 993.00").checks[0].met
+    )  # each its row
+    assert (
+        checked("494.00 USD and 499.00 USD are unpaid").checks[0].met
+    )  # no record named: the page as a whole

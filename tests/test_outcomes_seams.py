@@ -1,6 +1,7 @@
 """Outcomes that must stay true at the seams between the plan, the gate's record and the verifier:
 a refused submission is no evidence of what a system holds, a plan's "changes nothing" does not
-turn a refused send into "done", and an audit's claim is checked on the system's own pages.
+turn a refused send into "done", an audit's claim is checked on the system's own pages, and a
+record's values come from its own row of a table.
 Found by attacking the outcome logic with scripted models; real crew, Chromium and ERP."""
 
 from __future__ import annotations
@@ -175,6 +176,36 @@ def test_audit_accepts_an_inbox_file_as_proof_of_what_the_erp_holds(place: Workp
     print(result.verified, result.reason, result.report.read_text().splitlines()[0], sep="\n")
     assert not [b for b in place.erp_server.state().bills if b.invoice_number == "INV-2057"]
     assert not result.verified, result.reason
+
+
+def test_a_verdict_stitched_from_two_rows_verifies_a_bill_with_the_wrong_amount(place: Workplace) -> None:
+    """The operator saves GX-7781 with 494.00 instead of 499.00. The verifier reports the new row
+    with 499.00 — a value it took from another bill's row (Hooli's 499.00) on the same list. Code
+    compared values with the whole page, not the row, so the check passed and the run was "done"."""
+    typo = kit.Bill("Globex Corp", "GX-7781", "494.00", "USD", "2026-09-20", "2026-10-20")
+    criterion = "Acme Payables has a bill for Globex Corp GX-7781 of 499.00 USD, due 2026-10-20"
+
+    def check(url: str, body: str) -> str:
+        row = kit.bill_rows(body, "GX-7781")[0]
+        bill_id = row.split("BILL-")[1][:4]
+        assert "494.00" in row and "499.00" in body  # the real row says 494.00; Hooli's says 499.00
+        observed = f"BILL-{bill_id} | Globex Corp | GX-7781 | 499.00 | USD | 2026-09-20 | 2026-10-20"
+        return kit.verdict([(criterion, True, url, observed)], "the bill is there as on the invoice")
+
+    worker = ScriptedLLM(
+        {
+            "planner": [_plan(criteria=[criterion])],
+            "browser_operator": [Loop(policy=kit.EnterBill(typo))],
+            "reflector": ['{"facts": []}'],
+        },
+        model="scripted/w",
+    )
+    verifier = ScriptedLLM({"verifier": [Loop(policy=kit.LookUpBills("", check))]}, model="scripted/v")
+    result = _run(place, worker, verifier, ScriptedHuman(decisions=[ApprovalDecision.approve()]))
+    saved = [b for b in place.erp_server.state().bills if b.invoice_number == "GX-7781"]
+    assert len(saved) == 1 and saved[0].amount == "494.00"
+    assert result.outcome != "done", result.reason
+    assert "on another row than" in result.report.read_text()
 
 
 def test_a_find_pointer_to_any_line_of_the_gates_record_proves_no_other_bill_was_created() -> None:

@@ -7,7 +7,8 @@ verification; what it says it ``observed`` there must be in what it saw:
 - quoted words ("…", “…”, `…`): each must appear word for word;
 - values (identifiers such as INV-2057, amounts, dates): each must appear, compared after
   normalising number formats (1,284.50 = 1284.50 = 1.284,50) and date formats (12 September 2026 =
-  2026-09-12);
+  2026-09-12); a record named by an identifier that has a table row takes its other values from
+  its own row (``_other_row``), not from a neighbour's;
 - an observation with nothing code can compare (no quote, no value, or values it says are absent)
   stays met, marked as the verifier's word (``MODELS_WORD``); the report says so.
 
@@ -138,10 +139,29 @@ def _unseen(observed: str, there: list[str], source: str) -> str | None:
     if missing := quotes_unseen(observed, there):
         return f"the verifier never saw {missing[0]!r} at {source!r} in this verification"
     have = set().union(*(values(t) for t in there)) if there else set()
-    if missing_values := sorted(_checkable_values(observed) - have):
+    said = _checkable_values(observed)
+    if missing_values := sorted(said - have):
         return (
             f"{source!r} does not show {', '.join(missing_values[:3])} (not in what the verifier saw there)"
         )
+    return _other_row(said, there, source)
+
+
+def _other_row(said: set[str], there: list[str], source: str) -> str | None:
+    """A table's values belong to their row: where the observation names a record that has a row
+    (an identifier such as GX-7781 or BILL-0011 on a ``| … | … |`` line), each other value it states
+    that sits in the table must be on one of those rows, not taken from a neighbour (499.00 from
+    Hooli's row for a Globex bill saved as 494.00)."""
+    rows = [values(line) for text in there for line in text.splitlines() if line.count(" | ") >= 2]
+    ids = {v for v in said if re.search(r"[a-z]", v)}
+    own = [row for row in rows if row & ids]
+    if not own:
+        return None
+    in_table = set().union(*rows)
+    for value in sorted(said - ids):
+        if value in in_table and not any(value in row for row in own):
+            named = ", ".join(sorted(v.upper() for v in ids & set().union(*own)))
+            return f"{source!r} shows {value} on another row than {named}: a record's values come from its own row"
     return None
 
 
