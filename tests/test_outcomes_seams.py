@@ -1,3 +1,4 @@
+# ruff: noqa: F811 — `place` is the fixture imported from test_outcome_facts
 """Outcomes that must stay true at the seams between the plan, the gate's record and the verifier:
 a refused submission is no evidence of what a system holds, a plan's "changes nothing" does not
 turn a refused send into "done", an audit's claim is checked on the system's own pages, and a
@@ -6,11 +7,9 @@ Found by attacking the outcome logic with scripted models; real crew, Chromium a
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
+from test_outcome_facts import place  # noqa: F401 — the fixture: a Workplace (ERP, Chromium), no chaos
 
-from taskcrew.config import WorkplaceSettings
 from taskcrew.crew.models import Citation, CriterionCheck, Plan, PlanStep, Verdict
 from taskcrew.crew.scripted import Loop, ScriptedLLM
 from taskcrew.crew.workplace import Workplace
@@ -23,21 +22,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 # a due date before the invoice date: the ERP refuses it (422), nothing is saved
 BAD = kit.Bill("Vandelay Industries", "VI-3390", "2640.00", "USD", "2026-09-18", "2026-09-01")
 CRITERION = "Acme Payables has a bill for Vandelay Industries VI-3390: 2640.00 USD"
-
-
-@pytest.fixture(scope="module")
-def place(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workplace]:
-    root = tmp_path_factory.mktemp("place")
-    settings = WorkplaceSettings(
-        erp_url="http://127.0.0.1:0",
-        intranet_url=None,
-        runs_dir=root / "runs",
-        erp_db=root / "erp.sqlite3",
-        knowledge_dir=root / "knowledge",
-        chaos=False,
-    )
-    with Workplace(settings, ScriptedHuman()) as workplace:
-        yield workplace
 
 
 def _plan(changes_data: bool = True, criteria: list[str] | None = None) -> str:
