@@ -8,7 +8,7 @@ Found by attacking the outcome logic with scripted models; real crew, Chromium a
 from __future__ import annotations
 
 import pytest
-from test_outcome_facts import place  # noqa: F401 — the fixture: a Workplace (ERP, Chromium), no chaos
+from test_outcome_facts import _run, place  # noqa: F401 — the fixture: a Workplace (ERP, Chromium), no chaos
 
 from taskcrew.crew.models import Citation, CriterionCheck, Plan, PlanStep, Verdict
 from taskcrew.crew.scripted import Loop, ScriptedLLM
@@ -38,18 +38,6 @@ class ClaimsDoneAfterRefusal(kit.EnterBill):
 
     def on_invalid(self, invalid, els):  # type: ignore[no-untyped-def]
         return kit.report("done", "Saved the bill for Vandelay Industries VI-3390, 2640.00 USD.")
-
-
-def _run(place: Workplace, worker: ScriptedLLM, verifier: ScriptedLLM, human: ScriptedHuman):
-    place.erp_server.reset(ChaosConfig.off())
-    place.human = human
-    models = {"w": worker, "v": verifier}
-    return place.run(
-        "Enter Vandelay Industries' invoice VI-3390.",
-        worker_model="scripted/w",
-        verifier_model="scripted/v",
-        scripted=models.__getitem__,
-    )
 
 
 def _no_vi3390(place: Workplace) -> bool:
