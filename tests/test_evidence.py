@@ -249,6 +249,42 @@ def test_a_records_values_come_from_its_own_row_of_a_table() -> None:
     assert (
         checked("GX-7781 494.00 USD; HCS-2026-09 499.00 USD; total unpaid 993.00").checks[0].met
     )  # each its row
-    assert (
-        checked("494.00 USD and 499.00 USD are unpaid").checks[0].met
-    )  # no record named: the page as a whole
+    assert checked("494.00 USD and 499.00 USD are unpaid").checks[0].met  # no record named: the page
+    for dodge in (  # the record named in quotes, or in a clause with a word of absence: still its row
+        'the row "GX-7781" shows 499.00 USD',
+        "GX-7781 is not paid yet, 499.00 USD",
+    ):
+        assert not checked(dodge).checks[0].met, dodge
+    # an honest statement about each row, one after the other (a neighbour named by vendor only)
+    honest = "BILL-0011 Globex Corp GX-7781 494.00 USD; Hooli Cloud Services' bill is still 499.00 USD"
+    assert checked(honest).checks[0].met
+
+
+def test_the_gates_record_keeps_each_sends_values_on_its_line() -> None:
+    from taskcrew.crew.evidence import SENDS_SOURCE
+    from taskcrew.crew.outcome import Facts
+    from taskcrew.tools.submissions import SubmissionResult
+
+    facts = Facts(
+        submissions=[
+            SubmissionResult(
+                method="POST",
+                url=f"{BILLS}/new",
+                fields=[("invoice_number", n), ("amount", a)],
+                result="saved",
+            )
+            for n, a in (("GX-7781", "494.00"), ("HCS-2026-09", "499.00"))
+        ]
+    )
+
+    def checked(observed: str) -> bool:
+        check = CriterionCheck(criterion=CRITERIA[0], met=True, source=SENDS_SOURCE, observed=observed)
+        verdict = Verdict(verified=True, checks=[check], reason="ok")
+        texts = {SENDS_SOURCE: [facts.record()]}
+        checked = check_verdict(
+            verdict, plan(), {SENDS_SOURCE}, texts, SYSTEMS, applied=facts.applied_lines()
+        )
+        return checked.checks[0].met
+
+    assert checked("GX-7781 amount=494.00 — saved")
+    assert not checked("GX-7781 amount=499.00 — saved")  # HCS-2026-09's amount

@@ -13,8 +13,9 @@ verification; what it says it ``observed`` there must be in what it saw:
   stays met, marked as the verifier's word (``MODELS_WORD``); the report says so.
 
 A criterion about a system's state must be checked on that system's own pages (or on what code
-recorded of the run: its before/after difference, or the gate's record of its sends — there only on
-the lines of submissions the system applied: a refused one is no evidence of what the system holds).
+recorded of the run, cited by its exact name: its before/after difference, or the gate's record of
+its sends — there, that a system holds something only on the lines of submissions it applied,
+``Facts.applied_lines``: a refused one is no evidence of what the system holds).
 The rule holds wherever the run could have changed a system or the claim is about one: a
 data-changing plan, a run that sent a submission (whatever its plan said), and every audit. The verdict is per
 plan criterion: a criterion is met when a valid check of it is met; an extra check that code
@@ -29,7 +30,6 @@ from urllib.parse import urlsplit
 
 from taskcrew.crew.citations import about_system_state, lines_with, quoted, quotes_unseen
 from taskcrew.crew.models import CriterionCheck, Plan, Verdict
-from taskcrew.tools.submissions import SAVED_WORDS
 
 MODELS_WORD = "[not checked by code: the verifier's word]"
 REJECTED = "[rejected: "
@@ -85,12 +85,14 @@ def check_verdict(
     texts: dict[str, list[str]] | None = None,
     systems: list[tuple[str, str]] | None = None,
     on_systems: bool | None = None,
+    applied: list[str] | None = None,
 ) -> Verdict:
     """Code has the last word on the verifier's verdict (``seen``: sources it opened; ``texts``: what
     it saw at each; ``systems``: name and URL of each system; ``on_systems``: criteria about a
-    system's state must be checked on it — default: the plan changes data)."""
+    system's state must be checked on it — default: the plan changes data; ``applied``: the lines
+    of the gate's record that speak of what a system holds, ``Facts.applied_lines``)."""
     state_rule = plan.changes_data if on_systems is None else on_systems
-    checks = [_checked(c, state_rule, seen, texts, systems or []) for c in verdict.checks]
+    checks = [_checked(c, state_rule, seen, texts, systems or [], applied or []) for c in verdict.checks]
     return decide_per_criterion(verdict, plan, checks)
 
 
@@ -100,22 +102,24 @@ def _checked(
     seen: set[str],
     texts: dict[str, list[str]] | None,
     systems: list[tuple[str, str]],
+    applied: list[str],
 ) -> CriterionCheck:
     if not check.met:
         return check
-    there = [t for source, ts in (texts or {}).items() if same_source(check.source, {source}) for t in ts]
+    code = _code_source(check.source, texts)
+    if code is not None:  # exactly what code recorded: never a file whose name merely ends alike
+        there = list((texts or {}).get(code, []))
+    else:
+        there = [t for source, ts in (texts or {}).items() if same_source(check.source, {source}) for t in ts]
     about_state = bool(systems) and about_system_state(check.criterion, [name for name, _ in systems])
-    if about_state and check.source.strip().strip("<>`'\"") == SENDS_SOURCE:
-        there = applied_lines(there)  # what the system holds: only what it accepted
+    if about_state and code == SENDS_SOURCE and not ABSENCE.search(check.criterion):
+        # that a system holds something: only the sends it accepted show it (that the run created
+        # nothing else is read from every send: a refused one created nothing either)
+        there = ["\n".join(applied)]
     rejection = None
     if not same_source(check.source, seen):
         rejection = f"{check.source!r} was not opened (successfully) during this verification"
-    elif (
-        state_rule
-        and about_state
-        and not _on_system(check.source, systems)
-        and not check.source.startswith((CHANGES_SOURCE, SENDS_SOURCE))
-    ):
+    elif state_rule and about_state and not _on_system(check.source, systems) and code is None:
         rejection = (
             f"a criterion about the state of a system must be checked on that system's own pages "
             f"({', '.join(url for _, url in systems)}), not in {check.source!r}"
@@ -127,7 +131,7 @@ def _checked(
         else:
             check = check.model_copy(update={"observed": " / ".join(f"“{ln}”" for ln in lines)})
     elif texts is not None:
-        rejection = _unseen(check.observed, there, check.source)
+        rejection = _unseen(check.observed, there, check.source, every_line_a_row=code == SENDS_SOURCE)
         if rejection is None and not quoted(check.observed) and not _checkable_values(check.observed):
             check = check.model_copy(update={"observed": f"{check.observed} {MODELS_WORD}"})
     if rejection:
@@ -135,33 +139,48 @@ def _checked(
     return check
 
 
-def _unseen(observed: str, there: list[str], source: str) -> str | None:
+def _code_source(cited: str, texts: dict[str, list[str]] | None) -> str | None:
+    """The source code wrote that ``cited`` names exactly (the gate's record, a before/after
+    difference it registered), quotes and backticks aside; None for anything else."""
+    name = cited.strip().strip("<>`'\"").strip()
+    if name == SENDS_SOURCE or (name.startswith(f"{CHANGES_SOURCE} ") and name in (texts or {})):
+        return name
+    return None
+
+
+def _unseen(observed: str, there: list[str], source: str, every_line_a_row: bool = False) -> str | None:
     if missing := quotes_unseen(observed, there):
         return f"the verifier never saw {missing[0]!r} at {source!r} in this verification"
     have = set().union(*(values(t) for t in there)) if there else set()
-    said = _checkable_values(observed)
-    if missing_values := sorted(said - have):
+    if missing_values := sorted(_checkable_values(observed) - have):
         return (
             f"{source!r} does not show {', '.join(missing_values[:3])} (not in what the verifier saw there)"
         )
-    return _other_row(said, there, source)
+    return _other_row(observed, there, source, every_line_a_row)
 
 
-def _other_row(said: set[str], there: list[str], source: str) -> str | None:
-    """A table's values belong to their row: where the observation names a record that has a row
-    (an identifier such as GX-7781 or BILL-0011 on a ``| … | … |`` line), each other value it states
-    that sits in the table must be on one of those rows, not taken from a neighbour (499.00 from
-    Hooli's row for a Globex bill saved as 494.00)."""
-    rows = [values(line) for text in there for line in text.splitlines() if line.count(" | ") >= 2]
-    ids = {v for v in said if re.search(r"[a-z]", v)}
-    own = [row for row in rows if row & ids]
-    if not own:
+_SENTENCE = re.compile(r";\s*|\.\s+|\n")  # what one statement of an observation ends at (not commas)
+
+
+def _other_row(observed: str, there: list[str], source: str, every_line_a_row: bool) -> str | None:
+    """A table's values belong to their row: where a statement of the observation names a record
+    that has a row (an identifier such as GX-7781 or BILL-0011 on a ``| … | … |`` line, or on a line
+    of the gate's record), each other value it states that sits in the table must be on one of those
+    rows, not taken from a neighbour (499.00 from Hooli's row for a Globex bill saved as 494.00).
+    Quoted words and clauses of absence count here: they still name the record."""
+    lines = [line for text in there for line in text.splitlines()]
+    rows = [values(line) for line in lines if every_line_a_row or line.count(" | ") >= 2]
+    if not rows:
         return None
     in_table = set().union(*rows)
-    for value in sorted(said - ids):
-        if value in in_table and not any(value in row for row in own):
-            named = ", ".join(sorted(v.upper() for v in ids & set().union(*own)))
-            return f"{source!r} shows {value} on another row than {named}: a record's values come from its own row"
+    for statement in _SENTENCE.split(observed):
+        said = values(statement)
+        ids = {v for v in said if re.search(r"[a-z]", v)}
+        own = [row for row in rows if row & ids]
+        for value in sorted(said - ids) if own else []:
+            if value in in_table and not any(value in row for row in own):
+                named = ", ".join(sorted(v.upper() for v in ids & set().union(*own)))
+                return f"{source!r} shows {value} on another row than {named}: a record's values come from its own row"
     return None
 
 
@@ -245,18 +264,6 @@ CHANGES_SOURCE = "before/after"  # the run's before/after difference of a system
 SENDS_SOURCE = "sends of this run"  # the network gate's record of what the run sent (Facts.record)
 APPLIED_HEAD = "Changes a system applied:"  # its line counting the applied ones (Facts.record)
 SENT_HEAD = "Data-changing submissions sent:"  # its line counting the sends (Facts.record)
-
-
-def applied_lines(texts: list[str]) -> list[str]:
-    """The lines of the gate's record that speak of what a system holds: each submission it saved,
-    the count of those, and "sent: none" (the run changed nothing) — not the refused, bounced or
-    unanswered submissions, nor a count of sends (sent is not saved)."""
-    return [
-        line
-        for text in texts
-        for line in text.splitlines()
-        if SAVED_WORDS in line or line.startswith(APPLIED_HEAD) or line == f"{SENT_HEAD} none"
-    ]
 
 
 # ---- values: identifiers, amounts and dates, normalised ----------------------------------------

@@ -74,19 +74,27 @@ class Facts(BaseModel):
         """The gate's record of what this run sent, as a source the verifier may cite
         (``evidence.SENDS_SOURCE``): every data-changing submission that left the browser's network
         gate (the only way a tool changes a system), with what the system answered."""
-        saved = _distinct(self.saved)
         lines = [
             "The network gate's record of this run: every data-changing submission that left the "
             "browser (no tool changes a system any other way), with the system's answer, recorded by "
             "code as it happened (every leg of a durable job).",
             f"{SENT_HEAD} {len(self.submissions) or 'none'}",
         ]
-        lines += [f"- {_what(s)} — {s.words()}" for s in self.submissions[:20]]
-        lines.append(
-            f"{APPLIED_HEAD} {len(saved) or 'none'}"
-            + (f"; with no clear answer (may be applied): {len(self.unknown)}" if self.unknown else "")
-        )
+        lines += [_line(s) for s in self.submissions[:20]]
+        lines.append(self._applied_head())
         return "\n".join(lines)
+
+    def applied_lines(self) -> list[str]:
+        """The lines of ``record`` that speak of what a system holds — each submission it saved, the
+        count of those, and "sent: none" — chosen from the facts, not by reading the text (a field
+        value may hold any words): the only lines a criterion about a system's state may cite there."""
+        lines = [_line(s) for s in self.submissions[:20] if s.result == "saved"]
+        return [*([f"{SENT_HEAD} none"] if not self.submissions else []), *lines, self._applied_head()]
+
+    def _applied_head(self) -> str:
+        return f"{APPLIED_HEAD} {len(_distinct(self.saved)) or 'none'}" + (
+            f"; with no clear answer (may be applied): {len(self.unknown)}" if self.unknown else ""
+        )
 
 
 def gather(submissions: list[SubmissionResult], intents: Any, since: datetime | None) -> Facts:
@@ -149,8 +157,12 @@ def answer(state: RunState, facts: Facts) -> str:
 
 
 def _what(s: SubmissionResult) -> str:
-    shown = ", ".join(f"{k}={v}" for k, v in s.fields[:4])
+    shown = ", ".join(f"{k}={' '.join(v.split())}" for k, v in s.fields[:4])  # a value stays on its line
     return f"{s.method} {s.url}" + (f" [{shown}]" if shown else "")
+
+
+def _line(s: SubmissionResult) -> str:
+    return f"- {_what(s)} — {s.words()}"
 
 
 def _same(a: SubmissionResult, b: SubmissionResult) -> bool:

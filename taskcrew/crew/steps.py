@@ -231,6 +231,7 @@ def verify(ctx: RunContext, state: RunState) -> Verdict:
         environment=ctx.toolbox.environment(),
         changes=changes,
     )
+    facts = ctx.facts()
     verdict = check_verdict(
         verdict,
         state.plan,
@@ -238,7 +239,8 @@ def verify(ctx: RunContext, state: RunState) -> Verdict:
         ctx.toolbox.sources.texts(),
         systems=[(s.name, s.url) for s in ctx.toolbox.systems],
         # a plan's "changes nothing" is a model's word: a send, or an audit's claim, is about systems
-        on_systems=state.plan.changes_data or state.mode == "audit" or bool(ctx.facts().submissions),
+        on_systems=state.plan.changes_data or state.mode == "audit" or bool(facts.submissions),
+        applied=facts.applied_lines(),
     )
     verdict = check_cited_facts(verdict, state, ctx.toolbox.source_text)
     ctx.tracer.emit(VerdictEvent(attempt=state.verify_attempts, verdict=verdict))

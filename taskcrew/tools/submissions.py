@@ -46,7 +46,6 @@ _HTTP_WORDS = {
 }
 
 
-SAVED_WORDS = "saved — the system accepted it"  # evidence.py reads applied sends by these words
 UNKNOWN_WORDS = "UNKNOWN whether it was saved"  # a submission the system gave no clear answer to
 
 
@@ -71,7 +70,7 @@ class SubmissionResult(BaseModel):
         status = f"HTTP {self.http_status}" if self.http_status is not None else "no answer"
         detail = f": {self.detail}" if self.detail else ""
         return {
-            "saved": f"{SAVED_WORDS} ({status}{detail})",
+            "saved": f"saved — the system accepted it ({status}{detail})",
             "refused": f"NOT saved — the system refused it ({status}{detail})",
             "bounced": "NOT saved — bounced to the login page (the session had ended); sign in and send it again",
             "unknown": f"{UNKNOWN_WORDS} ({status}{detail}); look in the system before sending it again",
