@@ -533,3 +533,26 @@ def test_a_decision_made_under_laxer_rules_of_its_own_is_not_obeyed_by_the_worke
     assert sent is not None and "was not sent" in sent
     refused = [e for e in authority.audit.entries() if e.action == "decision_refused_by_rules"]
     assert [e.target for e in refused] == [approval_id] and "two people" in refused[0].payload["reason"]
+
+
+def test_a_person_named_like_auto_approve_is_no_auto_approval(env: dict[str, Any], tmp_path: Path) -> None:
+    """The worker takes an --auto-approve decision as its own, made under its rules: one whose
+    decided_by merely reads "--auto-approve" (a person of that name in a users file of one) is a
+    person's, and needs two people where the worker's rules say so. Nobody may have that name."""
+    from pydantic import ValidationError
+
+    from taskcrew.console.auth import add_user
+
+    with pytest.raises(ValidationError):
+        add_user(tmp_path / "users.yaml", "--auto-approve", "a-password-1")
+    jobs, authority = env["jobs"], env["authority"]
+    job_id, approval_id = _parked(jobs, "ana", _request("8000.00"))
+    lax = Authority(
+        jobs, authority.rules.model_copy(update={"two_person": "off"}), users_file=tmp_path / "none.yaml"
+    )
+    decided = lax.decide(approval_id, "approve", Identity(name="--auto-approve", proof="token"))
+    assert decided.status == "decided" and jobs.approval(approval_id).decided_by == "--auto-approve"
+    assert authority.rules_refusal(jobs.approval(approval_id)) is not None
+    jobs.mark(job_id, "running", only_if=("waiting",), worker="w1")
+    with pytest.raises(Parked):
+        JobHuman(jobs, job_id, authority=authority).approve(_request("8000.00"))

@@ -209,7 +209,7 @@ class Authority:
         if (
             approval.status != "approved"
             or approval.request is None
-            or approval.decided_by == "--auto-approve"
+            or (approval.decision is not None and approval.decision.basis == "auto_approve")
         ):
             return None  # --auto-approve is decided by the worker itself, under its rules (WorkerGate.auto)
         if not self.needs_two(self.assess(approval.request)):

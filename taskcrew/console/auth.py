@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 # scrypt cost: n=2**14, r=8, p=1 (~16 MiB, tens of ms): OWASP's minimum for scrypt.
 _N, _R, _P = 2**14, 8, 1
-NAME_PATTERN = r"^[A-Za-z0-9_.@-]{1,64}$"
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$"  # not "-…": nobody is named "--auto-approve"
 
 
 class ConsoleUserError(ValueError):
