@@ -7,6 +7,7 @@ import shutil
 from decimal import Decimal
 from pathlib import Path
 
+from taskcrew.config import Paths
 from taskcrew.crew.models import CriterionCheck, LlmCall, Plan, PlanStep, StepReport, Verdict
 from taskcrew.crew.trace import (
     ApprovalEvent,
@@ -201,7 +202,7 @@ def parked_job(
         FieldSource(name="amount", value=amount, source="inbox/scan.png (OCR), line 14"),
     ]
     if screenshot is not None:  # where the worker keeps it: <home>/jobs/<job id>/form-<time>-<n>.png
-        kept = screenshot.parent / "jobs" / job.id / "form-20261201-120000-1.png"
+        kept = Paths.from_env().home / "jobs" / job.id / "form-20261201-120000-1.png"
         kept.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(screenshot, kept)
         screenshot = kept

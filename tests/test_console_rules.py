@@ -400,20 +400,35 @@ def test_a_session_of_someone_removed_from_the_users_file_ends(tmp_path: Path, c
         jobs.close()
 
 
-def test_an_approvals_screenshot_is_served_only_from_its_own_jobs_folder(tmp_path: Path) -> None:
+def test_an_approvals_screenshot_is_served_only_from_its_own_jobs_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The screenshot path is a column of the job database: one written there (another job's
-    screenshot, any .png on the console's host, a link) is not served."""
+    screenshot, a look-alike folder elsewhere, any .png on the console's host, a link to a file or
+    a linked job folder) is not served."""
     from taskcrew.jobs.human import screenshot_file
 
-    own = tmp_path / "jobs" / "job-1" / "form-20261203-101500-1.png"
-    other = tmp_path / "jobs" / "job-2" / "form-20261203-101500-1.png"
-    stray = tmp_path / "secret.png"
-    for path in (own, other, stray):
+    home = tmp_path / "home"
+    monkeypatch.setenv("TASKCREW_HOME", str(home))
+    name = "form-20261203-101500-1.png"
+    own, other = home / "jobs" / "job-1" / name, home / "jobs" / "job-2" / name
+    elsewhere, stray = tmp_path / "elsewhere" / "jobs" / "job-1" / name, tmp_path / "secret.png"
+    for path in (own, other, elsewhere, stray):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"\x89PNG\r\n\x1a\n")
     link = own.with_name("form-20261203-101500-2.png")
     link.symlink_to(stray)
+    (home / "jobs" / "job-3").symlink_to(other.parent)  # job 3's folder is job 2's
     assert screenshot_file("job-1", str(own)) == own
-    for forged in (other, stray, link, own.with_name("x.png"), tmp_path / "jobs" / "job-1" / "missing.png"):
-        assert screenshot_file("job-1", str(forged)) is None, forged
+    forged = [
+        other,
+        elsewhere,
+        stray,
+        link,
+        own.with_name("x.png"),
+        own.with_name("form-20261203-101500-9.png"),
+    ]
+    for path in [*forged, home / "jobs" / "job-1" / ".." / "job-2" / name]:
+        assert screenshot_file("job-1", str(path)) is None, path
+    assert screenshot_file("job-3", str(home / "jobs" / "job-3" / name)) is None
     assert screenshot_file("job-1", None) is None

@@ -26,14 +26,18 @@ SCREENSHOT = re.compile(r"form-\d{8}-\d{6}-\d+\.png")  # how the worker names th
 
 def screenshot_file(job_id: str, stored: str | None) -> Path | None:
     """The screenshot an approval names, only if it is one the worker takes for that job
-    (``…/jobs/<job id>/form-<time>-<n>.png``): the row is in the job database, and a path written
-    there must not make the console serve another job's screenshot or any other file."""
-    if not stored:
+    (``<TASKCREW_HOME>/jobs/<job id>/form-<time>-<n>.png``, its folder resolved): the row is in the
+    job database, and a path written there must not make the console serve another job's screenshot
+    or any other file."""
+    from taskcrew.config import Paths
+
+    if not stored or not SCREENSHOT.fullmatch(Path(stored).name):
         return None
+    folder = (Paths.from_env().home / "jobs").resolve() / job_id  # the worker's, on this host
     path = Path(stored)
-    if path.parent.name != job_id or path.parent.parent.name != "jobs" or not SCREENSHOT.fullmatch(path.name):
-        return None
-    return path if path.is_file() and not path.is_symlink() else None
+    if path.is_symlink() or folder.is_symlink() or path.resolve().parent != folder:
+        return None  # no link (to a file, or a job folder linked to another's), no other folder
+    return path if path.is_file() else None
 
 
 class Parked(BaseException):
