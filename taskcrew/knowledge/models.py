@@ -109,10 +109,11 @@ class ProcedureHit(BaseModel):
 
     @property
     def citation(self) -> str:
+        """One line, always (a file name or heading may hold line breaks: they would end it)."""
+        name = " ".join(self.source_name.split())
         if not self.heading_path:
-            return self.source_name
-        path = HEADING_SEPARATOR.join(" ".join(h.split()) for h in self.heading_path)  # one line, always
-        return f"{self.source_name} § {path}"
+            return name
+        return f"{name} § {HEADING_SEPARATOR.join(' '.join(h.split()) for h in self.heading_path)}"
 
 
 class FactProvenance(BaseModel):
