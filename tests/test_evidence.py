@@ -3,6 +3,8 @@ about a system's state must be checked on that system."""
 
 from __future__ import annotations
 
+import pytest
+
 from taskcrew.crew.models import CriterionCheck, Plan, PlanStep, Verdict
 from taskcrew.crew.steps import check_verdict
 
@@ -288,3 +290,39 @@ def test_the_gates_record_keeps_each_sends_values_on_its_line() -> None:
 
     assert checked("GX-7781 amount=494.00 — saved")
     assert not checked("GX-7781 amount=499.00 — saved")  # HCS-2026-09's amount
+
+
+@pytest.mark.parametrize(
+    "criterion",
+    [  # positive claims about what the ERP holds, whose words merely include a word of absence
+        "Acme Payables has exactly one bill for Invoice No. INV-2057 of 1284.50",
+        "Acme Payables has exactly one bill for INV-2057 of 1284.50, not marked paid",
+        "A bill for INV-2057 of 1284.50 exists in Acme Payables with no duplicate",
+    ],
+)
+def test_a_refused_send_is_no_evidence_of_a_bill_whatever_the_criterions_words(criterion: str) -> None:
+    from taskcrew.crew.evidence import SENDS_SOURCE
+    from taskcrew.crew.outcome import Facts
+    from taskcrew.tools.submissions import SubmissionResult
+
+    fields = [("vendor", "Northwind Traders"), ("invoice_number", "INV-2057"), ("amount", "1284.50")]
+    refused = Facts(
+        submissions=[
+            SubmissionResult(
+                method="POST", url=f"{BILLS}/new", fields=fields, result="refused", http_status=422
+            )
+        ]
+    )
+    observed = "POST /bills/new invoice_number=INV-2057 amount=1284.50 for Northwind Traders"
+    check = CriterionCheck(criterion=criterion, met=True, source=SENDS_SOURCE, observed=observed)
+    one = Plan(goal="enter", success_criteria=[criterion], steps=plan().steps, changes_data=True)
+    texts = {SENDS_SOURCE: [refused.record()]}
+    verdict = check_verdict(
+        Verdict(verified=True, checks=[check], reason="ok"),
+        one,
+        {SENDS_SOURCE},
+        texts,
+        SYSTEMS,
+        applied=refused.applied_lines(),
+    )
+    assert not verdict.verified, verdict.checks[0].observed

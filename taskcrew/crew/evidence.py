@@ -112,7 +112,7 @@ def _checked(
     else:
         there = [t for source, ts in (texts or {}).items() if same_source(check.source, {source}) for t in ts]
     about_state = bool(systems) and about_system_state(check.criterion, [name for name, _ in systems])
-    if about_state and code == SENDS_SOURCE and not ABSENCE.search(check.criterion):
+    if about_state and code == SENDS_SOURCE and not NOTHING_ELSE.search(check.criterion):
         # that a system holds something: only the sends it accepted show it (that the run created
         # nothing else is read from every send: a refused one created nothing either)
         there = ["\n".join(applied)]
@@ -184,6 +184,12 @@ def _other_row(observed: str, there: list[str], source: str, every_line_a_row: b
     return None
 
 
+# a criterion that the run created or changed nothing besides (not "Invoice No. …", "not paid")
+NOTHING_ELSE = re.compile(
+    r"\b(no other|no second|no further|nothing else|nothing (was|were|has been) (changed|created|added|sent)|"
+    r"no (bill|record|row|change)s? (was|were|has been|have been) (created|added|changed|sent))\b",
+    re.IGNORECASE,
+)
 ABSENCE = re.compile(
     r"\b(no|not|none|never|without|absent|missing|nothing|cannot|isn't|doesn't|wasn't|n't)\b", re.IGNORECASE
 )
