@@ -556,3 +556,29 @@ def test_a_person_named_like_auto_approve_is_no_auto_approval(env: dict[str, Any
     jobs.mark(job_id, "running", only_if=("waiting",), worker="w1")
     with pytest.raises(Parked):
         JobHuman(jobs, job_id, authority=authority).approve(_request("8000.00"))
+
+
+def test_an_auto_approval_signed_under_laxer_rules_is_checked_again(env: dict[str, Any]) -> None:
+    """Another worker, started with two_person off, auto-approved an 8,000.00 bill and stopped before
+    sending it; the worker that resumes the job, under the real rules, asks two people instead."""
+    from taskcrew.approvals.worker import WorkerGate
+    from taskcrew.jobs import JobOptions
+
+    jobs, authority = env["jobs"], env["authority"]
+    job = jobs.submit(
+        "Enter the invoice",
+        submitted_by="ana",
+        submitted_proof="token",
+        options=JobOptions(auto_approve=True),
+    )
+    jobs.mark(job.id, "running", only_if=("queued",), worker="w-lax")
+    big = _request("8000.00")
+    lax = Authority(jobs, authority.rules.model_copy(update={"two_person": "off"}), users_file=env["users"])
+    key = lax.key_of(big.method, big.url, [(f.name, f.value) for f in big.fields])
+    assert (
+        WorkerGate(lax, job.id).auto(big.model_copy(update={"key": key}), jobs.get(job.id), None) is not None
+    )
+    approval = next(a for a in jobs.approvals(job_id=job.id) if a.key == key)
+    assert "--auto-approve does not cover it" in (authority.rules_refusal(approval) or "")
+    human = JobHuman(jobs, job.id, authority=authority)
+    assert human.gate.send_check("POST", big.url, [(f.name, f.value) for f in big.fields]) is not None

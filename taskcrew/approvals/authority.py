@@ -206,19 +206,22 @@ class Authority:
         and users are read by each process (a CLI can point TASKCREW_RISK_RULES or the users file
         at its own copy), so the worker checks a decision again before it obeys it: an item that
         needs two people here needs two current users, neither of them the submitter."""
-        if (
-            approval.status != "approved"
-            or approval.request is None
-            or (approval.decision is not None and approval.decision.basis == "auto_approve")
-        ):
-            return None  # --auto-approve is decided by the worker itself, under its rules (WorkerGate.auto)
-        if not self.needs_two(self.assess(approval.request)):
+        if approval.status != "approved" or approval.request is None:
             return None
-        names = (approval.decided_by or "").split("+")
         try:
             submitter: str | None = self.jobs.get(approval.job_id).submitted_by
         except UnknownJob:
             submitter = None
+        needs_two = self.needs_two(self.assess(approval.request))
+        if approval.decision is not None and approval.decision.basis == "auto_approve":
+            # signed by a worker, maybe another one with other rules: what WorkerGate.auto allows here
+            rule = self.rules.auto_approve_rule(submitter or "", approval.request.url)
+            if rule is not None and (rule.flagged or not needs_two):
+                return None
+            return f"under this worker's rules --auto-approve does not cover it (submitted by {submitter})"
+        if not needs_two:
+            return None
+        names = (approval.decided_by or "").split("+")
         if len(set(names)) == 2 and submitter not in names and len(self._current(names)) == 2:
             return None
         return (
