@@ -149,7 +149,7 @@ def routes(web: Web) -> list[BaseRoute]:
         except LookupError:
             return PlainTextResponse("No such approval.", status_code=404)
         shot = screenshot_file(item.job_id, item.screenshot)
-        if shot is None:
+        if shot is None or console.approver.problem(item):  # an edited row shows nothing of it
             return PlainTextResponse("This approval has no screenshot.", status_code=404)
         return FileResponse(shot, media_type="image/png")
 
