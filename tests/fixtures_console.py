@@ -136,3 +136,12 @@ def shots(page: Any, name: str) -> None:
 
 def flash(page: Any) -> str:
     return str(page.locator(".flash").first.inner_text())
+
+
+def shown_width(page: Any, selector: str = "img.shot") -> int:
+    """The natural width of the first image matching ``selector`` once the browser has finished
+    loading it (0: it failed). Read at once it may still be loading on a busy machine."""
+    page.wait_for_function(
+        "s => { const i = document.querySelector(s); return i !== null && i.complete; }", arg=selector
+    )
+    return int(page.locator(selector).first.evaluate("img => img.naturalWidth"))

@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 from console_seed import XSS_INVOICE, XSS_TITLE, parked_job, write_run, write_sweep
-from fixtures_console import PASSWORDS, ConsoleEnv, flash, shot
+from fixtures_console import PASSWORDS, ConsoleEnv, flash, shot, shown_width
 
 from taskcrew.crew.trace import ControlEvent, RunFinished, Tracer
 
@@ -134,7 +134,7 @@ def test_second_approver_rule_in_the_browser(console_env: ConsoleEnv) -> None:
     assert "12,000.00" in fields.inner_text() and "inbox/northwind.pdf, page 1, line 2" in fields.inner_text()
     assert "OCR-read" in fields.locator("tr", has_text="amount").inner_text()
     assert "read by OCR — check it" in fields.locator("tr", has_text="invoice_number").inner_text()
-    assert bob.locator("img.shot").evaluate("img => img.naturalWidth") > 0
+    assert shown_width(bob) > 0
     assert "submitted by ana" in bob.locator("main").inner_text()
     assert "[browser_operator] Enter the bill" in bob.locator("#plan").inner_text()
     bob.get_by_role("button", name="Approve").click()
@@ -248,7 +248,7 @@ def test_runs_and_eval_pages(console_env: ConsoleEnv) -> None:
     assert "INV-1 Northwind 1,250.00 EUR" in page.locator("#criteria").inner_text()
     assert page.locator(".timeline li.fail").count() >= 1
     assert page.locator(".report table").count() == 1  # markdown rendered
-    assert page.locator("img.shot").first.evaluate("img => img.naturalWidth") == 1
+    assert shown_width(page) == 1
     page.goto(console_env.url + "/eval")
     page.wait_for_url(re.compile(r".*/eval/sweep-1$"))
     assert page.locator("svg[role=img]").count() == 5  # pass^1, pass^2, cost, time, scatter
