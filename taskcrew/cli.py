@@ -166,9 +166,10 @@ def run(
 
 
 def _end(code: int) -> NoReturn:
-    """Leave a run's (or an audit's) command with ``code``. An interrupted run has written its report and closed its
-    browser; crewAI's abandoned threads (a tool call still waiting on the closed browser) must not hold
-    the process: Python's exit joins pool threads, which kept `taskcrew demo` alive 2 minutes."""
+    """Leave a run's (or an audit's) command with ``code``. An interrupted run has written its report
+    and closed its browser; crewAI's abandoned threads (a tool call still waiting on the closed
+    browser) must not hold the process: Python's exit joins pool threads, which kept `taskcrew demo`
+    alive 2 minutes."""
     from taskcrew.crew.stopping import EXIT_INTERRUPTED, exit_now
 
     if code == EXIT_INTERRUPTED:

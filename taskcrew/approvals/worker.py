@@ -3,7 +3,8 @@
 - ``decision``: the decided approval of this job for exactly this key, and only if the authority's
   signature over it checks out and it holds under this worker's own rules (two people where they
   are needed: a CLI with laxer rules of its own decides nothing here); a row marked approved without
-  one (or edited since) is refused and recorded, never obeyed; ``answer``: the same for the answers to the job's questions;
+  one (or edited since) is refused and recorded, never obeyed; ``answer``: the same for the answers
+  to the job's questions;
 - ``auto``: ``--auto-approve`` is a signed property of the submission and holds only for the
   identities and paths the rules permit (and, while the two-person rule is on, never for an item that
   needs two people unless a rule says so); anything else goes to a person;

@@ -17,9 +17,10 @@ recorded of the run, cited by its exact name: its before/after difference, or th
 its sends — there, that a system holds something only on the lines of submissions it applied,
 ``Facts.applied_lines``: a refused one is no evidence of what the system holds).
 The rule holds wherever the run could have changed a system or the claim is about one: a
-data-changing plan, a run that sent a submission (whatever its plan said), and every audit. The verdict is per
-plan criterion: a criterion is met when a valid check of it is met; an extra check that code
-rejected adds nothing but fails nothing; a check the verifier itself judged unmet fails the verdict.
+data-changing plan, a run that sent a submission (whatever its plan said), and every audit.
+The verdict is per plan criterion: a criterion is met when a valid check of it is met; an extra
+check that code rejected adds nothing but fails nothing; a check the verifier itself judged unmet
+fails the verdict.
 The reason names each criterion that failed and why.
 """
 
@@ -180,7 +181,10 @@ def _other_row(observed: str, there: list[str], source: str, every_line_a_row: b
         for value in sorted(said - ids) if own else []:
             if value in in_table and not any(value in row for row in own):
                 named = ", ".join(sorted(v.upper() for v in ids & set().union(*own)))
-                return f"{source!r} shows {value} on another row than {named}: a record's values come from its own row"
+                return (
+                    f"{source!r} shows {value} on another row than {named}: a record's values come "
+                    "from its own row"
+                )
     return None
 
 

@@ -6,8 +6,9 @@ and, for a durable job, the intent log of its earlier legs), the verifier's verd
 - A run that sent a change the system accepted (or may have: no answer) is never ``nothing_to_do``:
   verified it is ``done``; the verifier's refusal keeps it ``not_verified``.
 - ``nothing_to_do`` needs a verified verdict and no change applied, and either a step that said so,
-  a data-changing plan or a submission sent (the plan's word alone does not decide it): a run that says "done" but whose every submission was refused (or that
-  sent none) did not do it — the state was already there.
+  a data-changing plan or a submission sent (the plan's word alone does not decide it): a run
+  that says "done" but whose every submission was refused (or that sent none) did not do it —
+  the state was already there.
 - Every other ending (incomplete, rejected, error, interrupted) keeps the reason the Flow stopped,
   and the report and ``runs list`` say what changed in the system beside it (``Facts.changed_line``).
 """
