@@ -97,6 +97,10 @@ def test_html_headings_title_and_no_scripts_or_navigation(tmp_path: Path) -> Non
     assert "- Import the statement" in text
 
 
+# a region of a PDF page under min_chars (200) joins the next one; these keep each region whole
+FILLER = "Ask the supplier desk when in doubt; the desk answers within one working day. " * 2
+
+
 def test_pdf_outline_names_the_section_of_each_page_region(tmp_path: Path) -> None:
     from fpdf import FPDF
 
@@ -110,7 +114,7 @@ def test_pdf_outline_names_the_section_of_each_page_region(tmp_path: Path) -> No
         6,
         new_x="LMARGIN",
         new_y="NEXT",
-        text="Ordering\nPlace orders through the portal before noon for next-day delivery.",
+        text="Ordering\nPlace orders through the portal before noon for next-day delivery. " + FILLER,
     )
     pdf.start_section("Returns", level=1)
     pdf.multi_cell(
@@ -118,7 +122,7 @@ def test_pdf_outline_names_the_section_of_each_page_region(tmp_path: Path) -> No
         6,
         new_x="LMARGIN",
         new_y="NEXT",
-        text="Returns\nDamaged goods are returned within 14 days with the delivery note.",
+        text="Returns\nDamaged goods are returned within 14 days with the delivery note. " + FILLER,
     )
     pdf.add_page()
     pdf.start_section("Invoices")
@@ -127,7 +131,7 @@ def test_pdf_outline_names_the_section_of_each_page_region(tmp_path: Path) -> No
         6,
         new_x="LMARGIN",
         new_y="NEXT",
-        text="Invoices\nInvoices are sent on the first working day of the month, Net 30.",
+        text="Invoices\nInvoices are sent on the first working day of the month, Net 30. " + FILLER,
     )
     path = tmp_path / "guide.pdf"
     pdf.output(str(path))
@@ -140,6 +144,69 @@ def test_pdf_outline_names_the_section_of_each_page_region(tmp_path: Path) -> No
     assert returns.heading_path == ["Ordering", "Returns", "page 1"]
     invoices = next(c for c in chunks if "Net 30" in c.text)
     assert invoices.heading_path == ["Invoices", "page 2"]
+
+
+def _guide_without_outline(path: Path) -> None:
+    """A PDF with no bookmarks whose headings are only set larger, as a word processor prints it:
+    a title, chapters and sections, a heading long enough to wrap, and a running header on every
+    page at a heading size."""
+    from fpdf import FPDF
+
+    class Guide(FPDF):
+        def header(self) -> None:
+            self.set_font("helvetica", "B", 14)
+            self.cell(0, 8, "Northwind internal", new_x="LMARGIN", new_y="NEXT")
+
+    pdf = Guide()
+
+    def write(size: int, text: str, width: float = 0) -> None:
+        pdf.set_font("helvetica", "B" if size > 11 else "", size)
+        pdf.multi_cell(width, size * 0.5, text, new_x="LMARGIN", new_y="NEXT")
+
+    pdf.add_page()
+    write(24, "Northwind Supplier Guide")
+    write(16, "1 Ordering")
+    write(11, "Place orders through the portal before noon for next-day delivery. " + FILLER)
+    write(13, "1.1 Returns of damaged goods that arrive after the delivery note was signed", width=90)
+    write(11, "Damaged goods are returned within 14 days with the delivery note. " + FILLER)
+    pdf.add_page()
+    write(16, "2 Invoices")
+    write(13, "2.1 Payment terms")
+    write(11, "Invoices are sent on the first working day of the month and are due Net 30. " + FILLER)
+    write(13, "2.2 Disputes")
+    write(11, "A disputed line is put on hold; the rest of the invoice is paid on time. " + FILLER)
+    pdf.add_page()
+    write(11, "Short payments are settled with a credit note from the supplier. " + FILLER)
+    pdf.output(str(path))
+
+
+def test_a_pdf_without_outline_is_split_by_the_headings_its_font_sizes_show(tmp_path: Path) -> None:
+    path = tmp_path / "guide.pdf"
+    _guide_without_outline(path)
+    chunks = chunk_file(path)
+    assert {c.title for c in chunks} == {"Northwind Supplier Guide"}
+
+    def path_of(words: str) -> list[str]:
+        return next(c for c in chunks if words in c.text).heading_path
+
+    assert path_of("next-day delivery") == ["1 Ordering", "page 1"]
+    returns = "1.1 Returns of damaged goods that arrive after the delivery note was signed"
+    assert path_of("Damaged goods are returned") == ["1 Ordering", returns, "page 1"]
+    assert path_of("due Net 30") == ["2 Invoices", "2.1 Payment terms", "page 2"]
+    assert path_of("put on hold") == ["2 Invoices", "2.2 Disputes", "page 2"]
+    assert path_of("credit note from the supplier") == ["2 Invoices", "2.2 Disputes", "page 3"]
+    # the running header is on every page at a heading size: not a section
+    assert not any("Northwind internal" in part for c in chunks for part in c.heading_path)
+
+
+def test_a_search_names_the_section_of_a_pdf_without_outline(
+    tmp_path: Path, knowledge_store: KnowledgeStore
+) -> None:
+    path = tmp_path / "guide.pdf"
+    _guide_without_outline(path)
+    knowledge_store.procedures.ingest([path])
+    [hit] = knowledge_store.procedures.search("when is a supplier's invoice due", k=1)
+    assert hit.citation == "guide.pdf § 2 Invoices > 2.1 Payment terms > page 2"
 
 
 def test_email_parts_keep_their_own_structure(tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 """PDF and e-mail files as pieces that follow their structure (chunking.py sizes them).
 
-PDF: page by page, split where the outline (bookmarks) starts a section, each piece's heading
-path the outline path then "page N"; the title from the document's metadata. E-mail: the body
+PDF: page by page, split where the outline (bookmarks) starts a section, or without an outline
+where a heading set in a larger font does (pdf_headings.py), each piece's heading path the
+outline path then "page N"; the title from the document's metadata. E-mail: the body
 under its subject, then each attachment under [subject, file name] with its own structure.
 """
 
@@ -26,12 +27,14 @@ from taskcrew.knowledge.chunking import (
     split_markdown,
 )
 from taskcrew.knowledge.markup import html_to_markdown, pdf_outline, rst_to_markdown
+from taskcrew.knowledge.pdf_headings import font_outline
 
 
 # -- pdf -------------------------------------------------------------------------------------------
 def pdf_pieces(data: bytes, prefix: list[str], config: ChunkingConfig) -> tuple[list[_Piece], str | None]:
-    """Pages split where the PDF's outline (bookmarks) starts a section: each piece's path is the
-    outline path then "page N" (just "page N" without an outline); the title from the metadata."""
+    """Pages split where the PDF's outline (bookmarks) starts a section, or the headings its font
+    sizes show when it has none: each piece's path is the heading path then "page N" (just "page N"
+    when neither shows one); the title from the metadata, else a lone largest heading."""
     from pypdf import PdfReader
     from pypdf.errors import PyPdfError
 
@@ -39,10 +42,13 @@ def pdf_pieces(data: bytes, prefix: list[str], config: ChunkingConfig) -> tuple[
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted:
             raise UnreadableFile("the PDF is encrypted; save an unencrypted copy")
-        pages = [page.extract_text() or "" for page in reader.pages]
         outline = pdf_outline(reader)
+        if outline:
+            pages, heading_title = [page.extract_text() or "" for page in reader.pages], None
+        else:  # no bookmarks: the headings its font sizes show
+            pages, outline, heading_title = font_outline(reader)
         metadata: Any = reader.metadata or {}
-        meta_title = str(metadata.get("/Title") or "").strip() or None
+        meta_title = str(metadata.get("/Title") or "").strip() or heading_title
     except UnreadableFile:
         raise
     except (PyPdfError, ValueError, KeyError, TypeError, OSError) as exc:
@@ -61,7 +67,13 @@ def pdf_pieces(data: bytes, prefix: list[str], config: ChunkingConfig) -> tuple[
                 rest = rest[at:]
             current = path
         regions.append((current, rest))
-        for path, body in regions:
+        carry = ""  # a region shorter than min_chars (a heading alone, a running header) joins the next
+        for n, (path, body) in enumerate(regions):
+            body = carry + body
+            if len(body.strip()) < config.min_chars and n + 1 < len(regions):
+                carry = body
+                continue
+            carry = ""
             pieces.extend(_paragraph_pieces([*prefix, *path, f"page {index + 1}"], body, config))
     return pieces, meta_title
 
