@@ -241,3 +241,58 @@ def test_a_search_finds_and_names_the_right_one_of_two_same_named_sections(
     )
     [hit] = knowledge_store.procedures.search("record a payment received from a customer", k=1)
     assert hit.citation == "ch_bus.rst § Accounts Receivable > Process Payment"
+
+
+EXPENSES = """# Staff handbook
+
+## Expense reports
+
+File an expense report in the finance portal within 30 days of the expense. Attach every receipt
+as a photo or PDF; a report without receipts is sent back to you. Choose the cost center of the
+project the expense was for, and write one line of purpose for each item.
+
+Meals with clients are reimbursed up to 60.00 a person, alcohol excluded. Taxi fares are
+reimbursed when no public transport runs or you carry equipment; write the reason on the line.
+Mileage for your own car is paid at the national rate per kilometre, with the route and purpose.
+
+Your manager approves the report in the portal; finance pays approved reports with the next
+payroll. A report filed after 90 days needs the finance director's approval as well.
+Expense reports in another currency are converted at the rate of the day on the receipt.
+
+Lost a receipt? Write a short note with the date, the amount and what it was for, and sign it;
+one missing receipt a quarter is accepted this way. Hotel bills must show the nights and the room
+rate; minibar and films are not reimbursed. Ask finance before you book anything unusual.
+
+## Corporate cards
+
+A corporate card is for business expenses only. Each card transaction still needs an expense
+report line with its receipt by the end of the month, or the amount is deducted from your pay.
+
+## Visitor parking
+
+Visitors park in the spaces by the main entrance; reception hands out day passes.
+"""
+
+
+def test_results_name_different_sections_before_a_second_chunk_of_one(
+    tmp_path: Path, knowledge_embedder: object
+) -> None:
+    from taskcrew.knowledge import KnowledgeStore
+    from taskcrew.knowledge.procedures import RankingConfig
+    from taskcrew.knowledge.store import StoreConfig
+
+    doc = tmp_path / "staff.md"
+    doc.write_text(EXPENSES, encoding="utf-8")
+    spread = KnowledgeStore(tmp_path / "spread", knowledge_embedder)  # type: ignore[arg-type]
+    spread.procedures.ingest([doc])
+    hits = spread.procedures.search("how do I get my expenses paid back", k=2)
+    assert [h.heading_path[-1] for h in hits] == ["Expense reports", "Corporate cards"]
+    # without the limit the long section's second chunk comes before the other section
+    crowded = KnowledgeStore(
+        tmp_path / "crowded",
+        knowledge_embedder,  # type: ignore[arg-type]
+        StoreConfig(ranking=RankingConfig(per_section=0)),
+    )
+    crowded.procedures.ingest([doc])
+    hits = crowded.procedures.search("how do I get my expenses paid back", k=2)
+    assert [h.heading_path[-1] for h in hits] == ["Expense reports", "Expense reports"]

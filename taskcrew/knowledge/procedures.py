@@ -77,6 +77,9 @@ class RankingConfig(BaseModel):
         3, ge=0, description="At most this many corpus words per query word (0: no expansion) (section)."
     )
     candidates: int = Field(30, ge=1, description="Hits each ranker contributes before fusion.")
+    per_section: int = Field(
+        1, ge=0, description="At most this many chunks of one section before other sections' (0: no limit)."
+    )
     bm25_weight: float = Field(0.1, ge=0.0, description="Weight of the normalised BM25 score (hybrid).")
     rrf_k: int = Field(60, ge=1, description="The k of reciprocal rank fusion (rrf).")
     query_weight: float = Field(
@@ -306,9 +309,8 @@ class ProcedureLibrary:
             mode = "hybrid"  # a library without a sections collection (tests of the parts)
         vectors = self._embedder.embed(phrasings) if mode != "bm25" else [None] * len(phrasings)  # one run
         lists = [self._scored(p, v, n, mode, size) for p, v in zip(phrasings, vectors, strict=True)]
-        return self._rank(
-            lists[0] if len(lists) == 1 else merge_phrasings(lists, self._ranking.query_weight), k
-        )
+        merged = lists[0] if len(lists) == 1 else merge_phrasings(lists, self._ranking.query_weight)
+        return self._rank(spread_sections(merged, self._ranking.per_section), k)
 
     def _scored(
         self, query: str, query_vector: np.ndarray | None, n: int, mode: Ranking, size: int
@@ -492,3 +494,19 @@ def merge_phrasings(lists: Sequence[Sequence[_Scored]], first_weight: float) -> 
             total[i] += weight * got.get(i, floor)
     merged = [(i, score / whole, entries[i]) for i, score in total.items()]
     return sorted(merged, key=lambda item: -item[1])
+
+
+def spread_sections(scored: list[_Scored], most: int) -> list[_Scored]:
+    """At most ``most`` chunks of one section (file and heading path) first, in score order, then
+    the others, also in score order (0: ``scored`` as it is)."""
+    if most < 1:
+        return scored
+    seen: dict[tuple[str, str], int] = {}
+    first: list[_Scored] = []
+    later: list[_Scored] = []
+    for item in scored:
+        metadata = item[2][1]
+        key = (str(metadata.get("source") or ""), str(metadata.get("heading_path") or ""))
+        seen[key] = seen.get(key, 0) + 1
+        (first if seen[key] <= most else later).append(item)
+    return first + later
