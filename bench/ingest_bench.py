@@ -14,6 +14,7 @@ Each measurement runs in a fresh process:
 - ``--folder-mb X --folder-files N``: a folder of N Markdown files (headings every few paragraphs)
   of X MB in all, ingested like `taskcrew knowledge ingest FOLDER`: chunks/s, peak RSS, progress
   reports seen; then the same folder again (content hashes: nothing chunked twice or embedded).
+  ``--folder DIR`` does the same with a real folder (e.g. a product's HTML manual).
 - ``--search-chunks N`` (default 5,000; 0 skips it): warm search latency (p50/p95 of 50 queries, k=4) per ranking on a store
   of N chunks (real texts and sections, vectors written ready-made so the set-up takes minutes,
   not hours; latency does not depend on the vectors' values).
@@ -301,6 +302,9 @@ def main() -> None:
     parser.add_argument("--folder-mb", type=float, default=0.0, help="ingest a folder of this size")
     parser.add_argument("--folder-files", type=int, default=40)
     parser.add_argument(
+        "--folder", type=Path, default=None, help="ingest this real folder (read, not changed)"
+    )
+    parser.add_argument(
         "--search-chunks", type=int, default=5000, help="warm search latency at N chunks (0: skip)"
     )
     parser.add_argument("--vocabulary", type=int, default=20000, help="made-up words mixed into the texts")
@@ -327,11 +331,13 @@ def main() -> None:
                 print(f"chunking {args.chunk_mb:g} MB {mode}: {c['chunks']} chunks in {c['seconds']:.1f} s; "
                       f"RSS {c['base']:.0f} MB before, peak {c['peak']:.0f} MB "
                       f"(+{c['peak'] - c['base']:.0f} MB)", flush=True)  # type: ignore[operator]  # fmt: skip
-        if args.folder_mb:
-            docs = folder / "docs"
-            write_folder(docs, args.folder_mb, args.folder_files, vocabulary=args.vocabulary)
+        if args.folder_mb or args.folder:
+            docs = args.folder or folder / "docs"
+            if not args.folder:
+                write_folder(docs, args.folder_mb, args.folder_files, vocabulary=args.vocabulary)
+            megabytes = sum(p.stat().st_size for p in docs.rglob("*") if p.is_file()) / 1e6
             f = run_child("folder", str(docs), str(folder / "folder-store"), threads)
-            print(f"ingest folder {args.folder_mb:g} MB in {f['files']} files: {f['chunks']} chunks in "
+            print(f"ingest folder {docs.name} ({megabytes:.1f} MB) in {f['files']} files: {f['chunks']} chunks in "
                   f"{f['seconds']:.0f} s ({f['chunks'] / f['seconds']:.1f} chunks/s wall, {f['chunks'] / f['cpu']:.1f} per CPU second); RSS {f['base']:.0f} MB "  # type: ignore[operator]
                   f"after loading, peak {f['peak']:.0f} MB; {f['reports']} progress reports; again: "
                   f"{f['again_unchanged']} unchanged, {f['again_added']} embedded, {f['again_s']:.1f} s; "
