@@ -97,6 +97,47 @@ def test_html_headings_title_and_no_scripts_or_navigation(tmp_path: Path) -> Non
     assert "- Import the statement" in text
 
 
+# the shape of a Sphinx page (Python's, Frappe's, most projects' manuals): navigation bars and a
+# sidebar marked only by role="navigation", a permalink after each heading, code in <pre>
+SPHINX = """<!DOCTYPE html><html><head><title>Payments &#8212; Ledgerly 2.1 documentation</title></head>
+<body>
+<div class="related" role="navigation" aria-label="related navigation"><h3>Navigation</h3>
+<ul><li><a href="genindex.html">index</a></li><li><a href="bills.html">next</a> |</li></ul></div>
+<div class="document"><div class="body" role="main">
+<section id="payments"><h1>Payments<a class="headerlink" href="#payments" title="Permalink">¶</a></h1>
+<p>Payments settle bills. A payment run pays every approved bill that is due.</p>
+<section id="run"><h2>Start a payment run<a class="headerlink" href="#run">¶</a></h2>
+<p>Open <em>Payments</em> and choose the bank account; the run lists the bills due this week.</p>
+<div class="highlight"><pre><span></span># a run from the command line
+ledgerly pay --account main
+
+# the file goes to the bank
+ledgerly export --format sepa
+</pre></div>
+</section></section></div></div>
+<div class="sphinxsidebar" role="navigation" aria-label="main navigation">
+<h3>Table of Contents</h3><ul><li><a href="#">Payments</a></li></ul>
+<div role="search"><h3>Quick search</h3><form><input type="text" name="q"></form></div></div>
+</body></html>
+"""
+
+
+def test_a_sphinx_page_keeps_its_sections_and_code_and_drops_its_navigation(tmp_path: Path) -> None:
+    page = tmp_path / "payments.html"
+    page.write_text(SPHINX, encoding="utf-8")
+    chunks = chunk_file(page)
+    assert {c.title for c in chunks} == {"Payments"}
+    paths = [c.heading_path for c in chunks]
+    assert all(not any(h in ("Navigation", "Table of Contents", "Quick search") for h in p) for p in paths)
+    text = "\n".join(c.text for c in chunks)
+    assert "¶" not in text + repr(paths) and "genindex" not in text and "index" not in text.split()
+    run = next(c for c in chunks if "ledgerly pay" in c.text)
+    assert run.heading_path == ["Start a payment run"]
+    # the code keeps its lines, and its "# comment" lines are not headings
+    assert "# a run from the command line\nledgerly pay --account main\n" in run.text
+    assert "ledgerly export --format sepa" in run.text
+
+
 # a region of a PDF page under min_chars (200) joins the next one; these keep each region whole
 FILLER = "Ask the supplier desk when in doubt; the desk answers within one working day. " * 2
 

@@ -130,8 +130,17 @@ def _rst_inline(text: str) -> str:
 _BLOCKS = frozenset(
     {"p", "div", "section", "article", "li", "tr", "table", "ul", "ol", "dl", "dt", "dd", "pre", "blockquote"}
 )
-_DROPPED = frozenset({"script", "style", "nav", "header", "footer", "noscript", "template", "svg", "head"})
+_DROPPED = frozenset(
+    {"script", "style", "nav", "header", "footer", "aside", "noscript", "template", "svg", "head"}
+)
+# ARIA landmarks that hold no document text: a generator's navigation bar, sidebar, search box
+# (Sphinx's <div class="related" role="navigation">, <div class="sphinxsidebar" ...>)
+_DROPPED_ROLES = frozenset({"navigation", "search", "banner", "contentinfo", "complementary"})
+_VOID = frozenset(
+    {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
+)
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
+_PERMALINK = "¶§🔗"  # the anchor a documentation generator puts after each heading
 
 
 class _HtmlToMarkdown(HTMLParser):
@@ -140,30 +149,41 @@ class _HtmlToMarkdown(HTMLParser):
         self.out: list[str] = []
         self.title = ""
         self._in_title = False
-        self._dropped = 0
+        self._drop: str | None = None  # the tag of the outermost element being dropped
+        self._drop_depth = 0  # how many of that tag are open inside it
+        self._pre = 0
         self._heading: int | None = None
         self._text: list[str] = []
 
     def _flush(self) -> None:
-        text = " ".join("".join(self._text).split())
+        raw = "".join(self._text).translate({ord(c): None for c in _PERMALINK})
         self._text = []
+        if self._pre:  # preformatted: its lines kept, fenced so a "# comment" is not a heading,
+            lines = [line.rstrip() for line in raw.splitlines() if line.strip()]  # one paragraph
+            if lines:
+                self.out.extend(["", "```", *lines, "```", ""])
+            return
+        text = " ".join(raw.split())
         if not text:
             return
         if self._heading is not None:
-            self.out.extend(["", f"{'#' * self._heading} {text}", ""])
+            self.out.extend(["", f"{'#' * self._heading} {text.rstrip('#').rstrip()}", ""])
         else:
-            self.out.append(text)
+            self.out.append(f" {text}" if text.startswith("#") else text)  # text, not a heading
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "title":
             self._in_title = True
-        elif tag in _DROPPED:
-            self._dropped += 1
+        elif self._drop is not None:
+            self._drop_depth += tag == self._drop
+        elif tag in _DROPPED or (tag not in _VOID and dict(attrs).get("role") in _DROPPED_ROLES):
+            self._drop, self._drop_depth = tag, 1
         elif tag in _HEADINGS:
             self._flush()
             self._heading = _HEADINGS[tag]
         elif tag in _BLOCKS or tag == "br":
             self._flush()
+            self._pre += tag == "pre"
             if tag in ("p", "div", "section", "table", "ul", "ol", "blockquote", "pre"):
                 self.out.append("")
             if tag == "li":
@@ -172,18 +192,23 @@ class _HtmlToMarkdown(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if tag == "title":
             self._in_title = False
-        elif tag in _DROPPED:
-            self._dropped = max(0, self._dropped - 1)
+        elif self._drop is not None:
+            if tag == self._drop:
+                self._drop_depth -= 1
+                if self._drop_depth == 0:
+                    self._drop = None
         elif tag in _HEADINGS:
             self._flush()
             self._heading = None
         elif tag in _BLOCKS:
             self._flush()
+            if tag == "pre":
+                self._pre = max(0, self._pre - 1)
 
     def handle_data(self, data: str) -> None:
         if self._in_title:
             self.title += data
-        elif not self._dropped:
+        elif self._drop is None:
             self._text.append(data)
 
 
