@@ -105,7 +105,8 @@ SPHINX = """<!DOCTYPE html><html><head><title>Payments &#8212; Ledgerly 2.1 docu
 <ul><li><a href="genindex.html">index</a></li><li><a href="bills.html">next</a> |</li></ul></div>
 <div class="document"><div class="body" role="main">
 <section id="payments"><h1>Payments<a class="headerlink" href="#payments" title="Permalink">¶</a></h1>
-<p>Payments settle bills. A payment run pays every approved bill that is due.</p>
+<p>Payments settle bills. A payment run pays every approved bill that is due (§ 14: the bill
+names the supplier's VAT id).</p>
 <section id="run"><h2>Start a payment run<a class="headerlink" href="#run">¶</a></h2>
 <p>Open <em>Payments</em> and choose the bank account; the run lists the bills due this week.</p>
 <div class="highlight"><pre><span></span># a run from the command line
@@ -131,6 +132,7 @@ def test_a_sphinx_page_keeps_its_sections_and_code_and_drops_its_navigation(tmp_
     assert all(not any(h in ("Navigation", "Table of Contents", "Quick search") for h in p) for p in paths)
     text = "\n".join(c.text for c in chunks)
     assert "¶" not in text + repr(paths) and "genindex" not in text and "index" not in text.split()
+    assert "(§ 14: the bill names" in text  # a section sign in the text is not a permalink
     run = next(c for c in chunks if "ledgerly pay" in c.text)
     assert run.heading_path == ["Start a payment run"]
     # the code keeps its lines, and its "# comment" lines are not headings

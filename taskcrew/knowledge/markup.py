@@ -140,7 +140,7 @@ _VOID = frozenset(
     {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
 )
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
-_PERMALINK = "¶§🔗"  # the anchor a documentation generator puts after each heading
+_PERMALINK = " §🔗"  # anchors a documentation generator puts after a heading (and ¶ anywhere)
 
 
 class _HtmlToMarkdown(HTMLParser):
@@ -156,7 +156,7 @@ class _HtmlToMarkdown(HTMLParser):
         self._text: list[str] = []
 
     def _flush(self) -> None:
-        raw = "".join(self._text).translate({ord(c): None for c in _PERMALINK})
+        raw = "".join(self._text).replace("¶", "")
         self._text = []
         if self._pre:  # preformatted: its lines kept, fenced so a "# comment" is not a heading,
             lines = [line.rstrip() for line in raw.splitlines() if line.strip()]  # one paragraph
@@ -167,7 +167,7 @@ class _HtmlToMarkdown(HTMLParser):
         if not text:
             return
         if self._heading is not None:
-            self.out.extend(["", f"{'#' * self._heading} {text.rstrip('#').rstrip()}", ""])
+            self.out.extend(["", f"{'#' * self._heading} {text.rstrip(_PERMALINK)}", ""])
         else:
             self.out.append(f" {text}" if text.startswith("#") else text)  # text, not a heading
 
