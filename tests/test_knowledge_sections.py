@@ -5,6 +5,8 @@ from __future__ import annotations
 from email.message import EmailMessage
 from pathlib import Path
 
+import pytest
+
 from taskcrew.knowledge import KnowledgeStore
 from taskcrew.knowledge.chunking import chunk_file
 
@@ -339,3 +341,22 @@ def test_results_name_different_sections_before_a_second_chunk_of_one(
     crowded.procedures.ingest([doc])
     hits = crowded.procedures.search("how do I get my expenses paid back", k=2)
     assert [h.heading_path[-1] for h in hits] == ["Expense reports", "Expense reports"]
+
+
+def test_odd_font_sizes_do_not_cost_a_pdf_its_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from taskcrew.knowledge import formats
+    from taskcrew.knowledge.pdf_headings import _Sizes
+
+    sizes = _Sizes()  # what a hostile or broken PDF can hand the visitor: no exception
+    for size, matrix in ((float("nan"), [1, 0, 0, 1, 0, 0]), (12.0, [float("inf")] * 6), (0, [0] * 6)):
+        sizes.visit("Text", matrix, matrix, None, size)
+    path = tmp_path / "guide.pdf"
+    _guide_without_outline(path)
+
+    def broken(reader: object) -> None:
+        raise ZeroDivisionError("a reading nobody expected")
+
+    monkeypatch.setattr(formats, "font_outline", broken)
+    chunks = chunk_file(path)  # the headings are lost, the text is not
+    assert any("due Net 30" in c.text for c in chunks)
+    assert {c.heading_path[-1] for c in chunks} == {"page 1", "page 2", "page 3"}

@@ -46,7 +46,7 @@ def pdf_pieces(data: bytes, prefix: list[str], config: ChunkingConfig) -> tuple[
         if outline:
             pages, heading_title = [page.extract_text() or "" for page in reader.pages], None
         else:  # no bookmarks: the headings its font sizes show
-            pages, outline, heading_title = font_outline(reader)
+            pages, outline, heading_title = _font_outline_or_pages(reader)
         metadata: Any = reader.metadata or {}
         meta_title = str(metadata.get("/Title") or "").strip() or heading_title
     except UnreadableFile:
@@ -76,6 +76,15 @@ def pdf_pieces(data: bytes, prefix: list[str], config: ChunkingConfig) -> tuple[
             carry = ""
             pieces.extend(_paragraph_pieces([*prefix, *path, f"page {index + 1}"], body, config))
     return pieces, meta_title
+
+
+def _font_outline_or_pages(reader: Any) -> tuple[list[str], list[tuple[int, list[str]]], str | None]:
+    """The font-size outline, or the plain page texts when reading the sizes fails (a matrix or
+    size pypdf passes that the reading does not expect): headings help, the text is what counts."""
+    try:
+        return font_outline(reader)
+    except Exception:
+        return [page.extract_text() or "" for page in reader.pages], [], None
 
 
 def _find_heading(text: str, title: str) -> int:

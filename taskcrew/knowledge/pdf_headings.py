@@ -62,9 +62,10 @@ class _Sizes:
     def visit(self, text: str, cm: list[float], tm: list[float], font: object, size: float) -> None:
         # the text space's vertical unit through the text matrix then the page's matrix
         scale = math.hypot(tm[2] * cm[0] + tm[3] * cm[2], tm[2] * cm[1] + tm[3] * cm[3])
-        drawn = round(float(size or 0) * (scale or 1.0) * 2) / 2  # to half a point
+        value = float(size or 0) * (scale or 1.0)
+        drawn = round(value * 2) / 2 if math.isfinite(value) else 0.0  # to half a point
         y = tm[4] * cm[1] + tm[5] * cm[3] + cm[5]
-        new_line = not abs(y - self.baseline) < max(drawn, 1.0) / 2
+        new_line = not abs(y - self.baseline) < max(drawn, 1.0) / 2  # NaN (the first): a new line
         self.baseline = y
         for n, line in enumerate(text.split("\n")):
             words = line.split()
