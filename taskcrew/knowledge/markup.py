@@ -130,11 +130,10 @@ def _rst_inline(text: str) -> str:
 _BLOCKS = frozenset(
     {"p", "div", "section", "article", "li", "tr", "table", "ul", "ol", "dl", "dt", "dd", "pre", "blockquote"}
 )
-_DROPPED = frozenset(
-    {"script", "style", "nav", "header", "footer", "aside", "noscript", "template", "svg", "head"}
-)
+_DROPPED = frozenset({"script", "style", "nav", "header", "footer", "noscript", "template", "svg", "head"})
 # ARIA landmarks that hold no document text: a generator's navigation bar, sidebar, search box
-# (Sphinx's <div class="related" role="navigation">, <div class="sphinxsidebar" ...>)
+# (Sphinx's <div class="related" role="navigation">, <div class="sphinxsidebar" ...>). <aside> is
+# kept: docutils writes a manual's sidebars, topics and footnotes as <aside>.
 _DROPPED_ROLES = frozenset({"navigation", "search", "banner", "contentinfo", "complementary"})
 _VOID = frozenset(
     {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
