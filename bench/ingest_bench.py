@@ -15,9 +15,10 @@ Each measurement runs in a fresh process:
   of X MB in all, ingested like `taskcrew knowledge ingest FOLDER`: chunks/s, peak RSS, progress
   reports seen; then the same folder again (content hashes: nothing chunked twice or embedded).
   ``--folder DIR`` does the same with a real folder (e.g. a product's HTML manual).
-- ``--search-chunks N`` (default 5,000; 0 skips it): warm search latency (p50/p95 of 50 queries, k=4) per ranking on a store
-  of N chunks (real texts and sections, vectors written ready-made so the set-up takes minutes,
-  not hours; latency does not depend on the vectors' values).
+- ``--search-chunks N`` (default 5,000; 0 skips it): warm search latency (p50/p95 of 50 queries,
+  k=4) per ranking on a store of N chunks (real texts and sections, vectors written ready-made so
+  the set-up takes minutes, not hours; latency does not depend on the vectors' values), then the
+  section ranking again once every section has 3 questions a chunk (knowledge/questions.py).
 - ``--vocabulary N`` (default 20,000): one word in ten of the folder's and the search store's
   texts (and queries) is one of N made-up words, so the query expansion's vocabulary (one vector
   per distinct word, knowledge/vocabulary.py) is the size of a real manual's, not 25 words.
@@ -262,7 +263,8 @@ def child_search(store: str, count: str, vocabulary: str = "0") -> dict[str, obj
     )
     queries = [sentence_words(rng, rng.randint(4, 12), extra) for _ in range(50)]
     out: dict[str, object] = {"chunks": library.count()}
-    for ranking in ("section", "hybrid"):
+
+    def timed(ranking: str, key: str) -> None:
         started = time.perf_counter()
         library.search("first query builds the corpus", k=4, ranking=ranking)  # type: ignore[arg-type]
         first = time.perf_counter() - started
@@ -272,11 +274,27 @@ def child_search(store: str, count: str, vocabulary: str = "0") -> dict[str, obj
             library.search(q, k=4, ranking=ranking)  # type: ignore[arg-type]
             times.append((time.perf_counter() - started) * 1000)
         times.sort()
-        out[ranking] = (
+        out[key] = (
             round(first, 2),
             round(statistics.median(times), 1),
             round(times[int(len(times) * 0.95)], 1),
         )
+
+    for ranking in ("section", "hybrid"):
+        timed(ranking, ranking)
+    # then 3 questions a chunk for every section (knowledge/questions.py; a generous count: a
+    # model writes at most 3 a section), ready-made vectors, and the section ranking again
+    from taskcrew.knowledge.questions import sections_of
+
+    written = 0
+    for section in sections_of(library):
+        n = 3 * section.text.count("\n\n") + 3
+        made = np.random.default_rng(written).standard_normal((n, 384)).astype(np.float32)
+        made /= np.linalg.norm(made, axis=1, keepdims=True)
+        knowledge.questions.replace(section, [f"question {written + k}" for k in range(n)], made)
+        written += n
+    timed("section", "section+questions")
+    out["questions"] = written
     expander = library._current_corpus(library.count()).expander
     out["words"] = len(expander.words) if expander is not None else 0
     out["peak"] = peak_mb()
@@ -347,7 +365,7 @@ def main() -> None:
                 "search", str(folder / "search-store"), str(args.search_chunks), str(args.vocabulary)
             )
             print(f"search at {r['chunks']} chunks, (first query s, warm p50 ms, p95 ms): section {r['section']}, "
-                  f"hybrid {r['hybrid']}; {r['words']} corpus words; peak RSS {r['peak']:.0f} MB; load {os.getloadavg()[0]:.1f}", flush=True)  # type: ignore[operator]  # fmt: skip
+                  f"hybrid {r['hybrid']}, section with {r['questions']} questions {r['section+questions']}; {r['words']} corpus words; peak RSS {r['peak']:.0f} MB; load {os.getloadavg()[0]:.1f}", flush=True)  # type: ignore[operator]  # fmt: skip
         if args.index_chunks:
             x = run_child("index", str(folder / "index-store"), str(args.index_chunks))
             print(f"Chroma alone, {args.index_chunks} chunks with ready vectors: RSS {x['base']:.0f} MB "

@@ -14,8 +14,11 @@ Sets:
   otherwise.
 Every query runs through each ranking (and ``section-plain``: the section ranking without query
 expansion; ``section+also``: the section ranking with the other phrasings a model gave for the
-question, bench/data/knowledge/rephrasings.yaml, as an agent passes them in search_procedures' ``also``); hit@1, hit@3 and MRR (over the top 10; MRR again to four places) and the mean
-latency are printed per set. A hit is a chunk of the expected file whose heading path ends in
+question, bench/data/knowledge/rephrasings.yaml, as an agent passes them in search_procedures'
+``also``; ``section+questions``: with the questions a model wrote for each section,
+bench/data/knowledge/section_questions.yaml, as `taskcrew knowledge questions` stores them, and
+``section+questions+also``: both); hit@1, hit@3 and MRR (over the top 10; MRR again to four
+places) and the mean latency are printed per set. The other rankings run without the questions. A hit is a chunk of the expected file whose heading path ends in
 (or whose text holds the heading of) one of the query's expected sections.
 """
 
@@ -39,12 +42,19 @@ ROOT = Path(__file__).resolve().parent.parent
 QUERIES = ROOT / "bench" / "data" / "knowledge" / "queries.yaml"
 FOREIGN = ROOT / "bench" / "data" / "knowledge" / "foreign_queries.yaml"
 REPHRASINGS = ROOT / "bench" / "data" / "knowledge" / "rephrasings.yaml"  # a model's `also` per question
+QUESTIONS = (
+    ROOT / "bench" / "data" / "knowledge" / "section_questions.yaml"
+)  # a model's questions per section
 DEPTH = 10
+NO_QUESTIONS = {"question_weight": 0.0}
 # The store's rankings plus variants of one with other settings (for comparison in one run):
-# (ranking, settings, whether the query's recorded other phrasings are searched with it).
+# (ranking, settings, whether the query's recorded other phrasings are searched with it). Every
+# ranking but the +questions ones runs without the questions (section_questions.yaml) the stores hold.
 VARIANTS = {
-    "section-plain": ("section", {"expansion_terms": 0}, False),  # section without query expansion
-    "section+also": ("section", {}, True),  # section, with a model's other phrasings (rephrasings.yaml)
+    "section-plain": ("section", {"expansion_terms": 0, **NO_QUESTIONS}, False),  # no query expansion
+    "section+also": ("section", NO_QUESTIONS, True),  # with a model's other phrasings (rephrasings.yaml)
+    "section+questions": ("section", {}, False),  # with the questions a model wrote for each section
+    "section+questions+also": ("section", {}, True),  # both: the store as shipped, asked by a model
 }
 
 
@@ -151,6 +161,27 @@ def score(ranks: list[int | None]) -> Scores:
     )
 
 
+def load_questions(store: KnowledgeStore) -> int:
+    """Store the recorded questions (section_questions.yaml) of the store's sections that have
+    none for their current text; how many sections got some."""
+    from taskcrew.knowledge.models import head_line
+    from taskcrew.knowledge.questions import sections_of
+
+    recorded: dict[tuple[str, str], list[str]] = {}
+    for row in yaml.safe_load(QUESTIONS.read_text(encoding="utf-8")):
+        recorded.setdefault((row["file"], head_line(row["title"], row["path"])), []).extend(row["questions"])
+    known = store.questions.digests()
+    written = 0
+    for section in sections_of(store.procedures):
+        questions = recorded.get((Path(section.source).name, section.key))
+        if questions is None or known.get(section.key) == section.digest:
+            continue
+        questions = list(dict.fromkeys(questions))
+        store.questions.replace(section, questions, store.embedder.embed(questions))
+        written += 1
+    return written
+
+
 def check_labels(store: KnowledgeStore, queries: list[Labelled]) -> list[str]:
     """Expected sections that no chunk in the store has (a label typo, or a chunker change)."""
     known: set[tuple[str, str]] = set()
@@ -168,7 +199,7 @@ def run_set(
     library = store.procedures
     saved = library._ranking
     for ranking in rankings:
-        mode, update, with_also = VARIANTS.get(ranking, (ranking, {}, False))
+        mode, update, with_also = VARIANTS.get(ranking, (ranking, NO_QUESTIONS, False))
         library._ranking = saved.model_copy(update=update)
         ranks: list[int | None] = []
         missed = []
@@ -187,7 +218,7 @@ def run_set(
         ms = (time.perf_counter() - started) * 1000 / len(queries)
         s = score(ranks)
         print(
-            f"{name:<8} {ranking:<13} {s.n:>3} {s.hit1:>6.2f} {s.hit3:>6.2f} {s.mrr:>6.2f} {s.mrr:>7.4f} {ms:>9.1f}"
+            f"{name:<8} {ranking:<22} {s.n:>3} {s.hit1:>6.2f} {s.hit3:>6.2f} {s.mrr:>6.2f} {s.mrr:>7.4f} {ms:>9.1f}"
         )
         if misses:
             print("\n".join(missed))
@@ -229,7 +260,7 @@ def main() -> int:
     embedder = MiniLMEmbedder()
     if not args.check_labels:
         print(
-            f"{'set':<8} {'ranking':<13} {'n':>3} {'hit@1':>6} {'hit@3':>6} {'MRR':>6} {'MRR':>7} {'ms/query':>9}"
+            f"{'set':<8} {'ranking':<22} {'n':>3} {'hit@1':>6} {'hit@3':>6} {'MRR':>6} {'MRR':>7} {'ms/query':>9}"
         )
     with tempfile.TemporaryDirectory(prefix="taskcrew-kbench-") as scratch:
         tmp = args.store or Path(scratch)
@@ -237,6 +268,7 @@ def main() -> int:
             books, queries = handbook_queries()
             store = KnowledgeStore(Path(tmp) / "handbooks", embedder)
             store.procedures.ingest(books)
+            load_questions(store)
             for missing in check_labels(store, queries):
                 print(f"label error: no section {missing}")
             for name in dict.fromkeys(q.set for q in queries):
@@ -251,6 +283,7 @@ def main() -> int:
                 name = queries[0].set if queries else path.stem
                 store = KnowledgeStore(Path(tmp) / name, embedder)
                 report = store.procedures.ingest([folder])
+                load_questions(store)
                 print(f"{name}: {report.render().splitlines()[0]}")
                 for missing in check_labels(store, queries):
                     print(f"label error: no section {missing}")

@@ -368,6 +368,27 @@ def knowledge_search(
     raise typer.Exit(commands.search(query, k, chosen, store, Console(soft_wrap=True), also or ()))
 
 
+@knowledge_app.command("questions")
+def knowledge_questions(
+    model: Annotated[
+        str | None, typer.Option("--model", help="The model that writes them (default: TASKCREW_MODEL).")
+    ] = None,
+    limit: Annotated[int | None, typer.Option(min=1, help="Ask at most this many sections.")] = None,
+    store: KnowledgeStoreOption = None,
+) -> None:
+    """Have a model write the questions each section answers, so searches in everyday words find it
+    (sections asked before, with unchanged text, are skipped)."""
+    from rich.console import Console
+
+    from taskcrew.config import Paths, load_dotenv_once, quiet_crewai_env
+
+    load_dotenv_once()
+    quiet_crewai_env(Paths.from_env().crewai_storage)
+    from taskcrew.knowledge import commands
+
+    raise typer.Exit(commands.questions(model, limit, store, Console(soft_wrap=True)))
+
+
 class FactAction(StrEnum):
     accept = "accept"
     reject = "reject"

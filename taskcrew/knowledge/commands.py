@@ -7,6 +7,7 @@ seeded from the sandbox's company_context.md (TASKCREW_SANDBOX, default: the pac
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -71,6 +72,15 @@ def ingest(paths: list[Path], directory: Path | None, console: Console) -> int:
         else:
             console.print(f"{f.status:<9} {escape(f.path)}: {f.chunks} chunks{note}")
     console.print(report.render().splitlines()[0] + f"; {store.procedures.count()} chunks in the store.")
+    if report.chunks_added and store.questions.count():
+        from taskcrew.knowledge.questions import unasked
+
+        waiting = unasked(store.procedures, store.questions)
+        if waiting:
+            console.print(
+                f"{waiting} section(s) have no questions for their text yet: run `taskcrew knowledge "
+                "questions` so searches in everyday words find them as they find the others."
+            )
     return FAILED if report.skipped else OK
 
 
@@ -103,6 +113,62 @@ def search(
         console.print(escape(clip(hit.text)), highlight=False)
         console.print()
     return OK
+
+
+def questions(model: str | None, limit: int | None, directory: Path | None, console: Console) -> int:
+    """Ask a model for the questions each section answers (knowledge/questions.py); exit 1 when a
+    reply could not be read (those sections are asked again next time), 2 without a model."""
+    from taskcrew.crew.calls import call_error
+    from taskcrew.crew.llm import build_provider_llm
+    from taskcrew.crew.modellist import default_name, resolve
+    from taskcrew.crew.modelspec import ModelConfigError
+    from taskcrew.knowledge.questions import Section, write_questions
+
+    name = model or os.environ.get("TASKCREW_MODEL") or default_name("worker")
+    try:
+        if not name:
+            raise ModelConfigError(
+                "no model to write the questions: pass --model provider/name or set TASKCREW_MODEL "
+                "(plus the provider's key, e.g. OPENAI_API_KEY)"
+            )
+        spec = resolve(name)
+        llm = build_provider_llm(spec)
+        store = _open(directory, console)
+    except (ModelConfigError, EmbedderUnavailable, UserError) as exc:
+        console.print(f"[red]error:[/red] {escape(str(exc))}")
+        return UNAVAILABLE
+
+    def ask(system: str, user: str) -> str:
+        try:
+            reply = llm.call([{"role": "system", "content": system}, {"role": "user", "content": user}])
+        except Exception as exc:
+            clear = call_error(exc, "question writer", spec)
+            raise (clear or exc) from exc
+        return reply if isinstance(reply, str) else str(reply)
+
+    def shown(section: Section, written: list[str] | None) -> None:
+        state = "unreadable reply" if written is None else f"{len(written)} question(s)"
+        console.print(f"[dim]{escape(section.key)}: {state}[/dim]", highlight=False)
+
+    try:
+        with signals_raise():
+            report = write_questions(
+                store.procedures, store.questions, store.embedder, ask, limit=limit, on_section=shown
+            )
+    except (KeyboardInterrupt, RunInterrupted):
+        console.print(
+            "[yellow]interrupted.[/yellow] The questions written so far are kept; run the same "
+            "command again to ask the sections that have none yet."
+        )
+        return EXIT_INTERRUPTED
+    except (ConnectionError, ModelConfigError) as exc:
+        console.print(
+            f"[red]error:[/red] {escape(str(exc))}\nThe questions written before it are kept; "
+            "run the command again when the model answers."
+        )
+        return UNAVAILABLE
+    console.print(report.render())
+    return FAILED if report.failed else OK
 
 
 def facts(query: str | None, k: int, directory: Path | None, console: Console) -> int:

@@ -27,6 +27,7 @@ from taskcrew.knowledge.models import (
     head_line,
 )
 from taskcrew.knowledge.pipeline import batches, prefetch
+from taskcrew.knowledge.questions import QuestionBook, digest
 from taskcrew.knowledge.ranking import DenseIndex, Weights, ensure_sections, top
 from taskcrew.knowledge.streaming import chunk_passes
 from taskcrew.knowledge.vocabulary import Expander, WordVectors, content_words, corpus_vectors
@@ -77,6 +78,11 @@ class RankingConfig(BaseModel):
         3, ge=0, description="At most this many corpus words per query word (0: no expansion) (section)."
     )
     candidates: int = Field(30, ge=1, description="Hits each ranker contributes before fusion.")
+    question_weight: float = Field(
+        2.5,
+        ge=0.0,
+        description="Weight of the best cosine of a question the section answers (section; questions.py).",
+    )
     per_section: int = Field(
         1, ge=0, description="At most this many chunks of one section before other sections' (0: no limit)."
     )
@@ -108,6 +114,7 @@ class _Corpus:
         self.bm25 = Bm25Index(self.ids, documents)
         self.row = {chunk_id: n for n, chunk_id in enumerate(self.ids)}
         self.dense: DenseIndex | None = None
+        self.dense_questions = (0, 0)  # the questions' version ``dense`` was built with
         self.expander: Expander | None = None
         self.expander_version = -1
 
@@ -133,9 +140,11 @@ class ProcedureLibrary:
         ranking: RankingConfig | None = None,
         sections: Collection | None = None,
         vocabulary: WordVectors | None = None,
+        questions: QuestionBook | None = None,
     ) -> None:
         self._collection = collection
         self._sections = sections
+        self._questions = questions
         self._vocabulary = vocabulary
         self._embedder = embedder
         self._chunking = chunking or ChunkingConfig()
@@ -340,11 +349,18 @@ class ProcedureLibrary:
         """Candidates: the vector and BM25 top ``candidates`` and every chunk of the best-named
         sections; each scored by chunk cosine + section cosine + normalised BM25 (ranking.py)."""
         assert self._sections is not None
+        asked = self._questions.version() if self._questions is not None else (0, 0)
         with self._lock:
-            if corpus.dense is None:
+            if corpus.dense is None or corpus.dense_questions != asked:
                 corpus.dense = DenseIndex.build(
-                    corpus.ids, corpus.section_texts(), self._collection, self._sections, self._embedder
+                    corpus.ids,
+                    corpus.section_texts(),
+                    self._collection,
+                    self._sections,
+                    self._embedder,
+                    self._question_vectors(corpus) if asked[0] else None,
                 )
+                corpus.dense_questions = asked
             dense = corpus.dense
         n = min(len(corpus.ids), max(self._ranking.candidates, k))
         expander = self._expander(corpus)
@@ -368,12 +384,21 @@ class ProcedureLibrary:
                 section=self._ranking.section_weight,
                 bm25=self._ranking.section_bm25_weight,
                 section_best=self._ranking.section_best_weight,
+                question=self._ranking.question_weight,
             ),
         )
         return [
             (corpus.ids[rows[i]], float(scores[i]), corpus.entries[corpus.ids[rows[i]]])
             for i in top(scores, k)
         ]
+
+    def _question_vectors(self, corpus: _Corpus) -> tuple[list[str], np.ndarray]:
+        """The questions of sections whose chunks are as they were when they were asked."""
+        assert self._questions is not None
+        chunks: dict[str, list[str]] = {}
+        for chunk_id, key in zip(corpus.ids, corpus.section_texts(), strict=True):
+            chunks.setdefault(key, []).append(chunk_id)
+        return self._questions.vectors({key: digest(ids) for key, ids in chunks.items()})
 
     def _expander(self, corpus: _Corpus) -> Expander | None:
         """The corpus words BM25 knows, with their vectors; words no vector is stored for (a

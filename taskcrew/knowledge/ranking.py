@@ -43,11 +43,19 @@ class DenseIndex:
     """Chunk vectors and, for each chunk, the row of its section's vector."""
 
     def __init__(
-        self, chunk_vectors: np.ndarray, section_rows: np.ndarray, section_vectors: np.ndarray
+        self,
+        chunk_vectors: np.ndarray,
+        section_rows: np.ndarray,
+        section_vectors: np.ndarray,
+        question_rows: np.ndarray | None = None,
+        question_vectors: np.ndarray | None = None,
     ) -> None:
         self.chunk_vectors = chunk_vectors
         self.section_rows = section_rows
         self.section_vectors = section_vectors
+        # questions.py: each question's section row and vector (none: no question feature)
+        self.question_rows = question_rows if question_rows is not None else np.zeros(0, dtype=np.int64)
+        self.question_vectors = question_vectors
 
     @classmethod
     def build(
@@ -57,9 +65,11 @@ class DenseIndex:
         chunks: Collection,
         sections: Collection,
         embedder: MiniLMEmbedder,
+        questions: tuple[list[str], np.ndarray] | None = None,
     ) -> DenseIndex:
         """Load the vectors of ``ids`` (in that order) and of their sections; a section missing
-        from the collection (a store written before sections were kept) is embedded and added."""
+        from the collection (a store written before sections were kept) is embedded and added.
+        ``questions``: (section text, vector) of the questions sections answer (questions.py)."""
         got = chunks.get(ids=list(ids), include=["embeddings"])
         order = {chunk_id: row for row, chunk_id in enumerate(got["ids"])}
         stored = np.asarray(got["embeddings"], dtype=np.float32).reshape(len(got["ids"]), -1)
@@ -68,7 +78,11 @@ class DenseIndex:
         vectors = load_sections(keys, sections, embedder)
         row_of = {text: row for row, text in enumerate(keys)}
         rows = np.asarray([row_of[t] for t in section_texts], dtype=np.int64)
-        return cls(chunk_vectors, rows, vectors)
+        if not questions or not questions[0]:
+            return cls(chunk_vectors, rows, vectors)
+        known = [n for n, key in enumerate(questions[0]) if key in row_of]
+        question_rows = np.asarray([row_of[questions[0][n]] for n in known], dtype=np.int64)
+        return cls(chunk_vectors, rows, vectors, question_rows, questions[1][known])
 
     def rank(
         self,
@@ -81,6 +95,12 @@ class DenseIndex:
         the best-named sections."""
         section = self.section_vectors @ query_vector
         named = top(section, SECTIONS)
+        asked = None
+        if weights.question > 0 and self.question_vectors is not None and self.question_rows.size:
+            asked = np.full(section.size, -np.inf, dtype=np.float32)  # best question per section
+            np.maximum.at(asked, self.question_rows, self.question_vectors @ query_vector)
+            asked = np.where(np.isfinite(asked), asked, section)  # no questions: its name's cosine
+            named = [*named, *top(asked, SECTIONS)]
         candidates = np.asarray(candidate_rows, dtype=np.int64)
         wanted = np.union1d(self.section_rows[candidates], np.asarray(named, dtype=np.int64))
         rows = np.flatnonzero(np.isin(self.section_rows, wanted))
@@ -91,7 +111,10 @@ class DenseIndex:
         lex = np.zeros(self.section_rows.size, dtype=np.float32)
         if lexical:
             lex[np.fromiter(lexical.keys(), dtype=np.int64)] = np.fromiter(lexical.values(), dtype=np.float32)
-        return rows, fuse(chunk, section[self.section_rows[rows]], lex[rows], best[owner], weights)
+        score = fuse(chunk, section[self.section_rows[rows]], lex[rows], best[owner], weights)
+        if asked is not None:
+            score = score + weights.question * asked[self.section_rows[rows]]
+        return rows, score
 
 
 def load_sections(texts: list[str], sections: Collection, embedder: MiniLMEmbedder) -> np.ndarray:
@@ -136,6 +159,7 @@ class Weights(NamedTuple):
     section: float  # the section name's cosine
     bm25: float  # BM25 over the chunk, normalised to the query's best
     section_best: float  # the best chunk cosine within the chunk's section
+    question: float = 0.0  # the best cosine of a question the section answers (questions.py)
 
 
 def fuse(

@@ -1,6 +1,7 @@
-"""The knowledge store: one persistent chroma directory with two collections.
+"""The knowledge store: one persistent chroma directory.
 
-``procedures`` holds chunks of company documents, ``facts`` what verified runs learned. The store
+``procedures`` holds chunks of company documents, ``facts`` what verified runs learned
+(``sections`` and ``questions`` serve the ranking). The store
 owns the chroma client; the embedder is injected (load it once per process and share it).
 """
 
@@ -15,6 +16,7 @@ from taskcrew.knowledge.chunking import ChunkingConfig
 from taskcrew.knowledge.embedder import MiniLMEmbedder
 from taskcrew.knowledge.facts import FactBook
 from taskcrew.knowledge.procedures import ProcedureLibrary, RankingConfig
+from taskcrew.knowledge.questions import QUESTIONS, QuestionBook
 from taskcrew.knowledge.vocabulary import FILE_NAME, WordVectors
 
 PROCEDURES = "procedures"
@@ -57,9 +59,12 @@ class KnowledgeStore:
         sections = self._client.get_or_create_collection(
             SECTIONS, embedding_function=function, configuration=space
         )
+        self.questions = QuestionBook(
+            self._client.get_or_create_collection(QUESTIONS, embedding_function=function, configuration=space)
+        )
         vocabulary = WordVectors(directory / FILE_NAME, embedder)
         self.procedures = ProcedureLibrary(
-            procedures, embedder, config.chunking, config.ranking, sections, vocabulary
+            procedures, embedder, config.chunking, config.ranking, sections, vocabulary, self.questions
         )
         self.facts = FactBook(facts, merge_similarity=config.fact_merge_similarity)
 
