@@ -282,6 +282,7 @@ def child_search(store: str, count: str, vocabulary: str = "0") -> dict[str, obj
 
     for ranking in ("section", "hybrid"):
         timed(ranking, ranking)
+    out["peak_plain"] = peak_mb()
     # then 3 questions a chunk for every section (knowledge/questions.py; a generous count: a
     # model writes at most 3 a section), ready-made vectors, and the section ranking again
     from taskcrew.knowledge.questions import sections_of
@@ -365,7 +366,7 @@ def main() -> None:
                 "search", str(folder / "search-store"), str(args.search_chunks), str(args.vocabulary)
             )
             print(f"search at {r['chunks']} chunks, (first query s, warm p50 ms, p95 ms): section {r['section']}, "
-                  f"hybrid {r['hybrid']}, section with {r['questions']} questions {r['section+questions']}; {r['words']} corpus words; peak RSS {r['peak']:.0f} MB; load {os.getloadavg()[0]:.1f}", flush=True)  # type: ignore[operator]  # fmt: skip
+                  f"hybrid {r['hybrid']}, section with {r['questions']} questions {r['section+questions']}; {r['words']} corpus words; peak RSS {r['peak_plain']:.0f} MB before the questions, {r['peak']:.0f} MB after; load {os.getloadavg()[0]:.1f}", flush=True)  # type: ignore[operator]  # fmt: skip
         if args.index_chunks:
             x = run_child("index", str(folder / "index-store"), str(args.index_chunks))
             print(f"Chroma alone, {args.index_chunks} chunks with ready vectors: RSS {x['base']:.0f} MB "

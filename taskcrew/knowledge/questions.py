@@ -41,6 +41,7 @@ QUESTIONS = "questions"  # the store's collection
 MAX_QUESTIONS = 3
 MAX_QUESTION_CHARS = 200
 SECTION_CHARS = 2500  # of a section's text shown to the model
+PAGE = 2000  # questions read from the collection at a time
 PROMPT_FILE = Path(__file__).parent / "prompts" / "section_questions.yaml"
 
 Ask = Callable[[str, str], str]  # (system prompt, user message) -> the model's reply
@@ -144,16 +145,28 @@ class QuestionBook:
     def vectors(self, current: dict[str, str]) -> tuple[list[str], np.ndarray]:
         """(section of each question, the questions' vectors) for sections whose digest is
         ``current[section]``: questions of a section that changed since are left out."""
-        got = self._collection.get(include=["metadatas", "embeddings", "documents"])
-        keep = [
-            n
-            for n, (m, d) in enumerate(zip(got["metadatas"] or [], got["documents"] or [], strict=True))
-            if d and current.get(str(m["section"])) == m["digest"]
-        ]
-        metas = got["metadatas"] or []
-        embeddings = got["embeddings"] if got["embeddings"] is not None else []
-        vectors = np.asarray([embeddings[n] for n in keep], dtype=np.float32).reshape(len(keep), -1)
-        return [str(metas[n]["section"]) for n in keep], vectors
+        sections: list[str] = []
+        parts: list[np.ndarray] = []
+        offset = 0
+        while True:  # a page at a time: all of them at once is a transient copy of every vector
+            got = self._collection.get(
+                include=["metadatas", "embeddings", "documents"], limit=PAGE, offset=offset
+            )
+            if not got["ids"]:
+                break
+            offset += len(got["ids"])
+            metas, documents = got["metadatas"] or [], got["documents"] or []
+            keep = [
+                n
+                for n, (m, d) in enumerate(zip(metas, documents, strict=True))
+                if d and current.get(str(m["section"])) == m["digest"]
+            ]
+            if keep:
+                embeddings = got["embeddings"] if got["embeddings"] is not None else []
+                parts.append(np.asarray([embeddings[n] for n in keep], dtype=np.float32))
+                sections += [str(metas[n]["section"]) for n in keep]
+        vectors = np.concatenate(parts) if parts else np.zeros((0, 384), dtype=np.float32)
+        return sections, vectors
 
 
 def sections_of(library: ProcedureLibrary) -> list[Section]:
