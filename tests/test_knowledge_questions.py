@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,7 @@ QUERY = "a supplier sent an invoice we will settle next month, how do I record i
 
 def _ask(system: str, user: str) -> str:
     assert "questions a person at work would type" in system
+    assert re.match(r"Document: \S+\.md — [^\n]+\nSection: [^\n]+\n\n\S", user), user[:200]
     section = user.split("Section: ", 1)[1].splitlines()[0].split(" > ")[-1]
     return json.dumps({"questions": WRITTEN.get(section, [])})
 

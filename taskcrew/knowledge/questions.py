@@ -50,6 +50,8 @@ Ask = Callable[[str, str], str]  # (system prompt, user message) -> the model's 
 class Section(BaseModel):
     key: str  # "title > heading path": what the ranking groups chunks by
     source: str
+    title: str = ""
+    path: list[str] = Field(default_factory=list)
     text: str
     digest: str  # of the section's chunk ids: a changed section gets new questions
 
@@ -84,11 +86,10 @@ def prompt() -> dict[str, str]:
 
 def render(section: Section, template: str) -> str:
     text = section.text if len(section.text) <= SECTION_CHARS else section.text[:SECTION_CHARS] + " …"
-    title, _, path = section.key.partition(" > ")
     return (
         template.replace("{file}", Path(section.source).name)
-        .replace("{title}", f" — {title}" if path else "")
-        .replace("{path}", path or title)
+        .replace("{title}", f" — {section.title}" if section.title else "")
+        .replace("{path}", " > ".join(section.path) or section.title or "(the top of the document)")
         .replace("{text}", text)
     )
 
@@ -173,18 +174,23 @@ def sections_of(library: ProcedureLibrary) -> list[Section]:
     """Every distinct section of the store, its chunks' text in order and their digest."""
     corpus = library._current_corpus(library.count())
     grouped: dict[str, list[tuple[str, int, str, str]]] = {}
+    first: dict[str, dict[str, Any]] = {}
     for chunk_id, key in zip(corpus.ids, corpus.section_texts(), strict=True):
         document, meta = corpus.entries[chunk_id]
         grouped.setdefault(key, []).append(
             (str(meta.get("source") or ""), int(meta.get("ordinal") or 0), chunk_id, document)
         )
+        first.setdefault(key, meta)
     out = []
     for key, parts in grouped.items():
         parts.sort()
+        meta = first[key]
         out.append(
             Section(
                 key=key,
                 source=parts[0][0],
+                title=str(meta.get("title") or ""),
+                path=json.loads(str(meta.get("heading_path") or "[]")),
                 text="\n\n".join(p[3] for p in parts),
                 digest=digest([p[2] for p in parts]),
             )
