@@ -3,6 +3,8 @@
     score = cos(query, chunk) + section_weight x cos(query, title > heading path)
             + section_best_weight x max cos(query, c) over the chunks c of the same section
             + bm25_weight x BM25(query, chunk) / best BM25 of the query
+            + question_weight x max cos(query, q) over the questions q the section answers
+              (questions.py; its name's cosine for a section without; nothing without any)
 
 A section's name ("Accounts Payable > Process Payment") says what the section is for in a few
 words the chunk's own text may never repeat; matched on its own vector it tells near-miss
