@@ -206,3 +206,23 @@ def test_ingest_says_when_new_sections_wait_for_their_questions(isolated_home: P
 
 def _answer(record: ScriptedCall) -> str:
     return _ask(str(record.messages[0]["content"]), str(record.messages[-1]["content"]))
+
+
+def test_a_new_file_without_questions_yet_is_found_by_its_text(
+    tmp_path: Path, knowledge_embedder: MiniLMEmbedder
+) -> None:
+    store = _store(tmp_path, knowledge_embedder)
+    write_questions(store.procedures, store.questions, store.embedder, _ask)
+    more = tmp_path / "travel.md"
+    more.write_text(
+        "# Travel\n\n## Mileage\n\nTrips in your own car are paid at 0.30 a kilometre; write the route "
+        "and the purpose on the expense report.\n\n## Hotels\n\nBook hotels through the travel desk.\n",
+        encoding="utf-8",
+    )
+    store.procedures.ingest([more])
+    # the new sections wait for their questions; their text still ranks them among the asked ones
+    for query, section in (
+        ("I drove my own car to a client, what do I get back", "Mileage"),  # Invoices without the placing
+        ("who books my hotel room", "Hotels"),
+    ):
+        assert store.procedures.search(query, k=1)[0].heading_path[-1] == section, query

@@ -27,7 +27,7 @@ from taskcrew.knowledge.models import (
     head_line,
 )
 from taskcrew.knowledge.pipeline import batches, prefetch
-from taskcrew.knowledge.questions import QuestionBook, digest
+from taskcrew.knowledge.questions import AskedQuestions, QuestionBook, digest
 from taskcrew.knowledge.ranking import DenseIndex, Weights, ensure_sections, top
 from taskcrew.knowledge.streaming import chunk_passes
 from taskcrew.knowledge.vocabulary import Expander, WordVectors, content_words, corpus_vectors
@@ -392,7 +392,7 @@ class ProcedureLibrary:
             for i in top(scores, k)
         ]
 
-    def _question_vectors(self, corpus: _Corpus) -> tuple[list[str], np.ndarray]:
+    def _question_vectors(self, corpus: _Corpus) -> AskedQuestions:
         """The questions of sections whose chunks are as they were when they were asked."""
         assert self._questions is not None
         chunks: dict[str, list[str]] = {}

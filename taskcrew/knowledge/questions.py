@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import yaml
@@ -54,6 +54,12 @@ class Section(BaseModel):
     path: list[str] = Field(default_factory=list)
     text: str
     digest: str  # of the section's chunk ids: a changed section gets new questions
+
+
+class AskedQuestions(NamedTuple):
+    sections: list[str]  # the section of each question
+    vectors: np.ndarray  # one row per question
+    asked: set[str]  # every section asked for its current text (a model may have found none)
 
 
 class QuestionsReport(BaseModel):
@@ -143,11 +149,13 @@ class QuestionBook:
             ids=ids, documents=texts, embeddings=vectors, metadatas=[dict(metadata) for _ in ids]
         )
 
-    def vectors(self, current: dict[str, str]) -> tuple[list[str], np.ndarray]:
-        """(section of each question, the questions' vectors) for sections whose digest is
-        ``current[section]``: questions of a section that changed since are left out."""
+    def vectors(self, current: dict[str, str]) -> AskedQuestions:
+        """The questions of sections whose digest is ``current[section]`` (those of a section
+        that changed since are left out), and which sections were asked, with or without an
+        answer."""
         sections: list[str] = []
         parts: list[np.ndarray] = []
+        asked: set[str] = set()
         offset = 0
         while True:  # a page at a time: all of them at once is a transient copy of every vector
             got = self._collection.get(
@@ -157,17 +165,15 @@ class QuestionBook:
                 break
             offset += len(got["ids"])
             metas, documents = got["metadatas"] or [], got["documents"] or []
-            keep = [
-                n
-                for n, (m, d) in enumerate(zip(metas, documents, strict=True))
-                if d and current.get(str(m["section"])) == m["digest"]
-            ]
+            fresh = [current.get(str(m["section"])) == m["digest"] for m in metas]
+            asked.update(str(m["section"]) for m, ok in zip(metas, fresh, strict=True) if ok)
+            keep = [n for n, (ok, d) in enumerate(zip(fresh, documents, strict=True)) if ok and d]
             if keep:
                 embeddings = got["embeddings"] if got["embeddings"] is not None else []
                 parts.append(np.asarray([embeddings[n] for n in keep], dtype=np.float32))
                 sections += [str(metas[n]["section"]) for n in keep]
         vectors = np.concatenate(parts) if parts else np.zeros((0, 384), dtype=np.float32)
-        return sections, vectors
+        return AskedQuestions(sections, vectors, asked)
 
 
 def sections_of(library: ProcedureLibrary) -> list[Section]:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from chromadb.api.models.Collection import Collection
 
     from taskcrew.knowledge.embedder import MiniLMEmbedder
+    from taskcrew.knowledge.questions import AskedQuestions
 
 
 SECTIONS = 8  # the best-named sections whose every chunk is a candidate
@@ -51,13 +52,16 @@ class DenseIndex:
         section_vectors: np.ndarray,
         question_rows: np.ndarray | None = None,
         question_vectors: np.ndarray | None = None,
+        asked: np.ndarray | None = None,
     ) -> None:
         self.chunk_vectors = chunk_vectors
         self.section_rows = section_rows
         self.section_vectors = section_vectors
-        # questions.py: each question's section row and vector (none: no question feature)
+        # questions.py: each question's section row and vector (none: no question feature), and
+        # for each section whether it was asked for its current text
         self.question_rows = question_rows if question_rows is not None else np.zeros(0, dtype=np.int64)
         self.question_vectors = question_vectors
+        self.asked = asked if asked is not None else np.zeros(section_vectors.shape[0], dtype=bool)
 
     @classmethod
     def build(
@@ -67,11 +71,11 @@ class DenseIndex:
         chunks: Collection,
         sections: Collection,
         embedder: MiniLMEmbedder,
-        questions: tuple[list[str], np.ndarray] | None = None,
+        questions: AskedQuestions | None = None,
     ) -> DenseIndex:
         """Load the vectors of ``ids`` (in that order) and of their sections; a section missing
         from the collection (a store written before sections were kept) is embedded and added.
-        ``questions``: (section text, vector) of the questions sections answer (questions.py)."""
+        ``questions``: the questions sections answer and which were asked (questions.py)."""
         got = chunks.get(ids=list(ids), include=["embeddings"])
         order = {chunk_id: row for row, chunk_id in enumerate(got["ids"])}
         stored = np.asarray(got["embeddings"], dtype=np.float32).reshape(len(got["ids"]), -1)
@@ -80,11 +84,12 @@ class DenseIndex:
         vectors = load_sections(keys, sections, embedder)
         row_of = {text: row for row, text in enumerate(keys)}
         rows = np.asarray([row_of[t] for t in section_texts], dtype=np.int64)
-        if not questions or not questions[0]:
+        if not questions or not questions.sections:
             return cls(chunk_vectors, rows, vectors)
-        known = [n for n, key in enumerate(questions[0]) if key in row_of]
-        question_rows = np.asarray([row_of[questions[0][n]] for n in known], dtype=np.int64)
-        return cls(chunk_vectors, rows, vectors, question_rows, questions[1][known])
+        known = [n for n, key in enumerate(questions.sections) if key in row_of]
+        question_rows = np.asarray([row_of[questions.sections[n]] for n in known], dtype=np.int64)
+        asked = np.asarray([key in questions.asked for key in keys], dtype=bool)
+        return cls(chunk_vectors, rows, vectors, question_rows, questions.vectors[known], asked)
 
     def rank(
         self,
@@ -97,11 +102,11 @@ class DenseIndex:
         the best-named sections."""
         section = self.section_vectors @ query_vector
         named = top(section, SECTIONS)
-        asked = None
+        asked = waiting = None
         if weights.question > 0 and self.question_vectors is not None and self.question_rows.size:
-            asked = np.full(section.size, -np.inf, dtype=np.float32)  # best question per section
-            np.maximum.at(asked, self.question_rows, self.question_vectors @ query_vector)
-            asked = np.where(np.isfinite(asked), asked, section)  # no questions: its name's cosine
+            asked, waiting = question_scores(
+                section, self.question_rows, self.question_vectors @ query_vector, self.asked
+            )
             named = [*named, *top(asked, SECTIONS)]
         candidates = np.asarray(candidate_rows, dtype=np.int64)
         wanted = np.union1d(self.section_rows[candidates], np.asarray(named, dtype=np.int64))
@@ -114,9 +119,44 @@ class DenseIndex:
         if lexical:
             lex[np.fromiter(lexical.keys(), dtype=np.int64)] = np.fromiter(lexical.values(), dtype=np.float32)
         score = fuse(chunk, section[self.section_rows[rows]], lex[rows], best[owner], weights)
-        if asked is not None:
-            score = score + weights.question * asked[self.section_rows[rows]]
+        if asked is not None and waiting is not None:
+            question = asked[self.section_rows[rows]]
+            waits = waiting[self.section_rows[rows]]
+            if waits.any():
+                question = on_question_scale(score, question, waits, owner, wanted.size)
+            score = score + weights.question * question
         return rows, score
+
+
+def question_scores(
+    section: np.ndarray, question_rows: np.ndarray, question_cosines: np.ndarray, asked: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per section, the best cosine of its questions (a section asked that got none, as it
+    answers nothing, counts its name's cosine), and which sections wait to be asked (new, or
+    changed since; their name's cosine stands in until ``DenseIndex.rank`` places them)."""
+    best = np.full(section.size, -np.inf, dtype=np.float32)
+    np.maximum.at(best, question_rows, question_cosines)
+    has = np.isfinite(best)
+    return np.where(has, best, section), ~asked & ~has
+
+
+def on_question_scale(
+    base: np.ndarray, question: np.ndarray, waiting: np.ndarray, owner: np.ndarray, sections: int
+) -> np.ndarray:
+    """The question score of chunks whose section waits for its questions, estimated from the
+    rest of its score: a waiting section's best chunk score is carried to the question score at
+    the same quantile among the candidate sections that have questions. A new file then ranks by
+    its text among files that have questions, instead of losing to them for having none yet."""
+    best = np.full(sections, -np.inf, dtype=np.float32)
+    np.maximum.at(best, owner, base)
+    has = np.zeros(sections, dtype=bool)
+    has[owner[~waiting]] = True
+    if int(has.sum()) < 2:
+        return question
+    score = np.full(sections, -np.inf, dtype=np.float32)
+    np.maximum.at(score, owner, question)
+    placed = np.interp(best, np.sort(best[has]), np.sort(score[has]))
+    return np.where(waiting, placed[owner], question)
 
 
 def load_sections(texts: list[str], sections: Collection, embedder: MiniLMEmbedder) -> np.ndarray:
