@@ -82,7 +82,12 @@ def test_a_question_in_everyday_words_finds_the_section_the_manual_names_otherwi
     assert (report.asked, report.written, report.failed) == (3, 4, [])
     assert store.procedures.search(QUERY, k=1)[0].heading_path[-1] == "Bills"
     assert before != "Bills"  # the manual's words alone put the customers' invoices first
-    # asked once: a second run asks nothing
+    # asked once: a second run asks nothing; a limited run says what it left
+    limited = _store(tmp_path / "limited", knowledge_embedder)
+    first = write_questions(limited.procedures, limited.questions, limited.embedder, _ask, limit=2)
+    assert (first.asked, first.fresh, first.left) == (2, 0, 1) and "1 left for the next run" in first.render()
+    rest = write_questions(limited.procedures, limited.questions, limited.embedder, _ask, limit=2)
+    assert (rest.asked, rest.fresh, rest.left) == (1, 2, 0)
     again = write_questions(store.procedures, store.questions, store.embedder, _ask)
     assert (again.asked, again.fresh) == (0, 3)
     # without the weight the questions are stored but not used

@@ -66,6 +66,7 @@ class QuestionsReport(BaseModel):
     sections: int = 0  # sections in the store
     fresh: int = 0  # already had questions for their current text
     asked: int = 0
+    left: int = 0  # not asked this time (``limit``)
     written: int = 0  # questions stored
     failed: list[str] = Field(default_factory=list)  # "section: reason"
     seconds: float = 0.0
@@ -74,6 +75,7 @@ class QuestionsReport(BaseModel):
         lines = [
             f"{self.sections} section(s): {self.fresh} already had questions, {self.asked} asked, "
             f"{self.written} question(s) written, {len(self.failed)} failed ({self.seconds:.1f} s)"
+            + (f"; {self.left} left for the next run (--limit)" if self.left else "")
         ]
         lines += [f"  failed: {reason}" for reason in self.failed[:20]]
         if len(self.failed) > 20:
@@ -222,14 +224,18 @@ def write_questions(
 ) -> QuestionsReport:
     """Ask ``ask`` for the questions of every section that has none for its current text (at
     most ``limit`` sections, ``calls`` model calls at a time); each section's answer is stored as
-    it comes, in order, so a stopped run keeps what it wrote. A reply that is not the expected JSON is reported and the section left for the next
-    run; an exception from ``ask`` (a missing key, an unreachable model) propagates."""
+    it comes, in order, so a stopped run keeps what it wrote. A reply that is not the expected
+    JSON is reported and the section left for the next run; an exception from ``ask`` (a missing
+    key, an unreachable model) propagates."""
     started = time.monotonic()
     template = prompt()
     sections = sections_of(library)
     known = book.digests()
-    todo = [s for s in sections if known.get(s.key) != s.digest][:limit]
-    report = QuestionsReport(sections=len(sections), fresh=len(sections) - len(todo))
+    pending = [s for s in sections if known.get(s.key) != s.digest]
+    todo = pending[:limit]
+    report = QuestionsReport(
+        sections=len(sections), fresh=len(sections) - len(pending), left=len(pending) - len(todo)
+    )
 
     def asked(section: Section) -> str:
         return ask(template["system"], render(section, template["user"]))
