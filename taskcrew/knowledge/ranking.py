@@ -102,12 +102,12 @@ class DenseIndex:
         the best-named sections."""
         section = self.section_vectors @ query_vector
         named = top(section, SECTIONS)
-        asked = waiting = None
+        questions = None  # (question score per section, whether it waits for its questions)
         if weights.question > 0 and self.question_vectors is not None and self.question_rows.size:
-            asked, waiting = question_scores(
+            questions = question_scores(
                 section, self.question_rows, self.question_vectors @ query_vector, self.asked
             )
-            named = [*named, *top(asked, SECTIONS)]
+            named = [*named, *top(questions[0], SECTIONS)]
         candidates = np.asarray(candidate_rows, dtype=np.int64)
         wanted = np.union1d(self.section_rows[candidates], np.asarray(named, dtype=np.int64))
         rows = np.flatnonzero(np.isin(self.section_rows, wanted))
@@ -119,12 +119,13 @@ class DenseIndex:
         if lexical:
             lex[np.fromiter(lexical.keys(), dtype=np.int64)] = np.fromiter(lexical.values(), dtype=np.float32)
         score = fuse(chunk, section[self.section_rows[rows]], lex[rows], best[owner], weights)
-        if asked is not None and waiting is not None:
-            question = asked[self.section_rows[rows]]
-            waits = waiting[self.section_rows[rows]]
+        if questions is not None:
+            question, waits = questions[0][wanted], questions[1][wanted]
             if waits.any():
-                question = on_question_scale(score, question, waits, owner, wanted.size)
-            score = score + weights.question * question
+                base = np.full(wanted.size, -np.inf, dtype=np.float32)
+                np.maximum.at(base, owner, score)
+                question = on_question_scale(base, question, waits)
+            score = score + weights.question * question[owner]
         return rows, score
 
 
@@ -140,23 +141,17 @@ def question_scores(
     return np.where(has, best, section), ~asked & ~has
 
 
-def on_question_scale(
-    base: np.ndarray, question: np.ndarray, waiting: np.ndarray, owner: np.ndarray, sections: int
-) -> np.ndarray:
-    """The question score of chunks whose section waits for its questions, estimated from the
-    rest of its score: a waiting section's best chunk score is carried to the question score at
-    the same quantile among the candidate sections that have questions. A new file then ranks by
-    its text among files that have questions, instead of losing to them for having none yet."""
-    best = np.full(sections, -np.inf, dtype=np.float32)
-    np.maximum.at(best, owner, base)
-    has = np.zeros(sections, dtype=bool)
-    has[owner[~waiting]] = True
+def on_question_scale(base: np.ndarray, question: np.ndarray, waiting: np.ndarray) -> np.ndarray:
+    """Per candidate section, its question score; a section that waits for its questions gets
+    one estimated from the rest of its score: its best chunk score (``base``) carried to the
+    question score at the same quantile among the candidate sections that do not wait. A new file
+    then ranks by its text among files that have questions, instead of losing to them for having
+    none yet."""
+    has = ~waiting
     if int(has.sum()) < 2:
         return question
-    score = np.full(sections, -np.inf, dtype=np.float32)
-    np.maximum.at(score, owner, question)
-    placed = np.interp(best, np.sort(best[has]), np.sort(score[has]))
-    return np.where(waiting, placed[owner], question)
+    placed = np.interp(base, np.sort(base[has]), np.sort(question[has]))
+    return np.where(waiting, placed, question)
 
 
 def load_sections(texts: list[str], sections: Collection, embedder: MiniLMEmbedder) -> np.ndarray:
