@@ -61,6 +61,11 @@ def _ask(system: str, user: str) -> str:
     return json.dumps({"questions": WRITTEN.get(section, [])})
 
 
+def _answer(record: ScriptedCall) -> str:
+    """The scripted model behind the local OpenAI-compatible server: ``_ask`` on each request."""
+    return _ask(str(record.messages[0]["content"]), str(record.messages[-1]["content"]))
+
+
 def _store(tmp_path: Path, embedder: MiniLMEmbedder, weight: float | None = None) -> KnowledgeStore:
     """The manual in a new store; ``weight``: the question weight (None: the shipped one)."""
     doc = tmp_path / "manual.md"
@@ -78,21 +83,21 @@ def test_a_question_in_everyday_words_finds_the_section_the_manual_names_otherwi
 ) -> None:
     store = _store(tmp_path, knowledge_embedder)
     before = store.procedures.search(QUERY, k=1)[0].heading_path[-1]
-    report = write_questions(store.procedures, store.questions, store.embedder, _ask)
+    report = write_questions(store, _ask)
     assert (report.asked, report.written, report.failed) == (3, 4, [])
     assert store.procedures.search(QUERY, k=1)[0].heading_path[-1] == "Bills"
     assert before != "Bills"  # the manual's words alone put the customers' invoices first
     # asked once: a second run asks nothing; a limited run says what it left
     limited = _store(tmp_path / "limited", knowledge_embedder)
-    first = write_questions(limited.procedures, limited.questions, limited.embedder, _ask, limit=2)
+    first = write_questions(limited, _ask, limit=2)
     assert (first.asked, first.fresh, first.left) == (2, 0, 1) and "1 left for the next run" in first.render()
-    rest = write_questions(limited.procedures, limited.questions, limited.embedder, _ask, limit=2)
+    rest = write_questions(limited, _ask, limit=2)
     assert (rest.asked, rest.fresh, rest.left) == (1, 2, 0)
-    again = write_questions(store.procedures, store.questions, store.embedder, _ask)
+    again = write_questions(store, _ask)
     assert (again.asked, again.fresh) == (0, 3)
     # without the weight the questions are stored but not used
     plain = _store(tmp_path, knowledge_embedder, 0.0)
-    write_questions(plain.procedures, plain.questions, plain.embedder, _ask)
+    write_questions(plain, _ask)
     assert plain.procedures.search(QUERY, k=1)[0].heading_path[-1] == before
 
 
@@ -100,7 +105,7 @@ def test_a_changed_section_is_asked_again_and_its_old_questions_are_not_used(
     tmp_path: Path, knowledge_embedder: MiniLMEmbedder
 ) -> None:
     store = _store(tmp_path, knowledge_embedder)
-    write_questions(store.procedures, store.questions, store.embedder, _ask)
+    write_questions(store, _ask)
     doc = tmp_path / "manual.md"
     doc.write_text(
         MANUAL.replace("Enter each bill from a vendor", "Scan each bill from a vendor"), encoding="utf-8"
@@ -117,7 +122,7 @@ def test_a_changed_section_is_asked_again_and_its_old_questions_are_not_used(
         asked.append(user)
         return _ask(system, user)
 
-    report = write_questions(store.procedures, store.questions, store.embedder, ask)
+    report = write_questions(store, ask)
     assert report.asked == 1 and "Scan each bill" in asked[0]
     assert store.procedures.search(QUERY, k=1)[0].heading_path[-1] == "Bills"
 
@@ -126,17 +131,15 @@ def test_an_unreadable_reply_is_reported_and_the_section_asked_next_time(
     tmp_path: Path, knowledge_embedder: MiniLMEmbedder
 ) -> None:
     store = _store(tmp_path, knowledge_embedder)
-    report = write_questions(store.procedures, store.questions, store.embedder, lambda s, u: "Sure! Here:")
+    report = write_questions(store, lambda s, u: "Sure! Here:")
     assert report.asked == 3 and report.written == 0 and len(report.failed) == 3
     assert "not JSON" in report.failed[0]
-    assert write_questions(store.procedures, store.questions, store.embedder, _ask).asked == 3
+    assert write_questions(store, _ask).asked == 3
     # a section a model found nothing to ask about is marked asked, not asked forever
     store2 = _store(tmp_path / "b", knowledge_embedder)
-    nothing = write_questions(
-        store2.procedures, store2.questions, store2.embedder, lambda s, u: '{"questions": []}'
-    )
+    nothing = write_questions(store2, lambda s, u: '{"questions": []}')
     assert (nothing.asked, nothing.written, nothing.failed) == (3, 0, [])
-    assert write_questions(store2.procedures, store2.questions, store2.embedder, _ask).asked == 0
+    assert write_questions(store2, _ask).asked == 0
 
 
 def test_parse_questions() -> None:
@@ -209,15 +212,11 @@ def test_ingest_says_when_new_sections_wait_for_their_questions(isolated_home: P
     assert "1 section(s) have no questions for their text yet" in result.output
 
 
-def _answer(record: ScriptedCall) -> str:
-    return _ask(str(record.messages[0]["content"]), str(record.messages[-1]["content"]))
-
-
 def test_a_new_file_without_questions_yet_is_found_by_its_text(
     tmp_path: Path, knowledge_embedder: MiniLMEmbedder
 ) -> None:
     store = _store(tmp_path, knowledge_embedder)
-    write_questions(store.procedures, store.questions, store.embedder, _ask)
+    write_questions(store, _ask)
     more = tmp_path / "travel.md"
     more.write_text(
         "# Travel\n\n## Mileage\n\nTrips in your own car are paid at 0.30 a kilometre; write the route "

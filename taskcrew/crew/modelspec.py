@@ -143,27 +143,35 @@ def choose_models(worker: str | None, verifier: str | None, *, allow_same: bool 
     then the operator's models file (names from it resolve to its entries: ``crew.modellist``)."""
     from taskcrew.crew.modellist import default_name, resolve
 
-    worker_text = worker or os.environ.get("TASKCREW_MODEL") or default_name("worker")
-    if not worker_text:
-        raise ModelConfigError(
-            "no model configured: pass --model provider/name or set TASKCREW_MODEL (and "
-            "TASKCREW_VERIFIER_MODEL for the verifier), e.g. in .env; plus the provider's key "
-            "(ANTHROPIC_API_KEY or OPENAI_API_KEY). No key at hand? `taskcrew demo` shows the whole "
-            "product offline with scripted stand-in models"
-        )
+    chosen = worker_spec(worker)
     verifier_text = verifier or os.environ.get("TASKCREW_VERIFIER_MODEL") or default_name("verifier")
     if not verifier_text:
         raise ModelConfigError(
             "no verifier model configured: pass --verifier-model provider/name or set TASKCREW_VERIFIER_MODEL; "
             "it must be a different model from the worker's"
         )
-    choice = ModelChoice(worker=resolve(worker_text), verifier=resolve(verifier_text))
+    choice = ModelChoice(worker=chosen, verifier=resolve(verifier_text))
     if choice.worker.raw == choice.verifier.raw and not allow_same:
         raise ModelConfigError(
             f"the verifier must be a different model from the worker ({choice.worker.raw}); "
             "pass another --verifier-model, or --allow-same-verifier to force it"
         )
     return choice
+
+
+def worker_spec(worker: str | None) -> ModelSpec:
+    """The worker's model: the flag, else TASKCREW_MODEL, else the operator's models file."""
+    from taskcrew.crew.modellist import default_name, resolve
+
+    text = worker or os.environ.get("TASKCREW_MODEL") or default_name("worker")
+    if not text:
+        raise ModelConfigError(
+            "no model configured: pass --model provider/name or set TASKCREW_MODEL (and "
+            "TASKCREW_VERIFIER_MODEL for the verifier), e.g. in .env; plus the provider's key "
+            "(ANTHROPIC_API_KEY or OPENAI_API_KEY). No key at hand? `taskcrew demo` shows the whole "
+            "product offline with scripted stand-in models"
+        )
+    return resolve(text)
 
 
 def verifier_spec(verifier_model: str | None) -> ModelSpec:

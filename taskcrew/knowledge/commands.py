@@ -7,7 +7,6 @@ seeded from the sandbox's company_context.md (TASKCREW_SANDBOX, default: the pac
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -75,7 +74,7 @@ def ingest(paths: list[Path], directory: Path | None, console: Console) -> int:
     if report.chunks_added and store.questions.count():
         from taskcrew.knowledge.questions import unasked
 
-        waiting = unasked(store.procedures, store.questions)
+        waiting = unasked(store)
         if waiting:
             console.print(
                 f"{waiting} section(s) have no questions for their text yet: run `taskcrew knowledge "
@@ -120,18 +119,11 @@ def questions(model: str | None, limit: int | None, directory: Path | None, cons
     reply could not be read (those sections are asked again next time), 2 without a model."""
     from taskcrew.crew.calls import call_error
     from taskcrew.crew.llm import build_provider_llm
-    from taskcrew.crew.modellist import default_name, resolve
-    from taskcrew.crew.modelspec import ModelConfigError
+    from taskcrew.crew.modelspec import ModelConfigError, worker_spec
     from taskcrew.knowledge.questions import Section, write_questions
 
-    name = model or os.environ.get("TASKCREW_MODEL") or default_name("worker")
     try:
-        if not name:
-            raise ModelConfigError(
-                "no model to write the questions: pass --model provider/name or set TASKCREW_MODEL "
-                "(plus the provider's key, e.g. OPENAI_API_KEY)"
-            )
-        spec = resolve(name)
+        spec = worker_spec(model)  # the run's worker model unless --model names another
         llm = build_provider_llm(spec)
         store = _open(directory, console)
     except (ModelConfigError, EmbedderUnavailable, UserError) as exc:
@@ -152,9 +144,7 @@ def questions(model: str | None, limit: int | None, directory: Path | None, cons
 
     try:
         with signals_raise():
-            report = write_questions(
-                store.procedures, store.questions, store.embedder, ask, limit=limit, on_section=shown
-            )
+            report = write_questions(store, ask, limit=limit, on_section=shown)
     except (KeyboardInterrupt, RunInterrupted):
         console.print(
             "[yellow]interrupted.[/yellow] The questions written so far are kept; run the same "

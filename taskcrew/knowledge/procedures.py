@@ -27,7 +27,7 @@ from taskcrew.knowledge.models import (
     head_line,
 )
 from taskcrew.knowledge.pipeline import batches, prefetch
-from taskcrew.knowledge.questions import AskedQuestions, QuestionBook, digest
+from taskcrew.knowledge.questions import AskedQuestions, QuestionBook, section_digests
 from taskcrew.knowledge.ranking import DenseIndex, Weights, ensure_sections, top
 from taskcrew.knowledge.streaming import chunk_passes
 from taskcrew.knowledge.vocabulary import Expander, WordVectors, content_words, corpus_vectors
@@ -395,10 +395,7 @@ class ProcedureLibrary:
     def _question_vectors(self, corpus: _Corpus) -> AskedQuestions:
         """The questions of sections whose chunks are as they were when they were asked."""
         assert self._questions is not None
-        chunks: dict[str, list[str]] = {}
-        for chunk_id, key in zip(corpus.ids, corpus.section_texts(), strict=True):
-            chunks.setdefault(key, []).append(chunk_id)
-        return self._questions.vectors({key: digest(ids) for key, ids in chunks.items()})
+        return self._questions.vectors(section_digests(corpus.ids, corpus.section_texts()))
 
     def _expander(self, corpus: _Corpus) -> Expander | None:
         """The corpus words BM25 knows, with their vectors; words no vector is stored for (a

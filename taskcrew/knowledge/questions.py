@@ -22,7 +22,7 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -34,8 +34,8 @@ from pydantic import BaseModel, Field
 if TYPE_CHECKING:
     from chromadb.api.models.Collection import Collection
 
-    from taskcrew.knowledge.embedder import MiniLMEmbedder
     from taskcrew.knowledge.procedures import ProcedureLibrary
+    from taskcrew.knowledge.store import KnowledgeStore
 
 QUESTIONS = "questions"  # the store's collection
 MAX_QUESTIONS = 3
@@ -178,44 +178,52 @@ class QuestionBook:
         return AskedQuestions(sections, vectors, asked)
 
 
+def section_chunks(ids: Sequence[str], section_texts: Sequence[str]) -> dict[str, list[str]]:
+    """The chunk ids of each section ("title > heading path"), in the order given."""
+    grouped: dict[str, list[str]] = {}
+    for chunk_id, key in zip(ids, section_texts, strict=True):
+        grouped.setdefault(key, []).append(chunk_id)
+    return grouped
+
+
+def section_digests(ids: Sequence[str], section_texts: Sequence[str]) -> dict[str, str]:
+    """Each section's digest of its chunk ids: what its questions were asked for."""
+    return {key: digest(chunks) for key, chunks in section_chunks(ids, section_texts).items()}
+
+
 def sections_of(library: ProcedureLibrary) -> list[Section]:
     """Every distinct section of the store, its chunks' text in order and their digest."""
     corpus = library._current_corpus(library.count())
-    grouped: dict[str, list[tuple[str, int, str, str]]] = {}
-    first: dict[str, dict[str, Any]] = {}
-    for chunk_id, key in zip(corpus.ids, corpus.section_texts(), strict=True):
-        document, meta = corpus.entries[chunk_id]
-        grouped.setdefault(key, []).append(
-            (str(meta.get("source") or ""), int(meta.get("ordinal") or 0), chunk_id, document)
-        )
-        first.setdefault(key, meta)
     out = []
-    for key, parts in grouped.items():
-        parts.sort()
-        meta = first[key]
+    for key, chunk_ids in section_chunks(corpus.ids, corpus.section_texts()).items():
+        entries = sorted(
+            (str(m.get("source") or ""), int(m.get("ordinal") or 0), d)
+            for d, m in (corpus.entries[i] for i in chunk_ids)
+        )
+        meta = corpus.entries[chunk_ids[0]][1]
         out.append(
             Section(
                 key=key,
-                source=parts[0][0],
+                source=entries[0][0],
                 title=str(meta.get("title") or ""),
                 path=json.loads(str(meta.get("heading_path") or "[]")),
-                text="\n\n".join(p[3] for p in parts),
-                digest=digest([p[2] for p in parts]),
+                text="\n\n".join(e[2] for e in entries),
+                digest=digest(chunk_ids),
             )
         )
     return out
 
 
-def unasked(library: ProcedureLibrary, book: QuestionBook) -> int:
+def unasked(store: KnowledgeStore) -> int:
     """How many sections have no questions for their current text."""
-    known = book.digests()
-    return sum(1 for s in sections_of(library) if known.get(s.key) != s.digest)
+    corpus = store.procedures._current_corpus(store.procedures.count())
+    known = store.questions.digests()
+    current = section_digests(corpus.ids, corpus.section_texts())
+    return sum(1 for key, value in current.items() if known.get(key) != value)
 
 
 def write_questions(
-    library: ProcedureLibrary,
-    book: QuestionBook,
-    embedder: MiniLMEmbedder,
+    store: KnowledgeStore,
     ask: Ask,
     *,
     limit: int | None = None,
@@ -229,8 +237,8 @@ def write_questions(
     key, an unreachable model) propagates."""
     started = time.monotonic()
     template = prompt()
-    sections = sections_of(library)
-    known = book.digests()
+    sections = sections_of(store.procedures)
+    known = store.questions.digests()
     pending = [s for s in sections if known.get(s.key) != s.digest]
     todo = pending[:limit]
     report = QuestionsReport(
@@ -252,8 +260,10 @@ def write_questions(
                     if on_section is not None:
                         on_section(section, None)
                     continue
-                vectors = embedder.embed(questions) if questions else np.zeros((0, 384), dtype=np.float32)
-                book.replace(section, questions, vectors)
+                vectors = (
+                    store.embedder.embed(questions) if questions else np.zeros((0, 384), dtype=np.float32)
+                )
+                store.questions.replace(section, questions, vectors)
                 report.written += len(questions)
                 if on_section is not None:
                     on_section(section, questions)
