@@ -9,6 +9,7 @@ import pytest
 
 from taskcrew.knowledge import KnowledgeStore
 from taskcrew.knowledge.chunking import chunk_file
+from taskcrew.knowledge.models import Chunk
 
 RST = """.. _chapter_bus:
 
@@ -67,10 +68,13 @@ statement when the difference is zero.</p>
 </body></html>"""
 
 
+def _chunks_of(path: Path, text: str) -> list[Chunk]:
+    path.write_text(text, encoding="utf-8")
+    return chunk_file(path)
+
+
 def test_rst_headings_become_the_chunks_sections_and_markup_is_dropped(tmp_path: Path) -> None:
-    doc = tmp_path / "ch_bus.rst"
-    doc.write_text(RST, encoding="utf-8")
-    chunks = chunk_file(doc)
+    chunks = _chunks_of(tmp_path / "ch_bus.rst", RST)
     assert {c.title for c in chunks} == {"Business Features"}
     paths = [c.heading_path for c in chunks]
     assert ["Accounts Receivable", "Process Payment"] in paths
@@ -84,9 +88,7 @@ def test_rst_headings_become_the_chunks_sections_and_markup_is_dropped(tmp_path:
 
 
 def test_html_headings_title_and_no_scripts_or_navigation(tmp_path: Path) -> None:
-    page = tmp_path / "manual.html"
-    page.write_text(HTML, encoding="utf-8")
-    chunks = chunk_file(page)
+    chunks = _chunks_of(tmp_path / "manual.html", HTML)
     assert {c.title for c in chunks} == {"Dolly Ledger Manual"}
     assert ["Bank accounts"] in [c.heading_path for c in chunks] or any(
         c.heading_path == ["Bank accounts", "Reconcile"] for c in chunks
@@ -126,9 +128,7 @@ ledgerly export --format sepa
 
 
 def test_a_sphinx_page_keeps_its_sections_and_code_and_drops_its_navigation(tmp_path: Path) -> None:
-    page = tmp_path / "payments.html"
-    page.write_text(SPHINX, encoding="utf-8")
-    chunks = chunk_file(page)
+    chunks = _chunks_of(tmp_path / "payments.html", SPHINX)
     assert {c.title for c in chunks} == {"Payments"}
     paths = [c.heading_path for c in chunks]
     assert all(not any(h in ("Navigation", "Table of Contents", "Quick search") for h in p) for p in paths)
