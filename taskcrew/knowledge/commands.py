@@ -134,8 +134,10 @@ def questions(model: str | None, limit: int | None, directory: Path | None, cons
         try:
             reply = llm.call([{"role": "system", "content": system}, {"role": "user", "content": user}])
         except Exception as exc:
-            clear = call_error(exc, "question writer", spec)
-            raise (clear or exc) from exc
+            clear = call_error(exc, "question writer", spec)  # one line naming the URL and status
+            if clear is None:
+                raise
+            raise clear from exc
         return reply if isinstance(reply, str) else str(reply)
 
     def shown(section: Section, written: list[str] | None) -> None:
