@@ -8,9 +8,13 @@ from typing import Any
 import pytest
 from fixtures_browser import RecordingSite, SessionFactory
 
-from taskcrew.tools.browser import Click, Navigate, Observation, Type
+from taskcrew.tools.browser import Click, Navigate, Observation, Type, Wait
 from taskcrew.tools.human import ApprovalDecision, ScriptedHuman
 from taskcrew.tools.policy import PolicyDecision
+
+# fetch.html writes "failed" once its refused fetch rejects, after the click returns: the
+# observation waits for it (read at once, it was still the old text under CI load)
+FETCH_SETTLED = Wait(seconds=5, for_text="failed")
 
 pytestmark = pytest.mark.browser
 
@@ -125,7 +129,7 @@ def test_script_requests_are_gated_at_the_network_layer(
     human = ScriptedHuman([ApprovalDecision.reject(), ApprovalDecision.reject()])
     session = make_session(human=human)
     obs = session.goto(site.page("fetch.html")).observation
-    posted = session.act([Click(index=idx(obs, "Post via fetch"))])
+    posted = session.act([Click(index=idx(obs, "Post via fetch")), FETCH_SETTLED])
     assert "failed" in posted.observation.text
     assert human.requests[0].kind == "network_request"
     assert {f.name: f.value for f in human.requests[0].fields} == {"item": "x", "qty": "2"}
@@ -150,7 +154,7 @@ def test_read_only_refuses_writes_but_allows_login(make_session: SessionFactory,
     result = session.act([*fill_order(obs), Click(index=idx(obs, "Save order"))])
     assert not result.ok and "read-only" in result.ran[-1].message
     fetch_obs = session.goto(site.page("fetch.html")).observation
-    fetched = session.act([Click(index=idx(fetch_obs, "Post via fetch"))])
+    fetched = session.act([Click(index=idx(fetch_obs, "Post via fetch")), FETCH_SETTLED])
     assert "failed" in fetched.observation.text
     assert [d.outcome for d in fetched.policy if d.method == "POST"] == ["read_only_refused"]
     assert not site.posts()
@@ -179,7 +183,7 @@ def test_a_stopped_run_sends_nothing_more_and_asks_nobody(
     result = session.act([*fill_order(obs), Click(index=idx(obs, "Save order"))])
     assert not result.ok
     fetch_obs = session.goto(site.page("fetch.html")).observation
-    fetched = session.act([Click(index=idx(fetch_obs, "Post via fetch"))])
+    fetched = session.act([Click(index=idx(fetch_obs, "Post via fetch")), FETCH_SETTLED])
     assert "failed" in fetched.observation.text
     refused = [d for d in [*result.policy, *fetched.policy] if d.method == "POST"]
     assert refused and all(d.outcome == "blocked" and "stopped by SIGINT" in d.reason for d in refused)
