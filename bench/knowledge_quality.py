@@ -17,7 +17,8 @@ expansion; ``section+also``: the section ranking with the other phrasings a mode
 question, bench/data/knowledge/rephrasings.yaml, as an agent passes them in search_procedures'
 ``also``; ``section+questions``: with the questions a model wrote for each section,
 bench/data/knowledge/section_questions.yaml, as `taskcrew knowledge questions` stores them, and
-``section+questions+also``: both); hit@1, hit@3 and MRR (over the top 10; MRR again to four
+``section+questions+also``: both; ``section+questions+also+rerank``: then a model's pick among
+the store's best 20, knowledge/rerank.py, as recorded in bench/data/knowledge/rerankings.yaml); hit@1, hit@3 and MRR (over the top 10; MRR again to four
 places) and the mean latency are printed per set. The other rankings run without the questions. A hit is a chunk of the expected file whose heading path ends in
 (or whose text holds the heading of) one of the query's expected sections.
 """
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import json
 import re
 import sys
 import tempfile
@@ -35,7 +37,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel
 
-from taskcrew.knowledge import KnowledgeStore, MiniLMEmbedder, ProcedureHit
+from taskcrew.knowledge import KnowledgeStore, MiniLMEmbedder, ProcedureHit, rerank
 from taskcrew.knowledge.procedures import RANKINGS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,7 +57,10 @@ VARIANTS = {
     "section+also": ("section", NO_QUESTIONS, True),  # with a model's other phrasings (rephrasings.yaml)
     "section+questions": ("section", {}, False),  # with the questions a model wrote for each section
     "section+questions+also": ("section", {}, True),  # both: the store as shipped, asked by a model
+    # and the model's pick among the store's best 20 (knowledge/rerank.py; rerankings.yaml)
+    "section+questions+also+rerank": ("section", {}, True),
 }
+RERANKINGS = ROOT / "bench" / "data" / "knowledge" / "rerankings.yaml"  # a model's picks per question
 
 
 class Expected(BaseModel):
@@ -86,6 +91,21 @@ def rephrasings() -> dict[str, list[str]]:
 
 
 PHRASINGS = [REPHRASINGS]  # the file section+also reads (main() puts --phrasings here)
+
+
+@functools.cache
+def rerankings() -> dict[str, list[str]]:
+    """The recorded pick of each question (rerankings.yaml): the citations the model chose."""
+    return {r["query"]: list(r["best"]) for r in yaml.safe_load(RERANKINGS.read_text(encoding="utf-8"))}
+
+
+def replayed(system: str, user: str) -> str:
+    """The reranker's recorded reply to this request: its picks (citations) renumbered as this
+    request shows them. KeyError for a question never recorded (the search keeps the store's order)."""
+    query = user.partition("\n")[0].removeprefix("Search: ")
+    shown = {m[2]: int(m[1]) for m in re.finditer(r"^\[(\d+)\] (.+)$", user, flags=re.MULTILINE)}
+    picks = rerankings()[query]
+    return json.dumps({"best": [shown[c] for c in picks if c in shown]})
 
 
 def handbook_queries() -> tuple[list[Path], list[Labelled]]:
@@ -200,14 +220,19 @@ def run_set(
     saved = library._ranking
     for ranking in rankings:
         mode, update, with_also = VARIANTS.get(ranking, (ranking, NO_QUESTIONS, False))
+        ask = replayed if ranking.endswith("+rerank") else None
         library._ranking = saved.model_copy(update=update)
         ranks: list[int | None] = []
         missed = []
+        unanswered = 0  # searches the reranker did not answer (not recorded): the store's order
         started = time.perf_counter()
         try:
             for q in queries:
                 also = q.also if with_also else ()
-                hits = library.search(q.query, k=DEPTH, ranking=mode, also=also)  # type: ignore[arg-type]
+                found = rerank.search(library, q.query, DEPTH, ask, also, mode)  # type: ignore[arg-type]
+                hits = found.hits
+                if found.problem:
+                    unanswered += 1
                 rank = first_rank(hits, q)
                 ranks.append(rank)
                 if rank is None or rank > 1:
@@ -220,6 +245,8 @@ def run_set(
         print(
             f"{name:<8} {ranking:<22} {s.n:>3} {s.hit1:>6.2f} {s.hit3:>6.2f} {s.mrr:>6.2f} {s.mrr:>7.4f} {ms:>9.1f}"
         )
+        if unanswered:
+            print(f"    {unanswered} search(es) kept the store's order: no recorded reranking")
         if misses:
             print("\n".join(missed))
 

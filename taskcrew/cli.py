@@ -357,6 +357,12 @@ def knowledge_search(
             help="Another phrasing of the same need, in the documents' words (up to 3 times); the results are merged.",
         ),
     ] = None,
+    rerank: Annotated[
+        bool, typer.Option("--rerank", help="A model picks the answering passages among the store's best 20.")
+    ] = False,
+    model: Annotated[
+        str | None, typer.Option("--model", help="The model that reranks (default: TASKCREW_MODEL).")
+    ] = None,
 ) -> None:
     """Search the company procedures."""
     from rich.console import Console
@@ -364,8 +370,14 @@ def knowledge_search(
     from taskcrew.knowledge import commands
     from taskcrew.knowledge.models import Ranking
 
+    if rerank:
+        from taskcrew.config import Paths, load_dotenv_once, quiet_crewai_env
+
+        load_dotenv_once()
+        quiet_crewai_env(Paths.from_env().crewai_storage)
     chosen = cast(Ranking, ranking.value) if ranking is not None else None
-    raise typer.Exit(commands.search(query, k, chosen, store, Console(soft_wrap=True), also or ()))
+    console = Console(soft_wrap=True)
+    raise typer.Exit(commands.search(query, k, chosen, store, console, also or (), rerank, model))
 
 
 @knowledge_app.command("questions")

@@ -6,14 +6,20 @@ from typing import Any
 
 from taskcrew.crew.context import KnowledgeContext
 from taskcrew.knowledge import FactGrant, KnowledgeStore, knowledge_for_task
+from taskcrew.knowledge.questions import Ask
 
 
 class StoreKnowledge:
     def __init__(self, store: KnowledgeStore) -> None:
         self.store = store
+        self.rerank: Ask | None = None
+
+    def rerank_with(self, ask: Ask | None) -> None:
+        """A model picks the brief's procedures among the store's best (knowledge/rerank.py)."""
+        self.rerank = ask
 
     def context_for(self, task: str) -> KnowledgeContext:
-        brief = knowledge_for_task(self.store, task)
+        brief = knowledge_for_task(self.store, task, rerank=self.rerank)
         procedures = [p.render() for p in brief.procedures]
         return KnowledgeContext(
             procedures=procedures, facts=[f.render() for f in brief.facts], related=list(brief.related)

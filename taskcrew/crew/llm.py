@@ -225,6 +225,17 @@ class TracedLLM(BaseLLM):
         return count_tokens(str(messages or ""))
 
 
+def text_ask(llm: BaseLLM) -> Callable[[str, str], str]:
+    """(system prompt, user message) -> the model's reply text: how the knowledge store asks a
+    model (questions.py, rerank.py)."""
+
+    def ask(system: str, user: str) -> str:
+        reply = llm.call([{"role": "system", "content": system}, {"role": "user", "content": user}])
+        return reply if isinstance(reply, str) else str(reply)
+
+    return ask
+
+
 def build_provider_llm(spec: ModelSpec, scripted: Callable[[str], BaseLLM] | None = None) -> BaseLLM:
     """The provider's own CrewAI LLM for a spec (never a silent default)."""
     if spec.provider == "scripted":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from taskcrew.background import warnings_to
 from taskcrew.crew.changes import Snapshot, pages_to_watch
 from taskcrew.crew.context import Knowledge, RunContext, RunLimits
 from taskcrew.crew.flow import TaskFlow
-from taskcrew.crew.llm import TracedLLM, build_provider_llm
+from taskcrew.crew.llm import TracedLLM, build_provider_llm, text_ask
 from taskcrew.crew.models import Outcome, RunState
 from taskcrew.crew.modelspec import ModelSpec, choose_models, load_prices
 from taskcrew.crew.provenance import SourcedHuman, origins
@@ -150,6 +151,11 @@ def build_context(
         checkpoints=res.checkpoints,
     )
     ctx.worker_llm.on_call = ctx.verifier_llm.on_call = ctx.record_llm_call
+    if os.environ.get("TASKCREW_RERANK", "").strip() not in ("", "0"):  # knowledge/rerank.py
+        ask = text_ask(ctx.worker_llm.for_role("reranker"))  # counted in the run's usage and cost
+        for searcher in (res.knowledge, *res.knowledge_tools):  # the planner's brief, the agents' tool
+            if hasattr(searcher, "rerank_with"):
+                searcher.rerank_with(ask)
     ctx.submissions.listeners.append(lambda sent: tracer.emit(SubmissionEvent(submission=sent)))
     if res.browser is not None:  # the gate tells the run what each submission came to
         res.browser.policy.submissions = ctx.submissions

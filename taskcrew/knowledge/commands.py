@@ -21,6 +21,7 @@ from taskcrew.knowledge.folders import collect
 from taskcrew.knowledge.models import Ranking
 from taskcrew.knowledge.procedures import MAX_ALSO
 from taskcrew.knowledge.progress import IngestProgress
+from taskcrew.knowledge.questions import Ask
 from taskcrew.knowledge.retrieval import clip
 from taskcrew.knowledge.store import KnowledgeStore
 
@@ -90,18 +91,33 @@ def search(
     directory: Path | None,
     console: Console,
     also: Sequence[str] = (),
+    rerank: bool = False,
+    model: str | None = None,
 ) -> int:
+    """Print the passages that answer ``query``; ``rerank``: the worker model (or ``model``)
+    picks among the store's best (rerank.py)."""
+    from taskcrew.crew.modelspec import ModelConfigError
+    from taskcrew.knowledge.rerank import search as reranked
+
     try:
         query = check_query(query)
         if len(also) > MAX_ALSO:
             raise InputError(
                 f"--also was given {len(also)} times: at most {MAX_ALSO} other phrasings are searched"
             )
+        ask = _model_ask(model, "reranker") if rerank else None
         store = _open(directory, console)
-        hits = store.procedures.search(query, k=k, ranking=ranking, also=also)
-    except (EmbedderUnavailable, UserError) as exc:  # UserError: a damaged store, a bad query
+        found = reranked(store.procedures, query, k, ask, also, ranking)
+    except (
+        EmbedderUnavailable,
+        UserError,
+        ModelConfigError,
+    ) as exc:  # UserError: a damaged store, a bad query
         console.print(f"[red]error:[/red] {escape(str(exc))}")
         return UNAVAILABLE
+    hits = found.hits
+    if found.problem:
+        console.print(f"[yellow]warning:[/yellow] {escape(found.problem)}")
     if not hits:
         console.print(
             "No procedures in the store match; add documents with `taskcrew knowledge ingest PATH`."
@@ -117,28 +133,15 @@ def search(
 def questions(model: str | None, limit: int | None, directory: Path | None, console: Console) -> int:
     """Ask a model for the questions each section answers (knowledge/questions.py); exit 1 when a
     reply could not be read (those sections are asked again next time), 2 without a model."""
-    from taskcrew.crew.calls import call_error
-    from taskcrew.crew.llm import build_provider_llm
-    from taskcrew.crew.modelspec import ModelConfigError, worker_spec
+    from taskcrew.crew.modelspec import ModelConfigError
     from taskcrew.knowledge.questions import Section, write_questions
 
     try:
-        spec = worker_spec(model)  # the run's worker model unless --model names another
-        llm = build_provider_llm(spec)
+        ask = _model_ask(model, "question writer")
         store = _open(directory, console)
     except (ModelConfigError, EmbedderUnavailable, UserError) as exc:
         console.print(f"[red]error:[/red] {escape(str(exc))}")
         return UNAVAILABLE
-
-    def ask(system: str, user: str) -> str:
-        try:
-            reply = llm.call([{"role": "system", "content": system}, {"role": "user", "content": user}])
-        except Exception as exc:
-            clear = call_error(exc, "question writer", spec)  # one line naming the URL and status
-            if clear is None:
-                raise
-            raise clear from exc
-        return reply if isinstance(reply, str) else str(reply)
 
     def shown(section: Section, written: list[str] | None) -> None:
         state = "unreadable reply" if written is None else f"{len(written)} question(s)"
@@ -161,6 +164,28 @@ def questions(model: str | None, limit: int | None, directory: Path | None, cons
         return UNAVAILABLE
     console.print(report.render())
     return FAILED if report.failed else OK
+
+
+def _model_ask(model: str | None, who: str) -> Ask:
+    """(system, user) -> reply text from the run's worker model, or ``model``; a failed call is
+    raised as one line naming the model's address and status. ModelConfigError without a model."""
+    from taskcrew.crew.calls import call_error
+    from taskcrew.crew.llm import build_provider_llm, text_ask
+    from taskcrew.crew.modelspec import worker_spec
+
+    spec = worker_spec(model)  # the run's worker model unless --model names another
+    call = text_ask(build_provider_llm(spec))
+
+    def ask(system: str, user: str) -> str:
+        try:
+            return call(system, user)
+        except Exception as exc:
+            clear = call_error(exc, who, spec)  # one line naming the URL and status
+            if clear is None:
+                raise
+            raise clear from exc
+
+    return ask
 
 
 def facts(query: str | None, k: int, directory: Path | None, console: Console) -> int:

@@ -105,14 +105,18 @@ def render(section: Section, template: str) -> str:
 _FENCED = re.compile(r"^```(?:json)?\s*|\s*```$")
 
 
+def json_reply(reply: str) -> Any:
+    """A model's JSON reply (a code fence around it allowed); ValueError when it is not JSON."""
+    try:
+        return json.loads(_FENCED.sub("", reply.strip()))
+    except json.JSONDecodeError:
+        raise ValueError(f"the reply is not JSON: {reply[:80]!r}") from None
+
+
 def parse_questions(reply: str) -> list[str]:
     """The questions of a model's reply ({"questions": [...]}, a code fence around it allowed);
     ValueError saying what is wrong otherwise."""
-    text = _FENCED.sub("", reply.strip())
-    try:
-        data: Any = json.loads(text)
-    except json.JSONDecodeError:
-        raise ValueError(f"the reply is not JSON: {reply[:80]!r}") from None
+    data = json_reply(reply)
     items = data.get("questions") if isinstance(data, dict) else None
     if not isinstance(items, list) or not all(isinstance(q, str) for q in items):
         raise ValueError(f'the reply has no "questions" list of strings: {reply[:80]!r}')

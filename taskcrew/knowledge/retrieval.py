@@ -13,6 +13,8 @@ from pydantic import BaseModel, Field
 
 from taskcrew.knowledge.embedder import EmbedderUnavailable
 from taskcrew.knowledge.models import HEADING_SEPARATOR, FactHit, ProcedureHit
+from taskcrew.knowledge.questions import Ask
+from taskcrew.knowledge.rerank import search as reranked
 from taskcrew.knowledge.store import KnowledgeStore
 from taskcrew.tools.base import ToolResult
 
@@ -118,9 +120,12 @@ class KnowledgeBrief(BaseModel):
         return "\n\n".join(parts) if parts else "(no company procedures or learned facts)"
 
 
-def search_procedures(store: KnowledgeStore, query: str, k: int = 4, also: Sequence[str] = ()) -> ToolResult:
+def search_procedures(
+    store: KnowledgeStore, query: str, k: int = 4, also: Sequence[str] = (), rerank: Ask | None = None
+) -> ToolResult:
     """Tool logic: the company procedure passages that answer ``query`` (and its other phrasings
-    ``also``), each with its citation."""
+    ``also``), each with its citation; ``rerank``: a model picks among the store's best
+    (rerank.py; when it fails, the store's order is given)."""
     if not query.strip():
         return ToolResult.failure("The query is empty; describe what procedure you are looking for.")
     if store.is_empty():
@@ -129,7 +134,7 @@ def search_procedures(store: KnowledgeStore, query: str, k: int = 4, also: Seque
             "`taskcrew knowledge ingest PATH`. Proceed without them or ask the human."
         )
     try:
-        hits = store.procedures.search(query, k=max(1, min(k, MAX_K)), also=also)
+        hits = reranked(store.procedures, query, max(1, min(k, MAX_K)), rerank, also).hits
     except EmbedderUnavailable as exc:
         return ToolResult.failure(f"The knowledge store cannot embed queries: {exc}")
     snippets: list[ProcedureSnippet] = []
@@ -161,10 +166,11 @@ def knowledge_for_task(
     k_facts: int = 3,
     snippet_chars: int = SNIPPET_CHARS,
     max_related: int = 12,
+    rerank: Ask | None = None,
 ) -> KnowledgeBrief:
     """The top procedures, their chapters' other sections and relevant facts for a task text
-    (for the planner; no crewai)."""
-    procedures = store.procedures.search(task, k=k_procedures)
+    (for the planner; no crewai); ``rerank``: a model picks the procedures (rerank.py)."""
+    procedures = reranked(store.procedures, task, k_procedures, rerank).hits
     facts = store.facts.search(task, k=k_facts, min_similarity=FACT_MIN_SIMILARITY)
     return KnowledgeBrief(
         procedures=[ProcedureSnippet.from_hit(h, snippet_chars) for h in procedures],

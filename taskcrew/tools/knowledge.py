@@ -4,6 +4,9 @@ Thin edges: each ``_run`` calls the plain logic in taskcrew.knowledge.retrieval 
 ``ToolResult.to_text()`` (short cited snippets, bounded in size). Build them with the run's store:
 
     SearchProceduresTool(store=store), RecallFactsTool(store=store)
+
+A run started with TASKCREW_RERANK=1 gives search_procedures the worker model as its reranker
+(``rerank_with``; crew/run.py).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from crewai.tools import BaseTool
 from pydantic import BaseModel, Field, PrivateAttr, StringConstraints
 
 from taskcrew.knowledge.procedures import MAX_ALSO
+from taskcrew.knowledge.questions import Ask
 from taskcrew.knowledge.retrieval import MAX_K, recall_facts, search_procedures
 from taskcrew.knowledge.store import KnowledgeStore
 
@@ -55,13 +59,19 @@ class SearchProceduresTool(BaseTool):
     )
     args_schema: type[BaseModel] = SearchProceduresArgs
     _store: KnowledgeStore = PrivateAttr()
+    _rerank: Ask | None = PrivateAttr(default=None)
 
-    def __init__(self, store: KnowledgeStore, **kwargs: Any) -> None:
+    def __init__(self, store: KnowledgeStore, rerank: Ask | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._store = store
+        self._rerank = rerank
+
+    def rerank_with(self, ask: Ask | None) -> None:
+        """A model picks among the store's best passages for each search (knowledge/rerank.py)."""
+        self._rerank = ask
 
     def _run(self, query: str, k: int = 4, also: list[str] | None = None) -> str:
-        return search_procedures(self._store, query, k, also or ()).to_text()
+        return search_procedures(self._store, query, k, also or (), self._rerank).to_text()
 
 
 class RecallFactsTool(BaseTool):
