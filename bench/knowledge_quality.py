@@ -2,7 +2,7 @@
 
     uv run python bench/knowledge_quality.py [--misses] [--ranking hybrid vector ...] [--only foreign]
                                              [--foreign SET.yaml ...] [--check-labels]
-                                             [--phrasings FILE.yaml]
+                                             [--phrasings FILE.yaml] [--rerankings FILE.yaml]
 
 Sets:
 - handbooks: both demo handbooks in one fresh store (bench/data/knowledge/queries.yaml); a chunk of
@@ -17,8 +17,9 @@ expansion; ``section+also``: the section ranking with the other phrasings a mode
 question, bench/data/knowledge/rephrasings.yaml, as an agent passes them in search_procedures'
 ``also``; ``section+questions``: with the questions a model wrote for each section,
 bench/data/knowledge/section_questions.yaml, as `taskcrew knowledge questions` stores them, and
-``section+questions+also``: both; ``section+questions+also+rerank``: then a model's pick among
-the store's best 20, knowledge/rerank.py, as recorded in bench/data/knowledge/rerankings.yaml); hit@1, hit@3 and MRR (over the top 10; MRR again to four
+``section+questions+also``: both; ``section+also+rerank`` and ``section+questions+also+rerank``:
+then a model's pick among the store's best 20, knowledge/rerank.py, as recorded in
+bench/data/knowledge/rerankings.yaml or the file given as --rerankings); hit@1, hit@3 and MRR (over the top 10; MRR again to four
 places) and the mean latency are printed per set. The other rankings run without the questions. A hit is a chunk of the expected file whose heading path ends in
 (or whose text holds the heading of) one of the query's expected sections.
 """
@@ -57,7 +58,8 @@ VARIANTS = {
     "section+also": ("section", NO_QUESTIONS, True),  # with a model's other phrasings (rephrasings.yaml)
     "section+questions": ("section", {}, False),  # with the questions a model wrote for each section
     "section+questions+also": ("section", {}, True),  # both: the store as shipped, asked by a model
-    # and the model's pick among the store's best 20 (knowledge/rerank.py; rerankings.yaml)
+    # then the model's pick among the store's best 20 (knowledge/rerank.py; rerankings.yaml)
+    "section+also+rerank": ("section", NO_QUESTIONS, True),
     "section+questions+also+rerank": ("section", {}, True),
 }
 RERANKINGS = ROOT / "bench" / "data" / "knowledge" / "rerankings.yaml"  # a model's picks per question
@@ -94,18 +96,27 @@ PHRASINGS = [REPHRASINGS]  # the file section+also reads (main() puts --phrasing
 
 
 @functools.cache
-def rerankings() -> dict[str, list[str]]:
-    """The recorded pick of each question (rerankings.yaml): the citations the model chose."""
-    return {r["query"]: list(r["best"]) for r in yaml.safe_load(RERANKINGS.read_text(encoding="utf-8"))}
+def rerankings() -> dict[tuple[str, str], list[str]]:
+    """The recorded pick for each question after each ranking (rerankings.yaml, or the file given
+    as --rerankings): the citations the model chose."""
+    rows = yaml.safe_load(RERANKED[0].read_text(encoding="utf-8"))
+    return {(r["after"], r["query"]): list(r["best"]) for r in rows}
 
 
-def replayed(system: str, user: str) -> str:
-    """The reranker's recorded reply to this request: its picks (citations) renumbered as this
-    request shows them. KeyError for a question never recorded (the search keeps the store's order)."""
-    query = user.partition("\n")[0].removeprefix("Search: ")
-    shown = {m[2]: int(m[1]) for m in re.finditer(r"^\[(\d+)\] (.+)$", user, flags=re.MULTILINE)}
-    picks = rerankings()[query]
-    return json.dumps({"best": [shown[c] for c in picks if c in shown]})
+RERANKED = [RERANKINGS]  # the file the +rerank rankings replay (main() puts --rerankings here)
+
+
+def replayer(after: str) -> rerank.Ask:
+    """The reranker as recorded after the ranking ``after``: the picks (citations) it made for this
+    request's question, renumbered as this request shows them. KeyError for a question never
+    recorded (the search keeps the store's order)."""
+
+    def replayed(system: str, user: str) -> str:
+        query = user.partition("\n")[0].removeprefix("Search: ")
+        shown = {m[2]: int(m[1]) for m in re.finditer(r"^\[(\d+)\] (.+)$", user, flags=re.MULTILINE)}
+        return json.dumps({"best": [shown[c] for c in rerankings()[after, query] if c in shown]})
+
+    return replayed
 
 
 def handbook_queries() -> tuple[list[Path], list[Labelled]]:
@@ -220,7 +231,7 @@ def run_set(
     saved = library._ranking
     for ranking in rankings:
         mode, update, with_also = VARIANTS.get(ranking, (ranking, NO_QUESTIONS, False))
-        ask = replayed if ranking.endswith("+rerank") else None
+        ask = replayer(ranking.removesuffix("+rerank")) if ranking.endswith("+rerank") else None
         library._ranking = saved.model_copy(update=update)
         ranks: list[int | None] = []
         missed = []
@@ -280,8 +291,15 @@ def main() -> int:
         default=REPHRASINGS,
         help="other phrasings per question for section+also, recorded from a model (default: %(default)s)",
     )
+    parser.add_argument(
+        "--rerankings",
+        type=Path,
+        default=RERANKINGS,
+        help="a reranker's picks per question, recorded from a model, for the +rerank rankings (default: %(default)s)",
+    )
     args = parser.parse_args()
     PHRASINGS[0] = args.phrasings
+    RERANKED[0] = args.rerankings
     rankings = [] if args.check_labels else args.ranking
 
     embedder = MiniLMEmbedder()
