@@ -108,11 +108,8 @@ def search(
         ask = _model_ask(model, "reranker") if rerank else None
         store = _open(directory, console)
         found = reranked(store.procedures, query, k, ask, also, ranking)
-    except (
-        EmbedderUnavailable,
-        UserError,
-        ModelConfigError,
-    ) as exc:  # UserError: a damaged store, a bad query
+    # UserError: a damaged store, a bad query; ModelConfigError: --rerank without a usable model
+    except (EmbedderUnavailable, UserError, ModelConfigError) as exc:
         console.print(f"[red]error:[/red] {escape(str(exc))}")
         return UNAVAILABLE
     hits = found.hits

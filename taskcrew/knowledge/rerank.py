@@ -1,14 +1,16 @@
 """A search's second stage: a language model picks the answering sections among the store's best.
 
-The store's ranking (ranking.py) rests on a 6-layer sentence model: it finds the right section
-among its first 20 for every labelled question of the foreign manuals, but puts a near-miss first
+The store's ranking (ranking.py) rests on a 6-layer sentence model: with a model's questions and
+phrasings it finds the right section among its first 20 for every labelled question of the foreign
+manuals, but puts a near-miss first
 where the words overlap ("record a supplier's invoice we pay later" ranks the *customer* payment
 section first). A language model reading the candidates' heading paths and first lines tells
 them apart. So a search with a reranker takes the store's ``DEPTH`` best chunks (one per section
 first), shows them to the model, numbered, with the prompt ``prompts/rerank.yaml``, and puts the
 ones the model picks (at most ``MAX_BEST``, best first) before the others, which keep the store's
 order. One model call per search; the store's order is kept, and the reason given, when the
-model fails or its reply cannot be read. Figures and cost: docs/knowledge.md, "Reranking".
+model fails or its reply cannot be read. Figures and cost: docs/knowledge.md, "A model picks among
+the store's best 20".
 
 Nothing here needs the network but the model call, which is injected (``Ask``): the CLI and the
 crew pass the provider's model, tests a function.
