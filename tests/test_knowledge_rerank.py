@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -211,3 +214,18 @@ def test_a_run_with_taskcrew_rerank_gives_the_planner_and_the_agents_search_the_
     assert knowledge.context_for(QUERY).procedures[0].startswith(f"[{BILLS}]")  # the planner's brief
     assert len(worker.calls) == 2 and ctx.usage.calls == 2  # counted in the run's usage and cost
     assert [e.call.role for e in ctx.tracer.of_kind("llm_call")] == ["reranker", "reranker"]
+
+
+def test_a_model_that_is_down_shows_one_line_not_crewais_panels(tmp_path: Path) -> None:
+    """In a real terminal process: crewAI prints its own error panel and logs on the root logger as
+    a call fails; the command's own one-line warning is all the user should see."""
+    env = {**os.environ, "TASKCREW_HOME": str(tmp_path / "home"), "TASKCREW_RUNS": str(tmp_path / "runs")}
+    env.pop("TASKCREW_MODEL", None)
+    command = [sys.executable, "-m", "taskcrew.cli", "knowledge", "search", QUERY, "-k", "1", "--rerank"]
+    done = subprocess.run(
+        [*command, "--model", "r@http://127.0.0.1:9/v1"], env=env, capture_output=True, text=True, timeout=120
+    )
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out
+    assert "warning: reranking failed, the store's order is kept" in out and "1. company_context.md" in out
+    assert "LLM Error" not in out and "ERROR:root" not in out and "Traceback" not in out

@@ -4,9 +4,11 @@ is compacted, measured, priced and traced.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Literal
 
 from crewai.llms.base_llm import BaseLLM
@@ -227,13 +229,36 @@ class TracedLLM(BaseLLM):
 
 def text_ask(llm: BaseLLM) -> Callable[[str, str], str]:
     """(system prompt, user message) -> the model's reply text: how the knowledge store asks a
-    model (questions.py, rerank.py)."""
+    model (questions.py, rerank.py). A failed call raises and the caller says what failed in one
+    line, so crewAI's own error panel and root-logger lines are kept off the terminal."""
+    from crewai_core.printer import set_suppress_console_output, should_suppress_console_output
+
+    quiet_crewai_errors()
 
     def ask(system: str, user: str) -> str:
-        reply = llm.call([{"role": "system", "content": system}, {"role": "user", "content": user}])
+        before = should_suppress_console_output()
+        set_suppress_console_output(True)  # per thread (a context variable)
+        try:
+            reply = llm.call([{"role": "system", "content": system}, {"role": "user", "content": user}])
+        finally:
+            set_suppress_console_output(before)
         return reply if isinstance(reply, str) else str(reply)
 
     return ask
+
+
+class _NotCrewAI(logging.Filter):
+    """Drops the records crewAI's providers log on the root logger (``logging.error(...)``) as a
+    call fails: the exception they then raise is reported, once, by whoever made the call."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "crewai" not in Path(record.pathname).parts
+
+
+def quiet_crewai_errors() -> None:
+    root = logging.getLogger()
+    if not any(isinstance(f, _NotCrewAI) for f in root.filters):
+        root.addFilter(_NotCrewAI())
 
 
 def build_provider_llm(spec: ModelSpec, scripted: Callable[[str], BaseLLM] | None = None) -> BaseLLM:
