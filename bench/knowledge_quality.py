@@ -16,12 +16,14 @@ Every query runs through each ranking (and ``section-plain``: the section rankin
 expansion; ``section+also``: the section ranking with the other phrasings a model gave for the
 question, bench/data/knowledge/rephrasings.yaml, as an agent passes them in search_procedures'
 ``also``; ``section+questions``: with the questions a model wrote for each section,
-bench/data/knowledge/section_questions.yaml, as `taskcrew knowledge questions` stores them, and
-``section+questions+also``: both; ``section+also+rerank`` and ``section+questions+also+rerank``:
-then a model's pick among the store's best 20, knowledge/rerank.py, as recorded in
-bench/data/knowledge/rerankings.yaml or the file given as --rerankings); hit@1, hit@3 and MRR (over the top 10; MRR again to four
-places) and the mean latency are printed per set. The other rankings run without the questions. A hit is a chunk of the expected file whose heading path ends in
-(or whose text holds the heading of) one of the query's expected sections.
+bench/data/knowledge/section_questions.yaml, as `taskcrew knowledge questions` stores them;
+``section+questions+also``: both; and each of ``section``, ``section+also``, ``section+questions``
+and ``section+questions+also`` with ``+rerank``: then a model's pick among the store's best 20,
+knowledge/rerank.py, as recorded in bench/data/knowledge/rerankings.yaml or the file given as
+--rerankings). hit@1, hit@3 and MRR (over the top 10; MRR again to four places) and the mean
+latency are printed per set. The other rankings run without the questions. A hit is a chunk of
+the expected file whose heading path ends in (or whose text holds the heading of) one of the
+query's expected sections.
 """
 
 from __future__ import annotations
@@ -59,6 +61,8 @@ VARIANTS = {
     "section+questions": ("section", {}, False),  # with the questions a model wrote for each section
     "section+questions+also": ("section", {}, True),  # both: the store as shipped, asked by a model
     # then the model's pick among the store's best 20 (knowledge/rerank.py; rerankings.yaml)
+    "section+rerank": ("section", NO_QUESTIONS, False),
+    "section+questions+rerank": ("section", {}, False),
     "section+also+rerank": ("section", NO_QUESTIONS, True),
     "section+questions+also+rerank": ("section", {}, True),
 }
