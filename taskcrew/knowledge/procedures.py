@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, get_args
 import numpy as np
 from pydantic import BaseModel, Field
 
+from taskcrew.knowledge.changes import ChangeMark
 from taskcrew.knowledge.chunking import CHUNKER_VERSION, ChunkingConfig, UnreadableFile, file_digest
 from taskcrew.knowledge.embedder import MiniLMEmbedder
 from taskcrew.knowledge.folders import collect
@@ -114,7 +115,11 @@ class _Corpus:
         self.bm25 = Bm25Index(self.ids, documents)
         self.row = {chunk_id: n for n, chunk_id in enumerate(self.ids)}
         self.dense: DenseIndex | None = None
-        self.dense_questions = (0, 0)  # the questions' version ``dense`` was built with
+        self.dense_questions: tuple[int, int, str] = (
+            0,
+            0,
+            "",
+        )  # the questions' version ``dense`` was built with
         self.expander: Expander | None = None
         self.expander_version = -1
 
@@ -141,8 +146,10 @@ class ProcedureLibrary:
         sections: Collection | None = None,
         vocabulary: WordVectors | None = None,
         questions: QuestionBook | None = None,
+        mark: ChangeMark | None = None,
     ) -> None:
         self._collection = collection
+        self._mark = mark or ChangeMark(None)  # changed by every write, this process's or another's
         self._sections = sections
         self._questions = questions
         self._vocabulary = vocabulary
@@ -151,7 +158,7 @@ class ProcedureLibrary:
         self._ranking = ranking or RankingConfig()
         self._lock = threading.Lock()
         self._corpus: _Corpus | None = None
-        self._corpus_size = -1
+        self._corpus_key: tuple[int, str] = (-1, "")  # (chunk count, change mark) it was built at
 
     def count(self) -> int:
         return self._collection.count()
@@ -243,7 +250,7 @@ class ProcedureLibrary:
                     self._collection.delete(ids=written[start : start + WRITE_BATCH])
                 return FileIngest(path=str(path), status="skipped", chunks=0, added=0, message=str(exc))
             finally:
-                self._corpus = None
+                self._written()
         return FileIngest(
             path=str(path),
             status="replaced" if existing else "added",
@@ -295,6 +302,11 @@ class ProcedureLibrary:
                 )
             if on_batch is not None:
                 on_batch(start + len(part))
+        self._written()
+
+    def _written(self) -> None:
+        """After a write: this process's cache is stale (other processes see the store's change
+        mark, which the store's collections change on each write: changes.py)."""
         self._corpus = None
 
     # -- search ----------------------------------------------------------------------------------
@@ -349,7 +361,7 @@ class ProcedureLibrary:
         """Candidates: the vector and BM25 top ``candidates`` and every chunk of the best-named
         sections; each scored by chunk cosine + section cosine + normalised BM25 (ranking.py)."""
         assert self._sections is not None
-        asked = self._questions.version() if self._questions is not None else (0, 0)
+        asked = self._questions.version() if self._questions is not None else (0, 0, "")
         with self._lock:
             if corpus.dense is None or corpus.dense_questions != asked:
                 corpus.dense = DenseIndex.build(
@@ -455,10 +467,11 @@ class ProcedureLibrary:
         return [_hit(i, entry, rank, score) for rank, (i, score, entry) in enumerate(scored[:k], 1)]
 
     def _current_corpus(self, size: int) -> _Corpus:
+        key = (size, self._mark.token())
         with self._lock:
-            if self._corpus is None or self._corpus_size != size:
+            if self._corpus is None or self._corpus_key != key:
                 self._corpus = _Corpus(self._collection.get(include=["documents", "metadatas"]))
-                self._corpus_size = size
+                self._corpus_key = key
             return self._corpus
 
 

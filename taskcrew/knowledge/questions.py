@@ -31,6 +31,8 @@ import numpy as np
 import yaml
 from pydantic import BaseModel, Field
 
+from taskcrew.knowledge.changes import ChangeMark
+
 if TYPE_CHECKING:
     from chromadb.api.models.Collection import Collection
 
@@ -127,17 +129,18 @@ def parse_questions(reply: str) -> list[str]:
 class QuestionBook:
     """The ``questions`` collection: each question's vector with its section and digest."""
 
-    def __init__(self, collection: Collection) -> None:
+    def __init__(self, collection: Collection, mark: ChangeMark | None = None) -> None:
         self._collection = collection
+        self._mark = mark or ChangeMark(None)  # changed by every write, this process's or another's
         self._writes = 0
 
     def count(self) -> int:
         return self._collection.count()
 
-    def version(self) -> tuple[int, int]:
+    def version(self) -> tuple[int, int, str]:
         """Changes when questions are written: by this process (its writes), or by another one
-        (the count; another process's rewrite of as many questions shows on its next change)."""
-        return self.count(), self._writes
+        (the count, and the store's change mark for a rewrite of as many questions)."""
+        return self.count(), self._writes, self._mark.token()
 
     def digests(self) -> dict[str, str]:
         got = self._collection.get(include=["metadatas"])

@@ -7,11 +7,14 @@ owns the chroma client; the embedder is injected (load it once per process and s
 
 from __future__ import annotations
 
+import threading
+import weakref
 from pathlib import Path
 from typing import Any, cast
 
 from pydantic import BaseModel, Field
 
+from taskcrew.knowledge.changes import ChangeMark, LiveCollections
 from taskcrew.knowledge.chunking import ChunkingConfig
 from taskcrew.knowledge.embedder import MiniLMEmbedder
 from taskcrew.knowledge.facts import FactBook
@@ -40,33 +43,92 @@ class KnowledgeStore:
     """
 
     def __init__(self, directory: Path, embedder: MiniLMEmbedder, config: StoreConfig | None = None) -> None:
-        import chromadb
-        from chromadb.config import Settings
-
         config = config or StoreConfig()
         self.directory = directory
         self.embedder = embedder
         directory.mkdir(parents=True, exist_ok=True)
-        self._client = chromadb.PersistentClient(
-            path=str(directory), settings=Settings(anonymized_telemetry=False, allow_reset=False)
-        )
-        space: Any = {"hnsw": {"space": "cosine"}}
-        function = cast(Any, embedder)  # chroma's generic EmbeddingFunction type is invariant
-        procedures = self._client.get_or_create_collection(
-            PROCEDURES, embedding_function=function, configuration=space
-        )
-        facts = self._client.get_or_create_collection(FACTS, embedding_function=function, configuration=space)
-        sections = self._client.get_or_create_collection(
-            SECTIONS, embedding_function=function, configuration=space
-        )
-        self.questions = QuestionBook(
-            self._client.get_or_create_collection(QUESTIONS, embedding_function=function, configuration=space)
-        )
+        self._open = _open(directory, embedder)  # reopened after another process's write
+        self._live = self._open.live
+        marks = self._live.marks
+        self.questions = QuestionBook(self._live.collection(QUESTIONS), marks[QUESTIONS])
         vocabulary = WordVectors(directory / FILE_NAME, embedder)
         self.procedures = ProcedureLibrary(
-            procedures, embedder, config.chunking, config.ranking, sections, vocabulary, self.questions
+            self._live.collection(PROCEDURES),
+            embedder,
+            config.chunking,
+            config.ranking,
+            self._live.collection(SECTIONS),
+            vocabulary,
+            self.questions,
+            marks[PROCEDURES],
         )
-        self.facts = FactBook(facts, merge_similarity=config.fact_merge_similarity)
+        self.facts = FactBook(self._live.collection(FACTS), merge_similarity=config.fact_merge_similarity)
+
+    @property
+    def _client(self) -> Any:
+        """The chroma client this process has open on the directory (benchmarks read it)."""
+        self._live.current(PROCEDURES)
+        return self._open.chroma.client
 
     def is_empty(self) -> bool:
         return self.procedures.count() == 0
+
+
+class _Open:
+    """A store directory as this process has it open: its chroma client and live collections."""
+
+    def __init__(self, directory: Path, embedder: MiniLMEmbedder) -> None:
+        chunks = ChangeMark(directory / "procedures.changed")  # the chunks and their sections' names
+        marks = {
+            PROCEDURES: chunks,
+            SECTIONS: chunks,
+            QUESTIONS: ChangeMark(directory / "questions.changed"),
+            FACTS: ChangeMark(directory / "facts.changed"),
+        }
+        self.chroma = _Chroma(directory, embedder)
+        self.live = LiveCollections(self.chroma.open_all, marks)
+
+
+_OPEN: weakref.WeakValueDictionary[Path, _Open] = weakref.WeakValueDictionary()
+_OPEN_LOCK = threading.Lock()
+
+
+def _open(directory: Path, embedder: MiniLMEmbedder) -> _Open:
+    """One open per store directory in a process, shared by every store object on it: when
+    another process writes, one chroma client is closed and one reopened (a client per store
+    object would leave each stale one's memory behind, ~4 MB)."""
+    key = directory.resolve()
+    with _OPEN_LOCK:
+        opened = _OPEN.get(key)
+        if opened is None:
+            opened = _OPEN[key] = _Open(directory, embedder)
+        return opened
+
+
+class _Chroma:
+    """The chroma client on one directory; each ``open_all`` after the first closes the last one."""
+
+    def __init__(self, directory: Path, embedder: MiniLMEmbedder) -> None:
+        self.directory = directory
+        self.embedder = embedder
+        self.client: Any = None
+
+    def open_all(self) -> dict[str, Any]:
+        import chromadb
+        from chromadb.api.shared_system_client import SharedSystemClient
+        from chromadb.config import Settings
+
+        if self.client is not None:
+            old, self.client = self.client, None
+            old.close()  # stops chroma's instance for the directory when nothing else holds it
+            # held elsewhere too (another client made on the directory): still not handed back stale
+            SharedSystemClient._identifier_to_system.pop(old._identifier, None)
+        self.client = chromadb.PersistentClient(
+            path=str(self.directory), settings=Settings(anonymized_telemetry=False, allow_reset=False)
+        )
+        space: Any = {"hnsw": {"space": "cosine"}}
+        function = cast(Any, self.embedder)  # chroma's generic EmbeddingFunction type is invariant
+        return {
+            name: self.client.get_or_create_collection(name, embedding_function=function, configuration=space)
+            for name in (PROCEDURES, FACTS, SECTIONS, QUESTIONS)
+        }
