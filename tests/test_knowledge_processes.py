@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 from fake_openai import FakeOpenAIServer
@@ -13,6 +15,7 @@ from test_knowledge_questions import MANUAL, QUERY, _answer
 
 from taskcrew.crew.scripted import ScriptedLLM
 from taskcrew.knowledge import KnowledgeStore, MiniLMEmbedder
+from taskcrew.knowledge.changes import ChangeMark
 
 HANDBOOK = """# Payments
 
@@ -88,3 +91,33 @@ def test_questions_another_process_writes_rank_in_a_store_held_open(
         ]
         assert "3 asked, 4 question(s) written" in _cli(tmp_path, *args)
     assert held.procedures.search(QUERY, k=1)[0].heading_path[-1] == "Bills"
+
+
+def test_a_reopen_waits_for_the_searches_in_flight(
+    tmp_path: Path, knowledge_embedder: MiniLMEmbedder
+) -> None:
+    """A worker's runs search in threads; another process's write reopens the store under them."""
+    doc = tmp_path / "payments.md"
+    doc.write_text(HANDBOOK, encoding="utf-8")
+    held = KnowledgeStore(tmp_path / "store", knowledge_embedder)
+    held.procedures.ingest([doc])
+    other = ChangeMark(tmp_path / "store" / "procedures.changed")  # as another process's writes change it
+    failures: list[BaseException] = []
+    texts: set[str] = set()
+
+    def search() -> None:
+        try:
+            for _ in range(15):
+                texts.add(held.procedures.search("when are suppliers paid", k=1)[0].text[:30])
+                held.facts.search("suppliers", k=1)
+        except BaseException as exc:  # collected, reported below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=search) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    while any(t.is_alive() for t in threads):
+        other.bump()
+        time.sleep(0.02)
+    assert not failures, failures[0]
+    assert texts == {"Suppliers are paid every Tuesd"}

@@ -23,7 +23,8 @@ from __future__ import annotations
 import os
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -63,34 +64,51 @@ class LiveCollections:
 
     ``open_all()`` returns a fresh client's collections by name (closing the one it opened
     before); ``marks`` maps each collection name to the mark its writes change (several names may
-    share one)."""
+    share one). A reopen waits for this process's calls in flight (a worker's other runs) to end:
+    closing the client under them would fail them."""
 
     def __init__(self, open_all: Callable[[], dict[str, Any]], marks: dict[str, ChangeMark]) -> None:
         self._open_all = open_all
         self.marks = marks
-        self._lock = threading.RLock()
+        self._changed = threading.Condition()
+        self._busy = 0  # calls in flight on the current collections
         self._seen = self._tokens()
         self._collections = open_all()
 
     def _tokens(self) -> dict[int, str]:
         return {id(mark): mark.token() for mark in self.marks.values()}
 
-    def current(self, name: str) -> Any:
-        """The collection ``name``, reopened first when another process wrote since."""
-        tokens = self._tokens()
-        if tokens != self._seen:
-            with self._lock:
-                if self._tokens() != self._seen:
-                    self._seen = self._tokens()  # read before opening: a later write reopens again
+    @contextmanager
+    def using(self) -> Iterator[dict[str, Any]]:
+        """The current collections by name, for one call; reopened first when another process
+        wrote since this one last wrote or saw the store."""
+        with self._changed:
+            if self._tokens() != self._seen:
+                while self._busy:
+                    self._changed.wait()
+                tokens = self._tokens()  # read before opening: a write after it reopens again
+                if tokens != self._seen:
+                    self._seen = tokens
                     self._collections = self._open_all()
-        return self._collections[name]
+            self._busy += 1
+            collections = self._collections
+        try:
+            yield collections
+        finally:
+            with self._changed:
+                self._busy -= 1
+                if not self._busy:
+                    self._changed.notify_all()
+
+    def current(self, name: str) -> Any:
+        with self.using() as collections:
+            return collections[name]
 
     def wrote(self, name: str) -> None:
         """This process wrote ``name``: a new token for its part, already seen here."""
         mark = self.marks[name]
-        token = mark.bump()
-        with self._lock:
-            self._seen[id(mark)] = token
+        with self._changed:
+            self._seen[id(mark)] = mark.bump()
 
     def collection(self, name: str) -> Collection:
         """A stand-in for the collection ``name`` that always uses the current one."""
@@ -98,7 +116,7 @@ class LiveCollections:
 
 
 class LiveCollection:
-    """Stands in for one chroma collection: each use goes to the current one, and a write
+    """Stands in for one chroma collection: each call goes to the current one, and a write
     changes the part's mark."""
 
     def __init__(self, live: LiveCollections, name: str) -> None:
@@ -107,13 +125,15 @@ class LiveCollection:
 
     def __getattr__(self, attr: str) -> Any:
         value = getattr(self._live.current(self._name), attr)
-        if attr not in WRITES:
+        if not callable(value):
             return value
+        live, name = self._live, self._name
 
-        def write(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return value(*args, **kwargs)
-            finally:
-                self._live.wrote(self._name)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with live.using() as collections:
+                result = getattr(collections[name], attr)(*args, **kwargs)
+            if attr in WRITES:
+                live.wrote(name)
+            return result
 
-        return write
+        return call
