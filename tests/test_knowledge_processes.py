@@ -41,13 +41,19 @@ def _cli(tmp_path: Path, *args: str) -> str:
     return done.stdout
 
 
+def _held(tmp_path: Path, embedder: MiniLMEmbedder, name: str, text: str) -> tuple[KnowledgeStore, Path]:
+    """A store held open in this process (as a worker holds it) with one document ingested."""
+    doc = tmp_path / name
+    doc.write_text(text, encoding="utf-8")
+    held = KnowledgeStore(tmp_path / "store", embedder)
+    held.procedures.ingest([doc])
+    return held, doc
+
+
 def test_a_store_held_open_sees_another_process_edit_and_add_files(
     tmp_path: Path, knowledge_embedder: MiniLMEmbedder
 ) -> None:
-    doc = tmp_path / "payments.md"
-    doc.write_text(HANDBOOK, encoding="utf-8")
-    held = KnowledgeStore(tmp_path / "store", knowledge_embedder)
-    held.procedures.ingest([doc])
+    held, doc = _held(tmp_path, knowledge_embedder, "payments.md", HANDBOOK)
     assert "every Tuesday" in held.procedures.search("when are suppliers paid", k=1)[0].text
 
     # an edit that keeps the number of chunks: a count would not show it
@@ -64,20 +70,25 @@ def test_a_store_held_open_sees_another_process_edit_and_add_files(
     assert "0.30 EUR per kilometre" in hit.text
 
     # and the held store's own writes go on working, and are seen by the next process
-    held.procedures.ingest([tmp_path / "payments.md"])
+    doc.write_text(HANDBOOK.replace("every Tuesday", "every Monday"), encoding="utf-8")
+    assert held.procedures.ingest([doc]).files[0].status == "replaced"
     out = _cli(
-        tmp_path, "knowledge", "search", "mileage for own cars", "-k", "1", "--store", str(tmp_path / "store")
+        tmp_path,
+        "knowledge",
+        "search",
+        "when are suppliers paid",
+        "-k",
+        "1",
+        "--store",
+        str(tmp_path / "store"),
     )
-    assert "0.30 EUR per kilometre" in out
+    assert "every Monday" in out
 
 
 def test_questions_another_process_writes_rank_in_a_store_held_open(
     tmp_path: Path, knowledge_embedder: MiniLMEmbedder
 ) -> None:
-    doc = tmp_path / "manual.md"
-    doc.write_text(MANUAL, encoding="utf-8")
-    held = KnowledgeStore(tmp_path / "store", knowledge_embedder)
-    held.procedures.ingest([doc])
+    held, _ = _held(tmp_path, knowledge_embedder, "manual.md", MANUAL)
     assert held.procedures.search(QUERY, k=1)[0].heading_path[-1] != "Bills"  # the manual's words alone
 
     with FakeOpenAIServer(ScriptedLLM([_answer] * 20)) as server:
@@ -97,10 +108,7 @@ def test_a_reopen_waits_for_the_searches_in_flight(
     tmp_path: Path, knowledge_embedder: MiniLMEmbedder
 ) -> None:
     """A worker's runs search in threads; another process's write reopens the store under them."""
-    doc = tmp_path / "payments.md"
-    doc.write_text(HANDBOOK, encoding="utf-8")
-    held = KnowledgeStore(tmp_path / "store", knowledge_embedder)
-    held.procedures.ingest([doc])
+    held, _ = _held(tmp_path, knowledge_embedder, "payments.md", HANDBOOK)
     other = ChangeMark(tmp_path / "store" / "procedures.changed")  # as another process's writes change it
     failures: list[BaseException] = []
     texts: set[str] = set()
