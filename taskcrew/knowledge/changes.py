@@ -130,10 +130,11 @@ class LiveCollection:
         live, name = self._live, self._name
 
         def call(*args: Any, **kwargs: Any) -> Any:
-            with live.using() as collections:
-                result = getattr(collections[name], attr)(*args, **kwargs)
-            if attr in WRITES:
-                live.wrote(name)
-            return result
+            try:
+                with live.using() as collections:
+                    return getattr(collections[name], attr)(*args, **kwargs)
+            finally:
+                if attr in WRITES:  # a failed write may have written part of it
+                    live.wrote(name)
 
         return call

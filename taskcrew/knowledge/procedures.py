@@ -115,11 +115,8 @@ class _Corpus:
         self.bm25 = Bm25Index(self.ids, documents)
         self.row = {chunk_id: n for n, chunk_id in enumerate(self.ids)}
         self.dense: DenseIndex | None = None
-        self.dense_questions: tuple[int, int, str] = (
-            0,
-            0,
-            "",
-        )  # the questions' version ``dense`` was built with
+        # the questions' version ``dense`` was built with (QuestionBook.version)
+        self.dense_questions: tuple[int, int, str] = (0, 0, "")
         self.expander: Expander | None = None
         self.expander_version = -1
 
