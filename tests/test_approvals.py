@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ from taskcrew.approvals.terminal import TerminalApprovals
 from taskcrew.cli import app
 from taskcrew.jobs import Jobs
 from taskcrew.jobs.human import JobHuman, Parked
+from taskcrew.jobs.models import utcnow
 from taskcrew.tools.human import (
     ApprovalDecision,
     ApprovalRequest,
@@ -302,6 +305,39 @@ def test_rows_written_into_the_job_database_are_not_obeyed(env: dict[str, Any]) 
     assert authority.audit.entries()[-2].action == "auto_approve_refused"
     # a job inserted into the database is never signed: nothing of it may be approved
     assert not authority.submission_ok(jobs.get(job_id))
+
+
+def test_an_expired_approval_cannot_be_revived_in_the_job_database(env: dict[str, Any]) -> None:
+    """Its deadline is sealed with the request: moved, the approval is void; left, it expires again."""
+    jobs, authority = env["jobs"], env["authority"]
+    job = jobs.submit("Enter the Northwind invoice", submitted_by="ana", submitted_proof="token")
+    jobs.mark(job.id, "running", only_if=("queued",), worker="w1")
+    with pytest.raises(Parked) as parked:
+        JobHuman(jobs, job.id, expires_in=timedelta(milliseconds=50)).approve(_request(amount="95.00"))
+    approval_id = parked.value.approval_id
+    jobs.mark(job.id, "waiting", only_if=("running",))
+    time.sleep(0.1)
+    assert [a.id for a in jobs.expire_due()] == [approval_id]
+    deadline = jobs.approval(approval_id).expires_at
+    assert deadline is not None
+    db = sqlite3.connect(env["url"].removeprefix("sqlite:///"))
+
+    def revive(expires: datetime) -> None:
+        (doc,) = db.execute("SELECT doc FROM taskcrew_approvals WHERE id = ?", (approval_id,)).fetchone()
+        data = json.loads(doc) | {"status": "pending", "expires_at": expires.isoformat()}
+        db.execute(
+            "UPDATE taskcrew_approvals SET doc = ?, status = 'pending' WHERE id = ?",
+            (json.dumps(data), approval_id),
+        )
+        db.commit()
+
+    bob = Identity(name="bob", proof="token")
+    revive(utcnow() + timedelta(days=1))  # pending again, with a new deadline
+    assert authority.view(jobs.approval(approval_id)).problem
+    assert authority.decide(approval_id, "approve", bob).status == "refused"
+    revive(deadline)  # the sealed deadline back: past, so it expires again before any decision
+    assert authority.decide(approval_id, "approve", bob).status == "refused"
+    assert jobs.approval(approval_id).status == "expired" and jobs.approval(approval_id).decision is None
 
 
 def test_an_answer_written_into_the_job_database_is_not_handed_to_the_run(env: dict[str, Any]) -> None:

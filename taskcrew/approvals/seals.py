@@ -34,6 +34,8 @@ def request(approval: Approval) -> dict[str, Any]:
         "key": approval.key,
         "request": approval.request.model_dump(mode="json") if approval.request else None,
         "question": approval.question,
+        # a deadline moved in the job database would revive an approval that expired unanswered
+        "expires": approval.expires_at.isoformat() if approval.expires_at else None,
     }
 
 
