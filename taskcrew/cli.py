@@ -142,10 +142,7 @@ def run(
     """Do a task end to end: plan, work, get approval for changes, verify, report."""
     from rich.console import Console
 
-    from taskcrew.config import Paths, load_dotenv_once, quiet_crewai_env
-
-    load_dotenv_once()
-    quiet_crewai_env(Paths.from_env().crewai_storage)
+    _before_models()
     from taskcrew.crew.commands import run_command
 
     place = _workplace(erp_url, intranet_url, sandbox, runs_dir, chaos, headed, slow_mo)
@@ -163,6 +160,15 @@ def run(
         read_only=read_only,
     )
     _end(code)
+
+
+def _before_models() -> None:
+    """Before a command builds a model: the working directory's .env (keys, model names), and
+    crewAI told not to phone home or prompt (before it is imported)."""
+    from taskcrew.config import Paths, load_dotenv_once, quiet_crewai_env
+
+    load_dotenv_once()
+    quiet_crewai_env(Paths.from_env().crewai_storage)
 
 
 def _end(code: int) -> NoReturn:
@@ -236,10 +242,7 @@ def audit(
     """The verifier alone, read-only: does the real system show what is claimed?"""
     from rich.console import Console
 
-    from taskcrew.config import Paths, load_dotenv_once, quiet_crewai_env
-
-    load_dotenv_once()
-    quiet_crewai_env(Paths.from_env().crewai_storage)
+    _before_models()
     from taskcrew.crew.commands import audit_command
 
     place = _workplace(erp_url, intranet_url, sandbox, runs_dir, False, headed, 0)
@@ -371,10 +374,7 @@ def knowledge_search(
     from taskcrew.knowledge.models import Ranking
 
     if rerank:
-        from taskcrew.config import Paths, load_dotenv_once, quiet_crewai_env
-
-        load_dotenv_once()
-        quiet_crewai_env(Paths.from_env().crewai_storage)
+        _before_models()
     chosen = cast(Ranking, ranking.value) if ranking is not None else None
     console = Console(soft_wrap=True)
     raise typer.Exit(commands.search(query, k, chosen, store, console, also or (), rerank, model))
@@ -392,10 +392,7 @@ def knowledge_questions(
     (sections asked before, with unchanged text, are skipped)."""
     from rich.console import Console
 
-    from taskcrew.config import Paths, load_dotenv_once, quiet_crewai_env
-
-    load_dotenv_once()
-    quiet_crewai_env(Paths.from_env().crewai_storage)
+    _before_models()
     from taskcrew.knowledge import commands
 
     raise typer.Exit(commands.questions(model, limit, store, Console(soft_wrap=True)))
