@@ -74,6 +74,7 @@ class LiveCollections:
         self._busy = 0  # calls in flight on the current collections
         self._seen = self._tokens()
         self._collections = open_all()
+        self.kind = type(next(iter(self._collections.values())))  # what a collection's methods are on
 
     def _tokens(self) -> dict[int, str]:
         return {id(mark): mark.token() for mark in self.marks.values()}
@@ -124,10 +125,9 @@ class LiveCollection:
         self._name = name
 
     def __getattr__(self, attr: str) -> Any:
-        value = getattr(self._live.current(self._name), attr)
-        if not callable(value):
-            return value
         live, name = self._live, self._name
+        if not callable(getattr(live.kind, attr, None)):  # a property (name, metadata...)
+            return getattr(live.current(name), attr)
 
         def call(*args: Any, **kwargs: Any) -> Any:
             try:

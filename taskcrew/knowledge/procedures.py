@@ -247,7 +247,7 @@ class ProcedureLibrary:
                     self._collection.delete(ids=written[start : start + WRITE_BATCH])
                 return FileIngest(path=str(path), status="skipped", chunks=0, added=0, message=str(exc))
             finally:
-                self._written()
+                self._corpus = None  # other processes: the store's change mark (changes.py)
         return FileIngest(
             path=str(path),
             status="replaced" if existing else "added",
@@ -299,11 +299,6 @@ class ProcedureLibrary:
                 )
             if on_batch is not None:
                 on_batch(start + len(part))
-        self._written()
-
-    def _written(self) -> None:
-        """After a write: this process's cache is stale (other processes see the store's change
-        mark, which the store's collections change on each write: changes.py)."""
         self._corpus = None
 
     # -- search ----------------------------------------------------------------------------------
