@@ -47,9 +47,8 @@ ROOT = Path(__file__).resolve().parent.parent
 QUERIES = ROOT / "bench" / "data" / "knowledge" / "queries.yaml"
 FOREIGN = ROOT / "bench" / "data" / "knowledge" / "foreign_queries.yaml"
 REPHRASINGS = ROOT / "bench" / "data" / "knowledge" / "rephrasings.yaml"  # a model's `also` per question
-QUESTIONS = (
-    ROOT / "bench" / "data" / "knowledge" / "section_questions.yaml"
-)  # a model's questions per section
+# a model's questions per section
+QUESTIONS = ROOT / "bench" / "data" / "knowledge" / "section_questions.yaml"
 DEPTH = 10
 NO_QUESTIONS = {"question_weight": 0.0}
 # The store's rankings plus variants of one with other settings (for comparison in one run):

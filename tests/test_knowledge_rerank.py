@@ -204,6 +204,7 @@ def test_a_run_with_taskcrew_rerank_gives_the_planner_and_the_agents_search_the_
         human=ScriptedHuman(), knowledge=knowledge, knowledge_tools=[tool], scripted=lambda name: worker
     )
 
+    monkeypatch.setenv("TASKCREW_RERANK", "false")
     build_context(settings, resources, worker=spec, verifier=ModelSpec.parse("scripted/v"))
     assert BILLS not in tool.run(query=QUERY, k=1)  # off unless asked for
     assert not knowledge.context_for(QUERY).procedures[0].startswith(f"[{BILLS}]") and not worker.calls

@@ -151,8 +151,9 @@ def build_context(
         checkpoints=res.checkpoints,
     )
     ctx.worker_llm.on_call = ctx.verifier_llm.on_call = ctx.record_llm_call
-    if os.environ.get("TASKCREW_RERANK", "").strip() not in ("", "0"):  # knowledge/rerank.py
-        ask = text_ask(ctx.worker_llm.for_role("reranker"))  # counted in the run's usage and cost
+    if os.environ.get("TASKCREW_RERANK", "").strip().lower() not in ("", "0", "false", "no", "off"):
+        # knowledge/rerank.py; its calls are counted in the run's usage and cost
+        ask = text_ask(ctx.worker_llm.for_role("reranker"))
         for searcher in (res.knowledge, *res.knowledge_tools):  # the planner's brief, the agents' tool
             if hasattr(searcher, "rerank_with"):
                 searcher.rerank_with(ask)
