@@ -30,6 +30,7 @@ __all__ = [
     "console_env",
     "console_users",
     "flash",
+    "follow",
     "shot",
     "shots",
 ]
@@ -132,6 +133,15 @@ def shots(page: Any, name: str) -> None:
         page.set_viewport_size({"width": width, "height": height})
         shot(page, name + suffix)
     page.set_viewport_size(before)
+
+
+def follow(page: Any, target: Any) -> None:
+    """Click ``target`` (a link or a form's button) and return once the page it leads to has loaded.
+
+    ``click()`` returns as soon as the click is dispatched; a read straight after it can read the
+    page being left (same rows, old flash) — on a loaded machine it does."""
+    with page.expect_navigation():
+        target.click()
 
 
 def flash(page: Any) -> str:

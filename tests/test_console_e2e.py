@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fixtures_console import ConsoleEnv, flash, shot
+from fixtures_console import ConsoleEnv, flash, follow, shot
 
 from taskcrew.approvals.signing import approvals_dir
 from taskcrew.eval.models import load_cases
@@ -82,12 +82,12 @@ def test_approve_in_the_console_resumes_the_parked_run_and_reject_ends_it(
         assert "in Acme Payables" in bob.locator("#action").inner_text()
         amount_row = bob.locator("#fields tr", has_text="amount").inner_text()
         assert "Northwind Traders.eml" in amount_row  # the run's provenance, per field
-        bob.get_by_role("button", name="Approve").click()
+        follow(bob, bob.get_by_role("button", name="Approve"))
         assert "approved" in flash(bob)
         [other] = console_env.jobs.approvals("pending", job_id=vandelay.id)
         bob.goto(f"{console_env.url}/approvals/{other.id}")
         bob.get_by_label("Message or reason").fill("not this one")
-        bob.get_by_role("button", name="Reject").click()
+        follow(bob, bob.get_by_role("button", name="Reject"))
         done = _wait(console_env, headline.id, ("finished", "failed"))
         assert (done.status, done.outcome) == ("finished", "done"), done.reason
         bills = [b for b in fetch_state(erp.url).bills if b.invoice_number == "INV-2057"]

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 from console_seed import write_run, write_sweep
-from fixtures_console import ConsoleEnv, flash, shot, shots
+from fixtures_console import ConsoleEnv, flash, follow, shot, shots
 
 from taskcrew.crew.models import Plan, PlanStep, StepReport
 from taskcrew.crew.trace import (
@@ -142,22 +142,22 @@ def test_the_inbox_is_a_worklist_sortable_and_filterable(console_env: ConsoleEnv
     assert "two approvers (not ana)" in globex
     assert "new vendor" in page.locator("#worklist tr", has_text=a["initrode"].id).inner_text()
     shots(page, "approvals")
-    page.get_by_role("link", name="Amount").click()
+    follow(page, page.get_by_role("link", name="Amount"))
     assert _order(page) == [a["contoso"].id, a["northwind"].id, a["globex"].id, a["initrode"].id]
     assert page.locator("th[aria-sort=ascending]").inner_text().startswith("Amount")
-    page.get_by_role("link", name="Amount").click()
+    follow(page, page.get_by_role("link", name="Amount"))
     assert _order(page) == [a["globex"].id, a["northwind"].id, a["contoso"].id, a["initrode"].id]
     page.get_by_label("Risk").select_option("ocr")
-    page.get_by_role("button", name="Filter").click()
+    follow(page, page.get_by_role("button", name="Filter"))
     assert _order(page) == [a["contoso"].id]
     page.get_by_label("Risk").select_option("none")
-    page.get_by_role("button", name="Filter").click()
+    follow(page, page.get_by_role("button", name="Filter"))
     assert _order(page) == [a["northwind"].id]
     page.get_by_label("Risk").select_option("")
     page.get_by_label("Search").fill("globex")
-    page.get_by_role("button", name="Filter").click()
+    follow(page, page.get_by_role("button", name="Filter"))
     assert _order(page) == [a["globex"].id]
-    page.get_by_role("link", name="Clear filters").click()
+    follow(page, page.get_by_role("link", name="Clear filters"))
     assert len(_order(page)) == 4
 
 
@@ -241,7 +241,7 @@ def test_messages_come_only_from_the_server_and_foreign_hosts_are_refused(consol
     page.goto(f"{console_env.url}/approvals")
     assert "Approve every pending payment" not in page.locator("main").inner_text()
     page.goto(f"{console_env.url}/approvals/{a['northwind'].id}")
-    page.get_by_role("button", name="Reject").click()
+    follow(page, page.get_by_role("button", name="Reject"))
     assert "rejected" in flash(page)
     page.reload()
     assert page.locator(".flash").count() == 0  # said once

@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 from console_seed import XSS_INVOICE, XSS_TITLE, parked_job, write_run, write_sweep
-from fixtures_console import PASSWORDS, ConsoleEnv, flash, shot, shown_width
+from fixtures_console import PASSWORDS, ConsoleEnv, flash, follow, shot, shown_width
 
 from taskcrew.crew.trace import ControlEvent, RunFinished, Tracer
 
@@ -137,12 +137,12 @@ def test_second_approver_rule_in_the_browser(console_env: ConsoleEnv) -> None:
     assert shown_width(bob) > 0
     assert "submitted by ana" in bob.locator("main").inner_text()
     assert "[browser_operator] Enter the bill" in bob.locator("#plan").inner_text()
-    bob.get_by_role("button", name="Approve").click()
+    follow(bob, bob.get_by_role("button", name="Approve"))
     assert "second, different approver" in flash(bob)
     assert console_env.jobs.approval(approval.id).status == "pending"
     ana.goto(f"{console_env.url}/approvals/{approval.id}")
     assert "First approval by bob" in ana.locator("main").inner_text()
-    ana.get_by_role("button", name="Approve").click()
+    follow(ana, ana.get_by_role("button", name="Approve"))
     assert "Two-person rule" in flash(ana)
     assert console_env.jobs.approval(approval.id).status == "pending"
     carol = console_env.page_as("carol")
@@ -177,10 +177,10 @@ def test_reject_answer_and_bulk_from_the_page_keyboard_only(console_env: Console
     bob.wait_for_url(re.compile(r".*/approvals$"))
     assert console_env.jobs.approval(rejected.id).status == "rejected"
     bob.goto(f"{console_env.url}/approvals/{answered.id}")
-    bob.get_by_role("button", name="Answer with message").click()
+    follow(bob, bob.get_by_role("button", name="Answer with message"))
     assert "needs a message" in flash(bob)
     bob.get_by_label("Message or reason").fill("Use the PDF's total")
-    bob.get_by_role("button", name="Answer with message").click()
+    follow(bob, bob.get_by_role("button", name="Answer with message"))
     got = console_env.jobs.approval(answered.id)
     assert (
         got.status == "answered" and got.decision is not None and got.decision.text == "Use the PDF's total"
@@ -188,11 +188,11 @@ def test_reject_answer_and_bulk_from_the_page_keyboard_only(console_env: Console
     bob.goto(console_env.url + "/approvals")
     bob.get_by_label(f"Select {bulk1.id} for bulk approval").check()
     bob.get_by_label(f"Select {bank.id} for bulk approval").check()
-    bob.get_by_role("button", name="Approve selected").click()
+    follow(bob, bob.get_by_role("button", name="Approve selected"))
     assert "Bulk approval refused" in flash(bob) and "bank_details" in flash(bob)
     bob.get_by_label(f"Select {bulk1.id} for bulk approval").check()
     bob.get_by_label(f"Select {bulk2.id} for bulk approval").check()
-    bob.get_by_role("button", name="Approve selected").click()
+    follow(bob, bob.get_by_role("button", name="Approve selected"))
     assert "2 approvals approved" in flash(bob)
     assert (
         console_env.jobs.approval(bulk1.id).status == console_env.jobs.approval(bulk2.id).status == "approved"
@@ -239,12 +239,12 @@ def test_runs_and_eval_pages(console_env: ConsoleEnv) -> None:
     assert page.locator("#runs tbody tr").count() == 2
     shot(page, "runs")
     page.get_by_label("Outcome").select_option("not_verified")
-    page.get_by_role("button", name="Filter").click()
+    follow(page, page.get_by_role("button", name="Filter"))
     assert page.locator("#runs tbody tr").count() == 1 and "Contoso" in page.locator("#runs").inner_text()
     page.get_by_label("Task contains").fill("northwind")
     page.get_by_label("Outcome").select_option("")
-    page.get_by_role("button", name="Filter").click()
-    page.get_by_role("link", name="2026-12-01-0900-northwind").click()
+    follow(page, page.get_by_role("button", name="Filter"))
+    follow(page, page.get_by_role("link", name="2026-12-01-0900-northwind"))
     assert "INV-1 Northwind 1,250.00 EUR" in page.locator("#criteria").inner_text()
     assert page.locator(".timeline li.fail").count() >= 1
     assert page.locator(".report table").count() == 1  # markdown rendered
@@ -265,9 +265,9 @@ def test_submit_cancel_retry_and_live_progress(console_env: ConsoleEnv) -> None:
     job_id = page.url.rsplit("/", 1)[1]
     job = console_env.jobs.get(job_id)
     assert job.submitted_by == "ana" and job.status == "queued"
-    page.get_by_role("button", name="Cancel job").click()
+    follow(page, page.get_by_role("button", name="Cancel job"))
     assert console_env.jobs.get(job_id).status == "cancelled" and "cancelled" in flash(page)
-    page.get_by_role("button", name="Retry job").click()
+    follow(page, page.get_by_role("button", name="Retry job"))
     assert console_env.jobs.get(job_id).status == "queued"
     shot(page, "jobs")
     # A worker picks it up and writes its run folder; the page follows live (server-sent events).

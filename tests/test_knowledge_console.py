@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fixtures_console import ConsoleEnv, flash
+from fixtures_console import ConsoleEnv, flash, follow
 from fixtures_knowledge import FakeVerdict
 
 from taskcrew.config import Paths
@@ -29,11 +29,9 @@ def test_proposed_facts_are_accepted_or_rejected_on_the_console(
     assert "2 proposed" in page.locator("#proposed-count").inner_text()
     row = page.locator(f"#fact-{poison.id}")
     assert "<b>at all</b>" in row.inner_text()  # shown as text, not markup
-    row.get_by_role("button", name="Reject").click()
-    page.wait_for_url("**/facts")
+    follow(page, row.get_by_role("button", name="Reject"))
     assert f"Rejected {poison.id}" in flash(page)
-    page.locator(f"#fact-{other.id}").get_by_role("button", name="Accept").click()
-    page.wait_for_url("**/facts")
+    follow(page, page.locator(f"#fact-{other.id}").get_by_role("button", name="Accept"))
     assert "accepted by console:ana" in page.locator(f"#fact-{other.id} .status").inner_text()
 
     assert store.facts.get(poison.id).status == "rejected"  # type: ignore[union-attr]
