@@ -186,3 +186,37 @@ def test_a_submitter_who_claims_another_name_cannot_approve_her_own_bill(world: 
     refused = authority.decide(parked.value.approval_id, "approve", ana)
     assert refused.status == "refused" and "not signed" in refused.message
     assert jobs.approval(parked.value.approval_id).first_approvals == []
+
+
+def test_a_bill_raised_in_the_erp_after_its_payment_was_approved_is_not_paid_on_the_old_approval(
+    world: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Paying a bill sends only a date: bob approved paying Hooli's 499.00 bill, judged by the amount
+    the worker read from the bill's page. Before the job came back to it, a second employee raised
+    the bill to 9,500.00 in the ERP. The request's key is the same; the approval is not."""
+    jobs, place = world["jobs"], world["place"]
+    task = next(c for c in load_cases() if c.id == "mark-hooli-paid").task
+    job = jobs.submit(task, submitted_by="ana", submitted_proof="token", options=SCRIPTED)
+    assert _leg(world, job.id) == "waiting"
+    [asked] = jobs.approvals("pending", job_id=job.id)
+    assert asked.request is not None and asked.request.looked_up["amount"] == "499.00"
+    monkeypatch.setenv("TASKCREW_TOKEN", _token("bob"))
+    assert runner.invoke(app, ["approvals", "approve", asked.id]).exit_code == 0  # alone: under 1000
+    with sqlite3.connect(place.erp_server.db_path) as erp:
+        erp.execute("UPDATE bills SET amount_cents = 950000 WHERE invoice_number = 'HCS-2026-09'")
+
+    def hooli() -> Any:
+        return next(b for b in fetch_state(place.erp_url).bills if b.invoice_number == "HCS-2026-09")
+
+    assert _leg(world, job.id) == "waiting" and hooli().status == "unpaid"  # asked again, not paid
+    [again] = jobs.approvals("pending", job_id=job.id)
+    assert again.key == asked.key and again.request is not None
+    assert again.request.summary.startswith("Asked again: bob approved it when the amount read from")
+    assert "above 1000.00 USD" in " ".join(again.request.flags)  # judged by the new amount
+    assert "decision_outdated" in [e.action for e in world["authority"].audit.entries()]
+    # two people approve the new amount: then it is paid
+    assert runner.invoke(app, ["approvals", "approve", again.id]).exit_code == 0
+    done = world["authority"].decide(again.id, "approve", Identity(name="carol", proof="console"))
+    assert done.status == "decided"
+    assert _leg(world, job.id) == "finished" and hooli().status == "paid"
+    assert world["authority"].audit.verify() == []

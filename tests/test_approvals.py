@@ -618,3 +618,55 @@ def test_an_auto_approval_signed_under_laxer_rules_is_checked_again(env: dict[st
     assert "--auto-approve does not cover it" in (authority.rules_refusal(approval) or "")
     human = JobHuman(jobs, job.id, authority=authority)
     assert human.gate.send_check("POST", big.url, [(f.name, f.value) for f in big.fields]) is not None
+
+
+def test_a_bill_edited_after_its_payment_was_approved_is_asked_again(
+    env: dict[str, Any], erp: Any, erp_user: Any, monkeypatch: Any
+) -> None:
+    """Paying a bill sends no amount: the approver judged the amount the worker read from the
+    bill's page. bob approved paying a 450.00 bill alone; before the job came back to it, someone
+    raised the bill to 8,000.00 in the ERP. The same request key must not carry the old decision:
+    it is asked again, with why, and judged by the new amount (two people)."""
+    jobs, authority = env["jobs"], env["authority"]
+    assert erp_user.new_bill(invoice_number="EDIT-1", amount="450.00").status_code == 303
+    bill = next(b for b in erp_state_bills(erp) if b["invoice_number"] == "EDIT-1")
+
+    def fetch(url: str) -> str | None:
+        response = erp_user.http.get(url)
+        return response.text if response.status_code == 200 else None
+
+    def pay_request() -> ApprovalRequest:  # what the worker asks each time the run reaches the payment
+        human = ScriptedHuman([ApprovalDecision.approve()])
+        policy = Policy(PolicyConfig.for_url(erp.url), human, rules=authority.rules)
+        policy.page_fetch = fetch
+        fields = [FieldValue(name="paid_on", value="2026-10-01")]
+        policy.submission(Submission(origin="form", method="POST", url=f"{erp.url}/bills/{bill['id']}/pay",
+                                     fields=fields))  # fmt: skip
+        return human.requests[-1]
+
+    job_id, approval_id = _parked(jobs, "ana", pay_request())
+    monkeypatch.setenv("TASKCREW_TOKEN", _token("bob", "bob-secret-1"))
+    decided = runner.invoke(app, ["approvals", "approve", approval_id])
+    assert decided.exit_code == 0 and jobs.approval(approval_id).status == "approved", decided.output
+    jobs.mark(job_id, "running", only_if=("waiting",), worker="w1")
+
+    unchanged = JobHuman(jobs, job_id, authority=authority)  # the bill as approved: bob's decision holds
+    assert unchanged.approve(pay_request()).approved
+
+    import sqlite3 as erp_db
+
+    with erp_db.connect(erp.db_path) as conn:  # another clerk edits the bill in the ERP
+        conn.execute("UPDATE bills SET amount_cents = 800000 WHERE invoice_number = 'EDIT-1'")
+    human = JobHuman(jobs, job_id, authority=authority)  # the job comes back to the payment
+    request = pay_request()
+    assert request.key == jobs.approval(approval_id).key  # the same bytes: only the bill changed
+    with pytest.raises(Parked) as parked:
+        human.approve(request)
+    sent = human.gate.send_check(request.method, request.url, [(f.name, f.value) for f in request.fields])
+    assert sent is not None and "was not sent" in sent
+    again = jobs.approval(parked.value.approval_id)
+    assert again.request is not None and again.request.summary.startswith("Asked again: bob approved it when")
+    assert "450.00" in again.request.summary and "8000.00" in again.request.summary
+    assert authority.needs_two(authority.assess(again.request))  # judged by the new amount
+    [outdated] = [e for e in authority.audit.entries() if e.action == "decision_outdated"]
+    assert outdated.target == approval_id

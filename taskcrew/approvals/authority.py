@@ -22,7 +22,7 @@ from taskcrew.approvals import seals
 from taskcrew.approvals.audit import AuditLog
 from taskcrew.approvals.identity import Identity, user_names
 from taskcrew.approvals.key import request_key
-from taskcrew.approvals.rules import Assessment, RiskRules, assess, bulk_key, load_rules
+from taskcrew.approvals.rules import Assessment, RiskRules, assess, bulk_key, load_rules, lookup_change
 from taskcrew.approvals.signing import KEY_FILE, KeyRing, approvals_dir
 from taskcrew.jobs.models import Approval, Cosign, Job, utcnow
 from taskcrew.jobs.store import InvalidChange, Jobs, UnknownApproval, UnknownJob
@@ -200,6 +200,19 @@ class Authority:
         return self.keys.verify(seals.decision(approval), approval.signature) and self.keys.verify(
             seals.request(approval), approval.request_sig
         )
+
+    def outdated(self, approval: Approval, now: ApprovalRequest) -> str | None:
+        """Why an approval does not cover ``now``, the same request (same key) built again when the
+        run reached it again, maybe hours later (None: it covers it). The key binds the bytes sent,
+        not what the approver read beside them from the system: the record amount the rules look up
+        (paying ``/bills/<id>/pay`` sends no amount). A bill edited after it was approved for payment
+        is a new decision, judged by its new amount (two people above the threshold)."""
+        if approval.status != "approved" or approval.request is None:
+            return None  # a rejection stands: stopping is always allowed
+        change = lookup_change(approval.request.looked_up, now.looked_up)
+        if change is None:
+            return None
+        return f"{approval.decided_by or 'a person'} approved it when {change}"
 
     def rules_refusal(self, approval: Approval) -> str | None:
         """Why a signed approval does not hold under THIS process's rules (None: it holds). Rules

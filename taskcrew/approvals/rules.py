@@ -241,6 +241,32 @@ def look_up(url: str, rules: RiskRules, fetch: Callable[[str], str | None] | Non
     return {}
 
 
+def _seen(looked_up: dict[str, str]) -> tuple[object, ...]:
+    if "unreadable" in looked_up:
+        return ("unreadable",)
+    if "amount" not in looked_up:
+        return ()
+    amount = looked_up["amount"]
+    return (parse_amount(amount) or amount.strip(), (looked_up.get("currency") or "").strip().upper())
+
+
+def _said(looked_up: dict[str, str]) -> str:
+    if "unreadable" in looked_up:
+        return "it could not be read"
+    if "amount" not in looked_up:
+        return "none was read"
+    return f"{looked_up['amount']} {looked_up.get('currency') or ''}".strip()
+
+
+def lookup_change(then: dict[str, str], now: dict[str, str]) -> str | None:
+    """How the record amount ``look_up`` read for a request changed between two readings (the one
+    an approver was shown and the one read now); None: the same amount and currency."""
+    if _seen(then) == _seen(now):
+        return None
+    source = now.get("source") or then.get("source") or "the record"
+    return f"the amount read from {source} was {_said(then)}, and now {_said(now)}"
+
+
 def assess(
     fields: list[tuple[str, str]], url: str, rules: RiskRules, looked_up: dict[str, str] | None = None
 ) -> Assessment:

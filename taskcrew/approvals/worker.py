@@ -9,7 +9,9 @@
   identities and paths the rules permit (and, while the two-person rule is on, never for an item that
   needs two people unless a rule says so); anything else goes to a person;
 - ``send_check``: the last check before a data-changing request leaves the browser: the request key
-  of the bytes really sent must have a signed approval in this job.
+  of the bytes really sent must have a signed approval in this job;
+- a decision holds only for what its approver was shown: when the run reaches the same request again
+  and the record amount read for it has changed since (``Authority.outdated``), it is asked again.
 """
 
 from __future__ import annotations
@@ -29,19 +31,28 @@ class WorkerGate:
         self.authority = authority
         self.job_id = job_id
         self._refused: set[str] = set()
+        self._shown: dict[str, ApprovalRequest] = {}  # key -> the request as last built for it
+        self.outdated: dict[str, str] = {}  # key -> why its approval no longer covers it
 
     @property
     def jobs(self) -> Jobs:
         return self.authority.jobs
 
-    def decision(self, key: str) -> Approval | None:
-        """The newest decision of this job for exactly ``key`` that the authority signed."""
+    def decision(self, key: str, now: ApprovalRequest | None = None) -> Approval | None:
+        """The newest decision of this job for exactly ``key`` that the authority signed and that
+        covers ``now``, the request as the run built it this time (else as last built in this run)."""
+        if now is not None:
+            self._shown[key] = now
+        now = self._shown.get(key)
         found = [a for a in self.jobs.approvals(job_id=self.job_id) if a.key == key and a.status in DECIDED]
         for approval in reversed(found):
             if not self.authority.decision_ok(approval):
-                self._forged(approval)
+                self._not_obeyed(approval)
             elif (why := self.authority.rules_refusal(approval)) is not None:
-                self._forged(approval, "decision_refused_by_rules", why)
+                self._not_obeyed(approval, "decision_refused_by_rules", why)
+            elif now is not None and (why := self.authority.outdated(approval, now)) is not None:
+                self.outdated[key] = why
+                self._not_obeyed(approval, "decision_outdated", why)
             else:
                 return approval
         return None
@@ -52,10 +63,10 @@ class WorkerGate:
         while (taken := self.jobs.take_answer(self.job_id)) is not None:
             if self.authority.decision_ok(taken):
                 return taken
-            self._forged(taken)
+            self._not_obeyed(taken)
         return None
 
-    def _forged(self, approval: Approval, action: str = "forged_decision_refused", why: str = "") -> None:
+    def _not_obeyed(self, approval: Approval, action: str = "forged_decision_refused", why: str = "") -> None:
         if approval.id in self._refused:  # recorded once per run
             return
         self._refused.add(approval.id)

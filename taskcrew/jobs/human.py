@@ -106,7 +106,10 @@ class JobHuman:
         names = {f.name for f in request.fields}
         excluded = {n: why for n, why in self.authority.rules.excluded_for(request.url).items() if n in names}
         request = request.model_copy(update={"key": key, "excluded": request.excluded or excluded})
-        decided = self.gate.decision(key)
+        decided = self.gate.decision(key, request)
+        if key in self.gate.outdated:  # the person sees why it is asked again
+            why = f"Asked again: {self.gate.outdated[key]}."
+            request = request.model_copy(update={"summary": f"{why} {request.summary}".strip()})
         if decided is not None and decided.decision is not None:
             earlier = decided.decision
             by = earlier.by or decided.decided_by or "a person"
