@@ -670,3 +670,24 @@ def test_a_bill_edited_after_its_payment_was_approved_is_asked_again(
     assert authority.needs_two(authority.assess(again.request))  # judged by the new amount
     [outdated] = [e for e in authority.audit.entries() if e.action == "decision_outdated"]
     assert outdated.target == approval_id
+
+
+def test_within_one_run_an_identical_payment_is_not_asked_twice_unless_the_bill_changed(
+    erp: Any, erp_user: Any
+) -> None:
+    assert erp_user.new_bill(invoice_number="EDIT-2", amount="450.00").status_code == 303
+    bill = next(b for b in erp_state_bills(erp) if b["invoice_number"] == "EDIT-2")
+    human = ScriptedHuman([ApprovalDecision.approve(), ApprovalDecision.approve()])
+    policy = Policy(PolicyConfig.for_url(erp.url), human, rules=load_rules())
+    policy.page_fetch = lambda url: erp_user.http.get(url).text
+    pay = Submission(origin="form", method="POST", url=f"{erp.url}/bills/{bill['id']}/pay",
+                     fields=[FieldValue(name="paid_on", value="2026-10-01")])  # fmt: skip
+    assert policy.submission(pay).outcome == "approved"
+    again = policy.submission(pay)  # the same payload once more (the form, then its request)
+    assert again.outcome == "allowed" and "identical payload" in again.reason and len(human.requests) == 1
+    import sqlite3 as erp_db
+
+    with erp_db.connect(erp.db_path) as conn:
+        conn.execute("UPDATE bills SET amount_cents = 45000000 WHERE invoice_number = 'EDIT-2'")
+    assert policy.submission(pay).outcome == "approved" and len(human.requests) == 2  # asked again
+    assert human.requests[-1].looked_up["amount"] == "450000.00"

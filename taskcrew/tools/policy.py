@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field
 
 from taskcrew.approvals.key import request_key
 from taskcrew.approvals.record import known_vendors, read_record
-from taskcrew.approvals.rules import RiskRules, assess, load_rules, look_up
+from taskcrew.approvals.rules import RiskRules, assess, load_rules, look_up, lookup_change
 from taskcrew.config import DEFAULT_ERP_PORT
 from taskcrew.tools.human import ApprovalRequest, FieldValue, Human
 
@@ -243,7 +243,9 @@ class Policy:
         self.decisions: list[PolicyDecision] = []
         # notes for fields in an approval (e.g. "read by OCR — check it"); each returns a note or None
         self.flaggers: list[Callable[[FieldValue], str | None]] = []
-        self._approved: dict[str, str] = {}  # approval key -> who approved it
+        # approval key -> who approved it and the record amount they were shown (a bill raised since
+        # is asked again: approvals.rules.lookup_change)
+        self._approved: dict[str, tuple[str, dict[str, str]]] = {}
         self.page_fetch: Callable[[str], str | None] | None = None  # set by the network guard
         self.send_check: Callable[[str, str, list[tuple[str, str]]], str | None] | None = None
         """A durable run's authority check before anything data-changing leaves (approvals.worker)."""
@@ -445,14 +447,14 @@ class Policy:
         if self.halted:
             return self.refuse_halted(method, sub.url, kind)
         request = self._approval_request(method, sub)
-        if request.key in self._approved:
-            by = self._approved[request.key]
+        by, shown = self._approved.get(request.key, ("", {}))
+        if by and lookup_change(shown, request.looked_up) is None:
             return decide("allowed", f"an identical payload was approved before (by {by})", by=by)
         reply = self.human.approve(request)
         sub = sub.model_copy(update={"fields": [self._flagged(f) for f in sub.fields]})  # notes on record
         who = reply.by or "the person asked"
         if reply.outcome == "approve":
-            self._approved[request.key] = who
+            self._approved[request.key] = (who, request.looked_up)
             return decide("approved", f"approved by {who}", by=who)
         reason = f"rejected by {who}" if reply.outcome == "reject" else f"{who} answered instead"
         return decide("rejected", reason, answer=reply.text, by=who)
