@@ -225,6 +225,36 @@ def _cookies(page: Any) -> dict[str, str]:
     return {c["name"]: c["value"] for c in page.context.cookies()}
 
 
+def test_a_payment_asked_again_says_why_and_shows_the_bills_amount_first(console_env: ConsoleEnv) -> None:
+    """Paying a bill sends only a date: the amount the approver decides on is the bill's, read from
+    its page, and a payment asked again (the bill changed since it was approved) says so first."""
+    jobs, bill = console_env.jobs, "http://127.0.0.1:8800/bills/BILL-0005"
+    job = jobs.submit("Mark the Hooli Cloud Services bill HCS-2026-09 as paid", submitted_by="ana")
+    jobs.mark(job.id, "running", only_if=("queued",), worker="w1")
+    why = f"bob approved it when the amount read from {bill} was 499.00 USD, and now 9500.00 USD"
+    request = ApprovalRequest(
+        kind="form_submission",
+        method="POST",
+        url=f"{bill}/pay",
+        page_url=bill,
+        fields=[FieldValue(name="paid_on", value="2026-10-02")],
+        looked_up={"amount": "9500.00", "currency": "USD", "source": bill},
+        asked_again=why,
+    )
+    approval = jobs.park(job.id, kind="approval", key=f"key-{job.id}", request=request)
+    jobs.mark(job.id, "waiting", only_if=("running",))
+    page = console_env.page_as("bob")
+    row = page.locator("#worklist tr", has_text=approval.id).inner_text()
+    assert "asked again" in row and "9500.00" in row
+    page.goto(f"{console_env.url}/approvals/{approval.id}")
+    amount = page.locator("#key-values tr", has_text="Amount")
+    assert "9500.00 USD" in amount.inner_text() and amount.get_by_role("link", name=bill).count() == 1
+    flags = page.locator("#risk-flags li").all_inner_texts()
+    assert flags[0].startswith("⚠ asked again") and why in flags[0]
+    assert any("amount over threshold" in f for f in flags)
+    shots(page, "approval-asked-again")
+
+
 def test_messages_come_only_from_the_server_and_foreign_hosts_are_refused(console_env: ConsoleEnv) -> None:
     a = seed(console_env.jobs)
     page = console_env.page_as("bob")

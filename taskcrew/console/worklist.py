@@ -33,8 +33,9 @@ URL_REF = re.compile(r"https?://[^\s,;)]+")
 VERBS = {"new": "create", "create": "create", "edit": "change", "update": "change", "pay": "pay"}
 VERBS |= {"delete": "delete", "remove": "delete", "approve": "approve", "void": "void"}
 
-FlagCode = Literal["ocr", "bank", "amount", "new_vendor", "unreadable", "sensitive"]
+FlagCode = Literal["asked_again", "ocr", "bank", "amount", "new_vendor", "unreadable", "sensitive"]
 FLAG_WORDS: dict[str, str] = {
+    "asked_again": "asked again",
     "ocr": "value read by OCR",
     "bank": "bank details change",
     "amount": "amount over threshold",
@@ -259,6 +260,9 @@ def _flags(item: WorkItem, view: ApprovalView) -> list[Flag]:
         flags.insert(0, Flag(code="ocr", words=FLAG_WORDS["ocr"], detail="read by OCR: " + ", ".join(ocr)))
     if why := new_vendor(item.vendor, item.system, view):
         flags.append(Flag(code="new_vendor", words=FLAG_WORDS["new_vendor"], detail=why))
+    request = view.approval.request
+    if request is not None and request.asked_again:  # approved before, when the record said otherwise
+        flags.insert(0, Flag(code="asked_again", words=FLAG_WORDS["asked_again"], detail=request.asked_again))
     seen: set[str] = set()
     return [f for f in flags if not (f.code in seen or seen.add(f.code))]  # type: ignore[func-returns-value]
 
@@ -308,6 +312,11 @@ def _key_values(fields: list[tuple[str, str]], item: WorkItem, rules: RiskRules)
                     text=f"the record in {item.system}, not changed by this", url=request.record.page
                 )
                 out.append(KeyValue(label=label, field="", value=hit[1], source=ref))
+    if request is not None and not any(kv.label == "Amount" for kv in out) and "amount" in request.looked_up:
+        found = request.looked_up  # paying a record: the amount is the record's, read from its page
+        ref = SourceRef(text="read by the worker from the record's page", url=found.get("source"))
+        shown = f"{found['amount']} {found.get('currency') or ''}".strip()
+        out.insert(min(2, len(out)), KeyValue(label="Amount", field="", value=shown, source=ref))
     for name, value in fields:
         if any(re.search(p, name, re.IGNORECASE) for p in rules.bank_fields) and value.strip():
             ref = item.sources.get(name)

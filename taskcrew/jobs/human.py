@@ -108,8 +108,7 @@ class JobHuman:
         request = request.model_copy(update={"key": key, "excluded": request.excluded or excluded})
         decided = self.gate.decision(key, request)
         if key in self.gate.outdated:  # the person sees why it is asked again
-            why = f"Asked again: {self.gate.outdated[key]}."
-            request = request.model_copy(update={"summary": f"{why} {request.summary}".strip()})
+            request = request.model_copy(update={"asked_again": self.gate.outdated[key]})
         if decided is not None and decided.decision is not None:
             earlier = decided.decision
             by = earlier.by or decided.decided_by or "a person"

@@ -33,7 +33,7 @@ class RecordState(BaseModel):
     values: dict[str, str] = Field(default_factory=dict, description="label (or field name) -> value")
 
 
-READ_FROM_SYSTEM = ("record", "known_vendors", "vendors_page")  # left out of a dump while unset
+OPTIONAL = ("record", "known_vendors", "vendors_page", "asked_again")  # left out of a dump while unset
 
 
 class ApprovalRequest(BaseModel):
@@ -56,12 +56,15 @@ class ApprovalRequest(BaseModel):
     record: RecordState | None = Field(default=None, description="the changed record as the system shows it")
     known_vendors: list[str] | None = Field(default=None, description="the vendors the target system lists")
     vendors_page: str | None = Field(default=None, description="where known_vendors were read")
+    asked_again: str | None = Field(
+        default=None, description="why it is asked again though it was approved before (the record changed)"
+    )
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, object]:
         # unset, these are not in the dump: a request parked before they existed seals the same
         data: dict[str, object] = handler(self)
-        for name in READ_FROM_SYSTEM:
+        for name in OPTIONAL:
             if data.get(name) is None:
                 data.pop(name, None)
         return data
@@ -107,6 +110,8 @@ class Human(Protocol):
 def describe_request(request: ApprovalRequest) -> str:
     """A plain-text rendering of an approval request (used by the prompts and in logs)."""
     lines = [f"{request.method} {request.url}"]
+    if request.asked_again:
+        lines.append(f"⚠ asked again: {request.asked_again}")
     if request.summary:
         lines.append(request.summary)
     if request.page_url:
