@@ -368,6 +368,20 @@ def test_an_answer_written_into_the_job_database_is_not_handed_to_the_run(env: d
     result = authority.decide(again.value.approval_id, "answer", Identity(name="bob", proof="token"), "95.00")
     assert result.status == "decided"
     assert JobHuman(jobs, job.id).ask(question) == "95.00"
+    # someone sets the used answer back to unused: it is not handed to the run a second time
+    (doc,) = db.execute(
+        "SELECT doc FROM taskcrew_approvals WHERE id = ?", (again.value.approval_id,)
+    ).fetchone()
+    assert json.loads(doc)["used"] is True
+    db.execute(
+        "UPDATE taskcrew_approvals SET doc = ? WHERE id = ?",
+        (json.dumps(json.loads(doc) | {"used": False}, separators=(",", ":")), again.value.approval_id),
+    )
+    db.commit()
+    with pytest.raises(Parked):  # the run's next question goes to a person
+        JobHuman(jobs, job.id).ask("Which due date is right?")
+    assert "answer_replay_refused" in [e.action for e in authority.audit.entries()]
+    db.close()
 
 
 def test_auto_approve_is_limited_to_what_the_rules_permit_and_says_so(env: dict[str, Any]) -> None:

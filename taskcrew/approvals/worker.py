@@ -59,11 +59,19 @@ class WorkerGate:
 
     def answer(self) -> Approval | None:
         """The next answer (or rejection) to this job's questions that the authority signed; one
-        written into the job database is refused, recorded and skipped (the person is asked again)."""
+        written into the job database is refused, recorded and skipped (the person is asked again).
+        Each answer reaches the run once: the job database marks it used, and so does the audit log,
+        which a row set back to unused in the database cannot undo (a replay is refused, recorded)."""
+        audit = self.authority.audit
+        handed = {e.target for e in audit.entries() if e.action == "answer_handed"}
         while (taken := self.jobs.take_answer(self.job_id)) is not None:
-            if self.authority.decision_ok(taken):
+            if taken.id in handed:
+                self._not_obeyed(taken, "answer_replay_refused", "it was handed to the run before")
+            elif self.authority.decision_ok(taken):
+                audit.append("worker", "answer_handed", taken.id, {"job_id": self.job_id})
                 return taken
-            self._not_obeyed(taken)
+            else:
+                self._not_obeyed(taken)
         return None
 
     def _not_obeyed(self, approval: Approval, action: str = "forged_decision_refused", why: str = "") -> None:
