@@ -176,6 +176,7 @@ def parked_job(
     screenshot: Path | None = None,
     run_dir: Path | None = None,
     task: str = "Enter the latest Northwind invoice into the ERP",
+    asked_again: str | None = None,
 ) -> tuple[Job, Approval]:
     """A job that a worker ran up to the approval and parked (the store's own park)."""
     job = jobs.submit(task, submitted_by=submitted_by)
@@ -196,6 +197,7 @@ def parked_job(
             for k, v in fields.items()
         ],
         page_url="http://127.0.0.1:8800/bills/new",
+        asked_again=asked_again,
     )
     sources = [
         FieldSource(name="vendor", value=vendor, source="inbox/northwind.pdf, page 1, line 2"),

@@ -199,6 +199,9 @@ def test_bulk_only_for_identical_low_risk_items(approver: Authority) -> None:
     assert refused[0].status == "refused" and "not identical" in refused[0].message
     assert jobs.approval(a.id).status == "pending"  # all or nothing
     assert approver.bulk_approve([a.id], as_("bob"))[0].status == "refused"
+    changed = parked_job(jobs, "ana", amount="10.00", asked_again="bob approved it when it said 1.00")[1]
+    refused = approver.bulk_approve([a.id, changed.id], as_("bob"))
+    assert refused[0].status == "refused" and f"{changed.id} is asked again" in refused[0].message
     done = approver.bulk_approve([a.id, b.id], as_("bob"))
     assert [r.status for r in done] == ["decided", "decided"]
     assert {jobs.approval(a.id).status, jobs.approval(b.id).status} == {"approved"}

@@ -388,6 +388,8 @@ class Authority:
                 continue
             if not v.assessment.low_risk:
                 problems.append(f"{a.id} is flagged ({', '.join(f.rule for f in v.assessment.flags)})")
+            elif a.request.asked_again:  # its record changed since it was approved: look at it alone
+                problems.append(f"{a.id} is asked again ({a.request.asked_again})")
             keys.add(bulk_key(a.request.method, a.request.url, [f.name for f in a.request.fields]))
         if len(keys) > 1:
             problems.append("the selected items are not identical (method, target or fields differ)")
