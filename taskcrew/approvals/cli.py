@@ -74,7 +74,10 @@ def approvals_list(
         )
         if view.problem:
             what = f"CANNOT BE TRUSTED: {view.problem}"
-        flags = f"  [{', '.join(f.rule for f in view.assessment.flags)}]" if view.assessment.flags else ""
+        rules = [f.rule for f in view.assessment.flags]
+        if a.request is not None and a.request.asked_again:  # approved before, when the record said otherwise
+            rules.insert(0, "asked_again")
+        flags = f"  [{', '.join(rules)}]" if rules else ""
         typer.echo(f"{a.id}  {a.status}  job {a.job_id}  {a.kind}: {what}{flags}")
 
 
