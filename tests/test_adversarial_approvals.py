@@ -211,7 +211,7 @@ def test_a_bill_raised_in_the_erp_after_its_payment_was_approved_is_not_paid_on_
     assert _leg(world, job.id) == "waiting" and hooli().status == "unpaid"  # asked again, not paid
     [again] = jobs.approvals("pending", job_id=job.id)
     assert again.key == asked.key and again.request is not None
-    assert (again.request.asked_again or "").startswith("bob approved it when the amount read from")
+    assert (again.request.asked_again or "").startswith("bob approved it when the amount on")
     assert "above 1000.00 USD" in " ".join(again.request.flags)  # judged by the new amount
     assert "decision_outdated" in [e.action for e in world["authority"].audit.entries()]
     # two people approve the new amount: then it is paid

@@ -231,7 +231,7 @@ def test_a_payment_asked_again_says_why_and_shows_the_bills_amount_first(console
     jobs, bill = console_env.jobs, "http://127.0.0.1:8800/bills/BILL-0005"
     job = jobs.submit("Mark the Hooli Cloud Services bill HCS-2026-09 as paid", submitted_by="ana")
     jobs.mark(job.id, "running", only_if=("queued",), worker="w1")
-    why = f"bob approved it when the amount read from {bill} was 499.00 USD, and now 9500.00 USD"
+    why = f"bob approved it when the amount on {bill} was 499.00 USD; it is now 9500.00 USD"
     request = ApprovalRequest(
         kind="form_submission",
         method="POST",

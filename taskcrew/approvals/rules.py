@@ -252,9 +252,9 @@ def _seen(looked_up: dict[str, str]) -> tuple[object, ...]:
 
 def _said(looked_up: dict[str, str]) -> str:
     if "unreadable" in looked_up:
-        return "it could not be read"
+        return "unreadable"
     if "amount" not in looked_up:
-        return "none was read"
+        return "not read"
     return f"{looked_up['amount']} {looked_up.get('currency') or ''}".strip()
 
 
@@ -264,7 +264,7 @@ def lookup_change(then: dict[str, str], now: dict[str, str]) -> str | None:
     if _seen(then) == _seen(now):
         return None
     source = now.get("source") or then.get("source") or "the record"
-    return f"the amount read from {source} was {_said(then)}, and now {_said(now)}"
+    return f"the amount on {source} was {_said(then)}; it is now {_said(now)}"
 
 
 def assess(
