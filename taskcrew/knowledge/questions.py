@@ -22,7 +22,7 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -255,10 +255,17 @@ def write_questions(
     def asked(section: Section) -> str:
         return ask(template["system"], render(section, template["user"]))
 
+    def replies(pool: ThreadPoolExecutor) -> Iterator[str]:
+        if todo:  # the first call alone: a missing key fails once, and the model client builds its
+            # response types (pydantic, on first use) before calls overlap; built by two threads at
+            # once they failed ("BaseModel cannot be instantiated directly")
+            yield asked(todo[0])
+        yield from pool.map(asked, todo[1:])
+
     # the model calls overlap (``calls`` at a time); each answer is stored here, in order
     with ThreadPoolExecutor(max(1, calls), thread_name_prefix="taskcrew-questions") as pool:
         try:
-            for section, reply in zip(todo, pool.map(asked, todo), strict=True):
+            for section, reply in zip(todo, replies(pool), strict=True):
                 report.asked += 1
                 try:
                     questions = parse_questions(reply)
