@@ -126,16 +126,21 @@ class AuditLog:
         tmp.replace(self.head_path)
         return entry
 
-    def entries(self) -> list[AuditEntry]:
-        """Every line that is an audit entry (damaged ones are left out; ``verify`` names them)."""
+    def entries(self, action: str | None = None) -> list[AuditEntry]:
+        """Every line that is an audit entry (damaged ones are left out; ``verify`` names them);
+        with ``action``, only that action's (other lines are not parsed)."""
         if not self.path.exists():
             return []
         out = []
         for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines():
+            if action is not None and f'"{action}"' not in line:
+                continue
             try:
-                out.append(AuditEntry.model_validate_json(line))
+                entry = AuditEntry.model_validate_json(line)
             except ValueError:
                 continue
+            if action is None or entry.action == action:
+                out.append(entry)
         return out
 
     def verify(self) -> list[AuditProblem]:

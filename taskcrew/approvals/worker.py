@@ -63,7 +63,7 @@ class WorkerGate:
         Each answer reaches the run once: the job database marks it used, and so does the audit log,
         which a row set back to unused in the database cannot undo (a replay is refused, recorded)."""
         audit = self.authority.audit
-        handed = {e.target for e in audit.entries() if e.action == "answer_handed"}
+        handed = {e.target for e in audit.entries("answer_handed")}
         while (taken := self.jobs.take_answer(self.job_id)) is not None:
             if taken.id in handed:
                 self._not_obeyed(taken, "answer_replay_refused", "it was handed to the run before")
