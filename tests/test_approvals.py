@@ -33,6 +33,7 @@ from taskcrew.tools.human import (
     AutoApproveHuman,
     FieldValue,
     ScriptedHuman,
+    describe_request,
 )
 from taskcrew.tools.policy import Policy, PolicyConfig, Submission
 
@@ -710,3 +711,68 @@ def test_within_one_run_an_identical_payment_is_not_asked_twice_unless_the_bill_
         conn.execute("UPDATE bills SET amount_cents = 45000000 WHERE invoice_number = 'EDIT-2'")
     assert policy.submission(pay).outcome == "approved" and len(human.requests) == 2  # asked again
     assert human.requests[-1].looked_up["amount"] == "450000.00"
+
+
+class _EditedWhileDeciding(ScriptedHuman):
+    """A person at the terminal who approves paying a bill; while the prompt is open, another clerk
+    edits the bill in the ERP (the first answer comes after the edit)."""
+
+    def __init__(self, edit: Any, decisions: list[ApprovalDecision]) -> None:
+        super().__init__(decisions)
+        self.edit = edit
+
+    def approve(self, request: ApprovalRequest) -> ApprovalDecision:
+        if not self.requests:
+            self.edit()
+        return super().approve(request)
+
+
+def test_a_bill_raised_while_the_person_at_the_terminal_decides_is_asked_again_before_it_is_sent(
+    erp: Any, erp_user: Any, tmp_path: Path
+) -> None:
+    """The worker reads the bill's amount, then asks; the person reads the prompt for a minute and
+    approves 450.00. Meanwhile the bill became 8,000.00, and the payment sends no amount: the ERP
+    would pay 8,000.00 on an approval of 450.00. The bill is read again after the approval and the
+    change asked again, judged by the new amount (alone where one person may, refused where the
+    two-person rule needs a second approver)."""
+    import sqlite3 as erp_db
+
+    assert erp_user.new_bill(invoice_number="EDIT-3", amount="450.00").status_code == 303
+    bill = next(b for b in erp_state_bills(erp) if b["invoice_number"] == "EDIT-3")
+
+    def set_amount(cents: int) -> None:
+        with erp_db.connect(erp.db_path) as conn:
+            conn.execute("UPDATE bills SET amount_cents = ? WHERE invoice_number = 'EDIT-3'", (cents,))
+
+    pay = Submission(origin="form", method="POST", url=f"{erp.url}/bills/{bill['id']}/pay",
+                     fields=[FieldValue(name="paid_on", value="2026-10-01")])  # fmt: skip
+    rules = load_rules()
+    alone = Authority(None, rules, home=tmp_path / "a", users_file=tmp_path / "none.yaml")
+    person = _EditedWhileDeciding(lambda: set_amount(800000), [ApprovalDecision.approve()] * 2)
+    policy = Policy(PolicyConfig.for_url(erp.url), TerminalApprovals(person, alone), rules=rules)
+    policy.page_fetch = lambda url: erp_user.http.get(url).text
+    assert policy.submission(pay).outcome == "approved"
+    first, second = person.requests
+    assert first.looked_up["amount"] == "450.00" and second.looked_up["amount"] == "8000.00"
+    assert first.asked_again is None and (why := second.asked_again or "").startswith(
+        "the person asked approved"
+    )
+    assert "450.00 USD; it is now 8000.00 USD" in why and "above" in " ".join(second.flags)
+    assert "⚠ asked again: " + why in describe_request(second)
+
+    set_amount(45000)  # where two people are needed, the raised bill cannot be approved at the terminal
+    several = Authority(None, rules.model_copy(update={"two_person": "on"}), home=tmp_path / "b")
+    person = _EditedWhileDeciding(lambda: set_amount(800000), [ApprovalDecision.approve()])
+    policy = Policy(PolicyConfig.for_url(erp.url), TerminalApprovals(person, several), rules=several.rules)
+    policy.page_fetch = lambda url: erp_user.http.get(url).text
+    refused = policy.submission(pay)
+    assert refused.outcome == "rejected" and "two people" in (refused.answer or "")
+    assert len(person.requests) == 1  # the second ask never reached one person
+
+    readings = iter(range(100, 10**6))  # a page that shows another amount on every reading
+    human = ScriptedHuman([ApprovalDecision.approve()] * 9)
+    fickle = Policy(PolicyConfig.for_url(erp.url), human, rules=rules)
+    fickle.page_fetch = lambda url: f'<td id="bill-amount">{next(readings)}.00 USD</td>'
+    refused = fickle.submission(pay)
+    assert refused.outcome == "rejected" and "changed each time it was approved" in (refused.answer or "")
+    assert len(human.requests) == 4  # asked, then asked again three times

@@ -22,7 +22,7 @@ from taskcrew.approvals import seals
 from taskcrew.approvals.audit import AuditLog
 from taskcrew.approvals.identity import Identity, user_names
 from taskcrew.approvals.key import request_key
-from taskcrew.approvals.rules import Assessment, RiskRules, assess, bulk_key, load_rules, lookup_change
+from taskcrew.approvals.rules import Assessment, RiskRules, approved_when, assess, bulk_key, load_rules
 from taskcrew.approvals.signing import KEY_FILE, KeyRing, approvals_dir
 from taskcrew.jobs.models import Approval, Cosign, Job, utcnow
 from taskcrew.jobs.store import InvalidChange, Jobs, UnknownApproval, UnknownJob
@@ -209,10 +209,7 @@ class Authority:
         is a new decision, judged by its new amount (two people above the threshold)."""
         if approval.status != "approved" or approval.request is None:
             return None  # a rejection stands: stopping is always allowed
-        change = lookup_change(approval.request.looked_up, now.looked_up)
-        if change is None:
-            return None
-        return f"{approval.decided_by or 'a person'} approved it when {change}"
+        return approved_when(approval.decided_by, approval.request.looked_up, now.looked_up)
 
     def rules_refusal(self, approval: Approval) -> str | None:
         """Why a signed approval does not hold under THIS process's rules (None: it holds). Rules

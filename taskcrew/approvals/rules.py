@@ -267,6 +267,13 @@ def lookup_change(then: dict[str, str], now: dict[str, str]) -> str | None:
     return f"the amount on {source} was {_said(then)}; it is now {_said(now)}"
 
 
+def approved_when(by: str | None, then: dict[str, str], now: dict[str, str]) -> str | None:
+    """Why an approval given on the reading ``then`` does not cover the record as read ``now``
+    (None: it covers it): what every surface shows as "asked again"."""
+    change = lookup_change(then, now)
+    return None if change is None else f"{by or 'a person'} approved it when {change}"
+
+
 def assess(
     fields: list[tuple[str, str]], url: str, rules: RiskRules, looked_up: dict[str, str] | None = None
 ) -> Assessment:

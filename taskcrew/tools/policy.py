@@ -28,11 +28,12 @@ from pydantic import BaseModel, Field
 
 from taskcrew.approvals.key import request_key
 from taskcrew.approvals.record import known_vendors, read_record
-from taskcrew.approvals.rules import RiskRules, assess, load_rules, look_up, lookup_change
+from taskcrew.approvals.rules import RiskRules, approved_when, assess, load_rules, look_up, lookup_change
 from taskcrew.config import DEFAULT_ERP_PORT
-from taskcrew.tools.human import ApprovalRequest, FieldValue, Human
+from taskcrew.tools.human import ApprovalDecision, ApprovalRequest, FieldValue, Human
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+REASKS = 3  # a record whose amount changed after each approval: asked again at most this often
 CSRF_NAME_RE = re.compile(r"csrf|xsrf|authenticity_token|^_token$|requestverificationtoken", re.I)
 _CONTROL_RE = re.compile(r"[\t\n\r]")
 
@@ -450,7 +451,7 @@ class Policy:
         by, shown = self._approved.get(request.key, ("", {}))
         if by and lookup_change(shown, request.looked_up) is None:
             return decide("allowed", f"an identical payload was approved before (by {by})", by=by)
-        reply = self.human.approve(request)
+        reply, request = self._ask(sub, request)
         sub = sub.model_copy(update={"fields": [self._flagged(f) for f in sub.fields]})  # notes on record
         who = reply.by or "the person asked"
         if reply.outcome == "approve":
@@ -458,6 +459,28 @@ class Policy:
             return decide("approved", f"approved by {who}", by=who)
         reason = f"rejected by {who}" if reply.outcome == "reject" else f"{who} answered instead"
         return decide("rejected", reason, answer=reply.text, by=who)
+
+    def _ask(self, sub: Submission, request: ApprovalRequest) -> tuple[ApprovalDecision, ApprovalRequest]:
+        """The person's decision, for the record as it is when the request leaves. A request that
+        reads the record's amount (paying a bill sends none: the system pays what the record says
+        when it arrives) was shown the amount read before the person was asked, maybe minutes ago;
+        the record is read again once they approve, and a change is asked again, as a resumed
+        job's is (``approved_when``). A record that changes on every reading is not sent."""
+        reply = self.human.approve(request)
+        for asked in range(REASKS + 1):
+            if reply.outcome != "approve" or not request.looked_up:
+                break
+            now = look_up(sub.url, self.rules, self.page_fetch)
+            why = approved_when(reply.by or "the person asked", request.looked_up, now)
+            if why is None:
+                break
+            if asked == REASKS:
+                why = f"{why}: the record changed each time it was approved; nothing was sent"
+                reply = ApprovalDecision(outcome="reject", text=why, by="the record check", basis="rule")
+                break
+            request = self._assessed(request.model_copy(update={"looked_up": now, "asked_again": why}))
+            reply = self.human.approve(request)
+        return reply, request
 
     def is_exempt(self, url: str) -> bool:
         """A login or an exempt path: data-changing, but no approval and no intent (not business data)."""
@@ -498,7 +521,12 @@ class Policy:
             known_vendors=vendors,
             vendors_page=vendors_page,
         )
-        flags = assess([(f.name, f.value) for f in request.fields], sub.url, self.rules, request.looked_up)
+        return self._assessed(request)
+
+    def _assessed(self, request: ApprovalRequest) -> ApprovalRequest:
+        flags = assess(
+            [(f.name, f.value) for f in request.fields], request.url, self.rules, request.looked_up
+        )
         return request.model_copy(update={"flags": [f.message for f in flags.flags]})
 
     def _flagged(self, field: FieldValue) -> FieldValue:
