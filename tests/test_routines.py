@@ -3,6 +3,7 @@ refusals, the store's statuses and counts, the task → recipe match, and the CL
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -289,4 +290,84 @@ def test_only_a_version_accepted_through_the_store_replays_and_an_edit_undoes_it
     assert "NOT REPLAYED" in listed.output and "does not check out" in listed.output
     done = runner.invoke(app, ["routines", "accept", "enter-invoice", "-v", "1"])
     assert done.exit_code == 0 and "(by os_user:" in done.output and "boss" not in done.output
+    assert store.accepted("enter-invoice") is not None
+
+
+def test_which_version_replays_is_the_stores_signed_word_not_a_routine_files(
+    tmp_path: Path, northwind: object
+) -> None:
+    """Workers write replay counts into the routine files, so anyone who can write that folder could
+    flip a retired version's status back to "accepted" (its acceptance seal is still valid: it was
+    accepted once) or restore a backup of it. Which version replays is kept, signed, beside the
+    approvals key: an old version edited or restored does not replay, nor does a retired routine."""
+    import yaml
+
+    from taskcrew.approvals.signing import KEY_FILE, KeyRing
+
+    store = RoutineStore(tmp_path / "routines", keys=KeyRing(tmp_path / KEY_FILE))
+    folder = tmp_path / "routines"
+    store.propose(_routine(northwind))
+    store.accept("enter-invoice", 1, "token:ana")
+    backup_v1 = (folder / "enter-invoice.v1.yaml").read_text(encoding="utf-8")  # as accepted
+    store.propose(_routine(northwind, summary="the fix"))
+    store.accept("enter-invoice", 2, "token:ana")
+
+    def says_accepted(version: int) -> None:
+        path = folder / f"enter-invoice.v{version}.yaml"
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        path.write_text(yaml.safe_dump({**data, "status": "accepted"}, sort_keys=False), encoding="utf-8")
+
+    says_accepted(1)
+    assert [r.version for r in store.versions("enter-invoice") if r.status == "accepted"] == [1, 2]
+    assert (replays := store.accepted("enter-invoice")) is not None and replays.version == 2
+    problem = store.acceptance_problem(store.get("enter-invoice", 1))
+    assert problem is not None and "the version accepted with `taskcrew routines accept` is v2" in problem
+
+    store.retire("enter-invoice", None)  # the chore goes back to the agent
+    assert store.accepted("enter-invoice") is None
+    says_accepted(2)
+    (folder / "enter-invoice.v1.yaml").write_text(backup_v1, encoding="utf-8")
+    assert store.accepted("enter-invoice") is None
+    assert "is none (retired" in (store.acceptance_problem(store.get("enter-invoice", 2)) or "")
+    record = tmp_path / "routines" / "enter-invoice.json"  # the store's word, beside the key
+    forged = {**json.loads(record.read_text(encoding="utf-8")), "version": 2}
+    record.write_text(json.dumps(forged), encoding="utf-8")
+    assert store.current("enter-invoice") is None and store.accepted("enter-invoice") is None
+    store.accept("enter-invoice", 2, "token:ana")  # a review brings it back
+    assert (replays := store.accepted("enter-invoice")) is not None and replays.version == 2
+
+
+def test_accepting_a_routine_follows_the_approval_authoritys_rules_on_who_decides(
+    tmp_path: Path, northwind: object, monkeypatch: pytest.MonkeyPatch, console_users: Path
+) -> None:
+    """A token of someone no longer a user counts for nothing, and where the two-person rule is on an
+    unauthenticated OS user cannot accept: the same rule as for approving (Authority), not a
+    looser one of the routines' own."""
+    from taskcrew.approvals.identity import TokenStore
+    from taskcrew.approvals.rules import DEFAULT_RULES
+
+    monkeypatch.setenv("TASKCREW_APPROVALS_DIR", str(tmp_path / "approvals"))
+    monkeypatch.setenv("TASKCREW_ROUTINES", str(tmp_path / "routines"))
+    monkeypatch.setenv("TASKCREW_CONSOLE_USERS", str(console_users))
+    rules = DEFAULT_RULES.read_text(encoding="utf-8").replace("two_person: auto", 'two_person: "on"')
+    assert 'two_person: "on"' in rules
+    (tmp_path / "rules.yaml").write_text(rules, encoding="utf-8")
+    monkeypatch.setenv("TASKCREW_RISK_RULES", str(tmp_path / "rules.yaml"))
+    store = RoutineStore()
+    store.propose(_routine(northwind))
+    runner = CliRunner()
+    accept = ["routines", "accept", "enter-invoice", "-v", "1"]
+
+    monkeypatch.setenv("TASKCREW_TOKEN", TokenStore().issue("mallory"))  # she has left: not a user
+    left = runner.invoke(app, accept)
+    assert left.exit_code == 1 and "mallory is no longer a user" in left.output, left.output
+    monkeypatch.delenv("TASKCREW_TOKEN")
+    monkeypatch.setenv("TASKCREW_USER", "ana")  # a typed name is no identity either
+    unproven = runner.invoke(app, accept)
+    assert unproven.exit_code == 1 and "must be authenticated" in unproven.output, unproven.output
+    assert store.accepted("enter-invoice") is None and store.get("enter-invoice", 1).status == "draft"
+
+    monkeypatch.setenv("TASKCREW_TOKEN", TokenStore().issue("ana"))  # a current user
+    done = runner.invoke(app, accept)
+    assert done.exit_code == 0 and "(by token:ana)" in done.output, done.output
     assert store.accepted("enter-invoice") is not None

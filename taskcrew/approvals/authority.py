@@ -144,15 +144,16 @@ class Authority:
             return []
         return [n for n in names if not users or n in users]
 
-    def submitter_refusal(self, who: Identity) -> str | None:
-        """Where several people approve (the two-person rule is on), a submitter must be proven:
-        else one person could submit as her OS user and approve under her login."""
+    def submitter_refusal(self, who: Identity, role: str = "submitter") -> str | None:
+        """Where several people approve (the two-person rule is on), a submitter (or a ``role`` such
+        as a routine's reviewer) must be proven: else one person could submit as her OS user and
+        approve under her login. A login of someone who left counts for nothing anywhere."""
         if who.authenticated:
             return self.identity_refusal(who)
         if not self.two_person_active():
             return None
         return (
-            f"the two-person rule is on here, so a submitter must be authenticated ({who.describe()} is "
+            f"the two-person rule is on here, so a {role} must be authenticated ({who.describe()} is "
             "not): `taskcrew approvals login` first"
         )
 

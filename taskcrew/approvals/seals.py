@@ -71,3 +71,9 @@ def routine(accepted: Routine, work: dict[str, Any]) -> dict[str, Any]:
         "by": accepted.reviewed_by,
         "work": work,
     }
+
+
+def current_routine(name: str, version: int | None) -> dict[str, Any]:
+    """Which version of a routine replays (None: none, it was retired), as ``routines accept`` and
+    ``retire`` last set it."""
+    return {"seal": "routine-current", "name": name, "version": version}

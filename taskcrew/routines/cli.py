@@ -125,15 +125,22 @@ def routines_diff(
 @routines_app.command("accept")
 def routines_accept(name: NameArg, version: VersionOpt = None) -> None:
     """Accept a version: from now on a run of its chore replays it (the version accepted before retires)."""
+    from taskcrew.approvals.authority import Authority
     from taskcrew.approvals.identity import IdentityError, cli_identity
+    from taskcrew.approvals.rules import RiskRulesError
     from taskcrew.approvals.signing import KeyError_
     from taskcrew.routines.store import RoutineError
 
     try:
         who = cli_identity()  # the same proven identity as `taskcrew approvals`, never a typed name
+        if refusal := Authority(None).submitter_refusal(who, role="routine's reviewer"):
+            typer.echo(
+                f"refused: {refusal}", err=True
+            )  # who may accept: the authority's rule, as for approvals
+            raise typer.Exit(1)
         by = f"{who.proof}:{who.name}"
         routine = _store().accept(name, version, by)
-    except (RoutineError, IdentityError, KeyError_) as exc:
+    except (RoutineError, IdentityError, KeyError_, RiskRulesError) as exc:
         raise _fail(str(exc)) from exc
     typer.echo(
         f"accepted {routine.name} v{routine.version} (by {by}): runs of `taskcrew {routine.name}` replay it"

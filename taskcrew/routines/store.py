@@ -5,12 +5,16 @@ set, else ``TASKCREW_HOME/routines`` — beside the recipes a company adds (``TA
 A learned version starts as a draft; accepting one retires the version accepted before it; only the
 accepted version replays, and only while its acceptance checks out: accepting signs what the version
 does and who accepted it with the approvals key (``approvals.signing``), so a file edited after it
-was accepted, or one that says "accepted" without having been, does not replay.
+was accepted, or one that says "accepted" without having been, does not replay. Which version is
+the accepted one is not the routine files' word either (workers write their counts there): accept
+and retire keep it, signed, beside the approvals key (``<approvals>/routines/<name>.json``), so an
+old version edited back to "accepted", or restored from a backup, does not replay.
 """
 
 from __future__ import annotations
 
 import difflib
+import json
 import os
 import re
 from pathlib import Path
@@ -70,6 +74,39 @@ class RoutineStore:
             self._keys = KeyRing.default()
         return self._keys
 
+    def _current_path(self, name: str) -> Path:
+        return self.keys.path.parent / "routines" / f"{name}.json"
+
+    def current(self, name: str) -> int | None:
+        """The version ``accept`` last made the one that replays (None: none, retired since, or a
+        record that is missing or does not check out)."""
+        from taskcrew.approvals import seals
+
+        try:
+            data = json.loads(self._current_path(name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        version = data.get("version") if isinstance(data, dict) else None
+        if not isinstance(version, int) or not self.keys.verify(
+            seals.current_routine(name, version), str(data.get("seal", ""))
+        ):
+            return None
+        return version
+
+    def _set_current(self, name: str, version: int | None) -> None:
+        from taskcrew.approvals import seals
+
+        path = self._current_path(name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        record = {
+            "name": name,
+            "version": version,
+            "seal": self.keys.sign(seals.current_routine(name, version)),
+        }
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(record), encoding="utf-8")
+        tmp.replace(path)
+
     def acceptance_problem(self, routine: Routine) -> str | None:
         """Why a version marked accepted may not replay (None: its acceptance checks out)."""
         from taskcrew.approvals.signing import KeyError_
@@ -77,10 +114,19 @@ class RoutineStore:
         if routine.status != "accepted":
             return None
         try:
-            if self.keys.verify(acceptance(routine), routine.seal):
+            current = self.current(routine.name)
+            if current == routine.version and self.keys.verify(acceptance(routine), routine.seal):
                 return None
         except KeyError_ as exc:
             return f"{routine.name} v{routine.version}: its acceptance cannot be checked, so it does not replay: {exc}"
+        if current != routine.version:
+            which = f"v{current}" if current is not None else "none (retired, or never accepted here)"
+            return (
+                f"{routine.name} v{routine.version} says it is accepted, but the version accepted with "
+                f"`taskcrew routines accept` is {which}; it does not replay. Review it: taskcrew routines "
+                f"show {routine.name} -v {routine.version}; then taskcrew routines accept {routine.name} -v "
+                f"{routine.version}"
+            )
         return (
             f"{routine.name} v{routine.version} says it is accepted, but its acceptance does not check out "
             "(the file was changed after it was accepted, or it was never accepted with `taskcrew routines "
@@ -130,7 +176,11 @@ class RoutineStore:
         raise RoutineError(f"{name} has no version {version} (versions: {have})")
 
     def marked_accepted(self, name: str) -> Routine | None:
-        return next((r for r in self.versions(name) if r.status == "accepted"), None)
+        """The version that would replay: the accepted one if its file says so, else any file that
+        says "accepted" (``acceptance_problem`` says why it does not replay)."""
+        marked = [r for r in self.versions(name) if r.status == "accepted"]
+        current = self.current(name) if marked else None
+        return next((r for r in marked if r.version == current), marked[0] if marked else None)
 
     def accepted(self, name: str) -> Routine | None:
         """The version that replays: marked accepted and its acceptance checks out (else None)."""
@@ -182,6 +232,7 @@ class RoutineStore:
         )
         accepted.seal = self.keys.sign(acceptance(accepted))
         self.save(accepted)
+        self._set_current(name, accepted.version)
         return accepted
 
     def retire(self, name: str, version: int | None) -> Routine:
@@ -189,6 +240,8 @@ class RoutineStore:
             self.get(name, version) if version is not None else (self.marked_accepted(name) or self.get(name))
         )
         retired = routine.model_copy(update={"status": "retired"})
+        if version is None or self.current(name) in (None, routine.version):
+            self._set_current(name, None)  # before the file: a retirement never leaves it replaying
         self.save(retired)
         return retired
 
