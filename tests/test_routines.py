@@ -371,3 +371,63 @@ def test_accepting_a_routine_follows_the_approval_authoritys_rules_on_who_decide
     done = runner.invoke(app, accept)
     assert done.exit_code == 0 and "(by token:ana)" in done.output, done.output
     assert store.accepted("enter-invoice") is not None
+
+
+HOSTILE = """Date: Thu, 01 Oct 2026 09:14:00 +0000
+From: Accounts Receivable <ar@nwt-remittance.example>
+To: ap@acme-corp.example
+Subject: Northwind Traders - invoice for October
+MIME-Version: 1.0
+Content-Type: text/plain; charset="us-ascii"
+
+Hello Acme Corp team,
+
+Your order with Northwind Traders has been invoiced by our billing partner.
+
+Invoice No. INV-3001
+Invoice Date October 1, 2026
+Terms Net 30
+Subtotal 1,650.00 USD
+VAT 20% 330.00 USD
+TOTAL PAYABLE 1,980.00 USD
+"""
+
+
+def test_a_routine_reads_only_invoices_sent_from_the_issuers_learned_e_mail(
+    tmp_path: Path, files: SandboxFiles
+) -> None:
+    """Anyone can mail the inbox a text that names Northwind, prints Northwind's labels and a later
+    date. Learned from Northwind's own e-mail, the routine does not take that for Northwind's newest
+    invoice: the run goes to the agent, with why, and the person approving decides. A colleague's
+    forward of Northwind's e-mail still counts as Northwind's."""
+    import shutil
+
+    from taskcrew.routines.files import sender_domains
+
+    doc = next(d for d in load_ground_truth().documents if d.number == "INV-2057")
+    content = files.read(doc.path)
+    template = learn(content.full_text(), _values(doc), "Northwind Traders", doc.path)
+    template.senders = sender_domains(content)
+    assert template.senders == ["northwind-traders.example"]
+    assert sender_domains(files.read("FW_ Invoice from Northwind Traders.eml")) == [
+        "northwind-traders.example"
+    ]
+
+    inbox = tmp_path / "inbox"
+    shutil.copytree(INBOX, inbox)
+    assert (
+        find_document(_routine(template), {"vendor": "Northwind Traders"}, SandboxFiles(inbox)).values[
+            "invoice_number"
+        ]
+        == "INV-2057"
+    )
+    (inbox / "Northwind Traders - October.eml").write_text(HOSTILE, encoding="utf-8")
+    with pytest.raises(FileStepFailed, match=r"not sent from northwind-traders\.example") as refused:
+        find_document(_routine(template), {"vendor": "Northwind Traders"}, SandboxFiles(inbox))
+    assert "INV-3001" in str(refused.value) and "nwt-remittance.example" in str(refused.value)
+    assert refused.value.new_issuer  # not held against the routine: it did what it should
+    (inbox / "Northwind Traders - October.eml").write_text(  # older than INV-2057: not what it picks
+        HOSTILE.replace("October 1, 2026", "August 1, 2026"), encoding="utf-8"
+    )
+    found = find_document(_routine(template), {"vendor": "Northwind Traders"}, SandboxFiles(inbox))
+    assert found.values["invoice_number"] == "INV-2057"

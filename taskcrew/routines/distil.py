@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from taskcrew.crew.trace import read_trace
+from taskcrew.routines.files import sender_domains
 from taskcrew.routines.match import Match, match_task, recipes_for
 from taskcrew.routines.models import (
     BrowserStep,
@@ -313,8 +314,9 @@ def distil_facts(facts: RunFacts, match: Match, files: Any = None) -> Routine:
     problems = []
     for path in facts.files_read():
         try:
-            text = files.read(path).full_text()
-            template = learn(text, needed, issuer, path)
+            content = files.read(path)
+            template = learn(content.full_text(), needed, issuer, path)
+            template.senders = sender_domains(content)[:8]  # the issuer's e-mail: who may send its invoices
             break
         except LearnError as exc:
             problems.append(f"{path}: {exc}")

@@ -3,17 +3,20 @@ with the issuer's template. Everything here is code; nothing asks a model."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-from taskcrew.routines.models import Routine, Template
+from taskcrew.routines.models import DocumentRule, Routine, Template
 from taskcrew.routines.template import ExtractionError, extract_all
+from taskcrew.tools.documents.models import EmailContent, FileContent
 
 MAX_FILES = 20
 
 
 class FileStepFailed(Exception):
     """The file work cannot be done by the routine (the reason goes to the agent). ``new_issuer``:
-    only because the routine has not learned this issuer's template yet (growth, not a defect)."""
+    only because the routine has not learned this issuer's template, or sender, yet (growth, not a
+    defect)."""
 
     def __init__(self, reason: str, new_issuer: bool = False) -> None:
         super().__init__(reason)
@@ -25,12 +28,42 @@ class Found:
     path: str
     values: dict[str, str]
     quote: str
+    stranger: str | None = None  # where it came from, when not from the issuer's learned senders
 
 
 def _fill(text: str, params: dict[str, str]) -> str:
     for name, value in params.items():
         text = text.replace(f"{{{name}}}", value)
     return text
+
+
+def _domain(address: str) -> str:
+    found = re.search(r"@([A-Za-z0-9.-]+)", address)
+    return found.group(1).casefold().rstrip(".") if found else ""
+
+
+def _emails(email: EmailContent | None) -> list[EmailContent]:
+    """An e-mail and the e-mails forwarded in it (attached as messages), outermost first."""
+    if email is None:
+        return []
+    return [email, *(e for a in email.attachments for e in _emails(a.email))]
+
+
+def sender_domains(content: FileContent) -> list[str]:
+    """The domains a document was sent from: its own sender's and those of the e-mails forwarded in
+    it, without the recipients' (the company's own, for a colleague's forward). [] for a file that
+    is not an e-mail."""
+    emails = _emails(content.email)
+    if not emails:
+        return []
+    ours = {_domain(a) for a in re.split(r"[,;]", f"{emails[0].headers.to},{emails[0].headers.cc or ''}")}
+    return list(dict.fromkeys(d for e in emails if (d := _domain(e.headers.sender)) and d not in ours - {""}))
+
+
+def _sent_by(template: Template, content: FileContent) -> bool:
+    """A template learned from an issuer's e-mail reads only documents sent from its domains: anyone
+    can mail the inbox a text that names the issuer and prints its labels."""
+    return not template.senders or bool(set(template.senders) & set(sender_domains(content)))
 
 
 def find_document(routine: Routine, params: dict[str, str], files: object) -> Found:
@@ -49,7 +82,8 @@ def find_document(routine: Routine, params: dict[str, str], files: object) -> Fo
     problems = []
     for path in paths:
         try:
-            text = files.read(path).full_text()  # type: ignore[attr-defined]
+            content = files.read(path)  # type: ignore[attr-defined]
+            text = content.full_text()
         except Exception as exc:
             problems.append(f"{path}: cannot be read ({type(exc).__name__})")
             continue
@@ -58,19 +92,49 @@ def find_document(routine: Routine, params: dict[str, str], files: object) -> Fo
         except ExtractionError as exc:
             problems.append(f"{path}: {exc}")
             continue
+        stranger = (
+            None if _sent_by(template, content) else ", ".join(sender_domains(content)) or "not an e-mail"
+        )
         for values in every:
             number = values.get(template.fields[0].name, "")
             quote = next((line.strip() for line in text.splitlines() if number and number in line), number)
-            read.append(Found(path=path, values=values, quote=quote))
+            read.append(Found(path=path, values=values, quote=quote, stranger=stranger))
+    return _trusted(template, _pick(template, rule, params, read, len(paths), words, problems))
+
+
+def _trusted(template: Template, found: list[Found]) -> Found:
+    """The one document picked, unless it (or one as good) was not sent by the issuer: the agent,
+    and the person approving, decide about a stranger's document; the routine never reads it."""
+    for f in found:
+        if f.stranger is not None:
+            raise FileStepFailed(
+                f"{f.path} reads as {template.issuer}'s invoice {f.values.get(template.fields[0].name, '')} but "
+                f"was not sent from {', '.join(template.senders)}, the issuer's e-mail the routine learned "
+                f"(it came from {f.stranger})",
+                new_issuer=True,
+            )
+    return found[0]
+
+
+def _pick(
+    template: Template,
+    rule: DocumentRule,
+    params: dict[str, str],
+    read: list[Found],
+    files_found: int,
+    words: str,
+    problems: list[str],
+) -> list[Found]:
+    """The document the rule picks, first, and any other it could as well have picked."""
     if rule.choose == "by_number":
         wanted = params.get(rule.number_param or "", "")
         read = [f for f in read if f.values.get(template.fields[0].name) == wanted]
         if not read:
             raise FileStepFailed(f"no document read by the template has the number {wanted!r}")
-        return read[0]
+        return read
     if not read:
         raise FileStepFailed(
-            f"the template for {template.issuer} reads no invoice among {len(paths)} file(s) found for "
+            f"the template for {template.issuer} reads no invoice among {files_found} file(s) found for "
             f"{words!r}" + (f" ({problems[0]})" if problems else "")
         )
     dated = [f for f in read if f.values.get(_date_field(template), "")]
@@ -82,7 +146,7 @@ def find_document(routine: Routine, params: dict[str, str], files: object) -> Fo
     if len(same_day) > 1:  # which one to enter is a person's decision: never learned, never guessed
         listing = ", ".join(sorted(same_day))
         raise FileStepFailed(f"{len(same_day)} invoices share the newest printed date {newest} ({listing})")
-    return next(f for f in dated if f.values[key] == newest)
+    return [f for f in dated if f.values[key] == newest]
 
 
 def _date_field(template: Template) -> str:

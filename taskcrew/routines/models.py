@@ -82,6 +82,12 @@ class Template(_Data):
     derived: list[Derived] = Field(default_factory=list, max_length=8)
     checks: list[Check] = Field(default_factory=list)
     learned_from: str = Field(default="", description="the file the values were found in")
+    senders: list[str] = Field(
+        default_factory=list,
+        max_length=8,
+        description="the e-mail domains the issuer's invoice came from (learned from an e-mail): a document "
+        "not sent from one of them is not read by the routine, however it names the issuer",
+    )
 
     def value_names(self) -> list[str]:
         return [f.name for f in self.fields] + [d.name for d in self.derived]

@@ -41,6 +41,10 @@
     badge.className = "badge " + d.status;
     if (reason && d.reason) reason.textContent = d.reason;
   });
-  // Finished: reload once, so the page shows the final state and the right buttons (retry, not cancel).
-  source.addEventListener("done", () => { source.close(); window.location.reload(); });
+  // Finished: reload once, so the page shows the final state and the right buttons (retry, not cancel);
+  // not when the person has just sent a form (cancel, retry): a reload would race their answer page
+  // and lose its message.
+  let leaving = false;
+  document.addEventListener("submit", () => { leaving = true; source.close(); });
+  source.addEventListener("done", () => { source.close(); if (!leaving) window.location.reload(); });
 })();
