@@ -91,10 +91,11 @@ def _after(ctx: Any, state: Any, attached: Attached) -> None:
         reason = replayer.reason if replayer.outcome == "fell_back" else state.outcome_reason
         new_issuer = replayer.outcome == "fell_back" and replayer.new_issuer
         counted = store.count(replayer.routine, fell_back=fell_back, reason=reason, in_a_row=not new_issuer)
+        said = replayer.outcome if verified or replayer.outcome == "fell_back" else "replayed, not verified"
         _note(
             ctx.run_dir,
-            f"routine {counted.name} v{counted.version}: {replayer.outcome}"
-            + (f" ({replayer.reason})" if replayer.reason else "")
+            f"routine {counted.name} v{counted.version}: {said}"
+            + (f" ({replayer.reason or reason})" if replayer.reason or said != replayer.outcome else "")
             + (" — FLAGGED for review: it keeps falling back" if counted.flagged else ""),
         )
         if replayer.outcome == "replayed" or not verified:
