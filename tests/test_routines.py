@@ -431,3 +431,34 @@ def test_a_routine_reads_only_invoices_sent_from_the_issuers_learned_e_mail(
     )
     found = find_document(_routine(template), {"vendor": "Northwind Traders"}, SandboxFiles(inbox))
     assert found.values["invoice_number"] == "INV-2057"
+
+
+def test_routines_show_prints_everything_the_acceptance_signs_that_changes_a_replay(
+    files: SandboxFiles,
+) -> None:
+    """The reviewer signs the whole routine: what {erp} stands for, each value's shape, the words a
+    page must show and the issuer's senders are part of how it replays, so they are shown."""
+    from taskcrew.routines.distil import describe_routine
+    from taskcrew.routines.files import sender_domains
+    from taskcrew.routines.models import PageExpect
+
+    doc = next(d for d in load_ground_truth().documents if d.number == "INV-2057")
+    content = files.read(doc.path)
+    template = learn(content.full_text(), _values(doc), "Northwind Traders", doc.path)
+    template.senders = sender_domains(content)
+    step = BrowserStep(
+        kind="type",
+        target=Target(role="textbox", name="Invoice number", field="invoice_number"),
+        value="{invoice_number}",
+        expect=PageExpect(path="/bills/new", shows=["New bill"]),
+        then=PageExpect(path="/bills/[^/]+", shows=["Bill saved"]),
+    )
+    shown = "\n".join(describe_routine(_routine(template, system="Acme ERP", browser=[step])))
+    for part in (
+        "{erp} stands for: Acme ERP",
+        r"invoice_number after 'Invoice No.' shaped [A-Z]+\-\d+",
+        "only from e-mails sent from: northwind-traders.example",
+        "on /bills/new showing 'New bill'",
+        "expects /bills/[^/]+ showing 'Bill saved'",
+    ):
+        assert part in shown, part

@@ -374,6 +374,8 @@ def describe_routine(routine: Routine) -> list[str]:
     if routine.last_fallback:
         lines.append(f"last fallback: {routine.last_fallback}")
     lines.append(f"parameters: {', '.join(routine.params) or 'none'}")
+    if routine.system:
+        lines.append(f"{{erp}} stands for: {routine.system}")
     rule = routine.documents
     how = (
         "the newest by printed date"
@@ -382,15 +384,27 @@ def describe_routine(routine: Routine) -> list[str]:
     )
     lines.append(f"1. files: search {rule.search!r}; of the invoices a template reads, take {how}")
     for template in routine.templates:
-        fields = ", ".join(f"{f.name} after {f.anchor!r}" for f in template.fields)
+        fields = ", ".join(
+            f"{f.name} after {f.anchor!r}" + (f" shaped {f.pattern}" if f.pattern else "")
+            for f in template.fields
+        )
         derived = ", ".join(f"{d.name} = {d.rule}({', '.join(d.inputs)})" for d in template.derived)
         lines.append(f"   template {template.issuer}: {fields}" + (f"; {derived}" if derived else ""))
+        if template.senders:
+            lines.append(f"   only from e-mails sent from: {', '.join(template.senders)}")
         if template.checks:
             lines.append(f"   checks: {', '.join(template.checks)}")
     for i, step in enumerate(routine.browser, 2):
-        where = f" on {step.expect.path}" if step.expect and step.kind != "open" else ""
+        shows = (
+            f" showing {', '.join(repr(w) for w in step.expect.shows)}"
+            if step.expect and step.expect.shows
+            else ""
+        )
+        where = f" on {step.expect.path}{shows}" if step.expect and step.kind != "open" else ""
         extra = f" (must not show yet: {', '.join(step.absent)})" if step.absent else ""
         then = f" → expects {step.then.path}" if step.then else ""
+        if step.then and step.then.shows:
+            then += f" showing {', '.join(repr(w) for w in step.then.shows)}"
         lines.append(f"{i}. browser: {step.describe()}{where}{extra}{then}")
     for obstacle in routine.obstacles:
         how = (
