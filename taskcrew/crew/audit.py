@@ -9,12 +9,13 @@ from pydantic import BaseModel
 
 from taskcrew.crew import steps
 from taskcrew.crew.errors import AuditError
-from taskcrew.crew.models import Plan, PlanStep, RunState, Verdict
+from taskcrew.crew.models import Outcome, Plan, PlanStep, RunState, Verdict
 from taskcrew.crew.modelspec import verifier_spec
+from taskcrew.crew.outcome import Facts
 from taskcrew.crew.run import RunResources, RunSettings, build_context
 from taskcrew.crew.runner import AgentTaskError
 from taskcrew.crew.stopping import RunInterrupted, call_interruptibly
-from taskcrew.crew.trace import ControlEvent, PlanMade, RunStarted, read_trace
+from taskcrew.crew.trace import PlanMade, RunStarted, SubmissionEvent, read_trace
 
 
 class AuditResult(BaseModel):
@@ -36,7 +37,16 @@ def criteria_from_claim(claim: str) -> list[str]:
     return criteria[:8]
 
 
-def criteria_from_run(run_dir: Path) -> tuple[str, list[str]]:
+class RunCriteria(list[str]):
+    """A past run's success criteria, and the run folder they came from: its audit is shown what
+    that run sent (``sends_of_run``)."""
+
+    def __init__(self, criteria: list[str], run_dir: Path) -> None:
+        super().__init__(criteria)
+        self.run_dir = run_dir
+
+
+def criteria_from_run(run_dir: Path) -> tuple[str, RunCriteria]:
     """The task and the success criteria the planner wrote for a past run."""
     trace = run_dir / "trace.jsonl"
     if not trace.is_file():
@@ -46,45 +56,71 @@ def criteria_from_run(run_dir: Path) -> tuple[str, list[str]]:
     plans = [e.plan for e in events if isinstance(e, PlanMade)]
     if not plans:
         raise AuditError(f"run {run_dir.name} never made a plan, so it has no success criteria to audit")
-    return task, plans[-1].success_criteria
+    return task, RunCriteria(plans[-1].success_criteria, run_dir)
+
+
+def sends_of_run(run_dir: Path) -> dict[str, str]:
+    """What a past run sent, as its trace recorded it, as a source named after that run. It is
+    evidence of what that run sent and what the system answered then, never of what a system holds
+    now: to the evidence check it is no system's page, so a criterion about a system's state cited
+    on it is rejected (an audit's criteria are checked on the systems' own pages)."""
+    sent = [e.submission for e in read_trace(run_dir / "trace.jsonl") if isinstance(e, SubmissionEvent)]
+    head = (
+        f"What run {run_dir.name} sent, as its trace recorded it: every data-changing submission that "
+        "left its browser, with the system's answer then. It says what that run sent, not what any "
+        "system holds now."
+    )
+    record = Facts(submissions=sent).record().splitlines()
+    if record and "this run" in record[0]:  # the gate's head, written for a run's own verifier
+        record = record[1:]
+    return {f"sends of run {run_dir.name}": "\n".join([head, *record])}
 
 
 def run_audit(settings: RunSettings, res: RunResources, criteria: list[str]) -> AuditResult:
+    """The verifier alone checks ``criteria`` (a past run's, ``RunCriteria``, or a claim's) on the
+    systems. The audit sends nothing and so has no record of sends of its own to cite
+    (``steps.recorded_by_code``); an audited past run's sends are shown under that run's name."""
     spec = verifier_spec(settings.verifier_model)
     ctx = build_context(settings, res, worker=spec, verifier=spec)
+    given = sends_of_run(criteria.run_dir) if isinstance(criteria, RunCriteria) else None
     state = RunState(
         task=settings.task,
         mode="audit",
         plan=Plan(
             goal=f"Audit: {settings.task}",
-            success_criteria=criteria,
+            success_criteria=list(criteria),
             steps=[PlanStep(role="file_reader", title="audit only: nothing is changed", instructions="none")],
             changes_data=False,
         ),
         claim="done",
         verify_attempts=1,
     )
-    verdict: Verdict | None = None
+
+    def judge() -> None:  # on a worker thread; abandoned at a signal, its late verdict is a no-op
+        verdict = steps.verify(ctx, state, given)
+        with steps.account_open(ctx):
+            if steps.take_verdict(ctx, state, verdict):
+                state.outcome = "done" if verdict.verified else "not_verified"
+                state.outcome_reason = verdict.reason
+
+    ending: tuple[Outcome, str] | None = None
     try:
-        verdict = call_interruptibly(lambda: steps.verify(ctx, state))  # the main thread hears Ctrl-C
-        state.verdicts.append(verdict)
-        state.outcome = "done" if verdict.verified else "not_verified"
-        state.outcome_reason = verdict.reason
+        call_interruptibly(judge)  # the main thread hears Ctrl-C
     except AgentTaskError as exc:
-        state.outcome, state.outcome_reason = "error", str(exc)  # "Verifier could not finish: …"
+        ending = ("error", str(exc))  # "Verifier could not finish: …"
     except RunInterrupted as stop:  # the verifier's thread is abandoned; the report says no verdict
-        state.outcome = "interrupted"
-        state.outcome_reason = f"stopped by {stop.signal_name} before the verifier gave a verdict"
-        ctx.tracer.emit(ControlEvent(action="end:interrupted", reason=state.outcome_reason))
+        ending = ("interrupted", f"stopped by {stop.signal_name} before the verifier gave a verdict")
     finally:
-        steps.finish(ctx, state)
-        ctx.toolbox.close()
+        try:
+            account = steps.finish(ctx, state, ending)
+        finally:
+            ctx.toolbox.close()
     return AuditResult(
-        verified=state.outcome == "done",
-        verdict=verdict,
-        interrupted=state.outcome == "interrupted",
-        reason=state.outcome_reason,
-        criteria=criteria,
+        verified=account.outcome == "done",
+        verdict=account.verdicts[-1] if account.verdicts else None,
+        interrupted=account.outcome == "interrupted",
+        reason=account.outcome_reason,
+        criteria=list(criteria),
         run_dir=ctx.run_dir,
         report=ctx.run_dir / "report.md",
     )

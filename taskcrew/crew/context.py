@@ -17,6 +17,7 @@ from taskcrew.crew.guard import Budget
 from taskcrew.crew.llm import TracedLLM
 from taskcrew.crew.models import LlmCall
 from taskcrew.crew.outcome import Facts, gather
+from taskcrew.crew.stopping import Seal
 from taskcrew.crew.toolbox import Toolbox
 from taskcrew.crew.trace import LlmCallEvent, Tracer
 from taskcrew.roles import RoleName, Roles
@@ -109,6 +110,7 @@ class RunContext:
     snapshot: Any = None  # crew.changes.Snapshot: the watched pages before the first change
     started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     replay: Any = None  # routines.replay.Replayer: an accepted routine replayed instead of the first plan
+    seal: Seal = field(default_factory=Seal)  # the run's account is finished once (steps.account_open)
     budget: Budget = field(init=False)
 
     def __post_init__(self) -> None:

@@ -13,7 +13,7 @@ from pydantic import Field
 
 from taskcrew.crew import stages, steps
 from taskcrew.crew.context import RunContext
-from taskcrew.crew.models import RunState, StepRecord
+from taskcrew.crew.models import Outcome, RunState, StepRecord
 from taskcrew.crew.runner import AgentTaskError
 from taskcrew.crew.trace import ControlEvent
 
@@ -29,10 +29,17 @@ class TaskFlow(Flow[RunState]):
     def run(self) -> RunContext:
         return self.ctx
 
-    def _end(self, outcome: str, reason: str) -> None:
-        self.state.outcome = outcome
-        self.state.outcome_reason = reason
-        self.run.tracer.emit(ControlEvent(action=f"end:{outcome}", reason=reason))
+    def _end(self, outcome: Outcome, reason: str) -> None:
+        with steps.account_open(self.run) as still_open:
+            if still_open:  # else the run was finished meanwhile (interrupted): that account stands
+                self.state.outcome = outcome
+                self.state.outcome_reason = reason
+                self.run.tracer.emit(ControlEvent(action=f"end:{outcome}", reason=reason))
+
+    def _checkpoint(self, stage: str) -> None:
+        with steps.account_open(self.run) as still_open:
+            if still_open:  # a finished run's job resumes from what its account says, nothing later
+                stages.checkpoint(self.run, self.state, stage)
 
     @start()
     def make_plan(self) -> None:
@@ -44,7 +51,7 @@ class TaskFlow(Flow[RunState]):
                 steps.plan(self.run, self.state)
         except AgentTaskError as exc:
             self._end("error", f"no usable plan: {exc}")
-        stages.checkpoint(self.run, self.state, "plan")
+        self._checkpoint("plan")
 
     @listen(or_(make_plan, "rework"))
     def work(self) -> None:
@@ -72,7 +79,7 @@ class TaskFlow(Flow[RunState]):
             )
             state.steps_done.append(record)
             steps.trace_step(ctx, record)
-            stages.checkpoint(ctx, state, f"step:{index + 1}")
+            self._checkpoint(f"step:{index + 1}")
             if report.status == "done":
                 continue
             if report.status == "nothing_to_do":
@@ -131,15 +138,19 @@ class TaskFlow(Flow[RunState]):
         except AgentTaskError as exc:
             self._end("error", str(exc))  # "Verifier could not finish: …"
             return
-        state.verdicts.append(verdict)
-        if verdict.verified:
-            state.outcome = state.claim or "done"
-            state.outcome_reason = verdict.reason
-        elif state.verify_attempts > ctx.limits.max_reworks:
-            self._end("not_verified", f"verification failed {state.verify_attempts} times: {verdict.reason}")
-        else:
-            state.verifier_feedback = steps.feedback_from(verdict)
-        stages.checkpoint(ctx, state, f"verify:{state.verify_attempts}")
+        with steps.account_open(ctx):  # the verdict and what it decides land together, or not at all
+            if not steps.take_verdict(ctx, state, verdict):
+                return  # the run was finished meanwhile (interrupted): that account stands
+            if verdict.verified:
+                state.outcome = state.claim or "done"
+                state.outcome_reason = verdict.reason
+            elif state.verify_attempts > ctx.limits.max_reworks:
+                self._end(
+                    "not_verified", f"verification failed {state.verify_attempts} times: {verdict.reason}"
+                )
+            else:
+                state.verifier_feedback = steps.feedback_from(verdict)
+            self._checkpoint(f"verify:{state.verify_attempts}")
 
     @router(verify)
     def after_verify(self) -> str:

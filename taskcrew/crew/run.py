@@ -26,7 +26,6 @@ from taskcrew.crew.steps import finish
 from taskcrew.crew.stopping import RunInterrupted, call_interruptibly
 from taskcrew.crew.toolbox import System, Toolbox
 from taskcrew.crew.trace import (
-    ControlEvent,
     RunStarted,
     SubmissionEvent,
     Tracer,
@@ -194,28 +193,27 @@ def run_task(settings: RunSettings, res: RunResources) -> RunResult:
     quiet = warnings_to(lambda text: ctx.tracer.emit(WarningEvent(text=text)))
     quiet.__enter__()  # background threads' errors go to this run's trace, never to the terminal
     try:
-        call_interruptibly(flow.kickoff)  # the main thread stays free for SIGINT/SIGTERM
-    except RunInterrupted as stop:  # an interrupt too ends in a report of what was done
-        # The Flow's thread is abandoned, not stopped: it must send nothing more, or the report
-        # written now would miss it (finish() waits for the browser's step in flight).
-        ctx.toolbox.halt(f"the run was stopped by {stop.signal_name}")
-        flow.state.outcome = "interrupted"
-        flow.state.outcome_reason = (
-            f"stopped by {stop.signal_name} after {len(flow.state.steps_done)} finished step(s) and "
-            f"{ctx.usage.calls} model call(s); see the trace for what was done"
-        )
-        ctx.tracer.emit(ControlEvent(action="end:interrupted", reason=flow.state.outcome_reason))
-        finish(ctx, flow.state)
-    except Exception as exc:  # a crash still ends in an honest report, never in silence
-        flow.state.outcome = "error"
-        flow.state.outcome_reason = f"the run crashed: {type(exc).__name__}: {exc}"
-        ctx.tracer.emit(ControlEvent(action="end:error", reason=flow.state.outcome_reason))
-        finish(ctx, flow.state)
+        try:
+            call_interruptibly(flow.kickoff)  # the main thread stays free for SIGINT/SIGTERM
+        except RunInterrupted as stop:  # an interrupt too ends in a report of what was done
+            # The Flow's thread is abandoned, not stopped: it must send nothing more, or the report
+            # written now would miss it (finish() waits for the browser's step in flight), and what
+            # it writes once its call in flight returns is a no-op (finish seals the account).
+            ctx.toolbox.halt(f"the run was stopped by {stop.signal_name}")
+            reason = (
+                f"stopped by {stop.signal_name} after {len(flow.state.steps_done)} finished step(s) "
+                f"and {ctx.usage.calls} model call(s); see the trace for what was done"
+            )
+            finish(ctx, flow.state, ending=("interrupted", reason))
+        except Exception as exc:  # a crash still ends in an honest report, never in silence
+            finish(ctx, flow.state, ending=("error", f"the run crashed: {type(exc).__name__}: {exc}"))
+        # the account that stands: the first one finished (normally the Flow's own, in its last
+        # stage), never rewritten; this is what is returned and recorded (a job's row)
+        state = finish(ctx, flow.state)
     finally:
         ctx.toolbox.close()
         quiet.__exit__(None, None, None)
-    routines.after_run(ctx, flow.state, attached)
-    state = flow.state
+    routines.after_run(ctx, state, attached)
     return RunResult(
         outcome=state.outcome or "error",
         reason=state.outcome_reason,

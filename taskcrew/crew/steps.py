@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TypeVar
 
 from crewai.tools import BaseTool
@@ -14,6 +15,7 @@ from taskcrew.crew.evidence import SENDS_SOURCE, check_verdict
 from taskcrew.crew.guard import Budget, GuardedTool
 from taskcrew.crew.models import (
     CriterionCheck,
+    Outcome,
     Plan,
     Reflection,
     RunState,
@@ -24,7 +26,9 @@ from taskcrew.crew.models import (
 from taskcrew.crew.outcome import answer, decide
 from taskcrew.crew.report import write_report
 from taskcrew.crew.runner import AgentTaskError, run_role
+from taskcrew.crew.stopping import Seal
 from taskcrew.crew.trace import (
+    ControlEvent,
     KnowledgeUsed,
     PlanMade,
     ReflectionEvent,
@@ -204,10 +208,12 @@ def trace_step(ctx: RunContext, record: StepRecord) -> None:
     )
 
 
-def verify(ctx: RunContext, state: RunState) -> Verdict:
+def verify(ctx: RunContext, state: RunState, given: dict[str, str] | None = None) -> Verdict:
+    """The verifier's verdict, checked by code (``take_verdict`` records it). ``given``: sources code
+    gives an audit besides what its verifier opens (``recorded_by_code``)."""
     assert state.plan is not None
     ctx.toolbox.begin_verification()
-    changes = before_and_after(ctx)
+    changes = recorded_by_code(ctx, state, given)
     budget = Budget(max_steps=ctx.roles.agents["verifier"].max_iter * 3, failure_budget=6)
     budget.start_step(None)
     claim = (
@@ -242,9 +248,36 @@ def verify(ctx: RunContext, state: RunState) -> Verdict:
         on_systems=state.plan.changes_data or state.mode == "audit" or bool(facts.submissions),
         applied=facts.applied_lines(),
     )
-    verdict = check_cited_facts(verdict, state, ctx.toolbox.source_text)
-    ctx.tracer.emit(VerdictEvent(attempt=state.verify_attempts, verdict=verdict))
-    return verdict
+    return check_cited_facts(verdict, state, ctx.toolbox.source_text)
+
+
+def take_verdict(ctx: RunContext, state: RunState, verdict: Verdict) -> bool:
+    """Record a verdict in the run's account (and its trace); False, recording nothing, once the
+    account is finished (``account_open``). The caller holds ``account_open`` to write more with it."""
+    with account_open(ctx) as still_open:
+        if still_open:
+            state.verdicts.append(verdict)
+            ctx.tracer.emit(VerdictEvent(attempt=state.verify_attempts, verdict=verdict))
+        return still_open
+
+
+AUDIT_SENDS_NOTHING = (
+    "(none of its own: an audit sends nothing, so it has no record of sends and no before/after "
+    "difference that could show what a system holds or that nothing was created — check every "
+    "criterion, also one that says nothing else was created or changed, on the systems' own pages)"
+)
+
+
+def recorded_by_code(ctx: RunContext, state: RunState, given: dict[str, str] | None = None) -> str:
+    """What code recorded, registered as sources the verifier may cite, and shown in its prompt.
+
+    A run: the gate's record of every submission it sent (also when it sent none) and the
+    before/after difference of each watched page (``before_and_after``). An audit sends nothing: its
+    own record would always read "sent: none" and "prove" that nothing was created, so it has none —
+    only what it is ``given`` (an audited past run's sends, under that run's name)."""
+    if state.mode == "audit":
+        return _register(ctx, dict(given or {}), AUDIT_SENDS_NOTHING)
+    return before_and_after(ctx)
 
 
 def before_and_after(ctx: RunContext) -> str:
@@ -261,6 +294,10 @@ def before_and_after(ctx: RunContext) -> str:
         note = "(no before/after difference: this run sent no change, so there is nothing to compare)"
     else:
         texts.update(snapshot.differences(browser.page_reader()))
+    return _register(ctx, texts, note)
+
+
+def _register(ctx: RunContext, texts: dict[str, str], note: str) -> str:
     for source, text in texts.items():
         ctx.toolbox.sources.add(source, text)
     shown = "\n\n".join(f'Source "{source}":\n{text}' for source, text in texts.items())
@@ -360,30 +397,60 @@ def reflect(ctx: RunContext, state: RunState) -> None:
     sources = {e.tool for e in ctx.tracer.of_kind("tool_call")}  # untrusted text → proposed facts
     if any(e.procedures for e in ctx.tracer.of_kind("knowledge")):
         sources.add(BRIEF_SOURCE)  # the planner's brief quoted documents too (no tool call shows it)
-    stored = ctx.knowledge.learn(facts, verdict, sorted(sources)) if facts else []
-    state.learned = facts
-    ctx.tracer.emit(ReflectionEvent(facts=facts, stored=stored))
+    with account_open(ctx) as still_open:
+        if not still_open:  # the run ended meanwhile (interrupted): its report learned nothing
+            return
+        stored = ctx.knowledge.learn(facts, verdict, sorted(sources)) if facts else []
+        state.learned = facts
+        ctx.tracer.emit(ReflectionEvent(facts=facts, stored=stored))
 
 
-def finish(ctx: RunContext, state: RunState) -> None:
-    """The outcome, the answer and what changed are decided here from facts (``crew/outcome.py``)."""
-    # first: the browser runs one thing at a time, so a submission still in flight (an interrupted
-    # run's) has ended and been recorded before the facts are read
-    screenshot = ctx.toolbox.screenshot(ctx.run_dir / "final_page.png")
-    facts = ctx.facts()
-    state.outcome, state.outcome_reason = decide(state, facts)
-    state.changed = facts.changed_line()
-    state.answer = answer(state, facts)
-    ctx.tracer.emit(
-        RunFinished(
-            outcome=state.outcome,
-            reason=state.outcome_reason,
-            changed=state.changed,
-            llm_calls=ctx.usage.calls,
-            input_tokens=ctx.usage.input_tokens,
-            output_tokens=ctx.usage.output_tokens,
-            cost_usd=ctx.usage.cost_usd,
-            seconds=ctx.elapsed(),
+@contextmanager
+def account_open(ctx: RunContext) -> Iterator[bool]:
+    """Write to the run's account — its outcome, a verdict, a checkpoint, learned facts — only
+    inside this, and only when it yields True. ``finish`` seals the account: after that every write
+    is skipped, so a Flow thread abandoned at an interrupt, which finishes its verification after
+    the "interrupted" report was written, changes neither that report nor what the run returned."""
+    with Seal.of(ctx).open() as still_open:
+        yield still_open
+
+
+def finish(ctx: RunContext, state: RunState, ending: tuple[Outcome, str] | None = None) -> RunState:
+    """The outcome, the answer and what changed are decided here from facts (``crew/outcome.py``),
+    the report is written, and the account is sealed: returned is the finished account, a copy of
+    ``state`` no later write reaches. Once per run: a later call (the Flow's thread finishing after
+    the run was interrupted) changes nothing and returns the account that stands. ``ending``: how
+    the caller ended the run (interrupted, error), written only when the account is still open."""
+    seal = Seal.of(ctx)
+    with seal.open() as still_open:
+        if not still_open:
+            account: RunState = seal.account
+            return account
+        if ending is not None:
+            state.outcome, state.outcome_reason = ending  # a Flow thread still going stops at this
+            ctx.tracer.emit(ControlEvent(action=f"end:{ending[0]}", reason=ending[1]))
+        # first: the browser runs one thing at a time, so a submission still in flight (an
+        # interrupted run's) has ended and been recorded before the facts are read
+        screenshot = ctx.toolbox.screenshot(ctx.run_dir / "final_page.png")
+        facts = ctx.facts()
+        account = state.model_copy(deep=True)
+        account.outcome, account.outcome_reason = decide(account, facts)
+        account.changed = facts.changed_line()
+        account.answer = answer(account, facts)
+        ctx.tracer.emit(
+            RunFinished(
+                outcome=account.outcome,
+                reason=account.outcome_reason,
+                changed=account.changed,
+                llm_calls=ctx.usage.calls,
+                input_tokens=ctx.usage.input_tokens,
+                output_tokens=ctx.usage.output_tokens,
+                cost_usd=ctx.usage.cost_usd,
+                seconds=ctx.elapsed(),
+            )
         )
-    )
-    write_report(ctx, state, screenshot)
+        write_report(ctx, account, screenshot)
+        for name in ("outcome", "outcome_reason", "changed", "answer"):
+            setattr(state, name, getattr(account, name))
+        seal.close(account)
+        return account

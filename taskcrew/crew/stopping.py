@@ -12,6 +12,10 @@ Small API, meant to be reused (durable jobs stop their runs the same way):
         result = call_interruptibly(work)
     except RunInterrupted as stop:
         ...  # stop.signal_name is "SIGINT" or "SIGTERM"
+
+The abandoned thread keeps going until its call in flight returns, so whatever it would write after
+the caller wrote the report goes through the run's ``Seal``: the first account to be finished is the
+one that stands; later ones, and later writes to it, are no-ops.
 """
 
 from __future__ import annotations
@@ -88,6 +92,46 @@ def call_interruptibly(work: Callable[[], T], signals: tuple[signal.Signals, ...
         raise box["error"]
     result: T = box["result"]
     return result
+
+
+class Seal:
+    """A run's account (its outcome, verdicts, report, what it returns) is finished once.
+
+    Every write to the account happens inside ``open()``, which yields False once the account is
+    sealed: the write is then skipped. ``close(account)`` seals it (inside ``open()``), keeping the
+    finished account, the one that stands. The lock is held for a whole write, so a write from a
+    thread abandoned at an interrupt either lands before the seal (and is in the account) or not at
+    all. Re-entrant: a write may call another write."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._account: Any = None
+        self._sealed = False
+
+    @classmethod
+    def of(cls, run: Any) -> Seal:
+        """The seal kept on ``run`` (the run context), made on first use."""
+        kept = getattr(run, "seal", None)  # RunContext.seal
+        if isinstance(kept, Seal):
+            return kept
+        seal: Seal = vars(run).setdefault("_seal", cls())  # another run-like object: one atomic step
+        return seal
+
+    @property
+    def account(self) -> Any:
+        """The finished account (None while it is open)."""
+        return self._account
+
+    @contextmanager
+    def open(self) -> Iterator[bool]:
+        """Hold the account for one write; yields whether it may still be written to."""
+        with self._lock:
+            yield not self._sealed
+
+    def close(self, account: Any) -> None:
+        with self._lock:
+            if not self._sealed:
+                self._account, self._sealed = account, True
 
 
 def exit_now(code: int = EXIT_INTERRUPTED) -> None:
