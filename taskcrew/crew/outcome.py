@@ -20,18 +20,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from taskcrew.approvals.rules import RiskRulesError, load_rules
 from taskcrew.crew.evidence import APPLIED_HEAD, SENT_HEAD
 from taskcrew.crew.models import Outcome, RunState
+from taskcrew.tools.policy import CSRF_NAME_RE
 from taskcrew.tools.submissions import SubmissionResult
-
-# intent-log statuses (tools/intents.py) as submission results, for the legs before this one
-_INTENT_RESULT = {
-    "sent": "saved",
-    "confirmed": "saved",
-    "not_applied": "refused",
-    "uncertain": "unknown",
-    "recorded": "unknown",
-}
 
 
 class Facts(BaseModel):
@@ -112,8 +105,9 @@ def gather(submissions: list[SubmissionResult], intents: Any, since: datetime | 
                 SubmissionResult(
                     method=record.method,
                     url=record.url,
-                    fields=[(n, v) for n, v in record.fields],
-                    result=_INTENT_RESULT.get(record.status, "unknown"),
+                    fields=[(n, v) for n, v in record.fields if not CSRF_NAME_RE.search(n)],  # as the gate's
+                    result=record.answer,  # the gate's classification, kept by the intent log
+                    http_status=record.http_status,
                     detail=f"in an earlier leg of this job: {record.result or 'no answer recorded'}",
                     at=at,
                 )
@@ -157,8 +151,22 @@ def answer(state: RunState, facts: Facts) -> str:
     return f"{head} The last step reported: {last}" if last else head
 
 
+_SHOWN_FIELDS = 8  # a submission's fields named in a line, at most
+
+
 def _what(s: SubmissionResult) -> str:
-    shown = ", ".join(f"{k}={' '.join(v.split())}" for k, v in s.fields[:4])  # a value stays on its line
+    """A submission in one line: its business fields (never a CSRF token or a field the risk rules
+    leave out of the request key as a per-page token), those with figures first (amounts,
+    identifiers, dates) when there are more than fit."""
+    try:
+        excluded = load_rules().excluded_for(s.url)
+    except RiskRulesError:  # the run loaded them already; a file broken since names nothing more
+        excluded = {}
+    fields = [(k, v) for k, v in s.fields if not CSRF_NAME_RE.search(k) and k not in excluded]
+    if len(fields) > _SHOWN_FIELDS:
+        first = sorted(range(len(fields)), key=lambda i: not any(c.isdigit() for c in fields[i][1]))
+        fields = [fields[i] for i in sorted(first[:_SHOWN_FIELDS])]
+    shown = ", ".join(f"{k}={' '.join(v.split())}" for k, v in fields)  # a value stays on its line
     return f"{s.method} {s.url}" + (f" [{shown}]" if shown else "")
 
 

@@ -13,18 +13,24 @@ A repeat (same job and the same canonical request key, ``approvals.key``: method
 but those a rule names as per-page tokens of that system):
 - with a read-back rule (``tools/readback.py``, the company's ``readback.yaml``): the system is read
   back; applied → not sent; absent → sent; cannot tell → decided as without a rule;
-- without one, by the earlier attempt's recorded outcome: definitely not applied (an HTTP 4xx/5xx
-  answer, a connection that was refused) → sent again; applied (a 2xx/3xx answer), no answer, or no
-  recorded result at all (stopped between recording and the answer) → not sent, and the agent is told
-  what to check or to ask a person. Never guessed.
+- without one, by the earlier attempt's recorded outcome: definitely not applied (refused, bounced to
+  a login page, never reached the system) → sent again; applied, no clear answer (no answer, a 5xx),
+  or no recorded result at all (stopped between recording and the answer) → not sent, and the agent
+  is told what to check or to ask a person. Never guessed.
+
+The outcome is the network gate's classification of the answer (``tools/submissions.classify``, made
+once, with the answer's page: a near-duplicate warning or a login page answered HTTP 200 is not
+saved), kept in the record (``IntentRecord.seen``); the repeat rule here and a resumed leg's facts
+(``crew/outcome.py``) both read it through ``IntentRecord.answer``.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 from urllib.parse import urljoin
 
 from pydantic import BaseModel, Field
@@ -32,7 +38,7 @@ from pydantic import BaseModel, Field
 from taskcrew.approvals.key import request_key
 from taskcrew.approvals.rules import RiskRules, load_rules
 from taskcrew.tools.readback import FetchText, ReadBack, ReadBackRules
-from taskcrew.tools.submissions import classify
+from taskcrew.tools.submissions import Applied, classify
 
 IntentStatus = Literal["recorded", "sent", "confirmed", "not_applied", "uncertain"]
 
@@ -47,23 +53,46 @@ class SendOutcome(BaseModel):
     detail: str = ""  # the failure, when there was no answer
     location: str | None = None  # where a redirect pointed (a login page: bounced, not applied)
     body: str = Field(default="", exclude=True, repr=False)  # the answer page (tools/submissions.py)
+    seen: Applied | None = None  # the gate's classification of the answer, with its page (network.py)
+    reason: str = ""  # what the answer said, with ``seen`` (a refusal's reason, where it showed)
+
+    def classified(self) -> Applied:
+        """The gate's classification (``seen``); for an outcome the gate did not classify, the same
+        rule on what there is (no page)."""
+        if self.seen is not None:
+            return self.seen
+        seen, _ = classify(
+            method="POST",
+            url="",
+            http_status=self.http_status,
+            location=self.location,
+            body=self.body,
+            failure=self.detail,
+        )
+        return seen
 
     @property
     def applied(self) -> bool | None:
         """True: the system accepted it; False: it definitely did not; None: cannot be known."""
-        if self.http_status is not None:
-            if self.http_status < 400:
-                seen, _ = classify(
-                    method="POST", url="", http_status=self.http_status, location=self.location
-                )
-                return seen != "bounced"
-            return False
-        return False if "ECONNREFUSED" in self.detail else None  # never connected: nothing arrived
+        return applied_of(self.classified())
 
     def describe(self) -> str:
-        if self.http_status is not None:
-            return f"answered HTTP {self.http_status}"
-        return f"no answer: {self.detail}" if self.detail else "no answer"
+        """The answer in words, kept as the record's ``result``; one that was not saved names the
+        gate's classification ("answered HTTP 200 — refused: …"), which a sink that keeps only status
+        and result gives back (``IntentRecord.answer``)."""
+        if self.http_status is None:
+            return f"no answer: {self.detail}" if self.detail else "no answer"
+        seen = self.classified()
+        said = "" if seen == "saved" else f" — {seen}" + (f": {self.reason}" if self.reason else "")
+        return f"answered HTTP {self.http_status}{said}"
+
+
+def applied_of(seen: Applied) -> bool | None:
+    """A classification as applied (True), not applied (False) or cannot be known (None)."""
+    return {"saved": True, "unknown": None}.get(seen, False)
+
+
+_ANSWERED = re.compile(r"answered HTTP (\d{3})(?: — (refused|bounced|unknown|not_sent)\b)?")
 
 
 class IntentRecord(BaseModel):
@@ -74,6 +103,43 @@ class IntentRecord(BaseModel):
     status: IntentStatus = "recorded"
     result: str | None = None
     at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    # the gate's classification of the answer (``after_send``); None: not answered yet, or a record
+    # from before it was kept (or from a sink that keeps only status and result)
+    seen: Applied | None = None
+
+    @property
+    def answer(self) -> Applied:
+        """What became of it: for the repeat rule (``IntentLog.before_send``) and for a resumed leg's
+        facts (``crew/outcome.py``). A record without ``seen`` is read by its status, the way it was
+        written (``sent``: applied), except where the old writer said "not applied" of an answer the
+        gate calls unknown: an HTTP 5xx may have been saved."""
+        if self.status == "confirmed":  # read back: in the system
+            return "saved"
+        if self.status == "recorded":  # about to be sent; no answer recorded
+            return "unknown"
+        if self.seen is not None:
+            return self.seen
+        if self.status == "sent":
+            return "saved"
+        if self.status == "uncertain":
+            return "unknown"
+        found = _ANSWERED.match(self.result or "")  # not applied, in ``SendOutcome.describe``'s words
+        if found is None:
+            return "not_sent"  # no answer and not applied: the connection was refused
+        if found.group(2):
+            return cast(Applied, found.group(2))
+        code = int(found.group(1))  # written before the classification was kept
+        return "unknown" if code >= 500 else "bounced" if code in (401, 419) or code < 400 else "refused"
+
+    @property
+    def applied(self) -> bool | None:
+        return applied_of(self.answer)
+
+    @property
+    def http_status(self) -> int | None:
+        """The HTTP status the system answered with (None: no answer, or not sent yet)."""
+        found = _ANSWERED.match(self.result or "") if self.status != "recorded" else None
+        return int(found.group(1)) if found else None
 
 
 class IntentSink(Protocol):
@@ -125,13 +191,14 @@ class IntentLog:
             if seen == "applied":
                 self.refused += 1
                 earlier.status, earlier.result = "confirmed", "read back: the change is in the system"
+                earlier.seen = "saved"
                 self.sink.put(earlier)
                 return (
                     f"this exact submission to {url} was already sent (at {earlier.at:%H:%M:%S} UTC) and "
                     f"{page} shows it in the system now: {NOT_SENT_AGAIN}. Check the "
                     "existing record there instead of submitting it again."
                 )
-        if earlier.status == "not_applied":
+        if earlier.applied is False:
             self._again(earlier, f"the earlier attempt was not applied ({earlier.result}); sent again")
             return None
         self.refused += 1
@@ -140,14 +207,16 @@ class IntentLog:
     def after_send(self, method: str, url: str, fields: list[tuple[str, str]], outcome: SendOutcome) -> None:
         key = intent_key(self.scope, method, url, fields, self.risk)
         record = self.sink.get(key) or IntentRecord(key=key, method=method.upper(), url=url, fields=fields)
-        applied = outcome.applied
-        record.status = "sent" if applied else "not_applied" if applied is False else "uncertain"
+        record.seen = outcome.classified()  # the gate's, made once (network.py)
+        done = applied_of(record.seen)
+        record.status = "sent" if done else "not_applied" if done is False else "uncertain"
         record.result = outcome.describe()
         self.sink.put(record)
 
     def _again(self, earlier: IntentRecord, why: str) -> None:
         """A new attempt of an earlier intent: recorded (no result yet) before it is sent."""
         earlier.status, earlier.result, earlier.at = "recorded", why, datetime.now(UTC)
+        earlier.seen = None
         self.sink.put(earlier)
 
     def _refusal(self, earlier: IntentRecord, url: str, *, checked: bool) -> str:
@@ -157,7 +226,7 @@ class IntentLog:
                 f"this exact submission to {url} was about to be sent {when}, and no result was recorded "
                 "(the run stopped between sending it and its answer), so it may be in the system"
             )
-        elif earlier.status == "uncertain":
+        elif earlier.answer == "unknown":
             what = f"this exact submission to {url} was sent {when} and got {earlier.result}, so it may be in the system"
         else:
             what = f"this exact submission to {url} was already sent {when} and the system accepted it ({earlier.result})"

@@ -249,41 +249,44 @@ class NetworkGuard:
             if refusal is not None:
                 self.state.notes.append(refusal)
                 route.abort("blockedbyclient")
-                self._submitted(method, url, request, SendOutcome(detail="held back: " + refusal), sent=False)
+                held = "held back: " + refusal
+                self._submitted(method, url, request, SendOutcome(detail=held, seen="not_sent", reason=held))
                 return
-            outcome = self._forward(route, request, is_main)
-            intents.after_send(method, url, fields, outcome)
+            outcome = self._classified(method, url, self._forward(route, request, is_main))
+            intents.after_send(method, url, fields, outcome)  # stores the gate's classification
             self._submitted(method, url, request, outcome)
             return
         outcome = self._forward(route, request, is_main)
         if approved:
-            self._submitted(method, url, request, outcome)
+            self._submitted(method, url, request, self._classified(method, url, outcome))
 
-    def _submitted(
-        self, method: str, url: str, request: Request, outcome: SendOutcome, *, sent: bool = True
-    ) -> None:
-        """What became of an approved submission: for the act result and the run's facts."""
-        seen, detail = (
-            ("not_sent", outcome.detail)
-            if not sent
-            else classify(
-                method=method,
-                url=url,
-                http_status=outcome.http_status,
-                location=outcome.location,
-                body=outcome.body,
-                failure=outcome.detail,
-                login_paths=self.policy.config.login_paths,
-            )
+    def _classified(self, method: str, url: str, outcome: SendOutcome) -> SendOutcome:
+        """The system's answer to an approved submission, classified once, with its page
+        (``submissions.classify``): the act result, the run's facts and a durable job's intent log
+        all take this one (a near-duplicate warning or a login page answered HTTP 200 is not saved)."""
+        outcome.seen, outcome.reason = classify(
+            method=method,
+            url=url,
+            http_status=outcome.http_status,
+            location=outcome.location,
+            body=outcome.body,
+            failure=outcome.detail,
+            login_paths=self.policy.config.login_paths,
         )
+        outcome.reason = self.vault.redact(outcome.reason)
+        return outcome
+
+    def _submitted(self, method: str, url: str, request: Request, outcome: SendOutcome) -> None:
+        """What became of an approved submission (classified by ``_classified``): for the act result
+        and the run's facts."""
         fields = [(n, self.vault.redact(v)) for n, v in _raw_fields(request) if not CSRF_NAME_RE.search(n)]
         result = SubmissionResult(
             method=method,
             url=self.vault.redact(strip_fragment(url)),
             fields=fields,
-            result=seen,
+            result=outcome.classified(),
             http_status=outcome.http_status,
-            detail=self.vault.redact(detail),
+            detail=self.vault.redact(outcome.reason),
         )
         self.state.submissions.append(result)
         log = getattr(self.policy, "submissions", None)  # tools.submissions.SubmissionLog of the run
