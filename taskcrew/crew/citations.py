@@ -133,6 +133,8 @@ STATE_WORDS = re.compile(
 
 
 def about_system_state(criterion: str, system_names: list[str]) -> bool:
-    """Does a criterion speak of what a system holds (a record exists, nothing else changed)?"""
+    """Do a criterion's words say it speaks of what a system holds (a record exists, nothing else
+    changed)? Words only ever widen the evidence rules (``evidence._checked`` also counts a criterion
+    naming what the run sent); what a source shows as a system's state is never decided by them."""
     text = criterion.casefold()
     return bool(STATE_WORDS.search(criterion)) or any(n.casefold() in text for n in system_names if n)

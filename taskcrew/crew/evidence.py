@@ -12,11 +12,19 @@ verification; what it says it ``observed`` there must be in what it saw:
 - an observation with nothing code can compare (no quote, no value, or values it says are absent)
   stays met, marked as the verifier's word (``MODELS_WORD``); the report says so.
 
-A criterion about a system's state must be checked on that system's own pages (or on what code
-recorded of the run, cited by its exact name: its before/after difference, or the gate's record of
-its sends — there, that a system holds something only on the lines of submissions it applied,
-``Facts.applied_lines``: a refused one is no evidence of what the system holds).
-The rule holds wherever the run could have changed a system or the claim is about one: a
+The rules read the plan's words of the criterion (``_criterion_of``), never the verifier's
+restatement. A criterion about a system's state (its words say so, or it names an identifier or an
+amount the run sent) must be checked on that system's own pages — a system the run sent to or
+watched, or one the criterion names, else the run's first system; never merely any system's host
+(``_targets``) — or on what code recorded of the run, cited by its exact name: its before/after
+difference, or the gate's record of its sends. What those show a system holds (``_holds``) is
+chosen from the facts, whatever the criterion's words: of the record, the lines of submissions it
+applied (``Facts.applied_lines``: a refused one is no evidence); of the difference, every line but
+those as they were before. Only a "nothing else" criterion reads every send and every line.
+Read as a system's state, the record the criterion names must be there as the criterion says
+(``_criterion_unshown``): its amounts and dates on that record's own row, whatever the observation
+names or leaves out, and none of them only on a refused send or a row as it was before.
+The rules hold wherever the run could have changed a system or the claim is about one: a
 data-changing plan, a run that sent a submission (whatever its plan said), and every audit.
 The verdict is per plan criterion: a criterion is met when a valid check of it is met; an extra
 check that code rejected adds nothing but fails nothing; a check the verifier itself judged unmet
@@ -26,6 +34,7 @@ The reason names each criterion that failed and why.
 
 from __future__ import annotations
 
+import itertools
 import re
 from urllib.parse import urlsplit
 
@@ -74,9 +83,9 @@ def same_source(cited: str, seen: set[str]) -> bool:
     return any(s.lstrip("./").endswith(name) or name.endswith(s.lstrip("./")) for s in seen if s)
 
 
-def _on_system(source: str, systems: list[tuple[str, str]]) -> bool:
-    host = urlsplit(source.strip()).netloc
-    return bool(host) and any(urlsplit(url).netloc == host for _, url in systems)
+def _on_system(source: str, urls: list[str]) -> bool:
+    host = urlsplit(source.strip().strip("<>`'\"")).netloc
+    return bool(host) and any(urlsplit(url).netloc == host for url in urls)
 
 
 def check_verdict(
@@ -93,12 +102,23 @@ def check_verdict(
     system's state must be checked on it — default: the plan changes data; ``applied``: the lines
     of the gate's record that speak of what a system holds, ``Facts.applied_lines``)."""
     state_rule = plan.changes_data if on_systems is None else on_systems
-    checks = [_checked(c, state_rule, seen, texts, systems or [], applied or []) for c in verdict.checks]
+    checks = [
+        _checked(c, _criterion_of(c, plan), state_rule, seen, texts, systems or [], applied or [])
+        for c in verdict.checks
+    ]
     return decide_per_criterion(verdict, plan, checks)
+
+
+def _criterion_of(check: CriterionCheck, plan: Plan) -> str:
+    """The plan's words of the criterion a check is about: what the rules below read (never the
+    verifier's restatement — "criterion 1", or one with "nothing else was created" added)."""
+    index = match_criterion(check.criterion, plan.success_criteria)
+    return plan.success_criteria[index] if index is not None else check.criterion
 
 
 def _checked(
     check: CriterionCheck,
+    criterion: str,
     state_rule: bool,
     seen: set[str],
     texts: dict[str, list[str]] | None,
@@ -112,18 +132,23 @@ def _checked(
         there = list((texts or {}).get(code, []))
     else:
         there = [t for source, ts in (texts or {}).items() if same_source(check.source, {source}) for t in ts]
-    about_state = bool(systems) and about_system_state(check.criterion, [name for name, _ in systems])
-    if about_state and code == SENDS_SOURCE and not NOTHING_ELSE.search(check.criterion):
-        # that a system holds something: only the sends it accepted show it (that the run created
-        # nothing else is read from every send: a refused one created nothing either)
-        there = ["\n".join(applied)]
+    recorded = there
+    holds = _holds(code, there, applied)  # what code recorded that a system holds now
+    if code is not None and not NOTHING_ELSE.search(criterion):
+        # whatever the criterion's words: only what a system holds (a refused send, a row as it was
+        # before, is no evidence of it); that nothing else was created is read from every send
+        there = holds
+    targets = _targets(criterion, systems, texts)
+    about_state = bool(systems) and (
+        about_system_state(criterion, [name for name, _ in systems]) or _names_a_send(criterion, texts)
+    )
     rejection = None
     if not same_source(check.source, seen):
         rejection = f"{check.source!r} was not opened (successfully) during this verification"
-    elif state_rule and about_state and not _on_system(check.source, systems) and code is None:
+    elif state_rule and about_state and code is None and not _on_system(check.source, targets):
         rejection = (
             f"a criterion about the state of a system must be checked on that system's own pages "
-            f"({', '.join(url for _, url in systems)}), not in {check.source!r}"
+            f"({', '.join(targets)}), not in {check.source!r}"
         )
     elif check.find and texts is not None:
         lines = lines_with(check.find, there)
@@ -135,9 +160,73 @@ def _checked(
         rejection = _unseen(check.observed, there, check.source, every_line_a_row=code == SENDS_SOURCE)
         if rejection is None and not quoted(check.observed) and not _checkable_values(check.observed):
             check = check.model_copy(update={"observed": f"{check.observed} {MODELS_WORD}"})
+    if rejection is None and texts is not None and state_rule and (code or _on_system(check.source, targets)):
+        # read as a system's state: the record the criterion names must be there as it says
+        rejection = _criterion_unshown(
+            criterion, holds, check.source, code == SENDS_SOURCE, recorded if code else None
+        )
     if rejection:
         return check.model_copy(update={"met": False, "observed": f"{check.observed} {REJECTED}{rejection}]"})
     return check
+
+
+def _holds(code: str | None, there: list[str], applied: list[str]) -> list[str]:
+    """What a source code recorded says a system holds now: of the gate's record, the lines code
+    writes before its first send (what it is, how many were sent) and the sends the system applied
+    (``Facts.applied_lines``, chosen from the facts, not from the words of a line); of a before/after
+    difference, all but the lines as they were before."""
+    if code == SENDS_SOURCE:
+        head = [
+            ln
+            for t in there
+            for ln in itertools.takewhile(lambda ln: not ln.startswith("- "), t.splitlines())
+        ]
+        return ["\n".join([*head, *applied])]
+    if code is not None:
+        return ["\n".join(ln for t in there for ln in t.splitlines() if not ln.startswith("- "))]
+    return there
+
+
+_SEND_LINE = re.compile(r"^- [A-Z]+ (\S+)(.*)$", re.MULTILINE)  # a send in the gate's record (Facts._line)
+
+
+def _sends(texts: dict[str, list[str]] | None) -> list[tuple[str, str]]:
+    """(URL, the rest of its line) of each send in the gate's record."""
+    return [
+        (m.group(1), m.group(2)) for t in (texts or {}).get(SENDS_SOURCE, []) for m in _SEND_LINE.finditer(t)
+    ]
+
+
+def _targets(criterion: str, systems: list[tuple[str, str]], texts: dict[str, list[str]] | None) -> list[str]:
+    """The systems a claim about a system's state is read on: those this run sent a change to (the
+    gate's record) or watched for one (a before/after difference), and those the criterion names;
+    when neither gives one, the run's first system. Never merely any system's host: a reference
+    site (the intranet, with vendors' announcements on it) proves nothing of what the ERP holds."""
+    hosts = [urlsplit(url).netloc for url, _ in _sends(texts)]
+    hosts += [
+        urlsplit(name[len(CHANGES_SOURCE) :].strip()).netloc for name in texts or {} if _is_change(name)
+    ]
+    urls = [url for name, url in systems if urlsplit(url).netloc in hosts or _names(criterion, name)]
+    known = {urlsplit(url).netloc for url in urls}
+    urls += [f"http://{host}/" for host in dict.fromkeys(hosts) if host and host not in known]
+    return urls or [url for _, url in systems[:1]]
+
+
+def _is_change(name: str) -> bool:
+    return name.startswith(f"{CHANGES_SOURCE} ")
+
+
+def _names(criterion: str, system: str) -> bool:
+    return (
+        bool(system) and re.search(rf"(?<!\w){re.escape(system)}(?!\w)", criterion, re.IGNORECASE) is not None
+    )
+
+
+def _names_a_send(criterion: str, texts: dict[str, list[str]] | None) -> bool:
+    """Does the criterion name an identifier or an amount this run sent to a system (refused or
+    not)? Then it speaks of what that system holds, whatever its words."""
+    sent = {v for _, rest in _sends(texts) for v in values(rest) if not _ISO_VALUE.match(v)}
+    return bool(sent & {v for v in values(criterion) if not _ISO_VALUE.match(v)})
 
 
 def _code_source(cited: str, texts: dict[str, list[str]] | None) -> str | None:
@@ -186,6 +275,71 @@ def _other_row(observed: str, there: list[str], source: str, every_line_a_row: b
                     "from its own row"
                 )
     return None
+
+
+def _criterion_unshown(
+    criterion: str, there: list[str], source: str, every_line_a_row: bool, recorded: list[str] | None
+) -> str | None:
+    """Read as a system's state, the record the criterion names must be there as the criterion
+    says, whatever the observation names (or leaves out). Where the criterion names a record (an
+    identifier) that has a row, each amount or date it states must be on that record's row — when it
+    sits on another row (499.00 is Hooli's), and when the row shows a value of its kind (an amount, a
+    date) that is not it (GX-7781's row shows 494.00). ``recorded``: all that code recorded (``there``
+    being what of it a system holds): a value the criterion states that it shows only on a send the
+    system did not apply, or on a row as it was before, is no evidence, also for "nothing else".
+    Clauses that speak of something absent ("no other bill", "INI-7781 has no bill") are left out."""
+    claimed = _claimed(criterion)
+    if not claimed:
+        return None
+    lines = [line for text in there for line in text.splitlines()]
+    if recorded is not None:
+        held = set().union(*(values(ln) for ln in lines))
+        told = set().union(*(values(t) for t in recorded)) if recorded else set()
+        if gone := sorted((claimed & told) - held):
+            return (
+                f"{source!r} shows {', '.join(gone[:3])} only where a system does not hold it (a send it "
+                "did not apply, a row as it was before)"
+            )
+    rows = [values(line) for line in lines if every_line_a_row or line.count(" | ") >= 2]
+    ids = {v for v in claimed if re.search(r"[a-z]", v)}
+    own = [row for row in rows if row & ids]
+    if not own:
+        return None
+    in_table = set().union(*rows)
+    kinds = {_kind(v) for row in own for v in row}
+    for value in sorted(claimed - ids):
+        if any(value in row for row in own):
+            continue
+        if value in in_table or (_kind(value) in kinds and not _YEAR.match(value)):
+            named = ", ".join(sorted(v.upper() for v in ids if any(v in row for row in own)))
+            return (
+                f"{source!r} does not show {value} on the row of {named}, as the criterion says: a "
+                "record's values come from its own row"
+            )
+    return None
+
+
+_ISO_VALUE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_YEAR = re.compile(r"^(19|20)\d\d$")  # "the September 2026 invoice": a year, not an amount
+
+
+def _kind(value: str) -> str:
+    return "date" if _ISO_VALUE.match(value) else "id" if re.search(r"[a-z]", value) else "number"
+
+
+# where a criterion's clause of absence starts after a conjunction ("… exists and no other bill …")
+_ABSENT_AFTER = re.compile(
+    r"\s+(?:and|but|with|while|whereas)\s+(?=(?:there\s+(?:is|are|was|were)\s+)?"
+    r"(?:no|not|none|nothing|never|without)\b)",
+    re.IGNORECASE,
+)
+
+
+def _claimed(criterion: str) -> set[str]:
+    """The values a criterion says a system holds: outside quotes, in clauses that speak of nothing
+    absent ("Invoice No. INV-2057" is a number, not an absence)."""
+    text = re.sub(r"\b(no|nr)\.\s*(?=[#\w])", "number ", criterion, flags=re.IGNORECASE)
+    return _checkable_values(_ABSENT_AFTER.sub("; ", text))
 
 
 # a criterion that the run created or changed nothing besides (not "Invoice No. …", "not paid")
