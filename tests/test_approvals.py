@@ -27,6 +27,7 @@ from taskcrew.cli import app
 from taskcrew.jobs import Jobs
 from taskcrew.jobs.human import JobHuman, Parked
 from taskcrew.jobs.models import utcnow
+from taskcrew.jobs.store import UnknownApproval
 from taskcrew.tools.human import (
     ApprovalDecision,
     ApprovalRequest,
@@ -776,3 +777,43 @@ def test_a_bill_raised_while_the_person_at_the_terminal_decides_is_asked_again_b
     refused = fickle.submission(pay)
     assert refused.outcome == "rejected" and "changed each time it was approved" in (refused.answer or "")
     assert len(human.requests) == 4  # asked, then asked again three times
+
+
+def test_an_approval_of_one_job_copied_or_moved_under_another_job_is_obeyed_by_neither(
+    env: dict[str, Any],
+) -> None:
+    """bob and carol approved ana's 8,000.00 bill in job X. Someone who can write the job database
+    copies that signed row under job Y (bob's own job, reaching the same bill), or moves it there:
+    the signature covers the document, which names job X, so the row is not Y's decision — Y is
+    asked, nothing is sent on it, and the console's list does not show it under Y."""
+    jobs, authority = env["jobs"], env["authority"]
+    _, approved = _parked(jobs, "ana", _request(amount="8000.00"))
+    assert (
+        authority.decide(approved, "approve", Identity(name="bob", proof="token")).status == "first_approval"
+    )
+    assert authority.decide(approved, "approve", Identity(name="carol", proof="console")).status == "decided"
+    y = jobs.submit("Enter the Northwind invoice again", submitted_by="bob", submitted_proof="token").id
+    jobs.mark(y, "running", only_if=("queued",), worker="w1")
+    db = sqlite3.connect(env["url"].removeprefix("sqlite:///"))
+    doc, status, key = db.execute(
+        "SELECT doc, status, key FROM taskcrew_approvals WHERE id = ?", (approved,)
+    ).fetchone()
+    db.execute(
+        "INSERT INTO taskcrew_approvals (id, job_id, status, key, doc) VALUES (?, ?, ?, ?, ?)",
+        ("apr-copied", y, status, key, doc),
+    )
+    db.commit()
+    sent = [(f.name, f.value) for f in _request(amount="8000.00").fields]
+    human = JobHuman(jobs, y)
+    assert [a.id for a in jobs.approvals(job_id=y)] == []  # the copy is no approval of Y's
+    with pytest.raises(UnknownApproval):
+        jobs.approval("apr-copied")
+    assert human.gate.send_check("POST", f"{ERP_URL}/bills/new", sent) is not None
+    with pytest.raises(Parked):
+        human.approve(_request(amount="8000.00"))  # asked: two people must approve Y's bill
+    db.execute("DELETE FROM taskcrew_approvals WHERE id = 'apr-copied'")
+    db.execute("UPDATE taskcrew_approvals SET job_id = ? WHERE id = ?", (y, approved))  # moved
+    db.commit()
+    db.close()
+    assert JobHuman(jobs, y).gate.send_check("POST", f"{ERP_URL}/bills/new", sent) is not None
+    assert approved not in [a.id for a in jobs.approvals(job_id=y)]

@@ -366,23 +366,30 @@ class Jobs:
     # ---- approvals and questions ----------------------------------------------------------------
     def approvals(self, status: str | None = None, *, job_id: str | None = None) -> builtins.list[Approval]:
         self.expire_due()
-        query = sa.select(A.c.doc)
+        query = sa.select(A.c.id, A.c.job_id, A.c.doc)
         if status is not None:
             query = query.where(A.c.status == status)
         if job_id is not None:
             query = query.where(A.c.job_id == job_id)
         with self._tx() as conn:
-            items = [Approval.model_validate_json(str(doc)) for (doc,) in conn.execute(query)]
+            rows = [
+                (row_id, row_job, Approval.model_validate_json(str(doc)))
+                for row_id, row_job, doc in conn.execute(query)
+            ]
+        # a row is the approval its document says it is, of the job its document names (both signed
+        # with it): a decided approval of one job copied under another job's id is neither job's here
+        items = [a for row_id, row_job, a in rows if a.id == row_id and a.job_id == row_job]
         return sorted(items, key=lambda a: a.created_at)
 
     def approval(self, approval_id: str) -> Approval:
         with self._tx() as conn:
-            row = conn.execute(sa.select(A.c.doc).where(A.c.id == approval_id)).first()
-        if row is None:
+            row = conn.execute(sa.select(A.c.job_id, A.c.doc).where(A.c.id == approval_id)).first()
+        approval = Approval.model_validate_json(str(row[1])) if row is not None else None
+        if approval is None or approval.id != approval_id or approval.job_id != row[0]:  # type: ignore[index]
             raise UnknownApproval(
                 f"no approval with id {approval_id!r}; `taskcrew approvals list` shows the pending ones"
             )
-        return Approval.model_validate_json(str(row[0]))
+        return approval
 
     def decide(self, approval_id: str, decision: ApprovalDecision, *, decided_by: str) -> Approval:
         """Record a decision, signed, and resume the parked job (on any worker). Callers other than
