@@ -435,3 +435,71 @@ def test_an_approvals_screenshot_is_served_only_from_its_own_jobs_folder(
         assert screenshot_file("job-1", str(path)) is None, path
     assert screenshot_file("job-3", str(home / "jobs" / "job-3" / name)) is None
     assert screenshot_file("job-1", None) is None
+
+
+def test_a_password_reset_ends_the_users_console_sessions_and_cli_tokens(
+    tmp_path: Path, console_users: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real console over HTTP and the real CLI: carol's password is reset (`console add-user`
+    again, the way an operator locks out a stolen password). The console started before the reset
+    takes the new password and refuses the old one; her session opened before the reset, and her
+    CLI token issued before it, no longer prove her — the authority's one rule for both."""
+    import httpx
+    from typer.testing import CliRunner
+
+    from taskcrew.cli import app
+    from taskcrew.console.auth import add_user
+    from taskcrew.console.server import ConsoleServer
+    from taskcrew.console.settings import ConsoleSettings
+
+    users = tmp_path / "users.yaml"
+    users.write_bytes(console_users.read_bytes())
+    monkeypatch.setenv("TASKCREW_CONSOLE_USERS", str(users))
+    monkeypatch.setenv("TASKCREW_APPROVALS_DIR", str(tmp_path / "approvals"))
+    monkeypatch.setenv("TASKCREW_JOBS_DB", f"sqlite:///{tmp_path / 'jobs.sqlite3'}")
+    cli = CliRunner()
+    issued = cli.invoke(
+        app, ["approvals", "login", "--name", "carol", "--password", PASSWORDS["carol"], "--print-token"]
+    )
+    assert issued.exit_code == 0, issued.output
+    monkeypatch.setenv("TASKCREW_TOKEN", issued.output.strip())
+    assert "carol" in cli.invoke(app, ["approvals", "whoami"]).output
+    jobs = Jobs.open(f"sqlite:///{tmp_path / 'jobs.sqlite3'}")
+    settings = ConsoleSettings(
+        port=0,
+        state_dir=tmp_path / "console",
+        runs_dirs=[],
+        eval_dirs=[],
+        users_file=users,
+        jobs_url=f"sqlite:///{tmp_path / 'jobs.sqlite3'}",
+    )
+    server = ConsoleServer(settings, jobs).start()
+
+    def login(client: httpx.Client, password: str) -> httpx.Response:
+        form = client.get("/login").text
+        csrf = re.search(r'name="csrf" value="([^"]+)"', form)
+        assert csrf is not None
+        data = {"csrf": csrf.group(1), "next": "/jobs", "username": "carol", "password": password}
+        return client.post("/login", data=data, headers={"origin": server.url})
+
+    try:
+        with httpx.Client(base_url=server.url) as before, httpx.Client(base_url=server.url) as after:
+            assert (
+                login(before, PASSWORDS["carol"]).status_code == 303
+                and before.get("/jobs").status_code == 200
+            )
+            add_user(users, "carol", "a-new-password-9")  # the reset
+            gone = before.get("/jobs")
+            assert gone.status_code == 303 and gone.headers["location"].startswith("/login")
+            assert login(after, PASSWORDS["carol"]).status_code == 401  # the old password
+            assert (
+                login(after, "a-new-password-9").status_code == 303 and after.get("/jobs").status_code == 200
+            )
+    finally:
+        server.stop()
+        jobs.close()
+    from taskcrew.approvals.authority import Authority
+    from taskcrew.approvals.identity import cli_identity
+
+    refusal = Authority(None, users_file=users).identity_refusal(cli_identity())
+    assert refusal is not None and "password was changed" in refusal

@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 
 from taskcrew.approvals import seals
 from taskcrew.approvals.audit import AuditLog
-from taskcrew.approvals.identity import Identity, user_names
+from taskcrew.approvals.identity import Identity, credentials, user_names
 from taskcrew.approvals.key import request_key
 from taskcrew.approvals.rules import Assessment, RiskRules, approved_when, assess, bulk_key, load_rules
 from taskcrew.approvals.signing import KEY_FILE, KeyRing, approvals_dir
@@ -121,18 +121,24 @@ class Authority:
         return bool(names) and name not in names
 
     def identity_refusal(self, who: Identity) -> str | None:
-        """A login or token proves a person only while she is a user: a console session or CLI token
-        of someone removed from the users file (who left) counts for nothing (None: it counts)."""
+        """A login or token proves a person only while she is a user, with the password she proved it
+        with: a console session or CLI token of someone removed from the users file (who left), or
+        whose password was reset since, counts for nothing (None: it counts)."""
         if not who.authenticated:
             return None
         try:
-            names = user_names(self.users_file)
+            known = credentials(self.users_file)
         except ValueError as exc:
             return f"the users file cannot be read, so no login can be checked ({exc})"
-        if names and who.name not in names:
+        if known and who.name not in known:
             return (
                 f"{who.name} is no longer a user (not in the users file): that login or token no longer "
                 "counts; ask the operator, or log in as a current user"
+            )
+        if known and who.credential is not None and who.credential != known[who.name]:
+            return (
+                f"{who.name}'s password was changed after this login: that login or token no longer "
+                "counts; log in again with the new password"
             )
         return None
 

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from taskcrew.approvals.signing import approvals_dir, locked
 
@@ -34,6 +34,9 @@ class IdentityError(ValueError):
 class Identity(BaseModel):
     name: str
     proof: Proof
+    # the password it was proven with (``credential``), for a console session or a token: a login
+    # counts only while that is still the user's password (None: a token issued before it was kept)
+    credential: str | None = Field(default=None, exclude=True)
 
     @property
     def authenticated(self) -> bool:
@@ -66,10 +69,20 @@ def users_file() -> Path:
     return ConsoleSettings.from_env().users_file
 
 
-def user_names(path: Path | None = None) -> list[str]:
+def credentials(path: Path | None = None) -> dict[str, str]:
+    """Each user's credential: a fingerprint of their password hash, which changes when their
+    password is reset (``console add-user`` again). Raises ConsoleUserError (a ValueError) for a
+    users file that cannot be read."""
     from taskcrew.console.auth import load_users
 
-    return [u.name for u in load_users(path or users_file())]
+    return {
+        u.name: hashlib.sha256(u.password_hash.encode()).hexdigest()[:16]
+        for u in load_users(path or users_file())
+    }
+
+
+def user_names(path: Path | None = None) -> list[str]:
+    return list(credentials(path))
 
 
 def _digest(token: str) -> str:
@@ -97,17 +110,33 @@ class TokenStore:
             json.dump(data, fh, indent=1)
         tmp.replace(self.path)
 
-    def issue(self, name: str) -> str:
+    def issue(self, name: str, users: Path | None = None) -> str:
+        """A new token for ``name``, bound to their password as it is now (``credentials``)."""
         token = "tc_" + secrets.token_urlsafe(32)
+        try:
+            credential = credentials(users).get(name, "")
+        except ValueError:
+            credential = ""
         with locked(self.path):
             data = self._read()
-            data[_digest(token)] = {"name": name, "created": datetime.now(UTC).isoformat(timespec="seconds")}
+            data[_digest(token)] = {
+                "name": name,
+                "created": datetime.now(UTC).isoformat(timespec="seconds"),
+                "credential": credential,
+            }
             self._write(data)
         return token
 
     def check(self, token: str) -> str | None:
+        who = self.identity(token)
+        return who.name if who else None
+
+    def identity(self, token: str) -> Identity | None:
+        """Who the token was issued to, with the credential it was issued under (None: unknown)."""
         entry = self._read().get(_digest(token.strip()))
-        return entry.get("name") if entry else None
+        if not entry:
+            return None
+        return Identity(name=entry.get("name", ""), proof="token", credential=entry.get("credential"))
 
     def revoke(self, token: str) -> bool:
         with locked(self.path):
@@ -134,7 +163,7 @@ def login(name: str, password: str, users: Path | None = None) -> str:
         )
     if Authenticator(known).check(name, password) is None:
         raise IdentityError("wrong name or password")
-    return TokenStore().issue(name)
+    return TokenStore().issue(name, users)
 
 
 def cli_identity() -> Identity:
@@ -146,10 +175,10 @@ def cli_identity() -> Identity:
         token = saved.read_text(encoding="utf-8").strip() if saved.is_file() else ""
         source = str(saved)
     if token:
-        name = TokenStore().check(token)
-        if name is None:
+        who = TokenStore().identity(token)
+        if who is None:
             raise IdentityError(
                 f"the token in {source} is unknown or revoked: `taskcrew approvals login` gives a new one"
             )
-        return Identity(name=name, proof="token")
+        return who
     return Identity(name=os_user(), proof="os_user")

@@ -11,9 +11,8 @@ from starlette.responses import FileResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from taskcrew.approvals.authority import ACTIONS
-from taskcrew.approvals.identity import Identity
 from taskcrew.console.expected import expected_after
-from taskcrew.console.sessions import Session
+from taskcrew.console.sessions import Session, identity_of
 from taskcrew.console.web import Web
 from taskcrew.console.worklist import (
     FLAG_WORDS,
@@ -166,7 +165,7 @@ def routes(web: Web) -> list[BaseRoute]:
                 request, f"/approvals/{approval_id}", "Choose approve, reject or answer.", "error"
             )
         text = str(form.get("text") or "")
-        who = Identity(name=session.user, proof="console")
+        who = identity_of(session)
         result = await asyncio.to_thread(console.approver.decide, approval_id, action, who, text)
         kind = "error" if result.status == "refused" else "info"
         target = "/approvals" if result.status == "decided" else f"/approvals/{approval_id}"
@@ -178,7 +177,7 @@ def routes(web: Web) -> list[BaseRoute]:
             return checked
         session, form = checked
         ids = [str(v) for v in form.getlist("ids")]
-        who = Identity(name=session.user, proof="console")
+        who = identity_of(session)
         results = await asyncio.to_thread(console.approver.bulk_approve, ids, who)
         refused = [r for r in results if r.status == "refused"]
         if refused:

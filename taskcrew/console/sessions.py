@@ -17,13 +17,16 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from taskcrew.approvals.identity import Identity
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
   id_hash TEXT PRIMARY KEY,
   user TEXT NOT NULL,
   csrf TEXT NOT NULL,
   created REAL NOT NULL,
-  expires REAL NOT NULL
+  expires REAL NOT NULL,
+  credential TEXT NOT NULL DEFAULT ''
 );
 CREATE TABLE IF NOT EXISTS flashes (
   id_hash TEXT PRIMARY KEY,
@@ -38,6 +41,12 @@ class Session(BaseModel):
     csrf: str
     created: float
     expires: float
+    credential: str = ""  # the user's password it was opened with (approvals.identity.credentials)
+
+
+def identity_of(session: Session) -> Identity:
+    """Who a console session proves: its user, with the password the session was opened with."""
+    return Identity(name=session.user, proof="console", credential=session.credential)
 
 
 def _digest(session_id: str) -> str:
@@ -54,20 +63,29 @@ class SessionStore:
             self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.executescript(_SCHEMA)
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(sessions)")}
+            if "credential" not in columns:  # a session opened before it was kept: log in again
+                self._db.execute("ALTER TABLE sessions ADD COLUMN credential TEXT NOT NULL DEFAULT '-'")
         except sqlite3.DatabaseError as exc:
             raise RuntimeError(
                 f"The console's session database {path} is damaged or unreadable ({exc}). "
                 "Move it aside; everyone will simply log in again."
             ) from exc
 
-    def create(self, user: str) -> tuple[str, Session]:
+    def create(self, user: str, credential: str = "") -> tuple[str, Session]:
         session_id = secrets.token_urlsafe(32)
         now = time.time()
-        session = Session(user=user, csrf=secrets.token_urlsafe(32), created=now, expires=now + self.ttl)
+        session = Session(
+            user=user,
+            csrf=secrets.token_urlsafe(32),
+            created=now,
+            expires=now + self.ttl,
+            credential=credential,
+        )
         with self._lock:
             self._db.execute(
-                "INSERT INTO sessions VALUES (?, ?, ?, ?, ?)",
-                (_digest(session_id), user, session.csrf, session.created, session.expires),
+                "INSERT INTO sessions (id_hash, user, csrf, created, expires, credential) VALUES (?, ?, ?, ?, ?, ?)",
+                (_digest(session_id), user, session.csrf, session.created, session.expires, credential),
             )
             self._db.execute("DELETE FROM sessions WHERE expires < ?", (now,))
         return session_id, session
@@ -77,11 +95,12 @@ class SessionStore:
             return None
         with self._lock:
             row = self._db.execute(
-                "SELECT user, csrf, created, expires FROM sessions WHERE id_hash = ?", (_digest(session_id),)
+                "SELECT user, csrf, created, expires, credential FROM sessions WHERE id_hash = ?",
+                (_digest(session_id),),
             ).fetchone()
         if row is None or row[3] < time.time():
             return None
-        return Session(user=row[0], csrf=row[1], created=row[2], expires=row[3])
+        return Session(user=row[0], csrf=row[1], created=row[2], expires=row[3], credential=row[4])
 
     def delete(self, session_id: str | None) -> None:
         if session_id:

@@ -24,7 +24,7 @@ from taskcrew.console.artifacts import EvalResults, RunsDir
 from taskcrew.console.auth import Authenticator, load_users
 from taskcrew.console.documents import Documents
 from taskcrew.console.security import same_origin, token_ok
-from taskcrew.console.sessions import Session, SessionStore
+from taskcrew.console.sessions import Session, SessionStore, identity_of
 from taskcrew.console.settings import ConsoleSettings
 from taskcrew.console.worklist import shown_value
 from taskcrew.jobs.store import Jobs, JobStoreError
@@ -122,9 +122,10 @@ class Web:
         self.templates = templates()
 
     def session_of(self, request: Request) -> Session | None:
-        """The request's session, unless its user has since been removed from the users file."""
+        """The request's session, while it proves its user (the authority's rule: a user who has
+        since been removed from the users file, or whose password was reset, is logged out)."""
         session = self.console.sessions.get(request.cookies.get(SESSION_COOKIE))
-        if session is not None and self.console.approver.removed(session.user):
+        if session is not None and self.console.approver.identity_refusal(identity_of(session)):
             return None
         return session
 
