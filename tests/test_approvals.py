@@ -817,3 +817,54 @@ def test_an_approval_of_one_job_copied_or_moved_under_another_job_is_obeyed_by_n
     db.close()
     assert JobHuman(jobs, y).gate.send_check("POST", f"{ERP_URL}/bills/new", sent) is not None
     assert approved not in [a.id for a in jobs.approvals(job_id=y)]
+
+
+def test_who_cancels_or_retries_is_proven_and_a_job_started_over_asks_its_approvals_again(
+    env: dict[str, Any], monkeypatch: Any, tmp_path: Path
+) -> None:
+    """Cancel and retry are decisions too, in every surface (`Authority.act_on_job`): with the
+    two-person rule on, an unproven OS user or a token of someone who left can neither cancel nor
+    retry (nor reject). And bob and carol's approval of ana's 8,000.00 bill was for the run it was
+    asked in: retrying the finished job starts it over, and its new run asks again instead of
+    sending on the old decision."""
+    jobs, authority = env["jobs"], env["authority"]
+    job_id, approval_id = _parked(jobs, "ana", _request(amount="8000.00"))
+    authority.decide(approval_id, "approve", Identity(name="bob", proof="token"))
+    assert (
+        authority.decide(approval_id, "approve", Identity(name="carol", proof="console")).status == "decided"
+    )
+    jobs.mark(job_id, "running", only_if=("queued",), worker="w1")
+    assert JobHuman(jobs, job_id).approve(_request(amount="8000.00")).approved  # the run it was asked in
+    jobs.finish(job_id, "done", "saved")
+
+    unproven = runner.invoke(app, ["jobs", "retry", job_id])  # the OS user, two-person rule on
+    assert unproven.exit_code == 2 and "must be authenticated" in unproven.output, unproven.output
+    users = tmp_path / "users.yaml"
+    users.write_bytes(env["users"].read_bytes())
+    monkeypatch.setenv("TASKCREW_CONSOLE_USERS", str(users))
+    monkeypatch.setenv("TASKCREW_TOKEN", _token("carol", "carol-secret-1"))
+    data = yaml.safe_load(users.read_text(encoding="utf-8"))
+    users.write_text(
+        yaml.safe_dump({"users": [u for u in data["users"] if u["name"] != "carol"]}), encoding="utf-8"
+    )  # carol left
+    left = runner.invoke(app, ["jobs", "retry", job_id])
+    assert left.exit_code == 2 and "no longer a user" in left.output, left.output
+    assert jobs.get(job_id).status == "finished"
+    other, pending = _parked(jobs, "bob", _request(amount="7000.00", invoice_number="INV-9"))
+    rejected = runner.invoke(app, ["approvals", "reject", pending])
+    assert rejected.exit_code != 0 and jobs.approval(pending).status == "pending", rejected.output
+    assert (
+        runner.invoke(app, ["jobs", "cancel", other]).exit_code == 2 and jobs.get(other).status == "waiting"
+    )
+
+    monkeypatch.setenv("TASKCREW_TOKEN", _token("bob", "bob-secret-1"))
+    retried = runner.invoke(app, ["jobs", "retry", job_id])
+    assert retried.exit_code == 0 and jobs.get(job_id).status == "queued", retried.output
+    jobs.mark(job_id, "running", only_if=("queued",), worker="w1")
+    human = JobHuman(jobs, job_id)
+    sent = [(f.name, f.value) for f in _request(amount="8000.00").fields]
+    assert human.gate.send_check("POST", f"{ERP_URL}/bills/new", sent) is not None  # not on the old run's
+    with pytest.raises(Parked):
+        human.approve(_request(amount="8000.00"))  # asked again: two people, for this run
+    actions = [e.action for e in authority.audit.entries()]
+    assert "decision_void" in actions and "retry_refused" in actions and actions.count("retry") == 1

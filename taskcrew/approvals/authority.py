@@ -292,7 +292,9 @@ class Authority:
             return self._refuse(who, approval_id, action, f"This approval is already {approval.status}.")
         if view.problem and action != "reject":
             return self._refuse(who, approval_id, action, f"Refused: this approval {view.problem}.")
-        if action != "reject" and (gone := self.identity_refusal(who)):
+        if gone := self.identity_refusal(
+            who
+        ):  # also a rejection: a login that no longer counts decides nothing
             return self._refuse(who, approval_id, action, f"Refused: {gone}.")
         text = text.strip()
         decided_by = who.name
@@ -364,6 +366,37 @@ class Authority:
         if who.name in view.first_approvers and not [n for n in view.first_approvers if n != who.name]:
             return "You already approved this; a second, different person must approve it too."
         return None
+
+    def act_on_job(self, job_id: str, action: Literal["cancel", "retry"], who: Identity) -> Job:
+        """Cancel or retry a job, from any surface: who acts is proven where the two-person rule is
+        on and is a current user (the submitter's rule), and it is recorded. A retry that starts a
+        finished job over voids the decisions given in its earlier run (recorded here, in the signed
+        log the worker reads: ``WorkerGate``): an approval is for the run it was asked in, not for a
+        run started again later. Raises InvalidChange (with why) or UnknownJob."""
+        try:
+            if refusal := self.submitter_refusal(who, role="person who cancels or retries a job"):
+                raise InvalidChange(refusal)
+            if action == "cancel":
+                job, details = self.jobs.cancel(job_id, by=who.name), {}
+            else:
+                started_over = self.jobs.get(job_id).status == "finished"
+                decided = [a.id for a in self.jobs.approvals(job_id=job_id) if a.status != "pending"]
+                job, details = self.jobs.retry(job_id, by=who.name), {"void": decided if started_over else []}
+        except (InvalidChange, UnknownJob) as exc:
+            reason = str(exc.args[0] if exc.args else exc)
+            self.audit.append(who.name, f"{action}_refused", job_id, {"reason": reason, "proof": who.proof})
+            raise
+        self.audit.append(who.name, action, job_id, {"proof": who.proof, **details})
+        return job
+
+    def void_decisions(self, job_id: str) -> set[str]:
+        """The approvals of ``job_id`` given in a run it was started over from (``act_on_job``)."""
+        return {
+            approval
+            for entry in self.audit.entries("retry")
+            if entry.target == job_id
+            for approval in entry.payload.get("void", [])
+        }
 
     def bulk_approve(self, approval_ids: list[str], who: Identity) -> list[DecisionResult]:
         """All or nothing: every item must be pending, low-risk and identical in shape."""

@@ -45,8 +45,11 @@ class WorkerGate:
             self._shown[key] = now
         now = self._shown.get(key)
         found = [a for a in self.jobs.approvals(job_id=self.job_id) if a.key == key and a.status in DECIDED]
+        void = self.authority.void_decisions(self.job_id) if found else set()
         for approval in reversed(found):
-            if not self.authority.decision_ok(approval):
+            if approval.id in void:
+                self._not_obeyed(approval, "decision_void", "given in a run the job was started over from")
+            elif not self.authority.decision_ok(approval):
                 self._not_obeyed(approval)
             elif (why := self.authority.rules_refusal(approval)) is not None:
                 self._not_obeyed(approval, "decision_refused_by_rules", why)

@@ -7,13 +7,13 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
-from taskcrew.console.sessions import Session
+from taskcrew.console.sessions import Session, identity_of
 from taskcrew.console.web import Handler, Web
 from taskcrew.jobs.models import ACTIVE, Job, JobOptions, JobStatus
 from taskcrew.jobs.store import InvalidChange, UnknownJob
@@ -95,13 +95,11 @@ def routes(web: Web) -> list[BaseRoute]:
                 return checked
             session, _ = checked
             job_id = request.path_params["id"]
+            action: Literal["cancel", "retry"] = "cancel" if name == "cancel" else "retry"
             try:
-                method = console.jobs.cancel if name == "cancel" else console.jobs.retry
-                await asyncio.to_thread(method, job_id, by=session.user)
+                await asyncio.to_thread(console.approver.act_on_job, job_id, action, identity_of(session))
             except (InvalidChange, UnknownJob) as exc:
-                console.audit.append(session.user, f"{name}_refused", job_id, {"reason": str(exc)})
                 return web.back(request, f"/jobs/{job_id}", str(exc), "error")
-            console.audit.append(session.user, name, job_id, {})
             done = "cancelled" if name == "cancel" else "queued again"
             return web.back(request, f"/jobs/{job_id}", f"Job {job_id} {done}.")
 

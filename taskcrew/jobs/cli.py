@@ -10,7 +10,7 @@ import json
 import signal
 import threading
 from pathlib import Path
-from typing import Annotated, Any, get_args
+from typing import Annotated, Any, Literal, get_args
 
 import typer
 
@@ -313,15 +313,21 @@ def jobs_show(job_id: str, db: DbUrl = None) -> None:
 @jobs_app.command("cancel")
 def jobs_cancel(job_id: str, db: DbUrl = None, by: By = None) -> None:
     """Cancel a queued, running or waiting job."""
-    jobs = _open(db)
-    typer.echo(_job_line(_guard(lambda: jobs.cancel(job_id, by=_who(by).name))))
+    _act(job_id, "cancel", db, by)
 
 
 @jobs_app.command("retry")
 def jobs_retry(job_id: str, db: DbUrl = None, by: By = None) -> None:
     """Run a finished, failed or cancelled job again."""
-    jobs = _open(db)
-    typer.echo(_job_line(_guard(lambda: jobs.retry(job_id, by=_who(by).name))))
+    _act(job_id, "retry", db, by)
+
+
+def _act(job_id: str, action: Literal["cancel", "retry"], db: str | None, by: str | None) -> None:
+    from taskcrew.approvals.authority import Authority
+
+    who = _who(by)
+    authority = Authority(_open(db))
+    typer.echo(_job_line(_guard(lambda: authority.act_on_job(job_id, action, who))))
 
 
 def _more_than(concurrency: int, sessions: int) -> str:
