@@ -868,3 +868,58 @@ def test_who_cancels_or_retries_is_proven_and_a_job_started_over_asks_its_approv
         human.approve(_request(amount="8000.00"))  # asked again: two people, for this run
     actions = [e.action for e in authority.audit.entries()]
     assert "decision_void" in actions and "retry_refused" in actions and actions.count("retry") == 1
+
+
+def test_a_send_whose_row_was_deleted_from_the_job_database_is_still_a_repeat(env: dict[str, Any]) -> None:
+    """The job database's record of sends (the intent log) is what stops a resumed job sending a
+    payment twice; a row deleted from it looked like a first attempt, sent at once without reading
+    the system back. The signed audit log also knows what the job sent: a send it records is a
+    repeat whatever the database says — read back where a rule says how, else held back."""
+    from taskcrew.config import DEFAULT_SANDBOX
+    from taskcrew.jobs.runner import StoreIntents
+    from taskcrew.tools.intents import IntentLog, SendOutcome
+    from taskcrew.tools.readback import load_rules as readback_rules
+    from taskcrew.tools.readback import rules_file
+
+    jobs, authority = env["jobs"], env["authority"]
+    job_id, approval_id = _parked(jobs, "ana", _request(amount="8000.00"))
+    authority.decide(approval_id, "approve", Identity(name="bob", proof="token"))
+    authority.decide(approval_id, "approve", Identity(name="carol", proof="console"))
+    jobs.mark(job_id, "running", only_if=("queued",), worker="w1")
+    url, fields = f"{ERP_URL}/bills/new", [(f.name, f.value) for f in _request(amount="8000.00").fields]
+    rules = readback_rules(rules_file(DEFAULT_SANDBOX), {"erp": ERP_URL, "intranet": ""})
+    reads: list[str] = []
+
+    def erp(page: str) -> str:  # the ERP's bills list: the bill was saved
+        reads.append(page)
+        return "Bills  INV-2057  8000.00  Northwind Traders  Unpaid"
+
+    first = JobHuman(jobs, job_id).gate  # leg 1
+    log = IntentLog(StoreIntents(jobs, job_id), job_id, rules, witness=first.sent_before)
+    assert first.send_check("POST", url, fields) is None
+    assert log.before_send("POST", url, fields, erp) is None and reads == []  # a first attempt
+    log.after_send("POST", url, fields, SendOutcome(http_status=303, location="/bills/BILL-0011"))
+    db = sqlite3.connect(env["url"].removeprefix("sqlite:///"))
+    db.execute("DELETE FROM taskcrew_intents WHERE job_id = ?", (job_id,))
+    db.commit()
+    db.close()
+
+    again = JobHuman(jobs, job_id).gate  # the next leg reaches the payment again
+    assert again.send_check("POST", url, fields) is None  # still approved ...
+    log = IntentLog(StoreIntents(jobs, job_id), job_id, rules, witness=again.sent_before)
+    held = log.before_send("POST", url, fields, erp)  # ... but sent before: read back, not re-sent
+    assert held is not None and "NOT sent again" in held and reads, held
+    unruled = IntentLog(StoreIntents(jobs, job_id), job_id, [], witness=again.sent_before)
+    db = sqlite3.connect(env["url"].removeprefix("sqlite:///"))
+    db.execute("DELETE FROM taskcrew_intents WHERE job_id = ?", (job_id,))
+    db.commit()
+    db.close()
+    refused = unruled.before_send("POST", url, fields, erp)  # no rule to read back by: held back
+    assert refused is not None and "may be in the system" in refused
+    other = jobs.submit(
+        "Enter the Northwind invoice into the ERP", submitted_by="ana", submitted_proof="token"
+    )
+    fresh = IntentLog(
+        StoreIntents(jobs, other.id), other.id, [], witness=JobHuman(jobs, other.id).gate.sent_before
+    )
+    assert fresh.before_send("POST", url, fields, erp) is None  # another job's first attempt is one

@@ -16,7 +16,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from taskcrew.approvals.authority import Authority
 from taskcrew.jobs.models import Approval, Job
@@ -33,6 +33,7 @@ class WorkerGate:
         self._refused: set[str] = set()
         self._shown: dict[str, ApprovalRequest] = {}  # key -> the request as last built for it
         self.outdated: dict[str, str] = {}  # key -> why its approval no longer covers it
+        self._own_sends: set[int] = set()  # the audit log's "send" entries this gate wrote
 
     @property
     def jobs(self) -> Jobs:
@@ -133,17 +134,31 @@ class WorkerGate:
         )
         return decision
 
+    def sent_before(self, method: str, url: str, fields: list[tuple[str, str]]) -> datetime | None:
+        """When an earlier run of this job sent exactly this, by the signed audit log (None: never):
+        the job database's record of sends (``tools.intents``) can lose a row; this log cannot."""
+        key = self.authority.key_of(method, url, fields)
+        times = [
+            e.at
+            for e in self.authority.audit.entries("send")
+            if e.seq not in self._own_sends
+            and e.payload.get("job_id") == self.job_id
+            and e.payload.get("key") == key
+        ]
+        return datetime.fromisoformat(max(times)) if times else None
+
     def send_check(self, method: str, url: str, fields: list[tuple[str, str]]) -> str | None:
         """None: send it. A text: it was not approved as it is (recorded); nothing is sent."""
         key = self.authority.key_of(method, url, fields)
         approval = self.decision(key)
         if approval is not None and approval.status == "approved":
-            self.authority.audit.append(
+            entry = self.authority.audit.append(
                 "worker",
                 "send",
                 approval.id,
                 {"job_id": self.job_id, "key": key, "method": method, "url": url},
             )
+            self._own_sends.add(entry.seq)
             return None
         self.authority.audit.append(
             "worker",

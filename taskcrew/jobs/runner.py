@@ -188,7 +188,10 @@ class LegRunner:
                     res.browser.policy.before_approval = self._screenshot_for(human, job.id)
                 res.browser.policy.send_check = human.gate.send_check  # may I send exactly this?
                 res.browser.policy.intents = IntentLog(
-                    StoreIntents(self.jobs, job.id), job.id, readback_rules(self.place)
+                    StoreIntents(self.jobs, job.id),
+                    job.id,
+                    readback_rules(self.place),
+                    witness=human.gate.sent_before,
                 )
                 self.policies[job.id] = res.browser.policy  # hand_back_all halts it
             result = run_task(settings, res)

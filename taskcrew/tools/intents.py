@@ -163,18 +163,33 @@ class IntentLog:
         scope: str,
         rules: ReadBackRules | list[ReadBack],
         risk: RiskRules | None = None,
+        witness: Callable[[str, str, list[tuple[str, str]]], datetime | None] | None = None,
     ) -> None:
         self.sink = sink
         self.scope = scope  # the job id: the same payload in another job is another intent
         self.rules = rules if isinstance(rules, ReadBackRules) else ReadBackRules(rules=rules)
         self.risk = risk or load_rules()
         self.refused = 0
+        # when a record nobody can edit (the signed audit log: ``WorkerGate.sent_before``) says this
+        # job sent exactly this before: a missing row in the job database is no first attempt
+        self.witness = witness
 
     def before_send(
         self, method: str, url: str, fields: list[tuple[str, str]], fetch_text: FetchText
     ) -> str | None:
         key = intent_key(self.scope, method, url, fields, self.risk)
         earlier = self.sink.get(key)
+        if earlier is None and self.witness is not None and (at := self.witness(method, url, fields)):
+            earlier = IntentRecord(  # its row is gone from the job database: an answer nobody knows
+                key=key,
+                method=method.upper(),
+                url=url,
+                fields=fields,
+                status="uncertain",
+                result="sent before, says the signed audit log; the job database has no record of it",
+                at=at,
+            )
+            self.sink.put(earlier)
         if earlier is None:
             self.sink.put(IntentRecord(key=key, method=method.upper(), url=url, fields=fields))
             return None
