@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import pytest
 from console_seed import parked_job, write_run, write_sweep
@@ -360,17 +361,11 @@ def test_eval_folders_of_the_same_name_are_all_listed(tmp_path: Path) -> None:
     assert {f.path.parent.parent for f in listing} == {tmp_path / "a", tmp_path / "b"}
 
 
-def test_a_session_of_someone_removed_from_the_users_file_ends(tmp_path: Path, console_users: Path) -> None:
-    """The real console over HTTP: carol is logged in, then removed from the users file; her open
-    session (kept 12 h, across restarts) no longer opens a page, and she cannot log in again."""
-    import httpx
-    import yaml
-
+def _console(tmp_path: Path, users: Path) -> tuple[Any, Jobs]:
+    """The real console over HTTP on a job store in ``tmp_path``, with ``users`` as its users file."""
     from taskcrew.console.server import ConsoleServer
     from taskcrew.console.settings import ConsoleSettings
 
-    users = tmp_path / "users.yaml"
-    users.write_bytes(console_users.read_bytes())
     jobs = Jobs.open(f"sqlite:///{tmp_path / 'jobs.sqlite3'}")
     settings = ConsoleSettings(
         port=0,
@@ -380,14 +375,29 @@ def test_a_session_of_someone_removed_from_the_users_file_ends(tmp_path: Path, c
         users_file=users,
         jobs_url=f"sqlite:///{tmp_path / 'jobs.sqlite3'}",
     )
-    server = ConsoleServer(settings, jobs).start()
+    return ConsoleServer(settings, jobs).start(), jobs
+
+
+def _login(client: Any, server: Any, name: str, password: str) -> Any:
+    form = client.get("/login").text
+    csrf = re.search(r'name="csrf" value="([^"]+)"', form)
+    assert csrf is not None
+    data = {"csrf": csrf.group(1), "next": "/jobs", "username": name, "password": password}
+    return client.post("/login", data=data, headers={"origin": server.url})
+
+
+def test_a_session_of_someone_removed_from_the_users_file_ends(tmp_path: Path, console_users: Path) -> None:
+    """The real console over HTTP: carol is logged in, then removed from the users file; her open
+    session (kept 12 h, across restarts) no longer opens a page, and she cannot log in again."""
+    import httpx
+    import yaml
+
+    users = tmp_path / "users.yaml"
+    users.write_bytes(console_users.read_bytes())
+    server, jobs = _console(tmp_path, users)
 
     def login(client: httpx.Client) -> httpx.Response:
-        form = client.get("/login").text
-        csrf = re.search(r'name="csrf" value="([^"]+)"', form)
-        assert csrf is not None
-        data = {"csrf": csrf.group(1), "next": "/jobs", "username": "carol", "password": PASSWORDS["carol"]}
-        return client.post("/login", data=data, headers={"origin": server.url})
+        return _login(client, server, "carol", PASSWORDS["carol"])
 
     try:
         with httpx.Client(base_url=server.url) as client:
@@ -449,8 +459,6 @@ def test_a_password_reset_ends_the_users_console_sessions_and_cli_tokens(
 
     from taskcrew.cli import app
     from taskcrew.console.auth import add_user
-    from taskcrew.console.server import ConsoleServer
-    from taskcrew.console.settings import ConsoleSettings
 
     users = tmp_path / "users.yaml"
     users.write_bytes(console_users.read_bytes())
@@ -464,23 +472,10 @@ def test_a_password_reset_ends_the_users_console_sessions_and_cli_tokens(
     assert issued.exit_code == 0, issued.output
     monkeypatch.setenv("TASKCREW_TOKEN", issued.output.strip())
     assert "carol" in cli.invoke(app, ["approvals", "whoami"]).output
-    jobs = Jobs.open(f"sqlite:///{tmp_path / 'jobs.sqlite3'}")
-    settings = ConsoleSettings(
-        port=0,
-        state_dir=tmp_path / "console",
-        runs_dirs=[],
-        eval_dirs=[],
-        users_file=users,
-        jobs_url=f"sqlite:///{tmp_path / 'jobs.sqlite3'}",
-    )
-    server = ConsoleServer(settings, jobs).start()
+    server, jobs = _console(tmp_path, users)
 
     def login(client: httpx.Client, password: str) -> httpx.Response:
-        form = client.get("/login").text
-        csrf = re.search(r'name="csrf" value="([^"]+)"', form)
-        assert csrf is not None
-        data = {"csrf": csrf.group(1), "next": "/jobs", "username": "carol", "password": password}
-        return client.post("/login", data=data, headers={"origin": server.url})
+        return _login(client, server, "carol", password)
 
     try:
         with httpx.Client(base_url=server.url) as before, httpx.Client(base_url=server.url) as after:

@@ -1,3 +1,4 @@
+# ruff: noqa: F811 — `place` is the fixture imported from test_outcome_facts
 """A durable job's intent log keeps the network gate's classification of each send (made once, with
 the answer's page), and a resumed leg's facts read it: a near-duplicate warning or a login page
 answered HTTP 200 is not a saved change, a 5xx stays "may be saved", records written before the
@@ -16,9 +17,9 @@ from typing import Any
 import pytest
 import yaml
 from intents_kill_child import gated_session, index, login
+from test_outcome_facts import place  # noqa: F401 — the fixture: a Workplace (ERP, Chromium), no chaos
 
 from taskcrew.approvals.rules import DEFAULT_RULES
-from taskcrew.config import WorkplaceSettings
 from taskcrew.crew.models import Citation, Plan, PlanStep
 from taskcrew.crew.outcome import gather
 from taskcrew.crew.run import run_task
@@ -48,21 +49,6 @@ def _resumed_facts(log: IntentLog) -> str:
 
 
 # ---- a near-duplicate warning (HTTP 200, the same form again) across two legs of a job --------------
-
-
-@pytest.fixture(scope="module")
-def place(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Workplace]:
-    root = tmp_path_factory.mktemp("place")
-    settings = WorkplaceSettings(
-        erp_url="http://127.0.0.1:0",
-        intranet_url=None,
-        runs_dir=root / "runs",
-        erp_db=root / "erp.sqlite3",
-        knowledge_dir=root / "knowledge",
-        chaos=False,
-    )
-    with Workplace(settings, ScriptedHuman()) as workplace:
-        yield workplace
 
 
 def _plan(title: str) -> str:

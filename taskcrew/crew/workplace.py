@@ -362,8 +362,9 @@ class Workplace:
         listeners: list[Any] | None = None,
     ) -> AuditResult:
         """The verifier alone, read-only: check a claim, or re-check a past run's success criteria."""
+        criteria: list[str]
         if run_dir is not None:
-            task, criteria = criteria_from_run(run_dir)
+            task, criteria = criteria_from_run(run_dir)  # a RunCriteria: the audit sees that run's sends
             subject = f"re-check of run {run_dir.name}: {task}"
         else:
             criteria = criteria_from_claim(claim or "")
