@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 from fixtures_adversarial import serve
 from test_outcome_facts import _run, place  # noqa: F401 — the fixture: a Workplace (ERP, Chromium), no chaos
-from test_outcomes_seams import BAD, CRITERION, ClaimsDoneAfterRefusal, _no_vi3390, _plan
+from test_outcomes_seams import BAD, CRITERION, ClaimsDoneAfterRefusal, _no_vi3390, _plan, entered_with_a_typo
 
 from taskcrew.config import ERP_NAME, INTRANET_NAME, WorkplaceSettings
 from taskcrew.crew.evidence import CHANGES_SOURCE, SENDS_SOURCE, check_verdict
@@ -317,18 +317,7 @@ def test_a_neighbours_amount_does_not_verify_a_mistyped_bill_left_unnamed(place:
         observed = "Globex Corp | 499.00 | USD | due 2026-10-20"  # no identifier
         return kit.verdict([(criterion, True, url, observed)], "the bill is there as on the invoice")
 
-    worker = ScriptedLLM(
-        {
-            "planner": [_plan(criteria=[criterion])],
-            "browser_operator": [Loop(policy=kit.EnterBill(typo))],
-            "reflector": ['{"facts": []}'],
-        },
-        model="scripted/w",
-    )
-    verifier = ScriptedLLM({"verifier": [Loop(policy=kit.LookUpBills("", check))]}, model="scripted/v")
-    result = _run(place, worker, verifier, ScriptedHuman(decisions=[ApprovalDecision.approve()]))
-    saved = [b for b in place.erp_server.state().bills if b.invoice_number == "GX-7781"]
-    assert len(saved) == 1 and saved[0].amount == "494.00"
+    result = entered_with_a_typo(place, typo, criterion, check)
     # the check is rejected (the scripted planner then has no replan left): never a verified ending
     assert result.outcome not in ("done", "nothing_to_do"), (result.outcome, result.reason)
     assert "own row" in result.report.read_text()

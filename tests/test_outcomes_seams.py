@@ -7,6 +7,8 @@ Found by attacking the outcome logic with scripted models; real crew, Chromium a
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from test_outcome_facts import _run, place  # noqa: F401 — the fixture: a Workplace (ERP, Chromium), no chaos
 
@@ -150,6 +152,24 @@ def test_audit_accepts_an_inbox_file_as_proof_of_what_the_erp_holds(place: Workp
     assert not result.verified, result.reason
 
 
+def entered_with_a_typo(place: Workplace, typo: kit.Bill, criterion: str, check: Any) -> Any:
+    """A run whose operator saves ``typo`` (494.00 for 499.00) and whose verifier reads the bills
+    list with ``check``; the bill is saved as typed."""
+    worker = ScriptedLLM(
+        {
+            "planner": [_plan(criteria=[criterion])],
+            "browser_operator": [Loop(policy=kit.EnterBill(typo))],
+            "reflector": ['{"facts": []}'],
+        },
+        model="scripted/w",
+    )
+    verifier = ScriptedLLM({"verifier": [Loop(policy=kit.LookUpBills("", check))]}, model="scripted/v")
+    result = _run(place, worker, verifier, ScriptedHuman(decisions=[ApprovalDecision.approve()]))
+    saved = [b for b in place.erp_server.state().bills if b.invoice_number == typo.invoice_number]
+    assert len(saved) == 1 and saved[0].amount == typo.amount
+    return result
+
+
 def test_a_verdict_stitched_from_two_rows_verifies_a_bill_with_the_wrong_amount(place: Workplace) -> None:
     """The operator saves GX-7781 with 494.00 instead of 499.00. The verifier reports the new row
     with 499.00 — a value it took from another bill's row (Hooli's 499.00) on the same list. Code
@@ -164,18 +184,7 @@ def test_a_verdict_stitched_from_two_rows_verifies_a_bill_with_the_wrong_amount(
         observed = f"BILL-{bill_id} | Globex Corp | GX-7781 | 499.00 | USD | 2026-09-20 | 2026-10-20"
         return kit.verdict([(criterion, True, url, observed)], "the bill is there as on the invoice")
 
-    worker = ScriptedLLM(
-        {
-            "planner": [_plan(criteria=[criterion])],
-            "browser_operator": [Loop(policy=kit.EnterBill(typo))],
-            "reflector": ['{"facts": []}'],
-        },
-        model="scripted/w",
-    )
-    verifier = ScriptedLLM({"verifier": [Loop(policy=kit.LookUpBills("", check))]}, model="scripted/v")
-    result = _run(place, worker, verifier, ScriptedHuman(decisions=[ApprovalDecision.approve()]))
-    saved = [b for b in place.erp_server.state().bills if b.invoice_number == "GX-7781"]
-    assert len(saved) == 1 and saved[0].amount == "494.00"
+    result = entered_with_a_typo(place, typo, criterion, check)
     assert result.outcome != "done", result.reason
     assert "on another row than" in result.report.read_text()
 
