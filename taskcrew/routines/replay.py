@@ -105,8 +105,10 @@ class Replayer:
             self._browser(ctx, state, found)
         except Rejected as stop:
             self.outcome, self.reason = "rejected", str(stop)
-            state.outcome, state.outcome_reason = "rejected", f"a person rejected a change: {stop}"
-            ctx.tracer.emit(ControlEvent(action="end:rejected", reason=state.outcome_reason))
+            with steps.account_open(ctx) as still_open:  # not once the run was finished (interrupted)
+                if still_open:
+                    state.outcome, state.outcome_reason = "rejected", f"a person rejected a change: {stop}"
+                    ctx.tracer.emit(ControlEvent(action="end:rejected", reason=state.outcome_reason))
             return True
         except Fallback as fell:
             self.outcome, self.reason, self.new_issuer = "fell_back", fell.reason, fell.new_issuer
