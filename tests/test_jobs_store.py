@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import timedelta
 from pathlib import Path
 
@@ -233,3 +234,55 @@ def test_a_parked_values_source_cites_only_lines_that_show_it() -> None:
     assert said["invoice_date"].endswith(f"found invoice_date = 2026-09-12, citing {eml}")
     assert said["amount"].endswith(f"citing {eml}")
     assert eml not in said["due_date"] and "worked out by the step" in said["due_date"]
+
+
+def test_a_leg_whose_job_was_taken_over_writes_nothing_over_the_new_leg(jobs: Jobs) -> None:
+    """Worker w1's leg 0 went quiet (a loaded machine starved its heartbeat); the watch loop took
+    the job over and a new leg runs it — on another worker, or on w1 again. The old leg then wakes:
+    its checkpoint, its 'waiting', its 'failed' and its finished account must not land on the new
+    leg's job (every write of a leg names its leg, checked in the write's own transaction)."""
+    from taskcrew.jobs.runner import Stopped, StoreCheckpoints
+
+    job = jobs.submit("Enter the Northwind invoice", submitted_by="ana")
+    jobs.mark(job.id, "running", only_if=("queued",), leg=0, worker="w1")
+    old = StoreCheckpoints(jobs, job.id, "w1", leg=0)
+    old.save("plan", {"stage": "plan"})
+    assert jobs.take_over(job.id, "w1") is not None and jobs.leg(job.id) == 1
+    jobs.mark(job.id, "running", only_if=("queued",), leg=1, worker="w1")  # the same worker id, leg 1
+    new = StoreCheckpoints(jobs, job.id, "w1", leg=1)
+    new.save("step:2", {"stage": "step:2"})
+    with pytest.raises(Stopped):
+        old.save("step:1", {"stage": "step:1"})  # the old leg's late checkpoint
+    assert jobs.checkpoint(job.id) == {"stage": "step:2"}
+    assert jobs.finish(job.id, "done", "the old leg's account", leg=0) is None
+    assert jobs.mark(job.id, "waiting", only_if=("running",), leg=0) is None
+    assert jobs.mark(job.id, "failed", only_if=("running",), leg=0) is None
+    assert jobs.get(job.id).status == "running" and jobs.leg(job.id) == 1
+    assert jobs.finish(job.id, "done", "the new leg's account", leg=1) is not None
+    assert jobs.get(job.id).reason == "the new leg's account"
+
+
+def test_the_heartbeat_halts_a_leg_whose_job_a_newer_leg_of_the_same_worker_holds(jobs: Jobs) -> None:
+    """The worker id alone does not tell two legs apart: w1's old leg 0, still in a browser step,
+    must stop sending once w1's leg 1 holds the job (its heartbeat halts its model calls and its
+    browser policy)."""
+    from types import SimpleNamespace
+
+    from taskcrew.jobs.runner import LegHalt, LegRunner
+
+    job = jobs.submit("Enter the Northwind invoice", submitted_by="ana")
+    jobs.mark(job.id, "running", only_if=("queued",), leg=0, worker="w1")
+    runner = LegRunner(jobs, place=None, worker_id="w1", heartbeat_s=0.01)
+    stop, halt = threading.Event(), LegHalt()
+    halt.policy = SimpleNamespace(halted=None)  # the leg's browser policy
+    beat = threading.Thread(target=runner._beat, args=(job.id, 0, stop, halt), daemon=True)
+    beat.start()
+    try:
+        assert not halt.wait(0.2)  # its own leg: beating, not halted
+        assert jobs.take_over(job.id, "w1") is not None
+        jobs.mark(job.id, "running", only_if=("queued",), leg=1, worker="w1")
+        assert halt.wait(30), "the old leg was not halted"
+    finally:
+        stop.set()
+        beat.join(10)
+    assert "leg 1" in (halt.policy.halted or "")

@@ -44,17 +44,21 @@ class StoreCheckpoints:
         job_id: str,
         worker_id: str | None = None,
         hand_back: Callable[[], bool] | None = None,
+        leg: int | None = None,
     ) -> None:
         self.jobs, self.job_id, self.worker_id, self.hand_back = jobs, job_id, worker_id, hand_back
+        self.leg = leg if leg is not None else jobs.leg(job_id)  # the leg this run is
 
     def load(self) -> dict[str, Any] | None:
         return self.jobs.checkpoint(self.job_id)
 
     def save(self, stage: str, state: dict[str, Any]) -> None:
-        job = self.jobs.get(self.job_id)
-        if job.status != "running" or (self.worker_id and job.worker != self.worker_id):
-            raise Stopped(f"job {self.job_id} is {job.status} on {job.worker}; this leg stops")
-        self.jobs.save_checkpoint(self.job_id, state)
+        if not self.jobs.save_checkpoint(self.job_id, state, leg=self.leg, worker=self.worker_id):
+            job = self.jobs.get(self.job_id)
+            raise Stopped(
+                f"job {self.job_id} is {job.status} on {job.worker} (leg {self.jobs.leg(self.job_id)}, "
+                f"this is leg {self.leg}); this leg stops"
+            )
         if self.hand_back is not None and self.hand_back():
             raise HandBack(f"the worker is stopping; handed back after the {stage} checkpoint")
 
@@ -124,37 +128,39 @@ class LegRunner:
         if claimed is None:
             return job.status  # cancelled or finished meanwhile
         self.held[job_id] = (leg, True)
-        stop, halt = threading.Event(), threading.Event()
-        beat = threading.Thread(target=self._beat, args=(job_id, stop, halt), daemon=True)
+        stop, halt = threading.Event(), LegHalt()
+        beat = threading.Thread(target=self._beat, args=(job_id, leg, stop, halt), daemon=True)
         beat.start()
         try:
             if claimed.options.batch:
                 return self._fan_out(claimed, leg)  # plans and submits; the ERP is the children's
             if not reachable(self.place.erp_url):
-                return self._fail(job_id, f"the ERP at {self.place.erp_url} did not answer; start it")
+                return self._fail(job_id, leg, f"the ERP at {self.place.erp_url} did not answer; start it")
             return self._run(claimed, leg, halt)
         finally:
             stop.set()
 
-    def _checkpoints(self, job_id: str) -> StoreCheckpoints:
-        return StoreCheckpoints(self.jobs, job_id, self.worker_id, hand_back=self.draining.is_set)
+    def _checkpoints(self, job_id: str, leg: int) -> StoreCheckpoints:
+        return StoreCheckpoints(self.jobs, job_id, self.worker_id, hand_back=self.draining.is_set, leg=leg)
 
     def _handed_back(self, job_id: str, leg: int, why: HandBack) -> str:
         self.jobs.hand_back(job_id, leg, self.worker_id, str(why), leg_ends=True)
         return "handed_back"
 
-    def _fail(self, job_id: str, why: str) -> str:
-        """End a running job `failed`: why, and how to go on once that is fixed."""
+    def _fail(self, job_id: str, leg: int, why: str) -> str:
+        """End a running job `failed`: why, and how to go on once that is fixed (only while this leg
+        still runs it: a leg whose job was taken over meanwhile writes nothing over the new one's)."""
         self.jobs.mark(
             job_id,
             "failed",
             only_if=("running",),
+            leg=leg,
             reason=f"{why}, then `taskcrew jobs retry {job_id}`",
             finished_at=utcnow(),
         )
         return "failed"
 
-    def _run(self, job: Job, leg: int, halt: threading.Event) -> str:
+    def _run(self, job: Job, leg: int, halt: LegHalt) -> str:
         from taskcrew.crew.context import RunLimits
         from taskcrew.crew.modellist import offered_model
         from taskcrew.crew.run import run_task
@@ -177,7 +183,7 @@ class LegRunner:
             res = self.place.resources(
                 scripted=self.scripted(job) if self.scripted else None, human=human, read_only=opts.read_only
             )
-            res.checkpoints = self._checkpoints(job.id)
+            res.checkpoints = self._checkpoints(job.id, leg)
             res.on_run_dir = lambda path: self.jobs.note_run_dir(job.id, str(Path(path).resolve()))
             res.wrap_model = self._shared_backoff
             res.check_stop = lambda: _raise_if(halt, job.id)
@@ -194,6 +200,7 @@ class LegRunner:
                     witness=human.gate.sent_before,
                 )
                 self.policies[job.id] = res.browser.policy  # hand_back_all halts it
+                halt.policy = res.browser.policy  # and so does the heartbeat, for this leg only
             result = run_task(settings, res)
         except HandBack as why:
             return self._handed_back(job.id, leg, why)
@@ -201,19 +208,26 @@ class LegRunner:
             return "stopped"
         except Parked as parked:
             self.jobs.mark(
-                job.id, "waiting", only_if=("running",), reason=f"waiting for approval {parked.approval_id}"
+                job.id,
+                "waiting",
+                only_if=("running",),
+                leg=leg,
+                reason=f"waiting for approval {parked.approval_id}",
             )
             self.jobs.resume(job.id)  # decided while we were parking: back on the queue at once
             return "waiting"
         except Exception as exc:  # the run could not be set up (bad model, browser): clear, retryable
-            return self._fail(job.id, f"{type(exc).__name__}: {exc}; fix it")
-        self.jobs.finish(
+            return self._fail(job.id, leg, f"{type(exc).__name__}: {exc}; fix it")
+        ended = self.jobs.finish(
             job.id,
             result.outcome,
             result.reason,
+            leg=leg,  # a leg that lost the job meanwhile ends nothing: the new holder's account stands
             answer=result.answer,
             run_dir=str(Path(result.run_dir).resolve()),
         )
+        if ended is None:
+            return "stopped"
         self.jobs.clear_checkpoint(job.id)
         return "finished"
 
@@ -228,9 +242,11 @@ class LegRunner:
 
         refusal = Authority(self.jobs).unsigned_refusal(job, "fan out into child jobs the worker signs")
         if refusal is not None:
-            self.jobs.mark(job.id, "failed", only_if=("running",), reason=refusal, finished_at=utcnow())
+            self.jobs.mark(
+                job.id, "failed", only_if=("running",), leg=leg, reason=refusal, finished_at=utcnow()
+            )
             return "failed"
-        checkpoints = self._checkpoints(job.id)
+        checkpoints = self._checkpoints(job.id, leg)
         try:
             saved = checkpoints.load() or {}
             if "batch_plan" in saved:
@@ -263,17 +279,20 @@ class LegRunner:
         except Stopped:
             return "stopped"
         except Exception as exc:  # no model, a plan that is not usable: clear and retryable
-            return self._fail(job.id, f"planning the batch failed: {exc}; fix it")
+            return self._fail(job.id, leg, f"planning the batch failed: {exc}; fix it")
         if children:
             reason = f"planned {len(children)} item(s), one job each: `taskcrew jobs list` shows them"
         else:
             reason = "the batch planner found no item the task covers"
-        self.jobs.finish(
+        ended = self.jobs.finish(
             job.id,
             "done" if children else "nothing_to_do",
             reason,
+            leg=leg,
             answer="\n".join(f"{c.id}  {c.item}" for c in children),
         )
+        if ended is None:
+            return "stopped"
         self.jobs.clear_checkpoint(job.id)
         return "finished"
 
@@ -302,17 +321,34 @@ class LegRunner:
 
         return SharedBackoff(self.jobs, model, inner)
 
-    def _beat(self, job_id: str, stop: threading.Event, halt: threading.Event) -> None:
-        """Heart-beat; and when the job is no longer this leg's (cancelled, taken over), set ``halt``:
-        a model call waiting for an answer stops within a beat."""
+    def _beat(self, job_id: str, leg: int, stop: threading.Event, halt: LegHalt) -> None:
+        """Heart-beat; and when the job is no longer this leg's (cancelled, taken over — by another
+        worker, or by this one on a newer leg), set ``halt``: a model call waiting for an answer stops
+        within a beat, and the leg's browser sends nothing more (the newer leg may be sending)."""
         while not stop.wait(self.heartbeat_s):
             try:
                 self.jobs.heartbeat(job_id, self.worker_id)
-                job = self.jobs.get(job_id)
+                job, current = self.jobs.get(job_id), self.jobs.leg(job_id)
             except Exception:  # a database hiccup: the next beat tries again
                 continue
-            if job.status != "running" or job.worker != self.worker_id:
-                halt.set()
+            if job.status != "running" or job.worker != self.worker_id or current != leg:
+                halt.set(
+                    f"job {job_id} is no longer this leg's ({job.status}, leg {current} on {job.worker})"
+                )
+
+
+class LegHalt(threading.Event):
+    """Set when a job is no longer its running leg's: the leg's model calls stop (``check_stop``) and
+    its browser sends nothing more (``policy``: its browser policy, halted)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.policy: Any = None
+
+    def set(self, why: str = "the job is no longer this leg's") -> None:
+        if self.policy is not None:
+            self.policy.halted = why
+        super().set()
 
 
 def _raise_if(halt: threading.Event, job_id: str) -> None:

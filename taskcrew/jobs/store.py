@@ -668,12 +668,14 @@ class Jobs:
         reason: str,
         *,
         only_if: tuple[JobStatus, ...] = ("running",),
+        leg: int | None = None,
         **fields: Any,
     ) -> Job | None:
         return self.mark(
             job_id,
             "finished",
             only_if=only_if,
+            leg=leg,
             outcome=outcome,
             reason=reason,
             finished_at=utcnow(),
@@ -735,11 +737,27 @@ class Jobs:
             row = conn.execute(sa.select(CK.c.doc).where(CK.c.job_id == job_id)).first()
         return json.loads(str(row[0])) if row else None
 
-    def save_checkpoint(self, job_id: str, doc: dict[str, Any]) -> None:
+    def save_checkpoint(
+        self, job_id: str, doc: dict[str, Any], *, leg: int | None = None, worker: str | None = None
+    ) -> bool:
+        """Save the run's state; given ``leg`` (and ``worker``), only while the job runs that leg
+        (held by that worker), checked in the same transaction as the write: a leg that lost the job
+        meanwhile writes nothing (False)."""
         raw = json.dumps(doc, default=str)
         with self._tx() as conn:
+            if leg is not None:
+                # the job row locked (Postgres) until the write: a takeover waits for it, or comes first
+                row = conn.execute(
+                    sa.select(J.c.doc, J.c.leg).where(J.c.id == job_id).with_for_update()
+                ).first()
+                if row is None or int(row[1]) != leg:
+                    return False
+                job = Job.model_validate_json(str(row[0]))
+                if job.status != "running" or (worker and job.worker != worker):
+                    return False
             if conn.execute(CK.update().where(CK.c.job_id == job_id).values(doc=raw)).rowcount == 0:
                 conn.execute(CK.insert().values(job_id=job_id, doc=raw))
+        return True
 
     def clear_checkpoint(self, job_id: str) -> None:
         with self._tx() as conn:
