@@ -112,14 +112,6 @@ class Authority:
         except ValueError:
             return True  # a users file that cannot be read: assume several people
 
-    def removed(self, name: str) -> bool:
-        """Is ``name`` no longer a user (users are configured and she is not among them)?"""
-        try:
-            names = user_names(self.users_file)
-        except ValueError:
-            return False  # cannot tell here; ``identity_refusal`` refuses decisions then
-        return bool(names) and name not in names
-
     def identity_refusal(self, who: Identity) -> str | None:
         """A login or token proves a person only while she is a user, with the password she proved it
         with: a console session or CLI token of someone removed from the users file (who left), or
