@@ -75,10 +75,12 @@ def credentials(path: Path | None = None) -> dict[str, str]:
     users file that cannot be read."""
     from taskcrew.console.auth import load_users
 
-    return {
-        u.name: hashlib.sha256(u.password_hash.encode()).hexdigest()[:16]
-        for u in load_users(path or users_file())
-    }
+    return {u.name: credential_of(u.password_hash) for u in load_users(path or users_file())}
+
+
+def credential_of(password_hash: str) -> str:
+    """The fingerprint of one password hash (``credentials``)."""
+    return hashlib.sha256(password_hash.encode()).hexdigest()[:16]
 
 
 def user_names(path: Path | None = None) -> list[str]:

@@ -9,7 +9,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from taskcrew.approvals.identity import credentials
+from taskcrew.approvals.identity import credential_of
 from taskcrew.console.auth import ConsoleUserError, load_users
 from taskcrew.console.security import same_origin, token_ok
 from taskcrew.console.web import LOGIN_COOKIE, SESSION_COOKIE, Web
@@ -55,18 +55,20 @@ def routes(web: Web) -> list[BaseRoute]:
                 "Refused: the login form did not come from the console. Reload it.", status_code=403
             )
         name = str(form.get("username") or "").strip()
-        try:  # the users file as it is now: a password reset or a removal since the console started
-            known = credentials(settings.users_file)
+        try:  # the users file as it is now (read once): a reset or a removal since the console started
             console.auth.users = {u.name: u for u in load_users(settings.users_file)}
         except ConsoleUserError:
-            known, user = {}, None
+            user = None
         else:
             user = console.auth.check(name, str(form.get("password") or ""))
         if user is None:
             console.audit.append(name or "(empty)", "login_failed", "/login", {})
             error = "Wrong name or password." if console.auth.users else "Wrong token."
             return form_page(request, nxt, status_code=401, error=error, max_age=None)
-        session_id, _ = console.sessions.create(user, credential=known.get(user, ""))
+        found = console.auth.users.get(user)
+        session_id, _ = console.sessions.create(
+            user, credential=credential_of(found.password_hash) if found else ""
+        )
         console.audit.append(user, "login", "/login", {})
         response = RedirectResponse(nxt, status_code=303)
         response.set_cookie(
