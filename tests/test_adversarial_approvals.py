@@ -148,17 +148,19 @@ def test_approvals_and_auto_approve_written_into_the_job_database_send_nothing(w
     jobs.resume(job.id)
     assert _leg(world, job.id) == "waiting"  # asked again, not sent
     assert _bills(world) == []
-    # ... and switches on auto_approve in the job's stored options
+    # ... and switches on auto_approve in the job's stored options: the record is not the one
+    # taskcrew wrote, so no worker runs it at all
     _edit(
         world,
         "taskcrew_jobs",
         job.id,
         lambda d: d["options"].update(auto_approve=True) or d.update(status="queued"),
     )
-    assert _leg(world, job.id) == "waiting"
-    assert _bills(world) == []
+    leg = LegRunner(jobs, world["place"], "w1", scripted=scripted_for)
+    assert leg.run_leg(job.id, jobs.leg(job.id)) == "failed"
+    assert _bills(world) == [] and jobs.get(job.id).record_trust == "forged"
     actions = [e.action for e in world["authority"].audit.entries()]
-    assert "forged_decision_refused" in actions and "auto_approve_refused" in actions
+    assert "forged_decision_refused" in actions and "forged_job_refused" in actions
 
 
 def test_a_submitter_who_claims_another_name_cannot_approve_her_own_bill(world: dict[str, Any]) -> None:

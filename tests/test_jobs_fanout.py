@@ -16,7 +16,7 @@ from taskcrew.cli import app
 from taskcrew.config import WorkplaceSettings
 from taskcrew.crew.scripted import ScriptedCall, ScriptedLLM
 from taskcrew.crew.workplace import Workplace
-from taskcrew.jobs import JobOptions, Jobs
+from taskcrew.jobs import Job, JobOptions, Jobs
 from taskcrew.jobs.batch import submit_each
 from taskcrew.jobs.fanout import BatchPlanError, describe_sources, parse_plan
 from taskcrew.jobs.runner import LegRunner
@@ -150,18 +150,28 @@ def test_a_job_whose_run_cannot_be_set_up_fails_with_the_reason(jobs: Jobs, plac
 def test_a_batch_job_edited_in_the_database_is_not_fanned_out_into_signed_children(
     jobs: Jobs, place: Workplace, tmp_path: Path
 ) -> None:
-    """The worker signs each child it submits: a batch whose own submission does not check out (here
-    --auto-approve written into its row) would launder the edit into children that do. Refused."""
-    batch = jobs.submit(BATCH, submitted_by="ana", options=OPTIONS)
-    db = sqlite3.connect(tmp_path / "jobs.sqlite3")
-    (doc,) = db.execute("SELECT doc FROM taskcrew_jobs WHERE id = ?", (batch.id,)).fetchone()
-    data = json.loads(doc)
-    data["options"]["auto_approve"] = True
-    db.execute("UPDATE taskcrew_jobs SET doc = ? WHERE id = ?", (json.dumps(data), batch.id))
-    db.commit()
+    """The worker signs each child it submits: a batch whose row was edited (here --auto-approve
+    written into it) would launder the edit into children that check out. Refused: first because the
+    record is not the one taskcrew wrote, and, were the record re-signed, because the submission is not."""
     llm = ScriptedLLM([_planner])
-    assert _runner(jobs, place, llm).run_leg(batch.id, 0) == "failed"
-    assert jobs.list(parent_id=batch.id) == [] and llm.calls == []
-    failed = jobs.get(batch.id)
-    assert "not signed by the approvals authority" in (failed.reason or "")
-    assert "forged_submission_refused" in [e.action for e in Authority(jobs).audit.entries()]
+    for resigned in (False, True):
+        batch = jobs.submit(BATCH, submitted_by="ana", options=OPTIONS)
+        db = sqlite3.connect(tmp_path / "jobs.sqlite3")
+        (doc,) = db.execute("SELECT doc FROM taskcrew_jobs WHERE id = ?", (batch.id,)).fetchone()
+        data = json.loads(doc)
+        data["options"]["auto_approve"] = True
+        if resigned:  # a record signed over the edit (a process with the key): the submission still fails
+            edited = Job.model_validate(data)
+            jobs._sign_record(edited, 0)
+            data = json.loads(edited.model_dump_json())
+        db.execute("UPDATE taskcrew_jobs SET doc = ? WHERE id = ?", (json.dumps(data), batch.id))
+        db.commit()
+        assert _runner(jobs, place, llm).run_leg(batch.id, 0) == "failed"
+        assert jobs.list(parent_id=batch.id) == [] and llm.calls == []
+        failed = jobs.get(batch.id)
+        if resigned:
+            assert "not signed by the approvals authority" in (failed.reason or "")
+        else:
+            assert failed.record_trust == "forged" and "cannot vouch" in failed.reason
+    actions = [e.action for e in Authority(jobs).audit.entries()]
+    assert "forged_job_refused" in actions and "forged_submission_refused" in actions

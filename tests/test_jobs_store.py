@@ -286,3 +286,33 @@ def test_the_heartbeat_halts_a_leg_whose_job_a_newer_leg_of_the_same_worker_hold
         stop.set()
         beat.join(10)
     assert "leg 1" in (halt.policy.halted or "")
+
+
+def test_every_write_signs_the_record_and_a_retired_key_voids_it(jobs: Jobs) -> None:
+    """The baseline of tests/test_adversarial_job_records.py: what the store writes reads as written."""
+    from taskcrew.approvals.signing import KeyRing
+
+    job = jobs.submit("enter the Northwind bill", submitted_by="ana", enqueue=False)
+    assert jobs.get(job.id).record_trust == "signed"
+    jobs.mark(job.id, "running", only_if=("queued",), leg=0, worker="w1")
+    jobs.heartbeat(job.id, "w1")
+    jobs.finish(job.id, "done", "entered and verified", leg=0, answer="BILL-7", run_dir="/runs/r1")
+    done = jobs.get(job.id)
+    assert (done.record_trust, done.outcome, done.answer, done.run_dir) == (
+        "signed",
+        "done",
+        "BILL-7",
+        "/runs/r1",
+    )
+    assert "record_trust" not in done.model_dump()  # how far the store vouches is never stored
+    ring = KeyRing(jobs.keys.path)
+    ring.rotate()  # a new key: earlier records still check out
+    jobs.keys = KeyRing(ring.path)
+    assert jobs.get(job.id).outcome == "done"
+    assert jobs.retry(job.id, by="ana").record_trust == "signed"
+    assert jobs.cancel(job.id, by="ana").record_trust == "signed"
+    assert [j.record_trust for j in jobs.list()] == ["signed"]
+    ring.rotate(retire_old=True)  # documented: voids every record, as every approval and audit entry
+    jobs.keys = KeyRing(ring.path)
+    jobs.retry(job.id, by="ana")
+    assert jobs.get(job.id).record_trust == "forged"  # and no write signs it again

@@ -209,7 +209,8 @@ def approvals_rotate_key(
     ring = KeyRing.default()
     new = ring.rotate(retire_old=retire_old)
     note = (
-        "earlier keys retired: earlier signatures no longer verify"
+        "earlier keys retired: earlier signatures no longer verify; pending approvals must be given "
+        "again, and queued or waiting jobs submitted again"
         if retire_old
         else "earlier keys still verify"
     )

@@ -1,4 +1,4 @@
-"""What the authority signs, in one place: a job's submission, a parked request, a first approval,
+"""What the authority signs, in one place: a job's submission and its record, a parked request, a first approval,
 a decision and a routine's acceptance. Each payload names the record it belongs to, so a signature cannot be moved from one
 row to another, and covers every field a forger would want to change."""
 
@@ -23,6 +23,13 @@ def submission(job: Job) -> dict[str, Any]:
         "item": job.item,
         "options": job.options.model_dump(mode="json"),
     }
+
+
+def job_record(job: Job, leg: int) -> dict[str, Any]:
+    """A job's whole record as the store last wrote it (state, outcome, reason, answer, run folder,
+    worker…), on its leg: an edited field, a record copied from another job or an earlier leg, or a
+    record added in the job database does not check out."""
+    return {"seal": "job", "leg": leg, "doc": job.model_dump(mode="json", exclude={"record_sig"})}
 
 
 def request(approval: Approval) -> dict[str, Any]:

@@ -296,9 +296,13 @@ def jobs_list(
 @jobs_app.command("show")
 def jobs_show(job_id: str, db: DbUrl = None) -> None:
     """One job: its state, outcome, approvals, submissions and history."""
+    from taskcrew.jobs.liveness import state_note
+
     jobs = _open(db)
     job = _guard(lambda: jobs.get(job_id))
     typer.echo(json.dumps(job.model_dump(mode="json"), indent=2))
+    if job.record_trust != "signed":
+        typer.echo(f"note: {state_note(job)}")
     for approval in jobs.approvals(job_id=job_id):
         typer.echo(f"approval {approval.id}: {approval.kind} {approval.status}")
     for intent in jobs.intents(job_id):  # what it submitted, and what the system answered

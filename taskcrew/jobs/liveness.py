@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from taskcrew.jobs.models import Job, utcnow
+from taskcrew.jobs.models import ENDED, Job, utcnow
 
 STALE_AFTER_S = 15.0  # a holder beats every 2 s
 
@@ -45,6 +45,10 @@ def _ago(seconds: float) -> str:
 def state_note(job: Job, now: datetime | None = None) -> str:
     """What a person should know about a job that is not simply moving along, with what to do;
     '' when there is nothing to say."""
+    if job.record_trust == "forged":
+        return "not signed: changed or added in the job database; taskcrew does not vouch for this job"
+    if job.record_trust == "legacy" and job.status in ENDED:
+        return "not signed: recorded by a version before job records were signed"
     silent = silent_for(job, now)
     if silent is not None and silent >= STALE_AFTER_S:
         who = job.worker or "its holder"

@@ -15,8 +15,15 @@ JobStatus = Literal["queued", "running", "waiting", "finished", "failed", "cance
 question (no worker, no browser held); finished: the run ended with an ``outcome``; failed: it could
 not run (e.g. the ERP was down) — ``reason`` says why, ``retry`` runs it again; cancelled: by a person."""
 
+RecordTrust = Literal["signed", "legacy", "forged"]
+"""How far the job store vouches for a job record it read: ``signed`` (taskcrew wrote it, the
+signature checks out), ``legacy`` (no record signature, its submission's checks out: recorded by a
+version before records were signed; the next write signs it), ``forged`` (changed or added in the
+job database). Only a signed record's ending (outcome, reason, answer, run folder) is shown as it is."""
+
+ENDED: tuple[JobStatus, ...] = ("finished", "failed", "cancelled")
 ACTIVE: tuple[JobStatus, ...] = ("queued", "running", "waiting")
-RETRYABLE: tuple[JobStatus, ...] = ("finished", "failed", "cancelled")
+RETRYABLE: tuple[JobStatus, ...] = ENDED
 
 ApprovalKind = Literal["approval", "question"]
 ApprovalStatus = Literal["pending", "approved", "rejected", "answered", "expired"]
@@ -74,6 +81,14 @@ class Job(BaseModel):
     item: str | None = Field(default=None, description="the batch item this job works on")
     cancelled_by: str | None = None
     updated_at: datetime | None = None
+    record_sig: str | None = Field(
+        default=None, description="the authority's signature of this record as taskcrew last wrote it"
+    )
+    record_trust: RecordTrust = Field(
+        default="signed",
+        exclude=True,
+        description="set by the store as it reads the row (never stored): see RecordTrust",
+    )
 
 
 class FieldSource(BaseModel):

@@ -114,6 +114,8 @@ class LegRunner:
         from taskcrew.crew.workplace import reachable
 
         job = self.jobs.get(job_id)
+        if job.record_trust == "forged":
+            return self._refuse_forged(job, leg)
         claimed = self.jobs.mark(
             job_id,
             "running",
@@ -142,6 +144,24 @@ class LegRunner:
 
     def _checkpoints(self, job_id: str, leg: int) -> StoreCheckpoints:
         return StoreCheckpoints(self.jobs, job_id, self.worker_id, hand_back=self.draining.is_set, leg=leg)
+
+    def _refuse_forged(self, job: Job, leg: int) -> str:
+        """A job whose record taskcrew did not write (changed or added in the job database) is not run:
+        its task, options or state may be anyone's. Recorded; it ends failed (still unsigned)."""
+        from taskcrew.approvals.authority import Authority
+
+        Authority(self.jobs).audit.append(
+            "worker", "forged_job_refused", job.id, {"status": job.status, "submitted_by": job.submitted_by}
+        )
+        self.jobs.mark(
+            job.id,
+            "failed",
+            only_if=("queued", "running"),
+            leg=leg,
+            reason="the job's record was changed or added in the job database; submit the task again",
+            finished_at=utcnow(),
+        )
+        return "failed"
 
     def _handed_back(self, job_id: str, leg: int, why: HandBack) -> str:
         self.jobs.hand_back(job_id, leg, self.worker_id, str(why), leg_ends=True)

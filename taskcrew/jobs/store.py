@@ -34,6 +34,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from taskcrew.jobs.liveness import is_orphaned
 from taskcrew.jobs.models import (
     ACTIVE,
+    ENDED,
     RETRYABLE,
     Approval,
     ApprovalKind,
@@ -43,11 +44,13 @@ from taskcrew.jobs.models import (
     JobEvent,
     JobOptions,
     JobStatus,
+    RecordTrust,
     utcnow,
 )
 from taskcrew.tools.human import ApprovalDecision, ApprovalRequest
 
 ENV_URL = "TASKCREW_JOBS_DB"
+VOID = "void"  # the record signature of a record the store found forged (never verifies, never legacy)
 
 
 class JobStoreError(RuntimeError):
@@ -284,6 +287,7 @@ class Jobs:
             item=item,
         )
         job.submission_sig = self.keys.sign(seals.submission(job))
+        self._sign_record(job, 0)
         with self._tx() as conn:
             conn.execute(
                 J.insert().values(
@@ -303,20 +307,55 @@ class Jobs:
     def list(
         self, status: JobStatus | None = None, *, limit: int = 200, parent_id: str | None = None
     ) -> builtins.list[Job]:
-        query = sa.select(J.c.doc).order_by(J.c.submitted_at.desc()).limit(limit)
+        query = sa.select(J.c.id, J.c.doc, J.c.leg).order_by(J.c.submitted_at.desc()).limit(limit)
         if status is not None:
             query = query.where(J.c.status == status)
         if parent_id is not None:
             query = query.where(J.c.parent_id == parent_id)
         with self._tx() as conn:
-            return [Job.model_validate_json(str(doc)) for (doc,) in conn.execute(query)]
+            return [self._read(str(r[0]), str(r[1]), int(r[2])) for r in conn.execute(query)]
 
     def get(self, job_id: str) -> Job:
         with self._tx() as conn:
-            row = conn.execute(sa.select(J.c.doc).where(J.c.id == job_id)).first()
+            row = conn.execute(sa.select(J.c.doc, J.c.leg).where(J.c.id == job_id)).first()
         if row is None:
             raise UnknownJob(f"no job with id {job_id!r}; `taskcrew jobs list` shows the jobs there are")
-        return Job.model_validate_json(str(row[0]))
+        return self._read(job_id, str(row[0]), int(row[1]))
+
+    # ---- job records: signed by the store on every write, checked on every read ----------------
+    def _sign_record(self, job: Job, leg: int) -> None:
+        from taskcrew.approvals import seals
+
+        job.record_sig = self.keys.sign(seals.job_record(job, leg))
+
+    def _trust(self, job: Job, row_id: str, leg: int) -> RecordTrust:
+        from taskcrew.approvals import seals
+
+        if job.id != row_id:  # another job's record copied into this row
+            return "forged"
+        if self.keys.verify(seals.job_record(job, leg), job.record_sig):
+            return "signed"
+        if job.record_sig is None and self.keys.verify(seals.submission(job), job.submission_sig):
+            return "legacy"
+        return "forged"
+
+    def _read(self, row_id: str, doc: str, leg: int) -> Job:
+        """A stored job as every surface sees it: a record the store cannot vouch for keeps its state,
+        but claims no ending (outcome, reason, answer, run folder) of its own."""
+        job = Job.model_validate_json(doc)
+        job.record_trust = self._trust(job, row_id, leg)
+        if job.record_trust != "signed":
+            said = f"{job.status} {job.outcome or ''}".strip()[:40]
+            job.id = row_id
+            if job.status in ENDED:
+                job.outcome = "unsigned" if job.status == "finished" else None
+                job.answer, job.run_dir = "", None
+                job.reason = (
+                    f"taskcrew cannot vouch for this record (the job database says {said!r}): it was "
+                    "changed or added in the job database, or written by a version before job records "
+                    "were signed. Do not rely on it: read the run's own report, or submit the task again"
+                )
+        return job
 
     def cancel(self, job_id: str, *, by: str) -> Job:
         def change(job: Job) -> None:
@@ -803,8 +842,13 @@ class Jobs:
                 if leg is not None and leg != current:
                     raise InvalidChange(f"on leg {current}, not {leg}")
                 job = Job.model_validate_json(old_doc)
+                trust = self._trust(job, job_id, current)
                 change(job)
                 job.updated_at = utcnow()
+                if trust == "forged":  # never signed over: a forged record stays one whoever writes it
+                    job.record_sig, job.record_trust = VOID, "forged"
+                else:  # a legacy record is signed by its first write
+                    self._sign_record(job, current + 1 if new_leg else current)
                 values: dict[str, Any] = {"status": job.status, "doc": job.model_dump_json()}
                 if new_leg:
                     values["leg"] = current + 1

@@ -1,0 +1,165 @@
+"""A job's record is signed by the store on every write and checked on every read: someone who can
+write the job database cannot make a job say it was done (or what it answered, or where its run
+is), copy another job's or an earlier leg's record in, or get a forged record signed by a later
+write. Every surface reads through the store: `jobs list`/`show`, the console's jobs and job pages."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fixtures_console import ConsoleEnv, shot
+from typer.testing import CliRunner
+
+from taskcrew.cli import app
+from taskcrew.jobs import JobOptions, Jobs
+from taskcrew.jobs.store import VOID
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def jobs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Jobs]:
+    monkeypatch.setenv("TASKCREW_APPROVALS_DIR", str(tmp_path / "approvals"))
+    url = f"sqlite:///{tmp_path / 'jobs.sqlite3'}"
+    monkeypatch.setenv("TASKCREW_JOBS_DB", url)
+    store = Jobs.open(url)
+    yield store
+    store.close()
+
+
+def _raw(jobs: Jobs, job_id: str) -> dict[str, Any]:
+    with sqlite3.connect(jobs.url.removeprefix("sqlite:///")) as db:
+        (doc,) = db.execute("SELECT doc FROM taskcrew_jobs WHERE id = ?", (job_id,)).fetchone()
+    return dict(json.loads(doc))
+
+
+def _write(jobs: Jobs, job_id: str, doc: dict[str, Any], *, leg: int | None = None) -> None:
+    """What someone with write access to the job database does."""
+    with sqlite3.connect(jobs.url.removeprefix("sqlite:///")) as db:
+        db.execute(
+            "UPDATE taskcrew_jobs SET doc = ?, status = ? WHERE id = ?",
+            (json.dumps(doc), doc["status"], job_id),
+        )
+        if leg is not None:
+            db.execute("UPDATE taskcrew_jobs SET leg = ? WHERE id = ?", (leg, job_id))
+
+
+def _edit(jobs: Jobs, job_id: str, change: Callable[[dict[str, Any]], Any]) -> None:
+    doc = _raw(jobs, job_id)
+    change(doc)
+    _write(jobs, job_id, doc)
+
+
+def _finished(jobs: Jobs, outcome: str = "failed", task: str = "enter the Northwind bill") -> str:
+    job = jobs.submit(task, submitted_by="ana", options=JobOptions(), enqueue=False)
+    jobs.mark(job.id, "running", only_if=("queued",), leg=0, worker="w1")
+    jobs.finish(
+        job.id, outcome, "the ERP refused the bill", leg=0, answer="nothing entered", run_dir="/runs/r1"
+    )
+    return job.id
+
+
+def test_an_outcome_written_into_the_database_is_not_shown_as_the_jobs(jobs: Jobs) -> None:
+    job_id = _finished(jobs)
+    _edit(jobs, job_id, lambda d: d.update(outcome="done", reason="entered", answer="paid 1,284.50"))
+    for seen in (jobs.get(job_id), jobs.list()[0]):
+        assert seen.record_trust == "forged" and seen.status == "finished"
+        assert (seen.outcome, seen.answer, seen.run_dir) == ("unsigned", "", None)
+        assert "cannot vouch" in seen.reason and "'finished done'" in seen.reason
+    listed = runner.invoke(app, ["jobs", "list"])
+    assert listed.exit_code == 0 and f"{job_id}  finished unsigned" in listed.output
+    assert "changed or added in the job database" in listed.output
+    shown = runner.invoke(app, ["jobs", "show", job_id])
+    assert shown.exit_code == 0 and '"outcome": "unsigned"' in shown.output
+    assert "paid 1,284.50" not in shown.output and "note: not signed" in shown.output
+    as_json = json.loads(runner.invoke(app, ["jobs", "list", "--json"]).output)
+    assert as_json[0]["outcome"] == "unsigned"
+
+
+@pytest.mark.parametrize("field", ["status", "task", "submitted_by", "worker", "attempts", "finished_at"])
+def test_any_edited_field_voids_the_record(jobs: Jobs, field: str) -> None:
+    job_id = _finished(jobs)
+    value = {"status": "cancelled", "task": "pay everyone", "submitted_by": "bob", "worker": "w9"}
+    _edit(jobs, job_id, lambda d: d.update({field: value.get(field, 7 if field == "attempts" else None)}))
+    assert jobs.get(job_id).record_trust == "forged"
+
+
+def test_another_jobs_record_or_an_earlier_legs_does_not_check_out(jobs: Jobs) -> None:
+    done, other = _finished(jobs, "done"), _finished(jobs, "failed", task="enter the Globex bill")
+    copied = _raw(jobs, done)
+    _write(jobs, other, copied)  # job `done`'s signed record in job `other`'s row
+    seen = jobs.get(other)
+    assert seen.id == other and seen.record_trust == "forged" and seen.outcome == "unsigned"
+    # an earlier leg's signed "done" put back after the job was retried onto leg 1
+    earlier = _raw(jobs, done)
+    jobs.retry(done, by="ana")
+    _write(jobs, done, earlier)
+    assert jobs.get(done).record_trust == "forged"
+    _write(jobs, done, earlier, leg=0)  # the whole row rolled back, leg included: the old record again
+    assert jobs.get(done).record_trust == "signed"  # (a roll-back of a whole row is not detected)
+
+
+def test_a_forged_record_stays_forged_whoever_writes_it_next(jobs: Jobs) -> None:
+    job = jobs.submit("enter the Northwind bill", submitted_by="ana", enqueue=False)
+    _edit(jobs, job.id, lambda d: d["options"].update(auto_approve=True))
+    jobs.mark(job.id, "running", only_if=("queued",), leg=0, worker="w1")
+    jobs.heartbeat(job.id, "w1")
+    ended = jobs.finish(job.id, "done", "entered", leg=0)
+    assert ended is not None and ended.record_trust == "forged"
+    assert _raw(jobs, job.id)["record_sig"] == VOID
+    assert jobs.get(job.id).outcome == "unsigned"
+    jobs.retry(job.id, by="ana")
+    jobs.cancel(job.id, by="ana")
+    assert jobs.get(job.id).record_trust == "forged"
+    # dropping the marker does not make it a record from before signing: its submission is edited
+    _edit(jobs, job.id, lambda d: d.update(record_sig=None))
+    assert jobs.get(job.id).record_trust == "forged"
+
+
+def test_a_record_from_before_signing_is_signed_by_its_next_write(jobs: Jobs) -> None:
+    job = jobs.submit("enter the Northwind bill", submitted_by="ana", enqueue=False)
+    _edit(jobs, job.id, lambda d: d.pop("record_sig"))  # as an earlier version wrote it
+    assert jobs.get(job.id).record_trust == "legacy"
+    jobs.mark(job.id, "running", only_if=("queued",), leg=0, worker="w1")
+    assert jobs.get(job.id).record_trust == "signed"
+    old = _finished(jobs, "done")
+    _edit(jobs, old, lambda d: d.pop("record_sig"))
+    seen = jobs.get(old)  # an ending nobody signed is not shown as one, whoever wrote it
+    assert (seen.record_trust, seen.outcome) == ("legacy", "unsigned")
+    assert "before job records were signed" in runner.invoke(app, ["jobs", "list"]).output
+
+
+def test_a_row_added_to_the_database_is_forged(jobs: Jobs) -> None:
+    real = _raw(jobs, _finished(jobs, "done"))
+    with sqlite3.connect(jobs.url.removeprefix("sqlite:///")) as db:
+        added = {**real, "id": "job-added", "record_sig": None, "submitted_by": "carol"}
+        db.execute(
+            "INSERT INTO taskcrew_jobs (id, status, submitted_at, parent_id, leg, doc) VALUES (?, ?, ?, ?, ?, ?)",
+            ("job-added", "finished", real["submitted_at"], None, 0, json.dumps(added)),
+        )
+    seen = jobs.get("job-added")
+    assert seen.record_trust == "forged" and seen.outcome == "unsigned"
+
+
+@pytest.mark.browser
+def test_the_console_shows_a_forged_done_as_unsigned(console_env: ConsoleEnv) -> None:
+    jobs = console_env.jobs
+    job_id = _finished(jobs)
+    _edit(jobs, job_id, lambda d: d.update(outcome="done", reason="entered and verified"))
+    page = console_env.page_as("bob")
+    page.goto(f"{console_env.url}/jobs")
+    row = page.locator("tr", has_text=job_id)
+    assert "unsigned" in row.inner_text() and "not signed" in row.inner_text()
+    assert not re.search(r"\bdone\b", row.inner_text())
+    page.goto(f"{console_env.url}/jobs/{job_id}")
+    shot(page, "job-unsigned")
+    assert page.locator("#job-status").inner_text() == "finished: unsigned"
+    assert "not signed" in page.locator("#job-note").inner_text()
+    assert "cannot vouch" in page.locator("#job-reason").inner_text()
+    assert page.get_by_role("link", name="r1").count() == 0
