@@ -316,3 +316,30 @@ def test_every_write_signs_the_record_and_a_retired_key_voids_it(jobs: Jobs) -> 
     jobs.keys = KeyRing(ring.path)
     jobs.retry(job.id, by="ana")
     assert jobs.get(job.id).record_trust == "forged"  # and no write signs it again
+
+
+def test_a_job_submitted_with_another_approvals_key_is_not_run_and_says_why(
+    jobs: Jobs, tmp_path: Path
+) -> None:
+    """The CLI, the console and the workers must share one approvals folder: a job a CLI signed with a
+    key of its own is refused by the worker, which says how to fix it, and nothing of it runs."""
+    from taskcrew.approvals.audit import AuditLog
+    from taskcrew.approvals.signing import KeyRing
+    from taskcrew.jobs.runner import LegRunner
+
+    cli = Jobs.open(jobs.url)
+    cli.keys = KeyRing(tmp_path / "elsewhere" / "operator.key")
+    job = cli.submit("enter the Northwind bill", submitted_by="ana", enqueue=False)
+    assert cli.get(job.id).record_trust == "signed"  # its own key vouches for it
+    assert LegRunner(jobs, None, "w1").run_leg(job.id, 0) == "failed"
+    seen = jobs.get(job.id)
+    assert seen.status == "failed" and seen.attempts == 0 and seen.record_trust == "forged"
+    assert "another approvals key" in seen.reason and "share one approvals folder" in seen.reason
+    [entry] = [
+        e for e in AuditLog(jobs.keys.path.parent / "audit.jsonl", jobs.keys).entries() if e.target == job.id
+    ]
+    assert (
+        entry.action == "forged_job_refused"
+        and entry.payload["record_sig"].split(":")[0] in cli.keys.key_ids()
+    )
+    cli.close()

@@ -46,7 +46,10 @@ def state_note(job: Job, now: datetime | None = None) -> str:
     """What a person should know about a job that is not simply moving along, with what to do;
     '' when there is nothing to say."""
     if job.record_trust == "forged":
-        return "not signed: changed or added in the job database; taskcrew does not vouch for this job"
+        return (
+            "not signed: changed or added in the job database, or signed with another approvals key; "
+            "taskcrew does not vouch for this job"
+        )
     if job.record_trust == "legacy" and job.status in ENDED:
         return "not signed: recorded by a version before job records were signed"
     silent = silent_for(job, now)

@@ -151,14 +151,17 @@ class LegRunner:
         from taskcrew.approvals.authority import Authority
 
         Authority(self.jobs).audit.append(
-            "worker", "forged_job_refused", job.id, {"status": job.status, "submitted_by": job.submitted_by}
+            "worker",
+            "forged_job_refused",
+            job.id,
+            {"status": job.status, "submitted_by": job.submitted_by, "record_sig": job.record_sig},
         )
         self.jobs.mark(
             job.id,
             "failed",
             only_if=("queued", "running"),
             leg=leg,
-            reason="the job's record was changed or added in the job database; submit the task again",
+            reason="taskcrew did not write the job's record; submit the task again",
             finished_at=utcnow(),
         )
         return "failed"

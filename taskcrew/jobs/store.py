@@ -352,8 +352,10 @@ class Jobs:
                 job.answer, job.run_dir = "", None
                 job.reason = (
                     f"taskcrew cannot vouch for this record (the job database says {said!r}): it was "
-                    "changed or added in the job database, or written by a version before job records "
-                    "were signed. Do not rely on it: read the run's own report, or submit the task again"
+                    "changed or added in the job database, written by a version before job records were "
+                    "signed, or signed with another approvals key (the CLI, the console and the workers "
+                    "must share one approvals folder). Do not rely on it: read the run's own report, or "
+                    "submit the task again"
                 )
         return job
 
