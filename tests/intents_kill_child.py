@@ -85,6 +85,12 @@ class KilledAt(StoreIntents):
         if self.point == "before_send" and record.status == "recorded":
             os.kill(os.getpid(), signal.SIGKILL)
 
+    def claim(self, record: IntentRecord) -> IntentRecord | None:
+        earlier = super().claim(record)
+        if self.point == "before_send" and earlier is None:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return earlier
+
 
 def main() -> None:
     erp_url, jobs_url, job_id, bill_id, paid_on, point = sys.argv[1:7]

@@ -52,7 +52,7 @@ def test_a_leg_held_while_draining_is_handed_back_once(jobs: Jobs) -> None:
     leg = threading.Thread(target=runner.run_leg, args=(job.id, 0))
     leg.start()
     deadline = time.monotonic() + 30
-    while job.id not in runner.held and time.monotonic() < deadline:
+    while not runner.holds(job.id) and time.monotonic() < deadline:
         time.sleep(0.01)
     assert runner.hand_back_all("the worker stopped before the leg started") == [job.id]
     leg.join(timeout=30)
@@ -79,8 +79,25 @@ def test_a_running_leg_abandoned_by_the_worker_sends_nothing_more(jobs: Jobs) ->
     job = jobs.submit("Enter the invoice", submitted_by="ana", options=OPTIONS)
     runner = _stopping(jobs)
     policy = Policy(PolicyConfig.for_url("http://127.0.0.1:8800"), AutoApproveHuman())
-    runner.held[job.id], runner.policies[job.id] = (0, True), policy  # as _run leaves them
+    runner.held[(job.id, 0)], runner.policies[(job.id, 0)] = True, policy  # as _run leaves them
     assert runner.hand_back_all("the worker stopped before the leg reached a checkpoint") == [job.id]
     sent = Submission(origin="form", method="POST", url="http://127.0.0.1:8800/bills/new", fields=[])
     decision = policy.submission(sent)
     assert decision.outcome == "blocked" and "handed the job back" in decision.reason
+
+
+def test_an_older_leg_that_ends_does_not_drop_the_newer_legs_hold(jobs: Jobs) -> None:
+    """An older leg of a job may still be ending in this process while its newer leg runs here: the
+    older one's end must not forget the newer one (it would not be handed back when the worker stops)."""
+    from taskcrew.tools.human import AutoApproveHuman
+    from taskcrew.tools.policy import Policy, PolicyConfig
+
+    job = jobs.submit("Enter the invoice", submitted_by="ana", options=OPTIONS)
+    runner = LegRunner(jobs, None, "w1")
+    newer = Policy(PolicyConfig.for_url("http://127.0.0.1:8800"), AutoApproveHuman())
+    runner.held[(job.id, 1)], runner.policies[(job.id, 1)] = True, newer  # leg 1, running here
+    with pytest.raises(AttributeError):  # leg 0 ends at once here (no workplace to run in)
+        runner.run_leg(job.id, 0)
+    assert runner.running_here() == [job.id] and runner.policies == {(job.id, 1): newer}
+    runner.hand_back_all("the worker stopped")
+    assert newer.halted

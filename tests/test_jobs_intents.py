@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+from typing import Any
 
 from fixtures_erp import NORTHWIND_2057, ErpUser
 
@@ -47,3 +49,47 @@ def test_a_repeat_is_sent_only_when_the_read_back_does_not_find_it(
     # another job's intent is its own
     other = IntentLog(StoreIntents(jobs, "job-2"), "job-2", rules)
     assert other.before_send("POST", url, fields, lambda page: None) is None
+
+
+class _Racing(StoreIntents):
+    """Two legs of one job (a takeover while the old worker still runs) look at the same intent
+    before either records it: each looks, then waits for the other to have looked too."""
+
+    def __init__(self, jobs: Jobs, job_id: str, looked: threading.Barrier) -> None:
+        super().__init__(jobs, job_id)
+        self.looked, self.waited = looked, False
+
+    def get(self, key: str) -> Any:
+        found = super().get(key)
+        if not self.waited:  # the first look only (a leg that loses reads the winner's record after)
+            self.waited = True
+            self.looked.wait(timeout=30)
+        return found
+
+
+def test_two_legs_that_both_find_no_intent_record_it_once_and_only_one_sends(tmp_path: Path) -> None:
+    jobs = Jobs.open(f"sqlite:///{tmp_path / 'jobs.sqlite3'}")
+    job = jobs.submit("Enter the Northwind invoice", submitted_by="ana")
+    url, fields = "http://127.0.0.1:9/bills/new", [("vendor_id", "3"), ("amount", "1284.50")]
+    looked = threading.Barrier(2)
+    answers: list[str | None] = []
+
+    def leg() -> None:
+        log = IntentLog(_Racing(jobs, job.id, looked), job.id, [])  # no read-back rule
+        answers.append(log.before_send("POST", url, fields, lambda page: None))
+
+    legs = [threading.Thread(target=leg) for _ in range(2)]
+    for thread in legs:
+        thread.start()
+    for thread in legs:
+        thread.join(30)
+    assert sorted(answers, key=str) == [None, answers[0] or answers[1]]  # one may send, one may not
+    refusal = answers[0] or answers[1]
+    assert refusal is not None and "another attempt of this job" in refusal and "NOT sent again" in refusal
+    [intent] = jobs.intents(job.id)
+    assert intent.status == "recorded"
+    # the store's first record is atomic: a second one for the key returns the first, unchanged
+    again = intent.model_copy(update={"status": "confirmed", "result": "forged"})
+    assert jobs.add_intent(again) is not None
+    assert jobs.intents(job.id)[0].status == "recorded"
+    jobs.close()

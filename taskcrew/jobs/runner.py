@@ -73,11 +73,16 @@ class LegRunner:
     heartbeat_s: float = 2.0
     draining: threading.Event = field(default_factory=threading.Event)  # the worker is stopping
     exiting: threading.Event = field(default_factory=threading.Event)  # held legs were handed back
-    held: dict[str, tuple[int, bool]] = field(default_factory=dict)  # job -> (leg, started) here
-    policies: dict[str, Any] = field(default_factory=dict)  # job -> its running leg's browser policy
+    # (job, leg) -> started: the legs this process holds (an older leg of a job may still be ending
+    # while its newer leg starts here: each is its own)
+    held: dict[tuple[str, int], bool] = field(default_factory=dict)
+    policies: dict[tuple[str, int], Any] = field(default_factory=dict)  # (job, leg) -> its browser policy
 
     def running_here(self) -> list[str]:
-        return [job_id for job_id, (_, started) in list(self.held.items()) if started]
+        return list(dict.fromkeys(job_id for (job_id, _), started in list(self.held.items()) if started))
+
+    def holds(self, job_id: str) -> bool:
+        return any(held == job_id for held, _ in list(self.held))
 
     def hand_back_all(self, why: str) -> list[str]:
         """Give every leg this process holds back to the queue (the worker stops now). A leg still
@@ -85,7 +90,7 @@ class LegRunner:
         for policy in list(self.policies.values()):
             policy.halted = f"the worker stopped and handed the job back ({why})"
         given = []
-        for job_id, (leg, _) in list(self.held.items()):
+        for job_id, leg in list(self.held):
             with suppress(Exception):
                 if self.jobs.hand_back(job_id, leg, self.worker_id, why) is not None:
                     given.append(job_id)
@@ -96,7 +101,7 @@ class LegRunner:
         """Run leg ``leg`` of the job; returns what became of it (a status word)."""
         if self.jobs.leg(job_id) != leg:
             return "stale"  # a newer leg (retry, resume, takeover) owns the job
-        self.held[job_id] = (leg, False)
+        self.held[(job_id, leg)] = False
         try:
             if self.draining.is_set():  # dequeued while stopping: held unstarted, then handed back
                 self.exiting.wait()
@@ -107,8 +112,8 @@ class LegRunner:
                 return "handed_back"
             return self._claim_and_run(job_id, leg)
         finally:
-            self.held.pop(job_id, None)
-            self.policies.pop(job_id, None)
+            self.held.pop((job_id, leg), None)
+            self.policies.pop((job_id, leg), None)
 
     def _claim_and_run(self, job_id: str, leg: int) -> str:
         from taskcrew.crew.workplace import reachable
@@ -129,7 +134,7 @@ class LegRunner:
         )
         if claimed is None:
             return job.status  # cancelled or finished meanwhile
-        self.held[job_id] = (leg, True)
+        self.held[(job_id, leg)] = True
         stop, halt = threading.Event(), LegHalt()
         beat = threading.Thread(target=self._beat, args=(job_id, leg, stop, halt), daemon=True)
         beat.start()
@@ -222,7 +227,7 @@ class LegRunner:
                     readback_rules(self.place),
                     witness=human.gate.sent_before,
                 )
-                self.policies[job.id] = res.browser.policy  # hand_back_all halts it
+                self.policies[(job.id, leg)] = res.browser.policy  # hand_back_all halts it
                 halt.policy = res.browser.policy  # and so does the heartbeat, for this leg only
             result = run_task(settings, res)
         except HandBack as why:
@@ -408,6 +413,14 @@ class StoreIntents:
         return [record for record in found if record is not None]
 
     def put(self, record: Any) -> None:
+        self.jobs.save_intent(self._intent(record))
+
+    def claim(self, record: Any) -> Any:
+        """Record a first attempt unless another leg already has (then its record)."""
+        earlier = self.jobs.add_intent(self._intent(record))
+        return None if earlier is None else self.get(earlier.key)
+
+    def _intent(self, record: Any) -> Intent:
         from taskcrew.tools.human import ApprovalRequest, FieldValue
 
         payload = ApprovalRequest(
@@ -416,16 +429,14 @@ class StoreIntents:
             url=record.url,
             fields=[FieldValue(name=n, value=v) for n, v in record.fields],
         )
-        self.jobs.save_intent(
-            Intent(
-                key=record.key,
-                job_id=self.job_id,
-                target=record.url,
-                payload=payload,
-                status=record.status,
-                result=record.result,
-                recorded_at=record.at,
-            )
+        return Intent(
+            key=record.key,
+            job_id=self.job_id,
+            target=record.url,
+            payload=payload,
+            status=record.status,
+            result=record.result,
+            recorded_at=record.at,
         )
 
 

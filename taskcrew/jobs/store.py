@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from taskcrew.jobs.liveness import is_orphaned
 from taskcrew.jobs.models import (
@@ -764,6 +764,22 @@ class Jobs:
                 conn.execute(
                     INT.insert().values(key=intent.key, job_id=intent.job_id, doc=intent.model_dump_json())
                 )
+
+    def add_intent(self, intent: Intent) -> Intent | None:
+        """Record a first attempt, atomically: None when this call recorded it, else the intent another
+        leg recorded under the same key first (it is not overwritten)."""
+        intent.updated_at = utcnow()
+        try:
+            with self._tx() as conn:
+                conn.execute(
+                    INT.insert().values(key=intent.key, job_id=intent.job_id, doc=intent.model_dump_json())
+                )
+        except JobStoreError as exc:
+            earlier = self.intent(intent.key) if isinstance(exc.__cause__, IntegrityError) else None
+            if earlier is None:
+                raise
+            return earlier
+        return None
 
     def intents(self, job_id: str | None = None) -> builtins.list[Intent]:
         query = sa.select(INT.c.doc)

@@ -161,7 +161,7 @@ def watch(jobs: Jobs, settings: WorkerSettings, runner: LegRunner | None = None)
     """Expire due approvals; put the jobs of workers whose heartbeat went stale back on the queue
     (this worker's own id too, when this process does not run them: a dead earlier holder's).
     Foreground runs are left alone: their person retries them."""
-    here = runner.held if runner is not None else {}
+    here = {job_id for job_id, _ in list(runner.held)} if runner is not None else set()
     try:
         jobs.expire_due()
         now = utcnow()

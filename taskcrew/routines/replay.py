@@ -419,3 +419,6 @@ class _MemorySink:
 
     def put(self, record: Any) -> None:
         self._records[record.key] = record
+
+    def claim(self, record: Any) -> Any:
+        return None if self._records.setdefault(record.key, record) is record else self._records[record.key]

@@ -147,6 +147,10 @@ class IntentSink(Protocol):
 
     def put(self, record: IntentRecord) -> None: ...
 
+    def claim(self, record: IntentRecord) -> IntentRecord | None:
+        """Record a first attempt atomically: None when recorded, else the record already there."""
+        ...
+
 
 def intent_key(
     scope: str, method: str, url: str, fields: list[tuple[str, str]], risk: RiskRules | None = None
@@ -191,8 +195,17 @@ class IntentLog:
             )
             self.sink.put(earlier)
         if earlier is None:
-            self.sink.put(IntentRecord(key=key, method=method.upper(), url=url, fields=fields))
-            return None
+            first = IntentRecord(key=key, method=method.upper(), url=url, fields=fields)
+            if (racing := self.sink.claim(first)) is None:
+                return None
+            # another leg of this job recorded it between our look and our record: it is being sent
+            # now, or was just sent; no read-back can tell yet, and a repeat would be a second change
+            self.refused += 1
+            return (
+                f"this exact submission to {url} is being sent by another attempt of this job right now "
+                f"(recorded at {racing.at:%H:%M:%S} UTC). It was NOT sent again. Check in the system "
+                "whether the change is there before doing anything else; if you cannot tell, ask a person."
+            )
         found = self.rules.rule_for(method, url)
         if found is not None and found[0].safe_to_repeat:
             self._again(earlier, "the read-back rule says a repeat changes nothing; sent again")
