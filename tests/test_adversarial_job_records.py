@@ -1,7 +1,10 @@
 """A job's record is signed by the store on every write and checked on every read: someone who can
 write the job database cannot make a job say it was done (or what it answered, or where its run
 is), copy another job's or an earlier leg's record in, or get a forged record signed by a later
-write. Every surface reads through the store: `jobs list`/`show`, the console's jobs and job pages."""
+write. Every surface reads through the store: `jobs list`/`show`, the console's jobs and job pages.
+The same holds for the record of each submission a job sent (its intent): an edited one is a send
+whose answer nobody knows, so a payment cannot be sent twice by marking the first "not applied";
+and for a run's checkpoint, which a resumed leg builds on."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ import re
 import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -18,9 +22,12 @@ from typer.testing import CliRunner
 
 from taskcrew.cli import app
 from taskcrew.jobs import JobOptions, Jobs
+from taskcrew.jobs.runner import StoreCheckpoints, StoreIntents
 from taskcrew.jobs.store import VOID
+from taskcrew.tools.intents import IntentLog, SendOutcome
 
 runner = CliRunner()
+PAY = "http://127.0.0.1:8800/bills/BILL-0005/pay"
 
 
 @pytest.fixture
@@ -163,3 +170,117 @@ def test_the_console_shows_a_forged_done_as_unsigned(console_env: ConsoleEnv) ->
     assert "not signed" in page.locator("#job-note").inner_text()
     assert "cannot vouch" in page.locator("#job-reason").inner_text()
     assert page.get_by_role("link", name="r1").count() == 0
+
+
+# ---- intents: the record of each submission a job sent, by which a repeat is or is not sent ---------
+
+
+def _sent_once(jobs: Jobs, job_id: str) -> tuple[IntentLog, list[tuple[str, str]]]:
+    """A job's payment sent once and saved (HTTP 303), as the gate records it."""
+    log = IntentLog(StoreIntents(jobs, job_id), job_id, [])  # no read-back rule for this system
+    fields = [("paid_on", "2026-12-01")]
+    assert log.before_send("POST", PAY, fields, lambda page: None) is None
+    log.after_send("POST", PAY, fields, SendOutcome(http_status=303))
+    assert jobs.intents(job_id)[0].status == "sent" and jobs.intents(job_id)[0].trusted
+    return log, fields
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        {"status": "not_applied", "seen": "refused", "result": "answered HTTP 422 — refused"},
+        {"status": "not_applied", "seen": None, "result": "no answer: connect ECONNREFUSED"},
+        {"status": "recorded", "result": None, "seen": None, "sig": None},
+    ],
+    ids=["refused", "never-arrived", "unsigned"],
+)
+def test_a_sent_payment_marked_not_applied_in_the_database_is_not_sent_again(
+    jobs: Jobs, edit: dict[str, Any]
+) -> None:
+    job = jobs.submit("pay the Northwind bill", submitted_by="ana", enqueue=False)
+    log, fields = _sent_once(jobs, job.id)
+    with sqlite3.connect(jobs.url.removeprefix("sqlite:///")) as db:
+        (doc,) = db.execute("SELECT doc FROM taskcrew_intents WHERE job_id = ?", (job.id,)).fetchone()
+        db.execute("UPDATE taskcrew_intents SET doc = ?", (json.dumps({**json.loads(doc), **edit}),))
+    held = log.before_send("POST", PAY, fields, lambda page: None)
+    assert held is not None and "NOT sent again" in held and "may be in the system" in held
+    [intent] = jobs.intents(job.id)
+    assert intent.status == "uncertain" and not intent.trusted and "not signed" in (intent.result or "")
+
+
+def test_another_jobs_intent_moved_under_this_jobs_key_is_not_its_answer(jobs: Jobs) -> None:
+    """A refused attempt of another job (same payload) put in this job's row: not this job's answer."""
+    mine = jobs.submit("pay the Northwind bill", submitted_by="ana", enqueue=False)
+    other = jobs.submit("pay the Northwind bill again", submitted_by="ana", enqueue=False)
+    log, fields = _sent_once(jobs, mine.id)
+    theirs = IntentLog(StoreIntents(jobs, other.id), other.id, [])
+    assert theirs.before_send("POST", PAY, fields, lambda page: None) is None
+    theirs.after_send("POST", PAY, fields, SendOutcome(http_status=422))
+    with sqlite3.connect(jobs.url.removeprefix("sqlite:///")) as db:
+        (refused,) = db.execute("SELECT doc FROM taskcrew_intents WHERE job_id = ?", (other.id,)).fetchone()
+        db.execute("UPDATE taskcrew_intents SET doc = ? WHERE job_id = ?", (refused, mine.id))
+    held = log.before_send("POST", PAY, fields, lambda page: None)
+    assert held is not None and "NOT sent again" in held
+
+
+# ---- checkpoints: the run's state a resumed leg builds on (its plan, finished steps, verdicts) -------
+
+
+def _checkpoint_row(jobs: Jobs, job_id: str) -> dict[str, Any]:
+    with sqlite3.connect(jobs.url.removeprefix("sqlite:///")) as db:
+        (doc,) = db.execute("SELECT doc FROM taskcrew_checkpoints WHERE job_id = ?", (job_id,)).fetchone()
+    return dict(json.loads(doc))
+
+
+def _put_checkpoint(jobs: Jobs, job_id: str, row: dict[str, Any]) -> None:
+    with sqlite3.connect(jobs.url.removeprefix("sqlite:///")) as db:
+        db.execute("UPDATE taskcrew_checkpoints SET doc = ? WHERE job_id = ?", (json.dumps(row), job_id))
+
+
+@pytest.mark.parametrize("forgery", ["a verified verdict added", "another job's", "unsigned"])
+def test_a_checkpoint_written_into_the_database_is_not_resumed_from(jobs: Jobs, forgery: str) -> None:
+    """A resumed leg would build on it: its steps not redone, its verdict taken. The run starts over."""
+    from taskcrew.crew.models import CriterionCheck, RunState, Verdict
+    from taskcrew.crew.stages import restore
+
+    job = jobs.submit("enter the Northwind bill", submitted_by="ana", enqueue=False)
+    other = jobs.submit("enter the Globex bill", submitted_by="ana", enqueue=False)
+    for each in (job, other):
+        jobs.mark(each.id, "running", only_if=("queued",), leg=0, worker="w1")
+        state = RunState(task=each.task).model_dump(mode="json")
+        assert jobs.save_checkpoint(each.id, {"stage": "plan", "state": state}, leg=0, worker="w1")
+    assert jobs.checkpoint(job.id) == {
+        "stage": "plan",
+        "state": RunState(task=job.task).model_dump(mode="json"),
+    }
+    row = _checkpoint_row(jobs, job.id)
+    if forgery == "a verified verdict added":
+        met = CriterionCheck(
+            criterion="the bill is in the ERP", met=True, source="/bills", observed="INV-2057"
+        )
+        verdict = Verdict(verified=True, checks=[met], reason="the bill is in the ERP").model_dump(
+            mode="json"
+        )
+        row["state"]["state"] |= {"verdicts": [verdict], "outcome": "done"}
+    elif forgery == "another job's":
+        row = _checkpoint_row(jobs, other.id)
+    else:
+        row = row["state"]  # as a version before checkpoints were signed stored it
+    _put_checkpoint(jobs, job.id, row)
+    assert jobs.checkpoint(job.id) is None
+    ctx = SimpleNamespace(checkpoints=StoreCheckpoints(jobs, job.id, "w1", leg=0), tracer=None)
+    assert restore(ctx, RunState(task=job.task)) is False  # planned again, from the start
+
+
+def test_a_history_line_added_to_the_database_says_it_is_not_signed(jobs: Jobs) -> None:
+    job_id = _finished(jobs)
+    forged = {"job_id": job_id, "at": "2026-12-01T10:00:00+00:00", "kind": "decided", "detail": "approved"}
+    with sqlite3.connect(jobs.url.removeprefix("sqlite:///")) as db:
+        db.execute(
+            "INSERT INTO taskcrew_job_events (job_id, doc) VALUES (?, ?)",
+            (job_id, json.dumps({**forged, "actor": "bob"})),
+        )
+    lines = jobs.events(job_id)
+    assert [line.detail.startswith("[not signed]") for line in lines] == [False, False, False, True]
+    shown = runner.invoke(app, ["jobs", "show", job_id]).output
+    assert "decided by bob  [not signed] approved" in shown

@@ -7,6 +7,8 @@ Real Chromium, the mock ERP and a small site over HTTP, SQLite job stores; only 
 
 from __future__ import annotations
 
+import json
+import sqlite3
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -31,7 +33,7 @@ from taskcrew.jobs.runner import StoreIntents, readback_rules
 from taskcrew.mock_erp import ChaosConfig, ErpServer
 from taskcrew.tools.browser import BrowserRuntime, Click, Type
 from taskcrew.tools.human import ApprovalDecision, ScriptedHuman
-from taskcrew.tools.intents import IntentLog, IntentRecord, IntentStatus, intent_key
+from taskcrew.tools.intents import IntentLog, IntentStatus, intent_key
 from taskcrew.tools.submissions import SubmissionResult
 
 BILL, PAID_ON = "BILL-0004", "2026-10-02"  # unpaid in the seed
@@ -236,45 +238,48 @@ def test_a_5xx_stays_unknown_in_the_intent_log_and_the_resumed_legs_report(
     assert erp.state().bill(BILL).status == "unpaid"  # type: ignore[union-attr]
 
 
-# ---- records written before the classification was kept -----------------------------------------------
+# ---- records written by an earlier version (no classification, no signature) -----------------------
 
 OLD = "http://127.0.0.1:8800/bills/new"
 
 
-def _old(log: IntentLog, number: str, status: IntentStatus, result: str) -> list[tuple[str, str]]:
-    """A record as the intent log wrote it before it kept the gate's classification."""
+def _old(jobs: Jobs, log: IntentLog, number: str, status: IntentStatus, result: str) -> list[tuple[str, str]]:
+    """A row as an earlier version wrote it into the job database: no classification, unsigned."""
     fields = [("csrf_token", "old"), ("invoice_number", number), ("amount", "10.00")]
     key = intent_key(log.scope, "POST", OLD, fields, log.risk)
-    log.sink.put(IntentRecord(key=key, method="POST", url=OLD, fields=fields, status=status, result=result))
+    payload = {"kind": "form_submission", "method": "POST", "url": OLD}
+    payload["fields"] = [{"name": n, "value": v} for n, v in fields]  # type: ignore[assignment]
+    doc = {"key": key, "job_id": log.scope, "target": OLD, "payload": payload, "status": status}
+    doc |= {"result": result, "recorded_at": "2026-11-30T10:00:00+00:00"}
+    with sqlite3.connect(jobs.url.removeprefix("sqlite:///")) as db:
+        db.execute(
+            "INSERT INTO taskcrew_intents (key, job_id, doc) VALUES (?, ?, ?)",
+            (key, log.scope, json.dumps(doc)),
+        )
     return [("csrf_token", "new"), *fields[1:]]
 
 
-def test_intent_records_from_before_the_classification_was_kept_are_read_conservatively(
-    tmp_path: Path,
-) -> None:
+def test_intent_records_of_an_earlier_version_are_answers_nobody_knows(tmp_path: Path) -> None:
+    """Its rows are not signed, so they cannot be told from rows edited in the database: each is a
+    send whose answer is not known. None is sent again without a read-back, whatever it says."""
     jobs = _jobs(tmp_path)
     job = jobs.submit("Enter four bills", submitted_by="ana")
     log = IntentLog(StoreIntents(jobs, job.id), job.id, [])
     cases: dict[str, tuple[IntentStatus, str]] = {
-        "OLD-503": ("not_applied", "answered HTTP 503"),  # old: "not applied"; the gate: unknown
+        "OLD-503": ("not_applied", "answered HTTP 503"),
         "OLD-422": ("not_applied", "answered HTTP 422"),
         "OLD-303": ("sent", "answered HTTP 303"),
         "OLD-ECONN": ("not_applied", "no answer: connect ECONNREFUSED 127.0.0.1:8800"),
     }
-    repeats = {number: _old(log, number, *case) for number, case in cases.items()}
+    repeats = {number: _old(jobs, log, number, *case) for number, case in cases.items()}
     headline = _resumed_facts(log)
-    assert "1 change(s) saved: POST" in headline and "invoice_number=OLD-303" in headline, headline
-    assert "1 submission(s) with no clear answer (may be saved)" in headline and "OLD-503" in headline
+    assert "4 submission(s) with no clear answer (may be saved)" in headline, headline
     nothing = lambda page: None  # noqa: E731 — no read-back rule: never read
-    held = log.before_send("POST", OLD, repeats["OLD-503"], nothing)
-    assert held is not None and "may be in the system" in held and "NOT sent again" in held, held
-    accepted = log.before_send("POST", OLD, repeats["OLD-303"], nothing)
-    assert accepted is not None and "the system accepted it" in accepted
-    assert log.before_send("POST", OLD, repeats["OLD-422"], nothing) is None  # refused: sent again
-    assert log.before_send("POST", OLD, repeats["OLD-ECONN"], nothing) is None  # never arrived
-
-
-# ---- the headline names the business fields ------------------------------------------------------------
+    for number, fields in repeats.items():
+        held = log.before_send("POST", OLD, fields, nothing)
+        assert held is not None and "may be in the system" in held and "NOT sent again" in held, number
+    assert {i.status for i in jobs.intents(job.id)} == {"uncertain"}
+    assert all("not signed" in (i.result or "") and not i.trusted for i in jobs.intents(job.id))
 
 
 def test_the_headline_names_the_business_fields_never_a_csrf_token_or_an_excluded_field(

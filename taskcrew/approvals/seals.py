@@ -1,4 +1,4 @@
-"""What the authority signs, in one place: a job's submission and its record, a parked request, a first approval,
+"""What the authority signs, in one place: a job's submission, its record, its history and its checkpoint, a submission's intent, a parked request, a first approval,
 a decision and a routine's acceptance. Each payload names the record it belongs to, so a signature cannot be moved from one
 row to another, and covers every field a forger would want to change."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from taskcrew.jobs.models import Approval, Cosign, Job
+from taskcrew.jobs.models import Approval, Cosign, Intent, Job, JobEvent
 
 if TYPE_CHECKING:
     from taskcrew.routines.models import Routine
@@ -30,6 +30,23 @@ def job_record(job: Job, leg: int) -> dict[str, Any]:
     worker…), on its leg: an edited field, a record copied from another job or an earlier leg, or a
     record added in the job database does not check out."""
     return {"seal": "job", "leg": leg, "doc": job.model_dump(mode="json", exclude={"record_sig"})}
+
+
+def intent(recorded: Intent) -> dict[str, Any]:
+    """A submission's record before and after it is sent (what it is, what the system answered):
+    a job decides by it whether a repeat is sent, so an edited answer must not check out."""
+    return {"seal": "intent", **recorded.model_dump(mode="json", exclude={"sig", "updated_at"})}
+
+
+def checkpoint(job_id: str, state: dict[str, Any]) -> dict[str, Any]:
+    """A run's state saved after a stage (its plan, finished steps, verdicts): what a resumed leg of
+    this job builds on."""
+    return {"seal": "checkpoint", "job": job_id, "state": state}
+
+
+def event(line: JobEvent) -> dict[str, Any]:
+    """One line of a job's history, of its job."""
+    return {"seal": "event", **line.model_dump(mode="json", exclude={"sig"})}
 
 
 def request(approval: Approval) -> dict[str, Any]:

@@ -142,8 +142,15 @@ class Intent(BaseModel):
     payload: ApprovalRequest
     status: Literal["recorded", "sent", "confirmed", "not_applied", "uncertain"]
     result: str | None = None
+    seen: str | None = Field(
+        default=None, description="the gate's classification of the answer (tools.intents.Applied)"
+    )
     recorded_at: datetime
     updated_at: datetime | None = None
+    sig: str | None = Field(default=None, description="the authority's signature of this record")
+    trusted: bool = Field(
+        default=True, exclude=True, description="set by the store as it reads the row (never stored)"
+    )
 
 
 class JobEvent(BaseModel):
@@ -154,3 +161,4 @@ class JobEvent(BaseModel):
     kind: str
     detail: str = ""
     actor: str | None = None
+    sig: str | None = Field(default=None, description="the authority's signature of this line")

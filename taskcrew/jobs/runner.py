@@ -404,6 +404,7 @@ class StoreIntents:
             fields=fields,
             status=intent.status,
             result=intent.result,
+            seen=intent.seen,
             at=intent.recorded_at,
         )
 
@@ -436,6 +437,7 @@ class StoreIntents:
             payload=payload,
             status=record.status,
             result=record.result,
+            seen=record.seen,
             recorded_at=record.at,
         )
 

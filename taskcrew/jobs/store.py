@@ -20,6 +20,7 @@ from __future__ import annotations
 import builtins
 import hashlib
 import json
+import logging
 import os
 import secrets
 from collections.abc import Callable, Iterator
@@ -49,6 +50,7 @@ from taskcrew.jobs.models import (
 )
 from taskcrew.tools.human import ApprovalDecision, ApprovalRequest
 
+log = logging.getLogger(__name__)
 ENV_URL = "TASKCREW_JOBS_DB"
 VOID = "void"  # the record signature of a record the store found forged (never verifies, never legacy)
 
@@ -399,10 +401,16 @@ class Jobs:
         return job
 
     def events(self, job_id: str) -> builtins.list[JobEvent]:
+        from taskcrew.approvals import seals
+
         self.get(job_id)
         with self._tx() as conn:
             rows = conn.execute(sa.select(EV.c.doc).where(EV.c.job_id == job_id).order_by(EV.c.seq))
-            return [JobEvent.model_validate_json(str(doc)) for (doc,) in rows]
+            lines = [JobEvent.model_validate_json(str(doc)) for (doc,) in rows]
+        for line in lines:  # a line taskcrew did not write (added, edited, of another job) says so
+            if line.job_id != job_id or not self.keys.verify(seals.event(line), line.sig):
+                line.job_id, line.detail = job_id, f"[not signed] {line.detail}".strip()
+        return lines
 
     # ---- approvals and questions ----------------------------------------------------------------
     def approvals(self, status: str | None = None, *, job_id: str | None = None) -> builtins.list[Approval]:
@@ -749,31 +757,22 @@ class Jobs:
     # intents: recorded before a data-changing submission is sent
     def intent(self, key: str) -> Intent | None:
         with self._tx() as conn:
-            row = conn.execute(sa.select(INT.c.doc).where(INT.c.key == key)).first()
-        return Intent.model_validate_json(str(row[0])) if row else None
+            row = conn.execute(sa.select(INT.c.key, INT.c.job_id, INT.c.doc).where(INT.c.key == key)).first()
+        return self._read_intent(str(row[0]), str(row[1]), str(row[2])) if row else None
 
     def save_intent(self, intent: Intent) -> None:
-        intent.updated_at = utcnow()
+        doc = self._signed_intent(intent)
         with self._tx() as conn:
-            if (
-                conn.execute(
-                    INT.update().where(INT.c.key == intent.key).values(doc=intent.model_dump_json())
-                ).rowcount
-                == 0
-            ):
-                conn.execute(
-                    INT.insert().values(key=intent.key, job_id=intent.job_id, doc=intent.model_dump_json())
-                )
+            if conn.execute(INT.update().where(INT.c.key == intent.key).values(doc=doc)).rowcount == 0:
+                conn.execute(INT.insert().values(key=intent.key, job_id=intent.job_id, doc=doc))
 
     def add_intent(self, intent: Intent) -> Intent | None:
         """Record a first attempt, atomically: None when this call recorded it, else the intent another
         leg recorded under the same key first (it is not overwritten)."""
-        intent.updated_at = utcnow()
+        doc = self._signed_intent(intent)
         try:
             with self._tx() as conn:
-                conn.execute(
-                    INT.insert().values(key=intent.key, job_id=intent.job_id, doc=intent.model_dump_json())
-                )
+                conn.execute(INT.insert().values(key=intent.key, job_id=intent.job_id, doc=doc))
         except JobStoreError as exc:
             earlier = self.intent(intent.key) if isinstance(exc.__cause__, IntegrityError) else None
             if earlier is None:
@@ -782,25 +781,79 @@ class Jobs:
         return None
 
     def intents(self, job_id: str | None = None) -> builtins.list[Intent]:
-        query = sa.select(INT.c.doc)
+        query = sa.select(INT.c.key, INT.c.job_id, INT.c.doc)
         if job_id is not None:
             query = query.where(INT.c.job_id == job_id)
         with self._tx() as conn:
-            return [Intent.model_validate_json(str(d)) for (d,) in conn.execute(query)]
+            return [self._read_intent(str(r[0]), str(r[1]), str(r[2])) for r in conn.execute(query)]
+
+    def _signed_intent(self, intent: Intent) -> str:
+        from taskcrew.approvals import seals
+
+        intent.updated_at = utcnow()
+        intent.sig = self.keys.sign(seals.intent(intent))
+        return intent.model_dump_json()
+
+    def _read_intent(self, key: str, job_id: str, doc: str) -> Intent:
+        """A stored intent as the job reads it: one taskcrew did not write (edited, added, moved from
+        another job, or from before intents were signed) is a send whose answer nobody knows, so a
+        repeat of it is sent only when reading the system back finds the change absent."""
+        from taskcrew.approvals import seals
+
+        intent = Intent.model_validate_json(doc)
+        if (
+            intent.key == key
+            and intent.job_id == job_id
+            and self.keys.verify(seals.intent(intent), intent.sig)
+        ):
+            return intent
+        said = f"{intent.status}: {intent.result or ''}".strip(": ")[:80]
+        return intent.model_copy(
+            update={
+                "key": key,
+                "job_id": job_id,
+                "status": "uncertain",
+                "seen": "unknown",
+                "trusted": False,
+                "result": (
+                    f"not signed: the job database's record of this submission was changed or added "
+                    f"outside taskcrew (it says {said!r}); whether the system applied it is not known"
+                ),
+            }
+        )
 
     # checkpoints: the run's state after each stage
     def checkpoint(self, job_id: str) -> dict[str, Any] | None:
+        """The run's state as a leg of this job saved it; None when there is none, or when taskcrew did
+        not write it (edited or added in the job database — a plan, finished steps or a verdict that
+        a resumed leg would build on — or saved by a version before checkpoints were signed): the
+        run then starts over (its sends are not repeated: the intents and the audit log say what
+        it sent)."""
+        from taskcrew.approvals import seals
+
         with self._tx() as conn:
             row = conn.execute(sa.select(CK.c.doc).where(CK.c.job_id == job_id)).first()
-        return json.loads(str(row[0])) if row else None
+        if row is None:
+            return None
+        saved = json.loads(str(row[0]))
+        state = saved.get("state") if isinstance(saved, dict) else None
+        if isinstance(state, dict) and self.keys.verify(seals.checkpoint(job_id, state), saved.get("sig")):
+            return state
+        log.warning(
+            "job %s: its checkpoint is not one taskcrew wrote (not signed); the run starts over", job_id
+        )
+        return None
 
     def save_checkpoint(
         self, job_id: str, doc: dict[str, Any], *, leg: int | None = None, worker: str | None = None
     ) -> bool:
         """Save the run's state; given ``leg`` (and ``worker``), only while the job runs that leg
         (held by that worker), checked in the same transaction as the write: a leg that lost the job
-        meanwhile writes nothing (False)."""
-        raw = json.dumps(doc, default=str)
+        meanwhile writes nothing (False). Signed, with the job's id (``checkpoint`` checks it)."""
+        from taskcrew.approvals import seals
+
+        state = json.loads(json.dumps(doc, default=str))  # signed as it will read back
+        raw = json.dumps({"state": state, "sig": self.keys.sign(seals.checkpoint(job_id, state))})
         with self._tx() as conn:
             if leg is not None:
                 # the job row locked (Postgres) until the write: a takeover waits for it, or comes first
@@ -879,7 +932,10 @@ class Jobs:
         raise JobStoreError(f"job {job_id} kept changing underneath; try again")
 
     def _event(self, conn: sa.Connection, job_id: str, kind: str, detail: str, actor: str | None) -> None:
+        from taskcrew.approvals import seals
+
         ev = JobEvent(job_id=job_id, at=utcnow(), kind=kind, detail=detail, actor=actor)
+        ev.sig = self.keys.sign(seals.event(ev))
         conn.execute(EV.insert().values(job_id=job_id, doc=ev.model_dump_json()))
 
 

@@ -30,7 +30,7 @@ import re
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol, cast
+from typing import Any, Literal, Protocol
 from urllib.parse import urljoin
 
 from pydantic import BaseModel, Field
@@ -78,8 +78,7 @@ class SendOutcome(BaseModel):
 
     def describe(self) -> str:
         """The answer in words, kept as the record's ``result``; one that was not saved names the
-        gate's classification ("answered HTTP 200 — refused: …"), which a sink that keeps only status
-        and result gives back (``IntentRecord.answer``)."""
+        gate's classification ("answered HTTP 200 — refused: …")."""
         if self.http_status is None:
             return f"no answer: {self.detail}" if self.detail else "no answer"
         seen = self.classified()
@@ -103,33 +102,20 @@ class IntentRecord(BaseModel):
     status: IntentStatus = "recorded"
     result: str | None = None
     at: datetime = Field(default_factory=lambda: datetime.now(UTC))
-    # the gate's classification of the answer (``after_send``); None: not answered yet, or a record
-    # from before it was kept (or from a sink that keeps only status and result)
+    # the gate's classification of the answer (``after_send``); None: not answered yet
     seen: Applied | None = None
 
     @property
     def answer(self) -> Applied:
         """What became of it: for the repeat rule (``IntentLog.before_send``) and for a resumed leg's
-        facts (``crew/outcome.py``). A record without ``seen`` is read by its status, the way it was
-        written (``sent``: applied), except where the old writer said "not applied" of an answer the
-        gate calls unknown: an HTTP 5xx may have been saved."""
+        facts (``crew/outcome.py``): the gate's classification once answered. A record without one
+        (not answered yet; a store's record taskcrew did not write, which the store reads as
+        ``uncertain``) is an answer nobody knows, unless a read-back found the change."""
         if self.status == "confirmed":  # read back: in the system
             return "saved"
-        if self.status == "recorded":  # about to be sent; no answer recorded
+        if self.status == "recorded" or self.seen is None:
             return "unknown"
-        if self.seen is not None:
-            return self.seen
-        if self.status == "sent":
-            return "saved"
-        if self.status == "uncertain":
-            return "unknown"
-        found = _ANSWERED.match(self.result or "")  # not applied, in ``SendOutcome.describe``'s words
-        if found is None:
-            return "not_sent"  # no answer and not applied: the connection was refused
-        if found.group(2):
-            return cast(Applied, found.group(2))
-        code = int(found.group(1))  # written before the classification was kept
-        return "unknown" if code >= 500 else "bounced" if code in (401, 419) or code < 400 else "refused"
+        return self.seen
 
     @property
     def applied(self) -> bool | None:
