@@ -326,3 +326,32 @@ def test_a_refused_send_is_no_evidence_of_a_bill_whatever_the_criterions_words(c
         applied=refused.applied_lines(),
     )
     assert not verdict.verified, verdict.checks[0].observed
+
+
+@pytest.mark.parametrize(
+    "criterion",
+    [
+        "The Northwind bill INV-2057 of 1284.50 USD is paid",
+        "INV-2057 is posted with amount 1284.50",
+        "INV-2057 for 1284.50 USD is booked",
+        "The invoice INV-2057 is registered, 1284.50 USD",
+        "INV-2057 (1284.50 USD) is settled",
+        "INV-2057 is submitted for 1284.50",
+        "Invoice INV-2057 is stored with its total 1284.50",
+    ],
+)
+def test_a_claim_that_a_system_did_something_is_not_taken_from_a_document(criterion: str) -> None:
+    """A data-changing run that sent nothing: a criterion that says what a system did to a record
+    (without naming the system or any other state word) is read on the system, not in the e-mail
+    that mentions the same invoice and amount."""
+    changing = plan().model_copy(update={"success_criteria": [criterion]})
+    check = CriterionCheck(criterion=criterion, met=True, source=MAIL, observed="INV-2057 1,284.50")
+    verdict = check_verdict(
+        Verdict(verified=True, checks=[check], reason="ok"), changing, set(TEXTS), TEXTS, systems=SYSTEMS
+    )
+    assert not verdict.verified and "must be checked on that system's own pages" in verdict.checks[0].observed
+    on_system = check.model_copy(update={"source": BILLS, "observed": "INV-2057 1284.50"})
+    verdict = check_verdict(
+        Verdict(verified=True, checks=[on_system], reason="ok"), changing, set(TEXTS), TEXTS, systems=SYSTEMS
+    )
+    assert verdict.verified, verdict.reason

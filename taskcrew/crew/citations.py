@@ -127,7 +127,9 @@ def lines_with(words: str, texts: list[str], limit: int = 2) -> list[str]:
 
 STATE_WORDS = re.compile(
     r"\b(exists?|existed|exactly one|only one|no other|no second|duplicates?|created|entered|recorded|"
-    r"saved|changed|modified|deleted|marked|status|in the system)\b",
+    r"saved|changed|modified|deleted|marked|status|in the system|"
+    # what a system does to a record (a bill is paid, posted, booked…), never what a document says
+    r"paid|posted|booked|registered|settled|submitted|stored)\b",
     re.IGNORECASE,
 )
 
