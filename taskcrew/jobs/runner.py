@@ -391,27 +391,12 @@ class StoreIntents:
         self.jobs, self.job_id = jobs, job_id
 
     def get(self, key: str) -> Any:
-        from taskcrew.tools.intents import IntentRecord
-
         intent = self.jobs.intent(key)
-        if intent is None:
-            return None
-        fields = [(f.name, f.value) for f in intent.payload.fields]
-        return IntentRecord(
-            key=key,
-            method=intent.payload.method,
-            url=intent.target,
-            fields=fields,
-            status=intent.status,
-            result=intent.result,
-            seen=intent.seen,
-            at=intent.recorded_at,
-        )
+        return None if intent is None else self._record(intent)
 
     def records(self) -> list[Any]:
         """Every intent of the job (crew/outcome.py reads what earlier legs sent)."""
-        found = (self.get(intent.key) for intent in self.jobs.intents(self.job_id))
-        return [record for record in found if record is not None]
+        return [self._record(intent) for intent in self.jobs.intents(self.job_id)]
 
     def put(self, record: Any) -> None:
         self.jobs.save_intent(self._intent(record))
@@ -419,7 +404,22 @@ class StoreIntents:
     def claim(self, record: Any) -> Any:
         """Record a first attempt unless another leg already has (then its record)."""
         earlier = self.jobs.add_intent(self._intent(record))
-        return None if earlier is None else self.get(earlier.key)
+        return None if earlier is None else self._record(earlier)
+
+    @staticmethod
+    def _record(intent: Intent) -> Any:
+        from taskcrew.tools.intents import IntentRecord
+
+        return IntentRecord(
+            key=intent.key,
+            method=intent.payload.method,
+            url=intent.target,
+            fields=[(f.name, f.value) for f in intent.payload.fields],
+            status=intent.status,
+            result=intent.result,
+            seen=intent.seen,
+            at=intent.recorded_at,
+        )
 
     def _intent(self, record: Any) -> Intent:
         from taskcrew.tools.human import ApprovalRequest, FieldValue
