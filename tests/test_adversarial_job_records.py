@@ -284,3 +284,38 @@ def test_a_history_line_added_to_the_database_says_it_is_not_signed(jobs: Jobs) 
     assert [line.detail.startswith("[not signed]") for line in lines] == [False, False, False, True]
     shown = runner.invoke(app, ["jobs", "show", job_id]).output
     assert "decided by bob  [not signed] approved" in shown
+
+
+def test_where_a_value_came_from_and_the_forms_screenshot_cannot_be_rewritten(jobs: Jobs) -> None:
+    """What the approver decides from beside the payload: a source saying the new IBAN came from the
+    vendor master data (it came from an e-mail), or another screenshot of the job's, written into
+    the database, is not shown; the payload itself stays approvable."""
+    from taskcrew.approvals.authority import Authority
+    from taskcrew.jobs.models import FieldSource
+    from taskcrew.tools.human import ApprovalRequest, FieldValue
+
+    job = jobs.submit("update Vandelay's bank details", submitted_by="ana", enqueue=False)
+    request = ApprovalRequest(
+        kind="form_submission", method="POST", url=PAY, fields=[FieldValue(name="iban", value="DE89 3704")]
+    )
+    parked = jobs.park(
+        job.id,
+        kind="approval",
+        key="k1",
+        request=request,
+        sources=[FieldSource(name="iban", value="DE89 3704", source="Vandelay e-mail of 2026-09-29")],
+        screenshot=f"/jobs/{job.id}/form-1.png",
+    )
+    shown = jobs.approval(parked.id)
+    assert [s.source for s in shown.sources] == ["Vandelay e-mail of 2026-09-29"] and shown.screenshot
+    for edit in (
+        {"sources": [{"name": "iban", "value": "DE89 3704", "source": "vendor master data"}]},
+        {"screenshot": f"/jobs/{job.id}/form-0.png"},
+    ):
+        with sqlite3.connect(jobs.url.removeprefix("sqlite:///")) as db:
+            (doc,) = db.execute("SELECT doc FROM taskcrew_approvals WHERE id = ?", (parked.id,)).fetchone()
+            db.execute("UPDATE taskcrew_approvals SET doc = ?", (json.dumps({**json.loads(doc), **edit}),))
+        for seen in (jobs.approval(parked.id), jobs.approvals(job_id=job.id)[0]):
+            assert (seen.sources, seen.screenshot) == ([], None)
+        assert "vendor master data" not in runner.invoke(app, ["approvals", "show", parked.id]).output
+    assert Authority(jobs).problem(jobs.approval(parked.id)) is None  # the payload is still the parked one

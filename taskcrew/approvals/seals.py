@@ -63,6 +63,18 @@ def request(approval: Approval) -> dict[str, Any]:
     }
 
 
+def sources(approval: Approval) -> dict[str, Any]:
+    """What the approver is shown beside the payload: where each value came from, and the screenshot
+    of the filled form (a forged one would show another form than the payload)."""
+    return {
+        "seal": "sources",
+        "approval": approval.id,
+        "job": approval.job_id,
+        "sources": [s.model_dump(mode="json") for s in approval.sources],
+        "screenshot": approval.screenshot,
+    }
+
+
 def cosign(approval: Approval, first: Cosign) -> dict[str, Any]:
     return {
         "seal": "cosign",

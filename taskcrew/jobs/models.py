@@ -128,6 +128,9 @@ class Approval(BaseModel):
     decided_by: str | None = None
     decided_at: datetime | None = None
     request_sig: str | None = Field(default=None, description="the authority's signature of what was parked")
+    sources_sig: str | None = Field(
+        default=None, description="the authority's signature of the sources and the screenshot, as parked"
+    )
     signature: str | None = Field(default=None, description="the authority's signature of the decision")
     first_approvals: list[Cosign] = Field(default_factory=list)
     used: bool = Field(default=False, description="a question's answer was handed to the resumed run")

@@ -427,8 +427,17 @@ class Jobs:
             ]
         # a row is the approval its document says it is, of the job its document names (both signed
         # with it): a decided approval of one job copied under another job's id is neither job's here
-        items = [a for row_id, row_job, a in rows if a.id == row_id and a.job_id == row_job]
+        items = [self._shown(a) for row_id, row_job, a in rows if a.id == row_id and a.job_id == row_job]
         return sorted(items, key=lambda a: a.created_at)
+
+    def _shown(self, approval: Approval) -> Approval:
+        """An approval as every surface shows it: sources and a screenshot the worker did not park
+        with it (written into the job database, or parked by an earlier version) are not shown."""
+        from taskcrew.approvals import seals
+
+        if not self.keys.verify(seals.sources(approval), approval.sources_sig):
+            approval.sources, approval.screenshot = [], None
+        return approval
 
     def approval(self, approval_id: str) -> Approval:
         with self._tx() as conn:
@@ -438,7 +447,7 @@ class Jobs:
             raise UnknownApproval(
                 f"no approval with id {approval_id!r}; `taskcrew approvals list` shows the pending ones"
             )
-        return approval
+        return self._shown(approval)
 
     def decide(self, approval_id: str, decision: ApprovalDecision, *, decided_by: str) -> Approval:
         """Record a decision, signed, and resume the parked job (on any worker). Callers other than
@@ -534,6 +543,7 @@ class Jobs:
             expires_at=now + expires_in if expires_in else None,
         )
         approval.request_sig = self.keys.sign(seals.request(approval))
+        approval.sources_sig = self.keys.sign(seals.sources(approval))
         with self._tx() as conn:
             conn.execute(
                 A.insert().values(
