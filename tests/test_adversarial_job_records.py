@@ -161,9 +161,11 @@ def test_the_console_shows_a_forged_done_as_unsigned(console_env: ConsoleEnv) ->
     _edit(jobs, job_id, lambda d: d.update(outcome="done", reason="entered and verified"))
     page = console_env.page_as("bob")
     page.goto(f"{console_env.url}/jobs")
+    shot(page, "jobs-unsigned")
     row = page.locator("tr", has_text=job_id)
     assert "unsigned" in row.inner_text() and "not signed" in row.inner_text()
     assert not re.search(r"\bdone\b", row.inner_text())
+    assert "unsigned" in (row.locator(".badge").get_attribute("class") or "")  # red, not a green "finished"
     page.goto(f"{console_env.url}/jobs/{job_id}")
     shot(page, "job-unsigned")
     assert page.locator("#job-status").inner_text() == "finished: unsigned"
@@ -319,3 +321,17 @@ def test_where_a_value_came_from_and_the_forms_screenshot_cannot_be_rewritten(jo
             assert (seen.sources, seen.screenshot) == ([], None)
         assert "vendor master data" not in runner.invoke(app, ["approvals", "show", parked.id]).output
     assert Authority(jobs).problem(jobs.approval(parked.id)) is None  # the payload is still the parked one
+
+
+@pytest.mark.browser
+def test_a_running_jobs_live_page_shows_a_forged_ending_as_unsigned(console_env: ConsoleEnv) -> None:
+    jobs = console_env.jobs
+    job = jobs.submit("enter the Northwind bill", submitted_by="ana", enqueue=False)
+    jobs.mark(job.id, "running", only_if=("queued",), leg=0, worker="w1")
+    page = console_env.page_as("bob")
+    page.goto(f"{console_env.url}/jobs/{job.id}")
+    assert page.locator("#job-status").inner_text() == "running"
+    _edit(jobs, job.id, lambda d: d.update(status="finished", outcome="done"))
+    badge = page.locator("#job-status")
+    badge.filter(has_text="finished: unsigned").wait_for(timeout=15_000)
+    assert "unsigned" in (badge.get_attribute("class") or "")

@@ -135,7 +135,15 @@ def routes(web: Web) -> list[BaseRoute]:
                 sent_events, sent_timeline = len(events), len(timeline)
                 status = f"{job.status} {job.outcome or ''}".strip()
                 if status != last_status:
-                    yield sse("status", {"status": job.status, "outcome": job.outcome, "reason": job.reason})
+                    yield sse(
+                        "status",
+                        {
+                            "status": job.status,
+                            "outcome": job.outcome,
+                            "reason": job.reason,
+                            "unsigned": job.record_trust != "signed",
+                        },
+                    )
                     last_status = status
                 if job.status not in ACTIVE:
                     yield sse("done", {"status": job.status})

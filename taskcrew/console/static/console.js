@@ -38,7 +38,7 @@
   source.addEventListener("status", (e) => {
     const d = JSON.parse(e.data);
     badge.textContent = d.status + (d.outcome ? ": " + d.outcome : "");
-    badge.className = "badge " + d.status;
+    badge.className = "badge " + d.status + (d.unsigned ? " unsigned" : "");
     if (reason && d.reason) reason.textContent = d.reason;
   });
   // Finished: reload once, so the page shows the final state and the right buttons (retry, not cancel);
