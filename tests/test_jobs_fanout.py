@@ -161,9 +161,7 @@ def test_a_batch_job_edited_in_the_database_is_not_fanned_out_into_signed_childr
         data = json.loads(doc)
         data["options"]["auto_approve"] = True
         if resigned:  # a record signed over the edit (a process with the key): the submission still fails
-            edited = Job.model_validate(data)
-            jobs._sign_record(edited, 0)
-            data = json.loads(edited.model_dump_json())
+            data = json.loads(jobs._job_text(Job.model_validate(data), 0))
         db.execute("UPDATE taskcrew_jobs SET doc = ? WHERE id = ?", (json.dumps(data), batch.id))
         db.commit()
         assert _runner(jobs, place, llm).run_leg(batch.id, 0) == "failed"

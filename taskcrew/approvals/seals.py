@@ -1,12 +1,20 @@
-"""What the authority signs, in one place: a job's submission, its record, its history and its checkpoint, a submission's intent, a parked request, a first approval,
-a decision and a routine's acceptance. Each payload names the record it belongs to, so a signature cannot be moved from one
-row to another, and covers every field a forger would want to change."""
+"""What the authority signs, in one place: a job's submission, its record, its history and its
+checkpoint, a submission's intent, a parked request and what is shown beside it, a first approval,
+a decision and a routine's acceptance. Each payload names the record it belongs to, so a signature
+cannot be moved from one row to another, and covers every field a forger would want to change.
+
+Rows of the job database (``stored``, ``checkpoint``) are signed as stored, so a field added to a
+model later does not void them. The other payloads are built from models (``submission`` dumps the
+job's options, ``request`` the approval request): a field added to ``JobOptions``,
+``ApprovalRequest`` or ``ApprovalDecision`` changes them, and every signature made before then
+fails (an --auto-approve or batch job is refused, a pending approval cannot be approved). Leave such a field out of the
+payload while it has its default, or accept that cost knowingly."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from taskcrew.jobs.models import Approval, Cosign, Intent, Job, JobEvent
+from taskcrew.jobs.models import Approval, Cosign, Job
 
 if TYPE_CHECKING:
     from taskcrew.routines.models import Routine
@@ -25,28 +33,18 @@ def submission(job: Job) -> dict[str, Any]:
     }
 
 
-def job_record(job: Job, leg: int) -> dict[str, Any]:
-    """A job's whole record as the store last wrote it (state, outcome, reason, answer, run folder,
-    worker…), on its leg: an edited field, a record copied from another job or an earlier leg, or a
-    record added in the job database does not check out."""
-    return {"seal": "job", "leg": leg, "doc": job.model_dump(mode="json", exclude={"record_sig"})}
-
-
-def intent(recorded: Intent) -> dict[str, Any]:
-    """A submission's record before and after it is sent (what it is, what the system answered):
-    a job decides by it whether a repeat is sent, so an edited answer must not check out."""
-    return {"seal": "intent", **recorded.model_dump(mode="json", exclude={"sig", "updated_at"})}
+def stored(kind: str, bound: dict[str, Any], doc: dict[str, Any]) -> dict[str, Any]:
+    """A row of the job database as the store wrote it: a job's record (``bound``: its leg), a
+    submission's intent, a line of a job's history. The whole document, as stored: an edited field,
+    a record copied from another row or an earlier leg, or a row added does not check out. Where a
+    row belongs (a job's id, an intent's key and job) is in the document and checked against the row."""
+    return {"seal": kind, **bound, "doc": doc}
 
 
 def checkpoint(job_id: str, state: dict[str, Any]) -> dict[str, Any]:
     """A run's state saved after a stage (its plan, finished steps, verdicts): what a resumed leg of
     this job builds on."""
     return {"seal": "checkpoint", "job": job_id, "state": state}
-
-
-def event(line: JobEvent) -> dict[str, Any]:
-    """One line of a job's history, of its job."""
-    return {"seal": "event", **line.model_dump(mode="json", exclude={"sig"})}
 
 
 def request(approval: Approval) -> dict[str, Any]:

@@ -289,7 +289,7 @@ class Jobs:
             item=item,
         )
         job.submission_sig = self.keys.sign(seals.submission(job))
-        self._sign_record(job, 0)
+        doc = self._job_text(job, 0)
         with self._tx() as conn:
             conn.execute(
                 J.insert().values(
@@ -298,7 +298,7 @@ class Jobs:
                     submitted_at=now.isoformat(),
                     parent_id=parent_id,
                     leg=0,
-                    doc=job.model_dump_json(),
+                    doc=doc,
                 )
             )
             self._event(conn, job.id, "submitted", task, submitted_by)
@@ -325,18 +325,36 @@ class Jobs:
         return self._read(job_id, str(row[0]), int(row[1]))
 
     # ---- job records: signed by the store on every write, checked on every read ----------------
-    def _sign_record(self, job: Job, leg: int) -> None:
+    def _sealed(self, kind: str, bound: dict[str, Any], data: dict[str, Any], field: str) -> dict[str, Any]:
+        """A row's document with its signature in ``field``. The seal covers the document as it is
+        stored (``bound``: what the row adds, such as its leg), not a model's dump of it, so a field a
+        later version adds to the model (with a default) does not void the rows written before."""
         from taskcrew.approvals import seals
 
-        job.record_sig = self.keys.sign(seals.job_record(job, leg))
+        body = {k: v for k, v in data.items() if k != field}
+        return {**body, field: self.keys.sign(seals.stored(kind, bound, body))}
 
-    def _trust(self, job: Job, row_id: str, leg: int) -> RecordTrust:
+    def _seal_ok(self, kind: str, bound: dict[str, Any], data: dict[str, Any], field: str) -> bool:
         from taskcrew.approvals import seals
 
-        if job.id != row_id:  # another job's record copied into this row
+        body = {k: v for k, v in data.items() if k != field}
+        return self.keys.verify(seals.stored(kind, bound, body), data.get(field))
+
+    def _job_text(self, job: Job, leg: int) -> str:
+        """The job as stored, signed on its leg (``job.record_sig`` set too)."""
+        data = self._sealed("job", {"leg": leg}, json.loads(job.model_dump_json()), "record_sig")
+        job.record_sig = data["record_sig"]
+        return json.dumps(data)
+
+    def _trust(self, doc: str, row_id: str, leg: int) -> RecordTrust:
+        from taskcrew.approvals import seals
+
+        data = json.loads(doc)
+        if data.get("id") != row_id:  # another job's record copied into this row
             return "forged"
-        if self.keys.verify(seals.job_record(job, leg), job.record_sig):
+        if self._seal_ok("job", {"leg": leg}, data, "record_sig"):
             return "signed"
+        job = Job.model_validate(data)
         if job.record_sig is None and self.keys.verify(seals.submission(job), job.submission_sig):
             return "legacy"
         return "forged"
@@ -345,7 +363,7 @@ class Jobs:
         """A stored job as every surface sees it: a record the store cannot vouch for keeps its state,
         but claims no ending (outcome, reason, answer, run folder) of its own."""
         job = Job.model_validate_json(doc)
-        job.record_trust = self._trust(job, row_id, leg)
+        job.record_trust = self._trust(doc, row_id, leg)
         if job.record_trust != "signed":
             said = f"{job.status} {job.outcome or ''}".strip()[:40]
             job.id = row_id
@@ -401,15 +419,16 @@ class Jobs:
         return job
 
     def events(self, job_id: str) -> builtins.list[JobEvent]:
-        from taskcrew.approvals import seals
-
         self.get(job_id)
         with self._tx() as conn:
             rows = conn.execute(sa.select(EV.c.doc).where(EV.c.job_id == job_id).order_by(EV.c.seq))
-            lines = [JobEvent.model_validate_json(str(doc)) for (doc,) in rows]
-        for line in lines:  # a line taskcrew did not write (added, edited, of another job) says so
-            if line.job_id != job_id or not self.keys.verify(seals.event(line), line.sig):
+            stored = [json.loads(str(doc)) for (doc,) in rows]
+        lines = []
+        for data in stored:  # a line taskcrew did not write (added, edited, of another job) says so
+            line = JobEvent.model_validate(data)
+            if line.job_id != job_id or not self._seal_ok("event", {}, data, "sig"):
                 line.job_id, line.detail = job_id, f"[not signed] {line.detail}".strip()
+            lines.append(line)
         return lines
 
     # ---- approvals and questions ----------------------------------------------------------------
@@ -798,24 +817,18 @@ class Jobs:
             return [self._read_intent(str(r[0]), str(r[1]), str(r[2])) for r in conn.execute(query)]
 
     def _signed_intent(self, intent: Intent) -> str:
-        from taskcrew.approvals import seals
-
         intent.updated_at = utcnow()
-        intent.sig = self.keys.sign(seals.intent(intent))
-        return intent.model_dump_json()
+        data = self._sealed("intent", {}, json.loads(intent.model_dump_json()), "sig")
+        intent.sig = data["sig"]
+        return json.dumps(data)
 
     def _read_intent(self, key: str, job_id: str, doc: str) -> Intent:
         """A stored intent as the job reads it: one taskcrew did not write (edited, added, moved from
         another job, or from before intents were signed) is a send whose answer nobody knows, so a
         repeat of it is sent only when reading the system back finds the change absent."""
-        from taskcrew.approvals import seals
-
-        intent = Intent.model_validate_json(doc)
-        if (
-            intent.key == key
-            and intent.job_id == job_id
-            and self.keys.verify(seals.intent(intent), intent.sig)
-        ):
+        data = json.loads(doc)
+        intent = Intent.model_validate(data)
+        if intent.key == key and intent.job_id == job_id and self._seal_ok("intent", {}, data, "sig"):
             return intent
         said = f"{intent.status}: {intent.result or ''}".strip(": ")[:80]
         return intent.model_copy(
@@ -923,14 +936,15 @@ class Jobs:
                 if leg is not None and leg != current:
                     raise InvalidChange(f"on leg {current}, not {leg}")
                 job = Job.model_validate_json(old_doc)
-                trust = self._trust(job, job_id, current)
+                trust = self._trust(old_doc, job_id, current)
                 change(job)
                 job.updated_at = utcnow()
                 if trust == "forged":  # never signed over: a forged record stays one whoever writes it
                     job.record_sig, job.record_trust = VOID, "forged"
+                    doc = job.model_dump_json()
                 else:  # a legacy record is signed by its first write
-                    self._sign_record(job, current + 1 if new_leg else current)
-                values: dict[str, Any] = {"status": job.status, "doc": job.model_dump_json()}
+                    doc = self._job_text(job, current + 1 if new_leg else current)
+                values: dict[str, Any] = {"status": job.status, "doc": doc}
                 if new_leg:
                     values["leg"] = current + 1
                 if conn.execute(
@@ -942,11 +956,9 @@ class Jobs:
         raise JobStoreError(f"job {job_id} kept changing underneath; try again")
 
     def _event(self, conn: sa.Connection, job_id: str, kind: str, detail: str, actor: str | None) -> None:
-        from taskcrew.approvals import seals
-
         ev = JobEvent(job_id=job_id, at=utcnow(), kind=kind, detail=detail, actor=actor)
-        ev.sig = self.keys.sign(seals.event(ev))
-        conn.execute(EV.insert().values(job_id=job_id, doc=ev.model_dump_json()))
+        doc = self._sealed("event", {}, json.loads(ev.model_dump_json()), "sig")
+        conn.execute(EV.insert().values(job_id=job_id, doc=json.dumps(doc)))
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
