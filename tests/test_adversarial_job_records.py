@@ -86,7 +86,7 @@ def test_an_outcome_written_into_the_database_is_not_shown_as_the_jobs(jobs: Job
     assert shown.exit_code == 0 and '"outcome": "unsigned"' in shown.output
     assert "paid 1,284.50" not in shown.output and "note: not signed" in shown.output
     as_json = json.loads(runner.invoke(app, ["jobs", "list", "--json"]).output)
-    assert as_json[0]["outcome"] == "unsigned"
+    assert as_json[0]["outcome"] == "unsigned" and as_json[0]["record_trust"] == "forged"
 
 
 @pytest.mark.parametrize("field", ["status", "task", "submitted_by", "worker", "attempts", "finished_at"])

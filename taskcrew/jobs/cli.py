@@ -269,6 +269,12 @@ def _job_line(job: Any) -> str:
     return f"{line}\n    {note}" if note else line
 
 
+def _job_json(job: Any) -> dict[str, Any]:
+    """A job as JSON, with how far the store vouches for its record (``signed``, ``legacy``,
+    ``forged``: see jobs.models.RecordTrust)."""
+    return {**job.model_dump(mode="json"), "record_trust": job.record_trust}
+
+
 @jobs_app.command("list")
 def jobs_list(
     status: Annotated[
@@ -285,7 +291,7 @@ def jobs_list(
     jobs = _open(db)
     found = _guard(lambda: jobs.list(status))
     if as_json:
-        typer.echo(json.dumps([job.model_dump(mode="json") for job in found], indent=2))
+        typer.echo(json.dumps([_job_json(job) for job in found], indent=2))
         return
     for job in found:
         typer.echo(_job_line(job))
@@ -300,7 +306,7 @@ def jobs_show(job_id: str, db: DbUrl = None) -> None:
 
     jobs = _open(db)
     job = _guard(lambda: jobs.get(job_id))
-    typer.echo(json.dumps(job.model_dump(mode="json"), indent=2))
+    typer.echo(json.dumps(_job_json(job), indent=2))
     if job.record_trust != "signed":
         typer.echo(f"note: {state_note(job)}")
     for approval in jobs.approvals(job_id=job_id):
