@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from taskcrew.jobs.models import ENDED, Job, utcnow
+from taskcrew.jobs.models import Job, utcnow
 
 STALE_AFTER_S = 15.0  # a holder beats every 2 s
 
@@ -50,8 +50,8 @@ def state_note(job: Job, now: datetime | None = None) -> str:
             "not signed: changed or added in the job database, or signed with another approvals key; "
             "taskcrew does not vouch for this job"
         )
-    if job.record_trust == "legacy" and job.status in ENDED:
-        return "not signed: recorded by a version before job records were signed"
+    if job.record_trust == "legacy":
+        return "not signed: recorded by a version before job records were signed (its next change signs it)"
     silent = silent_for(job, now)
     if silent is not None and silent >= STALE_AFTER_S:
         who = job.worker or "its holder"

@@ -361,7 +361,7 @@ class Jobs:
 
     def _read(self, row_id: str, doc: str, leg: int) -> Job:
         """A stored job as every surface sees it: a record the store cannot vouch for keeps its state,
-        but claims no ending (outcome, reason, answer, run folder) of its own."""
+        but claims no reason and no ending (outcome, answer, run folder) of its own."""
         job = Job.model_validate_json(doc)
         job.record_trust = self._trust(doc, row_id, leg)
         if job.record_trust != "signed":
@@ -370,13 +370,13 @@ class Jobs:
             if job.status in ENDED:
                 job.outcome = "unsigned" if job.status == "finished" else None
                 job.answer, job.run_dir = "", None
-                job.reason = (
-                    f"taskcrew cannot vouch for this record (the job database says {said!r}): it was "
-                    "changed or added in the job database, written by a version before job records were "
-                    "signed, or signed with another approvals key (the CLI, the console and the workers "
-                    "must share one approvals folder). Do not rely on it: read the run's own report, or "
-                    "submit the task again"
-                )
+            job.reason = (
+                f"taskcrew cannot vouch for this record (the job database says {said!r}): it was "
+                "changed or added in the job database, written by a version before job records were "
+                "signed, or signed with another approvals key (the CLI, the console and the workers "
+                "must share one approvals folder). Do not rely on it: read the run's own report, or "
+                "submit the task again"
+            )
         return job
 
     def cancel(self, job_id: str, *, by: str) -> Job:
