@@ -346,15 +346,14 @@ class Jobs:
         job.record_sig = data["record_sig"]
         return json.dumps(data)
 
-    def _trust(self, doc: str, row_id: str, leg: int) -> RecordTrust:
+    def _trust(self, data: dict[str, Any], job: Job, row_id: str, leg: int) -> RecordTrust:
+        """How far the store vouches for a stored record: ``data`` as stored, ``job`` parsed from it."""
         from taskcrew.approvals import seals
 
-        data = json.loads(doc)
         if data.get("id") != row_id:  # another job's record copied into this row
             return "forged"
         if self._seal_ok("job", {"leg": leg}, data, "record_sig"):
             return "signed"
-        job = Job.model_validate(data)
         if job.record_sig is None and self.keys.verify(seals.submission(job), job.submission_sig):
             return "legacy"
         return "forged"
@@ -362,8 +361,9 @@ class Jobs:
     def _read(self, row_id: str, doc: str, leg: int) -> Job:
         """A stored job as every surface sees it: a record the store cannot vouch for keeps its state,
         but claims no reason and no ending (outcome, answer, run folder) of its own."""
-        job = Job.model_validate_json(doc)
-        job.record_trust = self._trust(doc, row_id, leg)
+        data = json.loads(doc)  # parsed once: the seal is checked on it, the job validated from it
+        job = Job.model_validate(data)
+        job.record_trust = self._trust(data, job, row_id, leg)
         if job.record_trust != "signed":
             said = f"{job.status} {job.outcome or ''}".strip()[:40]
             job.id = row_id
@@ -935,8 +935,9 @@ class Jobs:
                 old_doc, current = str(row[0]), int(row[1])
                 if leg is not None and leg != current:
                     raise InvalidChange(f"on leg {current}, not {leg}")
-                job = Job.model_validate_json(old_doc)
-                trust = self._trust(old_doc, job_id, current)
+                data = json.loads(old_doc)
+                job = Job.model_validate(data)
+                trust = self._trust(data, job, job_id, current)  # before ``change`` alters ``job``
                 change(job)
                 job.updated_at = utcnow()
                 if trust == "forged":  # never signed over: a forged record stays one whoever writes it
