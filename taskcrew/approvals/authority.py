@@ -166,7 +166,7 @@ class Authority:
 
     # ---- integrity ----------------------------------------------------------------------------
     def submission_ok(self, job: Job) -> bool:
-        return self.keys.verify(seals.submission(job), job.submission_sig)
+        return seals.check(self.keys, seals.submission, job, job.submission_sig)
 
     def unsigned_refusal(self, job: Job, what: str) -> str | None:
         """Why ``job`` may not ``what`` — its submission is not signed by the authority (edited or
@@ -184,7 +184,7 @@ class Authority:
 
     def problem(self, approval: Approval) -> str | None:
         """Why this stored approval cannot be trusted (None: it checks out)."""
-        if not self.keys.verify(seals.request(approval), approval.request_sig):
+        if not seals.check(self.keys, seals.request, approval, approval.request_sig):
             return (
                 "its stored payload is not the one the worker parked (unsigned or edited in the job "
                 "database); it is not shown and cannot be approved"
@@ -196,8 +196,8 @@ class Authority:
         return None
 
     def decision_ok(self, approval: Approval) -> bool:
-        return self.keys.verify(seals.decision(approval), approval.signature) and self.keys.verify(
-            seals.request(approval), approval.request_sig
+        return seals.check(self.keys, seals.decision, approval, approval.signature) and seals.check(
+            self.keys, seals.request, approval, approval.request_sig
         )
 
     def outdated(self, approval: Approval, now: ApprovalRequest) -> str | None:

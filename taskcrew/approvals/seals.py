@@ -4,23 +4,49 @@ a decision and a routine's acceptance. Each payload names the record it belongs 
 cannot be moved from one row to another, and covers every field a forger would want to change.
 
 Rows of the job database (``stored``, ``checkpoint``) are signed as stored, so a field added to a
-model later does not void them. The other payloads are built from models (``submission`` dumps the
-job's options, ``request`` the approval request): a field added to ``JobOptions``,
-``ApprovalRequest`` or ``ApprovalDecision`` changes them, and every signature made before then
-fails (an --auto-approve or batch job is refused, a pending approval cannot be approved). Leave such a field out of the
-payload while it has its default, or accept that cost knowingly."""
+model later does not void them. The other payloads are built from models (a job's options, an
+approval request, its sources, a decision): those are signed ``settled``, without the fields that
+hold their defaults, so a field added later with a default leaves every payload signed before as
+it was, while a forger who sets it still changes the payload. ``check`` also accepts a signature
+over the whole dump, as versions before this one signed them."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pydantic import BaseModel
 
 from taskcrew.jobs.models import Approval, Cosign, Job
 
 if TYPE_CHECKING:
+    from taskcrew.approvals.signing import KeyRing
     from taskcrew.routines.models import Routine
 
+Dump = Callable[..., dict[str, Any]]
 
-def submission(job: Job) -> dict[str, Any]:
+
+def settled(model: BaseModel, exclude: set[str] | None = None) -> dict[str, Any]:
+    """A model as signed: the fields that differ from their defaults (nested models alike)."""
+    return model.model_dump(mode="json", exclude=exclude, exclude_defaults=True)
+
+
+def whole(model: BaseModel, exclude: set[str] | None = None) -> dict[str, Any]:
+    """A model as versions before ``settled`` signed it: every field."""
+    return model.model_dump(mode="json", exclude=exclude)
+
+
+class Build(Protocol):
+    def __call__(self, subject: Any, dump: Dump = ..., /) -> dict[str, Any]: ...
+
+
+def check(keys: KeyRing, build: Build, subject: Any, signature: str | None) -> bool:
+    """Whether ``signature`` is the authority's over ``build(subject)``, settled or (made by an
+    earlier version) whole."""
+    return any(keys.verify(build(subject, dump), signature) for dump in (settled, whole))
+
+
+def submission(job: Job, dump: Dump = settled) -> dict[str, Any]:
     return {
         "seal": "submission",
         "job": job.id,
@@ -29,7 +55,7 @@ def submission(job: Job) -> dict[str, Any]:
         "proof": job.submitted_proof,
         "parent": job.parent_id,
         "item": job.item,
-        "options": job.options.model_dump(mode="json"),
+        "options": dump(job.options),
     }
 
 
@@ -47,28 +73,28 @@ def checkpoint(job_id: str, state: dict[str, Any]) -> dict[str, Any]:
     return {"seal": "checkpoint", "job": job_id, "state": state}
 
 
-def request(approval: Approval) -> dict[str, Any]:
+def request(approval: Approval, dump: Dump = settled) -> dict[str, Any]:
     return {
         "seal": "request",
         "approval": approval.id,
         "job": approval.job_id,
         "kind": approval.kind,
         "key": approval.key,
-        "request": approval.request.model_dump(mode="json") if approval.request else None,
+        "request": dump(approval.request) if approval.request else None,
         "question": approval.question,
         # a deadline moved in the job database would revive an approval that expired unanswered
         "expires": approval.expires_at.isoformat() if approval.expires_at else None,
     }
 
 
-def sources(approval: Approval) -> dict[str, Any]:
+def sources(approval: Approval, dump: Dump = settled) -> dict[str, Any]:
     """What the approver is shown beside the payload: where each value came from, and the screenshot
     of the filled form (a forged one would show another form than the payload)."""
     return {
         "seal": "sources",
         "approval": approval.id,
         "job": approval.job_id,
-        "sources": [s.model_dump(mode="json") for s in approval.sources],
+        "sources": [dump(s) for s in approval.sources],
         "screenshot": approval.screenshot,
     }
 
@@ -83,14 +109,14 @@ def cosign(approval: Approval, first: Cosign) -> dict[str, Any]:
     }
 
 
-def decision(approval: Approval) -> dict[str, Any]:
+def decision(approval: Approval, dump: Dump = settled) -> dict[str, Any]:
     return {
         "seal": "decision",
         "approval": approval.id,
         "job": approval.job_id,
         "key": approval.key,
         "status": approval.status,
-        "decision": approval.decision.model_dump(mode="json") if approval.decision else None,
+        "decision": dump(approval.decision) if approval.decision else None,
         "by": approval.decided_by,
     }
 

@@ -354,7 +354,7 @@ class Jobs:
             return "forged"
         if self._seal_ok("job", {"leg": leg}, data, "record_sig"):
             return "signed"
-        if job.record_sig is None and self.keys.verify(seals.submission(job), job.submission_sig):
+        if job.record_sig is None and seals.check(self.keys, seals.submission, job, job.submission_sig):
             return "legacy"
         return "forged"
 
@@ -454,7 +454,7 @@ class Jobs:
         with it (written into the job database, or parked by an earlier version) are not shown."""
         from taskcrew.approvals import seals
 
-        if not self.keys.verify(seals.sources(approval), approval.sources_sig):
+        if not seals.check(self.keys, seals.sources, approval, approval.sources_sig):
             approval.sources, approval.screenshot = [], None
         return approval
 

@@ -26,6 +26,7 @@ from pydantic import ValidationError
 from taskcrew.routines.models import Routine
 
 if TYPE_CHECKING:
+    from taskcrew.approvals.seals import Dump
     from taskcrew.approvals.signing import KeyRing
 
 ENV_VAR = "TASKCREW_ROUTINES"
@@ -54,11 +55,11 @@ def routines_folder() -> Path:
     return Paths.from_env().home / "routines"
 
 
-def acceptance(routine: Routine) -> dict[str, Any]:
+def acceptance(routine: Routine, dump: Dump | None = None) -> dict[str, Any]:
     """What accepting a version signs (``approvals.seals.routine``)."""
     from taskcrew.approvals import seals
 
-    return seals.routine(routine, routine.model_dump(mode="json", exclude=METADATA))
+    return seals.routine(routine, (dump or seals.settled)(routine, exclude=METADATA))
 
 
 class RoutineStore:
@@ -109,13 +110,14 @@ class RoutineStore:
 
     def acceptance_problem(self, routine: Routine) -> str | None:
         """Why a version marked accepted may not replay (None: its acceptance checks out)."""
+        from taskcrew.approvals import seals
         from taskcrew.approvals.signing import KeyError_
 
         if routine.status != "accepted":
             return None
         try:
             current = self.current(routine.name)
-            if current == routine.version and self.keys.verify(acceptance(routine), routine.seal):
+            if current == routine.version and seals.check(self.keys, acceptance, routine, routine.seal):
                 return None
         except KeyError_ as exc:
             return f"{routine.name} v{routine.version}: its acceptance cannot be checked, so it does not replay: {exc}"
