@@ -4,21 +4,30 @@ confidence per value.
 Every word is kept, however unsure tesseract is of it, except specks (a low-confidence "word" with
 no letter or digit in it). A *value* is what an approver checks: each word with a digit or an ``@``
 in it, a date written over several words (``September 24, 2026``), an IBAN or VAT id (with its
-checksum, :mod:`checksums`). Its confidence is that of its weakest word. A value below
-:data:`UNCERTAIN_BELOW` % — or one whose checksum no reading satisfies — is marked in the text right
+checksum, :mod:`checksums`), an amount written over several words (``12 450,00``). A matching pair
+of brackets around an amount is its minus sign and stays part of it (``(615.00)``). Its confidence is
+that of its weakest word. A value below :data:`UNCERTAIN_BELOW` % — or one whose checksum no reading
+satisfies, or a labelled subtotal, tax and total that don't add up — is marked in the text right
 after it: ``IBAN: NL91 ABNA 0417 1643 00 [OCR 13% — uncertain]``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import re
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 from taskcrew.tools.documents.checksums import Checked, find_identifiers, regrouped
 from taskcrew.tools.documents.models import OcrText, OcrValue
 
 MIN_WORD_CONFIDENCE = 30  # below this a word with no letter or digit is a speck of dust, dropped
 UNCERTAIN_BELOW = 60  # a value whose weakest word is below this is marked uncertain
-EDGE_PUNCTUATION = ",.;:()[]\"'"  # not part of a value: '62704,' is the value 62704
+EDGE_PUNCTUATION = ",.;:()[]\"'"  # not part of a value: '62704,' is 62704 (but '(615.00)' is -615.00)
+# what a pair of brackets makes negative: an amount with cents or grouped thousands ('(615.00)',
+# '(1,234)'), not a footnote or reference number ('(2)', '(4471)')
+NEGATIVE_IN_BRACKETS = re.compile(r"\((\d[\d.,' ]*[.,]\d\d|\d{1,3}(?:[.,' ]\d{3})+)\)")
+TOTALS_MISMATCH = "totals don't add up: subtotal + tax ≠ total"
 COLUMN_GAP = 2.0  # a gap between words wider than this many line heights separates columns
 
 
@@ -88,21 +97,23 @@ def build(lines: list[Line]) -> OcrText:
     values: list[OcrValue] = []
     last_block: int | None = None
     confidences = [w.conf for line in lines for w in line.words]
-    for line in lines:
-        if not line.words:
-            continue
+    rendered = [(line, *render_line(line)) for line in lines if line.words]
+    for index, note in _totals_check([(shown, found) for _, shown, found in rendered]).items():
+        line = rendered[index][0]
+        rendered[index] = (line, *render_line(line, note))
+    for line, shown, found in rendered:
         if last_block is not None and line.block != last_block:
             text_lines.append("")
         last_block = line.block
-        shown, found = render_line(line)
         text_lines.append(shown)
         values += found
     mean = sum(confidences) / len(confidences) if confidences else 0.0
     return OcrText(text="\n".join(text_lines).strip(), confidence=mean, words=len(confidences), values=values)
 
 
-def render_line(line: Line) -> tuple[str, list[OcrValue]]:
-    """The line as text with uncertain values marked, and its values."""
+def render_line(line: Line, doubt: tuple[int, str] | None = None) -> tuple[str, list[OcrValue]]:
+    """The line as text with uncertain values marked, and its values. ``doubt`` (the index of one of
+    its values, why) marks that value uncertain."""
     text, spans = _joined(line)
     found: list[tuple[int, int, Checked | None]] = list(find_identifiers(text))
 
@@ -114,12 +125,35 @@ def render_line(line: Line) -> tuple[str, list[OcrValue]]:
     for start, end in ap.date_spans(text):
         if free(start, end):
             found.append((start, end, None))
-    for (start, _end), word in zip(spans, line.words, strict=True):
-        core = word.text.strip(EDGE_PUNCTUATION)
-        if core and (any(ch.isdigit() for ch in core) or "@" in core):
-            start += word.text.index(core)
-            if free(start, start + len(core)):
-                found.append((start, start + len(core), None))
+    words = line.words
+    i = 0
+    while i < len(words):
+        core = words[i].text.strip(EDGE_PUNCTUATION)
+        if not core or not (any(ch.isdigit() for ch in core) or "@" in core):
+            i += 1
+            continue
+        start = spans[i][0] + words[i].text.index(core)
+        end = start + len(core)
+        # '12 450,00', '1 234.50': words that are one space-grouped amount together are one value
+        j = i
+        while j + 1 < len(words) and core[:1].isdigit():
+            nxt = words[j + 1].text.strip(EDGE_PUNCTUATION)
+            if not nxt[:1].isdigit():
+                break
+            nxt_start = spans[j + 1][0] + words[j + 1].text.index(nxt)
+            if text[end:nxt_start] != " " or not _space_grouped(text[start : nxt_start + len(nxt)]):
+                break
+            end, j = nxt_start + len(nxt), j + 1
+        # '(615.00)': a matching pair of brackets around an amount is its minus sign
+        if (
+            start > 0
+            and NEGATIVE_IN_BRACKETS.fullmatch(text[start - 1 : end + 1])
+            and _amount(text[start - 1 : end + 1])
+        ):
+            start, end = start - 1, end + 1
+        if free(start, end):
+            found.append((start, end, None))
+        i = j + 1
     found.sort(key=lambda f: f[0])
     values: list[OcrValue] = []
     edits: list[tuple[int, int, str]] = []
@@ -134,6 +168,8 @@ def render_line(line: Line) -> tuple[str, list[OcrValue]]:
                 value.read_as = shown
                 value.text = regrouped(checked.value, shown)
             value.uncertain = checked.status in ("failed", "ambiguous")  # a passing checksum outweighs
+        if doubt is not None and doubt[0] == len(values):
+            value.uncertain, value.check = True, doubt[1]
         values.append(value)
         notable = value.uncertain or value.read_as is not None or (value.check and conf < UNCERTAIN_BELOW)
         mark = value.label() if notable else ""
@@ -142,6 +178,69 @@ def render_line(line: Line) -> tuple[str, list[OcrValue]]:
     for start, end, replacement in reversed(edits):
         text = text[:start] + replacement + text[end:]
     return text, values
+
+
+_SUBTOTAL = re.compile(r"\b(sub-?total|zwischensumme|net amount|netto(betrag)?)\b", re.I)
+_TAX = re.compile(r"\b(vat|tax|mwst|ust|gst)\b", re.I)
+_TOTAL = re.compile(r"^(?!.*\bsub-?total).*\b(total|amount due|gesamtbetrag)\b", re.I)
+
+
+def _totals_check(lines: list[tuple[str, list[OcrValue]]]) -> dict[int, tuple[int, str]]:
+    """When a page labels a subtotal, tax and total whose amounts don't add up, the amounts involved
+    (line index -> (value index, note)): one of them was misread, or the document is wrong."""
+    from taskcrew.tools import ap
+
+    found: dict[str, list[tuple[int, int, Decimal]]] = {"sub": [], "tax": [], "total": []}
+    for index, (text, values) in enumerate(lines):
+        kind = (
+            "sub"
+            if _SUBTOTAL.search(text)
+            else "tax"
+            if _TAX.search(text)
+            else "total"
+            if _TOTAL.search(text)
+            else ""
+        )
+        if not kind:
+            continue
+        for position in range(len(values) - 1, -1, -1):
+            if "%" in values[position].text:
+                continue
+            with contextlib.suppress(ValueError, ArithmeticError):
+                amount = ap.parse_amount(values[position].text).value
+                found[kind].append((index, position, amount))
+                break
+    if len(found["sub"]) != 1 or len(found["total"]) != 1 or not found["tax"]:
+        return {}
+    involved = found["sub"] + found["tax"] + found["total"]
+    if found["sub"][0][2] + sum(t[2] for t in found["tax"]) == found["total"][0][2]:
+        return {}
+    if len({index for index, _, _ in involved}) != len(involved):
+        return {}  # two of them on one line: not a simple subtotal / tax / total list
+    lines_of = {index for index, _, _ in involved}
+    for index in range(min(lines_of), max(lines_of)):
+        if index not in lines_of and any(_amount(v.text) for v in lines[index][1]):
+            return {}  # a discount, shipping or deposit in between: not ours to add up
+    return {index: (position, TOTALS_MISMATCH) for index, position, _ in involved}
+
+
+def _amount(text: str) -> bool:
+    from taskcrew.tools import ap
+
+    try:
+        ap.parse_amount(text)
+    except (ValueError, ArithmeticError):
+        return False
+    return True
+
+
+def _space_grouped(text: str) -> bool:
+    from taskcrew.tools import ap
+
+    try:
+        return ap.parse_amount(text).format == "space_grouped"
+    except (ValueError, ArithmeticError):
+        return False
 
 
 def _joined(line: Line) -> tuple[str, list[tuple[int, int]]]:

@@ -4,6 +4,9 @@
 flagger for the policy gate: a field whose value (an amount, a date, a number — anything with
 digits) appears in OCR'd text gets a note for the person who approves. Values are compared
 normalised: ``4,812.75`` matches ``4812.75`` and ``September 24, 2026`` matches ``2026-09-24``.
+Amounts compare signed: ``(615.00)`` matches ``-615.00``, never ``615.00``. A numeric date whose
+day/month order is ambiguous (``03/04/2026``) matches both readings, noted uncertain
+(``day/month order ambiguous``).
 
 Each value OCR read carries its own confidence (:class:`~models.OcrValue`); the note says it —
 ``read by OCR, 13% — uncertain — check it against the document (scans/x.png)`` — and
@@ -15,13 +18,17 @@ from __future__ import annotations
 import contextlib
 import re
 import threading
+from datetime import date
 from typing import Protocol
 
 from taskcrew.tools.documents.models import OCR_MARK, FileContent, OcrReading, PageText
+from taskcrew.tools.documents.ocrlines import NEGATIVE_IN_BRACKETS
 
 OCR_NOTE = "read by OCR — check it against the document"
 _BLOCK = re.compile(re.escape(OCR_MARK) + r"[^\]]*\]\n(.*?)\n\[end of OCR text\]", re.S)
 _TOKEN = re.compile(r"[^\s]+")
+AMBIGUOUS_DATE = "day/month order ambiguous"
+_NUMERIC_DATE = re.compile(r"(\d{1,2})/(\d{1,2})/(\d{4})")
 MIN_DIGITS = 3  # '30' or '1' is too common to say where it came from
 
 
@@ -59,6 +66,16 @@ class OcrProvenance:
                         known = self._readings.get(form)
                         if known is None or reading.confidence < known.confidence:
                             self._readings[form] = reading
+                    # 03/04/2026: either reading may be the one the agent picks; both are uncertain
+                    guess = reading.model_copy(
+                        update={"uncertain": True, "check": AMBIGUOUS_DATE, "check_status": "ambiguous"}
+                    )
+                    for form in _ambiguous_dates(value.text):
+                        known = self._readings.get(form)
+                        if known is None or (
+                            known.check == AMBIGUOUS_DATE and guess.confidence < known.confidence
+                        ):
+                            self._readings[form] = guess
 
     def flag(self, field: HasValue) -> str | None:
         """The approval's note for a field whose value was read by OCR (with that value's confidence)."""
@@ -95,7 +112,7 @@ def shows_value(text: str, value: str) -> bool:
     """Whether ``text`` shows ``value``: its words, or the same amount or date in another format
     (``1,284.50 USD`` shows ``1284.50``, ``September 12, 2026`` shows ``2026-09-12``)."""
     plain = _plain(value)
-    if plain and plain in _plain(text):
+    if plain and _contains(_plain(text), plain, signed=_is_amount(value)):
         return True
     return bool(_value_forms(value) & _forms_in(text))
 
@@ -136,4 +153,41 @@ def _forms_in(text: str) -> set[str]:
 
 
 def _plain(text: str) -> str:
-    return re.sub(r"[^\w\-/.]", "", text.lower()).strip(".")
+    return re.sub(r"[^\w\-/.]", "", NEGATIVE_IN_BRACKETS.sub(r"-\1", text.lower())).strip(".")
+
+
+def _is_amount(value: str) -> bool:
+    from taskcrew.tools import ap
+
+    try:
+        ap.parse_amount(value)
+    except (ValueError, ArithmeticError):
+        return False
+    return True
+
+
+def _contains(text: str, part: str, *, signed: bool) -> bool:
+    """Whether ``part`` is in ``text``; for an amount, not as the digits of the negative one."""
+    if not signed or part.startswith("-"):
+        return part in text
+    return any(not text[: m.start()].endswith("-") for m in re.finditer(re.escape(part), text))
+
+
+def _ambiguous_dates(text: str) -> set[str]:
+    """Both readings of a numeric date whose day/month order is ambiguous (03/04/2026), as forms."""
+    from taskcrew.tools import ap
+
+    match = _NUMERIC_DATE.fullmatch(text.strip())
+    if match is None:
+        return set()
+    try:
+        ap.parse_date(text)
+        return set()
+    except ValueError:
+        pass
+    a, b, year = (int(g) for g in match.groups())
+    forms: set[str] = set()
+    for day, month in ((a, b), (b, a)):
+        with contextlib.suppress(ValueError):
+            forms.add("date:" + date(year, month, day).isoformat())
+    return forms
