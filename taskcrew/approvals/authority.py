@@ -13,6 +13,7 @@ exactly this?) is in ``approvals.worker``.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Literal
 
@@ -31,6 +32,13 @@ from taskcrew.tools.human import ApprovalDecision, ApprovalRequest
 Action = Literal["approve", "reject", "answer"]
 ACTIONS: tuple[Action, ...] = ("approve", "reject", "answer")
 GENERIC_SOURCES = ("the page's form as filled",)  # what the worker records when it knows no better
+PROVEN = ("console", "token")  # a job's ``submitted_proof`` that proves who submitted it
+
+
+def cosign_credential(approval_id: str, credential: str) -> str:
+    """What a first approval stores of its approver's credential: a digest bound to the approval
+    (the job database holds no fingerprint of a password that could be compared across rows)."""
+    return hashlib.sha256(f"cosign\0{approval_id}\0{credential}".encode()).hexdigest()[:32]
 
 
 class DecisionResult(BaseModel):
@@ -134,6 +142,18 @@ class Authority:
             )
         return None
 
+    def _cosign_current(self, approval: Approval, first: Cosign) -> bool:
+        """A first approval counts only while its approver's password is the one she gave it under
+        (a reset voids the logins and tokens from before it, and what they approved): the rule of
+        ``identity_refusal``, for a first approval waiting for its second."""
+        if first.credential is None:
+            return True  # given by a login that kept no credential (as identity_refusal allows)
+        try:
+            known = credentials(self.users_file)
+        except ValueError:
+            return False
+        return first.name in known and first.credential == cosign_credential(approval.id, known[first.name])
+
     def _current(self, names: list[str]) -> list[str]:
         """``names`` that are still users (first approvals of someone removed no longer count)."""
         try:
@@ -153,6 +173,20 @@ class Authority:
         return (
             f"the two-person rule is on here, so a {role} must be authenticated ({who.describe()} is "
             "not): `taskcrew approvals login` first"
+        )
+
+    def unproven_submitter(self, job: Job | None) -> str | None:
+        """Why the two-person rule cannot be kept for ``job`` (None: it can): its signed submission
+        does not prove who submitted it (an OS user, taken on her word), so the rule cannot tell the
+        submitter from the approvers. Judged here, under this process's rules, whatever the rules of
+        the CLI that submitted it said."""
+        if job is not None and job.submitted_proof in PROVEN and self.submission_ok(job):
+            return None
+        who = f"{job.submitted_proof.replace('_', ' ')} {job.submitted_by}" if job else "unknown"
+        return (
+            f"it needs two people and its job was submitted by an unproven identity ({who}); the "
+            "two-person rule cannot tell the submitter from the approvers; submit it again after "
+            "`taskcrew approvals login`"
         )
 
     def key_of(self, method: str, url: str, fields: list[tuple[str, str]]) -> str:
@@ -230,6 +264,12 @@ class Authority:
             return f"under this worker's rules --auto-approve does not cover it (submitted by {submitter})"
         if not needs_two:
             return None
+        try:
+            job: Job | None = self.jobs.get(approval.job_id)
+        except UnknownJob:
+            job = None
+        if unproven := self.unproven_submitter(job):
+            return f"under this worker's rules {unproven}"
         names = (approval.decided_by or "").split("+")
         if len(set(names)) == 2 and submitter not in names and len(self._current(names)) == 2:
             return None
@@ -246,7 +286,11 @@ class Authority:
         request = approval.request
         assessment = self.assess(request) if request else Assessment()
         firsts = self._current(
-            [c.name for c in approval.first_approvals if self.keys.verify(seals.cosign(approval, c), c.sig)]
+            [
+                c.name
+                for c in approval.first_approvals
+                if self.keys.verify(seals.cosign(approval, c), c.sig) and self._cosign_current(approval, c)
+            ]
         )
         return ApprovalView(
             approval=approval,
@@ -320,7 +364,8 @@ class Authority:
                     return self._refuse(who, approval_id, action, refusal)
                 others = [n for n in view.first_approvers if n != who.name]
                 if not others:
-                    first = Cosign(name=who.name, proof=who.proof, at=utcnow(), sig="")
+                    bound = cosign_credential(approval.id, who.credential) if who.credential else None
+                    first = Cosign(name=who.name, proof=who.proof, at=utcnow(), sig="", credential=bound)
                     first.sig = self.keys.sign(seals.cosign(approval, first))
                     self.jobs.add_first_approval(approval.id, first)
                     self.audit.append(who.name, "approve_first", approval_id, payload)
@@ -348,6 +393,8 @@ class Authority:
 
     def _two_person_refusal(self, view: ApprovalView, who: Identity) -> str | None:
         flags = "; ".join(f.message for f in view.assessment.flags if f.second_approver)
+        if unproven := self.unproven_submitter(view.job):
+            return f"Two-person rule ({flags}): {unproven}. It can only be rejected."
         if not who.authenticated:
             return (
                 f"Two-person rule ({flags}): {who.describe()} cannot approve it. Log in first "

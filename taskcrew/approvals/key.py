@@ -1,10 +1,16 @@
 """The one canonical request key: what a person approves, what the intent log records and what the
 send check compares are all ``request_key`` of the same method, URL and fields.
 
-Every field is part of the key (order aside; a file is compared by its name, since a form prediction
-cannot read its bytes; CRLF and LF line ends are one). A field is left out only when a rule of the
-risk configuration (``excluded_fields``) names it exactly for that system — e.g. the ERP's per-page
-``csrf_token`` — and the approver is shown that it is left out.
+Every field is part of the key, every byte of its value (order aside; CRLF and LF line ends are
+one). A file part is compared by its name and size (a form prediction cannot read its bytes): the two
+producers of field lists — the multipart parser of the network guard and the form prediction of
+perception.js — write a file part as ``file_value(name, size)``, "(file NAME, SIZE bytes)", and
+write every text value through ``text_value``, which puts "(text) " before a text value that starts
+like a file (or like an escaped text). So a page cannot make a text field look like a file, and no
+value is ever dropped or collapsed from the comparison: ``normal_fields`` is the one normaliser of
+both the key and the network guard's send check (``same_fields``). A field is left out only when a
+rule of the risk configuration (``excluded_fields``) names it exactly for that system — e.g. the
+ERP's per-page ``csrf_token`` — and the approver is shown that it is left out.
 """
 
 from __future__ import annotations
@@ -14,9 +20,30 @@ import json
 from collections.abc import Iterable
 from urllib.parse import urlsplit, urlunsplit
 
+FILE_MARK = "(file "
+TEXT_MARK = "(text) "
+
+
+def file_value(name: str, size: int) -> str:
+    """How a producer writes a file part (the JS form prediction writes the same string)."""
+    return f"{FILE_MARK}{name}, {size} bytes)"
+
+
+def text_value(value: str) -> str:
+    """How a producer writes a text value: one that starts like a file part or like an escaped text
+    gets "(text) " before it, so only a real file part starts with "(file "."""
+    return TEXT_MARK + value if value.startswith((FILE_MARK, TEXT_MARK)) else value
+
 
 def normal_fields(fields: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
-    return sorted((k, "(file)" if v.startswith("(file ") else v.replace("\r\n", "\n")) for k, v in fields)
+    """The fields as the key and the send check compare them: all of them, every value whole (a file
+    part is its name and size already), order aside, CRLF as LF."""
+    return sorted((k, v.replace("\r\n", "\n")) for k, v in fields)
+
+
+def same_fields(sent: Iterable[tuple[str, str]], approved: Iterable[tuple[str, str]]) -> bool:
+    """The approved name/value pairs are exactly the ones sent (order aside), by ``normal_fields``."""
+    return normal_fields(sent) == normal_fields(approved)
 
 
 def target(url: str) -> str:

@@ -100,13 +100,18 @@ def sources(approval: Approval, dump: Dump = settled) -> dict[str, Any]:
 
 
 def cosign(approval: Approval, first: Cosign) -> dict[str, Any]:
-    return {
+    """A first approval: who gave it, how, and under which password (``credential``, left out when
+    it has none, so a first approval signed before it was kept checks out as it was)."""
+    sealed = {
         "seal": "cosign",
         "approval": approval.id,
         "key": approval.key,
         "name": first.name,
         "proof": first.proof,
     }
+    if first.credential is not None:
+        sealed["credential"] = first.credential
+    return sealed
 
 
 def decision(approval: Approval, dump: Dump = settled) -> dict[str, Any]:

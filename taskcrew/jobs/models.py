@@ -106,6 +106,9 @@ class Cosign(BaseModel):
     proof: str
     at: datetime
     sig: str
+    # the approver's password it was given under (a digest of her credential bound to the approval):
+    # it counts only while that is still her password (None: given by a login that kept none)
+    credential: str | None = None
 
 
 class Approval(BaseModel):

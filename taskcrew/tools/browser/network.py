@@ -21,6 +21,7 @@ from email.policy import HTTP
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import parse_qsl, urljoin
 
+from taskcrew.approvals.key import file_value, same_fields, text_value
 from taskcrew.tools.human import FieldValue
 from taskcrew.tools.intents import SendOutcome
 from taskcrew.tools.intents import fetcher as intent_fetcher
@@ -73,7 +74,10 @@ def request_fields(request: Request, vault: Vault) -> list[FieldValue]:
 
 
 def _raw_fields(request: Request) -> list[tuple[str, str]]:
-    ctype = (request.headers.get("content-type") or "").lower()
+    """The body as name/value pairs: a file part as ``file_value`` (marked here, by the parser), every
+    text value through ``text_value`` (so a text cannot pass for a file); see approvals/key.py."""
+    header = request.headers.get("content-type") or ""
+    ctype = header.lower()
     try:
         body = request.post_data_buffer
     except Exception:
@@ -81,32 +85,35 @@ def _raw_fields(request: Request) -> list[tuple[str, str]]:
     if not body:
         return []
     if "application/x-www-form-urlencoded" in ctype:
-        return parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)
+        return [
+            (k, text_value(v)) for k, v in parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)
+        ]
     if "multipart/form-data" in ctype:
-        msg = BytesParser(policy=HTTP).parsebytes(b"Content-Type: " + ctype.encode() + b"\r\n\r\n" + body)
+        # the header as sent: its boundary is case-sensitive (lowercased, no part is found)
+        msg = BytesParser(policy=HTTP).parsebytes(b"Content-Type: " + header.encode() + b"\r\n\r\n" + body)
         out: list[tuple[str, str]] = []
         for part in msg.iter_parts():
             name = part.get_param("name", header="content-disposition") or "?"
             filename = part.get_filename()
-            if filename is not None:
-                out.append((str(name), f"(file {filename})"))
+            payload = part.get_payload(decode=True)
+            content = payload if isinstance(payload, bytes) else b""
+            if filename is not None:  # a file part: marked by the parser, never by how a value looks
+                out.append((str(name), file_value(filename, len(content))))
             else:
-                payload = part.get_payload(decode=True)
-                out.append(
-                    (str(name), payload.decode("utf-8", "replace") if isinstance(payload, bytes) else "")
-                )
+                out.append((str(name), text_value(content.decode("utf-8", "replace"))))
         return out
     text = body.decode("utf-8", "replace")
     if "text/plain" in ctype and "=" in text:  # <form enctype="text/plain">: name=value lines
-        return [tuple(line.partition("=")[::2]) for line in text.split("\r\n") if line]  # type: ignore[misc]
+        lines = [line.partition("=") for line in text.split("\r\n") if line]
+        return [(k, text_value(v)) for k, _, v in lines]
     if "json" in ctype:
         try:
             data = json.loads(text)
         except ValueError:
             data = None
         if isinstance(data, dict):
-            return [(str(k), v if isinstance(v, str) else json.dumps(v)) for k, v in data.items()]
-    return [("(body)", text)]
+            return [(str(k), text_value(v) if isinstance(v, str) else json.dumps(v)) for k, v in data.items()]
+    return [("(body)", text_value(text))]
 
 
 class NetworkGuard:
@@ -383,16 +390,6 @@ class NetworkGuard:
                 return "switched"
             return "match"
         return "none"
-
-
-def same_fields(sent: list[tuple[str, str]], approved: list[tuple[str, str]]) -> bool:
-    """The approved name/value pairs are exactly the ones sent (order aside); files are compared
-    by name, since the form prediction cannot read their bytes."""
-
-    def norm(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
-        return sorted((k, "(file)" if v.startswith("(file ") else v.replace("\r\n", "\n")) for k, v in pairs)
-
-    return norm(sent) == norm(approved)
 
 
 def _unconditional(headers: dict[str, str]) -> dict[str, str] | None:

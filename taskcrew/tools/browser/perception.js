@@ -665,7 +665,11 @@
     };
     const out = [];
     for (const [k, v] of fd.entries()) {
-      const value = typeof v === 'string' ? v : `(file ${v.name || 'none'})`;
+      // The same marking as approvals/key.py (file_value / text_value): a file part is "(file NAME,
+      // SIZE bytes)", and a text that starts like one (or like an escaped text) gets "(text) " first.
+      const value = typeof v === 'string'
+        ? ((v.startsWith('(file ') || v.startsWith('(text) ')) ? `(text) ${v}` : v)
+        : `(file ${v.name}, ${v.size} bytes)`;
       out.push({ name: k, value, password: secretNames.has(k), label: labelOf(k, value) });
     }
     return out;
