@@ -287,6 +287,20 @@ def document_values(reported: dict[str, str], params: dict[str, str]) -> dict[st
     }
 
 
+def learned_senders(content: Any, issuer: str) -> list[str]:
+    """The domains a template learned from ``content`` accepts the issuer's invoices from: the
+    issuer's e-mail's (``sender_domains``); [] only for a file that is not an e-mail. An e-mail
+    that names no sender outside the company (a colleague's note, no forwarded issuer's e-mail)
+    raises LearnError: no senders would let anyone's e-mail through."""
+    senders = sender_domains(content)[:8]
+    if content.email is not None and not senders:
+        raise LearnError(
+            f"it is an e-mail from {content.email.headers.sender or '(no sender)'}, not from {issuer} "
+            f"or a colleague's forward of {issuer}'s e-mail: it does not say who sends {issuer}'s invoices"
+        )
+    return senders
+
+
 def distil_facts(facts: RunFacts, match: Match, files: Any = None) -> Routine:
     """``files``: the run's own SandboxFiles when at hand (its parsed documents are cached)."""
     from taskcrew.crew.toolbox import files_root
@@ -316,7 +330,7 @@ def distil_facts(facts: RunFacts, match: Match, files: Any = None) -> Routine:
         try:
             content = files.read(path)
             template = learn(content.full_text(), needed, issuer, path)
-            template.senders = sender_domains(content)[:8]  # the issuer's e-mail: who may send its invoices
+            template.senders = learned_senders(content, issuer)  # who may send the issuer's invoices
             break
         except LearnError as exc:
             problems.append(f"{path}: {exc}")

@@ -3,12 +3,13 @@ with the issuer's template. Everything here is code; nothing asks a model."""
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 
 from taskcrew.routines.models import DocumentRule, Routine, Template
 from taskcrew.routines.template import ExtractionError, extract_all
-from taskcrew.tools.documents.models import EmailContent, FileContent
+from taskcrew.tools.documents.models import EmailContent, FileContent, email_text
 
 MAX_FILES = 20
 
@@ -42,28 +43,80 @@ def _domain(address: str) -> str:
     return found.group(1).casefold().rstrip(".") if found else ""
 
 
-def _emails(email: EmailContent | None) -> list[EmailContent]:
-    """An e-mail and the e-mails forwarded in it (attached as messages), outermost first."""
+COMPANY_DOMAINS_ENV = "TASKCREW_COMPANY_DOMAINS"
+COMPANY_DOMAINS = ("acme-corp.example",)  # the demo company's own mail domain (its AP inbox's)
+
+
+def company_domains() -> set[str]:
+    """The company's own mail domains: a colleague's, never an issuer's. TASKCREW_COMPANY_DOMAINS
+    (comma-separated) overrides the demo company's."""
+    raw = os.environ.get(COMPANY_DOMAINS_ENV, "")
+    given = {d.strip().casefold().lstrip("@").rstrip(".") for d in raw.split(",") if d.strip()}
+    return given or set(COMPANY_DOMAINS)
+
+
+def _forwarded(email: EmailContent) -> list[EmailContent]:
+    return [a.email for a in email.attachments if a.email is not None]
+
+
+def _chain(email: EmailContent | None) -> list[str]:
+    """Every sender domain in an e-mail and the e-mails forwarded in it, outermost first."""
     if email is None:
         return []
-    return [email, *(e for a in email.attachments for e in _emails(a.email))]
+    found = [_domain(email.headers.sender), *(d for e in _forwarded(email) for d in _chain(e))]
+    return list(dict.fromkeys(d for d in found if d))
+
+
+def _issuer_senders(email: EmailContent, ours: set[str]) -> list[str]:
+    sender = _domain(email.headers.sender)
+    if sender and sender not in ours:
+        return [sender]
+    if not sender:
+        return []
+    # a colleague's forward: the forwarded e-mails' senders speak for the document
+    return [d for e in _forwarded(email) for d in _issuer_senders(e, ours)]
 
 
 def sender_domains(content: FileContent) -> list[str]:
-    """The domains a document was sent from: its own sender's and those of the e-mails forwarded in
-    it, without the recipients' (the company's own, for a colleague's forward). [] for a file that
-    is not an e-mail."""
-    emails = _emails(content.email)
-    if not emails:
+    """The domains a document was sent from: its sender's — or, when a colleague (the company's own
+    domain) sent it, those of the e-mails forwarded in it. A stranger's e-mail that merely attaches
+    another message is the stranger's. [] for a file that is not an e-mail, or one only the
+    company's own people sent."""
+    if content.email is None:
         return []
-    ours = {_domain(a) for a in re.split(r"[,;]", f"{emails[0].headers.to},{emails[0].headers.cc or ''}")}
-    return list(dict.fromkeys(d for e in emails if (d := _domain(e.headers.sender)) and d not in ours - {""}))
+    return list(dict.fromkeys(_issuer_senders(content.email, company_domains())))
+
+
+def _trusted_part(email: EmailContent, senders: set[str], ours: set[str]) -> EmailContent | None:
+    """The part of an e-mail one of ``senders`` sent: the e-mail itself, or (a colleague's forward
+    only) a forwarded e-mail's trusted part. None when no learned sender sent any of it."""
+    sender = _domain(email.headers.sender)
+    if sender in senders:
+        return email
+    if not sender or sender not in ours:
+        return None
+    return next((p for e in _forwarded(email) if (p := _trusted_part(e, senders, ours)) is not None), None)
 
 
 def _sent_by(template: Template, content: FileContent) -> bool:
     """A template learned from an issuer's e-mail reads only documents sent from its domains: anyone
     can mail the inbox a text that names the issuer and prints its labels."""
-    return not template.senders or bool(set(template.senders) & set(sender_domains(content)))
+    return _readable(template, content) is not None
+
+
+def _readable(template: Template, content: FileContent) -> str | None:
+    """The text the template may read: the whole file when the template has no learned senders (it
+    was learned from a file that was not an e-mail), else only what the issuer sent — the e-mail
+    itself, or the issuer's e-mail a colleague forwarded, never the colleague's own words. None for
+    a document the issuer did not send."""
+    if not template.senders:
+        return content.full_text()
+    if content.email is None:
+        return None
+    part = _trusted_part(content.email, set(template.senders), company_domains())
+    if part is None:
+        return None
+    return content.full_text() if part is content.email else email_text(part)
 
 
 def find_document(routine: Routine, params: dict[str, str], files: object) -> Found:
@@ -83,7 +136,8 @@ def find_document(routine: Routine, params: dict[str, str], files: object) -> Fo
     for path in paths:
         try:
             content = files.read(path)  # type: ignore[attr-defined]
-            text = content.full_text()
+            trusted = _readable(template, content)
+            text = trusted if trusted is not None else content.full_text()
         except Exception as exc:
             problems.append(f"{path}: cannot be read ({type(exc).__name__})")
             continue
@@ -92,9 +146,7 @@ def find_document(routine: Routine, params: dict[str, str], files: object) -> Fo
         except ExtractionError as exc:
             problems.append(f"{path}: {exc}")
             continue
-        stranger = (
-            None if _sent_by(template, content) else ", ".join(sender_domains(content)) or "not an e-mail"
-        )
+        stranger = None if trusted is not None else ", ".join(_chain(content.email)) or "not an e-mail"
         for values in every:
             number = values.get(template.fields[0].name, "")
             quote = next((line.strip() for line in text.splitlines() if number and number in line), number)

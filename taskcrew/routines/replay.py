@@ -45,11 +45,23 @@ def _norm(text: str) -> str:
 
 
 def resolve(observation: Any, target: Target) -> Any:
-    """The one element of the page that is ``target``: same role, and the same form field name (a
-    field) or the same accessible name (anything else). None when there is none or more than one."""
+    """The one element of the page that is ``target``: same role and the same accessible name (as
+    normalised: case, spacing, the required-field "*"), and for a field the same form field name
+    too. None when there is none or more than one. A field whose form field name is there but whose
+    label changed since the review raises Fallback naming both labels (``remaining`` left for the
+    caller to fill): what the person reviewed is not what the page now asks for, so the agent
+    takes over rather than typing into a field that may now mean something else."""
     found = [e for e in observation.elements if e.role == target.role]
     if target.field is not None:
         found = [e for e in found if e.field is not None and e.field.name == target.field]
+        named = [e for e in found if _norm(e.name) == _norm(target.name)]
+        if len(found) == 1 and not named:
+            raise Fallback(
+                f"field {target.field} is now labelled {found[0].name!r}, not {target.name!r} as reviewed "
+                f"({target.describe()})",
+                [],
+            )
+        found = named
     else:
         found = [e for e in found if _norm(e.name) == _norm(target.name)]
     return found[0] if len(found) == 1 else None
@@ -165,6 +177,13 @@ class Replayer:
         state.steps_done.append(record)
         steps.trace_step(ctx, record)
 
+    def _resolve(self, observation: Any, target: Target, at: int) -> Any:
+        """``resolve``, a relabelled field handing over with the routine's remaining steps."""
+        try:
+            return resolve(observation, target)
+        except Fallback as relabelled:
+            raise Fallback(relabelled.reason, self._remaining(at)) from None
+
     def _remaining(self, index: int) -> list[str]:
         return [s.describe() for s in self.routine.browser[index:]]
 
@@ -266,7 +285,7 @@ class Replayer:
             batch = self._batch(steps, i)
             actions = []
             for j in batch:
-                element = resolve(obs, steps[j].target)  # type: ignore[arg-type]
+                element = self._resolve(obs, steps[j].target, j)  # type: ignore[arg-type]
                 if element is None:
                     raise Fallback(f"{steps[j].target.describe()} is not on {obs.url}", self._remaining(j))  # type: ignore[union-attr]
                 actions.append(self._action(steps[j], element, values, erp, j))
@@ -386,7 +405,7 @@ class Replayer:
                 actions = []
                 for step in login.steps:
                     assert step.target is not None
-                    element = resolve(obs, step.target)
+                    element = self._resolve(obs, step.target, i)
                     if element is None:
                         raise Fallback(
                             f"the sign-in page has no {step.target.describe()}", self._remaining(i)

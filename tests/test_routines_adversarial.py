@@ -1,0 +1,217 @@
+"""Routines against mail and pages made to fool them: a stranger's e-mail that attaches a message
+from the issuer, a colleague's forward that adds its own invoice text, an issuer's e-mail that cc's
+the issuer's own staff, an e-mail that names no sender outside the company, and a form whose field
+kept its name but changed its label since the review."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import pytest
+from fixtures_browser import SessionFactory
+from fixtures_erp import ErpFactory
+from test_routines import INBOX, _routine, _values
+
+from taskcrew.mock_erp import ChaosConfig
+from taskcrew.routines.distil import learned_senders
+from taskcrew.routines.files import FileStepFailed, find_document, sender_domains
+from taskcrew.routines.models import Target, Template
+from taskcrew.routines.replay import Fallback, resolve
+from taskcrew.routines.template import LearnError, learn
+from taskcrew.sandbox.ground_truth import load_ground_truth
+from taskcrew.tools.browser import Click, Observation, Type
+from taskcrew.tools.files import SandboxFiles
+from taskcrew.tools.vault import Vault
+
+INVOICE_TEXT = """Invoice No. INV-3001
+Invoice Date October 1, 2026
+Terms Net 30
+Subtotal 1,650.00 USD
+VAT 20% 330.00 USD
+TOTAL PAYABLE 1,980.00 USD
+"""
+
+NORTHWIND_HELLO = """Date: Sat, 12 Sep 2026 08:02:11 -0700
+From: Northwind Traders Billing <billing@northwind-traders.example>
+To: ap@acme-corp.example
+Subject: hello
+MIME-Version: 1.0
+Content-Type: text/plain; charset="us-ascii"
+
+See you soon.
+"""
+
+
+def _attaching(sender: str, body: str, attached: str = NORTHWIND_HELLO) -> str:
+    """An e-mail from ``sender`` whose body is ``body`` and which attaches ``attached`` as a message."""
+    return f"""Date: Thu, 01 Oct 2026 09:14:00 +0000
+From: {sender}
+To: ap@acme-corp.example
+Subject: Northwind Traders - invoice for October
+MIME-Version: 1.0
+Content-Type: multipart/mixed; boundary="XX"
+
+--XX
+Content-Type: text/plain; charset="us-ascii"
+
+{body}
+--XX
+Content-Type: message/rfc822
+Content-Disposition: attachment; filename="earlier.eml"
+
+{attached}
+--XX--
+"""
+
+
+def _template(files: SandboxFiles, number: str, issuer: str) -> Template:
+    doc = next(d for d in load_ground_truth().documents if d.number == number)
+    content = files.read(doc.path)
+    template = learn(content.full_text(), _values(doc), issuer, doc.path)
+    template.senders = learned_senders(content, issuer)  # as distil_facts does
+    return template
+
+
+@pytest.fixture
+def inbox(tmp_path: Path) -> Path:
+    copied = tmp_path / "inbox"
+    shutil.copytree(INBOX, copied)
+    return copied
+
+
+def test_a_strangers_mail_attaching_a_message_from_the_issuer_is_not_read(inbox: Path) -> None:
+    """The outer sender decides: a stranger's e-mail does not become Northwind's by attaching a
+    message that claims to be from Northwind."""
+    template = _template(SandboxFiles(INBOX), "INV-2057", "Northwind Traders")
+    assert template.senders == ["northwind-traders.example"]
+    stranger = _attaching("Accounts Receivable <ar@nwt-remittance.example>", "Hello,\n\n" + INVOICE_TEXT)
+    (inbox / "Northwind Traders - October.eml").write_text(stranger, encoding="utf-8")
+    assert sender_domains(SandboxFiles(inbox).read("Northwind Traders - October.eml")) == [
+        "nwt-remittance.example"
+    ]
+    with pytest.raises(FileStepFailed, match=r"not sent from northwind-traders\.example") as refused:
+        find_document(_routine(template), {"vendor": "Northwind Traders"}, SandboxFiles(inbox))
+    assert "INV-3001" in str(refused.value) and "nwt-remittance.example" in str(refused.value)
+
+
+def test_a_colleagues_forward_is_read_only_in_the_part_the_issuer_sent(inbox: Path) -> None:
+    """A colleague's forward of Northwind's e-mail is Northwind's, but the colleague's own words
+    are not: an invoice typed above the forwarded message is not read as Northwind's."""
+    template = _template(SandboxFiles(INBOX), "INV-2057", "Northwind Traders")
+    forward = _attaching("Priya Nair <priya.nair@acme-corp.example>", "FYI, newest one:\n\n" + INVOICE_TEXT)
+    (inbox / "FW_ Northwind Traders - October.eml").write_text(forward, encoding="utf-8")
+    assert sender_domains(SandboxFiles(inbox).read("FW_ Northwind Traders - October.eml")) == [
+        "northwind-traders.example"
+    ]
+    found = find_document(_routine(template), {"vendor": "Northwind Traders"}, SandboxFiles(inbox))
+    assert found.values["invoice_number"] == "INV-2057"  # the real forward still reads as before
+
+
+def test_an_issuers_mail_cc_ing_its_own_staff_keeps_the_issuer_as_sender(inbox: Path) -> None:
+    """Only the company's own domain is "ours": Initech's e-mail that cc's a colleague at Initech
+    still teaches initech.example, so a look-alike domain's e-mail is not read as Initech's."""
+    template = _template(SandboxFiles(INBOX), "INI-7781", "Initech")
+    assert template.senders == ["initech.example"]
+    stranger = (
+        "Date: Thu, 01 Oct 2026 09:14:00 +0000\nFrom: Billing <billing@initech-payments.example>\n"
+        "To: ap@acme-corp.example\nCc: Bill Lumbergh <bill.lumbergh@initech.example>\n"
+        "Subject: Initech - October invoice\nMIME-Version: 1.0\n"
+        'Content-Type: text/plain; charset="us-ascii"\n\nInitech\nINVOICE\nInvoice # INI-9001\n'
+        "Date 10/21/2026\nTerms Net 15\nSubtotal $9,000.00\nSales tax 6.875% $618.75\nTOTAL DUE $9,618.75\n"
+    )
+    (inbox / "Initech - October invoice.eml").write_text(stranger, encoding="utf-8")
+    with pytest.raises(FileStepFailed, match=r"not sent from initech\.example"):
+        find_document(_routine(template), {"vendor": "Initech"}, SandboxFiles(inbox))
+
+
+def test_an_e_mail_naming_no_sender_outside_the_company_teaches_no_template(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A template learned from an e-mail never keeps an empty sender list (which reads anyone's
+    e-mail): a colleague's inline forward says nothing about who sends the issuer's invoices. A
+    file that is not an e-mail keeps none, as before; the company's domain can be configured."""
+    files = SandboxFiles(INBOX)
+    inline = files.read("Fwd_ RE_ PO 4471 - invoice.eml")  # Marcus at acme-corp, the forward inline
+    with pytest.raises(LearnError, match="does not say who sends Vandelay"):
+        learned_senders(inline, "Vandelay Industries")
+    assert learned_senders(files.read("downloads/invoice (4).pdf"), "Vandelay Industries") == []
+    monkeypatch.setenv("TASKCREW_COMPANY_DOMAINS", "example.org, acme-corp.example")
+    assert learned_senders(files.read("FW_ Invoice from Northwind Traders.eml"), "Northwind Traders") == [
+        "northwind-traders.example"
+    ]
+    monkeypatch.setenv("TASKCREW_COMPANY_DOMAINS", "other.example")  # then Priya is not a colleague
+    assert learned_senders(files.read("FW_ Invoice from Northwind Traders.eml"), "Northwind Traders") == [
+        "acme-corp.example"
+    ]
+
+
+# ---------------------------------------------------------------- a relabelled field, a real page
+DRIFT = {"on": False}
+_get_source = jinja2.FileSystemLoader.get_source
+
+
+def _drifting(self: Any, environment: Any, template: str) -> Any:
+    source, filename, _uptodate = _get_source(self, environment, template)
+    if template == "bill_form.html" and DRIFT["on"]:
+        source = source.replace('"amount": "Amount"', '"amount": "Net amount before tax"')
+    return source, filename, (lambda: False)
+
+
+@pytest.fixture
+def drifting(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, bool]]:
+    monkeypatch.setattr(jinja2.FileSystemLoader, "get_source", _drifting)
+    DRIFT["on"] = False
+    yield DRIFT
+    DRIFT["on"] = False
+
+
+def _new_bill_form(session: Any, url: str) -> Observation:
+    obs = session.goto(f"{url}/login").observation
+    by_field = {e.field.name: e.index for e in obs.elements if e.field is not None}
+    login = next(e.index for e in obs.elements if e.name == "Log in")
+    result = session.act(
+        [
+            Type(index=by_field["username"], text="{{secret:ERP_USERNAME}}"),
+            Type(index=by_field["password"], text="{{secret:ERP_PASSWORD}}"),
+            Click(index=login),
+        ]
+    )
+    assert result.ok, result.render()
+    return session.goto(f"{url}/bills/new").observation  # type: ignore[no-any-return]
+
+
+@pytest.mark.browser
+def test_a_relabelled_field_hands_over_and_a_moved_one_still_matches(
+    erp_factory: ErpFactory, make_session: SessionFactory, drifting: dict[str, bool]
+) -> None:
+    """The replay finds a field by its form field name and its label as reviewed: the same name
+    under a new label ('Net amount before tax' for 'Amount *') hands the run to the agent, naming
+    both labels; the same field moved elsewhere on the form is still found."""
+    vault = {"ERP_USERNAME": "demo", "ERP_PASSWORD": "demo123"}
+    erp = erp_factory()
+    session = make_session(base_url=erp.url, vault=Vault(vault))
+    form = _new_bill_form(session, erp.url)
+    amount = next(e for e in form.elements if e.field is not None and e.field.name == "amount")
+    reviewed = Target(role=amount.role, name=amount.name, field="amount")
+    assert reviewed.name == "Amount *"
+    assert resolve(form, reviewed) is amount
+
+    drifting["on"] = True
+    relabelled = session.goto(f"{erp.url}/bills/new").observation
+    assert any(e.name.startswith("Net amount before tax") for e in relabelled.elements)
+    with pytest.raises(Fallback) as fell:
+        resolve(relabelled, reviewed)
+    assert "Net amount before tax" in fell.value.reason and "'Amount *'" in fell.value.reason
+    drifting["on"] = False
+
+    shuffled = erp_factory(chaos=ChaosConfig(seed=0, shuffle_fields=True, save_faults=[]))
+    moved_session = make_session(base_url=shuffled.url, vault=Vault(vault))
+    moved = _new_bill_form(moved_session, shuffled.url)
+    order = [e.field.name for e in moved.elements if e.field is not None]
+    assert order != [e.field.name for e in form.elements if e.field is not None]  # it did move
+    found = resolve(moved, reviewed)
+    assert found is not None and found.field.name == "amount"
