@@ -127,7 +127,16 @@ class TaskFlow(Flow[RunState]):
 
     @router(work)
     def after_work(self) -> str:
-        return "finish" if self.state.outcome is not None else "check"
+        if self.state.outcome is None:
+            return "check"
+        return "learn" if self._to_reflect() else "finish"
+
+    def _to_reflect(self) -> bool:
+        """A verified run that has not reflected yet: also one restored from its verification
+        checkpoint (a leg handed back there resumes with the outcome already set)."""
+        state = self.state
+        verified = bool(state.verdicts) and state.verdicts[-1].verified
+        return state.outcome in ("done", "nothing_to_do") and verified and not state.reflected
 
     @listen("check")
     def verify(self) -> None:
@@ -154,7 +163,7 @@ class TaskFlow(Flow[RunState]):
 
     @router(verify)
     def after_verify(self) -> str:
-        if self.state.outcome in ("done", "nothing_to_do"):
+        if self._to_reflect():
             return "learn"
         if self.state.outcome is not None:
             return "finish"
@@ -162,9 +171,12 @@ class TaskFlow(Flow[RunState]):
 
     @listen("learn")
     def reflect(self) -> None:
-        if getattr(self.run.replay, "outcome", "") == "replayed":
-            return  # a routine replayed step for step: nothing new to reflect on
-        steps.reflect(self.run, self.state)
+        if getattr(self.run.replay, "outcome", "") != "replayed":  # a routine replayed step for
+            steps.reflect(self.run, self.state)  # step has nothing new to reflect on
+        with steps.account_open(self.run) as still_open:
+            if still_open:  # saved, so a leg handed back after this does not reflect again
+                self.state.reflected = True
+                stages.checkpoint(self.run, self.state, "reflect")
 
     @listen(or_("finish", reflect))
     def report(self) -> RunState:

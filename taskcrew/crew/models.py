@@ -164,6 +164,7 @@ class RunState(BaseModel):
     changed: str = ""  # what changed in the systems (crew/outcome.py), set when the run ends
     answer: str = ""
     learned: list[str] = Field(default_factory=list)
+    reflected: bool = False  # the reflect stage ran (saved with it: a resumed run does not repeat it)
 
 
 class LlmCall(BaseModel):

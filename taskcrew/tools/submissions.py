@@ -6,10 +6,13 @@ as data and in words) and to the run's ``SubmissionLog`` (the facts the run's ou
 built from, ``crew/outcome.py``):
 
 - ``saved``: the system accepted it (a 2xx/3xx answer that is not a login page or a form shown again);
-- ``refused``: the system answered that it did not take it (HTTP 4xx, a form shown again), with the
-  reason it showed;
-- ``bounced``: it was sent to a login page (the session had expired): NOT saved;
-- ``unknown``: no answer, a timeout or a server error (5xx): it may or may not be in the system;
+- ``refused``: the system answered that it did not take it (HTTP 4xx, or the form shown again with
+  an error flagged on the page), with the reason it showed;
+- ``bounced``: it was sent to a login page (the session had expired): HTTP 401/419, a redirect to a
+  login path, or an answer whose form is a login (posts to a login path, or a username/e-mail field
+  beside the password); a password box alone (a confirmation, a release) is no login: NOT saved;
+- ``unknown``: no answer, a timeout, a server error (5xx), or the form shown again with no error
+  flagged (a "Save & New" page or a confirmation): it may or may not be in the system;
 - ``not_sent``: it never reached the system (the connection was refused, or the intent log held back
   a repeat; ``detail`` says which).
 """
@@ -105,15 +108,20 @@ def classify(
         return "saved", f"then showed {urlsplit(target).path or '/'}" if location else ""
     if http_status >= 500:
         return "unknown", "a server error or outage"
-    if http_status in (401, 419) or _looks_like_login(body):
+    if http_status in (401, 419):
+        return "bounced", f"HTTP {http_status}: not signed in"
+    if _looks_like_login(body, url, login_paths):
         return "bounced", "the answer was a login page"
     if http_status >= 400:
         reason = page_reason(body)
         meaning = _HTTP_WORDS.get(http_status, "")
         return "refused", "; ".join(x for x in (meaning, reason) if x)
-    if body and _form_again(body, url):  # 2xx showing the same form again: not taken (yet)
-        reason = page_reason(body)
-        return "refused", reason or "the system showed the form again instead of saving it"
+    if body and _form_again(body, url):  # 2xx showing the same form again
+        flagged = _error_flags(body)
+        if flagged:  # with an error or a warning on it: not taken (validation, a near-duplicate)
+            return "refused", page_reason(body)
+        # no error flagged: a fresh form after a save ("Save & New") or a confirmation step
+        return "unknown", "the system showed the form again, with no error on it"
     return "saved", ""
 
 
@@ -124,10 +132,25 @@ _FLAGGED = re.compile(
 )
 
 
+_SUCCESS = re.compile(r"class=[\"'][^\"']*\b(?:success|ok|info|notice)\b", re.IGNORECASE)
+
+
+def _error_flags(body: str) -> list[str]:
+    """The texts the page marks as an error, a warning or an alert (``role=alert``), not empty; an
+    element marked as a success (Bootstrap's ``alert alert-success``) is no error."""
+    flagged = []
+    for m in _FLAGGED.finditer(body[:200_000]):
+        opening = m.group(0)[: m.start(2) - m.start(0)]
+        text = " ".join(visible_lines(m.group(2)))
+        if text and not _SUCCESS.search(opening):
+            flagged.append(text)
+    return flagged
+
+
 def page_reason(body: str, limit: int = 240) -> str:
     """What an answer page says was wrong: the text it marks as an error or alert, else the first line
     that reads like a reason (an error, a duplicate); "" when it says nothing of the kind."""
-    flagged = [" ".join(visible_lines(m.group(2))) for m in _FLAGGED.finditer(body)]
+    flagged = _error_flags(body)
     lines = [ln for ln in flagged if len(ln) > 8][:1] or [
         ln for ln in visible_lines(body) if REASON_WORDS.search(ln) and len(ln) > 8
     ]
@@ -174,9 +197,33 @@ def _same_place(target: str, url: str) -> bool:
     return urlsplit(target).netloc == urlsplit(url).netloc and _path(target) == _path(url)
 
 
-def _looks_like_login(body: str) -> bool:
-    low = body[:200_000].lower()
-    return any(m in low for m in LOGIN_MARKERS) and "<form" in low and "password" in low[:200_000]
+_FORM = re.compile(r"<form\b([^>]*)>(.*?)(?:</form>|(?=<form\b)|$)", re.IGNORECASE | re.DOTALL)
+_ACTION = re.compile(r"\baction=[\"']([^\"']*)[\"']", re.IGNORECASE)
+_INPUT = re.compile(r"<input\b[^>]*>", re.IGNORECASE)
+_USER_FIELD = re.compile(
+    r"\b(?:type=[\"']email[\"']|(?:name|id|autocomplete)=[\"'][^\"']*(?:user|e-?mail|login)[^\"']*[\"'])",
+    re.IGNORECASE,
+)
+
+
+def _looks_like_login(body: str, url: str, login_paths: list[str] | tuple[str, ...]) -> bool:
+    """The answer's form is a login: a form with a password field that posts to a login path or
+    has a username/e-mail field beside the password. A password box alone (a confirmation, a
+    release with a second password) on a page that says what was saved is no login page."""
+    page = body[:200_000]
+    if not any(m in page.lower() for m in LOGIN_MARKERS):
+        return False
+    for attrs, inner in _FORM.findall(page):
+        inputs = _INPUT.findall(inner)
+        if not any(any(m in i.lower() for m in LOGIN_MARKERS) for i in inputs):
+            continue
+        action = _ACTION.search(attrs)
+        if action and _is_login(urljoin(url, action.group(1)), login_paths):
+            return True
+        others = [i for i in inputs if not any(m in i.lower() for m in (*LOGIN_MARKERS, "hidden"))]
+        if any(_USER_FIELD.search(i) for i in others):
+            return True
+    return False
 
 
 def _form_again(body: str, url: str) -> bool:
