@@ -148,7 +148,7 @@ def render_line(line: Line, doubt: tuple[int, str] | None = None) -> tuple[str, 
         if (
             start > 0
             and NEGATIVE_IN_BRACKETS.fullmatch(text[start - 1 : end + 1])
-            and _amount(text[start - 1 : end + 1])
+            and is_amount(text[start - 1 : end + 1])
         ):
             start, end = start - 1, end + 1
         if free(start, end):
@@ -219,12 +219,13 @@ def _totals_check(lines: list[tuple[str, list[OcrValue]]]) -> dict[int, tuple[in
         return {}  # two of them on one line: not a simple subtotal / tax / total list
     lines_of = {index for index, _, _ in involved}
     for index in range(min(lines_of), max(lines_of)):
-        if index not in lines_of and any(_amount(v.text) for v in lines[index][1]):
+        if index not in lines_of and any(is_amount(v.text) for v in lines[index][1]):
             return {}  # a discount, shipping or deposit in between: not ours to add up
     return {index: (position, TOTALS_MISMATCH) for index, position, _ in involved}
 
 
-def _amount(text: str) -> bool:
+def is_amount(text: str) -> bool:
+    """Whether ``text`` reads as one amount."""
     from taskcrew.tools import ap
 
     try:

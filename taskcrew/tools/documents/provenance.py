@@ -22,7 +22,7 @@ from datetime import date
 from typing import Protocol
 
 from taskcrew.tools.documents.models import OCR_MARK, FileContent, OcrReading, PageText
-from taskcrew.tools.documents.ocrlines import NEGATIVE_IN_BRACKETS
+from taskcrew.tools.documents.ocrlines import NEGATIVE_IN_BRACKETS, is_amount
 
 OCR_NOTE = "read by OCR — check it against the document"
 _BLOCK = re.compile(re.escape(OCR_MARK) + r"[^\]]*\]\n(.*?)\n\[end of OCR text\]", re.S)
@@ -112,7 +112,7 @@ def shows_value(text: str, value: str) -> bool:
     """Whether ``text`` shows ``value``: its words, or the same amount or date in another format
     (``1,284.50 USD`` shows ``1284.50``, ``September 12, 2026`` shows ``2026-09-12``)."""
     plain = _plain(value)
-    if plain and _contains(_plain(text), plain, signed=_is_amount(value)):
+    if plain and _contains(_plain(text), plain, signed=is_amount(value)):
         return True
     return bool(_value_forms(value) & _forms_in(text))
 
@@ -154,16 +154,6 @@ def _forms_in(text: str) -> set[str]:
 
 def _plain(text: str) -> str:
     return re.sub(r"[^\w\-/.]", "", NEGATIVE_IN_BRACKETS.sub(r"-\1", text.lower())).strip(".")
-
-
-def _is_amount(value: str) -> bool:
-    from taskcrew.tools import ap
-
-    try:
-        ap.parse_amount(value)
-    except (ValueError, ArithmeticError):
-        return False
-    return True
 
 
 def _contains(text: str, part: str, *, signed: bool) -> bool:
