@@ -10,7 +10,11 @@ verification; what it says it ``observed`` there must be in what it saw:
   2026-09-12); a record named by an identifier that has a table row takes its other values from
   its own row (``_other_row``), not from a neighbour's;
 - an observation with nothing code can compare (no quote, no value, or values it says are absent)
-  stays met, marked as the verifier's word (``MODELS_WORD``); the report says so.
+  stays met, marked as the verifier's word (``MODELS_WORD``); the report says so — except that a
+  criterion about a system's state naming an identifier is never met on that word where code can
+  read the source: the identifier must be shown there as a record (``_record_unshown``);
+- a clause that speaks of something absent exempts only the absent record's identifier
+  (``_absent_record``), not the clause's other values.
 
 The rules read the plan's words of the criterion (``_criterion_of``), never the verifier's
 restatement. A criterion about a system's state (its words say so, or it names an identifier or an
@@ -36,7 +40,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from urllib.parse import urlsplit
+from urllib.parse import unquote_plus, urlsplit
 
 from taskcrew.crew.citations import about_system_state, lines_with, quoted, quotes_unseen
 from taskcrew.crew.models import CriterionCheck, Plan, Verdict
@@ -162,12 +166,83 @@ def _checked(
             check = check.model_copy(update={"observed": f"{check.observed} {MODELS_WORD}"})
     if rejection is None and texts is not None and state_rule and (code or _on_system(check.source, targets)):
         # read as a system's state: the record the criterion names must be there as it says
-        rejection = _criterion_unshown(
+        if about_state:
+            rejection = _record_unshown(criterion, check, code, holds, texts)
+        rejection = rejection or _criterion_unshown(
             criterion, holds, check.source, code == SENDS_SOURCE, recorded if code else None
         )
     if rejection:
-        return check.model_copy(update={"met": False, "observed": f"{check.observed} {REJECTED}{rejection}]"})
+        observed = check.observed.replace(f" {MODELS_WORD}", "")
+        return check.model_copy(update={"met": False, "observed": f"{observed} {REJECTED}{rejection}]"})
     return check
+
+
+def _record_unshown(
+    criterion: str, check: CriterionCheck, code: str | None, holds: list[str], texts: dict[str, list[str]]
+) -> str | None:
+    """A criterion about a system's state that names a record (an identifier: INV-2057, BILL-0011)
+    is met only where that identifier is shown as a record: on a line of the page's data, or of what
+    code recorded the system holds — never in a message, nor where the page merely repeats the
+    request (``_record_lines``), whatever the observation says or leaves out. A ``find`` pointer must
+    land on a line naming it."""
+    ids = {v for v in _claimed(criterion) if _kind(v) == "id"}
+    if not ids:
+        return None
+    if check.find:  # the lines code copied as the evidence
+        pointed = set().union(*(values(ln) for ln in _SEPARATED.split(check.observed)))
+        if not ids & pointed:
+            return (
+                f"the line {check.find!r} points at in {check.source!r} does not name "
+                f"{', '.join(sorted(v.upper() for v in ids))}, the record the criterion is about"
+            )
+    if code is not None:
+        lines = [ln for t in holds for ln in t.splitlines()]
+    else:
+        lines = _record_lines(check.source, texts)
+    shown = set().union(*(values(ln) for ln in lines)) if lines else set()
+    said = _checkable_values(check.observed) | values(" ".join(quoted(check.observed)))
+    if said and not said & ids and said <= shown:
+        # the observation states only other values, each found in the page's data (and on its row,
+        # above); what it leaves out of the criterion is not read from it (what remains: docs)
+        return None
+    if missing := sorted(ids - shown):
+        return (
+            f"{check.source!r} does not show {', '.join(v.upper() for v in missing[:3])} as a record (a line "
+            "of its data; not a message, nor the request repeated)"
+        )
+    return None
+
+
+_SEPARATED = re.compile(r"” / “")  # how code joins the lines a pointer copied
+# lines of a rendered page that are not its data: what code writes around it, the messages it showed
+_NOT_DATA = re.compile(r"^\s*(Observation #|Messages shown:|Not read:|Obstacle:|Scroll:)")
+
+
+def _record_lines(source: str, texts: dict[str, list[str]]) -> list[str]:
+    """The lines of a system's page that show its data: not the lines code writes around a page, not
+    a message it showed (an error, a notice), and a value that the request itself carried (its query:
+    ``?status=VI-3390``, echoed back as "Unknown status 'VI-3390'") only on a row of a table."""
+    out: list[str] = []
+    for key, ts in texts.items():
+        if not same_source(source, {key}):
+            continue
+        echoed = values(unquote_plus(urlsplit(key.strip()).query))
+        for text in ts:
+            lines = text.splitlines()
+            messages = [
+                m.strip()
+                for ln in lines
+                if ln.lstrip().startswith("Messages shown:")
+                for m in quoted(ln.split(":", 1)[1])
+                if m.strip()
+            ]
+            for line in lines:
+                if not line.strip() or _NOT_DATA.match(line) or any(m in line for m in messages):
+                    continue
+                if values(line) & echoed and line.count(" | ") < 2:
+                    line = " ".join(w for w in line.split() if not (values(w) & echoed))
+                out.append(line)
+    return out
 
 
 def _holds(code: str | None, there: list[str], applied: list[str]) -> list[str]:
@@ -359,10 +434,32 @@ _CLAUSE = re.compile(r";\s*|\.\s+|\s[—–]\s|\s-\s|,\s+(?!\d{4}\b)|\n")
 
 def _checkable_values(observed: str) -> set[str]:
     """The values outside quotes that an observation says it saw. A clause that speaks of something
-    absent ("no bill for INI-7781") names values it did not see: code cannot check those; the other
-    clauses ("BILL-0011 INV-2057 1284.50; no other bill") are checked."""
+    absent ("no bill for INI-7781") names a record it did not see: code cannot check its identifier;
+    every other value ("BILL-0099 INV-2057 1284.50 not paid": BILL-0099, 1284.50) is checked."""
     unquoted = re.sub(r'"[^"]*"|“[^”]*”|`[^`]*`', " ", observed)
-    return set().union(*(values(c) for c in _CLAUSE.split(unquoted) if not ABSENCE.search(c)))
+    return set().union(*(values(c) - _absent_record(c) for c in _CLAUSE.split(unquoted)))
+
+
+def _absent_record(clause: str) -> set[str]:
+    """Of a clause that speaks of something absent, the identifier of the absent record — the one
+    after the word of absence ("no bill for INI-7781"), else the last one before it ("INI-7781: not
+    found") — and only it: "BILL-0099 INV-2057 1284.50 not paid" still states BILL-0099 and 1284.50."""
+    word = ABSENCE.search(clause)
+    if word is None:
+        return set()
+    after = [
+        m.group(0).casefold()
+        for m in _ID.finditer(clause[word.end() :])
+        if re.search(r"[A-Za-z]", m.group(0))
+    ]
+    if after:
+        return set(after[:1]) & values(clause)
+    before = [
+        m.group(0).casefold()
+        for m in _ID.finditer(clause[: word.start()])
+        if re.search(r"[A-Za-z]", m.group(0))
+    ]
+    return set(before[-1:]) & values(clause)
 
 
 def decide_per_criterion(verdict: Verdict, plan: Plan, checks: list[CriterionCheck]) -> Verdict:
