@@ -177,9 +177,11 @@ def parked_job(
     run_dir: Path | None = None,
     task: str = "Enter the latest Northwind invoice into the ERP",
     asked_again: str | None = None,
+    proof: str = "console",
 ) -> tuple[Job, Approval]:
-    """A job that a worker ran up to the approval and parked (the store's own park)."""
-    job = jobs.submit(task, submitted_by=submitted_by)
+    """A job that a worker ran up to the approval and parked (the store's own park), submitted by a
+    user the console proved (``proof``), as the two-person rule requires."""
+    job = jobs.submit(task, submitted_by=submitted_by, submitted_proof=proof)
     jobs.mark(job.id, "running", only_if=("queued",), worker="w1", run_dir=str(run_dir) if run_dir else None)
     fields = {
         "vendor": vendor,

@@ -17,6 +17,7 @@ from fixtures_erp import ErpFactory
 from test_routines import INBOX, _routine, _values
 
 from taskcrew.mock_erp import ChaosConfig
+from taskcrew.mock_erp.render import _environment
 from taskcrew.routines.distil import learned_senders
 from taskcrew.routines.files import FileStepFailed, find_document, sender_domains
 from taskcrew.routines.models import Target, Template
@@ -164,9 +165,11 @@ def _drifting(self: Any, environment: Any, template: str) -> Any:
 @pytest.fixture
 def drifting(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, bool]]:
     monkeypatch.setattr(jinja2.FileSystemLoader, "get_source", _drifting)
+    _environment.cache_clear()  # a template compiled by an earlier test in this process is not reloaded
     DRIFT["on"] = False
     yield DRIFT
     DRIFT["on"] = False
+    _environment.cache_clear()
 
 
 def _new_bill_form(session: Any, url: str) -> Observation:
