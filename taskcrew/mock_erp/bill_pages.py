@@ -219,6 +219,7 @@ class BillPages:
                 self._chaos.form_change, self._chaos.field_order(BILL_FIELDS)
             ),
             sent=form_change.sent_names(self._chaos.form_change, BILL_FIELDS),
+            relabelled=form_change.labels(self._chaos.form_change),
         )
 
 

@@ -1,7 +1,9 @@
 """Chaos: the new-bill form as a later release of the ERP might ship it (``ChaosConfig.form_change``).
 
 - ``rename``: the invoice number is sent as ``vendor_invoice_no`` (its label stays "Invoice number");
-- ``add``: an optional "Purchase order" field appears after the invoice number.
+- ``add``: an optional "Purchase order" field appears after the invoice number;
+- ``relabel``: the amount keeps its name but is labelled "Net amount before tax" (a field whose
+  meaning a release changed: what a client that matches by name alone would fill wrongly).
 
 The form is rendered with these names and what comes back is read under the usual ones, so the ERP
 behaves the same; only what a client bound to the old form sees changes. Moving fields is
@@ -13,8 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
-FormChange = Literal["none", "rename", "add"]
+FormChange = Literal["none", "rename", "add", "relabel"]
 RENAMED = {"invoice_number": "vendor_invoice_no"}
+RELABELLED = {"amount": "Net amount before tax"}
 ADDED = "purchase_order"
 
 
@@ -24,6 +27,11 @@ def sent_names(change: FormChange, fields: Sequence[str]) -> dict[str, str]:
     if change == "rename":
         names.update(RENAMED)
     return names
+
+
+def labels(change: FormChange) -> dict[str, str]:
+    """Field → the label the form shows instead of the usual one."""
+    return dict(RELABELLED) if change == "relabel" else {}
 
 
 def field_order(change: FormChange, order: list[str]) -> list[str]:

@@ -9,6 +9,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
+from taskcrew.mock_erp.form_change import FormChange
+
 DEMO_TODAY = date(2026, 10, 2)
 CURRENCIES: tuple[str, ...] = ("USD", "EUR", "GBP", "INR", "CAD", "AUD", "CHF")
 
@@ -67,7 +69,7 @@ class ChaosConfig(BaseModel):
     hostile_script: bool = Field(
         False, description="A script on every signed-in page tries to enter a bill of its own (fetch POST)."
     )
-    form_change: Literal["none", "rename", "add"] = Field(
+    form_change: FormChange = Field(
         "none", description="The new-bill form as a later release ships it (mock_erp/form_change.py)."
     )
 
