@@ -5,7 +5,9 @@ set ("done", verified). Before, the Flow went from that checkpoint straight to t
 reflection a verified run makes (learned facts for the knowledge store) never happened. The reflect
 stage is saved (``RunState.reflected``), so a leg handed back after it does not reflect again.
 
-Files-only runs (fast): the real Flow restores a checkpointed state directly; models are scripted."""
+Files-only runs (fast): the real Flow resumes a job from the checkpoint in a real job database
+(SQLite), and learns into a real knowledge store (Chroma in a temp directory); only the models
+are scripted."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from taskcrew.config import DEFAULT_SANDBOX
-from taskcrew.crew.context import KnowledgeContext
+from taskcrew.crew.knowledge import StoreKnowledge
 from taskcrew.crew.models import (
     Citation,
     CriterionCheck,
@@ -27,43 +29,14 @@ from taskcrew.crew.models import (
 from taskcrew.crew.run import RunResources, RunSettings, run_task
 from taskcrew.crew.scripted import ScriptedLLM
 from taskcrew.crew.trace import read_trace
+from taskcrew.jobs import Jobs
+from taskcrew.jobs.runner import StoreCheckpoints
+from taskcrew.knowledge import KnowledgeStore
 from taskcrew.tools.human import ScriptedHuman
 
 TASK = "What did Contoso send us about CO-55120?"
 CRITERION = "The answer names the document Contoso sent about CO-55120, as in the file"
 FACT = "Contoso sends credit memos as e-mail attachments."
-
-
-class Knowledge:
-    """The knowledge store as the crew sees it (``crew.context.Knowledge``): what it was taught."""
-
-    def __init__(self) -> None:
-        self.learned: list[list[str]] = []
-
-    def context_for(self, task: str) -> KnowledgeContext:
-        return KnowledgeContext()
-
-    def known_facts(self) -> list[str]:
-        return []
-
-    def learn(self, facts: list[str], verdict: Any, sources: list[str] | None = None) -> list[str]:
-        assert verdict.verified
-        self.learned.append(list(facts))
-        return list(facts)
-
-
-class Checkpoints:
-    """A durable job's checkpoint sink (``crew.stages``) holding the state a handed-back leg saved."""
-
-    def __init__(self, state: RunState, stage: str) -> None:
-        self.last: dict[str, Any] = {"stage": stage, "state": state.model_dump(mode="json")}
-        self.saved: list[dict[str, Any]] = []
-
-    def load(self) -> dict[str, Any] | None:
-        return self.last
-
-    def save(self, stage: str, state: dict[str, Any]) -> None:
-        self.saved.append(state)
 
 
 def _verified_state(reflected: bool = False) -> RunState:
@@ -98,7 +71,16 @@ def _verified_state(reflected: bool = False) -> RunState:
     )
 
 
-def _resume(tmp_path: Path, checkpoints: Checkpoints, worker: ScriptedLLM, knowledge: Knowledge):
+def _job(tmp_path: Path, state: RunState, stage: str) -> tuple[Jobs, StoreCheckpoints]:
+    """A job whose leg, handed back, saved ``state`` at ``stage``; the checkpoints of its next leg."""
+    jobs = Jobs.open(f"sqlite:///{tmp_path / 'jobs.sqlite3'}")
+    job = jobs.submit(TASK, submitted_by="ana")
+    jobs.mark(job.id, "running", only_if=("queued",), worker="w1")
+    assert jobs.save_checkpoint(job.id, {"stage": stage, "state": state.model_dump(mode="json")})
+    return jobs, StoreCheckpoints(jobs, job.id, "w1")
+
+
+def _resume(tmp_path: Path, checkpoints: StoreCheckpoints, worker: ScriptedLLM, store: KnowledgeStore) -> Any:
     settings = RunSettings(
         task=TASK,
         worker_model="scripted/w",
@@ -107,34 +89,37 @@ def _resume(tmp_path: Path, checkpoints: Checkpoints, worker: ScriptedLLM, knowl
         runs_dir=tmp_path / "runs",
     )
     models = {"w": worker, "v": ScriptedLLM({}, model="scripted/v")}
-    res = RunResources(human=ScriptedHuman(), knowledge=knowledge, scripted=models.__getitem__)
+    res = RunResources(human=ScriptedHuman(), knowledge=StoreKnowledge(store), scripted=models.__getitem__)
     res.checkpoints = checkpoints
     return run_task(settings, res)
 
 
-def test_a_run_resumed_from_its_verification_checkpoint_reflects_and_saves_that(tmp_path: Path) -> None:
+def test_a_run_resumed_from_its_verification_checkpoint_reflects_and_saves_that(
+    tmp_path: Path, knowledge_store: KnowledgeStore
+) -> None:
     worker = ScriptedLLM({"reflector": [f'{{"facts": ["{FACT}"]}}']}, model="scripted/w")
-    knowledge = Knowledge()
-    checkpoints = Checkpoints(_verified_state(), "verify:1")
+    jobs, checkpoints = _job(tmp_path, _verified_state(), "verify:1")
 
-    result = _resume(tmp_path, checkpoints, worker, knowledge)
+    result = _resume(tmp_path, checkpoints, worker, knowledge_store)
 
     assert result.outcome == "done", result.reason
     worker.assert_complete()  # before: the reflector was never asked
-    assert knowledge.learned == [[FACT]]
+    assert [f.text for f in knowledge_store.facts.all()] == [FACT]
     assert result.state.learned == [FACT] and result.state.reflected
     kinds = [e.kind for e in read_trace(result.run_dir / "trace.jsonl")]
     assert "reflection" in kinds, kinds
-    assert [s["state"]["reflected"] for s in checkpoints.saved] == [True]  # saved with the reflection
+    saved = jobs.checkpoint(checkpoints.job_id)
+    assert saved is not None and saved["stage"] == "reflect" and saved["state"]["reflected"]
 
 
-def test_a_run_resumed_after_it_reflected_does_not_reflect_again(tmp_path: Path) -> None:
+def test_a_run_resumed_after_it_reflected_does_not_reflect_again(
+    tmp_path: Path, knowledge_store: KnowledgeStore
+) -> None:
     worker = ScriptedLLM({}, model="scripted/w")  # a reflector call would find no script
-    knowledge = Knowledge()
-    checkpoints = Checkpoints(_verified_state(reflected=True), "reflect")
+    _jobs, checkpoints = _job(tmp_path, _verified_state(reflected=True), "reflect")
 
-    result = _resume(tmp_path, checkpoints, worker, knowledge)
+    result = _resume(tmp_path, checkpoints, worker, knowledge_store)
 
     assert result.outcome == "done", result.reason
-    assert knowledge.learned == [] and worker.calls == []
+    assert knowledge_store.facts.all() == [] and worker.calls == []
     assert "reflection" not in [e.kind for e in read_trace(result.run_dir / "trace.jsonl")]

@@ -142,17 +142,28 @@ class Authority:
             )
         return None
 
-    def _cosign_current(self, approval: Approval, first: Cosign) -> bool:
-        """A first approval counts only while its approver's password is the one she gave it under
-        (a reset voids the logins and tokens from before it, and what they approved): the rule of
-        ``identity_refusal``, for a first approval waiting for its second."""
-        if first.credential is None:
-            return True  # given by a login that kept no credential (as identity_refusal allows)
+    def _first_approvers(self, approval: Approval) -> list[str]:
+        """Who gave the first approvals that still count: signed by the authority, by someone who is
+        still a user, under the password she has now (a reset voids the logins and tokens from
+        before it, and what they approved: ``identity_refusal``'s rule). One read of the users file."""
         try:
             known = credentials(self.users_file)
         except ValueError:
-            return False
-        return first.name in known and first.credential == cosign_credential(approval.id, known[first.name])
+            return []
+
+        def counts(first: Cosign) -> bool:
+            if known and first.name not in known:
+                return False
+            if first.credential is None:
+                return True  # given by a login that kept no credential (as identity_refusal allows)
+            current = known.get(first.name)
+            return current is not None and first.credential == cosign_credential(approval.id, current)
+
+        return [
+            c.name
+            for c in approval.first_approvals
+            if self.keys.verify(seals.cosign(approval, c), c.sig) and counts(c)
+        ]
 
     def _current(self, names: list[str]) -> list[str]:
         """``names`` that are still users (first approvals of someone removed no longer count)."""
@@ -252,9 +263,10 @@ class Authority:
         if approval.status != "approved" or approval.request is None:
             return None
         try:
-            submitter: str | None = self.jobs.get(approval.job_id).submitted_by
+            job: Job | None = self.jobs.get(approval.job_id)
         except UnknownJob:
-            submitter = None
+            job = None
+        submitter = job.submitted_by if job else None
         needs_two = self.needs_two(self.assess(approval.request))
         if approval.decision is not None and approval.decision.basis == "auto_approve":
             # signed by a worker, maybe another one with other rules: what WorkerGate.auto allows here
@@ -264,10 +276,6 @@ class Authority:
             return f"under this worker's rules --auto-approve does not cover it (submitted by {submitter})"
         if not needs_two:
             return None
-        try:
-            job: Job | None = self.jobs.get(approval.job_id)
-        except UnknownJob:
-            job = None
         if unproven := self.unproven_submitter(job):
             return f"under this worker's rules {unproven}"
         names = (approval.decided_by or "").split("+")
@@ -285,13 +293,7 @@ class Authority:
             job = None
         request = approval.request
         assessment = self.assess(request) if request else Assessment()
-        firsts = self._current(
-            [
-                c.name
-                for c in approval.first_approvals
-                if self.keys.verify(seals.cosign(approval, c), c.sig) and self._cosign_current(approval, c)
-            ]
-        )
+        firsts = self._first_approvers(approval)
         return ApprovalView(
             approval=approval,
             job=job,

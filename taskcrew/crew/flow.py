@@ -173,10 +173,8 @@ class TaskFlow(Flow[RunState]):
     def reflect(self) -> None:
         if getattr(self.run.replay, "outcome", "") != "replayed":  # a routine replayed step for
             steps.reflect(self.run, self.state)  # step has nothing new to reflect on
-        with steps.account_open(self.run) as still_open:
-            if still_open:  # saved, so a leg handed back after this does not reflect again
-                self.state.reflected = True
-                stages.checkpoint(self.run, self.state, "reflect")
+        self.state.reflected = True
+        self._checkpoint("reflect")  # saved, so a leg handed back after this does not reflect again
 
     @listen(or_("finish", reflect))
     def report(self) -> RunState:

@@ -98,15 +98,10 @@ def _trusted_part(email: EmailContent, senders: set[str], ours: set[str]) -> Ema
     return next((p for e in _forwarded(email) if (p := _trusted_part(e, senders, ours)) is not None), None)
 
 
-def _sent_by(template: Template, content: FileContent) -> bool:
-    """A template learned from an issuer's e-mail reads only documents sent from its domains: anyone
-    can mail the inbox a text that names the issuer and prints its labels."""
-    return _readable(template, content) is not None
-
-
 def _readable(template: Template, content: FileContent) -> str | None:
-    """The text the template may read: the whole file when the template has no learned senders (it
-    was learned from a file that was not an e-mail), else only what the issuer sent — the e-mail
+    """The text the template may read (anyone can mail the inbox a text that names the issuer and
+    prints its labels): the whole file when the template has no learned senders (it was learned
+    from a file that was not an e-mail), else only what the issuer sent — the e-mail
     itself, or the issuer's e-mail a colleague forwarded, never the colleague's own words. None for
     a document the issuer did not send."""
     if not template.senders:

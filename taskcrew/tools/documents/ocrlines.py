@@ -183,6 +183,7 @@ def render_line(line: Line, doubt: tuple[int, str] | None = None) -> tuple[str, 
 _SUBTOTAL = re.compile(r"\b(sub-?total|zwischensumme|net amount|netto(betrag)?)\b", re.I)
 _TAX = re.compile(r"\b(vat|tax|mwst|ust|gst)\b", re.I)
 _TOTAL = re.compile(r"^(?!.*\bsub-?total).*\b(total|amount due|gesamtbetrag)\b", re.I)
+_TOTAL_LABELS = (("sub", _SUBTOTAL), ("tax", _TAX), ("total", _TOTAL))  # the first that matches a line
 
 
 def _totals_check(lines: list[tuple[str, list[OcrValue]]]) -> dict[int, tuple[int, str]]:
@@ -192,16 +193,8 @@ def _totals_check(lines: list[tuple[str, list[OcrValue]]]) -> dict[int, tuple[in
 
     found: dict[str, list[tuple[int, int, Decimal]]] = {"sub": [], "tax": [], "total": []}
     for index, (text, values) in enumerate(lines):
-        kind = (
-            "sub"
-            if _SUBTOTAL.search(text)
-            else "tax"
-            if _TAX.search(text)
-            else "total"
-            if _TOTAL.search(text)
-            else ""
-        )
-        if not kind:
+        kind = next((k for k, label in _TOTAL_LABELS if label.search(text)), None)
+        if kind is None:
             continue
         for position in range(len(values) - 1, -1, -1):
             if "%" in values[position].text:
