@@ -5,7 +5,8 @@
   without one it is ``unknown`` (held back, counted as "may be saved"), never "NOT saved".
 - A 200 answer "Payment for BILL-0004 recorded." on a page with a password box (a release form)
   was ``bounced`` and the model told to sign in and send again (a second payment): bounced is only
-  HTTP 401/419, a redirect to a login path, or an answer whose form is a login.
+  HTTP 401/419, a redirect to a login path, or an answer whose form is a login; any other password
+  form leaves it ``unknown`` (a sign-in under other field names must not read as saved either).
 """
 
 from __future__ import annotations
@@ -64,7 +65,20 @@ def test_a_save_and_new_answer_is_not_refused_but_unknown() -> None:
 
 
 def test_a_saved_answer_with_a_password_box_is_not_bounced() -> None:
-    assert _classify(RECORDED_WITH_PASSWORD, url=PAY)[0] == "saved"  # before: bounced
+    assert _classify(RECORDED_WITH_PASSWORD, url=PAY)[0] == "unknown"  # before: bounced
+
+
+@pytest.mark.parametrize(
+    "body",
+    [  # sign-ins under field names no rule knows: never read as saved
+        '<form method="post" action="/session"><input name="account"><input type="password" name="secret"></form>',
+        "<p>Your session has timed out. Enter your password to continue.</p>"
+        '<form method="post" action="/unlock"><input type="password" name="password"></form>',
+        '<form method="post" action="/anmelden"><input name="benutzer"><input type="password" name="kennwort"></form>',
+    ],
+)
+def test_an_answer_asking_for_a_password_is_never_saved(body: str) -> None:
+    assert _classify(body)[0] in ("unknown", "bounced")
 
 
 @pytest.mark.parametrize(

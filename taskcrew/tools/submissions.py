@@ -10,9 +10,11 @@ built from, ``crew/outcome.py``):
   an error flagged on the page), with the reason it showed;
 - ``bounced``: it was sent to a login page (the session had expired): HTTP 401/419, a redirect to a
   login path, or an answer whose form is a login (posts to a login path, or a username/e-mail field
-  beside the password); a password box alone (a confirmation, a release) is no login: NOT saved;
-- ``unknown``: no answer, a timeout, a server error (5xx), or the form shown again with no error
-  flagged (a "Save & New" page or a confirmation): it may or may not be in the system;
+  beside the password): NOT saved;
+- ``unknown``: no answer, a timeout, a server error (5xx), the form shown again with no error
+  flagged (a "Save & New" page or a confirmation), or an answer that asks for a password in a form
+  that is not plainly a login (a re-sign-in under other field names, a release step): it may or
+  may not be in the system;
 - ``not_sent``: it never reached the system (the connection was refused, or the intent log held back
   a repeat; ``detail`` says which).
 """
@@ -122,6 +124,11 @@ def classify(
             return "refused", page_reason(body)
         # no error flagged: a fresh form after a save ("Save & New") or a confirmation step
         return "unknown", "the system showed the form again, with no error on it"
+    if _password_forms(body):  # not a login by its form, yet maybe one (or a step to confirm)
+        return (
+            "unknown",
+            "the answer asks for a password (a sign-in, or a step to confirm): it may not be saved",
+        )
     return "saved", ""
 
 
@@ -206,17 +213,22 @@ _USER_FIELD = re.compile(
 )
 
 
-def _looks_like_login(body: str, url: str, login_paths: list[str] | tuple[str, ...]) -> bool:
-    """The answer's form is a login: a form with a password field that posts to a login path or
-    has a username/e-mail field beside the password. A password box alone (a confirmation, a
-    release with a second password) on a page that says what was saved is no login page."""
+def _password_forms(body: str) -> list[tuple[str, list[str]]]:
+    """The answer's forms that ask for a password: (the form's attributes, its inputs)."""
     page = body[:200_000]
     if not any(m in page.lower() for m in LOGIN_MARKERS):
-        return False
-    for attrs, inner in _FORM.findall(page):
-        inputs = _INPUT.findall(inner)
-        if not any(any(m in i.lower() for m in LOGIN_MARKERS) for i in inputs):
-            continue
+        return []
+    forms = [(attrs, _INPUT.findall(inner)) for attrs, inner in _FORM.findall(page)]
+    return [
+        (a, inputs) for a, inputs in forms if any(any(m in i.lower() for m in LOGIN_MARKERS) for i in inputs)
+    ]
+
+
+def _looks_like_login(body: str, url: str, login_paths: list[str] | tuple[str, ...]) -> bool:
+    """The answer's form is a login: a form with a password field that posts to a login path or
+    has a username/e-mail field beside the password. Any other password box (a confirmation, a
+    release, a sign-in with fields of other names) leaves the answer ``unknown`` (``classify``)."""
+    for attrs, inputs in _password_forms(body):
         action = _ACTION.search(attrs)
         if action and _is_login(urljoin(url, action.group(1)), login_paths):
             return True
