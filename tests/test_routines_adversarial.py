@@ -108,6 +108,14 @@ def test_a_colleagues_forward_is_read_only_in_the_part_the_issuer_sent(inbox: Pa
     found = find_document(_routine(template), {"vendor": "Northwind Traders"}, SandboxFiles(inbox))
     assert found.values["invoice_number"] == "INV-2057"  # the real forward still reads as before
 
+    # a colleague at one of the company's subdomains forwards it: still a colleague, not the issuer
+    (inbox / "FW_ from the Berlin office.eml").write_text(
+        _attaching("Jonas Weber <jonas.weber@eu.acme-corp.example>", "FYI"), encoding="utf-8"
+    )
+    assert sender_domains(SandboxFiles(inbox).read("FW_ from the Berlin office.eml")) == [
+        "northwind-traders.example"
+    ]
+
 
 def test_an_issuers_mail_cc_ing_its_own_staff_keeps_the_issuer_as_sender(inbox: Path) -> None:
     """Only the company's own domain is "ours": Initech's e-mail that cc's a colleague at Initech

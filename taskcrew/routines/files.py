@@ -55,6 +55,11 @@ def company_domains() -> set[str]:
     return given or set(COMPANY_DOMAINS)
 
 
+def _ours(domain: str, ours: set[str]) -> bool:
+    """A company domain or one of its subdomains (a colleague at eu.acme-corp.example)."""
+    return any(domain == d or domain.endswith("." + d) for d in ours)
+
+
 def _forwarded(email: EmailContent) -> list[EmailContent]:
     return [a.email for a in email.attachments if a.email is not None]
 
@@ -69,7 +74,7 @@ def _chain(email: EmailContent | None) -> list[str]:
 
 def _issuer_senders(email: EmailContent, ours: set[str]) -> list[str]:
     sender = _domain(email.headers.sender)
-    if sender and sender not in ours:
+    if sender and not _ours(sender, ours):
         return [sender]
     if not sender:
         return []
@@ -93,7 +98,7 @@ def _trusted_part(email: EmailContent, senders: set[str], ours: set[str]) -> Ema
     sender = _domain(email.headers.sender)
     if sender in senders:
         return email
-    if not sender or sender not in ours:
+    if not sender or not _ours(sender, ours):
         return None
     return next((p for e in _forwarded(email) if (p := _trusted_part(e, senders, ours)) is not None), None)
 
