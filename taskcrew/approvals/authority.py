@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 
 from taskcrew.approvals import seals
 from taskcrew.approvals.audit import AuditLog
-from taskcrew.approvals.identity import Identity, credentials, user_names
+from taskcrew.approvals.identity import AUTHENTICATED, Identity, credentials, user_names
 from taskcrew.approvals.key import request_key
 from taskcrew.approvals.rules import Assessment, RiskRules, approved_when, assess, bulk_key, load_rules
 from taskcrew.approvals.signing import KEY_FILE, KeyRing, approvals_dir
@@ -32,7 +32,6 @@ from taskcrew.tools.human import ApprovalDecision, ApprovalRequest
 Action = Literal["approve", "reject", "answer"]
 ACTIONS: tuple[Action, ...] = ("approve", "reject", "answer")
 GENERIC_SOURCES = ("the page's form as filled",)  # what the worker records when it knows no better
-PROVEN = ("console", "token")  # a job's ``submitted_proof`` that proves who submitted it
 
 
 def cosign_credential(approval_id: str, credential: str) -> str:
@@ -191,7 +190,7 @@ class Authority:
         does not prove who submitted it (an OS user, taken on her word), so the rule cannot tell the
         submitter from the approvers. Judged here, under this process's rules, whatever the rules of
         the CLI that submitted it said."""
-        if job is not None and job.submitted_proof in PROVEN and self.submission_ok(job):
+        if job is not None and job.submitted_proof in AUTHENTICATED and self.submission_ok(job):
             return None
         who = f"{job.submitted_proof.replace('_', ' ')} {job.submitted_by}" if job else "unknown"
         return (

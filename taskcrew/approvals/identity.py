@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 from taskcrew.approvals.signing import approvals_dir, locked
 
 Proof = Literal["console", "token", "os_user", "worker"]
+AUTHENTICATED = ("console", "token")  # the proofs that prove who someone is (an OS user is taken on her word)
 ENV_TOKEN = "TASKCREW_TOKEN"
 TOKEN_FILE = "tokens.json"
 
@@ -40,7 +41,7 @@ class Identity(BaseModel):
 
     @property
     def authenticated(self) -> bool:
-        return self.proof in ("console", "token")
+        return self.proof in AUTHENTICATED
 
     def describe(self) -> str:
         how = {
