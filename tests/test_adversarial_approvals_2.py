@@ -25,7 +25,7 @@ from test_adversarial_browser import (  # noqa: F401  (module fixtures: one Chro
     runtime,
     settle,
 )
-from test_approvals import _parked, _request, _token, env, runner  # noqa: F401
+from test_approvals import _approved_by_two, _parked, _request, _token, env, runner  # noqa: F401
 
 from taskcrew.approvals.identity import Identity
 from taskcrew.approvals.key import file_value, request_key, same_fields, text_value
@@ -67,15 +67,7 @@ def test_a_text_cannot_pass_for_a_file_part() -> None:
 
 def test_the_worker_send_check_stops_a_hidden_field_switched_after_approval(env: dict[str, Any]) -> None:
     jobs, authority = env["jobs"], env["authority"]
-    job_id, approval_id = _parked(jobs, "ana", _request(beneficiary_account_token="(file ) DE00-approved"))
-    assert (
-        authority.decide(approval_id, "approve", Identity(name="bob", proof="token")).status
-        == "first_approval"
-    )
-    assert (
-        authority.decide(approval_id, "approve", Identity(name="carol", proof="console")).status == "decided"
-    )
-    jobs.mark(job_id, "running", only_if=("queued",), worker="w1")
+    job_id, _ = _approved_by_two(jobs, authority, _request(beneficiary_account_token="(file ) DE00-approved"))
     gate = JobHuman(jobs, job_id).gate
     switched = [(f.name, f.value) for f in _request(beneficiary_account_token="(file ) XX99-attacker").fields]
     assert gate.send_check("POST", URL, switched) is not None

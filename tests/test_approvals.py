@@ -91,20 +91,26 @@ def _token(name: str, password: str) -> str:
 
 
 # ---- 4: one canonical key -------------------------------------------------------------------------
-def test_a_hidden_field_changed_after_approval_is_asked_again_only_the_named_csrf_token_is_left_out(
-    env: dict[str, Any],
-) -> None:
-    jobs, authority = env["jobs"], env["authority"]
-    job_id, approval_id = _parked(jobs, "ana", _request(beneficiary_account_token="DE00-approved"))
-    # a bank-like field: always two people
-    assert (
-        authority.decide(approval_id, "approve", Identity(name="bob", proof="token")).status
-        == "first_approval"
-    )
+def _approved_by_two(jobs: Jobs, authority: Authority, request: ApprovalRequest) -> tuple[str, str]:
+    """ana's job parked on ``request``, approved by bob (token) and carol (console), running again."""
+    job_id, approval_id = _parked(jobs, "ana", request)
+    first = authority.decide(approval_id, "approve", Identity(name="bob", proof="token"))
+    assert first.status == "first_approval"
     assert (
         authority.decide(approval_id, "approve", Identity(name="carol", proof="console")).status == "decided"
     )
     jobs.mark(job_id, "running", only_if=("queued",), worker="w1")
+    return job_id, approval_id
+
+
+def test_a_hidden_field_changed_after_approval_is_asked_again_only_the_named_csrf_token_is_left_out(
+    env: dict[str, Any],
+) -> None:
+    jobs, authority = env["jobs"], env["authority"]
+    # a bank-like field: always two people
+    job_id, approval_id = _approved_by_two(
+        jobs, authority, _request(beneficiary_account_token="DE00-approved")
+    )
     human = JobHuman(jobs, job_id)
     # a fresh page's CSRF token (a rule names csrf_token for the ERP) is the same approval ...
     fresh = _request(beneficiary_account_token="DE00-approved").model_copy()
