@@ -248,3 +248,21 @@ def test_a_field_value_cannot_pass_a_refused_send_off_as_saved() -> None:
     facts = Facts(submissions=[refused])
     assert facts.applied_lines() == ["Changes a system applied: none"]
     assert "\nChanges a system applied: 1" not in facts.record()  # the value stays on its own line
+
+
+def test_two_identical_posts_the_system_saved_twice_are_two_changes() -> None:
+    """A double submission (a bill entered twice) is not folded into one change: the report's first
+    line and the gate's record the verifier cites both count two."""
+    from taskcrew.crew.outcome import Facts
+    from taskcrew.tools.submissions import SubmissionResult
+
+    post = SubmissionResult(
+        method="POST",
+        url="http://127.0.0.1:8800/bills/new",
+        fields=[("invoice_number", "VI-3390"), ("amount", "2640.00")],
+        result="saved",
+        http_status=303,
+    )
+    facts = Facts(submissions=[post, post.model_copy(update={"detail": "to /bills/42"})])
+    assert facts.changed_line().startswith("2 change(s) saved")  # before: 1
+    assert facts.applied_lines()[-1] == "Changes a system applied: 2"

@@ -47,7 +47,7 @@ class Facts(BaseModel):
 
     def changed_line(self) -> str:
         """One line: what changed in the systems (for the report's first line and ``runs list``)."""
-        saved = _distinct(self.saved)
+        saved = self.saved  # each one: two identical posts the system saved twice are two changes
         unknown = [s for s in _distinct(self.unknown) if not any(_same(s, x) for x in saved)]
         if not saved and not unknown:
             tried = len(self.submissions)
@@ -86,7 +86,7 @@ class Facts(BaseModel):
         return [*([f"{SENT_HEAD} none"] if not self.submissions else []), *lines, self._applied_head()]
 
     def _applied_head(self) -> str:
-        return f"{APPLIED_HEAD} {len(_distinct(self.saved)) or 'none'}" + (
+        return f"{APPLIED_HEAD} {len(self.saved) or 'none'}" + (
             f"; with no clear answer (may be applied): {len(self.unknown)}" if self.unknown else ""
         )
 
