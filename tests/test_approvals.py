@@ -27,6 +27,7 @@ from taskcrew.cli import app
 from taskcrew.jobs import Jobs
 from taskcrew.jobs.human import JobHuman, Parked
 from taskcrew.jobs.models import utcnow
+from taskcrew.jobs.runner import StoreCheckpoints
 from taskcrew.jobs.store import UnknownApproval
 from taskcrew.tools.human import (
     ApprovalDecision,
@@ -375,8 +376,11 @@ def test_an_answer_written_into_the_job_database_is_not_handed_to_the_run(env: d
     assert "forged_decision_refused" in [e.action for e in authority.audit.entries()]
     result = authority.decide(again.value.approval_id, "answer", Identity(name="bob", proof="token"), "95.00")
     assert result.status == "decided"
-    assert JobHuman(jobs, job.id).ask(question) == "95.00"
-    # someone sets the used answer back to unused: it is not handed to the run a second time
+    human = JobHuman(jobs, job.id)
+    assert human.ask(question) == "95.00"
+    # spent once the run saves the state built on it; then someone sets it back to unused: it is
+    # not handed to the run a second time
+    StoreCheckpoints(jobs, job.id, "w1", gate=human.gate).save("step:1", {"stage": "step:1", "state": {}})
     (doc,) = db.execute(
         "SELECT doc FROM taskcrew_approvals WHERE id = ?", (again.value.approval_id,)
     ).fetchone()

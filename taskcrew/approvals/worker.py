@@ -4,7 +4,7 @@
   signature over it checks out and it holds under this worker's own rules (two people where they
   are needed: a CLI with laxer rules of its own decides nothing here); a row marked approved without
   one (or edited since) is refused and recorded, never obeyed; ``answer``: the same for the answers
-  to the job's questions;
+  to the job's questions (each spent by the checkpoint that holds what the run made of it);
 - ``auto``: ``--auto-approve`` is a signed property of the submission and holds only for the
   identities and paths the rules permit (and, while the two-person rule is on, never for an item that
   needs two people unless a rule says so); anything else goes to a person;
@@ -34,6 +34,7 @@ class WorkerGate:
         self._shown: dict[str, ApprovalRequest] = {}  # key -> the request as last built for it
         self.outdated: dict[str, str] = {}  # key -> why its approval no longer covers it
         self._own_sends: set[int] = set()  # the audit log's "send" entries this gate wrote
+        self._taken: list[str] = []  # answers handed to this leg's run, not yet spent (``spend``)
 
     @property
     def jobs(self) -> Jobs:
@@ -64,19 +65,34 @@ class WorkerGate:
     def answer(self) -> Approval | None:
         """The next answer (or rejection) to this job's questions that the authority signed; one
         written into the job database is refused, recorded and skipped (the person is asked again).
-        Each answer reaches the run once: the job database marks it used, and so does the audit log,
-        which a row set back to unused in the database cannot undo (a replay is refused, recorded)."""
-        audit = self.authority.audit
-        handed = {e.target for e in audit.entries("answer_handed")}
-        while (taken := self.jobs.take_answer(self.job_id)) is not None:
+
+        Answers are handed in order, each once per leg. One is spent when the run saves the state
+        built on it (``spend``, with the checkpoint): a leg handed back before that leaves it to the
+        next leg, which asks the same question again and gets the same answer, and the person is not
+        asked twice. A spent answer is marked used in the job database and in the audit log, which a
+        row set back to unused in the database cannot undo (a replay is refused, recorded)."""
+        handed = {e.target for e in self.authority.audit.entries("answer_handed")}
+        for taken in self.jobs.answers(self.job_id):
+            if taken.id in self._taken:
+                continue
             if taken.id in handed:
                 self._not_obeyed(taken, "answer_replay_refused", "it was handed to the run before")
             elif self.authority.decision_ok(taken):
-                audit.append("worker", "answer_handed", taken.id, {"job_id": self.job_id})
+                self._taken.append(taken.id)
                 return taken
             else:
                 self._not_obeyed(taken)
         return None
+
+    def unspent(self) -> list[str]:
+        """The answers this leg's run took that no saved checkpoint has spent yet."""
+        return list(self._taken)
+
+    def spend(self, ids: list[str]) -> None:
+        """The checkpoint that holds what the run made of these answers was saved: recorded."""
+        for approval_id in ids:
+            self.authority.audit.append("worker", "answer_handed", approval_id, {"job_id": self.job_id})
+            self._taken.remove(approval_id)
 
     def _not_obeyed(self, approval: Approval, action: str = "forged_decision_refused", why: str = "") -> None:
         if approval.id in self._refused:  # recorded once per run

@@ -13,7 +13,7 @@ from pydantic import Field
 
 from taskcrew.crew import stages, steps
 from taskcrew.crew.context import RunContext
-from taskcrew.crew.models import Outcome, RunState, StepRecord
+from taskcrew.crew.models import Outcome, RunState, StepRecord, StepThen
 from taskcrew.crew.runner import AgentTaskError
 from taskcrew.crew.trace import ControlEvent
 
@@ -66,6 +66,9 @@ class TaskFlow(Flow[RunState]):
 
     def _work_through_plan(self) -> None:
         ctx, state = self.run, self.state
+        last = _last_in_plan(state)
+        if last is not None and last.then != "next" and not self._carry_out(last):
+            return  # restored from a step's checkpoint: its decision is carried out, the step not redone
         while state.outcome is None and state.plan is not None:
             index = _done_in_plan(state)
             if index >= len(state.plan.steps):
@@ -77,23 +80,30 @@ class TaskFlow(Flow[RunState]):
             record = StepRecord(
                 index=index, role=step.role, title=step.title, plan_version=state.plan_version, report=report
             )
+            record.then = _decide(
+                report.status, ctx.toolbox.rejections() > rejections_before, ctx.budget.exhausted
+            )
             state.steps_done.append(record)
             steps.trace_step(ctx, record)
-            self._checkpoint(f"step:{index + 1}")
-            if report.status == "done":
-                continue
-            if report.status == "nothing_to_do":
-                state.claim = "nothing_to_do"
+            self._checkpoint(f"step:{index + 1}")  # with the decision: a resumed leg carries it out
+            if not self._carry_out(record):
                 return
-            # failed or blocked: decide in code what happens next
-            if ctx.toolbox.rejections() > rejections_before:
-                self._end("rejected", f"a person rejected a change during step {index + 1}: {report.summary}")
-                return
-            if ctx.budget.exhausted:
-                self._end("incomplete", f"the step budget of {ctx.limits.max_steps} tool calls ran out")
-                return
-            if not self._replan(f"step {index + 1} ({step.title}) ended '{report.status}': {report.summary}"):
-                return
+
+    def _carry_out(self, record: StepRecord) -> bool:
+        """Do what was decided about a step's report; True: go on to the plan's next step."""
+        state, report, n = self.state, record.report, record.index + 1
+        if record.then == "next":
+            return True
+        if record.then == "claim":
+            state.claim = report.status
+        elif record.then == "rejected":
+            self._end("rejected", f"a person rejected a change during step {n}: {report.summary}")
+        elif record.then == "out_of_budget":
+            self._end("incomplete", f"the step budget of {self.run.limits.max_steps} tool calls ran out")
+        elif self._replan(f"step {n} ({record.title}) ended '{report.status}': {report.summary}"):
+            self._checkpoint(f"plan:{state.plan_version}")  # the new plan, the replan and any answer
+            return True
+        return False
 
     def _replan(self, reason: str) -> bool:
         """A failed step: replan within budget; then ask the human once; then end 'incomplete'."""
@@ -180,6 +190,24 @@ class TaskFlow(Flow[RunState]):
     def report(self) -> RunState:
         steps.finish(self.run, self.state)
         return self.state
+
+
+def _decide(status: str, rejected: bool, out_of_budget: bool) -> StepThen:
+    """What a step's report means for the run, decided in code (``StepRecord.then``)."""
+    if status == "done":
+        return "next"
+    if status == "nothing_to_do":
+        return "claim"
+    # failed or blocked
+    if rejected:
+        return "rejected"
+    return "out_of_budget" if out_of_budget else "replan"
+
+
+def _last_in_plan(state: RunState) -> StepRecord | None:
+    """The newest step record of the current plan (None: no step of it has run yet)."""
+    last = state.steps_done[-1] if state.steps_done else None
+    return last if last is not None and last.plan_version == state.plan_version else None
 
 
 def _done_in_plan(state: RunState) -> int:

@@ -9,6 +9,8 @@ from pydantic import BaseModel, Field, field_validator, model_validator
 
 WorkerRole = Literal["browser_operator", "file_reader"]
 StepStatus = Literal["done", "failed", "blocked", "nothing_to_do"]
+# what the orchestration makes of a step's report (``StepRecord.then``)
+StepThen = Literal["next", "claim", "rejected", "out_of_budget", "replan"]
 Outcome = Literal["done", "nothing_to_do", "incomplete", "not_verified", "rejected", "error", "interrupted"]
 
 # Exit codes the CLI returns for each outcome (0 = success of either kind).
@@ -143,6 +145,10 @@ class StepRecord(BaseModel):
     title: str
     plan_version: int = 1
     report: StepReport
+    # what the orchestration decided the report means, decided before the step's checkpoint (a leg
+    # handed back right after it carries the decision out, not the step again): "next" step,
+    # "claim" the report's status, "rejected" by a person, "out_of_budget", or "replan"
+    then: StepThen = "next"
 
 
 class RunState(BaseModel):
@@ -165,6 +171,9 @@ class RunState(BaseModel):
     answer: str = ""
     learned: list[str] = Field(default_factory=list)
     reflected: bool = False  # the reflect stage ran (saved with it: a resumed run does not repeat it)
+    # what the run context holds that a resumed leg must not lose (saved with every checkpoint):
+    notes: list[str] = Field(default_factory=list)  # the run notes (bounded: run_tools.MAX_NOTES)
+    tool_calls: int = 0  # the step budget already spent: the budget is the run's, not each leg's
 
 
 class LlmCall(BaseModel):

@@ -31,6 +31,8 @@ def restore(ctx: Any, state: RunState) -> bool:
     restored = RunState.model_validate(saved["state"])
     for name in RunState.model_fields:
         setattr(state, name, getattr(restored, name))
+    ctx.notes[:] = state.notes  # what the context held when it was saved
+    ctx.budget.used = state.tool_calls
     ctx.tracer.emit(
         ControlEvent(
             action="resumed",
@@ -41,7 +43,9 @@ def restore(ctx: Any, state: RunState) -> bool:
 
 
 def checkpoint(ctx: Any, state: RunState, stage: str) -> None:
-    """Save the run's state after ``stage`` (plan, step:N, verify:N)."""
+    """Save the run's state after ``stage`` (plan, step:N, verify:N, reflect), with what the run
+    context holds that a resumed leg must not lose: the run notes and the step budget spent."""
     sink: Checkpoints | None = getattr(ctx, "checkpoints", None)
     if sink is not None:
+        state.notes, state.tool_calls = list(ctx.notes), ctx.budget.used
         sink.save(stage, {"stage": stage, "state": state.model_dump(mode="json")})

@@ -19,6 +19,7 @@ from taskcrew.jobs.models import Intent, Job, utcnow
 from taskcrew.jobs.store import Jobs
 
 if TYPE_CHECKING:
+    from taskcrew.approvals.worker import WorkerGate
     from taskcrew.tools.readback import ReadBackRules
 
 ScriptedResolver = Callable[[Job], Any]  # job -> scripted model factory (name -> BaseLLM) or None
@@ -36,7 +37,8 @@ class HandBack(Stopped):
 class StoreCheckpoints:
     """``crew.stages.Checkpoints`` in the job database; saving also checks that this worker still owns
     the job (not cancelled, not taken over), so a stopped job stops at its next stage. ``hand_back``
-    (the worker is stopping) makes the leg end right after the checkpoint is saved."""
+    (the worker is stopping) makes the leg end right after the checkpoint is saved. ``gate``: the
+    answers to the job's questions the run took are spent with the checkpoint that holds them."""
 
     def __init__(
         self,
@@ -45,20 +47,27 @@ class StoreCheckpoints:
         worker_id: str | None = None,
         hand_back: Callable[[], bool] | None = None,
         leg: int | None = None,
+        gate: WorkerGate | None = None,
     ) -> None:
         self.jobs, self.job_id, self.worker_id, self.hand_back = jobs, job_id, worker_id, hand_back
+        self.gate = gate
         self.leg = leg if leg is not None else jobs.leg(job_id)  # the leg this run is
 
     def load(self) -> dict[str, Any] | None:
         return self.jobs.checkpoint(self.job_id)
 
     def save(self, stage: str, state: dict[str, Any]) -> None:
-        if not self.jobs.save_checkpoint(self.job_id, state, leg=self.leg, worker=self.worker_id):
+        spent = self.gate.unspent() if self.gate is not None else []
+        if not self.jobs.save_checkpoint(
+            self.job_id, state, leg=self.leg, worker=self.worker_id, spent=spent
+        ):
             job = self.jobs.get(self.job_id)
             raise Stopped(
                 f"job {self.job_id} is {job.status} on {job.worker} (leg {self.jobs.leg(self.job_id)}, "
                 f"this is leg {self.leg}); this leg stops"
             )
+        if self.gate is not None:
+            self.gate.spend(spent)
         if self.hand_back is not None and self.hand_back():
             raise HandBack(f"the worker is stopping; handed back after the {stage} checkpoint")
 
@@ -147,8 +156,10 @@ class LegRunner:
         finally:
             stop.set()
 
-    def _checkpoints(self, job_id: str, leg: int) -> StoreCheckpoints:
-        return StoreCheckpoints(self.jobs, job_id, self.worker_id, hand_back=self.draining.is_set, leg=leg)
+    def _checkpoints(self, job_id: str, leg: int, gate: WorkerGate | None = None) -> StoreCheckpoints:
+        return StoreCheckpoints(
+            self.jobs, job_id, self.worker_id, hand_back=self.draining.is_set, leg=leg, gate=gate
+        )
 
     def _refuse_forged(self, job: Job, leg: int) -> str:
         """A job whose record taskcrew did not write (changed or added in the job database) is not run:
@@ -211,7 +222,7 @@ class LegRunner:
             res = self.place.resources(
                 scripted=self.scripted(job) if self.scripted else None, human=human, read_only=opts.read_only
             )
-            res.checkpoints = self._checkpoints(job.id, leg)
+            res.checkpoints = self._checkpoints(job.id, leg, human.gate)
             res.on_run_dir = lambda path: self.jobs.note_run_dir(job.id, str(Path(path).resolve()))
             res.wrap_model = self._shared_backoff
             res.check_stop = lambda: _raise_if(halt, job.id)

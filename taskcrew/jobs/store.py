@@ -23,7 +23,7 @@ import json
 import logging
 import os
 import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -674,27 +674,16 @@ class Jobs:
         self._enqueue(job, leg + 1)
         return job
 
-    def take_answer(self, job_id: str) -> Approval | None:
-        """The oldest decided question of this job not yet handed to the run (then marked used).
+    def answers(self, job_id: str) -> builtins.list[Approval]:
+        """The decided questions of this job not yet spent by a saved checkpoint, oldest first.
 
         A question's wording can differ when the resumed run gets stuck again (a real model words its
         summary anew), so answers are matched by order, not by text."""
-        for approval in self.approvals(job_id=job_id):
-            if (
-                approval.kind != "question"
-                or approval.used
-                or approval.status not in ("answered", "rejected")
-            ):
-                continue
-            approval.used = True
-            with self._tx() as conn:
-                if conn.execute(
-                    A.update()
-                    .where(A.c.id == approval.id, A.c.doc.contains('"used":false'))
-                    .values(doc=approval.model_dump_json())
-                ).rowcount:
-                    return approval
-        return None
+        return [
+            a
+            for a in self.approvals(job_id=job_id)
+            if a.kind == "question" and not a.used and a.status in ("answered", "rejected")
+        ]
 
     def resume(self, job_id: str) -> Job | None:
         """A waiting job whose approvals are all decided goes back on the queue (a new leg)."""
@@ -868,11 +857,21 @@ class Jobs:
         return None
 
     def save_checkpoint(
-        self, job_id: str, doc: dict[str, Any], *, leg: int | None = None, worker: str | None = None
+        self,
+        job_id: str,
+        doc: dict[str, Any],
+        *,
+        leg: int | None = None,
+        worker: str | None = None,
+        spent: Sequence[str] = (),
     ) -> bool:
         """Save the run's state; given ``leg`` (and ``worker``), only while the job runs that leg
         (held by that worker), checked in the same transaction as the write: a leg that lost the job
-        meanwhile writes nothing (False). Signed, with the job's id (``checkpoint`` checks it)."""
+        meanwhile writes nothing (False). Signed, with the job's id (``checkpoint`` checks it).
+
+        ``spent``: the answers to this job's questions the run took before this state, marked used in
+        the same transaction: an answer is spent when the state built on it is saved, so a leg that
+        ends before its next checkpoint leaves it to the next leg, and the person is not asked again."""
         from taskcrew.approvals import seals
 
         state = json.loads(json.dumps(doc, default=str))  # signed as it will read back
@@ -890,6 +889,16 @@ class Jobs:
                     return False
             if conn.execute(CK.update().where(CK.c.job_id == job_id).values(doc=raw)).rowcount == 0:
                 conn.execute(CK.insert().values(job_id=job_id, doc=raw))
+            for approval_id in spent:
+                row = conn.execute(
+                    sa.select(A.c.doc).where(A.c.id == approval_id, A.c.job_id == job_id)
+                ).first()
+                if row is not None:
+                    approval = Approval.model_validate_json(str(row[0]))
+                    approval.used = True
+                    conn.execute(
+                        A.update().where(A.c.id == approval_id).values(doc=approval.model_dump_json())
+                    )
         return True
 
     def clear_checkpoint(self, job_id: str) -> None:

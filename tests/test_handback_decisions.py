@@ -1,0 +1,196 @@
+"""A leg handed back (SIGTERM) between a checkpoint and what follows it loses nothing.
+
+- A step's report is decided in code (next step, claim, end, replan) before the step's checkpoint is
+  saved. Before, the checkpoint held the report but not the decision, and the next leg counted only
+  `done` steps: it ran a `failed` or `nothing_to_do` step again (a person asked again for the same
+  change, or a replan lost).
+- A person's answer to the job's question is spent when the run saves the state built on it, not
+  when a leg reads it: a leg handed back before its next checkpoint leaves the answer to the next
+  leg, and the person is not asked again. Answers reach the run in order, whatever the leg.
+- The run notes and the step budget spent are part of the checkpoint: a resumed leg sees the notes
+  and goes on from the budget already spent (before: both started empty on every leg).
+
+Files-only runs (fast): the real Flow and a real job database (SQLite); only the models are scripted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from taskcrew.config import DEFAULT_SANDBOX
+from taskcrew.crew.models import Citation, CriterionCheck, Plan, PlanStep, StepReport, Verdict
+from taskcrew.crew.run import RunResources, RunSettings, run_task
+from taskcrew.crew.scripted import ScriptedCall, ScriptedLLM, ToolCall
+from taskcrew.jobs import Jobs
+from taskcrew.jobs.human import JobHuman, Parked
+from taskcrew.jobs.runner import HandBack, StoreCheckpoints
+from taskcrew.tools.human import ApprovalDecision, ScriptedHuman
+
+FILE = "Credit memo for your account.eml"
+TASK = "What did Contoso send us about CO-55120?"
+CRITERION = "The answer names the document Contoso sent about CO-55120, as in the file"
+PLAN = Plan(
+    goal="Explain what Contoso sent about CO-55120",
+    success_criteria=[CRITERION],
+    steps=[PlanStep(role="file_reader", title="Read the documents", instructions="Read.")],
+    changes_data=False,
+).model_dump_json()
+ANSWER = StepReport(
+    status="done",
+    summary="Contoso issued credit memo CN-104 for 150.00 USD against CO-55120.",
+    sources=[Citation(source=FILE, quote="issued credit memo CN-104")],
+).model_dump_json()
+NOTE = "Contoso's memo is the .eml in the inbox, not a PDF."
+
+
+def _verifier() -> ScriptedLLM:
+    def verdict(call: ScriptedCall) -> str:
+        seen = "CN-104" in call.last_tool_result
+        return Verdict(
+            verified=seen,
+            checks=[
+                CriterionCheck(criterion=CRITERION, met=seen, source=FILE, observed="credit memo CN-104")
+            ],
+            reason="The file shows credit memo CN-104.",
+        ).model_dump_json()
+
+    return ScriptedLLM(
+        {"verifier": [ToolCall(name="read_file", args={"path": FILE}), verdict]}, model="scripted/v"
+    )
+
+
+@pytest.fixture()
+def job(tmp_path: Path) -> tuple[Jobs, str]:
+    jobs = Jobs.open(f"sqlite:///{tmp_path / 'jobs.sqlite3'}")
+    job = jobs.submit(TASK, submitted_by="ana", submitted_proof="token")
+    jobs.mark(job.id, "running", only_if=("queued",), worker="w1")
+    return jobs, job.id
+
+
+def _leg(
+    tmp_path: Path,
+    jobs: Jobs,
+    job_id: str,
+    worker: ScriptedLLM,
+    verifier: ScriptedLLM | None = None,
+    hand_back_at: int | None = None,
+) -> Any:
+    """One leg of the job; ``hand_back_at``: the worker is stopped (SIGTERM) while the leg saves
+    its n-th checkpoint, so the leg ends right after it."""
+    saves = [0]
+
+    def stopping() -> bool:
+        saves[0] += 1
+        return saves[0] == hand_back_at
+
+    settings = RunSettings(
+        task=TASK,
+        worker_model="scripted/w",
+        verifier_model="scripted/v",
+        sandbox=DEFAULT_SANDBOX,
+        runs_dir=tmp_path / "runs",
+    )
+    models = {"w": worker, "v": verifier or ScriptedLLM({}, model="scripted/v")}
+    res = RunResources(human=ScriptedHuman(), scripted=models.__getitem__)
+    res.checkpoints = StoreCheckpoints(jobs, job_id, "w1", hand_back=stopping)
+    return run_task(settings, res)
+
+
+def test_a_failed_step_handed_back_at_its_checkpoint_is_replanned_not_run_again(
+    tmp_path: Path, job: tuple[Jobs, str]
+) -> None:
+    jobs, job_id = job
+    failed = StepReport(status="failed", summary="The memo is not in the scans folder.").model_dump_json()
+    first = ScriptedLLM({"planner": [PLAN], "file_reader": [failed]}, model="scripted/w")
+    with pytest.raises(HandBack, match="step:1"):  # checkpoints: plan, step:1 (handed back here)
+        _leg(tmp_path, jobs, job_id, first, hand_back_at=2)
+    first.assert_complete()
+
+    second = ScriptedLLM({"planner": [PLAN], "file_reader": [ANSWER]}, model="scripted/w")
+    result = _leg(tmp_path, jobs, job_id, second, _verifier())
+
+    assert result.outcome == "done", result.reason
+    second.assert_complete()
+    assert result.state.replans == 1  # before: 0, the failed step ran again on the old plan
+    (replan,) = second.calls_for("planner")
+    assert "step 1 (Read the documents) ended 'failed'" in replan.prompt
+    assert [r.report.status for r in result.state.steps_done] == ["failed", "done"]
+
+
+def test_a_nothing_to_do_step_handed_back_at_its_checkpoint_goes_to_verification(
+    tmp_path: Path, job: tuple[Jobs, str]
+) -> None:
+    jobs, job_id = job
+    nothing = StepReport(
+        status="nothing_to_do",
+        summary="Contoso's credit memo CN-104 is already known; nothing to change.",
+        sources=[Citation(source=FILE, quote="issued credit memo CN-104")],
+    ).model_dump_json()
+    first = ScriptedLLM(
+        {
+            "planner": [PLAN],
+            "file_reader": [
+                ToolCall(name="list_files", args={}),
+                ToolCall(name="note", args={"text": NOTE}),
+                nothing,
+            ],
+        },
+        model="scripted/w",
+    )
+    with pytest.raises(HandBack, match="step:1"):
+        _leg(tmp_path, jobs, job_id, first, hand_back_at=2)
+
+    second = ScriptedLLM({}, model="scripted/w")  # no step to run
+    verifier = _verifier()
+    result = _leg(tmp_path, jobs, job_id, second, verifier)
+
+    assert result.outcome == "nothing_to_do", result.reason
+    second.assert_complete()
+    assert second.calls_for("file_reader") == []  # before: the step ran again
+    assert len(result.state.steps_done) == 1
+    # what the first leg noted and spent came with the checkpoint
+    assert NOTE in result.state.notes
+    assert result.state.tool_calls >= 2  # the first leg's two tool calls still count
+
+
+def _answered(jobs: Jobs, job_id: str, question: str, text: str) -> None:
+    with pytest.raises(Parked) as parked:
+        JobHuman(jobs, job_id).ask(question)
+    jobs.decide(parked.value.approval_id, ApprovalDecision.answer(text), decided_by="bob")
+
+
+def test_an_answer_taken_by_a_leg_handed_back_before_its_checkpoint_is_not_asked_again(
+    job: tuple[Jobs, str],
+) -> None:
+    jobs, job_id = job
+    _answered(jobs, job_id, "Which folder holds the memo?", "The inbox.")
+
+    leg2 = JobHuman(jobs, job_id)
+    assert leg2.ask("Where is the memo?") == "The inbox."
+    # leg 2 is handed back before it saves a checkpoint: the next leg gets the same answer
+    leg3 = JobHuman(jobs, job_id)
+    assert leg3.ask("Where should I look for the memo?") == "The inbox."  # before: Parked (asked again)
+    StoreCheckpoints(jobs, job_id, "w1", gate=leg3.gate).save("plan:2", {"stage": "plan:2", "state": {}})
+    # spent with the state built on it: a later question is a new one
+    with pytest.raises(Parked):
+        JobHuman(jobs, job_id).ask("Which vendor is it?")
+    assert [e.action for e in leg3.authority.audit.entries("answer_handed")] == ["answer_handed"]
+
+
+def test_answers_reach_the_run_in_order_whatever_leg_asks(job: tuple[Jobs, str]) -> None:
+    """A step asks two questions; the leg that took the first answer parks on the second. The next
+    leg runs the step again from its start: the first question gets the first answer, not the second."""
+    jobs, job_id = job
+    _answered(jobs, job_id, "Which folder?", "The inbox.")
+    leg2 = JobHuman(jobs, job_id)
+    assert leg2.ask("Which folder?") == "The inbox."
+    with pytest.raises(Parked) as parked:
+        leg2.ask("Which currency?")
+    jobs.decide(parked.value.approval_id, ApprovalDecision.answer("USD"), decided_by="bob")
+
+    leg3 = JobHuman(jobs, job_id)
+    assert leg3.ask("Which folder?") == "The inbox."  # before: "USD", the second answer
+    assert leg3.ask("Which currency?") == "USD"
