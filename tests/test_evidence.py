@@ -19,12 +19,13 @@ CRITERIA = [
     "Acme Payables has exactly one bill for INV-2057 of 1284.50 USD",
     "The amount is the invoice total",
 ]
+GLOBEX = "Acme Payables has a bill for Globex Corp GX-7781 of 494.00 USD"
 
 
-def plan() -> Plan:
+def plan(criteria: list[str] | None = None) -> Plan:
     return Plan(
         goal="enter the bill",
-        success_criteria=CRITERIA,
+        success_criteria=criteria or CRITERIA,
         steps=[PlanStep(role="browser_operator", title="enter", instructions="enter it")],
         changes_data=True,
     )
@@ -236,10 +237,10 @@ def test_a_records_values_come_from_its_own_row_of_a_table() -> None:
     )
     texts = {BILLS: [rows]}
 
-    def checked(observed: str) -> Verdict:
-        check = CriterionCheck(criterion=CRITERIA[0], met=True, source=BILLS, observed=observed)
+    def checked(observed: str, criterion: str = GLOBEX) -> Verdict:
+        check = CriterionCheck(criterion=criterion, met=True, source=BILLS, observed=observed)
         return check_verdict(
-            Verdict(verified=True, checks=[check], reason="ok"), plan(), {BILLS}, texts, SYSTEMS
+            Verdict(verified=True, checks=[check], reason="ok"), plan([criterion]), {BILLS}, texts, SYSTEMS
         )
 
     stitched = checked("BILL-0011 Globex Corp GX-7781, 499.00 USD, due 2026-10-20")
@@ -260,6 +261,10 @@ def test_a_records_values_come_from_its_own_row_of_a_table() -> None:
     # an honest statement about each row, one after the other (a neighbour named by vendor only)
     honest = "BILL-0011 Globex Corp GX-7781 494.00 USD; Hooli Cloud Services' bill is still 499.00 USD"
     assert checked(honest).checks[0].met
+    # every one of those, true of this page, is no evidence of a record the page does not show
+    for other in (honest, "494.00 USD and 499.00 USD are unpaid", "GX-7781 494.00 USD"):
+        about_inv = checked(other, CRITERIA[0]).checks[0]
+        assert not about_inv.met and "does not show INV-2057" in about_inv.observed, other
 
 
 def test_the_gates_record_keeps_each_sends_values_on_its_line() -> None:
@@ -279,17 +284,18 @@ def test_the_gates_record_keeps_each_sends_values_on_its_line() -> None:
         ]
     )
 
-    def checked(observed: str) -> bool:
-        check = CriterionCheck(criterion=CRITERIA[0], met=True, source=SENDS_SOURCE, observed=observed)
+    def checked(observed: str, criterion: str = GLOBEX) -> bool:
+        check = CriterionCheck(criterion=criterion, met=True, source=SENDS_SOURCE, observed=observed)
         verdict = Verdict(verified=True, checks=[check], reason="ok")
         texts = {SENDS_SOURCE: [facts.record()]}
         checked = check_verdict(
-            verdict, plan(), {SENDS_SOURCE}, texts, SYSTEMS, applied=facts.applied_lines()
+            verdict, plan([criterion]), {SENDS_SOURCE}, texts, SYSTEMS, applied=facts.applied_lines()
         )
         return checked.checks[0].met
 
     assert checked("GX-7781 amount=494.00 — saved")
     assert not checked("GX-7781 amount=499.00 — saved")  # HCS-2026-09's amount
+    assert not checked("GX-7781 amount=494.00 — saved", CRITERIA[0])  # true, but of another record
 
 
 @pytest.mark.parametrize(

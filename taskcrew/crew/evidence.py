@@ -200,11 +200,6 @@ def _record_unshown(
     else:
         lines = _record_lines(check.source, texts)
     shown = set().union(*(values(ln) for ln in lines)) if lines else set()
-    said = _checkable_values(check.observed) | values(" ".join(quoted(check.observed)))
-    if said and not said & ids and said <= shown:
-        # the observation states only other values, each found in the page's data (and on its row,
-        # above); what it leaves out of the criterion is not read from it (what remains: docs)
-        return None
     if missing := sorted(ids - shown):
         return (
             f"{check.source!r} does not show {', '.join(v.upper() for v in missing[:3])} as a record (a line "
