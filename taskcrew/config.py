@@ -76,6 +76,18 @@ class Paths(BaseModel):
         )
 
 
+COMPANY_DOMAINS_ENV = "TASKCREW_COMPANY_DOMAINS"
+COMPANY_DOMAINS = ("acme-corp.example",)  # the demo company's own mail domain (its AP inbox's)
+
+
+def company_domains() -> set[str]:
+    """The company's own mail domains: a colleague's, never an issuer's. TASKCREW_COMPANY_DOMAINS
+    (comma-separated) overrides the demo company's."""
+    raw = os.environ.get(COMPANY_DOMAINS_ENV, "")
+    given = {d.strip().casefold().lstrip("@").rstrip(".") for d in raw.split(",") if d.strip()}
+    return given or set(COMPANY_DOMAINS)
+
+
 def load_dotenv_once(path: Path | None = None) -> None:
     """Load ``.env`` (working directory by default) without overriding the real environment."""
     from dotenv import load_dotenv

@@ -3,10 +3,10 @@ with the issuer's template. Everything here is code; nothing asks a model."""
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 
+from taskcrew.config import company_domains
 from taskcrew.routines.models import DocumentRule, Routine, Template
 from taskcrew.routines.template import ExtractionError, extract_all
 from taskcrew.tools.documents.models import EmailContent, FileContent, email_text
@@ -41,18 +41,6 @@ def _fill(text: str, params: dict[str, str]) -> str:
 def _domain(address: str) -> str:
     found = re.search(r"@([A-Za-z0-9.-]+)", address)
     return found.group(1).casefold().rstrip(".") if found else ""
-
-
-COMPANY_DOMAINS_ENV = "TASKCREW_COMPANY_DOMAINS"
-COMPANY_DOMAINS = ("acme-corp.example",)  # the demo company's own mail domain (its AP inbox's)
-
-
-def company_domains() -> set[str]:
-    """The company's own mail domains: a colleague's, never an issuer's. TASKCREW_COMPANY_DOMAINS
-    (comma-separated) overrides the demo company's."""
-    raw = os.environ.get(COMPANY_DOMAINS_ENV, "")
-    given = {d.strip().casefold().lstrip("@").rstrip(".") for d in raw.split(",") if d.strip()}
-    return given or set(COMPANY_DOMAINS)
 
 
 def _ours(domain: str, ours: set[str]) -> bool:
