@@ -201,6 +201,8 @@ def test_statuses_counts_and_flagging(tmp_path: Path, northwind: object) -> None
     ]
     with pytest.raises(RoutineError, match="retired"):
         store.accept("enter-invoice", 1, "ana")
+    with pytest.raises(RoutineError, match=r"2 versions \(the newest is v2\); say which one you reviewed"):
+        store.accept("enter-invoice", None, "ana")  # not whichever is newest at the time
     routine = store.accepted("enter-invoice")
     assert routine is not None
     routine = store.count(routine, fell_back=True, reason="x")

@@ -123,7 +123,15 @@ def routines_diff(
 
 
 @routines_app.command("accept")
-def routines_accept(name: NameArg, version: VersionOpt = None) -> None:
+def routines_accept(
+    name: NameArg,
+    version: Annotated[
+        int | None,
+        typer.Option(
+            "--version", "-v", help="The version you reviewed (needed once the routine has more than one)."
+        ),
+    ] = None,
+) -> None:
     """Accept a version: from now on a run of its chore replays it (the version accepted before retires)."""
     from taskcrew.approvals.authority import Authority
     from taskcrew.approvals.identity import IdentityError, cli_identity

@@ -223,6 +223,13 @@ class RoutineStore:
         return draft, True
 
     def accept(self, name: str, version: int | None, by: str) -> Routine:
+        """Accept the version the reviewer names. Without one, only a routine's single version: the
+        newest may have been drafted (a healing run) after the reviewer's ``show``."""
+        if version is None and len(versions := self.versions(name)) > 1:
+            raise RoutineError(
+                f"{name} has {len(versions)} versions (the newest is v{versions[-1].version}); say which one "
+                f"you reviewed: taskcrew routines accept {name} -v N"
+            )
         routine = self.get(name, version)
         if routine.status == "retired":
             raise RoutineError(f"{name} v{routine.version} is retired; accept a newer version instead")
