@@ -101,6 +101,19 @@ def test_questions_take_answers_not_approvals(jobs: Jobs) -> None:
         human.ask("Which vendor should I use?")  # a second question is asked again
 
 
+def test_a_cancelled_jobs_pending_approval_closes_with_it_everywhere(jobs: Jobs) -> None:
+    job = jobs.submit("Enter the Northwind invoice", submitted_by="ana")
+    approval = jobs.park(job.id, kind="approval", key="k", request=_request())
+    jobs.mark(job.id, "waiting", only_if=("queued",))
+    jobs.cancel(job.id, by="bob")
+    # before: the row's status said expired, its document (what every surface shows) still pending
+    assert jobs.approval(approval.id).status == "expired"
+    assert [a.status for a in jobs.approvals(job_id=job.id)] == ["expired"]
+    assert jobs.approvals("pending") == []
+    with pytest.raises(InvalidChange, match="already expired"):
+        jobs.decide(approval.id, ApprovalDecision.approve(), decided_by="carol")
+
+
 def test_an_unanswered_approval_expires_and_the_job_ends_rejected(jobs: Jobs) -> None:
     job = jobs.submit("Enter the Northwind invoice", submitted_by="ana")
     approval = jobs.park(

@@ -390,10 +390,16 @@ class Jobs:
             job.finished_at = utcnow()
 
         job = self._update(job_id, change, event=("cancelled", "", by))
-        with self._tx() as conn:
-            conn.execute(
-                A.update().where(A.c.job_id == job_id, A.c.status == "pending").values(status="expired")
-            )
+        with self._tx() as conn:  # its pending approvals close with it: the row and what it says
+            pending = conn.execute(sa.select(A.c.doc).where(A.c.job_id == job_id, A.c.status == "pending"))
+            for (doc,) in pending.all():
+                approval = Approval.model_validate_json(str(doc))
+                approval.status = "expired"
+                conn.execute(
+                    A.update()
+                    .where(A.c.id == approval.id, A.c.status == "pending")
+                    .values(status="expired", doc=approval.model_dump_json())
+                )
         return job
 
     def retry(self, job_id: str, *, by: str) -> Job:
