@@ -12,6 +12,7 @@ import html
 import json
 import re
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -88,6 +89,8 @@ def _handler(server: Server) -> type[BaseHTTPRequestHandler]:
                 self.send_header("Content-Length", "0")
                 self.end_headers()
                 return
+            if parts.path == "/slow":  # a page that answers late (a loaded server)
+                time.sleep(float(query.get("s", "4")))
             if parts.path == "/echo":  # a server that truncates what it echoes
                 text = html.escape(query.get("q", "")[: int(query.get("n", "300"))])
                 page = f"<title>Search</title><h1>Results</h1><p>No results for {text}</p>"

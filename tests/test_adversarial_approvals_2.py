@@ -116,6 +116,47 @@ def test_a_file_or_a_file_like_field_switched_after_approval_is_not_sent(
         assert posts == [], posts[0].body
 
 
+@pytest.mark.browser
+@pytest.mark.parametrize("form", ["method=post", "method=get", "method=post enctype=text/plain"])
+def test_a_form_that_sends_a_files_name_is_approved_and_sent_as_that_name(
+    make: Factory, attacker: Any, form: str
+) -> None:
+    """Only a multipart POST sends a file's bytes; any other form sends the file's name as text
+    (HTML's rule). The approval shows what is sent, so the send matches it (before: the prediction
+    showed a file part, the browser sent the name, and the approved send was refused as switched)."""
+    page = f"/name-form-{len(form)}"
+    attacker.pages[page] = _FILE_FORM.replace("method=post enctype=multipart/form-data", form).replace(
+        "{switch}", ""
+    )
+    human = ScriptedHuman([ApprovalDecision.approve()])
+    session = make(human=human)
+    obs = session.goto(attacker.url + page).observation
+    session.act([Click(index=idx(obs, "Pay now"))])
+    settle(session)
+    if form == "method=get":  # a GET changes nothing: not asked, sent as it is
+        assert not human.requests
+        return
+    shown = {f.name: f.value for f in human.requests[0].fields}
+    assert shown["attachment"] == "invoice.pdf"
+    posts = [h for h in attacker.posts() if h.path == "/collect" and b"invoice.pdf" in h.body]
+    assert len(posts) == 1 and b"invoice INV-2057 bytes" not in posts[0].body
+
+
+@pytest.mark.browser
+def test_a_click_whose_page_answers_after_the_action_timeout_still_counts_as_clicked(
+    make: Factory, attacker: Any
+) -> None:
+    """The click lands and opens a page that answers after the action timeout (a loaded machine or
+    server): Playwright's click times out waiting for it, but the click was made. Before, the action
+    failed, and the agent was told nothing was clicked (and could click, and send, again)."""
+    attacker.pages["/slow-link"] = "<title>Bills</title><a href='/slow?s=4'>Open the slow report</a>"
+    session = make()
+    obs = session.goto(attacker.url + "/slow-link").observation
+    result = session.act([Click(index=idx(obs, "Open the slow report"))])
+    assert result.ok, result.render()
+    assert [h.path for h in attacker.hits if h.path.startswith("/slow?")] == ["/slow?s=4"]
+
+
 # ---- 2: the submitter must be proven, judged by the authority ------------------------------------
 def _unproven_job(env: dict[str, Any], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> tuple[str, str]:
     """ana submits from a shell whose users file is empty (her CLI thinks the rule is off, so her OS

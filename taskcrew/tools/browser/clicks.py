@@ -89,6 +89,7 @@ def verified_click(
     (``hover_and_aim`` returns the new click, or None when it cannot aim), then activate the element itself. Returns a note for
     the agent ("" when the first click landed); raises ``ClickMissed`` when nothing reached it."""
     from playwright.sync_api import Error as PlaywrightError
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     handle = locator.element_handle(timeout=timeout)
     if handle is None:
@@ -108,13 +109,18 @@ def verified_click(
             handle.evaluate(PROBE_START_JS)
         except PlaywrightError:
             raise ClickMissed("the element went away before it could be clicked; observe again") from None
+        timed_out: PlaywrightError | None = None
         try:
             way()
+        except PlaywrightTimeout as exc:  # on a loaded machine the click's own wait for the page it
+            timed_out = exc  # opened can outrun the timeout: the probe says whether it landed
         except PlaywrightError as exc:
             if "Target" in str(exc) and "closed" in str(exc):
                 return note  # the click closed the page or its frame
             raise
         got = _read(handle)
+        if timed_out is not None and not _reached(got):
+            raise timed_out
         if _reached(got):
             if not note:
                 return ""

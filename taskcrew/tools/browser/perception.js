@@ -663,13 +663,15 @@
       const label = opt ? clean(opt.label || opt.text) : '';
       return label && label !== value ? label : null;
     };
+    // Only a multipart POST sends a file's bytes; any other form sends the file's name as text.
+    const enctype = submitter && submitter.hasAttribute('formenctype') ? submitter.formEnctype : formProp(form, 'enctype');
+    const multipart = targetOf(form, submitter).method === 'POST' && String(enctype).toLowerCase() === 'multipart/form-data';
+    const asText = (v) => ((v.startsWith('(file ') || v.startsWith('(text) ')) ? `(text) ${v}` : v);
     const out = [];
     for (const [k, v] of fd.entries()) {
       // The same marking as approvals/key.py (file_value / text_value): a file part is "(file NAME,
       // SIZE bytes)", and a text that starts like one (or like an escaped text) gets "(text) " first.
-      const value = typeof v === 'string'
-        ? ((v.startsWith('(file ') || v.startsWith('(text) ')) ? `(text) ${v}` : v)
-        : `(file ${v.name}, ${v.size} bytes)`;
+      const value = typeof v === 'string' ? asText(v) : (multipart ? `(file ${v.name}, ${v.size} bytes)` : asText(v.name));
       out.push({ name: k, value, password: secretNames.has(k), label: labelOf(k, value) });
     }
     return out;
