@@ -12,10 +12,10 @@ from typer.testing import CliRunner
 
 from taskcrew.cli import app
 from taskcrew.config import DEFAULT_SANDBOX
-from taskcrew.routines.distil import _source, document_values
+from taskcrew.routines.distil import _source, document_values, learned_senders
 from taskcrew.routines.files import FileStepFailed, find_document
 from taskcrew.routines.match import match_task, recipes_for
-from taskcrew.routines.models import BrowserStep, DocumentRule, Routine, Target
+from taskcrew.routines.models import BrowserStep, DocumentRule, Routine, Target, Template
 from taskcrew.routines.store import RoutineError, RoutineStore, diff
 from taskcrew.routines.template import ExtractionError, LearnError, extract, learn, shape
 from taskcrew.sandbox.ground_truth import load_ground_truth
@@ -87,7 +87,7 @@ def test_every_vendors_newest_invoice_is_found_and_read_by_its_template(files: S
     for vendor in vendors:
         mine = [d for d in invoices if d.vendor == vendor]
         newest = max(mine, key=lambda d: d.invoice_date)  # type: ignore[arg-type, return-value]
-        template = learn(files.read(newest.path).full_text(), _values(newest), vendor, newest.path)
+        template = _template(files, newest.number, vendor)
         if sum(d.invoice_date == newest.invoice_date and d.number != newest.number for d in mine):
             with pytest.raises(FileStepFailed, match="share the newest printed date"):
                 find_document(_routine(template), {"vendor": vendor}, files)
@@ -151,8 +151,16 @@ def _routine(files_template: object, **changes: object) -> Routine:
 
 @pytest.fixture(scope="module")
 def northwind(files: SandboxFiles) -> object:
-    doc = next(d for d in load_ground_truth().documents if d.number == "INV-2057")
-    return learn(files.read(doc.path).full_text(), _values(doc), "Northwind Traders", doc.path)
+    return _template(files, "INV-2057", "Northwind Traders")
+
+
+def _template(files: SandboxFiles, number: str, issuer: str) -> Template:
+    """The issuer's template learned from its document ``number``, with its senders, as distil does."""
+    doc = next(d for d in load_ground_truth().documents if d.number == number)
+    content = files.read(doc.path)
+    template = learn(content.full_text(), _values(doc), issuer, doc.path)
+    template.senders = learned_senders(content, issuer)
+    return template
 
 
 def test_the_document_rule_picks_the_newest_invoice_and_refuses_a_tie(
@@ -162,8 +170,7 @@ def test_the_document_rule_picks_the_newest_invoice_and_refuses_a_tie(
     assert found.values["invoice_number"] == "INV-2057"  # not INV-2031, not the reminder
     with pytest.raises(FileStepFailed, match="no extraction template"):
         find_document(_routine(northwind), {"vendor": "Initech"}, files)
-    hooli = next(d for d in load_ground_truth().documents if d.number == "HCS-2026-10A")
-    template = learn(files.read(hooli.path).full_text(), _values(hooli), "Hooli Cloud Services", hooli.path)
+    template = _template(files, "HCS-2026-10A", "Hooli Cloud Services")
     with pytest.raises(FileStepFailed, match="share the newest printed date"):  # a person decides
         find_document(_routine(template), {"vendor": "Hooli Cloud Services"}, files)
 

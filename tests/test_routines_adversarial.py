@@ -12,15 +12,14 @@ from typing import Any
 import pytest
 from fixtures_browser import SessionFactory
 from fixtures_erp import ErpFactory
-from test_routines import INBOX, _routine, _values
+from test_routines import INBOX, _routine, _template
 
 from taskcrew.mock_erp import ChaosConfig
 from taskcrew.routines.distil import learned_senders
 from taskcrew.routines.files import FileStepFailed, find_document, sender_domains
-from taskcrew.routines.models import Target, Template
+from taskcrew.routines.models import Target
 from taskcrew.routines.replay import Fallback, resolve
-from taskcrew.routines.template import LearnError, learn
-from taskcrew.sandbox.ground_truth import load_ground_truth
+from taskcrew.routines.template import LearnError
 from taskcrew.tools.browser import Click, Observation, Type
 from taskcrew.tools.files import SandboxFiles
 from taskcrew.tools.vault import Vault
@@ -64,14 +63,6 @@ Content-Disposition: attachment; filename="earlier.eml"
 {attached}
 --XX--
 """
-
-
-def _template(files: SandboxFiles, number: str, issuer: str) -> Template:
-    doc = next(d for d in load_ground_truth().documents if d.number == number)
-    content = files.read(doc.path)
-    template = learn(content.full_text(), _values(doc), issuer, doc.path)
-    template.senders = learned_senders(content, issuer)  # as distil_facts does
-    return template
 
 
 @pytest.fixture
@@ -153,6 +144,30 @@ def test_an_e_mail_naming_no_sender_outside_the_company_teaches_no_template(
     assert learned_senders(files.read("FW_ Invoice from Northwind Traders.eml"), "Northwind Traders") == [
         "acme-corp.example"
     ]
+
+
+def test_a_template_learned_from_a_file_reads_no_ones_e_mail(inbox: Path) -> None:
+    """Vandelay's template was learned from a PDF, so nobody learned who sends Vandelay's mail: a
+    stranger's e-mail that prints a newer invoice under Vandelay's labels is not read as Vandelay's
+    (before: a template with no senders read every file whole, e-mails included)."""
+    template = _template(SandboxFiles(INBOX), "VI-3412", "Vandelay Industries")
+    assert template.senders == []
+    pdf_text = SandboxFiles(INBOX).read("downloads/invoice (4).pdf").full_text()
+    newer = pdf_text.replace("VI-3412", "VI-3499").replace("2026-09-25", "2026-10-02")
+    newer = newer.replace("September 25, 2026", "October 2, 2026").replace("09/25/2026", "10/02/2026")
+    assert newer != pdf_text
+    stranger = (
+        "Date: Fri, 02 Oct 2026 09:14:00 +0000\nFrom: Billing <billing@vandelay-payments.example>\n"
+        "To: ap@acme-corp.example\nSubject: Vandelay Industries - invoice VI-3499\nMIME-Version: 1.0\n"
+        'Content-Type: text/plain; charset="us-ascii"\n\n' + newer
+    )
+    (inbox / "Vandelay Industries - invoice VI-3499.eml").write_text(stranger, encoding="utf-8")
+    with pytest.raises(FileStepFailed, match="learned the issuer's invoices as files") as refused:
+        find_document(_routine(template), {"vendor": "Vandelay Industries"}, SandboxFiles(inbox))
+    assert "vandelay-payments.example" in str(refused.value)
+    # the issuer's own PDF still reads as before
+    found = find_document(_routine(template), {"vendor": "Vandelay Industries"}, SandboxFiles(INBOX))
+    assert found.values[template.fields[0].name] == "VI-3412"
 
 
 # ---------------------------------------------------------------- a relabelled field, a real page

@@ -230,17 +230,20 @@ def every_issuer(learned: dict[str, Any]) -> dict[str, Any]:
     the other vendors would have taught it: learned by the real learner from each vendor's newest
     invoice and the values a verified run entered (the ground truth)."""
     from taskcrew.config import DEFAULT_SANDBOX
+    from taskcrew.routines.distil import learned_senders
     from taskcrew.routines.template import learn
     from taskcrew.tools.files import SandboxFiles
 
     store = learned["store"]
     routine = store.get("enter-invoice", 1)
     files = SandboxFiles(DEFAULT_SANDBOX / "inbox")
-    templates = [
-        learn(files.read(doc.path).full_text(), _truth(doc), vendor, doc.path)
-        for vendor in REPLAYED
-        for doc in [_newest(vendor)]
-    ]
+    templates = []
+    for vendor in REPLAYED:
+        doc = _newest(vendor)
+        content = files.read(doc.path)
+        template = learn(content.full_text(), _truth(doc), vendor, doc.path)
+        template.senders = learned_senders(content, vendor)  # who sends its invoices, as distil does
+        templates.append(template)
     store.save(routine.model_copy(update={"templates": [*routine.templates, *templates]}))
     store.accept("enter-invoice", 1, "reviewer")  # accepted as it now is: an edit after acceptance voids it
     learned["place"].erp_server.reset(ChaosConfig(save_faults=[]))

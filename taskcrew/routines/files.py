@@ -93,12 +93,13 @@ def _trusted_part(email: EmailContent, senders: set[str], ours: set[str]) -> Ema
 
 def _readable(template: Template, content: FileContent) -> str | None:
     """The text the template may read (anyone can mail the inbox a text that names the issuer and
-    prints its labels): the whole file when the template has no learned senders (it was learned
-    from a file that was not an e-mail), else only what the issuer sent — the e-mail
-    itself, or the issuer's e-mail a colleague forwarded, never the colleague's own words. None for
-    a document the issuer did not send."""
+    prints its labels): a template learned from a file that was not an e-mail (no learned senders)
+    reads such files whole and no e-mail — nobody learned who sends the issuer's mail; one with
+    learned senders reads only what the issuer sent — the e-mail itself, or the issuer's e-mail a
+    colleague forwarded, never the colleague's own words — and no file that is not an e-mail. None
+    for a document the template may not read."""
     if not template.senders:
-        return content.full_text()
+        return content.full_text() if content.email is None else None
     if content.email is None:
         return None
     part = _trusted_part(content.email, set(template.senders), company_domains())
@@ -147,10 +148,15 @@ def _trusted(template: Template, found: list[Found]) -> Found:
     and the person approving, decide about a stranger's document; the routine never reads it."""
     for f in found:
         if f.stranger is not None:
+            learned = (
+                f"was not sent from {', '.join(template.senders)}, the issuer's e-mail the routine learned"
+                if template.senders
+                else "is an e-mail, and the routine learned the issuer's invoices as files: nobody learned "
+                "who sends its mail"
+            )
             raise FileStepFailed(
                 f"{f.path} reads as {template.issuer}'s invoice {f.values.get(template.fields[0].name, '')} but "
-                f"was not sent from {', '.join(template.senders)}, the issuer's e-mail the routine learned "
-                f"(it came from {f.stranger})",
+                f"{learned} (it came from {f.stranger})",
                 new_issuer=True,
             )
     return found[0]
