@@ -880,6 +880,28 @@ def test_who_cancels_or_retries_is_proven_and_a_job_started_over_asks_its_approv
     assert "decision_void" in actions and "retry_refused" in actions and actions.count("retry") == 1
 
 
+def test_an_answer_from_a_run_the_job_was_started_over_from_is_not_handed_to_the_new_run(
+    env: dict[str, Any],
+) -> None:
+    """An answer is spent with the checkpoint that holds it; one the run took and then ended on (an
+    empty answer stops it) is never spent. A retry that starts the finished job over voids it, as it
+    voids the run's approvals: the new run's question goes to a person."""
+    jobs, authority = env["jobs"], env["authority"]
+    bob = Identity(name="bob", proof="token")
+    job = jobs.submit("Enter the Northwind invoice", submitted_by="ana", submitted_proof="token")
+    jobs.mark(job.id, "running", only_if=("queued",), worker="w1")
+    with pytest.raises(Parked) as parked:
+        JobHuman(jobs, job.id).ask("Which amount is right, 95.00 or 9500.00?")
+    assert authority.decide(parked.value.approval_id, "answer", bob, "95.00").status == "decided"
+    assert JobHuman(jobs, job.id).ask("Which amount is right?") == "95.00"  # taken; the run ends
+    jobs.finish(job.id, "done", "entered 95.00")
+    authority.act_on_job(job.id, "retry", bob)
+    jobs.mark(job.id, "running", only_if=("queued",), worker="w1")
+    with pytest.raises(Parked):
+        JobHuman(jobs, job.id).ask("Which amount is right?")
+    assert "decision_void" in [e.action for e in authority.audit.entries()]
+
+
 def test_a_send_whose_row_was_deleted_from_the_job_database_is_still_a_repeat(env: dict[str, Any]) -> None:
     """The job database's record of sends (the intent log) is what stops a resumed job sending a
     payment twice; a row deleted from it looked like a first attempt, sent at once without reading

@@ -72,10 +72,13 @@ class WorkerGate:
         asked twice. A spent answer is marked used in the job database and in the audit log, which a
         row set back to unused in the database cannot undo (a replay is refused, recorded)."""
         handed = {e.target for e in self.authority.audit.entries("answer_handed")}
+        void = self.authority.void_decisions(self.job_id)
         for taken in self.jobs.answers(self.job_id):
             if taken.id in self._taken:
                 continue
-            if taken.id in handed:
+            if taken.id in void:  # an answer is for the run it was asked in, as an approval is
+                self._not_obeyed(taken, "decision_void", "given in a run the job was started over from")
+            elif taken.id in handed:
                 self._not_obeyed(taken, "answer_replay_refused", "it was handed to the run before")
             elif self.authority.decision_ok(taken):
                 self._taken.append(taken.id)
