@@ -61,7 +61,12 @@ def verifier_script() -> ScriptedLLM:
 
 
 def run(
-    tmp_path: Path, worker: ScriptedLLM, verifier: ScriptedLLM, limits: RunLimits | None = None, human=None
+    tmp_path: Path,
+    worker: ScriptedLLM,
+    verifier: ScriptedLLM,
+    limits: RunLimits | None = None,
+    human=None,
+    checkpoints=None,
 ):
     settings = RunSettings(
         task=TASK,
@@ -72,7 +77,9 @@ def run(
         limits=limits or RunLimits(),
     )
     models = {"w": worker, "v": verifier}
-    return run_task(settings, RunResources(human=human or ScriptedHuman(), scripted=models.__getitem__))
+    res = RunResources(human=human or ScriptedHuman(), scripted=models.__getitem__)
+    res.checkpoints = checkpoints  # a durable run's (None: a plain run)
+    return run_task(settings, res)
 
 
 def test_malformed_output_is_answered_with_the_error_and_repaired(tmp_path: Path) -> None:

@@ -19,47 +19,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_crew_control import ANSWER, FILE, TASK, plan, run, verifier_script
 
-from taskcrew.config import DEFAULT_SANDBOX
-from taskcrew.crew.models import Citation, CriterionCheck, Plan, PlanStep, StepReport, Verdict
-from taskcrew.crew.run import RunResources, RunSettings, run_task
-from taskcrew.crew.scripted import ScriptedCall, ScriptedLLM, ToolCall
+from taskcrew.crew.models import Citation, StepReport
+from taskcrew.crew.scripted import ScriptedLLM, ToolCall
 from taskcrew.jobs import Jobs
 from taskcrew.jobs.human import JobHuman, Parked
 from taskcrew.jobs.runner import HandBack, StoreCheckpoints
-from taskcrew.tools.human import ApprovalDecision, ScriptedHuman
+from taskcrew.tools.human import ApprovalDecision
 
-FILE = "Credit memo for your account.eml"
-TASK = "What did Contoso send us about CO-55120?"
-CRITERION = "The answer names the document Contoso sent about CO-55120, as in the file"
-PLAN = Plan(
-    goal="Explain what Contoso sent about CO-55120",
-    success_criteria=[CRITERION],
-    steps=[PlanStep(role="file_reader", title="Read the documents", instructions="Read.")],
-    changes_data=False,
-).model_dump_json()
-ANSWER = StepReport(
-    status="done",
-    summary="Contoso issued credit memo CN-104 for 150.00 USD against CO-55120.",
-    sources=[Citation(source=FILE, quote="issued credit memo CN-104")],
-).model_dump_json()
 NOTE = "Contoso's memo is the .eml in the inbox, not a PDF."
-
-
-def _verifier() -> ScriptedLLM:
-    def verdict(call: ScriptedCall) -> str:
-        seen = "CN-104" in call.last_tool_result
-        return Verdict(
-            verified=seen,
-            checks=[
-                CriterionCheck(criterion=CRITERION, met=seen, source=FILE, observed="credit memo CN-104")
-            ],
-            reason="The file shows credit memo CN-104.",
-        ).model_dump_json()
-
-    return ScriptedLLM(
-        {"verifier": [ToolCall(name="read_file", args={"path": FILE}), verdict]}, model="scripted/v"
-    )
+PLAN = plan()
 
 
 @pytest.fixture()
@@ -86,17 +56,8 @@ def _leg(
         saves[0] += 1
         return saves[0] == hand_back_at
 
-    settings = RunSettings(
-        task=TASK,
-        worker_model="scripted/w",
-        verifier_model="scripted/v",
-        sandbox=DEFAULT_SANDBOX,
-        runs_dir=tmp_path / "runs",
-    )
-    models = {"w": worker, "v": verifier or ScriptedLLM({}, model="scripted/v")}
-    res = RunResources(human=ScriptedHuman(), scripted=models.__getitem__)
-    res.checkpoints = StoreCheckpoints(jobs, job_id, "w1", hand_back=stopping)
-    return run_task(settings, res)
+    checkpoints = StoreCheckpoints(jobs, job_id, "w1", hand_back=stopping)
+    return run(tmp_path, worker, verifier or ScriptedLLM({}, model="scripted/v"), checkpoints=checkpoints)
 
 
 def test_a_failed_step_handed_back_at_its_checkpoint_is_replanned_not_run_again(
@@ -110,13 +71,13 @@ def test_a_failed_step_handed_back_at_its_checkpoint_is_replanned_not_run_again(
     first.assert_complete()
 
     second = ScriptedLLM({"planner": [PLAN], "file_reader": [ANSWER]}, model="scripted/w")
-    result = _leg(tmp_path, jobs, job_id, second, _verifier())
+    result = _leg(tmp_path, jobs, job_id, second, verifier_script())
 
     assert result.outcome == "done", result.reason
     second.assert_complete()
     assert result.state.replans == 1  # before: 0, the failed step ran again on the old plan
     (replan,) = second.calls_for("planner")
-    assert "step 1 (Read the documents) ended 'failed'" in replan.prompt
+    assert "step 1 (Read the documents (1)) ended 'failed'" in replan.prompt
     assert [r.report.status for r in result.state.steps_done] == ["failed", "done"]
 
 
@@ -144,7 +105,7 @@ def test_a_nothing_to_do_step_handed_back_at_its_checkpoint_goes_to_verification
         _leg(tmp_path, jobs, job_id, first, hand_back_at=2)
 
     second = ScriptedLLM({}, model="scripted/w")  # no step to run
-    verifier = _verifier()
+    verifier = verifier_script()
     result = _leg(tmp_path, jobs, job_id, second, verifier)
 
     assert result.outcome == "nothing_to_do", result.reason
