@@ -15,6 +15,10 @@ Files-only runs (fast): the real Flow and a real job database (SQLite); only the
 
 from __future__ import annotations
 
+import json
+import sqlite3
+import threading
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +30,7 @@ from taskcrew.crew.scripted import ScriptedLLM, ToolCall
 from taskcrew.jobs import Jobs
 from taskcrew.jobs.human import JobHuman, Parked
 from taskcrew.jobs.runner import HandBack, StoreCheckpoints
+from taskcrew.jobs.store import fingerprint
 from taskcrew.tools.human import ApprovalDecision
 
 NOTE = "Contoso's memo is the .eml in the inbox, not a PDF."
@@ -118,9 +123,11 @@ def test_a_nothing_to_do_step_handed_back_at_its_checkpoint_goes_to_verification
 
 
 def _answered(jobs: Jobs, job_id: str, question: str, text: str) -> None:
-    with pytest.raises(Parked) as parked:
-        JobHuman(jobs, job_id).ask(question)
-    jobs.decide(parked.value.approval_id, ApprovalDecision.answer(text), decided_by="bob")
+    """A question a leg parked (as ``JobHuman.ask`` does) and a person answered."""
+    human = JobHuman(jobs, job_id)
+    approval = jobs.park(job_id, kind="question", key=fingerprint({"question": question}), question=question)
+    human.gate.asked(approval)
+    jobs.decide(approval.id, ApprovalDecision.answer(text), decided_by="bob")
 
 
 def test_an_answer_taken_by_a_leg_handed_back_before_its_checkpoint_is_not_asked_again(
@@ -155,3 +162,51 @@ def test_answers_reach_the_run_in_order_whatever_leg_asks(job: tuple[Jobs, str])
     leg3 = JobHuman(jobs, job_id)
     assert leg3.ask("Which folder?") == "The inbox."  # before: "USD", the second answer
     assert leg3.ask("Which currency?") == "USD"
+
+
+def test_two_questions_asked_at_once_each_get_their_own_answer(job: tuple[Jobs, str]) -> None:
+    """A model's parallel tool calls run on threads: a leg may ask two questions at the same time.
+    Each gets the answer to its own question, never both the same one (before: 'The inbox.' twice,
+    or the two answers swapped, depending on which thread came first)."""
+    jobs, job_id = job
+    _answered(jobs, job_id, "Which folder?", "The inbox.")
+    _answered(jobs, job_id, "Which currency?", "USD")
+    for _ in range(20):
+        leg = JobHuman(jobs, job_id)
+        got: dict[str, str] = {}
+        start = threading.Barrier(2)
+
+        def ask(question: str, leg: JobHuman = leg, got: dict[str, str] = got, start=start) -> None:
+            start.wait()
+            got[question] = leg.ask(question)
+
+        threads = [threading.Thread(target=ask, args=(q,)) for q in ("Which currency?", "Which folder?")]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert got == {"Which folder?": "The inbox.", "Which currency?": "USD"}
+        assert sorted(leg.gate.unspent()) == sorted(a.id for a in jobs.answers(job_id))
+
+
+def test_answers_follow_the_order_the_audit_log_signed_not_a_date_edited_in_the_database(
+    tmp_path: Path, job: tuple[Jobs, str]
+) -> None:
+    """The next leg words its questions anew, so the answers go by the order they were asked. That
+    order is the signed audit log's: a `created_at` moved in the job database reorders nothing."""
+    jobs, job_id = job
+    _answered(jobs, job_id, "Which bill: CO-1 or CO-2?", "CO-1")
+    _answered(jobs, job_id, "How much to pay?", "9500.00")
+    first, second = jobs.answers(job_id)
+    db = sqlite3.connect(tmp_path / "jobs.sqlite3")
+    moved = json.loads(second.model_dump_json()) | {
+        "created_at": (first.created_at - timedelta(seconds=1)).isoformat()
+    }
+    db.execute("UPDATE taskcrew_approvals SET doc = ? WHERE id = ?", (json.dumps(moved), second.id))
+    db.commit()
+    db.close()
+    assert [a.id for a in jobs.answers(job_id)] == [second.id, first.id]  # the database's order now
+
+    leg = JobHuman(jobs, job_id)
+    assert leg.ask("Which of the two bills should be paid?") == "CO-1"  # before: "9500.00"
+    assert leg.ask("What amount should the payment be?") == "9500.00"

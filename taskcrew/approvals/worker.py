@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import datetime, timedelta
 
 from taskcrew.approvals.authority import Authority
@@ -35,6 +36,7 @@ class WorkerGate:
         self.outdated: dict[str, str] = {}  # key -> why its approval no longer covers it
         self._own_sends: set[int] = set()  # the audit log's "send" entries this gate wrote
         self._taken: list[str] = []  # answers handed to this leg's run, not yet spent (``spend``)
+        self._lock = threading.Lock()
 
     @property
     def jobs(self) -> Jobs:
@@ -62,40 +64,57 @@ class WorkerGate:
                 return approval
         return None
 
-    def answer(self) -> Approval | None:
+    def answer(self, key: str = "") -> Approval | None:
         """The next answer (or rejection) to this job's questions that the authority signed; one
         written into the job database is refused, recorded and skipped (the person is asked again).
 
-        Answers are handed in order, each once per leg. One is spent when the run saves the state
-        built on it (``spend``, with the checkpoint): a leg handed back before that leaves it to the
-        next leg, which asks the same question again and gets the same answer, and the person is not
-        asked twice. A spent answer is marked used in the job database and in the audit log, which a
-        row set back to unused in the database cannot undo (a replay is refused, recorded)."""
-        handed = {e.target for e in self.authority.audit.entries("answer_handed")}
-        void = self.authority.void_decisions(self.job_id)
-        for taken in self.jobs.answers(self.job_id):
-            if taken.id in self._taken:
-                continue
-            if taken.id in void:  # an answer is for the run it was asked in, as an approval is
-                self._not_obeyed(taken, "decision_void", "given in a run the job was started over from")
-            elif taken.id in handed:
-                self._not_obeyed(taken, "answer_replay_refused", "it was handed to the run before")
-            elif self.authority.decision_ok(taken):
-                self._taken.append(taken.id)
-                return taken
-            else:
-                self._not_obeyed(taken)
-        return None
+        The answer to exactly this question (``key``, the question's fingerprint) first; else the
+        oldest not yet handed to this leg, in the order the questions were asked by the signed audit
+        log (a question's wording can differ when the resumed run asks it anew; a date edited in the
+        job database reorders nothing). One is spent when the run saves the state built on it
+        (``spend``, with the checkpoint): a leg handed back before that leaves it to the next leg,
+        which asks again and gets the same answer, and the person is not asked twice. A spent answer
+        is marked used in the job database and in the audit log, which a row set back to unused in
+        the database cannot undo (a replay is refused, recorded). Thread-safe: a model's parallel
+        tool calls may ask two questions at once, and each gets its own answer."""
+        audit = self.authority.audit
+        with self._lock:
+            handed = {e.target for e in audit.entries("answer_handed")}
+            asked = {
+                e.target: e.seq for e in audit.entries("question") if e.payload.get("job_id") == self.job_id
+            }
+            void = self.authority.void_decisions(self.job_id)
+            waiting = [a for a in self.jobs.answers(self.job_id) if a.id not in self._taken]
+            waiting.sort(key=lambda a: (a.key != key, asked.get(a.id, float("inf")), a.created_at))
+            for taken in waiting:
+                if taken.id in void:  # an answer is for the run it was asked in, as an approval is
+                    self._not_obeyed(taken, "decision_void", "given in a run the job was started over from")
+                elif taken.id in handed:
+                    self._not_obeyed(taken, "answer_replay_refused", "it was handed to the run before")
+                elif self.authority.decision_ok(taken):
+                    self._taken.append(taken.id)
+                    return taken
+                else:
+                    self._not_obeyed(taken)
+            return None
+
+    def asked(self, approval: Approval) -> None:
+        """A question parked for a person: recorded, so answers come back in the order asked."""
+        self.authority.audit.append(
+            "worker", "question", approval.id, {"job_id": self.job_id, "key": approval.key}
+        )
 
     def unspent(self) -> list[str]:
         """The answers this leg's run took that no saved checkpoint has spent yet."""
-        return list(self._taken)
+        with self._lock:
+            return list(self._taken)
 
     def spend(self, ids: list[str]) -> None:
         """The checkpoint that holds what the run made of these answers was saved: recorded."""
-        for approval_id in ids:
-            self.authority.audit.append("worker", "answer_handed", approval_id, {"job_id": self.job_id})
-            self._taken.remove(approval_id)
+        with self._lock:
+            for approval_id in ids:
+                self.authority.audit.append("worker", "answer_handed", approval_id, {"job_id": self.job_id})
+                self._taken.remove(approval_id)
 
     def _not_obeyed(self, approval: Approval, action: str = "forged_decision_refused", why: str = "") -> None:
         if approval.id in self._refused:  # recorded once per run

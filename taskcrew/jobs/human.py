@@ -157,7 +157,7 @@ class JobHuman:
 
     def ask(self, question: str) -> str:
         key = fingerprint({"question": question})
-        decided = self.gate.answer()  # only an answer the authority signed
+        decided = self.gate.answer(key)  # only an answer the authority signed
         if decided is not None and decided.decision is not None:
             if decided.decision.outcome == "answer":
                 return decided.decision.text or ""
@@ -165,4 +165,5 @@ class JobHuman:
         approval = self.jobs.park(
             self.job_id, kind="question", key=key, question=question, expires_in=self.expires_in
         )
+        self.gate.asked(approval)
         raise Parked(approval.id)
