@@ -80,9 +80,10 @@ class WorkerGate:
         audit = self.authority.audit
         with self._lock:
             handed = {e.target for e in audit.entries("answer_handed")}
-            asked = {
-                e.target: e.seq for e in audit.entries("question") if e.payload.get("job_id") == self.job_id
-            }
+            asked: dict[str, int] = {}  # a question parked again (still pending) keeps its first place
+            for entry in audit.entries("question"):
+                if entry.payload.get("job_id") == self.job_id:
+                    asked.setdefault(entry.target, entry.seq)
             void = self.authority.void_decisions(self.job_id)
             waiting = [a for a in self.jobs.answers(self.job_id) if a.id not in self._taken]
             waiting.sort(key=lambda a: (a.key != key, asked.get(a.id, float("inf")), a.created_at))
