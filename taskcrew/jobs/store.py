@@ -168,6 +168,16 @@ def _new_id(prefix: str) -> str:
     return f"{prefix}-{secrets.token_hex(6)}"
 
 
+def _put_approval(conn: sa.Connection, approval: Approval, *, was: str | None = None) -> bool:
+    """Write an approval's document and its status column together (every surface reads the
+    document; queries select by the column); ``was``: only while the row's status still is that."""
+    where = A.c.id == approval.id
+    if was is not None:
+        where = sa.and_(where, A.c.status == was)
+    values = {"status": approval.status, "doc": approval.model_dump_json()}
+    return bool(conn.execute(A.update().where(where).values(**values)).rowcount)
+
+
 class Jobs:
     """The store facade. One per process; thread-safe (a SQLAlchemy engine underneath)."""
 
@@ -395,11 +405,7 @@ class Jobs:
             for (doc,) in pending.all():
                 approval = Approval.model_validate_json(str(doc))
                 approval.status = "expired"
-                conn.execute(
-                    A.update()
-                    .where(A.c.id == approval.id, A.c.status == "pending")
-                    .values(status="expired", doc=approval.model_dump_json())
-                )
+                _put_approval(conn, approval, was="pending")
         return job
 
     def retry(self, job_id: str, *, by: str) -> Job:
@@ -495,11 +501,7 @@ class Jobs:
         ]  # type: ignore[assignment]
         approval.signature = self.keys.sign(seals.decision(approval))
         with self._tx() as conn:
-            done = conn.execute(
-                A.update()
-                .where(A.c.id == approval_id, A.c.status == "pending")
-                .values(status=approval.status, doc=approval.model_dump_json())
-            ).rowcount
+            done = _put_approval(conn, approval, was="pending")
             if not done:
                 raise InvalidChange(f"approval {approval_id} was decided meanwhile")
             self._event(conn, approval.job_id, f"approval_{approval.status}", approval.id, decided_by)
@@ -520,11 +522,7 @@ class Jobs:
                 continue
             approval.status = "expired"
             with self._tx() as conn:
-                if not conn.execute(
-                    A.update()
-                    .where(A.c.id == approval.id, A.c.status == "pending")
-                    .values(status="expired", doc=approval.model_dump_json())
-                ).rowcount:
+                if not _put_approval(conn, approval, was="pending"):
                     continue
                 self._event(conn, approval.job_id, "approval_expired", approval.id, None)
             expired.append(approval)
@@ -902,9 +900,7 @@ class Jobs:
                 if row is not None:
                     approval = Approval.model_validate_json(str(row[0]))
                     approval.used = True
-                    conn.execute(
-                        A.update().where(A.c.id == approval_id).values(doc=approval.model_dump_json())
-                    )
+                    _put_approval(conn, approval)
         return True
 
     def clear_checkpoint(self, job_id: str) -> None:
