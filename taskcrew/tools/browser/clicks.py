@@ -119,12 +119,12 @@ def verified_click(
                 return note  # the click closed the page or its frame
             raise
         got = _read(handle)
-        if timed_out is not None and not _reached(got):
-            raise timed_out
         if _reached(got):
             if not note:
                 return ""
             return f"the click landed on {', then '.join(missed)}; {note}"
+        if timed_out is not None:
+            raise timed_out
         missed.append((got or {}).get("other") or "nothing")
     raise ClickMissed(
         f"the click did not reach it: it landed on {', then '.join(dict.fromkeys(missed))} (tried a "
