@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from fixtures_browser import RecordingSite, SessionFactory
 
-from taskcrew.tools.browser import Click, Navigate, Observation, Type, Wait
+from taskcrew.tools.browser import Click, Navigate, Observation, Select, Type, Wait
 from taskcrew.tools.human import ApprovalDecision, ScriptedHuman
 from taskcrew.tools.policy import PolicyDecision
 
@@ -101,9 +101,9 @@ def test_unapproved_post_never_reaches_the_server(make_session: SessionFactory, 
 def test_approved_post_is_sent_exactly_once_and_not_asked_again(
     make_session: SessionFactory, site: RecordingSite
 ) -> None:
-    human = ScriptedHuman([ApprovalDecision.approve()])
+    human = ScriptedHuman([ApprovalDecision.approve(), ApprovalDecision.approve()])
     session = make_session(human=human)
-    for _ in range(2):  # the second identical submission is not asked again
+    for _ in range(2):  # each saved order was approved: the second identical one is asked again
         obs = session.goto(site.page("form.html")).observation
         result = session.act([*fill_order(obs), Click(index=idx(obs, "Save order"))])
         assert result.ok, result.render()
@@ -111,7 +111,7 @@ def test_approved_post_is_sent_exactly_once_and_not_asked_again(
     posts = site.posts()
     assert len(posts) == 2
     assert ("customer", "ACME Ltd") in posts[0].fields and ("csrf_token", "tok-123456") in posts[0].fields
-    assert len(human.requests) == 1
+    assert len(human.requests) == 2  # one approval, one saved write
     # the draft button submits to its own formaction: a different payload, asked again
     human_draft = ScriptedHuman([ApprovalDecision.answer("don't save drafts")])
     session2 = make_session(human=human_draft)
@@ -262,3 +262,41 @@ def test_foreign_page_resources_are_blocked_quietly(
     assert "blocked 1 page resource request(s) to other hosts (127.0.0.2:" in result.render()
     assert not foreign_site.hits
     assert [d.url for d in result.policy if d.outcome == "blocked"] == [image]
+
+
+def test_a_chosen_option_is_recorded_with_its_label_a_typed_value_without(
+    make_session: SessionFactory, site: RecordingSite
+) -> None:
+    """The gate records a select's option as "EUR (Euro)" (what is sent, then its text) and its text
+    alone as ``label``: no reader takes a value apart, so a typed "Initrode (ACME Ltd)" has none."""
+    human = ScriptedHuman([ApprovalDecision.reject("only looking")])
+    session = make_session(human=human)
+    obs = session.goto(site.page("form.html")).observation
+    typed = [
+        Type(index=idx(obs, "Customer"), text="Initrode (ACME Ltd)"),
+        Type(index=idx(obs, "Amount"), text="12.00"),
+    ]
+    chosen = Select(index=idx(obs, "Currency"), option="Euro")
+    result = session.act([*typed, chosen, Click(index=idx(obs, "Save order"))])
+    assert not result.ok and not site.posts()
+    (request,) = human.requests
+    fields = {f.name: f for f in request.fields}
+    assert (fields["currency"].value, fields["currency"].label) == ("EUR (Euro)", "Euro")
+    assert (fields["customer"].value, fields["customer"].label) == ("Initrode (ACME Ltd)", None)
+
+
+def test_one_approval_lets_one_write_through_when_the_page_sends_it_twice(
+    make_session: SessionFactory, site: RecordingSite
+) -> None:
+    """A click handler that also posts the form by fetch: the person approved one payment; the
+    second copy of the same payload, after the first was saved, is asked again (here: rejected)."""
+    human = ScriptedHuman([ApprovalDecision.approve(), ApprovalDecision.reject("one payment only")])
+    session = make_session(human=human, approve_network_requests=True)
+    obs = session.goto(site.page("double_submit.html")).observation
+    session.act([Click(index=idx(obs, "Pay 640.00", role="button"))])
+    session.act([Wait(seconds=2, for_text="no such text")])  # both requests have left by now
+    posts = [h for h in site.posts() if h.path == "/record/pay"]
+    assert len(posts) == 1, [d.reason for d in session.policy.decisions]
+    assert len(human.requests) == 2  # the second copy was asked, not waved through
+    outcomes = [d.outcome for d in session.policy.decisions if d.url.endswith("/record/pay")]
+    assert outcomes == ["approved", "rejected"], outcomes

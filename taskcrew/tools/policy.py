@@ -460,6 +460,17 @@ class Policy:
         reason = f"rejected by {who}" if reply.outcome == "reject" else f"{who} answered instead"
         return decide("rejected", reason, answer=reply.text, by=who)
 
+    def sent(self, method: str, url: str, fields: list[tuple[str, str]], seen: str) -> None:
+        """An approved data-changing request left and the system answered (``seen``, as
+        ``submissions.classify`` read it). One the system saved spends its approval here: an
+        identical request after it is asked again, so a page script's second copy of an approved
+        payment (or the agent saving the same bill twice) does not ride one approval. Any other
+        answer leaves it: the agent's retry after a refusal, a login page or an outage (HTTP 503 is
+        "unknown": a durable job reads the system back before sending again) sends what the
+        person approved once."""
+        if seen == "saved":
+            self._approved.pop(request_key(method, url, fields, excluded=self.rules.excluded_for(url)), None)
+
     def _ask(self, sub: Submission, request: ApprovalRequest) -> tuple[ApprovalDecision, ApprovalRequest]:
         """The person's decision, for the record as it is when the request leaves. A request that
         reads the record's amount (paying a bill sends none: the system pays what the record says

@@ -296,6 +296,8 @@ class NetworkGuard:
             detail=self.vault.redact(outcome.reason),
         )
         self.state.submissions.append(result)
+        sent = [(self.vault.redact(n), self.vault.redact(v)) for n, v in _raw_fields(request)]
+        self.policy.sent(method, self.vault.redact(url), sent, result.result)
         log = getattr(self.policy, "submissions", None)  # tools.submissions.SubmissionLog of the run
         if log is not None:
             log.record(result)
