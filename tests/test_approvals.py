@@ -955,3 +955,182 @@ def test_a_send_whose_row_was_deleted_from_the_job_database_is_still_a_repeat(en
         StoreIntents(jobs, other.id), other.id, [], witness=JobHuman(jobs, other.id).gate.sent_before
     )
     assert fresh.before_send("POST", url, fields, erp) is None  # another job's first attempt is one
+
+
+# ---- seams between the approval surfaces: cancel/retry, auto-approve, users who left ------------
+def _auto_rules_for(tmp_path: Path, monkeypatch: Any, *names: str, flagged: bool = False) -> None:
+    """Rules whose auto-approve covers only ``names`` (every target)."""
+    from taskcrew.approvals.rules import DEFAULT_RULES
+
+    data = yaml.safe_load(DEFAULT_RULES.read_text(encoding="utf-8"))
+    data["auto_approve"] = [{"identities": list(names), "paths": [".*"], "flagged": flagged}]
+    (tmp_path / "rules.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+    monkeypatch.setenv("TASKCREW_RISK_RULES", str(tmp_path / "rules.yaml"))
+
+
+def _without(users: Path, name: str) -> None:
+    data = yaml.safe_load(users.read_text(encoding="utf-8"))
+    users.write_text(
+        yaml.safe_dump({"users": [u for u in data["users"] if u["name"] != name]}), encoding="utf-8"
+    )
+
+
+def test_a_cancel_takes_back_the_approvals_and_answers_a_retry_would_resume_with(env: dict[str, Any]) -> None:
+    """bob and carol approve ana's 8,000.00 bill; carol cancels the job before it is sent (a cancel
+    is how an approver takes an approval back), and ana, who may not approve it, retries it alone
+    (CLI `jobs retry`, the console's Retry: both `act_on_job`). The resumed run asks two people
+    again instead of sending on the decision from before the cancel; an answer given before the
+    cancel is asked again too. A failed job resumes with its decisions: nobody took them back."""
+    jobs, authority = env["jobs"], env["authority"]
+    ana, bob = Identity(name="ana", proof="token"), Identity(name="bob", proof="token")
+    carol = Identity(name="carol", proof="console")
+    job_id, approval_id = _parked(jobs, "ana", _request(amount="8000.00"))
+    assert authority.decide(approval_id, "approve", ana).status == "refused"
+    assert authority.decide(approval_id, "approve", bob).status == "first_approval"
+    assert authority.decide(approval_id, "approve", carol).status == "decided"
+    authority.act_on_job(job_id, "cancel", carol)
+    authority.act_on_job(job_id, "retry", ana)
+    jobs.mark(job_id, "running", only_if=("queued",), worker="w1")
+    human = JobHuman(jobs, job_id)
+    sent = [(f.name, f.value) for f in _request(amount="8000.00").fields]
+    assert human.gate.send_check("POST", f"{ERP_URL}/bills/new", sent) is not None
+    with pytest.raises(Parked):
+        human.approve(_request(amount="8000.00"))
+
+    asked = jobs.submit("Enter the Northwind invoice", submitted_by="ana", submitted_proof="token")
+    jobs.mark(asked.id, "running", only_if=("queued",), worker="w1")
+    with pytest.raises(Parked) as parked:
+        JobHuman(jobs, asked.id).ask("Which amount is right, 95.00 or 9500.00?")
+    assert authority.decide(parked.value.approval_id, "answer", bob, "95.00").status == "decided"
+    authority.act_on_job(asked.id, "cancel", bob)
+    authority.act_on_job(asked.id, "retry", ana)
+    jobs.mark(asked.id, "running", only_if=("queued",), worker="w1")
+    with pytest.raises(Parked):
+        JobHuman(jobs, asked.id).ask("Which amount is right, 95.00 or 9500.00?")
+
+    failed_id, failed_approval = _parked(jobs, "ana", _request(amount="120.00", invoice_number="INV-7"))
+    assert authority.decide(failed_approval, "approve", bob).status == "decided"
+    jobs.mark(failed_id, "running", only_if=("queued",), worker="w1")
+    jobs.mark(failed_id, "failed", only_if=("running",), reason="the ERP was down")
+    authority.act_on_job(failed_id, "retry", ana)
+    jobs.mark(failed_id, "running", only_if=("queued",), worker="w1")
+    assert JobHuman(jobs, failed_id).approve(_request(amount="120.00", invoice_number="INV-7")).approved
+
+
+def test_a_retry_by_someone_else_borrows_no_auto_approve(
+    env: dict[str, Any], tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The rules let ana auto-approve, not bob. bob retries ana's finished --auto-approve job (the
+    console's Retry): the new run does not auto-approve on ana's privilege; a person is asked. ana
+    retrying her own job again auto-approves as before, and says who retried it."""
+    from taskcrew.jobs import JobOptions
+
+    _auto_rules_for(tmp_path, monkeypatch, "ana")
+    jobs, authority = env["jobs"], env["authority"]
+    job = jobs.submit("Enter this week's Northwind invoice", submitted_by="ana", submitted_proof="token",
+                      options=JobOptions(auto_approve=True))  # fmt: skip
+    jobs.mark(job.id, "running", only_if=("queued",), worker="w1")
+    assert JobHuman(jobs, job.id, auto_approve=True).approve(_request()).approved
+    jobs.finish(job.id, "done", "entered INV-2057")
+
+    Authority(jobs).act_on_job(job.id, "retry", Identity(name="bob", proof="console"))
+    jobs.mark(job.id, "running", only_if=("queued",), worker="w1")
+    with pytest.raises(Parked):
+        JobHuman(jobs, job.id, auto_approve=True).approve(
+            _request(amount="4900.00", invoice_number="INV-2099")
+        )
+    refused = [e for e in authority.audit.entries("auto_approve_refused") if e.target == job.id]
+    assert refused and "bob" in refused[-1].payload["reason"], refused
+    log = authority.audit.path  # bob's retry rewritten as ana's in the log: it no longer checks out
+    log.write_text(log.read_text().replace('"who":"bob","action":"retry"', '"who":"ana","action":"retry"'))
+    with pytest.raises(Parked):
+        JobHuman(jobs, job.id, auto_approve=True).approve(
+            _request(amount="4800.00", invoice_number="INV-2098")
+        )
+    assert "does not check out" in authority.audit.entries("auto_approve_refused")[-1].payload["reason"]
+
+    jobs.mark(job.id, "waiting", only_if=("running",))
+    Authority(jobs).act_on_job(job.id, "cancel", Identity(name="ana", proof="token"))
+    Authority(jobs).act_on_job(job.id, "retry", Identity(name="ana", proof="token"))
+    jobs.mark(job.id, "running", only_if=("queued",), worker="w1")
+    again = JobHuman(jobs, job.id, auto_approve=True).approve(
+        _request(amount="4900.00", invoice_number="INV-2099")
+    )
+    assert again.approved and again.basis == "auto_approve" and "submitted by ana" in (again.by or "")
+
+
+def test_the_auto_approve_of_a_submitter_who_left_no_longer_holds(
+    env: dict[str, Any], tmp_path: Path, monkeypatch: Any
+) -> None:
+    """ana's token, sessions and first approvals count for nothing once she is removed from the users
+    file; so does the auto-approve the rules give her name: her queued job asks a person, and an
+    auto-approval signed before she left is not obeyed (the worker's check, ``rules_refusal``)."""
+    from taskcrew.jobs import JobOptions
+
+    _auto_rules_for(tmp_path, monkeypatch, "ana")
+    users = tmp_path / "users.yaml"
+    users.write_bytes(env["users"].read_bytes())
+    monkeypatch.setenv("TASKCREW_CONSOLE_USERS", str(users))
+    jobs = env["jobs"]
+    job = jobs.submit("Enter this week's Northwind invoice", submitted_by="ana", submitted_proof="token",
+                      options=JobOptions(auto_approve=True))  # fmt: skip
+    jobs.mark(job.id, "running", only_if=("queued",), worker="w1")
+    human = JobHuman(jobs, job.id, auto_approve=True)
+    assert human.approve(_request()).approved  # while she is a user
+    _without(users, "ana")
+    authority = Authority(jobs)
+    approval = next(a for a in jobs.approvals(job_id=job.id) if a.status == "approved")
+    assert "no longer a user" in (authority.rules_refusal(approval) or "")
+    sent = [(f.name, f.value) for f in _request().fields]
+    assert JobHuman(jobs, job.id).gate.send_check("POST", f"{ERP_URL}/bills/new", sent) is not None
+    with pytest.raises(Parked):
+        JobHuman(jobs, job.id, auto_approve=True).approve(_request(amount="95.00", invoice_number="INV-3"))
+
+
+def test_the_terminal_does_not_trust_the_token_of_someone_who_left(
+    tmp_path: Path, monkeypatch: Any, console_users: Path, capsys: Any
+) -> None:
+    """carol's saved token no longer identifies her once she is removed from the users file: `taskcrew
+    run` acts as the OS user (and says so), and what the rules grant carol is not granted through it."""
+    from taskcrew.approvals.identity import TokenStore
+    from taskcrew.approvals.terminal import terminal_identity
+
+    users = tmp_path / "users.yaml"
+    users.write_bytes(console_users.read_bytes())
+    monkeypatch.setenv("TASKCREW_APPROVALS_DIR", str(tmp_path / "approvals"))
+    monkeypatch.setenv("TASKCREW_CONSOLE_USERS", str(users))
+    _auto_rules_for(tmp_path, monkeypatch, "carol", flagged=True)
+    monkeypatch.setenv("TASKCREW_TOKEN", TokenStore().issue("carol", users))
+    assert terminal_identity().name == "carol"
+    carol = terminal_identity()
+    _without(users, "carol")
+    authority = Authority(None)
+    assert authority.identity_refusal(carol) is not None
+    who = terminal_identity()
+    assert who.proof == "os_user" and who.name != "carol"
+    assert "carol is no longer a user" in capsys.readouterr().err  # said at the terminal
+    decision = TerminalApprovals(AutoApproveHuman(), authority, carol).approve(_request(amount="8000.00"))
+    assert not decision.approved and "carol" not in (decision.text or "")
+    entry = authority.audit.entries("terminal_reject")[-1]
+    assert entry.payload["proof"] == "os_user"
+
+
+def test_the_terminal_and_the_cli_show_what_a_value_hides(env: dict[str, Any]) -> None:
+    """The reviewer's bidi amount on the other surfaces: the terminal prompt (``describe_request``)
+    and `taskcrew approvals show/list` show "⟨U+202E⟩4,001⟨U+202C⟩", never a reordered "100,4";
+    a value cannot start a line of its own (a forged field) nor hide its tail behind padding."""
+    request = _request(
+        amount="\u202e4,001\u202c",
+        memo="ok\n  amount = 10.00",  # a line feed in a value: it would read as a field of its own
+        vendor_name="Northwind Traders" + "\u00a0" * 160 + "c/o Initrode Ltd",
+    )
+    described = describe_request(request)
+    assert "\u202e" not in described and "⟨U+202E⟩4,001⟨U+202C⟩" in described
+    assert "ok⟨U+000A⟩  amount = 10.00" in described and "\n  amount = 10.00" not in described
+    assert "Northwind Traders⟨160 × U+00A0⟩c/o Initrode Ltd" in described
+    _job_id, approval_id = _parked(env["jobs"], "ana", request)
+    shown = runner.invoke(app, ["approvals", "show", approval_id]).output
+    assert "\u202e" not in shown and "\u00a0" not in shown and "⟨U+202E⟩4,001⟨U+202C⟩" in shown
+    assert "risk: a value holds hidden direction/format characters" in shown
+    listed = runner.invoke(app, ["approvals", "list"]).output
+    assert f"{approval_id}  pending" in listed and "hidden_characters" in listed

@@ -246,7 +246,22 @@ ROWS = [
         r"unknown provider 'acme'",
     ),
     Row("worker: --erp-url not a URL", ["worker", "--erp-url", "erp.local"], r"not an http\(s\) URL"),
-    Row("console: --users file missing", ["console", "--users", "{tmp}/nope.yaml"], r"no such file"),
+    Row(
+        "console: --users (one setting for every process)",
+        ["console", "--users", "{tmp}/users.yaml"],
+        r"--users is no longer an option.*set TASKCREW_CONSOLE_USERS=",
+    ),
+    Row(
+        "console add-user: --users",
+        ["console", "add-user", "ana", "--users", "{tmp}/users.yaml"],
+        r"--users is no longer an option.*set TASKCREW_CONSOLE_USERS=",
+    ),
+    Row(
+        "console: users file missing",
+        ["console"],
+        r"TASKCREW_CONSOLE_USERS=.*nope.yaml: no such file; create it with `taskcrew console add-user NAME`",
+        env={"TASKCREW_CONSOLE_USERS": "{tmp}/nope.yaml"},
+    ),
     Row("jobs list: unknown status", ["jobs", "list", "--status", "bogus"], r"no job status 'bogus'"),
     Row("jobs show: no such job", ["jobs", "show", "nope"], r"no job with id 'nope'", code=1),
     Row("jobs retry: no such job", ["jobs", "retry", "nope"], r"no job with id 'nope'", code=1),

@@ -48,15 +48,20 @@ def park(
     summary: str = "",
     task: str = "Enter the latest invoice",
     notes: dict[str, str] | None = None,
+    labels: dict[str, str] | None = None,
 ) -> Approval:
-    """A job a worker ran up to its approval and parked there (the store's own park)."""
+    """A job a worker ran up to its approval and parked there (the store's own park). ``labels``:
+    the chosen option's text of a select, as the browser gate records it beside "1 (Label)"."""
     job = jobs.submit(task, submitted_by="ana")
     jobs.mark(job.id, "running", only_if=("queued",), worker="w1")
     request = ApprovalRequest(
         kind="form_submission",
         method="POST",
         url=url,
-        fields=[FieldValue(name=k, value=v, note=(notes or {}).get(k)) for k, v in fields.items()],
+        fields=[
+            FieldValue(name=k, value=v, note=(notes or {}).get(k), label=(labels or {}).get(k))
+            for k, v in fields.items()
+        ],
         summary=summary,
         page_url=url,
     )
@@ -92,6 +97,7 @@ def seed(jobs: Jobs) -> dict[str, Approval]:
             f"  due_date = 2026-10-12: step 1 (file_reader) reported it as 'due_date'"
         ),
         task="Find the latest invoice from Northwind Traders and enter it",
+        labels={"vendor_id": "Northwind Traders"},
     )
     contoso = park(
         jobs,
@@ -103,6 +109,7 @@ def seed(jobs: Jobs) -> dict[str, Approval]:
         },
         {"amount": f"{SCAN} (OCR), line 21 (cited in step 1)"},
         task="Enter the Contoso invoice from the photo",
+        labels={"vendor_id": "Contoso Office Supplies"},
     )
     globex = park(
         jobs,
@@ -468,3 +475,97 @@ def test_every_page_at_laptop_and_desktop_size_has_names_and_roles(
     login.goto(console_env.url + "/login")
     assert login.evaluate(A11Y) == []
     shot(login, "login")
+
+
+BIDI = re.compile("[\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def test_hidden_characters_and_padding_are_shown_and_fit_a_laptop_screen(console_env: ConsoleEnv) -> None:
+    """The reviewer's cases: an amount sent as "\u202e4,001\u202c" was drawn "100,4" in the worklist
+    and on the decision page (the rules read 4001); a payee padded with no-break spaces, or one long
+    word, pushed its tail and the risk column off a 1366 px screen."""
+    bidi = park(
+        console_env.jobs,
+        {
+            "vendor": "Northwind Traders",
+            "invoice_number": "INV-9",
+            "amount": "\u202e4,001\u202c",
+            "currency": "EUR",
+        },
+        {"amount": f"{EML}, line 44 (cited in step 1)"},
+    )
+    padded = park(
+        console_env.jobs,
+        {"vendor": "Northwind Traders" + "\u00a0" * 160 + "c/o Initrode Ltd", "amount": "4,900.00"},
+        {},
+    )
+    word = park(console_env.jobs, {"payee": "Initrode" * 40, "amount": "4,900.00"}, {})
+    page = console_env.page_as("bob")
+    page.set_viewport_size({"width": 1366, "height": 768})
+    page.goto(f"{console_env.url}/approvals")
+    shot(page, "approvals-hidden-1366")
+    cell = page.locator(f"#worklist tr[data-approval='{bidi.id}'] td.num").inner_text()
+    assert not BIDI.search(cell) and cell == "⟨U+202E⟩4,001⟨U+202C⟩ EUR"
+    assert "hidden characters" in page.locator(f"#worklist tr[data-approval='{bidi.id}']").inner_text()
+    vendor = page.locator(f"#worklist tr[data-approval='{padded.id}'] td.vendor").inner_text()
+    assert "Northwind Traders⟨160 × U+00A0⟩c/o Initrode Ltd" in vendor
+    for a in (padded, word):
+        risk = page.locator(f"#worklist tr[data-approval='{a.id}'] td").nth(6).bounding_box()
+        assert risk is not None and risk["x"] + risk["width"] <= 1366, (a.id, risk)
+    page.goto(f"{console_env.url}/approvals/{bidi.id}")
+    shot(page, "approval-hidden-1366")
+    amount = page.locator("#key-values tr", has_text="Amount").locator("code").first.inner_text()
+    assert amount == "⟨U+202E⟩4,001⟨U+202C⟩ EUR"
+    assert "hidden characters" in page.locator("#risk-flags").inner_text()
+    assert not BIDI.search(page.locator("#fields").inner_text())
+    for a, label in ((padded, "Payee"), (word, "Payee")):
+        page.goto(f"{console_env.url}/approvals/{a.id}")
+        code = page.locator("#key-values tr", has_text=label).locator("code").bounding_box()
+        assert code is not None and code["x"] + code["width"] <= 1366, (a.id, code)
+
+
+def test_a_changed_value_written_like_value_and_label_is_called_a_change(console_env: ConsoleEnv) -> None:
+    """The reviewer's case: a typed IBAN "NEW (OLD)" was called "unchanged" (its bracket read as a
+    select's label); a chosen option whose label is the record's value is unchanged."""
+    from taskcrew.tools.human import RecordState
+
+    old = "DE02 1203 0000 0000 2020 51"
+    url = "http://127.0.0.1:8800/vendors/1/edit"
+    jobs = console_env.jobs
+    job = jobs.submit("Update Northwind's bank details", submitted_by="ana", submitted_proof="console")
+    jobs.mark(job.id, "running", only_if=("queued",), worker="w1")
+    request = ApprovalRequest(
+        kind="form_submission",
+        method="POST",
+        url=url,
+        fields=[
+            FieldValue(name="iban", value=f"DE89370400440532013000 ({old})"),
+            FieldValue(name="country_id", value="4 (Germany)", label="Germany"),
+        ],
+        page_url=url,
+        record=RecordState(
+            page="http://127.0.0.1:8800/vendors/1", values={"IBAN": old, "Country": "Germany"}
+        ),
+    )
+    approval = jobs.park(job.id, kind="approval", key=f"key-{job.id}", request=request)
+    page = console_env.page_as("bob")
+    page.goto(f"{console_env.url}/approvals/{approval.id}")
+    iban = page.locator("#fields tr", has_text="iban")
+    assert "unchanged" not in iban.inner_text() and "changes" in iban.inner_text()
+    assert "unchanged" in page.locator("#fields tr", has_text="country_id").inner_text()
+
+
+def test_the_page_never_claims_an_amount_it_did_not_read_is_within_the_threshold(
+    console_env: ConsoleEnv,
+) -> None:
+    """The reviewer's case: invoiceAmount = 90,000.00 was not read, and the page said "No risk flag:
+    … amount within the threshold"."""
+    unnamed = park(console_env.jobs, {"vendor": "Globex Corp", "invoiceAmount": "90,000.00"}, {})
+    none = park(console_env.jobs, {"vendor": "Globex Corp", "memo": "card payment"}, {})
+    page = console_env.page_as("bob")
+    page.goto(f"{console_env.url}/approvals/{unnamed.id}")
+    assert "amount over threshold" in page.locator("#risk-flags").inner_text()
+    assert "90,000.00 EUR" in page.locator("#key-values tr", has_text="Amount").inner_text()
+    page.goto(f"{console_env.url}/approvals/{none.id}")
+    said = page.locator("#risk-flags").inner_text() + page.locator("#rule").inner_text()
+    assert "within the threshold" not in said and "no amount recognised — check it by hand" in said

@@ -27,6 +27,7 @@ from taskcrew.console.auth import (
 )
 from taskcrew.console.sessions import SessionStore
 from taskcrew.jobs import Jobs
+from taskcrew.tools.human import FieldValue
 
 
 def test_passwords_are_scrypt_hashed_and_checked(tmp_path: Path) -> None:
@@ -241,22 +242,21 @@ def test_runs_and_eval_artifacts(tmp_path: Path) -> None:
     assert "not a readable sweep result" in str(results.load("bad"))
 
 
-def test_cli_add_user_and_clear_errors_on_bad_setup(tmp_path: Path) -> None:
+def test_cli_add_user_and_clear_errors_on_bad_setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from typer.testing import CliRunner
 
     from taskcrew.cli import app
 
     runner = CliRunner()
     users = tmp_path / "users.yaml"
-    short = runner.invoke(app, ["console", "add-user", "ana", "--users", str(users)], input="short\nshort\n")
+    monkeypatch.setenv("TASKCREW_CONSOLE_USERS", str(users))  # the one users file of every process
+    short = runner.invoke(app, ["console", "add-user", "ana"], input="short\nshort\n")
     assert short.exit_code == 2 and "8 characters" in short.output and not users.exists()
-    ok = runner.invoke(
-        app, ["console", "add-user", "ana", "--users", str(users)], input="long-enough\nlong-enough\n"
-    )
-    assert ok.exit_code == 0 and load_users(users)[0].name == "ana"
+    ok = runner.invoke(app, ["console", "add-user", "ana"], input="long-enough\nlong-enough\n")
+    assert ok.exit_code == 0 and load_users(users)[0].name == "ana" and str(users) in ok.output
     jobs_db = f"sqlite:///{tmp_path / 'jobs.sqlite3'}"
     users.write_text("users: 3\n", encoding="utf-8")
-    bad_users = runner.invoke(app, ["console", "--users", str(users), "--jobs-db", jobs_db, "--port", "0"])
+    bad_users = runner.invoke(app, ["console", "--jobs-db", jobs_db, "--port", "0"])
     assert bad_users.exit_code == 2 and "cannot be used" in bad_users.output
     with pytest.raises(ConsoleUserError):  # a broken file is never overwritten: nothing is lost
         add_user(users, "bob", "long-enough")
@@ -344,8 +344,13 @@ def test_the_worklist_reads_actions_sources_and_charts_in_words() -> None:
     assert (ref.file, ref.page, ref.line, ref.ocr) == ("downloads/Rechnung.pdf", 2, 7, True)
     step = parse_source("step 2 (browser_operator: Look) found vendor = Hooli, citing http://erp/vendors")
     assert step.file is None and step.url == "http://erp/vendors"
-    assert shown_value("7 (Müller Industrietechnik GmbH)") == "Müller Industrietechnik GmbH"
-    assert shown_value("INV-2057") == "INV-2057"
+    chosen = FieldValue(
+        name="vendor_id", value="7 (Müller Industrietechnik GmbH)", label="Müller Industrietechnik GmbH"
+    )
+    assert shown_value(chosen) == "Müller Industrietechnik GmbH"  # a chosen option: its label
+    typed = FieldValue(name="payee", value="Initrode (Northwind Traders)")  # typed: never taken apart
+    assert shown_value(typed) == "Initrode (Northwind Traders)"
+    assert shown_value(FieldValue(name="invoice", value="INV-2057")) == "INV-2057"
     long_name = "anthropic/claude-sonnet-4-5-20250929@http://10.0.0.7:8000/v1 · northwind-headline"
     chart = bar_chart("cost", [(long_name, 1.0, "$1"), ("short", 0.5, "$0.5")])
     assert chart.bars[1].shown == "short" and len(chart.bars[0].shown) < len(long_name)
@@ -498,3 +503,229 @@ def test_a_password_reset_ends_the_users_console_sessions_and_cli_tokens(
 
     refusal = Authority(None, users_file=users).identity_refusal(cli_identity())
     assert refusal is not None and "password was changed" in refusal
+
+
+def test_the_console_the_workers_and_the_cli_read_one_users_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, console_users: Path
+) -> None:
+    """Who may approve, and whether two people must, is the users file: `taskcrew console --users
+    FILE` made the console enforce the two-person rule while the worker and the CLI on the same
+    machine (no such option: TASKCREW_CONSOLE_USERS or the default) counted no users and treated it
+    as off. The users file is one setting now: the option is gone (the error names the setting) and
+    the console's settings take no users file of their own; with TASKCREW_CONSOLE_USERS set, the
+    console, the worker and the CLI say the same."""
+    from typer.testing import CliRunner
+
+    from taskcrew.cli import app
+    from taskcrew.console.settings import ConsoleSettings
+    from taskcrew.console.web import Console
+    from taskcrew.jobs import JobOptions
+    from taskcrew.jobs.human import JobHuman, Parked
+    from taskcrew.tools.human import ApprovalRequest, FieldValue
+
+    url = f"sqlite:///{tmp_path / 'jobs.sqlite3'}"
+    monkeypatch.setenv("TASKCREW_JOBS_DB", url)
+    monkeypatch.setenv("TASKCREW_APPROVALS_DIR", str(tmp_path / "approvals"))
+    monkeypatch.setenv("TASKCREW_CONSOLE_DIR", str(tmp_path / "console"))
+    monkeypatch.delenv("TASKCREW_CONSOLE_USERS", raising=False)
+    monkeypatch.delenv("TASKCREW_TOKEN", raising=False)
+    with pytest.raises(ValueError, match="TASKCREW_CONSOLE_USERS"):
+        ConsoleSettings.from_env(users_file=console_users, jobs_url=url)
+    runner = CliRunner()
+    for args in (
+        ["console", "--users", str(console_users), "--jobs-db", url, "--port", "0"],
+        ["console", "add-user", "x", "--users", "u.yaml"],
+    ):
+        refused = runner.invoke(app, args)
+        assert refused.exit_code == 2 and "TASKCREW_CONSOLE_USERS" in refused.output, refused.output
+
+    monkeypatch.setenv("TASKCREW_CONSOLE_USERS", str(console_users))
+    jobs = Jobs.open(url)
+    console = Console(ConsoleSettings.from_env(jobs_url=url), jobs)
+    big = ApprovalRequest(
+        kind="form_submission",
+        method="POST",
+        url="http://127.0.0.1:8800/bills/new",
+        fields=[FieldValue(name="vendor_id", value="3"), FieldValue(name="amount", value="8000.00")],
+    )
+    try:
+        assert console.approver.needs_two(console.approver.assess(big))  # the console: two people
+        auto = jobs.submit("Enter the invoice", submitted_by="ana", submitted_proof="token",
+                           options=JobOptions(auto_approve=True))  # fmt: skip
+        jobs.mark(auto.id, "running", only_if=("queued",), worker="w1")
+        with pytest.raises(Parked):  # the worker: --auto-approve does not cover it
+            JobHuman(jobs, auto.id, auto_approve=True).approve(big)
+        job = jobs.submit("Enter the invoice", submitted_by="ana", submitted_proof="token")
+        jobs.mark(job.id, "running", only_if=("queued",), worker="w1")
+        with pytest.raises(Parked) as parked:
+            JobHuman(jobs, job.id).approve(big)
+        ana = Identity(name="ana", proof="token")
+        assert console.approver.decide(parked.value.approval_id, "approve", ana).status == "refused"
+        assert Authority(jobs).decide(parked.value.approval_id, "approve", ana).status == "refused"  # the CLI
+    finally:
+        console.close()
+        jobs.close()
+
+
+# ---- what the rules read and what an approver is shown of it (one reader, every surface) ----------
+def _work(approver: Authority, fields: list[FieldValue], **extra: Any) -> Any:
+    """A parked approval of ``fields``, as the worklist reads it (with its view)."""
+    from taskcrew.console.worklist import work_item
+    from taskcrew.jobs import ApprovalRequest
+
+    jobs = approver.jobs
+    job = jobs.submit("Enter the invoice", submitted_by="ana", submitted_proof="console")
+    jobs.mark(job.id, "running", only_if=("queued",), worker="w1")
+    request = ApprovalRequest(
+        kind="form_submission",
+        method="POST",
+        url=extra.pop("url", "http://erp.example:8080/bills/new"),
+        fields=fields,
+        **extra,
+    )
+    approval = jobs.park(job.id, kind="approval", key=f"key-{job.id}", request=request)
+    view = approver.view(jobs.approval(approval.id))
+    return work_item(view, approver.rules, systems={}), view
+
+
+def _fields(**values: str) -> list[FieldValue]:
+    return [FieldValue(name=k, value=v) for k, v in values.items()]
+
+
+def test_field_names_are_matched_on_their_words() -> None:
+    from taskcrew.approvals.rules import field_matches, word_name
+
+    assert word_name("invoiceAmount") == "invoice_amount" and word_name("IBANNumber") == "iban_number"
+    assert word_name("invoice-total") == word_name("invoice.total") == word_name("invoice[total]")
+    assert word_name("lines[0].amount") == "lines_0_amount"
+    rules = load_rules()
+    for name in ("amount", "total_amount", "invoiceAmount", "totalAmount", "invoice_total", "Invoice.Net"):
+        assert field_matches(name, rules.amount_fields), name
+    for name in ("discount_rate", "network_id", "summary", "account"):
+        assert not field_matches(name, rules.amount_fields), name
+    assert field_matches("accountNumber", rules.bank_fields)  # "account_number" in its words
+    assert field_matches("currencyCode", rules.currency_fields)
+
+
+@pytest.mark.parametrize(
+    "name", ["invoiceAmount", "totalAmount", "invoice_total", "invoice-total", "lines[0].amount"]
+)
+def test_an_amount_field_of_any_spelling_is_judged_and_shown(approver: Authority, name: str) -> None:
+    """The reviewer's case: invoiceAmount = 90,000.00 got no threshold, no flag, one approver."""
+    item, view = _work(approver, _fields(vendor="Globex Corp", invoice_number="INV-1", **{name: "90,000.00"}))
+    assert [f.rule for f in view.assessment.flags] == ["amount_above_threshold"] and view.needs_two
+    assert item.amount_text == "90,000.00" and item.currency == "EUR" and "amount" in item.flag_codes
+    assert next(kv for kv in item.key_values if kv.label == "Amount").value == "90,000.00 EUR"
+
+
+def test_a_value_shaped_like_money_is_flagged_whatever_its_field_is_called(approver: Authority) -> None:
+    rules = load_rules()
+    url = "http://erp/bills/new"
+    betrag = assess([("betrag", "90.000,00"), ("vendor", "Globex")], url, rules)
+    assert [f.rule for f in betrag.flags] == ["amount_above_threshold"] and betrag.needs_second_approver
+    assert "looks like an amount" in betrag.flags[0].message
+    assert assess([("price", "£4,500.00")], url, rules).needs_second_approver  # GBP's 4,000.00
+    small = assess([("price", "120.00"), ("phone", "0049 30 1234567"), ("ref", "2026.10")], url, rules)
+    assert small.low_risk  # below the threshold, or not shaped like money: no flag
+    # the page says so, rather than "amount within the threshold", when no amount was read
+    item, view = _work(approver, _fields(vendor="Globex Corp", memo="paid by card"))
+    assert item.amount is None and item.limit is None and view.assessment.low_risk
+
+
+def test_the_currency_is_read_from_its_code_or_symbol_never_guessed(approver: Authority) -> None:
+    from taskcrew.approvals.rules import read_currency
+
+    assert [read_currency(v) for v in ("EUR", "gbp", "EUR (Euro)", "2 (GBP)", "€", "826 (GBP - £)")] == [
+        "EUR",
+        "GBP",
+        "EUR",
+        "GBP",
+        "EUR",
+        "GBP",
+    ]
+    assert [read_currency(v) for v in ("2 (Pound sterling)", "$", "USD (EUR)", "Euro")] == [None] * 4
+    # a select whose options are ids: the gate records "2 (GBP)"; 4,500.00 GBP is above GBP's 4,000.00
+    chosen = FieldValue(name="currency", value="2 (GBP)", label="GBP")
+    item, view = _work(approver, [*_fields(vendor="Globex Corp", amount="4500.00"), chosen])
+    assert [f.rule for f in view.assessment.flags] == ["amount_above_threshold"]
+    assert item.currency == "GBP" and item.limit == Decimal("4000.00") and "amount" in item.flag_codes
+    # a currency field that names no currency: flagged, a second approver, never the default's threshold
+    item, view = _work(
+        approver, _fields(vendor="Globex Corp", amount="900.00", currency="7 (Pound sterling)")
+    )
+    assert [f.rule for f in view.assessment.flags] == ["unreadable_currency"] and view.needs_two
+    assert "currency not readable: check by hand" in view.assessment.flags[0].message
+    assert "currency" in item.flag_codes and item.limit is None and item.currency == "7 (Pound sterling)"
+    assert [f.words for f in item.flags] == ["currency not readable"]
+
+
+def test_a_typed_value_shaped_like_an_option_is_shown_as_sent(approver: Authority) -> None:
+    """The reviewer's case: a typed payee "Initrode (Northwind Traders)" was shown (and checked
+    against the vendor list) as "Northwind Traders"."""
+    sent = "Initrode (Northwind Traders)"  # a text input: this exact string is what the ERP gets
+    item, _ = _work(
+        approver,
+        _fields(payee=sent, amount="900.00"),
+        url="http://127.0.0.1:8800/payments/new",
+        known_vendors=["Northwind Traders", "Globex Corp", "Initech"],
+        vendors_page="http://127.0.0.1:8800/vendors",
+    )
+    assert item.vendor == sent and next(kv for kv in item.key_values if kv.label == "Payee").value == sent
+    assert "new_vendor" in item.flag_codes
+    # a chosen option is read by its label, which the gate recorded beside the value
+    chosen = FieldValue(name="vendor_id", value="1 (Northwind Traders)", label="Northwind Traders")
+    item, _ = _work(
+        approver,
+        [chosen, *_fields(amount="900.00")],
+        known_vendors=["Northwind Traders", "Globex Corp"],
+        vendors_page="http://127.0.0.1:8800/vendors",
+    )
+    assert item.vendor == "Northwind Traders" and "new_vendor" not in item.flag_codes
+
+
+def test_a_label_is_sealed_with_the_request_and_absent_from_earlier_ones(
+    approver: Authority, tmp_path: Path
+) -> None:
+    import sqlite3
+
+    from taskcrew.approvals import seals
+
+    plain = FieldValue(name="vendor_id", value="1 (Northwind Traders)")
+    assert "label" not in plain.model_dump() and "label" not in seals.whole(plain)  # signed as before
+    chosen = FieldValue(name="vendor_id", value="1 (Northwind Traders)", label="Northwind Traders")
+    item, view = _work(approver, [chosen, *_fields(amount="900.00")])
+    assert view.problem is None and item.vendor == "Northwind Traders"
+    con = sqlite3.connect(tmp_path / "jobs.sqlite3")  # the approver fixture's job database
+    (doc,) = con.execute("select doc from taskcrew_approvals where id=?", (view.approval.id,)).fetchone()
+    con.execute(
+        "update taskcrew_approvals set doc=? where id=?",
+        (doc.replace('"label":"Northwind Traders"', '"label":"Initech"'), view.approval.id),
+    )
+    con.commit()
+    forged = approver.view(approver.jobs.approval(view.approval.id))
+    assert forged.problem and forged.fields == []  # a label written into the database is no label
+
+
+def test_a_value_hiding_characters_is_flagged_and_never_bulk_approved(approver: Authority) -> None:
+    from taskcrew.approvals.visible import hidden, visible
+
+    bidi = "\u202e4,001\u202c"  # drawn "100,4" by a browser; the rules read 4001
+    assert visible(bidi) == "⟨U+202E⟩4,001⟨U+202C⟩"
+    padded = "Northwind Traders" + "\u00a0" * 160 + "c/o Initrode Ltd"
+    assert visible(padded) == "Northwind Traders⟨160 × U+00A0⟩c/o Initrode Ltd"
+    assert visible("a     b") == "a⟨5 spaces⟩b" and visible("a\nb") == "a⟨U+000A⟩b"
+    assert visible("line one\n    indented\tand tabbed", layout=True) == "line one\n    indented\tand tabbed"
+    assert visible("1\u00a0234,56 EUR") == "1\u00a0234,56 EUR"  # one no-break space: a grouping
+    assert hidden("first line\r\nsecond line") == []  # a multi-line text field: nothing hidden
+    rules = load_rules()
+    flagged = assess([("amount", bidi), ("vendor", "Northwind Traders")], "http://erp/bills/new", rules)
+    assert [f.rule for f in flagged.flags] == ["hidden_characters"] and not flagged.low_risk
+    assert "U+202E" in flagged.flags[0].message and "⟨" in flagged.flags[0].message
+    assert [f.rule for f in assess([("vendor", padded)], "http://erp/bills/new", rules).flags] == [
+        "hidden_characters"
+    ]
+    item, _ = _work(approver, _fields(vendor="Northwind Traders", amount=bidi, currency="EUR"))
+    assert item.amount == Decimal("4001") and "hidden" in item.flag_codes
+    other, _ = _work(approver, _fields(vendor="Northwind Traders", amount=bidi, currency="EUR"))
+    (refused,) = approver.bulk_approve([item.id, other.id], as_("bob"))
+    assert refused.status == "refused" and "flagged" in refused.message

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
@@ -379,6 +380,44 @@ def test_accepting_a_routine_follows_the_approval_authoritys_rules_on_who_decide
     monkeypatch.setenv("TASKCREW_TOKEN", TokenStore().issue("ana"))  # a current user
     done = runner.invoke(app, accept)
     assert done.exit_code == 0 and "(by token:ana)" in done.output, done.output
+    assert store.accepted("enter-invoice") is not None
+
+
+def test_a_routine_accepted_by_someone_who_left_no_longer_replays(
+    tmp_path: Path, northwind: object, monkeypatch: pytest.MonkeyPatch, console_users: Path
+) -> None:
+    """An acceptance rests on its reviewer's login, as a first approval does: once carol is removed
+    from the users file, what she accepted does not replay (and says why, for `routines list` and the
+    console) until a current user accepts it again."""
+    from taskcrew.approvals.identity import TokenStore
+
+    users = tmp_path / "users.yaml"
+    users.write_bytes(console_users.read_bytes())
+    monkeypatch.setenv("TASKCREW_APPROVALS_DIR", str(tmp_path / "approvals"))
+    monkeypatch.setenv("TASKCREW_ROUTINES", str(tmp_path / "routines"))
+    monkeypatch.setenv("TASKCREW_CONSOLE_USERS", str(users))
+    store = RoutineStore()
+    store.propose(_routine(northwind))
+    runner = CliRunner()
+    accept = ["routines", "accept", "enter-invoice", "-v", "1"]
+    monkeypatch.setenv("TASKCREW_TOKEN", TokenStore().issue("carol", users))
+    accepted = runner.invoke(app, accept)
+    assert accepted.exit_code == 0 and "token:carol" in accepted.output, accepted.output
+    assert store.accepted("enter-invoice") is not None
+
+    data = yaml.safe_load(users.read_text(encoding="utf-8"))
+    users.write_text(
+        yaml.safe_dump({"users": [u for u in data["users"] if u["name"] != "carol"]}), encoding="utf-8"
+    )  # carol left
+    assert store.accepted("enter-invoice") is None
+    why = store.acceptance_problem(store.get("enter-invoice", 1)) or ""
+    assert "accepted by token:carol" in why and "carol is no longer a user" in why, why
+    assert "taskcrew routines accept enter-invoice -v 1" in why
+    listed = runner.invoke(app, ["routines", "list"])
+    assert "NOT REPLAYED" in listed.output, listed.output
+
+    monkeypatch.setenv("TASKCREW_TOKEN", TokenStore().issue("ana", users))  # a current user reviews it
+    assert runner.invoke(app, accept).exit_code == 0
     assert store.accepted("enter-invoice") is not None
 
 

@@ -21,7 +21,14 @@ from pydantic import BaseModel, Field
 
 from taskcrew.approvals import seals
 from taskcrew.approvals.audit import AuditLog
-from taskcrew.approvals.identity import AUTHENTICATED, Identity, credentials, user_names
+from taskcrew.approvals.identity import (
+    AUTHENTICATED,
+    Identity,
+    credentials,
+    identity_refusal,
+    recorded,
+    user_names,
+)
 from taskcrew.approvals.key import request_key
 from taskcrew.approvals.rules import Assessment, RiskRules, approved_when, assess, bulk_key, load_rules
 from taskcrew.approvals.signing import KEY_FILE, KeyRing, approvals_dir
@@ -31,6 +38,8 @@ from taskcrew.tools.human import ApprovalDecision, ApprovalRequest
 
 Action = Literal["approve", "reject", "answer"]
 ACTIONS: tuple[Action, ...] = ("approve", "reject", "answer")
+# a retry of a job in these states voids what was decided before it (``Authority.act_on_job``)
+VOIDED_BY_RETRY = ("finished", "cancelled")
 GENERIC_SOURCES = ("the page's form as filled",)  # what the worker records when it knows no better
 
 
@@ -120,26 +129,9 @@ class Authority:
             return True  # a users file that cannot be read: assume several people
 
     def identity_refusal(self, who: Identity) -> str | None:
-        """A login or token proves a person only while she is a user, with the password she proved it
-        with: a console session or CLI token of someone removed from the users file (who left), or
-        whose password was reset since, counts for nothing (None: it counts)."""
-        if not who.authenticated:
-            return None
-        try:
-            known = credentials(self.users_file)
-        except ValueError as exc:
-            return f"the users file cannot be read, so no login can be checked ({exc})"
-        if known and who.name not in known:
-            return (
-                f"{who.name} is no longer a user (not in the users file): that login or token no longer "
-                "counts; ask the operator, or log in as a current user"
-            )
-        if known and who.credential is not None and who.credential != known[who.name]:
-            return (
-                f"{who.name}'s password was changed after this login: that login or token no longer "
-                "counts; log in again with the new password"
-            )
-        return None
+        """Whether a login or token still counts (None: it counts): ``identity.identity_refusal``,
+        against this authority's users file."""
+        return identity_refusal(who, self.users_file)
 
     def _first_approvers(self, approval: Approval) -> list[str]:
         """Who gave the first approvals that still count: signed by the authority, by someone who is
@@ -266,13 +258,12 @@ class Authority:
         except UnknownJob:
             job = None
         submitter = job.submitted_by if job else None
-        needs_two = self.needs_two(self.assess(approval.request))
         if approval.decision is not None and approval.decision.basis == "auto_approve":
             # signed by a worker, maybe another one with other rules: what WorkerGate.auto allows here
-            rule = self.rules.auto_approve_rule(submitter or "", approval.request.url)
-            if rule is not None and (rule.flagged or not needs_two):
+            if (why := self.auto_approve_refusal(job, approval.request)) is None:
                 return None
-            return f"under this worker's rules --auto-approve does not cover it (submitted by {submitter})"
+            return f"under this worker's rules --auto-approve does not cover it: {why}"
+        needs_two = self.needs_two(self.assess(approval.request))
         if not needs_two:
             return None
         if unproven := self.unproven_submitter(job):
@@ -284,6 +275,55 @@ class Authority:
             f"under this worker's rules it needs two people other than the submitter, and it was approved "
             f"by {approval.decided_by or 'nobody'}"
         )
+
+    def run_owners(self, job: Job) -> list[Identity | None]:
+        """Whom the run of ``job`` now on the queue acts for: its submitter and whoever put it back
+        on the queue last (the newest ``retry`` of it, and of each batch it belongs to, in the signed
+        audit log ``act_on_job`` writes). None: a retry whose audit entry does not check out (who
+        retried it is unknown)."""
+        owners: list[Identity | None] = [recorded(job.submitted_by, job.submitted_proof)]
+        retries = self.audit.entries("retry")
+        seen: set[str] = set()
+        current: Job | None = job
+        while current is not None and current.id not in seen:
+            seen.add(current.id)
+            last = next((e for e in reversed(retries) if e.target == current.id), None)
+            if last is not None and not self.keys.verify(last.body(), last.hash):
+                owners.append(None)
+            elif last is not None:
+                owners.append(recorded(last.who, str(last.payload.get("proof", "os_user"))))
+            try:
+                current = self.jobs.get(current.parent_id) if current.parent_id else None
+            except UnknownJob:
+                current = None
+        return owners
+
+    def auto_approve_refusal(self, job: Job | None, request: ApprovalRequest) -> str | None:
+        """Why ``--auto-approve`` does not cover ``request`` in ``job``'s run (None: it does). The one
+        rule, for the worker that would auto-approve (``WorkerGate.auto``) and for the worker that
+        obeys an auto-approval (``rules_refusal``): the rules must let every person the run acts for
+        (``run_owners``: the submitter, and whoever retried it: a retry borrows no one's privilege)
+        auto-approve its target, each must still count (``identity_refusal``: someone removed from
+        the users file takes the privilege with her), and an item that needs two people is covered
+        only where each one's rule says ``flagged: true``."""
+        if job is None:
+            return "its job is not in the job store"
+        needs_two = self.needs_two(self.assess(request))
+        for who in self.run_owners(job):
+            if who is None:
+                return (
+                    "the audit entry of a retry of the job does not check out, so who retried it is unknown"
+                )
+            role = "submitted" if who.name == job.submitted_by else "retried"
+            if gone := self.identity_refusal(who):
+                return f"the job was {role} by {who.name}, who no longer counts ({gone})"
+            rule = self.rules.auto_approve_rule(who.name, request.url)
+            if rule is None:
+                return f"the rules do not let {who.name} (who {role} the job) auto-approve {request.url}"
+            if needs_two and not rule.flagged:
+                flags = "; ".join(request.flags) or "the risk rules"
+                return f"it needs two people ({flags}); --auto-approve does not cover it"
+        return None
 
     def view(self, approval: Approval) -> ApprovalView:
         try:
@@ -409,19 +449,22 @@ class Authority:
 
     def act_on_job(self, job_id: str, action: Literal["cancel", "retry"], who: Identity) -> Job:
         """Cancel or retry a job, from any surface: who acts is proven where the two-person rule is
-        on and is a current user (the submitter's rule), and it is recorded. A retry that starts a
-        finished job over voids the decisions given in its earlier run (recorded here, in the signed
-        log the worker reads: ``WorkerGate``): an approval is for the run it was asked in, not for a
-        run started again later. Raises InvalidChange (with why) or UnknownJob."""
+        on and is a current user (the submitter's rule), and it is recorded (who retried it is what
+        ``run_owners`` reads: a retry borrows nobody's ``--auto-approve``). A retry of a finished job
+        (started over) or of a cancelled one (a cancel is how an approver takes an approval back)
+        voids the decisions and answers given before it (recorded here, in the signed log the worker
+        reads: ``WorkerGate``): an approval is for the run it was asked in, not for a run started
+        again later or put back after a stop; the new run asks again. A failed or orphaned job
+        resumes with them: nobody took them back. Raises InvalidChange (with why) or UnknownJob."""
         try:
             if refusal := self.submitter_refusal(who, role="person who cancels or retries a job"):
                 raise InvalidChange(refusal)
             if action == "cancel":
                 job, details = self.jobs.cancel(job_id, by=who.name), {}
             else:
-                started_over = self.jobs.get(job_id).status == "finished"
+                taken_back = self.jobs.get(job_id).status in VOIDED_BY_RETRY
                 decided = [a.id for a in self.jobs.approvals(job_id=job_id) if a.status != "pending"]
-                job, details = self.jobs.retry(job_id, by=who.name), {"void": decided if started_over else []}
+                job, details = self.jobs.retry(job_id, by=who.name), {"void": decided if taken_back else []}
         except (InvalidChange, UnknownJob) as exc:
             reason = str(exc.args[0] if exc.args else exc)
             self.audit.append(who.name, f"{action}_refused", job_id, {"reason": reason, "proof": who.proof})
@@ -430,7 +473,8 @@ class Authority:
         return job
 
     def void_decisions(self, job_id: str) -> set[str]:
-        """The approvals of ``job_id`` given in a run it was started over from (``act_on_job``)."""
+        """The approvals and answers of ``job_id`` given before a retry that voided them: of a run it
+        was started over from, or put back after a cancel (``act_on_job``)."""
         return {
             approval
             for entry in self.audit.entries("retry")

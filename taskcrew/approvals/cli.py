@@ -22,6 +22,13 @@ DbUrl = Annotated[
 ]
 
 
+def say(text: str) -> None:
+    """Print what a person reads of an approval: invisible characters shown (``approvals.visible``)."""
+    from taskcrew.approvals.visible import visible
+
+    typer.echo(visible(text, layout="\n" in text))
+
+
 def fail(message: str, code: int = 2) -> typer.Exit:
     typer.echo(f"error: {message}", err=True)
     return typer.Exit(code)
@@ -78,7 +85,7 @@ def approvals_list(
         if a.request is not None and a.request.asked_again:  # approved before, when the record said otherwise
             rules.insert(0, "asked_again")
         flags = f"  [{', '.join(rules)}]" if rules else ""
-        typer.echo(f"{a.id}  {a.status}  job {a.job_id}  {a.kind}: {what}{flags}")
+        say(f"{a.id}  {a.status}  job {a.job_id}  {a.kind}: {what}{flags}")
 
 
 @approvals_app.command("show")
@@ -89,18 +96,18 @@ def approvals_show(approval_id: str, db: DbUrl = None) -> None:
     authority = _authority(db)
     a = _approval(authority, approval_id)
     view = authority.view(a)
-    typer.echo(f"{a.id}  {a.kind}  {a.status}  job {a.job_id}")
+    say(f"{a.id}  {a.kind}  {a.status}  job {a.job_id}")
     if view.problem:
-        typer.echo(f"This approval cannot be trusted: {view.problem}.")
+        say(f"This approval cannot be trusted: {view.problem}.")
         return
     if a.request is not None:
-        typer.echo(describe_request(a.request))
+        typer.echo(describe_request(a.request))  # every value shown visible, there
     if a.question:
-        typer.echo(a.question)
+        say(a.question)
     for src in a.sources:
-        typer.echo(f"  {src.name}: from {src.source}")
+        say(f"  {src.name}: from {src.source}")
     for flag in view.assessment.flags:
-        typer.echo(f"risk: {flag.message}")
+        say(f"risk: {flag.message}")
     if view.needs_two:
         firsts = ", ".join(view.first_approvers) or "none yet"
         typer.echo(
@@ -112,7 +119,7 @@ def approvals_show(approval_id: str, db: DbUrl = None) -> None:
         typer.echo(f"expires: {a.expires_at:%Y-%m-%d %H:%M} UTC")
     if a.decision:
         by = a.decision.by or a.decided_by
-        typer.echo(f"decision: {a.decision.outcome} {a.decision.text or ''} by {by}")
+        say(f"decision: {a.decision.outcome} {a.decision.text or ''} by {by}")
 
 
 def _decide(approval_id: str, action: str, text: str, db: str | None) -> None:

@@ -16,7 +16,7 @@ import os
 import secrets
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast, get_args
 
 from pydantic import BaseModel, Field
 
@@ -86,6 +86,39 @@ def credential_of(password_hash: str) -> str:
 
 def user_names(path: Path | None = None) -> list[str]:
     return list(credentials(path))
+
+
+def identity_refusal(who: Identity, path: Path | None = None) -> str | None:
+    """The one rule on whether a proven identity still counts (None: it counts). A login or token
+    proves a person only while she is a user, with the password she proved it with: a console
+    session or CLI token of someone removed from the users file (who left), or whose password was
+    reset since, counts for nothing; so does what rests on her name alone (the auto-approve
+    privilege of a job she submitted, a routine she accepted). An OS user (not authenticated) is
+    taken on her word, as before. ``path``: the users file (default: the one every process reads,
+    TASKCREW_CONSOLE_USERS or ``<console dir>/users.yaml``)."""
+    if not who.authenticated:
+        return None
+    try:
+        known = credentials(path)
+    except ValueError as exc:
+        return f"the users file cannot be read, so no login can be checked ({exc})"
+    if known and who.name not in known:
+        return (
+            f"{who.name} is no longer a user (not in the users file): that login or token no longer "
+            "counts; ask the operator, or log in as a current user"
+        )
+    if known and who.credential is not None and who.credential != known[who.name]:
+        return (
+            f"{who.name}'s password was changed after this login: that login or token no longer "
+            "counts; log in again with the new password"
+        )
+    return None
+
+
+def recorded(name: str, proof: str) -> Identity:
+    """An identity as a record names it (a job's submitter, a routine's reviewer): its name and how
+    it was proven; a proof taskcrew does not know counts as an OS user's word."""
+    return Identity(name=name, proof=cast(Proof, proof) if proof in get_args(Proof) else "os_user")
 
 
 def _digest(token: str) -> str:

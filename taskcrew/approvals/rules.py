@@ -5,6 +5,13 @@
 - paying an existing record (``/bills/<id>/pay``) is judged by the record's amount, read from its
   page by the worker when the form does not carry it;
 - per-path and per-field rules; bulk approval only for identical low-risk items;
+- a value that hides characters from its reader (bidi controls, zero-width and other format
+  characters, long runs of odd spaces: ``approvals.visible``) is flagged;
+- field names are matched on their words too (``field_matches``: "invoiceAmount", "invoice-total",
+  "lines[0].amount" read as "invoice_amount", "invoice_total", "lines_0_amount"); a value shaped
+  like money above the threshold is flagged whatever its field is called;
+- ``read_money``: a submission's amounts and currency, for the rules and for every surface that
+  shows them (a currency that cannot be read is flagged, never guessed);
 - which fields (named exactly, per system) are left out of the approval key;
 - who may submit with ``--auto-approve``, for which targets.
 """
@@ -22,6 +29,8 @@ from urllib.parse import urljoin, urlsplit
 
 import yaml
 from pydantic import BaseModel, Field, ValidationError, field_validator
+
+from taskcrew.approvals.visible import bare, hidden, visible
 
 DEFAULT_RULES = Path(__file__).with_name("rules.yaml")
 ENV_RULES = ("TASKCREW_RISK_RULES", "TASKCREW_CONSOLE_RISK_RULES")
@@ -177,6 +186,8 @@ RuleName = Literal[
     "unreadable_amount",
     "path_rule",
     "field_rule",
+    "unreadable_currency",
+    "hidden_characters",
 ]
 
 
@@ -199,8 +210,22 @@ class Assessment(BaseModel):
         return not self.flags
 
 
-def _matches(name: str, patterns: list[str]) -> bool:
-    return any(re.search(p, name, re.IGNORECASE) for p in patterns)
+def word_name(name: str) -> str:
+    """A field's name as lower-case words joined by "_": "invoiceAmount" -> "invoice_amount",
+    "invoice-total" / "invoice.total" / "invoice[total]" -> "invoice_total", "IBANNumber" ->
+    "iban_number"."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+    spaced = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", spaced)
+    return re.sub(r"[^0-9A-Za-z]+", "_", spaced).strip("_").lower()
+
+
+def field_matches(name: str, patterns: list[str] | re.Pattern[str]) -> bool:
+    """Whether a field's name matches one of the rules' patterns (regular expressions, any case),
+    as it is or as its words (``word_name``): the one matcher of field names, for every caller."""
+    names = (name, word_name(name))
+    if isinstance(patterns, re.Pattern):
+        return any(patterns.search(n) for n in names)
+    return any(re.search(p, n, re.IGNORECASE) for p in patterns for n in names)
 
 
 def parse_amount(text: str) -> Decimal | None:
@@ -274,21 +299,98 @@ def approved_when(by: str | None, then: dict[str, str], now: dict[str, str]) -> 
     return None if change is None else f"{by or 'a person'} approved it when {change}"
 
 
+CURRENCY_SYMBOLS = {"€": "EUR", "£": "GBP", "₹": "INR"}  # unambiguous ones only ($ and ¥ are not)
+_CODE = re.compile(r"(?<![A-Za-z])[A-Z]{3}(?![A-Za-z])")
+_SYMBOL = r"(?:[€£₹$¥]|[A-Z]{3})"
+MONEY_SHAPE = re.compile(
+    rf"[-+]?(?:{_SYMBOL}\s?)?[-+]?(?:\d{{1,3}}(?:[,.'\u00a0\u202f ]\d{{3}})+|\d+)[.,]\d{{2}}(?:\s?{_SYMBOL})?"
+)
+
+
+def read_currency(text: str) -> str | None:
+    """The currency a value names: its ISO-shaped code ("EUR", "eur", "EUR (Euro)", a select's
+    "2 (GBP)": the code in the value or in its label) or an unambiguous symbol (€ £ ₹); None when
+    it names none, or more than one."""
+    stripped = bare(text).strip()
+    if re.fullmatch(r"[A-Za-z]{3}", stripped):
+        return stripped.upper()
+    found = set(_CODE.findall(stripped)) | {c for sym, c in CURRENCY_SYMBOLS.items() if sym in stripped}
+    return found.pop() if len(found) == 1 else None
+
+
+class AmountRead(BaseModel):
+    field: str
+    text: str = Field(description="as sent (or as read from the record's page)")
+    value: Decimal | None = Field(default=None, description="None: not a readable amount")
+
+
+class Money(BaseModel):
+    """A submission's amounts and the currency they are in, as the rules read them."""
+
+    amounts: list[AmountRead] = Field(default_factory=list, description="fields named as amounts")
+    shaped: list[AmountRead] = Field(
+        default_factory=list, description="other fields whose value is shaped like money"
+    )
+    currency: str = Field(default="", description="the code the thresholds apply to; '' when unreadable")
+    currency_field: str | None = None
+    currency_text: str = Field(default="", description="the currency field's value(s) as sent")
+    limit: Decimal | None = Field(default=None, description="the threshold that applies (None: unreadable)")
+
+    @property
+    def currency_unreadable(self) -> bool:
+        return self.currency_field is not None and not self.currency
+
+    @property
+    def first(self) -> AmountRead | None:
+        return self.amounts[0] if self.amounts else None
+
+
+def read_money(
+    fields: list[tuple[str, str]], rules: RiskRules, looked_up: dict[str, str] | None = None
+) -> Money:
+    """The amounts of a submission (its fields named as amounts, the record's amount the worker
+    read for it) and their currency (its currency fields, read by ``read_currency``; the rules'
+    default when it has none): for the risk rules and for every surface that shows them."""
+    money = Money()
+    currencies: list[str | None] = []
+    for name, value in fields:
+        if field_matches(name, rules.currency_fields) and value.strip():
+            money.currency_field = money.currency_field or name
+            money.currency_text = f"{money.currency_text} / {value}" if money.currency_text else value
+            currencies.append(read_currency(value))
+    codes = set(currencies)
+    if not currencies:
+        money.currency = rules.default_currency.upper()
+    elif len(codes) == 1 and None not in codes:
+        money.currency = str(currencies[0])
+    for name, value in fields:
+        if not value.strip() or field_matches(name, rules.currency_fields):
+            continue
+        if field_matches(name, rules.bank_fields):
+            continue  # bank details are flagged as such
+        if field_matches(name, rules.amount_fields):
+            money.amounts.append(AmountRead(field=name, text=value, value=parse_amount(value)))
+        elif MONEY_SHAPE.fullmatch(bare(value).strip()):
+            money.shaped.append(AmountRead(field=name, text=value, value=parse_amount(value)))
+    if looked_up and "amount" in looked_up:
+        source = looked_up.get("source", "the record")
+        amount = looked_up["amount"]
+        money.amounts.append(
+            AmountRead(field=f"amount (read from {source})", text=amount, value=parse_amount(amount))
+        )
+        if looked_up.get("currency"):
+            money.currency = looked_up["currency"].strip().upper()
+    money.limit = rules.threshold(money.currency) if money.currency else None
+    return money
+
+
 def assess(
     fields: list[tuple[str, str]], url: str, rules: RiskRules, looked_up: dict[str, str] | None = None
 ) -> Assessment:
     """The flags for one submission: its fields (name, value), its target URL and the record amount
     the worker looked up for it."""
-    currency = rules.default_currency
-    for name, value in fields:
-        if _matches(name, rules.currency_fields) and value.strip():
-            currency = value.split()[0].upper()[:8]  # "EUR (Euro)": a select's label cut off
     flags: list[RiskFlag] = []
-    amounts = [(n, v) for n, v in fields if _matches(n, rules.amount_fields) and v.strip()]
-    if looked_up and "amount" in looked_up:
-        source = looked_up.get("source", "the record")
-        amounts.append((f"amount (read from {source})", looked_up["amount"]))
-        currency = (looked_up.get("currency") or currency).upper()
+    money = read_money(fields, rules, looked_up)
     if looked_up and "unreadable" in looked_up:
         flags.append(
             RiskFlag(
@@ -298,41 +400,80 @@ def assess(
             )
         )
     for name, value in fields:
-        if _matches(name, rules.bank_fields) and value.strip():
+        if field_matches(name, rules.bank_fields) and value.strip():
             flags.append(
                 RiskFlag(
                     rule="bank_details",
                     field=name,
-                    message=f"sets bank details ({name}): always checked by a second person",
+                    message=f"sets bank details ({visible(name)}): always checked by a second person",
                     second_approver=rules.bank_change_needs_second_approver,
                 )
             )
-    bank = {f.field for f in flags}
-    for name, value in amounts:
-        if name in bank:
-            continue
-        amount, limit = parse_amount(value), rules.threshold(currency)
-        if amount is None:
+    if money.currency_unreadable:
+        flags.append(
+            RiskFlag(
+                rule="unreadable_currency",
+                field=money.currency_field,
+                message=(
+                    f"currency not readable: check by hand ({visible(money.currency_field or '')} = "
+                    f"{visible(money.currency_text)} names no one currency code)"
+                ),
+                second_approver=True,
+            )
+        )
+    currency = money.currency or "(currency not read)"
+    limit = money.limit if money.limit is not None else rules.amount_thresholds["*"]
+    for found in money.amounts:
+        if found.value is None:
             flags.append(
                 RiskFlag(
                     rule="unreadable_amount",
-                    field=name,
-                    message=f"{name} = {value!r} is not a readable amount: check it by hand",
+                    field=found.field,
+                    message=f"{visible(found.field)} = {visible(found.text)!r} is not a readable amount: check it by hand",
                     second_approver=True,
                 )
             )
-        elif abs(amount) > limit:
+        elif abs(found.value) > limit:
             flags.append(
                 RiskFlag(
                     rule="amount_above_threshold",
-                    field=name,
-                    message=f"{name} {amount} {currency} is above {limit} {currency}: needs a second approver",
+                    field=found.field,
+                    message=f"{visible(found.field)} {found.value} {currency} is above {limit} {currency}: needs a second approver",
                     second_approver=True,
                 )
             )
+    for found in money.shaped:
+        own = read_currency(found.text)
+        code, over = (own, rules.threshold(own)) if own else (currency, limit)
+        if found.value is not None and abs(found.value) > over:
+            flags.append(
+                RiskFlag(
+                    rule="amount_above_threshold",
+                    field=found.field,
+                    message=(
+                        f"{visible(found.field)} = {visible(found.text)} looks like an amount (the rules do not "
+                        f"know the field by its name) and is above {over} {code}: needs a second approver"
+                    ),
+                    second_approver=True,
+                )
+            )
+    hiding = [(name, hidden(name) + hidden(value)) for name, value in fields]
+    if any(found for _, found in hiding):
+        where = "; ".join(f"{visible(name)}: {', '.join(found)}" for name, found in hiding if found)
+        flags.append(
+            RiskFlag(
+                rule="hidden_characters",
+                field=next(name for name, found in hiding if found),
+                message=(
+                    "a value holds hidden direction/format characters or a run of unusual spaces, "
+                    f"shown as ⟨…⟩ ({where}): read it as shown, not as a page may draw it"
+                ),
+                second_approver=False,
+            )
+        )
     for rule in rules.field_rules:
         for name, value in fields:
-            if re.search(rule.field, name, re.I) and re.fullmatch(rule.value, value, re.I | re.S):
+            if field_matches(name, [rule.field]) and re.fullmatch(rule.value, value, re.I | re.S):
                 flags.append(
                     RiskFlag(
                         rule="field_rule",

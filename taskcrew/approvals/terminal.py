@@ -6,18 +6,44 @@ there are fewer than two users) the terminal works exactly as before, flags show
 two-person rule is on, an item that needs two people cannot be approved by one person at a
 terminal, nor by ``--auto-approve`` unless a rule permits it: it is refused with what to do
 (submit it as a job, so that two people approve it). Every decision goes to the audit log.
+
+Who is at the terminal is the CLI's identity (a personal token, else the OS user) while that login
+still counts (``identity_refusal``): a token of someone removed from the users file, or whose
+password was reset, falls back to the OS user, and the terminal says so.
 """
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
+
 from taskcrew.approvals.authority import Authority
-from taskcrew.approvals.identity import Identity, IdentityError, cli_identity, os_user
+from taskcrew.approvals.identity import Identity, IdentityError, cli_identity, identity_refusal, os_user
 from taskcrew.tools.human import ApprovalDecision, ApprovalRequest, AutoApproveHuman, Human
+
+_said: set[str] = set()  # what this process told the person at the terminal (each once)
+
+
+def _say(text: str) -> None:
+    if text not in _said:
+        _said.add(text)
+        print(f"note: {text}", file=sys.stderr)
+
+
+def counted(who: Identity, refusal: Callable[[Identity], str | None] = identity_refusal) -> Identity:
+    """``who`` if her login or token still counts (``identity_refusal``), else the OS user, said
+    once at the terminal: a saved token of someone who left (or whose password was reset) identifies
+    nobody, and what the rules grant her name (auto-approve) is not granted through it."""
+    if (why := refusal(who)) is None:
+        return who
+    fallback = Identity(name=os_user(), proof="os_user")
+    _say(f"{why}; acting as the operating-system user {fallback.name} (not authenticated) instead")
+    return fallback
 
 
 def terminal_identity() -> Identity:
     try:
-        return cli_identity()
+        return counted(cli_identity())
     except IdentityError:
         return Identity(name=os_user(), proof="os_user")
 
@@ -30,6 +56,8 @@ class TerminalApprovals:
 
     def approve(self, request: ApprovalRequest) -> ApprovalDecision:
         authority = self.authority
+        # judged at each approval: a person removed from the users file during a long run counts no longer
+        self.who = counted(self.who, authority.identity_refusal)
         auto = isinstance(self.inner, AutoApproveHuman)
         needs_two = authority.needs_two(authority.assess(request))
         rule = authority.rules.auto_approve_rule(self.who.name, request.url) if auto else None

@@ -7,7 +7,8 @@
   to the job's questions (each spent by the checkpoint that holds what the run made of it);
 - ``auto``: ``--auto-approve`` is a signed property of the submission and holds only for the
   identities and paths the rules permit (and, while the two-person rule is on, never for an item that
-  needs two people unless a rule says so); anything else goes to a person;
+  needs two people unless a rule says so), for the submitter while she is still a user and for
+  whoever retried the job as well (``Authority.auto_approve_refusal``); anything else goes to a person;
 - ``send_check``: the last check before a data-changing request leaves the browser: the request key
   of the bytes really sent must have a signed approval in this job;
 - a decision holds only for what its approver was shown: when the run reaches the same request again
@@ -141,15 +142,12 @@ class WorkerGate:
         signed decision by "--auto-approve"), else None: a person must decide."""
         authority = self.authority
         why = None
-        rule = authority.rules.auto_approve_rule(job.submitted_by, request.url)
         if not authority.submission_ok(job):
             why = (
                 "the submission's --auto-approve is not signed by the authority (edited in the job database)"
             )
-        elif rule is None:
-            why = f"the rules do not let {job.submitted_by} auto-approve {request.url}"
-        elif authority.needs_two(authority.assess(request)) and not rule.flagged:
-            why = "it needs two people (" + "; ".join(request.flags) + "); --auto-approve does not cover it"
+        else:
+            why = authority.auto_approve_refusal(job, request)
         if why is not None:
             authority.audit.append(
                 "worker",
@@ -161,8 +159,11 @@ class WorkerGate:
         approval = self.jobs.park(
             self.job_id, kind="approval", key=request.key, request=request, expires_in=expires_in
         )
+        retried = sorted({w.name for w in authority.run_owners(job) if w} - {job.submitted_by})
+        also = f", retried by {', '.join(retried)}" if retried else ""
         decision = ApprovalDecision.approve(
-            by=f"--auto-approve (submitted by {job.submitted_by}; nobody was asked)", basis="auto_approve"
+            by=f"--auto-approve (submitted by {job.submitted_by}{also}; nobody was asked)",
+            basis="auto_approve",
         )
         self.jobs.decide(approval.id, decision, decided_by="--auto-approve")
         authority.audit.append(

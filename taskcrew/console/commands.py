@@ -1,11 +1,33 @@
-"""`taskcrew console`: serve the web console; `taskcrew console add-user NAME`: add a login."""
+"""`taskcrew console`: serve the web console; `taskcrew console add-user NAME`: add a login.
+
+Both use the users file every process reads (TASKCREW_CONSOLE_USERS, else <console dir>/users.yaml):
+the console, the workers and the CLI must agree on who may approve and whether two people must."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
 import typer
+
+USERS_ENV = "TASKCREW_CONSOLE_USERS"
+
+
+def _no_users_option(users: Path | None) -> None:
+    """``--users`` is gone: the users file decides who may approve (and whether two people must),
+    so it is one setting every process reads — the console, the workers and the CLI — never one
+    command's option that the others do not see."""
+    if users is None:
+        return
+    typer.echo(
+        f"error: --users is no longer an option: the users file is one setting for the console, the "
+        f"workers and the CLI alike; set {USERS_ENV}={users} in the environment of all of them (or use "
+        "the default, <console dir>/users.yaml) and leave --users out",
+        err=True,
+    )
+    raise typer.Exit(2)
+
 
 console_app = typer.Typer(
     help="The web console for approvers and auditors (approvals, jobs, runs, eval).",
@@ -33,10 +55,7 @@ def console_serve(
             "--eval-dir", help="Folders with `taskcrew eval` results.json (default: ./eval-results)."
         ),
     ] = None,
-    users: Annotated[
-        Path | None,
-        typer.Option("--users", help="Users file (default: TASKCREW_CONSOLE_USERS or the console dir)."),
-    ] = None,
+    users: Annotated[Path | None, typer.Option("--users", hidden=True)] = None,
     jobs_db: Annotated[
         str | None, typer.Option("--jobs-db", help="Job store URL (default: TASKCREW_JOBS_DB).")
     ] = None,
@@ -57,21 +76,17 @@ def console_serve(
         except JobStoreError as exc:
             typer.echo(f"error: --jobs-db: {exc}", err=True)
             raise typer.Exit(2) from exc
-    if users is not None and not users.is_file():
+    _no_users_option(users)
+    settings = ConsoleSettings.from_env(
+        host=host, port=port, runs_dirs=runs_dir or None, eval_dirs=eval_dir or None, jobs_url=jobs_db
+    )
+    if os.environ.get(USERS_ENV) and not settings.users_file.is_file():  # named, so meant to exist
         typer.echo(
-            f"error: --users {users}: no such file; create it with "
-            f"`taskcrew console add-user NAME --users {users}`, or leave --users out",
+            f"error: {USERS_ENV}={settings.users_file}: no such file; create it with `taskcrew console "
+            f"add-user NAME` (it writes the file {USERS_ENV} names), or unset {USERS_ENV}",
             err=True,
         )
         raise typer.Exit(2)
-    settings = ConsoleSettings.from_env(
-        host=host,
-        port=port,
-        runs_dirs=runs_dir or None,
-        eval_dirs=eval_dir or None,
-        users_file=users,
-        jobs_url=jobs_db,
-    )
     try:
         serve(settings, say=typer.echo)
     except (ConsoleUserError, RiskRulesError, JobStoreError, OSError, ValueError) as exc:
@@ -84,9 +99,10 @@ def console_serve(
 @console_app.command("add-user")
 def console_add_user(
     name: Annotated[str, typer.Argument(help="Login name (letters, digits, . _ @ -).")],
-    users: Annotated[Path | None, typer.Option("--users", help="Users file to write.")] = None,
+    users: Annotated[Path | None, typer.Option("--users", hidden=True)] = None,
 ) -> None:
-    """Add (or reset) a console user; the password is asked twice and stored as a scrypt hash."""
+    """Add (or reset) a user of the console and the CLI; the password is asked twice and stored as a
+    scrypt hash in the users file (TASKCREW_CONSOLE_USERS, else <console dir>/users.yaml)."""
     import re
 
     from pydantic import ValidationError
@@ -94,12 +110,13 @@ def console_add_user(
     from taskcrew.console.auth import NAME_PATTERN, ConsoleUserError, add_user
     from taskcrew.console.settings import ConsoleSettings
 
+    _no_users_option(users)
     if not re.fullmatch(NAME_PATTERN, name):
         typer.echo(
             f"error: user name {name!r}: use 1-64 ASCII letters, digits or . _ @ - (e.g. elodie)", err=True
         )
         raise typer.Exit(2)
-    path = users or ConsoleSettings.from_env().users_file
+    path = ConsoleSettings.from_env().users_file
     password = typer.prompt("Password", hide_input=True, confirmation_prompt=True)
     try:
         add_user(path, name, password)

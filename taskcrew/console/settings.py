@@ -53,6 +53,16 @@ class ConsoleSettings(BaseModel):
 
     @classmethod
     def from_env(cls, **overrides: object) -> ConsoleSettings:
+        """The console's settings from the environment, with ``overrides`` (None: not given). The
+        users file is not one of them: it decides who may approve and whether two people must, so
+        it is the one setting the console, the workers and the CLI all read (TASKCREW_CONSOLE_USERS,
+        else ``<console dir>/users.yaml``); a console with a users file of its own would enforce
+        rules the workers that obey its decisions do not."""
+        if overrides.get("users_file") is not None:
+            raise ValueError(
+                "the users file is not a console setting of its own: set TASKCREW_CONSOLE_USERS for the "
+                "console, the workers and the CLI alike"
+            )
         paths = Paths.from_env()
         state = Path(os.environ.get("TASKCREW_CONSOLE_DIR", paths.home / "console"))
         values: dict[str, object] = {

@@ -13,6 +13,7 @@ from urllib.parse import quote
 
 import jinja2
 from markdown_it import MarkdownIt
+from markupsafe import Markup, escape
 from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
@@ -20,6 +21,7 @@ from starlette.templating import Jinja2Templates
 
 from taskcrew.approvals.authority import Authority
 from taskcrew.approvals.rules import load_rules
+from taskcrew.approvals.visible import visible
 from taskcrew.console.artifacts import EvalResults, RunsDir
 from taskcrew.console.auth import Authenticator, load_users
 from taskcrew.console.documents import Documents
@@ -99,16 +101,35 @@ def _job_note(job: Any) -> str:
     return state_note(job)
 
 
+def _finalize(value: Any) -> Any:
+    """Every ``{{ }}`` of every page: text with its invisible characters shown (``visible``): a
+    bidi control cannot reorder a value, padding cannot push its tail off the screen. Text of more
+    than one line (a summary, a log) keeps its layout; HTML the console made (``Markup``) too."""
+    if isinstance(value, Markup):
+        return Markup(visible(str(value), layout=True))
+    if isinstance(value, str):
+        return visible(value, layout="\n" in value)
+    return value
+
+
+def _verbatim(value: Any) -> Markup:
+    """A line whose spacing is its own (a document's line, a routine's step, in a <pre>): its
+    invisible characters shown, its spaces and tabs kept."""
+    return Markup(visible(str(escape(value)), layout=True))
+
+
 def templates() -> Jinja2Templates:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(HERE / "templates"),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
+        finalize=_finalize,
     )
     env.filters["when"] = lambda v: "" if v is None else str(v)[:19].replace("T", " ")
     env.filters["money"] = lambda v: "—" if v is None else f"${float(v):.4f}"
     env.filters["urlpart"] = lambda v: quote(str(v), safe="")
-    env.filters["shown"] = shown_value
+    env.filters["shown"] = shown_value  # a field as read: a chosen option's label, else its value
+    env.filters["verbatim"] = _verbatim
     env.filters["job_note"] = _job_note  # orphaned, parked, interrupted: what to do (jobs.liveness)
     return Jinja2Templates(env=env)
 

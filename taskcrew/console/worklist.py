@@ -20,8 +20,9 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, Field
 
 from taskcrew.approvals.authority import GENERIC_SOURCES, ApprovalView
-from taskcrew.approvals.rules import RiskRules, parse_amount
+from taskcrew.approvals.rules import RiskRules, field_matches, read_money
 from taskcrew.console.record_view import before_values, new_vendor, record_fields
+from taskcrew.tools.human import FieldValue
 
 NOT_FOUND = "not found in any source or step result of this run"
 VENDOR_FIELD = re.compile(r"vendor|payee|supplier|beneficiary(?!.*(iban|account|bank))", re.IGNORECASE)
@@ -33,7 +34,18 @@ URL_REF = re.compile(r"https?://[^\s,;)]+")
 VERBS = {"new": "create", "create": "create", "edit": "change", "update": "change", "pay": "pay"}
 VERBS |= {"delete": "delete", "remove": "delete", "approve": "approve", "void": "void"}
 
-FlagCode = Literal["asked_again", "ocr", "bank", "amount", "new_vendor", "unreadable", "sensitive"]
+FlagCode = Literal[
+    "asked_again",
+    "ocr",
+    "bank",
+    "amount",
+    "new_vendor",
+    "unreadable",
+    "currency",
+    "hidden",
+    "sensitive",
+    "rule",
+]
 FLAG_WORDS: dict[str, str] = {
     "asked_again": "asked again",
     "ocr": "value read by OCR",
@@ -41,13 +53,20 @@ FLAG_WORDS: dict[str, str] = {
     "amount": "amount over threshold",
     "new_vendor": "new vendor",
     "unreadable": "amount not readable",
+    "currency": "currency not readable",
+    "hidden": "hidden characters",
     "sensitive": "sensitive target",
+    "rule": "company rule",
 }
 RULE_CODES: dict[str, FlagCode] = {
     "bank_details": "bank",
     "amount_above_threshold": "amount",
     "unreadable_amount": "unreadable",
+    "unreadable_currency": "currency",
+    "hidden_characters": "hidden",
     "sensitive_target": "sensitive",
+    "path_rule": "rule",
+    "field_rule": "rule",
 }
 
 
@@ -82,7 +101,9 @@ class WorkItem(BaseModel):
     invoice: str = ""
     amount: Decimal | None = None
     amount_text: str = ""
-    currency: str = ""
+    amount_field: str = ""  # the field sent that holds the amount ("": none, or the record's, looked up)
+    currency: str = ""  # the code the rules read; the value as sent when they could not read one
+    limit: Decimal | None = None  # the threshold the rules applied to the amount (None: none read)
     due: str = ""
     system: str = ""  # the system's name (the host when it has none)
     host: str = ""
@@ -127,10 +148,17 @@ class WorkItem(BaseModel):
         return {f.code for f in self.flags}
 
 
-def shown_value(value: str) -> str:
-    """A select's value with its label ("1 (Northwind Traders)") reads as the label."""
-    match = re.fullmatch(r"\s*\S+\s+\((.+)\)\s*", value)
-    return match.group(1) if match else value.strip()
+def shown_value(field: FieldValue) -> str:
+    """What a field is read as: a chosen option's label ("Northwind Traders" for the option whose
+    value is "1", recorded by the browser gate as ``label``), else the value exactly as sent. A
+    value is never taken apart: a typed "Initrode (Northwind Traders)" reads as all of it."""
+    return field.label if field.label else field.value
+
+
+def shown_fields(view: ApprovalView) -> list[tuple[str, str]]:
+    """The fields as (name, what it is read as: ``shown_value``); empty when the payload fails its check."""
+    request = view.approval.request
+    return [(f.name, shown_value(f)) for f in request.fields] if request and view.fields else []
 
 
 def parse_source(text: str) -> SourceRef:
@@ -187,12 +215,7 @@ def summary_text(view: ApprovalView) -> str:
 
 def _first(fields: list[tuple[str, str]], pattern: re.Pattern[str] | list[str]) -> tuple[str, str] | None:
     for name, value in fields:
-        hit = (
-            pattern.search(name)
-            if isinstance(pattern, re.Pattern)
-            else any(re.search(p, name, re.IGNORECASE) for p in pattern)
-        )
-        if hit and value.strip():
+        if field_matches(name, pattern) and value.strip():  # the rules' matcher of field names
             return name, value
     return None
 
@@ -217,14 +240,18 @@ def work_item(
     request = approval.request
     fields = view.fields  # empty when the stored payload fails its check: nothing of it is shown
     item = WorkItem(view=view, sources=field_sources(view))
-    if vendor := _first(fields, VENDOR_FIELD):
-        item.vendor = shown_value(vendor[1])
+    if vendor := _first(shown_fields(view), VENDOR_FIELD):
+        item.vendor = vendor[1]
     if number := _first(fields, NUMBER_FIELD):
         item.invoice = number[1]
-    if amount := _first(fields, rules.amount_fields):
-        item.amount_text, item.amount = amount[1], parse_amount(amount[1])
-    currency = _first(fields, rules.currency_fields)
-    item.currency = currency[1].strip().upper() if currency else (rules.default_currency if amount else "")
+    looked_up = request.looked_up if request is not None and not view.problem else {}
+    money = read_money(fields, rules, looked_up)  # the amounts and currency as the rules read them
+    if money.first is not None:
+        item.amount_text, item.amount = money.first.text, money.first.value
+        item.amount_field = money.first.field if any(money.first.field == n for n, _ in fields) else ""
+        item.limit = money.limit if money.first.value is not None else None
+    if money.currency_field is not None or money.first is not None:
+        item.currency = money.currency or money.currency_text
     if due := _first(fields, DUE_FIELD):
         item.due = due[1]
     if request is not None:
@@ -239,9 +266,6 @@ def work_item(
         item.invoice = number[1]
     if not item.due and (due := _first(record, DUE_FIELD)):
         item.due = due[1]
-    if not item.amount_text and request is not None and "amount" in request.looked_up:
-        item.amount_text = request.looked_up["amount"]
-        item.amount, item.currency = parse_amount(item.amount_text), request.looked_up.get("currency", "")
     item.flags = _flags(item, view)
     created = approval.created_at if approval.created_at.tzinfo else approval.created_at.replace(tzinfo=UTC)
     item.age_seconds = max(0.0, ((now or datetime.now(UTC)) - created).total_seconds())
@@ -292,11 +316,14 @@ def _key_values(fields: list[tuple[str, str]], item: WorkItem, rules: RiskRules)
     ]
     out: list[KeyValue] = []
     for label, pattern in wanted:
-        hit = _first(fields, pattern)
+        if label == "Amount":  # the one the rules read as the amount
+            hit = (item.amount_field, item.amount_text) if item.amount_field else None
+        else:  # a chosen option read as its label
+            hit = _first(shown_fields(item.view) if label == "Payee" else fields, pattern)
         if hit is None:
             continue
         name, value = hit
-        shown = shown_value(value) if label == "Payee" else value
+        shown = value
         if label == "Amount" and item.currency:
             shown = f"{value} {item.currency}"
         ref = item.sources.get(name)
@@ -318,7 +345,7 @@ def _key_values(fields: list[tuple[str, str]], item: WorkItem, rules: RiskRules)
         shown = f"{found['amount']} {found.get('currency') or ''}".strip()
         out.insert(min(2, len(out)), KeyValue(label="Amount", field="", value=shown, source=ref))
     for name, value in fields:
-        if any(re.search(p, name, re.IGNORECASE) for p in rules.bank_fields) and value.strip():
+        if field_matches(name, rules.bank_fields) and value.strip():
             ref = item.sources.get(name)
             out.append(
                 KeyValue(

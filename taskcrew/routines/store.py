@@ -8,7 +8,8 @@ does and who accepted it with the approvals key (``approvals.signing``), so a fi
 was accepted, or one that says "accepted" without having been, does not replay. Which version is
 the accepted one is not the routine files' word either (workers write their counts there): accept
 and retire keep it, signed, beside the approvals key (``<approvals>/routines/<name>.json``), so an
-old version edited back to "accepted", or restored from a backup, does not replay.
+old version edited back to "accepted", or restored from a backup, does not replay. Nor does one
+whose reviewer no longer counts (removed from the users file: ``reviewer_problem``).
 """
 
 from __future__ import annotations
@@ -118,7 +119,7 @@ class RoutineStore:
         try:
             current = self.current(routine.name)
             if current == routine.version and seals.check(self.keys, acceptance, routine, routine.seal):
-                return None
+                return self.reviewer_problem(routine)
         except KeyError_ as exc:
             return f"{routine.name} v{routine.version}: its acceptance cannot be checked, so it does not replay: {exc}"
         if current != routine.version:
@@ -134,6 +135,25 @@ class RoutineStore:
             "(the file was changed after it was accepted, or it was never accepted with `taskcrew routines "
             f"accept`); it does not replay. Review it: taskcrew routines show {routine.name} -v "
             f"{routine.version}; then taskcrew routines accept {routine.name} -v {routine.version}"
+        )
+
+    def reviewer_problem(self, routine: Routine) -> str | None:
+        """Why the person who accepted ``routine`` no longer vouches for it (None: she does): an
+        acceptance rests on its reviewer's login as a first approval does, so a reviewer removed from
+        the users file takes it with her (``identity_refusal``, the rule every surface applies to a
+        login); a current user accepts it again. ``reviewed_by`` is signed with the acceptance."""
+        from taskcrew.approvals.identity import identity_refusal, recorded
+
+        proof, _, name = (routine.reviewed_by or "").partition(":")
+        if not name:
+            return None  # accepted before reviewers were recorded as proof:name; the seal vouches
+        if (why := identity_refusal(recorded(name, proof))) is None:
+            return None
+        return (
+            f"{routine.name} v{routine.version} was accepted by {routine.reviewed_by}, whose acceptance no "
+            f"longer counts ({why}); it does not replay. A current user reviews it again: taskcrew routines "
+            f"show {routine.name} -v {routine.version}; then taskcrew routines accept {routine.name} -v "
+            f"{routine.version}"
         )
 
     def _path(self, name: str, version: int) -> Path:

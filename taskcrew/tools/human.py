@@ -19,11 +19,25 @@ if TYPE_CHECKING:
 
 
 class FieldValue(BaseModel):
-    """One name/value pair a submission will send. Secrets appear as their placeholders."""
+    """One name/value pair a submission will send. Secrets appear as their placeholders.
+
+    For a chosen option of a select, ``value`` is shown as "1 (Northwind Traders)" (what is sent,
+    then the option's text) and ``label`` holds the option's text alone: every reader that shows
+    the option by its text takes ``label``, never a part of ``value`` (a typed value may look the
+    same)."""
 
     name: str
     value: str
     note: str | None = None  # e.g. "read by OCR — check it": where the value came from, for the approver
+    label: str | None = None  # a chosen option's text (the browser gate sets it)
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, object]:
+        # unset, ``label`` is not in the dump: a request parked before it existed seals the same
+        data: dict[str, object] = handler(self)
+        if data.get("label") is None:
+            data.pop("label", None)
+        return data
 
 
 class RecordState(BaseModel):
@@ -108,30 +122,37 @@ class Human(Protocol):
 
 
 def describe_request(request: ApprovalRequest) -> str:
-    """A plain-text rendering of an approval request (used by the prompts and in logs)."""
-    lines = [f"{request.method} {request.url}"]
+    """A plain-text rendering of an approval request (used by the prompts and in logs). Every value
+    is shown with its invisible characters made visible (``approvals.visible``): a value cannot
+    reorder what is drawn, hide its tail, or start a line of its own."""
+    from taskcrew.approvals.visible import visible
+
+    lines = [visible(f"{request.method} {request.url}")]
     if request.asked_again:
-        lines.append(f"⚠ asked again: {request.asked_again}")
+        lines.append(f"⚠ asked again: {visible(request.asked_again)}")
     if request.summary:
-        lines.append(request.summary)
+        lines.append(visible(request.summary, layout=True))
     if request.page_url:
-        lines.append(f"from page: {request.page_url}")
+        lines.append(f"from page: {visible(request.page_url)}")
     if request.fields:
-        width = min(max(len(f.name) for f in request.fields), 30)
+        names = [visible(f.name) for f in request.fields]
+        width = min(max(len(n) for n in names), 30)
         lines.append("fields that will be sent:")
         lines.extend(
-            f"  {f.name:<{width}} = {f.value}" + (f"   ⚠ {f.note}" if f.note else "") for f in request.fields
+            f"  {n:<{width}} = {visible(f.value)}" + (f"   ⚠ {visible(f.note)}" if f.note else "")
+            for n, f in zip(names, request.fields, strict=True)
         )
     else:
         lines.append("(no fields)")
     for name, why in request.excluded.items():
-        lines.append(f"not part of what you approve: {name} ({why}; it changes on every page load)")
+        lines.append(f"not part of what you approve: {visible(name)} ({why}; it changes on every page load)")
     if "amount" in request.looked_up:
         found = request.looked_up
         lines.append(
-            f"amount of the record: {found['amount']} {found.get('currency', '')} (read from {found.get('source')})"
+            visible(f"amount of the record: {found['amount']} {found.get('currency', '')}")
+            + f" (read from {visible(str(found.get('source')))})"
         )
-    lines.extend(f"⚠ {flag}" for flag in request.flags)
+    lines.extend(f"⚠ {visible(flag)}" for flag in request.flags)
     return "\n".join(lines)
 
 

@@ -210,12 +210,13 @@ class ActionExecutor:
         raw = [(f["name"], f["value"]) for f in submission["fields"]]
         shown: list[FieldValue] = []
         for f in submission["fields"]:
-            value = vault.redact(f["value"])
+            value, label = vault.redact(f["value"]), None
             if f.get("password") and value:
                 value = "[password, hidden]"  # the same for the secret and for a guess
-            elif f.get("label"):
-                value = f"{value} ({vault.redact(f['label'])})"
-            shown.append(FieldValue(name=vault.redact(f["name"]), value=value))
+            elif f.get("label"):  # a chosen option: what is sent, then its text; the text alone as
+                label = vault.redact(f["label"])  # its label (readers never take the value apart)
+                value = f"{value} ({label})"
+            shown.append(FieldValue(name=vault.redact(f["name"]), value=value, label=label))
         sub = Submission(
             origin="form",
             method=submission["method"],
