@@ -414,7 +414,9 @@ def test_a_routine_accepted_by_someone_who_left_no_longer_replays(
     assert "accepted by token:carol" in why and "carol is no longer a user" in why, why
     assert "taskcrew routines accept enter-invoice -v 1" in why
     listed = runner.invoke(app, ["routines", "list"])
-    assert "NOT REPLAYED" in listed.output, listed.output
+    assert "NOT REPLAYED" in listed.output and "carol is no longer a user" in listed.output, listed.output
+    shown = runner.invoke(app, ["routines", "show", "enter-invoice", "-v", "1"])
+    assert shown.output.startswith("NOT REPLAYED: ") and "carol is no longer a user" in shown.output
 
     monkeypatch.setenv("TASKCREW_TOKEN", TokenStore().issue("ana", users))  # a current user reviews it
     assert runner.invoke(app, accept).exit_code == 0

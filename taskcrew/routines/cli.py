@@ -72,8 +72,8 @@ def routines_list() -> None:
     routines, problems = store.all()
     for r in routines:
         flag = "  FLAGGED: falls back repeatedly" if r.flagged else ""
-        if store.acceptance_problem(r):
-            flag += "  NOT REPLAYED: its acceptance does not check out (changed after it was accepted?)"
+        if problem := store.acceptance_problem(r):
+            flag += f"  NOT REPLAYED: {problem}"
         typer.echo(
             f"{r.name} v{r.version}  {r.status:<8}  {r.successes} clean / {r.fallbacks} fell back  "
             f"from {r.source_run}{flag}"
@@ -92,10 +92,13 @@ def routines_show(name: NameArg, version: VersionOpt = None) -> None:
     from taskcrew.routines.distil import describe_routine
     from taskcrew.routines.store import RoutineError
 
+    store = _store()
     try:
-        routine = _store().get(name, version)
+        routine = store.get(name, version)
     except RoutineError as exc:
         raise _fail(str(exc)) from exc
+    if problem := store.acceptance_problem(routine):
+        typer.echo(f"NOT REPLAYED: {problem}")
     typer.echo("\n".join(describe_routine(routine)))
 
 
