@@ -96,6 +96,44 @@ def test_cli_lists_proposals_and_a_person_accepts_or_rejects(
     assert bad.exit_code == 2
 
 
+def test_a_cli_decision_on_a_fact_is_made_as_the_clis_identity_and_audited(
+    isolated_home: Path,
+    knowledge_embedder: MiniLMEmbedder,
+    console_users: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As `taskcrew approvals` and the console: the personal token names who decided, the decision
+    is in the signed audit log, and a token of someone who left decides nothing."""
+    import yaml
+
+    from taskcrew.approvals.audit import AuditLog
+    from taskcrew.approvals.identity import TokenStore
+    from taskcrew.approvals.signing import KeyRing, approvals_dir
+
+    users = isolated_home / "users.yaml"
+    users.write_bytes(console_users.read_bytes())
+    monkeypatch.setenv("TASKCREW_CONSOLE_USERS", str(users))
+    monkeypatch.setenv("TASKCREW_APPROVALS_DIR", str(isolated_home / "approvals"))
+    store = KnowledgeStore(Paths.from_env().knowledge_dir, knowledge_embedder)
+    write_small_doc(isolated_home / "rules.md")
+    store.procedures.ingest([isolated_home / "rules.md"])
+    fact = store.facts.learn(_grant(["read_file"]), POISON).fact
+    other = store.facts.learn(_grant(["browser_observe"], "run-2"), "Hooli bills are due on receipt.").fact
+
+    monkeypatch.setenv("TASKCREW_TOKEN", TokenStore().issue("carol", users))
+    accept = runner.invoke(app, ["knowledge", "facts", "accept", fact.id])
+    assert accept.exit_code == 0, accept.output
+    assert store.facts.get(fact.id).decided_by == "token:carol"  # type: ignore[union-attr]
+    [entry] = AuditLog(approvals_dir() / "audit.jsonl", KeyRing.default()).entries("fact_accept")
+    assert (entry.who, entry.target, entry.payload["proof"]) == ("carol", f"/facts/{fact.id}", "token")
+
+    data = yaml.safe_load(users.read_text(encoding="utf-8"))
+    users.write_text(yaml.safe_dump({"users": [u for u in data["users"] if u["name"] != "carol"]}))
+    refused = runner.invoke(app, ["knowledge", "facts", "reject", other.id])
+    assert refused.exit_code == 2 and "carol is no longer a user" in refused.output, refused.output
+    assert store.facts.get(other.id).status == "proposed"  # type: ignore[union-attr]
+
+
 # -- a whole run: the reflector learns from an e-mail -------------------------------------------------
 def _run(
     tmp_path: Path, store: KnowledgeStore, reflection: list[str], name: str, tools: bool = True

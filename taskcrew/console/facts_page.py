@@ -41,8 +41,10 @@ class FactsDesk:
     def list(self) -> list[Any]:
         return list(reversed(self._facts().all()))
 
-    def decide(self, fact_id: str, accept: bool, who: str) -> Any:
-        return self._facts().decide(fact_id, accept=accept, by=f"console:{who}")
+    def decide(self, fact_id: str, accept: bool, who: str, audit: Any) -> Any:
+        from taskcrew.approvals.identity import Identity
+
+        return self._facts().decide_as(fact_id, accept, Identity(name=who, proof="console"), audit)
 
 
 def fact_routes(
@@ -72,10 +74,9 @@ def fact_routes(
         if action not in ("accept", "reject"):
             return back(request, "/facts", "Choose accept or reject.", "error")
         fact_id = request.path_params["id"]
-        fact = await asyncio.to_thread(desk.decide, fact_id, action == "accept", session.user)
+        fact = await asyncio.to_thread(desk.decide, fact_id, action == "accept", session.user, audit)
         if fact is None:
             return back(request, "/facts", f"No fact with id {fact_id}.", "error")
-        audit.append(session.user, f"fact_{action}", f"/facts/{fact_id}", {"text": fact.text})
         return back(request, "/facts", f"{fact.status.capitalize()} {fact.id}.")
 
     return [Route("/facts", facts_page), Route("/facts/{id}/decide", decide, methods=["POST"])]

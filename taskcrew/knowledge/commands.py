@@ -226,17 +226,23 @@ _STATUS_STYLE = {
 }
 
 
-def operator() -> str:
-    """Who decides from this shell: the OS user (recorded with the decision)."""
-    from taskcrew.approvals.identity import os_user
-
-    return f"os:{os_user()}"
-
-
 def decide(fact_id: str, accept: bool, directory: Path | None, console: Console) -> int:
-    """`knowledge facts accept|reject ID`: a person's decision on a proposed fact."""
+    """`knowledge facts accept|reject ID`: a person's decision on a proposed fact, as the CLI's proven
+    identity (the personal token, else the OS user: as `taskcrew approvals`), in the audit log."""
+    from taskcrew.approvals.audit import AuditLog
+    from taskcrew.approvals.identity import IdentityError, cli_identity, identity_refusal
+    from taskcrew.approvals.signing import KeyRing, approvals_dir
+
     try:
-        decided = _open(directory, console).facts.decide(fact_id, accept=accept, by=operator())
+        who = cli_identity()
+        if refused := identity_refusal(who):
+            raise IdentityError(refused)
+    except IdentityError as exc:
+        console.print(f"[red]error:[/red] {escape(str(exc))}")
+        return UNAVAILABLE
+    audit = AuditLog(approvals_dir() / "audit.jsonl", KeyRing.default())
+    try:
+        decided = _open(directory, console).facts.decide_as(fact_id, accept, who, audit)
     except (EmbedderUnavailable, UserError) as exc:
         console.print(f"[red]error:[/red] {escape(str(exc))}")
         return UNAVAILABLE

@@ -30,6 +30,9 @@ from taskcrew.knowledge.models import Fact, FactHit, FactProvenance, FactStatus,
 if TYPE_CHECKING:
     from chromadb.api.models.Collection import Collection
 
+    from taskcrew.approvals.audit import AuditLog
+    from taskcrew.approvals.identity import Identity
+
 MAX_FACT_CHARS = 400
 READ_BY_PLANNERS: FactStatus = "accepted"
 _NUMBER_OR_CODE = re.compile(r"[A-Za-z]*\d[\w./-]*")
@@ -139,6 +142,17 @@ class FactBook:
             }
         )
         self._collection.update(ids=[fact_id], metadatas=[_metadata(decided)])
+        return decided
+
+    def decide_as(self, fact_id: str, accept: bool, who: Identity, audit: AuditLog) -> Fact | None:
+        """A person's decision on a fact, from any surface (the CLI, the console): made as ``who``,
+        the surface's proven identity (recorded with the fact as "console:ana", "token:ana" or
+        "os:ana"), and recorded in the signed audit log as ``fact_accept`` / ``fact_reject``."""
+        label = {"console": "console", "token": "token"}.get(who.proof, "os")
+        decided = self.decide(fact_id, accept, by=f"{label}:{who.name}")
+        if decided is not None:
+            action = "fact_accept" if accept else "fact_reject"
+            audit.append(who.name, action, f"/facts/{fact_id}", {"text": decided.text, "proof": who.proof})
         return decided
 
     def get(self, fact_id: str) -> Fact | None:
