@@ -41,7 +41,7 @@ from taskcrew.tools.policy import Policy, Submission
 from taskcrew.tools.vault import PLACEHOLDER_RE, TypingTarget, UnknownSecretError, Vault
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Locator, Page
+    from playwright.sync_api import ElementHandle, Locator, Page
 
 FILL_TYPES = frozenset({"date", "datetime-local", "month", "week", "time", "color", "range"})
 KEYED_CHARS = 200
@@ -98,6 +98,13 @@ def _loose(text: str) -> str:
 
 class ActionFailed(Exception):
     """A recoverable failure, reported to the agent as text."""
+
+
+def _stale(index: int, reason: str) -> ActionFailed:
+    """The element the selector finds is not the one the model was shown (see ``preflight``)."""
+    return ActionFailed(
+        f"element [{index}] is no longer the one observed: {reason}; nothing was done — observe again"
+    )
 
 
 @dataclass
@@ -175,9 +182,13 @@ class ActionExecutor:
         self, ref: ElementRef, locator: Locator, kind: str | None = None, key: str = ""
     ) -> dict[str, Any]:
         info: dict[str, Any] = locator.evaluate(
-            js_function("preflight", with_element=True), {"kind": kind, "key": key}, timeout=self.timeout
+            js_function("preflight", with_element=True),
+            {"kind": kind, "key": key, "expect": ref.ident},
+            timeout=self.timeout,
         )
         i = ref.index
+        if info.get("state") == "stale":  # another row's control (re-sorted, recycled) or renamed
+            raise _stale(i, str(info.get("stale")))
         if ref.captcha or info.get("captcha"):
             raise ActionFailed(
                 f"element [{i}] belongs to a CAPTCHA; CAPTCHAs are not operated by the agent — report it to the human"
@@ -245,7 +256,7 @@ class ActionExecutor:
         hover image swaps in, a menu that opens) gets to settle before the click is aimed."""
         locator.hover(timeout=self.timeout, position=_position(info))  # type: ignore[arg-type]
         again: dict[str, Any] = locator.evaluate(
-            js_function("preflight", with_element=True), {}, timeout=self.timeout
+            js_function("preflight", with_element=True), {"expect": ref.ident}, timeout=self.timeout
         )
         if again.get("state") == "interactable" and again.get("point") == info.get("point"):
             return info
@@ -268,9 +279,16 @@ class ActionExecutor:
                 return None
             return lambda: self._click_at(locator, aim)
 
+        def still_it(handle: ElementHandle) -> None:  # before a retry: still the row's own control
+            reason = handle.evaluate(js_function("identity", with_element=True), {"expect": ref.ident})
+            if reason:
+                raise _stale(index, str(reason))
+
         info = self._aimed(ref, locator, info)
         try:
-            return verified_click(locator, lambda: self._click_at(locator, info), hover_and_aim, self.timeout)
+            return verified_click(
+                locator, lambda: self._click_at(locator, info), hover_and_aim, self.timeout, still_it
+            )
         except ClickMissed as exc:
             raise ActionFailed(f"[{index}] was not clicked: {exc}") from None
 

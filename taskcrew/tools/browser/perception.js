@@ -133,24 +133,70 @@
     }
     return [255, 255, 255, 1];
   };
+  // A number from a computed `opacity(…)` / `scale` value ("50%" is 0.5).
+  const amount = (v) => (v.endsWith('%') ? parseFloat(v) / 100 : parseFloat(v));
+  // Drawn to nothing: a filter's opacity(0), a transform or `scale` that flattens it, a clip-path
+  // that keeps no area (circle(0), ellipse(0 …), inset(50%)).
+  const flattened = (as) => {
+    if (as.filter && as.filter !== 'none') {
+      for (const m of as.filter.matchAll(/opacity\(\s*([\d.]+%?)\s*\)/g)) if (amount(m[1]) <= 0.02) return true;
+    }
+    if (as.transform && as.transform !== 'none') {
+      const v = (/matrix(3d)?\(([^)]+)\)/.exec(as.transform) || [])[2];
+      if (v) {
+        const n = v.split(',').map(parseFloat);
+        const det = n.length === 16 ? n[0] * n[5] - n[1] * n[4] : n[0] * n[3] - n[1] * n[2];
+        if (Math.abs(det) < 0.001) return true;
+      }
+    }
+    if (as.scale && as.scale !== 'none' && as.scale.split(/\s+/).some((x) => Math.abs(amount(x)) < 0.03)) return true;
+    const cp = as.clipPath;
+    if (cp && cp !== 'none') {
+      if (/^(circle|ellipse)\(\s*0(px|%)?[\s)]/.test(cp)) return true;
+      const inset = /^inset\(([^)]*?)(\s+round\b[^)]*)?\)$/.exec(cp);
+      if (inset) {
+        const v = inset[1].trim().split(/\s+/).map((x) => (x.endsWith('%') ? parseFloat(x) : NaN));
+        const [t, r, b, l] = [v[0], v[1] ?? v[0], v[2] ?? v[0], v[3] ?? v[1] ?? v[0]];
+        if (t + b >= 100 || l + r >= 100) return true;
+      }
+    }
+    return false;
+  };
+  const clips = (v) => v === 'hidden' || v === 'clip';
+  let drawnNot = new Map(); // element -> drawn to nothing (transparent, clipped or flattened) itself
   const computeShown = (p) => {
     const s = styleOf(p);
     if (parseFloat(s.fontSize) < 1 || s.visibility !== 'visible') return false;
     if (parseFloat(s.textIndent) <= -500) return false;
     const col = rgb(s.webkitTextFillColor && s.webkitTextFillColor !== s.color ? s.webkitTextFillColor : s.color);
     if (col && col[3] <= 0.05) return false;
+    const r = p.getBoundingClientRect();
+    // `free`: inside an absolutely positioned box, whose overflow-clipping ancestors start at its
+    // containing block; `scrolled`: past an inner scroller, where text out of a box is scrolled away.
+    let free = false, scrolled = false;
     for (let a = p; a && a.nodeType === 1; a = parentOf(a)) {
       const as = styleOf(a);
-      if (+as.opacity <= 0.02) return false;
-      if (as.clip === 'rect(0px, 0px, 0px, 0px)' || /^inset\((50|100)%\)$/.test(as.clipPath)) return false;
+      if (free && (as.position !== 'static' || as.transform !== 'none')) free = false;
+      let gone = drawnNot.get(a);
+      if (gone === undefined) {
+        gone = +as.opacity <= 0.02 || as.clip === 'rect(0px, 0px, 0px, 0px)' || flattened(as);
+        drawnNot.set(a, gone);
+      }
+      if (gone) return false;
       if (as.overflowX !== 'visible' || as.overflowY !== 'visible') {
-        const r = a.getBoundingClientRect();
-        if (r.width < 2 || r.height < 2) return false;
+        const ar = a.getBoundingClientRect();
+        if (ar.width < 2 || ar.height < 2) return false;
+        // Text laid out wholly outside a box that cuts it off (overflow: hidden, not a scroller)
+        if (a !== p && !free && !scrolled && r.width + r.height > 0) {
+          if (clips(as.overflowX) && (r.right <= ar.left || r.left >= ar.right)) return false;
+          if (clips(as.overflowY) && (r.bottom <= ar.top || r.top >= ar.bottom)) return false;
+        }
+        if (/(auto|scroll)/.test(as.overflowX + as.overflowY)) scrolled = true;
       }
       if (as.position === 'fixed') break;
+      if (as.position === 'absolute') free = true;
     }
     // Positioned off the page (left: -10000px): not content scrolled out of an inner scroller.
-    const r = p.getBoundingClientRect();
     if (r.right + window.scrollX <= 0) return false;
     if (r.bottom + window.scrollY <= 0) {
       for (let a = p, k = 0; a && a.nodeType === 1 && k < 4; a = parentOf(a), k++) if (/^(absolute|fixed)$/.test(styleOf(a).position)) return false;
@@ -160,6 +206,45 @@
       if (bg && Math.abs(bg[0] - col[0]) + Math.abs(bg[1] - col[1]) + Math.abs(bg[2] - col[2]) < 16) return false;
     }
     return true;
+  };
+  // Opaque sheets: absolutely positioned boxes with a solid background (collected by observe). Text
+  // wholly under one that paints above it cannot be seen. Fixed and sticky boxes are left out: what
+  // they cover depends on where the page is scrolled (text under a fixed header stays in the text).
+  let sheets = [];
+  const isSheet = (el, st) => {
+    if (st.position !== 'absolute' || st.visibility !== 'visible' || +st.opacity < 0.98) return false;
+    const c = rgb(st.backgroundColor);
+    if (!c || c[3] < 0.95) return false;
+    const r = el.getBoundingClientRect();
+    return r.width >= 8 && r.height >= 6;
+  };
+  const zOf = (el) => {
+    let z = 0, positioned = false;
+    for (let a = el; a && a.nodeType === 1; a = parentOf(a)) {
+      const st = styleOf(a);
+      if (st.position !== 'static') { positioned = true; const n = parseInt(st.zIndex, 10); if (!Number.isNaN(n)) z = n; }
+    }
+    return { z, positioned };
+  };
+  const coveredCache = new Map();
+  const covered = (p) => {
+    if (!sheets.length || !p) return false;
+    let v = coveredCache.get(p);
+    if (v !== undefined) return v;
+    v = false;
+    const r = p.getBoundingClientRect();
+    if (r.width > 0 || r.height > 0) {
+      for (const sh of sheets) {
+        if (sh === p || deepContains(sh, p) || deepContains(p, sh)) continue;
+        const q = sh.getBoundingClientRect();
+        if (r.left < q.left - 1 || r.right > q.right + 1 || r.top < q.top - 1 || r.bottom > q.bottom + 1) continue;
+        const a = zOf(sh), b = zOf(p);
+        const later = !!(p.compareDocumentPosition(sh) & Node.DOCUMENT_POSITION_FOLLOWING);
+        if (a.z > b.z || (a.z === b.z && a.z >= 0 && (!b.positioned || later))) { v = true; break; }
+      }
+    }
+    coveredCache.set(p, v);
+    return v;
   };
   const textShown = (p) => {
     if (!p) return true;
@@ -172,10 +257,28 @@
     for (let a = n.parentElement; a; a = parentOf(a)) { if (styleOf(a).display !== 'inline') return a; }
     return null;
   };
-  // The visible text of an element; ``skip(e)`` leaves out a descendant's subtree (numbered children).
-  const seenText = (el, skip) => {
+  // Words a stylesheet puts on an element (`::before { content: attr(data-label) }`), as Chrome's
+  // accessible name reads them (the alternative text after `/` where given); icon-font glyphs
+  // (private-use characters), counters, quotes and images are left out.
+  const generatedText = (el, which) => {
+    const ps = getComputedStyle(el, which);
+    const c = ps.content;
+    if (!c || c === 'none' || c === 'normal' || !c.includes('"') || ps.display === 'none' || ps.visibility !== 'visible' || parseFloat(ps.fontSize) < 1) return '';
+    const col = rgb(ps.color);
+    if (col && col[3] <= 0.05) return '';
+    let parts = [];
+    for (const m of c.matchAll(/"((?:[^"\\]|\\.)*)"|(\/)|[^"\s/]+/g)) {
+      if (m[2]) parts = []; // what follows the slash is the alternative text: it replaces the rest
+      else if (m[1] !== undefined) parts.push(m[1].replace(/\\(.)/g, '$1'));
+    }
+    return clean(parts.join('').replace(/[\uE000-\uF8FF]/g, ''));
+  };
+  // The visible text of an element; ``skip(e)`` leaves out a descendant's subtree (numbered children);
+  // with ``generated``, the words of ::before/::after content count too (a name, not the page text).
+  const seenText = (el, skip, generated) => {
     const out = [];
     let last = null;
+    const extra = (e, which) => { if (generated) { const g = generatedText(e, which); if (g) { out.push(' ', g, ' '); last = null; } } };
     const visit = (node) => {
       for (const k of node.childNodes) {
         if (out.length > 200) return;
@@ -188,11 +291,15 @@
           if (SKIP_TAGS.has(k.tagName) || (skip && skip(k))) continue;
           const ks = styleOf(k);
           if (ks.display === 'none') continue;
+          extra(k, '::before');
           visit(k.shadowRoot || k);
+          extra(k, '::after');
         }
       }
     };
+    extra(el, '::before');
     visit(el.shadowRoot || el);
+    extra(el, '::after');
     return clean(out.join(''));
   };
   let numbered = null; // the elements of the current observe() that get numbers
@@ -232,7 +339,9 @@
       return cut(n, 80);
     }
     if (tag === 'LABEL' && el.control) return cut(clean(el.textContent), 80);
-    n = seenText(el, inNumbered);
+    // CSS-generated words only for a control that shows none of its own (what tells icon-less
+    // buttons apart; reading ::before/::after of every element would cost every observation)
+    n = seenText(el, inNumbered) || seenText(el, inNumbered, true);
     if (!n) {
       const img = el.querySelector('img[alt]');
       n = img ? clean(img.alt) : '';
@@ -311,19 +420,76 @@
   };
 
   // ------------------------------------------------------------ rows and cards
-  // The key of the table row or card a control belongs to: the first cell with words (not the one
-  // holding the control), or the heading of a repeated card. Rows keep their controls tied to them
-  // even where the row's text is not shown.
+  // The key of the table row or card a control belongs to: the row's cell in the table's key column
+  // (see keyColumnOf), or the heading of a repeated card. Rows keep their controls tied to them even
+  // where the row's text is not shown, and an action checks the key before it acts (a re-sorted
+  // table or a recycled row is refused as stale).
   const CELL_SEL = 'td, th, [role="cell"], [role="gridcell"], [role="rowheader"], [role="columnheader"]';
   const HEADING_SEL = 'h1, h2, h3, h4, h5, h6, [role="heading"]';
-  const rowKeyOf = (el) => {
+  const KEY_HEAD_RE = /(^|\b)(id|no\.?|nr\.?|num(ber)?|#|ref(erence)?|invoice|bill|order|code|key|sku|ticket|case|account)(\b|$)/i;
+  const cellsOf = (row) => Array.from(row.children).filter((c) => c.matches(CELL_SEL));
+  const isHeadCell = (c) => c.matches('th, [role="columnheader"]') && !c.matches('[role="rowheader"], [scope="row"]');
+  const cellWords = (c) => clean(c.textContent);
+  let keyColumns = new Map(); // table (or grid) -> its key column: a cell index, an array of them, or null
+  // The table's key column: the one whose words tell every row from every other. An id-like header
+  // (Invoice, No., ID, Reference…) first, then row headers, then the leftmost such column; if none is
+  // unique alone, the fewest leftmost columns that are unique together; else none (first words).
+  const keyColumnOf = (row) => {
+    const table = row.tagName === 'TR' ? row.closest('table') : (row.closest('[role="grid"], [role="table"], [role="treegrid"]') || row.parentElement);
+    if (!table) return null;
+    if (keyColumns.has(table)) return keyColumns.get(table);
+    const rows = table.tagName === 'TABLE' ? Array.from(table.rows) : Array.from(table.querySelectorAll('[role="row"]'));
+    const data = [];
+    let head = null;
+    for (const r of rows.slice(0, 400)) {
+      const cells = cellsOf(r);
+      if (!cells.length) continue;
+      if (cells.every(isHeadCell)) { if (!head) head = cells.map(cellWords); continue; }
+      data.push(cells.map(cellWords));
+    }
+    let key = null;
+    if (data.length > 1) {
+      const width = Math.max(...data.map((d) => d.length));
+      const unique = (cols) => {
+        const seen = new Set();
+        for (const d of data) {
+          const v = cols.map((c) => d[c] || '').join('\u0000');
+          if (!cols.some((c) => d[c]) || seen.has(v)) return false;
+          seen.add(v);
+        }
+        return true;
+      };
+      const alone = [];
+      for (let c = 0; c < width; c++) if (unique([c])) alone.push(c);
+      const rowHead = (c) => { const r = rows.find((x) => cellsOf(x)[c] && !cellsOf(x).every(isHeadCell)); return !!r && cellsOf(r)[c].matches('th, [role="rowheader"]'); };
+      key = alone.find((c) => head && head[c] && KEY_HEAD_RE.test(head[c])) ?? alone.find(rowHead) ?? alone[0] ?? null;
+      if (key === null) {
+        const cols = [];
+        for (let c = 0; c < width && cols.length < 4; c++) {
+          if (!data.some((d) => d[c])) continue;
+          cols.push(c);
+          if (cols.length > 1 && unique(cols)) { key = cols; break; }
+        }
+      }
+    }
+    keyColumns.set(table, key);
+    return key;
+  };
+  // ``quick``: the cells' raw words (the signature only needs to see a key change, cheaply).
+  const rowKeyOf = (el, quick) => {
     const row = el.closest('tr, [role="row"]');
     if (row) {
-      const cells = Array.from(row.children).filter((c) => c.matches(CELL_SEL));
+      const cells = cellsOf(row);
+      const key = keyColumnOf(row);
+      const words = (c) => (c && !deepContains(c, el) ? (quick ? cellWords(c) : seenText(c)) : '');
+      if (typeof key === 'number' && words(cells[key])) return cut(words(cells[key]), 40);
+      if (Array.isArray(key)) {
+        const t = key.map((c) => words(cells[c])).filter(Boolean).join(' · ');
+        if (t) return cut(t, 60);
+      }
       const heads = cells.filter((c) => c.matches('th, [role="rowheader"]'));
       for (const c of [...heads, ...cells]) {
-        if (deepContains(c, el)) continue;
-        const t = seenText(c);
+        const t = words(c);
         if (t) return cut(t, 40);
       }
       return '';
@@ -750,7 +916,7 @@
 
   // ------------------------------------------------------------ the walk
   const observe = (args) => {
-    styleCache = new Map(); shownCache = new Map();
+    styleCache = new Map(); shownCache = new Map(); drawnNot = new Map(); keyColumns = new Map(); sheets = []; coveredCache.clear();
     collectHosts();
     const start = args.start || 1;
     const maxText = args.maxText || 4000;
@@ -782,6 +948,7 @@
       if (el.tagName === 'SELECT' && hiddenSelectProxy(el)) { chosen.add(el); return; }
       if (style.display === 'none' || srOnly(el, style)) return;
       if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') return;
+      if (!sigOnly && style.position === 'absolute' && isSheet(el, style)) sheets.push(el);
       if (style.visibility === 'visible' && isInteractive(el, style) && hasBox(el)) {
         chosen.add(el);
         if (roleOf(el) === 'clickable' && !el.isContentEditable) generic.add(el);
@@ -837,7 +1004,15 @@
       const index = start + els.length;
       const rec = { index, role, tag: el.localName, name, disabled: isDisabled(el) };
       els.push(rec);
-      sig.push(`${rec.tag}|${role}|${el.type || ''}|${name.slice(0, 40)}|${rec.disabled ? 'd' : ''}`);
+      let row = '', rowSig = '';
+      try {
+        // The signature takes table rows' raw key words (the same in both passes, and cheap); a
+        // card's heading is checked when acting.
+        if (el.closest('tr, [role="row"]')) rowSig = rowKeyOf(el, true);
+        if (!sigOnly) row = rowKeyOf(el);
+      } catch (e) { errors.push(`element [${index}] (${describe(el)}): ${e && e.message ? e.message : e}`); }
+      // The row key is part of what the page looks like: a re-sorted table or a recycled row changes it.
+      sig.push(`${rec.tag}|${role}|${el.type || ''}|${name.slice(0, 40)}|${rec.disabled ? 'd' : ''}|${rowSig}`);
       if (sigOnly) return rec;
       mark(el);
       pushAt(`${lineStart || /\s$/.test(out[out.length - 1] || '') ? '' : ' '}[${index}]`);
@@ -855,8 +1030,10 @@
         if ((el.tagName === 'BUTTON' || el.tagName === 'INPUT') && el.type === 'reset') rec.resets = true;
         if (el.tagName === 'A' && el.hasAttribute('href')) rec.href = el.href;
         rec.captcha = !!el.closest(CAPTCHA_SEL);
-        const row = rowKeyOf(el);
         if (row && row !== name) rec.row = row;
+        // What an action checks is still so (preflight's `expect`): the row key, and the name where
+        // it does not depend on this observation (no numbered element inside, not a scroller).
+        rec.ident = { row, name: identName(el, holdsChosen.has(el) || box || ownNames.has(el)) ? name : null };
       } catch (e) {
         errors.push(`element [${index}] (${describe(el)}): ${e && e.message ? e.message : e}`);
         rec.selector = rec.selector || selectorFor(el);
@@ -873,7 +1050,7 @@
       if (node.nodeType === Node.TEXT_NODE) {
         if (!sigOnly) {
           const p = node.parentElement;
-          if (p && !textShown(p)) return;
+          if (p && (!textShown(p) || covered(p))) return;
           let t = node.data.replace(/\s+/g, ' ');
           // An icon font's ligature ("print", "delete_forever") is a picture, not words.
           if (t.trim() && p && Array.from(p.classList).some((c) => MATERIAL.test(c))) t = ` (icon: ${iconWords(t.trim())}) `;
@@ -996,15 +1173,36 @@
   const stripBlocker = (s) => { const { blocker, ...rest } = s; return rest; };
 
   // ------------------------------------------------------------ act-time helpers
+  // A name an action can check again later: not one shaped by the observation (numbered elements
+  // left out, a scroller's label) nor one that is the element's own editable content.
+  const identName = (el, shaped) => !shaped && !el.isContentEditable;
   const checkedOf = (el) => {
     const t = el.tagName === 'LABEL' && el.control ? el.control : el;
     if (t.tagName === 'INPUT' && (t.type === 'checkbox' || t.type === 'radio')) return t.checked;
     const a = t.getAttribute('aria-checked') ?? t.getAttribute('aria-pressed') ?? t.getAttribute('aria-selected');
     return a === null ? null : a === 'true';
   };
+  // Why the element at this selector is not the one the model was shown ('' when it is): another
+  // row key (a re-sorted table, a recycled row), or another name.
+  const staleOf = (el, expect) => {
+    if (!expect) return '';
+    const row = rowKeyOf(el);
+    if (row !== (expect.row || '')) return `its row is now ${row ? JSON.stringify(row) : 'none'} (was ${expect.row ? JSON.stringify(expect.row) : 'none'})`;
+    if (expect.name !== null && expect.name !== undefined) {
+      const name = nameOf(el);
+      if (name !== expect.name) return `it is now named ${JSON.stringify(cut(name, 60))} (was ${JSON.stringify(cut(expect.name, 60))})`;
+    }
+    return '';
+  };
+  const identity = (el, args) => {
+    styleCache = new Map(); shownCache = new Map(); drawnNot = new Map(); keyColumns = new Map();
+    return el.isConnected ? staleOf(el, args.expect) : '';
+  };
   const preflight = (el, args) => {
-    styleCache = new Map(); shownCache = new Map();
+    styleCache = new Map(); shownCache = new Map(); drawnNot = new Map(); keyColumns = new Map();
     if (!el.isConnected) return { state: 'gone' };
+    const stale = staleOf(el, args.expect);
+    if (stale) return { state: 'stale', stale };
     if (typeof el.scrollIntoViewIfNeeded === 'function') el.scrollIntoViewIfNeeded(true); else el.scrollIntoView({ block: 'center' });
     const s = stripBlocker(stateOf(el));
     s.captcha = !!el.closest(CAPTCHA_SEL);
@@ -1100,7 +1298,7 @@
     return { where: describe(best), ...scrollOf(best, getComputedStyle(best)) };
   };
   const frameInfo = (el) => {
-    styleCache = new Map(); shownCache = new Map();
+    styleCache = new Map(); shownCache = new Map(); drawnNot = new Map();
     collectHosts();
     return { selector: selectorFor(el), visible: visible(el), ...stripBlocker(stateOf(el)) };
   };
@@ -1114,5 +1312,5 @@
   };
   const textVisible = (args) => !!(document.body && document.body.innerText.includes(args.text));
 
-  return { observe, preflight, activeSubmission, quiet, scrollBy, scrollPage, textVisible, frameInfo, checkedOf, pickOption };
+  return { observe, preflight, identity, activeSubmission, quiet, scrollBy, scrollPage, textVisible, frameInfo, checkedOf, pickOption };
 })()

@@ -57,6 +57,9 @@ class ElementRef:
     tag: str
     field_type: str | None
     captcha: bool = False
+    ident: dict[str, Any] | None = None
+    """What the model was shown of the element (its row key; its name where perception.js can check
+    it again): an action checks it first and refuses an element that is no longer the one observed."""
 
 
 @dataclass
@@ -267,6 +270,7 @@ class Perceiver:
                     tag=el.tag,
                     field_type=el.field.type if el.field else None,
                     captcha=bool(rec.get("captcha")),
+                    ident=rec.get("ident"),
                 )
             next_index += len(res["elements"])
         lines = _lines(_assemble(texts))
