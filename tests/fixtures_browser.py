@@ -22,7 +22,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
-from taskcrew.tools.browser import BrowserConfig, BrowserRuntime, BrowserSession
+from taskcrew.tools.browser import BrowserConfig, BrowserRuntime, BrowserSession, Observation
 from taskcrew.tools.human import Human, ScriptedHuman
 from taskcrew.tools.policy import Policy, PolicyConfig, PolicyDecision
 from taskcrew.tools.vault import Vault
@@ -229,6 +229,21 @@ def make_session(browser_runtime: BrowserRuntime, site: RecordingSite) -> Iterat
     yield factory
     for session in opened:
         session.close()
+
+
+def open_web(
+    make_session: SessionFactory, site: RecordingSite, page: str
+) -> tuple[BrowserSession, Observation]:
+    """A fresh session on one of tests/pages/web/ (pages written like real sites' own)."""
+    session = make_session()
+    result = session.goto(site.page(f"web/{page}"))
+    assert result.ok, result.render()
+    return session, result.observation
+
+
+def log(session: BrowserSession) -> str:
+    """What the page wrote into its #log (each action of the test pages logs what it did)."""
+    return str(session.run(lambda page: page.evaluate("document.getElementById('log').textContent")))
 
 
 __all__ = [

@@ -7,25 +7,12 @@ from __future__ import annotations
 import re
 
 import pytest
-from fixtures_browser import RecordingSite, SessionFactory
+from fixtures_browser import RecordingSite, SessionFactory, log, open_web
 
-from taskcrew.tools.browser import Back, BrowserSession, Click, Observation, Type
+from taskcrew.tools.browser import Back, Click, Type
 from taskcrew.tools.browser.render import names_in_text
 
 pytestmark = pytest.mark.browser
-
-
-def open_web(
-    make_session: SessionFactory, site: RecordingSite, page: str
-) -> tuple[BrowserSession, Observation]:
-    session = make_session()
-    result = session.goto(site.page(f"web/{page}"))
-    assert result.ok, result.render()
-    return session, result.observation
-
-
-def log(session: BrowserSession) -> str:
-    return str(session.run(lambda page: page.evaluate("document.getElementById('log').textContent")))
 
 
 def test_icons_are_named_and_clicks_are_checked(make_session: SessionFactory, site: RecordingSite) -> None:

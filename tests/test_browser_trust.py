@@ -6,24 +6,11 @@ labels name their buttons, and text drawn to nothing or covered up is not read."
 from __future__ import annotations
 
 import pytest
-from fixtures_browser import RecordingSite, SessionFactory
+from fixtures_browser import RecordingSite, SessionFactory, log, open_web
 
-from taskcrew.tools.browser import BrowserSession, Click, Observation, Scroll, Type
+from taskcrew.tools.browser import Click, Observation, Scroll, Type
 
 pytestmark = pytest.mark.browser
-
-
-def open_web(
-    make_session: SessionFactory, site: RecordingSite, page: str
-) -> tuple[BrowserSession, Observation]:
-    session = make_session()
-    result = session.goto(site.page(f"web/{page}"))
-    assert result.ok, result.render()
-    return session, result.observation
-
-
-def log(session: BrowserSession) -> str:
-    return str(session.run(lambda page: page.evaluate("document.getElementById('log').textContent")))
 
 
 def index(obs: Observation, name: str, row: str | None = None) -> int:

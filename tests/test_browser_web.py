@@ -7,10 +7,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from fixtures_browser import RecordingSite, SessionFactory
+from fixtures_browser import RecordingSite, SessionFactory, log, open_web
 
 from taskcrew.tools.browser import (
-    BrowserSession,
     Click,
     Drag,
     Hover,
@@ -22,19 +21,6 @@ from taskcrew.tools.browser import (
 )
 
 pytestmark = pytest.mark.browser
-
-
-def open_web(
-    make_session: SessionFactory, site: RecordingSite, page: str
-) -> tuple[BrowserSession, Observation]:
-    session = make_session()
-    result = session.goto(site.page(f"web/{page}"))
-    assert result.ok, result.render()
-    return session, result.observation
-
-
-def log(session: BrowserSession) -> str:
-    return str(session.run(lambda page: page.evaluate("document.getElementById('log').textContent")))
 
 
 def find(obs: Observation, name: str) -> int:
