@@ -212,18 +212,25 @@ def test_an_approvals_provenance_finds_a_chosen_options_label_in_the_steps_and_t
         data={"vendor": "Globex Corp"},
     )
     reports = [(1, "file_reader", reader)]
-    assert value_origin("3 (Globex Corp)", reports, lambda s: None) == (
+    assert value_origin("3 (Globex Corp)", reports, lambda s: None, label="Globex Corp") == (
         "step 1 (file_reader) reported it as 'vendor' — as 'Globex Corp'"
     )
     told = StepReport(status="done", summary="Entered the bill for Northwind Traders.")
     assert "named it in its summary" in value_origin(
-        "1 (Northwind Traders)", [(2, "browser_operator", told)], lambda s: None
+        "1 (Northwind Traders)", [(2, "browser_operator", told)], lambda s: None, label="Northwind Traders"
     )
     asked = value_origin(
-        "1 (Northwind Traders)", [], lambda s: None, request="Enter Northwind Traders' invoice"
+        "1 (Northwind Traders)",
+        [],
+        lambda s: None,
+        request="Enter Northwind Traders' invoice",
+        label="Northwind Traders",
     )
     assert asked == "your request names it — as 'Northwind Traders'"
     assert value_origin("9,999.00", reports, lambda s: None).startswith("not found in any source")
+    # a typed value shaped like "X (Y)" is looked for whole: its bracket is no option's label
+    typed = value_origin("Initrode (Globex Corp)", reports, lambda s: None)
+    assert typed.startswith("not found in any source"), typed
 
 
 def test_a_scripted_model_answers_at_the_pace_it_is_given(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,7 +7,6 @@ reported data). A value found nowhere is said to be so.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -28,15 +27,13 @@ def _line_of(value: str, text: str) -> int | None:
     return None
 
 
-_LABELLED = re.compile(r"^(?P<value>.*?)\s*\((?P<label>[^()]+)\)\s*$")
-
-
-def _candidates(value: str) -> list[str]:
-    """A field's value, and for a chosen option shown as "1 (Northwind Traders)" its label too."""
-    found = _LABELLED.match(value)
+def _candidates(value: str, label: str | None = None) -> list[str]:
+    """A field's value, and for a chosen option (shown as "1 (Northwind Traders)", its text in
+    ``label``: ``FieldValue.label``) the text and the value sent. A typed value is never taken
+    apart: "Initrode (Northwind Traders)" is looked for whole."""
     out = [value]
-    if found:
-        out += [found.group("label"), found.group("value")]
+    if label and value.endswith(f" ({label})"):
+        out += [label, value[: -len(label) - 3]]
     return [c for c in out if len(_norm(c)) >= 1]
 
 
@@ -45,10 +42,12 @@ def value_origin(
     reports: list[tuple[int, str, StepReport]],
     read: Callable[[str], str | None],
     request: str = "",
+    label: str | None = None,
 ) -> str:
     """``reports``: (step number, role, report), oldest first. Looks in the cited sources, then the
-    reported data, then the steps' own words; says "not found" only when it is in none of them."""
-    for shown in _candidates(value):
+    reported data, then the steps' own words; says "not found" only when it is in none of them.
+    ``label``: a chosen option's text (the value is then "sent (label)")."""
+    for shown in _candidates(value, label):
         want = _norm(shown)
         for number, _role, report in reversed(reports):
             for citation in report.sources:
@@ -61,7 +60,7 @@ def value_origin(
             for key, reported in report.data.items():
                 if want and want == _norm(reported):
                     return f"step {number} ({role}) reported it as {key!r}" + _as(shown, value)
-    for shown in _candidates(value)[1:] or _candidates(value):
+    for shown in _candidates(value, label)[1:] or _candidates(value):
         want = _norm(shown)
         if len(want) < 3:
             continue  # a short value ("1", "USD") in a summary proves nothing
@@ -90,7 +89,8 @@ def origins(
         value = str(getattr(field, "value", "")).strip()
         if not value or value.startswith(SKIP):
             continue
-        lines.append(f"  {field.name} = {value}: {value_origin(value, reports, read, request)}")
+        label = getattr(field, "label", None)
+        lines.append(f"  {field.name} = {value}: {value_origin(value, reports, read, request, label)}")
     return lines
 
 
