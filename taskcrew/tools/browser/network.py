@@ -286,7 +286,8 @@ class NetworkGuard:
     def _submitted(self, method: str, url: str, request: Request, outcome: SendOutcome) -> None:
         """What became of an approved submission (classified by ``_classified``): for the act result
         and the run's facts."""
-        fields = [(n, self.vault.redact(v)) for n, v in _raw_fields(request) if not CSRF_NAME_RE.search(n)]
+        raw = _raw_fields(request)  # the body parsed once, for the result and for the policy
+        fields = [(n, self.vault.redact(v)) for n, v in raw if not CSRF_NAME_RE.search(n)]
         result = SubmissionResult(
             method=method,
             url=self.vault.redact(strip_fragment(url)),
@@ -296,7 +297,7 @@ class NetworkGuard:
             detail=self.vault.redact(outcome.reason),
         )
         self.state.submissions.append(result)
-        sent = [(self.vault.redact(n), self.vault.redact(v)) for n, v in _raw_fields(request)]
+        sent = [(self.vault.redact(n), self.vault.redact(v)) for n, v in raw]
         self.policy.sent(method, self.vault.redact(url), sent, result.result)
         log = getattr(self.policy, "submissions", None)  # tools.submissions.SubmissionLog of the run
         if log is not None:
