@@ -29,7 +29,7 @@ from taskcrew.crew.trace import (
     Tracer,
 )
 from taskcrew.jobs import Approval, ApprovalRequest, FieldSource, Jobs
-from taskcrew.tools.human import FieldValue
+from taskcrew.tools.human import FieldValue, RecordState
 from taskcrew.tools.submissions import SubmissionResult
 
 pytestmark = pytest.mark.browser
@@ -49,9 +49,11 @@ def park(
     task: str = "Enter the latest invoice",
     notes: dict[str, str] | None = None,
     labels: dict[str, str] | None = None,
+    record: RecordState | None = None,
 ) -> Approval:
     """A job a worker ran up to its approval and parked there (the store's own park). ``labels``:
-    the chosen option's text of a select, as the browser gate records it beside "1 (Label)"."""
+    the chosen option's text of a select, as the browser gate records it beside "1 (Label)";
+    ``record``: the changed record as its system showed it."""
     job = jobs.submit(task, submitted_by="ana")
     jobs.mark(job.id, "running", only_if=("queued",), worker="w1")
     request = ApprovalRequest(
@@ -64,6 +66,7 @@ def park(
         ],
         summary=summary,
         page_url=url,
+        record=record,
     )
     approval = jobs.park(
         job.id,
@@ -527,27 +530,18 @@ def test_hidden_characters_and_padding_are_shown_and_fit_a_laptop_screen(console
 def test_a_changed_value_written_like_value_and_label_is_called_a_change(console_env: ConsoleEnv) -> None:
     """The reviewer's case: a typed IBAN "NEW (OLD)" was called "unchanged" (its bracket read as a
     select's label); a chosen option whose label is the record's value is unchanged."""
-    from taskcrew.tools.human import RecordState
-
     old = "DE02 1203 0000 0000 2020 51"
-    url = "http://127.0.0.1:8800/vendors/1/edit"
-    jobs = console_env.jobs
-    job = jobs.submit("Update Northwind's bank details", submitted_by="ana", submitted_proof="console")
-    jobs.mark(job.id, "running", only_if=("queued",), worker="w1")
-    request = ApprovalRequest(
-        kind="form_submission",
-        method="POST",
-        url=url,
-        fields=[
-            FieldValue(name="iban", value=f"DE89370400440532013000 ({old})"),
-            FieldValue(name="country_id", value="4 (Germany)", label="Germany"),
-        ],
-        page_url=url,
+    approval = park(
+        console_env.jobs,
+        {"iban": f"DE89370400440532013000 ({old})", "country_id": "4 (Germany)"},
+        {},
+        url="http://127.0.0.1:8800/vendors/1/edit",
+        task="Update Northwind's bank details",
+        labels={"country_id": "Germany"},
         record=RecordState(
             page="http://127.0.0.1:8800/vendors/1", values={"IBAN": old, "Country": "Germany"}
         ),
     )
-    approval = jobs.park(job.id, kind="approval", key=f"key-{job.id}", request=request)
     page = console_env.page_as("bob")
     page.goto(f"{console_env.url}/approvals/{approval.id}")
     iban = page.locator("#fields tr", has_text="iban")
