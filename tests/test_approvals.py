@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from taskcrew.approvals.audit import AuditLog
 from taskcrew.approvals.authority import Authority
-from taskcrew.approvals.identity import Identity
+from taskcrew.approvals.identity import Identity, credentials
 from taskcrew.approvals.rules import load_rules
 from taskcrew.approvals.signing import KeyRing
 from taskcrew.approvals.terminal import TerminalApprovals
@@ -1085,6 +1085,64 @@ def test_the_auto_approve_of_a_submitter_who_left_no_longer_holds(
     assert JobHuman(jobs, job.id).gate.send_check("POST", f"{ERP_URL}/bills/new", sent) is not None
     with pytest.raises(Parked):
         JobHuman(jobs, job.id, auto_approve=True).approve(_request(amount="95.00", invoice_number="INV-3"))
+
+
+def test_a_password_reset_takes_back_the_auto_approve_of_jobs_submitted_or_retried_before_it(
+    env: dict[str, Any], tmp_path: Path, monkeypatch: Any
+) -> None:
+    """ana's token is stolen and a job is submitted with it with --auto-approve; the operator resets
+    her password (`console add-user ana`). Her sessions and tokens end, and so does what the stolen
+    token queued: the job asks a person. The same for a retry made with bob's token before his reset.
+    The password a submission was made under is signed with it: blanking it in the job database
+    does not bring the privilege back, it voids the submission."""
+    from taskcrew.console.auth import add_user
+    from taskcrew.jobs import JobOptions
+    from taskcrew.jobs.store import InvalidChange
+
+    _auto_rules_for(tmp_path, monkeypatch, "ana", "bob")
+    users = tmp_path / "users.yaml"
+    users.write_bytes(env["users"].read_bytes())
+    monkeypatch.setenv("TASKCREW_CONSOLE_USERS", str(users))
+    jobs = env["jobs"]
+    monkeypatch.setenv("TASKCREW_MODEL", "scripted/solver")  # the operator's models (submit checks them)
+    monkeypatch.setenv("TASKCREW_VERIFIER_MODEL", "scripted/auditor")
+    monkeypatch.setenv("TASKCREW_TOKEN", _token("ana", "ana-secret-1"))
+    out = runner.invoke(app, ["submit", "--auto-approve", "Enter this week's Northwind invoice"])
+    assert out.exit_code == 0, out.output
+    job = jobs.get(out.output.strip().splitlines()[-1])
+    assert job.submitted_proof == "token" and job.submitted_credential
+    jobs.mark(job.id, "running", only_if=("queued",), worker="w1")
+    assert JobHuman(jobs, job.id, auto_approve=True).approve(_request()).approved  # before the reset
+
+    add_user(users, "ana", "a-new-password-after-the-theft")
+    authority = Authority(jobs)
+    approval = next(a for a in jobs.approvals(job_id=job.id) if a.status == "approved")
+    assert "password was changed" in (authority.rules_refusal(approval) or "")
+    with pytest.raises(Parked):
+        JobHuman(jobs, job.id, auto_approve=True).approve(_request(amount="95.00", invoice_number="INV-3"))
+    refused = authority.audit.entries("auto_approve_refused")[-1].payload["reason"]
+    assert "submitted by ana" in refused and "password was changed" in refused, refused
+
+    # a row whose credential is blanked (or replaced) no longer checks out as submitted
+    blanked = job.model_copy(update={"submitted_credential": None})
+    assert authority.submission_ok(job) and not authority.submission_ok(blanked)
+
+    # a retry rests on the retrier's password alike
+    other = jobs.submit("Enter this week's Northwind invoice", submitted_by="bob", submitted_proof="token",
+                        options=JobOptions(auto_approve=True))  # fmt: skip
+    jobs.mark(other.id, "running", only_if=("queued",), worker="w1")
+    jobs.mark(other.id, "failed", only_if=("running",))
+    bob = Identity(name="bob", proof="token", credential=credentials(users)["bob"])
+    with pytest.raises(InvalidChange):  # ana's old token is refused as the one who retries
+        Authority(jobs).act_on_job(
+            other.id, "retry", Identity(name="ana", proof="token", credential=job.submitted_credential)
+        )
+    Authority(jobs).act_on_job(other.id, "retry", bob)
+    jobs.mark(other.id, "running", only_if=("queued",), worker="w1")
+    assert JobHuman(jobs, other.id, auto_approve=True).approve(_request(invoice_number="INV-7")).approved
+    add_user(users, "bob", "bobs-new-password-now")
+    with pytest.raises(Parked):
+        JobHuman(jobs, other.id, auto_approve=True).approve(_request(invoice_number="INV-8"))
 
 
 def test_the_terminal_does_not_trust_the_token_of_someone_who_left(

@@ -423,6 +423,46 @@ def test_a_routine_accepted_by_someone_who_left_no_longer_replays(
     assert store.accepted("enter-invoice") is not None
 
 
+def test_a_routine_accepted_before_its_reviewers_password_reset_no_longer_replays(
+    tmp_path: Path, northwind: object, monkeypatch: pytest.MonkeyPatch, console_users: Path
+) -> None:
+    """carol's token is stolen and a routine accepted with it; her password is reset. The acceptance
+    rested on that login, so it no longer replays; carol, logged in again, accepts it anew. Blanking
+    the password fingerprint in the routine's file voids the acceptance instead of reviving it."""
+    from taskcrew.approvals.identity import TokenStore
+    from taskcrew.console.auth import add_user
+
+    users = tmp_path / "users.yaml"
+    users.write_bytes(console_users.read_bytes())
+    monkeypatch.setenv("TASKCREW_APPROVALS_DIR", str(tmp_path / "approvals"))
+    monkeypatch.setenv("TASKCREW_ROUTINES", str(tmp_path / "routines"))
+    monkeypatch.setenv("TASKCREW_CONSOLE_USERS", str(users))
+    store = RoutineStore()
+    store.propose(_routine(northwind))
+    runner = CliRunner()
+    accept = ["routines", "accept", "enter-invoice", "-v", "1"]
+    monkeypatch.setenv("TASKCREW_TOKEN", TokenStore().issue("carol", users))
+    assert runner.invoke(app, accept).exit_code == 0
+    accepted = store.accepted("enter-invoice")
+    assert accepted is not None and accepted.reviewer_credential
+
+    blanked = accepted.model_copy(update={"reviewer_credential": None})
+    store.save(blanked)
+    assert store.accepted("enter-invoice") is None
+    assert "does not check out" in (store.acceptance_problem(blanked) or "")
+    store.save(accepted)
+    assert store.accepted("enter-invoice") is not None
+
+    add_user(users, "carol", "carols-password-after-the-reset")
+    assert store.accepted("enter-invoice") is None
+    why = store.acceptance_problem(store.get("enter-invoice", 1)) or ""
+    assert "accepted by token:carol" in why and "password was changed" in why, why
+    monkeypatch.setenv("TASKCREW_TOKEN", TokenStore().issue("carol", users))  # logged in again
+    again = runner.invoke(app, accept)
+    assert again.exit_code == 0, again.output
+    assert store.accepted("enter-invoice") is not None
+
+
 HOSTILE = """Date: Thu, 01 Oct 2026 09:14:00 +0000
 From: Accounts Receivable <ar@nwt-remittance.example>
 To: ap@acme-corp.example

@@ -281,7 +281,9 @@ class Authority:
         on the queue last (the newest ``retry`` of it, and of each batch it belongs to, in the signed
         audit log ``act_on_job`` writes). None: a retry whose audit entry does not check out (who
         retried it is unknown)."""
-        owners: list[Identity | None] = [recorded(job.submitted_by, job.submitted_proof)]
+        owners: list[Identity | None] = [
+            recorded(job.submitted_by, job.submitted_proof, job.submitted_credential)
+        ]
         retries = self.audit.entries("retry")
         seen: set[str] = set()
         current: Job | None = job
@@ -291,7 +293,8 @@ class Authority:
             if last is not None and not self.keys.verify(last.body(), last.hash):
                 owners.append(None)
             elif last is not None:
-                owners.append(recorded(last.who, str(last.payload.get("proof", "os_user"))))
+                proof, credential = last.payload.get("proof", "os_user"), last.payload.get("credential")
+                owners.append(recorded(last.who, str(proof), str(credential) if credential else None))
             try:
                 current = self.jobs.get(current.parent_id) if current.parent_id else None
             except UnknownJob:
@@ -304,7 +307,8 @@ class Authority:
         obeys an auto-approval (``rules_refusal``): the rules must let every person the run acts for
         (``run_owners``: the submitter, and whoever retried it: a retry borrows no one's privilege)
         auto-approve its target, each must still count (``identity_refusal``: someone removed from
-        the users file takes the privilege with her), and an item that needs two people is covered
+        the users file, or whose password was reset after she submitted or retried the job, takes
+        the privilege with her), and an item that needs two people is covered
         only where each one's rule says ``flagged: true``."""
         if job is None:
             return "its job is not in the job store"
@@ -469,7 +473,8 @@ class Authority:
             reason = str(exc.args[0] if exc.args else exc)
             self.audit.append(who.name, f"{action}_refused", job_id, {"reason": reason, "proof": who.proof})
             raise
-        self.audit.append(who.name, action, job_id, {"proof": who.proof, **details})
+        proven = {"proof": who.proof, **({"credential": who.credential} if who.credential else {})}
+        self.audit.append(who.name, action, job_id, {**proven, **details})
         return job
 
     def void_decisions(self, job_id: str) -> set[str]:

@@ -115,10 +115,13 @@ def identity_refusal(who: Identity, path: Path | None = None) -> str | None:
     return None
 
 
-def recorded(name: str, proof: str) -> Identity:
-    """An identity as a record names it (a job's submitter, a routine's reviewer): its name and how
-    it was proven; a proof taskcrew does not know counts as an OS user's word."""
-    return Identity(name=name, proof=cast(Proof, proof) if proof in get_args(Proof) else "os_user")
+def recorded(name: str, proof: str, credential: str | None = None) -> Identity:
+    """An identity as a record names it (a job's submitter, a retry's author, a routine's reviewer):
+    its name, how it was proven and the credential it was proven with (None: a record written
+    before credentials were kept, which then rests on the name alone); a proof taskcrew does not
+    know counts as an OS user's word."""
+    known = cast(Proof, proof) if proof in get_args(Proof) else "os_user"
+    return Identity(name=name, proof=known, credential=credential)
 
 
 def _digest(token: str) -> str:

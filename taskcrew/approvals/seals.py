@@ -47,7 +47,9 @@ def check(keys: KeyRing, build: Build, subject: Any, signature: str | None) -> b
 
 
 def submission(job: Job, dump: Dump = settled) -> dict[str, Any]:
-    return {
+    """A job as submitted: by whom, how proven and under which password (``credential``, left out
+    when it has none, so a submission signed before it was kept checks out as it was)."""
+    sealed: dict[str, Any] = {
         "seal": "submission",
         "job": job.id,
         "task": job.task,
@@ -57,6 +59,9 @@ def submission(job: Job, dump: Dump = settled) -> dict[str, Any]:
         "item": job.item,
         "options": dump(job.options),
     }
+    if job.submitted_credential is not None:
+        sealed["credential"] = job.submitted_credential
+    return sealed
 
 
 def stored(kind: str, bound: dict[str, Any], doc: dict[str, Any]) -> dict[str, Any]:
@@ -129,13 +134,16 @@ def decision(approval: Approval, dump: Dump = settled) -> dict[str, Any]:
 def routine(accepted: Routine, work: dict[str, Any]) -> dict[str, Any]:
     """A routine version's acceptance: which version, who accepted it, and ``work``, everything it
     does (the routine without its status and counters, which change as it replays)."""
-    return {
+    sealed: dict[str, Any] = {
         "seal": "routine",
         "name": accepted.name,
         "version": accepted.version,
         "by": accepted.reviewed_by,
         "work": work,
     }
+    if accepted.reviewer_credential is not None:  # left out when none: older acceptances check out
+        sealed["credential"] = accepted.reviewer_credential
+    return sealed
 
 
 def current_routine(name: str, version: int | None) -> dict[str, Any]:

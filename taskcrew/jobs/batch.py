@@ -18,6 +18,7 @@ def submit_each(
     *,
     submitted_by: str,
     submitted_proof: str = "os_user",
+    submitted_credential: str | None = None,
     options: JobOptions | None = None,
     batch_id: str | None = None,
 ) -> list[Job]:
@@ -38,6 +39,7 @@ def submit_each(
                 template.replace("{item}", item),
                 submitted_by=submitted_by,
                 submitted_proof=submitted_proof,
+                submitted_credential=submitted_credential,
                 options=options,
                 parent_id=batch_id,
                 item=item,

@@ -113,12 +113,26 @@ def submit(
 
         for job in _guard(
             lambda: submit_each(
-                jobs, task, for_each, submitted_by=who.name, submitted_proof=who.proof, options=options
+                jobs,
+                task,
+                for_each,
+                submitted_by=who.name,
+                submitted_proof=who.proof,
+                submitted_credential=who.credential,
+                options=options,
             )
         ):
             typer.echo(job.id)
         return
-    job = _guard(lambda: jobs.submit(task, submitted_by=who.name, submitted_proof=who.proof, options=options))
+    job = _guard(
+        lambda: jobs.submit(
+            task,
+            submitted_by=who.name,
+            submitted_proof=who.proof,
+            submitted_credential=who.credential,
+            options=options,
+        )
+    )
     typer.echo(job.id)
 
 

@@ -66,6 +66,12 @@ class Job(BaseModel):
     submitted_proof: str = Field(
         default="os_user", description="how the submitter was proven (approvals.identity)"
     )
+    submitted_credential: str | None = Field(
+        default=None,
+        description="the fingerprint of the password the submitter proved herself with "
+        "(approvals.identity.credentials): what her submission allows counts only while it is still "
+        "her password",
+    )
     submission_sig: str | None = Field(
         default=None, description="the authority's signature of the submission"
     )

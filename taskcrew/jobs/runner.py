@@ -307,6 +307,7 @@ class LegRunner:
                     plan.items,
                     submitted_by=job.submitted_by,
                     submitted_proof=job.submitted_proof,
+                    submitted_credential=job.submitted_credential,
                     options=child,
                     batch_id=job.id,
                 )

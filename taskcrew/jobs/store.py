@@ -257,6 +257,7 @@ class Jobs:
         *,
         submitted_by: str,
         submitted_proof: str = "os_user",
+        submitted_credential: str | None = None,
         options: JobOptions | None = None,
         parent_id: str | None = None,
         item: str | None = None,
@@ -265,8 +266,9 @@ class Jobs:
     ) -> Job:
         """Queue a job and return it at once. ``job_id`` makes the submission idempotent;
         ``enqueue=False`` records it without queueing (``taskcrew run`` runs it in the foreground).
-        ``submitted_by`` is a proven identity (``approvals.identity``), ``submitted_proof`` how; the
-        submission (options such as ``auto_approve`` included) is signed by the authority's key."""
+        ``submitted_by`` is a proven identity (``approvals.identity``), ``submitted_proof`` how and
+        ``submitted_credential`` under which password (``Identity.credential``); the submission
+        (options such as ``auto_approve`` included) is signed by the authority's key."""
         from taskcrew.approvals import seals
 
         task = task.strip()
@@ -292,6 +294,7 @@ class Jobs:
             status="queued",
             submitted_by=submitted_by,
             submitted_proof=submitted_proof,
+            submitted_credential=submitted_credential,
             submitted_at=now,
             updated_at=now,
             options=options,

@@ -63,6 +63,7 @@ def submit_expansions(recipe: Recipe, expansions: list[Expansion], options: dict
                 exp.task,
                 submitted_by=who.name,
                 submitted_proof=who.proof,
+                submitted_credential=who.credential,
                 options=JobOptions(**job_options(exp, options)),
                 parent_id=batch,
                 item=exp.values.get(listed) if listed else None,

@@ -150,7 +150,7 @@ def routines_accept(
             )  # who may accept: the authority's rule, as for approvals
             raise typer.Exit(1)
         by = f"{who.proof}:{who.name}"
-        routine = _store().accept(name, version, by)
+        routine = _store().accept(name, version, by, who.credential)
     except (RoutineError, IdentityError, KeyError_, RiskRulesError) as exc:
         raise _fail(str(exc)) from exc
     typer.echo(

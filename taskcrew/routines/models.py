@@ -185,6 +185,11 @@ class Routine(_Data):
     based_on: int | None = Field(default=None, description="the version this one heals")
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     reviewed_by: str | None = None
+    reviewer_credential: str | None = Field(
+        default=None,
+        description="the fingerprint of the password the reviewer accepted it under: the acceptance "
+        "counts only while it is still her password (approvals.identity)",
+    )
     seal: str | None = Field(
         default=None, description="the approvals key's signature of the acceptance: what it does, by whom"
     )

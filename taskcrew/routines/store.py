@@ -36,6 +36,7 @@ METADATA = {
     "status",
     "created_at",
     "reviewed_by",
+    "reviewer_credential",
     "successes",
     "fallbacks",
     "fallbacks_in_a_row",
@@ -140,14 +141,14 @@ class RoutineStore:
     def reviewer_problem(self, routine: Routine) -> str | None:
         """Why the person who accepted ``routine`` no longer vouches for it (None: she does): an
         acceptance rests on its reviewer's login as a first approval does, so a reviewer removed from
-        the users file takes it with her (``identity_refusal``, the rule every surface applies to a
-        login); a current user accepts it again. ``reviewed_by`` is signed with the acceptance."""
+        the users file, or whose password was reset since, takes it with her (``identity_refusal``,
+        the rule every surface applies to a login); a current user accepts it again. ``reviewed_by`` is signed with the acceptance."""
         from taskcrew.approvals.identity import identity_refusal, recorded
 
         proof, _, name = (routine.reviewed_by or "").partition(":")
         if not name:
             return None  # accepted before reviewers were recorded as proof:name; the seal vouches
-        if (why := identity_refusal(recorded(name, proof))) is None:
+        if (why := identity_refusal(recorded(name, proof, routine.reviewer_credential))) is None:
             return None
         return (
             f"{routine.name} v{routine.version} was accepted by {routine.reviewed_by}, whose acceptance no "
@@ -242,9 +243,10 @@ class RoutineStore:
         self.save(draft)
         return draft, True
 
-    def accept(self, name: str, version: int | None, by: str) -> Routine:
+    def accept(self, name: str, version: int | None, by: str, credential: str | None = None) -> Routine:
         """Accept the version the reviewer names. Without one, only a routine's single version: the
-        newest may have been drafted (a healing run) after the reviewer's ``show``."""
+        newest may have been drafted (a healing run) after the reviewer's ``show``. ``by`` is
+        ``proof:name``; ``credential`` the password fingerprint her login was proven with."""
         if version is None and len(versions := self.versions(name)) > 1:
             raise RoutineError(
                 f"{name} has {len(versions)} versions (the newest is v{versions[-1].version}); say which one "
@@ -257,7 +259,12 @@ class RoutineStore:
             if other.status == "accepted" and other.version != routine.version:
                 self.save(other.model_copy(update={"status": "retired"}))
         accepted = routine.model_copy(
-            update={"status": "accepted", "reviewed_by": by, "fallbacks_in_a_row": 0}
+            update={
+                "status": "accepted",
+                "reviewed_by": by,
+                "reviewer_credential": credential,
+                "fallbacks_in_a_row": 0,
+            }
         )
         accepted.seal = self.keys.sign(acceptance(accepted))
         self.save(accepted)
