@@ -240,7 +240,8 @@ def worker(
     def on_signal(*_: Any) -> None:  # the first stops taking work, the second stops at once
         (stop_now if stop.is_set() else stop).set()
 
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    # SIGHUP: the terminal the worker runs in was closed; it stops as on Ctrl-C, not dies mid-stage
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, on_signal)
     typer.echo(f"worker {settings.worker_id}: Ctrl-C stops it (running jobs are handed back)", err=True)
     try:

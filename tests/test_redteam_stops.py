@@ -1,0 +1,185 @@
+"""Workers and foreground runs stopped the ordinary ways a person or a machine stops them: a terminal
+closed under a worker (SIGHUP), Ctrl-C in `taskcrew run`. Real processes and signals, real Chromium
+and demo ERP; only the models are scripted (in-process for workers, over HTTP for `taskcrew run`).
+Waits poll for conditions."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from fake_openai import FakeOpenAIServer
+from test_jobs_worker import HEADLINE, SCRIPTED, Workers
+
+from taskcrew.eval.models import load_cases
+from taskcrew.eval.solvers import scripted_models
+from taskcrew.jobs import JobOptions, Jobs
+from taskcrew.mock_erp import ChaosConfig, ErpServer
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(900)]
+
+
+@pytest.fixture
+def workers(tmp_path: Path, erp_factory: Callable[..., ErpServer]) -> Iterator[Workers]:
+    w = Workers(tmp_path, erp_factory(ChaosConfig()))
+    yield w
+    for proc in w.procs:
+        if proc.poll() is None:
+            w.kill(proc, signal.SIGKILL)
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every process under ``pid`` (Playwright's driver and Chromium run in sessions of their own,
+    but are still its descendants)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry.name))
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def _wait_for(what: str, check: Callable[[], bool], log: Path, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}; log:\n{log.read_text()[-3000:]}")
+        time.sleep(0.2)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_a_terminal_closed_under_a_worker_hands_its_job_back_and_leaves_no_browser(
+    workers: Workers,
+) -> None:
+    """Closing the terminal a worker runs in sends SIGHUP to its process group. The worker died of
+    it at once (Python's default action), so the job it ran stayed `running` on a worker that was
+    gone, its stage to be re-run after another worker noticed the silence; it must stop as on
+    Ctrl-C: hand the job back at its next checkpoint, exit 0, and leave no browser behind."""
+    job = workers.jobs.submit(HEADLINE, submitted_by="ana", options=JobOptions(auto_approve=True, **SCRIPTED))
+    first = workers.start("worker-a")
+    ended = workers.job_in(job, "finished", "failed")
+    workers.wait_for("the plan to be saved", lambda: workers.jobs.checkpoint(job.id) is not None or ended())
+    browser = workers.wait_for("the worker's browser", lambda: _descendants(first.pid))
+    assert isinstance(browser, set)
+    os.killpg(first.pid, signal.SIGHUP)  # the terminal is gone: its process group hears SIGHUP
+    workers.wait_for("the worker to exit", lambda: first.poll() is not None, timeout=120)
+    assert first.returncode == 0, workers.log.read_text()[-3000:]
+    stopped = workers.jobs.get(job.id)
+    if stopped.status != "finished":  # it may have reached its end before the next checkpoint
+        assert stopped.status == "queued", (stopped.status, stopped.reason)
+        assert "handed_back" in [e.kind for e in workers.jobs.events(job.id)]
+    workers.wait_for(
+        "the worker's driver and Chromium to end", lambda: not any(_alive(p) for p in browser), timeout=60
+    )
+
+
+def test_ctrl_c_in_a_foreground_run_keeps_what_jobs_retry_resumes_from(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    """`taskcrew run` stopped by Ctrl-C leaves its job `finished interrupted`, and every surface says
+    `taskcrew jobs retry ID` resumes it from its last checkpoint. The run cleared its checkpoint as
+    it recorded the interruption (and `retry` of a finished job cleared it again), so the retried job
+    started over: planned again and repeated the steps it had finished."""
+    db = tmp_path / "jobs.sqlite3"
+    case = next(c for c in load_cases() if c.id == "northwind-headline")
+    models = scripted_models(case)
+    env = {**os.environ, "TASKCREW_JOBS_DB": f"sqlite:///{db}"}
+    jobs = Jobs.open(f"sqlite:///{db}")  # the store made before the run opens it
+    with FakeOpenAIServer(models("solver")) as worker, FakeOpenAIServer(models("auditor")) as verifier:
+        command = [sys.executable, "-m", "taskcrew.cli", "run", case.task, "--auto-approve"]
+        command += [
+            "--model",
+            f"worker@{worker.base_url}",
+            "--verifier-model",
+            f"verifier@{verifier.base_url}",
+        ]
+        command += ["--erp-url", "http://127.0.0.1:0", "--intranet-url", ""]
+        log = tmp_path / "run.log"
+        proc = subprocess.Popen(command, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
+        try:
+
+            def saved() -> bool:
+                listed = jobs.list()
+                return bool(listed) and jobs.checkpoint(listed[0].id) is not None
+
+            _wait_for("the run's plan to be saved", saved, log, timeout=240)
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    [job] = jobs.list()
+    assert job.options.foreground
+    if (job.status, job.outcome) != ("finished", "interrupted"):
+        pytest.skip(f"the run ended before the Ctrl-C reached it: {job.status} {job.outcome}")
+    assert proc.returncode == 130, log.read_text()[-3000:]
+    assert jobs.checkpoint(job.id) is not None  # what `jobs retry` resumes from
+    jobs.retry(job.id, by="ana")
+    assert jobs.checkpoint(job.id) is not None  # resumed, not started over
+    jobs.close()
+
+
+ON_ANOTHER_HOST = (
+    "import runpy, socket, sys; socket.gethostname = lambda: 'another-host'; "
+    "sys.argv = ['taskcrew', *sys.argv[1:]]; runpy.run_module('taskcrew.cli', run_name='__main__')"
+)
+
+
+def test_a_draining_worker_keeps_its_id_from_a_worker_on_another_host(workers: Workers) -> None:
+    """A worker stopping (SIGTERM, a long grace) runs its leg on to the next checkpoint. Its id's
+    beat stopped with its watch loop, so after `--stale-after` a worker started with the same id on
+    another machine (a container replaced while the old one drains) took the id, and DBOS gave it the
+    very leg the first was still running: two runs of one job at once."""
+    job = workers.jobs.submit(HEADLINE, submitted_by="ana", options=JobOptions(auto_approve=True, **SCRIPTED))
+    first = workers.start("worker-a", 3, 1, "--stop-grace", "600", "--scripted-delay", "6")
+    workers.wait_for("the leg to run", lambda: workers.jobs.get(job.id).status == "running", timeout=240)
+    first.send_signal(signal.SIGTERM)
+    workers.wait_for("the drain to start", lambda: "stopping: no new work" in workers.log.read_text())
+    began = time.monotonic()
+    # longer than --stale-after (3 s) twice over, the leg still running to its next checkpoint
+    workers.wait_for("the drain to outlast --stale-after", lambda: time.monotonic() - began > 7)
+    if first.poll() is not None or workers.jobs.get(job.id).status != "running":
+        pytest.skip("the leg reached its checkpoint before the drain outlasted --stale-after")
+    cmd = [sys.executable, "-c", ON_ANOTHER_HOST, "worker", "--worker-id", "worker-a"]
+    cmd += ["--erp-url", workers.erp.url, "--intranet-url", "", "--stale-after", "3"]
+    second = subprocess.Popen(
+        cmd, env=workers.env, stdout=workers.log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True
+    )
+    workers.procs.append(second)
+    workers.wait_for(
+        "the second worker to start or be refused",
+        lambda: second.poll() is not None or (workers.log.read_text().count("ready") >= 2),
+        timeout=240,
+    )
+    assert first.poll() is None or second.poll() is not None, (
+        "the first worker ended first: no overlap tested"
+    )
+    assert second.poll() == 2 and "is in use by pid" in workers.log.read_text(), workers.log.read_text()[
+        -3000:
+    ]
