@@ -74,7 +74,8 @@ def run_in_foreground(
     done.set()
     run_dir = str(Path(result.run_dir).resolve())
     jobs.finish(job.id, result.outcome, result.reason, answer=result.answer, run_dir=run_dir)
-    jobs.clear_checkpoint(job.id)
+    if result.outcome != "interrupted":  # Ctrl-C: `jobs retry` resumes it from its last checkpoint
+        jobs.clear_checkpoint(job.id)
     jobs.close()
     return result
 

@@ -159,6 +159,13 @@ BACKOFF = sa.Table(  # a model's shared 429 pause (taskcrew.jobs.backoff)
 )
 
 
+def starts_over(job: Job) -> bool:
+    """Does a retry of ``job`` start its run over (the checkpoint dropped, the decisions given in it
+    void)? A finished run's does; one stopped by a signal before its end (`taskcrew run` and Ctrl-C,
+    outcome ``interrupted``) did not finish: it resumes from its last checkpoint, as a failed one."""
+    return job.status == "finished" and job.outcome != "interrupted"
+
+
 def fingerprint(obj: Any) -> str:
     raw = obj.model_dump_json() if hasattr(obj, "model_dump_json") else json.dumps(obj, sort_keys=True)
     return hashlib.sha256(raw.encode()).hexdigest()[:32]
@@ -413,12 +420,13 @@ class Jobs:
 
     def retry(self, job_id: str, *, by: str) -> Job:
         """Run a finished, failed, cancelled or orphaned job again (the same id, a new attempt). A
-        finished job starts over; the others resume from their last checkpoint."""
+        finished job starts over (``starts_over``); the others, and an interrupted run, resume from
+        their last checkpoint."""
         finished = False
 
         def change(job: Job) -> None:
             nonlocal finished
-            finished = job.status == "finished"
+            finished = starts_over(job)
             if job.status not in RETRYABLE and not is_orphaned(job):
                 raise InvalidChange(
                     f"job {job_id} is {job.status}; only finished, failed, cancelled or orphaned "
