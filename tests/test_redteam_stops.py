@@ -6,11 +6,14 @@ Waits poll for conditions."""
 from __future__ import annotations
 
 import os
+import select
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import closing, suppress
 from pathlib import Path
 
 import pytest
@@ -157,7 +160,7 @@ def test_a_draining_worker_keeps_its_id_from_a_worker_on_another_host(workers: W
     another machine (a container replaced while the old one drains) took the id, and DBOS gave it the
     very leg the first was still running: two runs of one job at once."""
     job = workers.jobs.submit(HEADLINE, submitted_by="ana", options=JobOptions(auto_approve=True, **SCRIPTED))
-    first = workers.start("worker-a", 3, 1, "--stop-grace", "600", "--scripted-delay", "6")
+    first = workers.start("worker-a", 3, 1, "--stop-grace", "600", "--scripted-delay", "45")
     workers.wait_for("the leg to run", lambda: workers.jobs.get(job.id).status == "running", timeout=240)
     first.send_signal(signal.SIGTERM)
     workers.wait_for("the drain to start", lambda: "stopping: no new work" in workers.log.read_text())
@@ -172,14 +175,81 @@ def test_a_draining_worker_keeps_its_id_from_a_worker_on_another_host(workers: W
         cmd, env=workers.env, stdout=workers.log.open("ab"), stderr=subprocess.STDOUT, start_new_session=True
     )
     workers.procs.append(second)
+
+    def holder() -> str | None:
+        with closing(sqlite3.connect(workers.url.removeprefix("sqlite:///"))) as db:
+            row = db.execute("SELECT host FROM taskcrew_workers WHERE worker_id = 'worker-a'").fetchone()
+        return None if row is None else str(row[0])
+
     workers.wait_for(
-        "the second worker to start or be refused",
-        lambda: second.poll() is not None or (workers.log.read_text().count("ready") >= 2),
+        "the second worker to take the id or be refused",
+        lambda: second.poll() is not None or holder() == "another-host",
         timeout=240,
     )
-    assert first.poll() is None or second.poll() is not None, (
-        "the first worker ended first: no overlap tested"
-    )
+    assert first.poll() is None, "the first worker ended first: no overlap tested"
     assert second.poll() == 2 and "is in use by pid" in workers.log.read_text(), workers.log.read_text()[
         -3000:
     ]
+
+
+def test_a_worker_whose_real_terminal_closes_hands_its_job_back_and_exits_0(workers: Workers) -> None:
+    """The same stop through a real terminal: the worker's pty is its controlling terminal, and closing
+    it hangs the session up (SIGHUP), after which every write to the terminal fails (EIO). The worker
+    still hands its job back and ends with 0."""
+    import pty
+
+    job = workers.jobs.submit(HEADLINE, submitted_by="ana", options=JobOptions(auto_approve=True, **SCRIPTED))
+    cmd = [
+        sys.executable,
+        "-m",
+        "taskcrew.cli",
+        "worker",
+        "--worker-id",
+        "worker-a",
+        "--erp-url",
+        workers.erp.url,
+    ]
+    cmd += ["--intranet-url", "", "--stale-after", "3", "--erp-sessions", "3", "--concurrency", "1"]
+    pid, leader = pty.fork()
+    if pid == 0:  # the child: its own session, the pty its controlling terminal
+        os.execve(sys.executable, cmd, workers.env)
+    status: int | None = None
+    try:
+        seen = bytearray()
+
+        def drained_then(check: Callable[[], bool]) -> Callable[[], bool]:
+            def poll() -> bool:
+                with suppress(OSError):
+                    while select.select([leader], [], [], 0)[0]:
+                        seen.extend(os.read(leader, 65536))
+                return check()
+
+            return poll
+
+        ended = workers.job_in(job, "finished", "failed")
+        workers.wait_for(
+            "the plan to be saved",
+            drained_then(lambda: workers.jobs.checkpoint(job.id) is not None or ended()),
+        )
+        os.close(leader)  # the terminal window is closed
+        leader = -1
+
+        def exited() -> bool:
+            nonlocal status
+            done, code = os.waitpid(pid, os.WNOHANG)
+            status = code if done else None
+            return done != 0
+
+        workers.wait_for("the worker to exit", exited, timeout=120)
+    finally:
+        if status is None:
+            with suppress(ProcessLookupError, ChildProcessError):
+                os.killpg(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+        if leader >= 0:
+            os.close(leader)
+    assert status is not None and os.waitstatus_to_exitcode(status) == 0, (status, bytes(seen)[-2000:])
+    stopped = workers.jobs.get(job.id)
+    if stopped.status != "finished":
+        assert stopped.status == "queued", (stopped.status, stopped.reason)
+        assert "handed_back" in [e.kind for e in workers.jobs.events(job.id)]
