@@ -23,6 +23,7 @@ import os
 import socket
 import threading
 import time
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -129,7 +130,7 @@ def serve(
                 watch(jobs, settings, runner)
                 reclaim_dequeued(jobs, holder)
                 holder.beat()
-            _drain(runner, settings, stop_now)
+            _drain(runner, settings, stop_now, holder)
         finally:
             abandoned = runner.running_here()
             if abandoned:  # legs still running: hand them back and end the process now
@@ -144,17 +145,22 @@ def serve(
             jobs.close()
 
 
-def _drain(runner: LegRunner, settings: WorkerSettings, stop_now: threading.Event) -> None:
-    """Wait (at most the grace) for the running legs to reach a checkpoint and hand themselves back."""
+def _drain(runner: LegRunner, settings: WorkerSettings, stop_now: threading.Event, holder: IdHolder) -> None:
+    """Wait (at most the grace) for the running legs to reach a checkpoint and hand themselves back.
+    The id keeps its beat meanwhile: a drain longer than ``stale_after_s`` must not free it for a
+    worker on another machine, which DBOS would give the very legs still running here."""
     log.warning(
         "worker %s stopping: no new work; running legs end at their next checkpoint (at most %g s; "
         "a second Ctrl-C stops at once)",
         settings.worker_id,
         settings.stop_grace_s,
     )
-    ends = time.monotonic() + settings.stop_grace_s
+    ends, beat_at = time.monotonic() + settings.stop_grace_s, 0.0
     while runner.running_here() and time.monotonic() < ends and not stop_now.wait(0.2):
-        pass
+        if time.monotonic() - beat_at >= settings.poll_s:
+            beat_at = time.monotonic()
+            with suppress(Exception):  # a database hiccup: the next beat tries again
+                holder.beat()
 
 
 def watch(jobs: Jobs, settings: WorkerSettings, runner: LegRunner | None = None) -> None:
