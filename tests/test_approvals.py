@@ -1016,6 +1016,19 @@ def test_a_cancel_takes_back_the_approvals_and_answers_a_retry_would_resume_with
     jobs.mark(failed_id, "running", only_if=("queued",), worker="w1")
     assert JobHuman(jobs, failed_id).approve(_request(amount="120.00", invoice_number="INV-7")).approved
 
+    # a run stopped by Ctrl-C (`taskcrew run`: finished, interrupted) resumes from its checkpoint on a
+    # retry, but what was approved in it is asked again: the stop took it back, as a cancel does
+    stopped_id, stopped_approval = _parked(jobs, "ana", _request(amount="130.00", invoice_number="INV-8"))
+    assert authority.decide(stopped_approval, "approve", bob).status == "decided"
+    jobs.mark(stopped_id, "running", only_if=("queued",), worker="w1")
+    jobs.save_checkpoint(stopped_id, {"plan": ["enter INV-8"]})
+    jobs.finish(stopped_id, "interrupted", "stopped with Ctrl-C")
+    authority.act_on_job(stopped_id, "retry", ana)
+    assert jobs.checkpoint(stopped_id) is not None and stopped_approval in authority.void_decisions(stopped_id)
+    jobs.mark(stopped_id, "running", only_if=("queued",), worker="w1")
+    with pytest.raises(Parked):
+        JobHuman(jobs, stopped_id).approve(_request(amount="130.00", invoice_number="INV-8"))
+
 
 def test_a_retry_by_someone_else_borrows_no_auto_approve(
     env: dict[str, Any], tmp_path: Path, monkeypatch: Any

@@ -33,12 +33,15 @@ from taskcrew.approvals.key import request_key
 from taskcrew.approvals.rules import Assessment, RiskRules, approved_when, assess, bulk_key, load_rules
 from taskcrew.approvals.signing import KEY_FILE, KeyRing, approvals_dir
 from taskcrew.jobs.models import Approval, Cosign, Job, utcnow
-from taskcrew.jobs.store import InvalidChange, Jobs, UnknownApproval, UnknownJob, starts_over
+from taskcrew.jobs.store import InvalidChange, Jobs, UnknownApproval, UnknownJob
 from taskcrew.tools.human import ApprovalDecision, ApprovalRequest
 
 Action = Literal["approve", "reject", "answer"]
 ACTIONS: tuple[Action, ...] = ("approve", "reject", "answer")
-# a retry of a job in these states voids what was decided before it (``Authority.act_on_job``)
+# a retry of a job in these states voids what was decided before it (``Authority.act_on_job``): an
+# interrupted run (finished by Ctrl-C) resumes from its checkpoint (``store.starts_over``), but a stop
+# is how the person at the terminal takes back what she approved, so it asks again, as after a cancel
+VOIDED_BY_RETRY = ("finished", "cancelled")
 GENERIC_SOURCES = ("the page's form as filled",)  # what the worker records when it knows no better
 
 
@@ -465,8 +468,7 @@ class Authority:
             if action == "cancel":
                 job, details = self.jobs.cancel(job_id, by=who.name), {}
             else:
-                before = self.jobs.get(job_id)
-                taken_back = before.status == "cancelled" or starts_over(before)
+                taken_back = self.jobs.get(job_id).status in VOIDED_BY_RETRY
                 decided = [a.id for a in self.jobs.approvals(job_id=job_id) if a.status != "pending"]
                 job, details = self.jobs.retry(job_id, by=who.name), {"void": decided if taken_back else []}
         except (InvalidChange, UnknownJob) as exc:

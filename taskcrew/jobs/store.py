@@ -160,9 +160,10 @@ BACKOFF = sa.Table(  # a model's shared 429 pause (taskcrew.jobs.backoff)
 
 
 def starts_over(job: Job) -> bool:
-    """Does a retry of ``job`` start its run over (the checkpoint dropped, the decisions given in it
-    void)? A finished run's does; one stopped by a signal before its end (`taskcrew run` and Ctrl-C,
-    outcome ``interrupted``) did not finish: it resumes from its last checkpoint, as a failed one."""
+    """Does a retry of ``job`` start its run over (its checkpoint dropped)? A finished run's does;
+    one stopped by a signal before its end (`taskcrew run` and Ctrl-C, outcome ``interrupted``) did
+    not finish: it resumes from its last checkpoint, as a failed one. The decisions given in it are
+    void all the same (``authority.VOIDED_BY_RETRY``): the person stopped it."""
     return job.status == "finished" and job.outcome != "interrupted"
 
 
