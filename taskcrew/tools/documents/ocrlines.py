@@ -184,6 +184,22 @@ _SUBTOTAL = re.compile(r"\b(sub-?total|zwischensumme|net amount|netto(betrag)?)\
 _TAX = re.compile(r"\b(vat|tax|mwst|ust|gst)\b", re.I)
 _TOTAL = re.compile(r"^(?!.*\bsub-?total).*\b(total|amount due|gesamtbetrag)\b", re.I)
 _TOTAL_LABELS = (("sub", _SUBTOTAL), ("tax", _TAX), ("total", _TOTAL))  # the first that matches a line
+# a total whose label names the tax it includes or leaves out is a total or a subtotal, not a tax line:
+# 'Gesamtbetrag inkl. MwSt', 'Total incl. VAT', 'Total excl. tax', 'Summe netto zzgl. USt'
+_TAX_QUALIFIED = re.compile(
+    r"\b(?:(?P<incl>incl|inkl|including|inclusive|included|einschl|einschließlich)|"
+    r"(?P<excl>excl|exkl|excluding|exclusive|zzgl|ohne|without|before|net\s+of|vor))\b\.?\s*"
+    r"(?:of\s+|the\s+|all\s+|\d+(?:[.,]\d+)?\s*%\s*)?(?:vat|tax(?:es)?|mwst|ust|gst)\b",
+    re.I,
+)
+
+
+def _total_kind(text: str) -> str | None:
+    """Which of subtotal ('sub'), tax line ('tax') or total ('total') a line's label names, if any."""
+    qualified = _TAX_QUALIFIED.search(text)
+    if qualified is not None and not _SUBTOTAL.search(text) and _TOTAL.search(text[: qualified.start()]):
+        return "total" if qualified.group("incl") else "sub"
+    return next((k for k, label in _TOTAL_LABELS if label.search(text)), None)
 
 
 def _totals_check(lines: list[tuple[str, list[OcrValue]]]) -> dict[int, tuple[int, str]]:
@@ -193,7 +209,7 @@ def _totals_check(lines: list[tuple[str, list[OcrValue]]]) -> dict[int, tuple[in
 
     found: dict[str, list[tuple[int, int, Decimal]]] = {"sub": [], "tax": [], "total": []}
     for index, (text, values) in enumerate(lines):
-        kind = next((k for k, label in _TOTAL_LABELS if label.search(text)), None)
+        kind = _total_kind(text)
         if kind is None:
             continue
         for position in range(len(values) - 1, -1, -1):
