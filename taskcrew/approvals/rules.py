@@ -240,6 +240,9 @@ def parse_amount(text: str) -> Decimal | None:
             cleaned = whole + frac
         else:
             cleaned = whole.replace(".", "").replace(",", "") + "." + frac
+    elif last_comma == -1 and re.fullmatch(r"-?[1-9]\d{0,2}\.\d{3}", cleaned):
+        # '12.500' as '1,234' above: grouped thousands, the larger reading (never under a threshold)
+        cleaned = cleaned.replace(".", "")
     else:
         cleaned = cleaned.replace(",", "")
     try:
