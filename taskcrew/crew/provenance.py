@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from taskcrew.crew.models import StepReport
+from taskcrew.tools.documents.provenance import shows_value
 
 SKIP = ("{{secret:", "(left out of the approval")  # a field a rule leaves out of the key
 
@@ -20,9 +21,8 @@ def _norm(text: str) -> str:
 
 
 def _line_of(value: str, text: str) -> int | None:
-    want = _norm(value)
     for number, line in enumerate(text.splitlines(), 1):
-        if want and want in _norm(line):
+        if _norm(value) and shows_value(line, value):
             return number
     return None
 
@@ -51,7 +51,8 @@ def value_origin(
         want = _norm(shown)
         for number, _role, report in reversed(reports):
             for citation in report.sources:
-                if want and want in _norm(citation.quote):
+                # the whole value, not the tail or head of a longer number ('234.56' of '1,234.56')
+                if want and shows_value(citation.quote, shown):
                     text = read(citation.source)
                     line = _line_of(shown, text) if text else None
                     where = f"{citation.source}" + (f", line {line}" if line else "")

@@ -19,6 +19,7 @@ import contextlib
 import re
 import threading
 from datetime import date
+from decimal import Decimal
 from typing import Protocol
 
 from taskcrew.tools.documents.models import OCR_MARK, FileContent, OcrReading, PageText
@@ -28,7 +29,10 @@ OCR_NOTE = "read by OCR — check it against the document"
 _BLOCK = re.compile(re.escape(OCR_MARK) + r"[^\]]*\]\n(.*?)\n\[end of OCR text\]", re.S)
 _TOKEN = re.compile(r"[^\s]+")
 AMBIGUOUS_DATE = "day/month order ambiguous"
-_NUMERIC_DATE = re.compile(r"(\d{1,2})/(\d{1,2})/(\d{4})")
+AMBIGUOUS_AMOUNT = "',' or '.' may group thousands or mark decimals"
+_NUMERIC_DATE = re.compile(r"(\d{1,2})[/-](\d{1,2})[/-](\d{4})")  # as ap's: 03/04/2026, 03-04-2026
+# '2.500', '1,500', '(1,500)', '€2.500': one separator before three digits, nothing after them
+_AMBIGUOUS_AMOUNT = re.compile(r"(?<![\d.,'])([1-9]\d{0,2})([.,])(\d{3})(?![\d.,'])")
 MIN_DIGITS = 3  # '30' or '1' is too common to say where it came from
 
 
@@ -76,6 +80,20 @@ class OcrProvenance:
                             known.check == AMBIGUOUS_DATE and guess.confidence < known.confidence
                         ):
                             self._readings[form] = guess
+                    # 2.500 / 1,500: 2500 or 2.5; whichever the agent enters (or the text as read), uncertain
+                    amounts = _ambiguous_amounts(value.text)
+                    if amounts:
+                        guess = reading.model_copy(
+                            update={"uncertain": True, "check": AMBIGUOUS_AMOUNT, "check_status": "ambiguous"}
+                        )
+                        for form in amounts | _forms_in(value.text) | _value_forms(value.text):
+                            known = self._readings.get(form)
+                            if (
+                                known is None
+                                or not known.uncertain
+                                or (known.check_status == "ambiguous" and guess.confidence < known.confidence)
+                            ):
+                                self._readings[form] = guess
 
     def flag(self, field: HasValue) -> str | None:
         """The approval's note for a field whose value was read by OCR (with that value's confidence)."""
@@ -157,10 +175,38 @@ def _plain(text: str) -> str:
 
 
 def _contains(text: str, part: str, *, signed: bool) -> bool:
-    """Whether ``part`` is in ``text``; for an amount, not as the digits of the negative one."""
-    if not signed or part.startswith("-"):
-        return part in text
-    return any(not text[: m.start()].endswith("-") for m in re.finditer(re.escape(part), text))
+    """Whether ``part`` is in ``text`` as a whole number: not as the tail or head of a longer one
+    (``234.56`` is not shown by ``1,234.56``, ``IN-7731`` not by ``IN-77310``, ``1234`` not by
+    ``1234.56``); for an amount, not as the digits of the negative one."""
+    pattern = re.escape(part)
+    if part[:1].isdigit():
+        pattern = r"(?<!\d)(?<!\d[.,/])" + pattern
+    if part[-1:].isdigit():
+        pattern += r"(?!\d)(?![.,/]\d)"
+    if signed and not part.startswith("-"):
+        pattern = "(?<!-)" + pattern
+    return re.search(pattern, text) is not None
+
+
+def _ambiguous_amounts(text: str) -> set[str]:
+    """Both readings of an amount whose one separator may group thousands or mark decimals
+    (``2.500``: 2500 or 2.5; ``1,500``: 1500 or 1.5), as forms; empty for any other value."""
+    from taskcrew.tools import ap
+
+    match = _AMBIGUOUS_AMOUNT.search(text)
+    if match is None or sum(ch.isdigit() for ch in text) != len(match.group(1)) + 3:
+        return set()
+    try:
+        ap.parse_amount(text)
+        return set()  # read one way only (or no amount at all)
+    except ap.APInputError as exc:
+        if not str(exc).startswith("ambiguous amount"):
+            return set()
+    whole, _, frac = match.groups()
+    bare = text.strip()
+    sign = -1 if bare.startswith("-") or bare.endswith("-") or ("(" in bare and ")" in bare) else 1
+    readings = (Decimal(whole + frac), Decimal(f"{whole}.{frac}"))
+    return {"amount:" + str((sign * number).normalize()) for number in readings}
 
 
 def _ambiguous_dates(text: str) -> set[str]:
