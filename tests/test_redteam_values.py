@@ -245,3 +245,30 @@ def test_a_dot_grouped_amount_is_not_read_as_decimals_by_the_risk_rules(amount: 
     flags = assess([("amount", amount), ("currency", "EUR")], "http://erp/bills/new", rules)
     assert flags.needs_second_approver, f"{amount!r} EUR was read as a few euros: {flags}"
     assert [f.rule for f in flags.flags] == ["amount_above_threshold"]
+
+
+# ------------------------------------ 6. a cited file that does not show the value is not its origin
+
+
+@pytest.mark.parametrize(
+    ("value", "quote"),
+    [
+        ("9,234.56", "Total due 9,234.56 EUR"),  # a quote the model made up: the file says 1,234.56
+        ("IN-77810", "Initech GmbH - Invoice IN-77810"),  # an O/0-style slip in the quote and the value
+    ],
+)
+def test_a_value_the_cited_file_does_not_show_is_not_traced_to_that_file(
+    text_invoice: tuple[SandboxFiles, str], value: str, quote: str
+) -> None:
+    files, path = text_invoice
+    report = StepReport(
+        status="done",
+        summary="Read the Initech invoice.",
+        data={"value": value},
+        sources=[Citation(source=path, quote=quote)],
+    )
+    origin = value_origin(value, [(1, "file_reader", report)], lambda s: files.read(s).full_text())
+    # before: "invoices/inv.pdf (cited in step 1)", as if the invoice printed it
+    assert not origin.startswith(path), origin
+    assert origin.startswith("step 1 (file_reader) reported it as 'value'")
+    assert f"{path} does not show it" in origin

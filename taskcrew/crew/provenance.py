@@ -47,6 +47,7 @@ def value_origin(
     """``reports``: (step number, role, report), oldest first. Looks in the cited sources, then the
     reported data, then the steps' own words; says "not found" only when it is in none of them.
     ``label``: a chosen option's text (the value is then "sent (label)")."""
+    unshown: list[str] = []  # files cited for the value whose text, read by code, does not show it
     for shown in _candidates(value, label):
         want = _norm(shown)
         for number, _role, report in reversed(reports):
@@ -55,24 +56,39 @@ def value_origin(
                 if want and shows_value(citation.quote, shown):
                     text = read(citation.source)
                     line = _line_of(shown, text) if text else None
+                    if text and line is None:  # the quote is the model's: the file says otherwise
+                        unshown.append(citation.source)
+                        continue
                     where = f"{citation.source}" + (f", line {line}" if line else "")
                     return where + f" (cited in step {number})" + _as(shown, value)
         for number, role, report in reversed(reports):
             for key, reported in report.data.items():
                 if want and want == _norm(reported):
-                    return f"step {number} ({role}) reported it as {key!r}" + _as(shown, value)
+                    return (
+                        f"step {number} ({role}) reported it as {key!r}"
+                        + _as(shown, value)
+                        + _unshown(unshown)
+                    )
     for shown in _candidates(value, label)[1:] or _candidates(value):
         want = _norm(shown)
         if len(want) < 3:
             continue  # a short value ("1", "USD") in a summary proves nothing
         for number, role, report in reversed(reports):
             if want in _norm(report.summary):
-                return f"step {number} ({role}) named it in its summary (not as a cited value)" + _as(
-                    shown, value
+                return (
+                    f"step {number} ({role}) named it in its summary (not as a cited value)"
+                    + _as(shown, value)
+                    + _unshown(unshown)
                 )
         if want in _norm(request):
-            return "your request names it" + _as(shown, value)
-    return "not found in any source or step result of this run"
+            return "your request names it" + _as(shown, value) + _unshown(unshown)
+    return "not found in any source or step result of this run" + _unshown(unshown)
+
+
+def _unshown(sources: list[str]) -> str:
+    """What the approver must know when a step cited files for the value that do not show it."""
+    cited = list(dict.fromkeys(sources))
+    return "".join(f" — it cited {source}, but {source} does not show it" for source in cited)
 
 
 def _as(shown: str, value: str) -> str:
