@@ -1024,7 +1024,8 @@ def test_a_cancel_takes_back_the_approvals_and_answers_a_retry_would_resume_with
     jobs.save_checkpoint(stopped_id, {"plan": ["enter INV-8"]})
     jobs.finish(stopped_id, "interrupted", "stopped with Ctrl-C")
     authority.act_on_job(stopped_id, "retry", ana)
-    assert jobs.checkpoint(stopped_id) is not None and stopped_approval in authority.void_decisions(stopped_id)
+    assert jobs.checkpoint(stopped_id) is not None
+    assert stopped_approval in authority.void_decisions(stopped_id)
     jobs.mark(stopped_id, "running", only_if=("queued",), worker="w1")
     with pytest.raises(Parked):
         JobHuman(jobs, stopped_id).approve(_request(amount="130.00", invoice_number="INV-8"))

@@ -6,6 +6,7 @@ Thin: each command parses options and calls the job store (``taskcrew.jobs.store
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import threading
@@ -243,18 +244,23 @@ def worker(
     # SIGHUP: the terminal the worker runs in was closed; it stops as on Ctrl-C, not dies mid-stage
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, on_signal)
-    typer.echo(f"worker {settings.worker_id}: Ctrl-C stops it (running jobs are handed back)", err=True)
+
+    def say(text: str) -> None:  # its terminal may be gone (SIGHUP): the worker goes on regardless
+        with contextlib.suppress(OSError):
+            typer.echo(text, err=True)
+
+    say(f"worker {settings.worker_id}: Ctrl-C stops it (running jobs are handed back)")
     try:
         serve(
             settings,
             WorkplaceSettings(**values),
             stop,
-            on_ready=lambda: typer.echo("ready", err=True),
+            on_ready=lambda: say("ready"),
             stop_now=stop_now,
         )
     except (LimitConflict, WorkplaceError, WorkerIdInUse) as exc:
         raise _fail(str(exc)) from exc
-    typer.echo(f"worker {settings.worker_id} stopped", err=True)
+    say(f"worker {settings.worker_id} stopped")
     exit_now(0)  # crewAI's and DBOS's pool threads would keep the process alive
 
 
