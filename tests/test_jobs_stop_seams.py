@@ -76,31 +76,6 @@ def _alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def test_a_terminal_closed_under_a_worker_hands_its_job_back_and_leaves_no_browser(
-    workers: Workers,
-) -> None:
-    """Closing the terminal a worker runs in sends SIGHUP to its process group. The worker died of
-    it at once (Python's default action), so the job it ran stayed `running` on a worker that was
-    gone, its stage to be re-run after another worker noticed the silence; it must stop as on
-    Ctrl-C: hand the job back at its next checkpoint, exit 0, and leave no browser behind."""
-    job = workers.jobs.submit(HEADLINE, submitted_by="ana", options=JobOptions(auto_approve=True, **SCRIPTED))
-    first = workers.start("worker-a")
-    ended = workers.job_in(job, "finished", "failed")
-    workers.wait_for("the plan to be saved", lambda: workers.jobs.checkpoint(job.id) is not None or ended())
-    browser = workers.wait_for("the worker's browser", lambda: _descendants(first.pid))
-    assert isinstance(browser, set)
-    os.killpg(first.pid, signal.SIGHUP)  # the terminal is gone: its process group hears SIGHUP
-    workers.wait_for("the worker to exit", lambda: first.poll() is not None, timeout=120)
-    assert first.returncode == 0, workers.log.read_text()[-3000:]
-    stopped = workers.jobs.get(job.id)
-    if stopped.status != "finished":  # it may have reached its end before the next checkpoint
-        assert stopped.status == "queued", (stopped.status, stopped.reason)
-        assert "handed_back" in [e.kind for e in workers.jobs.events(job.id)]
-    workers.wait_for(
-        "the worker's driver and Chromium to end", lambda: not any(_alive(p) for p in browser), timeout=60
-    )
-
-
 def test_ctrl_c_in_a_foreground_run_keeps_what_jobs_retry_resumes_from(
     tmp_path: Path, isolated_home: Path
 ) -> None:
@@ -193,9 +168,12 @@ def test_a_draining_worker_keeps_its_id_from_a_worker_on_another_host(workers: W
 
 
 def test_a_worker_whose_real_terminal_closes_hands_its_job_back_and_exits_0(workers: Workers) -> None:
-    """The same stop through a real terminal: the worker's pty is its controlling terminal, and closing
-    it hangs the session up (SIGHUP), after which every write to the terminal fails (EIO). The worker
-    still hands its job back and ends with 0."""
+    """Closing the terminal a worker runs in (its controlling pty) hangs the session up: SIGHUP, after
+    which every write to the terminal fails (EIO). The worker died of SIGHUP at once (Python's default
+    action), so its job stayed `running` on a worker that was gone, its stage to be re-run after
+    another worker noticed the silence; then its last words to the closed terminal made a clean stop
+    exit 1. It must stop as on Ctrl-C: hand the job back at its next checkpoint, exit 0, and leave no
+    browser behind."""
     import pty
 
     job = workers.jobs.submit(HEADLINE, submitted_by="ana", options=JobOptions(auto_approve=True, **SCRIPTED))
@@ -231,6 +209,8 @@ def test_a_worker_whose_real_terminal_closes_hands_its_job_back_and_exits_0(work
             "the plan to be saved",
             drained_then(lambda: workers.jobs.checkpoint(job.id) is not None or ended()),
         )
+        browser = workers.wait_for("the worker's browser", lambda: _descendants(pid))
+        assert isinstance(browser, set)
         os.close(leader)  # the terminal window is closed
         leader = -1
 
@@ -253,3 +233,6 @@ def test_a_worker_whose_real_terminal_closes_hands_its_job_back_and_exits_0(work
     if stopped.status != "finished":
         assert stopped.status == "queued", (stopped.status, stopped.reason)
         assert "handed_back" in [e.kind for e in workers.jobs.events(job.id)]
+    workers.wait_for(
+        "the worker's driver and Chromium to end", lambda: not any(_alive(p) for p in browser), timeout=60
+    )
