@@ -19,6 +19,7 @@ from __future__ import annotations
 import posixpath
 import re
 import socket
+from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Literal
@@ -247,6 +248,8 @@ class Policy:
         # approval key -> who approved it and the record amount they were shown (a bill raised since
         # is asked again: approvals.rules.lookup_change)
         self._approved: dict[str, tuple[str, dict[str, str]]] = {}
+        # approval key -> how many approved copies are on their way, their answer not back (``leaving``)
+        self._leaving: Counter[str] = Counter()
         self.page_fetch: Callable[[str], str | None] | None = None  # set by the network guard
         self.send_check: Callable[[str, str, list[tuple[str, str]]], str | None] | None = None
         """A durable run's authority check before anything data-changing leaves (approvals.worker)."""
@@ -449,7 +452,7 @@ class Policy:
             return self.refuse_halted(method, sub.url, kind)
         request = self._approval_request(method, sub)
         by, shown = self._approved.get(request.key, ("", {}))
-        if by and lookup_change(shown, request.looked_up) is None:
+        if by and not self._leaving[request.key] and lookup_change(shown, request.looked_up) is None:
             return decide("allowed", f"an identical payload was approved before (by {by})", by=by)
         reply, request = self._ask(sub, request)
         sub = sub.model_copy(update={"fields": [self._flagged(f) for f in sub.fields]})  # notes on record
@@ -460,16 +463,29 @@ class Policy:
         reason = f"rejected by {who}" if reply.outcome == "reject" else f"{who} answered instead"
         return decide("rejected", reason, answer=reply.text, by=who)
 
+    def leaving(self, method: str, url: str, fields: list[tuple[str, str]]) -> None:
+        """An approved data-changing request is on its way (the network gate, before anything that
+        may wait): until its answer comes back (``sent``), an identical one does not ride the same
+        approval but is asked again: a page script's copy sent beside the approved form would
+        otherwise leave before the first copy's answer spent the approval."""
+        self._leaving[self._key(method, url, fields)] += 1
+
     def sent(self, method: str, url: str, fields: list[tuple[str, str]], seen: str) -> None:
         """An approved data-changing request left and the system answered (``seen``, as
-        ``submissions.classify`` read it). One the system saved spends its approval here: an
-        identical request after it is asked again, so a page script's second copy of an approved
-        payment (or the agent saving the same bill twice) does not ride one approval. Any other
-        answer leaves it: the agent's retry after a refusal, a login page or an outage (HTTP 503 is
-        "unknown": a durable job reads the system back before sending again) sends what the
-        person approved once."""
+        ``submissions.classify`` read it; "not_sent" for one held back after ``leaving``). One the
+        system saved spends its approval here: an identical request after it is asked again, so a
+        page script's second copy of an approved payment (or the agent saving the same bill twice)
+        does not ride one approval. Any other answer leaves it: the agent's retry after a refusal,
+        a login page or an outage (HTTP 503 is "unknown": a durable job reads the system back
+        before sending again) sends what the person approved once."""
+        key = self._key(method, url, fields)
+        if self._leaving[key] > 0:
+            self._leaving[key] -= 1
         if seen == "saved":
-            self._approved.pop(request_key(method, url, fields, excluded=self.rules.excluded_for(url)), None)
+            self._approved.pop(key, None)
+
+    def _key(self, method: str, url: str, fields: list[tuple[str, str]]) -> str:
+        return request_key(method, url, fields, excluded=self.rules.excluded_for(url))
 
     def _ask(self, sub: Submission, request: ApprovalRequest) -> tuple[ApprovalDecision, ApprovalRequest]:
         """The person's decision, for the record as it is when the request leaves. A request that

@@ -239,11 +239,14 @@ class NetworkGuard:
                 route.abort("blockedbyclient")
                 return
         fields = [(self.vault.redact(n), self.vault.redact(v)) for n, v in _raw_fields(request)]
+        if approved:  # on its way until its answer (``_submitted``): a copy meanwhile is asked again
+            self.policy.leaving(method, shown, fields)
         check = self.policy.send_check  # a durable run asks the approvals authority: exactly this?
         if check is not None and approved:
             refusal = check(method, shown, fields)
             if refusal is not None:
                 self.state.notes.append(refusal)
+                self.policy.sent(method, shown, fields, "not_sent")
                 route.abort("blockedbyclient")
                 return
         if approved and self._context is not None:  # the run's before-snapshot (crew/changes.py)
