@@ -5,14 +5,16 @@ submission as it comes back, and hands a ``SubmissionResult`` to the act result 
 as data and in words) and to the run's ``SubmissionLog`` (the facts the run's outcome and report are
 built from, ``crew/outcome.py``):
 
-- ``saved``: the system accepted it (a 2xx/3xx answer that is not a login page or a form shown again);
+- ``saved``: the system accepted it (a 2xx/3xx answer that is not a login page or a form shown again,
+  and whose page, if 2xx, flags no error or warning);
 - ``refused``: the system answered that it did not take it (HTTP 4xx, or the form shown again with
   an error flagged on the page), with the reason it showed;
 - ``bounced``: it was sent to a login page (the session had expired): HTTP 401/419, a redirect to a
   login path, or an answer whose form is a login (posts to a login path, or a username/e-mail field
   beside the password): NOT saved;
 - ``unknown``: no answer, a timeout, a server error (5xx), the form shown again with no error
-  flagged (a "Save & New" page or a confirmation), or an answer that asks for a password in a form
+  flagged (a "Save & New" page or a confirmation), another page that flags an error or a warning (a
+  confirmation step at another address, an error page), or an answer that asks for a password in a form
   that is not plainly a login (a re-sign-in under other field names, a release step): it may or
   may not be in the system;
 - ``not_sent``: it never reached the system (the connection was refused, or the intent log held back
@@ -124,6 +126,8 @@ def classify(
             return "refused", page_reason(body)
         # no error flagged: a fresh form after a save ("Save & New") or a confirmation step
         return "unknown", "the system showed the form again, with no error on it"
+    if body and _error_flags(body):  # another page, an error or a warning on it (a step to confirm)
+        return "unknown", "the answer flags an error or a warning: " + page_reason(body)
     if _password_forms(body):  # not a login by its form, yet maybe one (or a step to confirm)
         return (
             "unknown",
@@ -132,14 +136,14 @@ def classify(
     return "saved", ""
 
 
-_FLAGGED = re.compile(
-    r"<(\w+)\b[^>]*(?:class=[\"'][^\"']*\b(?:error|errors|alert|invalid|danger|warning)\b[^\"']*[\"']|"
-    r"role=[\"']alert[\"'])[^>]*>(.*?)</\1>",
+_FLAGGED = re.compile(  # attribute values quoted or not (class=error role=alert is valid HTML)
+    r"<(\w+)\b[^>]*(?:class=(?:[\"'][^\"']*\b|)(?:error|errors|alert|invalid|danger|warning)\b|"
+    r"role=[\"']?alert\b)[^>]*>(.*?)</\1>",
     re.IGNORECASE | re.DOTALL,
 )
 
 
-_SUCCESS = re.compile(r"class=[\"'][^\"']*\b(?:success|ok|info|notice)\b", re.IGNORECASE)
+_SUCCESS = re.compile(r"class=(?:[\"'][^\"']*\b|)(?:success|ok|info|notice)\b", re.IGNORECASE)
 
 
 def _error_flags(body: str) -> list[str]:
@@ -205,7 +209,8 @@ def _same_place(target: str, url: str) -> bool:
 
 
 _FORM = re.compile(r"<form\b([^>]*)>(.*?)(?:</form>|(?=<form\b)|$)", re.IGNORECASE | re.DOTALL)
-_ACTION = re.compile(r"\baction=[\"']([^\"']*)[\"']", re.IGNORECASE)
+_ACTION = re.compile(r"\baction=(?:\"([^\"]*)\"|'([^']*)'|([^\s\"'>]+))", re.IGNORECASE)
+_POST = re.compile(r"\bmethod=[\"']?post\b", re.IGNORECASE)
 _INPUT = re.compile(r"<input\b[^>]*>", re.IGNORECASE)
 _USER_FIELD = re.compile(
     r"\b(?:type=[\"']email[\"']|(?:name|id|autocomplete)=[\"'][^\"']*(?:user|e-?mail|login)[^\"']*[\"'])",
@@ -229,8 +234,8 @@ def _looks_like_login(body: str, url: str, login_paths: list[str] | tuple[str, .
     has a username/e-mail field beside the password. Any other password box (a confirmation, a
     release, a sign-in with fields of other names) leaves the answer ``unknown`` (``classify``)."""
     for attrs, inputs in _password_forms(body):
-        action = _ACTION.search(attrs)
-        if action and _is_login(urljoin(url, action.group(1)), login_paths):
+        action = _action(attrs)
+        if action and _is_login(urljoin(url, action), login_paths):
             return True
         others = [i for i in inputs if not any(m in i.lower() for m in (*LOGIN_MARKERS, "hidden"))]
         if any(_USER_FIELD.search(i) for i in others):
@@ -239,9 +244,21 @@ def _looks_like_login(body: str, url: str, login_paths: list[str] | tuple[str, .
 
 
 def _form_again(body: str, url: str) -> bool:
-    """The answer holds a form that posts to the same address again (validation, a confirmation)."""
+    """The answer holds a form that posts to the same address again (validation, a confirmation):
+    its action names it (quoted or not), or a POST form has no action (it posts to the page's own
+    address, the one the submission went to)."""
     path = _path(url)
-    for action in re.findall(r"<form\b[^>]*\baction=[\"']([^\"']*)[\"']", body, re.IGNORECASE):
-        if _path(urljoin(url, action)) == path:
+    for attrs, _ in _FORM.findall(body):
+        target = _action(attrs)
+        if target is None:
+            if _POST.search(attrs):
+                return True
+        elif _path(urljoin(url, target)) == path:
             return True
     return False
+
+
+def _action(attrs: str) -> str | None:
+    """A form's action attribute, quoted or not; None when it has none."""
+    m = _ACTION.search(attrs)
+    return None if m is None else next(g for g in m.groups() if g is not None)

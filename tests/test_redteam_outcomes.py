@@ -1,0 +1,106 @@
+"""Red-team: a run's account of what it did must be true, also when a system or a model is sloppy.
+
+- A save refused by a system whose form posts to itself without an ``action`` attribute (or with an
+  unquoted one), answered HTTP 200 with the error flagged, was "saved — the system accepted it".
+- A 200 answer flagging an error or a warning on a page that is not the same form (a confirmation
+  step at another address, an error page) was "saved".
+
+Real Chromium through the network gate and a small site over HTTP; no model at all.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from intents_kill_child import index
+
+from taskcrew.tools.browser import BrowserRuntime, BrowserSession, Click
+from taskcrew.tools.human import AutoApproveHuman
+from taskcrew.tools.policy import Policy, PolicyConfig
+from taskcrew.tools.vault import Vault
+
+FORM = (
+    "<!doctype html><title>New bill</title><form method='post' action='/bills/new'>"
+    "<input name='invoice_number' value='GX-9001'><input name='amount' value='75.00'>"
+    "<button type='submit'>Save bill</button></form>"
+)
+# what the site answers a save with (HTTP 200), by the path it was sent to
+ANSWERS = {
+    # the form again, posting to its own address by having no action (Django, Flask-WTF…)
+    "no-action": (
+        "<!doctype html><title>New bill</title><form method='post'>"
+        "<div class='errorlist' role='alert'>Amount must be greater than zero</div>"
+        "<input name='amount' value='75.00'><button>Save bill</button></form>"
+    ),
+    # the form again, its action unquoted (valid HTML)
+    "unquoted": (
+        "<!doctype html><title>New bill</title><form method=post action=/unquoted>"
+        "<div class=error role=alert>Invoice number is already used</div>"
+        "<input name=amount value=75.00><button>Save bill</button></form>"
+    ),
+    # a confirmation step at another address, a warning flagged: not saved yet
+    "confirm": (
+        "<!doctype html><title>Please confirm</title><form method='post' action='/bills/confirm'>"
+        "<div class='warning' role='alert'>Possible duplicate of BILL-0007 — please confirm.</div>"
+        "<input type='checkbox' name='confirm' value='yes'><button>Confirm</button></form>"
+    ),
+    # an error page, no form at all
+    "error-page": (
+        "<!doctype html><title>Bills</title><div class='alert alert-danger'>"
+        "The bill could not be saved: the period September 2026 is closed.</div><a href='/bills'>Back</a>"
+    ),
+}
+
+
+@pytest.fixture
+def sloppy_site() -> Iterator[str]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def _page(self, body: str) -> None:
+            data = body.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:  # /form/<case>: the new-bill form posting to /<case>
+            case = self.path.rsplit("/", 1)[-1]
+            self._page(FORM.replace("/bills/new", f"/{case}"))
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self._page(ANSWERS[self.path.strip("/")])
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("case", sorted(ANSWERS))
+def test_a_200_answer_flagging_an_error_is_never_saved(
+    case: str, sloppy_site: str, browser_runtime: BrowserRuntime
+) -> None:
+    policy = Policy(PolicyConfig.for_url(sloppy_site), AutoApproveHuman())
+    session = BrowserSession(policy=policy, vault=Vault({}), runtime=browser_runtime).start()
+    try:
+        form = session.goto(f"{sloppy_site}/form/{case}").observation
+        sent = session.act([Click(index=index(form, name="Save bill"))])
+    finally:
+        session.close()
+    [submission] = sent.submissions
+    assert submission.result != "saved", sent.render()  # before: "saved — the system accepted it"
+    assert "the system accepted it" not in sent.render()
+    assert not sent.ok
