@@ -104,3 +104,70 @@ def test_a_200_answer_flagging_an_error_is_never_saved(
     assert submission.result != "saved", sent.render()  # before: "saved — the system accepted it"
     assert "the system accepted it" not in sent.render()
     assert not sent.ok
+
+
+# ---- dates as invoices print them: 07.10.2026, 10/07/2026, 7th October 2026 ---------------------------
+#
+# Only ISO dates and "7 October 2026" / "October 7, 2026" were values: a criterion or an observation
+# giving the due date as the German invoice prints it (07.10.2026), in US/UK numerals (10/07/2026,
+# 07/10/2026) or with an ordinal (7th October 2026) compared nothing, so a bill saved with day and
+# month swapped (due 2026-07-10) was "verified" — and shown as checked by code.
+
+BILLS = "http://127.0.0.1:8800/bills"
+SYSTEMS = [("Acme Payables", "http://127.0.0.1:8800")]
+SWAPPED = {  # the sloppy model typed 07.10.2026 as July 10; Globex's bill is due 7 October
+    BILLS: [
+        "Bills\n"
+        "[21] BILL-0011 | Hooli | RE-2026-0412 | 1284.50 | EUR | 2026-07-10 | Unpaid\n"
+        "[22] BILL-0012 | Globex Corp | GX-7781 | 494.00 | USD | 2026-10-07 | Unpaid"
+    ]
+}
+RIGHT = {BILLS: [SWAPPED[BILLS][0].replace("2026-07-10", "2026-10-07")]}
+
+
+def _judge(criterion: str, observed: str, texts: dict[str, list[str]], find: str | None = None) -> Any:
+    from taskcrew.crew.models import CriterionCheck, Plan, PlanStep, Verdict
+    from taskcrew.crew.steps import check_verdict
+
+    plan = Plan(
+        goal="enter the bill",
+        success_criteria=[criterion],
+        steps=[PlanStep(role="browser_operator", title="enter", instructions="enter it")],
+        changes_data=True,
+    )
+    check = CriterionCheck(criterion=criterion, met=True, source=BILLS, observed=observed, find=find)
+    verdict = Verdict(verified=True, checks=[check], reason="ok")
+    return check_verdict(verdict, plan, set(texts), texts, systems=SYSTEMS)
+
+
+@pytest.mark.parametrize("due", ["07.10.2026", "7.10.2026", "7th October 2026", "October 7th, 2026"])
+def test_a_due_date_as_printed_is_compared_with_the_records_row(due: str) -> None:
+    criterion = f"Acme Payables has a bill for Hooli RE-2026-0412 due {due}"
+    wrong = _judge(criterion, "the bill is there", SWAPPED, find="RE-2026-0412")
+    assert not wrong.verified, wrong.checks[0].observed  # before: verified, due 2026-07-10
+    assert "2026-10-07" in wrong.checks[0].observed
+    right = _judge(criterion, "the bill is there", RIGHT, find="RE-2026-0412")
+    assert right.verified, right.reason
+
+
+def test_an_observation_stating_a_date_the_page_does_not_show_is_not_checked_by_code() -> None:
+    criterion = "Acme Payables has a bill for Hooli RE-2026-0412"
+    said = "BILL-0011 for RE-2026-0412, due 07.10.2026 as the invoice says"
+    wrong = _judge(criterion, said, SWAPPED)
+    assert not wrong.verified, wrong.checks[0].observed  # before: met, shown as checked by code
+    assert _judge(criterion, said, RIGHT).verified
+
+
+def test_a_date_in_numerals_matches_either_reading_and_no_other_date() -> None:
+    criterion = "Acme Payables has a bill for Hooli RE-2026-0412 due {}"
+    # 10/07/2026 is 7 October (US) or 10 July (UK): code cannot tell, so either row is its reading
+    assert _judge(criterion.format("10/07/2026"), "there", SWAPPED, find="RE-2026-0412").verified
+    assert _judge(criterion.format("10/07/2026"), "there", RIGHT, find="RE-2026-0412").verified
+    # …but a date no reading gives is not on the row
+    wrong = _judge(criterion.format("10/08/2026"), "there", RIGHT, find="RE-2026-0412")
+    assert not wrong.verified, wrong.checks[0].observed
+    # a numeral date with a day above 12 has one reading
+    late = {BILLS: [RIGHT[BILLS][0].replace("2026-10-07", "2026-10-31")]}
+    assert _judge(criterion.format("10/31/2026"), "there", late, find="RE-2026-0412").verified
+    assert _judge(criterion.format("31/10/2026"), "there", late, find="RE-2026-0412").verified
+    assert not _judge(criterion.format("10/31/2026"), "there", RIGHT, find="RE-2026-0412").verified

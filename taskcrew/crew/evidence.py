@@ -7,8 +7,9 @@ verification; what it says it ``observed`` there must be in what it saw:
 - quoted words ("…", “…”, `…`): each must appear word for word;
 - values (identifiers such as INV-2057, amounts, dates): each must appear, compared after
   normalising number formats (1,284.50 = 1284.50 = 1.284,50) and date formats (12 September 2026 =
-  2026-09-12); a record named by an identifier that has a table row takes its other values from
-  its own row (``_other_row``), not from a neighbour's;
+  2026-09-12 = 12.09.2026; 09/12/2026 matches either reading, ``_pool``); a record named by an
+  identifier that has a table row takes its other values from its own row (``_other_row``), not
+  from a neighbour's;
 - an observation with nothing code can compare (no quote, no value, or values it says are absent)
   stays met, marked as the verifier's word (``MODELS_WORD``); the report says so — except that a
   criterion about a system's state naming an identifier is never met on that word where code can
@@ -311,7 +312,7 @@ def _code_source(cited: str, texts: dict[str, list[str]] | None) -> str | None:
 def _unseen(observed: str, there: list[str], source: str, every_line_a_row: bool = False) -> str | None:
     if missing := quotes_unseen(observed, there):
         return f"the verifier never saw {missing[0]!r} at {source!r} in this verification"
-    have = set().union(*(values(t) for t in there)) if there else set()
+    have = _pool(set().union(*(values(t) for t in there))) if there else set()
     if missing_values := sorted(_checkable_values(observed) - have):
         return (
             f"{source!r} does not show {', '.join(missing_values[:3])} (not in what the verifier saw there)"
@@ -329,7 +330,7 @@ def _other_row(observed: str, there: list[str], source: str, every_line_a_row: b
     rows, not taken from a neighbour (499.00 from Hooli's row for a Globex bill saved as 494.00).
     Quoted words and clauses of absence count here: they still name the record."""
     lines = [line for text in there for line in text.splitlines()]
-    rows = [values(line) for line in lines if every_line_a_row or line.count(" | ") >= 2]
+    rows = [_pool(values(line)) for line in lines if every_line_a_row or line.count(" | ") >= 2]
     if not rows:
         return None
     in_table = set().union(*rows)
@@ -363,14 +364,14 @@ def _criterion_unshown(
         return None
     lines = [line for text in there for line in text.splitlines()]
     if recorded is not None:
-        held = set().union(*(values(ln) for ln in lines))
-        told = set().union(*(values(t) for t in recorded)) if recorded else set()
+        held = _pool(set().union(*(values(ln) for ln in lines)))
+        told = _pool(set().union(*(values(t) for t in recorded))) if recorded else set()
         if gone := sorted((claimed & told) - held):
             return (
                 f"{source!r} shows {', '.join(gone[:3])} only where a system does not hold it (a send it "
                 "did not apply, a row as it was before)"
             )
-    rows = [values(line) for line in lines if every_line_a_row or line.count(" | ") >= 2]
+    rows = [_pool(values(line)) for line in lines if every_line_a_row or line.count(" | ") >= 2]
     ids = {v for v in claimed if re.search(r"[a-z]", v)}
     own = [row for row in rows if row & ids]
     if not own:
@@ -389,7 +390,7 @@ def _criterion_unshown(
     return None
 
 
-_ISO_VALUE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_ISO_VALUE = re.compile(r"^\d{4}-\d{2}-\d{2}(\|\d{4}-\d{2}-\d{2})?$")  # a date (or its two readings)
 _YEAR = re.compile(r"^(19|20)\d\d$")  # "the September 2026 invoice": a year, not an amount
 
 
@@ -546,9 +547,11 @@ _MONTHS = {
     for m in names
 }
 _MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
-_ISO = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b")
-_DMY = re.compile(rf"\b(\d{{1,2}})\.?\s+{_MONTH}\.?,?\s+(\d{{4}})\b", re.IGNORECASE)
-_MDY = re.compile(rf"\b{_MONTH}\.?\s+(\d{{1,2}}),?\s+(\d{{4}})\b", re.IGNORECASE)
+_ISO = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b|(?<![\w/])(\d{4})/(\d{1,2})/(\d{1,2})(?![\w/])")
+_DMY = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\.?\s+{_MONTH}\.?,?\s+(\d{{4}})\b", re.IGNORECASE)
+_MDY = re.compile(rf"\b{_MONTH}\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.IGNORECASE)
+_DOTTED = re.compile(r"(?<![\w.])(\d{1,2})\.(\d{1,2})\.(\d{4})(?!\w|\.\d)")  # 07.10.2026: day first
+_NUMERIC = re.compile(r"(?<![\w/])(\d{1,2})/(\d{1,2})/(\d{4})(?![\w/])")  # 10/07/2026: day or month first
 _ID = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:[-_/][A-Za-z0-9]+)*[-_/]?\d[A-Za-z0-9]*(?:[-_/][A-Za-z0-9]+)*\b")
 _NUMBER = re.compile(
     r"(?<![\w.,])\d{1,3}(?:([,.\u00a0' ])\d{3})*(?:([.,])\d{1,4})?(?![\w]|[.,]\d)|(?<![\w.,])\d+(?:[.,]\d{1,4})?(?![\w]|[.,]\d)"
@@ -564,7 +567,8 @@ def values(text: str) -> set[str]:
         return f"{int(y):04d}-{m:02d}-{int(d):02d}"
 
     def take_iso(m: re.Match[str]) -> str:
-        found.add(date(m.group(1), int(m.group(2)), m.group(3)))
+        y, mo, d = m.groups()[:3] if m.group(1) else m.groups()[3:]
+        found.add(date(y, int(mo), d))
         return " "
 
     def take_dmy(m: re.Match[str]) -> str:
@@ -575,9 +579,25 @@ def values(text: str) -> set[str]:
         found.add(date(m.group(3), _MONTHS[m.group(1).lower().rstrip(".")], m.group(2)))
         return " "
 
+    def take_dotted(m: re.Match[str]) -> str:
+        if _valid(m.group(3), int(m.group(2)), m.group(1)):
+            found.add(date(m.group(3), int(m.group(2)), m.group(1)))
+        return " "
+
+    def take_numeric(m: re.Match[str]) -> str:
+        # day or month first: 31/10/2026 and 10/31/2026 say which; 07/10/2026 may be either, and
+        # stands for both readings (``_pool`` lets it match either one, never another date)
+        a, b, y = m.group(1), m.group(2), m.group(3)
+        readings = sorted({date(y, int(mo), d) for d, mo in ((a, b), (b, a)) if _valid(y, int(mo), d)})
+        if readings:
+            found.add("|".join(readings))
+        return " "
+
     text = _ISO.sub(take_iso, text)
     text = _DMY.sub(take_dmy, text)
     text = _MDY.sub(take_mdy, text)
+    text = _DOTTED.sub(take_dotted, text)
+    text = _NUMERIC.sub(take_numeric, text)
     for ident in _ID.findall(text):
         if re.search(r"[A-Za-z]", ident):
             found.add(ident.casefold())
@@ -587,6 +607,25 @@ def values(text: str) -> set[str]:
         if plain is not None:
             found.add(plain)
     return found
+
+
+def _valid(year: str, month: int, day: str) -> bool:
+    return 1 <= month <= 12 and 1 <= int(day) <= 31 and int(year) > 0
+
+
+def _pool(found: set[str]) -> set[str]:
+    """What a source shows, as a claim is compared with it: a date written 07/10/2026 (day or month
+    first) matches either reading, and a date the source gives plainly matches a claim written
+    either way round (2026-10-07 is "07/10/2026" and "10/07/2026")."""
+    out = set(found)
+    for value in found:
+        if "|" in value:
+            out.update(value.split("|"))
+        elif m := re.match(r"^(\d{4})-(\d{2})-(\d{2})$", value):
+            y, mo, d = m.groups()
+            if int(d) <= 12:
+                out.add("|".join(sorted({value, f"{y}-{d}-{mo}"})))
+    return out
 
 
 def _plain_number(raw: str) -> str | None:
