@@ -56,6 +56,9 @@ ANSWERS = {
 }
 
 
+BACK_ERROR = "<div class='alert alert-danger' role='alert'>The amount must be greater than zero.</div>"
+
+
 @pytest.fixture
 def sloppy_site() -> Iterator[str]:
     class Handler(BaseHTTPRequestHandler):
@@ -72,10 +75,16 @@ def sloppy_site() -> Iterator[str]:
 
         def do_GET(self) -> None:  # /form/<case>: the new-bill form posting to /<case>
             case = self.path.rsplit("/", 1)[-1]
-            self._page(FORM.replace("/bills/new", f"/{case}"))
+            self._page(FORM.replace("/bills/new", f"/{case}") + (BACK_ERROR if case == "back" else ""))
 
         def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if self.path == "/back":  # "redirect back with errors" (Laravel, Rails' redirect_back)
+                self.send_response(302)
+                self.send_header("Location", "/form/back")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
             self._page(ANSWERS[self.path.strip("/")])
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -171,3 +180,44 @@ def test_a_date_in_numerals_matches_either_reading_and_no_other_date() -> None:
     assert _judge(criterion.format("10/31/2026"), "there", late, find="RE-2026-0412").verified
     assert _judge(criterion.format("31/10/2026"), "there", late, find="RE-2026-0412").verified
     assert not _judge(criterion.format("10/31/2026"), "there", RIGHT, find="RE-2026-0412").verified
+
+
+# ---- the currency of an amount ---------------------------------------------------------------------
+#
+# Currencies were no values: a bill saved as 1284.50 EUR "verified" a criterion and an observation of
+# "1284.50 USD" on its own row (the sloppy model left the form's default currency).
+
+EUR_ROW = {
+    BILLS: ["Bills\n[21] BILL-0011 | Northwind Traders | INV-2057 | 1284.50 | EUR | 2026-10-12 | Unpaid"]
+}
+USD_ROW = {BILLS: [EUR_ROW[BILLS][0].replace("EUR", "USD")]}
+
+
+@pytest.mark.parametrize(
+    ("criterion", "observed", "find"),
+    [
+        ("Acme Payables has a bill for INV-2057 of 1284.50 USD", "the bill is there", "INV-2057"),
+        ("Acme Payables has a bill for INV-2057 of 1284.50 USD", "BILL-0011: INV-2057, 1,284.50 USD", None),
+        ("Acme Payables has a bill for INV-2057", "BILL-0011: INV-2057, USD 1,284.50", None),
+    ],
+)
+def test_an_amount_in_another_currency_is_not_the_criterions(
+    criterion: str, observed: str, find: str
+) -> None:
+    wrong = _judge(criterion, observed, EUR_ROW, find=find)
+    assert not wrong.verified, wrong.checks[0].observed  # before: verified on the EUR row
+    right = _judge(criterion, observed, USD_ROW, find=find)
+    assert right.verified, right.reason
+
+
+def test_a_currency_is_never_read_as_a_record_of_its_own() -> None:
+    """USD on every row must not make a neighbour's row the record's own: 499.00 is Hooli's."""
+    rows = {
+        BILLS: [
+            "Bills\n[21] BILL-0011 | Globex Corp | GX-7781 | 494.00 | USD | 2026-10-12 | Unpaid\n"
+            "[22] BILL-0012 | Hooli | HL-1 | 499.00 | USD | 2026-10-12 | Unpaid"
+        ]
+    }
+    wrong = _judge("Acme Payables has a bill for GX-7781", "GX-7781 499.00 USD", rows)
+    assert not wrong.verified, wrong.checks[0].observed
+    assert _judge("Acme Payables has a bill for GX-7781", "GX-7781 494.00 USD", rows).verified

@@ -7,9 +7,9 @@ verification; what it says it ``observed`` there must be in what it saw:
 - quoted words ("…", “…”, `…`): each must appear word for word;
 - values (identifiers such as INV-2057, amounts, dates): each must appear, compared after
   normalising number formats (1,284.50 = 1284.50 = 1.284,50) and date formats (12 September 2026 =
-  2026-09-12 = 12.09.2026; 09/12/2026 matches either reading, ``_pool``); a record named by an
-  identifier that has a table row takes its other values from its own row (``_other_row``), not
-  from a neighbour's;
+  2026-09-12 = 12.09.2026; 09/12/2026 matches either reading, ``_pool``), and currencies (€ = EUR,
+  ``CURRENCY_MARK``); a record named by an identifier that has a table row takes its other values
+  from its own row (``_other_row``), not from a neighbour's;
 - an observation with nothing code can compare (no quote, no value, or values it says are absent)
   stays met, marked as the verifier's word (``MODELS_WORD``); the report says so — except that a
   criterion about a system's state naming an identifier is never met on that word where code can
@@ -296,8 +296,8 @@ def _names(criterion: str, system: str) -> bool:
 def _names_a_send(criterion: str, texts: dict[str, list[str]] | None) -> bool:
     """Does the criterion name an identifier or an amount this run sent to a system (refused or
     not)? Then it speaks of what that system holds, whatever its words."""
-    sent = {v for _, rest in _sends(texts) for v in values(rest) if not _ISO_VALUE.match(v)}
-    return bool(sent & {v for v in values(criterion) if not _ISO_VALUE.match(v)})
+    sent = {v for _, rest in _sends(texts) for v in values(rest) if _kind(v) in ("id", "number")}
+    return bool(sent & {v for v in values(criterion) if _kind(v) in ("id", "number")})
 
 
 def _code_source(cited: str, texts: dict[str, list[str]] | None) -> str | None:
@@ -395,6 +395,8 @@ _YEAR = re.compile(r"^(19|20)\d\d$")  # "the September 2026 invoice": a year, no
 
 
 def _kind(value: str) -> str:
+    if value.startswith(CURRENCY_MARK):
+        return "currency"
     return "date" if _ISO_VALUE.match(value) else "id" if re.search(r"[a-z]", value) else "number"
 
 
@@ -558,6 +560,12 @@ _NUMBER = re.compile(
 )
 
 
+CURRENCY_MARK = "¤"  # a currency as a value: "¤USD" (no lowercase letter: never taken for an identifier)
+_SYMBOLS = {"€": "EUR", "£": "GBP", "US$": "USD"}  # a bare "$" may be any dollar: not a value
+_CODES = "USD|EUR|GBP|CHF|JPY|CAD|AUD|NZD|SEK|NOK|DKK|PLN|CZK|HUF|CNY|INR|BRL|MXN|ZAR|SGD|HKD"
+_CURRENCY = re.compile(rf"(?<![\w$/-])(?:{_CODES})(?![\w$/-])|US\$|[€£]")
+
+
 def values(text: str) -> set[str]:
     """The values in ``text`` code can compare: dates as ISO, identifiers as written (case aside),
     amounts and numbers as plain decimals. Small bare integers (counts, days) are left out."""
@@ -593,6 +601,8 @@ def values(text: str) -> set[str]:
             found.add("|".join(readings))
         return " "
 
+    for m in _CURRENCY.finditer(text):  # USD, EUR, €, £: a kind of its own, never an identifier
+        found.add(CURRENCY_MARK + _SYMBOLS.get(m.group(0).upper(), m.group(0).upper()))
     text = _ISO.sub(take_iso, text)
     text = _DMY.sub(take_dmy, text)
     text = _MDY.sub(take_mdy, text)
