@@ -4,8 +4,14 @@
   unquoted one), answered HTTP 200 with the error flagged, was "saved — the system accepted it".
 - A 200 answer flagging an error or a warning on a page that is not the same form (a confirmation
   step at another address, an error page) was "saved".
+- Not fixed (xfail): "redirect back with errors" (302 to the form's page, the error in a flash on
+  the next page) is "saved".
+- Dates as invoices print them (07.10.2026, 10/07/2026, 7th October 2026) and currencies (USD vs
+  EUR) were never compared: a bill saved with day and month swapped, or in the wrong currency,
+  was verified.
 
-Real Chromium through the network gate and a small site over HTTP; no model at all.
+Real Chromium through the network gate and a small site over HTTP (no model), and the verifier's
+checks through ``check_verdict``.
 """
 
 from __future__ import annotations
@@ -113,6 +119,28 @@ def test_a_200_answer_flagging_an_error_is_never_saved(
     assert submission.result != "saved", sent.render()  # before: "saved — the system accepted it"
     assert "the system accepted it" not in sent.render()
     assert not sent.ok
+
+
+@pytest.mark.browser
+@pytest.mark.xfail(
+    strict=True,
+    reason="not fixed: a redirect back to the page the form was on reads as saved; the refusal is on "
+    "the next page (a flash), which the gate does not classify. The mock ERP's own success (Mark paid "
+    "→ 303 to the bill's page, the page the form was on) looks the same from the answer alone.",
+)
+def test_a_redirect_back_to_the_form_with_its_errors_is_not_saved(
+    sloppy_site: str, browser_runtime: BrowserRuntime
+) -> None:
+    policy = Policy(PolicyConfig.for_url(sloppy_site), AutoApproveHuman())
+    session = BrowserSession(policy=policy, vault=Vault({}), runtime=browser_runtime).start()
+    try:
+        form = session.goto(f"{sloppy_site}/form/back").observation
+        sent = session.act([Click(index=index(form, name="Save bill"))])
+    finally:
+        session.close()
+    assert "The amount must be greater than zero" in sent.render()  # the page shows the refusal…
+    [submission] = sent.submissions
+    assert submission.result != "saved", sent.render()  # …yet: "saved — the system accepted it (HTTP 302)"
 
 
 # ---- dates as invoices print them: 07.10.2026, 10/07/2026, 7th October 2026 ---------------------------
