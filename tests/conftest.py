@@ -79,6 +79,7 @@ from fixtures_console import *  # noqa: E402, F403
 from fixtures_documents import *  # noqa: E402, F403
 from fixtures_erp import *  # noqa: E402, F403
 from fixtures_eval import *  # noqa: E402, F403
+from fixtures_jobs import *  # noqa: E402, F403
 from fixtures_knowledge import *  # noqa: E402, F403
 from fixtures_research import *  # noqa: E402, F403
 

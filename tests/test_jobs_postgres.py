@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from test_jobs_worker import SCRIPTED, Workers
+from fixtures_jobs import SCRIPTED, Workers
 
 from taskcrew.eval.models import load_cases
 from taskcrew.jobs import JobOptions

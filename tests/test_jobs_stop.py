@@ -8,28 +8,16 @@ import os
 import signal
 import sqlite3
 import subprocess
-from collections.abc import Callable, Iterator
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from fake_openai import MisbehavingServer
-from test_jobs_worker import HEADLINE, SCRIPTED, Workers
+from fixtures_jobs import HEADLINE, SCRIPTED, Workers
 
 from taskcrew.jobs import Job, JobOptions
 from taskcrew.jobs.models import utcnow
-from taskcrew.mock_erp import ChaosConfig, ErpServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(900)]
-
-
-@pytest.fixture
-def workers(tmp_path: Path, erp_factory: Callable[..., ErpServer]) -> Iterator[Workers]:
-    w = Workers(tmp_path, erp_factory(ChaosConfig()))
-    yield w
-    for proc in w.procs:
-        if proc.poll() is None:
-            w.kill(proc, signal.SIGKILL)
 
 
 def _start(workers: Workers, worker_id: str, *extra: str) -> subprocess.Popen[bytes]:

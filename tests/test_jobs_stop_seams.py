@@ -12,29 +12,19 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import closing, suppress
 from pathlib import Path
 
 import pytest
 from fake_openai import FakeOpenAIServer
-from test_jobs_worker import HEADLINE, SCRIPTED, Workers
+from fixtures_jobs import HEADLINE, SCRIPTED, Workers
 
 from taskcrew.eval.models import load_cases
 from taskcrew.eval.solvers import scripted_models
 from taskcrew.jobs import JobOptions, Jobs
-from taskcrew.mock_erp import ChaosConfig, ErpServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(900)]
-
-
-@pytest.fixture
-def workers(tmp_path: Path, erp_factory: Callable[..., ErpServer]) -> Iterator[Workers]:
-    w = Workers(tmp_path, erp_factory(ChaosConfig()))
-    yield w
-    for proc in w.procs:
-        if proc.poll() is None:
-            w.kill(proc, signal.SIGKILL)
 
 
 def _descendants(pid: int) -> set[int]:
@@ -177,17 +167,7 @@ def test_a_worker_whose_real_terminal_closes_hands_its_job_back_and_exits_0(work
     import pty
 
     job = workers.jobs.submit(HEADLINE, submitted_by="ana", options=JobOptions(auto_approve=True, **SCRIPTED))
-    cmd = [
-        sys.executable,
-        "-m",
-        "taskcrew.cli",
-        "worker",
-        "--worker-id",
-        "worker-a",
-        "--erp-url",
-        workers.erp.url,
-    ]
-    cmd += ["--intranet-url", "", "--stale-after", "3", "--erp-sessions", "3", "--concurrency", "1"]
+    cmd = workers.command("worker-a")
     pid, leader = pty.fork()
     if pid == 0:  # the child: its own session, the pty its controlling terminal
         os.execve(sys.executable, cmd, workers.env)
