@@ -45,6 +45,7 @@ from urllib.parse import unquote_plus, urlsplit
 
 from taskcrew.crew.citations import about_system_state, lines_with, quoted, quotes_unseen
 from taskcrew.crew.models import CriterionCheck, Plan, Verdict
+from taskcrew.tools.ap import ISO_CURRENCIES
 
 MODELS_WORD = "[not checked by code: the verifier's word]"
 REJECTED = "[rejected: "
@@ -562,7 +563,7 @@ _NUMBER = re.compile(
 
 CURRENCY_MARK = "¤"  # a currency as a value: "¤USD" (no lowercase letter: never taken for an identifier)
 _SYMBOLS = {"€": "EUR", "£": "GBP", "US$": "USD"}  # a bare "$" may be any dollar: not a value
-_CODES = "USD|EUR|GBP|CHF|JPY|CAD|AUD|NZD|SEK|NOK|DKK|PLN|CZK|HUF|CNY|INR|BRL|MXN|ZAR|SGD|HKD"
+_CODES = "|".join(sorted(ISO_CURRENCIES))  # the codes the invoice reader knows (tools.ap)
 _CURRENCY = re.compile(rf"(?<![\w$/-])(?:{_CODES})(?![\w$/-])|US\$|[€£]")
 
 
