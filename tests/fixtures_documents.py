@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from taskcrew.sandbox.ground_truth import GroundTruth, load_ground_truth
+from taskcrew.tools.documents.models import FileContent
+from taskcrew.tools.documents.specimens import Specimen
 from taskcrew.tools.files import SandboxFiles
 
 __all__ = ["ground_truth", "inbox_dir", "inbox_files", "scratch_inbox"]
@@ -39,3 +41,15 @@ def scratch_inbox(tmp_path: Path, inbox_dir: Path) -> Path:
     target = tmp_path / "sandbox" / "inbox"
     shutil.copytree(inbox_dir, target)
     return target
+
+
+def read_scans(root: Path, docs: dict[str, Specimen]) -> tuple[SandboxFiles, dict[str, FileContent]]:
+    """Each specimen rendered to ``root/<name>.png`` and read (OCR'd) as the agent is shown it, its
+    values recorded for provenance as the toolbox records them."""
+    for name, spec in docs.items():
+        spec.render().save(root / f"{name}.png")
+    files = SandboxFiles(root)
+    contents = {name: files.read(f"{name}.png") for name in docs}
+    for content in contents.values():
+        files.provenance.record(content)
+    return files, contents

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 
 import pytest
+from fixtures_documents import read_scans
 from PIL import Image, ImageFilter
 
 from taskcrew.tools.documents import SandboxFiles
@@ -58,14 +59,7 @@ class Field:
 
 @pytest.fixture(scope="module")
 def read(tmp_path_factory: pytest.TempPathFactory) -> tuple[SandboxFiles, dict[str, FileContent]]:
-    root = tmp_path_factory.mktemp("ocr2")
-    for name, spec in DOCS.items():
-        spec.render().save(root / f"{name}.png")
-    files = SandboxFiles(root)
-    contents = {name: files.read(f"{name}.png") for name in DOCS}
-    for content in contents.values():
-        files.provenance.record(content)  # as the toolbox does when the agent is shown the text
-    return files, contents
+    return read_scans(tmp_path_factory.mktemp("ocr2"), DOCS)
 
 
 def _values(content: FileContent) -> list[OcrValue]:

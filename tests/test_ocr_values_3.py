@@ -20,6 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fixtures_documents import read_scans
 
 from taskcrew.approvals.rules import assess, load_rules
 from taskcrew.crew.models import Citation, StepReport
@@ -139,14 +140,7 @@ DOCS = {
 
 @pytest.fixture(scope="module")
 def scans(tmp_path_factory: pytest.TempPathFactory) -> tuple[SandboxFiles, dict[str, FileContent]]:
-    root = tmp_path_factory.mktemp("redteam-scans")
-    for name, spec in DOCS.items():
-        spec.render().save(root / f"{name}.png")
-    files = SandboxFiles(root)
-    contents = {name: files.read(f"{name}.png") for name in DOCS}
-    for content in contents.values():
-        files.provenance.record(content)  # as the toolbox does when the agent is shown the text
-    return files, contents
+    return read_scans(tmp_path_factory.mktemp("redteam-scans"), DOCS)
 
 
 # ----------------------------------------------- 2. an amount whose separator reads two ways
