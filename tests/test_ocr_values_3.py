@@ -241,6 +241,27 @@ def test_a_dot_grouped_amount_is_not_read_as_decimals_by_the_risk_rules(amount: 
     assert [f.rule for f in flags.flags] == ["amount_above_threshold"]
 
 
+@pytest.mark.parametrize(
+    ("text", "read"),
+    [
+        ("1.500.000", "1500000"),  # was unreadable
+        ("1,234,567", "1234567"),  # was 1234.567
+        ("0,500", "0.500"),  # was 500
+        ("1.234.567,89", "1234567.89"),
+        ("1,234.56", "1234.56"),
+        ("12,50", "12.50"),
+    ],
+)
+def test_the_risk_rules_read_every_grouping_of_thousands_and_a_leading_zero_as_a_fraction(
+    text: str, read: str
+) -> None:
+    from decimal import Decimal
+
+    from taskcrew.approvals.rules import parse_amount
+
+    assert parse_amount(text) == Decimal(read)
+
+
 # ------------------------------------ 6. a cited file that does not show the value is not its origin
 
 

@@ -233,16 +233,14 @@ def parse_amount(text: str) -> Decimal | None:
     cleaned = re.sub(r"[^\d,.\-]", "", text.replace("\u00a0", " "))
     if not re.search(r"\d", cleaned):
         return None
-    last_dot, last_comma = cleaned.rfind("."), cleaned.rfind(",")
-    if last_comma > last_dot:  # comma is the decimal separator (or a thousands one: 1,234)
+    # '1,234', '12.500', '1.500.000', '1,234,567': one kind of separator, each before three digits:
+    # grouped thousands, the larger reading (never under a threshold); '0,500' is a fraction
+    grouped = re.fullmatch(r"-?[1-9]\d{0,2}([.,])\d{3}(?:\1\d{3})*", cleaned)
+    if grouped:
+        cleaned = cleaned.replace(grouped.group(1), "")
+    elif cleaned.rfind(",") > cleaned.rfind("."):  # the comma is the decimal separator: 1.234,56
         whole, _, frac = cleaned.rpartition(",")
-        if len(frac) == 3 and last_dot == -1 and "," not in whole:
-            cleaned = whole + frac
-        else:
-            cleaned = whole.replace(".", "").replace(",", "") + "." + frac
-    elif last_comma == -1 and re.fullmatch(r"-?[1-9]\d{0,2}\.\d{3}", cleaned):
-        # '12.500' as '1,234' above: grouped thousands, the larger reading (never under a threshold)
-        cleaned = cleaned.replace(".", "")
+        cleaned = whole.replace(".", "").replace(",", "") + "." + frac
     else:
         cleaned = cleaned.replace(",", "")
     try:
