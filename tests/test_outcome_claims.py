@@ -4,8 +4,8 @@
   unquoted one), answered HTTP 200 with the error flagged, was "saved — the system accepted it".
 - A 200 answer flagging an error or a warning on a page that is not the same form (a confirmation
   step at another address, an error page) was "saved".
-- Not fixed (xfail): "redirect back with errors" (302 to the form's page, the error in a flash on
-  the next page) is "saved".
+- "Redirect back with errors" (302 to the form's page, the error in a flash on the next page) was
+  "saved".
 - Dates as invoices print them (07.10.2026, 10/07/2026, 7th October 2026) and currencies (USD vs
   EUR) were never compared: a bill saved with day and month swapped, or in the wrong currency,
   was verified.
@@ -63,10 +63,19 @@ ANSWERS = {
 
 
 BACK_ERROR = "<div class='alert alert-danger' role='alert'>The amount must be greater than zero.</div>"
+BANNER = "<div class='warning' role='alert'>The period October 2026 closes on Friday.</div>"  # always there
+# POST /<case> answered by a redirect, with a message shown once on the page it leads to (a "flash")
+REDIRECTS = {
+    "back": ("/form/back", BACK_ERROR),  # redirect back with errors (Laravel, Rails' redirect_back)
+    "kept": ("/form/kept", "<div class='alert alert-success'>Bill saved.</div>"),  # saved, form again
+    "elsewhere": ("/bills", "<p class='error'>The bill could not be saved: the period is closed.</p>"),
+}
 
 
 @pytest.fixture
 def sloppy_site() -> Iterator[str]:
+    flashes: dict[str, str] = {}
+
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:
             pass
@@ -80,18 +89,30 @@ def sloppy_site() -> Iterator[str]:
             self.wfile.write(data)
 
         def do_GET(self) -> None:  # /form/<case>: the new-bill form posting to /<case>
+            flash = flashes.pop(self.path, "")
+            if self.path == "/script":  # a page whose script sends the form (fetch), not the browser
+                self._page(
+                    f"<!doctype html><title>New bill</title>{BANNER}<button onclick=\"fetch('/back', "
+                    "{method: 'POST', body: new URLSearchParams({amount: '0'})})\">Save bill</button>"
+                )
+                return
+            if self.path == "/bills":
+                self._page(f"<!doctype html><title>Bills</title>{flash}<p>No bills.</p>")
+                return
             case = self.path.rsplit("/", 1)[-1]
-            self._page(FORM.replace("/bills/new", f"/{case}") + (BACK_ERROR if case == "back" else ""))
+            self._page(FORM.replace("/bills/new", f"/{case}") + BANNER + flash)
 
         def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            if self.path == "/back":  # "redirect back with errors" (Laravel, Rails' redirect_back)
+            case = self.path.strip("/")
+            if case in REDIRECTS:
+                flashes[REDIRECTS[case][0]] = REDIRECTS[case][1]
                 self.send_response(302)
-                self.send_header("Location", "/form/back")
+                self.send_header("Location", REDIRECTS[case][0])
                 self.send_header("Content-Length", "0")
                 self.end_headers()
                 return
-            self._page(ANSWERS[self.path.strip("/")])
+            self._page(ANSWERS[case])
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -122,25 +143,45 @@ def test_a_200_answer_flagging_an_error_is_never_saved(
 
 
 @pytest.mark.browser
-@pytest.mark.xfail(
-    strict=True,
-    reason="not fixed: a redirect back to the page the form was on reads as saved; the refusal is on "
-    "the next page (a flash), which the gate does not classify. The mock ERP's own success (Mark paid "
-    "→ 303 to the bill's page, the page the form was on) looks the same from the answer alone.",
+@pytest.mark.browser
+@pytest.mark.parametrize(
+    ("case", "result"), [("back", "refused"), ("elsewhere", "unknown"), ("kept", "saved")]
 )
-def test_a_redirect_back_to_the_form_with_its_errors_is_not_saved(
+def test_a_redirect_is_read_with_the_page_it_leads_to(
+    case: str, result: str, sloppy_site: str, browser_runtime: BrowserRuntime
+) -> None:
+    """A refusal shown once on the page a redirect leads to (a flash) is not "saved"; a banner that
+    was on the form's page before the send is not the answer's; the browser still shows the flash."""
+    policy = Policy(PolicyConfig.for_url(sloppy_site), AutoApproveHuman())
+    session = BrowserSession(policy=policy, vault=Vault({}), runtime=browser_runtime).start()
+    try:
+        form = session.goto(f"{sloppy_site}/form/{case}").observation
+        sent = session.act([Click(index=index(form, name="Save bill"))])
+    finally:
+        session.close()
+    flash = REDIRECTS[case][1].split(">", 1)[1].split("<", 1)[0]
+    assert flash in sent.render()  # the page read once by the gate is the page the browser shows
+    [submission] = sent.submissions
+    assert submission.result == result, sent.render()  # before: "saved — the system accepted it (HTTP 302)"
+    if result != "saved":
+        assert flash in submission.detail
+        assert not sent.ok
+
+
+@pytest.mark.browser
+def test_a_scripts_redirected_send_is_read_with_the_page_its_redirect_ends_on(
     sloppy_site: str, browser_runtime: BrowserRuntime
 ) -> None:
     policy = Policy(PolicyConfig.for_url(sloppy_site), AutoApproveHuman())
     session = BrowserSession(policy=policy, vault=Vault({}), runtime=browser_runtime).start()
     try:
-        form = session.goto(f"{sloppy_site}/form/back").observation
-        sent = session.act([Click(index=index(form, name="Save bill"))])
+        page = session.goto(f"{sloppy_site}/script").observation
+        sent = session.act([Click(index=index(page, name="Save bill"))])
     finally:
         session.close()
-    assert "The amount must be greater than zero" in sent.render()  # the page shows the refusal…
     [submission] = sent.submissions
-    assert submission.result != "saved", sent.render()  # …yet: "saved — the system accepted it (HTTP 302)"
+    assert submission.result == "refused", sent.render()  # before: saved (HTTP 302)
+    assert "The amount must be greater than zero" in submission.detail
 
 
 # ---- dates as invoices print them: 07.10.2026, 10/07/2026, 7th October 2026 ---------------------------

@@ -53,6 +53,7 @@ class SendOutcome(BaseModel):
     detail: str = ""  # the failure, when there was no answer
     location: str | None = None  # where a redirect pointed (a login page: bounced, not applied)
     body: str = Field(default="", exclude=True, repr=False)  # the answer page (tools/submissions.py)
+    landing: str = Field(default="", exclude=True, repr=False)  # the page a redirect led to
     seen: Applied | None = None  # the gate's classification of the answer, with its page (network.py)
     reason: str = ""  # what the answer said, with ``seen`` (a refusal's reason, where it showed)
 

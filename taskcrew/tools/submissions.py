@@ -97,8 +97,11 @@ def classify(
     body: str = "",
     failure: str = "",
     login_paths: list[str] | tuple[str, ...] = ("/login",),
+    landing: str = "",
+    before: str = "",
 ) -> tuple[Applied, str]:
-    """The system's answer to a submission as (result, detail)."""
+    """The system's answer to a submission as (result, detail). A redirect is read with the page it
+    led to (``landing``) against the page the form was on (``before``), when the gate has them."""
     if http_status is None:
         if "ECONNREFUSED" in failure:
             return "not_sent", "the connection was refused; nothing reached the system"
@@ -109,7 +112,14 @@ def classify(
             return "bounced", f"redirected to {urlsplit(target).path}"
         if location and _same_place(target, url) and method.upper() != "GET":
             return "unknown", "the system sent the form back to itself"
-        return "saved", f"then showed {urlsplit(target).path or '/'}" if location else ""
+        shown = urlsplit(target).path or "/"
+        flagged = _new_flags(landing, before)
+        if flagged:  # "redirect back with errors": the refusal is on the page it led to (a flash)
+            reason = _reason(flagged[:1])
+            if _form_again(landing, url):
+                return "refused", f"then showed the form again at {shown}: {reason}"
+            return "unknown", f"then showed {shown}, which flags an error or a warning: {reason}"
+        return "saved", f"then showed {shown}" if location else ""
     if http_status >= 500:
         return "unknown", "a server error or outage"
     if http_status in (401, 419):
@@ -158,6 +168,15 @@ def _error_flags(body: str) -> list[str]:
     return flagged
 
 
+def _new_flags(landing: str, before: str) -> list[str]:
+    """What the page a redirect led to marks as an error or a warning that the page the form was on
+    did not (a banner that was always there is not the answer's)."""
+    if not landing:
+        return []
+    old = set(_error_flags(before))
+    return [text for text in _error_flags(landing) if text not in old]
+
+
 def page_reason(body: str, limit: int = 240) -> str:
     """What an answer page says was wrong: the text it marks as an error or alert, else the first line
     that reads like a reason (an error, a duplicate); "" when it says nothing of the kind."""
@@ -165,6 +184,10 @@ def page_reason(body: str, limit: int = 240) -> str:
     lines = [ln for ln in flagged if len(ln) > 8][:1] or [
         ln for ln in visible_lines(body) if REASON_WORDS.search(ln) and len(ln) > 8
     ]
+    return _reason(lines, limit)
+
+
+def _reason(lines: list[str], limit: int = 240) -> str:
     if not lines:
         return ""
     text = "; ".join(dict.fromkeys(lines))

@@ -57,9 +57,12 @@ class NetworkState:
     handler_errors: list[BaseException] = field(default_factory=list)
     new_pages: list[Page] = field(default_factory=list)
     submissions: list[SubmissionResult] = field(default_factory=list)
+    page: tuple[str, str] = ("", "")  # the last main document the browser was given: (URL, HTML)
+    landings: dict[str, Any] = field(default_factory=dict)  # a submission's redirect target, read once
 
     def reset_for_call(self) -> None:
         self.submissions.clear()
+        self.landings.clear()
         self.blocked.clear()
         self.notes.clear()
         self.dialogs.clear()
@@ -209,8 +212,9 @@ class NetworkGuard:
             frame = request.frame
             is_main = request.is_navigation_request() and frame.parent_frame is None
             page_url = self.vault.redact(frame.url) if frame.url else None
+            shown_page = self.state.page[1] if frame.url and self.state.page[0] == frame.url else ""
         except Exception:
-            is_main, page_url = False, None
+            is_main, page_url, shown_page = False, None, ""
         verdict = self.policy.check_url(url)
         if not verdict.allowed:
             self.state.blocked.append(self.policy.request(method, shown))
@@ -262,18 +266,19 @@ class NetworkGuard:
                 held = "held back: " + refusal
                 self._submitted(method, url, request, SendOutcome(detail=held, seen="not_sent", reason=held))
                 return
-            outcome = self._classified(method, url, self._forward(route, request, is_main))
+            outcome = self._classified(method, url, self._forward(route, request, is_main), shown_page)
             intents.after_send(method, url, fields, outcome)  # stores the gate's classification
             self._submitted(method, url, request, outcome)
             return
         outcome = self._forward(route, request, is_main)
         if approved:
-            self._submitted(method, url, request, self._classified(method, url, outcome))
+            self._submitted(method, url, request, self._classified(method, url, outcome, shown_page))
 
-    def _classified(self, method: str, url: str, outcome: SendOutcome) -> SendOutcome:
+    def _classified(self, method: str, url: str, outcome: SendOutcome, shown_page: str = "") -> SendOutcome:
         """The system's answer to an approved submission, classified once, with its page
         (``submissions.classify``): the act result, the run's facts and a durable job's intent log
-        all take this one (a near-duplicate warning or a login page answered HTTP 200 is not saved)."""
+        all take this one (a near-duplicate warning or a login page answered HTTP 200 is not saved;
+        a redirect is read with the page it leads to, against the page the form was on)."""
         outcome.seen, outcome.reason = classify(
             method=method,
             url=url,
@@ -282,6 +287,8 @@ class NetworkGuard:
             body=outcome.body,
             failure=outcome.detail,
             login_paths=self.policy.config.login_paths,
+            landing=outcome.landing,
+            before=shown_page,
         )
         outcome.reason = self.vault.redact(outcome.reason)
         return outcome
@@ -318,6 +325,13 @@ class NetworkGuard:
 
         url, method = request.url, request.method.upper()
         is_document = request.resource_type == "document"
+        landing = self.state.landings.pop(url, None) if method == "GET" and is_document else None
+        if landing is not None:  # the page a submission's redirect led to, read once already
+            if is_main:
+                self.policy.navigation(self.vault.redact(url))
+                self._shown(url, landing)
+            route.fulfill(response=landing)
+            return SendOutcome(http_status=landing.status)
         headers = _unconditional(request.headers)
         outcome: SendOutcome | None = None
         for hop in range(MAX_REDIRECTS + 1):
@@ -343,6 +357,9 @@ class NetworkGuard:
             if not (300 <= response.status < 400 and location):
                 if is_main:
                     self.policy.navigation(self.vault.redact(url))
+                    self._shown(url, response)
+                if hop > 0 and request.method.upper() not in SAFE_METHODS:  # a script's redirected send
+                    outcome.landing = _text(response)
                 route.fulfill(response=response)
                 return outcome
             target = urljoin(url, location)
@@ -355,6 +372,8 @@ class NetworkGuard:
             if is_document:
                 if is_main:
                     self.policy.navigation(self.vault.redact(url))
+                if method not in SAFE_METHODS and next_method == "GET":  # a form's send, redirected
+                    self._read_landing(target, outcome)
                 route.fulfill(status=200, content_type="text/html; charset=utf-8", body=_hop_page(target))
                 return outcome
             url, method = target, next_method
@@ -363,6 +382,29 @@ class NetworkGuard:
         )
         route.abort("failed")
         return outcome or SendOutcome(detail="too many redirects")
+
+    def _read_landing(self, target: str, outcome: SendOutcome) -> None:
+        """Read the page a submission's redirect leads to, once, for its classification: the browser
+        is then given this same answer when it goes there (``_forward``), so a message the system
+        shows only once (a "flash": an error after a redirect back to the form) is seen by both."""
+        from playwright.sync_api import Error as PlaywrightError
+
+        assert self._context is not None
+        try:
+            response = self._context.request.fetch(
+                target, method="GET", max_redirects=0, timeout=self._nav_timeout, headers=_HTML
+            )
+        except PlaywrightError:
+            return  # the browser goes there itself; classified on the answer alone
+        if 300 <= response.status < 400:
+            return  # another hop: the browser follows it, each hop checked
+        outcome.landing = _text(response)
+        self.state.landings[target] = response
+
+    def _shown(self, url: str, response: Any) -> None:
+        """Remember the main document the browser is given: a submission from it is classified
+        against it (an error that was on the page before is not the answer's)."""
+        self.state.page = (url, _text(response))
 
     def _redirect_refusal(self, url: str, target: str, next_method: str) -> str | None:
         """Why a redirect hop may not be taken (recorded as a decision), or None."""
@@ -403,6 +445,19 @@ def _unconditional(headers: dict[str, str]) -> dict[str, str] | None:
     if not any(k.lower() in ("if-none-match", "if-modified-since") for k in headers):
         return None
     return {k: v for k, v in headers.items() if k.lower() not in ("if-none-match", "if-modified-since")}
+
+
+_HTML = {"accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8"}
+
+
+def _text(response: Any) -> str:
+    """An HTML answer's text (its first 200,000 characters), "" for anything else or unreadable."""
+    if "html" not in (response.headers.get("content-type") or "").lower():
+        return ""
+    try:
+        return str(response.text())[:200_000]
+    except Exception:
+        return ""
 
 
 def _hop_page(target: str) -> str:
