@@ -303,6 +303,26 @@ def approved_when(by: str | None, then: dict[str, str], now: dict[str, str]) -> 
 CURRENCY_SYMBOLS = {"€": "EUR", "£": "GBP", "₹": "INR"}  # unambiguous ones only ($ and ¥ are not)
 _CODE = re.compile(r"(?<![A-Za-z])[A-Z]{3}(?![A-Za-z])")
 _SYMBOL = r"(?:[€£₹$¥]|[A-Z]{3})"
+IBAN_SHAPE = re.compile(r"[A-Z]{2}[0-9]{2}[A-Z0-9]{11,30}")
+
+
+def iban_shaped(value: str) -> bool:
+    """Whether ``value`` is an IBAN (ISO 13616: country, check digits, account; spaces allowed; its
+    check digits must hold, so an invoice number or a code is not taken for one)."""
+    text = re.sub(r"[\s-]", "", bare(value)).upper()
+    if not IBAN_SHAPE.fullmatch(text):
+        return False
+    moved = text[4:] + text[:4]
+    return int("".join(str(int(c, 36)) for c in moved)) % 97 == 1
+
+
+def bank_field(name: str, value: str, rules: RiskRules) -> bool:
+    """Whether a field sets bank details: its name says so (``bank_fields``), or, whatever it is
+    called ("account", "reference", "remit_to"), its value is an IBAN. The one test for the risk
+    flag and for every page that shows bank details first."""
+    return bool(value.strip()) and (field_matches(name, rules.bank_fields) or iban_shaped(value))
+
+
 MONEY_SHAPE = re.compile(
     rf"[-+]?(?:{_SYMBOL}\s?)?[-+]?(?:\d{{1,3}}(?:[,.'\u00a0\u202f ]\d{{3}})+|\d+)[.,]\d{{2}}(?:\s?{_SYMBOL})?"
 )
@@ -367,7 +387,7 @@ def read_money(
     for name, value in fields:
         if not value.strip() or field_matches(name, rules.currency_fields):
             continue
-        if field_matches(name, rules.bank_fields):
+        if bank_field(name, value, rules):
             continue  # bank details are flagged as such
         if field_matches(name, rules.amount_fields):
             money.amounts.append(AmountRead(field=name, text=value, value=parse_amount(value)))
@@ -401,12 +421,14 @@ def assess(
             )
         )
     for name, value in fields:
-        if field_matches(name, rules.bank_fields) and value.strip():
+        if bank_field(name, value, rules):
+            named = field_matches(name, rules.bank_fields)
+            what = visible(name) if named else f"{visible(name)} = {visible(value)} is an IBAN"
             flags.append(
                 RiskFlag(
                     rule="bank_details",
                     field=name,
-                    message=f"sets bank details ({visible(name)}): always checked by a second person",
+                    message=f"sets bank details ({what}): always checked by a second person",
                     second_approver=rules.bank_change_needs_second_approver,
                 )
             )
@@ -466,8 +488,9 @@ def assess(
                 rule="hidden_characters",
                 field=next(name for name, found in hiding if found),
                 message=(
-                    "a value holds hidden direction/format characters or a run of unusual spaces, "
-                    f"shown as ⟨…⟩ ({where}): read it as shown, not as a page may draw it"
+                    "a value holds hidden direction/format characters, a run of unusual spaces or a "
+                    f"letter of another script than its word's, shown as ⟨…⟩ ({where}): read it as shown, "
+                    "not as a page may draw it"
                 ),
                 second_approver=False,
             )

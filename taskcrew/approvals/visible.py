@@ -10,7 +10,13 @@ A value is shown as it is, except:
   combining grapheme joiner, variation selectors) is shown as ``⟨U+202E⟩``: an amount sent as
   "\\u202e4,001\\u202c" reads "⟨U+202E⟩4,001⟨U+202C⟩", never "100,4";
 - a run of three or more whitespace characters is shown as ``⟨160 × U+00A0⟩`` (``⟨5 spaces⟩`` for
-  plain spaces): a payee padded with no-break spaces cannot push its tail off the screen.
+  plain spaces): a payee padded with no-break spaces cannot push its tail off the screen;
+- a letter of another script than the rest of its word (a look-alike: a Cyrillic "о" in
+  "Nоrthwind", a fullwidth or mathematical letter, the Kelvin sign for "K", a Cyrillic "О" in
+  "INV-2О57") is shown as ``⟨Cyrillic о U+043E⟩``: "Nоrthwind Traders" reads
+  "N⟨Cyrillic о U+043E⟩rthwind Traders", never "Northwind Traders". A word is what lies between
+  spaces; its script is the one most of its letters have; letters of Chinese, Japanese and Korean
+  writing may mix (none of them passes for a Latin, Greek or Cyrillic letter).
 
 ``layout=True`` is for text whose lines and indentation are its own (a summary, a document's line,
 a log): line feeds and tabs stay, and a run of whitespace is marked only when it holds something
@@ -30,6 +36,10 @@ INVISIBLE_EXTRA = frozenset("\u115f\u1160\u3164\uffa0\u2800\u034f") | frozenset(
 LAYOUT_KEPT = frozenset("\n\t")  # kept in text whose layout is its own
 PLAIN_SPACE = frozenset(" \t")
 RUN = 3  # this many whitespace characters in a row are shown as a marker
+# the first word of a letter's Unicode name is its script ("CYRILLIC SMALL LETTER O"), except for
+# these, which are no script (º in "Nº", µ, modifier letters) or which Japanese mixes in one word
+NO_SCRIPT = frozenset({"MODIFIER", "FEMININE", "MASCULINE", "MICRO"})
+MIXING = frozenset({"CJK", "HIRAGANA", "KATAKANA", "KATAKANA-HIRAGANA", "HANGUL", "HALFWIDTH", "IDEOGRAPHIC"})
 
 
 def _invisible(char: str) -> bool:
@@ -50,6 +60,40 @@ def _run_marker(run: str) -> str:
 
 
 _SPACES = re.compile(rf"[^\S\n]{{{RUN},}}")  # horizontal whitespace (a line feed ends a run)
+_WORD = re.compile(r"\S+")
+
+
+def _script(char: str) -> str | None:
+    """A letter's script (the first word of its Unicode name); None: not a letter, or no script."""
+    if not unicodedata.category(char).startswith("L"):
+        return None
+    head = unicodedata.name(char, "").split(" ")[0]
+    return None if not head or head in NO_SCRIPT or head in MIXING else head
+
+
+def _foreign(word: str) -> list[tuple[int, str]]:
+    """(index, script) of each letter of ``word`` whose script is not the word's own (the script
+    most of its letters have; on a tie, the first letter's)."""
+    scripts = [(i, s) for i, c in enumerate(word) if (s := _script(c)) is not None]
+    names = list(dict.fromkeys(s for _, s in scripts))
+    if len(names) < 2:
+        return []
+    own = max(names, key=lambda n: sum(1 for _, s in scripts if s == n))  # first of the most frequent
+    return [(i, s) for i, s in scripts if s != own]
+
+
+def _look_alike(char: str, script: str) -> str:
+    return f"⟨{script.title()} {char} {_code(char)}⟩"
+
+
+def _mark_scripts(text: str) -> str:
+    def word(match: re.Match[str]) -> str:
+        found = dict(_foreign(match.group(0)))
+        if not found:
+            return match.group(0)
+        return "".join(_look_alike(c, found[i]) if i in found else c for i, c in enumerate(match.group(0)))
+
+    return _WORD.sub(word, text)
 
 
 def visible(text: str, *, layout: bool = False) -> str:
@@ -58,7 +102,7 @@ def visible(text: str, *, layout: bool = False) -> str:
     kept = LAYOUT_KEPT if layout else frozenset()
     if text.isascii() and text.isprintable() and "   " not in text:
         return text  # the common case: nothing to mark
-    out = "".join(f"⟨{_code(c)}⟩" if c not in kept and _invisible(c) else c for c in text)
+    out = "".join(f"⟨{_code(c)}⟩" if c not in kept and _invisible(c) else c for c in _mark_scripts(text))
 
     def run(match: re.Match[str]) -> str:
         found = match.group(0)
@@ -74,7 +118,12 @@ def hidden(text: str) -> list[str]:
     line feeds, carriage returns and tabs (a multi-line text field sends them) are not counted."""
     found = [_code(c) for c in dict.fromkeys(text) if c not in "\n\r\t" and _invisible(c)]
     runs = [_run_marker(m.group(0)) for m in _SPACES.finditer(text) if not set(m.group(0)) <= PLAIN_SPACE]
-    return found + list(dict.fromkeys(runs))
+    alike = [
+        f"{_look_alike(w.group(0)[i], script)} in “{bare(w.group(0))}”"
+        for w in _WORD.finditer(text)
+        for i, script in _foreign(w.group(0))
+    ]
+    return found + list(dict.fromkeys(runs)) + list(dict.fromkeys(alike))
 
 
 def bare(text: str) -> str:

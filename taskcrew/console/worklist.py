@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, Field
 
 from taskcrew.approvals.authority import GENERIC_SOURCES, ApprovalView
-from taskcrew.approvals.rules import RiskRules, field_matches, read_money
+from taskcrew.approvals.rules import RiskRules, bank_field, field_matches, read_money
 from taskcrew.console.record_view import before_values, new_vendor, record_fields
 from taskcrew.tools.human import FieldValue
 
@@ -95,6 +95,9 @@ class Flag(BaseModel):
     detail: str = ""
 
 
+AMOUNT_WHOLE = 32  # characters: an amount this long or shorter is never broken across lines
+
+
 class WorkItem(BaseModel):
     view: ApprovalView
     vendor: str = ""
@@ -137,6 +140,13 @@ class WorkItem(BaseModel):
     @property
     def before(self) -> dict[str, str]:
         return {name: value for name, (_, value) in self.before_of.items()}
+
+    @property
+    def amount_whole(self) -> bool:
+        """Whether the amount is drawn as one piece, never broken across lines (a readable amount of
+        a sane length: "123,456,789,012." above "34 USD" reads as 34 USD). Anything else (an amount
+        the rules cannot read, an absurdly long one) wraps anywhere, so its end stays on screen."""
+        return self.amount is not None and len(self.amount_text) <= AMOUNT_WHOLE
 
     @property
     def touched(self) -> dict[str, str]:
@@ -345,7 +355,7 @@ def _key_values(fields: list[tuple[str, str]], item: WorkItem, rules: RiskRules)
         shown = f"{found['amount']} {found.get('currency') or ''}".strip()
         out.insert(min(2, len(out)), KeyValue(label="Amount", field="", value=shown, source=ref))
     for name, value in fields:
-        if field_matches(name, rules.bank_fields) and value.strip():
+        if bank_field(name, value, rules):
             ref = item.sources.get(name)
             out.append(
                 KeyValue(
