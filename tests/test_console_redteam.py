@@ -267,3 +267,20 @@ def test_an_amount_is_never_broken_inside_its_number(console_env: ConsoleEnv) ->
         assert amount.evaluate("e => e.getClientRects().length") == 1, amount.inner_text()
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 1366  # and the page still does not scroll sideways
+
+
+def test_the_audit_page_does_not_show_a_password_fingerprint(app: App, console_users: Path) -> None:
+    """A cancel or a retry keeps the canceller's credential (a fingerprint of her password hash) in
+    the audit log, so a reset voids what the old login did; the page every user reads hides it."""
+    from taskcrew.approvals.identity import credentials
+
+    job, _ = parked_job(app.jobs, "ana", amount="100.00")
+    bob = app.client("bob")
+    token = csrf(bob.get(f"/jobs/{job.id}").text)
+    assert (
+        bob.post(f"/jobs/{job.id}/cancel", data={"csrf": token}, headers={"origin": BASE}).status_code == 303
+    )
+    assert app.jobs.get(job.id).status == "cancelled"
+    page = app.client("carol").get("/audit").text
+    assert "(kept, not shown)" in page
+    assert credentials(console_users)["bob"] not in page

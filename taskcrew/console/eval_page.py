@@ -10,6 +10,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from taskcrew.approvals.audit import AuditEntry
 from taskcrew.console.charts import sweep_charts
 from taskcrew.console.sessions import Session
 from taskcrew.console.web import Web
@@ -51,7 +52,7 @@ def routes(web: Web) -> list[BaseRoute]:
             request,
             "audit.html",
             session,
-            entries=list(reversed(entries[-500:])),
+            entries=[_shown(e) for e in reversed(entries[-500:])],
             problems=problems,
             title="Audit log",
         )
@@ -61,3 +62,12 @@ def routes(web: Web) -> list[BaseRoute]:
         Route("/eval/{key}", eval_page),
         Route("/audit", audit_page),
     ]
+
+
+def _shown(entry: AuditEntry) -> AuditEntry:
+    """An entry as the page shows it: a password's fingerprint (``credential``, kept so a
+    reset voids what the old login did) is no one's to read, so it is not shown."""
+    if "credential" not in entry.payload:
+        return entry
+    payload = {**entry.payload, "credential": "(kept, not shown)"}
+    return entry.model_copy(update={"payload": payload})
