@@ -226,20 +226,25 @@ class Routine(_Data):
         return self.fallbacks_in_a_row >= FLAG_AFTER
 
     def template_for(self, issuer_words: str) -> Template | None:
-        """The template of the issuer named like ``issuer_words`` (every word of one in the other)."""
+        """The template of the issuer named like ``issuer_words`` (the words of one leading the other)."""
         return next((t for t in self.templates if named_like(issuer_words, t.issuer)), None)
 
     def obstacle(self, kind: ObstacleKind) -> Obstacle | None:
         return next((o for o in self.obstacles if o.kind == kind), None)
 
 
-def _words(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z0-9]+", text.casefold()) if len(w) > 1}
+def _words(text: str) -> list[str]:
+    """A name's words in order, letters of any script ("Müller" is one word, not "ller")."""
+    return [w for w in re.findall(r"[^\W_]+", text.casefold()) if len(w) > 1]
 
 
 def named_like(text: str, other: str) -> bool:
-    """``text`` names what ``other`` names: the same words, or every word of one in the other
-    ("Bharat Components" and "Bharat Components Pvt. Ltd."). The one rule for a template's issuer,
-    a learned parameter and the drop-down option a replay chooses."""
+    """``text`` names what ``other`` names: the same words, or the words of one leading the other
+    ("Bharat Components" and "Bharat Components Pvt. Ltd.", "Globex" and "Globex Corp"). A shared
+    trailing word names no one ("Traders" is not "Northwind Traders", "Industries" not "Vandelay
+    Industries"), and a name differing in a letter of any script is another name ("Möller" is not
+    "Müller"). The one rule for a template's issuer, a learned parameter and the drop-down option a
+    replay chooses."""
     a, b = _words(text), _words(other)
-    return bool(a and b) and (a <= b or b <= a)
+    short, long = (a, b) if len(a) <= len(b) else (b, a)
+    return bool(short) and long[: len(short)] == short
