@@ -67,3 +67,51 @@ def test_a_word_another_vendors_name_shares_does_not_name_that_vendor(
         assert fell.value.new_issuer  # the agent takes the chore: a person sees which vendor it is
     assert routine.template_for("northwind") is northwind
     assert routine.template_for("Vandelay Industries Inc.") is routine.templates[1]
+
+
+# ---------------------------------------------------------------- values carrying syntax
+
+
+def test_a_value_is_filled_in_once_and_an_address_keeps_it_one_value(northwind: Template) -> None:
+    """A parameter comes from the task's text, a value from a document: neither is read again for
+    placeholders (before, vendor="Initech {amount}" was typed with the invoice's amount in it, and a
+    parameter named like the system replaced its address), and in an address each is
+    percent-encoded, so "AT&T" is one query value (before: q=AT, and a stray parameter T) and
+    "x/../../_debug" does not leave the path the reviewer signed."""
+    from taskcrew.routines.distil import _url_template
+    from taskcrew.routines.replay import Replayer
+
+    routine = _routine(northwind, params=["vendor", "erp"])
+    replayer = Replayer(routine, {"vendor": "Initech {amount}", "erp": "http://evil.example"})
+    assert replayer._fill("{vendor}", {"amount": "1284.50"}, "http://erp") == "Initech {amount}"
+    assert replayer._fill("{erp}/bills/new", {}, "http://erp") == "http://erp/bills/new"
+
+    for vendor, query in [
+        ("AT&T", "AT%26T"),
+        ("x/../../_debug", "x%2F..%2F..%2F_debug"),
+        ("A #1", "A%20%231"),
+    ]:
+        address = Replayer(_routine(northwind), {"vendor": vendor})._fill(
+            "{erp}/bills?q={vendor}", {}, "http://erp", url=True
+        )
+        assert address == f"http://erp/bills?q={query}", vendor
+        path = Replayer(_routine(northwind), {"vendor": vendor})._fill(
+            "{erp}/vendors/{vendor}", {}, "http://erp", url=True
+        )
+        assert path.count("/") == 4 and path.endswith(query), vendor
+
+    # learning: a value the run's address carried encoded (as browsers send it) is still the
+    # parameter, not a literal that would make the replay for Initech look at AT&T's bills
+    assert (
+        _url_template("http://erp/bills?vendor=AT%26T&status=unpaid", "http://erp", {"vendor": "AT&T"}, {})
+        == "{erp}/bills?vendor={vendor}&status=unpaid"
+    )
+    assert (
+        _url_template(
+            "http://erp/bills?q=Northwind+Traders", "http://erp", {"vendor": "Northwind Traders"}, {}
+        )
+        == "{erp}/bills?q={vendor}"
+    )
+    assert _url_template("http://erp/bills?q=INV-2057x", "http://erp", {}, {"n": "INV-2057"}) == (
+        "{erp}/bills?q=INV-2057x"  # a value is a whole query value, not a part of one
+    )

@@ -25,6 +25,7 @@ Nothing here is an element number, a CSS path, a secret or a person's decision.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Literal, Self
 
@@ -36,6 +37,26 @@ FLAG_AFTER = 2
 """A routine whose replays fell back this many times in a row is flagged for review."""
 PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
 SECRET = re.compile(r"\{\{secret:[A-Z][A-Z0-9_]*\}\}")
+
+
+def fill(text: str, values: Mapping[str, str], *, system: str | None = None, url: bool = False) -> str:
+    """``text`` with its ``{name}`` placeholders replaced, in one pass: a value is never read for
+    placeholders itself (a vendor named "Initech {amount}" is typed as that, not with an amount in
+    it). ``system``: what ``{erp}`` stands for, whatever a value of that name says. ``url``: the text
+    is an address, so each value is percent-encoded — "AT&T" or "a/../_debug" stays one value of one
+    query parameter or path segment instead of adding parameters or leaving the path."""
+    from urllib.parse import quote
+
+    def one(found: re.Match[str]) -> str:
+        name = found.group(1)
+        if name == "erp" and system is not None:
+            return system
+        if name not in values:
+            return found.group(0)
+        return quote(values[name], safe="") if url else values[name]
+
+    return PLACEHOLDER.sub(one, text)
+
 
 Status = Literal["draft", "accepted", "retired"]
 FieldKind = Literal["text", "amount", "date", "terms", "currency"]
