@@ -5,7 +5,12 @@ reviews of one routine at the same time. No browser: each attack is met where th
 
 from __future__ import annotations
 
+import json
+import threading
+from pathlib import Path
+
 import pytest
+import yaml
 from test_routines import INBOX, _routine
 
 from taskcrew.routines.files import FileStepFailed, find_document
@@ -115,3 +120,188 @@ def test_a_value_is_filled_in_once_and_an_address_keeps_it_one_value(northwind: 
     assert _url_template("http://erp/bills?q=INV-2057x", "http://erp", {}, {"n": "INV-2057"}) == (
         "{erp}/bills?q=INV-2057x"  # a value is a whole query value, not a part of one
     )
+
+
+# ---------------------------------------------------------------- one routine, several processes
+
+
+def test_replays_and_reviews_of_one_routine_at_the_same_time_lose_nothing(
+    tmp_path: Path, northwind: Template
+) -> None:
+    """Two replays of one routine finish at once (two workers), and a healing run proposes while
+    another does: each count is read, changed and written back, so without one lock over the folder
+    a count written from an older read erased the other's (a fallback lost is a flag that never
+    shows), and two proposals took the same version number, the second overwriting the draft a
+    reviewer may already have read."""
+    from taskcrew.approvals.signing import KEY_FILE, KeyRing
+    from taskcrew.routines.store import RoutineStore
+
+    keys = tmp_path / KEY_FILE
+    RoutineStore(tmp_path / "routines", keys=KeyRing(keys)).propose(_routine(northwind))
+    RoutineStore(tmp_path / "routines", keys=KeyRing(keys)).accept("enter-invoice", 1, "token:ana")
+    each, workers = 15, 4
+    start = threading.Barrier(workers)
+    errors: list[BaseException] = []
+
+    def replays(fell_back: bool) -> None:
+        store = RoutineStore(tmp_path / "routines", keys=KeyRing(keys))  # one per worker, as processes have
+        try:
+            start.wait()
+            for _ in range(each):
+                routine = store.get("enter-invoice", 1)
+                store.count(routine, fell_back=fell_back, reason="x")
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=replays, args=(i % 2 == 0,)) for i in range(workers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    store = RoutineStore(tmp_path / "routines", keys=KeyRing(keys))
+    counted = store.get("enter-invoice", 1)
+    assert (counted.successes, counted.fallbacks) == (each * workers // 2, each * workers // 2)
+    assert store.accepted("enter-invoice") is not None  # counting is not an edit, however many at once
+
+    proposals = 6
+    start = threading.Barrier(proposals)
+
+    def proposes(i: int) -> None:
+        store = RoutineStore(tmp_path / "routines", keys=KeyRing(keys))
+        try:
+            start.wait()
+            store.propose(_routine(northwind, summary=f"healed by run {i}"))
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=proposes, args=(i,)) for i in range(proposals)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    drafts = [r for r in store.versions("enter-invoice") if r.status == "draft"]
+    assert sorted(r.summary for r in drafts) == sorted(f"healed by run {i}" for i in range(proposals))
+    assert sorted(r.version for r in drafts) == list(range(2, 2 + proposals))
+
+
+# ---------------------------------------------------------------- who vouches for a routine
+
+
+def test_an_unproven_acceptance_does_not_outlast_the_two_person_rule(
+    tmp_path: Path, northwind: Template, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With one user the two-person rule is off and ana accepts as her OS user, taken on her word.
+    Once a second person is added the rule is on, and `routines accept` refuses an unproven
+    reviewer; her earlier acceptance must not go on replaying either: a routine's reviewer is
+    judged by the authority's rule when it replays, as a job's unproven submitter is when its
+    approval is decided, not by the rule that held when she accepted. Logged in, she accepts it anew."""
+    from typer.testing import CliRunner
+
+    from taskcrew.approvals.identity import TokenStore
+    from taskcrew.cli import app
+    from taskcrew.console.auth import add_user
+    from taskcrew.routines.store import RoutineStore
+
+    users = tmp_path / "users.yaml"
+    add_user(users, "ana", "ana-secret-1")
+    monkeypatch.setenv("TASKCREW_APPROVALS_DIR", str(tmp_path / "approvals"))
+    monkeypatch.setenv("TASKCREW_ROUTINES", str(tmp_path / "routines"))
+    monkeypatch.setenv("TASKCREW_CONSOLE_USERS", str(users))
+    monkeypatch.delenv("TASKCREW_TOKEN", raising=False)
+    store = RoutineStore()
+    store.propose(_routine(northwind))
+    runner = CliRunner()
+    accept = ["routines", "accept", "enter-invoice", "-v", "1"]
+    alone = runner.invoke(app, accept)
+    assert alone.exit_code == 0 and "(by os_user:" in alone.output, alone.output
+    assert store.accepted("enter-invoice") is not None
+
+    add_user(users, "bob", "bob-secret-1")  # two people: the two-person rule is on ("auto")
+    refused = runner.invoke(app, accept)
+    assert refused.exit_code == 1 and "must be authenticated" in refused.output, refused.output
+    assert store.accepted("enter-invoice") is None
+    why = store.acceptance_problem(store.get("enter-invoice", 1)) or ""
+    assert "accepted by os_user:" in why and "must be authenticated" in why, why
+    listed = runner.invoke(app, ["routines", "list"])
+    assert "NOT REPLAYED" in listed.output and "must be authenticated" in listed.output, listed.output
+
+    monkeypatch.setenv("TASKCREW_TOKEN", TokenStore().issue("ana", users))
+    again = runner.invoke(app, accept)
+    assert again.exit_code == 0 and "(by token:ana)" in again.output, again.output
+    assert store.accepted("enter-invoice") is not None
+
+
+def test_an_acceptance_is_not_moved_edited_or_kept_past_its_key(tmp_path: Path, northwind: Template) -> None:
+    """What held: the acceptance seal and the record of which version replays belong to one routine
+    and one version, and cover every part of the work a replay uses. A seal or record copied from
+    another routine, an edit of any part the reviewer signed, and a key retired since do not replay."""
+    from taskcrew.approvals.signing import KEY_FILE, KeyRing
+    from taskcrew.routines.models import BrowserStep, Obstacle, PageExpect, Target
+    from taskcrew.routines.store import RoutineStore
+
+    folder, keys = tmp_path / "routines", KeyRing(tmp_path / "approvals" / KEY_FILE)
+    store = RoutineStore(folder, keys=keys)
+    login = Obstacle(
+        kind="login",
+        steps=[
+            BrowserStep(
+                kind="type", target=Target(role="textbox", field="password"), value="{{secret:ERP_PASSWORD}}"
+            )
+        ],
+    )
+    submit = BrowserStep(
+        kind="click",
+        target=Target(role="button", name="Save bill"),
+        approval=True,
+        then=PageExpect(path="/bills/[^/]+"),
+    )
+    work = _routine(
+        northwind,
+        system="Acme Payables",
+        browser=[*_routine(northwind).browser, submit],
+        obstacles=[login],
+    )
+    store.propose(work)
+    store.propose(work.model_copy(update={"name": "enter-invoice-eu"}))
+    store.accept("enter-invoice", 1, "token:ana")
+    assert store.accepted("enter-invoice") is not None and store.accepted("enter-invoice-eu") is None
+
+    # the seal and the current-version record of enter-invoice copied to enter-invoice-eu
+    signed = yaml.safe_load((folder / "enter-invoice.v1.yaml").read_text(encoding="utf-8"))
+    (folder / "enter-invoice-eu.v1.yaml").write_text(
+        yaml.safe_dump({**signed, "name": "enter-invoice-eu"}, sort_keys=False), encoding="utf-8"
+    )
+    record = json.loads(
+        (tmp_path / "approvals" / "routines" / "enter-invoice.json").read_text(encoding="utf-8")
+    )
+    (tmp_path / "approvals" / "routines" / "enter-invoice-eu.json").write_text(
+        json.dumps({**record, "name": "enter-invoice-eu"}), encoding="utf-8"
+    )
+    assert store.current("enter-invoice-eu") is None and store.accepted("enter-invoice-eu") is None
+
+    path = folder / "enter-invoice.v1.yaml"
+    edits = {
+        "the system {erp} stands for": lambda d: d.update(system="Intranet"),
+        "an issuer's senders": lambda d: d["templates"][0]["senders"].append("nwt-remittance.example"),
+        "a field's anchor": lambda d: d["templates"][0]["fields"][0].update(anchor="Reference"),
+        "a template's issuer": lambda d: d["templates"][0].update(issuer="Globex Corp"),
+        "the page a submission must lead to": lambda d: d["browser"][-1]["then"].update(path=".*"),
+        "a step's value": lambda d: d["browser"][1].update(value="{vendor}"),
+        "the opened address": lambda d: d["browser"][0].update(url="{erp}/bills/new?amount=1"),
+        "the sign-in's secret": lambda d: d["obstacles"][0]["steps"][0].update(value="{{secret:OTHER}}"),
+        "an obstacle added": lambda d: d["obstacles"].append({"kind": "unavailable", "retries": 5}),
+        "the version": lambda d: d.update(version=2),
+        "the parameters": lambda d: d.update(params=["vendor", "amount"]),
+    }
+    for what, edit in edits.items():
+        data = yaml.safe_load(yaml.safe_dump(signed))
+        edit(data)
+        path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+        assert store.accepted("enter-invoice") is None, what
+    path.write_text(yaml.safe_dump(signed, sort_keys=False), encoding="utf-8")
+    assert store.accepted("enter-invoice") is not None
+
+    keys.rotate(retire_old=True)  # every earlier signature fails: the routine is reviewed again
+    assert RoutineStore(folder, keys=KeyRing(keys.path)).accepted("enter-invoice") is None

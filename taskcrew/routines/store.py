@@ -144,14 +144,24 @@ class RoutineStore:
     def reviewer_problem(self, routine: Routine) -> str | None:
         """Why the person who accepted ``routine`` no longer vouches for it (None: she does): an
         acceptance rests on its reviewer's login as a first approval does, so a reviewer removed from
-        the users file, or whose password was reset since, takes it with her (``identity_refusal``,
-        the rule every surface applies to a login); a current user accepts it again. ``reviewed_by`` is signed with the acceptance."""
-        from taskcrew.approvals.identity import identity_refusal, recorded
+        the users file, or whose password was reset since, takes it with her; and it is judged by the
+        approval authority's rule on who decides as it is now, the one ``routines accept`` applies
+        (``Authority.submitter_refusal``): an OS user's acceptance, taken on her word while one
+        person decided, does not replay once the two-person rule is on. A current user accepts it
+        again. ``reviewed_by`` is signed with the acceptance."""
+        from taskcrew.approvals.authority import Authority
+        from taskcrew.approvals.identity import recorded
+        from taskcrew.approvals.rules import RiskRulesError
 
         proof, _, name = (routine.reviewed_by or "").partition(":")
         if not name:
             return None  # accepted before reviewers were recorded as proof:name; the seal vouches
-        if (why := identity_refusal(recorded(name, proof, routine.reviewer_credential))) is None:
+        who = recorded(name, proof, routine.reviewer_credential)
+        try:
+            why = Authority(None).submitter_refusal(who, role="routine's reviewer")
+        except RiskRulesError as exc:
+            why = f"who may accept it cannot be judged: {exc}"
+        if why is None:
             return None
         return (
             f"{routine.name} v{routine.version} was accepted by {routine.reviewed_by}, whose acceptance no "
