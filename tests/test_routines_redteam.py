@@ -305,3 +305,19 @@ def test_an_acceptance_is_not_moved_edited_or_kept_past_its_key(tmp_path: Path, 
 
     keys.rotate(retire_old=True)  # every earlier signature fails: the routine is reviewed again
     assert RoutineStore(folder, keys=KeyRing(keys.path)).accepted("enter-invoice") is None
+
+
+def test_a_routine_replays_only_for_the_parameters_it_was_learned_with(northwind: Template) -> None:
+    """A company's recipe gains an optional parameter (`--invoice INV-2031`, default the newest):
+    the routine learned from a run without it picks the newest invoice, so replaying it for a task
+    that names INV-2031 would enter another invoice than the one asked for (the person approving
+    being the only one to notice). It goes to the agent, whose verified run teaches a version with
+    the parameter. A parameter the routine needs that the task leaves out would be typed as
+    "{vendor}": the agent takes that task too."""
+    routine = _routine(northwind)
+    assert routine.params == ["vendor"] and routine.documents.choose == "newest_by_printed_date"
+    assert routine.params_problem({"vendor": "Northwind Traders"}) is None
+    named = routine.params_problem({"vendor": "Northwind Traders", "invoice": "INV-2031"})
+    assert named is not None and "gives invoice, which it was not learned with" in named
+    left_out = routine.params_problem({})
+    assert left_out is not None and "does not give vendor" in left_out

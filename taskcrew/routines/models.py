@@ -250,6 +250,22 @@ class Routine(_Data):
         """The template of the issuer named like ``issuer_words`` (the words of one leading the other)."""
         return next((t for t in self.templates if named_like(issuer_words, t.issuer)), None)
 
+    def params_problem(self, values: Mapping[str, str]) -> str | None:
+        """Why this routine cannot do a task given ``values`` (None: it can): it was learned and
+        reviewed with exactly its ``params``. A value the task gives that it was not learned with
+        would be ignored (a recipe's optional ``--invoice INV-2031`` replayed as "the newest
+        invoice" enters another one), and one it needs that the task leaves out would be typed as
+        its placeholder."""
+        extra, missing = sorted(set(values) - set(self.params)), sorted(set(self.params) - set(values))
+        if not extra and not missing:
+            return None
+        said = []
+        if extra:
+            said.append(f"the task gives {', '.join(extra)}, which it was not learned with and would ignore")
+        if missing:
+            said.append(f"the task does not give {', '.join(missing)}, which it needs")
+        return f"{self.name} v{self.version}: " + "; ".join(said)
+
     def obstacle(self, kind: ObstacleKind) -> Obstacle | None:
         return next((o for o in self.obstacles if o.kind == kind), None)
 
