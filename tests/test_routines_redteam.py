@@ -321,3 +321,49 @@ def test_a_routine_replays_only_for_the_parameters_it_was_learned_with(northwind
     assert named is not None and "gives invoice, which it was not learned with" in named
     left_out = routine.params_problem({})
     assert left_out is not None and "does not give vendor" in left_out
+
+
+def test_accept_can_be_bound_to_the_version_the_reviewer_read(
+    tmp_path: Path, northwind: Template, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The routines folder is written by workers and runs, so a draft can change between the
+    reviewer's `show` and her `accept`, and `accept -v N` signs whatever the file then says. `show`
+    prints the fingerprint of what it showed, and `accept --fingerprint` refuses a version that no
+    longer matches it; `accept` always says the fingerprint it signed."""
+    from typer.testing import CliRunner
+
+    from taskcrew.cli import app
+    from taskcrew.routines.store import RoutineStore
+
+    monkeypatch.setenv("TASKCREW_APPROVALS_DIR", str(tmp_path / "approvals"))
+    monkeypatch.setenv("TASKCREW_ROUTINES", str(tmp_path / "routines"))
+    monkeypatch.setenv("TASKCREW_CONSOLE_USERS", str(tmp_path / "no-users.yaml"))
+    monkeypatch.delenv("TASKCREW_TOKEN", raising=False)
+    store = RoutineStore()
+    store.propose(_routine(northwind))
+    runner = CliRunner()
+    shown = runner.invoke(app, ["routines", "show", "enter-invoice", "-v", "1"])
+    assert shown.exit_code == 0, shown.output
+    fingerprint = next(line for line in shown.output.splitlines() if line.startswith("fingerprint: "))
+    fingerprint = fingerprint.split()[1]
+
+    path = tmp_path / "routines" / "enter-invoice.v1.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data["templates"][0]["senders"] = ["nwt-remittance.example"]  # swapped after the review
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    swapped = runner.invoke(
+        app, ["routines", "accept", "enter-invoice", "-v", "1", "--fingerprint", fingerprint]
+    )
+    assert swapped.exit_code == 2 and "changed since" in swapped.output, swapped.output
+    assert store.accepted("enter-invoice") is None and store.get("enter-invoice", 1).status == "draft"
+
+    shown = runner.invoke(app, ["routines", "show", "enter-invoice", "-v", "1"])  # reviewed again
+    assert "nwt-remittance.example" in shown.output
+    again = next(line for line in shown.output.splitlines() if line.startswith("fingerprint: ")).split()[1]
+    assert again != fingerprint
+    done = runner.invoke(app, ["routines", "accept", "enter-invoice", "-v", "1", "--fingerprint", again])
+    assert done.exit_code == 0 and f"fingerprint {again}" in done.output, done.output
+    assert store.accepted("enter-invoice") is not None
+    counted = store.count(store.get("enter-invoice", 1), fell_back=False)  # counts change no fingerprint
+    shown = runner.invoke(app, ["routines", "show", "enter-invoice", "-v", "1"])
+    assert f"fingerprint: {again}" in shown.output and counted.successes == 1

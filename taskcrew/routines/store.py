@@ -67,6 +67,19 @@ def acceptance(routine: Routine, dump: Dump | None = None) -> dict[str, Any]:
     return seals.routine(routine, (dump or seals.settled)(routine, exclude=METADATA))
 
 
+def fingerprint(routine: Routine) -> str:
+    """What a reviewer reads of a version, in 16 hex digits: everything its acceptance signs of the
+    work (not its status, reviewer or counts). ``routines show`` prints it and ``routines accept
+    --fingerprint`` accepts only the version that still has it: the folder is written by workers
+    and runs, so a draft can change between a review and its acceptance."""
+    import hashlib
+
+    from taskcrew.approvals import seals
+    from taskcrew.approvals.signing import canonical
+
+    return hashlib.sha256(canonical(seals.settled(routine, exclude=METADATA))).hexdigest()[:16]
+
+
 class RoutineStore:
     def __init__(self, folder: Path | None = None, keys: KeyRing | None = None) -> None:
         self.folder = folder or routines_folder()
@@ -265,20 +278,37 @@ class RoutineStore:
             self.save(draft)
             return draft, True
 
-    def accept(self, name: str, version: int | None, by: str, credential: str | None = None) -> Routine:
+    def accept(
+        self,
+        name: str,
+        version: int | None,
+        by: str,
+        credential: str | None = None,
+        *,
+        reviewed: str | None = None,
+    ) -> Routine:
         """Accept the version the reviewer names. Without one, only a routine's single version: the
         newest may have been drafted (a healing run) after the reviewer's ``show``. ``by`` is
-        ``proof:name``; ``credential`` the password fingerprint her login was proven with."""
+        ``proof:name``; ``credential`` the password fingerprint her login was proven with;
+        ``reviewed``: the ``fingerprint`` of the version she read (None: not checked)."""
         with self._changing():
-            return self._accept(name, version, by, credential)
+            return self._accept(name, version, by, credential, reviewed)
 
-    def _accept(self, name: str, version: int | None, by: str, credential: str | None) -> Routine:
+    def _accept(
+        self, name: str, version: int | None, by: str, credential: str | None, reviewed: str | None
+    ) -> Routine:
         if version is None and len(versions := self.versions(name)) > 1:
             raise RoutineError(
                 f"{name} has {len(versions)} versions (the newest is v{versions[-1].version}); say which one "
                 f"you reviewed: taskcrew routines accept {name} -v N"
             )
         routine = self.get(name, version)
+        if reviewed is not None and (now := fingerprint(routine)) != reviewed.strip().lower():
+            raise RoutineError(
+                f"{name} v{routine.version} changed since it was shown with fingerprint {reviewed.strip()} "
+                f"(it is now {now}); nothing accepted. Review it again: taskcrew routines show {name} -v "
+                f"{routine.version}"
+            )
         if routine.status == "retired":
             raise RoutineError(f"{name} v{routine.version} is retired; accept a newer version instead")
         for other in self.versions(name):
