@@ -367,3 +367,9 @@ def test_accept_can_be_bound_to_the_version_the_reviewer_read(
     counted = store.count(store.get("enter-invoice", 1), fell_back=False)  # counts change no fingerprint
     shown = runner.invoke(app, ["routines", "show", "enter-invoice", "-v", "1"])
     assert f"fingerprint: {again}" in shown.output and counted.successes == 1
+    from taskcrew.console.routines_page import RoutinesDesk
+
+    on_the_console = RoutinesDesk(tmp_path / "routines").show("enter-invoice", 1)  # the same, read-only
+    assert on_the_console is not None and any(
+        f"fingerprint: {again}" in line for line in on_the_console.steps
+    )
