@@ -294,6 +294,10 @@ def test_an_acceptance_is_not_moved_edited_or_kept_past_its_key(tmp_path: Path, 
         "an obstacle added": lambda d: d["obstacles"].append({"kind": "unavailable", "retries": 5}),
         "the version": lambda d: d.update(version=2),
         "the parameters": lambda d: d.update(params=["vendor", "amount"]),
+        "the approval point dropped": lambda d: d["browser"][-1].update(approval=False),
+        "a step added after the submission": lambda d: d["browser"].append(
+            {"kind": "click", "target": {"role": "button", "name": "Delete"}}
+        ),
     }
     for what, edit in edits.items():
         data = yaml.safe_load(yaml.safe_dump(signed))
@@ -301,6 +305,14 @@ def test_an_acceptance_is_not_moved_edited_or_kept_past_its_key(tmp_path: Path, 
         path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
         assert store.accepted("enter-invoice") is None, what
     path.write_text(yaml.safe_dump(signed, sort_keys=False), encoding="utf-8")
+    assert store.accepted("enter-invoice") is not None
+
+    # a second file claiming to be v1, sorting before the reviewed one, with changed work: not replayed
+    shadow = yaml.safe_load(yaml.safe_dump(signed))
+    shadow["browser"][1]["value"] = "{vendor}"
+    (folder / "enter-invoice.v01.yaml").write_text(yaml.safe_dump(shadow, sort_keys=False), encoding="utf-8")
+    assert store.accepted("enter-invoice") is None
+    (folder / "enter-invoice.v01.yaml").unlink()
     assert store.accepted("enter-invoice") is not None
 
     keys.rotate(retire_old=True)  # every earlier signature fails: the routine is reviewed again
