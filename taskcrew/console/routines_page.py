@@ -54,7 +54,7 @@ class RoutinesDesk:
 
     def show(self, name: str, version: int) -> Shown | None:
         from taskcrew.routines.distil import describe_routine
-        from taskcrew.routines.store import RoutineError, diff
+        from taskcrew.routines.store import RoutineError, diff, fingerprint
 
         store = self._store()
         try:
@@ -66,9 +66,8 @@ class RoutinesDesk:
         lines = diff(old, routine).splitlines() if old is not None else []
         described = describe_routine(routine)  # its head (status, counts) is the page's own header
         work = next((i for i, line in enumerate(described) if line.startswith("parameters:")), 0)
-        return Shown(
-            routine, described[work:], old.version if old else None, lines, store.acceptance_problem(routine)
-        )
+        steps = [*described[work:], f"fingerprint: {fingerprint(routine)} (routines accept --fingerprint)"]
+        return Shown(routine, steps, old.version if old else None, lines, store.acceptance_problem(routine))
 
 
 def routine_routes(

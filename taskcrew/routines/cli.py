@@ -90,7 +90,7 @@ def routines_list() -> None:
 def routines_show(name: NameArg, version: VersionOpt = None) -> None:
     """What the routine will do, step by step: file rule, templates, browser steps, obstacles."""
     from taskcrew.routines.distil import describe_routine
-    from taskcrew.routines.store import RoutineError
+    from taskcrew.routines.store import RoutineError, fingerprint
 
     store = _store()
     try:
@@ -100,6 +100,11 @@ def routines_show(name: NameArg, version: VersionOpt = None) -> None:
     if problem := store.acceptance_problem(routine):
         typer.echo(f"NOT REPLAYED: {problem}")
     typer.echo("\n".join(describe_routine(routine)))
+    shown = fingerprint(routine)
+    typer.echo(
+        f"fingerprint: {shown} (to accept exactly what is shown: taskcrew routines accept {routine.name} "
+        f"-v {routine.version} --fingerprint {shown})"
+    )
 
 
 @routines_app.command("diff")
@@ -134,13 +139,20 @@ def routines_accept(
             "--version", "-v", help="The version you reviewed (needed once the routine has more than one)."
         ),
     ] = None,
+    reviewed: Annotated[
+        str | None,
+        typer.Option(
+            "--fingerprint",
+            help="The fingerprint `routines show` printed: refuse if the version changed since.",
+        ),
+    ] = None,
 ) -> None:
     """Accept a version: from now on a run of its chore replays it (the version accepted before retires)."""
     from taskcrew.approvals.authority import Authority
     from taskcrew.approvals.identity import IdentityError, cli_identity
     from taskcrew.approvals.rules import RiskRulesError
     from taskcrew.approvals.signing import KeyError_
-    from taskcrew.routines.store import RoutineError
+    from taskcrew.routines.store import RoutineError, fingerprint
 
     try:
         who = cli_identity()  # the same proven identity as `taskcrew approvals`, never a typed name
@@ -150,11 +162,12 @@ def routines_accept(
             )  # who may accept: the authority's rule, as for approvals
             raise typer.Exit(1)
         by = f"{who.proof}:{who.name}"
-        routine = _store().accept(name, version, by, who.credential)
+        routine = _store().accept(name, version, by, who.credential, reviewed=reviewed)
     except (RoutineError, IdentityError, KeyError_, RiskRulesError) as exc:
         raise _fail(str(exc)) from exc
     typer.echo(
-        f"accepted {routine.name} v{routine.version} (by {by}): runs of `taskcrew {routine.name}` replay it"
+        f"accepted {routine.name} v{routine.version} (by {by}): runs of `taskcrew {routine.name}` replay it; "
+        f"fingerprint {fingerprint(routine)}"
     )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
 from taskcrew.crew.trace import read_trace
 from taskcrew.routines.files import sender_domains
@@ -119,11 +119,14 @@ def _url_template(url: str, erp: str, params: dict[str, str], values: dict[str, 
     parts = urlsplit(url)
     base = f"{parts.scheme}://{parts.netloc}"
     head = "{erp}" if erp and base == erp.rstrip("/") else base
-    query = parts.query
-    for name, value in [*params.items(), *values.items()]:
-        if value and f"={value}" in query:
-            query = query.replace(f"={value}", f"={{{name}}}")
-    return head + urlunsplit(("", "", parts.path, query, ""))
+    named = [(name, value) for name, value in [*params.items(), *values.items()] if value]
+    pairs = []
+    for key, raw in parse_qsl(parts.query, keep_blank_values=True):
+        # compared as the system reads it (AT%26T, Northwind+Traders): a value left as a literal
+        # would make the replay for another vendor look at this vendor's list
+        name = next((n for n, v in named if raw == v), None)
+        pairs.append(f"{quote(key, safe='')}=" + (f"{{{name}}}" if name else quote(raw, safe="")))
+    return head + urlunsplit(("", "", parts.path, "&".join(pairs), ""))
 
 
 def _step_of(rec: ActRecord, params: dict[str, str], values: dict[str, str]) -> BrowserStep | None:

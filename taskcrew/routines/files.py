@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 
 from taskcrew.config import company_domains
-from taskcrew.routines.models import DocumentRule, Routine, Template
+from taskcrew.routines.models import DocumentRule, Routine, Template, fill
 from taskcrew.routines.template import ExtractionError, extract_all
 from taskcrew.tools.documents.models import EmailContent, FileContent, email_text
 
@@ -30,12 +30,6 @@ class Found:
     values: dict[str, str]
     quote: str
     stranger: str | None = None  # where it came from, when not from the issuer's learned senders
-
-
-def _fill(text: str, params: dict[str, str]) -> str:
-    for name, value in params.items():
-        text = text.replace(f"{{{name}}}", value)
-    return text
 
 
 def _domain(address: str) -> str:
@@ -111,7 +105,7 @@ def _readable(template: Template, content: FileContent) -> str | None:
 def find_document(routine: Routine, params: dict[str, str], files: object) -> Found:
     """The document the rule picks and the values its template reads; raises FileStepFailed."""
     rule = routine.documents
-    words = _fill(rule.search, params)
+    words = fill(rule.search, params)
     template: Template | None = routine.template_for(words)
     if template is None:
         known = ", ".join(t.issuer for t in routine.templates)

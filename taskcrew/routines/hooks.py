@@ -48,6 +48,7 @@ def attach(ctx: Any, sandbox: Path, read_only: bool) -> Attached:
         store = RoutineStore()
         routine = store.marked_accepted(match.recipe.name)
         problem = store.acceptance_problem(routine) if routine is not None else None
+        problem = problem or (routine.params_problem(match.values) if routine is not None else None)
         if problem:
             _note(ctx.run_dir, f"routines: not replayed: {problem}")
         if routine is None or problem:

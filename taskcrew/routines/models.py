@@ -25,6 +25,7 @@ Nothing here is an element number, a CSS path, a secret or a person's decision.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Literal, Self
 
@@ -36,6 +37,26 @@ FLAG_AFTER = 2
 """A routine whose replays fell back this many times in a row is flagged for review."""
 PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
 SECRET = re.compile(r"\{\{secret:[A-Z][A-Z0-9_]*\}\}")
+
+
+def fill(text: str, values: Mapping[str, str], *, system: str | None = None, url: bool = False) -> str:
+    """``text`` with its ``{name}`` placeholders replaced, in one pass: a value is never read for
+    placeholders itself (a vendor named "Initech {amount}" is typed as that, not with an amount in
+    it). ``system``: what ``{erp}`` stands for, whatever a value of that name says. ``url``: the text
+    is an address, so each value is percent-encoded — "AT&T" or "a/../_debug" stays one value of one
+    query parameter or path segment instead of adding parameters or leaving the path."""
+    from urllib.parse import quote
+
+    def one(found: re.Match[str]) -> str:
+        name = found.group(1)
+        if name == "erp" and system is not None:
+            return system
+        if name not in values:
+            return found.group(0)
+        return quote(values[name], safe="") if url else values[name]
+
+    return PLACEHOLDER.sub(one, text)
+
 
 Status = Literal["draft", "accepted", "retired"]
 FieldKind = Literal["text", "amount", "date", "terms", "currency"]
@@ -226,20 +247,41 @@ class Routine(_Data):
         return self.fallbacks_in_a_row >= FLAG_AFTER
 
     def template_for(self, issuer_words: str) -> Template | None:
-        """The template of the issuer named like ``issuer_words`` (every word of one in the other)."""
+        """The template of the issuer named like ``issuer_words`` (the words of one leading the other)."""
         return next((t for t in self.templates if named_like(issuer_words, t.issuer)), None)
+
+    def params_problem(self, values: Mapping[str, str]) -> str | None:
+        """Why this routine cannot do a task given ``values`` (None: it can): it was learned and
+        reviewed with exactly its ``params``. A value the task gives that it was not learned with
+        would be ignored (a recipe's optional ``--invoice INV-2031`` replayed as "the newest
+        invoice" enters another one), and one it needs that the task leaves out would be typed as
+        its placeholder."""
+        extra, missing = sorted(set(values) - set(self.params)), sorted(set(self.params) - set(values))
+        if not extra and not missing:
+            return None
+        said = []
+        if extra:
+            said.append(f"the task gives {', '.join(extra)}, which it was not learned with and would ignore")
+        if missing:
+            said.append(f"the task does not give {', '.join(missing)}, which it needs")
+        return f"{self.name} v{self.version}: " + "; ".join(said)
 
     def obstacle(self, kind: ObstacleKind) -> Obstacle | None:
         return next((o for o in self.obstacles if o.kind == kind), None)
 
 
-def _words(text: str) -> set[str]:
-    return {w for w in re.findall(r"[a-z0-9]+", text.casefold()) if len(w) > 1}
+def _words(text: str) -> list[str]:
+    """A name's words in order, letters of any script ("Müller" is one word, not "ller")."""
+    return [w for w in re.findall(r"[^\W_]+", text.casefold()) if len(w) > 1]
 
 
 def named_like(text: str, other: str) -> bool:
-    """``text`` names what ``other`` names: the same words, or every word of one in the other
-    ("Bharat Components" and "Bharat Components Pvt. Ltd."). The one rule for a template's issuer,
-    a learned parameter and the drop-down option a replay chooses."""
+    """``text`` names what ``other`` names: the same words, or the words of one leading the other
+    ("Bharat Components" and "Bharat Components Pvt. Ltd.", "Globex" and "Globex Corp"). A shared
+    trailing word names no one ("Traders" is not "Northwind Traders", "Industries" not "Vandelay
+    Industries"), and a name differing in a letter of any script is another name ("Möller" is not
+    "Müller"). The one rule for a template's issuer, a learned parameter and the drop-down option a
+    replay chooses."""
     a, b = _words(text), _words(other)
-    return bool(a and b) and (a <= b or b <= a)
+    short, long = (a, b) if len(a) <= len(b) else (b, a)
+    return bool(short) and long[: len(short)] == short

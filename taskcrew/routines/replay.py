@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from taskcrew.crew.models import Citation, Plan, PlanStep, RunState, StepRecord, StepReport
 from taskcrew.crew.trace import ControlEvent, PlanMade
 from taskcrew.routines.files import FileStepFailed, find_document
-from taskcrew.routines.models import BrowserStep, PageExpect, Routine, Target, named_like
+from taskcrew.routines.models import BrowserStep, PageExpect, Routine, Target, fill, named_like
 
 PAGE_TRIES = 3
 FIELD_KINDS = ("type", "select", "check")
@@ -239,10 +239,10 @@ class Replayer:
         )
         self._record(ctx, state, 1, report)
 
-    def _fill(self, text: str, values: dict[str, str], erp: str) -> str:
-        for name, value in [*self.params.items(), *values.items(), ("erp", erp)]:
-            text = text.replace(f"{{{name}}}", value)
-        return text
+    def _fill(self, text: str, values: dict[str, str], erp: str, *, url: bool = False) -> str:
+        """A step's text with the parameters (first), the document's values and the system filled
+        in (``models.fill``: one pass; in an address each value percent-encoded)."""
+        return fill(text, {**values, **self.params}, system=erp, url=url)
 
     def _erp(self, ctx: Any) -> str:
         systems = ctx.toolbox.systems
@@ -262,7 +262,7 @@ class Replayer:
             step = steps[i]
             self.at_step = step.describe()
             if step.kind == "open":
-                url = self._fill(step.url or "", values, erp)
+                url = self._fill(step.url or "", values, erp, url=True)
                 obs = self._open(session, url, i)
                 if not on_page(obs, step.expect):
                     raise Fallback(

@@ -14,10 +14,13 @@ whose reviewer no longer counts (removed from the users file: ``reviewer_problem
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import os
 import re
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -62,6 +65,19 @@ def acceptance(routine: Routine, dump: Dump | None = None) -> dict[str, Any]:
     from taskcrew.approvals import seals
 
     return seals.routine(routine, (dump or seals.settled)(routine, exclude=METADATA))
+
+
+def fingerprint(routine: Routine) -> str:
+    """What a reviewer reads of a version, in 16 hex digits: everything its acceptance signs of the
+    work (not its status, reviewer or counts). ``routines show`` prints it and ``routines accept
+    --fingerprint`` accepts only the version that still has it: the folder is written by workers
+    and runs, so a draft can change between a review and its acceptance."""
+    import hashlib
+
+    from taskcrew.approvals import seals
+    from taskcrew.approvals.signing import canonical
+
+    return hashlib.sha256(canonical(seals.settled(routine, exclude=METADATA))).hexdigest()[:16]
 
 
 class RoutineStore:
@@ -141,14 +157,24 @@ class RoutineStore:
     def reviewer_problem(self, routine: Routine) -> str | None:
         """Why the person who accepted ``routine`` no longer vouches for it (None: she does): an
         acceptance rests on its reviewer's login as a first approval does, so a reviewer removed from
-        the users file, or whose password was reset since, takes it with her (``identity_refusal``,
-        the rule every surface applies to a login); a current user accepts it again. ``reviewed_by`` is signed with the acceptance."""
-        from taskcrew.approvals.identity import identity_refusal, recorded
+        the users file, or whose password was reset since, takes it with her; and it is judged by the
+        approval authority's rule on who decides as it is now, the one ``routines accept`` applies
+        (``Authority.submitter_refusal``): an OS user's acceptance, taken on her word while one
+        person decided, does not replay once the two-person rule is on. A current user accepts it
+        again. ``reviewed_by`` is signed with the acceptance."""
+        from taskcrew.approvals.authority import Authority
+        from taskcrew.approvals.identity import recorded
+        from taskcrew.approvals.rules import RiskRulesError
 
         proof, _, name = (routine.reviewed_by or "").partition(":")
         if not name:
             return None  # accepted before reviewers were recorded as proof:name; the seal vouches
-        if (why := identity_refusal(recorded(name, proof, routine.reviewer_credential))) is None:
+        who = recorded(name, proof, routine.reviewer_credential)
+        try:
+            why = Authority(None).submitter_refusal(who, role="routine's reviewer")
+        except RiskRulesError as exc:
+            why = f"who may accept it cannot be judged: {exc}"
+        if why is None:
             return None
         return (
             f"{routine.name} v{routine.version} was accepted by {routine.reviewed_by}, whose acceptance no "
@@ -210,49 +236,79 @@ class RoutineStore:
         routine = self.marked_accepted(name)
         return routine if routine is not None and self.acceptance_problem(routine) is None else None
 
+    @contextlib.contextmanager
+    def _changing(self) -> Iterator[None]:
+        """One change to the folder at a time, between processes (workers counting replays, a run
+        proposing, a reviewer accepting): each reads the versions, changes one and writes it back,
+        so without it a write from an older read erased another's (a count, an acceptance) and two
+        proposals took one version number."""
+        from taskcrew.approvals.signing import locked
+
+        with locked(self.folder / ".changing"):
+            yield
+
     def save(self, routine: Routine) -> Path:
         self.folder.mkdir(parents=True, exist_ok=True)
         path = self._path(routine.name, routine.version)
         data = routine.model_dump(mode="json", exclude_defaults=False)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=110), encoding="utf-8")
-        tmp.replace(path)
+        fd, name = tempfile.mkstemp(dir=self.folder, prefix=f".{path.name}.", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:  # never a half-written file under its name
+            fh.write(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=110))
+        Path(name).replace(path)
         return path
-
-    def next_version(self, name: str) -> int:
-        versions = self.versions(name)
-        return versions[-1].version + 1 if versions else 1
 
     def propose(self, routine: Routine) -> tuple[Routine, bool]:
         """Save ``routine`` as the next draft version, unless the newest version already does the
         same (then that one is returned and False)."""
-        versions = self.versions(routine.name)
-        if versions and same_work(versions[-1], routine):
-            return versions[-1], False
-        draft = routine.model_copy(
-            update={
-                "version": self.next_version(routine.name),
-                "status": "draft",
-                "seal": None,
-                "successes": 0,
-                "fallbacks": 0,
-                "fallbacks_in_a_row": 0,
-                "last_fallback": "",
-            }
-        )
-        self.save(draft)
-        return draft, True
+        with self._changing():
+            versions = self.versions(routine.name)
+            if versions and same_work(versions[-1], routine):
+                return versions[-1], False
+            draft = routine.model_copy(
+                update={
+                    "version": versions[-1].version + 1 if versions else 1,
+                    "status": "draft",
+                    "seal": None,
+                    "successes": 0,
+                    "fallbacks": 0,
+                    "fallbacks_in_a_row": 0,
+                    "last_fallback": "",
+                }
+            )
+            self.save(draft)
+            return draft, True
 
-    def accept(self, name: str, version: int | None, by: str, credential: str | None = None) -> Routine:
+    def accept(
+        self,
+        name: str,
+        version: int | None,
+        by: str,
+        credential: str | None = None,
+        *,
+        reviewed: str | None = None,
+    ) -> Routine:
         """Accept the version the reviewer names. Without one, only a routine's single version: the
         newest may have been drafted (a healing run) after the reviewer's ``show``. ``by`` is
-        ``proof:name``; ``credential`` the password fingerprint her login was proven with."""
+        ``proof:name``; ``credential`` the password fingerprint her login was proven with;
+        ``reviewed``: the ``fingerprint`` of the version she read (None: not checked)."""
+        with self._changing():
+            return self._accept(name, version, by, credential, reviewed)
+
+    def _accept(
+        self, name: str, version: int | None, by: str, credential: str | None, reviewed: str | None
+    ) -> Routine:
         if version is None and len(versions := self.versions(name)) > 1:
             raise RoutineError(
                 f"{name} has {len(versions)} versions (the newest is v{versions[-1].version}); say which one "
                 f"you reviewed: taskcrew routines accept {name} -v N"
             )
         routine = self.get(name, version)
+        if reviewed is not None and (now := fingerprint(routine)) != reviewed.strip().lower():
+            raise RoutineError(
+                f"{name} v{routine.version} changed since it was shown with fingerprint {reviewed.strip()} "
+                f"(it is now {now}); nothing accepted. Review it again: taskcrew routines show {name} -v "
+                f"{routine.version}"
+            )
         if routine.status == "retired":
             raise RoutineError(f"{name} v{routine.version} is retired; accept a newer version instead")
         for other in self.versions(name):
@@ -272,6 +328,10 @@ class RoutineStore:
         return accepted
 
     def retire(self, name: str, version: int | None) -> Routine:
+        with self._changing():
+            return self._retire(name, version)
+
+    def _retire(self, name: str, version: int | None) -> Routine:
         routine = (
             self.get(name, version) if version is not None else (self.marked_accepted(name) or self.get(name))
         )
@@ -285,6 +345,10 @@ class RoutineStore:
         """One more replay of ``routine``: a success, or a fallback (in a row: flagged at FLAG_AFTER).
         ``in_a_row=False``: a fallback that says nothing against the routine (an issuer it has not
         learned yet) is counted but neither flags it nor clears the flag."""
+        with self._changing():
+            return self._count(routine, fell_back=fell_back, reason=reason, in_a_row=in_a_row)
+
+    def _count(self, routine: Routine, *, fell_back: bool, reason: str, in_a_row: bool) -> Routine:
         current = self.get(routine.name, routine.version)
         if fell_back:
             update = {
