@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 ChunkKind = Literal["markdown", "pdf", "text", "email"]
-FileStatus = Literal["added", "replaced", "unchanged", "skipped"]
+FileStatus = Literal["added", "replaced", "unchanged", "skipped", "removed"]
 Ranking = Literal["section", "hybrid", "vector", "bm25", "rrf"]
 FactStatus = Literal["proposed", "accepted", "rejected"]
 
@@ -85,8 +85,9 @@ class IngestReport(BaseModel):
     def render(self) -> str:
         head = (
             f"{len(self.files)} file(s): {self.count('added')} added, {self.count('replaced')} replaced, "
-            f"{self.count('unchanged')} unchanged, {self.count('skipped')} skipped; "
-            f"{self.chunks_added} chunk(s) embedded in {self.seconds:.1f} s"
+            f"{self.count('unchanged')} unchanged, {self.count('skipped')} skipped"
+            + (f", {self.count('removed')} removed (gone)" if self.count("removed") else "")
+            + f"; {self.chunks_added} chunk(s) embedded in {self.seconds:.1f} s"
         )
         lines = [head] + [f"  skipped {f.path}: {f.message}" for f in self.skipped]
         return "\n".join(lines)
