@@ -149,6 +149,11 @@ class Fact(BaseModel):
     )
     decided_by: str | None = Field(None, description="Who accepted or rejected it.")
     decided_at: datetime | None = None
+    seal: str = Field(
+        "",
+        description="The authority's signature over an accepted fact (facts.acceptance): a row of the "
+        "store that says accepted without it, or whose words changed since, reads as proposed.",
+    )
 
 
 class FactHit(BaseModel):
