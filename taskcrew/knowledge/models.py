@@ -5,6 +5,7 @@ Chunks of company documents, what an ingest did, search hits, and learned facts 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
@@ -103,10 +104,15 @@ class ProcedureHit(BaseModel):
     heading_path: list[str]
     text: str
     title: str = ""
+    source_label: str = Field(
+        "",
+        description="How the file is named in citations: its name, or more of its path where "
+        "another stored file has the same name (source_labels); empty: its name.",
+    )
 
     @property
     def source_name(self) -> str:
-        return Path(self.source).name
+        return self.source_label or Path(self.source).name
 
     @property
     def citation(self) -> str:
@@ -165,3 +171,19 @@ class LearnOutcome(BaseModel):
     action: Literal["added", "merged"]
     fact: Fact
     similarity: float | None = Field(None, description="Similarity to the fact merged into.")
+
+
+def source_labels(sources: Iterable[str]) -> dict[str, str]:
+    """How each file is named in citations: its name, or, where other stored files have the same
+    name, the shortest end of its path that no other one has ("inbox/company_context.md" against
+    "sandbox/company_context.md"), so a namesake cannot be cited as the file it imitates."""
+    parts = {s: Path(s).parts for s in dict.fromkeys(sources)}
+    labels: dict[str, str] = {}
+    for source, mine in parts.items():
+        depth = 1
+        while depth < len(mine) and any(
+            other != source and theirs[-depth:] == mine[-depth:] for other, theirs in parts.items()
+        ):
+            depth += 1
+        labels[source] = "/".join(mine[-depth:]).lstrip("/") or source
+    return labels

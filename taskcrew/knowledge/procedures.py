@@ -28,6 +28,7 @@ from taskcrew.knowledge.models import (
     ProcedureHit,
     Ranking,
     head_line,
+    source_labels,
 )
 from taskcrew.knowledge.pipeline import batches, prefetch
 from taskcrew.knowledge.questions import AskedQuestions, QuestionBook, section_digests
@@ -121,6 +122,8 @@ class _Corpus:
         self.dense_questions: tuple[int, int, str] = (0, 0, "")
         self.expander: Expander | None = None
         self.expander_version = -1
+        # how each file is cited: its name, or more of its path where another file has that name
+        self.labels = source_labels(str(m.get("source", "")) for _, m in self.entries.values())
 
     def words(self) -> list[str]:
         """The distinct content words of every chunk and section name."""
@@ -503,9 +506,13 @@ class ProcedureLibrary:
             )
         ]
 
-    @staticmethod
-    def _rank(scored: list[_Scored], k: int) -> list[ProcedureHit]:
-        return [_hit(i, entry, rank, score) for rank, (i, score, entry) in enumerate(scored[:k], 1)]
+    def _rank(self, scored: list[_Scored], k: int) -> list[ProcedureHit]:
+        labels = self._current_corpus(self.count()).labels
+        return [_hit(i, entry, rank, score, labels) for rank, (i, score, entry) in enumerate(scored[:k], 1)]
+
+    def source_label(self, source: str) -> str:
+        """How ``source`` is named in citations (``models.source_labels``)."""
+        return self._current_corpus(self.count()).labels.get(source) or Path(source).name
 
     def _current_corpus(self, size: int) -> _Corpus:
         key = (size, self._mark.token())
@@ -534,7 +541,7 @@ def _section_text(metadata: dict[str, Any]) -> str:
     return head_line(str(metadata.get("title") or ""), json.loads(str(metadata.get("heading_path") or "[]")))
 
 
-def _hit(chunk_id: str, entry: _Entry, rank: int, score: float) -> ProcedureHit:
+def _hit(chunk_id: str, entry: _Entry, rank: int, score: float, labels: dict[str, str]) -> ProcedureHit:
     document, metadata = entry
     heading_path = json.loads(str(metadata.get("heading_path") or "[]"))
     title = str(metadata.get("title") or "")
@@ -550,6 +557,7 @@ def _hit(chunk_id: str, entry: _Entry, rank: int, score: float) -> ProcedureHit:
         heading_path=heading_path,
         text=text,
         title=title,
+        source_label=labels.get(str(metadata.get("source", "")), ""),
     )
 
 

@@ -7,7 +7,6 @@ planner calls ``knowledge_for_task`` to put the most relevant procedures and fac
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 from pydantic import BaseModel, Field
 
@@ -187,5 +186,6 @@ def _related_sections(store: KnowledgeStore, hits: list[ProcedureHit]) -> list[s
         for path in store.procedures.sections(source):
             if path and path[0] == chapter and (source, tuple(path)) not in seen:
                 seen.add((source, tuple(path)))
-                related.append(f"{Path(source).name} § {HEADING_SEPARATOR.join(path)}")
+                name = " ".join(store.procedures.source_label(source).split())
+                related.append(f"{name} § {HEADING_SEPARATOR.join(' '.join(h.split()) for h in path)}")
     return related
