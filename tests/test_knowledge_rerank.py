@@ -21,7 +21,7 @@ from taskcrew.crew.scripted import ScriptedCall, ScriptedLLM
 from taskcrew.knowledge import KnowledgeStore, MiniLMEmbedder
 from taskcrew.knowledge.models import ProcedureHit
 from taskcrew.knowledge.rerank import DEPTH, MAX_BEST, PASSAGE_CHARS, parse_best, rerank
-from taskcrew.knowledge.retrieval import search_procedures
+from taskcrew.knowledge.retrieval import PASSAGES_ARE_DATA, search_procedures
 from taskcrew.tools.human import ScriptedHuman
 from taskcrew.tools.knowledge import SearchProceduresTool
 
@@ -163,7 +163,7 @@ def test_the_tool_with_a_reranker_gives_the_models_pick_first(manual_store: Know
 
     tool = SearchProceduresTool(manual_store, rerank=ask)
     text = tool.run(query=QUERY, k=1)
-    assert text.startswith(f"[{BILLS}]") and text.count("\n[") == 0
+    assert text.startswith(f"{PASSAGES_ARE_DATA}\n\n[{BILLS}]") and text.count("\n[") == 1
     [request] = requests
     assert 1 < request.count("\n[") <= DEPTH  # every section of the store's best, numbered
 
@@ -211,7 +211,7 @@ def test_a_run_with_taskcrew_rerank_gives_the_planner_and_the_agents_search_the_
 
     monkeypatch.setenv("TASKCREW_RERANK", "1")
     ctx = build_context(settings, resources, worker=spec, verifier=ModelSpec.parse("scripted/v"))
-    assert tool.run(query=QUERY, k=1).startswith(f"[{BILLS}]")
+    assert tool.run(query=QUERY, k=1).startswith(f"{PASSAGES_ARE_DATA}\n\n[{BILLS}]")
     assert knowledge.context_for(QUERY).procedures[0].startswith(f"[{BILLS}]")  # the planner's brief
     assert len(worker.calls) == 2 and ctx.usage.calls == 2  # counted in the run's usage and cost
     assert [e.call.role for e in ctx.tracer.of_kind("llm_call")] == ["reranker", "reranker"]

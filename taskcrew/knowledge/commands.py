@@ -39,12 +39,15 @@ def _open(directory: Path | None, console: Console) -> KnowledgeStore:
     return store
 
 
+NO_FILES = "[yellow]No supported files found (.md, .markdown, .txt, .text, .pdf, .eml).[/yellow]"
+
+
 def ingest(paths: list[Path], directory: Path | None, console: Console) -> int:
     """Ingest files and folders; exit 1 when any file had to be skipped (the others are kept)."""
     collected = collect(paths)
     files = [*collected.files, *(Path(r.path) for r in collected.refused)]
-    if not files:
-        console.print("[yellow]No supported files found (.md, .markdown, .txt, .text, .pdf, .eml).[/yellow]")
+    if not files and not any(p.is_dir() for p in paths):  # a folder emptied: its old chunks go below
+        console.print(NO_FILES)
         return FAILED
     progress = IngestProgress(console, len(files))
     try:
@@ -65,10 +68,16 @@ def ingest(paths: list[Path], directory: Path | None, console: Console) -> int:
     except (EmbedderUnavailable, UserError) as exc:  # UserError: a damaged store, a bad query
         console.print(f"[red]error:[/red] {escape(str(exc))}")
         return UNAVAILABLE
+    if not report.files:
+        console.print(NO_FILES)
+        return FAILED
     for f in report.files:
         note = f" ({f.added} new, {f.removed} removed)" if f.status == "replaced" else ""
         if f.status == "skipped":
-            console.print(f"[red]skipped[/red] {escape(f.path)}: {escape(f.message or '')}")
+            gone = f"; its {f.removed} earlier chunks were removed" if f.removed else ""
+            console.print(f"[red]skipped[/red] {escape(f.path)}: {escape(f.message or '')}{gone}")
+        elif f.status == "removed":
+            console.print(f"removed   {escape(f.path)}: the file is gone, its {f.removed} chunks removed")
         else:
             console.print(f"{f.status:<9} {escape(f.path)}: {f.chunks} chunks{note}")
     console.print(report.render().splitlines()[0] + f"; {store.procedures.count()} chunks in the store.")

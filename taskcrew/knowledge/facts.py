@@ -12,6 +12,12 @@ A fact taught by a run that read untrusted text (see ``grant.untrusted_sources``
 the reflector read) unless a caller asks for every status. A person accepts or rejects with
 ``decide``. A fact stored before statuses existed reads as proposed. A fact is only ever advice
 in a prompt: nothing here feeds an approval rule.
+
+"Accepted" is signed: the store seals an accepted fact (a person's decision, or a run that read only
+trusted sources) with the operator's key (``approvals/signing.py``; ``acceptance`` is what is
+signed: id, words, who decided, when, the run). A row written into the chroma directory by anything
+else, an accepted fact whose words were edited afterwards, or one accepted before seals existed
+reads as proposed: it reaches no planner until a person accepts it here.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import json
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from taskcrew.knowledge.grant import FactGrant
 from taskcrew.knowledge.lexical import STOPWORDS
@@ -38,6 +44,27 @@ READ_BY_PLANNERS: FactStatus = "accepted"
 _NUMBER_OR_CODE = re.compile(r"[A-Za-z]*\d[\w./-]*")
 _NAME = re.compile(r"\b[A-Z][\w-]+")
 _SPACE = re.compile(r"\s+")
+
+
+class Keys(Protocol):
+    """What signs and checks an acceptance (``approvals.signing.KeyRing``)."""
+
+    def sign(self, payload: Any) -> str: ...
+
+    def verify(self, payload: Any, signature: str | None) -> bool: ...
+
+
+def acceptance(fact: Fact) -> dict[str, Any]:
+    """What the seal of an accepted fact covers: which fact, its exact words, who accepted it and
+    when (none: the run that taught it read only trusted sources), the run that taught it."""
+    return {
+        "seal": "fact_accepted",
+        "id": fact.id,
+        "text": fact.text,
+        "decided_by": fact.decided_by or "",
+        "decided_at": fact.decided_at.isoformat() if fact.decided_at else "",
+        "run_id": fact.run_id,
+    }
 
 
 def _now() -> datetime:
@@ -65,10 +92,35 @@ class FactBook:
         collection: Collection,
         merge_similarity: float = 0.85,
         clock: Callable[[], datetime] = _now,
+        keys: Keys | None = None,
     ) -> None:
         self._collection = collection
         self._merge_similarity = merge_similarity
         self._clock = clock
+        self._keys = keys
+
+    @property
+    def keys(self) -> Keys:
+        """The operator's key ring (``KeyRing.default()`` unless one was given); read on first use."""
+        if self._keys is None:
+            from taskcrew.approvals.signing import KeyRing
+
+            self._keys = KeyRing.default()
+        return self._keys
+
+    def _sealed(self, fact: Fact) -> Fact:
+        """``fact`` as stored: an accepted one carries the seal of its acceptance."""
+        seal = self.keys.sign(acceptance(fact)) if fact.status == "accepted" else ""
+        return fact.model_copy(update={"seal": seal})
+
+    def _checked(self, fact: Fact) -> Fact:
+        """``fact`` as read: "accepted" only under a seal that checks out, else a proposal."""
+        if fact.status != "accepted" or self.keys.verify(acceptance(fact), fact.seal):
+            return fact
+        return fact.model_copy(update={"status": "proposed", "seal": ""})
+
+    def _read(self, fact_id: str, document: Any, metadata: Any) -> Fact:
+        return self._checked(_fact(fact_id, document, metadata))
 
     def count(self) -> int:
         return self._collection.count()
@@ -113,6 +165,7 @@ class FactBook:
             status="proposed" if grant.proposes else "accepted",
             derived_from=list(grant.untrusted),
         )
+        fact = self._sealed(fact)
         self._collection.add(ids=[fact.id], documents=[text], metadatas=[_metadata(fact)])
         return LearnOutcome(action="added", fact=fact)
 
@@ -120,7 +173,7 @@ class FactBook:
         """All facts (or those with ``status``), oldest first."""
         got = self._collection.get(include=["documents", "metadatas"])
         facts = [
-            _fact(i, d, m)
+            self._read(i, d, m)
             for i, d, m in zip(got["ids"], got["documents"] or [], got["metadatas"] or [], strict=True)
         ]
         return sorted(
@@ -134,12 +187,14 @@ class FactBook:
             return None
         if not by.strip():
             raise ValueError("A decision on a fact names who made it.")
-        decided = fact.model_copy(
-            update={
-                "status": "accepted" if accept else "rejected",
-                "decided_by": by,
-                "decided_at": self._clock(),
-            }
+        decided = self._sealed(
+            fact.model_copy(
+                update={
+                    "status": "accepted" if accept else "rejected",
+                    "decided_by": by,
+                    "decided_at": self._clock(),
+                }
+            )
         )
         self._collection.update(ids=[fact_id], metadatas=[_metadata(decided)])
         return decided
@@ -159,7 +214,7 @@ class FactBook:
         got = self._collection.get(ids=[fact_id], include=["documents", "metadatas"])
         if not got["ids"]:
             return None
-        return _fact(got["ids"][0], (got["documents"] or [""])[0], (got["metadatas"] or [{}])[0])
+        return self._read(got["ids"][0], (got["documents"] or [""])[0], (got["metadatas"] or [{}])[0])
 
     def search(
         self,
@@ -183,7 +238,7 @@ class FactBook:
             include=["documents", "metadatas", "distances"],
         )
         hits = [
-            FactHit(fact=_fact(i, d, m), similarity=1.0 - float(dist))
+            FactHit(fact=self._read(i, d, m), similarity=1.0 - float(dist))
             for i, d, m, dist in zip(
                 result["ids"][0],
                 (result["documents"] or [[]])[0],
@@ -192,7 +247,10 @@ class FactBook:
                 strict=True,
             )
         ]
-        return [h for h in hits if h.similarity >= min_similarity]
+        # a row that says accepted without a valid seal reads as proposed (``_checked``): not here
+        return [
+            h for h in hits if h.similarity >= min_similarity and (status is None or h.fact.status == status)
+        ]
 
     def forget(self, fact_id: str) -> Fact | None:
         """Delete a fact; returns what was deleted, or None if there was no such fact."""
@@ -236,6 +294,7 @@ def _metadata(fact: Fact) -> dict[str, Any]:
         "derived_from": json.dumps(fact.derived_from),
         "decided_by": fact.decided_by or "",
         "decided_at": fact.decided_at.isoformat() if fact.decided_at else "",
+        "seal": fact.seal,
     }
 
 
@@ -257,4 +316,5 @@ def _fact(fact_id: str, document: Any, metadata: Any) -> Fact:
         derived_from=json.loads(str(meta.get("derived_from") or "[]")),
         decided_by=str(meta.get("decided_by") or "") or None,
         decided_at=datetime.fromisoformat(str(meta["decided_at"])) if meta.get("decided_at") else None,
+        seal=str(meta.get("seal") or ""),
     )

@@ -135,6 +135,13 @@ _DROPPED = frozenset({"script", "style", "nav", "header", "footer", "noscript", 
 # (Sphinx's <div class="related" role="navigation">, <div class="sphinxsidebar" ...>). <aside> is
 # kept: docutils writes a manual's sidebars, topics and footnotes as <aside>.
 _DROPPED_ROLES = frozenset({"navigation", "search", "banner", "contentinfo", "complementary"})
+# Styles that keep an element's text from its reader: a page (or an e-mail's HTML body) would
+# otherwise show a person one thing and hand the store another ("pay IBAN ..." in display:none).
+_INVISIBLE_STYLE = re.compile(
+    r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*(?:hidden|collapse)"
+    r"|font-size\s*:\s*0*\.?0+\s*(?:[a-z]+|%)?|opacity\s*:\s*0*\.?0+%?)\s*(?:!important\s*)?(?:;|$)",
+    re.IGNORECASE,
+)
 _VOID = frozenset(
     {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
 )
@@ -175,7 +182,7 @@ class _HtmlToMarkdown(HTMLParser):
             self._in_title = True
         elif self._drop is not None:
             self._drop_depth += tag == self._drop
-        elif tag in _DROPPED or (tag not in _VOID and dict(attrs).get("role") in _DROPPED_ROLES):
+        elif tag in _DROPPED or (tag not in _VOID and _dropped(dict(attrs))):
             self._drop, self._drop_depth = tag, 1
         elif tag in _HEADINGS:
             self._flush()
@@ -209,6 +216,17 @@ class _HtmlToMarkdown(HTMLParser):
             self.title += data
         elif self._drop is None:
             self._text.append(data)
+
+
+def _dropped(attrs: dict[str, str | None]) -> bool:
+    """An element whose text no reader sees: a landmark of navigation or chrome (``_DROPPED_ROLES``),
+    or hidden (the ``hidden`` attribute, ``aria-hidden="true"``, an ``_INVISIBLE_STYLE``)."""
+    return (
+        attrs.get("role") in _DROPPED_ROLES
+        or "hidden" in attrs
+        or (attrs.get("aria-hidden") or "").strip().lower() == "true"
+        or bool(_INVISIBLE_STYLE.search(attrs.get("style") or ""))
+    )
 
 
 def html_to_markdown(text: str) -> tuple[str, str | None]:

@@ -5,6 +5,7 @@ Chunks of company documents, what an ingest did, search hits, and learned facts 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
@@ -12,7 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 ChunkKind = Literal["markdown", "pdf", "text", "email"]
-FileStatus = Literal["added", "replaced", "unchanged", "skipped"]
+FileStatus = Literal["added", "replaced", "unchanged", "skipped", "removed"]
 Ranking = Literal["section", "hybrid", "vector", "bm25", "rrf"]
 FactStatus = Literal["proposed", "accepted", "rejected"]
 
@@ -85,8 +86,9 @@ class IngestReport(BaseModel):
     def render(self) -> str:
         head = (
             f"{len(self.files)} file(s): {self.count('added')} added, {self.count('replaced')} replaced, "
-            f"{self.count('unchanged')} unchanged, {self.count('skipped')} skipped; "
-            f"{self.chunks_added} chunk(s) embedded in {self.seconds:.1f} s"
+            f"{self.count('unchanged')} unchanged, {self.count('skipped')} skipped"
+            + (f", {self.count('removed')} removed (gone)" if self.count("removed") else "")
+            + f"; {self.chunks_added} chunk(s) embedded in {self.seconds:.1f} s"
         )
         lines = [head] + [f"  skipped {f.path}: {f.message}" for f in self.skipped]
         return "\n".join(lines)
@@ -102,10 +104,15 @@ class ProcedureHit(BaseModel):
     heading_path: list[str]
     text: str
     title: str = ""
+    source_label: str = Field(
+        "",
+        description="How the file is named in citations: its name, or more of its path where "
+        "another stored file has the same name (source_labels); empty: its name.",
+    )
 
     @property
     def source_name(self) -> str:
-        return Path(self.source).name
+        return self.source_label or Path(self.source).name
 
     @property
     def citation(self) -> str:
@@ -148,6 +155,11 @@ class Fact(BaseModel):
     )
     decided_by: str | None = Field(None, description="Who accepted or rejected it.")
     decided_at: datetime | None = None
+    seal: str = Field(
+        "",
+        description="The authority's signature over an accepted fact (facts.acceptance): a row of the "
+        "store that says accepted without it, or whose words changed since, reads as proposed.",
+    )
 
 
 class FactHit(BaseModel):
@@ -159,3 +171,19 @@ class LearnOutcome(BaseModel):
     action: Literal["added", "merged"]
     fact: Fact
     similarity: float | None = Field(None, description="Similarity to the fact merged into.")
+
+
+def source_labels(sources: Iterable[str]) -> dict[str, str]:
+    """How each file is named in citations: its name, or, where other stored files have the same
+    name, the shortest end of its path that no other one has ("inbox/company_context.md" against
+    "sandbox/company_context.md"), so a namesake cannot be cited as the file it imitates."""
+    parts = {s: Path(s).parts for s in dict.fromkeys(sources)}
+    labels: dict[str, str] = {}
+    for source, mine in parts.items():
+        depth = 1
+        while depth < len(mine) and any(
+            other != source and theirs[-depth:] == mine[-depth:] for other, theirs in parts.items()
+        ):
+            depth += 1
+        labels[source] = "/".join(mine[-depth:]).lstrip("/") or source
+    return labels

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -16,7 +18,7 @@ from pydantic import BaseModel, Field
 from taskcrew.knowledge.changes import ChangeMark
 from taskcrew.knowledge.chunking import CHUNKER_VERSION, ChunkingConfig, UnreadableFile, file_digest
 from taskcrew.knowledge.embedder import MiniLMEmbedder
-from taskcrew.knowledge.folders import collect
+from taskcrew.knowledge.folders import Collected, collect
 from taskcrew.knowledge.lexical import Bm25Index, reciprocal_rank_fusion
 from taskcrew.knowledge.models import (
     HEADING_SEPARATOR,
@@ -26,6 +28,7 @@ from taskcrew.knowledge.models import (
     ProcedureHit,
     Ranking,
     head_line,
+    source_labels,
 )
 from taskcrew.knowledge.pipeline import batches, prefetch
 from taskcrew.knowledge.questions import AskedQuestions, QuestionBook, section_digests
@@ -119,6 +122,8 @@ class _Corpus:
         self.dense_questions: tuple[int, int, str] = (0, 0, "")
         self.expander: Expander | None = None
         self.expander_version = -1
+        # how each file is cited: its name, or more of its path where another file has that name
+        self.labels = source_labels(str(m.get("source", "")) for _, m in self.entries.values())
 
     def words(self) -> list[str]:
         """The distinct content words of every chunk and section name."""
@@ -197,8 +202,55 @@ class ProcedureLibrary:
             report.files.append(result)
             if on_file is not None:
                 on_file(result)
+        for result in self._remove_gone(paths, collected, report):  # after: a moved file is read first
+            if on_file is not None:
+                on_file(result)
         report.seconds = time.perf_counter() - started
         return report
+
+    def _remove_gone(
+        self, paths: Sequence[Path], collected: Collected, report: IngestReport
+    ) -> list[FileIngest]:
+        """Remove the chunks of the files an ingest was pointed at that are gone: stored under a
+        folder given, as a file named, or at or under a path that no longer exists (a folder moved
+        away), and no longer a regular file there (deleted, moved, renamed to a hidden name,
+        replaced by a link) or now refused (a link out, a hard link). Their passages would
+        otherwise reach every planner after the file was removed. A file still there that cannot be
+        read keeps its chunks (a passing error must not empty the store). A refused file's line
+        counts the chunks removed; a gone path's "cannot read" line gives way to "removed" lines.
+        Returns the lines added."""
+        missing = {str(p.resolve()): p for p in paths if not p.exists() and not p.is_symlink()}
+        folders = tuple(f"{p.resolve()}{os.sep}" for p in paths if p.is_dir()) + tuple(
+            f"{m}{os.sep}" for m in missing
+        )
+        named = {str(p.resolve()) for p in paths if not p.is_dir()}
+        present = {str(f.resolve()) for f in collected.files if _regular(f)}
+        refused = {str(_place(Path(r.path))): r for r in collected.refused}
+        lines = {f.path: f for f in report.files if f.status == "skipped"}
+        added: list[FileIngest] = []
+        for source in self.sources():
+            if not (source in named or source.startswith(folders)) or source in present:
+                continue
+            if source not in refused and _regular(Path(source)):
+                continue  # still there, not read this time (hidden, or named on its own before)
+            with self._lock:
+                ids = self._collection.get(where={"source": source}, include=[])["ids"]
+                for start in range(0, len(ids), WRITE_BATCH):
+                    self._collection.delete(ids=ids[start : start + WRITE_BATCH])
+                self._corpus = None
+            if source in refused:  # reported as refused already: say what went with it
+                lines[refused[source].path].removed += len(ids)
+                continue
+            line = FileIngest(path=source, status="removed", removed=len(ids), message="the file is gone")
+            report.files.append(line)
+            added.append(line)
+        gone = [
+            str(p)
+            for m, p in missing.items()
+            if any(a.path == m or a.path.startswith(m + os.sep) for a in added)
+        ]
+        report.files = [f for f in report.files if not (f.status == "skipped" and f.path in gone)]
+        return added
 
     def ingest_file(self, path: Path, on_chunks: OnChunks | None = None) -> FileIngest:
         """Add a file's chunks; unchanged chunks are kept, stale ones removed, new ones embedded.
@@ -454,9 +506,13 @@ class ProcedureLibrary:
             )
         ]
 
-    @staticmethod
-    def _rank(scored: list[_Scored], k: int) -> list[ProcedureHit]:
-        return [_hit(i, entry, rank, score) for rank, (i, score, entry) in enumerate(scored[:k], 1)]
+    def _rank(self, scored: list[_Scored], k: int) -> list[ProcedureHit]:
+        labels = self._current_corpus(self.count()).labels
+        return [_hit(i, entry, rank, score, labels) for rank, (i, score, entry) in enumerate(scored[:k], 1)]
+
+    def source_label(self, source: str) -> str:
+        """How ``source`` is named in citations (``models.source_labels``)."""
+        return self._current_corpus(self.count()).labels.get(source) or Path(source).name
 
     def _current_corpus(self, size: int) -> _Corpus:
         key = (size, self._mark.token())
@@ -485,7 +541,7 @@ def _section_text(metadata: dict[str, Any]) -> str:
     return head_line(str(metadata.get("title") or ""), json.loads(str(metadata.get("heading_path") or "[]")))
 
 
-def _hit(chunk_id: str, entry: _Entry, rank: int, score: float) -> ProcedureHit:
+def _hit(chunk_id: str, entry: _Entry, rank: int, score: float, labels: dict[str, str]) -> ProcedureHit:
     document, metadata = entry
     heading_path = json.loads(str(metadata.get("heading_path") or "[]"))
     title = str(metadata.get("title") or "")
@@ -501,6 +557,7 @@ def _hit(chunk_id: str, entry: _Entry, rank: int, score: float) -> ProcedureHit:
         heading_path=heading_path,
         text=text,
         title=title,
+        source_label=labels.get(str(metadata.get("source", "")), ""),
     )
 
 
@@ -537,3 +594,16 @@ def spread_sections(scored: list[_Scored], most: int) -> list[_Scored]:
         seen[key] = seen.get(key, 0) + 1
         (first if seen[key] <= most else later).append(item)
     return first + later
+
+
+def _regular(path: Path) -> bool:
+    """A regular file at ``path`` itself (not a link, not gone)."""
+    try:
+        return stat.S_ISREG(path.lstat().st_mode)
+    except OSError:
+        return False
+
+
+def _place(path: Path) -> Path:
+    """Where ``path`` is, its folders resolved but not its last part (a link stays the link)."""
+    return path.absolute().parent.resolve() / path.name

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from taskcrew.knowledge.changes import ChangeMark, LiveCollections
 from taskcrew.knowledge.chunking import ChunkingConfig
 from taskcrew.knowledge.embedder import MiniLMEmbedder
-from taskcrew.knowledge.facts import FactBook
+from taskcrew.knowledge.facts import FactBook, Keys
 from taskcrew.knowledge.procedures import ProcedureLibrary, RankingConfig
 from taskcrew.knowledge.questions import QUESTIONS, QuestionBook
 from taskcrew.knowledge.vocabulary import FILE_NAME, WordVectors
@@ -42,7 +42,14 @@ class KnowledgeStore:
     and (with a ``FactGrant``) learns facts.
     """
 
-    def __init__(self, directory: Path, embedder: MiniLMEmbedder, config: StoreConfig | None = None) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        embedder: MiniLMEmbedder,
+        config: StoreConfig | None = None,
+        keys: Keys | None = None,
+    ) -> None:
+        """``keys`` seal accepted facts (default: the operator's key ring, ``KeyRing.default()``)."""
         config = config or StoreConfig()
         self.directory = directory
         self.embedder = embedder
@@ -62,7 +69,9 @@ class KnowledgeStore:
             self.questions,
             marks[PROCEDURES],
         )
-        self.facts = FactBook(self._live.collection(FACTS), merge_similarity=config.fact_merge_similarity)
+        self.facts = FactBook(
+            self._live.collection(FACTS), merge_similarity=config.fact_merge_similarity, keys=keys
+        )
 
     @property
     def _client(self) -> Any:
