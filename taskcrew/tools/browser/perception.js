@@ -375,11 +375,12 @@
     for (let x = el; x; x = parentOf(x)) if (x.getAttribute && x.getAttribute('aria-disabled') === 'true') return true;
     return false;
   };
+  const isReadOnly = (el) => !!el.readOnly || el.getAttribute('aria-readonly') === 'true';
   const isSubmitButton = (el) => (el.tagName === 'BUTTON' && el.type === 'submit') || (el.tagName === 'INPUT' && (el.type === 'submit' || el.type === 'image'));
   const fieldOf = (el) => {
     const target = el.tagName === 'LABEL' && el.control ? el.control : el;
     const tag = target.tagName;
-    const f = { name: target.getAttribute('name') || null, required: !!target.required || target.getAttribute('aria-required') === 'true', readonly: !!target.readOnly || target.getAttribute('aria-readonly') === 'true' };
+    const f = { name: target.getAttribute('name') || null, required: !!target.required || target.getAttribute('aria-required') === 'true', readonly: isReadOnly(target) };
     if (tag === 'INPUT') {
       f.type = target.type;
       if (['submit', 'button', 'reset', 'image'].includes(target.type)) return null;
@@ -1204,13 +1205,22 @@
     const stale = staleOf(el, args.expect);
     if (stale) return { state: 'stale', stale };
     if (typeof el.scrollIntoViewIfNeeded === 'function') el.scrollIntoViewIfNeeded(true); else el.scrollIntoView({ block: 'center' });
-    const s = stripBlocker(stateOf(el));
+    let st = stateOf(el);
+    if (st.state === 'occluded') {
+      // "In view" can still be under a sticky header or a fixed cookie bar, which stay put while the
+      // page scrolls: a person scrolls the element to the middle and looks again. A cover that
+      // scrolls with it (a pane laid over it, a modal over the whole view) still covers it then.
+      el.scrollIntoView({ block: 'center', inline: 'center' });
+      st = stateOf(el);
+    }
+    const s = stripBlocker(st);
     s.captcha = !!el.closest(CAPTCHA_SEL);
     s.submission = args.kind ? submissionFor(el, args.kind, args.key || '') : null;
     s.editable = NATIVE_FIELD_TAGS.has(el.tagName) || el.isContentEditable;
     s.checked = checkedOf(el);
     s.url = location.href;
     const t = el.tagName === 'LABEL' && el.control ? el.control : el;
+    s.readonly = isReadOnly(t);
     s.target = { name: t.getAttribute('name') || t.id || '', type: t.type || roleOf(t), login: !!(t.form && isLoginForm(t.form)), label: cut(nameOf(t), 40) };
     return s;
   };
