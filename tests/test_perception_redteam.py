@@ -121,6 +121,8 @@ def test_fields_that_cannot_take_the_text_say_why_and_keep_their_value(
     assert re.search(r"### Billing\nEmail \[\d+\]\n### Shipping\nEmail \[\d+\]", render), render
     assert "name=bill_email" in render and "name=ship_email" in render
     comment = find(result.observation, "Comment")
+    # an empty contenteditable box is a text box named by its label, not an icon picturing "Comment"
+    assert "(icon: Comment)" not in render and f'[{comment}] textbox "Comment"' in render, render
     result = session.act([Type(index=comment, text="Looks fine")])
     assert result.ok, result.render()
     assert (
@@ -144,6 +146,30 @@ def test_a_row_gone_behind_the_agents_back_is_refused_not_misclicked(
     result = session.act([Click(index=go)], observation_id=obs.id)
     assert not result.ok and "nothing was done" in result.render(), result.render()
     assert log(session) == ""
+
+
+def test_alike_controls_reordered_behind_the_agents_back_are_refused(
+    make_session: SessionFactory, site: RecordingSite
+) -> None:
+    session, obs = open_web(make_session, site, "twins.html")
+    approve = [el.index for el in obs.elements if el.name == "Approve"]
+    delete = [el.index for el in obs.elements if el.name == "Delete"]
+    assert len(approve) == 2 and len(delete) == 2 and "Northwind, 1,200.00 EUR\n[1] Approve" in obs.text
+    for index, was, now in (
+        (approve[0], "Invoice from Northwind", "Invoice from Contoso"),
+        (delete[0], "Northwind", "Contoso"),
+    ):
+        obs = session.observe()
+        session.run(lambda page: page.evaluate("reorder()"))  # the same controls, other rows: same signature
+        result = session.act([Click(index=index)], observation_id=obs.id)
+        message = result.ran[0].message if result.ran else ""
+        assert not result.ok and "no longer the one observed" in message, result.render()
+        assert f'(was by "{was}' in message and f'now sits by "{now}' in message, message
+        session.run(lambda page: page.evaluate("reorder()"))  # back to Northwind first
+    assert log(session) == ""  # Contoso's 98,000 EUR was not approved, nothing deleted
+    obs = session.observe()  # seen again: the numbers mean what they show
+    result = session.act([Click(index=approve[0])], observation_id=obs.id)
+    assert result.ok and log(session) == "Invoice from Northwind, 1,200.00 EUR;", result.render()
 
 
 def test_page_text_cannot_pose_as_our_render(make_session: SessionFactory, site: RecordingSite) -> None:
