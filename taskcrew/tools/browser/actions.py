@@ -9,6 +9,7 @@ message for the agent.
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -44,6 +45,21 @@ if TYPE_CHECKING:
     from playwright.sync_api import ElementHandle, Locator, Page
 
 FILL_TYPES = frozenset({"date", "datetime-local", "month", "week", "time", "color", "range"})
+FILL_FORMATS = {
+    "date": (r"\d{4,}-\d\d-\d\d", "YYYY-MM-DD", "2026-03-05"),
+    "datetime-local": (
+        r"\d{4,}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d{1,3})?)?",
+        "YYYY-MM-DDTHH:MM",
+        "2026-03-05T09:30",
+    ),
+    "month": (r"\d{4,}-\d\d", "YYYY-MM", "2026-03"),
+    "week": (r"\d{4,}-W\d\d", "YYYY-Www", "2026-W10"),
+    "time": (r"\d\d:\d\d(:\d\d(\.\d{1,3})?)?", "HH:MM (24-hour)", "09:30"),
+    "color": (r"#[0-9a-fA-F]{6}", "#rrggbb", "#1a2b3c"),
+    "range": (r"-?\d+(\.\d+)?", "a number", "42"),
+}
+"""The one format a browser's own date/time/colour/range field takes (its value is never shown in the
+user's locale): any other text would leave the field empty, so it is refused before the field is touched."""
 KEYED_CHARS = 200
 """Longer text is inserted in one step except its last characters, which are typed as key presses."""
 READ_VALUE_JS = (
@@ -314,6 +330,12 @@ class ActionExecutor:
             raise ActionFailed(f"element [{action.index}] is a {ref.field_type}; use check or uncheck")
         if not info.get("editable"):
             raise ActionFailed(f"element [{action.index}] is a {ref.role}, not a text field")
+        if info.get("readonly"):
+            held = self.env.vault.redact(str(locator.evaluate(READ_VALUE_JS)))[:80]
+            raise ActionFailed(
+                f"element [{action.index}] is read-only (it holds {held!r}); nothing was typed — "
+                "if it belongs to a picker, click it and choose from what opens"
+            )
         value = action.text
         secret = self.env.vault.has_placeholders(value)
         if secret:
@@ -324,6 +346,15 @@ class ActionExecutor:
             self.env.vault.note_guess(value)
         before = "" if action.clear else str(locator.evaluate(READ_VALUE_JS))
         echoes = self._echoes(value) if not secret else 0
+        if ref.field_type in FILL_TYPES and not secret:
+            pattern, fmt, example = FILL_FORMATS[ref.field_type]
+            if value and not re.fullmatch(pattern, value.strip()):
+                held = str(locator.evaluate(READ_VALUE_JS))
+                raise ActionFailed(
+                    f"element [{action.index}] is a {ref.field_type} field: it takes {fmt} (e.g. {example}); "
+                    f"{value[:40]!r} was not typed and it still holds {held[:40]!r}"
+                )
+            value = value.strip()
         if ref.field_type in FILL_TYPES or secret:
             locator.fill(value, timeout=self.timeout)  # a secret in one step: no event carries a prefix
         else:

@@ -375,11 +375,12 @@
     for (let x = el; x; x = parentOf(x)) if (x.getAttribute && x.getAttribute('aria-disabled') === 'true') return true;
     return false;
   };
+  const isReadOnly = (el) => !!el.readOnly || el.getAttribute('aria-readonly') === 'true';
   const isSubmitButton = (el) => (el.tagName === 'BUTTON' && el.type === 'submit') || (el.tagName === 'INPUT' && (el.type === 'submit' || el.type === 'image'));
   const fieldOf = (el) => {
     const target = el.tagName === 'LABEL' && el.control ? el.control : el;
     const tag = target.tagName;
-    const f = { name: target.getAttribute('name') || null, required: !!target.required || target.getAttribute('aria-required') === 'true', readonly: !!target.readOnly || target.getAttribute('aria-readonly') === 'true' };
+    const f = { name: target.getAttribute('name') || null, required: !!target.required || target.getAttribute('aria-required') === 'true', readonly: isReadOnly(target) };
     if (tag === 'INPUT') {
       f.type = target.type;
       if (['submit', 'button', 'reset', 'image'].includes(target.type)) return null;
@@ -1109,8 +1110,9 @@
         if (own) inChosen += 1;
         for (const k of kids) walk(k);
         if (own) inChosen -= 1;
-        // A control that shows no words (an icon, an image, a sprite) reads as what it pictures.
-        if (ownRec && !sigOnly && textPushes === pushes && ownRec.name && els[els.length - 1] === ownRec) {
+        // A control that shows no words (an icon, an image, a sprite) reads as what it pictures; an
+        // empty box to write in pictures nothing (its name is listed with it).
+        if (ownRec && !sigOnly && textPushes === pushes && ownRec.name && els[els.length - 1] === ownRec && !el.isContentEditable) {
           ownRec.icon = true;
           push(`(icon: ${cut(ownRec.name, 50)}) `);
         }
@@ -1154,6 +1156,24 @@
       obstacles.push({ kind: 'login_form', description: `login form: fields ${fields.join(' ') || '[' + pw.index + ']'}${btn ? `, submit [${btn.index}]` : ''}`, index: btn ? btn.index : pw.index });
     }
 
+    // Twins (alike controls with no row key: "Approve" under each of several paragraphs, "Delete" in
+    // each list item) are told apart by the first words of their own block, checked when acting.
+    const twins = new Map();
+    for (const rec of els) {
+      if (!rec.ident || rec.ident.row || !rec.el || !rec.name) continue;
+      const k = `${rec.role}|${rec.name}`;
+      if (!twins.has(k)) twins.set(k, []);
+      twins.get(k).push(rec);
+    }
+    for (const group of twins.values()) {
+      if (group.length < 2) continue;
+      for (const rec of group) {
+        try {
+          const ctx = twinContextOf(rec.el, group.map((r) => r.el));
+          if (ctx) rec.ident.ctx = ctx;
+        } catch (e) { /* the check is a safeguard; without it the name and row checks still run */ }
+      }
+    }
     const iframeInfo = iframes.filter(visible).map((f) => ({ selector: selectorFor(f), ...stripBlocker(stateOf(f)), src: f.src || '' }));
     for (const rec of els) delete rec.el;
     for (const rec of els) if (!rec.selector) rec.selector = '';
@@ -1176,6 +1196,35 @@
   // A name an action can check again later: not one shaped by the observation (numbered elements
   // left out, a scroller's label) nor one that is the element's own editable content.
   const identName = (el, shaped) => !shaped && !el.isContentEditable;
+  // The first words of an element's block other than its own (the "Invoice from Northwind…" a twin
+  // "Approve" sits under), ``depth`` levels up.
+  const firstWordsOf = (block, el) => {
+    const walker = document.createTreeWalker(block, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(), k = 0; n && k < 200; n = walker.nextNode(), k++) {
+      if (el.contains(n)) continue;
+      const p = n.parentElement;
+      if (p && (p.tagName === 'SCRIPT' || p.tagName === 'STYLE')) continue;
+      const t = clean(n.textContent);
+      if (t) return cut(t, 60);
+    }
+    return '';
+  };
+  const ancestorAt = (el, depth) => {
+    let a = el;
+    for (let k = 0; k < depth && a; k++) a = a.parentElement;
+    return a && a !== document.body && a !== document.documentElement ? a : null;
+  };
+  // The smallest block around ``el`` that holds none of its twins, and its first words.
+  const twinContextOf = (el, group) => {
+    for (let depth = 1; depth <= 6; depth++) {
+      const a = ancestorAt(el, depth);
+      if (!a) return null;
+      if (group.some((o) => o !== el && a.contains(o))) return null;
+      const words = firstWordsOf(a, el);
+      if (words) return { depth, words };
+    }
+    return null;
+  };
   const checkedOf = (el) => {
     const t = el.tagName === 'LABEL' && el.control ? el.control : el;
     if (t.tagName === 'INPUT' && (t.type === 'checkbox' || t.type === 'radio')) return t.checked;
@@ -1192,6 +1241,11 @@
       const name = nameOf(el);
       if (name !== expect.name) return `it is now named ${JSON.stringify(cut(name, 60))} (was ${JSON.stringify(cut(expect.name, 60))})`;
     }
+    if (expect.ctx) {
+      const a = ancestorAt(el, expect.ctx.depth);
+      const words = a ? firstWordsOf(a, el) : '';
+      if (words !== expect.ctx.words) return `it now sits by ${JSON.stringify(words)} (was by ${JSON.stringify(expect.ctx.words)})`;
+    }
     return '';
   };
   const identity = (el, args) => {
@@ -1204,13 +1258,22 @@
     const stale = staleOf(el, args.expect);
     if (stale) return { state: 'stale', stale };
     if (typeof el.scrollIntoViewIfNeeded === 'function') el.scrollIntoViewIfNeeded(true); else el.scrollIntoView({ block: 'center' });
-    const s = stripBlocker(stateOf(el));
+    let st = stateOf(el);
+    if (st.state === 'occluded') {
+      // "In view" can still be under a sticky header or a fixed cookie bar, which stay put while the
+      // page scrolls: a person scrolls the element to the middle and looks again. A cover that
+      // scrolls with it (a pane laid over it, a modal over the whole view) still covers it then.
+      el.scrollIntoView({ block: 'center', inline: 'center' });
+      st = stateOf(el);
+    }
+    const s = stripBlocker(st);
     s.captcha = !!el.closest(CAPTCHA_SEL);
     s.submission = args.kind ? submissionFor(el, args.kind, args.key || '') : null;
     s.editable = NATIVE_FIELD_TAGS.has(el.tagName) || el.isContentEditable;
     s.checked = checkedOf(el);
     s.url = location.href;
     const t = el.tagName === 'LABEL' && el.control ? el.control : el;
+    s.readonly = isReadOnly(t);
     s.target = { name: t.getAttribute('name') || t.id || '', type: t.type || roleOf(t), login: !!(t.form && isLoginForm(t.form)), label: cut(nameOf(t), 40) };
     return s;
   };
