@@ -124,25 +124,29 @@ def sloppy_site() -> Iterator[str]:
         server.server_close()
 
 
+def save_bill(runtime: BrowserRuntime, page: str) -> Any:
+    """Open ``page`` through the network gate (every send approved) and click its Save bill."""
+    policy = Policy(PolicyConfig.for_url(page), AutoApproveHuman())
+    session = BrowserSession(policy=policy, vault=Vault({}), runtime=runtime).start()
+    try:
+        form = session.goto(page).observation
+        return session.act([Click(index=index(form, name="Save bill"))])
+    finally:
+        session.close()
+
+
 @pytest.mark.browser
 @pytest.mark.parametrize("case", sorted(ANSWERS))
 def test_a_200_answer_flagging_an_error_is_never_saved(
     case: str, sloppy_site: str, browser_runtime: BrowserRuntime
 ) -> None:
-    policy = Policy(PolicyConfig.for_url(sloppy_site), AutoApproveHuman())
-    session = BrowserSession(policy=policy, vault=Vault({}), runtime=browser_runtime).start()
-    try:
-        form = session.goto(f"{sloppy_site}/form/{case}").observation
-        sent = session.act([Click(index=index(form, name="Save bill"))])
-    finally:
-        session.close()
+    sent = save_bill(browser_runtime, f"{sloppy_site}/form/{case}")
     [submission] = sent.submissions
     assert submission.result != "saved", sent.render()  # before: "saved — the system accepted it"
     assert "the system accepted it" not in sent.render()
     assert not sent.ok
 
 
-@pytest.mark.browser
 @pytest.mark.browser
 @pytest.mark.parametrize(
     ("case", "result"), [("back", "refused"), ("elsewhere", "unknown"), ("kept", "saved")]
@@ -152,13 +156,7 @@ def test_a_redirect_is_read_with_the_page_it_leads_to(
 ) -> None:
     """A refusal shown once on the page a redirect leads to (a flash) is not "saved"; a banner that
     was on the form's page before the send is not the answer's; the browser still shows the flash."""
-    policy = Policy(PolicyConfig.for_url(sloppy_site), AutoApproveHuman())
-    session = BrowserSession(policy=policy, vault=Vault({}), runtime=browser_runtime).start()
-    try:
-        form = session.goto(f"{sloppy_site}/form/{case}").observation
-        sent = session.act([Click(index=index(form, name="Save bill"))])
-    finally:
-        session.close()
+    sent = save_bill(browser_runtime, f"{sloppy_site}/form/{case}")
     flash = REDIRECTS[case][1].split(">", 1)[1].split("<", 1)[0]
     assert flash in sent.render()  # the page read once by the gate is the page the browser shows
     [submission] = sent.submissions
@@ -172,13 +170,7 @@ def test_a_redirect_is_read_with_the_page_it_leads_to(
 def test_a_scripts_redirected_send_is_read_with_the_page_its_redirect_ends_on(
     sloppy_site: str, browser_runtime: BrowserRuntime
 ) -> None:
-    policy = Policy(PolicyConfig.for_url(sloppy_site), AutoApproveHuman())
-    session = BrowserSession(policy=policy, vault=Vault({}), runtime=browser_runtime).start()
-    try:
-        page = session.goto(f"{sloppy_site}/script").observation
-        sent = session.act([Click(index=index(page, name="Save bill"))])
-    finally:
-        session.close()
+    sent = save_bill(browser_runtime, f"{sloppy_site}/script")
     [submission] = sent.submissions
     assert submission.result == "refused", sent.render()  # before: saved (HTTP 302)
     assert "The amount must be greater than zero" in submission.detail
