@@ -54,10 +54,10 @@ def console_chromium() -> Iterator[Any]:
     with sync_playwright() as pw:
         plan = plan_launch(BrowserConfig(), playwright_build=True)
         try:
-            browser = pw.chromium.launch(executable_path=plan.executable_path, args=plan.args)
+            browser = pw.chromium.launch(**plan.launch_options())
         except Error:
             plan = plan_launch(BrowserConfig(), playwright_build=False)
-            browser = pw.chromium.launch(executable_path=plan.executable_path, args=plan.args)
+            browser = pw.chromium.launch(**plan.launch_options())
         yield browser
         browser.close()
 

@@ -11,19 +11,12 @@ import pytest
 from fixtures_erp import ErpFactory, erp_state
 
 from taskcrew.mock_erp import ChaosConfig, ErpServer
+from taskcrew.tools.browser import BrowserConfig
+from taskcrew.tools.browser.runtime import plan_launch
 
 pytestmark = pytest.mark.browser
 
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-    "--disable-sync",
-]
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +24,8 @@ def browser() -> Iterator[Any]:
     sync_api = pytest.importorskip("playwright.sync_api")
     executable = str(CHROMIUM) if CHROMIUM.exists() else shutil.which("chromium")
     with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        plan = plan_launch(BrowserConfig(executable_path=executable), playwright_build=False)
+        launched = playwright.chromium.launch(**plan.launch_options())
         yield launched
         launched.close()
 

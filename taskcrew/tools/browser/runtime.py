@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from pydantic import BaseModel
 
 from taskcrew.tools.browser.config import SYSTEM_CHROMIUM_FLAGS, BrowserConfig, lockdown_flags
+from taskcrew.tools.browser.features import feature_switches
 from taskcrew.tools.browser.gatekeeper import Gatekeeper
 
 if TYPE_CHECKING:
@@ -77,6 +78,16 @@ class LaunchPlan(BaseModel):
     source: Literal["configured", "playwright", "path"]
     executable_path: str | None
     args: list[str]
+    ignore_default_args: list[str] = []
+    """Playwright's switches left out (its ``--disable-features``, passed merged in ``args``)."""
+
+    def launch_options(self) -> dict[str, Any]:
+        """Keyword arguments for Playwright's ``chromium.launch``."""
+        return {
+            "executable_path": self.executable_path,
+            "args": self.args,
+            "ignore_default_args": self.ignore_default_args,
+        }
 
 
 def configured_executable(config: BrowserConfig) -> Path | None:
@@ -90,6 +101,14 @@ def plan_launch(config: BrowserConfig, *, playwright_build: bool) -> LaunchPlan:
     """Pick a Chromium. A configured path (``config.executable_path``, then ``TASKCREW_CHROMIUM``)
     wins when set; otherwise Playwright's own build (``playwright_build``: try it first); otherwise
     chromium / google-chrome on PATH; otherwise a clear error that says how to install one."""
+    plan = _choose(config, playwright_build)
+    args, ignored = feature_switches()
+    plan.args += args
+    plan.ignore_default_args = ignored
+    return plan
+
+
+def _choose(config: BrowserConfig, playwright_build: bool) -> LaunchPlan:
     configured = configured_executable(config)
     if configured is not None:
         if not configured.is_file():
@@ -247,16 +266,14 @@ class BrowserRuntime:
             "slow_mo": self.config.slow_mo_ms or None,
         }
         try:
-            self._browser = chromium.launch(executable_path=plan.executable_path, args=plan.args, **options)
+            self._browser = chromium.launch(**plan.launch_options(), **options)
         except PlaywrightError as exc:
             if plan.source != "playwright" or "Executable doesn't exist" not in str(exc):
                 raise BrowserError(f"Chromium ({plan.source}) failed to start: {exc}") from exc
             plan = plan_launch(self.config, playwright_build=False)  # not installed: system Chromium
             plan.args = [*plan.args, *lockdown]
             try:
-                self._browser = chromium.launch(
-                    executable_path=plan.executable_path, args=plan.args, **options
-                )
+                self._browser = chromium.launch(**plan.launch_options(), **options)
             except PlaywrightError as exc2:
                 raise BrowserError(f"Chromium at {plan.executable_path} failed to start: {exc2}") from exc2
         self.plan = plan
