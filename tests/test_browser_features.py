@@ -44,6 +44,18 @@ def test_the_plan_replaces_playwrights_switch_with_one_holding_both_lists() -> N
     assert plan.ignore_default_args == [SWITCH + ",".join(theirs)]
 
 
+def test_a_users_own_disable_features_is_kept_in_the_one_switch() -> None:
+    theirs = playwright_disabled() or ()
+    extra = ["--disable-features=Translate,PaintHolding", "--mute-audio", "--disable-features=Foo"]
+    plan = plan_launch(BrowserConfig(extra_args=extra), playwright_build=False)
+    [switch] = [a for a in plan.args if a.startswith(SWITCH)]
+    named = switch.removeprefix(SWITCH).split(",")
+    assert {*theirs, *OURS, "Translate", "PaintHolding", "Foo"} == set(named) and len(named) == len(
+        set(named)
+    )
+    assert "--mute-audio" in plan.args
+
+
 @pytest.mark.browser
 def test_the_launched_chromium_has_one_switch_and_no_omnibox_popups() -> None:
     with BrowserRuntime(BrowserConfig()) as runtime:

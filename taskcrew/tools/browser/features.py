@@ -61,12 +61,15 @@ def playwright_disabled() -> tuple[str, ...] | None:
     return None
 
 
-def feature_switches() -> tuple[list[str], list[str]]:
-    """(args, ignore_default_args) for ``chromium.launch``: one ``--disable-features`` with
-    Playwright's features and ours, in place of Playwright's. ([], []) when Playwright's list cannot
-    be read."""
+def feature_switches(args: list[str]) -> tuple[list[str], list[str]]:
+    """(args, ignore_default_args) for ``chromium.launch``: ``args`` with its own
+    ``--disable-features`` switches (``BrowserConfig.extra_args``) folded into one that also holds
+    Playwright's features and ours, in place of Playwright's. ``args`` as given (and nothing
+    ignored) when Playwright's list cannot be read."""
     theirs = playwright_disabled()
     if theirs is None:
-        return [], []
-    merged = [*theirs, *(f for f in OURS if f not in theirs)]
-    return [SWITCH + ",".join(merged)], [SWITCH + ",".join(theirs)]
+        return args, []
+    given = [f for a in args if a.startswith(SWITCH) for f in a.removeprefix(SWITCH).split(",") if f]
+    merged = list(dict.fromkeys([*theirs, *OURS, *given]))
+    rest = [a for a in args if not a.startswith(SWITCH)]
+    return [*rest, SWITCH + ",".join(merged)], [SWITCH + ",".join(theirs)]

@@ -102,9 +102,7 @@ def plan_launch(config: BrowserConfig, *, playwright_build: bool) -> LaunchPlan:
     wins when set; otherwise Playwright's own build (``playwright_build``: try it first); otherwise
     chromium / google-chrome on PATH; otherwise a clear error that says how to install one."""
     plan = _choose(config, playwright_build)
-    args, ignored = feature_switches()
-    plan.args += args
-    plan.ignore_default_args = ignored
+    plan.args, plan.ignore_default_args = feature_switches(plan.args)
     return plan
 
 
