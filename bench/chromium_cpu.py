@@ -14,35 +14,20 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 from taskcrew.tools.browser import BrowserConfig
 from taskcrew.tools.browser.runtime import plan_launch
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # proc_tree
+
 PAGE = "<h1>Bills</h1>" + "<label>Amount <input name=a></label><button>Save</button>" * 20
 
 
-def _descendants(root: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        parent = int(stat[stat.rfind(")") + 2 :].split()[1])
-        children.setdefault(parent, []).append(int(entry))
-    found, stack = [], list(children.get(root, []))
-    while stack:
-        pid = stack.pop()
-        found.append(pid)
-        stack += children.get(pid, [])
-    return found
-
-
-def _cpu(pids: list[int]) -> tuple[float, int]:
+def _cpu(pids: Iterable[int]) -> tuple[float, int]:
     """Seconds of CPU of ``pids`` and how many of them are renderers."""
     tick = os.sysconf("SC_CLK_TCK")
     total, renderers = 0.0, 0
@@ -60,6 +45,7 @@ def _cpu(pids: list[int]) -> tuple[float, int]:
 
 def measure(contexts: int, ours: bool) -> tuple[float, int]:
     from playwright.sync_api import sync_playwright
+    from proc_tree import descendants
 
     plan = plan_launch(BrowserConfig(), playwright_build=False)
     options = plan.launch_options()
@@ -74,7 +60,7 @@ def measure(contexts: int, ours: bool) -> tuple[float, int]:
             page.click("input")
             page.screenshot()
         time.sleep(1.0)  # let the last context's processes finish starting
-        seconds, renderers = _cpu(_descendants(os.getpid()))
+        seconds, renderers = _cpu(descendants(os.getpid()))
         browser.close()
     return seconds, renderers
 

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,15 +14,12 @@ from taskcrew.tools.browser.runtime import plan_launch
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path("/usr/bin/chromium")
-
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     sync_api = pytest.importorskip("playwright.sync_api")
-    executable = str(CHROMIUM) if CHROMIUM.exists() else shutil.which("chromium")
     with sync_api.sync_playwright() as playwright:
-        plan = plan_launch(BrowserConfig(executable_path=executable), playwright_build=False)
+        plan = plan_launch(BrowserConfig(), playwright_build=False)  # the system's Chromium
         launched = playwright.chromium.launch(**plan.launch_options())
         yield launched
         launched.close()

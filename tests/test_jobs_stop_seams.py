@@ -19,35 +19,13 @@ from pathlib import Path
 import pytest
 from fake_openai import FakeOpenAIServer
 from fixtures_jobs import HEADLINE, SCRIPTED, Workers
+from proc_tree import descendants
 
 from taskcrew.eval.models import load_cases
 from taskcrew.eval.solvers import scripted_models
 from taskcrew.jobs import JobOptions, Jobs
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(900)]
-
-
-def _descendants(pid: int) -> set[int]:
-    """Every process under ``pid`` (Playwright's driver and Chromium run in sessions of their own,
-    but are still its descendants)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        children.setdefault(ppid, []).append(int(entry.name))
-    found: set[int] = set()
-    todo = [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in found:
-                found.add(child)
-                todo.append(child)
-    return found
 
 
 def _wait_for(what: str, check: Callable[[], bool], log: Path, timeout: float) -> None:
@@ -189,7 +167,7 @@ def test_a_worker_whose_real_terminal_closes_hands_its_job_back_and_exits_0(work
             "the plan to be saved",
             drained_then(lambda: workers.jobs.checkpoint(job.id) is not None or ended()),
         )
-        browser = workers.wait_for("the worker's browser", lambda: _descendants(pid))
+        browser = workers.wait_for("the worker's browser", lambda: descendants(pid))
         assert isinstance(browser, set)
         os.close(leader)  # the terminal window is closed
         leader = -1
