@@ -14,6 +14,8 @@ import re
 from collections.abc import Iterator
 from html.parser import HTMLParser
 
+from taskcrew.tools.documents.visibility import visible_html
+
 _RST_ADORNMENT = re.compile(r"^([=\-~^\"'`#*+:.<>_])\1{2,}\s*$")
 _RST_LABEL = re.compile(r"^\.\.\s+_[^:]*:\s*\S*\s*$")
 _RST_DIRECTIVE = re.compile(r"^(\s*)\.\.\s+([\w:-]+)::\s*(.*)$")
@@ -135,13 +137,6 @@ _DROPPED = frozenset({"script", "style", "nav", "header", "footer", "noscript", 
 # (Sphinx's <div class="related" role="navigation">, <div class="sphinxsidebar" ...>). <aside> is
 # kept: docutils writes a manual's sidebars, topics and footnotes as <aside>.
 _DROPPED_ROLES = frozenset({"navigation", "search", "banner", "contentinfo", "complementary"})
-# Styles that keep an element's text from its reader: a page (or an e-mail's HTML body) would
-# otherwise show a person one thing and hand the store another ("pay IBAN ..." in display:none).
-_INVISIBLE_STYLE = re.compile(
-    r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*(?:hidden|collapse)"
-    r"|font-size\s*:\s*0*\.?0+\s*(?:[a-z]+|%)?|opacity\s*:\s*0*\.?0+%?)\s*(?:!important\s*)?(?:;|$)",
-    re.IGNORECASE,
-)
 _VOID = frozenset(
     {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
 )
@@ -219,20 +214,16 @@ class _HtmlToMarkdown(HTMLParser):
 
 
 def _dropped(attrs: dict[str, str | None]) -> bool:
-    """An element whose text no reader sees: a landmark of navigation or chrome (``_DROPPED_ROLES``),
-    or hidden (the ``hidden`` attribute, ``aria-hidden="true"``, an ``_INVISIBLE_STYLE``)."""
-    return (
-        attrs.get("role") in _DROPPED_ROLES
-        or "hidden" in attrs
-        or (attrs.get("aria-hidden") or "").strip().lower() == "true"
-        or bool(_INVISIBLE_STYLE.search(attrs.get("style") or ""))
-    )
+    """A landmark of navigation or chrome (``_DROPPED_ROLES``); what no reader sees is gone before
+    (visibility.py)."""
+    return attrs.get("role") in _DROPPED_ROLES
 
 
 def html_to_markdown(text: str) -> tuple[str, str | None]:
-    """(Markdown-structured text, the page's <title> or None)."""
+    """(Markdown-structured text, the page's <title> or None); text a reader of the page cannot see
+    is not read (visibility.py)."""
     parser = _HtmlToMarkdown()
-    parser.feed(text)
+    parser.feed(visible_html(text))
     parser.close()
     parser._flush()
     title = " ".join(html.unescape(parser.title).split()) or None

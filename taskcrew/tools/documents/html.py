@@ -1,4 +1,5 @@
-"""HTML → readable text: blocks become lines, table cells ' | ', hidden parts dropped."""
+"""HTML → readable text: blocks become lines, table cells ' | '; what a reader cannot see is not read
+(visibility.py)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import re
 from html.parser import HTMLParser
 
 from taskcrew.tools.documents.models import tidy
+from taskcrew.tools.documents.visibility import visible_html
 
 
 class _HtmlText(HTMLParser):
@@ -41,7 +43,7 @@ class _HtmlText(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.out: list[str] = []
-        self.stack: list[tuple[str, bool]] = []  # open tags and whether each hides its content
+        self.stack: list[tuple[str, bool]] = []  # open tags and whether each is skipped (scripts, head)
         self.cells_in_row = 0
         self.href: str | None = None
         self.link_text = ""
@@ -51,9 +53,8 @@ class _HtmlText(HTMLParser):
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         attributes = dict(attrs)
-        style = (attributes.get("style") or "").replace(" ", "").lower()
         if tag not in self.VOID:
-            self.stack.append((tag, tag in self.SKIP or "display:none" in style))
+            self.stack.append((tag, tag in self.SKIP))
         if self._hidden():
             return
         if tag in self.BLOCK:
@@ -102,6 +103,6 @@ class _HtmlText(HTMLParser):
 def html_to_text(html: str) -> str:
     """HTML e-mail → readable text: blocks become lines, table cells ' | ', hidden parts dropped."""
     parser = _HtmlText()
-    parser.feed(html)
+    parser.feed(visible_html(html))
     parser.close()
     return parser.text()

@@ -8,6 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from taskcrew.tools.documents.visibility import visible_html
+
 _SKIP_TAGS = frozenset(
     {"script", "style", "noscript", "template", "svg", "nav", "header", "footer", "aside", "form", "button",
      "select", "iframe", "head"}
@@ -26,12 +28,14 @@ class ExtractedText(BaseModel):
 
 
 def extract_main_text(html: str, url: str | None = None) -> ExtractedText:
-    """The readable main content of ``html`` (navigation, footers and scripts dropped)."""
+    """The readable main content of ``html`` (navigation, footers and scripts dropped); what a reader
+    of the page cannot see is not read (visibility.py)."""
+    html = visible_html(html)
     title = html_title(html)
     text = _trafilatura_text(html, url)
     if text and len(text.strip()) >= 40:
         return ExtractedText(title=title, text=_tidy(text), method="trafilatura")
-    return ExtractedText(title=title, text=_tidy(html_to_text(html)), method="fallback")
+    return ExtractedText(title=title, text=_tidy(_plain_text(html)), method="fallback")
 
 
 def _trafilatura_text(html: str, url: str | None) -> str | None:
@@ -62,7 +66,12 @@ def html_title(html: str) -> str | None:
 
 
 def html_to_text(html: str) -> str:
-    """A simple HTML-to-text conversion that drops scripts, navigation, headers and footers."""
+    """A simple HTML-to-text conversion that drops scripts, navigation, headers and footers, and
+    what a reader of the page cannot see (visibility.py)."""
+    return _plain_text(visible_html(html))
+
+
+def _plain_text(html: str) -> str:
     parser = _TextParser()
     parser.feed(html)
     parser.close()

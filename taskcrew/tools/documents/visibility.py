@@ -1,0 +1,607 @@
+"""What a person sees of an HTML page or e-mail: one rule for every reader that turns HTML into text.
+
+A page, a manual or an e-mail's HTML body can show a person one thing and hand a program another:
+"pay IBAN ..." in an element nobody sees. ``visible_html`` returns the document with every element
+and every run of text a reader cannot see taken out, and every HTML reader here (the file reader's
+e-mails and HTML files, the knowledge store's ingest, the web research tool) reads only that.
+
+Hidden is decided as a browser would lay the page out, from the ``style`` attribute, the document's
+own ``<style>`` sheets and the old presentational attributes (``bgcolor``, ``<font color>``):
+
+- an element and all it holds: the ``hidden`` attribute, ``aria-hidden="true"``, ``display:none``,
+  ``opacity`` below 0.1, ``mso-hide:all``; moved off the page (``position`` absolute or fixed at a
+  ``left``/``top``/``right`` of -500px or beyond, a ``text-indent`` or ``margin-left`` that far, a
+  ``translate`` that far); clipped to nothing (``clip: rect(0 0 0 0)`` or 1px, ``clip-path:
+  inset(50%)`` or more, ``transform: scale(0)``); no room (a ``width``, ``height`` or ``max-height``
+  of 1px or less with ``overflow: hidden``);
+- text, where it stands: ``visibility`` hidden or collapse (inherited; a child may set it visible
+  again), a font size of 1px or less (inherited, relative sizes resolved), a colour whose contrast
+  with the background under it is below 1.2 (white on white, ``transparent``), when that background
+  is known (an image under it is not).
+
+Style sheets: rules whose selectors are made of tag names, ``.class``, ``#id``, ``[attr]`` and
+``[attr=value]``, joined by descendant or child combinators, at the top level or under an
+``@media`` that holds on a laptop's screen (``SCREEN``: ``all``, ``screen``, width, height and
+orientation conditions); other rules (pseudo-classes, sibling combinators, other media) are not
+applied. The cascade: ``!important`` first, then the ``style``
+attribute, then specificity, then source order. Elements closed by the next one's start (``<p>``,
+``<li>``, ``<td>``) are closed as the HTML parser of a browser closes them.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+
+_VOID = frozenset(
+    {
+        "area",
+        "base",
+        "br",
+        "col",
+        "embed",
+        "hr",
+        "img",
+        "input",
+        "link",
+        "meta",
+        "param",
+        "source",
+        "track",
+        "wbr",
+    }
+)
+_RAW = frozenset({"script", "style"})  # their content is not markup (HTMLParser hands it over raw)
+# a start tag of these closes an open <p> (the HTML standard's "close a p element")
+_CLOSES_P = frozenset(
+    """address article aside blockquote details dialog div dl fieldset figcaption figure footer form h1 h2
+    h3 h4 h5 h6 header hgroup hr li main menu nav ol p pre section table ul dd dt""".split()  # noqa: SIM905
+)
+_SCOPE = frozenset({"table", "td", "th", "caption", "button", "html", "body", "template", "object"})
+# a start tag of the key closes an open element of the same group up to the boundary
+_SIBLINGS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "li": (frozenset({"li"}), frozenset({"ul", "ol", "menu", *_SCOPE})),
+    "dt": (frozenset({"dt", "dd"}), frozenset({"dl", *_SCOPE})),
+    "dd": (frozenset({"dt", "dd"}), frozenset({"dl", *_SCOPE})),
+    "tr": (frozenset({"tr", "td", "th"}), frozenset({"table", "tbody", "thead", "tfoot"})),
+    "td": (frozenset({"td", "th"}), frozenset({"tr", "table"})),
+    "th": (frozenset({"td", "th"}), frozenset({"tr", "table"})),
+    "option": (frozenset({"option"}), frozenset({"select", "datalist", *_SCOPE})),
+}
+OFF_PAGE_PX = 500.0  # an element moved this far out of the page is not on it
+TINY_PX = 1.0  # text this small (or an element this narrow with overflow hidden) is not read
+MIN_CONTRAST = 1.2  # WCAG contrast ratio under which text is the colour of its background
+BASE_FONT_PX = 16.0
+Colour = tuple[float, float, float, float]  # r, g, b (0-255), alpha (0-1)
+WHITE: Colour = (255.0, 255.0, 255.0, 1.0)
+BLACK: Colour = (0.0, 0.0, 0.0, 1.0)
+UNKNOWN = None  # a background that is an image or not understood: text on it is not judged
+
+
+# -- style sheets --------------------------------------------------------------------------------------
+_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
+_COMPOUND = re.compile(r"^(\*|[a-z][a-z0-9-]*)?((?:[.#][-\w]+|\[[^\]]+\])*)$", re.IGNORECASE)
+_PART = re.compile(r"[.#][-\w]+|\[[^\]]+\]")
+_ATTRIBUTE = re.compile(r"""^\[\s*([-\w:]+)\s*(?:=\s*(?:"([^"]*)"|'([^']*)'|([-\w]+))\s*)?\]$""")
+
+
+@dataclass(frozen=True)
+class _Compound:
+    tag: str | None
+    ids: tuple[str, ...] = ()
+    classes: tuple[str, ...] = ()
+    attributes: tuple[tuple[str, str | None], ...] = ()
+
+    def matches(self, element: _Element) -> bool:
+        return (
+            (self.tag is None or self.tag == element.tag)
+            and all(element.attrs.get("id") == i for i in self.ids)
+            and all(c in element.classes for c in self.classes)
+            and all(
+                name in element.attrs and (value is None or element.attrs[name] == value)
+                for name, value in self.attributes
+            )
+        )
+
+
+@dataclass(frozen=True)
+class _Rule:
+    compounds: tuple[_Compound, ...]  # left to right
+    combinators: tuple[str, ...]  # between them: " " (descendant) or ">" (child)
+    specificity: tuple[int, int, int]
+    order: int
+    declarations: tuple[tuple[str, str, bool], ...]  # (property, value, important)
+    needs: frozenset[str] = frozenset()  # a key (``_key``) of each compound left of the last
+
+    def matches(self, element: _Element, ancestors: list[_Element]) -> bool:
+        if not self.needs <= element.above or not self.compounds[-1].matches(element):
+            return False
+        return _match_up(self.compounds[:-1], self.combinators, ancestors)
+
+
+def _match_up(
+    compounds: tuple[_Compound, ...], combinators: tuple[str, ...], ancestors: list[_Element]
+) -> bool:
+    """Whether the ancestors (outermost first) satisfy the compounds left of the matched one."""
+    if not compounds:
+        return True
+    last, combinator = compounds[-1], combinators[-1]
+    for depth in range(len(ancestors) - 1, -1, -1):
+        if last.matches(ancestors[depth]) and _match_up(compounds[:-1], combinators[:-1], ancestors[:depth]):
+            return True
+        if combinator == ">":
+            return False
+    return False
+
+
+def _compound(text: str) -> _Compound | None:
+    m = _COMPOUND.match(text)
+    if m is None or not text:
+        return None
+    ids: list[str] = []
+    classes: list[str] = []
+    attributes: list[tuple[str, str | None]] = []
+    for part in _PART.findall(m.group(2) or ""):
+        if part[0] == "#":
+            ids.append(part[1:])
+        elif part[0] == ".":
+            classes.append(part[1:])
+        else:
+            a = _ATTRIBUTE.match(part)
+            if a is None:
+                return None  # an operator other than = ([class~=x], [href^=x]): not applied
+            value = next((v for v in a.groups()[1:] if v is not None), None)
+            attributes.append((a.group(1).lower(), value))
+    tag = (m.group(1) or "").lower()
+    return _Compound(None if tag in ("", "*") else tag, tuple(ids), tuple(classes), tuple(attributes))
+
+
+def _selector(text: str, order: int, declarations: tuple[tuple[str, str, bool], ...]) -> _Rule | None:
+    tokens = re.sub(r"\s*>\s*", " > ", text.strip()).split()
+    if not tokens or any(t in ("+", "~") or ":" in t for t in tokens):
+        return None  # sibling combinators and pseudo-classes depend on what is not known here
+    compounds: list[_Compound] = []
+    combinators: list[str] = []
+    pending = " "
+    for token in tokens:
+        if token == ">":
+            pending = ">"
+            continue
+        compound = _compound(token)
+        if compound is None:
+            return None
+        if compounds:
+            combinators.append(pending)
+        compounds.append(compound)
+        pending = " "
+    if not compounds or pending == ">":
+        return None
+    specificity = (
+        sum(len(c.ids) for c in compounds),
+        sum(len(c.classes) + len(c.attributes) for c in compounds),
+        sum(c.tag is not None for c in compounds),
+    )
+    needs = frozenset(_key(c) for c in compounds[:-1]) - {"*"}
+    return _Rule(tuple(compounds), tuple(combinators), specificity, order, declarations, needs)
+
+
+def declarations(style: str) -> tuple[tuple[str, str, bool], ...]:
+    """(property, value, important) of each declaration of a ``style`` attribute or rule body."""
+    out = []
+    for part in _COMMENT.sub("", style).split(";"):
+        name, colon, value = part.partition(":")
+        name, value = name.strip().lower(), " ".join(value.split()).lower()
+        if not colon or not name or not value:
+            continue
+        important = value.endswith("!important")
+        out.append((name, value.removesuffix("!important").strip(), important))
+    return tuple(out)
+
+
+def _blocks(css: str) -> Iterator[tuple[str, str]]:
+    """(prelude, body) of each top-level block of a style sheet."""
+    depth, start, prelude = 0, 0, ""
+    for i, ch in enumerate(css):
+        if ch == "{":
+            if depth == 0:
+                prelude, start = css[start:i].strip(), i + 1
+            depth += 1
+        elif ch == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                yield prelude, css[start:i]
+                start = i + 1
+        elif ch == ";" and depth == 0:
+            start = i + 1  # an @import or @charset statement
+
+
+SCREEN = (1280.0, 800.0)  # the reader's window: an approver's laptop (width, height in px)
+_FEATURE = re.compile(r"^\(\s*(min-|max-)?(width|height|orientation)\s*:\s*([^)]+?)\s*\)$")
+
+
+def _media_applies(query: str) -> bool:
+    """Whether rules under ``@media query`` apply on a laptop's screen (``SCREEN``): media types
+    all and screen, conditions on width, height and orientation; anything else does not apply."""
+    return any(_media_one(part) for part in query.lower().split(","))
+
+
+def _media_one(query: str) -> bool:
+    parts = [w.strip() for w in " ".join(query.split()).split(" and ") if w.strip()]
+    if not parts:
+        return True
+    head = parts[0].removeprefix("only ").strip()
+    if not head.startswith("("):
+        if head not in ("all", "screen"):
+            return False
+        parts = parts[1:]
+    return all(_feature(p) for p in parts)
+
+
+def _feature(text: str) -> bool:
+    m = _FEATURE.match(re.sub(r"\s+", " ", text))
+    if m is None:
+        return False
+    limit, name, value = m.group(1), m.group(2), m.group(3).strip()
+    width, height = SCREEN
+    if name == "orientation":
+        return limit is None and value == ("landscape" if width >= height else "portrait")
+    size = length_px(value)
+    if size is None:
+        return False
+    actual = width if name == "width" else height
+    return actual >= size if limit == "min-" else actual <= size if limit == "max-" else actual == size
+
+
+class Stylesheet:
+    """The rules of a document's ``<style>`` elements that can be applied (see the module's note)."""
+
+    def __init__(self, css: str = "") -> None:
+        self.rules: list[_Rule] = []
+        self._by_key: dict[str, list[_Rule]] = {}
+        self._add(_COMMENT.sub("", css))
+
+    def _add(self, css: str) -> None:
+        for prelude, body in _blocks(css):
+            if prelude.startswith("@"):
+                if prelude.lower().startswith("@media") and _media_applies(prelude[6:]):
+                    self._add(body)
+                continue
+            found = declarations(body)
+            for text in prelude.split(","):
+                rule = _selector(text, len(self.rules), found)
+                if rule is not None:
+                    self.rules.append(rule)
+                    self._by_key.setdefault(_key(rule.compounds[-1]), []).append(rule)
+
+    def matching(self, element: _Element, ancestors: list[_Element]) -> list[_Rule]:
+        if not self.rules:
+            return []
+        found = {
+            id(r): r for k in element.keys for r in self._by_key.get(k, ()) if r.matches(element, ancestors)
+        }
+        return list(found.values())
+
+
+def _key(compound: _Compound) -> str:
+    if compound.ids:
+        return f"#{compound.ids[0]}"
+    if compound.classes:
+        return f".{compound.classes[0]}"
+    return f"<{compound.tag}" if compound.tag else "*"
+
+
+_STYLE_BLOCK = re.compile(r"<style\b[^>]*>(.*?)</style\s*>", re.IGNORECASE | re.DOTALL)
+
+
+def stylesheet_of(document: str) -> Stylesheet:
+    return Stylesheet("\n".join(_STYLE_BLOCK.findall(document)))
+
+
+# -- values ------------------------------------------------------------------------------------------
+_LENGTH = re.compile(r"^(-?\d*\.?\d+)(px|pt|em|rem|%|vw|vh|ex|ch|cm|mm|in)?$")
+_UNIT_PX = {"px": 1.0, "pt": 4 / 3, "cm": 37.8, "mm": 3.78, "in": 96.0, "vw": 12.8, "vh": 7.2}
+_NAMED: dict[str, Colour] = {
+    "white": WHITE, "black": BLACK, "transparent": (0.0, 0.0, 0.0, 0.0), "red": (255.0, 0.0, 0.0, 1.0),
+    "green": (0.0, 128.0, 0.0, 1.0), "blue": (0.0, 0.0, 255.0, 1.0), "gray": (128.0, 128.0, 128.0, 1.0),
+    "grey": (128.0, 128.0, 128.0, 1.0), "silver": (192.0, 192.0, 192.0, 1.0),
+    "whitesmoke": (245.0, 245.0, 245.0, 1.0), "snow": (255.0, 250.0, 250.0, 1.0),
+    "ivory": (255.0, 255.0, 240.0, 1.0), "yellow": (255.0, 255.0, 0.0, 1.0),
+}  # fmt: skip
+
+
+def length_px(value: str, font_px: float = BASE_FONT_PX) -> float | None:
+    """A CSS length in px (em and % of ``font_px``); None when it is not a plain length."""
+    m = _LENGTH.match(value.strip())
+    if m is None:
+        return None
+    number, unit = float(m.group(1)), m.group(2) or "px"
+    if unit in ("em", "%", "ex", "ch"):
+        return number * font_px / (100.0 if unit == "%" else 2.0 if unit in ("ex", "ch") else 1.0)
+    if unit == "rem":
+        return number * BASE_FONT_PX
+    return number * _UNIT_PX[unit]
+
+
+def colour(value: str) -> Colour | None:
+    value = value.strip().lower()
+    if value in _NAMED:
+        return _NAMED[value]
+    if (
+        value.startswith("#")
+        and len(value) in (4, 5, 7, 9)
+        and all(c in "0123456789abcdef" for c in value[1:])
+    ):
+        digits = value[1:]
+        if len(digits) <= 4:
+            digits = "".join(c * 2 for c in digits)
+        channels = [int(digits[i : i + 2], 16) for i in range(0, len(digits), 2)]
+        alpha = channels[3] / 255 if len(channels) == 4 else 1.0
+        return (float(channels[0]), float(channels[1]), float(channels[2]), alpha)
+    m = re.match(
+        r"^rgba?\(\s*([\d.]+%?)[\s,]+([\d.]+%?)[\s,]+([\d.]+%?)(?:\s*[,/]\s*([\d.]+%?))?\s*\)$", value
+    )
+    if m is None:
+        return None
+
+    def channel(text: str, scale: float) -> float:
+        return float(text[:-1]) * scale / 100 if text.endswith("%") else float(text)
+
+    alpha = channel(m.group(4), 1.0) if m.group(4) else 1.0
+    return (channel(m.group(1), 255), channel(m.group(2), 255), channel(m.group(3), 255), min(alpha, 1.0))
+
+
+def _luminance(c: Colour) -> float:
+    def linear(v: float) -> float:
+        v /= 255
+        return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+
+    return 0.2126 * linear(c[0]) + 0.7152 * linear(c[1]) + 0.0722 * linear(c[2])
+
+
+def contrast(text: Colour, background: Colour) -> float:
+    """The WCAG contrast ratio of ``text`` (blended over ``background`` by its alpha)."""
+    a = text[3]
+    blended: Colour = (
+        text[0] * a + background[0] * (1 - a),
+        text[1] * a + background[1] * (1 - a),
+        text[2] * a + background[2] * (1 - a),
+        1.0,
+    )
+    hi, lo = sorted((_luminance(blended), _luminance(background)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def _background(value: str) -> Colour | bool | None:
+    """The colour of a ``background`` shorthand; ``UNKNOWN`` for an image or anything not a
+    plain colour; False when it sets none (transparent: the one under it shows)."""
+    if "url(" in value or "gradient(" in value:
+        return UNKNOWN
+    for word in re.findall(r"#[0-9a-f]+|rgba?\([^)]*\)|[a-z]+", value):
+        found = colour(word)
+        if found is not None:
+            return False if found[3] == 0 else found if found[3] == 1 else UNKNOWN
+    return False if value in ("none", "initial", "inherit", "unset") else UNKNOWN
+
+
+# -- one element -----------------------------------------------------------------------------------
+@dataclass
+class _Element:
+    tag: str
+    attrs: dict[str, str]
+    classes: frozenset[str] = frozenset()
+    keys: frozenset[str] = frozenset()  # what rules are filed under that can match it (``_key``)
+    above: frozenset[str] = frozenset()  # the keys of its ancestors: a rule needing others cannot match
+    hidden: bool = False  # it and all it holds are out of sight
+    visible_text: bool = True  # its own visibility (inherited; a child may set it back)
+    font_px: float = BASE_FONT_PX
+    colour: Colour = BLACK
+    background: Colour | None = WHITE
+    style: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def text_seen(self) -> bool:
+        """Whether text directly in this element can be read."""
+        if self.hidden or not self.visible_text or self.font_px <= TINY_PX:
+            return False
+        return self.background is UNKNOWN or contrast(self.colour, self.background) >= MIN_CONTRAST
+
+
+def _cascade(element: _Element, sheet: Stylesheet, ancestors: list[_Element]) -> dict[str, str]:
+    """The element's own declared values, after the cascade."""
+    found: list[tuple[tuple[int, int, tuple[int, int, int], int], str, str]] = []
+    for rule in sheet.matching(element, ancestors):
+        for name, value, important in rule.declarations:
+            found.append(((int(important), 0, rule.specificity, rule.order), name, value))
+    for order, (name, value, important) in enumerate(declarations(element.attrs.get("style", ""))):
+        found.append(((int(important), 1, (0, 0, 0), order), name, value))
+    found.sort(key=lambda item: item[0])
+    style = _presentational(element)
+    for _, name, value in found:
+        style[name] = value
+    return style
+
+
+def _presentational(element: _Element) -> dict[str, str]:
+    """Styles of the old attributes (a browser gives them the lowest weight)."""
+    out = {}
+    if element.attrs.get("bgcolor"):
+        out["background-color"] = element.attrs["bgcolor"].lower()
+    if element.tag == "font" and element.attrs.get("color"):
+        out["color"] = element.attrs["color"].lower()
+    if element.tag == "body" and element.attrs.get("text"):
+        out["color"] = element.attrs["text"].lower()
+    if element.attrs.get("background"):
+        out["background-image"] = "url()"
+    return out
+
+
+def _offset(style: dict[str, str], name: str, font_px: float) -> float:
+    value = length_px(style.get(name, ""), font_px)
+    return value if value is not None else 0.0
+
+
+def _out_of_sight(style: dict[str, str], font_px: float) -> bool:
+    """Whether the element and all it holds are out of sight, from its own computed style."""
+    if not style:
+        return False
+    if style.get("display") == "none" or style.get("mso-hide") == "all":
+        return True
+    opacity = style.get("opacity", "1")
+    try:
+        if (float(opacity[:-1]) / 100 if opacity.endswith("%") else float(opacity)) < 0.1:
+            return True
+    except ValueError:
+        pass
+    far = -OFF_PAGE_PX
+    if style.get("position") in ("absolute", "fixed") and any(
+        _offset(style, side, font_px) <= far for side in ("left", "top", "right")
+    ):
+        return True
+    if any(_offset(style, name, font_px) <= far for name in ("text-indent", "margin-left", "margin-top")):
+        return True
+    transform = style.get("transform", "")
+    if re.search(r"scale[xy]?\(\s*0*\.?0+\s*[,)]", transform):
+        return True
+    for m in re.finditer(r"translate[xy3d]*\(([^)]*)\)", transform):
+        if any((length_px(p.strip(), font_px) or 0.0) <= far for p in m.group(1).split(",")):
+            return True
+    clip = style.get("clip", "").replace(",", " ")
+    rect = re.match(r"^rect\(([^)]*)\)$", clip)
+    if rect and style.get("position") in ("absolute", "fixed"):
+        sides = [length_px(p, font_px) for p in rect.group(1).split()]
+        if len(sides) == 4 and all(s is not None for s in sides):
+            top, right, bottom, left = (s or 0.0 for s in sides)
+            if right - left <= TINY_PX or bottom - top <= TINY_PX:
+                return True
+    inset = re.match(r"^inset\(\s*([\d.]+)%", style.get("clip-path", ""))
+    if inset and float(inset.group(1)) >= 50:
+        return True
+    if re.match(r"^circle\(\s*0*\.?0+(px|%)?\s*[)a]", style.get("clip-path", "")):
+        return True
+    overflow = " ".join(style.get(name, "") for name in ("overflow", "overflow-x", "overflow-y")).split()
+    padded = any(
+        (length_px(v, font_px) or 0.0) > TINY_PX for n, v in style.items() if n.startswith("padding")
+    )
+    if ("hidden" in overflow or "clip" in overflow) and not padded:
+        for name in ("width", "height", "max-height", "max-width"):
+            size = length_px(style.get(name, ""), font_px)
+            if size is not None and size <= TINY_PX:
+                return True
+    return False
+
+
+def _open(tag: str, attrs: dict[str, str], sheet: Stylesheet, stack: list[_Element]) -> _Element:
+    parent = stack[-1] if stack else None
+    classes = frozenset((attrs.get("class") or "").split())
+    keys = {"*", f"<{tag}", *(f".{c}" for c in classes), *([f"#{attrs['id']}"] if attrs.get("id") else [])}
+    above = parent.above | parent.keys if parent is not None else frozenset()
+    element = _Element(tag, attrs, classes, frozenset(keys), above)
+    style = element.style = _cascade(element, sheet, stack)
+    inherited_font = parent.font_px if parent else BASE_FONT_PX
+    size = style.get("font-size")
+    font = length_px(size, inherited_font) if size else None
+    element.font_px = font if font is not None else inherited_font
+    if parent is not None:
+        element.visible_text, element.colour, element.background = (
+            parent.visible_text,
+            parent.colour,
+            parent.background,
+        )
+    visibility = style.get("visibility")
+    if visibility in ("hidden", "collapse"):
+        element.visible_text = False
+    elif visibility == "visible":
+        element.visible_text = True
+    text_colour = colour(style["color"]) if "color" in style else None
+    if text_colour is not None:
+        element.colour = text_colour
+    for name in ("background-color", "background"):
+        if name in style:
+            found = _background(style[name])
+            if found is not False:
+                element.background = found  # type: ignore[assignment]
+    if "background-image" in style and style["background-image"] != "none":
+        element.background = UNKNOWN
+    element.hidden = bool(
+        (parent is not None and parent.hidden)
+        or "hidden" in attrs
+        or attrs.get("aria-hidden", "").strip().lower() == "true"
+        or _out_of_sight(style, element.font_px)
+    )
+    return element
+
+
+# -- the document ---------------------------------------------------------------------------------
+class _Visible(HTMLParser):
+    """Re-writes the document without what a reader cannot see."""
+
+    def __init__(self, sheet: Stylesheet) -> None:
+        super().__init__(convert_charrefs=True)
+        self.sheet = sheet
+        self.stack: list[_Element] = []
+        self.out: list[str] = []
+
+    def _close_implied(self, tag: str) -> None:
+        if tag in _CLOSES_P:
+            self._close_up_to(frozenset({"p"}), _SCOPE)
+        if tag in _SIBLINGS:
+            self._close_up_to(*_SIBLINGS[tag])
+
+    def _close_up_to(self, targets: frozenset[str], boundary: frozenset[str]) -> None:
+        for depth in range(len(self.stack) - 1, -1, -1):
+            tag = self.stack[depth].tag
+            if tag in targets:
+                self._pop(depth)
+                return
+            if tag in boundary:
+                return
+
+    def _pop(self, depth: int) -> None:
+        for element in reversed(self.stack[depth:]):
+            if not element.hidden:
+                self.out.append(f"</{element.tag}>")
+        del self.stack[depth:]
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._close_implied(tag)
+        values = {name.lower(): value or "" for name, value in attrs}
+        element = _open(tag, values, self.sheet, self.stack)
+        if not element.hidden:
+            self.out.append(self.get_starttag_text() or f"<{tag}>")
+        if tag not in _VOID:
+            self.stack.append(element)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.handle_starttag(tag, attrs)
+        if tag not in _VOID:
+            self.handle_endtag(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        for depth in range(len(self.stack) - 1, -1, -1):
+            if self.stack[depth].tag == tag:
+                self._pop(depth)
+                return
+        if tag == "br" and (not self.stack or not self.stack[-1].hidden):
+            self.out.append("<br>")  # a stray </br> is a line break, as browsers read it
+
+    def handle_data(self, data: str) -> None:
+        top = self.stack[-1] if self.stack else None
+        if top is not None and top.tag in _RAW:
+            self.out.append("" if top.hidden else data)
+        elif top is None or (not top.hidden and (top.text_seen or not data.strip())):
+            self.out.append(html.escape(data, quote=False))
+
+    def handle_decl(self, decl: str) -> None:
+        self.out.append(f"<!{decl}>")
+
+
+def visible_html(document: str) -> str:
+    """``document`` without the elements and text a person reading it cannot see (module note)."""
+    parser = _Visible(stylesheet_of(document))
+    parser.feed(document)
+    parser.close()
+    parser._pop(0)
+    return "".join(parser.out)
