@@ -104,6 +104,19 @@ CASES: list[tuple[str, str, str, bool]] = [
     ("p-closed-by-div", "", '<p style="display:none">preview text<div>{m}</div>', True),
     ("li-closed-by-li", "", '<ul><li style="display:none">one<li>{m}</ul>', True),
     ("unclosed-hidden-div", "", '<div style="display:none"><p>teaser</p><p>{m}</p>', False),
+    ("css-escape", "", '<p style="display:n\\6f ne">{m}</p>', False),
+    ("custom-property", "html { --gone: none } .x { display: var(--gone) }", '<p class="x">{m}</p>', False),
+    ("custom-property-fallback", ".x { visibility: var(--unset, hidden) }", '<p class="x">{m}</p>', False),
+    ("important-spaced", ".x{display:none ! important}", '<p class="x" style="display:block">{m}</p>', False),
+    ("scale-tiny", "", '<p style="transform:scale(0.05)">{m}</p>', False),
+    ("zoom-tiny", "", '<p style="zoom:0.05">{m}</p>', False),
+    ("font-2px", "", '<p style="font-size:2px">{m}</p>', False),
+    ("text-fill-transparent", "", '<p style="-webkit-text-fill-color:transparent">{m}</p>', False),
+    ("hsl-white", "", '<p style="color:hsl(0, 0%, 100%)">{m}</p>', False),
+    ("hsl-dark", "", '<p style="color:hsl(210deg 50% 30%)">{m}</p>', True),
+    ("named-ghostwhite", "", '<p style="color:GhostWhite">{m}</p>', False),
+    ("content-visibility", "", '<div style="content-visibility:hidden"><p>{m}</p></div>', False),
+    ("filter-opacity", "", '<p style="filter:opacity(0%)">{m}</p>', False),
 ]
 
 
@@ -163,10 +176,10 @@ def chromium() -> Iterator[Any]:
 
 
 # Whether a person sees the text node holding the marker: Chromium's own layout, computed styles
-# and hit testing decide (checkVisibility: display, visibility; a rectangle on the page; the point in
-# its middle hits it, so clipping counts; font size; contrast with the background under it, the
-# text's colour blended by its own and its ancestors' opacity).
-SEEN_BY_CHROMIUM = """(marker) => {
+# and hit testing decide (checkVisibility: display, visibility, content-visibility; a rectangle on the
+# page; the point in its middle hits it, so clipping counts; a font of 3px or more; contrast with the
+# background under it, the painted colour blended by its own and its ancestors' opacity and filter).
+SEEN_BY_CHROMIUM = r"""(marker) => {
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
   let node = null;
   while (walker.nextNode()) { if (walker.currentNode.nodeValue.includes(marker)) { node = walker.currentNode; break; } }
@@ -174,7 +187,7 @@ SEEN_BY_CHROMIUM = """(marker) => {
   const el = node.parentElement;
   if (!el.checkVisibility({opacityProperty: true, visibilityProperty: true})) return false;
   const style = getComputedStyle(el);
-  if (parseFloat(style.fontSize) <= 1) return false;
+  if (parseFloat(style.fontSize) < 3) return false;
   el.scrollIntoView({block: 'center', inline: 'center'});
   const range = document.createRange();
   range.selectNodeContents(node);
@@ -184,18 +197,21 @@ SEEN_BY_CHROMIUM = """(marker) => {
   if (x < 0 || y < 0 || x > innerWidth || y > innerHeight) return false;
   const hit = document.elementFromPoint(x, y);
   if (!hit || !(hit === el || el.contains(hit))) return false;
-  const rgba = (c) => (c.match(/[\\d.]+/g) || []).map(Number);
+  const rgba = (c) => (c.match(/[\d.]+/g) || []).map(Number);
   const lum = ([r, g, b]) => [r, g, b].map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; })
     .reduce((s, v, i) => s + v * [0.2126, 0.7152, 0.0722][i], 0);
   let back = [255, 255, 255], opacity = 1;
-  for (let e = el; e; e = e.parentElement) opacity *= parseFloat(getComputedStyle(e).opacity);
+  for (let e = el; e; e = e.parentElement) {
+    const s = getComputedStyle(e), f = s.filter.match(/opacity\(([\d.]+)(%?)\)/);
+    opacity *= parseFloat(s.opacity) * (f ? parseFloat(f[1]) / (f[2] ? 100 : 1) : 1);
+  }
   for (let e = el; e; e = e.parentElement) {
     const s = getComputedStyle(e);
     if (s.backgroundImage !== 'none') return true;
     const c = rgba(s.backgroundColor);
     if (c.length === 3 || (c.length === 4 && c[3] > 0)) { back = c.slice(0, 3); break; }
   }
-  const fg = rgba(style.color), a = (fg.length === 4 ? fg[3] : 1) * opacity;
+  const fg = rgba(style.webkitTextFillColor || style.color), a = (fg.length === 4 ? fg[3] : 1) * opacity;
   const shown = fg.slice(0, 3).map((v, i) => v * a + back[i] * (1 - a));
   const [hi, lo] = [lum(shown), lum(back)].sort((p, q) => q - p);
   return (hi + 0.05) / (lo + 0.05) >= 1.2;

@@ -30,11 +30,14 @@ attribute, then specificity, then source order. Elements closed by the next one'
 
 from __future__ import annotations
 
+import colorsys
+import functools
 import html
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
+from pathlib import Path
 
 _VOID = frozenset(
     {
@@ -72,7 +75,8 @@ _SIBLINGS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "option": (frozenset({"option"}), frozenset({"select", "datalist", *_SCOPE})),
 }
 OFF_PAGE_PX = 500.0  # an element moved this far out of the page is not on it
-TINY_PX = 1.0  # text this small (or an element this narrow with overflow hidden) is not read
+TINY_PX = 1.0  # an element this narrow or low with overflow hidden shows nothing
+TINY_FONT_PX = 3.0  # text smaller than this cannot be read
 MIN_CONTRAST = 1.2  # WCAG contrast ratio under which text is the colour of its background
 BASE_FONT_PX = 16.0
 Colour = tuple[float, float, float, float]  # r, g, b (0-255), alpha (0-1)
@@ -188,16 +192,29 @@ def _selector(text: str, order: int, declarations: tuple[tuple[str, str, bool], 
     return _Rule(tuple(compounds), tuple(combinators), specificity, order, declarations, needs)
 
 
+_ESCAPE = re.compile(r"\\([0-9a-fA-F]{1,6}\s?|.)", re.DOTALL)
+_IMPORTANT = re.compile(r"!\s*important$")
+
+
+def _unescape(match: re.Match[str]) -> str:
+    text = match.group(1)
+    if not re.fullmatch(r"[0-9a-fA-F]{1,6}\s?", text):
+        return text
+    code = int(text.strip(), 16)
+    return chr(code) if 0 < code <= 0x10FFFF and not 0xD800 <= code <= 0xDFFF else "\ufffd"
+
+
 def declarations(style: str) -> tuple[tuple[str, str, bool], ...]:
-    """(property, value, important) of each declaration of a ``style`` attribute or rule body."""
+    """(property, value, important) of each declaration of a ``style`` attribute or rule body
+    (CSS escapes decoded: ``n\\6f ne`` is ``none``)."""
     out = []
-    for part in _COMMENT.sub("", style).split(";"):
+    for part in _ESCAPE.sub(_unescape, _COMMENT.sub("", style)).split(";"):
         name, colon, value = part.partition(":")
         name, value = name.strip().lower(), " ".join(value.split()).lower()
         if not colon or not name or not value:
             continue
-        important = value.endswith("!important")
-        out.append((name, value.removesuffix("!important").strip(), important))
+        important = _IMPORTANT.search(value)
+        out.append((name, value[: important.start()].strip() if important else value, important is not None))
     return tuple(out)
 
 
@@ -303,13 +320,13 @@ def stylesheet_of(document: str) -> Stylesheet:
 # -- values ------------------------------------------------------------------------------------------
 _LENGTH = re.compile(r"^(-?\d*\.?\d+)(px|pt|em|rem|%|vw|vh|ex|ch|cm|mm|in)?$")
 _UNIT_PX = {"px": 1.0, "pt": 4 / 3, "cm": 37.8, "mm": 3.78, "in": 96.0, "vw": 12.8, "vh": 7.2}
-_NAMED: dict[str, Colour] = {
-    "white": WHITE, "black": BLACK, "transparent": (0.0, 0.0, 0.0, 0.0), "red": (255.0, 0.0, 0.0, 1.0),
-    "green": (0.0, 128.0, 0.0, 1.0), "blue": (0.0, 0.0, 255.0, 1.0), "gray": (128.0, 128.0, 128.0, 1.0),
-    "grey": (128.0, 128.0, 128.0, 1.0), "silver": (192.0, 192.0, 192.0, 1.0),
-    "whitesmoke": (245.0, 245.0, 245.0, 1.0), "snow": (255.0, 250.0, 250.0, 1.0),
-    "ivory": (255.0, 255.0, 240.0, 1.0), "yellow": (255.0, 255.0, 0.0, 1.0),
-}  # fmt: skip
+
+
+@functools.cache
+def _named() -> dict[str, str]:
+    """CSS's named colours (css_colours.txt): name -> #rrggbb."""
+    rows = (Path(__file__).with_name("css_colours.txt").read_text(encoding="utf-8")).splitlines()
+    return dict(row.split() for row in rows if row and not row.startswith("#"))
 
 
 def length_px(value: str, font_px: float = BASE_FONT_PX) -> float | None:
@@ -326,9 +343,11 @@ def length_px(value: str, font_px: float = BASE_FONT_PX) -> float | None:
 
 
 def colour(value: str) -> Colour | None:
+    """A CSS colour (a name, #hex, rgb(), hsl(), with alpha); None when it is not one."""
     value = value.strip().lower()
-    if value in _NAMED:
-        return _NAMED[value]
+    if value == "transparent":
+        return (0.0, 0.0, 0.0, 0.0)
+    value = _named().get(value, value)
     if (
         value.startswith("#")
         and len(value) in (4, 5, 7, 9)
@@ -341,7 +360,8 @@ def colour(value: str) -> Colour | None:
         alpha = channels[3] / 255 if len(channels) == 4 else 1.0
         return (float(channels[0]), float(channels[1]), float(channels[2]), alpha)
     m = re.match(
-        r"^rgba?\(\s*([\d.]+%?)[\s,]+([\d.]+%?)[\s,]+([\d.]+%?)(?:\s*[,/]\s*([\d.]+%?))?\s*\)$", value
+        r"^(rgba?|hsla?)\(\s*([\d.]+)(%|deg)?[\s,]+([\d.]+%?)[\s,]+([\d.]+%?)(?:\s*[,/]\s*([\d.]+%?))?\s*\)$",
+        value,
     )
     if m is None:
         return None
@@ -349,8 +369,14 @@ def colour(value: str) -> Colour | None:
     def channel(text: str, scale: float) -> float:
         return float(text[:-1]) * scale / 100 if text.endswith("%") else float(text)
 
-    alpha = channel(m.group(4), 1.0) if m.group(4) else 1.0
-    return (channel(m.group(1), 255), channel(m.group(2), 255), channel(m.group(3), 255), min(alpha, 1.0))
+    alpha = min(channel(m.group(6), 1.0), 1.0) if m.group(6) else 1.0
+    if m.group(1).startswith("rgb"):
+        first = channel(m.group(2) + ("%" if m.group(3) == "%" else ""), 255)
+        return (first, channel(m.group(4), 255), channel(m.group(5), 255), alpha)
+    red, green, blue = colorsys.hls_to_rgb(
+        float(m.group(2)) % 360 / 360, channel(m.group(5), 1.0), channel(m.group(4), 1.0)
+    )
+    return (red * 255, green * 255, blue * 255, alpha)
 
 
 def _luminance(c: Colour) -> float:
@@ -398,15 +424,18 @@ class _Element:
     visible_text: bool = True  # its own visibility (inherited; a child may set it back)
     font_px: float = BASE_FONT_PX
     colour: Colour = BLACK
+    fill: Colour | None = None  # -webkit-text-fill-color: paints the text instead of ``colour``
     background: Colour | None = WHITE
+    variables: dict[str, str] = field(default_factory=dict)  # custom properties (inherited)
     style: dict[str, str] = field(default_factory=dict)
 
     @property
     def text_seen(self) -> bool:
         """Whether text directly in this element can be read."""
-        if self.hidden or not self.visible_text or self.font_px <= TINY_PX:
+        if self.hidden or not self.visible_text or self.font_px < TINY_FONT_PX:
             return False
-        return self.background is UNKNOWN or contrast(self.colour, self.background) >= MIN_CONTRAST
+        painted = self.fill or self.colour
+        return self.background is UNKNOWN or contrast(painted, self.background) >= MIN_CONTRAST
 
 
 def _cascade(element: _Element, sheet: Stylesheet, ancestors: list[_Element]) -> dict[str, str]:
@@ -438,6 +467,14 @@ def _presentational(element: _Element) -> dict[str, str]:
     return out
 
 
+def _fraction(value: str) -> float:
+    """A number or percentage as a fraction (1 when it is neither)."""
+    try:
+        return float(value[:-1]) / 100 if value.endswith("%") else float(value)
+    except ValueError:
+        return 1.0
+
+
 def _offset(style: dict[str, str], name: str, font_px: float) -> float:
     value = length_px(style.get(name, ""), font_px)
     return value if value is not None else 0.0
@@ -449,12 +486,12 @@ def _out_of_sight(style: dict[str, str], font_px: float) -> bool:
         return False
     if style.get("display") == "none" or style.get("mso-hide") == "all":
         return True
-    opacity = style.get("opacity", "1")
-    try:
-        if (float(opacity[:-1]) / 100 if opacity.endswith("%") else float(opacity)) < 0.1:
+    if style.get("content-visibility") == "hidden":
+        return True
+    faint = re.search(r"opacity\(\s*([\d.]+%?)", style.get("filter", ""))
+    for value in (style.get("opacity", "1"), faint.group(1) if faint else "1", style.get("zoom", "1")):
+        if _fraction(value) < 0.1:
             return True
-    except ValueError:
-        pass
     far = -OFF_PAGE_PX
     if style.get("position") in ("absolute", "fixed") and any(
         _offset(style, side, font_px) <= far for side in ("left", "top", "right")
@@ -463,7 +500,10 @@ def _out_of_sight(style: dict[str, str], font_px: float) -> bool:
     if any(_offset(style, name, font_px) <= far for name in ("text-indent", "margin-left", "margin-top")):
         return True
     transform = style.get("transform", "")
-    if re.search(r"scale[xy]?\(\s*0*\.?0+\s*[,)]", transform):
+    for m in re.finditer(r"scale(?:[xyz]|3d)?\(([^)]*)\)", transform):
+        if any(_fraction(p) < 0.1 for p in m.group(1).replace(",", " ").split()):
+            return True
+    if any(_fraction(p) < 0.1 for p in style.get("scale", "1").split()):
         return True
     for m in re.finditer(r"translate[xy3d]*\(([^)]*)\)", transform):
         if any((length_px(p.strip(), font_px) or 0.0) <= far for p in m.group(1).split(",")):
@@ -493,21 +533,52 @@ def _out_of_sight(style: dict[str, str], font_px: float) -> bool:
     return False
 
 
+_VAR = re.compile(r"var\(\s*(--[-\w]+)\s*(?:,\s*([^()]*(?:\([^()]*\)[^()]*)*))?\)")
+
+
+def _resolved(style: dict[str, str], variables: dict[str, str]) -> dict[str, str]:
+    """``style`` with each ``var(--name, fallback)`` replaced by its value; a property whose
+    variable has neither is dropped (invalid where it is computed, as in a browser)."""
+    gone = "\0"  # stands for a variable with no value and no fallback
+
+    def one(m: re.Match[str]) -> str:
+        found = variables.get(m.group(1), m.group(2))
+        return gone if found is None else found
+
+    out = {}
+    for name, value in style.items():
+        for _ in range(8):  # variables holding variables, a few levels deep
+            if "var(" not in value:
+                break
+            value = _VAR.sub(one, value)
+        if "var(" not in value and gone not in value:
+            out[name] = value.strip()
+    return out
+
+
 def _open(tag: str, attrs: dict[str, str], sheet: Stylesheet, stack: list[_Element]) -> _Element:
     parent = stack[-1] if stack else None
     classes = frozenset((attrs.get("class") or "").split())
     keys = {"*", f"<{tag}", *(f".{c}" for c in classes), *([f"#{attrs['id']}"] if attrs.get("id") else [])}
     above = parent.above | parent.keys if parent is not None else frozenset()
     element = _Element(tag, attrs, classes, frozenset(keys), above)
-    style = element.style = _cascade(element, sheet, stack)
+    style = _cascade(element, sheet, stack)
+    own = {name: value for name, value in style.items() if name.startswith("--")}
+    element.variables = (
+        {**parent.variables, **own}
+        if parent is not None and own
+        else own or (parent.variables if parent is not None else {})
+    )
+    style = element.style = _resolved(style, element.variables)
     inherited_font = parent.font_px if parent else BASE_FONT_PX
     size = style.get("font-size")
     font = length_px(size, inherited_font) if size else None
     element.font_px = font if font is not None else inherited_font
     if parent is not None:
-        element.visible_text, element.colour, element.background = (
+        element.visible_text, element.colour, element.fill, element.background = (
             parent.visible_text,
             parent.colour,
+            parent.fill,
             parent.background,
         )
     visibility = style.get("visibility")
@@ -518,6 +589,9 @@ def _open(tag: str, attrs: dict[str, str], sheet: Stylesheet, stack: list[_Eleme
     text_colour = colour(style["color"]) if "color" in style else None
     if text_colour is not None:
         element.colour = text_colour
+    if "-webkit-text-fill-color" in style:
+        fill = style["-webkit-text-fill-color"]
+        element.fill = None if fill in ("currentcolor", "initial", "unset") else colour(fill) or element.fill
     for name in ("background-color", "background"):
         if name in style:
             found = _background(style[name])
