@@ -219,7 +219,7 @@ def test_read_pdf_page_by_page(scratch_inbox: Path, inbox_files: SandboxFiles) -
 def test_read_email_with_pdf_attachment_inline(inbox_files: SandboxFiles) -> None:
     content = inbox_files.read("Invoice from Northwind Traders.eml")
     assert content.email is not None
-    assert content.email.body_format == "text"
+    assert content.email.body_format == "html"  # plain and HTML alternatives: what a mail program shows
     assert "Please find attached invoice INV-2057" in content.email.body
     text = content.render()
     assert "--- attachment 1: Invoice_INV-2057.pdf (PDF, 1 page(s)) ---" in text

@@ -9,14 +9,18 @@ person sees (the cases are not only this module's opinion).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from email.message import EmailMessage
 from typing import Any
 
 import pytest
 
+from taskcrew.knowledge.chunking import ChunkingConfig
+from taskcrew.knowledge.formats import email_pieces
 from taskcrew.knowledge.markup import html_to_markdown
 from taskcrew.tools.browser import BrowserConfig
 from taskcrew.tools.browser.runtime import plan_launch
 from taskcrew.tools.documents.html import html_to_text
+from taskcrew.tools.documents.mail import read_email
 from taskcrew.tools.documents.visibility import SCREEN, visible_html
 from taskcrew.tools.research.extract import extract_main_text
 from taskcrew.tools.research.extract import html_to_text as research_text
@@ -161,6 +165,26 @@ def test_visible_markup_is_kept_as_written() -> None:
         '<p class="x">A &amp; B &lt;tag&gt;</p><br/><img src="a.png" alt="logo"><p>C</p></body></html>'
     )
     assert visible_html(document) == document
+
+
+def test_an_email_is_read_as_a_mail_program_shows_it() -> None:
+    """A message with a plain-text and an HTML alternative is shown by a mail program as its HTML:
+    figures only the plain-text part holds (a second IBAN, another amount) must not reach the file
+    reader or the knowledge store."""
+    message = EmailMessage()
+    message["From"], message["To"], message["Subject"] = (
+        "billing@northwind.example",
+        "ap@acme.example",
+        "NW-1",
+    )
+    message.set_content(f"Invoice NW-1: 12,845.00 USD. {MARKER}.")
+    message.add_alternative(page("", "<p>Amount due: 1,284.50 USD to the IBAN on file.</p>"), subtype="html")
+    data = message.as_bytes()
+    body = read_email(data, "nw.eml").body
+    assert "1,284.50 USD" in body and "12,845.00" not in body and MARKER not in body
+    pieces, _ = email_pieces(data, ChunkingConfig())
+    ingested = " ".join(piece.text for piece in pieces)
+    assert "1,284.50 USD" in ingested and "12,845.00" not in ingested and MARKER not in ingested
 
 
 @pytest.fixture(scope="module")

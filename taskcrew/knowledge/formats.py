@@ -99,9 +99,9 @@ def _find_heading(text: str, title: str) -> int:
 
 # -- email -----------------------------------------------------------------------------------------
 def email_pieces(data: bytes, config: ChunkingConfig) -> tuple[list[_Piece], str]:
-    """The message's parts under its subject: the body (plain, else HTML as text), then each
-    attachment under [subject, file name] with its own structure (PDF pages and outline,
-    Markdown/RST/HTML headings, text paragraphs)."""
+    """The message's parts under its subject: the body (HTML as text, as a mail program shows it,
+    else plain), then each attachment under [subject, file name] with its own structure (PDF
+    pages and outline, Markdown/RST/HTML headings, text paragraphs)."""
     message = email.message_from_bytes(data, policy=email.policy.default)
     if not isinstance(message, EmailMessage) or not message.keys():
         raise UnreadableFile("not an email message (no headers found)")
@@ -111,7 +111,7 @@ def email_pieces(data: bytes, config: ChunkingConfig) -> tuple[list[_Piece], str
     header = "\n".join(
         f"{name}: {' '.join(str(message[name]).split())}" for name in ("From", "To", "Date") if message[name]
     )
-    body_part = message.get_body(preferencelist=("plain", "html"))
+    body_part = message.get_body(preferencelist=("html", "plain"))
     body = ""
     if body_part is not None:
         body = str(body_part.get_content())

@@ -117,7 +117,7 @@ def _email_content(msg: EmailMessage, name: str, depth: int) -> EmailContent:
         reply_to=_header(msg, "Reply-To") or None,
         subject=_header(msg, "Subject"),
     )
-    body_part = msg.get_body(preferencelist=("plain", "html"))
+    body_part = msg.get_body(preferencelist=("html", "plain"))
     body = ""
     body_format: Literal["text", "html", "none"] = "none"
     if isinstance(body_part, EmailMessage):
