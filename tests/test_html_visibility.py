@@ -109,7 +109,7 @@ CASES: list[tuple[str, str, str, bool]] = [
     ("li-closed-by-li", "", '<ul><li style="display:none">one<li>{m}</ul>', True),
     ("unclosed-hidden-div", "", '<div style="display:none"><p>teaser</p><p>{m}</p>', False),
     ("css-escape", "", '<p style="display:n\\6f ne">{m}</p>', False),
-    ("custom-property", "html { --gone: none } .x { display: var(--gone) }", '<p class="x">{m}</p>', False),
+    ("custom-property", ":root { --gone: none } .x { display: var(--gone) }", '<p class="x">{m}</p>', False),
     ("custom-property-fallback", ".x { visibility: var(--unset, hidden) }", '<p class="x">{m}</p>', False),
     ("important-spaced", ".x{display:none ! important}", '<p class="x" style="display:block">{m}</p>', False),
     ("scale-tiny", "", '<p style="transform:scale(0.05)">{m}</p>', False),

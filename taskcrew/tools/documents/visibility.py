@@ -5,27 +5,21 @@ A page, a manual or an e-mail's HTML body can show a person one thing and hand a
 and every run of text a reader cannot see taken out, and every HTML reader here (the file reader's
 e-mails and HTML files, the knowledge store's ingest, the web research tool) reads only that.
 
-Hidden is decided as a browser would lay the page out, from the ``style`` attribute, the document's
-own ``<style>`` sheets and the old presentational attributes (``bgcolor``, ``<font color>``):
-
-- an element and all it holds: the ``hidden`` attribute, ``aria-hidden="true"``, ``display:none``,
-  ``opacity`` below 0.1, ``mso-hide:all``; moved off the page (``position`` absolute or fixed at a
-  ``left``/``top``/``right`` of -500px or beyond, a ``text-indent`` or ``margin-left`` that far, a
-  ``translate`` that far); clipped to nothing (``clip: rect(0 0 0 0)`` or 1px, ``clip-path:
-  inset(50%)`` or more, ``transform: scale(0)``); no room (a ``width``, ``height`` or ``max-height``
-  of 1px or less with ``overflow: hidden``);
-- text, where it stands: ``visibility`` hidden or collapse (inherited; a child may set it visible
-  again), a font size of 1px or less (inherited, relative sizes resolved), a colour whose contrast
-  with the background under it is below 1.2 (white on white, ``transparent``), when that background
-  is known (an image under it is not).
+Hidden is decided as a browser lays the page out on a laptop's screen (``SCREEN``), from ``style``
+attributes, the document's own ``<style>`` sheets and the old presentational attributes
+(``bgcolor``, ``<font color>``): an element out of sight takes all it holds with it (``display:
+none``, ``hidden``, ``aria-hidden``, next to no opacity, off the page, clipped or shrunk to
+nothing); text is gone where it stands when it is ``visibility: hidden``, under ``TINY_FONT_PX`` or
+painted in its background's colour (contrast under ``MIN_CONTRAST``). The whole list, and what is
+not applied, is in docs/documents.md ("Text nobody sees is not read").
 
 Style sheets: rules whose selectors are made of tag names, ``.class``, ``#id``, ``[attr]`` and
 ``[attr=value]``, joined by descendant or child combinators, at the top level or under an
-``@media`` that holds on a laptop's screen (``SCREEN``: ``all``, ``screen``, width, height and
-orientation conditions); other rules (pseudo-classes, sibling combinators, other media) are not
-applied. The cascade: ``!important`` first, then the ``style``
-attribute, then specificity, then source order. Elements closed by the next one's start (``<p>``,
-``<li>``, ``<td>``) are closed as the HTML parser of a browser closes them.
+``@media`` that holds on ``SCREEN``; other rules (pseudo-classes, sibling combinators, other media)
+are not applied. The cascade: ``!important`` first, then the ``style`` attribute, then
+specificity, then source order; custom properties (``var()``) are inherited and resolved. Elements
+closed by the next one's start (``<p>``, ``<li>``, ``<td>``) are closed as a browser's HTML parser
+closes them.
 """
 
 from __future__ import annotations
@@ -39,24 +33,7 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 
-_VOID = frozenset(
-    {
-        "area",
-        "base",
-        "br",
-        "col",
-        "embed",
-        "hr",
-        "img",
-        "input",
-        "link",
-        "meta",
-        "param",
-        "source",
-        "track",
-        "wbr",
-    }
-)
+_VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())  # noqa: SIM905
 _RAW = frozenset({"script", "style"})  # their content is not markup (HTMLParser hands it over raw)
 # a start tag of these closes an open <p> (the HTML standard's "close a p element")
 _CLOSES_P = frozenset(
@@ -164,7 +141,7 @@ def _compound(text: str) -> _Compound | None:
 
 
 def _selector(text: str, order: int, declarations: tuple[tuple[str, str, bool], ...]) -> _Rule | None:
-    tokens = re.sub(r"\s*>\s*", " > ", text.strip()).split()
+    tokens = re.sub(r"\s*>\s*", " > ", re.sub(r"(?<![-\w]):root\b", "html", text.strip())).split()
     if not tokens or any(t in ("+", "~") or ":" in t for t in tokens):
         return None  # sibling combinators and pseudo-classes depend on what is not known here
     compounds: list[_Compound] = []
