@@ -96,7 +96,7 @@ def seed(jobs: Jobs) -> dict[str, Approval]:
         summary=(
             'button "Save bill"\nwhere the values come from:\n'
             "  vendor_id = 1 (Northwind Traders): not found in any source or step result of this run\n"
-            f"  amount = 1284.50: {EML}, line 44 (cited in step 1)\n"
+            f"  amount = 1284.50: {EML}, line 43 (cited in step 1)\n"
             f"  due_date = 2026-10-12: step 1 (file_reader) reported it as 'due_date'"
         ),
         task="Find the latest invoice from Northwind Traders and enter it",
@@ -190,10 +190,10 @@ def test_a_decision_page_opens_each_value_at_its_source(console_env: ConsoleEnv)
     keys.locator("tr", has_text="Payee").get_by_role("link").click()  # cited without a line: found in it
     assert "Northwind Traders" in page.locator("#doc-lines tr.hit").inner_text()
     page.go_back()
-    keys.get_by_role("link", name=f"{EML}, line 44").click()
-    page.wait_for_url(re.compile(r".*/source\?.*#line-44$"))
+    keys.get_by_role("link", name=f"{EML}, line 43").click()
+    page.wait_for_url(re.compile(r".*/source\?.*#line-43$"))
     assert "TOTAL PAYABLE 1,284.50 USD" in page.locator("#doc-lines tr.hit").inner_text()
-    assert page.locator("#doc-lines tr.hit td.ln").inner_text() == "44"
+    assert page.locator("#doc-lines tr.hit td.ln").inner_text() == "43"
     shot(page, "document-email")
 
     page.goto(f"{console_env.url}/approvals/{a['contoso'].id}")
@@ -495,7 +495,7 @@ def test_hidden_characters_and_padding_are_shown_and_fit_a_laptop_screen(console
             "amount": "\u202e4,001\u202c",
             "currency": "EUR",
         },
-        {"amount": f"{EML}, line 44 (cited in step 1)"},
+        {"amount": f"{EML}, line 43 (cited in step 1)"},
     )
     padded = park(
         console_env.jobs,
