@@ -19,13 +19,15 @@ from pydantic import BaseModel, Field
 
 from taskcrew.knowledge.markup import html_to_markdown, rst_to_markdown
 from taskcrew.knowledge.models import Chunk, ChunkKind
+from taskcrew.tools.documents.visibility import visible_markdown
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
 TEXT_SUFFIXES = frozenset({".txt", ".text"})
 RST_SUFFIXES = frozenset({".rst", ".rest"})
 HTML_SUFFIXES = frozenset({".html", ".htm"})
 SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES | TEXT_SUFFIXES | RST_SUFFIXES | HTML_SUFFIXES | {".pdf", ".eml"}
-CHUNKER_VERSION = "4"  # part of every chunk id: a new chunker re-embeds files on their next ingest
+CHUNKER_VERSION = "5"  # part of every chunk id: a new chunker re-embeds files on their next ingest
+# (5: Markdown read as rendered: hidden raw HTML and HTML comments left out, visibility.py)
 
 # "# Title", and "#Title" as Python-Markdown (which Frappe/ERPNext and other Python sites render with)
 # reads it: no space needed when a capital or a number like "2." follows and no "#word" comes later on
@@ -99,7 +101,7 @@ def chunk_file(path: Path, config: ChunkingConfig | None = None) -> list[Chunk]:
     kind: ChunkKind
     title: str | None = None
     if suffix in MARKDOWN_SUFFIXES:
-        kind, (pieces, title) = "markdown", split_markdown_titled(_decode(data), config)
+        kind, (pieces, title) = "markdown", split_markdown_titled(visible_markdown(_decode(data)), config)
     elif suffix in RST_SUFFIXES:
         kind, (pieces, title) = "markdown", split_markdown_titled(rst_to_markdown(_decode(data)), config)
     elif suffix in HTML_SUFFIXES:

@@ -28,6 +28,7 @@ from taskcrew.knowledge.chunking import (
 )
 from taskcrew.knowledge.markup import html_to_markdown, pdf_outline, rst_to_markdown
 from taskcrew.knowledge.pdf_headings import font_outline
+from taskcrew.tools.documents.visibility import visible_markdown
 
 
 # -- pdf -------------------------------------------------------------------------------------------
@@ -134,7 +135,9 @@ def email_pieces(data: bytes, config: ChunkingConfig) -> tuple[list[_Piece], str
                     text = rst_to_markdown(text)
                 elif suffix in HTML_SUFFIXES or content_type == "text/html":
                     text = html_to_markdown(text)[0]
-                elif suffix not in MARKDOWN_SUFFIXES:
+                elif suffix in MARKDOWN_SUFFIXES:
+                    text = visible_markdown(text)
+                else:
                     pieces.extend(_paragraph_pieces(prefix, text, config))
                     continue
                 pieces.extend(

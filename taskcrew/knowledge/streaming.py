@@ -40,6 +40,7 @@ from taskcrew.knowledge.chunking import (
     unreadable,
 )
 from taskcrew.knowledge.models import Chunk
+from taskcrew.tools.documents.visibility import MarkdownStyles, visible_markdown_lines
 
 BLOCK_BYTES = 256 * 1024
 _FEED_CHARS = 64 * 1024  # a section's lines are handed to the paragraph splitter this many at a time
@@ -50,6 +51,7 @@ class FileScan(BaseModel):
     size: int
     drop_title: bool = False  # markdown: a lone level-1 title is left out of the heading paths
     title: str = ""  # that title, carried by every chunk
+    styles: str = ""  # markdown: the style sheets of its raw HTML (visibility.markdown_styles)
 
 
 def streamable(path: Path) -> bool:
@@ -85,12 +87,15 @@ def scan_file(path: Path, block_bytes: int | None = None) -> FileScan:
             pass
         return FileScan(sha256=digest.hexdigest(), size=_size(path))
     firsts: set[tuple[int, str]] = set()  # the top of the heading path after each heading
-    for stack, _ in _events(_lines(_without_front_matter(blocks))):
+    styles = MarkdownStyles()
+    for stack, _ in _events(styles.watch(_lines(_without_front_matter(blocks)))):
         if stack is not None and len(firsts) < 2:
             firsts.add(stack[0])
     drop_title = len(firsts) == 1 and next(iter(firsts))[0] == 1
     title = next(iter(firsts))[1] if drop_title else ""
-    return FileScan(sha256=digest.hexdigest(), size=_size(path), drop_title=drop_title, title=title)
+    return FileScan(
+        sha256=digest.hexdigest(), size=_size(path), drop_title=drop_title, title=title, styles=styles.text()
+    )
 
 
 def iter_chunks(
@@ -109,9 +114,8 @@ def iter_chunks(
     digest = hashlib.sha256()
     blocks = _text_blocks(path, block_bytes, digest)
     if path.suffix.lower() in MARKDOWN_SUFFIXES:
-        pieces = merge_small(
-            _markdown_pieces(_lines(_without_front_matter(blocks)), config, scan.drop_title), config
-        )
+        lines = visible_markdown_lines(_lines(_without_front_matter(blocks)), scan.styles)
+        pieces = merge_small(_markdown_pieces(lines, config, scan.drop_title), config)
         kind = "markdown"
     else:
         pieces, kind = _ParagraphStream([], config).pieces(blocks), "text"

@@ -62,8 +62,10 @@ def parse_bytes(data: bytes, name: str, kind: FileKind, *, nested: bool = False)
         content.email = read_email(data, name)
     elif kind in ("text", "markdown", "csv"):
         from taskcrew.tools.documents.text import decode_text
+        from taskcrew.tools.documents.visibility import visible_markdown
 
-        content.text = decode_text(data, name)
+        text = decode_text(data, name)
+        content.text = visible_markdown(text) if kind == "markdown" else text
     elif kind == "html":
         from taskcrew.tools.documents.html import html_to_text
         from taskcrew.tools.documents.text import decode_text

@@ -28,7 +28,7 @@ import colorsys
 import functools
 import html
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -587,13 +587,20 @@ def _open(tag: str, attrs: dict[str, str], sheet: Stylesheet, stack: list[_Eleme
 
 # -- the document ---------------------------------------------------------------------------------
 class _Visible(HTMLParser):
-    """Re-writes the document without what a reader cannot see."""
+    """Re-writes the document without what a reader cannot see. ``markdown``: the document is
+    Markdown holding raw HTML: what is seen is written exactly as the source has it (character
+    references and all), and the contents of scripts and style sheets go."""
 
-    def __init__(self, sheet: Stylesheet) -> None:
-        super().__init__(convert_charrefs=True)
+    def __init__(self, sheet: Stylesheet, markdown: bool = False) -> None:
+        super().__init__(convert_charrefs=not markdown)
         self.sheet = sheet
+        self.markdown = markdown
         self.stack: list[_Element] = []
         self.out: list[str] = []
+        if markdown:  # rendered, it stands in a page's <html><body>, which style sheets may name
+            for tag in ("html", "body"):
+                self.stack.append(_open(tag, {}, sheet, self.stack))
+        self.page = len(self.stack)  # the elements of the page around the document
 
     def _close_implied(self, tag: str) -> None:
         if tag in _CLOSES_P:
@@ -605,16 +612,13 @@ class _Visible(HTMLParser):
         for depth in range(len(self.stack) - 1, -1, -1):
             tag = self.stack[depth].tag
             if tag in targets:
-                self._pop(depth)
+                del self.stack[depth:]  # closed without an end tag of its own: nothing to write
                 return
             if tag in boundary:
                 return
 
-    def _pop(self, depth: int) -> None:
-        for element in reversed(self.stack[depth:]):
-            if not element.hidden:
-                self.out.append(f"</{element.tag}>")
-        del self.stack[depth:]
+    def _seen(self) -> bool:
+        return not self.stack or not self.stack[-1].hidden
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self._close_implied(tag)
@@ -633,20 +637,29 @@ class _Visible(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         for depth in range(len(self.stack) - 1, -1, -1):
             if self.stack[depth].tag == tag:
-                self._pop(depth)
+                if not self.stack[depth].hidden:
+                    self.out.append(f"</{tag}>")
+                del self.stack[depth:]
                 return
-        if tag == "br" and (not self.stack or not self.stack[-1].hidden):
-            self.out.append("<br>")  # a stray </br> is a line break, as browsers read it
+        if self._seen():
+            self.out.append(f"</{tag}>")  # a stray end tag: the reader after this one decides
 
     def handle_data(self, data: str) -> None:
         top = self.stack[-1] if self.stack else None
         if top is not None and top.tag in _RAW:
-            self.out.append("" if top.hidden else data)
+            self.out.append("" if top.hidden or self.markdown else data)
         elif top is None or (not top.hidden and (top.text_seen or not data.strip())):
-            self.out.append(html.escape(data, quote=False))
+            self.out.append(data if self.markdown else html.escape(data, quote=False))
+
+    def handle_entityref(self, name: str) -> None:  # markdown only (convert_charrefs off)
+        self.handle_data(f"&{name};")
+
+    def handle_charref(self, name: str) -> None:  # markdown only
+        self.handle_data(f"&#{name};")
 
     def handle_decl(self, decl: str) -> None:
-        self.out.append(f"<!{decl}>")
+        if self._seen():
+            self.out.append(f"<!{decl}>")
 
 
 def visible_html(document: str) -> str:
@@ -654,5 +667,124 @@ def visible_html(document: str) -> str:
     parser = _Visible(stylesheet_of(document))
     parser.feed(document)
     parser.close()
-    parser._pop(0)
     return "".join(parser.out)
+
+
+# -- Markdown ----------------------------------------------------------------------------------
+_FENCE = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})")
+_SPAN = re.compile(r"(?<!`)(`+)(?!`)[^\n]+?(?<!`)\1(?!`)")  # a code span (on one line)
+_STYLE_OPEN = re.compile(r"<style\b[^>]*>", re.IGNORECASE)
+_STYLE_CLOSE = re.compile(r"</style\s*>", re.IGNORECASE)
+MAX_STYLES = 1 << 20  # characters of style sheets a Markdown file may hold that are applied
+
+
+class _Fences:
+    """Which lines of Markdown are fenced code, told one line at a time."""
+
+    def __init__(self) -> None:
+        self.fence = ""  # the open fence ("```", "~~~~"), or none
+
+    def code(self, line: str) -> bool:
+        m = _FENCE.match(line)
+        if not self.fence:
+            self.fence = m.group(1) if m else ""
+            return m is not None
+        if m and m.group(1)[0] == self.fence[0] and len(m.group(1)) >= len(self.fence):
+            self.fence = "" if not line[m.end() :].strip() else self.fence
+        return True
+
+
+class MarkdownStyles:
+    """The ``<style>`` sheets in Markdown's raw HTML (not in its code), up to ``MAX_STYLES``, told
+    one line at a time: a browser applies a sheet to the whole page, so ``visible_markdown_lines``
+    is given them all first."""
+
+    def __init__(self) -> None:
+        self._fences = _Fences()
+        self._parts: list[str] = []
+        self._inside = False
+        self._size = 0
+
+    def watch(self, lines: Iterable[str]) -> Iterator[str]:
+        """``lines``, each seen on its way through."""
+        for line in lines:
+            self.see(line)
+            yield line
+
+    def see(self, line: str) -> None:
+        if self._fences.code(line):
+            return
+        rest = line
+        while rest and self._size < MAX_STYLES:
+            m = (_STYLE_CLOSE if self._inside else _STYLE_OPEN).search(rest)
+            if self._inside:
+                self._parts.append(rest if m is None else rest[: m.start()])
+                self._size += len(self._parts[-1])
+            if m is None:
+                break
+            self._inside, rest = not self._inside, rest[m.end() :]
+        if self._inside:
+            self._parts.append("\n")
+
+    def text(self) -> str:
+        return "".join(self._parts)
+
+
+_PLACE = re.compile("\x00(\\d+)\x00")  # where a code span was held out of the HTML parser
+
+
+def _hold_spans(line: str) -> tuple[str, list[str]]:
+    """The line with its code spans held out (``_PLACE`` marks), and the spans."""
+    held: list[str] = []
+
+    def hold(m: re.Match[str]) -> str:
+        held.append(m.group(0))
+        return f"\x00{len(held) - 1}\x00"
+
+    return _SPAN.sub(hold, line.replace("\x00", "")), held
+
+
+def _restore_spans(text: str, held: list[str]) -> str:
+    return _PLACE.sub(lambda m: held[int(m.group(1))], text)
+
+
+def visible_markdown_lines(lines: Iterable[str], styles: str = "") -> Iterator[str]:
+    """Lines of Markdown (without their line ends) without what a person reading it rendered
+    cannot see: its raw HTML is read as ``visible_html`` reads a page (an HTML comment, a hidden
+    ``<div>`` and all it holds, white text), its code blocks and code spans as text (a sample of
+    hidden HTML is shown, so kept); ``styles``: the file's sheets (``MarkdownStyles``). What is
+    seen is left exactly as written. Streams: one line is held at a time."""
+    parser = _Visible(Stylesheet(styles), markdown=True)
+    fences = _Fences()
+    pending = ""
+    for line in lines:
+        code = fences.code(line)
+        plain = len(parser.stack) == parser.page and parser.stack[-1].text_seen and not parser.rawdata
+        if plain and "<" not in line and "&" not in line:
+            out = line + "\n"  # no HTML open, none in the line: as it stands
+        elif code:
+            parser.handle_data(line + "\n")
+            out = "".join(parser.out)
+        else:
+            text, held = _hold_spans(line)
+            parser.feed(text + "\n")
+            out = _restore_spans("".join(parser.out), held)
+        parser.out.clear()
+        pending += out
+        *done, pending = pending.split("\n")
+        yield from done
+    parser.close()
+    pending += "".join(parser.out)
+    if pending:
+        yield from pending.split("\n")
+
+
+def visible_markdown(text: str) -> str:
+    """``visible_markdown_lines`` over a whole text."""
+    if "<" not in text:
+        return text
+    lines = text.split("\n")
+    styles = MarkdownStyles()
+    for line in lines:
+        styles.see(line)
+    return "\n".join(visible_markdown_lines(lines, styles.text()))
