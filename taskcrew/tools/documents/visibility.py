@@ -539,13 +539,13 @@ def _open(tag: str, attrs: dict[str, str], sheet: Stylesheet, stack: list[_Eleme
     keys = {"*", f"<{tag}", *(f".{c}" for c in classes), *([f"#{attrs['id']}"] if attrs.get("id") else [])}
     above = parent.above | parent.keys if parent is not None else frozenset()
     element = _Element(tag, attrs, classes, frozenset(keys), above)
+    if parent is not None and parent.hidden:
+        element.hidden = True  # out of sight with its parent, whatever its own style
+        return element
     style = _cascade(element, sheet, stack)
     own = {name: value for name, value in style.items() if name.startswith("--")}
-    element.variables = (
-        {**parent.variables, **own}
-        if parent is not None and own
-        else own or (parent.variables if parent is not None else {})
-    )
+    inherited = parent.variables if parent is not None else {}
+    element.variables = {**inherited, **own} if own else inherited
     style = element.style = _resolved(style, element.variables)
     inherited_font = parent.font_px if parent else BASE_FONT_PX
     size = style.get("font-size")
@@ -577,8 +577,7 @@ def _open(tag: str, attrs: dict[str, str], sheet: Stylesheet, stack: list[_Eleme
     if "background-image" in style and style["background-image"] != "none":
         element.background = UNKNOWN
     element.hidden = bool(
-        (parent is not None and parent.hidden)
-        or "hidden" in attrs
+        "hidden" in attrs
         or attrs.get("aria-hidden", "").strip().lower() == "true"
         or _out_of_sight(style, element.font_px)
     )
