@@ -510,6 +510,8 @@ def _out_of_sight(style: dict[str, str], font_px: float) -> bool:
     return False
 
 
+# the size in a ``font`` shorthand ("bold 0/0 a", "12px/1.4 Arial"): the first length before a family
+_FONT_SIZE = re.compile(r"(?:^|\s)(\d*\.?\d+(?:px|pt|em|rem|%)|0)(?:/\S+)?(?=\s)")
 _VAR = re.compile(r"var\(\s*(--[-\w]+)\s*(?:,\s*([^()]*(?:\([^()]*\)[^()]*)*))?\)")
 
 
@@ -548,7 +550,7 @@ def _open(tag: str, attrs: dict[str, str], sheet: Stylesheet, stack: list[_Eleme
     element.variables = {**inherited, **own} if own else inherited
     style = element.style = _resolved(style, element.variables)
     inherited_font = parent.font_px if parent else BASE_FONT_PX
-    size = style.get("font-size")
+    size = style.get("font-size") or next(iter(_FONT_SIZE.findall(style.get("font", ""))), None)
     font = length_px(size, inherited_font) if size else None
     element.font_px = font if font is not None else inherited_font
     if parent is not None:
