@@ -51,7 +51,7 @@ class FileScan(BaseModel):
     size: int
     drop_title: bool = False  # markdown: a lone level-1 title is left out of the heading paths
     title: str = ""  # that title, carried by every chunk
-    styles: str = ""  # markdown: the style sheets of its raw HTML (visibility.markdown_styles)
+    styles: str = ""  # markdown: the style sheets of its raw HTML (visibility.MarkdownStyles)
 
 
 def streamable(path: Path) -> bool:
