@@ -290,8 +290,37 @@ def _key(compound: _Compound) -> str:
 _STYLE_BLOCK = re.compile(r"<style\b[^>]*>(.*?)</style\s*>", re.IGNORECASE | re.DOTALL)
 
 
-def stylesheet_of(document: str) -> Stylesheet:
-    return Stylesheet("\n".join(_STYLE_BLOCK.findall(document)))
+def stylesheet_of(document: str, linked: str = "") -> Stylesheet:
+    """The document's own ``<style>`` sheets, after ``linked`` (the sheets its ``<link>``s name,
+    when its reader fetched them)."""
+    return Stylesheet("\n".join([linked, *_STYLE_BLOCK.findall(document)]))
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.hrefs: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = {name.lower(): (value or "") for name, value in attrs}
+        rel = values.get("rel", "").lower().split()
+        applies = _media_applies(values.get("media", ""))
+        if (
+            tag == "link"
+            and "stylesheet" in rel
+            and "alternate" not in rel
+            and values.get("href")
+            and applies
+        ):
+            self.hrefs.append(values["href"].strip())
+
+
+def linked_stylesheets(document: str) -> list[str]:
+    """The ``href`` of each style sheet the document links that applies on ``SCREEN``, in order."""
+    parser = _Links()
+    parser.feed(document)
+    parser.close()
+    return parser.hrefs
 
 
 # -- values ------------------------------------------------------------------------------------------
@@ -663,9 +692,10 @@ class _Visible(HTMLParser):
             self.out.append(f"<!{decl}>")
 
 
-def visible_html(document: str) -> str:
-    """``document`` without the elements and text a person reading it cannot see (module note)."""
-    parser = _Visible(stylesheet_of(document))
+def visible_html(document: str, linked: str = "") -> str:
+    """``document`` without the elements and text a person reading it cannot see (module note);
+    ``linked``: the style sheets its ``<link>``s name (``linked_stylesheets``), fetched."""
+    parser = _Visible(stylesheet_of(document, linked))
     parser.feed(document)
     parser.close()
     return "".join(parser.out)

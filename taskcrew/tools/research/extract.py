@@ -27,10 +27,10 @@ class ExtractedText(BaseModel):
     method: Literal["trafilatura", "fallback"]
 
 
-def extract_main_text(html: str, url: str | None = None) -> ExtractedText:
+def extract_main_text(html: str, url: str | None = None, linked_css: str = "") -> ExtractedText:
     """The readable main content of ``html`` (navigation, footers and scripts dropped); what a reader
-    of the page cannot see is not read (visibility.py)."""
-    html = visible_html(html)
+    of the page cannot see is not read (visibility.py; ``linked_css``: the sheets the page links)."""
+    html = visible_html(html, linked_css)
     title = html_title(html)
     text = _trafilatura_text(html, url)
     if text and len(text.strip()) >= 40:
