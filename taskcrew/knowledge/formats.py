@@ -28,7 +28,7 @@ from taskcrew.knowledge.chunking import (
 )
 from taskcrew.knowledge.markup import html_to_markdown, pdf_outline, rst_to_markdown
 from taskcrew.knowledge.pdf_headings import font_outline
-from taskcrew.tools.documents.visibility import visible_markdown
+from taskcrew.tools.documents.visibility import StylesTooComplex, visible_markdown
 
 
 # -- pdf -------------------------------------------------------------------------------------------
@@ -143,6 +143,6 @@ def email_pieces(data: bytes, config: ChunkingConfig) -> tuple[list[_Piece], str
                 pieces.extend(
                     _Piece(path=[*prefix, *p.path], text=p.text) for p in split_markdown(text, config)
                 )
-        except UnreadableFile as exc:
+        except (UnreadableFile, StylesTooComplex) as exc:
             pieces.append(_Piece(path=prefix, text=f"(attachment {name} not indexed: {exc})"))
     return pieces, subject

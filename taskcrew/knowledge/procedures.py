@@ -35,6 +35,7 @@ from taskcrew.knowledge.questions import AskedQuestions, QuestionBook, section_d
 from taskcrew.knowledge.ranking import DenseIndex, Weights, ensure_sections, top
 from taskcrew.knowledge.streaming import chunk_passes
 from taskcrew.knowledge.vocabulary import Expander, WordVectors, content_words, corpus_vectors
+from taskcrew.tools.documents.visibility import StylesTooComplex
 
 if TYPE_CHECKING:
     from chromadb.api.models.Collection import Collection
@@ -274,7 +275,7 @@ class ProcedureLibrary:
             for chunk in passes():
                 wanted.add(chunk.id)
                 todo += chunk.id not in existing
-        except UnreadableFile as exc:
+        except (UnreadableFile, StylesTooComplex) as exc:
             return FileIngest(path=str(path), status="skipped", message=str(exc))
         if existing == wanted:
             return FileIngest(path=str(path), status="unchanged", chunks=len(wanted))

@@ -69,8 +69,12 @@ def parse_bytes(data: bytes, name: str, kind: FileKind, *, nested: bool = False)
     elif kind == "html":
         from taskcrew.tools.documents.html import html_to_text
         from taskcrew.tools.documents.text import decode_text
+        from taskcrew.tools.documents.visibility import StylesTooComplex
 
-        content.text = html_to_text(decode_text(data, name))
+        try:
+            content.text = html_to_text(decode_text(data, name))
+        except StylesTooComplex as exc:
+            raise StylesTooComplex(f"{name}: {exc}") from None
     else:
         raise Unreadable(f"{name!r} is not a document type this reader understands ({KNOWN}); ask a human")
     return content

@@ -21,6 +21,7 @@ from taskcrew.tools.documents.models import (
     Unreadable,
     tidy,
 )
+from taskcrew.tools.documents.visibility import StylesTooComplex
 
 MAX_EMAIL_DEPTH = 3
 CONTENT_TYPE_KINDS: dict[str, str] = {
@@ -123,7 +124,10 @@ def _email_content(msg: EmailMessage, name: str, depth: int) -> EmailContent:
     if isinstance(body_part, EmailMessage):
         text = _part_text(body_part)
         if body_part.get_content_subtype() == "html":
-            body, body_format = html_to_text(text), "html"
+            try:
+                body, body_format = html_to_text(text), "html"
+            except StylesTooComplex as exc:
+                raise StylesTooComplex(f"{name}: {exc}") from None
         else:
             body, body_format = tidy(text), "text"
     attachments = [_attachment(part, name, depth) for part in msg.iter_attachments()]

@@ -27,11 +27,14 @@ from __future__ import annotations
 import colorsys
 import functools
 import html
+import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
+
+from taskcrew.tools.documents.models import Unreadable
 
 _VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())  # noqa: SIM905
 _RAW = frozenset({"script", "style"})  # their content is not markup (HTMLParser hands it over raw)
@@ -97,25 +100,34 @@ class _Rule:
     declarations: tuple[tuple[str, str, bool], ...]  # (property, value, important)
     needs: frozenset[str] = frozenset()  # a key (``_key``) of each compound left of the last
 
-    def matches(self, element: _Element, ancestors: list[_Element]) -> bool:
+    def matches(self, element: _Element, ancestors: list[_Element]) -> tuple[bool, int]:
+        """Whether the rule matches the element, and how many compound checks that took."""
         if not self.needs <= element.above or not self.compounds[-1].matches(element):
-            return False
+            return False, 1
         return _match_up(self.compounds[:-1], self.combinators, ancestors)
 
 
 def _match_up(
     compounds: tuple[_Compound, ...], combinators: tuple[str, ...], ancestors: list[_Element]
-) -> bool:
-    """Whether the ancestors (outermost first) satisfy the compounds left of the matched one."""
-    if not compounds:
-        return True
-    last, combinator = compounds[-1], combinators[-1]
-    for depth in range(len(ancestors) - 1, -1, -1):
-        if last.matches(ancestors[depth]) and _match_up(compounds[:-1], combinators[:-1], ancestors[:depth]):
-            return True
+) -> tuple[bool, int]:
+    """Whether the ancestors (outermost first) hold the compounds left of the matched one, each
+    combinator honoured, and the checks spent. Right to left, keeping every ancestor a compound
+    can stand on (no backtracking): at most compounds x ancestors checks."""
+    reach = [len(ancestors)]  # where the compound to the right stands (the element itself first)
+    checks = 0
+    for compound, combinator in zip(reversed(compounds), reversed(combinators), strict=True):
         if combinator == ">":
-            return False
-    return False
+            spots: Iterable[int] = [p - 1 for p in reach if p > 0]
+        else:
+            spots = range(max(reach) - 1, -1, -1)
+        reach = []
+        for depth in spots:
+            checks += 1
+            if compound.matches(ancestors[depth]):
+                reach.append(depth)
+        if not reach:
+            return False, checks
+    return True, checks
 
 
 def _compound(text: str) -> _Compound | None:
@@ -249,12 +261,23 @@ def _feature(text: str) -> bool:
     return actual >= size if limit == "min-" else actual <= size if limit == "max-" else actual == size
 
 
+# selector checks one document's sheets may take (4-20 s of CPU); more is an attack on its reader
+MAX_CHECKS = 20_000_000
+CHECKS_ENV = "TASKCREW_STYLE_CHECKS"  # overrides MAX_CHECKS
+
+
+class StylesTooComplex(Unreadable):
+    """A document whose style sheets would take too long to apply: what it shows is not known."""
+
+
 class Stylesheet:
     """The rules of a document's ``<style>`` elements that can be applied (see the module's note)."""
 
     def __init__(self, css: str = "") -> None:
         self.rules: list[_Rule] = []
         self._by_key: dict[str, list[_Rule]] = {}
+        self.checks = 0  # selector checks spent on one document
+        self.budget = int(os.environ.get(CHECKS_ENV) or MAX_CHECKS)
         self._add(_COMMENT.sub("", css))
 
     def _add(self, css: str) -> None:
@@ -273,9 +296,18 @@ class Stylesheet:
     def matching(self, element: _Element, ancestors: list[_Element]) -> list[_Rule]:
         if not self.rules:
             return []
-        found = {
-            id(r): r for k in element.keys for r in self._by_key.get(k, ()) if r.matches(element, ancestors)
-        }
+        found: dict[int, _Rule] = {}
+        for key in element.keys:
+            for rule in self._by_key.get(key, ()):
+                matched, spent = rule.matches(element, ancestors)
+                self.checks += spent
+                if matched:
+                    found[id(rule)] = rule
+        if self.checks > self.budget:
+            raise StylesTooComplex(
+                f"its style sheets take more than {self.budget:,} selector checks to apply, so what it "
+                "shows a person cannot be told; it is not read (ask for a plain copy)"
+            )
         return list(found.values())
 
 
