@@ -5,7 +5,7 @@
 For generated pages of several sizes (paragraphs in nested blocks, some hidden, with and without a
 style sheet of 300 class rules), prints the seconds ``visible_html`` takes, the seconds the file
 reader's whole ``html_to_text`` takes, and the same for a Markdown manual with raw HTML through
-``visible_markdown`` (median of the repeats). Prints figures only.
+``visible_markdown``, then documents built to be slow (median of the repeats). Prints figures only.
 """
 
 from __future__ import annotations
@@ -66,6 +66,23 @@ def main() -> int:
         text = manual(sections)
         took = seconds(visible_markdown, text, args.repeat)
         print(f"{f'Markdown, {sections} sections':<34} {len(text) / 1024:>6.0f} {took:>10.3f} {'-':>10}")
+    # built to be slow: tags cut off by the end, a sheet of long selectors over deep nesting, tags
+    # that never close in Markdown (each must stay linear, or end with a reason)
+    hostile = {
+        "HTML ending in 20,000 <style": "<p>x</p>" + "<style " * 20_000,
+        "HTML, 12-step selector, depth 40": "<style>div span "
+        + "div " * 12
+        + "p { display: none }</style><span>"
+        + "<div>" * 40
+        + "<p>x</p>" * 500
+        + "</div>" * 40,
+    }
+    for label, document in hostile.items():
+        took = seconds(visible_html, document, args.repeat)
+        print(f"{label:<34} {len(document) / 1024:>6.0f} {took:>10.3f} {'-':>10}")
+    text = "# T\n\n" + ("<a\n" + "word line\n" * 400) * 250
+    took = seconds(visible_markdown, text, args.repeat)
+    print(f"{'Markdown, 250 tags never closed':<34} {len(text) / 1024:>6.0f} {took:>10.3f} {'-':>10}")
     return 0
 
 

@@ -276,6 +276,22 @@ def test_style_sheets_too_costly_to_apply_are_a_clear_error_in_every_reader(
     assert not result.ok and "style sheets take more than" in (result.error or "")
 
 
+def test_tags_cut_off_or_never_closed_are_text_and_what_follows_is_read() -> None:
+    """A tag cut off by the end of a page is text (Python's parser took 50 s over 20,000 of them);
+    in Markdown, a "<" that no ">" closes within a few KB is text and later HTML is read again.
+    bench/visibility_bench.py prints what such documents cost."""
+    out = visible_html("<p>Invoice NW-1 is due.</p>" + "<style " * 3)
+    assert "Invoice NW-1 is due." in out and out.endswith("&lt;style " * 3)
+    manual = (
+        "# Terms\n\nPay when a<b.\n"
+        + "Net 30 days.\n" * 500
+        + f'<p style="display:none">{MARKER}</p>\nEnd.\n'
+    )
+    text = visible_markdown(manual)
+    assert "Pay when a<b." in text and text.count("Net 30 days.") == 500 and "End." in text
+    assert MARKER not in text
+
+
 def test_aria_hidden_and_outlook_hidden_text_is_not_read() -> None:
     """Beyond what the page shows: text marked for no reader (``aria-hidden``, a screen reader's
     view) and text Outlook hides (``mso-hide:all``) is not read either: a person may read the

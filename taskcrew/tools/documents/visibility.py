@@ -319,13 +319,29 @@ def _key(compound: _Compound) -> str:
     return f"<{compound.tag}" if compound.tag else "*"
 
 
-_STYLE_BLOCK = re.compile(r"<style\b[^>]*>(.*?)</style\s*>", re.IGNORECASE | re.DOTALL)
+def _style_blocks(document: str) -> Iterator[str]:
+    """The text of each ``<style>`` element, in order (an unclosed one runs to the end, as in a
+    browser). Plain ``find``s: a document of many unclosed tags stays linear."""
+    lower, pos = document.lower(), 0
+    while (start := lower.find("<style", pos)) >= 0:
+        after = lower[start + 6 : start + 7]
+        opened = lower.find(">", start)
+        if opened < 0:
+            return
+        if after and not (after.isspace() or after in "/>"):
+            pos = start + 6  # <styles>, <style-x>: not a style element
+            continue
+        end = lower.find("</style", opened)
+        yield document[opened + 1 : end if end >= 0 else len(document)]
+        if end < 0:
+            return
+        pos = end + 7
 
 
 def stylesheet_of(document: str, linked: str = "") -> Stylesheet:
     """The document's own ``<style>`` sheets, after ``linked`` (the sheets its ``<link>``s name,
     when its reader fetched them)."""
-    return Stylesheet("\n".join([linked, *_STYLE_BLOCK.findall(document)]))
+    return Stylesheet("\n".join([linked, *_style_blocks(document)]))
 
 
 class _Links(HTMLParser):
@@ -724,9 +740,19 @@ class _Visible(HTMLParser):
             self.out.append(f"<!{decl}>")
 
 
+def _closed_tail(document: str) -> str:
+    """``document`` with each ``<`` after its last ``>`` written as text: a tag, comment or
+    declaration cut off by the end of the document is not one (a browser drops it), and Python's
+    HTML parser would take quadratic time over many (a 140 KB tail of ``<style `` took 50 s)."""
+    last = document.rfind(">")
+    tail = document[last + 1 :]
+    return document if "<" not in tail else document[: last + 1] + tail.replace("<", "&lt;")
+
+
 def visible_html(document: str, linked: str = "") -> str:
     """``document`` without the elements and text a person reading it cannot see (module note);
     ``linked``: the style sheets its ``<link>``s name (``linked_stylesheets``), fetched."""
+    document = _closed_tail(document)
     parser = _Visible(stylesheet_of(document, linked))
     parser.feed(document)
     parser.close()
@@ -738,6 +764,7 @@ _FENCE = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})")
 _SPAN = re.compile(r"(?<!`)(`+)(?!`)[^\n]+?(?<!`)\1(?!`)")  # a code span (on one line)
 _STYLE_OPEN = re.compile(r"<style\b[^>]*>", re.IGNORECASE)
 _STYLE_CLOSE = re.compile(r"</style\s*>", re.IGNORECASE)
+MAX_PENDING = 4096  # characters of Markdown a tag may span before its "<" is taken as text
 MAX_STYLES = 1 << 20  # characters of style sheets a Markdown file may hold that are applied
 
 
@@ -831,6 +858,9 @@ def visible_markdown_lines(lines: Iterable[str], styles: str = "") -> Iterator[s
         else:
             text, held = _hold_spans(line)
             parser.feed(text + "\n")
+            if len(parser.rawdata) > MAX_PENDING:  # a "<" no ">" closes: text, not a tag
+                pending_tag, parser.rawdata = parser.rawdata, ""
+                parser.handle_data(pending_tag)
             out = _restore_spans("".join(parser.out), held)
         parser.out.clear()
         pending += out
