@@ -366,7 +366,7 @@ class _Links(HTMLParser):
 def linked_stylesheets(document: str) -> list[str]:
     """The ``href`` of each style sheet the document links that applies on ``SCREEN``, in order."""
     parser = _Links()
-    parser.feed(document)
+    parser.feed(_closed_tail(document))
     parser.close()
     return parser.hrefs
 
