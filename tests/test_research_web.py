@@ -332,22 +332,23 @@ def notice(*links: str) -> bytes:
     ).encode()
 
 
+def fetch_notice(site: ScriptedSite, *links: str) -> FetchedPage:
+    """The notice page, linking ``links`` in its head, as the research tool reads it."""
+    url = site.route("/notice", Reply(body=notice(*links)))
+    return page_of(fetcher_for(site.base_url).fetch(url))
+
+
 def test_a_page_is_read_as_its_reader_sees_it_with_its_linked_style_sheet(web_site: ScriptedSite) -> None:
     """Text the page hides from a person, by its own style or by a style sheet it links, is not
     in what the research tool reads; a sheet for print is not fetched."""
     css = {"Content-Type": "text/css"}
     web_site.route("/site.css", Reply(body=b".note { display: none }", headers=css))
     web_site.route("/print.css", Reply(body=b"p { display: none }", headers=css))
-    url = web_site.route(
-        "/notice",
-        Reply(
-            body=notice(
-                '<link rel="stylesheet" href="site.css">',
-                '<link rel="stylesheet" media="print" href="/print.css">',
-            )
-        ),
+    page = fetch_notice(
+        web_site,
+        '<link rel="stylesheet" href="site.css">',
+        '<link rel="stylesheet" media="print" href="/print.css">',
     )
-    page = page_of(fetcher_for(web_site.base_url).fetch(url))
     assert "paid within 30 days" in page.text and "GB00" not in page.text
     assert page.unread_styles == [] and "/print.css" not in web_site.hits
 
@@ -355,16 +356,11 @@ def test_a_page_is_read_as_its_reader_sees_it_with_its_linked_style_sheet(web_si
 def test_a_linked_style_sheet_that_cannot_be_read_is_said(web_site: ScriptedSite) -> None:
     """A sheet on a host the policy refuses, or one that is missing: what it hides is not known,
     so the page says so beside the text (which keeps what only the sheet would hide)."""
-    url = web_site.route(
-        "/notice",
-        Reply(
-            body=notice(
-                '<link rel="stylesheet" href="https://evil.example/hide.css">',
-                '<link rel="stylesheet" href="/missing.css">',
-            )
-        ),
+    page = fetch_notice(
+        web_site,
+        '<link rel="stylesheet" href="https://evil.example/hide.css">',
+        '<link rel="stylesheet" href="/missing.css">',
     )
-    page = page_of(fetcher_for(web_site.base_url).fetch(url))
     assert page.text.count("GB00") == 1  # the white copy is gone; the sheet's is not known
     refused, missing = page.unread_styles
     assert refused.startswith("https://evil.example/hide.css (blocked by policy: host 'evil.example' is not")
