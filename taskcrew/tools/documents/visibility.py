@@ -20,6 +20,10 @@ are not applied. The cascade: ``!important`` first, then the ``style`` attribute
 specificity, then source order; custom properties (``var()``) are inherited and resolved. Elements
 closed by the next one's start (``<p>``, ``<li>``, ``<td>``) are closed as a browser's HTML parser
 closes them.
+
+Also here: ``visible_markdown`` (Markdown's raw HTML and comments, by the same rule, its code kept),
+``linked_stylesheets`` (for a reader that may fetch them: the web research tool), and the guards
+against documents built to be slow (``MAX_CHECKS``, ``_closed_tail``, ``MAX_PENDING``).
 """
 
 from __future__ import annotations
