@@ -60,19 +60,15 @@ def parse_bytes(data: bytes, name: str, kind: FileKind, *, nested: bool = False)
         from taskcrew.tools.documents.mail import read_email
 
         content.email = read_email(data, name)
-    elif kind in ("text", "markdown", "csv"):
-        from taskcrew.tools.documents.text import decode_text
-        from taskcrew.tools.documents.visibility import visible_markdown
-
-        text = decode_text(data, name)
-        content.text = visible_markdown(text) if kind == "markdown" else text
-    elif kind == "html":
+    elif kind in ("text", "markdown", "csv", "html"):
         from taskcrew.tools.documents.html import html_to_text
         from taskcrew.tools.documents.text import decode_text
-        from taskcrew.tools.documents.visibility import StylesTooComplex
+        from taskcrew.tools.documents.visibility import StylesTooComplex, visible_markdown
 
+        text = decode_text(data, name)
+        seen = {"html": html_to_text, "markdown": visible_markdown}.get(kind)  # what a person sees
         try:
-            content.text = html_to_text(decode_text(data, name))
+            content.text = seen(text) if seen else text
         except StylesTooComplex as exc:
             raise StylesTooComplex(f"{name}: {exc}") from None
     else:

@@ -48,14 +48,14 @@ class _HtmlText(HTMLParser):
         self.href: str | None = None
         self.link_text = ""
 
-    def _hidden(self) -> bool:
-        return any(hides for _, hides in self.stack)
+    def _skipped(self) -> bool:
+        return any(skips for _, skips in self.stack)
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         attributes = dict(attrs)
         if tag not in self.VOID:
             self.stack.append((tag, tag in self.SKIP))
-        if self._hidden():
+        if self._skipped():
             return
         if tag in self.BLOCK:
             self.out.append("\n")
@@ -73,12 +73,12 @@ class _HtmlText(HTMLParser):
             self.link_text = ""
 
     def handle_endtag(self, tag: str) -> None:
-        was_hidden = self._hidden()
+        was_skipped = self._skipped()
         for i in range(len(self.stack) - 1, -1, -1):
             if self.stack[i][0] == tag:
                 del self.stack[i:]
                 break
-        if was_hidden:
+        if was_skipped:
             return
         if tag == "a" and self.href:
             if self.href not in self.link_text:
@@ -88,7 +88,7 @@ class _HtmlText(HTMLParser):
             self.out.append("\n")
 
     def handle_data(self, data: str) -> None:
-        if self._hidden():
+        if self._skipped():
             return
         text = re.sub(r"\s+", " ", data)
         if self.href is not None:

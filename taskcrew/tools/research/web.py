@@ -310,7 +310,7 @@ class WebFetcher:
                 why = f"HTTP {response.status_code}" if response.status_code != 200 else "too large"
                 unread.append(f"{url} ({why})")
                 continue
-            css.append(body.decode(response.charset_encoding or "utf-8", errors="replace"))
+            css.append(_decode(body, response))
         return "\n".join(css), unread
 
 
