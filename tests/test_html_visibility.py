@@ -124,6 +124,17 @@ CASES: list[tuple[str, str, str, bool]] = [
     ("zoom-tiny", "", '<p style="zoom:0.05">{m}</p>', False),
     ("font-2px", "", '<p style="font-size:2px">{m}</p>', False),
     ("font-shorthand-0", "", '<p style="font: 0/0 a">{m}</p>', False),
+    # Chromium's "smart minimum": a size relative to the default is shown at 6px at least, 0 aside
+    ("tiny-em-of-default", "", '<p><span style="font-size:0.1em">{m}</span></p>', True),
+    ("zero-em", "", '<p><span style="font-size:0em">{m}</span></p>', False),
+    ("tiny-rem", "", '<p style="font-size:0.1rem">{m}</p>', False),
+    (
+        "tiny-em-of-px",
+        "",
+        '<div style="font-size:10px"><span style="font-size:0.2em">{m}</span></div>',
+        False,
+    ),
+    ("vw-off-left", "", '<p style="position:absolute;left:-100vw">{m}</p>', False),
     ("font-shorthand", "", '<p style="font: bold 14px/1.4 Arial, sans-serif">{m}</p>', True),
     ("text-fill-transparent", "", '<p style="-webkit-text-fill-color:transparent">{m}</p>', False),
     ("hsl-white", "", '<p style="color:hsl(0, 0%, 100%)">{m}</p>', False),

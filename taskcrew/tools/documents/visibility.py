@@ -63,6 +63,8 @@ TINY_PX = 1.0  # an element this narrow or low with overflow hidden shows nothin
 TINY_FONT_PX = 3.0  # text smaller than this cannot be read
 MIN_CONTRAST = 1.2  # WCAG contrast ratio under which text is the colour of its background
 BASE_FONT_PX = 16.0
+MIN_LOGICAL_FONT_PX = 6.0  # Chromium's minimum for sizes relative to the reader's default
+_RELATIVE = ("em", "%", "ex", "ch")  # font sizes relative to the parent's
 Colour = tuple[float, float, float, float]  # r, g, b (0-255), alpha (0-1)
 WHITE: Colour = (255.0, 255.0, 255.0, 1.0)
 BLACK: Colour = (0.0, 0.0, 0.0, 1.0)
@@ -300,19 +302,19 @@ class Stylesheet:
     def matching(self, element: _Element, ancestors: list[_Element]) -> list[_Rule]:
         if not self.rules:
             return []
-        found: dict[int, _Rule] = {}
+        found: list[_Rule] = []  # each rule is filed under one key, so found once
         for key in element.keys:
             for rule in self._by_key.get(key, ()):
                 matched, spent = rule.matches(element, ancestors)
                 self.checks += spent
                 if matched:
-                    found[id(rule)] = rule
+                    found.append(rule)
         if self.checks > self.budget:
             raise StylesTooComplex(
                 f"its style sheets take more than {self.budget:,} selector checks to apply, so what it "
                 "shows a person cannot be told; it is not read (ask for a plain copy)"
             )
-        return list(found.values())
+        return found
 
 
 def _key(compound: _Compound) -> str:
@@ -377,7 +379,15 @@ def linked_stylesheets(document: str) -> list[str]:
 
 # -- values ------------------------------------------------------------------------------------------
 _LENGTH = re.compile(r"^(-?\d*\.?\d+)(px|pt|em|rem|%|vw|vh|ex|ch|cm|mm|in)?$")
-_UNIT_PX = {"px": 1.0, "pt": 4 / 3, "cm": 37.8, "mm": 3.78, "in": 96.0, "vw": 12.8, "vh": 7.2}
+_UNIT_PX = {
+    "px": 1.0,
+    "pt": 4 / 3,
+    "cm": 37.8,
+    "mm": 3.78,
+    "in": 96.0,
+    "vw": SCREEN[0] / 100,
+    "vh": SCREEN[1] / 100,
+}
 
 
 @functools.cache
@@ -458,16 +468,17 @@ def contrast(text: Colour, background: Colour) -> float:
     return (hi + 0.05) / (lo + 0.05)
 
 
-def _background(value: str) -> Colour | bool | None:
-    """The colour of a ``background`` shorthand; ``UNKNOWN`` for an image or anything not a
-    plain colour; False when it sets none (transparent: the one under it shows)."""
+def _background(value: str) -> tuple[bool, Colour | None]:
+    """Whether a ``background`` (or ``background-color``) value paints over what is under it,
+    and its colour: ``UNKNOWN`` for an image or anything not a plain opaque colour. Transparent
+    or none paints nothing (the one under it shows)."""
     if "url(" in value or "gradient(" in value:
-        return UNKNOWN
+        return True, UNKNOWN
     for word in re.findall(r"#[0-9a-f]+|rgba?\([^)]*\)|[a-z]+", value):
         found = colour(word)
         if found is not None:
-            return False if found[3] == 0 else found if found[3] == 1 else UNKNOWN
-    return False if value in ("none", "initial", "inherit", "unset") else UNKNOWN
+            return found[3] > 0, found if found[3] == 1 else UNKNOWN
+    return value not in ("none", "initial", "inherit", "unset"), UNKNOWN
 
 
 # -- one element -----------------------------------------------------------------------------------
@@ -481,19 +492,19 @@ class _Element:
     hidden: bool = False  # it and all it holds are out of sight
     visible_text: bool = True  # its own visibility (inherited; a child may set it back)
     font_px: float = BASE_FONT_PX
+    font_set: bool = False  # its font size comes from an absolute length (px, pt), its own or inherited
     colour: Colour = BLACK
     fill: Colour | None = None  # -webkit-text-fill-color: paints the text instead of ``colour``
     background: Colour | None = WHITE
     variables: dict[str, str] = field(default_factory=dict)  # custom properties (inherited)
-    style: dict[str, str] = field(default_factory=dict)
+    text_seen: bool = False  # whether text directly in it can be read (``_readable``)
 
-    @property
-    def text_seen(self) -> bool:
-        """Whether text directly in this element can be read."""
-        if self.hidden or not self.visible_text or self.font_px < TINY_FONT_PX:
-            return False
-        painted = self.fill or self.colour
-        return self.background is UNKNOWN or contrast(painted, self.background) >= MIN_CONTRAST
+
+def _readable(element: _Element) -> bool:
+    if element.hidden or not element.visible_text or element.font_px < TINY_FONT_PX:
+        return False
+    painted = element.fill or element.colour
+    return element.background is UNKNOWN or contrast(painted, element.background) >= MIN_CONTRAST
 
 
 def _cascade(element: _Element, sheet: Stylesheet, ancestors: list[_Element]) -> dict[str, str]:
@@ -629,18 +640,23 @@ def _open(tag: str, attrs: dict[str, str], sheet: Stylesheet, stack: list[_Eleme
     own = {name: value for name, value in style.items() if name.startswith("--")}
     inherited = parent.variables if parent is not None else {}
     element.variables = {**inherited, **own} if own else inherited
-    style = element.style = _resolved(style, element.variables)
-    inherited_font = parent.font_px if parent else BASE_FONT_PX
-    size = style.get("font-size") or next(iter(_FONT_SIZE.findall(style.get("font", ""))), None)
-    font = length_px(size, inherited_font) if size else None
-    element.font_px = font if font is not None else inherited_font
-    if parent is not None:
+    style = _resolved(style, element.variables)
+    if parent is not None:  # inherited
+        element.font_px, element.font_set = parent.font_px, parent.font_set
         element.visible_text, element.colour, element.fill, element.background = (
             parent.visible_text,
             parent.colour,
             parent.fill,
             parent.background,
         )
+    size = style.get("font-size") or next(iter(_FONT_SIZE.findall(style.get("font", ""))), None)
+    length = _LENGTH.match(size.strip()) if size else None
+    if length is not None:
+        font = length_px(length.group(0), element.font_px) or 0.0
+        element.font_set = element.font_set or (length.group(2) or "px") not in _RELATIVE
+        # a browser's "smart minimum": a size relative to the reader's default is not made smaller
+        # than MIN_LOGICAL_FONT_PX (0.1em of the default is shown at 6px; of a 2px parent, not), 0 aside
+        element.font_px = font if element.font_set or font == 0 else max(font, MIN_LOGICAL_FONT_PX)
     visibility = style.get("visibility")
     if visibility in ("hidden", "collapse"):
         element.visible_text = False
@@ -654,9 +670,9 @@ def _open(tag: str, attrs: dict[str, str], sheet: Stylesheet, stack: list[_Eleme
         element.fill = None if fill in ("currentcolor", "initial", "unset") else colour(fill) or element.fill
     for name in ("background-color", "background"):
         if name in style:
-            found = _background(style[name])
-            if found is not False:
-                element.background = found  # type: ignore[assignment]
+            paints, found = _background(style[name])
+            if paints:
+                element.background = found
     if "background-image" in style and style["background-image"] != "none":
         element.background = UNKNOWN
     element.hidden = bool(
@@ -664,6 +680,7 @@ def _open(tag: str, attrs: dict[str, str], sheet: Stylesheet, stack: list[_Eleme
         or attrs.get("aria-hidden", "").strip().lower() == "true"
         or _out_of_sight(style, element.font_px)
     )
+    element.text_seen = _readable(element)
     return element
 
 
