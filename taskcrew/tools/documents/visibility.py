@@ -350,31 +350,35 @@ def stylesheet_of(document: str, linked: str = "") -> Stylesheet:
     return Stylesheet("\n".join([linked, *_style_blocks(document)]))
 
 
-class _Links(HTMLParser):
+class _Link(HTMLParser):
+    """The attributes of one ``<link>`` tag."""
+
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
-        self.hrefs: list[str] = []
+        self.tag = ""
+        self.attrs: dict[str, str] = {}
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        values = {name.lower(): (value or "") for name, value in attrs}
-        rel = values.get("rel", "").lower().split()
-        applies = _media_applies(values.get("media", ""))
-        if (
-            tag == "link"
-            and "stylesheet" in rel
-            and "alternate" not in rel
-            and values.get("href")
-            and applies
-        ):
-            self.hrefs.append(values["href"].strip())
+        self.tag, self.attrs = tag, {name.lower(): (value or "") for name, value in attrs}
 
 
 def linked_stylesheets(document: str) -> list[str]:
-    """The ``href`` of each style sheet the document links that applies on ``SCREEN``, in order."""
-    parser = _Links()
-    parser.feed(_closed_tail(document))
-    parser.close()
-    return parser.hrefs
+    """The ``href`` of each style sheet the document links that applies on ``SCREEN``, in order.
+    Only the ``<link`` tags are parsed (plain ``find``s between them, as ``_style_blocks``)."""
+    lower, pos, hrefs = document.lower(), 0, []
+    while (start := lower.find("<link", pos)) >= 0:
+        end = lower.find(">", start)
+        if end < 0:
+            break
+        pos = end + 1
+        parser = _Link()
+        parser.feed(document[start:pos])
+        parser.close()
+        values, rel = parser.attrs, parser.attrs.get("rel", "").lower().split()
+        sheet = parser.tag == "link" and "stylesheet" in rel and "alternate" not in rel
+        if sheet and values.get("href") and _media_applies(values.get("media", "")):
+            hrefs.append(values["href"].strip())
+    return hrefs
 
 
 # -- values ------------------------------------------------------------------------------------------
