@@ -80,9 +80,13 @@ def main() -> int:
     for label, document in hostile.items():
         took = seconds(visible_html, document, args.repeat)
         print(f"{label:<34} {len(document) / 1024:>6.0f} {took:>10.3f} {'-':>10}")
-    text = "# T\n\n" + ("<a\n" + "word line\n" * 400) * 250
-    took = seconds(visible_markdown, text, args.repeat)
-    print(f"{'Markdown, 250 tags never closed':<34} {len(text) / 1024:>6.0f} {took:>10.3f} {'-':>10}")
+    markdown = {
+        "Markdown, 250 tags never closed": "# T\n\n" + ("<a\n" + "word line\n" * 400) * 250,
+        "Markdown, a line of 20,000 <style": "x\n" + "<style " * 20_000 + "\n",
+    }
+    for label, text in markdown.items():
+        took = seconds(visible_markdown, text, args.repeat)
+        print(f"{label:<34} {len(text) / 1024:>6.0f} {took:>10.3f} {'-':>10}")
     return 0
 
 

@@ -325,17 +325,22 @@ def _key(compound: _Compound) -> str:
     return f"<{compound.tag}" if compound.tag else "*"
 
 
+def _is_style_tag(lower: str, start: int) -> bool:
+    """Whether the ``<style`` at ``start`` opens a style element (not ``<styles>``, ``<style-x>``)."""
+    after = lower[start + 6 : start + 7]
+    return not after or after.isspace() or after in "/>"
+
+
 def _style_blocks(document: str) -> Iterator[str]:
     """The text of each ``<style>`` element, in order (an unclosed one runs to the end, as in a
     browser). Plain ``find``s: a document of many unclosed tags stays linear."""
     lower, pos = document.lower(), 0
     while (start := lower.find("<style", pos)) >= 0:
-        after = lower[start + 6 : start + 7]
         opened = lower.find(">", start)
         if opened < 0:
             return
-        if after and not (after.isspace() or after in "/>"):
-            pos = start + 6  # <styles>, <style-x>: not a style element
+        if not _is_style_tag(lower, start):
+            pos = start + 6
             continue
         end = lower.find("</style", opened)
         yield document[opened + 1 : end if end >= 0 else len(document)]
@@ -787,8 +792,6 @@ def visible_html(document: str, linked: str = "") -> str:
 # -- Markdown ----------------------------------------------------------------------------------
 _FENCE = re.compile(r"^[ ]{0,3}(`{3,}|~{3,})")
 _SPAN = re.compile(r"(?<!`)(`+)(?!`)[^\n]+?(?<!`)\1(?!`)")  # a code span (on one line)
-_STYLE_OPEN = re.compile(r"<style\b[^>]*>", re.IGNORECASE)
-_STYLE_CLOSE = re.compile(r"</style\s*>", re.IGNORECASE)
 MAX_PENDING = 4096  # characters of Markdown a tag may span before its "<" is taken as text
 MAX_STYLES = 1 << 20  # characters of style sheets a Markdown file may hold that are applied
 
@@ -829,15 +832,21 @@ class MarkdownStyles:
     def see(self, line: str) -> None:
         if self._fences.code(line):
             return
-        rest = line
-        while rest and self._size < MAX_STYLES:
-            m = (_STYLE_CLOSE if self._inside else _STYLE_OPEN).search(rest)
+        lower, pos = line.lower(), 0
+        while pos < len(line) and self._size < MAX_STYLES:  # plain finds: linear in the line
             if self._inside:
-                self._parts.append(rest if m is None else rest[: m.start()])
+                end = lower.find("</style", pos)
+                self._parts.append(line[pos : end if end >= 0 else len(line)])
                 self._size += len(self._parts[-1])
-            if m is None:
-                break
-            self._inside, rest = not self._inside, rest[m.end() :]
+                if end < 0:
+                    break
+                self._inside, pos = False, end + 7
+            else:
+                start = lower.find("<style", pos)
+                opened = lower.find(">", start) if start >= 0 else -1
+                if opened < 0:
+                    break
+                self._inside, pos = _is_style_tag(lower, start), opened + 1
         if self._inside:
             self._parts.append("\n")
 
