@@ -257,8 +257,13 @@ class BrowserRuntime:
         self._playwright = sync_playwright().start()
         chromium = self._playwright.chromium
         lockdown = lockdown_flags(self.gatekeeper.start())
-        plan = plan_launch(self.config, playwright_build=True)
-        plan.args = [*plan.args, *lockdown]
+
+        def locked_down(playwright_build: bool) -> LaunchPlan:
+            plan = plan_launch(self.config, playwright_build=playwright_build)
+            plan.args = [*plan.args, *lockdown]
+            return plan
+
+        plan = locked_down(True)
         options: dict[str, Any] = {
             "headless": self.config.headless,
             "slow_mo": self.config.slow_mo_ms or None,
@@ -268,8 +273,7 @@ class BrowserRuntime:
         except PlaywrightError as exc:
             if plan.source != "playwright" or "Executable doesn't exist" not in str(exc):
                 raise BrowserError(f"Chromium ({plan.source}) failed to start: {exc}") from exc
-            plan = plan_launch(self.config, playwright_build=False)  # not installed: system Chromium
-            plan.args = [*plan.args, *lockdown]
+            plan = locked_down(False)  # Playwright's build not installed: the system's Chromium
             try:
                 self._browser = chromium.launch(**plan.launch_options(), **options)
             except PlaywrightError as exc2:
