@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures_browser import miniwob_html_dir
 from fixtures_research import Reply, ScriptedSite
 
 from taskcrew.knowledge import KnowledgeStore
@@ -28,7 +29,13 @@ from taskcrew.tools.documents.html import html_to_text
 from taskcrew.tools.documents.mail import read_email
 from taskcrew.tools.documents.models import Unreadable
 from taskcrew.tools.documents.reader import SandboxFiles
-from taskcrew.tools.documents.visibility import CHECKS_ENV, SCREEN, visible_html, visible_markdown
+from taskcrew.tools.documents.visibility import (
+    CHECKS_ENV,
+    SCREEN,
+    linked_stylesheets,
+    visible_html,
+    visible_markdown,
+)
 from taskcrew.tools.research.extract import extract_main_text
 from taskcrew.tools.research.extract import html_to_text as research_text
 from taskcrew.tools.research.web import HostAllowList, WebFetcher
@@ -406,3 +413,44 @@ def test_the_cases_are_what_chromium_shows_a_person(chromium: Any) -> None:
         if chromium.evaluate(SEEN_BY_CHROMIUM, MARKER) is not seen:
             wrong.append(case)
     assert wrong == []
+
+
+# Every text node of a page, for the page-by-page check below.
+TEXT_NODES = """() => {
+  const out = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) { const v = walker.currentNode.nodeValue.trim(); if (v.length >= 4) out.push(v); }
+  return out;
+}"""
+
+
+@pytest.mark.browser
+def test_pages_nobody_here_wrote_are_read_as_chromium_shows_them(chromium: Any) -> None:
+    """MiniWoB++'s pages (PyPI's ``miniwob``: their own and linked style sheets, menus, dialogs and
+    templates kept hidden until a script shows them), laid out statically: each text node the
+    file reader reads is one Chromium shows, and each it leaves out is one Chromium does not."""
+    pages = sorted((miniwob_html_dir() / "miniwob").glob("*.html"))
+    assert len(pages) > 100
+    context = chromium.context.browser.new_context(
+        viewport={"width": int(SCREEN[0]), "height": int(SCREEN[1])}, java_script_enabled=False
+    )
+    page = context.new_page()
+    checked, wrong = 0, []
+    for path in pages:
+        raw = path.read_text(encoding="utf-8", errors="replace")
+        linked = "\n".join(
+            (path.parent / href).read_text(encoding="utf-8", errors="replace")
+            for href in linked_stylesheets(raw)
+            if (path.parent / href).is_file()
+        )
+        read = " ".join(html_to_text(visible_html(raw, linked)).split())
+        page.goto(path.as_uri())
+        texts = [" ".join(t.split()) for t in dict.fromkeys(page.evaluate(TEXT_NODES))]
+        for text in texts:
+            if sum(text in other for other in texts) > 1:
+                continue  # part of another node's text: not told apart by searching
+            checked += 1
+            if page.evaluate(SEEN_BY_CHROMIUM, text) is not (text in read):
+                wrong.append(f"{path.name}: {text[:60]!r}")
+    context.close()
+    assert checked > 100 and wrong == []
