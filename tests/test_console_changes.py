@@ -171,3 +171,35 @@ def test_a_record_is_read_from_any_page_shape_and_its_vendors_from_any_list() ->
     listing = "<table><tr><th>#</th><th>Vendor name</th></tr><tr><td>1</td><td>Hooli</td></tr></table>"
     assert vendor_names(listing) == ["Hooli"]
     assert vendor_names("<p>no list here</p>") == []
+
+
+def test_what_a_page_hides_is_not_read_as_the_record_or_a_known_vendor(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The "before" and the known vendors are what a person sees on the page; form controls are
+    read as served (hidden by a style or not, they are what the form sends)."""
+    from taskcrew.approvals.record import known_vendors, read_record, record_values, vendor_names
+
+    details = (
+        "<style>.x{display:none}</style><dl><dt class=x>IBAN</dt><dd class=x>DE00 HIDDEN</dd>"
+        '<dt>IBAN</dt><dd>GB33 SEEN</dd><dt>Terms</dt><dd style="color:#fff;background:#fff">90 days</dd></dl>'
+    )
+    assert record_values(details) == {"IBAN": "GB33 SEEN", "Terms": ""}
+    form = '<form><input name="iban" value="GB33 SEEN"><input name="sort" style="display:none" value="20-00-00"></form>'
+    assert record_values(form) == {"iban": "GB33 SEEN", "sort": "20-00-00"}
+    listing = (
+        "<table><tr><th>Vendor</th></tr><tr><td>Hooli</td></tr>"
+        '<tr style="display:none"><td>Evil Payee Ltd</td></tr><tr hidden><td>Other Ltd</td></tr></table>'
+    )
+    assert vendor_names(listing) == ["Hooli"]
+    picker = '<select name="vendor"><option>Hooli</option><option hidden>Evil Payee Ltd</option></select>'
+    assert vendor_names(picker) == ["Hooli"]
+    # a page too costly to judge is not read: no "before", no known vendors (the payee stays new)
+    costly = "<style>" + "div " * 12 + "p{display:none}</style>" + "<div>" * 40 + "<p>x</p>" * 400
+    monkeypatch.setenv("TASKCREW_STYLE_CHECKS", "1000")
+    assert read_record("http://erp/vendors/1", lambda _: costly) is None
+    rules = load_rules().model_copy(update={"vendor_lists": [VendorList(hosts=["erp:*"], page="/vendors")]})
+    assert known_vendors("http://erp:80/bills/new", rules, lambda _: costly) == (
+        None,
+        "http://erp:80/vendors",
+    )

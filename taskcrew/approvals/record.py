@@ -8,6 +8,11 @@ is asked: the record a submission changes, and the vendors the system already kn
   shows it as the "before" beside each field sent.
 - The known vendors: the vendor column of the system's vendor list page (``vendor_lists`` in the
   risk rules), or the options of a vendor select. A payee not among them is a new vendor.
+
+What a person reads (details, table rows, vendor names) is read from the page as a person sees it
+(``visibility.visible_html``): a value the page hides is not shown as the record's, and a hidden row
+does not make a payee a known vendor. Form controls are read as served, hidden or not: they are
+what the form sends. A page whose styles are too costly to judge is not read (None).
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from html.parser import HTMLParser
 from urllib.parse import urljoin
 
 from taskcrew.approvals.rules import RiskRules
+from taskcrew.tools.documents.models import Unreadable
+from taskcrew.tools.documents.visibility import closed_tail, visible_html
 from taskcrew.tools.human import RecordState
 
 Fetch = Callable[[str], str | None]
@@ -122,21 +129,23 @@ class _PageParser(HTMLParser):
 
 def _parse(page: str) -> _PageParser:
     parser = _PageParser()
-    parser.feed(page)
+    parser.feed(closed_tail(page))
     parser.close()
     return parser
 
 
 def record_values(page: str) -> dict[str, str]:
     """label -> value of what a page shows of one record, and name -> served value of its form's
-    controls (a person's label of a control is kept beside it: "IBAN (iban)")."""
-    parser = _parse(page)
+    controls (a person's label of a control is kept beside it: "IBAN (iban)"). Raises
+    ``Unreadable`` when the page's styles are too costly to judge what it shows."""
+    seen = _parse(visible_html(page))
     out: dict[str, str] = {}
-    for label, value in parser.pairs:
+    for label, value in seen.pairs:
         if label and label not in out:
             out[label] = value
     if out:  # a page showing the record: its forms are actions on it, their values suggestions
         return dict(list(out.items())[:MAX_VALUES])
+    parser = _parse(page)  # the controls as served: what the form sends, seen or not
     names = {name: parser.labels.get(cid, "") for cid, name in parser._ids.items() if cid}
     for name, value in parser.controls:
         if value.strip():
@@ -146,8 +155,9 @@ def record_values(page: str) -> dict[str, str]:
 
 
 def vendor_names(page: str) -> list[str]:
-    """The vendors a page lists: the vendor column of its tables, or the options of a vendor select."""
-    parser = _parse(page)
+    """The vendors a page shows: the vendor column of its tables, or the options of a vendor select.
+    Raises ``Unreadable`` when the page's styles are too costly to judge what it shows."""
+    parser = _parse(visible_html(page))
     names: list[str] = []
     column: int | None = None
     for row in parser.rows:
@@ -168,7 +178,10 @@ def read_record(page_url: str | None, fetch: Fetch | None) -> RecordState | None
     page = fetch(page_url)
     if page is None:
         return None
-    return RecordState(page=page_url, values=record_values(page))
+    try:
+        return RecordState(page=page_url, values=record_values(page))
+    except Unreadable:
+        return None
 
 
 def known_vendors(url: str, rules: RiskRules, fetch: Fetch | None) -> tuple[list[str] | None, str | None]:
@@ -179,4 +192,7 @@ def known_vendors(url: str, rules: RiskRules, fetch: Fetch | None) -> tuple[list
         return None, page
     target = urljoin(url, page)
     html = fetch(target)
-    return (vendor_names(html) if html is not None else None), target
+    try:
+        return (vendor_names(html) if html is not None else None), target
+    except Unreadable:
+        return None, target

@@ -23,7 +23,7 @@ closes them.
 
 Also here: ``visible_markdown`` (Markdown's raw HTML and comments, by the same rule, its code kept),
 ``linked_stylesheets`` (for a reader that may fetch them: the web research tool), and the guards
-against documents built to be slow (``MAX_CHECKS``, ``_closed_tail``, ``MAX_PENDING``).
+against documents built to be slow (``MAX_CHECKS``, ``closed_tail``, ``MAX_PENDING``).
 """
 
 from __future__ import annotations
@@ -770,7 +770,7 @@ class _Visible(HTMLParser):
             self.out.append(f"<!{decl}>")
 
 
-def _closed_tail(document: str) -> str:
+def closed_tail(document: str) -> str:
     """``document`` with each ``<`` after its last ``>`` written as text: a tag, comment or
     declaration cut off by the end of the document is not one (a browser drops it), and Python's
     HTML parser would take quadratic time over many (a 140 KB tail of ``<style `` took 50 s)."""
@@ -782,7 +782,7 @@ def _closed_tail(document: str) -> str:
 def visible_html(document: str, linked: str = "") -> str:
     """``document`` without the elements and text a person reading it cannot see (module note);
     ``linked``: the style sheets its ``<link>``s name (``linked_stylesheets``), fetched."""
-    document = _closed_tail(document)
+    document = closed_tail(document)
     parser = _Visible(stylesheet_of(document, linked))
     parser.feed(document)
     parser.close()
