@@ -15,6 +15,8 @@ from html.parser import HTMLParser
 from pydantic import BaseModel
 
 from taskcrew.intranet.content import Page
+from taskcrew.tools.documents.models import Unreadable
+from taskcrew.tools.documents.visibility import visible_html
 
 _WORD = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*")
 _STOPWORDS = frozenset(
@@ -72,8 +74,15 @@ def _synonym_table() -> dict[str, set[str]]:
 
 
 def html_text(html: str) -> str:
+    """The text a reader of the page sees (``visibility.visible_html``): what the page hides is
+    neither found nor quoted in a snippet. A body whose styles are too costly to judge is not
+    indexed (its title, tags and summary still are)."""
+    try:
+        seen = visible_html(html)
+    except Unreadable:
+        return ""
     parser = _Text()
-    parser.feed(html)
+    parser.feed(seen)
     parser.close()
     return " ".join("".join(parser.parts).split())
 
@@ -148,12 +157,17 @@ class _Text(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
+        self._raw = 0  # inside <script>/<style>: not text
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._raw += tag in ("script", "style")
         self.parts.append(" ")
 
     def handle_endtag(self, tag: str) -> None:
+        if tag in ("script", "style") and self._raw:
+            self._raw -= 1
         self.parts.append(" ")
 
     def handle_data(self, data: str) -> None:
-        self.parts.append(data)
+        if not self._raw:
+            self.parts.append(data)
