@@ -83,6 +83,17 @@ def test_a_bracketed_amount_does_not_match_the_positive_one() -> None:
     assert shows_value("Amount 615.00 USD", "615.00")
 
 
+def test_digits_two_columns_apart_are_not_one_amount() -> None:
+    """One space may group thousands; a wider gap or a tab is a column break (a quantity and a
+    price), so 1234.56 is not shown where the page has a quantity of 1 and a price of 234.56."""
+    for line in ("Widget   1   234.56 USD", "Widget\t1\t234.56", "Widget 1 \u00a0 234.56"):
+        assert not shows_value(line, "1234.56") and not shows_value(line, "1,234.56 USD")
+        assert shows_value(line, "234.56")
+    assert shows_value("Total 1 234.56 USD", "1234.56") and shows_value("Total 1\u202f234,56", "1234.56")
+    assert shows_value("Total:   1 234.56", "1,234.56")
+    assert shows_value("IBAN DE89  3704 0044", "DE8937040044")  # not an amount: spacing is not read
+
+
 def test_a_credit_note_read_by_ocr_keeps_its_sign_in_the_approval(read) -> None:
     files, contents = read
     content = contents["credit-note"]

@@ -126,9 +126,22 @@ class OcrProvenance:
         return len(self._forms)
 
 
+_COLUMN_GAP = re.compile(r"(?<=\d)(?:[ \u00a0\u202f\u2009]{2,}|[ \u00a0\u202f\u2009]*\t\s*)(?=\d)")
+
+
+def _column_gaps(text: str) -> str:
+    """``text`` with each gap of two or more spaces, or a tab, between two digits written as a
+    column break: a thousands group is set off by one space (``1 234.56``), while ``1   234.56``
+    is a quantity and a price in two columns, and shows neither 1234.56 nor 1 234.56."""
+    return _COLUMN_GAP.sub(" _ ", text)
+
+
 def shows_value(text: str, value: str) -> bool:
     """Whether ``text`` shows ``value``: its words, or the same amount or date in another format
-    (``1,284.50 USD`` shows ``1284.50``, ``September 12, 2026`` shows ``2026-09-12``)."""
+    (``1,284.50 USD`` shows ``1284.50``, ``September 12, 2026`` shows ``2026-09-12``). Digits
+    two columns apart are not one amount (``_column_gaps``)."""
+    if is_amount(value):
+        text = _column_gaps(text)
     plain = _plain(value)
     if plain and _contains(_plain(text), plain, signed=is_amount(value)):
         return True
@@ -163,7 +176,7 @@ def _forms_in(text: str) -> set[str]:
     from taskcrew.tools import ap
 
     forms: set[str] = set()
-    for line in text.splitlines():
+    for line in _column_gaps(text).splitlines():
         tokens = _TOKEN.findall(line)
         for i, token in enumerate(tokens):
             if sum(ch.isdigit() for ch in token) < 1:
