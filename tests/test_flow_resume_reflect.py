@@ -32,6 +32,7 @@ from taskcrew.crew.trace import read_trace
 from taskcrew.jobs import Jobs
 from taskcrew.jobs.runner import StoreCheckpoints
 from taskcrew.knowledge import KnowledgeStore
+from taskcrew.knowledge import MiniLMEmbedder
 from taskcrew.tools.human import ScriptedHuman
 
 TASK = "What did Contoso send us about CO-55120?"
@@ -105,6 +106,9 @@ def test_a_run_resumed_from_its_verification_checkpoint_reflects_and_saves_that(
     assert result.outcome == "done", result.reason
     worker.assert_complete()  # before: the reflector was never asked
     assert [f.text for f in knowledge_store.facts.all()] == [FACT]
+    # the legs before read an e-mail, and this leg's tracer knows none of it: nothing says the run
+    # read only trusted text, so what it learned waits for a person (before: stored "accepted")
+    assert [f.status for f in knowledge_store.facts.all()] == ["proposed"]
     assert result.state.learned == [FACT] and result.state.reflected
     kinds = [e.kind for e in read_trace(result.run_dir / "trace.jsonl")]
     assert "reflection" in kinds, kinds
@@ -123,3 +127,21 @@ def test_a_run_resumed_after_it_reflected_does_not_reflect_again(
     assert result.outcome == "done", result.reason
     assert knowledge_store.facts.all() == [] and worker.calls == []
     assert "reflection" not in [e.kind for e in read_trace(result.run_dir / "trace.jsonl")]
+
+
+def test_what_the_legs_before_read_is_kept_and_decides_whether_a_resumed_run_s_facts_wait_for_a_person(
+    tmp_path: Path, knowledge_embedder: MiniLMEmbedder
+) -> None:
+    """``RunState.read_from`` is saved with each checkpoint: a fact learned after a resume is
+    judged by every tool the run called, in every leg."""
+    for read, status in ((["read_file", "search_files"], "proposed"), (["compute_due_date"], "accepted")):
+        store_dir = tmp_path / status
+        worker = ScriptedLLM({"reflector": [f'{{"facts": ["{FACT}"]}}']}, model="scripted/w")
+        state = _verified_state().model_copy(update={"read_from": read})
+        jobs, checkpoints = _job(store_dir, state, "verify:1")
+        store = KnowledgeStore(store_dir / "knowledge", knowledge_embedder)
+        result = _resume(store_dir, checkpoints, worker, store)
+        assert result.outcome == "done", result.reason
+        assert [(f.text, f.status) for f in store.facts.all()] == [(FACT, status)]
+        saved = jobs.checkpoint(checkpoints.job_id)
+        assert saved is not None and saved["state"]["read_from"] == sorted(read)

@@ -174,6 +174,7 @@ class RunState(BaseModel):
     # what the run context holds that a resumed leg must not lose (saved with every checkpoint):
     notes: list[str] = Field(default_factory=list)  # the run notes (bounded: run_tools.MAX_NOTES)
     tool_calls: int = 0  # the step budget already spent: the budget is the run's, not each leg's
+    read_from: list[str] = Field(default_factory=list)  # the tools (and brief) its text came from
 
 
 class LlmCall(BaseModel):

@@ -42,10 +42,26 @@ def restore(ctx: Any, state: RunState) -> bool:
     return True
 
 
+BRIEF_SOURCE = "procedures in the planner's brief"  # a source of the run's facts (knowledge/grant.py)
+
+
+def read_from(ctx: Any, state: RunState) -> list[str]:
+    """Where the run's text came from, over all its legs: the tools it called and the planner's
+    brief when it quoted documents. A resumed leg's tracer holds only its own events, so what the
+    legs before read is kept in the checkpointed state: a fact learned after a resume is judged
+    by everything the run read, not only by what it read since (``knowledge/grant.py``)."""
+    sources = set(state.read_from) | {e.tool for e in ctx.tracer.of_kind("tool_call")}
+    if any(e.procedures for e in ctx.tracer.of_kind("knowledge")):
+        sources.add(BRIEF_SOURCE)  # the planner's brief quoted documents too (no tool call shows it)
+    return sorted(sources)
+
+
 def checkpoint(ctx: Any, state: RunState, stage: str) -> None:
     """Save the run's state after ``stage`` (plan, step:N, verify:N, reflect), with what the run
-    context holds that a resumed leg must not lose: the run notes and the step budget spent."""
+    context holds that a resumed leg must not lose: the run notes, the step budget spent and where
+    its text came from."""
     sink: Checkpoints | None = getattr(ctx, "checkpoints", None)
     if sink is not None:
         state.notes, state.tool_calls = list(ctx.notes), ctx.budget.used
+        state.read_from = read_from(ctx, state)
         sink.save(stage, {"stage": stage, "state": state.model_dump(mode="json")})

@@ -26,6 +26,7 @@ from taskcrew.crew.models import (
 from taskcrew.crew.outcome import answer, decide
 from taskcrew.crew.report import write_report
 from taskcrew.crew.runner import AgentTaskError, run_role
+from taskcrew.crew.stages import read_from
 from taskcrew.crew.stopping import Seal
 from taskcrew.crew.trace import (
     ControlEvent,
@@ -43,9 +44,6 @@ RESULTS_IN_FULL = 4
 NOTES_SHOWN = 12
 TRAIL_BUDGET = 6000  # characters of step summaries the reflector is shown
 NONE = "(none)"
-
-
-BRIEF_SOURCE = "procedures in the planner's brief"  # a source of the run's facts (knowledge/grant.py)
 
 
 def _bullets(items: list[str]) -> str:
@@ -394,13 +392,11 @@ def reflect(ctx: RunContext, state: RunState) -> None:
     facts = [ctx.redact(f) for f in reflection.facts[:3]]
     final = state.verdicts[-1]
     verdict = RunVerdict(verified=final.verified, run_id=ctx.run_id, task=ctx.task)
-    sources = {e.tool for e in ctx.tracer.of_kind("tool_call")}  # untrusted text → proposed facts
-    if any(e.procedures for e in ctx.tracer.of_kind("knowledge")):
-        sources.add(BRIEF_SOURCE)  # the planner's brief quoted documents too (no tool call shows it)
+    sources = read_from(ctx, state)  # untrusted text → proposed facts (all legs of the run)
     with account_open(ctx) as still_open:
         if not still_open:  # the run ended meanwhile (interrupted): its report learned nothing
             return
-        stored = ctx.knowledge.learn(facts, verdict, sorted(sources)) if facts else []
+        stored = ctx.knowledge.learn(facts, verdict, sources) if facts else []
         state.learned = facts
         ctx.tracer.emit(ReflectionEvent(facts=facts, stored=stored))
 

@@ -31,10 +31,13 @@ UNKNOWN_SOURCES = "(sources not given)"
 
 
 def untrusted_sources(sources: Iterable[str] | None) -> list[str]:
-    """The sources that make a run's facts proposals (empty: the facts may be stored accepted)."""
-    if sources is None:
+    """The sources that make a run's facts proposals (empty: the facts may be stored accepted).
+    Fails closed: a run that names no source at all (none given, or a record that lost them) is
+    not known to have read only trusted text, so its facts are proposals."""
+    sources = set(sources or ())
+    if not sources:
         return [UNKNOWN_SOURCES]
-    return sorted({s for s in sources if s not in TRUSTED_SOURCES})
+    return sorted(sources - TRUSTED_SOURCES)
 
 
 _ISSUER = object()  # private capability key: only from_verdict holds it
