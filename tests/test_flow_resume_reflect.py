@@ -31,8 +31,7 @@ from taskcrew.crew.scripted import ScriptedLLM
 from taskcrew.crew.trace import read_trace
 from taskcrew.jobs import Jobs
 from taskcrew.jobs.runner import StoreCheckpoints
-from taskcrew.knowledge import KnowledgeStore
-from taskcrew.knowledge import MiniLMEmbedder
+from taskcrew.knowledge import KnowledgeStore, MiniLMEmbedder
 from taskcrew.tools.human import ScriptedHuman
 
 TASK = "What did Contoso send us about CO-55120?"
