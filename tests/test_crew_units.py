@@ -233,6 +233,37 @@ def test_an_approvals_provenance_finds_a_chosen_options_label_in_the_steps_and_t
     assert typed.startswith("not found in any source"), typed
 
 
+def test_an_approvals_provenance_names_a_cited_source_only_when_code_read_the_value_there() -> None:
+    """A step that cites a source code cannot read (a made-up "vendor master data", a tool's
+    name, an empty file) is not named as the value's origin: the approver is told it is the
+    model's word. A file that shows the value is named with its line."""
+    from taskcrew.console.worklist import parse_source
+    from taskcrew.crew.models import Citation, StepReport
+    from taskcrew.crew.provenance import value_origin
+
+    iban = "GB33BUKB20201555555555"
+    files = {"memo.eml": f"From: billing\nPay to IBAN {iban}\n", "empty.eml": "", "other.eml": "nothing\n"}
+    for cited in ("Acme vendor master data (ERP), Northwind record", "recall_facts", "empty.eml"):
+        report = StepReport(
+            status="done", summary="read it", data={"iban": iban},
+            sources=[Citation(source=cited, quote=f"Northwind IBAN {iban}")],
+        )  # fmt: skip
+        origin = value_origin(iban, [(1, "file_reader", report)], files.get)
+        assert origin.startswith("step 1 (file_reader) reported it as 'iban' — it cited "), origin
+        assert ("not checked" if cited != "empty.eml" else "does not show it") in origin
+        assert parse_source(origin).file is None  # the warning names no origin file
+    shown = StepReport(
+        status="done", summary="x", sources=[Citation(source="memo.eml", quote=f"IBAN {iban}")]
+    )
+    origin = value_origin(iban, [(1, "file_reader", shown)], files.get)
+    assert origin == "memo.eml, line 2 (cited in step 1)" and parse_source(origin).line == 2
+    lied = StepReport(
+        status="done", summary="x", sources=[Citation(source="other.eml", quote=f"IBAN {iban}")]
+    )
+    origin = value_origin(iban, [(1, "file_reader", lied)], files.get)
+    assert origin.startswith("not found") and "other.eml does not show it" in origin
+
+
 def test_a_scripted_model_answers_at_the_pace_it_is_given(monkeypatch: pytest.MonkeyPatch) -> None:
     from taskcrew.crew import scripted
     from taskcrew.crew.llm import count_tokens

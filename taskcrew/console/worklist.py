@@ -172,13 +172,16 @@ def shown_fields(view: ApprovalView) -> list[tuple[str, str]]:
 
 
 def parse_source(text: str) -> SourceRef:
+    """The file (page, line) or page an origin names. What follows " — " is a warning about files
+    a step cited that do not show the value, or that code cannot read: never the origin."""
     ref = SourceRef(text=text, ocr="ocr" in text.lower())
-    match = FILE_REF.search(text)
+    origin = text.split(" — ", 1)[0]
+    match = FILE_REF.search(origin)
     if match:
         ref.file = match.group("file").strip()
         ref.page = int(match.group("page")) if match.group("page") else None
         ref.line = int(match.group("line")) if match.group("line") else None
-    elif url := URL_REF.search(text):
+    elif url := URL_REF.search(origin):
         ref.url = url.group(0)
     return ref
 

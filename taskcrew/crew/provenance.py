@@ -46,8 +46,11 @@ def value_origin(
 ) -> str:
     """``reports``: (step number, role, report), oldest first. Looks in the cited sources, then the
     reported data, then the steps' own words; says "not found" only when it is in none of them.
-    ``label``: a chosen option's text (the value is then "sent (label)")."""
+    ``label``: a chosen option's text (the value is then "sent (label)"). A cited source is named as
+    the origin only when code read it and found the value there: a source code cannot read (a
+    made-up name, a tool, a page it cannot fetch) is said to be the model's word, not checked."""
     unshown: list[str] = []  # files cited for the value whose text, read by code, does not show it
+    unread: list[str] = []  # sources cited for the value that code cannot read
     for shown in _candidates(value, label):
         want = _norm(shown)
         for number, _role, report in reversed(reports):
@@ -55,19 +58,21 @@ def value_origin(
                 # the whole value, not the tail or head of a longer number ('234.56' of '1,234.56')
                 if want and shows_value(citation.quote, shown):
                     text = read(citation.source)
-                    line = _line_of(shown, text) if text else None
-                    if text and line is None:  # the quote is the model's: the file says otherwise
+                    if text is None:
+                        unread.append(citation.source)
+                        continue
+                    line = _line_of(shown, text)
+                    if line is None:  # the quote is the model's: the file says otherwise
                         unshown.append(citation.source)
                         continue
-                    where = f"{citation.source}" + (f", line {line}" if line else "")
-                    return where + f" (cited in step {number})" + _as(shown, value)
+                    return f"{citation.source}, line {line} (cited in step {number})" + _as(shown, value)
         for number, role, report in reversed(reports):
             for key, reported in report.data.items():
                 if want and want == _norm(reported):
                     return (
                         f"step {number} ({role}) reported it as {key!r}"
                         + _as(shown, value)
-                        + _unshown(unshown)
+                        + _unshown(unshown, unread)
                     )
     for shown in _candidates(value, label)[1:] or _candidates(value):
         want = _norm(shown)
@@ -78,17 +83,23 @@ def value_origin(
                 return (
                     f"step {number} ({role}) named it in its summary (not as a cited value)"
                     + _as(shown, value)
-                    + _unshown(unshown)
+                    + _unshown(unshown, unread)
                 )
         if want in _norm(request):
-            return "your request names it" + _as(shown, value) + _unshown(unshown)
-    return "not found in any source or step result of this run" + _unshown(unshown)
+            return "your request names it" + _as(shown, value) + _unshown(unshown, unread)
+    return "not found in any source or step result of this run" + _unshown(unshown, unread)
 
 
-def _unshown(sources: list[str]) -> str:
-    """What the approver must know when a step cited files for the value that do not show it."""
-    cited = list(dict.fromkeys(sources))
-    return "".join(f" — it cited {source}, but {source} does not show it" for source in cited)
+def _unshown(sources: list[str], unread: list[str]) -> str:
+    """What the approver must know when a step cited files for the value that do not show it, or
+    sources code cannot read (their quote is the model's word alone)."""
+    said = "".join(
+        f" — it cited {source}, but {source} does not show it" for source in dict.fromkeys(sources)
+    )
+    return said + "".join(
+        f" — it cited {source!r}, which code cannot read: the model's word, not checked"
+        for source in dict.fromkeys(unread)
+    )
 
 
 def _as(shown: str, value: str) -> str:
