@@ -284,3 +284,45 @@ def test_the_audit_page_does_not_show_a_password_fingerprint(app: App, console_u
     page = app.client("carol").get("/audit").text
     assert "(kept, not shown)" in page
     assert credentials(console_users)["bob"] not in page
+
+
+def test_a_password_cannot_be_guessed_at_the_console_s_speed(app: App) -> None:
+    """Five wrong passwords for a name from one address, and that name is refused from there
+    before its password is checked, the right one included, until the window passes; another
+    user from the same address, and the same user elsewhere, still sign in; every refusal is
+    audited."""
+    from taskcrew.console.security import LoginThrottle
+
+    now = [0.0]
+    inner = app.app
+    while not hasattr(inner, "state"):  # the app inside its middleware
+        inner = inner.app
+    console = inner.state.console
+    console.throttle = LoginThrottle(window=900.0, clock=lambda: now[0])
+    client = TestClient(app.app, base_url=BASE, follow_redirects=False)
+
+    def attempt(user: str, password: str) -> Any:
+        form = {"username": user, "password": password, "csrf": csrf(client.get("/login").text), "next": "/"}
+        return client.post("/login", data=form, headers={"origin": BASE})
+
+    assert [attempt("carol", f"guess {i}").status_code for i in range(5)] == [401] * 5
+    refused = attempt("carol", PASSWORDS["carol"])  # the right password, now refused unchecked
+    assert refused.status_code == 429 and "Too many failed sign-ins" in refused.text
+    assert int(refused.headers["retry-after"]) == 901
+    assert attempt("CAROL ", "another guess").status_code == 429  # the name as the users file reads it
+    assert attempt("bob", PASSWORDS["bob"]).status_code == 303  # another user from this address
+    console.throttle.failed("x", "elsewhere")
+    assert console.throttle.wait("carol", "elsewhere") == 0  # the same user elsewhere
+    now[0] = 899.0
+    assert attempt("carol", PASSWORDS["carol"]).status_code == 429
+    now[0] = 900.5
+    assert attempt("carol", PASSWORDS["carol"]).status_code == 303  # the window has passed
+    actions = [e.action for e in console.audit.entries() if e.who.strip().casefold() == "carol"]
+    assert actions == ["login_failed"] * 5 + ["login_refused"] * 3 + ["login"]
+    # many names from one address: the address is refused; one name from many: the name is
+    for i in range(20):
+        console.throttle.failed(f"user{i}", "testclient")
+    assert attempt("ana", PASSWORDS["ana"]).status_code == 429
+    for i in range(50):
+        console.throttle.failed("dave", f"10.0.0.{i}")
+    assert console.throttle.wait("dave", "10.9.9.9") > 0

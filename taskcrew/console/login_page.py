@@ -55,6 +55,14 @@ def routes(web: Web) -> list[BaseRoute]:
                 "Refused: the login form did not come from the console. Reload it.", status_code=403
             )
         name = str(form.get("username") or "").strip()
+        address = request.client.host if request.client else ""
+        if wait := console.throttle.wait(name, address):
+            console.audit.append(name or "(empty)", "login_refused", "/login", {"address": address})
+            minutes = max(1, round(wait / 60))
+            error = f"Too many failed sign-ins: try again in {minutes} minute{'s' if minutes > 1 else ''}."
+            response = form_page(request, nxt, status_code=429, error=error, max_age=None)
+            response.headers["Retry-After"] = str(int(wait) + 1)
+            return response
         try:  # the users file as it is now (read once): a reset or a removal since the console started
             console.auth.users = {u.name: u for u in load_users(settings.users_file)}
         except ConsoleUserError:
@@ -62,9 +70,11 @@ def routes(web: Web) -> list[BaseRoute]:
         else:
             user = console.auth.check(name, str(form.get("password") or ""))
         if user is None:
+            console.throttle.failed(name, address)
             console.audit.append(name or "(empty)", "login_failed", "/login", {})
             error = "Wrong name or password." if console.auth.users else "Wrong token."
             return form_page(request, nxt, status_code=401, error=error, max_age=None)
+        console.throttle.succeeded(name, address)
         found = console.auth.users.get(user)
         session_id, _ = console.sessions.create(
             user, credential=credential_of(found.password_hash) if found else ""

@@ -6,6 +6,9 @@ its DNS points at 127.0.0.1 would otherwise be same-origin with a console it rea
 
 CSRF: the form's token must equal the session's (or, for the login form, the pre-login cookie's),
 AND the request's Origin (or Referer) must be this console's own origin.
+
+Sign-in: failed attempts are counted (``LoginThrottle``) and a name or address at its limit is
+refused before its password is checked.
 """
 
 from __future__ import annotations
@@ -13,6 +16,10 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import socket
+import threading
+import time
+from collections.abc import Callable
+from typing import ClassVar
 from urllib.parse import urlsplit
 
 from starlette.requests import Request
@@ -126,3 +133,59 @@ async def _refuse_host(send: Send) -> None:
     headers = [(b"content-type", b"text/plain; charset=utf-8"), (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": 421, "headers": [*headers, *HEADERS]})
     await send({"type": "http.response.body", "body": body})
+
+
+class LoginThrottle:
+    """Failed sign-ins, counted so a password cannot be guessed at the console's speed (~20 a
+    second). Each limit counts failures within ``window`` seconds for one key: a name from one
+    address, any name from one address, one name from any address (guesses spread over many
+    addresses). A key at its limit is refused before its password is checked, until its oldest
+    counted failure leaves the window; a sign-in that succeeds clears its name's failures from
+    that address. Kept in memory: one console process, reset by a restart."""
+
+    LIMITS: ClassVar[dict[str, int]] = {"name+address": 5, "address": 20, "name": 50}
+
+    def __init__(self, window: float = 900.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.window = window
+        self.clock = clock
+        self._failures: dict[tuple[str, str], list[float]] = {}
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _keys(name: str, address: str) -> dict[str, tuple[str, str]]:
+        name = name.strip().casefold()
+        return {
+            "name+address": ("name+address", f"{name}\n{address}"),
+            "address": ("address", address),
+            "name": ("name", name),
+        }
+
+    def _recent(self, key: tuple[str, str], now: float) -> list[float]:
+        kept = [t for t in self._failures.get(key, []) if now - t < self.window]
+        if kept:
+            self._failures[key] = kept
+        else:
+            self._failures.pop(key, None)
+        return kept
+
+    def wait(self, name: str, address: str) -> float:
+        """Seconds until ``name`` may try again from ``address`` (0: now)."""
+        now = self.clock()
+        with self._lock:
+            waits = [
+                self.window - (now - recent[-limit])
+                for kind, key in self._keys(name, address).items()
+                if len(recent := self._recent(key, now)) >= (limit := self.LIMITS[kind])
+            ]
+        return max(waits, default=0.0)
+
+    def failed(self, name: str, address: str) -> None:
+        now = self.clock()
+        with self._lock:
+            for key in self._keys(name, address).values():
+                self._failures.setdefault(key, []).append(now)
+                del self._failures[key][: -max(self.LIMITS.values())]  # bounded per key
+
+    def succeeded(self, name: str, address: str) -> None:
+        with self._lock:
+            self._failures.pop(self._keys(name, address)["name+address"], None)

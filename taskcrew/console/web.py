@@ -25,7 +25,7 @@ from taskcrew.approvals.visible import visible
 from taskcrew.console.artifacts import EvalResults, RunsDir
 from taskcrew.console.auth import Authenticator, load_users
 from taskcrew.console.documents import Documents
-from taskcrew.console.security import same_origin, token_ok
+from taskcrew.console.security import LoginThrottle, same_origin, token_ok
 from taskcrew.console.sessions import Session, SessionStore, identity_of
 from taskcrew.console.settings import ConsoleSettings
 from taskcrew.console.worklist import shown_value
@@ -47,6 +47,7 @@ class Console:
         state = settings.state_dir
         state.mkdir(parents=True, exist_ok=True)
         self.auth = Authenticator(load_users(settings.users_file), token=settings.token)
+        self.throttle = LoginThrottle()  # failed sign-ins (console/security.py)
         if not self.auth.users and settings.token is None:
             raise ValueError(
                 f"No console users in {settings.users_file} and no token: add one with "
