@@ -301,7 +301,11 @@ def test_a_question_is_answered_never_approved(approver: Authority) -> None:
     assert decided.decision.text == "HCS-2026-10, the newer one"
 
 
-def test_origins_from_recorded_sources_or_the_runs_summary(approver: Authority) -> None:
+def test_origins_from_the_runs_checked_lines_or_else_the_jobs_trace(approver: Authority) -> None:
+    """The run's lines in the summary were checked by code (it read the file); where they know a
+    field's origin it is theirs, and a warning in them links no file. The job's trace (the step's
+    quote, unchecked) speaks only for a field they do not mention or do not find."""
+    from taskcrew.approvals.origins import field_sources
     from taskcrew.jobs import ApprovalRequest, FieldSource
     from taskcrew.tools.human import FieldValue
 
@@ -310,31 +314,42 @@ def test_origins_from_recorded_sources_or_the_runs_summary(approver: Authority) 
     summary = (
         "where the values come from:\n"
         "  amount = 1284.50: inbox/northwind_inv_2057.pdf, line 14 (cited in step 1)\n"
-        "  vendor = Northwind Traders: step 1 (file_reader) reported it as 'vendor'"
+        "  vendor = Northwind Traders: step 1 (file_reader) reported it as 'vendor' — it cited "
+        "inbox/memo.eml, but inbox/memo.eml does not show it\n"
+        "  terms = Net 45: not found in any source or step result of this run"
     )
+    values = {"amount": "1284.50", "vendor": "Northwind Traders", "currency": "USD", "terms": "Net 45"}
     request = ApprovalRequest(
         kind="form_submission",
         method="POST",
         url="http://erp/bills/new",
-        fields=[
-            FieldValue(name="amount", value="1284.50"),
-            FieldValue(name="vendor", value="Northwind Traders"),
-        ],
+        fields=[FieldValue(name=k, value=v) for k, v in values.items()],
         summary=summary,
     )
     sources = [
         FieldSource(name="amount", value="1284.50", source="the page's form as filled"),
-        FieldSource(name="vendor", value="Northwind Traders", source="scan.png (OCR), line 3"),
+        FieldSource(
+            name="vendor",
+            value="Northwind Traders",
+            source="step 1 (file_reader: Read) found vendor, citing inbox/memo.eml",
+        ),
+        FieldSource(name="currency", value="USD", source="scan.png (OCR), line 3"),
+        FieldSource(
+            name="terms", value="Net 45", source="step 1 (file_reader: Read) found terms, citing terms.txt"
+        ),
     ]
     approval = jobs.park(job.id, kind="approval", key="k", request=request, sources=sources)
-    origins = approver.view(approval).origins
-    assert origins["amount"] == "inbox/northwind_inv_2057.pdf, line 14 (cited in step 1)"
-    assert origins["vendor"] == "scan.png (OCR), line 3"
+    found = field_sources(approver.view(approval))
+    assert (found["amount"].file, found["amount"].line) == ("inbox/northwind_inv_2057.pdf", 14)
+    assert found["vendor"].file is None and "does not show it" in found["vendor"].text
+    assert (found["currency"].file, found["currency"].line, found["currency"].ocr) == ("scan.png", 3, True)
+    assert found["terms"].file == "terms.txt"  # the checked lines do not find it: the trace speaks
 
 
 def test_the_worklist_reads_actions_sources_and_charts_in_words() -> None:
+    from taskcrew.approvals.origins import parse_source
     from taskcrew.console.charts import bar_chart
-    from taskcrew.console.worklist import action_words, parse_source, shown_value
+    from taskcrew.console.worklist import action_words, shown_value
 
     assert action_words("POST", "http://127.0.0.1:8800/bills/new") == ("127.0.0.1:8800", "create bill")
     assert action_words("POST", "http://erp.acme.example/bills/BILL-0004/pay")[1] == "pay bill BILL-0004"

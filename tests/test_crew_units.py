@@ -237,7 +237,7 @@ def test_an_approvals_provenance_names_a_cited_source_only_when_code_read_the_va
     """A step that cites a source code cannot read (a made-up "vendor master data", a tool's
     name, an empty file) is not named as the value's origin: the approver is told it is the
     model's word. A file that shows the value is named with its line."""
-    from taskcrew.console.worklist import parse_source
+    from taskcrew.approvals.origins import parse_source
     from taskcrew.crew.models import Citation, StepReport
     from taskcrew.crew.provenance import value_origin
 

@@ -73,24 +73,6 @@ class ApprovalView(BaseModel):
         request = self.approval.request
         return [(f.name, f.value) for f in request.fields] if request and not self.problem else []
 
-    @property
-    def origins(self) -> dict[str, str]:
-        """Where each field's value came from: the worker's recorded source, or else the line the
-        run wrote into the request's summary ("  name = value: file, line N (cited in step 2)")."""
-        found: dict[str, str] = {}
-        request = self.approval.request
-        if request is not None:
-            values = {f.name: f.value for f in request.fields}
-            for line in request.summary.splitlines():
-                name, sep, rest = line.strip().partition(" = ")
-                value = values.get(name)
-                if sep and value is not None and rest.startswith(f"{value}: "):
-                    found[name] = rest[len(value) + 2 :]
-        for source in self.approval.sources:
-            if (source.source and source.source not in GENERIC_SOURCES) or source.name not in found:
-                found[source.name] = source.source
-        return found
-
 
 def request_fields(request: ApprovalRequest) -> list[tuple[str, str]]:
     """The fields the rules judge: the values (a select's shown label cut off)."""

@@ -91,6 +91,7 @@ def approvals_list(
 @approvals_app.command("show")
 def approvals_show(approval_id: str, db: DbUrl = None) -> None:
     """One approval: the exact payload (once checked against its key), its sources, risk and decision."""
+    from taskcrew.approvals.origins import field_sources
     from taskcrew.tools.human import describe_request
 
     authority = _authority(db)
@@ -104,8 +105,8 @@ def approvals_show(approval_id: str, db: DbUrl = None) -> None:
         typer.echo(describe_request(a.request))  # every value shown visible, there
     if a.question:
         say(a.question)
-    for src in a.sources:
-        say(f"  {src.name}: from {src.source}")
+    for name, origin in field_sources(view).items():  # the console's account of each origin
+        say(f"  {name}: from {origin.text}")
     for flag in view.assessment.flags:
         say(f"risk: {flag.message}")
     if view.needs_two:

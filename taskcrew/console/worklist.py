@@ -19,18 +19,15 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
 
-from taskcrew.approvals.authority import GENERIC_SOURCES, ApprovalView
+from taskcrew.approvals.authority import ApprovalView
+from taskcrew.approvals.origins import SourceRef, field_sources
 from taskcrew.approvals.rules import RiskRules, bank_field, field_matches, read_money
 from taskcrew.console.record_view import before_values, new_vendor, record_fields
 from taskcrew.tools.human import FieldValue
 
-NOT_FOUND = "not found in any source or step result of this run"
 VENDOR_FIELD = re.compile(r"vendor|payee|supplier|beneficiary(?!.*(iban|account|bank))", re.IGNORECASE)
 DUE_FIELD = re.compile(r"due", re.IGNORECASE)
 NUMBER_FIELD = re.compile(r"invoice_?(number|no|nr)|reference", re.IGNORECASE)
-DOC = r"[^,;:()\n]*?\.(?:eml|pdf|png|jpe?g|tiff?|txt|md|csv|html?)"
-FILE_REF = re.compile(rf"(?:citing\s+)?(?P<file>[^\s,;:()]{DOC})\b(?P<ocr>\s*\(OCR\))?(?:,\s*page\s+(?P<page>\d+))?(?:,\s*line\s+(?P<line>\d+))?", re.IGNORECASE)  # fmt: skip
-URL_REF = re.compile(r"https?://[^\s,;)]+")
 VERBS = {"new": "create", "create": "create", "edit": "change", "update": "change", "pay": "pay"}
 VERBS |= {"delete": "delete", "remove": "delete", "approve": "approve", "void": "void"}
 
@@ -68,17 +65,6 @@ RULE_CODES: dict[str, FlagCode] = {
     "path_rule": "rule",
     "field_rule": "rule",
 }
-
-
-class SourceRef(BaseModel):
-    """Where one value came from, as recorded, and what in it can be opened."""
-
-    text: str
-    file: str | None = None
-    page: int | None = None
-    line: int | None = None
-    url: str | None = None
-    ocr: bool = False
 
 
 class KeyValue(BaseModel):
@@ -169,55 +155,6 @@ def shown_fields(view: ApprovalView) -> list[tuple[str, str]]:
     """The fields as (name, what it is read as: ``shown_value``); empty when the payload fails its check."""
     request = view.approval.request
     return [(f.name, shown_value(f)) for f in request.fields] if request and view.fields else []
-
-
-def parse_source(text: str) -> SourceRef:
-    """The file (page, line) or page an origin names. What follows " — " is a warning about files
-    a step cited that do not show the value, or that code cannot read: never the origin."""
-    ref = SourceRef(text=text, ocr="ocr" in text.lower())
-    origin = text.split(" — ", 1)[0]
-    match = FILE_REF.search(origin)
-    if match:
-        ref.file = match.group("file").strip()
-        ref.page = int(match.group("page")) if match.group("page") else None
-        ref.line = int(match.group("line")) if match.group("line") else None
-    elif url := URL_REF.search(origin):
-        ref.url = url.group(0)
-    return ref
-
-
-def field_sources(view: ApprovalView) -> dict[str, SourceRef]:
-    """One origin per field, from both records the worker leaves: the run's lines in the request's
-    summary ("name = value: file, line N (cited in step 1)") and the job's own trace of each value
-    to the step that found it. A precise one (a file and line) wins; "not found" is said only when
-    neither record knows where the value came from."""
-    request = view.approval.request
-    if request is None:
-        return {}
-    values = {f.name: f.value for f in request.fields}
-    found: dict[str, list[str]] = {}
-    for line in request.summary.splitlines():
-        name, sep, rest = line.strip().partition(" = ")
-        value = values.get(name)
-        if sep and value is not None and rest.startswith(f"{value}: "):
-            found.setdefault(name, []).append(rest[len(value) + 2 :])
-    for source in view.approval.sources:
-        if source.source and source.source not in GENERIC_SOURCES:
-            found.setdefault(source.name, []).append(source.source)
-    notes = {f.name: f.note for f in request.fields if f.note}
-    out: dict[str, SourceRef] = {}
-    for name, texts in found.items():
-        known = [t for t in texts if t != NOT_FOUND] or texts
-        refs = [parse_source(t) for t in known]
-        best = next((r for r in refs if r.file and r.line), None) or next(
-            (r for r in refs if r.file), refs[0]
-        )
-        best.ocr = any(r.ocr for r in refs) or "ocr" in (notes.get(name) or "").lower()
-        out[name] = best
-    for name, note in notes.items():
-        if name not in out:
-            out[name] = SourceRef(text=note, ocr="ocr" in note.lower())
-    return out
 
 
 def summary_text(view: ApprovalView) -> str:
