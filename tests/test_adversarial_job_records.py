@@ -129,7 +129,18 @@ def test_a_forged_record_stays_forged_whoever_writes_it_next(jobs: Jobs) -> None
     assert jobs.get(job.id).record_trust == "forged"
 
 
-def test_a_record_from_before_signing_is_signed_by_its_next_write(jobs: Jobs) -> None:
+def test_a_record_without_its_signature_is_never_signed_by_a_later_write_nor_run(jobs: Jobs) -> None:
+    """A record with no signature (``legacy``: written before records were signed, or a signature
+    removed) cannot be told from an edited one. Before, its next write signed it: a cancelled job
+    (how an approver takes her approval back) unsigned and set running with a dead worker was taken
+    over by a live worker's watch loop, signed, and resumed on the approval the cancel took back."""
+    from datetime import timedelta
+
+    from taskcrew.approvals.audit import AuditLog
+    from taskcrew.jobs.models import utcnow
+    from taskcrew.jobs.runner import LegRunner
+    from taskcrew.jobs.worker import WorkerSettings, watch
+
     job = jobs.submit("enter the Northwind bill", submitted_by="ana", enqueue=False)
     # as an earlier version wrote it (or a signature removed, to pass off words of one's own)
     _edit(jobs, job.id, lambda d: d.pop("record_sig") and d.update(reason="approved by bob; sending now"))
@@ -137,12 +148,27 @@ def test_a_record_from_before_signing_is_signed_by_its_next_write(jobs: Jobs) ->
     assert seen.record_trust == "legacy" and "approved by bob" not in seen.reason
     assert "before job records were signed" in runner.invoke(app, ["jobs", "list"]).output
     jobs.mark(job.id, "running", only_if=("queued",), leg=0, worker="w1")
-    assert jobs.get(job.id).record_trust == "signed"
+    assert jobs.get(job.id).record_trust == "legacy" and _raw(jobs, job.id).get("record_sig") is None
     old = _finished(jobs, "done")
     _edit(jobs, old, lambda d: d.pop("record_sig"))
     seen = jobs.get(old)  # an ending nobody signed is not shown as one, whoever wrote it
     assert (seen.record_trust, seen.outcome) == ("legacy", "unsigned")
     assert "before job records were signed" in runner.invoke(app, ["jobs", "list"]).output
+
+    cancelled = jobs.submit("pay Hooli's bill", submitted_by="ana", enqueue=False)
+    jobs.cancel(cancelled.id, by="bob")
+    stale = (utcnow() - timedelta(hours=1)).isoformat()
+    revive = {"status": "running", "worker": "w-dead", "cancelled_by": None, "finished_at": None}
+    _edit(jobs, cancelled.id, lambda d: d.pop("record_sig") and d.update(**revive, heartbeat_at=stale))
+    watch(jobs, WorkerSettings(url=jobs.url, worker_id="w-live"))  # takes the orphan over
+    taken = jobs.get(cancelled.id)
+    assert taken.status == "queued" and taken.record_trust == "legacy"  # not signed by the take-over
+    assert LegRunner(jobs, None, "w-live").run_leg(cancelled.id, jobs.leg(cancelled.id)) == "failed"  # not run
+    refused = jobs.get(cancelled.id)
+    assert refused.status == "failed" and refused.attempts == taken.attempts
+    entries = AuditLog(jobs.keys.path.parent / "audit.jsonl", jobs.keys).entries()
+    [entry] = [e for e in entries if e.target == cancelled.id and e.action == "forged_job_refused"]
+    assert entry.payload["record_trust"] == "legacy"
 
 
 def test_a_row_added_to_the_database_is_forged(jobs: Jobs) -> None:

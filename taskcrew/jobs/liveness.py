@@ -51,7 +51,10 @@ def state_note(job: Job, now: datetime | None = None) -> str:
             "taskcrew does not vouch for this job"
         )
     if job.record_trust == "legacy":
-        return "not signed: recorded by a version before job records were signed (its next change signs it)"
+        return (
+            "not signed: recorded by a version before job records were signed, or its signature removed; "
+            "no worker runs it: submit the task again"
+        )
     silent = silent_for(job, now)
     if silent is not None and silent >= STALE_AFTER_S:
         who = job.worker or "its holder"

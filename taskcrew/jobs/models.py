@@ -18,8 +18,9 @@ not run (e.g. the ERP was down) — ``reason`` says why, ``retry`` runs it again
 RecordTrust = Literal["signed", "legacy", "forged"]
 """How far the job store vouches for a job record it read: ``signed`` (taskcrew wrote it, the
 signature checks out), ``legacy`` (no record signature, its submission's checks out: recorded by a
-version before records were signed; the next write signs it), ``forged`` (changed or added in the
-job database). Only a signed record's ending (outcome, reason, answer, run folder) is shown as it is."""
+version before records were signed, or its signature removed: no write signs it and no worker runs
+it), ``forged`` (changed or added in the job database). Only a signed record's ending (outcome,
+reason, answer, run folder) is shown as it is, and only a signed record is run."""
 
 ENDED: tuple[JobStatus, ...] = ("finished", "failed", "cancelled")
 ACTIVE: tuple[JobStatus, ...] = ("queued", "running", "waiting")

@@ -128,7 +128,7 @@ class LegRunner:
         from taskcrew.crew.workplace import reachable
 
         job = self.jobs.get(job_id)
-        if job.record_trust == "forged":
+        if job.record_trust != "signed":
             return self._refuse_forged(job, leg)
         claimed = self.jobs.mark(
             job_id,
@@ -162,22 +162,35 @@ class LegRunner:
         )
 
     def _refuse_forged(self, job: Job, leg: int) -> str:
-        """A job whose record taskcrew did not write (changed or added in the job database) is not run:
-        its task, options or state may be anyone's. Recorded; it ends failed (still unsigned)."""
+        """A job whose record the store cannot vouch for is not run: its task, options or state may
+        be anyone's. That is a record changed or added in the job database, and equally one with no
+        signature (``legacy``): written before records were signed, or its signature removed, which
+        cannot be told apart (a cancelled job's record unsigned and set running again would
+        otherwise resume on the approval the cancel took back). Recorded; it ends failed (unsigned)."""
         from taskcrew.approvals.authority import Authority
 
         Authority(self.jobs).audit.append(
             "worker",
             "forged_job_refused",
             job.id,
-            {"status": job.status, "submitted_by": job.submitted_by, "record_sig": job.record_sig},
+            {
+                "status": job.status,
+                "submitted_by": job.submitted_by,
+                "record_sig": job.record_sig,
+                "record_trust": job.record_trust,
+            },
+        )
+        why = (
+            "taskcrew did not write the job's record"
+            if job.record_trust == "forged"
+            else "the job's record is not signed (written before records were signed, or its signature removed)"
         )
         self.jobs.mark(
             job.id,
             "failed",
             only_if=("queued", "running"),
             leg=leg,
-            reason="taskcrew did not write the job's record; submit the task again",
+            reason=f"{why}; submit the task again",
             finished_at=utcnow(),
         )
         return "failed"

@@ -966,7 +966,10 @@ class Jobs:
                 if trust == "forged":  # never signed over: a forged record stays one whoever writes it
                     job.record_sig, job.record_trust = VOID, "forged"
                     doc = job.model_dump_json()
-                else:  # a legacy record is signed by its first write
+                elif trust == "legacy":  # nor is a record without a signature: it may have had one
+                    job.record_sig, job.record_trust = None, "legacy"
+                    doc = job.model_dump_json()
+                else:
                     doc = self._job_text(job, current + 1 if new_leg else current)
                 values: dict[str, Any] = {"status": job.status, "doc": doc}
                 if new_leg:
