@@ -3,6 +3,7 @@ results.json built by the eval's own SweepReport, approvals parked in a real job
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from decimal import Decimal
 from pathlib import Path
@@ -217,6 +218,7 @@ def parked_job(
         request=request,
         sources=sources,
         screenshot=str(screenshot) if screenshot else None,
+        screenshot_sha256=hashlib.sha256(Path(screenshot).read_bytes()).hexdigest() if screenshot else None,
     )
     jobs.mark(job.id, "waiting", only_if=("running",))
     return jobs.get(job.id), approval

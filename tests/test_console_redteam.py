@@ -326,3 +326,23 @@ def test_a_password_cannot_be_guessed_at_the_console_s_speed(app: App) -> None:
     for i in range(50):
         console.throttle.failed("dave", f"10.0.0.{i}")
     assert console.throttle.wait("dave", "10.9.9.9") > 0
+
+
+def test_a_screenshot_written_over_after_the_approval_was_parked_is_not_shown(
+    app: App, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The screenshot's bytes are sealed with the approval's sources: someone who can write the
+    worker's job folder cannot put another form beside the payload."""
+    monkeypatch.setenv("TASKCREW_HOME", str(tmp_path / "home"))
+    png = tmp_path / "form.png"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n" + b"the form as filled" * 10)
+    _, approval = parked_job(app.jobs, "ana", amount="100.00", screenshot=png)
+    stored = Path(app.jobs.approval(approval.id).screenshot or "")
+    bob = app.client("bob")
+    shot = f"/approvals/{approval.id}/screenshot"
+    assert bob.get(shot).content == png.read_bytes()
+    assert 'src="' + shot + '"' in bob.get(f"/approvals/{approval.id}").text
+    stored.write_bytes(b"\x89PNG\r\n\x1a\n" + b"another form, 95.00" * 10)
+    assert bob.get(shot).status_code == 404
+    page = bob.get(f"/approvals/{approval.id}").text
+    assert 'src="' + shot + '"' not in page and 'id="shot-missing"' in page

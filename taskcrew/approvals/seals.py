@@ -94,14 +94,18 @@ def request(approval: Approval, dump: Dump = settled) -> dict[str, Any]:
 
 def sources(approval: Approval, dump: Dump = settled) -> dict[str, Any]:
     """What the approver is shown beside the payload: where each value came from, and the screenshot
-    of the filled form (a forged one would show another form than the payload)."""
-    return {
+    of the filled form, by name and by content (a forged one would show another form than the
+    payload; the digest is left out when there is none, so sources sealed before it check out)."""
+    sealed = {
         "seal": "sources",
         "approval": approval.id,
         "job": approval.job_id,
         "sources": [dump(s) for s in approval.sources],
         "screenshot": approval.screenshot,
     }
+    if approval.screenshot_sha256 is not None:
+        sealed["screenshot_sha256"] = approval.screenshot_sha256
+    return sealed
 
 
 def cosign(approval: Approval, first: Cosign) -> dict[str, Any]:

@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 
 from starlette.requests import Request
-from starlette.responses import FileResponse, PlainTextResponse, Response
+from starlette.responses import PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from taskcrew.approvals.authority import ACTIONS
@@ -23,7 +23,7 @@ from taskcrew.console.worklist import (
     summary_text,
     work_item,
 )
-from taskcrew.jobs.human import screenshot_file
+from taskcrew.jobs.human import sealed_screenshot
 
 
 def _int(value: str | None) -> int | None:
@@ -71,6 +71,9 @@ def routes(web: Web) -> list[BaseRoute]:
         work = work_item(view, console.rules, systems=systems)
         run_name = Path(view.job.run_dir).name if view.job and view.job.run_dir else None
         run = await asyncio.to_thread(console.runs.detail, run_name) if run_name else None
+        shot = item.screenshot and await asyncio.to_thread(
+            sealed_screenshot, item.job_id, item.screenshot, item.screenshot_sha256
+        )
         return web.page(
             request,
             "approval.html",
@@ -84,6 +87,7 @@ def routes(web: Web) -> list[BaseRoute]:
             rules=console.rules,
             plan=run.plan if run else None,
             run_name=run_name if run else None,
+            shot_ok=bool(shot),
             title=f"Approval {item.id}",
         )
 
@@ -147,10 +151,10 @@ def routes(web: Web) -> list[BaseRoute]:
             item = console.jobs.approval(request.path_params["id"])
         except LookupError:
             return PlainTextResponse("No such approval.", status_code=404)
-        shot = screenshot_file(item.job_id, item.screenshot)
-        if shot is None or console.approver.problem(item):  # an edited row shows nothing of it
+        shot = sealed_screenshot(item.job_id, item.screenshot, item.screenshot_sha256)
+        if shot is None or console.approver.problem(item):  # an edited row or file shows nothing of it
             return PlainTextResponse("This approval has no screenshot.", status_code=404)
-        return FileResponse(shot, media_type="image/png")
+        return Response(shot, media_type="image/png")
 
     async def decide(request: Request) -> Response:
         checked = await web.checked_post(request)

@@ -9,6 +9,8 @@ authority signed it. A different payload is a different request: it is asked aga
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import re
 from datetime import timedelta
 from pathlib import Path
@@ -38,6 +40,21 @@ def screenshot_file(job_id: str, stored: str | None) -> Path | None:
     if path.is_symlink() or folder.is_symlink() or path.resolve().parent != folder:
         return None  # no link (to a file, or a job folder linked to another's), no other folder
     return path if path.is_file() else None
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def sealed_screenshot(job_id: str, stored: str | None, sha256: str | None) -> bytes | None:
+    """The bytes of an approval's screenshot, only when they are the ones parked with it (their
+    SHA-256 is sealed with the approval's sources): a file written over afterwards in the worker's
+    folder, or a screenshot parked before its content was sealed, is not shown."""
+    path = screenshot_file(job_id, stored)
+    if path is None or sha256 is None:
+        return None
+    data = path.read_bytes()
+    return data if hmac.compare_digest(hashlib.sha256(data).hexdigest(), sha256) else None
 
 
 class Parked(BaseException):
@@ -126,6 +143,7 @@ class JobHuman:
             request=request,
             sources=self._sources(request),
             screenshot=self.screenshot,
+            screenshot_sha256=_sha256(Path(self.screenshot)) if self.screenshot else None,
             expires_in=self.expires_in,
         )
         self.authority.audit.append(

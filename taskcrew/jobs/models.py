@@ -129,6 +129,9 @@ class Approval(BaseModel):
     question: str | None = Field(default=None, description="the question (kind 'question')")
     sources: list[FieldSource] = Field(default_factory=list)
     screenshot: str | None = Field(default=None, description="path of a screenshot of the filled form")
+    screenshot_sha256: str | None = Field(
+        default=None, description="SHA-256 of the screenshot's bytes as parked: another file is not shown"
+    )
     key: str = Field(
         description="fingerprint of the exact payload or question; a decision applies only to it"
     )

@@ -479,7 +479,7 @@ class Jobs:
         from taskcrew.approvals import seals
 
         if not seals.check(self.keys, seals.sources, approval, approval.sources_sig):
-            approval.sources, approval.screenshot = [], None
+            approval.sources, approval.screenshot, approval.screenshot_sha256 = [], None, None
         return approval
 
     def approval(self, approval_id: str) -> Approval:
@@ -555,6 +555,7 @@ class Jobs:
         question: str | None = None,
         sources: builtins.list[FieldSource] | None = None,
         screenshot: str | None = None,
+        screenshot_sha256: str | None = None,
         expires_in: timedelta | None = None,
     ) -> Approval:
         """Create a pending approval (or return the pending one with the same key), signed."""
@@ -573,6 +574,7 @@ class Jobs:
             question=question,
             sources=sources or [],
             screenshot=screenshot,
+            screenshot_sha256=screenshot_sha256,
             key=key,
             created_at=now,
             expires_at=now + expires_in if expires_in else None,
