@@ -5,11 +5,16 @@
 - paying an existing record (``/bills/<id>/pay``) is judged by the record's amount, read from its
   page by the worker when the form does not carry it;
 - per-path and per-field rules; bulk approval only for identical low-risk items;
+- a target's path is read one way for every rule (``target_path``: its canonical form and every
+  reading a server may route on): deny and flag rules match any reading, allow rules (auto-approval,
+  the policy's exemptions) only a plain path as sent; a path read otherwise is "unclear_target";
 - a value that hides characters from its reader (bidi controls, zero-width and other format
   characters, long runs of odd spaces: ``approvals.visible``) is flagged;
 - field names are matched on their words too (``field_matches``: "invoiceAmount", "invoice-total",
   "lines[0].amount" read as "invoice_amount", "invoice_total", "lines_0_amount"); a value shaped
   like money above the threshold is flagged whatever its field is called;
+- a name or value the browser guard could not read exactly from a request's body (``NOT_EXACT``)
+  is flagged "unread_body", to be checked by hand by a second person;
 - ``read_money``: a submission's amounts and currency, for the rules and for every surface that
   shows them (a currency that cannot be read is flagged, never guessed);
 - which fields (named exactly, per system) are left out of the approval key;
@@ -19,26 +24,158 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import re
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Literal
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import unquote, urljoin, urlsplit
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from taskcrew.approvals.visible import bare, hidden, visible
 
 DEFAULT_RULES = Path(__file__).with_name("rules.yaml")
+# How the browser guard's body parser (tools/browser/network.py) starts a name or value it could not
+# read exactly as the system will ("(not read exactly: REASON) what it could read"); ``assess``
+# flags it, to be checked by hand (a text that starts so is sent with "(text) " before it).
+NOT_EXACT = "(not read exactly: "
 ENV_RULES = ("TASKCREW_RISK_RULES", "TASKCREW_CONSOLE_RISK_RULES")
 
 
 def _host(url: str) -> str:
     parts = urlsplit(url)
     return f"{(parts.hostname or '').lower()}:{parts.port or (443 if parts.scheme == 'https' else 80)}"
+
+
+# ---- target paths: one canonical form, and every reading a server may route on ------------------
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+READINGS_MAX = 256  # a path with more readings than this is "unclear" and matched as every rule
+
+
+def _dot_segments(path: str) -> str:
+    """RFC 3986 5.2.4 on an absolute path: "." and ".." segments resolved; "//" and a trailing "/"
+    are kept (servers differ on them)."""
+    segments = (path if path.startswith("/") else "/" + path).split("/")[1:]
+    out: list[str] = []
+    for i, segment in enumerate(segments):
+        last = i == len(segments) - 1
+        if segment in (".", ".."):
+            if segment == ".." and out:
+                out.pop()
+            if last:
+                out.append("")
+        else:
+            out.append(segment)
+    return "/" + "/".join(out)
+
+
+def canonical_path(path: str) -> str:
+    """The one canonical form of a target's path (RFC 3986 6.2.2): an escape of an unreserved
+    character decoded ("%2D" -> "-", "%70" -> "p"), the other escapes in upper case, dot segments
+    resolved, "" read as "/". Case, ";params", "//" and a trailing "/" are kept as sent: servers
+    differ on them (``target_path``)."""
+
+    def escape(found: re.Match[str]) -> str:
+        char = chr(int(found.group(1), 16))
+        return char if char in _UNRESERVED else "%" + found.group(1).upper()
+
+    return _dot_segments(_ESCAPE.sub(escape, path or "/"))
+
+
+_READS: tuple[Callable[[str], str], ...] = (
+    canonical_path,
+    lambda p: unquote(p, errors="replace"),  # a server that decodes every escape (again)
+    lambda p: re.sub(r";[^/]*", "", p),  # Tomcat, Jetty, Spring drop ";params" from each segment
+    lambda p: re.split(r"[?#]", p, maxsplit=1)[0],  # a decoded "?" or "#" read as the path's end
+    lambda p: p.replace("\\", "/"),  # IIS, some proxies
+    lambda p: re.sub(r"/{2,}", "/", p),  # nginx merge_slashes, most routers
+    _dot_segments,
+    lambda p: p.rstrip("/") or "/",  # Express, Spring < 6, Rails: "/pay/" routed as "/pay"
+)
+
+
+class TargetPath(BaseModel):
+    """A target URL's path as sent, its canonical form and every reading a server may route it on
+    (percent-decoded once or more, ";params" dropped, cut at a decoded "?", backslashes and "//"
+    as "/", dot segments resolved, a trailing "/" dropped, in any combination)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    sent: str
+    canonical: str
+    readings: tuple[str, ...] = Field(description="the canonical form first")
+    complete: bool = Field(default=True, description="False: more readings than READINGS_MAX")
+
+    @property
+    def plain(self) -> bool:
+        """Read one way only: as sent (no escape, ";", "//", dot segment, backslash, trailing "/")."""
+        return self.complete and self.readings == (self.sent,)
+
+    def ends(self) -> list[str]:
+        """The readings no further step changes (what a server finally routes on), shortest first."""
+        return sorted((r for r in self.readings if all(_read(step, r) == r for step in _READS)), key=len)
+
+    def unclear(self) -> list[str]:
+        """What lets a server read it otherwise than as written, in words ([]: plain)."""
+        sent, why = self.sent, []
+        for there, words in (
+            ("%" in sent, "percent-encoded characters"),
+            (";" in sent, "';' parameters"),
+            ("\\" in sent, "a backslash"),
+            ("//" in sent, "an empty segment ('//')"),
+            (bool(re.search(r"(^|/)\.{1,2}(/|$)", sent)), "'.' or '..' segments"),
+            (sent != "/" and sent.endswith("/"), "a trailing '/'"),
+        ):
+            if there:
+                why.append(words)
+        return why or ([] if self.plain else ["characters a server may read otherwise"])
+
+
+def target_path(url: str) -> TargetPath:
+    """``url``'s path read every way a server may route it: deny and flag rules match any reading
+    (``path_flagged``), allow and exempt rules only a plain path as sent (``path_exact``). The one
+    reading of paths for every rule: risk rules, auto-approval, the policy's blocked, exempt, login
+    and data-changing GET paths."""
+    return read_path(urlsplit(url).path)
+
+
+@functools.lru_cache(maxsize=1024)
+def read_path(sent: str) -> TargetPath:
+    """``target_path`` of a path as sent ("" is "/")."""
+    sent = sent or "/"
+    canonical = canonical_path(sent)
+    seen = {sent: None, canonical: None}
+    todo = [sent, canonical]
+    while todo and len(seen) <= READINGS_MAX:
+        path = todo.pop()
+        for step in _READS:
+            reading = _read(step, path)
+            if reading not in seen:
+                seen[reading] = None
+                todo.append(reading)
+    readings = (canonical, *(r for r in seen if r != canonical))
+    return TargetPath(sent=sent, canonical=canonical, readings=readings, complete=not todo)
+
+
+def _read(step: Callable[[str], str], path: str) -> str:
+    reading = step(path)
+    return reading if reading.startswith("/") else "/" + reading
+
+
+def path_flagged(pattern: str, target: TargetPath) -> bool:
+    """A deny or flag rule (a regex, any case) matches: on any reading of the path, or on every
+    path when it has too many readings to tell."""
+    return not target.complete or any(re.search(pattern, r, re.IGNORECASE) for r in target.readings)
+
+
+def path_exact(pattern: str, target: TargetPath) -> bool:
+    """An allow rule (a regex, as written) matches: only a plain path, as it was sent."""
+    return target.plain and re.search(pattern, target.sent) is not None
 
 
 class RiskRulesError(ValueError):
@@ -160,10 +297,12 @@ class RiskRules(BaseModel):
         )
 
     def auto_approve_rule(self, identity: str, url: str) -> AutoApproveRule | None:
-        path = urlsplit(url).path or "/"
+        """The rule letting ``identity`` auto-approve ``url``: an allow rule, so only a plain path
+        as sent matches it (``path_exact``); one a server could read otherwise is asked."""
+        target = target_path(url)
         for rule in self.auto_approve:
             if any(fnmatch.fnmatchcase(identity, i) for i in rule.identities) and any(
-                re.search(p, path) for p in rule.paths
+                path_exact(p, target) for p in rule.paths
             ):
                 return rule
         return None
@@ -188,6 +327,8 @@ RuleName = Literal[
     "field_rule",
     "unreadable_currency",
     "hidden_characters",
+    "unclear_target",
+    "unread_body",
 ]
 
 
@@ -251,13 +392,21 @@ def parse_amount(text: str) -> Decimal | None:
 
 def look_up(url: str, rules: RiskRules, fetch: Callable[[str], str | None] | None) -> dict[str, str]:
     """For a target an ``amount_lookups`` rule names: the record's amount and currency, read from
-    its page ({"amount", "currency", "source"}); {"unreadable": why} when it cannot be read."""
-    path = urlsplit(url).path
+    its page ({"amount", "currency", "source"}); {"unreadable": why} when it cannot be read.
+    The rule matches any reading of the path (``target_path``: "/bills/BILL%2D7/pay/" is read as
+    "/bills/BILL-7/pay"), in any case; a path read as more than one record is unreadable."""
+    target = target_path(url)
     for lookup in rules.amount_lookups:
-        found = re.search(lookup.path, path)
-        if not found:
+        pages = list(dict.fromkeys(_lookup_pages(lookup, target, url)))
+        if not pages:
             continue
-        page = urljoin(url, lookup.page.format(**found.groupdict()))
+        page = pages[0]
+        if len(pages) > 1 or not target.complete:
+            records = ", ".join(pages[:3]) if target.complete else "too many to list"
+            return {
+                "unreadable": f"the target {target.sent} reads as more than one record ({records})",
+                "source": page,
+            }
         text = fetch(page) if fetch is not None else None
         hit = re.search(lookup.pattern, text or "")
         if hit is None:
@@ -265,6 +414,11 @@ def look_up(url: str, rules: RiskRules, fetch: Callable[[str], str | None] | Non
         groups = hit.groupdict()
         return {"amount": groups["amount"], "currency": groups.get("currency") or "", "source": page}
     return {}
+
+
+def _lookup_pages(lookup: AmountLookup, target: TargetPath, url: str) -> list[str]:
+    found = (re.search(lookup.path, reading, re.IGNORECASE) for reading in target.readings)
+    return [urljoin(url, lookup.page.format(**f.groupdict())) for f in found if f]
 
 
 def _seen(looked_up: dict[str, str]) -> tuple[object, ...]:
@@ -421,6 +575,21 @@ def assess(
             )
         )
     for name, value in fields:
+        unread = next((t for t in (name, value) if t.startswith(NOT_EXACT)), None)
+        if unread is not None:
+            why = unread[len(NOT_EXACT) :].partition(") ")[0]
+            flags.append(
+                RiskFlag(
+                    rule="unread_body",
+                    field=name,
+                    message=(
+                        f"the body could not be read exactly as the system will read it ({visible(why)}): "
+                        "what is shown may not be all it reads; check it by hand"
+                    ),
+                    second_approver=True,
+                )
+            )
+    for name, value in fields:
         if bank_field(name, value, rules):
             named = field_matches(name, rules.bank_fields)
             what = visible(name) if named else f"{visible(name)} = {visible(value)} is an IBAN"
@@ -506,21 +675,50 @@ def assess(
                         second_approver=rule.second_approver,
                     )
                 )
-    path = urlsplit(url).path
-    if any(re.search(p, path, re.IGNORECASE) for p in rules.flag_paths):
+    flags += path_flags(url, rules)
+    return Assessment(flags=flags)
+
+
+def path_flags(url: str, rules: RiskRules) -> list[RiskFlag]:
+    """The flags of a data-changing request's target path, matched on every reading a server may
+    route it on (``target_path``): a sensitive page, a path rule, and a path a server could read
+    otherwise than as written (or that names a record to look up only once normalised)."""
+    target = target_path(url)
+    flags: list[RiskFlag] = []
+    if any(path_flagged(p, target) for p in rules.flag_paths):
         flags.append(
             RiskFlag(
                 rule="sensitive_target",
-                message=f"the target {path} is a sensitive page",
+                message=f"the target {visible(target.sent)} is a sensitive page",
                 second_approver=True,
             )
         )
     flags += [
         RiskFlag(rule="path_rule", message=r.message, second_approver=r.second_approver)
         for r in rules.path_rules
-        if re.search(r.path, path, re.IGNORECASE)
+        if path_flagged(r.path, target)
     ]
-    return Assessment(flags=flags)
+    why = target.unclear()
+    if not why:  # plain, but a record to look up only in another case ("/Bills/7/pay")
+        why = [
+            f"letters in another case than the rules' path, read as {pages[0]}"
+            for lookup in rules.amount_lookups
+            if (pages := _lookup_pages(lookup, target, url)) and not re.search(lookup.path, target.sent)
+        ][:1]
+    if why:
+        readings = [r for r in target.ends() if r != target.sent][:3]
+        taken = f"; a server may take it for {' or '.join(readings)}" if readings else ""
+        flags.append(
+            RiskFlag(
+                rule="unclear_target",
+                message=visible(
+                    f"the target {target.sent} can be read otherwise than as written "
+                    f"({', '.join(why)}{taken}): check it by hand"
+                ),
+                second_approver=True,
+            )
+        )
+    return flags
 
 
 def bulk_key(method: str, url: str, field_names: list[str]) -> tuple[str, str, tuple[str, ...]]:

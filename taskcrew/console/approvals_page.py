@@ -71,7 +71,7 @@ def routes(web: Web) -> list[BaseRoute]:
         work = work_item(view, console.rules, systems=systems)
         run_name = Path(view.job.run_dir).name if view.job and view.job.run_dir else None
         run = await asyncio.to_thread(console.runs.detail, run_name) if run_name else None
-        shot = item.screenshot and await asyncio.to_thread(
+        shot = await asyncio.to_thread(
             sealed_screenshot, item.job_id, item.screenshot, item.screenshot_sha256
         )
         return web.page(

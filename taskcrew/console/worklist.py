@@ -41,6 +41,8 @@ FlagCode = Literal[
     "currency",
     "hidden",
     "sensitive",
+    "unclear",
+    "unread",
     "rule",
 ]
 FLAG_WORDS: dict[str, str] = {
@@ -53,6 +55,8 @@ FLAG_WORDS: dict[str, str] = {
     "currency": "currency not readable",
     "hidden": "hidden characters",
     "sensitive": "sensitive target",
+    "unclear": "unclear target path",
+    "unread": "body not read exactly",
     "rule": "company rule",
 }
 RULE_CODES: dict[str, FlagCode] = {
@@ -62,6 +66,8 @@ RULE_CODES: dict[str, FlagCode] = {
     "unreadable_currency": "currency",
     "hidden_characters": "hidden",
     "sensitive_target": "sensitive",
+    "unclear_target": "unclear",
+    "unread_body": "unread",
     "path_rule": "rule",
     "field_rule": "rule",
 }

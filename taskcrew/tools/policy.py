@@ -4,7 +4,10 @@
   would see them, so user-info tricks (``http://erp@evil.test``), look-alike hosts, odd IPv4 spellings,
   backslashes and embedded tabs do not get through; only http(s) (and ws(s) for WebSockets, and
   ``about:blank``) are allowed, so ``javascript:``, ``data:`` and ``file:`` URLs are refused.
-- Paths: blocked prefixes (the ERP's ``/_debug``), checked after percent-decoding and dot-segment removal.
+- Paths: one reading of a target's path for every rule (``approvals.rules.target_path``): blocked
+  prefixes and ``changing_get_paths`` (deny rules) match any way a server may read it (decoded,
+  ``;params`` dropped, dot segments resolved, any case); the login and exempt paths (allow rules)
+  only a path sent plain and exactly as configured.
 - Data-changing requests (any method but GET/HEAD/OPTIONS, and GETs to ``changing_get_paths``): a login
   to a configured ``login_paths`` URL (never a form that merely looks like a login) and
   ``exempt_paths`` such as the ERP's cookie-notice dismissal are exempt; read-only mode refuses the rest; otherwise the injected ``Human`` sees the method, URL and exact field values (secrets as
@@ -16,20 +19,30 @@ File-path rules (sandbox root, dotfiles, secrets) live with the file tools, not 
 
 from __future__ import annotations
 
-import posixpath
 import re
 import socket
 from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Literal
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, Field
 
 from taskcrew.approvals.key import request_key
 from taskcrew.approvals.record import known_vendors, read_record
-from taskcrew.approvals.rules import RiskRules, approved_when, assess, load_rules, look_up, lookup_change
+from taskcrew.approvals.rules import (
+    RiskRules,
+    TargetPath,
+    approved_when,
+    assess,
+    canonical_path,
+    load_rules,
+    look_up,
+    lookup_change,
+    read_path,
+    target_path,
+)
 from taskcrew.config import DEFAULT_ERP_PORT
 from taskcrew.tools.human import ApprovalDecision, ApprovalRequest, FieldValue, Human
 
@@ -147,12 +160,6 @@ def normalize_host(host: str) -> str | None:
         return None
 
 
-def normalize_path(path: str) -> str:
-    decoded = unquote(unquote(path or "/"))
-    normal = posixpath.normpath("/" + decoded.replace("\\", "/").lstrip("/"))
-    return normal.lower()
-
-
 def check_url(url: str, config: PolicyConfig) -> UrlVerdict:
     """Pure URL check against the allow-list and blocked paths."""
     cleaned = _CONTROL_RE.sub("", url.strip(" \x00\x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0c\x0e\x0f"))
@@ -188,14 +195,26 @@ def check_url(url: str, config: PolicyConfig) -> UrlVerdict:
             url=cleaned,
             host=host,
         )
-    path = normalize_path(parts.path)
+    target = read_path(parts.path)
     for prefix in config.blocked_paths:
-        p = normalize_path(prefix.rstrip("*"))
-        if path == p or path.startswith(p.rstrip("/") + "/"):
+        if _under(target, prefix.rstrip("*")):
             return UrlVerdict(
-                allowed=False, reason=f"the path {prefix} is off limits", url=cleaned, host=host, path=path
+                allowed=False,
+                reason=f"the path {prefix} is off limits",
+                url=cleaned,
+                host=host,
+                path=target.canonical,
             )
-    return UrlVerdict(allowed=True, reason="allowed host", url=cleaned, host=host, path=path)
+    return UrlVerdict(allowed=True, reason="allowed host", url=cleaned, host=host, path=target.canonical)
+
+
+def _under(target: TargetPath, prefix: str, *, below: bool = True) -> bool:
+    """A deny rule: any reading of the path (any case, ``target_path``) is ``prefix`` (or, with
+    ``below``, under it); a path with too many readings to tell is."""
+    base = canonical_path(prefix).rstrip("/").lower()
+    return not target.complete or any(
+        r.lower() == (base or "/") or (below and r.lower().startswith(base + "/")) for r in target.readings
+    )
 
 
 def _host_allowed(host: str, port: int, entries: list[str]) -> bool:
@@ -275,7 +294,7 @@ class Policy:
         method = method.upper()
         if method not in SAFE_METHODS:
             return True
-        return bool(self.config.changing_get_paths) and self._matches(url, self.config.changing_get_paths)
+        return any(_under(target_path(url), p, below=False) for p in self.config.changing_get_paths)
 
     def refuse_redirect(self, method: str, url: str) -> PolicyDecision:
         """A redirect that would repeat a data-changing request: never followed (recorded)."""
@@ -444,7 +463,7 @@ class Policy:
             return decide("allowed", "does not change data")
         if self._is_login_path(sub.url):  # by the configured login URL, never by the form's shape
             return decide("allowed", "login is exempt from approval")
-        if self._matches(sub.url, self.config.exempt_paths):
+        if _exact(sub.url, self.config.exempt_paths):
             return decide("allowed", "this path changes no business data (exempt)")
         if self.read_only:
             return decide("read_only_refused", "read-only session")
@@ -511,15 +530,10 @@ class Policy:
 
     def is_exempt(self, url: str) -> bool:
         """A login or an exempt path: data-changing, but no approval and no intent (not business data)."""
-        return self._is_login_path(url) or self._matches(url, self.config.exempt_paths)
+        return self._is_login_path(url) or _exact(url, self.config.exempt_paths)
 
     def _is_login_path(self, url: str) -> bool:
-        return self._matches(url, self.config.login_paths)
-
-    @staticmethod
-    def _matches(url: str, paths: list[str]) -> bool:
-        path = normalize_path(urlsplit(url).path).rstrip("/") or "/"
-        return any(path == (normalize_path(p).rstrip("/") or "/") for p in paths)
+        return _exact(url, self.config.login_paths)
 
     def _approval_request(self, method: str, sub: Submission) -> ApprovalRequest:
         """What the person is asked: every field (one a rule leaves out of the key says so), the
@@ -567,6 +581,14 @@ class Policy:
         elif self._recorder is not None:
             self._recorder(decision)
         return decision
+
+
+def _exact(url: str, paths: list[str]) -> bool:
+    """An exemption (an allow rule) holds only for a path sent plain (``TargetPath.plain``: no
+    escape, ";", "//", dot segment or trailing "/") that is one of ``paths`` exactly, case and all:
+    a path a server could read as another is never exempt (it is asked, and flagged)."""
+    target = target_path(url)
+    return target.plain and target.sent in paths
 
 
 def _read_once(fetch: Callable[[str], str | None] | None) -> Callable[[str], str | None] | None:

@@ -12,16 +12,18 @@
 
 from __future__ import annotations
 
+import codecs
 import contextlib
+import hashlib
 import json
 import re
 from dataclasses import dataclass, field
-from email.parser import BytesParser
-from email.policy import HTTP
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import parse_qsl, urljoin
+from urllib.parse import unquote_to_bytes, urljoin
 
-from taskcrew.approvals.key import file_value, same_fields, text_value
+from taskcrew.approvals.key import TEXT_MARK, file_value, same_fields, text_value
+from taskcrew.approvals.rules import NOT_EXACT
 from taskcrew.tools.human import FieldValue
 from taskcrew.tools.intents import SendOutcome
 from taskcrew.tools.intents import fetcher as intent_fetcher
@@ -77,46 +79,340 @@ def request_fields(request: Request, vault: Vault) -> list[FieldValue]:
 
 
 def _raw_fields(request: Request) -> list[tuple[str, str]]:
-    """The body as name/value pairs: a file part as ``file_value`` (marked here, by the parser), every
-    text value through ``text_value`` (so a text cannot pass for a file); see approvals/key.py."""
-    header = request.headers.get("content-type") or ""
-    ctype = header.lower()
+    """The body of a request as name/value pairs, as ``body_fields`` reads it."""
     try:
         body = request.post_data_buffer
-    except Exception:
-        body = None
+    except Exception as exc:  # the browser could not hand the body over: never taken for "no body"
+        return [(BODY_FIELD, f"{NOT_EXACT}the browser did not hand over the body: {_plain(str(exc))}) ")]
+    return body_fields(request.headers.get("content-type"), body or b"")
+
+
+# ------------------------------------------------------------------ request bodies
+# One parser per body, chosen by the exact media type of its Content-Type (the type/subtype before
+# any parameter, in any case), as the system that receives it reads it:
+#   application/x-www-form-urlencoded   name=value pairs (percent-decoded bytes, in the declared
+#                                        charset, UTF-8 when none is declared)
+#   multipart/form-data                  its parts, read exactly (a file part as ``file_value``)
+#   text/plain                           a <form enctype="text/plain">: name=value lines, each ended
+#                                        by CRLF
+#   application/json, */*+json           every leaf a field named by its path ("payment.amount",
+#                                        "lines[0].amount"), so the risk rules judge nested values
+# What the parser cannot account for exactly — a body of another or an unreadable type, a JSON body
+# with a repeated key or a syntax error, a multipart body it cannot split exactly, text that is not
+# name=value lines, bytes that are not valid in the declared charset — is shown with the reason in
+# front (``NOT_EXACT``), its bytes that do not decode escaped as \xNN (never replaced), and the risk
+# rules flag it (``approvals.rules.assess``): checked by hand, by two people where the rule is on.
+# The fields are what the approver is shown, what the rules judge and what the key covers.
+
+BODY_FIELD = "(body)"  # the name of a body the parser could not read into fields
+SHOWN_BODY = 4000  # characters of an unread body shown; the rest is named by its size and digest
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_CHARSETS = re.compile(r"utf-8|ascii|latin-1|iso8859-\d+|cp125\d")  # Python's names of the ones read
+_NAME = re.compile(r"[^\W\d][\w-]*")  # a JSON key written as .key in a path; any other as ["key"]
+_SCALE = 40  # a JSON number with an exponent is written out in full up to this many places
+
+
+class _NotExact(ValueError):
+    """The body cannot be read exactly as the system will read it; the message says why."""
+
+
+class _Object(list[tuple[str, Any]]):
+    """A JSON object, its members in the order sent."""
+
+
+class _Number(str):
+    """A JSON number, its text as sent."""
+
+
+def body_fields(content_type: str | None, body: bytes) -> list[tuple[str, str]]:
+    """A request body as name/value pairs: a file part as ``file_value`` (marked here, by the
+    parser), every text value through ``text_value`` (so a text cannot pass for a file; see
+    approvals/key.py), and what cannot be read exactly marked ``NOT_EXACT`` (see above)."""
     if not body:
         return []
-    if "application/x-www-form-urlencoded" in ctype:
-        return [
-            (k, text_value(v)) for k, v in parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)
-        ]
-    if "multipart/form-data" in ctype:
-        # the header as sent: its boundary is case-sensitive (lowercased, no part is found)
-        msg = BytesParser(policy=HTTP).parsebytes(b"Content-Type: " + header.encode() + b"\r\n\r\n" + body)
-        out: list[tuple[str, str]] = []
-        for part in msg.iter_parts():
-            name = part.get_param("name", header="content-disposition") or "?"
-            filename = part.get_filename()
-            payload = part.get_payload(decode=True)
-            content = payload if isinstance(payload, bytes) else b""
-            if filename is not None:  # a file part: marked by the parser, never by how a value looks
-                out.append((str(name), file_value(filename, len(content))))
-            else:
-                out.append((str(name), text_value(content.decode("utf-8", "replace"))))
-        return out
-    text = body.decode("utf-8", "replace")
-    if "text/plain" in ctype and "=" in text:  # <form enctype="text/plain">: name=value lines
-        lines = [line.partition("=") for line in text.split("\r\n") if line]
-        return [(k, text_value(v)) for k, _, v in lines]
-    if "json" in ctype:
+    codec = "utf-8"
+    try:
+        media, params = _media_type(content_type or "")
+        codec = _codec(params)
+        if media == "application/x-www-form-urlencoded":
+            return _urlencoded(body, codec)
+        if media == "multipart/form-data":
+            return _multipart(body, params, codec)
+        if media == "text/plain":
+            return _text_lines(body, codec)
+        if media == "application/json" or media.endswith("+json"):
+            if codec != "utf-8":
+                raise _NotExact(f"a JSON body declared as {params['charset']}, not UTF-8")
+            return _json_fields(body)
+        raise _NotExact(f"a body of type {media}, which the gate does not read")
+    except _NotExact as why:
+        return [(BODY_FIELD, _unread(str(why), body, codec))]
+
+
+def _media_type(header: str) -> tuple[str, dict[str, str]]:
+    """The media type (lower case) and parameters of a Content-Type header. A parameter that cannot
+    be read is passed over (as servers do), but a charset or boundary that is unreadable or given
+    twice makes the body unreadable: a server may take either."""
+    media, _, rest = header.partition(";")
+    kind, slash, sub = media.strip().partition("/")
+    if not (slash and _TOKEN.fullmatch(kind) and _TOKEN.fullmatch(sub)):
+        shown = repr(header) if header.strip() else "none"
+        raise _NotExact(f"a body whose Content-Type ({_plain(shown)}) names no one media type")
+    params: dict[str, str] = {}
+    for piece in _split_params(rest):
+        name, eq, value = piece.partition("=")
+        name = name.strip().lower()
+        if name not in ("charset", "boundary"):
+            continue
+        value = value.strip()
+        if value.startswith('"') and len(value) > 1 and value.endswith('"'):
+            value = re.sub(r"\\(.)", r"\1", value[1:-1])
+        if not eq or not value or name in params:
+            raise _NotExact(f"a Content-Type whose {name} cannot be read as one value")
+        params[name] = value
+    return f"{kind}/{sub}".lower(), params
+
+
+def _split_params(text: str) -> list[str]:
+    """The ";"-separated parameters of a Content-Type, a quoted string kept whole."""
+    pieces, current, quoted, escaped = [], "", False, False
+    for char in text:
+        if char == ";" and not quoted:
+            pieces.append(current)
+            current = ""
+            continue
+        current += char
+        if escaped:
+            escaped = False
+        elif char == "\\" and quoted:
+            escaped = True
+        elif char == '"':
+            quoted = not quoted
+    return [*pieces, current]
+
+
+def _codec(params: dict[str, str]) -> str:
+    """Python's codec for the declared charset (UTF-8 when none is declared); one the gate does not
+    read (an unknown name, or not a plain one-byte or UTF-8 encoding) makes the body unreadable."""
+    declared = params.get("charset")
+    if declared is None:
+        return "utf-8"
+    try:
+        name = codecs.lookup(declared).name
+    except LookupError:
+        name = ""
+    if not _CHARSETS.fullmatch(name):
+        raise _NotExact(f"a body in the charset {_plain(declared)!r}, which the gate does not read")
+    return name
+
+
+def _plain(text: str) -> str:
+    """A reason's text without the parentheses that end a ``NOT_EXACT`` mark."""
+    return text.replace("(", "[").replace(")", "]")
+
+
+def _decoded(raw: bytes, codec: str) -> tuple[str, bool]:
+    """``raw`` as text and whether it decoded exactly; when not, every byte that does not decode is
+    written \\xNN and every backslash \\\\ (so different bytes never read the same)."""
+    with contextlib.suppress(UnicodeDecodeError):
+        return raw.decode(codec), True
+    text = raw.decode(codec, "surrogateescape")
+    escaped = "".join(
+        f"\\x{ord(c) - 0xDC00:02x}" if "\udc80" <= c <= "\udcff" else "\\\\" if c == "\\" else c for c in text
+    )
+    return escaped, False
+
+
+def _bytes_reason(codec: str) -> str:
+    return f"bytes not valid {codec} shown as \\xNN, a backslash as \\\\"
+
+
+def _field_text(raw: bytes, codec: str, *, name: bool = False) -> str:
+    """One name or text value: decoded exactly (a value through ``text_value``; one that starts like
+    a ``NOT_EXACT`` mark gets "(text) " first, so no text passes for the parser's own mark), or
+    marked ``NOT_EXACT`` with its bytes escaped."""
+    text, exact = _decoded(raw, codec)
+    if not exact:
+        return f"{NOT_EXACT}{_bytes_reason(codec)}) {text}"
+    return _own_text(text, name=name)
+
+
+def _own_text(text: str, *, name: bool = False) -> str:
+    if text.startswith(NOT_EXACT):
+        return TEXT_MARK + text
+    return text if name else text_value(text)
+
+
+def _unread(why: str, body: bytes, codec: str) -> str:
+    """What is shown (and keyed) of a body that could not be read: the reason, then its text, bytes
+    that do not decode escaped; a long one cut, named by its size and SHA-256 (the key still changes
+    with every byte)."""
+    try:
+        text, exact = body.decode(codec), True
+    except UnicodeDecodeError:  # escaped in its first bytes only (it may be large)
+        text, exact = _decoded(body[:SHOWN_BODY], codec)[0], False
+    reason = why if exact else f"{why}; {_bytes_reason(codec)}"
+    if len(text) > SHOWN_BODY or len(body) > SHOWN_BODY:
+        digest = hashlib.sha256(body).hexdigest()
+        text = f"{text[:SHOWN_BODY]}… [{len(body)} bytes in all, SHA-256 {digest}]"
+    return f"{NOT_EXACT}{_plain(reason)}) {text}"
+
+
+def _urlencoded(body: bytes, codec: str) -> list[tuple[str, str]]:
+    """name=value pairs split on "&", "+" as a space, percent-decoded to bytes, then decoded."""
+    out = []
+    for pair in body.split(b"&"):
+        if not pair:
+            continue
+        name, _, value = pair.partition(b"=")
+        out.append((_field_text(_unquote(name), codec, name=True), _field_text(_unquote(value), codec)))
+    return out
+
+
+def _unquote(raw: bytes) -> bytes:
+    return unquote_to_bytes(raw.replace(b"+", b" "))
+
+
+def _text_lines(body: bytes, codec: str) -> list[tuple[str, str]]:
+    """A <form enctype="text/plain">: each field "name=value" and CRLF; anything else is unread."""
+    lines = body.split(b"\r\n")
+    if lines[-1] != b"" or not all(b"=" in line for line in lines[:-1]):
+        raise _NotExact("a text/plain body that is not name=value lines")
+    pairs = [line.partition(b"=") for line in lines[:-1]]
+    return [(_field_text(k, codec, name=True), _field_text(v, codec)) for k, _, v in pairs]
+
+
+_DISPOSITION = re.compile(r'form-data((?:;[ \t]*(?:name|filename)="[^"\r\n]*")*)[ \t]*', re.I)
+_DISPOSITION_PARAM = re.compile(r'(name|filename)="([^"\r\n]*)"', re.I)
+
+
+def _multipart(body: bytes, params: dict[str, str], codec: str) -> list[tuple[str, str]]:
+    """The parts of a multipart/form-data body, read exactly as a browser writes them: delimiter
+    lines with nothing after them, each part's headers a Content-Disposition form-data with a name
+    (and a filename for a file) and at most a Content-Type; anything else is unread."""
+    boundary = params.get("boundary")
+    if not boundary:
+        raise _NotExact("a multipart body without a boundary")
+    delimiter = b"--" + boundary.encode("utf-8")
+    close = b"\r\n" + delimiter + b"--"
+    if body in (delimiter + b"--", delimiter + b"--\r\n"):  # a form with no field to send
+        return []
+    if not body.startswith(delimiter + b"\r\n") or not (
+        body.endswith(close) or body.endswith(close + b"\r\n")
+    ):
+        raise _NotExact("a multipart body that does not begin and end with its boundary")
+    inner = body[len(delimiter) + 2 : body.rindex(close)]
+    parts = inner.split(b"\r\n" + delimiter + b"\r\n")
+    if inner.count(b"\r\n" + delimiter) != len(parts) - 1:  # a boundary line a server may read otherwise
+        raise _NotExact("a multipart body with its boundary inside a part")
+    out: list[tuple[str, str]] = []
+    for part in parts:
+        head, sep, content = part.partition(b"\r\n\r\n")
+        if not sep:
+            raise _NotExact("a multipart part without a blank line after its headers")
         try:
-            data = json.loads(text)
-        except ValueError:
-            data = None
-        if isinstance(data, dict):
-            return [(str(k), text_value(v) if isinstance(v, str) else json.dumps(v)) for k, v in data.items()]
-    return [("(body)", text_value(text))]
+            lines = head.decode("utf-8").split("\r\n")
+        except UnicodeDecodeError:
+            raise _NotExact("a multipart part whose headers are not UTF-8") from None
+        headers: dict[str, str] = {}
+        for line in lines:
+            key, colon, value = line.partition(":")
+            key = key.lower()
+            if not colon or key not in ("content-disposition", "content-type") or key in headers:
+                raise _NotExact(f"a multipart part with the header line {_plain(line[:80])!r}")
+            headers[key] = value.strip()
+        disposition = _DISPOSITION.fullmatch(headers.get("content-disposition", ""))
+        found = _DISPOSITION_PARAM.findall(disposition.group(1)) if disposition else []
+        names = [k.lower() for k, _ in found]
+        if "name" not in names or len(set(names)) != len(names):
+            raise _NotExact("a multipart part without one name in its Content-Disposition")
+        given = {k.lower(): v for k, v in found}
+        name = _own_text(given["name"], name=True)
+        if "filename" in given:  # a file part: marked by the parser, never by how a value looks
+            out.append((name, file_value(given["filename"], len(content))))
+            continue
+        part_codec = codec
+        if "content-type" in headers:
+            part_codec = _codec(_media_type(headers["content-type"])[1])
+        out.append((name, _field_text(content, part_codec)))
+    return out
+
+
+def _json_fields(body: bytes) -> list[tuple[str, str]]:
+    """A JSON body (UTF-8, RFC 8259): every leaf one field named by its path from the top:
+    ``payment.amount``, ``lines[0].amount``, ``["odd key"]`` for a key that is no plain name;
+    strings through ``text_value``, numbers as sent (one with an exponent written out), true, false,
+    null; an empty object or array as ``{}`` / ``[]``; a top-level scalar as ``(value)``."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _NotExact("a JSON body that is not valid UTF-8") from None
+
+    def members(pairs: list[tuple[str, Any]]) -> _Object:
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _NotExact(
+                    f"a JSON body that gives the key {json.dumps(key)} twice: a system may take either"
+                )
+            seen.add(key)
+        return _Object(pairs)
+
+    def constant(word: str) -> None:
+        raise _NotExact(f"a JSON body with {word}, which is not JSON")
+
+    try:
+        data = json.loads(
+            text, object_pairs_hook=members, parse_float=_Number, parse_int=_Number, parse_constant=constant
+        )
+        out: list[tuple[str, str]] = []
+        _flatten(data, "", out)
+    except json.JSONDecodeError as exc:
+        raise _NotExact(f"not valid JSON: {exc.msg} at character {exc.pos}") from None
+    except RecursionError:
+        raise _NotExact("a JSON body nested too deeply to read") from None
+    return out
+
+
+def _flatten(value: Any, path: str, out: list[tuple[str, str]]) -> None:
+    if isinstance(value, _Object) and value:
+        for key, item in value:
+            _check_text(key)
+            step = (
+                (f".{key}" if path else key)
+                if _NAME.fullmatch(key)
+                else f"[{json.dumps(key, ensure_ascii=False)}]"
+            )
+            _flatten(item, path + step, out)
+        return
+    if isinstance(value, list) and not isinstance(value, _Object) and value:
+        for i, item in enumerate(value):
+            _flatten(item, f"{path}[{i}]", out)
+        return
+    out.append((path or "(value)", _leaf(value)))
+
+
+def _leaf(value: Any) -> str:
+    if isinstance(value, _Number):
+        if "e" not in value.lower():
+            return str(value)
+        number = Decimal(value)
+        if abs(number.adjusted()) > _SCALE:
+            raise _NotExact(f"a JSON number ({_plain(value)}) too large or too small to show exactly")
+        return format(number, "f")
+    if isinstance(value, str):
+        _check_text(value)
+        return _own_text(value)
+    if isinstance(value, _Object):
+        return "{}"
+    if isinstance(value, list):
+        return "[]"
+    return json.dumps(value)  # true, false, null
+
+
+def _check_text(text: str) -> None:
+    if any("\ud800" <= c <= "\udfff" for c in text):
+        raise _NotExact("a JSON string with a lone surrogate escape: systems read it differently")
 
 
 class NetworkGuard:
