@@ -5,9 +5,9 @@ read by the gate: ``approvals/record.py``), and the vendors it knows (``known_ve
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit
 
 from taskcrew.approvals.authority import ApprovalView
+from taskcrew.approvals.rules import path_flagged, target_path
 
 
 def _norm(text: str) -> str:
@@ -50,7 +50,7 @@ def new_vendor(vendor: str, system: str, view: ApprovalView) -> str | None:
     request = view.approval.request
     if request is None:
         return None
-    if re.search(r"/vendors?/(new|create)\b", urlsplit(request.url).path):
+    if path_flagged(r"/vendors?/(new|create)\b", target_path(request.url)):  # any reading of the path
         return "creates a vendor"
     known = request.known_vendors
     if known is None or not vendor:
