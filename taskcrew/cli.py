@@ -411,6 +411,14 @@ def knowledge_facts(
     fact_id: Annotated[str | None, typer.Argument(help="The fact's id, as the list shows it.")] = None,
     query: Annotated[str | None, typer.Option("--query", "-q", help="Only facts related to this.")] = None,
     k: Annotated[int, typer.Option("-k", min=1, max=50, help="How many facts with --query.")] = 10,
+    words: Annotated[
+        str | None,
+        typer.Option(
+            "--words",
+            help="accept: the words digest the list printed; accepted only if the fact still says "
+            "exactly that (without it, the words are printed and you confirm them).",
+        ),
+    ] = None,
     store: KnowledgeStoreOption = None,
 ) -> None:
     """List learned facts (proposed, accepted, rejected), or accept/reject one: `facts accept ID`."""
@@ -424,7 +432,7 @@ def knowledge_facts(
     if not fact_id:
         console.print(f"[red]error:[/red] give the fact's id: `taskcrew knowledge facts {action.value} ID`.")
         raise typer.Exit(2)
-    raise typer.Exit(commands.decide(fact_id, action is FactAction.accept, store, console))
+    raise typer.Exit(commands.decide(fact_id, action is FactAction.accept, store, console, words))
 
 
 @knowledge_app.command("forget")

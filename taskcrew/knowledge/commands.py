@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -24,6 +25,9 @@ from taskcrew.knowledge.progress import IngestProgress
 from taskcrew.knowledge.questions import Ask
 from taskcrew.knowledge.retrieval import clip
 from taskcrew.knowledge.store import KnowledgeStore
+
+if TYPE_CHECKING:
+    from taskcrew.approvals.identity import Identity
 
 OK, FAILED, UNAVAILABLE = 0, 1, 2
 
@@ -195,36 +199,59 @@ def _model_ask(model: str | None, who: str) -> Ask:
 
 
 def facts(query: str | None, k: int, directory: Path | None, console: Console) -> int:
-    """List facts of every status (proposed ones wait for `knowledge facts accept|reject ID`)."""
+    """List facts of every status (proposed ones wait for `knowledge facts accept|reject ID`), with
+    each fact's words digest (what `accept --words` names), and the damaged rows."""
+    from taskcrew.knowledge.facts import UNKNOWN_ORIGIN, words_of
+
     try:
         store = _open(directory, console)
-        found = [h.fact for h in store.facts.search(query, k=k, status=None)] if query else store.facts.all()
+        if query:
+            found, damaged = [h.fact for h in store.facts.search(query, k=k, status=None)], []
+        else:
+            rows = store.facts.rows()
+            found, damaged = rows.facts, rows.damaged
     except (EmbedderUnavailable, UserError) as exc:  # UserError: a damaged store, a bad query
         console.print(f"[red]error:[/red] {escape(str(exc))}")
         return UNAVAILABLE
-    if not found:
+    if not found and not damaged:
         console.print(
             "No learned facts yet." if not query else "No learned fact matches.",
             "Facts are added by the reflector after verified runs.",
         )
         return OK
     for fact in found:
+        origin = (
+            "unverified row of unknown origin"
+            if fact.unverified
+            else f"first learned {fact.learned_at:%Y-%m-%d %H:%M} by run {escape(fact.run_id)}"
+            if fact.run_id
+            else UNKNOWN_ORIGIN
+        )
         console.print(
             f"[bold]{fact.id}[/bold] {_STATUS_STYLE[fact.status]} [dim]confidence {fact.confidence:.2f}, "
-            f"confirmed {fact.confirmations}x, first learned {fact.learned_at:%Y-%m-%d %H:%M} by run "
-            f"{escape(fact.run_id)}[/dim]",
+            f"confirmed {fact.confirmations}x, {origin}, words {words_of(fact.text)}[/dim]",
             highlight=False,
         )
         console.print(f"  {escape(fact.text)}", highlight=False)
+        if fact.problem:
+            console.print(f"  [yellow]{escape(fact.problem)}[/yellow]", highlight=False)
         if fact.status == "proposed":
-            origin = ", ".join(fact.derived_from) or "untrusted text"
+            sources = ", ".join(s for s in fact.derived_from if s != UNKNOWN_ORIGIN) or "untrusted text"
             console.print(
-                f"  [dim]from {escape(origin)}: not shown to any planner until a person runs "
-                f"`taskcrew knowledge facts accept {fact.id}` (or reject)[/dim]",
+                f"  [dim]from {escape(sources if not fact.unverified else UNKNOWN_ORIGIN)}: not shown to "
+                f"any planner until a person runs `taskcrew knowledge facts accept {fact.id} --words "
+                f"{words_of(fact.text)}` (or reject)[/dim]",
                 highlight=False,
             )
         elif fact.decided_by:
             console.print(f"  [dim]{fact.status} by {escape(fact.decided_by)}[/dim]", highlight=False)
+    for row in damaged:
+        console.print(
+            f"[bold]{escape(row.id)}[/bold] [red]damaged row[/red] [dim]{escape(row.problem)}; no planner "
+            f"sees it: `taskcrew knowledge forget {escape(row.id)}`[/dim]",
+            highlight=False,
+        )
+        console.print(f"  {escape(row.text)}", highlight=False)
     return OK
 
 
@@ -235,12 +262,9 @@ _STATUS_STYLE = {
 }
 
 
-def decide(fact_id: str, accept: bool, directory: Path | None, console: Console) -> int:
-    """`knowledge facts accept|reject ID`: a person's decision on a proposed fact, as the CLI's proven
-    identity (the personal token, else the OS user: as `taskcrew approvals`), in the audit log."""
-    from taskcrew.approvals.audit import AuditLog
+def _identity(console: Console) -> Identity | None:
+    """The CLI's proven identity, as `taskcrew approvals` takes it (None: refused, said why)."""
     from taskcrew.approvals.identity import IdentityError, cli_identity, identity_refusal
-    from taskcrew.approvals.signing import KeyRing, approvals_dir
 
     try:
         who = cli_identity()
@@ -248,13 +272,49 @@ def decide(fact_id: str, accept: bool, directory: Path | None, console: Console)
             raise IdentityError(refused)
     except IdentityError as exc:
         console.print(f"[red]error:[/red] {escape(str(exc))}")
+        return None
+    return who
+
+
+def decide(
+    fact_id: str, accept: bool, directory: Path | None, console: Console, words: str | None = None
+) -> int:
+    """`knowledge facts accept|reject ID [--words DIGEST]`: a person's decision on a fact, as the
+    CLI's proven identity (the personal token, else the OS user: as `taskcrew approvals`), in the
+    audit log. An acceptance is of words the person read: those ``words`` names (the digest
+    `knowledge facts` prints), else the fact's words printed here and confirmed at the prompt."""
+    from rich.prompt import Confirm
+
+    from taskcrew.approvals.audit import AuditLogError
+    from taskcrew.knowledge.facts import FactRefused, words_of
+
+    who = _identity(console)
+    if who is None:
         return UNAVAILABLE
-    audit = AuditLog(approvals_dir() / "audit.jsonl", KeyRing.default())
     try:
-        decided = _open(directory, console).facts.decide_as(fact_id, accept, who, audit)
-    except (EmbedderUnavailable, UserError) as exc:
+        book = _open(directory, console).facts
+        if accept and words is None and (shown := book.get(fact_id)) is not None:
+            console.print(f"{shown.id} says:\n  {escape(shown.text)}", highlight=False)
+            if shown.unverified:
+                console.print(f"  [yellow]{escape(shown.problem or 'of unknown origin')}[/yellow]")
+            try:
+                sure = Confirm.ask("Accept exactly these words?", console=console, default=False)
+            except EOFError:
+                sure = False
+            if not sure:
+                console.print(
+                    "Nothing decided. Without a terminal, name the words you read: "
+                    f"`taskcrew knowledge facts accept {fact_id} --words {words_of(shown.text)}`"
+                )
+                return FAILED
+            words = words_of(shown.text)
+        decided = book.decide(fact_id, accept, who, words)
+    except (EmbedderUnavailable, UserError, AuditLogError) as exc:
         console.print(f"[red]error:[/red] {escape(str(exc))}")
         return UNAVAILABLE
+    except FactRefused as exc:
+        console.print(f"[red]refused:[/red] {escape(str(exc))}")
+        return FAILED
     if decided is None:
         console.print(
             f"[red]No fact with id {escape(fact_id)!r}; list them with `taskcrew knowledge facts`.[/red]"
@@ -265,9 +325,16 @@ def decide(fact_id: str, accept: bool, directory: Path | None, console: Console)
 
 
 def forget(fact_id: str, directory: Path | None, console: Console) -> int:
+    """`knowledge forget ID`: delete a fact or a damaged row, recorded in the audit log as the CLI's
+    identity (a copy of the row written back later stays forgotten)."""
+    from taskcrew.approvals.audit import AuditLogError
+
+    who = _identity(console)
+    if who is None:
+        return UNAVAILABLE
     try:
-        removed = _open(directory, console).facts.forget(fact_id)
-    except (EmbedderUnavailable, UserError) as exc:  # UserError: a damaged store, a bad query
+        removed = _open(directory, console).facts.forget(fact_id, who)
+    except (EmbedderUnavailable, UserError, AuditLogError) as exc:  # UserError: a damaged store
         console.print(f"[red]error:[/red] {escape(str(exc))}")
         return UNAVAILABLE
     if removed is None:
@@ -275,5 +342,5 @@ def forget(fact_id: str, directory: Path | None, console: Console) -> int:
             f"[red]No fact with id {escape(fact_id)!r}; list them with `taskcrew knowledge facts`.[/red]"
         )
         return FAILED
-    console.print(f"Forgot {removed.id}: {escape(removed.text)}")
+    console.print(f"Forgot {escape(removed.id)}: {escape(removed.text)}")
     return OK

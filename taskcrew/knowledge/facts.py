@@ -10,25 +10,38 @@ other's (measured figures: docs/knowledge.md).
 A fact taught by a run that read untrusted text (see ``grant.untrusted_sources``) is stored as
 ``proposed``; only ``accepted`` facts are returned by ``search`` (what the planner, the tools and
 the reflector read) unless a caller asks for every status. A person accepts or rejects with
-``decide``. A fact stored before statuses existed reads as proposed. A fact is only ever advice
-in a prompt: nothing here feeds an approval rule.
+``decide``, naming the words she was shown (``words_of``). A fact is only ever advice in a
+prompt: nothing here feeds an approval rule.
 
-"Accepted" is signed: the store seals an accepted fact (a person's decision, or a run that read only
-trusted sources) with the operator's key (``approvals/signing.py``; ``acceptance`` is what is
-signed: id, words, who decided, when, the run). A row written into the chroma directory by anything
-else, an accepted fact whose words were edited afterwards, or one accepted before seals existed
-reads as proposed: it reaches no planner until a person accepts it here.
+Nothing in the chroma directory is taken on its word (anyone who can write the directory can write
+a row). Every read (``_read``, the one place) judges each row:
+
+- damaged (``DamagedRow``, listed, never a fact): a row that does not parse, or whose words are not
+  one normalised line of at most ``MAX_FACT_CHARS``, or whose id is not the hash of its words;
+- of unknown origin (``unverified``, a proposal): its record (``record``: words, run, task,
+  sources, submitter, confirmations) is not signed by the store; its claimed provenance is dropped;
+- accepted only under a seal of the operator's key over ``acceptance`` (words, who, when, the
+  credential her login was proven with), when the signed audit log's latest decision on the id is
+  that very acceptance (a rejected or forgotten fact written back stays taken back), and while the
+  approval authority still counts the person who accepted it (``Authority.submitter_refusal``: a
+  removed or reset user's acceptance is void; with the two-person rule, not the run's submitter).
+  Else it reads as proposed, with the reason (``Fact.problem``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from pydantic import BaseModel
+
+from taskcrew.approvals.identity import Identity, os_user, recorded
 from taskcrew.knowledge.grant import FactGrant
 from taskcrew.knowledge.lexical import STOPWORDS
 from taskcrew.knowledge.models import Fact, FactHit, FactProvenance, FactStatus, LearnOutcome
@@ -36,11 +49,14 @@ from taskcrew.knowledge.models import Fact, FactHit, FactProvenance, FactStatus,
 if TYPE_CHECKING:
     from chromadb.api.models.Collection import Collection
 
-    from taskcrew.approvals.audit import AuditLog
-    from taskcrew.approvals.identity import Identity
+    from taskcrew.approvals.audit import AuditEntry, AuditLog
 
 MAX_FACT_CHARS = 400
 READ_BY_PLANNERS: FactStatus = "accepted"
+UNKNOWN_ORIGIN = "(unknown origin)"
+DECISIONS = ("fact_accept", "fact_reject", "fact_forget")  # the audit log's actions on a fact
+_LABELS = {"console": "console", "token": "token"}  # how decided_by names a proof (else "os")
+_PROOFS = {"console": "console", "token": "token", "os": "os_user"}
 _NUMBER_OR_CODE = re.compile(r"[A-Za-z]*\d[\w./-]*")
 _NAME = re.compile(r"\b[A-Z][\w-]+")
 _SPACE = re.compile(r"\s+")
@@ -54,15 +70,81 @@ class Keys(Protocol):
     def verify(self, payload: Any, signature: str | None) -> bool: ...
 
 
+class FactRefused(ValueError):
+    """A decision the store does not record; the message says why and what to do."""
+
+
+class DamagedRow(BaseModel):
+    """A row of the facts collection that is not a fact: listed so a person can forget it."""
+
+    id: str
+    text: str
+    problem: str
+
+
+class FactRows(BaseModel):
+    """Every row of the collection as read: the facts (oldest first) and the damaged rows."""
+
+    facts: list[Fact]
+    damaged: list[DamagedRow]
+
+
+def normalised(text: str) -> str:
+    return _SPACE.sub(" ", text).strip()
+
+
+def fact_id_of(text: str) -> str:
+    """A fact's id: the hash of its lower-cased words (the same words in other case are one fact)."""
+    return "fact-" + hashlib.sha256(text.lower().encode()).hexdigest()[:12]
+
+
+def words_of(text: str) -> str:
+    """The digest of a fact's exact words, as a person is shown them: a decision names it, and
+    ``decide`` refuses one whose fact no longer has those words."""
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def shape_problem(fact_id: str, text: str) -> str | None:
+    """Why a row's words or id are not a fact's (None: they are)."""
+    if not text.strip():
+        return "it has no words"
+    if normalised(text) != text:
+        return "its words are not one line (line breaks or runs of spaces)"
+    if len(text) > MAX_FACT_CHARS:
+        return f"its words are longer than {MAX_FACT_CHARS} characters"
+    if fact_id != fact_id_of(text):
+        return "its id is not the hash of its words (the words were changed in the store)"
+    return None
+
+
+def record(fact: Fact) -> dict[str, Any]:
+    """What the store signs of every fact it writes: its words and where they came from."""
+    return {
+        "seal": "fact_record",
+        "id": fact.id,
+        "text": fact.text,
+        "run_id": fact.run_id,
+        "task": fact.task,
+        "learned_at": fact.learned_at.isoformat(),
+        "derived_from": list(fact.derived_from),
+        "submitted_by": fact.submitted_by or "",
+        "confidence": fact.confidence,
+        "verified": fact.verified,
+        "confirmations": fact.confirmations,
+        "provenance": [p.model_dump(mode="json") for p in fact.provenance],
+    }
+
+
 def acceptance(fact: Fact) -> dict[str, Any]:
-    """What the seal of an accepted fact covers: which fact, its exact words, who accepted it and
-    when (none: the run that taught it read only trusted sources), the run that taught it."""
+    """What the seal of an accepted fact covers: which fact, its exact words, who accepted it, with
+    which credential, and when (none: the run that taught it read only trusted sources), the run."""
     return {
         "seal": "fact_accepted",
         "id": fact.id,
         "text": fact.text,
         "decided_by": fact.decided_by or "",
         "decided_at": fact.decided_at.isoformat() if fact.decided_at else "",
+        "credential": fact.decider_credential or "",
         "run_id": fact.run_id,
     }
 
@@ -84,8 +166,84 @@ def compatible(a: str, b: str) -> bool:
     return ka <= kb or kb <= ka
 
 
+def decider(fact: Fact) -> Identity | None:
+    """Who accepted or rejected ``fact``, as the record names her (None: no person)."""
+    label, _, name = (fact.decided_by or "").partition(":")
+    if not name:
+        return None
+    return recorded(name, _PROOFS.get(label, label), fact.decider_credential)
+
+
+class _Judge:
+    """What one read of the store checks rows against, each read once: the audit log's latest
+    signed decision on each fact, and the approval authority's word on each person."""
+
+    def __init__(self, book: FactBook) -> None:
+        self._book = book
+        self._decisions: dict[str, AuditEntry] | None = None
+        self._authority: Any = None
+        self._refusals: dict[tuple[str, str, str | None, str | None], str | None] = {}
+
+    def decision(self, fact_id: str) -> AuditEntry | None:
+        if self._decisions is None:
+            self._decisions = latest_decisions(self._book.audit.path, self._book.keys)
+        return self._decisions.get(fact_id)
+
+    def refusal(self, who: Identity, submitted_by: str | None) -> str | None:
+        """Why ``who``'s acceptance does not count (None: it does), by the authority's rule on who
+        decides (``Authority.submitter_refusal``) and the two-person rule on the run's submitter."""
+        key = (who.name, who.proof, who.credential, submitted_by)
+        if key not in self._refusals:
+            self._refusals[key] = self._judge(who, submitted_by)
+        return self._refusals[key]
+
+    def _judge(self, who: Identity, submitted_by: str | None) -> str | None:
+        from taskcrew.approvals.authority import Authority
+        from taskcrew.approvals.rules import RiskRulesError
+
+        try:
+            if self._authority is None:
+                self._authority = Authority(None)
+            if why := self._authority.submitter_refusal(who, role="fact's acceptor"):
+                return str(why)
+            if submitted_by and who.name == submitted_by and self._authority.two_person_active():
+                return (
+                    f"{who.name} submitted the run that proposed it, and the two-person rule is on here: "
+                    "someone else accepts it"
+                )
+        except RiskRulesError as exc:
+            return f"who may accept it cannot be judged: {exc}"
+        return None
+
+
+def latest_decisions(path: Path, keys: Keys) -> dict[str, AuditEntry]:
+    """The latest decision on each fact id (accept, reject, forget) in the audit log at ``path``
+    whose entry is signed by ``keys``: one pass over the log, parsing only lines about facts."""
+    from taskcrew.approvals.audit import AuditEntry
+
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return {}
+    latest: dict[str, AuditEntry] = {}
+    for line in lines:
+        if "/facts/" not in line:
+            continue
+        try:
+            entry = AuditEntry.model_validate_json(line)
+        except ValueError:
+            continue
+        if (
+            entry.action in DECISIONS
+            and entry.target.startswith("/facts/")
+            and keys.verify(entry.body(), entry.hash)
+        ):
+            latest[entry.target.removeprefix("/facts/")] = entry
+    return latest
+
+
 class FactBook:
-    """Learned facts: learn (with a grant), all, get, search, forget."""
+    """Learned facts: learn (with a grant), rows, all, get, search, decide, forget."""
 
     def __init__(
         self,
@@ -93,11 +251,13 @@ class FactBook:
         merge_similarity: float = 0.85,
         clock: Callable[[], datetime] = _now,
         keys: Keys | None = None,
+        audit: AuditLog | None = None,
     ) -> None:
         self._collection = collection
         self._merge_similarity = merge_similarity
         self._clock = clock
         self._keys = keys
+        self._audit = audit
 
     @property
     def keys(self) -> Keys:
@@ -108,19 +268,98 @@ class FactBook:
             self._keys = KeyRing.default()
         return self._keys
 
-    def _sealed(self, fact: Fact) -> Fact:
-        """``fact`` as stored: an accepted one carries the seal of its acceptance."""
-        seal = self.keys.sign(acceptance(fact)) if fact.status == "accepted" else ""
-        return fact.model_copy(update={"seal": seal})
+    @property
+    def audit(self) -> AuditLog:
+        """The signed audit log beside the operator's key (the one every process shares), where each
+        decision on a fact is recorded and read back (``latest_decisions``)."""
+        if self._audit is None:
+            from taskcrew.approvals.audit import AuditLog
+            from taskcrew.approvals.signing import KeyRing, approvals_dir
 
-    def _checked(self, fact: Fact) -> Fact:
-        """``fact`` as read: "accepted" only under a seal that checks out, else a proposal."""
-        if fact.status != "accepted" or self.keys.verify(acceptance(fact), fact.seal):
-            return fact
-        return fact.model_copy(update={"status": "proposed", "seal": ""})
+            self._audit = AuditLog(approvals_dir() / "audit.jsonl", cast(KeyRing, self.keys))
+        return self._audit
 
-    def _read(self, fact_id: str, document: Any, metadata: Any) -> Fact:
-        return self._checked(_fact(fact_id, document, metadata))
+    def _signed(self, fact: Fact, seal: bool = False) -> Fact:
+        """``fact`` as the store writes it: its record signed; ``seal``: its acceptance sealed too."""
+        update: dict[str, Any] = {"record_sig": self.keys.sign(record(fact)), "unverified": False}
+        if seal:
+            update["seal"] = self.keys.sign(acceptance(fact)) if fact.status == "accepted" else ""
+        return fact.model_copy(update=update)
+
+    def _read(self, fact_id: str, document: Any, metadata: Any, judge: _Judge) -> Fact | DamagedRow:
+        """A row as every reader gets it: damaged, of unknown origin, or judged (module docstring)."""
+        shown = normalised(str(document or ""))[:MAX_FACT_CHARS]
+        try:
+            fact, legacy = _fact(fact_id, document, metadata)
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            said = (str(exc).splitlines() or [""])[0][:200]
+            return DamagedRow(
+                id=fact_id, text=shown, problem=f"it cannot be read ({type(exc).__name__}: {said})"
+            )
+        if problem := shape_problem(fact.id, fact.text):
+            return DamagedRow(id=fact_id, text=shown, problem=problem)
+        if legacy:
+            return _unknown_origin(
+                fact,
+                "stored by an earlier taskcrew, before facts were signed and their acceptances checked "
+                "against the audit log: read its words and accept or reject it again",
+            )
+        if not self.keys.verify(record(fact), fact.record_sig):
+            return _unknown_origin(
+                fact,
+                "its record is not signed by the store (written into the chroma directory by something "
+                "else, or edited there): its run, sources and decision are not shown",
+            )
+        if fact.status == "accepted" and (why := self._acceptance_problem(fact, judge)):
+            return fact.model_copy(
+                update={
+                    "status": "proposed",
+                    "seal": "",
+                    "decided_by": None,
+                    "decided_at": None,
+                    "decider_credential": None,
+                    "problem": why,
+                }
+            )
+        return fact
+
+    def _acceptance_problem(self, fact: Fact, judge: _Judge) -> str | None:
+        """Why an accepted row's acceptance does not count (None: it counts)."""
+        if not self.keys.verify(acceptance(fact), fact.seal):
+            return (
+                "its acceptance is not sealed by the operator key (written into the store, edited since, "
+                "or sealed with another key): a person accepts it again"
+            )
+        latest = judge.decision(fact.id)
+        if latest is None:
+            return "the audit log holds no signed decision accepting it: a person accepts it again"
+        if latest.action != "fact_accept" or latest.payload.get("seal") != fact.seal:
+            what = {"fact_reject": "rejected", "fact_forget": "forgot", "fact_accept": "accepted"}
+            return (
+                f"{latest.who} {what.get(latest.action, latest.action)} it since ({latest.at}, audit log): "
+                "this accepted row is an older copy written back"
+            )
+        who = decider(fact)
+        if who is not None and (why := judge.refusal(who, fact.submitted_by)):
+            return (
+                f"it was accepted by {fact.decided_by}, whose acceptance no longer counts ({why}); a current "
+                "user accepts it again"
+            )
+        return None
+
+    def _rows(self, got: Any, judge: _Judge) -> list[Fact | DamagedRow]:
+        return [
+            self._read(i, d, m, judge)
+            for i, d, m in zip(got["ids"], got["documents"] or [], got["metadatas"] or [], strict=True)
+        ]
+
+    def _row(self, fact_id: str, judge: _Judge | None = None) -> Fact | DamagedRow | None:
+        got = self._collection.get(ids=[fact_id], include=["documents", "metadatas"])
+        rows = self._rows(got, judge or _Judge(self))
+        return rows[0] if rows else None
+
+    def _log(self, who: str, action: str, fact_id: str, payload: dict[str, Any]) -> None:
+        self.audit.append(who, action, f"/facts/{fact_id}", payload)
 
     def count(self) -> int:
         return self._collection.count()
@@ -129,7 +368,7 @@ class FactBook:
         """Store a fact for the grant's run, or merge it into a near-duplicate already stored."""
         if not isinstance(grant, FactGrant):
             raise TypeError("learn() needs a FactGrant from FactGrant.from_verdict(verdict).")
-        text = _SPACE.sub(" ", text).strip()
+        text = normalised(text)
         if not text:
             raise ValueError("A fact needs text.")
         if len(text) > MAX_FACT_CHARS:
@@ -144,12 +383,12 @@ class FactBook:
             confidence=confidence,
             verified=True,
         )
-        fact_id = "fact-" + hashlib.sha256(text.lower().encode()).hexdigest()[:12]
-        same = self.get(fact_id)  # the same words in other case: never overwrite its status or history
-        twin = (same, 1.0) if same is not None else self._near_duplicate(text)
+        fact_id = fact_id_of(text)
+        same = self._row(fact_id)  # the same words in other case: never overwrite its status or history
+        twin = (same, 1.0) if isinstance(same, Fact) else None if same else self._near_duplicate(text)
         if twin is not None:
             fact, similarity = twin
-            merged = _merge(fact, provenance, grant.untrusted)
+            merged = self._signed(_merge(fact, provenance, grant.untrusted))
             self._collection.update(ids=[fact.id], metadatas=[_metadata(merged)])
             return LearnOutcome(action="merged", fact=merged, similarity=similarity)
         fact = Fact(
@@ -162,59 +401,91 @@ class FactBook:
             task=grant.task,
             confirmations=1,
             provenance=[provenance],
-            status="proposed" if grant.proposes else "accepted",
+            # a damaged row under this id (its words were changed) is replaced by a proposal
+            status="proposed" if grant.proposes or same is not None else "accepted",
             derived_from=list(grant.untrusted),
+            submitted_by=grant.submitted_by,
         )
-        fact = self._sealed(fact)
-        self._collection.add(ids=[fact.id], documents=[text], metadatas=[_metadata(fact)])
+        fact = self._signed(fact, seal=True)
+        self._collection.upsert(ids=[fact.id], documents=[text], metadatas=[_metadata(fact)])
+        if fact.status == "accepted":  # no person decided: the run read only trusted sources
+            from taskcrew.approvals.audit import AuditLogError
+
+            # not recorded (a damaged log): it reads as proposed, with the reason, until a person accepts it
+            with contextlib.suppress(AuditLogError):
+                payload = {"text": text, "run_id": grant.run_id, "seal": fact.seal}
+                self._log("reflector", "fact_accept", fact.id, payload)
         return LearnOutcome(action="added", fact=fact)
 
-    def all(self, status: FactStatus | None = None) -> list[Fact]:
-        """All facts (or those with ``status``), oldest first."""
-        got = self._collection.get(include=["documents", "metadatas"])
-        facts = [
-            self._read(i, d, m)
-            for i, d, m in zip(got["ids"], got["documents"] or [], got["metadatas"] or [], strict=True)
-        ]
-        return sorted(
-            (f for f in facts if status is None or f.status == status), key=lambda f: (f.learned_at, f.id)
+    def rows(self) -> FactRows:
+        """Every row as read: the facts of every status (oldest first) and the damaged rows."""
+        rows = self._rows(self._collection.get(include=["documents", "metadatas"]), _Judge(self))
+        facts = [r for r in rows if isinstance(r, Fact)]
+        return FactRows(
+            facts=sorted(facts, key=lambda f: (f.learned_at, f.id)),
+            damaged=sorted((r for r in rows if isinstance(r, DamagedRow)), key=lambda r: r.id),
         )
 
-    def decide(self, fact_id: str, accept: bool, by: str) -> Fact | None:
-        """A person accepts or rejects a fact; returns it as stored now (None: no such fact)."""
-        fact = self.get(fact_id)
+    def all(self, status: FactStatus | None = None) -> list[Fact]:
+        """All facts (or those with ``status``), oldest first; damaged rows are not facts."""
+        return [f for f in self.rows().facts if status is None or f.status == status]
+
+    def decide(self, fact_id: str, accept: bool, who: Identity, words: str | None = None) -> Fact | None:
+        """A person's decision on a fact, from any surface (the CLI, the console), made as ``who``, the
+        surface's proven identity: recorded with the fact ("console:ana", "token:ana" or "os:ana",
+        and the credential her login was proven with) and in the signed audit log (``fact_accept`` /
+        ``fact_reject``). An acceptance names ``words``, the digest of the words she was shown
+        (``words_of``): it is refused if the fact's words are not those now, and where the approval
+        authority does not count her (``_Judge.refusal``). Returns the fact as stored (None: none)."""
+        judge = _Judge(self)
+        fact = self._row(fact_id, judge)
         if fact is None:
             return None
-        if not by.strip():
-            raise ValueError("A decision on a fact names who made it.")
-        decided = self._sealed(
+        if isinstance(fact, DamagedRow):
+            raise FactRefused(
+                f"{fact_id} is a damaged row ({fact.problem}), not a fact; it can only be forgotten: "
+                f"taskcrew knowledge forget {fact_id}"
+            )
+        if accept and not (words or "").strip():
+            raise FactRefused(
+                f"accepting {fact_id} names the words accepted (the digest the page or the list showed); "
+                "nothing decided"
+            )
+        if accept and (words or "").strip().lower() != words_of(fact.text):
+            raise FactRefused(
+                f"{fact_id} no longer has the words you were shown (they changed in the store); nothing "
+                "decided: read it again and decide on what it says now"
+            )
+        if accept and (why := judge.refusal(who, fact.submitted_by)):
+            raise FactRefused(f"{who.describe()} may not accept it: {why}")
+        label = _LABELS.get(who.proof, "os")
+        decided = self._signed(
             fact.model_copy(
                 update={
                     "status": "accepted" if accept else "rejected",
-                    "decided_by": by,
+                    "decided_by": f"{label}:{who.name}",
                     "decided_at": self._clock(),
+                    "decider_credential": who.credential if accept else None,
+                    "problem": None,
                 }
-            )
+            ),
+            seal=True,
         )
-        self._collection.update(ids=[fact_id], metadatas=[_metadata(decided)])
-        return decided
-
-    def decide_as(self, fact_id: str, accept: bool, who: Identity, audit: AuditLog) -> Fact | None:
-        """A person's decision on a fact, from any surface (the CLI, the console): made as ``who``,
-        the surface's proven identity (recorded with the fact as "console:ana", "token:ana" or
-        "os:ana"), and recorded in the signed audit log as ``fact_accept`` / ``fact_reject``."""
-        label = {"console": "console", "token": "token"}.get(who.proof, "os")
-        decided = self.decide(fact_id, accept, by=f"{label}:{who.name}")
-        if decided is not None:
-            action = "fact_accept" if accept else "fact_reject"
-            audit.append(who.name, action, f"/facts/{fact_id}", {"text": decided.text, "proof": who.proof})
+        payload = {
+            "text": decided.text,
+            "proof": who.proof,
+            "words": words_of(decided.text),
+            "seal": decided.seal,
+        }
+        self._log(who.name, "fact_accept" if accept else "fact_reject", fact_id, payload)  # first: a log
+        # that cannot be written decides nothing; the row gets the very words that were sealed
+        self._collection.update(ids=[fact_id], documents=[decided.text], metadatas=[_metadata(decided)])
         return decided
 
     def get(self, fact_id: str) -> Fact | None:
-        got = self._collection.get(ids=[fact_id], include=["documents", "metadatas"])
-        if not got["ids"]:
-            return None
-        return self._read(got["ids"][0], (got["documents"] or [""])[0], (got["metadatas"] or [{}])[0])
+        """The fact with this id as read (None: no such fact, or a damaged row)."""
+        row = self._row(fact_id)
+        return row if isinstance(row, Fact) else None
 
     def search(
         self,
@@ -225,7 +496,7 @@ class FactBook:
     ) -> list[FactHit]:
         """The ``k`` facts most similar to ``query`` with at least ``min_similarity``, best first.
 
-        Only accepted facts unless ``status`` says otherwise (None: every status).
+        Only accepted facts unless ``status`` says otherwise (None: every status); never a damaged row.
         """
         size = self.count()
         if not query.strip() or size == 0 or k < 1:
@@ -237,8 +508,9 @@ class FactBook:
             where=where,
             include=["documents", "metadatas", "distances"],
         )
+        judge = _Judge(self)
         hits = [
-            FactHit(fact=self._read(i, d, m), similarity=1.0 - float(dist))
+            (self._read(i, d, m, judge), 1.0 - float(dist))
             for i, d, m, dist in zip(
                 result["ids"][0],
                 (result["documents"] or [[]])[0],
@@ -247,23 +519,56 @@ class FactBook:
                 strict=True,
             )
         ]
-        # a row that says accepted without a valid seal reads as proposed (``_checked``): not here
+        # a row that says accepted but does not read so (``_read``) is not returned for "accepted"
         return [
-            h for h in hits if h.similarity >= min_similarity and (status is None or h.fact.status == status)
+            FactHit(fact=row, similarity=similarity)
+            for row, similarity in hits
+            if isinstance(row, Fact)
+            and similarity >= min_similarity
+            and (status is None or row.status == status)
         ]
 
-    def forget(self, fact_id: str) -> Fact | None:
-        """Delete a fact; returns what was deleted, or None if there was no such fact."""
-        fact = self.get(fact_id)
-        if fact is not None:
+    def forget(self, fact_id: str, who: Identity | None = None) -> Fact | DamagedRow | None:
+        """Delete a fact or a damaged row, recorded in the audit log as ``fact_forget`` (by ``who``,
+        else this process's OS user): a copy of it written back later stays forgotten. Returns what
+        was deleted, or None if there was no such row."""
+        row = self._row(fact_id)
+        if row is not None:
+            name, proof = (who.name, who.proof) if who else (os_user(), "os_user")
+            self._log(name, "fact_forget", fact_id, {"text": row.text, "proof": proof})
             self._collection.delete(ids=[fact_id])
-        return fact
+        return row
 
     def _near_duplicate(self, text: str) -> tuple[Fact, float] | None:
         for hit in self.search(text, k=3, min_similarity=self._merge_similarity, status=None):
             if compatible(hit.fact.text, text):
                 return hit.fact, hit.similarity
         return None
+
+
+def _unknown_origin(fact: Fact, why: str) -> Fact:
+    """A row whose record is not the store's: its words, as a proposal, with none of its claimed
+    provenance (run, task, sources, confidence, confirmations, who decided)."""
+    return fact.model_copy(
+        update={
+            "status": "proposed",
+            "seal": "",
+            "decided_by": None,
+            "decided_at": None,
+            "decider_credential": None,
+            "run_id": "",
+            "task": "",
+            "provenance": [],
+            "derived_from": [UNKNOWN_ORIGIN],
+            "confirmations": 1,
+            "confidence": 0.0,
+            "verified": False,
+            "submitted_by": None,
+            "record_sig": "",
+            "unverified": True,
+            "problem": why,
+        }
+    )
 
 
 def _merge(fact: Fact, provenance: FactProvenance, untrusted: list[str]) -> Fact:
@@ -295,14 +600,21 @@ def _metadata(fact: Fact) -> dict[str, Any]:
         "decided_by": fact.decided_by or "",
         "decided_at": fact.decided_at.isoformat() if fact.decided_at else "",
         "seal": fact.seal,
+        "decider_credential": fact.decider_credential or "",
+        "submitted_by": fact.submitted_by or "",
+        "record_sig": fact.record_sig,
     }
 
 
-def _fact(fact_id: str, document: Any, metadata: Any) -> Fact:
+def _fact(fact_id: str, document: Any, metadata: Any) -> tuple[Fact, bool]:
+    """A row as a ``Fact`` (raises on anything that does not parse), and whether it was written
+    before records were signed (no ``record_sig`` key)."""
     meta = dict(metadata or {})
-    return Fact(
+    if not isinstance(document, str):
+        raise TypeError("its words are not text")
+    fact = Fact(
         id=fact_id,
-        text=str(document or ""),
+        text=document,
         confidence=float(meta.get("confidence", 0.0)),
         verified=bool(meta.get("verified", False)),
         learned_at=datetime.fromisoformat(str(meta["learned_at"])),
@@ -313,8 +625,12 @@ def _fact(fact_id: str, document: Any, metadata: Any) -> Fact:
             FactProvenance.model_validate(p) for p in json.loads(str(meta.get("provenance") or "[]"))
         ],
         status=meta.get("status") if meta.get("status") in ("accepted", "rejected") else "proposed",
-        derived_from=json.loads(str(meta.get("derived_from") or "[]")),
+        derived_from=[str(s) for s in json.loads(str(meta.get("derived_from") or "[]"))],
         decided_by=str(meta.get("decided_by") or "") or None,
         decided_at=datetime.fromisoformat(str(meta["decided_at"])) if meta.get("decided_at") else None,
         seal=str(meta.get("seal") or ""),
+        decider_credential=str(meta.get("decider_credential") or "") or None,
+        submitted_by=str(meta.get("submitted_by") or "") or None,
+        record_sig=str(meta.get("record_sig") or ""),
     )
+    return fact, "record_sig" not in meta

@@ -13,6 +13,10 @@ A grant also says where the run's knowledge came from: the tools whose results i
 person's words or plain arithmetic learned from untrusted text, so its facts are stored as
 ``proposed`` and reach no planner until a person accepts them (``untrusted_sources`` is that rule,
 the only place it is decided). Unknown sources (``None``) count as untrusted.
+
+``submitted_by``: who submitted the run, when the caller knows it (a job's proven submitter). It is
+recorded, signed, with the run's facts: where the two-person rule is on, that person may not be the
+one who accepts them. (The crew does not pass it yet: its verdict does not name the submitter.)
 """
 
 from __future__ import annotations
@@ -65,7 +69,7 @@ class GrantExhaustedError(PermissionError):
 class FactGrant:
     """Permission for one verified run to write at most ``max_facts`` facts."""
 
-    __slots__ = ("_used", "max_facts", "run_id", "task", "untrusted")
+    __slots__ = ("_used", "max_facts", "run_id", "submitted_by", "task", "untrusted")
 
     def __init__(
         self,
@@ -74,6 +78,7 @@ class FactGrant:
         task: str,
         max_facts: int,
         untrusted: list[str] | None = None,
+        submitted_by: str | None = None,
         _issuer: object = None,
     ) -> None:
         if _issuer is not _ISSUER:
@@ -84,6 +89,7 @@ class FactGrant:
         self.task = task
         self.max_facts = max_facts
         self.untrusted = untrusted_sources(None) if untrusted is None else untrusted
+        self.submitted_by = submitted_by
         self._used = 0
 
     @classmethod
@@ -92,10 +98,12 @@ class FactGrant:
         verdict: VerdictLike,
         max_facts: int = MAX_FACTS_PER_RUN,
         sources: Iterable[str] | None = None,
+        submitted_by: str | None = None,
     ) -> FactGrant:
         """Issue a grant for a verified run; raise ``UnverifiedRunError`` for any other.
 
-        ``sources``: the names of the tools whose results the run read (None: unknown, untrusted).
+        ``sources``: the names of the tools whose results the run read (None: unknown, untrusted);
+        ``submitted_by``: the name of the run's proven submitter (None: not known).
         """
         if getattr(verdict, "verified", False) is not True:
             raise UnverifiedRunError(
@@ -110,6 +118,7 @@ class FactGrant:
             task=task,
             max_facts=max_facts,
             untrusted=untrusted_sources(sources),
+            submitted_by=(submitted_by or "").strip() or None,
             _issuer=_ISSUER,
         )
 

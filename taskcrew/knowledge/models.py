@@ -160,6 +160,17 @@ class Fact(BaseModel):
         description="The authority's signature over an accepted fact (facts.acceptance): a row of the "
         "store that says accepted without it, or whose words changed since, reads as proposed.",
     )
+    decider_credential: str | None = Field(
+        None, description="The password fingerprint the accepting login was proven with (sealed)."
+    )
+    submitted_by: str | None = Field(None, description="Who submitted the run that taught it, if known.")
+    record_sig: str = Field(
+        "", description="The store's signature over the fact's record (facts.record): its words and origin."
+    )
+    unverified: bool = Field(
+        False, description="As read: its record is not the store's; its claimed origin is not shown."
+    )
+    problem: str | None = Field(None, description="As read: why it is not accepted, or of unknown origin.")
 
 
 class FactHit(BaseModel):
