@@ -87,6 +87,7 @@ def _resume(tmp_path: Path, checkpoints: StoreCheckpoints, worker: ScriptedLLM, 
         verifier_model="scripted/v",
         sandbox=DEFAULT_SANDBOX,
         runs_dir=tmp_path / "runs",
+        submitted_by="ana",  # the job's submitter (jobs/runner.py): the facts are not hers to accept alone
     )
     models = {"w": worker, "v": ScriptedLLM({}, model="scripted/v")}
     res = RunResources(human=ScriptedHuman(), knowledge=StoreKnowledge(store), scripted=models.__getitem__)
@@ -107,7 +108,7 @@ def test_a_run_resumed_from_its_verification_checkpoint_reflects_and_saves_that(
     assert [f.text for f in knowledge_store.facts.all()] == [FACT]
     # the legs before read an e-mail, and this leg's tracer knows none of it: nothing says the run
     # read only trusted text, so what it learned waits for a person (before: stored "accepted")
-    assert [f.status for f in knowledge_store.facts.all()] == ["proposed"]
+    assert [(f.status, f.submitted_by) for f in knowledge_store.facts.all()] == [("proposed", "ana")]
     assert result.state.learned == [FACT] and result.state.reflected
     kinds = [e.kind for e in read_trace(result.run_dir / "trace.jsonl")]
     assert "reflection" in kinds, kinds

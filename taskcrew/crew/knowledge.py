@@ -34,6 +34,8 @@ class StoreKnowledge:
         ``sources``: the tools whose results the run read; facts of a run that read untrusted text
         (or whose sources are unknown) are stored as proposals for a person to accept.
         """
-        grant = FactGrant.from_verdict(verdict, sources=sources)
+        grant = FactGrant.from_verdict(
+            verdict, sources=sources, submitted_by=getattr(verdict, "submitted_by", None)
+        )
         outcomes = [self.store.facts.learn(grant, text) for text in facts[: grant.remaining]]
         return [f"{o.action} {o.fact.id} ({o.fact.status})" for o in outcomes]

@@ -47,6 +47,7 @@ class RunSettings(BaseModel):
     limits: RunLimits = Field(default_factory=RunLimits)
     criteria: list[str] = Field(default_factory=list, description="success criteria every plan keeps")
     read_only: bool = Field(default=False, description="the request changes nothing: every change is refused")
+    submitted_by: str | None = Field(default=None, description="the proven identity that asked for the run")
     today: date = Field(default_factory=date.today, description="the date the crew is told it is")
 
 
@@ -148,6 +149,7 @@ def build_context(
         criteria=settings.criteria,
         read_only=settings.read_only,
         checkpoints=res.checkpoints,
+        submitted_by=settings.submitted_by,
     )
     ctx.worker_llm.on_call = ctx.verifier_llm.on_call = ctx.record_llm_call
     if os.environ.get("TASKCREW_RERANK", "").strip().lower() not in ("", "0", "false", "no", "off"):

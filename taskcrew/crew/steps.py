@@ -366,6 +366,7 @@ class RunVerdict(BaseModel):
     verified: bool
     run_id: str
     task: str
+    submitted_by: str | None = None
 
 
 def reflect(ctx: RunContext, state: RunState) -> None:
@@ -391,7 +392,9 @@ def reflect(ctx: RunContext, state: RunState) -> None:
         return
     facts = [ctx.redact(f) for f in reflection.facts[:3]]
     final = state.verdicts[-1]
-    verdict = RunVerdict(verified=final.verified, run_id=ctx.run_id, task=ctx.task)
+    verdict = RunVerdict(
+        verified=final.verified, run_id=ctx.run_id, task=ctx.task, submitted_by=ctx.submitted_by
+    )
     sources = read_from(ctx, state)  # untrusted text → proposed facts (all legs of the run)
     with account_open(ctx) as still_open:
         if not still_open:  # the run ended meanwhile (interrupted): its report learned nothing

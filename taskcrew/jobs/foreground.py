@@ -50,7 +50,7 @@ def run_in_foreground(
     )
     listeners = run.pop("listeners", None)
     human = run.pop("human", None)
-    settings = workplace.run_settings(task, **run)
+    settings = workplace.run_settings(task, submitted_by=submitted_by, **run)
     res = workplace.resources(listeners=listeners, human=human, read_only=bool(run.get("read_only")))
     res.checkpoints = StoreCheckpoints(jobs, job.id, worker_id)
     res.on_run_dir = lambda path: jobs.note_run_dir(job.id, str(Path(path).resolve()))

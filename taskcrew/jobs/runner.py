@@ -231,6 +231,7 @@ class LegRunner:
                 limits=RunLimits(max_steps=opts.max_steps) if opts.max_steps else RunLimits(),
                 criteria=opts.criteria,
                 read_only=opts.read_only,
+                submitted_by=job.submitted_by,
             )
             res = self.place.resources(
                 scripted=self.scripted(job) if self.scripted else None, human=human, read_only=opts.read_only
