@@ -311,16 +311,7 @@ class FactBook:
                 "else, or edited there): its run, sources and decision are not shown",
             )
         if fact.status == "accepted" and (why := self._acceptance_problem(fact, judge)):
-            return fact.model_copy(
-                update={
-                    "status": "proposed",
-                    "seal": "",
-                    "decided_by": None,
-                    "decided_at": None,
-                    "decider_credential": None,
-                    "problem": why,
-                }
-            )
+            return fact.model_copy(update={**UNDECIDED, "problem": why})
         return fact
 
     def _acceptance_problem(self, fact: Fact, judge: _Judge) -> str | None:
@@ -546,16 +537,21 @@ class FactBook:
         return None
 
 
+UNDECIDED = {
+    "status": "proposed",
+    "seal": "",
+    "decided_by": None,
+    "decided_at": None,
+    "decider_credential": None,
+}
+
+
 def _unknown_origin(fact: Fact, why: str) -> Fact:
     """A row whose record is not the store's: its words, as a proposal, with none of its claimed
     provenance (run, task, sources, confidence, confirmations, who decided)."""
     return fact.model_copy(
         update={
-            "status": "proposed",
-            "seal": "",
-            "decided_by": None,
-            "decided_at": None,
-            "decider_credential": None,
+            **UNDECIDED,
             "run_id": "",
             "task": "",
             "provenance": [],
