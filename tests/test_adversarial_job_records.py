@@ -163,7 +163,8 @@ def test_a_record_without_its_signature_is_never_signed_by_a_later_write_nor_run
     watch(jobs, WorkerSettings(url=jobs.url, worker_id="w-live"))  # takes the orphan over
     taken = jobs.get(cancelled.id)
     assert taken.status == "queued" and taken.record_trust == "legacy"  # not signed by the take-over
-    assert LegRunner(jobs, None, "w-live").run_leg(cancelled.id, jobs.leg(cancelled.id)) == "failed"  # not run
+    leg = jobs.leg(cancelled.id)
+    assert LegRunner(jobs, None, "w-live").run_leg(cancelled.id, leg) == "failed"  # not run
     refused = jobs.get(cancelled.id)
     assert refused.status == "failed" and refused.attempts == taken.attempts
     entries = AuditLog(jobs.keys.path.parent / "audit.jsonl", jobs.keys).entries()
