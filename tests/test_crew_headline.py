@@ -29,6 +29,10 @@ CRITERIA = [
     "2026-09-12, due 2026-10-12",
     "No other bill was created or changed",
 ]
+RECIPE = (  # the task reads as the recipe enter-invoice, so the run keeps its criterion too
+    "Acme Payables has exactly one bill for the newest invoice from Northwind Traders, with the invoice "
+    "number, total amount, currency, invoice date and due date the invoice states"
+)
 PLAN = Plan(
     goal="Enter Northwind Traders' latest invoice into Acme Payables",
     success_criteria=CRITERIA,
@@ -91,6 +95,7 @@ def _verifier_policy() -> Loop:
         )
         return kit.verdict(
             [
+                (RECIPE, ok, url, row),
                 (CRITERIA[0], ok, url, row),
                 (
                     CRITERIA[1],

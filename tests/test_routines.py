@@ -4,6 +4,7 @@ refusals, the store's statuses and counts, the task → recipe match, and the CL
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -235,6 +236,14 @@ def test_a_task_is_matched_to_its_recipe_and_values() -> None:
     assert match_task("Find the latest invoice from Initech and pay it.", recipes) is None
 
 
+def reviewed(runner: CliRunner, version: int = 1) -> list[str]:
+    """`routines accept` as a reviewer runs it off a terminal: with the fingerprint `show` printed."""
+    shown = runner.invoke(app, ["routines", "show", "enter-invoice", "-v", str(version)])
+    found = re.search(r"^fingerprint: ([0-9a-f]{16})", shown.output, re.MULTILINE)
+    assert found is not None, shown.output
+    return ["routines", "accept", "enter-invoice", "-v", str(version), "--fingerprint", found.group(1)]
+
+
 def test_cli_errors_are_one_line_with_exit_code_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TASKCREW_ROUTINES", str(tmp_path / "routines"))
     runner = CliRunner()
@@ -298,7 +307,7 @@ def test_only_a_version_accepted_through_the_store_replays_and_an_edit_undoes_it
     runner = CliRunner()
     listed = runner.invoke(app, ["routines", "list"])
     assert "NOT REPLAYED" in listed.output and "does not check out" in listed.output
-    done = runner.invoke(app, ["routines", "accept", "enter-invoice", "-v", "1"])
+    done = runner.invoke(app, reviewed(runner))
     assert done.exit_code == 0 and "(by os_user:" in done.output and "boss" not in done.output
     assert store.accepted("enter-invoice") is not None
 
@@ -366,7 +375,7 @@ def test_accepting_a_routine_follows_the_approval_authoritys_rules_on_who_decide
     store = RoutineStore()
     store.propose(_routine(northwind))
     runner = CliRunner()
-    accept = ["routines", "accept", "enter-invoice", "-v", "1"]
+    accept = reviewed(runner)
 
     monkeypatch.setenv("TASKCREW_TOKEN", TokenStore().issue("mallory"))  # she has left: not a user
     left = runner.invoke(app, accept)
@@ -399,7 +408,7 @@ def test_a_routine_accepted_by_someone_who_left_no_longer_replays(
     store = RoutineStore()
     store.propose(_routine(northwind))
     runner = CliRunner()
-    accept = ["routines", "accept", "enter-invoice", "-v", "1"]
+    accept = reviewed(runner)
     monkeypatch.setenv("TASKCREW_TOKEN", TokenStore().issue("carol", users))
     accepted = runner.invoke(app, accept)
     assert accepted.exit_code == 0 and "token:carol" in accepted.output, accepted.output
@@ -440,7 +449,7 @@ def test_a_routine_accepted_before_its_reviewers_password_reset_no_longer_replay
     store = RoutineStore()
     store.propose(_routine(northwind))
     runner = CliRunner()
-    accept = ["routines", "accept", "enter-invoice", "-v", "1"]
+    accept = reviewed(runner)
     monkeypatch.setenv("TASKCREW_TOKEN", TokenStore().issue("carol", users))
     assert runner.invoke(app, accept).exit_code == 0
     accepted = store.accepted("enter-invoice")
@@ -546,7 +555,7 @@ def test_routines_show_prints_everything_the_acceptance_signs_that_changes_a_rep
     shown = "\n".join(describe_routine(_routine(template, system="Acme ERP", browser=[step])))
     for part in (
         "{erp} stands for: Acme ERP",
-        r"invoice_number after 'Invoice No.' shaped [A-Z]+\-\d+",
+        r"invoice_number (text) after 'Invoice No.' shaped [A-Z]+\-\d+",
         "only from e-mails sent from: northwind-traders.example",
         "on /bills/new showing 'New bill'",
         "expects /bills/[^/]+ showing 'Bill saved'",

@@ -87,6 +87,55 @@ def test_a_strangers_mail_attaching_a_message_from_the_issuer_is_not_read(inbox:
     assert "INV-3001" in str(refused.value) and "nwt-remittance.example" in str(refused.value)
 
 
+CORRECTED = """Date: Sat, 12 Sep 2026 16:40:00 -0700
+From: Northwind Traders Billing <billing@northwind-traders.example>
+To: Acme Corp Accounts Payable <ap@acme-corp.example>
+Subject: CORRECTED Invoice INV-2057 from Northwind Traders
+MIME-Version: 1.0
+Content-Type: text/plain; charset="utf-8"
+
+The invoice INV-2057 we sent this morning had a pricing error. Please use this one instead.
+
+Northwind Traders
+INVOICE
+Invoice No. INV-2057
+Invoice Date September 12, 2026
+Customer ID ACME-0042
+Terms Net 30
+Subtotal 950.42 USD
+VAT 20% 190.08 USD
+TOTAL PAYABLE 1,140.50 USD
+"""
+
+
+def test_copies_of_the_invoice_picked_that_differ_in_a_value_are_a_persons_decision(inbox: Path) -> None:
+    """Northwind re-issues INV-2057, same number and date, other amounts, from its own domain. The
+    routine grouped the newest date's invoices by number only and took the first by search rank:
+    the re-issue named "CORRECTED Invoice …" was entered, the same e-mail saved as "zz-corrected.eml"
+    was not. Every document the rule could as well have picked must read the same values (the
+    demo's invoice and its forward do), else the agent takes the chore and a person decides; by
+    number alike."""
+    from taskcrew.routines.models import DocumentRule
+
+    template = _template(SandboxFiles(INBOX), "INV-2057", "Northwind Traders")
+    newest = _routine(template)
+    by_number = _routine(
+        template,
+        params=["vendor", "invoice"],
+        documents=DocumentRule(search="{vendor}", choose="by_number", number_param="invoice"),
+    )
+    vendor = {"vendor": "Northwind Traders"}
+    assert find_document(newest, vendor, SandboxFiles(inbox)).values["amount"] == "1284.50"
+    for name in ("CORRECTED Invoice INV-2057 from Northwind Traders.eml", "zz-corrected.eml"):
+        (inbox / name).write_text(CORRECTED, encoding="utf-8")
+        for routine, params in ((newest, vendor), (by_number, {**vendor, "invoice": "INV-2057"})):
+            with pytest.raises(FileStepFailed, match="which one counts is a person's decision") as tied:
+                find_document(routine, params, SandboxFiles(inbox))
+            assert "amount 1140.50" in str(tied.value) and "amount 1284.50" in str(tied.value)
+            assert not tied.value.new_issuer  # a decision the routine cannot take, not a new issuer
+        (inbox / name).unlink()
+
+
 def test_a_colleagues_forward_is_read_only_in_the_part_the_issuer_sent(inbox: Path) -> None:
     """A colleague's forward of Northwind's e-mail is Northwind's, but the colleague's own words
     are not: an invoice typed above the forwarded message is not read as Northwind's."""

@@ -80,6 +80,7 @@ def test_the_routines_page_lists_shows_and_diffs(
     assert row1.locator(".counts").inner_text().startswith("0 clean / 2 fell back")
     assert "draft" in page.locator("#routine-enter-invoice-v2 .status").inner_text()
     assert page.locator("#flagged-count").inner_text().startswith("1 flagged")
+    assert "workers' counts, not signed" in page.locator("#routines thead").inner_text()  # nothing signs them
     _save_shot(page, "routines")
 
     page.get_by_role("link", name="enter-invoice v2").click()
@@ -89,7 +90,11 @@ def test_the_routines_page_lists_shows_and_diffs(
     assert any("(field vendor_invoice_no) ← {invoice_number}" in s for s in steps), steps
     diff = page.locator("#routine-diff").inner_text()
     assert "-    field: invoice_number" in diff and "+    field: vendor_invoice_no" in diff
+    assert "Against v1, the version that replays now" in page.locator("main").inner_text()
     assert "accept enter-invoice -v 2" in page.locator("main").inner_text()  # the CLI decides
+    fingerprint = next(s for s in steps if s.startswith("fingerprint: ")).split()[1]
+    assert page.locator("#routine-accept").inner_text().endswith(f"--fingerprint {fingerprint}")
+    assert "(the workers' counts, not signed)" in page.locator("#routine-status").inner_text()
     assert page.locator("main form").count() == 0  # the page itself changes nothing
     _save_shot(page, "routine")
 

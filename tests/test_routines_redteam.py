@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_routines import INBOX, _routine
+from test_routines import INBOX, _routine, reviewed
 
 from taskcrew.routines.files import FileStepFailed, find_document
 from taskcrew.routines.models import FieldRule, Template, named_like
@@ -213,7 +213,7 @@ def test_an_unproven_acceptance_does_not_outlast_the_two_person_rule(
     store = RoutineStore()
     store.propose(_routine(northwind))
     runner = CliRunner()
-    accept = ["routines", "accept", "enter-invoice", "-v", "1"]
+    accept = reviewed(runner)
     alone = runner.invoke(app, accept)
     assert alone.exit_code == 0 and "(by os_user:" in alone.output, alone.output
     assert store.accepted("enter-invoice") is not None

@@ -192,6 +192,36 @@ def test_a_hostile_page_during_replay_changes_nothing_unapproved(learned: dict[s
         assert any(a.payload.get("invoice_number") == bill[1] for a in approved), (bill, approved)
 
 
+def test_a_plain_task_that_reads_as_the_recipe_is_replayed_with_the_recipes_criteria(
+    learned: dict[str, Any],
+) -> None:
+    """`taskcrew run "<the recipe's task>"` and `taskcrew submit "<…>"` give no criteria of their
+    own. The replay's plan then said only "The chore enter-invoice is carried out for Northwind
+    Traders", which the inbox's e-mail could confirm: the rule that a system's state is checked on
+    the system's own pages no longer held the verifier to the ERP. A task that reads as a recipe
+    carries that recipe's criteria, whichever path runs it."""
+    place, case, store = learned["place"], learned["case"], learned["store"]
+    store.accept("enter-invoice", 1, "reviewer")
+    place.erp_server.reset(ChaosConfig(save_faults=[]))
+    run = place.run(  # no criteria: what the CLI passes for a plain task
+        case.task,
+        worker_model="scripted/solver",
+        verifier_model="scripted/auditor",
+        scripted=scripted_models(case),
+        human=CaseHuman(case.human),
+        criteria=[],
+    )
+
+    assert run.outcome == "done", run.reason
+    assert set(roles_called(run.run_dir)) == {"verifier"}  # replayed
+    events = read_trace(run.run_dir / "trace.jsonl")
+    [plan] = [e.plan for e in events if e.kind == "plan"]
+    assert case.criteria and plan.success_criteria == case.criteria  # the recipe's, as its command gives
+    [verdict] = [e.verdict for e in events if e.kind == "verdict"]
+    checked = {c.criterion: c.source for c in verdict.checks}
+    assert all(checked[c].startswith(place.erp_url) for c in case.criteria), checked  # on the ERP
+
+
 # ------------------------------------------------------------------ every vendor with an invoice
 def _newest(vendor: str) -> Any:
     from taskcrew.sandbox.ground_truth import load_ground_truth

@@ -1,11 +1,14 @@
 """The console's page of routines: what each learned routine will do, for the person who reviews it.
 
 ``GET /routines`` lists every version (status, clean replays and fallbacks, FLAGGED when it keeps
-falling back, the run it came from); ``GET /routines/{name}/{version}`` shows one step by step (the
-same lines as ``taskcrew routines show``) and its diff against the version it heals or the one
-before. The page only reads: accepting or retiring a version stays with ``taskcrew routines
-accept|retire`` (one approval path, with the CLI's own record of who reviewed it). The routines
-folder is the CLI's (``TASKCREW_ROUTINES`` or ``TASKCREW_HOME/routines``), read on every request.
+falling back — the workers' counts, which nothing signs, and the page says so — the run it came
+from); ``GET /routines/{name}/{version}`` shows one step by step (the same lines as ``taskcrew
+routines show``, with its fingerprint) and its diff against the version that replays now, else the
+one before it (``RoutineStore.diff_base``; never the version the draft says it heals). The page only
+reads: accepting or retiring a version stays with ``taskcrew routines accept|retire`` (one approval
+path, with the CLI's own record of who reviewed it); the command it shows carries the fingerprint of
+the version the page showed, so the CLI accepts exactly that one. The routines folder is the CLI's
+(``TASKCREW_ROUTINES`` or ``TASKCREW_HOME/routines``), read on every request.
 """
 
 from __future__ import annotations
@@ -30,8 +33,10 @@ class Shown:
     routine: Any
     steps: list[str]
     compared_with: int | None
+    compared_why: str  # what that version is: the one that replays now, or the one before
     diff: list[str]
     unsealed: str | None  # why a version marked accepted does not replay (None: it checks out)
+    fingerprint: str
 
 
 class RoutinesDesk:
@@ -61,13 +66,14 @@ class RoutinesDesk:
             routine = store.get(name, version)
         except RoutineError:
             return None
-        base = routine.based_on or routine.version - 1
-        old = next((r for r in store.versions(name) if r.version == base), None)
+        old, why = store.diff_base(routine)
         lines = diff(old, routine).splitlines() if old is not None else []
         described = describe_routine(routine)  # its head (status, counts) is the page's own header
         work = next((i for i, line in enumerate(described) if line.startswith("parameters:")), 0)
-        steps = [*described[work:], f"fingerprint: {fingerprint(routine)} (routines accept --fingerprint)"]
-        return Shown(routine, steps, old.version if old else None, lines, store.acceptance_problem(routine))
+        shown = fingerprint(routine)
+        steps = [*described[work:], f"fingerprint: {shown} (routines accept --fingerprint)"]
+        problem = store.acceptance_problem(routine)
+        return Shown(routine, steps, old.version if old else None, why, lines, problem, shown)
 
 
 def routine_routes(

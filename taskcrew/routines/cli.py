@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
+    from taskcrew.routines.models import Routine
     from taskcrew.routines.store import RoutineStore
 
 routines_app = typer.Typer(
@@ -23,9 +24,11 @@ NameArg = Annotated[
 
 
 def _fail(message: str, hint: str = "") -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
+    from taskcrew.routines.models import on_screen  # an error may quote a routine file
+
+    typer.echo(f"error: {on_screen(message)}", err=True)
     if hint:
-        typer.echo(f"hint: {hint}", err=True)
+        typer.echo(f"hint: {on_screen(hint)}", err=True)
     return typer.Exit(USAGE_ERROR)
 
 
@@ -33,6 +36,34 @@ def _store() -> RoutineStore:
     from taskcrew.routines.store import RoutineStore
 
     return RoutineStore()
+
+
+def _say(*lines: str) -> None:
+    """Print lines holding a routine file's strings, each ``on_screen``: an ESC sequence, a carriage
+    return, a line feed or a bidi control inside one is shown as a marker, never acted on."""
+    from taskcrew.routines.models import on_screen
+
+    for line in lines:
+        typer.echo(on_screen(line))
+
+
+def _terminal() -> bool:
+    import sys
+
+    return sys.stdin.isatty()
+
+
+def _shown(store: RoutineStore, routine: Routine) -> list[str]:
+    """What `show` prints of a version: why it does not replay, if so; every step; its fingerprint."""
+    from taskcrew.routines.distil import describe_routine
+    from taskcrew.routines.store import fingerprint
+
+    problem = store.acceptance_problem(routine)
+    return [
+        *([f"NOT REPLAYED: {problem}"] if problem else []),
+        *describe_routine(routine),
+        f"fingerprint: {fingerprint(routine)}",
+    ]
 
 
 @routines_app.command("learn")
@@ -50,6 +81,8 @@ def routines_learn(
         learned = distil(run_dir)
     except DistilError as exc:
         raise _fail(str(exc)) from exc
+    except ValueError as exc:  # what it learned is no valid routine (pydantic says why)
+        raise _fail(" ".join(str(exc).split())) from exc
     store = _store()
     base = store.accepted(learned.name)
     if base is not None:
@@ -61,35 +94,39 @@ def routines_learn(
     typer.echo(f"proposed {draft.name} v{draft.version} (draft) from run {run_dir.name}")
     typer.echo(
         f"review: taskcrew routines show {draft.name} -v {draft.version}; then accept it with "
-        f"taskcrew routines accept {draft.name} -v {draft.version}"
+        f"taskcrew routines accept {draft.name} -v {draft.version} --fingerprint <the one show prints>"
     )
 
 
 @routines_app.command("list")
 def routines_list() -> None:
     """Every routine version: status, replays (clean / fell back), flagged when it keeps falling back."""
+    from taskcrew.routines.distil import UNSIGNED
+    from taskcrew.routines.models import on_screen
+
     store = _store()
     routines, problems = store.all()
     for r in routines:
         flag = "  FLAGGED: falls back repeatedly" if r.flagged else ""
         if problem := store.acceptance_problem(r):
             flag += f"  NOT REPLAYED: {problem}"
-        typer.echo(
+        _say(
             f"{r.name} v{r.version}  {r.status:<8}  {r.successes} clean / {r.fallbacks} fell back  "
             f"from {r.source_run}{flag}"
         )
-    if not routines:
+    if routines:
+        typer.echo(f"(replays and FLAGGED: {UNSIGNED}; `routines show` prints what a version does)")
+    else:
         typer.echo(
             "No routines yet: a verified recipe run proposes one (or `taskcrew routines learn <run dir>`)."
         )
     for problem in problems:
-        typer.echo(problem, err=True)
+        typer.echo(on_screen(problem), err=True)
 
 
 @routines_app.command("show")
 def routines_show(name: NameArg, version: VersionOpt = None) -> None:
     """What the routine will do, step by step: file rule, templates, browser steps, obstacles."""
-    from taskcrew.routines.distil import describe_routine
     from taskcrew.routines.store import RoutineError, fingerprint
 
     store = _store()
@@ -97,13 +134,11 @@ def routines_show(name: NameArg, version: VersionOpt = None) -> None:
         routine = store.get(name, version)
     except RoutineError as exc:
         raise _fail(str(exc)) from exc
-    if problem := store.acceptance_problem(routine):
-        typer.echo(f"NOT REPLAYED: {problem}")
-    typer.echo("\n".join(describe_routine(routine)))
     shown = fingerprint(routine)
-    typer.echo(
+    _say(
+        *_shown(store, routine)[:-1],
         f"fingerprint: {shown} (to accept exactly what is shown: taskcrew routines accept {routine.name} "
-        f"-v {routine.version} --fingerprint {shown})"
+        f"-v {routine.version} --fingerprint {shown})",
     )
 
 
@@ -112,22 +147,23 @@ def routines_diff(
     name: NameArg,
     version: VersionOpt = None,
     against: Annotated[
-        int | None, typer.Option("--against", help="The version to compare with (default: the one before).")
+        int | None,
+        typer.Option("--against", help="The version to compare with (default: the one that replays now)."),
     ] = None,
 ) -> None:
-    """What a version changes against another (a healed version against the one it heals)."""
+    """What a version changes against the one that replays now (else the one before it)."""
     from taskcrew.routines.store import RoutineError, diff
 
     store = _store()
     try:
         new = store.get(name, version)
-        old_version = against or new.based_on or new.version - 1
-        if old_version < 1:
+        old, what = (store.get(name, against), "the version you named") if against else store.diff_base(new)
+        if old is None:
             raise RoutineError(f"{name} v{new.version} is the first version: nothing to compare it with")
-        old = store.get(name, old_version)
     except RoutineError as exc:
         raise _fail(str(exc)) from exc
-    typer.echo(diff(old, new) or f"{name} v{old.version} and v{new.version} do the same work.")
+    typer.echo(f"{name} v{new.version} against v{old.version}, {what}:")
+    _say(*(diff(old, new) or f"{name} v{old.version} and v{new.version} do the same work.").split("\n"))
 
 
 @routines_app.command("accept")
@@ -143,7 +179,8 @@ def routines_accept(
         str | None,
         typer.Option(
             "--fingerprint",
-            help="The fingerprint `routines show` printed: refuse if the version changed since.",
+            help="The fingerprint `routines show` printed: only that exact version is accepted. Needed when "
+            "not at a terminal; at one, without it, the version is shown and you confirm its fingerprint.",
         ),
     ] = None,
 ) -> None:
@@ -154,7 +191,15 @@ def routines_accept(
     from taskcrew.approvals.signing import KeyError_
     from taskcrew.routines.store import RoutineError, fingerprint
 
+    store = _store()
     try:
+        if reviewed is None and not _terminal():
+            raise _fail(
+                "accept takes the fingerprint of the version you reviewed (the folder can change "
+                "between your review and the acceptance)",
+                f"read it with `taskcrew routines show {name}{f' -v {version}' if version else ''}`, then "
+                "accept with the --fingerprint it prints",
+            )
         who = cli_identity()  # the same proven identity as `taskcrew approvals`, never a typed name
         if refusal := Authority(None).submitter_refusal(who, role="routine's reviewer"):
             typer.echo(
@@ -162,7 +207,15 @@ def routines_accept(
             )  # who may accept: the authority's rule, as for approvals
             raise typer.Exit(1)
         by = f"{who.proof}:{who.name}"
-        routine = _store().accept(name, version, by, who.credential, reviewed=reviewed)
+        if reviewed is None:  # at a terminal: show the version, accept exactly what was shown
+            routine = store.named(name, version)
+            reviewed = fingerprint(routine)
+            _say(*_shown(store, routine))
+            if not typer.confirm(f"Accept {routine.name} v{routine.version} exactly as shown ({reviewed})?"):
+                typer.echo("nothing accepted")
+                raise typer.Exit(1)
+            version = routine.version
+        routine = store.accept(name, version, by, who.credential, reviewed=reviewed)
     except (RoutineError, IdentityError, KeyError_, RiskRulesError) as exc:
         raise _fail(str(exc)) from exc
     typer.echo(

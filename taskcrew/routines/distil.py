@@ -27,6 +27,7 @@ from taskcrew.routines.models import (
     Target,
     Template,
     named_like,
+    on_screen,
 )
 from taskcrew.routines.recording import ActRecord, read_records
 from taskcrew.routines.template import LearnError, learn
@@ -378,21 +379,55 @@ def merge(old: Routine, new: Routine) -> Routine:
     return new.model_copy(update={"templates": [*new.templates, *keep], "based_on": old.version})
 
 
+UNSIGNED = "as the workers counted them, not signed"
+
+
+def _page(expect: PageExpect) -> str:
+    return expect.path + (f" showing {', '.join(repr(w) for w in expect.shows)}" if expect.shows else "")
+
+
+def describe_step(step: BrowserStep) -> str:
+    """Everything a browser step does: its kind, target, address, value, approval, the page it runs
+    on, what that page must not show yet, and the page it must lead to."""
+    line = (
+        step.kind
+        + (f" {step.target.describe()}" if step.target else "")
+        + (f" {step.url or repr(step.url)}" if step.url is not None else "")
+    )
+    if step.value is not None:
+        line += f" ← {step.value}"
+    if step.approval:
+        line += " [asks the person to approve the exact payload]"
+    if step.expect is not None:
+        line += f", expecting {_page(step.expect)}" if step.kind == "open" else f" on {_page(step.expect)}"
+    if step.absent:
+        line += f" (must not show yet: {', '.join(step.absent)})"
+    if step.then is not None:
+        line += f" → expects {_page(step.then)}"
+    return line
+
+
 def describe_routine(routine: Routine) -> list[str]:
-    """What the routine will do, step by step (for `routines show` and the console)."""
-    lines = [f"{routine.name} v{routine.version} [{routine.status}{', FLAGGED' if routine.flagged else ''}]"]
+    """What the routine will do, step by step (for `routines show` and the console): every field its
+    fingerprint signs, and its status and counts, which it does not; each line ``on_screen``."""
+    flag = f", FLAGGED ({UNSIGNED})" if routine.flagged else ""
+    lines = [f"{routine.name} v{routine.version} [{routine.status}{flag}]"]
     lines.append(
         f"learned from run {routine.source_run}"
-        + (f", heals v{routine.based_on}" if routine.based_on else "")
+        + (f", says it heals v{routine.based_on}" if routine.based_on else "")
     )
     lines.append(
-        f"replays: {routine.successes} clean, {routine.fallbacks} fell back ({routine.fallbacks_in_a_row} in a row)"
+        f"replays ({UNSIGNED}): {routine.successes} clean, {routine.fallbacks} fell back "
+        f"({routine.fallbacks_in_a_row} in a row)"
     )
     if routine.last_fallback:
-        lines.append(f"last fallback: {routine.last_fallback}")
+        lines.append(f"last fallback (a worker's note, not signed): {routine.last_fallback}")
     lines.append(f"parameters: {', '.join(routine.params) or 'none'}")
+    if routine.summary:
+        lines.append(f"summary: {routine.summary}")
     if routine.system:
         lines.append(f"{{erp}} stands for: {routine.system}")
+    lines.append(f"the file work hands on: {', '.join(routine.values)}")
     rule = routine.documents
     how = (
         "the newest by printed date"
@@ -402,32 +437,25 @@ def describe_routine(routine: Routine) -> list[str]:
     lines.append(f"1. files: search {rule.search!r}; of the invoices a template reads, take {how}")
     for template in routine.templates:
         fields = ", ".join(
-            f"{f.name} after {f.anchor!r}" + (f" shaped {f.pattern}" if f.pattern else "")
+            f"{f.name} ({f.kind}) after {f.anchor!r}" + (f" shaped {f.pattern}" if f.pattern else "")
             for f in template.fields
         )
         derived = ", ".join(f"{d.name} = {d.rule}({', '.join(d.inputs)})" for d in template.derived)
-        lines.append(f"   template {template.issuer}: {fields}" + (f"; {derived}" if derived else ""))
+        learned = f" (learned from {template.learned_from!r})" if template.learned_from else ""
+        lines.append(
+            f"   template {template.issuer}{learned}: {fields}" + (f"; {derived}" if derived else "")
+        )
         if template.senders:
             lines.append(f"   only from e-mails sent from: {', '.join(template.senders)}")
         if template.checks:
             lines.append(f"   checks: {', '.join(template.checks)}")
     for i, step in enumerate(routine.browser, 2):
-        shows = (
-            f" showing {', '.join(repr(w) for w in step.expect.shows)}"
-            if step.expect and step.expect.shows
-            else ""
-        )
-        where = f" on {step.expect.path}{shows}" if step.expect and step.kind != "open" else ""
-        extra = f" (must not show yet: {', '.join(step.absent)})" if step.absent else ""
-        then = f" → expects {step.then.path}" if step.then else ""
-        if step.then and step.then.shows:
-            then += f" showing {', '.join(repr(w) for w in step.then.shows)}"
-        lines.append(f"{i}. browser: {step.describe()}{where}{extra}{then}")
+        lines.append(f"{i}. browser: {describe_step(step)}")
     for obstacle in routine.obstacles:
-        how = (
-            "; ".join(s.describe() for s in obstacle.steps)
-            if obstacle.steps
-            else f"up to {obstacle.retries} retries"
+        steps = "; ".join(describe_step(s) for s in obstacle.steps)
+        lines.append(
+            f"obstacle {obstacle.kind}: "
+            + (f"{steps}; " if steps else "")
+            + f"up to {obstacle.retries} retries"
         )
-        lines.append(f"obstacle {obstacle.kind}: {how}")
-    return lines
+    return [on_screen(line) for line in lines]

@@ -153,6 +153,25 @@ def _trusted(template: Template, found: list[Found]) -> Found:
                 f"{learned} (it came from {f.stranger})",
                 new_issuer=True,
             )
+    return _agreed(template, found)
+
+
+def _agreed(template: Template, found: list[Found]) -> Found:
+    """The document picked, when every other the rule could as well have picked (another copy of
+    the same invoice: a forward, a re-send) reads the same values. Two that differ in any value (a
+    corrected re-issue under the same number and date) are a person's decision, like two invoices
+    on one date: never settled by the search's order."""
+    names = dict.fromkeys(k for f in found for k in f.values)
+    differ = [k for k in names if len({f.values.get(k) for f in found}) > 1]
+    if differ:
+        said = "; ".join(
+            f"{f.path}: " + ", ".join(f"{k} {f.values.get(k, '(none)')}" for k in differ) for f in found[:4]
+        )
+        raise FileStepFailed(
+            f"{len(found)} documents read as {template.issuer}'s invoice "
+            f"{found[0].values.get(template.fields[0].name, '')}, the one the rule picks, but differ "
+            f"({said}): which one counts is a person's decision"
+        )
     return found[0]
 
 

@@ -1,7 +1,9 @@
 """Where routines meet a run (``crew/run.py`` calls these two, nothing else of this package):
 
-- ``attach``: record the run's browser actions by meaning (``browser_steps.jsonl``), and when the
-  task is a recipe with an accepted routine, give the Flow a replayer (``ctx.replay``).
+- ``attach``: record the run's browser actions by meaning (``browser_steps.jsonl``); when the task
+  reads as a recipe, give the run that recipe's success criteria (``ctx.criteria``), whether it came
+  as the recipe's command, `taskcrew run` or `taskcrew submit`, and whether the agent or a replay
+  does it; and when the recipe has an accepted routine, give the Flow a replayer (``ctx.replay``).
 - ``after_run``: count the replay (a success, or a fallback; repeated fallbacks flag it), and after
   a verified run of a recipe propose a draft: the first version, or — after a fallback that was
   verified — a new version healing the old one (``taskcrew routines diff`` shows what changed).
@@ -43,12 +45,20 @@ def attach(ctx: Any, sandbox: Path, read_only: bool) -> Attached:
         from taskcrew.routines.store import RoutineStore
 
         match = match_task(ctx.task, recipes_for(sandbox))
+        if match is not None:  # the recipe's criteria, however the task came (a recipe, run, submit)
+            given = {c.strip().casefold() for c in match.criteria}
+            ctx.criteria = [*match.criteria, *(c for c in ctx.criteria if c.strip().casefold() not in given)]
         if match is None or read_only or not match.recipe.changes_data:
             return Attached(match=match)
         store = RoutineStore()
         routine = store.marked_accepted(match.recipe.name)
         problem = store.acceptance_problem(routine) if routine is not None else None
         problem = problem or (routine.params_problem(match.values) if routine is not None else None)
+        if routine is not None and not problem and not ctx.criteria:
+            problem = (
+                f"{match.recipe.name} states no success criteria: the verifier would have nothing to "
+                "hold a replay to"
+            )
         if problem:
             _note(ctx.run_dir, f"routines: not replayed: {problem}")
         if routine is None or problem:
@@ -116,5 +126,6 @@ def _after(ctx: Any, state: Any, attached: Attached) -> None:
     _note(
         ctx.run_dir,
         f"routines: {what} {draft.name} v{draft.version} (draft): review it with "
-        f"`taskcrew routines show {draft.name}` and `taskcrew routines accept {draft.name} --version {draft.version}`",
+        f"`taskcrew routines show {draft.name} -v {draft.version}` and accept it with the "
+        f"`taskcrew routines accept {draft.name} -v {draft.version} --fingerprint …` it prints",
     )

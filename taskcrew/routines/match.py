@@ -10,9 +10,10 @@ from taskcrew.recipes.models import Recipe
 
 
 class Match:
-    def __init__(self, recipe: Recipe, values: dict[str, str]) -> None:
+    def __init__(self, recipe: Recipe, values: dict[str, str], criteria: list[str] | None = None) -> None:
         self.recipe = recipe
         self.values = values
+        self.criteria = criteria or []  # the recipe's success criteria, expanded with the values
 
 
 def _squash(text: str) -> str:
@@ -52,7 +53,7 @@ def match_task(task: str, recipes: list[Recipe]) -> Match | None:
         except ValueError:
             continue
         if expansions and _squash(expansions[0].task) == text:
-            return Match(recipe, expansions[0].values)
+            return Match(recipe, expansions[0].values, expansions[0].criteria)
     return None
 
 

@@ -25,6 +25,7 @@ Nothing here is an element number, a CSS path, a secret or a person's decision.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Literal, Self
@@ -65,8 +66,37 @@ StepKind = Literal["open", "type", "select", "check", "click"]
 ObstacleKind = Literal["login", "modal", "expired_session", "unavailable"]
 
 
+def controls(text: str) -> list[str]:
+    """The control characters in ``text`` (a line feed, a carriage return, a tab, ESC …), by code point."""
+    return [f"U+{ord(c):04X}" for c in dict.fromkeys(text) if unicodedata.category(c) == "Cc"]
+
+
+def printable(text: str) -> str:
+    """``text`` with each control character as a space (a fallback's reason, read from a page)."""
+    return "".join(" " if unicodedata.category(c) == "Cc" else c for c in text)
+
+
+def on_screen(line: str) -> str:
+    """One line of a routine as a terminal may print it: every character that draws nothing or moves
+    the cursor (an ESC sequence, a carriage return, a line feed or tab inside a value, a bidi
+    control) shown as a marker (``approvals.visible``), so what is printed is what the file says."""
+    from taskcrew.approvals.visible import visible
+
+    return visible(line, layout=True).replace("\n", "⟨U+000A⟩").replace("\t", "⟨U+0009⟩")
+
+
 class _Data(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="after")
+    def _no_controls(self) -> Self:
+        """No text of a routine holds a control character: its reviewer reads it on a terminal, where
+        an ESC sequence, a carriage return or a line feed can hide or forge what is printed."""
+        for name, value in self:
+            for text in value if isinstance(value, list) else [value]:
+                if isinstance(text, str) and (found := controls(text)):
+                    raise ValueError(f"{name} holds control characters ({', '.join(found)})")
+        return self
 
 
 class FieldRule(_Data):
@@ -121,6 +151,12 @@ class DocumentRule(_Data):
     choose: Literal["newest_by_printed_date", "by_number"] = "newest_by_printed_date"
     number_param: str | None = Field(default=None, description="for by_number: the parameter holding it")
 
+    @model_validator(mode="after")
+    def _number_only_by_number(self) -> Self:
+        if (self.choose == "by_number") != (self.number_param is not None):
+            raise ValueError("number_param goes with choose: by_number, and only with it")
+        return self
+
 
 class Target(_Data):
     """An element by what a person sees and what the form sends: never a number or a CSS path."""
@@ -131,7 +167,7 @@ class Target(_Data):
 
     def describe(self) -> str:
         what = f"{self.role} {self.name!r}" if self.name else self.role
-        return what + (f" (field {self.field})" if self.field else "")
+        return what + (f" (field {self.field or repr(self.field)})" if self.field is not None else "")
 
 
 class PageExpect(_Data):

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from pydantic import ValidationError
 
-from taskcrew.routines.models import Routine
+from taskcrew.routines.models import Routine, printable
 
 if TYPE_CHECKING:
     from taskcrew.approvals.seals import Dump
@@ -183,6 +183,20 @@ class RoutineStore:
             f"{routine.version}"
         )
 
+    def diff_base(self, routine: Routine) -> tuple[Routine | None, str]:
+        """The version a reviewer compares ``routine`` with, and what it is: the one that replays now
+        (its acceptance and the signed record of which version replays check out), else the one
+        before it. Never the version the file says it heals: ``based_on`` is the draft's own word,
+        and a draft naming itself or a draft of its own making would hide what it changes."""
+        replays = self.accepted(routine.name)
+        if replays is not None and replays.version != routine.version:
+            return replays, "the version that replays now"
+        before = [r for r in self.versions(routine.name) if r.version < routine.version]
+        if not before:
+            return None, "the first version"
+        why = "this one replays now" if replays is not None else "no version replays now"
+        return before[-1], f"the version before it ({why})"
+
     def _path(self, name: str, version: int) -> Path:
         return self.folder / f"{name}.v{version}.yaml"
 
@@ -190,7 +204,13 @@ class RoutineStore:
         try:
             data = yaml.safe_load(path.read_text(encoding="utf-8"))
             return Routine.model_validate(data)
-        except (OSError, yaml.YAMLError, ValidationError) as exc:
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise RoutineError(
+                f"{path}: not a usable routine ({where + ': ' if where else ''}{first['msg']})"
+            ) from exc
+        except (OSError, yaml.YAMLError) as exc:
             raise RoutineError(f"{path}: not a usable routine ({str(exc).splitlines()[0]})") from exc
 
     def all(self) -> tuple[list[Routine], list[str]]:
@@ -211,6 +231,11 @@ class RoutineStore:
 
     def get(self, name: str, version: int | None = None) -> Routine:
         versions = self.versions(name)
+        if version is not None:
+            if chosen := next((r for r in versions if r.version == version), None):
+                return chosen
+            if (path := self._path(name, version)).is_file():
+                self.load(path)  # says why that version's file is not a usable routine
         if not versions:
             known = ", ".join(sorted({r.name for r in self.all()[0]})) or "none yet"
             raise RoutineError(
@@ -218,9 +243,6 @@ class RoutineStore:
             )
         if version is None:
             return versions[-1]
-        for routine in versions:
-            if routine.version == version:
-                return routine
         have = ", ".join(f"v{r.version}" for r in versions)
         raise RoutineError(f"{name} has no version {version} (versions: {have})")
 
@@ -278,6 +300,16 @@ class RoutineStore:
             self.save(draft)
             return draft, True
 
+    def named(self, name: str, version: int | None) -> Routine:
+        """The version a reviewer names. Without one, only a routine's single version: the newest may
+        have been drafted (a healing run) after the reviewer's ``show``."""
+        if version is None and len(versions := self.versions(name)) > 1:
+            raise RoutineError(
+                f"{name} has {len(versions)} versions (the newest is v{versions[-1].version}); say which one "
+                f"you reviewed: taskcrew routines accept {name} -v N"
+            )
+        return self.get(name, version)
+
     def accept(
         self,
         name: str,
@@ -297,12 +329,7 @@ class RoutineStore:
     def _accept(
         self, name: str, version: int | None, by: str, credential: str | None, reviewed: str | None
     ) -> Routine:
-        if version is None and len(versions := self.versions(name)) > 1:
-            raise RoutineError(
-                f"{name} has {len(versions)} versions (the newest is v{versions[-1].version}); say which one "
-                f"you reviewed: taskcrew routines accept {name} -v N"
-            )
-        routine = self.get(name, version)
+        routine = self.named(name, version)
         if reviewed is not None and (now := fingerprint(routine)) != reviewed.strip().lower():
             raise RoutineError(
                 f"{name} v{routine.version} changed since it was shown with fingerprint {reviewed.strip()} "
@@ -354,7 +381,7 @@ class RoutineStore:
             update = {
                 "fallbacks": current.fallbacks + 1,
                 "fallbacks_in_a_row": current.fallbacks_in_a_row + (1 if in_a_row else 0),
-                "last_fallback": reason[:600],
+                "last_fallback": printable(reason)[:600],  # a page's words: no control characters
             }
         else:
             update = {"successes": current.successes + 1, "fallbacks_in_a_row": 0}
