@@ -239,7 +239,7 @@ def test_a_task_is_matched_to_its_recipe_and_values() -> None:
 def reviewed(runner: CliRunner, version: int = 1) -> list[str]:
     """`routines accept` as a reviewer runs it off a terminal: with the fingerprint `show` printed."""
     shown = runner.invoke(app, ["routines", "show", "enter-invoice", "-v", str(version)])
-    found = re.search(r"^fingerprint: ([0-9a-f]{16})", shown.output, re.MULTILINE)
+    found = re.search(r"^fingerprint: ([0-9a-f]{32})", shown.output, re.MULTILINE)
     assert found is not None, shown.output
     return ["routines", "accept", "enter-invoice", "-v", str(version), "--fingerprint", found.group(1)]
 

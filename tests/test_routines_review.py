@@ -314,7 +314,7 @@ def test_accept_takes_exactly_the_version_the_reviewer_was_shown(
     said_no = runner.invoke(app, accept, input="n\n")
     assert said_no.exit_code == 1 and "nothing accepted" in said_no.output
     assert "3. browser: open {erp}/bills/new" in said_no.output and store.accepted("enter-invoice") is None
-    seen = re.search(r"^fingerprint: ([0-9a-f]{16})$", said_no.output, re.MULTILINE)
+    seen = re.search(r"^fingerprint: ([0-9a-f]{32})$", said_no.output, re.MULTILINE)
     assert seen is not None and f"exactly as shown ({seen.group(1)})?" in said_no.output
 
     def swap_then_yes(*_args: object, **_kwargs: object) -> bool:

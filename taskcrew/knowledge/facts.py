@@ -100,8 +100,8 @@ def fact_id_of(text: str) -> str:
 
 def words_of(text: str) -> str:
     """The digest of a fact's exact words, as a person is shown them: a decision names it, and
-    ``decide`` refuses one whose fact no longer has those words."""
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    ``decide`` refuses one whose fact no longer has those words (128 bits: no two texts share one)."""
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 def shape_problem(fact_id: str, text: str) -> str | None:

@@ -68,16 +68,17 @@ def acceptance(routine: Routine, dump: Dump | None = None) -> dict[str, Any]:
 
 
 def fingerprint(routine: Routine) -> str:
-    """What a reviewer reads of a version, in 16 hex digits: everything its acceptance signs of the
+    """What a reviewer reads of a version, in 32 hex digits: everything its acceptance signs of the
     work (not its status, reviewer or counts). ``routines show`` prints it and ``routines accept
     --fingerprint`` accepts only the version that still has it: the folder is written by workers
-    and runs, so a draft can change between a review and its acceptance."""
+    and runs, so a draft can change between a review and its acceptance. 128 bits: whoever writes
+    the folder cannot make two drafts that share one (64 bits took ~2^32 tries)."""
     import hashlib
 
     from taskcrew.approvals import seals
     from taskcrew.approvals.signing import canonical
 
-    return hashlib.sha256(canonical(seals.settled(routine, exclude=METADATA))).hexdigest()[:16]
+    return hashlib.sha256(canonical(seals.settled(routine, exclude=METADATA))).hexdigest()[:32]
 
 
 class RoutineStore:
