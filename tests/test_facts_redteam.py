@@ -193,7 +193,7 @@ def test_an_acceptance_is_void_once_its_person_is_removed_or_her_password_reset(
         reset is not None and reset.status == "proposed" and "password was changed" in (reset.problem or "")
     )
     page = place.client("bob").get("/facts").text
-    assert "whose acceptance no longer counts" in _row_html(page, fact.id)
+    assert "but that acceptance no longer counts" in _row_html(page, fact.id)
 
     _accept_on_console(place.client("bob"), fact.id)  # a current user accepts it again
     assert place.store.facts.get(fact.id).decided_by == "console:bob"  # type: ignore[union-attr]
@@ -248,7 +248,7 @@ def test_a_forged_row_is_shown_as_of_unknown_origin_without_its_claims(place: Pl
     ana = place.client("ana")
     page = ana.get("/facts").text
     row = _row_html(page, forged)
-    assert "Unverified row of unknown origin" in row and "not signed by the store" in row
+    assert "unverified</strong> (proposed)" in row and "Of unknown origin" in row and "not signed by the store" in row
     assert "carol" not in row and "run-20260101" not in row and "a person" not in row
     assert "run-mail-1" in _row_html(page, genuine.id) and "read_file" in _row_html(page, genuine.id)
     listed = runner.invoke(cli, ["knowledge", "facts"]).output

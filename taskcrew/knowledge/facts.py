@@ -288,7 +288,7 @@ class FactBook:
 
     def _read(self, fact_id: str, document: Any, metadata: Any, judge: _Judge) -> Fact | DamagedRow:
         """A row as every reader gets it: damaged, of unknown origin, or judged (module docstring)."""
-        shown = normalised(str(document or ""))[:MAX_FACT_CHARS]
+        shown = str(document or "")[: 2 * MAX_FACT_CHARS]  # as stored: a damaged row's line breaks show
         try:
             fact, legacy = _fact(fact_id, document, metadata)
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
@@ -332,9 +332,13 @@ class FactBook:
             )
         who = decider(fact)
         if who is not None and (why := judge.refusal(who, fact.submitted_by)):
+            # the refusal's reason, not its advice to the person who logged in
+            said = why.split(": that login or token", 1)[0].replace(
+                "after this login", "after that acceptance"
+            )
             return (
-                f"it was accepted by {fact.decided_by}, whose acceptance no longer counts ({why}); a current "
-                "user accepts it again"
+                f"{who.name} ({who.proof}) accepted it, but that acceptance no longer counts: {said}. "
+                "No planner sees it until someone accepts it again"
             )
         return None
 
