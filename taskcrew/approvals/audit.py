@@ -7,7 +7,8 @@ console's logins), appended to audit.jsonl with a keyed hash chain.
 - The head (last sequence number and hash) is signed and kept in a separate file, audit.head, so a
   truncated log (its tail cut off) no longer matches it.
 - ``verify`` says where the chain breaks (a malformed line is one problem among others, never a
-  crash); ``entries`` returns every line that still parses.
+  crash); ``entries`` returns every line that still parses, ``signed`` only those the key signed
+  (what every reader that decides something reads).
 Appends from several processes (workers, the console, the CLI) are serialised by a file lock.
 """
 
@@ -142,6 +143,12 @@ class AuditLog:
             if action is None or entry.action == action:
                 out.append(entry)
         return out
+
+    def signed(self, action: str | None = None) -> list[AuditEntry]:
+        """``entries`` whose hash the operator key signed: the only ones a decision may rest on (a
+        line written by someone who can write the file but not read the key, as a voided approval, a
+        send, an answer handed or a question's place, changes nothing the worker does)."""
+        return [e for e in self.entries(action) if self.keys.verify(e.body(), e.hash)]
 
     def verify(self) -> list[AuditProblem]:
         """Every break in the chain, and a tail that no longer matches the signed head (empty: intact)."""

@@ -5,7 +5,8 @@
   approval is recorded and a second, different, authenticated person completes it; the job's
   submitter never counts;
 - reject: one person suffices (stopping is always allowed); answer: text back to the run;
-- bulk approve: only pending, low-risk approvals that are identical in method, target and field names;
+- bulk approve: only pending, low-risk approvals that are identical in method, target (the whole URL
+  the key binds: scheme, host, path and query) and field names;
 - an approval whose stored payload or signature does not check out is shown as such and not decided.
 Every decision, granted or refused, goes to the tamper-evident audit log. The worker side (may I send
 exactly this?) is in ``approvals.worker``.
@@ -179,7 +180,9 @@ class Authority:
         return request_key(method, url, fields, excluded=self.rules.excluded_for(url))
 
     def assess(self, request: ApprovalRequest) -> Assessment:
-        return assess(request_fields(request), request.url, self.rules, request.looked_up)
+        return assess(
+            request_fields(request), request.url, self.rules, request.looked_up, request.option_labels()
+        )
 
     def needs_two(self, assessment: Assessment) -> bool:
         return self.two_person_active() and assessment.needs_second_approver
@@ -443,7 +446,8 @@ class Authority:
         voids the decisions and answers given before it (recorded here, in the signed log the worker
         reads: ``WorkerGate``): an approval is for the run it was asked in, not for a run started
         again later or put back after a stop; the new run asks again. A failed or orphaned job
-        resumes with them: nobody took them back. Raises InvalidChange (with why) or UnknownJob."""
+        resumes with them unless someone took them back (a failed job can be cancelled:
+        ``models.CANCELLABLE``). Raises InvalidChange (with why) or UnknownJob."""
         try:
             if refusal := self.submitter_refusal(who, role="person who cancels or retries a job"):
                 raise InvalidChange(refusal)
@@ -463,10 +467,11 @@ class Authority:
 
     def void_decisions(self, job_id: str) -> set[str]:
         """The approvals and answers of ``job_id`` given before a retry that voided them: of a run it
-        was started over from, or put back after a cancel (``act_on_job``)."""
+        was started over from, or put back after a cancel (``act_on_job``). Only entries the key
+        signed count (``AuditLog.signed``): a line added to the file voids nothing."""
         return {
             approval
-            for entry in self.audit.entries("retry")
+            for entry in self.audit.signed("retry")
             if entry.target == job_id
             for approval in entry.payload.get("void", [])
         }
@@ -502,7 +507,9 @@ class Authority:
                 problems.append(f"{a.id} is asked again ({a.request.asked_again})")
             keys.add(bulk_key(a.request.method, a.request.url, [f.name for f in a.request.fields]))
         if len(keys) > 1:
-            problems.append("the selected items are not identical (method, target or fields differ)")
+            problems.append(
+                "the selected items are not identical (method, target with its query, or fields differ)"
+            )
         if problems:
             why = "Bulk approval refused: " + "; ".join(problems) + ". Decide these one by one."
             return [self._refuse(who, ",".join(v.approval.id for v in views), "bulk_approve", why)]

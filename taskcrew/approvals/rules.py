@@ -36,6 +36,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from taskcrew.approvals.key import target
 from taskcrew.approvals.visible import bare, hidden, visible
 
 DEFAULT_RULES = Path(__file__).with_name("rules.yaml")
@@ -279,6 +280,10 @@ class RiskRules(BaseModel):
     def threshold(self, currency: str) -> Decimal:
         return self.amount_thresholds.get(currency.upper(), self.amount_thresholds["*"])
 
+    def lowest_threshold(self) -> Decimal:
+        """The threshold of an amount whose currency the page alone names (``read_money``)."""
+        return min(self.amount_thresholds.values())
+
     def excluded_for(self, url: str) -> dict[str, str]:
         """The fields left out of the key on this URL's system: name -> why."""
         host = _host(url)
@@ -510,6 +515,10 @@ class Money(BaseModel):
     currency_field: str | None = None
     currency_text: str = Field(default="", description="the currency field's value(s) as sent")
     limit: Decimal | None = Field(default=None, description="the threshold that applies (None: unreadable)")
+    currency_label: str | None = Field(
+        default=None,
+        description="the chosen option's label (the page's text, not sent) that alone named the currency",
+    )
 
     @property
     def currency_unreadable(self) -> bool:
@@ -520,19 +529,39 @@ class Money(BaseModel):
         return self.amounts[0] if self.amounts else None
 
 
+def sent_part(value: str, label: str | None) -> str:
+    """What a field sends, of the value a surface shows: a chosen option is shown as "SENT (LABEL)"
+    (``FieldValue``) and sends SENT; any other value is sent as shown."""
+    suffix = f" ({label})" if label else ""
+    return value[: -len(suffix)] if suffix and value.endswith(suffix) else value
+
+
 def read_money(
-    fields: list[tuple[str, str]], rules: RiskRules, looked_up: dict[str, str] | None = None
+    fields: list[tuple[str, str]],
+    rules: RiskRules,
+    looked_up: dict[str, str] | None = None,
+    labels: dict[str, str] | None = None,
 ) -> Money:
     """The amounts of a submission (its fields named as amounts, the record's amount the worker
     read for it) and their currency (its currency fields, read by ``read_currency``; the rules'
-    default when it has none): for the risk rules and for every surface that shows them."""
+    default when it has none): for the risk rules and for every surface that shows them.
+
+    ``labels``: the chosen options' labels by field name (``FieldValue.label``). A label is the
+    page's text, not what is sent (a page script can relabel option "1" from EUR to JPY, and the
+    system still reads "1" as EUR): a currency named by a label alone is shown, but its amounts are
+    judged under the rules' lowest threshold (``currency_label``); only what is sent, or the
+    record's page the worker read, lowers it to the currency's own."""
     money = Money()
     currencies: list[str | None] = []
+    by_label: list[str] = []
     for name, value in fields:
         if field_matches(name, rules.currency_fields) and value.strip():
             money.currency_field = money.currency_field or name
             money.currency_text = f"{money.currency_text} / {value}" if money.currency_text else value
             currencies.append(read_currency(value))
+            label = (labels or {}).get(name)
+            if currencies[-1] is not None and label and read_currency(sent_part(value, label)) is None:
+                by_label.append(label)
     codes = set(currencies)
     if not currencies:
         money.currency = rules.default_currency.upper()
@@ -555,17 +584,25 @@ def read_money(
         )
         if looked_up.get("currency"):
             money.currency = looked_up["currency"].strip().upper()
+            by_label = []  # the record's page, read by the worker, names it
     money.limit = rules.threshold(money.currency) if money.currency else None
+    if money.currency and by_label:
+        money.currency_label = by_label[0]
+        money.limit = rules.lowest_threshold()
     return money
 
 
 def assess(
-    fields: list[tuple[str, str]], url: str, rules: RiskRules, looked_up: dict[str, str] | None = None
+    fields: list[tuple[str, str]],
+    url: str,
+    rules: RiskRules,
+    looked_up: dict[str, str] | None = None,
+    labels: dict[str, str] | None = None,
 ) -> Assessment:
-    """The flags for one submission: its fields (name, value), its target URL and the record amount
-    the worker looked up for it."""
+    """The flags for one submission: its fields (name, value), its target URL, the record amount
+    the worker looked up for it and the chosen options' labels (``read_money``)."""
     flags: list[RiskFlag] = []
-    money = read_money(fields, rules, looked_up)
+    money = read_money(fields, rules, looked_up, labels)
     if looked_up and "unreadable" in looked_up:
         flags.append(
             RiskFlag(
@@ -622,6 +659,20 @@ def assess(
                     rule="unreadable_amount",
                     field=found.field,
                     message=f"{visible(found.field)} = {visible(found.text)!r} is not a readable amount: check it by hand",
+                    second_approver=True,
+                )
+            )
+        elif abs(found.value) > limit and money.currency_label is not None:
+            flags.append(
+                RiskFlag(
+                    rule="amount_above_threshold",
+                    field=found.field,
+                    message=(
+                        f"{visible(found.field)} {found.value} is above {limit}, the lowest threshold: its "
+                        f"currency ({currency}) is named only by the option's label on the page "
+                        f"({visible(money.currency_label)}), not by what is sent, and a page can relabel "
+                        "an option: needs a second approver"
+                    ),
                     second_approver=True,
                 )
             )
@@ -722,6 +773,7 @@ def path_flags(url: str, rules: RiskRules) -> list[RiskFlag]:
 
 
 def bulk_key(method: str, url: str, field_names: list[str]) -> tuple[str, str, tuple[str, ...]]:
-    """Items may be approved together only when this key is the same for all of them."""
-    parts = urlsplit(url)
-    return method.upper(), f"{parts.netloc}{parts.path}", tuple(sorted(field_names))
+    """Items may be approved together only when this key is the same for all of them: the method,
+    the target as the request key binds it (``key.target``: scheme, host, path and query; a query
+    is as much a part of what is sent as a field) and the field names (their values may differ)."""
+    return method.upper(), target(url), tuple(sorted(field_names))

@@ -20,12 +20,14 @@ from __future__ import annotations
 import threading
 from datetime import datetime, timedelta
 
+from taskcrew.approvals.audit import AuditEntry
 from taskcrew.approvals.authority import Authority
 from taskcrew.jobs.models import Approval, Job
 from taskcrew.jobs.store import Jobs
 from taskcrew.tools.human import ApprovalDecision, ApprovalRequest
 
 DECIDED = ("approved", "rejected", "answered")
+DECISIONS = ("approve", "reject", "answer")  # the audit log's entries of a decision (target: its approval)
 
 
 class WorkerGate:
@@ -45,17 +47,34 @@ class WorkerGate:
 
     def decision(self, key: str, now: ApprovalRequest | None = None) -> Approval | None:
         """The newest decision of this job for exactly ``key`` that the authority signed and that
-        covers ``now``, the request as the run built it this time (else as last built in this run)."""
+        covers ``now``, the request as the run built it this time (else as last built in this run).
+
+        Newest by the signed audit log (``_decided``: the order the decisions were given), never by a
+        date in the job database; and a decision the log holds but the job database no longer does
+        (its row deleted, moved or edited) is not passed over for an older one: the person is asked
+        again (a rejection stands, even against a database writer)."""
         if now is not None:
             self._shown[key] = now
         now = self._shown.get(key)
         found = [a for a in self.jobs.approvals(job_id=self.job_id) if a.key == key and a.status in DECIDED]
         void = self.authority.void_decisions(self.job_id) if found else set()
+        found, order, missing = self._decided(key, found, void)
         for approval in reversed(found):
+            newer = [e for e in missing if e.seq > order.get(approval.id, 0)]
             if approval.id in void:
                 self._not_obeyed(approval, "decision_void", "given in a run the job was started over from")
+            elif newer:
+                self._not_obeyed(
+                    approval,
+                    "decision_superseded",
+                    f"a later decision ({newer[-1].action} of {newer[-1].target} by {newer[-1].who}, audit "
+                    f"entry {newer[-1].seq}) is not in the job database as it was given",
+                )
+                return None
             elif not self.authority.decision_ok(approval):
                 self._not_obeyed(approval)
+                if approval.id in order:  # given (the log says so), then edited: asked again
+                    return None
             elif (why := self.authority.rules_refusal(approval)) is not None:
                 self._not_obeyed(approval, "decision_refused_by_rules", why)
             elif now is not None and (why := self.authority.outdated(approval, now)) is not None:
@@ -64,6 +83,29 @@ class WorkerGate:
             else:
                 return approval
         return None
+
+    def _decided(
+        self, key: str, found: list[Approval], void: set[str]
+    ) -> tuple[list[Approval], dict[str, int], list[AuditEntry]]:
+        """``found`` (this job's decided approvals of ``key``) oldest first by the signed audit log's
+        decision entries (one the log does not hold, given before it was kept, counts as older than
+        every one it holds); each one's place in the log; and the log's decisions of ``key`` in this
+        job, not void, whose approval is not among ``found`` as signed (deleted, moved to another job
+        or edited in the job database)."""
+        audit = self.authority.audit
+        entries = [
+            e
+            for e in audit.entries()
+            if e.action in DECISIONS
+            and e.payload.get("job_id") == self.job_id
+            and e.payload.get("key") == key
+            and audit.keys.verify(e.body(), e.hash)
+        ]
+        order = {e.target: e.seq for e in entries}
+        ordered = sorted(found, key=lambda a: (a.id in order, order.get(a.id, 0), a.created_at))
+        intact = {a.id for a in found if self.authority.decision_ok(a)}
+        missing = [e for e in entries if e.target not in intact and e.target not in void]
+        return ordered, order, missing
 
     def answer(self, key: str = "") -> Approval | None:
         """The next answer (or rejection) to this job's questions that the authority signed; one
@@ -80,9 +122,9 @@ class WorkerGate:
         tool calls may ask two questions at once, and each gets its own answer."""
         audit = self.authority.audit
         with self._lock:
-            handed = {e.target for e in audit.entries("answer_handed")}
+            handed = {e.target for e in audit.signed("answer_handed")}
             asked: dict[str, int] = {}  # a question parked again (still pending) keeps its first place
-            for entry in audit.entries("question"):
+            for entry in audit.signed("question"):
                 if entry.payload.get("job_id") == self.job_id:
                     asked.setdefault(entry.target, entry.seq)
             void = self.authority.void_decisions(self.job_id)
@@ -180,7 +222,7 @@ class WorkerGate:
         key = self.authority.key_of(method, url, fields)
         times = [
             e.at
-            for e in self.authority.audit.entries("send")
+            for e in self.authority.audit.signed("send")
             if e.seq not in self._own_sends
             and e.payload.get("job_id") == self.job_id
             and e.payload.get("key") == key

@@ -15,7 +15,7 @@ from starlette.routing import BaseRoute, Route
 
 from taskcrew.console.sessions import Session, identity_of
 from taskcrew.console.web import Handler, Web
-from taskcrew.jobs.models import ACTIVE, Job, JobOptions, JobStatus
+from taskcrew.jobs.models import ACTIVE, CANCELLABLE, Job, JobOptions, JobStatus
 from taskcrew.jobs.store import InvalidChange, UnknownJob
 
 JOB_STATUSES: tuple[JobStatus, ...] = ("queued", "running", "waiting", "finished", "failed", "cancelled")
@@ -54,6 +54,7 @@ def routes(web: Web) -> list[BaseRoute]:
             "run_name": run_name if detail else None,
             "approvals": console.jobs.approvals(job_id=job.id),
             "active": job.status in ACTIVE,
+            "cancellable": job.status in CANCELLABLE,  # a failed job too: a cancel takes its approvals back
         }
 
     @web.signed_in

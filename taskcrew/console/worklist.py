@@ -201,7 +201,8 @@ def work_item(
     if number := _first(fields, NUMBER_FIELD):
         item.invoice = number[1]
     looked_up = request.looked_up if request is not None and not view.problem else {}
-    money = read_money(fields, rules, looked_up)  # the amounts and currency as the rules read them
+    labels = request.option_labels() if request is not None and not view.problem else {}
+    money = read_money(fields, rules, looked_up, labels)  # the amounts and currency as the rules read them
     if money.first is not None:
         item.amount_text, item.amount = money.first.text, money.first.value
         item.amount_field = money.first.field if any(money.first.field == n for n, _ in fields) else ""

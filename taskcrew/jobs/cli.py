@@ -343,7 +343,7 @@ def jobs_show(job_id: str, db: DbUrl = None) -> None:
 
 @jobs_app.command("cancel")
 def jobs_cancel(job_id: str, db: DbUrl = None, by: By = None) -> None:
-    """Cancel a queued, running or waiting job."""
+    """Cancel a queued, running, waiting or failed job (a retry of it then asks its approvals again)."""
     _act(job_id, "cancel", db, by)
 
 

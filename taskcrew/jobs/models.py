@@ -25,6 +25,9 @@ reason, answer, run folder) is shown as it is, and only a signed record is run."
 ENDED: tuple[JobStatus, ...] = ("finished", "failed", "cancelled")
 ACTIVE: tuple[JobStatus, ...] = ("queued", "running", "waiting")
 RETRYABLE: tuple[JobStatus, ...] = ENDED
+CANCELLABLE: tuple[JobStatus, ...] = (*ACTIVE, "failed")
+"""A cancel is how an approver takes back what was approved (a retry of a cancelled job asks again):
+so every job a retry would resume with its decisions can be cancelled, a failed one too."""
 
 ApprovalKind = Literal["approval", "question"]
 ApprovalStatus = Literal["pending", "approved", "rejected", "answered", "expired"]

@@ -34,7 +34,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from taskcrew.jobs.liveness import is_orphaned
 from taskcrew.jobs.models import (
-    ACTIVE,
+    CANCELLABLE,
     ENDED,
     RETRYABLE,
     Approval,
@@ -402,9 +402,10 @@ class Jobs:
 
     def cancel(self, job_id: str, *, by: str) -> Job:
         def change(job: Job) -> None:
-            if job.status not in ACTIVE:
+            if job.status not in CANCELLABLE:  # a failed one too: its retry would resume its decisions
                 raise InvalidChange(
-                    f"job {job_id} is already {job.status}; only queued, running or waiting jobs can be cancelled"
+                    f"job {job_id} is already {job.status}; only queued, running, waiting or failed jobs "
+                    "can be cancelled"
                 )
             job.status, job.cancelled_by = "cancelled", by
             job.reason = f"cancelled by {by}"

@@ -74,6 +74,10 @@ class ApprovalRequest(BaseModel):
         default=None, description="why it is asked again though it was approved before (the record changed)"
     )
 
+    def option_labels(self) -> dict[str, str]:
+        """The chosen options' labels by field name (the page's text, not sent: ``rules.read_money``)."""
+        return {f.name: f.label for f in self.fields if f.label}
+
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, object]:
         # unset, these are not in the dump: a request parked before they existed seals the same

@@ -566,7 +566,11 @@ class Policy:
 
     def _assessed(self, request: ApprovalRequest) -> ApprovalRequest:
         flags = assess(
-            [(f.name, f.value) for f in request.fields], request.url, self.rules, request.looked_up
+            [(f.name, f.value) for f in request.fields],
+            request.url,
+            self.rules,
+            request.looked_up,
+            request.option_labels(),
         )
         return request.model_copy(update={"flags": [f.message for f in flags.flags]})
 
