@@ -248,7 +248,11 @@ def test_a_forged_row_is_shown_as_of_unknown_origin_without_its_claims(place: Pl
     ana = place.client("ana")
     page = ana.get("/facts").text
     row = _row_html(page, forged)
-    assert "unverified</strong> (proposed)" in row and "Of unknown origin" in row and "not signed by the store" in row
+    assert (
+        "unverified</strong> (proposed)" in row
+        and "Of unknown origin" in row
+        and "not signed by the store" in row
+    )
     assert "carol" not in row and "run-20260101" not in row and "a person" not in row
     assert "run-mail-1" in _row_html(page, genuine.id) and "read_file" in _row_html(page, genuine.id)
     listed = runner.invoke(cli, ["knowledge", "facts"]).output
