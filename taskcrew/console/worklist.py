@@ -238,7 +238,14 @@ def _flags(item: WorkItem, view: ApprovalView) -> list[Flag]:
     ]
     ocr = sorted(name for name, ref in item.sources.items() if ref.ocr)
     if ocr:
-        flags.insert(0, Flag(code="ocr", words=FLAG_WORDS["ocr"], detail="read by OCR: " + ", ".join(ocr)))
+        flags.insert(
+            0,
+            Flag(
+                code="ocr",
+                words=FLAG_WORDS["ocr"],
+                detail="check " + ", ".join(ocr) + " against the document",
+            ),
+        )
     if why := new_vendor(item.vendor, item.system, view):
         flags.append(Flag(code="new_vendor", words=FLAG_WORDS["new_vendor"], detail=why))
     request = view.approval.request
