@@ -316,9 +316,17 @@ def test_origins_from_the_runs_checked_lines_or_else_the_jobs_trace(approver: Au
         "  amount = 1284.50: inbox/northwind_inv_2057.pdf, line 14 (cited in step 1)\n"
         "  vendor = Northwind Traders: step 1 (file_reader) reported it as 'vendor' — it cited "
         "inbox/memo.eml, but inbox/memo.eml does not show it\n"
-        "  terms = Net 45: not found in any source or step result of this run"
+        "  terms = Net 45: not found in any source or step result of this run\n"
+        "  po = PO-7: not found in any source or step result of this run — it cited 'erp', which code "
+        "cannot read: the model's word, not checked"
     )
-    values = {"amount": "1284.50", "vendor": "Northwind Traders", "currency": "USD", "terms": "Net 45"}
+    values = {
+        "amount": "1284.50",
+        "vendor": "Northwind Traders",
+        "currency": "USD",
+        "terms": "Net 45",
+        "po": "PO-7",
+    }
     request = ApprovalRequest(
         kind="form_submission",
         method="POST",
@@ -337,6 +345,7 @@ def test_origins_from_the_runs_checked_lines_or_else_the_jobs_trace(approver: Au
         FieldSource(
             name="terms", value="Net 45", source="step 1 (file_reader: Read) found terms, citing terms.txt"
         ),
+        FieldSource(name="po", value="PO-7", source="step 1 (file_reader: Read) found po, citing po.txt"),
     ]
     approval = jobs.park(job.id, kind="approval", key="k", request=request, sources=sources)
     found = field_sources(approver.view(approval))
@@ -344,6 +353,7 @@ def test_origins_from_the_runs_checked_lines_or_else_the_jobs_trace(approver: Au
     assert found["vendor"].file is None and "does not show it" in found["vendor"].text
     assert (found["currency"].file, found["currency"].line, found["currency"].ocr) == ("scan.png", 3, True)
     assert found["terms"].file == "terms.txt"  # the checked lines do not find it: the trace speaks
+    assert found["po"].file == "po.txt"  # nor when their "not found" carries a warning
 
 
 def test_the_worklist_reads_actions_sources_and_charts_in_words() -> None:

@@ -71,11 +71,13 @@ def field_sources(view: ApprovalView) -> dict[str, SourceRef]:
     found: dict[str, list[str]] = {}
     for name in {**traced, **checked}:
         texts = checked.get(name, [])
-        found[name] = texts if any(t != NOT_FOUND for t in texts) else texts + traced.get(name, [])
+        found[name] = (
+            texts if any(not t.startswith(NOT_FOUND) for t in texts) else texts + traced.get(name, [])
+        )
     notes = {f.name: f.note for f in request.fields if f.note}
     out: dict[str, SourceRef] = {}
     for name, texts in found.items():
-        known = [t for t in texts if t != NOT_FOUND] or texts
+        known = [t for t in texts if not t.startswith(NOT_FOUND)] or texts
         refs = [parse_source(t) for t in known]
         best = next((r for r in refs if r.file and r.line), None) or next(
             (r for r in refs if r.file), refs[0]

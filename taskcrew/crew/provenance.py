@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from taskcrew.approvals.origins import NOT_FOUND
 from taskcrew.crew.models import StepReport
 from taskcrew.tools.documents.provenance import shows_value
 
@@ -87,7 +88,7 @@ def value_origin(
                 )
         if want in _norm(request):
             return "your request names it" + _as(shown, value) + _unshown(unshown, unread)
-    return "not found in any source or step result of this run" + _unshown(unshown, unread)
+    return NOT_FOUND + _unshown(unshown, unread)
 
 
 def _unshown(sources: list[str], unread: list[str]) -> str:
