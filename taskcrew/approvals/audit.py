@@ -127,24 +127,25 @@ class AuditLog:
         tmp.replace(self.head_path)
         return entry
 
-    def entries(self, action: str | None = None) -> list[AuditEntry]:
+    def entries(self, action: str | tuple[str, ...] | None = None) -> list[AuditEntry]:
         """Every line that is an audit entry (damaged ones are left out; ``verify`` names them);
-        with ``action``, only that action's (other lines are not parsed)."""
+        with ``action`` (one, or a tuple of them), only those actions' (other lines are not parsed)."""
         if not self.path.exists():
             return []
+        actions = (action,) if isinstance(action, str) else action
         out = []
         for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines():
-            if action is not None and f'"{action}"' not in line:
+            if actions is not None and not any(f'"{a}"' in line for a in actions):
                 continue
             try:
                 entry = AuditEntry.model_validate_json(line)
             except ValueError:
                 continue
-            if action is None or entry.action == action:
+            if actions is None or entry.action in actions:
                 out.append(entry)
         return out
 
-    def signed(self, action: str | None = None) -> list[AuditEntry]:
+    def signed(self, action: str | tuple[str, ...] | None = None) -> list[AuditEntry]:
         """``entries`` whose hash the operator key signed: the only ones a decision may rest on (a
         line written by someone who can write the file but not read the key, as a voided approval, a
         send, an answer handed or a question's place, changes nothing the worker does)."""

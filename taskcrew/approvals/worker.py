@@ -95,11 +95,8 @@ class WorkerGate:
         audit = self.authority.audit
         entries = [
             e
-            for e in audit.entries()
-            if e.action in DECISIONS
-            and e.payload.get("job_id") == self.job_id
-            and e.payload.get("key") == key
-            and audit.keys.verify(e.body(), e.hash)
+            for e in audit.signed(DECISIONS)
+            if e.payload.get("job_id") == self.job_id and e.payload.get("key") == key
         ]
         order = {e.target: e.seq for e in entries}
         ordered = sorted(found, key=lambda a: (a.id in order, order.get(a.id, 0), a.created_at))

@@ -36,7 +36,6 @@ import json
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from pydantic import BaseModel
@@ -186,7 +185,7 @@ class _Judge:
 
     def decision(self, fact_id: str) -> AuditEntry | None:
         if self._decisions is None:
-            self._decisions = latest_decisions(self._book.audit.path, self._book.keys)
+            self._decisions = latest_decisions(self._book.audit)
         return self._decisions.get(fact_id)
 
     def refusal(self, who: Identity, submitted_by: str | None) -> str | None:
@@ -216,30 +215,13 @@ class _Judge:
         return None
 
 
-def latest_decisions(path: Path, keys: Keys) -> dict[str, AuditEntry]:
-    """The latest decision on each fact id (accept, reject, forget) in the audit log at ``path``
-    whose entry is signed by ``keys``: one pass over the log, parsing only lines about facts."""
-    from taskcrew.approvals.audit import AuditEntry
-
+def latest_decisions(audit: AuditLog) -> dict[str, AuditEntry]:
+    """The latest signed decision on each fact id (accept, reject, forget) in ``audit``."""
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        entries = audit.signed(DECISIONS)
     except OSError:
         return {}
-    latest: dict[str, AuditEntry] = {}
-    for line in lines:
-        if "/facts/" not in line:
-            continue
-        try:
-            entry = AuditEntry.model_validate_json(line)
-        except ValueError:
-            continue
-        if (
-            entry.action in DECISIONS
-            and entry.target.startswith("/facts/")
-            and keys.verify(entry.body(), entry.hash)
-        ):
-            latest[entry.target.removeprefix("/facts/")] = entry
-    return latest
+    return {e.target.removeprefix("/facts/"): e for e in entries if e.target.startswith("/facts/")}
 
 
 class FactBook:
@@ -332,12 +314,8 @@ class FactBook:
             )
         who = decider(fact)
         if who is not None and (why := judge.refusal(who, fact.submitted_by)):
-            # the refusal's reason, not its advice to the person who logged in
-            said = why.split(": that login or token", 1)[0].replace(
-                "after this login", "after that acceptance"
-            )
             return (
-                f"{who.name} ({who.proof}) accepted it, but that acceptance no longer counts: {said}. "
+                f"{who.name} ({who.proof}) accepted it, but that acceptance no longer counts ({why}). "
                 "No planner sees it until someone accepts it again"
             )
         return None
