@@ -553,7 +553,7 @@ def read_money(
     record's page the worker read, lowers it to the currency's own."""
     money = Money()
     currencies: list[str | None] = []
-    by_label: list[str] = []
+    by_label: str | None = None  # the first label that alone names the currency
     for name, value in fields:
         if field_matches(name, rules.currency_fields) and value.strip():
             money.currency_field = money.currency_field or name
@@ -561,7 +561,7 @@ def read_money(
             currencies.append(read_currency(value))
             label = (labels or {}).get(name)
             if currencies[-1] is not None and label and read_currency(sent_part(value, label)) is None:
-                by_label.append(label)
+                by_label = by_label or label
     codes = set(currencies)
     if not currencies:
         money.currency = rules.default_currency.upper()
@@ -584,10 +584,10 @@ def read_money(
         )
         if looked_up.get("currency"):
             money.currency = looked_up["currency"].strip().upper()
-            by_label = []  # the record's page, read by the worker, names it
+            by_label = None  # the record's page, read by the worker, names it
     money.limit = rules.threshold(money.currency) if money.currency else None
     if money.currency and by_label:
-        money.currency_label = by_label[0]
+        money.currency_label = by_label
         money.limit = rules.lowest_threshold()
     return money
 
@@ -662,27 +662,18 @@ def assess(
                     second_approver=True,
                 )
             )
-        elif abs(found.value) > limit and money.currency_label is not None:
-            flags.append(
-                RiskFlag(
-                    rule="amount_above_threshold",
-                    field=found.field,
-                    message=(
-                        f"{visible(found.field)} {found.value} is above {limit}, the lowest threshold: its "
-                        f"currency ({currency}) is named only by the option's label on the page "
-                        f"({visible(money.currency_label)}), not by what is sent, and a page can relabel "
-                        "an option: needs a second approver"
-                    ),
-                    second_approver=True,
-                )
-            )
         elif abs(found.value) > limit:
+            message = (
+                f"{visible(found.field)} {found.value} {currency} is above {limit} {currency}: needs a second approver"
+                if money.currency_label is None
+                else f"{visible(found.field)} {found.value} is above {limit}, the lowest threshold: its "
+                f"currency ({currency}) is named only by the option's label on the page "
+                f"({visible(money.currency_label)}), not by what is sent, and a page can relabel "
+                "an option: needs a second approver"
+            )
             flags.append(
                 RiskFlag(
-                    rule="amount_above_threshold",
-                    field=found.field,
-                    message=f"{visible(found.field)} {found.value} {currency} is above {limit} {currency}: needs a second approver",
-                    second_approver=True,
+                    rule="amount_above_threshold", field=found.field, message=message, second_approver=True
                 )
             )
     for found in money.shaped:

@@ -29,9 +29,7 @@ __all__ = ["PAGES", "Console", "build_app"]
 
 
 def _facts(web: Web) -> list[BaseRoute]:
-    return list(
-        fact_routes(FactsDesk(), web.page, web.signed_in, web.checked_post, web.back, web.console.audit)
-    )
+    return list(fact_routes(FactsDesk(), web.page, web.signed_in, web.checked_post, web.back))
 
 
 def _routines(web: Web) -> list[BaseRoute]:

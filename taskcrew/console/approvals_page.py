@@ -151,7 +151,9 @@ def routes(web: Web) -> list[BaseRoute]:
             item = console.jobs.approval(request.path_params["id"])
         except LookupError:
             return PlainTextResponse("No such approval.", status_code=404)
-        shot = sealed_screenshot(item.job_id, item.screenshot, item.screenshot_sha256)
+        shot = await asyncio.to_thread(
+            sealed_screenshot, item.job_id, item.screenshot, item.screenshot_sha256
+        )
         if shot is None or console.approver.problem(item):  # an edited row or file shows nothing of it
             return PlainTextResponse("This approval has no screenshot.", status_code=404)
         return Response(shot, media_type="image/png")

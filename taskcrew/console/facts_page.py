@@ -60,11 +60,10 @@ def fact_routes(
     ],
     checked_post: Callable[[Request], Awaitable[Any]],
     back: Callable[..., Response],
-    audit: Any,
 ) -> list[Route]:
-    """GET /facts and POST /facts/{id}/decide, built from the console's own helpers. (``audit``: the
-    console's log; fact decisions are recorded by the fact store in the log beside the key it seals
-    with, the approvals folder every process reads them from.)"""
+    """GET /facts and POST /facts/{id}/decide, built from the console's own helpers (fact decisions
+    are recorded by the fact store in the log beside the key it seals with, the approvals folder
+    every process reads them from)."""
     from taskcrew.knowledge.facts import words_of
 
     @signed_in

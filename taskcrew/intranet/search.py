@@ -10,13 +10,13 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from html.parser import HTMLParser
 
 from pydantic import BaseModel
 
 from taskcrew.intranet.content import Page
 from taskcrew.tools.documents.models import Unreadable
 from taskcrew.tools.documents.visibility import visible_html
+from taskcrew.tools.readback import visible_text
 
 _WORD = re.compile(r"[a-z0-9]+(?:[.,][0-9]+)*")
 _STOPWORDS = frozenset(
@@ -81,10 +81,7 @@ def html_text(html: str) -> str:
         seen = visible_html(html)
     except Unreadable:
         return ""
-    parser = _Text()
-    parser.feed(seen)
-    parser.close()
-    return " ".join("".join(parser.parts).split())
+    return visible_text(seen)
 
 
 class SiteIndex:
@@ -151,23 +148,3 @@ def snippet(text: str, query_terms: list[str], page: Page, width: int = 220) -> 
             best, best_hits = sentence, hits
     chosen = best or page.summary or text
     return chosen if len(chosen) <= width else chosen[: width - 1].rsplit(" ", 1)[0] + " …"
-
-
-class _Text(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self._raw = 0  # inside <script>/<style>: not text
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self._raw += tag in ("script", "style")
-        self.parts.append(" ")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in ("script", "style") and self._raw:
-            self._raw -= 1
-        self.parts.append(" ")
-
-    def handle_data(self, data: str) -> None:
-        if not self._raw:
-            self.parts.append(data)

@@ -42,10 +42,6 @@ def screenshot_file(job_id: str, stored: str | None) -> Path | None:
     return path if path.is_file() else None
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def sealed_screenshot(job_id: str, stored: str | None, sha256: str | None) -> bytes | None:
     """The bytes of an approval's screenshot, only when they are the ones parked with it (their
     SHA-256 is sealed with the approval's sources): a file written over afterwards in the worker's
@@ -136,6 +132,8 @@ class JobHuman:
             auto = self.gate.auto(request, self.jobs.get(self.job_id), self.expires_in)
             if auto is not None:
                 return auto
+        from taskcrew.knowledge.chunking import file_digest  # (a slow import: only when it parks)
+
         approval = self.jobs.park(
             self.job_id,
             kind="approval",
@@ -143,7 +141,7 @@ class JobHuman:
             request=request,
             sources=self._sources(request),
             screenshot=self.screenshot,
-            screenshot_sha256=_sha256(Path(self.screenshot)) if self.screenshot else None,
+            screenshot_sha256=file_digest(Path(self.screenshot)) if self.screenshot else None,
             expires_in=self.expires_in,
         )
         self.authority.audit.append(

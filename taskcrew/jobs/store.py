@@ -966,11 +966,9 @@ class Jobs:
                 trust = self._trust(data, job, job_id, current)  # before ``change`` alters ``job``
                 change(job)
                 job.updated_at = utcnow()
-                if trust == "forged":  # never signed over: a forged record stays one whoever writes it
-                    job.record_sig, job.record_trust = VOID, "forged"
-                    doc = job.model_dump_json()
-                elif trust == "legacy":  # nor is a record without a signature: it may have had one
-                    job.record_sig, job.record_trust = None, "legacy"
+                if trust != "signed":  # never signed over: a forged record stays one whoever writes it,
+                    # and so does one without a signature (legacy: it may have had one)
+                    job.record_sig, job.record_trust = (VOID if trust == "forged" else None), trust
                     doc = job.model_dump_json()
                 else:
                     doc = self._job_text(job, current + 1 if new_leg else current)

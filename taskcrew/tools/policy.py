@@ -294,7 +294,8 @@ class Policy:
         method = method.upper()
         if method not in SAFE_METHODS:
             return True
-        return any(_under(target_path(url), p, below=False) for p in self.config.changing_get_paths)
+        target = target_path(url)
+        return any(_under(target, p, below=False) for p in self.config.changing_get_paths)
 
     def refuse_redirect(self, method: str, url: str) -> PolicyDecision:
         """A redirect that would repeat a data-changing request: never followed (recorded)."""

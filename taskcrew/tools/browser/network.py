@@ -107,7 +107,7 @@ def _raw_fields(request: Request) -> list[tuple[str, str]]:
 BODY_FIELD = "(body)"  # the name of a body the parser could not read into fields
 SHOWN_BODY = 4000  # characters of an unread body shown; the rest is named by its size and digest
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
-_CHARSETS = re.compile(r"utf-8|ascii|latin-1|iso8859-\d+|cp125\d")  # Python's names of the ones read
+_CHARSETS = re.compile(r"utf-8|ascii|iso8859-\d+|cp125\d")  # Python's names of the ones read
 _NAME = re.compile(r"[^\W\d][\w-]*")  # a JSON key written as .key in a path; any other as ["key"]
 _SCALE = 40  # a JSON number with an exponent is written out in full up to this many places
 
