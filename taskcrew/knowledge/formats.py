@@ -28,6 +28,7 @@ from taskcrew.knowledge.chunking import (
 )
 from taskcrew.knowledge.markup import html_to_markdown, pdf_outline, rst_to_markdown
 from taskcrew.knowledge.pdf_headings import font_outline
+from taskcrew.tools.documents.pdfseen import seen_pages
 from taskcrew.tools.documents.visibility import StylesTooComplex, visible_markdown
 
 
@@ -54,6 +55,11 @@ def pdf_pieces(data: bytes, prefix: list[str], config: ChunkingConfig) -> tuple[
         raise
     except (PyPdfError, ValueError, KeyError, TypeError, OSError) as exc:
         raise UnreadableFile(f"not a readable PDF ({type(exc).__name__}: {exc})") from None
+    # text nobody can see on the page (white on white, covered, invisible) is not indexed
+    pages = [
+        t if seen.text is None else seen.text
+        for t, seen in zip(pages, seen_pages(data, len(pages)), strict=True)
+    ]
     if not any(p.strip() for p in pages):
         raise UnreadableFile("the PDF has no text layer (a scan?); it needs OCR before it can be indexed")
     pieces: list[_Piece] = []

@@ -151,6 +151,7 @@ class PageText(BaseModel):
     ocr_confidence: float | None = None
     ocr_values: list[OcrValue] = []  # every value OCR read on the page, with its own confidence
     notes: list[str] = []  # e.g. "part of this page is an image that could not be read"
+    hidden_text: str | None = None  # text on the page nobody can see, left out (pdfseen); why, in words
 
 
 class EmailHeaders(BaseModel):
@@ -238,7 +239,7 @@ def _email_has_ocr(email: EmailContent) -> bool:
 
 def page_block(page: PageText) -> str:
     text = page.text
-    for note in page.notes:
+    for note in [*page.notes, *([page.hidden_text] if page.hidden_text else [])]:
         text += f"\n[note: {note}]"
     return text
 

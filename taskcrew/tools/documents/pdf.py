@@ -20,6 +20,7 @@ from taskcrew.tools.documents import limits, pixels
 from taskcrew.tools.documents.limits import MAX_CHARS, MAX_OCR_PAGES, MAX_PAGES
 from taskcrew.tools.documents.models import NO_TEXT_LAYER, OcrText, PageText, Unreadable, tidy
 from taskcrew.tools.documents.ocr import OCR_DPI, OcrUnavailable, ocr_image
+from taskcrew.tools.documents.pdfseen import SeenPage, seer
 
 MIN_IMAGE_SIDE = 120  # pixels; smaller images are logos, rules and specks, not text
 _GAP = re.compile(r"[ \t]{4,}")
@@ -50,25 +51,29 @@ def read_pdf_pages(data: bytes, name: str, *, ocr: bool = True) -> list[PageText
                 raise Unreadable(f"{name}: the PDF is password-protected; ask a human for an open copy")
             count = len(reader.pages)
             pages: list[PageText] = []
+            seen_of: dict[int, SeenPage] = {}
             used = 0
-            for index in range(min(count, MAX_PAGES)):
-                page = reader.pages[index]
-                page_text = PageText(number=index + 1, text=_page_text(page))
-                page_text.notes = _image_notes(page, bool(page_text.text.strip()))
-                pages.append(page_text)
-                used += len(page_text.text)
-                if index + 1 < min(count, MAX_PAGES) and limits.past(limits.TEXT_SHARE):
-                    pages[-1].notes.append(
-                        f"reading stopped after page {index + 1} of {count}: the pages are too slow to parse "
-                        f"(over {limits.budget_s(limits.TEXT_SHARE):.0f} s); ask a human which part matters"
-                    )
-                    break
-                if used > MAX_CHARS:
-                    pages[-1].notes.append(
-                        f"reading stopped after page {index + 1} of {count}: the text exceeds "
-                        f"{MAX_CHARS:,} characters; ask a human which part matters"
-                    )
-                    break
+            with seer(data) as look:
+                for index in range(min(count, MAX_PAGES)):
+                    page = reader.pages[index]
+                    seen = seen_of[index + 1] = look(index)  # text nobody can see is not read (pdfseen)
+                    text = _page_text(page) if seen.text is None else tidy(seen.text)
+                    page_text = PageText(number=index + 1, text=text, hidden_text=seen.note())
+                    page_text.notes = _image_notes(page, bool(page_text.text.strip()))
+                    pages.append(page_text)
+                    used += len(page_text.text)
+                    if index + 1 < min(count, MAX_PAGES) and limits.past(limits.TEXT_SHARE):
+                        pages[-1].notes.append(
+                            f"reading stopped after page {index + 1} of {count}: the pages are too slow to parse "
+                            f"(over {limits.budget_s(limits.TEXT_SHARE):.0f} s); ask a human which part matters"
+                        )
+                        break
+                    if used > MAX_CHARS:
+                        pages[-1].notes.append(
+                            f"reading stopped after page {index + 1} of {count}: the text exceeds "
+                            f"{MAX_CHARS:,} characters; ask a human which part matters"
+                        )
+                        break
         except Unreadable:
             raise
         except MemoryError:
@@ -83,11 +88,18 @@ def read_pdf_pages(data: bytes, name: str, *, ocr: bool = True) -> list[PageText
     needs_ocr = [p for p in pages if any("image" in n for n in p.notes)]
     if needs_ocr and ocr:
         _ocr_pages(data, reader, needs_ocr, name)
+        for p in needs_ocr:
+            p.hidden_text = seen_of[p.number].note(read_by_ocr=p.ocr)
     if not any(p.text.strip() for p in pages):
         scanned = any(p.notes for p in pages)
         if scanned:
             why = "; ".join(dict.fromkeys(n for p in pages for n in p.notes))
             raise Unreadable(f"{name}: {NO_TEXT_LAYER} ({why})" if ocr else f"{name}: {NO_TEXT_LAYER}")
+        if any(p.hidden_text for p in pages):
+            raise Unreadable(
+                f"{name}: every piece of text in this PDF is drawn so that nobody can see it "
+                f"({pages[0].hidden_text or 'see its pages'}); it was not read — ask a human"
+            )
         raise Unreadable(f"{name}: the PDF has no text on any page; ask a human")
     return pages
 

@@ -1,0 +1,217 @@
+"""Text a person cannot see in a PDF is not read (pdfseen.py): white on white, drawn invisible,
+covered by a later box or picture, clipped away, off the page, too small, squeezed to no width.
+
+Each hostile page shows a person "Total due: 1,200.00 EUR" and the IBAN DE89…; the hidden text holds
+another amount and IBAN. The file reader (what the agent and the approval's provenance read) and
+the knowledge ingest must read only what is shown, and say that something was left out. Text that
+is seen stays: white on a dark banner, grey, small print, thin letters, a rotated page.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from fpdf import FPDF
+from fpdf.enums import TextMode
+from PIL import Image, ImageDraw, ImageFont
+
+from taskcrew.crew.models import Citation, StepReport
+from taskcrew.crew.provenance import value_origin
+from taskcrew.knowledge.chunking import ChunkingConfig
+from taskcrew.knowledge.formats import pdf_pieces
+from taskcrew.tools.documents import pdfseen
+from taskcrew.tools.documents.models import Unreadable
+from taskcrew.tools.documents.pdf import read_pdf_pages
+from taskcrew.tools.files import SandboxFiles
+
+SHOWN = ["INVOICE INV-1001 Northwind Traders", "Total due: 1,200.00 EUR", "IBAN: DE89 3704 0044 0532 0130 00"]
+HIDDEN_AMOUNT, HIDDEN_IBAN = "12,000.00", "GB33 BUKB 2020 1555 5555 55"
+HIDDEN = f"Total due: {HIDDEN_AMOUNT} EUR IBAN {HIDDEN_IBAN}"
+
+
+def _page(hide: Callable[[FPDF], None] | None = None) -> bytes:
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=12)
+    for n, line in enumerate(SHOWN):
+        pdf.text(20, 30 + 10 * n, line)
+    if hide is not None:
+        hide(pdf)
+    return bytes(pdf.output())
+
+
+def _white(pdf: FPDF) -> None:
+    pdf.set_text_color(255, 255, 255)
+    pdf.text(20, 70, HIDDEN)
+
+
+def _near_white(pdf: FPDF) -> None:
+    pdf.set_text_color(246, 246, 246)
+    pdf.text(20, 70, HIDDEN)
+
+
+def _invisible(pdf: FPDF) -> None:
+    pdf.text_mode = TextMode.INVISIBLE
+    pdf.text(20, 70, HIDDEN)
+
+
+def _covered(pdf: FPDF) -> None:
+    pdf.text(20, 70, HIDDEN)
+    pdf.set_fill_color(255, 255, 255)
+    pdf.rect(10, 64, 190, 10, style="F")
+
+
+def _under_picture(pdf: FPDF) -> None:
+    pdf.text(20, 70, HIDDEN)
+    pdf.image(Image.new("RGB", (400, 40), (255, 255, 255)), x=10, y=62, w=190, h=12)
+
+
+def _clipped(pdf: FPDF) -> None:
+    with pdf.rect_clip(x=150, y=100, w=5, h=5):
+        pdf.text(20, 70, HIDDEN)
+
+
+def _off_page(pdf: FPDF) -> None:
+    pdf.text(20, 400, HIDDEN)
+
+
+def _tiny(pdf: FPDF) -> None:
+    pdf.set_font_size(1)
+    pdf.text(20, 70, HIDDEN)
+
+
+def _squeezed(pdf: FPDF) -> None:
+    pdf.set_stretching(2)  # 2 % of its width: a smudge, not letters
+    pdf.text(20, 70, HIDDEN)
+
+
+HIDING = {
+    "white on white": _white,
+    "near-white on white": _near_white,
+    "render mode invisible": _invisible,
+    "covered by a later white box": _covered,
+    "under a picture drawn after it": _under_picture,
+    "clipped away": _clipped,
+    "off the page": _off_page,
+    "1 pt": _tiny,
+    "squeezed to 2 %": _squeezed,
+}
+
+
+@pytest.mark.parametrize("trick", list(HIDING))
+def test_hidden_text_is_not_read_and_the_page_says_so(tmp_path: Path, trick: str) -> None:
+    (tmp_path / "invoice.pdf").write_bytes(_page(HIDING[trick]))
+    text = SandboxFiles(tmp_path).read("invoice.pdf").full_text()
+    assert HIDDEN_AMOUNT not in text and "GB33" not in text, text
+    for line in SHOWN:
+        assert line in text, text
+    assert "hidden text" in text and "not read" in text, text
+
+
+def _banner(pdf: FPDF) -> None:
+    pdf.set_fill_color(20, 40, 120)
+    pdf.rect(10, 64, 190, 12, style="F")
+    pdf.set_text_color(255, 255, 255)
+    pdf.text(20, 72, "Payment terms: 30 days")
+
+
+def _grey_small_thin(pdf: FPDF) -> None:
+    pdf.set_text_color(150, 150, 150)
+    pdf.set_font_size(6)
+    pdf.text(20, 70, "Registered office: Ilill 1, il. i.l. ; ,")
+
+
+def _drawn_over_a_picture(pdf: FPDF) -> None:
+    pdf.image(Image.new("RGB", (400, 40), (230, 240, 255)), x=10, y=62, w=190, h=12)
+    pdf.text(20, 70, "Reference: PO-778")
+
+
+SEEN = {
+    "white on a dark banner": (_banner, "Payment terms: 30 days"),
+    "grey small print and thin letters": (_grey_small_thin, "Ilill 1, il. i.l. ; ,"),
+    "text drawn over a picture": (_drawn_over_a_picture, "Reference: PO-778"),
+}
+
+
+@pytest.mark.parametrize("case", list(SEEN))
+def test_text_a_person_sees_is_read_as_before(tmp_path: Path, case: str) -> None:
+    draw, words = SEEN[case]
+    data = _page(draw)
+    assert pdfseen.seen_pages(data, 1)[0].text is None  # nothing hidden: the text layer is read as always
+    (tmp_path / "invoice.pdf").write_bytes(data)
+    text = SandboxFiles(tmp_path).read("invoice.pdf").full_text()
+    assert words in text and "hidden text" not in text, text
+
+
+def test_a_rotated_page_is_judged_as_it_is_shown(tmp_path: Path) -> None:
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=12)
+    for n, line in enumerate(SHOWN):
+        pdf.text(20, 30 + 10 * n, line)
+    writer = io.BytesIO(bytes(pdf.output()))
+    from pypdf import PdfReader, PdfWriter
+
+    out = PdfWriter()
+    out.add_page(PdfReader(writer).pages[0].rotate(90))
+    buffer = io.BytesIO()
+    out.write(buffer)
+    assert pdfseen.seen_pages(buffer.getvalue(), 1)[0].hidden == 0
+
+
+def _scan_with_a_text_layer(layer: list[str]) -> bytes:
+    """A scanned page (a picture of the invoice) with an invisible text layer over it, as scanners
+    store their own OCR; here the layer says something else than the picture."""
+    picture = Image.new("L", (1654, 520), 255)
+    draw = ImageDraw.Draw(picture)
+    font = ImageFont.truetype("DejaVuSans.ttf", 48)
+    for n, line in enumerate(SHOWN):
+        draw.text((60, 60 + 140 * n), line, font=font, fill=0)
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.image(picture, x=0, y=0, w=210)
+    pdf.set_font("Helvetica", size=12)
+    pdf.text_mode = TextMode.INVISIBLE
+    for n, line in enumerate(layer):
+        pdf.text(10, 20 + 18 * n, line)
+    return bytes(pdf.output())
+
+
+def test_a_scans_invisible_text_layer_gives_way_to_ocr_of_its_picture() -> None:
+    data = _scan_with_a_text_layer(
+        ["INVOICE INV-1001", f"Total due: {HIDDEN_AMOUNT} EUR", f"IBAN: {HIDDEN_IBAN}"]
+    )
+    [page] = read_pdf_pages(data, "scan.pdf")
+    assert page.ocr and "1,200.00" in page.text and HIDDEN_AMOUNT not in page.text and "GB33" not in page.text
+    assert page.hidden_text and "invisible text layer" in page.hidden_text
+
+
+def test_a_pdf_whose_every_word_is_hidden_says_why_it_is_not_read() -> None:
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=12)
+    _white(pdf)
+    with pytest.raises(Unreadable, match="nobody can see"):
+        read_pdf_pages(bytes(pdf.output()), "blank.pdf")
+
+
+def test_a_cited_value_found_only_in_hidden_text_is_not_shown_by_the_file() -> None:
+    data = _page(_white)
+    text = "\n".join(p.text for p in read_pdf_pages(data, "invoice.pdf"))
+    report = StepReport(
+        status="done",
+        summary="read the invoice",
+        data={"amount": HIDDEN_AMOUNT},
+        sources=[Citation(source="invoice.pdf", quote=f"Total due: {HIDDEN_AMOUNT} EUR")],
+    )
+    origin = value_origin(HIDDEN_AMOUNT, [(1, "file_reader", report)], lambda _s: text)
+    assert "does not show it" in origin, origin
+
+
+def test_the_knowledge_ingest_leaves_hidden_text_out() -> None:
+    pieces, _ = pdf_pieces(_page(_covered), ["manual.pdf"], ChunkingConfig())
+    indexed = " ".join(p.text for p in pieces)
+    assert "1,200.00" in indexed and HIDDEN_AMOUNT not in indexed
