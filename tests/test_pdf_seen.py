@@ -215,3 +215,13 @@ def test_the_knowledge_ingest_leaves_hidden_text_out() -> None:
     pieces, _ = pdf_pieces(_page(_covered), ["manual.pdf"], ChunkingConfig())
     indexed = " ".join(p.text for p in pieces)
     assert "1,200.00" in indexed and HIDDEN_AMOUNT not in indexed
+
+
+def test_white_letters_laid_over_black_ones_are_not_read(tmp_path: Path) -> None:
+    def over(pdf: FPDF) -> None:
+        pdf.set_text_color(255, 255, 255)
+        pdf.text(20, 40, "Total due: 12,000.00 EUR")  # on top of the shown total: it erases, it is not seen
+
+    (tmp_path / "invoice.pdf").write_bytes(_page(over))
+    text = SandboxFiles(tmp_path).read("invoice.pdf").full_text()
+    assert HIDDEN_AMOUNT not in text and "hidden text" in text, text

@@ -128,7 +128,7 @@ def _look(document: Any, index: int) -> SeenPage:
                     why = "outside the page"
                 else:  # a pixel around the ink box
                     x0, y0, x1, y1 = max(0, x0 - 1), max(0, y0 - 1), min(cols, x1 + 1), min(rows, y1 + 1)
-                    if not ink[y0:y1, x0:x1].any():
+                    if not ink[y0:y1, x0:x1].any() or _like_behind(char, after[y0:y1, x0:x1], np):
                         why = "painted in the colour behind it, covered, or clipped away"
             if why is not None:
                 char.seen = False
@@ -148,6 +148,7 @@ class _Char:
     size: tuple[float, float]  # its cell (advance width, font height), in points
     mode: int  # the text object's render mode
     generated: bool
+    paint: tuple[float, float] | None  # its colour as a grey level (0-255) and its opacity (0-1)
     seen: bool = True
 
     @property
@@ -159,19 +160,25 @@ def _chars(textpage: Any, raw: Any) -> list[_Char]:
     out = []
     box = [ctypes.c_double() for _ in range(4)]
     loose = raw.FS_RECTF()
+    rgba = [ctypes.c_uint() for _ in range(4)]
     for i in range(raw.FPDFText_CountChars(textpage)):
         code = raw.FPDFText_GetUnicode(textpage, i)
         text = chr(code) if 0 < code < 0x110000 else ""
         raw.FPDFText_GetCharBox(textpage, i, *(ctypes.byref(b) for b in box))
         obj = raw.FPDFText_GetTextObject(textpage, i)
         raw.FPDFText_GetLooseCharBox(textpage, i, ctypes.byref(loose))
+        mode = raw.FPDFTextObj_GetTextRenderMode(obj) if obj else 0
+        colour = raw.FPDFText_GetStrokeColor if mode in (1, 5) else raw.FPDFText_GetFillColor
+        painted = colour(textpage, i, *(ctypes.byref(c) for c in rgba))
+        r, g, b, a = (c.value for c in rgba)
         out.append(
             _Char(
                 text=text,
                 box=(box[0].value, box[1].value, box[2].value, box[3].value),
                 size=(abs(loose.right - loose.left), abs(loose.top - loose.bottom)),
-                mode=raw.FPDFTextObj_GetTextRenderMode(obj) if obj else 0,
+                mode=mode,
                 generated=bool(raw.FPDFText_IsGenerated(textpage, i)),
+                paint=(0.299 * r + 0.587 * g + 0.114 * b, a / 255) if painted else None,
             )
         )
     return out
@@ -186,6 +193,15 @@ def _why_hidden(char: _Char) -> str | None:
     if width < SQUEEZED * tall:
         return "squeezed to no width"
     return None
+
+
+def _like_behind(char: _Char, behind: Any, np: Any) -> bool:
+    """Its colour is what is painted under it, text left out: white letters laid over black ones
+    change the render (they erase), but nobody sees the white letters."""
+    if char.paint is None:
+        return False
+    grey, opacity = char.paint
+    return opacity * abs(grey - float(np.median(behind))) <= INK
 
 
 def _page_to_screen(
