@@ -89,6 +89,9 @@ def test_an_answer_asking_for_a_password_is_never_saved(body: str) -> None:
         ("", 401, None),
         ("<p>Page expired</p>", 419, None),
         ("", 303, "/login?next=/bills/new"),
+        ("", 302, "/users/sign_in"),
+        ("", 302, "/auth/Logon.aspx?ReturnUrl=%2Fbills"),
+        ("", 303, "/accounts/login/"),
         (LOGIN_PAGE, 403, None),
     ],
 )
@@ -107,3 +110,11 @@ def test_an_answer_that_is_neither_saved_plainly() -> None:
     assert _classify("<h1>Bill BILL-0014</h1><p>Saved.</p>")[0] == "saved"
     assert _classify("", status=303, location="/bills/BILL-0014")[0] == "saved"
     assert _classify("", status=503)[0] == "unknown"
+
+
+@pytest.mark.parametrize(
+    "location", ["/reports/login-history", "/bills/BILL-0014?from=login", "/signin-audit/7"]
+)
+def test_a_page_that_only_mentions_a_login_is_no_bounce(location: str) -> None:
+    # a bounce may be sent again: a saved bill whose next page names a login must not be sent twice
+    assert _classify("", status=303, location=location)[0] == "saved"

@@ -220,10 +220,16 @@ def _path(url: str) -> str:
     return urlsplit(url).path.rstrip("/") or "/"
 
 
+_LOGIN_SEGMENT = re.compile(r"(?:log[-_]?[io]n|sign[-_]?in)(?:\.[a-z]{2,5})?", re.IGNORECASE)
+
+
 def _is_login(url: str, login_paths: list[str] | tuple[str, ...]) -> bool:
+    """A login page: a configured login path, or a path whose last part is a login ("/login",
+    "/users/sign_in", "/Logon.aspx"). A bounce may be sent again, so a page that only mentions a
+    login ("/reports/login-history") is not one."""
     path = _path(url)
     return any(path == (p.rstrip("/") or "/") for p in login_paths) or bool(
-        re.search(r"/(log-?in|sign-?in)\b", path, re.IGNORECASE)
+        _LOGIN_SEGMENT.fullmatch(path.rsplit("/", 1)[-1])
     )
 
 
