@@ -29,7 +29,6 @@ def test_a_proxy_connection_that_fails_is_a_warning_not_a_traceback(
 ) -> None:
     gatekeeper = Gatekeeper()
     port = gatekeeper.start()
-    gatekeeper.admit(1, lambda url: True)
     heard: list[str] = []
     arrived = threading.Event()
 
@@ -40,8 +39,8 @@ def test_a_proxy_connection_that_fails_is_a_warning_not_a_traceback(
     upstream = socket.create_server(("127.0.0.1", 0))
     try:
         with warnings_to(sink), socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
-            conn.sendall(f"CONNECT 127.0.0.1:{upstream.getsockname()[1]} HTTP/1.1\r\n\r\n".encode())
-            assert b"200" in conn.recv(100)  # the tunnel is open
+            conn.sendall(f"CONNECT 127.0.0.1:{upstream.getsockname()[1]} HTTP/1.1\r\n".encode())
+            # the proxy reads the request line and waits for its headers: the reset breaks that read
             conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             conn.close()  # reset: the proxy's next read of it fails
             assert arrived.wait(20), "no warning arrived"

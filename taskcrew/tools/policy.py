@@ -579,6 +579,10 @@ class Policy:
         notes = [n for n in (flag(field) for flag in self.flaggers) if n]
         return field.model_copy(update={"note": "; ".join(notes)}) if notes else field
 
+    def refused(self, decision: PolicyDecision) -> PolicyDecision:
+        """Record a refusal the browser's guard decided by itself (a WebSocket: ``network.py``)."""
+        return self._record(decision)
+
     def _record(self, decision: PolicyDecision) -> PolicyDecision:
         self.decisions.append(decision)
         if isinstance(self._recorder, list):

@@ -7,6 +7,7 @@
   exactly that method, URL and form body, or when the policy allows them (login, or the human
   approves a script's fetch/XHR); in read-only mode they are refused. Everything else is aborted and
   reported — an unapproved POST never reaches the server.
+- No WebSocket is opened: what a page sends over one cannot be shown to an approver as a request.
 - It also tracks in-flight requests (for settling), main-document HTTP statuses and dialogs.
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import hashlib
+import itertools
 import json
 import re
 from dataclasses import dataclass, field
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
 
 TRACKED_TYPES = frozenset({"document", "xhr", "fetch", "eventsource"})
 MAX_REDIRECTS = 10
+WEBSOCKET_REFUSED = "what a page sends over a WebSocket cannot be shown for approval, so none is opened"
 
 
 @dataclass
@@ -94,17 +97,19 @@ def _raw_fields(request: Request) -> list[tuple[str, str]]:
 #                                        charset, UTF-8 when none is declared)
 #   multipart/form-data                  its parts, read exactly (a file part as ``file_value``)
 #   text/plain                           a <form enctype="text/plain">: name=value lines, each ended
-#                                        by CRLF
+#                                        by CRLF; other text with no "=", not beginning like JSON or
+#                                        markup: one text, named ``BODY_FIELD``
 #   application/json, */*+json           every leaf a field named by its path ("payment.amount",
 #                                        "lines[0].amount"), so the risk rules judge nested values
 # What the parser cannot account for exactly — a body of another or an unreadable type, a JSON body
-# with a repeated key or a syntax error, a multipart body it cannot split exactly, text that is not
-# name=value lines, bytes that are not valid in the declared charset — is shown with the reason in
-# front (``NOT_EXACT``), its bytes that do not decode escaped as \xNN (never replaced), and the risk
-# rules flag it (``approvals.rules.assess``): checked by hand, by two people where the rule is on.
+# with a repeated key or a syntax error, a multipart body it cannot split exactly, text a system may
+# read as fields (name=value pairs not in a form's lines, JSON, markup), bytes that are not valid in
+# the declared charset — is shown with the reason in front (``NOT_EXACT``), its bytes that do not
+# decode escaped as \xNN (never replaced), and the risk rules flag it (``approvals.rules.assess``):
+# checked by hand, by two people where the rule is on.
 # The fields are what the approver is shown, what the rules judge and what the key covers.
 
-BODY_FIELD = "(body)"  # the name of a body the parser could not read into fields
+BODY_FIELD = "(body)"  # the name of a body the parser could not read into fields (or a plain text)
 SHOWN_BODY = 4000  # characters of an unread body shown; the rest is named by its size and digest
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _CHARSETS = re.compile(r"utf-8|ascii|iso8859-\d+|cp125\d")  # Python's names of the ones read
@@ -139,7 +144,7 @@ def body_fields(content_type: str | None, body: bytes) -> list[tuple[str, str]]:
         if media == "multipart/form-data":
             return _multipart(body, params, codec)
         if media == "text/plain":
-            return _text_lines(body, codec)
+            return _plain_text(body, codec)
         if media == "application/json" or media.endswith("+json"):
             if codec != "utf-8":
                 raise _NotExact(f"a JSON body declared as {params['charset']}, not UTF-8")
@@ -273,13 +278,24 @@ def _unquote(raw: bytes) -> bytes:
     return unquote_to_bytes(raw.replace(b"+", b" "))
 
 
-def _text_lines(body: bytes, codec: str) -> list[tuple[str, str]]:
-    """A <form enctype="text/plain">: each field "name=value" and CRLF; anything else is unread."""
+def _plain_text(body: bytes, codec: str) -> list[tuple[str, str]]:
+    """A <form enctype="text/plain"> (each field "name=value" and CRLF) as its fields; any other text
+    that no system reads as fields (no "=", not beginning like JSON or markup) as one text; the rest
+    is unread."""
     lines = body.split(b"\r\n")
-    if lines[-1] != b"" or not all(b"=" in line for line in lines[:-1]):
-        raise _NotExact("a text/plain body that is not name=value lines")
-    pairs = [line.partition(b"=") for line in lines[:-1]]
-    return [(_field_text(k, codec, name=True), _field_text(v, codec)) for k, _, v in pairs]
+    if lines[-1] == b"" and all(b"=" in line for line in lines[:-1]):
+        pairs = [line.partition(b"=") for line in lines[:-1]]
+        return [(_field_text(k, codec, name=True), _field_text(v, codec)) for k, _, v in pairs]
+    if b"=" in body:
+        raise _NotExact(
+            "a text/plain body of name=value pairs, not a form's CRLF lines: a system may read them"
+        )
+    if body.lstrip()[:1] in (b"{", b"[", b"<"):
+        raise _NotExact("a text/plain body a system may read as JSON or markup")
+    text, exact = _decoded(body, codec)
+    if not exact:
+        raise _NotExact("a text/plain body")  # its bytes escaped, the reason said by ``_unread``
+    return [(BODY_FIELD, _own_text(text))]
 
 
 _DISPOSITION = re.compile(r'form-data((?:;[ \t]*(?:name|filename)="[^"\r\n]*")*)[ \t]*', re.I)
@@ -428,18 +444,31 @@ class NetworkGuard:
 
     # ------------------------------------------------------------ wiring
     def install_context(self, context: BrowserContext) -> None:
-        """Route every request, and every WebSocket to a host the policy does not allow."""
+        """Route every request and every WebSocket."""
         self._context = context
         self.policy.page_fetch = intent_fetcher(context, self.policy)  # the risk rules read a record's amount
         context.route("**/*", self.route)
-        context.route_web_socket(lambda url: not self._websocket_allowed(url), self._block_websocket)
+        context.route_web_socket(lambda _url: True, self._refuse_websocket)
 
-    def _websocket_allowed(self, url: str) -> bool:
-        http_url = re.sub(r"^ws(s?)://", r"http\1://", url, flags=re.I)
-        return self.policy.check_url(http_url).allowed
-
-    def _block_websocket(self, ws: WebSocketRoute) -> None:
-        self.state.blocked.append(self.policy.request("GET", self.vault.redact(ws.url)))
+    def _refuse_websocket(self, ws: WebSocketRoute) -> None:
+        """No WebSocket is opened, to any host: what a page sends over one cannot be shown to an
+        approver as a request. Closed before it connects and recorded as a refused request (one to a
+        host off the allow-list as blocked there); one a page opens around this route (from a
+        worker) is refused by the gatekeeper proxy."""
+        url = self.vault.redact(ws.url)
+        if not self.policy.check_url(ws.url).allowed:
+            self.state.blocked.append(self.policy.request("GET", url))
+        else:
+            read_only = self.policy.read_only
+            decision = PolicyDecision(
+                kind="request",
+                outcome="read_only_refused" if read_only else "blocked",
+                url=url,
+                method="WEBSOCKET",
+                reason=("read-only session; " if read_only else "") + WEBSOCKET_REFUSED,
+            )
+            self.state.blocked.append(self.policy.refused(decision))
+            self.state.notes.append(f"a WebSocket to {url} was refused: {WEBSOCKET_REFUSED}")
         ws.close(code=1008, reason="blocked by policy")
 
     def install_page(self, page: Page) -> None:
@@ -517,7 +546,8 @@ class NetworkGuard:
             route.abort("blockedbyclient")
             return
         changes = self.policy.changes_data(method, url)
-        armed = self._take_armed(method, url, request) if changes else "match"
+        raw = _raw_fields(request)  # the body, parsed once (an image button's click point as approved)
+        armed, raw = self._take_armed(method, url, raw) if changes else ("match", raw)
         # a business-data change the policy let through (approved now, or the same payload before):
         # every one goes through the intent log of a durable run; a login or an exempt path does not
         approved = changes and not self.policy.is_exempt(url)
@@ -538,7 +568,7 @@ class NetworkGuard:
                 self.state.blocked.append(decision)
                 route.abort("blockedbyclient")
                 return
-        fields = [(self.vault.redact(n), self.vault.redact(v)) for n, v in _raw_fields(request)]
+        fields = [(self.vault.redact(n), self.vault.redact(v)) for n, v in raw]
         if approved:  # on its way until its answer (``_submitted``): a copy meanwhile is asked again
             self.policy.leaving(method, shown, fields)
         check = self.policy.send_check  # a durable run asks the approvals authority: exactly this?
@@ -560,15 +590,15 @@ class NetworkGuard:
                 self.state.notes.append(refusal)
                 route.abort("blockedbyclient")
                 held = "held back: " + refusal
-                self._submitted(method, url, request, SendOutcome(detail=held, seen="not_sent", reason=held))
+                self._submitted(method, url, raw, SendOutcome(detail=held, seen="not_sent", reason=held))
                 return
             outcome = self._classified(method, url, self._forward(route, request, is_main), shown_page)
             intents.after_send(method, url, fields, outcome)  # stores the gate's classification
-            self._submitted(method, url, request, outcome)
+            self._submitted(method, url, raw, outcome)
             return
         outcome = self._forward(route, request, is_main)
         if approved:
-            self._submitted(method, url, request, self._classified(method, url, outcome, shown_page))
+            self._submitted(method, url, raw, self._classified(method, url, outcome, shown_page))
 
     def _classified(self, method: str, url: str, outcome: SendOutcome, shown_page: str = "") -> SendOutcome:
         """The system's answer to an approved submission, classified once, with its page
@@ -589,10 +619,9 @@ class NetworkGuard:
         outcome.reason = self.vault.redact(outcome.reason)
         return outcome
 
-    def _submitted(self, method: str, url: str, request: Request, outcome: SendOutcome) -> None:
-        """What became of an approved submission (classified by ``_classified``): for the act result
-        and the run's facts."""
-        raw = _raw_fields(request)  # the body parsed once, for the result and for the policy
+    def _submitted(self, method: str, url: str, raw: list[tuple[str, str]], outcome: SendOutcome) -> None:
+        """What became of an approved submission (classified by ``_classified``; ``raw`` its body as
+        approved): for the act result and the run's facts."""
         fields = [(n, self.vault.redact(v)) for n, v in raw if not CSRF_NAME_RE.search(n)]
         result = SubmissionResult(
             method=method,
@@ -717,23 +746,57 @@ class NetworkGuard:
             )
         return None
 
-    def _take_armed(self, method: str, url: str, request: Request) -> Literal["match", "switched", "none"]:
-        """Consume the approval armed for this method and URL: "match" when the body really sent is
-        the approved one, "switched" when the page changed it after approval (refused, never asked
-        again), "none" when nothing was approved for it."""
+    def _take_armed(
+        self, method: str, url: str, raw: list[tuple[str, str]]
+    ) -> tuple[Literal["match", "switched", "none"], list[tuple[str, str]]]:
+        """Consume the approval armed for this method and URL: "match" when the body really sent
+        (``raw``) is the approved one, "switched" when the page changed it after approval (refused,
+        never asked again), "none" when nothing was approved for it. With the body as it is taken
+        from here on: an image button's click point as approved (``_click_as_approved``), so the
+        approval's key, its intent and its record are the approved ones."""
         target = strip_fragment(url)
         for i, armed in enumerate(self.state.armed):
             if armed.method != method or armed.url != target:
                 continue
             del self.state.armed[i]
-            if armed.fields is not None and not same_fields(_raw_fields(request), armed.fields):
+            if armed.fields is None:
+                return "match", raw
+            sent = _click_as_approved(raw, armed.fields)
+            if not same_fields(sent, armed.fields):
                 self.state.notes.append(
                     f"the page sent different data to {self.vault.redact(url)} than what was approved; "
                     "the request was stopped"
                 )
-                return "switched"
-            return "match"
-        return "none"
+                return "switched", raw
+            return "match", sent
+        return "none", raw
+
+
+_COORDINATE = re.compile(r"-?[0-9]+")
+
+
+def _click_as_approved(sent: list[tuple[str, str]], approved: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """``sent`` with an image submit button's click point read as the approved one. A form sent by an
+    <input type=image name=NAME> carries where the button was clicked, as NAME.x and NAME.y side by
+    side (x and y when it has no name): the approval's prediction has 0 and 0 there, the browser the
+    point it was clicked at. Only such a pair is read so: both names once in each body, side by side,
+    integers in both; every other field must still be exactly the approved one."""
+    out = list(sent)
+    names = [n for n, _ in approved]
+    for (x_name, x_value), (y_name, y_value) in itertools.pairwise(approved):
+        base = x_name.removesuffix("x")
+        if x_name == base or y_name != base + "y" or base[-1:] not in ("", "."):
+            continue
+        at = [j for j, (n, _) in enumerate(out) if n in (x_name, y_name)]
+        if (
+            names.count(x_name) == names.count(y_name) == 1
+            and len(at) == 2
+            and out[at[0]][0] == x_name
+            and at[1] == at[0] + 1
+            and all(_COORDINATE.fullmatch(v) for v in (x_value, y_value, out[at[0]][1], out[at[1]][1]))
+        ):
+            out[at[0] : at[1] + 1] = [(x_name, x_value), (y_name, y_value)]
+    return out
 
 
 def _unconditional(headers: dict[str, str]) -> dict[str, str] | None:

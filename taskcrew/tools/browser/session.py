@@ -216,7 +216,6 @@ class BrowserSession:
         self._guard.install_context(context)
         context.add_init_script(script=LOCKDOWN_JS)
         context.add_init_script(script=LISTENERS_JS)
-        self.runtime.gatekeeper.admit(id(self), lambda url: self.policy.check_url(url).allowed)
         context.on("page", self._on_page)
         self._context = context
         page = context.new_page()
@@ -238,7 +237,6 @@ class BrowserSession:
             self._pages.remove(page)
 
     def _close_context(self) -> None:
-        self.runtime.gatekeeper.release(id(self))
         if self._context is not None:
             self._context.close()
         self._pages.clear()
