@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import html.parser
 import http.cookiejar
+import json
 import os
 import shutil
 import subprocess
@@ -39,6 +40,33 @@ LABEL = (
     "banners), Chromium behind the policy gate, your approval, the verifier's check and the report. "
     "For real models see README › Models."
 )
+
+RUN_LABEL = "demo (scripted stand-in models, not AI)"  # what the console and report.md call a demo run
+MARK = "demo.json"  # in a demo's run folder: the run is the demo's (console/artifacts.py reads it)
+
+
+def mark_demo_run(run_dir: Path) -> None:
+    """Mark a run folder as the demo's as soon as it exists: the console lists it as a demo."""
+    record = {
+        "demo": True,
+        "label": RUN_LABEL,
+        "worker_model": WORKER_MODEL,
+        "verifier_model": VERIFIER_MODEL,
+    }
+    (run_dir / MARK).write_text(json.dumps(record) + "\n", encoding="utf-8")
+
+
+def label_report(run_dir: Path) -> None:
+    """report.md opens with the demo's label (once), whatever the run's outcome says below it."""
+    report = run_dir / "report.md"
+    note = (
+        f"**{RUN_LABEL[:1].upper()}{RUN_LABEL[1:]}.** This run was made by `taskcrew demo`: the planner, "
+        "the workers and the verifier are scripted programs, and the systems are the demo company's."
+    )
+    text = report.read_text(encoding="utf-8") if report.is_file() else note
+    if note not in text:
+        title, _, rest = text.partition("\n")
+        report.write_text(f"{title}\n\n{note}\n{rest}", encoding="utf-8")
 
 
 def demo_task(vendor: str) -> str:
@@ -147,6 +175,7 @@ def _in_terminal(opts: DemoOptions, task: str, factory: Any, home: Path, out: Co
     from taskcrew.crew.commands import make_human
     from taskcrew.crew.models import EXIT_CODES
     from taskcrew.crew.progress import ProgressPrinter
+    from taskcrew.crew.run import run_task
     from taskcrew.crew.workplace import Workplace
 
     quiet_crewai_env(Paths.from_env().crewai_storage)
@@ -155,13 +184,20 @@ def _in_terminal(opts: DemoOptions, task: str, factory: Any, home: Path, out: Co
     _copy_knowledge(home / "knowledge")
     with Workplace(_place_settings(opts, home, knowledge=True), make_human(opts.auto_approve, out)) as place:
         out.print(f"[dim]Acme Payables (demo ERP, chaos {'on' if opts.chaos else 'off'}): {place.erp_url}[/]")
-        result = place.run(
-            task,
-            worker_model=WORKER_MODEL,
-            verifier_model=VERIFIER_MODEL,
-            scripted=factory,
-            listeners=[ProgressPrinter(out)],
-        )
+        settings = place.run_settings(task, worker_model=WORKER_MODEL, verifier_model=VERIFIER_MODEL)
+        res = place.resources(scripted=factory, listeners=[ProgressPrinter(out)])
+        marked: list[Path] = []
+
+        def mark(path: Path) -> None:
+            mark_demo_run(path)
+            marked.append(path)
+
+        res.on_run_dir = mark
+        try:
+            result = run_task(settings, res)
+        finally:
+            for path in marked:
+                label_report(path)
     _print_outcome(out, result.outcome, result.reason, result.answer, str(result.report))
     return EXIT_CODES[result.outcome]
 
@@ -271,7 +307,12 @@ def _follow(
     deadline = time.monotonic() + opts.wait_seconds
     while time.monotonic() < deadline:
         job = jobs.get(job_id)
+        if job.run_dir and job.run_dir not in told:  # the worker made the run folder: the demo's
+            told.add(job.run_dir)
+            mark_demo_run(Path(job.run_dir))
         if job.status in ("finished", "failed", "cancelled"):
+            if job.run_dir:
+                label_report(Path(job.run_dir))
             return job
         for approval in jobs.approvals("pending", job_id=job_id):
             if approval.id in told:

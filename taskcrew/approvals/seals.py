@@ -93,10 +93,11 @@ def request(approval: Approval, dump: Dump = settled) -> dict[str, Any]:
 
 
 def sources(approval: Approval, dump: Dump = settled) -> dict[str, Any]:
-    """What the approver is shown beside the payload: where each value came from, and the screenshot
-    of the filled form, by name and by content (a forged one would show another form than the
-    payload; the digest is left out when there is none, so sources sealed before it check out)."""
-    sealed = {
+    """What the approver is shown beside the payload: where each value came from, the cited files'
+    digests, and the screenshot of the filled form, by name and by content (a forged one would show
+    another form than the payload; a digest is left out when there is none, so sources sealed before
+    it check out)."""
+    sealed: dict[str, Any] = {
         "seal": "sources",
         "approval": approval.id,
         "job": approval.job_id,
@@ -105,6 +106,8 @@ def sources(approval: Approval, dump: Dump = settled) -> dict[str, Any]:
     }
     if approval.screenshot_sha256 is not None:
         sealed["screenshot_sha256"] = approval.screenshot_sha256
+    if approval.files_sha256 is not None:
+        sealed["files_sha256"] = dict(sorted(approval.files_sha256.items()))
     return sealed
 
 

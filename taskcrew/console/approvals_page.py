@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from taskcrew.approvals.authority import ACTIONS
+from taskcrew.approvals.authority import ACTIONS, ApprovalView
 from taskcrew.console.expected import expected_after
 from taskcrew.console.sessions import Session, identity_of
 from taskcrew.console.web import Web
@@ -19,11 +19,14 @@ from taskcrew.console.worklist import (
     SORTS,
     field_sources,
     filter_items,
+    shown_value,
     sort_items,
     summary_text,
     work_item,
 )
 from taskcrew.jobs.human import sealed_screenshot
+
+RENDERS = 2  # PDF pages drawn at once (each up to documents.MAX_PIXELS); more requests wait their turn
 
 
 def _int(value: str | None) -> int | None:
@@ -32,6 +35,7 @@ def _int(value: str | None) -> int | None:
 
 def routes(web: Web) -> list[BaseRoute]:
     console, systems = web.console, web.settings.systems
+    renders = asyncio.Semaphore(RENDERS)
 
     @web.signed_in
     async def approvals(request: Request, session: Session) -> Response:
@@ -91,51 +95,66 @@ def routes(web: Web) -> list[BaseRoute]:
             title=f"Approval {item.id}",
         )
 
-    def cited_file(request: Request) -> tuple[str, str] | Response:
-        """(approval id, file) when the approval's values cite that file; else a refusal."""
-        approval_id, name = request.path_params["id"], request.query_params.get("file", "")
+    def cited(request: Request) -> tuple[ApprovalView, str, str | None] | Response:
+        """(the approval, a file its values cite, the field whose origin it is) or a refusal. A link
+        names a field (its origin in the approval says which file, page and line) or a cited file:
+        what the page says and marks comes from the approval, never from the link."""
         try:
-            view = console.approver.view(console.jobs.approval(approval_id))
+            view = console.approver.view(console.jobs.approval(request.path_params["id"]))
         except LookupError:
             return PlainTextResponse("No such approval.", status_code=404)
-        cited = {ref.file for ref in field_sources(view).values() if ref.file}
-        if name not in cited:
-            return PlainTextResponse("This approval cites no such document.", status_code=404)
-        return approval_id, name
+        origins = {name: ref.file for name, ref in field_sources(view).items() if ref.file}
+        field, name = request.query_params.get("field"), request.query_params.get("file", "")
+        if field is not None and field in origins and not view.problem:
+            return view, origins[field], field
+        if field is None and name in origins.values() and not view.problem:
+            return view, name, None
+        return PlainTextResponse("This approval cites no such document.", status_code=404)
 
     @web.signed_in
     async def source_document(request: Request, session: Session) -> Response:
-        checked = cited_file(request)
+        checked = cited(request)
         if isinstance(checked, Response):
             return web.not_found(request, session, "This approval cites no such document.")
-        approval_id, name = checked
-        line, page_no = _int(request.query_params.get("line")), _int(request.query_params.get("page"))
-        find = request.query_params.get("find", "")[:200]
-        doc = await asyncio.to_thread(console.documents.view, name, line, page_no, find)
+        view, name, field = checked
+        ref = field_sources(view)[field] if field else None
+        sent = view.approval.request.fields if view.approval.request and field else []
+        value = next((shown_value(f) for f in sent if f.name == field), "")  # looked for without a line
+        sealed = view.approval.files_sha256  # None: parked before cited files were sealed
+        doc = await asyncio.to_thread(
+            console.documents.view,
+            name,
+            ref.line if ref else None,
+            ref.page if ref else None,
+            value,
+            None if sealed is None else sealed.get(name, ""),
+        )
         if isinstance(doc, str):
             return web.not_found(request, session, doc)
-        field = request.query_params.get("field", "")[:100]
         return web.page(
             request,
             "document.html",
             session,
             doc=doc,
-            approval_id=approval_id,
+            approval_id=view.approval.id,
             file=name,
             field=field,
+            value=value,
+            cited_line=ref.line if ref else None,
             title=f"Source: {name}",
         )
 
     async def source_image(request: Request) -> Response:
         if refused := web.anonymous(request):
             return refused
-        checked = cited_file(request)
+        checked = cited(request)
         if isinstance(checked, Response):
             return checked
-        _, name = checked
+        _, name, _ = checked
         page_no = _int(request.query_params.get("page"))
         if page_no is not None:
-            png = await asyncio.to_thread(console.documents.pdf_page_png, name, page_no)
+            async with renders:  # a large page takes a while and much memory: a few at a time
+                png = await asyncio.to_thread(console.documents.pdf_page_png, name, page_no)
             if png is None:
                 return PlainTextResponse("No such page.", status_code=404)
             return Response(png, media_type="image/png")

@@ -31,6 +31,7 @@ class RunSummary(BaseModel):
     tokens: int = 0
     seconds: float | None = None
     llm_calls: int = 0
+    demo: str = ""  # "demo (scripted stand-in models, not AI)" for a run of `taskcrew demo`
 
 
 class TimelineItem(BaseModel):
@@ -94,6 +95,22 @@ def _summarize(name: str, events: list[Any]) -> RunSummary:
             summary.seconds = round((last - started).total_seconds(), 1)
         except ValueError:
             pass
+    return summary
+
+
+def _demo(path: Path, summary: RunSummary) -> RunSummary:
+    """A run folder `taskcrew demo` marked as its own (demo.json) says so; a run by scripted models
+    without it (a demo from before the mark, `--model scripted/solver`) says they are not AI."""
+    from taskcrew.demo import MARK, RUN_LABEL
+
+    try:
+        marked = json.loads((path / MARK).read_text(encoding="utf-8")).get("demo") is True
+    except (OSError, ValueError, AttributeError):
+        marked = False
+    if marked:
+        summary.demo = RUN_LABEL
+    elif summary.worker_model.startswith("scripted/"):
+        summary.demo = "scripted stand-in models, not AI"
     return summary
 
 
@@ -221,7 +238,10 @@ class RunsDir:
         return self._dirs().get(name)
 
     def list(self) -> list[RunSummary]:
-        runs = [_summarize(name, read_events(path / "trace.jsonl")[0]) for name, path in self._dirs().items()]
+        runs = [
+            _demo(path, _summarize(name, read_events(path / "trace.jsonl")[0]))
+            for name, path in self._dirs().items()
+        ]
         return sorted(runs, key=lambda r: (r.started_at, r.name), reverse=True)
 
     def detail(self, name: str) -> RunDetail | None:
@@ -234,7 +254,7 @@ class RunsDir:
         plans = [e.plan for e in events if e.kind == "plan"]
         report = path / "report.md"
         return RunDetail(
-            summary=_summarize(name, events),
+            summary=_demo(path, _summarize(name, events)),
             plan=plans[-1] if plans else None,
             verdicts=[e.verdict for e in events if e.kind == "verdict"],
             timeline=_timeline(events),

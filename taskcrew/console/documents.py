@@ -4,22 +4,33 @@ A file is read exactly as the run's file_reader read it (``SandboxFiles``, confi
 the same parser), so "line 44" is the line the run cited. PDF pages are rendered to an image
 (pypdfium2), scans and photos are shown as the image with tesseract's confidence, e-mails and text
 as their text with line numbers and the cited line marked.
+
+Each file is checked against the SHA-256 sealed with the approval when it was parked
+(``Approval.files_sha256``): a file changed since is said to be changed and no line of it is
+marked. A PDF page is drawn at most ``MAX_PIXELS`` large (a huge page is drawn smaller, and the
+page says so).
 """
 
 from __future__ import annotations
 
 import io
+import math
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from taskcrew.config import files_root
+from taskcrew.jobs.human import same_file, source_digest, source_file
 from taskcrew.tools.documents.models import FileAccessError, PageText, page_block
 from taskcrew.tools.documents.reader import SandboxFiles
 
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".tif": "image/tiff"}
 IMAGE_TYPES[".tiff"] = "image/tiff"
 MAX_PAGES = 20
+SCALE = 1.4  # a PDF page's pixels per point, as drawn for the approver
+MAX_PIXELS = 4_000_000  # at most this many pixels per drawn page: a larger page is drawn smaller
+Seal = Literal["same", "changed", "unsealed"]
 
 
 class DocLine(BaseModel):
@@ -32,6 +43,7 @@ class DocPage(BaseModel):
     number: int
     ocr: bool = False
     confidence: float | None = None
+    size: tuple[int, int] | None = None  # a PDF page drawn smaller than usual: its size in points
 
 
 class DocView(BaseModel):
@@ -44,6 +56,7 @@ class DocView(BaseModel):
     ocr: bool = False
     focus_line: int | None = None
     focus_page: int | None = None
+    seal: Seal = "unsealed"  # the file's bytes against the SHA-256 sealed with the approval
 
 
 class Documents:
@@ -60,26 +73,40 @@ class Documents:
         return self._files
 
     def _path(self, name: str) -> Path | str:
-        try:
-            path = self.files.resolve(name)
-        except FileAccessError as exc:
-            return str(exc)
-        return path if path.is_file() else f"{name} is not a file in the company's files."
+        return source_file(self.files, name)  # the reader's own check, for every route
 
     def view(
-        self, name: str, line: int | None = None, page: int | None = None, find: str = ""
+        self,
+        name: str,
+        line: int | None = None,
+        page: int | None = None,
+        find: str = "",
+        sealed: str | None = None,
     ) -> DocView | str:
         """The document with the cited line marked (or, when the run cited the file but no line,
-        the first line holding ``find``), or a sentence saying why it cannot be shown."""
+        the first line holding ``find``), or a sentence saying why it cannot be shown. ``sealed``:
+        the SHA-256 sealed with the approval ("" : not readable then; None: none was sealed); a
+        file whose bytes differ has no line marked."""
+        path = self._path(name)
+        if isinstance(path, str):
+            return path
+        seal: Seal = "unsealed"
+        if sealed is not None:
+            seal = "same" if same_file(sealed, source_digest(self.files, name)) else "changed"
         try:
             content = self.files.read(name)
         except FileAccessError as exc:
             return str(exc)
+        if seal == "changed":
+            line, page, find = None, None, ""
         text = content.full_text()
         if line is None and _norm(find):
             line = next((n for n, t in enumerate(text.splitlines(), 1) if _norm(find) in _norm(t)), None)
         lines = [DocLine(number=n, text=t, hit=n == line) for n, t in enumerate(text.splitlines(), 1)]
         pages = [DocPage(number=p.number, ocr=p.ocr, confidence=p.ocr_confidence) for p in content.pages]
+        if content.kind == "pdf":
+            for shown, size in zip(pages, _page_sizes(path), strict=False):
+                shown.size = size if _scale(*size) < SCALE else None
         if line is not None and page is None and len(content.pages) > 1:
             page = _page_of_line(content.pages, line)
         return DocView(
@@ -92,10 +119,12 @@ class Documents:
             ocr=content.ocr,
             focus_line=line if line and line <= len(lines) else None,
             focus_page=page,
+            seal=seal,
         )
 
     def pdf_page_png(self, name: str, page: int) -> bytes | None:
-        """One PDF page rendered to PNG (None: not a PDF of the sandbox, or no such page)."""
+        """One PDF page rendered to PNG, at most ``MAX_PIXELS`` large (None: not a PDF of the
+        sandbox, or no such page)."""
         import pypdfium2 as pdfium
 
         path = self._path(name)
@@ -105,7 +134,8 @@ class Documents:
         try:
             if not 1 <= page <= min(len(pdf), MAX_PAGES):
                 return None
-            image = pdf[page - 1].render(scale=1.4).to_pil()
+            drawn = pdf[page - 1]
+            image = drawn.render(scale=_scale(*drawn.get_size())).to_pil()
             out = io.BytesIO()
             image.save(out, format="PNG")
             return out.getvalue()
@@ -118,6 +148,26 @@ class Documents:
         if isinstance(path, str) or path.suffix.lower() not in IMAGE_TYPES:
             return None
         return path.read_bytes(), IMAGE_TYPES[path.suffix.lower()]
+
+
+def _scale(width: float, height: float) -> float:
+    """Pixels per point for a page: ``SCALE``, or less so that it has at most ``MAX_PIXELS``."""
+    return min(SCALE, math.sqrt(MAX_PIXELS / max(width * height, 1.0)))
+
+
+def _page_sizes(path: Path) -> list[tuple[int, int]]:
+    """The size in points of a PDF's first pages (none when pdfium cannot open it)."""
+    import pypdfium2 as pdfium
+
+    try:
+        pdf = pdfium.PdfDocument(str(path))
+    except pdfium.PdfiumError:
+        return []
+    try:
+        sizes = [pdf.get_page_size(i) for i in range(min(len(pdf), MAX_PAGES))]
+        return [(round(w), round(h)) for w, h in sizes]
+    finally:
+        pdf.close()
 
 
 def _norm(text: str) -> str:

@@ -14,14 +14,20 @@ import hmac
 import re
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from taskcrew.approvals.authority import Authority
+from taskcrew.approvals.authority import ApprovalView, Authority
+from taskcrew.approvals.origins import field_sources
+from taskcrew.approvals.rules import Assessment
 from taskcrew.approvals.worker import WorkerGate
-from taskcrew.jobs.models import FieldSource
+from taskcrew.jobs.models import Approval, FieldSource, utcnow
 from taskcrew.jobs.store import Jobs, fingerprint
+from taskcrew.tools.documents.models import FileAccessError
 from taskcrew.tools.documents.provenance import shows_value
 from taskcrew.tools.human import ApprovalDecision, ApprovalRequest
+
+if TYPE_CHECKING:
+    from taskcrew.tools.documents.reader import SandboxFiles
 
 SCREENSHOT = re.compile(r"form-\d{8}-\d{6}-\d+\.png")  # how the worker names them (LegRunner)
 
@@ -51,6 +57,33 @@ def sealed_screenshot(job_id: str, stored: str | None, sha256: str | None) -> by
         return None
     data = path.read_bytes()
     return data if hmac.compare_digest(hashlib.sha256(data).hexdigest(), sha256) else None
+
+
+def source_file(files: SandboxFiles, name: str) -> Path | str:
+    """A file an approval cites, checked as the run's reader checks what it opens (inside the
+    company's files, a plain file, no hard link: ``SandboxFiles``' own checks), or why not. The
+    seal at park time and every route of the console's source viewer use this one check."""
+    try:
+        path = files.resolve(name)
+        files._regular_stat(path, name)
+    except FileAccessError as exc:
+        return str(exc)
+    return path
+
+
+def source_digest(files: SandboxFiles, name: str) -> str:
+    """The SHA-256 of a cited file's bytes ("" when it cannot be read)."""
+    from taskcrew.knowledge.chunking import file_digest
+
+    path = source_file(files, name)
+    try:
+        return "" if isinstance(path, str) else file_digest(path)
+    except OSError:
+        return ""
+
+
+def same_file(sealed: str, digest: str) -> bool:
+    return bool(sealed and digest) and hmac.compare_digest(sealed, digest)
 
 
 class Parked(BaseException):
@@ -99,8 +132,10 @@ class JobHuman:
         sources: dict[str, str] | None = None,
         authority: Authority | None = None,
         auto_approve: bool = False,
+        sandbox: Path | None = None,
     ) -> None:
         self.jobs = jobs
+        self.sandbox = sandbox  # the company's files the run reads (None: TASKCREW_SANDBOX's)
         self.job_id = job_id
         self.expires_in = expires_in
         self.sources = sources or {}
@@ -134,12 +169,14 @@ class JobHuman:
                 return auto
         from taskcrew.knowledge.chunking import file_digest  # (a slow import: only when it parks)
 
+        sources = self._sources(request)
         approval = self.jobs.park(
             self.job_id,
             kind="approval",
             key=key,
             request=request,
-            sources=self._sources(request),
+            sources=sources,
+            files_sha256=self._sealed(request, key, sources),
             screenshot=self.screenshot,
             screenshot_sha256=file_digest(Path(self.screenshot)) if self.screenshot else None,
             expires_in=self.expires_in,
@@ -170,6 +207,32 @@ class JobHuman:
             for f in request.fields
             if f.name not in request.excluded
         ]
+
+    def _sealed(self, request: ApprovalRequest, key: str, sources: list[FieldSource]) -> dict[str, str]:
+        """The SHA-256 of every file the values cite (as the console reads their origins), as the
+        file is now: the approver's viewer shows a file changed after this as changed."""
+        from taskcrew.config import Paths, files_root
+        from taskcrew.tools.documents.reader import SandboxFiles
+
+        parked = Approval(
+            id="",
+            job_id=self.job_id,
+            kind="approval",
+            status="pending",
+            request=request,
+            sources=sources,
+            key=key,
+            created_at=utcnow(),
+        )
+        view = ApprovalView(approval=parked, job=None, assessment=Assessment())
+        cited = sorted({ref.file for ref in field_sources(view).values() if ref.file})
+        if not cited:
+            return {}
+        try:
+            files: SandboxFiles | None = SandboxFiles(files_root(self.sandbox or Paths.from_env().sandbox))
+        except ValueError:  # no such folder: nothing to seal but that it could not be read
+            files = None
+        return {name: source_digest(files, name) if files else "" for name in cited}
 
     def ask(self, question: str) -> str:
         key = fingerprint({"question": question})

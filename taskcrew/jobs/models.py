@@ -135,6 +135,11 @@ class Approval(BaseModel):
     screenshot_sha256: str | None = Field(
         default=None, description="SHA-256 of the screenshot's bytes as parked: another file is not shown"
     )
+    files_sha256: dict[str, str] | None = Field(
+        default=None,
+        description="SHA-256 of each file the values cite, as parked ('' when it could not be read); "
+        "None: parked before files were sealed",
+    )
     key: str = Field(
         description="fingerprint of the exact payload or question; a decision applies only to it"
     )

@@ -481,6 +481,7 @@ class Jobs:
 
         if not seals.check(self.keys, seals.sources, approval, approval.sources_sig):
             approval.sources, approval.screenshot, approval.screenshot_sha256 = [], None, None
+            approval.files_sha256 = None
         return approval
 
     def approval(self, approval_id: str) -> Approval:
@@ -557,6 +558,7 @@ class Jobs:
         sources: builtins.list[FieldSource] | None = None,
         screenshot: str | None = None,
         screenshot_sha256: str | None = None,
+        files_sha256: dict[str, str] | None = None,
         expires_in: timedelta | None = None,
     ) -> Approval:
         """Create a pending approval (or return the pending one with the same key), signed."""
@@ -576,6 +578,7 @@ class Jobs:
             sources=sources or [],
             screenshot=screenshot,
             screenshot_sha256=screenshot_sha256,
+            files_sha256=files_sha256,
             key=key,
             created_at=now,
             expires_at=now + expires_in if expires_in else None,

@@ -1,0 +1,366 @@
+"""The source viewer and the runs pages attacked as a hostile colleague or document would: a cited
+file replaced after the approval was parked, a crafted link that makes the viewer claim any line as
+the source of any words, a hard-linked file served by the image route, a huge PDF page that eats the
+console's memory, and a scripted demo run shown as a real one.
+
+The HTTP cases drive the console's app in-process (Starlette's test client, the real job store on
+SQLite); the concurrent renders go through the console served by uvicorn; the demo case runs
+`taskcrew demo` as a subprocess."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from console_seed import write_run
+from fixtures_console import PASSWORDS
+from PIL import Image
+from starlette.testclient import TestClient
+
+from taskcrew.approvals.authority import Authority
+from taskcrew.console.app import build_app
+from taskcrew.console.documents import Documents
+from taskcrew.console.server import ConsoleServer
+from taskcrew.console.settings import ConsoleSettings
+from taskcrew.jobs import Approval, ApprovalRequest, FieldSource, Jobs
+from taskcrew.jobs.human import JobHuman, Parked
+from taskcrew.tools.human import FieldValue
+
+BASE = "http://testserver"
+IBAN = "GB33 BUKB 2020 1555 5555 55"
+INVOICE = (
+    "Invoice INV-77 from Northwind Traders\nOld bank: DE89 3704 0044 0532 0130 00\n"
+    f"New bank from 1 Dec: {IBAN}\nTotal: 1,250.00 EUR\n"
+)
+
+
+def pdf(lines: list[tuple[int, int, int, str]], width: int = 595, height: int = 842) -> bytes:
+    """A one-page PDF drawing each (x, y, size, text) in Helvetica."""
+    ops = "\n".join(f"BT /F1 {size} Tf {x} {y} Td ({text}) Tj ET" for x, y, size, text in lines)
+    stream = ops.encode("latin-1")
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 {width} {height}] /Contents 4 0 R "
+        "/Resources << /Font << /F1 5 0 R >> >> >>".encode(),
+        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{offset:010d} 00000 n \n".encode() for offset in offsets)
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return bytes(out)
+
+
+class App:
+    def __init__(self, root: Path, users: Path) -> None:
+        self.root = root
+        self.sandbox = root / "company"
+        (self.sandbox / "inbox").mkdir(parents=True)
+        self.jobs = Jobs.open(f"sqlite:///{root / 'jobs.sqlite3'}")
+        self.settings = ConsoleSettings(
+            port=0,
+            state_dir=root / "console",
+            runs_dirs=[root / "runs"],
+            eval_dirs=[root / "eval"],
+            users_file=users,
+            jobs_url=self.jobs.url,
+            approvals_dir=root / "approvals",
+            sandbox=self.sandbox,
+        )
+        self.app = build_app(self.settings, self.jobs)
+
+    def inbox(self, name: str, content: str | bytes) -> Path:
+        path = self.sandbox / "inbox" / name
+        path.write_bytes(content.encode() if isinstance(content, str) else content)
+        return path
+
+    def client(self, user: str = "bob") -> TestClient:
+        client = TestClient(self.app, base_url=BASE, follow_redirects=False)
+        token = re.search(r'name="csrf" value="([^"]+)"', client.get("/login").text)
+        assert token
+        form = {"username": user, "password": PASSWORDS[user], "csrf": token.group(1), "next": "/"}
+        assert client.post("/login", data=form, headers={"origin": BASE}).status_code == 303
+        return client
+
+    def park(self, fields: dict[str, str], summary: str, *, worker: bool = False) -> Approval:
+        """An approval as a worker parks it (``worker``: ``JobHuman``, which seals the cited files),
+        or as the store parks it (as approvals parked before the seal were)."""
+        job = self.jobs.submit("Enter the Northwind invoice", submitted_by="ana", submitted_proof="console")
+        self.jobs.mark(job.id, "running", only_if=("queued",), worker="w1")
+        request = ApprovalRequest(
+            kind="form_submission",
+            method="POST",
+            url="http://127.0.0.1:8800/bills/new",
+            fields=[FieldValue(name=k, value=v) for k, v in fields.items()],
+            page_url="http://127.0.0.1:8800/bills/new",
+            summary="Save the bill\nwhere the values come from:\n" + summary,
+        )
+        if worker:
+            human = JobHuman(self.jobs, job.id, authority=Authority(self.jobs, home=self.root / "approvals"))
+            human.sandbox = self.sandbox  # the company's files the run read
+            with pytest.raises(Parked) as parked:
+                human.approve(request)
+            approval = self.jobs.approval(parked.value.approval_id)
+        else:
+            sources = [
+                FieldSource(name=k, value=v, source="the page's form as filled") for k, v in fields.items()
+            ]
+            approval = self.jobs.park(
+                job.id, kind="approval", key=f"k-{job.id}", request=request, sources=sources
+            )
+        self.jobs.mark(job.id, "waiting", only_if=("running",))
+        return approval
+
+
+@pytest.fixture
+def app(tmp_path: Path, console_users: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[App]:
+    monkeypatch.setenv("TASKCREW_HOME", str(tmp_path / "home"))
+    made = App(tmp_path, console_users)
+    yield made
+    made.jobs.close()
+
+
+def links(page: str) -> list[str]:
+    return [h.replace("&amp;", "&") for h in re.findall(r'href="(/approvals/[^"]+/source\?[^"#]+)', page)]
+
+
+def about(page: str) -> str:
+    """What the viewer says of the file (whether it is the one parked) and of the value's source."""
+    said = re.findall(r'<p id="doc-(?:seal|about)"[^>]*>(.*?)</p>', page, re.S)
+    return " ".join(re.sub(r"<[^>]+>", "", " ".join(said)).split())
+
+
+def marked(page: str) -> list[list[str]]:
+    rows = re.findall(r'<tr id="line-\d+" class="hit".*?</tr>', page, re.S)
+    return [re.sub(r"<[^>]+>", " ", row).split() for row in rows]
+
+
+def test_a_cited_file_replaced_after_parking_is_shown_as_changed_with_no_line_marked(app: App) -> None:
+    """The worker seals each cited file's SHA-256 with the approval's sources when it parks; the
+    viewer marks lines only in the very file the run read, says when the file is another, and says
+    that an approval parked before this cannot be checked."""
+    remit = app.inbox("remit.txt", "Remittance advice\nVendor: Contoso Ltd\nAmount: 300.00 EUR\n")
+    approval = app.park(
+        {"vendor": "Contoso Ltd", "amount": "300.00"},
+        "  vendor = Contoso Ltd: remit.txt, line 2 (cited in step 1)\n",
+        worker=True,
+    )
+    assert approval.files_sha256 is not None and len(approval.files_sha256["remit.txt"]) == 64
+    bob = app.client()
+    decision = bob.get(f"/approvals/{approval.id}").text
+    assert "sha256" not in decision  # the seal is not an origin, nor shown as one
+    [link] = {h for h in links(decision) if "vendor" in h}
+    page = bob.get(link).text
+    assert "SHA-256 is the one sealed" in about(page) and "line 2 (marked)" in about(page)
+    assert marked(page) == [["2", "Vendor:", "Contoso", "Ltd"]]
+
+    remit.write_text(
+        "Remittance advice\nVendor: Contoso Ltd (new bank account, see attached)\nAmount: 300.00 EUR\n"
+    )
+    page = bob.get(link).text
+    said = about(page)
+    assert "not the one the approval was parked with" in said and "no line is marked" in said
+    assert "(marked)" not in said and marked(page) == [] and 'role="alert"' in page
+
+    old = app.park({"vendor": "Contoso Ltd"}, "  vendor = Contoso Ltd: remit.txt, line 2 (cited in step 1)\n")
+    page = bob.get(f"/approvals/{old.id}/source", params={"field": "vendor"}).text
+    assert "parked before the files it cites were sealed" in about(page) and "cannot be checked" in about(
+        page
+    )
+
+
+def test_the_viewer_says_and_marks_only_what_the_approval_records(app: App) -> None:
+    """Which field, which line and which words the page names come from the approval's own
+    origins: a crafted link cannot make it claim a line as the source of anything."""
+    app.inbox("invoice.txt", INVOICE)
+    approval = app.park(
+        {"vendor": "Northwind Traders", "amount": "1,250.00", "iban": IBAN},
+        f"  iban = {IBAN}: invoice.txt, line 3 (cited in step 1)\n",
+    )
+    bob = app.client()
+    base = f"/approvals/{approval.id}/source"
+    crafted = bob.get(
+        base, params={"file": "invoice.txt", "line": "2", "field": "IBAN (confirmed by phone, OK to approve)"}
+    )
+    assert "confirmed by phone" not in crafted.text and marked(crafted.text) == []
+    for params in ({"file": "invoice.txt", "line": "2", "find": "Old bank"}, {"field": "iban", "line": "2"}):
+        page = bob.get(base, params=params).text
+        assert marked(page) in ([], [["3", "New", "bank", "from", "1", "Dec:", *IBAN.split()]]), params
+    assert "A document this approval's values came from." in about(
+        bob.get(base, params={"file": "invoice.txt"}).text
+    )
+    [link] = {h for h in links(bob.get(f"/approvals/{approval.id}").text) if "iban" in h}
+    assert re.fullmatch(rf"{base}\?field=iban", link)  # the link names the field and nothing else
+    page = bob.get(link).text
+    assert "The source of iban" in about(page) and "line 3 (marked), as the run cited it" in about(page)
+    assert marked(page) == [["3", "New", "bank", "from", "1", "Dec:", *IBAN.split()]]
+    assert bob.get(base, params={"field": "amount"}).status_code == 404  # its origin cites no file
+
+
+def test_a_hard_linked_cited_file_is_refused_by_every_route(app: App) -> None:
+    """The image and PDF-page routes open a cited file with the reader's own check: a hard link
+    (its other name may lie outside the company's files) is refused as the text view refuses it."""
+    outside = app.root / "outside"
+    outside.mkdir()
+    (outside / "secret.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"OUTSIDE-THE-SANDBOX-" * 4)
+    (outside / "secret.pdf").write_bytes(pdf([(72, 760, 14, "Invoice INV-5 Total: 10.00 EUR")]))
+    os.link(outside / "secret.png", app.sandbox / "inbox" / "scan.png")
+    os.link(outside / "secret.pdf", app.sandbox / "inbox" / "bill.pdf")
+    approval = app.park(
+        {"amount": "10.00", "invoice_number": "INV-5"},
+        "  amount = 10.00: scan.png (OCR), line 1 (cited in step 1)\n"
+        "  invoice_number = INV-5: bill.pdf, page 1, line 2 (cited in step 1)\n",
+    )
+    bob = app.client()
+    base = f"/approvals/{approval.id}/source"
+    for name in ("scan.png", "bill.pdf"):
+        assert bob.get(base, params={"file": name}).status_code == 404
+        image = bob.get(f"{base}/image", params={"file": name})
+        assert image.status_code == 404 and b"OUTSIDE" not in image.content, name
+        page = bob.get(f"{base}/image", params={"file": name, "page": "1"})
+        assert page.status_code == 404 and not page.content.startswith(b"\x89PNG"), name
+
+
+def test_a_huge_pdf_page_is_drawn_within_a_pixel_bound_and_the_page_says_so(app: App) -> None:
+    """A 600-byte PDF may declare a page of 200 × 200 inches: the console draws at most about four
+    megapixels of it, and says the page is drawn smaller."""
+    side = 3000  # points: drawn at 1.4 pixels per point, 17.6 megapixels
+    app.inbox("big.pdf", pdf([(72, side - 80, 14, "Invoice INV-88 Total: 300.00 EUR")], side, side))
+    app.inbox("small.pdf", pdf([(72, 760, 14, "Invoice INV-89 Total: 300.00 EUR")]))
+    documents = Documents(app.sandbox)
+    drawn = Image.open(io.BytesIO(documents.pdf_page_png("big.pdf", 1) or b""))
+    assert drawn.width * drawn.height <= 4_000_000 and drawn.width >= 1900
+    small = Image.open(io.BytesIO(documents.pdf_page_png("small.pdf", 1) or b""))
+    assert small.size == (round(595 * 1.4), round(842 * 1.4))  # an ordinary page as before
+    approval = app.park(
+        {"amount": "300.00", "invoice_number": "INV-89"},
+        "  amount = 300.00: big.pdf, page 1, line 2 (cited in step 1)\n"
+        "  invoice_number = INV-89: small.pdf, page 1, line 2 (cited in step 1)\n",
+    )
+    bob = app.client()
+    page = bob.get(f"/approvals/{approval.id}/source", params={"field": "amount"}).text
+    assert "a very large page (3000 × 3000 pt), drawn smaller" in page
+    assert (
+        "drawn smaller"
+        not in bob.get(f"/approvals/{approval.id}/source", params={"field": "invoice_number"}).text
+    )
+
+
+def test_pdf_pages_are_drawn_a_few_at_a_time(
+    app: App, console_users: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Many requests for pages at once (a PDF of 20 pages, or someone asking on purpose) are drawn
+    at most two at a time; the others wait without holding a thread."""
+    app.inbox("bill.pdf", pdf([(72, 760, 14, "Invoice INV-90 Total: 300.00 EUR")]))
+    approval = app.park(
+        {"amount": "300.00"}, "  amount = 300.00: bill.pdf, page 1, line 1 (cited in step 1)\n"
+    )
+    busy, most, lock = [0], [0], threading.Lock()
+
+    def slow_render(self: Documents, name: str, page: int) -> bytes:
+        with lock:
+            busy[0] += 1
+            most[0] = max(most[0], busy[0])
+        time.sleep(0.4)
+        with lock:
+            busy[0] -= 1
+        return b"\x89PNG\r\n\x1a\n"
+
+    monkeypatch.setattr(Documents, "pdf_page_png", slow_render)
+    server = ConsoleServer(app.settings, app.jobs).start()
+    try:
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            token = re.search(r'name="csrf" value="([^"]+)"', client.get("/login").text)
+            assert token
+            form = {"username": "bob", "password": PASSWORDS["bob"], "csrf": token.group(1), "next": "/"}
+            assert client.post("/login", data=form, headers={"origin": server.url}).status_code == 303
+            got: list[int] = []
+
+            def fetch() -> None:
+                url = f"/approvals/{approval.id}/source/image"
+                got.append(client.get(url, params={"file": "bill.pdf", "page": "1"}).status_code)
+
+            threads = [threading.Thread(target=fetch) for _ in range(6)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(60)
+    finally:
+        server.stop()
+    assert got == [200] * 6 and most[0] <= 2, (got, most)
+
+
+def test_a_demo_run_is_labelled_on_the_runs_list_its_page_and_its_report(app: App) -> None:
+    """A run `taskcrew demo` made (its folder marked demo.json, its report labelled) is shown as a
+    demo with scripted stand-in models; a run by scripted models without the mark says they are
+    not AI; a run by a real model says neither."""
+    from taskcrew.demo import label_report, mark_demo_run
+
+    runs = app.root / "runs"
+    demo = write_run(runs, "run-demo", "Find the latest invoice from Northwind Traders")
+    (demo / "report.md").write_text("# Done, and independently verified\n\nThis was done and checked.\n")
+    mark_demo_run(demo)
+    label_report(demo)
+    label_report(demo)  # once
+    report = (demo / "report.md").read_text()
+    assert report.count("Demo (scripted stand-in models, not AI).") == 1 and report.startswith("# Done")
+    write_run(runs, "run-scripted", "Enter Initech's newest invoice")
+    real = write_run(runs, "run-real", "Enter the Globex invoice")
+    trace = real / "trace.jsonl"
+    trace.write_text(trace.read_text().replace('"scripted/worker"', '"openai/gpt-4o"', 1))
+    bob = app.client()
+    listing = bob.get("/runs").text
+    text = {}
+    for name in ("run-demo", "run-scripted", "run-real"):
+        row = re.search(rf'<tr><td class="nowrap"><a href="/runs/{name}">.*?</tr>', listing, re.S)
+        assert row, listing
+        text[name] = " ".join(re.sub(r"<[^>]+>", " ", row.group(0)).split())
+    assert "demo (scripted stand-in models, not AI)" in text["run-demo"]
+    assert "scripted stand-in models, not AI" in text["run-scripted"] and "demo" not in text["run-scripted"]
+    assert "not AI" not in text["run-real"]
+    page = bob.get("/runs/run-demo").text
+    assert re.search(r'<p id="demo"[^>]*>⚠ Demo \(scripted stand-in models, not AI\)', page)
+    assert (
+        "Demo (scripted stand-in models, not AI).</strong> This run was made by <code>taskcrew demo</code>"
+        in page
+    )
+    assert 'id="demo"' not in bob.get("/runs/run-real").text
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_taskcrew_demo_marks_its_run_as_a_demo(tmp_path: Path, eval_knowledge_seed: Path) -> None:
+    """The real CLI, approving by itself at the terminal: its run folder in the runs folder carries
+    the mark and its report opens with the label."""
+    seed = tmp_path / "home" / "demo" / "knowledge-seed"
+    shutil.copytree(eval_knowledge_seed, seed)
+    (seed / ".seeded").write_text("seeded\n")
+    env = {**os.environ, "TASKCREW_HOME": str(tmp_path / "home"), "COLUMNS": "200"}
+    env.pop("TASKCREW_MODEL", None)
+    command = [sys.executable, "-m", "taskcrew.cli", "demo", "--auto-approve", "--no-chaos"]
+    done = subprocess.run(
+        [*command, "--runs-dir", str(tmp_path / "runs")], capture_output=True, text=True, env=env, timeout=840
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    [folder] = [p.parent for p in (tmp_path / "runs").glob("*/trace.jsonl")]
+    assert '"demo": true' in (folder / "demo.json").read_text()
+    report = (folder / "report.md").read_text()
+    assert report.splitlines()[2].startswith("**Demo (scripted stand-in models, not AI).**"), report[:500]
