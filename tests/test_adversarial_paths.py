@@ -160,16 +160,13 @@ def test_an_unclear_target_is_flagged_for_two_and_named_in_words_on_the_console(
     assert FLAG_WORDS[RULE_CODES["unclear_target"]] == "unclear target path"
 
 
-def test_the_console_names_a_vendor_created_under_any_reading_of_its_path() -> None:
-    from types import SimpleNamespace
-
-    from taskcrew.console.record_view import new_vendor
-    from taskcrew.tools.human import ApprovalRequest
+def test_a_vendor_created_under_any_reading_of_its_path_is_a_new_vendor() -> None:
+    from taskcrew.approvals.rules import Payee, new_vendor
 
     for path in ("/vendors/new", "/Vendors/%6Eew", "/vendors/new/", "/vendors/create;x=1"):
-        request = ApprovalRequest(kind="form_submission", method="POST", url=ERP + path, fields=[])
-        view = SimpleNamespace(approval=SimpleNamespace(request=request))
-        assert new_vendor("Hooli", "Acme Payables", view) == "creates a vendor", path  # type: ignore[arg-type]
+        assert (
+            new_vendor(Payee(fields=[("vendor", "Hooli")]), ERP + path, None, None) == "creates a vendor"
+        ), path
 
 
 def test_auto_approval_is_an_allow_rule_matched_on_plain_paths_only() -> None:

@@ -191,17 +191,25 @@ def test_low_risk_submitter_may_approve_and_answers_stay_answers(approver: Autho
 
 def test_bulk_only_for_identical_low_risk_items(approver: Authority) -> None:
     jobs = approver.jobs
-    a = parked_job(jobs, "ana", amount="10.00")[1]
-    b = parked_job(jobs, "ana", amount="20.00")[1]
-    risky = parked_job(jobs, "ana", amount="20,000.00")[1]
-    different = parked_job(jobs, "ana", amount="30.00", extra={"memo": "x"})[1]
+
+    def parked(amount: str, **extra: Any) -> Any:  # no value read by OCR: no flag (parked_job has one)
+        fields = _fields(vendor="Northwind Traders", invoice_number="INV-1", amount=amount, currency="EUR")
+        return _work(approver, fields + _fields(**extra.pop("more", {})), **extra)[1].approval
+
+    a, b, risky = parked("10.00"), parked("20.00"), parked("20,000.00")
+    different = parked("30.00", more={"memo": "x"})
     refused = approver.bulk_approve([a.id, risky.id], as_("bob"))
     assert refused[0].status == "refused" and "flagged" in refused[0].message
+    read = _fields(vendor="Northwind Traders", invoice_number="INV-1", currency="EUR")
+    ocr = _work(approver, [*read, FieldValue(name="amount", value="10.00", note="read by OCR")])[1].approval
+    (refused,) = approver.bulk_approve([a.id, ocr.id], as_("bob"))  # identical but for a value read by OCR
+    assert refused.status == "refused" and f"{ocr.id} is flagged (ocr_value" in refused.message
+    assert "not identical" not in refused.message
     refused = approver.bulk_approve([a.id, different.id], as_("bob"))
     assert refused[0].status == "refused" and "not identical" in refused[0].message
     assert jobs.approval(a.id).status == "pending"  # all or nothing
     assert approver.bulk_approve([a.id], as_("bob"))[0].status == "refused"
-    changed = parked_job(jobs, "ana", amount="10.00", asked_again="bob approved it when it said 1.00")[1]
+    changed = parked("10.00", asked_again="bob approved it when it said 1.00")
     refused = approver.bulk_approve([a.id, changed.id], as_("bob"))
     assert refused[0].status == "refused" and f"{changed.id} is asked again" in refused[0].message
     done = approver.bulk_approve([a.id, b.id], as_("bob"))

@@ -17,6 +17,8 @@ from console_seed import XSS_INVOICE, XSS_TITLE, parked_job, write_run, write_sw
 from fixtures_console import PASSWORDS, ConsoleEnv, flash, follow, shot, shown_width
 
 from taskcrew.crew.trace import ControlEvent, RunFinished, Tracer
+from taskcrew.jobs import Approval, ApprovalRequest, Jobs
+from taskcrew.tools.human import FieldValue
 
 pytestmark = pytest.mark.browser
 
@@ -160,11 +162,27 @@ def test_second_approver_rule_in_the_browser(console_env: ConsoleEnv) -> None:
     shot(carol, "audit")
 
 
+def _unflagged(jobs: Jobs, amount: str) -> Approval:
+    """An approval with no flag (``parked_job``'s values were read by OCR: flagged)."""
+    job = jobs.submit("Enter the invoice", submitted_by="ana", submitted_proof="console")
+    jobs.mark(job.id, "running", only_if=("queued",), worker="w1")
+    fields = {"vendor": "Northwind Traders", "invoice_number": "INV-1", "amount": amount, "currency": "EUR"}
+    request = ApprovalRequest(
+        kind="form_submission",
+        method="POST",
+        url="http://127.0.0.1:8800/bills/new",
+        fields=[FieldValue(name=k, value=v) for k, v in fields.items()],
+    )
+    approval = jobs.park(job.id, kind="approval", key=f"key-{job.id}", request=request)
+    jobs.mark(job.id, "waiting", only_if=("running",))
+    return approval
+
+
 def test_reject_answer_and_bulk_from_the_page_keyboard_only(console_env: ConsoleEnv) -> None:
     _, rejected = parked_job(console_env.jobs, "ana", amount="90.00")
     _, answered = parked_job(console_env.jobs, "ana", amount="95.00")
-    _, bulk1 = parked_job(console_env.jobs, "ana", amount="10.00")
-    _, bulk2 = parked_job(console_env.jobs, "ana", amount="11.00")
+    bulk1, bulk2 = _unflagged(console_env.jobs, "10.00"), _unflagged(console_env.jobs, "11.00")
+    _, ocr = parked_job(console_env.jobs, "ana", amount="10.00")  # values read by OCR
     _, bank = parked_job(console_env.jobs, "ana", amount="12.00", extra={"iban": "DE89370400440532013000"})
     bob = console_env.page_as("bob")
     assert "bank details change" in bob.locator("tr", has_text=bank.id).inner_text()
@@ -186,10 +204,16 @@ def test_reject_answer_and_bulk_from_the_page_keyboard_only(console_env: Console
         got.status == "answered" and got.decision is not None and got.decision.text == "Use the PDF's total"
     )
     bob.goto(console_env.url + "/approvals")
+    for flagged in (bank, ocr):  # bulk approval would refuse them: no checkbox, decided one by one
+        row = bob.locator("#worklist tr", has_text=flagged.id)
+        assert row.locator("input[type=checkbox]").count() == 0 and "one by one" in row.inner_text()
+    # a form that sends one all the same (a page open since before, or edited) is refused, and says why
+    add = "id => { const i = Object.assign(document.createElement('input'), {type: 'hidden', name: 'ids', value: id}); document.getElementById('bulk').append(i) }"  # fmt: skip
+    bob.evaluate(add, ocr.id)
     bob.get_by_label(f"Select {bulk1.id} for bulk approval").check()
-    bob.get_by_label(f"Select {bank.id} for bulk approval").check()
     follow(bob, bob.get_by_role("button", name="Approve selected"))
-    assert "Bulk approval refused" in flash(bob) and "bank_details" in flash(bob)
+    assert "Bulk approval refused" in flash(bob) and f"{ocr.id} is flagged (ocr_value" in flash(bob)
+    assert console_env.jobs.approval(bulk1.id).status == console_env.jobs.approval(ocr.id).status == "pending"
     bob.get_by_label(f"Select {bulk1.id} for bulk approval").check()
     bob.get_by_label(f"Select {bulk2.id} for bulk approval").check()
     follow(bob, bob.get_by_role("button", name="Approve selected"))

@@ -5,8 +5,9 @@
   approval is recorded and a second, different, authenticated person completes it; the job's
   submitter never counts;
 - reject: one person suffices (stopping is always allowed); answer: text back to the run;
-- bulk approve: only pending, low-risk approvals that are identical in method, target (the whole URL
-  the key binds: scheme, host, path and query) and field names;
+- bulk approve: only pending approvals without a flag (``bulk_refusal``: the flags a person is shown,
+  ``Authority.view``) that are identical in method, target (the whole URL the key binds: scheme,
+  host, path and query) and field names;
 - an approval whose stored payload or signature does not check out is shown as such and not decided.
 Every decision, granted or refused, goes to the tamper-evident audit log. The worker side (may I send
 exactly this?) is in ``approvals.worker``.
@@ -31,11 +32,23 @@ from taskcrew.approvals.identity import (
     user_names,
 )
 from taskcrew.approvals.key import request_key
-from taskcrew.approvals.rules import Assessment, RiskRules, approved_when, assess, bulk_key, load_rules
+from taskcrew.approvals.rules import (
+    Assessment,
+    Payee,
+    RiskFlag,
+    RiskRules,
+    approved_when,
+    assess,
+    bulk_key,
+    load_rules,
+    new_vendor,
+    read_payee,
+)
 from taskcrew.approvals.signing import KEY_FILE, KeyRing, approvals_dir
+from taskcrew.approvals.visible import visible
 from taskcrew.jobs.models import Approval, Cosign, Job, utcnow
 from taskcrew.jobs.store import InvalidChange, Jobs, UnknownApproval, UnknownJob
-from taskcrew.tools.human import ApprovalDecision, ApprovalRequest
+from taskcrew.tools.human import ApprovalDecision, ApprovalRequest, FieldValue
 
 Action = Literal["approve", "reject", "answer"]
 ACTIONS: tuple[Action, ...] = ("approve", "reject", "answer")
@@ -60,7 +73,8 @@ class DecisionResult(BaseModel):
 
 class ApprovalView(BaseModel):
     """An approval as a person is shown it: the record, its job, risk, co-signers, and whether its
-    stored payload is the one that was parked (``problem`` says why not; then nothing is shown)."""
+    stored payload is the one that was parked (``problem`` says why not; then nothing is shown).
+    ``assessment`` holds every flag a person is shown (``Authority.view``), ``payee`` whom it pays."""
 
     approval: Approval
     job: Job | None
@@ -68,6 +82,7 @@ class ApprovalView(BaseModel):
     needs_two: bool = False
     first_approvers: list[str] = Field(default_factory=list)
     problem: str | None = None
+    payee: Payee = Field(default_factory=Payee)
 
     @property
     def fields(self) -> list[tuple[str, str]]:
@@ -78,6 +93,82 @@ class ApprovalView(BaseModel):
 def request_fields(request: ApprovalRequest) -> list[tuple[str, str]]:
     """The fields the rules judge: the values (a select's shown label cut off)."""
     return [(f.name, f.value) for f in request.fields]
+
+
+def shown_value(field: FieldValue) -> str:
+    """What a field is read as: a chosen option's label ("Northwind Traders" for the option whose
+    value is "1", recorded by the browser gate as ``label``), else the value exactly as sent. A
+    value is never taken apart: a typed "Initrode (Northwind Traders)" reads as all of it."""
+    return field.label if field.label else field.value
+
+
+def request_payee(request: ApprovalRequest, rules: RiskRules) -> Payee:
+    """Whom ``request`` pays (``rules.read_payee``): its fields as a person reads them
+    (``shown_value``); where none names a payee (paying a bill sends only ``paid_on``), the record
+    it changes, as the system showed it when the worker asked."""
+    shown = [(f.name, shown_value(f)) for f in request.fields]
+    chosen = {f.name for f in request.fields if f.label}
+    payee = read_payee(shown, chosen, rules, request.known_vendors)
+    if not payee.fields and request.record is not None:
+        record = [(label.replace(" ", "_"), value) for label, value in request.record.values.items()]
+        payee = read_payee(record, set(), rules, request.known_vendors)
+        payee.from_record = bool(payee.fields)
+    return payee
+
+
+def shown_flags(view: ApprovalView) -> list[RiskFlag]:
+    """The flags a person is shown beside the risk rules' (``assess``), judged from the whole
+    approval: a value read by OCR (its origin or the gate's note says so), a payee read from fields
+    that name more than one (``read_payee``), a new vendor (``rules.new_vendor``). None of them asks
+    for a second person; each keeps the item out of bulk approval (``bulk_refusal``)."""
+    from taskcrew.approvals.origins import field_sources  # origins reads this module's views
+
+    request = view.approval.request
+    if request is None or view.problem:
+        return []
+    flags: list[RiskFlag] = []
+    if ocr := sorted(name for name, ref in field_sources(view).items() if ref.ocr):
+        flags.append(
+            RiskFlag(
+                rule="ocr_value",
+                field=ocr[0],
+                message="check " + ", ".join(ocr) + " against the document",
+                second_approver=False,
+            )
+        )
+    if view.payee.unclear:
+        named = "; ".join(f"{name} = {value}" for name, value in view.payee.fields)
+        flags.append(
+            RiskFlag(
+                rule="unclear_payee",
+                field=view.payee.fields[0][0],
+                message=f"the fields that name the payee disagree ({visible(named)}): check whom it pays",
+                second_approver=False,
+            )
+        )
+    if why := new_vendor(view.payee, request.url, request.known_vendors, request.vendors_page):
+        flags.append(RiskFlag(rule="new_vendor", message=why, second_approver=False))
+    return flags
+
+
+def bulk_refusal(view: ApprovalView) -> str | None:
+    """Why ``view``'s approval may not be approved in bulk (None: it may, with identical others):
+    the one rule for ``Authority.bulk_approve`` and for every page that offers it. It must be a
+    pending approval that checks out, with no flag a person is shown, and not asked again."""
+    approval = view.approval
+    if (
+        approval.status != "pending"
+        or approval.kind != "approval"
+        or approval.request is None
+        or view.problem
+    ):
+        return f"{approval.id} is not a pending approval of a submission that checks out"
+    if not view.assessment.low_risk:
+        flags = "; ".join(f"{f.rule}: {f.message}" for f in view.assessment.flags)
+        return f"{approval.id} is flagged ({flags})"
+    if approval.request.asked_again:  # its record changed since it was approved: look at it alone
+        return f"{approval.id} is asked again ({approval.request.asked_again})"
+    return None
 
 
 class Authority:
@@ -324,7 +415,7 @@ class Authority:
         request = approval.request
         assessment = self.assess(request) if request else Assessment()
         firsts = self._first_approvers(approval)
-        return ApprovalView(
+        view = ApprovalView(
             approval=approval,
             job=job,
             assessment=assessment,
@@ -332,6 +423,10 @@ class Authority:
             first_approvers=firsts,
             problem=self.problem(approval),
         )
+        if request is not None and view.problem is None:
+            view.payee = request_payee(request, self.rules)
+            view.assessment.flags += shown_flags(view)  # what the rules' flags do not say: OCR, the payee
+        return view
 
     def pending(self) -> list[ApprovalView]:
         return [self.view(a) for a in self.jobs.approvals("pending")]
@@ -477,7 +572,7 @@ class Authority:
         }
 
     def bulk_approve(self, approval_ids: list[str], who: Identity) -> list[DecisionResult]:
-        """All or nothing: every item must be pending, low-risk and identical in shape."""
+        """All or nothing: no item may be refused (``bulk_refusal``), and all must be identical in shape."""
         views: list[ApprovalView] = []
         for approval_id in dict.fromkeys(approval_ids):
             try:
@@ -494,18 +589,12 @@ class Authority:
                     who, "bulk", "bulk_approve", "Select at least two approvals for a bulk approval."
                 )
             ]
-        problems = []
-        keys = set()
-        for v in views:
-            a = v.approval
-            if a.status != "pending" or a.kind != "approval" or a.request is None or v.problem:
-                problems.append(f"{a.id} is not a pending approval of a submission that checks out")
-                continue
-            if not v.assessment.low_risk:
-                problems.append(f"{a.id} is flagged ({', '.join(f.rule for f in v.assessment.flags)})")
-            elif a.request.asked_again:  # its record changed since it was approved: look at it alone
-                problems.append(f"{a.id} is asked again ({a.request.asked_again})")
-            keys.add(bulk_key(a.request.method, a.request.url, [f.name for f in a.request.fields]))
+        problems = [why for v in views if (why := bulk_refusal(v))]
+        keys = {
+            bulk_key(r.method, r.url, [f.name for f in r.fields])
+            for v in views
+            if (r := v.approval.request) is not None and not v.problem
+        }
         if len(keys) > 1:
             problems.append(
                 "the selected items are not identical (method, target with its query, or fields differ)"

@@ -16,7 +16,12 @@
 - a name or value the browser guard could not read exactly from a request's body (``NOT_EXACT``)
   is flagged "unread_body", to be checked by hand by a second person;
 - ``read_money``: a submission's amounts and currency, for the rules and for every surface that
-  shows them (a currency that cannot be read is flagged, never guessed);
+  shows them (a currency that cannot be read is flagged, never guessed); an amount is read only in
+  the digits 0-9, with no letter but a currency code (``unreadable_amount``: "৪00.00" or
+  "ا 4 001.00" is unreadable, for a second person);
+- ``read_payee`` and ``new_vendor``: whom a submission pays (the field that picks the vendor; an
+  unclear payee when fields disagree) and whether the target system lists it, for the authority's
+  flags (``authority.shown_flags``) and for every surface that shows the payee;
 - which fields (named exactly, per system) are left out of the approval key;
 - who may submit with ``--auto-approve``, for which targets.
 """
@@ -27,6 +32,7 @@ import fnmatch
 import functools
 import os
 import re
+import unicodedata
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -334,6 +340,9 @@ RuleName = Literal[
     "hidden_characters",
     "unclear_target",
     "unread_body",
+    "ocr_value",
+    "new_vendor",
+    "unclear_payee",
 ]
 
 
@@ -374,14 +383,39 @@ def field_matches(name: str, patterns: list[str] | re.Pattern[str]) -> bool:
     return any(re.search(p, n, re.IGNORECASE) for p in patterns for n in names)
 
 
+_CURRENCY_WORD = re.compile(r"(?<![^\W\d_])[A-Za-z]{3}(?![^\W\d_])")  # "EUR" in "1 234,56 EUR"
+
+
+def unreadable_amount(text: str) -> str | None:
+    """Why ``text`` is no amount a person reads as the rules would (None: it may be one): a digit
+    other than 0-9 ("৪00.00": a Bengali 4, drawn like an 8), a right-to-left letter ("ا 4 001.00"
+    is drawn "001.00 4 ا"), or any other letter, mark or number that is not a currency code."""
+    for char in _CURRENCY_WORD.sub("", text):
+        kind = unicodedata.category(char)
+        if kind[0] not in "LMN" or "0" <= char <= "9":
+            continue
+        if kind == "Nd":
+            what = "a digit other than 0-9"
+        elif unicodedata.bidirectional(char) in ("R", "AL"):
+            what = "a right-to-left letter, which reorders how the digits are drawn"
+        else:
+            what = "a letter or sign that is no currency code"
+        return f"{what}: {unicodedata.name(char, 'unnamed').title()} U+{ord(char):04X}"
+    return None
+
+
 def parse_amount(text: str) -> Decimal | None:
-    """'1.234,56', '1,234.56', '€ 1234.5', '1 234,56 EUR' → Decimal; None when it is no amount."""
-    cleaned = re.sub(r"[^\d,.\-]", "", text.replace("\u00a0", " "))
-    if not re.search(r"\d", cleaned):
+    """'1.234,56', '1,234.56', '€ 1234.5', '1 234,56 EUR' → Decimal; None when it is no amount, or
+    not one a person reads as the rules would: only 0-9 are digits, and no letter but a currency
+    code stands in it (``unreadable_amount``)."""
+    if unreadable_amount(text) is not None:
+        return None
+    cleaned = re.sub(r"[^0-9,.\-]", "", text)
+    if not re.search(r"[0-9]", cleaned):
         return None
     # '1,234', '12.500', '1.500.000', '1,234,567': one kind of separator, each before three digits:
     # grouped thousands, the larger reading (never under a threshold); '0,500' is a fraction
-    grouped = re.fullmatch(r"-?[1-9]\d{0,2}([.,])\d{3}(?:\1\d{3})*", cleaned)
+    grouped = re.fullmatch(r"-?[1-9][0-9]{0,2}([.,])[0-9]{3}(?:\1[0-9]{3})*", cleaned)
     if grouped:
         cleaned = cleaned.replace(grouped.group(1), "")
     elif cleaned.rfind(",") > cleaned.rfind("."):  # the comma is the decimal separator: 1.234,56
@@ -480,6 +514,74 @@ def bank_field(name: str, value: str, rules: RiskRules) -> bool:
     called ("account", "reference", "remit_to"), its value is an IBAN. The one test for the risk
     flag and for every page that shows bank details first."""
     return bool(value.strip()) and (field_matches(name, rules.bank_fields) or iban_shaped(value))
+
+
+PAYEE_FIELD = re.compile(r"vendor|payee|supplier|beneficiary(?!.*(iban|account|bank))", re.IGNORECASE)
+PAYEE_NAME = re.compile(r"(vendor|payee|supplier|beneficiary)(_(id|name))?")  # a field's words, whole
+
+
+def same_name(text: str) -> str:
+    """A vendor's name as names are compared: its letters and digits, case folded."""
+    return re.sub(r"[\W_]+", "", text.casefold())
+
+
+class Payee(BaseModel):
+    """Whom a submission pays, as ``read_payee`` reads it."""
+
+    fields: list[tuple[str, str]] = Field(
+        default_factory=list, description="(field, value as shown) the payee is read from"
+    )
+    unclear: bool = Field(default=False, description="those fields name more than one payee")
+    from_record: bool = Field(default=False, description="read from the record the submission changes")
+
+    @property
+    def names(self) -> list[str]:
+        """The payee's names as shown, each once."""
+        seen: dict[str, str] = {}
+        for _, value in self.fields:
+            seen.setdefault(same_name(value), value)
+        return list(seen.values())
+
+
+def read_payee(
+    fields: list[tuple[str, str]], chosen: set[str], rules: RiskRules, known: list[str] | None = None
+) -> Payee:
+    """Whom a submission pays, for the rules and for every surface that shows it. ``fields``: (name,
+    value as shown, a chosen option by its label); ``chosen``: the names of the chosen options;
+    ``known``: the vendors the target system lists.
+
+    The payee is the field that picks the vendor: a chosen option named like a payee, or a field
+    named exactly so ("vendor", "vendor_id", "payee_name", "supplier", "beneficiary_name"); where
+    there is none, every field whose name speaks of a vendor, payee, supplier or beneficiary (bank
+    details aside). It is unclear when those fields name different payees, or when another field
+    named like a payee holds another vendor the system lists ("supplier_reference = Northwind
+    Traders" beside "vendor_id = 7 (Initrode Ltd)"): all of them are shown, and it is flagged."""
+    named = [
+        (n, v)
+        for n, v in fields
+        if v.strip() and field_matches(n, PAYEE_FIELD) and not bank_field(n, v, rules)
+    ]
+    picks = [(n, v) for n, v in named if n in chosen or PAYEE_NAME.fullmatch(word_name(n))]
+    payee = Payee(fields=picks or named)
+    others = {same_name(v) for v in known or []} - {same_name(v) for _, v in payee.fields}
+    payee.fields += [(n, v) for n, v in named if (n, v) not in payee.fields and same_name(v) in others]
+    payee.unclear = len(payee.names) > 1
+    return payee
+
+
+def new_vendor(payee: Payee, url: str, known: list[str] | None, page: str | None) -> str | None:
+    """Why a submission pays a new vendor (None: it does not, or nobody knows): it creates a vendor,
+    or a payee it names is not among the vendors the target system listed when the worker asked
+    (``known``, read from ``page``), whatever the form (a bill, a payment, a bank-details change)."""
+    if path_flagged(r"/vendors?/(new|create)\b", target_path(url)):  # any reading of the path
+        return "creates a vendor"
+    listed = {same_name(v) for v in known or []}
+    unknown = [f"“{visible(n)}”" for n in payee.names if same_name(n) not in listed]
+    if known is None or not unknown:
+        return None
+    where = f" ({visible(page)})" if page else ""
+    verb = "is" if len(unknown) == 1 else "are"
+    return f"{', '.join(unknown)} {verb} not among the {len(known)} vendors the system lists{where}"
 
 
 MONEY_SHAPE = re.compile(
@@ -654,14 +756,7 @@ def assess(
     limit = money.limit if money.limit is not None else rules.amount_thresholds["*"]
     for found in money.amounts:
         if found.value is None:
-            flags.append(
-                RiskFlag(
-                    rule="unreadable_amount",
-                    field=found.field,
-                    message=f"{visible(found.field)} = {visible(found.text)!r} is not a readable amount: check it by hand",
-                    second_approver=True,
-                )
-            )
+            flags.append(_unreadable(found))
         elif abs(found.value) > limit:
             message = (
                 f"{visible(found.field)} {found.value} {currency} is above {limit} {currency}: needs a second approver"
@@ -679,7 +774,9 @@ def assess(
     for found in money.shaped:
         own = read_currency(found.text)
         code, over = (own, rules.threshold(own)) if own else (currency, limit)
-        if found.value is not None and abs(found.value) > over:
+        if found.value is None:  # shaped like money in digits other than 0-9
+            flags.append(_unreadable(found))
+        elif abs(found.value) > over:
             flags.append(
                 RiskFlag(
                     rule="amount_above_threshold",
@@ -699,8 +796,9 @@ def assess(
                 rule="hidden_characters",
                 field=next(name for name, found in hiding if found),
                 message=(
-                    "a value holds hidden direction/format characters, a run of unusual spaces or a "
-                    f"letter of another script than its word's, shown as ⟨…⟩ ({where}): read it as shown, "
+                    "a value holds hidden direction/format characters, a run of unusual spaces, a "
+                    "letter of another script than its word's or a word of another script drawn like "
+                    f"Latin letters, shown as ⟨…⟩ ({where}): read it as shown, "
                     "not as a page may draw it"
                 ),
                 second_approver=False,
@@ -719,6 +817,18 @@ def assess(
                 )
     flags += path_flags(url, rules)
     return Assessment(flags=flags)
+
+
+def _unreadable(found: AmountRead) -> RiskFlag:
+    why = unreadable_amount(found.text)
+    return RiskFlag(
+        rule="unreadable_amount",
+        field=found.field,
+        message=f"{visible(found.field)} = {visible(found.text)!r} is not a readable amount"
+        + (f" ({why})" if why else "")
+        + ": check it by hand",
+        second_approver=True,
+    )
 
 
 def path_flags(url: str, rules: RiskRules) -> list[RiskFlag]:

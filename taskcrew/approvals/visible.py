@@ -16,7 +16,14 @@ A value is shown as it is, except:
   "INV-2О57") is shown as ``⟨Cyrillic о U+043E⟩``: "Nоrthwind Traders" reads
   "N⟨Cyrillic о U+043E⟩rthwind Traders", never "Northwind Traders". A word is what lies between
   spaces; its script is the one most of its letters have; letters of Chinese, Japanese and Korean
-  writing may mix (none of them passes for a Latin, Greek or Cyrillic letter).
+  writing may mix (none of them passes for a Latin, Greek or Cyrillic letter);
+- a word written in another script whose every letter is drawn like a Latin one (``LATIN_ALIKE``:
+  Cyrillic "АСМЕ", Greek "ΤΟΚΥΟ", fullwidth or mathematical letters), in a text that holds Latin
+  letters too: "АСМЕ Corp" reads "⟨Cyrillic А U+0410⟩⟨Cyrillic С U+0421⟩… Corp". A text with no
+  Latin letter is its own script's ("ООО «Ромашка»", "Ελληνικά Α.Ε." are left as they are), and
+  a word with one letter no Latin letter looks like ("Ромашка", "ΑΒΓ") is not mistaken for Latin;
+- a digit other than 0-9 in a word with digits 0-9: "৪00.00" (a Bengali 4, drawn like an 8)
+  reads "⟨Bengali ৪ U+09EA⟩00.00", "INV-2০57" (a Bengali 0) reads "INV-2⟨Bengali ০ U+09E6⟩57".
 
 ``layout=True`` is for text whose lines and indentation are its own (a summary, a document's line,
 a log): line feeds and tabs stay, and a run of whitespace is marked only when it holds something
@@ -40,6 +47,11 @@ RUN = 3  # this many whitespace characters in a row are shown as a marker
 # these, which are no script (º in "Nº", µ, modifier letters) or which Japanese mixes in one word
 NO_SCRIPT = frozenset({"MODIFIER", "FEMININE", "MASCULINE", "MICRO"})
 MIXING = frozenset({"CJK", "HIRAGANA", "KATAKANA", "KATAKANA-HIRAGANA", "HANGUL", "HALFWIDTH", "IDEOGRAPHIC"})
+# letters of other scripts drawn like a Latin letter in common fonts (after Unicode's confusables,
+# UTS #39): Cyrillic, Greek, Armenian; a letter whose compatibility form is a Latin letter (a
+# fullwidth or mathematical one, the Kelvin sign) is one too (``_latin_alike``)
+LATIN_ALIKE = frozenset("АВСЕНІЈКМОРЅТХУҮҺӀԚԜЬаеорсухіјѕһԁԛԝӏүьъѵ")  # Cyrillic
+LATIN_ALIKE |= frozenset("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧϹͿαικνορυχγϲϳ") | frozenset("ՕօՍսոհցզ")  # Greek, Armenian
 
 
 def _invisible(char: str) -> bool:
@@ -64,22 +76,40 @@ _WORD = re.compile(r"\S+")
 
 
 def _script(char: str) -> str | None:
-    """A letter's script (the first word of its Unicode name); None: not a letter, or no script."""
-    if not unicodedata.category(char).startswith("L"):
+    """A letter's script (the first word of its Unicode name), or a digit's other than 0-9 ("BENGALI"
+    for "৪"); None: not a letter, a digit 0-9, or no script."""
+    kind = unicodedata.category(char)
+    if not kind.startswith("L") and (kind != "Nd" or char.isascii()):
         return None
     head = unicodedata.name(char, "").split(" ")[0]
     return None if not head or head in NO_SCRIPT or head in MIXING else head
 
 
-def _foreign(word: str) -> list[tuple[int, str]]:
-    """(index, script) of each letter of ``word`` whose script is not the word's own (the script
-    most of its letters have; on a tie, the first letter's)."""
+def _latin_alike(char: str) -> bool:
+    return char in LATIN_ALIKE or unicodedata.normalize("NFKC", char).isascii()
+
+
+def _latin(text: str) -> bool:
+    """Whether ``text`` holds a Latin letter (the context a look-alike word passes in)."""
+    return any(_script(c) == "LATIN" for c in text)
+
+
+def _foreign(word: str, latin: bool) -> list[tuple[int, str]]:
+    """(index, script) of each letter of ``word`` shown as a look-alike: in a text with Latin
+    letters (``latin``), every letter of another script when all of them are drawn like Latin
+    letters ("АСМЕ" in "АСМЕ Corp"); else each letter whose script is not the word's own (the
+    script most of its letters have; on a tie, the first letter's)."""
     scripts = [(i, s) for i, c in enumerate(word) if (s := _script(c)) is not None]
-    names = list(dict.fromkeys(s for _, s in scripts))
-    if len(names) < 2:
-        return []
-    own = max(names, key=lambda n: sum(1 for _, s in scripts if s == n))  # first of the most frequent
-    return [(i, s) for i, s in scripts if s != own]
+    alike = [(i, s) for i, s in scripts if s != "LATIN"]
+    if latin and alike and all(_latin_alike(word[i]) for i, _ in alike):
+        found = alike
+    else:
+        names = list(dict.fromkeys(s for _, s in scripts))
+        own = max(names, key=lambda n: sum(1 for _, s in scripts if s == n)) if names else None
+        found = [(i, s) for i, s in scripts if s != own]  # own: the first of the most frequent
+    if any("0" <= c <= "9" for c in word):  # a digit of another system beside 0-9: "৪00.00"
+        found += [(i, s) for i, s in scripts if unicodedata.category(word[i]) == "Nd" and (i, s) not in found]
+    return found
 
 
 def _look_alike(char: str, script: str) -> str:
@@ -87,8 +117,10 @@ def _look_alike(char: str, script: str) -> str:
 
 
 def _mark_scripts(text: str) -> str:
+    latin = _latin(text)
+
     def word(match: re.Match[str]) -> str:
-        found = dict(_foreign(match.group(0)))
+        found = dict(_foreign(match.group(0), latin))
         if not found:
             return match.group(0)
         return "".join(_look_alike(c, found[i]) if i in found else c for i, c in enumerate(match.group(0)))
@@ -118,10 +150,11 @@ def hidden(text: str) -> list[str]:
     line feeds, carriage returns and tabs (a multi-line text field sends them) are not counted."""
     found = [_code(c) for c in dict.fromkeys(text) if c not in "\n\r\t" and _invisible(c)]
     runs = [_run_marker(m.group(0)) for m in _SPACES.finditer(text) if not set(m.group(0)) <= PLAIN_SPACE]
+    latin = _latin(text)
     alike = [
         f"{_look_alike(w.group(0)[i], script)} in “{bare(w.group(0))}”"
         for w in _WORD.finditer(text)
-        for i, script in _foreign(w.group(0))
+        for i, script in _foreign(w.group(0), latin)
     ]
     return found + list(dict.fromkeys(runs)) + list(dict.fromkeys(alike))
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 
 from taskcrew.approvals.authority import ApprovalView
-from taskcrew.approvals.rules import path_flagged, target_path
 
 
 def _norm(text: str) -> str:
@@ -42,20 +41,3 @@ def record_fields(view: ApprovalView) -> list[tuple[str, str]]:
     if request is None or request.record is None or view.problem:
         return []
     return [(k.replace(" ", "_"), v) for k, v in request.record.values.items()]
-
-
-def new_vendor(vendor: str, system: str, view: ApprovalView) -> str | None:
-    """Why the payee is a new vendor (None: it is not, or nobody knows): it is not among the vendors
-    the target system listed when the worker asked, or the submission creates a vendor."""
-    request = view.approval.request
-    if request is None:
-        return None
-    if path_flagged(r"/vendors?/(new|create)\b", target_path(request.url)):  # any reading of the path
-        return "creates a vendor"
-    known = request.known_vendors
-    if known is None or not vendor:
-        return None
-    if _norm(vendor) in {_norm(v) for v in known}:
-        return None
-    where = f" ({request.vendors_page})" if request.vendors_page else ""
-    return f"“{vendor}” is not among the {len(known)} vendors {system} lists{where}"

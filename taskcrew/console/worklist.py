@@ -7,11 +7,15 @@ file with its page and line, or a system page — and whether OCR read it.
 
 The risk rules themselves (thresholds, bank fields, second approver) stay in taskcrew.approvals
 (rules and authority): this module only reads their assessment and names fields by the same rules.
+Every flag shown is the authority's (``ApprovalView.assessment``: the rules', a value read by OCR, a
+new vendor, an unclear payee), and so is the payee (``ApprovalView.payee``): bulk approval decides
+by exactly what the page shows (``bulk_refusal``), and offers no checkbox where it would refuse.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Literal
@@ -19,15 +23,18 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
 
-from taskcrew.approvals.authority import ApprovalView
+from taskcrew.approvals.authority import ApprovalView, bulk_refusal
+from taskcrew.approvals.authority import shown_value as shown_value  # a field as read (web, pages)
 from taskcrew.approvals.origins import SourceRef, field_sources
-from taskcrew.approvals.rules import RiskRules, bank_field, field_matches, read_money
-from taskcrew.console.record_view import before_values, new_vendor, record_fields
-from taskcrew.tools.human import FieldValue
+from taskcrew.approvals.rules import PAYEE_FIELD, RiskRules, bank_field, field_matches, read_money
+from taskcrew.console.record_view import before_values, record_fields
 
-VENDOR_FIELD = re.compile(r"vendor|payee|supplier|beneficiary(?!.*(iban|account|bank))", re.IGNORECASE)
 DUE_FIELD = re.compile(r"due", re.IGNORECASE)
-NUMBER_FIELD = re.compile(r"invoice_?(number|no|nr)|reference", re.IGNORECASE)
+# the invoice number: a field named as one, else a reference (never one named like the payee)
+NUMBER_FIELDS = (
+    re.compile(r"invoice_?(number|no|nr)(?![a-z])", re.IGNORECASE),
+    re.compile(r"reference", re.IGNORECASE),
+)
 VERBS = {"new": "create", "create": "create", "edit": "change", "update": "change", "pay": "pay"}
 VERBS |= {"delete": "delete", "remove": "delete", "approve": "approve", "void": "void"}
 
@@ -44,6 +51,7 @@ FlagCode = Literal[
     "unclear",
     "unread",
     "rule",
+    "payee",
 ]
 FLAG_WORDS: dict[str, str] = {
     "asked_again": "asked again",
@@ -51,6 +59,7 @@ FLAG_WORDS: dict[str, str] = {
     "bank": "bank details change",
     "amount": "amount over threshold",
     "new_vendor": "new vendor",
+    "payee": "payee unclear",
     "unreadable": "amount not readable",
     "currency": "currency not readable",
     "hidden": "hidden characters",
@@ -70,6 +79,9 @@ RULE_CODES: dict[str, FlagCode] = {
     "unread_body": "unread",
     "path_rule": "rule",
     "field_rule": "rule",
+    "ocr_value": "ocr",
+    "new_vendor": "new_vendor",
+    "unclear_payee": "payee",
 }
 
 
@@ -112,6 +124,7 @@ class WorkItem(BaseModel):
         default_factory=dict, description="field -> (label, value now)"
     )
     creating: bool = False
+    bulk_refusal: str | None = None  # why bulk approval would refuse it (None: it may be selected)
 
     @property
     def id(self) -> str:
@@ -150,19 +163,6 @@ class WorkItem(BaseModel):
         return {f.code for f in self.flags}
 
 
-def shown_value(field: FieldValue) -> str:
-    """What a field is read as: a chosen option's label ("Northwind Traders" for the option whose
-    value is "1", recorded by the browser gate as ``label``), else the value exactly as sent. A
-    value is never taken apart: a typed "Initrode (Northwind Traders)" reads as all of it."""
-    return field.label if field.label else field.value
-
-
-def shown_fields(view: ApprovalView) -> list[tuple[str, str]]:
-    """The fields as (name, what it is read as: ``shown_value``); empty when the payload fails its check."""
-    request = view.approval.request
-    return [(f.name, shown_value(f)) for f in request.fields] if request and view.fields else []
-
-
 def summary_text(view: ApprovalView) -> str:
     """The request's summary without its provenance block (shown per field instead)."""
     request = view.approval.request
@@ -174,6 +174,13 @@ def _first(fields: list[tuple[str, str]], pattern: re.Pattern[str] | list[str]) 
         if field_matches(name, pattern) and value.strip():  # the rules' matcher of field names
             return name, value
     return None
+
+
+def _invoice(fields: list[tuple[str, str]]) -> tuple[str, str] | None:
+    """The invoice number: a field named as one, else a reference; never a field named like the
+    payee ("supplier_reference" may hold a vendor's name)."""
+    fields = [(n, v) for n, v in fields if not field_matches(n, PAYEE_FIELD)]
+    return next((hit for pattern in NUMBER_FIELDS if (hit := _first(fields, pattern))), None)
 
 
 def action_words(method: str, url: str) -> tuple[str, str]:
@@ -196,9 +203,8 @@ def work_item(
     request = approval.request
     fields = view.fields  # empty when the stored payload fails its check: nothing of it is shown
     item = WorkItem(view=view, sources=field_sources(view))
-    if vendor := _first(shown_fields(view), VENDOR_FIELD):
-        item.vendor = vendor[1]
-    if number := _first(fields, NUMBER_FIELD):
+    item.vendor = " / ".join(view.payee.names)  # the authority's reading, as it judges it
+    if number := _invoice(fields):
         item.invoice = number[1]
     looked_up = request.looked_up if request is not None and not view.problem else {}
     labels = request.option_labels() if request is not None and not view.problem else {}
@@ -216,14 +222,13 @@ def work_item(
         item.system = (systems or {}).get(item.host, item.host)
         item.creating = item.action.startswith("create")
         item.before_of = {} if item.creating else before_values(view)
-    record = record_fields(view) if not item.creating else []
-    if not item.vendor and (vendor := _first(record, VENDOR_FIELD)):  # a change to an existing record:
-        item.vendor = vendor[1]  # what the form does not carry, the record shows
-    if not item.invoice and (number := _first(record, NUMBER_FIELD)):
+    record = record_fields(view) if not item.creating else []  # a change to an existing record:
+    if not item.invoice and (number := _invoice(record)):  # what the form does not carry, the record shows
         item.invoice = number[1]
     if not item.due and (due := _first(record, DUE_FIELD)):
         item.due = due[1]
-    item.flags = _flags(item, view)
+    item.flags = _flags(view)
+    item.bulk_refusal = bulk_refusal(view) if rules.bulk_allowed else "bulk approval is switched off"
     created = approval.created_at if approval.created_at.tzinfo else approval.created_at.replace(tzinfo=UTC)
     item.age_seconds = max(0.0, ((now or datetime.now(UTC)) - created).total_seconds())
     item.still_needed = still_needed(view)
@@ -231,23 +236,12 @@ def work_item(
     return item
 
 
-def _flags(item: WorkItem, view: ApprovalView) -> list[Flag]:
+def _flags(view: ApprovalView) -> list[Flag]:
+    """The authority's flags in words (the ones bulk approval decides by), "asked again" first."""
     flags = [
         Flag(code=RULE_CODES[f.rule], words=FLAG_WORDS[RULE_CODES[f.rule]], detail=f.message)
         for f in view.assessment.flags
     ]
-    ocr = sorted(name for name, ref in item.sources.items() if ref.ocr)
-    if ocr:
-        flags.insert(
-            0,
-            Flag(
-                code="ocr",
-                words=FLAG_WORDS["ocr"],
-                detail="check " + ", ".join(ocr) + " against the document",
-            ),
-        )
-    if why := new_vendor(item.vendor, item.system, view):
-        flags.append(Flag(code="new_vendor", words=FLAG_WORDS["new_vendor"], detail=why))
     request = view.approval.request
     if request is not None and request.asked_again:  # approved before, when the record said otherwise
         flags.insert(0, Flag(code="asked_again", words=FLAG_WORDS["asked_again"], detail=request.asked_again))
@@ -271,19 +265,37 @@ def still_needed(view: ApprovalView) -> str:
     return f"two approvers (not {excluded})" if excluded else "two approvers"
 
 
+def _payee_values(item: WorkItem) -> list[KeyValue]:
+    """The payee as the authority reads it (``ApprovalView.payee``): the field that picks the
+    vendor, a chosen option by its label; every field that names one when they disagree."""
+    payee, request = item.view.payee, item.view.approval.request
+    fields = payee.fields if payee.unclear else payee.fields[:1]
+    record = request.record if payee.from_record and request is not None else None
+    out = []
+    for name, value in fields:
+        label = f"Payee ({name})" if payee.unclear else "Payee"
+        if record is not None:
+            ref = SourceRef(text=f"the record in {item.system}, not changed by this", url=record.page)
+            out.append(KeyValue(label=label, field="", value=value, source=ref))
+        elif (sent := item.sources.get(name)) is not None:
+            out.append(KeyValue(label=label, field=name, value=value, source=sent, ocr=sent.ocr))
+        else:
+            out.append(KeyValue(label=label, field=name, value=value))
+    return out
+
+
 def _key_values(fields: list[tuple[str, str]], item: WorkItem, rules: RiskRules) -> list[KeyValue]:
-    wanted: list[tuple[str, re.Pattern[str] | list[str]]] = [
-        ("Payee", VENDOR_FIELD),
-        ("Invoice number", NUMBER_FIELD),
-        ("Amount", rules.amount_fields),
-        ("Due date", DUE_FIELD),
+    wanted: list[tuple[str, Callable[[list[tuple[str, str]]], tuple[str, str] | None]]] = [
+        ("Invoice number", _invoice),
+        ("Amount", lambda found: _first(found, rules.amount_fields)),
+        ("Due date", lambda found: _first(found, DUE_FIELD)),
     ]
-    out: list[KeyValue] = []
-    for label, pattern in wanted:
+    out = _payee_values(item)
+    for label, read in wanted:
         if label == "Amount":  # the one the rules read as the amount
             hit = (item.amount_field, item.amount_text) if item.amount_field else None
-        else:  # a chosen option read as its label
-            hit = _first(shown_fields(item.view) if label == "Payee" else fields, pattern)
+        else:
+            hit = read(fields)
         if hit is None:
             continue
         name, value = hit
@@ -296,8 +308,8 @@ def _key_values(fields: list[tuple[str, str]], item: WorkItem, rules: RiskRules)
     labelled = record_fields(item.view) if not item.creating else []
     if request is not None and request.record is not None and labelled:  # what the form does not carry
         have = {kv.label for kv in out}
-        for label, pattern in wanted:
-            hit = _first(labelled, pattern)
+        for label, read in wanted:
+            hit = read(labelled)
             if label not in have and hit is not None:
                 ref = SourceRef(
                     text=f"the record in {item.system}, not changed by this", url=request.record.page
