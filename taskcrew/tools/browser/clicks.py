@@ -16,7 +16,10 @@ clicking, never by activation (that would go round the page's own decision); one
 of the element (a child with a listener of its own) is not retried: that part may have acted, and a
 second click could act twice. A press that made the page replace the
 element (a re-render on mousedown or on a field's blur) before the click came is not done either:
-nothing is retried, the agent observes again. If nothing reached it, the action fails and says why:
+nothing is retried, the agent observes again. A click that lands on another control inside the
+element (a submit button of another form a page laid over it, a link inside a button) would act for
+that control, not for the element: it is stopped at the window before the page or that control gets
+it, and the action fails without a retry. If nothing reached it, the action fails and says why:
 it is never reported as done.
 """
 
@@ -35,7 +38,7 @@ PROBE_START_JS = """(el) => {
   // click: the click arrived at the element (at it, or bubbling up from a child; or the element's
   // own listener stopped it there); seen: a click whose path held the element was dispatched;
   // stoppedBy: what stopped such a click before it arrived.
-  const rec = { click: false, seen: false, down: false, other: '', goneAtClick: false, stoppedBy: '', inside: false };
+  const rec = { click: false, seen: false, down: false, other: '', goneAtClick: false, stoppedBy: '', inside: false, decoy: '' };
   const name = (t) => {
     if (t === window) return 'the window';
     if (t === document) return 'the document';
@@ -59,21 +62,40 @@ PROBE_START_JS = """(el) => {
       } });
     }
   };
+  // Another control inside the element, which a click landing on it activates in its place: any
+  // control inside a native one (a link, button, field, label or summary holds none in valid HTML;
+  // a label's own field aside), and a form's submit button inside any element.
+  const ACTS = 'a[href], area[href], button, input:not([type="hidden"]), select, textarea, label, summary';
+  const own = el.matches(ACTS);
+  const submits = (x) => (x.tagName === 'BUTTON' || x.tagName === 'INPUT') && ['submit', 'image'].includes(x.type) && !!x.form;
+  const decoyIn = (path) => {
+    for (const x of path) {
+      if (x === el) return null;
+      if (x.nodeType === 1 && el.contains(x) && x !== el.control && (own ? x.matches(ACTS) : submits(x))) return x;
+    }
+    return null;
+  };
   const on = (ev) => {
     const path = ev.composedPath();
     const hit = path.includes(el) || labels.some((l) => path.includes(l));
+    const decoy = decoyIn(path);
+    if (decoy) {  // stopped here: neither that control nor the page's listeners get the press or click
+      ev.preventDefault(); ev.stopImmediatePropagation();
+      if (ev.type === 'click') rec.decoy = name(decoy);
+      return;
+    }
     if (ev.type === 'click') {
       if (hit) { rec.seen = true; watch(ev); }
       else if (!rec.other) { rec.other = name(path[0]); rec.goneAtClick = !el.isConnected; }
     }
-    else if (hit) rec.down = true;
+    else if (hit && ev.type === 'mousedown') rec.down = true;
   };
   const arrived = () => { rec.click = true; };
-  window.addEventListener('mousedown', on, true);
-  window.addEventListener('click', on, true);
+  const TYPES = ['pointerdown', 'mousedown', 'pointerup', 'mouseup', 'click'];
+  for (const t of TYPES) window.addEventListener(t, on, true);
   el.addEventListener('click', arrived);
   rec.off = () => {
-    window.removeEventListener('mousedown', on, true); window.removeEventListener('click', on, true);
+    for (const t of TYPES) window.removeEventListener(t, on, true);
     el.removeEventListener('click', arrived);
   };
   Object.defineProperty(window, key, { value: rec, configurable: true, enumerable: false });
@@ -84,7 +106,7 @@ PROBE_READ_JS = """(el) => {
   rec.off();
   delete window[Symbol.for('taskcrew.clickprobe')];
   return { click: rec.click, seen: rec.seen, down: rec.down, other: rec.other, goneAtClick: rec.goneAtClick,
-           stoppedBy: rec.stoppedBy, inside: rec.inside, gone: !el.isConnected };
+           stoppedBy: rec.stoppedBy, inside: rec.inside, decoy: rec.decoy, gone: !el.isConnected };
 }"""
 # A new element where the pressed one was: the selector matches an element of the same kind and text.
 REPLACED_JS = """(els, old) => {
@@ -189,6 +211,11 @@ def verified_click(
                 return note  # the click closed the page or its frame
             raise
         got = _read(handle)
+        if got is not None and got.get("decoy"):
+            raise ClickMissed(
+                f"the click landed on another control inside it ({got['decoy']}), which would have acted "
+                "in its place; it was stopped there and nothing was clicked — observe again"
+            )
         if _replaced(locator, handle, got):
             raise ClickMissed(
                 "the page replaced it with a new one when it was pressed (it re-rendered), and the click "

@@ -114,8 +114,10 @@
   // ------------------------------------------------------------ names, roles, fields
   const textOf = (el) => clean(el.innerText !== undefined ? el.innerText : el.textContent);
   // ------------------------------------------------------------ what a person sees
-  // Text counts only when a person can see it: not sized 0, transparent, clipped away, positioned or
-  // indented off the page, or coloured like its background (hidden text is a place for injected words).
+  // Text counts only when a person can see it: not sized 0 or too small to read, transparent,
+  // clipped or masked away, positioned or indented off the page, inside content that is not drawn
+  // (a closed <details>, content-visibility: hidden), or painted in the colour of its background
+  // (hidden text is a place for injected words).
   let shownCache = new Map();
   const rgb = (c) => {
     const m = /rgba?\(([^)]+)\)/.exec(c || '');
@@ -123,21 +125,106 @@
     const p = m[1].split(/[\s,/]+/).filter(Boolean).map(parseFloat);
     return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
   };
+  // The colours a computed value names (a gradient's stops); null when it holds a picture.
+  const colours = (v) => (/url\(/.test(v) ? null : Array.from(v.matchAll(/rgba?\([^)]*\)/g), (m) => rgb(m[0])));
+  const apart = (a, b) => Math.abs(a[0] - b[0]) + Math.abs(a[1] - b[1]) + Math.abs(a[2] - b[2]);
+  const clipsToText = (s) => s.backgroundClip === 'text' || s.webkitBackgroundClip === 'text';
+  // What lies behind ``el``'s text: [colour (null: a picture, cannot tell), the element painting it,
+  // the colours of a background clipped to the text on the way (they paint the letters)]. A solid
+  // inset box-shadow that fills its box counts as that box's background.
   const backgroundOf = (el) => {
+    let onText = [];
     for (let a = el; a && a.nodeType === 1; a = parentOf(a)) {
       const s = styleOf(a);
-      if (s.backgroundImage && s.backgroundImage !== 'none') return null; // a picture: cannot tell
+      if (clipsToText(s)) {
+        const cs = colours(s.backgroundImage);
+        onText = cs && onText ? [...onText, ...cs, rgb(s.backgroundColor)] : null;
+        continue;
+      }
+      const sh = /^(rgba?\([^)]*\)) [-\d.]+px [-\d.]+px [\d.]+px ([\d.]+)px inset/.exec(s.boxShadow);
+      if (sh && rgb(sh[1])[3] >= 0.95) {
+        const r = a.getBoundingClientRect();
+        if (2 * parseFloat(sh[2]) >= Math.min(r.width, r.height)) return [rgb(sh[1]), a, onText];
+      }
+      if (s.backgroundImage && s.backgroundImage !== 'none') {
+        const cs = colours(s.backgroundImage); // a gradient of one colour is that colour
+        return [cs && cs.length && cs.every((c) => c[3] >= 0.95 && apart(c, cs[0]) < 16) ? cs[0] : null, a, onText];
+      }
       const c = rgb(s.backgroundColor);
-      if (c && c[3] >= 0.95) return c;
-      if (c && c[3] > 0.05) return null;
+      if (c && c[3] >= 0.95) return [c, a, onText];
+      if (c && c[3] > 0.05) return [null, a, onText];
     }
-    return [255, 255, 255, 1];
+    return [[255, 255, 255, 1], null, onText];
+  };
+  // The colours the letters of ``p`` are drawn in: the fill, a stroke, text shadows close to the
+  // letters and sharp enough to read; an SVG text's fill and stroke. null: a picture (url(…)).
+  const inksOf = (p, s) => {
+    if (p instanceof SVGElement) {
+      const out = [];
+      for (const [paint, op, width] of [[s.fill, s.fillOpacity, 1], [s.stroke, s.strokeOpacity, parseFloat(s.strokeWidth)]]) {
+        if (paint === 'none' || !(width > 0)) continue;
+        const c = rgb(paint);
+        if (!c) return null;
+        out.push([c[0], c[1], c[2], c[3] * +op]);
+      }
+      return out;
+    }
+    const out = [rgb(s.webkitTextFillColor || s.color)];
+    if (parseFloat(s.webkitTextStrokeWidth) > 0) out.push(rgb(s.webkitTextStrokeColor));
+    const fs = parseFloat(s.fontSize);
+    if (s.textShadow && s.textShadow !== 'none') {
+      for (const m of s.textShadow.matchAll(/(rgba?\([^)]*\)) (-?[\d.]+)px (-?[\d.]+)px ([\d.]+)px/g)) {
+        if (Math.abs(m[2]) <= 2 * fs && Math.abs(m[3]) <= 2 * fs && 5 * m[4] <= fs) out.push(rgb(m[1]));
+      }
+    }
+    return out.filter(Boolean);
+  };
+  // Filters and blend modes as they change a colour (others are taken to leave it as it is).
+  const FILTERS = {
+    invert: (v, x) => v + (255 - 2 * v) * Math.min(x, 1), brightness: (v, x) => Math.min(255, v * x),
+    contrast: (v, x) => Math.max(0, Math.min(255, (v - 127.5) * x + 127.5)),
+  };
+  const BLENDS = {
+    multiply: (v, b) => (v * b) / 255, screen: (v, b) => v + b - (v * b) / 255, darken: Math.min, lighten: Math.max,
+    difference: (v, b) => Math.abs(v - b), exclusion: (v, b) => v + b - (2 * v * b) / 255,
+  };
+  const each = (c, f) => c && [f(c[0], 0), f(c[1], 1), f(c[2], 2), c[3]];
+  // Whether some colour of the letters stands out from what is behind them once the opacity,
+  // filters (invert, brightness, contrast, opacity) and blend modes of the text and its ancestors
+  // are applied; a blur wider than a fifth of the font size leaves nothing readable.
+  const inkShown = (p, s) => {
+    let [bg, owner, onText] = backgroundOf(p);
+    let inks = inksOf(p, s);
+    if (!inks || !onText) return true; // drawn with a picture: cannot tell
+    inks = [...inks, ...onText.filter(Boolean)];
+    let alpha = 1, past = false;
+    for (let a = p; a && a.nodeType === 1; a = parentOf(a)) {
+      const as = styleOf(a);
+      if (a === owner) past = true; // from here on, the background takes the same effects
+      alpha *= +as.opacity;
+      if (as.filter && as.filter !== 'none') {
+        for (const m of as.filter.matchAll(/([a-z-]+)\(([^)]*)\)/g)) {
+          const x = amount(m[2]);
+          if (m[1] === 'opacity') alpha *= x;
+          else if (m[1] === 'blur' && 5 * parseFloat(m[2]) >= parseFloat(s.fontSize)) return false;
+          else if (FILTERS[m[1]] && !Number.isNaN(x)) {
+            inks = inks.map((c) => each(c, (v) => FILTERS[m[1]](v, x)));
+            if (past) bg = each(bg, (v) => FILTERS[m[1]](v, x));
+          }
+        }
+      }
+      const blend = BLENDS[as.mixBlendMode];
+      // (blended with the background behind; with none painted, the backdrop is transparent)
+      if (blend && owner && !past && bg) inks = inks.map((c) => each(c, (v, i) => blend(v, bg[i])));
+    }
+    return inks.some((c) => c[3] * alpha > 0.02 && (!bg || c[3] * alpha * apart(c, bg) >= 16));
   };
   // A number from a computed `opacity(…)` / `scale` value ("50%" is 0.5).
   const amount = (v) => (v.endsWith('%') ? parseFloat(v) / 100 : parseFloat(v));
   // Drawn to nothing: a filter's opacity(0), a transform or `scale` that flattens it, a clip-path
-  // that keeps no area (circle(0), ellipse(0 …), inset(50%)).
-  const flattened = (as) => {
+  // that keeps no area (circle(0), ellipse(0 …), an inset of the whole width or height in px or %,
+  // a polygon of no area), a mask of transparent gradients only.
+  const flattened = (as, a) => {
     if (as.filter && as.filter !== 'none') {
       for (const m of as.filter.matchAll(/opacity\(\s*([\d.]+%?)\s*\)/g)) if (amount(m[1]) <= 0.02) return true;
     }
@@ -151,16 +238,42 @@
     }
     if (as.scale && as.scale !== 'none' && as.scale.split(/\s+/).some((x) => Math.abs(amount(x)) < 0.03)) return true;
     const cp = as.clipPath;
-    if (cp && cp !== 'none') {
+    if (cp && cp !== 'none' && as.display !== 'contents') {
       if (/^(circle|ellipse)\(\s*0(px|%)?[\s)]/.test(cp)) return true;
+      const w = a.offsetWidth ?? a.getBoundingClientRect().width, h = a.offsetHeight ?? a.getBoundingClientRect().height;
+      const len = (x, of) => (x.endsWith('%') ? (parseFloat(x) / 100) * of : parseFloat(x));
       const inset = /^inset\(([^)]*?)(\s+round\b[^)]*)?\)$/.exec(cp);
       if (inset) {
-        const v = inset[1].trim().split(/\s+/).map((x) => (x.endsWith('%') ? parseFloat(x) : NaN));
+        const v = inset[1].trim().split(/\s+/);
         const [t, r, b, l] = [v[0], v[1] ?? v[0], v[2] ?? v[0], v[3] ?? v[1] ?? v[0]];
-        if (t + b >= 100 || l + r >= 100) return true;
+        if (len(t, h) + len(b, h) >= h || len(l, w) + len(r, w) >= w) return true;
+      }
+      const poly = /^polygon\((?:(?:nonzero|evenodd),\s*)?([^)]*)\)$/.exec(cp);
+      if (poly) {
+        const pts = poly[1].split(',').map((pt) => { const [x, y] = pt.trim().split(/\s+/); return [len(x, w), len(y, h)]; });
+        let area = 0;
+        pts.forEach(([x, y], i) => { const [x2, y2] = pts[(i + 1) % pts.length]; area += x * y2 - x2 * y; });
+        if (Math.abs(area) / 2 < 1) return true;
       }
     }
+    const mask = as.maskImage && as.maskImage !== 'none' ? as.maskImage : as.webkitMaskImage;
+    if (mask && mask !== 'none') {
+      const cs = colours(mask);
+      if (cs && cs.length && cs.every((c) => c[3] <= 0.02)) return true;
+    }
     return false;
+  };
+  // How much a transform and `scale` shrink the letters along their more shrunk axis (a rotation, 1).
+  const shrinkOf = (as) => {
+    let k = 1;
+    const v = as.transform && as.transform !== 'none' ? (/matrix(3d)?\(([^)]+)\)/.exec(as.transform) || [])[2] : null;
+    if (v) {
+      const n = v.split(',').map(parseFloat);
+      const [a, b, c, d] = n.length === 16 ? [n[0], n[1], n[4], n[5]] : n;
+      k = Math.min(Math.hypot(a, b), Math.hypot(c, d));
+    }
+    if (as.scale && as.scale !== 'none') k *= Math.min(...as.scale.split(/\s+/).slice(0, 2).map((x) => Math.abs(amount(x))));
+    return k;
   };
   const clips = (v) => v === 'hidden' || v === 'clip';
   let drawnNot = new Map(); // element -> drawn to nothing (transparent, clipped or flattened) itself
@@ -168,21 +281,26 @@
     const s = styleOf(p);
     if (parseFloat(s.fontSize) < 1 || s.visibility !== 'visible') return false;
     if (parseFloat(s.textIndent) <= -500) return false;
-    const col = rgb(s.webkitTextFillColor && s.webkitTextFillColor !== s.color ? s.webkitTextFillColor : s.color);
-    if (col && col[3] <= 0.05) return false;
     const r = p.getBoundingClientRect();
     // `free`: inside an absolutely positioned box, whose overflow-clipping ancestors start at its
-    // containing block; `scrolled`: past an inner scroller, where text out of a box is scrolled away.
-    let free = false, scrolled = false;
-    for (let a = p; a && a.nodeType === 1; a = parentOf(a)) {
+    // containing block; `scrolled`: past an inner scroller, where text out of a box is scrolled away;
+    // `fixed`: past a fixed box, which no ancestor's overflow clips.
+    let free = false, scrolled = false, fixed = false, prev = null, shrink = 1;
+    for (let a = p; a && a.nodeType === 1; prev = a, a = parentOf(a)) {
       const as = styleOf(a);
-      if (free && (as.position !== 'static' || as.transform !== 'none')) free = false;
+      shrink *= shrinkOf(as);
+      // Content that is not drawn: content-visibility: hidden (hidden="until-found" too), a closed
+      // <details> (all but its summary).
+      if (as.contentVisibility === 'hidden') return false;
+      if (a.tagName === 'DETAILS' && !a.open && !(prev && prev === a.querySelector(':scope > summary'))) return false;
       let gone = drawnNot.get(a);
       if (gone === undefined) {
-        gone = +as.opacity <= 0.02 || as.clip === 'rect(0px, 0px, 0px, 0px)' || flattened(as);
+        gone = +as.opacity <= 0.02 || as.clip === 'rect(0px, 0px, 0px, 0px)' || flattened(as, a);
         drawnNot.set(a, gone);
       }
       if (gone) return false;
+      if (fixed) continue;
+      if (free && (as.position !== 'static' || as.transform !== 'none')) free = false;
       if (as.overflowX !== 'visible' || as.overflowY !== 'visible') {
         const ar = a.getBoundingClientRect();
         if (ar.width < 2 || ar.height < 2) return false;
@@ -193,19 +311,29 @@
         }
         if (/(auto|scroll)/.test(as.overflowX + as.overflowY)) scrolled = true;
       }
-      if (as.position === 'fixed') break;
+      if (as.position === 'fixed') fixed = true;
       if (as.position === 'absolute') free = true;
     }
+    // Letters under 3px along either axis (a transform that squeezes them) are specks, not words.
+    if (parseFloat(s.fontSize) * shrink < 3) return false;
     // Positioned off the page (left: -10000px): not content scrolled out of an inner scroller.
     if (r.right + window.scrollX <= 0) return false;
     if (r.bottom + window.scrollY <= 0) {
       for (let a = p, k = 0; a && a.nodeType === 1 && k < 4; a = parentOf(a), k++) if (/^(absolute|fixed)$/.test(styleOf(a).position)) return false;
     }
-    if (col) {
-      const bg = backgroundOf(p);
-      if (bg && Math.abs(bg[0] - col[0]) + Math.abs(bg[1] - col[1]) + Math.abs(bg[2] - col[2]) < 16) return false;
-    }
-    return true;
+    return inkShown(p, s);
+  };
+  // Text a person can read as Chromium lays it out: lines at least 3px high (a font size, a
+  // transform, a zoom or an SVG viewBox that shrinks them below that leaves specks; a rotated line
+  // is only taller; a squeeze across is caught by `shrinkOf`), and laid out at all (a <canvas>'s
+  // fallback content is not).
+  const readable = (node) => {
+    const range = document.createRange();
+    range.selectNodeContents(node);
+    const vertical = /^(vertical|sideways)/.test(styleOf(node.parentElement).writingMode);
+    let h = 0;
+    for (const r of range.getClientRects()) h = Math.max(h, vertical ? r.width : r.height);
+    return h >= 3;
   };
   // Opaque sheets: absolutely positioned boxes with a solid background (collected by observe). Text
   // wholly under one that paints above it cannot be seen. Fixed and sticky boxes are left out: what
@@ -283,7 +411,7 @@
       for (const k of node.childNodes) {
         if (out.length > 200) return;
         if (k.nodeType === Node.TEXT_NODE) {
-          if (!k.data.trim() || !textShown(k.parentElement)) continue;
+          if (!k.data.trim() || !textShown(k.parentElement) || !readable(k)) continue;
           const b = blockOf(k);
           if (last !== null && b !== last) out.push(' ');
           out.push(k.data); last = b;
@@ -1051,7 +1179,7 @@
       if (node.nodeType === Node.TEXT_NODE) {
         if (!sigOnly) {
           const p = node.parentElement;
-          if (p && (!textShown(p) || covered(p))) return;
+          if (p && (!textShown(p) || covered(p) || (node.data.trim() && !readable(node)))) return;
           let t = node.data.replace(/\s+/g, ' ');
           // An icon font's ligature ("print", "delete_forever") is a picture, not words.
           if (t.trim() && p && Array.from(p.classList).some((c) => MATERIAL.test(c))) t = ` (icon: ${iconWords(t.trim())}) `;
@@ -1157,7 +1285,7 @@
     }
 
     // Twins (alike controls with no row key: "Approve" under each of several paragraphs, "Delete" in
-    // each list item) are told apart by the first words of their own block, checked when acting.
+    // each list item) are told apart by what their own block shows, checked when acting.
     const twins = new Map();
     for (const rec of els) {
       if (!rec.ident || rec.ident.row || !rec.el || !rec.name) continue;
@@ -1196,31 +1324,29 @@
   // A name an action can check again later: not one shaped by the observation (numbered elements
   // left out, a scroller's label) nor one that is the element's own editable content.
   const identName = (el, shaped) => !shaped && !el.isContentEditable;
-  // The first words of an element's block other than its own (the "Invoice from Northwind…" a twin
-  // "Approve" sits under), ``depth`` levels up.
-  const firstWordsOf = (block, el) => {
-    const walker = document.createTreeWalker(block, NodeFilter.SHOW_TEXT);
-    for (let n = walker.nextNode(), k = 0; n && k < 200; n = walker.nextNode(), k++) {
-      if (el.contains(n)) continue;
-      const p = n.parentElement;
-      if (p && (p.tagName === 'SCRIPT' || p.tagName === 'STYLE')) continue;
-      const t = clean(n.textContent);
-      if (t) return cut(t, 60);
-    }
-    return '';
+  // What an element's block shows besides the element itself (the "Invoice INV-101 from Contoso —
+  // 1,200.00 EUR" a twin "Approve" sits in), up to 300 characters: items that differ only after
+  // their first words ("Invoice …" in bold on each) are told apart too.
+  const contextOf = (block, el) => cut(seenText(block, (k) => k === el), 300);
+  // Two texts quoted from a little before where they first differ (a long item's tail).
+  const quoteApart = (a, b) => {
+    let i = 0;
+    while (i < a.length && a[i] === b[i]) i++;
+    const from = i > 40 ? a.lastIndexOf(' ', i - 20) + 1 : 0;
+    return [a, b].map((t) => JSON.stringify((from ? '…' : '') + cut(t.slice(from), 80)));
   };
   const ancestorAt = (el, depth) => {
     let a = el;
     for (let k = 0; k < depth && a; k++) a = a.parentElement;
     return a && a !== document.body && a !== document.documentElement ? a : null;
   };
-  // The smallest block around ``el`` that holds none of its twins, and its first words.
+  // The smallest block around ``el`` that holds none of its twins, and what it shows.
   const twinContextOf = (el, group) => {
     for (let depth = 1; depth <= 6; depth++) {
       const a = ancestorAt(el, depth);
       if (!a) return null;
       if (group.some((o) => o !== el && a.contains(o))) return null;
-      const words = firstWordsOf(a, el);
+      const words = contextOf(a, el);
       if (words) return { depth, words };
     }
     return null;
@@ -1243,8 +1369,11 @@
     }
     if (expect.ctx) {
       const a = ancestorAt(el, expect.ctx.depth);
-      const words = a ? firstWordsOf(a, el) : '';
-      if (words !== expect.ctx.words) return `it now sits by ${JSON.stringify(words)} (was by ${JSON.stringify(expect.ctx.words)})`;
+      const words = a ? contextOf(a, el) : '';
+      if (words !== expect.ctx.words) {
+        const [now, was] = quoteApart(words, expect.ctx.words);
+        return `it now sits by ${now} (was by ${was})`;
+      }
     }
     return '';
   };
