@@ -226,6 +226,10 @@ def test_an_approved_image_button_sends_its_click_point_once(make: Factory, site
     assert sent.keys() == {"amount", "pay.x", "pay.y"} and sent["amount"] == "640.00"
     assert sent["pay.x"].isdigit() and sent["pay.y"].isdigit()
     assert [s.result for s in result.submissions] == ["saved"]
+    # the approver is told the pair is where the button is clicked, not data to judge
+    notes = {f.name: f.note for f in human.requests[0].fields}
+    assert all("where the image button is clicked" in (notes[n] or "") for n in ("pay.x", "pay.y")), notes
+    assert notes["amount"] is None
     # the saved payment spent its approval: the same click again is asked again (and rejected)
     obs = session.goto(site.url + "/bill").observation
     again = session.act([Click(index=image_button(obs))])
@@ -246,35 +250,49 @@ APPROVED = [("amount", "640.00"), ("pay.x", "0"), ("pay.y", "0")]
 
 
 @pytest.mark.parametrize(
-    ("approved", "sent", "read_as"),
+    ("approved", "sent", "point", "read_as"),
     [
-        (APPROVED, [("amount", "640.00"), ("pay.x", "57"), ("pay.y", "21")], APPROVED),
-        ([("x", "0"), ("y", "0")], [("x", "3"), ("y", "4")], [("x", "0"), ("y", "0")]),  # no name
+        (APPROVED, [("amount", "640.00"), ("pay.x", "57"), ("pay.y", "21")], "pay.", APPROVED),
+        ([("x", "0"), ("y", "0")], [("x", "3"), ("y", "4")], "", [("x", "0"), ("y", "0")]),  # no name
         # the click point only: another field changed still differs from the approval
         (
             APPROVED,
             [("amount", "98000.00"), ("pay.x", "5"), ("pay.y", "5")],
+            "pay.",
             [("amount", "98000.00"), ("pay.x", "0"), ("pay.y", "0")],
         ),
         # anything else is read as sent, and so differs from the approval
-        (APPROVED, [("amount", "640.00"), ("pay.x", "98000.00"), ("pay.y", "0")], None),  # no integer
-        (APPROVED, [("amount", "640.00"), ("pay.x", "5")], None),  # one of the pair
-        (APPROVED, [("amount", "640.00"), ("pay.x", "5"), ("pay.y", "5"), ("pay.x", "6")], None),
-        (APPROVED, [("pay.x", "5"), ("amount", "640.00"), ("pay.y", "5")], None),  # not side by side
-        ([("max", "0"), ("may", "0")], [("max", "5"), ("may", "5")], None),  # no NAME.x / NAME.y
+        (APPROVED, [("amount", "640.00"), ("pay.x", "98000.00"), ("pay.y", "0")], "pay.", None),  # no integer
+        (APPROVED, [("amount", "640.00"), ("pay.x", "5")], "pay.", None),  # one of the pair
+        (APPROVED, [("amount", "640.00"), ("pay.x", "5"), ("pay.y", "5"), ("pay.x", "6")], "pay.", None),
+        (APPROVED, [("pay.x", "5"), ("amount", "640.00"), ("pay.y", "5")], "pay.", None),  # not side by side
+        (APPROVED, [("amount", "640.00"), ("pay.x", "57"), ("pay.y", "21")], None, None),  # no image button
+        # a page's own fields named like a click point are data: only the clicked button's pair is read
+        (
+            [("amount.x", "0"), ("amount.y", "0"), ("pay.x", "0"), ("pay.y", "0")],
+            [("amount.x", "9"), ("amount.y", "9"), ("pay.x", "5"), ("pay.y", "5")],
+            "pay.",
+            None,
+        ),
         (
             [("pay.x", "0"), ("pay.y", "0"), ("pay.x", "0")],
             [("pay.x", "1"), ("pay.y", "1"), ("pay.x", "0")],
+            "pay.",
             None,
         ),
     ],
 )
-def test_only_an_image_buttons_coordinate_pair_is_read_as_its_click_point(
-    approved: list[tuple[str, str]], sent: list[tuple[str, str]], read_as: list[tuple[str, str]] | None
+def test_only_the_clicked_image_buttons_coordinate_pair_is_read_as_its_click_point(
+    approved: list[tuple[str, str]],
+    sent: list[tuple[str, str]],
+    point: str | None,
+    read_as: list[tuple[str, str]] | None,
 ) -> None:
-    read = _click_as_approved(sent, approved)
-    assert read == (read_as if read_as is not None else sent)
-    assert same_fields(read, approved) == (read == approved)
+    read = _click_as_approved(sent, approved, point)
+    if read_as is None:  # at most the button's own pair is read; the rest is as sent, so it differs
+        assert not same_fields(read, approved)
+    else:
+        assert read == read_as and same_fields(read, approved) == (read == approved)
 
 
 # ---- a script's plain-text body ----------------------------------------------------------------------

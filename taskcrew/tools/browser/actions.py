@@ -235,15 +235,22 @@ class ActionExecutor:
             )
         vault = self.env.vault
         raw = [(f["name"], f["value"]) for f in submission["fields"]]
+        point = submission.get("clickPoint")  # an image button's click point: where, not what
+        clicked_at = {f"{point}x", f"{point}y"} if point is not None else set()
         shown: list[FieldValue] = []
         for f in submission["fields"]:
             value, label = vault.redact(f["value"]), None
+            note = (
+                "where the image button is clicked, not data: sent as the point clicked"
+                if f["name"] in clicked_at
+                else None
+            )
             if f.get("password") and value:
                 value = "[password, hidden]"  # the same for the secret and for a guess
             elif f.get("label"):  # a chosen option: what is sent, then its text; the text alone as
                 label = vault.redact(f["label"])  # its label (readers never take the value apart)
                 value = f"{value} ({label})"
-            shown.append(FieldValue(name=vault.redact(f["name"]), value=value, label=label))
+            shown.append(FieldValue(name=vault.redact(f["name"]), value=value, label=label, note=note))
         sub = Submission(
             origin="form",
             method=submission["method"],
@@ -262,7 +269,7 @@ class ActionExecutor:
         if not decision.permitted:
             raise ActionFailed(decision.message())
         if self.env.policy.changes_data(submission["method"], submission["action"]):
-            self.env.guard.arm(submission["method"], submission["action"], raw)
+            self.env.guard.arm(submission["method"], submission["action"], raw, click_point=point)
 
     def _click_at(self, locator: Locator, info: dict[str, Any]) -> None:
         locator.click(timeout=self.timeout, position=_position(info))  # type: ignore[arg-type]

@@ -48,6 +48,7 @@ class ArmedApproval:
     method: str
     url: str
     fields: list[tuple[str, str]] | None
+    click_point: str | None = None  # an image submit button's NAME. ("" unnamed): its x and y are where
 
 
 @dataclass
@@ -478,8 +479,10 @@ class NetworkGuard:
         page.on("response", self._on_response)
         page.on("dialog", self._on_dialog)
 
-    def arm(self, method: str, url: str, fields: list[tuple[str, str]] | None) -> None:
-        self.state.armed.append(ArmedApproval(method.upper(), strip_fragment(url), fields))
+    def arm(
+        self, method: str, url: str, fields: list[tuple[str, str]] | None, click_point: str | None = None
+    ) -> None:
+        self.state.armed.append(ArmedApproval(method.upper(), strip_fragment(url), fields, click_point))
 
     def disarm(self) -> None:
         self.state.armed.clear()
@@ -761,7 +764,7 @@ class NetworkGuard:
             del self.state.armed[i]
             if armed.fields is None:
                 return "match", raw
-            sent = _click_as_approved(raw, armed.fields)
+            sent = _click_as_approved(raw, armed.fields, armed.click_point)
             if not same_fields(sent, armed.fields):
                 self.state.notes.append(
                     f"the page sent different data to {self.vault.redact(url)} than what was approved; "
@@ -775,17 +778,22 @@ class NetworkGuard:
 _COORDINATE = re.compile(r"-?[0-9]+")
 
 
-def _click_as_approved(sent: list[tuple[str, str]], approved: list[tuple[str, str]]) -> list[tuple[str, str]]:
+def _click_as_approved(
+    sent: list[tuple[str, str]], approved: list[tuple[str, str]], point: str | None
+) -> list[tuple[str, str]]:
     """``sent`` with an image submit button's click point read as the approved one. A form sent by an
     <input type=image name=NAME> carries where the button was clicked, as NAME.x and NAME.y side by
     side (x and y when it has no name): the approval's prediction has 0 and 0 there, the browser the
-    point it was clicked at. Only such a pair is read so: both names once in each body, side by side,
-    integers in both; every other field must still be exactly the approved one."""
+    point it was clicked at. Only the pair of the button the prediction named (``point``: "NAME." or
+    "") is read so: both names once in each body, side by side, integers in both; every other field
+    must still be exactly the approved one."""
     out = list(sent)
+    if point is None:
+        return out
     names = [n for n, _ in approved]
-    for (x_name, x_value), (y_name, y_value) in itertools.pairwise(approved):
-        base = x_name.removesuffix("x")
-        if x_name == base or y_name != base + "y" or base[-1:] not in ("", "."):
+    x_name, y_name = f"{point}x", f"{point}y"
+    for (xn, x_value), (yn, y_value) in itertools.pairwise(approved):
+        if (xn, yn) != (x_name, y_name):
             continue
         at = [j for j, (n, _) in enumerate(out) if n in (x_name, y_name)]
         if (

@@ -1004,6 +1004,8 @@
     return {
       method: t.method, action: t.action, fields: formFields(form, submitter),
       login: isLoginForm(form), summary: submitter ? `${roleOf(submitter)} "${nameOf(submitter)}"` : 'Enter in a form field',
+      // an image button sends where it was clicked as NAME.x and NAME.y (x and y unnamed): the prefix
+      clickPoint: submitter && submitter.type === 'image' ? (submitter.name ? `${submitter.name}.` : '') : null,
     };
   };
 
