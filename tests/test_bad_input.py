@@ -263,9 +263,15 @@ ROWS = [
         env={"TASKCREW_CONSOLE_USERS": "{tmp}/nope.yaml"},
     ),
     Row("jobs list: unknown status", ["jobs", "list", "--status", "bogus"], r"no job status 'bogus'"),
-    Row("jobs show: no such job", ["jobs", "show", "nope"], r"no job with id 'nope'", code=1),
-    Row("jobs retry: no such job", ["jobs", "retry", "nope"], r"no job with id 'nope'", code=1),
-    Row("approvals approve: no such id", ["approvals", "approve", "nope"], r"no approval with id", code=1),
+    # a home with no job database yet: nothing is created by a command that reads or changes jobs
+    Row("jobs show: no job database", ["jobs", "show", "nope"], r"there is no job database at", code=2),
+    Row("jobs retry: no job database", ["jobs", "retry", "nope"], r"there is no job database at", code=2),
+    Row(
+        "approvals approve: no job database",
+        ["approvals", "approve", "nope"],
+        r"there is no job database at",
+        code=2,
+    ),
     Row("worker: --concurrency 0", ["worker", "--concurrency", "0"], r"greater than or equal to 1"),
     Row("jobs limits: 0 ERP sessions", ["jobs", "limits", "--erp-sessions", "0"], r"greater than or equal"),
     Row("console: port too big", ["console", "--port", "99999"], r"less than or equal to 65535"),

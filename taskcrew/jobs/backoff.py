@@ -4,20 +4,23 @@ worker's model calls wait it out before they are sent.
 ``SharedBackoff(jobs, "anthropic/claude-…", inner)`` wraps a provider model (anything with ``call``).
 A rate-limit error (HTTP 429 / "rate limit" in the message) sets the model's pause to
 now + base·2^n (capped), then the call waits and retries, at most ``retries`` times.
+
+The pause's end is written and read by the database's clock (``store.db_now``), and a wait read back
+is never longer than the pause its strikes call for (nor ``cap_s``): a row written by a process whose
+own clock was far ahead, or edited, cannot hold every worker on that model for longer.
 """
 
 from __future__ import annotations
 
 import re
 import time
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import sqlalchemy as sa
 
-from taskcrew.jobs.models import utcnow
 from taskcrew.jobs.store import BACKOFF as B
-from taskcrew.jobs.store import Jobs
+from taskcrew.jobs.store import Jobs, db_now
 
 
 def is_rate_limit(exc: BaseException) -> bool:
@@ -49,22 +52,30 @@ class SharedBackoff:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    def pause_left(self) -> float:
-        with self.jobs.engine.connect() as conn:
-            row = conn.execute(sa.select(B.c.until).where(B.c.model == self.model)).first()
-        if row is None:
-            return 0.0
-        from datetime import datetime
+    def _pause(self, strikes: int) -> float:
+        return min(self.cap_s, self.base_s * 2 ** (max(strikes, 1) - 1))
 
-        return max(0.0, (datetime.fromisoformat(str(row[0])) - utcnow()).total_seconds())
+    def pause_left(self) -> float:
+        """Seconds still to wait: by the database's clock, and never more than the pause the row's
+        strikes call for (a shared row is not trusted beyond that)."""
+        with self.jobs.engine.connect() as conn:
+            row = conn.execute(sa.select(B.c.until, B.c.strikes).where(B.c.model == self.model)).first()
+            if row is None:
+                return 0.0
+            now = db_now(conn)
+        try:
+            left = (datetime.fromisoformat(str(row[0])) - now).total_seconds()
+        except (TypeError, ValueError):  # not a time: no pause longer than its strikes'
+            left = float("inf")
+        return max(0.0, min(left, self._pause(int(row[1] or 0))))
 
     def strike(self) -> float:
         """Record a 429: the pause every worker on this model now waits (seconds)."""
         with self.jobs.engine.begin() as conn:
             row = conn.execute(sa.select(B.c.strikes, B.c.until).where(B.c.model == self.model)).first()
             strikes = (int(row[0]) if row else 0) + 1
-            pause = min(self.cap_s, self.base_s * 2 ** (strikes - 1))
-            until = (utcnow() + timedelta(seconds=pause)).isoformat()
+            pause = self._pause(strikes)
+            until = (db_now(conn) + timedelta(seconds=pause)).isoformat()
             if row is None:
                 conn.execute(B.insert().values(model=self.model, until=until, strikes=strikes))
             else:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import signal
+import sys
 import threading
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
@@ -45,13 +46,27 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
-def _open(db: str | None) -> Any:
-    from taskcrew.jobs.store import Jobs, JobStoreError
+def _open(db: str | None, *, create: bool = False, say_created: bool = True) -> Any:
+    """The job store. Only the commands that start work (``submit``, ``worker``, ``jobs limits``)
+    create a job database, and say so (``say_created``); the others say there is none (a mistyped
+    path)."""
+    from taskcrew.jobs.store import Jobs, JobStoreError, where
 
     try:
-        return Jobs.open(db)
+        jobs = Jobs.open(db, create=create, make_folder=False)
     except JobStoreError as exc:
         raise _fail(str(exc)) from exc
+    if jobs.created and say_created:
+        typer.echo(f"note: created a new job database at {where(jobs.url)}", err=True)
+    return jobs
+
+
+def _existing_database_only(ctx: typer.Context) -> None:
+    """The approvals commands read or decide what parked jobs wait for: they never create a job
+    database (``store.existing_only`` for as long as the command runs)."""
+    from taskcrew.jobs.store import existing_only
+
+    ctx.with_resource(existing_only())
 
 
 def _guard(fn: Any) -> Any:
@@ -103,7 +118,8 @@ def submit(
         check_job_models(model, verifier_model)
     except InputError as exc:
         raise _fail(str(exc)) from exc
-    jobs = _open(db)
+    # said to a person at a terminal; a script reads the job id alone
+    jobs = _open(db, create=True, say_created=sys.stderr.isatty())
     options = JobOptions(
         worker_model=model, verifier_model=verifier_model, auto_approve=auto_approve, batch=batch
     )
@@ -221,7 +237,7 @@ def worker(
             check_url(intranet_url, "--intranet-url")
     except InputError as exc:
         raise _fail(str(exc)) from exc
-    _open(db).close()  # a clear error before anything starts
+    _open(db, create=True).close()  # a clear error before anything starts
     _check_erp(erp_url)
     values: dict[str, Any] = {"erp_url": erp_url, "intranet_url": intranet_url or None, "chaos": chaos}
     if runs_dir is not None:
@@ -279,14 +295,15 @@ def _check_erp(erp_url: str) -> None:
         raise _fail(str(exc)) from exc
 
 
-def _job_line(job: Any) -> str:
+def _job_line(job: Any, now: Any) -> str:
+    """``now``: the job database's clock (``Jobs.db_now``), which heartbeats are judged by."""
     from taskcrew.jobs.liveness import state_note
 
     end = f" {job.outcome}" if job.outcome else ""
     line = (
         f"{job.id}  {job.status}{end}  {job.submitted_at:%Y-%m-%d %H:%M}  {job.submitted_by}  {job.task[:60]}"
     )
-    note = state_note(job)
+    note = state_note(job, now)
     return f"{line}\n    {note}" if note else line
 
 
@@ -310,12 +327,12 @@ def jobs_list(
     if status is not None and status not in get_args(JobStatus):
         raise _fail(f"no job status {status!r}; use one of: {', '.join(get_args(JobStatus))}")
     jobs = _open(db)
-    found = _guard(lambda: jobs.list(status))
+    found, now = _guard(lambda: (jobs.list(status), jobs.db_now()))
     if as_json:
         typer.echo(json.dumps([_job_json(job) for job in found], indent=2))
         return
     for job in found:
-        typer.echo(_job_line(job))
+        typer.echo(_job_line(job, now))
     if not found:
         typer.echo(f"No {status} jobs." if status else 'No jobs yet: `taskcrew submit "<task>"` adds one.')
 
@@ -329,7 +346,7 @@ def jobs_show(job_id: str, db: DbUrl = None) -> None:
     job = _guard(lambda: jobs.get(job_id))
     typer.echo(json.dumps(_job_json(job), indent=2))
     if job.record_trust != "signed":
-        typer.echo(f"note: {state_note(job)}")
+        typer.echo(f"note: {state_note(job, jobs.db_now())}")
     for approval in jobs.approvals(job_id=job_id):
         typer.echo(f"approval {approval.id}: {approval.kind} {approval.status}")
     for intent in jobs.intents(job_id):  # what it submitted, and what the system answered
@@ -357,8 +374,10 @@ def _act(job_id: str, action: Literal["cancel", "retry"], db: str | None, by: st
     from taskcrew.approvals.authority import Authority
 
     who = _who(by)
-    authority = Authority(_open(db))
-    typer.echo(_job_line(_guard(lambda: authority.act_on_job(job_id, action, who))))
+    jobs = _open(db)
+    authority = Authority(jobs)
+    done = _guard(lambda: authority.act_on_job(job_id, action, who))
+    typer.echo(_job_line(done, _guard(jobs.db_now)))
 
 
 def _more_than(concurrency: int, sessions: int) -> str:
@@ -385,7 +404,7 @@ def jobs_limits(
 
     if erp_sessions is not None and concurrency is not None and concurrency > erp_sessions:
         raise _fail(_more_than(concurrency, erp_sessions))
-    _open(db).close()  # a clear error for a database that cannot be used
+    _open(db, create=True).close()  # a clear error for a database that cannot be used
     url = db or default_url()
 
     def apply(client: Any) -> FleetLimits | None:
@@ -418,4 +437,4 @@ def register(app: typer.Typer) -> None:
     app.command("submit")(submit)
     app.command("worker")(worker)
     app.add_typer(jobs_app, name="jobs")
-    app.add_typer(approvals_app, name="approvals")
+    app.add_typer(approvals_app, name="approvals", callback=_existing_database_only)

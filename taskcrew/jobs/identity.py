@@ -6,8 +6,10 @@
     holder.release()    # on a clean stop
 
 A holder on this host is alive while its pid is; on another host while its beat is fresher than
-``stale_after_s``. A dead holder's id is free at once: a restarted worker takes its id (and, through
-DBOS and the watch loop, its jobs) back.
+``stale_after_s``, by the database's clock: beats are written and judged by it (``store.db_now``), so
+a host whose clock is off neither loses its id while it beats nor keeps it after it stopped. A dead
+holder's id is free at once: a restarted worker takes its id (and, through DBOS and the watch loop,
+its jobs) back.
 """
 
 from __future__ import annotations
@@ -19,8 +21,7 @@ from datetime import datetime
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError
 
-from taskcrew.jobs.models import utcnow
-from taskcrew.jobs.store import Jobs
+from taskcrew.jobs.store import Jobs, db_now
 
 _META = sa.MetaData()
 WORKERS = sa.Table(
@@ -53,10 +54,11 @@ class IdHolder:
         self.host, self.pid = socket.gethostname(), os.getpid()
         _META.create_all(jobs.engine)
 
-    def _alive(self, host: str, pid: int, beat_at: str) -> bool:
+    def _alive(self, host: str, pid: int, beat_at: str, now: datetime) -> bool:
+        """``now``: the database's clock, which wrote ``beat_at``."""
         if host == self.host:
             return pid_alive(pid)
-        age = (utcnow() - datetime.fromisoformat(beat_at)).total_seconds()
+        age = (now - datetime.fromisoformat(beat_at)).total_seconds()
         return age < self.stale_after_s
 
     def claim(self) -> None:
@@ -67,7 +69,8 @@ class IdHolder:
                         WORKERS.c.worker_id == self.worker_id
                     )
                 ).first()
-                values = {"host": self.host, "pid": self.pid, "beat_at": utcnow().isoformat()}
+                now = db_now(conn)
+                values = {"host": self.host, "pid": self.pid, "beat_at": now.isoformat()}
                 if row is None:
                     try:
                         conn.execute(WORKERS.insert().values(worker_id=self.worker_id, **values))
@@ -75,29 +78,40 @@ class IdHolder:
                         continue  # another process claimed it just now: look again
                     return
                 host, pid, beat_at = str(row[0]), int(row[1]), str(row[2])
-                if (host, pid) != (self.host, self.pid) and self._alive(host, pid, beat_at):
+                if (host, pid) != (self.host, self.pid) and self._alive(host, pid, beat_at, now):
                     raise WorkerIdInUse(
                         f"worker id {self.worker_id!r} is in use by pid {pid} on {host} (alive); stop "
                         "that worker, or start this one with another --worker-id"
                     )
-                conn.execute(WORKERS.update().where(WORKERS.c.worker_id == self.worker_id).values(**values))
-                return
+                held = sa.and_(  # as judged: a holder that beat meanwhile keeps its id (look again)
+                    WORKERS.c.worker_id == self.worker_id,
+                    WORKERS.c.host == host,
+                    WORKERS.c.pid == pid,
+                    WORKERS.c.beat_at == beat_at,
+                )
+                if conn.execute(WORKERS.update().where(held).values(**values)).rowcount:
+                    return
         raise WorkerIdInUse(f"worker id {self.worker_id!r} is being claimed by another process; try again")
 
     def live_ids(self) -> set[str]:
         """The worker ids a live process holds now (this one's included)."""
         with self.jobs.engine.connect() as conn:
+            now = db_now(conn)
             rows = conn.execute(
                 sa.select(WORKERS.c.worker_id, WORKERS.c.host, WORKERS.c.pid, WORKERS.c.beat_at)
-            )
-            return {str(r[0]) for r in rows if self._alive(str(r[1]), int(r[2]), str(r[3]))}
+            ).all()
+        return {str(r[0]) for r in rows if self._alive(str(r[1]), int(r[2]), str(r[3]), now)}
 
     def beat(self) -> None:
         with self.jobs.engine.begin() as conn:
             conn.execute(
                 WORKERS.update()
-                .where(WORKERS.c.worker_id == self.worker_id, WORKERS.c.pid == self.pid)
-                .values(beat_at=utcnow().isoformat())
+                .where(
+                    WORKERS.c.worker_id == self.worker_id,
+                    WORKERS.c.pid == self.pid,
+                    WORKERS.c.host == self.host,
+                )
+                .values(beat_at=db_now(conn).isoformat())
             )
 
     def release(self) -> None:

@@ -7,6 +7,10 @@ One rule for the worker's watch loop, ``jobs retry``, ``jobs list`` and the cons
   a foreground run's waits for its person (``taskcrew jobs retry ID``);
 - ``waiting`` is parked on an approval or a question; ``queued`` after a hand-back resumes on the next
   worker; a run stopped by a signal ends ``interrupted``.
+
+Heartbeats are the database's clock (``Jobs.db_now``, which the store writes them with): pass it as
+``now``. The local clock (the default) is for display only where no store is at hand: a host whose
+clock is off would otherwise take a live worker's job over, or wait out its lead on a dead one's.
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ STALE_AFTER_S = 15.0  # a holder beats every 2 s
 
 
 def silent_for(job: Job, now: datetime | None = None) -> float | None:
-    """Seconds since the job's holder last heart-beat (None: not running)."""
+    """Seconds since the job's holder last heart-beat (None: not running); ``now``: the database's
+    clock (``Jobs.db_now``)."""
     beat = job.heartbeat_at or job.started_at
     if job.status != "running" or beat is None:
         return None
@@ -111,14 +116,14 @@ def annotate_runs(runs: list[Any], find: Callable[[str], Path | None], jobs: Any
     if not pending:
         return runs
     try:
-        by_dir = jobs_by_run_dir(jobs.list(limit=5000))
+        by_dir, now = jobs_by_run_dir(jobs.list(limit=5000)), jobs.db_now()
     except Exception:  # the lists still show the runs; only the notes are missing
         return runs
     for run in pending:
         folder = find(run.name)
         if folder is None:
             continue
-        state, note = unfinished_run(folder, by_dir)
+        state, note = unfinished_run(folder, by_dir, now)
         if console:
             run.status, run.reason = state, note
         else:

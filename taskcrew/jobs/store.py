@@ -12,7 +12,17 @@ This is the facade the CLI, the web console and recipes use; DBOS (the engine) r
 
 Every read returns pydantic models (``taskcrew.jobs.models``). Errors: ``UnknownJob``,
 ``UnknownApproval``, ``InvalidChange`` (e.g. cancelling a finished job, deciding twice) and
-``JobStoreError`` (the database is unreachable or damaged), each with a message that says what to do.
+``JobStoreError`` (the database is unreachable or damaged; ``NoJobDatabase``: there is none at that
+URL), each with a message that says what to do.
+
+Only ``Jobs.open(create=True)`` (the default) creates a job database (the CLI: ``worker``, ``submit`` and
+``jobs limits``, never its folder: ``make_folder=False``); the commands that read or change jobs open
+one that exists (``create=False``, or inside ``existing_only()``): a mistyped path is an error, not a
+new empty database.
+
+Heartbeats (a job's ``heartbeat_at``, a worker id's beat) are written and judged by the database's own
+clock (``db_now``), never by one worker's: a host whose clock is off neither looks dead while it beats
+nor alive after it stopped.
 """
 
 from __future__ import annotations
@@ -25,7 +35,8 @@ import os
 import secrets
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from datetime import datetime, timedelta
+from contextvars import ContextVar
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +70,10 @@ class JobStoreError(RuntimeError):
     """The job database cannot be used (unreachable, damaged, not a database)."""
 
 
+class NoJobDatabase(JobStoreError):
+    """There is no job database at the URL, and the command may not create one."""
+
+
 class UnknownJob(LookupError):
     pass
 
@@ -78,6 +93,38 @@ def default_url() -> str:
 
     home = check_home(Paths.from_env().home)
     return f"sqlite:///{(home / 'jobs.sqlite3').resolve()}"
+
+
+_CREATES: ContextVar[bool] = ContextVar("taskcrew_jobs_db_creates", default=True)
+
+
+@contextmanager
+def existing_only() -> Iterator[None]:
+    """Inside it, ``Jobs.open()`` opens only a job database that exists (for callers that do not
+    pass ``create``: the approvals commands)."""
+    token = _CREATES.set(False)
+    try:
+        yield
+    finally:
+        _CREATES.reset(token)
+
+
+def where(url: str) -> str:
+    """The job database as a person reads it: an SQLite file's path, else the URL without a password."""
+    return url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else _safe(url)
+
+
+def db_now(conn: sa.Connection) -> datetime:
+    """The database's clock (UTC): the one clock every worker's heartbeats are written and judged by.
+    SQLite runs in each process of its one machine, so it is that machine's clock; Postgres's is the
+    server's."""
+    if conn.dialect.name == "sqlite":
+        raw = conn.execute(sa.text("SELECT strftime('%Y-%m-%d %H:%M:%f', 'now')")).scalar()
+        return datetime.fromisoformat(str(raw)).replace(tzinfo=UTC)
+    now = conn.execute(sa.select(sa.func.clock_timestamp())).scalar()
+    if not isinstance(now, datetime):
+        now = datetime.fromisoformat(str(now))
+    return now.astimezone(UTC) if now.tzinfo else now.replace(tzinfo=UTC)
 
 
 def _check_models(options: JobOptions) -> None:
@@ -195,6 +242,7 @@ class Jobs:
         self.on_enqueue: Callable[[Job, int], None] | None = None  # set by taskcrew.jobs.engine
         self.on_cancel_leg: Callable[[str, int], None] | None = None  # a dead worker's leg
         self._keys: Any = None  # approvals.signing.KeyRing: signs submissions, parked requests, decisions
+        self.created = False  # ``open`` created this job database (the caller says so, once)
 
     @property
     def keys(self) -> Any:
@@ -209,13 +257,23 @@ class Jobs:
         self._keys = ring
 
     @classmethod
-    def open(cls, url: str | None = None) -> Jobs:
+    def open(cls, url: str | None = None, *, create: bool | None = None, make_folder: bool = True) -> Jobs:
+        """The job store at ``url`` (default: ``default_url()``). ``create``: a database that does not
+        exist yet is created (``Jobs.created`` says so), else it is ``NoJobDatabase``; None: as
+        ``existing_only()`` says (default True). ``make_folder``: an SQLite file's missing folder is
+        created too, else it is an error."""
         from taskcrew.config import HomeError
 
         try:
             url = check_url(url or default_url())
         except HomeError as exc:
             raise JobStoreError(str(exc)) from exc
+        create = _CREATES.get() if create is None else create
+        missing = (
+            f"there is no job database at {where(url)} (nothing was created): point {ENV_URL} or --db at "
+            "the one your workers use; `taskcrew worker` or `taskcrew submit` creates a new one"
+        )
+        new = False
         if url.startswith("sqlite:///"):
             path = Path(url.removeprefix("sqlite:///"))
             if path.is_dir():
@@ -224,6 +282,14 @@ class Jobs:
                 raise JobStoreError(
                     f"the job database {path} is damaged or not an SQLite database; move it aside "
                     f"(nothing is read from it) or point {ENV_URL} at another database"
+                )
+            new = not path.exists()
+            if new and not create:
+                raise NoJobDatabase(missing)
+            if not make_folder and not path.parent.is_dir():  # a mistyped folder: not made
+                raise JobStoreError(
+                    f"the job database's folder {path.parent} does not exist (nothing was created): "
+                    f"point {ENV_URL} or --db at the job database your workers use, or create the folder"
                 )
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -237,6 +303,11 @@ class Jobs:
         else:
             engine = sa.create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5)
         try:
+            if not url.startswith("sqlite:///"):
+                new = not sa.inspect(engine).has_table(J.name)
+                if new and not create:
+                    engine.dispose()
+                    raise NoJobDatabase(missing)
             meta.create_all(engine)
         except SQLAlchemyError as exc:
             raise JobStoreError(
@@ -244,11 +315,17 @@ class Jobs:
                 f"and reachable, or set {ENV_URL}"
             ) from exc
         jobs = cls(engine, url)
+        jobs.created = new
         from taskcrew.jobs import engine as job_engine
 
         enqueuer = job_engine.Enqueuer(url)
         jobs.on_enqueue, jobs.on_cancel_leg = enqueuer, enqueuer.cancel
         return jobs
+
+    def db_now(self) -> datetime:
+        """The database's clock (``db_now``): what heartbeats are written and judged by."""
+        with self._tx() as conn:
+            return db_now(conn)
 
     @contextmanager
     def _tx(self) -> Iterator[sa.Connection]:
@@ -424,12 +501,12 @@ class Jobs:
         """Run a finished, failed, cancelled or orphaned job again (the same id, a new attempt). A
         finished job starts over (``starts_over``); the others, and an interrupted run, resume from
         their last checkpoint."""
-        finished = False
+        finished, now = False, self.db_now()
 
         def change(job: Job) -> None:
             nonlocal finished
             finished = starts_over(job)
-            if job.status not in RETRYABLE and not is_orphaned(job):
+            if job.status not in RETRYABLE and not is_orphaned(job, now):
                 raise InvalidChange(
                     f"job {job_id} is {job.status}; only finished, failed, cancelled or orphaned "
                     "(holder gone) jobs can be retried"
@@ -622,14 +699,22 @@ class Jobs:
         ]
         return decided[-1] if decided else None
 
-    def take_over(self, job_id: str, dead_worker: str) -> Job | None:
+    def take_over(self, job_id: str, dead_worker: str, *, silent_since: datetime | None = None) -> Job | None:
         """A worker stopped heart-beating: put its job back on the queue as a new leg (through the
         queue, so the limits hold). The dead leg, if its worker ever comes back, finds a newer leg and
-        steps aside. None when the job moved on meanwhile."""
+        steps aside. None when the job moved on meanwhile. ``silent_since``: the heartbeat the watcher
+        judged stale (``heartbeat_at``, else ``started_at``), compared and set with the job: a holder
+        that beat meanwhile keeps its job."""
+
+        def may(job: Job) -> bool:
+            beat = job.heartbeat_at or job.started_at
+            still = silent_since is None or beat == silent_since
+            return job.status == "running" and job.worker == dead_worker and still
+
         return self._requeue(
             job_id,
             self._leg(job_id),
-            lambda job: job.status == "running" and job.worker == dead_worker,
+            may,
             ("taken_over", f"from {dead_worker}", None),
         )
 
@@ -734,7 +819,10 @@ class Jobs:
         **fields: Any,
     ) -> Job | None:
         """Move a job to ``status`` when it is in one of ``only_if`` and, given ``leg``, still on that
-        leg (else None, nothing changed)."""
+        leg (else None, nothing changed). A ``heartbeat_at`` given is the database's clock, whoever
+        asks (``db_now``)."""
+        if "heartbeat_at" in fields:
+            fields["heartbeat_at"] = self.db_now()
 
         def change(job: Job) -> None:
             if job.status not in only_if:
@@ -772,12 +860,15 @@ class Jobs:
         )
 
     def heartbeat(self, job_id: str, worker: str) -> None:
-        """The worker running the job is alive (no history line: it would only be noise)."""
+        """The worker running the job is alive (no history line: it would only be noise). The beat is
+        the database's clock, not this process's (``db_now``)."""
+        now = self.db_now()
 
         def change(job: Job) -> None:
             if job.status != "running" or job.worker != worker:
                 raise InvalidChange(job.status)
-            job.heartbeat_at = utcnow()
+            # a beat always changes it: ``take_over`` compares it with the one judged stale
+            job.heartbeat_at = now if now != job.heartbeat_at else now + timedelta(microseconds=1)
 
         with suppress(InvalidChange):
             self._update(job_id, change, event=None)

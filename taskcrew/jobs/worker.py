@@ -33,7 +33,6 @@ from taskcrew.jobs.engine import QUEUE, WORKFLOW, serialise_sqlite_claims
 from taskcrew.jobs.identity import IdHolder
 from taskcrew.jobs.limits import check, current, join_fleet, with_client
 from taskcrew.jobs.liveness import is_orphaned
-from taskcrew.jobs.models import utcnow
 from taskcrew.jobs.runner import LegRunner, ScriptedResolver
 from taskcrew.jobs.store import Jobs
 
@@ -166,11 +165,13 @@ def _drain(runner: LegRunner, settings: WorkerSettings, stop_now: threading.Even
 def watch(jobs: Jobs, settings: WorkerSettings, runner: LegRunner | None = None) -> None:
     """Expire due approvals; put the jobs of workers whose heartbeat went stale back on the queue
     (this worker's own id too, when this process does not run them: a dead earlier holder's).
-    Foreground runs are left alone: their person retries them."""
+    Foreground runs are left alone: their person retries them. Stale by the database's clock, which
+    wrote the heartbeats (never this host's), and taken over only while the heartbeat is still the
+    one judged stale: a holder that beat meanwhile keeps its job."""
     here = {job_id for job_id, _ in list(runner.held)} if runner is not None else set()
     try:
         jobs.expire_due()
-        now = utcnow()
+        now = jobs.db_now()
         for job in jobs.list(status="running"):
             beat, worker = job.heartbeat_at or job.started_at, job.worker
             if worker is None or beat is None or job.options.foreground or job.id in here:
@@ -179,8 +180,8 @@ def watch(jobs: Jobs, settings: WorkerSettings, runner: LegRunner | None = None)
                 continue
             if not is_orphaned(job, now, settings.stale_after_s):
                 continue
-            log.warning("worker %s went silent; its job %s goes back on the queue", worker, job.id)
-            jobs.take_over(job.id, worker)
+            if jobs.take_over(job.id, worker, silent_since=beat) is not None:
+                log.warning("worker %s went silent; its job %s goes back on the queue", worker, job.id)
     except Exception as exc:  # the watch loop must survive a database hiccup
         log.warning("watch loop: %s", exc)
 
