@@ -163,10 +163,10 @@ def test_a_run_killed_between_recording_and_its_result_never_duplicates_mark_pai
     if point == "after_send":  # read back: the bill shows the payment, so nothing is sent
         assert text is not None and f"{erp.url}/bills/{BILL} shows it in the system" in text
         assert payments(erp) == [PAID_ON] and intent.status == "confirmed"
-    elif rules == "demo":  # read back: not paid yet, so it is sent, once
-        assert "NOT sent again" not in text, text
-        assert payments(erp) == [PAID_ON]
-        assert intent.status == "sent" and intent.result == "answered HTTP 303"
+    elif rules == "demo":  # read back: not paid (yet): the first attempt may still be on its way, so
+        # sending it again needs a person, and with nobody to ask it is held back (never twice)
+        assert "NOT sent again" in text, text
+        assert payments(erp) == [] and intent.status == "recorded"
     else:  # no rule and no recorded result: not sent, and the agent is told what to do
         assert "no result was recorded" in text and "NOT sent again" in text and "ask a person" in text
         assert payments(erp) == [] and intent.status == "recorded"

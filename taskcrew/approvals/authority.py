@@ -536,7 +536,9 @@ class Authority:
     def act_on_job(self, job_id: str, action: Literal["cancel", "retry"], who: Identity) -> Job:
         """Cancel or retry a job, from any surface: who acts is proven where the two-person rule is
         on and is a current user (the submitter's rule), and it is recorded (who retried it is what
-        ``run_owners`` reads: a retry borrows nobody's ``--auto-approve``). A retry of a finished job
+        ``run_owners`` reads: a retry borrows nobody's ``--auto-approve``). A cancel voids at once every
+        approval and answer of the job not yet used (recorded with it: a leg still running sends
+        nothing on them, ``WorkerGate``; it also finds the job no longer its own). A retry of a finished job
         (started over) or of a cancelled one (a cancel is how an approver takes an approval back)
         voids the decisions and answers given before it (recorded here, in the signed log the worker
         reads: ``WorkerGate``): an approval is for the run it was asked in, not for a run started
@@ -546,8 +548,10 @@ class Authority:
         try:
             if refusal := self.submitter_refusal(who, role="person who cancels or retries a job"):
                 raise InvalidChange(refusal)
-            if action == "cancel":
-                job, details = self.jobs.cancel(job_id, by=who.name), {}
+            if action == "cancel":  # what was decided and not yet used is taken back at once
+                job = self.jobs.cancel(job_id, by=who.name)
+                unused = [a for a in self.jobs.approvals(job_id=job_id) if not a.used]
+                details = {"void": [a.id for a in unused if a.status in ("approved", "answered")]}
             else:
                 taken_back = self.jobs.get(job_id).status in VOIDED_BY_RETRY
                 decided = [a.id for a in self.jobs.approvals(job_id=job_id) if a.status != "pending"]
@@ -561,12 +565,13 @@ class Authority:
         return job
 
     def void_decisions(self, job_id: str) -> set[str]:
-        """The approvals and answers of ``job_id`` given before a retry that voided them: of a run it
-        was started over from, or put back after a cancel (``act_on_job``). Only entries the key
-        signed count (``AuditLog.signed``): a line added to the file voids nothing."""
+        """The approvals and answers of ``job_id`` taken back: by a cancel, or given before a retry
+        that voided them (of a run it was started over from, or put back after a cancel:
+        ``act_on_job``). Only entries the key signed count (``AuditLog.signed``): a line added to the
+        file voids nothing."""
         return {
             approval
-            for entry in self.audit.signed("retry")
+            for entry in self.audit.signed(("retry", "cancel"))
             if entry.target == job_id
             for approval in entry.payload.get("void", [])
         }

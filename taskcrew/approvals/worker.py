@@ -9,14 +9,20 @@
   identities and paths the rules permit (and, while the two-person rule is on, never for an item that
   needs two people unless a rule says so), for the submitter while she is still a user and for
   whoever retried the job as well (``Authority.auto_approve_refusal``); anything else goes to a person;
-- ``send_check``: the last check before a data-changing request leaves the browser: the request key
-  of the bytes really sent must have a signed approval in this job;
+- ``send_check``: the last check before a data-changing request leaves the browser: the job must
+  still run on this leg (``leg_refusal``: running, on this worker, this leg — not cancelled, taken
+  over or handed back meanwhile), and the request key of the bytes really sent must have a signed
+  approval in this job (a cancel voids every decision not yet used: ``Authority.act_on_job``); a
+  leg whose job is gone asks nothing more either (``decision``, ``answer``: it stops);
+- ``again``: sending again what an earlier attempt may still apply (its answer never came: the intent
+  log, ``tools.intents``) is a request of its own that says so, for a person: ``auto`` never approves it;
 - a decision holds only for what its approver was shown: when the run reaches the same request again
   and the record amount read for it has changed since (``Authority.outdated``), it is asked again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from datetime import datetime, timedelta
 
@@ -24,10 +30,25 @@ from taskcrew.approvals.audit import AuditEntry
 from taskcrew.approvals.authority import Authority
 from taskcrew.jobs.models import Approval, Job
 from taskcrew.jobs.store import Jobs
-from taskcrew.tools.human import ApprovalDecision, ApprovalRequest
+from taskcrew.tools.human import ApprovalDecision, ApprovalRequest, FieldValue
 
 DECIDED = ("approved", "rejected", "answered")
 DECISIONS = ("approve", "reject", "answer")  # the audit log's entries of a decision (target: its approval)
+AGAIN = "again-"  # the key of a request to send again what an earlier attempt may still apply
+
+
+def leg_refusal(jobs: Jobs, job_id: str, worker: str | None = None, leg: int | None = None) -> str | None:
+    """Why ``job_id`` is no longer ``worker``'s to act for in ``leg`` (None: it is): cancelled,
+    finished, handed back, or taken over by another worker or a newer leg. The one rule for a leg's
+    heartbeat (``LegRunner._beat``: the leg halts) and for the last check before a data-changing
+    request leaves its browser (``WorkerGate.send_check``, the intent log's ``last_check``). The state
+    is read before the leg, and legs only grow: a leg read as this one was this one then too."""
+    job = jobs.get(job_id)
+    current = jobs.leg(job_id)
+    if job.status == "running" and worker in (None, job.worker) and leg in (None, current):
+        return None
+    by = f" by {job.cancelled_by}" if job.status == "cancelled" and job.cancelled_by else ""
+    return f"job {job_id} is no longer this leg's ({job.status}{by}, leg {current} on {job.worker})"
 
 
 class WorkerGate:
@@ -40,6 +61,7 @@ class WorkerGate:
         self._own_sends: set[int] = set()  # the audit log's "send" entries this gate wrote
         self._taken: list[str] = []  # answers handed to this leg's run, not yet spent (``spend``)
         self._lock = threading.Lock()
+        self.holder: tuple[str, int] | None = None  # (worker id, leg) it sends for: set by LegRunner
 
     @property
     def jobs(self) -> Jobs:
@@ -53,6 +75,7 @@ class WorkerGate:
         date in the job database; and a decision the log holds but the job database no longer does
         (its row deleted, moved or edited) is not passed over for an older one: the person is asked
         again (a rejection stands, even against a database writer)."""
+        self._stop_if_gone()
         if now is not None:
             self._shown[key] = now
         now = self._shown.get(key)
@@ -117,6 +140,7 @@ class WorkerGate:
         is marked used in the job database and in the audit log, which a row set back to unused in
         the database cannot undo (a replay is refused, recorded). Thread-safe: a model's parallel
         tool calls may ask two questions at once, and each gets its own answer."""
+        self._stop_if_gone()
         audit = self.authority.audit
         with self._lock:
             handed = {e.target for e in audit.signed("answer_handed")}
@@ -185,6 +209,8 @@ class WorkerGate:
             why = (
                 "the submission's --auto-approve is not signed by the authority (edited in the job database)"
             )
+        elif request.key.startswith(AGAIN):
+            why = "an earlier attempt of exactly this may still apply: only a person may approve sending it again"
         else:
             why = authority.auto_approve_refusal(job, request)
         if why is not None:
@@ -226,9 +252,45 @@ class WorkerGate:
         ]
         return datetime.fromisoformat(max(times)) if times else None
 
-    def send_check(self, method: str, url: str, fields: list[tuple[str, str]]) -> str | None:
-        """None: send it. A text: it was not approved as it is (recorded); nothing is sent."""
+    def leg_refusal(self) -> str | None:
+        """Why this gate's job is no longer its leg's (``leg_refusal``; unbound: no longer running)."""
+        worker, leg = self.holder or (None, None)
+        return leg_refusal(self.jobs, self.job_id, worker, leg)
+
+    def _stop_if_gone(self) -> None:
+        """A leg that lost its job asks nobody anything more (no approval parked on a cancelled job):
+        it stops, as at its next checkpoint."""
+        if self.holder is not None and (gone := self.leg_refusal()) is not None:
+            from taskcrew.jobs.runner import Stopped  # (jobs.runner imports this module)
+
+            raise Stopped(f"{gone}; this leg stops")
+
+    def again(
+        self, method: str, url: str, fields: list[tuple[str, str]], attempt: str, warning: str
+    ) -> ApprovalRequest:
+        """What a person is asked before ``attempt`` (its intent record) sends again what an earlier
+        attempt may still apply: the request as this run last built it, under a key of its own (one
+        approval, one attempt), ``warning`` shown on every surface (``asked_again``: never bulk)."""
         key = self.authority.key_of(method, url, fields)
+        built = [FieldValue(name=n, value=v) for n, v in fields]
+        shown = self._shown.get(key) or ApprovalRequest(
+            kind="form_submission", method=method, url=url, fields=built
+        )
+        again = AGAIN + hashlib.sha256(f"{self.job_id}\0{key}\0{attempt}".encode()).hexdigest()[:32]
+        return shown.model_copy(update={"key": again, "asked_again": warning})
+
+    def send_check(self, method: str, url: str, fields: list[tuple[str, str]]) -> str | None:
+        """None: send it. A text: the job is no longer this leg's, or it was not approved as it is
+        (recorded); nothing is sent."""
+        key = self.authority.key_of(method, url, fields)
+        if (gone := self.leg_refusal()) is not None:
+            self.authority.audit.append(
+                "worker",
+                "send_refused",
+                self.job_id,
+                {"key": key, "method": method, "url": url, "reason": gone},
+            )
+            return f"{method} {url} was not sent: {gone}. Nothing was sent."
         approval = self.decision(key)
         if approval is not None and approval.status == "approved":
             entry = self.authority.audit.append(

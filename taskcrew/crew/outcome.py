@@ -1,7 +1,7 @@
 """The outcome of a run, decided in ONE place from facts, never from a step's word.
 
 The facts: every data-changing submission and what the system answered (this leg's ``SubmissionLog``
-and, for a durable job, the intent log of its earlier legs), the verifier's verdict, and the plan.
+and, for a durable job, every other attempt in its intent log), the verifier's verdict, and the plan.
 
 - A run that sent a change the system accepted (or may have: no answer) is never ``nothing_to_do``:
   verified it is ``done``; the verifier's refusal keeps it ``not_verified``.
@@ -92,15 +92,19 @@ class Facts(BaseModel):
 
 
 def gather(submissions: list[SubmissionResult], intents: Any, since: datetime | None) -> Facts:
-    """This leg's submissions, and a durable job's earlier legs' sends from its intent log
-    (records untouched since before ``since``, when this leg started)."""
+    """This leg's submissions, and every other send in a durable job's intent log: each attempt is a
+    record of its own (``tools.intents``), left out only when this leg (since ``since``) recorded it
+    and its answer came back, so its own log has it. An earlier leg's attempt, one a leg still
+    running elsewhere sent meanwhile (a frozen worker that thawed) and one of this leg's whose answer
+    never came all count: one with no clear answer may have changed something."""
     earlier: list[SubmissionResult] = []
     records = getattr(getattr(intents, "sink", None), "records", None)
+    mine: set[str] = getattr(intents, "mine", set())
     if callable(records):
         for record in records():
             at = record.at if record.at.tzinfo is not None else record.at.replace(tzinfo=UTC)
-            if since is not None and at >= since:
-                continue  # sent (again) by this leg: its own log has the system's answer
+            if since is not None and at >= since and record.key in mine and record.status != "recorded":
+                continue  # sent by this leg and answered: its own log has the system's answer
             earlier.append(
                 SubmissionResult(
                     method=record.method,
@@ -108,7 +112,8 @@ def gather(submissions: list[SubmissionResult], intents: Any, since: datetime | 
                     fields=[(n, v) for n, v in record.fields if not CSRF_NAME_RE.search(n)],  # as the gate's
                     result=record.answer,  # the gate's classification, kept by the intent log
                     http_status=record.http_status,
-                    detail=f"in an earlier leg of this job: {record.result or 'no answer recorded'}",
+                    detail=f"{'sent' if record.key in mine else 'in another leg of this job'}: "
+                    f"{record.result or 'no answer recorded'}",
                     at=at,
                 )
             )

@@ -14,6 +14,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from taskcrew.approvals.worker import leg_refusal
 from taskcrew.jobs.human import JobHuman, Parked
 from taskcrew.jobs.models import Intent, Job, utcnow
 from taskcrew.jobs.store import Jobs
@@ -245,12 +246,16 @@ class LegRunner:
 
                 if not opts.auto_approve:
                     res.browser.policy.before_approval = self._screenshot_for(human, job.id)
-                res.browser.policy.send_check = human.gate.send_check  # may I send exactly this?
+                gate = human.gate
+                gate.holder = (self.worker_id, leg)  # still this leg's job? exactly this approved?
+                res.browser.policy.send_check = gate.send_check
                 res.browser.policy.intents = IntentLog(
                     StoreIntents(self.jobs, job.id),
                     job.id,
                     readback_rules(self.place),
-                    witness=human.gate.sent_before,
+                    witness=gate.sent_before,
+                    last_check=gate.leg_refusal,  # after the read-back: the last thing before it leaves
+                    ask_again=lambda *asked: human.approve(gate.again(*asked)).approved,
                 )
                 self.policies[(job.id, leg)] = res.browser.policy  # hand_back_all halts it
                 halt.policy = res.browser.policy  # and so does the heartbeat, for this leg only
@@ -382,13 +387,11 @@ class LegRunner:
         while not stop.wait(self.heartbeat_s):
             try:
                 self.jobs.heartbeat(job_id, self.worker_id)
-                job, current = self.jobs.get(job_id), self.jobs.leg(job_id)
+                gone = leg_refusal(self.jobs, job_id, self.worker_id, leg)
             except Exception:  # a database hiccup: the next beat tries again
                 continue
-            if job.status != "running" or job.worker != self.worker_id or current != leg:
-                halt.set(
-                    f"job {job_id} is no longer this leg's ({job.status}, leg {current} on {job.worker})"
-                )
+            if gone is not None:
+                halt.set(gone)
 
 
 class LegHalt(threading.Event):

@@ -12,11 +12,19 @@ before.
 A repeat (same job and the same canonical request key, ``approvals.key``: method, URL and every field
 but those a rule names as per-page tokens of that system):
 - with a read-back rule (``tools/readback.py``, the company's ``readback.yaml``): the system is read
-  back; applied → not sent; absent → sent; cannot tell → decided as without a rule;
+  back; applied → not sent; absent → sent, unless an earlier attempt may still land (``in_doubt``:
+  no answer came back from the system — none recorded, a timeout, a worker stopped or frozen mid-send,
+  a gateway's 502/504): a read-back cannot prove that one will not apply later, so it is sent again
+  only on a person's fresh approval that says so (``ask_again``; never ``--auto-approve``); cannot
+  tell → decided as without a rule;
 - without one, by the earlier attempt's recorded outcome: definitely not applied (refused, bounced to
   a login page, never reached the system) → sent again; applied, no clear answer (no answer, a 5xx),
   or no recorded result at all (stopped between recording and the answer) → not sent, and the agent
   is told what to check or to ask a person. Never guessed.
+
+Every attempt is its own record (``attempt_key``), never written over by the next one, so an earlier
+attempt whose answer never came stays in the job's facts (``crew/outcome.py``). ``last_check`` is the
+last thing before an attempt leaves (a durable job: the job still runs on this leg).
 
 The outcome is the network gate's classification of the answer (``tools/submissions.classify``, made
 once, with the answer's page: a near-duplicate warning or a login page answered HTTP 200 is not
@@ -44,6 +52,7 @@ IntentStatus = Literal["recorded", "sent", "confirmed", "not_applied", "uncertai
 
 
 NOT_SENT_AGAIN = "it was NOT sent again"  # the words a repeat held back ends with (models read them)
+GATEWAY = (502, 504)  # answered by a gateway, not the system: it may still be working on the request
 
 
 class SendOutcome(BaseModel):
@@ -123,6 +132,13 @@ class IntentRecord(BaseModel):
         return applied_of(self.answer)
 
     @property
+    def in_doubt(self) -> bool:
+        """It may still apply later, whatever a read-back finds now: no answer came back from the
+        system (none recorded — stopped or frozen mid-send, on its way —, a timeout, a dropped
+        connection, a record that does not check out, a gateway's 502/504)."""
+        return self.answer == "unknown" and self.http_status in (None, *GATEWAY)
+
+    @property
     def http_status(self) -> int | None:
         """The HTTP status the system answered with (None: no answer, or not sent yet)."""
         found = _ANSWERED.match(self.result or "") if self.status != "recorded" else None
@@ -147,6 +163,11 @@ def intent_key(
     return request_key(method, url, fields, excluded=excluded, scope=scope)
 
 
+def attempt_key(key: str, n: int) -> str:
+    """The record of the ``n``-th attempt (0: the first) to send the submission ``key``."""
+    return key if n == 0 else f"{key}.{n + 1}"
+
+
 class IntentLog:
     def __init__(
         self,
@@ -155,6 +176,8 @@ class IntentLog:
         rules: ReadBackRules | list[ReadBack],
         risk: RiskRules | None = None,
         witness: Callable[[str, str, list[tuple[str, str]]], datetime | None] | None = None,
+        last_check: Callable[[], str | None] | None = None,
+        ask_again: Callable[[str, str, list[tuple[str, str]], str, str], bool] | None = None,
     ) -> None:
         self.sink = sink
         self.scope = scope  # the job id: the same payload in another job is another intent
@@ -164,13 +187,23 @@ class IntentLog:
         # when a record nobody can edit (the signed audit log: ``WorkerGate.sent_before``) says this
         # job sent exactly this before: a missing row in the job database is no first attempt
         self.witness = witness
+        # the last check before an attempt leaves (a durable job: ``WorkerGate.leg_refusal``); a text:
+        # it does not leave, and that is why
+        self.last_check = last_check
+        # a person's fresh approval to send again what an earlier attempt may still apply: (method,
+        # url, fields, the record key of the attempt it approves, the warning she is shown) ->
+        # approved (a durable job: ``WorkerGate.again``, through the job's approvals: it may park the
+        # run). One approval is one attempt. None: nobody to ask
+        self.ask_again = ask_again
+        self.mine: set[str] = set()  # the attempts this log recorded (``crew.outcome.gather``)
+        self._sending: dict[str, str] = {}  # a submission's key -> its attempt on its way now
 
     def before_send(
         self, method: str, url: str, fields: list[tuple[str, str]], fetch_text: FetchText
     ) -> str | None:
         key = intent_key(self.scope, method, url, fields, self.risk)
-        earlier = self.sink.get(key)
-        if earlier is None and self.witness is not None and (at := self.witness(method, url, fields)):
+        attempts = self._attempts(key)
+        if not attempts and self.witness is not None and (at := self.witness(method, url, fields)):
             earlier = IntentRecord(  # its row is gone from the job database: an answer nobody knows
                 key=key,
                 method=method.upper(),
@@ -181,58 +214,106 @@ class IntentLog:
                 at=at,
             )
             self.sink.put(earlier)
-        if earlier is None:
-            first = IntentRecord(key=key, method=method.upper(), url=url, fields=fields)
-            if (racing := self.sink.claim(first)) is None:
-                return None
-            # another leg of this job recorded it between our look and our record: it is being sent
-            # now, or was just sent; no read-back can tell yet, and a repeat would be a second change
-            self.refused += 1
-            return (
-                f"this exact submission to {url} is being sent by another attempt of this job right now "
-                f"(recorded at {racing.at:%H:%M:%S} UTC). It was NOT sent again. Check in the system "
-                "whether the change is there before doing anything else; if you cannot tell, ask a person."
-            )
+            attempts = [earlier]
+        again = IntentRecord(
+            key=attempt_key(key, len(attempts)), method=method.upper(), url=url, fields=fields
+        )
+        if not attempts:
+            return self._send(key, again, "")
+        earlier = attempts[-1]
+        doubt = next((a for a in reversed(attempts) if a.in_doubt), None)  # it may still land
         found = self.rules.rule_for(method, url)
         if found is not None and found[0].safe_to_repeat:
-            self._again(earlier, "the read-back rule says a repeat changes nothing; sent again")
-            return None
+            return self._send(key, again, "the read-back rule says a repeat changes nothing; sent again")
         if found is not None:
             rule, params = found
             seen, page = rule.check(url, params, fields, fetch_text)
-            if seen == "absent":
-                self._again(earlier, "read back: not in the system; sent again")
-                return None
+            if seen == "absent" and doubt is None:
+                return self._send(key, again, "read back: not in the system; sent again")
+            if seen == "absent" and doubt is not None:  # it may still land: a person decides
+                return self._ask_again(key, again, doubt, page)
             if seen == "applied":
                 self.refused += 1
-                earlier.status, earlier.result = "confirmed", "read back: the change is in the system"
-                earlier.seen = "saved"
-                self.sink.put(earlier)
+                landed = next((a for a in reversed(attempts) if a.applied is not False), earlier)
+                landed.status, landed.result = "confirmed", "read back: the change is in the system"
+                landed.seen = "saved"
+                self.sink.put(landed)
                 return (
-                    f"this exact submission to {url} was already sent (at {earlier.at:%H:%M:%S} UTC) and "
+                    f"this exact submission to {url} was already sent (at {landed.at:%H:%M:%S} UTC) and "
                     f"{page} shows it in the system now: {NOT_SENT_AGAIN}. Check the "
                     "existing record there instead of submitting it again."
                 )
-        if earlier.applied is False:
-            self._again(earlier, f"the earlier attempt was not applied ({earlier.result}); sent again")
-            return None
+        if earlier.applied is False and doubt is None:
+            why = f"the earlier attempt was not applied ({earlier.result}); sent again"
+            return self._send(key, again, why)
         self.refused += 1
-        return self._refusal(earlier, url, checked=found is not None)
+        return self._refusal(doubt or earlier, url, checked=found is not None)
 
     def after_send(self, method: str, url: str, fields: list[tuple[str, str]], outcome: SendOutcome) -> None:
         key = intent_key(self.scope, method, url, fields, self.risk)
-        record = self.sink.get(key) or IntentRecord(key=key, method=method.upper(), url=url, fields=fields)
+        attempt = self._sending.pop(key, None)  # the attempt this log let go
+        if attempt is None:  # sent without asking this log first: its newest attempt
+            attempt = ([key] + [a.key for a in self._attempts(key)])[-1]
+        record = self.sink.get(attempt) or IntentRecord(
+            key=attempt, method=method.upper(), url=url, fields=fields
+        )
         record.seen = outcome.classified()  # the gate's, made once (network.py)
         done = applied_of(record.seen)
         record.status = "sent" if done else "not_applied" if done is False else "uncertain"
         record.result = outcome.describe()
         self.sink.put(record)
 
-    def _again(self, earlier: IntentRecord, why: str) -> None:
-        """A new attempt of an earlier intent: recorded (no result yet) before it is sent."""
-        earlier.status, earlier.result, earlier.at = "recorded", why, datetime.now(UTC)
-        earlier.seen = None
-        self.sink.put(earlier)
+    def _attempts(self, key: str) -> list[IntentRecord]:
+        """Every attempt to send the submission ``key`` in this job, oldest first."""
+        found: list[IntentRecord] = []
+        while (record := self.sink.get(attempt_key(key, len(found)))) is not None:
+            found.append(record)
+        return found
+
+    def _send(self, key: str, attempt: IntentRecord, why: str) -> str | None:
+        """Record a new attempt (no result yet: a kill from here on leaves it ``recorded``), check once
+        more that it may leave (``last_check``), and let it go: None. Each attempt is a record of its
+        own, inserted atomically: a leg that finds another leg of this job recording it first sends
+        nothing (no read-back can tell yet: the other one may not have landed)."""
+        attempt.result = why or None
+        if (racing := self.sink.claim(attempt)) is not None:
+            self.refused += 1
+            return (
+                f"this exact submission to {attempt.url} is being sent by another attempt of this job right "
+                f"now (recorded at {racing.at:%H:%M:%S} UTC). It was NOT sent again. Check in the system "
+                "whether the change is there before doing anything else; if you cannot tell, ask a person."
+            )
+        self.mine.add(attempt.key)
+        if self.last_check is not None and (stop := self.last_check()) is not None:
+            attempt.status, attempt.seen, attempt.result = "not_applied", "not_sent", f"not sent: {stop}"
+            self.sink.put(attempt)
+            self.refused += 1
+            return f"{attempt.method} {attempt.url} was not sent: {stop}. Nothing was sent."
+        self._sending[key] = attempt.key
+        return None
+
+    def _ask_again(self, key: str, again: IntentRecord, doubt: IntentRecord, page: str) -> str | None:
+        """Reading the system back does not find the change, but an earlier attempt may still land:
+        sent again only when a person, told so, approves it now (``ask_again``: it may park the run)."""
+        answer = doubt.result if doubt.status != "recorded" else None
+        answer = answer or "none was recorded: the run stopped, froze or lost the job while it was on its way"
+        warning = (
+            f"an earlier attempt to send exactly this ({doubt.at:%Y-%m-%d %H:%M:%S} UTC) got no answer "
+            f"from the system ({answer}), so it MAY STILL APPLY: it may be in the system already or still "
+            f"on its way. {page} does not show it now, which does not prove it will not land. Approve only "
+            "if you have checked that the earlier attempt did not apply: approving sends it again."
+        )
+        ask = self.ask_again
+        if ask is not None and ask(again.method, again.url, again.fields, again.key, warning):
+            return self._send(key, again, "read back: not in the system; a person approved sending it again")
+        self.refused += 1
+        who = "a person did not approve sending it again" if ask else "only a person may approve that"
+        return (
+            f"this exact submission to {again.url} was sent at {doubt.at:%H:%M:%S} UTC and no answer came "
+            f"back from the system ({answer}); {page} does not show it now, but it may still arrive, and "
+            f"{who}. It was NOT sent again. Check in the system whether the change is there (open the "
+            "record it changes); if you cannot tell, ask a person."
+        )
 
     def _refusal(self, earlier: IntentRecord, url: str, *, checked: bool) -> str:
         when = f"at {earlier.at:%H:%M:%S} UTC"
