@@ -22,7 +22,7 @@ from taskcrew.crew.models import Citation, StepReport
 from taskcrew.crew.provenance import value_origin
 from taskcrew.knowledge.chunking import ChunkingConfig
 from taskcrew.knowledge.formats import pdf_pieces
-from taskcrew.tools.documents import pdfseen
+from taskcrew.tools.documents import limits, pdfseen
 from taskcrew.tools.documents.models import Unreadable
 from taskcrew.tools.documents.pdf import read_pdf_pages
 from taskcrew.tools.files import SandboxFiles
@@ -181,6 +181,7 @@ def _scan_with_a_text_layer(layer: list[str]) -> bytes:
 
 
 def test_a_scans_invisible_text_layer_gives_way_to_ocr_of_its_picture() -> None:
+    limits.start_parse()  # this process's parse budget starts now (a reader's child process does so)
     data = _scan_with_a_text_layer(
         ["INVOICE INV-1001", f"Total due: {HIDDEN_AMOUNT} EUR", f"IBAN: {HIDDEN_IBAN}"]
     )
@@ -190,6 +191,7 @@ def test_a_scans_invisible_text_layer_gives_way_to_ocr_of_its_picture() -> None:
 
 
 def test_a_pdf_whose_every_word_is_hidden_says_why_it_is_not_read() -> None:
+    limits.start_parse()
     pdf = FPDF()
     pdf.add_page()
     pdf.set_font("Helvetica", size=12)
@@ -199,6 +201,7 @@ def test_a_pdf_whose_every_word_is_hidden_says_why_it_is_not_read() -> None:
 
 
 def test_a_cited_value_found_only_in_hidden_text_is_not_shown_by_the_file() -> None:
+    limits.start_parse()
     data = _page(_white)
     text = "\n".join(p.text for p in read_pdf_pages(data, "invoice.pdf"))
     report = StepReport(

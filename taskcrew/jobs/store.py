@@ -927,7 +927,7 @@ class Jobs:
     def _read_intent(self, key: str, job_id: str, doc: str) -> Intent:
         """A stored intent as the job reads it: one taskcrew did not write (edited, added, moved from
         another job, or from before intents were signed) is a send whose answer nobody knows, so a
-        repeat of it is sent only when reading the system back finds the change absent."""
+        repeat of it needs a person's approval (``tools.intents``: an attempt in doubt)."""
         data = json.loads(doc)
         intent = Intent.model_validate(data)
         if intent.key == key and intent.job_id == job_id and self._seal_ok("intent", {}, data, "sig"):
