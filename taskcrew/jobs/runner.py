@@ -223,7 +223,13 @@ class LegRunner:
             offered_model(opts.worker_model, "worker")  # the operator's models only, whatever the row says
             offered_model(opts.verifier_model, "verifier")
             # --auto-approve is checked by the approvals authority (signed, permitted by the rules)
-            human = JobHuman(self.jobs, job.id, expires_in=self.approval_ttl, auto_approve=opts.auto_approve)
+            human = JobHuman(
+                self.jobs,
+                job.id,
+                expires_in=self.approval_ttl,
+                auto_approve=opts.auto_approve,
+                sandbox=self.place.settings.sandbox,  # the folder the run reads: its cited files are sealed
+            )
             settings = self.place.run_settings(
                 job.task,
                 worker_model=opts.worker_model,

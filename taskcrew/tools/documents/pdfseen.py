@@ -201,6 +201,9 @@ def _like_behind(char: _Char, behind: Any, np: Any) -> bool:
     if char.paint is None:
         return False
     grey, opacity = char.paint
+    low, high = float(behind.min()), float(behind.max())  # the median lies between them: often decided
+    if opacity * (low - grey) > INK or opacity * (grey - high) > INK:
+        return False
     return opacity * abs(grey - float(np.median(behind))) <= INK
 
 
