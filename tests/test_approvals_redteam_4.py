@@ -192,6 +192,7 @@ def test_a_word_of_look_alike_letters_beside_latin_ones_is_marked_and_flagged(ap
         ("ا 4 001.00", "a right-to-left letter"),  # drawn "001.00 4 ا"; was 4001.00
         ("٤٠٠.00", "a digit other than 0-9"),  # Arabic-Indic
         ("4OO.00", "a letter"),  # Latin capital O for zeros
+        ("9OOO.00", "a letter"),  # three of them: no currency code (was read as 9.00)
     ],
 )
 def test_an_amount_in_other_digits_or_with_a_letter_is_unreadable_for_two_people(

@@ -383,7 +383,8 @@ def field_matches(name: str, patterns: list[str] | re.Pattern[str]) -> bool:
     return any(re.search(p, n, re.IGNORECASE) for p in patterns for n in names)
 
 
-_CURRENCY_WORD = re.compile(r"(?<![^\W\d_])[A-Za-z]{3}(?![^\W\d_])")  # "EUR" in "1 234,56 EUR"
+# "EUR" in "1 234,56 EUR", never a word glued to a digit ("9OOO.00" is no 9.00)
+_CURRENCY_WORD = re.compile(r"(?<![^\W_])[A-Za-z]{3}(?![^\W_])")
 
 
 def unreadable_amount(text: str) -> str | None:
