@@ -1,16 +1,14 @@
 """The changed record, as the system showed it when the worker asked (``ApprovalRequest.record``,
 read by the gate: ``approvals/record.py``), and the vendors it knows (``known_vendors``): the
-"before" of each field sent, the record's own values, and whether the payee is a new vendor."""
+"before" of each field sent and the record's own values (whether the payee is a new vendor is the
+authority's: ``rules.new_vendor``)."""
 
 from __future__ import annotations
 
 import re
 
 from taskcrew.approvals.authority import ApprovalView
-
-
-def _norm(text: str) -> str:
-    return re.sub(r"[\W_]+", "", text.casefold())
+from taskcrew.approvals.rules import same_name as _norm
 
 
 def before_values(view: ApprovalView) -> dict[str, tuple[str, str]]:
