@@ -163,6 +163,19 @@ def test_blocked_target_is_never_asked() -> None:
     assert policy.navigation("http://erp@evil.test/").outcome == "blocked"
 
 
+@pytest.mark.parametrize("read_only", [False, True], ids=["normal", "read-only"])
+def test_a_websocket_is_recorded_as_one_and_says_why_whatever_its_host(read_only: bool) -> None:
+    policy = Policy(ERP.model_copy(update={"read_only": read_only}), ScriptedHuman())
+    off, on = (
+        policy.refuse_websocket("ws://evil.test/x", "none is opened"),
+        policy.refuse_websocket("ws://127.0.0.1:8800/live", "none is opened"),
+    )
+    assert (off.method, off.outcome) == ("WEBSOCKET", "blocked")  # off the list: blocked there, not a GET
+    assert "evil.test" in off.reason and off.reason.endswith("none is opened"), off.reason
+    assert (on.method, on.outcome) == ("WEBSOCKET", "read_only_refused" if read_only else "blocked")
+    assert policy.decisions == [off, on]
+
+
 def test_network_requests_without_approval_mode_are_blocked() -> None:
     cfg = ERP.model_copy(update={"approve_network_requests": False})
     policy = Policy(cfg, ScriptedHuman())

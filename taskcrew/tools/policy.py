@@ -579,9 +579,21 @@ class Policy:
         notes = [n for n in (flag(field) for flag in self.flaggers) if n]
         return field.model_copy(update={"note": "; ".join(notes)}) if notes else field
 
-    def refused(self, decision: PolicyDecision) -> PolicyDecision:
-        """Record a refusal the browser's guard decided by itself (a WebSocket: ``network.py``)."""
-        return self._record(decision)
+    def refuse_websocket(self, url: str, why: str) -> PolicyDecision:
+        """A WebSocket is never opened (``network.py``: ``why``): recorded as a refused request with
+        method WEBSOCKET, to a host off the allow-list as blocked there."""
+        verdict = self.check_url(url)
+        read_only = verdict.allowed and self.read_only
+        return self._record(
+            PolicyDecision(
+                kind="request",
+                outcome="read_only_refused" if read_only else "blocked",
+                url=url,
+                method="WEBSOCKET",
+                reason=("read-only session; " if read_only else "")
+                + (why if verdict.allowed else f"{verdict.reason}; {why}"),
+            )
+        )
 
     def _record(self, decision: PolicyDecision) -> PolicyDecision:
         self.decisions.append(decision)

@@ -457,19 +457,8 @@ class NetworkGuard:
         host off the allow-list as blocked there); one a page opens around this route (from a
         worker) is refused by the gatekeeper proxy."""
         url = self.vault.redact(ws.url)
-        if not self.policy.check_url(ws.url).allowed:
-            self.state.blocked.append(self.policy.request("GET", url))
-        else:
-            read_only = self.policy.read_only
-            decision = PolicyDecision(
-                kind="request",
-                outcome="read_only_refused" if read_only else "blocked",
-                url=url,
-                method="WEBSOCKET",
-                reason=("read-only session; " if read_only else "") + WEBSOCKET_REFUSED,
-            )
-            self.state.blocked.append(self.policy.refused(decision))
-            self.state.notes.append(f"a WebSocket to {url} was refused: {WEBSOCKET_REFUSED}")
+        self.state.blocked.append(self.policy.refuse_websocket(url, WEBSOCKET_REFUSED))
+        self.state.notes.append(f"a WebSocket to {url} was refused: {WEBSOCKET_REFUSED}")
         ws.close(code=1008, reason="blocked by policy")
 
     def install_page(self, page: Page) -> None:
