@@ -27,7 +27,7 @@ from fixtures_adversarial import Server, serve
 from websockets.sync.server import ServerConnection
 from websockets.sync.server import serve as serve_websockets
 
-from taskcrew.approvals.key import TEXT_MARK, same_fields
+from taskcrew.approvals.key import same_fields
 from taskcrew.approvals.rules import NOT_EXACT, assess, load_rules
 from taskcrew.tools.browser import BrowserConfig, BrowserRuntime, BrowserSession, Click, Observation
 from taskcrew.tools.browser.gatekeeper import Gatekeeper
@@ -309,8 +309,6 @@ def flags(fields: list[tuple[str, str]]) -> list[str]:
         ("text/plain;charset=UTF-8", b"archive BILL-9", "archive BILL-9"),
         ("text/plain", "Bitte prüfen\nDanke".encode(), "Bitte prüfen\nDanke"),
         ("text/plain; charset=windows-1252", b"M\xfcller", "Müller"),
-        # a text that starts like the parser's own mark is shown as text, never as the mark
-        ("text/plain", NOT_EXACT.encode() + b"x) y", TEXT_MARK + NOT_EXACT + "x) y"),
     ],
 )
 def test_plain_text_that_no_system_reads_as_fields_is_shown_exactly(
@@ -327,11 +325,21 @@ def test_plain_text_that_no_system_reads_as_fields_is_shown_exactly(
         (b'{"amount": "9500.00"}', "JSON or markup"),
         (b"<amount>9500.00</amount>", "JSON or markup"),
         (b"caf\xe9", "bytes not valid utf-8"),
+        (b"amount: 98000.00", "YAML, name-value lines"),  # the amount rule would not judge it
+        (b"BILL-9,98000.00", "CSV or TSV"),
+        (b"BILL-9\t98000.00", "CSV or TSV"),
+        (b"payee | Hooli", "CSV or TSV"),
     ],
 )
 def test_plain_text_a_system_may_read_otherwise_is_still_flagged_with_why(body: bytes, why: str) -> None:
     ((name, value),) = body_fields("text/plain;charset=UTF-8", body)
     assert name == "(body)" and value.startswith(NOT_EXACT) and why in value
+    assert "unread_body" in flags([(name, value)])
+
+
+def test_a_plain_text_that_starts_like_the_parsers_own_mark_is_never_taken_for_it() -> None:
+    ((name, value),) = body_fields("text/plain", NOT_EXACT.encode() + b"x) y")
+    assert name == "(body)" and value.startswith(NOT_EXACT + "a text/plain body with ':'"), value
     assert "unread_body" in flags([(name, value)])
 
 
