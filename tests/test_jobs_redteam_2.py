@@ -33,8 +33,15 @@ from taskcrew.jobs.human import JobHuman
 from taskcrew.jobs.runner import LegRunner, StoreIntents
 from taskcrew.jobs.scripted import scripted_for
 from taskcrew.mock_erp import ErpServer
-from taskcrew.tools.human import ApprovalRequest, AutoApproveHuman, FieldValue
+from taskcrew.tools.human import (
+    ApprovalDecision,
+    ApprovalRequest,
+    AutoApproveHuman,
+    FieldValue,
+    ScriptedHuman,
+)
 from taskcrew.tools.intents import IntentLog, SendOutcome
+from taskcrew.tools.policy import Policy, PolicyConfig
 from taskcrew.tools.readback import ReadBackRules, load_rules
 from taskcrew.tools.submissions import SubmissionResult
 
@@ -229,6 +236,72 @@ def test_the_last_check_before_a_send_reads_the_job_store(tmp_path: Path, isolat
     jobs.close()
 
 
+@pytest.mark.parametrize("taken", ["cancelled", "taken over", "handed back"])
+def test_a_leg_check_reads_the_job_row_once_and_still_stops_a_leg_that_lost_its_job(
+    tmp_path: Path, isolated_home: Path, taken: str
+) -> None:
+    """The job row is read once a leg check (its job and its leg, together), once a heartbeat (the
+    beat's own read judges the leg), and once for the gate's leg check of a send: a job cancelled,
+    taken over or handed back meanwhile still sends nothing, and its heartbeat halts the leg."""
+    import sqlalchemy as sa
+
+    from taskcrew.approvals.worker import leg_refusal_of
+
+    jobs = Jobs.open(f"sqlite:///{tmp_path / 'jobs.sqlite3'}")
+    authority = Authority(jobs)
+    job = jobs.submit("Mark BILL-0004 paid", submitted_by="ana")
+    url, fields = "http://127.0.0.1:9/bills/BILL-0004/pay", [("paid_on", PAID_ON)]
+    key = authority.key_of("POST", url, fields)
+    request = ApprovalRequest(
+        kind="form_submission",
+        method="POST",
+        url=url,
+        fields=[FieldValue(name=n, value=v) for n, v in fields],
+        key=key,
+    )
+    approval = jobs.park(job.id, kind="approval", key=key, request=request)
+    assert authority.decide(approval.id, "approve", BOB).status == "decided"
+    jobs.mark(job.id, "running", only_if=("queued",), leg=0, worker="w1")
+    gate = JobHuman(jobs, job.id).gate
+    gate.holder = ("w1", 0)
+    reads: list[str] = []
+
+    def counted(conn: Any, cursor: Any, statement: str, *_: Any) -> None:
+        if statement.lstrip().lower().startswith("select") and "from taskcrew_jobs" in statement.lower():
+            reads.append(statement)
+
+    sa.event.listen(jobs.engine, "before_cursor_execute", counted)
+
+    def read(check: Any) -> tuple[Any, int]:
+        reads.clear()
+        said = check()
+        return said, len(reads)
+
+    assert read(gate.leg_refusal) == (None, 1)  # the intent log's last check
+    assert read(lambda: leg_refusal_of(*jobs.heartbeat(job.id, "w1"), "w1", 0)) == (None, 1)
+    sent, n = read(lambda: gate.send_check("POST", url, fields))
+    assert sent is None and n <= 2, n  # the leg once (and the rules' look at the submitter)
+
+    if taken == "cancelled":
+        authority.act_on_job(job.id, "cancel", BOB)
+    elif taken == "taken over":
+        assert jobs.take_over(job.id, "w1") is not None
+        jobs.mark(job.id, "running", only_if=("queued",), leg=1, worker="w1")  # the same id, a newer leg
+    else:
+        assert jobs.hand_back(job.id, 0, "w1", "stopping", leg_ends=True) is not None
+    gone, n = read(gate.leg_refusal)
+    assert gone is not None and "no longer this leg's" in gone and n == 1, (gone, n)
+    beat, n = read(lambda: leg_refusal_of(*jobs.heartbeat(job.id, "w1"), "w1", 0))
+    assert beat == gone and n == 1, (beat, n)
+    refusal, n = read(lambda: gate.send_check("POST", url, fields))
+    assert refusal is not None and "no longer this leg's" in refusal and n == 1, (refusal, n)
+    if taken == "cancelled":
+        assert "cancelled by bob" in refusal
+    sends = [e for e in authority.audit.entries("send") if e.payload.get("job_id") == job.id]
+    assert len(sends) == 1  # the one before the job was lost
+    jobs.close()
+
+
 def test_a_cancel_that_lands_while_a_repeat_is_read_back_sends_nothing(
     tmp_path: Path, erp: ErpServer, erp_user: ErpUser, isolated_home: Path
 ) -> None:
@@ -382,6 +455,52 @@ def test_a_resend_keeps_the_attempt_whose_answer_never_came_and_the_job_never_sa
     assert outcome == "done" and "changed nothing" not in reason, reason
     assert "1 submission(s) with no clear answer (may be saved)" in reason, reason
     assert len(asked) == 1 and "MAY STILL APPLY" in asked[0]  # sent again only as a person approved
+    jobs.close()
+
+
+@pytest.mark.parametrize(
+    ("reply", "sent"),
+    [
+        (ApprovalDecision.approve(by="ana at the terminal", basis="person"), True),
+        (ApprovalDecision.reject("not sure it did not land"), False),
+        (None, False),  # --auto-approve
+        (ApprovalDecision.approve(by="a rule", basis="rule"), False),
+    ],
+    ids=["person-approves", "person-rejects", "auto-approve", "rule"],
+)
+def test_the_person_at_the_terminal_decides_a_repeat_in_doubt_and_nothing_else_can(
+    tmp_path: Path, erp: ErpServer, erp_user: ErpUser, reply: ApprovalDecision | None, sent: bool
+) -> None:
+    """``taskcrew run`` (and a plain run's routine replay): the first payment left and no answer
+    came; reading the bill back does not find it paid. Before, the run could only refuse ("only a
+    person may approve that") though the person was at the terminal. Now the policy's human is asked,
+    shown that the first may still apply, and only a person's approval sends it again."""
+    jobs = Jobs.open(f"sqlite:///{tmp_path / 'jobs.sqlite3'}")
+    job = jobs.submit("Mark BILL-0004 paid on 2026-10-02", submitted_by="ana")
+    url = f"{erp.url}/bills/{BILL}/pay"
+
+    def read_back(page: str) -> str | None:
+        response = erp_user.http.get(page)
+        return response.text if response.status_code == 200 else None
+
+    human = ScriptedHuman([reply]) if reply is not None else AutoApproveHuman()
+    policy = Policy(PolicyConfig.for_url(erp.url), human)
+    log = IntentLog(StoreIntents(jobs, job.id), job.id, _demo_rules(erp), ask_again=policy.ask_to_send_again)
+    assert log.before_send("POST", url, [("csrf_token", "t1"), ("paid_on", PAID_ON)], read_back) is None
+    held = log.before_send("POST", url, [("csrf_token", "t2"), ("paid_on", PAID_ON)], read_back)
+    asked = human.requests if isinstance(human, ScriptedHuman) else human.approved
+    assert len(asked) == 1 and "MAY STILL APPLY" in (asked[0].asked_again or ""), asked
+    assert [(f.name, f.value) for f in asked[0].fields if f.name == "paid_on"] == [("paid_on", PAID_ON)]
+    [decision] = policy.decisions
+    assert (decision.method, decision.outcome) == ("POST", "approved" if sent else "rejected"), decision
+    if sent:
+        assert held is None and decision.approved_by == "ana at the terminal"
+        assert len(jobs.intents(job.id)) == 2  # the attempt in doubt kept, a new one recorded
+    else:
+        assert held is not None and "NOT sent again" in held, held
+        assert len(jobs.intents(job.id)) == 1
+    if reply is None or reply.outcome == "approve":  # approved, but by no person: said so
+        assert sent or "only a person may approve that" in decision.reason, decision.reason
     jobs.close()
 
 

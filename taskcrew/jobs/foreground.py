@@ -56,7 +56,10 @@ def run_in_foreground(
     res.on_run_dir = lambda path: jobs.note_run_dir(job.id, str(Path(path).resolve()))
     res.wrap_model = lambda model, inner: SharedBackoff(jobs, model, inner)
     if res.browser is not None:
-        res.browser.policy.intents = IntentLog(StoreIntents(jobs, job.id), job.id, rules)
+        policy = res.browser.policy  # the person at the terminal may approve a repeat in doubt
+        policy.intents = IntentLog(
+            StoreIntents(jobs, job.id), job.id, rules, ask_again=policy.ask_to_send_again
+        )
     done = threading.Event()
     threading.Thread(target=_beat, args=(jobs, job.id, worker_id, done), daemon=True).start()
     try:

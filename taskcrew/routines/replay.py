@@ -222,7 +222,9 @@ class Replayer:
         if getattr(policy, "intents", None) is None and self.read_back is not None:
             from taskcrew.tools.intents import IntentLog
 
-            policy.intents = IntentLog(_MemorySink(), f"run:{ctx.run_id}", self.read_back)  # one run's
+            policy.intents = IntentLog(  # one run's
+                _MemorySink(), f"run:{ctx.run_id}", self.read_back, ask_again=policy.ask_to_send_again
+            )
             attached = True
         try:
             page = self._drive(ctx, session, found.values)

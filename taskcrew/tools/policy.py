@@ -529,6 +529,35 @@ class Policy:
             reply = self.human.approve(request)
         return reply, request
 
+    def ask_to_send_again(
+        self, method: str, url: str, fields: list[tuple[str, str]], attempt: str, warning: str
+    ) -> bool:
+        """``IntentLog``'s ``ask_again`` for a run whose person is this policy's human (``taskcrew
+        run``): an earlier attempt of exactly this may still land; sent again only if a person,
+        shown ``warning`` (``asked_again``), approves it now — never --auto-approve or a rule.
+        Recorded either way."""
+        sub = Submission(
+            origin="network", method=method, url=url, fields=[FieldValue(name=n, value=v) for n, v in fields]
+        )
+        request = self._approval_request(method, sub).model_copy(update={"asked_again": warning})
+        reply = self.human.approve(request)
+        person = reply.outcome == "approve" and reply.basis == "person"
+        self._record(
+            PolicyDecision(
+                kind="submission",
+                outcome="approved" if person else "rejected",
+                url=url,
+                method=method.upper(),
+                reason=f"sent again ({attempt}): {warning}"
+                if person
+                else f"not sent again: {'only a person may approve that' if reply.approved else 'not approved'}",
+                fields=request.fields,
+                answer=reply.text,
+                approved_by=reply.by if person else None,
+            )
+        )
+        return person
+
     def is_exempt(self, url: str) -> bool:
         """A login or an exempt path: data-changing, but no approval and no intent (not business data)."""
         return self._is_login_path(url) or _exact(url, self.config.exempt_paths)

@@ -584,7 +584,8 @@ class NetworkGuard:
                 before_change(intent_fetcher(self._context, self.policy))
         intents = getattr(self.policy, "intents", None)  # tools.intents.IntentLog of a durable run
         if intents is not None and approved and self._context is not None:
-            refusal = intents.before_send(method, url, fields, intent_fetcher(self._context, self.policy))
+            with self._human_wait():  # a repeat in doubt may ask a person (``ask_again``)
+                refusal = intents.before_send(method, url, fields, intent_fetcher(self._context, self.policy))
             if refusal is not None:
                 self.state.notes.append(refusal)
                 route.abort("blockedbyclient")
