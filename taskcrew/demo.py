@@ -41,7 +41,8 @@ LABEL = (
     "For real models see README › Models."
 )
 
-RUN_LABEL = "demo (scripted stand-in models, not AI)"  # what the console and report.md call a demo run
+NOT_AI = "scripted stand-in models, not AI"  # what a run by scripted models is called (console)
+RUN_LABEL = f"demo ({NOT_AI})"  # what the console and report.md call a demo run
 MARK = "demo.json"  # in a demo's run folder: the run is the demo's (console/artifacts.py reads it)
 
 
@@ -175,7 +176,6 @@ def _in_terminal(opts: DemoOptions, task: str, factory: Any, home: Path, out: Co
     from taskcrew.crew.commands import make_human
     from taskcrew.crew.models import EXIT_CODES
     from taskcrew.crew.progress import ProgressPrinter
-    from taskcrew.crew.run import run_task
     from taskcrew.crew.workplace import Workplace
 
     quiet_crewai_env(Paths.from_env().crewai_storage)
@@ -184,17 +184,21 @@ def _in_terminal(opts: DemoOptions, task: str, factory: Any, home: Path, out: Co
     _copy_knowledge(home / "knowledge")
     with Workplace(_place_settings(opts, home, knowledge=True), make_human(opts.auto_approve, out)) as place:
         out.print(f"[dim]Acme Payables (demo ERP, chaos {'on' if opts.chaos else 'off'}): {place.erp_url}[/]")
-        settings = place.run_settings(task, worker_model=WORKER_MODEL, verifier_model=VERIFIER_MODEL)
-        res = place.resources(scripted=factory, listeners=[ProgressPrinter(out)])
         marked: list[Path] = []
 
         def mark(path: Path) -> None:
             mark_demo_run(path)
             marked.append(path)
 
-        res.on_run_dir = mark
         try:
-            result = run_task(settings, res)
+            result = place.run(
+                task,
+                worker_model=WORKER_MODEL,
+                verifier_model=VERIFIER_MODEL,
+                scripted=factory,
+                listeners=[ProgressPrinter(out)],
+                on_run_dir=mark,
+            )
         finally:
             for path in marked:
                 label_report(path)

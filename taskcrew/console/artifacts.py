@@ -101,7 +101,7 @@ def _summarize(name: str, events: list[Any]) -> RunSummary:
 def _demo(path: Path, summary: RunSummary) -> RunSummary:
     """A run folder `taskcrew demo` marked as its own (demo.json) says so; a run by scripted models
     without it (a demo from before the mark, `--model scripted/solver`) says they are not AI."""
-    from taskcrew.demo import MARK, RUN_LABEL
+    from taskcrew.demo import MARK, NOT_AI, RUN_LABEL
 
     try:
         marked = json.loads((path / MARK).read_text(encoding="utf-8")).get("demo") is True
@@ -110,7 +110,7 @@ def _demo(path: Path, summary: RunSummary) -> RunSummary:
     if marked:
         summary.demo = RUN_LABEL
     elif summary.worker_model.startswith("scripted/"):
-        summary.demo = "scripted stand-in models, not AI"
+        summary.demo = NOT_AI
     return summary
 
 

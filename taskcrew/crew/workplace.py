@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from contextlib import ExitStack
 from datetime import date
 from pathlib import Path
@@ -335,9 +336,11 @@ class Workplace:
         store: Any = None,
         criteria: list[str] | None = None,
         read_only: bool = False,
+        on_run_dir: Callable[[Path], None] | None = None,
     ) -> RunResult:
         """One run. ``human`` / ``store`` replace the workplace's person and knowledge store for it;
-        ``criteria`` are kept in every plan; ``read_only`` refuses every change in the policy gate."""
+        ``criteria`` are kept in every plan; ``read_only`` refuses every change in the policy gate;
+        ``on_run_dir`` is told the run's folder once it is made."""
         settings = self.run_settings(
             task,
             worker_model=worker_model,
@@ -350,6 +353,8 @@ class Workplace:
         res = self.resources(
             scripted=scripted, listeners=listeners, human=human, store=store, read_only=read_only
         )
+        if on_run_dir is not None:
+            res.on_run_dir = on_run_dir
         return run_task(settings, res)
 
     def audit(
