@@ -329,6 +329,9 @@ def test_plain_text_that_no_system_reads_as_fields_is_shown_exactly(
         (b"BILL-9,98000.00", "CSV or TSV"),
         (b"BILL-9\t98000.00", "CSV or TSV"),
         (b"payee | Hooli", "CSV or TSV"),
+        (b"pay BILL-9 98000", "a number a system may read as an amount"),
+        (b"pay BILL-9 98.000", "a number a system may read as an amount"),
+        (b"pay BILL-9 98 000", "a number a system may read as an amount"),
     ],
 )
 def test_plain_text_a_system_may_read_otherwise_is_still_flagged_with_why(body: bytes, why: str) -> None:

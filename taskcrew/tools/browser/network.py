@@ -98,9 +98,9 @@ def _raw_fields(request: Request) -> list[tuple[str, str]]:
 #                                        charset, UTF-8 when none is declared)
 #   multipart/form-data                  its parts, read exactly (a file part as ``file_value``)
 #   text/plain                           a <form enctype="text/plain">: name=value lines, each ended
-#                                        by CRLF; other text with no "=" and no separator of fields
-#                                        (: , ; | tab), not beginning like JSON or markup: one text,
-#                                        named ``BODY_FIELD``
+#                                        by CRLF; other text with no "=", no separator of fields
+#                                        (: , ; | tab) and no number of three digits or more, not
+#                                        beginning like JSON or markup: one text, named ``BODY_FIELD``
 #   application/json, */*+json           every leaf a field named by its path ("payment.amount",
 #                                        "lines[0].amount"), so the risk rules judge nested values
 # What the parser cannot account for exactly — a body of another or an unreadable type, a JSON body
@@ -117,6 +117,7 @@ _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _CHARSETS = re.compile(r"utf-8|ascii|iso8859-\d+|cp125\d")  # Python's names of the ones read
 _NAME = re.compile(r"[^\W\d][\w-]*")  # a JSON key written as .key in a path; any other as ["key"]
 _SEPARATORS = re.compile(rb"[:,;|\t]")  # what sets a name from its value, or one value from the next
+_AMOUNT_LIKE = re.compile(rb"\d(?:[.' ]?\d){2,}")  # three digits or more, maybe grouped: 980, 98.000
 _SCALE = 40  # a JSON number with an exponent is written out in full up to this many places
 
 
@@ -299,6 +300,10 @@ def _plain_text(body: bytes, codec: str) -> list[tuple[str, str]]:
         raise _NotExact(
             f"a text/plain body with {sep.group().decode()!r} in it, which a system may read as the "
             "fields of YAML, name-value lines, CSV or TSV that the amount and bank rules cannot judge"
+        )
+    if _AMOUNT_LIKE.search(body) is not None:  # "pay 98000" in words: no rule reads an amount there
+        raise _NotExact(
+            "a text/plain body with a number a system may read as an amount the rules cannot judge"
         )
     text, exact = _decoded(body, codec)
     if not exact:
