@@ -209,6 +209,11 @@ def test_a_429_recorded_by_a_clock_an_hour_ahead_pauses_others_for_its_own_lengt
     longer than its strikes' pause, nor longer than cap_s."""
     with clock_off(+3600):
         assert SharedBackoff(Jobs.open(url), "m", None).strike() == 2.0
+    # the end it wrote is the database's clock plus the pause, not its own clock's (an hour off):
+    # what the reader's cap below would hide
+    [(until,)] = _sql(url, "SELECT until FROM taskcrew_model_backoff WHERE model = 'm'")
+    ahead = (datetime.fromisoformat(str(until)) - Jobs.open(url).db_now()).total_seconds()
+    assert 0 < ahead <= 2.0 + 2.0, f"the pause ends {ahead:.0f} s after the database's now, not ~2 s"
     healthy = SharedBackoff(Jobs.open(url), "m", None)
     assert 0 < healthy.pause_left() <= 2.0
 
@@ -218,6 +223,54 @@ def test_a_429_recorded_by_a_clock_an_hour_ahead_pauses_others_for_its_own_lengt
     assert 1.5 < healthy.pause_left() <= 2.0
     _sql(url, edit, far=far, strikes=30)
     assert 50 < healthy.pause_left() <= healthy.cap_s == 60.0
+
+
+def test_the_console_judges_a_holder_by_the_database_clock(
+    url: str, tmp_path: Path, isolated_home: Path, console_users: Path
+) -> None:
+    """The console's jobs pages say "orphaned" by the job database's clock, as the watch loop and
+    `jobs list` do: a console host 30 s ahead does not call a live worker's job orphaned, and one 30 s
+    behind does not hide a holder silent for 20 s by the database's clock."""
+    import re
+
+    from fixtures_console import PASSWORDS
+    from starlette.testclient import TestClient
+
+    from taskcrew.console.app import build_app
+    from taskcrew.console.settings import ConsoleSettings
+
+    holder, shown = Jobs.open(url), Jobs.open(url)
+    job_id = _running_on(holder, "wa")  # it beat just now, by the database's clock
+    settings = ConsoleSettings(
+        port=0,
+        state_dir=tmp_path / "console",
+        runs_dirs=[tmp_path / "runs"],
+        eval_dirs=[tmp_path / "eval"],
+        users_file=console_users,
+        jobs_url=url,
+        sandbox=tmp_path,
+    )
+    client = TestClient(build_app(settings, shown), base_url="http://testserver", follow_redirects=False)
+    token = re.search(r'name="csrf" value="([^"]+)"', client.get("/login").text)
+    assert token
+    form = {"username": "bob", "password": PASSWORDS["bob"], "csrf": token.group(1), "next": "/"}
+    assert client.post("/login", data=form, headers={"origin": "http://testserver"}).status_code == 303
+
+    def notes() -> list[str]:
+        pages = (client.get("/jobs").text, client.get(f"/jobs/{job_id}").text)
+        return [
+            " ".join(re.sub(r"<[^>]+>", " ", n).split())
+            for p in pages
+            for n in re.findall(r'<(?:div|p) class="note"[^>]*>(.*?)</(?:div|p)>', p, re.S)
+        ]
+
+    with clock_off(+30):  # the console's host 30 s ahead: the worker beat a moment ago
+        assert not any("orphaned" in n for n in notes()), notes()
+    real = shown.db_now
+    with clock_off(-30), pytest.MonkeyPatch.context() as patch:  # 20 s of silence, a clock behind
+        patch.setattr(shown, "db_now", lambda: real() + timedelta(seconds=20))
+        said = notes()
+    assert len(said) == 2 and all(n.startswith("orphaned: worker wa went silent") for n in said), said
 
 
 def test_a_mistyped_job_database_is_said_never_created(tmp_path: Path, isolated_home: Path) -> None:

@@ -40,15 +40,20 @@ AGAIN = "again-"  # the key of a request to send again what an earlier attempt m
 def leg_refusal(jobs: Jobs, job_id: str, worker: str | None = None, leg: int | None = None) -> str | None:
     """Why ``job_id`` is no longer ``worker``'s to act for in ``leg`` (None: it is): cancelled,
     finished, handed back, or taken over by another worker or a newer leg. The one rule for a leg's
-    heartbeat (``LegRunner._beat``: the leg halts) and for the last check before a data-changing
-    request leaves its browser (``WorkerGate.send_check``, the intent log's ``last_check``). The state
-    is read before the leg, and legs only grow: a leg read as this one was this one then too."""
-    job = jobs.get(job_id)
-    current = jobs.leg(job_id)
+    heartbeat (``LegRunner._beat``: the leg halts, judged on the row its beat read) and for the last
+    check before a data-changing request leaves its browser (``WorkerGate.send_check``, the intent
+    log's ``last_check``). The job and its leg are one row, read once: they are of one moment."""
+    job, current = jobs.get_on_leg(job_id)
+    return leg_refusal_of(job, current, worker, leg)
+
+
+def leg_refusal_of(job: Job, current: int, worker: str | None = None, leg: int | None = None) -> str | None:
+    """``leg_refusal`` judged on ``job`` and ``current``, its leg, as read together (by
+    ``Jobs.get_on_leg``, or by the heartbeat: ``Jobs.heartbeat``)."""
     if job.status == "running" and worker in (None, job.worker) and leg in (None, current):
         return None
     by = f" by {job.cancelled_by}" if job.status == "cancelled" and job.cancelled_by else ""
-    return f"job {job_id} is no longer this leg's ({job.status}{by}, leg {current} on {job.worker})"
+    return f"job {job.id} is no longer this leg's ({job.status}{by}, leg {current} on {job.worker})"
 
 
 class WorkerGate:
@@ -76,6 +81,11 @@ class WorkerGate:
         (its row deleted, moved or edited) is not passed over for an older one: the person is asked
         again (a rejection stands, even against a database writer)."""
         self._stop_if_gone()
+        return self._decision(key, now)
+
+    def _decision(self, key: str, now: ApprovalRequest | None = None) -> Approval | None:
+        """``decision`` without its check that the leg still holds the job (for ``send_check``, which
+        has just made it)."""
         if now is not None:
             self._shown[key] = now
         now = self._shown.get(key)
@@ -291,7 +301,7 @@ class WorkerGate:
                 {"key": key, "method": method, "url": url, "reason": gone},
             )
             return f"{method} {url} was not sent: {gone}. Nothing was sent."
-        approval = self.decision(key)
+        approval = self._decision(key)  # the leg was just checked: its job row is not read again
         if approval is not None and approval.status == "approved":
             entry = self.authority.audit.append(
                 "worker",

@@ -14,7 +14,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from taskcrew.approvals.worker import leg_refusal
+from taskcrew.approvals.worker import leg_refusal_of
 from taskcrew.jobs.human import JobHuman, Parked
 from taskcrew.jobs.models import Intent, Job, utcnow
 from taskcrew.jobs.store import Jobs
@@ -62,9 +62,9 @@ class StoreCheckpoints:
         if not self.jobs.save_checkpoint(
             self.job_id, state, leg=self.leg, worker=self.worker_id, spent=spent
         ):
-            job = self.jobs.get(self.job_id)
+            job, current = self.jobs.get_on_leg(self.job_id)
             raise Stopped(
-                f"job {self.job_id} is {job.status} on {job.worker} (leg {self.jobs.leg(self.job_id)}, "
+                f"job {self.job_id} is {job.status} on {job.worker} (leg {current}, "
                 f"this is leg {self.leg}); this leg stops"
             )
         if self.gate is not None:
@@ -391,9 +391,8 @@ class LegRunner:
         worker, or by this one on a newer leg), set ``halt``: a model call waiting for an answer stops
         within a beat, and the leg's browser sends nothing more (the newer leg may be sending)."""
         while not stop.wait(self.heartbeat_s):
-            try:
-                self.jobs.heartbeat(job_id, self.worker_id)
-                gone = leg_refusal(self.jobs, job_id, self.worker_id, leg)
+            try:  # judged on the row the beat read: one read of the job a beat
+                gone = leg_refusal_of(*self.jobs.heartbeat(job_id, self.worker_id), self.worker_id, leg)
             except Exception:  # a database hiccup: the next beat tries again
                 continue
             if gone is not None:

@@ -416,11 +416,16 @@ class Jobs:
             return [self._read(str(r[0]), str(r[1]), int(r[2])) for r in conn.execute(query)]
 
     def get(self, job_id: str) -> Job:
+        return self.get_on_leg(job_id)[0]
+
+    def get_on_leg(self, job_id: str) -> tuple[Job, int]:
+        """The job and the leg it is on, read together (one row, one read): what a leg checks
+        before it acts for the job (``approvals.worker.leg_refusal``)."""
         with self._tx() as conn:
             row = conn.execute(sa.select(J.c.doc, J.c.leg).where(J.c.id == job_id)).first()
         if row is None:
             raise UnknownJob(f"no job with id {job_id!r}; `taskcrew jobs list` shows the jobs there are")
-        return self._read(job_id, str(row[0]), int(row[1]))
+        return self._read(job_id, str(row[0]), int(row[1])), int(row[1])
 
     # ---- job records: signed by the store on every write, checked on every read ----------------
     def _sealed(self, kind: str, bound: dict[str, Any], data: dict[str, Any], field: str) -> dict[str, Any]:
@@ -859,10 +864,13 @@ class Jobs:
             **fields,
         )
 
-    def heartbeat(self, job_id: str, worker: str) -> None:
+    def heartbeat(self, job_id: str, worker: str) -> tuple[Job, int]:
         """The worker running the job is alive (no history line: it would only be noise). The beat is
-        the database's clock, not this process's (``db_now``)."""
+        the database's clock, not this process's (``db_now``). Returns the job and its leg as the
+        beat read them (written or not: the job no longer ``worker``'s running one), so the beating
+        leg checks it still holds the job without reading the row again (``leg_refusal_of``)."""
         now = self.db_now()
+        seen: list[tuple[Job, int]] = []
 
         def change(job: Job) -> None:
             if job.status != "running" or job.worker != worker:
@@ -871,7 +879,8 @@ class Jobs:
             job.heartbeat_at = now if now != job.heartbeat_at else now + timedelta(microseconds=1)
 
         with suppress(InvalidChange):
-            self._update(job_id, change, event=None)
+            self._update(job_id, change, event=None, seen=lambda job, leg: seen.append((job, leg)))
+        return seen[-1]
 
     def note_run_dir(self, job_id: str, run_dir: str) -> None:
         """The run folder of the job's current leg, recorded as soon as it is created (so a waiting
@@ -1042,9 +1051,11 @@ class Jobs:
         event: tuple[str, str, str | None] | None,
         new_leg: bool = False,
         leg: int | None = None,
+        seen: Callable[[Job, int], None] | None = None,
     ) -> Job:
         """Read-modify-write with a compare-and-set on the stored document (safe across workers);
-        given ``leg``, only while the job is on that leg (else InvalidChange)."""
+        given ``leg``, only while the job is on that leg (else InvalidChange). ``seen``: told the
+        job (as every surface reads it: ``_read``) and its leg each time the row is read."""
         for _ in range(20):
             with self._tx() as conn:
                 row = conn.execute(sa.select(J.c.doc, J.c.leg).where(J.c.id == job_id)).first()
@@ -1053,6 +1064,8 @@ class Jobs:
                         f"no job with id {job_id!r}; `taskcrew jobs list` shows the jobs there are"
                     )
                 old_doc, current = str(row[0]), int(row[1])
+                if seen is not None:
+                    seen(self._read(job_id, old_doc, current), current)
                 if leg is not None and leg != current:
                     raise InvalidChange(f"on leg {current}, not {leg}")
                 data = json.loads(old_doc)
