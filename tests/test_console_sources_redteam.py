@@ -186,6 +186,49 @@ def test_a_cited_file_replaced_after_parking_is_shown_as_changed_with_no_line_ma
     )
 
 
+def test_a_file_swapped_and_put_back_under_the_same_size_and_mtime_is_never_shown_as_parked(
+    app: App,
+) -> None:
+    """The seal is compared with the very bytes whose text is shown (one read), never with a second
+    read of the file: a file replaced with other text of the same size, its mtime put back, is read
+    by the viewer (and kept by its parse cache, which knows a file by size and mtime); put back as
+    it was parked, the viewer still shows the text it read, so it must not call that the file as
+    parked, nor mark a line of it as the one the run cited."""
+    original = "Remittance advice\nVendor: Contoso Ltd\nIBAN: DE89 3704 0044 0532 0130 00\n"
+    swapped = "Remittance advice\nVendor: Contoso Ltd\nIBAN: GB33 BUKB 2020 1555 5555 55\n"
+    assert len(swapped.encode()) == len(original.encode()) and swapped != original
+    remit = app.inbox("remit.txt", original)
+    approval = app.park(
+        {"vendor": "Contoso Ltd", "iban": "DE89 3704 0044 0532 0130 00"},
+        "  iban = DE89 3704 0044 0532 0130 00: remit.txt, line 3 (cited in step 1)\n",
+        worker=True,
+    )
+    assert approval.files_sha256 is not None and len(approval.files_sha256["remit.txt"]) == 64
+    parked = remit.stat()
+
+    def put(text: str) -> None:  # other bytes, the same size, the mtime put back
+        remit.write_text(text)
+        os.utime(remit, ns=(parked.st_atime_ns, parked.st_mtime_ns))
+        assert (remit.stat().st_size, remit.stat().st_mtime_ns) == (parked.st_size, parked.st_mtime_ns)
+
+    bob = app.client()
+    link = f"/approvals/{approval.id}/source?field=iban"
+    put(swapped)
+    page = bob.get(link).text
+    assert "GB33" in page and "not the one the approval was parked with" in about(page), about(page)
+    assert marked(page) == [] and "SHA-256 is the one sealed" not in about(page)
+
+    put(original)  # the file is the parked one again; what the viewer read and shows is not
+    page = bob.get(link).text
+    shown = re.findall(r'<tr id="line-3".*?</tr>', page, re.S)
+    if "GB33" in " ".join(shown):  # the text read while it was swapped (the parse cache's)
+        assert "SHA-256 is the one sealed" not in about(page), about(page)
+        assert "not the one the approval was parked with" in about(page) and marked(page) == []
+    else:  # read anew: the file as parked, its line marked
+        assert "SHA-256 is the one sealed" in about(page) and "DE89" in " ".join(shown)
+        assert marked(page) == [["3", "IBAN:", "DE89", "3704", "0044", "0532", "0130", "00"]]
+
+
 def test_the_viewer_says_and_marks_only_what_the_approval_records(app: App) -> None:
     """Which field, which line and which words the page names come from the approval's own
     origins: a crafted link cannot make it claim a line as the source of anything."""

@@ -7,8 +7,9 @@ as their text with line numbers and the cited line marked.
 
 Each file is checked against the SHA-256 sealed with the approval when it was parked
 (``Approval.files_sha256``): a file changed since is said to be changed and no line of it is
-marked. A PDF page is drawn at most ``MAX_PIXELS`` large (a huge page is drawn smaller, and the
-page says so).
+marked. The digest checked is that of the bytes whose text is shown (``FileContent.sha256``, one
+read), never of a second read: a file swapped and put back cannot lend its tick to other text. A
+PDF page is drawn at most ``MAX_PIXELS`` large (a huge page is drawn smaller, and the page says so).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from taskcrew.config import files_root
-from taskcrew.jobs.human import same_file, source_digest, source_file
+from taskcrew.jobs.human import same_file, source_file
 from taskcrew.tools.documents.models import FileAccessError, PageText, page_block
 from taskcrew.tools.documents.reader import SandboxFiles
 
@@ -90,13 +91,13 @@ class Documents:
         path = self._path(name)
         if isinstance(path, str):
             return path
-        seal: Seal = "unsealed"
-        if sealed is not None:
-            seal = "same" if same_file(sealed, source_digest(self.files, name)) else "changed"
         try:
             content = self.files.read(name)
         except FileAccessError as exc:
             return str(exc)
+        seal: Seal = "unsealed"
+        if sealed is not None:  # the digest of the very bytes whose text is shown (one read)
+            seal = "same" if same_file(sealed, content.sha256) else "changed"
         if seal == "changed":
             line, page, find = None, None, ""
         text = content.full_text()

@@ -7,11 +7,13 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import jinja2
+import jinja2.runtime
 from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
 from starlette.datastructures import FormData
@@ -96,10 +98,31 @@ def markdown(text: str) -> str:
     return re.sub(r"<th(?=[ >])", '<th scope="col"', html)
 
 
-def _job_note(job: Any) -> str:
+class DbClock:
+    """The job database's clock for one page (``Jobs.db_now``), read once, and only by a page that
+    judges a job's holder (``job_note``): what heartbeats are written and judged by, never this
+    host's clock, which may be off (a live worker's job shown as orphaned, or a dead one's not)."""
+
+    def __init__(self, jobs: Jobs) -> None:
+        self.jobs = jobs
+        self._now: datetime | None = None
+
+    def __call__(self) -> datetime:
+        if self._now is None:
+            self._now = self.jobs.db_now()
+        return self._now
+
+
+@jinja2.pass_context
+def _job_note(context: jinja2.runtime.Context, job: Any) -> str:
+    """What to do about a job not simply moving along (``jobs.liveness.state_note``), judged by the
+    page's database clock (``db_clock``, set by ``Web.page``)."""
     from taskcrew.jobs.liveness import state_note
 
-    return state_note(job)
+    clock = context.get("db_clock")
+    if not isinstance(clock, DbClock):
+        raise RuntimeError("job_note needs the job database's clock (db_clock): render through Web.page")
+    return state_note(job, clock())
 
 
 def _finalize(value: Any) -> Any:
@@ -161,6 +184,7 @@ class Web:
         )
         ctx.setdefault("flash", flash)
         ctx.setdefault("flash_kind", kind)
+        ctx.setdefault("db_clock", DbClock(self.console.jobs))  # read only if the page judges a job
         ctx.setdefault("title", "Sign in")
         return self.templates.TemplateResponse(
             request, name, {"session": session, "nav": name.split(".")[0], **ctx}, status_code=status_code

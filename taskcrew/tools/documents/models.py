@@ -192,6 +192,9 @@ class FileContent(BaseModel):
     notes: list[str] = []  # limits hit while reading (page cap, content budget)
     offset: int = 0
     max_chars: int = 5000
+    # the SHA-256 of the very bytes this content was parsed from ("": not known): what a seal is
+    # compared with, so the text shown and the digest checked come from one read of the file
+    sha256: str = ""
 
     @property
     def paged(self) -> bool:

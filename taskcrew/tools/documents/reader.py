@@ -2,12 +2,16 @@
 
 Parsing runs in a child process under time and memory limits (:mod:`worker`); results — text and
 refusals alike — are cached per (path, size, mtime), so paging through a long file and searching
-never parse a file twice. Every odd file-system entry is a clean per-file result.
+never parse a file twice. A text carries the SHA-256 of the bytes it was parsed from
+(``FileContent.sha256``): whoever checks a file against a digest checks the text it shows, even when
+the file was swapped under the same size and mtime. Every odd file-system entry is a clean per-file
+result.
 """
 
 from __future__ import annotations
 
 import difflib
+import hashlib
 import os
 import stat
 from collections import OrderedDict
@@ -100,6 +104,13 @@ class SandboxFiles:
 
     def resolve(self, path: str) -> Path:
         return confine(self.given_root, path, hidden=self.hidden)
+
+    def plain_file(self, path: str) -> Path:
+        """``path`` inside the sandbox, checked as every read checks what it opens (confined, a plain
+        file, no hard link); ``FileAccessError`` saying why not."""
+        target = self.resolve(path)
+        self._regular_stat(target, path)
+        return target
 
     def rel(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
@@ -211,7 +222,8 @@ class SandboxFiles:
             ) from exc
         self.parses += 1
         content = self.worker.parse(data, rel, kind)
-        return content.model_copy(update={"path": rel, "size": len(data)})
+        digest = hashlib.sha256(data).hexdigest()  # of the bytes parsed: cached with their text
+        return content.model_copy(update={"path": rel, "size": len(data), "sha256": digest})
 
     def _regular_stat(self, target: Path, shown: str) -> os.stat_result:
         """stat() of a plain file; pipes, devices, sockets and hard links are refused."""
