@@ -50,7 +50,7 @@ def _authority(db: str | None) -> Any:
     from taskcrew.jobs.store import Jobs, JobStoreError
 
     try:
-        return Authority(Jobs.open(db))
+        return Authority(Jobs.open(db, create=False, make_folder=False))  # never a new database
     except (JobStoreError, RiskRulesError) as exc:
         raise fail(str(exc)) from exc
 

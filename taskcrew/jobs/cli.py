@@ -61,14 +61,6 @@ def _open(db: str | None, *, create: bool = False, say_created: bool = True) -> 
     return jobs
 
 
-def _existing_database_only(ctx: typer.Context) -> None:
-    """The approvals commands read or decide what parked jobs wait for: they never create a job
-    database (``store.existing_only`` for as long as the command runs)."""
-    from taskcrew.jobs.store import existing_only
-
-    ctx.with_resource(existing_only())
-
-
 def _guard(fn: Any) -> Any:
     from taskcrew.jobs.store import InvalidChange, JobStoreError, UnknownApproval, UnknownJob
 
@@ -437,4 +429,4 @@ def register(app: typer.Typer) -> None:
     app.command("submit")(submit)
     app.command("worker")(worker)
     app.add_typer(jobs_app, name="jobs")
-    app.add_typer(approvals_app, name="approvals", callback=_existing_database_only)
+    app.add_typer(approvals_app, name="approvals")

@@ -17,7 +17,7 @@ URL), each with a message that says what to do.
 
 Only ``Jobs.open(create=True)`` (the default) creates a job database (the CLI: ``worker``, ``submit`` and
 ``jobs limits``, never its folder: ``make_folder=False``); the commands that read or change jobs open
-one that exists (``create=False``, or inside ``existing_only()``): a mistyped path is an error, not a
+one that exists (``create=False``; the approvals commands too): a mistyped path is an error, not a
 new empty database.
 
 Heartbeats (a job's ``heartbeat_at``, a worker id's beat) are written and judged by the database's own
@@ -35,7 +35,6 @@ import os
 import secrets
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from contextvars import ContextVar
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -93,20 +92,6 @@ def default_url() -> str:
 
     home = check_home(Paths.from_env().home)
     return f"sqlite:///{(home / 'jobs.sqlite3').resolve()}"
-
-
-_CREATES: ContextVar[bool] = ContextVar("taskcrew_jobs_db_creates", default=True)
-
-
-@contextmanager
-def existing_only() -> Iterator[None]:
-    """Inside it, ``Jobs.open()`` opens only a job database that exists (for callers that do not
-    pass ``create``: the approvals commands)."""
-    token = _CREATES.set(False)
-    try:
-        yield
-    finally:
-        _CREATES.reset(token)
 
 
 def where(url: str) -> str:
@@ -257,18 +242,16 @@ class Jobs:
         self._keys = ring
 
     @classmethod
-    def open(cls, url: str | None = None, *, create: bool | None = None, make_folder: bool = True) -> Jobs:
+    def open(cls, url: str | None = None, *, create: bool = True, make_folder: bool = True) -> Jobs:
         """The job store at ``url`` (default: ``default_url()``). ``create``: a database that does not
-        exist yet is created (``Jobs.created`` says so), else it is ``NoJobDatabase``; None: as
-        ``existing_only()`` says (default True). ``make_folder``: an SQLite file's missing folder is
-        created too, else it is an error."""
+        exist yet is created (``Jobs.created`` says so), else it is ``NoJobDatabase``.
+        ``make_folder``: an SQLite file's missing folder is created too, else it is an error."""
         from taskcrew.config import HomeError
 
         try:
             url = check_url(url or default_url())
         except HomeError as exc:
             raise JobStoreError(str(exc)) from exc
-        create = _CREATES.get() if create is None else create
         missing = (
             f"there is no job database at {where(url)} (nothing was created): point {ENV_URL} or --db at "
             "the one your workers use; `taskcrew worker` or `taskcrew submit` creates a new one"
