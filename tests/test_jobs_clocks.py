@@ -100,7 +100,7 @@ def _running_on(holder: Jobs, worker: str, *, beat: bool = True) -> str:
         leg=0,
         worker=worker,
         started_at=models.utcnow(),
-        heartbeat_at=models.utcnow(),
+        beat=True,  # by the database's clock, whatever this host's says
     )
     if beat:
         holder.heartbeat(job.id, worker)

@@ -45,7 +45,7 @@ def run_in_foreground(
         only_if=("queued",),
         worker=worker_id,
         started_at=utcnow(),
-        heartbeat_at=utcnow(),
+        beat=True,
         attempts=1,
     )
     listeners = run.pop("listeners", None)

@@ -138,7 +138,7 @@ class LegRunner:
             leg=leg,  # handed back or taken over meanwhile: the newer leg runs it, not this one
             worker=self.worker_id,
             started_at=job.started_at or utcnow(),
-            heartbeat_at=utcnow(),
+            beat=True,
             attempts=job.attempts + 1,
             options=job.options.model_copy(update={"foreground": False}),  # a worker's job now
         )

@@ -804,12 +804,13 @@ class Jobs:
         *,
         only_if: tuple[JobStatus, ...],
         leg: int | None = None,
+        beat: bool = False,
         **fields: Any,
     ) -> Job | None:
         """Move a job to ``status`` when it is in one of ``only_if`` and, given ``leg``, still on that
-        leg (else None, nothing changed). A ``heartbeat_at`` given is the database's clock, whoever
-        asks (``db_now``)."""
-        if "heartbeat_at" in fields:
+        leg (else None, nothing changed). ``beat``: its heartbeat is now, by the database's clock,
+        whoever asks (``db_now``)."""
+        if beat:
             fields["heartbeat_at"] = self.db_now()
 
         def change(job: Job) -> None:
