@@ -1,7 +1,8 @@
 """The source viewer and the runs pages attacked as a hostile colleague or document would: a cited
-file replaced after the approval was parked, a crafted link that makes the viewer claim any line as
-the source of any words, a hard-linked file served by the image route, a huge PDF page that eats the
-console's memory, and a scripted demo run shown as a real one.
+file replaced after the approval was parked (its text, its scan, its PDF pages), a crafted link
+that makes the viewer claim any line as the source of any words, a hard-linked file served by the
+image route, a huge PDF page that eats the console's memory, and a scripted demo run shown as a
+real one.
 
 The HTTP cases drive the console's app in-process (Starlette's test client, the real job store on
 SQLite); the concurrent renders go through the console served by uvicorn; the demo case runs
@@ -317,7 +318,7 @@ def test_pdf_pages_are_drawn_a_few_at_a_time(
     )
     busy, most, lock = [0], [0], threading.Lock()
 
-    def slow_render(self: Documents, name: str, page: int) -> bytes:
+    def slow_render(self: Documents, name: str, page: int, sealed: str | None = None) -> bytes:
         with lock:
             busy[0] += 1
             most[0] = max(most[0], busy[0])
@@ -407,3 +408,126 @@ def test_taskcrew_demo_marks_its_run_as_a_demo(tmp_path: Path, eval_knowledge_se
     assert '"demo": true' in (folder / "demo.json").read_text()
     report = (folder / "report.md").read_text()
     assert report.splitlines()[2].startswith("**Demo (scripted stand-in models, not AI).**"), report[:500]
+
+
+def png(shade: int) -> bytes:
+    """A scan as stored: a grey 240 × 90 PNG, uncompressed (every shade gives the same size)."""
+    out = io.BytesIO()
+    Image.new("RGB", (240, 90), (shade, shade, shade)).save(out, format="PNG", compress_level=0)
+    return out.getvalue()
+
+
+def put_back(path: Path, data: bytes, parked: os.stat_result) -> None:
+    """``data`` written over ``path`` and its mtime put back as it was parked."""
+    path.write_bytes(data)
+    os.utime(path, ns=(parked.st_atime_ns, parked.st_mtime_ns))
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (parked.st_size, parked.st_mtime_ns)
+
+
+def withheld(response: httpx.Response, *not_these: bytes) -> None:
+    """The picture route refused a file that is not the sealed one: 409, and in the picture's place
+    a picture saying so (never the file's bytes, nor a drawing of them)."""
+    assert response.status_code == 409, (response.status_code, response.headers)
+    assert response.headers["content-type"] == "image/png" and response.content.startswith(b"\x89PNG")
+    assert all(response.content != bad for bad in not_these)
+    Image.open(io.BytesIO(response.content)).verify()
+
+
+def test_a_scan_swapped_after_parking_is_never_served_as_the_sealed_one(app: App) -> None:
+    """The image route compares the seal with the digest of the very bytes it would serve (one
+    read): a scan replaced after parking, or replaced by one of the same size with its mtime put
+    back, is not served; the scan as parked is."""
+    sealed, other, bigger = png(250), png(40), png(40) + b"\0" * 64
+    assert len(sealed) == len(other) and sealed != other
+    scan = app.inbox("scan.png", sealed)
+    approval = app.park(
+        {"amount": "300.00"}, "  amount = 300.00: scan.png (OCR), line 1 (cited in step 1)\n", worker=True
+    )
+    assert approval.files_sha256 is not None and len(approval.files_sha256["scan.png"]) == 64
+    parked = scan.stat()
+    bob = app.client()
+    url = f"/approvals/{approval.id}/source/image"
+    for params in ({"field": "amount"}, {"file": "scan.png"}):
+        shown = bob.get(url, params=params)
+        assert shown.status_code == 200 and shown.content == sealed, params
+
+    scan.write_bytes(bigger)  # another scan
+    for params in ({"field": "amount"}, {"file": "scan.png"}):
+        withheld(bob.get(url, params=params), bigger)
+    put_back(scan, other, parked)  # another scan of the same size, the mtime put back
+    for params in ({"field": "amount"}, {"file": "scan.png"}):
+        withheld(bob.get(url, params=params), other)
+    put_back(scan, sealed, parked)  # the scan as parked again
+    assert bob.get(url, params={"field": "amount"}).content == sealed
+
+
+def test_a_pdf_swapped_after_parking_has_no_page_drawn_as_the_sealed_one(app: App) -> None:
+    """The PDF-page route draws the page from the very bytes whose digest it checked against the
+    seal: a PDF replaced after parking, or by one of the same size with its mtime put back, has no
+    page drawn; the PDF as parked has."""
+    sealed = pdf([(72, 760, 14, "Invoice INV-5"), (72, 730, 14, "IBAN: DE89 3704 0044 0532 0130 00")])
+    other = pdf([(72, 760, 14, "Invoice INV-5"), (72, 730, 14, "IBAN: GB33 BUKB 2020 1555 5555 55")])
+    bigger = pdf([(72, 760, 14, "Invoice INV-5"), (72, 730, 14, "IBAN: GB33 BUKB 2020 1555 5555 55 (new)")])
+    assert len(sealed) == len(other) and sealed != other
+    bill = app.inbox("bill.pdf", sealed)
+    approval = app.park(
+        {"iban": "DE89 3704 0044 0532 0130 00"},
+        "  iban = DE89 3704 0044 0532 0130 00: bill.pdf, page 1, line 2 (cited in step 1)\n",
+        worker=True,
+    )
+    parked = bill.stat()
+    bob = app.client()
+    url = f"/approvals/{approval.id}/source/image"
+    drawn = bob.get(url, params={"field": "iban", "page": "1"})
+    assert drawn.status_code == 200 and drawn.content.startswith(b"\x89PNG")
+    documents = Documents(app.sandbox)  # draws whatever the file is (no seal given)
+
+    bill.write_bytes(bigger)
+    swapped = documents.pdf_page_png("bill.pdf", 1)
+    assert swapped is not None and swapped != drawn.content
+    for params in ({"field": "iban", "page": "1"}, {"file": "bill.pdf", "page": "1"}):
+        withheld(bob.get(url, params=params), swapped)
+    put_back(bill, other, parked)
+    swapped = documents.pdf_page_png("bill.pdf", 1)
+    assert swapped is not None and swapped != drawn.content
+    for params in ({"field": "iban", "page": "1"}, {"file": "bill.pdf", "page": "1"}):
+        withheld(bob.get(url, params=params), swapped)
+    put_back(bill, sealed, parked)
+    assert bob.get(url, params={"field": "iban", "page": "1"}).content == drawn.content
+
+
+def test_the_source_page_vouches_only_for_pictures_checked_against_the_seal(app: App) -> None:
+    """A PDF whose text the viewer read as parked (its parse cache knows a file by size and mtime)
+    may be swapped before the browser asks for its pages: the page's tick speaks of the text, and
+    says each picture is checked as it is drawn; the page then refuses the swapped PDF. A file the
+    page knows is changed has no picture of it on the page at all."""
+    sealed = pdf([(72, 760, 14, "Invoice INV-5"), (72, 730, 14, "IBAN: DE89 3704 0044 0532 0130 00")])
+    other = pdf([(72, 760, 14, "Invoice INV-5"), (72, 730, 14, "IBAN: GB33 BUKB 2020 1555 5555 55")])
+    bill = app.inbox("bill.pdf", sealed)
+    approval = app.park(
+        {"iban": "DE89 3704 0044 0532 0130 00"},
+        "  iban = DE89 3704 0044 0532 0130 00: bill.pdf, page 1, line 2 (cited in step 1)\n",
+        worker=True,
+    )
+    parked = bill.stat()
+    bob = app.client()
+    link = f"/approvals/{approval.id}/source?field=iban"
+    page = bob.get(link).text
+    pictures = [
+        h.replace("&amp;", "&")
+        for h in re.findall(r'<img src="(/approvals/[^"]+/source/image\?[^"]+)"', page)
+    ]
+    assert pictures == [f"/approvals/{approval.id}/source/image?field=iban&page=1"], pictures
+    assert "SHA-256 is the one sealed" in about(page) and "checked against the seal" in about(page)
+    assert bob.get(pictures[0]).status_code == 200
+
+    put_back(bill, other, parked)  # the text page may still show the text as parked (cached) ...
+    page = bob.get(link).text
+    if "SHA-256 is the one sealed" in about(page):
+        assert "DE89" in " ".join(marked(page)[0]) and "checked against the seal" in about(page)
+    withheld(bob.get(pictures[0]))  # ... its picture is drawn from the file as it is: refused
+
+    bill.write_bytes(other + b"\n")  # the text page reads it anew: changed, and shows no picture
+    page = bob.get(link).text
+    assert "not the one the approval was parked with" in about(page) and marked(page) == []
+    assert "/source/image" not in page and 'id="pictures-withheld"' in page

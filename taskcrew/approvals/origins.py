@@ -14,6 +14,8 @@ import re
 from pydantic import BaseModel
 
 from taskcrew.approvals.authority import GENERIC_SOURCES, ApprovalView
+from taskcrew.jobs.models import FieldSource
+from taskcrew.tools.human import ApprovalRequest
 
 NOT_FOUND = "not found in any source or step result of this run"
 DOC = r"[^,;:()\n]*?\.(?:eml|pdf|png|jpe?g|tiff?|txt|md|csv|html?)"
@@ -48,13 +50,19 @@ def parse_source(text: str) -> SourceRef:
 
 
 def field_sources(view: ApprovalView) -> dict[str, SourceRef]:
+    """One origin per field of an approval as a person is shown it (``origins``)."""
+    return origins(view.approval.request, view.approval.sources)
+
+
+def origins(request: ApprovalRequest | None, sources: list[FieldSource]) -> dict[str, SourceRef]:
     """One origin per field. The run's lines in the request's summary ("name = value: file, line N
     (cited in step 1)") were checked by code, which read the file and found the value on that line
     (``crew/provenance.py``); where they know a field's origin, it is theirs. The job's own trace
-    of each value to the step that found it (``jobs/human.provenance``: the step's quote, not the
-    file) is used only for a field they do not mention or do not find. A precise one (a file and line) wins;
-    "not found" is said only when no record knows where the value came from."""
-    request = view.approval.request
+    of each value to the step that found it (``sources``, ``jobs/human.provenance``: the step's
+    quote, not the file) is used only for a field they do not mention or do not find. A precise one
+    (a file and line) wins; "not found" is said only when no record knows where the value came
+    from. The worker seals the files these name when it parks (``jobs/human``), before any view of
+    the approval exists."""
     if request is None:
         return {}
     values = {f.name: f.value for f in request.fields}
@@ -65,7 +73,7 @@ def field_sources(view: ApprovalView) -> dict[str, SourceRef]:
         if sep and value is not None and rest.startswith(f"{value}: "):
             checked.setdefault(name, []).append(rest[len(value) + 2 :])
     traced: dict[str, list[str]] = {}
-    for source in view.approval.sources:
+    for source in sources:
         if source.source and source.source not in GENERIC_SOURCES:
             traced.setdefault(source.name, []).append(source.source)
     found: dict[str, list[str]] = {}

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import NamedTuple
 
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from taskcrew.approvals.authority import ACTIONS, ApprovalView
+from taskcrew.approvals.origins import SourceRef
+from taskcrew.console.documents import NotAsSealed, withheld_png
 from taskcrew.console.expected import expected_after
 from taskcrew.console.sessions import Session, identity_of
 from taskcrew.console.web import Web
@@ -31,6 +34,22 @@ RENDERS = 2  # PDF pages drawn at once (each up to documents.MAX_PIXELS); more r
 
 def _int(value: str | None) -> int | None:
     return int(value) if value and value.isdigit() and len(value) < 7 else None
+
+
+class Cited(NamedTuple):
+    """A document an approval cites, as a link asked for it: every part from the approval itself."""
+
+    view: ApprovalView
+    file: str
+    field: str | None  # the field whose origin it is (None: the link named the cited file)
+    ref: SourceRef | None  # that field's origin (which page and line the run cited)
+
+    @property
+    def sealed(self) -> str | None:
+        """The SHA-256 sealed with the approval for this file ("": not readable when it was parked;
+        None: the approval was parked before cited files were sealed)."""
+        sealed = self.view.approval.files_sha256
+        return None if sealed is None else sealed.get(self.file, "")
 
 
 def routes(web: Web) -> list[BaseRoute]:
@@ -95,20 +114,22 @@ def routes(web: Web) -> list[BaseRoute]:
             title=f"Approval {item.id}",
         )
 
-    def cited(request: Request) -> tuple[ApprovalView, str, str | None] | Response:
-        """(the approval, a file its values cite, the field whose origin it is) or a refusal. A link
-        names a field (its origin in the approval says which file, page and line) or a cited file:
-        what the page says and marks comes from the approval, never from the link."""
+    def cited(request: Request) -> Cited | Response:
+        """The approval, a file its values cite and the field whose origin it is, or a refusal. A
+        link names a field (its origin in the approval says which file, page and line) or a cited
+        file: what the page says, marks and checks the file against comes from the approval, never
+        from the link. The origins are worked out once a request (``field_sources``)."""
         try:
             view = console.approver.view(console.jobs.approval(request.path_params["id"]))
         except LookupError:
             return PlainTextResponse("No such approval.", status_code=404)
-        origins = {name: ref.file for name, ref in field_sources(view).items() if ref.file}
+        origins = {name: ref for name, ref in field_sources(view).items() if ref.file}
         field, name = request.query_params.get("field"), request.query_params.get("file", "")
         if field is not None and field in origins and not view.problem:
-            return view, origins[field], field
-        if field is None and name in origins.values() and not view.problem:
-            return view, name, None
+            ref = origins[field]
+            return Cited(view, ref.file or "", field, ref)
+        if field is None and name in {ref.file for ref in origins.values()} and not view.problem:
+            return Cited(view, name, None, None)
         return PlainTextResponse("This approval cites no such document.", status_code=404)
 
     @web.signed_in
@@ -116,18 +137,16 @@ def routes(web: Web) -> list[BaseRoute]:
         checked = cited(request)
         if isinstance(checked, Response):
             return web.not_found(request, session, "This approval cites no such document.")
-        view, name, field = checked
-        ref = field_sources(view)[field] if field else None
+        view, name, field, ref = checked
         sent = view.approval.request.fields if view.approval.request and field else []
         value = next((shown_value(f) for f in sent if f.name == field), "")  # looked for without a line
-        sealed = view.approval.files_sha256  # None: parked before cited files were sealed
         doc = await asyncio.to_thread(
             console.documents.view,
             name,
             ref.line if ref else None,
             ref.page if ref else None,
             value,
-            None if sealed is None else sealed.get(name, ""),
+            checked.sealed,
         )
         if isinstance(doc, str):
             return web.not_found(request, session, doc)
@@ -145,20 +164,27 @@ def routes(web: Web) -> list[BaseRoute]:
         )
 
     async def source_image(request: Request) -> Response:
+        """A cited scan, or a page of a cited PDF, drawn from the very bytes checked against the
+        approval's seal for that file: a file that is not the one sealed is not shown (409, and a
+        picture saying so in its place, where the approver looks for the document)."""
         if refused := web.anonymous(request):
             return refused
         checked = cited(request)
         if isinstance(checked, Response):
             return checked
-        _, name, _ = checked
         page_no = _int(request.query_params.get("page"))
-        if page_no is not None:
-            async with renders:  # a large page takes a while and much memory: a few at a time
-                png = await asyncio.to_thread(console.documents.pdf_page_png, name, page_no)
-            if png is None:
-                return PlainTextResponse("No such page.", status_code=404)
-            return Response(png, media_type="image/png")
-        image = await asyncio.to_thread(console.documents.image, name)
+        try:
+            if page_no is not None:
+                async with renders:  # a large page takes a while and much memory: a few at a time
+                    png = await asyncio.to_thread(
+                        console.documents.pdf_page_png, checked.file, page_no, checked.sealed
+                    )
+                if png is None:
+                    return PlainTextResponse("No such page.", status_code=404)
+                return Response(png, media_type="image/png")
+            image = await asyncio.to_thread(console.documents.image, checked.file, checked.sealed)
+        except NotAsSealed:
+            return Response(await asyncio.to_thread(withheld_png), status_code=409, media_type="image/png")
         if image is None:
             return PlainTextResponse("This document is not an image.", status_code=404)
         return Response(image[0], media_type=image[1])

@@ -9,11 +9,16 @@ Each file is checked against the SHA-256 sealed with the approval when it was pa
 (``Approval.files_sha256``): a file changed since is said to be changed and no line of it is
 marked. The digest checked is that of the bytes whose text is shown (``FileContent.sha256``, one
 read), never of a second read: a file swapped and put back cannot lend its tick to other text. A
-PDF page is drawn at most ``MAX_PIXELS`` large (a huge page is drawn smaller, and the page says so).
+scan, or a PDF page, is served or drawn from the very bytes whose digest was checked against the
+seal (one read): a file swapped since, even under the same size and mtime, is not served; the
+picture route sends ``withheld_png`` in its place (``NotAsSealed``). A PDF page is drawn at most
+``MAX_PIXELS`` large (a huge page is drawn smaller, and the page says so).
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import io
 import math
 from pathlib import Path
@@ -32,6 +37,11 @@ MAX_PAGES = 20
 SCALE = 1.4  # a PDF page's pixels per point, as drawn for the approver
 MAX_PIXELS = 4_000_000  # at most this many pixels per drawn page: a larger page is drawn smaller
 Seal = Literal["same", "changed", "unsealed"]
+
+
+class NotAsSealed(Exception):
+    """A file's bytes are not the ones sealed with the approval (or it could not be read when it was
+    parked): no picture of them is shown as the file the run read."""
 
 
 class DocLine(BaseModel):
@@ -123,15 +133,19 @@ class Documents:
             seal=seal,
         )
 
-    def pdf_page_png(self, name: str, page: int) -> bytes | None:
-        """One PDF page rendered to PNG, at most ``MAX_PIXELS`` large (None: not a PDF of the
-        sandbox, or no such page)."""
+    def pdf_page_png(self, name: str, page: int, sealed: str | None = None) -> bytes | None:
+        """One PDF page rendered to PNG, at most ``MAX_PIXELS`` large, drawn from the very bytes
+        checked against ``sealed`` (as ``view``'s; None: none was sealed). None: not a PDF of the
+        sandbox, or no such page; ``NotAsSealed``: the file is not the one sealed."""
         import pypdfium2 as pdfium
 
-        path = self._path(name)
-        if isinstance(path, str) or path.suffix.lower() != ".pdf":
+        read = self._sealed_bytes(name, sealed, (".pdf",))
+        if read is None:
             return None
-        pdf = pdfium.PdfDocument(str(path))
+        try:
+            pdf = pdfium.PdfDocument(read[0])  # the bytes hashed, never the file read again
+        except pdfium.PdfiumError:
+            return None
         try:
             if not 1 <= page <= min(len(pdf), MAX_PAGES):
                 return None
@@ -143,12 +157,51 @@ class Documents:
         finally:
             pdf.close()
 
-    def image(self, name: str) -> tuple[bytes, str] | None:
-        """A scan or photo of the sandbox, as stored (None: not an image file of it)."""
+    def image(self, name: str, sealed: str | None = None) -> tuple[bytes, str] | None:
+        """A scan or photo of the sandbox, as stored: the very bytes checked against ``sealed`` (as
+        ``view``'s). None: not an image file of it; ``NotAsSealed``: the file is not the one sealed."""
+        read = self._sealed_bytes(name, sealed, tuple(IMAGE_TYPES))
+        return None if read is None else (read[0], IMAGE_TYPES[read[1]])
+
+    def _sealed_bytes(
+        self, name: str, sealed: str | None, suffixes: tuple[str, ...]
+    ) -> tuple[bytes, str] | None:
+        """A cited file's bytes, read once and checked against ``sealed`` ("": not readable when
+        parked; None: none was sealed), and its suffix. None: not a file of the sandbox with one of
+        ``suffixes``, or unreadable; ``NotAsSealed``: the bytes are not the ones sealed."""
         path = self._path(name)
-        if isinstance(path, str) or path.suffix.lower() not in IMAGE_TYPES:
+        suffix = "" if isinstance(path, str) else path.suffix.lower()  # the file's own, not the link's
+        if suffix not in suffixes:
             return None
-        return path.read_bytes(), IMAGE_TYPES[path.suffix.lower()]
+        try:
+            data = self.files.plain_bytes(name)  # the reader's own checks, of the file as opened
+        except FileAccessError:
+            return None
+        if sealed is not None and not same_file(sealed, hashlib.sha256(data).hexdigest()):
+            raise NotAsSealed(name)
+        return data, suffix
+
+
+@functools.cache
+def withheld_png() -> bytes:
+    """What the picture route sends in place of a scan or PDF page whose file is not the one sealed
+    with the approval: a picture that says so, where the approver looks for the document."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    lines = (
+        "Not shown: this file has changed since the approval was parked.",
+        "Its bytes are not the ones sealed with the approval (SHA-256),",
+        "so this is not the document the run read. Do not decide from it.",
+    )
+    font = ImageFont.load_default(size=22)
+    image = Image.new("RGB", (900, 170), (255, 240, 240))
+    draw = ImageDraw.Draw(image)
+    draw.rectangle((0, 0, 899, 169), outline=(180, 0, 0), width=6)
+    for number, line in enumerate(lines):
+        draw.text((28, 28 + 40 * number), line, fill=(150, 0, 0), font=font)
+    out = io.BytesIO()
+    image.save(out, format="PNG")
+    return out.getvalue()
 
 
 def _scale(width: float, height: float) -> float:

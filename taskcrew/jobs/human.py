@@ -16,11 +16,10 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from taskcrew.approvals.authority import ApprovalView, Authority
-from taskcrew.approvals.origins import field_sources
-from taskcrew.approvals.rules import Assessment
+from taskcrew.approvals.authority import Authority
+from taskcrew.approvals.origins import origins
 from taskcrew.approvals.worker import WorkerGate
-from taskcrew.jobs.models import Approval, FieldSource, utcnow
+from taskcrew.jobs.models import FieldSource
 from taskcrew.jobs.store import Jobs, fingerprint
 from taskcrew.tools.documents.models import FileAccessError
 from taskcrew.tools.documents.provenance import shows_value
@@ -174,7 +173,7 @@ class JobHuman:
             key=key,
             request=request,
             sources=sources,
-            files_sha256=self._sealed(request, key, sources),
+            files_sha256=self._sealed(request, sources),
             screenshot=self.screenshot,
             screenshot_sha256=file_digest(Path(self.screenshot)) if self.screenshot else None,
             expires_in=self.expires_in,
@@ -206,24 +205,14 @@ class JobHuman:
             if f.name not in request.excluded
         ]
 
-    def _sealed(self, request: ApprovalRequest, key: str, sources: list[FieldSource]) -> dict[str, str]:
-        """The SHA-256 of every file the values cite (as the console reads their origins), as the
-        file is now: the approver's viewer shows a file changed after this as changed."""
+    def _sealed(self, request: ApprovalRequest, sources: list[FieldSource]) -> dict[str, str]:
+        """The SHA-256 of every file the values cite (as the console reads their origins:
+        ``approvals.origins``), as the file is now: the approver's viewer shows a file changed after
+        this as changed."""
         from taskcrew.config import Paths, files_root
         from taskcrew.tools.documents.reader import SandboxFiles
 
-        parked = Approval(
-            id="",
-            job_id=self.job_id,
-            kind="approval",
-            status="pending",
-            request=request,
-            sources=sources,
-            key=key,
-            created_at=utcnow(),
-        )
-        view = ApprovalView(approval=parked, job=None, assessment=Assessment())
-        cited = sorted({ref.file for ref in field_sources(view).values() if ref.file})
+        cited = sorted({ref.file for ref in origins(request, sources).values() if ref.file})
         if not cited:
             return {}
         try:

@@ -213,17 +213,39 @@ class SandboxFiles:
         kind = file_kind(target.name)
         if kind == "other":
             raise Unreadable(f"{rel!r} is not a document type this reader understands ({KNOWN}); ask a human")
-        try:
-            with open(target, "rb", opener=_nonblocking_opener) as handle:
-                data = handle.read(MAX_FILE_BYTES + 1)
-        except OSError as exc:
-            raise Unreadable(
-                f"{rel!r} cannot be opened ({exc.strerror or type(exc).__name__}); ask a human"
-            ) from exc
+        data = self._bytes(target, rel)
         self.parses += 1
         content = self.worker.parse(data, rel, kind)
         digest = hashlib.sha256(data).hexdigest()  # of the bytes parsed: cached with their text
         return content.model_copy(update={"path": rel, "size": len(data), "sha256": digest})
+
+    def plain_bytes(self, path: str) -> bytes:
+        """The bytes of ``path``, checked as every read checks what it opens (``plain_file``: confined,
+        a plain file, no hard link; the file opened is checked again, so one swapped in after that
+        check is not read either), at most ``MAX_FILE_BYTES``; ``FileAccessError`` saying why not."""
+        target = self.plain_file(path)
+        if target.stat().st_size > MAX_FILE_BYTES:
+            raise Unreadable(f"{path!r} is too large to read here; ask a human")
+        return self._bytes(target, path)
+
+    def _bytes(self, target: Path, shown: str) -> bytes:
+        """One read of a plain file opened without following a link or blocking on a pipe; the file
+        as opened is checked again (plain, one link, not above ``MAX_FILE_BYTES``)."""
+        try:
+            with open(target, "rb", opener=_nonblocking_opener) as handle:
+                info = os.fstat(handle.fileno())
+                if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
+                    raise PathRefused(
+                        f"refused: {shown!r} changed into a link or a special file as it was opened"
+                    )
+                data = handle.read(MAX_FILE_BYTES + 1)
+        except OSError as exc:
+            raise Unreadable(
+                f"{shown!r} cannot be opened ({exc.strerror or type(exc).__name__}); ask a human"
+            ) from exc
+        if len(data) > MAX_FILE_BYTES:
+            raise Unreadable(f"{shown!r} grew too large to read here as it was read; ask a human")
+        return data
 
     def _regular_stat(self, target: Path, shown: str) -> os.stat_result:
         """stat() of a plain file; pipes, devices, sockets and hard links are refused."""
