@@ -166,6 +166,10 @@ def build_context(
         if rules is not None and (pages := pages_to_watch(rules)):
             ctx.snapshot = Snapshot(pages)
             res.browser.policy.before_change = ctx.snapshot.take  # read just before the first change
+    if hasattr(
+        person := getattr(res.human, "inner", res.human), "read_digest"
+    ):  # a job's: seals what was read
+        person.read_digest = toolbox.files.read_digest
     if isinstance(res.human, SourcedHuman):
         res.human.explain = lambda fields: origins(
             fields,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -133,6 +134,8 @@ class JobHuman:
     ) -> None:
         self.jobs = jobs
         self.sandbox = sandbox  # the company's files the run reads (None: TASKCREW_SANDBOX's)
+        # the run's own reader (``SandboxFiles.read_digest``, set by ``crew.run``): what it read is sealed
+        self.read_digest: Callable[[str], str | None] | None = None
         self.job_id = job_id
         self.expires_in = expires_in
         self.sources = sources or {}
@@ -207,8 +210,9 @@ class JobHuman:
 
     def _sealed(self, request: ApprovalRequest, sources: list[FieldSource]) -> dict[str, str]:
         """The SHA-256 of every file the values cite (as the console reads their origins:
-        ``approvals.origins``), as the file is now: the approver's viewer shows a file changed after
-        this as changed."""
+        ``approvals.origins``): of the bytes the run read (``read_digest``; "" when they changed
+        while it read them), else of the file as it is now. The approver's viewer shows a file that
+        is not the one sealed as changed: one changed between the run's read and the park too."""
         from taskcrew.config import Paths, files_root
         from taskcrew.tools.documents.reader import SandboxFiles
 
@@ -219,7 +223,13 @@ class JobHuman:
             files: SandboxFiles | None = SandboxFiles(files_root(self.sandbox or Paths.from_env().sandbox))
         except ValueError:  # no such folder: nothing to seal but that it could not be read
             files = None
-        return {name: source_digest(files, name) if files else "" for name in cited}
+
+        def seal(name: str) -> str:
+            if self.read_digest is not None and (read := self.read_digest(name)) is not None:
+                return read
+            return source_digest(files, name) if files else ""
+
+        return {name: seal(name) for name in cited}
 
     def ask(self, question: str) -> str:
         key = fingerprint({"question": question})

@@ -79,6 +79,7 @@ class SandboxFiles:
         self.provenance = OcrProvenance()  # what was read by OCR: flags those values in approvals
         self._sizes: dict[tuple[str, int, int], int] = {}
         self.parses = 0  # how many times a file was actually parsed (the cache's effect, for tests)
+        self._served: dict[str, set[str]] = {}  # the digests of each file's bytes it read or searched
 
     # -------------------------------------------------------------------- tool-facing methods
 
@@ -180,8 +181,23 @@ class SandboxFiles:
 
     # ----------------------------------------------------------------------------- helpers
 
+    def read_digest(self, path: str) -> str | None:
+        """The SHA-256 of the bytes of ``path`` this reader read (or searched) for its caller: None
+        when it read none; "" when it read the file more than once and its bytes differed (it changed
+        while the run read it). A run's approval seals what the run read, not what is there later."""
+        try:
+            seen = self._served.get(self.rel(self.resolve(path)), set())
+        except (FileAccessError, ValueError):
+            return None
+        return None if not seen else next(iter(seen)) if len(seen) == 1 else ""
+
     def _parsed(self, target: Path, shown: str) -> FileContent:
         """The file's parsed content, from the cache or parsed once under limits."""
+        content = self._parsed_once(target, shown)
+        self._served.setdefault(str(content.path), set()).add(content.sha256)
+        return content
+
+    def _parsed_once(self, target: Path, shown: str) -> FileContent:
         info = self._regular_stat(target, shown)
         key = (str(target), info.st_size, info.st_mtime_ns)
         if key in self._cache:
