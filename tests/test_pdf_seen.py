@@ -20,7 +20,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from taskcrew.crew.models import Citation, StepReport
 from taskcrew.crew.provenance import value_origin
-from taskcrew.knowledge.chunking import ChunkingConfig
+from taskcrew.knowledge.chunking import ChunkingConfig, UnreadableFile
 from taskcrew.knowledge.formats import pdf_pieces
 from taskcrew.tools.documents import limits, pdfseen
 from taskcrew.tools.documents.models import Unreadable
@@ -214,10 +214,42 @@ def test_a_cited_value_found_only_in_hidden_text_is_not_shown_by_the_file() -> N
     assert "does not show it" in origin, origin
 
 
-def test_the_knowledge_ingest_leaves_hidden_text_out() -> None:
-    pieces, _ = pdf_pieces(_page(_covered), ["manual.pdf"], ChunkingConfig())
+def _white_heading(pdf: FPDF) -> None:
+    """A white line set at a heading's size right under a visible heading: by its size it is a
+    heading (and one with the heading above it), in every chunk's path."""
+    pdf.set_font_size(16)
+    pdf.text(20, 70, "Payment instructions")
+    pdf.set_text_color(255, 255, 255)
+    pdf.text(20, 80, HIDDEN)
+
+
+def _white_bookmarked_heading(pdf: FPDF) -> None:
+    """The same with bookmarks: the hidden line has its own outline entry."""
+    pdf.set_font_size(16)
+    pdf.start_section("Payment instructions")
+    pdf.text(20, 70, "Payment instructions")
+    pdf.start_section(HIDDEN, level=1)
+    pdf.set_text_color(255, 255, 255)
+    pdf.text(20, 80, HIDDEN)
+
+
+KNOWLEDGE_HIDING = {
+    "covered by a later white box": _covered,
+    "a white line under a heading": _white_heading,
+    "a white bookmarked line under a heading": _white_bookmarked_heading,
+}
+
+
+@pytest.mark.parametrize("trick", list(KNOWLEDGE_HIDING))
+def test_the_knowledge_ingest_leaves_hidden_text_out(trick: str) -> None:
+    pieces, title = pdf_pieces(_page(KNOWLEDGE_HIDING[trick]), ["manual.pdf"], ChunkingConfig())
     indexed = " ".join(p.text for p in pieces)
     assert "1,200.00" in indexed and HIDDEN_AMOUNT not in indexed
+    for piece in pieces:  # the heading path is embedded with every chunk: it must not carry it either
+        assert not any(HIDDEN_AMOUNT in part or "GB33" in part for part in piece.path), piece.path
+    assert HIDDEN_AMOUNT not in (title or ""), title
+    if trick != "covered by a later white box":  # the visible heading is still one
+        assert title == "Payment instructions" or any("Payment instructions" in p.path for p in pieces)
 
 
 def test_white_letters_laid_over_black_ones_are_not_read(tmp_path: Path) -> None:
@@ -228,3 +260,134 @@ def test_white_letters_laid_over_black_ones_are_not_read(tmp_path: Path) -> None
     (tmp_path / "invoice.pdf").write_bytes(_page(over))
     text = SandboxFiles(tmp_path).read("invoice.pdf").full_text()
     assert HIDDEN_AMOUNT not in text and "hidden text" in text, text
+
+
+def _clip_text(pdf: FPDF) -> None:
+    """The total drawn as a clipping path (render mode 7) and a fill painted through it: the
+    letters show in red, though the text itself paints nothing."""
+    pdf.set_font("Helvetica", "B", size=20)
+    with pdf.local_context(text_mode=TextMode.CLIP):
+        pdf.text(20, 80, "Amount paid: 300.00 EUR")
+        pdf.set_fill_color(200, 30, 30)
+        pdf.rect(10, 70, 190, 14, style="F")
+
+
+def test_text_drawn_as_a_clip_is_read_and_said_to_be_unchecked(tmp_path: Path) -> None:
+    data = _page(_clip_text)
+    [seen] = pdfseen.seen_pages(data, 1)
+    assert seen.text is None and seen.hidden == 0 and seen.unchecked and "clipping path" in seen.unchecked
+    (tmp_path / "invoice.pdf").write_bytes(data)
+    text = SandboxFiles(tmp_path).read("invoice.pdf").full_text()
+    assert "Amount paid: 300.00 EUR" in text and "could not be checked" in text, text
+    assert "altered" not in text, text  # not called a document that hides text
+
+    def both(pdf: FPDF) -> None:  # and with white text on the same page: that is still left out
+        _white(pdf)
+        _clip_text(pdf)
+
+    [seen] = pdfseen.seen_pages(_page(both), 1)
+    assert seen.text is not None and "Amount paid: 300.00 EUR" in seen.text and HIDDEN_AMOUNT not in seen.text
+    note = seen.note()
+    assert note and "nobody can see" in note and "could not be checked" in note, note
+
+
+def test_a_line_partly_on_a_dark_banner_is_judged_letter_by_letter() -> None:
+    """White letters show on the banner and not past its end, though one text object draws them all."""
+
+    def half(pdf: FPDF) -> None:
+        pdf.set_fill_color(20, 40, 120)
+        pdf.rect(10, 64, 12 + pdf.get_string_width("Terms: 30 days "), 12, style="F")
+        pdf.set_text_color(255, 255, 255)
+        pdf.text(20, 72, f"Terms: 30 days {HIDDEN_AMOUNT}")
+
+    [seen] = pdfseen.seen_pages(_page(half), 1)
+    assert seen.text is not None and "Terms: 30 days" in seen.text and HIDDEN_AMOUNT not in seen.text, seen
+
+
+def _pages(count: int) -> bytes:
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=12)
+    for n in range(count):
+        pdf.add_page()
+        pdf.text(20, 30, f"Procedure step {n + 1}: check the purchase order before paying.")
+    return bytes(pdf.output())
+
+
+def test_the_knowledge_ingest_says_which_pages_it_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(limits, "MAX_INGEST_PAGES", 2)
+    pieces, _ = pdf_pieces(_pages(4), ["manual.pdf"], ChunkingConfig(min_chars=0))
+    indexed = " ".join(p.text for p in pieces)
+    assert "step 2:" in indexed and "step 3:" not in indexed, indexed
+    note = pieces[-1]
+    assert note.path == ["manual.pdf", "page 3"], note.path
+    assert "pages 3-4 of this PDF are not indexed" in note.text, note.text
+
+
+def test_a_pdf_the_ingest_cannot_check_in_time_is_not_indexed_in_part(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Cut short by time, it would be stored as if whole and called unchanged by the next ingest."""
+    monkeypatch.setattr(limits, "INGEST_CHECK_S", 0.0)  # over the time after the first page
+    with pytest.raises(UnreadableFile, match=r"took over 0 s \(page 1 of 4\); split the file"):
+        pdf_pieces(_pages(4), ["manual.pdf"], ChunkingConfig(min_chars=0))
+
+
+def _nested_forms(depth: int) -> bytes:
+    """A page whose second line is drawn inside form XObjects nested ``depth`` deep (as some
+    generators wrap each block), written by hand: fpdf does not nest forms."""
+    font = b"/Font << /F 4 0 R >>"
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 5 0 R "
+        b"/Resources << " + font + b" /XObject << /X 6 0 R >> >> >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    streams = [(b"", b"BT /F 12 Tf 50 800 Td (INVOICE INV-1001) Tj ET q /X Do Q")]
+    for level in range(depth):
+        inner = level + 1 < depth
+        body = b"q /X Do Q" if inner else b"BT /F 12 Tf 50 780 Td (Reference: PO-778) Tj ET"
+        xobject = b" /XObject << /X %d 0 R >>" % (7 + level) if inner else b""
+        streams.append(
+            (
+                b"/Type /XObject /Subtype /Form /BBox [0 0 595 842] /Resources << "
+                + font
+                + xobject
+                + b" >> ",
+                body,
+            )
+        )
+    objects += [
+        b"<< %s/Length %d >>\nstream\n%s\nendstream" % (head, len(body), body) for head, body in streams
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
+def test_text_deep_in_nested_forms_is_judged_as_shown() -> None:
+    """pdfium parses forms 40 deep; text 20 deep is switched off for the second render like any other
+    (left drawn, it would look covered)."""
+    [seen] = pdfseen.seen_pages(_nested_forms(20), 1)
+    assert seen.hidden == 0 and seen.unchecked is None, seen
+    limits.start_parse()
+    pages = read_pdf_pages(_nested_forms(20), "deep.pdf", ocr=False)
+    assert "Reference: PO-778" in pages[0].text and pages[0].hidden_text is None
+
+
+def test_the_knowledge_ingest_says_why_a_pdf_of_hidden_text_is_not_indexed() -> None:
+    from taskcrew.knowledge.chunking import UnreadableFile
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=12)
+    _white(pdf)
+    with pytest.raises(UnreadableFile, match="nobody can see"):
+        pdf_pieces(bytes(pdf.output()), ["blank.pdf"], ChunkingConfig())

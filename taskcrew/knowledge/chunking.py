@@ -26,7 +26,7 @@ TEXT_SUFFIXES = frozenset({".txt", ".text"})
 RST_SUFFIXES = frozenset({".rst", ".rest"})
 HTML_SUFFIXES = frozenset({".html", ".htm"})
 SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES | TEXT_SUFFIXES | RST_SUFFIXES | HTML_SUFFIXES | {".pdf", ".eml"}
-CHUNKER_VERSION = "6"  # part of every chunk id: a new chunker re-embeds files on their next ingest
+CHUNKER_VERSION = "7"  # part of every chunk id: a new chunker re-embeds files on their next ingest
 # (5: Markdown read as rendered: hidden raw HTML and HTML comments left out, visibility.py;
 # 6: PDF text nobody can see left out, pdfseen.py)
 

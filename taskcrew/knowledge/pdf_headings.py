@@ -13,12 +13,18 @@ document's title rather than a chapter (as a lone top Markdown heading is).
 
 Bold text at the body size is not read as a heading: without sizes to go by, a bold word in a
 sentence and a bold run-in heading look alike.
+
+Text nobody can see is no heading (pypdf reads it all; pdfseen.py tells what is seen): given
+``shown``, each piece of text the visitor hands over is left out unless ``shown`` finds it on its
+page (it neither counts towards the body size nor joins a heading), and a heading whose whole text
+``shown`` does not find is dropped (hidden pieces too short to tell on their own, joined into one).
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 HEADING_RATIO = 1.15
@@ -34,32 +40,46 @@ class _Run(NamedTuple):
     text: str
 
 
+Shown = Callable[[int, str], bool]  # (page index, text): whether a person sees that text on that page
+
+
 class FontOutline(NamedTuple):
     pages: list[str]  # each page's text, as pypdf extracts it
     entries: list[tuple[int, list[str]]]  # (page index, heading path) in document order
     title: str | None  # the lone largest heading on the first page, when there is one
 
 
-def font_outline(reader: Any) -> FontOutline:
-    """Each page's text and the headings its font sizes show (see the module's docstring)."""
-    sizes = _Sizes()
+def font_outline(reader: Any, shown: Shown | None = None, count: int | None = None) -> FontOutline:
+    """Each page's text and the headings its font sizes show (see the module's docstring), for
+    the first ``count`` pages (all by default); only text ``shown`` finds makes headings."""
+    sizes = _Sizes(shown)
     pages: list[str] = []
     for index, page in enumerate(reader.pages):
+        if count is not None and index >= count:
+            break
         sizes.page, sizes.baseline = index, math.nan
         pages.append(page.extract_text(visitor_text=sizes.visit) or "")
-    return _outline(pages, sizes.runs, sizes.chars)
+    return _outline(pages, sizes.runs, sizes.chars, shown)
 
 
 class _Sizes:
     """Text runs of one size, in reading order, and how many characters each size sets."""
 
-    def __init__(self) -> None:
+    def __init__(self, shown: Shown | None = None) -> None:
         self.runs: list[_Run] = []
         self.chars: Counter[float] = Counter()
         self.page = 0
         self.baseline = math.nan  # where the last piece of text was drawn, in page space
+        self.shown = shown
 
     def visit(self, text: str, cm: list[float], tm: list[float], font: object, size: float) -> None:
+        if self.shown is not None:  # pieces nobody can see are not there
+            page = self.page
+            lines = text.split("\n")
+            kept = ["" if line.split() and not self.shown(page, line) else line for line in lines]
+            if not any(line.split() for line in kept):
+                return
+            text = "\n".join(kept)
         # the text space's vertical unit through the text matrix then the page's matrix
         scale = math.hypot(tm[2] * cm[0] + tm[3] * cm[2], tm[2] * cm[1] + tm[3] * cm[3])
         value = float(size or 0) * (scale or 1.0)
@@ -80,14 +100,18 @@ class _Sizes:
                 self.runs.append(_Run(self.page, drawn, line))
 
 
-def _outline(pages: list[str], runs: list[_Run], chars: Counter[float]) -> FontOutline:
+def _outline(
+    pages: list[str], runs: list[_Run], chars: Counter[float], shown: Shown | None = None
+) -> FontOutline:
     if not chars:
         return FontOutline(pages, [], None)
     body = chars.most_common(1)[0][0]
     headings = [
         _Run(r.page, r.size, " ".join(r.text.split()))
         for r in runs
-        if r.size >= body * HEADING_RATIO and _heading_like(r.text)
+        if r.size >= body * HEADING_RATIO
+        and _heading_like(r.text)
+        and (shown is None or shown(r.page, r.text))
     ]
     on_pages: dict[str, set[int]] = {}
     for h in headings:

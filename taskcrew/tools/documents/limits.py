@@ -1,5 +1,5 @@
 """Limits on one document read (constants here; the child process that enforces time and memory is
-:mod:`taskcrew.tools.documents.worker`)."""
+:mod:`taskcrew.tools.documents.worker`), and on the knowledge ingest's reading of a PDF."""
 
 from __future__ import annotations
 
@@ -16,6 +16,10 @@ CACHE_ENTRIES = 256  # parsed files kept per reader …
 CACHE_CHARS = 20_000_000  # … and at most this much text in all
 TEXT_SHARE = 0.5  # PDF pages stop being read after this share of the time limit (a partial answer) …
 OCR_SHARE = 0.65  # … and OCR stops starting pages after this share, so the parse answers before the kill
+# the knowledge ingest (no child process, no parse clock): which text of a PDF a person sees is
+# checked for at most this many pages and seconds per file; the pages past them are not indexed
+MAX_INGEST_PAGES = int(os.environ.get("TASKCREW_INGEST_MAX_PAGES", "2000"))
+INGEST_CHECK_S = float(os.environ.get("TASKCREW_INGEST_CHECK_S", "300"))
 
 # the clock of the parse in progress (one parse at a time per process)
 _clock = {"started": time.monotonic(), "timeout": PARSE_TIMEOUT_S}

@@ -95,7 +95,7 @@ def read_pdf_pages(data: bytes, name: str, *, ocr: bool = True) -> list[PageText
         if scanned:
             why = "; ".join(dict.fromkeys(n for p in pages for n in p.notes))
             raise Unreadable(f"{name}: {NO_TEXT_LAYER} ({why})" if ocr else f"{name}: {NO_TEXT_LAYER}")
-        if any(p.hidden_text for p in pages):
+        if any(seen_of[p.number].hidden for p in pages):
             raise Unreadable(
                 f"{name}: every piece of text in this PDF is drawn so that nobody can see it "
                 f"({pages[0].hidden_text or 'see its pages'}); it was not read — ask a human"
