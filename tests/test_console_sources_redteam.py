@@ -149,7 +149,9 @@ def about(page: str) -> str:
 
 
 def marked(page: str) -> list[list[str]]:
+    """The marked lines' numbers and words (the seal badge in the row left out: ``row`` has it)."""
     rows = re.findall(r'<tr id="line-\d+" class="hit".*?</tr>', page, re.S)
+    rows = [re.sub(r'<span class="rowseal.*?</span>', "", row, flags=re.S) for row in rows]
     return [re.sub(r"<[^>]+>", " ", row).split() for row in rows]
 
 
@@ -531,3 +533,166 @@ def test_the_source_page_vouches_only_for_pictures_checked_against_the_seal(app:
     page = bob.get(link).text
     assert "not the one the approval was parked with" in about(page) and marked(page) == []
     assert "/source/image" not in page and 'id="pictures-withheld"' in page
+
+
+def row(page: str, number: int) -> str:
+    """The text of line ``number``'s row, as a person reads it (where a ``#line-N`` link lands)."""
+    found = re.findall(rf'<tr id="line-{number}"[^>]*>.*?</tr>', page, re.S)
+    return " ".join(re.sub(r"<[^>]+>", " ", found[0]).split()) if found else ""
+
+
+def pictures(page: str) -> list[str]:
+    return re.findall(r'<img src="(/approvals/[^"]+/source/image\?[^"]+)"', page)
+
+
+def receipt(total: str) -> bytes:
+    """A scan of a receipt OCR can read: black text on white, uncompressed (one size whatever the
+    total)."""
+    from PIL import ImageDraw, ImageFont
+
+    image = Image.new("RGB", (700, 200), (255, 255, 255))
+    draw = ImageDraw.Draw(image)
+    for number, line in enumerate(("Northwind Traders", f"Total: {total} EUR")):
+        draw.text((30, 30 + 70 * number), line, fill=(0, 0, 0), font=ImageFont.load_default(size=34))
+    out = io.BytesIO()
+    image.save(out, format="PNG", compress_level=0)
+    return out.getvalue()
+
+
+def test_a_file_swapped_under_the_same_size_and_mtime_after_its_text_was_viewed_is_not_vouched_for(
+    app: App,
+) -> None:
+    """The viewer's parse cache knows a file by size and mtime, and the digest it keeps is the
+    parked file's: a file swapped under the same size and mtime after its text was viewed once must
+    not be vouched for from that cache. The page hashes the file's bytes as they are now (the
+    reader's checks), shows the text of those bytes, marks no line and draws no picture of it."""
+    original = "Remittance advice\nVendor: Contoso Ltd\nIBAN: DE89 3704 0044 0532 0130 00\n"
+    swapped = "Remittance advice\nVendor: Contoso Ltd\nIBAN: GB33 BUKB 2020 1555 5555 55\n"
+    remit = app.inbox("remit.txt", original)
+    sealed, other = receipt("1,250.00"), receipt("9,250.00")
+    assert len(sealed) == len(other) and sealed != other
+    scan = app.inbox("scan.png", sealed)
+    approval = app.park(
+        {"iban": "DE89 3704 0044 0532 0130 00", "amount": "1,250.00"},
+        "  iban = DE89 3704 0044 0532 0130 00: remit.txt, line 3 (cited in step 1)\n"
+        "  amount = 1,250.00: scan.png (OCR), line 3 (cited in step 1)\n",
+        worker=True,
+    )
+    bob = app.client()
+    text_link = f"/approvals/{approval.id}/source?field=iban"
+    scan_link = f"/approvals/{approval.id}/source?field=amount"
+    assert "SHA-256 is the one sealed" in about(bob.get(text_link).text)  # viewed once: cached
+    scan_page = bob.get(scan_link).text
+    assert "SHA-256 is the one sealed" in about(scan_page) and pictures(scan_page)
+
+    put_back(remit, swapped.encode(), remit.stat())
+    put_back(scan, other, scan.stat())
+    page = bob.get(text_link).text
+    said = about(page)
+    assert "SHA-256 is the one sealed" not in said and "not the one the approval was parked with" in said
+    assert marked(page) == [] and "GB33" in row(page, 3) and "DE89" not in row(page, 3)  # the text now
+    page = bob.get(scan_link).text
+    said = about(page)
+    assert "SHA-256 is the one sealed" not in said and "not the one the approval was parked with" in said
+    assert pictures(page) == [] and 'id="pictures-withheld"' in page and marked(page) == []
+    withheld(bob.get(f"/approvals/{approval.id}/source/image", params={"field": "amount"}), other)
+
+
+def test_a_changed_file_is_headed_and_styled_as_not_what_the_run_read_and_says_what_to_do(
+    app: App,
+) -> None:
+    """A changed file's text is not headed as the run's reading of it, is set apart as untrusted,
+    carries no OCR caution pointing at an image that is not shown nor a focus frame around nothing,
+    and the alert says what to do."""
+    scan = app.inbox("scan.png", receipt("1,250.00"))
+    approval = app.park(
+        {"amount": "1,250.00"}, "  amount = 1,250.00: scan.png (OCR), line 3 (cited in step 1)\n", worker=True
+    )
+    bob = app.client()
+    link = f"/approvals/{approval.id}/source?field=amount"
+    before = bob.get(link).text
+    assert "as the run read it" in before and "Text of the file as it is now" not in before
+
+    scan.write_bytes(receipt("9,250.00") + b"\0" * 64)
+    page = bob.get(link).text
+    heading = re.search(r'<h2 id="h-text"[^>]*>(.*?)</h2>', page, re.S)
+    assert heading and heading.group(1) == "Text of the file as it is now — not what the run read", heading
+    assert "as the run read it" not in page
+    assert re.search(r'<section[^>]*class="[^"]*untrusted[^"]*"[^>]*aria-labelledby="h-text"', page), page
+    assert "check the values against the image" not in page and "ocr-confidence" not in page
+    assert 'class="page focus"' not in page and "<figure" not in page
+    alert = re.search(r'<p id="doc-seal"[^>]*role="alert"[^>]*>(.*?)</p>', page, re.S)
+    assert alert and "Reject it, or ask for the task to be run again." in alert.group(1)
+
+
+def test_the_line_a_source_link_lands_on_says_whether_the_file_is_the_sealed_one(app: App) -> None:
+    """The approval page links to ``#line-N``; on a PDF the browser lands there, the seal status
+    above scrolled off: the row landed on says it, sealed or changed."""
+    sealed = pdf([(72, 760, 14, "Invoice INV-5"), (72, 730, 14, "IBAN: DE89 3704 0044 0532 0130 00")])
+    bill = app.inbox("bill.pdf", sealed)
+    approval = app.park(
+        {"iban": "DE89 3704 0044 0532 0130 00"},
+        "  iban = DE89 3704 0044 0532 0130 00: bill.pdf, page 1, line 2 (cited in step 1)\n",
+        worker=True,
+    )
+    bob = app.client()
+    hrefs = re.findall(r'<a class="source" href="([^"]+)"', bob.get(f"/approvals/{approval.id}").text)
+    [link] = {h.replace("&amp;", "&") for h in hrefs}
+    assert link.endswith("#line-2"), link
+    landed = row(bob.get(link.split("#")[0]).text, 2)
+    assert "✓ sealed file" in landed and "DE89" in landed, landed
+
+    bill.write_bytes(sealed + b"\n")
+    landed = row(bob.get(link.split("#")[0]).text, 2)
+    assert "⚠ changed since parked" in landed and "✓" not in landed, landed
+
+
+def test_a_marked_line_that_does_not_show_the_value_is_said_to(app: App) -> None:
+    """The run's line is marked as it cited it; where that line's text does not show the value (as
+    ``shows_value`` reads values elsewhere: 1250.00 is shown by 1,250.00), the page says so."""
+    app.inbox("invoice.txt", "Northwind Traders\nInvoice INV-77\nTotal: 1,250.00 EUR\n")
+    wrong = app.park(
+        {"amount": "1250.00"}, "  amount = 1250.00: invoice.txt, line 2 (cited in step 1)\n", worker=True
+    )
+    right = app.park(
+        {"amount": "1250.00"}, "  amount = 1250.00: invoice.txt, line 3 (cited in step 1)\n", worker=True
+    )
+    bob = app.client()
+    page = bob.get(f"/approvals/{wrong.id}/source", params={"field": "amount"}).text
+    assert marked(page) == [["2", "Invoice", "INV-77"]]
+    assert "line 2 does not show 1250.00" in about(page).lower(), about(page)
+    assert "does not show" in row(page, 2)
+    page = bob.get(f"/approvals/{right.id}/source", params={"field": "amount"}).text
+    assert marked(page) == [["3", "Total:", "1,250.00", "EUR"]] and "does not show" not in page
+
+
+def test_the_approval_page_says_which_cited_file_changed_since_parked(app: App) -> None:
+    """The approval page says, by the source page's own rule (``Documents.seal``: the file's bytes
+    now against the seal), when a cited file is no longer the sealed one: next to its links and once
+    at the top. Who may approve is not its business: the buttons stay."""
+    original = "Remittance advice\nVendor: Contoso Ltd\nIBAN: DE89 3704 0044 0532 0130 00\n"
+    remit = app.inbox("remit.txt", original)
+    app.inbox("invoice.txt", INVOICE)
+    approval = app.park(
+        {"iban": "DE89 3704 0044 0532 0130 00", "amount": "1,250.00"},
+        "  iban = DE89 3704 0044 0532 0130 00: remit.txt, line 3 (cited in step 1)\n"
+        "  amount = 1,250.00: invoice.txt, line 4 (cited in step 1)\n",
+        worker=True,
+    )
+    bob = app.client()
+    url = f"/approvals/{approval.id}"
+    page = bob.get(url).text
+    assert "changed since parked" not in page and 'id="sources-changed"' not in page
+    bob.get(f"{url}/source", params={"field": "iban"})  # its text viewed once: cached
+
+    put_back(remit, original.replace("DE89", "GB89").encode(), remit.stat())
+    page = bob.get(url).text
+    cells = re.findall(r'<td><a class="source"[^>]*>([^<]+)</a>(.*?)</td>', page, re.S)
+    said = {name: " ".join(re.sub(r"<[^>]+>", " ", rest).split()) for name, rest in cells}
+    assert said and all(
+        ("⚠ changed since parked — do not decide from it" in text) == name.startswith("remit.txt")
+        for name, text in said.items()
+    ), said
+    top = re.search(r'<p id="sources-changed"[^>]*>(.*?)</p>', page, re.S)
+    assert top and "remit.txt" in top.group(1) and "invoice.txt" not in top.group(1), top
+    assert 'value="approve"' in page  # shown, not decided here

@@ -97,6 +97,7 @@ def routes(web: Web) -> list[BaseRoute]:
         shot = await asyncio.to_thread(
             sealed_screenshot, item.job_id, item.screenshot, item.screenshot_sha256
         )
+        changed = await asyncio.to_thread(changed_files, view, work.sources)
         return web.page(
             request,
             "approval.html",
@@ -111,8 +112,18 @@ def routes(web: Web) -> list[BaseRoute]:
             plan=run.plan if run else None,
             run_name=run_name if run else None,
             shot_ok=bool(shot),
+            changed=changed,
             title=f"Approval {item.id}",
         )
+
+    def changed_files(view: ApprovalView, sources: dict[str, SourceRef]) -> list[str]:
+        """The files the approval's values cite that are no longer the ones sealed with it, by the
+        source page's own rule (``Documents.seal``): shown by their links, not decided on here."""
+        sealed = view.approval.files_sha256
+        if sealed is None or view.problem:  # parked before the seal; or the page shows no source
+            return []
+        files = dict.fromkeys(ref.file for ref in sources.values() if ref.file)
+        return [name for name in files if console.documents.seal(name, sealed.get(name, "")) == "changed"]
 
     def cited(request: Request) -> Cited | Response:
         """The approval, a file its values cite and the field whose origin it is, or a refusal. A

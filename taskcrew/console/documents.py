@@ -6,13 +6,17 @@ the same parser), so "line 44" is the line the run cited. PDF pages are rendered
 as their text with line numbers and the cited line marked.
 
 Each file is checked against the SHA-256 sealed with the approval when it was parked
-(``Approval.files_sha256``): a file changed since is said to be changed and no line of it is
-marked. The digest checked is that of the bytes whose text is shown (``FileContent.sha256``, one
-read), never of a second read: a file swapped and put back cannot lend its tick to other text. A
-scan, or a PDF page, is served or drawn from the very bytes whose digest was checked against the
-seal (one read): a file swapped since, even under the same size and mtime, is not served; the
-picture route sends ``withheld_png`` in its place (``NotAsSealed``). A PDF page is drawn at most
-``MAX_PIXELS`` large (a huge page is drawn smaller, and the page says so).
+(``Approval.files_sha256``) by one rule, ``seal_of``: the digest of the file's bytes as they are
+now, read with the reader's own checks (``SandboxFiles.plain_bytes``). The source page, the
+approval page's note by each source link (``Documents.seal``) and the picture route all apply it.
+The text shown is always that of the very bytes checked (``FileContent.sha256``): text the
+reader's parse cache kept (it knows a file by size and mtime) is read anew from those bytes when
+it is another's, so a file swapped under the same size and mtime after its text was viewed is
+neither vouched for nor shown with stale text. A file changed since is said to be changed, no line
+of it is marked and no picture of it is drawn. A scan, or a PDF page, is served or drawn from the
+very bytes whose digest was checked against the seal (one read): the picture route sends
+``withheld_png`` in its place (``NotAsSealed``) when they are not the sealed ones. A PDF page is
+drawn at most ``MAX_PIXELS`` large (a huge page is drawn smaller, and the page says so).
 """
 
 from __future__ import annotations
@@ -28,7 +32,9 @@ from pydantic import BaseModel, Field
 
 from taskcrew.config import files_root
 from taskcrew.jobs.human import same_file, source_file
-from taskcrew.tools.documents.models import FileAccessError, PageText, page_block
+from taskcrew.tools.documents.formats import file_kind
+from taskcrew.tools.documents.models import FileAccessError, FileContent, PageText, page_block
+from taskcrew.tools.documents.provenance import shows_value
 from taskcrew.tools.documents.reader import SandboxFiles
 
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".tif": "image/tiff"}
@@ -67,7 +73,10 @@ class DocView(BaseModel):
     ocr: bool = False
     focus_line: int | None = None
     focus_page: int | None = None
-    seal: Seal = "unsealed"  # the file's bytes against the SHA-256 sealed with the approval
+    # whether the marked line's text shows the value it is marked for (``shows_value``; None: no
+    # line marked, or no value to look for)
+    focus_shows: bool | None = None
+    seal: Seal = "unsealed"  # the file's bytes now against the SHA-256 sealed with the approval
 
 
 class Documents:
@@ -86,6 +95,12 @@ class Documents:
     def _path(self, name: str) -> Path | str:
         return source_file(self.files, name)  # the reader's own check, for every route
 
+    def seal(self, name: str, sealed: str | None) -> Seal:
+        """Whether a cited file is still the one sealed with the approval (``seal_of`` on its bytes
+        as they are now): what the approval page says by each link to it, by the source page's
+        rule."""
+        return seal_of(sealed, self._bytes_now(name))
+
     def view(
         self,
         name: str,
@@ -95,28 +110,33 @@ class Documents:
         sealed: str | None = None,
     ) -> DocView | str:
         """The document with the cited line marked (or, when the run cited the file but no line,
-        the first line holding ``find``), or a sentence saying why it cannot be shown. ``sealed``:
-        the SHA-256 sealed with the approval ("" : not readable then; None: none was sealed); a
-        file whose bytes differ has no line marked."""
+        the first line showing ``find``), or a sentence saying why it cannot be shown. ``sealed``:
+        the SHA-256 sealed with the approval ("" : not readable then; None: none was sealed). The
+        text shown is that of the file's bytes as they are now, and those bytes are what is checked
+        against ``sealed`` (``seal_of``); a file whose bytes differ has no line marked."""
         path = self._path(name)
         if isinstance(path, str):
             return path
         try:
             content = self.files.read(name)
+            data = self.files.plain_bytes(name)  # the file now, with the reader's own checks
+            if content.sha256 != _digest(data):  # the cache's text (or a read just before) is another's
+                content = self._parsed(data, path, content)
         except FileAccessError as exc:
             return str(exc)
-        seal: Seal = "unsealed"
-        if sealed is not None:  # the digest of the very bytes whose text is shown (one read)
-            seal = "same" if same_file(sealed, content.sha256) else "changed"
+        seal = seal_of(sealed, data)  # the bytes whose text is shown, as they are on disk now
         if seal == "changed":
             line, page, find = None, None, ""
         text = content.full_text()
-        if line is None and _norm(find):
-            line = next((n for n, t in enumerate(text.splitlines(), 1) if _norm(find) in _norm(t)), None)
-        lines = [DocLine(number=n, text=t, hit=n == line) for n, t in enumerate(text.splitlines(), 1)]
+        lines = [DocLine(number=n, text=t) for n, t in enumerate(text.splitlines(), 1)]
+        if line is None and find.strip():
+            line = next((shown.number for shown in lines if shows_value(shown.text, find)), None)
+        focus = line if line and line <= len(lines) else None
+        if focus:
+            lines[focus - 1].hit = True
         pages = [DocPage(number=p.number, ocr=p.ocr, confidence=p.ocr_confidence) for p in content.pages]
         if content.kind == "pdf":
-            for shown, size in zip(pages, _page_sizes(path), strict=False):
+            for shown, size in zip(pages, _page_sizes(data), strict=False):
                 shown.size = size if _scale(*size) < SCALE else None
         if line is not None and page is None and len(content.pages) > 1:
             page = _page_of_line(content.pages, line)
@@ -128,10 +148,28 @@ class Documents:
             pdf=content.kind == "pdf",
             image=content.kind == "image",
             ocr=content.ocr,
-            focus_line=line if line and line <= len(lines) else None,
+            focus_line=focus,
             focus_page=page,
+            focus_shows=shows_value(lines[focus - 1].text, find) if focus and find.strip() else None,
             seal=seal,
         )
+
+    def _parsed(self, data: bytes, path: Path, read: FileContent) -> FileContent:
+        """The text of ``data``, parsed as the reader parses a file (its worker, under its limits;
+        the worker keeps what it parsed by content): the file as it is now, where the text the
+        reader kept for its size and mtime is another's."""
+        content = self.files.worker.parse(data, read.path, file_kind(path.name))
+        return content.model_copy(update={"path": read.path, "size": len(data), "sha256": _digest(data)})
+
+    def _bytes_now(self, name: str) -> bytes | None:
+        """A cited file's bytes as they are now, read with the reader's own checks (None: it
+        cannot be read as a file of the sandbox)."""
+        if isinstance(self._path(name), str):
+            return None
+        try:
+            return self.files.plain_bytes(name)
+        except FileAccessError:
+            return None
 
     def pdf_page_png(self, name: str, page: int, sealed: str | None = None) -> bytes | None:
         """One PDF page rendered to PNG, at most ``MAX_PIXELS`` large, drawn from the very bytes
@@ -177,9 +215,22 @@ class Documents:
             data = self.files.plain_bytes(name)  # the reader's own checks, of the file as opened
         except FileAccessError:
             return None
-        if sealed is not None and not same_file(sealed, hashlib.sha256(data).hexdigest()):
+        if seal_of(sealed, data) == "changed":
             raise NotAsSealed(name)
         return data, suffix
+
+
+def seal_of(sealed: str | None, data: bytes | None) -> Seal:
+    """A cited file's bytes as they are now (None: unreadable) against the SHA-256 sealed with the
+    approval ("": not readable when parked; None: the approval was parked before cited files were
+    sealed): the one rule of the source page, its pictures and the approval page's notes."""
+    if sealed is None:
+        return "unsealed"
+    return "same" if data is not None and same_file(sealed, _digest(data)) else "changed"
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 @functools.cache
@@ -209,12 +260,12 @@ def _scale(width: float, height: float) -> float:
     return min(SCALE, math.sqrt(MAX_PIXELS / max(width * height, 1.0)))
 
 
-def _page_sizes(path: Path) -> list[tuple[int, int]]:
+def _page_sizes(data: bytes) -> list[tuple[int, int]]:
     """The size in points of a PDF's first pages (none when pdfium cannot open it)."""
     import pypdfium2 as pdfium
 
     try:
-        pdf = pdfium.PdfDocument(str(path))
+        pdf = pdfium.PdfDocument(data)
     except pdfium.PdfiumError:
         return []
     try:
@@ -222,11 +273,6 @@ def _page_sizes(path: Path) -> list[tuple[int, int]]:
         return [(round(w), round(h)) for w, h in sizes]
     finally:
         pdf.close()
-
-
-def _norm(text: str) -> str:
-    """Spaces and thousands commas do not matter when looking for a value ("1,284.50" ~ "1284.50")."""
-    return "".join(text.split()).replace(",", "").casefold()
 
 
 def _page_of_line(pages: list[PageText], line: int) -> int | None:
