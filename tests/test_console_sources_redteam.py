@@ -27,8 +27,10 @@ from console_seed import write_run
 from fixtures_console import PASSWORDS
 from PIL import Image
 from starlette.testclient import TestClient
+from typer.testing import CliRunner
 
 from taskcrew.approvals.authority import Authority
+from taskcrew.cli import app as cli_app
 from taskcrew.console.app import build_app
 from taskcrew.console.documents import Documents
 from taskcrew.console.server import ConsoleServer
@@ -696,3 +698,12 @@ def test_the_approval_page_says_which_cited_file_changed_since_parked(app: App) 
     top = re.search(r'<p id="sources-changed"[^>]*>(.*?)</p>', page, re.S)
     assert top and "remit.txt" in top.group(1) and "invoice.txt" not in top.group(1), top
     assert 'value="approve"' in page  # shown, not decided here
+    # the CLI approver is told the same, by the same rule, in `approvals show`
+    env = {"TASKCREW_SANDBOX": str(app.sandbox), "TASKCREW_APPROVALS_DIR": str(app.root / "approvals")}
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in env.items():
+            patch.setenv(name, value)
+        shown = CliRunner().invoke(cli_app, ["approvals", "show", approval.id, "--db", app.jobs.url])
+    assert shown.exit_code == 0, shown.output
+    warned = [line for line in shown.output.splitlines() if "changed since the approval was parked" in line]
+    assert len(warned) == 1 and "remit.txt" in warned[0] and "invoice.txt" not in warned[0], shown.output

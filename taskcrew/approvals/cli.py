@@ -88,6 +88,18 @@ def approvals_list(
         say(f"{a.id}  {a.status}  job {a.job_id}  {a.kind}: {what}{flags}")
 
 
+def _changed_files(sealed: dict[str, str] | None, cited: list[str]) -> list[str]:
+    """The cited files that are not the ones sealed with the approval, by the console's rule
+    (``console.documents.seal_of``), read where this command runs."""
+    if sealed is None:  # parked before cited files were sealed
+        return []
+    from taskcrew.config import Paths
+    from taskcrew.console.documents import Documents
+
+    documents = Documents(Paths.from_env().sandbox)
+    return [f for f in dict.fromkeys(cited) if documents.seal(f, sealed.get(f, "")) == "changed"]
+
+
 @approvals_app.command("show")
 def approvals_show(approval_id: str, db: DbUrl = None) -> None:
     """One approval: the exact payload (once checked against its key), its sources, risk and decision."""
@@ -105,8 +117,13 @@ def approvals_show(approval_id: str, db: DbUrl = None) -> None:
         typer.echo(describe_request(a.request))  # every value shown visible, there
     if a.question:
         say(a.question)
-    for name, origin in field_sources(view).items():  # the console's account of each origin
+    origins = field_sources(view)
+    for name, origin in origins.items():  # the console's account of each origin
         say(f"  {name}: from {origin.text}")
+    for changed in _changed_files(a.files_sha256, [o.file for o in origins.values() if o.file]):
+        say(
+            f"  ⚠ {changed} changed since the approval was parked: not what the run read; do not decide from it"
+        )
     for flag in view.assessment.flags:
         say(f"risk: {flag.message}")
     if view.needs_two:
