@@ -45,3 +45,58 @@ def test_a_bad_read_back_rule_file_stops_the_run_before_anything_is_sent(
     assert result.exit_code != 0
     assert str(rules) in result.output and "say what on" in result.output, result.output
     assert Jobs.open().list() == []  # nothing recorded
+
+
+def test_a_foreground_job_cancelled_by_a_colleague_sends_nothing_more(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before, `taskcrew run` wired no last check and its heartbeat ignored the row it read: a job
+    cancelled in the console kept sending approved submissions until its next checkpoint. Now the
+    beat halts the run's policy, and the intent log's last check refuses the send. The real
+    ``run_in_foreground``, job store and authority; the crew is a stand-in that sends as the gate would."""
+    import time
+    from types import SimpleNamespace
+
+    import taskcrew.crew.run as crew_run
+    from taskcrew.approvals.authority import Authority
+    from taskcrew.approvals.identity import Identity
+    from taskcrew.config import DEFAULT_SANDBOX
+    from taskcrew.jobs import JobOptions
+    from taskcrew.jobs.foreground import run_in_foreground
+    from taskcrew.tools.human import AutoApproveHuman
+    from taskcrew.tools.policy import Policy, PolicyConfig
+
+    erp = "http://127.0.0.1:8800"
+    policy = Policy(PolicyConfig.for_url(erp), AutoApproveHuman())
+    res = SimpleNamespace(browser=SimpleNamespace(policy=policy), checkpoints=None, on_run_dir=None)
+    place = SimpleNamespace(
+        erp_url=erp,
+        intranet_url="",
+        settings=SimpleNamespace(sandbox=DEFAULT_SANDBOX),
+        run_settings=lambda task, **kw: None,
+        resources=lambda **kw: res,
+    )
+    seen: dict[str, object] = {}
+
+    def crew(settings: object, r: SimpleNamespace) -> SimpleNamespace:
+        jobs = Jobs.open()
+        [job] = jobs.list()
+        Authority(jobs).act_on_job(job.id, "cancel", Identity(name="bob", proof="console"))
+        deadline = time.monotonic() + 30  # the beat (every 2 s) sees it
+        while r.browser.policy.halted is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        seen["halted"] = r.browser.policy.halted
+        fields = [("csrf_token", "t"), ("paid_on", "2026-10-02")]
+        seen["send"] = r.browser.policy.intents.before_send(
+            "POST", f"{erp}/bills/BILL-0004/pay", fields, lambda p: None
+        )
+        seen["intents"] = [i.status for i in jobs.intents(job.id)]
+        return SimpleNamespace(run_dir=str(isolated_home), outcome="done", reason="", answer="")
+
+    monkeypatch.setattr(crew_run, "run_task", crew)
+    run_in_foreground(place, "Mark BILL-0004 paid on 2026-10-02", submitted_by="ana", options=JobOptions())
+    assert "cancelled by bob" in str(seen["halted"]), seen
+    assert isinstance(seen["send"], str) and "was not sent" in seen["send"], seen
+    assert seen["intents"] == ["not_applied"], seen
+    [job] = Jobs.open().list()
+    assert job.status == "cancelled"

@@ -16,9 +16,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from taskcrew.approvals.worker import leg_refusal, leg_refusal_of
 from taskcrew.crew.errors import WorkplaceError
 from taskcrew.jobs.models import JobOptions, utcnow
-from taskcrew.jobs.runner import StoreCheckpoints, StoreIntents, readback_rules
+from taskcrew.jobs.runner import LegHalt, StoreCheckpoints, StoreIntents, readback_rules
 from taskcrew.jobs.store import Jobs, JobStoreError
 
 
@@ -55,13 +56,18 @@ def run_in_foreground(
     res.checkpoints = StoreCheckpoints(jobs, job.id, worker_id)
     res.on_run_dir = lambda path: jobs.note_run_dir(job.id, str(Path(path).resolve()))
     res.wrap_model = lambda model, inner: SharedBackoff(jobs, model, inner)
+    halt = LegHalt()  # cancelled (the console, `jobs cancel`): nothing more is sent
     if res.browser is not None:
-        policy = res.browser.policy  # the person at the terminal may approve a repeat in doubt
+        policy = halt.policy = res.browser.policy
         policy.intents = IntentLog(
-            StoreIntents(jobs, job.id), job.id, rules, ask_again=policy.ask_to_send_again
+            StoreIntents(jobs, job.id),
+            job.id,
+            rules,
+            last_check=lambda: leg_refusal(jobs, job.id, worker_id),  # the last thing before a send
+            ask_again=policy.ask_to_send_again,  # the person at the terminal may approve a repeat in doubt
         )
     done = threading.Event()
-    threading.Thread(target=_beat, args=(jobs, job.id, worker_id, done), daemon=True).start()
+    threading.Thread(target=_beat, args=(jobs, job.id, worker_id, done, halt), daemon=True).start()
     try:
         result = run_task(settings, res)
     except BaseException as exc:
@@ -83,9 +89,15 @@ def run_in_foreground(
     return result
 
 
-def _beat(jobs: Jobs, job_id: str, worker_id: str, done: threading.Event, every_s: float = 2.0) -> None:
+def _beat(
+    jobs: Jobs, job_id: str, worker_id: str, done: threading.Event, halt: LegHalt, every_s: float = 2.0
+) -> None:
+    """Heart-beat; a job no longer this run's (cancelled) halts its browser's policy: nothing
+    data-changing leaves any more (judged on the row the beat read)."""
     while not done.wait(every_s):
         try:
-            jobs.heartbeat(job_id, worker_id)
+            gone = leg_refusal_of(*jobs.heartbeat(job_id, worker_id), worker_id)
         except Exception:  # a database hiccup: the next beat tries again
             continue
+        if gone is not None:
+            halt.set(gone)
