@@ -707,3 +707,35 @@ def test_the_approval_page_says_which_cited_file_changed_since_parked(app: App) 
     assert shown.exit_code == 0, shown.output
     warned = [line for line in shown.output.splitlines() if "changed since the approval was parked" in line]
     assert len(warned) == 1 and "remit.txt" in warned[0] and "invoice.txt" not in warned[0], shown.output
+
+
+def test_a_cited_file_gone_between_the_readers_check_and_its_read_is_said_changed_not_a_crash(
+    app: App, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A colleague's sync replaces a cited file just after the reader checked it: the approval page
+    and the source page said 500 (a stat of the file after the check raised outside the reader's
+    errors). Now the file as opened is what is checked, and the page says it changed."""
+    from taskcrew.tools.documents.reader import SandboxFiles
+
+    remit = app.inbox("remit.txt", "Remittance advice\nVendor: Contoso Ltd\nAmount: 300.00 EUR\n")
+    approval = app.park(
+        {"vendor": "Contoso Ltd"},
+        "  vendor = Contoso Ltd: remit.txt, line 2 (cited in step 1)\n",
+        worker=True,
+    )
+    bob = app.client()
+    checked = SandboxFiles.plain_file
+
+    def gone_after_the_check(self: SandboxFiles, path: str) -> Path:
+        target = checked(self, path)
+        if sys._getframe(1).f_code.co_name == "plain_bytes" and target.exists():  # the bytes' read
+            target.rename(target.with_suffix(".away"))
+        return target
+
+    monkeypatch.setattr(SandboxFiles, "plain_file", gone_after_the_check)
+    page = bob.get(f"/approvals/{approval.id}")
+    remit.with_suffix(".away").rename(remit)
+    assert page.status_code == 200 and "changed since parked" in page.text, page.status_code
+    source = bob.get(f"/approvals/{approval.id}/source?field=vendor")
+    remit.with_suffix(".away").rename(remit)
+    assert source.status_code == 404 and "cannot be opened" in source.text, source.status_code  # said

@@ -239,10 +239,7 @@ class SandboxFiles:
         """The bytes of ``path``, checked as every read checks what it opens (``plain_file``: confined,
         a plain file, no hard link; the file opened is checked again, so one swapped in after that
         check is not read either), at most ``MAX_FILE_BYTES``; ``FileAccessError`` saying why not."""
-        target = self.plain_file(path)
-        if target.stat().st_size > MAX_FILE_BYTES:
-            raise Unreadable(f"{path!r} is too large to read here; ask a human")
-        return self._bytes(target, path)
+        return self._bytes(self.plain_file(path), path)  # its size checked on the file as opened
 
     def _bytes(self, target: Path, shown: str) -> bytes:
         """One read of a plain file opened without following a link or blocking on a pipe; the file
@@ -253,6 +250,10 @@ class SandboxFiles:
                 if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
                     raise PathRefused(
                         f"refused: {shown!r} changed into a link or a special file as it was opened"
+                    )
+                if info.st_size > MAX_FILE_BYTES:
+                    raise Unreadable(
+                        f"{shown!r} is too large to read here ({size_text(info.st_size)}); ask a human"
                     )
                 data = handle.read(MAX_FILE_BYTES + 1)
         except OSError as exc:
