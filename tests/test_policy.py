@@ -220,3 +220,28 @@ def test_terminal_human_reads_answers_from_its_stream() -> None:
     assert "POST http://127.0.0.1:8800/bills" in shown and "{{secret:ERP_PASSWORD}}" in shown
     asker = TerminalHuman(console=console, stream=io.StringIO("Northwind\n"))
     assert asker.ask("Which vendor?") == "Northwind"
+
+
+def test_a_repeat_in_doubt_reads_the_record_again_once_approved_as_any_send_does() -> None:
+    """A pay request sends no amount: the system pays what the bill says when it arrives. A colleague
+    raises the bill while the person decides on a repeat in doubt: before, it was sent on the amount
+    shown; now the record is read again and the person asked again, both warnings shown."""
+    amount = {"now": "300.00"}
+
+    class Slow(ScriptedHuman):  # meanwhile a colleague edits the bill
+        def approve(self, request: ApprovalRequest) -> ApprovalDecision:
+            decided = super().approve(request)
+            amount["now"] = "98000.00"
+            return decided
+
+    person = Slow([ApprovalDecision.approve(by="ana at the terminal", basis="person")] * 2)
+    policy = Policy(PolicyConfig.for_url("http://127.0.0.1:8800"), person)
+    policy.page_fetch = lambda url: (
+        f'<span id="bill-amount">{amount["now"]} EUR</span>' if url.endswith("/bills/BILL-0004") else None
+    )
+    url = "http://127.0.0.1:8800/bills/BILL-0004/pay"
+    assert policy.ask_to_send_again("POST", url, [("paid_on", "2026-10-02")], "k.1", "it MAY STILL APPLY")
+    first, second = person.requests
+    assert (first.looked_up or {}).get("amount") == "300.00"
+    assert (second.looked_up or {}).get("amount") == "98000.00" and any("98000.00" in f for f in second.flags)
+    assert "MAY STILL APPLY" in (second.asked_again or "") and "300.00" in (second.asked_again or "")

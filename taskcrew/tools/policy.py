@@ -513,7 +513,7 @@ class Policy:
         when it arrives) was shown the amount read before the person was asked, maybe minutes ago;
         the record is read again once they approve, and a change is asked again, as a resumed
         job's is (``approved_when``). A record that changes on every reading is not sent."""
-        reply = self.human.approve(request)
+        reply, said = self.human.approve(request), request.asked_again  # (a repeat in doubt says why)
         for asked in range(REASKS + 1):
             if reply.outcome != "approve" or not request.looked_up:
                 break
@@ -525,6 +525,7 @@ class Policy:
                 why = f"{why}: the record changed each time it was approved; nothing was sent"
                 reply = ApprovalDecision(outcome="reject", text=why, by="the record check", basis="rule")
                 break
+            why = f"{said}; and {why}" if said else why
             request = self._assessed(request.model_copy(update={"looked_up": now, "asked_again": why}))
             reply = self.human.approve(request)
         return reply, request
@@ -540,7 +541,7 @@ class Policy:
             origin="network", method=method, url=url, fields=[FieldValue(name=n, value=v) for n, v in fields]
         )
         request = self._approval_request(method, sub).model_copy(update={"asked_again": warning})
-        reply = self.human.approve(request)
+        reply, request = self._ask(sub, request)  # the record read again once approved, as any send's
         person = reply.outcome == "approve" and reply.basis == "person"
         self._record(
             PolicyDecision(
