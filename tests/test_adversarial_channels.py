@@ -306,7 +306,7 @@ def flags(fields: list[tuple[str, str]]) -> list[str]:
 @pytest.mark.parametrize(
     ("content_type", "body", "shown"),
     [
-        ("text/plain;charset=UTF-8", b"archive BILL-9", "archive BILL-9"),
+        ("text/plain;charset=UTF-8", b"archive the September bill", "archive the September bill"),
         ("text/plain", "Bitte prüfen\nDanke".encode(), "Bitte prüfen\nDanke"),
         ("text/plain; charset=windows-1252", b"M\xfcller", "Müller"),
     ],
@@ -332,6 +332,14 @@ def test_plain_text_that_no_system_reads_as_fields_is_shown_exactly(
         (b"pay BILL-9 98000", "a number a system may read as an amount"),
         (b"pay BILL-9 98.000", "a number a system may read as an amount"),
         (b"pay BILL-9 98 000", "a number a system may read as an amount"),
+        (b"1e5", "a number a system may read as an amount"),  # float("1e5"), JSON.parse: 100000
+        (b"9_8_0_0_0", "a number a system may read as an amount"),  # Python's int(): 98000
+        (b"0xFFFFF", "a number a system may read as an amount"),  # Number() in JavaScript
+        ("pay ٩٨٠٠٠".encode(), "a number a system may read as an amount"),  # Arabic-Indic: float() reads it
+        ("９８０００".encode(), "a number a system may read as an amount"),  # full-width digits
+        (b"amount 1e5\npayee Evil Corp", "a number a system may read as an amount"),  # java Properties
+        (b"\xef\xbb\xbf[1e5]", "JSON or markup"),  # a byte-order mark, then JSON
+        ("\u200b{}".encode(), "JSON or markup"),  # a zero-width space, then JSON
     ],
 )
 def test_plain_text_a_system_may_read_otherwise_is_still_flagged_with_why(body: bytes, why: str) -> None:
@@ -353,9 +361,9 @@ def test_in_chromium_a_scripts_plain_text_is_shown_to_the_approver_as_sent(
     human = ScriptedHuman([ApprovalDecision.reject()])
     session = make(human=human)
     session.goto(site.url + "/scripts")
-    script = "() => fetch('/api/bills/BILL-9', {method: 'PUT', body: 'archive BILL-9'}).then(() => 'sent', () => 'failed')"
+    script = "() => fetch('/api/bills/BILL-9', {method: 'PUT', body: 'archive the September bill'}).then(() => 'sent', () => 'failed')"
     assert session.run(lambda page: page.evaluate(script)) == "failed"
     ((request,),) = [human.requests]
-    assert [(f.name, f.value) for f in request.fields] == [("(body)", "archive BILL-9")]
+    assert [(f.name, f.value) for f in request.fields] == [("(body)", "archive the September bill")]
     assert request.flags == []
     assert site.posts() == []

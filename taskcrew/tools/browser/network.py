@@ -19,6 +19,7 @@ import hashlib
 import itertools
 import json
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Literal
@@ -99,8 +100,8 @@ def _raw_fields(request: Request) -> list[tuple[str, str]]:
 #   multipart/form-data                  its parts, read exactly (a file part as ``file_value``)
 #   text/plain                           a <form enctype="text/plain">: name=value lines, each ended
 #                                        by CRLF; other text with no "=", no separator of fields
-#                                        (: , ; | tab) and no number of three digits or more, not
-#                                        beginning like JSON or markup: one text, named ``BODY_FIELD``
+#                                        (: , ; | tab) and no digit (any script's), not beginning
+#                                        like JSON or markup: one text, named ``BODY_FIELD``
 #   application/json, */*+json           every leaf a field named by its path ("payment.amount",
 #                                        "lines[0].amount"), so the risk rules judge nested values
 # What the parser cannot account for exactly — a body of another or an unreadable type, a JSON body
@@ -116,8 +117,7 @@ SHOWN_BODY = 4000  # characters of an unread body shown; the rest is named by it
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _CHARSETS = re.compile(r"utf-8|ascii|iso8859-\d+|cp125\d")  # Python's names of the ones read
 _NAME = re.compile(r"[^\W\d][\w-]*")  # a JSON key written as .key in a path; any other as ["key"]
-_SEPARATORS = re.compile(rb"[:,;|\t]")  # what sets a name from its value, or one value from the next
-_AMOUNT_LIKE = re.compile(rb"\d(?:[.' ]?\d){2,}")  # three digits or more, maybe grouped: 980, 98.000
+_SEPARATORS = re.compile(r"[:,;|\t]")  # what sets a name from its value, or one value from the next
 _SCALE = 40  # a JSON number with an exponent is written out in full up to this many places
 
 
@@ -284,8 +284,8 @@ def _unquote(raw: bytes) -> bytes:
 
 def _plain_text(body: bytes, codec: str) -> list[tuple[str, str]]:
     """A <form enctype="text/plain"> (each field "name=value" and CRLF) as its fields; any other text
-    that no system reads as fields (no "=" or separator, not beginning like JSON or markup) as one
-    text; the rest is unread."""
+    that no system reads as fields or numbers (no "=", separator or digit, not beginning like JSON or
+    markup once invisible format characters are left out) as one text; the rest is unread."""
     lines = body.split(b"\r\n")
     if lines[-1] == b"" and all(b"=" in line for line in lines[:-1]):
         pairs = [line.partition(b"=") for line in lines[:-1]]
@@ -294,20 +294,19 @@ def _plain_text(body: bytes, codec: str) -> list[tuple[str, str]]:
         raise _NotExact(
             "a text/plain body of name=value pairs, not a form's CRLF lines: a system may read them"
         )
-    if body.lstrip()[:1] in (b"{", b"[", b"<"):
-        raise _NotExact("a text/plain body a system may read as JSON or markup")
-    if (sep := _SEPARATORS.search(body)) is not None:  # "amount: 98000.00", "BILL-9;98000.00"
-        raise _NotExact(
-            f"a text/plain body with {sep.group().decode()!r} in it, which a system may read as the "
-            "fields of YAML, name-value lines, CSV or TSV that the amount and bank rules cannot judge"
-        )
-    if _AMOUNT_LIKE.search(body) is not None:  # "pay 98000" in words: no rule reads an amount there
-        raise _NotExact(
-            "a text/plain body with a number a system may read as an amount the rules cannot judge"
-        )
     text, exact = _decoded(body, codec)
     if not exact:
         raise _NotExact("a text/plain body")  # its bytes escaped, the reason said by ``_unread``
+    shown = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")  # a BOM, a zero-width space
+    if shown.lstrip()[:1] in ("{", "[", "<"):
+        raise _NotExact("a text/plain body a system may read as JSON or markup")
+    if (sep := _SEPARATORS.search(shown)) is not None:  # "amount: 98000.00", "BILL-9;98000.00"
+        raise _NotExact(
+            f"a text/plain body with {sep.group()!r} in it, which a system may read as the fields of "
+            "YAML, name-value lines, CSV or TSV that the amount and bank rules cannot judge"
+        )
+    if any(ch.isdigit() for ch in shown):  # 98000, 1e5, 0xFFFF, 9_8_0, ٩٨٠٠٠: no rule reads them here
+        raise _NotExact("a text/plain body with a digit in it: a number a system may read as an amount")
     return [(BODY_FIELD, _own_text(text))]
 
 
