@@ -10,6 +10,7 @@ result.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 import os
@@ -80,6 +81,7 @@ class SandboxFiles:
         self._sizes: dict[tuple[str, int, int], int] = {}
         self.parses = 0  # how many times a file was actually parsed (the cache's effect, for tests)
         self._served: dict[str, set[str]] = {}  # the digests of each file's bytes it read or searched
+        self._spelled: dict[str, set[str]] = {}  # ... and by the name it was read as (a link may move)
 
     # -------------------------------------------------------------------- tool-facing methods
 
@@ -135,6 +137,7 @@ class SandboxFiles:
     def read(self, path: str, offset: int = 0) -> FileContent:
         target = self._existing_file(path)
         content = self._parsed(target, path)
+        self._spelled.setdefault(self._as_spelled(path), set()).add(content.sha256)
         if content.ocr:
             self.provenance.record(content)
         return content.model_copy(update={"offset": max(0, offset), "max_chars": self.max_chars})
@@ -185,11 +188,14 @@ class SandboxFiles:
         """The SHA-256 of the bytes of ``path`` this reader read (or searched) for its caller: None
         when it read none; "" when it read the file more than once and its bytes differed (it changed
         while the run read it). A run's approval seals what the run read, not what is there later."""
-        try:
-            seen = self._served.get(self.rel(self.resolve(path)), set())
-        except (FileAccessError, ValueError):
-            return None
+        seen = set(self._spelled.get(self._as_spelled(path), set()))  # a link switched since: not lost
+        with contextlib.suppress(FileAccessError, ValueError):
+            seen |= self._served.get(self.rel(self.resolve(path)), set())
         return None if not seen else next(iter(seen)) if len(seen) == 1 else ""
+
+    def _as_spelled(self, path: str) -> str:
+        """``path`` as named under the sandbox, links not followed ("./a/../b.txt" is "b.txt")."""
+        return os.path.relpath(os.path.normpath(os.path.join(self.given_root, path)), self.given_root)
 
     def _parsed(self, target: Path, shown: str) -> FileContent:
         """The file's parsed content, from the cache or parsed once under limits."""
