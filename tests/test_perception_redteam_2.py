@@ -7,7 +7,10 @@
   form laid over the visible button) is stopped and fails: it never submits the other form while the
   result says the element was clicked;
 - text a person cannot see is not rendered, and text a person sees is: each case is judged by a real
-  Chromium's own pixels (the page drawn with and without the words), like tests/test_html_visibility.
+  Chromium's own pixels (the page drawn with and without the words), like tests/test_html_visibility;
+  text a colour effect paints into its background (any function of a filter list, any blend mode, any
+  inset box-shadow of the list, translucent backgrounds, a backdrop-filter, colours in oklch()) is
+  not rendered, and a look-alike beside each that a person sees is.
 """
 
 from __future__ import annotations
@@ -176,13 +179,153 @@ CASES: list[tuple[str, str, bool]] = [
 ]
 
 
+def _on(background: str, style: str) -> str:
+    """A row: the marker in a span styled ``style`` on a box painted ``background``."""
+    return f'<div style="background:{background}"><span style="{style}">{{m}}</span></div>'
+
+
+# Text painted into its background by a colour effect, each beside a look-alike a person sees:
+# (case, the body hiding the marker, the body of its look-alike). What is painted is worked out from
+# the whole filter list, every box-shadow, every blend mode and the backgrounds (translucent ones
+# too) behind the letters, not from a list of names.
+PAIRS: list[tuple[str, str, str]] = [
+    # filters: each function of the list in turn (grayscale, sepia, hue-rotate, invert …)
+    (
+        "filter-grayscale",
+        _on("#363636", "color:#f00;filter:grayscale(1)"),
+        _on("#363636", "color:#0f0;filter:grayscale(1)"),
+    ),
+    (
+        "filter-hue-rotate",
+        _on("#006d6d", "color:#f00;filter:hue-rotate(180deg)"),
+        _on("#fff", "color:#f00;filter:hue-rotate(180deg)"),
+    ),
+    (
+        "filter-sepia",
+        _on("#ffffef", "color:#fff;filter:sepia(1)"),
+        _on("#ffffef", "color:#00f;filter:sepia(1)"),
+    ),
+    (
+        "filter-chain",
+        _on("#363636", "color:#0ff;filter:invert(1) grayscale(1)"),
+        _on("#363636", "color:#f0f;filter:invert(1) grayscale(1)"),
+    ),
+    (
+        "filter-drop-shadow",
+        _on("#fff", "color:#fff;filter:drop-shadow(1px 1px 0 #fff)"),
+        _on("#fff", "color:#fff;filter:drop-shadow(1px 1px 0 #000)"),
+    ),
+    # blend modes: the colour each mode paints from the letters and what lies behind them
+    (
+        "blend-overlay",
+        _on("#000", "color:#fff;mix-blend-mode:overlay"),
+        _on("#888", "color:#000;mix-blend-mode:overlay"),
+    ),
+    (
+        "blend-color-burn",
+        _on("#fff", "color:#000;mix-blend-mode:color-burn"),
+        _on("#888", "color:#000;mix-blend-mode:color-burn"),
+    ),
+    (
+        "blend-color-dodge",
+        _on("#000", "color:#fff;mix-blend-mode:color-dodge"),
+        _on("#444", "color:#fff;mix-blend-mode:color-dodge"),
+    ),
+    (
+        "blend-hard-light",
+        _on("#000", "color:#777;mix-blend-mode:hard-light"),
+        _on("#000", "color:#fff;mix-blend-mode:hard-light"),
+    ),
+    (
+        "blend-soft-light",
+        _on("#000", "color:#fff;mix-blend-mode:soft-light"),
+        _on("#404040", "color:#fff;mix-blend-mode:soft-light"),
+    ),
+    (
+        "blend-color",
+        _on("#000", "color:#f00;mix-blend-mode:color"),
+        _on("#888", "color:#f00;mix-blend-mode:color"),
+    ),
+    (
+        "blend-plus-lighter",
+        _on("#fff", "color:#000;mix-blend-mode:plus-lighter"),
+        _on("#000", "color:#fff;mix-blend-mode:plus-lighter"),
+    ),
+    # a box blended onto what is behind it takes its letters with it
+    (
+        "blend-box",
+        '<div style="background:#000"><div style="background:#fff;mix-blend-mode:multiply">'
+        '<span style="color:#f00">{m}</span></div></div>',
+        '<div style="background:#888"><div style="background:#fff;mix-blend-mode:multiply">'
+        '<span style="color:#f00">{m}</span></div></div>',
+    ),
+    # an isolated group has nothing behind it to blend with
+    (
+        "blend-isolation",
+        '<div style="background:#fff"><div><span style="color:#000;mix-blend-mode:screen">{m}</span></div></div>',
+        '<div style="background:#fff"><div style="isolation:isolate">'
+        '<span style="color:#000;mix-blend-mode:screen">{m}</span></div></div>',
+    ),
+    # inset box-shadows: any of the list, filling the box by its spread or its offset
+    (
+        "shadow-second-inset",
+        _on("#000", "color:#fff;box-shadow:0 0 1px #f00, inset 0 0 0 100px #fff"),
+        _on("#000", "color:#fff;box-shadow:0 0 1px #f00, inset 0 0 0 1px #fff"),
+    ),
+    (
+        "shadow-inset-offset",
+        _on("#000", "color:#fff;display:inline-block;box-shadow:inset 2000px 0 #fff"),
+        _on("#000", "color:#fff;display:inline-block;box-shadow:inset 2px 0 #fff"),
+    ),
+    (
+        "shadow-inset-ancestor",
+        '<div style="background:#000;box-shadow:inset 0 0 0 1px #f00, inset 0 0 0 400px #fff">'
+        '<span style="color:#fff">{m}</span></div>',
+        '<div style="background:#000;box-shadow:inset 0 0 0 1px #f00, inset 0 0 0 400px rgba(255,255,255,.25)">'
+        '<span style="color:#fff">{m}</span></div>',
+    ),
+    # translucent backgrounds laid on one another
+    (
+        "translucent-backgrounds",
+        '<div style="background:#000"><div style="background:rgba(255,255,255,.5)">'
+        '<span style="color:#808080">{m}</span></div></div>',
+        '<div style="background:#000"><div style="background:rgba(255,255,255,.5)">'
+        '<span style="color:#fff">{m}</span></div></div>',
+    ),
+    # colours Chromium keeps in their own space (oklch(), lab(), color(…)) are the sRGB it paints
+    (
+        "colour-spaces",
+        '<div style="background:oklch(0 0 0)"><span style="color:#000">{m}</span></div>',
+        '<div style="background:oklch(0 0 0)"><span style="color:oklch(1 0 0)">{m}</span></div>',
+    ),
+]
+for _case, _hidden, _seen in PAIRS:
+    CASES += [(_case, _hidden, False), (f"{_case}-seen", _seen, True)]
+
+# A backdrop-filter changes what lies behind the letters, not the letters. On a page of its own that
+# fits the view: a full-page capture now and then draws the backdrop unfiltered (a person never sees
+# that; the capture resizes the view), so Chromium's pixels are taken from the view.
+BACKDROP: list[tuple[str, str, bool]] = [
+    (
+        "backdrop-filter",
+        '<div style="background:#fff"><span style="color:#000;backdrop-filter:invert(1)">{m}</span></div>',
+        False,
+    ),
+    (
+        "backdrop-filter-seen",
+        '<div style="background:#fff"><span style="color:#fff;backdrop-filter:invert(1)">{m}</span></div>',
+        True,
+    ),
+]
+
+
 def marker(case: str) -> str:
     return f"MARK {case} END"
 
 
-def cases_page() -> str:
+def cases_page(cases: list[tuple[str, str, bool]] = CASES) -> str:
     rows = "\n".join(
-        f'<div class="row" id="row-{case}">{body.format(m=marker(case))}</div>' for case, body, _ in CASES
+        f'<div class="row" id="row-{case}">{body.format(m=marker(case))}</div>' for case, body, _ in cases
     )
     return (
         '<!doctype html><html><head><meta charset="utf-8"><title>Cases</title><style>'
@@ -196,7 +339,12 @@ def cases_page() -> str:
 def pages(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RecordingSite]:
     root: Path = tmp_path_factory.mktemp("redteam2")
     (root / "pages").mkdir()
-    for name, text in (("queue.html", QUEUE), ("nested.html", NESTED), ("cases.html", cases_page())):
+    for name, text in (
+        ("queue.html", QUEUE),
+        ("nested.html", NESTED),
+        ("cases.html", cases_page()),
+        ("backdrop.html", cases_page(BACKDROP)),
+    ):
         (root / "pages" / name).write_text(text, encoding="utf-8")
     yield from serve("127.0.0.1", root)
 
@@ -287,6 +435,15 @@ def test_the_render_holds_the_text_a_person_sees_and_no_other(
     assert (marker(case) in rendered) is seen
 
 
+@pytest.mark.parametrize("case", [c[0] for c in PAIRS])
+def test_text_a_colour_effect_paints_into_its_background_is_not_rendered_and_its_look_alike_is(
+    rendered: str, case: str
+) -> None:
+    """Each pair is on the cases page (and so judged by Chromium's pixels below too)."""
+    assert marker(case) not in rendered, case
+    assert marker(f"{case}-seen") in rendered, case
+
+
 # Wrap each marker's text in an element that hides its letters and keeps the layout as it is
 # (visibility: hidden lays the words out and paints nothing of them; the boxes around stay).
 HIDE_MARKERS = r"""(prefix) => {
@@ -308,18 +465,20 @@ ROWS = """() => Array.from(document.querySelectorAll('.row'), (r) => {
 })"""
 
 
-def chromium_sees(session: BrowserSession) -> dict[str, bool]:
+def chromium_sees(
+    session: BrowserSession, cases: list[tuple[str, str, bool]] = CASES, full_page: bool = True
+) -> dict[str, bool]:
     """Whether Chromium draws each marker readably: the page is drawn with and without the marker's
     letters; where they were, at least 20 pixels change by 60 of 255 or more, over at least 3 px of
     height and 0.8 px of width a letter (smaller is specks, not words)."""
 
     def shot() -> Any:
-        png = session.run(lambda page: page.screenshot(full_page=True, animations="disabled"))
+        png = session.run(lambda page: page.screenshot(full_page=full_page, animations="disabled"))
         return np.asarray(Image.open(io.BytesIO(png)).convert("RGB")).astype(int)
 
     rows = session.run(lambda page: page.evaluate(ROWS))
     before = shot()
-    assert session.run(lambda page: page.evaluate(HIDE_MARKERS, "MARK ")) == len(CASES)
+    assert session.run(lambda page: page.evaluate(HIDE_MARKERS, "MARK ")) == len(cases)
     after = shot()
     seen = {}
     for case, x, y, w, h in rows:
@@ -341,3 +500,13 @@ def test_the_cases_are_what_chromium_draws(make_session: SessionFactory, pages: 
     drawn = chromium_sees(session)
     assert set(drawn) == {case for case, _, _ in CASES}
     assert [case for case, _, seen in CASES if drawn[case] is not seen] == []
+
+
+def test_text_a_backdrop_filter_paints_like_its_letters_is_not_rendered_and_its_look_alike_is(
+    make_session: SessionFactory, pages: RecordingSite
+) -> None:
+    session, obs = open_page(make_session, pages, "backdrop.html")
+    assert marker("backdrop-filter") not in obs.text, obs.text
+    assert marker("backdrop-filter-seen") in obs.text, obs.text
+    # as Chromium draws them in the view
+    assert chromium_sees(session, BACKDROP, full_page=False) == {case: seen for case, _, seen in BACKDROP}

@@ -119,45 +119,241 @@
   // (a closed <details>, content-visibility: hidden), or painted in the colour of its background
   // (hidden text is a place for injected words).
   let shownCache = new Map();
+  // A computed colour as [r, g, b (0-255), alpha (0-1)]; null when it names none (a url(), none).
+  // Colours Chromium keeps in their own space (oklch(), lab(), color(display-p3 …)) are converted to
+  // the sRGB Chromium paints by drawing one pixel in them.
+  const COLOUR_RE = /(?:rgba?|hsla?|hwb|lab|lch|oklab|oklch|color)\([^)]*\)/g;
+  const converted = new Map();
+  let pen = null;
   const rgb = (c) => {
     const m = /rgba?\(([^)]+)\)/.exec(c || '');
-    if (!m) return null;
-    const p = m[1].split(/[\s,/]+/).filter(Boolean).map(parseFloat);
-    return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
+    if (m) {
+      const p = m[1].split(/[\s,/]+/).filter(Boolean).map(parseFloat);
+      return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
+    }
+    const f = (c || '').match(COLOUR_RE);
+    if (!f) return null;
+    let v = converted.get(f[0]);
+    if (v === undefined) {
+      v = null;
+      try {
+        pen = pen || new OffscreenCanvas(1, 1).getContext('2d', { willReadFrequently: true });
+        pen.fillStyle = 'rgba(1, 2, 3, 0.5)';
+        const none = pen.fillStyle;
+        pen.fillStyle = f[0];
+        if (pen.fillStyle !== none) {
+          pen.clearRect(0, 0, 1, 1);
+          pen.fillRect(0, 0, 1, 1);
+          const d = pen.getImageData(0, 0, 1, 1).data;
+          v = [d[0], d[1], d[2], d[3] / 255];
+        }
+      } catch (e) { v = null; }
+      converted.set(f[0], v);
+    }
+    return v;
   };
   // The colours a computed value names (a gradient's stops); null when it holds a picture.
-  const colours = (v) => (/url\(/.test(v) ? null : Array.from(v.matchAll(/rgba?\([^)]*\)/g), (m) => rgb(m[0])));
+  const colours = (v) => (/url\(/.test(v) ? null : Array.from(v.matchAll(COLOUR_RE), (m) => rgb(m[0])));
   const apart = (a, b) => Math.abs(a[0] - b[0]) + Math.abs(a[1] - b[1]) + Math.abs(a[2] - b[2]);
   const clipsToText = (s) => s.backgroundClip === 'text' || s.webkitBackgroundClip === 'text';
-  // What lies behind ``el``'s text: [colour (null: a picture, cannot tell), the element painting it,
-  // the colours of a background clipped to the text on the way (they paint the letters)]. A solid
-  // inset box-shadow that fills its box counts as that box's background.
-  const backgroundOf = (el) => {
-    let onText = [];
-    for (let a = el; a && a.nodeType === 1; a = parentOf(a)) {
-      const s = styleOf(a);
-      if (clipsToText(s)) {
-        const cs = colours(s.backgroundImage);
-        onText = cs && onText ? [...onText, ...cs, rgb(s.backgroundColor)] : null;
-        continue;
-      }
-      const sh = /^(rgba?\([^)]*\)) [-\d.]+px [-\d.]+px [\d.]+px ([\d.]+)px inset/.exec(s.boxShadow);
-      if (sh && rgb(sh[1])[3] >= 0.95) {
-        const r = a.getBoundingClientRect();
-        if (2 * parseFloat(sh[2]) >= Math.min(r.width, r.height)) return [rgb(sh[1]), a, onText];
-      }
-      if (s.backgroundImage && s.backgroundImage !== 'none') {
-        const cs = colours(s.backgroundImage); // a gradient of one colour is that colour
-        return [cs && cs.length && cs.every((c) => c[3] >= 0.95 && apart(c, cs[0]) < 16) ? cs[0] : null, a, onText];
-      }
-      const c = rgb(s.backgroundColor);
-      if (c && c[3] >= 0.95) return [c, a, onText];
-      if (c && c[3] > 0.05) return [null, a, onText];
+  // A number from a computed `opacity(…)` / `scale` value ("50%" is 0.5).
+  const amount = (v) => (v.endsWith('%') ? parseFloat(v) / 100 : parseFloat(v));
+  // The items of a computed list (box-shadow), parted at the commas outside parentheses.
+  const listItems = (v) => {
+    const out = [];
+    let depth = 0, start = 0;
+    for (let i = 0; i < v.length; i++) {
+      if (v[i] === '(') depth++;
+      else if (v[i] === ')') depth--;
+      else if (v[i] === ',' && !depth) { out.push(v.slice(start, i).trim()); start = i + 1; }
     }
-    return [[255, 255, 255, 1], null, onText];
+    out.push(v.slice(start).trim());
+    return out;
   };
-  // The colours the letters of ``p`` are drawn in: the fill, a stroke, text shadows close to the
-  // letters and sharp enough to read; an SVG text's fill and stroke. null: a picture (url(…)).
+  // The functions of a computed filter list, in order: [name, arguments] (url("…") too).
+  const filterFunctions = (v) => {
+    const out = [];
+    if (!v || v === 'none') return out;
+    const re = /([a-z-]+)\(/g;
+    let m;
+    while ((m = re.exec(v))) {
+      let depth = 1, i = re.lastIndex, quote = '';
+      for (; i < v.length && depth; i++) {
+        const ch = v[i];
+        if (quote) { if (ch === '\\') i++; else if (ch === quote) quote = ''; }
+        else if (ch === '"' || ch === "'") quote = ch;
+        else if (ch === '(') depth++;
+        else if (ch === ')') depth--;
+      }
+      out.push([m[1], v.slice(re.lastIndex, i - 1).trim()]);
+      re.lastIndex = i;
+    }
+    return out;
+  };
+  const lengths = (v) => Array.from(v.replace(COLOUR_RE, ' ').matchAll(/-?[\d.]+(?:e-?\d+)?px/g), (m) => parseFloat(m[0]));
+  // ---- how Chromium paints a colour: filters, blend modes and compositing (Filter Effects 1,
+  // Compositing and Blending 1). Colours are [r, g, b (0-255), alpha]; null is not known (a picture).
+  const byte = (v) => Math.max(0, Math.min(255, v));
+  const MATRICES = {
+    grayscale: (x) => { const k = 1 - Math.min(x, 1); return [[0.2126 + 0.7874 * k, 0.7152 - 0.7152 * k, 0.0722 - 0.0722 * k], [0.2126 - 0.2126 * k, 0.7152 + 0.2848 * k, 0.0722 - 0.0722 * k], [0.2126 - 0.2126 * k, 0.7152 - 0.7152 * k, 0.0722 + 0.9278 * k]]; },
+    sepia: (x) => { const k = 1 - Math.min(x, 1); return [[0.393 + 0.607 * k, 0.769 - 0.769 * k, 0.189 - 0.189 * k], [0.349 - 0.349 * k, 0.686 + 0.314 * k, 0.168 - 0.168 * k], [0.272 - 0.272 * k, 0.534 - 0.534 * k, 0.131 + 0.869 * k]]; },
+    saturate: (x) => [[0.213 + 0.787 * x, 0.715 - 0.715 * x, 0.072 - 0.072 * x], [0.213 - 0.213 * x, 0.715 + 0.285 * x, 0.072 - 0.072 * x], [0.213 - 0.213 * x, 0.715 - 0.715 * x, 0.072 + 0.928 * x]],
+    'hue-rotate': (x) => {
+      const c = Math.cos(x), s = Math.sin(x);
+      return [[0.213 + 0.787 * c - 0.213 * s, 0.715 - 0.715 * c - 0.715 * s, 0.072 - 0.072 * c + 0.928 * s],
+        [0.213 - 0.213 * c + 0.143 * s, 0.715 + 0.285 * c + 0.140 * s, 0.072 - 0.072 * c - 0.283 * s],
+        [0.213 - 0.213 * c - 0.787 * s, 0.715 - 0.715 * c + 0.715 * s, 0.072 + 0.928 * c + 0.072 * s]];
+    },
+  };
+  const TRANSFERS = {
+    invert: (v, x) => v + (255 - 2 * v) * Math.min(x, 1), brightness: (v, x) => v * x,
+    contrast: (v, x) => (v - 127.5) * x + 127.5,
+  };
+  const ANGLE = { deg: Math.PI / 180, grad: Math.PI / 200, rad: 1, turn: 2 * Math.PI };
+  // One colour function of a filter list applied to a colour (other functions leave it as it is).
+  const filterColour = (c, name, arg) => {
+    if (!c) return c;
+    if (name === 'hue-rotate') {
+      const m = /(-?[\d.]+(?:e-?\d+)?)([a-z]*)/.exec(arg);
+      if (!m) return c;
+      return withMatrix(c, MATRICES['hue-rotate'](parseFloat(m[1]) * (ANGLE[m[2]] || ANGLE.deg)));
+    }
+    const x = arg ? amount(arg) : 1;
+    if (Number.isNaN(x)) return c;
+    if (name === 'opacity') return [c[0], c[1], c[2], c[3] * Math.min(x, 1)];
+    if (TRANSFERS[name]) return [byte(TRANSFERS[name](c[0], x)), byte(TRANSFERS[name](c[1], x)), byte(TRANSFERS[name](c[2], x)), c[3]];
+    return MATRICES[name] ? withMatrix(c, MATRICES[name](x)) : c;
+  };
+  const withMatrix = (c, mx) => [...mx.map((row) => byte(row[0] * c[0] + row[1] * c[1] + row[2] * c[2])), c[3]];
+  // Blend modes on channels 0-1 (b: what is behind, s: what is painted); a separable mode works on
+  // each channel, the others on the three at once.
+  const hardLight = (b, s) => (s <= 0.5 ? 2 * s * b : b + (2 * s - 1) - b * (2 * s - 1));
+  const SEPARABLE = {
+    multiply: (b, s) => b * s, screen: (b, s) => b + s - b * s, overlay: (b, s) => hardLight(s, b),
+    darken: Math.min, lighten: Math.max,
+    'color-dodge': (b, s) => (b <= 0 ? 0 : s >= 1 ? 1 : Math.min(1, b / (1 - s))),
+    'color-burn': (b, s) => (b >= 1 ? 1 : s <= 0 ? 0 : 1 - Math.min(1, (1 - b) / s)),
+    'hard-light': hardLight,
+    'soft-light': (b, s) => (s <= 0.5 ? b - (1 - 2 * s) * b * (1 - b)
+      : b + (2 * s - 1) * ((b <= 0.25 ? ((16 * b - 12) * b + 4) * b : Math.sqrt(b)) - b)),
+    difference: (b, s) => Math.abs(b - s), exclusion: (b, s) => b + s - 2 * b * s,
+  };
+  const lum = (c) => 0.3 * c[0] + 0.59 * c[1] + 0.11 * c[2];
+  const clipColour = (c) => {
+    const l = lum(c), n = Math.min(...c), x = Math.max(...c);
+    let o = c;
+    if (n < 0) o = o.map((v) => l + ((v - l) * l) / (l - n));
+    if (x > 1) o = o.map((v) => l + ((v - l) * (1 - l)) / (x - l));
+    return o;
+  };
+  const setLum = (c, l) => { const d = l - lum(c); return clipColour(c.map((v) => v + d)); };
+  const sat = (c) => Math.max(...c) - Math.min(...c);
+  const setSat = (c, s) => { const hi = Math.max(...c), lo = Math.min(...c); return c.map((v) => (hi > lo ? ((v - lo) * s) / (hi - lo) : 0)); };
+  const NONSEPARABLE = {
+    hue: (b, s) => setLum(setSat(s, sat(b)), lum(b)), saturation: (b, s) => setLum(setSat(b, sat(s)), lum(b)),
+    color: (b, s) => setLum(s, lum(b)), luminosity: (b, s) => setLum(b, lum(s)),
+  };
+  // ``s`` painted onto ``b`` with blend mode ``mode``, then composited source-over.
+  const paintOnto = (s, b, mode) => {
+    if (s && s[3] <= 0) return b;
+    const normal = !mode || mode === 'normal';
+    if (!s || !b) return s && s[3] >= 0.999 && normal ? s : null;
+    if (normal && s[3] >= 0.999) return s;
+    if (mode === 'plus-lighter') {
+      const a = Math.min(1, s[3] + b[3]);
+      return a <= 0 ? CLEAR : [0, 1, 2].map((i) => Math.min(255, s[i] * s[3] + b[i] * b[3]) / a).concat(a);
+    }
+    let src = s;
+    if (!normal && b[3] > 0 && (SEPARABLE[mode] || NONSEPARABLE[mode])) {
+      const sc = [s[0] / 255, s[1] / 255, s[2] / 255], bc = [b[0] / 255, b[1] / 255, b[2] / 255];
+      const mixed = NONSEPARABLE[mode] ? NONSEPARABLE[mode](bc, sc) : sc.map((v, i) => SEPARABLE[mode](bc[i], v));
+      src = [0, 1, 2].map((i) => 255 * ((1 - b[3]) * sc[i] + b[3] * mixed[i])).concat(s[3]);
+    }
+    const sa = src[3], ba = b[3] * (1 - sa), a = sa + ba;
+    return a <= 0 ? CLEAR : [(src[0] * sa + b[0] * ba) / a, (src[1] * sa + b[1] * ba) / a, (src[2] * sa + b[2] * ba) / a, a];
+  };
+  const CLEAR = [0, 0, 0, 0], WHITE = [255, 255, 255, 1];
+  // What Chromium needs of an element to paint it, once an observation: whether it makes a box,
+  // a stacking context (an isolated group: what blends inside blends with the group's own paint),
+  // a backdrop root (where a backdrop-filter stops looking), and its background where that does
+  // not depend on the text (inset box-shadows do: kept to measure against it).
+  let paintInfo = new Map();
+  const paintOf = (a) => {
+    let info = paintInfo.get(a);
+    if (info) return info;
+    const as = styleOf(a);
+    const box = as.display !== 'contents';
+    const svgInner = a instanceof SVGElement && parentOf(a) instanceof SVGElement;
+    const masked = (as.maskImage && as.maskImage !== 'none') || (as.webkitMaskImage && as.webkitMaskImage !== 'none');
+    const effects = +as.opacity < 1 || as.filter !== 'none' || as.mixBlendMode !== 'normal' || as.clipPath !== 'none' || masked
+      || (as.backdropFilter && as.backdropFilter !== 'none');
+    let stacks = effects || as.isolation === 'isolate';
+    if (!svgInner && !stacks) {
+      const pd = parentOf(a) && parentOf(a).nodeType === 1 ? styleOf(parentOf(a)).display : '';
+      stacks = as.transform !== 'none' || (as.translate && as.translate !== 'none') || (as.rotate && as.rotate !== 'none')
+        || (as.scale && as.scale !== 'none') || as.perspective !== 'none' || as.position === 'fixed' || as.position === 'sticky'
+        || (as.zIndex !== 'auto' && (as.position !== 'static' || /flex|grid/.test(pd)))
+        || /paint|layout|strict|content/.test(as.contain || '')
+        || /opacity|filter|transform|translate|rotate|scale|perspective|isolation|mix-blend|clip-path|mask|z-index/.test(as.willChange || '');
+    }
+    // The box's own background where the text is: its colour with its images laid on it (blended as
+    // background-blend-mode says); a gradient of one colour is that colour; a picture, or an image
+    // laid on part of the box only, is not known.
+    let ground = null, insets = [];
+    if (box && !svgInner && !clipsToText(as)) {
+      ground = rgb(as.backgroundColor);
+      if (ground && ground[3] <= 0) ground = null;
+      if (as.backgroundImage && as.backgroundImage !== 'none') {
+        const cs = colours(as.backgroundImage);
+        const whole = !/no-repeat/.test(as.backgroundRepeat) || (/^(auto|auto auto|cover)$/.test(as.backgroundSize) && /^0(%|px) 0(%|px)$/.test(as.backgroundPosition));
+        if (cs && cs.length && cs.every((c) => c && c[3] <= 0.02)) { /* transparent throughout */ }
+        else if (cs && cs.length && whole && cs.every((c) => c && apart(c, cs[0]) < 16 && Math.abs(c[3] - cs[0][3]) < 0.05)) {
+          ground = paintOnto(cs[0], ground || CLEAR, (as.backgroundBlendMode || 'normal').split(',')[0].trim());
+        } else {
+          ground = null;
+          insets = null;
+        }
+      }
+      if (insets && as.boxShadow && as.boxShadow.includes('inset')) {
+        for (const sh of listItems(as.boxShadow).reverse()) {
+          if (!/\binset\b/.test(sh)) continue;
+          const c = rgb(sh), n = lengths(sh);
+          if (c && c[3] > 0 && n.length >= 2) insets.push([c, n[0], n[1], n[2] || 0, n[3] || 0]);
+        }
+      }
+    }
+    info = {
+      box, stacks: box && stacks, root: effects, ground, insets, unknown: insets === null, clipText: clipsToText(as),
+      filters: as.filter !== 'none' ? filterFunctions(as.filter) : null,
+      backdrop: as.backdropFilter && as.backdropFilter !== 'none' ? filterFunctions(as.backdropFilter) : null,
+      opacity: +as.opacity, blend: as.mixBlendMode,
+    };
+    paintInfo.set(a, info);
+    return info;
+  };
+  // How much of an inset box-shadow [colour, x, y, blur, spread] of box ``a`` lies over the text box
+  // ``t`` where least of it does (0-1): the shadow fills the padding box but a hole (the box shrunk
+  // by the spread, moved by the offset), its edge blurred as a Gaussian of half the blur radius.
+  const gauss = (x) => { // the normal distribution's cumulative function (Abramowitz & Stegun 7.1.26)
+    const z = Math.abs(x) / Math.SQRT2, k = 1 / (1 + 0.3275911 * z);
+    const erf = 1 - (((((1.061405429 * k - 1.453152027) * k) + 1.421413741) * k - 0.284496736) * k + 0.254829592) * k * Math.exp(-z * z);
+    return 0.5 * (1 + (x >= 0 ? erf : -erf));
+  };
+  const insetOver = (a, t, [, x, y, blur, spread]) => {
+    const r = a.getBoundingClientRect(), as = styleOf(a);
+    const left = r.left + parseFloat(as.borderLeftWidth) + spread + x, right = r.right - parseFloat(as.borderRightWidth) - spread + x;
+    const top = r.top + parseFloat(as.borderTopWidth) + spread + y, bottom = r.bottom - parseFloat(as.borderBottomWidth) - spread + y;
+    if (left >= right || top >= bottom) return 1;
+    const sd = blur / 2;
+    const hole = (v, lo, hi) => (sd > 0 ? gauss((v - lo) / sd) - gauss((v - hi) / sd) : v > lo && v < hi ? 1 : 0);
+    // the point of the text box nearest the hole's middle is the least covered
+    const px = Math.min(Math.max((left + right) / 2, t.left), t.right), py = Math.min(Math.max((top + bottom) / 2, t.top), t.bottom);
+    return 1 - hole(px, left, right) * hole(py, top, bottom);
+  };
+  // The ways the letters of ``p`` are painted, each a list of [element, colour] laid on in that
+  // element's paint (over its own background): the fill (over a background an ancestor clips to the
+  // text), a stroke, text shadows close to the letters and sharp enough to read; an SVG text's fill
+  // and stroke. null: drawn with a picture (url(…)): cannot tell.
   const inksOf = (p, s) => {
     if (p instanceof SVGElement) {
       const out = [];
@@ -165,62 +361,172 @@
         if (paint === 'none' || !(width > 0)) continue;
         const c = rgb(paint);
         if (!c) return null;
-        out.push([c[0], c[1], c[2], c[3] * +op]);
+        out.push([[p, [c[0], c[1], c[2], c[3] * +op]]]);
       }
       return out;
     }
-    const out = [rgb(s.webkitTextFillColor || s.color)];
-    if (parseFloat(s.webkitTextStrokeWidth) > 0) out.push(rgb(s.webkitTextStrokeColor));
-    const fs = parseFloat(s.fontSize);
-    if (s.textShadow && s.textShadow !== 'none') {
-      for (const m of s.textShadow.matchAll(/(rgba?\([^)]*\)) (-?[\d.]+)px (-?[\d.]+)px ([\d.]+)px/g)) {
-        if (Math.abs(m[2]) <= 2 * fs && Math.abs(m[3]) <= 2 * fs && 5 * m[4] <= fs) out.push(rgb(m[1]));
-      }
-    }
-    return out.filter(Boolean);
-  };
-  // Filters and blend modes as they change a colour (others are taken to leave it as it is).
-  const FILTERS = {
-    invert: (v, x) => v + (255 - 2 * v) * Math.min(x, 1), brightness: (v, x) => Math.min(255, v * x),
-    contrast: (v, x) => Math.max(0, Math.min(255, (v - 127.5) * x + 127.5)),
-  };
-  const BLENDS = {
-    multiply: (v, b) => (v * b) / 255, screen: (v, b) => v + b - (v * b) / 255, darken: Math.min, lighten: Math.max,
-    difference: (v, b) => Math.abs(v - b), exclusion: (v, b) => v + b - (2 * v * b) / 255,
-  };
-  const each = (c, f) => c && [f(c[0], 0), f(c[1], 1), f(c[2], 2), c[3]];
-  // Whether some colour of the letters stands out from what is behind them once the opacity,
-  // filters (invert, brightness, contrast, opacity) and blend modes of the text and its ancestors
-  // are applied; a blur wider than a fifth of the font size leaves nothing readable.
-  const inkShown = (p, s) => {
-    let [bg, owner, onText] = backgroundOf(p);
-    let inks = inksOf(p, s);
-    if (!inks || !onText) return true; // drawn with a picture: cannot tell
-    inks = [...inks, ...onText.filter(Boolean)];
-    let alpha = 1, past = false;
+    const under = [];
     for (let a = p; a && a.nodeType === 1; a = parentOf(a)) {
       const as = styleOf(a);
-      if (a === owner) past = true; // from here on, the background takes the same effects
-      alpha *= +as.opacity;
-      if (as.filter && as.filter !== 'none') {
-        for (const m of as.filter.matchAll(/([a-z-]+)\(([^)]*)\)/g)) {
-          const x = amount(m[2]);
-          if (m[1] === 'opacity') alpha *= x;
-          else if (m[1] === 'blur' && 5 * parseFloat(m[2]) >= parseFloat(s.fontSize)) return false;
-          else if (FILTERS[m[1]] && !Number.isNaN(x)) {
-            inks = inks.map((c) => each(c, (v) => FILTERS[m[1]](v, x)));
-            if (past) bg = each(bg, (v) => FILTERS[m[1]](v, x));
+      if (!clipsToText(as)) continue;
+      const cs = colours(as.backgroundImage);
+      if (!cs) return null;
+      for (const c of [rgb(as.backgroundColor), ...cs]) if (c && c[3] > 0) under.push([a, c]);
+    }
+    const fill = rgb(s.webkitTextFillColor || s.color);
+    const out = fill ? (under.length ? under.map((u) => [u, [p, fill]]) : [[[p, fill]]]) : under.map((u) => [u]);
+    if (parseFloat(s.webkitTextStrokeWidth) > 0) { const c = rgb(s.webkitTextStrokeColor); if (c) out.push([[p, c]]); }
+    const fs = parseFloat(s.fontSize);
+    if (s.textShadow && s.textShadow !== 'none') {
+      for (const sh of listItems(s.textShadow)) {
+        const c = rgb(sh), [x, y, blur] = lengths(sh);
+        if (c && Math.abs(x) <= 2 * fs && Math.abs(y) <= 2 * fs && 5 * (blur || 0) <= fs) out.push([[p, c]]);
+      }
+    }
+    return out.slice(0, 12);
+  };
+  // What a backdrop-filter shows behind a box: the paint of the open groups (``paints``, outermost
+  // first) up to the nearest backdrop root (at the root, on the page's white canvas), filtered.
+  const backdropOf = (paints, infos, filters) => {
+    let k = paints.length - 1;
+    while (k > 0 && !infos[k].root) k--;
+    let b = k <= 0 ? WHITE : CLEAR;
+    for (let j = Math.max(k, 0); j < paints.length; j++) b = paintOnto(paints[j], b, 'normal');
+    for (const [name, arg] of filters) b = filterColour(b, name, arg);
+    return b;
+  };
+  // The open groups once ``el`` has painted its background, the letters not yet painted: a list of
+  // {info, paint}, outermost first. Kept per element for one observation (text beside text shares
+  // its ancestors' work); null where it depends on the text: an inset box-shadow on the way (how
+  // much it covers) or a background an ancestor clips to the text (it paints the letters).
+  let bareCache = new Map();
+  const bareOf = (el) => {
+    const todo = [];
+    let a = el, st;
+    for (; a && a.nodeType === 1; a = parentOf(a)) {
+      st = bareCache.get(a);
+      if (st !== undefined) break;
+      todo.push(a);
+    }
+    if (!a || a.nodeType !== 1) st = [];
+    for (let i = todo.length - 1; i >= 0; i--) {
+      const info = paintOf(todo[i]);
+      if (st && (info.clipText || (info.insets && info.insets.length))) st = null;
+      if (st) {
+        if (!st.length || info.stacks) {
+          st = [...st, { info, paint: info.backdrop ? backdropOf(st.map((x) => x.paint), st.map((x) => x.info), info.backdrop) : CLEAR }];
+        }
+        const top = st[st.length - 1];
+        const paint = info.unknown ? null : info.ground ? paintOnto(info.ground, top.paint, 'normal') : top.paint;
+        if (paint !== top.paint) st = [...st.slice(0, -1), { info: top.info, paint }];
+      }
+      bareCache.set(todo[i], st);
+    }
+    return st;
+  };
+  // Whether some way the letters are painted stands out from what is painted beside them, worked
+  // out as Chromium composites the page under the text: from the root down, each box's background
+  // (translucent ones laid on what is behind; an inset box-shadow over the text too), each stacking
+  // context an isolated group with its backdrop-filter, its whole filter list in order (a drop-shadow
+  // adds the letters' shadow; a blur wider than a fifth of the font size leaves nothing readable),
+  // its opacity, and its blend mode against what its parent group painted behind it; the root group
+  // on the white canvas. A way is compared with the bare background beside the letters.
+  const inkShown = (p, s) => {
+    const ways = inksOf(p, s);
+    if (!ways) return true; // drawn with a picture: cannot tell
+    if (!ways.length) return false;
+    const fs = parseFloat(s.fontSize);
+    const live = [false, ...ways.map(() => false)]; // [0]: the bare background; [k]: way k painted (may differ)
+    // how opaque each way's letters are, times the opacities on the way (judged alone over a picture)
+    const alpha = [0, ...ways.map((w) => Math.max(...w.map(([, c]) => c[3])))];
+    let fade = 1;
+    const groups = [];
+    let textBox = null;
+    // A way painted the same as the bare background in every open group stays so: it is dropped.
+    const settle = () => {
+      for (let k = 1; k < live.length; k++) {
+        if (!live[k]) continue;
+        let same = true;
+        for (const g of groups) {
+          const v = g.vals[k], b = g.vals[0];
+          if (v !== b && !(v && b && apart(v, b) < 0.5 && Math.abs(v[3] - b[3]) < 0.002)) { same = false; break; }
+        }
+        if (same) live[k] = false;
+      }
+    };
+    const bare = bareOf(p);
+    if (bare) {
+      // (the common case: the groups' paint up to the text is shared with its siblings)
+      for (const b of bare) groups.push({ info: b.info, vals: live.map(() => b.paint) });
+      const g = groups[groups.length - 1];
+      for (let k = 1; k <= ways.length; k++) {
+        for (const [, c] of ways[k - 1]) if (c[3] > 0) { g.vals[k] = paintOnto(c, g.vals[k], 'normal'); live[k] = true; }
+      }
+    } else {
+      const chain = [];
+      for (let a = p; a && a.nodeType === 1; a = parentOf(a)) chain.push(a);
+      chain.reverse();
+      for (const a of chain) {
+        const info = paintOf(a);
+        if (!groups.length || info.stacks) {
+          groups.push({ info, vals: live.map((_, i) => (info.backdrop ? backdropOf(groups.map((x) => x.vals[i]), groups.map((x) => x.info), info.backdrop) : CLEAR)) });
+        }
+        const g = groups[groups.length - 1];
+        if (info.unknown) g.vals = g.vals.map(() => null);
+        else if (info.ground) g.vals = g.vals.map((v) => paintOnto(info.ground, v, 'normal'));
+        if (info.insets && info.insets.length) {
+          textBox = textBox || p.getBoundingClientRect();
+          for (const sh of info.insets) {
+            const cover = insetOver(a, textBox, sh), c = sh[0];
+            if (cover > 0.002) g.vals = g.vals.map((v) => paintOnto([c[0], c[1], c[2], c[3] * Math.min(cover, 1)], v, 'normal'));
           }
         }
+        for (let k = 1; k <= ways.length; k++) {
+          for (const [el, c] of ways[k - 1]) if (el === a && c[3] > 0) { g.vals[k] = paintOnto(c, g.vals[k], 'normal'); live[k] = true; }
+        }
       }
-      const blend = BLENDS[as.mixBlendMode];
-      // (blended with the background behind; with none painted, the backdrop is transparent)
-      if (blend && owner && !past && bg) inks = inks.map((c) => each(c, (v, i) => blend(v, bg[i])));
     }
-    return inks.some((c) => c[3] * alpha > 0.02 && (!bg || c[3] * alpha * apart(c, bg) >= 16));
+    settle();
+    let final = null;
+    for (let k = groups.length - 1; k >= 0; k--) {
+      const { info } = groups[k];
+      let vals = groups[k].vals;
+      for (const [name, arg] of info.filters || []) {
+        if (name === 'blur') { if (5 * parseFloat(arg) >= fs) return false; }
+        else if (name === 'url') vals = vals.map(() => null);
+        else if (name === 'drop-shadow') {
+          // the shadow of what the group paints, under it: beside the letters, their shadow shows
+          const c = rgb(arg), [x, y, blur] = lengths(arg);
+          if (!c || !(c[3] > 0)) continue;
+          const under = (v, alpha) => (v ? paintOnto(v, [c[0], c[1], c[2], c[3] * alpha], 'normal') : null);
+          const near = Math.abs(x) <= 2 * fs && Math.abs(y) <= 2 * fs && 5 * (blur || 0) <= fs;
+          const added = [];
+          if (near && live.length < 24) {
+            for (let i = 1; i < vals.length; i++) if (live[i] && vals[i] && vals[i][3] > 0) added.push([under(vals[0], vals[i][3]), (c[3] * vals[i][3]) / (fade || 1)]);
+          }
+          vals = vals.map((v) => under(v, v ? v[3] : 1));
+          for (const [v, a] of added) { vals.push(v); live.push(true); alpha.push(a); for (let j = 0; j < k; j++) groups[j].vals.push(groups[j].vals[0]); }
+        } else {
+          if (name === 'opacity') fade *= Math.min(amount(arg || '1'), 1);
+          vals = vals.map((v) => filterColour(v, name, arg));
+        }
+      }
+      if (info.opacity < 1) { vals = vals.map((v) => v && [v[0], v[1], v[2], v[3] * info.opacity]); fade *= info.opacity; }
+      groups.pop();
+      if (k === 0) final = vals.map((v) => paintOnto(v, WHITE, 'normal'));
+      else {
+        const parent = groups[k - 1];
+        parent.vals = parent.vals.map((b, i) => paintOnto(vals[i], b, info.blend));
+        settle();
+      }
+    }
+    const plain = final[0];
+    for (let k = 1; k < final.length; k++) {
+      if (!live[k]) continue;
+      if (!final[k] || !plain ? alpha[k] * fade > 0.02 : apart(final[k], plain) >= 16) return true;
+    }
+    return false;
   };
-  // A number from a computed `opacity(…)` / `scale` value ("50%" is 0.5).
-  const amount = (v) => (v.endsWith('%') ? parseFloat(v) / 100 : parseFloat(v));
   // Drawn to nothing: a filter's opacity(0), a transform or `scale` that flattens it, a clip-path
   // that keeps no area (circle(0), ellipse(0 …), an inset of the whole width or height in px or %,
   // a polygon of no area), a mask of transparent gradients only.
@@ -327,13 +633,24 @@
   // transform, a zoom or an SVG viewBox that shrinks them below that leaves specks; a rotated line
   // is only taller; a squeeze across is caught by `shrinkOf`), and laid out at all (a <canvas>'s
   // fallback content is not).
+  // Kept per text node for one observation (the walk and the names of controls both ask).
+  let readCache = new Map();
   const readable = (node) => {
+    let v = readCache.get(node);
+    if (v !== undefined) return v;
     const range = document.createRange();
     range.selectNodeContents(node);
     const vertical = /^(vertical|sideways)/.test(styleOf(node.parentElement).writingMode);
     let h = 0;
     for (const r of range.getClientRects()) h = Math.max(h, vertical ? r.width : r.height);
-    return h >= 3;
+    v = h >= 3;
+    readCache.set(node, v);
+    return v;
+  };
+  // What one observation (or one check before an action) works out afresh: styles, what is shown.
+  const fresh = () => {
+    styleCache = new Map(); shownCache = new Map(); drawnNot = new Map(); paintInfo = new Map(); bareCache = new Map(); readCache = new Map();
+    keyColumns = new Map();
   };
   // Opaque sheets: absolutely positioned boxes with a solid background (collected by observe). Text
   // wholly under one that paints above it cannot be seen. Fixed and sticky boxes are left out: what
@@ -1047,7 +1364,7 @@
 
   // ------------------------------------------------------------ the walk
   const observe = (args) => {
-    styleCache = new Map(); shownCache = new Map(); drawnNot = new Map(); keyColumns = new Map(); sheets = []; coveredCache.clear();
+    fresh(); sheets = []; coveredCache.clear();
     collectHosts();
     const start = args.start || 1;
     const maxText = args.maxText || 4000;
@@ -1380,11 +1697,11 @@
     return '';
   };
   const identity = (el, args) => {
-    styleCache = new Map(); shownCache = new Map(); drawnNot = new Map(); keyColumns = new Map();
+    fresh();
     return el.isConnected ? staleOf(el, args.expect) : '';
   };
   const preflight = (el, args) => {
-    styleCache = new Map(); shownCache = new Map(); drawnNot = new Map(); keyColumns = new Map();
+    fresh();
     if (!el.isConnected) return { state: 'gone' };
     const stale = staleOf(el, args.expect);
     if (stale) return { state: 'stale', stale };
@@ -1492,7 +1809,7 @@
     return { where: describe(best), ...scrollOf(best, getComputedStyle(best)) };
   };
   const frameInfo = (el) => {
-    styleCache = new Map(); shownCache = new Map(); drawnNot = new Map();
+    fresh();
     collectHosts();
     return { selector: selectorFor(el), visible: visible(el), ...stripBlocker(stateOf(el)) };
   };
