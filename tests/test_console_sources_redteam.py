@@ -140,6 +140,19 @@ def app(tmp_path: Path, console_users: Path, monkeypatch: pytest.MonkeyPatch) ->
     made.jobs.close()
 
 
+def _parked_bill(app: App) -> tuple[bytes, bytes, Path, Approval]:
+    """A PDF bill whose IBAN a worker's approval cites (sealed), and another of the same size."""
+    sealed = pdf([(72, 760, 14, "Invoice INV-5"), (72, 730, 14, "IBAN: DE89 3704 0044 0532 0130 00")])
+    other = pdf([(72, 760, 14, "Invoice INV-5"), (72, 730, 14, "IBAN: GB33 BUKB 2020 1555 5555 55")])
+    bill = app.inbox("bill.pdf", sealed)
+    approval = app.park(
+        {"iban": "DE89 3704 0044 0532 0130 00"},
+        "  iban = DE89 3704 0044 0532 0130 00: bill.pdf, page 1, line 2 (cited in step 1)\n",
+        worker=True,
+    )
+    return sealed, other, bill, approval
+
+
 def links(page: str) -> list[str]:
     return [h.replace("&amp;", "&") for h in re.findall(r'href="(/approvals/[^"]+/source\?[^"#]+)', page)]
 
@@ -469,16 +482,9 @@ def test_a_pdf_swapped_after_parking_has_no_page_drawn_as_the_sealed_one(app: Ap
     """The PDF-page route draws the page from the very bytes whose digest it checked against the
     seal: a PDF replaced after parking, or by one of the same size with its mtime put back, has no
     page drawn; the PDF as parked has."""
-    sealed = pdf([(72, 760, 14, "Invoice INV-5"), (72, 730, 14, "IBAN: DE89 3704 0044 0532 0130 00")])
-    other = pdf([(72, 760, 14, "Invoice INV-5"), (72, 730, 14, "IBAN: GB33 BUKB 2020 1555 5555 55")])
+    sealed, other, bill, approval = _parked_bill(app)
     bigger = pdf([(72, 760, 14, "Invoice INV-5"), (72, 730, 14, "IBAN: GB33 BUKB 2020 1555 5555 55 (new)")])
     assert len(sealed) == len(other) and sealed != other
-    bill = app.inbox("bill.pdf", sealed)
-    approval = app.park(
-        {"iban": "DE89 3704 0044 0532 0130 00"},
-        "  iban = DE89 3704 0044 0532 0130 00: bill.pdf, page 1, line 2 (cited in step 1)\n",
-        worker=True,
-    )
     parked = bill.stat()
     bob = app.client()
     url = f"/approvals/{approval.id}/source/image"
@@ -505,14 +511,7 @@ def test_the_source_page_vouches_only_for_pictures_checked_against_the_seal(app:
     may be swapped before the browser asks for its pages: the page's tick speaks of the text, and
     says each picture is checked as it is drawn; the page then refuses the swapped PDF. A file the
     page knows is changed has no picture of it on the page at all."""
-    sealed = pdf([(72, 760, 14, "Invoice INV-5"), (72, 730, 14, "IBAN: DE89 3704 0044 0532 0130 00")])
-    other = pdf([(72, 760, 14, "Invoice INV-5"), (72, 730, 14, "IBAN: GB33 BUKB 2020 1555 5555 55")])
-    bill = app.inbox("bill.pdf", sealed)
-    approval = app.park(
-        {"iban": "DE89 3704 0044 0532 0130 00"},
-        "  iban = DE89 3704 0044 0532 0130 00: bill.pdf, page 1, line 2 (cited in step 1)\n",
-        worker=True,
-    )
+    _, other, bill, approval = _parked_bill(app)
     parked = bill.stat()
     bob = app.client()
     link = f"/approvals/{approval.id}/source?field=iban"
