@@ -400,6 +400,18 @@ def test_a_payment_in_flight_when_its_worker_died_is_not_paid_again_and_the_job_
     assert [i.status for i in workers.jobs.intents(job.id)] == ["recorded"]  # the first attempt, kept
 
 
+def _pay_bill_0004(tmp_path: Path, erp: ErpServer, erp_user: ErpUser) -> tuple[Jobs, Any, str, Any]:
+    """A job that pays BILL-0004, its pay URL and a read-back with the ERP user's session."""
+    jobs = Jobs.open(f"sqlite:///{tmp_path / 'jobs.sqlite3'}")
+    job = jobs.submit("Mark BILL-0004 paid on 2026-10-02", submitted_by="ana")
+
+    def read_back(page: str) -> str | None:
+        response = erp_user.http.get(page)
+        return response.text if response.status_code == 200 else None
+
+    return jobs, job, f"{erp.url}/bills/{BILL}/pay", read_back
+
+
 def _demo_rules(erp: ErpServer) -> ReadBackRules:
     return load_rules(DEFAULT_SANDBOX / "readback.yaml", {"erp": erp.url})
 
@@ -411,13 +423,7 @@ def test_a_resend_keeps_the_attempt_whose_answer_never_came_and_the_job_never_sa
     did not find it); then the first landed and the second was refused: already paid. Both attempts
     are kept, and the outcome counts the first as a change that may be saved. Before, the second
     overwrote the first's record and the job said "this run changed nothing"."""
-    jobs = Jobs.open(f"sqlite:///{tmp_path / 'jobs.sqlite3'}")
-    job = jobs.submit("Mark BILL-0004 paid on 2026-10-02", submitted_by="ana")
-    url = f"{erp.url}/bills/{BILL}/pay"
-
-    def read_back(page: str) -> str | None:
-        response = erp_user.http.get(page)
-        return response.text if response.status_code == 200 else None
+    jobs, job, url, read_back = _pay_bill_0004(tmp_path, erp, erp_user)
 
     leg_1 = IntentLog(StoreIntents(jobs, job.id), job.id, _demo_rules(erp))
     assert leg_1.before_send("POST", url, [("csrf_token", "t1"), ("paid_on", PAID_ON)], read_back) is None
@@ -475,13 +481,7 @@ def test_the_person_at_the_terminal_decides_a_repeat_in_doubt_and_nothing_else_c
     came; reading the bill back does not find it paid. Before, the run could only refuse ("only a
     person may approve that") though the person was at the terminal. Now the policy's human is asked,
     shown that the first may still apply, and only a person's approval sends it again."""
-    jobs = Jobs.open(f"sqlite:///{tmp_path / 'jobs.sqlite3'}")
-    job = jobs.submit("Mark BILL-0004 paid on 2026-10-02", submitted_by="ana")
-    url = f"{erp.url}/bills/{BILL}/pay"
-
-    def read_back(page: str) -> str | None:
-        response = erp_user.http.get(page)
-        return response.text if response.status_code == 200 else None
+    jobs, job, url, read_back = _pay_bill_0004(tmp_path, erp, erp_user)
 
     human = ScriptedHuman([reply]) if reply is not None else AutoApproveHuman()
     policy = Policy(PolicyConfig.for_url(erp.url), human)
