@@ -25,7 +25,7 @@ def _digest(text: str) -> str:
 
 def test_the_reader_tells_what_it_read_of_a_file_and_when_it_read_two_versions(tmp_path: Path) -> None:
     (tmp_path / "bill.txt").write_text(READ, encoding="utf-8")
-    files = SandboxFiles(tmp_path)
+    files = SandboxFiles(tmp_path, record_reads=True)
     assert files.read_digest("bill.txt") is None  # not read yet
     files.read("bill.txt")
     assert files.read_digest("bill.txt") == files.read_digest("./bill.txt") == _digest(READ)
@@ -41,7 +41,7 @@ def test_a_file_changed_between_the_runs_read_and_the_park_is_shown_as_changed(t
     (sandbox / "bill.txt").write_text(READ, encoding="utf-8")
     jobs = Jobs.open(f"sqlite:///{tmp_path / 'jobs.sqlite3'}")
     job = jobs.submit("Pay Hooli's INV-77", submitted_by="ana", enqueue=False)
-    run_reader = SandboxFiles(sandbox)
+    run_reader = SandboxFiles(sandbox, record_reads=True)
     run_reader.read("bill.txt")  # what the run read: the IBAN it will send
     (sandbox / "bill.txt").write_text(LATER, encoding="utf-8")  # then the file is changed
     human = JobHuman(jobs, job.id, sandbox=sandbox)
@@ -73,7 +73,7 @@ def test_a_link_switched_between_the_runs_read_and_the_park_does_not_lend_its_ne
         (sandbox / version).mkdir(parents=True)
         (sandbox / version / "bill.txt").write_text(text, encoding="utf-8")
     (sandbox / "mail").symlink_to("v1")
-    run_reader = SandboxFiles(sandbox)
+    run_reader = SandboxFiles(sandbox, record_reads=True)
     read = run_reader.read("mail/bill.txt")
     (sandbox / "switch").symlink_to("v2")
     (sandbox / "switch").replace(sandbox / "mail")  # atomically

@@ -32,8 +32,7 @@ from pydantic import BaseModel, Field
 
 from taskcrew.config import files_root
 from taskcrew.jobs.human import same_file, source_file
-from taskcrew.tools.documents.formats import file_kind
-from taskcrew.tools.documents.models import FileAccessError, FileContent, PageText, page_block
+from taskcrew.tools.documents.models import FileAccessError, PageText, page_block
 from taskcrew.tools.documents.provenance import shows_value
 from taskcrew.tools.documents.reader import SandboxFiles
 
@@ -99,7 +98,7 @@ class Documents:
         """Whether a cited file is still the one sealed with the approval (``seal_of`` on its bytes
         as they are now): what the approval page says by each link to it, by the source page's
         rule."""
-        return seal_of(sealed, self._bytes_now(name))
+        return seal_of(sealed, self.files.digest_now(name))
 
     def view(
         self,
@@ -120,11 +119,12 @@ class Documents:
         try:
             content = self.files.read(name)
             data = self.files.plain_bytes(name)  # the file now, with the reader's own checks
-            if content.sha256 != _digest(data):  # the cache's text (or a read just before) is another's
-                content = self._parsed(data, path, content)
+            digest = _digest(data)
+            if content.sha256 != digest:  # the cache's text (or a read just before) is another's
+                content = self.files.content_of(data, content.path, content.kind)
         except FileAccessError as exc:
             return str(exc)
-        seal = seal_of(sealed, data)  # the bytes whose text is shown, as they are on disk now
+        seal = seal_of(sealed, digest)  # the bytes whose text is shown, as they are on disk now
         if seal == "changed":
             line, page, find = None, None, ""
         text = content.full_text()
@@ -153,23 +153,6 @@ class Documents:
             focus_shows=shows_value(lines[focus - 1].text, find) if focus and find.strip() else None,
             seal=seal,
         )
-
-    def _parsed(self, data: bytes, path: Path, read: FileContent) -> FileContent:
-        """The text of ``data``, parsed as the reader parses a file (its worker, under its limits;
-        the worker keeps what it parsed by content): the file as it is now, where the text the
-        reader kept for its size and mtime is another's."""
-        content = self.files.worker.parse(data, read.path, file_kind(path.name))
-        return content.model_copy(update={"path": read.path, "size": len(data), "sha256": _digest(data)})
-
-    def _bytes_now(self, name: str) -> bytes | None:
-        """A cited file's bytes as they are now, read with the reader's own checks (None: it
-        cannot be read as a file of the sandbox)."""
-        if isinstance(self._path(name), str):
-            return None
-        try:
-            return self.files.plain_bytes(name)
-        except FileAccessError:
-            return None
 
     def pdf_page_png(self, name: str, page: int, sealed: str | None = None) -> bytes | None:
         """One PDF page rendered to PNG, at most ``MAX_PIXELS`` large, drawn from the very bytes
@@ -215,18 +198,19 @@ class Documents:
             data = self.files.plain_bytes(name)  # the reader's own checks, of the file as opened
         except FileAccessError:
             return None
-        if seal_of(sealed, data) == "changed":
+        if seal_of(sealed, _digest(data)) == "changed":
             raise NotAsSealed(name)
         return data, suffix
 
 
-def seal_of(sealed: str | None, data: bytes | None) -> Seal:
-    """A cited file's bytes as they are now (None: unreadable) against the SHA-256 sealed with the
-    approval ("": not readable when parked; None: the approval was parked before cited files were
-    sealed): the one rule of the source page, its pictures and the approval page's notes."""
+def seal_of(sealed: str | None, digest: str) -> Seal:
+    """A cited file's SHA-256 as it is now ("": unreadable; ``SandboxFiles.digest_now``) against the
+    one sealed with the approval ("": not readable when parked; None: the approval was parked
+    before cited files were sealed): the one rule of the source page, its pictures and the approval
+    page's notes."""
     if sealed is None:
         return "unsealed"
-    return "same" if data is not None and same_file(sealed, _digest(data)) else "changed"
+    return "same" if same_file(sealed, digest) else "changed"
 
 
 def _digest(data: bytes) -> str:

@@ -121,7 +121,7 @@ class Toolbox:
         fetch_text: Callable[[str], str | None] | None = None,
         today: date | None = None,
     ) -> None:
-        self.files = SandboxFiles(files_root(sandbox))
+        self.files = SandboxFiles(files_root(sandbox), record_reads=True)  # what the run read is sealed
         if (policy := getattr(browser, "policy", None)) is not None:  # values read by OCR get a note
             policy.flaggers.append(self.files.provenance.flag)
         self.systems = systems or []

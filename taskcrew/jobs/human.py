@@ -70,14 +70,9 @@ def source_file(files: SandboxFiles, name: str) -> Path | str:
 
 
 def source_digest(files: SandboxFiles, name: str) -> str:
-    """The SHA-256 of a cited file's bytes ("" when it cannot be read)."""
-    from taskcrew.knowledge.chunking import file_digest
-
-    path = source_file(files, name)
-    try:
-        return "" if isinstance(path, str) else file_digest(path)
-    except OSError:
-        return ""
+    """The SHA-256 of a cited file's bytes ("" when it cannot be read): ``SandboxFiles.digest_now``,
+    the console's rule too."""
+    return files.digest_now(name)
 
 
 def same_file(sealed: str, digest: str) -> bool:

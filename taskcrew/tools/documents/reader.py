@@ -31,6 +31,7 @@ from taskcrew.tools.documents.models import (
     FileAccessError,
     FileContent,
     FileEntry,
+    FileKind,
     FileListing,
     FileMissing,
     PathRefused,
@@ -66,6 +67,7 @@ class SandboxFiles:
         max_hits: int = 40,
         max_entries: int = 500,
         worker: ParseWorker | None = None,
+        record_reads: bool = False,
     ) -> None:
         if not root.is_dir():
             raise ValueError(f"sandbox root is not a folder: {root}")
@@ -80,8 +82,11 @@ class SandboxFiles:
         self.provenance = OcrProvenance()  # what was read by OCR: flags those values in approvals
         self._sizes: dict[tuple[str, int, int], int] = {}
         self.parses = 0  # how many times a file was actually parsed (the cache's effect, for tests)
-        self._served: dict[str, set[str]] = {}  # the digests of each file's bytes it read or searched
-        self._spelled: dict[str, set[str]] = {}  # ... and by the name it was read as (a link may move)
+        # a run's reader (``record_reads``) keeps the digests of each file's bytes it read or searched
+        # (``read_digest``), by the file and by the name it was read as (a link may move)
+        self.record_reads = record_reads
+        self._served: dict[str, set[str]] = {}
+        self._spelled: dict[str, set[str]] = {}
 
     # -------------------------------------------------------------------- tool-facing methods
 
@@ -137,7 +142,8 @@ class SandboxFiles:
     def read(self, path: str, offset: int = 0) -> FileContent:
         target = self._existing_file(path)
         content = self._parsed(target, path)
-        self._spelled.setdefault(self._as_spelled(path), set()).add(content.sha256)
+        if self.record_reads:
+            self._spelled.setdefault(self._as_spelled(path), set()).add(content.sha256)
         if content.ocr:
             self.provenance.record(content)
         return content.model_copy(update={"offset": max(0, offset), "max_chars": self.max_chars})
@@ -200,7 +206,8 @@ class SandboxFiles:
     def _parsed(self, target: Path, shown: str) -> FileContent:
         """The file's parsed content, from the cache or parsed once under limits."""
         content = self._parsed_once(target, shown)
-        self._served.setdefault(str(content.path), set()).add(content.sha256)
+        if self.record_reads:
+            self._served.setdefault(str(content.path), set()).add(content.sha256)
         return content
 
     def _parsed_once(self, target: Path, shown: str) -> FileContent:
@@ -235,11 +242,23 @@ class SandboxFiles:
         kind = file_kind(target.name)
         if kind == "other":
             raise Unreadable(f"{rel!r} is not a document type this reader understands ({KNOWN}); ask a human")
-        data = self._bytes(target, rel)
+        return self.content_of(self._bytes(target, rel), rel, kind)
+
+    def content_of(self, data: bytes, rel: str, kind: FileKind) -> FileContent:
+        """``data``, the bytes of the sandbox file ``rel``, parsed under the reader's limits (not
+        cached: the cache knows a file by its size and mtime), with the SHA-256 of those bytes."""
         self.parses += 1
         content = self.worker.parse(data, rel, kind)
-        digest = hashlib.sha256(data).hexdigest()  # of the bytes parsed: cached with their text
+        digest = hashlib.sha256(data).hexdigest()  # of the bytes parsed: kept with their text
         return content.model_copy(update={"path": rel, "size": len(data), "sha256": digest})
+
+    def digest_now(self, path: str) -> str:
+        """The SHA-256 of ``path``'s bytes as they are now, read as ``plain_bytes`` reads them (""
+        when they cannot be read): what a seal is taken and checked by."""
+        try:
+            return hashlib.sha256(self.plain_bytes(path)).hexdigest()
+        except FileAccessError:
+            return ""
 
     def plain_bytes(self, path: str) -> bytes:
         """The bytes of ``path``, checked as every read checks what it opens (``plain_file``: confined,
