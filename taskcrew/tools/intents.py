@@ -251,9 +251,7 @@ class IntentLog:
 
     def after_send(self, method: str, url: str, fields: list[tuple[str, str]], outcome: SendOutcome) -> None:
         key = intent_key(self.scope, method, url, fields, self.risk)
-        attempt = self._sending.pop(key, None)  # the attempt this log let go
-        if attempt is None:  # sent without asking this log first: its newest attempt
-            attempt = ([key] + [a.key for a in self._attempts(key)])[-1]
+        attempt = self._sending.pop(key)  # the attempt this log let go (``before_send`` said send it)
         record = self.sink.get(attempt) or IntentRecord(
             key=attempt, method=method.upper(), url=url, fields=fields
         )
