@@ -121,7 +121,9 @@ def test_a_live_worker_whose_clock_is_behind_keeps_its_job(url: str, isolated_ho
     with clock_off(+30):  # a person's machine 30 s ahead
         listed = runner.invoke(app, ["jobs", "list", "--db", url])
         retried = runner.invoke(app, ["jobs", "retry", job_id, "--db", url])
-    assert "orphaned" not in listed.output, listed.output
+    assert listed.exit_code == 0 and job_id in listed.output and "orphaned" not in listed.output, (
+        listed.output
+    )
     assert retried.exit_code == 2 and "orphaned (holder gone)" in retried.output, retried.output
     assert watcher.get(job_id).worker == "wa" and watcher.leg(job_id) == 0
 
@@ -257,7 +259,9 @@ def test_the_console_judges_a_holder_by_the_database_clock(
     assert client.post("/login", data=form, headers={"origin": "http://testserver"}).status_code == 303
 
     def notes() -> list[str]:
-        pages = (client.get("/jobs").text, client.get(f"/jobs/{job_id}").text)
+        answers = (client.get("/jobs"), client.get(f"/jobs/{job_id}"))
+        assert all(a.status_code == 200 and job_id in a.text for a in answers)  # the job is on both pages
+        pages = [a.text for a in answers]
         return [
             " ".join(re.sub(r"<[^>]+>", " ", n).split())
             for p in pages
