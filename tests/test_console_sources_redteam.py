@@ -224,19 +224,16 @@ def test_a_file_swapped_and_put_back_under_the_same_size_and_mtime_is_never_show
     assert approval.files_sha256 is not None and len(approval.files_sha256["remit.txt"]) == 64
     parked = remit.stat()
 
-    def put(text: str) -> None:  # other bytes, the same size, the mtime put back
-        remit.write_text(text)
-        os.utime(remit, ns=(parked.st_atime_ns, parked.st_mtime_ns))
-        assert (remit.stat().st_size, remit.stat().st_mtime_ns) == (parked.st_size, parked.st_mtime_ns)
-
     bob = app.client()
     link = f"/approvals/{approval.id}/source?field=iban"
-    put(swapped)
+    put_back(remit, swapped.encode(), parked)
     page = bob.get(link).text
     assert "GB33" in page and "not the one the approval was parked with" in about(page), about(page)
     assert marked(page) == [] and "SHA-256 is the one sealed" not in about(page)
 
-    put(original)  # the file is the parked one again; what the viewer read and shows is not
+    put_back(
+        remit, original.encode(), parked
+    )  # the file is the parked one again; what the viewer read and shows is not
     page = bob.get(link).text
     shown = re.findall(r'<tr id="line-3".*?</tr>', page, re.S)
     if "GB33" in " ".join(shown):  # the text read while it was swapped (the parse cache's)
@@ -516,19 +513,16 @@ def test_the_source_page_vouches_only_for_pictures_checked_against_the_seal(app:
     bob = app.client()
     link = f"/approvals/{approval.id}/source?field=iban"
     page = bob.get(link).text
-    pictures = [
-        h.replace("&amp;", "&")
-        for h in re.findall(r'<img src="(/approvals/[^"]+/source/image\?[^"]+)"', page)
-    ]
-    assert pictures == [f"/approvals/{approval.id}/source/image?field=iban&page=1"], pictures
+    drawn = [h.replace("&amp;", "&") for h in pictures(page)]
+    assert drawn == [f"/approvals/{approval.id}/source/image?field=iban&page=1"], drawn
     assert "SHA-256 is the one sealed" in about(page) and "checked against the seal" in about(page)
-    assert bob.get(pictures[0]).status_code == 200
+    assert bob.get(drawn[0]).status_code == 200
 
     put_back(bill, other, parked)  # the text page may still show the text as parked (cached) ...
     page = bob.get(link).text
     if "SHA-256 is the one sealed" in about(page):
         assert "DE89" in " ".join(marked(page)[0]) and "checked against the seal" in about(page)
-    withheld(bob.get(pictures[0]))  # ... its picture is drawn from the file as it is: refused
+    withheld(bob.get(drawn[0]))  # ... its picture is drawn from the file as it is: refused
 
     bill.write_bytes(other + b"\n")  # the text page reads it anew: changed, and shows no picture
     page = bob.get(link).text
@@ -629,13 +623,7 @@ def test_a_changed_file_is_headed_and_styled_as_not_what_the_run_read_and_says_w
 def test_the_line_a_source_link_lands_on_says_whether_the_file_is_the_sealed_one(app: App) -> None:
     """The approval page links to ``#line-N``; on a PDF the browser lands there, the seal status
     above scrolled off: the row landed on says it, sealed or changed."""
-    sealed = pdf([(72, 760, 14, "Invoice INV-5"), (72, 730, 14, "IBAN: DE89 3704 0044 0532 0130 00")])
-    bill = app.inbox("bill.pdf", sealed)
-    approval = app.park(
-        {"iban": "DE89 3704 0044 0532 0130 00"},
-        "  iban = DE89 3704 0044 0532 0130 00: bill.pdf, page 1, line 2 (cited in step 1)\n",
-        worker=True,
-    )
+    sealed, _, bill, approval = _parked_bill(app)
     bob = app.client()
     hrefs = re.findall(r'<a class="source" href="([^"]+)"', bob.get(f"/approvals/{approval.id}").text)
     [link] = {h.replace("&amp;", "&") for h in hrefs}
