@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from taskcrew.approvals.authority import ApprovalView
-from taskcrew.approvals.rules import same_name as _norm
+from taskcrew.approvals.rules import same_name
 
 
 def before_values(view: ApprovalView) -> dict[str, tuple[str, str]]:
@@ -23,12 +23,12 @@ def before_values(view: ApprovalView) -> dict[str, tuple[str, str]]:
         label, _, name = key.rpartition(" (") if key.endswith(")") else (key, "", "")
         for k in (key, label, name.rstrip(")")):
             if k.strip():
-                keys.setdefault(_norm(k), (key, value))
+                keys.setdefault(same_name(k), (key, value))
     out: dict[str, tuple[str, str]] = {}
     for name, _ in view.fields:
         for k in (name, re.sub(r"_?id$", "", name)):
-            if _norm(k) in keys:
-                out[name] = keys[_norm(k)]
+            if same_name(k) in keys:
+                out[name] = keys[same_name(k)]
                 break
     return out
 
