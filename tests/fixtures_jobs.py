@@ -77,7 +77,22 @@ class Workers:
             if value:
                 return value
             time.sleep(0.2)
-        raise AssertionError(f"timed out waiting for {what}; worker log:\n{self.log.read_text()[-3000:]}")
+        raise AssertionError(
+            f"timed out waiting for {what}; worker log:\n{self.log.read_text()[-3000:]}\n{self.history()}"
+        )
+
+    def history(self) -> str:
+        """Every job's history and approvals: what a timed-out wait shows, to tell where it stuck."""
+        lines = []
+        for job in self.jobs.list():
+            lines.append(f"job {job.id}: {job.status} {job.outcome or ''} {job.reason or ''}")
+            lines += [
+                f"  {e.at:%H:%M:%S.%f} {e.kind} {e.detail} {e.actor or ''}" for e in self.jobs.events(job.id)
+            ]
+            lines += [
+                f"  approval {a.id} {a.key[:20]} {a.status}" for a in self.jobs.approvals(job_id=job.id)
+            ]
+        return "\n".join(lines)
 
     def job_in(self, job: Job, *statuses: str) -> Callable[[], object]:
         return lambda: self.jobs.get(job.id).status in statuses

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 from typing import Any
 
+import sqlalchemy as sa
 from fixtures_erp import NORTHWIND_2057, ErpUser
 
 from taskcrew.config import DEFAULT_SANDBOX
@@ -55,6 +57,60 @@ def test_a_repeat_is_sent_only_when_the_read_back_does_not_find_it(
     # another job's intent is its own
     other = IntentLog(StoreIntents(jobs, "job-2"), "job-2", rules)
     assert other.before_send("POST", url, fields, lambda page: None) is None
+
+
+def test_a_resend_a_person_approved_that_the_system_then_refused_is_retried_without_asking_her_twice(
+    tmp_path: Path, erp: ErpServer, erp_user: ErpUser
+) -> None:
+    # the flake CI showed: killed mid-send, a person approved sending it again, the ERP answered that
+    # one 503; the next try asked her again (the first attempt still counted as in doubt), so the job
+    # parked a second time after her approval
+    jobs = Jobs.open(f"sqlite:///{tmp_path / 'jobs.sqlite3'}")
+    job = jobs.submit("Enter the Northwind invoice", submitted_by="ana")
+    rules = load_rules(DEFAULT_SANDBOX / "readback.yaml", {"erp": erp.url})
+    vendor_id = erp_user.vendor_ids()["Northwind Traders"]
+    url = f"{erp.url}/bills/new"
+    fields = [("csrf_token", "t1"), ("vendor_id", vendor_id)]
+    fields += [(k, v) for k, v in NORTHWIND_2057.items() if k != "vendor"]
+
+    def fetch(page: str) -> str | None:
+        response = erp_user.http.get(page)
+        return response.text if response.status_code == 200 else None
+
+    asked: list[str] = []
+
+    def leg(approve: bool) -> IntentLog:  # each leg its own log over the job's records
+        def ask(*a: object) -> bool:
+            asked.append(str(a[3]))
+            return approve
+
+        return IntentLog(StoreIntents(jobs, job.id), job.id, rules, ask_again=ask)
+
+    assert leg(False).before_send("POST", url, fields, fetch) is None  # sent; the worker is killed
+    first = leg(True)
+    assert first.before_send("POST", url, fields, fetch) is None and len(asked) == 1  # she approves
+    first.after_send("POST", url, fields, SendOutcome(http_status=503))  # the system refuses it
+    # not asked again: she judged the first attempt did not apply, and the second one was answered
+    assert first.before_send("POST", url, fields, fetch) is None and len(asked) == 1
+    first.after_send("POST", url, fields, SendOutcome(detail="timed out"))  # no answer this time
+    # the third attempt may still land: a fourth is asked again, whoever approved the second
+    held = leg(False).before_send("POST", url, fields, fetch)
+    assert held is not None and "NOT sent again" in held and len(asked) == 2, held
+    # a record taskcrew did not sign approves nothing: the one she approved, edited, is in doubt
+    second = next(i for i in jobs.intents(job.id) if i.approved_again)
+    with jobs.engine.begin() as conn:
+        doc = json.loads(
+            conn.execute(
+                sa.text("SELECT doc FROM taskcrew_intents WHERE key = :k"), {"k": second.key}
+            ).scalar()
+        )
+        doc["result"] = "answered HTTP 503"
+        conn.execute(
+            sa.text("UPDATE taskcrew_intents SET doc = :d WHERE key = :k"),
+            {"d": json.dumps(doc), "k": second.key},
+        )
+    [forged] = [i for i in jobs.intents(job.id) if i.key == second.key]
+    assert not forged.trusted and not forged.approved_again
 
 
 class _Racing(StoreIntents):

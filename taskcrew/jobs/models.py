@@ -169,6 +169,9 @@ class Intent(BaseModel):
     seen: str | None = Field(
         default=None, description="the gate's classification of the answer (tools.intents.Applied)"
     )
+    approved_again: bool = Field(
+        default=False, description="a person approved sending it though earlier attempts may still apply"
+    )
     recorded_at: datetime
     updated_at: datetime | None = None
     sig: str | None = Field(default=None, description="the authority's signature of this record")

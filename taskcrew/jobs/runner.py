@@ -452,6 +452,7 @@ class StoreIntents:
             status=intent.status,
             result=intent.result,
             seen=intent.seen,
+            approved_again=intent.approved_again,
             at=intent.recorded_at,
         )
 
@@ -472,6 +473,7 @@ class StoreIntents:
             status=record.status,
             result=record.result,
             seen=record.seen,
+            approved_again=record.approved_again,
             recorded_at=record.at,
         )
 

@@ -932,6 +932,7 @@ class Jobs:
                 "job_id": job_id,
                 "status": "uncertain",
                 "seen": "unknown",
+                "approved_again": False,  # nobody's judgement: a forged row approves nothing
                 "trusted": False,
                 "result": (
                     f"not signed: the job database's record of this submission was changed or added "

@@ -114,6 +114,9 @@ class IntentRecord(BaseModel):
     at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     # the gate's classification of the answer (``after_send``); None: not answered yet
     seen: Applied | None = None
+    # a person, told the earlier attempts may still apply, approved sending this one: she judged that
+    # they did not, so they are no longer in doubt for the attempts after it (``IntentLog.doubt``)
+    approved_again: bool = False
 
     @property
     def answer(self) -> Applied:
@@ -221,7 +224,7 @@ class IntentLog:
         if not attempts:
             return self._send(key, again, "")
         earlier = attempts[-1]
-        doubt = next((a for a in reversed(attempts) if a.in_doubt), None)  # it may still land
+        doubt = self.doubt(attempts)
         found = self.rules.rule_for(method, url)
         if found is not None and found[0].safe_to_repeat:
             return self._send(key, again, "the read-back rule says a repeat changes nothing; sent again")
@@ -260,6 +263,18 @@ class IntentLog:
         record.status = "sent" if done else "not_applied" if done is False else "uncertain"
         record.result = outcome.describe()
         self.sink.put(record)
+
+    @staticmethod
+    def doubt(attempts: list[IntentRecord]) -> IntentRecord | None:
+        """The latest attempt that may still land, unless a person has since approved sending it again
+        (``approved_again``): her judgement covers every attempt before the one she approved, so an
+        approved resend the system then refused (a 503) is retried without asking her twice."""
+        for attempt in reversed(attempts):
+            if attempt.in_doubt:
+                return attempt
+            if attempt.approved_again:
+                return None
+        return None
 
     def _attempts(self, key: str) -> list[IntentRecord]:
         """Every attempt to send the submission ``key`` in this job, oldest first."""
@@ -303,6 +318,7 @@ class IntentLog:
         )
         ask = self.ask_again
         if ask is not None and ask(again.method, again.url, again.fields, again.key, warning):
+            again.approved_again = True
             return self._send(key, again, "read back: not in the system; a person approved sending it again")
         self.refused += 1
         who = "a person did not approve sending it again" if ask else "only a person may approve that"
