@@ -106,6 +106,9 @@ class RunResources:
         None  # (model, provider LLM) -> LLM; e.g. shared 429 backoff
     )
     on_run_dir: Callable[[Path], None] | None = None  # told the run folder as soon as it exists
+    # told the run's file reader (tools.documents.SandboxFiles) once made: a job's approvals seal
+    # the bytes the run read (jobs.human.JobHuman.read_digest)
+    on_files: Callable[[Any], None] | None = None
     readback: Any = None  # tools.readback.ReadBackRules: which pages show the run's changes
     check_stop: Callable[[], None] | None = None  # raises to stop a model call that is waiting
 
@@ -166,10 +169,8 @@ def build_context(
         if rules is not None and (pages := pages_to_watch(rules)):
             ctx.snapshot = Snapshot(pages)
             res.browser.policy.before_change = ctx.snapshot.take  # read just before the first change
-    if hasattr(
-        person := getattr(res.human, "inner", res.human), "read_digest"
-    ):  # a job's: seals what was read
-        person.read_digest = toolbox.files.read_digest
+    if res.on_files is not None:
+        res.on_files(toolbox.files)
     if isinstance(res.human, SourcedHuman):
         res.human.explain = lambda fields: origins(
             fields,

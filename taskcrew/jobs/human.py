@@ -129,7 +129,8 @@ class JobHuman:
     ) -> None:
         self.jobs = jobs
         self.sandbox = sandbox  # the company's files the run reads (None: TASKCREW_SANDBOX's)
-        # the run's own reader (``SandboxFiles.read_digest``, set by ``crew.run``): what it read is sealed
+        # the run's own reader (``SandboxFiles.read_digest``, set through ``RunResources.on_files``):
+        # what it read is sealed
         self.read_digest: Callable[[str], str | None] | None = None
         self.job_id = job_id
         self.expires_in = expires_in

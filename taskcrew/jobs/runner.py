@@ -245,6 +245,7 @@ class LegRunner:
             )
             res.checkpoints = self._checkpoints(job.id, leg, human.gate)
             res.on_run_dir = lambda path: self.jobs.note_run_dir(job.id, str(Path(path).resolve()))
+            res.on_files = lambda files: setattr(human, "read_digest", files.read_digest)
             res.wrap_model = self._shared_backoff
             res.check_stop = lambda: _raise_if(halt, job.id)
             if res.browser is not None:
