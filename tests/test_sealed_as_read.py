@@ -7,11 +7,16 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from types import SimpleNamespace
 
 from taskcrew.console.documents import Documents
+from taskcrew.crew.models import RunState
+from taskcrew.crew.stages import checkpoint, restore
+from taskcrew.crew.trace import Tracer
 from taskcrew.jobs import Jobs
 from taskcrew.jobs.human import JobHuman
 from taskcrew.jobs.models import FieldSource
+from taskcrew.jobs.runner import StoreCheckpoints
 from taskcrew.tools.documents.reader import SandboxFiles
 from taskcrew.tools.human import ApprovalRequest, FieldValue
 
@@ -84,3 +89,45 @@ def test_a_link_switched_between_the_runs_read_and_the_park_does_not_lend_its_ne
     )
     shown = Documents(sandbox).view("mail/bill.txt", line=4, sealed=read.sha256)
     assert not isinstance(shown, str) and shown.seal == "changed", shown
+
+
+def test_a_resumed_leg_seals_what_the_legs_before_it_read(tmp_path: Path) -> None:
+    """Leg 1 reads the bill and checkpoints; the file is changed; leg 2 resumes past the read and
+    parks: its approval seals the bytes leg 1 read (before, leg 2's reader had read nothing, so the
+    seal was the changed file as it was at the park, vouched for as what the run read)."""
+    sandbox = tmp_path / "files"
+    sandbox.mkdir()
+    (sandbox / "bill.txt").write_text(READ, encoding="utf-8")
+    jobs = Jobs.open(f"sqlite:///{tmp_path / 'jobs.sqlite3'}")
+    job = jobs.submit("Pay Hooli's INV-77", submitted_by="ana", enqueue=False)
+    jobs.mark(job.id, "running", only_if=("queued",), worker="worker-a")
+
+    def leg(worker: str) -> SimpleNamespace:  # what checkpoint() and restore() use of a run's context
+        files = SandboxFiles(sandbox, record_reads=True)
+        return SimpleNamespace(
+            checkpoints=StoreCheckpoints(jobs, job.id, worker),
+            toolbox=SimpleNamespace(files=files),
+            notes=[],
+            budget=SimpleNamespace(used=0),
+            tracer=Tracer(tmp_path / f"{worker}.jsonl"),
+        )
+
+    first = leg("worker-a")
+    first.toolbox.files.read("bill.txt")
+    checkpoint(first, RunState(task=job.task), "step:1")
+    (sandbox / "bill.txt").write_text(LATER, encoding="utf-8")  # changed while no leg runs it
+    jobs.take_over(job.id, "worker-a")
+    jobs.mark(job.id, "running", only_if=("queued",), worker="worker-b")
+    second = leg("worker-b")
+    assert restore(second, RunState())
+    human = JobHuman(jobs, job.id, sandbox=sandbox)
+    human.read_digest = second.toolbox.files.read_digest
+    request = ApprovalRequest(
+        kind="form_submission",
+        method="POST",
+        url="http://127.0.0.1:8800/bills/BILL-7/pay",
+        fields=[FieldValue(name="iban", value="DE89 3704 0044 0532 0130 00")],
+    )
+    sources = [FieldSource(name="iban", value="DE89 3704 0044 0532 0130 00", source="bill.txt, line 3")]
+    assert human._sealed(request, sources) == {"bill.txt": _digest(READ)}
+    jobs.close()

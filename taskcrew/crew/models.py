@@ -175,6 +175,9 @@ class RunState(BaseModel):
     notes: list[str] = Field(default_factory=list)  # the run notes (bounded: run_tools.MAX_NOTES)
     tool_calls: int = 0  # the step budget already spent: the budget is the run's, not each leg's
     read_from: list[str] = Field(default_factory=list)  # the tools (and brief) its text came from
+    # the digests of the files it read (``SandboxFiles.reads``): a resumed leg's approval seals the
+    # bytes the legs before it read, not the file as it is when that leg parks
+    files_read: dict[str, dict[str, list[str]]] = Field(default_factory=dict)
 
 
 class LlmCall(BaseModel):

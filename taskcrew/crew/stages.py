@@ -33,6 +33,8 @@ def restore(ctx: Any, state: RunState) -> bool:
         setattr(state, name, getattr(restored, name))
     ctx.notes[:] = state.notes  # what the context held when it was saved
     ctx.budget.used = state.tool_calls
+    if (files := _files(ctx)) is not None:
+        files.remember(state.files_read)
     ctx.tracer.emit(
         ControlEvent(
             action="resumed",
@@ -56,12 +58,19 @@ def read_from(ctx: Any, state: RunState) -> list[str]:
     return sorted(sources)
 
 
+def _files(ctx: Any) -> Any:
+    """The run's file reader (``SandboxFiles``), if it has one."""
+    return getattr(getattr(ctx, "toolbox", None), "files", None)
+
+
 def checkpoint(ctx: Any, state: RunState, stage: str) -> None:
     """Save the run's state after ``stage`` (plan, step:N, verify:N, reflect), with what the run
-    context holds that a resumed leg must not lose: the run notes, the step budget spent and where
-    its text came from."""
+    context holds that a resumed leg must not lose: the run notes, the step budget spent, where its
+    text came from and the digests of the files it read."""
     sink: Checkpoints | None = getattr(ctx, "checkpoints", None)
     if sink is not None:
         state.notes, state.tool_calls = list(ctx.notes), ctx.budget.used
         state.read_from = read_from(ctx, state)
+        if (files := _files(ctx)) is not None:
+            state.files_read = files.reads()  # the legs before's too: ``restore`` gave them to it
         sink.save(stage, {"stage": stage, "state": state.model_dump(mode="json")})

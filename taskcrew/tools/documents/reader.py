@@ -199,6 +199,23 @@ class SandboxFiles:
             seen |= self._served.get(self.rel(self.resolve(path)), set())
         return None if not seen else next(iter(seen)) if len(seen) == 1 else ""
 
+    def reads(self) -> dict[str, dict[str, list[str]]]:
+        """What this reader read (``read_digest``'s record), kept with a run's checkpoint so that a
+        resumed leg's approvals seal what the legs before it read too (``remember``)."""
+        return {
+            "served": {name: sorted(d) for name, d in self._served.items()},
+            "spelled": {name: sorted(d) for name, d in self._spelled.items()},
+        }
+
+    def remember(self, reads: dict[str, dict[str, list[str]]]) -> None:
+        """Add what an earlier leg of the run read (``reads``) to this reader's record."""
+        for mine, theirs in (
+            (self._served, reads.get("served", {})),
+            (self._spelled, reads.get("spelled", {})),
+        ):
+            for name, digests in theirs.items():
+                mine.setdefault(name, set()).update(digests)
+
     def _as_spelled(self, path: str) -> str:
         """``path`` as named under the sandbox, links not followed ("./a/../b.txt" is "b.txt")."""
         return os.path.relpath(os.path.normpath(os.path.join(self.given_root, path)), self.given_root)
