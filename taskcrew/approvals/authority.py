@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -551,11 +551,13 @@ class Authority:
             if action == "cancel":  # what was decided and not yet used is taken back at once
                 job = self.jobs.cancel(job_id, by=who.name)
                 unused = [a for a in self.jobs.approvals(job_id=job_id) if not a.used]
-                details = {"void": [a.id for a in unused if a.status in ("approved", "answered")]}
+                void = [a.id for a in unused if a.status in ("approved", "answered")]
+                details: dict[str, Any] = {"void": void, "leg": self.jobs.leg(job_id)}  # ``leg_over``
             else:
                 taken_back = self.jobs.get(job_id).status in VOIDED_BY_RETRY
                 decided = [a.id for a in self.jobs.approvals(job_id=job_id) if a.status != "pending"]
-                job, details = self.jobs.retry(job_id, by=who.name), {"void": decided if taken_back else []}
+                job = self.jobs.retry(job_id, by=who.name)
+                details = {"void": decided if taken_back else [], "leg": self.jobs.leg(job_id) - 1}
         except (InvalidChange, UnknownJob) as exc:
             reason = str(exc.args[0] if exc.args else exc)
             self.audit.append(who.name, f"{action}_refused", job_id, {"reason": reason, "proof": who.proof})
@@ -563,6 +565,24 @@ class Authority:
         proven = {"proof": who.proof, **({"credential": who.credential} if who.credential else {})}
         self.audit.append(who.name, action, job_id, {**proven, **details})
         return job
+
+    def leg_over(self, job_id: str, leg: int) -> str | None:
+        """Why the signed audit log says ``leg`` of ``job_id`` may act no more (None: it says
+        nothing against it): the job was cancelled, retried or taken over while on that leg or a
+        later one (each entry names the last leg it ended: ``act_on_job``, ``record_take_over``).
+        The job database says so too, but a row set back to an earlier signed version (a database
+        writer replaying it) would undo that there; it cannot here. Only signed entries count."""
+        for entry in self.audit.signed(("cancel", "retry", "take_over")):
+            over = entry.payload.get("leg")
+            if entry.target == job_id and isinstance(over, int) and over >= leg:
+                what = {"cancel": "cancelled", "retry": "retried", "take_over": "taken over"}[entry.action]
+                return f"job {job_id} was {what} by {entry.who} on leg {over} (audit entry {entry.seq})"
+        return None
+
+    def record_take_over(self, job_id: str, leg: int, dead_worker: str, by: str) -> None:
+        """Leg ``leg`` of ``job_id`` was taken from ``dead_worker`` (silent): recorded, signed, so
+        that leg acts no more even if its job row is set back (``leg_over``)."""
+        self.audit.append(by, "take_over", job_id, {"leg": leg, "from": dead_worker})
 
     def void_decisions(self, job_id: str) -> set[str]:
         """The approvals and answers of ``job_id`` taken back: by a cancel, or given before a retry

@@ -263,9 +263,14 @@ class WorkerGate:
         return datetime.fromisoformat(max(times)) if times else None
 
     def leg_refusal(self) -> str | None:
-        """Why this gate's job is no longer its leg's (``leg_refusal``; unbound: no longer running)."""
+        """Why this gate's job is no longer its leg's (``leg_refusal``; unbound: no longer running),
+        by the job database and, for a bound leg, by the signed audit log (``Authority.leg_over``:
+        a job row set back to an earlier signed version does not give a leg its job back)."""
         worker, leg = self.holder or (None, None)
-        return leg_refusal(self.jobs, self.job_id, worker, leg)
+        gone = leg_refusal(self.jobs, self.job_id, worker, leg)
+        if gone is None and leg is not None:
+            gone = self.authority.leg_over(self.job_id, leg)
+        return gone
 
     def _stop_if_gone(self) -> None:
         """A leg that lost its job asks nobody anything more (no approval parked on a cancelled job):

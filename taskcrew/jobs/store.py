@@ -687,12 +687,20 @@ class Jobs:
         ]
         return decided[-1] if decided else None
 
-    def take_over(self, job_id: str, dead_worker: str, *, silent_since: datetime | None = None) -> Job | None:
+    def take_over(
+        self,
+        job_id: str,
+        dead_worker: str,
+        *,
+        silent_since: datetime | None = None,
+        leg: int | None = None,
+    ) -> Job | None:
         """A worker stopped heart-beating: put its job back on the queue as a new leg (through the
         queue, so the limits hold). The dead leg, if its worker ever comes back, finds a newer leg and
         steps aside. None when the job moved on meanwhile. ``silent_since``: the heartbeat the watcher
         judged stale (``heartbeat_at``, else ``started_at``), compared and set with the job: a holder
-        that beat meanwhile keeps its job."""
+        that beat meanwhile keeps its job. ``leg``: the leg judged dead (else the job's current one):
+        taken over only from that leg."""
 
         def may(job: Job) -> bool:
             beat = job.heartbeat_at or job.started_at
@@ -701,7 +709,7 @@ class Jobs:
 
         return self._requeue(
             job_id,
-            self._leg(job_id),
+            self._leg(job_id) if leg is None else leg,
             may,
             ("taken_over", f"from {dead_worker}", None),
         )

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from taskcrew.approvals.authority import Authority
 from taskcrew.crew.stopping import exit_now
 from taskcrew.jobs.engine import QUEUE, WORKFLOW, serialise_sqlite_claims
 from taskcrew.jobs.identity import IdHolder
@@ -180,8 +181,10 @@ def watch(jobs: Jobs, settings: WorkerSettings, runner: LegRunner | None = None)
                 continue
             if not is_orphaned(job, now, settings.stale_after_s):
                 continue
-            if jobs.take_over(job.id, worker, silent_since=beat) is not None:
+            _, leg = jobs.get_on_leg(job.id)
+            if jobs.take_over(job.id, worker, silent_since=beat, leg=leg) is not None:
                 log.warning("worker %s went silent; its job %s goes back on the queue", worker, job.id)
+                Authority(jobs).record_take_over(job.id, leg, worker, by=f"worker {settings.worker_id}")
     except Exception as exc:  # the watch loop must survive a database hiccup
         log.warning("watch loop: %s", exc)
 
