@@ -10,10 +10,14 @@ from typing import Any
 import sqlalchemy as sa
 from fixtures_erp import NORTHWIND_2057, ErpUser
 
+from taskcrew.approvals.authority import Authority
+from taskcrew.approvals.identity import Identity
 from taskcrew.config import DEFAULT_SANDBOX
 from taskcrew.jobs import Jobs
+from taskcrew.jobs.human import JobHuman
 from taskcrew.jobs.runner import StoreIntents
 from taskcrew.mock_erp import ErpServer
+from taskcrew.tools.human import ApprovalRequest, FieldValue
 from taskcrew.tools.intents import IntentLog, SendOutcome
 from taskcrew.tools.readback import load_rules
 
@@ -154,4 +158,52 @@ def test_two_legs_that_both_find_no_intent_record_it_once_and_only_one_sends(tmp
     again = intent.model_copy(update={"status": "confirmed", "result": "forged"})
     assert jobs.add_intent(again) is not None
     assert jobs.intents(job.id)[0].status == "recorded"
+    jobs.close()
+
+
+def test_the_audit_log_says_send_only_of_what_left_the_browser(
+    tmp_path: Path, erp: ErpServer, erp_user: ErpUser, isolated_home: Path
+) -> None:
+    """The worker's gate clears a payment before the intent log (``may_send``) and records the send
+    as the intent log's last check (``sending``): a repeat the read-back holds back was approved but
+    never sent, and the signed audit log (what a later leg takes as sent: ``sent_before``) says so.
+    Before, the send was recorded when it was cleared, so the log said "send" twice for one bill."""
+    jobs = Jobs.open(f"sqlite:///{tmp_path / 'jobs.sqlite3'}")
+    authority = Authority(jobs)
+    job = jobs.submit("Enter the Northwind invoice", submitted_by="ana", enqueue=False)
+    url = f"{erp.url}/bills/new"
+    fields = [("vendor_id", erp_user.vendor_ids()["Northwind Traders"])]
+    fields += [(k, v) for k, v in NORTHWIND_2057.items() if k != "vendor"]
+    key = authority.key_of("POST", url, fields)
+    request = ApprovalRequest(
+        kind="form_submission",
+        method="POST",
+        url=url,
+        fields=[FieldValue(name=n, value=v) for n, v in fields],
+        key=key,
+    )
+    approval = jobs.park(job.id, kind="approval", key=key, request=request)
+    assert authority.decide(approval.id, "approve", Identity(name="bob", proof="console")).status == "decided"
+    jobs.mark(job.id, "running", only_if=("queued",), leg=0, worker="w1")
+    gate = JobHuman(jobs, job.id).gate
+    gate.holder = ("w1", 0)
+    rules = load_rules(DEFAULT_SANDBOX / "readback.yaml", {"erp": erp.url})
+    log = IntentLog(
+        StoreIntents(jobs, job.id), job.id, rules, witness=gate.sent_before, last_check=gate.sending
+    )
+
+    def fetch(page: str) -> str | None:
+        response = erp_user.http.get(page)
+        return response.text if response.status_code == 200 else None
+
+    def sends() -> int:
+        return len([e for e in authority.audit.signed("send") if e.payload.get("job_id") == job.id])
+
+    assert gate.may_send("POST", url, fields) is None and sends() == 0  # cleared, not sent yet
+    assert log.before_send("POST", url, fields, fetch) is None and sends() == 1  # on its way
+    assert erp_user.new_bill().status_code == 303
+    log.after_send("POST", url, fields, SendOutcome(http_status=303))
+    assert gate.may_send("POST", url, fields) is None  # the model submits it again: still approved
+    held = log.before_send("POST", url, fields, fetch)
+    assert held is not None and "NOT sent again" in held and sends() == 1, held
     jobs.close()

@@ -9,7 +9,8 @@
   identities and paths the rules permit (and, while the two-person rule is on, never for an item that
   needs two people unless a rule says so), for the submitter while she is still a user and for
   whoever retried the job as well (``Authority.auto_approve_refusal``); anything else goes to a person;
-- ``send_check``: the last check before a data-changing request leaves the browser: the job must
+- ``send_check`` (or ``may_send`` then ``sending``, around a durable run's intent log): the last check
+  before a data-changing request leaves the browser, recorded as a send only when it leaves: the job must
   still run on this leg (``leg_refusal``: running, on this worker, this leg — not cancelled, taken
   over or handed back meanwhile), and the request key of the bytes really sent must have a signed
   approval in this job (a cancel voids every decision not yet used: ``Authority.act_on_job``); a
@@ -64,6 +65,7 @@ class WorkerGate:
         self._shown: dict[str, ApprovalRequest] = {}  # key -> the request as last built for it
         self.outdated: dict[str, str] = {}  # key -> why its approval no longer covers it
         self._own_sends: set[int] = set()  # the audit log's "send" entries this gate wrote
+        self._cleared = threading.local()  # ``send``: what ``may_send`` cleared, for ``sending``
         self._taken: list[str] = []  # answers handed to this leg's run, not yet spent (``spend``)
         self._lock = threading.Lock()
         self.holder: tuple[str, int] | None = None  # (worker id, leg) it sends for: set by LegRunner
@@ -295,26 +297,28 @@ class WorkerGate:
         return shown.model_copy(update={"key": again, "asked_again": warning})
 
     def send_check(self, method: str, url: str, fields: list[tuple[str, str]]) -> str | None:
-        """None: send it. A text: the job is no longer this leg's, or it was not approved as it is
-        (recorded); nothing is sent."""
+        """None: send it (recorded in the audit log as sent). A text: the job is no longer this
+        leg's, or it was not approved as it is (recorded); nothing is sent. A run with an intent log
+        checks in two halves instead: ``may_send`` before it, ``sending`` as its last check."""
+        if (refused := self.may_send(method, url, fields)) is not None:
+            return refused
+        self._record_send()  # the leg was just checked
+        return None
+
+    def may_send(self, method: str, url: str, fields: list[tuple[str, str]]) -> str | None:
+        """``send_check`` without recording a send: the job still this leg's, and a signed approval
+        of exactly these values, remembered for ``sending`` on this thread (the request's own: the
+        network gate checks and sends a request on one thread). A refusal is recorded."""
         key = self.authority.key_of(method, url, fields)
-        if (gone := self.leg_refusal()) is not None:
-            self.authority.audit.append(
-                "worker",
-                "send_refused",
-                self.job_id,
-                {"key": key, "method": method, "url": url, "reason": gone},
-            )
+        self._cleared.send = None
+        if (gone := self._leg_gone(key, method, url)) is not None:
             return f"{method} {url} was not sent: {gone}. Nothing was sent."
         approval = self._decision(key)  # the leg was just checked: its job row is not read again
         if approval is not None and approval.status == "approved":
-            entry = self.authority.audit.append(
-                "worker",
-                "send",
-                approval.id,
+            self._cleared.send = (
                 {"job_id": self.job_id, "key": key, "method": method, "url": url},
+                approval.id,
             )
-            self._own_sends.add(entry.seq)
             return None
         self.authority.audit.append(
             "worker",
@@ -327,3 +331,31 @@ class WorkerGate:
             "values in this job (they differ from what was approved, or the approval was not given by an "
             "entitled person). Nothing was sent; ask for approval again if it is still wanted."
         )
+
+    def sending(self) -> str | None:
+        """The last check before the request ``may_send`` cleared on this thread leaves (the intent
+        log's ``last_check``, after its read-back): the job still this leg's; then the send is
+        recorded in the audit log, so the log says "send" only of what left (a repeat the intent log
+        held back was cleared, never sent). A text: why it does not leave."""
+        cleared = getattr(self._cleared, "send", None)
+        if cleared is None:
+            return "it was not checked against its approval first"
+        if (gone := self._leg_gone(cleared[0]["key"], cleared[0]["method"], cleared[0]["url"])) is not None:
+            self._cleared.send = None
+            return gone
+        self._record_send()
+        return None
+
+    def _record_send(self) -> None:
+        """Record in the audit log the send ``may_send`` cleared on this thread (spent)."""
+        (payload, approval_id), self._cleared.send = self._cleared.send, None
+        self._own_sends.add(self.authority.audit.append("worker", "send", approval_id, payload).seq)
+
+    def _leg_gone(self, key: str, method: str, url: str) -> str | None:
+        """``leg_refusal``, recorded as a refused send."""
+        if (gone := self.leg_refusal()) is None:
+            return None
+        self.authority.audit.append(
+            "worker", "send_refused", self.job_id, {"key": key, "method": method, "url": url, "reason": gone}
+        )
+        return gone

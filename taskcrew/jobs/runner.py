@@ -255,13 +255,13 @@ class LegRunner:
                     res.browser.policy.before_approval = self._screenshot_for(human, job.id)
                 gate = human.gate
                 gate.holder = (self.worker_id, leg)  # still this leg's job? exactly this approved?
-                res.browser.policy.send_check = gate.send_check
+                res.browser.policy.send_check = gate.may_send  # and ``sending`` as it leaves:
                 res.browser.policy.intents = IntentLog(
                     StoreIntents(self.jobs, job.id),
                     job.id,
                     readback_rules(self.place),
                     witness=gate.sent_before,
-                    last_check=gate.leg_refusal,  # after the read-back: the last thing before it leaves
+                    last_check=gate.sending,  # after the read-back: the last thing before it leaves
                     ask_again=lambda *asked: human.approve(gate.again(*asked)).approved,
                 )
                 self.policies[(job.id, leg)] = res.browser.policy  # hand_back_all halts it
