@@ -1,4 +1,4 @@
-"""A job row set back to an earlier signed version (someone with write access to the job database,
+"""Attack: a job row set back to an earlier signed version (someone with write access to the job database,
 not the signing key, replaying the row as it was while a leg ran) gives that leg its job back by the
 database alone: it reads "running, this worker, this leg", signed. A cancel or a takeover is also
 recorded, signed, in the audit log (``Authority.leg_over``), and the leg's last check before a send
