@@ -158,13 +158,16 @@ def test_hover_drag_and_select_text(make_session: SessionFactory, site: Recordin
     assert not result.ok and "does not show the text" in result.render()
 
 
-def test_a_failing_frame_is_reported_and_the_rest_is_read(
+def test_a_frame_whose_page_breaks_what_perception_calls_is_read_all_the_same(
     make_session: SessionFactory, site: RecordingSite
 ) -> None:
+    # the frame's script replaces getComputedStyle with one that throws: perception runs in an
+    # isolated world (perception.isolated), which the page's scripts cannot reach, so the frame is
+    # read as a person sees it (a frame that really cannot be read is reported:
+    # test_adversarial_perception_world.py)
     _, obs = open_web(make_session, site, "framefail.html")
     assert "Outer text stays." in obs.text and any(el.name == "Outer OK" for el in obs.elements)
-    assert obs.errors and "#bad" in obs.errors[0] and "boom from the page" in obs.errors[0]
-    assert "Not read: frame #bad could not be read" in obs.render()
+    assert "inner" in obs.text and not obs.errors, obs.render()
 
 
 def test_skinned_widgets_words_pagers_and_key_sinks(

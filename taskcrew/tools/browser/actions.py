@@ -36,7 +36,7 @@ from taskcrew.tools.browser.models import (
     Wait,
 )
 from taskcrew.tools.browser.network import NetworkGuard
-from taskcrew.tools.browser.perception import ElementRef, Snapshot, js_function
+from taskcrew.tools.browser.perception import ElementRef, Snapshot, isolated, isolated_on, js_function
 from taskcrew.tools.human import FieldValue
 from taskcrew.tools.policy import Policy, Submission
 from taskcrew.tools.vault import PLACEHOLDER_RE, TypingTarget, UnknownSecretError, Vault
@@ -197,10 +197,8 @@ class ActionExecutor:
     def _preflight(
         self, ref: ElementRef, locator: Locator, kind: str | None = None, key: str = ""
     ) -> dict[str, Any]:
-        info: dict[str, Any] = locator.evaluate(
-            js_function("preflight", with_element=True),
-            {"kind": kind, "key": key, "expect": ref.ident},
-            timeout=self.timeout,
+        info: dict[str, Any] = isolated(
+            locator, "preflight", {"kind": kind, "key": key, "expect": ref.ident}, timeout=self.timeout
         )
         i = ref.index
         if info.get("state") == "stale":  # another row's control (re-sorted, recycled) or renamed
@@ -278,9 +276,7 @@ class ActionExecutor:
         """Hover the element's point and look again: a page that changes on hover (an icon whose
         hover image swaps in, a menu that opens) gets to settle before the click is aimed."""
         locator.hover(timeout=self.timeout, position=_position(info))  # type: ignore[arg-type]
-        again: dict[str, Any] = locator.evaluate(
-            js_function("preflight", with_element=True), {"expect": ref.ident}, timeout=self.timeout
-        )
+        again: dict[str, Any] = isolated(locator, "preflight", {"expect": ref.ident}, timeout=self.timeout)
         if again.get("state") == "interactable" and again.get("point") == info.get("point"):
             return info
         self.env.settle()
@@ -303,7 +299,7 @@ class ActionExecutor:
             return lambda: self._click_at(locator, aim)
 
         def still_it(handle: ElementHandle) -> None:  # before a retry: still the row's own control
-            reason = handle.evaluate(js_function("identity", with_element=True), {"expect": ref.ident})
+            reason = isolated_on(handle, "identity", {"expect": ref.ident})
             if reason:
                 raise _stale(index, str(reason))
 
@@ -387,9 +383,7 @@ class ActionExecutor:
                 raise
             message = f"[{action.index}] passed the keys on; the page now shows {value[:80]!r}"
         if action.enter:
-            after = locator.evaluate(
-                js_function("preflight", with_element=True), {"kind": "enter", "key": "Enter"}
-            )
+            after = isolated(locator, "preflight", {"kind": "enter", "key": "Enter"})
             self._gate(after.get("submission"), after.get("url", ""))
             locator.press("Enter", timeout=self.timeout)
         return message
@@ -471,7 +465,7 @@ class ActionExecutor:
             raise ActionFailed(
                 f"element [{index}] is not a drop-down (select); click it and then click the option instead"
             )
-        picked = locator.evaluate(js_function("pickOption", with_element=True), {"option": option})
+        picked = isolated(locator, "pickOption", {"option": option})
         if "value" not in picked:
             options = ", ".join(repr(o) for o in picked.get("options", []))
             raise ActionFailed(f"[{index}] has no option {option!r}; its options are: {options}")
@@ -588,7 +582,7 @@ class ActionExecutor:
             raise ActionFailed("a radio button cannot be unchecked; check another option of the group")
         self._gate(info.get("submission"), info.get("url", ""))
         note = self._checked_click(index, ref, locator, info)
-        after = locator.evaluate(js_function("checkedOf", with_element=True))
+        after = isolated(locator, "checkedOf")
         if after != desired:
             raise ActionFailed(f"clicking [{index}] did not change its state")
         return note
@@ -596,10 +590,10 @@ class ActionExecutor:
     def scroll(self, action: Scroll) -> str:
         dy = action.pages * (0.9 if action.direction == "down" else -0.9)
         if action.index is None:
-            moved = self.env.page.main_frame.evaluate(js_function("scrollPage"), {"dy": dy})
+            moved = isolated(self.env.page.main_frame, "scrollPage", {"dy": dy})
         else:
             _, locator = self._locate(action.index)
-            moved = locator.evaluate(js_function("scrollBy", with_element=True), {"dy": dy})
+            moved = isolated(locator, "scrollBy", {"dy": dy})
         return _scrolled(moved, action.index)
 
     def navigate(self, url: str) -> str:
@@ -673,7 +667,7 @@ class ActionExecutor:
             locator.press(key, timeout=self.timeout)
             return ""
         page = self.env.page
-        submission = page.main_frame.evaluate(js_function("activeSubmission"), {"key": key})
+        submission = isolated(page.main_frame, "activeSubmission", {"key": key})
         self._gate(submission, page.url)
         page.keyboard.press(key)
         return ""

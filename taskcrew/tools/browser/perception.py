@@ -7,11 +7,13 @@ frames needed to act on an element stay in ``ElementRef`` inside the ``Snapshot`
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from taskcrew.tools.browser.config import BrowserConfig
 from taskcrew.tools.browser.models import (
@@ -30,7 +32,7 @@ from taskcrew.tools.policy import Policy
 from taskcrew.tools.vault import Vault
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Frame, Page
+    from playwright.sync_api import ElementHandle, Frame, Locator, Page, Playwright
 
 
 @cache
@@ -40,10 +42,137 @@ def perception_js() -> str:
 
 @cache
 def js_function(name: str, with_element: bool = False) -> str:
-    """A JS function expression calling ``name`` from perception.js (element first when acting)."""
+    """A JS function expression calling ``name`` from perception.js (element first when acting).
+
+    It runs in the page's own JavaScript world, where the page can replace any builtin perception
+    relies on: only for what must run there (``quiet`` awaits timers; ``textVisible`` is a
+    wait_for_function predicate). Everything that reads the page goes through ``isolated``."""
     if with_element:
         return f"(el, args) => ({perception_js()}).{name}(el, args || {{}})"
     return f"(args) => ({perception_js()}).{name}(args || {{}})"
+
+
+# ------------------------------------------------------------------ the isolated world
+# perception.js must see what a person sees. In the page's own JavaScript world a hostile page can
+# replace what it calls (getComputedStyle, getBoundingClientRect, getImageData, Array.prototype.map,
+# JSON.stringify …) and make hidden words look shown or shown words look hidden. So it runs as a
+# Playwright selector engine registered with ``content_script=True``: Playwright runs such an engine
+# in its utility world, an isolated world of every frame (same-origin and out-of-process iframes
+# alike) that shares the DOM and the CSS but none of the page's JavaScript objects. The engine does
+# one perception.js call per query and hands the JSON result back as the text of a new element that
+# is never attached to the document (the page cannot reach it), read by ``text_content`` (which
+# Playwright also evaluates in the utility world).
+ENGINE = "taskcrew-perception"
+ISOLATED_TIMEOUT_MS = 60_000.0
+"""The bound on one observation call in a frame (page.evaluate had none; the call bound is 120 s)."""
+
+_ENGINE_JS = """(() => {
+  // perception.js reads window[Symbol.for('taskcrew.listeners')] (what listeners.js records in the
+  // page's world). This world has a window of its own: it gets a stand-in that asks the page's world
+  // through a DOM event, which LISTENERS_BRIDGE_JS answers by cancelling it.
+  const KEY = Symbol.for('taskcrew.listeners');
+  const listened = {
+    has: (el) => {
+      try {
+        return !el.dispatchEvent(new Event('taskcrew-listened', { cancelable: true, composed: true }));
+      } catch (e) { return false; }
+    },
+  };
+  return {
+    queryAll(root, body) {
+      const at = body.indexOf(':');
+      let out;
+      try {
+        const args = JSON.parse(decodeURIComponent(body.slice(at + 1)));
+        if (!window[KEY]) Object.defineProperty(window, KEY, { value: listened });
+        const perception = (__PERCEPTION__);
+        const fn = perception[body.slice(0, at)];
+        out = { value: root.nodeType === Node.ELEMENT_NODE ? fn(root, args) : fn(args) };
+      } catch (e) {
+        out = { error: e && e.name ? e.name + ': ' + e.message : String(e) };
+      }
+      const result = document.createElement('output');
+      result.textContent = JSON.stringify(out);
+      return [result];
+    },
+  };
+})()"""
+
+LISTENERS_BRIDGE_JS = """// Installed in every frame before the page's own scripts, after listeners.js (context.add_init_script).
+// perception.js runs in an isolated world that cannot see listeners.js's record nor an onclick a
+// script set; it dispatches a 'taskcrew-listened' event on the element and this answers by cancelling
+// it. Stopped here, first on the window, so the page's own listeners never see it; the builtins used
+// are taken before any page script runs. (The answer only says "a script listens for clicks here".)
+(() => {
+  const marked = window[Symbol.for('taskcrew.listeners')] || null;
+  const call = Function.prototype.call;
+  const has = call.bind(WeakSet.prototype.has);
+  const pathOf = call.bind(Event.prototype.composedPath);
+  const stop = call.bind(Event.prototype.stopImmediatePropagation);
+  const answer = call.bind(Event.prototype.preventDefault);
+  const listen = call.bind(EventTarget.prototype.addEventListener);
+  listen(window, 'taskcrew-listened', (e) => {
+    stop(e);
+    try {
+      const el = pathOf(e)[0];
+      if ((marked && has(marked, el)) || typeof el.onclick === 'function') answer(e);
+    } catch (err) { /* no answer: not listened */ }
+  }, true);
+})();
+"""
+
+
+@cache
+def engine_js() -> str:
+    return _ENGINE_JS.replace("__PERCEPTION__", perception_js())
+
+
+def install_engine(playwright: Playwright) -> None:
+    """Register the perception engine with ``playwright`` (per Playwright instance, for its contexts
+    made later and those open now). Idempotent."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    try:
+        playwright.selectors.register(ENGINE, engine_js(), content_script=True)
+    except PlaywrightError as exc:
+        if "already registered" not in str(exc):
+            raise
+
+
+def _selector(name: str, args: dict[str, Any] | None) -> str:
+    return f"{ENGINE}={name}:{quote(json.dumps(args or {}), safe='')}"
+
+
+def _result(text: str | None, name: str) -> Any:
+    from playwright.sync_api import Error as PlaywrightError
+
+    out = json.loads(text or "{}")
+    if "error" in out:
+        raise PlaywrightError(f"perception.js {name}: {out['error']}")
+    return out.get("value")
+
+
+def isolated(
+    target: Frame | Locator, name: str, args: dict[str, Any] | None = None, timeout: float | None = None
+) -> Any:
+    """Call perception.js's ``name`` in the isolated world: on a Frame, ``name(args)`` over its
+    document; on a Locator, ``name(element, args)`` on the one element it resolves to (it waits for
+    it like ``locator.evaluate``). Errors raise Playwright's Error."""
+    text = target.locator(_selector(name, args)).text_content(timeout=timeout)
+    return _result(text, name)
+
+
+def isolated_on(handle: ElementHandle, name: str, args: dict[str, Any] | None = None) -> Any:
+    """``name(element, args)`` in the isolated world on the element of ``handle``."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    found = handle.query_selector(_selector(name, args))
+    if found is None:
+        raise PlaywrightError(f"perception.js {name}: the element is gone")
+    try:
+        return _result(found.text_content(), name)
+    finally:
+        found.dispose()
 
 
 @dataclass
@@ -199,7 +328,7 @@ class Perceiver:
                     continue
                 try:
                     handle = child.frame_element()
-                    info = handle.evaluate(js_function("frameInfo", with_element=True))
+                    info = isolated_on(handle, "frameInfo")
                 except PlaywrightError:
                     continue
                 if not info or not info.get("visible"):
@@ -216,7 +345,7 @@ class Perceiver:
         parts: list[str] = [page.url]
         for v in self._frames(page):
             try:
-                res = v.frame.evaluate(js_function("observe"), {"signatureOnly": True})
+                res = isolated(v.frame, "observe", {"signatureOnly": True}, ISOLATED_TIMEOUT_MS)
             except Exception:
                 continue
             parts.append("F:" + "/".join(v.chain))
@@ -238,9 +367,11 @@ class Perceiver:
         next_index = 1
         for visit in self._frames(page):
             try:
-                res = visit.frame.evaluate(
-                    js_function("observe"),
+                res = isolated(
+                    visit.frame,
+                    "observe",
                     {"start": next_index, "maxText": self.config.max_text_chars},
+                    ISOLATED_TIMEOUT_MS,
                 )
             except Exception as exc:  # a frame navigated away mid-observation, or a script error
                 where = "the page" if not visit.chain else f"frame {visit.chain[-1]}"

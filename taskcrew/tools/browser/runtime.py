@@ -23,6 +23,7 @@ from pydantic import BaseModel
 from taskcrew.tools.browser.config import SYSTEM_CHROMIUM_FLAGS, BrowserConfig, lockdown_flags
 from taskcrew.tools.browser.features import feature_switches
 from taskcrew.tools.browser.gatekeeper import Gatekeeper
+from taskcrew.tools.browser.perception import install_engine
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Playwright
@@ -255,6 +256,7 @@ class BrowserRuntime:
 
         driver_in_own_session()
         self._playwright = sync_playwright().start()
+        install_engine(self._playwright)  # perception's isolated world, before any context is made
         chromium = self._playwright.chromium
         lockdown = lockdown_flags(self.gatekeeper.start())
 

@@ -33,7 +33,12 @@ from taskcrew.tools.browser.models import (
     SkippedAction,
 )
 from taskcrew.tools.browser.network import NetworkGuard
-from taskcrew.tools.browser.perception import Perceiver, Snapshot, js_function
+from taskcrew.tools.browser.perception import (
+    LISTENERS_BRIDGE_JS,
+    Perceiver,
+    Snapshot,
+    js_function,
+)
 from taskcrew.tools.browser.runtime import BrowserError, BrowserRuntime
 from taskcrew.tools.policy import SAFE_METHODS, Policy
 from taskcrew.tools.vault import Vault
@@ -197,7 +202,7 @@ class BrowserSession:
     def _open(self) -> None:
         from playwright.sync_api import Error as PlaywrightError
 
-        browser = self.runtime.browser
+        browser = self.runtime.browser  # with perception's isolated world (``install_engine``)
         context = browser.new_context(
             viewport={"width": self.config.viewport_width, "height": self.config.viewport_height},
             service_workers="block",
@@ -216,6 +221,7 @@ class BrowserSession:
         self._guard.install_context(context)
         context.add_init_script(script=LOCKDOWN_JS)
         context.add_init_script(script=LISTENERS_JS)
+        context.add_init_script(script=LISTENERS_BRIDGE_JS)  # after LISTENERS_JS: it reads its record
         context.on("page", self._on_page)
         self._context = context
         page = context.new_page()
