@@ -116,6 +116,27 @@ def page_pattern(url: str) -> str:
     return "/".join(parts)
 
 
+def leads_to(after_url: str, form_url: str) -> str:
+    """The pattern of the page a save must lead to (learned from the page the run's save led to),
+    made never to match the form's own page: ``/bills/[^/]+`` from ``/bills/BILL-0011`` also
+    matches ``/bills/new``, where a refused save comes back, so it is learned as
+    ``(?!/bills/new$)/bills/[^/]+`` (the form's page as a pattern, whatever its ids). A run whose
+    save came back to the form's own page teaches no routine: there a save cannot be told from a
+    refusal."""
+    if not form_url:
+        return page_pattern(after_url)
+    form = urlsplit(form_url).path.rstrip("/") or "/"
+    if (urlsplit(after_url).path.rstrip("/") or "/") == form:
+        raise DistilError(
+            f"the run's save came back to the form's own page ({form}): a routine cannot tell a save "
+            "there from a refusal"
+        )
+    pattern, own = page_pattern(after_url), page_pattern(form_url)
+    if own != pattern and re.fullmatch(pattern, form):
+        pattern = f"(?!{own}$){pattern}"
+    return pattern
+
+
 def _url_template(url: str, erp: str, params: dict[str, str], values: dict[str, str]) -> str:
     parts = urlsplit(url)
     base = f"{parts.scheme}://{parts.netloc}"
@@ -224,7 +245,10 @@ def browser_steps(
     submit = list(form.values())[-1]
     form_steps = [s for s in form.values() if s is not submit]
     submit = submit.model_copy(
-        update={"approval": True, "then": PageExpect(path=page_pattern(submit_rec.after_url))}
+        update={
+            "approval": True,
+            "then": PageExpect(path=leads_to(submit_rec.after_url, submit_rec.page_url)),
+        }
     )
     steps += [opened, *form_steps, submit]
     if login:

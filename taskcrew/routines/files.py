@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from email.utils import getaddresses
 
 from taskcrew.config import company_domains
 from taskcrew.routines.models import DocumentRule, Routine, Template, fill
 from taskcrew.routines.template import ExtractionError, extract_all
 from taskcrew.tools.documents.models import EmailContent, FileContent, email_text
 
-MAX_FILES = 20
+MAX_FILES = 60  # the files with a hit the rule reads, at most: more, and the agent decides
+SEARCH_BUDGET = 400  # matching lines a search may return, when the reader's own cap cut it short
+_ADDRESS = re.compile(r"[^\s<>()\[\]\",;:@]+@[^\s<>()\[\]\",;:@]+")
+_DOMAIN = re.compile(r"(?:[^\W_](?:[\w-]*[^\W_])?\.)+[^\W_](?:[\w-]*[^\W_])?")
 
 
 class FileStepFailed(Exception):
@@ -32,9 +36,28 @@ class Found:
     stranger: str | None = None  # where it came from, when not from the issuer's learned senders
 
 
-def _domain(address: str) -> str:
-    found = re.search(r"@([A-Za-z0-9.-]+)", address)
-    return found.group(1).casefold().rstrip(".") if found else ""
+def sender_domain(header: str) -> str:
+    """The domain of the one address a From header gives (``email.utils.getaddresses``), casefolded.
+    "" — a stranger's mail — for a header that gives no address, several, one that does not parse,
+    or that shows any other address besides its own (``"billing@northwind-traders.example"
+    <ar@evil.example>``: the display name is the sender's own words, not who sent it). Every
+    sender domain the routines use (learned senders, trusted parts, the reasons) comes from here."""
+    pairs = getaddresses([header])
+    if len(pairs) != 1:
+        return ""
+    address = pairs[0][1].casefold()
+    local, at, domain = address.rpartition("@")
+    domain = domain.rstrip(".")
+    if not at or not local or "@" in local or not _DOMAIN.fullmatch(domain):
+        return ""
+    if any(shown.casefold() != address for shown in _ADDRESS.findall(header)):
+        return ""
+    return domain
+
+
+def _shown_sender(header: str) -> str:
+    """A sender as a reason names it: its domain, or the header itself when it gives none."""
+    return sender_domain(header) or f"an unclear sender {' '.join(header.split())[:80]!r}"
 
 
 def _ours(domain: str, ours: set[str]) -> bool:
@@ -50,12 +73,12 @@ def _chain(email: EmailContent | None) -> list[str]:
     """Every sender domain in an e-mail and the e-mails forwarded in it, outermost first."""
     if email is None:
         return []
-    found = [_domain(email.headers.sender), *(d for e in _forwarded(email) for d in _chain(e))]
+    found = [_shown_sender(email.headers.sender), *(d for e in _forwarded(email) for d in _chain(e))]
     return list(dict.fromkeys(d for d in found if d))
 
 
 def _issuer_senders(email: EmailContent, ours: set[str]) -> list[str]:
-    sender = _domain(email.headers.sender)
+    sender = sender_domain(email.headers.sender)
     if sender and not _ours(sender, ours):
         return [sender]
     if not sender:
@@ -77,7 +100,7 @@ def sender_domains(content: FileContent) -> list[str]:
 def _trusted_part(email: EmailContent, senders: set[str], ours: set[str]) -> EmailContent | None:
     """The part of an e-mail one of ``senders`` sent: the e-mail itself, or (a colleague's forward
     only) a forwarded e-mail's trusted part. None when no learned sender sent any of it."""
-    sender = _domain(email.headers.sender)
+    sender = sender_domain(email.headers.sender)
     if sender in senders:
         return email
     if not sender or not _ours(sender, ours):
@@ -112,8 +135,7 @@ def find_document(routine: Routine, params: dict[str, str], files: object) -> Fo
         raise FileStepFailed(
             f"the routine has no extraction template for {words!r} yet (it has: {known})", new_issuer=True
         )
-    hits = files.search(words).hits  # type: ignore[attr-defined]
-    paths = list(dict.fromkeys(h.path for h in hits))[:MAX_FILES]
+    paths = _hit_paths(files, words)
     read: list[Found] = []
     problems = []
     for path in paths:
@@ -135,6 +157,29 @@ def find_document(routine: Routine, params: dict[str, str], files: object) -> Fo
             quote = next((line.strip() for line in text.splitlines() if number and number in line), number)
             read.append(Found(path=path, values=values, quote=quote, stranger=stranger))
     return _trusted(template, _pick(template, rule, params, read, len(paths), words, problems))
+
+
+def _hit_paths(files: object, words: str) -> list[str]:
+    """Every file with a line naming ``words``, in the search's order. A search cut short at the
+    reader's cap (``truncated``: a few e-mails that repeat the name push the rest out) is searched
+    again with a larger one (``SEARCH_BUDGET``), the same reader otherwise; the rule never picks
+    "the newest" from part of the files: a search still cut short, or more than ``MAX_FILES``
+    files, goes to the agent."""
+    result = files.search(words)  # type: ignore[attr-defined]
+    if result.truncated:
+        result = files.search(words, max_hits=SEARCH_BUDGET)  # type: ignore[attr-defined]
+    paths = list(dict.fromkeys(h.path for h in result.hits))
+    if result.truncated:
+        raise FileStepFailed(
+            f"the search for {words!r} stopped at {len(result.hits)} matching lines in {len(paths)} file(s), "
+            "its limit: the document the rule picks may be in a file it did not reach"
+        )
+    if len(paths) > MAX_FILES:
+        raise FileStepFailed(
+            f"{len(paths)} files mention {words!r}, more than the {MAX_FILES} the routine reads: "
+            "the document the rule picks may be among those it would not read"
+        )
+    return paths
 
 
 def _trusted(template: Template, found: list[Found]) -> Found:

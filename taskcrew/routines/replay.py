@@ -80,10 +80,24 @@ def choose_option(element: Any, value: str) -> str | None:
 def on_page(observation: Any, expect: PageExpect | None) -> bool:
     if expect is None:
         return True
-    path = urlsplit(observation.url).path.rstrip("/") or "/"
-    if not re.fullmatch(expect.path, path):
+    if not re.fullmatch(expect.path, _path(observation.url)):
         return False
     return all(_norm(words) in _norm(observation.text) for words in expect.shows)
+
+
+def _path(url: str) -> str:
+    return urlsplit(url).path.rstrip("/") or "/"
+
+
+def _answers(result: Any) -> str:
+    """What the gate says became of a click's submissions, for a fallback's reason."""
+    sent = getattr(result, "submissions", None)
+    if sent is None:
+        return ""
+    if not sent:
+        return "; the click sent nothing to the system"
+    said = (f"{s.result} (HTTP {s.http_status})" if s.http_status else s.result for s in sent)
+    return "; the gate classified the save: " + ", ".join(said)
 
 
 def _unavailable(result_or_obs: Any) -> bool:
@@ -304,7 +318,7 @@ class Replayer:
                 obs = after
                 i += len(result.ran) or 1  # the page changed mid-form: the rest is found on the new page
                 continue
-            kind = self._after_submit(after, result, step)
+            kind = self._after_submit(obs, after, result, step)
             if kind == "done":
                 obs = after
                 i += 1
@@ -324,9 +338,15 @@ class Replayer:
                     i = form_start
                     continue
             raise Fallback(
-                f"after {step.describe()} the page is {after.url} ({after.title}), not {step.then.path}"
+                f"after {step.describe()} the page is {after.url} ({after.title}), "
+                + (
+                    "the form's own page again"
+                    if _path(after.url) == _path(obs.url)
+                    else f"not {step.then.path}"
+                )
                 + (f": {' / '.join(after.messages)[:300]}" if after.messages else "")
-                + ("" if result.ok else f"; {self._failure(result)}"),
+                + ("" if result.ok else f"; {self._failure(result)}")
+                + _answers(result),
                 self._remaining(i),
             )
         assert obs is not None
@@ -349,12 +369,20 @@ class Replayer:
             out.append(j)
         return out
 
-    def _after_submit(self, after: Any, result: Any, step: BrowserStep) -> str:
+    def _after_submit(self, before: Any, after: Any, result: Any, step: BrowserStep) -> str:
+        """What a save led to. "done" only when the gate classified what it sent as saved
+        (``tools/submissions.classify``) and the page is the one the step leads to, not the form's
+        own page (``before``, where the click was): a refused save — a duplicate, a validation
+        error, "possible duplicate, please confirm" — comes back on the form, whatever the learned
+        page pattern also matches. Else "unexpected", unless it is a known obstacle."""
         if any(o.kind == "login_form" for o in after.obstacles):
             return "expired_session"
         if _unavailable(result):
             return "unavailable"
-        if result.ok and on_page(after, step.then):
+        sent = getattr(result, "submissions", None)  # None: an act result that does not say
+        if sent is not None and (not sent or any(s.result != "saved" for s in sent)):
+            return "unexpected"
+        if result.ok and on_page(after, step.then) and _path(after.url) != _path(before.url):
             return "done"
         return "unexpected"
 

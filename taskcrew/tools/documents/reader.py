@@ -148,7 +148,9 @@ class SandboxFiles:
             self.provenance.record(content)
         return content.model_copy(update={"offset": max(0, offset), "max_chars": self.max_chars})
 
-    def search(self, query: str, folder: str = ".") -> SearchResult:
+    def search(self, query: str, folder: str = ".", max_hits: int | None = None) -> SearchResult:
+        """Lines naming every word of ``query``, at most ``max_hits`` (default: the reader's cap)."""
+        max_hits = max_hits or self.max_hits
         terms = query.lower().split()
         if not terms:
             raise FileAccessError("empty search query; give a word or phrase, e.g. an invoice number")
@@ -159,9 +161,9 @@ class SandboxFiles:
         hits: list[SearchHit] = []
         unreadable: list[str] = []
         truncated = False
-        per_file = max(3, self.max_hits // 5)
+        per_file = max(3, max_hits // 5)
         for path in files:
-            if len(hits) >= self.max_hits:
+            if len(hits) >= max_hits:
                 truncated = True
                 break
             rel = self.rel(path)
@@ -177,7 +179,7 @@ class SandboxFiles:
                     if line.startswith(VALUES_MARK):  # the values again, with confidences: not a hit
                         continue
                     if all(term in lowered for term in terms):
-                        if len(hits) >= self.max_hits or found >= per_file:
+                        if len(hits) >= max_hits or found >= per_file:
                             truncated = True
                             break
                         hits.append(
