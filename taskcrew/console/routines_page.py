@@ -8,7 +8,9 @@ one before it (``RoutineStore.diff_base``; never the version the draft says it h
 reads: accepting or retiring a version stays with ``taskcrew routines accept|retire`` (one approval
 path, with the CLI's own record of who reviewed it); the command it shows carries the fingerprint of
 the version the page showed, so the CLI accepts exactly that one. The routines folder is the CLI's
-(``TASKCREW_ROUTINES`` or ``TASKCREW_HOME/routines``), read on every request.
+(``TASKCREW_ROUTINES`` or ``TASKCREW_HOME/routines``), read on every request. Who wrote a version and
+who reviewed it are shown only as far as they are signed (``RoutineStore.authorship``,
+``review_problem``): a reviewer or author a file merely names reads "not proven".
 """
 
 from __future__ import annotations
@@ -37,6 +39,18 @@ class Shown:
     diff: list[str]
     unsealed: str | None  # why a version marked accepted does not replay (None: it checks out)
     fingerprint: str
+    author: str | None = None  # who wrote it, as signed (None: not proven)
+    reviewer_unproven: str | None = None  # why the reviewer its file names is not proven (None: it is)
+    not_by: list[str] | None = None  # who may not accept it under the two-person rule (its author, submitter)
+
+
+@dataclass
+class Row:
+    """What the list shows of one version beyond its file: who wrote it and whether its reviewer is
+    proven, each only as far as it is signed."""
+
+    author: str | None
+    reviewer_unproven: bool
 
 
 class RoutinesDesk:
@@ -50,12 +64,14 @@ class RoutinesDesk:
 
         return RoutineStore(self._folder)
 
-    def list(self) -> tuple[list[Any], list[str], set[tuple[str, int]]]:
-        """Every version, the problems to show, and the versions marked accepted that do not replay."""
+    def list(self) -> tuple[list[Any], list[str], set[tuple[str, int]], dict[tuple[str, int], Row]]:
+        """Every version, the problems to show, the versions marked accepted that do not replay, and
+        who wrote and reviewed each, as far as it is signed."""
         store = self._store()
         routines, problems = store.all()
         unsealed = {(r.name, r.version): p for r in routines if (p := store.acceptance_problem(r))}
-        return list(routines), [*problems, *unsealed.values()], set(unsealed)
+        rows = {(r.name, r.version): _row(store, r) for r in routines}
+        return list(routines), [*problems, *unsealed.values()], set(unsealed), rows
 
     def show(self, name: str, version: int) -> Shown | None:
         from taskcrew.routines.distil import describe_routine
@@ -73,7 +89,44 @@ class RoutinesDesk:
         shown = fingerprint(routine)
         steps = [*described[work:], f"fingerprint: {shown} (routines accept --fingerprint)"]
         problem = store.acceptance_problem(routine)
-        return Shown(routine, steps, old.version if old else None, why, lines, problem, shown)
+        written = _written(store, routine)
+        not_by = [] if written is None else [n for n in (written.person, written.submitter) if n]
+        return Shown(
+            routine,
+            steps,
+            old.version if old else None,
+            why,
+            lines,
+            problem,
+            shown,
+            author=written.describe() if written is not None else None,
+            reviewer_unproven=_unproven(store, routine),
+            not_by=list(dict.fromkeys(not_by)),
+        )
+
+
+def _written(store: Any, routine: Any) -> Any:
+    """Who wrote ``routine``, as signed (None: not proven, or the key cannot check it)."""
+    from taskcrew.approvals.signing import KeyError_
+
+    try:
+        return store.authorship(routine)
+    except KeyError_:
+        return None
+
+
+def _unproven(store: Any, routine: Any) -> str | None:
+    from taskcrew.approvals.signing import KeyError_
+
+    try:
+        return store.review_problem(routine)
+    except KeyError_ as exc:
+        return str(exc)
+
+
+def _row(store: Any, routine: Any) -> Row:
+    written = _written(store, routine)
+    return Row(written.describe() if written is not None else None, _unproven(store, routine) is not None)
 
 
 def routine_routes(
@@ -88,7 +141,7 @@ def routine_routes(
 
     @signed_in
     async def routines_page(request: Request, session: Any) -> Response:
-        routines, problems, unsealed = await asyncio.to_thread(desk.list)
+        routines, problems, unsealed, rows = await asyncio.to_thread(desk.list)
         flagged = sum(1 for r in routines if r.flagged)
         return page(
             request,
@@ -97,6 +150,7 @@ def routine_routes(
             routines=routines,
             problems=problems,
             unsealed=unsealed,
+            rows=rows,
             flagged=flagged,
             title="Routines",
         )

@@ -62,8 +62,30 @@ def _shown(store: RoutineStore, routine: Routine) -> list[str]:
     return [
         *([f"NOT REPLAYED: {problem}"] if problem else []),
         *describe_routine(routine),
+        *_vouched(store, routine),
         f"fingerprint: {fingerprint(routine)}",
     ]
+
+
+def _vouched(store: RoutineStore, routine: Routine) -> list[str]:
+    """Who wrote a version and who reviewed it, each only as far as it is signed."""
+    from taskcrew.approvals.signing import KeyError_
+
+    try:
+        written = store.authorship(routine)
+    except KeyError_ as exc:
+        return [f"written by: cannot be checked ({exc})"]
+    lines = [
+        f"written by: {written.describe()} (signed)"
+        if written is not None
+        else "written by: NOT PROVEN (no signed record of its author: written into the routines folder by "
+        "hand, or changed after it was proposed); the run it names and what it says it heals are its own "
+        "word, and while the two-person rule is on nobody may accept it"
+    ]
+    if routine.reviewed_by:
+        unproven = store.review_problem(routine)
+        lines.append(f"reviewed by: {routine.reviewed_by}" + (" (NOT PROVEN)" if unproven else " (signed)"))
+    return lines
 
 
 @routines_app.command("learn")
@@ -71,6 +93,7 @@ def routines_learn(
     run_dir: Annotated[Path, typer.Argument(help="A verified run's folder (under runs/).")],
 ) -> None:
     """Distil a verified run into a draft routine (a proposal to review, like a learned fact)."""
+    from taskcrew.approvals.identity import IdentityError, cli_identity
     from taskcrew.routines.distil import DistilError, distil, merge
 
     if not run_dir.is_dir():
@@ -83,15 +106,24 @@ def routines_learn(
         raise _fail(str(exc)) from exc
     except ValueError as exc:  # what it learned is no valid routine (pydantic says why)
         raise _fail(" ".join(str(exc).split())) from exc
+    try:
+        who = cli_identity()  # who had it learned writes it: she may not accept it alone (two-person rule)
+    except IdentityError as exc:
+        raise _fail(str(exc)) from exc
     store = _store()
     base = store.accepted(learned.name)
     if base is not None:
         learned = merge(base, learned)
-    draft, new = store.propose(learned)
+    draft, new = store.propose(learned, author=who)
     if not new:
         typer.echo(f"{draft.name} v{draft.version} already does this; nothing new proposed.")
         return
-    typer.echo(f"proposed {draft.name} v{draft.version} (draft) from run {run_dir.name}")
+    typer.echo(
+        f"proposed {draft.name} v{draft.version} (draft) from run {run_dir.name}, written by "
+        f"{who.proof}:{who.name}"
+    )
+    if not who.authenticated and (why := store.author_refusal(draft, "")):
+        typer.echo(f"note: {why}", err=True)
     typer.echo(
         f"review: taskcrew routines show {draft.name} -v {draft.version}; then accept it with "
         f"taskcrew routines accept {draft.name} -v {draft.version} --fingerprint <the one show prints>"
@@ -185,11 +217,12 @@ def routines_accept(
     ] = None,
 ) -> None:
     """Accept a version: from now on a run of its chore replays it (the version accepted before retires)."""
-    from taskcrew.approvals.authority import Authority
-    from taskcrew.approvals.identity import IdentityError, cli_identity
+    from taskcrew.approvals.audit import AuditLogError
+    from taskcrew.approvals.identity import Identity as Person
+    from taskcrew.approvals.identity import IdentityError, cli_identity, os_user
     from taskcrew.approvals.rules import RiskRulesError
     from taskcrew.approvals.signing import KeyError_
-    from taskcrew.routines.store import RoutineError, fingerprint
+    from taskcrew.routines.store import RoutineError, RoutineRefused, fingerprint
 
     store = _store()
     try:
@@ -200,12 +233,15 @@ def routines_accept(
                 f"read it with `taskcrew routines show {name}{f' -v {version}' if version else ''}`, then "
                 "accept with the --fingerprint it prints",
             )
-        who = cli_identity()  # the same proven identity as `taskcrew approvals`, never a typed name
-        if refusal := Authority(None).submitter_refusal(who, role="routine's reviewer"):
-            typer.echo(
-                f"refused: {refusal}", err=True
-            )  # who may accept: the authority's rule, as for approvals
-            raise typer.Exit(1)
+        try:
+            who = cli_identity()  # the same proven identity as `taskcrew approvals`, never a typed name
+        except IdentityError as exc:
+            store.record_refusal("accept", name, version, Person(name=os_user(), proof="os_user"), str(exc))
+            raise
+        # who may accept: the authority's rule, as for approvals (judged again, with who wrote it, in accept)
+        if refusal := store.person_refusal(who, "routine's reviewer"):
+            store.record_refusal("accept", name, version, who, refusal)
+            raise RoutineRefused(refusal)
         by = f"{who.proof}:{who.name}"
         if reviewed is None:  # at a terminal: show the version, accept exactly what was shown
             routine = store.named(name, version)
@@ -215,8 +251,11 @@ def routines_accept(
                 typer.echo("nothing accepted")
                 raise typer.Exit(1)
             version = routine.version
-        routine = store.accept(name, version, by, who.credential, reviewed=reviewed)
-    except (RoutineError, IdentityError, KeyError_, RiskRulesError) as exc:
+        routine = store.accept(name, version, who, reviewed=reviewed)
+    except RoutineRefused as exc:
+        typer.echo(f"refused: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    except (RoutineError, IdentityError, KeyError_, RiskRulesError, AuditLogError) as exc:
         raise _fail(str(exc)) from exc
     typer.echo(
         f"accepted {routine.name} v{routine.version} (by {by}): runs of `taskcrew {routine.name}` replay it; "
@@ -227,10 +266,23 @@ def routines_accept(
 @routines_app.command("retire")
 def routines_retire(name: NameArg, version: VersionOpt = None) -> None:
     """Retire a version (default: the accepted one): its chore goes back to the agent."""
-    from taskcrew.routines.store import RoutineError
+    from taskcrew.approvals.audit import AuditLogError
+    from taskcrew.approvals.identity import Identity as Person
+    from taskcrew.approvals.identity import IdentityError, cli_identity, os_user
+    from taskcrew.approvals.signing import KeyError_
+    from taskcrew.routines.store import RoutineError, RoutineRefused
 
+    store = _store()
     try:
-        routine = _store().retire(name, version)
-    except RoutineError as exc:
+        try:
+            who = cli_identity()  # the same proven identity as `routines accept`
+        except IdentityError as exc:
+            store.record_refusal("retire", name, version, Person(name=os_user(), proof="os_user"), str(exc))
+            raise
+        routine = store.retire(name, version, who)
+    except RoutineRefused as exc:
+        typer.echo(f"refused: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    except (RoutineError, IdentityError, KeyError_, AuditLogError) as exc:
         raise _fail(str(exc)) from exc
-    typer.echo(f"retired {routine.name} v{routine.version}")
+    typer.echo(f"retired {routine.name} v{routine.version} (by {who.proof}:{who.name})")

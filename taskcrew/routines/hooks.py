@@ -121,7 +121,7 @@ def _after(ctx: Any, state: Any, attached: Attached) -> None:
     base = replayer.routine if replayer is not None else store.accepted(learned.name)
     if base is not None:
         learned = merge(base, learned)
-    draft, new = store.propose(learned)
+    draft, new = store.propose(learned, submitter=getattr(ctx, "submitted_by", None))  # not hers to accept
     what = "proposed" if new else "already proposed as"
     _note(
         ctx.run_dir,

@@ -250,6 +250,19 @@ class Routine(_Data):
     seal: str | None = Field(
         default=None, description="the approvals key's signature of the acceptance: what it does, by whom"
     )
+    proposed_by: str | None = Field(
+        default=None,
+        description="who wrote this version, proof:name: worker:taskcrew for the system's own proposal "
+        "after a verified run, the proven identity of whoever ran `routines learn` (store.AUTHOR)",
+    )
+    source_submitter: str | None = Field(
+        default=None, description="who submitted the run it was learned from, when the system knew it"
+    )
+    proposal_seal: str | None = Field(
+        default=None,
+        description="the approvals key's signature of who wrote it and what it does (store.proposal): "
+        "a file written into the folder by hand, or edited since, has none that checks out",
+    )
     system: str = Field(default="", description="the system {erp} stands for, by its name in the run")
     params: list[str] = Field(default_factory=list, description="the recipe parameters it uses")
     documents: DocumentRule

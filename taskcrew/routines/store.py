@@ -10,6 +10,15 @@ the accepted one is not the routine files' word either (workers write their coun
 and retire keep it, signed, beside the approvals key (``<approvals>/routines/<name>.json``), so an
 old version edited back to "accepted", or restored from a backup, does not replay. Nor does one
 whose reviewer no longer counts (removed from the users file: ``reviewer_problem``).
+
+Who wrote a version is signed too: ``propose`` records its author (``worker:taskcrew``, the system,
+for a draft a verified run proposes, with the run's submitter; the proven identity of whoever ran
+``routines learn``) and signs it with what the version does (``proposal``). A file written into the
+folder by hand, or changed after it was proposed, has no authorship that checks out: it counts as
+written by whoever accepts it, so where the two-person rule is on nobody may accept it, and the
+accepter must differ from the author and from the submitter of the run it was learned from
+(``author_refusal``; the approval authority judges who the accepter is). Every acceptance and
+retirement, granted or refused, goes to the signed audit log (``approvals.audit``).
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ import os
 import re
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +40,8 @@ from pydantic import ValidationError
 from taskcrew.routines.models import Routine, printable
 
 if TYPE_CHECKING:
+    from taskcrew.approvals.audit import AuditLog
+    from taskcrew.approvals.identity import Identity
     from taskcrew.approvals.seals import Dump
     from taskcrew.approvals.signing import KeyRing
 
@@ -45,11 +57,50 @@ METADATA = {
     "fallbacks_in_a_row",
     "last_fallback",
     "seal",
+    "proposed_by",
+    "source_submitter",
+    "proposal_seal",
 }
+SYSTEM_AUTHOR = "worker:taskcrew"
+"""The author of a draft taskcrew itself proposes after a verified run (``hooks.after_run``)."""
 
 
 class RoutineError(ValueError):
     """A routine that cannot be found or changed; the message says what to do."""
+
+
+class RoutineRefused(RoutineError):
+    """The approval authority's rule refuses this person the change (who may accept or retire)."""
+
+
+@dataclass(frozen=True)
+class Authorship:
+    """Who wrote a version, as signed: ``by`` (proof:name), the submitter of the run it was learned
+    from (when known), and what vouches for it: its ``proposal`` seal, or its ``acceptance`` (a
+    version whose author was not proven counts as written by whoever accepted it)."""
+
+    by: str
+    submitter: str | None
+    vouched: str
+
+    @property
+    def person(self) -> str | None:
+        """The name of the person who wrote it (None: taskcrew itself)."""
+        proof, _, name = self.by.partition(":")
+        return None if proof == "worker" else (name or proof)
+
+    @property
+    def proof(self) -> str:
+        return self.by.partition(":")[0] if ":" in self.by else "unstated"
+
+    def describe(self) -> str:
+        if self.person is None:
+            head = "taskcrew itself, after a verified run"
+        else:
+            head = self.by + (
+                " (its reviewer: who wrote it was not proven)" if self.vouched == "acceptance" else ""
+            )
+        return head + (f"; that run was submitted by {self.submitter}" if self.submitter else "")
 
 
 def routines_folder() -> Path:
@@ -61,10 +112,41 @@ def routines_folder() -> Path:
 
 
 def acceptance(routine: Routine, dump: Dump | None = None) -> dict[str, Any]:
-    """What accepting a version signs (``approvals.seals.routine``)."""
+    """What accepting a version signs (``approvals.seals.routine``), with who wrote it and who
+    submitted its run as the acceptance judged them (left out when none: older acceptances check
+    out as they were)."""
     from taskcrew.approvals import seals
 
-    return seals.routine(routine, (dump or seals.settled)(routine, exclude=METADATA))
+    sealed = seals.routine(routine, (dump or seals.settled)(routine, exclude=METADATA))
+    if routine.proposed_by is not None:
+        sealed["proposed_by"] = routine.proposed_by
+    if routine.source_submitter is not None:
+        sealed["source_submitter"] = routine.source_submitter
+    return sealed
+
+
+def proposal(routine: Routine) -> dict[str, Any]:
+    """What proposing a version signs: which version, who wrote it, who submitted the run it was
+    learned from, and everything it does (its work, as its fingerprint reads it: the run it names
+    and the version it says it heals too)."""
+    from taskcrew.approvals import seals
+
+    sealed: dict[str, Any] = {
+        "seal": "routine-proposal",
+        "name": routine.name,
+        "version": routine.version,
+        "by": routine.proposed_by,
+        "work": seals.settled(routine, exclude=METADATA),
+    }
+    if routine.source_submitter is not None:
+        sealed["submitter"] = routine.source_submitter
+    return sealed
+
+
+def _person(by: str) -> tuple[str, str]:
+    """``proof:name`` as (proof, name); a bare name has no stated proof."""
+    proof, _, name = by.partition(":")
+    return (proof, name) if name else ("unstated", proof)
 
 
 def fingerprint(routine: Routine) -> str:
@@ -93,6 +175,115 @@ class RoutineStore:
 
             self._keys = KeyRing.default()
         return self._keys
+
+    @property
+    def audit(self) -> AuditLog:
+        """The signed audit log beside the approvals key (the one the approval authority writes),
+        where every acceptance and retirement, granted or refused, is recorded."""
+        from taskcrew.approvals.audit import AuditLog
+
+        return AuditLog(self.keys.path.parent / "audit.jsonl", self.keys)
+
+    def _record(self, by: str, action: str, name: str, version: int | None, payload: dict[str, Any]) -> None:
+        proof, person = _person(by)
+        target = f"/routines/{name}" + (f"/v{version}" if version is not None else "")
+        self.audit.append(person, action, target, {"version": version, "proof": proof, **payload})
+
+    def record_refusal(self, action: str, name: str, version: int | None, who: Identity, why: str) -> None:
+        """A refusal decided before the store was asked (an identity that does not count), recorded
+        as the store records its own: ``routine_<action>_refused``."""
+        self._record(f"{who.proof}:{who.name}", f"routine_{action}_refused", name, version, {"reason": why})
+
+    @staticmethod
+    def person_refusal(who: Identity, role: str) -> str | None:
+        """Why ``who`` may not act on a routine as ``role`` (None: she may): the approval authority's
+        rule on who decides (``Authority.submitter_refusal``), the one for approvals and jobs."""
+        from taskcrew.approvals.authority import Authority
+        from taskcrew.approvals.rules import RiskRulesError
+
+        try:
+            return Authority(None).submitter_refusal(who, role=role)
+        except RiskRulesError as exc:
+            return f"who may act cannot be judged: {exc}"
+
+    def authorship(self, routine: Routine) -> Authorship | None:
+        """Who wrote ``routine``, as signed (None: not proven, e.g. written into the folder by hand,
+        or changed after it was proposed): its proposal seal, else (a version whose author was not
+        proven, accepted since) its acceptance, which counts its reviewer as its author."""
+        from taskcrew.approvals import seals
+
+        if not routine.proposed_by:
+            return None
+        if self.keys.verify(proposal(routine), routine.proposal_seal):
+            return Authorship(routine.proposed_by, routine.source_submitter, "proposal")
+        if routine.seal and seals.check(self.keys, acceptance, routine, routine.seal):
+            return Authorship(routine.proposed_by, routine.source_submitter, "acceptance")
+        return None
+
+    def author_refusal(self, routine: Routine, who: str, authorship: Authorship | None = None) -> str | None:
+        """Why the person named ``who`` may not accept ``routine`` under the two-person rule (None:
+        she may, or the rule is off): who wrote it must be proven (else it counts as written by
+        whoever accepts it) by a proven identity, and the accepter is neither its author nor the
+        submitter of the run it was learned from. ``authorship``: as judged already (else read)."""
+        from taskcrew.approvals.authority import Authority
+        from taskcrew.approvals.identity import AUTHENTICATED
+        from taskcrew.approvals.rules import RiskRulesError
+
+        try:
+            if not Authority(None).two_person_active():
+                return None
+        except RiskRulesError as exc:
+            return f"who may accept it cannot be judged: {exc}"
+        written = authorship or self.authorship(routine)
+        what = f"{routine.name} v{routine.version}"
+        if written is None:
+            return (
+                f"who wrote {what} is not proven (no signed record of its author: written into the "
+                "routines folder by hand, or changed after it was proposed), so it counts as written by "
+                "whoever accepts it, and the two-person rule is on here: nobody may accept it. Have it "
+                "proposed again from a verified run (`taskcrew routines learn <run dir>`)"
+            )
+        if written.person is not None and written.proof not in AUTHENTICATED:
+            return (
+                f"{what} was written by an unproven identity ({written.by}), and the two-person rule is "
+                "on here: it cannot tell its author from its reviewer. Learn it again after "
+                "`taskcrew approvals login`"
+            )
+        if written.person is not None and written.person == who:
+            wrote = (
+                "accepted it when who wrote it was not proven, so it counts as written by them"
+                if written.vouched == "acceptance"
+                else f"wrote {what}"
+            )
+            return f"{who} {wrote}, and the two-person rule is on here: someone else accepts it"
+        if written.submitter and written.submitter == who:
+            return (
+                f"{who} submitted the run {what} was learned from ({routine.source_run}), and the "
+                "two-person rule is on here: someone else accepts it"
+            )
+        return None
+
+    def review_problem(self, routine: Routine) -> str | None:
+        """Why the reviewer ``routine``'s file names is not proven (None: it names none, or her
+        acceptance is signed and still counts): for a version marked accepted, ``acceptance_problem``;
+        for any other (a draft, a retired version), its acceptance seal must check out."""
+        from taskcrew.approvals import seals
+        from taskcrew.approvals.signing import KeyError_
+
+        if not routine.reviewed_by:
+            return None
+        if routine.status == "accepted":
+            return self.acceptance_problem(routine)
+        try:
+            if seals.check(self.keys, acceptance, routine, routine.seal):
+                return None
+        except KeyError_ as exc:
+            return f"{routine.name} v{routine.version}: its reviewer cannot be checked: {exc}"
+        return (
+            f"{routine.name} v{routine.version}'s file says it was reviewed by {routine.reviewed_by}, "
+            "but no acceptance of it is signed (written into the file by hand, or the file changed "
+            "since): not proven"
+        )
 
     def _current_path(self, name: str) -> Path:
         return self.keys.path.parent / "routines" / f"{name}.json"
@@ -161,8 +352,9 @@ class RoutineStore:
         the users file, or whose password was reset since, takes it with her; and it is judged by the
         approval authority's rule on who decides as it is now, the one ``routines accept`` applies
         (``Authority.submitter_refusal``): an OS user's acceptance, taken on her word while one
-        person decided, does not replay once the two-person rule is on. A current user accepts it
-        again. ``reviewed_by`` is signed with the acceptance."""
+        person decided, does not replay once the two-person rule is on; nor does one by its own
+        author or by the submitter of its run (``author_refusal``, on who wrote it as the acceptance
+        sealed it). A current user accepts it again. ``reviewed_by`` is signed with the acceptance."""
         from taskcrew.approvals.authority import Authority
         from taskcrew.approvals.identity import recorded
         from taskcrew.approvals.rules import RiskRulesError
@@ -175,6 +367,10 @@ class RoutineStore:
             why = Authority(None).submitter_refusal(who, role="routine's reviewer")
         except RiskRulesError as exc:
             why = f"who may accept it cannot be judged: {exc}"
+        if why is None and routine.proposed_by is not None:  # who wrote it, as the acceptance sealed it
+            vouched = "proposal" if routine.proposal_seal else "acceptance"  # kept only when it checked out
+            written = Authorship(routine.proposed_by, routine.source_submitter, vouched)
+            why = self.author_refusal(routine, name, written)
         if why is None:
             return None
         return (
@@ -280,24 +476,35 @@ class RoutineStore:
         Path(name).replace(path)
         return path
 
-    def propose(self, routine: Routine) -> tuple[Routine, bool]:
-        """Save ``routine`` as the next draft version, unless the newest version already does the
-        same (then that one is returned and False)."""
+    def propose(
+        self, routine: Routine, *, author: str | Identity = SYSTEM_AUTHOR, submitter: str | None = None
+    ) -> tuple[Routine, bool]:
+        """Save ``routine`` as the next draft version, signed with who wrote it (``proposal``):
+        ``author``, taskcrew itself by default (a draft a verified run proposes), else the proven
+        identity of whoever had it learned; ``submitter``: who submitted the run it was learned from,
+        when known. Unless the newest version already does the same and who wrote it checks out (then
+        that one is returned and False)."""
+        by = author if isinstance(author, str) else f"{author.proof}:{author.name}"
         with self._changing():
             versions = self.versions(routine.name)
-            if versions and same_work(versions[-1], routine):
+            if versions and same_work(versions[-1], routine) and self.authorship(versions[-1]) is not None:
                 return versions[-1], False
             draft = routine.model_copy(
                 update={
                     "version": versions[-1].version + 1 if versions else 1,
                     "status": "draft",
                     "seal": None,
+                    "reviewed_by": None,
+                    "reviewer_credential": None,
                     "successes": 0,
                     "fallbacks": 0,
                     "fallbacks_in_a_row": 0,
                     "last_fallback": "",
+                    "proposed_by": by,
+                    "source_submitter": submitter or None,
                 }
             )
+            draft.proposal_seal = self.keys.sign(proposal(draft))
             self.save(draft)
             return draft, True
 
@@ -315,21 +522,50 @@ class RoutineStore:
         self,
         name: str,
         version: int | None,
-        by: str,
+        by: str | Identity,
         credential: str | None = None,
         *,
         reviewed: str | None = None,
     ) -> Routine:
         """Accept the version the reviewer names. Without one, only a routine's single version: the
-        newest may have been drafted (a healing run) after the reviewer's ``show``. ``by`` is
-        ``proof:name``; ``credential`` the password fingerprint her login was proven with;
-        ``reviewed``: the ``fingerprint`` of the version she read (None: not checked)."""
+        newest may have been drafted (a healing run) after the reviewer's ``show``. ``by``: the
+        reviewer's proven ``Identity`` (judged by the approval authority's rule on who decides:
+        ``person_refusal``), or ``proof:name`` already judged; ``credential`` the password
+        fingerprint her login was proven with; ``reviewed``: the ``fingerprint`` of the version she
+        read (None: not checked). Under the two-person rule she must not be who wrote it or who
+        submitted its run (``author_refusal``). Recorded, granted or refused, in the signed audit
+        log; RoutineRefused when the rules refuse her."""
+        who = by if not isinstance(by, str) else None
+        if who is not None:
+            by, credential = f"{who.proof}:{who.name}", who.credential
+        assert isinstance(by, str)
         with self._changing():
-            return self._accept(name, version, by, credential, reviewed)
+            try:
+                if who is not None and (why := self.person_refusal(who, "routine's reviewer")):
+                    raise RoutineRefused(why)
+                accepted = self._accept(name, version, by, credential, reviewed)
+            except RoutineError as exc:
+                self._record(by, "routine_accept_refused", name, version, {"reason": str(exc)})
+                raise
+            payload = {
+                "fingerprint": fingerprint(accepted),
+                "proposed_by": accepted.proposed_by,
+                "source_submitter": accepted.source_submitter,
+                "source_run": accepted.source_run,
+                "seal": accepted.seal,
+            }
+            self._record(by, "routine_accept", name, accepted.version, payload)  # nothing decided unrecorded
+            for other in self.versions(name):
+                if other.status == "accepted" and other.version != accepted.version:
+                    self.save(other.model_copy(update={"status": "retired"}))
+            self.save(accepted)
+            self._set_current(name, accepted.version)
+            return accepted
 
     def _accept(
         self, name: str, version: int | None, by: str, credential: str | None, reviewed: str | None
     ) -> Routine:
+        """The accepted version, signed (not saved yet), or RoutineError / RoutineRefused."""
         routine = self.named(name, version)
         if reviewed is not None and (now := fingerprint(routine)) != reviewed.strip().lower():
             raise RoutineError(
@@ -339,33 +575,57 @@ class RoutineStore:
             )
         if routine.status == "retired":
             raise RoutineError(f"{name} v{routine.version} is retired; accept a newer version instead")
-        for other in self.versions(name):
-            if other.status == "accepted" and other.version != routine.version:
-                self.save(other.model_copy(update={"status": "retired"}))
+        written = self.authorship(routine)
+        if why := self.author_refusal(routine, _person(by)[1], written):
+            raise RoutineRefused(why)
         accepted = routine.model_copy(
             update={
                 "status": "accepted",
                 "reviewed_by": by,
                 "reviewer_credential": credential,
                 "fallbacks_in_a_row": 0,
+                # who wrote it, as judged: signed, else whoever accepts it (it counts as hers)
+                "proposed_by": written.by if written else by,
+                "source_submitter": written.submitter if written else None,
+                "proposal_seal": routine.proposal_seal if written and written.vouched == "proposal" else None,
             }
         )
         accepted.seal = self.keys.sign(acceptance(accepted))
-        self.save(accepted)
-        self._set_current(name, accepted.version)
         return accepted
 
-    def retire(self, name: str, version: int | None) -> Routine:
-        with self._changing():
-            return self._retire(name, version)
+    def retire(self, name: str, version: int | None, by: Identity | None = None) -> Routine:
+        """Retire a version (default: the accepted one). ``by``: who retires it, judged by the
+        approval authority's rule on who decides (``person_refusal``, as for accepting: proven where
+        the two-person rule is on, still a user); None only for a caller that has judged it (the OS
+        user is recorded). Recorded, granted or refused, in the signed audit log."""
+        from taskcrew.approvals.identity import os_user
 
-    def _retire(self, name: str, version: int | None) -> Routine:
-        routine = (
-            self.get(name, version) if version is not None else (self.marked_accepted(name) or self.get(name))
-        )
+        said = f"{by.proof}:{by.name}" if by is not None else f"os_user:{os_user()}"
+        with self._changing():
+            try:
+                if by is not None and (why := self.person_refusal(by, "person who retires a routine")):
+                    raise RoutineRefused(why)
+                routine = (
+                    self.get(name, version)
+                    if version is not None
+                    else (self.marked_accepted(name) or self.get(name))
+                )
+            except RoutineError as exc:
+                self._record(said, "routine_retire_refused", name, version, {"reason": str(exc)})
+                raise
+            replayed = version is None or self.current(name) in (None, routine.version)
+            payload = {
+                "fingerprint": fingerprint(routine),
+                "was": routine.status,
+                "stops_replaying": replayed,
+            }
+            self._record(said, "routine_retire", name, routine.version, payload)
+            return self._retire(routine, replayed)
+
+    def _retire(self, routine: Routine, replayed: bool) -> Routine:
         retired = routine.model_copy(update={"status": "retired"})
-        if version is None or self.current(name) in (None, routine.version):
-            self._set_current(name, None)  # before the file: a retirement never leaves it replaying
+        if replayed:
+            self._set_current(routine.name, None)  # before the file: a retirement never leaves it replaying
         self.save(retired)
         return retired
 
