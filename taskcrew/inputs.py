@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import unicodedata
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -16,6 +17,20 @@ from urllib.parse import urlsplit
 
 TASK_MAX_CHARS = 8_000
 """A task is an instruction, not a document: longer text belongs in a file the crew reads."""
+
+
+# characters a task may not hold: control characters (Unicode category Cc: ESC, which starts the
+# terminal's control sequences, a carriage return, a backspace …) but the line feed and tab a
+# multi-line task has, and the bidi controls that reorder what is drawn (LRM/RLM/ALM, embeddings,
+# overrides, isolates). Every surface shows a task to people: the list of jobs, a job's history.
+TASK_KEPT = frozenset("\n\t")
+BIDI_CONTROLS = (
+    frozenset("\u061c\u200e\u200f")
+    | frozenset(map(chr, range(0x202A, 0x202F)))
+    | frozenset(map(chr, range(0x2066, 0x206A)))
+)
+CONTROL_NAMES = {"\x00": "NULL", "\x07": "BELL", "\x08": "BACKSPACE", "\x0b": "LINE TABULATION"}
+CONTROL_NAMES |= {"\x0c": "FORM FEED", "\r": "CARRIAGE RETURN", "\x1b": "ESCAPE", "\x7f": "DELETE"}
 
 
 class UserError(Exception):
@@ -27,7 +42,9 @@ class InputError(UserError, ValueError):
 
 
 def check_task(task: str, command: str = "run") -> str:
-    text = task.strip()
+    """The task, stripped (a line break typed as CR LF read as a line feed), or why it cannot be
+    one: empty, too long, or holding a control or bidi character (``check_plain``)."""
+    text = task.replace("\r\n", "\n").strip()
     if not text:
         raise InputError(
             f'the task is empty: describe what to do, e.g. taskcrew {command} "Enter the latest invoice"'
@@ -36,6 +53,27 @@ def check_task(task: str, command: str = "run") -> str:
         raise InputError(
             f"the task is {len(text):,} characters, over the limit of {TASK_MAX_CHARS:,}: put the material "
             "in a file in the sandbox folder and say in the task which file to read"
+        )
+    return check_plain(text, "the task")
+
+
+def check_plain(text: str, what: str) -> str:
+    """``text`` if it holds no control character (Unicode category Cc: ESC, which starts a terminal's
+    control sequences, a carriage return, a backspace …; a line feed and a tab are fine) and no bidi
+    control (which reorders what is drawn): what people are shown of a job is its task, in a list or
+    a history line, where such a character would hide or rewrite other lines."""
+    found: dict[str, int] = {}
+    for i, char in enumerate(text):
+        if char not in TASK_KEPT and (unicodedata.category(char) == "Cc" or char in BIDI_CONTROLS):
+            found.setdefault(char, i + 1)
+    if found:
+        named = ", ".join(
+            f"U+{ord(c):04X} {CONTROL_NAMES.get(c, unicodedata.name(c, 'control'))} at character {at}"
+            for c, at in found.items()
+        )
+        raise InputError(
+            f"{what} holds a control character ({named}): a terminal obeys it, or it reorders the text "
+            "around it, instead of showing it; type plain text (line breaks and tabs are fine)"
         )
     return text
 

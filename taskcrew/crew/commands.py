@@ -3,6 +3,9 @@
 Errors a user can fix (no model or key, unreachable ERP, no Chromium, no sandbox) become one line
 with a hint and exit code 2 — checked before anything heavy is imported or started. The run's own
 outcome becomes the exit code (see EXIT_CODES).
+
+What the run says (its reason, its answer: a model's words) is printed through ``taskcrew.terminal``:
+control characters in it are shown, not obeyed, so the outcome line is the run's own.
 """
 
 from __future__ import annotations
@@ -11,14 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 
 from taskcrew.crew.errors import USER_ERRORS, AuditError
 from taskcrew.crew.models import EXIT_CODES, MAX_GIVEN
 from taskcrew.crew.modelspec import check_credentials, choose_models, verifier_spec
 from taskcrew.inputs import check_run
+from taskcrew.terminal import markup, say
 
 USAGE_ERROR = 2
+ANSWER_INDENT = " " * len("Answer: ")
 
 
 def make_human(auto_approve: bool, console: Console) -> Any:
@@ -30,7 +34,7 @@ def make_human(auto_approve: bool, console: Console) -> Any:
 
 
 def _fail(console: Console, exc: Exception) -> int:
-    console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+    say(console, f"[red]error:[/] {markup(exc)}", soft_wrap=True)
     return USAGE_ERROR
 
 
@@ -106,15 +110,16 @@ def run_command(
     except USER_ERRORS as exc:
         return _fail(console, exc)
     colour = "green" if result.outcome in ("done", "nothing_to_do") else "red"
-    console.print(f"\n[bold {colour}]{result.outcome}[/]: {escape(result.reason)}", highlight=False)
-    if result.answer:
-        console.print(f"[bold]Answer:[/] {escape(result.answer)}", highlight=False)
+    say(console, f"\n[bold {colour}]{markup(result.outcome)}[/]: {markup(result.reason)}")
+    if result.answer:  # its own lines, each indented under "Answer:": none passes for taskcrew's
+        say(console, f"[bold]Answer:[/] {markup(result.answer, layout=True, indent=ANSWER_INDENT)}")
     cost = "cost unknown (no price configured)" if result.cost_usd is None else f"${result.cost_usd:.4f}"
-    console.print(
+    say(
+        console,
         f"[dim]{result.llm_calls} LLM calls, {result.input_tokens}+{result.output_tokens} tokens, {cost}, "
-        f"{result.seconds:.0f} s[/]"
+        f"{result.seconds:.0f} s[/]",
     )
-    console.print(f"Report: {result.report}", highlight=False, soft_wrap=True)
+    say(console, f"Report: {markup(result.report)}", soft_wrap=True)
     return EXIT_CODES[result.outcome]
 
 
@@ -155,6 +160,6 @@ def audit_command(
         "not_verified": "[bold red]not verified[/]",
         "interrupted": "[bold yellow]interrupted[/]",
     }.get(outcome, "[bold red]error[/]")
-    console.print(f"\n{label}: {escape(result.reason)}", highlight=False)
-    console.print(f"Report: {result.report}", highlight=False, soft_wrap=True)
+    say(console, f"\n{label}: {markup(result.reason)}")
+    say(console, f"Report: {markup(result.report)}", soft_wrap=True)
     return EXIT_CODES[outcome]

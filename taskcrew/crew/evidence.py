@@ -43,6 +43,7 @@ import itertools
 import re
 from urllib.parse import unquote_plus, urlsplit
 
+from taskcrew.approvals.visible import visible
 from taskcrew.crew.citations import about_system_state, lines_with, quoted, quotes_unseen
 from taskcrew.crew.models import CriterionCheck, Plan, Verdict
 from taskcrew.tools.ap import ISO_CURRENCIES
@@ -677,7 +678,11 @@ def _overlap(a: set[str], b: set[str]) -> float:
 
 
 def _short(text: str, limit: int = 120) -> str:
-    flat = " ".join(text.split())
+    """``text`` on one line for a reason, at most ``limit`` characters: whitespace (line feeds too)
+    read as one space, and a character that draws nothing (ESC, which starts a terminal's control
+    sequences, a bidi control …) shown as its code (``approvals.visible``), so that the reason a
+    run ends with says what the model wrote and cannot steer a terminal that prints it."""
+    flat = "".join(c if c.isprintable() else visible(c) for c in " ".join(text.split()))
     return flat if len(flat) <= limit else flat[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 

@@ -1,14 +1,20 @@
-"""Live progress on the terminal: one line per meaningful event of the trace."""
+"""Live progress on the terminal: one line per meaningful event of the trace.
+
+Every value in a line (a plan's goal, a tool's result, a step's summary, a verdict's reason, a page's
+or a document's words in a submission) was written by a model, a page or a document: it is printed
+through ``taskcrew.terminal`` (one line, control and invisible characters shown, markup escaped), so
+it cannot draw over the run's real progress or outcome.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 
 from taskcrew.crew.compaction import one_line
 from taskcrew.crew.evidence import standing, standing_mark, standing_words
+from taskcrew.terminal import markup, say
 
 ICONS = {
     "done": "[green]✓[/]",
@@ -18,6 +24,11 @@ ICONS = {
 }
 
 _STANDING_STYLE = {"met": "green", "word": "yellow", "not_met": "red", "rejected": "dim"}
+
+
+def _v(value: object) -> str:
+    """A value in a progress line: on that one line, shown as it is (``taskcrew.terminal``)."""
+    return markup(value, flat=True)
 
 
 class ProgressPrinter:
@@ -34,57 +45,53 @@ class ProgressPrinter:
             handler(event)
 
     def _print(self, text: str) -> None:
-        self.console.print(text, highlight=False)
+        say(self.console, text)
 
     def _on_run_started(self, e: Any) -> None:
-        self._print(f"[bold]Task:[/] {escape(e.task)}")
-        self._print(f"[dim]worker {e.worker_model} · verifier {e.verifier_model}[/]")
+        self._print(f"[bold]Task:[/] {_v(e.task)}")
+        self._print(f"[dim]worker {_v(e.worker_model)} · verifier {_v(e.verifier_model)}[/]")
 
     def _on_plan(self, e: Any) -> None:
         label = "Replanned" if e.replan else "Plan"
-        self._print(f"\n[bold cyan]{label}[/]: {escape(e.plan.goal)}")
+        self._print(f"\n[bold cyan]{label}[/]: {_v(e.plan.goal)}")
         for i, step in enumerate(e.plan.steps, 1):
-            self._print(f"  {i}. {escape(f'[{step.role}]')} {escape(step.title)}")
+            self._print(f"  {i}. {_v(f'[{step.role}]')} {_v(step.title)}")
 
     def _on_tool_call(self, e: Any) -> None:
         first = one_line(e.result, 110)
         mark = "" if e.ok else "[red]✗[/] "
-        self._print(f"    [dim]{e.role}[/] {mark}{e.tool}: {escape(first)}")
+        self._print(f"    [dim]{_v(e.role)}[/] {mark}{_v(e.tool)}: {_v(first)}")
         if e.warning:
-            self._print(f"    [yellow]{escape(e.warning[:160])}[/]")
+            self._print(f"    [yellow]{_v(e.warning[:160])}[/]")
 
     def _on_step(self, e: Any) -> None:
         icon = ICONS.get(e.report.status, "·")
-        self._print(f"  {icon} step {e.index + 1} {escape(e.title)}: {escape(e.report.summary[:200])}")
+        self._print(f"  {icon} step {e.index + 1} {_v(e.title)}: {_v(e.report.summary[:200])}")
 
     def _on_approval(self, e: Any) -> None:
-        self._print(f"    [magenta]approval[/] {escape(e.question)} → {escape(e.decided())}")
+        self._print(f"    [magenta]approval[/] {_v(e.question)} → {_v(e.decided())}")
 
     def _on_submission(self, e: Any) -> None:
         sent = e.submission
         style = "green" if sent.result == "saved" else "yellow"
-        self._print(
-            f"    [{style}]submission[/] {escape(sent.method)} {escape(sent.url)} — {escape(sent.words())}"
-        )
+        self._print(f"    [{style}]submission[/] {_v(sent.method)} {_v(sent.url)} — {_v(sent.words())}")
 
     def _on_policy(self, e: Any) -> None:
         if e.decision not in ("allowed",) or self.verbose:
-            self._print(f"    [yellow]policy {e.decision}[/]: {escape(str(e.detail.get('url', '')))}")
+            self._print(f"    [yellow]policy {_v(e.decision)}[/]: {_v(e.detail.get('url', ''))}")
 
     def _on_control(self, e: Any) -> None:
-        self._print(f"  [yellow]{escape(e.action)}[/]: {escape(e.reason[:200])}")
+        self._print(f"  [yellow]{_v(e.action)}[/]: {_v(e.reason[:200])}")
 
     def _on_verdict(self, e: Any) -> None:
         label = "[green]verified[/]" if e.verdict.verified else "[red]not verified[/]"
-        self._print(f"\n[bold]Verification {e.attempt}[/]: {label} — {escape(e.verdict.reason[:300])}")
+        self._print(f"\n[bold]Verification {e.attempt}[/]: {label} — {_v(e.verdict.reason[:300])}")
         for check in e.verdict.checks:
             kind = standing(check)
             mark = f"[{_STANDING_STYLE[kind]}]{standing_mark(check)}[/]"
             note = "" if kind == "met" else f" [{_STANDING_STYLE[kind]}]({standing_words(check)})[/]"
-            self._print(
-                f"  {mark} {escape(check.criterion[:120])} [dim]({escape(check.source[:80])})[/]{note}"
-            )
+            self._print(f"  {mark} {_v(check.criterion[:120])} [dim]({_v(check.source[:80])})[/]{note}")
 
     def _on_reflection(self, e: Any) -> None:
         for fact in e.facts:
-            self._print(f"  [blue]learned[/]: {escape(fact)}")
+            self._print(f"  [blue]learned[/]: {_v(fact)}")

@@ -1,4 +1,9 @@
-"""What `taskcrew eval` and `taskcrew runs` print: a progress bar while a sweep runs, and tables."""
+"""What `taskcrew eval` and `taskcrew runs` print: a progress bar while a sweep runs, and tables.
+
+A run's task, reason, changes, models and report hold words of a model, a page or a document: they
+are printed through ``taskcrew.terminal`` (control characters shown, markup escaped), so a run's
+record cannot restyle, hide or rewrite what the terminal shows, nor crash the command.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,6 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.markdown import Markdown
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -15,6 +19,8 @@ from rich.progress import (
     TextColumn,
     TimeElapsedColumn,
 )
+
+from taskcrew.terminal import document, markup, say
 
 if TYPE_CHECKING:
     from taskcrew.eval.results import SweepReport
@@ -31,6 +37,12 @@ OUTCOME_STYLE = {
     "interrupted": "yellow",
     "unfinished": "dim",
 }
+
+
+def _style(outcome: str) -> str:
+    """The style of an outcome; "none" for one taskcrew does not know (a run record written by
+    someone else): an empty ``[]`` is no tag, and its ``[/]`` would have nothing to close."""
+    return OUTCOME_STYLE.get(outcome, "none")
 
 
 def _cost(value: Decimal | None) -> str:
@@ -65,7 +77,7 @@ class SweepProgress:
 
     def __call__(self, event: SweepEvent) -> None:
         job = event.job
-        label = f"{job.model} · {job.case_id}" + (f" #{job.repeat}" if job.repeat > 1 else "")
+        label = markup(f"{job.model} · {job.case_id}" + (f" #{job.repeat}" if job.repeat > 1 else ""))
         if event.kind == "started":
             self.running[event.worker] = label
         else:
@@ -73,12 +85,14 @@ class SweepProgress:
             record = event.record
             if record is not None:
                 mark = "[green]pass[/]" if record.passed else "[red]FAIL[/]"
-                style = OUTCOME_STYLE.get(record.outcome, "")
-                self.console.print(
-                    f"{mark} {label}: [{style}]{record.outcome}[/] in {record.seconds:.1f} s"
-                    + (f" — {record.error}" if record.error else "")
+                style = _style(record.outcome)
+                say(
+                    self.console,
+                    f"{mark} {label}: [{style}]{markup(record.outcome)}[/] in {record.seconds:.1f} s"
+                    + (f" — {markup(record.error)}" if record.error else ""),
                 )
             self.progress.advance(self.task)
+        # the bar's description is markup too (TextColumn): the labels are escaped above
         self.progress.update(self.task, description=", ".join(self.running.values()) or "finishing")
 
 
@@ -88,10 +102,12 @@ def print_totals(report: SweepReport, console: Console) -> None:
     for t in report.totals:
         passk = ", ".join(f"pass^{p.k} {p.value:.2f}" for p in t.pass_k)
         style = "green" if t.successes == t.runs else "yellow" if t.successes else "red"
-        console.print(
-            f"[bold]{t.model}[/] (verifier {t.verifier_model}): [{style}]{t.successes}/{t.runs} passed[/]; {passk}; "
+        say(
+            console,
+            f"[bold]{markup(t.model)}[/] (verifier {markup(t.verifier_model)}): "
+            f"[{style}]{t.successes}/{t.runs} passed[/]; {passk}; "
             f"{t.steps} steps, {t.llm_calls} LLM calls, {t.input_tokens}/{t.output_tokens} tokens, "
-            f"cost {_cost(t.cost_usd)}, {t.seconds:.1f} s, {t.approvals} approvals"
+            f"cost {_cost(t.cost_usd)}, {t.seconds:.1f} s, {t.approvals} approvals",
         )
 
 
@@ -99,38 +115,40 @@ def print_runs(runs: list[RunSummary], console: Console) -> None:
     """Two lines per run (readable in a narrow terminal): the figures and folder, then the task."""
     console.print(f"{len(runs)} run(s), newest first")
     for run in runs:
-        style = OUTCOME_STYLE.get(run.outcome, "")
+        style = _style(run.outcome)
         time = f"{run.seconds:.1f} s" if run.seconds is not None else "—"
         figures = (
             f"{run.llm_calls} LLM calls, {run.input_tokens}/{run.output_tokens} tokens, "
             f"{_cost(run.cost_usd)}, {time}"
         )
-        console.print(
-            f"[bold]{run.name}[/]  [{style}]{run.outcome}[/]  {figures}  "
-            f"[dim]{run.worker_model} / {run.verifier_model}[/]"
+        say(
+            console,
+            f"[bold]{markup(run.name)}[/]  [{style}]{markup(run.outcome)}[/]  {figures}  "
+            f"[dim]{markup(run.worker_model)} / {markup(run.verifier_model)}[/]",
         )
-        console.print(f"    {run.task}")
+        say(console, f"    {markup(run.task)}")
         if run.changed:
-            console.print(f"    [dim]{run.changed}[/]", highlight=False)
+            say(console, f"    [dim]{markup(run.changed)}[/]")
         if not run.finished:
-            console.print(f"    [dim]{run.reason}[/]")
+            say(console, f"    [dim]{markup(run.reason)}[/]")
 
 
 def print_run(run: RunSummary, report: str | None, console: Console) -> None:
-    style = OUTCOME_STYLE.get(run.outcome, "")
-    console.print(f"[bold]{run.task}[/]")
-    console.print(f"outcome: [{style}]{run.outcome}[/] — {run.reason}")
+    style = _style(run.outcome)
+    say(console, f"[bold]{markup(run.task)}[/]")
+    say(console, f"outcome: [{style}]{markup(run.outcome)}[/] — {markup(run.reason)}")
     if run.changed:
-        console.print(f"changed: {run.changed}", highlight=False)
-    console.print(f"models: worker {run.worker_model}, verifier {run.verifier_model}")
+        say(console, f"changed: {markup(run.changed)}")
+    say(console, f"models: worker {markup(run.worker_model)}, verifier {markup(run.verifier_model)}")
     time = f"{run.seconds:.1f} s" if run.seconds is not None else "—"
-    console.print(
+    say(
+        console,
         f"LLM calls {run.llm_calls}; tokens {run.input_tokens} in, {run.output_tokens} out; "
-        f"cost {_cost(run.cost_usd)}; time {time}"
+        f"cost {_cost(run.cost_usd)}; time {time}",
     )
-    console.print(f"folder: {run.path}")
+    say(console, f"folder: {markup(run.path)}")
     if report is not None:
         console.rule("report.md")
-        console.print(Markdown(report))
+        say(console, document(report))
     else:
-        console.print("(no report.md: the run did not finish)")
+        say(console, "(no report.md: the run did not finish)")

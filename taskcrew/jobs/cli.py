@@ -2,6 +2,9 @@
 ``taskcrew.approvals.cli``).
 
 Thin: each command parses options and calls the job store (``taskcrew.jobs.store``) or the worker.
+What it prints of a job (its task, history, approvals, submissions: a submitter's, a model's or
+whoever wrote the job database's words) goes through ``taskcrew.terminal.plain``: control
+characters are shown, never obeyed by the terminal.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Annotated, Any, Literal, get_args
 import typer
 
 from taskcrew.approvals.cli import approvals_app, identity
+from taskcrew.terminal import plain
 
 jobs_app = typer.Typer(help="Queued, running and finished jobs.", no_args_is_help=True)
 
@@ -42,7 +46,7 @@ def _who(by: str | None) -> Any:
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
+    typer.echo(f"error: {plain(message)}", err=True)
     return typer.Exit(code)
 
 
@@ -100,13 +104,15 @@ def submit(
     by: By = None,
 ) -> None:
     """Queue a task for the workers and print its job id at once."""
-    from taskcrew.inputs import InputError, check_job_models, check_task
+    from taskcrew.inputs import InputError, check_job_models, check_plain, check_task
     from taskcrew.jobs.models import JobOptions
 
     if batch and for_each:
         raise _fail("--batch plans the items itself; give either --batch or --for-each items, not both")
     try:
         task = check_task(task or "", "submit")
+        for item in for_each or []:  # each becomes part of a task
+            check_plain(item, f"the --for-each item {item!r}")
         check_job_models(model, verifier_model)
     except InputError as exc:
         raise _fail(str(exc)) from exc
@@ -255,7 +261,7 @@ def worker(
 
     def say(text: str) -> None:  # its terminal may be gone (SIGHUP): the worker goes on regardless
         with contextlib.suppress(OSError):
-            typer.echo(text, err=True)
+            typer.echo(plain(text), err=True)
 
     say(f"worker {settings.worker_id}: Ctrl-C stops it (running jobs are handed back)")
     try:
@@ -291,11 +297,12 @@ def _job_line(job: Any, now: Any) -> str:
     """``now``: the job database's clock (``Jobs.db_now``), which heartbeats are judged by."""
     from taskcrew.jobs.liveness import state_note
 
-    end = f" {job.outcome}" if job.outcome else ""
+    end = f" {plain(job.outcome)}" if job.outcome else ""
     line = (
-        f"{job.id}  {job.status}{end}  {job.submitted_at:%Y-%m-%d %H:%M}  {job.submitted_by}  {job.task[:60]}"
+        f"{plain(job.id)}  {plain(job.status)}{end}  {job.submitted_at:%Y-%m-%d %H:%M}  "
+        f"{plain(job.submitted_by)}  {plain(job.task[:60])}"
     )
-    note = state_note(job, now)
+    note = plain(state_note(job, now))
     return f"{line}\n    {note}" if note else line
 
 
@@ -336,18 +343,35 @@ def jobs_show(job_id: str, db: DbUrl = None) -> None:
 
     jobs = _open(db)
     job = _guard(lambda: jobs.get(job_id))
-    typer.echo(json.dumps(_job_json(job), indent=2))
+    authority = _authority(jobs)
+    typer.echo(json.dumps(_job_json(job), indent=2))  # JSON: every control character escaped
     if job.record_trust != "signed":
-        typer.echo(f"note: {state_note(job, jobs.db_now())}")
+        typer.echo(f"note: {plain(state_note(job, jobs.db_now()))}")
     for approval in jobs.approvals(job_id=job_id):
-        typer.echo(f"approval {approval.id}: {approval.kind} {approval.status}")
+        # judged as `approvals list` judges it: a row the authority did not sign says so
+        problem = authority.problem(approval)
+        said = f"CANNOT BE TRUSTED: {problem}" if problem else f"{approval.kind} {approval.status}"
+        typer.echo(f"approval {plain(approval.id)}: {plain(said)}")
     for intent in jobs.intents(job_id):  # what it submitted, and what the system answered
+        said = intent.result or "no answer recorded"
         typer.echo(
-            f"submission {intent.payload.method} {intent.target}: {intent.status} ({intent.result or 'no answer recorded'})"
+            f"submission {plain(intent.payload.method)} {plain(intent.target)}: {plain(intent.status)} "
+            f"({plain(said)})"
         )
-    for event in jobs.events(job_id):
-        who = f" by {event.actor}" if event.actor else ""
-        typer.echo(f"{event.at:%Y-%m-%d %H:%M:%S}  {event.kind}{who}  {event.detail}")
+    for event in jobs.events(job_id):  # one line each: a line feed in a detail is shown, not obeyed
+        who = f" by {plain(event.actor)}" if event.actor else ""
+        typer.echo(f"{event.at:%Y-%m-%d %H:%M:%S}  {plain(event.kind)}{who}  {plain(event.detail)}")
+
+
+def _authority(jobs: Any) -> Any:
+    """The approvals authority over ``jobs`` (its keys judge the approval rows), or a clear error."""
+    from taskcrew.approvals.authority import Authority
+    from taskcrew.approvals.rules import RiskRulesError
+
+    try:
+        return Authority(jobs)
+    except RiskRulesError as exc:
+        raise _fail(str(exc)) from exc
 
 
 @jobs_app.command("cancel")
