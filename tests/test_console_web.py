@@ -329,3 +329,16 @@ def test_submit_cancel_retry_and_live_progress(console_env: ConsoleEnv) -> None:
         (e.who, e.action) for e in console_env.server.server.config.app.app.state.console.audit.entries()
     ]
     assert ("ana", "submit") in audit and ("ana", "cancel") in audit and ("ana", "retry") in audit
+
+
+def test_a_task_with_a_terminal_control_is_refused_on_the_console_as_at_the_cli(
+    console_env: ConsoleEnv,
+) -> None:
+    # one rule in the job store (Jobs.submit): a task ending in ESC[1A ESC[M hid the next job from
+    # `jobs list`; the CLI refused it, the console's Submit form did not
+    page = console_env.page_as("ana")
+    page.goto(console_env.url + "/jobs")
+    page.get_by_label("New task").fill("Enter the Northwind invoice\x1b[1A\x1b[M")
+    page.get_by_role("button", name="Submit task").click()
+    page.wait_for_load_state()
+    assert "U+001B ESCAPE" in flash(page) and console_env.jobs.list() == []

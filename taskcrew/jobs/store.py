@@ -338,10 +338,16 @@ class Jobs:
         ``submitted_credential`` under which password (``Identity.credential``); the submission
         (options such as ``auto_approve`` included) is signed by the authority's key."""
         from taskcrew.approvals import seals
+        from taskcrew.inputs import InputError, check_plain
 
         task = task.strip()
         if len(task) < 3:
             raise InvalidChange("a task needs at least a few words: say what the worker should do")
+        try:  # every surface shows a job's task to people: none may hold what a terminal obeys
+            check_plain(task, "the task")
+            check_plain(item or "", "the item")
+        except InputError as exc:
+            raise InvalidChange(str(exc)) from exc
         if "{item}" in task and item is None:
             raise InvalidChange(
                 "the task has an {item} placeholder but no items: add --for-each ITEM (repeatable) "
