@@ -207,3 +207,78 @@ def test_the_audit_log_says_send_only_of_what_left_the_browser(
     held = log.before_send("POST", url, fields, fetch)
     assert held is not None and "NOT sent again" in held and sends() == 1, held
     jobs.close()
+
+
+def test_two_requests_cleared_at_once_each_record_their_own_send(tmp_path: Path, isolated_home: Path) -> None:
+    """Playwright's sync API runs each route handler in a greenlet of its own on the one browser
+    thread: while A's handler waits in its read-back, B's runs. Each handler's clearance is its own
+    (before, a thread-local: A left while the audit log recorded B's send, and B was refused)."""
+    import greenlet
+
+    jobs = Jobs.open(f"sqlite:///{tmp_path / 'jobs.sqlite3'}")
+    authority = Authority(jobs)
+    job = jobs.submit("Pay two bills", submitted_by="ana", enqueue=False)
+    url = "http://127.0.0.1:9/bills/new"
+    sent = {"A": [("amount", "10.00"), ("ref", "A")], "B": [("amount", "99999.00"), ("ref", "B")]}
+    keys = {}
+    for name, fields in sent.items():
+        keys[authority.key_of("POST", url, fields)] = name
+        request = ApprovalRequest(
+            kind="form_submission",
+            method="POST",
+            url=url,
+            fields=[FieldValue(name=n, value=v) for n, v in fields],
+            key=authority.key_of("POST", url, fields),
+        )
+        approval = jobs.park(job.id, kind="approval", key=request.key or "", request=request)
+        assert (
+            authority.decide(approval.id, "approve", Identity(name="bob", proof="console")).status
+            == "decided"
+        )
+    jobs.mark(job.id, "running", only_if=("queued",), leg=0, worker="w1")
+    gate = JobHuman(jobs, job.id).gate
+    gate.holder = ("w1", 0)
+    said: dict[str, str | None] = {}
+    main = greenlet.getcurrent()
+
+    def handler(name: str) -> None:
+        assert gate.may_send("POST", url, sent[name]) is None
+        main.switch()  # waits in the intent log's read-back: the other request's handler runs
+        said[name] = gate.sending()
+
+    a, b = greenlet.greenlet(handler), greenlet.greenlet(handler)
+    a.switch("A"), b.switch("B"), a.switch(), b.switch()
+    assert said == {"A": None, "B": None}
+    recorded = [
+        keys[e.payload["key"]] for e in authority.audit.signed("send") if e.payload.get("job_id") == job.id
+    ]
+    assert recorded == ["A", "B"]
+    jobs.close()
+
+
+def test_a_resend_a_person_approved_that_never_left_leaves_the_first_attempt_in_doubt(
+    tmp_path: Path, erp: ErpServer, erp_user: ErpUser
+) -> None:
+    jobs = Jobs.open(f"sqlite:///{tmp_path / 'jobs.sqlite3'}")
+    job = jobs.submit("Enter the Northwind invoice", submitted_by="ana")
+    rules = load_rules(DEFAULT_SANDBOX / "readback.yaml", {"erp": erp.url})
+    url = f"{erp.url}/bills/new"
+    fields = [("vendor_id", erp_user.vendor_ids()["Northwind Traders"])]
+    fields += [(k, v) for k, v in NORTHWIND_2057.items() if k != "vendor"]
+
+    def fetch(page: str) -> str | None:
+        response = erp_user.http.get(page)
+        return response.text if response.status_code == 200 else None
+
+    asked: list[str] = []
+    sink = StoreIntents(jobs, job.id)
+    assert IntentLog(sink, job.id, rules).before_send("POST", url, fields, fetch) is None  # then killed
+    cancelled = IntentLog(
+        sink, job.id, rules, last_check=lambda: "cancelled by bob", ask_again=lambda *a: not asked.append("1")
+    )
+    held = cancelled.before_send("POST", url, fields, fetch)  # she approves; the leg loses the job
+    assert held is not None and "was not sent" in held
+    later = IntentLog(sink, job.id, rules, ask_again=lambda *a: bool(asked.append("2")))
+    held = later.before_send("POST", url, fields, fetch)  # the first attempt may still land: asked
+    assert held is not None and "NOT sent again" in held and asked == ["1", "2"], held
+    jobs.close()

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from contextvars import ContextVar
 from datetime import datetime, timedelta
 
 from taskcrew.approvals.audit import AuditEntry
@@ -65,7 +66,12 @@ class WorkerGate:
         self._shown: dict[str, ApprovalRequest] = {}  # key -> the request as last built for it
         self.outdated: dict[str, str] = {}  # key -> why its approval no longer covers it
         self._own_sends: set[int] = set()  # the audit log's "send" entries this gate wrote
-        self._cleared = threading.local()  # ``send``: what ``may_send`` cleared, for ``sending``
+        # what ``may_send`` cleared, for ``sending``: per route handler, which Playwright's sync API
+        # runs each in a greenlet of its own on one thread (a thread-local would hand one request's
+        # clearance to another's handler while the first waits in a read-back)
+        self._cleared: ContextVar[tuple[dict[str, str], str] | None] = ContextVar(
+            f"cleared-{job_id}", default=None
+        )
         self._taken: list[str] = []  # answers handed to this leg's run, not yet spent (``spend``)
         self._lock = threading.Lock()
         self.holder: tuple[str, int] | None = None  # (worker id, leg) it sends for: set by LegRunner
@@ -307,17 +313,16 @@ class WorkerGate:
 
     def may_send(self, method: str, url: str, fields: list[tuple[str, str]]) -> str | None:
         """``send_check`` without recording a send: the job still this leg's, and a signed approval
-        of exactly these values, remembered for ``sending`` on this thread (the request's own: the
-        network gate checks and sends a request on one thread). A refusal is recorded."""
+        of exactly these values, remembered for ``sending`` in this route handler (its own context:
+        ``_cleared``). A refusal is recorded."""
         key = self.authority.key_of(method, url, fields)
-        self._cleared.send = None
+        self._cleared.set(None)
         if (gone := self._leg_gone(key, method, url)) is not None:
             return f"{method} {url} was not sent: {gone}. Nothing was sent."
         approval = self._decision(key)  # the leg was just checked: its job row is not read again
         if approval is not None and approval.status == "approved":
-            self._cleared.send = (
-                {"job_id": self.job_id, "key": key, "method": method, "url": url},
-                approval.id,
+            self._cleared.set(
+                ({"job_id": self.job_id, "key": key, "method": method, "url": url}, approval.id)
             )
             return None
         self.authority.audit.append(
@@ -333,23 +338,25 @@ class WorkerGate:
         )
 
     def sending(self) -> str | None:
-        """The last check before the request ``may_send`` cleared on this thread leaves (the intent
+        """The last check before the request ``may_send`` cleared in this handler leaves (the intent
         log's ``last_check``, after its read-back): the job still this leg's; then the send is
         recorded in the audit log, so the log says "send" only of what left (a repeat the intent log
         held back was cleared, never sent). A text: why it does not leave."""
-        cleared = getattr(self._cleared, "send", None)
+        cleared = self._cleared.get()
         if cleared is None:
             return "it was not checked against its approval first"
         if (gone := self._leg_gone(cleared[0]["key"], cleared[0]["method"], cleared[0]["url"])) is not None:
-            self._cleared.send = None
+            self._cleared.set(None)
             return gone
         self._record_send()
         return None
 
     def _record_send(self) -> None:
-        """Record in the audit log the send ``may_send`` cleared on this thread (spent)."""
-        (payload, approval_id), self._cleared.send = self._cleared.send, None
-        self._own_sends.add(self.authority.audit.append("worker", "send", approval_id, payload).seq)
+        """Record in the audit log the send ``may_send`` cleared in this handler (spent)."""
+        cleared = self._cleared.get()
+        assert cleared is not None
+        self._cleared.set(None)
+        self._own_sends.add(self.authority.audit.append("worker", "send", cleared[1], cleared[0]).seq)
 
     def _leg_gone(self, key: str, method: str, url: str) -> str | None:
         """``leg_refusal``, recorded as a refused send."""

@@ -267,12 +267,14 @@ class IntentLog:
     @staticmethod
     def doubt(attempts: list[IntentRecord]) -> IntentRecord | None:
         """The latest attempt that may still land, unless a person has since approved sending it again
-        (``approved_again``): her judgement covers every attempt before the one she approved, so an
-        approved resend the system then refused (a 503) is retried without asking her twice."""
+        (``approved_again``) and that resend left and was answered: her judgement covers every
+        attempt before it, so an approved resend the system then refused (a 503) is retried without
+        asking her twice. A resend she approved that never left (its leg lost the job first: a
+        cancel voids her decision) covers nothing."""
         for attempt in reversed(attempts):
             if attempt.in_doubt:
                 return attempt
-            if attempt.approved_again:
+            if attempt.approved_again and attempt.seen not in (None, "not_sent"):
                 return None
         return None
 
