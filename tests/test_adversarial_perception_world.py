@@ -167,6 +167,7 @@ def pages_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ("plain_inner.html", PLAIN_INNER),
         ("form.html", FORM_PAGE),
         ("listened.html", LISTENED_PAGE),
+        ("hook.html", HOOK_PAGE),
         ("framed_show.html", _framed("show.html", "inner")),
         ("framed_hide.html", _framed("hide.html", "inner")),
         ("framed_broken.html", _framed("broken.html", "inner")),
@@ -329,6 +330,43 @@ def test_script_only_controls_are_still_numbered_and_the_page_never_sees_the_que
     assert result.ok, result.render()
     assert log(session) == "A;B;"
     assert session.run(lambda page: page.evaluate("asked()")) == 0
+
+
+# The page redefines the onclick getter: were perception (or its bridge to listeners.js) ever to
+# call it, the page would run in the middle of the walk and show its secret only while it is read.
+HOOK_PAGE = f"""<!doctype html><html><head><meta charset="utf-8"><title>Bill</title></head><body>
+<h1>Bill BILL-7</h1><p id="ref">Amount due: 640.00 GBP</p><div id="probe">Details</div>
+<p id="secret" style="display:none">{SECRET} instead</p>
+<script>
+(() => {{
+  let hits = 0;
+  for (const kind of [HTMLElement, SVGElement]) {{
+    const d = Object.getOwnPropertyDescriptor(kind.prototype, 'onclick');
+    Object.defineProperty(kind.prototype, 'onclick', {{
+      configurable: true,
+      get() {{
+        hits += 1;
+        const s = document.getElementById('secret');
+        if (s.style.display === 'none') {{
+          s.style.display = 'block';
+          setTimeout(() => {{ s.style.display = 'none'; }}, 0);
+        }}
+        return d.get.call(this);
+      }},
+      set(v) {{ d.set.call(this, v); }},
+    }});
+  }}
+  window.hits = () => hits;
+}})();
+</script></body></html>"""
+
+
+def test_a_page_hooking_a_getter_is_never_called_while_perception_reads_it(
+    make_session: SessionFactory, pages: RecordingSite
+) -> None:
+    session, obs = open_page(make_session, pages, "hook.html")
+    assert SECRET not in seen(obs) and "Amount due: 640.00 GBP" in obs.text, obs.render()
+    assert session.run(lambda page: page.evaluate("hits()")) == 0
 
 
 def log(session: BrowserSession) -> str:

@@ -101,8 +101,11 @@ _ENGINE_JS = """(() => {
 LISTENERS_BRIDGE_JS = """// Installed in every frame before the page's own scripts, after listeners.js (context.add_init_script).
 // perception.js runs in an isolated world that cannot see listeners.js's record nor an onclick a
 // script set; it dispatches a 'taskcrew-listened' event on the element and this answers by cancelling
-// it. Stopped here, first on the window, so the page's own listeners never see it; the builtins used
-// are taken before any page script runs. (The answer only says "a script listens for clicks here".)
+// it. Stopped here, first on the window, so the page's own listeners never see it. Nothing it calls
+// can be the page's: every builtin (the onclick getters too: a page that redefined
+// HTMLElement.prototype.onclick would be called in the middle of perception's walk, and could show
+// words only while perception looks) is taken before any page script runs. (The answer only says
+// "a script listens for clicks here".)
 (() => {
   const marked = window[Symbol.for('taskcrew.listeners')] || null;
   const call = Function.prototype.call;
@@ -111,11 +114,22 @@ LISTENERS_BRIDGE_JS = """// Installed in every frame before the page's own scrip
   const stop = call.bind(Event.prototype.stopImmediatePropagation);
   const answer = call.bind(Event.prototype.preventDefault);
   const listen = call.bind(EventTarget.prototype.addEventListener);
+  const onclicks = [];
+  for (const kind of [window.HTMLElement, window.SVGElement, window.MathMLElement]) {
+    const d = kind && Object.getOwnPropertyDescriptor(kind.prototype, 'onclick');
+    if (d && d.get) onclicks.push(call.bind(d.get));
+  }
+  const onclick = (el) => {  // the native getter that applies to el (the others throw)
+    for (const get of onclicks) {
+      try { return get(el); } catch (err) { /* not this kind of element */ }
+    }
+    return null;
+  };
   listen(window, 'taskcrew-listened', (e) => {
     stop(e);
     try {
       const el = pathOf(e)[0];
-      if ((marked && has(marked, el)) || typeof el.onclick === 'function') answer(e);
+      if ((marked && has(marked, el)) || typeof onclick(el) === 'function') answer(e);
     } catch (err) { /* no answer: not listened */ }
   }, true);
 })();
