@@ -342,3 +342,9 @@ def test_a_task_with_a_terminal_control_is_refused_on_the_console_as_at_the_cli(
     page.get_by_role("button", name="Submit task").click()
     page.wait_for_load_state()
     assert "U+001B ESCAPE" in flash(page) and console_env.jobs.list() == []
+    # a task of several lines is fine: the browser sends its line breaks as CR LF
+    page.get_by_label("New task").fill("Enter the Northwind invoice\nthen tell me the due date")
+    page.get_by_role("button", name="Submit task").click()
+    page.wait_for_url(re.compile(r".*/jobs/job-[^/]+$"))
+    [job] = console_env.jobs.list()
+    assert job.task == "Enter the Northwind invoice\nthen tell me the due date"

@@ -549,10 +549,10 @@ class Authority:
             if refusal := self.submitter_refusal(who, role="person who cancels or retries a job"):
                 raise InvalidChange(refusal)
             if action == "cancel":  # what was decided and not yet used is taken back at once
-                job = self.jobs.cancel(job_id, by=who.name)
+                job, leg = self.jobs.cancel_on_leg(job_id, by=who.name)
                 unused = [a for a in self.jobs.approvals(job_id=job_id) if not a.used]
                 void = [a.id for a in unused if a.status in ("approved", "answered")]
-                details: dict[str, Any] = {"void": void, "leg": self.jobs.leg(job_id)}  # ``leg_over``
+                details: dict[str, Any] = {"void": void, "leg": leg}  # ``leg_over``
             else:
                 taken_back = self.jobs.get(job_id).status in VOIDED_BY_RETRY
                 decided = [a.id for a in self.jobs.approvals(job_id=job_id) if a.status != "pending"]

@@ -340,7 +340,8 @@ class Jobs:
         from taskcrew.approvals import seals
         from taskcrew.inputs import InputError, check_plain
 
-        task = task.strip()
+        task = task.replace("\r\n", "\n").strip()  # a browser sends a textarea's line breaks as CR LF
+        item = item.replace("\r\n", "\n") if item is not None else None
         if len(task) < 3:
             raise InvalidChange("a task needs at least a few words: say what the worker should do")
         try:  # every surface shows a job's task to people: none may hold what a terminal obeys
@@ -472,6 +473,12 @@ class Jobs:
         return job
 
     def cancel(self, job_id: str, *, by: str) -> Job:
+        return self.cancel_on_leg(job_id, by=by)[0]
+
+    def cancel_on_leg(self, job_id: str, *, by: str) -> tuple[Job, int]:
+        """Cancel the job; it and the leg it was cancelled on, as the cancel's own write read them."""
+        seen: list[int] = []
+
         def change(job: Job) -> None:
             if job.status not in CANCELLABLE:  # a failed one too: its retry would resume its decisions
                 raise InvalidChange(
@@ -482,14 +489,14 @@ class Jobs:
             job.reason = f"cancelled by {by}"
             job.finished_at = utcnow()
 
-        job = self._update(job_id, change, event=("cancelled", "", by))
+        job = self._update(job_id, change, event=("cancelled", "", by), seen=lambda _, leg: seen.append(leg))
         with self._tx() as conn:  # its pending approvals close with it: the row and what it says
             pending = conn.execute(sa.select(A.c.doc).where(A.c.job_id == job_id, A.c.status == "pending"))
             for (doc,) in pending.all():
                 approval = Approval.model_validate_json(str(doc))
                 approval.status = "expired"
                 _put_approval(conn, approval, was="pending")
-        return job
+        return job, seen[-1]
 
     def retry(self, job_id: str, *, by: str) -> Job:
         """Run a finished, failed, cancelled or orphaned job again (the same id, a new attempt). A
