@@ -106,6 +106,24 @@ def test_a_stranger_showing_the_issuers_address_is_not_the_issuer(
     assert "INV-3001" in str(refused.value) and refused.value.new_issuer
 
 
+@pytest.mark.parametrize("domain", ["northwind-trader\u017f.example", "northwind-traders.\u212axample"])
+def test_a_look_alike_domain_that_folds_to_the_issuers_is_not_the_issuer(
+    inbox: Path, northwind: Template, domain: str
+) -> None:
+    # a long s (U+017F) casefolds to "s": another domain (and one with a Kelvin sign), which a
+    # mail client sends as UTF-8 (SMTPUTF8), read as northwind-traders.example
+    mail = _mail(Address("", "billing", "northwind-traders.example"), "Invoice INV-3001", INVOICE_3001)
+    raw = mail.as_bytes().replace(b"billing@northwind-traders.example", f"billing@{domain}".encode())
+    (inbox / "Invoice INV-3001 from Northwind Traders.eml").write_bytes(raw)
+    files = SandboxFiles(inbox)
+    content = files.read("Invoice INV-3001 from Northwind Traders.eml")
+    assert domain in content.email.headers.sender  # type: ignore[union-attr]
+    assert sender_domains(content) == []
+    with pytest.raises(FileStepFailed) as refused:
+        find_document(_routine(northwind), NORTHWIND, files)
+    assert "INV-3001" in str(refused.value)
+
+
 def test_a_stranger_posing_as_a_colleague_does_not_forward_the_issuers_invoice(
     inbox: Path, northwind: Template
 ) -> None:

@@ -38,14 +38,14 @@ class Found:
 
 def sender_domain(header: str) -> str:
     """The domain of the one address a From header gives (``email.utils.getaddresses``), casefolded.
-    "" — a stranger's mail — for a header that gives no address, several, one that does not parse,
-    or that shows any other address besides its own (``"billing@northwind-traders.example"
+    "" — a stranger's mail — for a header that gives no address, several, one that does not parse
+    or is not ASCII (a look-alike letter), or that shows any other address besides its own (``"billing@northwind-traders.example"
     <ar@evil.example>``: the display name is the sender's own words, not who sent it). Every
     sender domain the routines use (learned senders, trusted parts, the reasons) comes from here."""
     pairs = getaddresses([header])
-    if len(pairs) != 1:
-        return ""
-    address = pairs[0][1].casefold()
+    if len(pairs) != 1 or not pairs[0][1].isascii():  # "trader\u017f" casefolds to "traders": compared as
+        return ""  # ASCII only, a domain in other letters is another domain (a stranger's)
+    address = pairs[0][1].lower()
     local, at, domain = address.rpartition("@")
     domain = domain.rstrip(".")
     if not at or not local or "@" in local or not _DOMAIN.fullmatch(domain):
