@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from taskcrew.crew.compaction import one_line
-from taskcrew.crew.models import RunState
+from taskcrew.crew.models import Plan, RunState
 
 if TYPE_CHECKING:
     from taskcrew.crew.context import RunContext
@@ -22,10 +23,6 @@ HEADLINES = {
     "error": "Error: the run could not proceed",
     "interrupted": "Interrupted: stopped by a signal (Ctrl-C or SIGTERM) before the end; what was done is below",
 }
-
-
-def _cell(text: object) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
 
 
 AUDIT_HEADLINES = {
@@ -65,6 +62,85 @@ _OUTCOME_LINES = ("OK", "ERROR", "FAILED", "BLOCKED", "REJECTED", "REFUSED", "Re
 def _one_line(text: object, limit: int = 300) -> str:
     flat = " ".join(str(text).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+# Text a model, a page or a document wrote goes into report.md only through ``Md``: on one line
+# with every character that could start Markdown of its own escaped (``Md.text``), in a code span
+# (``Md.code``), or in a fence longer than any run of backticks in it (``Md.block``). Without it, a
+# line feed and ``` in a plan's goal closed the plan's fence and wrote headings, a table and
+# "**approved** by" lines of the report's own into a run that was not verified and saved nothing.
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_ASCII_PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+_ENTITY = re.compile(r"&(?=#?[0-9A-Za-z]+;)")
+_LIST_NUMBER = re.compile(r"^(\d{1,9})([.)])(?=\s|$)")
+_BACKTICKS = re.compile(r"`+")
+
+
+def _flat(text: object, limit: int | None) -> str:
+    """``text`` on one line (every run of white space, line feeds too, one space), no control or
+    bidi characters (each shown as �), cut to ``limit`` characters."""
+    flat = " ".join(_CONTROL.sub("\ufffd", str(text)).split())
+    return flat if limit is None or len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def md_text(text: object, limit: int | None = 300) -> str:
+    """``text`` as Markdown that reads as itself and makes no structure: one line; ` * [ ] < | escaped
+    everywhere; _ unless inside a word; ~ next to another ~ or at an end; \\ before punctuation or
+    at the end; & that would start an entity; a heading, quote, list or underline marker at its start
+    and a # at its end."""
+    flat = _flat(text, limit)
+    out: list[str] = []
+    last = len(flat) - 1
+    for i, c in enumerate(flat):
+        before, after = flat[i - 1] if i else "", flat[i + 1] if i < last else ""
+        if (
+            c in "`*[]<|"
+            or (c == "\\" and (not after or after in _ASCII_PUNCT))
+            or (c == "_" and not (before.isalnum() and after.isalnum()))
+            or (c == "~" and (before in ("", "~") or after in ("", "~")))
+            or (c == "&" and _ENTITY.match(flat, i))
+            or (i == 0 and c in "#>+-=")  # a heading, quote, list item or underline at a line's start
+            or (i == last and c == "#")  # a heading's closing sequence, which it would drop
+        ):
+            out.append("\\")
+        out.append(c)
+    return _LIST_NUMBER.sub(r"\1\\\2", "".join(out))  # "1." or "2)" starting an ordered list
+
+
+def md_code(text: object, limit: int | None = 200) -> str:
+    """``text`` on one line as a code span whose backticks are longer than any run of them in it."""
+    flat = _flat(text, limit)
+    if not flat:
+        return "``"
+    ticks = "`" * (max((len(run) for run in _BACKTICKS.findall(flat)), default=0) + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{ticks}{pad}{flat}{pad}{ticks}"
+
+
+def md_block(text: str) -> list[str]:
+    """``text`` (its lines kept) as a fenced block: the fence is longer than any run of backticks in
+    it, so no line of it can close the fence."""
+    lines = _CONTROL.sub("\ufffd", text).replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence, *lines, fence]
+
+
+class Md:
+    """The one way text from outside taskcrew goes into report.md: redacted first (an escaped secret
+    would no longer match when the whole report is redacted), then ``md_text``/``md_code``/``md_block``."""
+
+    def __init__(self, redact: Callable[[str], str] = lambda s: s) -> None:
+        self.redact = redact
+
+    def text(self, value: object, limit: int | None = 300) -> str:
+        return md_text(self.redact(str(value)), limit)
+
+    def code(self, value: object, limit: int | None = 200) -> str:
+        return md_code(self.redact(str(value)), limit)
+
+    def block(self, value: str) -> list[str]:
+        return md_block(self.redact(value))
 
 
 def action_outcome(result: str) -> str:
@@ -141,6 +217,7 @@ def _blocked(ctx: RunContext) -> list[Any]:
 
 def submissions(ctx: RunContext) -> list[str]:
     """Every data-changing submission attempt, with the result of the action that sent it."""
+    md = Md(ctx.redact)
     out: list[str] = []
     events = ctx.tracer.events
     used: set[int] = set()
@@ -150,14 +227,16 @@ def submissions(ctx: RunContext) -> list[str]:
             continue
         if event.kind == "approval":
             what, fields = event.question, ", ".join(f"{k}={v}" for k, v in event.payload.items())
-            decision = f"**{event.answer}** by {event.approver}" + (f" ({event.note})" if event.note else "")
+            decision = f"**{md.text(event.answer, 40)}** by {md.text(event.approver, 100)}" + (
+                f" ({md.text(event.note)})" if event.note else ""
+            )
         else:
             what = f"{event.detail.get('method', '')} {event.detail.get('url', '')}"
             fields, decision = "the same values", "sent again (already approved)"
         sent = ""
         if not (event.kind == "approval" and event.answer == "rejected"):
-            sent = f" → result: {_submission_result(events, i, used)}"
-        out.append(f"{len(out) + 1}. {what} [{fields}] — {decision}{sent}")
+            sent = f" → result: {md.text(_submission_result(events, i, used), 600)}"
+        out.append(f"{len(out) + 1}. {md.text(what, 400)} [{md.text(fields, 600)}] — {decision}{sent}")
     return out
 
 
@@ -180,7 +259,8 @@ def _answer_section(ctx: RunContext, state: RunState, outcome: str) -> list[str]
     lead = (AUDIT_LEADS if audit else LEADS).get(outcome, state.outcome_reason)
     if not audit and state.changed and not state.changed.startswith("Nothing was changed"):
         lead = CHANGED_LEADS.get(outcome, lead)
-    out = ["## Answer", "", lead]
+    md = Md(ctx.redact)
+    out = ["## Answer", "", md.text(lead, 1000)]
     last = state.steps_done[-1].report if state.steps_done else None
     if last is not None and not audit:
         label = (
@@ -188,27 +268,44 @@ def _answer_section(ctx: RunContext, state: RunState, outcome: str) -> list[str]
             if state.plan is not None and not state.plan.changes_data
             else "What was done"
         )
-        out += ["", f"**{label}:** {_one_line(last.summary, 1500)}"]
+        out += ["", f"**{label}:** {md.text(last.summary, 1500)}"]
     values = _values(state)
     if values:
         out += ["", "**Values** (and where they came from):"]
-        out += [f"- {name}: `{_one_line(value, 200)}` — from {origin}" for name, value, origin in values]
+        out += [
+            f"- {md.text(name, 100)}: {md.code(value, 200)} — from {md.text(origin)}"
+            for name, value, origin in values
+        ]
     attempts = submissions(ctx)
     if attempts:
         out += ["", "**Submissions** (every attempt, with its result):", *attempts]
     notes = caveats(ctx, state)
-    out += ["", "**Caveats:**", *([f"- {c}" for c in notes] or ["- none were raised"])]
+    out += ["", "**Caveats:**", *([f"- {md.text(c, 400)}" for c in notes] or ["- none were raised"])]
     if state.outcome_reason and outcome not in ("done", "nothing_to_do"):
-        out += ["", f"Why: {state.outcome_reason}"]
+        out += ["", f"Why: {md.text(state.outcome_reason, 1000)}"]
     return out
 
 
-def _sources(state: RunState) -> list[str]:
+def _sources(state: RunState, md: Md) -> list[str]:
     seen: dict[tuple[str, str], None] = {}
     for record in reversed(state.steps_done):  # the latest step's quotes first, each once
         for c in record.report.sources:
-            seen.setdefault((c.source, _one_line(c.quote, 300)), None)
+            seen.setdefault((md.text(c.source), md.text(c.quote, 300)), None)
     return [f"- {source} — “{quote}”" for source, quote in seen]
+
+
+def _plan_text(plan: Plan) -> str:
+    """The plan as ``Plan.render`` says it, each goal, criterion, title and assumption on its own line
+    (a line feed in one cannot pass for a line of the plan's own), each cut to 1000 characters."""
+    steps = [s.model_copy(update={"title": _flat(s.title, 1000)}) for s in plan.steps]
+    return plan.model_copy(
+        update={
+            "goal": _flat(plan.goal, 1000),
+            "success_criteria": [_flat(c, 1000) for c in plan.success_criteria],
+            "steps": steps,
+            "assumptions": [_flat(a, 1000) for a in plan.assumptions],
+        }
+    ).render()
 
 
 def render_report(ctx: RunContext, state: RunState, screenshot: Path | None) -> str:
@@ -216,73 +313,74 @@ def render_report(ctx: RunContext, state: RunState, screenshot: Path | None) -> 
     audit = state.mode == "audit"
     headline = AUDIT_HEADLINES.get(outcome, outcome) if audit else HEADLINES[outcome]
     shown = {"done": "verified", "not_verified": "not verified"}.get(outcome, outcome) if audit else outcome
-    first = f"# {headline}" + (f" — {state.changed}" if state.changed and not audit else "")
+    md = Md(ctx.redact)
+    first = f"# {headline}" + (f" — {md.text(state.changed, 600)}" if state.changed and not audit else "")
     out = [
         first,
         "",
-        f"**{'Claim audited' if audit else 'Task'}:** {ctx.task}",
+        f"**{'Claim audited' if audit else 'Task'}:** {md.text(ctx.task, 2000)}",
         "",
         *_answer_section(ctx, state, outcome),
         "",
-        f"**Outcome:** `{shown}` — {state.outcome_reason}",
+        f"**Outcome:** `{shown}` — {md.text(state.outcome_reason, 1000)}",
     ]
-    if sources := _sources(state):
+    if sources := _sources(state, md):
         out += ["", "**Sources:**", *sources]
     if state.verdicts:
         verdict = state.verdicts[-1]
         out += [
             "",
-            f"## Verifier's evidence (attempt {len(state.verdicts)}, model {ctx.verifier_llm.spec.raw})",
+            f"## Verifier's evidence (attempt {len(state.verdicts)}, model {md.text(ctx.verifier_llm.spec.raw)})",
             "",
         ]
         from taskcrew.crew.evidence import standing_words
 
         out += ["| criterion | met | where it looked | what it saw |", "|---|---|---|---|"]
         out += [
-            f"| {_cell(c.criterion)} | {standing_words(c)} | {_cell(c.source)} | {_cell(c.observed)} |"
+            f"| {md.text(c.criterion, 500)} | {standing_words(c)} | {md.text(c.source)} "
+            f"| {md.text(c.observed, 1000)} |"
             for c in verdict.checks
         ]
-        out += ["", f"Verifier: {verdict.reason}"]
+        out += ["", f"Verifier: {md.text(verdict.reason, 1000)}"]
         for i, earlier in enumerate(state.verdicts[:-1], 1):
-            out.append(f"- Earlier attempt {i}: not verified — {earlier.reason}")
+            out.append(f"- Earlier attempt {i}: not verified — {md.text(earlier.reason, 600)}")
     if state.plan is not None and not audit:
         out += [
             "",
             "## Plan" + (f" (version {state.plan_version})" if state.plan_version > 1 else ""),
             "",
-            "```",
+            *md.block(_plan_text(state.plan)),
         ]
-        out += [state.plan.render(), "```"]
     elif state.plan is not None:
-        out += ["", "## Criteria audited", "", *[f"- {c}" for c in state.plan.success_criteria]]
+        out += ["", "## Criteria audited", "", *[f"- {md.text(c, 500)}" for c in state.plan.success_criteria]]
     out += ["", "## Decision trail", ""]
     tool_calls = ctx.tracer.of_kind("tool_call")
     pending: list[str] = []
     for event in ctx.tracer.events:
         if event.kind == "tool_call":
-            warn = f" — _{event.warning[:120]}_" if event.warning else ""
-            args = _one_line(json.dumps(event.args, ensure_ascii=False, default=str), 160)
+            warn = f" — _{md.text(event.warning, 120)}_" if event.warning else ""
+            args = md.text(json.dumps(event.args, ensure_ascii=False, default=str), 160)
             pending.append(
-                f"  - `{event.tool}`({args}){'' if event.ok else ' ✗'} → {action_outcome(event.result)}{warn}"
+                f"  - {md.code(event.tool, 60)}({args}){'' if event.ok else ' ✗'} "
+                f"→ {md.text(action_outcome(event.result), 400)}{warn}"
             )
         elif event.kind == "plan":
             label = "Replanned" if event.replan else "Planned"
-            out.append(
-                f"- **{label}**{': ' + event.reason if event.reason else ''} ({len(event.plan.steps)} steps)"
-            )
+            why = f": {md.text(event.reason)}" if event.reason else ""
+            out.append(f"- **{label}**{why} ({len(event.plan.steps)} steps)")
         elif event.kind == "step":
             out.append(
-                f"- **Step {event.index + 1} [{event.role}] {event.title}** → `{event.report.status}`: "
-                f"{_one_line(event.report.summary, 600)}"
+                f"- **Step {event.index + 1} [{event.role}] {md.text(event.title, 200)}** "
+                f"→ `{event.report.status}`: {md.text(event.report.summary, 600)}"
             )
             out += pending
             pending = []
         elif event.kind == "control":
-            out.append(f"- **Control:** {event.action} — {event.reason}")
+            out.append(f"- **Control:** {md.text(event.action, 60)} — {md.text(event.reason)}")
         elif event.kind == "verdict":
             result = "verified" if event.verdict.verified else "not verified"
             who = "Audit check" if audit else "Verification"
-            out.append(f"- **{who} {event.attempt}:** {result} — {event.verdict.reason}")
+            out.append(f"- **{who} {event.attempt}:** {result} — {md.text(event.verdict.reason, 600)}")
             out += pending
             pending = []
     out += pending
@@ -292,26 +390,35 @@ def render_report(ctx: RunContext, state: RunState, screenshot: Path | None) -> 
         for a in approvals:
             payload = ", ".join(f"{k}={v}" for k, v in a.payload.items())
             out.append(
-                f"- {a.question} [{payload}] → **{a.answer}** by {a.approver}"
-                + (f" ({a.note})" if a.note else "")
+                f"- {md.text(a.question, 400)} [{md.text(payload, 600)}] → **{md.text(a.answer, 40)}** "
+                f"by {md.text(a.approver, 100)}" + (f" ({md.text(a.note)})" if a.note else "")
             )
     else:
         out.append("None were needed." if not audit else "None: an audit changes nothing.")
     if blocked := _blocked(ctx):
         out += ["", "## Policy decisions", ""]
-        out += [f"- {p.decision}: {', '.join(f'{k}={v}' for k, v in p.detail.items())}" for p in blocked]
+        out += [
+            f"- {md.text(p.decision, 60)}: {md.text(', '.join(f'{k}={v}' for k, v in p.detail.items()), 600)}"
+            for p in blocked
+        ]
     if state.learned:
-        out += ["", "## Learned (stored with provenance)", "", *[f"- {fact}" for fact in state.learned]]
+        out += [
+            "",
+            "## Learned (stored with provenance)",
+            "",
+            *[f"- {md.text(fact, 400)}" for fact in state.learned],
+        ]
     usage = ctx.usage
     cost = (
         "unknown (no price is configured for this model; tokens are counted above)"
         if usage.cost_usd is None
         else f"${usage.cost_usd:.4f}"
     )
+    worker, verifier = md.code(ctx.worker_llm.spec.raw), md.code(ctx.verifier_llm.spec.raw)
     models = (
-        f"- Model: verifier `{ctx.verifier_llm.spec.raw}` (an audit runs the verifier only)"
+        f"- Model: verifier {verifier} (an audit runs the verifier only)"
         if audit
-        else f"- Models: worker `{ctx.worker_llm.spec.raw}`, verifier `{ctx.verifier_llm.spec.raw}`"
+        else f"- Models: worker {worker}, verifier {verifier}"
     )
     out += [
         "",
