@@ -16,13 +16,14 @@ characters, and — on a rich console — markup (``[green]``, ``[/]``) or emoji
 - ``say(console, text)``: print taskcrew's own markup with such values in it: no emoji codes and no
   highlighting (neither of which ``escape`` stops).
 - ``document(text)``: a Markdown document (a run's report.md) to print, its values made visible
-  and its links shown with their addresses.
+  (character references too) and its links shown with their addresses.
 
 Taskcrew's own words keep their styles: only the values pass through here.
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
@@ -60,4 +61,9 @@ def document(text: str) -> Markdown:
     invisible characters shown, and each link with the address it goes to (not a hidden target)."""
     from rich.markdown import Markdown
 
-    return Markdown(plain(text, layout=True), hyperlinks=False)
+    # a character reference (&#x202E;) would be decoded after ``plain`` saw the text: kept as text
+    shown = _ENTITY.sub(r"\\&", plain(text, layout=True))
+    return Markdown(shown, hyperlinks=False)
+
+
+_ENTITY = re.compile(r"&(?=#?[0-9A-Za-z]+;)")

@@ -353,3 +353,21 @@ def test_runs_show_prints_a_runs_record_as_it_is(isolated_home: Path) -> None:
     listed = runner.invoke(app, ["runs", "list"])
     assert listed.exit_code == 0, listed.output
     assert CHANGED in " ".join(listed.output.split()) and ESC not in listed.output
+
+
+def test_a_character_reference_in_a_report_is_printed_as_written_not_decoded() -> None:
+    # `runs show` renders report.md: ``plain`` saw "&#x202E;" as text, then Markdown decoded it to a
+    # right-to-left override that reordered the amount on the terminal
+    from io import StringIO
+
+    from rich.console import Console
+
+    from taskcrew.console.web import markdown
+    from taskcrew.terminal import document
+
+    out = Console(file=StringIO(), width=100, force_terminal=False)
+    out.print(document("Amount: &#x202E;00.004&#x202C; GBP, A &amp; B"))
+    shown = out.file.getvalue()  # type: ignore[attr-defined]
+    assert "\u202e" not in shown and "&#x202E;00.004&#x202C; GBP, A &amp; B" in shown, shown
+    page = markdown("Amount: &#x202E;00.004 ![pixel](http://127.0.0.1:9/p.png)")  # the console's run page
+    assert "\u202e" not in page and "<img" not in page, page

@@ -86,7 +86,9 @@ class Console:
             self.jobs.close()
 
 
-_md = MarkdownIt("js-default")  # raw HTML off, unsafe link schemes refused
+# raw HTML off, unsafe link schemes refused; no remote images, and a character reference (&#x202E;)
+# stays text: decoded, it would put a character the page's escaping never saw into the page
+_md = MarkdownIt("js-default").disable(["image", "entity"])
 
 
 def markdown(text: str) -> str:
