@@ -14,6 +14,7 @@ import typer
 
 from taskcrew.jobs import cli as _jobs_cli
 from taskcrew.recipes.commands import RecipeGroup
+from taskcrew.terminal import markup, plain, say
 
 app = typer.Typer(
     name="taskcrew",
@@ -289,7 +290,7 @@ def erp_serve(
         )
         serve_forever(host=host, port=port, db_path=db, chaos=config, reset=reset)
     except (ErpError, ValidationError) as exc:
-        typer.echo(f"erp serve: {exc}", err=True)
+        typer.echo(f"erp serve: {plain(exc)}", err=True)
         raise typer.Exit(1) from exc
 
 
@@ -308,10 +309,10 @@ def intranet_serve(
     try:
         serve_forever(host=host, port=port, pages_dir=pages)
     except PageError as exc:
-        typer.echo(f"error: {exc}", err=True)
+        typer.echo(f"error: {plain(exc)}", err=True)
         raise typer.Exit(2) from exc
     except OSError as exc:
-        typer.echo(f"error: cannot serve on {host}:{port}: {exc}", err=True)
+        typer.echo(f"error: cannot serve on {plain(host)}:{port}: {plain(exc)}", err=True)
         raise typer.Exit(1) from exc
 
 
@@ -460,9 +461,9 @@ RunsDirOption = Annotated[
 
 def _user_error(message: str, hint: str = "") -> typer.Exit:
     """One clear line (and a hint) on stderr, no traceback."""
-    typer.echo(f"error: {message}", err=True)
+    typer.echo(f"error: {plain(message)}", err=True)
     if hint:
-        typer.echo(f"hint: {hint}", err=True)
+        typer.echo(f"hint: {plain(hint)}", err=True)
     return typer.Exit(2)
 
 
@@ -553,10 +554,17 @@ def eval_sweep(
     except (SweepError, InputError) as exc:
         raise _user_error(str(exc), "`taskcrew eval --help` lists the options") from exc
     except RunInterrupted as stop:  # temp folders are gone (finally clauses ran); results are not written
-        console.print(f"[red]interrupted[/]: {stop}; the finished runs are under {out / 'runs'}")
+        say(
+            console,
+            f"[red]interrupted[/]: {markup(stop)}; the finished runs are under {markup(out / 'runs')}",
+        )
         exit_now(EXIT_INTERRUPTED)
     print_totals(report, console)
-    console.print(f"results: {out / 'results.md'} and {out / 'results.json'}; runs under {out / 'runs'}")
+    say(
+        console,
+        f"results: {markup(out / 'results.md')} and {markup(out / 'results.json')}; "
+        f"runs under {markup(out / 'runs')}",
+    )
     if all(r.error for r in report.runs):
         raise _user_error(f"no run could be carried out: {report.runs[0].error}")
     failed = sum(not r.passed for r in report.runs)
@@ -596,13 +604,13 @@ def runs_list(
             store.close()
     console = Console(soft_wrap=True)
     if not runs:
-        console.print(f"No runs in {folder} yet.")
+        say(console, f"No runs in {markup(folder)} yet.")
     else:
         print_runs(runs[:limit], console)
         if len(runs) > limit:
             console.print(f"… and {len(runs) - limit} older run(s); --limit shows more.")
     for problem in problems:
-        console.print(f"[yellow]skipped:[/] {problem}")
+        say(console, f"[yellow]skipped:[/] {markup(problem)}")
 
 
 @runs_app.command("show")

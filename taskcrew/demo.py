@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.panel import Panel
+
+from taskcrew.terminal import markup, say
 
 DEFAULT_VENDOR = "Northwind Traders"
 WORKER_MODEL, VERIFIER_MODEL = "scripted/solver", "scripted/auditor"
@@ -102,10 +103,10 @@ def run_demo(opts: DemoOptions, out: Console) -> int:
     try:
         factory = task_models(task)
     except NoRecipe as exc:
-        out.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        say(out, f"[red]error:[/] {markup(exc)}")
         return 2
     out.print(Panel(LABEL, title="taskcrew demo", border_style="yellow"), highlight=False)
-    out.print(f"[bold]Task:[/] {escape(task)}", highlight=False)
+    say(out, f"[bold]Task:[/] {markup(task)}")
     home = Path(tempfile.mkdtemp(prefix="taskcrew-demo-"))  # the demo's ERP, job store, knowledge
     code = 1
     try:
@@ -115,7 +116,7 @@ def run_demo(opts: DemoOptions, out: Console) -> int:
             else _in_terminal(opts, task, factory, home, out)
         )
     except USER_ERRORS as exc:
-        out.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        say(out, f"[red]error:[/] {markup(exc)}")
         code = 2
     except KeyboardInterrupt:
         out.print("\n[yellow]Demo interrupted.[/]")
@@ -208,10 +209,10 @@ def _in_terminal(opts: DemoOptions, task: str, factory: Any, home: Path, out: Co
 
 def _print_outcome(out: Console, outcome: str, reason: str, answer: str, report: str) -> None:
     colour = "green" if outcome in ("done", "nothing_to_do") else "red"
-    out.print(f"\n[bold {colour}]{outcome}[/]: {escape(reason)}", highlight=False)
-    if answer:
-        out.print(f"[bold]Answer:[/] {escape(answer)}", highlight=False)
-    out.print(f"Report: {report}", highlight=False, soft_wrap=True)
+    say(out, f"\n[bold {colour}]{markup(outcome)}[/]: {markup(reason)}")
+    if answer:  # its own lines, each indented under "Answer:"
+        say(out, f"[bold]Answer:[/] {markup(answer, layout=True, indent=' ' * len('Answer: '))}")
+    say(out, f"Report: {markup(report)}", soft_wrap=True)
     out.print(
         "[yellow]This was the demo with scripted stand-in models (not AI).[/] Configure a real model "
         "(README › Models) and `taskcrew run` does the same with your own words.",
@@ -266,7 +267,11 @@ def _with_console(opts: DemoOptions, task: str, home: Path, out: Console) -> int
             finished = _follow(jobs, job.id, server.url, token or "", opts, out, worker)
             if finished is not None and not opts.auto_approve and sys.stdin.isatty():
                 run = f"{server.url}/runs/{Path(finished.run_dir).name}" if finished.run_dir else server.url
-                out.print(f"Finished: {finished.outcome}. The run in the console: {run}", soft_wrap=True)
+                say(
+                    out,
+                    f"Finished: {markup(finished.outcome)}. The run in the console: {markup(run)}",
+                    soft_wrap=True,
+                )
                 with contextlib.suppress(EOFError, KeyboardInterrupt):
                     input("Press Enter to stop the console and end the demo. ")
         finally:
@@ -323,7 +328,10 @@ def _follow(
                 continue
             told.add(approval.id)
             if opts.auto_approve:
-                out.print(f"--auto-approve: approving {approval.id} through the console, as a person would.")
+                say(
+                    out,
+                    f"--auto-approve: approving {markup(approval.id)} through the console, as a person would.",
+                )
                 ConsoleClient(url, token).decide(approval.id, "approve")
                 if jobs.approval(approval.id).status == "pending":  # a risk rule wants a second person
                     out.print(
@@ -335,9 +343,9 @@ def _follow(
                     )
                     return None
             else:
-                out.print(
-                    f"[bold yellow]Waiting for you:[/] open {url}/approvals/{approval.id} and decide.",
-                    highlight=False,
+                say(
+                    out,
+                    f"[bold yellow]Waiting for you:[/] open {url}/approvals/{markup(approval.id)} and decide.",
                     soft_wrap=True,
                 )
         if worker.poll() is not None:

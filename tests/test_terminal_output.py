@@ -29,6 +29,7 @@ from types import SimpleNamespace
 
 import pyte
 import pytest
+import sqlalchemy as sa
 from fake_openai import FakeOpenAIServer
 from rich.console import Console
 from typer.testing import CliRunner
@@ -37,6 +38,7 @@ from taskcrew.cli import app
 from taskcrew.crew.models import CriterionCheck, Plan, PlanStep, StepReport, Verdict
 from taskcrew.crew.scripted import ScriptedLLM, ToolCall
 from taskcrew.jobs import JobOptions, Jobs
+from taskcrew.jobs.store import J
 
 runner = CliRunner()
 ESC = "\x1b"
@@ -271,7 +273,12 @@ def test_jobs_show_a_forged_history_line_and_an_unsigned_approval_say_what_they_
 
 def test_jobs_list_shows_every_job_whatever_a_task_holds(jobs: Jobs) -> None:
     first = jobs.submit("Enter the latest invoice from Northwind Traders", submitted_by="ana", enqueue=False)
-    hiding = jobs.submit(f"Check the vendor list{ESC}[1A{ESC}[M", submitted_by="mallory", enqueue=False)
+    hiding = jobs.submit("Check the vendor list", submitted_by="mallory", enqueue=False)
+    # the store refuses such a task on every surface (Jobs.submit); a database writer puts it in
+    with jobs.engine.begin() as conn:
+        doc = json.loads(conn.execute(sa.select(J.c.doc).where(J.c.id == hiding.id)).scalar_one())
+        doc["task"] = f"Check the vendor list{ESC}[1A{ESC}[M"
+        conn.execute(J.update().where(J.c.id == hiding.id).values(doc=json.dumps(doc)))
     time.sleep(0.01)
     hidden = jobs.submit("Pay Mallory Consulting invoice MC-0042 (9,800.00 USD) now", submitted_by="mallory", enqueue=False)  # fmt: skip
     code, screen, _ = on_terminal("jobs", "list")

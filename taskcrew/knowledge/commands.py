@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.markup import escape
 
 from taskcrew.crew.stopping import EXIT_INTERRUPTED, RunInterrupted, signals_raise
 from taskcrew.inputs import InputError, UserError, check_query
@@ -25,6 +24,7 @@ from taskcrew.knowledge.progress import IngestProgress
 from taskcrew.knowledge.questions import Ask
 from taskcrew.knowledge.retrieval import clip
 from taskcrew.knowledge.store import KnowledgeStore
+from taskcrew.terminal import markup, say
 
 if TYPE_CHECKING:
     from taskcrew.approvals.identity import Identity
@@ -36,9 +36,10 @@ def _open(directory: Path | None, console: Console) -> KnowledgeStore:
     store = open_store(directory)
     seeded = seed_if_empty(store)
     if seeded is not None:
-        console.print(
+        say(
+            console,
             f"[dim]The knowledge store was empty: ingested the company handbook "
-            f"({seeded.chunks_added} chunks) from {escape(seeded.files[0].path)}.[/dim]"
+            f"({seeded.chunks_added} chunks) from {markup(seeded.files[0].path)}.[/dim]",
         )
     return store
 
@@ -62,15 +63,16 @@ def ingest(paths: list[Path], directory: Path | None, console: Console) -> int:
         where = ""
         if progress.last is not None:
             path, done, total = progress.last
-            where = f" while ingesting {escape(path.name)} ({done}/{total} new chunks written)"
-        console.print(
+            where = f" while ingesting {markup(path.name)} ({done}/{total} new chunks written)"
+        say(
+            console,
             f"[yellow]interrupted{where}.[/yellow] The store is consistent: the files finished and the "
             "chunks written so far are searchable, a file's earlier chunks are kept. Run the same "
-            "command again to finish; chunks already written are not embedded again."
+            "command again to finish; chunks already written are not embedded again.",
         )
         return EXIT_INTERRUPTED
     except (EmbedderUnavailable, UserError) as exc:  # UserError: a damaged store, a bad query
-        console.print(f"[red]error:[/red] {escape(str(exc))}")
+        say(console, f"[red]error:[/red] {markup(exc)}")
         return UNAVAILABLE
     if not report.files:
         console.print(NO_FILES)
@@ -79,11 +81,11 @@ def ingest(paths: list[Path], directory: Path | None, console: Console) -> int:
         note = f" ({f.added} new, {f.removed} removed)" if f.status == "replaced" else ""
         if f.status == "skipped":
             gone = f"; its {f.removed} earlier chunks were removed" if f.removed else ""
-            console.print(f"[red]skipped[/red] {escape(f.path)}: {escape(f.message or '')}{gone}")
+            say(console, f"[red]skipped[/red] {markup(f.path)}: {markup(f.message or '')}{gone}")
         elif f.status == "removed":
-            console.print(f"removed   {escape(f.path)}: the file is gone, its {f.removed} chunks removed")
+            say(console, f"removed   {markup(f.path)}: the file is gone, its {f.removed} chunks removed")
         else:
-            console.print(f"{f.status:<9} {escape(f.path)}: {f.chunks} chunks{note}")
+            say(console, f"{f.status:<9} {markup(f.path)}: {f.chunks} chunks{note}")
     console.print(report.render().splitlines()[0] + f"; {store.procedures.count()} chunks in the store.")
     if report.chunks_added and store.questions.count():
         from taskcrew.knowledge.questions import unasked
@@ -123,19 +125,19 @@ def search(
         found = reranked(store.procedures, query, k, ask, also, ranking)
     # UserError: a damaged store, a bad query; ModelConfigError: --rerank without a usable model
     except (EmbedderUnavailable, UserError, ModelConfigError) as exc:
-        console.print(f"[red]error:[/red] {escape(str(exc))}")
+        say(console, f"[red]error:[/red] {markup(exc)}")
         return UNAVAILABLE
     hits = found.hits
     if found.problem:
-        console.print(f"[yellow]warning:[/yellow] {escape(found.problem)}")
+        say(console, f"[yellow]warning:[/yellow] {markup(found.problem)}")
     if not hits:
         console.print(
             "No procedures in the store match; add documents with `taskcrew knowledge ingest PATH`."
         )
         return FAILED
     for hit in hits:
-        console.print(f"[bold]{hit.rank}. {escape(hit.citation)}[/bold] [dim](score {hit.score:.3f})[/dim]")
-        console.print(escape(clip(hit.text)), highlight=False)
+        say(console, f"[bold]{hit.rank}. {markup(hit.citation)}[/bold] [dim](score {hit.score:.3f})[/dim]")
+        say(console, markup(clip(hit.text), layout=True))
         console.print()
     return OK
 
@@ -150,12 +152,12 @@ def questions(model: str | None, limit: int | None, directory: Path | None, cons
         ask = _model_ask(model, "question writer")
         store = _open(directory, console)
     except (ModelConfigError, EmbedderUnavailable, UserError) as exc:
-        console.print(f"[red]error:[/red] {escape(str(exc))}")
+        say(console, f"[red]error:[/red] {markup(exc)}")
         return UNAVAILABLE
 
     def shown(section: Section, written: list[str] | None) -> None:
         state = "unreadable reply" if written is None else f"{len(written)} question(s)"
-        console.print(f"[dim]{escape(section.key)}: {state}[/dim]", highlight=False)
+        say(console, f"[dim]{markup(section.key)}: {state}[/dim]")
 
     try:
         with signals_raise():
@@ -167,12 +169,13 @@ def questions(model: str | None, limit: int | None, directory: Path | None, cons
         )
         return EXIT_INTERRUPTED
     except (ConnectionError, ModelConfigError) as exc:
-        console.print(
-            f"[red]error:[/red] {escape(str(exc))}\nThe questions written before it are kept; "
-            "run the command again when the model answers."
+        say(
+            console,
+            f"[red]error:[/red] {markup(exc)}\nThe questions written before it are kept; "
+            "run the command again when the model answers.",
         )
         return UNAVAILABLE
-    console.print(report.render())
+    say(console, markup(report.render(), layout=True))  # a failure may quote a model's reply
     return FAILED if report.failed else OK
 
 
@@ -211,7 +214,7 @@ def facts(query: str | None, k: int, directory: Path | None, console: Console) -
             rows = store.facts.rows()
             found, damaged = rows.facts, rows.damaged
     except (EmbedderUnavailable, UserError) as exc:  # UserError: a damaged store, a bad query
-        console.print(f"[red]error:[/red] {escape(str(exc))}")
+        say(console, f"[red]error:[/red] {markup(exc)}")
         return UNAVAILABLE
     if not found and not damaged:
         console.print(
@@ -223,35 +226,35 @@ def facts(query: str | None, k: int, directory: Path | None, console: Console) -
         origin = (
             "unverified row of unknown origin"
             if fact.unverified
-            else f"first learned {fact.learned_at:%Y-%m-%d %H:%M} by run {escape(fact.run_id)}"
+            else f"first learned {fact.learned_at:%Y-%m-%d %H:%M} by run {markup(fact.run_id)}"
             if fact.run_id
             else UNKNOWN_ORIGIN
         )
-        console.print(
+        say(
+            console,
             f"[bold]{fact.id}[/bold] {_STATUS_STYLE[fact.status]} [dim]confidence {fact.confidence:.2f}, "
             f"confirmed {fact.confirmations}x, {origin}, words {words_of(fact.text)}[/dim]",
-            highlight=False,
         )
-        console.print(f"  {escape(fact.text)}", highlight=False)
+        say(console, f"  {markup(fact.text)}")
         if fact.problem:
-            console.print(f"  [yellow]{escape(fact.problem)}[/yellow]", highlight=False)
+            say(console, f"  [yellow]{markup(fact.problem)}[/yellow]")
         if fact.status == "proposed":
             sources = ", ".join(s for s in fact.derived_from if s != UNKNOWN_ORIGIN) or "untrusted text"
-            console.print(
-                f"  [dim]from {escape(sources if not fact.unverified else UNKNOWN_ORIGIN)}: not shown to "
+            say(
+                console,
+                f"  [dim]from {markup(sources if not fact.unverified else UNKNOWN_ORIGIN)}: not shown to "
                 f"any planner until a person runs `taskcrew knowledge facts accept {fact.id} --words "
                 f"{words_of(fact.text)}` (or reject)[/dim]",
-                highlight=False,
             )
         elif fact.decided_by:
-            console.print(f"  [dim]{fact.status} by {escape(fact.decided_by)}[/dim]", highlight=False)
+            say(console, f"  [dim]{fact.status} by {markup(fact.decided_by)}[/dim]")
     for row in damaged:
-        console.print(
-            f"[bold]{escape(row.id)}[/bold] [red]damaged row[/red] [dim]{escape(row.problem)}; no planner "
-            f"sees it: `taskcrew knowledge forget {escape(row.id)}`[/dim]",
-            highlight=False,
+        say(
+            console,
+            f"[bold]{markup(row.id)}[/bold] [red]damaged row[/red] [dim]{markup(row.problem)}; no planner "
+            f"sees it: `taskcrew knowledge forget {markup(row.id)}`[/dim]",
         )
-        console.print(f"  {escape(row.text)}", highlight=False)
+        say(console, f"  {markup(row.text)}")
     return OK
 
 
@@ -271,7 +274,7 @@ def _identity(console: Console) -> Identity | None:
         if refused := identity_refusal(who):
             raise IdentityError(refused)
     except IdentityError as exc:
-        console.print(f"[red]error:[/red] {escape(str(exc))}")
+        say(console, f"[red]error:[/red] {markup(exc)}")
         return None
     return who
 
@@ -294,9 +297,9 @@ def decide(
     try:
         book = _open(directory, console).facts
         if accept and words is None and (shown := book.get(fact_id)) is not None:
-            console.print(f"{shown.id} says:\n  {escape(shown.text)}", highlight=False)
+            say(console, f"{shown.id} says:\n  {markup(shown.text)}")
             if shown.unverified:
-                console.print(f"  [yellow]{escape(shown.problem or 'of unknown origin')}[/yellow]")
+                say(console, f"  [yellow]{markup(shown.problem or 'of unknown origin')}[/yellow]")
             try:
                 sure = Confirm.ask("Accept exactly these words?", console=console, default=False)
             except EOFError:
@@ -310,17 +313,18 @@ def decide(
             words = words_of(shown.text)
         decided = book.decide(fact_id, accept, who, words)
     except (EmbedderUnavailable, UserError, AuditLogError) as exc:
-        console.print(f"[red]error:[/red] {escape(str(exc))}")
+        say(console, f"[red]error:[/red] {markup(exc)}")
         return UNAVAILABLE
     except FactRefused as exc:
-        console.print(f"[red]refused:[/red] {escape(str(exc))}")
+        say(console, f"[red]refused:[/red] {markup(exc)}")
         return FAILED
     if decided is None:
-        console.print(
-            f"[red]No fact with id {escape(fact_id)!r}; list them with `taskcrew knowledge facts`.[/red]"
+        say(
+            console,
+            f"[red]No fact with id {markup(fact_id)!r}; list them with `taskcrew knowledge facts`.[/red]",
         )
         return FAILED
-    console.print(f"{decided.status.capitalize()} {decided.id}: {escape(decided.text)}")
+    say(console, f"{decided.status.capitalize()} {decided.id}: {markup(decided.text)}")
     return OK
 
 
@@ -335,12 +339,13 @@ def forget(fact_id: str, directory: Path | None, console: Console) -> int:
     try:
         removed = _open(directory, console).facts.forget(fact_id, who)
     except (EmbedderUnavailable, UserError, AuditLogError) as exc:  # UserError: a damaged store
-        console.print(f"[red]error:[/red] {escape(str(exc))}")
+        say(console, f"[red]error:[/red] {markup(exc)}")
         return UNAVAILABLE
     if removed is None:
-        console.print(
-            f"[red]No fact with id {escape(fact_id)!r}; list them with `taskcrew knowledge facts`.[/red]"
+        say(
+            console,
+            f"[red]No fact with id {markup(fact_id)!r}; list them with `taskcrew knowledge facts`.[/red]",
         )
         return FAILED
-    console.print(f"Forgot {escape(removed.id)}: {escape(removed.text)}")
+    say(console, f"Forgot {markup(removed.id)}: {markup(removed.text)}")
     return OK

@@ -19,6 +19,7 @@ from typer import _click as click  # typer 0.29 vendors click: its types, not th
 from typer.core import TyperCommand, TyperGroup
 
 from taskcrew.homes import data_home, recipe_folders, sandbox_dir
+from taskcrew.terminal import markup, plain
 
 if TYPE_CHECKING:  # loading recipes (YAML, pydantic) waits until a recipe is really used
     from taskcrew.recipes.loader import Library
@@ -91,6 +92,7 @@ class LazyRecipeCommand(TyperCommand):
     parsed, invoked, completed or asked for its own help."""
 
     def __init__(self, name: str, summary: str, build: Callable[[str], click.Command | None]) -> None:
+        summary = _markup_safe(summary)  # a recipe file's words
         super().__init__(name, help=summary, short_help=summary, rich_help_panel=PANEL)
         self._build = build
         self._real: click.Command | None = None
@@ -119,10 +121,9 @@ class LazyRecipeCommand(TyperCommand):
 
 
 def _markup_safe(text: str) -> str:
-    """A recipe's own words in help, never read as rich markup ('[EUR]' stays visible)."""
-    from rich.markup import escape
-
-    return escape(text)
+    """A recipe's own words in help, never read as rich markup ('[EUR]' stays visible), its control
+    and bidi characters shown (``taskcrew.terminal``)."""
+    return markup(text, layout=True)
 
 
 def _param_option(param: Param) -> inspect.Parameter:
@@ -181,7 +182,7 @@ def build_command(recipe: Recipe, run: Callable[..., Any]) -> click.Command:
         try:
             expansions = recipe.expand(given)
         except RecipeInputError as exc:
-            typer.echo(f"error: {recipe.name}: {exc}", err=True)
+            typer.echo(f"error: {recipe.name}: {plain(exc)}", err=True)
             typer.echo(f"hint: `taskcrew {recipe.name} --help` lists its parameters", err=True)
             raise typer.Exit(USAGE_ERROR) from exc
         if dry_run:
@@ -206,9 +207,9 @@ def build_command(recipe: Recipe, run: Callable[..., Any]) -> click.Command:
 def show_expansions(expansions: list[Expansion], extra: list[str]) -> None:
     for i, exp in enumerate(expansions, 1):
         head = f"[{i}/{len(expansions)}] " if len(expansions) > 1 else ""
-        typer.echo(f"{head}task: {exp.task}")
+        typer.echo(f"{head}task: {plain(exp.task)}")
         for criterion in [*exp.criteria, *extra]:
-            typer.echo(f"  criterion: {criterion}")
+            typer.echo(f"  criterion: {plain(criterion)}")
         typer.echo(f"  read-only: {'yes' if exp.read_only else 'no'}")
 
 
@@ -217,7 +218,7 @@ def run_expansions(expansions: list[Expansion], options: dict[str, Any], run: Ca
     worst = 0
     for i, exp in enumerate(expansions, 1):
         if len(expansions) > 1:
-            typer.echo(f"\n── run {i} of {len(expansions)}: {exp.task}")
+            typer.echo(f"\n── run {i} of {len(expansions)}: {plain(exp.task)}")
         args = dict(options)
         args["criterion"] = [*exp.criteria, *(options.get("criterion") or [])]
         args["read_only"] = exp.read_only or bool(options.get("read_only"))

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from taskcrew.terminal import plain
+
 if TYPE_CHECKING:
     from taskcrew.routines.models import Routine
     from taskcrew.routines.store import RoutineStore
@@ -116,17 +118,17 @@ def routines_learn(
         learned = merge(base, learned)
     draft, new = store.propose(learned, author=who)
     if not new:
-        typer.echo(f"{draft.name} v{draft.version} already does this; nothing new proposed.")
+        typer.echo(f"{plain(draft.name)} v{draft.version} already does this; nothing new proposed.")
         return
     typer.echo(
-        f"proposed {draft.name} v{draft.version} (draft) from run {run_dir.name}, written by "
-        f"{who.proof}:{who.name}"
+        f"proposed {plain(draft.name)} v{draft.version} (draft) from run {plain(run_dir.name)}, written by "
+        f"{plain(f'{who.proof}:{who.name}')}"
     )
     if not who.authenticated and (why := store.author_refusal(draft, "")):
-        typer.echo(f"note: {why}", err=True)
+        typer.echo(f"note: {plain(why)}", err=True)
     typer.echo(
-        f"review: taskcrew routines show {draft.name} -v {draft.version}; then accept it with "
-        f"taskcrew routines accept {draft.name} -v {draft.version} --fingerprint <the one show prints>"
+        f"review: taskcrew routines show {plain(draft.name)} -v {draft.version}; then accept it with "
+        f"taskcrew routines accept {plain(draft.name)} -v {draft.version} --fingerprint <the one show prints>"
     )
 
 
@@ -194,7 +196,7 @@ def routines_diff(
             raise RoutineError(f"{name} v{new.version} is the first version: nothing to compare it with")
     except RoutineError as exc:
         raise _fail(str(exc)) from exc
-    typer.echo(f"{name} v{new.version} against v{old.version}, {what}:")
+    typer.echo(f"{plain(name)} v{new.version} against v{old.version}, {what}:")
     _say(*(diff(old, new) or f"{name} v{old.version} and v{new.version} do the same work.").split("\n"))
 
 
@@ -247,18 +249,21 @@ def routines_accept(
             routine = store.named(name, version)
             reviewed = fingerprint(routine)
             _say(*_shown(store, routine))
-            if not typer.confirm(f"Accept {routine.name} v{routine.version} exactly as shown ({reviewed})?"):
+            if not typer.confirm(
+                f"Accept {plain(routine.name)} v{routine.version} exactly as shown ({reviewed})?"
+            ):
                 typer.echo("nothing accepted")
                 raise typer.Exit(1)
             version = routine.version
         routine = store.accept(name, version, who, reviewed=reviewed)
     except RoutineRefused as exc:
-        typer.echo(f"refused: {exc}", err=True)
+        typer.echo(f"refused: {plain(exc)}", err=True)
         raise typer.Exit(1) from exc
     except (RoutineError, IdentityError, KeyError_, RiskRulesError, AuditLogError) as exc:
         raise _fail(str(exc)) from exc
     typer.echo(
-        f"accepted {routine.name} v{routine.version} (by {by}): runs of `taskcrew {routine.name}` replay it; "
+        f"accepted {plain(routine.name)} v{routine.version} (by {plain(by)}): runs of `taskcrew "
+        f"{plain(routine.name)}` replay it; "
         f"fingerprint {fingerprint(routine)}"
     )
 
@@ -281,8 +286,8 @@ def routines_retire(name: NameArg, version: VersionOpt = None) -> None:
             raise
         routine = store.retire(name, version, who)
     except RoutineRefused as exc:
-        typer.echo(f"refused: {exc}", err=True)
+        typer.echo(f"refused: {plain(exc)}", err=True)
         raise typer.Exit(1) from exc
     except (RoutineError, IdentityError, KeyError_, AuditLogError) as exc:
         raise _fail(str(exc)) from exc
-    typer.echo(f"retired {routine.name} v{routine.version} (by {who.proof}:{who.name})")
+    typer.echo(f"retired {plain(routine.name)} v{routine.version} (by {plain(f'{who.proof}:{who.name}')})")

@@ -218,11 +218,11 @@ class TerminalHuman:
         return ApprovalDecision.reject(reason or None)
 
     def ask(self, question: str) -> str:
-        from rich.markup import escape
+        from taskcrew.terminal import markup, say
 
         if self.input_closed:
             return ""
-        self._console.print(f"[bold cyan]The agent asks:[/] {escape(question)}")
+        say(self._console, f"[bold cyan]The agent asks:[/] {markup(question, layout=True, indent='  ')}")
         return self._prompt("Your answer") or ""
 
 
