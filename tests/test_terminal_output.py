@@ -11,26 +11,18 @@ must be printed as typed, never styled, hidden or crash the command.
 
 from __future__ import annotations
 
-import fcntl
 import io
 import json
-import os
-import pty
-import select
 import sqlite3
-import struct
-import subprocess
-import sys
-import termios
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
-import pyte
 import pytest
 import sqlalchemy as sa
 from fake_openai import FakeOpenAIServer
+from fixtures_terminal import on_terminal as terminal
 from rich.console import Console
 from typer.testing import CliRunner
 
@@ -46,47 +38,9 @@ SHOWN_ESC = "⟨U+001B⟩"
 COLS, ROWS = 160, 200  # tall enough that nothing of a command scrolls off
 
 
-def on_terminal(*args: str, timeout: float = 100) -> tuple[int, list[str], str]:
-    """``taskcrew ARGS`` on a pseudo-terminal of COLS × ROWS: its exit code, the screen's non-blank
-    lines as a VT100 terminal shows them at the end, and the raw output."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
-    env = {**os.environ, "COLUMNS": str(COLS), "LINES": str(ROWS), "TERM": "xterm-256color"}
-    env.pop("NO_COLOR", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "taskcrew.cli", *args],
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        env=env,
-        start_new_session=True,
-    )
-    os.close(slave)
-    chunks: list[bytes] = []
-    deadline = time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.2)
-            if not ready:
-                if proc.poll() is not None:
-                    break  # ended, and all it wrote is read
-                continue
-            try:
-                data = os.read(master, 65536)
-            except OSError:  # EIO: the command ended and closed the terminal
-                break
-            if not data:
-                break
-            chunks.append(data)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        code = proc.wait(timeout=30)
-        os.close(master)
-    raw = b"".join(chunks).decode("utf-8", "replace")
-    screen = pyte.Screen(COLS, ROWS)
-    pyte.Stream(screen).feed(raw)  # the terminal's own line discipline already sent CR LF
-    return code, [line.rstrip() for line in screen.display if line.strip()], raw
+def on_terminal(*args: str, typed: str = "", timeout: float = 100) -> tuple[int, list[str], str]:
+    """``taskcrew ARGS`` on a pseudo-terminal of COLS × ROWS (``fixtures_terminal.on_terminal``)."""
+    return terminal(*args, cols=COLS, rows=ROWS, typed=typed, timeout=timeout)
 
 
 # ---- `taskcrew run`: a hostile verifier, worker and document ------------------------------------

@@ -12,24 +12,15 @@ as text (``⟨U+001B⟩`` …), never obeyed, interpreted or crash the command; 
 
 from __future__ import annotations
 
-import fcntl
-import os
-import pty
-import select
 import shutil
-import struct
-import subprocess
-import sys
-import termios
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pyte
 import pytest
 import yaml
 from fake_openai import FakeOpenAIServer
 from fixtures_knowledge import FakeVerdict, write_small_doc
+from fixtures_terminal import on_terminal as terminal
 
 from taskcrew.crew.models import Citation, CriterionCheck, Plan, PlanStep, StepReport, Verdict
 from taskcrew.crew.scripted import ScriptedLLM, ToolCall
@@ -47,49 +38,8 @@ COLS, ROWS = 500, 200  # wide enough that no line here wraps, tall enough that n
 
 
 def on_terminal(*args: str, typed: str = "", timeout: float = 200) -> tuple[int, list[str], str]:
-    """``taskcrew ARGS`` on a pseudo-terminal of COLS × ROWS (tests/test_terminal_output.py's
-    ``on_terminal``), with ``typed`` typed ahead at its keyboard: its exit code, the screen's non-blank
-    lines as a VT100 terminal shows them at the end, and the raw output."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
-    env = {**os.environ, "COLUMNS": str(COLS), "LINES": str(ROWS), "TERM": "xterm-256color"}
-    env.pop("NO_COLOR", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "taskcrew.cli", *args],
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        env=env,
-        start_new_session=True,
-    )
-    os.close(slave)
-    if typed:
-        os.write(master, typed.encode())  # the terminal keeps it until the command reads a line
-    chunks: list[bytes] = []
-    deadline = time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.2)
-            if not ready:
-                if proc.poll() is not None:
-                    break
-                continue
-            try:
-                data = os.read(master, 65536)
-            except OSError:  # EIO: the command ended and closed the terminal
-                break
-            if not data:
-                break
-            chunks.append(data)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        code = proc.wait(timeout=30)
-        os.close(master)
-    raw = b"".join(chunks).decode("utf-8", "replace")
-    screen = pyte.Screen(COLS, ROWS)
-    pyte.Stream(screen).feed(raw)
-    return code, [line.rstrip() for line in screen.display if line.strip()], raw
+    """``taskcrew ARGS`` on a pseudo-terminal of COLS × ROWS (``fixtures_terminal.on_terminal``)."""
+    return terminal(*args, cols=COLS, rows=ROWS, typed=typed, timeout=timeout)
 
 
 def shown_not_obeyed(raw: str) -> None:

@@ -1,0 +1,65 @@
+"""A real pseudo-terminal for the CLI's output: ``taskcrew ARGS`` run on a pty, its screen as a VT100
+terminal (pyte, as xterm draws it) shows it at the end."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pty
+import select
+import struct
+import subprocess
+import sys
+import termios
+import time
+
+import pyte
+
+__all__ = ["on_terminal"]
+
+
+def on_terminal(
+    *args: str, cols: int, rows: int, typed: str = "", timeout: float = 100
+) -> tuple[int, list[str], str]:
+    """``taskcrew ARGS`` on a pseudo-terminal of ``cols`` × ``rows``, with ``typed`` typed ahead at
+    its keyboard: its exit code, the screen's non-blank lines at the end, and the raw output."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+    env = {**os.environ, "COLUMNS": str(cols), "LINES": str(rows), "TERM": "xterm-256color"}
+    env.pop("NO_COLOR", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "taskcrew.cli", *args],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        start_new_session=True,
+    )
+    os.close(slave)
+    if typed:
+        os.write(master, typed.encode())  # the terminal keeps it until the command reads a line
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.2)
+            if not ready:
+                if proc.poll() is not None:
+                    break  # ended, and all it wrote is read
+                continue
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO: the command ended and closed the terminal
+                break
+            if not data:
+                break
+            chunks.append(data)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        code = proc.wait(timeout=30)
+        os.close(master)
+    raw = b"".join(chunks).decode("utf-8", "replace")
+    screen = pyte.Screen(cols, rows)
+    pyte.Stream(screen).feed(raw)  # the terminal's own line discipline already sent CR LF
+    return code, [line.rstrip() for line in screen.display if line.strip()], raw
