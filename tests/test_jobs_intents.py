@@ -161,6 +161,21 @@ def test_two_legs_that_both_find_no_intent_record_it_once_and_only_one_sends(tmp
     jobs.close()
 
 
+def _approved(jobs: Jobs, authority: Authority, job_id: str, url: str, fields: list[tuple[str, str]]) -> str:
+    """Park a POST of ``fields`` to ``url`` in the job and have bob approve it; its key."""
+    key = authority.key_of("POST", url, fields)
+    request = ApprovalRequest(
+        kind="form_submission",
+        method="POST",
+        url=url,
+        fields=[FieldValue(name=n, value=v) for n, v in fields],
+        key=key,
+    )
+    approval = jobs.park(job_id, kind="approval", key=key, request=request)
+    assert authority.decide(approval.id, "approve", Identity(name="bob", proof="console")).status == "decided"
+    return key
+
+
 def test_the_audit_log_says_send_only_of_what_left_the_browser(
     tmp_path: Path, erp: ErpServer, erp_user: ErpUser, isolated_home: Path
 ) -> None:
@@ -174,16 +189,7 @@ def test_the_audit_log_says_send_only_of_what_left_the_browser(
     url = f"{erp.url}/bills/new"
     fields = [("vendor_id", erp_user.vendor_ids()["Northwind Traders"])]
     fields += [(k, v) for k, v in NORTHWIND_2057.items() if k != "vendor"]
-    key = authority.key_of("POST", url, fields)
-    request = ApprovalRequest(
-        kind="form_submission",
-        method="POST",
-        url=url,
-        fields=[FieldValue(name=n, value=v) for n, v in fields],
-        key=key,
-    )
-    approval = jobs.park(job.id, kind="approval", key=key, request=request)
-    assert authority.decide(approval.id, "approve", Identity(name="bob", proof="console")).status == "decided"
+    _approved(jobs, authority, job.id, url, fields)
     jobs.mark(job.id, "running", only_if=("queued",), leg=0, worker="w1")
     gate = JobHuman(jobs, job.id).gate
     gate.holder = ("w1", 0)
@@ -220,21 +226,7 @@ def test_two_requests_cleared_at_once_each_record_their_own_send(tmp_path: Path,
     job = jobs.submit("Pay two bills", submitted_by="ana", enqueue=False)
     url = "http://127.0.0.1:9/bills/new"
     sent = {"A": [("amount", "10.00"), ("ref", "A")], "B": [("amount", "99999.00"), ("ref", "B")]}
-    keys = {}
-    for name, fields in sent.items():
-        keys[authority.key_of("POST", url, fields)] = name
-        request = ApprovalRequest(
-            kind="form_submission",
-            method="POST",
-            url=url,
-            fields=[FieldValue(name=n, value=v) for n, v in fields],
-            key=authority.key_of("POST", url, fields),
-        )
-        approval = jobs.park(job.id, kind="approval", key=request.key or "", request=request)
-        assert (
-            authority.decide(approval.id, "approve", Identity(name="bob", proof="console")).status
-            == "decided"
-        )
+    keys = {_approved(jobs, authority, job.id, url, fields): name for name, fields in sent.items()}
     jobs.mark(job.id, "running", only_if=("queued",), leg=0, worker="w1")
     gate = JobHuman(jobs, job.id).gate
     gate.holder = ("w1", 0)
