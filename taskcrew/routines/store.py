@@ -204,7 +204,7 @@ class RoutineStore:
         try:
             return Authority(None).submitter_refusal(who, role=role)
         except RiskRulesError as exc:
-            return f"who may act cannot be judged: {exc}"
+            return f"who may accept it cannot be judged: {exc}"
 
     def authorship(self, routine: Routine) -> Authorship | None:
         """Who wrote ``routine``, as signed (None: not proven, e.g. written into the folder by hand,
@@ -355,18 +355,12 @@ class RoutineStore:
         person decided, does not replay once the two-person rule is on; nor does one by its own
         author or by the submitter of its run (``author_refusal``, on who wrote it as the acceptance
         sealed it). A current user accepts it again. ``reviewed_by`` is signed with the acceptance."""
-        from taskcrew.approvals.authority import Authority
         from taskcrew.approvals.identity import recorded
-        from taskcrew.approvals.rules import RiskRulesError
 
         proof, _, name = (routine.reviewed_by or "").partition(":")
         if not name:
             return None  # accepted before reviewers were recorded as proof:name; the seal vouches
-        who = recorded(name, proof, routine.reviewer_credential)
-        try:
-            why = Authority(None).submitter_refusal(who, role="routine's reviewer")
-        except RiskRulesError as exc:
-            why = f"who may accept it cannot be judged: {exc}"
+        why = self.person_refusal(recorded(name, proof, routine.reviewer_credential), "routine's reviewer")
         if why is None and routine.proposed_by is not None:  # who wrote it, as the acceptance sealed it
             vouched = "proposal" if routine.proposal_seal else "acceptance"  # kept only when it checked out
             written = Authorship(routine.proposed_by, routine.source_submitter, vouched)
