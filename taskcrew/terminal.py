@@ -30,6 +30,10 @@ from rich.markup import escape
 
 from taskcrew.approvals.visible import visible
 
+# an & that starts a character reference (&#x202E;, &amp;): Markdown decodes it after any filter saw
+# the text, so report.md (crew/report.py) and its printing (``document``) keep it as text
+CHARACTER_REFERENCE = re.compile(r"&(?=#?[0-9A-Za-z]+;)")
+
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.markdown import Markdown
@@ -62,8 +66,5 @@ def document(text: str) -> Markdown:
     from rich.markdown import Markdown
 
     # a character reference (&#x202E;) would be decoded after ``plain`` saw the text: kept as text
-    shown = _ENTITY.sub(r"\\&", plain(text, layout=True))
+    shown = CHARACTER_REFERENCE.sub(r"\\&", plain(text, layout=True))
     return Markdown(shown, hyperlinks=False)
-
-
-_ENTITY = re.compile(r"&(?=#?[0-9A-Za-z]+;)")

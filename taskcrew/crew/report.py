@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from taskcrew.crew.compaction import one_line
 from taskcrew.crew.models import Plan, RunState
+from taskcrew.terminal import CHARACTER_REFERENCE
 
 if TYPE_CHECKING:
     from taskcrew.crew.context import RunContext
@@ -71,7 +72,6 @@ def _one_line(text: object, limit: int = 300) -> str:
 # "**approved** by" lines of the report's own into a run that was not verified and saved nothing.
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _ASCII_PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
-_ENTITY = re.compile(r"&(?=#?[0-9A-Za-z]+;)")
 _LIST_NUMBER = re.compile(r"^(\d{1,9})([.)])(?=\s|$)")
 _BACKTICKS = re.compile(r"`+")
 
@@ -98,7 +98,7 @@ def md_text(text: object, limit: int | None = 300) -> str:
             or (c == "\\" and (not after or after in _ASCII_PUNCT))
             or (c == "_" and not (before.isalnum() and after.isalnum()))
             or (c == "~" and (before in ("", "~") or after in ("", "~")))
-            or (c == "&" and _ENTITY.match(flat, i))
+            or (c == "&" and CHARACTER_REFERENCE.match(flat, i))
             or (i == 0 and c in "#>+-=")  # a heading, quote, list item or underline at a line's start
             or (i == last and c == "#")  # a heading's closing sequence, which it would drop
         ):
