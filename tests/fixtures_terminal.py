@@ -15,7 +15,7 @@ import time
 
 import pyte
 
-__all__ = ["on_terminal"]
+__all__ = ["files_run", "on_terminal"]
 
 
 def on_terminal(
@@ -63,3 +63,20 @@ def on_terminal(
     screen = pyte.Screen(cols, rows)
     pyte.Stream(screen).feed(raw)  # the terminal's own line discipline already sent CR LF
     return code, [line.rstrip() for line in screen.display if line.strip()], raw
+
+
+def files_run(task: str, worker_url: str, verifier_url: str, sandbox: object) -> list[str]:
+    """The arguments of ``taskcrew run TASK`` over the files in ``sandbox`` alone (no ERP, no intranet),
+    its models behind the fake OpenAI-compatible servers at ``worker_url`` and ``verifier_url``."""
+    models = ["--model", f"worker@{worker_url}", "--verifier-model", f"verifier@{verifier_url}"]
+    return [
+        "run",
+        task,
+        *models,
+        "--erp-url",
+        "http://127.0.0.1:0",
+        "--intranet-url",
+        "",
+        "--sandbox",
+        str(sandbox),
+    ]

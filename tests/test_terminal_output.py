@@ -22,6 +22,7 @@ from types import SimpleNamespace
 import pytest
 import sqlalchemy as sa
 from fake_openai import FakeOpenAIServer
+from fixtures_terminal import files_run
 from fixtures_terminal import on_terminal as terminal
 from rich.console import Console
 from typer.testing import CliRunner
@@ -95,18 +96,7 @@ def test_a_hostile_run_cannot_draw_a_done_over_its_real_outcome(isolated_home: P
     verifier = ScriptedLLM({"verifier": [verdict] * 3})
     with FakeOpenAIServer(worker) as w, FakeOpenAIServer(verifier) as v:
         code, screen, raw = on_terminal(
-            "run",
-            "What is the balance of the Vandelay statement?",
-            "--model",
-            f"worker@{w.base_url}",
-            "--verifier-model",
-            f"verifier@{v.base_url}",
-            "--erp-url",
-            "http://127.0.0.1:0",
-            "--intranet-url",
-            "",
-            "--sandbox",
-            str(sandbox),
+            *files_run("What is the balance of the Vandelay statement?", w.base_url, v.base_url, sandbox),
         )
     assert code == 4, "\n".join(screen)  # not verified
     shown = "\n".join(screen)

@@ -20,6 +20,7 @@ import pytest
 import yaml
 from fake_openai import FakeOpenAIServer
 from fixtures_knowledge import FakeVerdict, write_small_doc
+from fixtures_terminal import files_run
 from fixtures_terminal import on_terminal as terminal
 
 from taskcrew.crew.models import Citation, CriterionCheck, Plan, PlanStep, StepReport, Verdict
@@ -182,18 +183,7 @@ def test_the_agents_question_is_shown_as_it_is(isolated_home: Path, tmp_path: Pa
     )
     with FakeOpenAIServer(worker) as w, FakeOpenAIServer(verifier) as v:
         code, screen, raw = on_terminal(
-            "run",
-            "What is the balance of the Vandelay statement?",
-            "--model",
-            f"worker@{w.base_url}",
-            "--verifier-model",
-            f"verifier@{v.base_url}",
-            "--erp-url",
-            "http://127.0.0.1:0",
-            "--intranet-url",
-            "",
-            "--sandbox",
-            str(sandbox),
+            *files_run("What is the balance of the Vandelay statement?", w.base_url, v.base_url, sandbox),
             typed="the newer one\n",
         )
     shown = "\n".join(screen)
