@@ -467,6 +467,49 @@ def test_a_truncated_or_headless_audit_log_stays_detected_after_the_next_append(
     assert [e.target for e in fresh.entries()][-1] == "apr-2"  # the log goes on: nothing is lost
 
 
+def test_a_read_of_the_audit_log_is_what_a_fresh_parse_would_give_after_any_change(tmp_path: Path) -> None:
+    """Readers keep what they parsed and verified per line (``_LineCache``): an edited, removed,
+    forged or re-signed-by-a-retired-key line must still read as a first read of the file would."""
+    log = AuditLog(tmp_path / "audit.jsonl")
+    for i in range(4):
+        log.append("ana", "approve", f"apr-{i}", {"amount": f"{i}00.00"})
+    assert [e.target for e in log.signed("approve")] == ["apr-0", "apr-1", "apr-2", "apr-3"]
+
+    def fresh() -> tuple[list[tuple[str, str]], list[str]]:
+        from taskcrew.approvals import audit as module
+
+        module._LINES = module._LineCache()  # nothing kept: the first read of the file
+        other = AuditLog(log.path, KeyRing(log.keys.path))
+        return [(e.target, e.payload.get("amount", "")) for e in other.entries()], [
+            e.target for e in other.signed()
+        ]
+
+    def seen() -> tuple[list[tuple[str, str]], list[str]]:
+        return [(e.target, e.payload.get("amount", "")) for e in log.entries()], [
+            e.target for e in log.signed()
+        ]
+
+    lines = log.path.read_text(encoding="utf-8").splitlines()
+    edited = json.loads(lines[1])
+    edited["payload"]["amount"] = "900.00"  # same length: only the text differs
+    changes = [
+        [lines[0], json.dumps(edited), *lines[2:]],  # edited in place, signature now wrong
+        [lines[0], *lines[2:]],  # a decision removed
+        [*lines, lines[1]],  # a signed line replayed at the end
+        [*lines[:2], '{"seq": 3, "bro', *lines[3:]],  # damaged
+        lines,  # put back
+    ]
+    for change in changes:
+        log.path.write_text("\n".join(change) + "\n", encoding="utf-8")
+        assert log.signed("approve") is not None  # read (and kept) by the reader first
+        after = seen()
+        assert after == fresh(), change
+    assert seen()[1] == ["apr-0", "apr-1", "apr-2", "apr-3"]
+    # a key retired: what it signed is no longer signed, though this reader verified it before
+    log.keys.rotate(retire_old=True)
+    assert log.signed() == [] and len(log.entries()) == 4
+
+
 def test_the_console_shows_a_tampered_payload_and_a_broken_chain_as_such(
     env: dict[str, Any], tmp_path: Path, console_users: Path
 ) -> None:

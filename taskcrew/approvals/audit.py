@@ -10,12 +10,19 @@ console's logins), appended to audit.jsonl with a keyed hash chain.
   crash); ``entries`` returns every line that still parses, ``signed`` only those the key signed
   (what every reader that decides something reads).
 Appends from several processes (workers, the console, the CLI) are serialised by a file lock.
+
+Readers decide on every send and question, so a process keeps what it parsed and verified per line
+(``_LineCache``): a read still reads the whole file, but only a line not seen before is parsed and
+its signature checked. The cache is keyed by the line's exact text, so a read returns exactly what a
+fresh parse would: an edited line is a new line, a removed one is gone.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import threading
+from collections import OrderedDict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -55,6 +62,57 @@ class AuditLogError(RuntimeError):
 class AuditProblem(BaseModel):
     line: int
     problem: str
+
+
+class _Line:
+    """One audit entry as read, and (once asked) whether the key ring (``KeyRing.ring_id``) signed it."""
+
+    __slots__ = ("entry", "signed_by")
+
+    def __init__(self, entry: AuditEntry) -> None:
+        self.entry = entry
+        self.signed_by: tuple[str, bool] | None = None
+
+
+_DAMAGED = object()  # a line that is not an audit entry
+
+
+class _LineCache:
+    """Per log file, its lines as last read (text → ``_Line``): lines no longer in the file drop out
+    at the next read, so it holds at most one file's worth; at most ``PATHS`` files are kept."""
+
+    PATHS = 8
+
+    def __init__(self) -> None:
+        self._files: OrderedDict[str, dict[str, _Line | object]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def read(self, path: Path, actions: tuple[str, ...] | None) -> list[_Line]:
+        """The entries of ``path`` in order; with ``actions``, only those of these actions."""
+        text = path.read_text(encoding="utf-8", errors="replace")
+        with self._lock:
+            known = self._files.get(str(path), {})
+        kept: dict[str, _Line | object] = {}
+        out: list[_Line] = []
+        for raw in text.splitlines():
+            line = kept.get(raw) or known.get(raw)
+            if line is None:
+                try:
+                    line = _Line(AuditEntry.model_validate_json(raw))
+                except ValueError:
+                    line = _DAMAGED
+            kept[raw] = line
+            if isinstance(line, _Line) and (actions is None or line.entry.action in actions):
+                out.append(line)
+        with self._lock:
+            self._files[str(path)] = kept
+            self._files.move_to_end(str(path))
+            while len(self._files) > self.PATHS:
+                self._files.popitem(last=False)
+        return out
+
+
+_LINES = _LineCache()
 
 
 class AuditLog:
@@ -129,27 +187,25 @@ class AuditLog:
 
     def entries(self, action: str | tuple[str, ...] | None = None) -> list[AuditEntry]:
         """Every line that is an audit entry (damaged ones are left out; ``verify`` names them);
-        with ``action`` (one, or a tuple of them), only those actions' (other lines are not parsed)."""
-        if not self.path.exists():
-            return []
-        actions = (action,) if isinstance(action, str) else action
-        out = []
-        for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines():
-            if actions is not None and not any(f'"{a}"' in line for a in actions):
-                continue
-            try:
-                entry = AuditEntry.model_validate_json(line)
-            except ValueError:
-                continue
-            if actions is None or entry.action in actions:
-                out.append(entry)
-        return out
+        with ``action`` (one, or a tuple of them), only those actions'. The entries are shared with
+        later reads (``_LineCache``): read them, never change them."""
+        return [line.entry for line in self._lines(action)]
 
     def signed(self, action: str | tuple[str, ...] | None = None) -> list[AuditEntry]:
         """``entries`` whose hash the operator key signed: the only ones a decision may rest on (a
         line written by someone who can write the file but not read the key, as a voided approval, a
         send, an answer handed or a question's place, changes nothing the worker does)."""
-        return [e for e in self.entries(action) if self.keys.verify(e.body(), e.hash)]
+        lines = self._lines(action)
+        ring = self.keys.ring_id() if lines else ""  # no key is read (or made) for an empty log
+        for line in lines:
+            if line.signed_by is None or line.signed_by[0] != ring:
+                line.signed_by = (ring, self.keys.verify(line.entry.body(), line.entry.hash))
+        return [line.entry for line in lines if line.signed_by and line.signed_by[1]]
+
+    def _lines(self, action: str | tuple[str, ...] | None) -> list[_Line]:
+        if not self.path.exists():
+            return []
+        return _LINES.read(self.path, (action,) if isinstance(action, str) else action)
 
     def verify(self) -> list[AuditProblem]:
         """Every break in the chain, and a tail that no longer matches the signed head (empty: intact)."""

@@ -129,6 +129,12 @@ class KeyRing:
     def key_ids(self) -> list[str]:
         return [k.id for k in self._load()]
 
+    def ring_id(self) -> str:
+        """A digest of the keys this ring verifies with: what it judged signed holds while it is
+        the same (a rotation with ``--retire-old`` changes it)."""
+        keys = canonical([[k.id, k.secret] for k in self._load()])
+        return hashlib.sha256(keys).hexdigest()
+
     def mac(self, payload: Any, key_id: str | None = None) -> str:
         keys = self._load()
         key = keys[0] if key_id is None else next((k for k in keys if k.id == key_id), None)
