@@ -97,6 +97,7 @@ def routines_learn(
     """Distil a verified run into a draft routine (a proposal to review, like a learned fact)."""
     from taskcrew.approvals.identity import IdentityError, cli_identity
     from taskcrew.routines.distil import DistilError, distil, merge
+    from taskcrew.routines.store import UNPROVEN_SUBMITTER, run_submitter
 
     if not run_dir.is_dir():
         raise _fail(
@@ -112,19 +113,23 @@ def routines_learn(
         who = cli_identity()  # who had it learned writes it: she may not accept it alone (two-person rule)
     except IdentityError as exc:
         raise _fail(str(exc)) from exc
+    # who submitted the run: the job store's signed record of it, never the run folder's word; she
+    # may not accept what was learned from it alone (two-person rule), as for a run's own proposal
+    submitted = run_submitter(run_dir)
     store = _store()
     base = store.accepted(learned.name)
     if base is not None:
         learned = merge(base, learned)
-    draft, new = store.propose(learned, author=who)
+    draft, new = store.propose(learned, author=who, submitter=submitted.name or UNPROVEN_SUBMITTER)
     if not new:
         typer.echo(f"{plain(draft.name)} v{draft.version} already does this; nothing new proposed.")
         return
+    by = f"submitted by {submitted.name}" if submitted.name else "its submitter NOT PROVEN"
     typer.echo(
-        f"proposed {plain(draft.name)} v{draft.version} (draft) from run {plain(run_dir.name)}, written by "
-        f"{plain(f'{who.proof}:{who.name}')}"
+        f"proposed {plain(draft.name)} v{draft.version} (draft) from run {plain(run_dir.name)} "
+        f"({plain(by)}: {plain(submitted.said)}), written by {plain(f'{who.proof}:{who.name}')}"
     )
-    if not who.authenticated and (why := store.author_refusal(draft, "")):
+    if why := store.author_refusal(draft, ""):  # nobody may accept it (an unproven author or submitter)
         typer.echo(f"note: {plain(why)}", err=True)
     typer.echo(
         f"review: taskcrew routines show {plain(draft.name)} -v {draft.version}; then accept it with "

@@ -386,9 +386,12 @@ def distil_facts(facts: RunFacts, match: Match, files: Any = None) -> Routine:
         browser=steps,
         obstacles=obstacles,
     )
-    from taskcrew.routines.files import find_document
+    from taskcrew.routines.files import FileStepFailed, find_document
 
-    found = find_document(routine, params, files)
+    try:
+        found = find_document(routine, params, files)
+    except FileStepFailed as exc:  # e.g. a file naming the issuer that cannot be read
+        raise DistilError(f"the document rule ({rule.choose}) cannot pick a document: {exc}") from exc
     if found.values.get(number or "") != needed.get(number or ""):
         raise DistilError(
             f"the document rule ({rule.choose}) picks {found.path}, not the document the run used: not learned"

@@ -4,7 +4,10 @@ with the issuer's template. Everything here is code; nothing asks a model."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
+from email.header import decode_header, make_header
+from email.headerregistry import AddressHeader, HeaderRegistry
 from email.utils import getaddresses
 
 from taskcrew.config import company_domains
@@ -15,6 +18,7 @@ from taskcrew.tools.documents.models import EmailContent, FileContent, email_tex
 MAX_FILES = 60  # the files with a hit the rule reads, at most: more, and the agent decides
 SEARCH_BUDGET = 400  # matching lines a search may return, when the reader's own cap cut it short
 _ADDRESS = re.compile(r"[^\s<>()\[\]\",;:@]+@[^\s<>()\[\]\",;:@]+")
+_HEADERS = HeaderRegistry()  # the parser the mail reader's policy uses (email.policy.default)
 _DOMAIN = re.compile(r"(?:[^\W_](?:[\w-]*[^\W_])?\.)+[^\W_](?:[\w-]*[^\W_])?")
 
 
@@ -37,22 +41,63 @@ class Found:
 
 
 def sender_domain(header: str) -> str:
-    """The domain of the one address a From header gives (``email.utils.getaddresses``), casefolded.
-    "" — a stranger's mail — for a header that gives no address, several, one that does not parse
-    or is not ASCII (a look-alike letter), or that shows any other address besides its own (``"billing@northwind-traders.example"
-    <ar@evil.example>``: the display name is the sender's own words, not who sent it). Every
-    sender domain the routines use (learned senders, trusted parts, the reasons) comes from here."""
+    """The domain of the one address a From header gives, casefolded; "" — an unclear sender, a
+    stranger's mail — unless the header says plainly who sent it. Two parsers must read the same
+    one address from it: ``email.utils.getaddresses`` and the standard library's mail parser (the
+    reader's), with no defect it would repair (``billing@northwind.example <ar@evil.example>``, two
+    angle-bracket addresses, an unclosed ``<``) and no group (``Northwind: a@northwind.example;``).
+    The address must be ASCII (a look-alike letter: "trader\u017f" casefolds to "traders"), and the
+    header must show no other address anywhere — display name, comment, an RFC 2047 encoded word
+    (``=?utf-8?q?billing=40northwind.example?=``) or look-alike characters (``billing＠northwind``)
+    — besides its own: the display name is the sender's own words, not who sent it. Every sender
+    domain the routines use (learned senders, trusted parts, the reasons) comes from here."""
     pairs = getaddresses([header])
-    if len(pairs) != 1 or not pairs[0][1].isascii():  # "trader\u017f" casefolds to "traders": compared as
-        return ""  # ASCII only, a domain in other letters is another domain (a stranger's)
+    if len(pairs) != 1 or not pairs[0][1].isascii():
+        return ""
     address = pairs[0][1].lower()
     local, at, domain = address.rpartition("@")
     domain = domain.rstrip(".")
     if not at or not local or "@" in local or not _DOMAIN.fullmatch(domain):
         return ""
-    if any(shown.casefold() != address for shown in _ADDRESS.findall(header)):
+    read = _mail_parser_reads(header)
+    if read is None or read[0] != address:
+        return ""
+    shown = _shown_addresses(header, read[1])
+    if shown is None or any(other != address for other in shown):
         return ""
     return domain
+
+
+def _mail_parser_reads(header: str) -> tuple[str, str] | None:
+    """(address, display name) the mail parser reads from a From header, when it reads exactly one
+    mailbox, outside any group, without repairing anything; else None."""
+    try:
+        parsed = _HEADERS("From", header)
+    except Exception:  # a header it cannot read at all (a line break in it, say)
+        return None
+    if not isinstance(parsed, AddressHeader):
+        return None
+    groups = parsed.groups
+    if parsed.defects or len(groups) != 1 or groups[0].display_name is not None:
+        return None
+    if len(groups[0].addresses) != 1:
+        return None
+    mailbox = groups[0].addresses[0]
+    return mailbox.addr_spec.lower(), mailbox.display_name
+
+
+def _shown_addresses(header: str, name: str) -> list[str] | None:
+    """Every address-like text a header shows a person, casefolded: as written, with its RFC 2047
+    encoded words decoded, and each also in compatibility form (NFKC: a full-width "＠" is "@");
+    ``name``: its display name as the parser decoded it. None when an encoded word does not
+    decode (what it shows is unknown)."""
+    try:
+        decoded = str(make_header(decode_header(header)))
+    except Exception:
+        return None
+    texts = [header, decoded, name]
+    texts += [unicodedata.normalize("NFKC", t) for t in texts]
+    return [found.casefold() for t in texts for found in _ADDRESS.findall(t)]
 
 
 def _shown_sender(header: str) -> str:
@@ -135,36 +180,84 @@ def find_document(routine: Routine, params: dict[str, str], files: object) -> Fo
         raise FileStepFailed(
             f"the routine has no extraction template for {words!r} yet (it has: {known})", new_issuer=True
         )
-    paths = _hit_paths(files, words)
+    paths, unsearched = _hit_paths(files, words)
     read: list[Found] = []
     problems = []
+    unread = list(unsearched)  # (path, why): files naming ``words`` whose text could not be read
     for path in paths:
         try:
             content = files.read(path)  # type: ignore[attr-defined]
             trusted = _readable(template, content)
             text = trusted if trusted is not None else content.full_text()
         except Exception as exc:
-            problems.append(f"{path}: cannot be read ({type(exc).__name__})")
+            unread.append((path, _why(exc)))
             continue
         try:
             every = extract_all(template, text)
         except ExtractionError as exc:
-            problems.append(f"{path}: {exc}")
+            if part := _part_not_read(content):  # the invoice may be in the part it could not read
+                unread.append((path, part))
+            else:
+                problems.append(f"{path}: {exc}")
             continue
         stranger = None if trusted is not None else ", ".join(_chain(content.email)) or "not an e-mail"
         for values in every:
             number = values.get(template.fields[0].name, "")
             quote = next((line.strip() for line in text.splitlines() if number and number in line), number)
             read.append(Found(path=path, values=values, quote=quote, stranger=stranger))
+    if unread:
+        raise FileStepFailed(_unread_reason(template, rule, words, unread))
     return _trusted(template, _pick(template, rule, params, read, len(paths), words, problems))
 
 
-def _hit_paths(files: object, words: str) -> list[str]:
-    """Every file with a line naming ``words``, in the search's order. A search cut short at the
-    reader's cap (``truncated``: a few e-mails that repeat the name push the rest out) is searched
-    again with a larger one (``SEARCH_BUDGET``), the same reader otherwise; the rule never picks
-    "the newest" from part of the files: a search still cut short, or more than ``MAX_FILES``
-    files, goes to the agent."""
+def _why(exc: Exception) -> str:
+    """Why a file could not be read, in the reader's words (its first sentence), else the error's kind."""
+    said = " ".join(str(exc).split()).split("; ")[0]
+    return said[:160] if said else type(exc).__name__
+
+
+def _part_not_read(content: FileContent) -> str:
+    """What part of a document the reader could not read ("" when it read all of it): an e-mail's
+    attachment it could not open (a damaged PDF, a format it does not read), or a read cut short
+    at its limits (a page cap, the content budget)."""
+    if content.notes:
+        return f"read in part: {content.notes[0]}"
+    email = content.email
+    pending = [email] if email is not None else []
+    while pending:
+        current = pending.pop()
+        for attachment in current.attachments:
+            if attachment.error:
+                return f"its attachment {attachment.name} cannot be read: {attachment.error}"
+            if attachment.email is not None:
+                pending.append(attachment.email)
+    return ""
+
+
+def _unread_reason(template: Template, rule: DocumentRule, words: str, unread: list[tuple[str, str]]) -> str:
+    """Why the routine picks no document: files naming ``words`` it cannot read, each named."""
+    which = (
+        "the invoice whose number the task gives"
+        if rule.choose == "by_number"
+        else f"{template.issuer}'s newest invoice"
+    )
+    listed = "; ".join(f"{path} ({why})" for path, why in unread[:3])
+    more = f"; and {len(unread) - 3} more" if len(unread) > 3 else ""
+    return (
+        f"{len(unread)} file(s) naming {words!r} cannot be read: {listed}{more}. Any of them may be {which}, "
+        "so the routine picks none of the files it can read (it would enter an older invoice without a "
+        "word). Make each readable (a complete copy of the file, read permission for taskcrew) or move it "
+        "out of the company files, then run the chore again; until then the agent and the person decide"
+    )
+
+
+def _hit_paths(files: object, words: str) -> tuple[list[str], list[tuple[str, str]]]:
+    """Every file with a line naming ``words``, in the search's order, and (path, why) of each file
+    the search could not read whose name names ``words`` (as a line does: every word, in any case).
+    A search cut short at the reader's cap (``truncated``: a few e-mails that repeat the name push
+    the rest out) is searched again with a larger one (``SEARCH_BUDGET``), the same reader
+    otherwise; the rule never picks "the newest" from part of the files: a search still cut short,
+    or more than ``MAX_FILES`` files, goes to the agent."""
     result = files.search(words)  # type: ignore[attr-defined]
     if result.truncated:
         result = files.search(words, max_hits=SEARCH_BUDGET)  # type: ignore[attr-defined]
@@ -179,7 +272,27 @@ def _hit_paths(files: object, words: str) -> list[str]:
             f"{len(paths)} files mention {words!r}, more than the {MAX_FILES} the routine reads: "
             "the document the rule picks may be among those it would not read"
         )
-    return paths
+    terms = words.lower().split()
+    unsearched = [
+        (path, why)
+        for path, why in map(_unsearched_entry, getattr(result, "unreadable", []))
+        if all(term in path.lower() for term in terms)
+    ]
+    return paths, unsearched
+
+
+def _unsearched_entry(entry: str) -> tuple[str, str]:
+    """A search's "path (why)" entry of a file it could not read, as (path, why): the reason is the
+    parenthesised text at its end (a path may hold parentheses too: "invoice (3).pdf (damaged file)")."""
+    if entry.endswith(")"):
+        depth = 0
+        for i in range(len(entry) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(entry[i], 0)
+            if depth == 0:
+                if i > 0 and entry[i - 1] == " ":
+                    return entry[: i - 1], entry[i + 1 : -1]
+                break
+    return entry, "it could not be searched"
 
 
 def _trusted(template: Template, found: list[Found]) -> Found:

@@ -13,12 +13,15 @@ whose reviewer no longer counts (removed from the users file: ``reviewer_problem
 
 Who wrote a version is signed too: ``propose`` records its author (``worker:taskcrew``, the system,
 for a draft a verified run proposes, with the run's submitter; the proven identity of whoever ran
-``routines learn``) and signs it with what the version does (``proposal``). A file written into the
-folder by hand, or changed after it was proposed, has no authorship that checks out: it counts as
-written by whoever accepts it, so where the two-person rule is on nobody may accept it, and the
-accepter must differ from the author and from the submitter of the run it was learned from
-(``author_refusal``; the approval authority judges who the accepter is). Every acceptance and
-retirement, granted or refused, goes to the signed audit log (``approvals.audit``).
+``routines learn``, with the submitter of the run folder she named as the job store's signed record
+of that run says: ``run_submitter``; ``UNPROVEN_SUBMITTER`` when no signed record names it) and
+signs it with what the version does (``proposal``). A file written into the folder by hand, or
+changed after it was proposed, has no authorship that checks out: it counts as written by whoever
+accepts it, so where the two-person rule is on nobody may accept it, and the accepter must differ
+from the author and from the submitter of the run it was learned from (``author_refusal``; the
+approval authority judges who the accepter is) — nobody may, where who submitted that run is not
+proven. Every acceptance and retirement, granted or refused, goes to the signed audit log
+(``approvals.audit``).
 """
 
 from __future__ import annotations
@@ -63,6 +66,12 @@ METADATA = {
 }
 SYSTEM_AUTHOR = "worker:taskcrew"
 """The author of a draft taskcrew itself proposes after a verified run (``hooks.after_run``)."""
+UNPROVEN_SUBMITTER = "not proven"
+"""A version's ``source_submitter`` when no signed record says who submitted the run it was learned
+from (``routines learn`` of a run folder the job store does not name): signed with the proposal
+like a name, so it cannot be dropped without voiding who wrote it. No user is named so (a name has
+no space), and where the two-person rule is on nobody may accept such a version."""
+RUNS_LOOKED_UP = 5000  # the newest jobs whose run folders ``run_submitter`` compares (as ``jobs.liveness``)
 
 
 class RoutineError(ValueError):
@@ -76,12 +85,26 @@ class RoutineRefused(RoutineError):
 @dataclass(frozen=True)
 class Authorship:
     """Who wrote a version, as signed: ``by`` (proof:name), the submitter of the run it was learned
-    from (when known), and what vouches for it: its ``proposal`` seal, or its ``acceptance`` (a
-    version whose author was not proven counts as written by whoever accepted it)."""
+    from (when known; None when not, or when it is not proven: ``submitter_proven``), and what
+    vouches for it: its ``proposal`` seal, or its ``acceptance`` (a version whose author was not
+    proven counts as written by whoever accepted it)."""
 
     by: str
     submitter: str | None
     vouched: str
+    submitter_proven: bool = True
+
+    @classmethod
+    def of(cls, routine: Routine, vouched: str) -> Authorship:
+        """``routine``'s authorship as its file records it (checked by the caller)."""
+        said = routine.source_submitter
+        unproven = said == UNPROVEN_SUBMITTER
+        return cls(routine.proposed_by or "", None if unproven else said, vouched, not unproven)
+
+    @property
+    def recorded_submitter(self) -> str | None:
+        """The submitter as a version records it (``UNPROVEN_SUBMITTER`` when not proven)."""
+        return self.submitter if self.submitter_proven else UNPROVEN_SUBMITTER
 
     @property
     def person(self) -> str | None:
@@ -100,7 +123,60 @@ class Authorship:
             head = self.by + (
                 " (its reviewer: who wrote it was not proven)" if self.vouched == "acceptance" else ""
             )
+        if not self.submitter_proven:
+            return head + (
+                "; who submitted that run is NOT PROVEN (no signed job record names its run folder): "
+                "while two people decide, nobody may accept it"
+            )
         return head + (f"; that run was submitted by {self.submitter}" if self.submitter else "")
+
+
+@dataclass(frozen=True)
+class RunSubmitter:
+    """Who submitted a run, as far as a signed record says: ``name`` (None: not proven) and
+    ``said``: the record it comes from, or why none vouches for it."""
+
+    name: str | None
+    said: str
+
+
+def run_submitter(run_dir: Path, jobs: Any = None) -> RunSubmitter:
+    """Who submitted the run in ``run_dir``, from the job store's signed records: every run of
+    `taskcrew run`, `taskcrew submit`, a recipe or the console is a job, whose record names its
+    submitter and its run folder, signed by the store on every write (``jobs.store``: a record
+    changed or added in the job database is not ``signed`` and is not believed). Nothing the run
+    folder holds says who submitted it, and a file there would be anyone's word. Not proven (name
+    None) when the store cannot be read, when no signed record among the newest ``RUNS_LOOKED_UP``
+    jobs names the folder (a run made outside the job store, an earlier leg of a retried job — the
+    record names its newest leg's folder — or another job database than the workers'), or when
+    records naming it disagree. ``jobs``: an open job store (default: the CLI's, opened read-only)."""
+    from taskcrew.approvals.signing import KeyError_
+    from taskcrew.jobs.store import Jobs, JobStoreError
+
+    folder = run_dir.resolve()
+    opened = None
+    try:
+        if jobs is None:
+            jobs = opened = Jobs.open(create=False, make_folder=False)
+        records = jobs.list(limit=RUNS_LOOKED_UP)
+    except (JobStoreError, KeyError_) as exc:
+        return RunSubmitter(None, f"the job store cannot be read ({' '.join(str(exc).split())})")
+    finally:
+        if opened is not None:
+            opened.close()
+    mine = [
+        j for j in records if j.record_trust == "signed" and j.run_dir and Path(j.run_dir).resolve() == folder
+    ]
+    names = sorted({j.submitted_by for j in mine})
+    if len(names) == 1:
+        return RunSubmitter(names[0], f"the signed record of job {', '.join(j.id for j in mine)}")
+    if names:
+        return RunSubmitter(None, f"the signed records naming it disagree ({', '.join(names)})")
+    return RunSubmitter(
+        None,
+        "no signed job record names its run folder (a run made outside the job store, an earlier "
+        "leg of a retried job, or another job database than the workers')",
+    )
 
 
 def routines_folder() -> Path:
@@ -215,16 +291,18 @@ class RoutineStore:
         if not routine.proposed_by:
             return None
         if self.keys.verify(proposal(routine), routine.proposal_seal):
-            return Authorship(routine.proposed_by, routine.source_submitter, "proposal")
+            return Authorship.of(routine, "proposal")
         if routine.seal and seals.check(self.keys, acceptance, routine, routine.seal):
-            return Authorship(routine.proposed_by, routine.source_submitter, "acceptance")
+            return Authorship.of(routine, "acceptance")
         return None
 
     def author_refusal(self, routine: Routine, who: str, authorship: Authorship | None = None) -> str | None:
         """Why the person named ``who`` may not accept ``routine`` under the two-person rule (None:
         she may, or the rule is off): who wrote it must be proven (else it counts as written by
-        whoever accepts it) by a proven identity, and the accepter is neither its author nor the
-        submitter of the run it was learned from. ``authorship``: as judged already (else read)."""
+        whoever accepts it) by a proven identity, and so must who submitted the run it was learned
+        from (else the rule cannot tell her from the accepter: nobody may accept it), and the
+        accepter is neither its author nor that submitter. ``authorship``: as judged already (else
+        read)."""
         from taskcrew.approvals.authority import Authority
         from taskcrew.approvals.identity import AUTHENTICATED
         from taskcrew.approvals.rules import RiskRulesError
@@ -256,6 +334,14 @@ class RoutineStore:
                 else f"wrote {what}"
             )
             return f"{who} {wrote}, and the two-person rule is on here: someone else accepts it"
+        if not written.submitter_proven:
+            return (
+                f"who submitted the run {what} was learned from ({routine.source_run}) is not proven (no "
+                "signed job record names its run folder), and the two-person rule is on here: it cannot "
+                "tell that run's submitter from whoever accepts it, so nobody may accept it. Have it "
+                "learned from a run the job store records (the run folder `taskcrew jobs show` names for "
+                "the job)"
+            )
         if written.submitter and written.submitter == who:
             return (
                 f"{who} submitted the run {what} was learned from ({routine.source_run}), and the "
@@ -363,7 +449,7 @@ class RoutineStore:
         why = self.person_refusal(recorded(name, proof, routine.reviewer_credential), "routine's reviewer")
         if why is None and routine.proposed_by is not None:  # who wrote it, as the acceptance sealed it
             vouched = "proposal" if routine.proposal_seal else "acceptance"  # kept only when it checked out
-            written = Authorship(routine.proposed_by, routine.source_submitter, vouched)
+            written = Authorship.of(routine, vouched)
             why = self.author_refusal(routine, name, written)
         if why is None:
             return None
@@ -476,13 +562,19 @@ class RoutineStore:
         """Save ``routine`` as the next draft version, signed with who wrote it (``proposal``):
         ``author``, taskcrew itself by default (a draft a verified run proposes), else the proven
         identity of whoever had it learned; ``submitter``: who submitted the run it was learned from,
-        when known. Unless the newest version already does the same and who wrote it checks out (then
-        that one is returned and False)."""
+        when known (``UNPROVEN_SUBMITTER``: no signed record says). Unless the newest version already
+        does the same and who wrote it checks out (then that one is returned and False) — and it is
+        not one whose run's submitter is not proven while this one's is (nobody could accept it)."""
         by = author if isinstance(author, str) else f"{author.proof}:{author.name}"
         with self._changing():
             versions = self.versions(routine.name)
-            if versions and same_work(versions[-1], routine) and self.authorship(versions[-1]) is not None:
-                return versions[-1], False
+            newest = versions[-1] if versions else None
+            written = self.authorship(newest) if newest is not None else None
+            proves_more = submitter not in (None, UNPROVEN_SUBMITTER) and (
+                written is not None and not written.submitter_proven
+            )
+            if newest is not None and same_work(newest, routine) and written is not None and not proves_more:
+                return newest, False
             draft = routine.model_copy(
                 update={
                     "version": versions[-1].version + 1 if versions else 1,
@@ -580,7 +672,7 @@ class RoutineStore:
                 "fallbacks_in_a_row": 0,
                 # who wrote it, as judged: signed, else whoever accepts it (it counts as hers)
                 "proposed_by": written.by if written else by,
-                "source_submitter": written.submitter if written else None,
+                "source_submitter": written.recorded_submitter if written else None,
                 "proposal_seal": routine.proposal_seal if written and written.vouched == "proposal" else None,
             }
         )

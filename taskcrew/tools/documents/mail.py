@@ -43,7 +43,12 @@ def _parse_email(data: bytes) -> EmailMessage:
     return msg
 
 
+ADDRESS_HEADERS = frozenset({"from", "sender", "reply-to", "to", "cc", "bcc"})
+
+
 def _header(msg: EmailMessage, name: str) -> str:
+    if name.lower() in ADDRESS_HEADERS:
+        return _address_header(msg, name)
     try:
         value = msg.get(name)
         if value is None:
@@ -51,6 +56,35 @@ def _header(msg: EmailMessage, name: str) -> str:
         return " ".join(str(value).split())
     except Exception:  # undecodable header: show it raw
         return str(msg.get_all(name, [""])[0])
+
+
+def _address_header(msg: EmailMessage, name: str) -> str:
+    """An address header as the mail gives it: the parser's rendering (RFC 2047 names decoded) only
+    where it read the header as written; else the header's own text, unfolded. The parser repairs
+    what it cannot read, and its repair is not what the mail says: ``billing@northwind.example
+    <ar@evil.example>`` renders as ``billing@northwind.example`` (the display name taken for the
+    address, the address the mail came from dropped), ``Northwind <a@northwind.example>
+    <ar@evil.example>`` as the first address alone, and a comment (``(ar@evil.example)``) is left
+    out. So a header with a defect, or with a comment, is kept as written, and the one sender check
+    (``routines.files.sender_domain``) reads it as an unclear sender. Several headers of one name
+    (two ``From`` lines) are all kept, joined by ", ": neither is the mail's sender alone."""
+    kept = []
+    for key, raw in msg.raw_items():
+        if key.lower() != name.lower():
+            continue
+        written = " ".join(_text(str(raw)).split())
+        try:
+            parsed = msg.policy.header_fetch_parse(key, raw)
+            clean = not getattr(parsed, "defects", True) and "(" not in written
+            kept.append(" ".join(str(parsed).split()) if clean else written)
+        except Exception:  # a header the parser cannot read at all: as written
+            kept.append(written)
+    return ", ".join(k for k in kept if k)
+
+
+def _text(raw: str) -> str:
+    """A raw header's text: bytes that are not UTF-8 (kept by the parser as surrogates) as U+FFFD."""
+    return raw.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _date(msg: EmailMessage) -> tuple[str | None, str | None]:
