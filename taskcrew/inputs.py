@@ -15,20 +15,16 @@ import urllib.request
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from taskcrew.terminal import CONTROLS, LAYOUT
+
 TASK_MAX_CHARS = 8_000
 """A task is an instruction, not a document: longer text belongs in a file the crew reads."""
 
 
-# characters a task may not hold: control characters (Unicode category Cc: ESC, which starts the
-# terminal's control sequences, a carriage return, a backspace …) but the line feed and tab a
-# multi-line task has, and the bidi controls that reorder what is drawn (LRM/RLM/ALM, embeddings,
-# overrides, isolates). Every surface shows a task to people: the list of jobs, a job's history.
-TASK_KEPT = frozenset("\n\t")
-BIDI_CONTROLS = (
-    frozenset("\u061c\u200e\u200f")
-    | frozenset(map(chr, range(0x202A, 0x202F)))
-    | frozenset(map(chr, range(0x2066, 0x206A)))
-)
+# characters a task may not hold: ``terminal.CONTROLS`` (control characters, bidi controls, line and
+# paragraph separators) but the line feed and tab a multi-line task has. Every surface shows a task
+# to people: the list of jobs, a job's history.
+TASK_KEPT = LAYOUT
 CONTROL_NAMES = {"\x00": "NULL", "\x07": "BELL", "\x08": "BACKSPACE", "\x0b": "LINE TABULATION"}
 CONTROL_NAMES |= {"\x0c": "FORM FEED", "\r": "CARRIAGE RETURN", "\x1b": "ESCAPE", "\x7f": "DELETE"}
 
@@ -58,13 +54,14 @@ def check_task(task: str, command: str = "run") -> str:
 
 
 def check_plain(text: str, what: str) -> str:
-    """``text`` if it holds no control character (Unicode category Cc: ESC, which starts a terminal's
-    control sequences, a carriage return, a backspace …; a line feed and a tab are fine) and no bidi
-    control (which reorders what is drawn): what people are shown of a job is its task, in a list or
-    a history line, where such a character would hide or rewrite other lines."""
+    """``text`` if it holds none of ``terminal.CONTROLS``: no control character (Unicode category Cc:
+    ESC, which starts a terminal's control sequences, a carriage return, a backspace …; a line feed
+    and a tab are fine), no bidi control (which reorders what is drawn), no line or paragraph
+    separator: what people are shown of a job is its task, in a list or a history line, where such
+    a character would hide or rewrite other lines."""
     found: dict[str, int] = {}
     for i, char in enumerate(text):
-        if char not in TASK_KEPT and (unicodedata.category(char) == "Cc" or char in BIDI_CONTROLS):
+        if char in CONTROLS and char not in TASK_KEPT:
             found.setdefault(char, i + 1)
     if found:
         named = ", ".join(

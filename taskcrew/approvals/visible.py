@@ -35,12 +35,17 @@ from __future__ import annotations
 import re
 import unicodedata
 
-INVISIBLE_CATEGORIES = frozenset({"Cf", "Cc", "Zl", "Zp", "Cs"})
-# letters and marks that draw as nothing
+from taskcrew.terminal import CONTROLS, LAYOUT
+
+# shown as a marker: the controls every surface treats (``terminal.CONTROLS``: Cc, the bidi controls,
+# the line and paragraph separators), every other format character (Cf: zero-width spaces and
+# joiners, the soft hyphen, U+FEFF, tags …), a lone surrogate, and these letters and marks that draw
+# as nothing
+INVISIBLE_CATEGORIES = frozenset({"Cf", "Cs"})
 INVISIBLE_EXTRA = frozenset("\u115f\u1160\u3164\uffa0\u2800\u034f") | frozenset(
     chr(c) for c in (*range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0))
 )
-LAYOUT_KEPT = frozenset("\n\t")  # kept in text whose layout is its own
+LAYOUT_KEPT = LAYOUT  # kept in text whose layout is its own
 PLAIN_SPACE = frozenset(" \t")
 RUN = 3  # this many whitespace characters in a row are shown as a marker
 # the first word of a letter's Unicode name is its script ("CYRILLIC SMALL LETTER O"), except for
@@ -55,7 +60,7 @@ LATIN_ALIKE |= frozenset("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧϹͿαικνορυχγϲϳ
 
 
 def _invisible(char: str) -> bool:
-    return char in INVISIBLE_EXTRA or unicodedata.category(char) in INVISIBLE_CATEGORIES
+    return char in CONTROLS or char in INVISIBLE_EXTRA or unicodedata.category(char) in INVISIBLE_CATEGORIES
 
 
 def _code(char: str) -> str:

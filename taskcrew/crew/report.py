@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from taskcrew.crew.compaction import one_line
 from taskcrew.crew.models import Plan, RunState
-from taskcrew.terminal import CHARACTER_REFERENCE
+from taskcrew.terminal import CHARACTER_REFERENCE, CONTROLS, LAYOUT
 
 if TYPE_CHECKING:
     from taskcrew.crew.context import RunContext
@@ -70,16 +70,18 @@ def _one_line(text: object, limit: int = 300) -> str:
 # (``Md.code``), or in a fence longer than any run of backticks in it (``Md.block``). Without it, a
 # line feed and ``` in a plan's goal closed the plan's fence and wrote headings, a table and
 # "**approved** by" lines of the report's own into a run that was not verified and saved nothing.
-_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# ``terminal.CONTROLS`` each written as � (a line feed and a tab are a block's own; in a line, they and
+# every other white space are one space first)
+_AS_REPLACEMENT = {ord(c): "\ufffd" for c in CONTROLS - LAYOUT}
 _ASCII_PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 _LIST_NUMBER = re.compile(r"^(\d{1,9})([.)])(?=\s|$)")
 _BACKTICKS = re.compile(r"`+")
 
 
 def _flat(text: object, limit: int | None) -> str:
-    """``text`` on one line (every run of white space, line feeds too, one space), no control or
-    bidi characters (each shown as �), cut to ``limit`` characters."""
-    flat = " ".join(_CONTROL.sub("\ufffd", str(text)).split())
+    """``text`` on one line (every run of white space, line feeds, NEL and U+2028 too, one space), no
+    other control or bidi character (each shown as �), cut to ``limit`` characters."""
+    flat = " ".join(str(text).split()).translate(_AS_REPLACEMENT)
     return flat if limit is None or len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
@@ -118,9 +120,9 @@ def md_code(text: object, limit: int | None = 200) -> str:
 
 
 def md_block(text: str) -> list[str]:
-    """``text`` (its lines kept) as a fenced block: the fence is longer than any run of backticks in
-    it, so no line of it can close the fence."""
-    lines = _CONTROL.sub("\ufffd", text).replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    """``text`` (its lines and tabs kept, any other control or bidi character as �) as a fenced
+    block: the fence is longer than any run of backticks in it, so no line of it can close the fence."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").translate(_AS_REPLACEMENT).split("\n")
     longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
     fence = "`" * max(3, longest + 1)
     return [fence, *lines, fence]

@@ -2,6 +2,7 @@
 
 Piped or logged output (no TTY) gets one line per file and, inside a large file, a line at most every
 ``every_s`` seconds with the chunks embedded so far and the rate — so a long ingest is never silent.
+A file's name is the folder's, not taskcrew's: shown as text (``terminal``), never obeyed or styled.
 """
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ from pathlib import Path
 from types import TracebackType
 
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from taskcrew.knowledge.models import FileIngest
+from taskcrew.terminal import markup, plain, say
 
 
 class IngestProgress:
@@ -34,7 +35,8 @@ class IngestProgress:
     def __enter__(self) -> IngestProgress:
         if self.console.is_terminal:
             self._live = Progress(
-                TextColumn("[progress.description]{task.description}"),
+                # a description is drawn as text: a file's name holds no markup or emoji code of ours
+                TextColumn("{task.description}", style="progress.description", markup=False),
                 BarColumn(),
                 MofNCompleteColumn(),
                 TimeElapsedColumn(),
@@ -60,15 +62,20 @@ class IngestProgress:
         self._path = path
         if self._live is not None and self._chunk_task is not None:
             self._live.update(
-                self._chunk_task, completed=done, total=total, visible=True, description=escape(path.name)
+                self._chunk_task,
+                completed=done,
+                total=total,
+                visible=True,
+                description=plain(path.name, flat=True),
             )
             return
         if not first and done < total and now - self._last_line < self.every_s:
             return
         self._last_line = now
         rate = done / max(now - self._file_started, 1e-6)
-        self.console.print(
-            f"ingesting {escape(path.name)}: {done}/{total} chunks embedded ({rate:.1f}/s)", highlight=False
+        say(
+            self.console,
+            f"ingesting {markup(path.name, flat=True)}: {done}/{total} chunks embedded ({rate:.1f}/s)",
         )
 
     def file_done(self, result: FileIngest) -> None:

@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from taskcrew.terminal import plain
+
 recipes_app = typer.Typer(
     help="Recipes: the company's repeated chores as commands (`taskcrew <recipe> --help`).",
     no_args_is_help=True,
@@ -27,17 +29,18 @@ def _builtin() -> set[str]:
 @recipes_app.command("list")
 def recipes_list() -> None:
     """List the recipes (name, what it does, whether it changes data, its file) and unusable files."""
+    # every value below is a recipe file's words (or a file's name): printed through terminal.plain
     from taskcrew.recipes.commands import current_library
 
     library = current_library(_builtin())
     width = max((len(name) for name in library.recipes), default=0)
     for recipe in library.recipes.values():
         writes = "changes data" if recipe.changes_data else "read-only"
-        typer.echo(f"{recipe.name:<{width}}  {recipe.summary} [{writes}]  ({recipe.source})")
+        typer.echo(f"{recipe.name:<{width}}  {plain(recipe.summary)} [{writes}]  ({plain(recipe.source)})")
     if not library.recipes:
         typer.echo("No recipes yet: add a folder of recipe files with `taskcrew recipes add <folder>`.")
     for problem in library.problems:
-        typer.echo(f"skipped {problem.path}: {problem.message}", err=True)
+        typer.echo(f"skipped {plain(problem.path)}: {plain(problem.message, flat=True)}", err=True)
 
 
 @recipes_app.command("show")
@@ -52,22 +55,26 @@ def recipes_show(
     if recipe is None:
         known = ", ".join(sorted(library.recipes)) or "none"
         bad = [p for p in library.problems if p.path.stem == name]
-        typer.echo(f"error: no recipe named {name!r} (recipes: {known})", err=True)
+        typer.echo(f"error: no recipe named {plain(repr(name))} (recipes: {known})", err=True)
         for problem in bad:
-            typer.echo(f"hint: {problem.path} is skipped: {problem.message}", err=True)
+            typer.echo(
+                f"hint: {plain(problem.path)} is skipped: {plain(problem.message, flat=True)}", err=True
+            )
         raise typer.Exit(2)
-    lines = [f"{recipe.name}: {recipe.summary}", f"file: {recipe.source}"]
+    lines = [f"{recipe.name}: {plain(recipe.summary)}", f"file: {plain(recipe.source)}"]
     lines.append(
         f"changes data: {'yes (asks before each change)' if recipe.changes_data else 'no (read-only)'}"
     )
     lines.append("parameters:")
     for p in recipe.params:
-        flags = ["required" if p.required else f"default: {p.default}" if p.default else "optional"]
+        flags = ["required" if p.required else f"default: {plain(p.default)}" if p.default else "optional"]
         if p.many:
             flags.append("repeatable: one run per value")
-        lines.append(f"  {p.option} {p.metavar} ({p.type}; {', '.join(flags)}): {p.help}")
-    lines.append(f"task: {' '.join(recipe.task.split())}")
-    lines += [f"criterion: {' '.join(c.split())}" for c in recipe.criteria]
+        lines.append(
+            f"  {p.option} {plain(p.metavar)} ({p.type}; {', '.join(flags)}): {plain(p.help, flat=True)}"
+        )
+    lines.append(f"task: {plain(recipe.task, flat=True)}")
+    lines += [f"criterion: {plain(c, flat=True)}" for c in recipe.criteria]
     example = " ".join(f'{p.option} "…"' for p in recipe.params if p.required)
     lines.append(f"run: taskcrew {recipe.name} {example}".rstrip())
     typer.echo("\n".join(lines))
@@ -92,7 +99,7 @@ def recipes_add(
     for item in added:
         typer.echo(f"{'replaced' if item.replaced else 'added'} {item.name}: taskcrew {item.name} --help")
     for problem in problems:
-        typer.echo(f"error: {problem.path}: {problem.message}", err=True)
+        typer.echo(f"error: {plain(problem.path)}: {plain(problem.message, flat=True)}", err=True)
     if problems:
         typer.echo("hint: fix the file(s) and add them again; nothing else was changed", err=True)
         raise typer.Exit(2)

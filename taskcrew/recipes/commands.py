@@ -19,7 +19,7 @@ from typer import _click as click  # typer 0.29 vendors click: its types, not th
 from typer.core import TyperCommand, TyperGroup
 
 from taskcrew.homes import data_home, recipe_folders, sandbox_dir
-from taskcrew.terminal import markup, plain
+from taskcrew.terminal import help_markup, help_text, plain
 
 if TYPE_CHECKING:  # loading recipes (YAML, pydantic) waits until a recipe is really used
     from taskcrew.recipes.loader import Library
@@ -87,12 +87,28 @@ class RecipeGroup(TyperGroup):
         return build_command(recipe, self.run_command)
 
 
-class LazyRecipeCommand(TyperCommand):
+class RecipeCommand(TyperCommand):
+    """A recipe's command. Its help holds a recipe file's words as ``terminal.help_text``, which
+    Typer's help draws as text; a shell's completion reads help as rich markup instead, so there it
+    gets them escaped (``terminal.help_markup``)."""
+
+    def get_short_help_str(self, limit: int = 45) -> str:
+        return help_markup(super().get_short_help_str(limit))
+
+    def shell_complete(self, ctx: click.Context, incomplete: str) -> list[Any]:
+        items = super().shell_complete(ctx, incomplete)
+        for item in items:
+            if item.help:
+                item.help = help_markup(item.help)
+        return items
+
+
+class LazyRecipeCommand(RecipeCommand):
     """A recipe's name and summary for the help listing; the real command is built when it is
     parsed, invoked, completed or asked for its own help."""
 
     def __init__(self, name: str, summary: str, build: Callable[[str], click.Command | None]) -> None:
-        summary = _markup_safe(summary)  # a recipe file's words
+        summary = help_text(summary)  # a recipe file's words
         super().__init__(name, help=summary, short_help=summary, rich_help_panel=PANEL)
         self._build = build
         self._real: click.Command | None = None
@@ -102,7 +118,8 @@ class LazyRecipeCommand(TyperCommand):
             self._real = self._build(self.name or "")
             if self._real is None:
                 typer.echo(
-                    f"error: recipe {self.name!r} can no longer be loaded: `taskcrew recipes list`", err=True
+                    f"error: recipe {plain(repr(self.name))} can no longer be loaded: `taskcrew recipes list`",
+                    err=True,
                 )
                 raise typer.Exit(USAGE_ERROR)
         return self._real
@@ -120,25 +137,25 @@ class LazyRecipeCommand(TyperCommand):
         return self.real().shell_complete(ctx, incomplete)
 
 
-def _markup_safe(text: str) -> str:
-    """A recipe's own words in help, never read as rich markup ('[EUR]' stays visible), its control
-    and bidi characters shown (``taskcrew.terminal``)."""
-    return markup(text, layout=True)
-
-
 def _param_option(param: Param) -> inspect.Parameter:
-    help_text = _markup_safe(param.help)
+    """A parameter's option; its help, default and choices are a recipe file's words, shown in the
+    help as written (``terminal.help_text``: no markup, no emoji code, no control character)."""
+    words = param.help
     if param.required:
-        help_text += " (required)"
+        words += " (required)"
     elif param.default:
-        help_text += f" (default: {param.default})"
+        words += f" (default: {param.default})"
     if param.many:
-        help_text += " Repeat for several: one run per value."
+        words += " Repeat for several: one run per value."
     complete = (
         (lambda incomplete: [c for c in param.choices if c.startswith(incomplete)]) if param.choices else None
     )
     option = typer.Option(
-        param.option, help=help_text, metavar=param.metavar, show_default=False, autocompletion=complete
+        param.option,
+        help=help_text(words),
+        metavar=plain(param.metavar),  # drawn as text (no markup), but the choices' controls are shown
+        show_default=False,
+        autocompletion=complete,
     )
     kind = list[str] | None if param.many else str | None
     return inspect.Parameter(
@@ -195,10 +212,10 @@ def build_command(recipe: Recipe, run: Callable[..., Any]) -> click.Command:
         raise typer.Exit(run_expansions(expansions, values, run))
 
     callback.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-    callback.__doc__ = _markup_safe(recipe.summary + ("\n\n" + recipe.help.strip() if recipe.help else ""))
+    callback.__doc__ = help_text(recipe.summary + ("\n\n" + recipe.help.strip() if recipe.help else ""))
     callback.__name__ = recipe.name.replace("-", "_")
     sub = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
-    sub.command(recipe.name, rich_help_panel=PANEL)(callback)
+    sub.command(recipe.name, rich_help_panel=PANEL, cls=RecipeCommand)(callback)
     command = typer.main.get_command(sub)
     command.name = recipe.name
     return command

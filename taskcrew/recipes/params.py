@@ -7,8 +7,9 @@ A value comes in as the text a person typed; it goes out as the text the task is
 from __future__ import annotations
 
 import re
-import unicodedata
 from typing import Literal
+
+from taskcrew.terminal import CONTROLS, LAYOUT
 
 ParamType = Literal["text", "vendor", "date", "amount", "currency", "choice"]
 
@@ -30,8 +31,11 @@ class ParamValueError(ValueError):
 
 
 def _clean(raw: str, limit: int) -> str:
-    if any(unicodedata.category(ch) == "Cc" for ch in raw.replace("\n", " ").replace("\t", " ")):
-        raise ParamValueError("contains control characters")
+    # a value becomes part of the task, which every surface shows: none of ``terminal.CONTROLS`` (a
+    # line break or a tab is read as a space)
+    found = [f"U+{ord(ch):04X}" for ch in dict.fromkeys(raw) if ch in CONTROLS and ch not in LAYOUT]
+    if found:
+        raise ParamValueError(f"contains control characters ({', '.join(found)}): type plain text")
     value = " ".join(raw.split())
     if not value:
         raise ParamValueError("is empty")

@@ -77,12 +77,13 @@ def printable(text: str) -> str:
 
 
 def on_screen(line: str) -> str:
-    """One line of a routine as a terminal may print it: every character that draws nothing or moves
-    the cursor (an ESC sequence, a carriage return, a line feed or tab inside a value, a bidi
-    control) shown as a marker (``approvals.visible``), so what is printed is what the file says."""
-    from taskcrew.approvals.visible import visible
+    """One line of a routine as a terminal may print it (``terminal.plain``, its indentation kept):
+    every character that draws nothing or moves the cursor (an ESC sequence, a carriage return, a
+    line feed or tab inside a value, a bidi control) shown as a marker, so what is printed is what
+    the file says."""
+    from taskcrew.terminal import plain
 
-    return visible(line, layout=True).replace("\n", "⟨U+000A⟩").replace("\t", "⟨U+0009⟩")
+    return plain(line, layout=True).replace("\n", "⟨U+000A⟩").replace("\t", "⟨U+0009⟩")
 
 
 class _Data(BaseModel):
