@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -36,7 +37,7 @@ from taskcrew.tools.browser.models import (
     Wait,
 )
 from taskcrew.tools.browser.network import NetworkGuard
-from taskcrew.tools.browser.perception import ElementRef, Snapshot, isolated, isolated_on, js_function
+from taskcrew.tools.browser.perception import ElementRef, Snapshot, isolated, isolated_on
 from taskcrew.tools.human import FieldValue
 from taskcrew.tools.policy import Policy, Submission
 from taskcrew.tools.vault import PLACEHOLDER_RE, TypingTarget, UnknownSecretError, Vault
@@ -643,19 +644,30 @@ class ActionExecutor:
     def wait(self, action: Wait) -> str:
         page = self.env.page
         if action.for_text:
+            # Polled from here: the look runs in the isolated world (the page's innerText getter and
+            # String.prototype.includes cannot fake the words nor hide them), one round-trip each;
+            # at least one look, however short the wait (a look that takes a second did not see it).
+            from playwright.sync_api import Error as PlaywrightError
             from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-            try:
-                page.main_frame.wait_for_function(
-                    js_function("textVisible"),
-                    arg={"text": action.for_text},
-                    timeout=action.seconds * 1000 or 1,
-                )
-            except PlaywrightTimeout:
-                raise ActionFailed(
-                    f"the text {action.for_text!r} did not appear within {action.seconds:g}s"
-                ) from None
-            return "the text appeared"
+            args = {"text": action.for_text}
+            deadline = time.monotonic() + action.seconds
+            while True:
+                left_ms = (deadline - time.monotonic()) * 1000
+                try:
+                    if isolated(page.main_frame, "textVisible", args, timeout=max(1000.0, left_ms)):
+                        return "the text appeared"
+                except PlaywrightTimeout:
+                    pass  # the page did not answer in time: not seen
+                except PlaywrightError as exc:
+                    if "context was destroyed" not in str(exc) and "navigat" not in str(exc).lower():
+                        raise
+                left_ms = (deadline - time.monotonic()) * 1000
+                if left_ms <= 0:
+                    raise ActionFailed(
+                        f"the text {action.for_text!r} did not appear within {action.seconds:g}s"
+                    )
+                page.wait_for_timeout(min(50.0, left_ms))  # a look every 50 ms
         page.wait_for_timeout(action.seconds * 1000)
         return ""
 

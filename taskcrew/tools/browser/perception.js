@@ -1731,9 +1731,12 @@
     if (!a || a === document.body) return null;
     return submissionFor(a, 'press', args.key || '');
   };
-  // Settled = no DOM mutation for quietMs, no layout change of the body, fonts loaded, the images on
-  // screen loaded (CSS content images too), and no finite animation or transition running; bounded by maxMs (a page that never
-  // settles is read as it is then). A signal, not a fixed delay.
+  // Settled = no DOM mutation for the quiet time, no layout change of the body, fonts loaded, the
+  // images on screen loaded (CSS content images too), and no finite animation or transition running;
+  // bounded (a page that never settles is read as it is then). A signal, not a fixed delay.
+  // BrowserSession._settle keeps the clock and the bound in Python and polls settleProbe, which runs
+  // here, in the isolated world: the page cannot stall it by replacing requestAnimationFrame,
+  // setTimeout or MutationObserver, nor fake it with its own performance.now or getComputedStyle.
   const busy = () => {
     if (document.fonts && document.fonts.status === 'loading') return 'fonts';
     const vh = window.innerHeight;
@@ -1763,24 +1766,27 @@
     }
     return '';
   };
-  const quiet = (args) => new Promise((resolve) => {
-    const quietMs = args.quietMs, maxMs = args.maxMs;
-    const t0 = performance.now();
-    let last = t0;
-    const obs = new MutationObserver(() => { last = performance.now(); });
-    obs.observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
-
-    const size = () => { const b = document.body; return b ? `${b.scrollWidth}x${b.scrollHeight}` : ''; };
-    let layout = size();
-    const tick = () => {
-      const now = performance.now();
-      const l = size();
-      if (l !== layout) { layout = l; last = now; }
-      if ((now - last >= quietMs && !busy()) || now - t0 >= maxMs) { obs.disconnect(); resolve(Math.round(now - t0)); }
-      else setTimeout(tick, Math.max(10, Math.min(quietMs, 25)));
-    };
-    requestAnimationFrame(() => setTimeout(tick, quietMs));
-  });
+  const SETTLE = Symbol.for('taskcrew.settle');
+  const layoutOf = () => { const b = document.body; return b ? `${b.scrollWidth}x${b.scrollHeight}` : ''; };
+  // One synchronous look: how long since the latest DOM mutation or change of the body's size (by
+  // this world's own clock), the body's size, and (when args.check and quiet that long) what still
+  // loads or moves. This world lives as long as the document, so the first look installs, once, an
+  // observer that records the time of each mutation; until then nothing counts as quiet.
+  const watchMutations = (now) => {
+    const s = { last: now, layout: layoutOf() };
+    new MutationObserver(() => { s.last = performance.now(); })
+      .observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+    Object.defineProperty(window, SETTLE, { value: s });
+    return s;
+  };
+  const settleProbe = (args) => {
+    const now = performance.now();
+    const s = window[SETTLE] || watchMutations(now);
+    const layout = layoutOf();
+    if (layout !== s.layout) { s.layout = layout; s.last = now; }
+    const msSinceMutation = Math.floor(now - s.last);
+    return { msSinceMutation, layout, busy: args.check && msSinceMutation >= args.quietMs ? busy() : '' };
+  };
   const scrollBy = (el, args) => {
     let target = el;
     while (target && target !== document.body && target !== document.documentElement) {
@@ -1821,7 +1827,9 @@
       || opts.find((x) => clean(x.label).toLowerCase() === o.toLowerCase().trim());
     return m ? { value: m.value } : { options: opts.map((x) => clean(x.label)).slice(0, 30) };
   };
+  // wait for_text: in the isolated world, where innerText and String.prototype.includes are the
+  // browser's own (the page's overrides cannot fake the words, nor hide them)
   const textVisible = (args) => !!(document.body && document.body.innerText.includes(args.text));
 
-  return { observe, preflight, identity, activeSubmission, quiet, scrollBy, scrollPage, textVisible, frameInfo, checkedOf, pickOption };
+  return { observe, preflight, identity, activeSubmission, settleProbe, scrollBy, scrollPage, textVisible, frameInfo, checkedOf, pickOption };
 })()

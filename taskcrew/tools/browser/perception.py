@@ -40,18 +40,6 @@ def perception_js() -> str:
     return files("taskcrew.tools.browser").joinpath("perception.js").read_text(encoding="utf-8")
 
 
-@cache
-def js_function(name: str, with_element: bool = False) -> str:
-    """A JS function expression calling ``name`` from perception.js (element first when acting).
-
-    It runs in the page's own JavaScript world, where the page can replace any builtin perception
-    relies on: only for what must run there (``quiet`` awaits timers; ``textVisible`` is a
-    wait_for_function predicate). Everything that reads the page goes through ``isolated``."""
-    if with_element:
-        return f"(el, args) => ({perception_js()}).{name}(el, args || {{}})"
-    return f"(args) => ({perception_js()}).{name}(args || {{}})"
-
-
 # ------------------------------------------------------------------ the isolated world
 # perception.js must see what a person sees. In the page's own JavaScript world a hostile page can
 # replace what it calls (getComputedStyle, getBoundingClientRect, getImageData, Array.prototype.map,
@@ -61,7 +49,10 @@ def js_function(name: str, with_element: bool = False) -> str:
 # alike) that shares the DOM and the CSS but none of the page's JavaScript objects. The engine does
 # one perception.js call per query and hands the JSON result back as the text of a new element that
 # is never attached to the document (the page cannot reach it), read by ``text_content`` (which
-# Playwright also evaluates in the utility world).
+# Playwright also evaluates in the utility world). All of perception.js runs there, the waits too: an
+# engine call is synchronous, so the settle wait and the wait for text poll a probe (``settleProbe``,
+# ``textVisible``) from Python, which keeps the clock and the bound; the page's timers, observers and
+# clock are never used (a page that replaces them can neither stall an action nor fake "settled").
 ENGINE = "taskcrew-perception"
 ISOLATED_TIMEOUT_MS = 60_000.0
 """The bound on one observation call in a frame (page.evaluate had none; the call bound is 120 s)."""

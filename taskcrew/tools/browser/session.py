@@ -33,12 +33,7 @@ from taskcrew.tools.browser.models import (
     SkippedAction,
 )
 from taskcrew.tools.browser.network import NetworkGuard
-from taskcrew.tools.browser.perception import (
-    LISTENERS_BRIDGE_JS,
-    Perceiver,
-    Snapshot,
-    js_function,
-)
+from taskcrew.tools.browser.perception import LISTENERS_BRIDGE_JS, Perceiver, Snapshot, isolated
 from taskcrew.tools.browser.runtime import BrowserError, BrowserRuntime
 from taskcrew.tools.policy import SAFE_METHODS, Policy
 from taskcrew.tools.vault import Vault
@@ -268,10 +263,7 @@ class BrowserSession:
                     page.wait_for_timeout(25)
                     continue
                 finished = self._guard.state.finished
-                page.main_frame.evaluate(
-                    js_function("quiet"),
-                    {"quietMs": quiet_ms or self.config.dom_quiet_ms, "maxMs": min(1000.0, remaining_ms)},
-                )
+                _quiet(page, quiet_ms or self.config.dom_quiet_ms, min(1000.0, remaining_ms))
                 # a request that finished while the page looked quiet is read and shown by the page
                 # after it arrives (r.json(), then the DOM): give it a quiet window of its own
                 if not self._guard.state.pending and self._guard.state.finished == finished:
@@ -471,6 +463,43 @@ class _Before:
     url: str
     title: str
     signature: str
+
+
+def _quiet(page: Page, quiet_ms: float, max_ms: float) -> None:
+    """Wait until the page is quiet for ``quiet_ms`` (no DOM mutation, no change of the body's size,
+    nothing loading or animating: perception.js ``settleProbe``), at most ``max_ms``.
+
+    The probe is synchronous and runs in the isolated world (one round-trip per look); the clock, the
+    bound and the pauses between looks are here, so a page that replaces its own timers, observers or
+    clock can neither stall the wait nor fake its end. Quiet is counted from the call's start (the
+    probe's observer may be older: a mutation before the start does not count). A page too busy to
+    answer within the bound is read as it is; other Playwright errors (a navigation, a closed page)
+    propagate."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    poll = max(10.0, min(quiet_ms, 25.0))
+    start = time.monotonic()
+    while True:
+        elapsed = (time.monotonic() - start) * 1000
+        check = elapsed >= quiet_ms  # only then can it be quiet enough to ask what still loads
+        try:
+            look = isolated(
+                page.main_frame,
+                "settleProbe",
+                {"quietMs": quiet_ms, "check": check},
+                timeout=max(1.0, max_ms - elapsed),
+            )
+        except PlaywrightTimeout:
+            return
+        elapsed = (time.monotonic() - start) * 1000
+        quiet_for = min(float(look["msSinceMutation"]), elapsed)
+        if check and quiet_for >= quiet_ms and not look["busy"]:
+            return
+        if elapsed >= max_ms:
+            return  # a page that never settles is read as it is now
+        pause = quiet_ms - quiet_for if quiet_for < quiet_ms else poll if check else 0.0
+        if pause > 0:
+            page.wait_for_timeout(min(pause, max_ms - elapsed))
 
 
 def _browser_service(target: str) -> bool:
