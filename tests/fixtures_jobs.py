@@ -100,6 +100,22 @@ class Workers:
     def bills(self) -> list[object]:
         return [b for b in fetch_state(self.erp.url).bills if b.invoice_number == "INV-2057"]
 
+    def end_as_a_person_would(self, job: Job, timeout: float = 600) -> Job:
+        """Wait for ``job`` to end; if it parks instead, it must be the one question a stopped or killed
+        leg leaves: the send it had recorded may still land (stopped between recording the intent and
+        the ERP's answer: how far it got is timing) and the read-back does not find the bill, so only a
+        person may send it again (never --auto-approve). She looks (no bill), approves, and it ends."""
+        from taskcrew.tools.human import ApprovalDecision
+
+        self.wait_for("the job to end or park", self.job_in(job, "waiting", "finished", "failed"), timeout)
+        if self.jobs.get(job.id).status == "waiting":
+            [asked] = self.jobs.approvals("pending", job_id=job.id)
+            assert asked.key.startswith("again-") and "MAY STILL APPLY" in (asked.request.asked_again or "")
+            assert self.bills() == []
+            self.jobs.decide(asked.id, ApprovalDecision.approve(), decided_by="bob")
+            self.wait_for("the job to end", self.job_in(job, "finished", "failed"), timeout)
+        return self.jobs.get(job.id)
+
 
 @pytest.fixture
 def workers(tmp_path: Path, erp_factory: Callable[..., ErpServer]) -> Iterator[Workers]:

@@ -149,6 +149,31 @@ def test_the_submitter_of_a_learned_run_may_not_accept_its_routine(
     assert accepted is not None and accepted.source_submitter == "mallory"
 
 
+def test_a_run_an_os_user_submitted_has_no_proven_submitter(
+    office: Path, jobs: Jobs, learns: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """mallory ran the job as the shared OS account "clerk" (`taskcrew run` without a token: an OS
+    user's word). Before, the draft named "clerk" as the run's proven submitter and mallory, whose
+    login is not "clerk", accepted it with her own token. Now nobody may accept it while two people decide, as
+    the approvals authority refuses such a job's two-person approvals."""
+    run_dir = _run_folder(office)
+    job = jobs.submit(
+        "Enter the newest Northwind invoice", submitted_by="clerk", options=JobOptions(), enqueue=False
+    )
+    assert job.submitted_proof == "os_user"
+    jobs.mark(job.id, "running", only_if=("queued",), leg=0, worker="w1")
+    jobs.finish(job.id, "done", "entered and verified", leg=0, run_dir=str(run_dir.resolve()))
+    said = routine_store.run_submitter(run_dir, jobs)
+    assert said.name is None and "os user clerk" in said.said, said
+    _as(monkeypatch, "bob")
+    learned = runner.invoke(app, ["routines", "learn", str(run_dir)])
+    assert learned.exit_code == 0 and "NOT PROVEN" in learned.output, learned.output
+    for name in ("mallory", "ana"):
+        refused = _accept(monkeypatch, name, 1)
+        assert refused.exit_code == 1 and "is not proven" in refused.output, refused.output
+    assert RoutineStore().accepted("enter-invoice") is None
+
+
 def test_a_job_record_forged_in_the_database_does_not_say_who_submitted_the_run(
     office: Path, jobs: Jobs, learns: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -166,7 +191,10 @@ def test_a_job_record_forged_in_the_database_does_not_say_who_submitted_the_run(
     for who in ("mallory", "ana"):  # (bob wrote it)
         refused = _accept(monkeypatch, who, 1)
         assert refused.exit_code == 1, refused.output
-        assert "is not proven (no signed job record names its run folder)" in refused.output, refused.output
+        assert (
+            "is not proven (an operating-system user, taken on her word, or no signed job record says)"
+            in refused.output
+        ), refused.output
     assert _accept(monkeypatch, "bob", 1).exit_code == 1
     assert RoutineStore().accepted("enter-invoice") is None
 

@@ -969,9 +969,11 @@ def test_a_send_whose_row_was_deleted_from_the_job_database_is_still_a_repeat(en
         reads.append(page)
         return "Bills  INV-2057  8000.00  Northwind Traders  Unpaid"
 
-    first = JobHuman(jobs, job_id).gate  # leg 1
-    log = IntentLog(StoreIntents(jobs, job_id), job_id, rules, witness=first.sent_before)
-    assert first.send_check("POST", url, fields) is None
+    first = JobHuman(jobs, job_id).gate  # leg 1, wired as LegRunner wires it: the send recorded as it leaves
+    log = IntentLog(
+        StoreIntents(jobs, job_id), job_id, rules, witness=first.sent_before, last_check=first.sending
+    )
+    assert first.may_send("POST", url, fields) is None
     assert log.before_send("POST", url, fields, erp) is None and reads == []  # a first attempt
     log.after_send("POST", url, fields, SendOutcome(http_status=303, location="/bills/BILL-0011"))
     db = sqlite3.connect(env["url"].removeprefix("sqlite:///"))
@@ -980,7 +982,7 @@ def test_a_send_whose_row_was_deleted_from_the_job_database_is_still_a_repeat(en
     db.close()
 
     again = JobHuman(jobs, job_id).gate  # the next leg reaches the payment again
-    assert again.send_check("POST", url, fields) is None  # still approved ...
+    assert again.may_send("POST", url, fields) is None  # still approved ...
     log = IntentLog(StoreIntents(jobs, job_id), job_id, rules, witness=again.sent_before)
     held = log.before_send("POST", url, fields, erp)  # ... but sent before: read back, not re-sent
     assert held is not None and "NOT sent again" in held and reads, held

@@ -218,6 +218,22 @@ def test_the_submitter_of_the_run_that_proposed_a_fact_does_not_accept_it_alone(
     assert place.store.facts.get(fact.id).status == "accepted"  # type: ignore[union-attr]
 
 
+def test_a_fact_from_a_run_an_os_user_submitted_is_nobodys_to_accept_under_two_people(place: Place) -> None:
+    """A worker runs a job an OS user submitted (taken on her word: `taskcrew run` without a token):
+    the run's facts record its submitter as not proven (``submitter_as_proven``), not as the OS
+    account's name, which no login matches: while two people decide, nobody may accept them."""
+    from taskcrew.approvals.identity import submitter_as_proven
+
+    submitter = submitter_as_proven("clerk", "os_user")  # as jobs.runner hands it to the run
+    fact = place.propose(VANDELAY, submitted_by=submitter)
+    for user in ("ana", "bob"):
+        client = place.client(user)
+        _accept_on_console(client, fact.id)
+        assert "who submitted the run that proposed it is not proven" in _flash(client)
+    assert place.store.facts.get(fact.id).status == "proposed"  # type: ignore[union-attr]
+    assert submitter_as_proven("ana", "token") == "ana"
+
+
 # -- R3: a row the store did not write claims no provenance -------------------------------------------
 def _forge(place: Place, text: str, **meta: object) -> str:
     fact_id = fact_id_of(text)

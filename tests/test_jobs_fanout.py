@@ -96,8 +96,10 @@ def test_a_leg_killed_after_planning_fans_out_the_saved_plan_without_asking_agai
     batch = jobs.submit(BATCH, submitted_by="ana", options=OPTIONS)
     plan = {"template": TEMPLATE, "items": ["Payment advice.eml", "Invoice from Northwind Traders.eml"]}
     jobs.save_checkpoint(batch.id, {"batch_plan": plan})  # what the killed leg had saved
-    # ... and the first child it had submitted before it died
-    submit_each(jobs, TEMPLATE, plan["items"][:1], submitted_by="ana", batch_id=batch.id)
+    # ... and the first child it had submitted before it died (as the leg submits them: the batch's
+    # options; another submission under that id would be an error, not this child)
+    child = OPTIONS.model_copy(update={"batch": False})
+    submit_each(jobs, TEMPLATE, plan["items"][:1], submitted_by="ana", batch_id=batch.id, options=child)
     llm = ScriptedLLM([])  # any model call would fail the job
     assert _runner(jobs, place, llm).run_leg(batch.id, 0) == "finished"
     assert llm.calls == []

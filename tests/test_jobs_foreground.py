@@ -94,9 +94,34 @@ def test_a_foreground_job_cancelled_by_a_colleague_sends_nothing_more(
         return SimpleNamespace(run_dir=str(isolated_home), outcome="done", reason="", answer="")
 
     monkeypatch.setattr(crew_run, "run_task", crew)
-    run_in_foreground(place, "Mark BILL-0004 paid on 2026-10-02", submitted_by="ana", options=JobOptions())
+    run_in_foreground(
+        place,
+        "Mark BILL-0004 paid on 2026-10-02",
+        submitted_by=Identity(name="ana", proof="os_user"),
+        options=JobOptions(),
+    )
     assert "cancelled by bob" in str(seen["halted"]), seen
     assert isinstance(seen["send"], str) and "was not sent" in seen["send"], seen
     assert seen["intents"] == ["not_applied"], seen
     [job] = Jobs.open().list()
     assert job.status == "cancelled"
+
+
+def test_a_foreground_job_a_worker_takes_on_keeps_its_signed_submission(isolated_home: Path) -> None:
+    """`jobs retry` of an interrupted `taskcrew run` hands it to a worker, which clears its
+    ``foreground`` flag as it claims it: where it runs is not what was submitted, so the signed
+    submission (and with it the job's approvals and --auto-approve) must still check out."""
+    from taskcrew.approvals.authority import Authority
+    from taskcrew.jobs.models import JobOptions
+
+    jobs = Jobs.open()
+    job = jobs.submit("Pay INV-1", submitted_by="ana", options=JobOptions(foreground=True), enqueue=False)
+    authority = Authority(jobs)
+    assert authority.submission_ok(jobs.get(job.id))
+    claimed = jobs.mark(
+        job.id, "running", only_if=("queued",), options=job.options.model_copy(update={"foreground": False})
+    )
+    assert claimed is not None and not jobs.get(job.id).options.foreground
+    assert authority.submission_ok(jobs.get(job.id))
+    moved = jobs.get(job.id).model_copy(update={"options": JobOptions(foreground=True, auto_approve=True)})
+    assert not authority.submission_ok(moved)  # what was submitted still may not change

@@ -278,7 +278,7 @@ def test_a_leg_check_reads_the_job_row_once_and_still_stops_a_leg_that_lost_its_
         return said, len(reads)
 
     assert read(gate.leg_refusal) == (None, 1)  # the intent log's last check
-    assert read(lambda: leg_refusal_of(*jobs.heartbeat(job.id, "w1"), "w1", 0)) == (None, 1)
+    assert read(lambda: leg_refusal_of(authority, *jobs.heartbeat(job.id, "w1"), "w1", 0)) == (None, 1)
     sent, n = read(lambda: gate.send_check("POST", url, fields))
     assert sent is None and n <= 2, n  # the leg once (and the rules' look at the submitter)
 
@@ -291,7 +291,7 @@ def test_a_leg_check_reads_the_job_row_once_and_still_stops_a_leg_that_lost_its_
         assert jobs.hand_back(job.id, 0, "w1", "stopping", leg_ends=True) is not None
     gone, n = read(gate.leg_refusal)
     assert gone is not None and "no longer this leg's" in gone and n == 1, (gone, n)
-    beat, n = read(lambda: leg_refusal_of(*jobs.heartbeat(job.id, "w1"), "w1", 0))
+    beat, n = read(lambda: leg_refusal_of(authority, *jobs.heartbeat(job.id, "w1"), "w1", 0))
     assert beat == gone and n == 1, (beat, n)
     refusal, n = read(lambda: gate.send_check("POST", url, fields))
     assert refusal is not None and "no longer this leg's" in refusal and n == 1, (refusal, n)

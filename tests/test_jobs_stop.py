@@ -68,8 +68,7 @@ def test_a_stopped_worker_hands_its_job_back_and_the_next_worker_finishes_it_onc
         assert stopped.status == "queued", (stopped.status, stopped.reason)
         assert "handed_back" in _kinds(workers, job) and "failed" not in _kinds(workers, job)
         workers.start("worker-a")  # the same id again: its job resumes there
-    workers.wait_for("the job to end", workers.job_in(job, "finished", "failed"), timeout=600)
-    done = workers.jobs.get(job.id)
+    done = workers.end_as_a_person_would(job)
     assert (done.status, done.outcome) == ("finished", "done"), done.reason
     assert len(workers.bills()) == 1  # nothing lost, nothing sent twice
 

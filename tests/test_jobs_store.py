@@ -281,6 +281,7 @@ def test_the_heartbeat_halts_a_leg_whose_job_a_newer_leg_of_the_same_worker_hold
     browser policy)."""
     from types import SimpleNamespace
 
+    from taskcrew.approvals.authority import Authority
     from taskcrew.jobs.runner import LegHalt, LegRunner
 
     job = jobs.submit("Enter the Northwind invoice", submitted_by="ana")
@@ -288,7 +289,7 @@ def test_the_heartbeat_halts_a_leg_whose_job_a_newer_leg_of_the_same_worker_hold
     runner = LegRunner(jobs, place=None, worker_id="w1", heartbeat_s=0.01)
     stop, halt = threading.Event(), LegHalt()
     halt.policy = SimpleNamespace(halted=None)  # the leg's browser policy
-    beat = threading.Thread(target=runner._beat, args=(job.id, 0, stop, halt), daemon=True)
+    beat = threading.Thread(target=runner._beat, args=(job.id, 0, stop, halt, Authority(jobs)), daemon=True)
     beat.start()
     try:
         assert not halt.wait(0.2)  # its own leg: beating, not halted

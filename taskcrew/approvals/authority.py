@@ -22,9 +22,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from taskcrew.approvals import seals
-from taskcrew.approvals.audit import AuditLog
+from taskcrew.approvals.audit import AuditEntry, AuditLog
 from taskcrew.approvals.identity import (
     AUTHENTICATED,
+    UNPROVEN_SUBMITTER,
     Identity,
     credentials,
     identity_refusal,
@@ -47,7 +48,15 @@ from taskcrew.approvals.rules import (
 from taskcrew.approvals.signing import KEY_FILE, KeyRing, approvals_dir
 from taskcrew.approvals.visible import visible
 from taskcrew.jobs.models import Approval, Cosign, Job, utcnow
-from taskcrew.jobs.store import InvalidChange, Jobs, UnknownApproval, UnknownJob
+from taskcrew.jobs.store import (
+    InvalidChange,
+    Jobs,
+    JobStoreError,
+    UnknownApproval,
+    UnknownJob,
+    cancel_refusal,
+    retry_refusal,
+)
 from taskcrew.tools.human import ApprovalDecision, ApprovalRequest, FieldValue
 
 Action = Literal["approve", "reject", "answer"]
@@ -57,6 +66,16 @@ ACTIONS: tuple[Action, ...] = ("approve", "reject", "answer")
 # is how the person at the terminal takes back what she approved, so it asks again, as after a cancel
 VOIDED_BY_RETRY = ("finished", "cancelled")
 GENERIC_SOURCES = ("the page's form as filled",)  # what the worker records when it knows no better
+# the signed audit log's entries that end a job's legs (``Authority.leg_end``): a cancel (every leg until
+# a later retry), a retry begun (``retrying``, written before the job database changes) and done
+# (``retry``: the legs after it act again), a takeover (unless ``take_over_undone``: it did not happen)
+LEG_ENDS = ("cancel", "retrying", "retry", "take_over", "take_over_undone")
+
+
+class RecordedOnly(InvalidChange):
+    """A cancel, retry or takeover is recorded in the signed audit log, and its change to the job
+    database did not happen (the job changed meanwhile, or the database failed): what the entry
+    ends or voids stays ended and void (it can only hold more back, never less); the message says so."""
 
 
 def cosign_credential(approval_id: str, credential: str) -> str:
@@ -267,6 +286,27 @@ class Authority:
             "`taskcrew approvals login`"
         )
 
+    def proposal_refusal(self, who: str, submitter: str | None, run: str) -> str | None:
+        """Why the person named ``who`` may not accept what a run proposed (a fact it learned, a routine
+        learned from it) under the two-person rule (None: she may, or the rule is off): she submitted
+        that run, or who did is not proven (``UNPROVEN_SUBMITTER``: the rule cannot tell that person
+        from the accepter, so nobody may). ``submitter``: as the proposal records it (None: it names
+        no one: a run taskcrew itself made); ``run``: which run, as the message goes on after "the run"."""
+        if not self.two_person_active():
+            return None
+        if submitter == UNPROVEN_SUBMITTER:
+            return (
+                f"who submitted the run {run} is not proven (an operating-system user, taken on her word, "
+                "or no signed job record says), and the two-person rule is on here: it cannot tell that "
+                "person from whoever accepts it, so nobody may accept it. Submit the task again after "
+                "`taskcrew approvals login`"
+            )
+        if submitter and submitter == who:
+            return (
+                f"{who} submitted the run {run}, and the two-person rule is on here: someone else accepts it"
+            )
+        return None
+
     def key_of(self, method: str, url: str, fields: list[tuple[str, str]]) -> str:
         return request_key(method, url, fields, excluded=self.rules.excluded_for(url))
 
@@ -280,7 +320,7 @@ class Authority:
 
     # ---- integrity ----------------------------------------------------------------------------
     def submission_ok(self, job: Job) -> bool:
-        return seals.check(self.keys, seals.submission, job, job.submission_sig)
+        return seals.submitted(self.keys, job)
 
     def unsigned_refusal(self, job: Job, what: str) -> str | None:
         """Why ``job`` may not ``what`` — its submission is not signed by the authority (edited or
@@ -357,20 +397,21 @@ class Authority:
     def run_owners(self, job: Job) -> list[Identity | None]:
         """Whom the run of ``job`` now on the queue acts for: its submitter and whoever put it back
         on the queue last (the newest ``retry`` of it, and of each batch it belongs to, in the signed
-        audit log ``act_on_job`` writes). None: a retry whose audit entry does not check out (who
-        retried it is unknown)."""
+        audit log ``act_on_job`` writes), and whoever began a retry since (``retrying``: written
+        before the job database changed, its ``retry`` may never have been written). None: a retry
+        whose audit entry does not check out (who retried it is unknown)."""
         owners: list[Identity | None] = [
             recorded(job.submitted_by, job.submitted_proof, job.submitted_credential)
         ]
-        retries = self.audit.entries("retry")
+        retries = self.audit.entries(("retry", "retrying"))
         seen: set[str] = set()
         current: Job | None = job
         while current is not None and current.id not in seen:
             seen.add(current.id)
-            last = next((e for e in reversed(retries) if e.target == current.id), None)
-            if last is not None and not self.keys.verify(last.body(), last.hash):
-                owners.append(None)
-            elif last is not None:
+            for last in _last_retries([e for e in retries if e.target == current.id]):
+                if not self.keys.verify(last.body(), last.hash):
+                    owners.append(None)
+                    continue
                 proof, credential = last.payload.get("proof", "os_user"), last.payload.get("credential")
                 owners.append(recorded(last.who, str(proof), str(credential) if credential else None))
             try:
@@ -544,54 +585,144 @@ class Authority:
         reads: ``WorkerGate``): an approval is for the run it was asked in, not for a run started
         again later or put back after a stop; the new run asks again. A failed or orphaned job
         resumes with them unless someone took them back (a failed job can be cancelled:
-        ``models.CANCELLABLE``). Raises InvalidChange (with why) or UnknownJob."""
+        ``models.CANCELLABLE``).
+
+        Written ahead: the signed entry (``cancel``; ``retrying`` for a retry) goes to the audit log
+        first, naming the leg it ends and what it voids, and only then is the job database changed,
+        on the condition that the job is still as judged (a retry: on that leg, in that state). An
+        interrupt or a failure between the two leaves an entry that can only hold more back (a leg
+        stopped, decisions void), never a new leg that resumes on what the entry takes back. What
+        lets the legs after a cancel act again is written last, once the retry is in the job
+        database (``retry``: ``leg_end``). Raises InvalidChange (with why; ``RecordedOnly``: the
+        entry was written and the change did not happen) or UnknownJob."""
         try:
             if refusal := self.submitter_refusal(who, role="person who cancels or retries a job"):
                 raise InvalidChange(refusal)
-            if action == "cancel":  # what was decided and not yet used is taken back at once
-                job, leg = self.jobs.cancel_on_leg(job_id, by=who.name)
-                unused = [a for a in self.jobs.approvals(job_id=job_id) if not a.used]
-                void = [a.id for a in unused if a.status in ("approved", "answered")]
-                details: dict[str, Any] = {"void": void, "leg": leg}  # ``leg_over``
-            else:
-                taken_back = self.jobs.get(job_id).status in VOIDED_BY_RETRY
-                decided = [a.id for a in self.jobs.approvals(job_id=job_id) if a.status != "pending"]
-                job = self.jobs.retry(job_id, by=who.name)
-                details = {"void": decided if taken_back else [], "leg": self.jobs.leg(job_id) - 1}
+            job, leg = self.jobs.get_on_leg(job_id)
+            refusal = cancel_refusal(job) if action == "cancel" else retry_refusal(job, self.jobs.db_now())
+            if refusal is not None:
+                raise InvalidChange(refusal)
         except (InvalidChange, UnknownJob) as exc:
             reason = str(exc.args[0] if exc.args else exc)
             self.audit.append(who.name, f"{action}_refused", job_id, {"reason": reason, "proof": who.proof})
             raise
         proven = {"proof": who.proof, **({"credential": who.credential} if who.credential else {})}
-        self.audit.append(who.name, action, job_id, {**proven, **details})
-        return job
+        approvals = self.jobs.approvals(job_id=job_id)
+        if action == "cancel":  # what was decided and not yet used is taken back at once
+            void = [a.id for a in approvals if not a.used and a.status in ("approved", "answered")]
+        elif job.status in VOIDED_BY_RETRY:
+            void = [a.id for a in approvals if a.status != "pending"]
+        else:
+            void = []
+        details: dict[str, Any] = {**proven, "void": void, "leg": leg}  # ``leg_end``
+        ahead = self.audit.append(who.name, "cancel" if action == "cancel" else "retrying", job_id, details)
+        try:
+            if action == "cancel":  # every leg ends (``leg_end``): on whatever leg it is now
+                done = self.jobs.cancel(job_id, by=who.name)
+            else:
+                done = self.jobs.retry(job_id, by=who.name, leg=leg, was=job.status)
+        except (InvalidChange, UnknownJob, JobStoreError) as exc:
+            raise RecordedOnly(_recorded_only(job_id, action, leg, ahead, exc)) from exc
+        if action == "retry":  # in the job database: the legs after ``leg`` may act again
+            self.audit.append(who.name, "retry", job_id, details)
+        return done
+
+    def leg_end(self, job_id: str, leg: int) -> AuditEntry | None:
+        """The signed audit log's entry that ends ``leg`` of ``job_id`` (None: none does), in the order
+        the entries were written (``seq``):
+
+        - a ``cancel`` ends every leg of the job: the legs up to the one it names for good, every
+          later one until a later ``retry`` (done: in the job database) names a leg before it;
+        - a retry (``retrying``, begun; ``retry``, done) ends the legs up to the one it names;
+        - a ``take_over`` ends the legs up to the one it names, unless a ``take_over_undone`` says
+          its change to the job database did not happen (the holder beat meanwhile).
+
+        A standing cancel is the one returned when there is one. The job database says so too, but
+        a row set back to an earlier signed version (a database writer replaying it) would undo that
+        there, and a takeover of the replayed row would make a new leg; neither can here. Only
+        signed entries count."""
+        entries = [e for e in self.audit.signed(LEG_ENDS) if e.target == job_id]
+        undone = {e.payload.get("entry") for e in entries if e.action == "take_over_undone"}
+        cancel: AuditEntry | None = None
+        ended: AuditEntry | None = None
+        for entry in entries:
+            over = entry.payload.get("leg")
+            over = over if isinstance(over, int) and not isinstance(over, bool) else None
+            if entry.action == "cancel":
+                if over is not None and over >= leg:
+                    return entry
+                cancel = cancel or entry
+            elif entry.action == "take_over_undone" or (entry.action == "take_over" and entry.seq in undone):
+                continue
+            elif over is not None and over >= leg:
+                ended = ended or entry
+            elif entry.action == "retry" and over is not None:
+                cancel = None  # retried after the cancel: the legs after ``over`` are the retry's
+        return cancel or ended
 
     def leg_over(self, job_id: str, leg: int) -> str | None:
-        """Why the signed audit log says ``leg`` of ``job_id`` may act no more (None: it says
-        nothing against it): the job was cancelled, retried or taken over while on that leg or a
-        later one (each entry names the last leg it ended: ``act_on_job``, ``record_take_over``).
-        The job database says so too, but a row set back to an earlier signed version (a database
-        writer replaying it) would undo that there; it cannot here. Only signed entries count."""
-        for entry in self.audit.signed(("cancel", "retry", "take_over")):
-            over = entry.payload.get("leg")
-            if entry.target == job_id and isinstance(over, int) and over >= leg:
-                what = {"cancel": "cancelled", "retry": "retried", "take_over": "taken over"}[entry.action]
-                return f"job {job_id} was {what} by {entry.who} on leg {over} (audit entry {entry.seq})"
-        return None
+        """Why the signed audit log says ``leg`` of ``job_id`` may act no more (None: it says nothing
+        against it): ``leg_end``'s entry, as a person reads it."""
+        entry = self.leg_end(job_id, leg)
+        if entry is None:
+            return None
+        what = {"cancel": "cancelled", "retrying": "retried", "retry": "retried", "take_over": "taken over"}
+        said = f"job {job_id} was {what[entry.action]} by {entry.who} on leg {entry.payload.get('leg')}"
+        since = (
+            ", and not retried since" if entry.action == "cancel" and entry.payload.get("leg") != leg else ""
+        )
+        return f"{said} (audit entry {entry.seq}){since}"
 
-    def record_take_over(self, job_id: str, leg: int, dead_worker: str, by: str) -> None:
-        """Leg ``leg`` of ``job_id`` was taken from ``dead_worker`` (silent): recorded, signed, so
-        that leg acts no more even if its job row is set back (``leg_over``)."""
-        self.audit.append(by, "take_over", job_id, {"leg": leg, "from": dead_worker})
+    def record_take_over(self, job_id: str, leg: int, dead_worker: str, by: str) -> AuditEntry:
+        """Leg ``leg`` of ``job_id`` is taken from ``dead_worker`` (silent): recorded, signed, before the
+        job database is changed (``Jobs.take_over``), so that leg acts no more even if its job row is
+        set back (``leg_end``). ``undo_take_over`` when the change did not happen."""
+        return self.audit.append(by, "take_over", job_id, {"leg": leg, "from": dead_worker})
+
+    def undo_take_over(self, job_id: str, entry: AuditEntry, why: str) -> None:
+        """The takeover ``entry`` recorded was refused by the job database's compare-and-set (nothing
+        was changed there: the holder beat meanwhile, or the job moved on): recorded, so the leg it
+        named acts on. Only for a refusal the database gave: a failure whose outcome is unknown leaves
+        the entry standing (the leg stops and hands the job on: ``settle``)."""
+        self.audit.append(entry.who, "take_over_undone", job_id, {"entry": entry.seq, "reason": why})
+
+    def settle(self, job_id: str, leg: int, worker: str) -> str | None:
+        """Bring the job database in line with the signed audit log when the log ends ``leg`` of
+        ``job_id`` (``leg_end``) and the database still gives it to ``worker`` (queued on that leg,
+        or running on it there): an entry written ahead whose change did not happen (interrupted, or
+        the job changed meanwhile), or a row set back. A standing cancel is made (the job ends
+        cancelled by whoever cancelled it); any other end hands the job on to a new leg (as a
+        takeover or a retry would have). What was done (None: nothing: the log lets the leg act, or
+        the database no longer gives it to ``worker``): a job is never left on a leg nobody may run."""
+        entry = self.leg_end(job_id, leg)
+        if entry is None:
+            return None
+        job, current = self.jobs.get_on_leg(job_id)
+        if current != leg or not (
+            job.status == "queued" or (job.status == "running" and job.worker == worker)
+        ):
+            return None
+        why = self.leg_over(job_id, leg) or ""
+        if entry.action == "cancel":
+            try:
+                self.jobs.cancel_on_leg(
+                    job_id, by=entry.who, leg=leg, why=f"recorded in the signed audit log, entry {entry.seq}"
+                )
+            except InvalidChange:
+                return None
+            return f"{why}; the job database says so now too"
+        if self.jobs.hand_back(job_id, leg, worker, why, leg_ends=True) is None:
+            return None
+        return f"{why}; the job goes on on a new leg"
 
     def void_decisions(self, job_id: str) -> set[str]:
         """The approvals and answers of ``job_id`` taken back: by a cancel, or given before a retry
         that voided them (of a run it was started over from, or put back after a cancel:
-        ``act_on_job``). Only entries the key signed count (``AuditLog.signed``): a line added to the
-        file voids nothing."""
+        ``act_on_job``; recorded as it begins: ``retrying``). Only entries the key signed count
+        (``AuditLog.signed``): a line added to the file voids nothing."""
         return {
             approval
-            for entry in self.audit.signed(("retry", "cancel"))
+            for entry in self.audit.signed(("retrying", "retry", "cancel"))
             if entry.target == job_id
             for approval in entry.payload.get("void", [])
         }
@@ -628,3 +759,37 @@ class Authority:
             why = "Bulk approval refused: " + "; ".join(problems) + ". Decide these one by one."
             return [self._refuse(who, ",".join(v.approval.id for v in views), "bulk_approve", why)]
         return [self.decide(v.approval.id, "approve", who) for v in views]
+
+
+def _last_retries(entries: list[AuditEntry]) -> list[AuditEntry]:
+    """Of one job's ``retry`` and ``retrying`` entries (in the order written), the newest ``retry``
+    and every ``retrying`` after it (begun, maybe never done): whoever of them put the run back."""
+    done = max((i for i, e in enumerate(entries) if e.action == "retry"), default=-1)
+    return [e for i, e in enumerate(entries) if i == done or (i > done and e.action == "retrying")]
+
+
+def _recorded_only(job_id: str, action: str, leg: int, ahead: AuditEntry, exc: BaseException) -> str:
+    """What a person is told when ``ahead`` (written first) stands and its change to the job database
+    did not happen (or, the database failing, may not have)."""
+    why = str(exc.args[0] if exc.args else exc)
+    unknown = isinstance(exc, JobStoreError)
+    if action == "cancel":
+        happened = (
+            "the job database failed, so whether the job shows it cancelled is not known"
+            if unknown
+            else f"the job database was not changed ({why})"
+        )
+        return (
+            f"job {job_id}: {happened}; the cancel is recorded in the signed audit log (entry {ahead.seq}) "
+            "all the same: no leg of the job acts any more and what was approved for it and not yet used "
+            f"is void; `taskcrew jobs retry {job_id}` runs it again"
+        )
+    happened = (
+        "the job database failed, so whether it was retried is not known"
+        if unknown
+        else f"it was not retried ({why})"
+    )
+    return (
+        f"job {job_id}: {happened}; the signed audit log records the retry as begun (entry {ahead.seq}): "
+        f"leg {leg} acts no more and the decisions it takes back stay void; retry it again if it should run"
+    )

@@ -24,6 +24,12 @@ from taskcrew.approvals.signing import approvals_dir, locked
 
 Proof = Literal["console", "token", "os_user", "worker"]
 AUTHENTICATED = ("console", "token")  # the proofs that prove who someone is (an OS user is taken on her word)
+UNPROVEN_SUBMITTER = "not proven"
+"""Who submitted a run, where no proven identity did (an operating-system user, taken on her word; or
+no signed record says): what its learned facts and routine drafts record as their run's submitter
+(``submitter_as_proven``), so that where the two-person rule is on nobody may accept them
+(``Authority.proposal_refusal``: it cannot tell that person from the accepter). No user is named so
+(a name has no space)."""
 ENV_TOKEN = "TASKCREW_TOKEN"
 TOKEN_FILE = "tokens.json"
 
@@ -51,6 +57,12 @@ class Identity(BaseModel):
             "worker": "the job worker",
         }[self.proof]
         return f"{self.name} ({how})"
+
+
+def submitter_as_proven(name: str, proof: str) -> str:
+    """A run's submitter as what it proposes records her: her name when she was proven (``AUTHENTICATED``),
+    else ``UNPROVEN_SUBMITTER``."""
+    return name if proof in AUTHENTICATED else UNPROVEN_SUBMITTER
 
 
 def os_user() -> str:

@@ -48,7 +48,21 @@ def check(keys: KeyRing, build: Build, subject: Any, signature: str | None) -> b
 
 def submission(job: Job, dump: Dump = settled) -> dict[str, Any]:
     """A job as submitted: by whom, how proven and under which password (``credential``, left out
-    when it has none, so a submission signed before it was kept checks out as it was)."""
+    when it has none, so a submission signed before it was kept checks out as it was), and its
+    options but ``foreground``: where it runs is not what was submitted (a worker that takes on an
+    interrupted `taskcrew run`, `jobs retry`, clears it)."""
+    return _submission(job, dump, {"foreground"})
+
+
+def submitted(keys: KeyRing, job: Job) -> bool:
+    """Whether ``job``'s submission is the authority's, as signed now (``submission``) or by
+    versions that sealed ``foreground`` too (a job signed so, and still where it was submitted)."""
+    return check(keys, submission, job, job.submission_sig) or check(
+        keys, lambda job, dump=settled: _submission(job, dump, None), job, job.submission_sig
+    )
+
+
+def _submission(job: Job, dump: Dump, exclude: set[str] | None) -> dict[str, Any]:
     sealed: dict[str, Any] = {
         "seal": "submission",
         "job": job.id,
@@ -57,7 +71,7 @@ def submission(job: Job, dump: Dump = settled) -> dict[str, Any]:
         "proof": job.submitted_proof,
         "parent": job.parent_id,
         "item": job.item,
-        "options": dump(job.options),
+        "options": dump(job.options, exclude),
     }
     if job.submitted_credential is not None:
         sealed["credential"] = job.submitted_credential

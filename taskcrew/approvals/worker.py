@@ -12,7 +12,8 @@
 - ``send_check`` (or ``may_send`` then ``sending``, around a durable run's intent log): the last check
   before a data-changing request leaves the browser, recorded as a send only when it leaves: the job must
   still run on this leg (``leg_refusal``: running, on this worker, this leg — not cancelled, taken
-  over or handed back meanwhile), and the request key of the bytes really sent must have a signed
+  over or handed back meanwhile — by the job row and by the signed audit log, ``Authority.leg_over``),
+  and the request key of the bytes really sent must have a signed
   approval in this job (a cancel voids every decision not yet used: ``Authority.act_on_job``); a
   leg whose job is gone asks nothing more either (``decision``, ``answer``: it stops);
 - ``again``: sending again what an earlier attempt may still apply (its answer never came: the intent
@@ -39,23 +40,26 @@ DECISIONS = ("approve", "reject", "answer")  # the audit log's entries of a deci
 AGAIN = "again-"  # the key of a request to send again what an earlier attempt may still apply
 
 
-def leg_refusal(jobs: Jobs, job_id: str, worker: str | None = None, leg: int | None = None) -> str | None:
+def leg_refusal(authority: Authority, job_id: str, worker: str, leg: int) -> str | None:
     """Why ``job_id`` is no longer ``worker``'s to act for in ``leg`` (None: it is): cancelled,
-    finished, handed back, or taken over by another worker or a newer leg. The one rule for a leg's
-    heartbeat (``LegRunner._beat``: the leg halts, judged on the row its beat read) and for the last
-    check before a data-changing request leaves its browser (``WorkerGate.send_check``, the intent
-    log's ``last_check``). The job and its leg are one row, read once: they are of one moment."""
-    job, current = jobs.get_on_leg(job_id)
-    return leg_refusal_of(job, current, worker, leg)
+    finished, handed back, or taken over by another worker or a newer leg. The one rule for every
+    runner's "may this leg still act?" — a worker's leg (``LegRunner``: its heartbeat, and the last
+    check before a data-changing request leaves its browser, ``WorkerGate.sending``) and ``taskcrew
+    run`` in the foreground (its leg, the same two) — always bound to a worker and a leg. The job
+    and its leg are one row, read once: they are of one moment."""
+    job, current = authority.jobs.get_on_leg(job_id)
+    return leg_refusal_of(authority, job, current, worker, leg)
 
 
-def leg_refusal_of(job: Job, current: int, worker: str | None = None, leg: int | None = None) -> str | None:
+def leg_refusal_of(authority: Authority, job: Job, current: int, worker: str, leg: int) -> str | None:
     """``leg_refusal`` judged on ``job`` and ``current``, its leg, as read together (by
-    ``Jobs.get_on_leg``, or by the heartbeat: ``Jobs.heartbeat``)."""
-    if job.status == "running" and worker in (None, job.worker) and leg in (None, current):
-        return None
-    by = f" by {job.cancelled_by}" if job.status == "cancelled" and job.cancelled_by else ""
-    return f"job {job.id} is no longer this leg's ({job.status}{by}, leg {current} on {job.worker})"
+    ``Jobs.get_on_leg``, or by the heartbeat: ``Jobs.heartbeat``), then by the signed audit log
+    (``Authority.leg_over``): a job row set back to an earlier signed version (a database writer
+    replaying it) gives no leg back what a cancel, a retry or a takeover ended."""
+    if job.status != "running" or job.worker != worker or current != leg:
+        by = f" by {job.cancelled_by}" if job.status == "cancelled" and job.cancelled_by else ""
+        return f"job {job.id} is no longer this leg's ({job.status}{by}, leg {current} on {job.worker})"
+    return authority.leg_over(job.id, leg)
 
 
 class WorkerGate:
@@ -65,7 +69,6 @@ class WorkerGate:
         self._refused: set[str] = set()
         self._shown: dict[str, ApprovalRequest] = {}  # key -> the request as last built for it
         self.outdated: dict[str, str] = {}  # key -> why its approval no longer covers it
-        self._own_sends: set[int] = set()  # the audit log's "send" entries this gate wrote
         # what ``may_send`` cleared, for ``sending``: per route handler, which Playwright's sync API
         # runs each in a greenlet of its own on one thread (a thread-local would hand one request's
         # clearance to another's handler while the first waits in a read-back)
@@ -75,6 +78,7 @@ class WorkerGate:
         self._taken: list[str] = []  # answers handed to this leg's run, not yet spent (``spend``)
         self._lock = threading.Lock()
         self.holder: tuple[str, int] | None = None  # (worker id, leg) it sends for: set by LegRunner
+        self._pinned: tuple[str, int] | None = None  # unbound: the leg that held the job at its first check
 
     @property
     def jobs(self) -> Jobs:
@@ -258,27 +262,31 @@ class WorkerGate:
         return decision
 
     def sent_before(self, method: str, url: str, fields: list[tuple[str, str]]) -> datetime | None:
-        """When an earlier run of this job sent exactly this, by the signed audit log (None: never):
-        the job database's record of sends (``tools.intents``) can lose a row; this log cannot."""
+        """When this job sent exactly this, by the signed audit log (None: never): the job database's
+        record of sends (``tools.intents``) can lose a row; this log cannot. Every signed send of this
+        job and key counts, this leg's own earlier ones included: a send is recorded only as it leaves
+        (``sending``, the intent log's last check, after it asked this), so the attempt being checked
+        is never among them. (``send_check`` records as it clears: a run with an intent log clears
+        with ``may_send`` instead, as ``LegRunner`` wires it.)"""
         key = self.authority.key_of(method, url, fields)
         times = [
             e.at
             for e in self.authority.audit.signed("send")
-            if e.seq not in self._own_sends
-            and e.payload.get("job_id") == self.job_id
-            and e.payload.get("key") == key
+            if e.payload.get("job_id") == self.job_id and e.payload.get("key") == key
         ]
         return datetime.fromisoformat(max(times)) if times else None
 
     def leg_refusal(self) -> str | None:
-        """Why this gate's job is no longer its leg's (``leg_refusal``; unbound: no longer running),
-        by the job database and, for a bound leg, by the signed audit log (``Authority.leg_over``:
-        a job row set back to an earlier signed version does not give a leg its job back)."""
-        worker, leg = self.holder or (None, None)
-        gone = leg_refusal(self.jobs, self.job_id, worker, leg)
-        if gone is None and leg is not None:
-            gone = self.authority.leg_over(self.job_id, leg)
-        return gone
+        """Why this gate's job is no longer its leg's (``leg_refusal``: by the job database and by the
+        signed audit log). Bound to its leg (``holder``); a gate nobody bound (a test's, a tool's) is
+        bound by its first check to the leg that held the job then: no check is of "any leg"."""
+        job, current = self.jobs.get_on_leg(self.job_id)
+        holder = self.holder or self._pinned
+        if holder is None:
+            if job.status != "running" or job.worker is None:
+                return leg_refusal_of(self.authority, job, current, job.worker or "", current)
+            holder = self._pinned = (job.worker, current)
+        return leg_refusal_of(self.authority, job, current, *holder)
 
     def _stop_if_gone(self) -> None:
         """A leg that lost its job asks nobody anything more (no approval parked on a cancelled job):
@@ -356,7 +364,7 @@ class WorkerGate:
         cleared = self._cleared.get()
         assert cleared is not None
         self._cleared.set(None)
-        self._own_sends.add(self.authority.audit.append("worker", "send", cleared[1], cleared[0]).seq)
+        self.authority.audit.append("worker", "send", cleared[1], cleared[0])
 
     def _leg_gone(self, key: str, method: str, url: str) -> str | None:
         """``leg_refusal``, recorded as a refused send."""

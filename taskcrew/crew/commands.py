@@ -97,7 +97,7 @@ def run_command(
             result = run_in_foreground(  # a job in the store, checkpointed: `taskcrew jobs retry` resumes it
                 workplace,
                 task,
-                submitted_by=terminal_identity().name,
+                submitted_by=terminal_identity(),
                 options=options,
                 worker_model=models.worker.raw,
                 verifier_model=models.verifier.raw,

@@ -2,13 +2,19 @@
 
 ``submit_each(jobs, "Enter {item}'s newest invoice into the ERP.", ["Initech", "Globex Corp"])`` makes
 one child job per item; each child's id is derived from the batch and the item, so submitting the same
-batch again (a retried CLI call, a resumed planner) enqueues nothing twice.
+batch again (a retried CLI call, a resumed planner) enqueues nothing twice. The item's part of the id is
+64 bits of its fingerprint (``ITEM_ID``), and an id already taken by another submission is an error
+(``Jobs.submit``), never that other job returned in its place: an item (a vendor's file name) made to
+collide with another one cannot leave that one's job silently uncreated.
 """
 
 from __future__ import annotations
 
 from taskcrew.jobs.models import Job, JobOptions
-from taskcrew.jobs.store import InvalidChange, Jobs, fingerprint
+from taskcrew.jobs.store import InvalidChange, Jobs, UnknownJob, fingerprint
+
+ITEM_ID = 16  # hex digits of the item's fingerprint in its child's id (64 bits)
+LEGACY_ITEM_ID = 6  # what versions before gave it (24 bits): a batch they submitted keeps its children
 
 
 def submit_each(
@@ -33,7 +39,7 @@ def submit_each(
     batch_id = batch_id or "batch-" + fingerprint({"t": template, "items": items, "by": submitted_by})[:12]
     children = []
     for item in items:
-        child_id = f"{batch_id}-{fingerprint({'item': item})[:6]}"
+        child_id = _child_id(jobs, batch_id, item)
         children.append(
             jobs.submit(
                 template.replace("{item}", item),
@@ -47,3 +53,18 @@ def submit_each(
             )
         )
     return children
+
+
+def _child_id(jobs: Jobs, batch_id: str, item: str) -> str:
+    """The id of ``batch_id``'s job for ``item``: the one an earlier version gave it when that job is
+    there (a batch planned before, resumed now: its children are not submitted twice), else the
+    64-bit one."""
+    digest = fingerprint({"item": item})
+    legacy = f"{batch_id}-{digest[:LEGACY_ITEM_ID]}"
+    try:
+        earlier = jobs.get(legacy)
+    except UnknownJob:
+        earlier = None
+    if earlier is not None and earlier.parent_id == batch_id and earlier.item == item:
+        return legacy  # ``Jobs.submit`` checks it is the same submission
+    return f"{batch_id}-{digest[:ITEM_ID]}"

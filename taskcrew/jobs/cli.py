@@ -340,13 +340,20 @@ def jobs_list(
 def jobs_show(job_id: str, db: DbUrl = None) -> None:
     """One job: its state, outcome, approvals, submissions and history."""
     from taskcrew.jobs.liveness import state_note
+    from taskcrew.jobs.models import ACTIVE
 
     jobs = _open(db)
-    job = _guard(lambda: jobs.get(job_id))
+    job, leg = _guard(lambda: jobs.get_on_leg(job_id))
     authority = _authority(jobs)
     typer.echo(json.dumps(_job_json(job), indent=2))  # JSON: every control character escaped
     if job.record_trust != "signed":
         typer.echo(f"note: {plain(state_note(job, jobs.db_now()))}")
+    if job.status in ACTIVE and (over := authority.leg_over(job_id, leg)) is not None:
+        # an entry written ahead whose change did not reach the job database (or a row set back)
+        typer.echo(
+            f"note: the signed audit log says leg {leg} acts no more ({plain(over)}); the job database "
+            "is brought in line when a worker takes the job up"
+        )
     for approval in jobs.approvals(job_id=job_id):
         # judged as `approvals list` judges it: a row the authority did not sign says so
         problem = authority.problem(approval)

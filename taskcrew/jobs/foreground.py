@@ -6,6 +6,12 @@ person at the terminal answering at once. It heart-beats while it runs. If the p
 a crash, a reboot), the job is left ``finished interrupted``, ``failed`` or, after a kill, ``running``
 with a stale heartbeat (``jobs list`` says it is orphaned). No worker adopts it on its own: the person
 decides, and ``taskcrew jobs retry ID`` hands it to a worker, which resumes from the last checkpoint.
+
+It is its job's leg 0, held by this process, and asks what a worker's leg asks before anything leaves
+its browser and at each heartbeat (``approvals.worker.leg_refusal``: the job row, then the signed audit
+log): a cancel stops it even if the job row is set back to a version from before the cancel. Its
+submitter is recorded as proven (a personal token: ``submitted_proof`` ``token``), as ``taskcrew
+submit`` records her, or as the operating-system user she is taken for.
 """
 
 from __future__ import annotations
@@ -16,17 +22,23 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from taskcrew.approvals.authority import Authority
+from taskcrew.approvals.identity import Identity, submitter_as_proven
 from taskcrew.approvals.worker import leg_refusal, leg_refusal_of
 from taskcrew.crew.errors import WorkplaceError
 from taskcrew.jobs.models import JobOptions, utcnow
 from taskcrew.jobs.runner import LegHalt, StoreCheckpoints, StoreIntents, readback_rules
 from taskcrew.jobs.store import Jobs, JobStoreError
 
+LEG = 0  # a foreground run is its new job's first leg
+
 
 def run_in_foreground(
-    workplace: Any, task: str, *, submitted_by: str, options: JobOptions, **run: Any
+    workplace: Any, task: str, *, submitted_by: Identity, options: JobOptions, **run: Any
 ) -> Any:
-    """Run ``task`` here and now as a job; returns the crew's ``RunResult``."""
+    """Run ``task`` here and now as a job, submitted by ``submitted_by`` (the terminal's identity, as
+    proven: ``approvals.terminal.terminal_identity``); returns the crew's ``RunResult``."""
+    from taskcrew.approvals.rules import RiskRulesError
     from taskcrew.crew.run import run_task
     from taskcrew.jobs.backoff import SharedBackoff
     from taskcrew.tools.intents import IntentLog
@@ -35,15 +47,25 @@ def run_in_foreground(
     try:
         rules = readback_rules(workplace)
         jobs = Jobs.open()
-    except (JobStoreError, ReadBackFileError) as exc:
+        authority = Authority(jobs)  # the signed audit log, which a set-back job row does not undo
+    except (JobStoreError, ReadBackFileError, RiskRulesError) as exc:
         raise WorkplaceError(str(exc)) from exc
+    who = submitted_by
     options = options.model_copy(update={"foreground": True})
-    job = jobs.submit(task, submitted_by=submitted_by, options=options, enqueue=False)
+    job = jobs.submit(
+        task,
+        submitted_by=who.name,
+        submitted_proof=who.proof,
+        submitted_credential=who.credential,
+        options=options,
+        enqueue=False,
+    )
     worker_id = f"run-{socket.gethostname()}-{os.getpid()}"
     jobs.mark(
         job.id,
         "running",
         only_if=("queued",),
+        leg=LEG,
         worker=worker_id,
         started_at=utcnow(),
         beat=True,
@@ -51,9 +73,9 @@ def run_in_foreground(
     )
     listeners = run.pop("listeners", None)
     human = run.pop("human", None)
-    settings = workplace.run_settings(task, submitted_by=submitted_by, **run)
+    settings = workplace.run_settings(task, submitted_by=submitter_as_proven(who.name, who.proof), **run)
     res = workplace.resources(listeners=listeners, human=human, read_only=bool(run.get("read_only")))
-    res.checkpoints = StoreCheckpoints(jobs, job.id, worker_id)
+    res.checkpoints = StoreCheckpoints(jobs, job.id, worker_id, leg=LEG)
     res.on_run_dir = lambda path: jobs.note_run_dir(job.id, str(Path(path).resolve()))
     res.wrap_model = lambda model, inner: SharedBackoff(jobs, model, inner)
     halt = LegHalt()  # cancelled (the console, `jobs cancel`): nothing more is sent
@@ -63,11 +85,11 @@ def run_in_foreground(
             StoreIntents(jobs, job.id),
             job.id,
             rules,
-            last_check=lambda: leg_refusal(jobs, job.id, worker_id),  # the last thing before a send
+            last_check=lambda: leg_refusal(authority, job.id, worker_id, LEG),  # the last thing before a send
             ask_again=policy.ask_to_send_again,  # the person at the terminal may approve a repeat in doubt
         )
     done = threading.Event()
-    threading.Thread(target=_beat, args=(jobs, job.id, worker_id, done, halt), daemon=True).start()
+    threading.Thread(target=_beat, args=(authority, job.id, worker_id, done, halt), daemon=True).start()
     try:
         result = run_task(settings, res)
     except BaseException as exc:
@@ -76,13 +98,18 @@ def run_in_foreground(
             job.id,
             "failed",
             only_if=("running",),
+            leg=LEG,
             reason=f"the foreground run stopped ({type(exc).__name__}); `taskcrew jobs retry {job.id}` resumes it",
             finished_at=utcnow(),
         )
         raise
     done.set()
     run_dir = str(Path(result.run_dir).resolve())
-    jobs.finish(job.id, result.outcome, result.reason, answer=result.answer, run_dir=run_dir)
+    ended = authority.leg_end(job.id, LEG)
+    if ended is not None and ended.action == "cancel":  # cancelled by the signed log alone: it says so
+        authority.settle(job.id, LEG, worker_id)
+    else:
+        jobs.finish(job.id, result.outcome, result.reason, leg=LEG, answer=result.answer, run_dir=run_dir)
     if result.outcome != "interrupted":  # Ctrl-C: `jobs retry` resumes it from its last checkpoint
         jobs.clear_checkpoint(job.id)
     jobs.close()
@@ -90,13 +117,18 @@ def run_in_foreground(
 
 
 def _beat(
-    jobs: Jobs, job_id: str, worker_id: str, done: threading.Event, halt: LegHalt, every_s: float = 2.0
+    authority: Authority,
+    job_id: str,
+    worker_id: str,
+    done: threading.Event,
+    halt: LegHalt,
+    every_s: float = 2.0,
 ) -> None:
     """Heart-beat; a job no longer this run's (cancelled) halts its browser's policy: nothing
-    data-changing leaves any more (judged on the row the beat read)."""
+    data-changing leaves any more (judged on the row the beat read, then the signed audit log)."""
     while not done.wait(every_s):
         try:
-            gone = leg_refusal_of(*jobs.heartbeat(job_id, worker_id), worker_id)
+            gone = leg_refusal_of(authority, *authority.jobs.heartbeat(job_id, worker_id), worker_id, LEG)
         except Exception:  # a database hiccup: the next beat tries again
             continue
         if gone is not None:

@@ -6,6 +6,7 @@ machinery). Everything the run needs comes in through ``LegRunner``; nothing glo
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from contextlib import suppress
@@ -20,9 +21,11 @@ from taskcrew.jobs.models import Intent, Job, utcnow
 from taskcrew.jobs.store import Jobs
 
 if TYPE_CHECKING:
+    from taskcrew.approvals.authority import Authority
     from taskcrew.approvals.worker import WorkerGate
     from taskcrew.tools.readback import ReadBackRules
 
+log = logging.getLogger(__name__)
 ScriptedResolver = Callable[[Job], Any]  # job -> scripted model factory (name -> BaseLLM) or None
 
 
@@ -126,6 +129,7 @@ class LegRunner:
             self.policies.pop((job_id, leg), None)
 
     def _claim_and_run(self, job_id: str, leg: int) -> str:
+        from taskcrew.approvals.authority import Authority
         from taskcrew.crew.workplace import reachable
 
         job = self.jobs.get(job_id)
@@ -145,17 +149,33 @@ class LegRunner:
         if claimed is None:
             return job.status  # cancelled or finished meanwhile
         self.held[(job_id, leg)] = True
+        try:  # the rules this worker judges by (a risk rules file that cannot be read: the job fails)
+            authority = Authority(self.jobs)
+        except Exception as exc:
+            return self._fail(job_id, leg, f"{type(exc).__name__}: {exc}; fix it")
+        if (settled := authority.settle(job_id, leg, self.worker_id)) is not None:
+            log.warning("job %s: leg %s does not run: %s", job_id, leg, settled)  # (the signed log ended it)
+            return "stopped"
         stop, halt = threading.Event(), LegHalt()
-        beat = threading.Thread(target=self._beat, args=(job_id, leg, stop, halt), daemon=True)
+        beat = threading.Thread(target=self._beat, args=(job_id, leg, stop, halt, authority), daemon=True)
         beat.start()
         try:
             if claimed.options.batch:
-                return self._fan_out(claimed, leg)  # plans and submits; the ERP is the children's
+                return self._fan_out(claimed, leg, authority)  # plans and submits; the ERP is the children's
             if not reachable(self.place.erp_url):
                 return self._fail(job_id, leg, f"the ERP at {self.place.erp_url} did not answer; start it")
-            return self._run(claimed, leg, halt)
+            return self._run(claimed, leg, halt, authority)
         finally:
             stop.set()
+
+    def _stopped(self, authority: Authority, job_id: str, leg: int) -> str:
+        """The leg stopped: its job is no longer its own. When only the signed audit log says so (an
+        entry written ahead whose change to the job database did not happen), the database is brought
+        in line (``Authority.settle``): the job is not left running on a leg that may not act."""
+        with suppress(Exception):  # a database hiccup: the watch loop takes the silent leg over
+            if (settled := authority.settle(job_id, leg, self.worker_id)) is not None:
+                log.warning("job %s: leg %s stopped: %s", job_id, leg, settled)
+        return "stopped"
 
     def _checkpoints(self, job_id: str, leg: int, gate: WorkerGate | None = None) -> StoreCheckpoints:
         return StoreCheckpoints(
@@ -213,7 +233,8 @@ class LegRunner:
         )
         return "failed"
 
-    def _run(self, job: Job, leg: int, halt: LegHalt) -> str:
+    def _run(self, job: Job, leg: int, halt: LegHalt, authority: Authority) -> str:
+        from taskcrew.approvals.identity import submitter_as_proven
         from taskcrew.crew.context import RunLimits
         from taskcrew.crew.modellist import offered_model
         from taskcrew.crew.run import run_task
@@ -229,6 +250,7 @@ class LegRunner:
                 expires_in=self.approval_ttl,
                 auto_approve=opts.auto_approve,
                 sandbox=self.place.settings.sandbox,  # the folder the run reads: its cited files are sealed
+                authority=authority,
             )
             settings = self.place.run_settings(
                 job.task,
@@ -238,7 +260,7 @@ class LegRunner:
                 limits=RunLimits(max_steps=opts.max_steps) if opts.max_steps else RunLimits(),
                 criteria=opts.criteria,
                 read_only=opts.read_only,
-                submitted_by=job.submitted_by,
+                submitted_by=submitter_as_proven(job.submitted_by, job.submitted_proof),  # what it proposes
             )
             res = self.place.resources(
                 scripted=self.scripted(job) if self.scripted else None, human=human, read_only=opts.read_only
@@ -270,7 +292,7 @@ class LegRunner:
         except HandBack as why:
             return self._handed_back(job.id, leg, why)
         except Stopped:
-            return "stopped"
+            return self._stopped(authority, job.id, leg)
         except Parked as parked:
             self.jobs.mark(
                 job.id,
@@ -296,16 +318,15 @@ class LegRunner:
         self.jobs.clear_checkpoint(job.id)
         return "finished"
 
-    def _fan_out(self, job: Job, leg: int) -> str:
+    def _fan_out(self, job: Job, leg: int, authority: Authority) -> str:
         """A batch job: plan it once (the plan is checkpointed before any child is submitted), then
         one child job per item; the batch job ends with the children's ids as its answer."""
-        from taskcrew.approvals.authority import Authority
         from taskcrew.crew.llm import build_provider_llm
         from taskcrew.crew.modelspec import choose_models
         from taskcrew.jobs.batch import submit_each
         from taskcrew.jobs.fanout import BatchPlan, describe_sources, plan_batch
 
-        refusal = Authority(self.jobs).unsigned_refusal(job, "fan out into child jobs the worker signs")
+        refusal = authority.unsigned_refusal(job, "fan out into child jobs the worker signs")
         if refusal is not None:
             self.jobs.mark(
                 job.id, "failed", only_if=("running",), leg=leg, reason=refusal, finished_at=utcnow()
@@ -343,7 +364,7 @@ class LegRunner:
         except HandBack as why:
             return self._handed_back(job.id, leg, why)
         except Stopped:
-            return "stopped"
+            return self._stopped(authority, job.id, leg)
         except Exception as exc:  # no model, a plan that is not usable: clear and retryable
             return self._fail(job.id, leg, f"planning the batch failed: {exc}; fix it")
         if children:
@@ -387,13 +408,17 @@ class LegRunner:
 
         return SharedBackoff(self.jobs, model, inner)
 
-    def _beat(self, job_id: str, leg: int, stop: threading.Event, halt: LegHalt) -> None:
+    def _beat(
+        self, job_id: str, leg: int, stop: threading.Event, halt: LegHalt, authority: Authority
+    ) -> None:
         """Heart-beat; and when the job is no longer this leg's (cancelled, taken over — by another
-        worker, or by this one on a newer leg), set ``halt``: a model call waiting for an answer stops
-        within a beat, and the leg's browser sends nothing more (the newer leg may be sending)."""
+        worker, or by this one on a newer leg — by the row or by the signed audit log), set ``halt``:
+        a model call waiting for an answer stops within a beat, and the leg's browser sends nothing
+        more (the newer leg may be sending)."""
         while not stop.wait(self.heartbeat_s):
-            try:  # judged on the row the beat read: one read of the job a beat
-                gone = leg_refusal_of(*self.jobs.heartbeat(job_id, self.worker_id), self.worker_id, leg)
+            try:  # judged on the row the beat read (one read of the job a beat), then the signed log
+                beat = self.jobs.heartbeat(job_id, self.worker_id)
+                gone = leg_refusal_of(authority, *beat, self.worker_id, leg)
             except Exception:  # a database hiccup: the next beat tries again
                 continue
             if gone is not None:

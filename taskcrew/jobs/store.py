@@ -199,6 +199,27 @@ def starts_over(job: Job) -> bool:
     return job.status == "finished" and job.outcome != "interrupted"
 
 
+def cancel_refusal(job: Job) -> str | None:
+    """Why ``job`` cannot be cancelled (None: it can): the one rule for ``Jobs.cancel`` and for the
+    approvals authority, which records a cancel before it makes it (``Authority.act_on_job``)."""
+    if job.status in CANCELLABLE:  # a failed one too: its retry would resume its decisions
+        return None
+    return (
+        f"job {job.id} is already {job.status}; only queued, running, waiting or failed jobs can be cancelled"
+    )
+
+
+def retry_refusal(job: Job, now: datetime) -> str | None:
+    """Why ``job`` cannot be retried (None: it can), judged at ``now`` (the database's clock): the
+    one rule for ``Jobs.retry`` and for the approvals authority (``Authority.act_on_job``)."""
+    if job.status in RETRYABLE or is_orphaned(job, now):
+        return None
+    return (
+        f"job {job.id} is {job.status}; only finished, failed, cancelled or orphaned (holder gone) jobs "
+        "can be retried"
+    )
+
+
 def fingerprint(obj: Any) -> str:
     raw = obj.model_dump_json() if hasattr(obj, "model_dump_json") else json.dumps(obj, sort_keys=True)
     return hashlib.sha256(raw.encode()).hexdigest()[:32]
@@ -357,11 +378,6 @@ class Jobs:
         options = options or JobOptions()
         if not options.foreground:  # the person at the terminal may run any model; a job may not
             _check_models(options)
-        if job_id is not None:
-            try:
-                return self.get(job_id)
-            except UnknownJob:
-                pass
         now = utcnow()
         job = Job(
             id=job_id or _new_id("job"),
@@ -376,23 +392,59 @@ class Jobs:
             parent_id=parent_id,
             item=item,
         )
+        if job_id is not None and (same := self._submitted_as(job)) is not None:
+            return same
         job.submission_sig = self.keys.sign(seals.submission(job))
         doc = self._job_text(job, 0)
-        with self._tx() as conn:
-            conn.execute(
-                J.insert().values(
-                    id=job.id,
-                    status=job.status,
-                    submitted_at=now.isoformat(),
-                    parent_id=parent_id,
-                    leg=0,
-                    doc=doc,
+        try:
+            with self._tx() as conn:
+                conn.execute(
+                    J.insert().values(
+                        id=job.id,
+                        status=job.status,
+                        submitted_at=now.isoformat(),
+                        parent_id=parent_id,
+                        leg=0,
+                        doc=doc,
+                    )
                 )
-            )
-            self._event(conn, job.id, "submitted", task, submitted_by)
+                self._event(conn, job.id, "submitted", task, submitted_by)
+        except JobStoreError as exc:  # submitted at the same moment under the same id
+            if job_id is None or not isinstance(exc.__cause__, IntegrityError):
+                raise
+            same = self._submitted_as(job)
+            if same is None:
+                raise
+            return same
         if enqueue:
             self._enqueue(job, 0)
         return job
+
+    def _submitted_as(self, wanted: Job) -> Job | None:
+        """The job already stored under ``wanted``'s id (None: there is none), when it is the same
+        submission (``seals.submission``: ``foreground`` aside): submitting it again changes nothing.
+        Another submission under that id (a batch item whose id collides with another item's, or a
+        row taskcrew did not write) is an error: returning it would leave ``wanted`` silently never
+        created."""
+        try:
+            stored = self.get(wanted.id)
+        except UnknownJob:
+            return None
+        if stored.record_trust == "forged":  # (a legacy record's submission is signed: it counts)
+            raise InvalidChange(
+                f"a job with the id {wanted.id} is already in the job database, and taskcrew cannot vouch "
+                "for its record; nothing was submitted under that id"
+            )
+        from taskcrew.approvals import seals
+
+        was, now = seals.submission(stored), seals.submission(wanted)  # what a submission is, as signed
+        if was != now:
+            differs = sorted(k for k in was.keys() | now.keys() if was.get(k) != now.get(k))
+            raise InvalidChange(
+                f"the id {wanted.id} is already another submission's (they differ in {', '.join(differs)}): "
+                f"{wanted.task[:80]!r} was not submitted; submit it on its own"
+            )
+        return stored
 
     def list(
         self, status: JobStatus | None = None, *, limit: int = 200, parent_id: str | None = None
@@ -447,7 +499,7 @@ class Jobs:
             return "forged"
         if self._seal_ok("job", {"leg": leg}, data, "record_sig"):
             return "signed"
-        if job.record_sig is None and seals.check(self.keys, seals.submission, job, job.submission_sig):
+        if job.record_sig is None and seals.submitted(self.keys, job):
             return "legacy"
         return "forged"
 
@@ -475,21 +527,24 @@ class Jobs:
     def cancel(self, job_id: str, *, by: str) -> Job:
         return self.cancel_on_leg(job_id, by=by)[0]
 
-    def cancel_on_leg(self, job_id: str, *, by: str) -> tuple[Job, int]:
-        """Cancel the job; it and the leg it was cancelled on, as the cancel's own write read them."""
+    def cancel_on_leg(
+        self, job_id: str, *, by: str, leg: int | None = None, why: str = ""
+    ) -> tuple[Job, int]:
+        """Cancel the job; it and the leg it was cancelled on, as the cancel's own write read them.
+        ``leg``: only while the job is on that leg (else InvalidChange); ``why``: said after "cancelled
+        by ..." in its reason."""
         seen: list[int] = []
 
         def change(job: Job) -> None:
-            if job.status not in CANCELLABLE:  # a failed one too: its retry would resume its decisions
-                raise InvalidChange(
-                    f"job {job_id} is already {job.status}; only queued, running, waiting or failed jobs "
-                    "can be cancelled"
-                )
+            if (refusal := cancel_refusal(job)) is not None:
+                raise InvalidChange(refusal)
             job.status, job.cancelled_by = "cancelled", by
-            job.reason = f"cancelled by {by}"
+            job.reason = f"cancelled by {by}" + (f" ({why})" if why else "")
             job.finished_at = utcnow()
 
-        job = self._update(job_id, change, event=("cancelled", "", by), seen=lambda _, leg: seen.append(leg))
+        job = self._update(
+            job_id, change, event=("cancelled", why, by), seen=lambda _, on: seen.append(on), leg=leg
+        )
         with self._tx() as conn:  # its pending approvals close with it: the row and what it says
             pending = conn.execute(sa.select(A.c.doc).where(A.c.job_id == job_id, A.c.status == "pending"))
             for (doc,) in pending.all():
@@ -498,24 +553,24 @@ class Jobs:
                 _put_approval(conn, approval, was="pending")
         return job, seen[-1]
 
-    def retry(self, job_id: str, *, by: str) -> Job:
+    def retry(self, job_id: str, *, by: str, leg: int | None = None, was: JobStatus | None = None) -> Job:
         """Run a finished, failed, cancelled or orphaned job again (the same id, a new attempt). A
         finished job starts over (``starts_over``); the others, and an interrupted run, resume from
-        their last checkpoint."""
+        their last checkpoint. ``leg`` and ``was``: only while the job is still on that leg and in
+        that state, as it was judged (else InvalidChange)."""
         finished, now = False, self.db_now()
 
         def change(job: Job) -> None:
             nonlocal finished
             finished = starts_over(job)
-            if job.status not in RETRYABLE and not is_orphaned(job, now):
-                raise InvalidChange(
-                    f"job {job_id} is {job.status}; only finished, failed, cancelled or orphaned "
-                    "(holder gone) jobs can be retried"
-                )
+            if (refusal := retry_refusal(job, now)) is not None:
+                raise InvalidChange(refusal)
+            if was is not None and job.status != was:
+                raise InvalidChange(f"job {job_id} is {job.status} now, no longer {was}")
             job.status, job.outcome, job.reason, job.finished_at = "queued", None, "", None
             job.cancelled_by = None
 
-        job = self._update(job_id, change, event=("retried", "", by), new_leg=True)
+        job = self._update(job_id, change, event=("retried", "", by), new_leg=True, leg=leg)
         if finished:
             self.clear_checkpoint(job_id)
         self._enqueue(job, self._leg(job_id))

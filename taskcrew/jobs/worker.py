@@ -168,8 +168,15 @@ def watch(jobs: Jobs, settings: WorkerSettings, runner: LegRunner | None = None)
     (this worker's own id too, when this process does not run them: a dead earlier holder's).
     Foreground runs are left alone: their person retries them. Stale by the database's clock, which
     wrote the heartbeats (never this host's), and taken over only while the heartbeat is still the
-    one judged stale: a holder that beat meanwhile keeps its job."""
+    one judged stale: a holder that beat meanwhile keeps its job.
+
+    A takeover is recorded in the signed audit log before the job database changes (written ahead:
+    the silent leg acts no more even if the watcher dies before the change, ``Authority.leg_end``);
+    when the database refuses it (the holder beat meanwhile), that is recorded too and the leg acts
+    on. A job the signed log says was cancelled is not put back on the queue: it ends cancelled, as
+    the log says (``Authority.settle``; a row set back to before the cancel makes no new leg)."""
     here = {job_id for job_id, _ in list(runner.held)} if runner is not None else set()
+    authority: Authority | None = None
     try:
         jobs.expire_due()
         now = jobs.db_now()
@@ -182,9 +189,17 @@ def watch(jobs: Jobs, settings: WorkerSettings, runner: LegRunner | None = None)
             if not is_orphaned(job, now, settings.stale_after_s):
                 continue
             _, leg = jobs.get_on_leg(job.id)
+            authority = authority or Authority(jobs)
+            ended = authority.leg_end(job.id, leg)
+            if ended is not None and ended.action == "cancel":
+                if (settled := authority.settle(job.id, leg, worker)) is not None:
+                    log.warning("job %s of silent worker %s: %s", job.id, worker, settled)
+                continue
+            entry = authority.record_take_over(job.id, leg, worker, by=f"worker {settings.worker_id}")
             if jobs.take_over(job.id, worker, silent_since=beat, leg=leg) is not None:
                 log.warning("worker %s went silent; its job %s goes back on the queue", worker, job.id)
-                Authority(jobs).record_take_over(job.id, leg, worker, by=f"worker {settings.worker_id}")
+            else:  # refused by the compare-and-set: nothing changed (the holder beat meanwhile)
+                authority.undo_take_over(job.id, entry, "the job database refused it: the job moved on")
     except Exception as exc:  # the watch loop must survive a database hiccup
         log.warning("watch loop: %s", exc)
 

@@ -205,11 +205,8 @@ class _Judge:
                 self._authority = Authority(None)
             if why := self._authority.submitter_refusal(who, role="fact's acceptor"):
                 return str(why)
-            if submitted_by and who.name == submitted_by and self._authority.two_person_active():
-                return (
-                    f"{who.name} submitted the run that proposed it, and the two-person rule is on here: "
-                    "someone else accepts it"
-                )
+            if why := self._authority.proposal_refusal(who.name, submitted_by, "that proposed it"):
+                return why
         except RiskRulesError as exc:
             return f"who may accept it cannot be judged: {exc}"
         return None

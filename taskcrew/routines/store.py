@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from pydantic import ValidationError
 
+from taskcrew.approvals import identity
 from taskcrew.routines.models import Routine, printable
 
 if TYPE_CHECKING:
@@ -66,11 +67,11 @@ METADATA = {
 }
 SYSTEM_AUTHOR = "worker:taskcrew"
 """The author of a draft taskcrew itself proposes after a verified run (``hooks.after_run``)."""
-UNPROVEN_SUBMITTER = "not proven"
-"""A version's ``source_submitter`` when no signed record says who submitted the run it was learned
-from (``routines learn`` of a run folder the job store does not name): signed with the proposal
-like a name, so it cannot be dropped without voiding who wrote it. No user is named so (a name has
-no space), and where the two-person rule is on nobody may accept such a version."""
+UNPROVEN_SUBMITTER = identity.UNPROVEN_SUBMITTER
+"""A version's ``source_submitter`` when no signed record proves who submitted the run it was learned
+from (``routines learn`` of a run folder the job store does not name, or a run an operating-system
+user submitted): signed with the proposal like a name, so it cannot be dropped without voiding who
+wrote it; where the two-person rule is on nobody may accept such a version."""
 RUNS_LOOKED_UP = 5000  # the newest jobs whose run folders ``run_submitter`` compares (as ``jobs.liveness``)
 
 
@@ -168,8 +169,16 @@ def run_submitter(run_dir: Path, jobs: Any = None) -> RunSubmitter:
         j for j in records if j.record_trust == "signed" and j.run_dir and Path(j.run_dir).resolve() == folder
     ]
     names = sorted({j.submitted_by for j in mine})
-    if len(names) == 1:
+    unproven = sorted(
+        {f"{j.submitted_proof.replace('_', ' ')} {j.submitted_by}" for j in mine} if mine else ()
+    )
+    if len(names) == 1 and all(j.submitted_proof in identity.AUTHENTICATED for j in mine):
         return RunSubmitter(names[0], f"the signed record of job {', '.join(j.id for j in mine)}")
+    if len(names) == 1:
+        return RunSubmitter(
+            None,
+            f"the signed record of job {', '.join(j.id for j in mine)} names an unproven identity ({', '.join(unproven)})",
+        )
     if names:
         return RunSubmitter(None, f"the signed records naming it disagree ({', '.join(names)})")
     return RunSubmitter(
@@ -308,7 +317,8 @@ class RoutineStore:
         from taskcrew.approvals.rules import RiskRulesError
 
         try:
-            if not Authority(None).two_person_active():
+            authority = Authority(None)
+            if not authority.two_person_active():
                 return None
         except RiskRulesError as exc:
             return f"who may accept it cannot be judged: {exc}"
@@ -334,20 +344,9 @@ class RoutineStore:
                 else f"wrote {what}"
             )
             return f"{who} {wrote}, and the two-person rule is on here: someone else accepts it"
-        if not written.submitter_proven:
-            return (
-                f"who submitted the run {what} was learned from ({routine.source_run}) is not proven (no "
-                "signed job record names its run folder), and the two-person rule is on here: it cannot "
-                "tell that run's submitter from whoever accepts it, so nobody may accept it. Have it "
-                "learned from a run the job store records (the run folder `taskcrew jobs show` names for "
-                "the job)"
-            )
-        if written.submitter and written.submitter == who:
-            return (
-                f"{who} submitted the run {what} was learned from ({routine.source_run}), and the "
-                "two-person rule is on here: someone else accepts it"
-            )
-        return None
+        return authority.proposal_refusal(
+            who, written.recorded_submitter, f"{what} was learned from ({routine.source_run})"
+        )
 
     def review_problem(self, routine: Routine) -> str | None:
         """Why the reviewer ``routine``'s file names is not proven (None: it names none, or her
