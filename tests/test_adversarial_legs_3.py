@@ -179,6 +179,42 @@ def test_a_cancelled_foreground_run_sends_nothing_after_its_job_row_is_set_back(
     assert job.status == "cancelled" and "signed audit log" in job.reason, job  # as the log says, not "done"
 
 
+def test_a_foreground_run_does_not_send_a_payment_again_when_its_intent_row_is_deleted(
+    tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`taskcrew run`, wired as ``run_in_foreground`` wires it: each send is signed as it leaves
+    (``leaving``) and the signed log is its intent log's witness. Before, a foreground run recorded
+    no send anywhere but the job database: a database writer who deleted the intent row made the
+    payment it had sent look never sent, and the same run sent it again."""
+    seen: dict[str, Any] = {}
+
+    def crew(settings: Any, res: Any) -> Any:
+        log = res.browser.policy.intents  # what run_in_foreground wired
+        jobs = Jobs.open(f"sqlite:///{tmp_path / 'jobs.sqlite3'}")
+        [job] = jobs.list()
+
+        def send_once() -> str | None:
+            if (refused := log.before_send("POST", PAY, PAID, lambda page: None)) is not None:
+                return refused
+            log.after_send("POST", PAY, PAID, SendOutcome(http_status=303, location="/bills/BILL-0004"))
+            return None
+
+        seen["first"] = send_once()
+        db = sqlite3.connect(str(tmp_path / "jobs.sqlite3"))
+        db.execute("DELETE FROM taskcrew_intents WHERE job_id = ?", (job.id,))  # the database writer
+        db.commit()
+        db.close()
+        seen["second"] = send_once()
+        seen["sends"] = len(_signed(Authority(jobs), "send", job.id))
+        jobs.close()
+        return SimpleNamespace(outcome="done", reason="", answer="", run_dir=str(tmp_path))
+
+    _foreground(tmp_path, monkeypatch, crew)
+    assert seen["first"] is None and seen["sends"] == 1, seen  # sent once, and signed as it left
+    assert seen["second"] is not None, "the foreground run sent the same payment twice"
+    assert "may be in the system" in seen["second"], seen
+
+
 def test_a_foreground_job_records_how_its_submitter_is_proven(
     tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -16,6 +16,7 @@ exactly this?) is in ``approvals.worker``.
 from __future__ import annotations
 
 import hashlib
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -306,6 +307,28 @@ class Authority:
                 f"{who} submitted the run {run}, and the two-person rule is on here: someone else accepts it"
             )
         return None
+
+    def sent_before(
+        self, job_id: str, method: str, url: str, fields: list[tuple[str, str]]
+    ) -> datetime | None:
+        """When ``job_id`` sent exactly this, by the signed audit log (None: never): the job database's
+        record of sends (``tools.intents``) can lose a row; this log cannot. Every signed send of this
+        job and key counts (``record_send``: written as a send leaves, so the attempt being checked is
+        never among them)."""
+        key = self.key_of(method, url, fields)
+        times = [
+            e.at
+            for e in self.audit.signed("send")
+            if e.payload.get("job_id") == job_id and e.payload.get("key") == key
+        ]
+        return datetime.fromisoformat(max(times)) if times else None
+
+    def record_send(self, job_id: str, key: str, method: str, url: str, target: str) -> None:
+        """A send of ``job_id`` (its request key, ``key_of``) leaving now, after its last check, signed:
+        what ``sent_before`` reads. ``target``: the approval it was sent on (else the job)."""
+        self.audit.append(
+            "worker", "send", target, {"job_id": job_id, "key": key, "method": method, "url": url}
+        )
 
     def key_of(self, method: str, url: str, fields: list[tuple[str, str]]) -> str:
         return request_key(method, url, fields, excluded=self.rules.excluded_for(url))

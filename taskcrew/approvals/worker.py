@@ -262,19 +262,10 @@ class WorkerGate:
         return decision
 
     def sent_before(self, method: str, url: str, fields: list[tuple[str, str]]) -> datetime | None:
-        """When this job sent exactly this, by the signed audit log (None: never): the job database's
-        record of sends (``tools.intents``) can lose a row; this log cannot. Every signed send of this
-        job and key counts, this leg's own earlier ones included: a send is recorded only as it leaves
-        (``sending``, the intent log's last check, after it asked this), so the attempt being checked
-        is never among them. (``send_check`` records as it clears: a run with an intent log clears
-        with ``may_send`` instead, as ``LegRunner`` wires it.)"""
-        key = self.authority.key_of(method, url, fields)
-        times = [
-            e.at
-            for e in self.authority.audit.signed("send")
-            if e.payload.get("job_id") == self.job_id and e.payload.get("key") == key
-        ]
-        return datetime.fromisoformat(max(times)) if times else None
+        """When this job sent exactly this, by the signed audit log (``Authority.sent_before``), this
+        leg's own earlier sends included. (``send_check`` records as it clears: a run with an intent log
+        clears with ``may_send`` instead, as ``LegRunner`` wires it, and is recorded as it leaves.)"""
+        return self.authority.sent_before(self.job_id, method, url, fields)
 
     def leg_refusal(self) -> str | None:
         """Why this gate's job is no longer its leg's (``leg_refusal``: by the job database and by the
@@ -364,7 +355,7 @@ class WorkerGate:
         cleared = self._cleared.get()
         assert cleared is not None
         self._cleared.set(None)
-        self.authority.audit.append("worker", "send", cleared[1], cleared[0])
+        self.authority.record_send(**cleared[0], target=cleared[1])
 
     def _leg_gone(self, key: str, method: str, url: str) -> str | None:
         """``leg_refusal``, recorded as a refused send."""

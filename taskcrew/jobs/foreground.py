@@ -9,7 +9,9 @@ decides, and ``taskcrew jobs retry ID`` hands it to a worker, which resumes from
 
 It is its job's leg 0, held by this process, and asks what a worker's leg asks before anything leaves
 its browser and at each heartbeat (``approvals.worker.leg_refusal``: the job row, then the signed audit
-log): a cancel stops it even if the job row is set back to a version from before the cancel. Its
+log): a cancel stops it even if the job row is set back to a version from before the cancel. Each
+send is signed in the audit log as it leaves, and read back before the next (``Authority.sent_before``):
+a job row of its intents deleted does not make a payment it sent look unsent. Its
 submitter is recorded as proven (a personal token: ``submitted_proof`` ``token``), as ``taskcrew
 submit`` records her, or as the operating-system user she is taken for.
 """
@@ -85,8 +87,12 @@ def run_in_foreground(
             StoreIntents(jobs, job.id),
             job.id,
             rules,
+            witness=lambda method, url, fields: authority.sent_before(job.id, method, url, fields),
             last_check=lambda: leg_refusal(authority, job.id, worker_id, LEG),  # the last thing before a send
             ask_again=policy.ask_to_send_again,  # the person at the terminal may approve a repeat in doubt
+            leaving=lambda method, url, fields: authority.record_send(  # signed: what the witness reads
+                job.id, authority.key_of(method, url, fields), method, url, job.id
+            ),
         )
     done = threading.Event()
     threading.Thread(target=_beat, args=(authority, job.id, worker_id, done, halt), daemon=True).start()

@@ -181,6 +181,7 @@ class IntentLog:
         witness: Callable[[str, str, list[tuple[str, str]]], datetime | None] | None = None,
         last_check: Callable[[], str | None] | None = None,
         ask_again: Callable[[str, str, list[tuple[str, str]], str, str], bool] | None = None,
+        leaving: Callable[[str, str, list[tuple[str, str]]], None] | None = None,
     ) -> None:
         self.sink = sink
         self.scope = scope  # the job id: the same payload in another job is another intent
@@ -193,6 +194,10 @@ class IntentLog:
         # the last check before an attempt leaves (a durable job: ``WorkerGate.leg_refusal``); a text:
         # it does not leave, and that is why
         self.last_check = last_check
+        # told of each attempt that passed its last check and leaves now: (method, url, fields) (a
+        # foreground run: ``Authority.record_send``, what its ``witness`` reads; a worker's leg records
+        # its sends in its ``last_check``, ``WorkerGate.sending``)
+        self.leaving = leaving
         # a person's fresh approval to send again what an earlier attempt may still apply: (method,
         # url, fields, the record key of the attempt it approves, the warning she is shown) ->
         # approved (a durable job: ``WorkerGate.again``, through the job's approvals: it may park the
@@ -304,6 +309,8 @@ class IntentLog:
             self.sink.put(attempt)
             self.refused += 1
             return f"{attempt.method} {attempt.url} was not sent: {stop}. Nothing was sent."
+        if self.leaving is not None:
+            self.leaving(attempt.method, attempt.url, attempt.fields)
         self._sending[key] = attempt.key
         return None
 
