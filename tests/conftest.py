@@ -82,6 +82,7 @@ from fixtures_eval import *  # noqa: E402, F403
 from fixtures_jobs import *  # noqa: E402, F403
 from fixtures_knowledge import *  # noqa: E402, F403
 from fixtures_research import *  # noqa: E402, F403
+from fixtures_routines import *  # noqa: E402, F403
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -20,7 +20,6 @@ is Northwind's, learned from the demo inbox.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -96,13 +95,6 @@ def northwind() -> Template:
     template = _template(SandboxFiles(INBOX), "INV-2057", "Northwind Traders")
     assert template.senders == [NORTHWIND]
     return template
-
-
-@pytest.fixture
-def inbox(tmp_path: Path) -> Path:
-    copied = tmp_path / "inbox"
-    shutil.copytree(INBOX, copied)
-    return copied
 
 
 @pytest.mark.parametrize("header", list(SPOOFED), ids=list(SPOOFED.values()))

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 import yaml
-from test_routines import INBOX, _routine, _template, reviewed
+from test_routines import _routine, reviewed
 from typer.testing import CliRunner
 
 from taskcrew.approvals.identity import TokenStore
@@ -34,14 +34,8 @@ from taskcrew.jobs import JobOptions, Jobs
 from taskcrew.routines import store as routine_store
 from taskcrew.routines.models import Template
 from taskcrew.routines.store import RoutineStore
-from taskcrew.tools.files import SandboxFiles
 
 runner = CliRunner()
-
-
-@pytest.fixture(scope="module")
-def northwind() -> Template:
-    return _template(SandboxFiles(INBOX), "INV-2057", "Northwind Traders")
 
 
 @pytest.fixture

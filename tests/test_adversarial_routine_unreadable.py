@@ -17,14 +17,13 @@ Real files (a copy of the demo inbox), the real reader and templates learned fro
 from __future__ import annotations
 
 import errno
-import shutil
 from email.message import EmailMessage
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from test_routines import INBOX, _routine, _template
+from test_routines import INBOX, _routine
 
 from taskcrew.routines.files import FileStepFailed, find_document
 from taskcrew.routines.models import DocumentRule, Routine, Template
@@ -35,18 +34,6 @@ from taskcrew.tools.files import SandboxFiles
 NORTHWIND = {"vendor": "Northwind Traders"}
 NEWEST = ("Invoice from Northwind Traders.eml", "FW_ Invoice from Northwind Traders.eml")  # INV-2057
 DAMAGED = (INBOX / "downloads" / "invoice (3).pdf").read_bytes()  # the first part of a PDF
-
-
-@pytest.fixture(scope="module")
-def northwind() -> Template:
-    return _template(SandboxFiles(INBOX), "INV-2057", "Northwind Traders")
-
-
-@pytest.fixture
-def inbox(tmp_path: Path) -> Path:
-    copied = tmp_path / "inbox"
-    shutil.copytree(INBOX, copied)
-    return copied
 
 
 def _by_number(template: Template) -> Routine:
