@@ -169,16 +169,12 @@ def run_submitter(run_dir: Path, jobs: Any = None) -> RunSubmitter:
         j for j in records if j.record_trust == "signed" and j.run_dir and Path(j.run_dir).resolve() == folder
     ]
     names = sorted({j.submitted_by for j in mine})
-    unproven = sorted(
-        {f"{j.submitted_proof.replace('_', ' ')} {j.submitted_by}" for j in mine} if mine else ()
-    )
+    said = f"the signed record of job {', '.join(j.id for j in mine)}"
     if len(names) == 1 and all(j.submitted_proof in identity.AUTHENTICATED for j in mine):
-        return RunSubmitter(names[0], f"the signed record of job {', '.join(j.id for j in mine)}")
+        return RunSubmitter(names[0], said)
     if len(names) == 1:
-        return RunSubmitter(
-            None,
-            f"the signed record of job {', '.join(j.id for j in mine)} names an unproven identity ({', '.join(unproven)})",
-        )
+        proofs = sorted({f"{j.submitted_proof.replace('_', ' ')} {j.submitted_by}" for j in mine})
+        return RunSubmitter(None, f"{said} names an unproven identity ({', '.join(proofs)})")
     if names:
         return RunSubmitter(None, f"the signed records naming it disagree ({', '.join(names)})")
     return RunSubmitter(
