@@ -166,6 +166,24 @@ def _a_terminal_and_an_approval_show_every_control(char: str) -> None:
         assert f"Pay ⟨{_code(char)}⟩Globex" in terminal.plain(value, layout=True)
 
 
+def test_a_routine_holds_no_control_and_its_fallback_reason_shows_none() -> None:
+    """A routine's text (``routines.models``: a label, a value it types, a step's words) is replayed
+    into the system and read by its reviewer on a terminal: each character of the set is refused in
+    it (a bidi control too, which was let through), and a page's words kept as a fallback's reason
+    hold none."""
+    _every_control(_a_routine_refuses)
+
+
+def _a_routine_refuses(char: str) -> None:
+    from pydantic import ValidationError
+
+    from taskcrew.routines.models import FieldRule, printable
+
+    with pytest.raises(ValidationError, match=re.escape(_code(char))):
+        FieldRule(name="total", kind="amount", anchor=VALUE.format(char))
+    assert printable(VALUE.format(char)) == "Pay  Globex"
+
+
 def test_a_recipes_help_shows_every_control() -> None:
     """A recipe's words as Typer help (``terminal.help_text``): shown as the terminal shows them; the
     reset that has Typer draw them as text is the only ESC in it."""

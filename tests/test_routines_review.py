@@ -104,7 +104,7 @@ def test_control_characters_never_reach_the_reviewers_terminal(
     and the steps of a harmless version, then ESC[8m (conceal) up to a forged fingerprint line,
     while `show` printed it all raw. A routine's text now holds no control character (the file is
     refused, saying which field), and whatever `show`, `list` and `diff` print goes through
-    `approvals.visible`: a bidi control or an ESC that reaches them is a marker, never acted on."""
+    `approvals.visible`: a control character that reaches them is a marker, never acted on."""
     store = RoutineStore()
     store.propose(_headline(northwind))
     path = folder / "enter-invoice.v1.yaml"
@@ -133,12 +133,15 @@ def test_control_characters_never_reach_the_reviewers_terminal(
     store.count(store.get("enter-invoice", 1), fell_back=True, reason="the page said \x1b[8mhidden\r")
     assert store.get("enter-invoice", 1).last_fallback == "the page said  [8mhidden "
 
-    # what validation lets through (a bidi control) or never saw is shown as a marker
+    # a bidi control is one of them too (``terminal.CONTROLS``: it was let through and shown as a
+    # marker); what validation never saw is shown as a marker
     path.write_text(
         yaml.safe_dump({**data, "summary": "Pay \u202eINV-2057"}, sort_keys=False), encoding="utf-8"
     )
     shown = runner.invoke(app, ["routines", "show", "enter-invoice", "-v", "1"])
-    assert "summary: Pay ⟨U+202E⟩INV-2057" in shown.output and "\u202e" not in shown.output
+    assert shown.exit_code == 2 and "summary holds control characters (U+202E)" in shown.output, shown.output
+    assert "\u202e" not in shown.output
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     unvalidated = store.get("enter-invoice", 1).model_copy(
         update={"last_fallback": "\x1b[28m\rfingerprint: 0"}
     )

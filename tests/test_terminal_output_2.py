@@ -208,19 +208,16 @@ def test_the_agents_question_is_shown_as_it_is(isolated_home: Path, tmp_path: Pa
 def test_routines_accept_shows_a_routine_files_words_in_its_refusal(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, console_users: Path
 ) -> None:
-    """A routine's file cannot hold a control character, but it can hold a bidi override (its run
-    folder's name): the refusal that quotes it shows it as a marker."""
+    """A routine cannot hold a control character or a bidi override, but its file can be edited by
+    hand to hold one (its run folder's name): accepting it is refused, naming the file and the code
+    points, and the override never reaches the terminal."""
     from taskcrew.approvals.identity import TokenStore
-    from taskcrew.approvals.rules import DEFAULT_RULES
     from taskcrew.routines.models import BrowserStep, DocumentRule, FieldRule, Routine, Template
     from taskcrew.routines.store import RoutineStore, fingerprint
 
     monkeypatch.setenv("TASKCREW_APPROVALS_DIR", str(tmp_path / "approvals"))
     monkeypatch.setenv("TASKCREW_ROUTINES", str(tmp_path / "routines"))
     monkeypatch.setenv("TASKCREW_CONSOLE_USERS", str(console_users))
-    rules = DEFAULT_RULES.read_text(encoding="utf-8").replace("two_person: auto", 'two_person: "on"')
-    (tmp_path / "rules.yaml").write_text(rules, encoding="utf-8")
-    monkeypatch.setenv("TASKCREW_RISK_RULES", str(tmp_path / "rules.yaml"))
     template = Template(
         issuer="Northwind Traders",
         fields=[FieldRule(name="invoice_number", kind="text", anchor="Invoice No.", pattern=r"INV-\d+")],
@@ -228,23 +225,30 @@ def test_routines_accept_shows_a_routine_files_words_in_its_refusal(
     routine = Routine(
         name="enter-invoice",
         version=1,
-        source_run=f"20261205-090000-enter-invoice{RLO}DEVORPPA YDAERLA{PDF}",
+        source_run="20261205-090000-enter-invoice",
         params=["vendor"],
         documents=DocumentRule(search="{vendor}"),
         templates=[template],
         values=["invoice_number"],
         browser=[BrowserStep(kind="open", url="{erp}/bills/new")],
     )
-    draft, _ = RoutineStore().propose(routine, author="token:bob", submitter="ana")
-    monkeypatch.setenv("TASKCREW_TOKEN", TokenStore().issue("ana"))  # she submitted the run
+    store = RoutineStore()
+    draft, _ = store.propose(routine, author="token:bob", submitter="ana")
+    path = tmp_path / "routines" / "enter-invoice.v1.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert "20261205-090000-enter-invoice" in text
+    edited = f"20261205-090000-enter-invoice{RLO}DEVORPPA YDAERLA{PDF}"
+    path.write_text(text.replace("20261205-090000-enter-invoice", edited), encoding="utf-8")
+    monkeypatch.setenv("TASKCREW_TOKEN", TokenStore().issue("carol"))
 
     args = ("routines", "accept", "enter-invoice", "-v", "1", "--fingerprint", fingerprint(draft))
     code, screen, raw = on_terminal(*args)
     shown = "\n".join(screen)
-    assert code == 1, shown
-    refused = [line for line in screen if line.startswith("refused: ana submitted the run enter-invoice v1")]
-    assert refused, shown
-    assert f"(20261205-090000-enter-invoice{SHOWN_RLO}DEVORPPA YDAERLA⟨U+202C⟩)" in refused[0], shown
+    assert code != 0, shown
+    assert "enter-invoice.v1.yaml: not a usable routine" in shown, shown
+    assert "source_run holds control characters (U+202E, U+202C)" in shown, shown
+    # the file is left as it is, for a person to read
+    assert path.read_text(encoding="utf-8") == text.replace("20261205-090000-enter-invoice", edited)
     shown_not_obeyed(raw)
 
 

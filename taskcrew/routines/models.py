@@ -25,12 +25,13 @@ Nothing here is an element number, a CSS path, a secret or a person's decision.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from taskcrew.terminal import CONTROLS
 
 NAME = r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$"
 VALUE_NAME = r"^[a-z][a-z0-9_]*$"
@@ -67,13 +68,15 @@ ObstacleKind = Literal["login", "modal", "expired_session", "unavailable"]
 
 
 def controls(text: str) -> list[str]:
-    """The control characters in ``text`` (a line feed, a carriage return, a tab, ESC …), by code point."""
-    return [f"U+{ord(c):04X}" for c in dict.fromkeys(text) if unicodedata.category(c) == "Cc"]
+    """The control characters in ``text`` (``terminal.CONTROLS``: a line feed, a carriage return, a
+    tab, ESC, a bidi control, a line separator …), by code point."""
+    return [f"U+{ord(c):04X}" for c in dict.fromkeys(text) if c in CONTROLS]
 
 
 def printable(text: str) -> str:
-    """``text`` with each control character as a space (a fallback's reason, read from a page)."""
-    return "".join(" " if unicodedata.category(c) == "Cc" else c for c in text)
+    """``text`` with each control character (``terminal.CONTROLS``) as a space (a fallback's reason,
+    read from a page)."""
+    return "".join(" " if c in CONTROLS else c for c in text)
 
 
 def on_screen(line: str) -> str:
