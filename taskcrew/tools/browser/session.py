@@ -263,7 +263,7 @@ class BrowserSession:
                     page.wait_for_timeout(25)
                     continue
                 finished = self._guard.state.finished
-                _quiet(page, quiet_ms or self.config.dom_quiet_ms, min(1000.0, remaining_ms))
+                _quiet(page, quiet_ms or self.config.dom_quiet_ms, remaining_ms)
                 # a request that finished while the page looked quiet is read and shown by the page
                 # after it arrives (r.json(), then the DOM): give it a quiet window of its own
                 if not self._guard.state.pending and self._guard.state.finished == finished:
