@@ -459,6 +459,71 @@ def test_a_takeover_is_signed_before_the_job_moves_and_undone_when_the_database_
     jobs.close()
 
 
+def test_a_live_holder_that_beats_while_a_takeover_is_written_ahead_keeps_its_leg(
+    tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The watch loop signs ``take_over`` before its compare-and-set; a holder that beats in between
+    makes the compare-and-set fail, and the takeover is signed undone. A check of the leg in that
+    window (its heartbeat, or the last check before a send) used to read the takeover and stop a live
+    leg; it waits for the outcome. A takeover that went through still stops it, by the row."""
+    import threading
+    import time
+
+    from taskcrew.approvals.worker import leg_refusal
+    from taskcrew.jobs.worker import WorkerSettings, watch
+
+    url = f"sqlite:///{tmp_path / 'jobs.sqlite3'}"
+    jobs = Jobs.open(url)
+    authority = Authority(jobs)
+    job = jobs.submit("Mark BILL-0004 paid", submitted_by="ana", enqueue=False)
+    jobs.mark(job.id, "running", only_if=("queued",), leg=0, worker="w1", beat=True)
+    settings = WorkerSettings(url=url, worker_id="w2", stale_after_s=0)
+    signed, go_on = threading.Event(), threading.Event()
+    compare_and_set = Jobs.take_over
+
+    def slow(self: Jobs, *args: Any, **kwargs: Any) -> Any:
+        signed.set()  # the takeover is in the signed log; its compare-and-set waits for the holder
+        assert go_on.wait(10)
+        return compare_and_set(self, *args, **kwargs)
+
+    def holder_checks() -> list[str | None]:
+        assert signed.wait(10)
+        jobs.heartbeat(job.id, "w1")  # the holder beats: the compare-and-set will change nothing
+        found: list[str | None] = []
+        checking = threading.Thread(target=lambda: found.append(leg_refusal(authority, job.id, "w1", 0)))
+        checking.start()
+        time.sleep(0.3)  # the check reads the takeover while its outcome is not yet known
+        go_on.set()
+        checking.join(30)
+        return found
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Jobs, "take_over", slow)
+        watcher = threading.Thread(target=watch, args=(jobs, settings))
+        watcher.start()
+        found = holder_checks()
+        watcher.join(30)
+    assert len(_signed(authority, "take_over_undone", job.id)) == 1
+    assert found == [None], f"a live leg was stopped by a takeover that did not happen: {found}"
+    assert (jobs.get(job.id).status, jobs.leg(job.id)) == ("running", 0)
+
+    signed.clear()
+    go_on.clear()
+    with monkeypatch.context() as patch:  # this time the holder stays silent: the takeover goes through
+        patch.setattr(Jobs, "take_over", slow)
+        watcher = threading.Thread(target=watch, args=(jobs, settings))
+        watcher.start()
+        assert signed.wait(10)
+        found = []
+        checking = threading.Thread(target=lambda: found.append(leg_refusal(authority, job.id, "w1", 0)))
+        checking.start()
+        go_on.set()
+        checking.join(30)
+        watcher.join(30)
+    assert found and found[0] is not None and "no longer this leg's (queued, leg 1" in found[0], found
+    jobs.close()
+
+
 def test_a_batch_item_whose_job_id_is_taken_by_another_submission_is_an_error_not_skipped(
     tmp_path: Path, isolated_home: Path
 ) -> None:

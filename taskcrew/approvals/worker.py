@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from contextvars import ContextVar
 from datetime import datetime, timedelta
 
@@ -38,6 +39,10 @@ from taskcrew.tools.human import ApprovalDecision, ApprovalRequest, FieldValue
 DECIDED = ("approved", "rejected", "answered")
 DECISIONS = ("approve", "reject", "answer")  # the audit log's entries of a decision (target: its approval)
 AGAIN = "again-"  # the key of a request to send again what an earlier attempt may still apply
+TAKE_OVER_SETTLES_S = 5.0
+"""How long a leg the job database still gives its job waits for the outcome of a takeover signed
+against it (``leg_refusal_of``): the watch loop's compare-and-set and its ``take_over_undone`` are
+one statement and one append apart."""
 
 
 def leg_refusal(authority: Authority, job_id: str, worker: str, leg: int) -> str | None:
@@ -56,10 +61,28 @@ def leg_refusal_of(authority: Authority, job: Job, current: int, worker: str, le
     ``Jobs.get_on_leg``, or by the heartbeat: ``Jobs.heartbeat``), then by the signed audit log
     (``Authority.leg_over``): a job row set back to an earlier signed version (a database writer
     replaying it) gives no leg back what a cancel, a retry or a takeover ended."""
+    if (moved := _row_refusal(job, current, worker, leg)) is not None:
+        return moved
+    # A takeover is signed ahead of the watch loop's compare-and-set, which this leg's own beat may
+    # make fail (then it is signed undone): while the row still gives the job to this leg, wait for
+    # that outcome rather than stop a live leg. One that stands past the wait (its watcher died, or
+    # the row was set back) ends the leg, as a cancel or a retry does at once.
+    ends = time.monotonic() + TAKE_OVER_SETTLES_S
+    while (entry := authority.leg_end(job.id, leg)) is not None and entry.action == "take_over":
+        if time.monotonic() >= ends:
+            break
+        time.sleep(0.1)
+        if (moved := _row_refusal(*authority.jobs.get_on_leg(job.id), worker, leg)) is not None:
+            return moved
+    return authority.leg_over(job.id, leg)
+
+
+def _row_refusal(job: Job, current: int, worker: str, leg: int) -> str | None:
+    """Why the job row (read with its leg, ``current``) no longer gives ``job`` to ``worker``'s ``leg``."""
     if job.status != "running" or job.worker != worker or current != leg:
         by = f" by {job.cancelled_by}" if job.status == "cancelled" and job.cancelled_by else ""
         return f"job {job.id} is no longer this leg's ({job.status}{by}, leg {current} on {job.worker})"
-    return authority.leg_over(job.id, leg)
+    return None
 
 
 class WorkerGate:
