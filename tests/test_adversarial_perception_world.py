@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from fixtures_browser import RecordingSite, SessionFactory, serve
 
-from taskcrew.tools.browser import BrowserSession, Click, Observation, Select, SetChecked
+from taskcrew.tools.browser import Back, BrowserSession, Click, Observation, Select, SetChecked, Type
 
 pytestmark = pytest.mark.browser
 
@@ -154,6 +154,43 @@ def _framed(*frames: str) -> str:
 <h1>Outer page</h1>{tags}</body></html>"""
 
 
+# A wizard that keeps its own history at one address (Back restores step 1), whose innerText getter
+# always says the same: read in the page's world, Back "changed nothing" and closed the tab or failed.
+STEPS_SAME_TEXT = """<!doctype html><html><head><meta charset="utf-8"><title>Wizard</title></head><body>
+<h1>Order wizard</h1>
+<div id="step1"><p>Step 1: choose a supplier</p><button id="next">Next step</button></div>
+<div id="step2" hidden><p>Step 2: confirm the amount</p></div>
+<script>
+const show = (n) => { document.getElementById('step1').hidden = n !== 1; document.getElementById('step2').hidden = n !== 2; };
+document.getElementById('next').addEventListener('click', () => { history.pushState({ step: 2 }, '', location.href); show(2); });
+window.addEventListener('popstate', (e) => show(e.state && e.state.step === 2 ? 2 : 1));
+Object.defineProperty(HTMLElement.prototype, 'innerText', { get() { return 'Order wizard'; } });
+</script></body></html>"""
+
+# Back steps through a history entry at the same address that changes nothing on the page; the
+# innerText getter says something new every time it is read: Back said the page "showed its previous
+# state".
+RESTLESS_TEXT = """<!doctype html><html><head><meta charset="utf-8"><title>Invoice</title></head><body>
+<h1>Invoice INV-2057</h1><p>Amount due 450.00 USD</p>
+<script>
+history.pushState({}, '', location.href);
+let reads = 0;
+Object.defineProperty(HTMLElement.prototype, 'innerText', { get() { reads += 1; return 'Invoice view ' + reads; } });
+</script></body></html>"""
+
+# A field that takes no keys (it empties itself on every one); the innerText getter claims the page
+# shows every key pressed: read in the page's world, the typing "passed the keys on".
+SWALLOWED_KEYS = """<!doctype html><html><head><meta charset="utf-8"><title>Payment</title></head><body>
+<h1>Payment</h1><label>IBAN <input id="iban" name="iban"></label>
+<script>
+let keys = '';
+const box = document.getElementById('iban');
+box.addEventListener('keydown', (e) => { if (e.key.length === 1) keys += e.key; });
+box.addEventListener('input', () => { box.value = ''; });
+Object.defineProperty(HTMLElement.prototype, 'innerText', { get() { return 'Payment IBAN ' + keys; } });
+</script></body></html>"""
+
+
 @pytest.fixture(scope="module")
 def pages_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root: Path = tmp_path_factory.mktemp("isolated")
@@ -168,6 +205,9 @@ def pages_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ("form.html", FORM_PAGE),
         ("listened.html", LISTENED_PAGE),
         ("hook.html", HOOK_PAGE),
+        ("steps_same_text.html", STEPS_SAME_TEXT),
+        ("restless_text.html", RESTLESS_TEXT),
+        ("swallowed_keys.html", SWALLOWED_KEYS),
         ("framed_show.html", _framed("show.html", "inner")),
         ("framed_hide.html", _framed("hide.html", "inner")),
         ("framed_broken.html", _framed("broken.html", "inner")),
@@ -400,3 +440,33 @@ def test_a_page_breaking_its_builtins_no_longer_fails_its_frame_and_a_real_failu
     assert "Outer text stays." in obs.text and any(el.name == "Outer OK" for el in obs.elements)
     assert obs.errors and "#bad" in obs.errors[0] and "boom in the frame" in obs.errors[0]
     assert "Not read: frame #bad could not be read" in obs.render()
+
+
+# ------------------------------------------------------------------ what Back and typing report
+def test_back_reads_the_real_text_when_the_page_fakes_it_unchanged(
+    make_session: SessionFactory, pages: RecordingSite
+) -> None:
+    session, obs = open_page(make_session, pages, "steps_same_text.html")
+    step2 = session.act([Click(index=next(el.index for el in obs.elements if el.name == "Next step"))])
+    assert "Step 2" in step2.observation.text, step2.render()
+    back = session.act([Back()])
+    assert back.ok and "previous state" in back.ran[0].message, back.render()
+    assert "Step 1" in back.observation.text and "Step 2" not in back.observation.text
+
+
+def test_back_that_changed_nothing_is_reported_though_the_page_fakes_a_change(
+    make_session: SessionFactory, pages: RecordingSite
+) -> None:
+    session, _ = open_page(make_session, pages, "restless_text.html")
+    back = session.act([Back()])
+    assert not back.ok and "the page did not change" in back.ran[0].message, back.render()
+
+
+def test_typing_a_field_swallowed_is_a_failure_though_the_page_claims_to_show_the_keys(
+    make_session: SessionFactory, pages: RecordingSite
+) -> None:
+    session, obs = open_page(make_session, pages, "swallowed_keys.html")
+    field = next(el.index for el in obs.elements if el.field is not None)
+    typed = session.act([Type(index=field, text="GB33BUKB20201555555555")])
+    assert not typed.ok, typed.render()
+    assert "passed the keys on" not in typed.render()

@@ -62,6 +62,9 @@ FILL_FORMATS = {
 """The one format a browser's own date/time/colour/range field takes (its value is never shown in the
 user's locale): any other text would leave the field empty, so it is refused before the field is touched."""
 KEYED_CHARS = 200
+LOOK_MS = 5000.0
+"""How long a look at the page's text may take (``pageText``): a page too busy to answer is not waited
+for until the call limit."""
 """Longer text is inserted in one step except its last characters, which are typed as key presses."""
 READ_VALUE_JS = (
     "(el) => el.isContentEditable ? el.innerText : ('value' in el ? String(el.value) : el.textContent)"
@@ -393,12 +396,8 @@ class ActionExecutor:
         """How often ``text`` shows in the page's visible text (0 for blank or very long text)."""
         if not text.strip() or len(text) > 200:
             return 0
-        try:
-            return int(
-                self.env.page.evaluate(
-                    "(t) => (document.body ? document.body.innerText : '').split(t).length - 1", text
-                )
-            )
+        try:  # in the isolated world: the page's own innerText getter cannot claim the keys arrived
+            return int(isolated(self.env.page.main_frame, "pageText", {"count": text}, LOOK_MS)["count"])
         except Exception:
             return 0
 
@@ -618,10 +617,10 @@ class ActionExecutor:
 
         page = self.env.page
         before = page.url
-        mark = "() => { window[Symbol.for('taskcrew.back')] = 1; return document.body ? document.body.innerText : ''; }"
-        look = "() => [!!window[Symbol.for('taskcrew.back')], document.body ? document.body.innerText : '']"
+        # the document is marked and read in the isolated world (``pageText``): a page's script can
+        # neither fake its text (and have its tab closed as "unchanged") nor forge the mark
         try:
-            text_before = str(page.evaluate(mark))
+            text_before = str(isolated(page.main_frame, "pageText", {"mark": True}, LOOK_MS)["text"])
         except PlaywrightError:
             text_before = ""
         page.go_back(wait_until="domcontentloaded", timeout=self.env.config.navigation_timeout_ms)
@@ -629,8 +628,9 @@ class ActionExecutor:
             return ""
         self.env.settle()
         try:
-            same_document, text_after = page.evaluate(look)
-        except PlaywrightError:  # still navigating: a new document
+            look = isolated(page.main_frame, "pageText", {}, LOOK_MS)
+            same_document, text_after = bool(look["marked"]), str(look["text"])
+        except PlaywrightError:  # still navigating: a new document (or one too busy to answer)
             same_document, text_after = False, ""
         if not same_document:
             return "went back to the previous page (it has the same address); fields may hold earlier values"

@@ -1830,6 +1830,17 @@
   // wait for_text: in the isolated world, where innerText and String.prototype.includes are the
   // browser's own (the page's overrides cannot fake the words, nor hide them)
   const textVisible = (args) => !!(document.body && document.body.innerText.includes(args.text));
+  // `back` (is this still the document it marked? did its text change?) and the typing read-back (how
+  // often does the page now show the typed text?), read here: the page cannot fake innerText, nor set
+  // or clear a mark on this world's window
+  const BACK = Symbol.for('taskcrew.back');
+  const pageText = (args) => {
+    const marked = !!window[BACK];
+    if (args.mark) window[BACK] = 1;
+    const text = document.body ? document.body.innerText : '';
+    if (args.count) return { marked, text: '', count: text.split(args.count).length - 1 };
+    return { marked, text, count: 0 };
+  };
 
-  return { observe, preflight, identity, activeSubmission, settleProbe, scrollBy, scrollPage, textVisible, frameInfo, checkedOf, pickOption };
+  return { observe, preflight, identity, activeSubmission, settleProbe, scrollBy, scrollPage, textVisible, pageText, frameInfo, checkedOf, pickOption };
 })()
