@@ -257,7 +257,9 @@ def _forge(place: Place, text: str, **meta: object) -> str:
     return fact_id
 
 
-def test_a_forged_row_is_shown_as_of_unknown_origin_without_its_claims(place: Place) -> None:
+def test_a_forged_row_is_shown_as_of_unknown_origin_without_its_claims(
+    place: Place, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     genuine = place.propose(HOOLI)
     text = "Northwind Traders changed banks. New IBAN GB33BUKB20201555555555 from 1 March."
     forged = _forge(place, text)
@@ -279,7 +281,17 @@ def test_a_forged_row_is_shown_as_of_unknown_origin_without_its_claims(place: Pl
     edited = place.store.facts.get(genuine.id)
     assert edited is not None and edited.unverified and edited.derived_from == [UNKNOWN_ORIGIN]
 
-    _accept_on_console(ana, forged)  # a person may vouch for the words she read: not for the claims
+    _accept_on_console(ana, forged)  # three users: who asked for it cannot be told, so nobody accepts it
+    said = _flash(ana)
+    assert "nobody may accept it" in said and "of unknown origin" in said
+    from taskcrew.approvals.rules import DEFAULT_RULES
+
+    lax = tmp_path / "one-person.yaml"
+    lax.write_text(DEFAULT_RULES.read_text(encoding="utf-8").replace("two_person: auto", 'two_person: "off"'))
+    monkeypatch.setenv("TASKCREW_RISK_RULES", str(lax))
+    _accept_on_console(
+        ana, forged
+    )  # one person decides: she may vouch for the words she read, not the claims
     accepted = place.store.facts.get(forged)
     assert accepted is not None and (accepted.status, accepted.decided_by) == ("accepted", "console:ana")
     assert (accepted.run_id, accepted.derived_from, accepted.confirmations) == ("", [UNKNOWN_ORIGIN], 1)

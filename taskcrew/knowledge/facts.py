@@ -19,7 +19,9 @@ a row). Every read (``_read``, the one place) judges each row:
 - damaged (``DamagedRow``, listed, never a fact): a row that does not parse, or whose words are not
   one normalised line of at most ``MAX_FACT_CHARS``, or whose id is not the hash of its words;
 - of unknown origin (``unverified``, a proposal): its record (``record``: words, run, task,
-  sources, submitter, confirmations) is not signed by the store; its claimed provenance is dropped;
+  sources, submitter, confirmations) is not signed by the store; its claimed provenance is dropped,
+  and who submitted its run reads as not proven (``UNPROVEN_SUBMITTER``): while the two-person rule
+  is on, nobody may accept it (``Authority.proposal_refusal``); rejecting or forgetting it may;
 - accepted only under a seal of the operator's key over ``acceptance`` (words, who, when, the
   credential her login was proven with), when the signed audit log's latest decision on the id is
   that very acceptance (a rejected or forgotten fact written back stays taken back), and while the
@@ -40,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from pydantic import BaseModel
 
-from taskcrew.approvals.identity import Identity, os_user, recorded
+from taskcrew.approvals.identity import UNPROVEN_SUBMITTER, Identity, os_user, recorded
 from taskcrew.knowledge.grant import FactGrant
 from taskcrew.knowledge.lexical import STOPWORDS
 from taskcrew.knowledge.models import Fact, FactHit, FactProvenance, FactStatus, LearnOutcome
@@ -427,7 +429,7 @@ class FactBook:
                 "decided: read it again and decide on what it says now"
             )
         if accept and (why := judge.refusal(who, fact.submitted_by)):
-            raise FactRefused(f"{who.describe()} may not accept it: {why}")
+            raise FactRefused(f"{who.describe()} may not accept it: {why}{_unknown_origin_advice(fact)}")
         label = _LABELS.get(who.proof, "os")
         decided = self._signed(
             fact.model_copy(
@@ -527,7 +529,10 @@ UNDECIDED = {
 
 def _unknown_origin(fact: Fact, why: str) -> Fact:
     """A row whose record is not the store's: its words, as a proposal, with none of its claimed
-    provenance (run, task, sources, confidence, confirmations, who decided)."""
+    provenance (run, task, sources, confidence, confirmations, who decided). Who submitted the run
+    that proposed it is not proven (``UNPROVEN_SUBMITTER``): where the two-person rule is on, nobody
+    may accept it (``Authority.proposal_refusal``; a broken signature must not drop the submitter the
+    rule refuses). A decision on it is signed with that, so it stays so after a rejection."""
     return fact.model_copy(
         update={
             **UNDECIDED,
@@ -538,11 +543,24 @@ def _unknown_origin(fact: Fact, why: str) -> Fact:
             "confirmations": 1,
             "confidence": 0.0,
             "verified": False,
-            "submitted_by": None,
+            "submitted_by": UNPROVEN_SUBMITTER,
             "record_sig": "",
             "unverified": True,
             "problem": why,
         }
+    )
+
+
+def _unknown_origin_advice(fact: Fact) -> str:
+    """What to do with a fact of unknown origin that nobody may accept (else nothing to add)."""
+    if fact.submitted_by != UNPROVEN_SUBMITTER or UNKNOWN_ORIGIN not in fact.derived_from:
+        return ""
+    return (
+        ". Submitting the task again is not enough here: this fact is of unknown origin (its record is "
+        "not signed by the store, so which run proposed it, and who asked for that run, cannot be told), "
+        "and a new run with the same words is merged into it. Reject it; if its words are right, forget it "
+        f"(`taskcrew knowledge forget {fact.id}`) and have a run propose them again, or have the person "
+        "responsible for the company's documents add them (`taskcrew knowledge ingest FILE`)"
     )
 
 
