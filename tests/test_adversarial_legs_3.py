@@ -15,35 +15,43 @@ item's job id.
   (``Authority.settle``), never left wedged;
 - an id already taken by another submission is an error, never that other job returned.
 
-Real SQLite job store, real audit log, the worker's own watch loop and ``run_in_foreground``; no
-model, no browser."""
+Real SQLite job store, real audit log and the worker's own watch loop. `taskcrew run` (its job's leg
+0) runs for real: ``run_in_foreground`` in the workplace it enters (Chromium, the demo ERP over HTTP),
+the person at the terminal scripted (tests/fixtures_foreground.py); only the models are scripted."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
 import yaml
+from fixtures_foreground import BOB, HOOLI, CountingProxy, Foreground, Person, after_a_beat
+from test_cli_run import run_file_question
 
 from taskcrew.approvals.audit import AuditLog
 from taskcrew.approvals.authority import Authority, RecordedOnly
-from taskcrew.approvals.identity import Identity
 from taskcrew.approvals.rules import DEFAULT_RULES
+from taskcrew.crew.models import Plan, PlanStep
+from taskcrew.crew.scripted import Loop, Reply, ScriptedCall, ScriptedLLM
+from taskcrew.eval import kit
+from taskcrew.eval.solvers import scripted_models
 from taskcrew.jobs import JobOptions, Jobs
 from taskcrew.jobs.batch import ITEM_ID, submit_each
 from taskcrew.jobs.human import JobHuman
 from taskcrew.jobs.runner import StoreIntents
-from taskcrew.jobs.store import InvalidChange, J, fingerprint
+from taskcrew.jobs.store import INT, InvalidChange, J, fingerprint
 from taskcrew.jobs.worker import WorkerSettings, watch
+from taskcrew.mock_erp import ErpServer
 from taskcrew.tools.human import ApprovalRequest, FieldValue
-from taskcrew.tools.intents import IntentLog, SendOutcome
+from taskcrew.tools.intents import NOT_SENT_AGAIN, IntentLog, SendOutcome
 
-BOB = Identity(name="bob", proof="console")
 PAY, PAID = "http://127.0.0.1:9/bills/BILL-0004/pay", [("paid_on", "2026-10-02")]
+VANDELAY = kit.Bill("Vandelay Industries", "VI-3390", "2640.00", "USD", "2026-09-18", "2026-10-20")
+VANDELAY_SAVED = "Acme Payables has a bill for Vandelay Industries VI-3390: 2640.00 USD, due 2026-10-20"
 
 
 def _request(authority: Authority) -> ApprovalRequest:
@@ -119,109 +127,146 @@ def test_a_leg_that_sent_a_payment_does_not_send_it_again_when_its_intent_row_is
     assert "may be in the system" in second, second
 
 
-class _Place:
-    """The workplace ``run_in_foreground`` is handed: stand-ins for the crew's settings and resources."""
-
-    def __init__(self, sandbox: Path) -> None:
-        self.erp_url, self.intranet_url = "http://127.0.0.1:9", None
-        self.settings = SimpleNamespace(sandbox=sandbox)
-
-    def run_settings(self, task: str, **kw: Any) -> Any:
-        return SimpleNamespace(task=task, **kw)
-
-    def resources(self, **kw: Any) -> Any:
-        policy = SimpleNamespace(halted=None, ask_to_send_again=None, intents=None)
-        return SimpleNamespace(browser=SimpleNamespace(policy=policy), checkpoints=None)
-
-
-def _foreground(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, crew: Any, **run: Any) -> None:
-    """``run_in_foreground`` for real; only the crew (``run_task``) is ``crew``."""
-    from taskcrew.jobs.foreground import run_in_foreground
-
-    monkeypatch.setenv("TASKCREW_JOBS_DB", f"sqlite:///{tmp_path / 'jobs.sqlite3'}")
-    (tmp_path / "sandbox").mkdir(exist_ok=True)
-    monkeypatch.setattr("taskcrew.crew.run.run_task", crew)
-    run.setdefault("submitted_by", Identity(name="ana", proof="os_user"))
-    run_in_foreground(_Place(tmp_path / "sandbox"), "Mark BILL-0004 paid", options=JobOptions(), **run)
-
-
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.timeout(400)
 def test_a_cancelled_foreground_run_sends_nothing_after_its_job_row_is_set_back(
-    tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, isolated_home: Path, erp: ErpServer
 ) -> None:
     """`taskcrew run`'s last check before a send is the one every leg asks (its leg 0): the row, then
-    the signed log. A colleague cancels it; a database writer puts the pre-cancel row back before the
-    next heartbeat: the payment does not leave."""
+    the signed log. `taskcrew run` pays the Hooli bill for real; while the person at the terminal is
+    asked to approve it, right after a heartbeat, a colleague cancels it and a database writer puts
+    the pre-cancel row back; she says yes at once, before the next heartbeat: the payment does not
+    leave, and the job ends cancelled, as the signed log says."""
     seen: dict[str, Any] = {}
 
-    def crew(settings: Any, res: Any) -> Any:
-        last_check = res.browser.policy.intents.last_check  # what run_in_foreground wired
-        jobs = Jobs.open(f"sqlite:///{tmp_path / 'jobs.sqlite3'}")
+    def at_prompt(request: ApprovalRequest, asked: int) -> None:
+        if asked > 1:
+            return
+        jobs = Jobs.open()
         authority = Authority(jobs)
         [job] = jobs.list()
-        assert last_check() is None  # running: a send may leave
+        after_a_beat(jobs, job.id)  # the next one is two seconds away
         saved = _row(jobs, job.id)
         authority.act_on_job(job.id, "cancel", BOB)  # a colleague cancels it (signed, leg 0)
-        seen["cancelled"] = last_check()
+        seen["cancelled"] = jobs.get(job.id).status
         _set_back(jobs, job.id, saved)  # the database writer replays the pre-cancel row
+        seen["set back"] = jobs.get(job.id).status
         seen["leg_over"] = authority.leg_over(job.id, 0)
-        seen["after_replay"] = last_check()
         jobs.close()
-        return SimpleNamespace(outcome="done", reason="", answer="", run_dir=str(tmp_path))
 
-    _foreground(tmp_path, monkeypatch, crew)
-    assert seen["cancelled"] is not None  # the cancel alone stops it
+    models = scripted_models(HOOLI)
+    person = Person(at_prompt)
+    with Foreground(erp.url, tmp_path, person) as place:
+        place.taskcrew_run(HOOLI.task, models("solver"), models("auditor"))
+    assert person.asked and person.asked[0].url.endswith("/bills/BILL-0005/pay")  # she said yes
+    assert (seen["cancelled"], seen["set back"]) == ("cancelled", "running"), seen
     assert seen["leg_over"] is not None  # the signed log knows leg 0 was cancelled
-    assert seen["after_replay"] is not None, "the cancelled foreground run's last check lets the send leave"
-    assert "cancelled by bob" in seen["after_replay"], seen
-    jobs = Jobs.open(f"sqlite:///{tmp_path / 'jobs.sqlite3'}")
+    paid = [p for p in erp.state().payments if p.bill_id == "BILL-0005"]
+    assert paid == [], "the cancelled foreground run's last check let the payment leave"
+    jobs = Jobs.open()
     [job] = jobs.list()
+    intents = jobs.intents(job.id)
     jobs.close()
-    assert job.status == "cancelled" and "signed audit log" in job.reason, job  # as the log says, not "done"
+    if intents:  # the intent log's last check refused it, as it was about to leave
+        first = intents[0]
+        assert (first.status, first.seen) == ("not_applied", "not_sent"), first
+        assert "cancelled by bob" in (first.result or ""), first.result
+    else:  # only when the machine stalled for a beat's length: the beat halted the run's policy first
+        refused = [d for d in place.policy.decisions if d.url.endswith("/pay") and d.outcome == "blocked"]
+        assert refused and "cancelled by bob" in refused[0].reason, refused
+    assert job.status == "cancelled" and "signed audit log" in (job.reason or ""), job  # as the log says
 
 
-def test_a_foreground_run_does_not_send_a_payment_again_when_its_intent_row_is_deleted(
-    tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+class _EntersItTwice(kit.EnterBill):
+    """Enters the bill; once it is saved, enters the very same bill again (as a page told it to
+    "retry"): the same submission, from a fresh form."""
+
+    again = False
+
+    def __call__(self, call: ScriptedCall) -> Reply:
+        text = call.last_tool_result
+        saved = re.search(r"/bills/BILL-\d+", kit.page_url(text)) and "saved" in kit.page_text(text).lower()
+        if saved and not self.again:
+            self.again = True
+            return kit.navigate(f"{kit.erp(call)}/bills/new")
+        return super().__call__(call)
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.timeout(400)
+def test_a_foreground_run_does_not_send_a_submission_again_when_its_intent_row_is_deleted(
+    tmp_path: Path, isolated_home: Path, erp: ErpServer
 ) -> None:
     """`taskcrew run`, wired as ``run_in_foreground`` wires it: each send is signed as it leaves
     (``leaving``) and the signed log is its intent log's witness. Before, a foreground run recorded
     no send anywhere but the job database: a database writer who deleted the intent row made the
-    payment it had sent look never sent, and the same run sent it again."""
+    submission it had sent look never sent, and the same run sent it again.
+
+    `taskcrew run` enters Vandelay's bill for real (through a proxy that counts what reaches the ERP),
+    then enters the very same bill again (a bill's form is always there; a paid bill shows no pay
+    form, so a browser cannot send the same payment twice). The person at the terminal is asked again
+    (the first approval was spent); meanwhile a database writer deletes the job's intent rows, and
+    she says yes: it does not leave."""
     seen: dict[str, Any] = {}
 
-    def crew(settings: Any, res: Any) -> Any:
-        log = res.browser.policy.intents  # what run_in_foreground wired
-        jobs = Jobs.open(f"sqlite:///{tmp_path / 'jobs.sqlite3'}")
+    def at_prompt(request: ApprovalRequest, asked: int) -> None:
+        if asked != 2:
+            return
+        jobs = Jobs.open()
         [job] = jobs.list()
-
-        def send_once() -> str | None:
-            if (refused := log.before_send("POST", PAY, PAID, lambda page: None)) is not None:
-                return refused
-            log.after_send("POST", PAY, PAID, SendOutcome(http_status=303, location="/bills/BILL-0004"))
-            return None
-
-        seen["first"] = send_once()
-        db = sqlite3.connect(str(tmp_path / "jobs.sqlite3"))
-        db.execute("DELETE FROM taskcrew_intents WHERE job_id = ?", (job.id,))  # the database writer
-        db.commit()
-        db.close()
-        seen["second"] = send_once()
-        seen["sends"] = len(_signed(Authority(jobs), "send", job.id))
+        with jobs.engine.begin() as conn:  # the database writer
+            deleted = conn.execute(sa.delete(INT).where(INT.c.job_id == job.id))
+            seen["deleted"] = deleted.rowcount
         jobs.close()
-        return SimpleNamespace(outcome="done", reason="", answer="", run_dir=str(tmp_path))
 
-    _foreground(tmp_path, monkeypatch, crew)
-    assert seen["first"] is None and seen["sends"] == 1, seen  # sent once, and signed as it left
-    assert seen["second"] is not None, "the foreground run sent the same payment twice"
-    assert "may be in the system" in seen["second"], seen
+    plan = Plan(
+        goal="Enter Vandelay's invoice VI-3390",
+        success_criteria=[VANDELAY_SAVED],
+        steps=[PlanStep(role="browser_operator", title="Enter the bill", instructions="As the title says.")],
+        changes_data=True,
+    )
+    worker = ScriptedLLM(
+        {
+            "planner": [plan.model_dump_json()],
+            "browser_operator": [Loop(policy=_EntersItTwice(VANDELAY))],
+            "reflector": ['{"facts": []}'],
+        }
+    )
+
+    def check(url: str, body: str) -> str:
+        rows = kit.bill_rows(body, VANDELAY.invoice_number)
+        return kit.verdict([(VANDELAY_SAVED, bool(rows), url, rows[0] if rows else "none")], "the bills list")
+
+    verifier = ScriptedLLM({"verifier": [Loop(policy=kit.LookUpBills("", check))]})
+    person = Person(at_prompt)
+    proxy = CountingProxy(erp.url)
+    try:
+        with Foreground(proxy.url, tmp_path, person) as place:
+            place.taskcrew_run("Enter Vandelay Industries' invoice VI-3390.", worker, verifier)
+    finally:
+        proxy.close()
+    assert len(person.asked) == 2 and seen.get("deleted"), (len(person.asked), seen)  # asked again; rows gone
+    told = [c.last_tool_result for c in worker.calls if NOT_SENT_AGAIN in c.last_tool_result]
+    jobs = Jobs.open()
+    [job] = jobs.list()
+    sends = len(_signed(Authority(jobs), "send", job.id))
+    jobs.close()
+    saves = proxy.count("POST", "/bills/new")
+    assert saves == 1 and sends == 1, f"sent twice: the ERP received {saves} saves, {sends} signed sends"
+    bills = [b for b in erp.state().bills if b.invoice_number == VANDELAY.invoice_number]
+    assert len(bills) == 1, bills
+    assert told, "the run was not told the repeat was held back"
 
 
 def test_a_foreground_job_records_how_its_submitter_is_proven(
     tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`taskcrew run` as ana with her personal token: the job says ``token`` (with her credential),
-    as `taskcrew submit` says it, not the word of an OS user; an OS user is recorded as one."""
-    from taskcrew.approvals.identity import TokenStore
-    from taskcrew.approvals.terminal import terminal_identity
+    as `taskcrew submit` says it, not the word of an OS user; an OS user is recorded as one. Two real
+    `taskcrew run`s (a file question; the models scripted)."""
+    from taskcrew.approvals.identity import TokenStore, os_user
     from taskcrew.console.auth import add_user
 
     users = tmp_path / "users.yaml"
@@ -229,17 +274,14 @@ def test_a_foreground_job_records_how_its_submitter_is_proven(
         add_user(users, name, f"{name}-secret-1")
     monkeypatch.setenv("TASKCREW_CONSOLE_USERS", str(users))
     monkeypatch.setenv("TASKCREW_TOKEN", TokenStore().issue("ana", users))
-
-    def crew(settings: Any, res: Any) -> Any:
-        return SimpleNamespace(outcome="done", reason="", answer="", run_dir=str(tmp_path))
-
-    _foreground(tmp_path, monkeypatch, crew, submitted_by=terminal_identity())  # as crew.commands calls it
-    _foreground(tmp_path, monkeypatch, crew, submitted_by=Identity(name="clerk", proof="os_user"))
-    jobs = Jobs.open(f"sqlite:///{tmp_path / 'jobs.sqlite3'}")
+    run_file_question()  # at ana's terminal, with her token
+    monkeypatch.delenv("TASKCREW_TOKEN")
+    run_file_question()  # at a terminal with no token: the operating-system user
+    jobs = Jobs.open()
     said = {j.submitted_by: (j.submitted_proof, j.submitted_credential) for j in jobs.list()}
     jobs.close()
     assert said["ana"][0] == "token" and said["ana"][1], said
-    assert said["clerk"] == ("os_user", None), said
+    assert said[os_user()] == ("os_user", None), said
 
 
 @pytest.mark.parametrize("interrupted", [False, True])

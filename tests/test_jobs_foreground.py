@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fake_openai import FakeOpenAIServer
+from fixtures_foreground import BOB, HOOLI, Foreground, Person, after_a_beat, wait_for
 from test_cli_run import _file_verifier, _worker, run_file_question
 from typer.testing import CliRunner
 
+from taskcrew.approvals.authority import Authority
 from taskcrew.approvals.identity import os_user
 from taskcrew.cli import app
+from taskcrew.eval.solvers import scripted_models
 from taskcrew.jobs import Jobs
+from taskcrew.jobs.runner import Stopped
+from taskcrew.mock_erp import ErpServer
+from taskcrew.tools.human import ApprovalRequest
 
 
 def test_a_foreground_run_is_a_finished_job_with_who_ran_it(
@@ -47,64 +54,64 @@ def test_a_bad_read_back_rule_file_stops_the_run_before_anything_is_sent(
     assert Jobs.open().list() == []  # nothing recorded
 
 
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.timeout(400)
+@pytest.mark.parametrize("answered", ["once the heartbeat saw it", "at once"])
 def test_a_foreground_job_cancelled_by_a_colleague_sends_nothing_more(
-    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+    isolated_home: Path, tmp_path: Path, erp: ErpServer, answered: str
 ) -> None:
     """Before, `taskcrew run` wired no last check and its heartbeat ignored the row it read: a job
     cancelled in the console kept sending approved submissions until its next checkpoint. Now the
-    beat halts the run's policy, and the intent log's last check refuses the send. The real
-    ``run_in_foreground``, job store and authority; the crew is a stand-in that sends as the gate would."""
-    import time
-    from types import SimpleNamespace
+    beat halts the run's policy, and the intent log's last check refuses the send.
 
-    import taskcrew.crew.run as crew_run
-    from taskcrew.approvals.authority import Authority
-    from taskcrew.approvals.identity import Identity
-    from taskcrew.config import DEFAULT_SANDBOX
-    from taskcrew.jobs import JobOptions
-    from taskcrew.jobs.foreground import run_in_foreground
-    from taskcrew.tools.human import AutoApproveHuman
-    from taskcrew.tools.policy import Policy, PolicyConfig
+    `taskcrew run` pays the Hooli bill for real (``run_in_foreground``, its workplace: Chromium, the
+    ERP over HTTP, the job store and signed audit log); the models are scripted. While the person at
+    the terminal is asked to approve the payment, bob cancels the job in the console; she then says
+    yes: once the run's heartbeat has halted it (its policy says why), or at once, right after a beat
+    (the next is two seconds away: the last check before the send is what refuses it)."""
+    seen: dict[str, Any] = {}
 
-    erp = "http://127.0.0.1:8800"
-    policy = Policy(PolicyConfig.for_url(erp), AutoApproveHuman())
-    res = SimpleNamespace(browser=SimpleNamespace(policy=policy), checkpoints=None, on_run_dir=None)
-    place = SimpleNamespace(
-        erp_url=erp,
-        intranet_url="",
-        settings=SimpleNamespace(sandbox=DEFAULT_SANDBOX),
-        run_settings=lambda task, **kw: None,
-        resources=lambda **kw: res,
-    )
-    seen: dict[str, object] = {}
-
-    def crew(settings: object, r: SimpleNamespace) -> SimpleNamespace:
+    def at_prompt(request: ApprovalRequest, asked: int) -> None:
+        if asked > 1:
+            return
         jobs = Jobs.open()
         [job] = jobs.list()
-        Authority(jobs).act_on_job(job.id, "cancel", Identity(name="bob", proof="console"))
-        deadline = time.monotonic() + 30  # the beat (every 2 s) sees it
-        while r.browser.policy.halted is None and time.monotonic() < deadline:
-            time.sleep(0.1)
-        seen["halted"] = r.browser.policy.halted
-        fields = [("csrf_token", "t"), ("paid_on", "2026-10-02")]
-        seen["send"] = r.browser.policy.intents.before_send(
-            "POST", f"{erp}/bills/BILL-0004/pay", fields, lambda p: None
-        )
-        seen["intents"] = [i.status for i in jobs.intents(job.id)]
-        return SimpleNamespace(run_dir=str(isolated_home), outcome="done", reason="", answer="")
+        if answered == "at once":
+            after_a_beat(jobs, job.id)
+        Authority(jobs).act_on_job(job.id, "cancel", BOB)  # bob, in the console
+        jobs.close()
+        if answered != "at once":
+            try:
+                seen["halted"] = wait_for("the heartbeat to halt the run", lambda: place.policy.halted)
+            except AssertionError as exc:
+                seen["halted"] = exc
 
-    monkeypatch.setattr(crew_run, "run_task", crew)
-    run_in_foreground(
-        place,
-        "Mark BILL-0004 paid on 2026-10-02",
-        submitted_by=Identity(name="ana", proof="os_user"),
-        options=JobOptions(),
-    )
-    assert "cancelled by bob" in str(seen["halted"]), seen
-    assert isinstance(seen["send"], str) and "was not sent" in seen["send"], seen
-    assert seen["intents"] == ["not_applied"], seen
-    [job] = Jobs.open().list()
-    assert job.status == "cancelled"
+    models = scripted_models(HOOLI)
+    person = Person(at_prompt)
+    with Foreground(erp.url, tmp_path, person) as place:
+        try:
+            ended = place.taskcrew_run(HOOLI.task, models("solver"), models("auditor")).outcome
+        except Stopped as exc:  # its next checkpoint found the job cancelled: the run stops there
+            ended = f"stopped: {exc}"
+    assert person.asked and person.asked[0].url.endswith("/bills/BILL-0005/pay"), ended  # she said yes
+    assert [p for p in erp.state().payments if p.bill_id == "BILL-0005"] == []  # nothing was paid
+    jobs = Jobs.open()
+    [job] = jobs.list()
+    intents = jobs.intents(job.id)
+    jobs.close()
+    assert job.status == "cancelled" and job.cancelled_by == "bob", job
+    pays = [d for d in place.policy.decisions if d.url.endswith("/pay") and d.outcome == "blocked"]
+    if answered == "at once" and intents:  # the intent log's last check refused it as it was leaving
+        first = intents[0]
+        assert (first.status, first.seen) == ("not_applied", "not_sent"), first
+        assert "cancelled by bob" in (first.result or ""), first.result
+    else:  # the beat halted the run's policy: the approved payment never left its browser ("at once":
+        # only when the machine stalled for a beat's length between her yes and the send)
+        if answered != "at once":
+            assert "cancelled by bob" in str(seen["halted"]), seen
+        assert intents == [], intents
+        assert pays and "cancelled by bob" in pays[0].reason and "nothing was sent" in pays[0].reason, pays
 
 
 def test_a_foreground_job_a_worker_takes_on_keeps_its_signed_submission(isolated_home: Path) -> None:
