@@ -16,7 +16,7 @@ exactly this?) is in ``approvals.worker``.
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -56,7 +56,9 @@ from taskcrew.jobs.store import (
     UnknownApproval,
     UnknownJob,
     cancel_refusal,
+    past_deadline,
     retry_refusal,
+    too_late,
 )
 from taskcrew.tools.human import ApprovalDecision, ApprovalRequest, FieldValue
 
@@ -125,14 +127,23 @@ def shown_value(field: FieldValue) -> str:
 def request_payee(request: ApprovalRequest, rules: RiskRules) -> Payee:
     """Whom ``request`` pays (``rules.read_payee``): its fields as a person reads them
     (``shown_value``); where none names a payee (paying a bill sends only ``paid_on``), the record
-    it changes, as the system showed it when the worker asked."""
+    it changes, as the system showed it when the worker asked. That record must be the one the
+    request changes and the request sent from its page (``record.changed_record_read``): else the
+    payee is unclear (``Payee.doubt`` says why), as shown to a person and kept out of bulk approval."""
+    from taskcrew.approvals.record import changed_record_read  # record reads pages (rules, documents)
+
     shown = [(f.name, shown_value(f)) for f in request.fields]
     chosen = {f.name for f in request.fields if f.label}
     payee = read_payee(shown, chosen, rules, request.known_vendors)
-    if not payee.fields and request.record is not None:
-        record = [(label.replace(" ", "_"), value) for label, value in request.record.values.items()]
+    if payee.fields:
+        return payee
+    changed = changed_record_read(request, rules)
+    if changed.record is not None:
+        record = [(label.replace(" ", "_"), value) for label, value in changed.record.values.items()]
         payee = read_payee(record, set(), rules, request.known_vendors)
         payee.from_record = bool(payee.fields)
+    if changed.doubt is not None:
+        payee.doubt, payee.unclear = changed.doubt, True
     return payee
 
 
@@ -157,18 +168,23 @@ def shown_flags(view: ApprovalView) -> list[RiskFlag]:
             )
         )
     if view.payee.unclear:
-        named = "; ".join(f"{name} = {value}" for name, value in view.payee.fields)
-        flags.append(
-            RiskFlag(
-                rule="unclear_payee",
-                field=view.payee.fields[0][0],
-                message=f"the fields that name the payee disagree ({visible(named)}): check whom it pays",
-                second_approver=False,
-            )
-        )
+        flags.append(_unclear_payee(view.payee))
     if why := new_vendor(view.payee, request.url, request.known_vendors, request.vendors_page):
         flags.append(RiskFlag(rule="new_vendor", message=why, second_approver=False))
     return flags
+
+
+def _unclear_payee(payee: Payee) -> RiskFlag:
+    """The flag of a payee ``read_payee`` or ``request_payee`` could not read as one."""
+    named = visible("; ".join(f"{name} = {value}" for name, value in payee.fields))
+    if payee.doubt is None:
+        message = f"the fields that name the payee disagree ({named}): check whom it pays"
+    elif payee.fields:
+        message = f"{payee.doubt}; the payee shown is read from that record ({named}): check whom it pays"
+    else:
+        message = f"{payee.doubt}; whom it pays is not known: check it in the system before approving"
+    field = payee.fields[0][0] if payee.fields else None
+    return RiskFlag(rule="unclear_payee", field=field, message=message, second_approver=False)
 
 
 def bulk_refusal(view: ApprovalView) -> str | None:
@@ -183,12 +199,12 @@ def bulk_refusal(view: ApprovalView) -> str | None:
         or view.problem
     ):
         return f"{approval.id} is not a pending approval of a submission that checks out"
+    why = []
     if not view.assessment.low_risk:
-        flags = "; ".join(f"{f.rule}: {f.message}" for f in view.assessment.flags)
-        return f"{approval.id} is flagged ({flags})"
+        why.append("flagged (" + "; ".join(f"{f.rule}: {f.message}" for f in view.assessment.flags) + ")")
     if approval.request.asked_again:  # its record changed since it was approved: look at it alone
-        return f"{approval.id} is asked again ({approval.request.asked_again})"
-    return None
+        why.append(f"asked again ({approval.request.asked_again})")
+    return f"{approval.id} is " + ", and ".join(why) if why else None
 
 
 class Authority:
@@ -387,6 +403,28 @@ class Authority:
             return None  # a rejection stands: stopping is always allowed
         return approved_when(approval.decided_by, approval.request.looked_up, now.looked_up)
 
+    def decided_late(self, approval: Approval) -> str | None:
+        """Why the worker must not obey ``approval``'s decision: it was given after the approval's
+        deadline (``store.past_deadline``, sealed with the request) by the job database's clock, as
+        the signed audit log's entry of that decision records it (``decided_at``, stamped by
+        ``Jobs.decide``); a decision whose entry records no time (an auto-approval, or one given
+        before it was recorded) is judged by the job database's ``decided_at``. None: in time."""
+        if approval.expires_at is None or approval.status != "approved":
+            return None  # a rejection stands: stopping is always allowed
+        when = [
+            str(e.payload["decided_at"])
+            for e in self.audit.signed(ACTIONS)
+            if e.target == approval.id and e.payload.get("decided_at")
+        ]
+        try:
+            at = datetime.fromisoformat(when[-1]) if when else approval.decided_at
+        except ValueError:
+            return "the time its decision was given cannot be read in the signed audit log"
+        if at is None:
+            return None
+        why = past_deadline(approval, at if at.tzinfo else at.replace(tzinfo=UTC))
+        return None if why is None else f"{why}, and it was decided at {at:%Y-%m-%d %H:%M:%S} UTC, too late"
+
     def rules_refusal(self, approval: Approval) -> str | None:
         """Why a signed approval does not hold under THIS process's rules (None: it holds). Rules
         and users are read by each process (a CLI can point TASKCREW_RISK_RULES or the users file
@@ -502,6 +540,7 @@ class Authority:
 
     def decide(self, approval_id: str, action: Action, who: Identity, text: str = "") -> DecisionResult:
         try:
+            self.jobs.expire_due()  # by the job database's clock (``store.past_deadline``)
             view = self.view(self.jobs.approval(approval_id))
         except UnknownApproval as exc:
             return self._refuse(who, approval_id, action, str(exc.args[0] if exc.args else exc))
@@ -515,6 +554,8 @@ class Authority:
             "flags": [f.rule for f in view.assessment.flags],
             "proof": who.proof,
         }
+        if approval.status == "expired":
+            return self._refuse(who, approval_id, action, f"Refused: {too_late(approval)}.")
         if approval.status != "pending":
             return self._refuse(who, approval_id, action, f"This approval is already {approval.status}.")
         if view.problem and action != "reject":
@@ -570,10 +611,12 @@ class Authority:
                 by = f"{others[0]} and {by} (two people)"
             decision = ApprovalDecision(outcome="approve", text=text or None, by=by, basis="person")
         try:
-            self.jobs.decide(approval_id, decision, decided_by=decided_by)
+            stored = self.jobs.decide(approval_id, decision, decided_by=decided_by)
         except (InvalidChange, UnknownApproval) as exc:
             return self._refuse(who, approval_id, action, str(exc))
         payload["decision"] = decision.model_dump(mode="json")
+        if stored.decided_at is not None:  # by the job database's clock: signed here (``decided_late``)
+            payload["decided_at"] = stored.decided_at.isoformat()
         self.audit.append(who.name, action, approval_id, payload)
         verb = {"approve": "approved", "reject": "rejected", "answer": "answered"}[action]
         return DecisionResult(

@@ -1,11 +1,15 @@
 """What the system shows now, read by code (read-only, with the worker's session) when an approval
 is asked: the record a submission changes, and the vendors the system already knows.
 
-- The record: the page the form was filled on, read again, as label -> value — a details list
-  (``<dt>``/``<dd>``) or two-cell table rows (header, value); on a page showing neither, its form's
-  controls as the system served them (an edit form is served holding the record's current values;
-  a form on a record's page is an action on it, its values only suggestions). The console
-  shows it as the "before" beside each field sent.
+- The record: the page of the record the submission changes (``record_page``: the one the rules'
+  amount look-up reads for its target, ``rules.changed_record``; where no rule names one, the page
+  the form was filled on), read again, as label -> value — a details list (``<dt>``/``<dd>``) or
+  two-cell table rows (header, value); on a page showing neither, its form's controls as the
+  system served them (an edit form is served holding the record's current values; a form on a
+  record's page is an action on it, its values only suggestions). The console shows it as the
+  "before" beside each field sent, and a submission that names no payee (paying a bill sends only
+  a date) is read as paying that record's vendor, only when it was sent from that record's own
+  page (``changed_record_read``).
 - The known vendors: the vendor column of the system's vendor list page (``vendor_lists`` in the
   risk rules), or the options of a vendor select. A payee not among them is a new vendor.
 
@@ -20,12 +24,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from html.parser import HTMLParser
-from urllib.parse import urljoin
+from typing import NamedTuple
+from urllib.parse import urljoin, urlsplit
 
-from taskcrew.approvals.rules import RiskRules
+from taskcrew.approvals.rules import RiskRules, changed_record
+from taskcrew.approvals.visible import visible
 from taskcrew.tools.documents.models import Unreadable
 from taskcrew.tools.documents.visibility import closed_tail, visible_html
-from taskcrew.tools.human import RecordState
+from taskcrew.tools.human import ApprovalRequest, RecordState
 
 Fetch = Callable[[str], str | None]
 VENDOR_COLUMN = re.compile(r"^\s*(vendor|supplier|payee|beneficiary)(\s+name)?\s*$", re.IGNORECASE)
@@ -172,7 +178,7 @@ def vendor_names(page: str) -> list[str]:
 
 
 def read_record(page_url: str | None, fetch: Fetch | None) -> RecordState | None:
-    """The record on the page the form was filled on, as the system serves it now (None: unread)."""
+    """The record shown at ``page_url`` (``record_page``), as the system serves it now (None: unread)."""
     if not page_url or fetch is None:
         return None
     page = fetch(page_url)
@@ -182,6 +188,57 @@ def read_record(page_url: str | None, fetch: Fetch | None) -> RecordState | None
         return RecordState(page=page_url, values=record_values(page))
     except Unreadable:
         return None
+
+
+def same_page(a: str, b: str) -> bool:
+    """Whether two addresses are one page: scheme, host and port, path and query (not a "#" part)."""
+    x, y = urlsplit(a), urlsplit(b)
+    return (x.scheme.lower(), x.netloc.lower(), x.path, x.query) == (
+        y.scheme.lower(),
+        y.netloc.lower(),
+        y.path,
+        y.query,
+    )
+
+
+def record_page(url: str, page_url: str | None, rules: RiskRules) -> str | None:
+    """The page of the record a submission to ``url`` changes, as the worker reads it when it asks:
+    the one the rules' amount look-up reads for ``url`` (``rules.changed_record``), else (no rule
+    names one) the page the form sat on, ``page_url``."""
+    changed = changed_record(url, rules)
+    return changed.page if changed is not None else page_url
+
+
+class ChangedRead(NamedTuple):
+    record: RecordState | None  # the record read, where it is the one the request changes
+    doubt: str | None  # why it cannot say whom the request pays (None: it can)
+
+
+def changed_record_read(request: ApprovalRequest, rules: RiskRules) -> ChangedRead:
+    """The record ``request`` changes as the worker read it, and why it cannot say whom the request
+    pays: the one rule for every surface (``authority.request_payee``). Where the rules name the
+    record the target changes (``rules.changed_record``), the record must be that page, read, and
+    the request sent from it (where the page it was sent from is known; a script's request from no
+    page is read as paying that record's vendor): a form on another page (any page, on any allowed
+    host) that posts to a bill's pay address would otherwise show that page's vendor beside another
+    bill's amount. Where no rule names one, the record is the page the form sat on, as read."""
+    changed = changed_record(request.url, rules)
+    record = request.record
+    if changed is None:
+        return ChangedRead(record, None)
+    if record is not None and not same_page(record.page, changed.page):
+        record = None  # another page's (a request asked before the record was read from its own page)
+    if changed.unclear is not None:
+        doubt = f"{changed.unclear}, so which record it changes is not clear"
+    elif request.page_url and not same_page(request.page_url, changed.page):
+        doubt = (
+            f"the page this was sent from ({request.page_url}) is not the record it changes ({changed.page})"
+        )
+    elif record is None:
+        doubt = f"the record it changes ({changed.page}) could not be read"
+    else:
+        return ChangedRead(record, None)
+    return ChangedRead(record, visible(doubt))
 
 
 def known_vendors(url: str, rules: RiskRules, fetch: Fetch | None) -> tuple[list[str] | None, str | None]:

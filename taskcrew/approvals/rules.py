@@ -430,30 +430,50 @@ def parse_amount(text: str) -> Decimal | None:
         return None
 
 
-def look_up(url: str, rules: RiskRules, fetch: Callable[[str], str | None] | None) -> dict[str, str]:
-    """For a target an ``amount_lookups`` rule names: the record's amount and currency, read from
-    its page ({"amount", "currency", "source"}); {"unreadable": why} when it cannot be read.
-    The rule matches any reading of the path (``target_path``: "/bills/BILL%2D7/pay/" is read as
-    "/bills/BILL-7/pay"), in any case; a path read as more than one record is unreadable."""
+class ChangedRecord(BaseModel):
+    """The record a target changes, as the rules name it (``changed_record``)."""
+
+    page: str = Field(description="the record's page, as the amount look-up reads it")
+    lookup: AmountLookup
+    unclear: str | None = Field(default=None, description="why the target reads as more than one record")
+
+
+def changed_record(url: str, rules: RiskRules) -> ChangedRecord | None:
+    """The record a submission to ``url`` changes, where an ``amount_lookups`` rule names it (paying
+    "/bills/BILL-7/pay" changes the record shown at "/bills/BILL-7"); None: no rule does. The rule
+    matches any reading of the path (``target_path``: "/bills/BILL%2D7/pay/" is read as
+    "/bills/BILL-7/pay"), in any case; a path read as more than one record is ``unclear``. The one
+    reading of which record a target changes: for its amount (``look_up``), for the record the
+    worker reads as the "before" and the payee (``record.record_page``), and for the authority's
+    check that the payee shown is that record's (``record.changed_record_read``)."""
     target = target_path(url)
     for lookup in rules.amount_lookups:
         pages = list(dict.fromkeys(_lookup_pages(lookup, target, url)))
         if not pages:
             continue
-        page = pages[0]
         if len(pages) > 1 or not target.complete:
             records = ", ".join(pages[:3]) if target.complete else "too many to list"
-            return {
-                "unreadable": f"the target {target.sent} reads as more than one record ({records})",
-                "source": page,
-            }
-        text = fetch(page) if fetch is not None else None
-        hit = re.search(lookup.pattern, text or "")
-        if hit is None:
-            return {"unreadable": f"the amount could not be read from {page}", "source": page}
-        groups = hit.groupdict()
-        return {"amount": groups["amount"], "currency": groups.get("currency") or "", "source": page}
-    return {}
+            why = f"the target {target.sent} reads as more than one record ({records})"
+            return ChangedRecord(page=pages[0], lookup=lookup, unclear=why)
+        return ChangedRecord(page=pages[0], lookup=lookup)
+    return None
+
+
+def look_up(url: str, rules: RiskRules, fetch: Callable[[str], str | None] | None) -> dict[str, str]:
+    """For a target an ``amount_lookups`` rule names: the record's amount and currency, read from
+    its page (``changed_record``; {"amount", "currency", "source"}); {"unreadable": why} when it
+    cannot be read (the target reads as more than one record, or the page shows no amount)."""
+    changed = changed_record(url, rules)
+    if changed is None:
+        return {}
+    if changed.unclear is not None:
+        return {"unreadable": changed.unclear, "source": changed.page}
+    text = fetch(changed.page) if fetch is not None else None
+    hit = re.search(changed.lookup.pattern, text or "")
+    if hit is None:
+        return {"unreadable": f"the amount could not be read from {changed.page}", "source": changed.page}
+    groups = hit.groupdict()
+    return {"amount": groups["amount"], "currency": groups.get("currency") or "", "source": changed.page}
 
 
 def _lookup_pages(lookup: AmountLookup, target: TargetPath, url: str) -> list[str]:
@@ -534,6 +554,10 @@ class Payee(BaseModel):
     )
     unclear: bool = Field(default=False, description="those fields name more than one payee")
     from_record: bool = Field(default=False, description="read from the record the submission changes")
+    doubt: str | None = Field(
+        default=None,
+        description="why the record cannot say whom it pays (``record.changed_record_read``): then unclear",
+    )
 
     @property
     def names(self) -> list[str]:

@@ -143,6 +143,8 @@ class WorkerGate:
                 self._not_obeyed(approval)
                 if approval.id in order:  # given (the log says so), then edited: asked again
                     return None
+            elif (why := self.authority.decided_late(approval)) is not None:
+                self._not_obeyed(approval, "decision_late", why)
             elif (why := self.authority.rules_refusal(approval)) is not None:
                 self._not_obeyed(approval, "decision_refused_by_rules", why)
             elif now is not None and (why := self.authority.outdated(approval, now)) is not None:

@@ -112,6 +112,20 @@ def db_now(conn: sa.Connection) -> datetime:
     return now.astimezone(UTC) if now.tzinfo else now.replace(tzinfo=UTC)
 
 
+def past_deadline(approval: Approval, at: datetime) -> str | None:
+    """Why a decision of ``approval`` at ``at`` comes too late (None: in time, or it has no deadline).
+    The one rule for an approval's deadline, judged by the job database's clock (``db_now``), never
+    by one host's: its deadline is stamped by it (``Jobs.park``), and by it an approval expires
+    (``Jobs.expire_due``), is refused a decision (``Jobs.decide``) and, decided past its deadline, is
+    not obeyed by the worker (``Authority.decided_late``)."""
+    if approval.expires_at is None or at < approval.expires_at:
+        return None
+    return (
+        f"the approval {approval.id} expired unanswered at {approval.expires_at:%Y-%m-%d %H:%M:%S} UTC "
+        "(by the job database's clock)"
+    )
+
+
 def _check_models(options: JobOptions) -> None:
     """Only the operator's models (``crew.modellist``): never a URL a submitter chose."""
     from taskcrew.crew.modellist import offered_model
@@ -634,6 +648,8 @@ class Jobs:
 
         self.expire_due()
         approval = self.approval(approval_id)
+        if approval.status == "expired":
+            raise InvalidChange(too_late(approval))
         if approval.status != "pending":
             raise InvalidChange(f"approval {approval_id} is already {approval.status}")
         if approval.kind == "question" and decision.outcome == "approve":
@@ -642,22 +658,27 @@ class Jobs:
             raise InvalidChange("an answer needs text")
         approval.decision = decision
         approval.decided_by = decided_by
-        approval.decided_at = utcnow()
         approval.status = {"approve": "approved", "reject": "rejected", "answer": "answered"}[
             decision.outcome
         ]  # type: ignore[assignment]
         approval.signature = self.keys.sign(seals.decision(approval))
         with self._tx() as conn:
-            done = _put_approval(conn, approval, was="pending")
-            if not done:
-                raise InvalidChange(f"approval {approval_id} was decided meanwhile")
-            self._event(conn, approval.job_id, f"approval_{approval.status}", approval.id, decided_by)
+            approval.decided_at = db_now(conn)  # the deadline's clock (``past_deadline``)
+            late = past_deadline(approval, approval.decided_at)
+            if late is None:
+                if not _put_approval(conn, approval, was="pending"):
+                    raise InvalidChange(f"approval {approval_id} was decided meanwhile")
+                self._event(conn, approval.job_id, f"approval_{approval.status}", approval.id, decided_by)
+        if late is not None:  # its deadline passed since it was read: it expires now, undecided
+            self.expire_due()
+            raise InvalidChange(too_late(approval))
         self.resume(approval.job_id)
         return approval
 
     def expire_due(self, now: datetime | None = None) -> builtins.list[Approval]:
-        """Expire pending approvals past their deadline; their jobs end ``rejected`` with that reason."""
-        now = now or utcnow()
+        """Expire pending approvals past their deadline (``past_deadline``, by the job database's clock
+        unless ``now`` is given); their jobs end ``rejected`` with that reason."""
+        now = now or self.db_now()
         with self._tx() as conn:
             pending = [
                 Approval.model_validate_json(str(d))
@@ -665,7 +686,7 @@ class Jobs:
             ]
         expired = []
         for approval in pending:
-            if approval.expires_at is None or approval.expires_at > now:
+            if (reason := past_deadline(approval, now)) is None:
                 continue
             approval.status = "expired"
             with self._tx() as conn:
@@ -673,9 +694,6 @@ class Jobs:
                     continue
                 self._event(conn, approval.job_id, "approval_expired", approval.id, None)
             expired.append(approval)
-            reason = (
-                f"the approval {approval.id} expired unanswered at {approval.expires_at:%Y-%m-%d %H:%M} UTC"
-            )
             self.finish(approval.job_id, "rejected", reason, only_if=("waiting",))
         return expired
 
@@ -700,7 +718,7 @@ class Jobs:
         for existing in self.approvals(job_id=job_id, status="pending"):
             if existing.key == key:
                 return existing
-        now = utcnow()
+        now = self.db_now()  # its deadline is judged by the job database's clock (``past_deadline``)
         approval = Approval(
             id=_new_id("apr"),
             job_id=job_id,
@@ -1155,6 +1173,15 @@ class Jobs:
         ev = JobEvent(job_id=job_id, at=utcnow(), kind=kind, detail=detail, actor=actor)
         doc = self._sealed("event", {}, json.loads(ev.model_dump_json()), "sig")
         conn.execute(EV.insert().values(job_id=job_id, doc=json.dumps(doc)))
+
+
+def too_late(approval: Approval) -> str:
+    """What a person is told who decides ``approval`` after its deadline (``past_deadline``)."""
+    why = past_deadline(approval, approval.expires_at) if approval.expires_at else None
+    return (
+        f"{why or f'the approval {approval.id} expired unanswered'}: it is already expired and can no "
+        "longer be decided; its job ends rejected. Submit the task again if it should still be done"
+    )
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:

@@ -30,7 +30,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import BaseModel, Field
 
 from taskcrew.approvals.key import request_key
-from taskcrew.approvals.record import known_vendors, read_record
+from taskcrew.approvals.record import known_vendors, read_record, record_page
 from taskcrew.approvals.rules import (
     RiskRules,
     TargetPath,
@@ -568,7 +568,9 @@ class Policy:
 
     def _approval_request(self, method: str, sub: Submission) -> ApprovalRequest:
         """What the person is asked: every field (one a rule leaves out of the key says so), the
-        record amount the rules need, the flags, and the canonical key of exactly what is sent."""
+        record amount the rules need, the record it changes (``record.record_page``: the page that
+        amount is read from, else the page the form sat on), the flags, and the canonical key of
+        exactly what is sent."""
         excluded = self.rules.excluded_for(sub.url)
         sent = sub.sent if sub.sent is not None else [(f.name, f.value) for f in sub.fields]
         shown = [
@@ -589,7 +591,7 @@ class Policy:
             key=request_key(method, sub.url, sent, excluded=excluded),
             excluded={n: why for n, why in excluded.items() if any(n == f.name for f in sub.fields)},
             looked_up=look_up(sub.url, self.rules, fetch),
-            record=read_record(sub.page_url, fetch),  # the "before" of a changed record
+            record=read_record(record_page(sub.url, sub.page_url, self.rules), fetch),  # its "before"
             known_vendors=vendors,
             vendors_page=vendors_page,
         )
