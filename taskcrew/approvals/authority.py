@@ -303,20 +303,26 @@ class Authority:
             "`taskcrew approvals login`"
         )
 
-    def proposal_refusal(self, who: str, submitter: str | None, run: str) -> str | None:
+    def proposal_refusal(
+        self,
+        who: str,
+        submitter: str | None,
+        run: str,
+        remedy: str = "Submit the task again after `taskcrew approvals login`",
+    ) -> str | None:
         """Why the person named ``who`` may not accept what a run proposed (a fact it learned, a routine
         learned from it) under the two-person rule (None: she may, or the rule is off): she submitted
         that run, or who did is not proven (``UNPROVEN_SUBMITTER``: the rule cannot tell that person
         from the accepter, so nobody may). ``submitter``: as the proposal records it (None: it names
-        no one: a run taskcrew itself made); ``run``: which run, as the message goes on after "the run"."""
+        no one: a run taskcrew itself made); ``run``: which run, as the message goes on after "the run";
+        ``remedy``: what to do about a submitter not proven, where that proposal can be made again."""
         if not self.two_person_active():
             return None
         if submitter == UNPROVEN_SUBMITTER:
             return (
                 f"who submitted the run {run} is not proven (an operating-system user, taken on her word, "
                 "or no signed job record says), and the two-person rule is on here: it cannot tell that "
-                "person from whoever accepts it, so nobody may accept it. Submit the task again after "
-                "`taskcrew approvals login`"
+                "person from whoever accepts it, so nobody may accept it" + (f". {remedy}" if remedy else "")
             )
         if submitter and submitter == who:
             return (

@@ -207,7 +207,8 @@ class _Judge:
                 self._authority = Authority(None)
             if why := self._authority.submitter_refusal(who, role="fact's acceptor"):
                 return str(why)
-            if why := self._authority.proposal_refusal(who.name, submitted_by, "that proposed it"):
+            # what to do about an unproven submitter depends on the fact (``_unproven_advice``)
+            if why := self._authority.proposal_refusal(who.name, submitted_by, "that proposed it", remedy=""):
                 return why
         except RiskRulesError as exc:
             return f"who may accept it cannot be judged: {exc}"
@@ -429,7 +430,7 @@ class FactBook:
                 "decided: read it again and decide on what it says now"
             )
         if accept and (why := judge.refusal(who, fact.submitted_by)):
-            raise FactRefused(f"{who.describe()} may not accept it: {why}{_unknown_origin_advice(fact)}")
+            raise FactRefused(f"{who.describe()} may not accept it: {why}{_unproven_advice(fact)}")
         label = _LABELS.get(who.proof, "os")
         decided = self._signed(
             fact.model_copy(
@@ -551,16 +552,23 @@ def _unknown_origin(fact: Fact, why: str) -> Fact:
     )
 
 
-def _unknown_origin_advice(fact: Fact) -> str:
-    """What to do with a fact of unknown origin that nobody may accept (else nothing to add)."""
-    if fact.submitted_by != UNPROVEN_SUBMITTER or UNKNOWN_ORIGIN not in fact.derived_from:
+def _unproven_advice(fact: Fact) -> str:
+    """What to do with a fact whose run's submitter is not proven, which nobody may accept while two
+    people decide (else nothing to add). Submitting the task again does not help: a run that proposes
+    the same words is merged into this fact, which keeps its submitter."""
+    if fact.submitted_by != UNPROVEN_SUBMITTER:
         return ""
+    unknown = (
+        " (it is of unknown origin: its record is not signed by the store, so which run proposed it, "
+        "and who asked for that run, cannot be told)"
+        if UNKNOWN_ORIGIN in fact.derived_from
+        else ""
+    )
     return (
-        ". Submitting the task again is not enough here: this fact is of unknown origin (its record is "
-        "not signed by the store, so which run proposed it, and who asked for that run, cannot be told), "
-        "and a new run with the same words is merged into it. Reject it; if its words are right, forget it "
-        f"(`taskcrew knowledge forget {fact.id}`) and have a run propose them again, or have the person "
-        "responsible for the company's documents add them (`taskcrew knowledge ingest FILE`)"
+        f". Submitting the task again does not change that for this fact{unknown}: a run with the same "
+        f"words is merged into it. Reject it; if its words are right, forget it (`taskcrew knowledge forget "
+        f"{fact.id}`) and have a run submitted after `taskcrew approvals login` propose them again, or have "
+        "the person responsible for the company's documents add them (`taskcrew knowledge ingest FILE`)"
     )
 
 
