@@ -357,6 +357,27 @@ def test_the_console_shows_a_reviewer_and_an_author_only_as_far_as_they_are_sign
 @pytest.mark.browser
 @pytest.mark.slow
 @pytest.mark.timeout(400)
+def _recorded_as_a_worker_does(run_dir: Path, submitter: str, outcome: str) -> None:
+    """The run's job, recorded in the CLI's job store as a worker records it (signed by the store):
+    `routines learn` learns only from a run whose job's signed record says done."""
+    from taskcrew.jobs import JobOptions
+    from taskcrew.jobs.store import Jobs
+
+    jobs = Jobs.open()
+    try:
+        job = jobs.submit(
+            "enter-invoice",
+            submitted_by=submitter,
+            submitted_proof="token",
+            options=JobOptions(),
+            enqueue=False,
+        )
+        jobs.mark(job.id, "running", only_if=("queued",), leg=0, worker="w1")
+        jobs.finish(job.id, outcome, "verified", leg=0, run_dir=str(run_dir))
+    finally:
+        jobs.close()
+
+
 def test_a_verified_runs_draft_is_signed_as_taskcrews_and_is_not_its_submitters_to_accept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_home: Path
 ) -> None:
@@ -387,6 +408,7 @@ def test_a_verified_runs_draft_is_signed_as_taskcrews_and_is_not_its_submitters_
         resources = place.resources(scripted=scripted_models(case), human=CaseHuman(case.human))
         result = run_task(settings, resources)
         assert result.outcome == "done", result.reason
+    _recorded_as_a_worker_does(result.run_dir, "mallory", result.outcome)  # learn needs its signed record
     store = RoutineStore()
     draft = store.get("enter-invoice", 1)
     written = store.authorship(draft)

@@ -4,7 +4,6 @@ cite, the filled form's screenshot, and the decisions (one, or in bulk)."""
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import NamedTuple
 
 from starlette.requests import Request
@@ -92,8 +91,11 @@ def routes(web: Web) -> list[BaseRoute]:
             return web.not_found(request, session, str(exc))
         view = console.approver.view(item)
         work = work_item(view, console.rules, systems=systems)
-        run_name = Path(view.job.run_dir).name if view.job and view.job.run_dir else None
-        run = await asyncio.to_thread(console.runs.detail, run_name) if run_name else None
+        run, run_key = (  # the job's own run folder, not another of its name (console/artifacts.py)
+            await asyncio.to_thread(lambda: console.runs.job_run(view.job, console.runs.records()))
+            if view.job
+            else (None, None)
+        )
         shot = await asyncio.to_thread(
             sealed_screenshot, item.job_id, item.screenshot, item.screenshot_sha256
         )
@@ -110,7 +112,7 @@ def routes(web: Web) -> list[BaseRoute]:
             else [],
             rules=console.rules,
             plan=run.plan if run else None,
-            run_name=run_name if run else None,
+            run_name=run_key,
             shot_ok=bool(shot),
             changed=changed,
             title=f"Approval {item.id}",

@@ -1,9 +1,12 @@
 """Read-only views of what runs and sweeps left on disk: runs/<dir>/{trace.jsonl, report.md, *.png}
-and eval results.json. The trace's event types are the artifact's schema (taskcrew.crew.trace)."""
+and eval results.json. The trace's event types are the artifact's schema (taskcrew.crew.trace).
+A run's outcome is the job store's signed word, not its folder's (``eval.runs.RunRecord.judge``)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections import Counter
 from collections.abc import Callable
 from datetime import datetime
 from decimal import Decimal
@@ -15,12 +18,22 @@ from pydantic import BaseModel, Field, ValidationError
 from taskcrew.crew.models import Plan, Verdict
 from taskcrew.crew.trace import _ADAPTER as TRACE_ADAPTER
 from taskcrew.eval.results import SweepReport
+from taskcrew.eval.runs import TRACE, Judged, RunRecord, RunRecords
 
 RUN_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}"
+JOB_FOLDERS = 500  # the newest jobs' run folders listed beside the runs folders' own
+
+
+def run_key(place: Path) -> str:
+    """The key of the run folder at ``place`` (resolved) where another folder has its name: the
+    name and an id of its path, the same on every page and every restart."""
+    return f"{place.name}~{hashlib.sha256(str(place).encode()).hexdigest()[:10]}"
 
 
 class RunSummary(BaseModel):
     name: str
+    key: str = ""  # what the run's page is found by (/runs/<key>): its name, or ``run_key``
+    path: Path | None = None
     task: str = ""
     status: str = "running"  # the outcome once finished
     reason: str = ""
@@ -32,6 +45,9 @@ class RunSummary(BaseModel):
     seconds: float | None = None
     llm_calls: int = 0
     demo: str = ""  # "demo (scripted stand-in models, not AI)" for a run of `taskcrew demo`
+    verified: bool | None = None  # the verifier's verdict, shown only where a signed record vouches
+    note: str = ""  # where the signed job record does not vouch for the folder's outcome: what to know
+    brief: str = ""  # the same in one short sentence (the list of runs)
 
 
 class TimelineItem(BaseModel):
@@ -71,8 +87,9 @@ def read_events(path: Path) -> tuple[list[Any], int]:
     return events, bad
 
 
-def _summarize(name: str, events: list[Any]) -> RunSummary:
-    summary = RunSummary(name=name)
+def _summarize(name: str, events: list[Any], record: RunRecord | None = None) -> RunSummary:
+    """A run's figures from its trace; its outcome as the job store's signed ``record`` of it says."""
+    summary = RunSummary(name=name, key=name)
     tokens = 0
     for event in events:
         if event.kind == "run_started":
@@ -95,7 +112,32 @@ def _summarize(name: str, events: list[Any]) -> RunSummary:
             summary.seconds = round((last - started).total_seconds(), 1)
         except ValueError:
             pass
+    judged = _judged(events, record)
+    summary.status, summary.verified, summary.note = judged.outcome, judged.verified, judged.note
+    summary.brief = judged.brief
+    summary.reason = judged.reason or summary.reason
     return summary
+
+
+def _judged(events: list[Any], record: RunRecord | None) -> Judged:
+    """How the run ended and its last verdict as its trace says, judged by the job store's signed
+    ``record`` of it (none given: nothing vouches for it)."""
+    finished = [e.outcome for e in events if e.kind == "run_finished"]
+    verdicts = [e.verdict.verified for e in events if e.kind == "verdict"]
+    outcome = finished[-1] if finished else "running"
+    return (record or RunRecord()).judge(outcome, verdicts[-1] if verdicts else None)
+
+
+def _vouched(items: list[TimelineItem], judged: Judged) -> list[TimelineItem]:
+    """The trace's lines in words, where the signed job record does not vouch for what the folder
+    says: its ending and a "verified" verdict marked as the folder's word (not shown as success)."""
+    if not judged.note:
+        return items
+    for item in items:
+        if item.kind == "finished" or (item.kind == "verdict" and item.ok and not judged.verified):
+            item.title = f"{item.title} (the run folder's word; {judged.short})"
+            item.ok = None
+    return items
 
 
 def _demo(path: Path, summary: RunSummary) -> RunSummary:
@@ -216,67 +258,96 @@ def _timeline(events: list[Any]) -> list[TimelineItem]:
 
 
 class RunsDir:
-    """Run folders under one or more roots; a run is named by its folder name."""
+    """Run folders under one or more roots, and those the job store's newest records name. A run is
+    found by its key: its folder name, or where two folders have the same name (two worker hosts,
+    each with its own runs folder), ``run_key`` of its path; a job's own run by the folder its record
+    names (``job_run``), never by name. ``records`` reads the job store's records once (a page)."""
 
-    def __init__(self, roots: list[Path], extra: Callable[[], list[Path]] | None = None) -> None:
+    def __init__(self, roots: list[Path], records: Callable[[], RunRecords] | None = None) -> None:
         self.roots = roots
-        self.extra = extra
+        self.read_records = records
 
-    def _dirs(self) -> dict[str, Path]:
-        found: dict[str, Path] = {}
-        for path in self.extra() if self.extra else []:
-            if (path / "trace.jsonl").is_file():
-                found.setdefault(path.name, path)
+    def records(self) -> RunRecords:
+        return self.read_records() if self.read_records else RunRecords()
+
+    def _dirs(self, records: RunRecords) -> dict[str, Path]:
+        found: dict[Path, Path] = {}  # resolved path -> the path as found
+        for path in records.folders[:JOB_FOLDERS]:
+            if (path / TRACE).is_file():
+                found.setdefault(path, path)
         for root in self.roots:
             if not root.is_dir():
                 continue
-            for trace in root.glob("*/trace.jsonl"):
-                found.setdefault(trace.parent.name, trace.parent)
-        return found
+            for trace in root.glob(f"*/{TRACE}"):
+                found.setdefault(trace.parent.resolve(), trace.parent)
+        names = Counter(path.name for path in found.values())
+        return {
+            (path.name if names[path.name] == 1 else run_key(place)): path for place, path in found.items()
+        }
 
-    def find(self, name: str) -> Path | None:
-        return self._dirs().get(name)
+    def find(self, key: str, records: RunRecords | None = None) -> Path | None:
+        dirs = self._dirs(records or self.records())
+        if key in dirs:
+            return dirs[key]
+        return next((path for path in dirs.values() if run_key(path.resolve()) == key), None)
 
-    def list(self) -> list[RunSummary]:
-        runs = [
-            _demo(path, _summarize(name, read_events(path / "trace.jsonl")[0]))
-            for name, path in self._dirs().items()
-        ]
-        return sorted(runs, key=lambda r: (r.started_at, r.name), reverse=True)
+    def key_of(self, path: Path, records: RunRecords) -> str:
+        """The key ``path``'s run page is found by (the name, while no other folder has it)."""
+        place = path.resolve()
+        others = [p for p in self._dirs(records).values() if p.name == path.name and p.resolve() != place]
+        return run_key(place) if others else path.name
 
-    def detail(self, name: str) -> RunDetail | None:
+    def list(self, records: RunRecords | None = None) -> list[RunSummary]:
+        records = records or self.records()
+        runs = []
+        for key, path in self._dirs(records).items():
+            summary = _summarize(path.name, read_events(path / TRACE)[0], records.of(path))
+            summary.key, summary.path = key, path
+            runs.append(_demo(path, summary))
+        return sorted(runs, key=lambda r: (r.started_at, r.name, r.key), reverse=True)
+
+    def detail(self, key: str) -> RunDetail | None:
+        records = self.records()
+        path = self.find(key, records)
+        return None if path is None else self.open(path, records.of(path), key)
+
+    def job_run(self, job: Any, records: RunRecords | None = None) -> tuple[RunDetail | None, str | None]:
+        """The run in the folder ``job``'s record names (not another of its name) and the key of its
+        run page (None: not found there: an older job's run outside the runs folders). ``records``:
+        read once by the page; without them, only ``job``'s own record vouches (a live page's poll)."""
+        if not job.run_dir or not (Path(job.run_dir) / TRACE).is_file():
+            return None, None
+        path = Path(job.run_dir)
+        if records is None:
+            return self.open(path, RunRecords([job]).of(path), path.name), None
+        key = self.key_of(path, records)
+        found = self.find(key, records)
+        linked = key if found is not None and found.resolve() == path.resolve() else None
+        return self.open(path, records.of(path), linked or path.name), linked
+
+    def open(self, path: Path, record: RunRecord, key: str) -> RunDetail:
         from taskcrew.console.story import story
 
-        path = self.find(name)
-        if path is None:
-            return None
-        events, bad = read_events(path / "trace.jsonl")
+        events, bad = read_events(path / TRACE)
         plans = [e.plan for e in events if e.kind == "plan"]
         report = path / "report.md"
+        summary = _demo(path, _summarize(path.name, events, record))
+        summary.key, summary.path = key, path
+        judged = _judged(events, record)
         return RunDetail(
-            summary=_demo(path, _summarize(name, events)),
+            summary=summary,
             plan=plans[-1] if plans else None,
             verdicts=[e.verdict for e in events if e.kind == "verdict"],
-            timeline=_timeline(events),
-            story=story(events),
+            timeline=_vouched(_timeline(events), judged),
+            story=_vouched(story(events), judged),
             report_md=report.read_text(encoding="utf-8", errors="replace") if report.is_file() else None,
             screenshots=sorted(p.relative_to(path).as_posix() for p in path.rglob("*.png")),
             unreadable_lines=bad,
         )
 
-    def event_count(self, name: str) -> int:
-        path = self.find(name)
-        if path is None:
-            return 0
-        try:
-            with (path / "trace.jsonl").open("rb") as fh:
-                return sum(1 for line in fh if line.strip())
-        except OSError:
-            return 0
-
-    def screenshot(self, name: str, rel: str) -> Path | None:
+    def screenshot(self, key: str, rel: str) -> Path | None:
         """A .png inside the run folder (never outside it)."""
-        base = self.find(name)
+        base = self.find(key)
         if base is None or not rel.endswith(".png"):
             return None
         target = (base / rel).resolve()

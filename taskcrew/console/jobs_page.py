@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any, Literal
 
 from starlette.requests import Request
@@ -45,13 +44,14 @@ def routes(web: Web) -> list[BaseRoute]:
         )
 
     def job_context(job: Job) -> dict[str, Any]:
-        run_name = Path(job.run_dir).name if job.run_dir else None
-        detail = console.runs.detail(run_name) if run_name else None
+        # the run in the folder this job's record names (another host's run of the same name is
+        # another run), its outcome as the job store's signed records say (read once for the page)
+        detail, run_key = console.runs.job_run(job, console.runs.records())
         return {
             "job": job,
             "events": console.jobs.events(job.id),
             "run": detail,
-            "run_name": run_name if detail else None,
+            "run_name": run_key,
             "approvals": console.jobs.approvals(job_id=job.id),
             "active": job.status in ACTIVE,
             "cancellable": job.status in CANCELLABLE,  # a failed job too: a cancel takes its approvals back
@@ -124,8 +124,8 @@ def routes(web: Web) -> list[BaseRoute]:
                 job = await asyncio.to_thread(console.jobs.get, job_id)
                 events = await asyncio.to_thread(console.jobs.events, job_id)
                 timeline: list[Any] = []
-                if job.run_dir:
-                    detail = await asyncio.to_thread(console.runs.detail, Path(job.run_dir).name)
+                if job.run_dir:  # its own run folder, judged by its own record (no store read a poll)
+                    detail, _ = await asyncio.to_thread(console.runs.job_run, job)
                     timeline = detail.story if detail else []
                 for e in events[sent_events:]:
                     yield sse(

@@ -13,12 +13,25 @@ from starlette.routing import BaseRoute, Route
 from taskcrew.console.sessions import Session
 from taskcrew.console.web import Web, markdown
 from taskcrew.crew.evidence import standing_words
+from taskcrew.eval.runs import RunRecords
 
 
-def annotate_runs(runs: list[Any], find: Any, jobs: Any) -> list[Any]:
-    from taskcrew.jobs.liveness import annotate_runs as annotate
+def annotate_runs(runs: list[Any], records: RunRecords, jobs: Any) -> list[Any]:
+    """Give each run without an end its real state and what to do (``jobs.liveness``: parked,
+    orphaned, interrupted), from the job records the page read once and the database's clock."""
+    from taskcrew.jobs.liveness import jobs_by_run_dir, unfinished_run
 
-    return annotate(runs, find, jobs)
+    pending = [r for r in runs if r.status == "running" and r.path is not None]
+    if not pending or records.problem:
+        return runs
+    try:
+        now = jobs.db_now()
+    except Exception:  # the list still shows the runs; only the notes are missing
+        return runs
+    by_dir = jobs_by_run_dir(records.jobs)
+    for run in pending:
+        run.status, run.reason = unfinished_run(run.path, by_dir, now)
+    return runs
 
 
 def routes(web: Web) -> list[BaseRoute]:
@@ -26,9 +39,11 @@ def routes(web: Web) -> list[BaseRoute]:
 
     @web.signed_in
     async def runs_list(request: Request, session: Session) -> Response:
-        runs = await asyncio.to_thread(
-            lambda: annotate_runs(console.runs.list(), console.runs.find, console.jobs)
-        )  # parked, orphaned, interrupted: the job store says (jobs.liveness)
+        def listed() -> list[Any]:
+            records = console.runs.records()  # the job store, read once for the page
+            return annotate_runs(console.runs.list(records), records, console.jobs)
+
+        runs = await asyncio.to_thread(listed)  # parked, orphaned, interrupted: the job store says
         status = request.query_params.get("status", "")
         q = request.query_params.get("q", "").strip().lower()
         statuses = sorted({r.status for r in runs})
@@ -45,7 +60,12 @@ def routes(web: Web) -> list[BaseRoute]:
         name = request.path_params["name"]
         detail = await asyncio.to_thread(console.runs.detail, name)
         if detail is None:
-            return web.not_found(request, session, f"No run folder named {name!r} with a trace.jsonl.")
+            return web.not_found(
+                request,
+                session,
+                f"No run folder named {name!r} with a trace.jsonl (where two runs folders hold runs of one "
+                "name, each has its own link on the Runs page).",
+            )
         report_html = markdown(detail.report_md) if detail.report_md else None
         return web.page(
             request,
@@ -54,7 +74,7 @@ def routes(web: Web) -> list[BaseRoute]:
             run=detail,
             report_html=report_html,
             standing=standing_words,  # a check's standing in words, as the report says it
-            title=f"Run {name}",
+            title=f"Run {detail.summary.name}",
         )
 
     async def run_file(request: Request) -> Response:

@@ -31,7 +31,8 @@ from taskcrew.console.security import LoginThrottle, same_origin, token_ok
 from taskcrew.console.sessions import Session, SessionStore, identity_of
 from taskcrew.console.settings import ConsoleSettings
 from taskcrew.console.worklist import shown_value
-from taskcrew.jobs.store import Jobs, JobStoreError
+from taskcrew.eval.runs import RunRecords
+from taskcrew.jobs.store import Jobs
 
 HERE = Path(__file__).parent
 SESSION_COOKIE = "taskcrew_console"
@@ -70,15 +71,10 @@ class Console:
             self.jobs, self.rules, home=settings.approvals_dir, users_file=settings.users_file
         )
         self.audit = self.approver.audit
-        self.runs = RunsDir(settings.runs_dirs, extra=self._job_run_dirs)
+        # run folders and what the job store's signed records say of them, read once a page
+        self.runs = RunsDir(settings.runs_dirs, records=lambda: RunRecords.read(self.jobs))
         self.evals = EvalResults(settings.eval_dirs)
         self.documents = Documents(settings.sandbox)
-
-    def _job_run_dirs(self) -> list[Path]:
-        try:
-            return [Path(j.run_dir) for j in self.jobs.list(limit=500) if j.run_dir]
-        except JobStoreError:
-            return []
 
     def close(self) -> None:
         self.sessions.close()

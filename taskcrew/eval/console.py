@@ -131,12 +131,16 @@ def print_runs(runs: list[RunSummary], console: Console) -> None:
             say(console, f"    [dim]{markup(run.changed)}[/]")
         if not run.finished:
             say(console, f"    [dim]{markup(run.reason)}[/]")
+        if run.note:  # the job store's signed record does not vouch for what the folder says
+            say(console, f"    [yellow]{markup(run.note)}[/]")
 
 
 def print_run(run: RunSummary, report: str | None, console: Console) -> None:
     style = _style(run.outcome)
     say(console, f"[bold]{markup(run.task)}[/]")
     say(console, f"outcome: [{style}]{markup(run.outcome)}[/] — {markup(run.reason)}")
+    if run.note:  # the job store's signed record does not vouch for what the folder says
+        say(console, f"[yellow]{markup(run.note)}[/]")
     if run.changed:
         say(console, f"changed: {markup(run.changed)}")
     say(console, f"models: worker {markup(run.worker_model)}, verifier {markup(run.verifier_model)}")

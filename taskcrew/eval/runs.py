@@ -2,22 +2,43 @@
 
 A run folder holds trace.jsonl (its run_started and run_finished events carry the task, models,
 outcome, tokens, cost and time) and report.md. Reading them needs no crewai: this stays fast.
+
+Those files are not signed: anyone who can write the runs folder can make its trace say "done" and
+add a verified verdict. How a run ended is the job store's word: every run of `taskcrew run`,
+`submit`, a recipe or the console is a job, whose record names its run folder and its outcome,
+signed by the store on every write. ``RunRecords`` reads those records once (a list of runs, one
+command); ``RunRecord.judge`` is the one rule every surface shows a run's outcome by (`runs
+list/show`, the console's runs, run and job pages, `routines learn`): the signed record's outcome,
+a plain note where the folder says otherwise or where no signed record names the folder, and
+"verified" only where the signed record says the run was done.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
+from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
+
+if TYPE_CHECKING:
+    from taskcrew.jobs.models import Job
 
 TRACE = "trace.jsonl"
 REPORT = "report.md"
 _AT = re.compile(r'\{"at": "([^"]+)"')  # every event starts with its time
 MAX_DEPTH = 3  # runs_dir/<run>, runs_dir/<group>/<run> (eval sweeps), one level more
+RUNS_LOOKED_UP = 5000  # the newest jobs whose run folders are compared (as ``jobs.liveness``)
+VERIFIED_OUTCOMES = ("done", "nothing_to_do")  # the outcomes a run ends with only once verified
+UNFINISHED = ("unfinished", "running")  # a run folder without an end (``runs list``, the console)
+NOT_NAMED = (
+    "no signed job record names its run folder (a run made outside the job store, an earlier leg of "
+    "a retried job, or another job database than the workers')"
+)
 
 
 class RunReadError(ValueError):
@@ -42,10 +63,152 @@ class RunSummary(BaseModel):
     approvals_asked: int = 0
     approvals_given: int = 0
     verified: bool | None = Field(default=None, description="the last verdict; None: never checked")
+    note: str = ""  # where the signed job record does not vouch for the folder's outcome: what to know
 
     @property
     def finished(self) -> bool:
         return self.outcome != "unfinished"
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A run's outcome as a surface shows it (``RunRecord.judge``): ``outcome``, the verifier's
+    ``verified`` (True only where a signed record says the run was done), and ``note``: '' where
+    the signed job record vouches for what the folder says, else a sentence saying what to know;
+    ``brief`` says it in one short sentence (a list of runs), ``short`` in a few words (beside a
+    line of the folder's trace); ``reason``: the signed record's reason where it says otherwise than
+    the folder ('' to keep the folder's)."""
+
+    outcome: str
+    verified: bool | None
+    note: str = ""
+    short: str = ""
+    reason: str = ""
+    brief: str = ""
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """What the job store's signed records say of one run folder: the ``jobs`` whose signed record
+    names it (the newest first), or ``problem``: why none can say (the store cannot be read)."""
+
+    jobs: tuple[Job, ...] = ()
+    problem: str = ""
+
+    @property
+    def said(self) -> str:
+        return f"the signed record of job {', '.join(j.id for j in self.jobs)}"
+
+    @property
+    def outcome(self) -> str | None:
+        """How the run ended as its job's signed record says (the job's outcome once it finished,
+        ``failed`` or ``cancelled``; ``queued``, ``running`` or ``waiting`` while it goes on); None
+        when no signed record names the folder, or those that do disagree."""
+        words = {(j.outcome or j.status) if j.status == "finished" else j.status for j in self.jobs}
+        return words.pop() if len(words) == 1 else None
+
+    @property
+    def unvouched(self) -> str:
+        """Why nothing vouches for the folder's outcome ('' when a signed record does)."""
+        if self.outcome is not None:
+            return ""
+        if self.jobs:
+            words = sorted({j.outcome or j.status for j in self.jobs})
+            return f"the signed records naming its run folder disagree ({', '.join(words)})"
+        return self.problem or NOT_NAMED
+
+    def judge(self, outcome: str, verified: bool | None) -> Judged:
+        """The one rule for showing a run's ``outcome`` and ``verified`` as its folder gives them:
+        the signed job record's outcome, and where the folder says otherwise, or no signed record
+        settles it, a note saying so. "Verified" comes from the folder only where the signed record
+        says the run was done (taskcrew ends a run done only once its verifier verified it)."""
+        from taskcrew.jobs.models import ACTIVE
+
+        said = self.outcome
+        finished = outcome not in UNFINISHED
+        if said is None:
+            if not finished and not verified:
+                return Judged(outcome, verified)  # nothing claimed yet (the job store says how it goes)
+            return Judged(
+                outcome,
+                None if verified else verified,
+                f"Nothing vouches for this outcome: {self.unvouched}; the run folder's own files say "
+                f"{_claim(outcome, verified)}, and anyone who can write the runs folder can change them.",
+                "nothing signed vouches for it",
+                brief="Nothing signed vouches for this outcome: it is the run folder's own word.",
+            )
+        if said in ACTIVE:
+            if not finished and not verified:
+                return Judged(outcome, verified)
+            return Judged(
+                outcome,
+                None if verified else verified,
+                f"The run folder says {_claim(outcome, verified)}; {self.said} says it is still {said}: "
+                "nothing vouches for that yet.",
+                f"the signed job record says it is still {said}",
+                brief=f"The run folder says {_claim(outcome, verified)}; the signed job record says it is "
+                f"still {said}.",
+            )
+        shown = verified if said in VERIFIED_OUTCOMES or not verified else None
+        if said == outcome and shown == verified:
+            return Judged(said, verified)
+        return Judged(
+            said,
+            shown,
+            f"The run folder says {_claim(outcome, verified)}; {self.said} says {said}. The signed record is what "
+            "counts: the folder's files are not signed.",
+            f"the signed job record says {said}",
+            self.jobs[0].reason,
+            f"The run folder says {_claim(outcome, verified)}; the signed job record says {said}.",
+        )
+
+
+def _claim(outcome: str, verified: bool | None) -> str:
+    """What a run folder claims, in words: its outcome, and that it was verified where it says so."""
+    if outcome in UNFINISHED:
+        return "verified (though the run did not end)" if verified else "the run did not end"
+    return f"{outcome} and verified" if verified else outcome
+
+
+class RunRecords:
+    """The job store's records by the run folder they name, read once (``RunRecords.read``) for a
+    list of runs or one command; ``of`` gives what the signed ones say of one folder."""
+
+    def __init__(self, jobs: Iterable[Job] = (), problem: str = "") -> None:
+        self.jobs = list(jobs)  # every record read, signed or not (the newest first)
+        self.problem = problem
+        self._named: dict[Path, list[Job]] = {}
+        self.folders: list[Path] = []  # every run folder a record names (the newest job's first)
+        for job in self.jobs:
+            if not job.run_dir:
+                continue
+            folder = Path(job.run_dir).resolve()
+            if folder not in self._named:
+                self._named[folder] = []
+                self.folders.append(folder)
+            if job.record_trust == "signed":
+                self._named[folder].append(job)
+
+    @classmethod
+    def read(cls, jobs: Any = None) -> RunRecords:
+        """The newest ``RUNS_LOOKED_UP`` records of the job store ``jobs`` (default: the CLI's,
+        opened read-only); a store that cannot be read vouches for no run, and says why."""
+        from taskcrew.approvals.signing import KeyError_
+        from taskcrew.jobs.store import Jobs, JobStoreError
+
+        opened = None
+        try:
+            if jobs is None:
+                jobs = opened = Jobs.open(create=False, make_folder=False)
+            return cls(jobs.list(limit=RUNS_LOOKED_UP))
+        except (JobStoreError, KeyError_) as exc:
+            return cls(problem=f"the job store cannot be read ({' '.join(str(exc).split())})")
+        finally:
+            if opened is not None:
+                opened.close()
+
+    def of(self, run_dir: Path) -> RunRecord:
+        return RunRecord(tuple(self._named.get(run_dir.resolve(), ())), self.problem)
 
 
 def _events(trace: Path) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
@@ -74,7 +237,9 @@ def _cost(value: Any) -> Decimal | None:
         return None
 
 
-def read_run(folder: Path) -> RunSummary:
+def read_run(folder: Path, records: RunRecords | None = None) -> RunSummary:
+    """The run in ``folder``, its outcome as the job store's signed record says (``records``,
+    default: read from the CLI's job store; ``RunRecord.judge``)."""
     trace = folder / TRACE
     if not trace.is_file():
         raise RunReadError(f"{folder} is not a run folder (it has no {TRACE})")
@@ -90,9 +255,7 @@ def read_run(folder: Path) -> RunSummary:
         verifier_model=str(started.get("verifier_model", "")),
     )
     _tally(trace, summary, count_calls=finished is None)
-    if finished is None:
-        summary.reason = _unfinished_reason(summary)
-    else:
+    if finished is not None:
         summary.outcome = str(finished.get("outcome", "unfinished"))
         summary.reason = str(finished.get("reason", ""))
         summary.changed = str(finished.get("changed", ""))
@@ -101,6 +264,11 @@ def read_run(folder: Path) -> RunSummary:
         summary.output_tokens = int(finished.get("output_tokens", 0))
         summary.cost_usd = _cost(finished.get("cost_usd"))
         summary.seconds = float(finished.get("seconds", 0.0))
+    if finished is None:  # what its trace shows (the note below says what vouches for it)
+        summary.reason = _unfinished_reason(summary)
+    judged = (records or RunRecords.read()).of(folder).judge(summary.outcome, summary.verified)
+    summary.outcome, summary.verified, summary.note = judged.outcome, judged.verified, judged.note
+    summary.reason = judged.reason or summary.reason
     return summary
 
 
@@ -175,14 +343,16 @@ def _run_folders(root: Path, depth: int) -> list[Path]:
     return found
 
 
-def list_runs(runs_dir: Path) -> tuple[list[RunSummary], list[str]]:
-    """Every run under ``runs_dir``, newest first, and a note for each folder that could not be read."""
+def list_runs(runs_dir: Path, records: RunRecords | None = None) -> tuple[list[RunSummary], list[str]]:
+    """Every run under ``runs_dir``, newest first, and a note for each folder that could not be read;
+    their outcomes as the job store's signed records say (``records``: read once when not given)."""
     if not runs_dir.is_dir():
         raise RunReadError(f"the runs folder {runs_dir} does not exist")
     runs, problems = [], []
+    records = records or RunRecords.read()
     for folder in _run_folders(runs_dir, MAX_DEPTH):
         try:
-            runs.append(read_run(folder))
+            runs.append(read_run(folder, records))
         except (RunReadError, OSError) as exc:
             problems.append(str(exc))
     runs.sort(key=lambda r: (r.started_at, r.name), reverse=True)

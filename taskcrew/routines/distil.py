@@ -40,6 +40,30 @@ class DistilError(ValueError):
     """A run a routine cannot be learned from; the message says why (one line)."""
 
 
+def vouched_done(run_dir: Path, jobs: Any = None) -> None:
+    """Refuse a run folder whose job's signed record does not say the run was done: a run folder's
+    files are not signed (anyone who can write the runs folder can make its trace say "done" and
+    add a verified verdict), the job store's record of it is (``eval.runs.RunRecords``)."""
+    from taskcrew.eval.runs import RunRecords
+
+    record = RunRecords.read(jobs).of(run_dir)
+    said = record.outcome
+    if said == "done":
+        return
+    ended = {"failed": "failed", "cancelled": "was cancelled"}
+    if said is None:
+        why = f"nothing vouches that it was: {record.unvouched}"
+    elif record.jobs[0].status == "finished":
+        why = f"{record.said} says it ended {said}"
+    else:
+        why = f"{record.said} says it {ended.get(said, f'is still {said}')}"
+    raise DistilError(
+        f"{run_dir.name} was not verified: {why}. Only a run whose job's signed record says done can "
+        "become a routine: run the chore as a job (`taskcrew run`, `taskcrew submit` or the console) "
+        "and learn from the folder of a run that ended done"
+    )
+
+
 class RunFacts:
     """What the distiller needs of one run folder."""
 
@@ -283,9 +307,13 @@ def _identifying(facts: RunFacts, submit: ActRecord, form: list[BrowserStep]) ->
     ]
 
 
-def distil(run_dir: Path, *, require_verified: bool = True) -> Routine:
-    """A draft routine from one verified run; raises DistilError saying why it cannot be learned."""
+def distil(run_dir: Path, *, require_verified: bool = True, jobs: Any = None) -> Routine:
+    """A draft routine from one verified run; raises DistilError saying why it cannot be learned.
+    Verified means the job store's signed record of the run says it was done (``vouched_done``;
+    ``jobs``: an open job store, default the CLI's), and its trace's last verdict says so too."""
     facts = RunFacts(run_dir)
+    if require_verified:
+        vouched_done(run_dir, jobs)
     if require_verified and not facts.verified():
         raise DistilError(f"{run_dir.name} was not verified: only a verified run can become a routine")
     match = match_task(facts.task, recipes_for(facts.sandbox))

@@ -14,7 +14,7 @@ whose reviewer no longer counts (removed from the users file: ``reviewer_problem
 Who wrote a version is signed too: ``propose`` records its author (``worker:taskcrew``, the system,
 for a draft a verified run proposes, with the run's submitter; the proven identity of whoever ran
 ``routines learn``, with the submitter of the run folder she named as the job store's signed record
-of that run says: ``run_submitter``; ``UNPROVEN_SUBMITTER`` when no signed record names it) and
+of that run says: ``run_submitter``; ``UNPROVEN_SUBMITTER`` when no signed record proves it) and
 signs it with what the version does (``proposal``). A file written into the folder by hand, or
 changed after it was proposed, has no authorship that checks out: it counts as written by whoever
 accepts it, so where the two-person rule is on nobody may accept it, and the accepter must differ
@@ -41,6 +41,7 @@ import yaml
 from pydantic import ValidationError
 
 from taskcrew.approvals import identity
+from taskcrew.eval.runs import NOT_NAMED, RunRecord
 from taskcrew.routines.models import Routine, printable
 
 if TYPE_CHECKING:
@@ -69,10 +70,10 @@ SYSTEM_AUTHOR = "worker:taskcrew"
 """The author of a draft taskcrew itself proposes after a verified run (``hooks.after_run``)."""
 UNPROVEN_SUBMITTER = identity.UNPROVEN_SUBMITTER
 """A version's ``source_submitter`` when no signed record proves who submitted the run it was learned
-from (``routines learn`` of a run folder the job store does not name, or a run an operating-system
-user submitted): signed with the proposal like a name, so it cannot be dropped without voiding who
-wrote it; where the two-person rule is on nobody may accept such a version."""
-RUNS_LOOKED_UP = 5000  # the newest jobs whose run folders ``run_submitter`` compares (as ``jobs.liveness``)
+from (a run an operating-system user submitted, signed records that disagree; ``routines learn``
+refuses a run folder no signed record says was done: ``distil.vouched_done``): signed with the
+proposal like a name, so it cannot be dropped without voiding who wrote it; where the two-person
+rule is on nobody may accept such a version."""
 
 
 class RoutineError(ValueError):
@@ -141,7 +142,7 @@ class RunSubmitter:
     said: str
 
 
-def run_submitter(run_dir: Path, jobs: Any = None) -> RunSubmitter:
+def run_submitter(run_dir: Path, jobs: Any = None, *, record: RunRecord | None = None) -> RunSubmitter:
     """Who submitted the run in ``run_dir``, from the job store's signed records: every run of
     `taskcrew run`, `taskcrew submit`, a recipe or the console is a job, whose record names its
     submitter and its run folder, signed by the store on every write (``jobs.store``: a record
@@ -150,38 +151,25 @@ def run_submitter(run_dir: Path, jobs: Any = None) -> RunSubmitter:
     None) when the store cannot be read, when no signed record among the newest ``RUNS_LOOKED_UP``
     jobs names the folder (a run made outside the job store, an earlier leg of a retried job — the
     record names its newest leg's folder — or another job database than the workers'), or when
-    records naming it disagree. ``jobs``: an open job store (default: the CLI's, opened read-only)."""
-    from taskcrew.approvals.signing import KeyError_
-    from taskcrew.jobs.store import Jobs, JobStoreError
+    records naming it disagree. ``record``: what the signed records say of the folder, when already
+    read (``eval.runs.RunRecords``, the one lookup of a run folder's signed records); else read from
+    ``jobs``, an open job store (default: the CLI's, opened read-only)."""
+    from taskcrew.eval.runs import RunRecords
 
-    folder = run_dir.resolve()
-    opened = None
-    try:
-        if jobs is None:
-            jobs = opened = Jobs.open(create=False, make_folder=False)
-        records = jobs.list(limit=RUNS_LOOKED_UP)
-    except (JobStoreError, KeyError_) as exc:
-        return RunSubmitter(None, f"the job store cannot be read ({' '.join(str(exc).split())})")
-    finally:
-        if opened is not None:
-            opened.close()
-    mine = [
-        j for j in records if j.record_trust == "signed" and j.run_dir and Path(j.run_dir).resolve() == folder
-    ]
+    if record is None:
+        record = RunRecords.read(jobs).of(run_dir)
+    if record.problem:
+        return RunSubmitter(None, record.problem)
+    mine = record.jobs
     names = sorted({j.submitted_by for j in mine})
-    said = f"the signed record of job {', '.join(j.id for j in mine)}"
     if len(names) == 1 and all(j.submitted_proof in identity.AUTHENTICATED for j in mine):
-        return RunSubmitter(names[0], said)
+        return RunSubmitter(names[0], record.said)
     if len(names) == 1:
         proofs = sorted({f"{j.submitted_proof.replace('_', ' ')} {j.submitted_by}" for j in mine})
-        return RunSubmitter(None, f"{said} names an unproven identity ({', '.join(proofs)})")
+        return RunSubmitter(None, f"{record.said} names an unproven identity ({', '.join(proofs)})")
     if names:
         return RunSubmitter(None, f"the signed records naming it disagree ({', '.join(names)})")
-    return RunSubmitter(
-        None,
-        "no signed job record names its run folder (a run made outside the job store, an earlier "
-        "leg of a retried job, or another job database than the workers')",
-    )
+    return RunSubmitter(None, NOT_NAMED)
 
 
 def routines_folder() -> Path:
