@@ -13,7 +13,7 @@ from email.utils import getaddresses
 from taskcrew.config import company_domains
 from taskcrew.routines.models import DocumentRule, Routine, Template, fill
 from taskcrew.routines.template import ExtractionError, extract_all
-from taskcrew.tools.documents.models import EmailContent, FileContent, email_text
+from taskcrew.tools.documents.models import EmailContent, EmailHeaders, FileContent, email_text
 
 MAX_FILES = 60  # the files with a hit the rule reads, at most: more, and the agent decides
 SEARCH_BUDGET = 400  # matching lines a search may return, when the reader's own cap cut it short
@@ -50,7 +50,8 @@ def sender_domain(header: str) -> str:
     header must show no other address anywhere — display name, comment, an RFC 2047 encoded word
     (``=?utf-8?q?billing=40northwind.example?=``) or look-alike characters (``billing＠northwind``)
     — besides its own: the display name is the sender's own words, not who sent it. Every sender
-    domain the routines use (learned senders, trusted parts, the reasons) comes from here."""
+    domain the routines use (learned senders, trusted parts, the reasons) comes from here, through
+    ``mail_sender``, which also weighs what the rest of the mail's headers say against it."""
     pairs = getaddresses([header])
     if len(pairs) != 1 or not pairs[0][1].isascii():
         return ""
@@ -100,9 +101,83 @@ def _shown_addresses(header: str, name: str) -> list[str] | None:
     return [found.casefold() for t in texts for found in _ADDRESS.findall(t)]
 
 
-def _shown_sender(header: str) -> str:
-    """A sender as a reason names it: its domain, or the header itself when it gives none."""
-    return sender_domain(header) or f"an unclear sender {' '.join(header.split())[:80]!r}"
+def mail_sender(headers: EmailHeaders) -> str:
+    """The domain an e-mail was sent from as far as the routine can tell: its From's
+    (``sender_domain``), "" — an unclear sender, a stranger's mail — when the mail's own headers
+    contradict it (``sender_doubts``: replies or bounces going to another domain, the receiving
+    server's SPF/DKIM/DMARC failing for it). Anyone can write any From; this is all the check has
+    besides the company's mail server refusing forged mail. Every e-mail the routines trust (learned
+    senders, trusted parts, a colleague's forward and what it forwards) is judged here."""
+    domain = sender_domain(headers.sender)
+    return domain if domain and not sender_doubts(headers, domain) else ""
+
+
+def sender_doubts(headers: EmailHeaders, domain: str) -> list[str]:
+    """Why an e-mail whose From gives ``domain`` may not be from there, in plain words ([] when its
+    headers say nothing against it): a Reply-To or Return-Path on another domain (the same domain or
+    one under it is the sender's own), one that shows no address plainly, and an
+    Authentication-Results reporting spf, dkim or dmarc "fail" for ``domain`` (or a domain above or
+    under it, or for no domain named)."""
+    said = []
+    for name, value, what in (
+        ("Reply-To", headers.reply_to, "replies would go to"),
+        ("Return-Path", headers.return_path, "the sending mail server gave the return address"),
+    ):
+        if not value or not value.replace("<>", "").strip(" ,"):
+            continue  # none, or the empty return address of an automatic message
+        shown = _shown_addresses(value, "")
+        if not shown:
+            said.append(f"its {name} does not show an address plainly ({' '.join(value.split())[:80]!r})")
+            continue
+        others = [a for a in dict.fromkeys(shown) if not _under(a.rpartition("@")[2].rstrip("."), domain)]
+        if others:
+            said.append(f"{what} {', '.join(others[:3])} (its {name})")
+    failed = [r for header in headers.authentication_results for r in _failures(header, domain)]
+    if failed:
+        said.append(
+            f"the receiving mail server reports {', '.join(dict.fromkeys(failed))} for {domain} "
+            "(its Authentication-Results)"
+        )
+    return said
+
+
+def _under(domain: str, parent: str) -> bool:
+    return domain == parent or domain.endswith("." + parent)
+
+
+_COMMENT = re.compile(r"\([^()]*\)")
+_RESULT = re.compile(r"\s*(spf|dkim|dmarc)\s*=\s*([a-z]+)", re.IGNORECASE)
+_CHECKED = re.compile(
+    r"\b(?:header\.from|header\.d|header\.i|smtp\.mailfrom|smtp\.helo)\s*=\s*([^\s;]+)", re.I
+)
+
+
+def _failures(header: str, domain: str) -> list[str]:
+    """The "spf=fail", "dkim=fail", "dmarc=fail" an Authentication-Results header reports for
+    ``domain``, a domain above or under it, or no domain at all."""
+    text = header
+    while _COMMENT.search(text):  # comments, nested ones too: "(p=reject; dis=none)"
+        text = _COMMENT.sub(" ", text)
+    found = []
+    for result in text.split(";"):  # the first part names the server that checked: no verdict
+        verdict = _RESULT.match(result)
+        if verdict is None or verdict.group(2).lower() != "fail":
+            continue
+        checked = [v.strip("\"'<>").rpartition("@")[2].rstrip(".").lower() for v in _CHECKED.findall(result)]
+        if not checked or any(_under(c, domain) or _under(domain, c) for c in checked):
+            found.append(f"{verdict.group(1).lower()}=fail")
+    return found
+
+
+def _shown_sender(headers: EmailHeaders) -> str:
+    """A sender as a reason names it: its domain, or the header itself when it gives none, or why
+    its own headers put the domain in doubt."""
+    if domain := mail_sender(headers):
+        return domain
+    if domain := sender_domain(headers.sender):
+        doubts = "; ".join(sender_doubts(headers, domain))
+        return f"an unclear sender: its From says {domain}, but {doubts}; the From may be forged"
+    return f"an unclear sender {' '.join(headers.sender.split())[:80]!r}"
 
 
 def _ours(domain: str, ours: set[str]) -> bool:
@@ -118,12 +193,12 @@ def _chain(email: EmailContent | None) -> list[str]:
     """Every sender domain in an e-mail and the e-mails forwarded in it, outermost first."""
     if email is None:
         return []
-    found = [_shown_sender(email.headers.sender), *(d for e in _forwarded(email) for d in _chain(e))]
+    found = [_shown_sender(email.headers), *(d for e in _forwarded(email) for d in _chain(e))]
     return list(dict.fromkeys(d for d in found if d))
 
 
 def _issuer_senders(email: EmailContent, ours: set[str]) -> list[str]:
-    sender = sender_domain(email.headers.sender)
+    sender = mail_sender(email.headers)
     if sender and not _ours(sender, ours):
         return [sender]
     if not sender:
@@ -145,7 +220,7 @@ def sender_domains(content: FileContent) -> list[str]:
 def _trusted_part(email: EmailContent, senders: set[str], ours: set[str]) -> EmailContent | None:
     """The part of an e-mail one of ``senders`` sent: the e-mail itself, or (a colleague's forward
     only) a forwarded e-mail's trusted part. None when no learned sender sent any of it."""
-    sender = sender_domain(email.headers.sender)
+    sender = mail_sender(email.headers)
     if sender in senders:
         return email
     if not sender or not _ours(sender, ours):
@@ -176,10 +251,7 @@ def find_document(routine: Routine, params: dict[str, str], files: object) -> Fo
     words = fill(rule.search, params)
     template: Template | None = routine.template_for(words)
     if template is None:
-        known = ", ".join(t.issuer for t in routine.templates)
-        raise FileStepFailed(
-            f"the routine has no extraction template for {words!r} yet (it has: {known})", new_issuer=True
-        )
+        raise FileStepFailed(routine.no_template(words), new_issuer=True)
     paths, unsearched = _hit_paths(files, words)
     read: list[Found] = []
     problems = []
@@ -187,6 +259,8 @@ def find_document(routine: Routine, params: dict[str, str], files: object) -> Fo
     for path in paths:
         try:
             content = files.read(path)  # type: ignore[attr-defined]
+            if not routine.names(content.full_text(), words, template):
+                continue  # another issuer's document: it names the vendor only inside that one's name
             trusted = _readable(template, content)
             text = trusted if trusted is not None else content.full_text()
         except Exception as exc:

@@ -25,7 +25,7 @@ Nothing here is an element number, a CSS path, a secret or a person's decision.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Literal, Self
 
@@ -299,9 +299,31 @@ class Routine(_Data):
     def flagged(self) -> bool:
         return self.fallbacks_in_a_row >= FLAG_AFTER
 
-    def template_for(self, issuer_words: str) -> Template | None:
-        """The template of the issuer named like ``issuer_words`` (the words of one leading the other)."""
-        return next((t for t in self.templates if named_like(issuer_words, t.issuer)), None)
+    def template_for(self, vendor: str) -> Template | None:
+        """The template of the issuer ``vendor`` is, by ``issuer_of`` (None: none, or several)."""
+        found = issuer_of(vendor, [t.issuer for t in self.templates])
+        return None if found is None else self.templates[found]
+
+    def no_template(self, vendor: str) -> str:
+        """Why ``template_for(vendor)`` is None, in plain words."""
+        like = [t.issuer for t in self.templates if named_like(vendor, t.issuer)]
+        if len(like) > 1:
+            return (
+                f"the vendor name {vendor!r} could be any of {len(like)} issuers the routine has a template "
+                f"for ({', '.join(like)}), and none of them is named exactly that: the routine does not "
+                "guess which one the task means"
+            )
+        known = ", ".join(t.issuer for t in self.templates)
+        return f"the routine has no extraction template for {vendor!r} yet (it has: {known})"
+
+    def names(self, text: str, vendor: str, template: Template) -> bool:
+        """Whether ``text`` (a document the search for ``vendor`` found) may be ``template``'s issuer's:
+        it names the issuer somewhere (``issuers_named``), or it never prints ``vendor``'s words as
+        words (nothing to tell by). A document that prints them only inside the longer name of
+        another issuer the routine knows ("Northwind Traders Logistics" for vendor "Northwind
+        Traders") is that issuer's, not the vendor's."""
+        named = issuers_named(text, vendor, [t.issuer for t in self.templates])
+        return not named or self.templates.index(template) in named
 
     def params_problem(self, values: Mapping[str, str]) -> str | None:
         """Why this routine cannot do a task given ``values`` (None: it can): it was learned and
@@ -326,6 +348,51 @@ class Routine(_Data):
 def _words(text: str) -> list[str]:
     """A name's words in order, letters of any script ("Müller" is one word, not "ller")."""
     return [w for w in re.findall(r"[^\W_]+", text.casefold()) if len(w) > 1]
+
+
+def issuer_of(name: str, issuers: Sequence[str]) -> int | None:
+    """Which of ``issuers`` ``name`` is (its index), the one rule for whose template a vendor gets
+    and whose a document is: the issuer that IS that name — the same words after ``_words`` ("SOYLENT
+    FOODS" is Soylent Foods; of two written differently, "Northwind Traders" and
+    "NORTHWIND-TRADERS", the first, the newer) — else the one issuer ``named_like`` it ("Globex" is
+    Globex Corp). None when none is, or when several are only named like it ("Northwind" with both
+    Northwind Traders and Northwind Traders Logistics): which one is meant is not guessed, and never
+    decided by the order the templates are kept in."""
+    words = _words(name)
+    if not words:
+        return None
+    same = [i for i, issuer in enumerate(issuers) if _words(issuer) == words]
+    if same:
+        return same[0]
+    like = [i for i, issuer in enumerate(issuers) if named_like(name, issuer)]
+    return like[0] if len(like) == 1 else None
+
+
+def issuers_named(text: str, name: str, issuers: Sequence[str]) -> set[int | None]:
+    """Whom ``text`` names where it prints ``name``'s words (in a line, in order, as words): at each
+    such place the longest of ``issuers`` printed there around them — "Northwind Traders Logistics"
+    around "Northwind Traders" is that issuer, a longer name that merely contains the vendor's —
+    else ``name`` itself; each read by ``issuer_of``. Empty when the text never prints them."""
+    wanted = _words(name)
+    known = [_words(issuer) for issuer in issuers]
+    found: set[int | None] = set()
+    if not wanted:
+        return found
+    k = len(wanted)
+    for line in text.splitlines():
+        words = _words(line)
+        for i in range(len(words) - k + 1):
+            if words[i : i + k] != wanted:
+                continue
+            around = [
+                (len(s), j)
+                for j, s in enumerate(known)
+                if len(s) > k
+                and any(words[p : p + len(s)] == s for p in range(max(0, i + k - len(s)), i + 1))
+            ]
+            printed = issuers[max(around)[1]] if around else name
+            found.add(issuer_of(printed, issuers))
+    return found
 
 
 def named_like(text: str, other: str) -> bool:

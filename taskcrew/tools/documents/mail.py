@@ -82,6 +82,20 @@ def _address_header(msg: EmailMessage, name: str) -> str:
     return ", ".join(k for k in kept if k)
 
 
+TRANSPORT_LIMITS = (8, 2000)
+"""Of a delivery header (Return-Path, Authentication-Results): the first this many, this many
+characters each — the topmost, the last server's (the company's own), come first."""
+
+
+def _transport(msg: EmailMessage, name: str) -> list[str]:
+    """Each ``name`` header as written, unfolded, bounded (``TRANSPORT_LIMITS``): what the delivery
+    says about the sender (the envelope sender, the receiving server's SPF/DKIM/DMARC verdicts),
+    kept as text for the sender check and the person to read."""
+    count, chars = TRANSPORT_LIMITS
+    kept = [" ".join(_text(str(raw)).split()) for key, raw in msg.raw_items() if key.lower() == name.lower()]
+    return [k[:chars] for k in kept if k][:count]
+
+
 def _text(raw: str) -> str:
     """A raw header's text: bytes that are not UTF-8 (kept by the parser as surrogates) as U+FFFD."""
     return raw.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
@@ -151,6 +165,8 @@ def _email_content(msg: EmailMessage, name: str, depth: int) -> EmailContent:
         cc=_header(msg, "Cc") or None,
         reply_to=_header(msg, "Reply-To") or None,
         subject=_header(msg, "Subject"),
+        return_path=", ".join(_transport(msg, "Return-Path")) or None,
+        authentication_results=_transport(msg, "Authentication-Results"),
     )
     body_part = msg.get_body(preferencelist=("html", "plain"))
     body = ""

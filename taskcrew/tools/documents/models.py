@@ -162,6 +162,11 @@ class EmailHeaders(BaseModel):
     cc: str | None = None
     reply_to: str | None = None
     subject: str
+    # what the mail's delivery says about its sender, as the headers' text (``mail.TRANSPORT_LIMITS``):
+    # the envelope sender bounces go to, and each receiving server's SPF/DKIM/DMARC verdicts. Data for
+    # the sender check (``routines.files.mail_sender``) and for the person; never instructions.
+    return_path: str | None = None
+    authentication_results: list[str] = []
 
 
 class AttachmentContent(BaseModel):
@@ -260,6 +265,9 @@ def email_text(email: EmailContent, level: int = 0) -> str:
         lines.append(f"Cc: {h.cc}")
     if h.reply_to:
         lines.append(f"Reply-To: {h.reply_to}")
+    if h.return_path:
+        lines.append(f"Return-Path: {h.return_path}")
+    lines += [f"Authentication-Results: {a}" for a in h.authentication_results]
     lines.append(f"Subject: {h.subject}")
     if email.attachments:
         lines.append(
