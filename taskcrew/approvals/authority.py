@@ -616,14 +616,17 @@ class Authority:
                 decided_by = f"{others[0]}+{who.name}"
                 by = f"{others[0]} and {by} (two people)"
             decision = ApprovalDecision(outcome="approve", text=text or None, by=by, basis="person")
+        payload["decision"] = decision.model_dump(mode="json")
+
+        def recorded(stored: Approval) -> None:  # signed before the job goes back on the queue
+            if stored.decided_at is not None:  # by the job database's clock (``decided_late``)
+                payload["decided_at"] = stored.decided_at.isoformat()
+            self.audit.append(who.name, action, approval_id, payload)
+
         try:
-            stored = self.jobs.decide(approval_id, decision, decided_by=decided_by)
+            self.jobs.decide(approval_id, decision, decided_by=decided_by, recorded=recorded)
         except (InvalidChange, UnknownApproval) as exc:
             return self._refuse(who, approval_id, action, str(exc))
-        payload["decision"] = decision.model_dump(mode="json")
-        if stored.decided_at is not None:  # by the job database's clock: signed here (``decided_late``)
-            payload["decided_at"] = stored.decided_at.isoformat()
-        self.audit.append(who.name, action, approval_id, payload)
         verb = {"approve": "approved", "reject": "rejected", "answer": "answered"}[action]
         return DecisionResult(
             approval_id=approval_id,

@@ -141,11 +141,17 @@ def approvals_show(approval_id: str, db: DbUrl = None) -> None:
 
 
 def _decide(approval_id: str, action: str, text: str, db: str | None) -> None:
+    from taskcrew.crew.stopping import signals_deferred
+    from taskcrew.jobs.engine import prepare_to_enqueue
+
     authority = _authority(db)
-    result = authority.decide(approval_id, action, identity(), text)
+    prepare_to_enqueue(authority.jobs)  # the queue's client is made before anything is written
+    with signals_deferred():  # a Ctrl-C waits for the decision, its signed entry and the job's resume
+        result = authority.decide(approval_id, action, identity(), text)
+        if result.status != "refused":
+            typer.echo(f"{approval_id}  {result.message}")
     if result.status == "refused":
         raise fail(result.message, 1)
-    typer.echo(f"{approval_id}  {result.message}")
 
 
 @approvals_app.command("approve")

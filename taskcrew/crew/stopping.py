@@ -67,6 +67,38 @@ def signals_raise(signals: tuple[signal.Signals, ...] = SIGNALS) -> Iterator[Non
         restore()
 
 
+@contextmanager
+def signals_deferred(signals: tuple[signal.Signals, ...] = SIGNALS) -> Iterator[None]:
+    """Inside the block, a first SIGINT/SIGTERM waits for its end: a change a command makes in
+    several writes (the job database, the signed audit log, the workers' queue) is not cut half-way
+    by a Ctrl-C. As the block ends, the signal is delivered again with the handlers the process had
+    (Ctrl-C: KeyboardInterrupt; SIGTERM: the process ends). A second signal meanwhile is not held
+    back: the person who presses Ctrl-C again means it. A no-op off the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+
+    def handler(signum: int, frame: Any) -> None:
+        if held:  # the second one: at once, as the process would have taken the first
+            restore()
+            signal.raise_signal(signum)
+        held.append(signum)
+
+    previous = {s: signal.signal(s, handler) for s in signals}
+
+    def restore() -> None:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+    try:
+        yield
+    finally:
+        restore()
+        if held:
+            signal.raise_signal(held[0])
+
+
 def call_interruptibly(work: Callable[[], T], signals: tuple[signal.Signals, ...] = SIGNALS) -> T:
     """``work()`` on a worker thread; a signal raises RunInterrupted here without waiting for it."""
     if threading.current_thread() is not threading.main_thread():

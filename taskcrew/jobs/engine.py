@@ -3,10 +3,16 @@
 A job's legs: leg 0 on submit; a new leg on retry, on resume after an approval, on takeover. The
 workflow id is ``<job id>.<leg>`` so enqueueing is idempotent (DBOS SetWorkflowID semantics).
 
-Each ``Jobs`` store owns its ``Enqueuer`` (one DBOSClient, made on first use, destroyed with the
-store). No client is shared between stores or cached per URL: a cached client outlived its store and
-kept a connection to the old file when an SQLite job database was moved aside and created anew at
-the same path, so its enqueues went into the deleted file and no worker ever saw them.
+Each ``Jobs`` store owns its ``Enqueuer`` (one DBOSClient, made on first use or by ``prepare``,
+destroyed with the store). No client is shared between stores or cached per URL: a cached client
+outlived its store and kept a connection to the old file when an SQLite job database was moved aside
+and created anew at the same path, so its enqueues went into the deleted file and no worker ever saw
+them.
+
+A job goes ``queued`` on a new leg in the job database first and on DBOS's queue right after; a
+process stopped in between (Ctrl-C) leaves a leg with no workflow. ``prepare`` before the change
+makes that instant a few milliseconds (making the client, 0.4-1 s, is then behind it); what is left
+of it the workers' watch loop mends (``worker.enqueue_stranded``).
 """
 
 from __future__ import annotations
@@ -44,6 +50,12 @@ class Enqueuer:
                 self._client = client
             return self._client
 
+    def prepare(self) -> None:
+        """Make the client now, before the job database is changed: a command that will enqueue a
+        leg calls this first, so its Ctrl-C lands before anything is written, not between the
+        job's commit and its enqueue."""
+        self.client()
+
     def __call__(self, job: Job, leg: int) -> None:
         self.client().enqueue(
             {"queue_name": QUEUE, "workflow_name": WORKFLOW, "workflow_id": workflow_id(job.id, leg)},
@@ -61,6 +73,13 @@ class Enqueuer:
             if self._client is not None:
                 self._client.destroy()
                 self._client = None
+
+
+def prepare_to_enqueue(jobs: Any) -> None:
+    """``Enqueuer.prepare`` for the store ``jobs`` (a no-op for a store without one)."""
+    prepare = getattr(jobs.on_enqueue, "prepare", None)
+    if prepare is not None:
+        prepare()
 
 
 def serialise_sqlite_claims() -> None:

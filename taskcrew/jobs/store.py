@@ -345,6 +345,12 @@ class Jobs:
         with self._tx() as conn:
             return db_now(conn)
 
+    def queued_legs(self) -> builtins.list[tuple[str, int]]:
+        """Every ``queued`` job's id and leg, no record read (``worker.enqueue_stranded``)."""
+        with self._tx() as conn:
+            rows = conn.execute(sa.select(J.c.id, J.c.leg).where(J.c.status == "queued")).tuples().all()
+        return [(str(job_id), int(leg)) for job_id, leg in rows]
+
     @contextmanager
     def _tx(self) -> Iterator[sa.Connection]:
         try:
@@ -641,9 +647,19 @@ class Jobs:
             )
         return self._shown(approval)
 
-    def decide(self, approval_id: str, decision: ApprovalDecision, *, decided_by: str) -> Approval:
+    def decide(
+        self,
+        approval_id: str,
+        decision: ApprovalDecision,
+        *,
+        decided_by: str,
+        recorded: Callable[[Approval], None] | None = None,
+    ) -> Approval:
         """Record a decision, signed, and resume the parked job (on any worker). Callers other than
-        the approvals authority (``taskcrew.approvals``) should not call this: it applies no rule."""
+        the approvals authority (``taskcrew.approvals``) should not call this: it applies no rule.
+        ``recorded``: told of the decision once it is in the job database and before the job is put
+        back on the queue (the authority's signed audit entry: a stop in between then leaves a job
+        still waiting on a recorded decision, never a resumed job whose decision the log lacks)."""
         from taskcrew.approvals import seals
 
         self.expire_due()
@@ -672,6 +688,8 @@ class Jobs:
         if late is not None:  # its deadline passed since it was read: it expires now, undecided
             self.expire_due()
             raise InvalidChange(too_late(approval))
+        if recorded is not None:
+            recorded(approval)
         self.resume(approval.job_id)
         return approval
 

@@ -13,7 +13,8 @@ checkpoint and is handed back to the queue (``Jobs.hand_back``); what has not re
 ``stop_grace_s`` (or at once on a second signal, ``stop_now``) is handed back as it is and the process
 ends. Either way the job resumes on the next worker from its last checkpoint, never failed. A leg
 left dequeued by a worker that vanished before starting it is put back by any live worker's watch
-loop (``reclaim_dequeued``).
+loop (``reclaim_dequeued``). A job left ``queued`` on a leg that never reached DBOS's queue (its
+command stopped between the two: ``enqueue_stranded``) is put on it by the same loop.
 """
 
 from __future__ import annotations
@@ -25,12 +26,13 @@ import threading
 import time
 from contextlib import suppress
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from taskcrew.approvals.authority import Authority
 from taskcrew.crew.stopping import exit_now
-from taskcrew.jobs.engine import QUEUE, WORKFLOW, serialise_sqlite_claims
+from taskcrew.jobs.engine import QUEUE, WORKFLOW, prepare_to_enqueue, serialise_sqlite_claims, workflow_id
+from taskcrew.jobs.foreground import LEG as FOREGROUND_LEG
 from taskcrew.jobs.identity import IdHolder
 from taskcrew.jobs.limits import check, current, join_fleet, with_client
 from taskcrew.jobs.liveness import is_orphaned
@@ -55,6 +57,7 @@ class WorkerSettings:
     scripted: ScriptedResolver | None = None
     system_sessions: int | None = None  # across ALL workers: None = the fleet's (``jobs.limits``)
     stop_grace_s: float = 20.0  # on a stop, how long a running leg may take to reach a checkpoint
+    stranded_after_s: float = 5.0  # a queued leg with no workflow: enqueued after (``enqueue_stranded``)
 
 
 class _Current:
@@ -119,6 +122,8 @@ def serve(
         )
         _register()
         DBOS.launch()
+        prepare_to_enqueue(jobs)  # a hand-back on a stop enqueues at once, no client to make first
+        stranded: dict[tuple[str, int], datetime] = {}
         try:
             # one setting for all workers (DBOS keeps the queue's limits in the job database): the
             # first worker records them; checked again here in case another started meanwhile
@@ -129,6 +134,7 @@ def serve(
             while not stop.wait(settings.poll_s):
                 watch(jobs, settings, runner)
                 reclaim_dequeued(jobs, holder)
+                enqueue_stranded(jobs, stranded, settings.stranded_after_s)
                 holder.beat()
             _drain(runner, settings, stop_now, holder)
         finally:
@@ -227,5 +233,58 @@ def reclaim_dequeued(jobs: Jobs, holder: IdHolder) -> None:
                 )
             elif jobs.cancel_stale_leg(job_id, int(leg)):
                 log.warning("worker %s left an old leg of job %s; cancelled", wf.executor_id, job_id)
+    except Exception as exc:  # the watch loop must survive a database hiccup
+        log.warning("watch loop: %s", exc)
+
+
+def enqueue_stranded(jobs: Jobs, seen: dict[tuple[str, int], datetime], grace_s: float) -> None:
+    """Jobs ``queued`` on a leg whose workflow (``<job>.<leg>``) is not on DBOS's queue: the job
+    database is changed first and DBOS's queue right after (``Jobs.submit``, ``retry``, ``resume``,
+    ``hand_back``), and a command stopped in between (Ctrl-C on `submit`, `jobs retry` or `approvals
+    approve`; a worker's second Ctrl-C in its hand-back) leaves a job no worker would ever run. Such
+    a leg goes on the queue once it has been seen without a workflow for ``grace_s`` seconds by the
+    job database's clock (``seen``, kept by the caller between passes: first seen at), so a command
+    still between its two writes is not raced; were it, DBOS's enqueue is idempotent per workflow id
+    (the same leg is queued once; relied on). A leg the signed audit log ends is not put on the
+    queue: the job is brought in line with the log (``Authority.settle``: a standing cancel ends
+    it cancelled). A foreground run's own leg is its person's (``taskcrew run``). One query of the
+    job database and one of DBOS per pass (more only for a leg to enqueue)."""
+    from dbos import DBOS
+
+    try:
+        legs = {workflow_id(job_id, leg): (job_id, leg) for job_id, leg in jobs.queued_legs()}
+        ids = list(legs)
+        there: set[str] = set()
+        for at in range(0, len(ids), 500):
+            found = DBOS.list_workflows(workflow_ids=ids[at : at + 500], load_input=False, load_output=False)
+            there |= {wf.workflow_id for wf in found}
+        missing = {legs[wf] for wf in ids if wf not in there}
+        for gone in set(seen) - missing:  # enqueued meanwhile, or no longer queued on that leg
+            del seen[gone]
+        if not missing:
+            return
+        now = jobs.db_now()
+        authority: Authority | None = None
+        for job_id, leg in sorted(missing):
+            if (now - seen.setdefault((job_id, leg), now)).total_seconds() < grace_s:
+                continue
+            job, current = jobs.get_on_leg(job_id)
+            if job.status != "queued" or current != leg or jobs.on_enqueue is None:
+                continue
+            if job.options.foreground and leg == FOREGROUND_LEG:
+                continue
+            authority = authority or Authority(jobs)
+            if authority.leg_end(job_id, leg) is not None:  # e.g. a retry of a cancel, stopped half-way
+                if (settled := authority.settle(job_id, leg, job.worker or "")) is not None:
+                    log.warning("job %s was queued with nothing to run it: %s", job_id, settled)
+                continue
+            jobs.on_enqueue(job, leg)
+            del seen[(job_id, leg)]
+            log.warning(
+                "job %s was queued (leg %s) but never reached the workers' queue: the command that "
+                "queued it stopped first (a Ctrl-C?); it is on the queue now",
+                job_id,
+                leg,
+            )
     except Exception as exc:  # the watch loop must survive a database hiccup
         log.warning("watch loop: %s", exc)
