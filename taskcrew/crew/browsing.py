@@ -6,6 +6,7 @@ verifier gets a fresh context (no cookies, no page state from the worker) for ea
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -15,6 +16,7 @@ from crewai.tools import BaseTool
 
 from taskcrew.crew.toolbox import RecordingTool
 from taskcrew.tools.browser import BrowserConfig, BrowserRuntime, BrowserSession
+from taskcrew.tools.browser.render import BEGIN, ELEMENTS, END
 from taskcrew.tools.browser.tools import make_browser_tools
 from taskcrew.tools.policy import Policy, PolicyDecision
 from taskcrew.tools.vault import Vault
@@ -108,8 +110,8 @@ class RunBrowser:
         session = self.verifier
 
         def seen(kwargs: dict[str, Any], text: str) -> None:
-            if session.latest is not None:  # the page it is on now, and what the tool showed it
-                record(session.latest.url, text)
+            if session.latest is not None:  # the page it is on now, and what it showed of its data
+                record(session.latest.url, page_data(text))
 
         return [RecordingTool.around(t, seen) for t in make_browser_tools(session, read_only=True)]
 
@@ -143,3 +145,37 @@ class RunBrowser:
                 session.close()
         if self._owns_runtime:
             self.runtime.close()
+
+
+# an element's line in the list after a page (render.render_elements): its number(s) and its role
+_ELEMENT_LINE = re.compile(r"^\[(\d+)\](?:–\[(\d+)\])? (\S+)")
+_FIELD_ROLES = {
+    "textbox", "searchbox", "combobox", "spinbutton", "listbox", "slider", "checkbox", "radio", "switch",
+}  # fmt: skip
+_NAMED_MARKER = re.compile(r"\[(\d+)\] [^\[|\n]+?(?=$| \|| \[\d+\])", re.MULTILINE)  # render.names_in_text
+
+
+def page_data(text: str) -> str:
+    """What a browser tool's answer shows of a system's data, as the verifier's evidence is checked
+    against it (``evidence``): the page's own text between the lines code frames it with
+    (``render.BEGIN`` … ``render.END``), and in it no form control's words ("[9] USD" of a custom
+    select). Never the list of elements after it, where a form field shows what it holds
+    (``value="499.00"``: typed, selected or prefilled — by the verifier itself, in its read-only
+    session that sends nothing), nor the lines before it, which say what the verifier did (the words
+    it typed), nor the page's address and title (an address the verifier chose). An answer showing
+    no page (an error) shows no data."""
+    lines = text.split("\n")
+    starts = [i for i, line in enumerate(lines) if line == BEGIN]
+    if not starts:
+        return ""
+    page = lines[starts[-1] + 1 :]
+    end = page.index(END) if END in page else len(page)
+    listed = page[end + 1 :]
+    fields: set[str] = set()
+    for line in listed[listed.index(ELEMENTS) + 1 :] if ELEMENTS in listed else []:
+        m = _ELEMENT_LINE.match(line)
+        if m and (m.group(3) in _FIELD_ROLES or " value=" in line):
+            first = int(m.group(1))
+            fields.update(str(n) for n in range(first, int(m.group(2) or first) + 1))
+    shown = "\n".join(page[:end])
+    return _NAMED_MARKER.sub(lambda m: f"[{m.group(1)}]" if m.group(1) in fields else m.group(0), shown)

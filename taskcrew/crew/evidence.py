@@ -9,7 +9,9 @@ verification; what it says it ``observed`` there must be in what it saw:
   normalising number formats (1,284.50 = 1284.50 = 1.284,50) and date formats (12 September 2026 =
   2026-09-12 = 12.09.2026; 09/12/2026 matches either reading, ``_pool``), and currencies (€ = EUR,
   ``CURRENCY_MARK``); a record named by an identifier that has a table row takes its other values
-  from its own row (``_other_row``), not from a neighbour's;
+  from its own row (``_other_row``), not from a neighbour's; read as a system's state, a record a
+  page shows by its fields ("Amount: 494.00 USD") gives its amounts, currencies and dates only from
+  its fields of that kind, never from a note or any other mention on the page (``_off_field``);
 - an observation with nothing code can compare (no quote, no value, or values it says are absent)
   stays met, marked as the verifier's word (``MODELS_WORD``); the report says so — except that a
   criterion about a system's state naming an identifier is never met on that word where code can
@@ -25,7 +27,10 @@ watched, or one the criterion names, else the run's first system; never merely a
 difference, or the gate's record of its sends. What those show a system holds (``_holds``) is
 chosen from the facts, whatever the criterion's words: of the record, the lines of submissions it
 applied (``Facts.applied_lines``: a refused one is no evidence); of the difference, every line but
-those as they were before. Only a "nothing else" criterion reads every send and every line.
+those as they were before. Only a "nothing else" criterion reads every send and every line; it
+is never met when the record shows the same submission saved twice (``_saved_twice``).
+What the verifier saw at a page is the page's own text: its browser tools record nothing else
+(``browsing.page_data``: no form field's value, nothing it typed or selected).
 Read as a system's state, the record the criterion names must be there as the criterion says
 (``_criterion_unshown``): its amounts and dates on that record's own row, whatever the observation
 names or leaves out, and none of them only on a refused send or a row as it was before.
@@ -164,7 +169,9 @@ def _checked(
         else:
             check = check.model_copy(update={"observed": " / ".join(f"“{ln}”" for ln in lines)})
     elif texts is not None:
-        rejection = _unseen(check.observed, there, check.source, every_line_a_row=code == SENDS_SOURCE)
+        # read as a system's state, a record shown by its fields ("Amount: 494.00 USD") is read by them
+        by_field = state_rule and (code is not None or _on_system(check.source, targets))
+        rejection = _unseen(check.observed, there, check.source, code == SENDS_SOURCE, by_field)
         if rejection is None and not quoted(check.observed) and not _checkable_values(check.observed):
             check = check.model_copy(update={"observed": f"{check.observed} {MODELS_WORD}"})
     if rejection is None and texts is not None and state_rule and (code or _on_system(check.source, targets)):
@@ -174,6 +181,8 @@ def _checked(
         rejection = rejection or _criterion_unshown(
             criterion, holds, check.source, code == SENDS_SOURCE, recorded if code else None
         )
+    if rejection is None and NOTHING_ELSE.search(criterion):
+        rejection = _saved_twice(applied)
     if rejection:
         observed = check.observed.replace(f" {MODELS_WORD}", "")
         return check.model_copy(update={"met": False, "observed": f"{observed} {REJECTED}{rejection}]"})
@@ -241,6 +250,20 @@ def _record_lines(source: str, texts: dict[str, list[str]]) -> list[str]:
                     line = " ".join(w for w in line.split() if not (values(w) & echoed))
                 out.append(line)
     return out
+
+
+def _saved_twice(applied: list[str]) -> str | None:
+    """That nothing else was created or changed is contradicted by the run's own record of its sends
+    when a system saved the same submission twice (the same method, address and fields): the second
+    made a record, or a change, of its own — whatever the verifier says it saw, and wherever."""
+    sends = [line.split(" — ", 1)[0] for line in applied if line.startswith("- ")]
+    twice = next((send for i, send in enumerate(sends) if send in sends[:i]), None)
+    if twice is None:
+        return None
+    return (
+        f"the record of this run's sends ({SENDS_SOURCE!r}) shows the same submission saved more than once "
+        f"({_short(twice[2:], 160)}), so something else was created or changed"
+    )
 
 
 def _holds(code: str | None, there: list[str], applied: list[str]) -> list[str]:
@@ -311,7 +334,9 @@ def _code_source(cited: str, texts: dict[str, list[str]] | None) -> str | None:
     return None
 
 
-def _unseen(observed: str, there: list[str], source: str, every_line_a_row: bool = False) -> str | None:
+def _unseen(
+    observed: str, there: list[str], source: str, every_line_a_row: bool = False, by_field: bool = False
+) -> str | None:
     if missing := quotes_unseen(observed, there):
         return f"the verifier never saw {missing[0]!r} at {source!r} in this verification"
     have = _pool(set().union(*(values(t) for t in there))) if there else set()
@@ -319,26 +344,31 @@ def _unseen(observed: str, there: list[str], source: str, every_line_a_row: bool
         return (
             f"{source!r} does not show {', '.join(missing_values[:3])} (not in what the verifier saw there)"
         )
-    return _other_row(observed, there, source, every_line_a_row)
+    return _other_row(observed, there, source, every_line_a_row, by_field)
 
 
 _SENTENCE = re.compile(r";\s*|\.\s+|\n")  # what one statement of an observation ends at (not commas)
 
 
-def _other_row(observed: str, there: list[str], source: str, every_line_a_row: bool) -> str | None:
+def _other_row(
+    observed: str, there: list[str], source: str, every_line_a_row: bool, by_field: bool = False
+) -> str | None:
     """A table's values belong to their row: where a statement of the observation names a record
     that has a row (an identifier such as GX-7781 or BILL-0011 on a ``| … | … |`` line, or on a line
     of the gate's record), each other value it states that sits in the table must be on one of those
     rows, not taken from a neighbour (499.00 from Hooli's row for a Globex bill saved as 494.00).
+    ``by_field`` (read as a system's state): where it names a record a page shows by its fields, each
+    amount, currency and date it states must be that record's field of its kind (``_off_field``).
     Quoted words and clauses of absence count here: they still name the record."""
     lines = [line for text in there for line in text.splitlines()]
     rows = [_pool(values(line)) for line in lines if every_line_a_row or line.count(" | ") >= 2]
-    if not rows:
-        return None
+    records = _records(there) if by_field and not every_line_a_row else []
     in_table = set().union(*rows)
     for statement in _SENTENCE.split(observed):
         said = values(statement)
         ids = {v for v in said if re.search(r"[a-z]", v)}
+        if off := _off_field(said - ids, ids, records, source):
+            return off
         own = [row for row in rows if row & ids]
         for value in sorted(said - ids) if own else []:
             if value in in_table and not any(value in row for row in own):
@@ -375,6 +405,8 @@ def _criterion_unshown(
             )
     rows = [_pool(values(line)) for line in lines if every_line_a_row or line.count(" | ") >= 2]
     ids = {v for v in claimed if re.search(r"[a-z]", v)}
+    if not every_line_a_row and (off := _off_field(claimed - ids, ids, _records(there), source)):
+        return off
     own = [row for row in rows if row & ids]
     if not own:
         return None
@@ -388,6 +420,111 @@ def _criterion_unshown(
             return (
                 f"{source!r} does not show {value} on the row of {named}, as the criterion says: a "
                 "record's values come from its own row"
+            )
+    return None
+
+
+class _Record:
+    """A record a page shows by its fields, one "label: value" line each: every value it shows, and
+    by kind (an amount, a currency, a date) the values of its fields of that kind."""
+
+    def __init__(self) -> None:
+        self.shown: set[str] = set()
+        self.held: dict[str, set[str]] = {"number": set(), "currency": set(), "date": set()}
+
+    def add(self, label: str, value: str) -> None:
+        found = values(value)
+        self.shown |= _pool(found)
+        for kind in _field_kinds(label, value, found) & set(self.held):
+            self.held[kind] |= _pool({v for v in found if _kind(v) == kind})
+
+
+# a line of a page showing one record by its fields, label and value: "Amount: 494.00 USD" (a <dl>,
+# as the browser renders it), "| Due date | 2026-10-20" (a table of two cells); "+ " in a difference
+_FIELD_LINE = re.compile(r"^(?:\+ )?([A-Za-z][^:|\[\]\n]{0,39}?):\s+(\S.*)$")
+_PAIR_LINE = re.compile(r"^(?:\+ )?\|\s*([A-Za-z][^|\[\]\n]{0,39}?)\s*\|\s*([^|\n]*\S)\s*\|?\s*$")
+# what a field is, by its label's meaning (not only the mock ERP's words): free text (a note is any
+# words, anyone's), an amount (its currency with it), a date, a currency, an identifier
+_FREE_TEXT_LABEL = re.compile(
+    r"\b(notes?|comments?|remarks?|memo|descriptions?|messages?|narrative|instructions?|text|"
+    r"bemerkung(en)?|notiz(en)?|remarques?|notas?|commentaires?)\b",
+    re.IGNORECASE,
+)
+_AMOUNT_LABEL = re.compile(
+    r"\b(amount|total|sum|balance|price|cost|gross|net|subtotal|tax|vat|payable|owed|owing|betrag|"
+    r"summe|montant|importe)\b",
+    re.IGNORECASE,
+)
+_DATE_LABEL = re.compile(
+    r"\b(dates?|dated|due|paid|on|issued|posted|created|entered|updated|day|datum|fällig\w*|fecha)\b",
+    re.IGNORECASE,
+)
+_CURRENCY_LABEL = re.compile(r"\b(currency|ccy|währung|devise|moneda)\b", re.IGNORECASE)
+_ID_LABEL = re.compile(r"\b(number|no|nr|id|ref|reference|code)\b|#", re.IGNORECASE)
+
+
+def _field_kinds(label: str, value: str, found: set[str]) -> set[str]:
+    """The kinds of value a field holds as the record's own: by its label's meaning — never a free-text
+    field's ("Notes: list price 499.00") nor an identifier's; a field whose label says no kind
+    ("Status") by the words of its value ("Paid (paid on 2026-09-02)"), or, words it has none, by the
+    kinds of the values it shows."""
+    if _FREE_TEXT_LABEL.search(label):
+        return set()
+    for pattern, kinds in ((_AMOUNT_LABEL, {"number", "currency"}), (_DATE_LABEL, {"date"})):
+        if pattern.search(label):
+            return kinds
+    if _CURRENCY_LABEL.search(label):
+        return {"currency"}
+    if _ID_LABEL.search(label):
+        return set()
+    words = _CURRENCY.sub(" ", _ID.sub(" ", value))
+    if _AMOUNT_LABEL.search(words):
+        return {"number", "currency"}
+    if _DATE_LABEL.search(words):
+        return {"date"}
+    return set() if re.search(r"[^\W\d_]{2,}", words) else {_kind(v) for v in found}
+
+
+def _records(there: list[str]) -> list[_Record]:
+    """The records the pages show by their fields: each run of two or more "label: value" lines."""
+    out: list[_Record] = []
+    for text in there:
+        run: list[tuple[str, str]] = []
+        for line in [*text.splitlines(), ""]:
+            m = None if _NOT_DATA.match(line) else _FIELD_LINE.match(line) or _PAIR_LINE.match(line)
+            if m:
+                run.append((m.group(1), m.group(2)))
+                continue
+            if len(run) >= 2:
+                record = _Record()
+                for label, value in run:
+                    record.add(label, value)
+                out.append(record)
+            run = []
+    return out
+
+
+_KIND_WORDS = {"number": "amount", "currency": "currency", "date": "date"}
+
+
+def _off_field(said: set[str], ids: set[str], records: list[_Record], source: str) -> str | None:
+    """On a page showing a record by its fields, an amount, currency or date stated of that record
+    (named by an identifier it shows) must be the value of its field of that kind — the line
+    labelled Amount, Due date … — not any mention on the page (the bill's note "list price 499.00")."""
+    own = [record for record in records if record.shown & ids]
+    if not own:
+        return None
+    named = ", ".join(sorted(v.upper() for v in ids if any(v in r.shown for r in own)))
+    for value in sorted(said):
+        kind = _kind(value)
+        if kind not in _KIND_WORDS or (kind == "number" and _YEAR.match(value)):
+            continue
+        if not any(value in record.held[kind] for record in own):
+            shown = value.removeprefix(CURRENCY_MARK)
+            return (
+                f"{source!r} does not show {shown} as the {_KIND_WORDS[kind]} of {named}: on a page showing "
+                f"a record by its fields, its {_KIND_WORDS[kind]} is the value of its field of that kind, "
+                "not any mention on the page (a note, a heading)"
             )
     return None
 
