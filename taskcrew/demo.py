@@ -242,6 +242,7 @@ def _with_console(opts: DemoOptions, task: str, home: Path, out: Console) -> int
                 users_file=home / "console" / "users.yaml",
                 jobs_url=jobs_url,
                 approvals_dir=home / "approvals",  # the worker's too: it signs what it parks
+                **_worker_folders(home),  # the screenshots, facts and routine drafts the worker keeps
                 systems=settings.model_copy(
                     update={"erp_url": place.erp_url, "intranet_url": place.intranet_url}
                 ).system_names(),
@@ -286,16 +287,41 @@ def _with_console(opts: DemoOptions, task: str, home: Path, out: Console) -> int
     return EXIT_CODES.get(outcome, 1)
 
 
+def _worker_folders(home: Path) -> dict[str, Path]:
+    """What the demo's worker keeps in its own TASKCREW_HOME (``home/worker``), as the demo's
+    console is told to read it (``ConsoleSettings``): the filled forms' screenshots under its job
+    folders, its knowledge store, its routines folder."""
+    worker = home / "worker"
+    return {
+        "jobs_dir": worker / "jobs",
+        "knowledge_dir": worker / "knowledge",
+        "routines_dir": worker / "routines",
+    }
+
+
+def _worker_env(home: Path) -> dict[str, str]:
+    """The demo worker's environment: its home holds ``_worker_folders`` (the routines folder named
+    too, so a TASKCREW_ROUTINES of the company's never gets the demo's drafts)."""
+    from taskcrew.approvals.signing import ENV_DIR
+    from taskcrew.routines.store import ENV_VAR as ROUTINES
+
+    folders = _worker_folders(home)
+    return {
+        **os.environ,
+        "TASKCREW_HOME": str(folders["jobs_dir"].parent),
+        ENV_DIR: str(home / "approvals"),
+        ROUTINES: str(folders["routines_dir"]),
+    }
+
+
 def _start_worker(
     place: Any, jobs_url: str, runs_dir: Path, home: Path, chaos: bool
 ) -> subprocess.Popen[bytes]:
-    from taskcrew.approvals.signing import ENV_DIR
-
     command = [sys.executable, "-m", "taskcrew.cli", "worker", "--db", jobs_url, "--erp-url", place.erp_url]
     command += ["--intranet-url", place.intranet_url or "", "--runs-dir", str(runs_dir), "--concurrency", "1"]
     command += [] if chaos else ["--no-chaos"]
-    _copy_knowledge(home / "worker" / "knowledge")
-    env = {**os.environ, "TASKCREW_HOME": str(home / "worker"), ENV_DIR: str(home / "approvals")}
+    _copy_knowledge(_worker_folders(home)["knowledge_dir"])
+    env = _worker_env(home)
     log = (home / "worker.log").open("wb")
     return subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
 

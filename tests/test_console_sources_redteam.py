@@ -387,7 +387,7 @@ def test_a_demo_run_is_labelled_on_the_runs_list_its_page_and_its_report(app: Ap
     listing = bob.get("/runs").text
     text = {}
     for name in ("run-demo", "run-scripted", "run-real"):
-        row = re.search(rf'<tr><td class="nowrap"><a href="/runs/{name}">.*?</tr>', listing, re.S)
+        row = re.search(rf'<tr><td class="runname"><a href="/runs/{name}">.*?</tr>', listing, re.S)
         assert row, listing
         text[name] = " ".join(re.sub(r"<[^>]+>", " ", row.group(0)).split())
     assert "demo (scripted stand-in models, not AI)" in text["run-demo"]

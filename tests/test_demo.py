@@ -115,3 +115,25 @@ def test_demo_runs_the_headline_offline_with_the_terminal_approval(
     assert re.search(r"approval POST http://127\.0\.0\.1:\d+/bills/new → approved by .+ at the terminal", out)
     approvals = text.split("## Approvals", 1)[1].split("\n## ", 1)[0]
     assert re.search(r"→ \*\*approved\*\* by .+ at the terminal", approvals), approvals
+
+
+def test_the_demo_console_reads_what_the_demo_worker_keeps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The demo's console is told the folders its worker writes in its own home (its
+    TASKCREW_HOME, not the demo process's): the filled form's screenshot, the facts, the routines."""
+    from taskcrew import demo
+    from taskcrew.console.settings import ConsoleSettings
+    from taskcrew.routines.store import ENV_VAR as ROUTINES
+
+    monkeypatch.setenv(ROUTINES, str(tmp_path / "company-routines"))  # never the demo's drafts
+    env = demo._worker_env(tmp_path)
+    folders = demo._worker_folders(tmp_path)
+    settings = ConsoleSettings(
+        state_dir=tmp_path, runs_dirs=[], eval_dirs=[], users_file=tmp_path / "u", **folders
+    )
+    worker_home = Path(env["TASKCREW_HOME"])
+    assert worker_home != Path(os.environ["TASKCREW_HOME"])
+    assert settings.jobs_dir == worker_home / "jobs"  # where LegRunner keeps the screenshots
+    assert settings.knowledge_dir == worker_home / "knowledge"
+    assert settings.routines_dir == Path(env[ROUTINES]) == worker_home / "routines"

@@ -29,11 +29,13 @@ __all__ = ["PAGES", "Console", "build_app"]
 
 
 def _facts(web: Web) -> list[BaseRoute]:
-    return list(fact_routes(FactsDesk(), web.page, web.signed_in, web.checked_post, web.back))
+    desk = FactsDesk(web.settings.knowledge_dir)
+    return list(fact_routes(desk, web.page, web.signed_in, web.checked_post, web.back))
 
 
 def _routines(web: Web) -> list[BaseRoute]:
-    return list(routine_routes(RoutinesDesk(), web.page, web.signed_in, web.not_found))
+    desk = RoutinesDesk(web.settings.routines_dir, web.settings.approvals_dir)  # the console's key
+    return list(routine_routes(desk, web.page, web.signed_in, web.not_found))
 
 
 # Every page of the console, in the order their routes are matched.

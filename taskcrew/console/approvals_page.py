@@ -97,7 +97,7 @@ def routes(web: Web) -> list[BaseRoute]:
             else (None, None)
         )
         shot = await asyncio.to_thread(
-            sealed_screenshot, item.job_id, item.screenshot, item.screenshot_sha256
+            sealed_screenshot, item.job_id, item.screenshot, item.screenshot_sha256, web.settings.jobs_dir
         )
         changed = await asyncio.to_thread(changed_files, view, work.sources)
         return web.page(
@@ -210,7 +210,7 @@ def routes(web: Web) -> list[BaseRoute]:
         except LookupError:
             return PlainTextResponse("No such approval.", status_code=404)
         shot = await asyncio.to_thread(
-            sealed_screenshot, item.job_id, item.screenshot, item.screenshot_sha256
+            sealed_screenshot, item.job_id, item.screenshot, item.screenshot_sha256, web.settings.jobs_dir
         )
         if shot is None or console.approver.problem(item):  # an edited row or file shows nothing of it
             return PlainTextResponse("This approval has no screenshot.", status_code=404)

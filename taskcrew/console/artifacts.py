@@ -48,6 +48,7 @@ class RunSummary(BaseModel):
     verified: bool | None = None  # the verifier's verdict, shown only where a signed record vouches
     note: str = ""  # where the signed job record does not vouch for the folder's outcome: what to know
     brief: str = ""  # the same in one short sentence (the list of runs)
+    unvouched: bool = False  # the outcome shown is the folder's own word, not a signed record's
 
 
 class TimelineItem(BaseModel):
@@ -115,6 +116,8 @@ def _summarize(name: str, events: list[Any], record: RunRecord | None = None) ->
     judged = _judged(events, record)
     summary.status, summary.verified, summary.note = judged.outcome, judged.verified, judged.note
     summary.brief = judged.brief
+    # a note, and an outcome no signed record gives: never shown in the colour of a success
+    summary.unvouched = bool(judged.note) and judged.outcome != (record or RunRecord()).outcome
     summary.reason = judged.reason or summary.reason
     return summary
 
@@ -140,19 +143,35 @@ def _vouched(items: list[TimelineItem], judged: Judged) -> list[TimelineItem]:
     return items
 
 
-def _demo(path: Path, summary: RunSummary) -> RunSummary:
-    """A run folder `taskcrew demo` marked as its own (demo.json) says so; a run by scripted models
-    without it (a demo from before the mark, `--model scripted/solver`) says they are not AI."""
+def demo_words(run_dir: Path | None, worker_model: str | None) -> str:
+    """What every page calls a run, or a job, of scripted stand-in models ('' for any other): a run
+    folder `taskcrew demo` marked as its own (demo.json) says "demo (scripted stand-in models, not
+    AI)"; a run by scripted models without it (a demo from before the mark, `--model
+    scripted/solver`) says they are not AI."""
     from taskcrew.demo import MARK, NOT_AI, RUN_LABEL
 
     try:
-        marked = json.loads((path / MARK).read_text(encoding="utf-8")).get("demo") is True
+        marked = (
+            run_dir is not None
+            and json.loads((run_dir / MARK).read_text(encoding="utf-8")).get("demo") is True
+        )
     except (OSError, ValueError, AttributeError):
         marked = False
     if marked:
-        summary.demo = RUN_LABEL
-    elif summary.worker_model.startswith("scripted/"):
-        summary.demo = NOT_AI
+        return RUN_LABEL
+    return NOT_AI if (worker_model or "").startswith("scripted/") else ""
+
+
+def job_demo(job: Any) -> str:
+    """``demo_words`` of a job: its run folder's mark, else the model it was submitted with (a job
+    not yet started has no run folder)."""
+    if job is None:
+        return ""
+    return demo_words(Path(job.run_dir) if job.run_dir else None, job.options.worker_model)
+
+
+def _demo(path: Path, summary: RunSummary) -> RunSummary:
+    summary.demo = demo_words(path, summary.worker_model)
     return summary
 
 

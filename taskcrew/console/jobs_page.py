@@ -12,8 +12,10 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
+from taskcrew.console.job_words import current_reason, event_words
 from taskcrew.console.sessions import Session, identity_of
 from taskcrew.console.web import Handler, Web
+from taskcrew.jobs.liveness import state_note
 from taskcrew.jobs.models import ACTIVE, CANCELLABLE, Job, JobOptions, JobStatus
 from taskcrew.jobs.store import InvalidChange, UnknownJob
 
@@ -129,19 +131,29 @@ def routes(web: Web) -> list[BaseRoute]:
                     timeline = detail.story if detail else []
                 for e in events[sent_events:]:
                     yield sse(
-                        "event", {"at": str(e.at)[:19], "kind": e.kind, "detail": e.detail, "actor": e.actor}
+                        "event",
+                        {
+                            "at": str(e.at)[:19],
+                            "kind": e.kind,
+                            "words": event_words(e.kind),
+                            "detail": e.detail,
+                            "actor": e.actor,
+                        },
                     )
                 for item in timeline[sent_timeline:]:
                     yield sse("timeline", item.model_dump(mode="json"))
                 sent_events, sent_timeline = len(events), len(timeline)
                 status = f"{job.status} {job.outcome or ''}".strip()
                 if status != last_status:
+                    now = await asyncio.to_thread(console.jobs.db_now)
+                    note = state_note(job, now)
                     yield sse(
                         "status",
                         {
                             "status": job.status,
                             "outcome": job.outcome,
-                            "reason": job.reason,
+                            "reason": current_reason(job),
+                            "note": note,  # as the page's note says it (job_note), for the state now
                             "unsigned": job.record_trust != "signed",
                         },
                     )

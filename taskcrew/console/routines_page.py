@@ -8,7 +8,8 @@ one before it (``RoutineStore.diff_base``; never the version the draft says it h
 reads: accepting or retiring a version stays with ``taskcrew routines accept|retire`` (one approval
 path, with the CLI's own record of who reviewed it); the command it shows carries the fingerprint of
 the version the page showed, so the CLI accepts exactly that one. The routines folder is the CLI's
-(``TASKCREW_ROUTINES`` or ``TASKCREW_HOME/routines``), read on every request. Who wrote a version and
+(``TASKCREW_ROUTINES`` or ``TASKCREW_HOME/routines``) unless the console's settings name one
+(``routines_dir``: the demo's worker's), read on every request. Who wrote a version and
 who reviewed it are shown only as far as they are signed (``RoutineStore.authorship``,
 ``review_problem``): a reviewer or author a file merely names reads "not proven".
 """
@@ -54,15 +55,19 @@ class Row:
 
 
 class RoutinesDesk:
-    """The routines folder, opened on each request (the CLI may change it at any time)."""
+    """The routines folder, opened on each request (the CLI may change it at any time); who wrote
+    and reviewed a version is checked with the key in ``approvals`` (None: the CLI's)."""
 
-    def __init__(self, folder: Path | None = None) -> None:
+    def __init__(self, folder: Path | None = None, approvals: Path | None = None) -> None:
         self._folder = folder
+        self._approvals = approvals
 
     def _store(self) -> Any:
+        from taskcrew.approvals.signing import KEY_FILE, KeyRing
         from taskcrew.routines.store import RoutineStore
 
-        return RoutineStore(self._folder)
+        keys = KeyRing(self._approvals / KEY_FILE) if self._approvals is not None else None
+        return RoutineStore(self._folder, keys)
 
     def list(self) -> tuple[list[Any], list[str], set[tuple[str, int]], dict[tuple[str, int], Row]]:
         """Every version, the problems to show, the versions marked accepted that do not replay, and

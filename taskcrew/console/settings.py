@@ -36,6 +36,20 @@ class ConsoleSettings(BaseModel):
     approvals_dir: Path | None = Field(
         default=None, description="the approvals authority's key and audit log (None: TASKCREW_APPROVALS_DIR)"
     )
+    jobs_dir: Path | None = Field(
+        default=None,
+        description="the workers' job folders, where they keep the screenshot of a filled form "
+        "(None: this process's TASKCREW_HOME/jobs, the workers' when they share it)",
+    )
+    knowledge_dir: Path | None = Field(
+        default=None,
+        description="the knowledge store whose facts /facts lists (None: TASKCREW_HOME/knowledge)",
+    )
+    routines_dir: Path | None = Field(
+        default=None,
+        description="the routines folder /routines reads (None: the CLI's, TASKCREW_ROUTINES or "
+        "TASKCREW_HOME/routines)",
+    )
     secure_cookies: bool | None = Field(default=None, description="None: Secure unless bound to loopback")
     session_hours: float = 12.0
     sandbox: Path = Field(

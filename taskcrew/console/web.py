@@ -24,9 +24,10 @@ from starlette.templating import Jinja2Templates
 from taskcrew.approvals.authority import Authority
 from taskcrew.approvals.rules import load_rules
 from taskcrew.approvals.visible import visible
-from taskcrew.console.artifacts import EvalResults, RunsDir
+from taskcrew.console.artifacts import EvalResults, RunsDir, job_demo
 from taskcrew.console.auth import Authenticator, load_users
 from taskcrew.console.documents import Documents
+from taskcrew.console.job_words import current_reason, event_words
 from taskcrew.console.security import LoginThrottle, same_origin, token_ok
 from taskcrew.console.sessions import Session, SessionStore, identity_of
 from taskcrew.console.settings import ConsoleSettings
@@ -153,6 +154,9 @@ def templates() -> Jinja2Templates:
     env.filters["shown"] = shown_value  # a field as read: a chosen option's label, else its value
     env.filters["verbatim"] = _verbatim
     env.filters["job_note"] = _job_note  # orphaned, parked, interrupted: what to do (jobs.liveness)
+    env.filters["demo"] = job_demo  # "demo (scripted stand-in models, not AI)", as its run page says
+    env.filters["event_words"] = event_words  # a history line's kind in words
+    env.filters["reason_now"] = current_reason  # a job's reason, only where it describes its state
     return Jinja2Templates(env=env)
 
 

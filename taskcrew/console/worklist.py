@@ -37,6 +37,7 @@ NUMBER_FIELDS = (
 )
 VERBS = {"new": "create", "create": "create", "edit": "change", "update": "change", "pay": "pay"}
 VERBS |= {"delete": "delete", "remove": "delete", "approve": "approve", "void": "void"}
+DOES = {"change": "changes", "pay": "pays", "delete": "deletes", "approve": "approves", "void": "voids"}
 
 FlagCode = Literal[
     "asked_again",
@@ -161,6 +162,25 @@ class WorkItem(BaseModel):
     @property
     def flag_codes(self) -> set[str]:
         return {f.code for f in self.flags}
+
+    @property
+    def path(self) -> str:
+        """The path the request is sent to ("/bills/new"), without the system's address."""
+        request = self.view.approval.request
+        return (urlsplit(request.url).path or "/") if request is not None else ""
+
+    @property
+    def approving(self) -> str:
+        """What approving makes the system do, for "Approving lets the worker send this to …: it
+        <this>." ("creates a new bill with the values above", "pays bill BILL-0004")."""
+        verb, _, thing = self.action.partition(" ")
+        if not verb:
+            return ""
+        if verb == "create":
+            return f"creates a new {thing} with the values above"
+        if verb == "submit":  # "submit to page": no verb the address names
+            return "submits the form with the values above"
+        return f"{DOES.get(verb, verb + 's')} {thing}"
 
 
 def summary_text(view: ApprovalView) -> str:

@@ -32,27 +32,31 @@ if TYPE_CHECKING:
 SCREENSHOT = re.compile(r"form-\d{8}-\d{6}-\d+\.png")  # how the worker names them (LegRunner)
 
 
-def screenshot_file(job_id: str, stored: str | None) -> Path | None:
+def screenshot_file(job_id: str, stored: str | None, jobs_dir: Path | None = None) -> Path | None:
     """The screenshot an approval names, only if it is one the worker takes for that job
-    (``<TASKCREW_HOME>/jobs/<job id>/form-<time>-<n>.png``, its folder resolved): the row is in the
-    job database, and a path written there must not make the console serve another job's screenshot
-    or any other file."""
+    (``<jobs_dir>/<job id>/form-<time>-<n>.png``, its folder resolved; ``jobs_dir``: the workers'
+    job folders, by default ``<TASKCREW_HOME>/jobs`` of this process): the row is in the job
+    database, and a path written there must not make the console serve another job's screenshot or
+    any other file."""
     from taskcrew.config import Paths
 
     if not stored or not SCREENSHOT.fullmatch(Path(stored).name):
         return None
-    folder = (Paths.from_env().home / "jobs").resolve() / job_id  # the worker's, on this host
+    folder = (jobs_dir or Paths.from_env().home / "jobs").resolve() / job_id  # the worker's
     path = Path(stored)
     if path.is_symlink() or folder.is_symlink() or path.resolve().parent != folder:
         return None  # no link (to a file, or a job folder linked to another's), no other folder
     return path if path.is_file() else None
 
 
-def sealed_screenshot(job_id: str, stored: str | None, sha256: str | None) -> bytes | None:
+def sealed_screenshot(
+    job_id: str, stored: str | None, sha256: str | None, jobs_dir: Path | None = None
+) -> bytes | None:
     """The bytes of an approval's screenshot, only when they are the ones parked with it (their
     SHA-256 is sealed with the approval's sources): a file written over afterwards in the worker's
-    folder, or a screenshot parked before its content was sealed, is not shown."""
-    path = screenshot_file(job_id, stored)
+    folder, or a screenshot parked before its content was sealed, is not shown. ``jobs_dir``: as
+    for ``screenshot_file``."""
+    path = screenshot_file(job_id, stored, jobs_dir)
     if path is None or sha256 is None:
         return None
     data = path.read_bytes()

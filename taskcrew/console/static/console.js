@@ -7,6 +7,7 @@
   const timeline = document.getElementById("run-timeline");
   const badge = document.getElementById("job-status");
   const reason = document.getElementById("job-reason");
+  const note = document.getElementById("job-note");
   const source = new EventSource(list.dataset.live);
   function item(parent, when, title, detail, cls) {
     const li = document.createElement("li");
@@ -28,7 +29,7 @@
     const d = JSON.parse(e.data);
     if (list.querySelectorAll("li").length && list.dataset.seeded !== "done") { list.textContent = ""; }
     list.dataset.seeded = "done";
-    item(list, d.at, d.kind, d.detail + (d.actor ? " by " + d.actor : ""), "");
+    item(list, d.at, d.words || d.kind, d.detail + (d.actor ? " by " + d.actor : ""), "");
   });
   source.addEventListener("timeline", (e) => {
     const d = JSON.parse(e.data);
@@ -39,7 +40,12 @@
     const d = JSON.parse(e.data);
     badge.textContent = d.status + (d.outcome ? ": " + d.outcome : "");
     badge.className = "badge " + d.status + (d.unsigned ? " unsigned" : "");
-    if (reason && d.reason) reason.textContent = d.reason;
+    if (reason) {  // only a reason that describes the job's state now: hidden while it runs
+      reason.textContent = d.reason || "";
+      reason.hidden = !d.reason;
+      if (reason.previousElementSibling) reason.previousElementSibling.hidden = !d.reason;
+    }
+    if (note) { note.textContent = d.note || ""; note.hidden = !d.note; }
   });
   // Finished: reload once, so the page shows the final state and the right buttons (retry, not cancel);
   // not when the person has just sent a form (cancel, retry): a reload would race their answer page
