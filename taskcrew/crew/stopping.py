@@ -43,6 +43,17 @@ class RunInterrupted(BaseException):  # like KeyboardInterrupt: not an Exception
         super().__init__(f"stopped by {self.signal_name}")
 
 
+class _Handlers:
+    """The handlers of ``signals`` while a block runs, and the process's own put back after it."""
+
+    def __init__(self, signals: tuple[signal.Signals, ...], handler: Callable[[int, Any], None]) -> None:
+        self.previous = {s: signal.signal(s, handler) for s in signals}
+
+    def restore(self) -> None:
+        for s, h in self.previous.items():
+            signal.signal(s, h)
+
+
 @contextmanager
 def signals_raise(signals: tuple[signal.Signals, ...] = SIGNALS) -> Iterator[None]:
     """Inside the block, SIGINT/SIGTERM raise RunInterrupted on the main thread (so ``finally``
@@ -52,19 +63,14 @@ def signals_raise(signals: tuple[signal.Signals, ...] = SIGNALS) -> Iterator[Non
         return
 
     def handler(signum: int, frame: Any) -> None:
-        restore()  # a second signal gets the default behaviour
+        handlers.restore()  # a second signal gets the default behaviour
         raise RunInterrupted(signum)
 
-    previous = {s: signal.signal(s, handler) for s in signals}
-
-    def restore() -> None:
-        for s, h in previous.items():
-            signal.signal(s, h)
-
+    handlers = _Handlers(signals, handler)
     try:
         yield
     finally:
-        restore()
+        handlers.restore()
 
 
 @contextmanager
@@ -81,20 +87,15 @@ def signals_deferred(signals: tuple[signal.Signals, ...] = SIGNALS) -> Iterator[
 
     def handler(signum: int, frame: Any) -> None:
         if held:  # the second one: at once, as the process would have taken the first
-            restore()
+            handlers.restore()
             signal.raise_signal(signum)
         held.append(signum)
 
-    previous = {s: signal.signal(s, handler) for s in signals}
-
-    def restore() -> None:
-        for s, h in previous.items():
-            signal.signal(s, h)
-
+    handlers = _Handlers(signals, handler)
     try:
         yield
     finally:
-        restore()
+        handlers.restore()
         if held:
             signal.raise_signal(held[0])
 
