@@ -181,6 +181,32 @@ def test_a_request_whose_record_was_read_from_the_forms_page_shows_no_payee_of_t
     assert "whom it pays is not known" in flag.message
 
 
+def test_the_terminal_shows_the_unclear_payee_and_auto_approve_covers_it_on_no_surface(
+    world: Any,
+) -> None:
+    """The same payment at `taskcrew run`'s prompt: the person is shown the flag every other surface
+    shows (it was only the risk rules' there), and `--auto-approve` covers it nowhere — not at the
+    terminal, not for a worker's job — whatever a rule lets auto-approve: nobody would look at it."""
+    from taskcrew.approvals.terminal import TerminalApprovals
+    from taskcrew.tools.human import AutoApproveHuman
+
+    jobs, authority, policy, human, bill, other_page, _shown, _paid = world
+    request = _payment_from(policy, human, bill, other_page)
+    asked = ScriptedHuman([ApprovalDecision.reject("checking")])
+    TerminalApprovals(asked, authority, Identity(name="ana", proof="token")).approve(request)
+    assert any("not the record it changes" in flag for flag in asked.requests[-1].flags), asked.requests[-1]
+
+    auto = TerminalApprovals(AutoApproveHuman(), authority, Identity(name="ana", proof="token"))
+    decision = auto.approve(request)
+    assert not decision.approved and "--auto-approve does not cover it" in (decision.text or ""), decision
+
+    job = jobs.submit("Pay the invoice", submitted_by="ana", submitted_proof="token")
+    refusal = authority.auto_approve_refusal(jobs.get(job.id), request)
+    assert refusal is not None and "unclear_payee" in refusal, refusal
+    own_page = _payment_from(policy, human, bill, bill)  # from the bill's own page: nothing to look at
+    assert authority.auto_approve_refusal(jobs.get(job.id), own_page) is None
+
+
 # ---- 2: deadlines by the job database's clock ----------------------------------------------------
 def _request() -> ApprovalRequest:
     fields = {"csrf_token": "t", "vendor_id": "3", "invoice_number": "INV-1", "amount": "120.00"}

@@ -167,9 +167,18 @@ def shown_flags(view: ApprovalView) -> list[RiskFlag]:
                 second_approver=False,
             )
         )
-    if view.payee.unclear:
-        flags.append(_unclear_payee(view.payee))
-    if why := new_vendor(view.payee, request.url, request.known_vendors, request.vendors_page):
+    return flags + payee_flags(view.payee, request)
+
+
+def payee_flags(payee: Payee, request: ApprovalRequest) -> list[RiskFlag]:
+    """What a person must look at about whom ``request`` pays (``payee``: ``request_payee``): a payee
+    the fields or the record cannot name as one, a new vendor. The one rule for every surface that
+    shows flags (``shown_flags``: the console, ``approvals show``, bulk approval; the terminal) and
+    for ``--auto-approve``, which does not cover them (``Authority.auto_approve_refusal``)."""
+    flags: list[RiskFlag] = []
+    if payee.unclear:
+        flags.append(_unclear_payee(payee))
+    if why := new_vendor(payee, request.url, request.known_vendors, request.vendors_page):
         flags.append(RiskFlag(rule="new_vendor", message=why, second_approver=False))
     return flags
 
@@ -498,6 +507,8 @@ class Authority:
         only where each one's rule says ``flagged: true``."""
         if job is None:
             return "its job is not in the job store"
+        if refusal := self.payee_refusal(request):
+            return refusal
         needs_two = self.needs_two(self.assess(request))
         for who in self.run_owners(job):
             if who is None:
@@ -513,6 +524,18 @@ class Authority:
             if needs_two and not rule.flagged:
                 flags = "; ".join(request.flags) or "the risk rules"
                 return f"it needs two people ({flags}); --auto-approve does not cover it"
+        return None
+
+    def payee_flags(self, request: ApprovalRequest) -> list[RiskFlag]:
+        """``payee_flags`` of ``request`` under this process's rules."""
+        return payee_flags(request_payee(request, self.rules), request)
+
+    def payee_refusal(self, request: ApprovalRequest) -> str | None:
+        """Why ``--auto-approve`` does not cover ``request``'s payee (None: it may): whom it pays
+        needs a person's eye (``payee_flags``), whatever a rule lets auto-approve."""
+        if flags := self.payee_flags(request):
+            said = "; ".join(f"{f.rule}: {f.message}" for f in flags)
+            return f"whom it pays needs a person's eye ({said}); --auto-approve does not cover it"
         return None
 
     def view(self, approval: Approval) -> ApprovalView:
