@@ -204,3 +204,55 @@ def test_a_retry_of_a_cancelled_job_stopped_half_way_ends_cancelled_not_resurrec
     again = _cli(fleet, "jobs", "retry", cancelled.id)
     assert again.returncode == 0, again.stderr
     _picked_up(fleet, cancelled.id, jobs.leg(cancelled.id))
+
+
+def test_a_job_left_waiting_with_its_approval_decided_or_expired_is_moved_on(
+    tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A decision is written, then its job resumed; an expired approval is marked, then its job ended.
+    A process killed in between left a job `waiting` with nothing pending, which nothing moved: the
+    watch loop resumes the first and ends the second rejected, as the stopped process would have."""
+    from datetime import datetime, timedelta
+
+    from taskcrew.jobs import Jobs
+    from taskcrew.jobs.human import JobHuman, Parked
+    from taskcrew.jobs.worker import resume_decided
+    from taskcrew.tools.human import ApprovalDecision, ApprovalRequest, FieldValue
+
+    jobs = Jobs.open(f"sqlite:///{tmp_path / 'jobs.sqlite3'}")
+    request = ApprovalRequest(
+        kind="form_submission", method="POST", url="http://127.0.0.1:8800/bills/new",
+        fields=[FieldValue(name="invoice_number", value="INV-1"), FieldValue(name="amount", value="120.00")],
+    )  # fmt: skip
+
+    def waiting(expires_in: timedelta = timedelta(days=1)) -> tuple[str, str]:
+        job = jobs.submit("Enter INV-1", submitted_by="ana", submitted_proof="token", enqueue=False)
+        jobs.mark(job.id, "running", only_if=("queued",), worker="w1")
+        with pytest.raises(Parked) as parked:
+            JobHuman(jobs, job.id, expires_in=expires_in).approve(request)
+        jobs.mark(job.id, "waiting", only_if=("running",))
+        return job.id, parked.value.approval_id
+
+    def killed(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    decided, approval = waiting()
+    with pytest.raises(KeyboardInterrupt):  # killed after the decision's entry, before the resume
+        jobs.decide(approval, ApprovalDecision.approve(by="bob"), decided_by="bob", recorded=killed)
+    expired, old = waiting(timedelta(milliseconds=1))
+    with monkeypatch.context() as patch:  # killed after the approval is marked expired, before the job ends
+        patch.setattr(Jobs, "finish", killed)
+        time.sleep(0.05)
+        with pytest.raises(KeyboardInterrupt):
+            jobs.expire_due()
+    asked, _ = waiting()  # still waits for a person: left alone
+    assert [jobs.get(j).status for j in (decided, expired, asked)] == ["waiting"] * 3
+    assert (jobs.approval(approval).status, jobs.approval(old).status) == ("approved", "expired")
+
+    seen: dict[str, datetime] = {}
+    resume_decided(jobs, seen, grace_s=0)
+    assert (jobs.get(decided).status, jobs.leg(decided)) == ("queued", 1)
+    ended = jobs.get(expired)
+    assert (ended.status, ended.outcome) == ("finished", "rejected") and "expired" in ended.reason, ended
+    assert jobs.get(asked).status == "waiting"
+    jobs.close()

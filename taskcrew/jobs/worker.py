@@ -37,7 +37,7 @@ from taskcrew.jobs.identity import IdHolder
 from taskcrew.jobs.limits import check, current, join_fleet, with_client
 from taskcrew.jobs.liveness import is_orphaned
 from taskcrew.jobs.runner import LegRunner, ScriptedResolver
-from taskcrew.jobs.store import Jobs
+from taskcrew.jobs.store import Jobs, past_deadline
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +124,7 @@ def serve(
         DBOS.launch()
         prepare_to_enqueue(jobs)  # a hand-back on a stop enqueues at once, no client to make first
         stranded: dict[tuple[str, int], datetime] = {}
+        decided: dict[str, datetime] = {}
         try:
             # one setting for all workers (DBOS keeps the queue's limits in the job database): the
             # first worker records them; checked again here in case another started meanwhile
@@ -135,6 +136,7 @@ def serve(
                 watch(jobs, settings, runner)
                 reclaim_dequeued(jobs, holder)
                 enqueue_stranded(jobs, stranded, settings.stranded_after_s)
+                resume_decided(jobs, decided, settings.stranded_after_s)
                 holder.beat()
             _drain(runner, settings, stop_now, holder)
         finally:
@@ -286,5 +288,45 @@ def enqueue_stranded(jobs: Jobs, seen: dict[tuple[str, int], datetime], grace_s:
                 job_id,
                 leg,
             )
+    except Exception as exc:  # the watch loop must survive a database hiccup
+        log.warning("watch loop: %s", exc)
+
+
+def resume_decided(jobs: Jobs, seen: dict[str, datetime], grace_s: float) -> None:
+    """Jobs ``waiting`` with no approval pending: a decision is written, then the job resumed
+    (``Jobs.decide``), and an expired approval is marked, then its job ended (``Jobs.expire_due``); a
+    process killed in between leaves a job nothing would ever move. Seen so for ``grace_s`` seconds
+    by the job database's clock (``seen``: first seen at, kept by the caller), such a job goes on as
+    it would have: ended ``rejected`` when its newest approval expired, else back on the queue
+    (``Jobs.resume``: the run finds its decisions). One query of the pending approvals a pass; the
+    approvals of a job are read only when it has none pending."""
+    try:
+        pending = {a.job_id for a in jobs.approvals("pending")}
+        waiting = [job for job in jobs.list(status="waiting", limit=1000) if job.id not in pending]
+        for gone in set(seen) - {job.id for job in waiting}:
+            del seen[gone]
+        if not waiting:
+            return
+        now = jobs.db_now()
+        for job in waiting:
+            if (now - seen.setdefault(job.id, now)).total_seconds() < grace_s:
+                continue
+            del seen[job.id]
+            approvals = jobs.approvals(job_id=job.id)
+            if any(a.status == "pending" for a in approvals):
+                continue
+            newest = max(approvals, key=lambda a: a.created_at, default=None)
+            if newest is not None and newest.status == "expired" and newest.expires_at is not None:
+                why = (
+                    past_deadline(newest, newest.expires_at) or f"the approval {newest.id} expired unanswered"
+                )
+                if jobs.finish(job.id, "rejected", why, only_if=("waiting",)) is not None:
+                    log.warning("job %s was left waiting on an expired approval; it ends rejected", job.id)
+            elif jobs.resume(job.id) is not None:
+                log.warning(
+                    "job %s was left waiting with every approval decided (its decision was written, then "
+                    "the process stopped); it is back on the queue",
+                    job.id,
+                )
     except Exception as exc:  # the watch loop must survive a database hiccup
         log.warning("watch loop: %s", exc)
