@@ -530,10 +530,11 @@ class Authority:
         """``payee_flags`` of ``request`` under this process's rules."""
         return payee_flags(request_payee(request, self.rules), request)
 
-    def payee_refusal(self, request: ApprovalRequest) -> str | None:
+    def payee_refusal(self, request: ApprovalRequest, flags: list[RiskFlag] | None = None) -> str | None:
         """Why ``--auto-approve`` does not cover ``request``'s payee (None: it may): whom it pays
-        needs a person's eye (``payee_flags``), whatever a rule lets auto-approve."""
-        if flags := self.payee_flags(request):
+        needs a person's eye (``payee_flags``, or ``flags`` as already read), whatever a rule lets
+        auto-approve."""
+        if flags := self.payee_flags(request) if flags is None else flags:
             said = "; ".join(f"{f.rule}: {f.message}" for f in flags)
             return f"whom it pays needs a person's eye ({said}); --auto-approve does not cover it"
         return None

@@ -60,15 +60,16 @@ class TerminalApprovals:
         self.who = counted(self.who, authority.identity_refusal)
         auto = isinstance(self.inner, AutoApproveHuman)
         # whom it pays, as every other surface shows it (``payee_flags``): shown, never auto-approved
-        payee = [f.message for f in authority.payee_flags(request)]
-        request = request.model_copy(update={"flags": [*request.flags, *payee]}) if payee else request
+        payee = authority.payee_flags(request)
+        shown = [*request.flags, *(f.message for f in payee)]
+        request = request.model_copy(update={"flags": shown}) if payee else request
         needs_two = authority.needs_two(authority.assess(request))
         rule = authority.rules.auto_approve_rule(self.who.name, request.url) if auto else None
         if auto and rule is None:
             decision = ApprovalDecision.reject(
                 f"the risk rules do not let {self.who.name} auto-approve {request.url}; run without --auto-approve"
             )
-        elif auto and (refusal := authority.payee_refusal(request)):
+        elif auto and (refusal := authority.payee_refusal(request, payee)):
             decision = ApprovalDecision.reject(f"{refusal}; run without --auto-approve")
         elif needs_two and not (auto and rule is not None and rule.flagged):
             decision = ApprovalDecision.reject(

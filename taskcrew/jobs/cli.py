@@ -21,6 +21,7 @@ import typer
 
 from taskcrew.approvals.cli import approvals_app, identity
 from taskcrew.crew.stopping import signals_deferred
+from taskcrew.jobs.engine import prepare_to_enqueue
 from taskcrew.terminal import plain
 
 jobs_app = typer.Typer(help="Queued, running and finished jobs.", no_args_is_help=True)
@@ -124,7 +125,7 @@ def submit(
     )
     who = _who(by)
     _two_person_check(who)
-    _prepare_to_enqueue(jobs)
+    prepare_to_enqueue(jobs)  # the queue's client is made before anything is written
     with signals_deferred():  # a Ctrl-C waits until the job is queued for the workers and its id said
         _submit(jobs, task, for_each, who, options)
 
@@ -156,15 +157,6 @@ def _submit(jobs: Any, task: str, for_each: list[str] | None, who: Any, options:
         )
     )
     typer.echo(job.id)
-
-
-def _prepare_to_enqueue(jobs: Any) -> None:
-    """Ready the store's queue client before the job database is changed (``Enqueuer.prepare``): a
-    Ctrl-C then mostly lands before anything is written; the workers mend the rest (a job left
-    queued with no leg on the queue: ``worker.enqueue_stranded``)."""
-    from taskcrew.jobs.engine import prepare_to_enqueue
-
-    prepare_to_enqueue(jobs)
 
 
 def _two_person_check(who: Any) -> None:
@@ -416,7 +408,7 @@ def _act(job_id: str, action: Literal["cancel", "retry"], db: str | None, by: st
     jobs = _open(db)
     authority = Authority(jobs)
     if action == "retry":
-        _prepare_to_enqueue(jobs)
+        prepare_to_enqueue(jobs)  # the workers mend what a stop leaves: worker.enqueue_stranded
     with signals_deferred():  # a Ctrl-C waits for the signed entry, the change and the queue
         done = _guard(lambda: authority.act_on_job(job_id, action, who))
         typer.echo(_job_line(done, _guard(jobs.db_now)))

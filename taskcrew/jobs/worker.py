@@ -27,7 +27,7 @@ import time
 from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from taskcrew.approvals.authority import Authority
 from taskcrew.crew.stopping import exit_now
@@ -39,6 +39,7 @@ from taskcrew.jobs.liveness import is_orphaned
 from taskcrew.jobs.runner import LegRunner, ScriptedResolver
 from taskcrew.jobs.store import Jobs, past_deadline
 
+K = TypeVar("K")
 log = logging.getLogger(__name__)
 
 
@@ -260,16 +261,9 @@ def enqueue_stranded(jobs: Jobs, seen: dict[tuple[str, int], datetime], grace_s:
         for at in range(0, len(ids), 500):
             found = DBOS.list_workflows(workflow_ids=ids[at : at + 500], load_input=False, load_output=False)
             there |= {wf.workflow_id for wf in found}
-        missing = {legs[wf] for wf in ids if wf not in there}
-        for gone in set(seen) - missing:  # enqueued meanwhile, or no longer queued on that leg
-            del seen[gone]
-        if not missing:
-            return
-        now = jobs.db_now()
+        missing = sorted(legs[wf] for wf in ids if wf not in there)
         authority: Authority | None = None
-        for job_id, leg in sorted(missing):
-            if (now - seen.setdefault((job_id, leg), now)).total_seconds() < grace_s:
-                continue
+        for job_id, leg in _seen_for(seen, missing, jobs, grace_s):
             job, current = jobs.get_on_leg(job_id)
             if job.status != "queued" or current != leg or jobs.on_enqueue is None:
                 continue
@@ -281,7 +275,6 @@ def enqueue_stranded(jobs: Jobs, seen: dict[tuple[str, int], datetime], grace_s:
                     log.warning("job %s was queued with nothing to run it: %s", job_id, settled)
                 continue
             jobs.on_enqueue(job, leg)
-            del seen[(job_id, leg)]
             log.warning(
                 "job %s was queued (leg %s) but never reached the workers' queue: the command that "
                 "queued it stopped first (a Ctrl-C?); it is on the queue now",
@@ -302,17 +295,9 @@ def resume_decided(jobs: Jobs, seen: dict[str, datetime], grace_s: float) -> Non
     approvals of a job are read only when it has none pending."""
     try:
         pending = {a.job_id for a in jobs.approvals("pending")}
-        waiting = [job for job in jobs.list(status="waiting", limit=1000) if job.id not in pending]
-        for gone in set(seen) - {job.id for job in waiting}:
-            del seen[gone]
-        if not waiting:
-            return
-        now = jobs.db_now()
-        for job in waiting:
-            if (now - seen.setdefault(job.id, now)).total_seconds() < grace_s:
-                continue
-            del seen[job.id]
-            approvals = jobs.approvals(job_id=job.id)
+        waiting = [job.id for job in jobs.list(status="waiting", limit=1000) if job.id not in pending]
+        for job_id in _seen_for(seen, waiting, jobs, grace_s):
+            approvals = jobs.approvals(job_id=job_id)
             if any(a.status == "pending" for a in approvals):
                 continue
             newest = max(approvals, key=lambda a: a.created_at, default=None)
@@ -320,13 +305,25 @@ def resume_decided(jobs: Jobs, seen: dict[str, datetime], grace_s: float) -> Non
                 why = (
                     past_deadline(newest, newest.expires_at) or f"the approval {newest.id} expired unanswered"
                 )
-                if jobs.finish(job.id, "rejected", why, only_if=("waiting",)) is not None:
-                    log.warning("job %s was left waiting on an expired approval; it ends rejected", job.id)
-            elif jobs.resume(job.id) is not None:
+                if jobs.finish(job_id, "rejected", why, only_if=("waiting",)) is not None:
+                    log.warning("job %s was left waiting on an expired approval; it ends rejected", job_id)
+            elif jobs.resume(job_id) is not None:
                 log.warning(
                     "job %s was left waiting with every approval decided (its decision was written, then "
                     "the process stopped); it is back on the queue",
-                    job.id,
+                    job_id,
                 )
     except Exception as exc:  # the watch loop must survive a database hiccup
         log.warning("watch loop: %s", exc)
+
+
+def _seen_for(seen: dict[K, datetime], found: list[K], jobs: Jobs, grace_s: float) -> list[K]:
+    """Of ``found`` (what this pass of the watch loop found wrong), what has been found so for
+    ``grace_s`` seconds by the job database's clock: ``seen`` keeps when each was first found, between
+    passes, and forgets what is no longer found (mended meanwhile, by this loop or by its command)."""
+    for gone in set(seen) - set(found):
+        del seen[gone]
+    if not found:
+        return []
+    now = jobs.db_now()
+    return [key for key in found if (now - seen.setdefault(key, now)).total_seconds() >= grace_s]
