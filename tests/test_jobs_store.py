@@ -64,7 +64,9 @@ def test_approval_parks_and_each_decision_is_kept_as_given(jobs: Jobs) -> None:
     human = JobHuman(jobs, job.id, expires_in=timedelta(hours=1))
     with pytest.raises(Parked) as parked:
         human.approve(_request())
-    jobs.mark(job.id, "waiting", only_if=("running",))
+    jobs.mark(
+        job.id, "waiting", only_if=("running",), reason=f"waiting for approval {parked.value.approval_id}"
+    )
     approval = jobs.approval(parked.value.approval_id)
     assert approval.status == "pending" and approval.request is not None
     assert approval.request.fields == _request().fields and approval.request.key == approval.key
@@ -74,6 +76,7 @@ def test_approval_parks_and_each_decision_is_kept_as_given(jobs: Jobs) -> None:
     assert decided.status == "answered" and decided.decided_by == "bob"
     assert decided.decision == ApprovalDecision.answer("use the total incl. VAT")
     assert jobs.get(job.id).status == "queued" and jobs.leg(job.id) == leg + 1  # resumed
+    assert jobs.get(job.id).reason == ""  # no longer "waiting for approval …"
     with pytest.raises(InvalidChange, match="already answered"):
         jobs.decide(approval.id, ApprovalDecision.approve(), decided_by="bob")
     # the resumed step gets the decision for the same payload (a new page's token does not matter) ...

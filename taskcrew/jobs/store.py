@@ -900,7 +900,7 @@ class Jobs:
         def change(job: Job) -> None:
             if job.status != "waiting":
                 raise InvalidChange("not waiting")
-            job.status = "queued"
+            job.status, job.reason = "queued", ""  # "waiting for approval …" no longer says why
 
         try:
             job = self._update(job_id, change, event=("resumed", "", None), new_leg=True)
