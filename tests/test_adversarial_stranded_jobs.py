@@ -211,9 +211,11 @@ def test_a_job_left_waiting_with_its_approval_decided_or_expired_is_moved_on(
 ) -> None:
     """A decision is written, then its job resumed; an expired approval is marked, then its job ended.
     A process killed in between left a job `waiting` with nothing pending, which nothing moved: the
-    watch loop resumes the first and ends the second rejected, as the stopped process would have."""
+    watch loop resumes the first and ends the second rejected, as the stopped process would have; the
+    first's decision, which the signed audit log lacks, is signed into it first, naming who decided."""
     from datetime import datetime, timedelta
 
+    from taskcrew.approvals.authority import Authority
     from taskcrew.jobs import Jobs
     from taskcrew.jobs.human import JobHuman, Parked
     from taskcrew.jobs.worker import resume_decided
@@ -252,6 +254,12 @@ def test_a_job_left_waiting_with_its_approval_decided_or_expired_is_moved_on(
     seen: dict[str, datetime] = {}
     resume_decided(jobs, seen, grace_s=0)
     assert (jobs.get(decided).status, jobs.leg(decided)) == ("queued", 1)
+    # the decision's entry, missing from the signed log, is signed into it naming who decided
+    logged = [e for e in Authority(jobs).audit.signed(("approve",)) if e.target == approval]
+    assert [(e.who, e.payload["job_id"]) for e in logged] == [("bob", decided)]
+    assert logged[0].payload["recorded_late"]
+    resume_decided(jobs, seen, grace_s=0)  # once
+    assert len([e for e in Authority(jobs).audit.signed(("approve",)) if e.target == approval]) == 1
     ended = jobs.get(expired)
     assert (ended.status, ended.outcome) == ("finished", "rejected") and "expired" in ended.reason, ended
     assert jobs.get(asked).status == "waiting"

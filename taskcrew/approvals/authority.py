@@ -658,6 +658,33 @@ class Authority:
             message=f"Approval {approval_id} {verb}; the job resumes.",
         )
 
+    def log_unrecorded(self, job_id: str) -> list[AuditEntry]:
+        """Sign into the audit log the decisions of ``job_id`` written to the job database whose own
+        entry is missing (``decide`` writes the decision, then its entry: a process killed in between
+        left a signed decision the log does not name). Each entry names who decided as the decision's
+        own seal does, and says it was recorded late, with no time (the job database's ``decided_at``
+        is not sealed; ``decided_late`` reads it as before). The worker obeys such a decision either
+        way (it is signed); one whose seal does not check out is left to the worker to refuse."""
+        logged = {e.target for e in self.audit.signed(ACTIONS)}
+        added = []
+        for approval in self.jobs.approvals(job_id=job_id):
+            decision = approval.decision
+            if approval.id in logged or decision is None or not self.decision_ok(approval):
+                continue
+            payload = {
+                "job_id": approval.job_id,
+                "key": approval.key,
+                "kind": approval.kind,
+                "decision": decision.model_dump(mode="json"),
+                "recorded_late": "the process that decided stopped before it recorded the decision; "
+                "recorded from the decision's seal",
+            }
+            who = (approval.decided_by or "").rpartition("+")
+            if who[0]:
+                payload["first_approver"] = who[0]
+            added.append(self.audit.append(who[2] or "unknown", decision.outcome, approval.id, payload))
+        return added
+
     def _two_person_refusal(self, view: ApprovalView, who: Identity) -> str | None:
         flags = "; ".join(f.message for f in view.assessment.flags if f.second_approver)
         if unproven := self.unproven_submitter(view.job):

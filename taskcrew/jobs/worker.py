@@ -291,7 +291,8 @@ def resume_decided(jobs: Jobs, seen: dict[str, datetime], grace_s: float) -> Non
     process killed in between leaves a job nothing would ever move. Seen so for ``grace_s`` seconds
     by the job database's clock (``seen``: first seen at, kept by the caller), such a job goes on as
     it would have: ended ``rejected`` when its newest approval expired, else back on the queue
-    (``Jobs.resume``: the run finds its decisions). One query of the pending approvals a pass; the
+    (``Jobs.resume``: the run finds its decisions), the decisions the signed audit log lacks signed
+    into it first (``Authority.log_unrecorded``: it names who decided). One query of the pending approvals a pass; the
     approvals of a job are read only when it has none pending."""
     try:
         pending = {a.job_id for a in jobs.approvals("pending")}
@@ -307,12 +308,14 @@ def resume_decided(jobs: Jobs, seen: dict[str, datetime], grace_s: float) -> Non
                 )
                 if jobs.finish(job_id, "rejected", why, only_if=("waiting",)) is not None:
                     log.warning("job %s was left waiting on an expired approval; it ends rejected", job_id)
-            elif jobs.resume(job_id) is not None:
-                log.warning(
-                    "job %s was left waiting with every approval decided (its decision was written, then "
-                    "the process stopped); it is back on the queue",
-                    job_id,
-                )
+            else:
+                Authority(jobs).log_unrecorded(job_id)
+                if jobs.resume(job_id) is not None:
+                    log.warning(
+                        "job %s was left waiting with every approval decided (its decision was written, "
+                        "then the process stopped); it is back on the queue",
+                        job_id,
+                    )
     except Exception as exc:  # the watch loop must survive a database hiccup
         log.warning("watch loop: %s", exc)
 
