@@ -126,3 +126,29 @@ def test_a_version_whose_acceptance_does_not_check_out_reads_not_replayed(
     page.wait_for_url(f"{console_env.url}/routines/enter-invoice/1")
     assert "does not check out" in page.locator("#routine-unsealed").inner_text()
     assert "(not proven)" in page.locator("#routine-status").inner_text()
+
+
+def test_a_draft_nobody_may_accept_says_so_before_anyone_tries(
+    console_env: ConsoleEnv, console_users: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A draft learned from a run whose submitter is not proven: while two people decide, the CLI
+    refuses everyone who would accept it. The page said only "not by <author>" (or nothing), as if
+    anyone else could; it now says nobody may, and why, in the CLI's own words."""
+    from taskcrew.approvals.identity import UNPROVEN_SUBMITTER
+
+    monkeypatch.setenv("TASKCREW_ROUTINES", str(tmp_path / "routines"))
+    monkeypatch.setenv("TASKCREW_CONSOLE_USERS", str(console_users))  # the CLI's users: two people decide
+    store = RoutineStore()
+    store.propose(_routine("invoice_number", "20261002-101500-northwind"), submitter=UNPROVEN_SUBMITTER)
+    store.propose(
+        _routine("vendor_invoice_no", "20261003-090000-northwind").model_copy(update={"name": "other"}),
+        submitter="bob",
+    )
+
+    page = console_env.page_as("ana")
+    page.goto(f"{console_env.url}/routines/enter-invoice/1")
+    nobody = page.locator("#routine-nobody").inner_text()
+    assert nobody.startswith("Nobody may accept it here:") and "is not proven" in nobody, nobody
+    page.goto(f"{console_env.url}/routines/other/1")
+    assert page.locator("#routine-nobody").count() == 0  # a proven submitter: anyone but bob may
+    assert "not by bob" in page.locator("main").inner_text()

@@ -43,6 +43,7 @@ class Shown:
     author: str | None = None  # who wrote it, as signed (None: not proven)
     reviewer_unproven: str | None = None  # why the reviewer its file names is not proven (None: it is)
     not_by: list[str] | None = None  # who may not accept it under the two-person rule (its author, submitter)
+    nobody: str | None = None  # why nobody may accept this draft here (``author_refusal``, asked for no one)
 
 
 @dataclass
@@ -96,6 +97,7 @@ class RoutinesDesk:
         problem = store.acceptance_problem(routine)
         written = _written(store, routine)
         not_by = [] if written is None else [n for n in (written.person, written.submitter) if n]
+        nobody = _nobody(store, routine, written) if routine.status == "draft" else None
         return Shown(
             routine,
             steps,
@@ -107,6 +109,7 @@ class RoutinesDesk:
             author=written.describe() if written is not None else None,
             reviewer_unproven=_unproven(store, routine),
             not_by=list(dict.fromkeys(not_by)),
+            nobody=nobody,
         )
 
 
@@ -118,6 +121,17 @@ def _written(store: Any, routine: Any) -> Any:
         return store.authorship(routine)
     except KeyError_:
         return None
+
+
+def _nobody(store: Any, routine: Any, written: Any) -> str | None:
+    """Why nobody may accept ``routine`` here: the CLI's own rule (``author_refusal``), asked for a
+    name nobody has, refuses only what it refuses everyone (an unproven author or submitter)."""
+    from taskcrew.approvals.signing import KeyError_
+
+    try:
+        return str(store.author_refusal(routine, "", written) or "") or None
+    except KeyError_ as exc:
+        return str(exc)
 
 
 def _unproven(store: Any, routine: Any) -> str | None:
