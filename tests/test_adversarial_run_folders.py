@@ -264,3 +264,26 @@ def test_the_runs_page_reads_the_job_store_once(
     page = text(office.made.client("ana").get("/runs").text)
     assert page.count("interrupted") >= 4, page
     assert len(reads) == 1, reads
+
+
+def test_a_run_older_than_the_newest_records_read_is_still_vouched_for(
+    office: Office, real_runs: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A list of runs reads the newest ``RUNS_LOOKED_UP`` job records; one run (`routines learn`,
+    `runs show`) is looked up by its folder however old its job is: a busy office's month-old
+    verified run was "nothing vouches", and could not be learned from."""
+    monkeypatch.setattr("taskcrew.eval.runs.RUNS_LOOKED_UP", 2)
+    ran = office.place(real_runs["done"], name="20261001-0900_50%_northwind")  # LIKE's wildcards in it
+    office.job(ran, "done", "Each invoice is in Acme Payables exactly once", who="bob")
+    decoy = office.place(
+        real_runs["done"], name="20261001-0900X50%Xnorthwind"
+    )  # matched by '_' as a wildcard
+    for _ in range(3):  # newer jobs, none of them naming the run
+        office.job(office.runs / "elsewhere", "done", "other work")
+
+    shown = runner.invoke(cli, ["runs", "show", str(ran)])
+    assert shown.exit_code == 0, shown.output
+    assert "Nothing vouches" not in " ".join(shown.output.split()), shown.output
+    assert "Nothing vouches" in " ".join(runner.invoke(cli, ["runs", "show", str(decoy)]).output.split())
+    proposed = runner.invoke(cli, ["routines", "learn", str(ran)])
+    assert proposed.exit_code == 0 and "proposed enter-invoice v1 (draft)" in proposed.output, proposed.output

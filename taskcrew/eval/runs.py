@@ -190,9 +190,10 @@ class RunRecords:
                 self._named[folder].append(job)
 
     @classmethod
-    def read(cls, jobs: Any = None) -> RunRecords:
+    def read(cls, jobs: Any = None, folder: Path | None = None) -> RunRecords:
         """The newest ``RUNS_LOOKED_UP`` records of the job store ``jobs`` (default: the CLI's,
-        opened read-only); a store that cannot be read vouches for no run, and says why."""
+        opened read-only), and with ``folder`` (one run, however old) every record naming it; a
+        store that cannot be read vouches for no run, and says why."""
         from taskcrew.approvals.signing import KeyError_
         from taskcrew.jobs.store import Jobs, JobStoreError
 
@@ -200,7 +201,11 @@ class RunRecords:
         try:
             if jobs is None:
                 jobs = opened = Jobs.open(create=False, make_folder=False)
-            return cls(jobs.list(limit=RUNS_LOOKED_UP))
+            newest = jobs.list(limit=RUNS_LOOKED_UP)
+            if folder is not None and len(newest) >= RUNS_LOOKED_UP:
+                seen = {job.id for job in newest}
+                newest += [job for job in jobs.naming(folder.name) if job.id not in seen]
+            return cls(newest)
         except (JobStoreError, KeyError_) as exc:
             return cls(problem=f"the job store cannot be read ({' '.join(str(exc).split())})")
         finally:
@@ -266,7 +271,7 @@ def read_run(folder: Path, records: RunRecords | None = None) -> RunSummary:
         summary.seconds = float(finished.get("seconds", 0.0))
     if finished is None:  # what its trace shows (the note below says what vouches for it)
         summary.reason = _unfinished_reason(summary)
-    judged = (records or RunRecords.read()).of(folder).judge(summary.outcome, summary.verified)
+    judged = (records or RunRecords.read(folder=folder)).of(folder).judge(summary.outcome, summary.verified)
     summary.outcome, summary.verified, summary.note = judged.outcome, judged.verified, judged.note
     summary.reason = judged.reason or summary.reason
     return summary

@@ -477,6 +477,19 @@ class Jobs:
         with self._tx() as conn:
             return [self._read(str(r[0]), str(r[1]), int(r[2])) for r in conn.execute(query)]
 
+    def naming(self, words: str, *, limit: int = 200) -> builtins.list[Job]:
+        """The newest ``limit`` jobs whose record holds ``words`` anywhere (e.g. a run folder's name,
+        for one folder whose job is older than the newest ``list`` reads); the caller checks the
+        field it means."""
+        query = (
+            sa.select(J.c.id, J.c.doc, J.c.leg)
+            .where(J.c.doc.contains(words, autoescape=True))
+            .order_by(J.c.submitted_at.desc())
+            .limit(limit)
+        )
+        with self._tx() as conn:
+            return [self._read(str(r[0]), str(r[1]), int(r[2])) for r in conn.execute(query)]
+
     def get(self, job_id: str) -> Job:
         return self.get_on_leg(job_id)[0]
 

@@ -46,7 +46,7 @@ def vouched_done(run_dir: Path, jobs: Any = None) -> None:
     add a verified verdict), the job store's record of it is (``eval.runs.RunRecords``)."""
     from taskcrew.eval.runs import RunRecords
 
-    record = RunRecords.read(jobs).of(run_dir)
+    record = RunRecords.read(jobs, run_dir).of(run_dir)
     said = record.outcome
     if said == "done":
         return

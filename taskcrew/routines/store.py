@@ -148,16 +148,15 @@ def run_submitter(run_dir: Path, jobs: Any = None, *, record: RunRecord | None =
     submitter and its run folder, signed by the store on every write (``jobs.store``: a record
     changed or added in the job database is not ``signed`` and is not believed). Nothing the run
     folder holds says who submitted it, and a file there would be anyone's word. Not proven (name
-    None) when the store cannot be read, when no signed record among the newest ``RUNS_LOOKED_UP``
-    jobs names the folder (a run made outside the job store, an earlier leg of a retried job — the
-    record names its newest leg's folder — or another job database than the workers'), or when
-    records naming it disagree. ``record``: what the signed records say of the folder, when already
+    None) when the store cannot be read, when no signed record names the folder (a run made outside
+    the job store, an earlier leg of a retried job — the record names its newest leg's folder — or
+    another job database than the workers'), or when records naming it disagree. ``record``: what the signed records say of the folder, when already
     read (``eval.runs.RunRecords``, the one lookup of a run folder's signed records); else read from
     ``jobs``, an open job store (default: the CLI's, opened read-only)."""
     from taskcrew.eval.runs import RunRecords
 
     if record is None:
-        record = RunRecords.read(jobs).of(run_dir)
+        record = RunRecords.read(jobs, run_dir).of(run_dir)
     if record.problem:
         return RunSubmitter(None, record.problem)
     mine = record.jobs
