@@ -103,8 +103,11 @@ def routines_learn(
         raise _fail(
             f"{run_dir} is not a folder", "pass a run folder, e.g. runs/20261002-101500-find-the-latest…"
         )
+    from taskcrew.eval.runs import RunRecords
+
+    record = RunRecords.read(folder=run_dir).of(run_dir)  # read once: whether it was done, who submitted it
     try:
-        learned = distil(run_dir)
+        learned = distil(run_dir, record=record)
     except DistilError as exc:
         raise _fail(str(exc)) from exc
     except ValueError as exc:  # what it learned is no valid routine (pydantic says why)
@@ -115,7 +118,7 @@ def routines_learn(
         raise _fail(str(exc)) from exc
     # who submitted the run: the job store's signed record of it, never the run folder's word; she
     # may not accept what was learned from it alone (two-person rule), as for a run's own proposal
-    submitted = run_submitter(run_dir)
+    submitted = run_submitter(run_dir, record=record)
     store = _store()
     base = store.accepted(learned.name)
     if base is not None:

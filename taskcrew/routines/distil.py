@@ -40,13 +40,14 @@ class DistilError(ValueError):
     """A run a routine cannot be learned from; the message says why (one line)."""
 
 
-def vouched_done(run_dir: Path, jobs: Any = None) -> None:
+def vouched_done(run_dir: Path, jobs: Any = None, record: Any = None) -> None:
     """Refuse a run folder whose job's signed record does not say the run was done: a run folder's
     files are not signed (anyone who can write the runs folder can make its trace say "done" and
-    add a verified verdict), the job store's record of it is (``eval.runs.RunRecords``)."""
+    add a verified verdict), the job store's record of it is (``eval.runs.RunRecords``; ``record``:
+    what the signed records say of the folder, when already read)."""
     from taskcrew.eval.runs import RunRecords
 
-    record = RunRecords.read(jobs, run_dir).of(run_dir)
+    record = record or RunRecords.read(jobs, run_dir).of(run_dir)
     said = record.outcome
     if said == "done":
         return
@@ -307,13 +308,14 @@ def _identifying(facts: RunFacts, submit: ActRecord, form: list[BrowserStep]) ->
     ]
 
 
-def distil(run_dir: Path, *, require_verified: bool = True, jobs: Any = None) -> Routine:
+def distil(run_dir: Path, *, require_verified: bool = True, jobs: Any = None, record: Any = None) -> Routine:
     """A draft routine from one verified run; raises DistilError saying why it cannot be learned.
     Verified means the job store's signed record of the run says it was done (``vouched_done``;
-    ``jobs``: an open job store, default the CLI's), and its trace's last verdict says so too."""
+    ``jobs``: an open job store, default the CLI's; ``record``: its records of the folder, when
+    already read), and its trace's last verdict says so too."""
     facts = RunFacts(run_dir)
     if require_verified:
-        vouched_done(run_dir, jobs)
+        vouched_done(run_dir, jobs, record)
     if require_verified and not facts.verified():
         raise DistilError(f"{run_dir.name} was not verified: only a verified run can become a routine")
     match = match_task(facts.task, recipes_for(facts.sandbox))
