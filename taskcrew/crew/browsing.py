@@ -6,6 +6,7 @@ verifier gets a fresh context (no cookies, no page state from the worker) for ea
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from collections.abc import Callable
@@ -14,6 +15,7 @@ from typing import Any
 
 from crewai.tools import BaseTool
 
+from taskcrew.crew.evidence import unechoed
 from taskcrew.crew.toolbox import RecordingTool
 from taskcrew.tools.browser import BrowserConfig, BrowserRuntime, BrowserSession
 from taskcrew.tools.browser.render import BEGIN, ELEMENTS, END
@@ -50,6 +52,7 @@ class LazySession(BrowserSession):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.act_listeners: list[Callable[[Any, Any], None]] = []
+        self.inputs: list[str] = []  # what its user put in (``put_in``): the verifier's, for ``evidence``
 
     def act(self, actions: Any, observation_id: int | None = None) -> Any:
         before = self.latest
@@ -110,8 +113,10 @@ class RunBrowser:
         session = self.verifier
 
         def seen(kwargs: dict[str, Any], text: str) -> None:
+            session.inputs += put_in(kwargs) + field_values(text)
             if session.latest is not None:  # the page it is on now, and what it showed of its data
-                record(session.latest.url, page_data(text))
+                session.inputs.append(session.latest.url)  # an address it landed on is a request too
+                record(session.latest.url, unechoed(page_data(text), session.inputs))
 
         return [RecordingTool.around(t, seen) for t in make_browser_tools(session, read_only=True)]
 
@@ -153,6 +158,46 @@ _FIELD_ROLES = {
     "textbox", "searchbox", "combobox", "spinbutton", "listbox", "slider", "checkbox", "radio", "switch",
 }  # fmt: skip
 _NAMED_MARKER = re.compile(r"\[(\d+)\] [^\[|\n]+?(?=$| \|| \[\d+\])", re.MULTILINE)  # render.names_in_text
+
+
+def put_in(kwargs: dict[str, Any]) -> list[str]:
+    """What a browser tool call puts into the session (``browser_act``'s arguments): the text it
+    types, the options it selects, the addresses it opens, the text it selects on the page, and the
+    characters it presses one key at a time (as one text too: "4", "9", "9" is "499"). What a page
+    shows back of it is not the page's data (``evidence.unechoed``)."""
+    out: list[str] = []
+    keys: list[str] = []
+    for action in kwargs.get("actions") or []:
+        fields = action.model_dump() if hasattr(action, "model_dump") else action
+        if not isinstance(fields, dict):
+            continue
+        out += [str(fields[k]) for k in ("text", "option", "url") if fields.get(k)]
+        key = str(fields.get("key") or "")
+        if len(key) == 1:
+            keys.append(key)
+    return [*out, "".join(keys)] if keys else out
+
+
+_ENTRY_ROLES = {"textbox", "searchbox", "combobox", "spinbutton", "listbox", "slider"}
+_FIELD_VALUE = re.compile(r' value=("(?:[^"\\]|\\.)*")')
+
+
+def field_values(text: str) -> list[str]:
+    """What the form fields of a browser tool's answer hold (``value="499"``, its list of elements):
+    whatever put it there — typed, keyed in one key at a time, a slider dragged, or prefilled — it is
+    input, not the page's data, and a page repeating it elsewhere shows nothing (``evidence.unechoed``).
+    Not a checkbox's or a radio button's value: the page's own, the verifier only ticks it."""
+    lines = text.split("\n")
+    listed = lines[lines.index(ELEMENTS) + 1 :] if ELEMENTS in lines else []
+    out: list[str] = []
+    for line in listed:
+        m = _ELEMENT_LINE.match(line)
+        if m and m.group(3) in _ENTRY_ROLES and (v := _FIELD_VALUE.search(line)):
+            try:
+                out.append(str(json.loads(v.group(1))))
+            except ValueError:
+                continue
+    return out
 
 
 def page_data(text: str) -> str:

@@ -30,7 +30,15 @@ applied (``Facts.applied_lines``: a refused one is no evidence); of the differen
 those as they were before. Only a "nothing else" criterion reads every send and every line; it
 is never met when the record shows the same submission saved twice (``_saved_twice``).
 What the verifier saw at a page is the page's own text: its browser tools record nothing else
-(``browsing.page_data``: no form field's value, nothing it typed or selected).
+(``browsing.page_data``: no form field's value, nothing it typed or selected). Nor what the page
+shows back of the verifier's own input (``unechoed``, the one rule, applied where its browser records
+a page and here to every page with its own address): a value it typed, selected, pressed, that a
+form field holds, or in an address it opened or landed on (path, query, fragment) — "No pages match
+499.00", a 404 repeating the path, a live preview — counts only on a record the system returned: a
+table row that also shows a value it did not put in (searched by GX-7781, the row's BILL-0011 …
+494.00), or a record shown by its fields with such a value, on a field that shows one too or only
+names the record (opened at /bills/BILL-0011: "Bill: BILL-0011"). Every other line showing one is
+no evidence at all.
 Read as a system's state, the record the criterion names must be there as the criterion says
 (``_criterion_unshown``): its amounts and dates on that record's own row, whatever the observation
 names or leaves out, and none of them only on a refused send or a row as it was before.
@@ -46,10 +54,11 @@ from __future__ import annotations
 
 import itertools
 import re
-from urllib.parse import unquote_plus, urlsplit
+from collections.abc import Iterable
+from urllib.parse import unquote, unquote_plus, urlsplit
 
 from taskcrew.approvals.visible import visible
-from taskcrew.crew.citations import about_system_state, lines_with, quoted, quotes_unseen
+from taskcrew.crew.citations import about_system_state, is_web, lines_with, quoted, quotes_unseen
 from taskcrew.crew.models import CriterionCheck, Plan, Verdict
 from taskcrew.tools.ap import ISO_CURRENCIES
 
@@ -114,6 +123,7 @@ def check_verdict(
     system's state must be checked on it — default: the plan changes data; ``applied``: the lines
     of the gate's record that speak of what a system holds, ``Facts.applied_lines``)."""
     state_rule = plan.changes_data if on_systems is None else on_systems
+    texts = _pages_unechoed(texts)
     checks = [
         _checked(c, _criterion_of(c, plan), state_rule, seen, texts, systems or [], applied or [])
         for c in verdict.checks
@@ -163,9 +173,12 @@ def _checked(
             f"({', '.join(targets)}), not in {check.source!r}"
         )
     elif check.find and texts is not None:
-        lines = lines_with(check.find, there)
+        lines = lines_with(check.find, _unnoted(there))
         if not lines:
-            rejection = f"the verifier never saw {check.find!r} at {check.source!r} in this verification"
+            rejection = (
+                f"the verifier never saw {check.find!r} at {check.source!r} in this verification"
+                f"{_echo_note(there)}"
+            )
         else:
             check = check.model_copy(update={"observed": " / ".join(f"“{ln}”" for ln in lines)})
     elif texts is not None:
@@ -222,18 +235,19 @@ def _record_unshown(
 
 _SEPARATED = re.compile(r"” / “")  # how code joins the lines a pointer copied
 # lines of a rendered page that are not its data: what code writes around it, the messages it showed
-_NOT_DATA = re.compile(r"^\s*(Observation #|Messages shown:|Not read:|Obstacle:|Scroll:)")
+_NOT_DATA = re.compile(
+    r"^\s*(Observation #|Messages shown:|Not read:|Obstacle:|Scroll:|Not the page's data:)"
+)
 
 
 def _record_lines(source: str, texts: dict[str, list[str]]) -> list[str]:
-    """The lines of a system's page that show its data: not the lines code writes around a page, not
-    a message it showed (an error, a notice), and a value that the request itself carried (its query:
-    ``?status=VI-3390``, echoed back as "Unknown status 'VI-3390'") only on a row of a table."""
+    """The lines of a system's page that show its data: not the lines code writes around a page, nor
+    a message it showed (an error, a notice). (What the page repeats of the verifier's own input —
+    ``?status=VI-3390`` echoed back as "Unknown status 'VI-3390'" — is already gone: ``unechoed``.)"""
     out: list[str] = []
     for key, ts in texts.items():
         if not same_source(source, {key}):
             continue
-        echoed = values(unquote_plus(urlsplit(key.strip()).query))
         for text in ts:
             lines = text.splitlines()
             messages = [
@@ -246,10 +260,93 @@ def _record_lines(source: str, texts: dict[str, list[str]]) -> list[str]:
             for line in lines:
                 if not line.strip() or _NOT_DATA.match(line) or any(m in line for m in messages):
                     continue
-                if values(line) & echoed and line.count(" | ") < 2:
-                    line = " ".join(w for w in line.split() if not (values(w) & echoed))
                 out.append(line)
     return out
+
+
+# ---- what the verifier put in: never the page's data --------------------------------------------
+
+ECHO_NOTE = "Not the page's data:"  # the line ``unechoed`` leaves where it took lines out
+_ECHO_LINE = (
+    f"{ECHO_NOTE} lines repeating what the verifier put in (typed, selected, or in an address it opened)"
+)
+_SMALL_NUMBER = re.compile(r"(?<![\w.,])\d{1,3}(?![\w]|[.,]\d)")  # "499" typed, "499.00" shown
+
+
+def input_values(inputs: Iterable[str]) -> set[str]:
+    """The values in what the verifier put into its session (``values``, as a page would show them:
+    an address decoded as a server or a page's script decodes it, and small numbers too — "499"
+    typed is "499.00" shown)."""
+    found: set[str] = set()
+    for raw in inputs:
+        parts = urlsplit(raw.strip())
+        if parts.scheme in ("http", "https"):  # of an address, what follows the host: path, query, fragment
+            raw = raw.strip()[len(f"{parts.scheme}://{parts.netloc}") :]
+        forms = [raw]
+        for _ in range(3):  # %2520 → %20 → " ": what any layer of decoding makes of it
+            forms += [unquote_plus(forms[-1]), unquote(forms[-1])]
+        for form in dict.fromkeys(forms):
+            found |= values(form)
+            bare = _ID.sub(" ", _NUMERIC.sub(" ", _DOTTED.sub(" ", _ISO.sub(" ", form))))
+            found |= {v for m in _SMALL_NUMBER.finditer(bare) if (v := _plain_number(m.group(0) + ".0"))}
+    return _pool(found)
+
+
+def unechoed(text: str, inputs: Iterable[str]) -> str:
+    """What a page shows of a system's data, once what the verifier itself put in is taken out: a
+    value it typed, selected or pressed, that a form field holds, or that is in an address it
+    opened or landed on (path, query, fragment: ``inputs``, ``browsing.put_in``,
+    ``browsing.field_values``), shown back to it by the page — a search's "No pages match
+    499.00", a 404 repeating the path, a preview script fills from what it types, a notice
+    quoting a filter — proves nothing a system holds. Such a value counts only on a record
+    the system returned: a row of a table that also shows a value the verifier did not put in
+    (a search by GX-7781 whose row says BILL-0011 … 494.00), or, of a record shown by its
+    fields (a run of "label: value" lines) of which a field shows such a value, a field that
+    shows one too or only names the record by its identifiers (a bill opened at
+    /bills/BILL-0011: "Bill: BILL-0011"). Every other line that shows one is left out, whole
+    (its other words with it: a page that repeats the request is no witness to anything on
+    that line). Where lines were left out, ``ECHO_NOTE`` says so (it shows no value). The one
+    rule: the verifier's browser applies it to every page it records, with all it put in so
+    far (``browsing.page_data``), and ``check_verdict`` to every page with its own address."""
+    echoed = input_values(inputs)
+    if not echoed:
+        return text
+    lines = text.splitlines()
+
+    def own(i: int) -> bool:  # does the line show a value the verifier did not put in?
+        return any(v not in echoed for v in values(lines[i]))
+
+    returned = {i for i, line in enumerate(lines) if line.count(" | ") >= 2 and own(i)}  # a table's row
+    for run in _field_runs(lines):  # a record by its fields: a field of its own, or one naming it
+        if any(own(i) for i in run):  # (BILL-0011, opened at its address, with its amount)
+            returned |= {i for i in run if own(i) or all(_kind(v) == "id" for v in values(lines[i]))}
+    kept = [line for i, line in enumerate(lines) if i in returned or not (values(line) & echoed)]
+    if len(kept) == len(lines):
+        return text
+    if _ECHO_LINE not in kept:
+        kept.append(_ECHO_LINE)
+    return "\n".join(kept)
+
+
+def _pages_unechoed(texts: dict[str, list[str]] | None) -> dict[str, list[str]] | None:
+    """Every page recorded (by any tool) with what its own address put in taken out (``unechoed``)."""
+    if texts is None:
+        return None
+    return {key: [unechoed(t, [key]) if is_web(key) else t for t in ts] for key, ts in texts.items()}
+
+
+def _unnoted(there: list[str]) -> list[str]:
+    """The texts without ``unechoed``'s note: neither a quote nor a pointer can be backed by it."""
+    return [t.replace(f"\n{_ECHO_LINE}", "").replace(_ECHO_LINE, "") for t in there]
+
+
+def _echo_note(there: list[str]) -> str:
+    return (
+        "; lines repeating what the verifier put in (typed, selected, or in an address it opened) are "
+        "not the page's data"
+        if any(_ECHO_LINE in t for t in there)
+        else ""
+    )
 
 
 def _saved_twice(applied: list[str]) -> str | None:
@@ -337,12 +434,13 @@ def _code_source(cited: str, texts: dict[str, list[str]] | None) -> str | None:
 def _unseen(
     observed: str, there: list[str], source: str, every_line_a_row: bool = False, by_field: bool = False
 ) -> str | None:
-    if missing := quotes_unseen(observed, there):
-        return f"the verifier never saw {missing[0]!r} at {source!r} in this verification"
+    if missing := quotes_unseen(observed, _unnoted(there)):
+        return f"the verifier never saw {missing[0]!r} at {source!r} in this verification{_echo_note(there)}"
     have = _pool(set().union(*(values(t) for t in there))) if there else set()
     if missing_values := sorted(_checkable_values(observed) - have):
         return (
-            f"{source!r} does not show {', '.join(missing_values[:3])} (not in what the verifier saw there)"
+            f"{source!r} does not show {', '.join(missing_values[:3])} (not in what the verifier saw "
+            f"there{_echo_note(there)})"
         )
     return _other_row(observed, there, source, every_line_a_row, by_field)
 
@@ -489,19 +587,34 @@ def _records(there: list[str]) -> list[_Record]:
     """The records the pages show by their fields: each run of two or more "label: value" lines."""
     out: list[_Record] = []
     for text in there:
-        run: list[tuple[str, str]] = []
-        for line in [*text.splitlines(), ""]:
-            m = None if _NOT_DATA.match(line) else _FIELD_LINE.match(line) or _PAIR_LINE.match(line)
-            if m:
-                run.append((m.group(1), m.group(2)))
-                continue
-            if len(run) >= 2:
-                record = _Record()
-                for label, value in run:
-                    record.add(label, value)
-                out.append(record)
-            run = []
+        lines = text.splitlines()
+        for run in _field_runs(lines):
+            record = _Record()
+            for i in run:
+                m = _field(lines[i])
+                assert m is not None
+                record.add(m.group(1), m.group(2))
+            out.append(record)
     return out
+
+
+def _field(line: str) -> re.Match[str] | None:
+    return None if _NOT_DATA.match(line) else _FIELD_LINE.match(line) or _PAIR_LINE.match(line)
+
+
+def _field_runs(lines: list[str]) -> list[list[int]]:
+    """Where a page shows records by their fields: the line numbers of each run of two or more
+    "label: value" lines."""
+    runs: list[list[int]] = []
+    run: list[int] = []
+    for i, line in enumerate([*lines, ""]):
+        if i < len(lines) and _field(line):
+            run.append(i)
+            continue
+        if len(run) >= 2:
+            runs.append(run)
+        run = []
+    return runs
 
 
 _KIND_WORDS = {"number": "amount", "currency": "currency", "date": "date"}
