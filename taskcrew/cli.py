@@ -596,7 +596,7 @@ def runs_list(
 
         paths = {r.name: r.path for r in runs}
         try:
-            store = Jobs.open()
+            store = Jobs.open(create=False, make_folder=False)  # reading runs creates no job database
         except JobStoreError:
             store = None
         if store is not None:

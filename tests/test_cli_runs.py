@@ -48,6 +48,7 @@ def test_runs_list_shows_outcome_task_tokens_cost_and_time(isolated_home: Path, 
     assert lines[4].strip().startswith("Nothing vouches for this outcome: the job store cannot be read")
     assert "20000101-090000-enter-the-latest-invoice  unfinished" in lines[5]
     assert lines[6].strip() == "Enter the latest invoice"
+    assert not list(isolated_home.rglob("*.sqlite3"))  # reading runs creates no job database
 
 
 def test_runs_show_prints_the_figures_and_the_report(isolated_home: Path, finished_run: Path) -> None:
