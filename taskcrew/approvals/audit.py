@@ -9,7 +9,9 @@ console's logins), appended to audit.jsonl with a keyed hash chain.
 - ``verify`` says where the chain breaks (a malformed line is one problem among others, never a
   crash); ``entries`` returns every line that still parses, ``signed`` only those the key signed
   (what every reader that decides something reads).
-Appends from several processes (workers, the console, the CLI) are serialised by a file lock.
+Appends from several processes (workers, the console, the CLI) are serialised by a file lock
+(``audit.jsonl.lock``); ``verify`` reads the log and its head under a shared lock on the same file
+(two file reads, then checked without it), so it never sees an entry whose head is not yet written.
 
 Readers decide on every send and question, so a process keeps what it parsed and verified per line
 (``_LineCache``): a read still reads the whole file, but only a line not seen before is parsed and
@@ -19,10 +21,12 @@ fresh parse would: an edited line is a new line, a removed one is gone.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -115,6 +119,26 @@ class _LineCache:
 _LINES = _LineCache()
 
 
+@contextlib.contextmanager
+def _reading(path: Path) -> Iterator[None]:
+    """A shared lock on the appenders' lock file (``signing.locked``): no append is half done while
+    it is held, and readers do not wait for each other. Where the lock file cannot be opened (a
+    reader allowed to read the folder, not to write it), the read goes on without it."""
+    import fcntl
+
+    try:
+        fd = os.open(f"{path}.lock", os.O_RDONLY | os.O_CREAT, 0o600)
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
 class AuditLog:
     def __init__(self, path: Path, keys: KeyRing | None = None) -> None:
         self.path = path
@@ -154,7 +178,7 @@ class AuditLog:
         saying what did not match goes first, so ``verify`` still finds the damage later."""
         with locked(self.path):
             seq, prev = self._last()
-            mismatch = self._head_problem(seq, prev, appending=True)
+            mismatch = self._head_problem(seq, prev, self._head_text(), appending=True)
             if mismatch is not None:
                 broke = self._write(seq, prev, "audit", BREAK, self.path.name, {"problem": mismatch})
                 seq, prev = broke.seq, broke.hash
@@ -208,11 +232,14 @@ class AuditLog:
         return _LINES.read(self.path, (action,) if isinstance(action, str) else action)
 
     def verify(self) -> list[AuditProblem]:
-        """Every break in the chain, and a tail that no longer matches the signed head (empty: intact)."""
+        """Every break in the chain, and a tail that no longer matches the signed head (empty: intact).
+        The log and its head are read as one append left them (``_reading``: an append in flight has
+        written its entry, not yet its head), then checked without holding the lock."""
         problems: list[AuditProblem] = []
-        lines = (
-            self.path.read_text(encoding="utf-8", errors="replace").splitlines() if self.path.exists() else []
-        )
+        with _reading(self.path):
+            text = self.path.read_text(encoding="utf-8", errors="replace") if self.path.exists() else ""
+            head = self._head_text()
+        lines = text.splitlines()
         prev, seq, last_hash, number = GENESIS, 0, GENESIS, 0
         for number, line in enumerate(lines, 1):
             if not line.strip():
@@ -237,22 +264,34 @@ class AuditLog:
                     AuditProblem(line=number, problem=f"when entry {entry.seq} was appended, {found}")
                 )
             prev, seq, last_hash = entry.hash, entry.seq, entry.hash
-        problems += self._head_problems(seq, last_hash, number)
+        problems += self._head_problems(seq, last_hash, number, head)
         return problems
 
-    def _head_problems(self, seq: int, last_hash: str, lines: int) -> list[AuditProblem]:
-        problem = self._head_problem(seq, last_hash)
+    def _head_text(self) -> str | None:
+        """The signed head file's text (None: there is none; "": it cannot be read)."""
+        if not self.head_path.exists():
+            return None
+        try:
+            return self.head_path.read_text(encoding="utf-8")
+        except OSError:
+            return ""
+
+    def _head_problems(self, seq: int, last_hash: str, lines: int, head: str | None) -> list[AuditProblem]:
+        problem = self._head_problem(seq, last_hash, head)
         return [AuditProblem(line=lines, problem=problem)] if problem else []
 
-    def _head_problem(self, seq: int, last_hash: str, *, appending: bool = False) -> str | None:
-        """How the log (ending at ``seq`` with ``last_hash``) fails to match its signed head (None: it
-        matches). ``appending``: a log ahead of its head is no damage (a stop between writing an entry
-        and its head; only the key signs entries), the append re-signs the head."""
-        if not self.head_path.exists():
+    def _head_problem(
+        self, seq: int, last_hash: str, text: str | None, *, appending: bool = False
+    ) -> str | None:
+        """How the log (ending at ``seq`` with ``last_hash``) fails to match its signed head, whose
+        file ``text`` is as read (``_head_text``). None: it matches. ``appending``: a log ahead of
+        its head is no damage (a stop between writing an entry and its head; only the key signs
+        entries), the append re-signs the head."""
+        if text is None:
             return "the signed head (audit.head) is missing" if seq else None
         try:
-            head = _Head.model_validate_json(self.head_path.read_text(encoding="utf-8"))
-        except (OSError, ValidationError):
+            head = _Head.model_validate_json(text)
+        except ValidationError:
             return "the signed head (audit.head) cannot be read"
         if not self.keys.verify({"head": {"seq": head.seq, "hash": head.hash}}, head.sig):
             return "the head (audit.head) is not signed by the operator key"

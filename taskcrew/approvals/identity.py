@@ -161,13 +161,17 @@ class TokenStore:
             json.dump(data, fh, indent=1)
         tmp.replace(self.path)
 
-    def issue(self, name: str, users: Path | None = None) -> str:
-        """A new token for ``name``, bound to their password as it is now (``credentials``)."""
+    def issue(self, name: str, users: Path | None = None, *, credential: str | None = None) -> str:
+        """A new token for ``name``, bound to ``credential``: the password her login was checked
+        against (``login`` passes it, read in the same read as the check, so a reset landing between
+        the check and this issue voids the token). Without it, to her password as it is now
+        (``credentials``; for tokens no password was checked for)."""
         token = "tc_" + secrets.token_urlsafe(32)
-        try:
-            credential = credentials(users).get(name, "")
-        except ValueError:
-            credential = ""
+        if credential is None:
+            try:
+                credential = credentials(users).get(name, "")
+            except ValueError:
+                credential = ""
         with locked(self.path):
             data = self._read()
             data[_digest(token)] = {
@@ -203,7 +207,10 @@ def saved_token_path() -> Path:
 
 
 def login(name: str, password: str, users: Path | None = None) -> str:
-    """Check the name and password against the users file; a new personal token."""
+    """Check the name and password against the users file; a new personal token, bound to the
+    credential of the very password hash it was checked against (the users file is read once, as the
+    console's login does): a reset that lands while the password is checked (scrypt is slow) leaves
+    that token bound to the old password, so it counts for nothing (``identity_refusal``)."""
     from taskcrew.console.auth import Authenticator, load_users
 
     known = load_users(users or users_file())
@@ -212,9 +219,11 @@ def login(name: str, password: str, users: Path | None = None) -> str:
             "no users are configured: add them with `taskcrew console add-user NAME` (the CLI then acts as "
             "the operating-system user until someone logs in)"
         )
-    if Authenticator(known).check(name, password) is None:
+    user = Authenticator(known).check(name, password)
+    if user is None:
         raise IdentityError("wrong name or password")
-    return TokenStore().issue(name, users)
+    checked = next(u for u in known if u.name == user)
+    return TokenStore().issue(user, users, credential=credential_of(checked.password_hash))
 
 
 def cli_identity() -> Identity:

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import hmac
+import os
 import secrets
+import tempfile
 from pathlib import Path
 
 import yaml
 from pydantic import BaseModel, Field, ValidationError
+
+from taskcrew.approvals.signing import locked
 
 # scrypt cost: n=2**14, r=8, p=1 (~16 MiB, tens of ms): OWASP's minimum for scrypt.
 _N, _R, _P = 2**14, 8, 1
@@ -71,15 +76,30 @@ def load_users(path: Path) -> list[User]:
 
 
 def add_user(path: Path, name: str, password: str) -> None:
-    """Add or replace one user in the users file (written with mode 0600)."""
-    users = [u for u in load_users(path) if u.name != name]
-    users.append(User(name=name, password_hash=hash_password(password)))
+    """Add or replace one user in the users file; the only writer of that file.
+
+    Two runs at once (two operators, a reset and an add) never undo each other: the password is
+    hashed first (scrypt is slow), then the read, the change and the write happen under an exclusive
+    lock between processes (``<users file>.lock``). The new file is written to a temporary file of
+    its own in the same folder, created with mode 0600 (the hashes are never readable by others, not
+    even for a moment), and atomically put in place: a reader sees the old file or the new one."""
+    added = User(name=name, password_hash=hash_password(password))
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = yaml.safe_dump(UsersFile(users=users).model_dump(), sort_keys=False)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.chmod(0o600)
-    tmp.replace(path)
+    with locked(path):
+        users = [u for u in load_users(path) if u.name != name]
+        users.append(added)
+        text = yaml.safe_dump(UsersFile(users=users).model_dump(), sort_keys=False)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")  # mode 0600
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
 
 
 class Authenticator:

@@ -28,6 +28,10 @@ a row). Every read (``_read``, the one place) judges each row:
   approval authority still counts the person who accepted it (``Authority.submitter_refusal``: a
   removed or reset user's acceptance is void; with the two-person rule, not the run's submitter).
   Else it reads as proposed, with the reason (``Fact.problem``).
+
+Every write of a row holds one lock between processes (``FactBook._locked``): a decision's read,
+audit entry and row write, and ``learn``'s read-merge-write, so the log and the row never disagree
+and no decision is written over.
 """
 
 from __future__ import annotations
@@ -331,6 +335,16 @@ class FactBook:
         rows = self._rows(got, judge or _Judge(self))
         return rows[0] if rows else None
 
+    def _locked(self) -> contextlib.AbstractContextManager[None]:
+        """The one lock between processes (workers' reflectors, the console, the CLI) around every
+        write of a row: a decision's read, audit entry and row write (``decide``, ``forget``), and
+        ``learn``'s read, merge and write back. So the signed log's latest decision on a fact and
+        its row always agree, and a merge never writes back a row read before a decision. The lock
+        file (``facts.lock``) is beside the audit log, which every process that decides shares."""
+        from taskcrew.approvals.signing import locked
+
+        return locked(self.audit.path.with_name("facts"))
+
     def _log(self, who: str, action: str, fact_id: str, payload: dict[str, Any]) -> None:
         self.audit.append(who, action, f"/facts/{fact_id}", payload)
 
@@ -356,6 +370,12 @@ class FactBook:
             confidence=confidence,
             verified=True,
         )
+        with self._locked():  # read, merge and write back as one: no decision made meanwhile is lost
+            return self._learn(grant, text, confidence, provenance)
+
+    def _learn(
+        self, grant: FactGrant, text: str, confidence: float, provenance: FactProvenance
+    ) -> LearnOutcome:
         fact_id = fact_id_of(text)
         same = self._row(fact_id)  # the same words in other case: never overwrite its status or history
         twin = (same, 1.0) if isinstance(same, Fact) else None if same else self._near_duplicate(text)
@@ -409,7 +429,12 @@ class FactBook:
         and the credential her login was proven with) and in the signed audit log (``fact_accept`` /
         ``fact_reject``). An acceptance names ``words``, the digest of the words she was shown
         (``words_of``): it is refused if the fact's words are not those now, and where the approval
-        authority does not count her (``_Judge.refusal``). Returns the fact as stored (None: none)."""
+        authority does not count her (``_Judge.refusal``). Returns the fact as stored (None: none).
+        The row read, the log's entry and the row written are one step (``_locked``)."""
+        with self._locked():
+            return self._decide(fact_id, accept, who, words)
+
+    def _decide(self, fact_id: str, accept: bool, who: Identity, words: str | None) -> Fact | None:
         judge = _Judge(self)
         fact = self._row(fact_id, judge)
         if fact is None:
@@ -505,11 +530,12 @@ class FactBook:
         """Delete a fact or a damaged row, recorded in the audit log as ``fact_forget`` (by ``who``,
         else this process's OS user): a copy of it written back later stays forgotten. Returns what
         was deleted, or None if there was no such row."""
-        row = self._row(fact_id)
-        if row is not None:
-            name, proof = (who.name, who.proof) if who else (os_user(), "os_user")
-            self._log(name, "fact_forget", fact_id, {"text": row.text, "proof": proof})
-            self._collection.delete(ids=[fact_id])
+        with self._locked():
+            row = self._row(fact_id)
+            if row is not None:
+                name, proof = (who.name, who.proof) if who else (os_user(), "os_user")
+                self._log(name, "fact_forget", fact_id, {"text": row.text, "proof": proof})
+                self._collection.delete(ids=[fact_id])
         return row
 
     def _near_duplicate(self, text: str) -> tuple[Fact, float] | None:
