@@ -8,7 +8,12 @@
 - bulk approve: only pending approvals without a flag (``bulk_refusal``: the flags a person is shown,
   ``Authority.view``) that are identical in method, target (the whole URL the key binds: scheme,
   host, path and query) and field names;
-- an approval whose stored payload or signature does not check out is shown as such and not decided.
+- an approval whose stored payload or signature does not check out is shown as such and not decided;
+- an approval counts only while every person it names still counts under the credential they gave
+  it with (``approvers_refusal``: a reset voids the logins and tokens from before it, and what they
+  approved, until it is sent), and only for the run it was given in (a cancel takes back what is
+  decided until it lands or while it stands: ``void_decisions``); the worker checks both before it
+  obeys a decision, and the decider is told the outcome as judged after her decision is written.
 Every decision, granted or refused, goes to the tamper-evident audit log. The worker side (may I send
 exactly this?) is in ``approvals.worker``.
 """
@@ -16,6 +21,7 @@ exactly this?) is in ``approvals.worker``.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -85,6 +91,25 @@ def cosign_credential(approval_id: str, credential: str) -> str:
     """What a first approval stores of its approver's credential: a digest bound to the approval
     (the job database holds no fingerprint of a password that could be compared across rows)."""
     return hashlib.sha256(f"cosign\0{approval_id}\0{credential}".encode()).hexdigest()[:32]
+
+
+def decision_credential(approval_id: str, credential: str) -> str:
+    """What a decision stores of its decider's credential (``ApprovalDecision.credential``, sealed
+    with the decision): a digest bound to the approval, as ``cosign_credential`` is."""
+    return hashlib.sha256(f"decision\0{approval_id}\0{credential}".encode()).hexdigest()[:32]
+
+
+def _still_counts(known: dict[str, str], name: str, given: str | None, bound: Callable[[str], str]) -> bool:
+    """Whether what ``name`` gave under ``given`` (a credential digest bound to its approval by
+    ``bound``: ``cosign_credential``, ``decision_credential``) still counts against ``known``, every
+    user's credential now: she is still a user, under that password (None: given by a login that
+    kept no credential, which rests on her name, as ``identity_refusal`` allows)."""
+    if known and name not in known:
+        return False
+    if given is None:
+        return True
+    now = known.get(name)
+    return now is not None and given == bound(now)
 
 
 class DecisionResult(BaseModel):
@@ -262,20 +287,48 @@ class Authority:
             known = credentials(self.users_file)
         except ValueError:
             return []
-
-        def counts(first: Cosign) -> bool:
-            if known and first.name not in known:
-                return False
-            if first.credential is None:
-                return True  # given by a login that kept no credential (as identity_refusal allows)
-            current = known.get(first.name)
-            return current is not None and first.credential == cosign_credential(approval.id, current)
-
         return [
             c.name
             for c in approval.first_approvals
-            if self.keys.verify(seals.cosign(approval, c), c.sig) and counts(c)
+            if self.keys.verify(seals.cosign(approval, c), c.sig)
+            and _still_counts(known, c.name, c.credential, lambda now: cosign_credential(approval.id, now))
         ]
+
+    def approvers_refusal(self, approval: Approval) -> str | None:
+        """Why a person's approval no longer counts (None: it does). The one rule on who an approval
+        rests on, checked where the worker obeys a decision (``WorkerGate``: each time it reads it,
+        and again as the request is cleared to leave), so it holds whatever surface decided and
+        however a decision and a password reset interleave: every person the approval names must
+        still count under the credential they gave it with: each first approver through her signed
+        first approval (``_first_approvers``), the final decider through the digest sealed in the
+        decision (``ApprovalDecision.credential``; None: given before it was kept, or by a login that
+        keeps none, which counts as before). A reset (or a removal) voids the logins and tokens from
+        before it and what they approved, complete or not, until it is sent: the worker does not
+        obey it, records why, and the person is asked again. A rejection always stands; an
+        auto-approval is judged by ``rules_refusal`` (``auto_approve_refusal``)."""
+        decision = approval.decision
+        if approval.status != "approved" or decision is None or decision.basis == "auto_approve":
+            return None
+        *firsts, final = (approval.decided_by or "").split("+")
+        if gone := [n for n in firsts if n not in self._first_approvers(approval)]:
+            return (
+                f"the first approval of {', '.join(gone)} no longer counts (removed from the users file, or "
+                "the password changed since it was given): it was completed on one person's word"
+            )
+        if decision.credential is None:
+            return None
+        try:
+            known = credentials(self.users_file)
+        except ValueError as exc:
+            return f"the users file cannot be read, so {final}'s approval cannot be checked ({exc})"
+        if not _still_counts(
+            known, final, decision.credential, lambda now: decision_credential(approval.id, now)
+        ):
+            return (
+                f"{final} is no longer a user, or her password was changed since she gave it: what a "
+                "login from before a reset approved no longer counts"
+            )
+        return None
 
     def _current(self, names: list[str]) -> list[str]:
         """``names`` that are still users (first approvals of someone removed no longer count)."""
@@ -444,7 +497,8 @@ class Authority:
         """Why a signed approval does not hold under THIS process's rules (None: it holds). Rules
         and users are read by each process (a CLI can point TASKCREW_RISK_RULES or the users file
         at its own copy), so the worker checks a decision again before it obeys it: an item that
-        needs two people here needs two current users, neither of them the submitter."""
+        needs two people here needs two current users, neither of them the submitter. (Whether
+        those people still count under the credentials they gave it with is ``approvers_refusal``.)"""
         if approval.status != "approved" or approval.request is None:
             return None
         try:
@@ -585,6 +639,9 @@ class Authority:
             "proof": who.proof,
         }
         if approval.status == "expired":
+            if (cancel := self.standing_cancel(approval.job_id)) is not None:
+                why = f"job {approval.job_id} was cancelled by {cancel.who} (audit entry {cancel.seq}); its "
+                return self._refuse(who, approval_id, action, f"Refused: {why}approvals closed with it.")
             return self._refuse(who, approval_id, action, f"Refused: {too_late(approval)}.")
         if approval.status != "pending":
             return self._refuse(who, approval_id, action, f"This approval is already {approval.status}.")
@@ -640,6 +697,8 @@ class Authority:
                 decided_by = f"{others[0]}+{who.name}"
                 by = f"{others[0]} and {by} (two people)"
             decision = ApprovalDecision(outcome="approve", text=text or None, by=by, basis="person")
+        if who.credential is not None:  # what it rests on (``approvers_refusal``), sealed with it
+            decision.credential = decision_credential(approval.id, who.credential)
         payload["decision"] = decision.model_dump(mode="json")
 
         def recorded(stored: Approval) -> None:  # signed before the job goes back on the queue
@@ -648,15 +707,29 @@ class Authority:
             self.audit.append(who.name, action, approval_id, payload)
 
         try:
-            self.jobs.decide(approval_id, decision, decided_by=decided_by, recorded=recorded)
+            stored = self.jobs.decide(approval_id, decision, decided_by=decided_by, recorded=recorded)
         except (InvalidChange, UnknownApproval) as exc:
             return self._refuse(who, approval_id, action, str(exc))
         verb = {"approve": "approved", "reject": "rejected", "answer": "answered"}[action]
         return DecisionResult(
             approval_id=approval_id,
             status="decided",
-            message=f"Approval {approval_id} {verb}; the job resumes.",
+            message=f"Approval {approval_id} {verb}; {self._then(stored)}",
         )
+
+    def _then(self, stored: Approval) -> str:
+        """What happens to a decision just written, as its decider is told: judged after the write, by
+        the rules the worker obeys it by, so a cancel or a password reset that landed while it was
+        given is said, never "the job resumes" for a job that does not."""
+        if (cancel := self.standing_cancel(stored.job_id)) is not None:
+            void = " and this decision is void with it" if stored.status != "rejected" else ""
+            return (
+                f"but job {stored.job_id} was cancelled by {cancel.who} meanwhile (audit entry {cancel.seq}){void}: "
+                f"the job does not resume; `taskcrew jobs retry {stored.job_id}` runs it again, and asks again."
+            )
+        if (why := self.approvers_refusal(stored)) is not None:
+            return f"but it does not count: {why}. The job resumes and asks again."
+        return "the job resumes."
 
     def log_unrecorded(self, job_id: str) -> list[AuditEntry]:
         """Sign into the audit log the decisions of ``job_id`` written to the job database whose own
@@ -734,13 +807,17 @@ class Authority:
             raise
         proven = {"proof": who.proof, **({"credential": who.credential} if who.credential else {})}
         approvals = self.jobs.approvals(job_id=job_id)
+        kept: dict[str, Any] = {}
         if action == "cancel":  # what was decided and not yet used is taken back at once
             void = [a.id for a in approvals if not a.used and a.status in ("approved", "answered")]
+            # so is whatever is decided until it lands or while it stands (``void_decisions``), but
+            # for the answers already handed to the run: named here
+            kept["kept"] = [a.id for a in approvals if a.used and a.status in ("approved", "answered")]
         elif job.status in VOIDED_BY_RETRY:
             void = [a.id for a in approvals if a.status != "pending"]
         else:
             void = []
-        details: dict[str, Any] = {**proven, "void": void, "leg": leg}  # ``leg_end``
+        details: dict[str, Any] = {**proven, "void": void, **kept, "leg": leg}  # ``leg_end``
         ahead = self.audit.append(who.name, "cancel" if action == "cancel" else "retrying", job_id, details)
         try:
             if action == "cancel":  # every leg ends (``leg_end``): on whatever leg it is now
@@ -845,13 +922,34 @@ class Authority:
         """The approvals and answers of ``job_id`` taken back: by a cancel, or given before a retry
         that voided them (of a run it was started over from, or put back after a cancel:
         ``act_on_job``; recorded as it begins: ``retrying``). Only entries the key signed count
-        (``AuditLog.signed``): a line added to the file voids nothing."""
-        return {
-            approval
-            for entry in self.audit.signed(("retrying", "retry", "cancel"))
-            if entry.target == job_id
-            for approval in entry.payload.get("void", [])
-        }
+        (``AuditLog.signed``): a line added to the file voids nothing.
+
+        A cancel takes back every approval and answer of its job given before the job is retried
+        after it (the retry's first entry), by the order of the signed log: those given before it
+        landed (read by the cancel while still pending, or parked after it read them) and those
+        given while it stands, but for the answers it names as already handed to the run
+        (``kept``). So a decision racing a cancel never stands for the cancelled run, however the
+        two interleave. (A cancel signed before it named ``kept`` voids what it lists.)"""
+        log = self.audit.signed(("retrying", "retry", "cancel", "approve", "answer"))
+        ends = [e for e in log if e.target == job_id and e.action in ("retrying", "retry", "cancel")]
+        given = [e for e in log if e.action in ("approve", "answer") and e.payload.get("job_id") == job_id]
+        void = {approval for entry in ends for approval in entry.payload.get("void", [])}
+        for cancel in ends:
+            kept = cancel.payload.get("kept")
+            if cancel.action != "cancel" or not isinstance(kept, list):
+                continue
+            until = min((e.seq for e in ends if e.seq > cancel.seq and e.action != "cancel"), default=None)
+            void |= {e.target for e in given if (until is None or e.seq < until) and e.target not in kept}
+        return void
+
+    def standing_cancel(self, job_id: str) -> AuditEntry | None:
+        """The signed cancel of ``job_id`` that stands (None: none, or the job was retried after it,
+        the retry's first entry written): what a decision given now is voided by (``void_decisions``)."""
+        standing: AuditEntry | None = None
+        for entry in self.audit.signed(("retrying", "retry", "cancel")):
+            if entry.target == job_id:
+                standing = entry if entry.action == "cancel" else None
+        return standing
 
     def bulk_approve(self, approval_ids: list[str], who: Identity) -> list[DecisionResult]:
         """All or nothing: no item may be refused (``bulk_refusal``), and all must be identical in shape."""

@@ -18,6 +18,12 @@
   leg whose job is gone asks nothing more either (``decision``, ``answer``: it stops);
 - ``again``: sending again what an earlier attempt may still apply (its answer never came: the intent
   log, ``tools.intents``) is a request of its own that says so, for a person: ``auto`` never approves it;
+- a person's approval holds only while every person it names still counts under the credential
+  they gave it with (``Authority.approvers_refusal``): a password reset or a removal that lands
+  while it is given, or after it and before the send, voids it; checked by ``decision`` and again by
+  ``send_check``/``may_send``; the person is asked again (a rejection always stands);
+- a decision taken back by a cancel (given before the cancel landed, or while it stands:
+  ``Authority.void_decisions``) is not obeyed;
 - a decision holds only for what its approver was shown: when the run reaches the same request again
   and the record amount read for it has changed since (``Authority.outdated``), it is asked again.
 """
@@ -39,6 +45,7 @@ from taskcrew.tools.human import ApprovalDecision, ApprovalRequest, FieldValue
 DECIDED = ("approved", "rejected", "answered")
 DECISIONS = ("approve", "reject", "answer")  # the audit log's entries of a decision (target: its approval)
 AGAIN = "again-"  # the key of a request to send again what an earlier attempt may still apply
+VOID = "taken back: by a cancel (given before it landed, or while it stood), or by a retry that started the job over"
 TAKE_OVER_SETTLES_S = 5.0
 """How long a leg the job database still gives its job waits for the outcome of a takeover signed
 against it (``leg_refusal_of``): the watch loop's compare-and-set and its ``take_over_undone`` are
@@ -130,7 +137,7 @@ class WorkerGate:
         for approval in reversed(found):
             newer = [e for e in missing if e.seq > order.get(approval.id, 0)]
             if approval.id in void:
-                self._not_obeyed(approval, "decision_void", "given in a run the job was started over from")
+                self._not_obeyed(approval, "decision_void", VOID)
             elif newer:
                 self._not_obeyed(
                     approval,
@@ -147,6 +154,8 @@ class WorkerGate:
                 self._not_obeyed(approval, "decision_late", why)
             elif (why := self.authority.rules_refusal(approval)) is not None:
                 self._not_obeyed(approval, "decision_refused_by_rules", why)
+            elif (why := self.authority.approvers_refusal(approval)) is not None:
+                self._not_obeyed(approval, "decision_no_longer_counts", why)
             elif now is not None and (why := self.authority.outdated(approval, now)) is not None:
                 self.outdated[key] = why
                 self._not_obeyed(approval, "decision_outdated", why)
@@ -200,7 +209,7 @@ class WorkerGate:
             waiting.sort(key=lambda a: (a.key != key, asked.get(a.id, float("inf")), a.created_at))
             for taken in waiting:
                 if taken.id in void:  # an answer is for the run it was asked in, as an approval is
-                    self._not_obeyed(taken, "decision_void", "given in a run the job was started over from")
+                    self._not_obeyed(taken, "decision_void", VOID)
                 elif taken.id in handed:
                     self._not_obeyed(taken, "answer_replay_refused", "it was handed to the run before")
                 elif self.authority.decision_ok(taken):

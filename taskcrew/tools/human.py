@@ -100,6 +100,21 @@ class ApprovalDecision(BaseModel):
         default=None, description="who or what decided: a named person, a rule, --auto-approve"
     )
     basis: Basis | None = None
+    credential: str | None = Field(
+        default=None,
+        description="the decider's password it was given under: a digest bound to the approval "
+        "(``approvals.authority.decision_credential``), sealed with the decision; an approval counts "
+        "only while it is still her password (``Authority.approvers_refusal``). None: given before it "
+        "was kept, by a login that keeps none, or not by a person",
+    )
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, object]:
+        # unset, ``credential`` is not in the dump: a decision sealed before it existed seals the same
+        data: dict[str, object] = handler(self)
+        if data.get("credential") is None:
+            data.pop("credential", None)
+        return data
 
     @classmethod
     def approve(cls, by: str | None = None, basis: Basis | None = None) -> ApprovalDecision:
