@@ -146,6 +146,44 @@ def test_ctrl_c_in_a_real_terminal_ends_the_demo_at_once_with_its_report(tmp_pat
     assert "`interrupted`" in report.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(400)
+def test_ctrl_c_at_the_approval_prompt_ends_the_demo_with_its_report_and_sends_nothing(
+    tmp_path: Path,
+) -> None:
+    """Ctrl-C typed while the demo's approval prompt waits for an answer, the moment a person is most
+    likely to press it: the prompt waits on the browser's thread, and the report needs the browser.
+    Before, the demo printed "interrupted" and then hung for good (a second Ctrl-C killed it, with
+    no report); now the prompt gives up, the bill is not sent, and the demo ends 130 with its report."""
+    home = tmp_path / "home"
+    env = _env(home, tmp_path, COLUMNS="120", TERM="xterm")
+    pid, leader = pty.fork()
+    if pid == 0:  # the child: its own session, the pty its controlling terminal
+        os.execve(sys.executable, [sys.executable, "-m", "taskcrew.cli", "demo"], env)
+    try:
+        seen = read_until(leader, "[y/n/a]", timeout=240)
+        assert "[y/n/a]" in seen, seen
+        os.write(leader, b"\x03")
+        seen += read_until(leader, "Report:", timeout=90)
+        deadline, status = time.monotonic() + 90, None
+        while status is None and time.monotonic() < deadline:
+            done, code = os.waitpid(pid, os.WNOHANG)
+            status = code if done else None
+            if status is None:
+                seen += read_until(leader, "\0", timeout=0.5)  # keep the terminal drained
+        assert status is not None, f"the demo still runs 90 s after Ctrl-C at the prompt:\n{seen}"
+        assert os.waitstatus_to_exitcode(status) == 130, seen
+    finally:
+        with suppress(ProcessLookupError, ChildProcessError):
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        os.close(leader)
+    assert "stopped by SIGINT" in seen, seen
+    [report] = (home / "runs").glob("*/report.md")
+    text = report.read_text(encoding="utf-8")
+    assert "`interrupted`" in text and "saved (HTTP" not in text, text
+
+
 @pytest.mark.timeout(120)
 def test_a_signal_ends_an_audit_with_a_report(
     tmp_path: Path,

@@ -29,6 +29,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import Any, TypeVar
 
+from taskcrew.tools.prompt_input import stop_asked
+
 T = TypeVar("T")
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 EXIT_INTERRUPTED = 130  # the shell's code for "ended by Ctrl-C"
@@ -64,8 +66,10 @@ def signals_raise(signals: tuple[signal.Signals, ...] = SIGNALS) -> Iterator[Non
 
     def handler(signum: int, frame: Any) -> None:
         handlers.restore()  # a second signal gets the default behaviour
+        stop_asked.set()  # a prompt waiting on another thread gives up (``tools.prompt_input``)
         raise RunInterrupted(signum)
 
+    stop_asked.clear()
     handlers = _Handlers(signals, handler)
     try:
         yield

@@ -8,11 +8,14 @@ records what it was asked, and fails on a question it has no answer for or on un
 
 from __future__ import annotations
 
+import sys
 from collections import deque
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Literal, Protocol, TextIO, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, TextIO, cast, runtime_checkable
 
 from pydantic import BaseModel, Field, SerializationInfo, SerializerFunctionWrapHandler, model_serializer
+
+from taskcrew.tools.prompt_input import PromptStopped, TerminalLines
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -180,6 +183,7 @@ NO_INPUT = (
     "Run from a terminal to approve changes, or pass --auto-approve to approve them all."
 )
 APPROVE_PROMPT = "Approve? y = yes, send it / n = no / a = answer with a message instead"
+STOPPED = "the run was stopped (Ctrl-C) while it waited for an answer: nothing was sent."
 
 
 class TerminalHuman:
@@ -195,18 +199,26 @@ class TerminalHuman:
         self._console = console if console is not None else Console()
         self._stream = stream
         self.input_closed = False
+        self.no_answer = NO_INPUT  # why nobody answers, once nobody can
 
     def _prompt(self, text: str, choices: list[str] | None = None, default: str | None = None) -> str | None:
         from rich.prompt import Prompt
 
         if self.input_closed:
             return None
+        # a terminal's own input is read so that a Ctrl-C ends the wait (``prompt_input``): the prompt
+        # waits on the browser's thread, which the interrupted run's report needs
+        stream = self._stream or (cast("TextIO", TerminalLines()) if sys.stdin.isatty() else None)
         try:
             if default is None:
-                return str(Prompt.ask(text, console=self._console, stream=self._stream, choices=choices))
+                return str(Prompt.ask(text, console=self._console, stream=stream, choices=choices))
             return str(
-                Prompt.ask(text, console=self._console, stream=self._stream, choices=choices, default=default)
+                Prompt.ask(text, console=self._console, stream=stream, choices=choices, default=default)
             )
+        except PromptStopped:
+            self.input_closed, self.no_answer = True, STOPPED
+            self._console.print(f"\n[red]No answer:[/] {STOPPED}", highlight=False)
+            return None
         except EOFError:
             self.input_closed = True
             self._console.print(f"\n[red]No answer:[/] {NO_INPUT}", highlight=False)
@@ -218,17 +230,17 @@ class TerminalHuman:
         from rich.text import Text
 
         if self.input_closed:
-            return ApprovalDecision.reject(NO_INPUT)
+            return ApprovalDecision.reject(self.no_answer)
         title = "Approval needed: this will change data"
         self._console.print(Panel(Text(describe_request(request)), title=title, border_style="yellow"))
         choice = self._prompt(escape(APPROVE_PROMPT), choices=["y", "n", "a"], default="n")
         if choice is None:
-            return ApprovalDecision.reject(NO_INPUT)
+            return ApprovalDecision.reject(self.no_answer)
         if choice == "y":
             return ApprovalDecision.approve(by=f"{_os_user()} at the terminal", basis="person")
         if choice == "a":
             text = self._prompt("Your message to the agent")
-            return ApprovalDecision.answer(text) if text else ApprovalDecision.reject(NO_INPUT)
+            return ApprovalDecision.answer(text) if text else ApprovalDecision.reject(self.no_answer)
         reason = self._prompt("Reason (optional)", default="")
         return ApprovalDecision.reject(reason or None)
 

@@ -1,0 +1,44 @@
+"""The terminal's answer to a prompt, read so that a stop (Ctrl-C, SIGTERM) ends the wait.
+
+The approval prompt waits on the browser's thread (the gate asks before a request leaves), while
+signals go to the main thread (``crew.stopping``). A plain ``input()`` there would wait for ever
+after a Ctrl-C: the run's report needs the browser, whose thread is still in the prompt. So the
+prompt reads the terminal a line at a time, polling; ``stop_asked`` (set by the signal handler)
+ends the wait with ``PromptStopped``, and the request is refused: nothing is sent.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import threading
+
+stop_asked = threading.Event()  # set by ``crew.stopping`` when a stop signal arrives
+
+
+class PromptStopped(Exception):
+    """A stop was asked while the prompt waited: nobody answered."""
+
+
+class TerminalLines:
+    """The terminal's input as rich's ``Prompt`` reads a stream (``readline``), giving up when a stop
+    is asked. End of input is ``EOFError``, as ``input()`` says it."""
+
+    POLL_S = 0.2
+
+    def __init__(self, fd: int = 0) -> None:
+        self._fd = fd
+        self._pending = b""
+
+    def readline(self) -> str:
+        while b"\n" not in self._pending:
+            if stop_asked.is_set():
+                raise PromptStopped
+            ready, _, _ = select.select([self._fd], [], [], self.POLL_S)
+            if ready:
+                chunk = os.read(self._fd, 4096)
+                if not chunk:
+                    raise EOFError
+                self._pending += chunk
+        line, _, self._pending = self._pending.partition(b"\n")
+        return line.decode("utf-8", "replace") + "\n"
