@@ -305,10 +305,18 @@ class Authority:
         keeps none, which counts as before). A reset (or a removal) voids the logins and tokens from
         before it and what they approved, complete or not, until it is sent: the worker does not
         obey it, records why, and the person is asked again. A rejection always stands; an
-        auto-approval is judged by ``rules_refusal`` (``auto_approve_refusal``)."""
+        auto-approval is judged by ``rules_refusal`` (``auto_approve_refusal``). A process with no
+        users file (a worker not given the console's) can check nobody's password: there, only
+        ``rules_refusal``'s names count, as before."""
         decision = approval.decision
         if approval.status != "approved" or decision is None or decision.basis == "auto_approve":
             return None
+        try:
+            known = credentials(self.users_file)
+        except ValueError as exc:
+            return f"the users file cannot be read, so who approved it cannot be checked ({exc})"
+        if not known:  # this process has no users (a worker not given the console's users file):
+            return None  # nobody's password can be checked here; ``rules_refusal`` judges the names
         *firsts, final = (approval.decided_by or "").split("+")
         if gone := [n for n in firsts if n not in self._first_approvers(approval)]:
             return (
@@ -317,10 +325,6 @@ class Authority:
             )
         if decision.credential is None:
             return None
-        try:
-            known = credentials(self.users_file)
-        except ValueError as exc:
-            return f"the users file cannot be read, so {final}'s approval cannot be checked ({exc})"
         if not _still_counts(
             known, final, decision.credential, lambda now: decision_credential(approval.id, now)
         ):
