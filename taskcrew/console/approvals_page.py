@@ -21,6 +21,7 @@ from taskcrew.console.worklist import (
     SORTS,
     field_sources,
     filter_items,
+    offer_bulk,
     shown_value,
     sort_items,
     summary_text,
@@ -67,11 +68,13 @@ def routes(web: Web) -> list[BaseRoute]:
         system = next((s for s in names if s == query.get("system")), "")
         q = query.get("q", "")[:200]
         items = sort_items(filter_items(everything, flag=flag, system=system, q=q), sort, descending)
+        bulk = offer_bulk(items)  # checkboxes only where two or more can be approved together
         return web.page(
             request,
             "approvals.html",
             session,
             items=items,
+            bulk=bulk,
             total=len(everything),
             sort=sort,
             descending=descending,

@@ -9,7 +9,8 @@ The risk rules themselves (thresholds, bank fields, second approver) stay in tas
 (rules and authority): this module only reads their assessment and names fields by the same rules.
 Every flag shown is the authority's (``ApprovalView.assessment``: the rules', a value read by OCR, a
 new vendor, an unclear payee), and so is the payee (``ApprovalView.payee``): bulk approval decides
-by exactly what the page shows (``bulk_refusal``), and offers no checkbox where it would refuse.
+by exactly what the page shows (``bulk_refusal``), and offers no checkbox where it would refuse,
+nor where it has nothing to take it with (``offer_bulk``: two or more identical items on the page).
 """
 
 from __future__ import annotations
@@ -26,7 +27,14 @@ from pydantic import BaseModel, Field
 from taskcrew.approvals.authority import ApprovalView, bulk_refusal
 from taskcrew.approvals.authority import shown_value as shown_value  # a field as read (web, pages)
 from taskcrew.approvals.origins import SourceRef, field_sources
-from taskcrew.approvals.rules import PAYEE_FIELD, RiskRules, bank_field, field_matches, read_money
+from taskcrew.approvals.rules import (
+    PAYEE_FIELD,
+    RiskRules,
+    bank_field,
+    bulk_key,
+    field_matches,
+    read_money,
+)
 from taskcrew.console.record_view import before_values, record_fields
 
 DUE_FIELD = re.compile(r"due", re.IGNORECASE)
@@ -125,7 +133,10 @@ class WorkItem(BaseModel):
         default_factory=dict, description="field -> (label, value now)"
     )
     creating: bool = False
-    bulk_refusal: str | None = None  # why bulk approval would refuse it (None: it may be selected)
+    bulk_refusal: str | None = None  # why bulk approval would refuse it (None: it may take it)
+    # whether the worklist offers it for bulk approval: bulk approval may take it and another item
+    # on the same page is identical in shape (``offer_bulk``); a lone one is decided on its own page
+    selectable: bool = False
 
     @property
     def id(self) -> str:
@@ -390,3 +401,22 @@ def filter_items(items: list[WorkItem], *, flag: str = "", system: str = "", q: 
             continue
         out.append(item)
     return out
+
+
+def offer_bulk(items: list[WorkItem]) -> bool:
+    """Marks the items of one worklist page that bulk approval can take there (``selectable``) and
+    says whether there is any. Bulk approval takes two or more items, none refused
+    (``bulk_refusal``), identical in shape (``bulk_key``): an item with no identical partner on the
+    page would only be refused ("select at least two", "not identical"), so it is offered none."""
+    groups: dict[tuple[str, str, tuple[str, ...]], list[WorkItem]] = {}
+    for item in items:
+        item.selectable = False
+        request = item.view.approval.request
+        if item.bulk_refusal is None and request is not None and not item.view.problem:
+            key = bulk_key(request.method, request.url, [f.name for f in request.fields])
+            groups.setdefault(key, []).append(item)
+    for group in groups.values():
+        if len(group) >= 2:
+            for item in group:
+                item.selectable = True
+    return any(item.selectable for item in items)

@@ -5,8 +5,10 @@ is compacted, measured, priced and traced.
 from __future__ import annotations
 
 import logging
+import sys
 import time
 from collections.abc import Callable
+from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -159,6 +161,7 @@ class TracedLLM(BaseLLM):
         before = self.inner.get_token_usage_summary()
         error: str | None = None
         result: Any = None
+        answered = False  # the provider sent an answer (a failed call before one costs nothing)
         try:
             result = bounded_call(
                 lambda: self.inner.call(
@@ -174,6 +177,7 @@ class TracedLLM(BaseLLM):
                 self.check_stop,
                 f"the {self.role}'s model call to {self.spec.raw}",
             )
+            answered = True
             result = self.prose.take(result)
             if isinstance(result, str) and tools:
                 result = tool_call_in_text(result, tools) or result
@@ -190,7 +194,14 @@ class TracedLLM(BaseLLM):
             prompt_tokens = after.prompt_tokens - before.prompt_tokens
             output_tokens = after.completion_tokens - before.completion_tokens
             tokens_from: Literal["provider", "estimate"] = "provider"
-            if prompt_tokens <= 0:  # the provider reported nothing: count locally
+            if not answered and prompt_tokens <= 0:
+                # no answer (refused, unreachable, stalled, stopped) and no usage by the provider's
+                # account: a failed call, never tokens or cost (an estimate would charge for it)
+                prompt_tokens = output_tokens = 0
+                if error is None:  # stopped while it waited (a cancelled job, a stopping worker)
+                    stopped = sys.exc_info()[0]
+                    error = f"no answer: {stopped.__name__ if stopped else 'the call ended'}"
+            elif prompt_tokens <= 0:  # the provider reported nothing: count locally
                 tokens_from = "estimate"
                 prompt_tokens = count_tokens(prompt_text)
                 output_tokens = count_tokens(_output_text(result)) if result is not None else 0
@@ -203,7 +214,9 @@ class TracedLLM(BaseLLM):
                 tokens_from=tokens_from,
                 messages_sent=len(sent),
                 messages_compacted=compacted,
-                cost_usd=cost_of(self.spec, prompt_tokens, output_tokens, self.prices),
+                cost_usd=cost_of(self.spec, prompt_tokens, output_tokens, self.prices)
+                if answered or prompt_tokens > 0
+                else Decimal(0),
                 seconds=round(time.monotonic() - started, 3),
                 tool_calls=_tool_call_names(result),
                 text_preview=result[:300] if isinstance(result, str) else self.prose.said(result)[:300],

@@ -38,6 +38,8 @@ class ProgressPrinter:
     def __init__(self, console: Console, verbose: bool = False) -> None:
         self.console = console
         self.verbose = verbose
+        self.model_calls = 0
+        self.unanswered = 0  # model calls that failed before any answer: no tokens, no cost
 
     def __call__(self, event: Any) -> None:
         handler = getattr(self, f"_on_{event.kind}", None)
@@ -95,3 +97,17 @@ class ProgressPrinter:
     def _on_reflection(self, e: Any) -> None:
         for fact in e.facts:
             self._print(f"  [blue]learned[/]: {_v(fact)}")
+
+    def _on_llm_call(self, e: Any) -> None:
+        self.model_calls += 1
+        if e.call.error and e.call.prompt_tokens == 0 and e.call.output_tokens == 0:
+            self.unanswered += 1
+
+    def _on_run_finished(self, e: Any) -> None:
+        if not self.unanswered:
+            return
+        if self.unanswered == self.model_calls:
+            failed = f"{self.unanswered} model call(s) failed, none answered"
+        else:
+            failed = f"{self.unanswered} of {self.model_calls} model call(s) failed without an answer"
+        self._print(f"[yellow]{failed}[/]: not counted as tokens or cost")
