@@ -45,7 +45,7 @@ def test_runs_list_shows_outcome_task_tokens_cost_and_time(isolated_home: Path, 
     assert lines[2].strip() == "What is the sum of squares 1..20?"
     assert lines[3].strip() == "Nothing was changed in any system"  # what the run changed, from its facts
     # no job store here: nothing signed vouches for the folder's "done", and the list says so
-    assert lines[4].strip().startswith("Nothing vouches for this outcome: the job store cannot be read")
+    assert lines[4].strip().startswith("Nothing vouches for this outcome: there is no job database yet")
     assert "20000101-090000-enter-the-latest-invoice  unfinished" in lines[5]
     assert lines[6].strip() == "Enter the latest invoice"
     assert not list(isolated_home.rglob("*.sqlite3"))  # reading runs creates no job database

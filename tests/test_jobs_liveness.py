@@ -63,8 +63,8 @@ def test_parked_orphaned_and_interrupted_runs_and_jobs_say_so(isolated_home: Pat
     )
 
     shown = " ".join(runner.invoke(app, ["runs", "list"]).output.split())
-    assert f"parked: parked: waiting for approval {approval.id}" in shown
-    assert "orphaned: orphaned: worker w-dead went silent" in shown
+    assert f"parked: job {parked.id} is waiting for approval {approval.id}" in shown
+    assert "orphaned: worker w-dead went silent" in shown and "orphaned: orphaned" not in shown
     assert "interrupted: the run stopped before it ended" in shown
 
     assert json.loads(runner.invoke(app, ["jobs", "list", "--json", "--status", "cancelled"]).output) == []

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field, ValidationError
 from taskcrew.crew.models import Plan, Verdict
 from taskcrew.crew.trace import _ADAPTER as TRACE_ADAPTER
 from taskcrew.eval.results import SweepReport
-from taskcrew.eval.runs import TRACE, Judged, RunRecord, RunRecords
+from taskcrew.eval.runs import TRACE, Judged, RunRecord, RunRecords, demo_marked
 
 RUN_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}"
 JOB_FOLDERS = 500  # the newest jobs' run folders listed beside the runs folders' own
@@ -35,7 +35,7 @@ class RunSummary(BaseModel):
     key: str = ""  # what the run's page is found by (/runs/<key>): its name, or ``run_key``
     path: Path | None = None
     task: str = ""
-    status: str = "running"  # the outcome once finished
+    status: str = "running"  # the outcome once finished; before, what it is now (``RunRecords.state``)
     reason: str = ""
     changed: str = ""  # what the run changed in the systems, from the gate's facts (crew/outcome.py)
     started_at: str = ""
@@ -49,6 +49,8 @@ class RunSummary(BaseModel):
     note: str = ""  # where the signed job record does not vouch for the folder's outcome: what to know
     brief: str = ""  # the same in one short sentence (the list of runs)
     unvouched: bool = False  # the outcome shown is the folder's own word, not a signed record's
+    calm: bool = False  # the note is no alarm (a demo run's: its job record was in the demo's own store)
+    now: str = ""  # a run without an end: what it is now and what to do (``RunRecords.state``)
 
 
 class TimelineItem(BaseModel):
@@ -115,7 +117,7 @@ def _summarize(name: str, events: list[Any], record: RunRecord | None = None) ->
             pass
     judged = _judged(events, record)
     summary.status, summary.verified, summary.note = judged.outcome, judged.verified, judged.note
-    summary.brief = judged.brief
+    summary.brief, summary.calm = judged.brief, judged.calm
     # a note, and an outcome no signed record gives: never shown in the colour of a success
     summary.unvouched = bool(judged.note) and judged.outcome != (record or RunRecord()).outcome
     summary.reason = judged.reason or summary.reason
@@ -148,16 +150,9 @@ def demo_words(run_dir: Path | None, worker_model: str | None) -> str:
     folder `taskcrew demo` marked as its own (demo.json) says "demo (scripted stand-in models, not
     AI)"; a run by scripted models without it (a demo from before the mark, `--model
     scripted/solver`) says they are not AI."""
-    from taskcrew.demo import MARK, NOT_AI, RUN_LABEL
+    from taskcrew.demo import NOT_AI, RUN_LABEL
 
-    try:
-        marked = (
-            run_dir is not None
-            and json.loads((run_dir / MARK).read_text(encoding="utf-8")).get("demo") is True
-        )
-    except (OSError, ValueError, AttributeError):
-        marked = False
-    if marked:
+    if demo_marked(run_dir):  # the folder's word (not signed): it only names the run
         return RUN_LABEL
     return NOT_AI if (worker_model or "").startswith("scripted/") else ""
 
@@ -172,6 +167,15 @@ def job_demo(job: Any) -> str:
 
 def _demo(path: Path, summary: RunSummary) -> RunSummary:
     summary.demo = demo_words(path, summary.worker_model)
+    return summary
+
+
+def _now(path: Path, summary: RunSummary, records: RunRecords) -> RunSummary:
+    """A run without an end: what it is now (running, parked, continued, orphaned, interrupted) and
+    what to know, by the rule every surface shows it by (``RunRecords.state``)."""
+    if summary.status == "running" and (state := records.state(path, "console")) is not None:
+        summary.status, summary.reason = state
+        summary.now = summary.reason
     return summary
 
 
@@ -322,13 +326,13 @@ class RunsDir:
         for key, path in self._dirs(records).items():
             summary = _summarize(path.name, read_events(path / TRACE)[0], records.of(path))
             summary.key, summary.path = key, path
-            runs.append(_demo(path, summary))
+            runs.append(_now(path, _demo(path, summary), records))
         return sorted(runs, key=lambda r: (r.started_at, r.name, r.key), reverse=True)
 
     def detail(self, key: str) -> RunDetail | None:
         records = self.records()
         path = self.find(key, records)
-        return None if path is None else self.open(path, records.of(path), key)
+        return None if path is None else self.open(path, records, key)
 
     def job_run(self, job: Any, records: RunRecords | None = None) -> tuple[RunDetail | None, str | None]:
         """The run in the folder ``job``'s record names (not another of its name) and the key of its
@@ -338,19 +342,21 @@ class RunsDir:
             return None, None
         path = Path(job.run_dir)
         if records is None:
-            return self.open(path, RunRecords([job]).of(path), path.name), None
+            return self.open(path, RunRecords([job]), path.name), None
         key = self.key_of(path, records)
         found = self.find(key, records)
         linked = key if found is not None and found.resolve() == path.resolve() else None
-        return self.open(path, records.of(path), linked or path.name), linked
+        return self.open(path, records, linked or path.name), linked
 
-    def open(self, path: Path, record: RunRecord, key: str) -> RunDetail:
+    def open(self, path: Path, records: RunRecords, key: str) -> RunDetail:
+        """The run in ``path``, judged by the job store's ``records`` (read once by the page)."""
         from taskcrew.console.story import story
 
         events, bad = read_events(path / TRACE)
         plans = [e.plan for e in events if e.kind == "plan"]
         report = path / "report.md"
-        summary = _demo(path, _summarize(path.name, events, record))
+        record = records.of(path)
+        summary = _now(path, _demo(path, _summarize(path.name, events, record)), records)
         summary.key, summary.path = key, path
         judged = _judged(events, record)
         return RunDetail(

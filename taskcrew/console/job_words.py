@@ -3,7 +3,11 @@ its reason only while it says something about the job's current state."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
+from urllib.parse import quote
+
+from markupsafe import Markup, escape
 
 # The job store's history kinds (``Jobs._event``: the status a job moved to, or what happened to it),
 # in words; a kind not listed is shown with its underscores as spaces.
@@ -31,6 +35,9 @@ EVENT_WORDS = {
 REASON_STATUSES = ("waiting", "finished", "failed", "cancelled")
 
 
+_APPROVAL_ID = re.compile(r"waiting for approval (apr-[A-Za-z0-9_-]+)")
+
+
 def event_words(kind: str) -> str:
     return EVENT_WORDS.get(kind, kind.replace("_", " "))
 
@@ -38,3 +45,24 @@ def event_words(kind: str) -> str:
 def current_reason(job: Any) -> str:
     """The job's reason where it describes the job's state now ('' while it is queued or running)."""
     return str(job.reason or "") if job.status in REASON_STATUSES else ""
+
+
+def note_html(note: str) -> Markup:
+    """A job's or a run's note (``jobs.liveness``, in the console's words) as the page shows it:
+    "open it in Approvals" is a link, to the approval the note names where it names one."""
+    from taskcrew.jobs.liveness import APPROVALS
+
+    ask = APPROVALS["console"]
+    if not note.endswith(ask):
+        return escape(note)
+    named = _APPROVAL_ID.search(note)
+    href = f"/approvals/{quote(named.group(1), safe='')}" if named else "/approvals"
+    return escape(note[: -len("Approvals")]) + Markup('<a href="{}">Approvals</a>').format(href)
+
+
+def console_note(job: Any, now: Any) -> Markup:
+    """What to know and do about a job not simply moving along, as the console says it
+    (``jobs.liveness.state_note``, judged by the job database's clock ``now``)."""
+    from taskcrew.jobs.liveness import state_note
+
+    return note_html(state_note(job, now, "console"))

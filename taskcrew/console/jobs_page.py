@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Literal
 
+from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
-from taskcrew.console.job_words import current_reason, event_words
+from taskcrew.console.job_words import console_note, current_reason, event_words
 from taskcrew.console.sessions import Session, identity_of
-from taskcrew.console.web import Handler, Web
+from taskcrew.console.web import DbClock, Handler, Web
 from taskcrew.jobs.liveness import state_note
 from taskcrew.jobs.models import ACTIVE, CANCELLABLE, Job, JobOptions, JobStatus
 from taskcrew.jobs.store import InvalidChange, UnknownJob
@@ -27,6 +28,12 @@ def sse(event: str, data: dict[str, Any]) -> str:
     return f"event: {event}\ndata: {body}\n\n"
 
 
+def notes(clock: DbClock) -> Callable[[Job], Markup]:
+    """A page's job notes in the console's words, a decision to make a link to it (``console_note``),
+    judged by the page's database clock (read once, only if a note needs it)."""
+    return lambda job: console_note(job, clock())
+
+
 def routes(web: Web) -> list[BaseRoute]:
     console = web.console
 
@@ -35,10 +42,13 @@ def routes(web: Web) -> list[BaseRoute]:
         wanted = request.query_params.get("status", "")
         status = next((s for s in JOB_STATUSES if s == wanted), None)
         items = await asyncio.to_thread(console.jobs.list, status)
+        clock = DbClock(console.jobs)
         return web.page(
             request,
             "jobs.html",
             session,
+            db_clock=clock,
+            note_of=notes(clock),
             jobs=items,
             status=status or "",
             statuses=JOB_STATUSES,
@@ -66,7 +76,10 @@ def routes(web: Web) -> list[BaseRoute]:
         except UnknownJob as exc:
             return web.not_found(request, session, str(exc))
         ctx = await asyncio.to_thread(job_context, job)
-        return web.page(request, "job.html", session, title=f"Job {job.id}", **ctx)
+        clock = DbClock(console.jobs)
+        return web.page(
+            request, "job.html", session, title=f"Job {job.id}", db_clock=clock, note_of=notes(clock), **ctx
+        )
 
     async def submit(request: Request) -> Response:
         checked = await web.checked_post(request)
@@ -119,7 +132,8 @@ def routes(web: Web) -> list[BaseRoute]:
 
         async def stream() -> AsyncIterator[str]:
             sent_events, sent_timeline = 0, 0
-            last_status = ""
+            # the state the page was drawn in (``seen``): its note, with its links, stands until it changes
+            last_status = request.query_params.get("seen", "")
             while True:
                 if await request.is_disconnected():
                     return
@@ -146,7 +160,7 @@ def routes(web: Web) -> list[BaseRoute]:
                 status = f"{job.status} {job.outcome or ''}".strip()
                 if status != last_status:
                     now = await asyncio.to_thread(console.jobs.db_now)
-                    note = state_note(job, now)
+                    note = state_note(job, now, "console")
                     yield sse(
                         "status",
                         {

@@ -4,34 +4,15 @@ happened in words, the raw trace, screenshots, the report) and its screenshots."
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import FileResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from taskcrew.console.job_words import note_html
 from taskcrew.console.sessions import Session
 from taskcrew.console.web import Web, markdown
 from taskcrew.crew.evidence import standing_words
-from taskcrew.eval.runs import RunRecords
-
-
-def annotate_runs(runs: list[Any], records: RunRecords, jobs: Any) -> list[Any]:
-    """Give each run without an end its real state and what to do (``jobs.liveness``: parked,
-    orphaned, interrupted), from the job records the page read once and the database's clock."""
-    from taskcrew.jobs.liveness import jobs_by_run_dir, unfinished_run
-
-    pending = [r for r in runs if r.status == "running" and r.path is not None]
-    if not pending or records.problem:
-        return runs
-    try:
-        now = jobs.db_now()
-    except Exception:  # the list still shows the runs; only the notes are missing
-        return runs
-    by_dir = jobs_by_run_dir(records.jobs)
-    for run in pending:
-        run.status, run.reason = unfinished_run(run.path, by_dir, now)
-    return runs
 
 
 def routes(web: Web) -> list[BaseRoute]:
@@ -39,11 +20,8 @@ def routes(web: Web) -> list[BaseRoute]:
 
     @web.signed_in
     async def runs_list(request: Request, session: Session) -> Response:
-        def listed() -> list[Any]:
-            records = console.runs.records()  # the job store, read once for the page
-            return annotate_runs(console.runs.list(records), records, console.jobs)
-
-        runs = await asyncio.to_thread(listed)  # parked, orphaned, interrupted: the job store says
+        # the job store read once for the page: each run's outcome, and what one without an end is now
+        runs = await asyncio.to_thread(console.runs.list)
         status = request.query_params.get("status", "")
         q = request.query_params.get("q", "").strip().lower()
         statuses = sorted({r.status for r in runs})
@@ -52,7 +30,15 @@ def routes(web: Web) -> list[BaseRoute]:
         if q:
             runs = [r for r in runs if q in r.task.lower() or q in r.name.lower()]
         return web.page(
-            request, "runs.html", session, runs=runs, status=status, q=q, statuses=statuses, title="Runs"
+            request,
+            "runs.html",
+            session,
+            runs=runs,
+            status=status,
+            q=q,
+            statuses=statuses,
+            linked=note_html,  # a parked run's "open it in Approvals" a link
+            title="Runs",
         )
 
     @web.signed_in
@@ -74,6 +60,7 @@ def routes(web: Web) -> list[BaseRoute]:
             run=detail,
             report_html=report_html,
             standing=standing_words,  # a check's standing in words, as the report says it
+            linked=note_html,  # "open it in Approvals" a link (a parked run)
             title=f"Run {detail.summary.name}",
         )
 

@@ -18,7 +18,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
+from contextlib import suppress
 from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
+    from taskcrew.jobs.liveness import Surface
     from taskcrew.jobs.models import Job
 
 TRACE = "trace.jsonl"
@@ -35,6 +38,11 @@ MAX_DEPTH = 3  # runs_dir/<run>, runs_dir/<group>/<run> (eval sweeps), one level
 RUNS_LOOKED_UP = 5000  # the newest jobs whose run folders are compared (as ``jobs.liveness``)
 VERIFIED_OUTCOMES = ("done", "nothing_to_do")  # the outcomes a run ends with only once verified
 UNFINISHED = ("unfinished", "running")  # a run folder without an end (``runs list``, the console)
+DEMO_MARK = "demo.json"  # in a run folder of `taskcrew demo` (``demo.mark_demo_run``): not signed
+DEMO = (
+    "a demo run: its job record was kept in the demo's own temporary job store, so nothing here "
+    "vouches for its outcome"
+)
 NOT_NAMED = (
     "no signed job record names its run folder (a run made outside the job store, an earlier leg of "
     "a retried job, or another job database than the workers')"
@@ -85,6 +93,7 @@ class Judged:
     short: str = ""
     reason: str = ""
     brief: str = ""
+    calm: bool = False  # the note is no alarm (a demo run's: its record was kept in the demo's store)
 
 
 @dataclass(frozen=True)
@@ -94,6 +103,7 @@ class RunRecord:
 
     jobs: tuple[Job, ...] = ()
     problem: str = ""
+    demo: bool = False  # the folder says it is a run of `taskcrew demo` (unsigned: it words a note only)
 
     @property
     def said(self) -> str:
@@ -129,6 +139,16 @@ class RunRecord:
         if said is None:
             if not finished and not verified:
                 return Judged(outcome, verified)  # nothing claimed yet (the job store says how it goes)
+            if self.demo and not self.jobs:  # the demo kept its record elsewhere: said so, calmly
+                return Judged(
+                    outcome,
+                    None if verified else verified,
+                    f"{DEMO[:1].upper()}{DEMO[1:]}; the run folder's own files say {_claim(outcome, verified)}.",
+                    "a demo run: nothing signed here vouches for it",
+                    brief="A demo run: its job record was in the demo's own job store; nothing here vouches "
+                    "for its outcome.",
+                    calm=True,
+                )
             return Judged(
                 outcome,
                 None if verified else verified,
@@ -174,9 +194,11 @@ class RunRecords:
     """The job store's records by the run folder they name, read once (``RunRecords.read``) for a
     list of runs or one command; ``of`` gives what the signed ones say of one folder."""
 
-    def __init__(self, jobs: Iterable[Job] = (), problem: str = "") -> None:
+    def __init__(self, jobs: Iterable[Job] = (), problem: str = "", now: datetime | None = None) -> None:
         self.jobs = list(jobs)  # every record read, signed or not (the newest first)
         self.problem = problem
+        self.now = now  # the job database's clock, as read with the records (heartbeats are judged by it)
+        self._by_dir: dict[str, Job] | None = None
         self._named: dict[Path, list[Job]] = {}
         self.folders: list[Path] = []  # every run folder a record names (the newest job's first)
         for job in self.jobs:
@@ -195,7 +217,8 @@ class RunRecords:
         opened read-only), and with ``folder`` (one run, however old) every record naming it; a
         store that cannot be read vouches for no run, and says why."""
         from taskcrew.approvals.signing import KeyError_
-        from taskcrew.jobs.store import Jobs, JobStoreError
+        from taskcrew.jobs.liveness import parked_in
+        from taskcrew.jobs.store import Jobs, JobStoreError, NoJobDatabase, UnknownJob, default_url, where
 
         opened = None
         try:
@@ -205,7 +228,16 @@ class RunRecords:
             if folder is not None and len(newest) >= RUNS_LOOKED_UP:
                 seen = {job.id for job in newest}
                 newest += [job for job in jobs.naming(folder.name) if job.id not in seen]
-            return cls(newest)
+                if (parked := parked_in(folder)) is not None and parked[0] not in seen:
+                    with suppress(UnknownJob):  # the job its leg parked for (``jobs.liveness``)
+                        newest.append(jobs.get(parked[0]))
+            return cls(newest, now=jobs.db_now())
+        except NoJobDatabase:
+            try:
+                at = f" at {where(default_url())}" if opened is None and jobs is None else ""
+            except Exception:
+                at = ""
+            return cls(problem=f"there is no job database yet{at} (no job has been submitted here)")
         except (JobStoreError, KeyError_) as exc:
             return cls(problem=f"the job store cannot be read ({' '.join(str(exc).split())})")
         finally:
@@ -213,7 +245,29 @@ class RunRecords:
                 opened.close()
 
     def of(self, run_dir: Path) -> RunRecord:
-        return RunRecord(tuple(self._named.get(run_dir.resolve(), ())), self.problem)
+        return RunRecord(tuple(self._named.get(run_dir.resolve(), ())), self.problem, demo_marked(run_dir))
+
+    def state(self, run_dir: Path, surface: Surface = "cli") -> tuple[str, str] | None:
+        """What the run folder ``run_dir``, which has no end, is now, and what to know or do: the one
+        rule (``jobs.liveness.unfinished_run``: running, parked, orphaned, queued, continued,
+        interrupted) every surface shows; None when no job store was read (or it could not be)."""
+        from taskcrew.jobs.liveness import jobs_by_run_dir, unfinished_run
+
+        if self.problem or self.now is None:
+            return None
+        if self._by_dir is None:
+            self._by_dir = jobs_by_run_dir(self.jobs)
+        return unfinished_run(run_dir, self._by_dir, self.now, surface)
+
+
+def demo_marked(run_dir: Path | None) -> bool:
+    """The run folder says it is a run of `taskcrew demo` (its ``demo.json``: not signed, so it may
+    change how a run is worded, never make it look more trustworthy)."""
+    try:
+        mark = json.loads((run_dir / DEMO_MARK).read_text(encoding="utf-8")) if run_dir else None
+    except (OSError, ValueError):
+        return False
+    return isinstance(mark, dict) and mark.get("demo") is True
 
 
 def _events(trace: Path) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
@@ -269,10 +323,14 @@ def read_run(folder: Path, records: RunRecords | None = None) -> RunSummary:
         summary.output_tokens = int(finished.get("output_tokens", 0))
         summary.cost_usd = _cost(finished.get("cost_usd"))
         summary.seconds = float(finished.get("seconds", 0.0))
-    if finished is None:  # what its trace shows (the note below says what vouches for it)
-        summary.reason = _unfinished_reason(summary)
-    judged = (records or RunRecords.read(folder=folder)).of(folder).judge(summary.outcome, summary.verified)
+    facts = _facts(summary)  # what its trace shows (its verdict too), before the signed record judges it
+    records = records or RunRecords.read(folder=folder)
+    judged = records.of(folder).judge(summary.outcome, summary.verified)
     summary.outcome, summary.verified, summary.note = judged.outcome, judged.verified, judged.note
+    if finished is None:  # what it is now (the job store's word), and what its trace shows
+        state = None if summary.finished else records.state(folder)
+        head = f"{state[0]}: {state[1]}" if state else "the run stopped before it ended (killed?)"
+        summary.reason = f"{head}; {facts}"
     summary.reason = judged.reason or summary.reason
     return summary
 
@@ -319,9 +377,9 @@ def _seconds_between(start: str, end: str) -> float | None:
         return None
 
 
-def _unfinished_reason(run: RunSummary) -> str:
+def _facts(run: RunSummary) -> str:
     """What an unfinished run's trace shows, said plainly."""
-    parts = [f"the run stopped before it ended (killed?); its trace shows {run.llm_calls} model call(s)"]
+    parts = [f"its trace shows {run.llm_calls} model call(s)"]
     if run.approvals_given:
         parts.append(f"{run.approvals_given} change(s) approved and so submitted")
     elif run.approvals_asked:

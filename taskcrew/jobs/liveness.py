@@ -15,12 +15,17 @@ clock is off would otherwise take a live worker's job over, or wait out its lead
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from taskcrew.jobs.models import Job, utcnow
+
+if TYPE_CHECKING:
+    from taskcrew.crew.trace import ControlEvent
 
 STALE_AFTER_S = 15.0  # a holder beats every 2 s
 
@@ -47,9 +52,22 @@ def _ago(seconds: float) -> str:
     return f"{seconds / 3600:.0f} h"
 
 
-def state_note(job: Job, now: datetime | None = None) -> str:
+# What a person does about a job that waits for a decision, per surface: the CLI names its command,
+# the console its page (a link, drawn by the page: ``console.job_words.note_html``).
+APPROVALS = {"cli": "`taskcrew approvals list` shows it", "console": "open it in Approvals"}
+Surface = Literal["cli", "console"]
+
+
+def _waiting(job: Job, surface: Surface) -> str:
+    """What a ``waiting`` job waits for, and where to decide it."""
+    return f"{job.reason or 'waiting for a person'}; {APPROVALS[surface]}"
+
+
+def state_note(job: Job, now: datetime | None = None, surface: Surface = "cli") -> str:
     """What a person should know about a job that is not simply moving along, with what to do;
-    '' when there is nothing to say."""
+    '' when there is nothing to say. ``surface``: where it is read (the CLI names commands; the
+    console names its pages and buttons)."""
+    cli = surface == "cli"
     if job.record_trust == "forged":
         return (
             "not signed: changed or added in the job database, or signed with another approvals key; "
@@ -64,42 +82,125 @@ def state_note(job: Job, now: datetime | None = None) -> str:
     if silent is not None and silent >= STALE_AFTER_S:
         who = job.worker or "its holder"
         if job.options.foreground:
+            retry = f"`taskcrew jobs retry {job.id}`" if cli else "Retry job"
             return (
-                f"orphaned: the `taskcrew run` ({who}) stopped {_ago(silent)} ago; "
-                f"`taskcrew jobs retry {job.id}` resumes it on a worker"
+                f"orphaned: the {'`taskcrew run`' if cli else 'foreground run'} ({who}) stopped "
+                f"{_ago(silent)} ago; {retry} resumes it on a worker"
             )
-        return (
-            f"orphaned: worker {who} went silent {_ago(silent)} ago; any running worker takes it "
-            "over (start one: `taskcrew worker`)"
-        )
+        start = "start one: `taskcrew worker`" if cli else "start one on a worker host"
+        return f"orphaned: worker {who} went silent {_ago(silent)} ago; any running worker takes it over ({start})"
     if job.status == "waiting":
-        return f"parked: {job.reason or 'waiting for a person'}; `taskcrew approvals list` shows what"
+        return f"parked: {_waiting(job, surface)}"
     if job.status == "finished" and job.outcome == "interrupted":
-        return f"interrupted: `taskcrew jobs retry {job.id}` resumes it from its last checkpoint"
+        retry = f"`taskcrew jobs retry {job.id}`" if cli else "Retry job"
+        return f"interrupted: {retry} resumes it from its last checkpoint"
     if job.status == "queued" and job.attempts:
         return "queued again: resumes from its last checkpoint on the next free worker"
     return ""
 
 
-def unfinished_run(run_dir: Path, by_dir: dict[str, Job], now: datetime | None = None) -> tuple[str, str]:
-    """(status, what to do) of a run folder without an end: still running, parked, orphaned, or
-    interrupted; ``by_dir`` maps jobs' current run folders (``jobs_by_run_dir``) to their jobs."""
+# A job's leg that parks (waits for a person) leaves a run folder whose run never ends: the job goes on
+# in a new leg, in a new run folder, once the approval is decided. The runner ends that folder's trace
+# with this event (``parked_event``), which names the job and the approval: the folder's own word (the
+# trace is not signed), which only says what the folder is; how the job went on is its signed record's.
+PARKED = "parked"
+_PARKED_WORDS = re.compile(r"^waiting for approval (\S+) of job (\S+);")
+
+
+def parked_event(job_id: str, approval_id: str) -> ControlEvent:
+    """The last event of a parked leg's trace (``jobs.runner``)."""
+    from taskcrew.crew.trace import ControlEvent
+
+    return ControlEvent(
+        action=PARKED,
+        reason=f"waiting for approval {approval_id} of job {job_id}; the job goes on in a new run "
+        "folder once it is decided",
+    )
+
+
+def parked_in(run_dir: Path) -> tuple[str, str] | None:
+    """(job id, approval id) where the folder's trace ends with the runner's ``parked_event``."""
+    try:
+        lines = (run_dir / "trace.jsonl").read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    for line in reversed(lines):
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue  # a line cut short
+        if not isinstance(event, dict) or event.get("kind") != "control" or event.get("action") != PARKED:
+            return None
+        found = _PARKED_WORDS.match(str(event.get("reason", "")))
+        return (found.group(2), found.group(1)) if found else None
+    return None
+
+
+def _task_of(run_dir: Path) -> str | None:
+    try:
+        with (run_dir / "trace.jsonl").open(encoding="utf-8", errors="replace") as fh:
+            first = json.loads(fh.readline())
+    except (OSError, ValueError):
+        return None
+    return str(first.get("task")) if isinstance(first, dict) and first.get("kind") == "run_started" else None
+
+
+def _job_now(job: Job) -> str:
+    """A job's state in a few words: "finished: done", "running", "waiting for approval apr-…"."""
+    if job.status == "finished":
+        return f"finished: {job.outcome}" if job.outcome else "finished"
+    if job.status == "waiting":
+        return job.reason or "waiting for a person"
+    return job.status
+
+
+def unfinished_run(
+    run_dir: Path, by_dir: dict[str, Job], now: datetime | None = None, surface: Surface = "cli"
+) -> tuple[str, str]:
+    """The one rule for what a run folder without an end is, every surface's (``runs list``, ``runs
+    show``, the console's runs list and run page): (state, what to know and do). ``running``,
+    ``parked`` (its job waits for a person), ``orphaned``, ``queued``: its job's signed record names
+    the folder; ``continued``: a leg that parked, whose job went on in a later run folder (the folder
+    names the job, its signed record names the later folder); ``interrupted``: nothing runs it now.
+    ``by_dir`` maps jobs' current run folders (``jobs_by_run_dir``) to their jobs."""
     job = by_dir.get(str(run_dir.resolve()))
+    if job is not None and job.record_trust == "signed" and job.status == "waiting":
+        return "parked", f"job {job.id} is {_waiting(job, surface)}"
     if job is None:
+        return _unnamed(run_dir, by_dir, surface)
+    note = state_note(job, now, surface)
+    if job.status == "running" and is_orphaned(job, now):
+        return "orphaned", note.removeprefix("orphaned: ")
+    if job.status == "running":
+        return "running", f"job {job.id} on {job.worker}"
+    if job.status == "queued":
+        return "queued", note.removeprefix("queued again: ") or f"job {job.id} waits for a free worker"
+    if job.status == "waiting":  # a record taskcrew did not sign: it says why
+        return "parked", note
+    return "interrupted", f"job {job.id} is {job.status}" + (f": {job.reason}" if job.reason else "")
+
+
+def _unnamed(run_dir: Path, by_dir: dict[str, Job], surface: Surface) -> tuple[str, str]:
+    """A run folder without an end that no job's record names: a leg that parked, whose job went on
+    in a later folder (its trace says so, and the job's signed record agrees: same task, a later
+    folder), else a run that stopped."""
+    parked = parked_in(run_dir)
+    if parked is None:
         return "interrupted", (
             "the run stopped before it ended (killed, or an earlier leg of a job that went on in a "
             "later run folder); nothing runs it now"
         )
-    note = state_note(job, now)
-    if job.status == "waiting":
-        return "parked", note
-    if job.status == "running" and is_orphaned(job, now):
-        return "orphaned", note
-    if job.status == "running":
-        return "running", f"job {job.id} on {job.worker}"
-    if job.status == "queued":
-        return "queued", note or f"job {job.id} waits for a free worker"
-    return "interrupted", f"job {job.id} is {job.status}" + (f": {job.reason}" if job.reason else "")
+    job_id, approval_id = parked
+    job = next((j for j in by_dir.values() if j.id == job_id), None)
+    if job is None or job.record_trust != "signed" or job.task != _task_of(run_dir) or not job.run_dir:
+        return "interrupted", (
+            f"this leg parked for approval {approval_id} of job {job_id} (its trace says so), but no "
+            "signed job record at hand says how that job went on; nothing runs this run folder now"
+        )
+    later = Path(job.run_dir).name
+    return "continued", (
+        f"this leg parked for approval {approval_id}; job {job.id} went on in run {later} ({_job_now(job)})"
+    )
 
 
 def jobs_by_run_dir(jobs: list[Job]) -> dict[str, Job]:

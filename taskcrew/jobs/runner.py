@@ -240,6 +240,7 @@ class LegRunner:
         from taskcrew.crew.run import run_task
 
         opts = job.options
+        run_dirs: list[Path] = []  # this leg's run folder, once made (a parked leg's trace is ended)
         try:  # setting the run up can fail too (a scripted model that knows no such task)
             offered_model(opts.worker_model, "worker")  # the operator's models only, whatever the row says
             offered_model(opts.verifier_model, "verifier")
@@ -266,7 +267,7 @@ class LegRunner:
                 scripted=self.scripted(job) if self.scripted else None, human=human, read_only=opts.read_only
             )
             res.checkpoints = self._checkpoints(job.id, leg, human.gate)
-            res.on_run_dir = lambda path: self.jobs.note_run_dir(job.id, str(Path(path).resolve()))
+            res.on_run_dir = lambda path: self._run_dir(job.id, Path(path), run_dirs)
             res.on_files = lambda files: setattr(human, "read_digest", files.read_digest)
             res.wrap_model = self._shared_backoff
             res.check_stop = lambda: _raise_if(halt, job.id)
@@ -294,13 +295,15 @@ class LegRunner:
         except Stopped:
             return self._stopped(authority, job.id, leg)
         except Parked as parked:
-            self.jobs.mark(
+            waits = self.jobs.mark(
                 job.id,
                 "waiting",
                 only_if=("running",),
                 leg=leg,
                 reason=f"waiting for approval {parked.approval_id}",
             )
+            if waits is not None and run_dirs:  # its folder says it parked, not that it was killed
+                _end_parked(run_dirs[-1], job.id, parked.approval_id)
             self.jobs.resume(job.id)  # decided while we were parking: back on the queue at once
             return "waiting"
         except Exception as exc:  # the run could not be set up (bad model, browser): clear, retryable
@@ -317,6 +320,11 @@ class LegRunner:
             return "stopped"
         self.jobs.clear_checkpoint(job.id)
         return "finished"
+
+    def _run_dir(self, job_id: str, path: Path, made: list[Path]) -> None:
+        """The leg's run folder, made: kept (``made``) and named in the job's record."""
+        made.append(path)
+        self.jobs.note_run_dir(job_id, str(path.resolve()))
 
     def _fan_out(self, job: Job, leg: int, authority: Authority) -> str:
         """A batch job: plan it once (the plan is checkpointed before any child is submitted), then
@@ -437,6 +445,16 @@ class LegHalt(threading.Event):
         if self.policy is not None:
             self.policy.halted = why
         super().set()
+
+
+def _end_parked(run_dir: Path, job_id: str, approval_id: str) -> None:
+    """End a parked leg's trace with what it is (``jobs.liveness.parked_event``): its run stops here,
+    and the job goes on in a new leg's run folder once the approval is decided."""
+    from taskcrew.crew.trace import Tracer
+    from taskcrew.jobs.liveness import parked_event
+
+    with suppress(OSError):  # a note for the folder's readers, never a reason to fail the leg
+        Tracer(run_dir / "trace.jsonl").emit(parked_event(job_id, approval_id))
 
 
 def _raise_if(halt: threading.Event, job_id: str) -> None:
