@@ -316,3 +316,23 @@ def test_an_approval_after_the_cancel_landed_is_refused_as_cancelled(env: dict[s
     told = authority.decide(approval_id, "approve", _who("carol", "console", users))
     assert told.status == "refused" and "cancelled by ana" in told.message
     assert "rejected" not in told.message
+
+
+def test_an_answer_given_by_a_login_reset_since_is_not_handed_to_the_run(env: dict[str, Any]) -> None:
+    """An answer to a question is a person's word to the run (what it should do next): it rests on
+    her login as an approval does. bob's stolen token answers; his password is reset before the
+    worker takes the answer: the run does not get it, and the question is asked again."""
+    jobs, users = env["jobs"], env["users"]
+    job = jobs.submit("Enter the Northwind invoice", submitted_by="ana", submitted_proof="token")
+    jobs.mark(job.id, "running", only_if=("queued",), worker="w1")
+    with pytest.raises(Parked) as parked:
+        JobHuman(jobs, job.id).ask("Which bank account?")
+    jobs.mark(job.id, "waiting", only_if=("running",))
+    authority = Authority(jobs, users_file=users)
+    told = authority.decide(parked.value.approval_id, "answer", _who("bob", "token", users), "use DE99 0000")
+    assert told.status == "decided"
+    _reset(users, "bob")
+    worker = _worker(jobs, job.id, users)
+    with pytest.raises(Parked):  # asked again, never "use DE99 0000"
+        worker.ask("Which bank account?")
+    assert _not_counted(worker.authority, parked.value.approval_id)

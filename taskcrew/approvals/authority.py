@@ -309,8 +309,12 @@ class Authority:
         users file (a worker not given the console's) can check nobody's password: there, only
         ``rules_refusal``'s names count, as before."""
         decision = approval.decision
-        if approval.status != "approved" or decision is None or decision.basis == "auto_approve":
-            return None
+        if (
+            approval.status not in ("approved", "answered")
+            or decision is None
+            or decision.basis == "auto_approve"
+        ):
+            return None  # an answer is a person's word to the run too: it rests on her login as much
         try:
             known = credentials(self.users_file)
         except ValueError as exc:

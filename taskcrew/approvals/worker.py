@@ -212,6 +212,8 @@ class WorkerGate:
                     self._not_obeyed(taken, "decision_void", VOID)
                 elif taken.id in handed:
                     self._not_obeyed(taken, "answer_replay_refused", "it was handed to the run before")
+                elif self.authority.decision_ok(taken) and (why := self.authority.approvers_refusal(taken)):
+                    self._not_obeyed(taken, "decision_no_longer_counts", why)
                 elif self.authority.decision_ok(taken):
                     self._taken.append(taken.id)
                     return taken
