@@ -22,7 +22,8 @@ import tempfile
 import time
 import urllib.parse
 import urllib.request
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +72,22 @@ def label_report(run_dir: Path) -> None:
         report.write_text(f"{title}\n\n{note}\n{rest}", encoding="utf-8")
 
 
+def label_routine_note(run_dir: Path, routines_dir: Path) -> None:
+    """A routine draft the demo's run proposed (``routine.txt`` says how to accept it) is in the
+    demo's own routines folder, which goes with the demo: the note says so (once)."""
+    from taskcrew.routines.hooks import NOTE_FILE
+
+    note = run_dir / NOTE_FILE
+    said = (
+        "demo: the draft is in the demo's own routines folder, removed when the demo ends; your "
+        "routines never get it (the demo does not write to them)."
+    )
+    if not note.is_file() or not any(routines_dir.glob("*.yaml")):
+        return
+    if said not in (text := note.read_text(encoding="utf-8")):
+        note.write_text(text.rstrip() + "\n" + said + "\n", encoding="utf-8")
+
+
 def demo_task(vendor: str) -> str:
     return (
         f"Find the latest invoice from {vendor}, extract the amount and due date, enter it into our "
@@ -91,7 +108,9 @@ class DemoOptions:
 
 
 def run_demo(opts: DemoOptions, out: Console) -> int:
+    from taskcrew.config import Paths
     from taskcrew.crew.errors import USER_ERRORS
+    from taskcrew.crew.stopping import EXIT_INTERRUPTED, RunInterrupted, signals_raise
     from taskcrew.eval.solvers import NoRecipe, task_models
 
     if not opts.vendor.strip():
@@ -107,42 +126,142 @@ def run_demo(opts: DemoOptions, out: Console) -> int:
         return 2
     out.print(Panel(LABEL, title="taskcrew demo", border_style="yellow"), highlight=False)
     say(out, f"[bold]Task:[/] {markup(task)}")
-    home = Path(tempfile.mkdtemp(prefix="taskcrew-demo-"))  # the demo's ERP, job store, knowledge
+    real = Paths.from_env()  # the user's: the runs folder (kept) and the knowledge seed (a cache)
+    opts = replace(opts, runs_dir=opts.runs_dir or real.runs)
     code = 1
-    try:
-        code = (
-            _with_console(opts, task, home, out)
-            if opts.console
-            else _in_terminal(opts, task, factory, home, out)
-        )
-    except USER_ERRORS as exc:
-        say(out, f"[red]error:[/] {markup(exc)}")
-        code = 2
-    except KeyboardInterrupt:
-        out.print("\n[yellow]Demo interrupted.[/]")
-        code = 130
-    finally:
-        if code in (0, 2, 5):
-            shutil.rmtree(home, ignore_errors=True)
-        else:
-            out.print(
-                f"[dim]The demo's ERP database, job store and worker log are kept in {home}[/]",
-                soft_wrap=True,
-            )
+    with signals_raise():  # Ctrl-C and SIGTERM raise here too: the temporary folder is removed
+        folders = DemoFolders(Path(tempfile.mkdtemp(prefix="taskcrew-demo-")))
+        try:
+            with folders.in_use():
+                code = (
+                    _with_console(opts, task, folders, real, out)
+                    if opts.console
+                    else _in_terminal(opts, task, factory, folders, real, out)
+                )
+        except USER_ERRORS as exc:
+            say(out, f"[red]error:[/] {markup(exc)}")
+            code = 2
+        except (KeyboardInterrupt, RunInterrupted):
+            out.print("\n[yellow]Demo interrupted.[/]")
+            code = EXIT_INTERRUPTED
+        finally:
+            shutil.rmtree(folders.root, ignore_errors=True)
     return code
+
+
+@dataclass(frozen=True)
+class DemoFolders:
+    """Everything a demo writes, in every mode, but its run folder: one temporary folder, removed
+    when the demo ends however it ends. The demo (and its ``--console`` worker) run with
+    ``environment()``, so what the code keeps in ``TASKCREW_HOME`` (routine drafts, learned facts,
+    the approvals key and signed audit log, CrewAI's storage, screenshots of filled forms) lands
+    here and never in the user's own folders; the demo process's own temporary files too
+    (``tempfile``). Not Chromium's: its profile and socket stay in the system's temporary folder,
+    since a socket's path must stay short (about 100 characters). Outside this folder the demo
+    writes only its run folder under runs/ (the user's to read) and the procedures store it seeds
+    once per real home (``knowledge_seed``, a cache it only copies)."""
+
+    root: Path
+
+    @property
+    def home(self) -> Path:
+        """TASKCREW_HOME of the demo and of its worker."""
+        return self.root / "home"
+
+    @property
+    def knowledge_dir(self) -> Path:
+        return self.home / "knowledge"
+
+    @property
+    def jobs_dir(self) -> Path:
+        return self.home / "jobs"  # where a worker keeps the filled forms' screenshots
+
+    @property
+    def routines_dir(self) -> Path:
+        return self.home / "routines"
+
+    @property
+    def approvals_dir(self) -> Path:
+        return self.home / "approvals"
+
+    @property
+    def crewai_dir(self) -> Path:
+        return self.home / "crewai"
+
+    @property
+    def erp_db(self) -> Path:
+        return self.root / "erp.sqlite3"
+
+    @property
+    def jobs_url(self) -> str:
+        return f"sqlite:///{(self.root / 'jobs.sqlite3').resolve()}"
+
+    @property
+    def console_dir(self) -> Path:
+        return self.root / "console"
+
+    @property
+    def worker_log(self) -> Path:
+        return self.root / "worker.log"
+
+    @property
+    def tmp(self) -> Path:
+        return self.root / "tmp"  # the demo process's ``tempfile.tempdir`` (not TMPDIR: see above)
+
+    def environment(self) -> dict[str, str]:
+        """The variables naming these folders: a TASKCREW_ROUTINES or TASKCREW_APPROVALS_DIR of the
+        user's is overridden too, so a demo draft never reaches the company's routines."""
+        from taskcrew.approvals.signing import ENV_DIR
+        from taskcrew.routines.store import ENV_VAR as ROUTINES
+
+        return {
+            "TASKCREW_HOME": str(self.home),
+            ROUTINES: str(self.routines_dir),
+            ENV_DIR: str(self.approvals_dir),
+            "CREWAI_STORAGE_DIR": str(self.crewai_dir),
+        }
+
+    def console_folders(self) -> dict[str, Path]:
+        """The folders the demo's console is told to read (``ConsoleSettings``)."""
+        return {
+            "jobs_dir": self.jobs_dir,
+            "knowledge_dir": self.knowledge_dir,
+            "routines_dir": self.routines_dir,
+            "approvals_dir": self.approvals_dir,
+        }
+
+    @contextlib.contextmanager
+    def in_use(self) -> Iterator[None]:
+        """This process runs with ``environment()`` (and its ``tempfile`` files here) until the
+        block ends; the process's own values are put back after it."""
+        env = self.environment()
+        self.tmp.mkdir(parents=True, exist_ok=True)
+        saved, saved_tmp = {name: os.environ.get(name) for name in env}, tempfile.tempdir
+        os.environ.update(env)
+        tempfile.tempdir = str(self.tmp)
+        try:
+            yield
+        finally:
+            tempfile.tempdir = saved_tmp
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
 
 
 SEED_DONE = ".seeded"
 
 
-def knowledge_seed() -> Path:
-    """The demo company's procedures in a knowledge store, seeded once (it takes a while) and then
-    copied for every demo, so that what a demo run learns never reaches the company's own store."""
+def knowledge_seed(paths: Any = None) -> Path:
+    """The demo company's procedures in a knowledge store, seeded once per home (it takes a while)
+    and then copied for every demo, so that what a demo run learns never reaches the company's own
+    store. ``paths``: the user's (``Paths``), read before the demo's folders are in use."""
     from taskcrew.config import Paths
     from taskcrew.eval.sweep import seed_knowledge
 
-    paths = Paths.from_env()
-    seed = paths.home / "demo" / "knowledge-seed"
+    paths = paths or Paths.from_env()
+    seed: Path = paths.home / "demo" / "knowledge-seed"
     if (seed / SEED_DONE).is_file():
         return seed
     shutil.rmtree(seed, ignore_errors=True)
@@ -151,39 +270,42 @@ def knowledge_seed() -> Path:
     return seed
 
 
-def _copy_knowledge(target: Path) -> None:
-    shutil.copytree(knowledge_seed(), target, ignore=shutil.ignore_patterns(SEED_DONE))
+def _copy_knowledge(folders: DemoFolders, real: Any) -> None:
+    shutil.copytree(knowledge_seed(real), folders.knowledge_dir, ignore=shutil.ignore_patterns(SEED_DONE))
 
 
-def _place_settings(opts: DemoOptions, home: Path, *, knowledge: bool) -> Any:
-    from taskcrew.config import Paths, WorkplaceSettings
+def _place_settings(opts: DemoOptions, folders: DemoFolders, *, knowledge: bool) -> Any:
+    from taskcrew.config import WorkplaceSettings
 
     values: dict[str, Any] = {
         "erp_url": "http://127.0.0.1:0",  # a fresh demo ERP on a free port: no clash, no earlier bills
         "intranet_url": "http://127.0.0.1:0",
-        "erp_db": home / "erp.sqlite3",
-        "knowledge_dir": home / "knowledge",  # the demo's facts stay out of the company's store
+        "erp_db": folders.erp_db,
+        "knowledge_dir": folders.knowledge_dir,  # the demo's facts stay out of the company's store
         "use_knowledge": knowledge,
         "chaos": opts.chaos,
         "headless": not opts.headed,
-        "runs_dir": opts.runs_dir or Paths.from_env().runs,
+        "runs_dir": opts.runs_dir,
     }
     return WorkplaceSettings(**values)
 
 
-def _in_terminal(opts: DemoOptions, task: str, factory: Any, home: Path, out: Console) -> int:
-    from taskcrew.config import Paths, quiet_crewai_env
+def _in_terminal(
+    opts: DemoOptions, task: str, factory: Any, folders: DemoFolders, real: Any, out: Console
+) -> int:
+    from taskcrew.config import quiet_crewai_env
     from taskcrew.crew.calls import quiet_crewai_noise
     from taskcrew.crew.commands import make_human
     from taskcrew.crew.models import EXIT_CODES
     from taskcrew.crew.progress import ProgressPrinter
     from taskcrew.crew.workplace import Workplace
 
-    quiet_crewai_env(Paths.from_env().crewai_storage)
+    quiet_crewai_env(folders.crewai_dir)
     quiet_crewai_noise()
     out.print("[dim]Starting the demo ERP, the intranet and the knowledge store…[/]")
-    _copy_knowledge(home / "knowledge")
-    with Workplace(_place_settings(opts, home, knowledge=True), make_human(opts.auto_approve, out)) as place:
+    _copy_knowledge(folders, real)
+    settings = _place_settings(opts, folders, knowledge=True)
+    with Workplace(settings, make_human(opts.auto_approve, out)) as place:
         out.print(f"[dim]Acme Payables (demo ERP, chaos {'on' if opts.chaos else 'off'}): {place.erp_url}[/]")
         marked: list[Path] = []
 
@@ -203,6 +325,7 @@ def _in_terminal(opts: DemoOptions, task: str, factory: Any, home: Path, out: Co
         finally:
             for path in marked:
                 label_report(path)
+                label_routine_note(path, folders.routines_dir)
     _print_outcome(out, result.outcome, result.reason, result.answer, str(result.report))
     return EXIT_CODES[result.outcome]
 
@@ -221,7 +344,7 @@ def _print_outcome(out: Console, outcome: str, reason: str, answer: str, report:
 
 
 # ------------------------------------------------------------------------------ --console
-def _with_console(opts: DemoOptions, task: str, home: Path, out: Console) -> int:
+def _with_console(opts: DemoOptions, task: str, folders: DemoFolders, real: Any, out: Console) -> int:
     from taskcrew.console.server import ConsoleServer, prepare
     from taskcrew.console.settings import ConsoleSettings
     from taskcrew.crew.models import EXIT_CODES
@@ -229,27 +352,26 @@ def _with_console(opts: DemoOptions, task: str, home: Path, out: Console) -> int
     from taskcrew.jobs.models import JobOptions
     from taskcrew.jobs.store import Jobs
 
-    settings = _place_settings(opts, home, knowledge=False)
-    jobs_url = f"sqlite:///{(home / 'jobs.sqlite3').resolve()}"
-    jobs = Jobs.open(jobs_url)
+    settings = _place_settings(opts, folders, knowledge=False)
+    jobs = Jobs.open(folders.jobs_url)
     with Workplace(settings, None) as place:  # the ERP and intranet, for the worker to work in
         console_settings, token = prepare(
             ConsoleSettings(
                 port=opts.console_port,
-                state_dir=home / "console",
+                state_dir=folders.console_dir,
                 runs_dirs=[settings.runs_dir],
                 eval_dirs=[],
-                users_file=home / "console" / "users.yaml",
-                jobs_url=jobs_url,
-                approvals_dir=home / "approvals",  # the worker's too: it signs what it parks
-                **_worker_folders(home),  # the screenshots, facts and routine drafts the worker keeps
+                users_file=folders.console_dir / "users.yaml",
+                jobs_url=folders.jobs_url,
+                # the worker's screenshots, facts, routine drafts and approvals key (it signs what it parks)
+                **folders.console_folders(),
                 systems=settings.model_copy(
                     update={"erp_url": place.erp_url, "intranet_url": place.intranet_url}
                 ).system_names(),
             )
         )
         server = ConsoleServer(console_settings, jobs).start()
-        worker = _start_worker(place, jobs_url, settings.runs_dir, home, opts.chaos)
+        worker = _start_worker(place, settings.runs_dir, folders, real, opts.chaos)
         try:
             job = jobs.submit(
                 task,
@@ -265,65 +387,72 @@ def _with_console(opts: DemoOptions, task: str, home: Path, out: Console) -> int
                 f"Job {job.id} queued; a `taskcrew worker` runs it and asks in the console's inbox.",
                 soft_wrap=True,
             )
-            finished = _follow(jobs, job.id, server.url, token or "", opts, out, worker)
-            if finished is not None and not opts.auto_approve and sys.stdin.isatty():
-                run = f"{server.url}/runs/{Path(finished.run_dir).name}" if finished.run_dir else server.url
-                say(
-                    out,
-                    f"Finished: {markup(finished.outcome)}. The run in the console: {markup(run)}",
-                    soft_wrap=True,
-                )
-                with contextlib.suppress(EOFError, KeyboardInterrupt):
-                    input("Press Enter to stop the console and end the demo. ")
+            finished = _follow(jobs, job.id, server.url, token or "", opts, out, worker, folders.routines_dir)
+            if finished is None:
+                _show_worker_log(folders, worker, out)
+                return 1
+            outcome = finished.outcome or "error"
+            report = str(Path(finished.run_dir) / "report.md") if finished.run_dir else "(no run folder)"
+            _print_outcome(out, outcome, finished.reason, finished.answer, report)
+            if stays_open():
+                _stay_open(out, outcome, f"{server.url}/jobs/{job.id}")
         finally:
             _stop(worker)
             server.stop()
             jobs.close()
-    if finished is None:
-        return 1
-    outcome = finished.outcome or "error"
-    report = str(Path(finished.run_dir) / "report.md") if finished.run_dir else "(no run folder)"
-    _print_outcome(out, outcome, finished.reason, finished.answer, report)
     return EXIT_CODES.get(outcome, 1)
 
 
-def _worker_folders(home: Path) -> dict[str, Path]:
-    """What the demo's worker keeps in its own TASKCREW_HOME (``home/worker``), as the demo's
-    console is told to read it (``ConsoleSettings``): the filled forms' screenshots under its job
-    folders, its knowledge store, its routines folder."""
-    worker = home / "worker"
-    return {
-        "jobs_dir": worker / "jobs",
-        "knowledge_dir": worker / "knowledge",
-        "routines_dir": worker / "routines",
-    }
+def stays_open() -> bool:
+    """After the job, the demo's console stays open for a person at a terminal (stdin is one) until
+    Ctrl-C; from a script (stdin not a terminal: a pipe, a file, /dev/null) the demo ends at once."""
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except ValueError:  # closed
+        return False
 
 
-def _worker_env(home: Path) -> dict[str, str]:
-    """The demo worker's environment: its home holds ``_worker_folders`` (the routines folder named
-    too, so a TASKCREW_ROUTINES of the company's never gets the demo's drafts)."""
-    from taskcrew.approvals.signing import ENV_DIR
-    from taskcrew.routines.store import ENV_VAR as ROUTINES
+STAYS_OPEN = "the console stays open until you press Ctrl-C"
 
-    folders = _worker_folders(home)
-    return {
-        **os.environ,
-        "TASKCREW_HOME": str(folders["jobs_dir"].parent),
-        ENV_DIR: str(home / "approvals"),
-        ROUTINES: str(folders["routines_dir"]),
-    }
+
+def _stay_open(out: Console, outcome: str, job_url: str) -> None:
+    """Keep the console (and the worker, the ERP, the demo's folders) up until Ctrl-C or SIGTERM:
+    the approver reads the outcome and the report there. Ending so is not an interruption: the
+    demo ends with the job's exit code."""
+    from taskcrew.crew.stopping import RunInterrupted
+
+    say(
+        out,
+        f"Finished: {markup(outcome)}. The job in the console: {markup(job_url)} — {STAYS_OPEN}.",
+        soft_wrap=True,
+    )
+    with contextlib.suppress(KeyboardInterrupt, RunInterrupted):
+        while True:
+            time.sleep(3600)
+    out.print("\n[dim]Console stopped.[/]")
 
 
 def _start_worker(
-    place: Any, jobs_url: str, runs_dir: Path, home: Path, chaos: bool
+    place: Any, runs_dir: Path, folders: DemoFolders, real: Any, chaos: bool
 ) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "-m", "taskcrew.cli", "worker", "--db", jobs_url, "--erp-url", place.erp_url]
+    command = [
+        sys.executable,
+        "-m",
+        "taskcrew.cli",
+        "worker",
+        "--db",
+        folders.jobs_url,
+        "--erp-url",
+        place.erp_url,
+    ]
     command += ["--intranet-url", place.intranet_url or "", "--runs-dir", str(runs_dir), "--concurrency", "1"]
     command += [] if chaos else ["--no-chaos"]
-    _copy_knowledge(_worker_folders(home)["knowledge_dir"])
-    env = _worker_env(home)
-    log = (home / "worker.log").open("wb")
-    return subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    _copy_knowledge(folders, real)
+    env = {**os.environ, **folders.environment()}  # its own session: the demo stops it, not Ctrl-C
+    with folders.worker_log.open("wb") as log:
+        return subprocess.Popen(
+            command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
 
 
 def _stop(worker: subprocess.Popen[bytes]) -> None:
@@ -332,10 +461,28 @@ def _stop(worker: subprocess.Popen[bytes]) -> None:
         worker.wait(30)
     except subprocess.TimeoutExpired:
         worker.kill()
+        worker.wait(30)
+
+
+def _show_worker_log(folders: DemoFolders, worker: subprocess.Popen[bytes], out: Console) -> None:
+    """The worker's last words when it stopped on its own: its log goes with the demo's folder."""
+    if worker.poll() is None or not folders.worker_log.is_file():
+        return
+    lines = folders.worker_log.read_text(encoding="utf-8", errors="replace").splitlines()[-20:]
+    if lines:
+        say(out, "[dim]The worker's log ended with:[/]")
+        say(out, markup("\n".join(lines), layout=True), soft_wrap=True)
 
 
 def _follow(
-    jobs: Any, job_id: str, url: str, token: str, opts: DemoOptions, out: Console, worker: Any
+    jobs: Any,
+    job_id: str,
+    url: str,
+    token: str,
+    opts: DemoOptions,
+    out: Console,
+    worker: Any,
+    routines_dir: Path,
 ) -> Any:
     """Wait for the job to end, saying where it waits; with --auto-approve, approve in the console."""
     told: set[str] = set()
@@ -348,6 +495,7 @@ def _follow(
         if job.status in ("finished", "failed", "cancelled"):
             if job.run_dir:
                 label_report(Path(job.run_dir))
+                label_routine_note(Path(job.run_dir), routines_dir)
             return job
         for approval in jobs.approvals("pending", job_id=job_id):
             if approval.id in told:
@@ -375,7 +523,7 @@ def _follow(
                     soft_wrap=True,
                 )
         if worker.poll() is not None:
-            out.print(f"[red]error:[/] the worker stopped (exit {worker.returncode}); see its worker.log")
+            out.print(f"[red]error:[/] the worker stopped (exit {worker.returncode})")
             return None
         time.sleep(0.5)
     out.print(f"[red]error:[/] the job did not end within {opts.wait_seconds:.0f} s")

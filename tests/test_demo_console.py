@@ -1,72 +1,51 @@
 """`taskcrew demo --console`: the job waits in the console's inbox until a person approves it there.
-The real CLI as a subprocess (a real `taskcrew worker`, ERP, Chromium for the worker); the console
-driven by a person's browser (real Chromium through Playwright): log in with the printed token,
-open the approval the demo names, approve; the demo then ends verified."""
+The real CLI as a subprocess (a real `taskcrew worker`, ERP, Chromium for the worker) at a terminal
+(its stdin a pseudo-terminal); the console driven by a person's browser (real Chromium through
+Playwright): log in with the printed token, open the approval the demo names, approve; the job ends
+verified, and the console stays open for the person to read the outcome and the report until
+Ctrl-C, which ends the demo with the job's exit code."""
 
 from __future__ import annotations
 
 import os
+import pty
 import re
-import shutil
+import signal
 import subprocess
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
+from test_demo import DemoUser, Output, demo_user, stop  # noqa: F401  (the fixture: a user's home, folders, temp)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 WAITING = re.compile(r"Waiting for you:\s*open (?P<url>http://\S+)/approvals/(?P<id>\S+) and decide")
 TOKEN = re.compile(r"Console: (?P<url>http://\S+)\s+log in with the token: (?P<token>\S+)")
-
-
-class Output:
-    """The demo's stdout as it comes, read on a thread; ``wait_for`` waits on a condition, not a clock."""
-
-    def __init__(self, process: subprocess.Popen[str]) -> None:
-        self.text = ""
-        self._changed = threading.Condition()
-        self._thread = threading.Thread(target=self._read, args=(process,), daemon=True)
-        self._thread.start()
-
-    def _read(self, process: subprocess.Popen[str]) -> None:
-        assert process.stdout is not None
-        for line in process.stdout:
-            with self._changed:
-                self.text += line
-                self._changed.notify_all()
-
-    def wait_for(self, pattern: re.Pattern[str], timeout: float) -> re.Match[str]:
-        with self._changed:
-            found = self._changed.wait_for(lambda: pattern.search(self.text), timeout)
-        assert found, f"not printed within {timeout:.0f} s: {pattern.pattern}\n{self.text[-3000:]}"
-        return found
-
-    def finish(self, timeout: float) -> str:
-        self._thread.join(timeout)
-        return self.text
+STAYS = re.compile(
+    r"Finished: (?P<outcome>\S+)\. The job in the console: (?P<url>http://\S+/jobs/(?P<id>\S+)) — "
+    r"the console stays open until you press Ctrl-C\."
+)
 
 
 @pytest.mark.timeout(600)
 def test_demo_console_waits_in_the_inbox_until_approved_there(
-    tmp_path: Path, eval_knowledge_seed: Path, console_chromium: Any
+    tmp_path: Path,
+    demo_user: DemoUser,  # noqa: F811
+    console_chromium: Any,
 ) -> None:
-    seed = tmp_path / "home" / "demo" / "knowledge-seed"  # seeded once per home, as the demo does
-    shutil.copytree(eval_knowledge_seed, seed)
-    (seed / ".seeded").write_text("seeded\n")
-    env = {**os.environ, "TASKCREW_HOME": str(tmp_path / "home"), "COLUMNS": "250"}
-    env.pop("TASKCREW_MODEL", None)
     command = [sys.executable, "-m", "taskcrew.cli", "demo", "--console", "--no-chaos"]
+    terminal, stdin = pty.openpty()  # a person at a terminal: the console stays open after the job
     process = subprocess.Popen(
         [*command, "--runs-dir", str(tmp_path / "runs")],
-        stdin=subprocess.DEVNULL,
+        stdin=stdin,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        env=env,
+        env=demo_user.env,
     )
+    os.close(stdin)
     output = Output(process)
     try:
         login = output.wait_for(TOKEN, 120)
@@ -87,17 +66,29 @@ def test_demo_console_waits_in_the_inbox_until_approved_there(
         page.get_by_role("button", name="Approve").click()
         page.wait_for_url(re.compile(r".*/approvals$"))
         assert "approved" in page.locator(".flash").first.inner_text()
+        # the job ends; the demo says so in one line and the console stays open: its job page shows
+        # the outcome and leads to the run and its report
+        stays = output.wait_for(STAYS, 300)
+        assert stays["outcome"] == "done" and stays["url"].startswith(login["url"] + "/jobs/")
+        page.goto(stays["url"])
+        assert page.locator("#job-status").inner_text() == "finished: done"
+        page.locator("a[href^='/runs/']").first.click()
+        assert "INV-2057" in page.locator("section.report").inner_text()
         context.close()
-        assert process.wait(300) == 0
+        assert process.poll() is None  # until Ctrl-C
+        process.send_signal(signal.SIGINT)
+        assert process.wait(120) == 0  # ended by the person, not interrupted: the job's exit code
     finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(30)
+        stop(process)
+        os.close(terminal)
     out = output.finish(30)
     assert "scripted stand-in models — not AI" in out
     assert "done:" in out and "not AI" in out.split("done:")[-1]
+    assert out.index("done:") < out.index("Finished: done.")  # the outcome, then where it is shown
+    assert "Console stopped." in out.split("Finished: done.")[-1]
     [report] = (tmp_path / "runs").glob("*/report.md")
     text = report.read_text(encoding="utf-8")
     assert "INV-2057" in text
     approvals = text.split("## Approvals", 1)[1].split("\n## ", 1)[0]  # who approved, in the console
     assert "→ **approved** by operator (logged in to the console)" in approvals, approvals
+    demo_user.assert_nothing_left()
