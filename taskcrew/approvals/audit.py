@@ -21,12 +21,10 @@ fresh parse would: an edited line is a new line, a removed one is gone.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -117,26 +115,6 @@ class _LineCache:
 
 
 _LINES = _LineCache()
-
-
-@contextlib.contextmanager
-def _reading(path: Path) -> Iterator[None]:
-    """A shared lock on the appenders' lock file (``signing.locked``): no append is half done while
-    it is held, and readers do not wait for each other. Where the lock file cannot be opened (a
-    reader allowed to read the folder, not to write it), the read goes on without it."""
-    import fcntl
-
-    try:
-        fd = os.open(f"{path}.lock", os.O_RDONLY | os.O_CREAT, 0o600)
-    except OSError:
-        yield
-        return
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH)
-        yield
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
 
 
 class AuditLog:
@@ -233,10 +211,10 @@ class AuditLog:
 
     def verify(self) -> list[AuditProblem]:
         """Every break in the chain, and a tail that no longer matches the signed head (empty: intact).
-        The log and its head are read as one append left them (``_reading``: an append in flight has
+        The log and its head are read as one append left them (``locked(shared=True)``: an append in flight has
         written its entry, not yet its head), then checked without holding the lock."""
         problems: list[AuditProblem] = []
-        with _reading(self.path):
+        with locked(self.path, shared=True):
             text = self.path.read_text(encoding="utf-8", errors="replace") if self.path.exists() else ""
             head = self._head_text()
         lines = text.splitlines()

@@ -58,14 +58,23 @@ class _KeyFile(BaseModel):
 
 
 @contextlib.contextmanager
-def locked(path: Path) -> Iterator[None]:
-    """An exclusive lock between processes (workers, the console, the CLI) on ``path``.lock."""
+def locked(path: Path, *, shared: bool = False) -> Iterator[None]:
+    """An exclusive lock between processes (workers, the console, the CLI) on ``path``.lock.
+    ``shared``: a reader's, taken while no writer holds it, with other readers (where the lock file
+    cannot be opened — a reader allowed to read the folder, not to write it — it reads unlocked)."""
     import fcntl
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    if shared:
+        try:
+            fd = os.open(f"{path}.lock", os.O_RDONLY | os.O_CREAT, 0o600)
+        except OSError:
+            yield
+            return
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
         yield
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
