@@ -34,7 +34,7 @@ def restore(ctx: Any, state: RunState) -> bool:
     ctx.notes[:] = state.notes  # what the context held when it was saved
     ctx.budget.used = state.tool_calls
     if (files := _files(ctx)) is not None:
-        files.remember(state.files_read)
+        files.remember(state.files_read)  # the digests read, and what was read by OCR
     ctx.tracer.emit(
         ControlEvent(
             action="resumed",
@@ -66,7 +66,8 @@ def _files(ctx: Any) -> Any:
 def checkpoint(ctx: Any, state: RunState, stage: str) -> None:
     """Save the run's state after ``stage`` (plan, step:N, verify:N, reflect), with what the run
     context holds that a resumed leg must not lose: the run notes, the step budget spent, where its
-    text came from and the digests of the files it read."""
+    text came from, the digests of the files it read and the values it read by OCR (``files.reads``:
+    a resumed leg's approvals flag them as the first leg's would)."""
     sink: Checkpoints | None = getattr(ctx, "checkpoints", None)
     if sink is not None:
         state.notes, state.tool_calls = list(ctx.notes), ctx.budget.used

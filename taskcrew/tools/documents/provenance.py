@@ -22,7 +22,7 @@ from datetime import date
 from decimal import Decimal
 from typing import Protocol
 
-from taskcrew.tools.documents.models import OCR_MARK, FileContent, OcrReading, PageText
+from taskcrew.tools.documents.models import OCR_MARK, FileContent, OcrReading, OcrValue, PageText
 from taskcrew.tools.documents.ocrlines import NEGATIVE_IN_BRACKETS, is_amount
 
 OCR_NOTE = "read by OCR — check it against the document"
@@ -42,12 +42,22 @@ class HasValue(Protocol):
 
 
 class OcrProvenance:
+    """What a run learned from OCR: each OCR'd passage's values, by the file they were read from.
+
+    ``saved``/``restore`` carry the record over a run's checkpoint (with the file digests,
+    ``SandboxFiles.reads``), so a resumed leg flags what an earlier leg read by OCR."""
+
     def __init__(self) -> None:
         self._forms: dict[str, str] = {}  # normalised value -> the file it was read from
         self._readings: dict[str, OcrReading] = {}  # normalised value -> the least sure reading of it
+        self._values: dict[str, set[str]] = {}  # file -> each OcrValue read in it, as JSON (``saved``)
+        self._seen: set[tuple[str, str]] = set()  # (file, sha256) recorded: a text is recorded once
         self._lock = threading.Lock()
 
     def record(self, content: FileContent) -> None:
+        """Record the OCR'd passages of ``content`` (its pages and its e-mail's attachments' pages)."""
+        if (content.path, content.sha256) in self._seen:
+            return  # paging or searching it again: nothing new
         pages: list[PageText] = list(content.pages)
         if content.email is not None:
             stack = [content.email]
@@ -57,43 +67,73 @@ class OcrProvenance:
                     pages += att.pages
                     if att.email is not None:
                         stack.append(att.email)
+        ocr = [page for page in pages if page.ocr]
+        forms: set[str] = set()
+        for block in (block for page in ocr for block in _BLOCK.findall(page.text)):
+            forms |= _forms_in(block)
+        self._add(content.path, forms, [value for page in ocr for value in page.ocr_values])
+        if content.sha256:
+            with self._lock:
+                self._seen.add((content.path, content.sha256))
+
+    def saved(self) -> dict[str, dict[str, list[str]]]:
+        """The record, as a checkpoint keeps it: ``ocr_forms`` (file -> the normalised values of its
+        OCR'd text) and ``ocr_values`` (file -> each value OCR read, with its confidence, as JSON)."""
         with self._lock:
-            for page in pages:
-                if not page.ocr:
-                    continue
-                for block in _BLOCK.findall(page.text):
-                    for form in _forms_in(block):
-                        self._forms.setdefault(form, content.path)
-                for value in page.ocr_values:
-                    reading = OcrReading(path=content.path, **value.model_dump())
-                    for form in _forms_in(value.text) | _value_forms(value.text):
-                        known = self._readings.get(form)
-                        if known is None or reading.confidence < known.confidence:
-                            self._readings[form] = reading
-                    # 03/04/2026: either reading may be the one the agent picks; both are uncertain
+            forms: dict[str, set[str]] = {}
+            for form, path in self._forms.items():
+                forms.setdefault(path, set()).add(form)
+            return {
+                "ocr_forms": {path: sorted(found) for path, found in sorted(forms.items())},
+                "ocr_values": {path: sorted(values) for path, values in sorted(self._values.items())},
+            }
+
+    def restore(self, saved: dict[str, dict[str, list[str]]]) -> None:
+        """Add a record ``saved`` kept (an earlier leg's) to this one; an entry that does not read
+        back is left out."""
+        forms, values = saved.get("ocr_forms") or {}, saved.get("ocr_values") or {}
+        for path in sorted(set(forms) | set(values)):
+            read: list[OcrValue] = []
+            for raw in values.get(path) or []:
+                with contextlib.suppress(ValueError):  # pydantic's ValidationError is one
+                    read.append(OcrValue.model_validate_json(raw))
+            self._add(path, {str(form) for form in forms.get(path) or []}, read)
+
+    def _add(self, path: str, forms: set[str], values: list[OcrValue]) -> None:
+        with self._lock:
+            for form in forms:
+                self._forms.setdefault(form, path)
+            for value in values:
+                self._values.setdefault(path, set()).add(value.model_dump_json())
+                reading = OcrReading(path=path, **value.model_dump())
+                for form in _forms_in(value.text) | _value_forms(value.text):
+                    known = self._readings.get(form)
+                    if known is None or reading.confidence < known.confidence:
+                        self._readings[form] = reading
+                # 03/04/2026: either reading may be the one the agent picks; both are uncertain
+                guess = reading.model_copy(
+                    update={"uncertain": True, "check": AMBIGUOUS_DATE, "check_status": "ambiguous"}
+                )
+                for form in _ambiguous_dates(value.text):
+                    known = self._readings.get(form)
+                    if known is None or (
+                        known.check == AMBIGUOUS_DATE and guess.confidence < known.confidence
+                    ):
+                        self._readings[form] = guess
+                # 2.500 / 1,500: 2500 or 2.5; whichever the agent enters (or the text as read), uncertain
+                amounts = _ambiguous_amounts(value.text)
+                if amounts:
                     guess = reading.model_copy(
-                        update={"uncertain": True, "check": AMBIGUOUS_DATE, "check_status": "ambiguous"}
+                        update={"uncertain": True, "check": AMBIGUOUS_AMOUNT, "check_status": "ambiguous"}
                     )
-                    for form in _ambiguous_dates(value.text):
+                    for form in amounts | _forms_in(value.text) | _value_forms(value.text):
                         known = self._readings.get(form)
-                        if known is None or (
-                            known.check == AMBIGUOUS_DATE and guess.confidence < known.confidence
+                        if (
+                            known is None
+                            or not known.uncertain
+                            or (known.check_status == "ambiguous" and guess.confidence < known.confidence)
                         ):
                             self._readings[form] = guess
-                    # 2.500 / 1,500: 2500 or 2.5; whichever the agent enters (or the text as read), uncertain
-                    amounts = _ambiguous_amounts(value.text)
-                    if amounts:
-                        guess = reading.model_copy(
-                            update={"uncertain": True, "check": AMBIGUOUS_AMOUNT, "check_status": "ambiguous"}
-                        )
-                        for form in amounts | _forms_in(value.text) | _value_forms(value.text):
-                            known = self._readings.get(form)
-                            if (
-                                known is None
-                                or not known.uncertain
-                                or (known.check_status == "ambiguous" and guess.confidence < known.confidence)
-                            ):
-                                self._readings[form] = guess
 
     def flag(self, field: HasValue) -> str | None:
         """The approval's note for a field whose value was read by OCR (with that value's confidence)."""

@@ -144,8 +144,7 @@ class SandboxFiles:
         content = self._parsed(target, path)
         if self.record_reads:
             self._spelled.setdefault(self._as_spelled(path), set()).add(content.sha256)
-        if content.ocr:
-            self.provenance.record(content)
+        self._shown(content)
         return content.model_copy(update={"offset": max(0, offset), "max_chars": self.max_chars})
 
     def search(self, query: str, folder: str = ".", max_hits: int | None = None) -> SearchResult:
@@ -167,8 +166,10 @@ class SandboxFiles:
                 truncated = True
                 break
             rel = self.rel(path)
+            content: FileContent | None = None
             try:
-                units = list(_units(self._parsed(path, rel)))
+                content = self._parsed(path, rel)
+                units = list(_units(content))
             except FileAccessError as exc:
                 unreadable.append(f"{rel} ({_short_reason(str(exc))})")
                 units = []
@@ -186,11 +187,19 @@ class SandboxFiles:
                             SearchHit(path=rel, location=f"{location}, line {number}", line=_clip(line))
                         )
                         found += 1
+            if found and content is not None:
+                self._shown(content)  # its lines reach the model: OCR'd ones are recorded as such
         return SearchResult(
             query=query, hits=hits, files_searched=len(files), unreadable=unreadable, truncated=truncated
         )
 
     # ----------------------------------------------------------------------------- helpers
+
+    def _shown(self, content: FileContent) -> None:
+        """``content``'s text reaches the model (read, or a search hit in it): the one place the run's
+        OCR record (``provenance``) learns what was read by OCR, so that approvals flag those values."""
+        if content.ocr:
+            self.provenance.record(content)
 
     def read_digest(self, path: str) -> str | None:
         """The SHA-256 of the bytes of ``path`` this reader read (or searched) for its caller: None
@@ -202,21 +211,44 @@ class SandboxFiles:
         return None if not seen else next(iter(seen)) if len(seen) == 1 else ""
 
     def reads(self) -> dict[str, dict[str, list[str]]]:
-        """What this reader read (``read_digest``'s record), kept with a run's checkpoint so that a
-        resumed leg's approvals seal what the legs before it read too (``remember``)."""
+        """What this reader read (``read_digest``'s record) and what it read by OCR (``provenance``'s
+        record: ``ocr_forms``, ``ocr_values``), kept with a run's checkpoint so that a resumed leg's
+        approvals seal what the legs before it read, and flag what they read by OCR (``remember``)."""
         return {
             "served": {name: sorted(d) for name, d in self._served.items()},
             "spelled": {name: sorted(d) for name, d in self._spelled.items()},
+            **self.provenance.saved(),
         }
 
     def remember(self, reads: dict[str, dict[str, list[str]]]) -> None:
-        """Add what an earlier leg of the run read (``reads``) to this reader's record."""
+        """Add what an earlier leg of the run read (``reads``) to this reader's record.
+
+        A record saved before the OCR record was kept with it (no ``ocr_forms``) says which files the
+        run read, not which of their values OCR read: each of those files whose bytes are still the
+        ones the run read is parsed again (the cache, or the parse worker) and its OCR'd text recorded,
+        so values an earlier leg read by OCR are flagged still (every such file the run parsed, also
+        those a search found nothing in: flagging more is the safe side). A file changed since is not:
+        its seal fails the approval anyway."""
         for mine, theirs in (
             (self._served, reads.get("served", {})),
             (self._spelled, reads.get("spelled", {})),
         ):
             for name, digests in theirs.items():
                 mine.setdefault(name, set()).update(digests)
+        if "ocr_forms" in reads or "ocr_values" in reads:
+            self.provenance.restore(reads)
+        else:
+            self._reread_ocr(reads.get("served", {}))
+
+    def _reread_ocr(self, served: dict[str, list[str]]) -> None:
+        """Record the OCR'd text of each file in ``served`` whose bytes are still those it lists."""
+        for name, digests in served.items():
+            with contextlib.suppress(FileAccessError, ValueError):
+                if file_kind(name) not in ("pdf", "image", "email"):
+                    continue  # none of its text is OCR'd
+                content = self._parsed_once(self.plain_file(name), name)
+                if content.sha256 in digests:
+                    self._shown(content)
 
     def _as_spelled(self, path: str) -> str:
         """``path`` as named under the sandbox, links not followed ("./a/../b.txt" is "b.txt")."""
