@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import os
 import pty
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from contextlib import suppress
 from pathlib import Path
@@ -156,7 +158,9 @@ def test_ctrl_c_at_the_approval_prompt_ends_the_demo_with_its_report_and_sends_n
     Before, the demo printed "interrupted" and then hung for good (a second Ctrl-C killed it, with
     no report); now the prompt gives up, the bill is not sent, and the demo ends 130 with its report."""
     home = tmp_path / "home"
-    env = _env(home, tmp_path, COLUMNS="120", TERM="xterm")
+    # a short TMPDIR: Chromium's profile (and its socket, at most 107 bytes long) is made there
+    scratch = Path(tempfile.mkdtemp(prefix="tc-"))
+    env = _env(home, scratch, COLUMNS="120", TERM="xterm")
     pid, leader = pty.fork()
     if pid == 0:  # the child: its own session, the pty its controlling terminal
         os.execve(sys.executable, [sys.executable, "-m", "taskcrew.cli", "demo"], env)
@@ -178,6 +182,7 @@ def test_ctrl_c_at_the_approval_prompt_ends_the_demo_with_its_report_and_sends_n
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
         os.close(leader)
+        shutil.rmtree(scratch, ignore_errors=True)
     assert "stopped by SIGINT" in seen, seen
     [report] = (home / "runs").glob("*/report.md")
     text = report.read_text(encoding="utf-8")
