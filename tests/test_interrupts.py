@@ -114,20 +114,19 @@ def test_sigterm_stops_an_eval_sweep_and_removes_its_scratch(tmp_path: Path) -> 
     assert not list(scratch_tmp.glob(SCRATCH_PREFIX + "*")), list(scratch_tmp.iterdir())
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(400)
-def test_ctrl_c_in_a_real_terminal_ends_the_demo_at_once_with_its_report(tmp_path: Path) -> None:
-    """Ctrl-C typed into the demo's terminal while a browser step runs: the whole foreground group
-    gets SIGINT. The demo ends 130 with its report; before, Python's exit waited 2 minutes on a
-    crewAI pool thread whose tool call waited on the closed browser, printing steps after the answer."""
-    home = tmp_path / "home"
-    env = _env(home, tmp_path, COLUMNS="120", TERM="xterm")
+def _ctrl_c_demo(home: Path, args: list[str], at: str) -> str:
+    """``taskcrew demo ARGS`` on a real pseudo-terminal (its own session, the pty its controlling
+    terminal, so Ctrl-C goes to its whole foreground group), Ctrl-C typed once ``at`` shows: what it
+    printed, once it ended 130 with its report within 90 s. A short TMPDIR: Chromium makes its
+    profile there, whose socket path must fit 107 bytes (a pytest folder under xdist does not)."""
+    scratch = Path(tempfile.mkdtemp(prefix="tc-"))
+    env = _env(home, scratch, COLUMNS="120", TERM="xterm")
     pid, leader = pty.fork()
-    if pid == 0:  # the child: its own session, the pty its controlling terminal
-        os.execve(sys.executable, [sys.executable, "-m", "taskcrew.cli", "demo", "--auto-approve"], env)
+    if pid == 0:  # the child
+        os.execve(sys.executable, [sys.executable, "-m", "taskcrew.cli", "demo", *args], env)
     try:
-        seen = read_until(leader, "step 2", timeout=240)  # the browser step that enters the bill is next
-        assert "step 2" in seen, seen
+        seen = read_until(leader, at, timeout=240)
+        assert at in seen, seen
         os.write(leader, b"\x03")
         seen += read_until(leader, "Report:", timeout=90)
         deadline, status = time.monotonic() + 90, None
@@ -135,14 +134,26 @@ def test_ctrl_c_in_a_real_terminal_ends_the_demo_at_once_with_its_report(tmp_pat
             done, code = os.waitpid(pid, os.WNOHANG)
             status = code if done else None
             if status is None:
-                read_until(leader, "\0", timeout=0.5)  # keep the terminal drained
-        assert status is not None, f"the demo still runs 90 s after Ctrl-C:\n{seen}"
+                seen += read_until(leader, "\0", timeout=0.5)  # keep the terminal drained
+        assert status is not None, f"the demo still runs 90 s after Ctrl-C at {at!r}:\n{seen}"
         assert os.waitstatus_to_exitcode(status) == 130, seen
     finally:
         with suppress(ProcessLookupError, ChildProcessError):
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
         os.close(leader)
+        shutil.rmtree(scratch, ignore_errors=True)
+    return seen
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(400)
+def test_ctrl_c_in_a_real_terminal_ends_the_demo_at_once_with_its_report(tmp_path: Path) -> None:
+    """Ctrl-C typed into the demo's terminal while a browser step runs: the whole foreground group
+    gets SIGINT. The demo ends 130 with its report; before, Python's exit waited 2 minutes on a
+    crewAI pool thread whose tool call waited on the closed browser, printing steps after the answer."""
+    home = tmp_path / "home"
+    seen = _ctrl_c_demo(home, ["--auto-approve"], "step 2")  # the browser step that enters the bill is next
     assert "interrupted" in seen and "stopped by SIGINT" in seen, seen
     [report] = (home / "runs").glob("*/report.md")
     assert "`interrupted`" in report.read_text(encoding="utf-8")
@@ -158,31 +169,7 @@ def test_ctrl_c_at_the_approval_prompt_ends_the_demo_with_its_report_and_sends_n
     Before, the demo printed "interrupted" and then hung for good (a second Ctrl-C killed it, with
     no report); now the prompt gives up, the bill is not sent, and the demo ends 130 with its report."""
     home = tmp_path / "home"
-    # a short TMPDIR: Chromium's profile (and its socket, at most 107 bytes long) is made there
-    scratch = Path(tempfile.mkdtemp(prefix="tc-"))
-    env = _env(home, scratch, COLUMNS="120", TERM="xterm")
-    pid, leader = pty.fork()
-    if pid == 0:  # the child: its own session, the pty its controlling terminal
-        os.execve(sys.executable, [sys.executable, "-m", "taskcrew.cli", "demo"], env)
-    try:
-        seen = read_until(leader, "[y/n/a]", timeout=240)
-        assert "[y/n/a]" in seen, seen
-        os.write(leader, b"\x03")
-        seen += read_until(leader, "Report:", timeout=90)
-        deadline, status = time.monotonic() + 90, None
-        while status is None and time.monotonic() < deadline:
-            done, code = os.waitpid(pid, os.WNOHANG)
-            status = code if done else None
-            if status is None:
-                seen += read_until(leader, "\0", timeout=0.5)  # keep the terminal drained
-        assert status is not None, f"the demo still runs 90 s after Ctrl-C at the prompt:\n{seen}"
-        assert os.waitstatus_to_exitcode(status) == 130, seen
-    finally:
-        with suppress(ProcessLookupError, ChildProcessError):
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        os.close(leader)
-        shutil.rmtree(scratch, ignore_errors=True)
+    seen = _ctrl_c_demo(home, [], "[y/n/a]")
     assert "stopped by SIGINT" in seen, seen
     [report] = (home / "runs").glob("*/report.md")
     text = report.read_text(encoding="utf-8")
