@@ -108,6 +108,17 @@ class FakeOpenAIServer:
         return Handler
 
 
+_REFUSED_KEY = json.dumps(
+    {
+        "error": {
+            "message": "Incorrect API key provided: sk-fake-***.",
+            "type": "invalid_request_error",
+            "code": "invalid_api_key",
+        }
+    }
+).encode()
+
+
 class MisbehavingServer:
     """An endpoint that never answers a chat completion the way it should (the only fake here is
     the model's server; the client side is the real provider path). ``mode``:
@@ -115,6 +126,7 @@ class MisbehavingServer:
     405           HTTP 405 with an empty body (a web server that is not an API)
     html404       HTTP 404 with an HTML page
     not_json      HTTP 200 whose body is not JSON
+    unauthorized  HTTP 401 with OpenAI's error body for a key it refuses
     endless       HTTP 200 whose body never ends (a byte every 0.2 s: no read timeout trips)
     close         the socket closed without an answer
     hang          no answer at all until the server is closed
@@ -173,6 +185,7 @@ class MisbehavingServer:
                         b"<html><body><h1>Not Found</h1><p>nginx</p></body></html>",
                     ),
                     "not_json": (200, "application/json", b"Welcome to our website!"),
+                    "unauthorized": (401, "application/json", _REFUSED_KEY),
                     "endless": (200, "application/json", b""),
                 }[mode]
                 self.send_response(status)

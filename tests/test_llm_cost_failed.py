@@ -7,11 +7,8 @@ the only fakes are those servers.
 
 from __future__ import annotations
 
-import json
 import socket
-import threading
 from decimal import Decimal
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -43,52 +40,6 @@ def _short_limits(monkeypatch: pytest.MonkeyPatch) -> None:
         "CREWAI_TRACING_ENABLED": "false",
     }.items():
         monkeypatch.setenv(name, value)
-
-
-class Unauthorized:
-    """An OpenAI-compatible endpoint that refuses every key: HTTP 401, OpenAI's error body."""
-
-    def __init__(self) -> None:
-        self.requests = 0
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                server.requests += 1
-                body = json.dumps(
-                    {
-                        "error": {
-                            "message": "Incorrect API key provided: sk-fake-***.",
-                            "type": "invalid_request_error",
-                            "code": "invalid_api_key",
-                        }
-                    }
-                ).encode()
-                self.send_response(401)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
-
-    def __enter__(self) -> Unauthorized:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
 
 
 def _closed_port() -> str:
@@ -124,7 +75,7 @@ def test_a_call_the_provider_refuses_with_401_uses_no_tokens_and_costs_nothing(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     calls: list[LlmCall] = []
-    with Unauthorized() as server, pytest.raises(ModelEndpointError, match="HTTP 401"):
+    with MisbehavingServer("unauthorized") as server, pytest.raises(ModelEndpointError, match="HTTP 401"):
         _priced(server.base_url, monkeypatch, calls).call(PROMPT)
     assert server.requests == 1
     assert len(calls) == 1
@@ -171,7 +122,7 @@ def test_a_run_whose_calls_all_failed_reports_no_tokens_no_cost_and_says_none_an
 ) -> None:
     """The new user's walkthrough: a run whose key the provider refuses ends with a clear error and
     charges nothing, on the terminal, in report.md and in the trace."""
-    with Unauthorized() as server:
+    with MisbehavingServer("unauthorized") as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
         result = CliRunner().invoke(
             app,
