@@ -279,14 +279,16 @@ class Authority:
         against this authority's users file."""
         return identity_refusal(who, self.users_file)
 
-    def _first_approvers(self, approval: Approval) -> list[str]:
+    def _first_approvers(self, approval: Approval, known: dict[str, str] | None = None) -> list[str]:
         """Who gave the first approvals that still count: signed by the authority, by someone who is
         still a user, under the password she has now (a reset voids the logins and tokens from
-        before it, and what they approved: ``identity_refusal``'s rule). One read of the users file."""
-        try:
-            known = credentials(self.users_file)
-        except ValueError:
-            return []
+        before it, and what they approved: ``identity_refusal``'s rule). ``known``: every user's
+        credential, when already read (else one read of the users file)."""
+        if known is None:
+            try:
+                known = credentials(self.users_file)
+            except ValueError:
+                return []
         return [
             c.name
             for c in approval.first_approvals
@@ -322,7 +324,7 @@ class Authority:
         if not known:  # this process has no users (a worker not given the console's users file):
             return None  # nobody's password can be checked here; ``rules_refusal`` judges the names
         *firsts, final = (approval.decided_by or "").split("+")
-        if gone := [n for n in firsts if n not in self._first_approvers(approval)]:
+        if gone := [n for n in firsts if n not in self._first_approvers(approval, known)]:
             return (
                 f"the first approval of {', '.join(gone)} no longer counts (removed from the users file, or "
                 "the password changed since it was given): it was completed on one person's word"
