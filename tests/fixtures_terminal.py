@@ -39,10 +39,12 @@ def on_terminal(
     if typed:
         os.write(master, typed.encode())  # the terminal keeps it until the command reads a line
     chunks: list[bytes] = []
+    poller = select.poll()
+    poller.register(master, select.POLLIN)
     deadline = time.monotonic() + timeout
     try:
         while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], 0.2)
+            ready = poller.poll(200)  # poll, not select: no limit on the descriptor's number
             if not ready:
                 if proc.poll() is not None:
                     break  # ended, and all it wrote is read
