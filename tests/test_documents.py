@@ -5,6 +5,10 @@ from __future__ import annotations
 import io
 import os
 import random
+import resource
+import subprocess
+import sys
+import textwrap
 import zlib
 from pathlib import Path
 
@@ -210,6 +214,39 @@ def test_a_parse_past_its_memory_limit_is_too_complex(tmp_path: Path) -> None:
             SandboxFiles(tmp_path, worker=worker).read("a.pdf")
     finally:
         worker.close()
+
+
+_MANY_DESCRIPTORS = textwrap.dedent(
+    """
+    import os, resource, sys
+    from pathlib import Path
+    resource.setrlimit(resource.RLIMIT_NOFILE, (2048, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    from taskcrew.tools.documents import SandboxFiles
+    from taskcrew.tools.documents.worker import ParseWorker
+    from taskcrew.tools.prompt_input import TerminalLines
+    worker = ParseWorker()
+    try:
+        print(SandboxFiles(Path(sys.argv[1]), worker=worker).read("bc.pdf").full_text().split()[0])
+        print(worker._proc.stdout.fileno() > 1024)
+    finally:
+        worker.close()
+    r, w = os.pipe()
+    os.write(w, b"yes\\n")
+    print(r > 1024, TerminalLines(r).readline().strip())
+    """
+)
+
+
+@pytest.mark.skipif(resource.getrlimit(resource.RLIMIT_NOFILE)[1] < 2048, reason="needs 2,048 descriptors")
+def test_a_process_holding_many_descriptors_still_parses_and_prompts(tmp_path: Path) -> None:
+    # a long-lived worker or console may hold past 1,024 descriptors: select() raises on those
+    (tmp_path / "bc.pdf").write_bytes(_fpdf_page(_invoice_lines()))
+    done = subprocess.run(
+        [sys.executable, "-c", _MANY_DESCRIPTORS, str(tmp_path)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["BLUTH", "True", "True", "yes"]
 
 
 def test_paging_and_searching_parse_each_file_once(tmp_path: Path) -> None:

@@ -31,11 +31,12 @@ class TerminalLines:
         self._pending = b""
 
     def readline(self) -> str:
+        poller = select.poll()  # not select.select: a process past 1,024 descriptors makes it raise
+        poller.register(self._fd, select.POLLIN)
         while b"\n" not in self._pending:
             if stop_asked.is_set():
                 raise PromptStopped
-            ready, _, _ = select.select([self._fd], [], [], self.POLL_S)
-            if ready:
+            if poller.poll(self.POLL_S * 1000):
                 chunk = os.read(self._fd, 4096)
                 if not chunk:
                     raise EOFError

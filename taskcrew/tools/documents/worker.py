@@ -145,12 +145,13 @@ class ParseWorker:
         fd = proc.stdout.fileno()
         chunks: list[bytes] = []
         left = n
+        poller = select.poll()  # not select.select: a process past 1,024 descriptors makes it raise
+        poller.register(fd, select.POLLIN)
         while left:
             wait = deadline - time.monotonic()
             if wait <= 0:
                 raise TimeoutError
-            ready, _, _ = select.select([fd], [], [], wait)
-            if not ready:
+            if not poller.poll(wait * 1000):
                 raise TimeoutError
             chunk = os.read(fd, min(left, 1 << 20))
             if not chunk:
