@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import os
 import socket
 from pathlib import Path
 
@@ -75,6 +77,26 @@ def test_the_store_persists_across_instances(tmp_path: Path, knowledge_embedder:
     reopened = KnowledgeStore(directory, knowledge_embedder)
     assert reopened.procedures.count() == 3
     assert reopened.procedures.search("where can visitors park", k=1)[0].heading_path == ["Parking"]
+
+
+def test_a_store_no_longer_used_hands_back_its_open_files(
+    tmp_path: Path, knowledge_embedder: MiniLMEmbedder
+) -> None:
+    # an eval sweep seeds a store per run in one process: each left ~6 descriptors open for ever
+    def open_files() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    def use_and_drop(directory: Path) -> None:
+        KnowledgeStore(directory, knowledge_embedder).procedures.ingest(
+            [write_small_doc(tmp_path / "rules.md")]
+        )
+        gc.collect()
+
+    use_and_drop(tmp_path / "warm-up")
+    before = open_files()
+    for n in range(10):
+        use_and_drop(tmp_path / f"store-{n}")
+    assert open_files() - before <= 5
 
 
 def test_first_use_seeds_the_handbook_only_when_empty(

@@ -114,6 +114,16 @@ def _open(directory: Path, embedder: MiniLMEmbedder) -> _Open:
         return opened
 
 
+def _close_clients(held: list[Any]) -> None:
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    while held:
+        client = held.pop()
+        client.close()  # stops chroma's instance for the directory when nothing else holds it
+        # held elsewhere too (another client made on the directory): still not handed back stale
+        SharedSystemClient._identifier_to_system.pop(client._identifier, None)
+
+
 class _Chroma:
     """The chroma client on one directory; each ``open_all`` after the first closes the last one."""
 
@@ -121,20 +131,22 @@ class _Chroma:
         self.directory = directory
         self.embedder = embedder
         self.client: Any = None
+        # the open client is closed when nothing uses this directory any more: chroma's shared
+        # cache keeps every client's files open for the process's life (a sweep seeds a store per
+        # run: ~10 descriptors each, until the process ran out)
+        self._held: list[Any] = []
+        weakref.finalize(self, _close_clients, self._held)
 
     def open_all(self) -> dict[str, Any]:
         import chromadb
-        from chromadb.api.shared_system_client import SharedSystemClient
         from chromadb.config import Settings
 
-        if self.client is not None:
-            old, self.client = self.client, None
-            old.close()  # stops chroma's instance for the directory when nothing else holds it
-            # held elsewhere too (another client made on the directory): still not handed back stale
-            SharedSystemClient._identifier_to_system.pop(old._identifier, None)
+        self.client = None
+        _close_clients(self._held)
         self.client = chromadb.PersistentClient(
             path=str(self.directory), settings=Settings(anonymized_telemetry=False, allow_reset=False)
         )
+        self._held.append(self.client)
         space: Any = {"hnsw": {"space": "cosine"}}
         function = cast(Any, self.embedder)  # chroma's generic EmbeddingFunction type is invariant
         return {
