@@ -125,7 +125,8 @@ def run_demo(opts: DemoOptions, out: Console) -> int:
         say(out, f"[red]error:[/] {markup(exc)}")
         return 2
     out.print(Panel(LABEL, title="taskcrew demo", border_style="yellow"), highlight=False)
-    say(out, f"[bold]Task:[/] {markup(task)}")
+    if opts.console:  # in the terminal the run's own progress says it first
+        say(out, f"[bold]Task:[/] {markup(task)}")
     real = Paths.from_env()  # the user's: the runs folder (kept) and the knowledge seed (a cache)
     opts = replace(opts, runs_dir=opts.runs_dir or real.runs)
     code = 1

@@ -185,6 +185,7 @@ def test_demo_runs_the_headline_offline_with_the_terminal_approval(
     out = done.stdout
     assert done.returncode == 0, out[-3000:] + done.stderr[-3000:]
     assert "scripted stand-in models — not AI" in out
+    assert out.count("Task:") == 1  # said once, by the run's progress
     assert "Approval needed" in out and "POST http://127.0.0.1:" in out  # asked at the terminal
     assert re.search(r"Verification 1: verified", out)
     assert "done:" in out and "INV-2057" in out and "not AI" in out.split("done:")[-1]
