@@ -18,9 +18,10 @@ import pytest
 
 from taskcrew.sandbox.ground_truth import GroundTruth
 from taskcrew.tools.documents import SandboxFiles
-from taskcrew.tools.documents.models import FileContent, OcrValue
+from taskcrew.tools.documents.models import OCR_MARK, FileContent, OcrValue, PageText
 from taskcrew.tools.documents.ocrlines import Line, Word, build, parse_tsv
 from taskcrew.tools.documents.ocrtables import find_tables, mark_columns
+from taskcrew.tools.documents.provenance import OcrProvenance
 from taskcrew.tools.documents.specimens import SPECIMENS, Specimen
 
 BY_NAME = {s.name: s for s in SPECIMENS}
@@ -317,3 +318,47 @@ def test_a_search_finds_the_value_not_its_confidence_list(
 ) -> None:
     hits = readings[0].search("RE-2026-0412").hits
     assert [h.path for h in hits] == ["german.png"] and "Rechnungsnummer" in hits[0].line
+
+
+def _scan_read(*values: tuple[str, float]) -> FileContent:
+    """What a reader hands out for a scan: its OCR'd passage (as ``OcrPage.render`` writes it) and
+    the values OCR read in it, each with its confidence."""
+    lines = "\n".join(
+        ["Rechnung Nr. RE-2026-0815", "IBAN DE89 3704 0044 0532 0130 00", "Betrag 1.234,50 EUR"]
+    )
+    text = f"{OCR_MARK} — scan, mean confidence 90% — check values against the image]\n{lines}\n[end of OCR text]"
+    page = PageText(
+        number=1,
+        text=text,
+        ocr=True,
+        ocr_confidence=90,
+        ocr_values=[OcrValue(text=t, confidence=c) for t, c in values],
+    )
+    return FileContent(path="scans/mueller.png", kind="image", size=1, pages=[page], sha256="0" * 64)
+
+
+@pytest.mark.parametrize(
+    ("entered", "confidence"),
+    [
+        ("RE20260815", 71),  # the invoice number with its hyphens left out
+        ("re 2026 0815", 71),  # or re-spaced
+        ("Invoice RE-2026-0815, paid in full", 71),  # written inside a longer field (a memo)
+        ("DE89370400440532013000", 88),  # the IBAN run together
+        ("Pay 1234.50 for the October delivery", None),  # an amount inside a sentence
+    ],
+)
+def test_a_value_read_by_ocr_is_flagged_however_it_is_written_into_a_field(
+    entered: str, confidence: int | None
+) -> None:
+    provenance = OcrProvenance()
+    provenance.record(_scan_read(("RE-2026-0815", 71.0), ("DE89 3704 0044 0532 0130 00", 88.0)))
+    note = provenance.flag(_Field(entered)) or ""
+    assert "check it against the document (scans/mueller.png)" in note
+    assert confidence is None or f"read by OCR, {confidence}%" in note
+
+
+def test_other_values_are_not_flagged_as_read_by_ocr() -> None:
+    provenance = OcrProvenance()
+    provenance.record(_scan_read(("RE-2026-0815", 71.0)))
+    for entered in ("RE-2026-0816", "12345.0", "12,345.0 EUR", "Invoice 2026", "Acme GmbH", "123450"):
+        assert provenance.flag(_Field(entered)) is None, entered

@@ -34,6 +34,7 @@ _NUMERIC_DATE = re.compile(r"(\d{1,2})[/-](\d{1,2})[/-](\d{4})")  # as ap's: 03/
 # '2.500', '1,500', '(1,500)', '€2.500': one separator before three digits, nothing after them
 _AMBIGUOUS_AMOUNT = re.compile(r"(?<![\d.,'])([1-9]\d{0,2})([.,])(\d{3})(?![\d.,'])")
 MIN_DIGITS = 3  # '30' or '1' is too common to say where it came from
+SQUASHED_TOKENS = 6  # an identifier written in up to six groups (an IBAN's) is one value run together
 
 
 class HasValue(Protocol):
@@ -136,15 +137,21 @@ class OcrProvenance:
                             self._readings[form] = guess
 
     def flag(self, field: HasValue) -> str | None:
-        """The approval's note for a field whose value was read by OCR (with that value's confidence)."""
+        """The approval's note for a field whose value was read by OCR (with that value's confidence):
+        the whole value, or one written inside it ("Invoice RE-2026-0815, paid in full"), also with
+        its punctuation or spacing changed (``RE20260815``, ``DE8937040044``: ``_squashed``)."""
         reading = self.reading(field.value)
         if reading is not None:
             return reading.note()
         value = field.value.strip()
         if sum(ch.isdigit() for ch in value) < MIN_DIGITS:
             return None
+        within = {f for f in _forms_in(value) if _telling(f)}
         with self._lock:
-            for form in _value_forms(value):
+            found = [self._readings[f] for f in within if f in self._readings]
+            if found:
+                return min(found, key=lambda r: r.confidence).note()
+            for form in sorted(_value_forms(value) | within):
                 if form in self._forms:
                     return f"{OCR_NOTE} ({self._forms[form]})"
         return None
@@ -203,7 +210,7 @@ def _may_show(text: str, value: str, forms: set[str]) -> bool:
 def _value_forms(value: str) -> set[str]:
     from taskcrew.tools import ap
 
-    forms = {_plain(value)}
+    forms = {_plain(value), _squashed(value)}
     with contextlib.suppress(ValueError, ArithmeticError):
         forms.add("amount:" + str(ap.parse_amount(value).value.normalize()))
     with contextlib.suppress(ValueError):
@@ -222,6 +229,11 @@ def _forms_in(text: str) -> set[str]:
             if sum(ch.isdigit() for ch in token) < 1:
                 continue
             forms.add(_plain(token))
+            for width in range(1, SQUASHED_TOKENS + 1):  # 'RE-2026-0815', 'DE89 3704 0044 0532'
+                run = tokens[i : i + width]
+                if "_" in run:  # a column break (``_column_gaps``): nothing beyond it is the same value
+                    break
+                forms.add(_squashed(" ".join(run)))
             for width in (1, 2):  # '615.00', '$ 615.00', '615.00 USD'
                 for piece in (
                     " ".join(tokens[i : i + width]),
@@ -233,6 +245,30 @@ def _forms_in(text: str) -> set[str]:
             forms.update("date:" + match.value.isoformat() for match in ap.find_dates(line))
     forms.discard("")
     return forms
+
+
+def _squashed(text: str) -> str:
+    """An identifier's letters and digits alone: the same identifier re-punctuated or re-spaced
+    (``RE-2026-0815`` = ``RE20260815``, an IBAN in groups or run together); "" for a value without
+    a letter (``1,234.50`` and ``12,345.0`` are not one amount) or with too few digits to say where
+    it came from."""
+    from taskcrew.tools import ap
+
+    kept = re.sub(r"[\W_]", "", text.lower())
+    if sum(ch.isdigit() for ch in kept) < MIN_DIGITS or not any(ch.isalpha() for ch in kept):
+        return ""
+    for parse in (ap.parse_amount, ap.parse_date):  # '1,234.56 USD': an amount, compared as one
+        with contextlib.suppress(ValueError, ArithmeticError):
+            parse(text)
+            return ""
+    return f"squashed:{kept}"
+
+
+def _telling(form: str) -> bool:
+    """Whether a value found inside a longer field says where it came from: three digits or more,
+    and not a bare year (a year is on every page)."""
+    value = form.split(":", 1)[-1]
+    return sum(ch.isdigit() for ch in value) >= MIN_DIGITS and not re.fullmatch(r"(?:19|20)\d\d", value)
 
 
 def _plain(text: str) -> str:
