@@ -5,13 +5,16 @@ verification; what it says it ``observed`` there must be in what it saw:
 
 - a pointer (``find``): code copies the whole line it points at as the evidence;
 - quoted words ("…", “…”, `…`): each must appear word for word;
-- values (identifiers such as INV-2057, amounts, dates): each must appear, compared after
+- values (identifiers such as INV-2057, amounts, dates, a record's status: Paid, Unpaid, Overdue …
+  word for word, a negated or former one — "not paid", "from Unpaid" — no claim, ``_statuses``):
+  each must appear, compared after
   normalising number formats (1,284.50 = 1284.50 = 1.284,50) and date formats (12 September 2026 =
   2026-09-12 = 12.09.2026; 09/12/2026 matches either reading, ``_pool``), and currencies (€ = EUR,
   ``CURRENCY_MARK``); a record named by an identifier that has a table row takes its other values
-  from its own row (``_other_row``), not from a neighbour's; read as a system's state, a record a
-  page shows by its fields ("Amount: 494.00 USD") gives its amounts, currencies and dates only from
-  its fields of that kind, never from a note or any other mention on the page (``_off_field``);
+  from its own row (``_other_row``), not from a neighbour's — a statement naming no record, from the
+  observation's one record's row; read as a system's state, a record a page shows by its fields
+  ("Amount: 494.00 USD") gives its amounts, currencies, dates and status only from its fields of
+  that kind, never from a note or any other mention on the page (``_off_field``);
 - an observation with nothing code can compare (no quote, no value, or values it says are absent)
   stays met, marked as the verifier's word (``MODELS_WORD``); the report says so — except that a
   criterion about a system's state naming an identifier is never met on that word where code can
@@ -40,10 +43,15 @@ table row that also shows a value it did not put in (searched by GX-7781, the ro
 names the record (opened at /bills/BILL-0011: "Bill: BILL-0011"). Every other line showing one is
 no evidence at all.
 Read as a system's state, the record the criterion names must be there as the criterion says
-(``_criterion_unshown``): its amounts and dates on that record's own row, whatever the observation
-names or leaves out, and none of them only on a refused send or a row as it was before.
+(``_criterion_unshown``): its amounts, dates and status on that record's own row, whatever the
+observation names or leaves out, and none of them only on a refused send or a row as it was before.
 The rules hold wherever the run could have changed a system or the claim is about one: a
-data-changing plan, a run that sent a submission (whatever its plan said), and every audit.
+data-changing plan, a run that sent a submission (whatever its plan said), every audit, and a
+criterion about a system's state whatever the plan said (its "changes nothing" is a model's word;
+only ``_record_unshown`` stays with the first three: a question's "whether INI-7781 has a bill" is
+answered by its absence too).
+A question's answer is held to the verified evidence: what it states of a record must be what the
+met checks showed of it (``answer_unsupported``, applied by ``steps.check_cited_facts``).
 The verdict is per plan criterion: a criterion is met when a valid check of it is met; an extra
 check that code rejected adds nothing but fails nothing; a check the verifier itself judged unmet
 fails the verdict.
@@ -164,6 +172,11 @@ def _checked(
     about_state = bool(systems) and (
         about_system_state(criterion, [name for name, _ in systems]) or _names_a_send(criterion, texts)
     )
+    # a criterion about a system's state is read on it whatever the plan says: "changes nothing" is
+    # a model's word, and what a system holds is no truer for being asked about than for being changed.
+    # (That the record it names must be shown stays with a run that could have made it: a question's
+    # "whether INI-7781 has a bill" is rightly answered by its absence.)
+    record_rule, state_rule = state_rule, state_rule or about_state
     rejection = None
     if not same_source(check.source, seen):
         rejection = f"{check.source!r} was not opened (successfully) during this verification"
@@ -185,11 +198,11 @@ def _checked(
         # read as a system's state, a record shown by its fields ("Amount: 494.00 USD") is read by them
         by_field = state_rule and (code is not None or _on_system(check.source, targets))
         rejection = _unseen(check.observed, there, check.source, code == SENDS_SOURCE, by_field)
-        if rejection is None and not quoted(check.observed) and not _checkable_values(check.observed):
+        if rejection is None and not quoted(check.observed) and not _compared(check.observed):
             check = check.model_copy(update={"observed": f"{check.observed} {MODELS_WORD}"})
     if rejection is None and texts is not None and state_rule and (code or _on_system(check.source, targets)):
         # read as a system's state: the record the criterion names must be there as it says
-        if about_state:
+        if about_state and record_rule:
             rejection = _record_unshown(criterion, check, code, holds, texts)
         rejection = rejection or _criterion_unshown(
             criterion, holds, check.source, code == SENDS_SOURCE, recorded if code else None
@@ -313,8 +326,9 @@ def unechoed(text: str, inputs: Iterable[str]) -> str:
         return text
     lines = text.splitlines()
 
-    def own(i: int) -> bool:  # does the line show a value the verifier did not put in?
-        return any(v not in echoed for v in values(lines[i]))
+    def own(i: int) -> bool:  # does the line show a value the verifier did not put in (a status
+        # word alone is no record: a row's "Unpaid" does not make a repeated request a returned row)?
+        return any(v not in echoed and _kind(v) != "status" for v in values(lines[i]))
 
     returned = {i for i, line in enumerate(lines) if line.count(" | ") >= 2 and own(i)}  # a table's row
     for run in _field_runs(lines):  # a record by its fields: a field of its own, or one naming it
@@ -437,9 +451,9 @@ def _unseen(
     if missing := quotes_unseen(observed, _unnoted(there)):
         return f"the verifier never saw {missing[0]!r} at {source!r} in this verification{_echo_note(there)}"
     have = _pool(set().union(*(values(t) for t in there))) if there else set()
-    if missing_values := sorted(_checkable_values(observed) - have):
+    if missing_values := sorted(_compared(observed) - have):
         return (
-            f"{source!r} does not show {', '.join(missing_values[:3])} (not in what the verifier saw "
+            f"{source!r} does not show {', '.join(map(_shown, missing_values[:3]))} (not in what the verifier saw "
             f"there{_echo_note(there)})"
         )
     return _other_row(observed, there, source, every_line_a_row, by_field)
@@ -459,23 +473,47 @@ def _other_row(
     amount, currency and date it states must be that record's field of its kind (``_off_field``).
     Quoted words and clauses of absence count here: they still name the record."""
     lines = [line for text in there for line in text.splitlines()]
-    rows = [_pool(values(line)) for line in lines if every_line_a_row or line.count(" | ") >= 2]
+    row_lines = [line for line in lines if every_line_a_row or line.count(" | ") >= 2]
+    rows = [_pool(values(line)) for line in row_lines]
     records = _records(there) if by_field and not every_line_a_row else []
     in_table = set().union(*rows)
+    # a statement naming no record ("GX-7781 is there; amount 499.00") speaks of the observation's
+    # record when the observation names exactly one row's, and it names no other row by its words
+    # ("Hooli Cloud Services' bill is 499.00" speaks of Hooli's row): it is held to that row
+    observed_ids = {v for v in values(observed) if _kind(v) == "id"}
+    one = [i for i, row in enumerate(rows) if row & observed_ids]
     for statement in _SENTENCE.split(observed):
         said = values(statement)
-        ids = {v for v in said if re.search(r"[a-z]", v)}
+        ids = {v for v in said if _kind(v) == "id"}
         if off := _off_field(said - ids, ids, records, source):
             return off
-        own = [row for row in rows if row & ids]
+        if ids:
+            own = [row for row in rows if row & ids]
+        elif len(one) == 1 and not _names_another_row(statement, row_lines, one[0]):
+            own = [rows[one[0]]]
+        else:
+            own = []
         for value in sorted(said - ids) if own else []:
             if value in in_table and not any(value in row for row in own):
-                named = ", ".join(sorted(v.upper() for v in ids & set().union(*own)))
+                on = set().union(*own)
+                named = ", ".join(sorted(v.upper() for v in (ids or on) & on if _kind(v) == "id"))
                 return (
-                    f"{source!r} shows {value} on another row than {named}: a record's values come "
-                    "from its own row"
+                    f"{source!r} shows {_shown(value)} on another row than {named}: a record's values "
+                    "come from its own row"
                 )
     return None
+
+
+def _names_another_row(statement: str, row_lines: list[str], mine: int) -> bool:
+    """Does ``statement`` name a row other than row ``mine`` by a word only that other row shows
+    (a vendor's name)?"""
+    words = {w for w in re.findall(r"[^\W\d_]{4,}", statement.casefold())}
+    own = set(re.findall(r"[^\W\d_]{4,}", row_lines[mine].casefold()))
+    return any(
+        words & (set(re.findall(r"[^\W\d_]{4,}", line.casefold())) - own)
+        for i, line in enumerate(row_lines)
+        if i != mine
+    )
 
 
 def _criterion_unshown(
@@ -498,7 +536,7 @@ def _criterion_unshown(
         told = _pool(set().union(*(values(t) for t in recorded))) if recorded else set()
         if gone := sorted((claimed & told) - held):
             return (
-                f"{source!r} shows {', '.join(gone[:3])} only where a system does not hold it (a send it "
+                f"{source!r} shows {', '.join(map(_shown, gone[:3]))} only where a system does not hold it (a send it "
                 "did not apply, a row as it was before)"
             )
     rows = [_pool(values(line)) for line in lines if every_line_a_row or line.count(" | ") >= 2]
@@ -516,7 +554,7 @@ def _criterion_unshown(
         if value in in_table or (_kind(value) in kinds and not _YEAR.match(value)):
             named = ", ".join(sorted(v.upper() for v in ids if any(v in row for row in own)))
             return (
-                f"{source!r} does not show {value} on the row of {named}, as the criterion says: a "
+                f"{source!r} does not show {_shown(value)} on the row of {named}, as the criterion says: a "
                 "record's values come from its own row"
             )
     return None
@@ -528,12 +566,15 @@ class _Record:
 
     def __init__(self) -> None:
         self.shown: set[str] = set()
-        self.held: dict[str, set[str]] = {"number": set(), "currency": set(), "date": set()}
+        self.held: dict[str, set[str]] = {"number": set(), "currency": set(), "date": set(), "status": set()}
 
     def add(self, label: str, value: str) -> None:
         found = values(value)
         self.shown |= _pool(found)
-        for kind in _field_kinds(label, value, found) & set(self.held):
+        kinds = _field_kinds(label, value, found) - {"status"}
+        if _STATUS_LABEL.search(label):  # "Status: Paid (paid on 2026-09-02)": its status, and its date
+            kinds |= {"status"}
+        for kind in kinds & set(self.held):
             self.held[kind] |= _pool({v for v in found if _kind(v) == kind})
 
 
@@ -557,6 +598,7 @@ _DATE_LABEL = re.compile(
     r"\b(dates?|dated|due|paid|on|issued|posted|created|entered|updated|day|datum|fällig\w*|fecha)\b",
     re.IGNORECASE,
 )
+_STATUS_LABEL = re.compile(r"\b(status|state|stage)\b", re.IGNORECASE)
 _CURRENCY_LABEL = re.compile(r"\b(currency|ccy|währung|devise|moneda)\b", re.IGNORECASE)
 _ID_LABEL = re.compile(r"\b(number|no|nr|id|ref|reference|code)\b|#", re.IGNORECASE)
 
@@ -617,7 +659,7 @@ def _field_runs(lines: list[str]) -> list[list[int]]:
     return runs
 
 
-_KIND_WORDS = {"number": "amount", "currency": "currency", "date": "date"}
+_KIND_WORDS = {"number": "amount", "currency": "currency", "date": "date", "status": "status"}
 
 
 def _off_field(said: set[str], ids: set[str], records: list[_Record], source: str) -> str | None:
@@ -632,10 +674,11 @@ def _off_field(said: set[str], ids: set[str], records: list[_Record], source: st
         kind = _kind(value)
         if kind not in _KIND_WORDS or (kind == "number" and _YEAR.match(value)):
             continue
+        if kind == "status" and not any(record.held[kind] for record in own):
+            continue  # a record shown with no status field: its status is not read from its other fields
         if not any(value in record.held[kind] for record in own):
-            shown = value.removeprefix(CURRENCY_MARK)
             return (
-                f"{source!r} does not show {shown} as the {_KIND_WORDS[kind]} of {named}: on a page showing "
+                f"{source!r} does not show {_shown(value)} as the {_KIND_WORDS[kind]} of {named}: on a page showing "
                 f"a record by its fields, its {_KIND_WORDS[kind]} is the value of its field of that kind, "
                 "not any mention on the page (a note, a heading)"
             )
@@ -646,9 +689,18 @@ _ISO_VALUE = re.compile(r"^\d{4}-\d{2}-\d{2}(\|\d{4}-\d{2}-\d{2})?$")  # a date 
 _YEAR = re.compile(r"^(19|20)\d\d$")  # "the September 2026 invoice": a year, not an amount
 
 
+def _shown(value: str) -> str:
+    """A value as a reason names it: "EUR", "Paid" (not its kind's mark)."""
+    if value.startswith(STATUS_MARK):
+        return value[len(STATUS_MARK) :].capitalize()
+    return value.removeprefix(CURRENCY_MARK)
+
+
 def _kind(value: str) -> str:
     if value.startswith(CURRENCY_MARK):
         return "currency"
+    if value.startswith(STATUS_MARK):
+        return "status"
     return "date" if _ISO_VALUE.match(value) else "id" if re.search(r"[a-z]", value) else "number"
 
 
@@ -690,6 +742,14 @@ def _checkable_values(observed: str) -> set[str]:
     return set().union(*(values(c) - _absent_record(c) for c in _CLAUSE.split(unquoted)))
 
 
+def _compared(observed: str) -> set[str]:
+    """The values an observation states that must appear in what the verifier saw — a status word
+    aside: prose says "approved" or "open" of many things, and a record's status is held where it
+    counts, to the record's own row or field and to what the criterion states (``_other_row``,
+    ``_off_field``, ``_criterion_unshown``), never merely to its word being somewhere on the page."""
+    return {v for v in _checkable_values(observed) if _kind(v) != "status"}
+
+
 def _absent_record(clause: str) -> set[str]:
     """Of a clause that speaks of something absent, the identifier of the absent record — the one
     after the word of absence ("no bill for INI-7781"), else the last one before it ("INI-7781: not
@@ -710,6 +770,57 @@ def _absent_record(clause: str) -> set[str]:
         if re.search(r"[A-Za-z]", m.group(0))
     ]
     return set(before[-1:]) & values(clause)
+
+
+def answer_unsupported(answer: str, checks: list[CriterionCheck]) -> str | None:
+    """A question's answer is what a clerk takes away from a "done, verified": each amount, currency,
+    date or status a clause of it states next to a record's identifier ("GX-5531 is for 2310.00 EUR")
+    must be one the verification's code-checked met checks (``standing`` "met") showed for that
+    record — in one statement naming it, the same-row rule — whenever they show a value of that kind
+    for it. Where they show none, the answer's value is the verifier's judgement, as before; a
+    clause that speaks of something absent ("not 2310.00") is left to it too. None, or the reason."""
+    shown: dict[str, set[str]] = {}
+    for check in checks:
+        if standing(check) != "met":
+            continue
+        for statement in re.split(f"{_SENTENCE.pattern}|{_SEPARATED.pattern}", check.observed):
+            said = values(statement)
+            for ident in (v for v in said if _kind(v) == "id"):
+                shown.setdefault(ident, set()).update(_pool(said))
+    for clause in _CLAUSE.split(answer):
+        if ABSENCE.search(clause):
+            continue
+        for ids, said in _stated_of(clause):
+            known = [v for v in ids if v in shown]
+            evidence = set().union(*(shown[v] for v in known)) if known else set()
+            for value in sorted(said):
+                kind = _kind(value)
+                if kind not in _KIND_WORDS or (kind == "number" and _YEAR.match(value)):
+                    continue
+                mine = {v for v in evidence if _kind(v) == kind}
+                if mine and value not in mine:
+                    return (
+                        f"the answer states {_shown(value)} as the {_KIND_WORDS[kind]} of "
+                        f"{', '.join(v.upper() for v in known)}, but the verified evidence shows "
+                        f"{', '.join(sorted(map(_shown, mine))[:3])} for it"
+                    )
+    return None
+
+
+def _stated_of(clause: str) -> list[tuple[list[str], set[str]]]:
+    """What a clause of an answer states of a record: the values that follow its identifiers (those
+    named one after another: "GX-5531 (BILL-0002) is 2150.00 USD"), up to the next identifier. The
+    values before the first ("3 bills due before 2026-10-01: GX-5531 2150.00 USD") are no record's."""
+    found = [m for m in _ID.finditer(clause) if re.search(r"[A-Za-z]", m.group(0))]
+    out: list[tuple[list[str], set[str]]] = []
+    run: list[str] = []
+    for i, m in enumerate(found):
+        run.append(m.group(0).casefold())
+        segment = clause[m.end() : found[i + 1].start() if i + 1 < len(found) else None]
+        if said := {v for v in values(segment) if _kind(v) != "id"}:
+            out.append((run, said))
+            run = []
+    return out
 
 
 def decide_per_criterion(verdict: Verdict, plan: Plan, checks: list[CriterionCheck]) -> Verdict:
@@ -813,14 +924,49 @@ _NUMBER = re.compile(
 
 
 CURRENCY_MARK = "¤"  # a currency as a value: "¤USD" (no lowercase letter: never taken for an identifier)
+STATUS_MARK = "§"  # a record's status as a value: "§PAID" (upper case: never taken for an identifier)
 _SYMBOLS = {"€": "EUR", "£": "GBP", "US$": "USD"}  # a bare "$" may be any dollar: not a value
 _CODES = "|".join(sorted(ISO_CURRENCIES))  # the codes the invoice reader knows (tools.ap)
 _CURRENCY = re.compile(rf"(?<![\w$/-])(?:{_CODES})(?![\w$/-])|US\$|[€£]")
+# a record's status, in the words any payables system uses (not only the mock ERP's), as one value:
+# a letter or digit next to it makes it another word ("unpaid" is not "paid", "PAID-7" an identifier)
+_STATUS = re.compile(
+    r"(?<![A-Za-z0-9-])(partially[ -]paid|part(?:ly)?[ -]paid|unpaid|paid|overdue|open|closed|pending|"
+    r"approved|rejected|declined|draft|void(?:ed)?|cancell?ed|scheduled|on[ -]hold|disputed)(?![A-Za-z0-9-])",
+    re.IGNORECASE,
+)
+_STATUS_SAME = {
+    "PART PAID": "PARTIALLY PAID",
+    "PARTLY PAID": "PARTIALLY PAID",
+    "VOIDED": "VOID",
+    "CANCELED": "CANCELLED",
+}
+# what makes a status word no claim that the record has it: a negation ("not paid", "no longer
+# open", "isn't yet approved") or what it was before ("from Unpaid to Paid", "previously open").
+# Such a word is left out (the verifier's word), never read as its opposite nor as the status itself.
+_NOT_STATUS = re.compile(
+    r"(?:\b(?:not|never|no\s+longer|no\s+more|nor|from|previously|formerly|instead\s+of|rather\s+than)|n't)"
+    r"(?:\s+(?:yet|been|be|being|marked|shown|listed|set|as|to|fully|still|already|ever|the|status|state))*"
+    r"[\s:]+$",
+    re.IGNORECASE,
+)
+
+
+def _statuses(text: str) -> set[str]:
+    """The statuses ``text`` says a record has (``_STATUS``), a negated or former one left out."""
+    found = set()
+    for m in _STATUS.finditer(text):
+        if _NOT_STATUS.search(text[max(0, m.start() - 60) : m.start()]):
+            continue
+        word = re.sub(r"[ -]+", " ", m.group(1).upper())
+        found.add(STATUS_MARK + _STATUS_SAME.get(word, word))
+    return found
 
 
 def values(text: str) -> set[str]:
     """The values in ``text`` code can compare: dates as ISO, identifiers as written (case aside),
-    amounts and numbers as plain decimals. Small bare integers (counts, days) are left out."""
+    amounts and numbers as plain decimals, currencies and a record's statuses (``_statuses``) marked.
+    Small bare integers (counts, days) are left out."""
     found: set[str] = set()
 
     def date(y: str, m: int, d: str) -> str:
@@ -853,6 +999,7 @@ def values(text: str) -> set[str]:
             found.add("|".join(readings))
         return " "
 
+    found |= _statuses(text)  # Paid, Unpaid, Overdue …: a kind of its own, compared like an amount
     for m in _CURRENCY.finditer(text):  # USD, EUR, €, £: a kind of its own, never an identifier
         found.add(CURRENCY_MARK + _SYMBOLS.get(m.group(0).upper(), m.group(0).upper()))
     text = _ISO.sub(take_iso, text)

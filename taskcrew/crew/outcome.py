@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 from taskcrew.approvals.rules import RiskRulesError, load_rules
 from taskcrew.crew.evidence import APPLIED_HEAD, SENT_HEAD
 from taskcrew.crew.models import Outcome, RunState
-from taskcrew.tools.policy import CSRF_NAME_RE
+from taskcrew.tools.policy import is_token_field
 from taskcrew.tools.submissions import SubmissionResult
 
 
@@ -109,7 +109,7 @@ def gather(submissions: list[SubmissionResult], intents: Any, since: datetime | 
                 SubmissionResult(
                     method=record.method,
                     url=record.url,
-                    fields=[(n, v) for n, v in record.fields if not CSRF_NAME_RE.search(n)],  # as the gate's
+                    fields=[(n, v) for n, v in record.fields if not is_token_field(n)],  # as the gate's
                     result=record.answer,  # the gate's classification, kept by the intent log
                     http_status=record.http_status,
                     detail=f"{'sent' if record.key in mine else 'in another leg of this job'}: "
@@ -167,7 +167,7 @@ def _what(s: SubmissionResult) -> str:
         excluded = load_rules().excluded_for(s.url)
     except RiskRulesError:  # the run loaded them already; a file broken since names nothing more
         excluded = {}
-    fields = [(k, v) for k, v in s.fields if not CSRF_NAME_RE.search(k) and k not in excluded]
+    fields = [(k, v) for k, v in s.fields if not is_token_field(k) and k not in excluded]
     if len(fields) > _SHOWN_FIELDS:
         first = sorted(range(len(fields)), key=lambda i: not any(c.isdigit() for c in fields[i][1]))
         fields = [fields[i] for i in sorted(first[:_SHOWN_FIELDS])]

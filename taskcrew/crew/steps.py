@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from taskcrew.crew.citations import check_citations, lines_with
 from taskcrew.crew.context import RunContext
-from taskcrew.crew.evidence import SENDS_SOURCE, check_verdict
+from taskcrew.crew.evidence import SENDS_SOURCE, answer_unsupported, check_verdict
 from taskcrew.crew.guard import Budget, GuardedTool
 from taskcrew.crew.models import (
     CriterionCheck,
@@ -243,6 +243,7 @@ def verify(ctx: RunContext, state: RunState, given: dict[str, str] | None = None
         ctx.toolbox.sources.texts(),
         systems=[(s.name, s.url) for s in ctx.toolbox.systems],
         # a plan's "changes nothing" is a model's word: a send, or an audit's claim, is about systems
+        # (and a criterion about a system's state is read on it whatever this says: evidence._checked)
         on_systems=state.plan.changes_data or state.mode == "audit" or bool(facts.submissions),
         applied=facts.applied_lines(),
     )
@@ -303,7 +304,8 @@ def _register(ctx: RunContext, texts: dict[str, str], note: str) -> str:
 
 
 def check_cited_facts(verdict: Verdict, state: RunState, read: Callable[[str], str | None]) -> Verdict:
-    """Every quote the workers cited must be in its source; a question's answer must cite something."""
+    """Every quote the workers cited must be in its source; a question's answer must cite something,
+    and what it states of a record must be what the verified evidence showed (``answer_unsupported``)."""
     assert state.plan is not None
     citations = [c for r in state.steps_done for c in r.report.sources]
     problems = [
@@ -316,6 +318,15 @@ def check_cited_facts(verdict: Verdict, state: RunState, read: Callable[[str], s
     last = state.steps_done[-1].report if state.steps_done else None
     if not state.plan.changes_data and state.claim == "done" and last is not None and not last.sources:
         problems.append("the answer cites no sources: every fact must name the file or page it came from")
+    # the answer is what "done, verified" vouches for: its values of a record must be those the
+    # verified evidence showed of it (its own citations are only searched across a whole page)
+    answered = last is not None and not state.plan.changes_data and state.claim == "done"
+    if (
+        answered
+        and verdict.verified
+        and (unsupported := answer_unsupported(last.summary if last else "", verdict.checks))
+    ):
+        problems.append(unsupported)
     if not problems:
         return verdict
     checks = [

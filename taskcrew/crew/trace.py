@@ -212,9 +212,9 @@ def read_trace(path: Path) -> list[Any]:
 
 def decision_event(decision: Any) -> _Event:
     """A policy decision (taskcrew.tools.policy.PolicyDecision) as a trace event."""
-    from taskcrew.tools.policy import CSRF_NAME_RE
+    from taskcrew.tools.policy import is_token_field
 
-    fields = {f.name: f.value for f in decision.fields if not CSRF_NAME_RE.search(f.name)}
+    fields = {f.name: f.value for f in decision.fields if not is_token_field(f.name)}
     if decision.outcome in ("approved", "rejected"):
         return ApprovalEvent(
             question=f"{decision.method} {decision.url}",

@@ -48,7 +48,22 @@ from taskcrew.tools.human import ApprovalDecision, ApprovalRequest, FieldValue, 
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 REASKS = 3  # a record whose amount changed after each approval: asked again at most this often
-CSRF_NAME_RE = re.compile(r"csrf|xsrf|authenticity_token|^_token$|requestverificationtoken", re.I)
+# a per-page anti-forgery token field, by its WHOLE name (csrf_token, _csrf, XSRF-TOKEN,
+# csrfmiddlewaretoken, authenticity_token, _token, __RequestVerificationToken): the one rule for what
+# the record of sends, the report and the trace leave out. Never a name that merely contains such a
+# word: a page's field "iban_xsrf" is a business field and must stay in view as the approver saw it.
+_TOKEN_FIELD = re.compile(
+    r"_*(?:csrf|xsrf)(?:[-_]?(?:token|middlewaretoken|key|nonce|param))?|_+token|authenticity_token|"
+    r"_*requestverificationtoken",
+    re.IGNORECASE,
+)
+
+
+def is_token_field(name: str) -> bool:
+    """Is ``name`` an anti-forgery token field's whole name (``_TOKEN_FIELD``)?"""
+    return _TOKEN_FIELD.fullmatch(name.strip()) is not None
+
+
 _CONTROL_RE = re.compile(r"[\t\n\r]")
 
 DecisionKind = Literal["navigation", "request", "submission", "typing"]

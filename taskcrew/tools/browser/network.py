@@ -30,7 +30,7 @@ from taskcrew.approvals.rules import NOT_EXACT
 from taskcrew.tools.human import FieldValue
 from taskcrew.tools.intents import SendOutcome
 from taskcrew.tools.intents import fetcher as intent_fetcher
-from taskcrew.tools.policy import CSRF_NAME_RE, SAFE_METHODS, Policy, PolicyDecision, strip_fragment
+from taskcrew.tools.policy import SAFE_METHODS, Policy, PolicyDecision, is_token_field, strip_fragment
 from taskcrew.tools.submissions import SubmissionResult, classify
 from taskcrew.tools.vault import Vault
 
@@ -626,7 +626,7 @@ class NetworkGuard:
     def _submitted(self, method: str, url: str, raw: list[tuple[str, str]], outcome: SendOutcome) -> None:
         """What became of an approved submission (classified by ``_classified``; ``raw`` its body as
         approved): for the act result and the run's facts."""
-        fields = [(n, self.vault.redact(v)) for n, v in raw if not CSRF_NAME_RE.search(n)]
+        fields = [(n, self.vault.redact(v)) for n, v in raw if not is_token_field(n)]
         result = SubmissionResult(
             method=method,
             url=self.vault.redact(strip_fragment(url)),
