@@ -283,8 +283,9 @@ def test_an_approval_given_after_the_cancel_is_signed_is_void_and_its_decider_is
     env: dict[str, Any],
 ) -> None:
     """The cancel's signed entry is written and its change to the job database is paused; carol
-    approves (still pending there): she is told the job was cancelled and her approval is void, not
-    that the job resumes; the job ends cancelled and nothing of it acts on the approval."""
+    approves (still pending there): she is told the job was cancelled (bob's first approval went
+    with the cancel, so hers would be a first one given while it stands: refused), not that the job
+    resumes; the job ends cancelled and nothing of it acts on the approval."""
     jobs, users = env["jobs"], env["users"]
     job_id, approval_id = _parked(jobs)
     authority = Authority(jobs, users_file=users)
@@ -300,10 +301,12 @@ def test_an_approval_given_after_the_cancel_is_signed_is_void_and_its_decider_is
     del jobs.cancel
 
     assert jobs.get(job_id).status == "cancelled"
-    assert approval_id in Authority(jobs, users_file=users).void_decisions(job_id)
-    assert told.status == "decided"
+    # bob's first approval was taken back by the cancel's entry (``_firsts_standing``): carol's would
+    # be a first approval given while the cancel stands, refused as such — never "the job resumes"
+    assert told.status == "refused"
     assert "resumes" not in told.message.replace("does not resume", "")
-    assert "cancelled by ana" in told.message and "void" in told.message
+    assert "cancelled by ana" in told.message
+    assert jobs.approval(approval_id).status != "approved"
 
 
 def test_an_approval_after_the_cancel_landed_is_refused_as_cancelled(env: dict[str, Any]) -> None:

@@ -284,17 +284,40 @@ class Authority:
         still a user, under the password she has now (a reset voids the logins and tokens from
         before it, and what they approved: ``identity_refusal``'s rule). ``known``: every user's
         credential, when already read (else one read of the users file)."""
+        if not approval.first_approvals:
+            return []
         if known is None:
             try:
                 known = credentials(self.users_file)
             except ValueError:
                 return []
+        given = self._firsts_standing(approval)
         return [
             c.name
             for c in approval.first_approvals
-            if self.keys.verify(seals.cosign(approval, c), c.sig)
+            if c.name in given
+            and self.keys.verify(seals.cosign(approval, c), c.sig)
             and _still_counts(known, c.name, c.credential, lambda now: cosign_credential(approval.id, now))
         ]
+
+    def _firsts_standing(self, approval: Approval) -> set[str]:
+        """Who gave a first approval of ``approval`` that no cancel took back, by the signed log's
+        order: a cancel takes back the first approvals given before it (as it takes back decisions:
+        ``void_decisions``), and one given while it stands counts for nothing — a retry, reusing the
+        still-pending approval, must not be completed by one more person on a yes given to the
+        cancelled run (nor on a first approval a database writer set pending again after a cancel
+        expired it). A first approval with no signed ``approve_first`` entry counts for nothing."""
+        names: set[str] = set()
+        standing = False
+        for entry in self.audit.signed(("retrying", "retry", "cancel", "approve_first")):
+            if entry.action == "approve_first":
+                if entry.target == approval.id and not standing:
+                    names.add(entry.who)
+            elif entry.target == approval.job_id:
+                standing = entry.action == "cancel"
+                if standing:
+                    names = set()
+        return set() if standing else names
 
     def approvers_refusal(self, approval: Approval) -> str | None:
         """Why a person's approval no longer counts (None: it does). The one rule on who an approval
@@ -692,6 +715,11 @@ class Authority:
                 if refusal:
                     return self._refuse(who, approval_id, action, refusal)
                 others = [n for n in view.first_approvers if n != who.name]
+                if not others and (cancel := self.standing_cancel(approval.job_id)) is not None:
+                    why = f"job {approval.job_id} was cancelled by {cancel.who} (audit entry {cancel.seq})"
+                    return self._refuse(
+                        who, approval_id, action, f"Refused: {why}; its approvals closed with it."
+                    )
                 if not others:
                     bound = cosign_credential(approval.id, who.credential) if who.credential else None
                     first = Cosign(name=who.name, proof=who.proof, at=utcnow(), sig="", credential=bound)
