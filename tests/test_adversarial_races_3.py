@@ -181,3 +181,21 @@ def test_a_first_approval_given_after_the_retry_still_counts(office: _Office) ->
     assert office.authority().decide(fresh, "approve", office.who("carol", "console")).status == "decided"
     assert office.jobs.approval(fresh).decided_by == "bob+carol"
     assert leg.gate.send_check("POST", BILL, [(f.name, f.value) for f in _request().fields]) is None
+
+
+def test_a_first_approval_racing_a_cancel_is_refused_not_a_crash(office: _Office) -> None:
+    """The cancel lands between bob's decision being judged and his first approval being stored: he
+    is refused with the reason (before, the store's error escaped: a console page failed with 500)."""
+    job_id = office.submit()
+    with pytest.raises(Parked) as parked:
+        JobHuman(office.jobs, job_id, authority=office.authority()).approve(_request())
+    office.jobs.mark(job_id, "waiting", only_if=("running",))
+    real = office.jobs.add_first_approval
+
+    def cancelled_first(*a: Any, **k: Any) -> Any:
+        office.authority().act_on_job(job_id, "cancel", office.who("dave", "console"))
+        return real(*a, **k)
+
+    office.jobs.add_first_approval = cancelled_first  # type: ignore[method-assign]
+    told = office.authority().decide(parked.value.approval_id, "approve", office.who("bob"))
+    assert told.status == "refused" and "expired" in told.message, told.message

@@ -724,7 +724,10 @@ class Authority:
                     bound = cosign_credential(approval.id, who.credential) if who.credential else None
                     first = Cosign(name=who.name, proof=who.proof, at=utcnow(), sig="", credential=bound)
                     first.sig = self.keys.sign(seals.cosign(approval, first))
-                    self.jobs.add_first_approval(approval.id, first)
+                    try:  # a cancel (or another decision) may land first: a refusal, not a crash
+                        self.jobs.add_first_approval(approval.id, first)
+                    except (InvalidChange, UnknownApproval) as exc:
+                        return self._refuse(who, approval_id, action, str(exc))
                     self.audit.append(who.name, "approve_first", approval_id, payload)
                     return DecisionResult(
                         approval_id=approval_id,
