@@ -97,12 +97,22 @@ def test_a_vendor_gets_the_template_that_is_its_name_whatever_the_order(
         assert routine.template_for("NORTHWIND-TRADERS") is northwind
         assert routine.template_for(LOGISTICS) is logistics
         assert routine.template_for("Northwind Traders Ltd") is northwind  # like Northwind only
-        assert routine.template_for("Northwind") is None  # like both: not guessed
-        with pytest.raises(FileStepFailed, match="could be any of 2 issuers") as fell:
-            find_document(routine, {"vendor": "Northwind"}, SandboxFiles(INBOX))
-        assert NWT in str(fell.value) and LOGISTICS in str(fell.value), fell.value
-    # one template only: a name like it still gets it ("Globex" is Globex Corp)
-    assert _routine(northwind).template_for("Northwind") is northwind
+        assert routine.template_for("Northwind") is None  # neither's name: not guessed
+    # like two issuers at once (the same name give or take a legal form): neither, and said so
+    ltd = northwind.model_copy(update={"issuer": "Northwind Traders Ltd"})
+    routine = _routine(
+        northwind, templates=[ltd, northwind.model_copy(update={"issuer": "Northwind Traders Inc"})]
+    )
+    with pytest.raises(FileStepFailed, match="could be any of 2 issuers") as fell:
+        find_document(routine, {"vendor": NWT}, SandboxFiles(INBOX))
+    assert "Northwind Traders Ltd" in str(fell.value) and "Northwind Traders Inc" in str(fell.value), (
+        fell.value
+    )
+    # one template only: the same name give or take a legal form still gets it, another name does
+    # not — before, "Northwind" (and "Northwind Traders Logistics") got Northwind Traders' template
+    assert _routine(northwind).template_for("Northwind Traders Ltd") is northwind
+    assert _routine(northwind).template_for("Northwind") is None
+    assert _routine(northwind).template_for(LOGISTICS) is None
 
 
 def test_after_a_heal_for_logistics_a_northwind_task_enters_northwinds_invoice(

@@ -181,8 +181,11 @@ class TaskFlow(Flow[RunState]):
 
     @listen("learn")
     def reflect(self) -> None:
-        if getattr(self.run.replay, "outcome", "") != "replayed":  # a routine replayed step for
-            steps.reflect(self.run, self.state)  # step has nothing new to reflect on
+        # a routine replayed step for step and confirmed by the verifier the first time has nothing
+        # new to reflect on; a replay the verifier rejected and the agent reworked is the agent's run
+        replay = self.run.replay
+        if replay is None or replay.result(self.state)[0] != "replayed":
+            steps.reflect(self.run, self.state)
         self.state.reflected = True
         self._checkpoint("reflect")  # saved, so a leg handed back after this does not reflect again
 

@@ -255,6 +255,7 @@ def find_document(routine: Routine, params: dict[str, str], files: object) -> Fo
     paths, unsearched = _hit_paths(files, words)
     read: list[Found] = []
     problems = []
+    unfit: list[tuple[str, FileContent, str]] = []  # the issuer's files the template reads nothing from
     unread = list(unsearched)  # (path, why): files naming ``words`` whose text could not be read
     for path in paths:
         try:
@@ -273,6 +274,8 @@ def find_document(routine: Routine, params: dict[str, str], files: object) -> Fo
                 unread.append((path, part))
             else:
                 problems.append(f"{path}: {exc}")
+                if trusted is not None:
+                    unfit.append((path, content, text))
             continue
         stranger = None if trusted is not None else ", ".join(_chain(content.email)) or "not an e-mail"
         for values in every:
@@ -281,7 +284,55 @@ def find_document(routine: Routine, params: dict[str, str], files: object) -> Fo
             read.append(Found(path=path, values=values, quote=quote, stranger=stranger))
     if unread:
         raise FileStepFailed(_unread_reason(template, rule, words, unread))
-    return _trusted(template, _pick(template, rule, params, read, len(paths), words, problems))
+    picked = _pick(template, rule, params, read, len(paths), words, problems)
+    if rule.choose == "newest_by_printed_date":
+        _none_newer_unread(template, picked[0], read, unfit)
+    return _trusted(template, picked)
+
+
+def _none_newer_unread(
+    template: Template, pick: Found, read: list[Found], unfit: list[tuple[str, FileContent, str]]
+) -> None:
+    """Raises FileStepFailed when a file of the issuer's that the template reads nothing from may be
+    a newer invoice than ``pick`` — the issuer changed its layout ("Invoice #" for "Invoice No."):
+    it is dated on or after the pick's printed date (an e-mail's Date), or has no date to tell
+    (a file that is not an e-mail), and prints a number of the issuer's invoice numbers' kind (the
+    template's shape, and the letters before the digits of one it read) that no document the
+    template read has. A reminder or a payment advice about a known invoice, a price list of item
+    codes, an older e-mail: none of them stops the rule; a newer invoice is never passed over for an
+    older one without a word."""
+    number = template.fields[0]
+    known = {f.values.get(number.name, "") for f in read} - {""}
+    kinds = {_kind(n) for n in known}
+    if not number.pattern or not kinds:
+        return
+    since = pick.values.get(_date_field(template), "")
+    shape = re.compile(rf"(?<![\w/-])(?:{number.pattern})(?![\w/-])")
+    for path, content, text in unfit:
+        sent = (content.email.headers.date or "") if content.email is not None else ""
+        day = sent[:10] if re.match(r"\d{4}-\d{2}-\d{2}", sent) else ""
+        if day and since and day < since:
+            continue  # sent before the picked invoice was issued
+        new = [
+            n
+            for n in dict.fromkeys(m.group(0) for m in shape.finditer(text))
+            if n not in known and _kind(n) in kinds
+        ]
+        if new:
+            raise FileStepFailed(
+                f"{path} is {template.issuer}'s, "
+                + (f"sent {day}, " if day else "undated, ")
+                + f"and prints {', '.join(new[:3])} like the issuer's invoice numbers, but the template "
+                f"reads no invoice from it (a new layout?): it may be a newer invoice than "
+                f"{pick.values.get(number.name, '')} of {since or 'an unknown date'}, the newest the template "
+                "reads, so the routine does not pick that one; the agent and the person decide"
+            )
+
+
+def _kind(number: str) -> str:
+    """What an invoice number prints before its digits ("INV-" of INV-2057): item codes ("NW-1170")
+    or delivery notes ("LS-2026-1177") of the same shape are another kind of number."""
+    return re.split(r"\d", number, maxsplit=1)[0]
 
 
 def _why(exc: Exception) -> str:

@@ -98,19 +98,20 @@ def _after(ctx: Any, state: Any, attached: Attached) -> None:
     verified = state.outcome == "done" and bool(state.verdicts) and state.verdicts[-1].verified
     replayer = attached.replayer
     if replayer is not None and replayer.outcome in ("replayed", "fell_back"):
-        fell_back = replayer.outcome == "fell_back" or not verified
-        reason = replayer.reason if replayer.outcome == "fell_back" else state.outcome_reason
+        outcome, why = replayer.result(state)  # a replay the verifier rejected first fell back
+        fell_back = outcome == "fell_back" or not verified
+        reason = why if outcome == "fell_back" else state.outcome_reason
         new_issuer = replayer.outcome == "fell_back" and replayer.new_issuer
         counted = store.count(replayer.routine, fell_back=fell_back, reason=reason, in_a_row=not new_issuer)
-        said = replayer.outcome if verified or replayer.outcome == "fell_back" else "replayed, not verified"
+        said = outcome if verified or outcome == "fell_back" else "replayed, not verified"
         _note(
             ctx.run_dir,
             f"routine {counted.name} v{counted.version}: {said}"
-            + (f" ({replayer.reason or reason})" if replayer.reason or said != replayer.outcome else "")
+            + (f" ({why or reason})" if why or said != outcome else "")
             + (" — FLAGGED for review: it keeps falling back" if counted.flagged else ""),
         )
-        if replayer.outcome == "replayed" or not verified:
-            return
+        if outcome == "replayed" or not verified:
+            return  # a clean replay teaches nothing new; a run not verified teaches nothing
     if not verified or os.environ.get(ENV_LEARN, "1") == "0":
         return
     try:

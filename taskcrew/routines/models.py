@@ -305,7 +305,7 @@ class Routine(_Data):
         return None if found is None else self.templates[found]
 
     def no_template(self, vendor: str) -> str:
-        """Why ``template_for(vendor)`` is None, in plain words."""
+        """Why ``template_for(vendor)`` is None, in plain words: which names differ from the vendor's."""
         like = [t.issuer for t in self.templates if named_like(vendor, t.issuer)]
         if len(like) > 1:
             return (
@@ -314,6 +314,12 @@ class Routine(_Data):
                 "guess which one the task means"
             )
         known = ", ".join(t.issuer for t in self.templates)
+        near = [t.issuer for t in self.templates if resembles(vendor, t.issuer)]
+        if near:
+            return (
+                f"the routine has no extraction template for {vendor!r}: {name_differs(vendor, near[0])}, "
+                f"so its template (it has: {known}) may be another company's and is not used"
+            )
         return f"the routine has no extraction template for {vendor!r} yet (it has: {known})"
 
     def names(self, text: str, vendor: str, template: Template) -> bool:
@@ -354,10 +360,11 @@ def issuer_of(name: str, issuers: Sequence[str]) -> int | None:
     """Which of ``issuers`` ``name`` is (its index), the one rule for whose template a vendor gets
     and whose a document is: the issuer that IS that name — the same words after ``_words`` ("SOYLENT
     FOODS" is Soylent Foods; of two written differently, "Northwind Traders" and
-    "NORTHWIND-TRADERS", the first, the newer) — else the one issuer ``named_like`` it ("Globex" is
-    Globex Corp). None when none is, or when several are only named like it ("Northwind" with both
-    Northwind Traders and Northwind Traders Logistics): which one is meant is not guessed, and never
-    decided by the order the templates are kept in."""
+    "NORTHWIND-TRADERS", the first, the newer) — else the one issuer ``named_like`` it, the same
+    name give or take a legal form ("Globex" is Globex Corp). None when none is — "Northwind Traders
+    Logistics" is not Northwind Traders, nor is "Northwind" — or when several are only named like it
+    ("Northwind Traders" with Northwind Traders Ltd and Northwind Traders Inc): which one is meant
+    is not guessed, and never decided by the order the templates are kept in."""
     words = _words(name)
     if not words:
         return None
@@ -395,13 +402,46 @@ def issuers_named(text: str, name: str, issuers: Sequence[str]) -> set[int | Non
     return found
 
 
+LEGAL_FORMS = frozenset(
+    {"ltd", "limited", "inc", "incorporated", "corp", "corporation", "co", "company", "llc", "llp", "lp"}
+    | {"plc", "pvt", "private", "pty", "gmbh", "ag", "kg", "se", "sa", "sas", "sarl", "srl", "spa", "bv"}
+    | {"nv", "oy", "ab", "aps", "kk", "pte"}
+)
+"""Words of a company's legal form: "Bharat Components Pvt. Ltd." is Bharat Components, "Globex
+Corp" is Globex. No other word is dropped: "Northwind Traders Logistics" is another company."""
+
+
+def _name(text: str) -> list[str]:
+    """A name's words without its trailing legal form (all of them when it is nothing else)."""
+    words = _words(text)
+    end = len(words)
+    while end and words[end - 1] in LEGAL_FORMS:
+        end -= 1
+    return words[:end] or words
+
+
 def named_like(text: str, other: str) -> bool:
-    """``text`` names what ``other`` names: the same words, or the words of one leading the other
-    ("Bharat Components" and "Bharat Components Pvt. Ltd.", "Globex" and "Globex Corp"). A shared
-    trailing word names no one ("Traders" is not "Northwind Traders", "Industries" not "Vandelay
-    Industries"), and a name differing in a letter of any script is another name ("Möller" is not
-    "Müller"). The one rule for a template's issuer, a learned parameter and the drop-down option a
-    replay chooses."""
+    """``text`` names what ``other`` names: the same words, in any case, spacing and punctuation,
+    give or take a legal form ("Bharat Components" and "Bharat Components Pvt. Ltd.", "Globex" and
+    "Globex Corp", "Northwind Traders Ltd" and "Northwind Traders"). A name with a word more or
+    less is another company's ("Northwind Traders Logistics" is not Northwind Traders, nor is
+    "Northwind" or "Traders"), and a name differing in a letter of any script is another name
+    ("Möller" is not "Müller"). The one rule for a template's issuer, a learned parameter and the
+    drop-down option a replay chooses: a sister company must never get another's invoice or bill."""
+    a = _name(text)
+    return bool(a) and a == _name(other)
+
+
+def resembles(text: str, other: str) -> bool:
+    """The words of one name lead the other's ("Northwind" and "Northwind Traders Logistics"): not
+    the same name (``named_like``), only worth saying in a reason why none was used."""
     a, b = _words(text), _words(other)
     short, long = (a, b) if len(a) <= len(b) else (b, a)
     return bool(short) and long[: len(short)] == short
+
+
+def name_differs(name: str, other: str) -> str:
+    """How ``name`` differs from ``other`` that it is not named like, in a reason's words."""
+    a, b = _name(name), _name(other)
+    extra = [w for w in a if w not in b] or [w for w in b if w not in a]
+    return f"{name!r} is not {other!r}" + (f" (the words differ: {' '.join(extra)})" if extra else "")

@@ -20,7 +20,16 @@ from urllib.parse import urlsplit
 from taskcrew.crew.models import Citation, Plan, PlanStep, RunState, StepRecord, StepReport
 from taskcrew.crew.trace import ControlEvent, PlanMade
 from taskcrew.routines.files import FileStepFailed, find_document
-from taskcrew.routines.models import BrowserStep, PageExpect, Routine, Target, fill, named_like
+from taskcrew.routines.models import (
+    BrowserStep,
+    PageExpect,
+    Routine,
+    Target,
+    fill,
+    name_differs,
+    named_like,
+    resembles,
+)
 
 PAGE_TRIES = 3
 FIELD_KINDS = ("type", "select", "check")
@@ -67,14 +76,26 @@ def resolve(observation: Any, target: Target) -> Any:
     return found[0] if len(found) == 1 else None
 
 
+def _options(element: Any) -> list[str]:
+    return [o.label for o in (element.field.options or [])] if element.field is not None else []
+
+
 def choose_option(element: Any, value: str) -> str | None:
-    """The option of a drop-down that is ``value``: by its label, else the one option named like it."""
-    options = [o.label for o in (element.field.options or [])] if element.field is not None else []
+    """The option of a drop-down that is ``value``: by its label, else the one option named like it
+    (``models.named_like``: the same name give or take a legal form — never a longer or shorter
+    name, another company's: "Northwind Traders" is no option for Northwind Traders Logistics)."""
+    options = _options(element)
     exact = [o for o in options if _norm(o) == _norm(value)]
     if exact:
         return exact[0]
     close = [o for o in options if named_like(value, o)]
     return close[0] if len(close) == 1 else None
+
+
+def no_option(element: Any, value: str) -> str:
+    """Why ``choose_option`` found none, naming the options whose names differ from ``value``."""
+    near = [name_differs(value, o) for o in _options(element) if resembles(value, o)]
+    return f"has no option for {value!r}" + (f" ({'; '.join(near[:3])})" if near else "")
 
 
 def on_page(observation: Any, expect: PageExpect | None) -> bool:
@@ -156,6 +177,16 @@ class Replayer:
             ControlEvent(action="routine:replayed", reason=f"{self._label()}: every step matched")
         )
         return True
+
+    def result(self, state: Any) -> tuple[str, str]:
+        """(outcome, reason) of this replay as the routine's record and the run count it: "replayed"
+        only when the independent verifier confirmed it the first time it checked. A replay it did
+        not confirm fell back, with its reason, whatever a rework made of the run after: the agent
+        (planner and workers) did the chore then, so the run reflects and teaches as the agent's."""
+        verdicts = getattr(state, "verdicts", None) or []
+        if self.outcome == "replayed" and verdicts and not verdicts[0].verified:
+            return "fell_back", f"the independent verifier did not confirm the replay: {verdicts[0].reason}"
+        return self.outcome, self.reason
 
     def _label(self) -> str:
         return f"{self.routine.name} v{self.routine.version}"
@@ -401,7 +432,7 @@ class Replayer:
         if step.kind == "select":
             option = choose_option(element, value)
             if option is None:
-                raise Fallback(f"{step.target.describe()} has no option for {value!r}", self._remaining(i))  # type: ignore[union-attr]
+                raise Fallback(f"{step.target.describe()} {no_option(element, value)}", self._remaining(i))  # type: ignore[union-attr]
             return Select(index=element.index, option=option)
         return Type(index=element.index, text=value, clear=True)
 
