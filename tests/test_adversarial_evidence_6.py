@@ -331,3 +331,129 @@ def test_a_wrong_answer_is_not_done_and_verified(place: Workplace) -> None:
     assert result.outcome != "done", result.reason
     assert "independently verified" not in report.splitlines()[0].lower()
     assert "the answer states 2310 as the amount of GX-5531" in report, report[:2000]
+
+
+# ---- a second look at the status rule: its holes, and honest words it refused -----------------------
+
+GX_ROW_NO_STATUS = "BILL-0002 | Globex Corp | GX-5531 | 2150.00 | USD"
+PAID_NOW = (  # after BILL-0002 was marked paid
+    "Bills\n"
+    "| [21] BILL-0002 | Globex Corp | GX-5531 | 2150.00 | USD | 2026-08-15 | 2026-09-14 | Paid | 2026-09-20 |\n"
+    "| [25] BILL-0003 | Initech | INI-2201 | 120.00 | USD | 2026-08-01 | 2026-08-31 | Unpaid | — |"
+)
+TWO_ROWS = (
+    f"{ANSWER_ROW}; BILL-0001 | Northwind Traders | INV-2031 | 980.00 | USD | 2026-08-10 | 2026-09-09 | Paid"
+)
+
+
+def _v(
+    criterion: str, observed: str, page: str = STATUS_ROWS, source: str = BILLS, changes_data: bool = True
+) -> Any:
+    return _judge(
+        _check(criterion, source, observed), facts=NONE_SENT, pages={source: page}, changes_data=changes_data
+    )
+
+
+@pytest.mark.parametrize("words", ["has been settled", "was remitted", "ist bezahlt", "is Ｐａｉｄ"])
+def test_paid_in_other_words_is_still_held_to_the_row(words: str) -> None:
+    v = _v(f"Bill BILL-0002 (Globex Corp GX-5531) {words} in Acme Payables", GX_ROW_NO_STATUS)
+    assert not v.verified and "Paid" in v.reason
+
+
+def test_a_paid_claim_is_refuted_by_its_own_unpaid_row_whatever_other_rows_show() -> None:
+    all_unpaid = STATUS_ROWS.replace("| Paid | 2026-09-05 |", "| Unpaid | — |")
+    v = _v(PAID, "BILL-0002 | Globex Corp | GX-5531 | 2150.00 | Paid", page=all_unpaid)
+    assert not v.verified
+
+
+def test_a_question_about_a_records_status_needs_the_record_shown() -> None:
+    """A read-only plan ("is BILL-0002 paid?") verified from a filtered page without the bill."""
+    paid_only = (
+        "Bills\n1 bill matching the filters\n"
+        "| [23] BILL-0001 | Northwind Traders | INV-2031 | 980.00 | USD | 2026-08-10 | 2026-09-09 | Paid | 2026-09-05 |"
+    )
+    v = _v(PAID, "BILL-0001 INV-2031 980.00 USD Paid 2026-09-05", paid_only, f"{BILLS}?status=paid", False)
+    assert not v.verified and "BILL-0002" in v.reason
+    assert answer_unsupported("BILL-0002 (GX-5531) is paid.", [_met(ANSWER_ROW)]) is not None
+
+
+@pytest.mark.parametrize(
+    ("criterion", "observed", "page"),
+    [
+        # a change told as before and after: the status before is no claim
+        (
+            "Bill BILL-0002 (GX-5531) is marked paid in Acme Payables",
+            "BILL-0002 was Unpaid and is now Paid",
+            PAID_NOW,
+        ),
+        ("Bill BILL-0002 (GX-5531) is marked paid in Acme Payables", "BILL-0002: Unpaid → Paid", PAID_NOW),
+        (
+            "Bill BILL-0002 (GX-5531) is marked paid in Acme Payables",
+            "BILL-0002 status Unpaid -> Paid",
+            PAID_NOW,
+        ),
+        (
+            "Bill BILL-0002, which was unpaid, is now marked paid in Acme Payables",
+            "BILL-0002 2150.00 Paid",
+            PAID_NOW,
+        ),
+        # words a system need not use: only a status's contrary refutes it
+        (
+            "Bill BILL-0002 (GX-5531) is still open in Acme Payables",
+            "BILL-0002 GX-5531 2150.00 USD Unpaid",
+            STATUS_ROWS,
+        ),
+        (
+            "Bill BILL-0002 (GX-5531) is overdue in Acme Payables",
+            "BILL-0002 GX-5531 due 2026-09-14 Unpaid",
+            STATUS_ROWS,
+        ),
+        (
+            "Bill BILL-0002 is paid (approved by the second approver) in Acme Payables",
+            "BILL-0002 Paid",
+            PAID_NOW,
+        ),
+        ("Bill BILL-0002 is paid and not left open in Acme Payables", "BILL-0002 GX-5531 Paid", PAID_NOW),
+        # a button offered is no state; a negation with a filler word is no claim
+        (
+            "Bill BILL-0002 (GX-5531) is unpaid and shows the Mark paid button in Acme Payables",
+            "BILL-0002 Unpaid",
+            STATUS_ROWS,
+        ),
+        (
+            "Bill BILL-0002 (GX-5531) is not currently paid in Acme Payables",
+            "BILL-0002 GX-5531 Unpaid",
+            STATUS_ROWS,
+        ),
+    ],
+)
+def test_honest_words_about_a_status_still_verify(criterion: str, observed: str, page: str) -> None:
+    v = _v(criterion, observed, page)
+    assert v.verified, v.reason
+
+
+def test_a_detail_pages_status_field_is_refuted_only_by_its_contrary() -> None:
+    url = "http://127.0.0.1:8800/bills/BILL-0002"
+    page = "Bill: BILL-0002\nVendor: Globex Corp\nAmount: 2150.00 USD\nStatus: Unpaid\n## Mark as paid\n[7] Mark paid"
+    honest = _v(
+        "Bill BILL-0002 is unpaid in Acme Payables",
+        "BILL-0002 is Unpaid, so I can open the Mark paid form",
+        page,
+        url,
+    )
+    assert honest.verified, honest.reason
+    assert not _v("BILL-0002 is recorded", "BILL-0002 is Paid", page, url).verified
+
+
+@pytest.mark.parametrize(
+    ("answer", "observed"),
+    [
+        ("GX-5531 and INV-2031 total 3130.00 USD", TWO_ROWS),  # a sum of two records
+        ("BILL-0002 (GX-5531) is unpaid and overdue since 2026-09-14", ANSWER_ROW),
+        ("BILL-0002 (GX-5531) is still open: 2150.00 USD due 2026-09-14", ANSWER_ROW),
+        ("BILL-0001 (INV-2031) was paid on 2026-09-05", "BILL-0001 INV-2031 980.00 USD due 2026-09-09 Paid"),
+        ("BILL-0002 is Unpaid. To pay it, open BILL-0002 and press Mark paid", ANSWER_ROW),
+    ],
+)
+def test_honest_answers_are_not_refused(answer: str, observed: str) -> None:
+    assert answer_unsupported(answer, [_met(observed)]) is None

@@ -360,7 +360,8 @@ def test_a_claim_that_a_system_did_something_is_not_taken_from_a_document(criter
     verdict = check_verdict(
         Verdict(verified=True, checks=[on_system], reason="ok"), changing, set(TEXTS), TEXTS, systems=SYSTEMS
     )
-    if " paid" in criterion:  # a status is a value too: the row says Unpaid (test_adversarial_evidence_6)
+    if " paid" in criterion or "settled" in criterion:  # a status is a value too ("settled" is paid):
+        # the row says Unpaid (test_adversarial_evidence_6)
         assert not verdict.verified and "does not show Paid on the row of INV-2057" in verdict.reason
         return
     assert verdict.verified, verdict.reason

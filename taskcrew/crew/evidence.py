@@ -62,6 +62,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import unicodedata
 from collections.abc import Iterable
 from urllib.parse import unquote, unquote_plus, urlsplit
 
@@ -176,7 +177,10 @@ def _checked(
     # a model's word, and what a system holds is no truer for being asked about than for being changed.
     # (That the record it names must be shown stays with a run that could have made it: a question's
     # "whether INI-7781 has a bill" is rightly answered by its absence.)
-    record_rule, state_rule = state_rule, state_rule or about_state
+    # A criterion that states what the record holds (its amount, status, date: "BILL-0002 is paid")
+    # needs the record shown whatever the plan says.
+    states_values = any(_kind(v) != "id" for v in _claimed(criterion))
+    record_rule, state_rule = state_rule or states_values, state_rule or about_state
     rejection = None
     if not same_source(check.source, seen):
         rejection = f"{check.source!r} was not opened (successfully) during this verification"
@@ -494,7 +498,8 @@ def _other_row(
         else:
             own = []
         for value in sorted(said - ids) if own else []:
-            if value in in_table and not any(value in row for row in own):
+            contrary = _kind(value) == "status" and _refuted(value, set().union(*own))
+            if (value in in_table or contrary) and not any(value in row for row in own):
                 on = set().union(*own)
                 named = ", ".join(sorted(v.upper() for v in (ids or on) & on if _kind(v) == "id"))
                 return (
@@ -551,7 +556,11 @@ def _criterion_unshown(
     for value in sorted(claimed - ids):
         if any(value in row for row in own):
             continue
-        if value in in_table or (_kind(value) in kinds and not _YEAR.match(value)):
+        if _kind(value) == "status":  # only its contrary refutes a status: a system need not use "open"
+            wrong = value in in_table or _refuted(value, set().union(*own))
+        else:
+            wrong = value in in_table or (_kind(value) in kinds and not _YEAR.match(value))
+        if wrong:
             named = ", ".join(sorted(v.upper() for v in ids if any(v in row for row in own)))
             return (
                 f"{source!r} does not show {_shown(value)} on the row of {named}, as the criterion says: a "
@@ -674,8 +683,8 @@ def _off_field(said: set[str], ids: set[str], records: list[_Record], source: st
         kind = _kind(value)
         if kind not in _KIND_WORDS or (kind == "number" and _YEAR.match(value)):
             continue
-        if kind == "status" and not any(record.held[kind] for record in own):
-            continue  # a record shown with no status field: its status is not read from its other fields
+        if kind == "status" and not any(_refuted(value, record.held[kind]) for record in own):
+            continue  # no status field, or one that does not say the contrary ("open" of an unpaid bill)
         if not any(value in record.held[kind] for record in own):
             return (
                 f"{source!r} does not show {_shown(value)} as the {_KIND_WORDS[kind]} of {named}: on a page showing "
@@ -687,6 +696,18 @@ def _off_field(said: set[str], ids: set[str], records: list[_Record], source: st
 
 _ISO_VALUE = re.compile(r"^\d{4}-\d{2}-\d{2}(\|\d{4}-\d{2}-\d{2})?$")  # a date (or its two readings)
 _YEAR = re.compile(r"^(19|20)\d\d$")  # "the September 2026 invoice": a year, not an amount
+
+
+def _refuted(value: str, shown: set[str]) -> bool:
+    """Whether a record showing ``shown`` refutes ``value``: for a status, only its contrary does
+    (``_CONTRARY``: an unpaid row refutes "paid", not "overdue"); any other value of its kind does."""
+    if _kind(value) != "status":
+        return any(_kind(v) == _kind(value) for v in shown) and value not in shown
+    return value not in shown and any(
+        frozenset({value[len(STATUS_MARK) :], v[len(STATUS_MARK) :]}) in _CONTRARY
+        for v in shown
+        if _kind(v) == "status"
+    )
 
 
 def _shown(value: str) -> str:
@@ -739,7 +760,9 @@ def _checkable_values(observed: str) -> set[str]:
     absent ("no bill for INI-7781") names a record it did not see: code cannot check its identifier;
     every other value ("BILL-0099 INV-2057 1284.50 not paid": BILL-0099, 1284.50) is checked."""
     unquoted = re.sub(r'"[^"]*"|“[^”]*”|`[^`]*`', " ", observed)
-    return set().union(*(values(c) - _absent_record(c) for c in _CLAUSE.split(unquoted)))
+    found = set().union(*(values(c) - _absent_record(c) for c in _CLAUSE.split(unquoted)))
+    # a status is read in its whole sentence: "which was unpaid, is now paid" says unpaid was before
+    return {v for v in found if _kind(v) != "status"} | (found & _statuses(unquoted))
 
 
 def _compared(observed: str) -> set[str]:
@@ -773,12 +796,14 @@ def _absent_record(clause: str) -> set[str]:
 
 
 def answer_unsupported(answer: str, checks: list[CriterionCheck]) -> str | None:
-    """A question's answer is what a clerk takes away from a "done, verified": each amount, currency,
-    date or status a clause of it states next to a record's identifier ("GX-5531 is for 2310.00 EUR")
-    must be one the verification's code-checked met checks (``standing`` "met") showed for that
-    record — in one statement naming it, the same-row rule — whenever they show a value of that kind
-    for it. Where they show none, the answer's value is the verifier's judgement, as before; a
-    clause that speaks of something absent ("not 2310.00") is left to it too. None, or the reason."""
+    """A question's answer is what a clerk takes away from a "done, verified": each amount and
+    currency a clause of it states next to a record's identifier ("GX-5531 is for 2310.00 EUR") must
+    be one the verification's code-checked met checks (``standing`` "met") showed for that record —
+    in one statement naming it, the same-row rule — whenever they show a value of that kind for it.
+    Where they show none, the answer's value is the verifier's judgement, as before; so is a clause
+    that speaks of something absent ("not 2310.00"), one naming several records (a sum, a list), and
+    a date or status (a record has several: due, issued, paid; "unpaid and overdue"). None, or the
+    reason."""
     shown: dict[str, set[str]] = {}
     for check in checks:
         if standing(check) != "met":
@@ -792,10 +817,21 @@ def answer_unsupported(answer: str, checks: list[CriterionCheck]) -> str | None:
             continue
         for ids, said in _stated_of(clause):
             known = [v for v in ids if v in shown]
+            amounts = [{v for v in shown[i] if _kind(v) == "number"} for i in known]
+            if any(a != amounts[0] for a in amounts):
+                continue  # several records ("GX-5531 and INV-2031 total 3130.00"): a sum, a list
             evidence = set().union(*(shown[v] for v in known)) if known else set()
             for value in sorted(said):
                 kind = _kind(value)
-                if kind not in _KIND_WORDS or (kind == "number" and _YEAR.match(value)):
+                # an amount and its currency; a status only where the evidence shows its contrary
+                # ("paid" of an unpaid row); a date never: a record has several (due, issued, paid)
+                # and a status may be said in words the system does not use ("unpaid and overdue")
+                if kind == "status" and known and _refuted(value, evidence):
+                    return (
+                        f"the answer says {', '.join(v.upper() for v in known)} is {_shown(value)}, but the "
+                        f"verified evidence shows {', '.join(sorted(_shown(v) for v in evidence if _kind(v) == kind))}"
+                    )
+                if kind not in ("number", "currency") or (kind == "number" and _YEAR.match(value)):
                     continue
                 mine = {v for v in evidence if _kind(v) == kind}
                 if mine and value not in mine:
@@ -931,8 +967,9 @@ _CURRENCY = re.compile(rf"(?<![\w$/-])(?:{_CODES})(?![\w$/-])|US\$|[€£]")
 # a record's status, in the words any payables system uses (not only the mock ERP's), as one value:
 # a letter or digit next to it makes it another word ("unpaid" is not "paid", "PAID-7" an identifier)
 _STATUS = re.compile(
-    r"(?<![A-Za-z0-9-])(partially[ -]paid|part(?:ly)?[ -]paid|unpaid|paid|overdue|open|closed|pending|"
-    r"approved|rejected|declined|draft|void(?:ed)?|cancell?ed|scheduled|on[ -]hold|disputed)(?![A-Za-z0-9-])",
+    r"(?<![A-Za-z0-9-])(partially[ -]paid|part(?:ly)?[ -]paid|unpaid|paid|settled|remitted|unbezahlt|bezahlt|"
+    r"overdue|open|offen|closed|pending|approved|rejected|declined|draft|void(?:ed)?|cancell?ed|scheduled|"
+    r"on[ -]hold|disputed)(?![A-Za-z0-9-])",
     re.IGNORECASE,
 )
 _STATUS_SAME = {
@@ -940,23 +977,45 @@ _STATUS_SAME = {
     "PARTLY PAID": "PARTIALLY PAID",
     "VOIDED": "VOID",
     "CANCELED": "CANCELLED",
+    "SETTLED": "PAID",  # the same state in other words: a criterion's "settled" is a claim of "paid"
+    "REMITTED": "PAID",
+    "BEZAHLT": "PAID",
+    "UNBEZAHLT": "UNPAID",
+    "OFFEN": "OPEN",
+}
+# a status and the one that says the contrary of it: where a row (or a record's status field) shows
+# one, a claim of the other is refuted by it. Other status words ("open", "overdue", "approved" of an
+# unpaid bill) are not judged against a row showing another status: a system need not use them.
+_CONTRARY = {
+    frozenset({"PAID", "UNPAID"}),
+    frozenset({"PAID", "PARTIALLY PAID"}),
+    frozenset({"OPEN", "CLOSED"}),
+    frozenset({"APPROVED", "REJECTED"}),
+    frozenset({"APPROVED", "DECLINED"}),
 }
 # what makes a status word no claim that the record has it: a negation ("not paid", "no longer
 # open", "isn't yet approved") or what it was before ("from Unpaid to Paid", "previously open").
 # Such a word is left out (the verifier's word), never read as its opposite nor as the status itself.
 _NOT_STATUS = re.compile(
     r"(?:\b(?:not|never|no\s+longer|no\s+more|nor|from|previously|formerly|instead\s+of|rather\s+than)|n't)"
-    r"(?:\s+(?:yet|been|be|being|marked|shown|listed|set|as|to|fully|still|already|ever|the|status|state))*"
-    r"[\s:]+$",
+    r"(?:\s+(?:yet|been|be|being|marked|shown|listed|set|left|as|to|fully|still|already|ever|currently|"
+    r"the|status|state))*[\s:]+$"
+    r"|\bmark\s+(?:as\s+)?$",  # "the Mark paid button", "mark as paid": an action offered, no state
     re.IGNORECASE,
 )
+# what follows a status that was the record's before another ("Unpaid → Paid", "was Unpaid and is now
+# Paid", "unpaid, now paid"): the first is a former status, no claim
+_THEN_STATUS = re.compile(r"^\s*(?:→|->|=>|⇒|\bto\b|,?\s*(?:and\s+)?(?:is\s+)?now\b)", re.IGNORECASE)
 
 
 def _statuses(text: str) -> set[str]:
     """The statuses ``text`` says a record has (``_STATUS``), a negated or former one left out."""
     found = set()
+    text = unicodedata.normalize("NFKC", text)  # a fullwidth "Ｐａｉｄ" is "Paid"
     for m in _STATUS.finditer(text):
-        if _NOT_STATUS.search(text[max(0, m.start() - 60) : m.start()]):
+        if _NOT_STATUS.search(text[max(0, m.start() - 60) : m.start()]) or _THEN_STATUS.match(
+            text[m.end() :]
+        ):
             continue
         word = re.sub(r"[ -]+", " ", m.group(1).upper())
         found.add(STATUS_MARK + _STATUS_SAME.get(word, word))
