@@ -24,7 +24,7 @@ import hashlib
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, Field
 
@@ -116,6 +116,14 @@ class DecisionResult(BaseModel):
     approval_id: str
     status: Literal["decided", "first_approval", "refused"]
     message: str
+
+
+class ApproveOutcome(NamedTuple):
+    """What approving an approval by one person would do (``Authority.approve_outcome``): ``refused``
+    (``reason`` says why), ``first`` (a first of two approvals: nothing is sent yet) or ``sends``."""
+
+    kind: Literal["refused", "first", "sends"]
+    reason: str = ""
 
 
 class ApprovalView(BaseModel):
@@ -697,29 +705,12 @@ class Authority:
                 outcome="reject", text=text or None, by=who.describe(), basis="person"
             )
         else:
-            if approval.kind == "question":
-                return self._refuse(
-                    who, approval_id, action, "This is a question: answer it with a message, or reject."
-                )
-            if view.job is None or not self.submission_ok(view.job):
-                return self._refuse(
-                    who,
-                    approval_id,
-                    action,
-                    "Refused: the job's submission is not signed by the authority (edited or added in the "
-                    "job database); nothing of it may be approved.",
-                )
+            outcome = self.approve_outcome(view, who)
+            if outcome.kind == "refused":
+                return self._refuse(who, approval_id, action, outcome.reason)
             by = who.describe()
             if view.needs_two:
-                refusal = self._two_person_refusal(view, who)
-                if refusal:
-                    return self._refuse(who, approval_id, action, refusal)
                 others = [n for n in view.first_approvers if n != who.name]
-                if not others and (cancel := self.standing_cancel(approval.job_id)) is not None:
-                    why = f"job {approval.job_id} was cancelled by {cancel.who} (audit entry {cancel.seq})"
-                    return self._refuse(
-                        who, approval_id, action, f"Refused: {why}; its approvals closed with it."
-                    )
                 if not others:
                     bound = cosign_credential(approval.id, who.credential) if who.credential else None
                     first = Cosign(name=who.name, proof=who.proof, at=utcnow(), sig="", credential=bound)
@@ -798,6 +789,29 @@ class Authority:
                 payload["first_approver"] = who[0]
             added.append(self.audit.append(who[2] or "unknown", decision.outcome, approval.id, payload))
         return added
+
+    def approve_outcome(self, view: ApprovalView, who: Identity) -> ApproveOutcome:
+        """What approving ``view`` (pending, its record checked) by ``who`` would do, by the rule
+        ``decide`` applies: refused and why, a first of two approvals, or the decision that lets the
+        worker send. Shown before the click (the console's decision page); ``decide`` obeys it."""
+        if view.approval.kind == "question":
+            return ApproveOutcome("refused", "This is a question: answer it with a message, or reject.")
+        if view.job is None or not self.submission_ok(view.job):
+            return ApproveOutcome(
+                "refused",
+                "Refused: the job's submission is not signed by the authority (edited or added in the "
+                "job database); nothing of it may be approved.",
+            )
+        if not view.needs_two:
+            return ApproveOutcome("sends")
+        if refusal := self._two_person_refusal(view, who):
+            return ApproveOutcome("refused", refusal)
+        if [n for n in view.first_approvers if n != who.name]:
+            return ApproveOutcome("sends")
+        if (cancel := self.standing_cancel(view.approval.job_id)) is not None:  # it would count for nothing
+            why = f"job {view.approval.job_id} was cancelled by {cancel.who} (audit entry {cancel.seq})"
+            return ApproveOutcome("refused", f"Refused: {why}; its approvals closed with it.")
+        return ApproveOutcome("first")
 
     def _two_person_refusal(self, view: ApprovalView, who: Identity) -> str | None:
         flags = "; ".join(f.message for f in view.assessment.flags if f.second_approver)

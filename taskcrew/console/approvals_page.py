@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from taskcrew.approvals.authority import ACTIONS, ApprovalView
+from taskcrew.approvals.authority import ACTIONS, ApprovalView, DecisionResult
 from taskcrew.approvals.origins import SourceRef
 from taskcrew.console.documents import NotAsSealed, withheld_png
 from taskcrew.console.expected import expected_after
@@ -103,6 +103,17 @@ def routes(web: Web) -> list[BaseRoute]:
             sealed_screenshot, item.job_id, item.screenshot, item.screenshot_sha256, web.settings.jobs_dir
         )
         changed = await asyncio.to_thread(changed_files, view, work.sources)
+        # what the Approve button would do for this person, by the authority's own rule (``decide``)
+        outcome = (
+            await asyncio.to_thread(console.approver.approve_outcome, view, identity_of(session))
+            if item.status == "pending" and item.kind == "approval" and not view.problem
+            else None
+        )
+        cancel = (
+            await asyncio.to_thread(console.approver.standing_cancel, item.job_id)
+            if item.status == "expired"
+            else None
+        )
         return web.page(
             request,
             "approval.html",
@@ -118,6 +129,8 @@ def routes(web: Web) -> list[BaseRoute]:
             run_name=run_key,
             shot_ok=bool(shot),
             changed=changed,
+            outcome=outcome,
+            cancel=cancel,
             title=f"Approval {item.id}",
         )
 
@@ -249,7 +262,21 @@ def routes(web: Web) -> list[BaseRoute]:
         refused = [r for r in results if r.status == "refused"]
         if refused:
             return web.back(request, "/approvals", refused[0].message, "error")
-        return web.back(request, "/approvals", f"{len(results)} approvals approved.")
+        return web.back(request, "/approvals", await asyncio.to_thread(bulk_message, results))
+
+    def bulk_message(results: list[DecisionResult]) -> str:
+        """What a bulk approval approved, each by id, payee and amount (as the worklist shows them)."""
+        said = []
+        for result in results:
+            try:
+                view = console.approver.view(console.jobs.approval(result.approval_id))
+            except LookupError:
+                said.append(result.approval_id)
+                continue
+            item = work_item(view, console.rules, systems=systems)
+            money = f"{item.amount_text} {item.currency}".strip() if item.amount_text else "no amount"
+            said.append(f"{result.approval_id} ({item.vendor or 'no payee named'}, {money})")
+        return f"{len(results)} approvals approved: " + "; ".join(said) + "."
 
     return [
         Route("/approvals", approvals),
