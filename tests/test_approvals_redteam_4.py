@@ -185,6 +185,24 @@ def test_a_word_of_look_alike_letters_beside_latin_ones_is_marked_and_flagged(ap
     assert "hidden" in item.flag_codes and "hidden_characters" in (item.bulk_refusal or "")
 
 
+def test_combining_marks_drawn_over_a_latin_letter_or_digit_are_marked_and_flagged() -> None:
+    """ "INV-1\u0301" reads "INV-1´", a U+0336 overlay strikes a payee through, stacked marks bury a
+    value: a mark NFC does not compose onto a Latin letter or a digit is shown and flagged."""
+    for value, mark in (
+        ("INV-1\u0301", "U+0301"),
+        ("N\u0336orthwind", "U+0336"),
+        ("Mu\u0308\u0308ller", "U+0308"),
+    ):
+        assert f"⟨{mark}⟩" in visible(value) and mark in hidden(value), value
+    flags = assess(
+        [("vendor", "Z\u0351a\u0353lgo Ltd"), ("amount", "120.00")], f"{ERP}/bills/new", load_rules()
+    ).flags
+    assert [f.rule for f in flags] == ["hidden_characters"]
+    # an accent written as a separate mark composes; a script's own marks sit on its own letters
+    for honest in ("Mu\u0308ller GmbH", "Cafe\u0301", "नमस्ते Traders", "مُحَمَّد", "שָׁלוֹם"):
+        assert "⟨" not in visible(honest) and hidden(honest) == [], honest
+
+
 @pytest.mark.parametrize(
     ("amount", "why"),
     [

@@ -63,6 +63,30 @@ def _invisible(char: str) -> bool:
     return char in CONTROLS or char in INVISIBLE_EXTRA or unicodedata.category(char) in INVISIBLE_CATEGORIES
 
 
+_MARKS = frozenset({"Mn", "Me"})
+
+
+def _stray_marks(text: str) -> set[int]:
+    """Indexes of the combining marks ``text`` draws over a Latin letter, a digit or a sign that no
+    letter of any alphabet takes: those NFC does not compose ("INV-1\u0301" reads "INV-1´", a
+    U+0336 overlay strikes a payee's name through, stacked marks bury a value). An accent written
+    as a separate mark ("Mu\u0308ller") composes, and a script's own marks (Devanagari vowel signs,
+    Arabic or Hebrew points) sit on its own letters: neither is marked."""
+    found: set[int] = set()
+    i = 0
+    while i < len(text):
+        end = i + 1
+        while end < len(text) and unicodedata.category(text[end]) in _MARKS:
+            end += 1
+        base = text[i]
+        if end > i + 1 and (base.isascii() or _script(base) == "LATIN"):
+            composed = unicodedata.normalize("NFC", text[i:end])
+            if any(unicodedata.category(c) in _MARKS for c in composed):
+                found |= set(range(i + 1, end))
+        i = end
+    return found
+
+
 def _code(char: str) -> str:
     return f"U+{ord(char):04X}"
 
@@ -139,7 +163,12 @@ def visible(text: str, *, layout: bool = False) -> str:
     kept = LAYOUT_KEPT if layout else frozenset()
     if text.isascii() and text.isprintable() and "   " not in text:
         return text  # the common case: nothing to mark
-    out = "".join(f"⟨{_code(c)}⟩" if c not in kept and _invisible(c) else c for c in _mark_scripts(text))
+    marked = _mark_scripts(text)
+    stray = _stray_marks(marked)
+    out = "".join(
+        f"⟨{_code(c)}⟩" if (c not in kept and _invisible(c)) or i in stray else c
+        for i, c in enumerate(marked)
+    )
 
     def run(match: re.Match[str]) -> str:
         found = match.group(0)
@@ -153,7 +182,8 @@ def visible(text: str, *, layout: bool = False) -> str:
 def hidden(text: str) -> list[str]:
     """What ``text`` hides from a reader (code points, and runs of unusual spaces), for a risk flag;
     line feeds, carriage returns and tabs (a multi-line text field sends them) are not counted."""
-    found = [_code(c) for c in dict.fromkeys(text) if c not in "\n\r\t" and _invisible(c)]
+    stray = {text[i] for i in _stray_marks(text)}
+    found = [_code(c) for c in dict.fromkeys(text) if c not in "\n\r\t" and (_invisible(c) or c in stray)]
     runs = [_run_marker(m.group(0)) for m in _SPACES.finditer(text) if not set(m.group(0)) <= PLAIN_SPACE]
     latin = _latin(text)
     alike = [
