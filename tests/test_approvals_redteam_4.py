@@ -44,6 +44,7 @@ def park(
     *,
     labels: dict[str, str] | None = None,
     notes: dict[str, str] | None = None,
+    url: str = f"{ERP}/bills/new",
     **extra: Any,
 ) -> Approval:
     """ana's job, parked by its worker on a bill with ``fields`` (a chosen option's ``labels``, the
@@ -54,11 +55,11 @@ def park(
     request = ApprovalRequest(
         kind="form_submission",
         method="POST",
-        url=f"{ERP}/bills/new",
+        url=url,
         fields=[
             FieldValue(name=k, value=v, label=labels.get(k), note=notes.get(k)) for k, v in fields.items()
         ],
-        page_url=f"{ERP}/bills/new",
+        page_url=url,
         **extra,
     )
     approval = jobs.park(job.id, kind="approval", key=f"key-{job.id}", request=request)
@@ -119,6 +120,20 @@ def test_bulk_approval_refuses_what_the_worklist_flags_and_the_page_offers_no_ch
     form = {"ids": [a.id for a in plain], "csrf": csrf(bob.get("/approvals").text)}
     sent = bob.post("/approvals/bulk", data=form, headers={"origin": BASE})
     assert "2 approvals approved" in flash_of(bob, sent.headers["location"])
+
+
+def test_a_bank_change_that_names_no_payee_says_so_on_the_worklist_and_its_page(console: App) -> None:
+    """The approver of new bank details must know whose account they are: a change that names no
+    payee says so (before, the worklist showed "—" and the page only the IBAN and BIC)."""
+    bank = {"iban": "DE89370400440532013000", "bic": "COBADEFFXXX"}
+    anonymous = park(console.jobs, bank, url=f"{ERP}/vendors/1/bank")
+    named = park(console.jobs, {"vendor": "Northwind Traders", **bank}, url=f"{ERP}/vendors/1/bank")
+    bob = console.client("bob")
+    page = bob.get("/approvals").text
+    assert "bank details, no payee named" in row(page, anonymous.id)
+    assert "no payee named" not in row(page, named.id) and "Northwind Traders" in row(page, named.id)
+    assert 'id="no-payee"' in bob.get(f"/approvals/{anonymous.id}").text
+    assert 'id="no-payee"' not in bob.get(f"/approvals/{named.id}").text
 
 
 def test_the_authority_and_the_cli_judge_the_flags_the_console_shows(env: dict[str, Any]) -> None:  # noqa: F811

@@ -133,6 +133,7 @@ class WorkItem(BaseModel):
         default_factory=dict, description="field -> (label, value now)"
     )
     creating: bool = False
+    payee_missing: bool = False  # it sets bank details and names no payee: whose account is it?
     bulk_refusal: str | None = None  # why bulk approval would refuse it (None: it may take it)
     # whether the worklist offers it for bulk approval: bulk approval may take it and another item
     # on the same page is identical in shape (``offer_bulk``); a lone one is decided on its own page
@@ -259,6 +260,7 @@ def work_item(
     if not item.due and (due := _first(record, DUE_FIELD)):
         item.due = due[1]
     item.flags = _flags(view)
+    item.payee_missing = not item.vendor and any(f.code == "bank" for f in item.flags)
     item.bulk_refusal = bulk_refusal(view) if rules.bulk_allowed else "bulk approval is switched off"
     created = approval.created_at if approval.created_at.tzinfo else approval.created_at.replace(tzinfo=UTC)
     item.age_seconds = max(0.0, ((now or datetime.now(UTC)) - created).total_seconds())
