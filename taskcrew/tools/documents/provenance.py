@@ -34,6 +34,7 @@ _NUMERIC_DATE = re.compile(r"(\d{1,2})[/-](\d{1,2})[/-](\d{4})")  # as ap's: 03/
 # '2.500', '1,500', '(1,500)', '€2.500': one separator before three digits, nothing after them
 _AMBIGUOUS_AMOUNT = re.compile(r"(?<![\d.,'])([1-9]\d{0,2})([.,])(\d{3})(?![\d.,'])")
 MIN_DIGITS = 3  # '30' or '1' is too common to say where it came from
+SQUASHED = "squashed:"  # the mark of a form of letters and digits alone (``_squashed``)
 SQUASHED_TOKENS = 6  # an identifier written in up to six groups (an IBAN's) is one value run together
 
 
@@ -192,7 +193,9 @@ def shows_value(text: str, value: str) -> bool:
     plain = _plain(value)
     if plain and _contains(_plain(text), plain, signed=is_amount(value)):
         return True
-    forms = _value_forms(value)
+    # not by a squashed form (``_squashed``): a run of groups squashed from a line may be the head of
+    # a longer value ("DE89 3704 0044 0532" of a whole IBAN); tracing a value to its line is exact
+    forms = {f for f in _value_forms(value) if not f.startswith(SQUASHED)}
     return _may_show(text, value, forms) and bool(forms & _forms_in(text))
 
 
@@ -261,7 +264,7 @@ def _squashed(text: str) -> str:
         with contextlib.suppress(ValueError, ArithmeticError):
             parse(text)
             return ""
-    return f"squashed:{kept}"
+    return f"{SQUASHED}{kept}"
 
 
 def _telling(form: str) -> bool:
