@@ -18,12 +18,12 @@ forced with events, never sleeps; the job store is real SQLite, the audit log re
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from test_adversarial_races import BILL, _request, _sent, env  # noqa: F401  (env: the store and users)
 
 from taskcrew.approvals.authority import Authority
 from taskcrew.approvals.identity import Identity, credentials
@@ -32,15 +32,6 @@ from taskcrew.jobs import Jobs
 from taskcrew.jobs.human import JobHuman, Parked
 from taskcrew.jobs.models import Approval
 from taskcrew.jobs.store import A
-from taskcrew.tools.human import ApprovalRequest, FieldValue
-
-BILL = "http://127.0.0.1:8800/bills/new"
-FIELDS = {"csrf_token": "tok-1", "vendor_id": "3", "invoice_number": "INV-9001", "amount": "8000.00"}
-
-
-def _request() -> ApprovalRequest:
-    fields = [FieldValue(name=k, value=v) for k, v in FIELDS.items()]
-    return ApprovalRequest(kind="form_submission", method="POST", url=BILL, fields=fields)
 
 
 class _Office:
@@ -80,18 +71,9 @@ class _Office:
 
 
 @pytest.fixture
-def office(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, console_users: Path) -> Iterator[_Office]:
-    users = tmp_path / "users.yaml"
-    users.write_bytes(console_users.read_bytes())
-    add_user(users, "dave", "dave-secret-1")
-    url = f"sqlite:///{tmp_path / 'jobs.sqlite3'}"
-    monkeypatch.setenv("TASKCREW_JOBS_DB", url)
-    monkeypatch.setenv("TASKCREW_APPROVALS_DIR", str(tmp_path / "approvals"))
-    monkeypatch.setenv("TASKCREW_CONSOLE_USERS", str(users))
-    monkeypatch.delenv("TASKCREW_TOKEN", raising=False)
-    jobs = Jobs.open(url)
-    yield _Office(jobs, users)
-    jobs.close()
+def office(env: dict[str, Any]) -> _Office:  # noqa: F811
+    add_user(env["users"], "dave", "dave-secret-1")
+    return _Office(env["jobs"], env["users"])
 
 
 def _completed_on_one_yes(office: _Office, approval_id: str, leg: JobHuman) -> None:
@@ -100,8 +82,7 @@ def _completed_on_one_yes(office: _Office, approval_id: str, leg: JobHuman) -> N
     carol = office.authority().decide(approval_id, "approve", office.who("carol", "console"))
     assert carol.status == "first_approval", carol.message
     assert office.jobs.approval(approval_id).status == "pending"
-    sent = [(f.name, f.value) for f in _request().fields]
-    assert leg.gate.send_check("POST", BILL, sent) is not None  # the payment does not leave
+    assert leg.gate.send_check("POST", BILL, _sent()) is not None  # the payment does not leave
 
 
 def test_a_first_approval_of_a_cancelled_run_is_refused_and_a_retry_asks_two_people_again(
@@ -180,7 +161,7 @@ def test_a_first_approval_given_after_the_retry_still_counts(office: _Office) ->
     assert office.authority().decide(fresh, "approve", office.who("bob")).status == "first_approval"
     assert office.authority().decide(fresh, "approve", office.who("carol", "console")).status == "decided"
     assert office.jobs.approval(fresh).decided_by == "bob+carol"
-    assert leg.gate.send_check("POST", BILL, [(f.name, f.value) for f in _request().fields]) is None
+    assert leg.gate.send_check("POST", BILL, _sent()) is None
 
 
 def test_a_first_approval_racing_a_cancel_is_refused_not_a_crash(office: _Office) -> None:
