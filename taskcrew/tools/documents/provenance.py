@@ -232,7 +232,9 @@ def _forms_in(text: str) -> set[str]:
             if sum(ch.isdigit() for ch in token) < 1:
                 continue
             forms.add(_plain(token))
-            for width in range(1, SQUASHED_TOKENS + 1):  # 'RE-2026-0815', 'DE89 3704 0044 0532'
+            # an identifier's run starts with its letters ('RE-2026-0815', 'DE89 3704 0044 0532'): one
+            # starting at a bare number ('12.50 EUR') is an amount, never squashed, and costs a parse
+            for width in range(1, SQUASHED_TOKENS + 1) if any(ch.isalpha() for ch in token) else ():
                 run = tokens[i : i + width]
                 if "_" in run:  # a column break (``_column_gaps``): nothing beyond it is the same value
                     break
