@@ -698,15 +698,12 @@ _ISO_VALUE = re.compile(r"^\d{4}-\d{2}-\d{2}(\|\d{4}-\d{2}-\d{2})?$")  # a date 
 _YEAR = re.compile(r"^(19|20)\d\d$")  # "the September 2026 invoice": a year, not an amount
 
 
-def _refuted(value: str, shown: set[str]) -> bool:
-    """Whether a record showing ``shown`` refutes ``value``: for a status, only its contrary does
-    (``_CONTRARY``: an unpaid row refutes "paid", not "overdue"); any other value of its kind does."""
-    if _kind(value) != "status":
-        return any(_kind(v) == _kind(value) for v in shown) and value not in shown
-    return value not in shown and any(
-        frozenset({value[len(STATUS_MARK) :], v[len(STATUS_MARK) :]}) in _CONTRARY
-        for v in shown
-        if _kind(v) == "status"
+def _refuted(status: str, shown: set[str]) -> bool:
+    """Whether a record showing ``shown`` refutes ``status``: only the status's contrary does
+    (``_CONTRARY``: an unpaid row refutes "paid", not "overdue")."""
+    word = status[len(STATUS_MARK) :]
+    return status not in shown and any(
+        frozenset({word, v[len(STATUS_MARK) :]}) in _CONTRARY for v in shown if _kind(v) == "status"
     )
 
 
