@@ -236,6 +236,29 @@ def test_only_a_whole_token_name_is_left_out() -> None:
 # ---- whole runs ----------------------------------------------------------------------------------
 
 
+def _scripted_run(place: Workplace, task: str, plan: str, operator: Any, verifier: Any) -> Any:
+    """``task`` run for real against the ERP, the models scripted: each verification fails, so the
+    run replans (up to 8 times) with the same plan and a fresh operator and verifier policy each
+    time (``operator()``, ``verifier()``)."""
+    place.erp_server.reset(ChaosConfig.off())
+    worker = ScriptedLLM(
+        {
+            "planner": [plan] * 8,
+            "browser_operator": [Loop(policy=operator()) for _ in range(8)],
+            "reflector": ['{"facts": []}'] * 8,
+        },
+        model="scripted/w",
+    )
+    checker = ScriptedLLM({"verifier": [Loop(policy=verifier()) for _ in range(8)]}, model="scripted/v")
+    place.human = ScriptedHuman()
+    return place.run(
+        task,
+        worker_model="scripted/w",
+        verifier_model="scripted/v",
+        scripted={"w": worker, "v": checker}.__getitem__,
+    )
+
+
 class SaysAlreadyPaid:
     def __call__(self, call: Any) -> Any:
         return kit.report("nothing_to_do", "BILL-0002 (Globex Corp GX-5531) is already paid; nothing to do.")
@@ -250,24 +273,12 @@ def _cite_as_paid(url: str, body: str) -> str:
 
 @pytest.mark.browser
 def test_an_unpaid_bill_is_not_nothing_to_do_already_paid(place: Workplace) -> None:
-    place.erp_server.reset(ChaosConfig.off())
-    worker = ScriptedLLM(
-        {
-            "planner": [_plan(criteria=[PAID])] * 8,  # each verification fails: it replans
-            "browser_operator": [Loop(policy=SaysAlreadyPaid()) for _ in range(8)],
-            "reflector": ['{"facts": []}'] * 8,
-        },
-        model="scripted/w",
-    )
-    verifier = ScriptedLLM(
-        {"verifier": [Loop(policy=kit.LookUpBills("", _cite_as_paid)) for _ in range(8)]}, model="scripted/v"
-    )
-    place.human = ScriptedHuman()
-    result = place.run(
+    result = _scripted_run(
+        place,
         "Pay Globex Corp's bill GX-5531 (BILL-0002) in Acme Payables if it is not paid yet.",
-        worker_model="scripted/w",
-        verifier_model="scripted/v",
-        scripted={"w": worker, "v": verifier}.__getitem__,
+        _plan(criteria=[PAID]),
+        SaysAlreadyPaid,
+        lambda: kit.LookUpBills("", _cite_as_paid),
     )
     bill = next(b for b in place.erp_server.state().bills if b.id == "BILL-0002")
     assert bill.status == "unpaid"
@@ -308,24 +319,12 @@ def _honest_row(url: str, body: str) -> str:
 
 @pytest.mark.browser
 def test_a_wrong_answer_is_not_done_and_verified(place: Workplace) -> None:
-    place.erp_server.reset(ChaosConfig.off())
-    worker = ScriptedLLM(
-        {
-            "planner": [_plan(changes_data=False, criteria=[ANSWER_CRIT])] * 8,
-            "browser_operator": [Loop(policy=AnswersWrong()) for _ in range(8)],
-            "reflector": ['{"facts": []}'] * 8,
-        },
-        model="scripted/w",
-    )
-    verifier = ScriptedLLM(
-        {"verifier": [Loop(policy=kit.LookUpBills("", _honest_row)) for _ in range(8)]}, model="scripted/v"
-    )
-    place.human = ScriptedHuman()
-    result = place.run(
+    result = _scripted_run(
+        place,
         ASK,
-        worker_model="scripted/w",
-        verifier_model="scripted/v",
-        scripted={"w": worker, "v": verifier}.__getitem__,
+        _plan(changes_data=False, criteria=[ANSWER_CRIT]),
+        AnswersWrong,
+        lambda: kit.LookUpBills("", _honest_row),
     )
     report = result.report.read_text()
     assert result.outcome != "done", result.reason
