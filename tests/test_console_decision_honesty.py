@@ -11,10 +11,10 @@ from typing import Any
 
 from console_seed import parked_job
 from fixtures_console import ConsoleEnv, flash, follow
+from test_console_web import _unflagged
 
-from taskcrew.jobs import ApprovalRequest, Jobs
+from taskcrew.jobs import Jobs
 from taskcrew.jobs.models import Approval
-from taskcrew.tools.human import FieldValue
 
 
 def _top(page: Any, selector: str) -> float:
@@ -114,21 +114,6 @@ def test_a_question_is_shown_before_its_answer_form_and_claims_no_amount(console
     main = bob.locator("main").inner_text()
     assert "No risk flag" not in main and "no amount recognised" not in main
     assert _approve_buttons(bob) == 0
-
-
-def _unflagged(jobs: Jobs, amount: str, vendor: str) -> Approval:
-    job = jobs.submit("Enter the invoice", submitted_by="ana", submitted_proof="console")
-    jobs.mark(job.id, "running", only_if=("queued",), worker="w1")
-    fields = {"vendor": vendor, "invoice_number": "INV-1", "amount": amount, "currency": "EUR"}
-    request = ApprovalRequest(
-        kind="form_submission",
-        method="POST",
-        url="http://127.0.0.1:8800/bills/new",
-        fields=[FieldValue(name=k, value=v) for k, v in fields.items()],
-    )
-    approval = jobs.park(job.id, kind="approval", key=f"key-{job.id}", request=request)
-    jobs.mark(job.id, "waiting", only_if=("running",))
-    return approval
 
 
 def test_a_bulk_approval_lists_what_it_approved_and_is_offered_above_the_list(

@@ -166,11 +166,11 @@ def test_second_approver_rule_in_the_browser(console_env: ConsoleEnv) -> None:
     shot(carol, "audit")
 
 
-def _unflagged(jobs: Jobs, amount: str) -> Approval:
+def _unflagged(jobs: Jobs, amount: str, vendor: str = "Northwind Traders") -> Approval:
     """An approval with no flag (``parked_job``'s values were read by OCR: flagged)."""
     job = jobs.submit("Enter the invoice", submitted_by="ana", submitted_proof="console")
     jobs.mark(job.id, "running", only_if=("queued",), worker="w1")
-    fields = {"vendor": "Northwind Traders", "invoice_number": "INV-1", "amount": amount, "currency": "EUR"}
+    fields = {"vendor": vendor, "invoice_number": "INV-1", "amount": amount, "currency": "EUR"}
     request = ApprovalRequest(
         kind="form_submission",
         method="POST",
