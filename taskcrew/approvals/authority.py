@@ -355,7 +355,8 @@ class Authority:
         if not known:  # this process has no users (a worker not given the console's users file):
             return None  # nobody's password can be checked here; ``rules_refusal`` judges the names
         *firsts, final = (approval.decided_by or "").split("+")
-        if gone := [n for n in firsts if n not in self._first_approvers(approval, known)]:
+        counted = self._first_approvers(approval, known) if firsts else []  # reads the signed log: once
+        if gone := [n for n in firsts if n not in counted]:
             return (
                 f"the first approval of {', '.join(gone)} no longer counts (removed from the users file, or "
                 "the password changed since it was given): it was completed on one person's word"
