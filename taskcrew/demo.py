@@ -447,7 +447,7 @@ def _start_worker(
         place.erp_url,
     ]
     command += ["--intranet-url", place.intranet_url or "", "--runs-dir", str(runs_dir), "--concurrency", "1"]
-    command += [] if chaos else ["--no-chaos"]
+    command += ([] if chaos else ["--no-chaos"]) + ["--stop-with-parent"]  # a demo killed -9 takes it along
     _copy_knowledge(folders, real)
     env = {**os.environ, **folders.environment()}  # its own session: the demo stops it, not Ctrl-C
     with folders.worker_log.open("wb") as log:

@@ -4,10 +4,13 @@ local server that never answers). Plus worker identity and takeover. Waits poll 
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
 import subprocess
+import sys
+import time
 from datetime import timedelta
 
 import pytest
@@ -175,3 +178,45 @@ def test_a_leg_left_dequeued_by_a_worker_that_is_gone_goes_back_on_the_queue(wor
     workers.wait_for("the old leg to be cancelled", lambda: status(old, 0) == "CANCELLED")
     assert "taken_over" not in _kinds(workers, old) and workers.jobs.leg(old.id) == 1
     db.close()
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie no one reaps yet is not): the worker is not this test's child."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+
+
+def test_a_worker_told_to_stop_with_its_parent_stops_when_the_parent_is_killed(workers: Workers) -> None:
+    """The demo's worker (``--stop-with-parent``): a demo killed -9 cannot stop it, so it notices its
+    parent is gone and stops as on Ctrl-C, instead of polling a deleted queue for ever."""
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import json, subprocess, sys, time\n"
+            "p = subprocess.Popen(json.loads(sys.argv[1]), stdout=open(sys.argv[2], 'ab'),"
+            " stderr=subprocess.STDOUT, start_new_session=True)\n"
+            "print(p.pid, flush=True)\ntime.sleep(600)",
+            json.dumps(workers.command("worker-orphan", 3, 1, "--stop-with-parent")),
+            str(workers.log),
+        ],
+        env=workers.env,
+        stdout=subprocess.PIPE,
+    )
+    assert parent.stdout is not None
+    pid = int(parent.stdout.readline())
+    try:
+        workers.wait_for("the worker to be ready", lambda: "ready" in workers.log.read_text())
+        assert _alive(pid)
+        parent.kill()
+        parent.wait(timeout=30)
+        workers.wait_for("the orphaned worker to stop", lambda: not _alive(pid), timeout=120)
+        log = workers.log.read_text()
+        assert "the process that started it is gone" in log and "worker-orphan stopped" in log
+    finally:
+        if _alive(pid):
+            os.kill(pid, signal.SIGKILL)
+            time.sleep(0.5)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import signal
 import sys
 import threading
@@ -217,6 +218,14 @@ def worker(
             "before it is handed back as it is (a second Ctrl-C: at once).",
         ),
     ] = 20.0,
+    with_parent: Annotated[
+        bool,
+        typer.Option(
+            "--stop-with-parent",
+            help="Stop as on Ctrl-C when the process that started this worker ends, however it ended "
+            "(a supervisor's or the demo's worker).",
+        ),
+    ] = False,
     scripted_delay: Annotated[
         float, typer.Option("--scripted-delay", hidden=True, help="Benches: seconds per scripted model call.")
     ] = 0.0,
@@ -257,6 +266,7 @@ def worker(
         approval_ttl=timedelta(hours=approval_hours),
         scripted=lambda job: scripted_for(job, delay_s=scripted_delay),
         stop_grace_s=stop_grace,
+        parent_pid=os.getppid() if with_parent else None,
     )
     stop, stop_now = threading.Event(), threading.Event()
 

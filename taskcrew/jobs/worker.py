@@ -59,6 +59,7 @@ class WorkerSettings:
     system_sessions: int | None = None  # across ALL workers: None = the fleet's (``jobs.limits``)
     stop_grace_s: float = 20.0  # on a stop, how long a running leg may take to reach a checkpoint
     stranded_after_s: float = 5.0  # a queued leg with no workflow: enqueued after (``enqueue_stranded``)
+    parent_pid: int | None = None  # stop as on a signal once this process is no longer the parent
 
 
 class _Current:
@@ -134,6 +135,12 @@ def serve(
             if on_ready is not None:
                 on_ready()
             while not stop.wait(settings.poll_s):
+                if settings.parent_pid is not None and os.getppid() != settings.parent_pid:
+                    log.warning(
+                        "worker %s: the process that started it is gone; stopping", settings.worker_id
+                    )
+                    stop.set()
+                    break
                 watch(jobs, settings, runner)
                 reclaim_dequeued(jobs, holder)
                 enqueue_stranded(jobs, stranded, settings.stranded_after_s)
