@@ -6,7 +6,9 @@ verification; what it says it ``observed`` there must be in what it saw:
 - a pointer (``find``): code copies the whole line it points at as the evidence;
 - quoted words ("…", “…”, `…`): each must appear word for word;
 - values (identifiers such as INV-2057, amounts, dates, a record's status: Paid, Unpaid, Overdue …
-  word for word, a negated or former one — "not paid", "from Unpaid" — no claim, ``_statuses``):
+  word for word, a negated or former one — "not paid", "from Unpaid" — no claim, but "not unpaid" is
+  "paid", ``_statuses``; quoted in a criterion, still a claim; of a table row, the cell that starts
+  with it, not a note's word, ``_row_values``):
   each must appear, compared after
   normalising number formats (1,284.50 = 1284.50 = 1.284,50) and date formats (12 September 2026 =
   2026-09-12 = 12.09.2026; 09/12/2026 matches either reading, ``_pool``), and currencies (€ = EUR,
@@ -42,7 +44,8 @@ table row that also shows a value it did not put in (searched by GX-7781, the ro
 494.00), or a record shown by its fields with such a value, on a field that shows one too or only
 names the record (opened at /bills/BILL-0011: "Bill: BILL-0011"). Every other line showing one is
 no evidence at all.
-Read as a system's state, the record the criterion names must be there as the criterion says
+Read as a system's state, the record the criterion names (by an identifier, else by its amounts:
+"Globex Corp's invoice of 2150.00 USD") must be there as the criterion says
 (``_criterion_unshown``): its amounts, dates and status on that record's own row, whatever the
 observation names or leaves out, and none of them only on a refused send or a row as it was before.
 The rules hold wherever the run could have changed a system or the claim is about one: a
@@ -478,7 +481,7 @@ def _other_row(
     Quoted words and clauses of absence count here: they still name the record."""
     lines = [line for text in there for line in text.splitlines()]
     row_lines = [line for line in lines if every_line_a_row or line.count(" | ") >= 2]
-    rows = [_pool(values(line)) for line in row_lines]
+    rows = [_pool(_row_values(line)) for line in row_lines]
     records = _records(there) if by_field and not every_line_a_row else []
     in_table = set().union(*rows)
     # a statement naming no record ("GX-7781 is there; amount 499.00") speaks of the observation's
@@ -509,6 +512,19 @@ def _other_row(
     return None
 
 
+def _row_values(line: str) -> set[str]:
+    """A table row's values; its status only from a cell that starts with one ("Unpaid", "Paid on
+    2026-09-05"), never a status word in another cell ("| Unpaid | vendor says paid |": a note)."""
+    found = values(line)
+    if line.count(" | ") < 2:
+        return found
+    cells = [re.sub(r"^\s*(?:\[\d+\]\s*)?", "", cell) for cell in line.split("|")]
+    status = set().union(
+        *(values(cell) for cell in cells if _STATUS.match(unicodedata.normalize("NFKC", cell)))
+    )
+    return {v for v in found if _kind(v) != "status"} | {v for v in status if _kind(v) == "status"}
+
+
 def _names_another_row(statement: str, row_lines: list[str], mine: int) -> bool:
     """Does ``statement`` name a row other than row ``mine`` by a word only that other row shows
     (a vendor's name)?"""
@@ -526,7 +542,7 @@ def _criterion_unshown(
 ) -> str | None:
     """Read as a system's state, the record the criterion names must be there as the criterion
     says, whatever the observation names (or leaves out). Where the criterion names a record (an
-    identifier) that has a row, each amount or date it states must be on that record's row — when it
+    identifier; naming none, by its amounts: the rows showing them all) that has a row, each amount or date it states must be on that record's row — when it
     sits on another row (499.00 is Hooli's), and when the row shows a value of its kind (an amount, a
     date) that is not it (GX-7781's row shows 494.00). ``recorded``: all that code recorded (``there``
     being what of it a system holds): a value the criterion states that it shows only on a send the
@@ -544,11 +560,15 @@ def _criterion_unshown(
                 f"{source!r} shows {', '.join(map(_shown, gone[:3]))} only where a system does not hold it (a send it "
                 "did not apply, a row as it was before)"
             )
-    rows = [_pool(values(line)) for line in lines if every_line_a_row or line.count(" | ") >= 2]
+    rows = [_pool(_row_values(line)) for line in lines if every_line_a_row or line.count(" | ") >= 2]
     ids = {v for v in claimed if re.search(r"[a-z]", v)}
-    if not every_line_a_row and (off := _off_field(claimed - ids, ids, _records(there), source)):
+    # a record the criterion names by no identifier is named by its amounts ("Globex Corp's invoice
+    # of 2150.00 USD"): the rows (the records shown by their fields) showing them all are its own
+    amounts = {v for v in claimed if _kind(v) == "number" and not _YEAR.match(v)}
+    names = ids or amounts
+    if not every_line_a_row and (off := _off_field(claimed - ids, names, _records(there), source)):
         return off
-    own = [row for row in rows if row & ids]
+    own = [row for row in rows if row & ids] if ids else [row for row in rows if amounts and amounts <= row]
     if not own:
         return None
     in_table = set().union(*rows)
@@ -561,7 +581,7 @@ def _criterion_unshown(
         else:
             wrong = value in in_table or (_kind(value) in kinds and not _YEAR.match(value))
         if wrong:
-            named = ", ".join(sorted(v.upper() for v in ids if any(v in row for row in own)))
+            named = ", ".join(sorted(v.upper() for v in names if any(v in row for row in own)))
             return (
                 f"{source!r} does not show {_shown(value)} on the row of {named}, as the criterion says: a "
                 "record's values come from its own row"
@@ -734,7 +754,12 @@ def _claimed(criterion: str) -> set[str]:
     """The values a criterion says a system holds: outside quotes, in clauses that speak of nothing
     absent ("Invoice No. INV-2057" is a number, not an absence)."""
     text = re.sub(r"\b(no|nr)\.\s*(?=[#\w])", "number ", criterion, flags=re.IGNORECASE)
+    # a quoted status is still the status it claims ('has the status "Paid"')
+    text = _QUOTE.sub(lambda m: m.group(0)[1:-1] if _statuses(m.group(0)) else m.group(0), text)
     return _checkable_values(_ABSENT_AFTER.sub("; ", text))
+
+
+_QUOTE = re.compile(r'"[^"]*"|“[^”]*”|`[^`]*`')
 
 
 # a criterion that the run created or changed nothing besides (not "Invoice No. …", "not paid")
@@ -756,7 +781,7 @@ def _checkable_values(observed: str) -> set[str]:
     """The values outside quotes that an observation says it saw. A clause that speaks of something
     absent ("no bill for INI-7781") names a record it did not see: code cannot check its identifier;
     every other value ("BILL-0099 INV-2057 1284.50 not paid": BILL-0099, 1284.50) is checked."""
-    unquoted = re.sub(r'"[^"]*"|“[^”]*”|`[^`]*`', " ", observed)
+    unquoted = _QUOTE.sub(" ", observed)
     found = set().union(*(values(c) - _absent_record(c) for c in _CLAUSE.split(unquoted)))
     # a status is read in its whole sentence: "which was unpaid, is now paid" says unpaid was before
     return {v for v in found if _kind(v) != "status"} | (found & _statuses(unquoted))
@@ -794,66 +819,140 @@ def _absent_record(clause: str) -> set[str]:
 
 def answer_unsupported(answer: str, checks: list[CriterionCheck]) -> str | None:
     """A question's answer is what a clerk takes away from a "done, verified": each amount and
-    currency a clause of it states next to a record's identifier ("GX-5531 is for 2310.00 EUR") must
-    be one the verification's code-checked met checks (``standing`` "met") showed for that record —
-    in one statement naming it, the same-row rule — whenever they show a value of that kind for it.
+    currency it states of a record ("GX-5531 is for 2310.00 EUR") must be one the verification's
+    code-checked met checks (``standing`` "met") showed for that record — in one statement naming
+    it, the same-row rule; of statements naming several records with an amount each, its own
+    (``_stated_of``) — whenever they show a value of that kind for it. What an answer states of a
+    record (``_stated_of``): the values after it up to the next record, and before it ("2310.00
+    EUR is the amount of GX-5531"); and what the clauses after it state while they name no record
+    and are bare values (``_bare``: "GX-5531 — 2310.00 EUR", "GX-5531. Status: paid"), an amount
+    only until it has one (a second is a computation: "with the discount 1935.00 USD").
     Where they show none, the answer's value is the verifier's judgement, as before; so is a clause
-    that speaks of something absent ("not 2310.00"), one naming several records (a sum, a list), and
-    a date or status (a record has several: due, issued, paid; "unpaid and overdue"). None, or the
-    reason."""
+    that speaks of something absent ("not 2310.00"), one naming several records (a sum, a list), an
+    approximate value or a bound ("approx. 1980.00 EUR", "over 1000.00 USD"), and a date or status
+    (a record has several: due, issued, paid; "unpaid and overdue") — a status is refused only where
+    the evidence shows its contrary. None, or the reason."""
     shown: dict[str, set[str]] = {}
     for check in checks:
         if standing(check) != "met":
             continue
         for statement in re.split(f"{_SENTENCE.pattern}|{_SEPARATED.pattern}", check.observed):
-            said = values(statement)
-            for ident in (v for v in said if _kind(v) == "id"):
-                shown.setdefault(ident, set()).update(_pool(said))
-    for clause in _CLAUSE.split(answer):
-        if ABSENCE.search(clause):
-            continue
-        for ids, said in _stated_of(clause):
-            known = [v for v in ids if v in shown]
-            amounts = [{v for v in shown[i] if _kind(v) == "number"} for i in known]
-            if any(a != amounts[0] for a in amounts):
-                continue  # several records ("GX-5531 and INV-2031 total 3130.00"): a sum, a list
-            evidence = set().union(*(shown[v] for v in known)) if known else set()
-            for value in sorted(said):
-                kind = _kind(value)
-                # an amount and its currency; a status only where the evidence shows its contrary
-                # ("paid" of an unpaid row); a date never: a record has several (due, issued, paid)
-                # and a status may be said in words the system does not use ("unpaid and overdue")
-                if kind == "status" and known and _refuted(value, evidence):
-                    return (
-                        f"the answer says {', '.join(v.upper() for v in known)} is {_shown(value)}, but the "
-                        f"verified evidence shows {', '.join(sorted(_shown(v) for v in evidence if _kind(v) == kind))}"
-                    )
-                if kind not in ("number", "currency") or (kind == "number" and _YEAR.match(value)):
-                    continue
-                mine = {v for v in evidence if _kind(v) == kind}
-                if mine and value not in mine:
-                    return (
-                        f"the answer states {_shown(value)} as the {_KIND_WORDS[kind]} of "
-                        f"{', '.join(v.upper() for v in known)}, but the verified evidence shows "
-                        f"{', '.join(sorted(map(_shown, mine))[:3])} for it"
-                    )
+            stated = _stated_of(statement)
+            if sum(bool(_amounts(said)) for _, said in stated) < 2:  # one record's values, by any name
+                stated = [([i for ids, _ in stated for i in ids], set().union(*(s for _, s in stated)))]
+            for ids, said in stated:
+                for ident in ids:
+                    shown.setdefault(ident, set()).update(_pool(said))
+    last: list[str] = []  # the record the answer named last, and whether it stated its amount
+    has_amount = False
+    for clause in _CLAUSE.split(_NOT_ITS_VALUE.sub(" ", answer.translate(_HYPHENS))):
+        absent = ABSENCE.search(clause) is not None
+        stated = [] if absent else _stated_of(clause)
+        if stated:
+            last, has_amount = stated[-1][0], bool(_amounts(stated[-1][1]))
+        elif last and not absent and _bare(clause):
+            said = values(clause)
+            stated = [(last, {v for v in said if _kind(v) == "status" or not has_amount})]
+            has_amount = has_amount or bool(_amounts(said))
+        else:
+            last = []
+        for ids, said in stated:
+            if problem := _unsupported(ids, said, shown):
+                return problem
     return None
 
 
+def _unsupported(ids: list[str], said: set[str], shown: dict[str, set[str]]) -> str | None:
+    """Why what an answer ``said`` of the records ``ids`` is not what the evidence ``shown`` of them, or None."""
+    known = [v for v in ids if v in shown]
+    amounts = [_amounts(shown[i]) for i in known]
+    if any(a != amounts[0] for a in amounts):
+        return None  # several records ("GX-5531 and INV-2031 total 3130.00"): a sum, a list
+    evidence = set().union(*(shown[v] for v in known)) if known else set()
+    for value in sorted(said):
+        kind = _kind(value)
+        # an amount and its currency; a status only where the evidence shows its contrary
+        # ("paid" of an unpaid row); a date never: a record has several (due, issued, paid)
+        # and a status may be said in words the system does not use ("unpaid and overdue")
+        if kind == "status" and known and _refuted(value, evidence):
+            return (
+                f"the answer says {', '.join(v.upper() for v in known)} is {_shown(value)}, but the "
+                f"verified evidence shows {', '.join(sorted(_shown(v) for v in evidence if _kind(v) == kind))}"
+            )
+        if kind not in ("number", "currency") or (kind == "number" and _YEAR.match(value)):
+            continue
+        mine = {v for v in evidence if _kind(v) == kind}
+        if mine and value not in mine:
+            return (
+                f"the answer states {_shown(value)} as the {_KIND_WORDS[kind]} of "
+                f"{', '.join(v.upper() for v in known)}, but the verified evidence shows "
+                f"{', '.join(sorted(map(_shown, mine))[:3])} for it"
+            )
+    return None
+
+
+def _amounts(found: set[str]) -> set[str]:
+    return {v for v in found if _kind(v) == "number" and not _YEAR.match(v)}
+
+
+# a value that is no record's own: an approximation or a bound ("approx. 1980.00 EUR", "over 1000 USD")
+_NOT_ITS_VALUE = re.compile(
+    r"(?:\b(?:approx(?:imately)?|about|around|roughly|circa|ca|nearly|almost|over|above|under|below|"
+    r"more\s+than|less\s+than|at\s+(?:least|most)|up\s+to|exceeding)\b\.?|[~≈<>≤≥])\s*"
+    r"(?:[€£]|US\$)?\s*\d(?:[\d.,'\u00a0]*\d)?(?:\s*(?:[A-Z]{3}\b|[€£]))?",
+    re.IGNORECASE,
+)
+# a clause about several records at once ("Total outstanding: 2270.00 USD")
+_AGGREGATE = re.compile(
+    r"\b(total\w*|sum|together|combined|overall|altogether|in\s+all|all)\b", re.IGNORECASE
+)
+_LIST = re.compile(r",\s+|\s+(?:and|&)\s+")  # how records or values are listed one after another
+
+
+def _bare(clause: str) -> bool:
+    """Is ``clause`` bare values, with at most a label or a name besides ("Amount: 2310.00 EUR",
+    "Status: paid", "Globex Corp"), and about no several records ("Total: 3130.00 USD")?"""
+    words = [w for w in re.findall(r"[^\W\d_]{2,}", clause) if not values(w) and w.casefold() not in _MONTHS]
+    return len(words) <= 2 and not _AGGREGATE.search(clause)
+
+
 def _stated_of(clause: str) -> list[tuple[list[str], set[str]]]:
-    """What a clause of an answer states of a record: the values that follow its identifiers (those
-    named one after another: "GX-5531 (BILL-0002) is 2150.00 USD"), up to the next identifier. The
-    values before the first ("3 bills due before 2026-10-01: GX-5531 2150.00 USD") are no record's."""
+    """What a clause states of each record it names: the values that follow its identifiers (those
+    named one after another: "GX-5531 (BILL-0002) is 2150.00 USD") up to the next identifier; the
+    first also takes those before it ("Paid: GX-5531", "2310.00 EUR is the amount of GX-5531"),
+    an amount only where it states none after it ("3 bills due before 2026-10-01: GX-5531 2150.00
+    USD", "Total: 3130.00 USD (BILL-0002 2150.00 …)"). Records listed with as many amounts
+    ("BILL-0002 and BILL-0001: 2150.00 USD and 980.00 USD") take one each, in order."""
     found = [m for m in _ID.finditer(clause) if re.search(r"[A-Za-z]", m.group(0))]
     out: list[tuple[list[str], set[str]]] = []
-    run: list[str] = []
+    run: int | None = None  # where the run of identifiers named one after another starts
     for i, m in enumerate(found):
-        run.append(m.group(0).casefold())
-        segment = clause[m.end() : found[i + 1].start() if i + 1 < len(found) else None]
-        if said := {v for v in values(segment) if _kind(v) != "id"}:
-            out.append((run, said))
-            run = []
+        run = m.start() if run is None else run
+        end = found[i + 1].start() if i + 1 < len(found) else len(clause)
+        said = {v for v in values(clause[m.end() : end]) if _kind(v) != "id"}
+        if said or i + 1 == len(found):
+            out += _respectively(clause[run : m.end()], clause[m.end() : end], said)
+            run = None
+    if out:
+        head = {v for v in values(clause[: found[0].end()]) if _kind(v) != "id"}  # "Paid: GX-5531"
+        ids, said = out[0]
+        out[0] = (ids, said | {v for v in head if _kind(v) == "status" or not _amounts(said)})
     return out
+
+
+def _respectively(names: str, rest: str, said: set[str]) -> list[tuple[list[str], set[str]]]:
+    """The records ``names`` lists ("BILL-0002 and BILL-0001") and what ``rest`` states of them:
+    with as many amounts listed ("2150.00 USD and 980.00 USD"), one each in order; else all of it."""
+    ids = [
+        [m.group(0).casefold() for m in _ID.finditer(p) if re.search(r"[A-Za-z]", m.group(0))]
+        for p in _LIST.split(names)
+    ]
+    ids = [each for each in ids if each]
+    listed = [values(p) for p in _LIST.split(rest) if _amounts(values(p))]
+    if 1 < len(ids) == len(listed) and all(len(_amounts(v)) == 1 for v in listed):
+        rest_values = said - set().union(*listed)
+        return [(each, v | rest_values) for each, v in zip(ids, listed, strict=True)]
+    return [([i for each in ids for i in each], said)]
 
 
 def decide_per_criterion(verdict: Verdict, plan: Plan, checks: list[CriterionCheck]) -> Verdict:
@@ -956,6 +1055,7 @@ _NUMBER = re.compile(
 )
 
 
+_HYPHENS = str.maketrans("\u2010\u2011", "--")  # "GX‑5531" with a non-breaking hyphen is GX-5531
 CURRENCY_MARK = "¤"  # a currency as a value: "¤USD" (no lowercase letter: never taken for an identifier)
 STATUS_MARK = "§"  # a record's status as a value: "§PAID" (upper case: never taken for an identifier)
 _SYMBOLS = {"€": "EUR", "£": "GBP", "US$": "USD"}  # a bare "$" may be any dollar: not a value
@@ -992,30 +1092,42 @@ _CONTRARY = {
 }
 # what makes a status word no claim that the record has it: a negation ("not paid", "no longer
 # open", "isn't yet approved") or what it was before ("from Unpaid to Paid", "previously open").
-# Such a word is left out (the verifier's word), never read as its opposite nor as the status itself.
+# Such a word is left out (the verifier's word), never read as the status itself, nor as its opposite —
+# but for a status that is itself a negation (``_NEGATED``: "not unpaid" is "paid").
 _NOT_STATUS = re.compile(
-    r"(?:\b(?:not|never|no\s+longer|no\s+more|nor|from|previously|formerly|instead\s+of|rather\s+than)|n't)"
+    r"(?:\b(?P<negated>not|never|no\s+longer|no\s+more|nor)\b|(?P<nt>n't)|"
+    r"\b(?:from|previously|formerly|instead\s+of|rather\s+than))"
     r"(?:\s+(?:yet|been|be|being|marked|shown|listed|set|left|as|to|fully|still|already|ever|currently|"
     r"the|status|state))*[\s:]+$"
     r"|\bmark\s+(?:as\s+)?$",  # "the Mark paid button", "mark as paid": an action offered, no state
     re.IGNORECASE,
 )
+# what follows a status word that labels a field: up to two words and a colon ("Paid on:")
+_LABEL = re.compile(r"(?:[ \t]+[^\W\d_]+){0,2}[ \t]*:(?!:)")
+# a status that is itself a negation: negated ("not unpaid", "no longer unpaid"), it claims the other
+_NEGATED = {"UNPAID": "PAID"}
 # what follows a status that was the record's before another ("Unpaid → Paid", "was Unpaid and is now
 # Paid", "unpaid, now paid"): the first is a former status, no claim
 _THEN_STATUS = re.compile(r"^\s*(?:→|->|=>|⇒|\bto\b|,?\s*(?:and\s+)?(?:is\s+)?now\b)", re.IGNORECASE)
 
 
 def _statuses(text: str) -> set[str]:
-    """The statuses ``text`` says a record has (``_STATUS``), a negated or former one left out."""
+    """The statuses ``text`` says a record has (``_STATUS``), a negated or former one left out, and
+    one that labels a field ("Paid on: —", "Paid so far: 0.00 USD"; "Paid: GX-5531" is a claim)."""
     found = set()
     text = unicodedata.normalize("NFKC", text)  # a fullwidth "Ｐａｉｄ" is "Paid"
     for m in _STATUS.finditer(text):
-        if _NOT_STATUS.search(text[max(0, m.start() - 60) : m.start()]) or _THEN_STATUS.match(
-            text[m.end() :]
-        ):
-            continue
         word = re.sub(r"[ -]+", " ", m.group(1).upper())
-        found.add(STATUS_MARK + _STATUS_SAME.get(word, word))
+        word = _STATUS_SAME.get(word, word)
+        before = _NOT_STATUS.search(text[max(0, m.start() - 60) : m.start()])
+        if before and (before.group("negated") or before.group("nt")) and word in _NEGATED:
+            word = _NEGATED[word]
+        elif before or _THEN_STATUS.match(text[m.end() :]):
+            continue
+        after = text[m.end() :]
+        if (label := _LABEL.match(after)) and not _ID.match(after[label.end() :].lstrip()):
+            continue
+        found.add(STATUS_MARK + word)
     return found
 
 
@@ -1024,6 +1136,7 @@ def values(text: str) -> set[str]:
     amounts and numbers as plain decimals, currencies and a record's statuses (``_statuses``) marked.
     Small bare integers (counts, days) are left out."""
     found: set[str] = set()
+    text = text.translate(_HYPHENS)
 
     def date(y: str, m: int, d: str) -> str:
         return f"{int(y):04d}-{m:02d}-{int(d):02d}"
