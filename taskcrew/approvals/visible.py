@@ -24,6 +24,14 @@ A value is shown as it is, except:
   a word with one letter no Latin letter looks like ("Ромашка", "ΑΒΓ") is not mistaken for Latin;
 - a digit other than 0-9 in a word with digits 0-9: "৪00.00" (a Bengali 4, drawn like an 8)
   reads "⟨Bengali ৪ U+09EA⟩00.00", "INV-2০57" (a Bengali 0) reads "INV-2⟨Bengali ০ U+09E6⟩57".
+- a symbol that has no place in an identifier or a name (``_stray_symbols``: an emoji or other
+  pictograph, a dingbat, an arrow, a math sign such as the minus "−" drawn like a hyphen, a
+  circled or squared letter or digit, a superscript digit, a private-use or unassigned code
+  point) inside a word that holds a letter or a digit, or anywhere when it is drawn like a letter
+  or digit ("🄰", "①"): "INV-🔥2057" reads "INV-⟨Symbol 🔥 U+1F525⟩2057". Signs that do belong in
+  names and references (``NAME_SIGNS``: ™ ® © № ℅ °, "㈱" …), currency signs and punctuation are
+  left as they are, and so is a pictograph standing alone between spaces ("Thanks 🙂"); in text
+  whose layout is its own (``layout=True``: prose, not a value) symbols are not marked.
 
 ``layout=True`` is for text whose lines and indentation are its own (a summary, a document's line,
 a log): line feeds and tabs stay, and a run of whitespace is marked only when it holds something
@@ -57,6 +65,17 @@ MIXING = frozenset({"CJK", "HIRAGANA", "KATAKANA", "KATAKANA-HIRAGANA", "HANGUL"
 # fullwidth or mathematical one, the Kelvin sign) is one too (``_latin_alike``)
 LATIN_ALIKE = frozenset("АВСЕНІЈКМОРЅТХУҮҺӀԚԜЬаеорсухіјѕһԁԛԝӏүьъѵ")  # Cyrillic
 LATIN_ALIKE |= frozenset("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧϹͿαικνορυχγϲϳ") | frozenset("ՕօՍսոհցզ")  # Greek, Armenian
+# symbols that have no place in an identifier (an invoice number, an IBAN) or a name: other symbols
+# (emoji, pictographs, dingbats, box drawing, circled letters), math symbols (arrows, "−" drawn like
+# a hyphen, "∕" like a slash), modifier symbols (spacing accents, emoji skin tones), numbers that are
+# not digits ("①", "²"), private-use and unassigned code points (a font's icon, or nothing at all);
+# ASCII ones (+ < = > | ~ ^ `) are ordinary, and so are the signs a company name or a reference
+# uses. Currency signs (Sc) and punctuation are not symbols here.
+SYMBOL_CATEGORIES = frozenset({"So", "Sm", "Sk", "No", "Co", "Cn"})
+# ("〒" a Japanese postcode, "㈱" "㍿" "㈜" a Japanese or Korean company form; U+FFFD: what a
+# reader puts where a character could not be read, already shown as such)
+NAME_SIGNS = frozenset("™®©℠℗°№℅〒㈱㈲㍿㈜\ufffd")
+SYMBOL_WORDS = {"Co": "Private-use", "Cn": "Unassigned"}  # else "Symbol"
 
 
 def _invisible(char: str) -> bool:
@@ -145,25 +164,55 @@ def _look_alike(char: str, script: str) -> str:
     return f"⟨{script.title()} {char} {_code(char)}⟩"
 
 
-def _mark_scripts(text: str) -> str:
+def _symbol(char: str) -> bool:
+    return (
+        not char.isascii()
+        and char not in NAME_SIGNS
+        and unicodedata.category(char) in SYMBOL_CATEGORIES
+        and not _invisible(char)  # a variation selector or a tag is shown as a hidden character
+    )
+
+
+def _stray_symbols(word: str) -> list[int]:
+    """Indexes of the symbols of ``word`` (what lies between spaces) that have no place in it: every
+    symbol when the word holds a letter or a digit (an identifier, a name: "INV-🔥2057"), and a
+    symbol drawn like a letter or a digit wherever it stands ("🄰🄲🄼🄴", "①")."""
+    symbols = [i for i, c in enumerate(word) if _symbol(c)]
+    if not symbols:
+        return []
+    if any(c.isalnum() for i, c in enumerate(word) if i not in symbols):
+        return symbols
+    return [i for i in symbols if any(c.isalnum() for c in unicodedata.normalize("NFKC", word[i]))]
+
+
+def _symbol_marker(char: str) -> str:
+    kind = SYMBOL_WORDS.get(unicodedata.category(char))
+    return f"⟨{kind} {_code(char)}⟩" if kind else f"⟨Symbol {char} {_code(char)}⟩"
+
+
+def _mark_scripts(text: str, symbols_too: bool = True) -> str:
     latin = _latin(text)
 
     def word(match: re.Match[str]) -> str:
         found = dict(_foreign(match.group(0), latin))
-        if not found:
+        symbols = set(_stray_symbols(match.group(0))) if symbols_too else set()
+        if not found and not symbols:
             return match.group(0)
-        return "".join(_look_alike(c, found[i]) if i in found else c for i, c in enumerate(match.group(0)))
+        return "".join(
+            _look_alike(c, found[i]) if i in found else _symbol_marker(c) if i in symbols else c
+            for i, c in enumerate(match.group(0))
+        )
 
     return _WORD.sub(word, text)
 
 
 def visible(text: str, *, layout: bool = False) -> str:
-    """``text`` with every invisible or reordering character, and every long run of whitespace,
-    shown as a marker (see the module's doc)."""
+    """``text`` with every invisible or reordering character, every long run of whitespace, every
+    look-alike letter and every symbol out of place shown as a marker (see the module's doc)."""
     kept = LAYOUT_KEPT if layout else frozenset()
     if text.isascii() and text.isprintable() and "   " not in text:
         return text  # the common case: nothing to mark
-    marked = _mark_scripts(text)
+    marked = _mark_scripts(text, symbols_too=not layout)
     stray = _stray_marks(marked)
     out = "".join(
         f"⟨{_code(c)}⟩" if (c not in kept and _invisible(c)) or i in stray else c
@@ -191,7 +240,12 @@ def hidden(text: str) -> list[str]:
         for w in _WORD.finditer(text)
         for i, script in _foreign(w.group(0), latin)
     ]
-    return found + list(dict.fromkeys(runs)) + list(dict.fromkeys(alike))
+    symbols = [
+        f"{_symbol_marker(w.group(0)[i])} in “{bare(w.group(0))}”"
+        for w in _WORD.finditer(text)
+        for i in _stray_symbols(w.group(0))
+    ]
+    return found + list(dict.fromkeys(runs)) + list(dict.fromkeys(alike)) + list(dict.fromkeys(symbols))
 
 
 def bare(text: str) -> str:

@@ -64,7 +64,18 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
     async def audit_broken(request: Request, exc: Exception) -> Response:
         return PlainTextResponse(str(exc), status_code=503)
 
-    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={AuditLogError: audit_broken})
+    async def no_such_page(request: Request, exc: Exception) -> Response:
+        return web.not_found(  # a mistyped or outdated address: the way back, not a bare "Not Found"
+            request,
+            web.session_of(request),
+            "There is no such page in the console: the link may be mistyped.",
+        )
+
+    app = Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers={AuditLogError: audit_broken, 404: no_such_page},
+    )
     app.state.console = console
     if settings.port == 0:  # no port known yet (tests of the app alone): no Host check possible
         return SecurityHeaders(app)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from typing import NamedTuple
+from urllib.parse import quote
 
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
@@ -90,8 +91,13 @@ def routes(web: Web) -> list[BaseRoute]:
     async def approval(request: Request, session: Session) -> Response:
         try:
             item = await asyncio.to_thread(console.jobs.approval, request.path_params["id"])
-        except LookupError as exc:
-            return web.not_found(request, session, str(exc))
+        except LookupError:
+            return web.not_found(
+                request,
+                session,
+                f"There is no approval “{request.path_params['id']}” here. The link may be mistyped, "
+                "or come from another console.",
+            )
         view = console.approver.view(item)
         work = work_item(view, console.rules, systems=systems)
         run, run_key = (  # the job's own run folder, not another of its name (console/artifacts.py)
@@ -164,8 +170,9 @@ def routes(web: Web) -> list[BaseRoute]:
     @web.signed_in
     async def source_document(request: Request, session: Session) -> Response:
         checked = cited(request)
+        back = (f"/approvals/{quote(request.path_params['id'], safe='')}", "the approval")
         if isinstance(checked, Response):
-            return web.not_found(request, session, "This approval cites no such document.")
+            return web.not_found(request, session, "This approval cites no such document.", back)
         view, name, field, ref = checked
         sent = view.approval.request.fields if view.approval.request and field else []
         value = next((shown_value(f) for f in sent if f.name == field), "")  # looked for without a line
@@ -178,7 +185,7 @@ def routes(web: Web) -> list[BaseRoute]:
             checked.sealed,
         )
         if isinstance(doc, str):
-            return web.not_found(request, session, doc)
+            return web.not_found(request, session, doc, back)
         return web.page(
             request,
             "document.html",

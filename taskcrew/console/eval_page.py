@@ -31,7 +31,7 @@ def routes(web: Web) -> list[BaseRoute]:
         key = request.path_params["key"]
         report = await asyncio.to_thread(console.evals.load, key)
         if isinstance(report, str):
-            return web.not_found(request, session, report)
+            return web.not_found(request, session, report, ("/eval", "the eval results"))
         charts, scatter = sweep_charts(report)
         return web.page(
             request,

@@ -21,6 +21,7 @@ EVENT_WORDS = {
     "approval_rejected": "rejected",
     "approval_answered": "answered",
     "approval_expired": "approval expired unanswered",
+    "approval_first": "first of two approvals given",  # not a store line: the approval's own record
     "resumed": "back in the queue after the decision",
     "retried": "sent to run again",
     "cancelled": "cancelled",
@@ -29,6 +30,8 @@ EVENT_WORDS = {
     "taken_over": "taken over (its worker stopped answering)",
     "handed_back": "handed back to the queue (its worker stopped)",
 }
+
+FIRST_APPROVAL = "approval_first"  # a first approval, as the job page's history shows it (jobs_page.history)
 
 # the statuses a job's reason describes: why it waits, why it failed, how it ended. Once a waiting
 # job runs again its reason still names the approval it waited for: not shown then.

@@ -13,11 +13,12 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
-from taskcrew.console.job_words import console_note, current_reason, event_words
+from taskcrew.approvals.authority import Authority
+from taskcrew.console.job_words import FIRST_APPROVAL, console_note, current_reason, event_words
 from taskcrew.console.sessions import Session, identity_of
 from taskcrew.console.web import DbClock, Handler, Web
 from taskcrew.jobs.liveness import state_note
-from taskcrew.jobs.models import ACTIVE, CANCELLABLE, Job, JobOptions, JobStatus
+from taskcrew.jobs.models import ACTIVE, CANCELLABLE, Approval, Job, JobEvent, JobOptions, JobStatus
 from taskcrew.jobs.store import InvalidChange, UnknownJob
 
 JOB_STATUSES: tuple[JobStatus, ...] = ("queued", "running", "waiting", "finished", "failed", "cancelled")
@@ -32,6 +33,49 @@ def notes(clock: DbClock) -> Callable[[Job], Markup]:
     """A page's job notes in the console's words, a decision to make a link to it (``console_note``),
     judged by the page's database clock (read once, only if a note needs it)."""
     return lambda job: console_note(job, clock())
+
+
+def first_approvals(approver: Authority, approvals: list[Approval]) -> list[tuple[str, JobEvent]]:
+    """Each first of two approvals given on the job's approvals, as a line of its history: who and
+    when, read from the record the authority decides by (``Approval.first_approvals``, signed
+    ``Cosign``s), and whether it still counts by the authority's own rule (``ApprovalView.
+    first_approvers``: a cancel takes it back, a password reset voids it). Keyed for the live page."""
+    lines = []
+    for approval in approvals:
+        if not approval.first_approvals:
+            continue
+        counted = set(approver.view(approval).first_approvers)
+        for first in approval.first_approvals:
+            if first.name not in counted:
+                said = (
+                    "it no longer counts (a cancel took it back, or the login it was given under no "
+                    "longer holds)"
+                )
+            elif approval.status == "pending":
+                said = "a second, different person must approve before anything is sent"
+            else:
+                said = "the first of the two approvals it needed"
+            line = JobEvent(
+                job_id=approval.job_id,
+                at=first.at,
+                kind=FIRST_APPROVAL,
+                detail=f"{approval.id}: {said}",
+                actor=first.name,
+            )
+            lines.append((f"first {approval.id} {first.name} {first.at.isoformat()}", line))
+    return lines
+
+
+def history(events: list[JobEvent], firsts: list[tuple[str, JobEvent]]) -> list[tuple[str, JobEvent]]:
+    """The job's history: its store's lines in their order, each first approval put in by its time
+    (before the first line written after it)."""
+    merged: list[tuple[str, JobEvent]] = [(f"event {i}", e) for i, e in enumerate(events)]
+    for key, line in sorted(firsts, key=lambda f: f[1].at):
+        at = next(
+            (i for i, (k, e) in enumerate(merged) if k.startswith("event") and e.at > line.at), len(merged)
+        )
+        merged.insert(at, (key, line))
+    return merged
 
 
 def routes(web: Web) -> list[BaseRoute]:
@@ -59,12 +103,14 @@ def routes(web: Web) -> list[BaseRoute]:
         # the run in the folder this job's record names (another host's run of the same name is
         # another run), its outcome as the job store's signed records say (read once for the page)
         detail, run_key = console.runs.job_run(job, console.runs.records())
+        approvals = console.jobs.approvals(job_id=job.id)
+        firsts = first_approvals(console.approver, approvals)
         return {
             "job": job,
-            "events": console.jobs.events(job.id),
+            "events": [line for _, line in history(console.jobs.events(job.id), firsts)],
             "run": detail,
             "run_name": run_key,
-            "approvals": console.jobs.approvals(job_id=job.id),
+            "approvals": approvals,
             "active": job.status in ACTIVE,
             "cancellable": job.status in CANCELLABLE,  # a failed job too: a cancel takes its approvals back
         }
@@ -73,8 +119,14 @@ def routes(web: Web) -> list[BaseRoute]:
     async def job_page(request: Request, session: Session) -> Response:
         try:
             job = await asyncio.to_thread(console.jobs.get, request.path_params["id"])
-        except UnknownJob as exc:
-            return web.not_found(request, session, str(exc))
+        except UnknownJob:
+            return web.not_found(
+                request,
+                session,
+                f"There is no job “{request.path_params['id']}” here. The link may be mistyped, or come "
+                "from another console.",
+                ("/jobs", "the list of jobs"),
+            )
         ctx = await asyncio.to_thread(job_context, job)
         clock = DbClock(console.jobs)
         return web.page(
@@ -131,7 +183,9 @@ def routes(web: Web) -> list[BaseRoute]:
             return PlainTextResponse("No such job.", status_code=404)
 
         async def stream() -> AsyncIterator[str]:
-            sent_events, sent_timeline = 0, 0
+            sent_events: set[str] = set()  # the history's lines sent (``history``'s keys)
+            sent_timeline = 0
+            firsts: list[tuple[str, JobEvent]] = []
             # the state the page was drawn in (``seen``): its note, with its links, stands until it changes
             last_status = request.query_params.get("seen", "")
             while True:
@@ -139,11 +193,18 @@ def routes(web: Web) -> list[BaseRoute]:
                     return
                 job = await asyncio.to_thread(console.jobs.get, job_id)
                 events = await asyncio.to_thread(console.jobs.events, job_id)
+                if job.status == "waiting" or not sent_events:  # first approvals: given while it waits
+                    firsts = await asyncio.to_thread(
+                        lambda: first_approvals(console.approver, console.jobs.approvals(job_id=job_id))
+                    )
                 timeline: list[Any] = []
                 if job.run_dir:  # its own run folder, judged by its own record (no store read a poll)
                     detail, _ = await asyncio.to_thread(console.runs.job_run, job)
                     timeline = detail.story if detail else []
-                for e in events[sent_events:]:
+                for key, e in history(events, firsts):
+                    if key in sent_events:
+                        continue
+                    sent_events.add(key)
                     yield sse(
                         "event",
                         {
@@ -156,7 +217,7 @@ def routes(web: Web) -> list[BaseRoute]:
                     )
                 for item in timeline[sent_timeline:]:
                     yield sse("timeline", item.model_dump(mode="json"))
-                sent_events, sent_timeline = len(events), len(timeline)
+                sent_timeline = len(timeline)
                 status = f"{job.status} {job.outcome or ''}".strip()
                 if status != last_status:
                     now = await asyncio.to_thread(console.jobs.db_now)

@@ -181,11 +181,19 @@ def routine_routes(
             version = int(request.path_params["version"])
         except ValueError:
             return not_found(
-                request, session, "A routine version is a number, e.g. /routines/enter-invoice/2."
+                request,
+                session,
+                "A routine's version is a number, as in /routines/enter-invoice/2.",
+                ("/routines", "the list of routines"),
             )
         shown = await asyncio.to_thread(desk.show, name, version)
         if shown is None:
-            return not_found(request, session, f"No routine {name} v{version}: see /routines.")
+            return not_found(
+                request,
+                session,
+                f"No routine {name} v{version} is kept here (no such routine, or no such version of it).",
+                ("/routines", "the list of routines"),
+            )
         return page(
             request,
             "routine.html",

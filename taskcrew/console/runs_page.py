@@ -49,8 +49,10 @@ def routes(web: Web) -> list[BaseRoute]:
             return web.not_found(
                 request,
                 session,
-                f"No run folder named {name!r} with a trace.jsonl (where two runs folders hold runs of one "
-                "name, each has its own link on the Runs page).",
+                f"There is no run “{name}” here: no run by that name has a trace to show. The link may be "
+                "mistyped, or come from another console; where two runs share a name, the list of runs "
+                "has a link to each.",
+                ("/runs", "the list of runs"),
             )
         report_html = markdown(detail.report_md) if detail.report_md else None
         return web.page(

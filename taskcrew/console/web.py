@@ -31,11 +31,12 @@ from taskcrew.console.job_words import current_reason, event_words
 from taskcrew.console.security import LoginThrottle, same_origin, token_ok
 from taskcrew.console.sessions import Session, SessionStore, identity_of
 from taskcrew.console.settings import ConsoleSettings
-from taskcrew.console.worklist import shown_value
+from taskcrew.console.worklist import iban_groups, shown_value
 from taskcrew.eval.runs import RunRecords
 from taskcrew.jobs.store import Jobs
 
 HERE = Path(__file__).parent
+WORKLIST = ("/approvals", "the approvals waiting for you")  # where a page that is not there sends you back
 SESSION_COOKIE = "taskcrew_console"
 LOGIN_COOKIE = "taskcrew_console_login"
 
@@ -135,6 +136,28 @@ def _finalize(value: Any) -> Any:
     return value
 
 
+def _grouped(value: Any) -> Any:
+    """A bank account number drawn in groups of four (``worklist.iban_groups``), whether it was sent
+    spaced or not: a new IBAN and the old one read alike, group under group. The gaps are drawn (a
+    margin), not typed: copied, the value is exactly what was sent. Anything else as it is."""
+    groups = iban_groups(str(value))
+    if groups is None:
+        return value
+    last = len(groups) - 1
+    spans = Markup("").join(
+        Markup("<span>{}</span>" if g.endswith(" ") or i == last else '<span class="gap">{}</span>').format(g)
+        for i, g in enumerate(groups)
+    )
+    return Markup('<span class="iban">{}</span>').format(spans)
+
+
+def _drawn_gaps(value: Any) -> bool:
+    """Whether ``grouped`` draws a gap the value does not have (an IBAN sent without spaces, or
+    spaced otherwise than in fours): the page says so beside it."""
+    groups = iban_groups(str(value))
+    return groups is not None and any(not g.endswith(" ") for g in groups[:-1])
+
+
 def _verbatim(value: Any) -> Markup:
     """A line whose spacing is its own (a document's line, a routine's step, in a <pre>): its
     invisible characters shown, its spaces and tabs kept."""
@@ -153,6 +176,8 @@ def templates() -> Jinja2Templates:
     env.filters["urlpart"] = lambda v: quote(str(v), safe="")
     env.filters["shown"] = shown_value  # a field as read: a chosen option's label, else its value
     env.filters["verbatim"] = _verbatim
+    env.filters["grouped"] = _grouped  # an IBAN in groups of four, copied as it is
+    env.tests["drawn_gaps"] = _drawn_gaps  # … drawn with gaps it does not have
     env.filters["job_note"] = _job_note  # orphaned, parked, interrupted: what to do (jobs.liveness)
     env.filters["demo"] = job_demo  # "demo (scripted stand-in models, not AI)", as its run page says
     env.filters["event_words"] = event_words  # a history line's kind in words
@@ -222,8 +247,21 @@ class Web:
             )
         return session, form
 
-    def not_found(self, request: Request, session: Session | None, what: str) -> Response:
-        return self.page(request, "error.html", session, status_code=404, title="Not found", message=what)
+    def not_found(
+        self,
+        request: Request,
+        session: Session | None,
+        what: str,
+        back: tuple[str, str] | None = None,
+    ) -> Response:
+        """A page that is not there, said in the console's words, with the way back: to the list the
+        person came from (``back``: its path and name), and to the worklist."""
+        links = [back] if back else []
+        if WORKLIST not in links:
+            links.append(WORKLIST)
+        return self.page(
+            request, "error.html", session, status_code=404, title="Not found", message=what, links=links
+        )
 
     def anonymous(self, request: Request) -> Response | None:
         """For files and streams: a refusal for a request without a session, else None."""

@@ -28,6 +28,7 @@ from taskcrew.approvals.authority import ApprovalView, bulk_refusal
 from taskcrew.approvals.authority import shown_value as shown_value  # a field as read (web, pages)
 from taskcrew.approvals.origins import SourceRef, field_sources
 from taskcrew.approvals.rules import (
+    IBAN_SHAPE,
     PAYEE_FIELD,
     RiskRules,
     bank_field,
@@ -172,6 +173,12 @@ class WorkItem(BaseModel):
         return {label: name for name, (label, _) in self.before_of.items()}
 
     @property
+    def bank_fields(self) -> set[str]:
+        """The fields sent that set bank details (``rules.bank_field``, as the page's "Bank details"
+        rows name them): their values, and the record's before them, are drawn in groups of four."""
+        return {kv.field for kv in self.key_values if kv.label.startswith("Bank details") and kv.field}
+
+    @property
     def flag_codes(self) -> set[str]:
         return {f.code for f in self.flags}
 
@@ -193,6 +200,29 @@ class WorkItem(BaseModel):
         if verb == "submit":  # "submit to page": no verb the address names
             return "submits the form with the values above"
         return f"{DOES.get(verb, verb + 's')} {thing}"
+
+
+_IBAN_CHARS = re.compile(r"[A-Za-z0-9]+( [A-Za-z0-9]+)*")  # letters and digits, single spaces between
+
+
+def iban_groups(value: str) -> list[str] | None:
+    """An IBAN-shaped value (ISO 13616: country, check digits, 11 to 30 letters or digits; spaced
+    or not) cut into groups of four characters, each with the spaces the value has after them:
+    "GB33BUKB20201555555555" -> ["GB33", "BUKB", …, "55"], "DE02 1203 0000" -> ["DE02 ", "1203 ",
+    "0000"]. Joined, the groups are the value exactly, so a page can draw a new IBAN and the old
+    one alike, group under group, and copying either gives it as it is. None: not IBAN-shaped (or
+    not only letters, digits and single spaces): shown as it is."""
+    if not _IBAN_CHARS.fullmatch(value) or not IBAN_SHAPE.fullmatch(value.replace(" ", "").upper()):
+        return None
+    groups: list[str] = []
+    count = 4
+    for char in value:
+        if char != " " and count == 4:
+            groups.append("")
+            count = 0
+        groups[-1] += char
+        count += char != " "
+    return groups
 
 
 def summary_text(view: ApprovalView) -> str:

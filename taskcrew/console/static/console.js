@@ -54,3 +54,27 @@
   document.addEventListener("submit", () => { leaving = true; source.close(); });
   source.addEventListener("done", () => { source.close(); if (!leaving) window.location.reload(); });
 })();
+
+// The worklist's "select all" for bulk approval: the header checkbox ticks (or clears) every item
+// the page offers (the name=ids checkboxes); it shows "some" when only some are ticked. Served
+// hidden: without scripts the page works as before, item by item.
+(function () {
+  const all = document.getElementById("select-all");
+  const form = document.getElementById("bulk");
+  if (!all || !form) return;
+  const boxes = Array.from(form.querySelectorAll("input[type=checkbox][name=ids]"));
+  if (!boxes.length) return;
+  function sync() {
+    const ticked = boxes.filter((b) => b.checked).length;
+    all.checked = ticked === boxes.length;
+    all.indeterminate = ticked > 0 && ticked < boxes.length;
+  }
+  all.addEventListener("change", () => {
+    const tick = all.checked;
+    boxes.forEach((b) => { b.checked = tick; });
+    sync();
+  });
+  boxes.forEach((b) => b.addEventListener("change", sync));
+  sync();  // a page restored from the back/forward cache keeps its ticks
+  all.hidden = false;
+})();
