@@ -294,39 +294,90 @@ def _none_newer_unread(
     template: Template, pick: Found, read: list[Found], unfit: list[tuple[str, FileContent, str]]
 ) -> None:
     """Raises FileStepFailed when a file of the issuer's that the template reads nothing from may be
-    a newer invoice than ``pick`` — the issuer changed its layout ("Invoice #" for "Invoice No."):
-    it is dated on or after the pick's printed date (an e-mail's Date), or has no date to tell
-    (a file that is not an e-mail), and prints a number of the issuer's invoice numbers' kind (the
-    template's shape, and the letters before the digits of one it read) that no document the
-    template read has. A reminder or a payment advice about a known invoice, a price list of item
-    codes, an older e-mail: none of them stops the rule; a newer invoice is never passed over for an
-    older one without a word."""
+    a newer invoice than ``pick`` — the issuer changed its layout ("Invoice #" for "Invoice No."),
+    its invoice numbers' style too, or both: it is dated on or after the pick's printed date (an
+    e-mail's Date), or has no date to tell (a file that is not an e-mail), and prints an invoice
+    number that no document the template read has — one of the issuer's invoice numbers' kind (the
+    template's shape, and the letters before the digits of one it read), or one in any style that
+    the file prints as an invoice number (after "Invoice", "Invoice No.", "Invoice #",
+    "Rechnungsnummer" … or the template's own label for it: ``_labelled_numbers``). A reminder or a
+    payment advice about a known invoice, a price list of item codes, an older e-mail: none of them
+    stops the rule; a newer invoice is never passed over for an older one without a word."""
     number = template.fields[0]
     known = {f.values.get(number.name, "") for f in read} - {""}
-    kinds = {_kind(n) for n in known}
-    if not number.pattern or not kinds:
+    if not known:
         return
+    kinds = {_kind(n) for n in known}
     since = pick.values.get(_date_field(template), "")
-    shape = re.compile(rf"(?<![\w/-])(?:{number.pattern})(?![\w/-])")
+    shape = re.compile(rf"(?<![\w/-])(?:{number.pattern})(?![\w/-])") if number.pattern else None
+    labels = _number_labels(number.anchor)
+    folded = {n.casefold() for n in known}
     for path, content, text in unfit:
         sent = (content.email.headers.date or "") if content.email is not None else ""
         day = sent[:10] if re.match(r"\d{4}-\d{2}-\d{2}", sent) else ""
         if day and since and day < since:
             continue  # sent before the picked invoice was issued
-        new = [
-            n
-            for n in dict.fromkeys(m.group(0) for m in shape.finditer(text))
-            if n not in known and _kind(n) in kinds
+        alike = [] if shape is None else [m.group(0) for m in shape.finditer(text)]
+        alike = [n for n in dict.fromkeys(alike) if n.casefold() not in folded and _kind(n) in kinds]
+        labelled = [
+            n for n in _labelled_numbers(text, labels) if n.casefold() not in folded and n not in alike
         ]
-        if new:
-            raise FileStepFailed(
-                f"{path} is {template.issuer}'s, "
-                + (f"sent {day}, " if day else "undated, ")
-                + f"and prints {', '.join(new[:3])} like the issuer's invoice numbers, but the template "
-                f"reads no invoice from it (a new layout?): it may be a newer invoice than "
-                f"{pick.values.get(number.name, '')} of {since or 'an unknown date'}, the newest the template "
-                "reads, so the routine does not pick that one; the agent and the person decide"
-            )
+        if not alike and not labelled:
+            continue
+        prints = (
+            f"prints {', '.join(alike[:3])} like the issuer's invoice numbers"
+            if alike
+            else f"prints {', '.join(labelled[:3])} as an invoice number (a number style the issuer's "
+            f"invoices read so far do not have)"
+        )
+        raise FileStepFailed(
+            f"{path} is {template.issuer}'s, "
+            + (f"sent {day}, " if day else "undated, ")
+            + f"and {prints}, but the template reads no invoice from it (a new layout?): it may be a "
+            f"newer invoice than {pick.values.get(number.name, '')} of {since or 'an unknown date'}, the "
+            "newest the template reads, so the routine does not pick that one; the agent and the person "
+            "decide"
+        )
+
+
+# the words a document prints before its invoice number, in the languages of the demo's issuers:
+# "Invoice", "Invoice No.", "Invoice #", "Invoice number", "Rechnung", "Rechnungsnummer", "Rechnungs-Nr.",
+# "Facture n°", "Factura", "Fattura"
+_INVOICE_WORDS = (
+    r"invoices?(?:[ \t]*(?:no\.?|nr\.?|number|num\.?|id|\#))?"
+    r"|rechnung(?:s-?nr\.?|snummer)?(?:[ \t]*(?:nr\.?|\#))?"
+    r"|factur[ae](?:[ \t]*(?:no\.?|n°|nr\.?|número|numero|\#))?"
+    r"|fattura(?:[ \t]*(?:n\.?|nr\.?|numero|\#))?"
+)
+_AMOUNT = re.compile(r"[-+]?\d{1,3}(?:[,.' ]\d{2,3})*[.,]\d{2}")
+_DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[./-]\d{1,2}[./-]\d{2,4}|\d{1,2}-[a-z]{3}-\d{2,4}", re.I)
+
+
+def _number_labels(anchor: str) -> re.Pattern[str]:
+    """The labels an invoice number is printed after: the usual words (``_INVOICE_WORDS``) and the
+    template's own label for it (its anchor: "Invoice No.", "Rechnungsnummer")."""
+    own = re.escape(anchor.strip().rstrip(":#").strip())
+    return re.compile(
+        rf"(?<![\w@.-])(?:{own}|{_INVOICE_WORDS})(?![\w@-])[ \t]*[:#]?[ \t]*"
+        r"(?P<number>[^\W_][\w/.-]{1,39})",
+        re.IGNORECASE,
+    )
+
+
+def _labelled_numbers(text: str, labels: re.Pattern[str]) -> list[str]:
+    """The invoice numbers ``text`` prints after an invoice-number label, in any style
+    ("INV-3001", "NWT/2026/0042", "3001", "HCS-2026-10A"): a word with a digit, of at least three
+    characters, that is neither an amount ("INVOICE 1,980.00" in a statement) nor a date; "invoice
+    for PO 4471" prints none."""
+    found = []
+    for match in labels.finditer(text):
+        number = match.group("number").rstrip(".-/")
+        if len(number) < 3 or not any(c.isdigit() for c in number):
+            continue
+        if _AMOUNT.fullmatch(number) or _DATE.fullmatch(number):
+            continue
+        found.append(number)
+    return list(dict.fromkeys(found))
 
 
 def _kind(number: str) -> str:

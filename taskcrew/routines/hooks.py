@@ -8,12 +8,21 @@
   a verified run of a recipe propose a draft: the first version, or — after a fallback that was
   verified — a new version healing the old one (``taskcrew routines diff`` shows what changed).
 
+A durable run (a job: ``ctx.checkpoints``) may end in a later leg than the one that replayed: the
+worker was stopped or killed and another leg resumes from the checkpoint, with a fresh replayer
+that never ran. So the replay's progress (which version, its outcome and reason, the run's key) is
+saved with every checkpoint (``Progress``, around the run's own checkpoints) and read back by the
+leg that resumes, which counts it; a leg that ends interrupted leaves the count to the leg that
+resumes it, and the run's key counts it once whichever leg finishes (``RoutineStore.count_once``).
+
 Neither ever fails a run: a problem is written to ``routine.txt`` in the run folder.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -23,11 +32,88 @@ NOTE_FILE = "routine.txt"
 ENV_LEARN = "TASKCREW_ROUTINES_LEARN"
 
 
+PROGRESS = "routine"  # the key of the replay's progress in a durable run's checkpoint
+OUTCOMES = ("replayed", "fell_back", "rejected")
+
+
 class Attached:
     def __init__(self, match: Any = None, replayer: Any = None, store: Any = None) -> None:
         self.match = match
         self.replayer = replayer
         self.store = store
+        self.run_key = uuid.uuid4().hex  # the run's, in every leg (a resumed leg reads it back)
+        self.resumed = False  # the replay ran in an earlier leg of this durable run
+
+    def progress(self) -> dict[str, Any] | None:
+        """What a resumed leg needs to count the replay: None before it ran (or without one)."""
+        replayer = self.replayer
+        if replayer is None or replayer.outcome not in OUTCOMES:
+            return None
+        return {
+            "name": replayer.routine.name,
+            "version": replayer.routine.version,
+            "outcome": replayer.outcome,
+            "reason": replayer.reason,
+            "new_issuer": bool(replayer.new_issuer),
+            "run": self.run_key,
+        }
+
+    def restore(self, ctx: Any, saved: Any) -> None:
+        """The replay an earlier leg ran, as its checkpoint says (signed with it, by the job store):
+        this leg's replayer takes its outcome — the same version's, or that version loaded again
+        when another one replays now (accepted or retired between the legs) — so the Flow does not
+        reflect on a clean replay and ``after_run`` counts it."""
+        if not isinstance(saved, dict) or self.match is None or self.store is None:
+            return
+        name, version, outcome = saved.get("name"), saved.get("version"), saved.get("outcome")
+        if name != self.match.recipe.name or not isinstance(version, int) or outcome not in OUTCOMES:
+            return
+        if isinstance(key := saved.get("run"), str) and re.fullmatch(r"[0-9a-f]{32}", key):
+            self.run_key = key
+        replayer = self.replayer
+        if replayer is None or replayer.routine.version != version:
+            from taskcrew.routines.replay import Replayer
+
+            try:
+                routine = self.store.get(name, version)
+            except Exception as exc:
+                _note(
+                    ctx.run_dir,
+                    f"routines: the replay an earlier leg ran ({name} v{version}) is not counted: {exc}",
+                )
+                return
+            replayer = Replayer(routine, dict(self.match.values))
+        replayer.outcome, replayer.reason = outcome, str(saved.get("reason") or "")
+        replayer.new_issuer = bool(saved.get("new_issuer"))
+        self.replayer = ctx.replay = replayer
+        self.resumed = True
+
+
+class Progress:
+    """A durable run's checkpoints (``crew.stages.Checkpoints``) with the replay's progress in them:
+    saved beside the run's state, read back when a leg resumes (``Attached.restore``)."""
+
+    def __init__(self, inner: Any, attached: Attached, ctx: Any) -> None:
+        self.inner, self.attached, self.ctx = inner, attached, ctx
+
+    def load(self) -> dict[str, Any] | None:
+        saved: dict[str, Any] | None = self.inner.load()
+        if saved:
+            try:
+                self.attached.restore(self.ctx, saved.get(PROGRESS))
+            except Exception as exc:  # routines never stop a run
+                _note(
+                    self.ctx.run_dir,
+                    f"routines: the earlier leg's replay is not counted ({type(exc).__name__}: {exc})",
+                )
+        return saved
+
+    def save(self, stage: str, state: dict[str, Any]) -> None:
+        progress = self.attached.progress()
+        self.inner.save(stage, state if progress is None else {**state, PROGRESS: progress})
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
 
 
 def _note(run_dir: Path, text: str) -> None:
@@ -50,7 +136,8 @@ def attach(ctx: Any, sandbox: Path, read_only: bool) -> Attached:
             ctx.criteria = [*match.criteria, *(c for c in ctx.criteria if c.strip().casefold() not in given)]
         if match is None or read_only or not match.recipe.changes_data:
             return Attached(match=match)
-        store = RoutineStore()
+        attached = _durable(ctx, Attached(match=match, store=RoutineStore()))
+        store = attached.store
         routine = store.marked_accepted(match.recipe.name)
         problem = store.acceptance_problem(routine) if routine is not None else None
         problem = problem or (routine.params_problem(match.values) if routine is not None else None)
@@ -62,14 +149,22 @@ def attach(ctx: Any, sandbox: Path, read_only: bool) -> Attached:
         if problem:
             _note(ctx.run_dir, f"routines: not replayed: {problem}")
         if routine is None or problem:
-            return Attached(match=match, store=store)
+            return attached
         from taskcrew.routines.replay import Replayer
 
-        ctx.replay = Replayer(routine, match.values, read_back=_rules(sandbox, ctx))
-        return Attached(match=match, replayer=ctx.replay, store=store)
+        ctx.replay = attached.replayer = Replayer(routine, match.values, read_back=_rules(sandbox, ctx))
+        return attached
     except Exception as exc:  # routines never stop a run: it goes on with the agent
         _note(ctx.run_dir, f"routines: not used ({type(exc).__name__}: {exc})")
         return Attached()
+
+
+def _durable(ctx: Any, attached: Attached) -> Attached:
+    """A durable run's checkpoints carry the replay's progress from leg to leg (``Progress``)."""
+    sink = getattr(ctx, "checkpoints", None)
+    if sink is not None and not isinstance(sink, Progress):
+        ctx.checkpoints = Progress(sink, attached, ctx)
+    return attached
 
 
 def _rules(sandbox: Path, ctx: Any) -> Any:
@@ -98,18 +193,35 @@ def _after(ctx: Any, state: Any, attached: Attached) -> None:
     verified = state.outcome == "done" and bool(state.verdicts) and state.verdicts[-1].verified
     replayer = attached.replayer
     if replayer is not None and replayer.outcome in ("replayed", "fell_back"):
+        label = f"routine {replayer.routine.name} v{replayer.routine.version}"
+        earlier = " (replayed in an earlier leg of this job)" if attached.resumed else ""
+        durable = getattr(ctx, "checkpoints", None) is not None
+        if durable and state.outcome == "interrupted":  # the job resumes from its checkpoint
+            _note(
+                ctx.run_dir,
+                f"{label}: not counted yet: the run was interrupted; the leg that resumes it counts it",
+            )
+            return
         outcome, why = replayer.result(state)  # a replay the verifier rejected first fell back
         fell_back = outcome == "fell_back" or not verified
         reason = why if outcome == "fell_back" else state.outcome_reason
         new_issuer = replayer.outcome == "fell_back" and replayer.new_issuer
-        counted = store.count(replayer.routine, fell_back=fell_back, reason=reason, in_a_row=not new_issuer)
-        said = outcome if verified or outcome == "fell_back" else "replayed, not verified"
-        _note(
-            ctx.run_dir,
-            f"routine {counted.name} v{counted.version}: {said}"
-            + (f" ({why or reason})" if why or said != outcome else "")
-            + (" — FLAGGED for review: it keeps falling back" if counted.flagged else ""),
+        kept = {"fell_back": fell_back, "reason": reason, "in_a_row": not new_issuer}
+        counted = (
+            store.count_once(replayer.routine, attached.run_key, **kept)
+            if durable
+            else store.count(replayer.routine, **kept)
         )
+        said = outcome if verified or outcome == "fell_back" else "replayed, not verified"
+        if counted is None:
+            _note(ctx.run_dir, f"{label}: {said}{earlier}; counted already by another leg of this job")
+        else:
+            _note(
+                ctx.run_dir,
+                f"routine {counted.name} v{counted.version}: {said}{earlier}"
+                + (f" ({why or reason})" if why or said != outcome else "")
+                + (" — FLAGGED for review: it keeps falling back" if counted.flagged else ""),
+            )
         if outcome == "replayed" or not verified:
             return  # a clean replay teaches nothing new; a run not verified teaches nothing
     if not verified or os.environ.get(ENV_LEARN, "1") == "0":

@@ -51,6 +51,8 @@ if TYPE_CHECKING:
     from taskcrew.approvals.signing import KeyRing
 
 ENV_VAR = "TASKCREW_ROUTINES"
+COUNTED_RUNS = ".counted-runs"  # the runs whose replay was counted (a durable run's key, one a line)
+KEEP_COUNTED = 5000  # the most recent keys kept: a run resumes within days, not after thousands more
 _FILE = re.compile(r"^(?P<name>[a-z][a-z0-9-]*)\.v(?P<version>\d+)\.yaml$")
 METADATA = {
     "status",
@@ -703,6 +705,28 @@ class RoutineStore:
         learned yet) is counted but neither flags it nor clears the flag."""
         with self._changing():
             return self._count(routine, fell_back=fell_back, reason=reason, in_a_row=in_a_row)
+
+    def count_once(
+        self, routine: Routine, run: str, *, fell_back: bool, reason: str = "", in_a_row: bool = True
+    ) -> Routine | None:
+        """``count``, once per ``run`` (a durable run's key, the same in every leg: ``hooks``): None
+        when a leg of that run counted its replay already (two legs that both finished it, one of
+        them after losing the job to the other). The keys are kept beside the counts
+        (``COUNTED_RUNS``), as unsigned as they are."""
+        with self._changing():
+            path = self.folder / COUNTED_RUNS
+            try:
+                seen = path.read_text(encoding="utf-8").split()
+            except FileNotFoundError:
+                seen = []
+            if run in seen:
+                return None
+            counted = self._count(routine, fell_back=fell_back, reason=reason, in_a_row=in_a_row)
+            fd, name = tempfile.mkstemp(dir=self.folder, prefix=f"{COUNTED_RUNS}.", suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write("".join(f"{key}\n" for key in [*seen, run][-KEEP_COUNTED:]))
+            Path(name).replace(path)
+            return counted
 
     def _count(self, routine: Routine, *, fell_back: bool, reason: str, in_a_row: bool) -> Routine:
         current = self.get(routine.name, routine.version)
