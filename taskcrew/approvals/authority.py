@@ -13,7 +13,10 @@
   it with (``approvers_refusal``: a reset voids the logins and tokens from before it, and what they
   approved, until it is sent), and only for the run it was given in (a cancel takes back what is
   decided until it lands or while it stands: ``void_decisions``); the worker checks both before it
-  obeys a decision, and the decider is told the outcome as judged after her decision is written.
+  obeys a decision, and the decider is told the outcome as judged after her decision is written;
+- what a cancel or a retry takes back is read from the signed audit log, never from the job
+  database's rows; a rejection is final, whatever the row of its approval says
+  (``recorded_refusal``).
 Every decision, granted or refused, goes to the tamper-evident audit log. The worker side (may I send
 exactly this?) is in ``approvals.worker``.
 """
@@ -79,6 +82,13 @@ GENERIC_SOURCES = ("the page's form as filled",)  # what the worker records when
 # a later retry), a retry begun (``retrying``, written before the job database changes) and done
 # (``retry``: the legs after it act again), a takeover (unless ``take_over_undone``: it did not happen)
 LEG_ENDS = ("cancel", "retrying", "retry", "take_over", "take_over_undone")
+# the signed audit log's entries that show a decision was used (target: the approval, payload: its job):
+# an answer handed to the run (``WorkerGate.spend``), a request sent on an approval (``record_send``)
+USED = ("answer_handed", "send")
+# what a retry's ``retrying`` entry says when it takes back everything given in the job before it
+# (a retry of a job in ``VOIDED_BY_RETRY``): its decisions and first approvals (``void_decisions``,
+# ``_firsts_standing``), by the order of the signed log, whatever its void list names
+TAKES_BACK = "takes_back"
 
 
 class RecordedOnly(InvalidChange):
@@ -309,12 +319,16 @@ class Authority:
         ]
 
     def _firsts_standing(self, approval: Approval) -> set[str]:
-        """Who gave a first approval of ``approval`` that no cancel took back, by the signed log's
-        order: a cancel takes back the first approvals given before it (as it takes back decisions:
-        ``void_decisions``), and one given while it stands counts for nothing — a retry, reusing the
-        still-pending approval, must not be completed by one more person on a yes given to the
-        cancelled run (nor on a first approval a database writer set pending again after a cancel
-        expired it). A first approval with no signed ``approve_first`` entry counts for nothing."""
+        """Who gave a first approval of ``approval`` that no cancel or retry took back, by the signed
+        log's order: a cancel takes back the first approvals given before it (as it takes back
+        decisions: ``void_decisions``), and one given while it stands counts for nothing — a retry,
+        reusing the still-pending approval, must not be completed by one more person on a yes given
+        to the cancelled run (nor on a first approval a database writer set pending again after a
+        cancel expired it). A retry that takes back what was given before it (its ``retrying`` entry
+        says so: ``TAKES_BACK``, a job started over or put back after a stop) takes back the first
+        approvals too, as a cancel does: a row set pending again (with its first approval on it)
+        for the new run is asked of two people again. A first approval with no signed
+        ``approve_first`` entry counts for nothing."""
         names: set[str] = set()
         standing = False
         for entry in self.audit.signed(("retrying", "retry", "cancel", "approve_first")):
@@ -323,7 +337,7 @@ class Authority:
                     names.add(entry.who)
             elif entry.target == approval.job_id:
                 standing = entry.action == "cancel"
-                if standing:
+                if standing or (entry.action == "retrying" and entry.payload.get(TAKES_BACK)):
                     names = set()
         return set() if standing else names
 
@@ -496,6 +510,37 @@ class Authority:
             return "its payload does not match the key that would be approved; it cannot be approved"
         if approval.status in ("approved", "rejected", "answered") and not self.decision_ok(approval):
             return "its decision is not signed by the authority (edited in the job database); it is void"
+        return self.recorded_refusal(approval)
+
+    def recorded_refusal(self, approval: Approval) -> str | None:
+        """Why ``approval``'s row does not stand against the decisions the signed audit log records of
+        it (None: it does). The one rule, read by every surface that decides (``problem``: ``decide``,
+        bulk approval, the console, ``jobs show``), by the worker before it obeys a decision
+        (``WorkerGate``) and by a run that would park on a pending row again (``Jobs.park``):
+
+        - a rejection is final: an approval the log records rejected stays rejected whatever its row
+          says (approved, answered, or pending again); nothing of it is obeyed or decided again;
+        - a row that reads pending after the log recorded a decision of it was set back to an earlier
+          signed version (a database writer replaying it): it is not decided again (a rejection
+          aside: stopping is always allowed), and no run parks on it again.
+
+        A rejection voided by a retry (``void_decisions``) no longer stops the new run, which asks
+        again in an approval of its own; the approval it rejected stays rejected."""
+        if approval.status in ("rejected", "expired"):
+            return None
+        entries = [e for e in self.audit.signed(ACTIONS) if e.target == approval.id]
+        if rejected := next((e for e in entries if e.action == "reject"), None):
+            return (
+                f"it was rejected by {rejected.who} (audit entry {rejected.seq}), and a rejection is final: "
+                f"its row in the job database reads {approval.status} (set back or edited there)"
+            )
+        if entries and approval.status == "pending":
+            last = entries[-1]
+            return (
+                f"the signed audit log records it decided ({last.action} by {last.who}, audit entry "
+                f"{last.seq}), and its row in the job database reads pending again (set back there): it "
+                "is not decided again"
+            )
         return None
 
     def decision_ok(self, approval: Approval) -> bool:
@@ -833,11 +878,13 @@ class Authority:
         """Cancel or retry a job, from any surface: who acts is proven where the two-person rule is
         on and is a current user (the submitter's rule), and it is recorded (who retried it is what
         ``run_owners`` reads: a retry borrows nobody's ``--auto-approve``). A cancel voids at once every
-        approval and answer of the job not yet used (recorded with it: a leg still running sends
+        approval and answer of the job the signed log does not show used (``_given``; recorded with
+        it, and what it spares as ``kept``: a leg still running sends
         nothing on them, ``WorkerGate``; it also finds the job no longer its own). A retry of a finished job
         (started over) or of a cancelled one (a cancel is how an approver takes an approval back)
-        voids the decisions and answers given before it (recorded here, in the signed log the worker
-        reads: ``WorkerGate``): an approval is for the run it was asked in, not for a run started
+        voids the decisions, answers and first approvals given before it (recorded here, in the
+        signed log the worker reads, ``WorkerGate``: ``TAKES_BACK``): an approval is for the run it
+        was asked in, not for a run started
         again later or put back after a stop; the new run asks again. A failed or orphaned job
         resumes with them unless someone took them back (a failed job can be cancelled:
         ``models.CANCELLABLE``).
@@ -862,18 +909,25 @@ class Authority:
             self.audit.append(who.name, f"{action}_refused", job_id, {"reason": reason, "proof": who.proof})
             raise
         proven = {"proof": who.proof, **({"credential": who.credential} if who.credential else {})}
-        approvals = self.jobs.approvals(job_id=job_id)
-        kept: dict[str, Any] = {}
+        # what it takes back is read from the signed audit log (the job database's rows only add to
+        # it: a row moved out of the job, or marked used, for the moment of the cancel or the retry
+        # hides nothing): ``_given``
+        given, used = self._given(job_id)
+        said: dict[str, Any] = {}
         if action == "cancel":  # what was decided and not yet used is taken back at once
-            void = [a.id for a in approvals if not a.used and a.status in ("approved", "answered")]
+            decided = [a for a, outcome in given.items() if outcome != "reject"]
+            void = [a for a in decided if a not in used]
             # so is whatever is decided until it lands or while it stands (``void_decisions``), but
-            # for the answers already handed to the run: named here
-            kept["kept"] = [a.id for a in approvals if a.used and a.status in ("approved", "answered")]
-        elif job.status in VOIDED_BY_RETRY:
-            void = [a.id for a in approvals if a.status != "pending"]
+            # for what the log shows already used (an answer handed to the run, a request sent on
+            # it): named here
+            said["kept"] = [a for a in decided if a in used]
+        elif job.status in VOIDED_BY_RETRY or self.standing_cancel(job_id) is not None:
+            # everything given before it (``void_decisions``); a cancel the signed log says stands is
+            # a stop whatever state the job's row reads (set back to an earlier signed version)
+            void, said[TAKES_BACK] = list(given), "all"
         else:
             void = []
-        details: dict[str, Any] = {**proven, "void": void, **kept, "leg": leg}  # ``leg_end``
+        details: dict[str, Any] = {**proven, "void": void, **said, "leg": leg}  # ``leg_end``
         ahead = self.audit.append(who.name, "cancel" if action == "cancel" else "retrying", job_id, details)
         try:
             if action == "cancel":  # every leg ends (``leg_end``): on whatever leg it is now
@@ -885,6 +939,24 @@ class Authority:
         if action == "retry":  # in the job database: the legs after ``leg`` may act again
             self.audit.append(who.name, "retry", job_id, details)
         return done
+
+    def _given(self, job_id: str) -> tuple[dict[str, str], set[str]]:
+        """The decisions of ``job_id`` (approval id -> approve, reject or answer; in the order given)
+        and which of them the signed audit log shows used (``USED``: an answer handed to the run, a
+        request sent on it). Its decision entries, by the job their signed payload names, then the
+        rows the job database holds decided for it (a decision whose entry a stopped process never
+        wrote: ``log_unrecorded``), which can only add to them; used: by the log alone (the job
+        database's ``used`` flag is in no seal)."""
+        log = self.audit.signed((*ACTIONS, *USED))
+        given: dict[str, str] = {
+            e.target: e.action for e in log if e.action in ACTIONS and e.payload.get("job_id") == job_id
+        }
+        outcome = {"approved": "approve", "rejected": "reject", "answered": "answer"}
+        for approval in self.jobs.approvals(job_id=job_id):
+            if approval.status in outcome:
+                given.setdefault(approval.id, outcome[approval.status])
+        used = {e.target for e in log if e.action in USED and e.payload.get("job_id") == job_id}
+        return given, used
 
     def leg_end(self, job_id: str, leg: int) -> AuditEntry | None:
         """The signed audit log's entry that ends ``leg`` of ``job_id`` (None: none does), in the order
@@ -985,17 +1057,35 @@ class Authority:
         landed (read by the cancel while still pending, or parked after it read them) and those
         given while it stands, but for the answers it names as already handed to the run
         (``kept``). So a decision racing a cancel never stands for the cancelled run, however the
-        two interleave. (A cancel signed before it named ``kept`` voids what it lists.)"""
-        log = self.audit.signed(("retrying", "retry", "cancel", "approve", "answer"))
+        two interleave. (A cancel signed before it named ``kept`` voids what it lists.) What it names
+        kept is spared only where the log itself shows it so: decided before the cancel and used
+        before it (``USED``: an answer handed to the run, a request sent on it) — never because a row
+        of the job database said so.
+
+        A retry that takes back what was given before it (``TAKES_BACK``: of a job started over, or
+        put back after a cancel) voids every decision of the job signed before its ``retrying``
+        entry, rejections too (the new run asks again), by the log's order, whatever its void list
+        names: a row moved out of the job, or set back to pending, for the moment of the retry
+        hides nothing."""
+        log = self.audit.signed(("retrying", "retry", "cancel", *ACTIONS, *USED))
         ends = [e for e in log if e.target == job_id and e.action in ("retrying", "retry", "cancel")]
-        given = [e for e in log if e.action in ("approve", "answer") and e.payload.get("job_id") == job_id]
+        mine = [e for e in log if e.payload.get("job_id") == job_id]
+        given = [e for e in mine if e.action in ("approve", "answer")]
         void = {approval for entry in ends for approval in entry.payload.get("void", [])}
-        for cancel in ends:
-            kept = cancel.payload.get("kept")
-            if cancel.action != "cancel" or not isinstance(kept, list):
+        for end in ends:
+            if end.action == "retrying" and end.payload.get(TAKES_BACK):
+                void |= {e.target for e in mine if e.action in ACTIONS and e.seq < end.seq}
+            kept = end.payload.get("kept")
+            if end.action != "cancel" or not isinstance(kept, list):
                 continue
-            until = min((e.seq for e in ends if e.seq > cancel.seq and e.action != "cancel"), default=None)
-            void |= {e.target for e in given if (until is None or e.seq < until) and e.target not in kept}
+            used = {e.target for e in mine if e.action in USED and e.seq < end.seq}
+            spared = {e.target for e in given if e.seq < end.seq and e.target in kept and e.target in used}
+            until = min((e.seq for e in ends if e.seq > end.seq and e.action != "cancel"), default=None)
+            void |= {
+                e.target
+                for e in given
+                if (until is None or e.seq < until) and not (e.seq < end.seq and e.target in spared)
+            }
         return void
 
     def standing_cancel(self, job_id: str) -> AuditEntry | None:

@@ -23,7 +23,10 @@
   while it is given, or after it and before the send, voids it; checked by ``decision`` and again by
   ``send_check``/``may_send``; the person is asked again (a rejection always stands);
 - a decision taken back by a cancel (given before the cancel landed, or while it stands:
-  ``Authority.void_decisions``) is not obeyed;
+  ``Authority.void_decisions``), or by a retry that started the run over, is not obeyed;
+- a rejection is final, against a database writer too: an approval the signed audit log records
+  rejected is never obeyed, whatever its row says, and a run never parks again on a row the log
+  records decided (``Authority.recorded_refusal``);
 - a decision holds only for what its approver was shown: when the run reaches the same request again
   and the record amount read for it has changed since (``Authority.outdated``), it is asked again.
 """
@@ -146,6 +149,9 @@ class WorkerGate:
                     f"entry {newer[-1].seq}) is not in the job database as it was given",
                 )
                 return None
+            elif (why := self.authority.recorded_refusal(approval)) is not None:
+                self._not_obeyed(approval, "decision_overruled", why)  # a rejection is final
+                return None
             elif not self.authority.decision_ok(approval):
                 self._not_obeyed(approval)
                 if approval.id in order:  # given (the log says so), then edited: asked again
@@ -212,6 +218,8 @@ class WorkerGate:
                     self._not_obeyed(taken, "decision_void", VOID)
                 elif taken.id in handed:
                     self._not_obeyed(taken, "answer_replay_refused", "it was handed to the run before")
+                elif (why := self.authority.recorded_refusal(taken)) is not None:
+                    self._not_obeyed(taken, "decision_overruled", why)  # a rejection is final
                 elif self.authority.decision_ok(taken) and (why := self.authority.approvers_refusal(taken)):
                     self._not_obeyed(taken, "decision_no_longer_counts", why)
                 elif self.authority.decision_ok(taken):
@@ -280,7 +288,12 @@ class WorkerGate:
             )
             return None
         approval = self.jobs.park(
-            self.job_id, kind="approval", key=request.key, request=request, expires_in=expires_in
+            self.job_id,
+            kind="approval",
+            key=request.key,
+            request=request,
+            expires_in=expires_in,
+            reusable=self.reusable,
         )
         retried = sorted({w.name for w in authority.run_owners(job) if w} - {job.submitted_by})
         also = f", retried by {', '.join(retried)}" if retried else ""
@@ -296,6 +309,12 @@ class WorkerGate:
             {"job_id": self.job_id, "key": request.key, "url": request.url},
         )
         return decision
+
+    def reusable(self, pending: Approval) -> bool:
+        """Whether a run may park on ``pending``, a pending approval of its job for the same request
+        (``Jobs.park``): not when the signed audit log records it decided (its row was set back:
+        ``Authority.recorded_refusal``); the run parks a new one, and a person is asked again."""
+        return self.authority.recorded_refusal(pending) is None
 
     def sent_before(self, method: str, url: str, fields: list[tuple[str, str]]) -> datetime | None:
         """When this job sent exactly this, by the signed audit log (``Authority.sent_before``), this

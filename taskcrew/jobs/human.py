@@ -180,6 +180,7 @@ class JobHuman:
             screenshot=self.screenshot,
             screenshot_sha256=file_digest(Path(self.screenshot)) if self.screenshot else None,
             expires_in=self.expires_in,
+            reusable=self.gate.reusable,
         )
         self.authority.audit.append(
             "worker",
@@ -239,7 +240,12 @@ class JobHuman:
                 return decided.decision.text or ""
             return ""  # rejected: an empty answer stops the run
         approval = self.jobs.park(
-            self.job_id, kind="question", key=key, question=question, expires_in=self.expires_in
+            self.job_id,
+            kind="question",
+            key=key,
+            question=question,
+            expires_in=self.expires_in,
+            reusable=self.gate.reusable,
         )
         self.gate.asked(approval)
         raise Parked(approval.id)

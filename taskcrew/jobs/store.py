@@ -742,12 +742,15 @@ class Jobs:
         screenshot_sha256: str | None = None,
         files_sha256: dict[str, str] | None = None,
         expires_in: timedelta | None = None,
+        reusable: Callable[[Approval], bool] | None = None,
     ) -> Approval:
-        """Create a pending approval (or return the pending one with the same key), signed."""
+        """Create a pending approval (or return the pending one with the same key), signed.
+        ``reusable``: whether a pending one may be returned (the worker's: not a row the signed audit
+        log records decided, set back to pending: ``WorkerGate.reusable``)."""
         from taskcrew.approvals import seals
 
         for existing in self.approvals(job_id=job_id, status="pending"):
-            if existing.key == key:
+            if existing.key == key and (reusable is None or reusable(existing)):
                 return existing
         now = self.db_now()  # its deadline is judged by the job database's clock (``past_deadline``)
         approval = Approval(
