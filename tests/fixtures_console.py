@@ -93,7 +93,7 @@ class ConsoleEnv:
         context = self.browser.new_context(viewport={"width": 1280, "height": 860})
         self.contexts.append(context)
         page = context.new_page()
-        page.set_default_timeout(10_000)
+        page.set_default_timeout(60_000)  # a bound for a failure, not a wait: a loaded machine is slow
         page.dialogs = []
         page.on("dialog", lambda d: (page.dialogs.append(d.message), d.dismiss()))
         if user is not None:

@@ -50,6 +50,7 @@ class Workers:
             self.erp.url,
         ]
         cmd += ["--intranet-url", "", "--stale-after", "3", "--erp-sessions", str(sessions)]
+        cmd += ["--stop-with-parent"]  # a test process killed takes its workers along
         return [*cmd, "--concurrency", str(concurrency), *extra]
 
     def start(

@@ -39,7 +39,7 @@ def _without_scripts(env: ConsoleEnv, user: str) -> Any:
     context = env.browser.new_context(viewport=LAPTOP, java_script_enabled=False)
     env.contexts.append(context)
     page = context.new_page()
-    page.set_default_timeout(10_000)
+    page.set_default_timeout(60_000)  # a bound for a failure, not a wait
     page.goto(f"{env.url}/login")
     page.get_by_label("Name").fill(user)
     page.get_by_label("Password").fill(PASSWORDS[user])

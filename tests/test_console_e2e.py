@@ -61,6 +61,7 @@ def test_approve_in_the_console_resumes_the_parked_run_and_reject_ends_it(
         erp.url,
     ]
     command += ["--intranet-url", "", "--no-chaos", "--runs-dir", str(console_env.runs), "--concurrency", "1"]
+    command += ["--stop-with-parent"]  # a test process killed takes it along
     log = (tmp_path / "worker.log").open("w")
     worker = subprocess.Popen(
         command, env=worker_env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
