@@ -200,9 +200,7 @@ def test_a_worker_told_to_stop_with_its_parent_stops_when_the_parent_is_killed(w
             "p = subprocess.Popen(json.loads(sys.argv[1]), stdout=open(sys.argv[2], 'ab'),"
             " stderr=subprocess.STDOUT, start_new_session=True)\n"
             "print(p.pid, flush=True)\ntime.sleep(600)",
-            json.dumps(
-                workers.command("worker-orphan", 3, 1)
-            ),  # with --stop-with-parent, as every test worker
+            json.dumps(workers.command("worker-orphan", 3, 1)),  # --stop-with-parent: every test worker
             str(workers.log),
         ],
         env=workers.env,
