@@ -260,31 +260,29 @@ def test_control_an_approval_sent_before_a_cancel_is_kept_and_not_sent_again(des
     assert again.gate.sent_before("POST", BILL, _sent(SMALL)) is not None  # the intent log sends it not again
 
 
+def _retried_asks_again_and_two_approve_it(desk: _Office, job_id: str, aid: str) -> None:
+    """ana retries: the new run parks a fresh approval (not ``aid``), two people approve it, it is sent."""
+    desk.authority().act_on_job(job_id, "retry", desk.who("ana"))
+    leg = desk.run_leg(job_id, "w2")
+    fresh = _asks_again(leg, LARGE, aid)
+    desk.jobs.mark(job_id, "waiting", only_if=("running",))
+    _two_approve(desk, fresh)
+    leg = desk.run_leg(job_id, "w3")
+    assert leg.approve(_request()).approved
+    assert leg.gate.send_check("POST", BILL, _sent()) is None
+
+
 def test_control_a_retry_of_a_finished_run_asks_again_and_two_people_approve_it(desk: _Office) -> None:
     job_id, aid = _parked(desk, LARGE)
     _two_approve(desk, aid)
     desk.run_leg(job_id, "w1b")
     assert desk.jobs.finish(job_id, "incomplete", "step budget", leg=desk.jobs.leg(job_id)) is not None
-    desk.authority().act_on_job(job_id, "retry", desk.who("ana"))
-    leg = desk.run_leg(job_id, "w2")
-    fresh = _asks_again(leg, LARGE, aid)
-    desk.jobs.mark(job_id, "waiting", only_if=("running",))
-    _two_approve(desk, fresh)
-    leg = desk.run_leg(job_id, "w3")
-    assert leg.approve(_request()).approved
-    assert leg.gate.send_check("POST", BILL, _sent()) is None
+    _retried_asks_again_and_two_approve_it(desk, job_id, aid)
 
 
 def test_control_a_rejected_run_retried_is_asked_again_and_approved_by_two(desk: _Office) -> None:
     job_id, aid, _ = _rejected_after_a_first_approval(desk)
-    desk.authority().act_on_job(job_id, "retry", desk.who("ana"))
-    leg = desk.run_leg(job_id, "w2")
-    fresh = _asks_again(leg, LARGE, aid)
-    desk.jobs.mark(job_id, "waiting", only_if=("running",))
-    _two_approve(desk, fresh)
-    leg = desk.run_leg(job_id, "w3")
-    assert leg.approve(_request()).approved
-    assert leg.gate.send_check("POST", BILL, _sent()) is None
+    _retried_asks_again_and_two_approve_it(desk, job_id, aid)
     assert desk.jobs.approval(aid).status == "rejected"  # dave's rejection of the first run's stays
 
 
