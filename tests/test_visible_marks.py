@@ -19,6 +19,8 @@ from taskcrew.approvals.visible import hidden, visible
         ("INV🇩🇪2057", "⟨Symbol 🇩 U+1F1E9⟩"),  # a flag: two regional indicators
         ("INV−2057", "⟨Symbol − U+2212⟩"),  # a minus sign drawn like the hyphen
         ("INV∕2057", "⟨Symbol ∕ U+2215⟩"),  # a division slash drawn like "/"
+        ("INV\u20132057", "⟨Symbol \u2013 U+2013⟩"),  # an en dash drawn like the hyphen
+        ("GX\u20105531", "⟨Symbol \u2010 U+2010⟩"),  # the Unicode hyphen
         ("INV-2057²", "⟨Symbol ² U+00B2⟩"),
         ("INV-①057", "⟨Symbol ① U+2460⟩"),
         ("INV-\ue000-1", "⟨Private-use U+E000⟩"),  # a font's icon, or nothing at all

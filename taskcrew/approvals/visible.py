@@ -71,7 +71,8 @@ LATIN_ALIKE |= frozenset("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧϹͿαικνορυχγϲϳ
 # not digits ("①", "²"), private-use and unassigned code points (a font's icon, or nothing at all);
 # ASCII ones (+ < = > | ~ ^ `) are ordinary, and so are the signs a company name or a reference
 # uses. Currency signs (Sc) and punctuation are not symbols here.
-SYMBOL_CATEGORIES = frozenset({"So", "Sm", "Sk", "No", "Co", "Cn"})
+# A dash other than the ASCII hyphen ("–" "‐" "—") inside an identifier is one too: drawn like "-".
+SYMBOL_CATEGORIES = frozenset({"So", "Sm", "Sk", "No", "Co", "Cn", "Pd"})
 # ("〒" a Japanese postcode, "㈱" "㍿" "㈜" a Japanese or Korean company form; U+FFFD: what a
 # reader puts where a character could not be read, already shown as such)
 NAME_SIGNS = frozenset("™®©℠℗°№℅〒㈱㈲㍿㈜\ufffd")
