@@ -32,7 +32,7 @@ from test_adversarial_races_3 import _Office, office  # noqa: F401  (office: ana
 from taskcrew.jobs.human import JobHuman, Parked
 from taskcrew.jobs.models import Approval
 from taskcrew.jobs.runner import StoreCheckpoints
-from taskcrew.jobs.store import A
+from taskcrew.jobs.store import A, J
 from taskcrew.tools.human import ApprovalDecision
 
 SMALL, LARGE = "450.00", "8000.00"  # one approver; two people
@@ -292,3 +292,60 @@ def test_control_two_people_approve_and_it_is_sent(desk: _Office) -> None:
     leg = desk.run_leg(job_id, "w2")
     assert leg.approve(_request()).approved
     assert leg.gate.send_check("POST", BILL, _sent()) is None
+
+
+# --- a job's row set back to an earlier signed version before a retry --------------------------------
+
+
+def _job_row(desk: _Office, job_id: str) -> dict[str, Any]:
+    """The job's row as the job database holds it now (its columns: what a writer can keep and put back)."""
+    with desk.jobs.engine.begin() as conn:
+        row = conn.execute(sa.select(J.c.status, J.c.leg, J.c.doc).where(J.c.id == job_id)).one()
+    return dict(row._mapping)
+
+
+def _put_job_row(desk: _Office, job_id: str, row: dict[str, Any]) -> None:
+    with desk.jobs.engine.begin() as conn:
+        conn.execute(J.update().where(J.c.id == job_id).values(**row))
+
+
+def _approved_then_failed(desk: _Office) -> tuple[str, str, dict[str, Any]]:
+    """bob and carol approve the 8,000.00 payment; the run fails (the ERP went down) before it sends
+    it: the job's failed row, signed, is kept by a writer. ana retries (a failed run resumes with its
+    decisions) and the new run ends without sending it (step budget): the job is finished."""
+    job_id, aid = _parked(desk, LARGE)
+    _two_approve(desk, aid)
+    desk.run_leg(job_id, "w1b")
+    assert desk.jobs.mark(job_id, "failed", only_if=("running",), reason="ERP down") is not None
+    failed = _job_row(desk, job_id)
+    desk.authority().act_on_job(job_id, "retry", desk.who("ana"))
+    desk.run_leg(job_id, "w2")
+    assert desk.jobs.finish(job_id, "incomplete", "step budget", leg=desk.jobs.leg(job_id)) is not None
+    return job_id, aid, failed
+
+
+def test_a_finished_job_set_back_to_its_earlier_failed_row_is_retried_as_finished(desk: _Office) -> None:
+    """A writer puts the job's earlier signed failed row back (status, leg, document) and ana retries
+    it: the signed log shows the job finished since its last retry, so the retry takes back what was
+    given before it, as a retry of the finished job does, and the new run asks again."""
+    job_id, aid, failed = _approved_then_failed(desk)
+    _put_job_row(desk, job_id, failed)
+    assert desk.jobs.get(job_id).status == "failed" and desk.jobs.get(job_id).record_trust == "signed"
+    desk.authority().act_on_job(job_id, "retry", desk.who("ana"))
+    retrying = [e for e in desk.authority().audit.signed("retrying") if e.target == job_id][-1]
+    assert retrying.payload["takes_back"] == "all"
+    assert aid in desk.authority().void_decisions(job_id)
+    _asks_again(desk.run_leg(job_id, "w3"), LARGE, aid)
+
+
+def test_control_a_failed_run_retried_resumes_on_its_approvals(desk: _Office) -> None:
+    """The honest case: a run that failed before it sent is retried and resumes on what was approved."""
+    job_id, aid = _parked(desk, LARGE)
+    _two_approve(desk, aid)
+    desk.run_leg(job_id, "w1b")
+    assert desk.jobs.mark(job_id, "failed", only_if=("running",), reason="ERP down") is not None
+    desk.authority().act_on_job(job_id, "retry", desk.who("ana"))
+    assert aid not in desk.authority().void_decisions(job_id)
+    leg = desk.run_leg(job_id, "w2")
+    assert leg.approve(_request(LARGE)).approved
+    assert leg.gate.send_check("POST", BILL, _sent(LARGE)) is None

@@ -24,6 +24,7 @@ exactly this?) is in ``approvals.worker``.
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,7 +33,7 @@ from typing import Any, Literal, NamedTuple
 from pydantic import BaseModel, Field
 
 from taskcrew.approvals import seals
-from taskcrew.approvals.audit import AuditEntry, AuditLog
+from taskcrew.approvals.audit import AuditEntry, AuditLog, AuditLogError
 from taskcrew.approvals.identity import (
     AUTHENTICATED,
     UNPROVEN_SUBMITTER,
@@ -70,6 +71,8 @@ from taskcrew.jobs.store import (
     too_late,
 )
 from taskcrew.tools.human import ApprovalDecision, ApprovalRequest, FieldValue
+
+log = logging.getLogger(__name__)
 
 Action = Literal["approve", "reject", "answer"]
 ACTIONS: tuple[Action, ...] = ("approve", "reject", "answer")
@@ -276,6 +279,7 @@ class Authority:
         self._jobs = jobs
         if jobs is not None:
             jobs.keys = self.keys
+            jobs.on_finish = self._record_finish
 
     @property
     def jobs(self) -> Jobs:
@@ -921,9 +925,10 @@ class Authority:
             # for what the log shows already used (an answer handed to the run, a request sent on
             # it): named here
             said["kept"] = [a for a in decided if a in used]
-        elif job.status in VOIDED_BY_RETRY or self.standing_cancel(job_id) is not None:
-            # everything given before it (``void_decisions``); a cancel the signed log says stands is
-            # a stop whatever state the job's row reads (set back to an earlier signed version)
+        elif job.status in VOIDED_BY_RETRY or self._standing(job_id, ("cancel", "finished")) is not None:
+            # everything given before it (``void_decisions``); a cancel the signed log says stands,
+            # or a finish since the last retry, is a stop whatever state the job's row reads (set
+            # back to an earlier signed version: failed, or running with its holder gone)
             void, said[TAKES_BACK] = list(given), "all"
         else:
             void = []
@@ -1091,11 +1096,28 @@ class Authority:
     def standing_cancel(self, job_id: str) -> AuditEntry | None:
         """The signed cancel of ``job_id`` that stands (None: none, or the job was retried after it,
         the retry's first entry written): what a decision given now is voided by (``void_decisions``)."""
+        return self._standing(job_id, ("cancel",))
+
+    def _standing(self, job_id: str, ends: tuple[str, ...]) -> AuditEntry | None:
+        """The newest signed entry of ``job_id`` among ``ends`` (a cancel; a finish) with no retry
+        after it (None: none, or the job was retried since)."""
         standing: AuditEntry | None = None
-        for entry in self.audit.signed(("retrying", "retry", "cancel")):
+        for entry in self.audit.signed(("retrying", "retry", *ends)):
             if entry.target == job_id:
-                standing = entry if entry.action == "cancel" else None
+                standing = entry if entry.action in ends else None
         return standing
+
+    def _record_finish(self, job: Job, leg: int) -> None:
+        """A job ended finished (``Jobs.finish``): signed in the audit log, on its leg, so that a retry
+        judges it finished (its decisions taken back: ``act_on_job``) even if its row is set back to
+        an earlier signed version. Written once the job database says so; a log that cannot be
+        written is warned about (the job stays finished)."""
+        try:
+            self.audit.append(
+                job.worker or "taskcrew", "finished", job.id, {"leg": leg, "outcome": job.outcome}
+            )
+        except (AuditLogError, OSError) as exc:
+            log.warning("job %s finished; the audit log could not record it: %s", job.id, exc)
 
     def bulk_approve(self, approval_ids: list[str], who: Identity) -> list[DecisionResult]:
         """All or nothing: no item may be refused (``bulk_refusal``), and all must be identical in shape."""

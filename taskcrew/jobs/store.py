@@ -261,6 +261,8 @@ class Jobs:
         self.url = url
         self.on_enqueue: Callable[[Job, int], None] | None = None  # set by taskcrew.jobs.engine
         self.on_cancel_leg: Callable[[str, int], None] | None = None  # a dead worker's leg
+        # a job that ended finished, on its leg: set by ``approvals.Authority`` (a signed entry)
+        self.on_finish: Callable[[Job, int], None] | None = None
         self._keys: Any = None  # approvals.signing.KeyRing: signs submissions, parked requests, decisions
         self.created = False  # ``open`` created this job database (the caller says so, once)
 
@@ -965,7 +967,7 @@ class Jobs:
         leg: int | None = None,
         **fields: Any,
     ) -> Job | None:
-        return self.mark(
+        done = self.mark(
             job_id,
             "finished",
             only_if=only_if,
@@ -975,6 +977,9 @@ class Jobs:
             finished_at=utcnow(),
             **fields,
         )
+        if done is not None and self.on_finish is not None:
+            self.on_finish(done, self._leg(job_id) if leg is None else leg)
+        return done
 
     def heartbeat(self, job_id: str, worker: str) -> tuple[Job, int]:
         """The worker running the job is alive (no history line: it would only be noise). The beat is
