@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
 
 from taskcrew.crew.trace import read_trace
-from taskcrew.routines.files import sender_domains
+from taskcrew.routines.files import sender_parts
 from taskcrew.routines.match import Match, match_task, recipes_for
 from taskcrew.routines.models import (
     BrowserStep,
@@ -30,7 +30,7 @@ from taskcrew.routines.models import (
     on_screen,
 )
 from taskcrew.routines.recording import ActRecord, read_records
-from taskcrew.routines.template import LearnError, learn
+from taskcrew.routines.template import ExtractionError, LearnError, extract_all, learn
 
 SECRET = re.compile(r"^\{\{secret:[A-Z][A-Z0-9_]*\}\}$")
 CHANGING = ("approved", "allowed")
@@ -345,18 +345,43 @@ def document_values(reported: dict[str, str], params: dict[str, str]) -> dict[st
     }
 
 
-def learned_senders(content: Any, issuer: str) -> list[str]:
-    """The domains a template learned from ``content`` accepts the issuer's invoices from: the
-    issuer's e-mail's (``sender_domains``); [] only for a file that is not an e-mail. An e-mail
-    that names no sender outside the company (a colleague's note, no forwarded issuer's e-mail)
-    raises LearnError: no senders would let anyone's e-mail through."""
-    senders = sender_domains(content)[:8]
-    if content.email is not None and not senders:
+def learned_senders(content: Any, issuer: str, template: Template | None = None) -> list[str]:
+    """The domain a template learned from ``content`` accepts the issuer's invoices from: the sender
+    of the one part ``template`` reads its values from — the issuer's e-mail, or the issuer's e-mail
+    in a colleague's forward, the parts a replay reads (``files.sender_parts``) — never another
+    message the same forward carries (a stranger's note forwarded beside the invoice would be
+    trusted as the issuer's sender). [] only for a file that is not an e-mail. Raises LearnError
+    when no part names a sender outside the company (no senders would read anyone's e-mail), or
+    when the values cannot be tied to one sender: the template reads them from parts of several
+    senders or from none (the colleague's own words); without ``template``, whenever the e-mail
+    carries parts of several senders."""
+    if content.email is None:
+        return []
+    parts = sender_parts(content)
+    if not parts:
         raise LearnError(
             f"it is an e-mail from {content.email.headers.sender or '(no sender)'}, not from {issuer} "
             f"or a colleague's forward of {issuer}'s e-mail: it does not say who sends {issuer}'s invoices"
         )
+    carried = list(dict.fromkeys(d for d, _ in parts))
+    senders = carried
+    said = "which of them the values were read from is not known"
+    if template is not None:
+        senders = list(dict.fromkeys(d for d, text in parts if _reads(template, text)))
+        said = f"the template reads its values from parts sent by {' and '.join(senders) or 'none of them'}"
+    if len(senders) != 1:
+        raise LearnError(
+            f"the values cannot be tied to one sender of the messages it carries ({', '.join(carried)}): "
+            f"{said}, so it does not say who sends {issuer}'s invoices"
+        )
     return senders
+
+
+def _reads(template: Template, text: str) -> bool:
+    try:
+        return bool(extract_all(template, text))
+    except ExtractionError:
+        return False
 
 
 def distil_facts(facts: RunFacts, match: Match, files: Any = None) -> Routine:
@@ -387,8 +412,10 @@ def distil_facts(facts: RunFacts, match: Match, files: Any = None) -> Routine:
     for path in facts.files_read():
         try:
             content = files.read(path)
-            template = learn(content.full_text(), needed, issuer, path)
-            template.senders = learned_senders(content, issuer)  # who may send the issuer's invoices
+            learned = learn(content.full_text(), needed, issuer, path)
+            # who may send the issuer's invoices: the sender of the part the values were read from
+            learned.senders = learned_senders(content, issuer, learned)
+            template = learned  # only once its senders are known: a file that teaches none is no template
             break
         except LearnError as exc:
             problems.append(f"{path}: {exc}")

@@ -197,14 +197,25 @@ def _chain(email: EmailContent | None) -> list[str]:
     return list(dict.fromkeys(d for d in found if d))
 
 
-def _issuer_senders(email: EmailContent, ours: set[str]) -> list[str]:
+def _issuer_parts(email: EmailContent, ours: set[str]) -> list[tuple[str, EmailContent]]:
+    """(sender domain, part) of each part of ``email`` a replay may read as someone's (the parts
+    ``_trusted_part`` chooses from): the e-mail itself when someone outside the company sent it,
+    else — a colleague's forward — the forwarded e-mails' own such parts."""
     sender = mail_sender(email.headers)
     if sender and not _ours(sender, ours):
-        return [sender]
+        return [(sender, email)]
     if not sender:
         return []
     # a colleague's forward: the forwarded e-mails' senders speak for the document
-    return [d for e in _forwarded(email) for d in _issuer_senders(e, ours)]
+    return [p for e in _forwarded(email) for p in _issuer_parts(e, ours)]
+
+
+def sender_parts(content: FileContent) -> list[tuple[str, str]]:
+    """(sender domain, the text a template would read there on replay) of each part of a document
+    someone outside the company sent (``_issuer_parts``); [] for a file that is not an e-mail."""
+    if content.email is None:
+        return []
+    return [(d, _part_text(content, p)) for d, p in _issuer_parts(content.email, company_domains())]
 
 
 def sender_domains(content: FileContent) -> list[str]:
@@ -212,9 +223,12 @@ def sender_domains(content: FileContent) -> list[str]:
     domain) sent it, those of the e-mails forwarded in it. A stranger's e-mail that merely attaches
     another message is the stranger's. [] for a file that is not an e-mail, or one only the
     company's own people sent."""
-    if content.email is None:
-        return []
-    return list(dict.fromkeys(_issuer_senders(content.email, company_domains())))
+    return list(dict.fromkeys(d for d, _ in sender_parts(content)))
+
+
+def _part_text(content: FileContent, part: EmailContent) -> str:
+    """The text of ``part`` of ``content``'s e-mail, as a template reads it."""
+    return content.full_text() if part is content.email else email_text(part)
 
 
 def _trusted_part(email: EmailContent, senders: set[str], ours: set[str]) -> EmailContent | None:
@@ -240,9 +254,7 @@ def _readable(template: Template, content: FileContent) -> str | None:
     if content.email is None:
         return None
     part = _trusted_part(content.email, set(template.senders), company_domains())
-    if part is None:
-        return None
-    return content.full_text() if part is content.email else email_text(part)
+    return None if part is None else _part_text(content, part)
 
 
 def find_document(routine: Routine, params: dict[str, str], files: object) -> Found:

@@ -25,6 +25,7 @@ Nothing here is an element number, a CSS path, a secret or a person's decision.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Literal, Self
@@ -324,10 +325,13 @@ class Routine(_Data):
 
     def names(self, text: str, vendor: str, template: Template) -> bool:
         """Whether ``text`` (a document the search for ``vendor`` found) may be ``template``'s issuer's:
-        it names the issuer somewhere (``issuers_named``), or it never prints ``vendor``'s words as
-        words (nothing to tell by). A document that prints them only inside the longer name of
+        a line prints every word of ``vendor`` as a word (``prints_name``: the search matches
+        substrings, and "14 Harbour Road" is no "4"), and it names the issuer somewhere
+        (``issuers_named``) or never prints those words in order (nothing to tell by). A document that prints them only inside the longer name of
         another issuer the routine knows ("Northwind Traders Logistics" for vendor "Northwind
         Traders") is that issuer's, not the vendor's."""
+        if not prints_name(text, vendor):  # the search's words only inside other words ("14" for "4")
+            return False
         named = issuers_named(text, vendor, [t.issuer for t in self.templates])
         return not named or self.templates.index(template) in named
 
@@ -351,9 +355,29 @@ class Routine(_Data):
         return next((o for o in self.obstacles if o.kind == kind), None)
 
 
+_WORD = re.compile(r"[^\W_]+")
+_INITIALS = re.compile(r"(?<![^\W_])[^\W\d_](?:[./][^\W\d_])+(?![^\W_])")
+"""Single letters joined by dots or slashes: "S.A.", "L.L.C.", "A/S", "J.P."."""
+
+
 def _words(text: str) -> list[str]:
-    """A name's words in order, letters of any script ("Müller" is one word, not "ller")."""
-    return [w for w in re.findall(r"[^\W_]+", text.casefold()) if len(w) > 1]
+    """A name's words in order, EVERY one of them: letters of any script ("Müller" is one word, not
+    "ller"), single letters and digits too — "Unit 4 Supplies" is not "Unit 7 Supplies", nor "Studio
+    A" "Studio B", so no word may be dropped. Punctuation is no word ("Smith & Sons" is "Smith Sons"),
+    and initials written with dots or a slash are one ("S.A." is "SA", "A/S" "AS", "J.P." "JP"), so a
+    name reads the same however its initials and legal form are punctuated."""
+    text = unicodedata.normalize("NFC", text).casefold()  # "ü" composed or not is one letter
+    text = _INITIALS.sub(lambda m: re.sub(r"[./]", "", m.group(0)), text)
+    return _WORD.findall(text)
+
+
+def prints_name(text: str, name: str) -> bool:
+    """Some line of ``text`` prints every word of ``name`` but its legal form (``_name``) as a whole
+    word, in any order, as a line a search for it finds: not inside other words — "14 Harbour
+    Road" does not print the "4" of "Unit 4 Supplies", nor "Studio Bar" the "B" of "Studio B" —
+    while "GLOBEX CORPORATION" prints Globex Corp (a legal form written out)."""
+    wanted = set(_name(name))
+    return bool(wanted) and any(wanted <= set(_words(line)) for line in text.splitlines())
 
 
 def issuer_of(name: str, issuers: Sequence[str]) -> int | None:
@@ -405,7 +429,7 @@ def issuers_named(text: str, name: str, issuers: Sequence[str]) -> set[int | Non
 LEGAL_FORMS = frozenset(
     {"ltd", "limited", "inc", "incorporated", "corp", "corporation", "co", "company", "llc", "llp", "lp"}
     | {"plc", "pvt", "private", "pty", "gmbh", "ag", "kg", "se", "sa", "sas", "sarl", "srl", "spa", "bv"}
-    | {"nv", "oy", "ab", "aps", "kk", "pte"}
+    | {"nv", "oy", "ab", "aps", "kk", "pte", "as", "sl", "sro", "ek"}
 )
 """Words of a company's legal form: "Bharat Components Pvt. Ltd." is Bharat Components, "Globex
 Corp" is Globex. No other word is dropped: "Northwind Traders Logistics" is another company."""
@@ -433,9 +457,12 @@ def named_like(text: str, other: str) -> bool:
 
 
 def resembles(text: str, other: str) -> bool:
-    """The words of one name lead the other's ("Northwind" and "Northwind Traders Logistics"): not
-    the same name (``named_like``), only worth saying in a reason why none was used."""
+    """The words of one name lead the other's ("Northwind" and "Northwind Traders Logistics"), or
+    the names differ in one word of several ("Unit 4 Supplies" and "Unit 7 Supplies"): not the same
+    name (``named_like``), only worth saying in a reason why none was used."""
     a, b = _words(text), _words(other)
+    if len(a) == len(b) > 1 and sum(x != y for x, y in zip(a, b, strict=True)) == 1:
+        return True
     short, long = (a, b) if len(a) <= len(b) else (b, a)
     return bool(short) and long[: len(short)] == short
 

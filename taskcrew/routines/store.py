@@ -360,7 +360,10 @@ class RoutineStore:
 
     def current(self, name: str) -> int | None:
         """The version ``accept`` last made the one that replays (None: none, retired since, or a
-        record that is missing or does not check out)."""
+        record that is missing or does not check out). The record signs only (name, version), so an
+        old one put back (a backup) would revive a retired version: it counts only while it is the
+        version of the signed audit log's latest decision on ``name`` (``_decided``), as a learned
+        fact's acceptance does."""
         from taskcrew.approvals import seals
 
         try:
@@ -372,7 +375,24 @@ class RoutineStore:
             seals.current_routine(name, version), str(data.get("seal", ""))
         ):
             return None
-        return version
+        return version if version == self._decided(name) else None
+
+    def _decided(self, name: str) -> int | None:
+        """The version the latest signed decision on ``name`` in the audit log made the one that
+        replays: an acceptance's; None after a retirement that stopped it replaying, or no decision."""
+        try:
+            entries = self.audit.signed(("routine_accept", "routine_retire"))
+        except OSError:
+            return None
+        for entry in reversed(entries):
+            if entry.target != f"/routines/{name}" and not entry.target.startswith(f"/routines/{name}/v"):
+                continue
+            if entry.action == "routine_accept":
+                version = entry.payload.get("version")
+                return version if isinstance(version, int) else None
+            if entry.payload.get("stops_replaying"):
+                return None  # a retirement of a version that did not replay changes nothing
+        return None
 
     def _set_current(self, name: str, version: int | None) -> None:
         from taskcrew.approvals import seals
