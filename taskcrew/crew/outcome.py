@@ -15,6 +15,7 @@ and, for a durable job, every other attempt in its intent log), the verifier's v
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime
 from typing import Any
 
@@ -23,14 +24,20 @@ from pydantic import BaseModel, Field
 from taskcrew.approvals.rules import RiskRulesError, load_rules
 from taskcrew.crew.evidence import APPLIED_HEAD, SENT_HEAD
 from taskcrew.crew.models import Outcome, RunState
+from taskcrew.tools.intents import reconcile
 from taskcrew.tools.policy import is_token_field
 from taskcrew.tools.submissions import SubmissionResult
+
+log = logging.getLogger(__name__)
 
 
 class Facts(BaseModel):
     """What the run did to the systems: every submission with the system's answer, oldest first."""
 
     submissions: list[SubmissionResult] = Field(default_factory=list)
+    # rows of the job database's intent log that neither the store nor the signed audit log vouches
+    # for (``tools.intents.reconcile``): named in the account, never counted as the run's sends
+    untrusted: list[SubmissionResult] = Field(default_factory=list)
 
     @property
     def saved(self) -> list[SubmissionResult]:
@@ -47,6 +54,16 @@ class Facts(BaseModel):
 
     def changed_line(self) -> str:
         """One line: what changed in the systems (for the report's first line and ``runs list``)."""
+        line = self._changed()
+        if self.untrusted:  # their values are anyone's words: counted, never quoted
+            line += (
+                f". Not counted: {len(self.untrusted)} record(s) of a send in the job database that "
+                "neither the store's signature nor the signed audit log vouches for (changed or added outside "
+                "taskcrew, or written before rows were signed)"
+            )
+        return line
+
+    def _changed(self) -> str:
         saved = self.saved  # each one: two identical posts the system saved twice are two changes
         unknown = [s for s in _distinct(self.unknown) if not any(_same(s, x) for x in saved)]
         if not saved and not unknown:
@@ -96,28 +113,55 @@ def gather(submissions: list[SubmissionResult], intents: Any, since: datetime | 
     record of its own (``tools.intents``), left out only when this leg (since ``since``) recorded it
     and its answer came back, so its own log has it. An earlier leg's attempt, one a leg still
     running elsewhere sent meanwhile (a frozen worker that thawed) and one of this leg's whose answer
-    never came all count: one with no clear answer may have changed something."""
+    never came all count: one with no clear answer may have changed something. A job's rows are
+    checked against its signed sends first (``_checked``): a deleted row does not hide a send, an
+    added one does not make one."""
     earlier: list[SubmissionResult] = []
-    records = getattr(getattr(intents, "sink", None), "records", None)
+    untrusted: list[SubmissionResult] = []
+    sink = getattr(intents, "sink", None)
+    records = getattr(sink, "records", None)
     mine: set[str] = getattr(intents, "mine", set())
     if callable(records):
-        for record in records():
-            at = record.at if record.at.tzinfo is not None else record.at.replace(tzinfo=UTC)
+        rows, unvouched = _checked(sink, records())
+        untrusted = [_result(record, mine) for record in unvouched]
+        for record in rows:
+            at = _utc(record.at)
             if since is not None and at >= since and record.key in mine and record.status != "recorded":
                 continue  # sent by this leg and answered: its own log has the system's answer
-            earlier.append(
-                SubmissionResult(
-                    method=record.method,
-                    url=record.url,
-                    fields=[(n, v) for n, v in record.fields if not is_token_field(n)],  # as the gate's
-                    result=record.answer,  # the gate's classification, kept by the intent log
-                    http_status=record.http_status,
-                    detail=f"{'sent' if record.key in mine else 'in another leg of this job'}: "
-                    f"{record.result or 'no answer recorded'}",
-                    at=at,
-                )
-            )
-    return Facts(submissions=sorted([*earlier, *submissions], key=lambda s: s.at))
+            earlier.append(_result(record, mine))
+    return Facts(submissions=sorted([*earlier, *submissions], key=lambda s: s.at), untrusted=untrusted)
+
+
+def _checked(sink: Any, rows: list[Any]) -> tuple[list[Any], list[Any]]:
+    """A job's intent rows against the signed audit log's sends of the job, where its store has that
+    log (``StoreIntents.signed_sends``; ``tools.intents.reconcile``): (its sends, rows nobody vouches
+    for). A log that cannot be read leaves the rows as the store read them: one that does not check
+    out is then an answer nobody knows (may be saved), never less."""
+    sends, send_key = getattr(sink, "signed_sends", None), getattr(sink, "send_key", None)
+    if not callable(sends) or not callable(send_key):
+        return rows, []
+    try:
+        return reconcile(rows, sends(), send_key)
+    except Exception as exc:  # the account is still given, from the rows alone
+        log.warning("the intent log was not checked against the signed audit log: %s", exc)
+        return rows, []
+
+
+def _result(record: Any, mine: set[str]) -> SubmissionResult:
+    return SubmissionResult(
+        method=record.method,
+        url=record.url,
+        fields=[(n, v) for n, v in record.fields if not is_token_field(n)],  # as the gate's
+        result=record.answer,  # the gate's classification, kept by the intent log
+        http_status=record.http_status,
+        detail=f"{'sent' if record.key in mine else 'in another leg of this job'}: "
+        f"{record.result or 'no answer recorded'}",
+        at=_utc(record.at),
+    )
+
+
+def _utc(at: datetime) -> datetime:
+    return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
 
 
 def decide(state: RunState, facts: Facts) -> tuple[Outcome, str]:

@@ -280,7 +280,7 @@ class LegRunner:
                 gate.holder = (self.worker_id, leg)  # still this leg's job? exactly this approved?
                 res.browser.policy.send_check = gate.may_send  # and ``sending`` as it leaves:
                 res.browser.policy.intents = IntentLog(
-                    StoreIntents(self.jobs, job.id),
+                    StoreIntents(self.jobs, job.id, authority),
                     job.id,
                     readback_rules(self.place),
                     witness=gate.sent_before,
@@ -463,10 +463,46 @@ def _raise_if(halt: threading.Event, job_id: str) -> None:
 
 
 class StoreIntents:
-    """``tools.intents.IntentSink`` in the job database (one job's intents)."""
+    """``tools.intents.IntentSink`` in the job database (one job's intents), with the job's sends by the
+    signed audit log to check its rows against (``signed_sends``: a row can be deleted or added by
+    anyone who can write the database; that log needs the key)."""
 
-    def __init__(self, jobs: Jobs, job_id: str) -> None:
+    def __init__(self, jobs: Jobs, job_id: str, authority: Authority | None = None) -> None:
         self.jobs, self.job_id = jobs, job_id
+        self.authority = authority
+
+    def signed_sends(self) -> list[Any]:
+        """Every send of this job the signed audit log holds (``Authority.record_send``)."""
+        from datetime import UTC, datetime
+
+        from taskcrew.tools.intents import SignedSend
+
+        sends = []
+        for entry in self._authority().audit.signed("send"):
+            said = entry.payload
+            if said.get("job_id") != self.job_id or not isinstance(said.get("key"), str):
+                continue
+            at = datetime.fromisoformat(entry.at)
+            sends.append(
+                SignedSend(
+                    key=said["key"],
+                    method=str(said.get("method", "")),
+                    url=str(said.get("url", "")),
+                    at=at if at.tzinfo is not None else at.replace(tzinfo=UTC),
+                )
+            )
+        return sends
+
+    def send_key(self, method: str, url: str, fields: list[tuple[str, str]]) -> str:
+        """The key a signed send of this request carries (``Authority.key_of``)."""
+        return self._authority().key_of(method, url, fields)
+
+    def _authority(self) -> Authority:
+        if self.authority is None:  # the operator's, as every durable run's; the store is left alone
+            from taskcrew.approvals.authority import Authority
+
+            self.authority = Authority(None)
+        return self.authority
 
     def get(self, key: str) -> Any:
         intent = self.jobs.intent(key)
@@ -497,6 +533,7 @@ class StoreIntents:
             result=intent.result,
             seen=intent.seen,
             approved_again=intent.approved_again,
+            trusted=intent.trusted,  # the store's reading of its signature (``Jobs._read_intent``)
             at=intent.recorded_at,
         )
 

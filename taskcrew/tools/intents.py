@@ -12,7 +12,10 @@ before.
 A repeat (same job and the same canonical request key, ``approvals.key``: method, URL and every field
 but those a rule names as per-page tokens of that system):
 - with a read-back rule (``tools/readback.py``, the company's ``readback.yaml``): the system is read
-  back; applied → not sent; absent → sent, unless an earlier attempt may still land (``in_doubt``:
+  back; applied → not sent (and the attempt it confirms is the latest one saved, else the latest whose
+  answer nobody knows: a refused, bounced or unsent attempt stays so, and when every one was, the
+  record found is not this job's change: the repeat is recorded as held back); absent → sent, unless
+  an earlier attempt may still land (``in_doubt``:
   no answer came back from the system — none recorded, a timeout, a worker stopped or frozen mid-send,
   a gateway's 502/504): a read-back cannot prove that one will not apply later, so it is sent again
   only on a person's fresh approval that says so (``ask_again``; never ``--auto-approve``); cannot
@@ -52,6 +55,8 @@ IntentStatus = Literal["recorded", "sent", "confirmed", "not_applied", "uncertai
 
 
 NOT_SENT_AGAIN = "it was NOT sent again"  # the words a repeat held back ends with (models read them)
+HELD = "not sent: "  # how the result of an attempt the gate held back (it never left) starts
+UNRECORDED = "sent before, says the signed audit log; the job database has no record of it"
 GATEWAY = (502, 504)  # answered by a gateway, not the system: it may still be working on the request
 
 
@@ -117,6 +122,16 @@ class IntentRecord(BaseModel):
     # a person, told the earlier attempts may still apply, approved sending this one: she judged that
     # they did not, so they are no longer in doubt for the attempts after it (``IntentLog.doubt``)
     approved_again: bool = False
+    # the store vouches for the row (signed: ``Intent.trusted``); one it does not is read as an answer
+    # nobody knows, and is this job's send only where the signed audit log says so (``reconcile``)
+    trusted: bool = True
+
+    @property
+    def left(self) -> bool:
+        """It may have left the gate: every attempt but one the gate held back before it went (its
+        last check said no; a read-back found the change and no attempt of this job put it there)."""
+        held = self.status == "not_applied" and self.seen == "not_sent"
+        return not (held and (self.result or "").startswith(HELD))
 
     @property
     def answer(self) -> Applied:
@@ -211,18 +226,18 @@ class IntentLog:
     ) -> str | None:
         key = intent_key(self.scope, method, url, fields, self.risk)
         attempts = self._attempts(key)
-        if not attempts and self.witness is not None and (at := self.witness(method, url, fields)):
+        if (at := self._unrecorded(method, url, fields, attempts)) is not None:
             earlier = IntentRecord(  # its row is gone from the job database: an answer nobody knows
-                key=key,
+                key=attempt_key(key, len(attempts)),
                 method=method.upper(),
                 url=url,
                 fields=fields,
                 status="uncertain",
-                result="sent before, says the signed audit log; the job database has no record of it",
+                result=UNRECORDED,
                 at=at,
             )
             self.sink.put(earlier)
-            attempts = [earlier]
+            attempts = [*attempts, earlier]
         again = IntentRecord(
             key=attempt_key(key, len(attempts)), method=method.upper(), url=url, fields=fields
         )
@@ -242,7 +257,8 @@ class IntentLog:
                 return self._ask_again(key, again, doubt, page)
             if seen == "applied":
                 self.refused += 1
-                landed = next((a for a in reversed(attempts) if a.applied is not False), earlier)
+                if (landed := self._landed(attempts)) is None:
+                    return self._found_not_ours(key, again, earlier, page)
                 landed.status, landed.result = "confirmed", "read back: the change is in the system"
                 landed.seen = "saved"
                 self.sink.put(landed)
@@ -283,6 +299,46 @@ class IntentLog:
                 return None
         return None
 
+    @staticmethod
+    def _landed(attempts: list[IntentRecord]) -> IntentRecord | None:
+        """The attempt a read-back that finds the change in the system confirms: the latest one the
+        system saved, else the latest whose answer nobody knows. The gate's definite "not applied"
+        (refused, bounced, not sent) is final: a refused duplicate's record found is someone else's.
+        A row the store does not vouch for is not made this job's send by a read-back (re-signed as
+        confirmed, a forged row would become a saved change). None: no attempt of this job put it there."""
+        saved = next((a for a in reversed(attempts) if a.answer == "saved"), None)
+        return saved or next((a for a in reversed(attempts) if a.answer == "unknown" and a.trusted), None)
+
+    def _found_not_ours(self, key: str, again: IntentRecord, earlier: IntentRecord, page: str) -> str:
+        """A read-back finds the change, but no attempt of this job put it there: not sent, and this
+        attempt is recorded as held back (``HELD``: it never left), never as a saved send."""
+        again.status, again.seen = "not_applied", "not_sent"
+        again.result = f"{HELD}{page} shows it in the system already; no send of this job put it there"
+        if self.sink.claim(again) is None:  # another leg racing to this attempt: its record stands
+            self.mine.add(again.key)
+        return (
+            f"{page} shows this exact submission to {again.url} in the system, but no attempt of this job "
+            f"put it there (the last, at {earlier.at:%H:%M:%S} UTC: {earlier.result}): it was there already "
+            f"or someone else entered it, and it is not this job's change; {NOT_SENT_AGAIN}. Check the "
+            "existing record there instead of submitting it again; if it is not what the task wants, ask a person."
+        )
+
+    def _unrecorded(
+        self, method: str, url: str, fields: list[tuple[str, str]], attempts: list[IntentRecord]
+    ) -> datetime | None:
+        """When the signed audit log shows a send of this request that no row of the job database
+        accounts for (None: every one is): more signed sends than attempts that may have left (rows
+        deleted, the saved one's beside a refused one's kept), by the sink's signed sends
+        (``StoreIntents.signed_sends``: ``reconcile``), else by the ``witness`` when there is no row."""
+        sends, send_key = getattr(self.sink, "signed_sends", None), getattr(self.sink, "send_key", None)
+        if callable(sends) and callable(send_key):
+            mine = send_key(method, url, fields)
+            unaccounted = _accounted(attempts, [s for s in sends() if s.key == mine], send_key)[2]
+            return max((s.at for s in unaccounted), default=None)
+        if not attempts and self.witness is not None:
+            return self.witness(method, url, fields)
+        return None
+
     def _attempts(self, key: str) -> list[IntentRecord]:
         """Every attempt to send the submission ``key`` in this job, oldest first."""
         found: list[IntentRecord] = []
@@ -305,7 +361,7 @@ class IntentLog:
             )
         self.mine.add(attempt.key)
         if self.last_check is not None and (stop := self.last_check()) is not None:
-            attempt.status, attempt.seen, attempt.result = "not_applied", "not_sent", f"not sent: {stop}"
+            attempt.status, attempt.seen, attempt.result = "not_applied", "not_sent", f"{HELD}{stop}"
             self.sink.put(attempt)
             self.refused += 1
             return f"{attempt.method} {attempt.url} was not sent: {stop}. Nothing was sent."
@@ -359,6 +415,67 @@ class IntentLog:
             "there (open the record it changes); if it is, carry on without submitting; if it is not, or "
             "you cannot tell, ask a person — this job will not send the same submission again."
         )
+
+
+class SignedSend(BaseModel):
+    """A send of the job the signed audit log holds (``Authority.record_send``, written as it leaves):
+    its request key without the job (``Authority.key_of``), method, address and when; not its fields."""
+
+    key: str
+    method: str
+    url: str
+    at: datetime
+
+
+def reconcile(
+    records: list[IntentRecord],
+    sends: list[SignedSend],
+    send_key: Callable[[str, str, list[tuple[str, str]]], str],
+) -> tuple[list[IntentRecord], list[IntentRecord]]:
+    """A job's intent rows checked against its signed sends (``crew/outcome.gather``): (the job's
+    sends, rows nobody vouches for). Anyone who can write the job database can delete or add a row;
+    only the key signs the audit log. A row the store signed stands, and accounts for one signed send
+    of its request unless the gate held it back (``left``). A row that does not check out is this
+    job's (an answer nobody knows, as the store reads it) only where a signed send no other row
+    accounts for matches it; else it is not this job's send. A signed send that no row accounts for
+    (its row deleted: ``unaccounted``) is a send whose answer nobody knows. ``send_key``:
+    ``Authority.key_of``."""
+    mine, untrusted, unaccounted = _accounted(records, sends, send_key)
+    for send in unaccounted:
+        mine.append(
+            IntentRecord(
+                key=f"signed-send:{send.key}:{send.at.isoformat()}",
+                method=send.method.upper(),
+                url=send.url,
+                fields=[],
+                status="uncertain",
+                result=UNRECORDED,
+                at=send.at,
+            )
+        )
+    return mine, untrusted
+
+
+def _accounted(
+    records: list[IntentRecord],
+    sends: list[SignedSend],
+    send_key: Callable[[str, str, list[tuple[str, str]]], str],
+) -> tuple[list[IntentRecord], list[IntentRecord], list[SignedSend]]:
+    """(rows that are the job's, rows nobody vouches for, signed sends no row accounts for): ``reconcile``."""
+    waiting: dict[str, list[SignedSend]] = {}
+    for send in sorted(sends, key=lambda s: s.at):
+        waiting.setdefault(send.key, []).append(send)
+    mine: list[IntentRecord] = []
+    untrusted: list[IntentRecord] = []
+    for record in sorted(records, key=lambda r: not r.trusted):  # signed rows take their sends first
+        matching = waiting.get(send_key(record.method, record.url, record.fields), [])
+        if not record.trusted and not matching:
+            untrusted.append(record)
+            continue
+        mine.append(record)
+        if record.left and matching:
+            matching.pop(0)
+    return mine, untrusted, [s for left in waiting.values() for s in left]
 
 
 READ_REDIRECTS = 5  # hops a read by code follows, each one checked by the policy
