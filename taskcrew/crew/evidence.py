@@ -12,11 +12,13 @@ verification; what it says it ``observed`` there must be in what it saw:
   each must appear, compared after
   normalising number formats (1,284.50 = 1284.50 = 1.284,50) and date formats (12 September 2026 =
   2026-09-12 = 12.09.2026; 09/12/2026 matches either reading, ``_pool``), and currencies (€ = EUR,
-  ``CURRENCY_MARK``); a record named by an identifier that has a table row takes its other values
-  from its own row (``_other_row``), not from a neighbour's — a statement naming no record, from the
-  observation's one record's row; read as a system's state, a record a page shows by its fields
-  ("Amount: 494.00 USD") gives its amounts, currencies, dates and status only from its fields of
-  that kind, never from a note or any other mention on the page (``_off_field``);
+  ``CURRENCY_MARK``), every text — claim and page alike — read through one normaliser first
+  (``plain``: "BILL–0002" with an en dash is BILL-0002); a record named by an identifier that has
+  a table row takes its other values from its own row (``_other_row``), not from a neighbour's — a
+  statement naming no record, from the observation's one record's row; read as a system's state, a
+  record a page shows by its fields ("Amount: 494.00 USD") gives its amounts, currencies, dates and
+  status only from its fields of that kind, never from a note or any other mention on the page
+  (``_off_field``);
 - an observation with nothing code can compare (no quote, no value, or values it says are absent)
   stays met, marked as the verifier's word (``MODELS_WORD``); the report says so — except that a
   criterion about a system's state naming an identifier is never met on that word where code can
@@ -33,7 +35,8 @@ difference, or the gate's record of its sends. What those show a system holds (`
 chosen from the facts, whatever the criterion's words: of the record, the lines of submissions it
 applied (``Facts.applied_lines``: a refused one is no evidence); of the difference, every line but
 those as they were before. Only a "nothing else" criterion reads every send and every line; it
-is never met when the record shows the same submission saved twice (``_saved_twice``).
+is never met when the record shows the same submission saved twice (``_saved_twice``), nor when
+code counts more records touched than the criterion names (``_more_touched``).
 What the verifier saw at a page is the page's own text: its browser tools record nothing else
 (``browsing.page_data``: no form field's value, nothing it typed or selected). Nor what the page
 shows back of the verifier's own input (``unechoed``, the one rule, applied where its browser records
@@ -136,8 +139,12 @@ def check_verdict(
     of the gate's record that speak of what a system holds, ``Facts.applied_lines``)."""
     state_rule = plan.changes_data if on_systems is None else on_systems
     texts = _pages_unechoed(texts)
+    # what the plan's criteria name: the records "no other bill" is other than, where it names none
+    planned = [_claimed(c) for c in plan.success_criteria if not NOTHING_ELSE.search(plain(c))]
     checks = [
-        _checked(c, _criterion_of(c, plan), state_rule, seen, texts, systems or [], applied or [])
+        _checked(
+            c, plain(_criterion_of(c, plan)), state_rule, seen, texts, systems or [], applied or [], planned
+        )
         for c in verdict.checks
     ]
     return decide_per_criterion(verdict, plan, checks)
@@ -158,6 +165,7 @@ def _checked(
     texts: dict[str, list[str]] | None,
     systems: list[tuple[str, str]],
     applied: list[str],
+    planned: list[set[str]],
 ) -> CriterionCheck:
     if not check.met:
         return check
@@ -215,7 +223,7 @@ def _checked(
             criterion, holds, check.source, code == SENDS_SOURCE, recorded if code else None
         )
     if rejection is None and NOTHING_ELSE.search(criterion):
-        rejection = _saved_twice(applied)
+        rejection = _saved_twice(applied) or _more_touched(criterion, planned, applied, texts)
     if rejection:
         observed = check.observed.replace(f" {MODELS_WORD}", "")
         return check.model_copy(update={"met": False, "observed": f"{observed} {REJECTED}{rejection}]"})
@@ -384,6 +392,175 @@ def _saved_twice(applied: list[str]) -> str | None:
     )
 
 
+# ---- "nothing else": the records the run touched, counted by code -------------------------------
+
+# a "nothing else" criterion that allows the records the task is about ("no other bill", "nothing
+# else"), not one that says nothing at all was changed ("Nothing was changed in any system")
+_OTHER_THAN = re.compile(r"\b(other|else|second|further|besides|apart|except)\b", re.IGNORECASE)
+# a criterion about creating only ("No bill was created"): a change of an existing record is no create
+_MADE = re.compile(r"\b(created|added|entered|new)\b", re.IGNORECASE)
+_CHANGED = re.compile(
+    r"\b(chang\w*|modif\w*|updat\w*|sent|paid|edit\w*|delet\w*|removed|touched)\b", re.IGNORECASE
+)
+_ADDRESS = re.compile(r"(?:https?://[^\s/]+)?(/[^\s)\]\"'>]*)")
+
+
+def _more_touched(
+    criterion: str, planned: list[set[str]], applied: list[str], texts: dict[str, list[str]] | None
+) -> str | None:
+    """That nothing else was created or changed is contradicted by what code recorded when it shows
+    more records touched than the criterion names: the sends the system applied (``_send_records``:
+    a create each, a change per record its address names), or, of a before/after difference, the
+    record rows added or removed (a row changed counts once) that show what this run sent — a row a
+    colleague's job added meanwhile on a shared system is not this run's (``_diff_records``).
+    Before, only the same submission saved twice was caught: a bill saved as GX-5513 (a typo) and
+    again as GX-5531 met "a bill for GX-5531 and no other bill was created". How many records the
+    criterion names (``_named_records``): its identifiers (else amounts) shown on those records,
+    those shown together on one record counting once; none shown, the plan's ("no other bill":
+    other than the task's); none at all, one for "no other …", none for "nothing was changed"."""
+    sent = set().union(
+        set(), *(_send_ids(url, rest) for url, rest in _sends(texts) or _sends({SENDS_SOURCE: applied}))
+    )
+    made = _MADE.search(criterion) is not None and _CHANGED.search(criterion) is None  # creates only
+    diffs = {
+        name: [row for row in _diff_records(ts, made) if row & sent]
+        for name, ts in (texts or {}).items()
+        if _is_change(name)
+    }
+    sends = _send_records(applied, [row for rows in diffs.values() for row in rows], made)
+    touched = [*sends, *(row for rows in diffs.values() for row in rows)]
+    other = _OTHER_THAN.search(criterion) is not None
+    allowed = _named_records(_claimed(criterion), touched)
+    if allowed is None and other:
+        allowed = _planned_records(planned, touched)
+    if allowed is None:
+        allowed = 1 if other else 0
+    counted = [
+        (
+            len(sends),
+            f"the record of this run's sends ({SENDS_SOURCE!r}) shows {len(sends)} record(s) created or changed",
+        )
+    ]
+    counted += [
+        (len(rows), f"{name!r} shows {len(rows)} record row(s) of this run's sends added, removed or changed")
+        for name, rows in diffs.items()
+    ]
+    for count, what in counted:
+        if count > allowed:
+            return f"{what}, but the criterion names {allowed}: something else was created or changed"
+    return None
+
+
+def _planned_records(planned: list[set[str]], touched: list[set[str]]) -> int | None:
+    """How many records the plan's other criteria (each one's values) name: those its identifiers
+    name on the touched records (``_named_records``), and one more for each criterion that names a
+    record by no identifier ("exactly one bill for the latest invoice from Initech"). None: none."""
+    named = _named_records(set().union(set(), *planned), touched) or 0
+    unnamed = sum(1 for values_ in planned if not _ids(values_))
+    return (named + unnamed) or None
+
+
+def _named_records(named: set[str], touched: list[set[str]]) -> int | None:
+    """How many of the records ``touched`` the values ``named`` name: its identifiers (else its
+    amounts) that a touched record shows, those shown together on one record counting as one
+    ("GX-5531 (BILL-0013)"); a value on two records names one (the same invoice number saved twice is
+    one record named, two touched). None when none of them is on a touched record."""
+    for kind in ("id", "number"):
+        names = {v for v in named if _kind(v) == kind and not _YEAR.match(v)}
+        groups: list[set[str]] = []
+        for shown in (record & names for record in touched):
+            if shown:
+                joined = [g for g in groups if g & shown]
+                groups = [g for g in groups if not g & shown] + [shown.union(*joined)]
+        if groups:
+            return len(groups)
+    return None
+
+
+def _diff_records(texts: list[str], made: bool = False) -> list[set[str]]:
+    """The records a before/after difference shows touched, each as the values of its rows: a row
+    added, a row removed, and a row changed (removed as it was, added as it is, sharing an
+    identifier) counted once. A row naming no record (a totals line) is none. ``made``: only the
+    rows added that were not there before (a criterion about creating only)."""
+    rows = [
+        (ln[0], values(ln[2:]))
+        for t in texts
+        for ln in t.splitlines()
+        if ln[:2] in ("+ ", "- ") and ln.count(" | ") >= 2
+    ]
+    added = [found for sign, found in rows if sign == "+" and _ids(found)]
+    records = [set(found) for found in added]
+    paired: set[int] = set()
+    for found in (found for sign, found in rows if sign == "-" and _ids(found)):
+        same = next((i for i, a in enumerate(added) if i not in paired and _ids(found) & a), None)
+        if same is None:
+            records.append(set(found))
+        else:
+            paired.add(same)
+            records[same] |= found
+    if made:
+        return [r for i, r in enumerate(records[: len(added)]) if i not in paired]
+    return records
+
+
+def _ids(found: set[str]) -> set[str]:
+    return {v for v in found if _kind(v) == "id"}
+
+
+def _record_keys(address: str) -> set[str]:
+    """The records an address names: its path's segments with a digit ("/bills/BILL-0013/pay":
+    BILL-0013), not an API version ("v2")."""
+    segments = unquote(urlsplit(address).path).split("/")
+    return {plain(s).casefold() for s in segments if re.search(r"\d", s) and not re.fullmatch(r"[vV]\d+", s)}
+
+
+def _send_ids(url: str, rest: str) -> set[str]:
+    """The records a send in the gate's record names: by its address, the identifiers it sent, and
+    the record its answer showed ("then showed /bills/BILL-0013")."""
+    answer_keys = set().union(set(), *(_record_keys(a) for a in _ADDRESS.findall(rest)))
+    return _record_keys(url) | _ids(values(rest)) | answer_keys
+
+
+def _send_records(applied: list[str], rows: list[set[str]], only_created: bool = False) -> list[set[str]]:
+    """The records the sends a system applied touched, each as the values its sends sent: a send
+    whose address names a record changes it (those naming the same record, one); any other that sent
+    a field creates
+    one, each its own (two bills entered are two, whatever they share) — the record its answer
+    showed ("then showed /bills/BILL-0013"), which a later change of BILL-0013 is, as is a change of
+    a record a before/after row shows with an identifier the create sent. ``only_created``: only the records
+    a send created (a criterion about creating only: a payment created none)."""
+    records: list[tuple[set[str], set[str], bool]] = []  # (its keys, the values its sends sent, created)
+    for line in applied:
+        m = _SEND_LINE.match(line)
+        if m is None:
+            continue
+        fields, saved, answer = m.group(2).rpartition(" — saved — ")  # the last: a field may hold any words
+        fields, answer = (fields, answer) if saved else (answer, "")
+        changes = _record_keys(m.group(1))
+        if not changes and not fields.strip():
+            continue  # it names no record and sent no field (a logout): it made none
+        made = (
+            set().union(set(), *(_record_keys(a) for a in _ADDRESS.findall(answer))) if not changes else set()
+        )
+        named = changes | values(fields) | made  # all it sent (amounts too); linked by identifiers
+        same = None
+        if changes:
+            same = next(
+                (
+                    r
+                    for r in records
+                    if r[0] & changes or any(row & changes and row & _ids(r[1]) for row in rows)
+                ),
+                None,
+            )
+        if same is None:
+            records.append((changes | made, named, not changes))
+        else:
+            same[0].update(changes)
+            same[1].update(named)
+    return [named for _, named, created in records if created or not only_created]
+
+
 def _holds(code: str | None, there: list[str], applied: list[str]) -> list[str]:
     """What a source code recorded says a system holds now: of the gate's record, the lines code
     writes before its first send (what it is, how many were sent) and the sends the system applied
@@ -519,9 +696,7 @@ def _row_values(line: str) -> set[str]:
     if line.count(" | ") < 2:
         return found
     cells = [re.sub(r"^\s*(?:\[\d+\]\s*)?", "", cell) for cell in line.split("|")]
-    status = set().union(
-        *(values(cell) for cell in cells if _STATUS.match(unicodedata.normalize("NFKC", cell)))
-    )
+    status = set().union(*(values(cell) for cell in cells if _STATUS.match(plain(cell))))
     return {v for v in found if _kind(v) != "status"} | {v for v in status if _kind(v) == "status"}
 
 
@@ -753,7 +928,7 @@ _ABSENT_AFTER = re.compile(
 def _claimed(criterion: str) -> set[str]:
     """The values a criterion says a system holds: outside quotes, in clauses that speak of nothing
     absent ("Invoice No. INV-2057" is a number, not an absence)."""
-    text = re.sub(r"\b(no|nr)\.\s*(?=[#\w])", "number ", criterion, flags=re.IGNORECASE)
+    text = re.sub(r"\b(no|nr)\.\s*(?=[#\w])", "number ", plain(criterion), flags=re.IGNORECASE)
     # a quoted status is still the status it claims ('has the status "Paid"')
     text = _QUOTE.sub(lambda m: m.group(0)[1:-1] if _statuses(m.group(0)) else m.group(0), text)
     return _checkable_values(_ABSENT_AFTER.sub("; ", text))
@@ -781,7 +956,7 @@ def _checkable_values(observed: str) -> set[str]:
     """The values outside quotes that an observation says it saw. A clause that speaks of something
     absent ("no bill for INI-7781") names a record it did not see: code cannot check its identifier;
     every other value ("BILL-0099 INV-2057 1284.50 not paid": BILL-0099, 1284.50) is checked."""
-    unquoted = _QUOTE.sub(" ", observed)
+    unquoted = _QUOTE.sub(" ", plain(observed))
     found = set().union(*(values(c) - _absent_record(c) for c in _CLAUSE.split(unquoted)))
     # a status is read in its whole sentence: "which was unpaid, is now paid" says unpaid was before
     return {v for v in found if _kind(v) != "status"} | (found & _statuses(unquoted))
@@ -836,7 +1011,7 @@ def answer_unsupported(answer: str, checks: list[CriterionCheck]) -> str | None:
     for check in checks:
         if standing(check) != "met":
             continue
-        for statement in re.split(f"{_SENTENCE.pattern}|{_SEPARATED.pattern}", check.observed):
+        for statement in re.split(f"{_SENTENCE.pattern}|{_SEPARATED.pattern}", plain(check.observed)):
             stated = _stated_of(statement)
             if sum(bool(_amounts(said)) for _, said in stated) < 2:  # one record's values, by any name
                 stated = [([i for ids, _ in stated for i in ids], set().union(*(s for _, s in stated)))]
@@ -845,7 +1020,7 @@ def answer_unsupported(answer: str, checks: list[CriterionCheck]) -> str | None:
                     shown.setdefault(ident, set()).update(_pool(said))
     last: list[str] = []  # the record the answer named last, and whether it stated its amount
     has_amount = False
-    for clause in _CLAUSE.split(_NOT_ITS_VALUE.sub(" ", answer.translate(_HYPHENS))):
+    for clause in _CLAUSE.split(_NOT_ITS_VALUE.sub(" ", plain(answer))):
         absent = ABSENCE.search(clause) is not None
         stated = [] if absent else _stated_of(clause)
         if stated:
@@ -1055,12 +1230,66 @@ _NUMBER = re.compile(
 )
 
 
-_HYPHENS = str.maketrans("\u2010\u2011", "--")  # "GX‑5531" with a non-breaking hyphen is GX-5531
+# What makes two texts that read alike compare alike (``plain``). An identifier pasted from Word or
+# Outlook ("BILL–0002", an en dash) or carrying an invisible character ("GX-55<ZWSP>31") was no
+# identifier to any rule below, so a claim about it was checked against nothing. Every dash (Unicode
+# category Pd, and the minus sign) is the ASCII hyphen — but a long one (—, ―) only where it joins
+# a code to digits ("INV—2057", "Bill—0002"; not an amount after a word: "Globex Corp—2150.00"):
+# elsewhere it is prose punctuation ("the bill—BILL-0002—is paid").
+# A character that draws nothing (category Cf: zero-width, bidi controls, the soft hyphen; the
+# other default-ignorable ones) is dropped.
+_LONG_DASHES = "\u2014\u2015\u2e3a\u2e3b"
+_IGNORABLE = re.compile(
+    r"[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef]"
+)
+_LONG_DASH_IN_ID = re.compile(rf"(?<![^\W_])([^\W_]{{0,30}}[^\W\d_])[{_LONG_DASHES}](?=(\d+)([.,]\d)?)")
+
+
+def _long_dash(m: re.Match[str]) -> str:
+    joined = not m.group(3) or not re.search(r"[a-z]", m.group(1))  # an amount after a word: prose
+    return m.group(1) + ("-" if joined else m.group(0)[-1])
+
+
+class _PlainChars(dict[int, str | None]):
+    """``str.translate``'s table for the characters above, each looked up once: dropped, a hyphen,
+    or itself."""
+
+    def __missing__(self, code: int) -> str | None:
+        char = chr(code)
+        category = unicodedata.category(char)
+        if category == "Cf" or _IGNORABLE.match(char):
+            value = None
+        elif (category == "Pd" or char == "\u2212") and char not in _LONG_DASHES:
+            value = "-"
+        else:
+            value = char
+        self[code] = value
+        return value
+
+
+_PLAIN_CHARS = _PlainChars()
+
+
+def plain(text: str) -> str:
+    """``text`` as the rules compare it, one normaliser for the claim and the page alike (they must
+    still match each other): NFKC ("ＧＸ－５５３１" is GX-5531), every dash a hyphen and invisible
+    characters dropped (above), and a currency code written against its amount split from it
+    ("USD2310.00", "2310.00EUR": else an identifier, or no amount at all)."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text).translate(_PLAIN_CHARS)
+        if any(dash in text for dash in _LONG_DASHES):
+            text = _LONG_DASH_IN_ID.sub(_long_dash, text)
+    return _GLUED_AFTER.sub(r"\1 \2", _GLUED_BEFORE.sub(r"\1 ", text))
+
+
 CURRENCY_MARK = "¤"  # a currency as a value: "¤USD" (no lowercase letter: never taken for an identifier)
 STATUS_MARK = "§"  # a record's status as a value: "§PAID" (upper case: never taken for an identifier)
 _SYMBOLS = {"€": "EUR", "£": "GBP", "US$": "USD"}  # a bare "$" may be any dollar: not a value
 _CODES = "|".join(sorted(ISO_CURRENCIES))  # the codes the invoice reader knows (tools.ap)
 _CURRENCY = re.compile(rf"(?<![\w$/-])(?:{_CODES})(?![\w$/-])|US\$|[€£]")
+# a currency code against its amount, before or after it: "USD2310.00", "EUR2,310.00", "2310.00EUR"
+_GLUED_BEFORE = re.compile(rf"(?<![\w$/-])({_CODES})(?=\d+(?:[.,']\d+)*(?![\w/-]))")
+_GLUED_AFTER = re.compile(rf"(?<![\w.,/-])(\d+(?:[.,']\d+)*)({_CODES})(?![\w$/-])")
 # a record's status, in the words any payables system uses (not only the mock ERP's), as one value:
 # a letter or digit next to it makes it another word ("unpaid" is not "paid", "PAID-7" an identifier)
 _STATUS = re.compile(
@@ -1115,7 +1344,7 @@ def _statuses(text: str) -> set[str]:
     """The statuses ``text`` says a record has (``_STATUS``), a negated or former one left out, and
     one that labels a field ("Paid on: —", "Paid so far: 0.00 USD"; "Paid: GX-5531" is a claim)."""
     found = set()
-    text = unicodedata.normalize("NFKC", text)  # a fullwidth "Ｐａｉｄ" is "Paid"
+    text = plain(text)  # a fullwidth "Ｐａｉｄ" is "Paid", "Pa<ZWSP>id" too
     for m in _STATUS.finditer(text):
         word = re.sub(r"[ -]+", " ", m.group(1).upper())
         word = _STATUS_SAME.get(word, word)
@@ -1136,7 +1365,7 @@ def values(text: str) -> set[str]:
     amounts and numbers as plain decimals, currencies and a record's statuses (``_statuses``) marked.
     Small bare integers (counts, days) are left out."""
     found: set[str] = set()
-    text = text.translate(_HYPHENS)
+    text = plain(text)
 
     def date(y: str, m: int, d: str) -> str:
         return f"{int(y):04d}-{m:02d}-{int(d):02d}"
@@ -1181,9 +1410,9 @@ def values(text: str) -> set[str]:
             found.add(ident.casefold())
     text = _ID.sub(lambda m: m.group(0) if not re.search(r"[A-Za-z]", m.group(0)) else " ", text)
     for m in _NUMBER.finditer(text):
-        plain = _plain_number(m.group(0))
-        if plain is not None:
-            found.add(plain)
+        number = _plain_number(m.group(0))
+        if number is not None:
+            found.add(number)
     return found
 
 
