@@ -22,6 +22,7 @@ real SQLite, the audit log real and signed; the people act through the authority
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -32,7 +33,7 @@ from test_adversarial_races_3 import _Office, office  # noqa: F401  (office: ana
 from taskcrew.jobs.human import JobHuman, Parked
 from taskcrew.jobs.models import Approval
 from taskcrew.jobs.runner import StoreCheckpoints
-from taskcrew.jobs.store import A, J
+from taskcrew.jobs.store import A, J, Jobs
 from taskcrew.tools.human import ApprovalDecision
 
 SMALL, LARGE = "450.00", "8000.00"  # one approver; two people
@@ -349,3 +350,47 @@ def test_control_a_failed_run_retried_resumes_on_its_approvals(desk: _Office) ->
     leg = desk.run_leg(job_id, "w2")
     assert leg.approve(_request(LARGE)).approved
     assert leg.gate.send_check("POST", BILL, _sent(LARGE)) is None
+
+
+def test_a_finish_by_an_expiry_in_a_plain_reader_is_signed_too(desk: _Office) -> None:
+    """The retried leg parks on a second approval that expires unanswered; the job ends finished in
+    a process that built no authority (a ``taskcrew jobs list`` reading the store). Its finish is
+    signed all the same, so the writer's earlier failed row put back keeps nothing of it."""
+    job_id, aid = _parked(desk, LARGE)
+    _two_approve(desk, aid)
+    desk.run_leg(job_id, "w1b")
+    assert desk.jobs.mark(job_id, "failed", only_if=("running",), reason="ERP down") is not None
+    failed = _job_row(desk, job_id)
+    desk.authority().act_on_job(job_id, "retry", desk.who("ana"))  # resumes on the two approvals
+    desk.run_leg(job_id, "w2")
+    desk.jobs.park(
+        job_id, kind="approval", key="k-second", request=_request(SMALL), expires_in=timedelta(seconds=-1)
+    )
+    desk.jobs.mark(job_id, "waiting", only_if=("running",))
+    reader = Jobs.open(desk.jobs.url, create=False, make_folder=False)
+    try:
+        reader.approvals()  # expires it: the job ends finished, rejected
+    finally:
+        reader.close()
+    assert (desk.jobs.get(job_id).status, desk.jobs.get(job_id).outcome) == ("finished", "rejected")
+    _put_job_row(desk, job_id, failed)
+    desk.authority().act_on_job(job_id, "retry", desk.who("ana"))
+    assert aid in desk.authority().void_decisions(job_id)
+
+
+def test_a_finish_signed_before_a_retry_does_not_stand_after_it(desk: _Office) -> None:
+    """A failed leg retried resumes on its approvals even when a finish of an earlier leg is in the
+    log (its leg is one the retry ended since)."""
+    job_id, aid = _parked(desk, LARGE)
+    _two_approve(desk, aid)
+    desk.run_leg(job_id, "w1b")
+    assert desk.jobs.finish(job_id, "incomplete", "step budget", leg=desk.jobs.leg(job_id)) is not None
+    desk.authority().act_on_job(job_id, "retry", desk.who("ana"))  # a new run: asks again
+    leg = desk.run_leg(job_id, "w2")
+    fresh = _asks_again(leg, LARGE, aid)
+    desk.jobs.mark(job_id, "waiting", only_if=("running",))
+    _two_approve(desk, fresh)
+    desk.run_leg(job_id, "w3")
+    assert desk.jobs.mark(job_id, "failed", only_if=("running",), reason="ERP down") is not None
+    desk.authority().act_on_job(job_id, "retry", desk.who("ana"))
+    assert fresh not in desk.authority().void_decisions(job_id)

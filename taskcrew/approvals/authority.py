@@ -1102,9 +1102,12 @@ class Authority:
         """The newest signed entry of ``job_id`` among ``ends`` (a cancel; a finish) with no retry
         after it (None: none, or the job was retried since)."""
         standing: AuditEntry | None = None
-        for entry in self.audit.signed(("retrying", "retry", *ends)):
-            if entry.target == job_id:
-                standing = entry if entry.action in ends else None
+        log = [e for e in self.audit.signed(("retrying", "retry", *ends)) if e.target == job_id]
+        retried = max((_leg_of(e) for e in log if e.action in ("retrying", "retry")), default=-1)
+        for entry in log:
+            if entry.action == "finished" and _leg_of(entry) <= retried:
+                continue  # a finish signed late, of a leg a retry has ended since: not the job's now
+            standing = entry if entry.action in ends else None
         return standing
 
     def _record_finish(self, job: Job, leg: int) -> None:
@@ -1151,6 +1154,12 @@ class Authority:
             why = "Bulk approval refused: " + "; ".join(problems) + ". Decide these one by one."
             return [self._refuse(who, ",".join(v.approval.id for v in views), "bulk_approve", why)]
         return [self.decide(v.approval.id, "approve", who) for v in views]
+
+
+def _leg_of(entry: AuditEntry) -> int:
+    """The leg a signed entry names (``leg``; -1: none)."""
+    leg = entry.payload.get("leg")
+    return leg if isinstance(leg, int) else -1
 
 
 def _last_retries(entries: list[AuditEntry]) -> list[AuditEntry]:

@@ -261,7 +261,8 @@ class Jobs:
         self.url = url
         self.on_enqueue: Callable[[Job, int], None] | None = None  # set by taskcrew.jobs.engine
         self.on_cancel_leg: Callable[[str, int], None] | None = None  # a dead worker's leg
-        # a job that ended finished, on its leg: set by ``approvals.Authority`` (a signed entry)
+        # a job that ended finished, on its leg: a signed entry (``Authority._record_finish``), by the
+        # authority that set it, else the operator's
         self.on_finish: Callable[[Job, int], None] | None = None
         self._keys: Any = None  # approvals.signing.KeyRing: signs submissions, parked requests, decisions
         self.created = False  # ``open`` created this job database (the caller says so, once)
@@ -977,8 +978,13 @@ class Jobs:
             finished_at=utcnow(),
             **fields,
         )
-        if done is not None and self.on_finish is not None:
-            self.on_finish(done, self._leg(job_id) if leg is None else leg)
+        if done is not None:  # signed whichever process ends it (an approval expiring in a reader too)
+            on_finish = self.on_finish
+            if on_finish is None:  # no authority here yet: the operator's, as every durable run's
+                from taskcrew.approvals.authority import Authority
+
+                on_finish = Authority(None)._record_finish
+            on_finish(done, self._leg(job_id) if leg is None else leg)
         return done
 
     def heartbeat(self, job_id: str, worker: str) -> tuple[Job, int]:
