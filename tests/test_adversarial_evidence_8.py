@@ -352,14 +352,17 @@ def test_no_bill_created_still_verifies_a_payment_that_changed_one(criterion: st
     v = _verdict([criterion], check, [_pay("BILL-0002")], diff)
     assert v.verified, v.reason
     if "other" in criterion:
-        v = _verdict([criterion], check, [_bill("GX-5513"), _bill("GX-5531")], None)
+        criteria = ["Acme Payables has a bill for Globex Corp GX-5531", criterion]
+        checks = [_check(criteria[0], SENDS_SOURCE, "-", find="GX-5531"), check]
+        v = _verdict(criteria, checks, [_bill("GX-5513"), _bill("GX-5531")], None)
         assert not v.verified and "something else" in v.reason, v.reason
 
 
 def test_a_bare_no_other_bill_allows_a_planned_bill_named_by_no_identifier() -> None:
     """The eval's two-invoices chore: one bill named by its number, the other as "the latest invoice
     from Initech"; both entered. Two records were planned, so "No other bill" is met (found when a
-    whole-run sweep ended this honest run not verified); a third bill is still something else."""
+    whole-run sweep ended this honest run not verified). How many bills "the latest invoice from
+    Initech" is, code cannot count: the verifier's word (a third bill is not caught by code here)."""
     criteria = [
         "Acme Payables has exactly one bill for invoice GX-5531 from Globex Corp",
         "Acme Payables has exactly one bill for the latest invoice from Initech",
@@ -369,5 +372,40 @@ def test_a_bare_no_other_bill_allows_a_planned_bill_named_by_no_identifier() -> 
     checks = [_check(c, SENDS_SOURCE, "-", find=f) for c, f in zip(criteria, finds, strict=True)]
     two = [_bill("GX-5531"), _bill("INI-7781", "3420.00")]
     assert _verdict(criteria, checks, two, None).verified
-    v = _verdict(criteria, checks, [*two, _bill("GX-5513")], None)
-    assert not v.verified and "criterion 3" in v.reason, v.reason
+
+
+@pytest.mark.parametrize(
+    "criterion",
+    [
+        "Acme Payables has a bill for Globex Corp GX-5531 and only one bill was created",
+        "Exactly one new bill was added in Acme Payables, for Globex Corp GX-5531",
+        "Acme Payables has a bill for Globex Corp GX-5531 and no additional bill was created",
+        "Acme Payables has a bill for Globex Corp GX-5531; no bills other than it were created",
+        "Acme Payables has a bill for Globex Corp GX-5531 and no duplicate bill was entered",
+        "Acme Payables has a bill for Globex Corp GX-5531 and no more bills were created",
+    ],
+)
+def test_a_duplicate_bill_is_caught_whatever_words_say_nothing_else(criterion: str) -> None:
+    """The same claim in the words a planner writes (found: each let the typo'd bill through)."""
+    for source, find, diff in ((SENDS_SOURCE, "GX-5531", None), (DIFF_SOURCE, "BILL-0013", TYPO_DIFF)):
+        v = _verdict([criterion], _check(criterion, source, "-", find=find), TYPO_THEN_RIGHT, diff)
+        assert not v.verified, (source, v.reason)
+        one = [_bill("GX-5531")]
+        v = _verdict([criterion], _check(criterion, source, "-", find=find), one, _diff([_row("BILL-0013")]))
+        assert v.verified, (source, v.reason)
+
+
+@pytest.mark.parametrize(
+    "criteria",
+    [
+        ["The Globex Corp and Initech bills are paid in Acme Payables", "No other bill was changed"],
+        ["The Globex Corp bill and the Initech bill are paid in Acme Payables and nothing else was changed"],
+    ],
+)
+def test_two_bills_named_by_vendor_only_and_paid_still_verify(criteria: list[str]) -> None:
+    """How many bills the plan is about, code cannot count here: not a guess of one (found: two
+    honest payments ended not verified)."""
+    finds = ["BILL-0002", "Data-changing submissions sent"][-len(criteria) :]
+    checks = [_check(c, SENDS_SOURCE, "-", find=f) for c, f in zip(criteria, finds, strict=True)]
+    v = _verdict(criteria, checks, [_pay("BILL-0002"), _pay("BILL-0001")], None)
+    assert v.verified, v.reason

@@ -396,7 +396,10 @@ def _saved_twice(applied: list[str]) -> str | None:
 
 # a "nothing else" criterion that allows the records the task is about ("no other bill", "nothing
 # else"), not one that says nothing at all was changed ("Nothing was changed in any system")
-_OTHER_THAN = re.compile(r"\b(other|else|second|further|besides|apart|except)\b", re.IGNORECASE)
+_OTHER_THAN = re.compile(
+    r"\b(other|else|second|further|besides|apart|except|additional|duplicated?|extra|more|only|exactly|just)\b",
+    re.IGNORECASE,
+)
 # a criterion about creating only ("No bill was created"): a change of an existing record is no create
 _MADE = re.compile(r"\b(created|added|entered|new)\b", re.IGNORECASE)
 _CHANGED = re.compile(
@@ -433,8 +436,12 @@ def _more_touched(
     allowed = _named_records(_claimed(criterion), touched)
     if allowed is None and other:
         allowed = _planned_records(planned, touched)
+    if allowed is None and other:
+        # how many records the task is about, code cannot tell (bills named by vendor only: "the
+        # Globex bill and the Initech bill"): the verifier's word, not a guess of one
+        return None
     if allowed is None:
-        allowed = 1 if other else 0
+        allowed = 0
     counted = [
         (
             len(sends),
@@ -452,12 +459,12 @@ def _more_touched(
 
 
 def _planned_records(planned: list[set[str]], touched: list[set[str]]) -> int | None:
-    """How many records the plan's other criteria (each one's values) name: those its identifiers
-    name on the touched records (``_named_records``), and one more for each criterion that names a
-    record by no identifier ("exactly one bill for the latest invoice from Initech"). None: none."""
-    named = _named_records(set().union(set(), *planned), touched) or 0
-    unnamed = sum(1 for values_ in planned if not _ids(values_))
-    return (named + unnamed) or None
+    """How many records the plan's other criteria (each one's values) name by their identifiers on
+    the touched records (``_named_records``). None: code cannot tell — a criterion names its record
+    by no identifier ("exactly one bill for the latest invoice from Initech"), or none is shown."""
+    if not planned or any(not _ids(values_) for values_ in planned):
+        return None  # a criterion naming its record by no identifier: how many, code cannot tell
+    return _named_records(set().union(set(), *planned), touched)
 
 
 def _named_records(named: set[str], touched: list[set[str]]) -> int | None:
@@ -940,7 +947,14 @@ _QUOTE = re.compile(r'"[^"]*"|“[^”]*”|`[^`]*`')
 # a criterion that the run created or changed nothing besides (not "Invoice No. …", "not paid")
 NOTHING_ELSE = re.compile(
     r"\b(no other|no second|no further|nothing else|nothing (was|were|has been) (changed|created|added|sent)|"
-    r"no (bill|record|row|change)s? (was|were|has been|have been) (created|added|changed|sent))\b",
+    r"no (bill|record|row|change)s? (was|were|has been|have been) (created|added|changed|sent)|"
+    # the same claim in other words a planner writes: "no additional/duplicate/extra/more bill", "no
+    # bills other than it", "only one bill was created", "exactly one new bill was added"
+    r"no (additional|duplicate|duplicated|extra|more|new|further) (bill|record|row|change|payment|entr(y|ie))s?|"
+    r"(bill|record|row|change|payment|entr(y|ie))s? other than|"
+    r"(only|exactly|just) (one|a single) (new |additional )?(bill|record|row|change|payment|entry)s? "
+    r"(was|were|has been|have been|is|are|got) (created|added|entered|made|saved)|"
+    r"(only|exactly|just) (one|a single) new (bill|record|row|payment|entry))\b",
     re.IGNORECASE,
 )
 ABSENCE = re.compile(
