@@ -409,3 +409,33 @@ def test_two_bills_named_by_vendor_only_and_paid_still_verify(criteria: list[str
     checks = [_check(c, SENDS_SOURCE, "-", find=f) for c, f in zip(criteria, finds, strict=True)]
     v = _verdict(criteria, checks, [_pay("BILL-0002"), _pay("BILL-0001")], None)
     assert v.verified, v.reason
+
+
+EXACTLY = "Acme Payables has exactly one bill for invoice GX-5531 from Globex Corp, for 2150.00 USD"
+
+
+@pytest.mark.parametrize("source,find", [(SENDS_SOURCE, "GX-5531"), (DIFF_SOURCE, "BILL-0013")])
+def test_exactly_one_bill_for_an_invoice_is_not_met_by_two(source: str, find: str) -> None:
+    """The planner's own words for each bill: two bills saved for GX-5531 (a wrong amount, then the
+    right one) met "exactly one bill for invoice GX-5531" (found on review)."""
+    sends = [_bill("GX-5531", "2510.00"), _bill("GX-5531")]
+    diff = _diff([_row("BILL-0012", amount="2510.00"), _row("BILL-0013")])
+    v = _verdict([EXACTLY], _check(EXACTLY, source, "-", find=find), sends, diff)
+    assert not v.verified and "the criterion says 1" in v.reason, v.reason
+
+
+@pytest.mark.parametrize(
+    "sends,diff",
+    [
+        ([_bill("GX-5531")], _diff([_row("BILL-0013")])),
+        # entered and then paid: one bill, changed once
+        ([_bill("GX-5531", detail="then showed /bills/BILL-0013"), _pay("BILL-0013")], None),
+        # another invoice entered too (the plan's other bill): not a bill for GX-5531
+        ([_bill("GX-5531"), _bill("INI-7781", "3420.00")], None),
+    ],
+)
+def test_exactly_one_bill_for_an_invoice_still_verifies_one(
+    sends: list[SubmissionResult], diff: str | None
+) -> None:
+    v = _verdict([EXACTLY], _check(EXACTLY, SENDS_SOURCE, "-", find="GX-5531"), sends, diff)
+    assert v.verified, v.reason

@@ -224,6 +224,8 @@ def _checked(
         )
     if rejection is None and NOTHING_ELSE.search(criterion):
         rejection = _saved_twice(applied) or _more_touched(criterion, planned, applied, texts)
+    if rejection is None:
+        rejection = _more_than_counted(criterion, applied, texts)
     if rejection:
         observed = check.observed.replace(f" {MODELS_WORD}", "")
         return check.model_copy(update={"met": False, "observed": f"{observed} {REJECTED}{rejection}]"})
@@ -421,16 +423,8 @@ def _more_touched(
     criterion names (``_named_records``): its identifiers (else amounts) shown on those records,
     those shown together on one record counting once; none shown, the plan's ("no other bill":
     other than the task's); none at all, one for "no other …", none for "nothing was changed"."""
-    sent = set().union(
-        set(), *(_send_ids(url, rest) for url, rest in _sends(texts) or _sends({SENDS_SOURCE: applied}))
-    )
     made = _MADE.search(criterion) is not None and _CHANGED.search(criterion) is None  # creates only
-    diffs = {
-        name: [row for row in _diff_records(ts, made) if row & sent]
-        for name, ts in (texts or {}).items()
-        if _is_change(name)
-    }
-    sends = _send_records(applied, [row for rows in diffs.values() for row in rows], made)
+    sends, diffs = _touched(applied, texts, made)
     touched = [*sends, *(row for rows in diffs.values() for row in rows)]
     other = _OTHER_THAN.search(criterion) is not None
     allowed = _named_records(_claimed(criterion), touched)
@@ -455,6 +449,54 @@ def _more_touched(
     for count, what in counted:
         if count > allowed:
             return f"{what}, but the criterion names {allowed}: something else was created or changed"
+    return None
+
+
+def _touched(
+    applied: list[str], texts: dict[str, list[str]] | None, made: bool = False
+) -> tuple[list[set[str]], dict[str, list[set[str]]]]:
+    """The records this run touched, as code recorded them: by its sends the system applied
+    (``_send_records``), and by each before/after difference (``_diff_records``: the rows that show
+    what this run sent). ``made``: those created only."""
+    sent = set().union(
+        set(), *(_send_ids(url, rest) for url, rest in _sends(texts) or _sends({SENDS_SOURCE: applied}))
+    )
+    diffs = {
+        name: [row for row in _diff_records(ts, made) if row & sent]
+        for name, ts in (texts or {}).items()
+        if _is_change(name)
+    }
+    return _send_records(applied, [row for rows in diffs.values() for row in rows], made), diffs
+
+
+# a count the criterion states of the records it names: "exactly one bill for invoice GX-5531"
+_COUNT_OF = re.compile(
+    r"\b(?:exactly|only|just)\s+(one|a single|two|three|four|five|\d+)\s+(?:new\s+|additional\s+)?"
+    r"(?:bill|record|row|payment|entry|entries)s?\b",
+    re.IGNORECASE,
+)
+_COUNT_WORDS = {"one": 1, "a single": 1, "two": 2, "three": 3, "four": 4, "five": 5}
+
+
+def _more_than_counted(criterion: str, applied: list[str], texts: dict[str, list[str]] | None) -> str | None:
+    """ "Exactly one bill for invoice GX-5531" is contradicted when code recorded more records
+    showing the identifiers it names than it counts: two bills saved for GX-5531 (a wrong amount,
+    then the right one) met it before. A criterion naming no identifier, or stating no count, is
+    left to the other rules (a count of all records created: ``NOTHING_ELSE``)."""
+    m = _COUNT_OF.search(criterion)
+    ids = _ids(_claimed(criterion))
+    if m is None or not ids:
+        return None
+    word = m.group(1).casefold()
+    allowed = _COUNT_WORDS.get(word) or int(word)
+    sends, diffs = _touched(applied, texts)
+    counted = [(sum(1 for r in sends if r & ids), f"the record of this run's sends ({SENDS_SOURCE!r})")]
+    counted += [(sum(1 for r in rows if r & ids), repr(name)) for name, rows in diffs.items()]
+    for count, where in counted:
+        if count > allowed:
+            return (
+                f"{where} shows {count} records created or changed for it, but the criterion says {allowed}"
+            )
     return None
 
 
