@@ -460,12 +460,12 @@ class Authority:
         job and key counts (``record_send``: written as a send leaves, so the attempt being checked is
         never among them)."""
         key = self.key_of(method, url, fields)
-        times = [
-            e.at
-            for e in self.audit.signed("send")
-            if e.payload.get("job_id") == job_id and e.payload.get("key") == key
-        ]
+        times = [e.at for e in self.sends_of(job_id) if e.payload.get("key") == key]
         return datetime.fromisoformat(max(times)) if times else None
+
+    def sends_of(self, job_id: str) -> list[AuditEntry]:
+        """Every signed send of ``job_id`` (``record_send``), in the order written."""
+        return [e for e in self.audit.signed("send") if e.payload.get("job_id") == job_id]
 
     def record_send(self, job_id: str, key: str, method: str, url: str, target: str) -> None:
         """A send of ``job_id`` (its request key, ``key_of``) leaving now, after its last check, signed:

@@ -478,9 +478,9 @@ class StoreIntents:
         from taskcrew.tools.intents import SignedSend
 
         sends = []
-        for entry in self._authority().audit.signed("send"):
+        for entry in self._authority().sends_of(self.job_id):
             said = entry.payload
-            if said.get("job_id") != self.job_id or not isinstance(said.get("key"), str):
+            if not isinstance(said.get("key"), str):
                 continue
             at = datetime.fromisoformat(entry.at)
             sends.append(
