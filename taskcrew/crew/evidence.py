@@ -1179,7 +1179,7 @@ def _respectively(names: str, rest: str, said: set[str]) -> list[tuple[list[str]
         for p in _LIST.split(names)
     ]
     ids = [each for each in ids if each]
-    listed = [values(p) for p in _LIST.split(rest) if _amounts(values(p))]
+    listed = [v for v in map(values, _LIST.split(rest)) if _amounts(v)]
     if 1 < len(ids) == len(listed) and all(len(_amounts(v)) == 1 for v in listed):
         rest_values = said - set().union(*listed)
         return [(each, v | rest_values) for each, v in zip(ids, listed, strict=True)]
