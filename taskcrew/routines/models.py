@@ -324,16 +324,17 @@ class Routine(_Data):
         return f"the routine has no extraction template for {vendor!r} yet (it has: {known})"
 
     def names(self, text: str, vendor: str, template: Template) -> bool:
-        """Whether ``text`` (a document the search for ``vendor`` found) may be ``template``'s issuer's:
-        a line prints every word of ``vendor`` as a word (``prints_name``: the search matches
-        substrings, and "14 Harbour Road" is no "4"), and it names the issuer somewhere
-        (``issuers_named``) or never prints those words in order (nothing to tell by). A document that prints them only inside the longer name of
-        another issuer the routine knows ("Northwind Traders Logistics" for vendor "Northwind
-        Traders") is that issuer's, not the vendor's."""
-        if not prints_name(text, vendor):  # the search's words only inside other words ("14" for "4")
-            return False
+        """Whether ``text`` (a document the search for ``vendor`` found) is ``template``'s issuer's by
+        what it prints: a line prints ``vendor``'s name in order, each word a whole word
+        (``prints_name``), and at one such place the issuer it names is ``template``'s
+        (``issuers_named``). The search matches each word as a substring anywhere on a line, in any
+        order: that only finds candidates, it never vouches — "Unit 7 Supplies, 4 Harbour Road" holds
+        every word of "Unit 4 Supplies" but prints Unit 7's name, and "Studio B is a design firm"
+        is not Studio A's. A document that prints the name only inside the longer name of another
+        issuer the routine knows ("Northwind Traders Logistics" for vendor "Northwind Traders") is
+        that issuer's, not the vendor's."""
         named = issuers_named(text, vendor, [t.issuer for t in self.templates])
-        return not named or self.templates.index(template) in named
+        return self.templates.index(template) in named
 
     def params_problem(self, values: Mapping[str, str]) -> str | None:
         """Why this routine cannot do a task given ``values`` (None: it can): it was learned and
@@ -371,13 +372,24 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(text)
 
 
+def _places(words: Sequence[str], name: Sequence[str]) -> list[int]:
+    """Where ``words`` (a line's, by ``_words``) print ``name``'s words in order, one after another:
+    the index of each such place's first word. The one test of "prints a name" (``prints_name``,
+    ``issuers_named``)."""
+    k = len(name)
+    return [i for i in range(len(words) - k + 1) if k and list(words[i : i + k]) == list(name)]
+
+
 def prints_name(text: str, name: str) -> bool:
-    """Some line of ``text`` prints every word of ``name`` but its legal form (``_name``) as a whole
-    word, in any order, as a line a search for it finds: not inside other words — "14 Harbour
-    Road" does not print the "4" of "Unit 4 Supplies", nor "Studio Bar" the "B" of "Studio B" —
-    while "GLOBEX CORPORATION" prints Globex Corp (a legal form written out)."""
-    wanted = set(_name(name))
-    return bool(wanted) and any(wanted <= set(_words(line)) for line in text.splitlines())
+    """Some line of ``text`` prints ``name`` — its words but its trailing legal form (``_name``) — in
+    order, one after another, each as a whole word (``_places``): not inside other words ("14
+    Harbour Road" does not print the "4" of "Unit 4 Supplies", nor "Studio Bar" the "B" of "Studio
+    B"), and not in another order ("Unit 7 Supplies, 4 Harbour Road" holds every word of "Unit 4
+    Supplies" and prints Unit 7's name; "Studio B is a design firm" does not print "Studio A"),
+    while "GLOBEX CORPORATION" prints Globex Corp (a legal form written out). A search that finds
+    the words in any order only finds candidates; this is what a document must print to be one."""
+    wanted = _name(name)
+    return any(_places(_words(line), wanted) for line in text.splitlines())
 
 
 def issuer_of(name: str, issuers: Sequence[str]) -> int | None:
@@ -400,28 +412,34 @@ def issuer_of(name: str, issuers: Sequence[str]) -> int | None:
 
 
 def issuers_named(text: str, name: str, issuers: Sequence[str]) -> set[int | None]:
-    """Whom ``text`` names where it prints ``name``'s words (in a line, in order, as words): at each
-    such place the longest of ``issuers`` printed there around them — "Northwind Traders Logistics"
-    around "Northwind Traders" is that issuer, a longer name that merely contains the vendor's —
-    else ``name`` itself; each read by ``issuer_of``. Empty when the text never prints them."""
-    wanted = _words(name)
+    """Whom ``text`` names where it prints ``name`` (``prints_name``'s test, ``_places``: its words
+    but a trailing legal form, in a line, in order, as words): at each such place the longest of
+    ``issuers`` printed there around them — "Northwind Traders Logistics" around "Northwind Traders"
+    is that issuer, a longer name that merely contains the vendor's — else the name as printed
+    there, with the legal form printed after it, if any ("Northwind Traders Inc" is not Northwind
+    Traders Ltd when the routine knows both; a bare "Northwind Traders" then is neither's); each
+    read by ``issuer_of``. Empty when the text never prints the name in order: a line holding its
+    words in another order names nobody by it."""
+    wanted = _name(name)
     known = [_words(issuer) for issuer in issuers]
     found: set[int | None] = set()
-    if not wanted:
-        return found
     k = len(wanted)
     for line in text.splitlines():
         words = _words(line)
-        for i in range(len(words) - k + 1):
-            if words[i : i + k] != wanted:
-                continue
+        for i in _places(words, wanted):
             around = [
                 (len(s), j)
                 for j, s in enumerate(known)
                 if len(s) > k
                 and any(words[p : p + len(s)] == s for p in range(max(0, i + k - len(s)), i + 1))
             ]
-            printed = issuers[max(around)[1]] if around else name
+            if around:
+                printed = issuers[max(around)[1]]
+            else:
+                end = i + k
+                while end < len(words) and words[end] in LEGAL_FORMS:
+                    end += 1
+                printed = " ".join(words[i:end])
             found.add(issuer_of(printed, issuers))
     return found
 
