@@ -424,18 +424,26 @@ def test_exactly_one_bill_for_an_invoice_is_not_met_by_two(source: str, find: st
     assert not v.verified and "the criterion says 1" in v.reason, v.reason
 
 
+INITECH = "Acme Payables has exactly one bill for invoice INI-7781 from Initech, for 3420.00 USD"
+
+
 @pytest.mark.parametrize(
-    "sends,diff",
+    "sends,diff,other",
     [
-        ([_bill("GX-5531")], _diff([_row("BILL-0013")])),
+        ([_bill("GX-5531")], _diff([_row("BILL-0013")]), None),
         # entered and then paid: one bill, changed once
-        ([_bill("GX-5531", detail="then showed /bills/BILL-0013"), _pay("BILL-0013")], None),
-        # another invoice entered too (the plan's other bill): not a bill for GX-5531
-        ([_bill("GX-5531"), _bill("INI-7781", "3420.00")], None),
+        ([_bill("GX-5531", detail="then showed /bills/BILL-0013"), _pay("BILL-0013")], None, None),
+        # another invoice entered too (the plan's other bill): not a bill for GX-5531 (the plan names it:
+        # a bill the plan does not name is something else, test_adversarial_evidence_9)
+        ([_bill("GX-5531"), _bill("INI-7781", "3420.00")], None, INITECH),
     ],
 )
 def test_exactly_one_bill_for_an_invoice_still_verifies_one(
-    sends: list[SubmissionResult], diff: str | None
+    sends: list[SubmissionResult], diff: str | None, other: str | None
 ) -> None:
-    v = _verdict([EXACTLY], _check(EXACTLY, SENDS_SOURCE, "-", find="GX-5531"), sends, diff)
+    criteria = [EXACTLY, *([other] if other else [])]
+    checks = [
+        _check(c, SENDS_SOURCE, "-", find=f) for c, f in zip(criteria, ("GX-5531", "INI-7781"), strict=False)
+    ]
+    v = _verdict(criteria, checks, sends, diff)
     assert v.verified, v.reason

@@ -36,7 +36,9 @@ chosen from the facts, whatever the criterion's words: of the record, the lines 
 applied (``Facts.applied_lines``: a refused one is no evidence); of the difference, every line but
 those as they were before. Only a "nothing else" criterion reads every send and every line; it
 is never met when the record shows the same submission saved twice (``_saved_twice``), nor when
-code counts more records touched than the criterion names (``_more_touched``).
+code counts more records touched than the criterion names (``_more_touched``). Whatever the
+criteria's words, a data-changing plan's verdict is never verified when code counts more records
+the run created or changed than the plan's criteria name (``_more_than_planned``).
 What the verifier saw at a page is the page's own text: its browser tools record nothing else
 (``browsing.page_data``: no form field's value, nothing it typed or selected). Nor what the page
 shows back of the verifier's own input (``unechoed``, the one rule, applied where its browser records
@@ -70,6 +72,7 @@ import itertools
 import re
 import unicodedata
 from collections.abc import Iterable
+from typing import NamedTuple
 from urllib.parse import unquote, unquote_plus, urlsplit
 
 from taskcrew.approvals.visible import visible
@@ -140,14 +143,30 @@ def check_verdict(
     state_rule = plan.changes_data if on_systems is None else on_systems
     texts = _pages_unechoed(texts)
     # what the plan's criteria name: the records "no other bill" is other than, where it names none
-    planned = [_claimed(c) for c in plan.success_criteria if not NOTHING_ELSE.search(plain(c))]
+    planned = _plan_names(plan.success_criteria)
     checks = [
         _checked(
             c, plain(_criterion_of(c, plan)), state_rule, seen, texts, systems or [], applied or [], planned
         )
         for c in verdict.checks
     ]
-    return decide_per_criterion(verdict, plan, checks)
+    decided = decide_per_criterion(verdict, plan, checks)
+    # whatever the criteria say (and in whatever words): a data-changing run that touched more records
+    # than its plan names did something else
+    more = _more_than_planned(planned, applied or [], texts) if plan.changes_data else None
+    if more is None:
+        return decided
+    source, why = more
+    failed = f"something else was created or changed: {why}"
+    return Verdict(
+        verified=False,
+        checks=[*decided.checks, CriterionCheck(criterion=COUNTED, met=False, source=source, observed=why)],
+        reason=f"{decided.reason}; {failed}" if not decided.verified else f"Not verified: {failed}",
+    )
+
+
+# the check code adds to a verdict when it counts more records touched than the plan names
+COUNTED = "Nothing the plan did not name was created or changed (counted by code)"
 
 
 def _criterion_of(check: CriterionCheck, plan: Plan) -> str:
@@ -165,7 +184,7 @@ def _checked(
     texts: dict[str, list[str]] | None,
     systems: list[tuple[str, str]],
     applied: list[str],
-    planned: list[set[str]],
+    planned: _Planned | None,
 ) -> CriterionCheck:
     if not check.met:
         return check
@@ -399,7 +418,8 @@ def _saved_twice(applied: list[str]) -> str | None:
 # a "nothing else" criterion that allows the records the task is about ("no other bill", "nothing
 # else"), not one that says nothing at all was changed ("Nothing was changed in any system")
 _OTHER_THAN = re.compile(
-    r"\b(other|else|second|further|besides|apart|except|additional|duplicated?|extra|more|only|exactly|just)\b",
+    r"\b(other|else|second|further|besides|apart|except|additional|duplicated?|extra|more|only|exactly|just|"
+    r"single)\b",
     re.IGNORECASE,
 )
 # a criterion about creating only ("No bill was created"): a change of an existing record is no create
@@ -411,7 +431,7 @@ _ADDRESS = re.compile(r"(?:https?://[^\s/]+)?(/[^\s)\]\"'>]*)")
 
 
 def _more_touched(
-    criterion: str, planned: list[set[str]], applied: list[str], texts: dict[str, list[str]] | None
+    criterion: str, planned: _Planned | None, applied: list[str], texts: dict[str, list[str]] | None
 ) -> str | None:
     """That nothing else was created or changed is contradicted by what code recorded when it shows
     more records touched than the criterion names: the sends the system applied (``_send_records``:
@@ -422,7 +442,10 @@ def _more_touched(
     again as GX-5531 met "a bill for GX-5531 and no other bill was created". How many records the
     criterion names (``_named_records``): its identifiers (else amounts) shown on those records,
     those shown together on one record counting once; none shown, the plan's ("no other bill":
-    other than the task's); none at all, one for "no other …", none for "nothing was changed"."""
+    other than the task's, ``_planned_records``); never fewer than a count of all it states ("a
+    single bill was created", "exactly two bills were created"); none at all, the verifier's word for
+    "no other …", none for "nothing was changed". (A data-changing plan is held to the records its
+    criteria name whatever their words: ``_more_than_planned``.)"""
     made = _MADE.search(criterion) is not None and _CHANGED.search(criterion) is None  # creates only
     sends, diffs = _touched(applied, texts, made)
     touched = [*sends, *(row for rows in diffs.values() for row in rows)]
@@ -430,12 +453,12 @@ def _more_touched(
     allowed = _named_records(_claimed(criterion), touched)
     if allowed is None and other:
         allowed = _planned_records(planned, touched)
-    if allowed is None and other:
+    total = _total_count(criterion)  # "a single bill was created", "exactly two bills were created"
+    if allowed is None and other and total is None:
         # how many records the task is about, code cannot tell (bills named by vendor only: "the
         # Globex bill and the Initech bill"): the verifier's word, not a guess of one
         return None
-    if allowed is None:
-        allowed = 0
+    allowed = max(allowed or 0, total or 0)
     counted = [
         (
             len(sends),
@@ -461,52 +484,195 @@ def _touched(
     sent = set().union(
         set(), *(_send_ids(url, rest) for url, rest in _sends(texts) or _sends({SENDS_SOURCE: applied}))
     )
-    diffs = {
-        name: [row for row in _diff_records(ts, made) if row & sent]
-        for name, ts in (texts or {}).items()
-        if _is_change(name)
+    changes = {name: ts for name, ts in (texts or {}).items() if _is_change(name)}
+    diffs = {name: [row for row in _diff_records(ts, made) if row & sent] for name, ts in changes.items()}
+    rows = [row for rows in diffs.values() for row in rows]
+    return _send_records(applied, rows, made, _there_before(list(changes.values()))), diffs
+
+
+def _there_before(changes: list[list[str]]) -> set[str]:
+    """The identifiers on the record rows a before/after difference shows as they were before the
+    run's first change: records that existed before it, so none this run created."""
+    return {
+        v
+        for ts in changes
+        for t in ts
+        for ln in t.splitlines()
+        if ln.startswith("- ") and ln.count(" | ") >= 2
+        for v in _ids(values(ln[2:]))
     }
-    return _send_records(applied, [row for rows in diffs.values() for row in rows], made), diffs
 
 
-# a count the criterion states of the records it names: "exactly one bill for invoice GX-5531"
+# a count the criterion states of the records it names: "exactly one bill for invoice GX-5531",
+# "exactly one GX-5531 bill", "a single bill for invoice GX-5531", "GX-5531 is the only bill" — in
+# any words: the number after "exactly/only/just" (not of days or times), "a single", "the only"
+_COUNTED_NUMBER = r"one|a single|two|three|four|five|six|seven|eight|nine|ten|\d{1,2}"
 _COUNT_OF = re.compile(
-    r"\b(?:exactly|only|just)\s+(one|a single|two|three|four|five|\d+)\s+(?:new\s+|additional\s+)?"
-    r"(?:bill|record|row|payment|entry|entries)s?\b",
+    rf"\b(?:exactly|only|just|at most)\s+({_COUNTED_NUMBER})\b"
+    r"(?!\s+(?:days?|hours?|minutes?|weeks?|months?|years?|times?|percent|per\s*cent)\b|\s*%)"
+    r"|\b(a single|one single|the only)\b",
     re.IGNORECASE,
 )
-_COUNT_WORDS = {"one": 1, "a single": 1, "two": 2, "three": 3, "four": 4, "five": 5}
+_COUNT_WORDS = {
+    "one": 1,
+    "a single": 1,
+    "one single": 1,
+    "the only": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+}
+# a count of records of some description ("exactly one bill for the latest invoice from Initech"),
+# not of them all ("exactly one bill was created"), also after its verb and system ("exactly one bill
+# was created in Acme Payables for Globex Corp")
+_QUALIFIED = re.compile(
+    rf"\b(?:{_COUNTED_NUMBER}|single)\s+(?:new\s+|additional\s+)?[^\W\d_]+(?:\s*\([^)]*\))?"
+    r"(?:\s+(?:was|were|has been|have been|is|are|got)\s+[^\W\d_]+)?"
+    r"(?:\s+(?:in|into|at)\s+(?:[^\W\d_]+\s+){0,3}?[^\W\d_]+)?,?\s+"
+    r"(?:for|from|of|to|with|about|regarding|against|matching|by|on|under)\b",
+    re.IGNORECASE,
+)
+_EACH = re.compile(r"\b(each|every|per|all|both|any)\b", re.IGNORECASE)
+
+
+def _stated_count(criterion: str) -> int | None:
+    """The number of records a criterion states ("exactly one", "only 2", "a single", "the only"),
+    None where it states none."""
+    m = _COUNT_OF.search(criterion)
+    if m is None:
+        return None
+    word = " ".join((m.group(1) or m.group(2)).casefold().split())
+    return _COUNT_WORDS.get(word) or int(word)
+
+
+def _total_count(criterion: str) -> int | None:
+    """How many records a "nothing else" criterion says were created or changed in all ("exactly two
+    bills were created"); None for one counting records of some description ("exactly one new bill
+    for the Initech invoice") or stating no number ("no other bill")."""
+    if not NOTHING_ELSE.search(criterion) or _QUALIFIED.search(criterion):
+        return None
+    return _stated_count(criterion)
 
 
 def _more_than_counted(criterion: str, applied: list[str], texts: dict[str, list[str]] | None) -> str | None:
     """ "Exactly one bill for invoice GX-5531" is contradicted when code recorded more records
-    showing the identifiers it names than it counts: two bills saved for GX-5531 (a wrong amount,
+    showing an identifier it names than it counts: two bills saved for GX-5531 (a wrong amount,
     then the right one) met it before. A criterion naming no identifier, or stating no count, is
-    left to the other rules (a count of all records created: ``NOTHING_ELSE``)."""
-    m = _COUNT_OF.search(criterion)
+    left to the other rules (a count of all records: ``_more_than_planned``, ``NOTHING_ELSE``)."""
+    allowed = _stated_count(criterion)
     ids = _ids(_claimed(criterion))
-    if m is None or not ids:
+    if allowed is None or not ids:
         return None
-    word = m.group(1).casefold()
-    allowed = _COUNT_WORDS.get(word) or int(word)
     sends, diffs = _touched(applied, texts)
-    counted = [(sum(1 for r in sends if r & ids), f"the record of this run's sends ({SENDS_SOURCE!r})")]
-    counted += [(sum(1 for r in rows if r & ids), repr(name)) for name, rows in diffs.items()]
-    for count, where in counted:
-        if count > allowed:
-            return (
-                f"{where} shows {count} records created or changed for it, but the criterion says {allowed}"
-            )
+    counted = [(sends, f"the record of this run's sends ({SENDS_SOURCE!r})")]
+    counted += [(rows, repr(name)) for name, rows in diffs.items()]
+    for records, where in counted:
+        for named in sorted(ids):
+            count = sum(1 for r in records if named in r)
+            if count > allowed:
+                return (
+                    f"{where} shows {count} records created or changed for {named.upper()}, but the "
+                    f"criterion says {allowed}"
+                )
     return None
 
 
-def _planned_records(planned: list[set[str]], touched: list[set[str]]) -> int | None:
-    """How many records the plan's other criteria (each one's values) name by their identifiers on
-    the touched records (``_named_records``). None: code cannot tell — a criterion names its record
-    by no identifier ("exactly one bill for the latest invoice from Initech"), or none is shown."""
-    if not planned or any(not _ids(values_) for values_ in planned):
+class _Planned(NamedTuple):
+    """What a plan's criteria name (``_plan_names``)."""
+
+    named: list[set[str]]  # the values of each criterion naming its records by identifiers
+    more: int  # records named by a count only ("exactly one bill for the latest invoice from Initech")
+    total: int  # the most records a count of all states ("exactly two bills were created"): never fewer
+
+
+def _plan_names(criteria: list[str]) -> _Planned | None:
+    """What the plan's criteria name, read by code whatever their words: each criterion naming its
+    records by identifiers, their values; one naming them by a count only ("exactly one bill for the
+    latest invoice from Initech": one record code cannot tell by name), that count; a "nothing else"
+    criterion stating no value ("No other bill was created", "A single bill was created") names no
+    record (its count of all is kept as a floor). None where a criterion names its records by neither
+    ("the Globex bill and the Initech bill are paid and nothing else was changed", "a bill for each
+    vendor"): how many, code cannot tell — nor when no criterion names any record."""
+    named: list[set[str]] = []
+    more = total = 0
+    for criterion in map(plain, criteria):
+        claimed = _claimed(criterion)
+        whole = _total_count(criterion)
+        total = max(total, whole or 0)
+        if _ids(claimed):
+            named.append(claimed)
+        elif (
+            not claimed
+            and NOTHING_ELSE.search(criterion)
+            and (whole is not None or _stated_count(criterion) is None)
+        ):
+            continue  # it names no record: "No other bill was created", "A single bill was created"
+        elif (count := _stated_count(criterion)) is not None and not _EACH.search(criterion):
+            more += count
+        else:
+            return None
+    if not named and not more and not total:
+        return None
+    return _Planned(named, more, total)
+
+
+def _planned_records(planned: _Planned | None, touched: list[set[str]]) -> int | None:
+    """How many of the records ``touched`` the plan names (``_plan_names``): those its identifiers
+    name on them (``_named_records``), with those it names by a count only, and never fewer than a
+    count of all it states. None: code cannot tell — a criterion names its records by no identifier
+    and no count ("the Globex bill and the Initech bill"), or none of its identifiers is shown."""
+    if planned is None:
+        return None
+    named = _named_records(set().union(set(), *planned.named), touched) if planned.named else 0
+    if named is None:
         return None  # a criterion naming its record by no identifier: how many, code cannot tell
-    return _named_records(set().union(set(), *planned), touched)
+    return max(named + planned.more, planned.total)
+
+
+def _more_than_planned(
+    planned: _Planned | None, applied: list[str], texts: dict[str, list[str]] | None
+) -> tuple[str, str] | None:
+    """(where, why) when code counts more records this data-changing run created or changed — by the
+    sends a system applied, or by a before/after difference (``_touched``) — than its plan names
+    (``_planned_records``), whatever its criteria's words: "Exactly 1 bill was created … GX-5531",
+    "Only one bill (GX-5531 …) was created", "GX-5531 is the only bill created" or no such words at
+    all each let a typo'd GX-5513 bill through before. None where code cannot tell how many the plan
+    names: the verifier's word."""
+    sends, diffs = _touched(applied, texts)
+    touched = [*sends, *(row for rows in diffs.values() for row in rows)]
+    if not touched:
+        return None
+    allowed = _planned_records(planned, touched)
+    if allowed is None:
+        return None
+    names = _ids(set().union(set(), *planned.named)) if planned else set()
+    counted = [(SENDS_SOURCE, sends, "the record of this run's sends shows {n} record(s) created or changed")]
+    counted += [
+        (name, rows, f"{name!r} shows {{n}} record row(s) of this run's sends added, removed or changed")
+        for name, rows in diffs.items()
+    ]
+    for source, records, what in counted:
+        if len(records) <= allowed:
+            continue
+        unnamed = [r for r in records if not r & names]  # else the same identifiers on more records
+        shown = "; ".join(_described(r, "a") for r in unnamed[:3]) or _described(records[-1], "another")
+        return source, (
+            f"{what.format(n=len(records))} and the plan's criteria name {allowed}: {shown}, which the "
+            "plan did not name"
+        )
+    return None
+
+
+def _described(record: set[str], article: str) -> str:
+    """A record touched, in a few words: its identifiers, else its values."""
+    shown = sorted(v.upper() for v in _ids(record)) or sorted(record)
+    return f"{article} record with " + ", ".join(shown[:4])
 
 
 def _named_records(named: set[str], touched: list[set[str]]) -> int | None:
@@ -570,15 +736,26 @@ def _send_ids(url: str, rest: str) -> set[str]:
     return _record_keys(url) | _ids(values(rest)) | answer_keys
 
 
-def _send_records(applied: list[str], rows: list[set[str]], only_created: bool = False) -> list[set[str]]:
+def _send_records(
+    applied: list[str], rows: list[set[str]], only_created: bool = False, before: set[str] | None = None
+) -> list[set[str]]:
     """The records the sends a system applied touched, each as the values its sends sent: a send
     whose address names a record changes it (those naming the same record, one); any other that sent
-    a field creates
-    one, each its own (two bills entered are two, whatever they share) — the record its answer
-    showed ("then showed /bills/BILL-0013"), which a later change of BILL-0013 is, as is a change of
-    a record a before/after row shows with an identifier the create sent. ``only_created``: only the records
-    a send created (a criterion about creating only: a payment created none)."""
+    a field creates one, each its own (two bills entered are two, whatever they share) — the record
+    its answer showed ("then showed /bills/BILL-0013"), which a later change of BILL-0013 is, as is a
+    change of a record a before/after row (``rows``) shows with an identifier the create sent.
+    A change code cannot link to any record so is the record an earlier create of this run made
+    whose answer named no record (HTTP 200 with the new bill's page) and no row shows, when there is
+    one: entered, then paid, is one record touched — never a record of its own by that alone (the
+    verifier's word which), unless a row as it was before the run (``before``) shows it existed.
+    Creates are never merged: two bills entered are two. ``only_created``: only the records a send
+    created (a criterion about creating only: a payment created none)."""
     records: list[tuple[set[str], set[str], bool]] = []  # (its keys, the values its sends sent, created)
+
+    def unnamed(record: tuple[set[str], set[str], bool]) -> bool:  # a create nothing names yet
+        keys, named, created = record
+        return created and not keys and not any(row & _ids(named) for row in rows)
+
     for line in applied:
         m = _SEND_LINE.match(line)
         if m is None:
@@ -602,6 +779,8 @@ def _send_records(applied: list[str], rows: list[set[str]], only_created: bool =
                 ),
                 None,
             )
+            if same is None and not changes & (before or set()):
+                same = next((r for r in reversed(records) if unnamed(r)), None)
         if same is None:
             records.append((changes | made, named, not changes))
         else:
@@ -978,6 +1157,7 @@ def _claimed(criterion: str) -> set[str]:
     """The values a criterion says a system holds: outside quotes, in clauses that speak of nothing
     absent ("Invoice No. INV-2057" is a number, not an absence)."""
     text = re.sub(r"\b(no|nr)\.\s*(?=[#\w])", "number ", plain(criterion), flags=re.IGNORECASE)
+    text = _BESIDES.sub(r"\1\2 ", text)
     # a quoted status is still the status it claims ('has the status "Paid"')
     text = _QUOTE.sub(lambda m: m.group(0)[1:-1] if _statuses(m.group(0)) else m.group(0), text)
     return _checkable_values(_ABSENT_AFTER.sub("; ", text))
@@ -994,10 +1174,21 @@ NOTHING_ELSE = re.compile(
     # bills other than it", "only one bill was created", "exactly one new bill was added"
     r"no (additional|duplicate|duplicated|extra|more|new|further) (bill|record|row|change|payment|entr(y|ie))s?|"
     r"(bill|record|row|change|payment|entr(y|ie))s? other than|"
-    r"(only|exactly|just) (one|a single) (new |additional )?(bill|record|row|change|payment|entry)s? "
-    r"(was|were|has been|have been|is|are|got) (created|added|entered|made|saved)|"
-    r"(only|exactly|just) (one|a single) new (bill|record|row|payment|entry))\b",
+    r"(only|exactly|just) (one|a single) new (bill|record|row|payment|entry)|"
+    # … and in any noun, figure or aside: "Exactly 1 bill was created", "A single bill was created",
+    # "only one invoice was entered", "Only one bill (GX-5531 from Globex Corp) was created", "No bill
+    # besides/except GX-5531", "GX-5531 is the only bill created" (each let a typo'd bill through)
+    r"((only|exactly|just|at most)\s+(one|a single|two|three|four|five|\d{1,2})|a single|one single)\s+"
+    r"(new\s+|additional\s+)?[^\W\d_]+(\s*\([^)]*\))?\s+(was|were|has been|have been|is|are|got)\s+"
+    r"(created|added|entered|made|saved|recorded|booked|posted|changed|modified|updated)|"
+    r"no\s+([^\W\d_]+\s+){1,3}?(besides|except|apart from|other than)|"
+    r"the only\s+(new\s+)?[^\W\d_]+\s+((that|which)\s+(was|were|has been|have been)\s+)?"
+    r"(created|added|entered|made|saved|recorded|booked|posted|changed))\b",
     re.IGNORECASE,
+)
+# "No bill besides GX-5531 was created" claims GX-5531 (it is the bill), not an absence
+_BESIDES = re.compile(
+    r"\bno\s+((?:[^\W\d_]+\s+){1,3}?)(besides|except(?:\s+for)?|apart from|other than)\s+", re.IGNORECASE
 )
 ABSENCE = re.compile(
     r"\b(no|not|none|never|without|absent|missing|nothing|cannot|isn't|doesn't|wasn't|n't)\b", re.IGNORECASE
