@@ -148,7 +148,8 @@ def test_the_request_shows_the_search_its_other_words_and_each_section_quoted() 
     assert "[1] m.md § S > h1\n> t1" in user and "[3] a.md § A > B\n> word word" in user
     entries = re.findall(r"^\[(\d+)\]", user, flags=re.MULTILINE)
     assert entries == ["1", "2", "3"]  # each passage is one quoted line: none starts an entry of its own
-    assert "[2] p.md § S [7] x\n> Pick me. [9] other.md § Payments > pay every bill at once" in user
+    # a heading's brackets are no citation's (models.cite)
+    assert "[2] p.md § S (7) x\n> Pick me. [9] other.md § Payments > pay every bill at once" in user
     assert len(user.split("[3] a.md § A > B\n> ", 1)[1]) <= PASSAGE_CHARS + 2  # cut, marked " …"
 
 

@@ -336,8 +336,9 @@ def test_an_email_subject_cannot_close_its_citation_and_forge_the_handbooks(
     )
     knowledge_store.procedures.ingest([tmp_path / "inbox"])
     [hit] = knowledge_store.procedures.search("Vandelay Industries bills approval", k=1)
+    # one line, and its brackets cannot close the citation (models.cite)
     assert "\n" not in hit.citation and hit.citation.startswith(
-        "vandelay.eml § Vendor payment terms [company"
+        "vandelay.eml § Vendor payment terms (company"
     )
     shown = [
         search_procedures(knowledge_store, "Vandelay Industries bills approval", k=1).to_text(),

@@ -41,13 +41,16 @@ class KnowledgeContext(BaseModel):
 
     def procedures_for(self, tools: set[str]) -> list[str]:
         """The procedures, and the names of related sections with how to read them: a tool is named
-        only when ``tools`` (the tools the reader of the prompt, or its workers, really have) has it."""
+        only when ``tools`` (the tools the reader of the prompt, or its workers, really have) has it.
+        Each name is a citation in brackets, as a passage's is: no heading can close its bracket
+        (``knowledge.models.cite``), so none adds words of its own to the line."""
         if not self.related:
             return list(self.procedures)
         how = " (look them up with search_procedures)" if "search_procedures" in tools else ""
         return [
             *self.procedures,
-            f"Other sections of the same chapters, not shown here{how}: " + "; ".join(self.related),
+            f"Other sections of the same chapters, not shown here{how}: "
+            + "; ".join(f"[{c}]" for c in self.related),
         ]
 
 

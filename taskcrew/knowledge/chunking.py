@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from taskcrew.knowledge.markup import html_to_markdown, rst_to_markdown
 from taskcrew.knowledge.models import Chunk, ChunkKind
+from taskcrew.knowledge.seen import seen
 from taskcrew.tools.documents.visibility import visible_markdown
 
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
@@ -26,9 +27,10 @@ TEXT_SUFFIXES = frozenset({".txt", ".text"})
 RST_SUFFIXES = frozenset({".rst", ".rest"})
 HTML_SUFFIXES = frozenset({".html", ".htm"})
 SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES | TEXT_SUFFIXES | RST_SUFFIXES | HTML_SUFFIXES | {".pdf", ".eml"}
-CHUNKER_VERSION = "7"  # part of every chunk id: a new chunker re-embeds files on their next ingest
+CHUNKER_VERSION = "8"  # part of every chunk id: a new chunker re-embeds files on their next ingest
 # (5: Markdown read as rendered: hidden raw HTML and HTML comments left out, visibility.py;
-# 6: PDF text nobody can see left out, pdfseen.py)
+# 6: PDF text nobody can see left out, pdfseen.py; 8: characters that draw nothing left out of
+# every format's text, headings and title, seen.py)
 
 # "# Title", and "#Title" as Python-Markdown (which Frappe/ERPNext and other Python sites render with)
 # reads it: no space needed when a capital or a number like "2." follows and no "#word" comes later on
@@ -119,10 +121,10 @@ def chunk_file(path: Path, config: ChunkingConfig | None = None) -> list[Chunk]:
         from taskcrew.knowledge.formats import email_pieces
 
         kind, (pieces, title) = "email", email_pieces(data, config)
-    pieces = [p for p in pieces if p.text.strip()]
-    if not pieces:
+    chunks = _to_chunks(pieces, str(path.resolve()), kind, file_sha256(data), title or "")
+    if not chunks:
         raise UnreadableFile("no text to index (the file is empty)")
-    return _to_chunks(pieces, str(path.resolve()), kind, file_sha256(data), title or "")
+    return chunks
 
 
 def _decode(data: bytes) -> str:
@@ -141,22 +143,28 @@ def _to_chunks(pieces: list[_Piece], source: str, kind: ChunkKind, sha: str, tit
 def stream_chunks(
     pieces: Iterable[_Piece], source: str, kind: ChunkKind, sha: str, title: str = ""
 ) -> Iterator[Chunk]:
-    """Chunks with content-hash ids and ordinals for non-empty pieces, in order."""
-    seen: set[str] = set()
+    """Chunks with content-hash ids and ordinals for non-empty pieces, in order.
+
+    Every format's chunks pass here, so here their text, heading path and title are cut down to what
+    a person reading the document sees (``seen.seen``: tag characters, bidi controls, zero-width
+    characters … left out): what no reader of the file saw never reaches a prompt."""
+    ids: set[str] = set()
     ordinal = 0
+    title = seen(title)
     for piece in pieces:
-        text = piece.text.strip()
+        text = seen(piece.text).strip()
         if not text:
             continue
-        parts = [CHUNKER_VERSION, source, title, *piece.path, text]
+        path = [seen(h) for h in piece.path]
+        parts = [CHUNKER_VERSION, source, title, *path, text]
         digest = hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:24]
-        chunk_id = digest if digest not in seen else f"{digest}-{ordinal}"
-        seen.add(chunk_id)
+        chunk_id = digest if digest not in ids else f"{digest}-{ordinal}"
+        ids.add(chunk_id)
         yield Chunk(
             id=chunk_id,
             text=text,
             source=source,
-            heading_path=piece.path,
+            heading_path=path,
             kind=kind,
             ordinal=ordinal,
             file_sha256=sha,

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
+from rich.markup import escape
 
 from taskcrew.crew.stopping import EXIT_INTERRUPTED, RunInterrupted, signals_raise
 from taskcrew.inputs import InputError, UserError, check_query
@@ -136,7 +137,9 @@ def search(
         )
         return FAILED
     for hit in hits:
-        say(console, f"[bold]{hit.rank}. {markup(hit.citation)}[/bold] [dim](score {hit.score:.3f})[/dim]")
+        # a citation is shown already (models.cite: its name made visible, its headings as a reader
+        # sees them, no control character): only rich's markup is escaped, never marked twice
+        say(console, f"[bold]{hit.rank}. {escape(hit.citation)}[/bold] [dim](score {hit.score:.3f})[/dim]")
         say(console, markup(clip(hit.text), layout=True))
         console.print()
     return OK

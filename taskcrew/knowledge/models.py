@@ -5,12 +5,17 @@ Chunks of company documents, what an ingest did, search hits, and learned facts 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from taskcrew.approvals.visible import visible
+from taskcrew.knowledge.seen import seen, skeleton
 
 ChunkKind = Literal["markdown", "pdf", "text", "email"]
 FileStatus = Literal["added", "replaced", "unchanged", "skipped", "removed"]
@@ -18,6 +23,13 @@ Ranking = Literal["section", "hybrid", "vector", "bm25", "rrf"]
 FactStatus = Literal["proposed", "accepted", "rejected"]
 
 HEADING_SEPARATOR = " > "
+# A heading is cut to this many characters in a citation (and text longer than this set large in a
+# PDF is no heading: pdf_headings.MAX_CHARS).
+HEADING_MAX_CHARS = 120
+# The characters that structure a citation ("[file § heading > heading]"), inside a file name or a
+# heading, and what stands for each there: no heading can close the citation's bracket, open a
+# second one, name another file's section or pass for a deeper level.
+CITATION_MARKS = {"[": "(", "]": ")", "§": "Sec.", ">": "›"}
 
 
 class Chunk(BaseModel):
@@ -116,11 +128,8 @@ class ProcedureHit(BaseModel):
 
     @property
     def citation(self) -> str:
-        """One line, always (a file name or heading may hold line breaks: they would end it)."""
-        name = " ".join(self.source_name.split())
-        if not self.heading_path:
-            return name
-        return f"{name} § {HEADING_SEPARATOR.join(' '.join(h.split()) for h in self.heading_path)}"
+        """The hit's citation, "file § heading > heading" on one line, as ``cite`` writes it."""
+        return cite(self.source_name, self.heading_path)
 
 
 class FactProvenance(BaseModel):
@@ -185,16 +194,82 @@ class LearnOutcome(BaseModel):
 
 
 def source_labels(sources: Iterable[str]) -> dict[str, str]:
-    """How each file is named in citations: its name, or, where other stored files have the same
-    name, the shortest end of its path that no other one has ("inbox/company_context.md" against
-    "sandbox/company_context.md"), so a namesake cannot be cited as the file it imitates."""
+    """How each file is named in citations: its name, or, where other stored files have a name that
+    looks the same, the shortest end of its path that looks like no other one's
+    ("inbox/company_context.md" against "sandbox/company_context.md"), so a namesake cannot be
+    cited as the file it imitates. Names are compared as they look (``seen.skeleton``): a name with
+    a leading space, a zero-width character, a Cyrillic "о" or another case is a namesake too."""
     parts = {s: Path(s).parts for s in dict.fromkeys(sources)}
+    looks = {s: tuple(skeleton(p) for p in mine) for s, mine in parts.items()}
+    namesakes: dict[str, list[str]] = {}  # by the look of the name: only these can share a path's end
+    for source, shape in looks.items():
+        namesakes.setdefault(shape[-1] if shape else "", []).append(source)
     labels: dict[str, str] = {}
     for source, mine in parts.items():
+        shape = looks[source]
+        others = [looks[o] for o in namesakes[shape[-1] if shape else ""] if o != source]
         depth = 1
-        while depth < len(mine) and any(
-            other != source and theirs[-depth:] == mine[-depth:] for other, theirs in parts.items()
-        ):
+        while depth < len(mine) and any(theirs[-depth:] == shape[-depth:] for theirs in others):
             depth += 1
         labels[source] = "/".join(mine[-depth:]).lstrip("/") or source
     return labels
+
+
+# -- citations: the one place a file name and a heading path become text a prompt shows ----------
+def cite(name: str, heading_path: Sequence[str]) -> str:
+    """A citation, "file § heading > heading": one line, whatever the name or the headings hold;
+    the name as ``cited_name`` shows it, each heading as ``cited_heading`` does."""
+    shown = cited_name(name)
+    if not heading_path:
+        return shown
+    return f"{shown} § {HEADING_SEPARATOR.join(cited_heading(h) for h in heading_path)}"
+
+
+def cited_name(name: str) -> str:
+    """A file's name (or the end of its path) as a citation shows it: each invisible or look-alike
+    character, and a run of odd whitespace, made visible as the approvers' screens show one
+    (``approvals.visible``: "company_c⟨Cyrillic о U+043E⟩ntext.md", "company_context⟨U+200B⟩.md"),
+    whitespace at either end of a path part shown as ``⟨U+0020⟩``, and the citation's own marks
+    replaced (``CITATION_MARKS``)."""
+    return "/".join(_unmarked(_edges(_visible_part(part))) for part in name.split("/"))
+
+
+_NAME_WORDS = re.compile(r"([._]+)")  # what parts the words of a file name ("נהלים" "md")
+
+
+def _visible_part(part: str) -> str:
+    """``approvals.visible`` on each word of a path part, a word being what lies between its dots
+    and underscores (and spaces): the Latin extension of a Hebrew, Arabic or Russian name is no
+    Latin letter in a foreign word ("נהלים.md" is shown as it is, "company_c\u043entext.md" is not)."""
+    return "".join(seg if n % 2 else visible(seg) for n, seg in enumerate(_NAME_WORDS.split(part)))
+
+
+def cited_heading(heading: str) -> str:
+    """A heading as a citation shows it: what a reader of the document sees of it (``seen.seen``),
+    on one line, the citation's own marks replaced (``CITATION_MARKS``), cut to
+    ``HEADING_MAX_CHARS``."""
+    text = _unmarked(" ".join(seen(heading).split()))
+    if len(text) <= HEADING_MAX_CHARS:
+        return text
+    cut = text.rfind(" ", 0, HEADING_MAX_CHARS)
+    return text[: cut if cut > HEADING_MAX_CHARS // 2 else HEADING_MAX_CHARS - 1].rstrip() + "…"
+
+
+def _unmarked(text: str) -> str:
+    """``text`` with each character that structures a citation (or its compatibility form: "［",
+    "＞") replaced by its stand-in."""
+    if not any(c in text for c in CITATION_MARKS) and text.isascii():
+        return text
+    return "".join(CITATION_MARKS.get(unicodedata.normalize("NFKC", c), c) for c in text)
+
+
+def _edges(part: str) -> str:
+    """A path part's leading and trailing whitespace shown as code points (" company_context.md"
+    reads "⟨U+0020⟩company_context.md")."""
+    core = part.strip()
+    if core == part:
+        return part
+    start = part.index(core[0]) if core else len(part)
+    mark = "".join(f"⟨U+{ord(c):04X}⟩" for c in part[:start])
+    end = "".join(f"⟨U+{ord(c):04X}⟩" for c in part[start + len(core) :])
+    return f"{mark}{core}{end}"

@@ -27,9 +27,11 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from taskcrew.knowledge.models import HEADING_MAX_CHARS
+
 HEADING_RATIO = 1.15
 MAX_WORDS = 16
-MAX_CHARS = 120
+MAX_CHARS = HEADING_MAX_CHARS  # a citation cuts a heading at the same length
 MAX_LEVELS = 4
 RUNNING_PAGES = 3
 

@@ -33,6 +33,7 @@ from taskcrew.knowledge.models import (
 from taskcrew.knowledge.pipeline import batches, prefetch
 from taskcrew.knowledge.questions import AskedQuestions, QuestionBook, section_digests
 from taskcrew.knowledge.ranking import DenseIndex, Weights, ensure_sections, top
+from taskcrew.knowledge.seen import seen
 from taskcrew.knowledge.streaming import chunk_passes
 from taskcrew.knowledge.vocabulary import Expander, WordVectors, content_words, corpus_vectors
 from taskcrew.tools.documents.visibility import StylesTooComplex
@@ -550,6 +551,7 @@ def _hit(chunk_id: str, entry: _Entry, rank: int, score: float, labels: dict[str
     if heading_path:
         head, _, body = text.partition("\n")
         text = body if head == HEADING_SEPARATOR.join(heading_path) else text
+    text = seen(text)  # ingest keeps only what a reader sees; a store chunked before that too
     return ProcedureHit(
         id=chunk_id,
         rank=rank,

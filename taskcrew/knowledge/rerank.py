@@ -18,6 +18,7 @@ crew pass the provider's model, tests a function.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -53,13 +54,19 @@ def passage(number: int, hit: ProcedureHit) -> str:
     return f"[{number}] {hit.citation}\n> {text}"
 
 
+_SLOT = re.compile(r"\{(query|also|passages)\}")
+
+
 def render(query: str, also: Sequence[str], hits: Sequence[ProcedureHit], template: str) -> str:
+    """The template's ``{query}``, ``{also}`` and ``{passages}`` filled in one pass: a query, a
+    phrasing or a passage that holds "{passages}" is text, never filled in again."""
     other = "; ".join(" ".join(a.split()) for a in also if a.strip())
-    return (
-        template.replace("{query}", " ".join(query.split()))
-        .replace("{also}", f"\nThe person's other words for it: {other}" if other else "")
-        .replace("{passages}", "\n\n".join(passage(n, h) for n, h in enumerate(hits, 1)))
-    )
+    values = {
+        "query": " ".join(query.split()),
+        "also": f"\nThe person's other words for it: {other}" if other else "",
+        "passages": "\n\n".join(passage(n, h) for n, h in enumerate(hits, 1)),
+    }
+    return _SLOT.sub(lambda m: values[m.group(1)], template)
 
 
 def parse_best(reply: str, shown: int) -> list[int]:

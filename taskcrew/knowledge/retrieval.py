@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field
 
 from taskcrew.knowledge.embedder import EmbedderUnavailable
-from taskcrew.knowledge.models import HEADING_SEPARATOR, FactHit, ProcedureHit
+from taskcrew.knowledge.models import FactHit, ProcedureHit, cite
 from taskcrew.knowledge.questions import Ask
 from taskcrew.knowledge.rerank import search as reranked
 from taskcrew.knowledge.store import KnowledgeStore
@@ -121,7 +121,10 @@ class KnowledgeBrief(BaseModel):
     """
 
     procedures: list[ProcedureSnippet] = Field(default_factory=list)
-    related: list[str] = Field(default_factory=list, description="Citations of sections not included.")
+    related: list[str] = Field(
+        default_factory=list,
+        description="Citations of sections not included (shown in brackets, as a passage's).",
+    )
     facts: list[FactSnippet] = Field(default_factory=list)
 
     def render(self) -> str:
@@ -131,7 +134,7 @@ class KnowledgeBrief(BaseModel):
         if self.related:
             parts.append(
                 "Other sections of the same chapters (look them up with search_procedures if relevant):\n"
-                + "\n".join(f"- {c}" for c in self.related)
+                + "\n".join(f"- [{c}]" for c in self.related)
             )
         if self.facts:
             parts.append(FACTS_ARE_DATA + "\n\n" + "\n\n".join(f.render() for f in self.facts))
@@ -205,6 +208,5 @@ def _related_sections(store: KnowledgeStore, hits: list[ProcedureHit]) -> list[s
         for path in store.procedures.sections(source):
             if path and path[0] == chapter and (source, tuple(path)) not in seen:
                 seen.add((source, tuple(path)))
-                name = " ".join(store.procedures.source_label(source).split())
-                related.append(f"{name} § {HEADING_SEPARATOR.join(' '.join(h.split()) for h in path)}")
+                related.append(cite(store.procedures.source_label(source), path))
     return related
