@@ -323,7 +323,9 @@ def test_a_rejected_or_forgotten_fact_written_back_stays_taken_back(place: Place
     _accept_on_console(place.client("bob"), fact.id, "reject")
     place.store.facts._collection.update(ids=saved["ids"], metadatas=saved["metadatas"])
     back = place.store.facts.get(fact.id)
-    assert back is not None and back.status == "proposed" and "bob rejected it since" in (back.problem or "")
+    # the status is the signed log's latest decision: bob's rejection, whatever the row says
+    assert back is not None and back.status == "rejected" and "bob rejected it at" in (back.problem or "")
+    assert "the row says accepted by console:ana" in (back.problem or "")
     assert "vendor id 7" not in place.brief("Vandelay Industries bill vendor")
 
     place.store.facts.forget(fact.id, Identity(name="carol", proof="console"))

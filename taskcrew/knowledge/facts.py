@@ -14,24 +14,39 @@ the reflector read) unless a caller asks for every status. A person accepts or r
 prompt: nothing here feeds an approval rule.
 
 Nothing in the chroma directory is taken on its word (anyone who can write the directory can write
-a row). Every read (``_read``, the one place) judges each row:
+a row). A store has an identity (``FactBook.store_id``: the facts collection's id, made by chroma
+with the collection, kept in its database, not in any row): what the store signs and seals names
+it, and so does every decision it writes to the audit log (one log per host, shared by every store
+on it), so a row or a decision counts only in the store it was made in. Every read (``_read``, the
+one place) judges each row:
 
 - damaged (``DamagedRow``, listed, never a fact): a row that does not parse, or whose words are not
   one normalised line of at most ``MAX_FACT_CHARS``, or whose id is not the hash of its words;
 - of unknown origin (``unverified``, a proposal): its record (``record``: words, run, task,
-  sources, submitter, confirmations) is not signed by the store; its claimed provenance is dropped,
-  and who submitted its run reads as not proven (``UNPROVEN_SUBMITTER``): while the two-person rule
-  is on, nobody may accept it (``Authority.proposal_refusal``); rejecting or forgetting it may;
-- accepted only under a seal of the operator's key over ``acceptance`` (words, who, when, the
-  credential her login was proven with), when the signed audit log's latest decision on the id is
-  that very acceptance (a rejected or forgotten fact written back stays taken back), and while the
-  approval authority still counts the person who accepted it (``Authority.submitter_refusal``: a
-  removed or reset user's acceptance is void; with the two-person rule, not the run's submitter).
-  Else it reads as proposed, with the reason (``Fact.problem``).
+  sources, submitter, confirmations, the store) is not signed for this store (a row copied from
+  another store is said to be one); its claimed provenance is dropped, and who submitted its run
+  reads as not proven (``UNPROVEN_SUBMITTER``): while the two-person rule is on, nobody may accept
+  it (``Authority.proposal_refusal``); rejecting or forgetting it may;
+- its status is the audit log's latest signed decision on the fact in this store, whatever the row
+  says (a row that says otherwise is shown so: "bob rejected it at ...; the row says proposed"):
+  rejected when that is a rejection; accepted only when that is an acceptance, the row carries it
+  under a seal of the operator's key over ``acceptance`` (words, who, when, the credential her login
+  was proven with, the store) that is the one in the log, and while the approval authority still
+  counts the person who accepted it (``Authority.submitter_refusal``: a removed or reset user's
+  acceptance is void; with the two-person rule, not the run's submitter); else proposed, with the
+  reason (``Fact.problem``).
+
+Rows and decisions from before stores had identities are adopted once per store (``_upgrade``, at
+its first read by a process holding the key that can write the audit log): an acceptance the old
+rules counted (its seal, the log's latest decision on the fact, adopted by no other store before)
+is sealed again with the store's id and recorded (``fact_adopt``); a rejection is kept; then the
+log records that the store was opened (``fact_store``) and no row without the store's id is
+adopted after that.
 
 Every write of a row holds one lock between processes (``FactBook._locked``): a decision's read,
 audit entry and row write, and ``learn``'s read-merge-write, so the log and the row never disagree
-and no decision is written over.
+and no decision is written over. A merge writes a row's record only, never its decision (status,
+seal, who decided): only a decision, or the upgrade, writes that.
 """
 
 from __future__ import annotations
@@ -40,7 +55,9 @@ import contextlib
 import hashlib
 import json
 import re
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
@@ -60,6 +77,18 @@ MAX_FACT_CHARS = 400
 READ_BY_PLANNERS: FactStatus = "accepted"
 UNKNOWN_ORIGIN = "(unknown origin)"
 DECISIONS = ("fact_accept", "fact_reject", "fact_forget")  # the audit log's actions on a fact
+ADOPTED = "fact_adopt"  # a decision from before stores had ids, adopted by a store at its upgrade
+OPENED = "fact_store"  # a store's upgrade done: no row without its id is adopted after it
+_ACTIONS = (*DECISIONS, ADOPTED, OPENED)
+_DECISION_KEYS = ("status", "decided_by", "decided_at", "seal", "decider_credential")  # only decisions write
+_EARLIER = (
+    "stored by an earlier taskcrew, before facts were signed and their acceptances checked "
+    "against the audit log: read its words and accept or reject it again"
+)
+_NOT_SIGNED = (
+    "its record is not signed by the store (written into the chroma directory by something "
+    "else, or edited there): its run, sources and decision are not shown"
+)
 _LABELS = {"console": "console", "token": "token"}  # how decided_by names a proof (else "os")
 _PROOFS = {"console": "console", "token": "token", "os": "os_user"}
 _NUMBER_OR_CODE = re.compile(r"[A-Za-z]*\d[\w./-]*")
@@ -122,9 +151,11 @@ def shape_problem(fact_id: str, text: str) -> str | None:
     return None
 
 
-def record(fact: Fact) -> dict[str, Any]:
-    """What the store signs of every fact it writes: its words and where they came from."""
+def record(fact: Fact, store: str | None = None) -> dict[str, Any]:
+    """What the store signs of every fact it writes: its words, where they came from, and which
+    store it is in (``store``; None: the form written before stores had ids)."""
     return {
+        **({"store": store} if store is not None else {}),
         "seal": "fact_record",
         "id": fact.id,
         "text": fact.text,
@@ -140,10 +171,13 @@ def record(fact: Fact) -> dict[str, Any]:
     }
 
 
-def acceptance(fact: Fact) -> dict[str, Any]:
+def acceptance(fact: Fact, store: str | None = None) -> dict[str, Any]:
     """What the seal of an accepted fact covers: which fact, its exact words, who accepted it, with
-    which credential, and when (none: the run that taught it read only trusted sources), the run."""
+    which credential, and when (none: the run that taught it read only trusted sources), the run,
+    and in which store (``store``; None: the form sealed before stores had ids, which no store
+    counts unless it adopted it at its upgrade)."""
     return {
+        **({"store": store} if store is not None else {}),
         "seal": "fact_accepted",
         "id": fact.id,
         "text": fact.text,
@@ -179,20 +213,113 @@ def decider(fact: Fact) -> Identity | None:
     return recorded(name, _PROOFS.get(label, label), fact.decider_credential)
 
 
+def _when(at: str) -> str:
+    """An audit entry's or a row's ISO time as a person reads it ("2026-05-01 09:05 UTC")."""
+    with contextlib.suppress(ValueError):
+        return f"{datetime.fromisoformat(at).astimezone(UTC):%Y-%m-%d %H:%M} UTC"
+    return at
+
+
+def _iso(when: datetime | None) -> str:
+    return when.isoformat() if when else ""
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The audit log's latest signed decision on a fact in one store, as the reads judge by it."""
+
+    status: str  # accepted, rejected, forgotten
+    who: str  # the name of who decided
+    at: str  # when (ISO)
+    seal: str  # an acceptance's seal
+    decided_by: str | None  # as a row records it ("console:bob")
+    adopted: bool  # made before stores had ids, adopted at the store's upgrade
+
+    @classmethod
+    def of(cls, entry: AuditEntry) -> Decision:
+        payload = entry.payload
+        by = str(payload.get("decided_by") or "") or None
+        at = str(payload.get("decided_at") or "") or entry.at
+        if entry.action == ADOPTED:
+            status = "rejected" if payload.get("status") == "rejected" else "accepted"
+            who = (by or "").partition(":")[2] or entry.who
+            return cls(status, who, at, str(payload.get("seal") or ""), by, True)
+        status = {"fact_accept": "accepted", "fact_reject": "rejected"}.get(entry.action, "forgotten")
+        if status == "rejected" and by is None:
+            by = f"{_LABELS.get(str(payload.get('proof')), 'os')}:{entry.who}"
+        return cls(status, entry.who, at, str(payload.get("seal") or ""), by, False)
+
+    def says(self, since: bool = False) -> str:
+        """How a person reads it: "bob rejected it at 2026-05-01 09:05 UTC (audit log)"; ``since``:
+        "bob rejected it since (2026-05-01 09:05 UTC, audit log)"."""
+        verb = {"accepted": "accepted", "rejected": "rejected", "forgotten": "forgot"}[self.status]
+        before = "before stores had ids, " if self.adopted else ""
+        if since:
+            return f"{self.who} {verb} it since ({_when(self.at)}, {before}audit log)"
+        return f"{self.who} {verb} it at {_when(self.at)} ({before}audit log)"
+
+
 class _Judge:
-    """What one read of the store checks rows against, each read once: the audit log's latest
-    signed decision on each fact, and the approval authority's word on each person."""
+    """What one read of the store checks rows against, each read once: the audit log's signed
+    decisions on facts (this store's latest on each fact, those from before stores had ids, which
+    store adopted which of those, whether this store was opened), and the approval authority's word
+    on each person."""
 
     def __init__(self, book: FactBook) -> None:
         self._book = book
-        self._decisions: dict[str, AuditEntry] | None = None
+        self._loaded = False
+        self._mine: dict[str, Decision] = {}
+        self._legacy: dict[str, AuditEntry] = {}
+        self._adopted: dict[str, str] = {}  # a seal from before stores had ids -> the store that adopted it
+        self._opened = False
+        self.blind: str | None = None  # why the audit log could not be read (None: it was)
         self._authority: Any = None
         self._refusals: dict[tuple[str, str, str | None, str | None], str | None] = {}
 
-    def decision(self, fact_id: str) -> AuditEntry | None:
-        if self._decisions is None:
-            self._decisions = latest_decisions(self._book.audit)
-        return self._decisions.get(fact_id)
+    def _load(self) -> None:
+        if self._loaded:
+            return
+        self._loaded = True
+        store = self._book.store_id
+        try:
+            entries = self._book.audit.signed(_ACTIONS)
+        except OSError as exc:
+            self.blind = f"the audit log cannot be read ({type(exc).__name__}: {exc})"
+            return
+        for entry in entries:
+            named = entry.payload.get("store")
+            if entry.action == OPENED:
+                self._opened = self._opened or named == store
+                continue
+            if not entry.target.startswith("/facts/"):
+                continue
+            fact_id = entry.target.removeprefix("/facts/")
+            if entry.action == ADOPTED and entry.payload.get("legacy_seal"):
+                self._adopted.setdefault(str(entry.payload["legacy_seal"]), str(named))
+            if "store" not in entry.payload:
+                self._legacy[fact_id] = entry
+            elif named == store:
+                self._mine[fact_id] = Decision.of(entry)
+
+    def decision(self, fact_id: str) -> Decision | None:
+        """The latest signed decision on ``fact_id`` in this store (None: none)."""
+        self._load()
+        return self._mine.get(fact_id)
+
+    def legacy(self, fact_id: str) -> AuditEntry | None:
+        """The latest signed decision on ``fact_id`` made before stores had ids (in any store)."""
+        self._load()
+        return self._legacy.get(fact_id)
+
+    def adopted_by(self, seal: str) -> str | None:
+        """The store that adopted this acceptance from before stores had ids (None: none did)."""
+        self._load()
+        return self._adopted.get(seal)
+
+    def opened(self) -> bool:
+        """This store's upgrade is recorded (``OPENED``): no row without its id is adopted any more."""
+        self._load()
+        return self._opened
 
     def refusal(self, who: Identity, submitted_by: str | None) -> str | None:
         """Why ``who``'s acceptance does not count (None: it does), by the authority's rule on who
@@ -219,13 +346,19 @@ class _Judge:
         return None
 
 
-def latest_decisions(audit: AuditLog) -> dict[str, AuditEntry]:
-    """The latest signed decision on each fact id (accept, reject, forget) in ``audit``."""
+def latest_decisions(audit: AuditLog, store: str | None = None) -> dict[str, AuditEntry]:
+    """The latest signed decision on each fact id (accept, reject, forget, adopt) in ``audit``: those
+    made in ``store``, or (None) those made before stores had ids."""
     try:
-        entries = audit.signed(DECISIONS)
+        entries = audit.signed((*DECISIONS, ADOPTED))
     except OSError:
         return {}
-    return {e.target.removeprefix("/facts/"): e for e in entries if e.target.startswith("/facts/")}
+    return {
+        e.target.removeprefix("/facts/"): e
+        for e in entries
+        if e.target.startswith("/facts/")
+        and (("store" not in e.payload) if store is None else e.payload.get("store") == store)
+    }
 
 
 class FactBook:
@@ -244,6 +377,10 @@ class FactBook:
         self._clock = clock
         self._keys = keys
         self._audit = audit
+        self._store_id: str | None = None
+        self._upgraded = False  # this store's upgrade is recorded (seen or made by this object)
+        self._upgrade_problem: str | None = None  # why it could not be made (None: not tried, or made)
+        self._held = threading.local()  # this thread holds ``_locked`` (depth)
 
     @property
     def keys(self) -> Keys:
@@ -265,18 +402,29 @@ class FactBook:
             self._audit = AuditLog(approvals_dir() / "audit.jsonl", cast(KeyRing, self.keys))
         return self._audit
 
+    @property
+    def store_id(self) -> str:
+        """The store's identity: the facts collection's id, which chroma made with the collection
+        and keeps in its own database (a row written into the collection cannot change it; a copy
+        of the whole directory, a backup, is the same store). Every record, seal and audit entry
+        names it: a row or a decision counts only in its store."""
+        if self._store_id is None:
+            self._store_id = str(self._collection.id)
+        return self._store_id
+
     def _signed(self, fact: Fact, seal: bool = False) -> Fact:
         """``fact`` as the store writes it: its record signed; ``seal``: its acceptance sealed too."""
-        update: dict[str, Any] = {"record_sig": self.keys.sign(record(fact)), "unverified": False}
+        store = self.store_id
+        update: dict[str, Any] = {"record_sig": self.keys.sign(record(fact, store)), "unverified": False}
         if seal:
-            update["seal"] = self.keys.sign(acceptance(fact)) if fact.status == "accepted" else ""
+            update["seal"] = self.keys.sign(acceptance(fact, store)) if fact.status == "accepted" else ""
         return fact.model_copy(update=update)
 
     def _read(self, fact_id: str, document: Any, metadata: Any, judge: _Judge) -> Fact | DamagedRow:
         """A row as every reader gets it: damaged, of unknown origin, or judged (module docstring)."""
         shown = str(document or "")[: 2 * MAX_FACT_CHARS]  # as stored: a damaged row's line breaks show
         try:
-            fact, legacy = _fact(fact_id, document, metadata)
+            fact, signed, claimed = _fact(fact_id, document, metadata)
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             said = (str(exc).splitlines() or [""])[0][:200]
             return DamagedRow(
@@ -284,38 +432,113 @@ class FactBook:
             )
         if problem := shape_problem(fact.id, fact.text):
             return DamagedRow(id=fact_id, text=shown, problem=problem)
-        if legacy:
-            return _unknown_origin(
-                fact,
-                "stored by an earlier taskcrew, before facts were signed and their acceptances checked "
-                "against the audit log: read its words and accept or reject it again",
-            )
-        if not self.keys.verify(record(fact), fact.record_sig):
-            return _unknown_origin(
-                fact,
-                "its record is not signed by the store (written into the chroma directory by something "
-                "else, or edited there): its run, sources and decision are not shown",
-            )
-        if fact.status == "accepted" and (why := self._acceptance_problem(fact, judge)):
-            return fact.model_copy(update={**UNDECIDED, "problem": why})
-        return fact
+        origin = self._origin(fact, signed, claimed, judge)
+        if origin is None:  # written before stores had ids, and this store's upgrade not made yet
+            return self._not_upgraded(fact, judge)
+        return self._status(origin, fact, judge)
 
-    def _acceptance_problem(self, fact: Fact, judge: _Judge) -> str | None:
-        """Why an accepted row's acceptance does not count (None: it counts)."""
-        if not self.keys.verify(acceptance(fact), fact.seal):
-            return (
-                "its acceptance is not sealed by the operator key (written into the store, edited since, "
-                "or sealed with another key): a person accepts it again"
+    def _origin(self, fact: Fact, signed: bool, claimed: str | None, judge: _Judge) -> Fact | None:
+        """``fact`` if its record is this store's, else as of unknown origin (``_unknown_origin``);
+        None: a record signed before stores had ids, in a store not upgraded yet."""
+        store = self.store_id
+        if not signed:
+            return _unknown_origin(fact, _EARLIER)
+        if claimed == store and self.keys.verify(record(fact, store), fact.record_sig):
+            return fact
+        if claimed is None and self.keys.verify(record(fact), fact.record_sig):
+            if not judge.opened():
+                return None
+            return _unknown_origin(
+                fact,
+                "its record names no knowledge store, and this store's one-time upgrade that adopts such "
+                "rows was already made: it was written since by a taskcrew older than this one still "
+                "running on the store (restart it with this version), or copied from another store's "
+                "backup. Its run, sources and decision are not shown",
             )
+        if claimed not in (None, store) and self.keys.verify(record(fact, claimed), fact.record_sig):
+            return _unknown_origin(
+                fact,
+                f"it was copied from another knowledge store ({claimed}): a fact, and a person's decision "
+                "on it, count only in the store they were made in. Here its run, sources and decision are "
+                "not shown",
+            )
+        return _unknown_origin(fact, _NOT_SIGNED)
+
+    def _status(self, fact: Fact, row: Fact, judge: _Judge) -> Fact:
+        """``fact`` (its origin judged) with the status the audit log's latest signed decision on it
+        in this store gives, whatever ``row`` (as written) says; a row that says otherwise is shown
+        so. Accepted only with this store's seal of that very acceptance (``_acceptance_problem``)."""
         latest = judge.decision(fact.id)
+        said = _says(row)
+        if latest is not None and latest.status == "rejected":
+            edited = row.status != "rejected" or row.decided_by != latest.decided_by
+            edit = f"{latest.says()}; the row says {said}: it was edited in the store, or an older copy"
+            edit += " written back"
+            problems = [edit] if edited else []
+            if fact.unverified and fact.problem:
+                problems.append(fact.problem)
+            return fact.model_copy(
+                update={
+                    **UNDECIDED,
+                    "status": "rejected",
+                    "decided_by": latest.decided_by,
+                    "decided_at": _parsed(latest.at),
+                    "problem": ". ".join(problems) or None,
+                }
+            )
+        if fact.unverified:
+            return fact
+        if row.status == "accepted":
+            if why := self._acceptance_problem(fact, latest, judge):
+                return fact.model_copy(update={**UNDECIDED, "problem": why})
+            return fact
+        if judge.blind and row.status == "rejected":  # the row's word for a rejection hides it: kept
+            return fact.model_copy(update={"problem": f"its decision cannot be checked now: {judge.blind}"})
+        why = None
+        if latest is not None and latest.status == "accepted":
+            why = (
+                f"{latest.says()}, but the row says {said}: it was edited in the store. No planner sees "
+                "it until a person accepts it again"
+            )
+        elif row.status == "rejected":
+            since = f"; {latest.says(since=True)}" if latest is not None else ""
+            why = (
+                f"the row says {said}, but the audit log holds no such decision in this store{since}: it "
+                "was edited in the store, or written back; it reads as a proposal"
+            )
+        return fact.model_copy(update={**UNDECIDED, "problem": why})
+
+    def _acceptance_problem(self, fact: Fact, latest: Decision | None, judge: _Judge) -> str | None:
+        """Why an accepted row's acceptance does not count (None: it counts)."""
+        if not self.keys.verify(acceptance(fact, self.store_id), fact.seal):
+            if self.keys.verify(acceptance(fact), fact.seal):  # sealed before stores had ids
+                elsewhere = judge.adopted_by(fact.seal)
+                reason = (
+                    f"another knowledge store ({elsewhere}) adopted that acceptance first"
+                    if elsewhere and elsewhere != self.store_id
+                    else "it was not the audit log's latest decision on the fact then"
+                )
+                name = (fact.decided_by or "").partition(":")[2]
+                was = (
+                    f"{name} accepted it at {_when(_iso(fact.decided_at))}"
+                    if name
+                    else "a run that read only trusted sources stored it accepted"
+                )
+                return (
+                    f"{was}, before acceptances named their knowledge store, and this store did not adopt "
+                    f"that acceptance at its upgrade ({reason}): a person reads it and accepts it again here"
+                )
+            return (
+                "its acceptance is not sealed by the operator key for this store (written into the store, "
+                "edited since, copied from another store, or sealed with another key): a person accepts "
+                "it again"
+            )
+        if judge.blind:
+            return f"its acceptance cannot be checked now: {judge.blind}. No planner sees it until it can"
         if latest is None:
             return "the audit log holds no signed decision accepting it: a person accepts it again"
-        if latest.action != "fact_accept" or latest.payload.get("seal") != fact.seal:
-            what = {"fact_reject": "rejected", "fact_forget": "forgot", "fact_accept": "accepted"}
-            return (
-                f"{latest.who} {what.get(latest.action, latest.action)} it since ({latest.at}, audit log): "
-                "this accepted row is an older copy written back"
-            )
+        if latest.status != "accepted" or latest.seal != fact.seal:
+            return f"{latest.says(since=True)}: this accepted row is an older copy written back"
         who = decider(fact)
         if who is not None and (why := judge.refusal(who, fact.submitted_by)):
             return (
@@ -323,6 +546,119 @@ class FactBook:
                 "No planner sees it until someone accepts it again"
             )
         return None
+
+    def _not_upgraded(self, fact: Fact, judge: _Judge) -> Fact:
+        """A row written before stores had ids, read while this store's upgrade cannot be made (the
+        audit log cannot be written): never accepted, rejected when it or the log says so."""
+        legacy = judge.legacy(fact.id)
+        rejected = fact.status == "rejected" or (legacy is not None and legacy.action == "fact_reject")
+        why = self._upgrade_problem or judge.blind or "it has not been made yet"
+        was = f"{_says(fact)}; " if fact.status == "accepted" else ""
+        return fact.model_copy(
+            update={
+                **UNDECIDED,
+                **({"status": "rejected", "decided_by": fact.decided_by} if rejected else {}),
+                "problem": (
+                    f"{was}stored before facts named their knowledge store; this store's one-time upgrade, "
+                    f"which adopts its accepted facts, cannot be made now ({why}). Until it is, this fact "
+                    f"counts as {'rejected' if rejected else 'not accepted'}; a process that can write the "
+                    "audit log makes it at its next read of the store (e.g. `taskcrew knowledge facts`)"
+                ),
+            }
+        )
+
+    def _upgrade(self) -> None:
+        """Make this store's one-time upgrade if no process has (``_adopt``); a store whose upgrade
+        cannot be made now (the audit log cannot be written) reads its older rows as not accepted,
+        saying why, and the next read tries again. Not while this thread holds the lock."""
+        if self._upgraded or self._holding():
+            return
+        from taskcrew.approvals.audit import AuditLogError
+
+        if _Judge(self).opened():
+            self._upgraded = True
+            return
+        try:
+            with self._locked():
+                judge = _Judge(self)  # read again under the lock: another process may have made it
+                if judge.blind:
+                    raise OSError(judge.blind)
+                if not judge.opened():
+                    self._adopt(judge)
+        except (AuditLogError, OSError) as exc:
+            self._upgrade_problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            return
+        self._upgraded, self._upgrade_problem = True, None
+
+    def _adopt(self, judge: _Judge) -> None:
+        """The upgrade of a store whose rows were written before stores had ids: each such row whose
+        record the key signed gets this store's id in its record; an acceptance the old rules counted
+        (sealed, the log's latest decision on the fact, and adopted by no other store before) is
+        sealed again for this store and recorded (``fact_adopt``, its old seal named); a rejection (the
+        row's, or the log's latest decision) is recorded for this store. Then ``fact_store``: after
+        it, no row without this store's id is adopted. Each entry is written before its row."""
+        store = self.store_id
+        got = self._collection.get(include=["documents", "metadatas"])
+        adopted: list[str] = []
+        rejected: list[str] = []
+        for fact_id, document, metadata in zip(
+            got["ids"], got["documents"] or [], got["metadatas"] or [], strict=True
+        ):
+            try:
+                fact, signed, claimed = _fact(fact_id, document, metadata)
+            except (ValueError, TypeError, KeyError, AttributeError):
+                continue
+            if not signed or claimed is not None or shape_problem(fact.id, fact.text):
+                continue
+            if not self.keys.verify(record(fact), fact.record_sig):
+                continue
+            legacy = judge.legacy(fact.id)
+            if (
+                fact.status == "accepted"
+                and self.keys.verify(acceptance(fact), fact.seal)
+                and legacy is not None
+                and legacy.action == "fact_accept"
+                and legacy.payload.get("seal") == fact.seal
+                and judge.adopted_by(fact.seal) in (None, store)
+            ):
+                new = self._signed(fact, seal=True)
+                payload = {"status": "accepted", "seal": new.seal, "legacy_seal": fact.seal}
+                adopted.append(fact.id)
+            elif fact.status == "rejected" or (legacy is not None and legacy.action == "fact_reject"):
+                logged = (
+                    Decision.of(legacy) if legacy is not None and legacy.action == "fact_reject" else None
+                )
+                # the row's own rejection where it names one, else the log's
+                mine = (fact.status == "rejected" and bool(fact.decided_by)) or logged is None
+                by = fact.decided_by if mine or logged is None else logged.decided_by
+                at = fact.decided_at if mine or logged is None else _parsed(logged.at)
+                update = {**UNDECIDED, "status": "rejected", "decided_by": by, "decided_at": at}
+                new = self._signed(fact.model_copy(update=update), seal=True)
+                payload = {"status": "rejected", "seal": ""}
+                rejected.append(fact.id)
+            else:  # its record names the store now; its decision stays as it was (not counted)
+                self._collection.update(
+                    ids=[fact.id], metadatas=[_record_metadata(self._signed(fact), store)]
+                )
+                continue
+            details = {
+                "text": new.text,
+                "decided_by": new.decided_by or "",
+                "decided_at": _iso(new.decided_at),
+            }
+            self._log("upgrade", ADOPTED, fact.id, {**payload, **details})
+            self._collection.update(ids=[fact.id], metadatas=[_metadata(new, store)])
+        done: dict[str, Any] = {"store": store, "adopted": adopted, "rejected": rejected}
+        self.audit.append("upgrade", OPENED, "/facts", {**done, "rows": len(got["ids"])})
+
+    def _awaits_upgrade(self, fact_id: str, judge: _Judge) -> bool:
+        """The row ``fact_id`` was written before stores had ids and this store's upgrade, which
+        adopts it, is not made yet."""
+        if judge.opened():
+            return False
+        got = self._collection.get(ids=[fact_id], include=["metadatas"])
+        meta = dict((got["metadatas"] or [{}])[0] or {})
+        return "record_sig" in meta and "store" not in meta
 
     def _rows(self, got: Any, judge: _Judge) -> list[Fact | DamagedRow]:
         return [
@@ -335,7 +671,12 @@ class FactBook:
         rows = self._rows(got, judge or _Judge(self))
         return rows[0] if rows else None
 
-    def _locked(self) -> contextlib.AbstractContextManager[None]:
+    def _holding(self) -> int:
+        """How deep this thread is in ``_locked`` (0: it does not hold the lock)."""
+        return int(getattr(self._held, "depth", 0))
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
         """The one lock between processes (workers' reflectors, the console, the CLI) around every
         write of a row: a decision's read, audit entry and row write (``decide``, ``forget``), and
         ``learn``'s read, merge and write back. So the signed log's latest decision on a fact and
@@ -343,10 +684,16 @@ class FactBook:
         file (``facts.lock``) is beside the audit log, which every process that decides shares."""
         from taskcrew.approvals.signing import locked
 
-        return locked(self.audit.path.with_name("facts"))
+        depth = self._holding()
+        self._held.depth = depth + 1
+        try:
+            with locked(self.audit.path.with_name("facts")):
+                yield
+        finally:
+            self._held.depth = depth
 
     def _log(self, who: str, action: str, fact_id: str, payload: dict[str, Any]) -> None:
-        self.audit.append(who, action, f"/facts/{fact_id}", payload)
+        self.audit.append(who, action, f"/facts/{fact_id}", {**payload, "store": self.store_id})
 
     def count(self) -> int:
         return self._collection.count()
@@ -370,6 +717,7 @@ class FactBook:
             confidence=confidence,
             verified=True,
         )
+        self._upgrade()
         with self._locked():  # read, merge and write back as one: no decision made meanwhile is lost
             return self._learn(grant, text, confidence, provenance)
 
@@ -377,13 +725,25 @@ class FactBook:
         self, grant: FactGrant, text: str, confidence: float, provenance: FactProvenance
     ) -> LearnOutcome:
         fact_id = fact_id_of(text)
-        same = self._row(fact_id)  # the same words in other case: never overwrite its status or history
+        judge = _Judge(self)
+        # the same words in other case: never overwrite its status or history
+        same = self._row(fact_id, judge)
         twin = (same, 1.0) if isinstance(same, Fact) else None if same else self._near_duplicate(text)
         if twin is not None:
             fact, similarity = twin
-            merged = self._signed(_merge(fact, provenance, grant.untrusted))
-            self._collection.update(ids=[fact.id], metadatas=[_metadata(merged)])
+            # the record only: the row's decision stays as written (a row read while its decision
+            # could not be checked, e.g. the audit log unreadable, is not written back as proposed)
+            merged = _merge(fact, provenance, grant.untrusted)
+            # a row from before stores had ids, in a store whose upgrade is not made yet, stays in
+            # that form (the upgrade adopts it later)
+            store = None if self._awaits_upgrade(fact.id, judge) else self.store_id
+            signed = {"record_sig": self.keys.sign(record(merged, store)), "unverified": False}
+            merged = merged.model_copy(update=signed)
+            self._collection.update(ids=[fact.id], metadatas=[_record_metadata(merged, store)])
             return LearnOutcome(action="merged", fact=merged, similarity=similarity)
+        latest = judge.decision(fact_id)
+        # a rejected fact stays rejected when taught again, also where its row was removed meanwhile
+        rejected = latest if latest is not None and latest.status == "rejected" else None
         fact = Fact(
             id=fact_id,
             text=text,
@@ -395,23 +755,30 @@ class FactBook:
             confirmations=1,
             provenance=[provenance],
             # a damaged row under this id (its words were changed) is replaced by a proposal
-            status="proposed" if grant.proposes or same is not None else "accepted",
+            status="rejected"
+            if rejected
+            else "proposed"
+            if grant.proposes or same is not None
+            else "accepted",
+            decided_by=rejected.decided_by if rejected else None,
+            decided_at=_parsed(rejected.at) if rejected else None,
             derived_from=list(grant.untrusted),
             submitted_by=grant.submitted_by,
         )
         fact = self._signed(fact, seal=True)
-        self._collection.upsert(ids=[fact.id], documents=[text], metadatas=[_metadata(fact)])
+        self._collection.upsert(ids=[fact.id], documents=[text], metadatas=[_metadata(fact, self.store_id)])
         if fact.status == "accepted":  # no person decided: the run read only trusted sources
             from taskcrew.approvals.audit import AuditLogError
 
             # not recorded (a damaged log): it reads as proposed, with the reason, until a person accepts it
             with contextlib.suppress(AuditLogError):
-                payload = {"text": text, "run_id": grant.run_id, "seal": fact.seal}
+                payload = {"text": text, "run_id": grant.run_id, "seal": fact.seal, "decided_by": ""}
                 self._log("reflector", "fact_accept", fact.id, payload)
         return LearnOutcome(action="added", fact=fact)
 
     def rows(self) -> FactRows:
         """Every row as read: the facts of every status (oldest first) and the damaged rows."""
+        self._upgrade()
         rows = self._rows(self._collection.get(include=["documents", "metadatas"]), _Judge(self))
         facts = [r for r in rows if isinstance(r, Fact)]
         return FactRows(
@@ -427,10 +794,11 @@ class FactBook:
         """A person's decision on a fact, from any surface (the CLI, the console), made as ``who``, the
         surface's proven identity: recorded with the fact ("console:ana", "token:ana" or "os:ana",
         and the credential her login was proven with) and in the signed audit log (``fact_accept`` /
-        ``fact_reject``). An acceptance names ``words``, the digest of the words she was shown
-        (``words_of``): it is refused if the fact's words are not those now, and where the approval
-        authority does not count her (``_Judge.refusal``). Returns the fact as stored (None: none).
-        The row read, the log's entry and the row written are one step (``_locked``)."""
+        ``fact_reject``, naming this store). An acceptance names ``words``, the digest of the words she
+        was shown (``words_of``): it is refused if the fact's words are not those now, and where the
+        approval authority does not count her (``_Judge.refusal``). Returns the fact as stored (None:
+        none). The row read, the log's entry and the row written are one step (``_locked``)."""
+        self._upgrade()
         with self._locked():
             return self._decide(fact_id, accept, who, words)
 
@@ -474,14 +842,19 @@ class FactBook:
             "proof": who.proof,
             "words": words_of(decided.text),
             "seal": decided.seal,
+            "decided_by": decided.decided_by,
+            "decided_at": _iso(decided.decided_at),
         }
         self._log(who.name, "fact_accept" if accept else "fact_reject", fact_id, payload)  # first: a log
         # that cannot be written decides nothing; the row gets the very words that were sealed
-        self._collection.update(ids=[fact_id], documents=[decided.text], metadatas=[_metadata(decided)])
+        self._collection.update(
+            ids=[fact_id], documents=[decided.text], metadatas=[_metadata(decided, self.store_id)]
+        )
         return decided
 
     def get(self, fact_id: str) -> Fact | None:
         """The fact with this id as read (None: no such fact, or a damaged row)."""
+        self._upgrade()
         row = self._row(fact_id)
         return row if isinstance(row, Fact) else None
 
@@ -499,6 +872,7 @@ class FactBook:
         size = self.count()
         if not query.strip() or size == 0 or k < 1:
             return []
+        self._upgrade()
         where: Any = {"status": status} if status is not None else None
         result = self._collection.query(
             query_texts=[query],
@@ -530,6 +904,7 @@ class FactBook:
         """Delete a fact or a damaged row, recorded in the audit log as ``fact_forget`` (by ``who``,
         else this process's OS user): a copy of it written back later stays forgotten. Returns what
         was deleted, or None if there was no such row."""
+        self._upgrade()
         with self._locked():
             row = self._row(fact_id)
             if row is not None:
@@ -613,8 +988,34 @@ def _merge(fact: Fact, provenance: FactProvenance, untrusted: list[str]) -> Fact
     )
 
 
-def _metadata(fact: Fact) -> dict[str, Any]:
+def _says(row: Fact) -> str:
+    """What a row says of its decision ("proposed", "rejected by console:bob at ...")."""
+    if row.status == "proposed" or not row.decided_by:
+        return row.status
+    return f"{row.status} by {row.decided_by}" + (
+        f" at {_when(_iso(row.decided_at))}" if row.decided_at else ""
+    )
+
+
+def _parsed(at: str) -> datetime | None:
+    try:
+        return datetime.fromisoformat(at)
+    except ValueError:
+        return None
+
+
+def _record_metadata(fact: Fact, store: str | None) -> dict[str, Any]:
+    """A row's record as written (and signed), without its decision: what a merge writes (``store``
+    None: in the form from before stores had ids, naming none)."""
+    written = _metadata(fact, store or "")
+    if store is None:
+        del written["store"]
+    return {k: v for k, v in written.items() if k not in _DECISION_KEYS}
+
+
+def _metadata(fact: Fact, store: str) -> dict[str, Any]:
     return {
+        "store": store,
         "confidence": fact.confidence,
         "verified": fact.verified,
         "learned_at": fact.learned_at.isoformat(),
@@ -633,9 +1034,10 @@ def _metadata(fact: Fact) -> dict[str, Any]:
     }
 
 
-def _fact(fact_id: str, document: Any, metadata: Any) -> tuple[Fact, bool]:
-    """A row as a ``Fact`` (raises on anything that does not parse), and whether it was written
-    before records were signed (no ``record_sig`` key)."""
+def _fact(fact_id: str, document: Any, metadata: Any) -> tuple[Fact, bool, str | None]:
+    """A row as a ``Fact`` (raises on anything that does not parse), whether its record is signed
+    (False: written before records were signed, no ``record_sig`` key), and the store it names
+    (None: written before stores had ids)."""
     meta = dict(metadata or {})
     if not isinstance(document, str):
         raise TypeError("its words are not text")
@@ -660,4 +1062,4 @@ def _fact(fact_id: str, document: Any, metadata: Any) -> tuple[Fact, bool]:
         submitted_by=str(meta.get("submitted_by") or "") or None,
         record_sig=str(meta.get("record_sig") or ""),
     )
-    return fact, "record_sig" not in meta
+    return fact, "record_sig" in meta, str(meta["store"]) if "store" in meta else None
