@@ -494,7 +494,9 @@ class StoreIntents:
         return sends
 
     def send_key(self, method: str, url: str, fields: list[tuple[str, str]]) -> str:
-        """The key a signed send of this request carries (``Authority.key_of``)."""
+        """The key a signed send of this request carries (``Authority.key_of``): for a row that does not
+        keep its own (written before rows kept it: ``IntentRecord.send_key``) and a caller without the
+        gate's key."""
         return self._authority().key_of(method, url, fields)
 
     def _authority(self) -> Authority:
@@ -535,6 +537,7 @@ class StoreIntents:
             approved_again=intent.approved_again,
             trusted=intent.trusted,  # the store's reading of its signature (``Jobs._read_intent``)
             at=intent.recorded_at,
+            send_key=intent.payload.key or None,  # "": a row written before rows kept it
         )
 
     def _intent(self, record: Any) -> Intent:
@@ -545,6 +548,7 @@ class StoreIntents:
             method=record.method,
             url=record.url,
             fields=[FieldValue(name=n, value=v) for n, v in record.fields],
+            key=record.send_key or "",  # the request's key (``IntentRecord.send_key``), signed with the row
         )
         return Intent(
             key=record.key,

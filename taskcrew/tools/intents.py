@@ -9,6 +9,11 @@ before.
     before_send → None: send it (the attempt is recorded first, with no result yet)
                 → a text: do NOT send; the text goes back to the agent as an observation.
 
+The request is the gate's, computed once (``outgoing``: method, URL and fields with the vault's
+secrets redacted, and its request key): the approval, the send check, the record, every text about it
+and the signed send all read that one, and the record keeps its key (``IntentRecord.send_key``) to be
+matched to the signed audit log by. Only the request that goes out carries the real secret.
+
 A repeat (same job and the same canonical request key, ``approvals.key``: method, URL and every field
 but those a rule names as per-page tokens of that system):
 - with a read-back rule (``tools/readback.py``, the company's ``readback.yaml``): the system is read
@@ -42,14 +47,16 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
-from urllib.parse import urljoin
+from urllib.parse import parse_qsl, urljoin, urlsplit
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from taskcrew.approvals.key import request_key
 from taskcrew.approvals.rules import RiskRules, load_rules
+from taskcrew.tools.readback import PLACEHOLDER as RULE_VALUE
 from taskcrew.tools.readback import FetchText, ReadBack, ReadBackRules
 from taskcrew.tools.submissions import Applied, classify
+from taskcrew.tools.vault import Vault
 
 IntentStatus = Literal["recorded", "sent", "confirmed", "not_applied", "uncertain"]
 
@@ -125,6 +132,10 @@ class IntentRecord(BaseModel):
     # the store vouches for the row (signed: ``Intent.trusted``); one it does not is read as an answer
     # nobody knows, and is this job's send only where the signed audit log says so (``reconcile``)
     trusted: bool = True
+    # the request's key of no job (``Outgoing.key``): the key its approval and its signed send carry,
+    # kept as the gate computed it, so the signed audit log is matched by key (``reconcile``). None: a
+    # row written before rows kept it, matched by the key of its stored method, URL and fields
+    send_key: str | None = None
 
     @property
     def left(self) -> bool:
@@ -173,6 +184,38 @@ class IntentSink(Protocol):
         ...
 
 
+class Outgoing(BaseModel):
+    """One data-changing request as every record of it reads it, computed once by the network gate
+    (``tools/browser/network.py`` ``_route``, by ``outgoing``): the method, the URL and the fields with
+    the vault's secrets redacted (what the approver is shown), and its request key (``approvals.key``,
+    of no job). The approval is checked, the intent keyed and stored, the answer given and the send
+    signed on these; only the request that goes out carries the real secret."""
+
+    model_config = ConfigDict(frozen=True)
+
+    method: str
+    url: str
+    fields: list[tuple[str, str]]
+    key: str
+
+
+def outgoing(
+    method: str,
+    url: str,
+    fields: list[tuple[str, str]],
+    redact: Callable[[str], str],
+    risk: RiskRules | None = None,
+) -> Outgoing:
+    """The request as it is recorded: ``redact`` (``Vault.redact``) applied to the URL and to every
+    field's name and value, keyed as ``Authority.key_of`` keys it (the rules' per-page tokens left out)."""
+    method, shown = method.upper(), redact(url)
+    kept = [(redact(n), redact(v)) for n, v in fields]
+    excluded = (risk or load_rules()).excluded_for(shown)
+    return Outgoing(
+        method=method, url=shown, fields=kept, key=request_key(method, shown, kept, excluded=excluded)
+    )
+
+
 def intent_key(
     scope: str, method: str, url: str, fields: list[tuple[str, str]], risk: RiskRules | None = None
 ) -> str:
@@ -219,14 +262,30 @@ class IntentLog:
         # run). One approval is one attempt. None: nobody to ask
         self.ask_again = ask_again
         self.mine: set[str] = set()  # the attempts this log recorded (``crew.outcome.gather``)
-        self._sending: dict[str, str] = {}  # a submission's key -> its attempt on its way now
+        self._sending: dict[str, IntentRecord] = {}  # a submission's key -> its attempt on its way now
 
     def before_send(
-        self, method: str, url: str, fields: list[tuple[str, str]], fetch_text: FetchText
+        self,
+        method: str,
+        url: str,
+        fields: list[tuple[str, str]],
+        fetch_text: FetchText,
+        *,
+        key: str | None = None,
+        sent_as: str | None = None,
     ) -> str | None:
-        key = intent_key(self.scope, method, url, fields, self.risk)
-        attempts = self._attempts(key)
-        if (at := self._unrecorded(method, url, fields, attempts)) is not None:
+        """``method``, ``url`` and ``fields`` as every record of the request reads them and ``key``
+        its request key (the gate's ``Outgoing``: secrets redacted; None: keyed here as the store's
+        signed sends are, ``send_key``). ``sent_as``: the URL as it goes out, when the vault redacted
+        something in it: a version before rows were keyed on the redacted URL keyed this job's rows
+        (and a foreground run's signed sends) on that one; they are read as this request's too, and
+        nothing is written under it again."""
+        send_key = key if key is not None else self._send_key(method, url, fields)
+        key = intent_key(self.scope, method, url, fields, self.risk)  # this job's: the row's
+        legacy = sent_as if sent_as is not None and sent_as != url else None
+        older = intent_key(self.scope, method, legacy, fields, self.risk) if legacy else None
+        attempts = self._attempts(key, older)
+        if (at := self._unrecorded(method, url, fields, attempts, send_key, legacy)) is not None:
             earlier = IntentRecord(  # its row is gone from the job database: an answer nobody knows
                 key=attempt_key(key, len(attempts)),
                 method=method.upper(),
@@ -235,11 +294,16 @@ class IntentLog:
                 status="uncertain",
                 result=UNRECORDED,
                 at=at,
+                send_key=send_key,
             )
             self.sink.put(earlier)
             attempts = [*attempts, earlier]
         again = IntentRecord(
-            key=attempt_key(key, len(attempts)), method=method.upper(), url=url, fields=fields
+            key=attempt_key(key, len(attempts)),
+            method=method.upper(),
+            url=url,
+            fields=fields,
+            send_key=send_key,
         )
         if not attempts:
             return self._send(key, again, "")
@@ -250,7 +314,10 @@ class IntentLog:
             return self._send(key, again, "the read-back rule says a repeat changes nothing; sent again")
         if found is not None:
             rule, params = found
-            seen, page = rule.check(url, params, fields, fetch_text)
+            if _reads_a_secret(rule, params, url, fields):  # its placeholder is not what the system holds
+                seen, page = "unknown", rule.read_back or ""
+            else:
+                seen, page = rule.check(url, params, fields, fetch_text)
             if seen == "absent" and doubt is None:
                 return self._send(key, again, "read back: not in the system; sent again")
             if seen == "absent" and doubt is not None:  # it may still land: a person decides
@@ -276,9 +343,7 @@ class IntentLog:
     def after_send(self, method: str, url: str, fields: list[tuple[str, str]], outcome: SendOutcome) -> None:
         key = intent_key(self.scope, method, url, fields, self.risk)
         attempt = self._sending.pop(key)  # the attempt this log let go (``before_send`` said send it)
-        record = self.sink.get(attempt) or IntentRecord(
-            key=attempt, method=method.upper(), url=url, fields=fields
-        )
+        record = self.sink.get(attempt.key) or attempt
         record.seen = outcome.classified()  # the gate's, made once (network.py)
         done = applied_of(record.seen)
         record.status = "sent" if done else "not_applied" if done is False else "uncertain"
@@ -323,27 +388,48 @@ class IntentLog:
             "existing record there instead of submitting it again; if it is not what the task wants, ask a person."
         )
 
+    def _send_key(self, method: str, url: str, fields: list[tuple[str, str]]) -> str:
+        """The request key of no job, for a caller that did not give the gate's: as the store's signed
+        sends are keyed (``StoreIntents.send_key``: ``Authority.key_of``), else by this log's rules."""
+        send_key = getattr(self.sink, "send_key", None)
+        if callable(send_key):
+            return str(send_key(method, url, fields))
+        return request_key(method, url, fields, excluded=self.risk.excluded_for(url))
+
     def _unrecorded(
-        self, method: str, url: str, fields: list[tuple[str, str]], attempts: list[IntentRecord]
+        self,
+        method: str,
+        url: str,
+        fields: list[tuple[str, str]],
+        attempts: list[IntentRecord],
+        mine: str,
+        legacy: str | None = None,
     ) -> datetime | None:
-        """When the signed audit log shows a send of this request that no row of the job database
-        accounts for (None: every one is): more signed sends than attempts that may have left (rows
-        deleted, the saved one's beside a refused one's kept), by the sink's signed sends
-        (``StoreIntents.signed_sends``: ``reconcile``), else by the ``witness`` when there is no row."""
+        """When the signed audit log shows a send of this request (key ``mine``) that no row of the
+        job database accounts for (None: every one is): more signed sends than attempts that may have
+        left (rows deleted, the saved one's beside a refused one's kept), by the sink's signed sends
+        (``StoreIntents.signed_sends``), else by the ``witness`` when there is no row. Every attempt
+        here is one of this request (found by its key), so each accounts for a send of ``mine``; a
+        send signed under the URL as it went out (``legacy``: before rows were keyed on the redacted
+        one) is one of this request too."""
         sends, send_key = getattr(self.sink, "signed_sends", None), getattr(self.sink, "send_key", None)
         if callable(sends) and callable(send_key):
-            mine = send_key(method, url, fields)
-            unaccounted = _accounted(attempts, [s for s in sends() if s.key == mine], send_key)[2]
+            keys = {mine} | ({send_key(method, legacy, fields)} if legacy else set())
+            signed = [s.model_copy(update={"key": mine}) for s in sends() if s.key in keys]
+            unaccounted = _accounted(attempts, signed, lambda _record: mine)[2]
             return max((s.at for s in unaccounted), default=None)
         if not attempts and self.witness is not None:
-            return self.witness(method, url, fields)
+            seen = [self.witness(method, u, fields) for u in (url, legacy) if u]
+            return max((at for at in seen if at is not None), default=None)
         return None
 
-    def _attempts(self, key: str) -> list[IntentRecord]:
-        """Every attempt to send the submission ``key`` in this job, oldest first."""
+    def _attempts(self, key: str, older: str | None = None) -> list[IntentRecord]:
+        """Every attempt to send the submission ``key`` in this job, oldest first: those recorded
+        under ``older`` (its key before rows were keyed on the redacted URL) first, numbered on."""
         found: list[IntentRecord] = []
-        while (record := self.sink.get(attempt_key(key, len(found)))) is not None:
-            found.append(record)
+        for each in (older, key):
+            while each and (record := self.sink.get(attempt_key(each, len(found)))) is not None:
+                found.append(record)
         return found
 
     def _send(self, key: str, attempt: IntentRecord, why: str) -> str | None:
@@ -367,7 +453,7 @@ class IntentLog:
             return f"{attempt.method} {attempt.url} was not sent: {stop}. Nothing was sent."
         if self.leaving is not None:
             self.leaving(attempt.method, attempt.url, attempt.fields)
-        self._sending[key] = attempt.key
+        self._sending[key] = attempt
         return None
 
     def _ask_again(self, key: str, again: IntentRecord, doubt: IntentRecord, page: str) -> str | None:
@@ -440,7 +526,7 @@ def reconcile(
     accounts for matches it; else it is not this job's send. A signed send that no row accounts for
     (its row deleted: ``unaccounted``) is a send whose answer nobody knows. ``send_key``:
     ``Authority.key_of``."""
-    mine, untrusted, unaccounted = _accounted(records, sends, send_key)
+    mine, untrusted, unaccounted = _accounted(records, sends, lambda r: _key_of(r, send_key))
     for send in unaccounted:
         mine.append(
             IntentRecord(
@@ -451,24 +537,32 @@ def reconcile(
                 status="uncertain",
                 result=UNRECORDED,
                 at=send.at,
+                send_key=send.key,
             )
         )
     return mine, untrusted
 
 
+def _key_of(record: IntentRecord, send_key: Callable[[str, str, list[tuple[str, str]]], str]) -> str:
+    """The key a signed send of ``record`` carries: the one kept on it (``IntentRecord.send_key``),
+    else (a row written before rows kept it) the key of its stored method, URL and fields."""
+    return record.send_key or send_key(record.method, record.url, record.fields)
+
+
 def _accounted(
     records: list[IntentRecord],
     sends: list[SignedSend],
-    send_key: Callable[[str, str, list[tuple[str, str]]], str],
+    key_of: Callable[[IntentRecord], str],
 ) -> tuple[list[IntentRecord], list[IntentRecord], list[SignedSend]]:
-    """(rows that are the job's, rows nobody vouches for, signed sends no row accounts for): ``reconcile``."""
+    """(rows that are the job's, rows nobody vouches for, signed sends no row accounts for): ``reconcile``.
+    ``key_of``: the key a signed send of a row carries."""
     waiting: dict[str, list[SignedSend]] = {}
     for send in sorted(sends, key=lambda s: s.at):
         waiting.setdefault(send.key, []).append(send)
     mine: list[IntentRecord] = []
     untrusted: list[IntentRecord] = []
     for record in sorted(records, key=lambda r: not r.trusted):  # signed rows take their sends first
-        matching = waiting.get(send_key(record.method, record.url, record.fields), [])
+        matching = waiting.get(key_of(record), [])
         if not record.trusted and not matching:
             untrusted.append(record)
             continue
@@ -476,6 +570,19 @@ def _accounted(
         if record.left and matching:
             matching.pop(0)
     return mine, untrusted, [s for left in waiting.values() for s in left]
+
+
+def _reads_a_secret(rule: ReadBack, params: dict[str, str], url: str, fields: list[tuple[str, str]]) -> bool:
+    """The read-back ``rule`` needs a value the gate redacted (a vault secret, recorded as its
+    placeholder): the page it would read and the text it would look for are not the system's, so it
+    cannot tell, and a page without the change would prove nothing."""
+    values = dict(parse_qsl(urlsplit(url).query))
+    values.update(fields)
+    values.update(params)
+    names = set(rule.identify)
+    for text in (rule.read_back or "", *rule.shows):
+        names.update(RULE_VALUE.findall(text))
+    return any(Vault.has_placeholders(values.get(name, "")) for name in names)
 
 
 READ_REDIRECTS = 5  # hops a read by code follows, each one checked by the policy

@@ -28,7 +28,7 @@ from urllib.parse import unquote_to_bytes, urljoin
 from taskcrew.approvals.key import TEXT_MARK, file_value, same_fields, text_value
 from taskcrew.approvals.rules import NOT_EXACT
 from taskcrew.tools.human import FieldValue
-from taskcrew.tools.intents import SendOutcome
+from taskcrew.tools.intents import Outgoing, SendOutcome, outgoing
 from taskcrew.tools.intents import fetcher as intent_fetcher
 from taskcrew.tools.policy import SAFE_METHODS, Policy, PolicyDecision, is_token_field, strip_fragment
 from taskcrew.tools.submissions import SubmissionResult, classify
@@ -81,6 +81,11 @@ def request_fields(request: Request, vault: Vault) -> list[FieldValue]:
     """The body of a request as name/value pairs, secrets masked (for the approval prompt)."""
     raw = _raw_fields(request)
     return [FieldValue(name=vault.redact(k), value=vault.redact(v)) for k, v in raw]
+
+
+def _shown_fields(sent: Outgoing) -> list[FieldValue]:
+    """The fields of the recorded request (secrets redacted) as the approver is shown them."""
+    return [FieldValue(name=n, value=v) for n, v in sent.fields]
 
 
 def _raw_fields(request: Request) -> list[tuple[str, str]]:
@@ -562,47 +567,58 @@ class NetworkGuard:
             self.state.blocked.append(self.policy.refuse_switched(method, shown))
             route.abort("blockedbyclient")
             return
-        if armed == "none":
+        # the request as every record of it reads it, computed once (secrets redacted, its key): the
+        # approval, the send check, the intent log, the answer and the signed send; the request that
+        # goes out (``_forward``) is the browser's, real secrets in it
+        sent = outgoing(method, url, raw, self.vault.redact, self.policy.rules) if changes else None
+        if armed == "none":  # the approver is shown the recorded request
+            asked = request_fields(request, self.vault) if sent is None else _shown_fields(sent)
             with self._human_wait():
-                decision = self.policy.request(
-                    method, shown, fields=request_fields(request, self.vault), page_url=page_url
-                )
+                decision = self.policy.request(method, shown, fields=asked, page_url=page_url)
             if not decision.permitted:
                 self.state.blocked.append(decision)
                 route.abort("blockedbyclient")
                 return
-        fields = [(self.vault.redact(n), self.vault.redact(v)) for n, v in raw]
-        if approved:  # on its way until its answer (``_submitted``): a copy meanwhile is asked again
-            self.policy.leaving(method, shown, fields)
+        if not approved or sent is None:  # a read, a login, an exempt path: no record of it is kept
+            self._forward(route, request, is_main)
+            return
+        # on its way until its answer (``_submitted``): a copy meanwhile is asked again
+        self.policy.leaving(sent.method, sent.url, sent.fields)
         check = self.policy.send_check  # a durable run asks the approvals authority: exactly this?
-        if check is not None and approved:
-            refusal = check(method, shown, fields)
+        if check is not None:
+            refusal = check(sent.method, sent.url, sent.fields)
             if refusal is not None:
                 self.state.notes.append(refusal)
-                self.policy.sent(method, shown, fields, "not_sent")
+                self.policy.sent(sent.method, sent.url, sent.fields, "not_sent")
                 route.abort("blockedbyclient")
                 return
-        if approved and self._context is not None:  # the run's before-snapshot (crew/changes.py)
+        if self._context is not None:  # the run's before-snapshot (crew/changes.py)
             before_change = getattr(self.policy, "before_change", None)
             if before_change is not None:
                 before_change(intent_fetcher(self._context, self.policy))
         intents = getattr(self.policy, "intents", None)  # tools.intents.IntentLog of a durable run
-        if intents is not None and approved and self._context is not None:
+        if intents is not None and self._context is not None:
             with self._human_wait():  # a repeat in doubt may ask a person (``ask_again``)
-                refusal = intents.before_send(method, url, fields, intent_fetcher(self._context, self.policy))
+                refusal = intents.before_send(
+                    sent.method,
+                    sent.url,
+                    sent.fields,
+                    intent_fetcher(self._context, self.policy),
+                    key=sent.key,
+                    sent_as=url,  # rows a version before this one keyed on the URL as it goes out
+                )
             if refusal is not None:
                 self.state.notes.append(refusal)
                 route.abort("blockedbyclient")
                 held = "held back: " + refusal
-                self._submitted(method, url, raw, SendOutcome(detail=held, seen="not_sent", reason=held))
+                self._submitted(sent, SendOutcome(detail=held, seen="not_sent", reason=held))
                 return
             outcome = self._classified(method, url, self._forward(route, request, is_main), shown_page)
-            intents.after_send(method, url, fields, outcome)  # stores the gate's classification
-            self._submitted(method, url, raw, outcome)
+            intents.after_send(sent.method, sent.url, sent.fields, outcome)  # the gate's classification
+            self._submitted(sent, outcome)
             return
         outcome = self._forward(route, request, is_main)
-        if approved:
-            self._submitted(method, url, raw, self._classified(method, url, outcome, shown_page))
+        self._submitted(sent, self._classified(method, url, outcome, shown_page))
 
     def _classified(self, method: str, url: str, outcome: SendOutcome, shown_page: str = "") -> SendOutcome:
         """The system's answer to an approved submission, classified once, with its page
@@ -623,21 +639,19 @@ class NetworkGuard:
         outcome.reason = self.vault.redact(outcome.reason)
         return outcome
 
-    def _submitted(self, method: str, url: str, raw: list[tuple[str, str]], outcome: SendOutcome) -> None:
-        """What became of an approved submission (classified by ``_classified``; ``raw`` its body as
-        approved): for the act result and the run's facts."""
-        fields = [(n, self.vault.redact(v)) for n, v in raw if not is_token_field(n)]
+    def _submitted(self, sent: Outgoing, outcome: SendOutcome) -> None:
+        """What became of an approved submission (classified by ``_classified``; ``sent`` the request
+        as approved and recorded): for the act result and the run's facts."""
         result = SubmissionResult(
-            method=method,
-            url=self.vault.redact(strip_fragment(url)),
-            fields=fields,
+            method=sent.method,
+            url=strip_fragment(sent.url),
+            fields=[(n, v) for n, v in sent.fields if not is_token_field(n)],
             result=outcome.classified(),
             http_status=outcome.http_status,
             detail=self.vault.redact(outcome.reason),
         )
         self.state.submissions.append(result)
-        sent = [(self.vault.redact(n), self.vault.redact(v)) for n, v in raw]
-        self.policy.sent(method, self.vault.redact(url), sent, result.result)
+        self.policy.sent(sent.method, sent.url, sent.fields, result.result)
         log = getattr(self.policy, "submissions", None)  # tools.submissions.SubmissionLog of the run
         if log is not None:
             log.record(result)
