@@ -112,7 +112,12 @@ class ConsoleEnv:
 
 
 @pytest.fixture
-def console_env(tmp_path: Path, console_users: Path, console_chromium: Any) -> Iterator[ConsoleEnv]:
+def console_env(
+    tmp_path: Path, console_users: Path, console_chromium: Any, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[ConsoleEnv]:
+    # the users file is every process's one setting: what the console's pages judge outside its own
+    # authority (a fact's acceptance, a routine's) reads it from the environment, as in production
+    monkeypatch.setenv("TASKCREW_CONSOLE_USERS", str(console_users))
     e = ConsoleEnv(tmp_path, console_users, console_chromium)
     yield e
     e.close()

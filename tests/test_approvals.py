@@ -625,8 +625,13 @@ def test_a_decision_made_under_laxer_rules_of_its_own_is_not_obeyed_by_the_worke
             DEFAULT_RULES.read_text(encoding="utf-8").replace("two_person: auto", 'two_person: "off"')
         )
         monkeypatch.setenv("TASKCREW_RISK_RULES", str(lax))
-    else:
-        monkeypatch.setenv("TASKCREW_CONSOLE_USERS", str(tmp_path / "nobody.yaml"))
+    else:  # a users file of bob alone (a process with none takes no password-bound token's word)
+        import yaml
+
+        data = yaml.safe_load(env["users"].read_text(encoding="utf-8"))
+        data["users"] = [u for u in data["users"] if u["name"] == "bob"]
+        (tmp_path / "bob-only.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+        monkeypatch.setenv("TASKCREW_CONSOLE_USERS", str(tmp_path / "bob-only.yaml"))
     decided = runner.invoke(app, ["approvals", "approve", approval_id])
     assert decided.exit_code == 0 and jobs.approval(approval_id).status == "approved", decided.output
     jobs.mark(job_id, "running", only_if=("waiting",), worker="w1")

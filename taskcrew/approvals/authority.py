@@ -36,11 +36,15 @@ from taskcrew.approvals import seals
 from taskcrew.approvals.audit import AuditEntry, AuditLog, AuditLogError
 from taskcrew.approvals.identity import (
     AUTHENTICATED,
+    NO_USERS,
     UNPROVEN_SUBMITTER,
     Identity,
-    credentials,
+    current_users,
     identity_refusal,
+    person,
     recorded,
+    same_person,
+    standing_refusal,
     user_names,
 )
 from taskcrew.approvals.key import request_key
@@ -112,17 +116,15 @@ def decision_credential(approval_id: str, credential: str) -> str:
     return hashlib.sha256(f"decision\0{approval_id}\0{credential}".encode()).hexdigest()[:32]
 
 
-def _still_counts(known: dict[str, str], name: str, given: str | None, bound: Callable[[str], str]) -> bool:
+def _still_counts(
+    users: dict[str, str] | None, name: str, given: str | None, bound: Callable[[str], str]
+) -> bool:
     """Whether what ``name`` gave under ``given`` (a credential digest bound to its approval by
-    ``bound``: ``cosign_credential``, ``decision_credential``) still counts against ``known``, every
-    user's credential now: she is still a user, under that password (None: given by a login that
-    kept no credential, which rests on her name, as ``identity_refusal`` allows)."""
-    if known and name not in known:
-        return False
-    if given is None:
-        return True
-    now = known.get(name)
-    return now is not None and given == bound(now)
+    ``bound``: ``cosign_credential``, ``decision_credential``) still counts against ``users``
+    (``identity.current_users``), by ``identity.standing_refusal``, the rule a login is judged by: she
+    is still a user, under that password (None: given by a login that kept no credential, which
+    rests on her name); with no users, nothing but the console's start-up-token login counts."""
+    return standing_refusal(users, name, given, bound) is None
 
 
 class DecisionResult(BaseModel):
@@ -148,9 +150,20 @@ class ApprovalView(BaseModel):
     job: Job | None
     assessment: Assessment
     needs_two: bool = False
+    # why one approver suffices though a flag asks for a second one ("" when none does, or two are
+    # needed): the two-person rule is off here (``Authority.two_person_off``); every surface says it
+    rule_off: str = ""
     first_approvers: list[str] = Field(default_factory=list)
     problem: str | None = None
     payee: Payee = Field(default_factory=Payee)
+
+    def said(self, flag: RiskFlag) -> str:
+        """A flag's message as every surface shows it: one that asks for a second approver where the
+        two-person rule is off here says so (``rule_off``), so no surface says "needs a second
+        approver" and then lets one person send it."""
+        if flag.second_approver and self.rule_off:
+            return f"{flag.message}; but {self.rule_off}: one approver suffices"
+        return flag.message
 
     @property
     def fields(self) -> list[tuple[str, str]]:
@@ -289,6 +302,9 @@ class Authority:
 
     # ---- rules --------------------------------------------------------------------------------
     def two_person_active(self) -> bool:
+        """Whether an item the rules flag for a second approver needs two people here: by the risk
+        rules' ``two_person``; ``auto``: while the users file lists two or more people, as it does
+        now (an item parked while it listed more is judged by who is a user when it is decided)."""
         if self.rules.two_person != "auto":
             return self.rules.two_person == "on"
         try:
@@ -296,21 +312,32 @@ class Authority:
         except ValueError:
             return True  # a users file that cannot be read: assume several people
 
+    def two_person_off(self) -> str:
+        """Why no second approver is needed here whatever a flag asks ("": the two-person rule is on),
+        in words every surface shows beside such a flag (``ApprovalView.rule_off``)."""
+        if self.two_person_active():
+            return ""
+        if self.rules.two_person == "off":
+            return "the two-person rule is off here (two_person: off in the risk rules)"
+        return (
+            "the two-person rule is off here (the users file lists fewer than two people; two_person: auto)"
+        )
+
     def identity_refusal(self, who: Identity) -> str | None:
         """Whether a login or token still counts (None: it counts): ``identity.identity_refusal``,
         against this authority's users file."""
         return identity_refusal(who, self.users_file)
 
-    def _first_approvers(self, approval: Approval, known: dict[str, str] | None = None) -> list[str]:
+    def _first_approvers(self, approval: Approval, users: dict[str, str] | None = None) -> list[str]:
         """Who gave the first approvals that still count: signed by the authority, by someone who is
         still a user, under the password she has now (a reset voids the logins and tokens from
-        before it, and what they approved: ``identity_refusal``'s rule). ``known``: every user's
-        credential, when already read (else one read of the users file)."""
+        before it, and what they approved: ``identity_refusal``'s rule; with no users, none counts).
+        ``users``: ``current_users``, when already read (else one read of the users file)."""
         if not approval.first_approvals:
             return []
-        if known is None:
+        if users is None:
             try:
-                known = credentials(self.users_file)
+                users = current_users(self.users_file)
             except ValueError:
                 return []
         given = self._firsts_standing(approval)
@@ -319,7 +346,7 @@ class Authority:
             for c in approval.first_approvals
             if c.name in given
             and self.keys.verify(seals.cosign(approval, c), c.sig)
-            and _still_counts(known, c.name, c.credential, lambda now: cosign_credential(approval.id, now))
+            and _still_counts(users, c.name, c.credential, lambda now: cosign_credential(approval.id, now))
         ]
 
     def _firsts_standing(self, approval: Approval) -> set[str]:
@@ -357,8 +384,10 @@ class Authority:
         before it and what they approved, complete or not, until it is sent: the worker does not
         obey it, records why, and the person is asked again. A rejection always stands; an
         auto-approval is judged by ``rules_refusal`` (``auto_approve_refusal``). A process with no
-        users file (a worker not given the console's) can check nobody's password: there, only
-        ``rules_refusal``'s names count, as before."""
+        users file at all (a worker not given the console's: ``current_users`` is None) can check
+        nobody's password: there, only ``rules_refusal``'s names count, as before. A users file that
+        exists and lists nobody is no such case: nobody counts, so an approval given by a login is
+        refused (the console's start-up-token login aside)."""
         decision = approval.decision
         if (
             approval.status not in ("approved", "answered")
@@ -367,36 +396,36 @@ class Authority:
         ):
             return None  # an answer is a person's word to the run too: it rests on her login as much
         try:
-            known = credentials(self.users_file)
+            users = current_users(self.users_file)
         except ValueError as exc:
             return f"the users file cannot be read, so who approved it cannot be checked ({exc})"
-        if not known:  # this process has no users (a worker not given the console's users file):
+        if users is None:  # no users file here (a worker not given the console's users file):
             return None  # nobody's password can be checked here; ``rules_refusal`` judges the names
         *firsts, final = (approval.decided_by or "").split("+")
-        counted = self._first_approvers(approval, known) if firsts else []  # reads the signed log: once
+        counted = self._first_approvers(approval, users) if firsts else []  # reads the signed log: once
         if gone := [n for n in firsts if n not in counted]:
+            why = NO_USERS if not users else "removed from the users file, or the password changed since"
             return (
-                f"the first approval of {', '.join(gone)} no longer counts (removed from the users file, or "
-                "the password changed since it was given): it was completed on one person's word"
+                f"the first approval of {', '.join(gone)} no longer counts ({why}): it was completed on "
+                "one person's word"
             )
-        if decision.credential is None:
+        if decision.credential is None:  # an OS user's word, or given before credentials were kept
             return None
-        if not _still_counts(
-            known, final, decision.credential, lambda now: decision_credential(approval.id, now)
-        ):
-            return (
-                f"{final} is no longer a user, or her password was changed since she gave it: what a "
-                "login from before a reset approved no longer counts"
-            )
-        return None
+        gone_why = standing_refusal(
+            users, final, decision.credential, lambda now: decision_credential(approval.id, now)
+        )
+        return None if gone_why is None else f"what {final} approved no longer counts ({gone_why})"
 
     def _current(self, names: list[str]) -> list[str]:
-        """``names`` that are still users (first approvals of someone removed no longer count)."""
+        """``names`` that are still users (first approvals of someone removed no longer count), by
+        ``identity.standing_refusal``: none when the users file lists nobody; all of them where this
+        process has no users file at all (``current_users``: it cannot check; the decision's
+        signature says the process that gave it did)."""
         try:
-            users = user_names(self.users_file)
+            users = current_users(self.users_file)
         except ValueError:
             return []
-        return [n for n in names if not users or n in users]
+        return names if users is None else [n for n in names if standing_refusal(users, n, None) is None]
 
     def submitter_refusal(self, who: Identity, role: str = "submitter") -> str | None:
         """Where several people approve (the two-person rule is on), a submitter (or a ``role`` such
@@ -446,7 +475,7 @@ class Authority:
                 "or no signed job record says), and the two-person rule is on here: it cannot tell that "
                 "person from whoever accepts it, so nobody may accept it" + (f". {remedy}" if remedy else "")
             )
-        if submitter and submitter == who:
+        if submitter and same_person(submitter, who):
             return (
                 f"{who} submitted the run {run}, and the two-person rule is on here: someone else accepts it"
             )
@@ -608,7 +637,13 @@ class Authority:
         if unproven := self.unproven_submitter(job):
             return f"under this worker's rules {unproven}"
         names = (approval.decided_by or "").split("+")
-        if len(set(names)) == 2 and submitter not in names and len(self._current(names)) == 2:
+        people = {person(n) for n in names}  # one person in two spellings is one person
+        if (
+            len(names) == 2
+            and len(people) == 2
+            and (submitter is None or person(submitter) not in people)
+            and len(self._current(names)) == 2
+        ):
             return None
         return (
             f"under this worker's rules it needs two people other than the submitter, and it was approved "
@@ -660,7 +695,7 @@ class Authority:
                 return (
                     "the audit entry of a retry of the job does not check out, so who retried it is unknown"
                 )
-            role = "submitted" if who.name == job.submitted_by else "retried"
+            role = "submitted" if same_person(who.name, job.submitted_by) else "retried"
             if gone := self.identity_refusal(who):
                 return f"the job was {role} by {who.name}, who no longer counts ({gone})"
             rule = self.rules.auto_approve_rule(who.name, request.url)
@@ -692,11 +727,13 @@ class Authority:
         request = approval.request
         assessment = self.assess(request) if request else Assessment()
         firsts = self._first_approvers(approval)
+        needs_two = self.needs_two(assessment)
         view = ApprovalView(
             approval=approval,
             job=job,
             assessment=assessment,
-            needs_two=self.needs_two(assessment),
+            needs_two=needs_two,
+            rule_off=self.two_person_off() if assessment.needs_second_approver and not needs_two else "",
             first_approvers=firsts,
             problem=self.problem(approval),
         )
@@ -760,7 +797,7 @@ class Authority:
                 return self._refuse(who, approval_id, action, outcome.reason)
             by = who.describe()
             if view.needs_two:
-                others = [n for n in view.first_approvers if n != who.name]
+                others = [n for n in view.first_approvers if not same_person(n, who.name)]
                 if not others:
                     bound = cosign_credential(approval.id, who.credential) if who.credential else None
                     first = Cosign(name=who.name, proof=who.proof, at=utcnow(), sig="", credential=bound)
@@ -856,7 +893,7 @@ class Authority:
             return ApproveOutcome("sends")
         if refusal := self._two_person_refusal(view, who):
             return ApproveOutcome("refused", refusal)
-        if [n for n in view.first_approvers if n != who.name]:
+        if [n for n in view.first_approvers if not same_person(n, who.name)]:
             return ApproveOutcome("sends")
         if (cancel := self.standing_cancel(view.approval.job_id)) is not None:  # it would count for nothing
             why = f"job {view.approval.job_id} was cancelled by {cancel.who} (audit entry {cancel.seq})"
@@ -872,9 +909,9 @@ class Authority:
                 f"Two-person rule ({flags}): {who.describe()} cannot approve it. Log in first "
                 "(`taskcrew approvals login`, or the console)."
             )
-        if view.job is not None and who.name == view.job.submitted_by:
+        if view.job is not None and same_person(who.name, view.job.submitted_by):
             return "Two-person rule: you submitted this task, so another person must approve it."
-        if who.name in view.first_approvers and not [n for n in view.first_approvers if n != who.name]:
+        if view.first_approvers and all(same_person(n, who.name) for n in view.first_approvers):
             return "You already approved this; a second, different person must approve it too."
         return None
 

@@ -125,7 +125,7 @@ def approvals_show(approval_id: str, db: DbUrl = None) -> None:
             f"  ⚠ {changed} changed since the approval was parked: not what the run read; do not decide from it"
         )
     for flag in view.assessment.flags:
-        say(f"risk: {flag.message}")
+        say(f"risk: {view.said(flag)}")
     if view.needs_two:
         firsts = ", ".join(view.first_approvers) or "none yet"
         typer.echo(

@@ -5,7 +5,10 @@
   checked against the same users file); only its SHA-256 is stored, in tokens.json;
 - ``os_user``: the CLI as the operating-system user, where no rule needs more (no two-person rule);
 - ``worker``: the job worker itself (batch children inherit their parent's signed submitter).
-The two-person rule counts only ``console`` and ``token`` identities, never the submitter.
+The two-person rule counts only ``console`` and ``token`` identities, never the submitter. A login
+or token counts only while the users file lists its person with the password she proved it with
+(``identity_refusal``): with no users (the file emptied or deleted), none proven by a password
+does, only the console's start-up-token login. People are compared by ``person`` (case folded).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import hashlib
 import json
 import os
 import secrets
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal, cast, get_args
@@ -82,6 +86,16 @@ def users_file() -> Path:
     return ConsoleSettings.from_env().users_file
 
 
+NO_USERS = (
+    "the users file lists no users: logins and tokens count for nothing; add users with "
+    "`taskcrew console add-user`"
+)
+STARTUP_CREDENTIAL = "start-up token"
+"""The credential of a console login by the one-time token the console prints when it starts with no
+users (``console.server.prepare``): it proves no user's password, so it counts only while the users
+file lists nobody (``standing_refusal``); never a fingerprint (``credential_of`` is hex)."""
+
+
 def credentials(path: Path | None = None) -> dict[str, str]:
     """Each user's credential: a fingerprint of their password hash, which changes when their
     password is reset (``console add-user`` again). Raises ConsoleUserError (a ValueError) for a
@@ -89,6 +103,55 @@ def credentials(path: Path | None = None) -> dict[str, str]:
     from taskcrew.console.auth import load_users
 
     return {u.name: credential_of(u.password_hash) for u in load_users(path or users_file())}
+
+
+def current_users(path: Path | None = None) -> dict[str, str] | None:
+    """Who is a user now, each with her credential (``credentials``), or None where this process has
+    no users file at all. The one reading of "no users": a users file that exists and lists nobody
+    (``{}``: emptied, every user removed) means nobody's login counts; a missing one means this
+    process cannot check (deleted, or never given to it: a worker on another machine), so whom a
+    signed decision names is judged by name only (``Authority.approvers_refusal``), and a login
+    proven by a user's password counts for nothing here (``standing_refusal``). Raises
+    ConsoleUserError (a ValueError) for a file that cannot be read."""
+    path = path or users_file()
+    return credentials(path) if path.exists() else None
+
+
+def standing_refusal(
+    users: dict[str, str] | None, name: str, given: str | None, bound: Callable[[str], str] = str
+) -> str | None:
+    """The one rule on whether what ``name`` proved with a login or token still counts (None: it
+    does), against ``users`` (``current_users``). ``given``: the credential it was proven with, as
+    ``bound`` keeps it (the credential itself for a session or token; a digest bound to the approval
+    for a first approval or a decision); None: it keeps none (proven before credentials were kept),
+    so it rests on her name. A login by the console's start-up token (``STARTUP_CREDENTIAL``)
+    counts only while there are no users. Any other counts only while she is a user, with the
+    password she proved it with: with a users file that lists nobody, none counts; with none at all
+    (deleted, or never given to this process), one proven by a user's password counts for nothing
+    either (it was proven against a users file this process does not have), and one that keeps no
+    credential cannot be checked and rests on her name, as before."""
+    if given is not None and given == bound(STARTUP_CREDENTIAL):
+        if not users:
+            return None
+        return (
+            "a login by the console's start-up token counts only while the users file lists nobody: "
+            "log in as a user"
+        )
+    if users is None and given is None:
+        return None  # no users file here and no credential to check: her name is all there is
+    if not users:
+        return NO_USERS
+    if name not in users:
+        return (
+            f"{name} is no longer a user (not in the users file): that login or token no longer "
+            "counts; ask the operator, or log in as a current user"
+        )
+    if given is not None and given != bound(users[name]):
+        return (
+            f"{name}'s password was changed after this login: that login or token no longer "
+            "counts; log in again with the new password"
+        )
+    return None
 
 
 def credential_of(password_hash: str) -> str:
@@ -100,31 +163,36 @@ def user_names(path: Path | None = None) -> list[str]:
     return list(credentials(path))
 
 
+def person(name: str) -> str:
+    """The one form in which two names are compared as people (the two-person rule: submitter and
+    approver, first and second approver, who retried a job): case folded, so an OS user "Ana" who
+    submitted and the console user "ana" who approves are one person. A users file cannot hold two
+    names that fold alike (``console.auth.load_users``)."""
+    return name.strip().casefold()
+
+
+def same_person(a: str | None, b: str | None) -> bool:
+    """Whether two names (either may be missing) are one person (``person``)."""
+    return a is not None and b is not None and person(a) == person(b)
+
+
 def identity_refusal(who: Identity, path: Path | None = None) -> str | None:
-    """The one rule on whether a proven identity still counts (None: it counts). A login or token
-    proves a person only while she is a user, with the password she proved it with: a console
-    session or CLI token of someone removed from the users file (who left), or whose password was
-    reset since, counts for nothing; so does what rests on her name alone (the auto-approve
+    """The one rule on whether a proven identity still counts (None: it counts), for every surface:
+    ``standing_refusal`` against the users file as it is now. A console session or CLI token of
+    someone removed from the users file (who left), or whose password was reset since, counts for
+    nothing; so does every login and token when the users file lists nobody (emptying it locks
+    everyone out), and every one proven by a password when there is no users file at all, but the
+    console's start-up-token login; and so does what rests on her name alone (the auto-approve
     privilege of a job she submitted, a routine she accepted). An OS user (not authenticated) is
     taken on her word, as before. ``path``: the users file (default: the one every process reads,
     TASKCREW_CONSOLE_USERS or ``<console dir>/users.yaml``)."""
     if not who.authenticated:
         return None
     try:
-        known = credentials(path)
+        users = current_users(path)
     except ValueError as exc:
         return f"the users file cannot be read, so no login can be checked ({exc})"
-    if known and who.name not in known:
-        return (
-            f"{who.name} is no longer a user (not in the users file): that login or token no longer "
-            "counts; ask the operator, or log in as a current user"
-        )
-    if known and who.credential is not None and who.credential != known[who.name]:
-        return (
-            f"{who.name}'s password was changed after this login: that login or token no longer "
-            "counts; log in again with the new password"
-        )
-    return None
+    return standing_refusal(users, who.name, who.credential)
 
 
 def recorded(name: str, proof: str, credential: str | None = None) -> Identity:

@@ -14,6 +14,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, Field, ValidationError
 
+from taskcrew.approvals.identity import person
 from taskcrew.approvals.signing import locked
 
 # scrypt cost: n=2**14, r=8, p=1 (~16 MiB, tens of ms): OWASP's minimum for scrypt.
@@ -59,6 +60,23 @@ class UsersFile(BaseModel):
 
 
 def load_users(path: Path) -> list[User]:
+    """The users the file lists ([] when there is no file: ``approvals.identity.current_users`` tells
+    a missing file from an empty one). Names are people: two that differ only in case (``bob``,
+    ``Bob``) would be two logins of one person, counted as two by the two-person rule, so such a
+    file is refused, naming both."""
+    users = _read_users(path)
+    folded: dict[str, str] = {}
+    for user in users:
+        if (twin := folded.setdefault(person(user.name), user.name)) != user.name:
+            raise ConsoleUserError(
+                f"The console users file {path} lists {twin!r} and {user.name!r}: names that differ only "
+                "in case are one person. Keep one of them (`taskcrew console remove-user NAME`)."
+            )
+    return users
+
+
+def _read_users(path: Path) -> list[User]:
+    """The users file as written, each name once (``load_users`` judges it further)."""
     if not path.exists():
         return []
     try:
@@ -75,31 +93,61 @@ def load_users(path: Path) -> list[User]:
     return users
 
 
+def _write_users(path: Path, users: list[User]) -> None:
+    """Write the users file (under its lock, held by the caller): to a temporary file of its own in
+    the same folder, created with mode 0600 (the hashes are never readable by others, not even for a
+    moment), then atomically put in place: a reader sees the old file or the new one. No users is
+    written as ``users: []``: a file that lists nobody, whom no login counts for."""
+    text = yaml.safe_dump(UsersFile(users=users).model_dump(), sort_keys=False)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")  # mode 0600
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def add_user(path: Path, name: str, password: str) -> None:
-    """Add or replace one user in the users file; the only writer of that file.
+    """Add or replace one user in the users file; with ``remove_user``, its only writers.
 
     Two runs at once (two operators, a reset and an add) never undo each other: the password is
     hashed first (scrypt is slow), then the read, the change and the write happen under an exclusive
-    lock between processes (``<users file>.lock``). The new file is written to a temporary file of
-    its own in the same folder, created with mode 0600 (the hashes are never readable by others, not
-    even for a moment), and atomically put in place: a reader sees the old file or the new one."""
+    lock between processes (``<users file>.lock``), written by ``_write_users``. A name that differs
+    from an existing user's only in case is refused, not taken as a reset of hers: a reset names
+    the user exactly (the operator who typed "Bob" may mean another person; guessing either way
+    would give one person two logins or change someone's password unasked)."""
     added = User(name=name, password_hash=hash_password(password))
     path.parent.mkdir(parents=True, exist_ok=True)
     with locked(path):
-        users = [u for u in load_users(path) if u.name != name]
-        users.append(added)
-        text = yaml.safe_dump(UsersFile(users=users).model_dump(), sort_keys=False)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")  # mode 0600
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        users = load_users(path)
+        if twin := next((u.name for u in users if u.name != name and person(u.name) == person(name)), None):
+            raise ConsoleUserError(
+                f"a user named {twin!r} exists, and names that differ only in case are one person: to reset "
+                f"her password, run `taskcrew console add-user {twin}`; for another person, choose another name"
+            )
+        _write_users(path, [*(u for u in users if u.name != name), added])
+
+
+def remove_user(path: Path, name: str) -> None:
+    """Remove one user from the users file: her console sessions, CLI tokens, first approvals and
+    privileges count for nothing from then on (``approvals.identity.identity_refusal``). Under the
+    same lock and atomic write as ``add_user``. Removing the last user leaves a file that lists
+    nobody: every login and token counts for nothing (the console's start-up token aside)."""
+    if not path.is_file():
+        raise ConsoleUserError(f"{path}: no such users file, so there is nobody to remove")
+    with locked(path):
+        users = _read_users(path)  # also from a file ``load_users`` refuses (two names alike but for case)
+        if not any(u.name == name for u in users):
+            twin = next((u.name for u in users if person(u.name) == person(name)), None)
+            listed = ", ".join(u.name for u in users) or "nobody"
+            hint = f"; did you mean {twin!r}?" if twin else f" (it lists {listed})"
+            raise ConsoleUserError(f"no user named {name!r} in {path}{hint}")
+        _write_users(path, [u for u in users if u.name != name])
 
 
 class Authenticator:

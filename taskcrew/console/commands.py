@@ -1,4 +1,5 @@
-"""`taskcrew console`: serve the web console; `taskcrew console add-user NAME`: add a login.
+"""`taskcrew console`: serve the web console; `taskcrew console add-user NAME`: add a login (or
+reset its password); `taskcrew console remove-user NAME`: take it away.
 
 Both use the users file every process reads (TASKCREW_CONSOLE_USERS, else <console dir>/users.yaml):
 the console, the workers and the CLI must agree on who may approve and whether two people must."""
@@ -124,3 +125,30 @@ def console_add_user(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
     typer.echo(f"user {name} saved in {path}")
+
+
+@console_app.command("remove-user")
+def console_remove_user(name: Annotated[str, typer.Argument(help="The user's login name, exactly.")]) -> None:
+    """Remove a user of the console and the CLI from the users file (TASKCREW_CONSOLE_USERS, else
+    <console dir>/users.yaml): her sessions, tokens, first approvals and privileges count for nothing
+    from then on. Removing the last one leaves a file that lists nobody: every login and token counts
+    for nothing (to lock everyone out; the console offers its start-up token after a restart)."""
+    from taskcrew.approvals.identity import NO_USERS
+    from taskcrew.console.auth import ConsoleUserError, load_users, remove_user
+    from taskcrew.console.settings import ConsoleSettings
+
+    path = ConsoleSettings.from_env().users_file
+    try:
+        remove_user(path, name)
+        left = [u.name for u in load_users(path)]
+    except ConsoleUserError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    typer.echo(f"user {name} removed from {path}; {len(left)} left: {', '.join(left) or 'nobody'}")
+    if not left:
+        typer.echo(NO_USERS)
+    elif len(left) == 1:
+        typer.echo(
+            "with one user, two_person: auto turns the two-person rule off: one approver suffices, also "
+            "for items already waiting"
+        )

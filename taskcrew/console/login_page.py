@@ -9,7 +9,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from taskcrew.approvals.identity import credential_of
+from taskcrew.approvals.identity import NO_USERS, STARTUP_CREDENTIAL, credential_of
 from taskcrew.console.auth import ConsoleUserError, load_users
 from taskcrew.console.security import same_origin, token_ok
 from taskcrew.console.web import LOGIN_COOKIE, SESSION_COOKIE, Web
@@ -55,6 +55,8 @@ def routes(web: Web) -> list[BaseRoute]:
                 "Refused: the login form did not come from the console. Reload it.", status_code=403
             )
         name = str(form.get("username") or "").strip()
+        # the connection's own address: uvicorn reads no X-Forwarded-For (``server.ConsoleServer``),
+        # so no client names the address its failures are counted under
         address = request.client.host if request.client else ""
         if wait := console.throttle.wait(name, address):
             console.audit.append(name or "(empty)", "login_refused", "/login", {"address": address})
@@ -72,12 +74,17 @@ def routes(web: Web) -> list[BaseRoute]:
         if user is None:
             console.throttle.failed(name, address)
             console.audit.append(name or "(empty)", "login_failed", "/login", {})
-            error = "Wrong name or password." if console.auth.users else "Wrong token."
+            if console.auth.users:
+                error = "Wrong name or password."
+            elif console.auth.token is None:  # started with users, all removed since: nobody logs in
+                error = f"Nobody can sign in: {NO_USERS} (or restart the console for a one-time token)."
+            else:
+                error = "Wrong token."
             return form_page(request, nxt, status_code=401, error=error, max_age=None)
         console.throttle.succeeded(name, address)
-        found = console.auth.users.get(user)
+        found = console.auth.users.get(user)  # None: the start-up token, which proves no user's password
         session_id, _ = console.sessions.create(
-            user, credential=credential_of(found.password_hash) if found else ""
+            user, credential=credential_of(found.password_hash) if found else STARTUP_CREDENTIAL
         )
         console.audit.append(user, "login", "/login", {})
         response = RedirectResponse(nxt, status_code=303)

@@ -45,8 +45,15 @@ class ConsoleServer:
         self.port = self.sock.getsockname()[1]
         self.url = f"http://{settings.host}:{self.port}"
         settings = settings.model_copy(update={"port": self.port})  # the Host check needs the real port
+        # proxy_headers off: a client's address is the connection's, never what its X-Forwarded-For
+        # says (uvicorn trusts that header from 127.0.0.1 by default, so any local client could name
+        # a new address per sign-in and escape the login throttle's per-address limits)
         config = uvicorn.Config(
-            build_app(settings, jobs), log_level="warning", access_log=False, lifespan="on"
+            build_app(settings, jobs),
+            log_level="warning",
+            access_log=False,
+            lifespan="on",
+            proxy_headers=False,
         )
         self.server = uvicorn.Server(config)
         self._thread: threading.Thread | None = None

@@ -41,7 +41,9 @@ class Session(BaseModel):
     csrf: str
     created: float
     expires: float
-    credential: str = ""  # the user's password it was opened with (approvals.identity.credentials)
+    # the user's password it was opened with (approvals.identity.credentials), or
+    # identity.STARTUP_CREDENTIAL for the start-up token's login (it counts only while there are no users)
+    credential: str = ""
 
 
 def identity_of(session: Session) -> Identity:

@@ -300,9 +300,15 @@ def work_item(
 
 
 def _flags(view: ApprovalView) -> list[Flag]:
-    """The authority's flags in words (the ones bulk approval decides by), "asked again" first."""
+    """The authority's flags in words (the ones bulk approval decides by), "asked again" first. A
+    flag that asks for a second approver where the two-person rule is off here says so
+    (``ApprovalView.said``)."""
     flags = [
-        Flag(code=RULE_CODES[f.rule], words=FLAG_WORDS[RULE_CODES[f.rule]], detail=f.message)
+        Flag(
+            code=RULE_CODES[f.rule],
+            words=FLAG_WORDS[RULE_CODES[f.rule]],
+            detail=view.said(f),
+        )
         for f in view.assessment.flags
     ]
     request = view.approval.request
@@ -321,7 +327,7 @@ def still_needed(view: ApprovalView) -> str:
         return "one person answers"
     submitter = view.job.submitted_by if view.job else None
     if not view.needs_two:
-        return "one approver"
+        return "one approver (the two-person rule is off here)" if view.rule_off else "one approver"
     excluded = ", ".join(dict.fromkeys([*view.first_approvers, *([submitter] if submitter else [])]))
     if view.first_approvers:
         return f"one more approver (not {excluded})"
