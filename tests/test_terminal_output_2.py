@@ -70,7 +70,9 @@ def test_knowledge_search_shows_a_documents_text_as_it_is(
     assert code == 0, shown
     assert screen[0].startswith("The knowledge store was empty: ingested the company handbook"), shown
     assert [line for line in screen if line.startswith("1. company_context.md § ")], shown
-    assert f"a V.{SHOWN_ESC}[2J{SHOWN_ESC}[1;1Hdone: paid {SHOWN_RLO}00.0001" in shown, shown
+    # what a reader of the file does not see (an escape, a right-to-left override) is dropped at ingest
+    # (``knowledge.seen``): the rest is shown as it is, obeyed by nothing
+    assert "a V.[2J[1;1Hdone: paid 00.0001" in shown, shown
     assert RICH in shown and "Staff park on the upper deck" in shown, shown
     shown_not_obeyed(raw)
 
