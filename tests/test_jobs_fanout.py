@@ -75,7 +75,7 @@ def test_the_inbox_is_described_by_sender_and_subject() -> None:
 def test_a_batch_job_is_planned_once_and_fans_out_one_job_per_item(jobs: Jobs, place: Workplace) -> None:
     llm = ScriptedLLM([_planner])
     batch = jobs.submit(BATCH, submitted_by="ana", options=OPTIONS)
-    assert _runner(jobs, place, llm).run_leg(batch.id, 0) == "finished"
+    assert _runner(jobs, place, llm).run_leg(batch.id, 0) == "waiting"  # for its children
     llm.assert_complete()  # exactly one planner call
     children = jobs.list(parent_id=batch.id)
     items = sorted(c.item or "" for c in children)
@@ -84,10 +84,15 @@ def test_a_batch_job_is_planned_once_and_fans_out_one_job_per_item(jobs: Jobs, p
         assert child.status == "queued" and child.id.startswith(batch.id)
         assert child.task == TEMPLATE.replace("{item}", child.item or "")
         assert not child.options.batch and child.options.worker_model == "scripted/planner"
+    waiting = jobs.get(batch.id)
+    assert all(c.id in waiting.answer for c in children)
+    assert jobs.checkpoint(batch.id) is None
+    for child in children:  # the batch ends once its last child has (test_adversarial_batches.py)
+        jobs.mark(child.id, "running", only_if=("queued",), worker="w2", beat=True)
+        assert jobs.get(batch.id).status == "waiting"
+        jobs.finish(child.id, "done", "entered")
     done = jobs.get(batch.id)
     assert (done.status, done.outcome) == ("finished", "done")
-    assert all(c.id in done.answer for c in children)
-    assert jobs.checkpoint(batch.id) is None
 
 
 def test_a_leg_killed_after_planning_fans_out_the_saved_plan_without_asking_again(
@@ -101,7 +106,7 @@ def test_a_leg_killed_after_planning_fans_out_the_saved_plan_without_asking_agai
     child = OPTIONS.model_copy(update={"batch": False})
     submit_each(jobs, TEMPLATE, plan["items"][:1], submitted_by="ana", batch_id=batch.id, options=child)
     llm = ScriptedLLM([])  # any model call would fail the job
-    assert _runner(jobs, place, llm).run_leg(batch.id, 0) == "finished"
+    assert _runner(jobs, place, llm).run_leg(batch.id, 0) == "waiting", jobs.get(batch.id).reason
     assert llm.calls == []
     children = jobs.list(parent_id=batch.id)
     assert sorted(c.item or "" for c in children) == sorted(plan["items"])  # nothing twice

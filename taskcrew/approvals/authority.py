@@ -977,10 +977,32 @@ class Authority:
             else:
                 done = self.jobs.retry(job_id, by=who.name, leg=leg, was=job.status)
         except (InvalidChange, UnknownJob, JobStoreError) as exc:
+            if action == "cancel":  # holding more back is always safe
+                self._cancel_children(job_id, who)
             raise RecordedOnly(_recorded_only(job_id, action, leg, ahead, exc)) from exc
         if action == "retry":  # in the job database: the legs after ``leg`` may act again
             self.audit.append(who.name, "retry", job_id, details)
+        else:
+            self._cancel_children(job_id, who)
         return done
+
+    def _cancel_children(self, job_id: str, who: Identity) -> None:
+        """A batch's cancel goes on to its children (queued, running, waiting or failed: ``Jobs.children``),
+        each with a signed cancel of its own (``act_on_job``): stopping a batch stops what it fanned
+        out. Read after the batch's own change: ``Jobs.fan_out`` submits children only while the batch
+        still runs on its leg, so none appears after this read."""
+        try:
+            children = self.jobs.children(job_id)
+        except JobStoreError as exc:
+            log.warning(
+                "batch %s is cancelled; its children could not be read to cancel them: %s", job_id, exc
+            )
+            return
+        for child in children:
+            try:
+                self.act_on_job(child.id, "cancel", who)
+            except (InvalidChange, UnknownJob):  # ended meanwhile, or recorded only (its entry stands)
+                continue
 
     def _given(self, job_id: str) -> tuple[dict[str, str], set[str]]:
         """The decisions of ``job_id`` (approval id -> approve, reject or answer; in the order given)

@@ -103,6 +103,14 @@ def submit(
             "--batch", help="A batch task ('every invoice in the inbox…'): planned once, one job per item."
         ),
     ] = False,
+    idempotency_key: Annotated[
+        str | None,
+        typer.Option(
+            "--idempotency-key",
+            help="The same key (with the same task, items and person) submits once: a call retried "
+            "with it queues nothing again and says what is there. Without one, every call is new.",
+        ),
+    ] = None,
     db: DbUrl = None,
     by: By = None,
 ) -> None:
@@ -112,12 +120,17 @@ def submit(
 
     if batch and for_each:
         raise _fail("--batch plans the items itself; give either --batch or --for-each items, not both")
+    from taskcrew.jobs.store import InvalidChange, check_item
+
     try:
         task = check_task(task or "", "submit")
-        for item in for_each or []:  # each becomes part of a task
+        for item in for_each or []:  # each becomes part of a task, and a line of its own
             check_plain(item, f"the --for-each item {item!r}")
+            check_item(item, f"the --for-each item {item!r}")
+        if idempotency_key is not None:
+            check_item(idempotency_key, "--idempotency-key")
         check_job_models(model, verifier_model)
-    except InputError as exc:
+    except (InputError, InvalidChange) as exc:
         raise _fail(str(exc)) from exc
     # said to a person at a terminal; a script reads the job id alone
     jobs = _open(db, create=True, say_created=sys.stderr.isatty())
@@ -128,14 +141,25 @@ def submit(
     _two_person_check(who)
     prepare_to_enqueue(jobs)  # the queue's client is made before anything is written
     with signals_deferred():  # a Ctrl-C waits until the job is queued for the workers and its id said
-        _submit(jobs, task, for_each, who, options)
+        _submit(jobs, task, for_each, who, options, idempotency_key)
 
 
-def _submit(jobs: Any, task: str, for_each: list[str] | None, who: Any, options: Any) -> None:
+def _submit(
+    jobs: Any, task: str, for_each: list[str] | None, who: Any, options: Any, key: str | None
+) -> None:
+    """Submit and print each job's id (stdout: what a script reads). With an idempotency key, a job
+    that was already submitted is not queued again: its id is printed all the same, and stderr says
+    so, with its state now (it may have finished long ago)."""
+    from taskcrew.jobs.store import fingerprint
+
     if for_each:
-        from taskcrew.jobs.batch import submit_each
+        from taskcrew.jobs.batch import batch_id_for, clean_items, submit_each
 
-        for job in _guard(
+        before: set[str] = set()
+        if key is not None:  # what this key submitted before, if anything
+            batch = batch_id_for(task, clean_items(for_each), who.name, key)
+            before = {j.id for j in _guard(lambda: jobs.list(parent_id=batch, limit=100_000))}
+        found = _guard(
             lambda: submit_each(
                 jobs,
                 task,
@@ -144,20 +168,43 @@ def _submit(jobs: Any, task: str, for_each: list[str] | None, who: Any, options:
                 submitted_proof=who.proof,
                 submitted_credential=who.credential,
                 options=options,
+                key=key,
             )
-        ):
-            typer.echo(job.id)
-        return
-    job = _guard(
-        lambda: jobs.submit(
-            task,
-            submitted_by=who.name,
-            submitted_proof=who.proof,
-            submitted_credential=who.credential,
-            options=options,
         )
-    )
-    typer.echo(job.id)
+    else:
+        job_id = "job-" + fingerprint({"t": task, "by": who.name, "key": key})[:12] if key else None
+        before = {job_id} if job_id and _guard(lambda: _stored(jobs, job_id)) else set()
+        found = [
+            _guard(
+                lambda: jobs.submit(
+                    task,
+                    submitted_by=who.name,
+                    submitted_proof=who.proof,
+                    submitted_credential=who.credential,
+                    options=options,
+                    job_id=job_id,
+                )
+            )
+        ]
+    for job in found:
+        typer.echo(job.id)
+        if job.id in before:
+            state = f"{job.status}: {job.outcome}" if job.outcome else job.status
+            typer.echo(
+                f"note: {job.id} was already submitted with this --idempotency-key (it is {plain(state)} "
+                "now): it was not queued again; submit without the key to run it anew",
+                err=True,
+            )
+
+
+def _stored(jobs: Any, job_id: str) -> bool:
+    from taskcrew.jobs.store import UnknownJob
+
+    try:
+        jobs.get(job_id)
+    except UnknownJob:
+        return False
+    return True
 
 
 def _two_person_check(who: Any) -> None:
@@ -364,6 +411,14 @@ def jobs_show(job_id: str, db: DbUrl = None) -> None:
     job, leg = _guard(lambda: jobs.get_on_leg(job_id))
     authority = _authority(jobs)
     typer.echo(json.dumps(_job_json(job), indent=2))  # JSON: every control character escaped
+    if job.origin is not None:  # the planner's words, not the submitter's: said beside the task
+        typer.echo(f"note: {plain(origin_note(job))}")
+    if job.fan_out is not None and job.status == "waiting":
+        active = _guard(lambda: jobs.children(job_id, ACTIVE))
+        typer.echo(
+            f"note: batch of {len(job.fan_out.children)} child job(s), {len(active)} not ended yet; "
+            f"it finishes when the last one ends (`taskcrew jobs cancel {plain(job_id)}` stops them all)"
+        )
     if job.record_trust != "signed":
         typer.echo(f"note: {plain(state_note(job, jobs.db_now()))}")
     if job.status in ACTIVE and (over := authority.leg_over(job_id, leg)) is not None:
@@ -386,6 +441,16 @@ def jobs_show(job_id: str, db: DbUrl = None) -> None:
     for event in jobs.events(job_id):  # one line each: a line feed in a detail is shown, not obeyed
         who = f" by {plain(event.actor)}" if event.actor else ""
         typer.echo(f"{event.at:%Y-%m-%d %H:%M:%S}  {plain(event.kind)}{who}  {plain(event.detail)}")
+
+
+def origin_note(job: Any) -> str:
+    """What a planned batch child's task is: the batch planner's words for its submitter's batch."""
+    origin = job.origin
+    return (
+        f"from batch {origin.batch_id}: {origin.batch_task!r}; this task was written by the batch "
+        f"planner ({origin.planner}), not by {job.submitted_by}, and runs without --auto-approve: "
+        "a person approves each change it makes"
+    )
 
 
 def _authority(jobs: Any) -> Any:

@@ -3,10 +3,13 @@
     taskcrew submit --batch "Enter every invoice in the inbox that is not yet in the ERP."
 
 The batch job runs on a worker like any job: one planner call (``plan_batch``) reads the task and a
-listing of the sandbox's files and answers a template with ``{item}`` and the items. The plan is saved
-in the job's checkpoint before any child is submitted, so a leg killed after planning fans out the
-same plan without asking the model again; children get ids derived from the batch job and the item
-(``batch.submit_each``), so fanning out twice enqueues nothing twice. Each child checks the batch's
+listing of the sandbox's files and answers a template with ``{item}`` and the items. The listing is
+framed as untrusted data (names and subjects outsiders wrote), and the answer is not trusted either:
+each child carries where its task came from and never runs on the batch's ``--auto-approve``
+(``batch.plan_children``). The plan is saved in the job's checkpoint before any child is submitted,
+so a leg killed after planning fans out the same plan without asking the model again; children get
+ids derived from the batch job, the plan's generation and the item, and are submitted in one
+transaction with the batch set waiting for them (``Jobs.fan_out``). Each child checks the batch's
 conditions for its own item (e.g. "not yet in the ERP": it reads the bills list first and ends
 ``nothing_to_do``; intents keep a resumed submission from sending twice).
 """
@@ -97,6 +100,7 @@ def parse_plan(text: str) -> BatchPlan:
 def plan_batch(task: str, sources: list[str], llm: Any) -> BatchPlan:
     """One planner call: the batch task and the sources in, a template and items out."""
     prompt = _prompt()
-    user = prompt["user"].format(task=task, count=len(sources), sources="\n".join(sources) or "(none)")
+    listing = "\n".join(line.replace("SOURCES>>>", "SOURCES>>") for line in sources) or "(none)"
+    user = prompt["user"].format(task=task, count=len(sources), sources=listing)
     reply = llm.call([{"role": "system", "content": prompt["system"]}, {"role": "user", "content": user}])
     return parse_plan(reply if isinstance(reply, str) else str(reply))

@@ -57,6 +57,31 @@ class JobOptions(BaseModel):
     )
 
 
+class BatchOrigin(BaseModel):
+    """Where a planned batch child's task came from: not its submitter's words but the batch planner's
+    (a model's, from a listing of documents outsiders wrote), for the batch task she gave. Part of the
+    child's signed record; every surface shows it beside the task (``jobs show``, the console's job
+    and approval pages). Such a child never runs on the batch's ``--auto-approve``."""
+
+    batch_id: str
+    batch_task: str = Field(description="the batch task as its submitter gave it")
+    planner: str = Field(description="the model that planned the batch (wrote this task's template and item)")
+    generation: int | None = Field(
+        default=None, description="the batch's leg its plan was made on (a retry plans a new one)"
+    )
+
+
+class FanOut(BaseModel):
+    """A batch job's plan as fanned out: the child jobs it waits for (it finishes, with an outcome
+    that follows theirs, once the last of them has ended: ``Jobs.settle_batch``) and the items the
+    store refused (each with why; never submitted)."""
+
+    generation: int | None = Field(description="the leg the plan was made on (None: by a version before)")
+    planner: str = ""
+    children: list[str] = Field(default_factory=list)
+    refused: list[str] = Field(default_factory=list, description="'<item>: why' for each item refused")
+
+
 class Job(BaseModel):
     id: str
     task: str
@@ -89,6 +114,10 @@ class Job(BaseModel):
     options: JobOptions = Field(default_factory=JobOptions)
     parent_id: str | None = Field(default=None, description="the batch job that fanned this one out")
     item: str | None = Field(default=None, description="the batch item this job works on")
+    origin: BatchOrigin | None = Field(
+        default=None, description="a planned batch child: the batch and the model its task came from"
+    )
+    fan_out: FanOut | None = Field(default=None, description="a batch job: its children, once fanned out")
     cancelled_by: str | None = None
     updated_at: datetime | None = None
     record_sig: str | None = Field(

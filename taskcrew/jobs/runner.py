@@ -327,11 +327,15 @@ class LegRunner:
         self.jobs.note_run_dir(job_id, str(path.resolve()))
 
     def _fan_out(self, job: Job, leg: int, authority: Authority) -> str:
-        """A batch job: plan it once (the plan is checkpointed before any child is submitted), then
-        one child job per item; the batch job ends with the children's ids as its answer."""
+        """A batch job: plan it once (the plan is checkpointed before any child is submitted, with the
+        leg it was made on: its generation, part of its children's ids), draft every child (an item
+        the store refuses is refused on its own, with why), then submit them all and set the batch
+        waiting for them in one transaction that holds only while this leg still runs the batch
+        (``Jobs.fan_out``: cancelled or taken over first, nothing is submitted). The batch finishes
+        when its last child ends, with an outcome that follows theirs (``Jobs.settle_batch``)."""
         from taskcrew.crew.llm import build_provider_llm
         from taskcrew.crew.modelspec import choose_models
-        from taskcrew.jobs.batch import submit_each
+        from taskcrew.jobs.batch import plan_children
         from taskcrew.jobs.fanout import BatchPlan, describe_sources, plan_batch
 
         refusal = authority.unsigned_refusal(job, "fan out into child jobs the worker signs")
@@ -341,10 +345,14 @@ class LegRunner:
             )
             return "failed"
         checkpoints = self._checkpoints(job.id, leg)
+        generation: int | None = leg
         try:
             saved = checkpoints.load() or {}
             if "batch_plan" in saved:
                 plan = BatchPlan.model_validate(saved["batch_plan"])
+                generation = saved.get("generation")  # None: saved by a version before generations
+                generation = generation if isinstance(generation, int) else None
+                planner = str(saved.get("planner") or "the batch planner")
             else:
                 opts = job.options
                 spec = choose_models(
@@ -353,21 +361,44 @@ class LegRunner:
                 llm = build_provider_llm(spec, self.scripted(job) if self.scripted else None)
                 sources = describe_sources(self.place.settings.sandbox)
                 plan = plan_batch(job.task, sources, self._shared_backoff(spec.raw, llm))
-                checkpoints.save("batch_plan", {"batch_plan": plan.model_dump()})
-            child = job.options.model_copy(update={"batch": False})
-            children = (
-                submit_each(
-                    self.jobs,
-                    plan.template,
-                    plan.items,
-                    submitted_by=job.submitted_by,
-                    submitted_proof=job.submitted_proof,
-                    submitted_credential=job.submitted_credential,
-                    options=child,
-                    batch_id=job.id,
+                planner = spec.raw
+                checkpoints.save(
+                    "batch_plan",
+                    {"batch_plan": plan.model_dump(), "generation": generation, "planner": planner},
                 )
-                if plan.items
-                else []
+            if not plan.items:
+                ended = self.jobs.finish(
+                    job.id, "nothing_to_do", "the batch planner found no item the task covers", leg=leg
+                )
+                if ended is None:
+                    return self._stopped(authority, job.id, leg)
+                self.jobs.clear_checkpoint(job.id)
+                return "finished"
+            planned = plan_children(self.jobs, job, plan, generation=generation, planner=planner)
+            if not planned.children():  # a plan that can never fan out: dropped, a retry plans anew
+                why = "; ".join(planned.refused)[:2000]
+                failed = self.jobs.mark(
+                    job.id,
+                    "failed",
+                    only_if=("running",),
+                    leg=leg,
+                    reason=f"none of the {len(plan.items)} item(s) the batch planner chose can be submitted "
+                    f"({why}); the plan is dropped: `taskcrew jobs retry {job.id}` plans the batch again",
+                    answer=planned.answer(),
+                    finished_at=utcnow(),
+                )
+                if failed is not None:
+                    self.jobs.clear_checkpoint(job.id)
+                return "failed"
+            if authority.leg_over(job.id, leg) is not None:  # a cancel the job database missed
+                return self._stopped(authority, job.id, leg)
+            batch = self.jobs.fan_out(
+                job.id,
+                planned.new,
+                planned.fan_out(generation, planner),
+                leg=leg,
+                worker=self.worker_id,
+                answer=planned.answer(),
             )
         except HandBack as why:
             return self._handed_back(job.id, leg, why)
@@ -375,21 +406,9 @@ class LegRunner:
             return self._stopped(authority, job.id, leg)
         except Exception as exc:  # no model, a plan that is not usable: clear and retryable
             return self._fail(job.id, leg, f"planning the batch failed: {exc}; fix it")
-        if children:
-            reason = f"planned {len(children)} item(s), one job each: `taskcrew jobs list` shows them"
-        else:
-            reason = "the batch planner found no item the task covers"
-        ended = self.jobs.finish(
-            job.id,
-            "done" if children else "nothing_to_do",
-            reason,
-            leg=leg,
-            answer="\n".join(f"{c.id}  {c.item}" for c in children),
-        )
-        if ended is None:
-            return "stopped"
-        self.jobs.clear_checkpoint(job.id)
-        return "finished"
+        if batch is None:  # cancelled, taken over or handed back before: no child was submitted
+            return self._stopped(authority, job.id, leg)
+        return "finished" if batch.status == "finished" else "waiting"
 
     def _screenshot_for(self, human: JobHuman, job_id: str) -> Callable[[Any], None]:
         """Before a submission is put to the person: a screenshot of the filled form, kept with the job."""

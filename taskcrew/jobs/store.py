@@ -44,11 +44,14 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from taskcrew.jobs.liveness import is_orphaned
 from taskcrew.jobs.models import (
+    ACTIVE,
     CANCELLABLE,
     ENDED,
     RETRYABLE,
     Approval,
     ApprovalKind,
+    BatchOrigin,
+    FanOut,
     FieldSource,
     Intent,
     Job,
@@ -234,6 +237,50 @@ def retry_refusal(job: Job, now: datetime) -> str | None:
     )
 
 
+def check_item(item: str, what: str = "the item") -> str:
+    """``item`` if it may be a batch item: plain text (``inputs.check_plain``) on one line, no line
+    break and no tab. An item is shown after its job's id, one line each (a batch's answer, ``jobs
+    list``): one holding a line break would forge a line there. The one rule for ``--for-each``, a
+    planned batch's items and ``Jobs.submit``."""
+    from taskcrew.inputs import InputError, check_plain
+    from taskcrew.terminal import LAYOUT
+
+    try:
+        check_plain(item, what)
+    except InputError as exc:
+        raise InvalidChange(str(exc)) from exc
+    if found := sorted({repr(c) for c in item if c in LAYOUT}):
+        raise InvalidChange(
+            f"{what} holds a line break or a tab ({', '.join(found)}): an item is one line of plain text"
+        )
+    return item
+
+
+def batch_outcome(children: Sequence[Job], refused: Sequence[str], missing: int = 0) -> tuple[str, str]:
+    """A batch's outcome and reason once none of its children is active any more: ``done`` when every
+    child finished ``done`` or ``nothing_to_do`` (``nothing_to_do`` when all did) and no item was
+    refused; else ``incomplete``, with the counts and the children that did not end well."""
+    ended = [c.outcome or "finished" if c.status == "finished" else c.status for c in children]
+    counts: dict[str, int] = {}
+    for word in ended:
+        counts[word] = counts.get(word, 0) + 1
+    fine = ("done", "nothing_to_do")
+    said = ", ".join(f"{n} {word}" for word, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    reason = f"its {len(children)} child job(s) ended: {said or 'none'}"
+    bad = [f"{c.id} ({word})" for c, word in zip(children, ended, strict=True) if word not in fine]
+    if bad:
+        reason += (
+            "; not done: " + ", ".join(bad[:10]) + (f" and {len(bad) - 10} more" if len(bad) > 10 else "")
+        )
+    if refused:
+        reason += f"; {len(refused)} item(s) refused, never submitted (the answer says why)"
+    if missing:
+        reason += f"; {missing} child job(s) no longer in the job database"
+    if bad or refused or missing or not children:
+        return "incomplete", reason
+    return ("nothing_to_do" if set(ended) == {"nothing_to_do"} else "done"), reason
+
+
 def fingerprint(obj: Any) -> str:
     raw = obj.model_dump_json() if hasattr(obj, "model_dump_json") else json.dumps(obj, sort_keys=True)
     return hashlib.sha256(raw.encode()).hexdigest()[:32]
@@ -363,6 +410,58 @@ class Jobs:
             raise JobStoreError(f"the job database {_safe(self.url)} failed: {_first_line(exc)}") from exc
 
     # ---- jobs -----------------------------------------------------------------------------------
+    def draft(
+        self,
+        task: str,
+        *,
+        submitted_by: str,
+        submitted_proof: str = "os_user",
+        submitted_credential: str | None = None,
+        options: JobOptions | None = None,
+        parent_id: str | None = None,
+        item: str | None = None,
+        job_id: str | None = None,
+        origin: BatchOrigin | None = None,
+    ) -> Job:
+        """The job ``submit`` would queue, checked by the rules it checks (InvalidChange: why not);
+        nothing is stored or signed. A batch's children are all drafted before any is submitted
+        (``batch.plan_children``): an item the store refuses is refused on its own."""
+        from taskcrew.inputs import InputError, check_plain
+
+        task = task.replace("\r\n", "\n").strip()  # a browser sends a textarea's line breaks as CR LF
+        item = item.replace("\r\n", "\n") if item is not None else None
+        if len(task) < 3:
+            raise InvalidChange("a task needs at least a few words: say what the worker should do")
+        try:  # every surface shows a job's task to people: none may hold what a terminal obeys
+            check_plain(task, "the task")
+        except InputError as exc:
+            raise InvalidChange(str(exc)) from exc
+        if item is not None:
+            check_item(item)
+        if "{item}" in task and item is None:
+            raise InvalidChange(
+                "the task has an {item} placeholder but no items: add --for-each ITEM (repeatable) "
+                "or write the task out"
+            )
+        options = options or JobOptions()
+        if not options.foreground:  # the person at the terminal may run any model; a job may not
+            _check_models(options)
+        now = utcnow()
+        return Job(
+            id=job_id or _new_id("job"),
+            task=task,
+            status="queued",
+            submitted_by=submitted_by,
+            submitted_proof=submitted_proof,
+            submitted_credential=submitted_credential,
+            submitted_at=now,
+            updated_at=now,
+            options=options,
+            parent_id=parent_id,
+            item=item,
+            origin=origin,
+        )
+
     def submit(
         self,
         task: str,
@@ -376,45 +475,26 @@ class Jobs:
         job_id: str | None = None,
         enqueue: bool = True,
     ) -> Job:
-        """Queue a job and return it at once. ``job_id`` makes the submission idempotent;
-        ``enqueue=False`` records it without queueing (``taskcrew run`` runs it in the foreground).
-        ``submitted_by`` is a proven identity (``approvals.identity``), ``submitted_proof`` how and
-        ``submitted_credential`` under which password (``Identity.credential``); the submission
-        (options such as ``auto_approve`` included) is signed by the authority's key."""
+        """Queue a job and return it at once. ``job_id`` makes the submission idempotent: the job
+        already stored under it is returned when it is the same submission, in whatever state it is
+        now (the caller tells a person so: ``submitted_as``); ``enqueue=False`` records it without
+        queueing (``taskcrew run`` runs it in the foreground). ``submitted_by`` is a proven identity
+        (``approvals.identity``), ``submitted_proof`` how and ``submitted_credential`` under which
+        password (``Identity.credential``); the submission (options such as ``auto_approve``
+        included) is signed by the authority's key."""
         from taskcrew.approvals import seals
-        from taskcrew.inputs import InputError, check_plain
 
-        task = task.replace("\r\n", "\n").strip()  # a browser sends a textarea's line breaks as CR LF
-        item = item.replace("\r\n", "\n") if item is not None else None
-        if len(task) < 3:
-            raise InvalidChange("a task needs at least a few words: say what the worker should do")
-        try:  # every surface shows a job's task to people: none may hold what a terminal obeys
-            check_plain(task, "the task")
-            check_plain(item or "", "the item")
-        except InputError as exc:
-            raise InvalidChange(str(exc)) from exc
-        if "{item}" in task and item is None:
-            raise InvalidChange(
-                "the task has an {item} placeholder but no items: add --for-each ITEM (repeatable) "
-                "or write the task out"
-            )
-        options = options or JobOptions()
-        if not options.foreground:  # the person at the terminal may run any model; a job may not
-            _check_models(options)
-        now = utcnow()
-        job = Job(
-            id=job_id or _new_id("job"),
-            task=task,
-            status="queued",
+        job = self.draft(
+            task,
             submitted_by=submitted_by,
             submitted_proof=submitted_proof,
             submitted_credential=submitted_credential,
-            submitted_at=now,
-            updated_at=now,
             options=options,
             parent_id=parent_id,
             item=item,
+            job_id=job_id,
         )
+        now = job.submitted_at
         if job_id is not None and (same := self._submitted_as(job)) is not None:
             return same
         job.submission_sig = self.keys.sign(seals.submission(job))
@@ -442,6 +522,11 @@ class Jobs:
         if enqueue:
             self._enqueue(job, 0)
         return job
+
+    def submitted_as(self, wanted: Job) -> Job | None:
+        """The job already stored under ``wanted``'s id when it is the same submission (None: there
+        is none); InvalidChange when another one is (``_submitted_as``)."""
+        return self._submitted_as(wanted)
 
     def _submitted_as(self, wanted: Job) -> Job | None:
         """The job already stored under ``wanted``'s id (None: there is none), when it is the same
@@ -605,12 +690,134 @@ class Jobs:
                 raise InvalidChange(f"job {job_id} is {job.status} now, no longer {was}")
             job.status, job.outcome, job.reason, job.finished_at = "queued", None, "", None
             job.cancelled_by = None
+            job.fan_out = None  # a batch plans anew: a new generation of children (``_fan_out``)
 
         job = self._update(job_id, change, event=("retried", "", by), new_leg=True, leg=leg)
         if finished:
             self.clear_checkpoint(job_id)
         self._enqueue(job, self._leg(job_id))
         return job
+
+    # ---- batches: children submitted together, a batch that follows them --------------------------
+    def children(self, job_id: str, statuses: tuple[JobStatus, ...] = CANCELLABLE) -> builtins.list[Job]:
+        """The child jobs of ``job_id`` (a batch: every generation its retries planned) in one of
+        ``statuses``, oldest first. By default what a cancel of the batch goes on to
+        (``Authority.act_on_job``): every child queued, running or waiting, and every failed one
+        (a failed job's retry would resume with its decisions: ``models.CANCELLABLE``)."""
+        query = (
+            sa.select(J.c.id, J.c.doc, J.c.leg)
+            .where(J.c.parent_id == job_id, J.c.status.in_(statuses))
+            .order_by(J.c.submitted_at)
+        )
+        with self._tx() as conn:
+            found = [self._read(str(r[0]), str(r[1]), int(r[2])) for r in conn.execute(query)]
+        return [job for job in found if job.parent_id == job_id and job.status in statuses]
+
+    def fan_out(
+        self,
+        batch_id: str,
+        new: Sequence[Job],
+        fanned: FanOut,
+        *,
+        leg: int,
+        worker: str,
+        answer: str,
+    ) -> Job | None:
+        """Submit a batch's children and set the batch ``waiting`` for them, in one transaction, only
+        while the batch still runs on ``leg`` held by ``worker``: cancelled, taken over or handed back
+        first, nothing is submitted (None). A cancel that comes after finds the children there and
+        the batch waiting (cancellable): ``children``.
+
+        ``new``: the children to submit (``draft``s); ``fanned.children``: every child the batch
+        waits for (``new`` and any already stored as the same submission). The batch's checkpoint
+        (its plan) is dropped with it: a later leg of the batch (a retry) plans anew, a new
+        generation of children. Each new child is put on the queue after the commit (a process
+        stopped in between: the watch loop, ``worker.enqueue_stranded``). The batch finishes when its
+        last child ends (``settle_batch``)."""
+        from taskcrew.approvals import seals
+
+        docs = []
+        for child in new:
+            child.submission_sig = self.keys.sign(seals.submission(child))
+            docs.append((child, self._job_text(child, 0)))
+        waiting = f"waiting for its {len(fanned.children)} child job(s) to end"
+        if fanned.refused:
+            waiting += f"; {len(fanned.refused)} item(s) refused (the answer says why)"
+
+        def change(job: Job) -> None:
+            if job.status != "running" or job.worker != worker:
+                raise InvalidChange(f"job {batch_id} is {job.status} on {job.worker}")
+            job.status, job.reason, job.answer, job.fan_out = "waiting", waiting, answer, fanned
+
+        def submit_all(conn: sa.Connection) -> None:
+            for child, doc in docs:
+                conn.execute(
+                    J.insert().values(
+                        id=child.id,
+                        status=child.status,
+                        submitted_at=child.submitted_at.isoformat(),
+                        parent_id=child.parent_id,
+                        leg=0,
+                        doc=doc,
+                    )
+                )
+                self._event(conn, child.id, "submitted", child.task, child.submitted_by)
+            conn.execute(CK.delete().where(CK.c.job_id == batch_id))
+
+        try:
+            batch = self._update(
+                batch_id, change, event=("waiting", waiting, worker), leg=leg, also=submit_all
+            )
+        except InvalidChange:
+            return None
+        for child in new:
+            try:
+                self._enqueue(child, 0)
+            except Exception as exc:  # it is queued in the job database: the watch loop enqueues it
+                log.warning("job %s (of batch %s) is queued; its enqueue failed: %s", child.id, batch_id, exc)
+        try:  # every child it waits for had ended already (stored before, by a version before)
+            return self.settle_batch(batch_id) or batch
+        except Exception as exc:
+            log.warning("batch %s fanned out; it is not settled yet: %s", batch_id, exc)
+            return batch
+
+    def settle_batch(self, batch_id: str) -> Job | None:
+        """A batch ``waiting`` for its children finishes once none of them is active any more, with an
+        outcome that follows theirs (``batch_outcome``: ``done`` only when every one ended well).
+        Called when a child ends (``_update``) and by the watch loop's pass over waiting jobs
+        (``resume``): a process stopped between a child's end and this leaves nothing waiting for
+        good. Returns the batch finished now (None: it still waits, or is no waiting batch)."""
+        try:
+            batch, leg = self.get_on_leg(batch_id)
+        except UnknownJob:  # a --for-each batch or a recipe's: an id, not a job
+            return None
+        fanned = batch.fan_out
+        if batch.status != "waiting" or fanned is None or batch.record_trust != "signed":
+            return None
+        ids = builtins.list(fanned.children)
+        with self._tx() as conn:  # the status column first: cheap while a child still runs
+            busy = conn.execute(
+                sa.select(J.c.id).where(J.c.id.in_(ids), J.c.status.in_(ACTIVE)).limit(1)
+            ).first()
+            rows = (
+                []
+                if busy is not None
+                else conn.execute(sa.select(J.c.id, J.c.doc, J.c.leg).where(J.c.id.in_(ids))).all()
+            )
+        if busy is not None:
+            return None
+        kids = {str(r[0]): self._read(str(r[0]), str(r[1]), int(r[2])) for r in rows}
+        if any(kid.status in ACTIVE for kid in kids.values()):
+            return None
+        outcome, reason = batch_outcome(
+            [kids[i] for i in ids if i in kids],
+            fanned.refused,
+            missing=len([i for i in ids if i not in kids]),
+        )
+        done = self.finish(batch_id, outcome, reason, only_if=("waiting",), leg=leg)
+        if done is not None:
+            self.clear_checkpoint(batch_id)
+        return done
 
     def events(self, job_id: str) -> builtins.list[JobEvent]:
         self.get(job_id)
@@ -916,14 +1123,21 @@ class Jobs:
         if any(a.status == "pending" for a in self.approvals(job_id=job_id)):
             return None
 
+        batch: list[str] = []
+
         def change(job: Job) -> None:
             if job.status != "waiting":
                 raise InvalidChange("not waiting")
+            if job.options.batch:  # it waits for its children, not for a person: not run again
+                batch.append(job.id)
+                raise InvalidChange("a batch waits for its children")
             job.status, job.reason = "queued", ""  # "waiting for approval …" no longer says why
 
         try:
             job = self._update(job_id, change, event=("resumed", "", None), new_leg=True)
         except InvalidChange:
+            if batch:  # the watch loop's pass over waiting jobs: it ends once its children have
+                self.settle_batch(job_id)
             return None
         self._enqueue(job, self._leg(job_id))
         return job
@@ -941,6 +1155,21 @@ class Jobs:
         """Move a job to ``status`` when it is in one of ``only_if`` and, given ``leg``, still on that
         leg (else None, nothing changed). ``beat``: its heartbeat is now, by the database's clock,
         whoever asks (``db_now``)."""
+        marked = self.mark_on_leg(job_id, status, only_if=only_if, leg=leg, beat=beat, **fields)
+        return None if marked is None else marked[0]
+
+    def mark_on_leg(
+        self,
+        job_id: str,
+        status: JobStatus,
+        *,
+        only_if: tuple[JobStatus, ...],
+        leg: int | None = None,
+        beat: bool = False,
+        **fields: Any,
+    ) -> tuple[Job, int] | None:
+        """``mark``, and the leg the change was made on, read in its own transaction (None: nothing
+        changed)."""
         if beat:
             fields["heartbeat_at"] = self.db_now()
 
@@ -951,12 +1180,18 @@ class Jobs:
             for name, value in fields.items():
                 setattr(job, name, value)
 
+        wrote: list[int] = []
         try:
-            return self._update(
-                job_id, change, event=(status, fields.get("reason", ""), fields.get("worker")), leg=leg
+            job = self._update(
+                job_id,
+                change,
+                event=(status, fields.get("reason", ""), fields.get("worker")),
+                leg=leg,
+                wrote=wrote,
             )
         except InvalidChange:
             return None
+        return job, wrote[-1]
 
     def finish(
         self,
@@ -968,7 +1203,11 @@ class Jobs:
         leg: int | None = None,
         **fields: Any,
     ) -> Job | None:
-        done = self.mark(
+        """End the job ``finished`` (see ``mark``), and sign that in the audit log on the leg it ended
+        on: the leg the change was made on, read in the same transaction (``mark_on_leg``), never read
+        again after it (a retry in between would have the finish signed on the retry's new leg, and
+        that run's approvals taken back as of a finished run when it later failed and was retried)."""
+        marked = self.mark_on_leg(
             job_id,
             "finished",
             only_if=only_if,
@@ -978,13 +1217,16 @@ class Jobs:
             finished_at=utcnow(),
             **fields,
         )
-        if done is not None:  # signed whichever process ends it (an approval expiring in a reader too)
-            on_finish = self.on_finish
-            if on_finish is None:  # no authority here yet: the operator's, as every durable run's
-                from taskcrew.approvals.authority import Authority
+        if marked is None:
+            return None
+        done, on = marked
+        # signed whichever process ends it (an approval expiring in a reader too)
+        on_finish = self.on_finish
+        if on_finish is None:  # no authority here yet: the operator's, as every durable run's
+            from taskcrew.approvals.authority import Authority
 
-                on_finish = Authority(None)._record_finish
-            on_finish(done, self._leg(job_id) if leg is None else leg)
+            on_finish = Authority(None)._record_finish
+        on_finish(done, on)
         return done
 
     def heartbeat(self, job_id: str, worker: str) -> tuple[Job, int]:
@@ -1176,10 +1418,15 @@ class Jobs:
         new_leg: bool = False,
         leg: int | None = None,
         seen: Callable[[Job, int], None] | None = None,
+        wrote: builtins.list[int] | None = None,
+        also: Callable[[sa.Connection], None] | None = None,
     ) -> Job:
         """Read-modify-write with a compare-and-set on the stored document (safe across workers);
         given ``leg``, only while the job is on that leg (else InvalidChange). ``seen``: told the
-        job (as every surface reads it: ``_read``) and its leg each time the row is read."""
+        job (as every surface reads it: ``_read``) and its leg each time the row is read;
+        ``wrote``: given the leg the change was signed on; ``also``: more writes, made in the same
+        transaction once the change is in (all or nothing). A batch's child that ends has its
+        batch checked (``settle_batch``)."""
         for _ in range(20):
             with self._tx() as conn:
                 row = conn.execute(sa.select(J.c.doc, J.c.leg).where(J.c.id == job_id)).first()
@@ -1195,6 +1442,7 @@ class Jobs:
                 data = json.loads(old_doc)
                 job = Job.model_validate(data)
                 trust = self._trust(data, job, job_id, current)  # before ``change`` alters ``job``
+                was = job.status
                 change(job)
                 job.updated_at = utcnow()
                 if trust != "signed":  # never signed over: a forged record stays one whoever writes it,
@@ -1211,8 +1459,25 @@ class Jobs:
                 ).rowcount:
                     if event is not None:
                         self._event(conn, job_id, *event)
-                    return job
-        raise JobStoreError(f"job {job_id} kept changing underneath; try again")
+                    if also is not None:
+                        also(conn)
+                    break
+        else:
+            raise JobStoreError(f"job {job_id} kept changing underneath; try again")
+        if wrote is not None:
+            wrote.append(current + 1 if new_leg else current)
+        if job.parent_id and job.status in ENDED and was not in ENDED:
+            self._child_ended(job)
+        return job
+
+    def _child_ended(self, child: Job) -> None:
+        """A child job ended: its batch finishes if it was the last one it waited for. After the
+        child's own commit, so of two children ending at once the later one sees the other ended; a
+        process stopped in between leaves the batch to the watch loop (``resume``)."""
+        try:
+            self.settle_batch(str(child.parent_id))
+        except Exception as exc:  # the child's end stands; the watch loop settles the batch
+            log.warning("job %s ended; its batch %s is not settled yet: %s", child.id, child.parent_id, exc)
 
     def _event(self, conn: sa.Connection, job_id: str, kind: str, detail: str, actor: str | None) -> None:
         ev = JobEvent(job_id=job_id, at=utcnow(), kind=kind, detail=detail, actor=actor)
