@@ -331,7 +331,7 @@ def test_honest_text_is_kept_as_written(text: str) -> None:
         ("\u2066x\u2069 \u200ey\u200f \u061cz", "x y z"),
         ("soft\u00adhyphen \ufeffbom \u2060join \u2061f", "softhyphen bom join f"),
         ("❤\ufe0f\ufe0e\ufe0f\ufe0e", "❤\ufe0f"),  # one selector per character: a run of them hides bytes
-        ("x\U000e0100\U000e0101\U000e0102", "x\U000e0100"),
+        ("葛\U000e0100\U000e0101\U000e0102", "葛\U000e0100"),
         ("line\u2028next\u2029para\x0bvt\x85nel", "line\nnext\npara\nvt\nnel"),
         ("\u2800braille \u3164filler \x1b[2Jesc", " braille filler [2Jesc"),
     ],

@@ -21,21 +21,28 @@ and marks that draw as nothing) and the rest of Unicode's default-ignorable code
 
 Kept, because real text needs them:
 
-- ZWNJ U+200C and ZWJ U+200D between two characters that take them (letters or marks of a script
-  other than ASCII's: Persian, Devanagari and other Indic scripts; emoji, as in "👩‍💻"); a joiner
-  next to an ASCII character, a space or another joiner is dropped (a run of joiners between
-  Latin letters is a hidden code, not writing);
-- a variation selector right after the character it selects a form of ("❤️", a Japanese name's
-  ideographic variant); a second one after it (a run of them after one emoji hides bytes) is
-  dropped;
+- ZWNJ U+200C and ZWJ U+200D where they shape something: between two letters or marks of a script
+  that joins or conjoins (``JOINING_SCRIPTS``: Persian, Devanagari and other Indic scripts …), after
+  such a script's virama, and between two emoji ("👩‍💻"); a joiner next to an ASCII character, a
+  space or another joiner, or between Cyrillic, Greek or CJK letters, is dropped (a run of joiners
+  between Latin letters is a hidden code, not writing);
+- a variation selector right after a character it selects a form of (``_selects``: "❤️", "1️⃣",
+  a Japanese name's ideographic variant); any other (after an ASCII letter: VS1–256 hide a byte
+  after each character) is dropped, and so is a second one after the first (a run of them after
+  one emoji hides bytes);
 - the Arabic, Syriac and Kaithi number and end-of-verse signs (category Cf, but drawn).
 
 ``skeleton(name)``: what ``name`` looks like, to tell whether two file names would pass for each
 other (``models.source_labels``): invisible characters dropped, compatibility forms folded (NFKC:
 fullwidth and mathematical letters), accents dropped, whitespace collapsed, case folded, letters of
-other scripts drawn like Latin ones (``approvals.visible.LATIN_ALIKE``) and a few Latin shapes that
-pass for one another ("rn" for "m", "0" for "o", "1" and "I" for "l", any dash for "-") made one.
-It errs towards "alike": two names it wrongly calls alike are only cited by more of their paths.
+other scripts drawn like Latin ones (``approvals.visible.LATIN_ALIKE``), Latin letters that are a
+variant of a basic one by their Unicode name (``latin_like``: the IPA "ɑ", the small capital "ᴏ",
+"ł") and a few Latin shapes that pass for one another ("rn" for "m", "0" for "o", "1" and "I" for
+"l", any dash for "-") made one. It errs towards "alike": two names it wrongly calls alike are only
+cited by more of their paths.
+
+``odd_letter(char)``: a letter of a block no language writes names in (the phonetic alphabets,
+Latin Extended-C to G), which a citation marks (``models.cited_name``) as it marks a look-alike.
 """
 
 from __future__ import annotations
@@ -65,6 +72,24 @@ IGNORABLE_EXTRA = frozenset("\u17b4\u17b5\u2065") | frozenset(
 )
 AS_SPACE = frozenset("\u2800")  # the braille blank: a space in braille
 
+# A joiner changes how letters join or combine only in the scripts that shape them (the first word
+# of a letter's or mark's Unicode name): Arabic-script (Persian, Urdu …), Syriac, N'Ko, Mongolian,
+# the Indic scripts, Sinhala, Tibetan, Myanmar, Khmer. Elsewhere ("д\u200cд") it does nothing.
+JOINING_SCRIPTS = frozenset(
+    {"ARABIC", "SYRIAC", "NKO", "MANDAIC", "MONGOLIAN", "DEVANAGARI", "BENGALI", "GURMUKHI", "GUJARATI"}
+    | {"ORIYA", "TAMIL", "TELUGU", "KANNADA", "MALAYALAM", "SINHALA", "TIBETAN", "MYANMAR", "KHMER"}
+)
+EMOJI_SELECTORS = frozenset("\ufe0e\ufe0f")  # text and emoji presentation
+# an emoji's or a symbol's presentation is chosen by U+FE0E/U+FE0F (emoji-variation-sequences.txt:
+# symbols, category So or Sm, beyond ASCII), and these: the keycap bases, and the few emoji that are
+# punctuation or letters ("‼" "⁉" "ℹ" "〰" "〽")
+KEYCAP_BASES = frozenset("0123456789#*")
+EMOJI_OTHER = frozenset("\u203c\u2049\u2139\u3030\u303d")
+# U+FE00–FE0D select a form of (StandardizedVariants.txt, approximately): a math or other symbol, a
+# CJK ideograph, CJK and fullwidth punctuation, a letter of Myanmar, Phags-pa, Manichaean or
+# Egyptian hieroglyphs. The slashed zero ("0\ufe00") is the one ASCII base: its selector is dropped.
+VARIANT_SCRIPTS = frozenset({"CJK", "MYANMAR", "PHAGS-PA", "MANICHAEAN", "EGYPTIAN"})
+
 # letters of other scripts drawn like a Latin letter (``approvals.visible.LATIN_ALIKE``, in its
 # order), and the Latin letter each passes for
 _ALIKE_FROM = (
@@ -74,9 +99,44 @@ _ALIKE_FROM = (
 )
 _ALIKE_TO = "ABCEHIJKMOPSTXYYhlQWbaeopcyxijshdqwlybbvABEZHIKMNOPTYXCJaikvopuxycjOoUunhgq"
 CONFUSABLES = dict(zip(_ALIKE_FROM, _ALIKE_TO, strict=True))  # a test checks it covers LATIN_ALIKE
-# Latin shapes that pass for one another (after case folding), longest first
-_SHAPES = re.compile(r"rn|vv|[01i|!]")
-_SHAPE_OF = {"rn": "m", "vv": "w", "0": "o", "1": "l", "i": "l", "|": "l", "!": "l"}
+# Latin shapes that pass for one another (after case folding), longest first; the clicks "ǀ" "ǃ"
+# (Latin letters) are drawn as "|" and "!"
+_SHAPES = re.compile(r"rn|vv|[01i|!\u01c0\u01c3]")
+_SHAPE_OF = {
+    "rn": "m",
+    "vv": "w",
+    "0": "o",
+    "1": "l",
+    "i": "l",
+    "|": "l",
+    "!": "l",
+    "\u01c0": "l",
+    "\u01c3": "l",
+}
+# a Latin letter that no compatibility form makes ASCII is drawn like the basic letter its Unicode
+# name ends in ("LATIN SMALL LETTER SCRIPT G", "LATIN LETTER SMALL CAPITAL O", "… O WITH STROKE"),
+# or like these: letters named after Greek ones, the schwa (a turned e), the eth (Đ), and turned
+# letters drawn like another one ("ɯ" a turned m, drawn like "w")
+_NAMED_LIKE = {
+    "ALPHA": "a", "BETA": "b", "GAMMA": "y", "IOTA": "i", "UPSILON": "u", "OMEGA": "w", "CHI": "x",
+    "SCHWA": "e", "ETH": "d",
+}  # fmt: skip
+_TURNED_LIKE = {"M": "w", "W": "m", "H": "u"}
+# the blocks of letters no language writes names in: the phonetic alphabets (IPA Extensions, the
+# Phonetic Extensions and their Supplement) and Latin Extended-C to G (medievalist, phonetic and
+# Uralic letters, small capitals). Except the IPA letters that African and American orthographies
+# use (the African Reference Alphabet's ɓ ɔ ɖ ɗ ə ɛ ɠ ɣ ɨ ɩ ɲ ʃ ʊ ʋ ʒ ʉ, the glottal stop ʔ) and the
+# saltillo "ꞌ" (Mexican languages).
+_ODD_BLOCKS = (
+    (0x0250, 0x02AF),  # IPA Extensions
+    (0x1D00, 0x1DBF),  # Phonetic Extensions, Phonetic Extensions Supplement
+    (0x2C60, 0x2C7F),  # Latin Extended-C
+    (0xA720, 0xA7FF),  # Latin Extended-D
+    (0xAB30, 0xAB6F),  # Latin Extended-E
+    (0x10780, 0x107BF),  # Latin Extended-F
+    (0x1DF00, 0x1DFFF),  # Latin Extended-G
+)
+_ORTHOGRAPHIC = frozenset("ɓɔɖɗəɛɠɣɨɩɲʃʊʋʒʉʔ\ua78b\ua78c")
 
 
 def unseen(char: str) -> bool:
@@ -90,12 +150,58 @@ def unseen(char: str) -> bool:
     )
 
 
-def _takes_joiner(char: str) -> bool:
-    """A character a ZWJ or ZWNJ may stand beside: a letter, mark or symbol (an emoji) beyond ASCII,
-    or the variation selector of one ("🏳️‍🌈")."""
-    return char in SELECTORS or (
-        not char.isascii() and unicodedata.category(char)[0] in "LMS" and not unseen(char)
-    )
+def _head(char: str) -> str:
+    """The first word of ``char``'s Unicode name: a letter's or a mark's script ("ARABIC")."""
+    return unicodedata.name(char, "").partition(" ")[0]
+
+
+def _selects(selector: str, base: str) -> bool:
+    """Whether ``selector`` chooses a form of ``base`` (the character before it): U+FE0E/FE0F the
+    presentation of an emoji, a symbol or a keycap base; U+FE00–FE0D a form of what
+    ``VARIANT_SCRIPTS`` and the symbols have; an ideographic variation selector (U+E0100–E01EF) a CJK
+    ideograph's; a Mongolian one a Mongolian letter's. Any other (after an ASCII letter, a space,
+    another selector) selects nothing: it is a hidden code (256 of them hide a byte a character)."""
+    if base in SELECTORS or base.isspace() or unseen(base):
+        return False
+    kind = unicodedata.category(base)
+    symbol = not base.isascii() and kind in ("So", "Sm")
+    code = ord(selector)
+    if selector in EMOJI_SELECTORS:
+        return symbol or base in KEYCAP_BASES or base in EMOJI_OTHER
+    if 0xFE00 <= code <= 0xFE0D:
+        return symbol or (
+            not base.isascii()
+            and (
+                _head(base) in VARIANT_SCRIPTS
+                or 0x3000 <= ord(base) <= 0x303F
+                or 0xFF01 <= ord(base) <= 0xFF65
+            )
+        )
+    if code >= 0xE0100:
+        return kind == "Lo" and _head(base) == "CJK"
+    return _head(base) == "MONGOLIAN"  # the Mongolian free variation selectors
+
+
+def _kept_selector(text: str, i: int) -> bool:
+    """Whether the selector at ``text[i]`` is kept (``_selects`` the character before it)."""
+    return i > 0 and _selects(text[i], text[i - 1])
+
+
+def _joins(text: str, i: int, j: int) -> str:
+    """What ``text[j]`` is beside a joiner at ``text[i]``: "script" (a letter or mark of a script a
+    joiner shapes, ``JOINING_SCRIPTS``), "emoji" (a pictograph, a skin tone, a kept emoji selector:
+    "👩‍💻", "🏳️‍🌈", "👩🏽‍💻"), or "" (anything else: ASCII, a space, another joiner, Cyrillic …)."""
+    if not 0 <= j < len(text):
+        return ""
+    char = text[j]
+    if char in EMOJI_SELECTORS:
+        return "emoji" if j < i and _kept_selector(text, j) else ""
+    if char.isascii() or unseen(char):
+        return ""
+    kind = unicodedata.category(char)
+    if kind in ("So", "Sk"):
+        return "emoji"
+    return "script" if kind[0] in "LM" and _head(char) in JOINING_SCRIPTS else ""
 
 
 def _shown(match: re.Match[str]) -> str:
@@ -106,14 +212,12 @@ def _shown(match: re.Match[str]) -> str:
     if char in AS_SPACE:
         return " "
     if char in JOINERS:
-        return (
-            char
-            if 0 < i < len(text) - 1 and _takes_joiner(text[i - 1]) and _takes_joiner(text[i + 1])
-            else ""
-        )
+        side = _joins(text, i, i - 1)
+        if side == "script" and unicodedata.category(text[i - 1])[0] == "M":
+            return char  # after a virama: a half form or a chillu, at a word's end too ("ന്\u200d")
+        return char if side and side == _joins(text, i, i + 1) else ""
     if char in SELECTORS:
-        before = text[i - 1] if i else " "
-        return "" if before.isspace() or unseen(before) or before in SELECTORS else char
+        return char if _kept_selector(text, i) else ""
     return ""
 
 
@@ -145,12 +249,42 @@ def seen(text: str) -> str:
     return _candidates().sub(_shown, text)
 
 
+@functools.lru_cache(maxsize=4096)
+def latin_like(char: str) -> str:
+    """The basic Latin letter (lower case) a Latin letter is drawn like, by its Unicode name
+    (``_NAMED_LIKE``, ``_TURNED_LIKE``): "ɑ" → "a", "ᴏ" → "o", "ɡ" → "g", "ł" → "l", "ı" → "i";
+    "" for any other character (an ASCII one, a letter of another script, "ß", "æ", "þ")."""
+    name = unicodedata.name(char, "")
+    if char.isascii() or not name.startswith("LATIN ") or " LETTER " not in name or "SHARP S" in name:
+        return ""
+    words = name.partition(" LETTER ")[2].partition(" WITH ")[0].split()
+    last = words[-1] if words else ""
+    if "TURNED" in words and last in _TURNED_LIKE:
+        return _TURNED_LIKE[last]
+    if len(last) == 1 and "A" <= last <= "Z":
+        return last.lower()
+    return _NAMED_LIKE.get(last, "")
+
+
+def odd_letter(char: str) -> bool:
+    """Whether ``char`` is a letter of a block no language writes names in (``_ODD_BLOCKS``: the
+    phonetic alphabets' "ɑ", small capitals "ᴏ" "ᴄ" "ᴀ", Latin Extended-C to G), but the few that
+    orthographies use (``_ORTHOGRAPHIC``). German, French, Polish, Czech, Romanian, Turkish,
+    Vietnamese, Icelandic letters (Latin-1, Latin Extended-A, -B and Additional) are not odd."""
+    code = ord(char)
+    return (
+        unicodedata.category(char)[0] == "L"
+        and char not in _ORTHOGRAPHIC
+        and any(low <= code <= high for low, high in _ODD_BLOCKS)
+    )
+
+
 def skeleton(name: str) -> str:
     """What ``name`` looks like: two names with the same skeleton would pass for each other (see the
     module's doc)."""
     text = unicodedata.normalize("NFKC", "".join(CONFUSABLES.get(c, c) for c in name))
     text = "".join(
-        CONFUSABLES.get(c, c)
+        CONFUSABLES.get(c) or latin_like(c) or c
         for c in unicodedata.normalize("NFKD", text)
         if not unseen(c)
         and c not in JOINERS
