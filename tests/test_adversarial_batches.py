@@ -38,6 +38,7 @@ from taskcrew.crew.scripted import ScriptedCall, ScriptedLLM
 from taskcrew.jobs import JobOptions, Jobs
 from taskcrew.jobs.batch import submit_each
 from taskcrew.jobs.human import JobHuman, Parked
+from taskcrew.jobs.liveness import state_note
 from taskcrew.jobs.runner import LegRunner
 from taskcrew.jobs.store import InvalidChange
 from taskcrew.jobs.worker import resume_decided
@@ -215,6 +216,9 @@ def test_a_waiting_batch_can_be_cancelled_and_its_children_are_what_the_cascade_
     _end(jobs, one, "done")
     _end(jobs, two, "failed")
     assert [c.id for c in jobs.children(batch_id)] == sorted([two, three], key=[one, two, three].index)
+    # it waits for its children, not for a person: no surface sends anyone to the approvals
+    note = state_note(jobs.get(batch_id))
+    assert note.startswith("waiting for its 3 child job(s) to end") and "approvals" not in note, note
     authority.act_on_job(batch_id, "cancel", BOB)  # it goes on to the children (``_cancel_children``)
     assert jobs.get(batch_id).status == "cancelled"
     assert [jobs.get(c).status for c in (one, two, three)] == ["finished", "cancelled", "cancelled"]

@@ -89,6 +89,10 @@ def state_note(job: Job, now: datetime | None = None, surface: Surface = "cli") 
             )
         start = "start one: `taskcrew worker`" if cli else "start one on a worker host"
         return f"orphaned: worker {who} went silent {_ago(silent)} ago; any running worker takes it over ({start})"
+    if job.status == "waiting" and job.fan_out is not None:  # a batch: it waits for its children
+        n = len(job.fan_out.children)
+        see = f"`taskcrew jobs show {job.id}`" if cli else "this job's page"
+        return f"waiting for its {n} child job(s) to end; {see} lists them"
     if job.status == "waiting":
         return f"parked: {_waiting(job, surface)}"
     if job.status == "finished" and job.outcome == "interrupted":
