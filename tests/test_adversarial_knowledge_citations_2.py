@@ -3,7 +3,7 @@
 - A namesake of the handbook written with a Latin look-alike letter (the IPA "ɑ", the small
   capitals "ᴏ" "ᴄ" "ᴀ") was cited under its bare name, unmarked: ``seen.skeleton`` now folds every
   Latin letter its Unicode name makes a variant of a basic one, and a citation marks a letter of
-  the phonetic alphabets and other blocks no language writes names in (``seen.odd_letter``).
+  the phonetic alphabets and other blocks no language writes names in (``visible.odd_letter``).
 - One variation selector after any visible character survived ingest: 256 of them (VS1–16 and
   VS17–256) hide a byte a character in an ordinary sentence. A selector is now kept only after a
   character it selects a form of (``seen._selects``).
@@ -22,9 +22,10 @@ from pathlib import Path
 import pytest
 from fixtures_knowledge import HANDBOOK
 
+from taskcrew.approvals.visible import odd_letter
 from taskcrew.knowledge import KnowledgeStore
 from taskcrew.knowledge.models import ProcedureHit, cited_name, source_labels
-from taskcrew.knowledge.seen import SELECTORS, odd_letter, seen, skeleton
+from taskcrew.knowledge.seen import SELECTORS, seen, skeleton
 
 REAL = "company_context.md"
 POISON = (

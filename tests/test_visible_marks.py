@@ -26,6 +26,11 @@ from taskcrew.approvals.visible import hidden, visible
         ("INV-\ue000-1", "⟨Private-use U+E000⟩"),  # a font's icon, or nothing at all
         ("Northwind☎Traders", "⟨Symbol ☎ U+260E⟩"),
         ("🄰🄲🄼🄴 Corp", "⟨Symbol 🄰 U+1F130⟩"),  # squared letters, alone: drawn like letters
+        # Latin letters of blocks no language writes names in, drawn like plain ones (``odd_letter``)
+        ("INV-2ᴏ57", "⟨Latin ᴏ U+1D0F⟩"),  # a small capital O
+        ("Nᴏrthwind Traders", "⟨Latin ᴏ U+1D0F⟩"),
+        ("Vandelay Industrieꜱ", "⟨Latin ꜱ U+A731⟩"),
+        ("Globex Cɑpital", "⟨Latin ɑ U+0251⟩"),  # the IPA alpha
     ],
 )
 def test_a_symbol_in_an_identifier_is_shown_for_what_it_is_and_flagged(value: str, marker: str) -> None:
@@ -55,6 +60,10 @@ def test_names_in_any_script_with_their_accents_and_signs_are_left_as_they_are()
         "Smith & Sons",
         "1 234,56 €",
         "Thanks 🙂",  # a pictograph on its own, between spaces, hides no identifier
+        "Ștefan Țară SRL",  # Romanian: Latin Extended-B
+        "Ọládélé Ṣeun",  # Yoruba: Latin Extended Additional
+        "Ɖɔkɔ ɛ Ewe",  # IPA letters African orthographies write
+        "Hawaiʻi Kona",
         "INV-2057",
     ):
         assert visible(honest) == honest and hidden(honest) == [], honest

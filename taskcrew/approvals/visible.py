@@ -79,6 +79,31 @@ NAME_SIGNS = frozenset("™®©℠℗°№℅〒㈱㈲㍿㈜\ufffd")
 SYMBOL_WORDS = {"Co": "Private-use", "Cn": "Unassigned"}  # else "Symbol"
 
 
+ODD_BLOCKS = (
+    (0x0250, 0x02AF),  # IPA Extensions
+    (0x1D00, 0x1DBF),  # Phonetic Extensions, Phonetic Extensions Supplement
+    (0x2C60, 0x2C7F),  # Latin Extended-C
+    (0xA720, 0xA7FF),  # Latin Extended-D
+    (0xAB30, 0xAB6F),  # Latin Extended-E
+    (0x10780, 0x107BF),  # Latin Extended-F
+    (0x1DF00, 0x1DFFF),  # Latin Extended-G
+)
+ORTHOGRAPHIC = frozenset("ɓɔɖɗəɛɠɣɨɩɲʃʊʋʒʉʔ\ua78b\ua78c")
+
+
+def odd_letter(char: str) -> bool:
+    """Whether ``char`` is a letter of a block no language writes names in (``ODD_BLOCKS``: the
+    phonetic alphabets' "ɑ", small capitals "ᴏ" "ᴄ" "ᴀ", Latin Extended-C to G), but the few that
+    orthographies use (``ORTHOGRAPHIC``). German, French, Polish, Czech, Romanian, Turkish,
+    Vietnamese, Icelandic letters (Latin-1, Latin Extended-A, -B and Additional) are not odd."""
+    code = ord(char)
+    return (
+        unicodedata.category(char)[0] == "L"
+        and char not in ORTHOGRAPHIC
+        and any(low <= code <= high for low, high in ODD_BLOCKS)
+    )
+
+
 def _invisible(char: str) -> bool:
     return char in CONTROLS or char in INVISIBLE_EXTRA or unicodedata.category(char) in INVISIBLE_CATEGORIES
 
@@ -156,6 +181,8 @@ def _foreign(word: str, latin: bool) -> list[tuple[int, str]]:
         names = list(dict.fromkeys(s for _, s in scripts))
         own = max(names, key=lambda n: sum(1 for _, s in scripts if s == n)) if names else None
         found = [(i, s) for i, s in scripts if s != own]  # own: the first of the most frequent
+    # a Latin letter of a block no language writes names in, drawn like a plain one: "Nᴏrthwind"
+    found += [(i, s) for i, s in scripts if s == "LATIN" and odd_letter(word[i]) and (i, s) not in found]
     if any("0" <= c <= "9" for c in word):  # a digit of another system beside 0-9: "৪00.00"
         found += [(i, s) for i, s in scripts if unicodedata.category(word[i]) == "Nd" and (i, s) not in found]
     return found

@@ -15,7 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from taskcrew.approvals.visible import visible
-from taskcrew.knowledge.seen import odd_letter, seen, skeleton
+from taskcrew.knowledge.seen import seen, skeleton
 
 ChunkKind = Literal["markdown", "pdf", "text", "email"]
 FileStatus = Literal["added", "replaced", "unchanged", "skipped", "removed"]
@@ -230,7 +230,7 @@ def cited_name(name: str) -> str:
     character, and a run of odd whitespace, made visible as the approvers' screens show one
     (``approvals.visible``: "company_c⟨Cyrillic о U+043E⟩ntext.md", "company_context⟨U+200B⟩.md"),
     a letter of the phonetic alphabets or another block no language writes names in shown the same
-    way (``seen.odd_letter``: "comp⟨Latin ɑ U+0251⟩ny_context.md", "c⟨Latin ᴏ U+1D0F⟩mpany…"),
+    way (``visible.odd_letter``: "comp⟨Latin ɑ U+0251⟩ny_context.md", "c⟨Latin ᴏ U+1D0F⟩mpany…"),
     whitespace at either end of a path part shown as ``⟨U+0020⟩``, and the citation's own marks
     replaced (``CITATION_MARKS``)."""
     return "/".join(_unmarked(_edges(_visible_part(part))) for part in name.split("/"))
@@ -243,31 +243,8 @@ def _visible_part(part: str) -> str:
     """``approvals.visible`` on each word of a path part, a word being what lies between its dots
     and underscores (and spaces): the Latin extension of a Hebrew, Arabic or Russian name is no
     Latin letter in a foreign word ("נהלים.md" is shown as it is, "company_c\u043entext.md" is not);
-    then each odd letter ``visible`` left as it is shown as one (``_odd_letters``)."""
-    return _odd_letters(
-        "".join(seg if n % 2 else visible(seg) for n, seg in enumerate(_NAME_WORDS.split(part)))
-    )
-
-
-# a marker ``approvals.visible`` wrote ("⟨Cyrillic о U+043E⟩", "⟨U+200B⟩", "⟨5 spaces⟩"), or a character
-_SHOWN = re.compile(r"⟨[^⟨⟩]*(?:U\+[0-9A-F]{4,6}|spaces)⟩|.", re.DOTALL)
-
-
-def _odd_letters(shown: str) -> str:
-    """``shown`` with each letter ``seen.odd_letter`` finds outside a marker shown as the approvers'
-    screens show a look-alike letter: "comp⟨Latin ɑ U+0251⟩ny" (its script, the first word of its
-    Unicode name; an ASCII name has none)."""
-    if shown.isascii():
-        return shown
-
-    def one(match: re.Match[str]) -> str:
-        char = match.group(0)
-        if len(char) > 1 or not odd_letter(char):
-            return char
-        script = unicodedata.name(char, "LETTER").partition(" ")[0].title()
-        return f"⟨{script} {char} U+{ord(char):04X}⟩"
-
-    return _SHOWN.sub(one, shown)
+    a letter of a block no language writes names in included (``visible.odd_letter``)."""
+    return "".join(seg if n % 2 else visible(seg) for n, seg in enumerate(_NAME_WORDS.split(part)))
 
 
 def cited_heading(heading: str) -> str:

@@ -41,8 +41,9 @@ variant of a basic one by their Unicode name (``latin_like``: the IPA "ɑ", the 
 "l", any dash for "-") made one. It errs towards "alike": two names it wrongly calls alike are only
 cited by more of their paths.
 
-``odd_letter(char)``: a letter of a block no language writes names in (the phonetic alphabets,
-Latin Extended-C to G), which a citation marks (``models.cited_name``) as it marks a look-alike.
+A letter of a block no language writes names in (the phonetic alphabets, Latin Extended-C to G) is
+marked by ``approvals.visible`` (``odd_letter``) wherever a person reads it: a citation
+(``models.cited_name``) as much as an approval screen.
 """
 
 from __future__ import annotations
@@ -127,18 +128,6 @@ _TURNED_LIKE = {"M": "w", "W": "m", "H": "u"}
 # Uralic letters, small capitals). Except the IPA letters that African and American orthographies
 # use (the African Reference Alphabet's ɓ ɔ ɖ ɗ ə ɛ ɠ ɣ ɨ ɩ ɲ ʃ ʊ ʋ ʒ ʉ, the glottal stop ʔ) and the
 # saltillo "ꞌ" (Mexican languages).
-_ODD_BLOCKS = (
-    (0x0250, 0x02AF),  # IPA Extensions
-    (0x1D00, 0x1DBF),  # Phonetic Extensions, Phonetic Extensions Supplement
-    (0x2C60, 0x2C7F),  # Latin Extended-C
-    (0xA720, 0xA7FF),  # Latin Extended-D
-    (0xAB30, 0xAB6F),  # Latin Extended-E
-    (0x10780, 0x107BF),  # Latin Extended-F
-    (0x1DF00, 0x1DFFF),  # Latin Extended-G
-)
-_ORTHOGRAPHIC = frozenset("ɓɔɖɗəɛɠɣɨɩɲʃʊʋʒʉʔ\ua78b\ua78c")
-
-
 def unseen(char: str) -> bool:
     """Whether ``char`` draws nothing (``approvals.visible``'s rule, and the other default-ignorable
     code points); line feeds, tabs and carriage returns are not counted."""
@@ -264,19 +253,6 @@ def latin_like(char: str) -> str:
     if len(last) == 1 and "A" <= last <= "Z":
         return last.lower()
     return _NAMED_LIKE.get(last, "")
-
-
-def odd_letter(char: str) -> bool:
-    """Whether ``char`` is a letter of a block no language writes names in (``_ODD_BLOCKS``: the
-    phonetic alphabets' "ɑ", small capitals "ᴏ" "ᴄ" "ᴀ", Latin Extended-C to G), but the few that
-    orthographies use (``_ORTHOGRAPHIC``). German, French, Polish, Czech, Romanian, Turkish,
-    Vietnamese, Icelandic letters (Latin-1, Latin Extended-A, -B and Additional) are not odd."""
-    code = ord(char)
-    return (
-        unicodedata.category(char)[0] == "L"
-        and char not in _ORTHOGRAPHIC
-        and any(low <= code <= high for low, high in _ODD_BLOCKS)
-    )
 
 
 def skeleton(name: str) -> str:
