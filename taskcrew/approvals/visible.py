@@ -79,6 +79,11 @@ NAME_SIGNS = frozenset("™®©℠℗°№℅〒㈱㈲㍿㈜\ufffd")
 SYMBOL_WORDS = {"Co": "Private-use", "Cn": "Unassigned"}  # else "Symbol"
 
 
+# the blocks of letters no language writes names in: the phonetic alphabets (IPA Extensions, the
+# Phonetic Extensions and their Supplement) and Latin Extended-C to G (medievalist, phonetic and
+# Uralic letters, small capitals). Except the IPA letters that African and American orthographies
+# use (the African Reference Alphabet's ɓ ɔ ɖ ɗ ə ɛ ɠ ɣ ɨ ɩ ɲ ʃ ʊ ʋ ʒ ʉ, the glottal stop ʔ) and the
+# saltillo "ꞌ" (Mexican languages).
 ODD_BLOCKS = (
     (0x0250, 0x02AF),  # IPA Extensions
     (0x1D00, 0x1DBF),  # Phonetic Extensions, Phonetic Extensions Supplement

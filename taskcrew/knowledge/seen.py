@@ -123,11 +123,8 @@ _NAMED_LIKE = {
     "SCHWA": "e", "ETH": "d",
 }  # fmt: skip
 _TURNED_LIKE = {"M": "w", "W": "m", "H": "u"}
-# the blocks of letters no language writes names in: the phonetic alphabets (IPA Extensions, the
-# Phonetic Extensions and their Supplement) and Latin Extended-C to G (medievalist, phonetic and
-# Uralic letters, small capitals). Except the IPA letters that African and American orthographies
-# use (the African Reference Alphabet's ɓ ɔ ɖ ɗ ə ɛ ɠ ɣ ɨ ɩ ɲ ʃ ʊ ʋ ʒ ʉ, the glottal stop ʔ) and the
-# saltillo "ꞌ" (Mexican languages).
+
+
 def unseen(char: str) -> bool:
     """Whether ``char`` draws nothing (``approvals.visible``'s rule, and the other default-ignorable
     code points); line feeds, tabs and carriage returns are not counted."""
