@@ -476,18 +476,20 @@ def _more_touched(
 
 
 def _touched(
-    applied: list[str], texts: dict[str, list[str]] | None, made: bool = False
+    applied: list[str], texts: dict[str, list[str]] | None, made: bool = False, references: bool = False
 ) -> tuple[list[set[str]], dict[str, list[set[str]]]]:
     """The records this run touched, as code recorded them: by its sends the system applied
     (``_send_records``), and by each before/after difference (``_diff_records``: the rows that show
-    what this run sent). ``made``: those created only."""
+    what this run sent). ``made``: those created only; ``references``: a send's records with the
+    values it sent as references to others (a bill's vendor number)."""
     sent = set().union(
         set(), *(_send_ids(url, rest) for url, rest in _sends(texts) or _sends({SENDS_SOURCE: applied}))
     )
     changes = {name: ts for name, ts in (texts or {}).items() if _is_change(name)}
     diffs = {name: [row for row in _diff_records(ts, made) if row & sent] for name, ts in changes.items()}
     rows = [row for rows in diffs.values() for row in rows]
-    return _send_records(applied, rows, made, _there_before(list(changes.values()))), diffs
+    before = _there_before(list(changes.values()))
+    return _send_records(applied, rows, made, before, references), diffs
 
 
 def _there_before(changes: list[list[str]]) -> set[str]:
@@ -503,14 +505,25 @@ def _there_before(changes: list[list[str]]) -> set[str]:
     }
 
 
+# what a stated number counts: records only where the noun right after it (after "new"/"additional",
+# an aside, a proper name or an identifier: "exactly one GX-5531 bill", "exactly one Globex Corp bill")
+# is a record's ("exactly 2 decimal places", "30 calendar days", "at most 45 business days", "only 1
+# line item" count no record) — one list, read by every count of records in this module
+_RECORD_NOUN = (
+    r"(?:bill|invoice|record|row|payment|entr(?:y|ie)|vendor|supplier|customer|client|order|"
+    r"transaction|expense|receipt|account|contact|change|submission|credit\s+note|purchase\s+order)s?"
+)
+_BEFORE_NOUN = (
+    r"(?:\s+(?:new|additional))?(?:\s*\([^)]*\))?"
+    r"(?:\s+(?:(?-i:[A-Z])[\w&.'-]*|[^\s()]*\d[^\s()]*)){0,3}?\s+"
+)
 # a count the criterion states of the records it names: "exactly one bill for invoice GX-5531",
 # "exactly one GX-5531 bill", "a single bill for invoice GX-5531", "GX-5531 is the only bill" — in
-# any words: the number after "exactly/only/just" (not of days or times), "a single", "the only"
+# any words: the number after "exactly/only/just/at most", "a single", "the only", of a record noun
 _COUNTED_NUMBER = r"one|a single|two|three|four|five|six|seven|eight|nine|ten|\d{1,2}"
 _COUNT_OF = re.compile(
-    rf"\b(?:exactly|only|just|at most)\s+({_COUNTED_NUMBER})\b"
-    r"(?!\s+(?:days?|hours?|minutes?|weeks?|months?|years?|times?|percent|per\s*cent)\b|\s*%)"
-    r"|\b(a single|one single|the only)\b",
+    rf"\b(?:(?:exactly|only|just|at most)\s+({_COUNTED_NUMBER})|(a single|one single|the only))\b"
+    rf"(?={_BEFORE_NOUN}{_RECORD_NOUN}\b)",
     re.IGNORECASE,
 )
 _COUNT_WORDS = {
@@ -532,7 +545,7 @@ _COUNT_WORDS = {
 # not of them all ("exactly one bill was created"), also after its verb and system ("exactly one bill
 # was created in Acme Payables for Globex Corp")
 _QUALIFIED = re.compile(
-    rf"\b(?:{_COUNTED_NUMBER}|single)\s+(?:new\s+|additional\s+)?[^\W\d_]+(?:\s*\([^)]*\))?"
+    rf"\b(?:{_COUNTED_NUMBER}|single){_BEFORE_NOUN}{_RECORD_NOUN}(?:\s*\([^)]*\))?"
     r"(?:\s+(?:was|were|has been|have been|is|are|got)\s+[^\W\d_]+)?"
     r"(?:\s+(?:in|into|at)\s+(?:[^\W\d_]+\s+){0,3}?[^\W\d_]+)?,?\s+"
     r"(?:for|from|of|to|with|about|regarding|against|matching|by|on|under)\b",
@@ -569,7 +582,7 @@ def _more_than_counted(criterion: str, applied: list[str], texts: dict[str, list
     ids = _ids(_claimed(criterion))
     if allowed is None or not ids:
         return None
-    sends, diffs = _touched(applied, texts)
+    sends, diffs = _touched(applied, texts, references=True)  # "exactly one bill for vendor V-1042"
     counted = [(sends, f"the record of this run's sends ({SENDS_SOURCE!r})")]
     counted += [(rows, repr(name)) for name, rows in diffs.items()]
     for records, where in counted:
@@ -615,11 +628,42 @@ def _plan_names(criteria: list[str]) -> _Planned | None:
             continue  # it names no record: "No other bill was created", "A single bill was created"
         elif (count := _stated_count(criterion)) is not None and not _EACH.search(criterion):
             more += count
+        elif not _describes_a_record(criterion):
+            # it names no record of its own, only what the records the plan names hold ("The amount
+            # is entered with exactly 2 decimal places", "Payment terms are at most 45 business
+            # days", "Only 1 line item is on the bill"): its number is no count of records
+            continue
         else:
             return None
     if not named and not more and not total:
         return None
     return _Planned(named, more, total)
+
+
+# what a record noun may be followed by where it names no record but a field of one ("the invoice
+# date", "payment terms", "the vendor name")
+_FIELD_OF = re.compile(
+    r"\s+(?:dates?|numbers?|no\b|nr\b|amounts?|totals?|terms?|lines?|items?|status|currency|ids?|"
+    r"references?|fields?|names?|details?|values?|types?|methods?|periods?|address(?:es)?|pages?|lists?|"
+    r"forms?|counts?|codes?)\b",
+    re.IGNORECASE,
+)
+# "the bill", "the new bill": the record the plan names elsewhere, not one of its own
+_THE = re.compile(r"\b(?:the|this|that|its|their|said)\s+(?:new\s+)?$", re.IGNORECASE)
+
+
+def _describes_a_record(criterion: str) -> bool:
+    """Does a criterion naming no identifier name a record by description ("a bill for the latest
+    invoice from Initech", "the Globex Corp bill", "Initech's bill", "both bills")? A record noun
+    (``_RECORD_NOUN``) does, but not as a field of one ("the invoice date", "payment terms") nor as
+    "the bill" alone (the one the plan names elsewhere: "Only 1 line item is on the bill")."""
+    for m in re.finditer(rf"\b{_RECORD_NOUN}\b", criterion, re.IGNORECASE):
+        if _FIELD_OF.match(criterion, m.end()):
+            continue
+        if not m.group(0).casefold().endswith("s") and _THE.search(criterion[: m.start()]):
+            continue
+        return True
+    return False
 
 
 def _planned_records(planned: _Planned | None, touched: list[set[str]]) -> int | None:
@@ -737,23 +781,34 @@ def _send_ids(url: str, rest: str) -> set[str]:
 
 
 def _send_records(
-    applied: list[str], rows: list[set[str]], only_created: bool = False, before: set[str] | None = None
+    applied: list[str],
+    rows: list[set[str]],
+    only_created: bool = False,
+    before: set[str] | None = None,
+    references: bool = False,
 ) -> list[set[str]]:
     """The records the sends a system applied touched, each as the values its sends sent: a send
     whose address names a record changes it (those naming the same record, one); any other that sent
     a field creates one, each its own (two bills entered are two, whatever they share) — the record
-    its answer showed ("then showed /bills/BILL-0013"), which a later change of BILL-0013 is, as is a
-    change of a record a before/after row (``rows``) shows with an identifier the create sent.
+    its answer showed ("then showed /bills/BILL-0013", a 201's Location), which a later change of
+    BILL-0013 is, as is a change of a record a before/after row (``rows``) shows with an identifier
+    the create sent.
     A change code cannot link to any record so is the record an earlier create of this run made
     whose answer named no record (HTTP 200 with the new bill's page) and no row shows, when there is
     one: entered, then paid, is one record touched — never a record of its own by that alone (the
-    verifier's word which), unless a row as it was before the run (``before``) shows it existed.
-    Creates are never merged: two bills entered are two. ``only_created``: only the records a send
-    created (a criterion about creating only: a payment created none)."""
-    records: list[tuple[set[str], set[str], bool]] = []  # (its keys, the values its sends sent, created)
+    verifier's word which), unless a row as it was before the run (``before``) shows it existed, or
+    what it sent contradicts what the create sent (another invoice number, amount or vendor in the
+    same field: an edit of another bill, ``_contradicts``). Creates are never merged: two bills
+    entered are two. A value sent as a reference to another record (``_reference``: a bill's
+    ``vendor=V-1042``) is not the record's own, so it joins no two records into one; ``references``
+    keeps such values too (a count of the records showing an identifier at all).
+    ``only_created``: only the records a send created (a criterion about creating only: a payment
+    created none)."""
+    # (its keys, the values its sends sent as its own, created, what its create sent by field, refs)
+    records: list[tuple[set[str], set[str], bool, dict[str, str], set[str]]] = []
 
-    def unnamed(record: tuple[set[str], set[str], bool]) -> bool:  # a create nothing names yet
-        keys, named, created = record
+    def unnamed(record: tuple[set[str], set[str], bool, dict[str, str], set[str]]) -> bool:
+        keys, named, created, _, _ = record  # a create nothing names yet
         return created and not keys and not any(row & _ids(named) for row in rows)
 
     for line in applied:
@@ -768,7 +823,12 @@ def _send_records(
         made = (
             set().union(set(), *(_record_keys(a) for a in _ADDRESS.findall(answer))) if not changes else set()
         )
-        named = changes | values(fields) | made  # all it sent (amounts too); linked by identifiers
+        sent = _sent_fields(fields)
+        refs = {n for n in sent if _reference(n, m.group(1))}
+        own = {n: v for n, v in sent.items() if n not in refs}
+        # all it sent as the record's own (amounts too); linked by identifiers
+        named = changes | made | (set().union(set(), *map(values, own.values())) if sent else values(fields))
+        referred = set().union(set(), *(values(sent[n]) for n in refs))
         same = None
         if changes:
             same = next(
@@ -780,13 +840,75 @@ def _send_records(
                 None,
             )
             if same is None and not changes & (before or set()):
-                same = next((r for r in reversed(records) if unnamed(r)), None)
+                same = next(
+                    (r for r in reversed(records) if unnamed(r) and not _contradicts(sent, r[3], refs)), None
+                )
         if same is None:
-            records.append((changes | made, named, not changes))
+            records.append((changes | made, named, not changes, sent if not changes else {}, referred))
         else:
             same[0].update(changes)
             same[1].update(named)
-    return [named for _, named, created in records if created or not only_created]
+            same[4].update(referred)
+    return [
+        named | (refs if references else set())
+        for _, named, created, _, refs in records
+        if created or not only_created
+    ]
+
+
+_FIELD_PAIR = re.compile(r"(?:^|, )([^\s=,\[\]]+(?:\[[^\]=]*\])*)=")
+
+
+def _sent_fields(fields: str) -> dict[str, str]:
+    """The fields of a send in the gate's record (`` [vendor=V-1042, amount=500.00]``), by name; {}
+    where it shows none so."""
+    text = fields.strip()
+    if not (text.startswith("[") and text.endswith("]")):
+        return {}
+    text = text[1:-1]
+    marks = list(_FIELD_PAIR.finditer(text))
+    return {
+        m.group(1).casefold(): text[m.end() : marks[i + 1].start() if i + 1 < len(marks) else len(text)]
+        for i, m in enumerate(marks)
+    }
+
+
+# a field that names another record the one sent is about: its vendor, its customer, its parent
+_REFERENCE = re.compile(
+    r"(?:^|[_\-\[.])(vendor|supplier|customer|client|account|parent|payee|payer|company|contact|owner|"
+    r"partner|creditor|debtor)s?(?:[_\-.]?(?:id|number|no|nr|code|ref|key|name))?\]?$",
+    re.IGNORECASE,
+)
+
+
+def _reference(field: str, address: str) -> bool:
+    """Is a field sent to ``address`` a reference to another record (a bill's ``vendor``,
+    ``vendor_id``, ``supplier_code``; not ``vendor_number`` sent to ``/vendors/new``, the vendor's
+    own)?"""
+    m = _REFERENCE.search(field)
+    if m is None:
+        return False
+    noun = m.group(1).casefold()
+    path = unquote(urlsplit(address).path).casefold()
+    return re.search(rf"(?<![a-z]){noun}", path) is None
+
+
+def _contradicts(sent: dict[str, str], created: dict[str, str], refs: set[str]) -> bool:
+    """Does a change send, in a field the create sent too, another identifier or amount (another
+    invoice number, another amount) or another record referred to (another vendor)? Then it is no
+    change of that create's record, whatever else links them (a date or a status may change)."""
+    for name, value in sent.items():
+        if name not in created:
+            continue
+        if name in refs:
+            if " ".join(value.casefold().split()) != " ".join(created[name].casefold().split()):
+                return True
+            continue
+        mine = {v for v in values(value) if _kind(v) in ("id", "number")}
+        theirs = {v for v in values(created[name]) if _kind(v) in ("id", "number")}
+        if mine and theirs and mine != theirs:
+            return True
+    return False
 
 
 def _holds(code: str | None, there: list[str], applied: list[str]) -> list[str]:
@@ -1169,20 +1291,20 @@ _QUOTE = re.compile(r'"[^"]*"|“[^”]*”|`[^`]*`')
 # a criterion that the run created or changed nothing besides (not "Invoice No. …", "not paid")
 NOTHING_ELSE = re.compile(
     r"\b(no other|no second|no further|nothing else|nothing (was|were|has been) (changed|created|added|sent)|"
-    r"no (bill|record|row|change)s? (was|were|has been|have been) (created|added|changed|sent)|"
+    rf"no {_RECORD_NOUN} (was|were|has been|have been) (created|added|changed|sent)|"
     # the same claim in other words a planner writes: "no additional/duplicate/extra/more bill", "no
     # bills other than it", "only one bill was created", "exactly one new bill was added"
-    r"no (additional|duplicate|duplicated|extra|more|new|further) (bill|record|row|change|payment|entr(y|ie))s?|"
-    r"(bill|record|row|change|payment|entr(y|ie))s? other than|"
-    r"(only|exactly|just) (one|a single) new (bill|record|row|payment|entry)|"
+    rf"no (additional|duplicate|duplicated|extra|more|new|further) {_RECORD_NOUN}|"
+    rf"{_RECORD_NOUN} other than|"
+    rf"(only|exactly|just) (one|a single) new {_RECORD_NOUN}|"
     # … and in any noun, figure or aside: "Exactly 1 bill was created", "A single bill was created",
     # "only one invoice was entered", "Only one bill (GX-5531 from Globex Corp) was created", "No bill
     # besides/except GX-5531", "GX-5531 is the only bill created" (each let a typo'd bill through)
-    r"((only|exactly|just|at most)\s+(one|a single|two|three|four|five|\d{1,2})|a single|one single)\s+"
-    r"(new\s+|additional\s+)?[^\W\d_]+(\s*\([^)]*\))?\s+(was|were|has been|have been|is|are|got)\s+"
+    rf"((only|exactly|just|at most)\s+({_COUNTED_NUMBER})|a single|one single)\s+"
+    rf"(new\s+|additional\s+)?{_RECORD_NOUN}(\s*\([^)]*\))?\s+(was|were|has been|have been|is|are|got)\s+"
     r"(created|added|entered|made|saved|recorded|booked|posted|changed|modified|updated)|"
     r"no\s+([^\W\d_]+\s+){1,3}?(besides|except|apart from|other than)|"
-    r"the only\s+(new\s+)?[^\W\d_]+\s+((that|which)\s+(was|were|has been|have been)\s+)?"
+    rf"the only\s+(new\s+)?{_RECORD_NOUN}\s+((that|which)\s+(was|were|has been|have been)\s+)?"
     r"(created|added|entered|made|saved|recorded|booked|posted|changed))\b",
     re.IGNORECASE,
 )

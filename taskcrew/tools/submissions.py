@@ -143,6 +143,8 @@ def classify(
             "unknown",
             "the answer asks for a password (a sign-in, or a step to confirm): it may not be saved",
         )
+    if location:  # "201 Created" with the address of what it made: the record this send created
+        return "saved", f"its answer named {urlsplit(urljoin(url, location)).path or '/'}"
     return "saved", ""
 
 
