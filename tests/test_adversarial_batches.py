@@ -234,6 +234,149 @@ def test_cancelling_a_batch_cancels_its_children(jobs: Jobs, tmp_path: Path) -> 
     assert all(authority.leg_over(c, 0) is not None for c in children)
 
 
+# ---- round 4: a cancel only the signed log holds; children hidden by unsigned columns ---------------
+
+
+def _cancel_interrupted(jobs: Jobs, authority: Authority, batch_id: str) -> None:
+    """bob's cancel of the batch, interrupted (Ctrl-C) right after its signed entry (written ahead),
+    before the job database's change and the cascade to the children."""
+    real_cancel = jobs.cancel
+
+    def interrupted(job_id: str, **kw: Any) -> Any:
+        raise KeyboardInterrupt
+
+    jobs.cancel = interrupted  # type: ignore[method-assign]
+    with pytest.raises(KeyboardInterrupt):
+        authority.act_on_job(batch_id, "cancel", BOB)
+    jobs.cancel = real_cancel  # type: ignore[method-assign]
+
+
+def _child_cancels(authority: Authority, batch_id: str, child: str) -> list[Any]:
+    """The signed cancel entries of ``child`` that name its batch's own signed cancel."""
+    batch_cancels = {e.seq for e in authority.audit.signed(("cancel",)) if e.target == batch_id}
+    return [
+        e
+        for e in authority.audit.signed(("cancel",))
+        if e.target == child and e.payload.get("batch_cancel") in batch_cancels
+    ]
+
+
+def test_a_cancel_written_ahead_on_a_waiting_batch_is_made_by_the_watch_loop(
+    jobs: Jobs, tmp_path: Path
+) -> None:
+    """bob's cancel of a waiting batch is interrupted after its signed entry: the job database still
+    says waiting, no child was cancelled. The watch loop's pass over waiting jobs brings the batch in
+    line with the log (``Authority.settle``): cancelled by bob, and each child cancelled with a signed
+    entry of its own that names the batch's. Before, `resume` skipped batches and `settle_batch` never
+    read the log: the children ran and the batch ended `finished done` over bob's cancel."""
+    batch_id, kids = _fanned(jobs, tmp_path, ["Invoice 1.eml", "Invoice 2.eml"])
+    authority = Authority(jobs)
+    _cancel_interrupted(jobs, authority, batch_id)
+    assert jobs.get(batch_id).status == "waiting" and [jobs.get(k).status for k in kids] == ["queued"] * 2
+    resume_decided(jobs, {}, 60.0)  # at once: no grace for a cancel the signed log holds
+    batch = jobs.get(batch_id)
+    assert (batch.status, batch.cancelled_by) == ("cancelled", "bob"), batch.reason
+    assert "recorded in the signed audit log" in batch.reason
+    for kid in kids:
+        child = jobs.get(kid)
+        assert (child.status, child.cancelled_by) == ("cancelled", "bob")
+        assert len(_child_cancels(authority, batch_id, kid)) == 1
+        assert authority.leg_over(kid, 0) is not None  # its legs act no more
+    _end(jobs, kids[0], "done")  # a worker that still tries: the child is no longer queued
+    assert jobs.get(kids[0]).status == "cancelled" and jobs.get(batch_id).status == "cancelled"
+
+
+def test_a_batch_never_settles_over_a_cancel_only_the_signed_log_holds(jobs: Jobs, tmp_path: Path) -> None:
+    """The same interrupted cancel, and the children end before any pass of the watch loop (their
+    runs were already under way), ended by a process with no authority of its own (a fresh store):
+    the last child's end does not finish the batch over bob's cancel (``settle_batch`` asks the signed
+    log first). Before, the batch ended `finished done`."""
+    batch_id, kids = _fanned(jobs, tmp_path, ["Invoice 1.eml", "Invoice 2.eml"])
+    authority = Authority(jobs)
+    _cancel_interrupted(jobs, authority, batch_id)
+    other = Jobs.open(jobs.url)  # another process: no authority attached to it
+    try:
+        assert getattr(other, "on_batch_settle", None) is None
+        _end(other, kids[0], "done")
+        assert jobs.get(batch_id).status == "waiting"
+        _end(other, kids[1], "done")
+    finally:
+        other.close()
+    batch = jobs.get(batch_id)
+    assert (batch.status, batch.cancelled_by) == ("cancelled", "bob"), f"{batch.status} {batch.outcome}"
+    assert [e.target for e in authority.audit.signed(("finished",)) if e.target == batch_id] == []
+
+
+@pytest.mark.parametrize(
+    "hidden", [{"parent_id": None}, {"status": "finished"}, {"parent_id": None, "status": "finished"}]
+)
+def test_a_child_hidden_by_its_unsigned_columns_is_still_cancelled_with_its_batch(
+    jobs: Jobs, tmp_path: Path, hidden: dict[str, Any]
+) -> None:
+    """A job-database writer sets a queued child's parent_id column to NULL, or its status column to
+    "finished" (no seal covers either; its signed document still says queued, a child of the batch):
+    bob's cancel of the batch cancels it all the same (``Jobs.children`` selects by the batch's signed
+    record and the documents, the columns only adding to them). Before, it stayed queued and a worker
+    ran it after the batch was cancelled."""
+    from taskcrew.jobs.store import J
+
+    batch_id, kids = _fanned(jobs, tmp_path, ["Invoice 1.eml", "Invoice 2.eml"])
+    with jobs.engine.begin() as conn:
+        conn.execute(J.update().where(J.c.id == kids[0]).values(**hidden))
+    assert jobs.get(kids[0]).record_trust == "signed" and jobs.get(kids[0]).status == "queued"
+    assert sorted(c.id for c in jobs.children(batch_id)) == sorted(kids)
+    authority = Authority(jobs)
+    authority.act_on_job(batch_id, "cancel", BOB)
+    assert jobs.get(batch_id).status == "cancelled"
+    for kid in kids:
+        child = jobs.get(kid)
+        assert (child.status, child.record_trust) == ("cancelled", "signed")
+        assert len(_child_cancels(authority, batch_id, kid)) == 1
+
+
+def test_a_forged_status_column_settles_no_batch_early(jobs: Jobs, tmp_path: Path) -> None:
+    """Every child's status column set "finished" while their signed documents say queued: the
+    batch does not settle (the columns are a cheap first look; the documents decide), by the watch
+    loop's pass or a child's end, until the children really end."""
+    from taskcrew.jobs.store import J
+
+    batch_id, kids = _fanned(jobs, tmp_path, ["Invoice 1.eml", "Invoice 2.eml"])
+    with jobs.engine.begin() as conn:
+        conn.execute(J.update().where(J.c.id.in_(kids)).values(status="finished"))
+    assert jobs.settle_batch(batch_id) is None
+    resume_decided(jobs, {}, 0)
+    assert jobs.get(batch_id).status == "waiting"
+    _end(jobs, kids[0], "done")  # the document's status is what the worker's claim reads
+    assert jobs.get(batch_id).status == "waiting"
+    _end(jobs, kids[1], "done")
+    assert (jobs.get(batch_id).status, jobs.get(batch_id).outcome) == ("finished", "done")
+
+
+def test_an_honest_batch_retried_after_a_cancel_settles_done(jobs: Jobs, tmp_path: Path) -> None:
+    """The signed log's cancel stands only until a retry: a batch cancelled, retried and fanned out
+    anew settles `done` when its new children end (the watch loop's pass over it included), and the
+    earlier generation, cancelled with it, stays cancelled."""
+    items = ["Invoice 1.eml", "Invoice 2.eml"]
+    batch_id, first = _fanned(jobs, tmp_path, items)
+    authority = Authority(jobs)
+    authority.act_on_job(batch_id, "cancel", BOB)
+    assert [jobs.get(k).status for k in first] == ["cancelled"] * 2
+    authority.act_on_job(batch_id, "retry", ANA)
+    leg = jobs.leg(batch_id)
+    runner, _ = _runner(jobs, _box(tmp_path, items), _plan(items))
+    assert runner.run_leg(batch_id, leg) == "waiting"
+    fresh = [c.id for c in jobs.children(batch_id)]
+    assert len(fresh) == 2 and not set(fresh) & set(first)
+    resume_decided(jobs, {}, 0)
+    assert jobs.get(batch_id).status == "waiting"
+    for kid in fresh:
+        _end(jobs, kid, "done")
+    resume_decided(jobs, {}, 0)
+    done = jobs.get(batch_id)
+    assert (done.status, done.outcome) == ("finished", "done"), done.reason
+    assert [jobs.get(k).status for k in first] == ["cancelled"] * 2
+
+
 # ---- F2: one attempt per submission, and what a batch's retry means -----------------------------
 
 
@@ -504,7 +647,7 @@ def test_the_console_shows_where_a_planned_childs_task_came_from(
     found = re.search(r'<p id="task-origin"[^>]*>(.*?)</p>', asked.text, re.S)
     assert found, asked.text
     words = " ".join(re.sub(r"<[^>]+>", " ", found.group(1)).split())
-    assert f"From batch {batch_id} : “{BATCH}”" in words and "not by ana" in words
+    assert f"ana's batch {batch_id} asked: “{BATCH}”" in words and "not by ana" in words
     assert "task planned by the batch planner for" in asked.text
 
 
@@ -575,3 +718,23 @@ def test_a_finish_is_signed_on_the_leg_it_ended_though_a_retry_lands_right_after
     assert desk.jobs.mark(job_id, "failed", only_if=("running",), reason="ERP down") is not None
     desk.authority().act_on_job(job_id, "retry", desk.who("ana"))
     assert fresh not in desk.authority().void_decisions(job_id), "the failed run's approvals were taken back"
+
+
+def test_a_child_running_when_its_batch_is_cancelled_stops_though_the_cascade_never_reached_it(
+    jobs: Jobs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """bob's cancel of the batch reaches the job database, and the process stops before it goes on
+    to the children (killed between the two): a child already running must act no more. Its leg is
+    refused by its batch's standing cancel in the signed log (``leg_refusal_of``), as a cancel of its
+    own would be — before its next send, not after the watch loop's next pass."""
+    from taskcrew.approvals.worker import leg_refusal
+
+    batch_id, (kid,) = _fanned(jobs, tmp_path, ["Invoice 1.eml"])
+    jobs.mark(kid, "running", only_if=("queued",), worker="w2", beat=True)
+    authority = Authority(jobs)
+    assert leg_refusal(authority, kid, "w2", 0) is None  # the child's leg may act
+    monkeypatch.setattr(Authority, "_cancel_children", lambda *a, **k: None)  # killed before it
+    authority.act_on_job(batch_id, "cancel", BOB)
+    assert jobs.get(batch_id).status == "cancelled" and jobs.get(kid).status == "running"
+    why = leg_refusal(authority, kid, "w2", 0)
+    assert why is not None and f"batch {batch_id} was cancelled by bob" in why, why

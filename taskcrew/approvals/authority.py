@@ -293,6 +293,7 @@ class Authority:
         if jobs is not None:
             jobs.keys = self.keys
             jobs.on_finish = self._record_finish
+            jobs.on_batch_settle = self.settle
 
     @property
     def jobs(self) -> Jobs:
@@ -915,7 +916,14 @@ class Authority:
             return "You already approved this; a second, different person must approve it too."
         return None
 
-    def act_on_job(self, job_id: str, action: Literal["cancel", "retry"], who: Identity) -> Job:
+    def act_on_job(
+        self,
+        job_id: str,
+        action: Literal["cancel", "retry"],
+        who: Identity,
+        *,
+        batch_cancel: AuditEntry | None = None,
+    ) -> Job:
         """Cancel or retry a job, from any surface: who acts is proven where the two-person rule is
         on and is a current user (the submitter's rule), and it is recorded (who retried it is what
         ``run_owners`` reads: a retry borrows nobody's ``--auto-approve``). A cancel voids at once every
@@ -937,11 +945,24 @@ class Authority:
         stopped, decisions void), never a new leg that resumes on what the entry takes back. What
         lets the legs after a cancel act again is written last, once the retry is in the job
         database (``retry``: ``leg_end``). Raises InvalidChange (with why; ``RecordedOnly``: the
-        entry was written and the change did not happen) or UnknownJob."""
+        entry was written and the change did not happen) or UnknownJob.
+
+        ``batch_cancel``: a child's cancel that its batch's signed cancel entry goes on to, made from
+        the log (``settle``, ``_cancel_children``): who cancelled was judged when that entry was
+        written, so it is not judged again (a login may have lapsed since); its entry names it
+        (``batch_cancel``: the batch's entry)."""
         try:
-            if refusal := self.submitter_refusal(who, role="person who cancels or retries a job"):
+            if batch_cancel is None and (
+                refusal := self.submitter_refusal(who, role="person who cancels or retries a job")
+            ):
                 raise InvalidChange(refusal)
             job, leg = self.jobs.get_on_leg(job_id)
+            if batch_cancel is not None and (
+                action != "cancel" or batch_cancel.action != "cancel" or batch_cancel.target != job.parent_id
+            ):
+                raise InvalidChange(
+                    f"job {job_id} is not a child of the batch entry {batch_cancel.seq} cancels"
+                )
             refusal = cancel_refusal(job) if action == "cancel" else retry_refusal(job, self.jobs.db_now())
             if refusal is not None:
                 raise InvalidChange(refusal)
@@ -969,6 +990,8 @@ class Authority:
             void, said[TAKES_BACK] = list(given), "all"
         else:
             void = []
+        if batch_cancel is not None:
+            said["batch_cancel"] = batch_cancel.seq
         details: dict[str, Any] = {**proven, "void": void, **said, "leg": leg}  # ``leg_end``
         ahead = self.audit.append(who.name, "cancel" if action == "cancel" else "retrying", job_id, details)
         try:
@@ -978,19 +1001,20 @@ class Authority:
                 done = self.jobs.retry(job_id, by=who.name, leg=leg, was=job.status)
         except (InvalidChange, UnknownJob, JobStoreError) as exc:
             if action == "cancel":  # holding more back is always safe
-                self._cancel_children(job_id, who)
+                self._cancel_children(job_id, who, ahead)
             raise RecordedOnly(_recorded_only(job_id, action, leg, ahead, exc)) from exc
         if action == "retry":  # in the job database: the legs after ``leg`` may act again
             self.audit.append(who.name, "retry", job_id, details)
         else:
-            self._cancel_children(job_id, who)
+            self._cancel_children(job_id, who, ahead)
         return done
 
-    def _cancel_children(self, job_id: str, who: Identity) -> None:
-        """A batch's cancel goes on to its children (queued, running, waiting or failed: ``Jobs.children``),
-        each with a signed cancel of its own (``act_on_job``): stopping a batch stops what it fanned
-        out. Read after the batch's own change: ``Jobs.fan_out`` submits children only while the batch
-        still runs on its leg, so none appears after this read."""
+    def _cancel_children(self, job_id: str, who: Identity, entry: AuditEntry) -> None:
+        """A batch's cancel (its signed ``entry``) goes on to its children (queued, running, waiting or
+        failed, by their signed documents: ``Jobs.children``), each with a signed cancel of its own
+        (``act_on_job``, naming ``entry``): stopping a batch stops what it fanned out. Read after the
+        batch's own change: ``Jobs.fan_out`` submits children only while the batch still runs on its
+        leg, so none appears after this read."""
         try:
             children = self.jobs.children(job_id)
         except JobStoreError as exc:
@@ -1000,7 +1024,7 @@ class Authority:
             return
         for child in children:
             try:
-                self.act_on_job(child.id, "cancel", who)
+                self.act_on_job(child.id, "cancel", who, batch_cancel=entry)
             except (InvalidChange, UnknownJob):  # ended meanwhile, or recorded only (its entry stands)
                 continue
 
@@ -1084,17 +1108,22 @@ class Authority:
     def settle(self, job_id: str, leg: int, worker: str) -> str | None:
         """Bring the job database in line with the signed audit log when the log ends ``leg`` of
         ``job_id`` (``leg_end``) and the database still gives it to ``worker`` (queued on that leg,
-        or running on it there): an entry written ahead whose change did not happen (interrupted, or
-        the job changed meanwhile), or a row set back. A standing cancel is made (the job ends
-        cancelled by whoever cancelled it); any other end hands the job on to a new leg (as a
-        takeover or a retry would have). What was done (None: nothing: the log lets the leg act, or
-        the database no longer gives it to ``worker``): a job is never left on a leg nobody may run."""
+        or running on it there; a batch waiting on it for its children, whoever ``worker``): an
+        entry written ahead whose change did not happen (interrupted, or the job changed meanwhile),
+        or a row set back. A standing cancel is made (the job ends cancelled by whoever cancelled
+        it; a batch's children are cancelled too, each with a signed cancel of its own naming the
+        batch's entry: ``_cancel_children``); any other end hands the job on to a new leg (as a
+        takeover or a retry would have; a waiting batch holds no leg to hand on: left as it is). What
+        was done (None: nothing: the log lets the leg act, or the database no longer gives it to
+        ``worker``): a job is never left on a leg nobody may run, and a batch never finishes over a
+        cancel (``Jobs.settle_batch`` asks here first; so does the watch loop, ``resume_decided``)."""
         entry = self.leg_end(job_id, leg)
         if entry is None:
             return None
         job, current = self.jobs.get_on_leg(job_id)
+        batch = job.status == "waiting" and job.fan_out is not None
         if current != leg or not (
-            job.status == "queued" or (job.status == "running" and job.worker == worker)
+            job.status == "queued" or (job.status == "running" and job.worker == worker) or batch
         ):
             return None
         why = self.leg_over(job_id, leg) or ""
@@ -1105,7 +1134,12 @@ class Authority:
                 )
             except InvalidChange:
                 return None
+            if job.fan_out is not None:  # what the batch fanned out stops with it
+                self._cancel_children(job_id, _canceller(entry), entry)
+                return f"{why}; the job database says so now too, and of its children too"
             return f"{why}; the job database says so now too"
+        if batch:
+            return None
         if self.jobs.hand_back(job_id, leg, worker, why, leg_ends=True) is None:
             return None
         return f"{why}; the job goes on on a new leg"
@@ -1213,6 +1247,15 @@ class Authority:
             why = "Bulk approval refused: " + "; ".join(problems) + ". Decide these one by one."
             return [self._refuse(who, ",".join(v.approval.id for v in views), "bulk_approve", why)]
         return [self.decide(v.approval.id, "approve", who) for v in views]
+
+
+def _canceller(entry: AuditEntry) -> Identity:
+    """Who a signed cancel entry says cancelled, with the proof it names (an operating-system user's
+    where it names none it knows): whom a batch's cancel made from the log cancels its children as."""
+    proof = entry.payload.get("proof")
+    return Identity(
+        name=entry.who, proof=proof if proof in ("console", "token", "os_user", "worker") else "os_user"
+    )
 
 
 def _leg_of(entry: AuditEntry) -> int:

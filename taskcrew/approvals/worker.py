@@ -69,10 +69,18 @@ def leg_refusal(authority: Authority, job_id: str, worker: str, leg: int) -> str
 def leg_refusal_of(authority: Authority, job: Job, current: int, worker: str, leg: int) -> str | None:
     """``leg_refusal`` judged on ``job`` and ``current``, its leg, as read together (by
     ``Jobs.get_on_leg``, or by the heartbeat: ``Jobs.heartbeat``), then by the signed audit log
-    (``Authority.leg_over``): a job row set back to an earlier signed version (a database writer
-    replaying it) gives no leg back what a cancel, a retry or a takeover ended."""
+    (``Authority.leg_over``; a batch child's, its batch's standing cancel too): a job row set back to
+    an earlier signed version (a database writer replaying it) gives no leg back what a cancel, a
+    retry or a takeover ended."""
     if (moved := _row_refusal(job, current, worker, leg)) is not None:
         return moved
+    # a batch's child acts no more once its batch is cancelled (no retry since), whether or not the
+    # cancel went on to it: a process stopped between the two leaves the child's own row untouched
+    if job.parent_id and (cancel := authority.standing_cancel(job.parent_id)) is not None:
+        return (
+            f"job {job.id}'s batch {job.parent_id} was cancelled by {cancel.who} (audit entry "
+            f"{cancel.seq}): its child jobs act no more"
+        )
     # A takeover is signed ahead of the watch loop's compare-and-set, which this leg's own beat may
     # make fail (then it is signed undone): while the row still gives the job to this leg, wait for
     # that outcome rather than stop a live leg. One that stands past the wait (its watcher died, or

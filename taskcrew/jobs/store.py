@@ -311,6 +311,9 @@ class Jobs:
         # a job that ended finished, on its leg: a signed entry (``Authority._record_finish``), by the
         # authority that set it, else the operator's
         self.on_finish: Callable[[Job, int], None] | None = None
+        # a waiting batch about to settle, on its leg: what the signed audit log says of it
+        # (``Authority.settle``: a standing cancel ends it cancelled, its children too; None: nothing)
+        self.on_batch_settle: Callable[[str, int, str], str | None] | None = None
         self._keys: Any = None  # approvals.signing.KeyRing: signs submissions, parked requests, decisions
         self.created = False  # ``open`` created this job database (the caller says so, once)
 
@@ -703,15 +706,38 @@ class Jobs:
         """The child jobs of ``job_id`` (a batch: every generation its retries planned) in one of
         ``statuses``, oldest first. By default what a cancel of the batch goes on to
         (``Authority.act_on_job``): every child queued, running or waiting, and every failed one
-        (a failed job's retry would resume with its decisions: ``models.CANCELLABLE``)."""
-        query = (
-            sa.select(J.c.id, J.c.doc, J.c.leg)
-            .where(J.c.parent_id == job_id, J.c.status.in_(statuses))
-            .order_by(J.c.submitted_at)
-        )
+        (a failed job's retry would resume with its decisions: ``models.CANCELLABLE``).
+
+        Chosen by signed data, never by a column alone (``parent_id`` and ``status`` are in no seal):
+        the rows whose ``parent_id`` column names the batch, those whose id is one of its children's
+        (``<batch>-…``: earlier generations too) and those its signed record names (``fan_out``); of
+        them each one whose document (as read: ``_read``) names the batch as its parent, or that the
+        batch's signed record names, in the status its document says. A row whose columns were set
+        to hide it (parent_id NULL, status "finished" over a queued document) is still a child, in
+        its document's status."""
         with self._tx() as conn:
+            row = conn.execute(sa.select(J.c.doc, J.c.leg).where(J.c.id == job_id)).first()
+            named: set[str] = set()
+            if row is not None:
+                batch = self._read(job_id, str(row[0]), int(row[1]))
+                if batch.record_trust == "signed" and batch.fan_out is not None:
+                    named = set(batch.fan_out.children)
+            query = (
+                sa.select(J.c.id, J.c.doc, J.c.leg)
+                .where(
+                    sa.or_(
+                        J.c.parent_id == job_id,
+                        sa.and_(J.c.id > f"{job_id}-", J.c.id < f"{job_id}."),  # '.' follows '-'
+                        J.c.id.in_(sorted(named)),
+                    ),
+                    J.c.id != job_id,
+                )
+                .order_by(J.c.submitted_at)
+            )
             found = [self._read(str(r[0]), str(r[1]), int(r[2])) for r in conn.execute(query)]
-        return [job for job in found if job.parent_id == job_id and job.status in statuses]
+        return [
+            job for job in found if (job.parent_id == job_id or job.id in named) and job.status in statuses
+        ]
 
     def fan_out(
         self,
@@ -786,7 +812,9 @@ class Jobs:
         outcome that follows theirs (``batch_outcome``: ``done`` only when every one ended well).
         Called when a child ends (``_update``) and by the watch loop's pass over waiting jobs
         (``resume``): a process stopped between a child's end and this leaves nothing waiting for
-        good. Returns the batch finished now (None: it still waits, or is no waiting batch)."""
+        good. Not over a cancel the signed audit log holds (``on_batch_settle``: ``Authority.settle``
+        ends it cancelled, and its children). Returns the batch finished now (None: it still waits,
+        was cancelled so, or is no waiting batch)."""
         try:
             batch, leg = self.get_on_leg(batch_id)
         except UnknownJob:  # a --for-each batch or a recipe's: an id, not a job
@@ -795,7 +823,9 @@ class Jobs:
         if batch.status != "waiting" or fanned is None or batch.record_trust != "signed":
             return None
         ids = builtins.list(fanned.children)
-        with self._tx() as conn:  # the status column first: cheap while a child still runs
+        # the status column first (in no seal): cheap while a child still runs; it can only hold the
+        # batch back (a column set "running"), never settle it early: the documents decide below
+        with self._tx() as conn:
             busy = conn.execute(
                 sa.select(J.c.id).where(J.c.id.in_(ids), J.c.status.in_(ACTIVE)).limit(1)
             ).first()
@@ -808,6 +838,17 @@ class Jobs:
             return None
         kids = {str(r[0]): self._read(str(r[0]), str(r[1]), int(r[2])) for r in rows}
         if any(kid.status in ACTIVE for kid in kids.values()):
+            return None
+        # a cancel the signed audit log holds and the job database lacks (written ahead, the process
+        # stopped before its change): the batch ends cancelled, never finished over it
+        on_settle = self.on_batch_settle
+        if on_settle is None:  # no authority here yet: the operator's, over this store
+            from taskcrew.approvals.authority import Authority
+
+            authority = Authority(None)
+            authority._jobs = self  # its hooks are not set on this store: its keys stay as they are
+            on_settle = authority.settle
+        if on_settle(batch_id, leg, "") is not None:
             return None
         outcome, reason = batch_outcome(
             [kids[i] for i in ids if i in kids],

@@ -300,10 +300,29 @@ def resume_decided(jobs: Jobs, seen: dict[str, datetime], grace_s: float) -> Non
     it would have: ended ``rejected`` when its newest approval expired, else back on the queue
     (``Jobs.resume``: the run finds its decisions), the decisions the signed audit log lacks signed
     into it first (``Authority.log_unrecorded``: it names who decided). One query of the pending approvals a pass; the
-    approvals of a job are read only when it has none pending."""
+    approvals of a job are read only when it has none pending.
+
+    A batch waiting for its children (never run again: ``Jobs.resume`` settles it) that the signed
+    audit log says was cancelled (``cancel`` written ahead, the process stopped before the job
+    database's change and the cascade) ends cancelled, its children with it, at once, grace or not
+    (``Authority.settle``); the log is read once a pass for the cancels it holds."""
     try:
+        listed = jobs.list(status="waiting", limit=1000)
+        batches = [job.id for job in listed if job.fan_out is not None]
+        if batches:
+            authority = Authority(jobs)
+            cancelled = {e.target for e in authority.audit.signed(("cancel",))}
+            for job_id in batches:
+                if job_id not in cancelled:
+                    continue
+                try:  # one batch that cannot be settled now holds up no other job of the pass
+                    _, leg = jobs.get_on_leg(job_id)
+                    if (settled := authority.settle(job_id, leg, "")) is not None:
+                        log.warning("batch %s was left waiting: %s", job_id, settled)
+                except Exception as exc:
+                    log.warning("watch loop: batch %s: %s", job_id, exc)
         pending = {a.job_id for a in jobs.approvals("pending")}
-        waiting = [job.id for job in jobs.list(status="waiting", limit=1000) if job.id not in pending]
+        waiting = [job.id for job in listed if job.id not in pending]
         for job_id in _seen_for(seen, waiting, jobs, grace_s):
             approvals = jobs.approvals(job_id=job_id)
             if any(a.status == "pending" for a in approvals):
