@@ -17,6 +17,8 @@ console served by uvicorn (the real job store on SQLite), and the honest paths b
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,10 +29,18 @@ from fixtures_console import PASSWORDS
 from typer.testing import CliRunner
 
 from taskcrew.approvals.authority import Authority
-from taskcrew.approvals.identity import Identity, TokenStore, identity_refusal, login
+from taskcrew.approvals.identity import (
+    STARTUP_CREDENTIAL,
+    Identity,
+    TokenStore,
+    identity_refusal,
+    login,
+    startup_credential,
+)
 from taskcrew.cli import app
 from taskcrew.console.auth import ConsoleUserError, add_user, load_users
 from taskcrew.console.server import ConsoleServer, prepare
+from taskcrew.console.sessions import SessionStore, identity_of
 from taskcrew.console.settings import ConsoleSettings
 from taskcrew.jobs import Jobs
 from taskcrew.jobs.human import JobHuman, Parked
@@ -120,6 +130,28 @@ class Office:
         who = TokenStore().identity(login(name, PASSWORDS[name], self.users))
         assert who is not None
         return who
+
+    def restart(self) -> None:
+        """The console stopped and started again on the same state (sessions survive a restart): it
+        prints a new start-up token where there are no users, none where there are."""
+        self.server.stop()
+        self.settings, self.startup_token = prepare(self.settings.model_copy(update={"token": None}))
+        self.server = ConsoleServer(self.settings, self.jobs).start()
+        self.base = self.server.url
+
+    def moved(self, client: httpx.Client) -> httpx.Client:
+        """``client``'s cookies (its session), on the console as it runs now (a restart's new port)."""
+        moved = httpx.Client(base_url=self.base, follow_redirects=False, timeout=60, cookies=client.cookies)
+        self.clients.append(moved)
+        return moved
+
+    def start_up_sessions(self) -> int:
+        """How many sessions opened with a start-up token the console's session store holds."""
+        with contextlib.closing(sqlite3.connect(self.settings.state_dir / "console.sqlite3")) as db:
+            row = db.execute(
+                "SELECT count(*) FROM sessions WHERE credential LIKE 'start-up token%'"
+            ).fetchone()
+        return int(row[0])
 
     def close(self) -> None:
         for client in self.clients:
@@ -315,7 +347,7 @@ def test_the_page_says_what_is_enforced_with_one_user(
     bob = office.login("bob")
     page = " ".join(bob.get(f"/approvals/{approval_id}").text.split())
     flags = page.split('id="risk-flags"', 1)[1].split("</ul>", 1)[0]
-    assert "needs a second approver; but the two-person rule is off here" in flags
+    assert "a second approver would be needed, but the two-person rule is off here" in flags
     assert "the users file lists fewer than two people" in flags and "one approver suffices" in flags
     assert "One approver suffices" in page.split('id="rule"', 1)[1]
     assert "one approver (the two-person rule is off here)" in bob.get("/approvals").text
@@ -392,3 +424,112 @@ def test_the_authority_compares_people_case_folded(office: Office) -> None:
     refusal = office.authority.rules_refusal(signed)
     assert refusal is not None and "other than the submitter" in refusal
     assert office.authority.proposal_refusal("ana", "Ana", "run-1") is not None
+
+
+# ---- 2. a start-up-token session counts only with the token that opened it ------------------------
+
+
+def test_a_start_up_session_from_before_users_does_not_count_again(empty_office: Office) -> None:
+    """The red-team's case over HTTP: on a fresh install the operator logs in with the start-up
+    token; users are added and the console restarted with them (no token); later everyone is removed
+    (to lock every login out: "Nobody can sign in"). The operator's 12-hour session opens no page and
+    approves nothing, and a worker does not obey a decision it could have made. Before: a start-up
+    session was known by a constant alone, so it counted again the moment the file listed nobody,
+    with one-person approval power."""
+    from taskcrew.console.auth import remove_user
+
+    office = empty_office
+    operator = office.client()
+    assert office.sign_in(operator, "", str(office.startup_token)).status_code == 303
+    assert operator.get("/approvals").status_code == 200
+    add_user(office.users, "bob", PASSWORDS["bob"])
+    office.restart()
+    assert office.startup_token is None
+    assert office.start_up_sessions() == 0  # a console started with users drops them
+    remove_user(office.users, "bob")
+    approval_id = office.park("ana", "9500.00")
+    stale = office.moved(operator)
+    assert _logged_out(stale) and _logged_out(stale, f"/approvals/{approval_id}")
+    nobody = office.sign_in(office.client(), "", "anything")
+    assert nobody.status_code == 401 and "Nobody can sign in" in nobody.text
+    assert office.jobs.approval(approval_id).status == "pending"
+
+
+def test_a_restart_ends_the_old_start_up_session_and_the_new_token_approves(empty_office: Office) -> None:
+    """The honest path: the console's current start-up token logs in and approves a payment alone; a
+    restart prints a new token, which logs in and approves, while the session of the old token is
+    over (and the old token logs nobody in). Before: the old session counted on, across restarts."""
+    office = empty_office
+    first_token = str(office.startup_token)
+    operator = office.client()
+    assert office.sign_in(operator, "", first_token).status_code == 303
+    first = office.park("operator", "9500.00", proof="console")
+    office.decide(operator, first)
+    assert office.jobs.approval(first).status == "approved"
+    assert office.authority.approvers_refusal(office.jobs.approval(first)) is None  # the worker obeys
+
+    office.restart()
+    assert office.startup_token is not None and office.startup_token != first_token
+    assert _logged_out(office.moved(operator))
+    assert office.sign_in(office.client(), "", first_token).status_code == 401
+    again = office.client()
+    assert office.sign_in(again, "", office.startup_token).status_code == 303
+    second = office.park("operator", "9500.00", proof="console")
+    office.decide(again, second)
+    assert office.jobs.approval(second).status == "approved"
+    assert office.authority.approvers_refusal(office.jobs.approval(second)) is None
+
+
+def test_users_added_while_the_console_runs_drop_its_start_up_sessions(empty_office: Office) -> None:
+    """A user added while the console runs ends the start-up sessions: the first sign-in that reads
+    the users file with someone in it deletes them from the session store, as does a request on one
+    of them. Before: they stayed in the store for their 12 hours."""
+    office = empty_office
+    operator, spare = office.client(), office.client()
+    assert office.sign_in(operator, "", str(office.startup_token)).status_code == 303
+    assert office.sign_in(spare, "", str(office.startup_token)).status_code == 303
+    assert office.start_up_sessions() == 2
+    add_user(office.users, "bob", PASSWORDS["bob"])
+    assert _logged_out(operator)  # a request on one: it is gone, and so are the others
+    assert office.start_up_sessions() == 0
+    assert office.sign_in(spare, "", str(office.startup_token)).status_code == 401
+    office.users.write_text("users: []\n", encoding="utf-8")
+    assert office.sign_in(operator, "", str(office.startup_token)).status_code == 303
+    add_user(office.users, "bob", PASSWORDS["bob"])
+    office.login("bob")  # a sign-in that reads a users file with someone in it
+    assert office.start_up_sessions() == 0
+
+
+def test_a_start_up_credential_counts_only_as_the_holding_store_vouches(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    """The red-team's proof of concept: a session stored under the bare constant (as before), or
+    bound to another token, proves nothing in a store holding no token, or another one, whatever the
+    users file says; bound to the token the store holds, it counts while nobody is a user. A CLI
+    token can never claim the start-up credential."""
+    from taskcrew.console.auth import remove_user
+
+    users = tmp_path / "users.yaml"
+    sessions = SessionStore(tmp_path / "sessions.sqlite3")
+    sid, _ = sessions.create("operator", credential=STARTUP_CREDENTIAL)
+    add_user(users, "bob", PASSWORDS["bob"])
+    _, token = prepare(ConsoleSettings.from_env().model_copy(update={"users_file": users}))
+    assert token is None
+    assert identity_refusal(identity_of(sessions.get(sid)), users) is not None  # type: ignore[arg-type]
+    remove_user(users, "bob")
+    old = sessions.get(sid)
+    assert old is not None  # within its 12 hours
+    assert identity_refusal(identity_of(old), users) is not None
+    assert identity_refusal(identity_of(old), tmp_path / "none.yaml") is not None
+
+    held = SessionStore(tmp_path / "sessions.sqlite3", startup_token="tok-now")
+    now, _ = held.create("operator", credential=startup_credential("tok-now"))
+    other, _ = held.create("operator", credential=startup_credential("tok-before"))
+    for sid_, counts in ((sid, False), (now, True), (other, False)):
+        got = held.get(sid_)
+        assert got is not None and (identity_refusal(identity_of(got), users) is None) is counts
+    restarted = SessionStore(tmp_path / "sessions.sqlite3", startup_token="tok-after")
+    assert identity_refusal(identity_of(restarted.get(now)), users) is not None  # type: ignore[arg-type]
+    assert held.drop_startup() == 3 and held.get(now) is None
+    claimed = Identity(name="operator", proof="token", credential=STARTUP_CREDENTIAL)
+    assert identity_refusal(claimed, users) is not None

@@ -91,9 +91,32 @@ NO_USERS = (
     "`taskcrew console add-user`"
 )
 STARTUP_CREDENTIAL = "start-up token"
-"""The credential of a console login by the one-time token the console prints when it starts with no
-users (``console.server.prepare``): it proves no user's password, so it counts only while the users
-file lists nobody (``standing_refusal``); never a fingerprint (``credential_of`` is hex)."""
+"""What a console login by the one-time token the console prints when it starts with no users
+(``console.server.prepare``) proves: no user's password, so it counts only while the users file
+lists nobody (``standing_refusal``); never a fingerprint (``credential_of`` is hex). It is what such
+a login's identity carries, and so what a decision or a job it makes records (a worker, which cannot
+know the console's token, accepts it only while the users file lists nobody). The session itself
+keeps ``startup_credential`` of the token that opened it; the console turns that into this only
+while it holds that very token (``console.sessions.SessionStore``)."""
+UNHELD_STARTUP = (
+    "a login by a console start-up token counts only in the console that printed that token, while it "
+    "runs (a restarted console prints a new one; one started with users holds none): log in again"
+)
+
+
+def startup_credential(token: str | None) -> str:
+    """What a console session opened with the start-up token ``token`` keeps as its credential: bound
+    to that token (a digest of it), so it counts only in a console holding the same token; with no
+    token (a session stored before sessions were bound to one), bound to none, so it never counts."""
+    digest = hashlib.sha256(f"start-up\0{token}".encode()).hexdigest()[:32] if token else "unbound"
+    return f"{STARTUP_CREDENTIAL}:{digest}"
+
+
+def is_startup(credential: str | None) -> bool:
+    """Whether ``credential`` is a start-up-token login's, bound to a token or not."""
+    return credential is not None and (
+        credential == STARTUP_CREDENTIAL or credential.startswith(f"{STARTUP_CREDENTIAL}:")
+    )
 
 
 def credentials(path: Path | None = None) -> dict[str, str]:
@@ -124,12 +147,16 @@ def standing_refusal(
     does), against ``users`` (``current_users``). ``given``: the credential it was proven with, as
     ``bound`` keeps it (the credential itself for a session or token; a digest bound to the approval
     for a first approval or a decision); None: it keeps none (proven before credentials were kept),
-    so it rests on her name. A login by the console's start-up token (``STARTUP_CREDENTIAL``)
-    counts only while there are no users. Any other counts only while she is a user, with the
+    so it rests on her name. A login by the console's start-up token (``STARTUP_CREDENTIAL``, as
+    the console holding that token vouches for it) counts only while there are no users; a session's
+    credential still bound to a token (``startup_credential``: the console holds another, or none)
+    never does. Any other counts only while she is a user, with the
     password she proved it with: with a users file that lists nobody, none counts; with none at all
     (deleted, or never given to this process), one proven by a user's password counts for nothing
     either (it was proven against a users file this process does not have), and one that keeps no
     credential cannot be checked and rests on her name, as before."""
+    if given is not None and given.startswith(f"{STARTUP_CREDENTIAL}:"):
+        return UNHELD_STARTUP  # a session's token-bound credential the console did not vouch for
     if given is not None and given == bound(STARTUP_CREDENTIAL):
         if not users:
             return None
@@ -188,6 +215,8 @@ def identity_refusal(who: Identity, path: Path | None = None) -> str | None:
     TASKCREW_CONSOLE_USERS or ``<console dir>/users.yaml``)."""
     if not who.authenticated:
         return None
+    if is_startup(who.credential) and who.proof != "console":
+        return "only a console login is proven by the console's start-up token"
     try:
         users = current_users(path)
     except ValueError as exc:

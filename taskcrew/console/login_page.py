@@ -9,7 +9,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from taskcrew.approvals.identity import NO_USERS, STARTUP_CREDENTIAL, credential_of
+from taskcrew.approvals.identity import NO_USERS, credential_of, startup_credential
 from taskcrew.console.auth import ConsoleUserError, load_users
 from taskcrew.console.security import same_origin, token_ok
 from taskcrew.console.web import LOGIN_COOKIE, SESSION_COOKIE, Web
@@ -71,6 +71,8 @@ def routes(web: Web) -> list[BaseRoute]:
             user = None
         else:
             user = console.auth.check(name, str(form.get("password") or ""))
+            if console.auth.users:  # the start-up token's sessions end once there are users
+                console.sessions.drop_startup()
         if user is None:
             console.throttle.failed(name, address)
             console.audit.append(name or "(empty)", "login_failed", "/login", {})
@@ -83,9 +85,9 @@ def routes(web: Web) -> list[BaseRoute]:
             return form_page(request, nxt, status_code=401, error=error, max_age=None)
         console.throttle.succeeded(name, address)
         found = console.auth.users.get(user)  # None: the start-up token, which proves no user's password
-        session_id, _ = console.sessions.create(
-            user, credential=credential_of(found.password_hash) if found else STARTUP_CREDENTIAL
-        )
+        # a start-up session is bound to the token that opened it (``identity.startup_credential``)
+        proven = credential_of(found.password_hash) if found else startup_credential(console.auth.token)
+        session_id, _ = console.sessions.create(user, credential=proven)
         console.audit.append(user, "login", "/login", {})
         response = RedirectResponse(nxt, status_code=303)
         response.set_cookie(

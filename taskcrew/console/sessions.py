@@ -9,6 +9,7 @@ bound to a port, so any page on another port of the same host could set one).
 from __future__ import annotations
 
 import hashlib
+import hmac
 import secrets
 import sqlite3
 import threading
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from taskcrew.approvals.identity import Identity
+from taskcrew.approvals.identity import STARTUP_CREDENTIAL, Identity, is_startup, startup_credential
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -41,8 +42,9 @@ class Session(BaseModel):
     csrf: str
     created: float
     expires: float
-    # the user's password it was opened with (approvals.identity.credentials), or
-    # identity.STARTUP_CREDENTIAL for the start-up token's login (it counts only while there are no users)
+    # the user's password it was opened with (approvals.identity.credentials); for the start-up
+    # token's login, identity.STARTUP_CREDENTIAL while the store holds the token that opened it (it
+    # counts only while there are no users), else the token-bound credential, which never counts
     credential: str = ""
 
 
@@ -56,9 +58,16 @@ def _digest(session_id: str) -> str:
 
 
 class SessionStore:
-    def __init__(self, path: Path, ttl_seconds: float = 12 * 3600) -> None:
+    """The console's sessions. ``startup_token``: the start-up token the console holds (printed at a
+    start with no users; None: it holds none). A session opened with a start-up token keeps
+    ``identity.startup_credential`` of it, and proves ``identity.STARTUP_CREDENTIAL`` only in a
+    store holding that very token: a restart (a new token) or a console started with users (none)
+    ends every start-up session from before."""
+
+    def __init__(self, path: Path, ttl_seconds: float = 12 * 3600, startup_token: str | None = None) -> None:
         self.path = path
         self.ttl = ttl_seconds
+        self._startup = startup_credential(startup_token) if startup_token else None
         path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         try:
@@ -82,7 +91,7 @@ class SessionStore:
             csrf=secrets.token_urlsafe(32),
             created=now,
             expires=now + self.ttl,
-            credential=credential,
+            credential=self._proves(credential),
         )
         with self._lock:
             self._db.execute(
@@ -102,7 +111,32 @@ class SessionStore:
             ).fetchone()
         if row is None or row[3] < time.time():
             return None
-        return Session(user=row[0], csrf=row[1], created=row[2], expires=row[3], credential=row[4])
+        return Session(
+            user=row[0], csrf=row[1], created=row[2], expires=row[3], credential=self._proves(row[4])
+        )
+
+    def _proves(self, stored: str) -> str:
+        """What a session's stored credential proves here: a start-up session's is
+        ``STARTUP_CREDENTIAL`` only when bound to the token this store holds; one bound to another
+        token, or to none (stored before sessions were bound), stays bound, and counts for nothing
+        (``identity.standing_refusal``)."""
+        if not is_startup(stored):
+            return stored
+        if self._startup is not None and hmac.compare_digest(stored, self._startup):
+            return STARTUP_CREDENTIAL
+        return stored if stored != STARTUP_CREDENTIAL else startup_credential(None)
+
+    def drop_startup(self) -> int:
+        """Delete every session opened with a start-up token (there are users now, or the console
+        started with some): how many."""
+        prefix = f"{STARTUP_CREDENTIAL}:"
+        gone = "SELECT id_hash FROM sessions WHERE credential = ? OR substr(credential, 1, ?) = ?"
+        args = (STARTUP_CREDENTIAL, len(prefix), prefix)
+        with self._lock:
+            self._db.execute(f"DELETE FROM flashes WHERE id_hash IN ({gone})", args)
+            return self._db.execute(
+                "DELETE FROM sessions WHERE credential = ? OR substr(credential, 1, ?) = ?", args
+            ).rowcount
 
     def delete(self, session_id: str | None) -> None:
         if session_id:
