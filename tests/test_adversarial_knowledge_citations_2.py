@@ -67,13 +67,13 @@ def test_a_latin_look_alike_letter_makes_a_namesake(key: str) -> None:
 @pytest.mark.parametrize(
     ("name", "cited"),
     [
-        ("comp\u0251ny_context.md", "comp⟨Latin ɑ U+0251⟩ny_context.md"),
-        ("c\u1d0fmpany_context.md", "c⟨Latin ᴏ U+1D0F⟩mpany_context.md"),
-        ("\u1d04ompany_context.md", "⟨Latin ᴄ U+1D04⟩ompany_context.md"),
-        ("comp\u1d00ny_context.md", "comp⟨Latin ᴀ U+1D00⟩ny_context.md"),
-        ("\ua730inance.md", "⟨Latin ꜰ U+A730⟩inance.md"),
+        ("comp\u0251ny_context.md", "comp⟨IPA letter ɑ U+0251⟩ny_context.md"),
+        ("c\u1d0fmpany_context.md", "c⟨small capital O U+1D0F⟩mpany_context.md"),
+        ("\u1d04ompany_context.md", "⟨small capital C U+1D04⟩ompany_context.md"),
+        ("comp\u1d00ny_context.md", "comp⟨small capital A U+1D00⟩ny_context.md"),
+        ("\ua730inance.md", "⟨small capital F U+A730⟩inance.md"),
         # one marker, not two, where the approvers' screens mark the letter already
-        ("руковод\u0251ство.md", "руковод⟨Latin ɑ U+0251⟩ство.md"),
+        ("руковод\u0251ство.md", "руковод⟨IPA letter ɑ U+0251⟩ство.md"),
     ],
 )
 def test_a_latin_look_alike_letter_is_shown_in_a_citation(name: str, cited: str) -> None:
@@ -93,7 +93,9 @@ def test_a_look_alike_namesake_in_the_store_is_cited_by_its_path(
     knowledge_store.procedures.ingest([tmp_path / "inbox"])
     hits = knowledge_store.procedures.search("Do Vandelay Industries bills need approval?", k=8)
     [forged] = [h for h in hits if "no approval" in h.text]
-    assert forged.citation.startswith("attachments/comp⟨Latin ɑ U+0251⟩ny_context.md § "), forged.citation
+    assert forged.citation.startswith("attachments/comp⟨IPA letter ɑ U+0251⟩ny_context.md § "), (
+        forged.citation
+    )
     handbook = [h for h in hits if h.source == str(HANDBOOK.resolve())]
     assert handbook and all(h.citation.startswith(f"sandbox/{HANDBOOK.name} § ") for h in handbook)
 

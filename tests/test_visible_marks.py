@@ -27,10 +27,10 @@ from taskcrew.approvals.visible import hidden, visible
         ("Northwind☎Traders", "⟨Symbol ☎ U+260E⟩"),
         ("🄰🄲🄼🄴 Corp", "⟨Symbol 🄰 U+1F130⟩"),  # squared letters, alone: drawn like letters
         # Latin letters of blocks no language writes names in, drawn like plain ones (``odd_letter``)
-        ("INV-2ᴏ57", "⟨Latin ᴏ U+1D0F⟩"),  # a small capital O
-        ("Nᴏrthwind Traders", "⟨Latin ᴏ U+1D0F⟩"),
-        ("Vandelay Industrieꜱ", "⟨Latin ꜱ U+A731⟩"),
-        ("Globex Cɑpital", "⟨Latin ɑ U+0251⟩"),  # the IPA alpha
+        ("INV-2ᴏ57", "⟨small capital O U+1D0F⟩"),  # a small capital O
+        ("Nᴏrthwind Traders", "⟨small capital O U+1D0F⟩"),
+        ("Vandelay Industrieꜱ", "⟨small capital S U+A731⟩"),
+        ("Globex Cɑpital", "⟨IPA letter ɑ U+0251⟩"),  # the IPA alpha
     ],
 )
 def test_a_symbol_in_an_identifier_is_shown_for_what_it_is_and_flagged(value: str, marker: str) -> None:

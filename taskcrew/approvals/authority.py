@@ -61,7 +61,7 @@ from taskcrew.approvals.rules import (
     read_payee,
 )
 from taskcrew.approvals.signing import KEY_FILE, KeyRing, approvals_dir
-from taskcrew.approvals.visible import visible
+from taskcrew.approvals.visible import Shown, shown, visible
 from taskcrew.jobs.models import Approval, Cosign, Job, utcnow
 from taskcrew.jobs.store import (
     InvalidChange,
@@ -162,7 +162,11 @@ class ApprovalView(BaseModel):
         two-person rule is off here says so (``rule_off``), so no surface says "needs a second
         approver" and then lets one person send it."""
         if flag.second_approver and self.rule_off:
-            return f"{flag.message}; but {self.rule_off}: one approver suffices"
+            cut = flag.message.removesuffix(": needs a second approver")
+            message = Shown(cut) if isinstance(flag.message, Shown) else cut
+            return shown(
+                "{}: a second approver would be needed, but {}: one approver suffices", message, self.rule_off
+            )
         return flag.message
 
     @property

@@ -43,7 +43,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from taskcrew.approvals.key import target
-from taskcrew.approvals.visible import bare, hidden, visible
+from taskcrew.approvals.visible import Shown, ShownText, bare, hidden, shown, visible
 
 DEFAULT_RULES = Path(__file__).with_name("rules.yaml")
 # How the browser guard's body parser (tools/browser/network.py) starts a name or value it could not
@@ -348,7 +348,7 @@ RuleName = Literal[
 
 class RiskFlag(BaseModel):
     rule: RuleName
-    message: str
+    message: ShownText  # a ``Shown`` message (its values already shown) is kept as such
     field: str | None = None
     second_approver: bool
 
@@ -815,16 +815,20 @@ def assess(
             )
     hiding = [(name, hidden(name) + hidden(value)) for name, value in fields]
     if any(found for _, found in hiding):
-        where = "; ".join(f"{visible(name)}: {', '.join(found)}" for name, found in hiding if found)
+        # every value's words and markers already shown (``hidden``, ``visible``): a page shows the
+        # message as it is (``Shown``), never a marker's own letter marked again inside it
+        where = Shown(
+            "; ".join(shown("{}: {}", name, Shown(", ".join(found))) for name, found in hiding if found)
+        )
         flags.append(
             RiskFlag(
                 rule="hidden_characters",
                 field=next(name for name, found in hiding if found),
-                message=(
+                message=shown(
                     "a value holds hidden direction/format characters, a run of unusual spaces, a "
                     "letter of another script than its word's or a word of another script drawn like "
-                    f"Latin letters, shown as ⟨…⟩ ({where}): read it as shown, "
-                    "not as a page may draw it"
+                    "Latin letters, shown as ⟨…⟩ ({}): read it as shown, not as a page may draw it",
+                    where,
                 ),
                 second_approver=False,
             )

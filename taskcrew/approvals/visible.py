@@ -42,6 +42,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from typing import Annotated, Any
+
+from pydantic import ValidatorFunctionWrapHandler, WrapValidator
 
 from taskcrew.terminal import CONTROLS, LAYOUT
 
@@ -193,7 +196,25 @@ def _foreign(word: str, latin: bool) -> list[tuple[int, str]]:
     return found
 
 
+# what an odd letter (``odd_letter``) is, by its block, when its Unicode name says no more
+ODD_KINDS = ((0x0250, 0x02AF, "IPA letter"), (0x1D00, 0x1DBF, "phonetic letter"))
+_SMALL_CAPITAL = re.compile(r"SMALL CAPITAL(?: LETTER)? (\S)(.*)")
+
+
+def odd_words(char: str) -> str:
+    """What an odd letter is, in a few words from its Unicode name: "small capital O" (U+1D0F, LATIN
+    LETTER SMALL CAPITAL O), "IPA letter ɑ" (U+0251, LATIN SMALL LETTER ALPHA), "rare Latin letter
+    ⱥ" (Latin Extended-C to G): why it is marked, where its script alone (Latin) would not say."""
+    name = unicodedata.name(char, "")
+    if capital := _SMALL_CAPITAL.search(name):
+        return f"small capital {capital.group(1)}{capital.group(2).lower()}"
+    kind = next((k for low, high, k in ODD_KINDS if low <= ord(char) <= high), "rare Latin letter")
+    return f"{kind} {char}"
+
+
 def _look_alike(char: str, script: str) -> str:
+    if script == "LATIN" and odd_letter(char):
+        return f"⟨{odd_words(char)} {_code(char)}⟩"
     return f"⟨{script.title()} {char} {_code(char)}⟩"
 
 
@@ -223,8 +244,8 @@ def _symbol_marker(char: str) -> str:
     return f"⟨{kind} {_code(char)}⟩" if kind else f"⟨Symbol {char} {_code(char)}⟩"
 
 
-def _mark_scripts(text: str, symbols_too: bool = True) -> str:
-    latin = _latin(text)
+def _mark_scripts(text: str, symbols_too: bool = True, latin: bool | None = None) -> str:
+    latin = _latin(text) if latin is None else latin
 
     def word(match: re.Match[str]) -> str:
         found = dict(_foreign(match.group(0), latin))
@@ -242,10 +263,16 @@ def _mark_scripts(text: str, symbols_too: bool = True) -> str:
 def visible(text: str, *, layout: bool = False) -> str:
     """``text`` with every invisible or reordering character, every long run of whitespace, every
     look-alike letter and every symbol out of place shown as a marker (see the module's doc)."""
+    return _visible(text, layout=layout)
+
+
+def _visible(text: str, *, layout: bool = False, latin: bool | None = None) -> str:
+    """``visible``; ``latin``: whether the text this one is part of holds Latin letters (a word
+    quoted out of a value is judged as in the value: "АСМЕ" of "АСМЕ Corp")."""
     kept = LAYOUT_KEPT if layout else frozenset()
     if text.isascii() and text.isprintable() and "   " not in text:
         return text  # the common case: nothing to mark
-    marked = _mark_scripts(text, symbols_too=not layout)
+    marked = _mark_scripts(text, symbols_too=not layout, latin=latin)
     stray = _stray_marks(marked)
     out = "".join(
         f"⟨{_code(c)}⟩" if (c not in kept and _invisible(c)) or i in stray else c
@@ -261,24 +288,69 @@ def visible(text: str, *, layout: bool = False) -> str:
     return _SPACES.sub(run, out)
 
 
-def hidden(text: str) -> list[str]:
+def hidden(text: str) -> list[Shown]:
     """What ``text`` hides from a reader (code points, and runs of unusual spaces), for a risk flag;
-    line feeds, carriage returns and tabs (a multi-line text field sends them) are not counted."""
+    line feeds, carriage returns and tabs (a multi-line text field sends them) are not counted.
+    Each item is already shown (``Shown``): its marker, and the word it is in as ``visible`` shows
+    it, without the punctuation around it ("3 (Nᴏrthwind" quotes “N⟨small capital O U+1D0F⟩rthwind”)."""
     stray = {text[i] for i in _stray_marks(text)}
     found = [_code(c) for c in dict.fromkeys(text) if c not in "\n\r\t" and (_invisible(c) or c in stray)]
     runs = [_run_marker(m.group(0)) for m in _SPACES.finditer(text) if not set(m.group(0)) <= PLAIN_SPACE]
     latin = _latin(text)
+
+    def word(w: str) -> str:
+        return _visible(_unpunctuated(bare(w)), latin=latin)
+
     alike = [
-        f"{_look_alike(w.group(0)[i], script)} in “{bare(w.group(0))}”"
+        f"{_look_alike(w.group(0)[i], script)} in “{word(w.group(0))}”"
         for w in _WORD.finditer(text)
         for i, script in _foreign(w.group(0), latin)
     ]
     symbols = [
-        f"{_symbol_marker(w.group(0)[i])} in “{bare(w.group(0))}”"
+        f"{_symbol_marker(w.group(0)[i])} in “{word(w.group(0))}”"
         for w in _WORD.finditer(text)
         for i in _stray_symbols(w.group(0))
     ]
-    return found + list(dict.fromkeys(runs)) + list(dict.fromkeys(alike)) + list(dict.fromkeys(symbols))
+    every = found + list(dict.fromkeys(runs)) + list(dict.fromkeys(alike)) + list(dict.fromkeys(symbols))
+    return [Shown(item) for item in every]
+
+
+def _unpunctuated(word: str) -> str:
+    """``word`` without the punctuation around it ("(Nᴏrthwind," -> "Nᴏrthwind"); all of it when
+    it is nothing but punctuation."""
+    start, end = 0, len(word)
+    while start < end and unicodedata.category(word[start]).startswith("P"):
+        start += 1
+    while end > start and unicodedata.category(word[end - 1]).startswith("P"):
+        end -= 1
+    return word[start:end] or word
+
+
+class Shown(str):
+    """Text already as a person is to read it: ``visible``'s output and the words code put around
+    it (a risk flag's message that quotes a value's words and markers: ``hidden``). A page shows it
+    as it is, not marked again (``console.web._finalize``): a marker's own letter ("⟨Cyrillic о
+    U+043E⟩") is not marked inside the marker. Only code makes one: text read from a page, a model
+    or a file is a plain ``str``, whatever brackets it writes, and is marked wherever it is shown.
+    Anything done to it (``+``, ``format``, slicing) gives a plain ``str`` again: wrap only what is
+    built from ``Shown`` and ``visible`` pieces (``shown``)."""
+
+    __slots__ = ()
+
+
+def shown(template: str, *parts: str) -> Shown:
+    """``template`` (code's own words) filled with ``parts`` by ``str.format``, each shown: a
+    ``Shown`` one as it is, any other through ``visible``."""
+    return Shown(template.format(*(p if isinstance(p, Shown) else visible(str(p)) for p in parts)))
+
+
+def _keep_shown(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    return value if isinstance(value, Shown) else handler(value)
+
+
+# a model's text field that keeps a ``Shown`` value as such (pydantic makes any ``str`` subclass a
+# plain ``str``); stored and read back, it is a plain ``str`` again, marked where it is shown
+ShownText = Annotated[str, WrapValidator(_keep_shown)]
 
 
 def bare(text: str) -> str:

@@ -41,8 +41,34 @@ REASON_STATUSES = ("waiting", "finished", "failed", "cancelled")
 _APPROVAL_ID = re.compile(r"waiting for approval (apr-[A-Za-z0-9_-]+)")
 
 
-def event_words(kind: str) -> str:
+def event_words(kind: str, detail: str = "") -> str:
+    """A history line's kind in words; a batch's "waiting" line (its detail "waiting for its …
+    child job(s)": ``Jobs.fan_out``) waits for its children, not for a decision."""
+    if kind == "waiting" and detail.startswith("waiting for its"):
+        return "waiting for its child jobs"
     return EVENT_WORDS.get(kind, kind.replace("_", " "))
+
+
+def planned_for(job: Any) -> str:
+    """Who a planned batch child (``job.origin``) is for, in words: not its submitter's text."""
+    who = job.submitted_by
+    return f"planned for {who}'s batch {job.origin.batch_id} ({who} submitted the batch, not this text)"
+
+
+def history_line(job: Any, event: Any) -> dict[str, str]:
+    """One line of a job's history as its page shows it (drawn, and sent live): when, what in
+    words, its detail, and by whom. A planned batch child's "submitted" line names the batch its
+    submitter gave, not her as the author of the planner's text (``planned_for``)."""
+    by = f"by {event.actor}" if event.actor else ""
+    if event.kind == "submitted" and getattr(job, "origin", None) is not None:
+        by = planned_for(job)
+    return {
+        "at": str(event.at)[:19],
+        "kind": event.kind,
+        "words": event_words(event.kind, event.detail or ""),
+        "detail": event.detail or "",
+        "by": by,
+    }
 
 
 def current_reason(job: Any) -> str:

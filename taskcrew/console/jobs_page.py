@@ -14,12 +14,12 @@ from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from taskcrew.approvals.authority import Authority
-from taskcrew.console.job_words import FIRST_APPROVAL, console_note, current_reason, event_words
+from taskcrew.console.job_words import FIRST_APPROVAL, console_note, current_reason, history_line
 from taskcrew.console.sessions import Session, identity_of
 from taskcrew.console.web import DbClock, Handler, Web
 from taskcrew.jobs.liveness import state_note
 from taskcrew.jobs.models import ACTIVE, CANCELLABLE, Approval, Job, JobEvent, JobOptions, JobStatus
-from taskcrew.jobs.store import InvalidChange, UnknownJob
+from taskcrew.jobs.store import InvalidChange, Jobs, UnknownJob
 
 JOB_STATUSES: tuple[JobStatus, ...] = ("queued", "running", "waiting", "finished", "failed", "cancelled")
 
@@ -78,6 +78,17 @@ def history(events: list[JobEvent], firsts: list[tuple[str, JobEvent]]) -> list[
     return merged
 
 
+def batch_children(jobs: Jobs, job: Job) -> list[Job]:
+    """A batch's child jobs, as its page lists them: every one the store holds for it in any status
+    (``Jobs.children``: chosen by signed data; an earlier plan's too), its current plan's
+    (``fan_out.children``) in their order first. [] for a job that is no batch."""
+    if job.fan_out is None:
+        return []
+    found = {c.id: c for c in jobs.children(job.id, statuses=JOB_STATUSES)}
+    planned = [found.pop(i) for i in job.fan_out.children if i in found]
+    return planned + list(found.values())
+
+
 def routes(web: Web) -> list[BaseRoute]:
     console = web.console
 
@@ -107,7 +118,8 @@ def routes(web: Web) -> list[BaseRoute]:
         firsts = first_approvals(console.approver, approvals)
         return {
             "job": job,
-            "events": [line for _, line in history(console.jobs.events(job.id), firsts)],
+            "events": [history_line(job, line) for _, line in history(console.jobs.events(job.id), firsts)],
+            "children": batch_children(console.jobs, job),
             "run": detail,
             "run_name": run_key,
             "approvals": approvals,
@@ -205,16 +217,7 @@ def routes(web: Web) -> list[BaseRoute]:
                     if key in sent_events:
                         continue
                     sent_events.add(key)
-                    yield sse(
-                        "event",
-                        {
-                            "at": str(e.at)[:19],
-                            "kind": e.kind,
-                            "words": event_words(e.kind),
-                            "detail": e.detail,
-                            "actor": e.actor,
-                        },
-                    )
+                    yield sse("event", {**history_line(job, e), "actor": e.actor})
                 for item in timeline[sent_timeline:]:
                     yield sse("timeline", item.model_dump(mode="json"))
                 sent_timeline = len(timeline)

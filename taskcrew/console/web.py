@@ -4,6 +4,7 @@ the session, the login redirect, CSRF-checked POSTs, the server-kept message aft
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sqlite3
 from collections.abc import Awaitable, Callable
@@ -22,12 +23,13 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.templating import Jinja2Templates
 
 from taskcrew.approvals.authority import Authority
+from taskcrew.approvals.identity import is_startup
 from taskcrew.approvals.rules import load_rules
-from taskcrew.approvals.visible import visible
+from taskcrew.approvals.visible import Shown, visible
 from taskcrew.console.artifacts import EvalResults, RunsDir, job_demo
-from taskcrew.console.auth import Authenticator, load_users
+from taskcrew.console.auth import Authenticator, ConsoleUserError, load_users
 from taskcrew.console.documents import Documents
-from taskcrew.console.job_words import current_reason, event_words
+from taskcrew.console.job_words import current_reason, event_words, planned_for
 from taskcrew.console.security import LoginThrottle, same_origin, token_ok
 from taskcrew.console.sessions import Session, SessionStore, identity_of
 from taskcrew.console.settings import ConsoleSettings
@@ -51,7 +53,9 @@ class Console:
         self.settings = settings
         state = settings.state_dir
         state.mkdir(parents=True, exist_ok=True)
-        self.auth = Authenticator(load_users(settings.users_file), token=settings.token)
+        users = load_users(settings.users_file)
+        held = None if users else settings.token  # a console started with users holds no start-up token
+        self.auth = Authenticator(users, token=held)
         self.throttle = LoginThrottle()  # failed sign-ins (console/security.py)
         if not self.auth.users and settings.token is None:
             raise ValueError(
@@ -59,7 +63,11 @@ class Console:
                 "`taskcrew console add-user NAME`, or start without users to get a login token."
             )
         try:
-            self.sessions = SessionStore(state / "console.sqlite3", ttl_seconds=settings.session_hours * 3600)
+            self.sessions = SessionStore(
+                state / "console.sqlite3", ttl_seconds=settings.session_hours * 3600, startup_token=held
+            )
+            if users:  # the start-up token's sessions end once there are users
+                self.sessions.drop_startup()
         except (sqlite3.DatabaseError, RuntimeError) as exc:
             raise ValueError(
                 f"The console's database {state / 'console.sqlite3'} cannot be used ({exc}); move it aside: "
@@ -128,7 +136,11 @@ def _job_note(context: jinja2.runtime.Context, job: Any) -> str:
 def _finalize(value: Any) -> Any:
     """Every ``{{ }}`` of every page: text with its invisible characters shown (``visible``): a
     bidi control cannot reorder a value, padding cannot push its tail off the screen. Text of more
-    than one line (a summary, a log) keeps its layout; HTML the console made (``Markup``) too."""
+    than one line (a summary, a log) keeps its layout; HTML the console made (``Markup``) too. Text
+    code has already shown (``Shown``: a risk flag's message quoting markers) is shown as it is
+    (escaped, not marked again); text that only looks marked ("⟨…⟩" a page wrote) is marked."""
+    if isinstance(value, Shown):
+        return value
     if isinstance(value, Markup):
         return Markup(visible(str(value), layout=True))
     if isinstance(value, str):
@@ -158,6 +170,12 @@ def _drawn_gaps(value: Any) -> bool:
     return groups is not None and any(not g.endswith(" ") for g in groups[:-1])
 
 
+def _marked(value: Any) -> Shown:
+    """A value shown on one line (``visible`` without layout): a line break in it shows as a
+    marker, not as a space (a refused batch item "Invoice 4.eml⟨U+000A⟩batch-0000 x")."""
+    return Shown(visible(str(value)))
+
+
 def _verbatim(value: Any) -> Markup:
     """A line whose spacing is its own (a document's line, a routine's step, in a <pre>): its
     invisible characters shown, its spaces and tabs kept."""
@@ -178,9 +196,12 @@ def templates() -> Jinja2Templates:
     env.filters["verbatim"] = _verbatim
     env.filters["grouped"] = _grouped  # an IBAN in groups of four, copied as it is
     env.tests["drawn_gaps"] = _drawn_gaps  # … drawn with gaps it does not have
+    env.tests["identifier_like"] = lambda w: any(c.isdigit() for c in str(w))  # "BILL-0003": kept whole
     env.filters["job_note"] = _job_note  # orphaned, parked, interrupted: what to do (jobs.liveness)
     env.filters["demo"] = job_demo  # "demo (scripted stand-in models, not AI)", as its run page says
     env.filters["event_words"] = event_words  # a history line's kind in words
+    env.filters["marked"] = _marked  # one line, its line breaks and tabs shown as markers too
+    env.globals["planned_for"] = planned_for  # a planned batch child: for whose batch, not by whom
     env.filters["reason_now"] = current_reason  # a job's reason, only where it describes its state
     return Jinja2Templates(env=env)
 
@@ -196,8 +217,14 @@ class Web:
     def session_of(self, request: Request) -> Session | None:
         """The request's session, while it proves its user (the authority's rule: a user who has
         since been removed from the users file, or whose password was reset, is logged out)."""
-        session = self.console.sessions.get(request.cookies.get(SESSION_COOKIE))
+        session_id = request.cookies.get(SESSION_COOKIE)
+        session = self.console.sessions.get(session_id)
         if session is not None and self.console.approver.identity_refusal(identity_of(session)):
+            if is_startup(session.credential):  # a start-up session that no longer counts never will
+                self.console.sessions.delete(session_id)
+                with contextlib.suppress(ConsoleUserError):
+                    if load_users(self.settings.users_file):  # there are users: none counts again
+                        self.console.sessions.drop_startup()
             return None
         return session
 

@@ -36,6 +36,7 @@ from taskcrew.approvals.rules import (
     field_matches,
     read_money,
 )
+from taskcrew.approvals.visible import ShownText
 from taskcrew.console.record_view import before_values, record_fields
 
 DUE_FIELD = re.compile(r"due", re.IGNORECASE)
@@ -106,7 +107,7 @@ class KeyValue(BaseModel):
 class Flag(BaseModel):
     code: FlagCode
     words: str
-    detail: str = ""
+    detail: ShownText = ""  # a ``Shown`` message (``ApprovalView.said``) is kept as such
 
 
 AMOUNT_WHOLE = 32  # characters: an amount this long or shorter is never broken across lines
@@ -318,6 +319,11 @@ def _flags(view: ApprovalView) -> list[Flag]:
     return [f for f in flags if not (f.code in seen or seen.add(f.code))]  # type: ignore[func-returns-value]
 
 
+def _either(names: list[str]) -> str:
+    """ "bob", "bob or ana", "bob, carol or ana"."""
+    return " or ".join([", ".join(names[:-1]), names[-1]]) if len(names) > 1 else "".join(names)
+
+
 def still_needed(view: ApprovalView) -> str:
     """Who must still decide, in words (the two-person rule as decisions.py applies it)."""
     approval = view.approval
@@ -328,7 +334,7 @@ def still_needed(view: ApprovalView) -> str:
     submitter = view.job.submitted_by if view.job else None
     if not view.needs_two:
         return "one approver (the two-person rule is off here)" if view.rule_off else "one approver"
-    excluded = ", ".join(dict.fromkeys([*view.first_approvers, *([submitter] if submitter else [])]))
+    excluded = _either(list(dict.fromkeys([*view.first_approvers, *([submitter] if submitter else [])])))
     if view.first_approvers:
         return f"one more approver (not {excluded})"
     return f"two approvers (not {excluded})" if excluded else "two approvers"

@@ -91,9 +91,13 @@ class Parked(BaseException):
         self.approval_id = approval_id
 
 
-def provenance(checkpoint: dict[str, Any] | None, task: str, name: str, value: str) -> str:
+def provenance(
+    checkpoint: dict[str, Any] | None, task: str, name: str, value: str, *, planned_for: str | None = None
+) -> str:
     """Where a submitted value came from: the earlier step whose findings hold it (with what that
-    step cited), the task text, or — when neither — the browser operator itself."""
+    step cited), the task text, or — when neither — the browser operator itself. ``planned_for``:
+    the submitter of the batch whose planner wrote the task (``Job.origin``): the task text is then
+    the planner's words, not hers."""
     value = value.strip()
     if not value:
         return "left empty"
@@ -115,6 +119,8 @@ def provenance(checkpoint: dict[str, Any] | None, task: str, name: str, value: s
                     " (worked out by the step: no line it cited shows this value)" if sources else ""
                 )
     if value.lower() in task.lower():
+        if planned_for is not None:
+            return f"the task text written by the batch planner (not by {planned_for})"
         return "the task text"
     return "chosen on the page by the browser operator (not in an earlier step's findings)"
 
@@ -198,12 +204,14 @@ class JobHuman:
 
     def _sources(self, request: ApprovalRequest) -> list[FieldSource]:
         checkpoint = self.jobs.checkpoint(self.job_id)
-        task = self.jobs.get(self.job_id).task
+        job = self.jobs.get(self.job_id)
+        planner = job.submitted_by if job.origin is not None else None  # the task is a model's words
         return [
             FieldSource(
                 name=f.name,
                 value=f.value,
-                source=self.sources.get(f.name) or provenance(checkpoint, task, f.name, f.value),
+                source=self.sources.get(f.name)
+                or provenance(checkpoint, job.task, f.name, f.value, planned_for=planner),
             )
             for f in request.fields
             if f.name not in request.excluded

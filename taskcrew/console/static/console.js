@@ -29,7 +29,8 @@
     const d = JSON.parse(e.data);
     if (list.querySelectorAll("li").length && list.dataset.seeded !== "done") { list.textContent = ""; }
     list.dataset.seeded = "done";
-    item(list, d.at, d.words || d.kind, d.detail + (d.actor ? " by " + d.actor : ""), "");
+    const by = d.by !== undefined ? d.by : (d.actor ? "by " + d.actor : "");
+    item(list, d.at, d.words || d.kind, d.detail + (by ? " " + by : ""), "");
   });
   source.addEventListener("timeline", (e) => {
     const d = JSON.parse(e.data);
