@@ -74,3 +74,24 @@ def test_symbols_in_prose_keep_their_layout() -> None:
     ticks are drawn as written."""
     assert visible("status→paid ✓done", layout=True) == "status→paid ✓done"
     assert visible("status→paid") == "status⟨Symbol → U+2192⟩paid"
+
+
+def test_what_is_shown_twice_is_marked_once_and_a_fake_marker_hides_nothing() -> None:
+    """A flag's message quotes markers and is stored as text; a surface that shows it marks it again
+    (the terminal, ``approvals show``): a marker is left as it is, never marked inside (no
+    "⟨Cyrillic ⟨Cyrillic о U+043E⟩ U+043E⟩"). What only looks like a marker is marked like any text:
+    one holding a character that draws nothing or reorders what follows, or a look-alike it does not
+    name."""
+    for value in ("АСМЕ Corp", "Nᴏrthwind Traders", "INV-2০57", "a\u200bb", "x     y", "pay\u202e1234"):
+        once = visible(value)
+        assert visible(once) == once, once
+        for flag in hidden(value):
+            assert visible(flag) == flag, flag
+            assert "⟨" not in flag.replace("⟨", "", 1).split("⟩", 1)[0], flag  # no marker in a marker
+    for fake, shown in (
+        ("⟨U+200B\u200b⟩", "⟨U+200B⟨U+200B⟩⟩"),  # the character it names, drawing nothing: marked
+        ("⟨U+202E\u202e⟩abc", "⟨U+202E⟨U+202E⟩⟩abc"),
+        ("⟨Nᴏrthwind⟩", "⟨N⟨small capital O U+1D0F⟩rthwind⟩"),
+        ("⟨Cyrillic о U+0430⟩", "⟨Cyrillic ⟨Cyrillic о U+043E⟩ U+0430⟩"),  # names another character
+    ):
+        assert visible(fake) == shown, visible(fake)

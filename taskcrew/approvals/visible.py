@@ -266,12 +266,49 @@ def visible(text: str, *, layout: bool = False) -> str:
     return _visible(text, layout=layout)
 
 
+# what may be a marker this module wrote ("⟨Cyrillic о U+043E⟩", "⟨U+200B⟩", "⟨5 × U+00A0⟩"): shown as it
+# is when it hides nothing (``_a_marker``), so showing a text twice marks nothing twice
+_MARKER_LIKE = re.compile(r"(⟨[^⟨⟩\n]{1,80}⟩)")
+_CODE = re.compile(r"U\+([0-9A-F]{4,6})")
+
+
+def _a_marker(part: str) -> bool:
+    """Whether ``part`` (``⟨…⟩``) shows nothing but printable ASCII, "×", and the very letters,
+    digits or symbols the codes it names are: such a text hides nothing (a look-alike in it is the
+    one it names; nothing in it draws nothing or reorders what follows), whoever wrote it."""
+    named = {
+        c
+        for code in _CODE.findall(part)
+        if int(code, 16) <= 0x10FFFF
+        and unicodedata.category(c := chr(int(code, 16)))[0] in "LNS"
+        and not _invisible(c)
+    }
+    return all(" " <= c <= "~" or c in "⟨⟩×" or c in named for c in part)
+
+
 def _visible(text: str, *, layout: bool = False, latin: bool | None = None) -> str:
     """``visible``; ``latin``: whether the text this one is part of holds Latin letters (a word
-    quoted out of a value is judged as in the value: "АСМЕ" of "АСМЕ Corp")."""
-    kept = LAYOUT_KEPT if layout else frozenset()
+    quoted out of a value is judged as in the value: "АСМЕ" of "АСМЕ Corp"). A marker already in
+    the text (shown once before, by this function) is left as it is."""
     if text.isascii() and text.isprintable() and "   " not in text:
         return text  # the common case: nothing to mark
+    parts = _MARKER_LIKE.split(text)
+    if len(parts) > 1:
+        latin = _latin(text) if latin is None else latin
+        out, plain = [], ""
+        for i, part in enumerate(parts):
+            if i % 2 and _a_marker(part):
+                out += [_shown_plain(plain, layout, latin) if plain else "", part]
+                plain = ""
+            else:
+                plain += part
+        return "".join([*out, _shown_plain(plain, layout, latin) if plain else ""])
+    return _shown_plain(text, layout, latin)
+
+
+def _shown_plain(text: str, layout: bool, latin: bool | None) -> str:
+    """``_visible`` of text that holds no marker."""
+    kept = LAYOUT_KEPT if layout else frozenset()
     marked = _mark_scripts(text, symbols_too=not layout, latin=latin)
     stray = _stray_marks(marked)
     out = "".join(
