@@ -128,7 +128,7 @@ def add_user(path: Path, name: str, password: str) -> None:
         if twin := next((u.name for u in users if u.name != name and person(u.name) == person(name)), None):
             raise ConsoleUserError(
                 f"a user named {twin!r} exists, and names that differ only in case are one person: to reset "
-                f"her password, run `taskcrew console add-user {twin}`; for another person, choose another name"
+                f"the password, run `taskcrew console add-user {twin}`; for another person, choose another name"
             )
         _write_users(path, [*(u for u in users if u.name != name), added])
 
