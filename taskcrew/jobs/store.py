@@ -498,7 +498,7 @@ class Jobs:
             job_id=job_id,
         )
         now = job.submitted_at
-        if job_id is not None and (same := self._submitted_as(job)) is not None:
+        if job_id is not None and (same := self.submitted_as(job)) is not None:
             return same
         job.submission_sig = self.keys.sign(seals.submission(job))
         doc = self._job_text(job, 0)
@@ -518,7 +518,7 @@ class Jobs:
         except JobStoreError as exc:  # submitted at the same moment under the same id
             if job_id is None or not isinstance(exc.__cause__, IntegrityError):
                 raise
-            same = self._submitted_as(job)
+            same = self.submitted_as(job)
             if same is None:
                 raise
             return same
@@ -527,11 +527,6 @@ class Jobs:
         return job
 
     def submitted_as(self, wanted: Job) -> Job | None:
-        """The job already stored under ``wanted``'s id when it is the same submission (None: there
-        is none); InvalidChange when another one is (``_submitted_as``)."""
-        return self._submitted_as(wanted)
-
-    def _submitted_as(self, wanted: Job) -> Job | None:
         """The job already stored under ``wanted``'s id (None: there is none), when it is the same
         submission (``seals.submission``: ``foreground`` aside): submitting it again changes nothing.
         Another submission under that id (a batch item whose id collides with another item's, or a

@@ -346,21 +346,6 @@ class _Judge:
         return None
 
 
-def latest_decisions(audit: AuditLog, store: str | None = None) -> dict[str, AuditEntry]:
-    """The latest signed decision on each fact id (accept, reject, forget, adopt) in ``audit``: those
-    made in ``store``, or (None) those made before stores had ids."""
-    try:
-        entries = audit.signed((*DECISIONS, ADOPTED))
-    except OSError:
-        return {}
-    return {
-        e.target.removeprefix("/facts/"): e
-        for e in entries
-        if e.target.startswith("/facts/")
-        and (("store" not in e.payload) if store is None else e.payload.get("store") == store)
-    }
-
-
 class FactBook:
     """Learned facts: learn (with a grant), rows, all, get, search, decide, forget."""
 
@@ -394,7 +379,7 @@ class FactBook:
     @property
     def audit(self) -> AuditLog:
         """The signed audit log beside the operator's key (the one every process shares), where each
-        decision on a fact is recorded and read back (``latest_decisions``)."""
+        decision on a fact is recorded and read back (``_Judge``)."""
         if self._audit is None:
             from taskcrew.approvals.audit import AuditLog
             from taskcrew.approvals.signing import KeyRing, approvals_dir
