@@ -85,18 +85,31 @@ class KeyRing:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._keys: list[_Key] | None = None
+        self._stamp: tuple[int, int, int] | None = None  # the key file's (inode, mtime, size) as read
+
+    def _file_stamp(self) -> tuple[int, int, int] | None:
+        try:
+            st = self.path.stat()
+        except OSError:
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_size)
 
     @classmethod
     def default(cls) -> KeyRing:
         return cls(approvals_dir() / KEY_FILE)
 
     def _load(self) -> list[_Key]:
-        if self._keys is not None:
+        """The keys, read again whenever the key file changed since they were read (a
+        ``rotate-key`` by another process: a long-running worker or console then signs with the new
+        key and verifies what newer processes signed without a restart). A key file removed while
+        this process runs leaves it on the keys it read."""
+        if self._keys is not None and self._file_stamp() in (self._stamp, None):
             return self._keys
         with locked(self.path):
             if not self.path.exists():
                 self._write([self._new()])
             try:
+                self._stamp = self._file_stamp()
                 self._keys = _KeyFile.model_validate_json(self.path.read_bytes()).keys
             except (OSError, ValidationError) as exc:
                 raise KeyError_(
