@@ -197,7 +197,14 @@ def _regex(pattern: str) -> str:
     return pattern
 
 
-class PathRule(BaseModel):
+class _Rule(BaseModel):
+    """A part of the rules file: a key it does not know is refused, never ignored (``path:`` for
+    ``paths:``, ``two-person`` for ``two_person`` would otherwise loosen the rules without a word)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class PathRule(_Rule):
     path: str
     methods: list[str] = Field(default_factory=list, description="empty: every data-changing method")
     message: str
@@ -209,7 +216,7 @@ class PathRule(BaseModel):
         return _regex(v)
 
 
-class FieldRule(BaseModel):
+class FieldRule(_Rule):
     field: str
     value: str = ".*"
     message: str
@@ -221,7 +228,7 @@ class FieldRule(BaseModel):
         return _regex(v)
 
 
-class AmountLookup(BaseModel):
+class AmountLookup(_Rule):
     path: str = Field(description="regex on the target's path, with named groups for `page`")
     page: str = Field(description="the record's page, e.g. /bills/{id}")
     pattern: str = Field(description="regex with a group `amount` (and optionally `currency`)")
@@ -232,18 +239,18 @@ class AmountLookup(BaseModel):
         return _regex(v)
 
 
-class ExcludedFields(BaseModel):
+class ExcludedFields(_Rule):
     hosts: list[str] = Field(min_length=1, description="host:port patterns of the system")
     fields: list[str] = Field(min_length=1, description="exact field names")
     why: str
 
 
-class VendorList(BaseModel):
+class VendorList(_Rule):
     hosts: list[str] = Field(min_length=1, description="host:port patterns of the system")
     page: str = Field(description="the page that lists the system's vendors, e.g. /vendors")
 
 
-class AutoApproveRule(BaseModel):
+class AutoApproveRule(_Rule):
     identities: list[str] = Field(min_length=1, description="submitter name patterns ('*': anyone)")
     paths: list[str] = Field(default_factory=lambda: [".*"])
     flagged: bool = False
@@ -254,7 +261,7 @@ class AutoApproveRule(BaseModel):
         return [_regex(p) for p in v]
 
 
-class RiskRules(BaseModel):
+class RiskRules(_Rule):
     two_person: Literal["auto", "on", "off"] = "auto"
     amount_thresholds: dict[str, Decimal]
     amount_fields: list[str]
@@ -270,6 +277,12 @@ class RiskRules(BaseModel):
     vendor_lists: list[VendorList] = Field(default_factory=list)
     auto_approve: list[AutoApproveRule] = Field(default_factory=list)
     bulk_allowed: bool = True
+
+    @field_validator("two_person", mode="before")
+    @classmethod
+    def _yaml_on_off(cls, value: object) -> object:
+        """YAML reads an unquoted ``on``/``off`` as true/false: what the person wrote is meant."""
+        return {True: "on", False: "off"}.get(value, value) if isinstance(value, bool) else value
 
     @field_validator("amount_fields", "currency_fields", "bank_fields", "flag_paths")
     @classmethod
@@ -325,7 +338,16 @@ def load_rules(path: Path | None = None) -> RiskRules:
         path = Path(env) if env else DEFAULT_RULES
     try:
         return RiskRules.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
-    except (OSError, yaml.YAMLError, ValidationError) as exc:
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in error['loc']) or 'the file'}: "
+            + ("not a known setting (misspelt?)" if error["type"] == "extra_forbidden" else error["msg"])
+            for error in exc.errors()
+        )
+        raise RiskRulesError(
+            f"The risk rules {path} cannot be used: {problems}. Fix the file (docs/security.md lists the settings)."
+        ) from exc
+    except (OSError, yaml.YAMLError) as exc:
         raise RiskRulesError(f"The risk rules {path} cannot be used: {exc}") from exc
 
 
