@@ -12,6 +12,7 @@ those of a sequential sweep.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
 import queue
@@ -20,7 +21,7 @@ import signal
 import tempfile
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -270,17 +271,18 @@ class SweepWorker:
         }
         started = time.monotonic()
         try:
-            result = place.run(
-                case.task,
-                worker_model=job.model,
-                verifier_model=job.verifier_model,
-                scripted=scripted_models(case),
-                limits=RunLimits(max_steps=case.max_steps),
-                human=human,
-                store=store,
-                criteria=case.criteria,
-                read_only=case.read_only,
-            )
+            with own_routines(self.scratch / f"routines-{job.index}"):
+                result = place.run(
+                    case.task,
+                    worker_model=job.model,
+                    verifier_model=job.verifier_model,
+                    scripted=scripted_models(case),
+                    limits=RunLimits(max_steps=case.max_steps),
+                    human=human,
+                    store=store,
+                    criteria=case.criteria,
+                    read_only=case.read_only,
+                )
         except Exception as exc:  # the run could not be carried out: an error record, the sweep goes on
             return RunRecord(
                 **base,
@@ -415,6 +417,26 @@ def _run_sequential(
     finally:
         worker.close()
     return records
+
+
+@contextlib.contextmanager
+def own_routines(folder: Path) -> Iterator[None]:
+    """A run of the sweep with its own, empty routines folder and no learning: it measures the
+    model, so it replays none of the company's accepted routines, counts nothing into them and
+    proposes no draft to anyone."""
+    from taskcrew.routines.hooks import ENV_LEARN
+    from taskcrew.routines.store import ENV_VAR
+
+    before = {name: os.environ.get(name) for name in (ENV_VAR, ENV_LEARN)}
+    os.environ.update({ENV_VAR: str(folder), ENV_LEARN: "0"})
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def _worker_main(
