@@ -92,3 +92,30 @@ def test_demo_console_waits_in_the_inbox_until_approved_there(
     approvals = text.split("## Approvals", 1)[1].split("\n## ", 1)[0]  # who approved, in the console
     assert "→ **approved** by operator (logged in to the console)" in approvals, approvals
     demo_user.assert_nothing_left()
+
+
+@pytest.mark.timeout(600)
+def test_demo_console_auto_approve_is_said_as_auto_approve_not_a_person(
+    tmp_path: Path,
+    demo_user: DemoUser,  # noqa: F811
+) -> None:
+    """`--console --auto-approve` from a script: the worker approves under the job's --auto-approve
+    (signed so, nobody asked) and the report says so. Before, the demo logged in to its console with
+    the start-up token and clicked approve, and the report said "approved by operator (logged in to
+    the console)": a person's approval nobody gave."""
+    command = [sys.executable, "-m", "taskcrew.cli", "demo", "--console", "--auto-approve", "--no-chaos"]
+    done = subprocess.run(
+        [*command, "--runs-dir", str(tmp_path / "runs")],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=demo_user.env,
+        timeout=540,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "Waiting for you" not in done.stdout
+    [report] = (tmp_path / "runs").glob("*/report.md")
+    approvals = report.read_text(encoding="utf-8").split("## Approvals", 1)[1].split("\n## ", 1)[0]
+    assert "--auto-approve (submitted by demo; nobody was asked)" in approvals, approvals
+    assert "logged in to the console" not in approvals
+    demo_user.assert_nothing_left()
