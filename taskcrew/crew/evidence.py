@@ -71,7 +71,7 @@ from __future__ import annotations
 import itertools
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 from urllib.parse import unquote, unquote_plus, urlsplit
 
@@ -517,13 +517,32 @@ _BEFORE_NOUN = (
     r"(?:\s+(?:new|additional))?(?:\s*\([^)]*\))?"
     r"(?:\s+(?:(?-i:[A-Z])[\w&.'-]*|[^\s()]*\d[^\s()]*)){0,3}?\s+"
 )
+# a record noun names a record only as the head of its phrase: before the end, a mark ("exactly one
+# bill, GX-5531", "a single bill (GX-5531)"), an identifier ("exactly one invoice GX-5531") or a word
+# that is no noun — a verb, preposition, conjunction or adverb ("only one invoice was entered", "exactly
+# one bill for …", "exactly one bill created"). Before any other word, in whatever language, it is a
+# modifier of a noun of its own ("exactly 2 invoice lines", "one payment term", "one contact person",
+# "one expense account", "a bill number", "invoice-line", "the vendor's contact"): no record
+_NOT_A_NOUN = (
+    r"was|were|is|are|be|been|being|has|have|had|got|gets?|will|would|shall|should|must|can|could|may|"
+    r"might|do|does|did|exists?|remains?|appears?|shows?|stays?|matches|contains?|includes?|carries|"
+    r"holds?|needs?|requires?|reads|says|references|belongs|and|or|but|nor|than|that|which|who|whose|"
+    r"where|when|while|if|for|from|of|to|with|without|in|into|at|on|onto|by|under|against|about|"
+    r"regarding|per|as|via|over|after|before|since|until|within|between|across|through|towards?|like|"
+    r"besides?|except|including|matching|showing|naming|referencing|covering|carrying|containing|"
+    r"bearing|only|also|too|now|then|today|yesterday|here|there|again|already|still|yet|left|remaining|"
+    r"more|instead|altogether|overall|apiece|respectively|each|ever|not|paid|made|sent|done|set|kept|"
+    r"held|shown|seen|found|split|[^\W\d_]*[^\W\d_e]ed|[^\W\d_]{2,}ly"
+)
+_HEAD = rf"(?![-'’][^\W\d_])(?:\s*(?:$|[^\w\s])|\s+(?:{_NOT_A_NOUN})\b|\s+[^\s()]*\d)"
 # a count the criterion states of the records it names: "exactly one bill for invoice GX-5531",
 # "exactly one GX-5531 bill", "a single bill for invoice GX-5531", "GX-5531 is the only bill" — in
 # any words: the number after "exactly/only/just/at most", "a single", "the only", of a record noun
+# heading its phrase (``_HEAD``; the noun: group "noun")
 _COUNTED_NUMBER = r"one|a single|two|three|four|five|six|seven|eight|nine|ten|\d{1,2}"
 _COUNT_OF = re.compile(
     rf"\b(?:(?:exactly|only|just|at most)\s+({_COUNTED_NUMBER})|(a single|one single|the only))\b"
-    rf"(?={_BEFORE_NOUN}{_RECORD_NOUN}\b)",
+    rf"(?={_BEFORE_NOUN}(?P<noun>{_RECORD_NOUN})\b{_HEAD})",
     re.IGNORECASE,
 )
 _COUNT_WORDS = {
@@ -557,11 +576,21 @@ _EACH = re.compile(r"\b(each|every|per|all|both|any)\b", re.IGNORECASE)
 def _stated_count(criterion: str) -> int | None:
     """The number of records a criterion states ("exactly one", "only 2", "a single", "the only"),
     None where it states none."""
-    m = _COUNT_OF.search(criterion)
-    if m is None:
-        return None
-    word = " ".join((m.group(1) or m.group(2)).casefold().split())
-    return _COUNT_WORDS.get(word) or int(word)
+    counted = _counted(criterion)
+    return counted[0] if counted else None
+
+
+def _counted(criterion: str) -> tuple[int, re.Match[str]] | None:
+    """The first count of records a criterion states (``_stated_count``), with its match (the noun
+    counted: group "noun"): a count of a record noun heading its phrase (``_COUNT_OF``), not one in a
+    clause about what a record the plan names holds (``_of_its_record``: "The bill has exactly 2
+    lines", "The bill is to be paid in a single payment")."""
+    for m in _COUNT_OF.finditer(criterion):
+        if _of_its_record(criterion, m.start()):
+            continue
+        word = " ".join((m.group(1) or m.group(2)).casefold().split())
+        return _COUNT_WORDS.get(word) or int(word), m
+    return None
 
 
 def _total_count(criterion: str) -> int | None:
@@ -614,21 +643,22 @@ def _plan_names(criteria: list[str]) -> _Planned | None:
     vendor"): how many, code cannot tell — nor when no criterion names any record."""
     named: list[set[str]] = []
     more = total = 0
-    for criterion in map(plain, criteria):
+    criteria = [plain(c) for c in criteria]
+    kinds = _kinds_planned(criteria)
+    for criterion in criteria:
         claimed = _claimed(criterion)
         whole = _total_count(criterion)
         total = max(total, whole or 0)
+        counted = _counted(criterion)
         if _ids(claimed):
             named.append(claimed)
-        elif (
-            not claimed
-            and NOTHING_ELSE.search(criterion)
-            and (whole is not None or _stated_count(criterion) is None)
-        ):
+        elif not claimed and NOTHING_ELSE.search(criterion) and (whole is not None or counted is None):
             continue  # it names no record: "No other bill was created", "A single bill was created"
-        elif (count := _stated_count(criterion)) is not None and not _EACH.search(criterion):
-            more += count
-        elif not _describes_a_record(criterion):
+        elif (
+            counted is not None and not _EACH.search(criterion) and _of_the_plan(criterion, counted[1], kinds)
+        ):
+            more += counted[0]
+        elif not _describes_a_record(criterion, but=counted[1].start("noun") if counted else None):
             # it names no record of its own, only what the records the plan names hold ("The amount
             # is entered with exactly 2 decimal places", "Payment terms are at most 45 business
             # days", "Only 1 line item is on the bill"): its number is no count of records
@@ -650,20 +680,112 @@ _FIELD_OF = re.compile(
 )
 # "the bill", "the new bill": the record the plan names elsewhere, not one of its own
 _THE = re.compile(r"\b(?:the|this|that|its|their|said)\s+(?:new\s+)?$", re.IGNORECASE)
+_HEADS = re.compile(_HEAD, re.IGNORECASE)
+# a clause whose subject is a record ("the bill", "the new vendor", "the Globex bill") or a field of
+# one ("the amount", "its due date") says what that record holds or is tied to: a count or record
+# noun after its verb is of that ("The bill has exactly 2 lines", "The bill is to be paid in a single
+# payment", "The bill is recorded against a single purchase order", "The amount is booked to exactly
+# one Expense Account", "The vendor has exactly one contact"), no record the plan creates or changes —
+# until a clause of its own begins ("…; exactly one bill was created", "… and only one bill was …")
+_ITS_SUBJECT = re.compile(
+    r"\b(?:the|this|that|its|their|said)\s+(?:[^\W\d_][\w&.'’-]*\s+){0,3}?"
+    rf"(?:{_RECORD_NOUN}|amounts?|totals?|dates?|numbers?|terms?|lines?|items?|status|currency|"
+    r"references?|names?|details?|values?|types?|methods?|periods?|address(?:es)?|descriptions?|memos?)"
+    r"(?:\s*\([^)]*\)|\s*,[^,;]*,)?\s+(?:(?:[^\W\d_]+ly|only|now|also|still|then|not)\s+)?"
+    r"(?:is|are|was|were|has|have|had|will|would|shall|should|must|can|may|does|do|did|gets?|got|lists?|"
+    r"contains?|includes?|shows?|carries|holds?|applies|references|belongs|needs|requires|uses|goes)\b",
+    re.IGNORECASE,
+)
+_NEW_CLAUSE = re.compile(
+    r";|[.!?](?:\s|$)|\b(?:and|but|while|whereas)\s+(?=(?:exactly|only|just|at most|a single|one single|"
+    r"the only|no)\b)",
+    re.IGNORECASE,
+)
 
 
-def _describes_a_record(criterion: str) -> bool:
+def _of_its_record(criterion: str, at: int) -> bool:
+    """Is the text at ``at`` in a clause about what a record (or a field of one) holds or is tied to
+    (``_ITS_SUBJECT``), after its verb?"""
+    ends = [m.end() for m in _ITS_SUBJECT.finditer(criterion, 0, at)]
+    return bool(ends) and _NEW_CLAUSE.search(criterion, ends[-1], at) is None
+
+
+def _heads(criterion: str) -> Iterator[re.Match[str]]:
+    """The record nouns of a criterion that name a record: each heading its phrase (``_HEAD``: not
+    "invoice lines", "payment terms", "contact person"), not in a clause about what a record holds
+    (``_of_its_record``)."""
+    for m in re.finditer(rf"\b{_RECORD_NOUN}\b", criterion, re.IGNORECASE):
+        if _FIELD_OF.match(criterion, m.end()) or not _HEADS.match(criterion, m.end()):
+            continue
+        if not _of_its_record(criterion, m.start()):
+            yield m
+
+
+def _describes_a_record(criterion: str, but: int | None = None) -> bool:
     """Does a criterion naming no identifier name a record by description ("a bill for the latest
     invoice from Initech", "the Globex Corp bill", "Initech's bill", "both bills")? A record noun
-    (``_RECORD_NOUN``) does, but not as a field of one ("the invoice date", "payment terms") nor as
-    "the bill" alone (the one the plan names elsewhere: "Only 1 line item is on the bill")."""
-    for m in re.finditer(rf"\b{_RECORD_NOUN}\b", criterion, re.IGNORECASE):
-        if _FIELD_OF.match(criterion, m.end()):
+    (``_heads``) does, but not as a field of one ("the invoice date", "payment terms", "2 invoice
+    lines"), nor as what a record holds ("The bill is paid in a single payment"), nor as "the bill"
+    alone (the one the plan names elsewhere: "Only 1 line item is on the bill"), nor (``but``: where it
+    starts) as a count of things of another kind the plan does not create (``_of_the_plan``)."""
+    for m in _heads(criterion):
+        if m.start() == but:
             continue
         if not m.group(0).casefold().endswith("s") and _THE.search(criterion[: m.start()]):
             continue
         return True
     return False
+
+
+# one kind of record by any of its nouns (an invoice entered is a bill); a generic noun is of any kind
+_KIND_OF = {"invoice": "bill", "supplier": "vendor", "client": "customer", "purchase order": "order"}
+_ANY_KIND = {"record", "row", "entry", "transaction", "change", "submission"}
+# a count of records said to be created or changed: "exactly one payment was made", "only 3 vendors
+# were added", "exactly one bill created" — or, before the count, "entered exactly two bills"
+_SAID_MADE = re.compile(
+    r"(?:\s*\([^)]*\))?(?:,?\s+(?:was|were|is|are|has been|have been|will be|gets|got|(?:is |are )?to be))?"
+    r"\s+(?:created|added|entered|made|saved|recorded|booked|posted|registered|issued|set up|opened|"
+    r"changed|modified|updated|edited|paid|sent|deleted|removed)\b",
+    re.IGNORECASE,
+)
+_MADE_BEFORE = re.compile(
+    r"\b(?:creat|add|enter|mak|made|sav|record|book|post|register|issu|chang|modif|updat|edit|pa[iy]|"
+    r"delet|remov)\w*\s+$",
+    re.IGNORECASE,
+)
+
+
+def _record_kind(noun: str) -> str:
+    word = " ".join(noun.casefold().split())
+    word = word[:-3] + "y" if word.endswith("ies") else word.removesuffix("s")
+    return _KIND_OF.get(word, word)
+
+
+def _kinds_planned(criteria: list[str]) -> set[str]:
+    """The kinds of record the plan creates or changes: those its criteria naming records by
+    identifier ("a bill for Globex Corp GX-5531", "vendor V-1042") or claiming nothing else ("No
+    other bill was created") name."""
+    return {
+        _record_kind(m.group(0))
+        for c in criteria
+        if _ids(_claimed(c)) or NOTHING_ELSE.search(c)
+        for m in _heads(c)
+    }
+
+
+def _of_the_plan(criterion: str, count: re.Match[str], kinds: set[str]) -> bool:
+    """Does a count (``_counted``) count records the plan creates or changes, so allow as many more?
+    A count of the kind its other criteria name ("Acme Payables has exactly one bill for the latest
+    invoice from Initech" beside "a bill for GX-5531"), of a generic noun, or of records said to be
+    created or changed ("exactly one payment was made") does; one of things of another kind that are
+    there ("Exactly one purchase order is referenced", "Only one Expense Account is used") does not.
+    Where no criterion names a kind, any count does."""
+    kind = _record_kind(count.group("noun"))
+    if not kinds or kind in _ANY_KIND or kind in kinds or kinds & _ANY_KIND:
+        return True
+    return bool(
+        _SAID_MADE.match(criterion, count.end("noun")) or _MADE_BEFORE.search(criterion, 0, count.start())
+    )
 
 
 def _planned_records(planned: _Planned | None, touched: list[set[str]]) -> int | None:
