@@ -1483,7 +1483,9 @@ def _absent_record(clause: str) -> set[str]:
     return set(before[-1:]) & values(clause)
 
 
-def answer_unsupported(answer: str, checks: list[CriterionCheck]) -> str | None:
+def answer_unsupported(
+    answer: str, checks: list[CriterionCheck], recorded: Recorded | None = None
+) -> str | None:
     """A question's answer is what a clerk takes away from a "done, verified": each amount and
     currency it states of a record ("GX-5531 is for 2310.00 EUR") must be one the verification's
     code-checked met checks (``standing`` "met") showed for that record — in one statement naming
@@ -1497,7 +1499,8 @@ def answer_unsupported(answer: str, checks: list[CriterionCheck]) -> str | None:
     that speaks of something absent ("not 2310.00"), one naming several records (a sum, a list), an
     approximate value or a bound ("approx. 1980.00 EUR", "over 1000.00 USD"), and a date or status
     (a record has several: due, issued, paid; "unpaid and overdue") — a status is refused only where
-    the evidence shows its contrary. None, or the reason."""
+    the evidence shows its contrary. Given what code ``recorded`` of the run, the records and the
+    approvers the answer names are held to it too (``_unrecorded``). None, or the reason."""
     shown: dict[str, set[str]] = {}
     for check in checks:
         if standing(check) != "met":
@@ -1525,7 +1528,287 @@ def answer_unsupported(answer: str, checks: list[CriterionCheck]) -> str | None:
         for ids, said in stated:
             if problem := _unsupported(ids, said, shown):
                 return problem
+    if recorded is not None:
+        return "; ".join(_unrecorded(answer, recorded, shown)) or None
     return None
+
+
+class Recorded(NamedTuple):
+    """What code recorded of a run, that an answer's records and approvers are read against
+    (``answer_unsupported``, ``report.recorded``): ``touched`` — its sends (address, fields, the
+    system's answer), its approved decisions (what was asked, with its values) and the lines of a
+    before/after difference that changed; ``read`` — every text it read (pages, files, tool
+    results, the task); ``approvers`` — who or what approved each approved decision ("ana",
+    "--auto-approve (nobody was asked)", "the person asked")."""
+
+    touched: str
+    read: str
+    approvers: tuple[str, ...] = ()
+
+
+# A verb saying that the run did something to a record, in the words and languages a model writes it:
+# paid, settled, entered, deleted, approved … A status word among them ("paid", "approved", "closed":
+# ``_STATUS_VERB``) says a record's state as often ("BILL-0004 paid on 2026-09-01", "Status: Paid") and
+# is an act only after a word that makes it one (``_act``).
+_ACT_VERB = re.compile(
+    r"(?<![^\W\d_])(?:"
+    # English
+    r"paid|pays|settled|remitted|refunded|reimbursed|transferred|wired|disbursed|credited|debited|charged|"
+    r"approved|authori[sz]ed|signed[ -]off|released|cleared|entered|created|added|saved|recorded|booked|"
+    r"posted|registered|submitted|filed|logged|issued|deleted|removed|voided|cancell?ed|reversed|"
+    r"written[ -]off|wrote[ -]off|updated|changed|edited|modified|amended|corrected|marked|closed|"
+    r"reopened|archived|processed|executed|scheduled|reconciled|"
+    # German, French, Spanish, Portuguese, Italian, Dutch
+    r"bezahlt|zahlte|beglichen|überwiesen|gebucht|verbucht|erfasst|angelegt|gespeichert|gelöscht|"
+    r"storniert|genehmigt|freigegeben|eingetragen|erstellt|geändert|ausgeglichen|"
+    r"pay[ée]e?s?|r[ée]gl[ée]e?s?|acquitt[ée]e?s?|vir[ée]e?s?|enregistr[ée]e?s?|cr[ée]{2}e?s?|saisie?s?|"
+    r"supprim[ée]e?s?|annul[ée]e?s?|approuv[ée]e?s?|valid[ée]e?s?|sold[ée]e?s?|"
+    r"pagad[oa]s?|pagu[ée]|pag[óo]|pagamos|abonad[oa]s?|liquidad[oa]s?|saldad[oa]s?|registrad[oa]s?|"
+    r"cread[oa]s?|guardad[oa]s?|eliminad[oa]s?|borrad[oa]s?|anulad[oa]s?|aprobad[oa]s?|autorizad[oa]s?|"
+    r"transferid[oa]s?|contabilizad[oa]s?|quitad[oa]s?|registad[oa]s?|criad[oa]s?|exclu[ií]d[oa]s?|"
+    r"cancelad[oa]s?|aprovad[oa]s?|pagat[oaie]|saldat[oaie]|registrat[oaie]|creat[oaie]|salvat[oaie]|"
+    r"eliminat[oaie]|annullat[oaie]|approvat[oaie]|autorizzat[oaie]|bonificat[oaie]|"
+    r"betaald|voldaan|geboekt|aangemaakt|opgeslagen|verwijderd|geannuleerd|goedgekeurd|overgemaakt"
+    r")(?![^\W\d_])",
+    re.IGNORECASE,
+)
+_STATUS_VERB = re.compile(
+    r"^(?:paid|settled|remitted|approved|closed|cancell?ed|voided|scheduled|cleared|released|bezahlt|"
+    r"pay[ée]e?s?|pagad[oa]s?|pagat[oaie]|betaald|approuv[ée]e?s?|aprobad[oa]s?|approvat[oaie]|"
+    r"genehmigt|freigegeben|goedgekeurd|sold[ée]e?s?|saldad[oa]s?|saldat[oaie])$",
+    re.IGNORECASE,
+)
+# the word before a verb that makes it a state, not an act: "is paid", "already entered", "listed as paid"
+_STATE_WORD = re.compile(
+    r"^(?:is|are|am|being|already|still|previously|earlier|formerly|as|status|state|ist|sind|bereits|"
+    r"schon|noch|est|sont|d[ée]j[àa]|es|son|est[áa]|est[áa]n|ya|todav[ií]a|[èe]|sono|gi[àa]|ancora|"
+    r"[ée]|s[ãa]o|j[áa]|al|reeds|nog|zijn)$",
+    re.IGNORECASE,
+)
+# the word before a status verb that makes it an act: "was paid", "I paid", "also paid", "wurde bezahlt"
+_ACT_WORD = re.compile(
+    r"^(?:was|were|been|be|got|get|has|have|had|i|we|also|then|and|just|successfully|fully|finally|"
+    r"wurde|wurden|worden|habe|haben|hat|ich|wir|auch|außerdem|zudem|vollständig|komplett|"
+    r"a|ai|avons|ont|été|j'ai|aussi|également|enti[èe]rement|fue|fueron|se|he|hemos|ha|han|sido|"
+    r"tambi[ée]n|totalmente|foi|foram|tamb[ée]m|stato|stata|stati|state|ho|abbiamo|anche|"
+    r"inoltre|completamente|werd|werden|heb|hebben|heeft|ook|volledig|nu|now)$",
+    re.IGNORECASE,
+)
+# what a claim's word of approval names as the one who approved: "approved by alice", "sign-off from
+# Bob", "freigegeben von Alice", "approuvé par alice", "aprobado por Ana", "approvato da …", "Alice approved"
+_APPROVAL = (
+    r"(?:approv\w*|authori[sz]\w*|sign(?:ed)?[ -]?off|sanction\w*|ok(?:ay)?(?:'?e?d)?|green[ -]?lit|"
+    r"go[ -]ahead|consent\w*|permission|genehmig\w*|freigegeben|freigabe|bewillig\w*|approuv\w*|"
+    r"approbation|valid[ée]\w*|autoris\w*|aprob\w*|autoriz\w*|aprova\w*|approvat\w*|approvazione|"
+    r"autorizzat\w*|goedgekeurd|goedkeuring|toestemming)"
+)
+_NAME = r"(?P<name>-{0,2}[^\W\d_][\w.@'-]*(?:\s+(?-i:[A-Z])[\w.'-]*){0,2})"
+_APPROVED_BY = re.compile(
+    rf"(?<![^\W\d_]){_APPROVAL}(?:\s+[^\W\d_]+){{0,3}}?\s+(?:by|from|von|durch|par|por|da|door)\s+{_NAME}",
+    re.IGNORECASE,
+)
+_APPROVER_FIRST = re.compile(
+    r"(?P<name>[^\W\d_][\w.'-]*)(?:'s)?\s+(?:(?:has|had|hat|a|ha|heeft|also)\s+)?"
+    r"(?:approved|authori[sz]ed|signed[ -]off|okayed|sanctioned|genehmigt|freigegeben|approuv[ée]|"
+    r"aprob[óo]|aprovou|approvato|goedgekeurd|approval|sign-?off|go-ahead)(?![^\W\d_])",
+    re.IGNORECASE,
+)
+# words that name no one in particular: "approved by you", "the person asked", "the approver"
+_NO_ONE = frozenset(
+    [
+        "you",
+        "me",
+        "us",
+        "him",
+        "her",
+        "them",
+        "i",
+        "we",
+        "the",
+        "a",
+        "an",
+        "my",
+        "our",
+        "your",
+        "their",
+        "this",
+        "that",
+        "it",
+        "its",
+        "person",
+        "people",
+        "user",
+        "human",
+        "someone",
+        "somebody",
+        "approver",
+        "operator",
+        "reviewer",
+        "manager",
+        "owner",
+        "team",
+        "asked",
+        "policy",
+        "rule",
+        "rules",
+        "system",
+        "default",
+        "yourself",
+        "sie",
+        "ihnen",
+        "vous",
+        "toi",
+        "usted",
+        "ti",
+        "voi",
+        "u",
+        "jou",
+        "payment",
+        "bill",
+        "invoice",
+        "request",
+        "change",
+        "was",
+        "were",
+        "is",
+        "are",
+        "been",
+        "be",
+        "has",
+        "had",
+        "have",
+        "and",
+        "also",
+        "then",
+        "which",
+        "who",
+        "that",
+        "all",
+        "each",
+        "both",
+        "one",
+    ]
+)
+# a number that names a record: "invoice 88123", "payment #5521", "bill no. 417"
+_NUMBERED = re.compile(
+    rf"\b{_RECORD_NOUN}\s*(?:(?:no|nr|number|num)\.?\s*|#\s*)?(\d{{3,}})(?![\w.,]\d|\w)", re.IGNORECASE
+)
+_ALREADY = re.compile(
+    r"\b(already|previously|earlier|before|existing|exists|unchanged|untouched|bereits|schon|d[ée]j[àa]|"
+    r"ya|gi[àa]|reeds)\b",
+    re.IGNORECASE,
+)
+
+
+def _names_in(text: str) -> set[str]:
+    """The records ``text`` names: identifiers ("BILL-0004", "PAY-77") and numbers after a record's noun."""
+    ids = {
+        m.group(0).casefold()
+        for m in _ID.finditer(text)
+        if re.search(r"[A-Za-z]", m.group(0)) and len(re.findall(r"\d", m.group(0))) >= 2
+    }
+    return ids | {m.group(1) for m in _NUMBERED.finditer(text)}
+
+
+def _in(name: str, text: str) -> bool:
+    return re.search(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])", text, re.IGNORECASE) is not None
+
+
+def _act(sentence: str) -> str | None:
+    """The verb with which ``sentence`` says the run did something to a record ("Also paid BILL-0004",
+    "BILL-0004 wurde bezahlt", "Saved bill BILL-0011"), or None. Not an act: a verb after a word that
+    makes it a state ("is paid", "already entered", "listed as paid"); a status word ("paid",
+    "approved") but at the start of the sentence, after a word that makes it an act ("was", "also",
+    "wurde", "fully") or before the record or amount it acted on ("paid BILL-0004", "paid 980.00") —
+    "BILL-0004: paid", "BILL-0004 paid on 2026-09-01", "(…, paid)" state what a record is."""
+    for m in _ACT_VERB.finditer(sentence):
+        before = re.findall(r"\S+", sentence[: m.start()])
+        last = before[-1] if before else ""
+        word = last.strip("()[],;:\"'“”")
+        if _STATE_WORD.match(word):
+            continue
+        if not _STATUS_VERB.match(m.group(0)):
+            return m.group(0)
+        after = sentence[m.end() :]
+        if after.startswith(":") or last.endswith((":", ",", "(")):
+            continue  # a label ("Paid: GX-5531", "Status: Paid") or an item of a row ("USD, paid")
+        if not before or _ACT_WORD.match(word):
+            return m.group(0)
+        head = " ".join(after.split()[:2])
+        if not re.match(r"(?i)(on|am|le|el|il|op|since|seit|depuis|desde|dal)\b", head) and (
+            _names_in(head) or _amounts(values(head))
+        ):
+            return m.group(0)
+    return None
+
+
+def _unrecorded(answer: str, recorded: Recorded, shown: dict[str, set[str]]) -> list[str]:
+    """What ``answer`` names that nothing code ``recorded`` of the run shows, each said once:
+    a record no send, approved decision, code-checked evidence (``shown``) or text the run read
+    shows; one it says the run changed (``_act``) that no send, decision, changed line of a
+    difference or code-checked evidence shows — only read; an amount it says the run paid or entered,
+    naming no such record, that no send or evidence carried; an approver ("approved by alice") that no
+    approved decision names."""
+    touched, read = plain(recorded.touched), plain(recorded.read)
+    carried = _pool(values(touched)) | set().union(*shown.values()) if shown else _pool(values(touched))
+    out: list[str] = []
+    for sentence in _SENTENCE.split(_NOT_ITS_VALUE.sub(" ", plain(answer))):
+        act = _act(sentence)
+        # the records of this sentence the run touched; an identifier shown beside one of them on a
+        # line it read (a touched bill's invoice number, on its row) names that record too
+        kept = [n for n in _names_in(sentence) if _in(n, touched) or n in shown]
+        rows = [ln for ln in read.splitlines() if any(_in(k, ln) for k in kept)]
+        for clause in _CLAUSE.split(sentence):
+            absent = ABSENCE.search(clause) is not None
+            for name in sorted(_names_in(clause) - (_absent_record(clause) if absent else set())):
+                if name in kept:
+                    continue
+                if not _in(name, read):
+                    out.append(
+                        f"the last step's words name {name.upper()}, which no send, signed decision or "
+                        "evidence of this run shows"
+                    )
+                elif (
+                    act
+                    and not absent
+                    and not _ALREADY.search(clause)
+                    and not any(_in(name, ln) for ln in rows)
+                ):
+                    out.append(
+                        f"the last step's words say {name.upper()} was {act}, but no send of this run that "
+                        f"a system applied touched {name.upper()} (the run only read it)"
+                    )
+        if act and not kept and not ABSENCE.search(sentence):
+            for amount in sorted(_amounts(values(sentence)) - carried - _names_in(sentence)):
+                out.append(
+                    f"the last step's words say {_shown(amount)} was {act}, but no send, signed decision "
+                    "or evidence of this run carried that amount"
+                )
+        out += _approvers_unrecorded(sentence, recorded.approvers)
+    return list(dict.fromkeys(out))
+
+
+def _approvers_unrecorded(sentence: str, approvers: tuple[str, ...]) -> list[str]:
+    """Who ``sentence`` says approved, where no approved decision of the run names them: a person's
+    name must be a word of an approver's ("ana", "--auto-approve"); words naming no one ("you", "the
+    person asked") need only some approved decision."""
+    known = {w for a in approvers for w in re.findall(r"[^\W_]+", a.casefold())}
+    out = []
+    names = [m.group("name") for m in _APPROVED_BY.finditer(sentence)]
+    names += [m.group("name") for m in _APPROVER_FIRST.finditer(sentence)]
+    for name in (n.strip(" .,;:'\"“”()") for n in names):
+        words = set(re.findall(r"[^\W_]+", name.casefold()))
+        someone = words - _NO_ONE
+        if someone and not someone & known:
+            held = ", ".join(dict.fromkeys(approvers)) or "none: nothing was approved"
+            out.append(
+                f"the last step's words say {name} approved, but the signed decisions of this run name {held}"
+            )
+        elif not someone and not approvers and _APPROVED_BY.search(sentence):
+            out.append(
+                "the last step's words speak of an approval, but no signed decision of this run approved anything"
+            )
+    return out
 
 
 def _unsupported(ids: list[str], said: set[str], shown: dict[str, set[str]]) -> str | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +14,7 @@ from taskcrew.terminal import CHARACTER_REFERENCE, CONTROLS, LAYOUT
 
 if TYPE_CHECKING:
     from taskcrew.crew.context import RunContext
+    from taskcrew.crew.evidence import Recorded
 
 HEADLINES = {
     "done": "Done, and independently verified",
@@ -264,13 +265,26 @@ def _answer_section(ctx: RunContext, state: RunState, outcome: str) -> list[str]
     md = Md(ctx.redact)
     out = ["## Answer", "", md.text(lead, 1000)]
     last = state.steps_done[-1].report if state.steps_done else None
+    approvals = [a for a in ctx.tracer.of_kind("approval") if a.answer == "approved"]
+    changes = bool(state.plan is None or state.plan.changes_data or ctx.facts().submissions or approvals)
+    if not audit and changes:
+        # what was done is what code recorded, never a model's words (those follow, labelled)
+        done = state.changed or "Nothing was changed in any system"
+        decided = "; ".join(f"{a.question} {a.decided()}" for a in approvals) or "none"
+        out += [
+            "",
+            f"**What was done** (recorded by code: the sends, the systems' answers and the signed "
+            f"decisions): {md.text(done, 1000)}. Approvals: {md.text(decided, 1000)}.",
+        ]
     if last is not None and not audit:
         label = (
-            "What the crew found"
-            if state.plan is not None and not state.plan.changes_data
-            else "What was done"
+            "The last step's words** (a model's account"
+            if changes
+            else "What the crew found** (the last step's words"
         )
-        out += ["", f"**{label}:** {md.text(last.summary, 1500)}"]
+        out += ["", f"**{label}, not checked by code): {md.text(last.summary, 1500)}"]
+        if problem := unsupported(ctx, state):
+            out += ["", f"**Not supported by what this run recorded:** {md.text(problem, 1500)}"]
     values = _values(state)
     if values:
         out += ["", "**Values** (and where they came from):"]
@@ -439,6 +453,49 @@ def render_report(ctx: RunContext, state: RunState, screenshot: Path | None) -> 
     if screenshot is not None:
         out.append(f"- `{screenshot.name}`: the last page the browser showed")
     return "\n".join(out) + "\n"
+
+
+def recorded(ctx: RunContext) -> Recorded:
+    """What code recorded of the run, that the last step's words are held to (``evidence.Recorded``):
+    touched — the sends a system applied or may have (every leg's: the intent log checked against the
+    signed sends) with the system's answer, and the changed lines of a before/after difference; read —
+    the task, every tool's result (pages, files), what the verifier opened, and the approved decisions'
+    requests; the approvers — who or what approved each (``ApprovalEvent.approver``)."""
+    from taskcrew.crew.evidence import CHANGES_SOURCE, Recorded
+
+    def fields(pairs: Iterable[tuple[str, Any]]) -> str:
+        return " ".join(f"{k}={v}" for k, v in pairs)
+
+    applied = [s for s in ctx.facts().submissions if s.result in ("saved", "unknown")]
+    touched = [f"{s.method} {s.url} {fields(s.fields)} {s.detail}" for s in applied]
+    texts = ctx.toolbox.sources.texts()
+    touched += [
+        line
+        for source, seen in texts.items()
+        if source.startswith(CHANGES_SOURCE)
+        for text in seen
+        for line in text.splitlines()
+        if line.startswith(("+ ", "- "))
+    ]
+    approvals = [a for a in ctx.tracer.of_kind("approval") if a.answer == "approved"]
+    read = [
+        ctx.task,
+        *(e.result for e in ctx.tracer.of_kind("tool_call")),
+        *(t for v in texts.values() for t in v),
+    ]
+    read += [f"{a.question} {fields(a.payload.items())}" for a in approvals]
+    return Recorded("\n".join(touched), "\n".join(read), tuple(a.approver for a in approvals))
+
+
+def unsupported(ctx: RunContext, state: RunState) -> str | None:
+    """What the last step's words name that nothing this run recorded shows (``evidence.answer_unsupported``
+    with ``recorded``): a record, a change of a record, an amount, an approver. None for an audit."""
+    from taskcrew.crew.evidence import answer_unsupported
+
+    if state.mode == "audit" or not state.steps_done:
+        return None
+    checks = state.verdicts[-1].checks if state.verdicts else []
+    return answer_unsupported(state.steps_done[-1].report.summary, checks, recorded(ctx))
 
 
 def write_report(ctx: RunContext, state: RunState, screenshot: Path | None) -> Path:

@@ -24,7 +24,7 @@ from taskcrew.crew.models import (
     Verdict,
 )
 from taskcrew.crew.outcome import answer, decide
-from taskcrew.crew.report import write_report
+from taskcrew.crew.report import unsupported, write_report
 from taskcrew.crew.runner import AgentTaskError, run_role
 from taskcrew.crew.stages import read_from
 from taskcrew.crew.stopping import Seal
@@ -447,6 +447,9 @@ def finish(ctx: RunContext, state: RunState, ending: tuple[Outcome, str] | None 
         account.outcome, account.outcome_reason = decide(account, facts)
         account.changed = facts.changed_line()
         account.answer = answer(account, facts)
+        # the last step's words in the answer are held to what this run recorded
+        if account.answer and (problem := unsupported(ctx, account)):
+            account.answer = f"{account.answer} [Not supported by what this run recorded: {problem}]"
         ctx.tracer.emit(
             RunFinished(
                 outcome=account.outcome,
