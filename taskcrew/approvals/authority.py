@@ -62,7 +62,7 @@ from taskcrew.approvals.rules import (
 )
 from taskcrew.approvals.signing import KEY_FILE, KeyRing, approvals_dir
 from taskcrew.approvals.visible import Shown, shown, visible
-from taskcrew.jobs.models import Approval, Cosign, Job, utcnow
+from taskcrew.jobs.models import CANCELLABLE, Approval, Cosign, Job, utcnow
 from taskcrew.jobs.store import (
     InvalidChange,
     Jobs,
@@ -952,9 +952,10 @@ class Authority:
         entry was written and the change did not happen) or UnknownJob.
 
         ``batch_cancel``: a child's cancel that its batch's signed cancel entry goes on to, made from
-        the log (``settle``, ``_cancel_children``): who cancelled was judged when that entry was
-        written, so it is not judged again (a login may have lapsed since); its entry names it
-        (``batch_cancel``: the batch's entry)."""
+        the log (``settle``, ``_cancel_children``, ``end_with_batch``): who cancelled was judged when
+        that entry was written, so it is not judged again (a login may have lapsed since); its entry
+        names it (``batch_cancel``: the batch's entry). A retry of a child its batch's cancel ends is
+        refused (``child_retry_refusal``)."""
         try:
             if batch_cancel is None and (
                 refusal := self.submitter_refusal(who, role="person who cancels or retries a job")
@@ -968,6 +969,8 @@ class Authority:
                     f"job {job_id} is not a child of the batch entry {batch_cancel.seq} cancels"
                 )
             refusal = cancel_refusal(job) if action == "cancel" else retry_refusal(job, self.jobs.db_now())
+            if refusal is None and action == "retry":  # a cancelled batch's child runs only with its batch
+                refusal = self.child_retry_refusal(job)
             if refusal is not None:
                 raise InvalidChange(refusal)
         except (InvalidChange, UnknownJob) as exc:
@@ -998,6 +1001,10 @@ class Authority:
             said["batch_cancel"] = batch_cancel.seq
         details: dict[str, Any] = {**proven, "void": void, **said, "leg": leg}  # ``leg_end``
         ahead = self.audit.append(who.name, "cancel" if action == "cancel" else "retrying", job_id, details)
+        if action == "retry" and said.get(TAKES_BACK) and job.options.batch:
+            # a plan the stopped run made is taken back with it: the retry plans anew, on its own leg
+            # (its generation, after the cancel's: ``batch_cancel``), never on a plan the cancel ended
+            self.jobs.clear_checkpoint(job_id)
         try:
             if action == "cancel":  # every leg ends (``leg_end``): on whatever leg it is now
                 done = self.jobs.cancel(job_id, by=who.name)
@@ -1120,11 +1127,15 @@ class Authority:
         takeover or a retry would have; a waiting batch holds no leg to hand on: left as it is). What
         was done (None: nothing: the log lets the leg act, or the database no longer gives it to
         ``worker``): a job is never left on a leg nobody may run, and a batch never finishes over a
-        cancel (``Jobs.settle_batch`` asks here first; so does the watch loop, ``resume_decided``)."""
+        cancel (``Jobs.settle_batch`` asks here first; so does the watch loop, ``resume_decided``).
+        A batch's child its batch's cancel ends is cancelled first, whatever its leg (``end_with_batch``):
+        the cascade finished for it (a retry of the child is refused: ``child_retry_refusal``)."""
         entry = self.leg_end(job_id, leg)
+        job, current = self.jobs.get_on_leg(job_id)
+        if (ended := self.end_with_batch(job)) is not None:  # whatever leg it is on, whoever holds it
+            return ended
         if entry is None:
             return None
-        job, current = self.jobs.get_on_leg(job_id)
         batch = job.status == "waiting" and job.fan_out is not None
         if current != leg or not (
             job.status == "queued" or (job.status == "running" and job.worker == worker) or batch
@@ -1189,6 +1200,72 @@ class Authority:
                 if (until is None or e.seq < until) and not (e.seq < end.seq and e.target in spared)
             }
         return void
+
+    def batch_cancel(self, job: Job) -> AuditEntry | None:
+        """The signed cancel of ``job``'s batch that ends ``job`` (None: none, or ``job`` is no batch's
+        child): the batch's standing cancel (``standing_cancel``: every child of it, whatever its
+        generation), else the newest cancel of the batch made on a leg at or after the one the
+        child's plan was made on (``BatchOrigin.generation``; a child with none recorded, of
+        ``--for-each`` or planned by a version before generations: any cancel of its batch). A
+        batch's retry lifts its cancel for the generations it plans after it (on legs after the
+        cancel's: ``act_on_job`` drops a plan the cancelled run made), never for the children that
+        cancel ended: they act no more (``approvals.worker.leg_refusal_of``), are cancelled where the
+        cascade never reached them (``end_with_batch``) and are not retried on their own
+        (``child_retry_refusal``): their items run again as the batch's new generation. Only
+        entries the key signed count."""
+        parent = job.parent_id
+        if not parent:
+            return None
+        origin = job.origin
+        generation = origin.generation if origin is not None and origin.batch_id == parent else None
+        standing: AuditEntry | None = None
+        ended: AuditEntry | None = None
+        for entry in self.audit.signed(("retrying", "retry", "cancel")):
+            if entry.target != parent:
+                continue
+            standing = entry if entry.action == "cancel" else None
+            if entry.action == "cancel" and (generation is None or _leg_of(entry) >= generation):
+                ended = entry
+        return standing or ended
+
+    def child_retry_refusal(self, job: Job) -> str | None:
+        """Why ``job``, a batch's child, may not be retried on its own (None: it may): its batch's
+        cancel ends it (``batch_cancel``), so every leg of it would be refused
+        (``approvals.worker.leg_refusal_of``). The one rule for every surface (``act_on_job``: the
+        CLI's ``jobs retry``, the console's retry button); one line, saying what to run instead."""
+        if (cover := self.batch_cancel(job)) is None:
+            return None
+        batch = job.parent_id or ""
+        said = (
+            f"job {job.id} is a child of batch {batch}, which {cover.who} cancelled (audit entry {cover.seq})"
+        )
+        standing = self.standing_cancel(batch)
+        if standing is not None and standing.seq == cover.seq:
+            return f"{said}: its child jobs run again only with it: `taskcrew jobs retry {batch}`"
+        return (
+            f"{said}; the batch was retried since and runs its items as a new generation of child jobs "
+            f"(`taskcrew jobs show {batch}` lists them)"
+        )
+
+    def end_with_batch(self, job: Job) -> str | None:
+        """Cancel ``job`` when its batch's signed cancel ends it (``batch_cancel``) and the job database
+        still shows it queued, running, waiting or failed: the cascade (``_cancel_children``) never
+        reached it (the process stopped between the batch's change and it; a row set back), or it
+        was retried on its own before such retries were refused. As the cascade would have: a
+        signed cancel of its own naming the batch's entry, its pending approvals closed with it,
+        whatever leg it is on. What was done (None: nothing). The one rule for a worker that claims
+        such a child or whose leg of it stops (``settle``) and for the watch loop's pass over the
+        active children of cancelled batches (``worker.resume_decided``)."""
+        if job.status not in CANCELLABLE or (cover := self.batch_cancel(job)) is None:
+            return None
+        said = f"job {job.id}'s batch {job.parent_id} was cancelled by {cover.who} (audit entry {cover.seq})"
+        try:
+            self.act_on_job(job.id, "cancel", _canceller(cover), batch_cancel=cover)
+        except RecordedOnly as exc:  # its own cancel stands in the signed log: no leg of it acts
+            return f"{said}; {exc}"
+        except (InvalidChange, UnknownJob):  # ended meanwhile
+            return None
+        return f"{said}; the job is cancelled with it"
 
     def standing_cancel(self, job_id: str) -> AuditEntry | None:
         """The signed cancel of ``job_id`` that stands (None: none, or the job was retried after it,

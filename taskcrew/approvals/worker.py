@@ -74,9 +74,11 @@ def leg_refusal_of(authority: Authority, job: Job, current: int, worker: str, le
     retry or a takeover ended."""
     if (moved := _row_refusal(job, current, worker, leg)) is not None:
         return moved
-    # a batch's child acts no more once its batch is cancelled (no retry since), whether or not the
-    # cancel went on to it: a process stopped between the two leaves the child's own row untouched
-    if job.parent_id and (cancel := authority.standing_cancel(job.parent_id)) is not None:
+    # a batch's child acts no more once its batch's cancel ends it (``Authority.batch_cancel``: one
+    # that stands, or one made after the child's generation was planned, a retry of the batch since
+    # or not), whether or not the cancel went on to it: a process stopped between the two leaves the
+    # child's own row untouched
+    if job.parent_id and (cancel := authority.batch_cancel(job)) is not None:
         return (
             f"job {job.id}'s batch {job.parent_id} was cancelled by {cancel.who} (audit entry "
             f"{cancel.seq}): its child jobs act no more"

@@ -36,6 +36,7 @@ from taskcrew.jobs.foreground import LEG as FOREGROUND_LEG
 from taskcrew.jobs.identity import IdHolder
 from taskcrew.jobs.limits import check, current, join_fleet, with_client
 from taskcrew.jobs.liveness import is_orphaned
+from taskcrew.jobs.models import Job
 from taskcrew.jobs.runner import LegRunner, ScriptedResolver
 from taskcrew.jobs.store import Jobs, past_deadline
 
@@ -305,22 +306,12 @@ def resume_decided(jobs: Jobs, seen: dict[str, datetime], grace_s: float) -> Non
     A batch waiting for its children (never run again: ``Jobs.resume`` settles it) that the signed
     audit log says was cancelled (``cancel`` written ahead, the process stopped before the job
     database's change and the cascade) ends cancelled, its children with it, at once, grace or not
-    (``Authority.settle``); the log is read once a pass for the cancels it holds."""
+    (``Authority.settle``); the log is read once a pass for the cancels it holds. So does every child
+    job queued, running or waiting whose batch's cancel ends it (``Authority.end_with_batch``: the
+    cascade never reached it), with a signed cancel of its own; its pending approvals close with it."""
     try:
         listed = jobs.list(status="waiting", limit=1000)
-        batches = [job.id for job in listed if job.fan_out is not None]
-        if batches:
-            authority = Authority(jobs)
-            cancelled = {e.target for e in authority.audit.signed(("cancel",))}
-            for job_id in batches:
-                if job_id not in cancelled:
-                    continue
-                try:  # one batch that cannot be settled now holds up no other job of the pass
-                    _, leg = jobs.get_on_leg(job_id)
-                    if (settled := authority.settle(job_id, leg, "")) is not None:
-                        log.warning("batch %s was left waiting: %s", job_id, settled)
-                except Exception as exc:
-                    log.warning("watch loop: batch %s: %s", job_id, exc)
+        _finish_cancels(jobs, listed)
         pending = {a.job_id for a in jobs.approvals("pending")}
         waiting = [job.id for job in listed if job.id not in pending]
         for job_id in _seen_for(seen, waiting, jobs, grace_s):
@@ -344,6 +335,42 @@ def resume_decided(jobs: Jobs, seen: dict[str, datetime], grace_s: float) -> Non
                     )
     except Exception as exc:  # the watch loop must survive a database hiccup
         log.warning("watch loop: %s", exc)
+
+
+def _finish_cancels(jobs: Jobs, waiting: list[Job]) -> None:
+    """``resume_decided``'s part for cancels the signed audit log holds: each batch of ``waiting``
+    (the jobs waiting) it says was cancelled is settled (``Authority.settle``), and each child queued,
+    running or waiting whose batch it says was cancelled is cancelled where that cancel ends it
+    (``Authority.end_with_batch``). What fails here (the authority cannot be made: its rules file;
+    one job) holds up nothing else of the pass."""
+    try:
+        batches = [job.id for job in waiting if job.fan_out is not None]
+        queued, running = jobs.list(status="queued", limit=1000), jobs.list(status="running", limit=1000)
+        kids = [job for job in [*waiting, *queued, *running] if job.parent_id]
+        if not batches and not kids:
+            return
+        authority = Authority(jobs)
+        cancelled = {e.target for e in authority.audit.signed(("cancel",))}
+    except Exception as exc:
+        log.warning("watch loop: cancels: %s", exc)
+        return
+    for job_id in batches:
+        if job_id not in cancelled:
+            continue
+        try:  # one batch that cannot be settled now holds up no other job of the pass
+            _, leg = jobs.get_on_leg(job_id)
+            if (settled := authority.settle(job_id, leg, "")) is not None:
+                log.warning("batch %s was left waiting: %s", job_id, settled)
+        except Exception as exc:
+            log.warning("watch loop: batch %s: %s", job_id, exc)
+    for kid in kids:  # the cascade of a batch's cancel, finished where it never reached
+        if kid.parent_id not in cancelled:
+            continue
+        try:
+            if (ended := authority.end_with_batch(jobs.get(kid.id))) is not None:
+                log.warning("job %s was left %s: %s", kid.id, kid.status, ended)
+        except Exception as exc:
+            log.warning("watch loop: job %s: %s", kid.id, exc)
 
 
 def _seen_for(seen: dict[K, datetime], found: list[K], jobs: Jobs, grace_s: float) -> list[K]:
