@@ -327,11 +327,12 @@ def _approved_then_failed(desk: _Office) -> tuple[str, str, dict[str, Any]]:
 
 def test_a_finished_job_set_back_to_its_earlier_failed_row_is_retried_as_finished(desk: _Office) -> None:
     """A writer puts the job's earlier signed failed row back (status, leg, document) and ana retries
-    it: the signed log shows the job finished since its last retry, so the retry takes back what was
-    given before it, as a retry of the finished job does, and the new run asks again."""
+    it: the signed log shows the job finished since its last retry, so the row reads ``superseded``
+    (not the job's newest), the retry takes back what was given before it, as a retry of the
+    finished job does, and the new run asks again."""
     job_id, aid, failed = _approved_then_failed(desk)
     _put_job_row(desk, job_id, failed)
-    assert desk.jobs.get(job_id).status == "failed" and desk.jobs.get(job_id).record_trust == "signed"
+    assert desk.jobs.get(job_id).status == "failed" and desk.jobs.get(job_id).record_trust == "superseded"
     desk.authority().act_on_job(job_id, "retry", desk.who("ana"))
     retrying = [e for e in desk.authority().audit.signed("retrying") if e.target == job_id][-1]
     assert retrying.payload["takes_back"] == "all"

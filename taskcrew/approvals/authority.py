@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
@@ -1377,3 +1377,95 @@ def _recorded_only(job_id: str, action: str, leg: int, ahead: AuditEntry, exc: B
         f"job {job_id}: {happened}; the signed audit log records the retry as begun (entry {ahead.seq}): "
         f"leg {leg} acts no more and the decisions it takes back stay void; retry it again if it should run"
     )
+
+
+# the signed audit log's entries that end a job as a row shows it ended (``SignedLog.superseding``)
+ENDINGS = ("finished", "cancel", "retry", "take_over", "take_over_undone")
+
+
+class SignedLog:
+    """What the signed audit log says of jobs' endings and decisions, read once for a listing or a
+    page (the log's lines are parsed and checked once per process: ``audit._LINES``): the one rule by
+    which an ended job row is the job's newest (``superseding``), and the decisions signed for a job
+    (``decisions``: who approved, not what a run folder says)."""
+
+    def __init__(self, entries: Iterable[AuditEntry] = ()) -> None:
+        self.ends: dict[str, list[AuditEntry]] = {}
+        self.decided: dict[str, list[AuditEntry]] = {}
+        for entry in entries:
+            if entry.action in ENDINGS:
+                self.ends.setdefault(entry.target, []).append(entry)
+            elif entry.action in ACTIONS and isinstance(job := entry.payload.get("job_id"), str):
+                self.decided.setdefault(job, []).append(entry)
+
+    @classmethod
+    def read(cls, keys: KeyRing) -> SignedLog:
+        """The signed entries of the audit log beside the key ring ``keys`` (the approvals folder the
+        job store signs with); none when there is no log or it cannot be read (nothing to say)."""
+        from taskcrew.approvals.signing import KeyError_
+
+        path = keys.path.parent / "audit.jsonl"
+        if not path.is_file():
+            return cls()
+        try:
+            return cls(AuditLog(path, keys).signed((*ENDINGS, *ACTIONS)))
+        except (OSError, KeyError_) as exc:
+            log.warning("the audit log %s could not be read to check job records against it: %s", path, exc)
+            return cls()
+
+    def superseding(self, job_id: str, status: str, leg: int) -> AuditEntry | None:
+        """The newest signed entry saying a job row that ended (``status`` finished, failed or
+        cancelled, on ``leg``) is not how the job stands now (None: the row is the newest the log
+        knows): a ``retry`` or a takeover (not undone) of that leg or a later one; a ``finished`` of a
+        later leg (of that leg, for a row that did not end finished); a ``cancel`` of that leg or a
+        later one, for a row not cancelled. Entries before the row's own signed ending (its leg's
+        ``finished``, its ``cancel``) do not count: a row set back to an earlier signed version is
+        told from the job's own history by the order the log was written in."""
+        entries = self.ends.get(job_id, [])
+        undone = {e.payload.get("entry") for e in entries if e.action == "take_over_undone"}
+        own = -1
+        for entry in entries:
+            if (status == "finished" and entry.action == "finished" and _leg_of(entry) == leg) or (
+                status == "cancelled" and entry.action == "cancel" and 0 <= _leg_of(entry) <= leg
+            ):
+                own = entry.seq
+        found: AuditEntry | None = None
+        for entry in entries:
+            over = _leg_of(entry)
+            if entry.seq <= own or over < 0 or entry.action == "take_over_undone":
+                continue
+            if entry.action == "take_over" and entry.seq in undone:
+                continue
+            later = (
+                (entry.action in ("retry", "take_over") and over >= leg)
+                or (entry.action == "finished" and (over > leg or (over == leg and status != "finished")))
+                or (entry.action == "cancel" and status != "cancelled" and over >= leg)
+            )
+            if later:
+                found = entry
+        return found
+
+    def decisions(self, job_id: str) -> list[str]:
+        """The decisions signed for ``job_id``, oldest first, in words: "approved by ana at … (POST
+        …/bills/new)"."""
+        verbs = {"approve": "approved", "reject": "rejected", "answer": "answered"}
+        said = []
+        for entry in self.decided.get(job_id, []):
+            request = entry.payload.get("request")
+            what = ""
+            if isinstance(request, dict) and request.get("method") and request.get("url"):
+                what = f" ({request['method']} {request['url']})"
+            elif entry.payload.get("question"):
+                what = f" (question: {str(entry.payload['question'])[:120]})"
+            said.append(f"{verbs[entry.action]} by {entry.who} at {entry.at[:19].replace('T', ' ')}{what}")
+        return said
+
+
+def superseded_words(job_id: str, entry: AuditEntry) -> str:
+    """What a set-back row's newest signed entry says, as a person reads it."""
+    leg = entry.payload.get("leg")
+    if entry.action == "finished":
+        outcome = entry.payload.get("outcome") or "(no outcome named)"
+        return f"job {job_id} finished {outcome} on leg {leg} (signed audit entry {entry.seq})"
+    what = {"cancel": "cancelled", "retry": "retried", "take_over": "taken over"}[entry.action]
+    return f"job {job_id} was {what} by {entry.who} after leg {leg} (signed audit entry {entry.seq})"

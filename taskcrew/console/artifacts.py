@@ -51,6 +51,11 @@ class RunSummary(BaseModel):
     unvouched: bool = False  # the outcome shown is the folder's own word, not a signed record's
     calm: bool = False  # the note is no alarm (a demo run's: its job record was in the demo's own store)
     now: str = ""  # a run without an end: what it is now and what to do (``RunRecords.state``)
+    # the folder was changed after the run ended, or is another run's (``RunRecord.altered``): task and
+    # reason are the signed record's, ``answer`` too; the folder's account is not shown
+    altered: bool = False
+    answer: str = ""
+    unsealed: bool = False  # ended before run folders were sealed: its files are not checked
 
 
 class TimelineItem(BaseModel):
@@ -70,6 +75,7 @@ class RunDetail(BaseModel):
     report_md: str | None = None
     screenshots: list[str] = Field(default_factory=list)
     unreadable_lines: int = 0
+    decisions: list[str] = Field(default_factory=list)  # a changed folder's: the signed audit log's
 
 
 def read_events(path: Path) -> tuple[list[Any], int]:
@@ -121,6 +127,9 @@ def _summarize(name: str, events: list[Any], record: RunRecord | None = None) ->
     # a note, and an outcome no signed record gives: never shown in the colour of a success
     summary.unvouched = bool(judged.note) and judged.outcome != (record or RunRecord()).outcome
     summary.reason = judged.reason or summary.reason
+    summary.unsealed = judged.unsealed
+    if judged.altered:  # not the run's account: the signed record's own fields, never the folder's
+        summary.altered, summary.task, summary.answer, summary.changed = True, judged.task, judged.answer, ""
     return summary
 
 
@@ -143,6 +152,21 @@ def _vouched(items: list[TimelineItem], judged: Judged) -> list[TimelineItem]:
             item.title = f"{item.title} (the run folder's word; {judged.short})"
             item.ok = None
     return items
+
+
+def _unnamed(events: list[Any], judged: Judged) -> list[Any]:
+    """The trace of a run folder changed after its run ended (``Judged.altered``), as its story and
+    raw trace show it: who approved is the signed audit log's word (the page lists its decisions),
+    never a name the folder gives, and its ending says the signed record's reason, not the folder's
+    (nor what the folder says it changed)."""
+    shown = []
+    for event in events:
+        if event.kind == "approval":
+            event = event.model_copy(update={"by": "a person the run folder names (not vouched for)"})
+        elif event.kind == "run_finished":
+            event = event.model_copy(update={"reason": judged.reason, "changed": ""})
+        shown.append(event)
+    return shown
 
 
 def demo_words(run_dir: Path | None, worker_model: str | None) -> str:
@@ -359,15 +383,22 @@ class RunsDir:
         summary = _now(path, _demo(path, _summarize(path.name, events, record)), records)
         summary.key, summary.path = key, path
         judged = _judged(events, record)
+        shown = _unnamed(events, judged) if judged.altered else events
         return RunDetail(
             summary=summary,
             plan=plans[-1] if plans else None,
             verdicts=[e.verdict for e in events if e.kind == "verdict"],
-            timeline=_vouched(_timeline(events), judged),
-            story=_vouched(story(events), judged),
-            report_md=report.read_text(encoding="utf-8", errors="replace") if report.is_file() else None,
-            screenshots=sorted(p.relative_to(path).as_posix() for p in path.rglob("*.png")),
+            timeline=_vouched(_timeline(shown), judged),
+            story=_vouched(story(shown), judged),
+            # a folder changed after its run ended: its report and screenshots are not shown as the run's
+            report_md=None
+            if judged.altered or not report.is_file()
+            else report.read_text(encoding="utf-8", errors="replace"),
+            screenshots=[]
+            if judged.altered
+            else sorted(p.relative_to(path).as_posix() for p in path.rglob("*.png")),
             unreadable_lines=bad,
+            decisions=list(judged.decisions),
         )
 
     def screenshot(self, key: str, rel: str) -> Path | None:

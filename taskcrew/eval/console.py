@@ -27,6 +27,10 @@ if TYPE_CHECKING:
     from taskcrew.eval.runs import RunSummary
     from taskcrew.eval.sweep import SweepEvent
 
+UNSEALED = (
+    "not sealed: this run ended before taskcrew sealed run folders, so its files are not checked "
+    "against its job's signed record"
+)
 OUTCOME_STYLE = {
     "done": "green",
     "nothing_to_do": "green",
@@ -141,6 +145,10 @@ def print_run(run: RunSummary, report: str | None, console: Console) -> None:
     say(console, f"outcome: [{style}]{markup(run.outcome)}[/] — {markup(run.reason)}")
     if run.note:  # the job store's signed record does not vouch for what the folder says
         say(console, f"[yellow]{markup(run.note)}[/]")
+    if run.altered and run.answer:  # the signed record's answer, not the folder's "changed" line
+        say(console, f"answer (the signed job record's): {markup(run.answer)}")
+    if run.unsealed:
+        say(console, f"[dim]{markup(UNSEALED)}[/]")
     if run.changed:
         say(console, f"changed: {markup(run.changed)}")
     say(console, f"models: worker {markup(run.worker_model)}, verifier {markup(run.verifier_model)}")
@@ -151,7 +159,13 @@ def print_run(run: RunSummary, report: str | None, console: Console) -> None:
         f"cost {_cost(run.cost_usd)}; time {time}",
     )
     say(console, f"folder: {markup(run.path)}")
-    if report is not None:
+    if run.altered:  # what the folder says now is not the run's account: not shown as if it were
+        say(
+            console,
+            "(report.md is not shown: the run folder was changed after the run ended, so what it says is "
+            "not vouched for; its files are in the folder above)",
+        )
+    elif report is not None:
         console.rule("report.md")
         say(console, document(report))
     else:

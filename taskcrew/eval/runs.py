@@ -72,6 +72,13 @@ class RunSummary(BaseModel):
     approvals_given: int = 0
     verified: bool | None = Field(default=None, description="the last verdict; None: never checked")
     note: str = ""  # where the signed job record does not vouch for the folder's outcome: what to know
+    # the folder was changed after the run ended, or is another run's (``RunRecord.altered``): task,
+    # reason and ``answer`` are the signed record's, ``decisions`` the signed audit log's; its report
+    # is not shown as the run's
+    altered: bool = False
+    answer: str = ""
+    decisions: list[str] = Field(default_factory=list)
+    unsealed: bool = False  # ended before run folders were sealed: its files are not checked
 
     @property
     def finished(self) -> bool:
@@ -94,6 +101,14 @@ class Judged:
     reason: str = ""
     brief: str = ""
     calm: bool = False  # the note is no alarm (a demo run's: its record was kept in the demo's store)
+    # the folder is not as its run left it, or not the job's run (``RunRecord.altered``): a surface
+    # shows the signed record's own ``task``, outcome, ``reason`` and ``answer``, never the folder's
+    # account (what it changed, who approved, its story, its report), and ``decisions`` as signed
+    altered: bool = False
+    task: str = ""
+    answer: str = ""
+    decisions: tuple[str, ...] = ()
+    unsealed: bool = False  # ended before run folders were sealed: its files are not checked (said calmly)
 
 
 @dataclass(frozen=True)
@@ -104,6 +119,11 @@ class RunRecord:
     jobs: tuple[Job, ...] = ()
     problem: str = ""
     demo: bool = False  # the folder says it is a run of `taskcrew demo` (unsigned: it words a note only)
+    # how the folder differs from what the signed record sealed or names (``folder_check``), in words
+    # ('' when it does not); then ``decisions``: the decisions the signed audit log holds for the job
+    altered: str = ""
+    unsealed: bool = False  # a finished job's record from before run folders were sealed
+    decisions: tuple[str, ...] = ()
 
     @property
     def said(self) -> str:
@@ -136,6 +156,8 @@ class RunRecord:
 
         said = self.outcome
         finished = outcome not in UNFINISHED
+        if self.altered and self.jobs:
+            return self._altered(outcome, verified)
         if said is None:
             if not finished and not verified:
                 return Judged(outcome, verified)  # nothing claimed yet (the job store says how it goes)
@@ -171,7 +193,7 @@ class RunRecord:
             )
         shown = verified if said in VERIFIED_OUTCOMES or not verified else None
         if said == outcome and shown == verified:
-            return Judged(said, verified)
+            return Judged(said, verified, unsealed=self.unsealed)
         return Judged(
             said,
             shown,
@@ -181,6 +203,70 @@ class RunRecord:
             self.jobs[0].reason,
             f"The run folder says {_claim(outcome, verified)}; the signed job record says {said}.",
         )
+
+    def _altered(self, outcome: str, verified: bool | None) -> Judged:
+        """A run folder changed after its run ended, or another run's (``altered``): the signed
+        record's own account, and a plain note that what the folder says is not vouched for (first,
+        where the folder claims another ending than the record, the two side by side)."""
+        job = self.jobs[0]
+        said = self.outcome or (job.outcome or job.status if job.status == "finished" else job.status)
+        claim = _claim(outcome, verified)
+        differs = claim != said
+        decided = (
+            f" The decisions the signed audit log holds for job {job.id}: {'; '.join(self.decisions)}."
+            if self.decisions
+            else f" The signed audit log holds no decision by a person for job {job.id}."
+        )
+        first = f"The run folder says {claim}; {self.said} says {said}. " if differs else ""
+        note = (
+            f"{first}{self.altered[:1].upper()}{self.altered[1:]}: what the run folder says — its task, what "
+            "it changed, who approved, its story and its report — is not vouched for. Shown instead is "
+            f"what {self.said} says: its task, its outcome ({said}), its reason and its answer.{decided}"
+        )
+        brief = f"The run folder says {claim}; the signed job record says {said}. " if differs else ""
+        return Judged(
+            said,
+            None,
+            note,
+            f"the signed job record says {said}"
+            if differs
+            else "changed after the run ended: not vouched for",
+            job.reason or "—",
+            f"{brief}The run folder was changed after the run ended, or is another run's: what it says is "
+            "not vouched for.",
+            altered=True,
+            task=job.task,
+            answer=job.answer,
+            decisions=self.decisions,
+        )
+
+
+def folder_check(run_dir: Path, jobs: Iterable[Job]) -> tuple[str, bool]:
+    """The one rule for whether a run folder is still the account its job's signed record vouches
+    for: the folder's files as sealed when the run ended (``Job.run_seal``, ``jobs.runseal``), and,
+    for a record with no seal, the task its trace says against the record's. Returns what differs,
+    in words ('' when nothing does), and whether a finished record names it unsealed (ended before
+    run folders were sealed: nothing is checked but the task)."""
+    from taskcrew.jobs.liveness import _task_of
+    from taskcrew.jobs.runseal import changes
+
+    unsealed = False
+    for job in jobs:
+        if job.run_seal is not None:
+            if job.status == "finished" and (what := changes(job.run_seal, run_dir)):
+                return (
+                    f"the run folder was changed after the run ended ({what} since job {job.id} finished "
+                    "and sealed it), or another run's folder was put in its place"
+                ), False
+            continue
+        task = _task_of(run_dir)
+        if task is not None and task != job.task:
+            return (
+                f"the run folder is not job {job.id}'s run: its trace is of another task ({task[:100]!r}), "
+                f"while the job's signed record names this folder for {job.task[:100]!r}"
+            ), False
+        unsealed = unsealed or job.status == "finished"
+    return "", unsealed
 
 
 def _claim(outcome: str, verified: bool | None) -> str:
@@ -194,10 +280,14 @@ class RunRecords:
     """The job store's records by the run folder they name, read once (``RunRecords.read``) for a
     list of runs or one command; ``of`` gives what the signed ones say of one folder."""
 
-    def __init__(self, jobs: Iterable[Job] = (), problem: str = "", now: datetime | None = None) -> None:
+    def __init__(
+        self, jobs: Iterable[Job] = (), problem: str = "", now: datetime | None = None, keys: Any = None
+    ) -> None:
         self.jobs = list(jobs)  # every record read, signed or not (the newest first)
         self.problem = problem
         self.now = now  # the job database's clock, as read with the records (heartbeats are judged by it)
+        self.keys = keys  # the key ring the store signs with: its signed audit log says who decided
+        self._log: Any = None  # ``authority.SignedLog``, read once on first need (a folder changed)
         self._by_dir: dict[str, Job] | None = None
         self._named: dict[Path, list[Job]] = {}
         self.folders: list[Path] = []  # every run folder a record names (the newest job's first)
@@ -231,7 +321,7 @@ class RunRecords:
                 if (parked := parked_in(folder)) is not None and parked[0] not in seen:
                     with suppress(UnknownJob):  # the job its leg parked for (``jobs.liveness``)
                         newest.append(jobs.get(parked[0]))
-            return cls(newest, now=jobs.db_now())
+            return cls(newest, now=jobs.db_now(), keys=jobs.keys)
         except NoJobDatabase:
             try:
                 at = f" at {where(default_url())}" if opened is None and jobs is None else ""
@@ -245,7 +335,23 @@ class RunRecords:
                 opened.close()
 
     def of(self, run_dir: Path) -> RunRecord:
-        return RunRecord(tuple(self._named.get(run_dir.resolve(), ())), self.problem, demo_marked(run_dir))
+        """What the signed records say of ``run_dir``, and whether the folder is still the account they
+        vouch for (``folder_check``; where it is not, the decisions the signed audit log holds)."""
+        named = tuple(self._named.get(run_dir.resolve(), ()))
+        altered, unsealed = folder_check(run_dir, named) if named else ("", False)
+        decisions: tuple[str, ...] = ()
+        if altered:
+            decisions = tuple(d for job in named for d in self.signed_log().decisions(job.id))
+        return RunRecord(named, self.problem, demo_marked(run_dir), altered, unsealed, decisions)
+
+    def signed_log(self) -> Any:
+        """The signed audit log beside the store's key (``authority.SignedLog``), read once."""
+        if self._log is None:
+            from taskcrew.approvals.authority import SignedLog
+            from taskcrew.approvals.signing import KeyRing
+
+            self._log = SignedLog.read(self.keys or KeyRing.default())
+        return self._log
 
     def state(self, run_dir: Path, surface: Surface = "cli") -> tuple[str, str] | None:
         """What the run folder ``run_dir``, which has no end, is now, and what to know or do: the one
@@ -327,6 +433,10 @@ def read_run(folder: Path, records: RunRecords | None = None) -> RunSummary:
     records = records or RunRecords.read(folder=folder)
     judged = records.of(folder).judge(summary.outcome, summary.verified)
     summary.outcome, summary.verified, summary.note = judged.outcome, judged.verified, judged.note
+    summary.unsealed = judged.unsealed
+    if judged.altered:  # not the run's account: the signed record's own fields, never the folder's
+        summary.altered, summary.task, summary.answer, summary.changed = True, judged.task, judged.answer, ""
+        summary.decisions = list(judged.decisions)
     if finished is None:  # what it is now (the job store's word), and what its trace shows
         state = None if summary.finished else records.state(folder)
         head = f"{state[0]}: {state[1]}" if state else "the run stopped before it ended (killed?)"

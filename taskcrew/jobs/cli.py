@@ -373,7 +373,7 @@ def _job_line(job: Any, now: Any) -> str:
 
 def _job_json(job: Any) -> dict[str, Any]:
     """A job as JSON, with how far the store vouches for its record (``signed``, ``legacy``,
-    ``forged``: see jobs.models.RecordTrust)."""
+    ``forged``, ``superseded``: see jobs.models.RecordTrust)."""
     return {**job.model_dump(mode="json"), "record_trust": job.record_trust}
 
 

@@ -73,6 +73,8 @@ def state_note(job: Job, now: datetime | None = None, surface: Surface = "cli") 
             "not signed: changed or added in the job database, or signed with another approvals key; "
             "taskcrew does not vouch for this job"
         )
+    if job.record_trust == "superseded":  # signed, but set back: the reason names the log's newest word
+        return f"not the job's latest record: {job.reason.removeprefix('superseded: ')}"
     if job.record_trust == "legacy":
         return (
             "not signed: recorded by a version before job records were signed, or its signature removed; "

@@ -15,12 +15,15 @@ JobStatus = Literal["queued", "running", "waiting", "finished", "failed", "cance
 question (no worker, no browser held); finished: the run ended with an ``outcome``; failed: it could
 not run (e.g. the ERP was down) — ``reason`` says why, ``retry`` runs it again; cancelled: by a person."""
 
-RecordTrust = Literal["signed", "legacy", "forged"]
+RecordTrust = Literal["signed", "legacy", "forged", "superseded"]
 """How far the job store vouches for a job record it read: ``signed`` (taskcrew wrote it, the
 signature checks out), ``legacy`` (no record signature, its submission's checks out: recorded by a
 version before records were signed, or its signature removed: no write signs it and no worker runs
-it), ``forged`` (changed or added in the job database). Only a signed record's ending (outcome,
-reason, answer, run folder) is shown as it is, and only a signed record is run."""
+it), ``forged`` (changed or added in the job database), ``superseded`` (signed, but an ended
+record the signed audit log has a later end of: a retry, a cancel, a takeover or a later leg's
+finish; the row was set back to an earlier signed version: ``authority.SignedLog.superseding``).
+Only a signed record's ending (outcome, reason, answer, run folder) is shown as it is, and only a
+signed record is run."""
 
 ENDED: tuple[JobStatus, ...] = ("finished", "failed", "cancelled")
 ACTIVE: tuple[JobStatus, ...] = ("queued", "running", "waiting")
@@ -82,6 +85,17 @@ class FanOut(BaseModel):
     refused: list[str] = Field(default_factory=list, description="'<item>: why' for each item refused")
 
 
+class RunSeal(BaseModel):
+    """A run folder as its run left it (``jobs.runseal``): made by ``Jobs.finish`` as the job ends and
+    kept in the job's signed record, so a file of the folder changed, removed or added afterwards (a
+    trace edited, another run's folder copied over it) is told from the run's own account."""
+
+    folder: str = Field(description="the run folder sealed (resolved)")
+    files: dict[str, str] = Field(
+        default_factory=dict, description="each file's path inside the folder -> SHA-256 of its bytes"
+    )
+
+
 class Job(BaseModel):
     id: str
     task: str
@@ -111,6 +125,10 @@ class Job(BaseModel):
     worker: str | None = Field(default=None, description="the worker that runs or last ran it")
     heartbeat_at: datetime | None = None
     run_dir: str | None = None
+    run_seal: RunSeal | None = Field(
+        default=None,
+        description="the run folder's files as the run ended (``Jobs.finish``; None: not sealed)",
+    )
     options: JobOptions = Field(default_factory=JobOptions)
     parent_id: str | None = Field(default=None, description="the batch job that fanned this one out")
     item: str | None = Field(default=None, description="the batch item this job works on")

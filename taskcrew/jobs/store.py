@@ -561,7 +561,9 @@ class Jobs:
         if parent_id is not None:
             query = query.where(J.c.parent_id == parent_id)
         with self._tx() as conn:
-            return [self._read(str(r[0]), str(r[1]), int(r[2])) for r in conn.execute(query)]
+            rows = conn.execute(query).all()
+        logs: builtins.list[Any] = []  # the signed audit log, read once for the listing (``_read``)
+        return [self._read(str(r[0]), str(r[1]), int(r[2]), logs) for r in rows]
 
     def naming(self, words: str, *, limit: int = 200) -> builtins.list[Job]:
         """The newest ``limit`` jobs whose record holds ``words`` anywhere (e.g. a run folder's name,
@@ -574,7 +576,9 @@ class Jobs:
             .limit(limit)
         )
         with self._tx() as conn:
-            return [self._read(str(r[0]), str(r[1]), int(r[2])) for r in conn.execute(query)]
+            rows = conn.execute(query).all()
+        logs: builtins.list[Any] = []
+        return [self._read(str(r[0]), str(r[1]), int(r[2]), logs) for r in rows]
 
     def get(self, job_id: str) -> Job:
         return self.get_on_leg(job_id)[0]
@@ -622,13 +626,24 @@ class Jobs:
             return "legacy"
         return "forged"
 
-    def _read(self, row_id: str, doc: str, leg: int) -> Job:
+    def signed_log(self) -> Any:
+        """What the signed audit log beside this store's key says of jobs' endings and decisions
+        (``authority.SignedLog``), read now."""
+        from taskcrew.approvals.authority import SignedLog
+
+        return SignedLog.read(self.keys)
+
+    def _read(self, row_id: str, doc: str, leg: int, logs: builtins.list[Any] | None = None) -> Job:
         """A stored job as every surface sees it: a record the store cannot vouch for keeps its state,
-        but claims no reason and no ending (outcome, answer, run folder) of its own."""
+        but claims no reason and no ending (outcome, answer, run folder) of its own. An ended record
+        that checks out is also held to the signed audit log (``_superseded``; ``logs``: the log as
+        read once for a listing, filled on first need)."""
         data = json.loads(doc)  # parsed once: the seal is checked on it, the job validated from it
         job = Job.model_validate(data)
         job.record_trust = self._trust(data, job, row_id, leg)
-        if job.record_trust != "signed":
+        if job.record_trust == "signed" and job.status in ENDED:
+            self._superseded(job, leg, logs)
+        if job.record_trust in ("forged", "legacy"):
             said = f"{job.status} {job.outcome or ''}".strip()[:40]
             job.id = row_id
             if job.status in ENDED:
@@ -642,6 +657,32 @@ class Jobs:
                 "submit the task again"
             )
         return job
+
+    def _superseded(self, job: Job, leg: int, logs: builtins.list[Any] | None) -> None:
+        """An ended record, signed, that is not the job's newest: the signed audit log has a later end
+        of it (``SignedLog.superseding``: a retry, a cancel or a takeover of its leg, a later leg's
+        finish), so its row was set back to an earlier signed version. It reads ``superseded``: its
+        state kept, no ending of its own, and its reason names the log's newest entry."""
+        if logs is None:
+            logs = []
+        if not logs:
+            logs.append(self.signed_log())
+        entry = logs[0].superseding(job.id, job.status, leg)
+        if entry is None:
+            return
+        from taskcrew.approvals.authority import superseded_words
+
+        said = f"{job.status} {job.outcome or ''}".strip()[:40]
+        job.record_trust = "superseded"
+        if job.status == "finished":
+            job.outcome = "superseded"
+        job.answer, job.run_dir, job.run_seal = "", None, None
+        job.reason = (
+            f"superseded: this is an earlier version of the job's record ({said!r} on leg {leg}); the "
+            f"signed audit log says {superseded_words(job.id, entry)} since. The job database was set "
+            "back: do not rely on this ending (the audit log shows the job's signed history: `taskcrew "
+            "approvals audit`, the console's Audit log)"
+        )
 
     def cancel(self, job_id: str, *, by: str) -> Job:
         return self.cancel_on_leg(job_id, by=by)[0]
@@ -1242,7 +1283,18 @@ class Jobs:
         """End the job ``finished`` (see ``mark``), and sign that in the audit log on the leg it ended
         on: the leg the change was made on, read in the same transaction (``mark_on_leg``), never read
         again after it (a retry in between would have the finish signed on the retry's new leg, and
-        that run's approvals taken back as of a finished run when it later failed and was retried)."""
+        that run's approvals taken back as of a finished run when it later failed and was retried).
+        The run folder its record names (``run_dir``, else the one noted) is sealed into the record as
+        it is now, its run ended (``jobs.runseal``): every surface tells its files changed afterwards."""
+        if "run_seal" not in fields:
+            folder = fields.get("run_dir")
+            if folder is None:
+                with suppress(UnknownJob):
+                    folder = self.get(job_id).run_dir
+            if folder:
+                from taskcrew.jobs.runseal import seal
+
+                fields["run_seal"] = seal(Path(folder))
         marked = self.mark_on_leg(
             job_id,
             "finished",
@@ -1289,6 +1341,7 @@ class Jobs:
 
         def change(job: Job) -> None:
             job.run_dir = run_dir
+            job.run_seal = None  # an earlier leg's folder's seal: this leg's is made as it ends
 
         self._update(job_id, change, event=None)
 

@@ -49,6 +49,11 @@ def vouched_done(run_dir: Path, jobs: Any = None, record: Any = None) -> None:
 
     record = record or RunRecords.read(jobs, run_dir).of(run_dir)
     said = record.outcome
+    if said == "done" and record.altered:  # the record says done; the folder is no longer that run's
+        raise DistilError(
+            f"{run_dir.name} cannot be learned from: {record.altered}, so what it says is not vouched "
+            "for. Learn from the folder of a run as it ended"
+        )
     if said == "done":
         return
     ended = {"failed": "failed", "cancelled": "was cancelled"}

@@ -1,0 +1,96 @@
+"""A run folder's seal: the digests of its files as its run left them, kept in the job's signed record.
+
+A run folder (trace.jsonl, report.md, the final screenshot, the routine recording and note) is not
+signed: whoever can write the runs folder can edit it, or copy another run's folder over it. Its
+job's record is signed. So when a job ends ``finished``, ``Jobs.finish`` seals the folder its record
+names (``seal``: every file, by its path inside the folder, with the SHA-256 of its bytes) into that
+record (``Job.run_seal``), after the run wrote its last file (the report, then the routine's
+recording and note: ``crew.run.run_task`` returns after them). Nothing of taskcrew writes to a run
+folder after its run ended: a resumed or retried job runs in a new folder (``crew.run.new_run_dir``).
+
+``changes`` is the one check (``eval.runs.RunRecords.of`` calls it for every surface that shows a
+run): what differs between the folder now and its seal, in words ('' when nothing does). Digests are
+kept per file by its (device, inode, size, mtime, ctime), so a page listing hundreds of runs hashes
+only what changed since it last looked; any write to a file changes its ctime, which no one can set.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from pathlib import Path
+
+from taskcrew.jobs.models import RunSeal
+
+MAX_FILES = 2000  # a run folder holds a handful; one holding more is sealed by its first ones (sorted)
+_CACHE_MAX = 20000
+_cache: dict[tuple[str, int, int, int, int, int], str] = {}
+_lock = threading.Lock()
+
+
+def _files(folder: Path) -> dict[str, Path]:
+    """Every regular file under ``folder`` by its path inside it (symbolic links to folders are not
+    followed; a link to a file is read as that file)."""
+    found: dict[str, Path] = {}
+    for root, dirs, names in os.walk(folder):
+        dirs.sort()
+        for name in sorted(names):
+            path = Path(root) / name
+            if path.is_file():
+                found[path.relative_to(folder).as_posix()] = path
+    return dict(sorted(found.items())[:MAX_FILES])
+
+
+def _digest(path: Path) -> str:
+    """SHA-256 of the file's bytes ('' when it cannot be read), from the cache while it is unchanged."""
+    try:
+        st = path.stat()
+    except OSError:
+        return ""
+    key = (str(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    with _lock:
+        known = _cache.get(key)
+    if known is not None:
+        return known
+    sha = hashlib.sha256()
+    try:
+        with path.open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                sha.update(block)
+    except OSError:
+        return ""
+    digest = sha.hexdigest()
+    with _lock:
+        if len(_cache) >= _CACHE_MAX:
+            _cache.clear()
+        _cache[key] = digest
+    return digest
+
+
+def seal(folder: Path) -> RunSeal | None:
+    """The seal of the run folder ``folder`` as it is now (None: there is no such folder)."""
+    folder = folder.resolve()
+    if not folder.is_dir():
+        return None
+    return RunSeal(folder=str(folder), files={name: _digest(path) for name, path in _files(folder).items()})
+
+
+def changes(sealed: RunSeal, folder: Path) -> str:
+    """What differs between ``folder`` now and its seal, in words ('' when nothing does): the files
+    changed, removed and added since the run ended, or that the seal is another folder's."""
+    folder = folder.resolve()
+    if Path(sealed.folder) != folder:
+        return f"the seal in the signed record is of another folder ({sealed.folder})"
+    if not folder.is_dir():
+        return "the run folder is gone"
+    now = {name: _digest(path) for name, path in _files(folder).items()}
+    changed = sorted(n for n in sealed.files if n in now and now[n] != sealed.files[n])
+    gone = sorted(n for n in sealed.files if n not in now)
+    added = sorted(n for n in now if n not in sealed.files)
+    said = []
+    for words, names in (("changed", changed), ("removed", gone), ("added", added)):
+        if names:
+            more = f" and {len(names) - 4} more" if len(names) > 4 else ""
+            said.append(f"{', '.join(names[:4])}{more} {words}")
+    return "; ".join(said)
