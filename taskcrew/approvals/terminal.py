@@ -5,7 +5,9 @@ With no rule that needs two people (a single user on a laptop: the two-person ru
 there are fewer than two users) the terminal works exactly as before, flags shown. Where the
 two-person rule is on, an item that needs two people cannot be approved by one person at a
 terminal, nor by ``--auto-approve`` unless a rule permits it: it is refused with what to do
-(submit it as a job, so that two people approve it). Every decision goes to the audit log.
+(submit it as a job, so that two people approve it). Every decision goes to the audit log; a
+prompt that ended without an answer (a stop, the input closed: ``NoAnswer``) is signed as
+``terminal_no_answer`` with why — asked of whom, and that nobody decided — never as her rejection.
 
 Who is at the terminal is the CLI's identity (a personal token, else the OS user) while that login
 still counts (``identity_refusal``): a token of someone removed from the users file, or whose
@@ -20,6 +22,7 @@ from collections.abc import Callable
 from taskcrew.approvals.authority import Authority
 from taskcrew.approvals.identity import Identity, IdentityError, cli_identity, identity_refusal, os_user
 from taskcrew.tools.human import ApprovalDecision, ApprovalRequest, AutoApproveHuman, Human
+from taskcrew.tools.prompt_input import NoAnswer
 
 _said: set[str] = set()  # what this process told the person at the terminal (each once)
 
@@ -78,22 +81,29 @@ class TerminalApprovals:
                 "(`taskcrew approvals approve`, or the console)."
             )
         else:
-            decision = self.inner.approve(request)
+            try:
+                decision = self.inner.approve(request)
+            except NoAnswer as none:  # asked, and nobody answered: signed as that, never as her "no"
+                self._sign(self.who.name, "terminal_no_answer", request, {"by": None, "why": none.why})
+                raise
         who = "--auto-approve" if auto else self.who.name
         action = {"approve": "approve", "reject": "reject", "answer": "answer"}[decision.outcome]
-        authority.audit.append(
+        self._sign(who, f"terminal_{action}", request, {"by": decision.by})
+        return decision
+
+    def _sign(self, who: str, action: str, request: ApprovalRequest, said: dict[str, object]) -> None:
+        self.authority.audit.append(
             who,
-            f"terminal_{action}",
+            action,
             request.key or request.url,
             {
                 "method": request.method,
                 "url": request.url,
                 "flags": request.flags,
-                "by": decision.by,
+                **said,
                 "proof": self.who.proof,
             },
         )
-        return decision
 
     def ask(self, question: str) -> str:
         return self.inner.ask(question)

@@ -23,7 +23,7 @@ from taskcrew.crew.models import Outcome, RunState
 from taskcrew.crew.modelspec import ModelSpec, choose_models, load_prices
 from taskcrew.crew.provenance import SourcedHuman, origins
 from taskcrew.crew.steps import finish
-from taskcrew.crew.stopping import RunInterrupted, call_interruptibly
+from taskcrew.crew.stopping import RunInterrupted, call_interruptibly, stop_signals
 from taskcrew.crew.toolbox import System, Toolbox
 from taskcrew.crew.trace import (
     RunStarted,
@@ -34,6 +34,7 @@ from taskcrew.crew.trace import (
 )
 from taskcrew.roles import load_roles
 from taskcrew.routines import hooks as routines
+from taskcrew.tools.prompt_input import NoAnswer
 
 
 class RunSettings(BaseModel):
@@ -199,19 +200,42 @@ def run_task(settings: RunSettings, res: RunResources) -> RunResult:
     flow = TaskFlow(ctx=ctx)
     quiet = warnings_to(lambda text: ctx.tracer.emit(WarningEvent(text=text)))
     quiet.__enter__()  # background threads' errors go to this run's trace, never to the terminal
-    try:
-        try:
-            call_interruptibly(flow.kickoff)  # the main thread stays free for SIGINT/SIGTERM
-        except RunInterrupted as stop:  # an interrupt too ends in a report of what was done
-            # The Flow's thread is abandoned, not stopped: it must send nothing more, or the report
-            # written now would miss it (finish() waits for the browser's step in flight), and what
-            # it writes once its call in flight returns is a no-op (finish seals the account).
-            ctx.toolbox.halt(f"the run was stopped by {stop.signal_name}")
-            reason = (
-                f"stopped by {stop.signal_name} after {len(flow.state.steps_done)} finished step(s) "
-                f"and {ctx.usage.calls} model call(s); see the trace for what was done"
+
+    def stop(cause: str) -> tuple[Outcome, str]:
+        """The run is stopped (``cause``): sealed at once (``Seal.stop``), before the Flow's thread
+        runs on — nothing it writes after this is in the account, whose ending is this one."""
+        ending: tuple[Outcome, str] = ctx.seal.stop(
+            (
+                "interrupted",
+                f"{cause} after {len(flow.state.steps_done)} finished step(s) and {ctx.usage.calls} "
+                "model call(s); see the trace for what was done",
             )
-            finish(ctx, flow.state, ending=("interrupted", reason))
+        )
+        return ending
+
+    def signalled(name: str) -> None:
+        stop(f"stopped by {name}")
+
+    try:
+        try:  # the main thread stays free for SIGINT/SIGTERM; a signal seals the stop in its handler
+            call_interruptibly(flow.kickoff, stop_signals(), on_signal=signalled)
+        except (RunInterrupted, NoAnswer) as stopped:  # an interrupt too ends in a report of what was done
+            # A prompt nobody answered (a stop, the input closed) is no decision: the run is stopped,
+            # as by a signal. The Flow's thread is abandoned, not stopped: it must send nothing more,
+            # or the report written now would miss it (finish() waits for the browser's step in
+            # flight), and what it writes once its call in flight returns is a no-op (the stop).
+            cause = (
+                f"stopped by {stopped.signal_name}"
+                if isinstance(stopped, RunInterrupted)
+                else f"stopped: {_first_clause(stopped.why)}"
+            )
+            stop(cause)
+            ctx.toolbox.halt(f"the run was {cause}")
+            try:
+                finish(ctx, flow.state)  # as the stop says
+            except KeyboardInterrupt:  # a second Ctrl-C: the same ending, now, without the browser
+                finish(ctx, flow.state, at_once=True)
+                raise
         except Exception as exc:  # a crash still ends in an honest report, never in silence
             finish(ctx, flow.state, ending=("error", f"the run crashed: {type(exc).__name__}: {exc}"))
         # the account that stands: the first one finished (normally the Flow's own, in its last
@@ -236,6 +260,11 @@ def run_task(settings: RunSettings, res: RunResources) -> RunResult:
         verify_attempts=state.verify_attempts,
         state=state,
     )
+
+
+def _first_clause(text: str) -> str:
+    """The first sentence of ``text``, without its full stop."""
+    return text.split(". ")[0].rstrip(".")
 
 
 def _traced(spec: ModelSpec, res: RunResources, prices: dict[str, Any]) -> TracedLLM:

@@ -425,23 +425,28 @@ def account_open(ctx: RunContext) -> Iterator[bool]:
         yield still_open
 
 
-def finish(ctx: RunContext, state: RunState, ending: tuple[Outcome, str] | None = None) -> RunState:
+def finish(
+    ctx: RunContext, state: RunState, ending: tuple[Outcome, str] | None = None, *, at_once: bool = False
+) -> RunState:
     """The outcome, the answer and what changed are decided here from facts (``crew/outcome.py``),
     the report is written, and the account is sealed: returned is the finished account, a copy of
     ``state`` no later write reaches. Once per run: a later call (the Flow's thread finishing after
     the run was interrupted) changes nothing and returns the account that stands. ``ending``: how
-    the caller ended the run (interrupted, error), written only when the account is still open."""
+    the caller ended the run (interrupted, error), written only when the account is still open; a
+    run being stopped (``Seal.stop``) ends as its stop says, whoever finishes it. ``at_once``: no
+    final screenshot (it waits for the browser): a second Ctrl-C asked to stop now."""
     seal = Seal.of(ctx)
-    with seal.open() as still_open:
+    with seal.finishing() as still_open:
         if not still_open:
             account: RunState = seal.account
             return account
-        if ending is not None:
+        ending = seal.stopping or ending
+        if ending is not None and (state.outcome, state.outcome_reason) != tuple(ending):  # once
             state.outcome, state.outcome_reason = ending  # a Flow thread still going stops at this
             ctx.tracer.emit(ControlEvent(action=f"end:{ending[0]}", reason=ending[1]))
         # first: the browser runs one thing at a time, so a submission still in flight (an
         # interrupted run's) has ended and been recorded before the facts are read
-        screenshot = ctx.toolbox.screenshot(ctx.run_dir / "final_page.png")
+        screenshot = None if at_once else ctx.toolbox.screenshot(ctx.run_dir / "final_page.png")
         facts = ctx.facts()
         account = state.model_copy(deep=True)
         account.outcome, account.outcome_reason = decide(account, facts)

@@ -36,6 +36,19 @@ SIGNALS = (signal.SIGINT, signal.SIGTERM)
 EXIT_INTERRUPTED = 130  # the shell's code for "ended by Ctrl-C"
 
 
+def stop_signals() -> tuple[signal.Signals, ...]:
+    """What stops a run or a worker: SIGTERM always; SIGINT (Ctrl-C) and SIGHUP (its terminal hung
+    up) unless the process was started ignoring them (``nohup``; a non-interactive shell's ``&``
+    starts a command with SIGINT ignored): it is meant to outlive its terminal, and a handler of our
+    own would undo that."""
+    asked = (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None))
+    return tuple(
+        s
+        for s in asked
+        if s is not None and (s == signal.SIGTERM or signal.getsignal(s) is not signal.SIG_IGN)
+    )
+
+
 class RunInterrupted(BaseException):  # like KeyboardInterrupt: not an Exception
     """The user (SIGINT) or the system (SIGTERM) asked the run to stop."""
 
@@ -57,15 +70,20 @@ class _Handlers:
 
 
 @contextmanager
-def signals_raise(signals: tuple[signal.Signals, ...] = SIGNALS) -> Iterator[None]:
+def signals_raise(
+    signals: tuple[signal.Signals, ...] = SIGNALS, on_signal: Callable[[str], None] | None = None
+) -> Iterator[None]:
     """Inside the block, SIGINT/SIGTERM raise RunInterrupted on the main thread (so ``finally``
-    clauses run: temp folders are removed). A no-op off the main thread."""
+    clauses run: temp folders are removed). ``on_signal(name)`` is told first, in the handler, before
+    any other thread runs on (a run seals its stop: ``Seal.stop``). A no-op off the main thread."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def handler(signum: int, frame: Any) -> None:
         handlers.restore()  # a second signal gets the default behaviour
+        if on_signal is not None:
+            on_signal(signal.Signals(signum).name)
         stop_asked.set()  # a prompt waiting on another thread gives up (``tools.prompt_input``)
         raise RunInterrupted(signum)
 
@@ -104,8 +122,13 @@ def signals_deferred(signals: tuple[signal.Signals, ...] = SIGNALS) -> Iterator[
             signal.raise_signal(held[0])
 
 
-def call_interruptibly(work: Callable[[], T], signals: tuple[signal.Signals, ...] = SIGNALS) -> T:
-    """``work()`` on a worker thread; a signal raises RunInterrupted here without waiting for it."""
+def call_interruptibly(
+    work: Callable[[], T],
+    signals: tuple[signal.Signals, ...] = SIGNALS,
+    on_signal: Callable[[str], None] | None = None,
+) -> T:
+    """``work()`` on a worker thread; a signal raises RunInterrupted here without waiting for it
+    (``on_signal``: see ``signals_raise``)."""
     if threading.current_thread() is not threading.main_thread():
         return work()  # only the main thread gets signals: nothing to listen for
     done = threading.Event()
@@ -120,7 +143,7 @@ def call_interruptibly(work: Callable[[], T], signals: tuple[signal.Signals, ...
         finally:
             done.set()
 
-    with signals_raise(signals):
+    with signals_raise(signals, on_signal):
         thread = threading.Thread(target=target, name="taskcrew-run", daemon=True)
         thread.start()
         while not done.wait(0.2):
@@ -138,12 +161,32 @@ class Seal:
     sealed: the write is then skipped. ``close(account)`` seals it (inside ``open()``), keeping the
     finished account, the one that stands. The lock is held for a whole write, so a write from a
     thread abandoned at an interrupt either lands before the seal (and is in the account) or not at
-    all. Re-entrant: a write may call another write."""
+    all. Re-entrant: a write may call another write.
+
+    A stop (``stop(ending)``: a signal, a prompt nobody answered) closes the account to every write
+    at once, before it is finished: the only write left is finishing it (``finishing``) with the
+    stop's ending, by whichever thread gets there — the interrupted ending cannot be overtaken,
+    also when the caller's own finishing is cut short (a second Ctrl-C) and the abandoned thread
+    goes on: its verdicts, outcomes and checkpoints are no-ops, its finish seals the stop's ending."""
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._account: Any = None
         self._sealed = False
+        self._stopping: Any = None  # the ending a stop gave the run
+
+    def stop(self, ending: Any) -> Any:
+        """The run is being stopped with ``ending``; returns the stop that stands (the first).
+        Without the lock (a signal handler calls it, and a write may hold the lock): a write already
+        under way lands, none starts after it."""
+        if self._stopping is None:
+            self._stopping = ending
+        return self._stopping
+
+    @property
+    def stopping(self) -> Any:
+        """The stop's ending (None: not stopped)."""
+        return self._stopping
 
     @classmethod
     def of(cls, run: Any) -> Seal:
@@ -161,7 +204,14 @@ class Seal:
 
     @contextmanager
     def open(self) -> Iterator[bool]:
-        """Hold the account for one write; yields whether it may still be written to."""
+        """Hold the account for one write; yields whether it may still be written to (not once the
+        run is stopping: only ``finishing`` writes then)."""
+        with self._lock:
+            yield not self._sealed and self._stopping is None
+
+    @contextmanager
+    def finishing(self) -> Iterator[bool]:
+        """Hold the account to finish it; yields whether it is still open (a stop included)."""
         with self._lock:
             yield not self._sealed
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
+from contextlib import suppress
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -199,7 +200,8 @@ class Tracer:
             with self.path.open("a", encoding="utf-8") as fh:
                 fh.write(line + "\n")
         for listener in self.listeners:
-            listener(clean)
+            with suppress(OSError):  # a terminal that hung up (EIO) shows no more; the trace has it all
+                listener(clean)
 
     def of_kind(self, kind: str) -> list[Any]:
         with self._lock:

@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal, get_args
 import typer
 
 from taskcrew.approvals.cli import approvals_app, identity
-from taskcrew.crew.stopping import signals_deferred
+from taskcrew.crew.stopping import signals_deferred, stop_signals
 from taskcrew.jobs.engine import prepare_to_enqueue
 from taskcrew.terminal import plain
 
@@ -321,7 +321,8 @@ def worker(
         (stop_now if stop.is_set() else stop).set()
 
     # SIGHUP: the terminal the worker runs in was closed; it stops as on Ctrl-C, not dies mid-stage
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    # (unless started ignoring it: ``stop_signals``)
+    for sig in stop_signals():
         signal.signal(sig, on_signal)
 
     def say(text: str) -> None:  # its terminal may be gone (SIGHUP): the worker goes on regardless

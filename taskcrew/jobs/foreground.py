@@ -2,9 +2,10 @@
 
 It is recorded (``submitted_by``, status, outcome), its stages are checkpointed, its approved
 submissions go through the intent log and its model calls through the shared 429 back-off — with the
-person at the terminal answering at once. It heart-beats while it runs. If the process dies (Ctrl-C,
-a crash, a reboot), the job is left ``finished interrupted``, ``failed`` or, after a kill, ``running``
-with a stale heartbeat (``jobs list`` says it is orphaned). No worker adopts it on its own: the person
+person at the terminal answering at once. It heart-beats while it runs. Stopped by the person (Ctrl-C,
+also a second one that cut the first one's ending short; SIGTERM; a prompt nobody answered) it ends
+``finished interrupted``, its checkpoint kept; after a crash ``failed``; after a kill or a reboot
+``running`` with a stale heartbeat (``jobs list`` says it is orphaned). No worker adopts it on its own: the person
 decides, and ``taskcrew jobs retry ID`` hands it to a worker, which resumes from the last checkpoint.
 
 It is its job's leg 0, held by this process, and asks what a worker's leg asks before anything leaves
@@ -98,6 +99,16 @@ def run_in_foreground(
     threading.Thread(target=_beat, args=(authority, job.id, worker_id, done, halt), daemon=True).start()
     try:
         result = run_task(settings, res)
+    except KeyboardInterrupt:  # a Ctrl-C the run's own stop did not take (a second one cut it short):
+        done.set()  # stopped by the person, as by a first Ctrl-C — interrupted, its checkpoint kept
+        jobs.finish(
+            job.id,
+            "interrupted",
+            f"stopped by Ctrl-C (a second one: at once); `taskcrew jobs retry {job.id}` resumes it "
+            "from its last checkpoint",
+            leg=LEG,
+        )
+        raise
     except BaseException as exc:
         done.set()
         jobs.mark(

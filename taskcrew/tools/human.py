@@ -11,11 +11,12 @@ from __future__ import annotations
 import sys
 from collections import deque
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Literal, Protocol, TextIO, cast, runtime_checkable
+from contextlib import suppress
+from typing import TYPE_CHECKING, Literal, NoReturn, Protocol, TextIO, cast, runtime_checkable
 
 from pydantic import BaseModel, Field, SerializationInfo, SerializerFunctionWrapHandler, model_serializer
 
-from taskcrew.tools.prompt_input import PromptStopped, TerminalLines
+from taskcrew.tools.prompt_input import NoAnswer, PromptStopped, TerminalLines
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -179,18 +180,22 @@ def describe_request(request: ApprovalRequest) -> str:
 
 
 NO_INPUT = (
-    "nobody could be asked: the terminal input is closed (a pipe, cron or a closed stdin). "
-    "Run from a terminal to approve changes, or pass --auto-approve to approve them all."
+    "nobody could be asked: the terminal input is closed (a pipe, cron, a closed stdin or a "
+    "terminal that hung up). Run from a terminal to approve changes, or pass --auto-approve to "
+    "approve them all."
 )
 APPROVE_PROMPT = "Approve? y = yes, send it / n = no / a = answer with a message instead"
-STOPPED = "the run was stopped (Ctrl-C) while it waited for an answer: nothing was sent."
+STOPPED = "the run was stopped while it waited for an answer: nothing was sent."
 
 
 class TerminalHuman:
     """Asks a person at the terminal (rich). ``stream`` lets tests feed the answers.
 
-    With the input closed (EOF) nobody can answer: every approval is a clean rejection that says
-    why, and questions get no answer; nothing is asked twice.
+    A prompt that ends without the person's answer — a stop (Ctrl-C, SIGTERM), the input closed
+    (EOF), the terminal hung up — is no decision: ``approve`` and ``ask`` raise ``NoAnswer`` (said
+    once at the terminal, with why), never a rejection or an empty answer in the person's name. The
+    run ends ``interrupted`` and a retry asks again. Nothing is asked twice: once nobody can answer,
+    every later question raises ``NoAnswer`` unasked.
     """
 
     def __init__(self, console: Console | None = None, stream: TextIO | None = None) -> None:
@@ -201,11 +206,12 @@ class TerminalHuman:
         self.input_closed = False
         self.no_answer = NO_INPUT  # why nobody answers, once nobody can
 
-    def _prompt(self, text: str, choices: list[str] | None = None, default: str | None = None) -> str | None:
+    def _prompt(self, text: str, choices: list[str] | None = None, default: str | None = None) -> str:
+        """The person's answer; ``NoAnswer`` when the prompt ends without one."""
         from rich.prompt import Prompt
 
         if self.input_closed:
-            return None
+            raise NoAnswer(self.no_answer)
         # a terminal's own input is read so that a Ctrl-C ends the wait (``prompt_input``): the prompt
         # waits on the browser's thread, which the interrupted run's report needs
         stream = self._stream or (cast("TextIO", TerminalLines()) if sys.stdin.isatty() else None)
@@ -216,13 +222,15 @@ class TerminalHuman:
                 Prompt.ask(text, console=self._console, stream=stream, choices=choices, default=default)
             )
         except PromptStopped:
-            self.input_closed, self.no_answer = True, STOPPED
-            self._console.print(f"\n[red]No answer:[/] {STOPPED}", highlight=False)
-            return None
+            self._nobody_answers(STOPPED)
         except EOFError:
-            self.input_closed = True
-            self._console.print(f"\n[red]No answer:[/] {NO_INPUT}", highlight=False)
-            return None
+            self._nobody_answers(NO_INPUT)
+
+    def _nobody_answers(self, why: str) -> NoReturn:
+        self.input_closed, self.no_answer = True, why
+        with suppress(OSError):  # a terminal that hung up takes no more output
+            self._console.print(f"\n[red]No answer:[/] {why}", highlight=False)
+        raise NoAnswer(why)
 
     def approve(self, request: ApprovalRequest) -> ApprovalDecision:
         from rich.markup import escape
@@ -230,27 +238,28 @@ class TerminalHuman:
         from rich.text import Text
 
         if self.input_closed:
-            return ApprovalDecision.reject(self.no_answer)
+            raise NoAnswer(self.no_answer)
         title = "Approval needed: this will change data"
         self._console.print(Panel(Text(describe_request(request)), title=title, border_style="yellow"))
         choice = self._prompt(escape(APPROVE_PROMPT), choices=["y", "n", "a"], default="n")
-        if choice is None:
-            return ApprovalDecision.reject(self.no_answer)
         if choice == "y":
             return ApprovalDecision.approve(by=f"{_os_user()} at the terminal", basis="person")
-        if choice == "a":
+        if choice == "a":  # a message is the answer: stopped before it was given, there is none
             text = self._prompt("Your message to the agent")
-            return ApprovalDecision.answer(text) if text else ApprovalDecision.reject(self.no_answer)
-        reason = self._prompt("Reason (optional)", default="")
+            return ApprovalDecision.answer(text) if text else ApprovalDecision.reject("no message was given")
+        try:  # she said no: that stands, whatever happens to the optional reason
+            reason = self._prompt("Reason (optional)", default="")
+        except NoAnswer:
+            reason = ""
         return ApprovalDecision.reject(reason or None)
 
     def ask(self, question: str) -> str:
         from taskcrew.terminal import markup, say
 
         if self.input_closed:
-            return ""
+            raise NoAnswer(self.no_answer)
         say(self._console, f"[bold cyan]The agent asks:[/] {markup(question, layout=True, indent='  ')}")
-        return self._prompt("Your answer") or ""
+        return self._prompt("Your answer")
 
 
 def _os_user() -> str:

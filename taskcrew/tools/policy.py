@@ -45,6 +45,7 @@ from taskcrew.approvals.rules import (
 )
 from taskcrew.config import DEFAULT_ERP_PORT
 from taskcrew.tools.human import ApprovalDecision, ApprovalRequest, FieldValue, Human
+from taskcrew.tools.prompt_input import NoAnswer
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 REASKS = 3  # a record whose amount changed after each approval: asked again at most this often
@@ -489,7 +490,11 @@ class Policy:
         by, shown = self._approved.get(request.key, ("", {}))
         if by and not self._leaving[request.key] and lookup_change(shown, request.looked_up) is None:
             return decide("allowed", f"an identical payload was approved before (by {by})", by=by)
-        reply, request = self._ask(sub, request)
+        try:
+            reply, request = self._ask(sub, request)
+        except NoAnswer as none:  # nobody decided: recorded as not sent (no rejection), and the run ends
+            decide("blocked", f"nobody answered ({none.why}); nothing was sent")
+            raise
         sub = sub.model_copy(update={"fields": [self._flagged(f) for f in sub.fields]})  # notes on record
         who = reply.by or "the person asked"
         if reply.outcome == "approve":

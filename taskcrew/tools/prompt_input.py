@@ -4,7 +4,8 @@ The approval prompt waits on the browser's thread (the gate asks before a reques
 signals go to the main thread (``crew.stopping``). A plain ``input()`` there would wait for ever
 after a Ctrl-C: the run's report needs the browser, whose thread is still in the prompt. So the
 prompt reads the terminal a line at a time, polling; ``stop_asked`` (set by the signal handler)
-ends the wait with ``PromptStopped``, and the request is refused: nothing is sent.
+ends the wait with ``PromptStopped``. Nobody answered: the prompt raises ``NoAnswer`` (never a
+refusal in the person's name), nothing is sent, and the run ends ``interrupted``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,19 @@ stop_asked = threading.Event()  # set by ``crew.stopping`` when a stop signal ar
 
 class PromptStopped(Exception):
     """A stop was asked while the prompt waited: nobody answered."""
+
+
+class NoAnswer(BaseException):  # like ``jobs.human.Parked``: not an error, an ending
+    """A prompt ended without the person's answer: a stop (Ctrl-C, SIGTERM), the input closed, the
+    terminal hung up. Nobody decided anything, so it is no decision: raised out of the human's
+    ``approve``/``ask`` (``tools.human.TerminalHuman``), it unwinds the run as ``jobs.human.Parked``
+    does (a ``BaseException``: no tool, no step and no gate takes it for an answer), nothing is sent,
+    and the run ends ``interrupted`` (``crew.run.run_task``); a retry asks again. ``why`` says
+    which stop it was."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
 
 
 class TerminalLines:
@@ -37,7 +51,10 @@ class TerminalLines:
             if stop_asked.is_set():
                 raise PromptStopped
             if poller.poll(self.POLL_S * 1000):
-                chunk = os.read(self._fd, 4096)
+                try:
+                    chunk = os.read(self._fd, 4096)
+                except OSError as exc:  # EIO: the terminal hung up — no more input, as at its end
+                    raise EOFError(str(exc)) from exc
                 if not chunk:
                     raise EOFError
                 self._pending += chunk
