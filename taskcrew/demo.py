@@ -55,33 +55,34 @@ def mark_demo_run(run_dir: Path) -> None:
     (run_dir / MARK).write_text(json.dumps(record) + "\n", encoding="utf-8")
 
 
-def label_report(run_dir: Path) -> None:
-    """report.md opens with the demo's label (once), whatever the run's outcome says below it."""
-    report = run_dir / "report.md"
-    note = (
-        f"**{RUN_LABEL[:1].upper()}{RUN_LABEL[1:]}.** This run was made by `taskcrew demo`: the planner, "
-        "the workers and the verifier are scripted programs, and the systems are the demo company's."
-    )
-    text = report.read_text(encoding="utf-8") if report.is_file() else note
-    if note not in text:
-        title, _, rest = text.partition("\n")
-        report.write_text(f"{title}\n\n{note}\n{rest}", encoding="utf-8")
+# what report.md of a run `taskcrew demo` marked as its own says under its title, whatever its
+# outcome says below it (``demo_report``), and what its routine.txt adds after a draft it proposed
+REPORT_NOTE = (
+    f"**{RUN_LABEL[:1].upper()}{RUN_LABEL[1:]}.** This run was made by `taskcrew demo`: the planner, "
+    "the workers and the verifier are scripted programs, and the systems are the demo company's."
+)
+ROUTINE_NOTE = (
+    "demo: the draft is in the demo's own routines folder, removed when the demo ends; your "
+    "routines never get it (the demo does not write to them)."
+)
 
 
-def label_routine_note(run_dir: Path, routines_dir: Path) -> None:
-    """A routine draft the demo's run proposed (``routine.txt`` says how to accept it) is in the
-    demo's own routines folder, which goes with the demo: the note says so (once)."""
-    from taskcrew.routines.hooks import NOTE_FILE
+def labelled_report(text: str) -> str:
+    """report.md's text with the demo's label under its title (once)."""
+    if REPORT_NOTE in text:
+        return text
+    title, _, rest = text.partition("\n")
+    return f"{title}\n\n{REPORT_NOTE}\n{rest}"
 
-    note = run_dir / NOTE_FILE
-    said = (
-        "demo: the draft is in the demo's own routines folder, removed when the demo ends; your "
-        "routines never get it (the demo does not write to them)."
-    )
-    if not note.is_file() or not any(routines_dir.glob("*.yaml")):
-        return
-    if said not in (text := note.read_text(encoding="utf-8")):
-        note.write_text(text.rstrip() + "\n" + said + "\n", encoding="utf-8")
+
+def demo_report(run_dir: Path, text: str) -> str:
+    """report.md's text as the run writes it (``crew.report.write_report``): labelled when its
+    folder is marked the demo's (``mark_demo_run``, as the folder was made). The label is written
+    with the report, never added after the run: the run folder is sealed as its job ends
+    (``jobs.runseal``), and a file changed after that reads as a folder changed after its run."""
+    from taskcrew.eval.runs import demo_marked
+
+    return labelled_report(text) if demo_marked(run_dir) else text
 
 
 def demo_task(vendor: str) -> str:
@@ -304,25 +305,15 @@ def _in_terminal(
     settings = _place_settings(opts, folders, knowledge=True)
     with Workplace(settings, make_human(opts.auto_approve, out)) as place:
         out.print(f"[dim]Acme Payables (demo ERP, chaos {'on' if opts.chaos else 'off'}): {place.erp_url}[/]")
-        marked: list[Path] = []
-
-        def mark(path: Path) -> None:
-            mark_demo_run(path)
-            marked.append(path)
-
-        try:
-            result = place.run(
-                task,
-                worker_model=WORKER_MODEL,
-                verifier_model=VERIFIER_MODEL,
-                scripted=factory,
-                listeners=[ProgressPrinter(out)],
-                on_run_dir=mark,
-            )
-        finally:
-            for path in marked:
-                label_report(path)
-                label_routine_note(path, folders.routines_dir)
+        # marked as the folder is made: the run labels its report and routine note as it writes them
+        result = place.run(
+            task,
+            worker_model=WORKER_MODEL,
+            verifier_model=VERIFIER_MODEL,
+            scripted=factory,
+            listeners=[ProgressPrinter(out)],
+            on_run_dir=mark_demo_run,
+        )
     _print_outcome(out, result.outcome, result.reason, result.answer, str(result.report))
     return EXIT_CODES[result.outcome]
 
@@ -386,7 +377,7 @@ def _with_console(opts: DemoOptions, task: str, folders: DemoFolders, real: Any,
                 f"Job {job.id} queued; a `taskcrew worker` runs it and asks in the console's inbox.",
                 soft_wrap=True,
             )
-            finished = _follow(jobs, job.id, server.url, opts, out, worker, folders.routines_dir)
+            finished = _follow(jobs, job.id, server.url, opts, out, worker)
             if finished is None:
                 _show_worker_log(folders, worker, out)
                 return 1
@@ -480,21 +471,21 @@ def _follow(
     opts: DemoOptions,
     out: Console,
     worker: Any,
-    routines_dir: Path,
 ) -> Any:
-    """Wait for the job to end, saying where it waits for a person."""
+    """Wait for the job to end, saying where it waits for a person. The run folder the worker made
+    is marked the demo's while its run goes on (the run labels its report and routine note by the
+    mark as it writes them: ``demo_report``); nothing is written to it once the job ended (it is
+    sealed as it finishes: ``jobs.runseal``), so a folder first seen then stays unmarked (the
+    console still calls the run scripted by its models)."""
     told: set[str] = set()
     deadline = time.monotonic() + opts.wait_seconds
     while time.monotonic() < deadline:
         job = jobs.get(job_id)
+        if job.status in ("finished", "failed", "cancelled"):
+            return job
         if job.run_dir and job.run_dir not in told:  # the worker made the run folder: the demo's
             told.add(job.run_dir)
             mark_demo_run(Path(job.run_dir))
-        if job.status in ("finished", "failed", "cancelled"):
-            if job.run_dir:
-                label_report(Path(job.run_dir))
-                label_routine_note(Path(job.run_dir), routines_dir)
-            return job
         for approval in jobs.approvals("pending", job_id=job_id):
             if approval.id in told:
                 continue

@@ -369,15 +369,14 @@ def test_a_demo_run_is_labelled_on_the_runs_list_its_page_and_its_report(app: Ap
     """A run `taskcrew demo` made (its folder marked demo.json, its report labelled) is shown as a
     demo with scripted stand-in models; a run by scripted models without the mark says they are
     not AI; a run by a real model says neither."""
-    from taskcrew.demo import label_report, mark_demo_run
+    from taskcrew.demo import demo_report, mark_demo_run
 
     runs = app.root / "runs"
     demo = write_run(runs, "run-demo", "Find the latest invoice from Northwind Traders")
-    (demo / "report.md").write_text("# Done, and independently verified\n\nThis was done and checked.\n")
     mark_demo_run(demo)
-    label_report(demo)
-    label_report(demo)  # once
-    report = (demo / "report.md").read_text()
+    report = demo_report(demo, "# Done, and independently verified\n\nThis was done and checked.\n")
+    report = demo_report(demo, report)  # once
+    (demo / "report.md").write_text(report)
     assert report.count("Demo (scripted stand-in models, not AI).") == 1 and report.startswith("# Done")
     write_run(runs, "run-scripted", "Enter Initech's newest invoice")
     real = write_run(runs, "run-real", "Enter the Globex invoice")

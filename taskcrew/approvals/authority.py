@@ -1381,6 +1381,8 @@ def _recorded_only(job_id: str, action: str, leg: int, ahead: AuditEntry, exc: B
 
 # the signed audit log's entries that end a job as a row shows it ended (``SignedLog.superseding``)
 ENDINGS = ("finished", "cancel", "retry", "take_over", "take_over_undone")
+# a decision at the terminal (``approvals.terminal``): its target is the request's key, not a job
+TERMINAL_DECISIONS = ("terminal_approve", "terminal_reject", "terminal_answer")
 
 
 class SignedLog:
@@ -1392,11 +1394,17 @@ class SignedLog:
     def __init__(self, entries: Iterable[AuditEntry] = ()) -> None:
         self.ends: dict[str, list[AuditEntry]] = {}
         self.decided: dict[str, list[AuditEntry]] = {}
+        self.terminal: dict[str, list[AuditEntry]] = {}  # terminal decisions by request key
+        self.sends: dict[str, list[AuditEntry]] = {}  # signed sends by request key (``record_send``)
         for entry in entries:
             if entry.action in ENDINGS:
                 self.ends.setdefault(entry.target, []).append(entry)
             elif entry.action in ACTIONS and isinstance(job := entry.payload.get("job_id"), str):
                 self.decided.setdefault(job, []).append(entry)
+            elif entry.action in TERMINAL_DECISIONS:
+                self.terminal.setdefault(entry.target, []).append(entry)
+            elif entry.action == "send" and isinstance(entry.payload.get("key"), str):
+                self.sends.setdefault(entry.payload["key"], []).append(entry)
 
     @classmethod
     def read(cls, keys: KeyRing) -> SignedLog:
@@ -1408,7 +1416,7 @@ class SignedLog:
         if not path.is_file():
             return cls()
         try:
-            return cls(AuditLog(path, keys).signed((*ENDINGS, *ACTIONS)))
+            return cls(AuditLog(path, keys).signed((*ENDINGS, *ACTIONS, *TERMINAL_DECISIONS, "send")))
         except (OSError, KeyError_) as exc:
             log.warning("the audit log %s could not be read to check job records against it: %s", path, exc)
             return cls()
@@ -1416,11 +1424,16 @@ class SignedLog:
     def superseding(self, job_id: str, status: str, leg: int) -> AuditEntry | None:
         """The newest signed entry saying a job row that ended (``status`` finished, failed or
         cancelled, on ``leg``) is not how the job stands now (None: the row is the newest the log
-        knows): a ``retry`` or a takeover (not undone) of that leg or a later one; a ``finished`` of a
-        later leg (of that leg, for a row that did not end finished); a ``cancel`` of that leg or a
-        later one, for a row not cancelled. Entries before the row's own signed ending (its leg's
-        ``finished``, its ``cancel``) do not count: a row set back to an earlier signed version is
-        told from the job's own history by the order the log was written in."""
+        knows): a ``retry`` or a takeover (not undone) of that leg or a later one; a ``finished`` or a
+        ``cancel`` of a later leg (of that leg too, for a row that did not end so: a ``finished`` of
+        a failed or cancelled row's leg, a ``cancel`` of a failed one's). Entries before the row's own
+        signed ending (its leg's ``finished``, its ``cancel``) do not count: a row set back to an
+        earlier signed version is told from the job's own history by the order the log was written
+        in. A cancel of the leg a row finished on, written after that finish, ended nothing: it lost
+        the race to the finish (read the job running, its entry written ahead, its database change
+        refused: ``RecordedOnly``); the leg's signed finish is the job's ending until a retry, which
+        counts. It still holds back what it holds back (``leg_end``, ``void_decisions``): that is
+        always safe, and of a finished leg there is nothing left to run."""
         entries = self.ends.get(job_id, [])
         undone = {e.payload.get("entry") for e in entries if e.action == "take_over_undone"}
         own = -1
@@ -1439,19 +1452,50 @@ class SignedLog:
             later = (
                 (entry.action in ("retry", "take_over") and over >= leg)
                 or (entry.action == "finished" and (over > leg or (over == leg and status != "finished")))
-                or (entry.action == "cancel" and status != "cancelled" and over >= leg)
+                or (
+                    entry.action == "cancel"
+                    and status != "cancelled"
+                    and (over > leg or status != "finished")
+                )
             )
             if later:
                 found = entry
         return found
 
+    def terminal_decisions(self, job_id: str) -> list[AuditEntry]:
+        """The terminal approvals (``approvals.terminal``: signed with the request's key as target, no
+        job named) that ``job_id``'s signed sends rest on: for each send of the job that names no
+        approval (a foreground run's), the newest terminal approval of exactly that key before it, with
+        no other send of the key in between. A terminal rejection or answer leads to no send: it is
+        tied to no job (the audit log lists it)."""
+        tied: dict[int, AuditEntry] = {}
+        for key, sends in self.sends.items():
+            for send in sends:
+                if send.payload.get("job_id") != job_id or send.target != job_id:
+                    continue
+                after = max((s.seq for s in sends if s.seq < send.seq), default=-1)
+                asked = [
+                    e
+                    for e in self.terminal.get(key, [])
+                    if after < e.seq < send.seq and e.action == "terminal_approve"
+                ]
+                if asked:
+                    tied[asked[-1].seq] = asked[-1]
+        return [tied[seq] for seq in sorted(tied)]
+
     def decisions(self, job_id: str) -> list[str]:
         """The decisions signed for ``job_id``, oldest first, in words: "approved by ana at … (POST
-        …/bills/new)"."""
+        …/bills/new)"; a terminal approval its sends rest on (``terminal_decisions``) says so:
+        "approved at the terminal by ana at … (POST …)"."""
         verbs = {"approve": "approved", "reject": "rejected", "answer": "answered"}
+        verbs |= {f"terminal_{a}": f"{w} at the terminal" for a, w in list(verbs.items())}
         said = []
-        for entry in self.decided.get(job_id, []):
+        entries = [*self.decided.get(job_id, []), *self.terminal_decisions(job_id)]
+        entries.sort(key=lambda e: e.seq)
+        for entry in entries:
             request = entry.payload.get("request")
+            if entry.action in TERMINAL_DECISIONS:
+                request = entry.payload
             what = ""
             if isinstance(request, dict) and request.get("method") and request.get("url"):
                 what = f" ({request['method']} {request['url']})"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections import Counter
 from collections.abc import Callable
 from datetime import datetime
@@ -18,7 +19,7 @@ from pydantic import BaseModel, Field, ValidationError
 from taskcrew.crew.models import Plan, Verdict
 from taskcrew.crew.trace import _ADAPTER as TRACE_ADAPTER
 from taskcrew.eval.results import SweepReport
-from taskcrew.eval.runs import TRACE, Judged, RunRecord, RunRecords, demo_marked
+from taskcrew.eval.runs import TRACE, Judged, RunRecord, RunRecords, _claim, demo_marked
 
 RUN_NAME = r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}"
 JOB_FOLDERS = 500  # the newest jobs' run folders listed beside the runs folders' own
@@ -55,7 +56,11 @@ class RunSummary(BaseModel):
     # reason are the signed record's, ``answer`` too; the folder's account is not shown
     altered: bool = False
     answer: str = ""
+    headline: str = ""  # an altered folder's one warning, the problem first (``Judged.headline``)
+    claim: str = ""  # an altered folder's own ending, where not the signed one ("done and verified")
     unsealed: bool = False  # ended before run folders were sealed: its files are not checked
+    # what the last step's words claim that the run did not record (``unsupported_claim``), '' if nothing
+    unsupported: str = ""
 
 
 class TimelineItem(BaseModel):
@@ -76,6 +81,23 @@ class RunDetail(BaseModel):
     screenshots: list[str] = Field(default_factory=list)
     unreadable_lines: int = 0
     decisions: list[str] = Field(default_factory=list)  # a changed folder's: the signed audit log's
+
+
+UNSUPPORTED = "Not supported by what this run recorded"
+_IN_ANSWER = re.compile(r"\[" + UNSUPPORTED + r": (?P<what>.+)\]\s*$", re.DOTALL)
+_IN_REPORT = re.compile(r"^\*\*" + UNSUPPORTED + r":\*\* (?P<what>.+)$", re.MULTILINE)
+
+
+def unsupported_claim(answer: str | None = None, report_md: str | None = None) -> str:
+    """What a run's last-step words claim that the run did not record, as flagged in its job's
+    answer (``crew.steps``: "[Not supported by what this run recorded: …]") or, failing that, its
+    report.md's "**Not supported by what this run recorded:** …" line; a sentence ending in a full
+    stop ('' where nothing is flagged)."""
+    found = _IN_ANSWER.search(answer or "") or _IN_REPORT.search(report_md or "")
+    if found is None:
+        return ""
+    what = " ".join(found.group("what").split()).rstrip()
+    return what if what[-1:] in ".!?" else f"{what}."
 
 
 def read_events(path: Path) -> tuple[list[Any], int]:
@@ -130,6 +152,13 @@ def _summarize(name: str, events: list[Any], record: RunRecord | None = None) ->
     summary.unsealed = judged.unsealed
     if judged.altered:  # not the run's account: the signed record's own fields, never the folder's
         summary.altered, summary.task, summary.answer, summary.changed = True, judged.task, judged.answer, ""
+        summary.headline = judged.headline
+        verdicts = [e.verdict.verified for e in events if e.kind == "verdict"]
+        said = _claim(next((e.outcome for e in reversed(events) if e.kind == "run_finished"), "running"),
+                      verdicts[-1] if verdicts else None)  # fmt: skip
+        summary.claim = "" if said == judged.outcome else said
+    if record is not None and record.jobs:  # the signed answer's flag (never the folder's word alone)
+        summary.unsupported = unsupported_claim(record.jobs[0].answer)
     return summary
 
 
@@ -162,7 +191,7 @@ def _unnamed(events: list[Any], judged: Judged) -> list[Any]:
     shown = []
     for event in events:
         if event.kind == "approval":
-            event = event.model_copy(update={"by": "a person the run folder names (not vouched for)"})
+            event = event.model_copy(update={"by": "someone the run folder names (not vouched for)"})
         elif event.kind == "run_finished":
             event = event.model_copy(update={"reason": judged.reason, "changed": ""})
         shown.append(event)
@@ -250,8 +279,8 @@ def _timeline(events: list[Any]) -> list[TimelineItem]:
                     at=e.at,
                     kind="step",
                     title=f"step {e.index + 1} ({e.role}, attempt {e.attempt}): {e.report.status}",
-                    detail=f"{e.title} — {e.report.summary}",
-                    ok=e.report.status in ("done", "nothing_to_do"),
+                    detail=f"{e.title} — the worker's words: {e.report.summary}",
+                    ok=None if e.report.status in ("done", "nothing_to_do") else False,  # a model's word
                 )
             )
         elif e.kind == "control":
@@ -384,16 +413,21 @@ class RunsDir:
         summary.key, summary.path = key, path
         judged = _judged(events, record)
         shown = _unnamed(events, judged) if judged.altered else events
+        report_md = None if judged.altered or not report.is_file() else report.read_text("utf-8", "replace")
+        if not summary.unsupported and report_md:  # a run no job names: its report's own flag, as a warning
+            summary.unsupported = unsupported_claim(report_md=report_md)
+        timeline, told = _vouched(_timeline(shown), judged), _vouched(story(shown), judged)
+        if judged.altered:  # the changed folder's account: never in the colour of a success
+            for item in (*timeline, *told):
+                item.ok = None if item.ok else item.ok
         return RunDetail(
             summary=summary,
             plan=plans[-1] if plans else None,
             verdicts=[e.verdict for e in events if e.kind == "verdict"],
-            timeline=_vouched(_timeline(shown), judged),
-            story=_vouched(story(shown), judged),
+            timeline=timeline,
+            story=told,
             # a folder changed after its run ended: its report and screenshots are not shown as the run's
-            report_md=None
-            if judged.altered or not report.is_file()
-            else report.read_text(encoding="utf-8", errors="replace"),
+            report_md=report_md,
             screenshots=[]
             if judged.altered
             else sorted(p.relative_to(path).as_posix() for p in path.rglob("*.png")),

@@ -95,3 +95,29 @@ def console_note(job: Any, now: Any) -> Markup:
     from taskcrew.jobs.liveness import state_note
 
     return note_html(state_note(job, now, "console"))
+
+
+_EARLIER = re.compile(r"\('(?P<said>[^']*)' on leg (?P<leg>\d+)\)")
+_LATEST = re.compile(
+    r"says (?P<entry>job \S+ (?:finished (?P<outcome>\S+)|was (?P<act>cancelled|retried|taken over))"
+    r" .*?\(signed audit entry \d+\)) since"
+)
+
+
+def rolled_back(job: Any) -> dict[str, str] | None:
+    """A job row set back to an earlier signed version (``record_trust`` superseded: ``Jobs._superseded``),
+    as its pages say it: ``latest``, the newest ending the signed audit log has of it ("not_verified",
+    "cancelled"), ``earlier``, what the row says ("finished done on leg 0"), and ``entry``, the log's
+    entry in words ("job … finished not_verified on leg 1 (signed audit entry 12)"); None for any
+    other job."""
+    if getattr(job, "record_trust", "") != "superseded":
+        return None
+    reason = str(job.reason or "")
+    latest, earlier = _LATEST.search(reason), _EARLIER.search(reason)
+    return {
+        "latest": (latest.group("outcome") or latest.group("act")) if latest else "see the Audit log",
+        "earlier": f"{earlier.group('said')} on leg {earlier.group('leg')}"
+        if earlier
+        else "an earlier version",
+        "entry": latest.group("entry") if latest else "",
+    }

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any, Literal
 
 from markupsafe import Markup
@@ -17,6 +18,7 @@ from taskcrew.approvals.authority import Authority
 from taskcrew.console.job_words import FIRST_APPROVAL, console_note, current_reason, history_line
 from taskcrew.console.sessions import Session, identity_of
 from taskcrew.console.web import DbClock, Handler, Web
+from taskcrew.eval.runs import TRACE
 from taskcrew.jobs.liveness import state_note
 from taskcrew.jobs.models import ACTIVE, CANCELLABLE, Approval, Job, JobEvent, JobOptions, JobStatus
 from taskcrew.jobs.store import InvalidChange, Jobs, UnknownJob
@@ -97,6 +99,7 @@ def routes(web: Web) -> list[BaseRoute]:
         wanted = request.query_params.get("status", "")
         status = next((s for s in JOB_STATUSES if s == wanted), None)
         items = await asyncio.to_thread(console.jobs.list, status)
+        folders = await asyncio.to_thread(run_folders, items)
         clock = DbClock(console.jobs)
         return web.page(
             request,
@@ -105,10 +108,27 @@ def routes(web: Web) -> list[BaseRoute]:
             db_clock=clock,
             note_of=notes(clock),
             jobs=items,
+            folders=folders,
             status=status or "",
             statuses=JOB_STATUSES,
             title="Jobs",
         )
+
+    def run_folders(items: list[Job]) -> dict[str, str]:
+        """Each finished job's run folder as its signed record holds it: "altered" (changed after the
+        run ended, or another run's: ``RunRecord.altered``), "unsealed" (ended before seals) or
+        absent (as sealed, or no folder to check)."""
+        records = console.runs.records()
+        said: dict[str, str] = {}
+        for job in items:
+            if job.status != "finished" or not job.run_dir or not (Path(job.run_dir) / TRACE).is_file():
+                continue
+            record = records.of(Path(job.run_dir))
+            if record.altered:
+                said[job.id] = "altered"
+            elif record.unsealed:
+                said[job.id] = "unsealed"
+        return said
 
     def job_context(job: Job) -> dict[str, Any]:
         # the run in the folder this job's record names (another host's run of the same name is

@@ -24,6 +24,7 @@ INVOICE_NO = re.compile(
 SAVED = re.compile(r"Page changed: [^\n]*?→ \S*/(?:bills|vendors|payments)/(?P<id>[A-Z]{2,}-\d+)\b")
 EXPIRED = re.compile(r"reason=expired|session (?:has )?expired", re.IGNORECASE)
 SECRET_LOGIN = "{{secret:ERP_PASSWORD}}"
+MODEL_WORDS = "The worker's words (a model's, not checked by code)"  # before a step's summary
 
 
 def _path(url: str) -> str:
@@ -158,9 +159,10 @@ def story(events: list[Any]) -> list[TimelineItem]:
             url = e.question.split(" ", 1)[-1]
             say(e, "approval", f"approval to {e.question.split(' ', 1)[0]} {_path(url)}: {e.decided()}",
                 e.note, ok=e.answer == "approved")  # fmt: skip
-        elif kind == "step":
-            ok = e.report.status in ("done", "nothing_to_do")
-            say(e, "step", f"step {e.index + 1} {e.report.status}: {e.title}", e.report.summary, ok=ok)
+        elif kind == "step":  # the step's status and summary are the model's words: never a success colour
+            ok = None if e.report.status in ("done", "nothing_to_do") else False
+            words = f"{MODEL_WORDS}: {e.report.summary}" if e.report.summary else ""
+            say(e, "step", f"step {e.index + 1} {e.report.status}: {e.title}", words, ok=ok)
         elif kind == "control":
             say(e, "control", f"{e.action.replace('_', ' ')}: {e.reason}")
         elif kind == "verdict":

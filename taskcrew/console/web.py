@@ -26,10 +26,10 @@ from taskcrew.approvals.authority import Authority
 from taskcrew.approvals.identity import is_startup
 from taskcrew.approvals.rules import load_rules
 from taskcrew.approvals.visible import Shown, visible
-from taskcrew.console.artifacts import EvalResults, RunsDir, job_demo
+from taskcrew.console.artifacts import EvalResults, RunsDir, job_demo, unsupported_claim
 from taskcrew.console.auth import Authenticator, ConsoleUserError, load_users
 from taskcrew.console.documents import Documents
-from taskcrew.console.job_words import current_reason, event_words, planned_for
+from taskcrew.console.job_words import current_reason, event_words, planned_for, rolled_back
 from taskcrew.console.security import LoginThrottle, same_origin, token_ok
 from taskcrew.console.sessions import Session, SessionStore, identity_of
 from taskcrew.console.settings import ConsoleSettings
@@ -176,6 +176,29 @@ def _marked(value: Any) -> Shown:
     return Shown(visible(str(value)))
 
 
+# what a narrow column must not break at a hyphen: a date (with its time), a run's time stamp, a
+# record id ("BILL-0005", "HCS-2026-09")
+_WHOLE = re.compile(
+    r"\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2})?)?|\b\d{8}-\d{6}\b|\b[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+\b"
+)
+
+
+def _whole(value: Any) -> Markup:
+    """``value`` escaped, with each date, time stamp and record id in it kept on one line, and a
+    line allowed to break after each "/" of a URL (never inside a word)."""
+    text, out, at = str(value), Markup(""), 0
+
+    def between(part: str) -> Markup:
+        return Markup("/<wbr>").join(escape(piece) for piece in part.split("/"))
+
+    for found in _WHOLE.finditer(text):
+        out += between(text[at : found.start()]) + Markup('<span class="nowrap">{}</span>').format(
+            found.group()
+        )
+        at = found.end()
+    return out + between(text[at:])
+
+
 def _verbatim(value: Any) -> Markup:
     """A line whose spacing is its own (a document's line, a routine's step, in a <pre>): its
     invisible characters shown, its spaces and tabs kept."""
@@ -201,7 +224,10 @@ def templates() -> Jinja2Templates:
     env.filters["demo"] = job_demo  # "demo (scripted stand-in models, not AI)", as its run page says
     env.filters["event_words"] = event_words  # a history line's kind in words
     env.filters["marked"] = _marked  # one line, its line breaks and tabs shown as markers too
+    env.filters["whole"] = _whole  # dates and record ids never broken mid-way in a narrow column
     env.globals["planned_for"] = planned_for  # a planned batch child: for whose batch, not by whom
+    env.globals["rolled_back"] = rolled_back  # a job row set back: the signed log's newest ending of it
+    env.globals["unsupported"] = lambda answer: unsupported_claim(answer)  # a job answer's flag, worded
     env.filters["reason_now"] = current_reason  # a job's reason, only where it describes its state
     return Jinja2Templates(env=env)
 

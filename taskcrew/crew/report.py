@@ -23,7 +23,8 @@ HEADLINES = {
     "not_verified": "Not verified: the independent check did not confirm the work",
     "rejected": "Rejected: a person declined a change",
     "error": "Error: the run could not proceed",
-    "interrupted": "Interrupted: stopped by a signal (Ctrl-C or SIGTERM) before the end; what was done is below",
+    "interrupted": "Interrupted: stopped (Ctrl-C, SIGTERM, or a question nobody could answer) before the end; "
+    "what was done is below",
 }
 
 
@@ -499,6 +500,10 @@ def unsupported(ctx: RunContext, state: RunState) -> str | None:
 
 
 def write_report(ctx: RunContext, state: RunState, screenshot: Path | None) -> Path:
+    from taskcrew.demo import demo_report  # a demo's run (its folder marked so) is labelled as written
+
     path = ctx.run_dir / "report.md"
-    path.write_text(ctx.redact(render_report(ctx, state, screenshot)), encoding="utf-8")
+    path.write_text(
+        demo_report(ctx.run_dir, ctx.redact(render_report(ctx, state, screenshot))), encoding="utf-8"
+    )
     return path

@@ -109,6 +109,8 @@ class Judged:
     answer: str = ""
     decisions: tuple[str, ...] = ()
     unsealed: bool = False  # ended before run folders were sealed: its files are not checked (said calmly)
+    # an altered folder's warning in one sentence, the problem first (the console's run and job pages)
+    headline: str = ""
 
 
 @dataclass(frozen=True)
@@ -224,6 +226,19 @@ class RunRecord:
             f"what {self.said} says: its task, its outcome ({said}), its reason and its answer.{decided}"
         )
         brief = f"The run folder says {claim}; the signed job record says {said}. " if differs else ""
+        files = re.search(r"\(([^()]*) changed since job", self.altered)
+        if files:
+            problem = (
+                f"This run's folder was changed after the run ended ({files.group(1)} changed), or another "
+                "run's folder was put in its place"
+            )
+        elif " is not job " in self.altered:
+            problem = "This run's folder is not its job's run: its trace is of another task"
+        else:
+            problem = f"This run's folder is not as its run left it ({self.altered})"
+        headline = (
+            f"{problem}: rely only on {self.said} below — its outcome ({said}), its reason and its answer."
+        )
         return Judged(
             said,
             None,
@@ -238,6 +253,7 @@ class RunRecord:
             task=job.task,
             answer=job.answer,
             decisions=self.decisions,
+            headline=headline,
         )
 
 

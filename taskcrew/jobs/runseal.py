@@ -6,7 +6,9 @@ job's record is signed. So when a job ends ``finished``, ``Jobs.finish`` seals t
 names (``seal``: every file, by its path inside the folder, with the SHA-256 of its bytes) into that
 record (``Job.run_seal``), after the run wrote its last file (the report, then the routine's
 recording and note: ``crew.run.run_task`` returns after them). Nothing of taskcrew writes to a run
-folder after its run ended: a resumed or retried job runs in a new folder (``crew.run.new_run_dir``).
+folder after its run ended: a resumed or retried job runs in a new folder (``crew.run.new_run_dir``);
+`taskcrew demo`'s labels are written by the run as it writes the report and the routine note
+(``demo.demo_report``), never added afterwards.
 
 ``changes`` is the one check (``eval.runs.RunRecords.of`` calls it for every surface that shows a
 run): what differs between the folder now and its seal, in words ('' when nothing does). Digests are
@@ -78,10 +80,14 @@ def seal(folder: Path) -> RunSeal | None:
 
 def changes(sealed: RunSeal, folder: Path) -> str:
     """What differs between ``folder`` now and its seal, in words ('' when nothing does): the files
-    changed, removed and added since the run ended, or that the seal is another folder's."""
+    changed, removed and added since the run ended, or that the seal is of a folder of another name.
+    Where the folder is is not compared: the seal is looked up by the folder its job's record names
+    (``eval.runs.RunRecords``), and a runs folder moved elsewhere (another disk, a symbolic link left
+    at its old path; a backup restored under another root) holds the same run. Another run's folder
+    put in its place is told by its files, which differ from the seal."""
     folder = folder.resolve()
-    if Path(sealed.folder) != folder:
-        return f"the seal in the signed record is of another folder ({sealed.folder})"
+    if Path(sealed.folder).name != folder.name:
+        return f"the seal in the signed record is of a folder of another name ({Path(sealed.folder).name})"
     if not folder.is_dir():
         return "the run folder is gone"
     now = {name: _digest(path) for name, path in _files(folder).items()}

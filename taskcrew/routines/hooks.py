@@ -242,3 +242,8 @@ def _after(ctx: Any, state: Any, attached: Attached) -> None:
         f"`taskcrew routines show {draft.name} -v {draft.version}` and accept it with the "
         f"`taskcrew routines accept {draft.name} -v {draft.version} --fingerprint …` it prints",
     )
+    from taskcrew.demo import ROUTINE_NOTE
+    from taskcrew.eval.runs import demo_marked
+
+    if demo_marked(ctx.run_dir):  # `taskcrew demo`'s run: said now, never added after the run ended
+        _note(ctx.run_dir, ROUTINE_NOTE)
