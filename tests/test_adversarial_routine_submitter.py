@@ -246,9 +246,9 @@ def test_a_forged_record_naming_her_run_folder_does_not_make_it_another_s(
     office: Path, jobs: Jobs, made_run: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """mallory's job ran in the folder and its signed record says so; she makes ana's record (of
-    another run) name her folder too in the job database, and her folder say ana submitted it. The
-    forged record is not signed and the folder is nobody's word: the draft names mallory, who may
-    not accept it; ana may."""
+    another run) name her folder too in the job database. The forged record is not signed: the
+    draft names mallory, who may not accept it; ana may. Her folder made to say ana submitted it
+    is changed after her job sealed it: nothing is learned from it at all."""
     run_dir = _run_folder(made_run, office)
     mine = _job_ran(jobs, "mallory", run_dir)
     anas = _job_ran(jobs, "ana", _run_folder(made_run, office, "20261001-090000-another-run"))
@@ -256,6 +256,11 @@ def test_a_forged_record_naming_her_run_folder_does_not_make_it_another_s(
     doc["run_dir"] = str(run_dir.resolve())
     _write(jobs, anas, doc)
     _claims_ana(run_dir, anas)
+    refused = _learn(monkeypatch, "bob", run_dir)
+    assert refused.exit_code == 2 and "changed after the run ended" in refused.output, refused.output
+    _nothing_proposed(monkeypatch, ("mallory", "ana", "bob"))
+    (run_dir / "job.json").unlink()  # the folder as her job sealed it
+    shutil.copy2(made_run / "report.md", run_dir / "report.md")
     learned = _learn(monkeypatch, "bob", run_dir)
     assert learned.exit_code == 0, learned.output
     assert "submitted by mallory" in learned.output and mine in learned.output, learned.output

@@ -134,6 +134,8 @@ def forge(run: Path) -> None:
 
 
 def text(page: str) -> str:
+    """The page's words: an inline span or line-break hint (a record id kept whole) adds no space."""
+    page = re.sub(r"</?(?:span|wbr)\b[^>]*>", "", page)
     return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page)).split())
 
 
@@ -157,21 +159,27 @@ def test_a_forged_trace_does_not_make_a_run_its_signed_record_says_ended_error_d
     client = office.made.client("ana")
     runs_page = text(client.get("/runs").text)
     assert f"{run.name} error" in runs_page, runs_page
-    assert "The run folder says done and verified; the signed job record says error." in runs_page
+    # its folder was changed after the job sealed it: the list says so, and the signed outcome only
+    assert "error (signed) · folder changed" in runs_page, runs_page
+    assert "Its folder changed after the run ended: rely on the job's signed record." in runs_page
     run_page = client.get(f"/runs/{run.name}").text
-    assert re.search(r'id="run-status">error<', run_page), run_page
+    assert re.search(r'id="run-status"[^>]*>error \(signed\) · folder changed<', run_page), run_page
     shown_text = text(run_page)
-    assert contradiction in shown_text
+    # the folder was changed after the job sealed it: the warning says so first, and what the
+    # folder claims is set against the signed record inside its collapsed account
+    assert "This run's folder was changed after the run ended" in shown_text
+    assert "they claim done and verified; the signed record says error" in shown_text
     # the folder's own ending and verdict stay readable, marked as its word and never as success
     assert "finished: done (the run folder's word; the signed job record says error)" in shown_text
     assert (
         "verifier (attempt 1): verified (the run folder's word; the signed job record says error)"
         in shown_text
     )
-    assert "The run folder's own verdict, which nothing signed vouches for" in shown_text
+    assert "What the changed folder says (not vouched for)" in shown_text  # its verdict among it
+    assert "It says verified:" in shown_text
     assert "Verified: Verified: the bill" not in shown_text
     job_page = text(client.get(f"/jobs/{job_id}").text)
-    assert contradiction in job_page, job_page
+    assert "This run's folder was changed after the run ended" in job_page, job_page
     assert "finished: done (the run folder's word; the signed job record says error)" in job_page
 
 
