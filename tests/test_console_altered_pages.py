@@ -26,12 +26,12 @@ from typing import Any
 
 import pytest
 from fixtures_console import ConsoleEnv
-from fixtures_foreground import BOB, HOOLI, Foreground, Person
+from fixtures_foreground import BOB, HOOLI
+from test_adversarial_run_account import _raw, env, taskcrew_run, the_job  # noqa: F401  (env: the autouse fixture)
 
 from taskcrew.approvals.authority import Authority
 from taskcrew.eval import kit
-from taskcrew.eval.solvers import scripted_models
-from taskcrew.jobs import JobOptions, Jobs
+from taskcrew.jobs import JobOptions
 from taskcrew.mock_erp import ErpServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(400)]
@@ -46,26 +46,6 @@ GREEN_INSIDE = (
     f" && s.borderLeftColor === '{SUCCESS_GREEN}'); }})"
     ".map(e => e.tagName + '.' + e.className + ': ' + e.textContent.slice(0, 60))"
 )
-
-
-@pytest.fixture(autouse=True)
-def env(tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """One job store and one approvals folder for `taskcrew run`, the CLI and the console."""
-    monkeypatch.setenv("TASKCREW_APPROVALS_DIR", str(tmp_path / "approvals"))
-    monkeypatch.setenv("TASKCREW_JOBS_DB", f"sqlite:///{tmp_path / 'jobs.sqlite3'}")
-    monkeypatch.setenv("TASKCREW_ROUTINES", str(tmp_path / "routines"))
-
-
-def taskcrew_run(erp: ErpServer, root: Path) -> Any:
-    """`taskcrew run` pays the Hooli bill (BILL-0005) for real; the person at the terminal approves."""
-    models = scripted_models(HOOLI)
-    with Foreground(erp.url, root, Person()) as place:
-        return place.taskcrew_run(HOOLI.task, models("solver"), models("auditor"))
-
-
-def the_job(jobs: Jobs, run_dir: Path) -> Any:
-    [job] = [j for j in jobs.list() if j.run_dir == str(run_dir.resolve())]
-    return job
 
 
 def edit_folder(run: Path) -> None:
@@ -183,12 +163,6 @@ def test_a_changed_folder_is_one_warning_a_chip_and_a_closed_account_with_the_te
     for job in (job_a, job_b):
         row = page.locator("#jobs tr", has=page.locator(f"a[href='/jobs/{job.id}']"))
         assert row.locator(".badge.folder-changed").inner_text() == "folder changed"
-
-
-def _raw(db: str, job_id: str) -> tuple[str, int, str]:
-    with sqlite3.connect(db) as c:
-        row = c.execute("SELECT doc, leg, status FROM taskcrew_jobs WHERE id=?", (job_id,)).fetchone()
-    return str(row[0]), int(row[1]), str(row[2])
 
 
 def _set_back(db: str, job_id: str, row: tuple[str, int, str]) -> None:
