@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from console_seed import parked_job, write_run
 from fixtures_console import ConsoleEnv, follow, shot
+from playwright.sync_api import expect
 
 from taskcrew.console.server import ConsoleServer
 from taskcrew.demo import RUN_LABEL, mark_demo_run
@@ -121,6 +122,11 @@ def test_a_job_page_after_approval_says_only_what_is_true_now(
     facts = page.locator("dl.facts").inner_text()  # the reason it waited is not the state now
     assert "waiting for approval" not in facts and "Reason" not in facts
     assert "waiting for approval" not in page.locator("#job-note").inner_text()
+    # a running job's history is followed live: the stream replaces the page's list line by line,
+    # so wait for its last line before reading it whole (under load it arrives later)
+    expect(page.locator("#job-events")).to_contain_text(
+        "back in the queue after the decision", timeout=30_000
+    )
     history = page.locator("#job-events").inner_text()
     assert "approved" in history and "approval_approved" not in history
     assert "back in the queue after the decision" in history and "resumed" not in history
