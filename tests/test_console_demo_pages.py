@@ -122,8 +122,8 @@ def test_a_job_page_after_approval_says_only_what_is_true_now(
     facts = page.locator("dl.facts").inner_text()  # the reason it waited is not the state now
     assert "waiting for approval" not in facts and "Reason" not in facts
     assert "waiting for approval" not in page.locator("#job-note").inner_text()
-    # a running job's history is followed live: the stream replaces the page's list line by line,
-    # so wait for its last line before reading it whole (under load it arrives later)
+    # a running job's history is followed live (the stream's list takes the drawn one's place whole):
+    # its last line is there before it is read
     expect(page.locator("#job-events")).to_contain_text(
         "back in the queue after the decision", timeout=30_000
     )
@@ -134,6 +134,41 @@ def test_a_job_page_after_approval_says_only_what_is_true_now(
     page.reload()
     assert page.locator("#job-reason").inner_text() == "the ERP refused the login"
     shot(page, "job-failed-1366")
+
+
+# the fewest lines #job-events held at any moment after the page drew it (a MutationObserver set up
+# before the page's own script runs)
+FEWEST_LINES = """
+document.addEventListener("DOMContentLoaded", () => {
+  const list = document.getElementById("job-events");
+  if (!list) return;
+  window.__fewest = list.querySelectorAll("li").length;
+  new MutationObserver(() => {
+    window.__fewest = Math.min(window.__fewest, list.querySelectorAll("li").length);
+  }).observe(list, { childList: true });
+});
+"""
+
+
+def test_a_running_jobs_live_history_is_never_shown_half_filled(
+    demo_console: DemoConsole, worker_parked: Any
+) -> None:
+    """The live stream sends the whole history again before new lines: it used to clear the drawn
+    list and refill it line by line, so a person (or a test, under load) read it half-filled for a
+    moment. It is now built aside and swapped in whole."""
+    job, approval = worker_parked
+    page = demo_console.page_at("bob", f"/approvals/{approval.id}")
+    follow(page, page.get_by_role("button", name="Approve"))
+    jobs: Jobs = demo_console.jobs
+    jobs.mark(job.id, "running", only_if=("queued",), worker="w1")
+    page.add_init_script(FEWEST_LINES)
+    page.goto(f"{demo_console.url}/jobs/{job.id}")
+    drawn = page.locator("#job-events li").count()
+    assert drawn >= 5  # submitted … approved, back in the queue, running
+    page.wait_for_function("document.getElementById('job-events').dataset.seeded === 'done'", timeout=30_000)
+    jobs.mark(job.id, "waiting", only_if=("running",), reason="asked again")  # a new line, appended
+    expect(page.locator("#job-events li")).to_have_count(drawn + 1, timeout=30_000)
+    assert page.evaluate("window.__fewest") == drawn
 
 
 def test_routines_come_from_the_folder_the_console_is_told(

@@ -25,17 +25,30 @@
     }
     parent.append(li);
   }
+  // The stream first sends the whole list again: it is built aside and takes the drawn list's place
+  // at once when it holds as many lines, so the page never shows a list half-filled; then it appends.
+  function follower(target) {
+    const drawn = target ? target.querySelectorAll("li").length : 0;
+    const aside = document.createDocumentFragment();
+    let seen = 0;
+    return function (when, title, detail, cls) {
+      if (!target) return;
+      if (target.dataset.seeded === "done") { item(target, when, title, detail, cls); return; }
+      item(aside, when, title, detail, cls);
+      seen += 1;
+      if (seen >= drawn) { target.replaceChildren(aside); target.dataset.seeded = "done"; }
+    };
+  }
+  const history = follower(list);
+  const progress = follower(timeline);
   source.addEventListener("event", (e) => {
     const d = JSON.parse(e.data);
-    if (list.querySelectorAll("li").length && list.dataset.seeded !== "done") { list.textContent = ""; }
-    list.dataset.seeded = "done";
     const by = d.by !== undefined ? d.by : (d.actor ? "by " + d.actor : "");
-    item(list, d.at, d.words || d.kind, d.detail + (by ? " " + by : ""), "");
+    history(d.at, d.words || d.kind, d.detail + (by ? " " + by : ""), "");
   });
   source.addEventListener("timeline", (e) => {
     const d = JSON.parse(e.data);
-    if (timeline && timeline.dataset.seeded !== "done") { timeline.textContent = ""; timeline.dataset.seeded = "done"; }
-    if (timeline) item(timeline, d.at, d.title, d.detail, d.ok === true ? "ok" : d.ok === false ? "fail" : "");
+    progress(d.at, d.title, d.detail, d.ok === true ? "ok" : d.ok === false ? "fail" : "");
   });
   source.addEventListener("status", (e) => {
     const d = JSON.parse(e.data);
