@@ -26,6 +26,7 @@ from taskcrew.tools.browser.runtime import plan_launch
 __all__ = [
     "PASSWORDS",
     "ConsoleEnv",
+    "client_as",
     "console_chromium",
     "console_env",
     "console_users",
@@ -37,6 +38,36 @@ __all__ = [
 
 PASSWORDS = {"ana": "ana-secret-1", "bob": "bob-secret-1", "carol": "carol-secret-1"}
 SHOTS = os.environ.get("TASKCREW_CONSOLE_SHOTS")
+
+
+def client_as(
+    name: str, jobs: Jobs, root: Path, users: Path, *, follow_redirects: bool = False, **settings: Any
+) -> Any:
+    """The console app in-process (Starlette's TestClient over ``jobs``; its folders under ``root``)
+    with ``name`` logged in through the login form, as a browser does (CSRF token, Origin)."""
+    from starlette.testclient import TestClient
+
+    from taskcrew.console.app import build_app
+
+    config = ConsoleSettings(
+        port=0,
+        state_dir=root / "console",
+        runs_dirs=[root / "runs"],
+        eval_dirs=[root / "eval"],
+        users_file=users,
+        jobs_url=jobs.url,
+        sandbox=root,
+        **settings,
+    )
+    client = TestClient(
+        build_app(config, jobs), base_url="http://testserver", follow_redirects=follow_redirects
+    )
+    token = re.search(r'name="csrf" value="([^"]+)"', client.get("/login").text)
+    assert token
+    form = {"username": name, "password": PASSWORDS[name], "csrf": token.group(1), "next": "/"}
+    logged = client.post("/login", data=form, headers={"origin": "http://testserver"}, follow_redirects=False)
+    assert logged.status_code == 303, logged.text
+    return client
 
 
 @pytest.fixture(scope="module")

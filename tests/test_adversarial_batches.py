@@ -609,27 +609,10 @@ def test_an_item_is_one_line_of_plain_text_on_every_surface(
 def test_the_console_shows_where_a_planned_childs_task_came_from(
     jobs: Jobs, tmp_path: Path, console_users: Path
 ) -> None:
-    from fixtures_console import PASSWORDS
-    from starlette.testclient import TestClient
-
-    from taskcrew.console.app import build_app
-    from taskcrew.console.settings import ConsoleSettings
+    from fixtures_console import client_as
 
     batch_id, (child_id,) = _fanned(jobs, tmp_path, ["Invoice 1.eml"])
-    settings = ConsoleSettings(
-        port=0,
-        state_dir=tmp_path / "console",
-        runs_dirs=[tmp_path / "runs"],
-        eval_dirs=[tmp_path / "eval"],
-        users_file=console_users,
-        jobs_url=jobs.url,
-        sandbox=tmp_path,
-    )
-    client = TestClient(build_app(settings, jobs), base_url="http://testserver", follow_redirects=False)
-    token = re.search(r'name="csrf" value="([^"]+)"', client.get("/login").text)
-    assert token
-    form = {"username": "bob", "password": PASSWORDS["bob"], "csrf": token.group(1), "next": "/"}
-    assert client.post("/login", data=form, headers={"origin": "http://testserver"}).status_code == 303
+    client = client_as("bob", jobs, tmp_path, console_users)
     page = client.get(f"/jobs/{child_id}")
     assert page.status_code == 200
     found = re.search(r'<p id="job-origin"[^>]*>(.*?)</p>', page.text, re.S)

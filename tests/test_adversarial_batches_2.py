@@ -108,11 +108,7 @@ def test_the_cli_and_the_console_refuse_it_alike(
 ) -> None:
     """`taskcrew jobs retry <child>` and the console's retry button go through the one authority:
     both refuse, saying to retry the batch, and neither queues the child."""
-    from fixtures_console import PASSWORDS
-    from starlette.testclient import TestClient
-
-    from taskcrew.console.app import build_app
-    from taskcrew.console.settings import ConsoleSettings
+    from fixtures_console import client_as
 
     _cli_env(tmp_path, monkeypatch)
     batch_id, (kid,) = _fanned(jobs, tmp_path, ["Invoice 1.eml"])
@@ -123,20 +119,7 @@ def test_the_cli_and_the_console_refuse_it_alike(
     assert f"`taskcrew jobs retry {batch_id}`" in said, said
     assert jobs.get(kid).status == "cancelled"
 
-    settings = ConsoleSettings(
-        port=0,
-        state_dir=tmp_path / "console",
-        runs_dirs=[tmp_path / "runs"],
-        eval_dirs=[tmp_path / "eval"],
-        users_file=console_users,
-        jobs_url=jobs.url,
-        sandbox=tmp_path,
-    )
-    client = TestClient(build_app(settings, jobs), base_url="http://testserver", follow_redirects=True)
-    token = re.search(r'name="csrf" value="([^"]+)"', client.get("/login").text)
-    assert token
-    form = {"username": "ana", "password": PASSWORDS["ana"], "csrf": token.group(1), "next": "/"}
-    client.post("/login", data=form, headers={"origin": "http://testserver"})
+    client = client_as("ana", jobs, tmp_path, console_users, follow_redirects=True)
     page = client.get(f"/jobs/{kid}")
     csrf = re.search(r'name="csrf" value="([^"]+)"', page.text)
     assert csrf, page.text

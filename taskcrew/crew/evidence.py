@@ -1554,10 +1554,10 @@ def answer_unsupported(
 
 class Recorded(NamedTuple):
     """What code recorded of a run, that an answer's records and approvers are read against
-    (``answer_unsupported``, ``report.recorded``): ``touched`` — its sends (address, fields, the
-    system's answer), its approved decisions (what was asked, with its values) and the lines of a
-    before/after difference that changed; ``read`` — every text it read (pages, files, tool
-    results, the task); ``approvers`` — who or what approved each approved decision ("ana",
+    (``answer_unsupported``, ``report.recorded``): ``touched`` — the sends a system applied or may
+    have (address, fields, the system's answer) and the lines of a before/after difference that
+    changed; ``read`` — every text it read (pages, files, tool results, the task) and its approved
+    decisions (what was asked, with its values); ``approvers`` — who or what approved each approved decision ("ana",
     "--auto-approve (nobody was asked)", "the person asked")."""
 
     touched: str
