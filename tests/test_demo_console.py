@@ -7,12 +7,14 @@ Ctrl-C, which ends the demo with the job's exit code."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pty
 import re
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,25 +31,36 @@ STAYS = re.compile(
 )
 
 
+@contextlib.contextmanager
+def demo_at_a_terminal(user: DemoUser, runs: Path, *flags: str) -> Iterator[tuple[Any, Output]]:
+    """The real `taskcrew demo --console [flags]` with a pseudo-terminal as its stdin (a person at a
+    terminal: its console stays open after the job, until Ctrl-C); stopped and the terminal closed
+    after the block."""
+    command = [sys.executable, "-m", "taskcrew.cli", "demo", "--console", "--no-chaos", *flags]
+    terminal, stdin = pty.openpty()
+    process = subprocess.Popen(
+        [*command, "--runs-dir", str(runs)],
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=user.env,
+    )
+    os.close(stdin)
+    try:
+        yield process, Output(process)
+    finally:
+        stop(process)
+        os.close(terminal)
+
+
 @pytest.mark.timeout(600)
 def test_demo_console_waits_in_the_inbox_until_approved_there(
     tmp_path: Path,
     demo_user: DemoUser,  # noqa: F811
     console_chromium: Any,
 ) -> None:
-    command = [sys.executable, "-m", "taskcrew.cli", "demo", "--console", "--no-chaos"]
-    terminal, stdin = pty.openpty()  # a person at a terminal: the console stays open after the job
-    process = subprocess.Popen(
-        [*command, "--runs-dir", str(tmp_path / "runs")],
-        stdin=stdin,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=demo_user.env,
-    )
-    os.close(stdin)
-    output = Output(process)
-    try:
+    with demo_at_a_terminal(demo_user, tmp_path / "runs") as (process, output):
         login = output.wait_for(TOKEN, 120)
         waiting = output.wait_for(WAITING, 300)
         assert waiting["url"] == login["url"]
@@ -78,9 +91,6 @@ def test_demo_console_waits_in_the_inbox_until_approved_there(
         assert process.poll() is None  # until Ctrl-C
         process.send_signal(signal.SIGINT)
         assert process.wait(120) == 0  # ended by the person, not interrupted: the job's exit code
-    finally:
-        stop(process)
-        os.close(terminal)
     out = output.finish(30)
     assert "scripted stand-in models — not AI" in out
     assert "done:" in out and "not AI" in out.split("done:")[-1]

@@ -18,17 +18,14 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import shutil
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from fixtures_foreground import BOB
 from test_demo import DemoUser, Output, demo_user, stop  # noqa: F401  (the fixture)
-from test_demo_console import STAYS, TOKEN
+from test_demo_console import STAYS, TOKEN, demo_at_a_terminal
 
 from taskcrew.approvals.authority import Authority, RecordedOnly
 from taskcrew.eval.runs import RunRecords, read_run
@@ -194,19 +191,7 @@ def test_a_demo_console_run_reads_as_its_run_left_it(
     """The real `taskcrew demo --console --auto-approve` at a terminal (its console stays open after
     the job): its job's record is sealed, the run folder still matches the seal (labels included),
     and every surface reads it as the run left it."""
-    command = [sys.executable, "-m", "taskcrew.cli", "demo", "--console", "--auto-approve", "--no-chaos"]
-    terminal, stdin = pty.openpty()
-    process = subprocess.Popen(
-        [*command, "--runs-dir", str(tmp_path / "runs")],
-        stdin=stdin,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=demo_user.env,
-    )
-    os.close(stdin)
-    output = Output(process)
-    try:
+    with demo_at_a_terminal(demo_user, tmp_path / "runs", "--auto-approve") as (process, output):
         output.wait_for(TOKEN, 120)
         stays = output.wait_for(STAYS, 400)
         [root] = demo_user.tmp.glob("taskcrew-demo-*")  # the demo's job store and key, while it is open
@@ -223,9 +208,6 @@ def test_a_demo_console_run_reads_as_its_run_left_it(
         summary = read_run(folder, records)
         process.send_signal(signal.SIGINT)
         process.wait(120)
-    finally:
-        stop(process)
-        os.close(terminal)
     output.finish(30)
     assert stays["outcome"] == "done"
     assert {"report.md", "demo.json", "routine.txt"} <= set(job.run_seal.files)
