@@ -52,10 +52,13 @@ def value_origin(
     made-up name, a tool, a page it cannot fetch) is said to be the model's word, not checked."""
     unshown: list[str] = []  # files cited for the value whose text, read by code, does not show it
     unread: list[str] = []  # sources cited for the value that code cannot read
+    negated: list[str] = []  # sources whose quoted line shows the value with a minus (a credit note's)
     for shown in _candidates(value, label):
         want = _norm(shown)
         for number, _role, report in reversed(reports):
             for citation in report.sources:
+                if want and not want.startswith("-") and shows_value(citation.quote, f"-{shown}"):
+                    negated.append(citation.source)
                 # the whole value, not the tail or head of a longer number ('234.56' of '1,234.56')
                 if want and shows_value(citation.quote, shown):
                     text = read(citation.source)
@@ -73,7 +76,7 @@ def value_origin(
                     return (
                         f"step {number} ({role}) reported it as {key!r}"
                         + _as(shown, value)
-                        + _unshown(unshown, unread)
+                        + _unshown(unshown, unread, negated)
                     )
     for shown in _candidates(value, label)[1:] or _candidates(value):
         want = _norm(shown)
@@ -84,17 +87,22 @@ def value_origin(
                 return (
                     f"step {number} ({role}) named it in its summary (not as a cited value)"
                     + _as(shown, value)
-                    + _unshown(unshown, unread)
+                    + _unshown(unshown, unread, negated)
                 )
         if want in _norm(request):
-            return "your request names it" + _as(shown, value) + _unshown(unshown, unread)
-    return NOT_FOUND + _unshown(unshown, unread)
+            return "your request names it" + _as(shown, value) + _unshown(unshown, unread, negated)
+    return NOT_FOUND + _unshown(unshown, unread, negated)
 
 
-def _unshown(sources: list[str], unread: list[str]) -> str:
-    """What the approver must know when a step cited files for the value that do not show it, or
-    sources code cannot read (their quote is the model's word alone)."""
+def _unshown(sources: list[str], unread: list[str], negated: list[str]) -> str:
+    """What the approver must know when a step cited files for the value that do not show it, whose
+    quoted line shows it negative (a credit note's amount entered as a bill's), or sources code
+    cannot read (their quote is the model's word alone)."""
     said = "".join(
+        f" — it cited {source}, quoting a line that shows it with a minus sign (a credit, not an amount owed?)"
+        for source in dict.fromkeys(negated)
+    )
+    said += "".join(
         f" — it cited {source}, but {source} does not show it" for source in dict.fromkeys(sources)
     )
     return said + "".join(

@@ -119,7 +119,8 @@ def parse_amount(text: str) -> ParsedAmount:
         raise APInputError("empty amount; pass the amount as printed, e.g. '1,284.50 USD'")
     negative = False
     if s.count("(") == 1 == s.count(")") and s.index("(") < s.index(")"):
-        negative = True  # accounting style: (150.00)
+        # accounting style: (150.00), (USD 150.00); a bracketed currency alone, "(EUR) 150.00", is no sign
+        negative = bool(re.search(r"\d", s[s.index("(") : s.index(")")]))
         s = s.replace("(", " ").replace(")", " ")
     currency, s = _take_currency(s, original)
     s = " ".join(s.split())
@@ -149,13 +150,23 @@ def parse_amount(text: str) -> ParsedAmount:
     )
 
 
+def currencies_in(text: str) -> set[str]:
+    """The currencies a text names, as codes: its currency symbols and upper-case ISO codes
+    (``Total (EUR): 1.234,50`` names EUR)."""
+    found = {code for symbol, code in _SYMBOLS if _symbol(symbol).search(text)}
+    return found | {m.group(1) for m in _CODE_RE.finditer(text) if m.group(1) in ISO_CURRENCIES}
+
+
+def _symbol(symbol: str) -> re.Pattern[str]:
+    if symbol.isalpha() or symbol.endswith("."):
+        return re.compile(rf"(?<![A-Za-z]){re.escape(symbol)}(?![A-Za-z])")
+    return re.compile(re.escape(symbol))
+
+
 def _take_currency(s: str, original: str) -> tuple[str | None, str]:
     found: set[str] = set()
     for symbol, code in _SYMBOLS:
-        if symbol.isalpha() or symbol.endswith("."):
-            pattern = re.compile(rf"(?<![A-Za-z]){re.escape(symbol)}(?![A-Za-z])")
-        else:
-            pattern = re.compile(re.escape(symbol))
+        pattern = _symbol(symbol)
         if pattern.search(s):
             found.add(code)
             s = pattern.sub(" ", s)
@@ -414,6 +425,27 @@ _DAY_NUMBER = re.compile(
 )
 
 
+# what makes a date in the terms the due date: a label right before it ("Due date: 2026-10-20", "payment
+# due by …", "payable before …", "zahlbar bis 07.10.2026", "fällig am …", "échéance le …", "vence el …")
+_DUE_LABEL = re.compile(
+    r"(?:\bdue(?:\s+date)?(?:\s+(?:on|by|before))?|\bpay(?:able|ment)?\s+(?:by|on|before|until|no\s+later\s+than)"
+    r"|\bf[äa]llig(?:keit(?:sdatum)?)?(?:\s+(?:am|bis|zum|bis\s+zum))?|\bzahlbar\s+(?:bis|am)(?:\s+zum)?"
+    r"|\bzahlung\s+bis(?:\s+zum)?|\bzahlungsziel|\bsp[äa]testens(?:\s+am|\s+bis)?"
+    r"|[ée]ch[ée]ance(?:\s+(?:le|au))?|\b(?:payable|à\s+payer)\s+(?:le|avant\s+le|au\s+plus\s+tard\s+le)"
+    r"|\bvencimiento|\bvence\s+el|\bpagadero\s+(?:el|antes\s+del|hasta\s+el)|\bscadenza(?:\s+il)?"
+    r"|\bpagabile\s+entro\s+il|\bvencimento(?:\s+em)?)\s*[:.]?\s*$",
+    re.IGNORECASE,
+)
+# a label of the discount's deadline, not the due date: "(discount until 2026-10-24)", "2% if paid by …"
+_DISCOUNT_CLAUSE = re.compile(r"discount|skonto|rabatt|escompte|descuento|sconto|desconto|%", re.IGNORECASE)
+# the start of a day count: "Net 30 from 2026-10-20", "30 Tage ab 20.10.2026", "30 jours à compter du …"
+_COUNT_FROM = re.compile(
+    r"\b(?:from|after|starting|ab|nach|vom|à\s+compter\s+du|à\s+partir\s+du|a\s+partir\s+del?|desde(?:\s+el)?"
+    r"|dal(?:la)?)\s*[:.]?\s*(?:the\s+)?$",
+    re.IGNORECASE,
+)
+
+
 class DueDate(BaseModel):
     """A due date and how it follows from the invoice date and the terms."""
 
@@ -435,35 +467,88 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
 
     Understood: "Net 30", "net 30 days", "30 days", "payable within 14 days", "zahlbar innerhalb 14
     Tagen", "2/10 Net 30" (discount noted, due at 30), "30 days EOM" / "EOM + 30" / "end of month + 30"
-    (the last day of the invoice month plus N days), "EOM", "due on receipt", and an explicit date
-    ("Due date: 2026-10-20", "zahlbar bis 07.10.2026").
+    (the last day of the invoice month plus N days), "EOM", "due on receipt", a day count from a date
+    the terms give ("Net 30 from 2026-10-20"), a date the terms label as the due date ("Due date:
+    2026-10-20", "payable by …", "zahlbar bis 07.10.2026", "échéance le …"; beside a day count only
+    when the count gives the same date) and a discount's deadline ("2% 10 Net 30 (discount until …)":
+    the net date is counted). Any other date in the terms (a delivery date, a due date the day count
+    contradicts) is refused: ask a human.
     """
     start = _as_date(invoice_date)
     clean = " ".join(terms.translate(_SPACES).split())
     if not clean:
         raise APInputError("no terms given; pass the payment terms exactly as printed (e.g. 'Net 30')")
-    dates = find_dates(clean)
-    if dates:
+    matches = _date_matches(clean)
+    dates = [_date_from_match(fmt, m) for fmt, m in matches]
+    if len({d.value for d in dates}) > 1:
         distinct = sorted({d.value for d in dates})
-        if len(distinct) > 1:
-            raise APInputError(
-                f"the terms {terms!r} name several dates ({', '.join(map(str, distinct))}); "
-                "pass the one printed as the due date"
-            )
-        explicit = distinct[0]
-        if explicit < start:
-            raise APInputError(
-                f"the date in the terms ({explicit}) is before the invoice date ({start}); "
-                "check which date is the due date and ask a human if unsure"
-            )
-        return DueDate(
-            invoice_date=start,
-            terms=terms,
-            rule="explicit_date",
-            days=(explicit - start).days,
-            due_date=explicit,
-            derivation=f"due date printed in the terms: {explicit} ({(explicit - start).days} days after {start})",
+        raise APInputError(
+            f"the terms {terms!r} name several dates ({', '.join(map(str, distinct))}); "
+            "pass the one printed as the due date"
         )
+    rest = clean
+    for m in reversed([m for _, m in matches]):  # a date's digits are no day count
+        rest = rest[: m.start()] + " " + rest[m.end() :]
+    discount = _DISCOUNT.search(rest)
+    pct, ddays = "", None
+    if discount and (discount.group("pct") or discount.group("pct2")):
+        pct = discount.group("pct") or discount.group("pct2")
+        ddays = int(discount.group("days") or discount.group("days2"))
+        rest = rest[: discount.start()] + " " + rest[discount.end() :]
+    numbers = {int(next(g for g in m.groups() if g)) for m in _DAY_NUMBER.finditer(rest)}
+
+    base = start  # what a day count runs from
+    if dates:
+        # a date is the due date only where the terms label it so and give no day count to count
+        # instead; the start of a day count only where they say the count runs from it ("from …")
+        when, before = dates[0].value, clean[: matches[0][1].start()]
+        clause = re.split(r"[,;()\[\]]", before)[-1]
+        if numbers and _COUNT_FROM.search(before):
+            base = when
+        elif (
+            not numbers
+            and not _EOM.search(rest)
+            and _DUE_LABEL.search(before)
+            and not _DISCOUNT_CLAUSE.search(clause)
+        ):
+            if when < start:
+                raise APInputError(
+                    f"the date in the terms ({when}) is before the invoice date ({start}); "
+                    "check which date is the due date and ask a human if unsure"
+                )
+            return DueDate(
+                invoice_date=start,
+                terms=terms,
+                rule="explicit_date",
+                days=(when - start).days,
+                due_date=when,
+                derivation=f"due date printed in the terms: {when} ({(when - start).days} days after {start})",
+            )
+        elif numbers and _DISCOUNT_CLAUSE.search(clause):
+            pass  # the discount's deadline ("2% 10 Net 30 (discount until …)"): the due date is counted
+        elif numbers and _DUE_LABEL.search(before):
+            # a labelled due date beside a day count ("Net 30, due 2026-11-13"): taken when the count
+            # gives the same date, never chosen between when they differ
+            counted = due_date(start, rest)
+            if counted.due_date != when:
+                raise APInputError(
+                    f"the terms {terms!r} label {when} as the due date, but their day count gives "
+                    f"{counted.due_date} ({counted.derivation}): ask a human which one is due"
+                )
+            return counted.model_copy(
+                update={"terms": terms, "derivation": f"{counted.derivation}, the due date the terms print"}
+            )
+        else:
+            counts = ", ".join(map(str, sorted(numbers)))
+            what = (
+                f"a day count ({counts}) and a date ({when}) they do not say the count runs from (as in 'from {when}')"
+                if numbers
+                else f"a date ({when}) they do not label as the due date (as in 'due …', 'payable by …', 'zahlbar bis …')"
+            )
+            raise APInputError(
+                f"the terms {terms!r} give {what}: the date may be a discount deadline, a delivery date "
+                "or the due date. Pass the due date the document prints as such, or ask a human"
+            )
 
     if _ON_RECEIPT.search(clean):
         return DueDate(
@@ -476,31 +561,27 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
         )
 
     note = None
-    rest = clean
-    discount = _DISCOUNT.search(clean)
-    if discount and (discount.group("pct") or discount.group("pct2")):
-        pct = discount.group("pct") or discount.group("pct2")
-        ddays = int(discount.group("days") or discount.group("days2"))
-        rest = clean[: discount.start()] + " " + clean[discount.end() :]
+    if ddays is not None:
         note = (
             f"early-payment discount: {pct}% if paid within {ddays} days "
-            f"(by {start + timedelta(days=ddays)}); the due date below is the net date"
+            f"(by {base + timedelta(days=ddays)}); the due date below is the net date"
         )
-
-    numbers = {int(next(g for g in m.groups() if g)) for m in _DAY_NUMBER.finditer(rest)}
     if _EOM.search(rest):
         if len(numbers) > 1:
             raise _terms_error(terms, f"several day counts ({sorted(numbers)})")
         days = numbers.pop() if numbers else 0
-        month_end = start.replace(day=calendar.monthrange(start.year, start.month)[1])
+        month_end = base.replace(day=calendar.monthrange(base.year, base.month)[1])
         due = month_end + timedelta(days=days)
+        month = (
+            "the invoice month" if base == start else f"the month of {base} (the date the terms count from)"
+        )
         return DueDate(
             invoice_date=start,
             terms=terms,
             rule="end_of_month_plus_days",
             days=days,
             due_date=due,
-            derivation=f"end of the invoice month {month_end} + {days} days = {due}",
+            derivation=f"end of {month} {month_end} + {days} days = {due}",
             note=note,
         )
     if not numbers:
@@ -510,14 +591,14 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
     days = numbers.pop()
     if days > 366:
         raise _terms_error(terms, f"{days} days is not a plausible payment term")
-    due = start + timedelta(days=days)
+    due = base + timedelta(days=days)
     return DueDate(
         invoice_date=start,
         terms=terms,
         rule="net_days",
         days=days,
         due_date=due,
-        derivation=f"{start} + {days} days = {due}",
+        derivation=f"{base}{'' if base == start else ' (the date the terms count from)'} + {days} days = {due}",
         note=note,
     )
 

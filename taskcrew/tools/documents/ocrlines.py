@@ -7,8 +7,9 @@ in it, a date written over several words (``September 24, 2026``), an IBAN or VA
 checksum, :mod:`checksums`), an amount written over several words (``12 450,00``). A matching pair
 of brackets around an amount is its minus sign and stays part of it (``(615.00)``). Its confidence is
 that of its weakest word. A value below :data:`UNCERTAIN_BELOW` % — or one whose checksum no reading
-satisfies, or a labelled subtotal, tax and total that don't add up — is marked in the text right
-after it: ``IBAN: NL91 ABNA 0417 1643 00 [OCR 13% — uncertain]``.
+satisfies, a labelled subtotal, tax and total that don't add up, two totals that differ, or an amount
+or date with a look-alike letter among its digits (``1,234.S0``: :func:`unmisread`) — is marked in
+the text right after it: ``IBAN: NL91 ABNA 0417 1643 00 [OCR 13% — uncertain]``.
 """
 
 from __future__ import annotations
@@ -28,6 +29,12 @@ EDGE_PUNCTUATION = ",.;:()[]\"'"  # not part of a value: '62704,' is 62704 (but 
 # '(1,234)'), not a footnote or reference number ('(2)', '(4471)')
 NEGATIVE_IN_BRACKETS = re.compile(r"\((\d[\d.,' ]*[.,]\d\d|\d{1,3}(?:[.,' ]\d{3})+)\)")
 TOTALS_MISMATCH = "totals don't add up: subtotal + tax ≠ total"
+TOTALS_DIFFER = "two totals differ: check which one is due"
+LOOKALIKE = "a letter among its digits: a misread digit?"
+# letters OCR reads for the digits they resemble (checksums.py tries them in identifiers): among an
+# amount's or a date's digits they are misread digits ('1,234.S0' is 1,234.50, '2O26-10-14' 2026-10-14)
+_LOOKALIKES = str.maketrans("OoSIlBZG", "00511826")
+_LOOKALIKE_RUN = re.compile(r"(?<=[\d.,'-])[OoSIlBZG]+|[OoSIlBZG]+(?=[\d.,'-]*\d)")
 COLUMN_GAP = 2.0  # a gap between words wider than this many line heights separates columns
 
 
@@ -168,6 +175,8 @@ def render_line(line: Line, doubt: tuple[int, str] | None = None) -> tuple[str, 
                 value.read_as = shown
                 value.text = regrouped(checked.value, shown)
             value.uncertain = checked.status in ("failed", "ambiguous")  # a passing checksum outweighs
+        elif unmisread(shown) is not None:  # '1,234.S0': whatever its confidence, not a number as read
+            value.uncertain, value.check = True, LOOKALIKE
         if doubt is not None and doubt[0] == len(values):
             value.uncertain, value.check = True, doubt[1]
         values.append(value)
@@ -203,8 +212,9 @@ def _total_kind(text: str) -> str | None:
 
 
 def _totals_check(lines: list[tuple[str, list[OcrValue]]]) -> dict[int, tuple[int, str]]:
-    """When a page labels a subtotal, tax and total whose amounts don't add up, the amounts involved
-    (line index -> (value index, note)): one of them was misread, or the document is wrong."""
+    """When a page labels a subtotal, tax and total whose amounts don't add up, or totals that differ
+    from each other, the amounts involved (line index -> (value index, note)): one of them was misread,
+    or the document is wrong."""
     from taskcrew.tools import ap
 
     found: dict[str, list[tuple[int, int, Decimal]]] = {"sub": [], "tax": [], "total": []}
@@ -219,6 +229,11 @@ def _totals_check(lines: list[tuple[str, list[OcrValue]]]) -> dict[int, tuple[in
                 amount = ap.parse_amount(values[position].text).value
                 found[kind].append((index, position, amount))
                 break
+    # 'Total 1,190.00' and 'Amount due 1,910.00': one is misread (or a payment is between them); a
+    # total is an amount with cents or grouped thousands ('Total items 3' is a count)
+    totals = [t for t in found["total"] if re.search(r"\d[.,']\d", lines[t[0]][1][t[1]].text)]
+    if len({amount for _, _, amount in totals}) > 1:
+        return {index: (position, TOTALS_DIFFER) for index, position, _ in totals}
     if len(found["sub"]) != 1 or len(found["total"]) != 1 or not found["tax"]:
         return {}
     involved = found["sub"] + found["tax"] + found["total"]
@@ -242,6 +257,29 @@ def is_amount(text: str) -> bool:
     except (ValueError, ArithmeticError):
         return False
     return True
+
+
+def unmisread(token: str) -> str | None:
+    """``token`` with the look-alike letters among its digits read as the digits they resemble, when
+    that makes it an amount (with a decimal or grouping mark: '12l' may be litres) or a date
+    (``1,234.S0`` → ``1,234.50``, ``2O26-1O-14`` → ``2026-10-14``); None for any other token
+    (an identifier, ``SO-78139O``, is left to its checksum, if it has one)."""
+    from taskcrew.tools import ap
+
+    if not any(ch.isdigit() for ch in token):
+        return None
+    folded = _LOOKALIKE_RUN.sub(lambda m: m.group(0).translate(_LOOKALIKES), token)
+    core = folded.strip(EDGE_PUNCTUATION.replace("(", "").replace(")", ""))
+    if folded == token or not core:
+        return None
+    if (is_amount(core) and re.search(r"\d[.,']\d", core)) or ap.date_spans(core) == [(0, len(core))]:
+        return folded
+    return None
+
+
+def unmisread_text(text: str) -> str:
+    """``text`` with each token :func:`unmisread` reads as an amount or a date so read."""
+    return re.sub(r"\S+", lambda m: unmisread(m.group(0)) or m.group(0), text)
 
 
 def _space_grouped(text: str) -> bool:

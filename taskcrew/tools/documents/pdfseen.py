@@ -10,7 +10,11 @@ drawing operators: the page is rendered twice, as it is and with every text obje
 invisible render mode, and a character is seen when the two renders differ inside its box (its ink
 shows). Whatever hides the ink (a colour equal to what is under it, a later white box, a clip, the
 page's edge) hides the character, by the same test. Besides: characters drawn in the invisible render
-mode, outside the page, or under ``TINY_PT`` tall are not seen. Text drawn as a clipping path (render
+mode, outside the page, or under ``TINY_PT`` tall are not seen; nor is a character drawn under
+another at the same spot (black ink on black ink changes the render too): of characters drawn over
+one another only the last is seen, the others being hidden text, or, when the same character,
+simply read once (bold struck twice). pdfium itself lists a character drawn twice at one spot once,
+which pypdf reads twice; the page is then read as pdfium's text, with no note. Text drawn as a clipping path (render
 mode 7, the letters cut out of a gradient or a picture painted after them) cannot be judged so: it paints
 nothing itself, what shows is what is drawn next. It is kept, and the page says it could not be checked.
 
@@ -33,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import functools
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -45,6 +50,17 @@ TINY_PT = 2.25  # under 3 px at 96 dpi (visibility.TINY_FONT_PX): too small to r
 SQUEEZED = 0.1  # a character narrower than this share of its height (i and l are ~0.2) is squeezed
 INVISIBLE = "drawn invisible"
 _COVERED = "painted in the colour behind it, covered, or clipped away"
+_UNDER = "drawn under another character"
+_TWICE = "drawn twice"  # the same character over itself (double-struck bold, a shadow): one is kept, no note
+# two characters coincide when their ink boxes overlap by more than COINCIDE of the larger and they
+# are drawn from origins less than SAME_SPOT of the font size apart (an italic f's ink reaches over
+# the next f's too, but from 0.28 em before it)
+COINCIDE = 0.5
+SAME_SPOT = 0.15
+# a page read again to tell what pdfium left out as drawn twice: past this many characters, or text
+# objects to move apart, it is taken as so (a page built to be slow: a line drawn over itself 10,000 times)
+MAX_APART = 200_000
+MAX_APART_OBJECTS = 5_000
 _CLIP = (
     "text drawn as a clipping path (render mode 7): what shows of it is whatever is painted after it, "
     "which was not checked"
@@ -57,7 +73,8 @@ _FORM_DEPTH = 64  # form XObjects nested this deep are looked into (pdfium's par
 
 @dataclass
 class SeenPage:
-    """``text`` is None when a person sees every character, else the text she sees. ``unchecked``
+    """``text`` is None when a person sees every character and each once, else the text she sees
+    (a character drawn twice over itself is in it once, with no note). ``unchecked``
     (the text on the page, or some of it, could not be judged) may go with either: what could not
     be judged is kept."""
 
@@ -125,22 +142,27 @@ def _seen(document: Any, index: int) -> SeenPage:
 
 
 def _look(document: Any, index: int) -> SeenPage:
+    import pypdfium2.raw as raw
+
     page = document[index]
     textpage = page.get_textpage()
     try:
         chars = _read_chars(textpage)
         if not chars.printable:
             return SeenPage()
+        objects = list(page.get_objects(filter=[raw.FPDF_PAGEOBJ_TEXT], max_depth=_FORM_DEPTH))
         verdicts = _by_object(chars)
         todo = [j for j, verdict in enumerate(verdicts) if verdict is None]
         if todo:  # what only the painted page tells
-            _by_render(page, chars, todo, verdicts)
+            _by_render(page, objects, chars, todo, verdicts)
+        _overprinted(chars, objects, verdicts)
         hidden: dict[str, int] = {}
         for verdict in verdicts:
-            if verdict is not None and verdict != _CLIP:
+            if verdict is not None and verdict not in (_CLIP, _TWICE):
                 hidden[verdict] = hidden.get(verdict, 0) + 1
         unchecked = _CLIP if _CLIP in verdicts else None
-        if not hidden:
+        # after the render: this moves the text objects apart
+        if not hidden and _TWICE not in verdicts and not _drawn_twice(page, textpage, objects):
             return SeenPage(unchecked=unchecked)
         seen = {i for i, verdict in zip(chars.printable, verdicts, strict=True) if verdict in (None, _CLIP)}
         text = _text(chars.texts, set(chars.printable), seen)
@@ -159,9 +181,11 @@ class _Chars:
     printable: list[int]  # the index in ``texts`` of each printable character; for these, in order:
     box: Any  # their ink: an (n, 4) array of left, right, bottom, top, in page points
     cell: Any  # their cells: an (n, 2) array of advance width and font height, in points
-    obj: list[int]  # their text objects, an index into ``modes`` and ``paints``:
+    obj: list[int]  # their text objects, an index into ``modes``, ``paints`` and ``handles``:
     modes: list[int]  # the text object's render mode
     paints: list[tuple[float, float] | None]  # its colour as a grey level (0-255) and its opacity (0-1)
+    handles: list[int | None]  # its address (pdfium's FPDF_PAGEOBJECT)
+    page: int | None  # the address of the text page they are read from (while it is open)
 
 
 class _Pdfium(NamedTuple):
@@ -177,6 +201,8 @@ class _Pdfium(NamedTuple):
     render_mode: Callable[..., int]
     fill: Callable[..., int]
     stroke: Callable[..., int]
+    origin: Callable[..., int]
+    font_size: Callable[..., float]
 
 
 @functools.cache
@@ -200,6 +226,8 @@ def _pdfium() -> _Pdfium:
         render_mode=bind("FPDFTextObj_GetTextRenderMode", num, ptr),
         fill=bind("FPDFText_GetFillColor", num, ptr, num, ptr, ptr, ptr, ptr),
         stroke=bind("FPDFText_GetStrokeColor", num, ptr, num, ptr, ptr, ptr, ptr),
+        origin=bind("FPDFText_GetCharOrigin", num, ptr, num, ptr, ptr),
+        font_size=bind("FPDFText_GetFontSize", ctypes.c_double, ptr, num),
     )
 
 
@@ -224,7 +252,7 @@ def _read_chars(textpage: Any) -> _Chars:
         pdfium.loose_box(handle, i, loose_at + 16 * j)
     rgba = (ctypes.c_uint * 4)()
     channel = [ctypes.addressof(rgba) + 4 * k for k in range(4)]
-    objects: dict[int | None, int] = {}
+    objects: dict[int | None, int] = {}  # the same as ``handles``, the other way round
     obj: list[int] = []
     modes: list[int] = []
     paints: list[tuple[float, float] | None] = []
@@ -243,7 +271,7 @@ def _read_chars(textpage: Any) -> _Chars:
     corners = np.frombuffer(memoryview(loose), dtype=np.float32).reshape(n, 4).astype(np.float64)
     cell = np.abs(np.stack([corners[:, 2] - corners[:, 0], corners[:, 1] - corners[:, 3]], axis=1))
     box = np.frombuffer(memoryview(boxes), dtype=np.float64).reshape(n, 4).copy()
-    return _Chars(texts, printable, box, cell, obj, modes, paints)
+    return _Chars(texts, printable, box, cell, obj, modes, paints, list(objects), handle)
 
 
 def _by_object(chars: _Chars) -> list[str | None]:
@@ -262,7 +290,9 @@ def _by_object(chars: _Chars) -> list[str | None]:
     return [words[v] for v in verdict.tolist()]
 
 
-def _by_render(page: Any, chars: _Chars, todo: list[int], verdicts: list[str | None]) -> None:
+def _by_render(
+    page: Any, objects: list[Any], chars: _Chars, todo: list[int], verdicts: list[str | None]
+) -> None:
     """The characters ``todo`` judged by the painted page: outside it, or nothing of their ink
     shows, or it shows in the colour behind it. Each text object's colour is first compared with
     what is behind all its characters at once: when it stands out from all of that, it stands out
@@ -273,7 +303,7 @@ def _by_render(page: Any, chars: _Chars, todo: list[int], verdicts: list[str | N
 
     scale = min(SCALE, MAX_SIDE / max(1.0, *page.get_size()))
     before = _grey(page, scale)
-    for obj in page.get_objects(filter=[raw.FPDF_PAGEOBJ_TEXT], max_depth=_FORM_DEPTH):
+    for obj in objects:
         raw.FPDFTextObj_SetTextRenderMode(obj.raw, raw.FPDF_TEXTRENDERMODE_INVISIBLE)
     after = _grey(page, scale)
     ink = (np.maximum(before, after) - np.minimum(before, after)) > INK
@@ -337,6 +367,161 @@ def _like_behind(paint: tuple[float, float], behind: Any) -> bool:
     return opacity * abs(grey - float(np.median(behind))) <= INK
 
 
+def _overprinted(chars: _Chars, objects: list[Any], verdicts: list[str | None]) -> None:
+    """Characters drawn over one another (their ink boxes overlapping by more than ``COINCIDE`` of
+    the larger, from origins less than ``SAME_SPOT`` of the font size apart): a person sees one
+    glyph there, and only the one drawn last is taken as seen. Another character under it is
+    hidden text (``_UNDER``: a '4' drawn over a '9'); the same one is left out quietly (``_TWICE``:
+    bold struck twice, a shadow). The characters of one glyph (a ligature read as "fi") share its
+    box and are not overprinted."""
+    import numpy as np
+
+    live = np.flatnonzero(np.array([verdict is None for verdict in verdicts]))
+    if len(live) < 2:
+        return
+    a, b = _touching(chars.box[live])
+    a, b = live[a], live[b]
+    keep = _share(chars.box, a, b) > COINCIDE
+    if not keep.any():
+        return
+    a, b = a[keep], b[keep]
+    spot = _origins(chars, sorted({*a.tolist(), *b.tolist()}))
+    near = np.array(
+        [
+            math.dist(spot[x][:2], spot[y][:2]) < SAME_SPOT * min(spot[x][2], spot[y][2])
+            for x, y in zip(a.tolist(), b.tolist(), strict=True)
+        ],
+        dtype=bool,
+    )
+    drawn = {_address(obj): n for n, obj in enumerate(objects)}
+    rank = np.array([drawn.get(chars.handles[k], -1) for k in chars.obj]) * len(verdicts)
+    rank += np.arange(len(verdicts))  # the text objects in the order they are drawn, each in its order
+    texts, where = chars.texts, chars.printable
+    for x, y in zip(a[near].tolist(), b[near].tolist(), strict=True):
+        under, over = (x, y) if rank[x] < rank[y] else (y, x)
+        one_glyph = chars.obj[x] == chars.obj[y] and (chars.box[x] == chars.box[y]).all()
+        if verdicts[under] is None and not one_glyph:
+            verdicts[under] = _TWICE if texts[where[under]] == texts[where[over]] else _UNDER
+
+
+def _origins(chars: _Chars, which: list[int]) -> dict[int, tuple[float, float, float]]:
+    """The origin (x, y) and font size of each of the printable characters ``which``, in points."""
+    pdfium = _pdfium()
+    x, y = ctypes.c_double(), ctypes.c_double()
+    at = ctypes.addressof(x), ctypes.addressof(y)
+    out = {}
+    for j in which:
+        i = chars.printable[j]
+        pdfium.origin(chars.page, i, *at)
+        out[j] = (x.value, y.value, abs(pdfium.font_size(chars.page, i)))
+    return out
+
+
+def _touching(box: Any) -> tuple[Any, Any]:
+    """Pairs of boxes (an (n, 4) array of left, right, bottom, top) that overlap side to side and
+    whose middles are less than half the tallest box apart up and down: all pairs that could
+    coincide, without comparing every box with every other. Within bands of that height (twice: the
+    second bands shifted by half of one, so two middles that close share a band in one of them),
+    boxes sorted by their left side; each is paired with those whose left side lies within it."""
+    import numpy as np
+
+    left, right, bottom, top = box.T
+    tall = float((top - bottom).max())
+    none = np.zeros(0, dtype=np.int64)
+    if not tall > 0:
+        return none, none
+    origin, span = float(left.min()), float(right.max() - left.min()) + 1.0
+    firsts, seconds = [none], [none]
+    for shift in (0.0, 0.5):
+        band = np.floor((bottom + top) / (2 * tall) + shift) * span - origin
+        order = np.argsort(band + left, kind="stable")
+        stop = np.searchsorted((band + left)[order], (band + right)[order], side="left")
+        count = np.maximum(stop - np.arange(1, len(box) + 1), 0)
+        first = np.repeat(np.arange(len(box)), count)
+        second = first + 1 + np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
+        firsts.append(order[first])
+        seconds.append(order[second])
+    return np.concatenate(firsts), np.concatenate(seconds)
+
+
+def _share(box: Any, a: Any, b: Any) -> Any:
+    """How much of the larger of boxes ``a`` and ``b`` (left, right, bottom, top) is common to both."""
+    import numpy as np
+
+    wide = np.minimum(box[a, 1], box[b, 1]) - np.maximum(box[a, 0], box[b, 0])
+    high = np.minimum(box[a, 3], box[b, 3]) - np.maximum(box[a, 2], box[b, 2])
+    common = np.clip(wide, 0, None) * np.clip(high, 0, None)
+    area = (box[:, 1] - box[:, 0]) * (box[:, 3] - box[:, 2])
+    larger = np.maximum(area[a], area[b])
+    return np.divide(common, larger, out=np.zeros_like(common), where=larger > 0)
+
+
+def _drawn_twice(page: Any, textpage: Any, objects: list[Any]) -> bool:
+    """Whether pdfium's text leaves out a character drawn again over itself. pdfium keeps one of
+    the same character drawn twice at the same spot (a whole line drawn twice, or a letter: a
+    person sees one), so its text does not list the other, while pypdf reads both ('4' drawn on
+    the '4' of '412.50' reads '4412.50'). Told by reading the page's text again with the text
+    objects that overlap another moved far apart: one that then has more characters was drawn
+    over another (past ``MAX_APART`` characters or ``MAX_APART_OBJECTS`` objects, taken as so).
+    Moves the objects: last."""
+    import numpy as np
+    import pypdfium2.raw as raw
+
+    if len(objects) < 2:
+        return False
+    sides = [ctypes.c_float() for _ in range(4)]  # left, bottom, right, top
+    box = np.zeros((len(objects), 4))
+    for n, obj in enumerate(objects):
+        if raw.FPDFPageObj_GetBounds(obj.raw, *(ctypes.byref(side) for side in sides)):
+            left, bottom, right, top = (side.value for side in sides)
+            box[n] = left, right, bottom, top
+    a, b = _touching(box)
+    common = (np.minimum(box[a, 1], box[b, 1]) > np.maximum(box[a, 0], box[b, 0])) & (
+        np.minimum(box[a, 3], box[b, 3]) > np.maximum(box[a, 2], box[b, 2])
+    )
+    overlapping = sorted({*a[common].tolist(), *b[common].tolist()})
+    if not overlapping:
+        return False
+    if len(overlapping) > MAX_APART_OBJECTS:
+        return True
+    before = _per_object(textpage)
+    step = 4.0 * sum(page.get_size()) + 100.0  # farther than anything on the page is from anything
+    across = max(1, math.isqrt(len(overlapping)))
+    for n, index in enumerate(overlapping):
+        dx, dy = step * (n % across + 1), step * (n // across + 1)
+        raw.FPDFPageObj_Transform(objects[index].raw, 1, 0, 0, 1, dx, dy)
+    apart = page.get_textpage()
+    try:
+        after = _per_object(apart)
+    finally:
+        apart.close()
+    if before is None or after is None:
+        return True
+    return any(
+        after.get(found, 0) > before.get(found, 0)
+        for found in map(_address, (objects[i] for i in overlapping))
+    )
+
+
+def _per_object(textpage: Any) -> dict[int | None, int] | None:
+    """How many characters a text page lists for each text object (by its address); None past
+    ``MAX_APART`` characters."""
+    pdfium = _pdfium()
+    handle = ctypes.cast(textpage.raw, ctypes.c_void_p).value
+    count = pdfium.count(handle)
+    if count > MAX_APART:
+        return None
+    out: dict[int | None, int] = {}
+    for i in range(max(0, count)):
+        found = pdfium.text_object(handle, i)
+        out[found] = out.get(found, 0) + 1
+    return out
+
+
+def _address(obj: Any) -> int | None:
+    return ctypes.cast(obj.raw, ctypes.c_void_p).value
+
+
 def _page_to_screen(page: Any, raw: Any, cols: int, rows: int) -> Callable[[Any], tuple[Any, ...]]:
     """Page points to pixels of the render, with the page's rotation and crop box applied as pdfium
     applies them when it paints (an affine map, taken from three points): characters' boxes
@@ -381,9 +566,9 @@ def _text(texts: list[str], printable: set[int], seen: set[int]) -> str:
     pending = ""
     for i, text in enumerate(texts):
         if i in printable:
-            if i in seen:
+            if i in seen:  # a space before a character left out goes before the next one seen
                 out.append(pending + text)
-            pending = ""
+                pending = ""
         elif text in "\r\n":
             pending = "\n" if out else ""
         elif text.isspace() and out and not pending:

@@ -6,7 +6,9 @@ digits) appears in OCR'd text gets a note for the person who approves. Values ar
 normalised: ``4,812.75`` matches ``4812.75`` and ``September 24, 2026`` matches ``2026-09-24``.
 Amounts compare signed: ``(615.00)`` matches ``-615.00``, never ``615.00``. A numeric date whose
 day/month order is ambiguous (``03/04/2026``) matches both readings, noted uncertain
-(``day/month order ambiguous``).
+(``day/month order ambiguous``). An amount or date OCR read with a look-alike letter among its digits
+(``1,234.S0``) is recorded also as the digits it resembles (``ocrlines.unmisread``): an agent that
+enters 1234.50 still gets its (uncertain) reading's note.
 
 Each value OCR read carries its own confidence (:class:`~models.OcrValue`); the note says it —
 ``read by OCR, 13% — uncertain — check it against the document (scans/x.png)`` — and
@@ -20,10 +22,13 @@ import re
 import threading
 from datetime import date
 from decimal import Decimal
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from taskcrew.tools.documents.models import OCR_MARK, FileContent, OcrReading, OcrValue, PageText
-from taskcrew.tools.documents.ocrlines import NEGATIVE_IN_BRACKETS, is_amount
+from taskcrew.tools.documents.ocrlines import NEGATIVE_IN_BRACKETS, unmisread_text
+
+if TYPE_CHECKING:
+    from taskcrew.tools.ap import ParsedAmount
 
 OCR_NOTE = "read by OCR — check it against the document"
 _BLOCK = re.compile(re.escape(OCR_MARK) + r"[^\]]*\]\n(.*?)\n\[end of OCR text\]", re.S)
@@ -72,7 +77,7 @@ class OcrProvenance:
         ocr = [page for page in pages if page.ocr]
         forms: set[str] = set()
         for block in (block for page in ocr for block in _BLOCK.findall(page.text)):
-            forms |= _forms_in(block)
+            forms |= _ocr_forms(block)
         self._add(content.path, forms, [value for page in ocr for value in page.ocr_values])
         if content.sha256:
             with self._lock:
@@ -108,7 +113,7 @@ class OcrProvenance:
             for value in values:
                 self._values.setdefault(path, set()).add(value.model_dump_json())
                 reading = OcrReading(path=path, **value.model_dump())
-                for form in _forms_in(value.text) | _value_forms(value.text):
+                for form in _ocr_forms(value.text) | _value_forms(value.text):
                     known = self._readings.get(form)
                     if known is None or reading.confidence < known.confidence:
                         self._readings[form] = reading
@@ -186,17 +191,116 @@ def _column_gaps(text: str) -> str:
 
 def shows_value(text: str, value: str) -> bool:
     """Whether ``text`` shows ``value``: its words, or the same amount or date in another format
-    (``1,284.50 USD`` shows ``1284.50``, ``September 12, 2026`` shows ``2026-09-12``). Digits
-    two columns apart are not one amount (``_column_gaps``)."""
-    if is_amount(value):
-        text = _column_gaps(text)
-    plain = _plain(value)
-    if plain and _contains(_plain(text), plain, signed=is_amount(value)):
+    (``1,284.50 USD`` shows ``1284.50``, ``September 12, 2026`` shows ``2026-09-12``).
+
+    One reading of values with the verifier's (``crew.evidence.plain``: every dash and minus sign is
+    a hyphen): an amount is shown by an amount of the text as ``ap.parse_amount`` reads it
+    (``_amounts_in``) — signed (``TOTAL −1,234.50``, ``1,234.50-`` and ``- 1,234.50`` show -1234.50,
+    never 1234.50) and in the currency the text states for it, if the value names one (``Total EUR
+    1.234,50`` does not show ``1234.50 USD``); ``12.345`` shows 12345 and 12.345. A date is shown by
+    a date of the text, a numeric one whose day/month order is ambiguous (``12/10/2026``) by either
+    reading. Digits two columns apart are not one amount (``_column_gaps``)."""
+    from taskcrew.crew.evidence import plain  # the verifier's normaliser: one rule for both
+    from taskcrew.tools import ap
+
+    text, value = plain(text), plain(value).strip()
+    amount = _amount(value)
+    if amount is not None:
+        if not _may_show(text, value, set()):
+            return False
+        return any(_shows_amount(line, amount) for line in _column_gaps(text).splitlines())
+    if ap.date_spans(value) == [(0, len(value))]:  # one date
+        days = _dates_in(value)
+        return any(days & _dates_in(line) for line in text.splitlines())
+    if (bare := _plain(value)) and _contains(_plain(text), bare):
         return True
     # not by a squashed form (``_squashed``): a run of groups squashed from a line may be the head of
     # a longer value ("DE89 3704 0044 0532" of a whole IBAN); tracing a value to its line is exact
     forms = {f for f in _value_forms(value) if not f.startswith(SQUASHED)}
     return _may_show(text, value, forms) and bool(forms & _forms_in(text))
+
+
+def _amount(value: str) -> ParsedAmount | None:
+    from taskcrew.tools import ap
+
+    try:
+        return ap.parse_amount(value)
+    except (ValueError, ArithmeticError):
+        return None
+
+
+_NOT_IN_AMOUNTS = re.compile(r"[:;=|#]|(?<=[^\W\d_]{2}\.)(?=\d)")  # 'Total:1,234.50', 'No.40917', '#40917'
+WIDEST = 3  # a number's words ('12 450 000,00') and up to this many words on each side ('- USD')
+
+
+def _shows_amount(line: str, want: ParsedAmount) -> bool:
+    """Whether ``line`` writes the amount ``want``, signed, in its currency if it names one: the
+    amount's own, or else the line's (``ap.currencies_in``)."""
+    from taskcrew.tools import ap
+
+    named: set[str] | None = None
+    for number, currency in _amounts_in(line):
+        if number != want.value:
+            continue
+        if want.currency is None or currency == want.currency:
+            return True
+        if currency is None:
+            named = ap.currencies_in(line) if named is None else named
+            if not named or want.currency in named:
+                return True
+    return False
+
+
+def _amounts_in(line: str) -> list[tuple[Decimal, str | None]]:
+    """The amounts ``line`` writes, as ``ap.parse_amount`` reads them (signed, with the currency
+    written against them), both readings of one whose separator may group thousands or mark decimals
+    (``12.345``). A number (one word, or words one space apart: ``1 234.56``, also read as 234.56) is
+    read with the most of the words around it that still read as one amount with it — a sign (``-
+    1,234.50``), brackets, a currency — so its digits are never read without the sign before them."""
+    tokens = [t.rstrip(".,") for t in _NOT_IN_AMOUNTS.sub(" ", line).split()]
+    digits = [any(ch.isdigit() for ch in t) for t in tokens]
+    # a word that may be read with a number: a sign, a bracket, a currency ('-', '(USD', 'US$', 'Rs.'),
+    # never a longer one ('TOTAL' is no part of an amount)
+    beside = [not d and len(t.strip("()")) <= 3 for t, d in zip(tokens, digits, strict=True)]
+    found: list[tuple[Decimal, str | None]] = []
+    for i in range(len(tokens)):
+        for j in range(i + 1, min(i + WIDEST, len(tokens)) + 1):
+            if not all(digits[i:j]):
+                break
+            best: list[tuple[Decimal, str | None]] = []
+            for width in range(2 * WIDEST, -1, -1):  # the widest reading wins
+                for before in range(max(0, width - WIDEST), min(width, WIDEST) + 1):
+                    start, end = i - before, j + width - before
+                    if start < 0 or end > len(tokens) or not all(beside[start:i] + beside[j:end]):
+                        continue
+                    best += _readings(" ".join(tokens[start:end]))
+                if best:
+                    break
+            found += best
+    return found
+
+
+def _readings(text: str) -> list[tuple[Decimal, str | None]]:
+    """What ``text`` reads as, as one amount: its value and currency, or both readings of an amount
+    whose separator may group thousands or mark decimals; none when it is no amount."""
+    amount = _amount(text)
+    if amount is not None:
+        return [(amount.value, amount.currency)]
+    return [(Decimal(form.split(":", 1)[1]), None) for form in _ambiguous_amounts(text)]
+
+
+def _dates_in(text: str) -> set[date]:
+    """The dates ``text`` writes, both readings of a numeric one whose day/month order is ambiguous."""
+    from taskcrew.tools import ap
+
+    found: set[date] = set()
+    for start, end in ap.date_spans(text):
+        written = text[start:end]
+        try:
+            found.add(ap.parse_date(written).value)
+        except ValueError:
+            found |= {date.fromisoformat(form.split(":", 1)[1]) for form in _ambiguous_dates(written)}
+    return found
 
 
 def _may_show(text: str, value: str, forms: set[str]) -> bool:
@@ -219,6 +323,14 @@ def _value_forms(value: str) -> set[str]:
     with contextlib.suppress(ValueError):
         forms.add("date:" + ap.parse_date(value).value.isoformat())
     return {f for f in forms if f}
+
+
+def _ocr_forms(text: str) -> set[str]:
+    """The forms of an OCR'd passage (``_forms_in``), also with the look-alike letters among the
+    digits of an amount or a date read as digits (``1,234.S0`` as 1,234.50: ``ocrlines.unmisread``),
+    so a value the agent entered corrected still traces to the OCR'd text."""
+    folded = unmisread_text(text)
+    return _forms_in(text) | (_forms_in(folded) if folded != text else set())
 
 
 def _forms_in(text: str) -> set[str]:
@@ -280,17 +392,14 @@ def _plain(text: str) -> str:
     return re.sub(r"[^\w\-/.]", "", NEGATIVE_IN_BRACKETS.sub(r"-\1", text.lower())).strip(".")
 
 
-def _contains(text: str, part: str, *, signed: bool) -> bool:
-    """Whether ``part`` is in ``text`` as a whole number: not as the tail or head of a longer one
-    (``234.56`` is not shown by ``1,234.56``, ``IN-7731`` not by ``IN-77310``, ``1234`` not by
-    ``1234.56``); for an amount, not as the digits of the negative one."""
+def _contains(text: str, part: str) -> bool:
+    """Whether ``part`` is in ``text`` as a whole: not as the tail or head of a longer number
+    (``IN-7731`` is not shown by ``IN-77310``)."""
     pattern = re.escape(part)
     if part[:1].isdigit():
         pattern = r"(?<!\d)(?<!\d[.,/])" + pattern
     if part[-1:].isdigit():
         pattern += r"(?!\d)(?![.,/]\d)"
-    if signed and not part.startswith("-"):
-        pattern = "(?<!-)" + pattern
     return re.search(pattern, text) is not None
 
 

@@ -10,8 +10,11 @@ attributes, the document's own ``<style>`` sheets and the old presentational att
 (``bgcolor``, ``<font color>``): an element out of sight takes all it holds with it (``display:
 none``, ``hidden``, ``aria-hidden``, next to no opacity, off the page, clipped or shrunk to
 nothing); text is gone where it stands when it is ``visibility: hidden``, under ``TINY_FONT_PX`` or
-painted in its background's colour (contrast under ``MIN_CONTRAST``). The whole list, and what is
-not applied, is in docs/documents.md ("Text nobody sees is not read").
+painted in its background's colour (contrast under ``MIN_CONTRAST``). An element whose painting
+depends on CSS the rule does not work out (a blend mode, a filter that can turn text into its
+background, a mask, a clip-path other than an inset, a 3D or squashing transform: ``_unmodelled``)
+is left out too, with ``UNCHECKED_NOTE`` where its text stood. The whole list, and what is not
+applied, is in docs/documents.md ("Text nobody sees is not read").
 
 Style sheets: rules whose selectors are made of tag names, ``.class``, ``#id``, ``[attr]`` and
 ``[attr=value]``, joined by descendant or child combinators, at the top level or under an
@@ -31,6 +34,7 @@ from __future__ import annotations
 import colorsys
 import functools
 import html
+import math
 import os
 import re
 from collections.abc import Iterable, Iterator
@@ -58,6 +62,11 @@ _SIBLINGS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "th": (frozenset({"td", "th"}), frozenset({"tr", "table"})),
     "option": (frozenset({"option"}), frozenset({"select", "datalist", *_SCOPE})),
 }
+# written where text was left out because its style may hide it in a way that is not checked
+UNCHECKED_NOTE = (
+    "[hidden text: text here is styled ({style}) in a way that can hide it from a person, which is not "
+    "checked; it was not read. Compare with the document as shown before acting on it]"
+)
 OFF_PAGE_PX = 500.0  # an element moved this far out of the page is not on it
 TINY_PX = 1.0  # an element this narrow or low with overflow hidden shows nothing
 TINY_FONT_PX = 3.0  # text smaller than this cannot be read
@@ -507,6 +516,10 @@ class _Element:
     background: Colour | None = WHITE
     variables: dict[str, str] = field(default_factory=dict)  # custom properties (inherited)
     text_seen: bool = False  # whether text directly in it can be read (``_readable``)
+    # the element left out because its own style paints in a way the rule does not model
+    # (``_unmodelled``), for it and all it holds; and the style, in words
+    unchecked: _Element | None = None
+    unchecked_style: str = ""
 
 
 def _readable(element: _Element) -> bool:
@@ -597,6 +610,9 @@ def _out_of_sight(style: dict[str, str], font_px: float) -> bool:
     inset = re.match(r"^inset\(\s*([\d.]+)%", style.get("clip-path", ""))
     if inset and float(inset.group(1)) >= 50:
         return True
+    cut = _inset(style.get("clip-path", ""))  # an inset whose sides meet: nothing is left
+    if cut and (cut[0] + cut[2] >= 100 or cut[1] + cut[3] >= 100):
+        return True
     if re.match(r"^circle\(\s*0*\.?0+(px|%)?\s*[)a]", style.get("clip-path", "")):
         return True
     overflow = " ".join(style.get(name, "") for name in ("overflow", "overflow-x", "overflow-y")).split()
@@ -609,6 +625,110 @@ def _out_of_sight(style: dict[str, str], font_px: float) -> bool:
             if size is not None and size <= TINY_PX:
                 return True
     return False
+
+
+def _inset(clip_path: str) -> list[float] | None:
+    """The four sides of ``clip-path: inset()`` in percent of the box (top, right, bottom, left),
+    or None: not an inset, or one with lengths (their share of the box is not known)."""
+    m = re.match(r"^inset\(([^)]*)\)$", clip_path)
+    if m is None:
+        return None
+    values = m.group(1).split(" round ")[0].split()
+    if not 1 <= len(values) <= 4 or not all(re.fullmatch(r"\d*\.?\d+%|0", v) for v in values):
+        return None
+    sides = [float(v.rstrip("%")) for v in values]
+    top = sides[0]
+    right = sides[1] if len(sides) > 1 else top
+    bottom = sides[2] if len(sides) > 2 else top
+    left = sides[3] if len(sides) > 3 else right
+    return [top, right, bottom, left]
+
+
+# CSS filter functions: those that keep text that shows showing (opacity is weighed by
+# ``_out_of_sight``; the colour ones keep its lightness), and the others a browser knows
+_KEEPS_TEXT = frozenset({"opacity", "drop-shadow", "grayscale", "sepia", "saturate", "hue-rotate"})
+_FILTERS = frozenset({"blur", "brightness", "contrast", "invert", "url", *_KEEPS_TEXT})
+_BLEND_MODES = frozenset(
+    """multiply screen overlay darken lighten color-dodge color-burn hard-light soft-light difference
+    exclusion hue saturation color luminosity plus-darker plus-lighter""".split()  # noqa: SIM905
+)
+_MASKS = ("mask", "mask-image", "mask-border", "mask-border-source", "-webkit-mask", "-webkit-mask-image")
+_MASKS_TOO = ("-webkit-mask-box-image", "-webkit-mask-box-image-source")
+_NO_VALUE = frozenset({"", "none", "initial", "unset", "inherit", "revert"})
+_CLIP_BOXES = frozenset(
+    {"border-box", "padding-box", "content-box", "margin-box", "fill-box", "stroke-box", "view-box"}
+)
+_FUNCTION = re.compile(r"([-a-z0-9]+)\(([^()]*(?:\([^()]*\)[^()]*)*)\)")
+_FLAT = frozenset({"translate", "translatex", "translatey", "scale", "scalex", "scaley", "scalez", "scale3d"})
+
+
+def _degrees(value: str) -> float | None:
+    m = re.fullmatch(r"(-?\d*\.?\d+)(deg|rad|grad|turn)?", value.strip())
+    if m is None:
+        return None
+    if m.group(2) is None and float(m.group(1)) != 0:
+        return None
+    per = {"deg": 1.0, "rad": 180 / math.pi, "grad": 0.9, "turn": 360.0}.get(m.group(2) or "deg", 1.0)
+    return float(m.group(1)) * per
+
+
+def _unmodelled(style: dict[str, str]) -> str | None:
+    """The declaration, if any, by which the element may paint nothing a person can see in a way
+    this rule does not work out (a blend mode, a filter that can turn text into its background, a
+    mask, a clip-path other than an inset, a transform in 3D or one that squashes it): such an
+    element is left out, with a note, rather than read as if it were seen."""
+    blend = style.get("mix-blend-mode", "")
+    if blend in _BLEND_MODES:
+        return f"mix-blend-mode: {blend}"
+    effect = style.get("filter", "")
+    found = _FUNCTION.findall(effect)
+    if found and all(name in _FILTERS for name, _ in found):  # an unknown one voids the declaration
+        for name, argument in found:
+            amount = _fraction(argument.strip() or "1")
+            if name in _KEEPS_TEXT or (name in ("brightness", "contrast") and amount == 1):
+                continue
+            if (name == "invert" and amount == 0) or (name == "blur" and (length_px(argument) or 0) <= 1):
+                continue
+            return f"filter: {effect}"
+    for name in (*_MASKS, *_MASKS_TOO):
+        if style.get(name, "") not in _NO_VALUE:
+            return f"{name}: {style[name]}"
+    clip = style.get("clip-path", "")
+    if clip not in _NO_VALUE and clip not in _CLIP_BOXES and _inset(clip) is None:
+        return f"clip-path: {clip}"
+    transform = style.get("transform", "")
+    for name, argument in _FUNCTION.findall(transform):
+        values = [v.strip() for v in argument.split(",")]
+        if name in _FLAT or name in ("rotate", "rotatez"):
+            continue
+        if name in ("translate3d", "translatez") and (length_px(values[-1]) or 0.0) == 0:
+            continue
+        if name in ("skew", "skewx", "skewy"):
+            angles = [_degrees(v) for v in values]
+            if all(a is not None and abs(a) <= 60 for a in angles):
+                continue
+        if name == "matrix" and _readable_matrix(values):
+            continue
+        return f"transform: {transform}"
+    rotate = style.get("rotate", "")
+    if len(rotate.split()) > 1:  # about an axis: in 3D
+        return f"rotate: {rotate}"
+    return None
+
+
+def _readable_matrix(values: list[str]) -> bool:
+    """A 2D ``matrix()`` that neither shrinks text to nothing nor squashes it to a sliver."""
+    try:
+        a, b, c, d = (float(v) for v in values[:4])
+    except ValueError:
+        return False
+    if len(values) != 6:
+        return False
+    # its singular values: how much it stretches the text along and across
+    p, q = (a * a + b * b + c * c + d * d) / 2, abs(a * d - b * c)
+    root = math.sqrt(max(p * p - q * q, 0.0))
+    most, least = math.sqrt(p + root), math.sqrt(max(p - root, 0.0))
+    return least >= 0.1 and most <= 10 * least
 
 
 # the size in a ``font`` shorthand ("bold 0/0 a", "12px/1.4 Arial"): the first length before a family
@@ -644,6 +764,7 @@ def _open(tag: str, attrs: dict[str, str], sheet: Stylesheet, stack: list[_Eleme
     element = _Element(tag, attrs, classes, frozenset(keys), above)
     if parent is not None and parent.hidden:
         element.hidden = True  # out of sight with its parent, whatever its own style
+        element.unchecked, element.unchecked_style = parent.unchecked, parent.unchecked_style
         return element
     style = _cascade(element, sheet, stack)
     own = {name: value for name, value in style.items() if name.startswith("--")}
@@ -689,6 +810,9 @@ def _open(tag: str, attrs: dict[str, str], sheet: Stylesheet, stack: list[_Eleme
         or attrs.get("aria-hidden", "").strip().lower() == "true"
         or _out_of_sight(style, element.font_px)
     )
+    unmodelled = None if element.hidden else _unmodelled(style)
+    if unmodelled is not None:
+        element.hidden, element.unchecked, element.unchecked_style = True, element, unmodelled
     element.text_seen = _readable(element)
     return element
 
@@ -705,6 +829,7 @@ class _Visible(HTMLParser):
         self.markdown = markdown
         self.stack: list[_Element] = []
         self.out: list[str] = []
+        self.noted: set[int] = set()  # the elements left out as unchecked whose note is written
         if markdown:  # rendered, it stands in a page's <html><body>, which style sheets may name
             for tag in ("html", "body"):
                 self.stack.append(_open(tag, {}, sheet, self.stack))
@@ -758,6 +883,10 @@ class _Visible(HTMLParser):
             self.out.append("" if top.hidden or self.markdown else data)
         elif top is None or (not top.hidden and (top.text_seen or not data.strip())):
             self.out.append(data if self.markdown else html.escape(data, quote=False))
+        elif top.unchecked is not None and data.strip() and id(top.unchecked) not in self.noted:
+            self.noted.add(id(top.unchecked))  # once for each element left out so, where it stood
+            note = UNCHECKED_NOTE.format(style=top.unchecked_style[:80])
+            self.out.append(f" {note} " if self.markdown else f" {html.escape(note, quote=False)} ")
 
     def handle_entityref(self, name: str) -> None:  # markdown only (convert_charrefs off)
         self.handle_data(f"&{name};")
