@@ -1577,6 +1577,8 @@ _ACT_VERB = re.compile(
     r"posted|registered|submitted|filed|logged|issued|deleted|removed|voided|cancell?ed|reversed|"
     r"written[ -]off|wrote[ -]off|updated|changed|edited|modified|amended|corrected|marked|closed|"
     r"reopened|archived|processed|executed|scheduled|reconciled|went\s+out|gone\s+out|"
+    r"sent|completed|handled|made|initiated|performed|carried\s+out|finali[sz]ed|took\s+care\s+of|"
+    r"taken\s+care\s+of|"
     # German, French, Spanish, Portuguese, Italian, Dutch
     r"bezahlt|zahlte|beglichen|überwiesen|gebucht|verbucht|erfasst|angelegt|gespeichert|gelöscht|"
     r"storniert|genehmigt|freigegeben|eingetragen|erstellt|geändert|ausgeglichen|"
@@ -1597,6 +1599,16 @@ _STATUS_VERB = re.compile(
     r"genehmigt|freigegeben|goedgekeurd|sold[ée]e?s?|saldad[oa]s?|saldat[oaie])$",
     re.IGNORECASE,
 )
+# a verb of the run's act as often as of another's ("Initrode sent credit note CN-0042", "the vendor
+# made a correction"): an act only where its sentence makes it one, as a status verb, and never before
+# "by" someone else ("was sent by Northwind Traders")
+_WEAK_VERB = re.compile(
+    r"^(?:sent|completed|handled|made|initiated|performed|carried\s+out|finali[sz]ed)$", re.IGNORECASE
+)
+_BY_ANOTHER = re.compile(r"\s+(?:by|from)\s+(?!(?:me|us|myself|ourselves)\b)", re.IGNORECASE)
+# the words a reason says an act in ("BILL-0004 was taken care of", "was sent out")
+_ACT_SAID = {"took care of": "taken care of", "went out": "sent out", "gone out": "sent out"}
+_OF_A_PAYMENT = {"made", "initiated", "performed", "carried out"}  # "made the payment on BILL-0004"
 # the word before a verb that makes it a state, not an act: "is paid", "already entered", "listed as paid"
 _STATE_WORD = re.compile(
     r"^(?:is|are|am|being|already|still|previously|earlier|formerly|as|status|state|ist|sind|bereits|"
@@ -1630,7 +1642,7 @@ _NAME = r"(?P<name>-{0,2}[^\W\d_][\w.@'-]*(?:\s+(?-i:[A-Z])[\w.'-]*){0,2})"
 _NO_CLAUSE = r"(?!(?:and|or|then|but|und|oder|dann|et|ou|puis|y|o|e|en)\b)"
 _AUX_WORD = r"(?:was|were|is|been|wurde|wurden|ist|war|worden|est|été|fue|fueron|sido|foi|è|stato|stata|werd)"
 _APPROVED_BY = re.compile(
-    rf"(?<![^\W\d_]){_APPROVAL}(?:(?:\s+{_NO_CLAUSE}[^\W\d_]+){{0,3}}?\s+(?P<by>by)|"
+    rf"(?<![^\W\d_]){_APPROVAL}(?:(?:\s+{_NO_CLAUSE}[^\W\d_]+){{0,3}}?\s+(?P<by>by):?|"
     rf"(?:\s+{_AUX_WORD})?\s+(?P<agent>von|durch|par|por|da|door)|\s+(?P<from>from))\s+{_NAME}",
     re.IGNORECASE,
 )
@@ -1652,10 +1664,15 @@ _APPROVAL_NOUN = (
     r"aprobaci[óo]n|autorizaci[óo]n|aprova[çc][ãa]o|autoriza[çc][ãa]o|approvazione|autorizzazione|"
     r"goedkeuring|toestemming)"
 )
+# an English verb of approval after its approver: "approved", "approving", "signed it off" (never
+# before "by": "Hooli, the cloud vendor, approved by ana" names what was approved)
+_APPROVING = (
+    r"(?:approved|approving|authori[sz](?:ed|ing)|signed[ -]off|signing[ -]off|okayed|ok'?d|sanctioned|"
+    r"signed\s+(?:it|this|that|them|these|those|(?:the|this|that)\s+[^\W\d_]+)\s+off)"
+)
 _APPROVER_FIRST = re.compile(
     rf"{_A_NAME}\s+(?:(?:has|had|also|then|just|finally|now|already|auch|aussi|también|também|anche|ook)\s+)?"
-    r"(?P<verb>approved|authori[sz]ed|signed[ -]off|okayed|ok'?d|sanctioned|aprob[óo]|aprovou|autoriz[óo]|"
-    r"autorizou)(?![^\W\d_])"
+    rf"(?P<verb>{_APPROVING}|aprob[óo]|aprovou|autoriz[óo]|autorizou)(?![^\W\d_])(?!\s+by\b)"
     rf"|{_A_NAME}\s+(?:has|have|had|hat|a|ha|heeft|tem)\s+(?:(?:also|auch|aussi|anche|ook)\s+)?"
     r"(?:genehmigt|freigegeben|bewilligt|approuv[ée]|autoris[ée]|valid[ée]|aprobado|aprovado|autorizado|"
     r"approvato|autorizzato|goedgekeurd)(?![^\W\d_])"
@@ -1667,6 +1684,18 @@ _APPROVER_FIRST = re.compile(
     rf"|{_A_NAME}\s+hat\s+(?:(?:die|ihre|seine|auch)\s+)*(?:freigabe|genehmigung|zustimmung)\s+(?:erteilt|gegeben)"
     r"(?![^\W\d_])",
     re.IGNORECASE,
+)
+# an approver in apposition: "with the CFO, Alice, approving it", "Alice, the CFO, approved it"
+_APPOSED = re.compile(
+    rf"(?<![^\W\d_])(?:the|our|your|their|his|her|its)\s+[^,;()]{{1,30}}?,\s*{_A_NAME}\s*,\s+"
+    rf"(?:(?:who|has|had|also)\s+)*{_APPROVING}(?![^\W\d_])(?!\s+by\b)"
+    rf"|{_A_NAME}\s*,\s+(?:the|our|your|their|his|her|its)\s+[^,;]{{1,40}}?,\s+(?:(?:who|has|had|also)\s+)*"
+    rf"{_APPROVING}(?![^\W\d_])(?!\s+by\b)",
+    re.IGNORECASE,
+)
+# an approver after a label: "(approver: alice)", "Approvers: ana"
+_APPROVER_LABEL = re.compile(
+    rf"(?<![^\W\d_])(?:approvers?|freigeber(?:in)?|genehmiger(?:in)?)\s*[:=]\s*{_NAME}", re.IGNORECASE
 )
 # an approval said of what comes first in its sentence, naming no one: "Payment approved.", "Once
 # approved, …" — the word before it there is no name
@@ -1708,7 +1737,7 @@ _NO_ONE = frozenset(
     december week month year day
     payment payments bill bills invoice invoices requests change changes transaction transactions
     entry entries order orders record records submission amount sum total transfer expense purchase
-    refund reimbursement budget vendor supplier customer everything
+    refund reimbursement budget vendor supplier customer everything he she they else
     der die das dem den des ein eine einem einen einer eines mein meine meinem meinen dein deine
     ihr ihre ihrem ihren sein seine seinem seinen unser unsere euer ihnen ich du er es wir man
     jemand niemand alle jeder jede und oder aber dann auch sowie nach vor mit ohne von vom durch für
@@ -1750,11 +1779,29 @@ _DETERMINER = frozenset(
 )
 
 
+# what a lower-case word before a verb of approval names besides a person ("the task approved
+# earlier", "values approved: …"): never a name there (kept out of ``_NO_ONE``, whose words no party's
+# name begins with: "Data Systems Ltd" is "Data")
+_THINGS = frozenset(
+    re.findall(
+        r"\S+",
+        """
+    run runs task tasks plan plans step steps job jobs action actions item items line lines data detail
+    details value values field fields quote quotes estimate cost costs expenses batch draft document
+    documents file files auto yes qui que wer se chi quien
+    """,
+    )
+)
+# words before a noun that make it a thing, never a person's name: "each quote approved", "no one else"
+_QUANTIFIER = frozenset({"each", "every", "any", "no", "some", "all", "other", "another", "both", "either"})
+
+
 def _name_like(word: str) -> bool:
-    """Can ``word``, before a verb of approval, be a person's name: a capitalised word that is no
-    function word, role or record (``_NO_ONE``) and no adverb ("Finally", "Explicitly", "Également")?"""
+    """Can ``word``, before a verb of approval, be a person's name: a word of any case (a login
+    name is written lower-case: "alice approved") that is no function word, role, record or thing
+    approved (``_NO_ONE``, ``_THINGS``) and no adverb ("Finally", "Explicitly", "Également")?"""
     w = word.casefold()
-    return word[:1].isupper() and w not in _NO_ONE and not w.endswith(("ly", "ment", "mente", "ing"))
+    return w not in _NO_ONE | _THINGS and not w.endswith(("ly", "ment", "mente", "ing"))
 
 
 # a number that names a record: "invoice 88123", "payment #5521", "bill no. 417"
@@ -1799,56 +1846,67 @@ _ON_A_DATE = re.compile(
 )
 
 
-def _act(sentence: str, dates: set[str] | None = None) -> str | None:
-    """The verb with which ``sentence`` says the run did something to a record ("Also paid BILL-0004",
-    "BILL-0004 wurde bezahlt", "Saved bill BILL-0011"), or None. Not an act: a verb after a word that
+def _acts(sentence: str, dates: set[str] | None = None) -> list[re.Match[str]]:
+    """The verbs with which ``sentence`` says the run did something to a record ("Also paid BILL-0004",
+    "BILL-0004 wurde bezahlt", "Saved bill BILL-0011"). Not an act: a verb after a word that
     makes it a state ("is paid", "already entered", "listed as paid"); a status word ("paid",
-    "approved") but at the start of the sentence, after a word that makes it an act ("was", "also",
-    "wurde", "fully") or before the record or amount it acted on ("paid BILL-0004", "paid 980.00") —
-    "BILL-0004: paid", "BILL-0004 paid on 2026-09-01", "(…, paid)" state what a record is; so does a
-    verb after an auxiliary of the passive before a date the run read (``dates``; any date without
-    them): "BILL-0003 was paid on 2026-09-18", "INV-2031 was entered on 2026-08-10" answer a question
-    of what the records are."""
-    for m in _ACT_VERB.finditer(sentence):
-        before = re.findall(r"\S+", sentence[: m.start()])
-        last = before[-1] if before else ""
-        word = last.strip("()[],;:\"'“”")
-        if _STATE_WORD.match(word):
-            continue
-        if _PASSIVE.match(word) and (on := _ON_A_DATE.match(sentence, m.end())):
-            said = {v for v in values(on.group(1)) if _kind(v) == "date"}
-            if said and (dates is None or said <= dates):
-                continue
-        if not _STATUS_VERB.match(m.group(0)):
-            return m.group(0)
-        after = sentence[m.end() :]
-        if re.match(r"(?:\s+[^\W\d_]+)?:", after) or last.endswith((":", ",", "(")):
-            continue  # a label ("Paid: GX-5531", "Paid bills: …", "Status: Paid") or an item of a row ("USD, paid")
-        if not before or _ACT_WORD.match(word):
-            return m.group(0)
-        # a verb at the end of its clause after its auxiliary ("Außerdem wurde die Rechnung von
-        # Initrode bezahlt", "habe ich BILL-0004 bezahlt"), but at a date the run read ("wurde am
-        # 2026-09-18 bezahlt")
-        clause = re.split(r"[,;:(]", sentence[: m.start()])[-1]
-        if re.match(r"\s*(?:[.;,!?)]|$)", after) and (aux := _VERB_LAST.search(clause)):
-            said = {v for v in values(clause[aux.end() :]) if _kind(v) == "date"}
-            if not said or (dates is not None and not said <= dates):
-                return m.group(0)
-        head = " ".join(after.split()[:2])
-        if not re.match(r"(?i)(on|am|le|el|il|op|since|seit|depuis|desde|dal)\b", head) and (
-            _names_in(head) or _amounts(values(head))
-        ):
-            return m.group(0)
-    return None
+    "approved") or a verb of another's act as often as the run's ("sent", "made", "completed":
+    ``_WEAK_VERB``) but at the start of the sentence, after a word that makes it an act ("was",
+    "also", "wurde", "fully") or, a status word, before the record or amount it acted on ("paid
+    BILL-0004", "paid 980.00") — "BILL-0004: paid", "BILL-0004 paid on 2026-09-01", "(…, paid)",
+    "Initrode sent credit note CN-0042" state what a record is or another did; so does a verb after an
+    auxiliary of the passive before a date the run read (``dates``; any date without them):
+    "BILL-0003 was paid on 2026-09-18", "INV-2031 was entered on 2026-08-10" answer a question of what
+    the records are."""
+    return [m for m in _ACT_VERB.finditer(sentence) if _is_act(sentence, m, dates)]
+
+
+def _is_act(sentence: str, m: re.Match[str], dates: set[str] | None) -> bool:
+    before = re.findall(r"\S+", sentence[: m.start()])
+    last = before[-1] if before else ""
+    word = last.strip("()[],;:\"'“”")
+    if _STATE_WORD.match(word):
+        return False
+    if _PASSIVE.match(word) and (on := _ON_A_DATE.match(sentence, m.end())):
+        said = {v for v in values(on.group(1)) if _kind(v) == "date"}
+        if said and (dates is None or said <= dates):
+            return False
+    weak = _WEAK_VERB.match(m.group(0))
+    if not (weak or _STATUS_VERB.match(m.group(0))):
+        return True
+    after = sentence[m.end() :]
+    if weak and _BY_ANOTHER.match(after):
+        return False  # "was sent by Northwind Traders": another's act
+    if re.match(r"(?:\s+[^\W\d_]+){0,2}:", after) or last.endswith((":", ",", "(")):
+        return False  # a label ("Paid: GX-5531", "Paid bills: …", "Status: Paid") or an item of a row ("USD, paid")
+    if not before or _ACT_WORD.match(word):
+        return True
+    if weak:
+        return False  # "Northwind Traders sent invoice INV-2031": another's act
+    # a verb at the end of its clause after its auxiliary ("Außerdem wurde die Rechnung von
+    # Initrode bezahlt", "habe ich BILL-0004 bezahlt"), but at a date the run read ("wurde am
+    # 2026-09-18 bezahlt")
+    clause = re.split(r"[,;:(]", sentence[: m.start()])[-1]
+    if re.match(r"\s*(?:[.;,!?)]|$)", after) and (aux := _VERB_LAST.search(clause)):
+        said = {v for v in values(clause[aux.end() :]) if _kind(v) == "date"}
+        if not said or (dates is not None and not said <= dates):
+            return True
+    head = " ".join(after.split()[:2])
+    return not re.match(r"(?i)(on|am|le|el|il|op|since|seit|depuis|desde|dal)\b", head) and bool(
+        _names_in(head) or _amounts(values(head))
+    )
 
 
 def _unrecorded(answer: str, recorded: Recorded, shown: dict[str, set[str]]) -> list[str]:
     """What ``answer`` names that nothing code ``recorded`` of the run shows, each said once:
     a record no send, approved decision, code-checked evidence (``shown``) or text the run read
-    shows; one it says the run changed (``_act``) that no send, decision, changed line of a
-    difference or code-checked evidence shows — only read; an amount it says the run paid or entered,
-    naming no such record, that no send or evidence carried; an approver ("approved by alice") that no
-    approved decision names."""
+    shows; in a sentence that says the run did something (``_acts``), every record, amount and party
+    it names must be one the run touched — a record a send, decision, changed line of a difference or
+    code-checked evidence shows (or on a row it read beside one), an amount one of those carried, a
+    party a send or a touched row names — unless a word of absence, of a former state or of what
+    stays as it was covers it (``_covered``); a record listed under a status ("Paid: BILL-0004",
+    "Payments sent: …") the run did not touch, unless what it read shows it in that status
+    (``_listed_unrecorded``); an approver ("approved by alice") no approved decision names."""
     touched, read = plain(recorded.touched), plain(recorded.read)
     carried = _pool(values(touched)) | set().union(*shown.values()) if shown else _pool(values(touched))
     dates = {v for v in values(read) if _kind(v) == "date"}
@@ -1860,53 +1918,150 @@ def _unrecorded(answer: str, recorded: Recorded, shown: dict[str, set[str]]) -> 
     vendors = _vendors(read, rows_touched, touched)
     out: list[str] = []
     for sentence in _SENTENCE.split(_NOT_ITS_VALUE.sub(" ", plain(answer))):
-        act = _act(sentence, dates)
-        if act:  # as the messages say it: "was paid", "was sent out" (of "went out")
-            act = re.sub(r"(?i)^(?:went|gone)\s+out$", "sent out", act.casefold())
+        acts = _acts(sentence, dates)
         # the records of this sentence the run touched; an identifier shown beside one of them on a
         # line it read (a touched bill's invoice number, on its row) names that record too
         kept = [n for n in _names_in(sentence) if _in(n, touched) or n in shown or n in on_rows]
         rows = [ln for ln in read.splitlines() if any(_in(k, ln) for k in kept)]
-        for clause in _CLAUSE.split(sentence):
+        negated = False  # a word of absence covers the amounts and parties of its clause and those after it
+        for at, clause in _clauses(sentence):
             absent = ABSENCE.search(clause) is not None
             for name in sorted(_names_in(clause) - (_absent_record(clause) if absent else set())):
                 if name in kept:
                     continue
+                where = _where(clause, name)
                 if not _in(name, read):
                     out.append(
                         f"the last step's words name {name.upper()}, which no send, signed decision or "
                         "evidence of this run shows"
                     )
                 elif (
-                    act
+                    acts
                     and not absent
                     and not _ALREADY.search(clause)
                     and not any(_in(name, ln) for ln in rows)
+                    and not _covered(clause, where, at, acts)
                 ):
                     out.append(
-                        f"the last step's words say {name.upper()} was {act}, but no send of this run that "
-                        f"a system applied touched {name.upper()} (the run only read it)"
+                        f"the last step's words say {_was(name.upper(), acts, at + where[0])}, but no "
+                        f"send of this run that a system applied touched {name.upper()} (the run only read it)"
                     )
-        if act and not kept and not ABSENCE.search(sentence):
-            for amount in sorted(_amounts(values(sentence)) - carried - _names_in(sentence)):
-                out.append(
-                    f"the last step's words say {_shown(amount)} was {act}, but no send, signed decision "
-                    "or evidence of this run carried that amount"
-                )
+            negated = negated or _NOT_DONE.search(clause) is not None
+            if not acts or negated or _ALREADY.search(clause) or _AGGREGATE.search(clause):
+                continue
+            for amount in sorted(_amounts(values(clause)) - carried - _names_in(clause)):
+                where = _where(clause, amount)
+                if not _covered(clause, where, at, acts):
+                    out.append(
+                        f"the last step's words say {_was(_shown(amount), acts, at + where[0])}, but "
+                        "no send, signed decision or evidence of this run carried that amount"
+                    )
             # a record named by whose it is: "Also paid the Initrode bill", "settled Globex Corp's bill"
-            named = {v: t for v, t in vendors.items() if re.search(_vendor_word(v), sentence)}
-            if (
-                named
-                and not any(named.values())
-                and not (_NOT_DONE.search(sentence) or _ALREADY.search(sentence))
-            ):
-                whose = " and ".join(sorted(named))
-                out.append(
-                    f"the last step's words say a record of {whose} was {act}, but no send of this run that a "
-                    f"system applied touched a record of {whose} (the run only read its records)"
-                )
+            for party in sorted(v for v, t in vendors.items() if not t):
+                said = re.search(_vendor_word(party), clause)
+                if said and not _covered(clause, said.span(), at, acts):
+                    out.append(
+                        f"the last step's words say {_was(f'a record of {party}', acts, at + said.start())}, "
+                        f"but no send of this run that a system applied touched a record of {party} (the run "
+                        "only read its records)"
+                    )
+        out += _listed_unrecorded(sentence, kept, read)
         out += _approvers_unrecorded(sentence, recorded.approvers)
     return list(dict.fromkeys(out))
+
+
+def _clauses(sentence: str) -> list[tuple[int, str]]:
+    """The clauses of a sentence (``_CLAUSE``), each with where it starts in it."""
+    out, at = [], 0
+    for m in _CLAUSE.finditer(sentence):
+        out.append((at, sentence[at : m.start()]))
+        at = m.end()
+    return [*out, (at, sentence[at:])]
+
+
+def _where(clause: str, value: str) -> tuple[int, int]:
+    """Where a record or an amount (as ``values`` gives it) is written in ``clause``; (0, 0) if code
+    cannot find it."""
+    if _kind(value) == "id" or not re.fullmatch(r"[\d.]+", value):
+        m = re.search(rf"(?<![A-Za-z0-9]){re.escape(value)}(?![A-Za-z0-9])", clause, re.IGNORECASE)
+        return m.span() if m else (0, 0)
+    return next((m.span() for m in _NUMBER.finditer(clause) if _plain_number(m.group(0)) == value), (0, 0))
+
+
+def _was(what: str, acts: list[re.Match[str]], at: int) -> str:
+    """What a reason says the words claim of ``what`` (at ``at`` of its sentence), in the verb of the
+    act that speaks of it — the last one before it, else the first after it: "BILL-0004 was paid",
+    "… was taken care of"; a verb whose object is the payment, not the record: "a payment or change
+    for BILL-0004 was made"."""
+    verb = ([m for m in acts if m.start() < at] or acts[:1])[-1]
+    said = " ".join(verb.group(0).casefold().split())
+    said = _ACT_SAID.get(said, said)
+    return f"a payment or change for {what} was {said}" if said in _OF_A_PAYMENT else f"{what} was {said}"
+
+
+# what makes a value in a sentence of an act no claim that the run acted on it: a word of reading or
+# of what stays, with no act between it and the value ("leaving 0.00 USD due", "I saw BILL-0004",
+# "instead of the Initrode one", "Open: BILL-0004"); or after the value, in its clause, what it still
+# is ("BILL-0004 is still open", "… 48,900.00 USD remains outstanding", "left BILL-0004 unpaid.")
+_STATE_BEFORE = re.compile(
+    r"(?<![^\W\d_])(?:leav(?:e|es|ing)|left|read|found|checked|saw|seen|viewed|reviewed|looked\s+at|listed|"
+    r"show(?:s|ed|n)?|instead\s+of|rather\s+than|except(?:\s+for)?|besides|other\s+than|apart\s+from|"
+    r"(?:open|unpaid|outstanding|due|remaining|pending|balance|owed|left)\s*:)(?![^\W\d_])",
+    re.IGNORECASE,
+)
+_STATE_AFTER = re.compile(
+    r"^[^;]{0,40}?(?<![^\W\d_])(?:remains?|remaining|stays?|still|untouched|unchanged|"
+    r"(?:is|are|was|were)\s+(?:now\s+|also\s+)?(?:open|unpaid|due|outstanding|pending|overdue)|"
+    r"(?:open|unpaid|outstanding|due|owed|pending|overdue)[\s).!]*$)(?![^\W\d_])",
+    re.IGNORECASE,
+)
+
+
+def _covered(clause: str, where: tuple[int, int], at: int, acts: list[re.Match[str]]) -> bool:
+    """Does a word of state or reading (``_STATE_BEFORE``, ``_STATE_AFTER``) cover the value at
+    ``where`` of ``clause`` (which starts at ``at`` of its sentence), with no act of ``acts`` between?"""
+    verbs = [m.start() - at for m in acts if 0 <= m.start() - at < len(clause)]
+    state = [m.end() for m in _STATE_BEFORE.finditer(clause[: where[0]])]
+    if state and not any(state[-1] <= v < where[0] for v in verbs):
+        return True
+    until = min((v for v in verbs if v >= where[1]), default=len(clause))
+    return _STATE_AFTER.match(clause[where[1] : until]) is not None
+
+
+# a label of records in a status the run gives them ("Paid: BILL-0005, BILL-0004", "Settled bills:
+# …", "Payments sent: …"), up to the next label or the sentence's end
+_LISTED = re.compile(
+    rf"(?<![^\W\d_])(?P<verb>{_STATUS_VERB.pattern[1:-1]}|{_WEAK_VERB.pattern[1:-1]})"
+    r"(?:\s+[^\W\d_]+){0,2}\s*:(?!\d)(?P<list>.*?)(?=(?<![^\W\d_])[^\W\d_]+(?:\s+[^\W\d_]+)?\s*:(?!\d)|$)",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def _listed_unrecorded(sentence: str, kept: list[str], read: str) -> list[str]:
+    """Records listed under a status or an act (``_LISTED``) that the run did not touch (``kept``),
+    unless what it read shows each in that status ("Paid: BILL-0001, BILL-0003" answering which bills
+    are paid, their rows showing Paid)."""
+    out = []
+    for m in _LISTED.finditer(sentence):
+        verb = " ".join(m.group("verb").casefold().split())
+        if _WEAK_VERB.match(verb) and (
+            sentence[m.end("verb") :].lstrip()[:1] != ":" or len(sentence[: m.start()].split()) > 1
+        ):
+            continue  # "Sent:", "Payments sent:" list the run's acts; "Stark Logistics sent two invoices:" not
+        status = next(iter(_statuses(verb)), None) if _STATUS_VERB.match(verb) else None
+        for name in sorted(_names_in(m.group("list")) - _absent_record(m.group("list")) - set(kept)):
+            lines = [ln for ln in read.splitlines() if _in(name, ln)]
+            if not lines:
+                continue  # named nowhere: the rule for records nothing shows says so
+            seen = set().union(*(_statuses(ln) for ln in lines))
+            if status is not None and status in seen:
+                continue
+            shows = f" and saw it {' / '.join(sorted(map(_shown, seen)))}" if seen else ""
+            out.append(
+                f"the last step's words list {name.upper()} as {verb}, but no send of this run that a "
+                f"system applied touched {name.upper()} (the run only read it{shows})"
+            )
+    return out
 
 
 # a sentence that says something was not done, in the languages of ``_ACT_VERB``
@@ -2001,12 +2156,26 @@ def _approvers_named(sentence: str) -> list[tuple[str, bool]]:
         words = m.group("name").split()
         named = words[0][:1].isupper() and words[0].casefold() not in _DETERMINER
         out.append((" ".join(words) if named else "", True))
+    for m in _APPROVER_LABEL.finditer(sentence):
+        words = m.group("name").split()
+        out.append(("" if words[0].casefold() in _DETERMINER else " ".join(words), True))
+    for m in _APPOSED.finditer(sentence):
+        name = next(n for n in m.groups() if n)
+        if _name_like(name):
+            out.append((name, False))
     for m in _APPROVER_FIRST.finditer(sentence):
         name = next(n for n in m.groups() if n)  # the name of the alternative that matched
-        if not _name_like(name):
-            continue
+        before = sentence[: m.start()].split()
+        if not _name_like(name) or (before and before[-1].casefold() in _DETERMINER | _QUANTIFIER):
+            continue  # "the task approved earlier", "each quote approved": a thing approved, no one
         at = m.start()
-        if not sentence[:at].strip(" \t\"'“”(*-") and m.group("verb") and _ELLIPTIC.match(sentence, m.end()):
+        took = m.group("verb") and re.search(r"\s(?!off\b)\S", m.group("verb"))  # "signed it off": an object
+        if (
+            not sentence[:at].strip(" \t\"'“”(*-")
+            and m.group("verb")
+            and not took
+            and _ELLIPTIC.match(sentence, m.end())
+        ):
             continue
         out.append((name, False))
     return out
