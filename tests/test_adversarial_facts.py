@@ -95,7 +95,9 @@ def test_a_fact_whose_record_was_edited_is_nobodys_to_accept_under_two_people(
     assert NOBODY in _flash(ana)
     assert office.store.facts.get(fact.id).status == "rejected"  # type: ignore[union-attr]
 
-    # what the refusal says to do: forget it, and have a run propose the words again
+    # what the refusal says to do: forget it (a proven person: an OS user decides nothing here, s41),
+    # and have a run propose the words again
+    monkeypatch.setenv("TASKCREW_TOKEN", TokenStore().issue("carol"))
     assert runner.invoke(cli, ["knowledge", "forget", fact.id]).exit_code == 0
     again = office.propose(NORTHWIND, run_id="run-ana-2", submitted_by="ana")
     assert again.id == fact.id and again.submitted_by == "ana" and again.status == "proposed"

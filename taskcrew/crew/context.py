@@ -106,6 +106,7 @@ class RunContext:
     criteria: list[str] = field(default_factory=list)  # given by the request; every plan keeps them
     read_only: bool = False
     submitted_by: str | None = None  # who asked for the run: the facts it learns are not hers to accept alone
+    task_origin: str | None = None  # set: a task its submitter did not type (a batch child's): untrusted
     usage: Usage = field(default_factory=Usage)
     started: float = field(default_factory=time.monotonic)
     checkpoints: Any = None  # crew.stages.Checkpoints for a durable run (taskcrew.jobs); None otherwise

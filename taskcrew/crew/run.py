@@ -49,6 +49,11 @@ class RunSettings(BaseModel):
     criteria: list[str] = Field(default_factory=list, description="success criteria every plan keeps")
     read_only: bool = Field(default=False, description="the request changes nothing: every change is refused")
     submitted_by: str | None = Field(default=None, description="the proven identity that asked for the run")
+    task_origin: str | None = Field(
+        default=None,
+        description="where the task's words came from when its submitter did not type them (a batch "
+        "child: the batch planner's words from the inbox); what the run learns counts them as untrusted",
+    )
     today: date = Field(default_factory=date.today, description="the date the crew is told it is")
 
 
@@ -154,6 +159,7 @@ def build_context(
         read_only=settings.read_only,
         checkpoints=res.checkpoints,
         submitted_by=settings.submitted_by,
+        task_origin=settings.task_origin,
     )
     ctx.worker_llm.on_call = ctx.verifier_llm.on_call = ctx.record_llm_call
     if os.environ.get("TASKCREW_RERANK", "").strip().lower() not in ("", "0", "false", "no", "off"):

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from taskcrew.crew.models import RunState
 from taskcrew.crew.trace import ControlEvent
+from taskcrew.knowledge.grant import TASK_FROM_OUTSIDERS
 
 
 class Checkpoints(Protocol):
@@ -48,13 +49,17 @@ BRIEF_SOURCE = "procedures in the planner's brief"  # a source of the run's fact
 
 
 def read_from(ctx: Any, state: RunState) -> list[str]:
-    """Where the run's text came from, over all its legs: the tools it called and the planner's
-    brief when it quoted documents. A resumed leg's tracer holds only its own events, so what the
-    legs before read is kept in the checkpointed state: a fact learned after a resume is judged
-    by everything the run read, not only by what it read since (``knowledge/grant.py``)."""
+    """Where the run's text came from, over all its legs: the tools it called, a brief that quoted
+    documents, and the task itself when its submitter did not type it (``ctx.task_origin``: a batch
+    child's task, the batch planner's words from the inbox). A resumed leg's tracer holds only its
+    own events, so what the legs before read is kept in the checkpointed state: a fact learned after
+    a resume is judged by everything the run read, not only by what it read since
+    (``knowledge/grant.py``)."""
     sources = set(state.read_from) | {e.tool for e in ctx.tracer.of_kind("tool_call")}
     if any(e.procedures for e in ctx.tracer.of_kind("knowledge")):
-        sources.add(BRIEF_SOURCE)  # the planner's brief quoted documents too (no tool call shows it)
+        sources.add(BRIEF_SOURCE)  # a brief quoted documents too (no tool call shows it)
+    if getattr(ctx, "task_origin", None):
+        sources.add(TASK_FROM_OUTSIDERS)  # the task is outsiders' words, as the planner picked them
     return sorted(sources)
 
 

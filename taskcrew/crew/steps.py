@@ -10,7 +10,7 @@ from crewai.tools import BaseTool
 from pydantic import BaseModel
 
 from taskcrew.crew.citations import check_citations, lines_with
-from taskcrew.crew.context import RunContext
+from taskcrew.crew.context import KnowledgeContext, RunContext
 from taskcrew.crew.evidence import SENDS_SOURCE, answer_unsupported, check_verdict
 from taskcrew.crew.guard import Budget, GuardedTool
 from taskcrew.crew.models import (
@@ -98,14 +98,22 @@ def _ask(
     )
 
 
+def _brief(ctx: RunContext) -> KnowledgeContext | None:
+    """The knowledge store's brief for the run's task, as every prompt that quotes it gets it (None:
+    no store). Every brief built is recorded (``KnowledgeUsed``), a re-plan's and the verifier's too,
+    not only the first plan's: one that quoted documents makes what the run learns untrusted
+    (``stages.read_from``)."""
+    if ctx.knowledge is None:
+        return None
+    knowledge = ctx.knowledge.context_for(ctx.task)
+    ctx.tracer.emit(
+        KnowledgeUsed(snippets=knowledge.procedures + knowledge.facts, procedures=len(knowledge.procedures))
+    )
+    return knowledge
+
+
 def plan(ctx: RunContext, state: RunState, reason: str = "") -> Plan:
-    knowledge = ctx.knowledge.context_for(ctx.task) if ctx.knowledge is not None else None
-    if knowledge is not None and state.plan_version == 0:
-        ctx.tracer.emit(
-            KnowledgeUsed(
-                snippets=knowledge.procedures + knowledge.facts, procedures=len(knowledge.procedures)
-            )
-        )
+    knowledge = _brief(ctx)
     replan_context = ""
     if reason:
         replan_context = (
@@ -219,7 +227,7 @@ def verify(ctx: RunContext, state: RunState, given: dict[str, str] | None = None
         if state.claim == "nothing_to_do"
         else "the task is complete"
     )
-    knowledge = ctx.knowledge.context_for(ctx.task) if ctx.knowledge is not None else None
+    knowledge = _brief(ctx)
     tools = _guarded(ctx, "verifier", budget)
     verdict = _ask(
         ctx,

@@ -262,6 +262,8 @@ class LegRunner:
                 criteria=opts.criteria,
                 read_only=opts.read_only,
                 submitted_by=submitter_as_proven(job.submitted_by, job.submitted_proof),  # what it proposes
+                # a batch child's task is the batch planner's words from outsiders' e-mails, not hers
+                task_origin=f"batch {job.origin.batch_id} ({job.origin.planner})" if job.origin else None,
             )
             res = self.place.resources(
                 scripted=self.scripted(job) if self.scripted else None, human=human, read_only=opts.read_only

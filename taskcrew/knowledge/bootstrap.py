@@ -1,16 +1,84 @@
-"""Open the user's knowledge store, seeding it with the demo company's handbook on first use."""
+"""Open the user's knowledge store, seeding it with the demo company's handbook on first use; the
+one door documents come into its procedures by (``ingest_as``)."""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from taskcrew.config import Paths
+from taskcrew.inputs import UserError
 from taskcrew.knowledge.embedder import EmbedderUnavailable, MiniLMEmbedder
 from taskcrew.knowledge.health import StoreDamaged, check_store
-from taskcrew.knowledge.models import IngestReport
+from taskcrew.knowledge.models import FileIngest, IngestReport
 from taskcrew.knowledge.store import KnowledgeStore, StoreConfig
 
+if TYPE_CHECKING:
+    from taskcrew.approvals.identity import Identity
+
 HANDBOOK_NAME = "company_context.md"
+INGESTED = "knowledge_ingest"  # the audit log's action: documents written into the procedures store
+SEEDING = "the sandbox's company handbook, seeded on the knowledge store's first use"
+_log = logging.getLogger(__name__)
+
+
+class IngestRefused(UserError, PermissionError):
+    """Documents the knowledge store does not take from this identity; the message says what to do."""
+
+
+def ingest_as(
+    store: KnowledgeStore,
+    paths: Sequence[Path],
+    who: Identity,
+    on_file: Callable[[FileIngest], None] | None = None,
+    on_chunks: Callable[[Path, int, int], None] | None = None,
+    seeding: str | None = None,
+) -> IngestReport:
+    """Ingest ``paths`` into the procedures store as ``who``: the one door documents come in by, for
+    what every planner's brief quotes is guarded as a fact is. While the two-person rule is on, an
+    identity not proven (an operating-system user, taken on her word) adds nothing (the authority's
+    rule on who decides, ``Authority.submitter_refusal``: else anyone could put words two people
+    rejected as a fact into every brief as a company procedure), nor does a removed or reset login;
+    raises ``IngestRefused``. What the ingest is about to write is recorded first, signed, in the
+    audit log (``knowledge_ingest``: who and how she was proven, each file's path, SHA-256 and
+    added / replaced / unchanged / skipped / removed): a log that cannot be written ingests nothing
+    (its error is raised). ``seeding``: taskcrew's own first-use seeding (``seed_if_empty``), which
+    is recorded as that, by this process's OS user, and checks nobody."""
+    from taskcrew.approvals.audit import AuditLog, AuditLogError
+    from taskcrew.approvals.authority import Authority
+    from taskcrew.approvals.rules import RiskRulesError
+    from taskcrew.approvals.signing import KeyRing, approvals_dir
+
+    if seeding is None:
+        try:
+            why = Authority(None).submitter_refusal(
+                who, role="person adding documents to the knowledge store"
+            )
+        except RiskRulesError as exc:
+            why = f"who may add documents cannot be judged: {exc}"
+        if why:
+            raise IngestRefused(
+                f"{who.describe()} may not add documents to the knowledge store: {why} (it gives you a "
+                "personal token, which this command then uses; or set TASKCREW_TOKEN to one). Nothing "
+                "was ingested"
+            )
+    audit = AuditLog(approvals_dir() / "audit.jsonl", KeyRing.default())
+
+    def record(files: list[dict[str, str]]) -> None:
+        said = {"seeding": seeding} if seeding else {}
+        try:
+            audit.append(
+                who.name, INGESTED, "/knowledge/procedures", {"proof": who.proof, **said, "files": files}
+            )
+        except OSError as exc:
+            raise AuditLogError(
+                f"the audit log {audit.path} cannot be written ({type(exc).__name__}: {exc}): nothing was "
+                "ingested; make it writable and run the command again"
+            ) from exc
+
+    return store.procedures.ingest(paths, on_file=on_file, on_chunks=on_chunks, before=record)
 
 
 def open_store(
@@ -38,11 +106,21 @@ def seed_if_empty(store: KnowledgeStore, sandbox: Path | None = None) -> IngestR
     """Ingest ``<sandbox>/company_context.md`` when the store has no procedures yet.
 
     Returns the ingest report, or None when the store already had procedures (or there is no
-    handbook to seed from).
+    handbook to seed from, or the audit log, where the seeding is recorded first, cannot be written:
+    nothing is seeded then, and the next first use tries again).
     """
+    from taskcrew.approvals.audit import AuditLogError
+    from taskcrew.approvals.identity import Identity, os_user
+
     if not store.is_empty():
         return None
     handbook = (sandbox or Paths.from_env().sandbox) / HANDBOOK_NAME
     if not handbook.is_file():
         return None
-    return store.procedures.ingest([handbook])
+    try:
+        return ingest_as(store, [handbook], Identity(name=os_user(), proof="os_user"), seeding=SEEDING)
+    except AuditLogError as exc:
+        _log.warning(
+            "the knowledge store was not seeded with %s: the audit log cannot be written (%s)", handbook, exc
+        )
+        return None

@@ -16,7 +16,7 @@ from rich.markup import escape
 
 from taskcrew.crew.stopping import EXIT_INTERRUPTED, RunInterrupted, signals_raise
 from taskcrew.inputs import InputError, UserError, check_query
-from taskcrew.knowledge.bootstrap import open_store, seed_if_empty
+from taskcrew.knowledge.bootstrap import IngestRefused, ingest_as, open_store, seed_if_empty
 from taskcrew.knowledge.embedder import EmbedderUnavailable
 from taskcrew.knowledge.folders import collect
 from taskcrew.knowledge.models import Ranking
@@ -49,7 +49,14 @@ NO_FILES = "[yellow]No supported files found (.md, .markdown, .txt, .text, .pdf,
 
 
 def ingest(paths: list[Path], directory: Path | None, console: Console) -> int:
-    """Ingest files and folders; exit 1 when any file had to be skipped (the others are kept)."""
+    """Ingest files and folders as the CLI's proven identity (``bootstrap.ingest_as``: recorded in
+    the audit log first; refused to an unproven one under the two-person rule); exit 1 when any file
+    had to be skipped (the others are kept) or the ingest was refused."""
+    from taskcrew.approvals.audit import AuditLogError
+
+    who = _identity(console)
+    if who is None:
+        return UNAVAILABLE
     collected = collect(paths)
     files = [*collected.files, *(Path(r.path) for r in collected.refused)]
     if not files and not any(p.is_dir() for p in paths):  # a folder emptied: its old chunks go below
@@ -59,7 +66,13 @@ def ingest(paths: list[Path], directory: Path | None, console: Console) -> int:
     try:
         store = _open(directory, console)
         with signals_raise(), progress:
-            report = store.procedures.ingest(paths, on_file=progress.file_done, on_chunks=progress.chunks)
+            report = ingest_as(store, paths, who, on_file=progress.file_done, on_chunks=progress.chunks)
+    except IngestRefused as exc:
+        say(console, f"[red]refused:[/red] {markup(exc)}")
+        return FAILED
+    except AuditLogError as exc:
+        say(console, f"[red]error:[/red] {markup(exc)}")
+        return UNAVAILABLE
     except (KeyboardInterrupt, RunInterrupted):
         where = ""
         if progress.last is not None:
@@ -335,6 +348,7 @@ def forget(fact_id: str, directory: Path | None, console: Console) -> int:
     """`knowledge forget ID`: delete a fact or a damaged row, recorded in the audit log as the CLI's
     identity (a copy of the row written back later stays forgotten)."""
     from taskcrew.approvals.audit import AuditLogError
+    from taskcrew.knowledge.facts import FactRefused
 
     who = _identity(console)
     if who is None:
@@ -344,6 +358,9 @@ def forget(fact_id: str, directory: Path | None, console: Console) -> int:
     except (EmbedderUnavailable, UserError, AuditLogError) as exc:  # UserError: a damaged store
         say(console, f"[red]error:[/red] {markup(exc)}")
         return UNAVAILABLE
+    except FactRefused as exc:  # who may decide nothing on a fact here
+        say(console, f"[red]refused:[/red] {markup(exc)}")
+        return FAILED
     if removed is None:
         say(
             console,

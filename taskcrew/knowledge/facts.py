@@ -9,9 +9,14 @@ other's (measured figures: docs/knowledge.md).
 
 A fact taught by a run that read untrusted text (see ``grant.untrusted_sources``) is stored as
 ``proposed``; only ``accepted`` facts are returned by ``search`` (what the planner, the tools and
-the reflector read) unless a caller asks for every status. A person accepts or rejects with
-``decide``, naming the words she was shown (``words_of``). A fact is only ever advice in a
-prompt: nothing here feeds an approval rule.
+the reflector read) unless a caller asks for every status. A run that read only trusted sources
+learned its submitter's own words: its own acceptance counts as hers (``_Judge.run_refusal``), so
+while the two-person rule is on its facts are proposed too (``SUBMITTERS_WORDS``), and one stored
+accepted before the rule was on reads as proposed. A person accepts or rejects with ``decide``,
+naming the words she was shown (``words_of``), or forgets with ``forget``; every such decision is
+refused where the approval authority does not count her (``_Judge.decider_refusal``: a removed or
+reset login; while the two-person rule is on, an identity not proven). A fact is only ever advice
+in a prompt: nothing here feeds an approval rule.
 
 Nothing in the chroma directory is taken on its word (anyone who can write the directory can write
 a row). A store has an identity (``FactBook.store_id``: the facts collection's id, made by chroma
@@ -26,14 +31,15 @@ one place) judges each row:
   sources, submitter, confirmations, the store) is not signed for this store (a row copied from
   another store is said to be one); its claimed provenance is dropped, and who submitted its run
   reads as not proven (``UNPROVEN_SUBMITTER``): while the two-person rule is on, nobody may accept
-  it (``Authority.proposal_refusal``); rejecting or forgetting it may;
+  it (``Authority.proposal_refusal``); rejecting or forgetting it may (``_Judge.decider_refusal``);
 - its status is the audit log's latest signed decision on the fact in this store, whatever the row
   says (a row that says otherwise is shown so: "bob rejected it at ...; the row says proposed"):
   rejected when that is a rejection; accepted only when that is an acceptance, the row carries it
   under a seal of the operator's key over ``acceptance`` (words, who, when, the credential her login
   was proven with, the store) that is the one in the log, and while the approval authority still
   counts the person who accepted it (``Authority.submitter_refusal``: a removed or reset user's
-  acceptance is void; with the two-person rule, not the run's submitter); else proposed, with the
+  acceptance is void; with the two-person rule, not the run's submitter; a run's own acceptance is
+  its submitter's: ``_Judge.run_refusal``); else proposed, with the
   reason (``Fact.problem``).
 
 Rows and decisions from before stores had identities are adopted once per store (``_upgrade``, at
@@ -76,6 +82,9 @@ if TYPE_CHECKING:
 MAX_FACT_CHARS = 400
 READ_BY_PLANNERS: FactStatus = "accepted"
 UNKNOWN_ORIGIN = "(unknown origin)"
+# where a fact of a run that read only trusted sources came from, when its run's own acceptance
+# does not count (the two-person rule: its submitter's words, another person accepts them)
+SUBMITTERS_WORDS = "its run's submitter's own words (task, answers): another person accepts them"
 DECISIONS = ("fact_accept", "fact_reject", "fact_forget")  # the audit log's actions on a fact
 ADOPTED = "fact_adopt"  # a decision from before stores had ids, adopted by a store at its upgrade
 OPENED = "fact_store"  # a store's upgrade done: no row without its id is adopted after it
@@ -274,7 +283,7 @@ class _Judge:
         self._opened = False
         self.blind: str | None = None  # why the audit log could not be read (None: it was)
         self._authority: Any = None
-        self._refusals: dict[tuple[str, str, str | None, str | None], str | None] = {}
+        self._refusals: dict[tuple[str, str, str | None, str | None, bool], str | None] = {}
 
     def _load(self) -> None:
         if self._loaded:
@@ -323,26 +332,65 @@ class _Judge:
 
     def refusal(self, who: Identity, submitted_by: str | None) -> str | None:
         """Why ``who``'s acceptance does not count (None: it does), by the authority's rule on who
-        decides (``Authority.submitter_refusal``) and the two-person rule on the run's submitter."""
-        key = (who.name, who.proof, who.credential, submitted_by)
-        if key not in self._refusals:
-            self._refusals[key] = self._judge(who, submitted_by)
-        return self._refusals[key]
+        decides (``decider_refusal``) and the two-person rule on the run's submitter."""
+        return self._judged(who, submitted_by, accepting=True)
 
-    def _judge(self, who: Identity, submitted_by: str | None) -> str | None:
-        from taskcrew.approvals.authority import Authority
+    def decider_refusal(self, who: Identity) -> str | None:
+        """Why ``who`` may decide nothing on a fact (accept, reject, forget; None: she may), by the
+        authority's rule on who decides (``Authority.submitter_refusal``): a login of someone removed
+        from the users file or whose password was reset counts for nothing, and while the two-person
+        rule is on, an identity not proven (an operating-system user, taken on her word) decides
+        nothing: else one person could undo, as her OS user, what another decided."""
+        return self._judged(who, None, accepting=False)
+
+    def run_refusal(self, submitted_by: str | None) -> str | None:
+        """Why the acceptance a run gives its own facts does not count (None: it does). A run that
+        read only trusted sources learned its submitter's own words (the task she typed, her answers),
+        so its acceptance counts as one by its submitter (not proven where the run names none),
+        judged by the same rule as a person's (``Authority.proposal_refusal``): while the two-person
+        rule is on, never (she may not accept her own run's facts; an unproven submitter, nothing)."""
         from taskcrew.approvals.rules import RiskRulesError
 
+        name = submitted_by or UNPROVEN_SUBMITTER
+        key = (name, "run", None, name, True)
+        if key not in self._refusals:
+            try:
+                self._refusals[key] = self._authority_of().proposal_refusal(
+                    name, name, "that taught it", remedy=""
+                )
+            except RiskRulesError as exc:
+                self._refusals[key] = f"whether its run's own acceptance counts cannot be judged: {exc}"
+        return self._refusals[key]
+
+    def _authority_of(self) -> Any:
+        from taskcrew.approvals.authority import Authority
+
+        if self._authority is None:
+            self._authority = Authority(None)
+        return self._authority
+
+    def _judged(self, who: Identity, submitted_by: str | None, accepting: bool) -> str | None:
+        key = (who.name, who.proof, who.credential, submitted_by, accepting)
+        if key not in self._refusals:
+            self._refusals[key] = self._judge(who, submitted_by, accepting)
+        return self._refusals[key]
+
+    def _judge(self, who: Identity, submitted_by: str | None, accepting: bool) -> str | None:
+        from taskcrew.approvals.rules import RiskRulesError
+
+        role = "fact's acceptor" if accepting else "person deciding on a fact"
         try:
-            if self._authority is None:
-                self._authority = Authority(None)
-            if why := self._authority.submitter_refusal(who, role="fact's acceptor"):
+            if why := self._authority_of().submitter_refusal(who, role=role):
                 return str(why)
             # what to do about an unproven submitter depends on the fact (``_unproven_advice``)
-            if why := self._authority.proposal_refusal(who.name, submitted_by, "that proposed it", remedy=""):
-                return why
+            if accepting and (
+                why := self._authority_of().proposal_refusal(
+                    who.name, submitted_by, "that proposed it", remedy=""
+                )
+            ):
+                return str(why)
         except RiskRulesError as exc:
-            return f"who may accept it cannot be judged: {exc}"
+            return f"who may {'accept' if accepting else 'decide on'} it cannot be judged: {exc}"
         return None
 
 
@@ -529,6 +577,12 @@ class FactBook:
             return (
                 f"{who.name} ({who.proof}) accepted it, but that acceptance no longer counts ({why}). "
                 "No planner sees it until someone accepts it again"
+            )
+        if who is None and (why := judge.run_refusal(fact.submitted_by)):
+            return (
+                "a run that read only trusted sources stored it accepted: that counts as its submitter's "
+                f"acceptance, which does not count now ({why}). No planner sees it until another person "
+                "accepts it"
             )
         return None
 
@@ -729,6 +783,9 @@ class FactBook:
         latest = judge.decision(fact_id)
         # a rejected fact stays rejected when taught again, also where its row was removed meanwhile
         rejected = latest if latest is not None and latest.status == "rejected" else None
+        # a run that read only trusted sources accepts its facts itself: as its submitter would
+        # (``_Judge.run_refusal``); where that does not count, they wait for another person
+        own = None if grant.proposes or same is not None else judge.run_refusal(grant.submitted_by)
         fact = Fact(
             id=fact_id,
             text=text,
@@ -743,11 +800,11 @@ class FactBook:
             status="rejected"
             if rejected
             else "proposed"
-            if grant.proposes or same is not None
+            if grant.proposes or same is not None or own
             else "accepted",
             decided_by=rejected.decided_by if rejected else None,
             decided_at=_parsed(rejected.at) if rejected else None,
-            derived_from=list(grant.untrusted),
+            derived_from=[*grant.untrusted, *([SUBMITTERS_WORDS] if own else [])],
             submitted_by=grant.submitted_by,
         )
         fact = self._signed(fact, seal=True)
@@ -809,6 +866,8 @@ class FactBook:
             )
         if accept and (why := judge.refusal(who, fact.submitted_by)):
             raise FactRefused(f"{who.describe()} may not accept it: {why}{_unproven_advice(fact)}")
+        if not accept and (why := judge.decider_refusal(who)):
+            raise FactRefused(f"{who.describe()} may not reject {fact_id}: {why}; nothing decided")
         label = _LABELS.get(who.proof, "os")
         decided = self._signed(
             fact.model_copy(
@@ -887,14 +946,18 @@ class FactBook:
 
     def forget(self, fact_id: str, who: Identity | None = None) -> Fact | DamagedRow | None:
         """Delete a fact or a damaged row, recorded in the audit log as ``fact_forget`` (by ``who``,
-        else this process's OS user): a copy of it written back later stays forgotten. Returns what
-        was deleted, or None if there was no such row."""
+        else this process's OS user): a copy of it written back later stays forgotten. A decision
+        like any other: refused (``FactRefused``) where the approval authority does not count ``who``
+        (``_Judge.decider_refusal``). Returns what was deleted, or None if there was no such row."""
+        who = who or Identity(name=os_user(), proof="os_user")
         self._upgrade()
         with self._locked():
-            row = self._row(fact_id)
+            judge = _Judge(self)
+            row = self._row(fact_id, judge)
             if row is not None:
-                name, proof = (who.name, who.proof) if who else (os_user(), "os_user")
-                self._log(name, "fact_forget", fact_id, {"text": row.text, "proof": proof})
+                if why := judge.decider_refusal(who):
+                    raise FactRefused(f"{who.describe()} may not forget {fact_id}: {why}; nothing forgotten")
+                self._log(who.name, "fact_forget", fact_id, {"text": row.text, "proof": who.proof})
                 self._collection.delete(ids=[fact_id])
         return row
 

@@ -9,14 +9,19 @@ The crew passes its verifier's verdict; anything with ``verified``, ``run_id`` a
 attributes will do (``VerdictLike``).
 
 A grant also says where the run's knowledge came from: the tools whose results it read
-(``sources``). A run that read documents, e-mails, pages or any tool not known to carry only a
-person's words or plain arithmetic learned from untrusted text, so its facts are stored as
-``proposed`` and reach no planner until a person accepts them (``untrusted_sources`` is that rule,
-the only place it is decided). Unknown sources (``None``) count as untrusted.
+(``sources``), and the run's own text where it is not its submitter's (``TASK_FROM_OUTSIDERS``: a
+batch child's task, which the batch planner wrote from the inbox; ``BRIEF_SOURCE``: the planner's
+brief quoting documents; both named by ``crew/stages.read_from``). A run that read documents,
+e-mails, pages or any tool not known to carry only a person's words or plain arithmetic learned
+from untrusted text, so its facts are stored as ``proposed`` and reach no planner until a person
+accepts them (``untrusted_sources`` is that rule, the only place it is decided). Unknown sources
+(``None``) count as untrusted.
 
-``submitted_by``: who submitted the run, when the caller knows it (a job's proven submitter). It is
-recorded, signed, with the run's facts: where the two-person rule is on, that person may not be the
-one who accepts them. (The crew does not pass it yet: its verdict does not name the submitter.)
+``submitted_by``: who submitted the run, when the caller knows it (a job's submitter as proven:
+``identity.submitter_as_proven``; the crew passes its run context's ``submitted_by`` with the
+verdict). It is recorded, signed, with the run's facts: where the two-person rule is on, that
+person may not be the one who accepts them, and a run that read only trusted sources (its
+submitter's own words) does not accept them itself either (``facts._Judge.run_refusal``).
 """
 
 from __future__ import annotations
@@ -32,6 +37,9 @@ TRUSTED_SOURCES = frozenset(
     {"ask_user", "compute_due_date", "compare_values", "parse_amount", "recall_facts"}
 )
 UNKNOWN_SOURCES = "(sources not given)"
+# a run's task its submitter did not type: a batch child's, written by the batch planner (a model)
+# from the inbox listing, names and subjects outsiders wrote (``Job.origin``)
+TASK_FROM_OUTSIDERS = "task written from outsiders' words (batch)"
 
 
 def untrusted_sources(sources: Iterable[str] | None) -> list[str]:

@@ -187,13 +187,21 @@ class ProcedureLibrary:
 
     # -- ingest ----------------------------------------------------------------------------------
     def ingest(
-        self, paths: Sequence[Path], on_file: OnFile | None = None, on_chunks: OnChunks | None = None
+        self,
+        paths: Sequence[Path],
+        on_file: OnFile | None = None,
+        on_chunks: OnChunks | None = None,
+        before: Callable[[list[dict[str, str]]], None] | None = None,
     ) -> IngestReport:
         """Ingest files and folders; one bad file is reported and skipped, the rest go on.
-        ``on_chunks`` hears about each batch embedded (progress within a large file)."""
+        ``on_chunks`` hears about each batch embedded (progress within a large file); ``before`` is
+        told what the ingest is about to do (``planned``) before it writes anything: what it raises
+        stops the ingest with nothing written (``bootstrap.ingest_as`` records it in the audit log)."""
         started = time.perf_counter()
         report = IngestReport()
         collected = collect(paths)
+        if before is not None:
+            before(self.planned(paths, collected))
         for refused in collected.refused:
             result = FileIngest(path=refused.path, status="skipped", message=refused.message)
             report.files.append(result)
@@ -210,6 +218,52 @@ class ProcedureLibrary:
         report.seconds = time.perf_counter() - started
         return report
 
+    def planned(self, paths: Sequence[Path], collected: Collected) -> list[dict[str, str]]:
+        """What an ingest of ``paths`` (``collected``) is about to do, as the audit log records it:
+        each file's path, the SHA-256 of its bytes now ("" if it cannot be read) and whether its
+        chunks are ``added``, ``replaced`` or kept ``unchanged``; each file refused (``skipped``);
+        each stored file whose chunks go because it is gone (``removed``)."""
+        files: list[dict[str, str]] = []
+        for path in collected.files:
+            source = str(path.resolve())
+            try:
+                sha = file_digest(path)
+            except OSError:
+                sha = ""
+            stored = bool(self._collection.get(where={"source": source}, include=[], limit=1)["ids"])
+            action = (
+                "unchanged"
+                if self._unchanged(path, source) is not None
+                else "replaced"
+                if stored
+                else "added"
+            )
+            files.append({"file": str(path), "sha256": sha, "action": action})
+        gone = self._gone(paths, collected)
+        for r in collected.refused:  # a refused file's stored chunks go too (``_remove_gone``)
+            removed = " (its stored chunks removed)" if str(_place(Path(r.path))) in gone else ""
+            files.append({"file": r.path, "sha256": "", "action": f"skipped{removed}"})
+        refused = {str(_place(Path(r.path))) for r in collected.refused}
+        files += [{"file": s, "sha256": "", "action": "removed"} for s in gone if s not in refused]
+        return files
+
+    def _gone(self, paths: Sequence[Path], collected: Collected) -> list[str]:
+        """The stored files whose chunks an ingest of ``paths`` removes (``_remove_gone``)."""
+        missing = {str(p.resolve()) for p in paths if not p.exists() and not p.is_symlink()}
+        folders = tuple(f"{p.resolve()}{os.sep}" for p in paths if p.is_dir()) + tuple(
+            f"{m}{os.sep}" for m in missing
+        )
+        named = {str(p.resolve()) for p in paths if not p.is_dir()}
+        present = {str(f.resolve()) for f in collected.files if _regular(f)}
+        refused = {str(_place(Path(r.path))) for r in collected.refused}
+        return [
+            source
+            for source in self.sources()
+            if (source in named or source.startswith(folders))
+            and source not in present
+            and (source in refused or not _regular(Path(source)))
+        ]
+
     def _remove_gone(
         self, paths: Sequence[Path], collected: Collected, report: IngestReport
     ) -> list[FileIngest]:
@@ -222,19 +276,11 @@ class ProcedureLibrary:
         counts the chunks removed; a gone path's "cannot read" line gives way to "removed" lines.
         Returns the lines added."""
         missing = {str(p.resolve()): p for p in paths if not p.exists() and not p.is_symlink()}
-        folders = tuple(f"{p.resolve()}{os.sep}" for p in paths if p.is_dir()) + tuple(
-            f"{m}{os.sep}" for m in missing
-        )
-        named = {str(p.resolve()) for p in paths if not p.is_dir()}
-        present = {str(f.resolve()) for f in collected.files if _regular(f)}
         refused = {str(_place(Path(r.path))): r for r in collected.refused}
         lines = {f.path: f for f in report.files if f.status == "skipped"}
         added: list[FileIngest] = []
-        for source in self.sources():
-            if not (source in named or source.startswith(folders)) or source in present:
-                continue
-            if source not in refused and _regular(Path(source)):
-                continue  # still there, not read this time (hidden, or named on its own before)
+        # a file still there, not read this time (hidden, or named on its own before), is kept
+        for source in self._gone(paths, collected):
             with self._lock:
                 ids = self._collection.get(where={"source": source}, include=[])["ids"]
                 for start in range(0, len(ids), WRITE_BATCH):
