@@ -202,7 +202,7 @@ def test_an_audit_cannot_prove_that_nothing_was_created_from_a_record_of_its_own
 
 
 def test_an_audit_of_a_past_run_sees_what_it_sent_but_not_as_proof_of_what_a_system_holds(
-    place: Workplace, tmp_path: Path
+    place: Workplace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     place.erp_server.reset(ChaosConfig.off())
     assert not [b for b in place.erp_server.state().bills if b.invoice_number == "VI-3390"]
@@ -224,6 +224,7 @@ def test_an_audit_of_a_past_run_sees_what_it_sent_but_not_as_proof_of_what_a_sys
         detail="then showed /bills/BILL-0099",
     )
     trace.emit(SubmissionEvent(submission=sent))
+    _sealed_by_its_job(past, "Enter Vandelay's invoice VI-3390", tmp_path, monkeypatch)
     name = f"sends of run {past.name}"  # what the audit is shown of that run (audit.sends_of_run)
 
     def judge(call: ScriptedCall) -> str:
@@ -250,3 +251,20 @@ def test_an_audit_of_a_past_run_sees_what_it_sent_but_not_as_proof_of_what_a_sys
     # what the run sent is no proof that the ERP holds it now (VI-3390 is not there)
     assert "must be checked on that system's own pages" in rows[CRITERION], rows[CRITERION]
     assert "'sends of this run' was not opened" in rows[nothing_else], rows[nothing_else]
+
+
+def _sealed_by_its_job(run: Path, task: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``run`` as a job's run, ended and sealed in its signed record: what `audit --run` audits
+    (a folder nothing vouches for is refused: ``audit.criteria_from_run``)."""
+    from taskcrew.jobs import JobOptions, Jobs
+
+    monkeypatch.setenv("TASKCREW_APPROVALS_DIR", str(tmp_path / "approvals"))
+    monkeypatch.setenv("TASKCREW_JOBS_DB", f"sqlite:///{tmp_path / 'jobs.sqlite3'}")
+    jobs = Jobs.open()
+    job = jobs.submit(
+        task, submitted_by="ana", submitted_proof="console", options=JobOptions(), enqueue=False
+    )
+    jobs.mark(job.id, "running", only_if=("queued",), leg=0, worker="w1")
+    jobs.note_run_dir(job.id, str(run.resolve()))
+    jobs.finish(job.id, "done", "entered", leg=0)
+    jobs.close()

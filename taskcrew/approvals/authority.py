@@ -1426,7 +1426,9 @@ class SignedLog:
         cancelled, on ``leg``) is not how the job stands now (None: the row is the newest the log
         knows): a ``retry`` or a takeover (not undone) of that leg or a later one; a ``finished`` or a
         ``cancel`` of a later leg (of that leg too, for a row that did not end so: a ``finished`` of
-        a failed or cancelled row's leg, a ``cancel`` of a failed one's). Entries before the row's own
+        a failed or cancelled row's leg, a ``cancel`` of a failed one's). Never an entry of an
+        earlier leg: the retry, takeover or resume that made the row's leg came after it (a cancel
+        of leg 0 is undone by the retry that made leg 1). Entries before the row's own
         signed ending (its leg's ``finished``, its ``cancel``) do not count: a row set back to an
         earlier signed version is told from the job's own history by the order the log was written
         in. A cancel of the leg a row finished on, written after that finish, ended nothing: it lost
@@ -1455,7 +1457,7 @@ class SignedLog:
                 or (
                     entry.action == "cancel"
                     and status != "cancelled"
-                    and (over > leg or status != "finished")
+                    and (over > leg or (over == leg and status != "finished"))
                 )
             )
             if later:

@@ -44,6 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from taskcrew.approvals.key import target
 from taskcrew.approvals.visible import Shown, ShownText, bare, hidden, shown, visible
+from taskcrew.yamlfile import DuplicateKeyError, load_yaml
 
 DEFAULT_RULES = Path(__file__).with_name("rules.yaml")
 # How the browser guard's body parser (tools/browser/network.py) starts a name or value it could not
@@ -337,7 +338,13 @@ def load_rules(path: Path | None = None) -> RiskRules:
         env = next((os.environ[e] for e in ENV_RULES if os.environ.get(e)), None)
         path = Path(env) if env else DEFAULT_RULES
     try:
-        return RiskRules.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+        return RiskRules.model_validate(load_yaml(path.read_text(encoding="utf-8")))
+    except DuplicateKeyError as exc:  # YAML would keep the last silently: maybe the looser one
+        first, again = exc.lines
+        raise RiskRulesError(
+            f"The risk rules {path} cannot be used: {exc.key}: written twice (lines {first} and {again}); "
+            "only one can count. Keep one (docs/security.md lists the settings)."
+        ) from exc
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(part) for part in error['loc']) or 'the file'}: "

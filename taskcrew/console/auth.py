@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from taskcrew.approvals.identity import person
 from taskcrew.approvals.signing import locked
+from taskcrew.yamlfile import load_yaml
 
 # scrypt cost: n=2**14, r=8, p=1 (~16 MiB, tens of ms): OWASP's minimum for scrypt.
 _N, _R, _P = 2**14, 8, 1
@@ -80,7 +81,7 @@ def _read_users(path: Path) -> list[User]:
     if not path.exists():
         return []
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = load_yaml(path.read_text(encoding="utf-8")) or {}  # a key written twice is refused
         users = UsersFile.model_validate(data).users
     except (OSError, yaml.YAMLError, ValidationError) as exc:
         raise ConsoleUserError(

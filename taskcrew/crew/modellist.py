@@ -26,6 +26,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from taskcrew.crew.modelspec import ModelConfigError, ModelSpec
+from taskcrew.yamlfile import load_yaml
 
 ENV_FILE = "TASKCREW_MODELS_FILE"
 
@@ -77,9 +78,10 @@ def load_models(path: Path | None = None) -> ModelsConfig | None:
             raise ModelConfigError(f"models file {chosen} does not exist; create it or unset {ENV_FILE}")
         return None
     try:
-        raw = yaml.safe_load(chosen.read_text(encoding="utf-8"))
+        raw = load_yaml(chosen.read_text(encoding="utf-8"))  # a key written twice is refused
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise ModelConfigError(f"models file {chosen} cannot be read ({type(exc).__name__}); {fix}") from exc
+        why = getattr(exc, "problem", None) or type(exc).__name__
+        raise ModelConfigError(f"models file {chosen} cannot be read ({why}); {fix}") from exc
     try:
         return ModelsConfig.model_validate(raw)
     except ValidationError as exc:

@@ -22,6 +22,8 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from taskcrew.yamlfile import load_yaml
+
 Provider = Literal["anthropic", "openai", "ollama", "compat", "scripted"]
 PRICES_FILE = Path(__file__).with_name("prices.yaml")
 
@@ -82,7 +84,7 @@ def load_prices(path: Path | None = None) -> dict[str, Price]:
     chosen = path or Path(os.environ.get("TASKCREW_PRICES") or PRICES_FILE)
     fix = f"fix the file or unset TASKCREW_PRICES (the format is that of {PRICES_FILE.name})"
     try:
-        raw = yaml.safe_load(chosen.read_text(encoding="utf-8")) or {}
+        raw = load_yaml(chosen.read_text(encoding="utf-8")) or {}  # a key written twice is refused
     except (OSError, UnicodeDecodeError) as exc:
         raise ModelConfigError(
             f"prices file {chosen} cannot be read ({exc.__class__.__name__}); {fix}"

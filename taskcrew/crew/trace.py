@@ -176,7 +176,11 @@ def _redact_tree(value: Any, redact: Callable[[str], str]) -> Any:
 
 
 class Tracer:
-    """Appends events to trace.jsonl (thread-safe) and keeps them in memory for the report."""
+    """Appends events to trace.jsonl (thread-safe) and keeps them in memory for the report.
+
+    A run's trace ends with its ``run_finished``: nothing is taken after it (a thread abandoned at an
+    interrupt, whose call in flight returns late, adds no line to the folder its job sealed as the
+    run ended: ``jobs.runseal``)."""
 
     def __init__(
         self,
@@ -189,6 +193,7 @@ class Tracer:
         self.listeners = listeners or []
         self.events: list[Any] = []
         self._lock = threading.Lock()
+        self._ended = False  # its run_finished is written: the trace takes no more
         path.parent.mkdir(parents=True, exist_ok=True)
 
     def emit(self, event: _Event) -> None:
@@ -196,9 +201,12 @@ class Tracer:
         clean = _ADAPTER.validate_python(data)
         line = json.dumps(data, ensure_ascii=False)
         with self._lock:
+            if self._ended:
+                return
             self.events.append(clean)
             with self.path.open("a", encoding="utf-8") as fh:
                 fh.write(line + "\n")
+            self._ended = isinstance(clean, RunFinished)
         for listener in self.listeners:
             with suppress(OSError):  # a terminal that hung up (EIO) shows no more; the trace has it all
                 listener(clean)

@@ -369,8 +369,10 @@ class Workplace:
         """The verifier alone, read-only: check a claim, or re-check a past run's success criteria."""
         criteria: list[str]
         if run_dir is not None:
+            # held to its job's signed record (refused: changed since, or nothing vouches for it)
             task, criteria = criteria_from_run(run_dir)  # a RunCriteria: the audit sees that run's sends
-            subject = f"re-check of run {run_dir.name}: {task}"
+            older = " (an older run: its files were not checked against its job's record)"
+            subject = f"re-check of run {run_dir.name}{older if criteria.unsealed else ''}: {task}"
         else:
             criteria = criteria_from_claim(claim or "")
             subject = claim or ""

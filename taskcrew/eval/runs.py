@@ -124,7 +124,7 @@ class RunRecord:
     # how the folder differs from what the signed record sealed or names (``folder_check``), in words
     # ('' when it does not); then ``decisions``: the decisions the signed audit log holds for the job
     altered: str = ""
-    unsealed: bool = False  # a finished job's record from before run folders were sealed
+    unsealed: bool = False  # an ended job's record from before its ending sealed its run folder
     decisions: tuple[str, ...] = ()
 
     @property
@@ -260,18 +260,21 @@ class RunRecord:
 def folder_check(run_dir: Path, jobs: Iterable[Job]) -> tuple[str, bool]:
     """The one rule for whether a run folder is still the account its job's signed record vouches
     for: the folder's files as sealed when the run ended (``Job.run_seal``, ``jobs.runseal``), and,
-    for a record with no seal, the task its trace says against the record's. Returns what differs,
-    in words ('' when nothing does), and whether a finished record names it unsealed (ended before
-    run folders were sealed: nothing is checked but the task)."""
+    for a record with no seal, the task its trace says against the record's. Every ending seals
+    (finished, failed, cancelled: ``jobs.store.Jobs._update``), and a seal is checked whatever the
+    record's status now (a job retried after it names the sealed folder until its new leg makes
+    one). Returns what differs, in words ('' when nothing does), and whether an ended record names
+    it unsealed (ended before its ending sealed run folders: nothing is checked but the task)."""
     from taskcrew.jobs.liveness import _task_of
+    from taskcrew.jobs.models import ENDED
     from taskcrew.jobs.runseal import changes
 
     unsealed = False
     for job in jobs:
         if job.run_seal is not None:
-            if job.status == "finished" and (what := changes(job.run_seal, run_dir)):
+            if what := changes(job.run_seal, run_dir):
                 return (
-                    f"the run folder was changed after the run ended ({what} since job {job.id} finished "
+                    f"the run folder was changed after the run ended ({what} since job {job.id} ended "
                     "and sealed it), or another run's folder was put in its place"
                 ), False
             continue
@@ -281,7 +284,7 @@ def folder_check(run_dir: Path, jobs: Iterable[Job]) -> tuple[str, bool]:
                 f"the run folder is not job {job.id}'s run: its trace is of another task ({task[:100]!r}), "
                 f"while the job's signed record names this folder for {job.task[:100]!r}"
             ), False
-        unsealed = unsealed or job.status == "finished"
+        unsealed = unsealed or job.status in ENDED
     return "", unsealed
 
 

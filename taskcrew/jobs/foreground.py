@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import socket
 import threading
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +80,13 @@ def run_in_foreground(
     settings = workplace.run_settings(task, submitted_by=submitter_as_proven(who.name, who.proof), **run)
     res = workplace.resources(listeners=listeners, human=human, read_only=bool(run.get("read_only")))
     res.checkpoints = StoreCheckpoints(jobs, job.id, worker_id, leg=LEG)
-    res.on_run_dir = lambda path: jobs.note_run_dir(job.id, str(Path(path).resolve()))
+    made: list[Path] = []  # the run's folder: sealed as the run left it, however its job ended
+
+    def noted(path: Path) -> None:
+        made.append(Path(path))
+        jobs.note_run_dir(job.id, str(Path(path).resolve()))
+
+    res.on_run_dir = noted
     res.wrap_model = lambda model, inner: SharedBackoff(jobs, model, inner)
     halt = LegHalt()  # cancelled (the console, `jobs cancel`): nothing more is sent
     if res.browser is not None:
@@ -120,6 +127,10 @@ def run_in_foreground(
             finished_at=utcnow(),
         )
         raise
+    finally:  # the run is over: a job ended meanwhile (cancelled while it ran) is sealed as it left it
+        if made:
+            with suppress(Exception):  # a database hiccup: the seal its ending made stands
+                jobs.seal_run(job.id, made[-1])
     done.set()
     run_dir = str(Path(result.run_dir).resolve())
     ended = authority.leg_end(job.id, LEG)

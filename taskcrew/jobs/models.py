@@ -127,7 +127,7 @@ class Job(BaseModel):
     run_dir: str | None = None
     run_seal: RunSeal | None = Field(
         default=None,
-        description="the run folder's files as the run ended (``Jobs.finish``; None: not sealed)",
+        description="the run folder's files as the run ended (any ending: ``Jobs._update``; None: not sealed)",
     )
     options: JobOptions = Field(default_factory=JobOptions)
     parent_id: str | None = Field(default=None, description="the batch job that fanned this one out")

@@ -297,19 +297,23 @@ class LegRunner:
         except Stopped:
             return self._stopped(authority, job.id, leg)
         except Parked as parked:
-            waits = self.jobs.mark(
+            if run_dirs:  # its folder says it parked, not that it was killed: written before the job
+                _end_parked(run_dirs[-1], job.id, parked.approval_id)  # waits (a rejection seals it)
+            self.jobs.mark(
                 job.id,
                 "waiting",
                 only_if=("running",),
                 leg=leg,
                 reason=f"waiting for approval {parked.approval_id}",
             )
-            if waits is not None and run_dirs:  # its folder says it parked, not that it was killed
-                _end_parked(run_dirs[-1], job.id, parked.approval_id)
             self.jobs.resume(job.id)  # decided while we were parking: back on the queue at once
             return "waiting"
         except Exception as exc:  # the run could not be set up (bad model, browser): clear, retryable
             return self._fail(job.id, leg, f"{type(exc).__name__}: {exc}; fix it")
+        finally:  # the run is over: a job ended meanwhile (a cancel) has its folder sealed as left
+            if run_dirs:
+                with suppress(Exception):  # a database hiccup: the seal its ending made stands
+                    self.jobs.seal_run(job.id, run_dirs[-1])
         ended = self.jobs.finish(
             job.id,
             result.outcome,

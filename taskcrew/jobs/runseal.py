@@ -2,10 +2,15 @@
 
 A run folder (trace.jsonl, report.md, the final screenshot, the routine recording and note) is not
 signed: whoever can write the runs folder can edit it, or copy another run's folder over it. Its
-job's record is signed. So when a job ends ``finished``, ``Jobs.finish`` seals the folder its record
-names (``seal``: every file, by its path inside the folder, with the SHA-256 of its bytes) into that
-record (``Job.run_seal``), after the run wrote its last file (the report, then the routine's
-recording and note: ``crew.run.run_task`` returns after them). Nothing of taskcrew writes to a run
+job's record is signed. So whenever a job ends — finished (done, rejected, expired, interrupted…),
+failed or cancelled — the one place that writes its record (``Jobs._update``) seals the folder the
+record names (``seal``: every file, by its path inside the folder, with the SHA-256 of its bytes)
+into that record (``Job.run_seal``). A job its own leg ends is sealed after the run wrote its last
+file (the report, then the routine's recording and note: ``crew.run.run_task`` returns after them;
+a parked leg's ``parked`` line is written before the job is set waiting). A job ended by someone
+else while its run still wrote (a cancel) is sealed again by its leg once the run is over
+(``Jobs.seal_run``), and a run's trace takes no line after its ``run_finished`` (``crew.trace.
+Tracer``: a thread abandoned at an interrupt adds nothing). Nothing else of taskcrew writes to a run
 folder after its run ended: a resumed or retried job runs in a new folder (``crew.run.new_run_dir``);
 `taskcrew demo`'s labels are written by the run as it writes the report and the routine note
 (``demo.demo_report``), never added afterwards.

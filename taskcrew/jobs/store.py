@@ -61,6 +61,7 @@ from taskcrew.jobs.models import (
     RecordTrust,
     utcnow,
 )
+from taskcrew.jobs.runseal import seal
 from taskcrew.tools.human import ApprovalDecision, ApprovalRequest
 
 log = logging.getLogger(__name__)
@@ -1246,7 +1247,8 @@ class Jobs:
         **fields: Any,
     ) -> tuple[Job, int] | None:
         """``mark``, and the leg the change was made on, read in its own transaction (None: nothing
-        changed)."""
+        changed). An ending seals the run folder (``_update``) unless ``run_seal`` is given."""
+        sealing = "run_seal" not in fields
         if beat:
             fields["heartbeat_at"] = self.db_now()
 
@@ -1265,6 +1267,7 @@ class Jobs:
                 event=(status, fields.get("reason", ""), fields.get("worker")),
                 leg=leg,
                 wrote=wrote,
+                sealing=sealing,
             )
         except InvalidChange:
             return None
@@ -1285,16 +1288,7 @@ class Jobs:
         again after it (a retry in between would have the finish signed on the retry's new leg, and
         that run's approvals taken back as of a finished run when it later failed and was retried).
         The run folder its record names (``run_dir``, else the one noted) is sealed into the record as
-        it is now, its run ended (``jobs.runseal``): every surface tells its files changed afterwards."""
-        if "run_seal" not in fields:
-            folder = fields.get("run_dir")
-            if folder is None:
-                with suppress(UnknownJob):
-                    folder = self.get(job_id).run_dir
-            if folder:
-                from taskcrew.jobs.runseal import seal
-
-                fields["run_seal"] = seal(Path(folder))
+        it is now, its run ended (``_update``, as every ending's: ``jobs.runseal``)."""
         marked = self.mark_on_leg(
             job_id,
             "finished",
@@ -1344,6 +1338,34 @@ class Jobs:
             job.run_seal = None  # an earlier leg's folder's seal: this leg's is made as it ends
 
         self._update(job_id, change, event=None)
+
+    def seal_run(self, job_id: str, run_dir: Path) -> None:
+        """The run in ``run_dir`` is over: its leg wrote its last file (``jobs.runner``, ``jobs.
+        foreground``, however the leg ended). Where its job ended while that run still wrote (a
+        cancel, a rejection that landed first: sealed then, as the folder was) and its signed record
+        still names the folder, the seal is made anew, of the folder as its run left it: an honest
+        folder never reads "changed after the run ended" for its own last lines. Nothing is written
+        while the job runs on unsealed, names another folder, or is sealed as the folder is."""
+        folder = run_dir.resolve()
+        trusted: list[bool] = []
+
+        def change(job: Job) -> None:
+            named = job.run_dir is not None and Path(job.run_dir).resolve() == folder
+            if not (trusted[-1] and named and (job.status in ENDED or job.run_seal is not None)):
+                raise InvalidChange("not this run's ending")
+            now = seal(folder)
+            if now == job.run_seal:
+                raise InvalidChange("sealed as it is")
+            job.run_seal = now
+
+        with suppress(InvalidChange, UnknownJob):
+            self._update(
+                job_id,
+                change,
+                event=None,
+                seen=lambda job, _: trusted.append(job.record_trust == "signed"),
+                sealing=False,
+            )
 
     def leg(self, job_id: str) -> int:
         return self._leg(job_id)
@@ -1509,13 +1531,20 @@ class Jobs:
         seen: Callable[[Job, int], None] | None = None,
         wrote: builtins.list[int] | None = None,
         also: Callable[[sa.Connection], None] | None = None,
+        sealing: bool = True,
     ) -> Job:
         """Read-modify-write with a compare-and-set on the stored document (safe across workers);
         given ``leg``, only while the job is on that leg (else InvalidChange). ``seen``: told the
         job (as every surface reads it: ``_read``) and its leg each time the row is read;
         ``wrote``: given the leg the change was signed on; ``also``: more writes, made in the same
         transaction once the change is in (all or nothing). A batch's child that ends has its
-        batch checked (``settle_batch``)."""
+        batch checked (``settle_batch``).
+
+        The one place a job ends (finished, failed, cancelled: rejected and expired are finished):
+        a signed record that ends naming a run folder has the folder sealed into it as it is now
+        (``_seal_ending``; ``sealing`` False: the caller set ``run_seal`` itself). A leg still
+        writing its folder when another ends its job (a cancel) seals it again once its run is
+        over (``seal_run``)."""
         for _ in range(20):
             with self._tx() as conn:
                 row = conn.execute(sa.select(J.c.doc, J.c.leg).where(J.c.id == job_id)).first()
@@ -1533,6 +1562,8 @@ class Jobs:
                 trust = self._trust(data, job, job_id, current)  # before ``change`` alters ``job``
                 was = job.status
                 change(job)
+                if sealing and trust == "signed" and job.status in ENDED and was not in ENDED:
+                    _seal_ending(job)
                 job.updated_at = utcnow()
                 if trust != "signed":  # never signed over: a forged record stays one whoever writes it,
                     # and so does one without a signature (legacy: it may have had one)
@@ -1572,6 +1603,18 @@ class Jobs:
         ev = JobEvent(job_id=job_id, at=utcnow(), kind=kind, detail=detail, actor=actor)
         doc = self._sealed("event", {}, json.loads(ev.model_dump_json()), "sig")
         conn.execute(EV.insert().values(job_id=job_id, doc=json.dumps(doc)))
+
+
+def _seal_ending(job: Job) -> None:
+    """Seal the run folder an ending job's record names (``jobs.runseal``). A folder its record holds
+    a seal of already keeps it: an earlier leg's, sealed as that leg ended, named still by a job
+    that ends before its next leg made a folder of its own."""
+    if not job.run_dir:
+        return
+    folder = Path(job.run_dir).resolve()
+    if job.run_seal is not None and Path(job.run_seal.folder) == folder:
+        return
+    job.run_seal = seal(folder)
 
 
 def too_late(approval: Approval) -> str:

@@ -17,6 +17,7 @@ from taskcrew.homes import RECIPES_FOLDER as FOLDER
 from taskcrew.homes import recipe_folders
 from taskcrew.recipes.index import SUFFIXES
 from taskcrew.recipes.models import Recipe
+from taskcrew.yamlfile import load_yaml
 
 __all__ = [
     "FOLDER",
@@ -64,7 +65,7 @@ def load_file(path: Path) -> Recipe:
             raise RecipeFileError(
                 f"{path}: larger than {MAX_FILE_BYTES // 1000} kB; a recipe is a short file"
             )
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path.read_text(encoding="utf-8"))  # a key written twice is refused
     except OSError as exc:
         raise RecipeFileError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
     except UnicodeDecodeError as exc:

@@ -30,6 +30,8 @@ from urllib.parse import parse_qsl, quote, unquote, urlsplit
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from taskcrew.yamlfile import load_yaml
+
 FILE_NAME = "readback.yaml"
 ENV_VAR = "TASKCREW_READBACK"
 MAX_FILE_BYTES = 64_000
@@ -147,7 +149,7 @@ def load_rules(path: Path | None, systems: dict[str, str]) -> ReadBackRules:
     try:
         if path.stat().st_size > MAX_FILE_BYTES:
             raise ReadBackFileError(f"{path}: larger than {MAX_FILE_BYTES // 1000} kB; a rule file is short")
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path.read_text(encoding="utf-8"))  # a key written twice is refused
     except OSError as exc:
         raise ReadBackFileError(
             f"read-back rules {path}: cannot be read ({exc.strerror or exc}); fix the path or unset {ENV_VAR}"
