@@ -180,9 +180,14 @@ def test_a_draft_is_compared_with_the_version_that_replays_not_the_one_it_names(
         assert page.compared_why == "the version that replays now"
         assert f"+  - {NEW_SENDER}" in page.diff
 
-    store.retire("enter-invoice", None)  # none replays: the version before it
+    store.retire("enter-invoice", None)  # none replays: the newest signed version before it
     diffed = runner.invoke(app, ["routines", "diff", "enter-invoice", "-v", "3"])
-    assert "v3 against v2, the version before it (no version replays now)" in diffed.output
+    # v2, the worker's draft of the same change, is signed by nobody: passed over for v1, and said so
+    assert "v3 against v1, the newest signed version before it (no version replays now; passed over: " in (
+        diffed.output
+    )
+    assert "enter-invoice v2's file is not what was accepted or proposed" in diffed.output
+    assert f"+  - {NEW_SENDER}" in diffed.output, diffed.output
     first = runner.invoke(app, ["routines", "diff", "enter-invoice", "-v", "1"])
     assert first.exit_code == 2 and "first version" in first.output
 

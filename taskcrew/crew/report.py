@@ -279,11 +279,13 @@ def _answer_section(ctx: RunContext, state: RunState, outcome: str) -> list[str]
         ]
     if last is not None and not audit:
         label = (
-            "The last step's words** (a model's account"
+            "The last step's words** (a model's account, not checked by code"
             if changes
-            else "What the crew found** (the last step's words"
+            else "What the crew found** (the last step's words, not checked by code"
         )
-        out += ["", f"**{label}, not checked by code): {md.text(last.summary, 1500)}"]
+        if _replayed(ctx):  # every step was a routine's (``routines.replay``): its code wrote them
+            label = "The last step's words** (written by the routine's code, not by a model"
+        out += ["", f"**{label}): {md.text(last.summary, 1500)}"]
         if problem := unsupported(ctx, state):
             out += ["", f"**Not supported by what this run recorded:** {md.text(problem, 1500)}"]
     values = _values(state)
@@ -435,7 +437,7 @@ def render_report(ctx: RunContext, state: RunState, screenshot: Path | None) -> 
     models = (
         f"- Model: verifier {verifier} (an audit runs the verifier only)"
         if audit
-        else f"- Models: worker {worker}, verifier {verifier}"
+        else f"- Models: worker {worker}{'' if _worker_called(usage) else ' (not called)'}, verifier {verifier}"
     )
     out += [
         "",
@@ -451,9 +453,29 @@ def render_report(ctx: RunContext, state: RunState, screenshot: Path | None) -> 
         "",
         "- `trace.jsonl`: every event of this run, one per line",
     ]
+    for name, what in ROUTINE_FILES:  # what routines learn from, and what they made of the run
+        if (ctx.run_dir / name).exists() or (name == "routine.txt" and _replayed(ctx, ran=True)):
+            out.append(f"- `{name}`: {what}")
     if screenshot is not None:
         out.append(f"- `{screenshot.name}`: the last page the browser showed")
     return "\n".join(out) + "\n"
+
+
+ROUTINE_FILES = (
+    ("browser_steps.jsonl", "each browser action by what it addressed (what a routine is learned from)"),
+    ("earlier_legs.json", "what this job's earlier legs did, as its signed checkpoint carried it"),
+    ("routine.txt", "what routines made of this run (written after this report)"),
+)
+
+
+def _replayed(ctx: RunContext, ran: bool = False) -> bool:
+    """A routine replayed the run (``ran``: or fell back after replaying part of it)."""
+    outcome = getattr(getattr(ctx, "replay", None), "outcome", None)
+    return outcome == "replayed" or (ran and outcome in ("fell_back", "rejected"))
+
+
+def _worker_called(usage: Any) -> bool:
+    return any(n for role, n in usage.by_role.items() if role != "verifier")
 
 
 def recorded(ctx: RunContext) -> Recorded:

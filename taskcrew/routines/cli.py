@@ -120,12 +120,16 @@ def routines_learn(
     # may not accept what was learned from it alone (two-person rule), as for a run's own proposal
     submitted = run_submitter(run_dir, record=record)
     store = _store()
-    base = store.accepted(learned.name)
+    base, unvouched = store.heal_base(learned.name)  # a version whose file is signed, as for a run's own
     if base is not None:
         learned = merge(base, learned)
+    elif unvouched:
+        typer.echo(f"note: the draft keeps nothing of an earlier version: {plain(unvouched)}", err=True)
     draft, new = store.propose(learned, author=who, submitter=submitted.name or UNPROVEN_SUBMITTER)
     if not new:
-        typer.echo(f"{plain(draft.name)} v{draft.version} already does this; nothing new proposed.")
+        typer.echo(
+            f"{plain(draft.name)} v{draft.version} ({draft.status}) already does this; nothing new proposed."
+        )
         return
     by = f"submitted by {submitted.name}" if submitted.name else "its submitter NOT PROVEN"
     typer.echo(
@@ -201,7 +205,7 @@ def routines_diff(
         new = store.get(name, version)
         old, what = (store.get(name, against), "the version you named") if against else store.diff_base(new)
         if old is None:
-            raise RoutineError(f"{name} v{new.version} is the first version: nothing to compare it with")
+            raise RoutineError(f"{name} v{new.version} has nothing to compare it with: {what}")
     except RoutineError as exc:
         raise _fail(str(exc)) from exc
     typer.echo(f"{plain(name)} v{new.version} against v{old.version}, {what}:")

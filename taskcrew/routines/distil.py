@@ -3,7 +3,9 @@ the issuer's extraction template, and the browser steps bound to what a person s
 
 Read from the run folder: ``trace.jsonl`` (the task, the steps' reported values, the files read,
 the verdict) and ``browser_steps.jsonl`` (each browser action with the element it addressed, by
-role, accessible name and form field name). What is learned is only what the verified run shows:
+role, accessible name and form field name); for a job's run that resumed in a later leg, what the
+legs before it did too (``LegFacts``, carried in the job's signed checkpoint, never read from an
+earlier leg's folder). What is learned is only what the verified run shows:
 values typed come from the recipe's parameters or from the document; secrets stay placeholders;
 what a person answered or decided is never learned (a value with no such source refuses the step).
 """
@@ -14,6 +16,8 @@ import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit, urlunsplit
+
+from pydantic import BaseModel, Field, TypeAdapter
 
 from taskcrew.crew.trace import read_trace
 from taskcrew.routines.files import sender_parts
@@ -70,24 +74,83 @@ def vouched_done(run_dir: Path, jobs: Any = None, record: Any = None) -> None:
     )
 
 
-class RunFacts:
-    """What the distiller needs of one run folder."""
+LEGS_FILE = "earlier_legs.json"  # in a resumed leg's run folder: what the legs before it did
 
-    def __init__(self, run_dir: Path) -> None:
-        trace = run_dir / "trace.jsonl"
-        if not trace.is_file():
-            raise DistilError(f"{run_dir} is not a run folder (no trace.jsonl); pass a folder under runs/")
+
+class LegFacts(BaseModel):
+    """What one earlier leg of a job's run did that a routine is learned from, up to the checkpoint
+    the run resumed from (what it did after that, the leg that resumed did again): its browser
+    actions, the values its finished steps reported, the files it read (oldest first) and the
+    searches it made. A job that parks for its approval, or whose worker stops, resumes in a new
+    run folder, and no signed record names the earlier one (nor seals it): so these go from leg to
+    leg in the job's signed checkpoint (``hooks.Progress``), never read back from an earlier folder,
+    and the leg that resumes writes them to its own folder (``LEGS_FILE``), sealed with it when the
+    job ends (`routines learn` reads them there)."""
+
+    run: str = Field(description="the leg's run folder (its name)")
+    records: list[ActRecord] = Field(default_factory=list)
+    reported: dict[str, str] = Field(default_factory=dict)
+    files_read: list[str] = Field(default_factory=list)
+    searched: list[str] = Field(default_factory=list)
+
+
+LEGS = TypeAdapter(list[LegFacts])
+
+
+def read_legs(run_dir: Path) -> list[LegFacts]:
+    """The earlier legs a resumed leg's folder carries (``LEGS_FILE``; [] for a run of one leg)."""
+    path = run_dir / LEGS_FILE
+    if not path.is_file():
+        return []
+    try:
+        return LEGS.validate_json(path.read_bytes())
+    except ValueError as exc:
+        raise DistilError(
+            f"{run_dir.name}: {LEGS_FILE} is not what taskcrew wrote ({exc.__class__.__name__})"
+        ) from exc
+
+
+def write_legs(run_dir: Path, legs: list[LegFacts]) -> None:
+    (run_dir / LEGS_FILE).write_bytes(LEGS.dump_json(legs))
+
+
+def _trace(run_dir: Path) -> Path:
+    trace = run_dir / "trace.jsonl"
+    if not trace.is_file():
+        raise DistilError(f"{run_dir} is not a run folder (no trace.jsonl); pass a folder under runs/")
+    return trace
+
+
+class RunFacts:
+    """What the distiller needs of a run, read once across all its legs: its run folder's trace and
+    recording, after what the job's earlier legs did (``LegFacts``): ``earlier`` as the job's
+    signed checkpoint carried them (a run's own proposal, ``hooks``), else as its folder holds them
+    (``LEGS_FILE``: `routines learn`, which holds the folder to its job's seal first)."""
+
+    def __init__(self, run_dir: Path, earlier: list[LegFacts] | None = None) -> None:
         self.run_dir = run_dir
-        self.events = read_trace(trace)
+        self.events = read_trace(_trace(run_dir))
         started = next((e for e in self.events if e.kind == "run_started"), None)
         if started is None:
             raise DistilError(f"{run_dir}: the trace has no start")
         self.task: str = started.task
         self.sandbox = Path(started.settings.get("sandbox", "."))
         self.systems = {k: u.rstrip("/") for k, u in started.settings.items() if k != "sandbox"}
-        self.records = read_records(run_dir)
+        self.earlier = read_legs(run_dir) if earlier is None else list(earlier)
+        self.own_records = read_records(run_dir)
+        self.records = [*(r for leg in self.earlier for r in leg.records), *self.own_records]
         hosts = [urlsplit(u).netloc for r in self.records for o, _m, u in r.decisions if o in CHANGING]
         self.erp = next((u for u in self.systems.values() if urlsplit(u).netloc in hosts), "")
+
+    def leg(self) -> LegFacts:
+        """What this run folder's own leg did (so far), as the next leg carries it."""
+        return LegFacts(
+            run=self.run_dir.name,
+            records=self.own_records,
+            reported=self._reported(),
+            files_read=self._files_read(),
+            searched=self._searched(),
+        )
 
     def verified(self) -> bool:
         finished = next((e for e in reversed(self.events) if e.kind == "run_finished"), None)
@@ -100,22 +163,35 @@ class RunFacts:
         )
 
     def reported(self) -> dict[str, str]:
-        """The values the run's finished steps reported (later steps win)."""
+        """The values the run's finished steps reported, in all its legs (later steps win)."""
+        data: dict[str, str] = {}
+        for leg in self.earlier:
+            data.update(leg.reported)
+        return data | self._reported()
+
+    def files_read(self) -> list[str]:
+        """The files the run read, in all its legs: the last read first."""
+        paths = [*(p for leg in self.earlier for p in leg.files_read), *self._files_read()]
+        return list(dict.fromkeys(reversed(paths)))
+
+    def searched(self) -> list[str]:
+        return [*(q for leg in self.earlier for q in leg.searched), *self._searched()]
+
+    def _reported(self) -> dict[str, str]:
         data: dict[str, str] = {}
         for event in self.events:
             if event.kind == "step" and event.report.status == "done":
                 data.update({k: str(v) for k, v in event.report.data.items()})
         return data
 
-    def files_read(self) -> list[str]:
-        paths = [
+    def _files_read(self) -> list[str]:
+        return [
             str(e.args.get("path"))
             for e in self.events
             if e.kind == "tool_call" and e.tool == "read_file" and e.role != "verifier" and e.ok
         ]
-        return list(dict.fromkeys(reversed(paths)))
 
-    def searched(self) -> list[str]:
+    def _searched(self) -> list[str]:
         return [
             str(e.args.get("query"))
             for e in self.events
@@ -318,9 +394,10 @@ def distil(run_dir: Path, *, require_verified: bool = True, jobs: Any = None, re
     Verified means the job store's signed record of the run says it was done (``vouched_done``;
     ``jobs``: an open job store, default the CLI's; ``record``: its records of the folder, when
     already read), and its trace's last verdict says so too."""
-    facts = RunFacts(run_dir)
-    if require_verified:
+    _trace(run_dir)  # a run folder at all
+    if require_verified:  # before anything of the folder is read: only a vouched folder's facts count
         vouched_done(run_dir, jobs, record)
+    facts = RunFacts(run_dir)
     if require_verified and not facts.verified():
         raise DistilError(f"{run_dir.name} was not verified: only a verified run can become a routine")
     match = match_task(facts.task, recipes_for(facts.sandbox))
@@ -462,10 +539,24 @@ def distil_facts(facts: RunFacts, match: Match, files: Any = None) -> Routine:
 
 
 def merge(old: Routine, new: Routine) -> Routine:
-    """``new`` keeping the templates ``old`` has for other issuers (a heal changes what it must)."""
+    """``new`` keeping what ``old`` knew that the healing run did not show again (a heal changes
+    what it must): the templates ``old`` has for other issuers, the obstacles it met that the run
+    did not (a session that expired, the system down: ``new`` learned none of that kind), and its
+    no-duplicate look where ``new`` learned none (its guard learned by field name from the company's
+    read-back rule, which a renamed form field no longer matches), for the values ``new`` still
+    enters. ``old`` is a version ``RoutineStore.heal_base`` vouched for."""
     mine = {t.issuer.casefold() for t in new.templates}
     keep = [t for t in old.templates if t.issuer.casefold() not in mine]
-    return new.model_copy(update={"templates": [*new.templates, *keep], "based_on": old.version})
+    met = {o.kind for o in new.obstacles}
+    obstacles = [*new.obstacles, *(o for o in old.obstacles if o.kind not in met)]
+    browser = new.browser
+    opens = [i for i, s in enumerate(browser) if s.kind == "open"][:-1]  # the looks before the form's page
+    entered = {s.value for s in browser if s.value}
+    guard = list(dict.fromkeys(v for s in old.browser if s.kind == "open" for v in s.absent if v in entered))
+    if guard and opens and not any(browser[i].absent for i in opens):
+        browser = [s.model_copy(update={"absent": guard}) if i in opens else s for i, s in enumerate(browser)]
+    update = {"templates": [*new.templates, *keep], "obstacles": obstacles, "browser": browser}
+    return new.model_copy(update={**update, "based_on": old.version})
 
 
 UNSIGNED = "as the workers counted them, not signed"

@@ -14,12 +14,18 @@ that never ran. So the replay's progress (which version, its outcome and reason,
 saved with every checkpoint (``Progress``, around the run's own checkpoints) and read back by the
 leg that resumes, which counts it; a leg that ends interrupted leaves the count to the leg that
 resumes it, and the run's key counts it once whichever leg finishes (``RoutineStore.count_once``).
+The version is taken back only as the checkpoint recorded it (``RoutineStore.vouched``: signed, with
+the fingerprint that replayed), and so is any version a draft heals (``RoutineStore.heal_base``).
+What each leg did (``distil.LegFacts``) rides in the checkpoints too, so a run that parked for its
+approval, or whose worker stopped, learns from all its legs (``distil.RunFacts``), never from an
+earlier leg's folder, which no signed record names.
 
 Neither ever fails a run: a problem is written to ``routine.txt`` in the run folder.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import uuid
@@ -33,6 +39,7 @@ ENV_LEARN = "TASKCREW_ROUTINES_LEARN"
 
 
 PROGRESS = "routine"  # the key of the replay's progress in a durable run's checkpoint
+LEGS = "routine_legs"  # the key of what the run's legs did so far (``distil.LegFacts``), likewise
 OUTCOMES = ("replayed", "fell_back", "rejected")
 
 
@@ -43,15 +50,19 @@ class Attached:
         self.store = store
         self.run_key = uuid.uuid4().hex  # the run's, in every leg (a resumed leg reads it back)
         self.resumed = False  # the replay ran in an earlier leg of this durable run
+        self.earlier: list[Any] = []  # what the legs before this one did (``distil.LegFacts``)
 
     def progress(self) -> dict[str, Any] | None:
         """What a resumed leg needs to count the replay: None before it ran (or without one)."""
+        from taskcrew.routines.store import fingerprint
+
         replayer = self.replayer
         if replayer is None or replayer.outcome not in OUTCOMES:
             return None
         return {
             "name": replayer.routine.name,
             "version": replayer.routine.version,
+            "fingerprint": fingerprint(replayer.routine),  # what it did: a file edited since is not it
             "outcome": replayer.outcome,
             "reason": replayer.reason,
             "new_issuer": bool(replayer.new_issuer),
@@ -62,7 +73,11 @@ class Attached:
         """The replay an earlier leg ran, as its checkpoint says (signed with it, by the job store):
         this leg's replayer takes its outcome — the same version's, or that version loaded again
         when another one replays now (accepted or retired between the legs) — so the Flow does not
-        reflect on a clean replay and ``after_run`` counts it."""
+        reflect on a clean replay and ``after_run`` counts it (and heals it). Loaded again only
+        through ``RoutineStore.vouched``: signed, and with the fingerprint the checkpoint recorded
+        (a file edited between the legs is not the version that replayed)."""
+        from taskcrew.routines.store import fingerprint
+
         if not isinstance(saved, dict) or self.match is None or self.store is None:
             return
         name, version, outcome = saved.get("name"), saved.get("version"), saved.get("outcome")
@@ -70,16 +85,21 @@ class Attached:
             return
         if isinstance(key := saved.get("run"), str) and re.fullmatch(r"[0-9a-f]{32}", key):
             self.run_key = key
+        recorded = saved.get("fingerprint") if isinstance(saved.get("fingerprint"), str) else ""
         replayer = self.replayer
-        if replayer is None or replayer.routine.version != version:
+        if (
+            replayer is None
+            or replayer.routine.version != version
+            or fingerprint(replayer.routine) != recorded
+        ):
             from taskcrew.routines.replay import Replayer
 
-            try:
-                routine = self.store.get(name, version)
-            except Exception as exc:
+            routine, why = self.store.vouched(name, version, recorded)
+            if routine is None:
                 _note(
                     ctx.run_dir,
-                    f"routines: the replay an earlier leg ran ({name} v{version}) is not counted: {exc}",
+                    f"routines: the replay an earlier leg ran ({name} v{version}) is not counted, and no "
+                    f"draft heals it: {why}",
                 )
                 return
             replayer = Replayer(routine, dict(self.match.values))
@@ -106,11 +126,40 @@ class Progress:
                     self.ctx.run_dir,
                     f"routines: the earlier leg's replay is not counted ({type(exc).__name__}: {exc})",
                 )
+            self.carry(saved.get(LEGS))
         return saved
+
+    def carry(self, legs: Any) -> None:
+        """What the legs before did, as the signed checkpoint carries them: kept for ``after_run``
+        and written to this leg's folder (sealed with it when the job ends: `routines learn`)."""
+        if not legs:
+            return
+        from taskcrew.routines.distil import LEGS as ADAPTER
+        from taskcrew.routines.distil import write_legs
+
+        try:
+            self.attached.earlier = ADAPTER.validate_python(legs)
+            write_legs(self.ctx.run_dir, self.attached.earlier)
+        except Exception as exc:  # routines never stop a run: nothing is learned from it, said so
+            self.attached.earlier = []
+            _note(
+                self.ctx.run_dir, f"routines: what the earlier legs did is not known ({type(exc).__name__})"
+            )
 
     def save(self, stage: str, state: dict[str, Any]) -> None:
         progress = self.attached.progress()
-        self.inner.save(stage, state if progress is None else {**state, PROGRESS: progress})
+        saved = state if progress is None else {**state, PROGRESS: progress}
+        self.inner.save(stage, {**saved, LEGS: self.legs()})
+
+    def legs(self) -> list[dict[str, Any]]:
+        """What the run's legs did up to now: the earlier ones', then this leg's (read from its own
+        folder, which this run writes); the next leg resumes from this checkpoint."""
+        from taskcrew.routines.distil import RunFacts
+
+        legs = list(self.attached.earlier)
+        with contextlib.suppress(Exception):  # nothing of this leg to read (no trace: a stand-in run)
+            legs.append(RunFacts(self.ctx.run_dir, earlier=[]).leg())
+        return [leg.model_dump(mode="json") for leg in legs]
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -226,22 +275,30 @@ def _after(ctx: Any, state: Any, attached: Attached) -> None:
             return  # a clean replay teaches nothing new; a run not verified teaches nothing
     if not verified or os.environ.get(ENV_LEARN, "1") == "0":
         return
-    try:
-        learned = distil_facts(RunFacts(ctx.run_dir), attached.match, ctx.toolbox.files)
+    try:  # what the run did in all its legs: this folder, after the legs the signed checkpoint carried
+        facts = RunFacts(ctx.run_dir, earlier=attached.earlier)
+        learned = distil_facts(facts, attached.match, ctx.toolbox.files)
     except DistilError as exc:
         _note(ctx.run_dir, f"routines: no routine learned from this run: {exc}")
         return
-    base = replayer.routine if replayer is not None else store.accepted(learned.name)
+    base, why = store.heal_base(learned.name, replayer.routine if replayer is not None else None)
     if base is not None:
         learned = merge(base, learned)
+    elif why:
+        _note(ctx.run_dir, f"routines: the draft keeps nothing of an earlier version: {why}")
     draft, new = store.propose(learned, submitter=getattr(ctx, "submitted_by", None))  # not hers to accept
-    what = "proposed" if new else "already proposed as"
-    _note(
-        ctx.run_dir,
-        f"routines: {what} {draft.name} v{draft.version} (draft): review it with "
-        f"`taskcrew routines show {draft.name} -v {draft.version}` and accept it with the "
-        f"`taskcrew routines accept {draft.name} -v {draft.version} --fingerprint …` it prints",
-    )
+    label = f"{draft.name} v{draft.version}"
+    if draft.status == "accepted":
+        _note(
+            ctx.run_dir, f"routines: {label}, the accepted version, already does this work: nothing proposed"
+        )
+    else:
+        _note(
+            ctx.run_dir,
+            f"routines: {'proposed' if new else 'already proposed as'} {label} (draft): review it with "
+            f"`taskcrew routines show {draft.name} -v {draft.version}` and accept it with the "
+            f"`taskcrew routines accept {draft.name} -v {draft.version} --fingerprint …` it prints",
+        )
     from taskcrew.demo import ROUTINE_NOTE
     from taskcrew.eval.runs import demo_marked
 

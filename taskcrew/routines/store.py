@@ -43,6 +43,7 @@ from pydantic import ValidationError
 from taskcrew.approvals import identity
 from taskcrew.eval.runs import NOT_NAMED, RunRecord
 from taskcrew.routines.models import Routine, printable
+from taskcrew.yamlfile import load_yaml
 
 if TYPE_CHECKING:
     from taskcrew.approvals.audit import AuditLog
@@ -464,11 +465,64 @@ class RoutineStore:
             f"{routine.version}"
         )
 
+    def vouched(self, name: str, version: int, recorded: str | None) -> tuple[Routine | None, str]:
+        """The one way a version is read as the base of another: what a heal keeps of it
+        (``distil.merge``, for a draft a run or `routines learn` proposes: ``heal_base``), the
+        version a run that resumes in a later leg takes its replay from (``hooks.Attached.restore``)
+        and what a reviewer's diff compares a draft with (``diff_base``). ``name`` v``version`` as
+        its file holds it, only when what it does is signed — its acceptance or its proposal checks
+        out — and, given ``recorded``, it still has that fingerprint (the version a run replayed,
+        as the run's signed checkpoint recorded it). Else None, and why: a file changed after it
+        was accepted or proposed, or written by hand, is nobody's word; a draft merged from it
+        would carry it under taskcrew's signature, and a diff against it would hide it."""
+        try:
+            routine = self.get(name, version)
+        except RoutineError as exc:
+            return None, str(exc)
+        problem = self._unvouched(routine, recorded)
+        return (None, problem) if problem else (routine, "")
+
+    def _unvouched(self, routine: Routine, recorded: str | None) -> str:
+        """Why ``routine`` as read is not vouched for ('' when it is): ``vouched``'s rule."""
+        from taskcrew.approvals import seals
+        from taskcrew.approvals.signing import KeyError_
+
+        what = f"{routine.name} v{routine.version}"
+        try:
+            signed = bool(routine.seal) and seals.check(self.keys, acceptance, routine, routine.seal)
+            signed = signed or (
+                bool(routine.proposal_seal) and self.keys.verify(proposal(routine), routine.proposal_seal)
+            )
+        except KeyError_ as exc:
+            return f"{what} cannot be checked ({exc})"
+        if not signed:
+            return (
+                f"{what}'s file is not what was accepted or proposed (changed since, or written into the "
+                "routines folder by hand): nothing signed vouches for what it does"
+            )
+        if recorded is not None and (now := fingerprint(routine)) != recorded:
+            was = f"its fingerprint was {recorded}" if recorded else "the run recorded no fingerprint"
+            return f"{what} is not the version the run replayed ({was}; it is now {now})"
+        return ""
+
+    def heal_base(self, name: str, replayed: Routine | None = None) -> tuple[Routine | None, str]:
+        """The version a draft learned from a verified run heals (``distil.merge`` keeps what the run
+        did not show again), read through ``vouched``: the version the run replayed (``replayed``,
+        held to the fingerprint it replayed with), else the one that replays now. None and why
+        ('' when there is none to heal: no version replays)."""
+        if replayed is None:
+            replayed = self.accepted(name)
+            if replayed is None:
+                return None, ""
+        return self.vouched(name, replayed.version, fingerprint(replayed))
+
     def diff_base(self, routine: Routine) -> tuple[Routine | None, str]:
         """The version a reviewer compares ``routine`` with, and what it is: the one that replays now
-        (its acceptance and the signed record of which version replays check out), else the one
-        before it. Never the version the file says it heals: ``based_on`` is the draft's own word,
-        and a draft naming itself or a draft of its own making would hide what it changes."""
+        (its acceptance and the signed record of which version replays check out), else the newest
+        one before it, each read through ``vouched``: one whose file nobody signed (changed after it
+        was accepted or proposed, or written by hand) is passed over, and the reviewer is told why.
+        Never the version the file says it heals: ``based_on`` is the draft's own word, and a draft
+        naming itself or a draft of its own making would hide what it changes."""
         replays = self.accepted(routine.name)
         if replays is not None and replays.version != routine.version:
             return replays, "the version that replays now"
@@ -476,14 +530,23 @@ class RoutineStore:
         if not before:
             return None, "the first version"
         why = "this one replays now" if replays is not None else "no version replays now"
-        return before[-1], f"the version before it ({why})"
+        passed: list[str] = []
+        for older in reversed(before):
+            if not (problem := self._unvouched(older, None)):
+                said = f"; passed over: {'; '.join(passed)}" if passed else ""
+                head = "the version before it" if not passed else "the newest signed version before it"
+                return older, f"{head} ({why}{said})"
+            passed.append(problem)
+        return None, (
+            f"no signed version before it ({'; '.join(passed)}); `routines show` prints everything it does"
+        )
 
     def _path(self, name: str, version: int) -> Path:
         return self.folder / f"{name}.v{version}.yaml"
 
     def load(self, path: Path) -> Routine:
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            data = load_yaml(path.read_text(encoding="utf-8"))  # a key written twice is refused
             return Routine.model_validate(data)
         except ValidationError as exc:
             first = exc.errors()[0]
@@ -567,8 +630,10 @@ class RoutineStore:
         ``author``, taskcrew itself by default (a draft a verified run proposes), else the proven
         identity of whoever had it learned; ``submitter``: who submitted the run it was learned from,
         when known (``UNPROVEN_SUBMITTER``: no signed record says). Unless the newest version already
-        does the same and who wrote it checks out (then that one is returned and False) — and it is
-        not one whose run's submitter is not proven while this one's is (nobody could accept it)."""
+        does the same, can still be accepted (a draft, or the accepted one: a retired version cannot
+        be, so the same work is proposed again as a new draft) and who wrote it checks out (then that
+        one is returned and False) — and it is not one whose run's submitter is not proven while this
+        one's is (nobody could accept it)."""
         by = author if isinstance(author, str) else f"{author.proof}:{author.name}"
         with self._changing():
             versions = self.versions(routine.name)
@@ -577,7 +642,13 @@ class RoutineStore:
             proves_more = submitter not in (None, UNPROVEN_SUBMITTER) and (
                 written is not None and not written.submitter_proven
             )
-            if newest is not None and same_work(newest, routine) and written is not None and not proves_more:
+            acceptable = written is not None and not proves_more  # the newest: a draft, or accepted
+            if (
+                newest is not None
+                and newest.status != "retired"
+                and acceptable
+                and same_work(newest, routine)
+            ):
                 return newest, False
             draft = routine.model_copy(
                 update={
