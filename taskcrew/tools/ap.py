@@ -433,15 +433,20 @@ _DUE_LABEL = re.compile(
     r"|\bzahlung\s+bis(?:\s+zum)?|\bzahlungsziel|\bsp[äa]testens(?:\s+am|\s+bis)?"
     r"|[ée]ch[ée]ance(?:\s+(?:le|au))?|\b(?:payable|à\s+payer)\s+(?:le|avant\s+le|au\s+plus\s+tard\s+le)"
     r"|\bvencimiento|\bvence\s+el|\bpagadero\s+(?:el|antes\s+del|hasta\s+el)|\bscadenza(?:\s+il)?"
-    r"|\bpagabile\s+entro\s+il|\bvencimento(?:\s+em)?)\s*[:.]?\s*$",
+    r"|\bpagabile\s+entro\s+il|\bvencimento(?:\s+em)?"
+    r"|\b(?:remit(?:tance)?|settle(?:ment)?)(?:\s+(?:by|on|before|until|no\s+later\s+than))?|\b(?:up)?on\s+receipt)"
+    r"\s*[:.(]?\s*$",
     re.IGNORECASE,
 )
 # a label of the discount's deadline, not the due date: "(discount until 2026-10-24)", "2% if paid by …"
 _DISCOUNT_CLAUSE = re.compile(r"discount|skonto|rabatt|escompte|descuento|sconto|desconto|%", re.IGNORECASE)
-# the start of a day count: "Net 30 from 2026-10-20", "30 Tage ab 20.10.2026", "30 jours à compter du …"
+# the start of a day count: "Net 30 from 2026-10-20", "30 Tage ab 20.10.2026", "30 jours à compter du …",
+# "30 days of invoice date 14.10.2026", "ab Rechnungsdatum (14.10.2026)", "from the invoice dated …"
 _COUNT_FROM = re.compile(
-    r"\b(?:from|after|starting|ab|nach|vom|à\s+compter\s+du|à\s+partir\s+du|a\s+partir\s+del?|desde(?:\s+el)?"
-    r"|dal(?:la)?)\s*[:.]?\s*(?:the\s+)?$",
+    r"(?:\b(?:from|after|starting|ab|nach|vom|à\s+compter\s+du|à\s+partir\s+du|a\s+partir\s+del?|desde(?:\s+el)?"
+    r"|dal(?:la)?)|\b(?:from|of|after|ab|nach|vom|à\s+compter\s+de|à\s+partir\s+de|a\s+partir\s+de|desde|de)"
+    r"\s+(?:the\s+|la\s+|dem\s+)?(?:invoice\s+dated?|date\s+of\s+(?:the\s+)?invoice|rechnungsdatum|date\s+de\s+(?:la\s+)?facture"
+    r"|fecha\s+de\s+(?:la\s+)?factura))\s*[:.(]?\s*(?:the\s+)?$",
     re.IGNORECASE,
 )
 
@@ -468,24 +473,18 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
     Understood: "Net 30", "net 30 days", "30 days", "payable within 14 days", "zahlbar innerhalb 14
     Tagen", "2/10 Net 30" (discount noted, due at 30), "30 days EOM" / "EOM + 30" / "end of month + 30"
     (the last day of the invoice month plus N days), "EOM", "due on receipt", a day count from a date
-    the terms give ("Net 30 from 2026-10-20"), a date the terms label as the due date ("Due date:
-    2026-10-20", "payable by …", "zahlbar bis 07.10.2026", "échéance le …"; beside a day count only
-    when the count gives the same date) and a discount's deadline ("2% 10 Net 30 (discount until …)":
-    the net date is counted). Any other date in the terms (a delivery date, a due date the day count
-    contradicts) is refused: ask a human.
+    the terms give ("Net 30 from 2026-10-20", "30 days of invoice date …", "ab Rechnungsdatum (…)"), the
+    invoice date itself (the count's start or the receipt date, no other date), a date the terms label
+    as the due date ("Due date: 2026-10-20", "payable by …", "remit by …", "on receipt (…)", "zahlbar
+    bis 07.10.2026", "échéance le …"; beside a day count only when the count gives the same date) and a
+    discount's deadline ("2% 10 Net 30 (discount until …)": the net date is counted). Any other date in
+    the terms (a delivery date, a due date the day count contradicts) is refused: ask a human.
     """
     start = _as_date(invoice_date)
     clean = " ".join(terms.translate(_SPACES).split())
     if not clean:
         raise APInputError("no terms given; pass the payment terms exactly as printed (e.g. 'Net 30')")
     matches = _date_matches(clean)
-    dates = [_date_from_match(fmt, m) for fmt, m in matches]
-    if len({d.value for d in dates}) > 1:
-        distinct = sorted({d.value for d in dates})
-        raise APInputError(
-            f"the terms {terms!r} name several dates ({', '.join(map(str, distinct))}); "
-            "pass the one printed as the due date"
-        )
     rest = clean
     for m in reversed([m for _, m in matches]):  # a date's digits are no day count
         rest = rest[: m.start()] + " " + rest[m.end() :]
@@ -496,6 +495,19 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
         ddays = int(discount.group("days") or discount.group("days2"))
         rest = rest[: discount.start()] + " " + rest[discount.end() :]
     numbers = {int(next(g for g in m.groups() if g)) for m in _DAY_NUMBER.finditer(rest)}
+    # the invoice date printed in the terms ("30 days of invoice date 14.10.2026", "due on receipt
+    # (14.10.2026)") is the count's start or the receipt date, no other date: left out, unless it is
+    # all the terms give
+    others = [(fmt, m) for fmt, m in matches if _date_from_match(fmt, m).value != start]
+    if others or numbers or _EOM.search(rest) or _ON_RECEIPT.search(clean):
+        matches = others
+    dates = [_date_from_match(fmt, m) for fmt, m in matches]
+    if len({d.value for d in dates}) > 1:
+        distinct = sorted({d.value for d in dates})
+        raise APInputError(
+            f"the terms {terms!r} name several dates ({', '.join(map(str, distinct))}); "
+            "pass the one printed as the due date"
+        )
 
     base = start  # what a day count runs from
     if dates:

@@ -7,14 +7,15 @@ in it, a date written over several words (``September 24, 2026``), an IBAN or VA
 checksum, :mod:`checksums`), an amount written over several words (``12 450,00``). A matching pair
 of brackets around an amount is its minus sign and stays part of it (``(615.00)``). Its confidence is
 that of its weakest word. A value below :data:`UNCERTAIN_BELOW` % — or one whose checksum no reading
-satisfies, a labelled subtotal, tax and total that don't add up, two totals that differ, or an amount
-or date with a look-alike letter among its digits (``1,234.S0``: :func:`unmisread`) — is marked in
+satisfies, a labelled subtotal, tax and total that don't add up, two totals in one currency that
+differ with nothing between them, or an amount or date with a look-alike letter among its digits (``1,234.S0``: :func:`unmisread`) — is marked in
 the text right after it: ``IBAN: NL91 ABNA 0417 1643 00 [OCR 13% — uncertain]``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -34,7 +35,11 @@ LOOKALIKE = "a letter among its digits: a misread digit?"
 # letters OCR reads for the digits they resemble (checksums.py tries them in identifiers): among an
 # amount's or a date's digits they are misread digits ('1,234.S0' is 1,234.50, '2O26-10-14' 2026-10-14)
 _LOOKALIKES = str.maketrans("OoSIlBZG", "00511826")
-_LOOKALIKE_RUN = re.compile(r"(?<=[\d.,'-])[OoSIlBZG]+|[OoSIlBZG]+(?=[\d.,'-]*\d)")
+# only a letter a digit or a decimal part follows ('1,234.S0', '2O26', 'O.75'): one at a token's end is
+# a unit ('0.75l', '1,5l' litres)
+# a look-alike letter where a digit or a decimal part follows it, or an O ending a number (no unit is
+# written O: '1,234.5O'; '0.75l' is litres)
+_LOOKALIKE_RUN = re.compile(r"(?<![A-Za-z])[OoSIlBZG]+(?=\d|[.,'-]\d)|(?<=\d)[Oo]+(?![A-Za-z])")
 COLUMN_GAP = 2.0  # a gap between words wider than this many line heights separates columns
 
 
@@ -189,9 +194,26 @@ def render_line(line: Line, doubt: tuple[int, str] | None = None) -> tuple[str, 
     return text, values
 
 
-_SUBTOTAL = re.compile(r"\b(sub-?total|zwischensumme|net amount|netto(betrag)?)\b", re.I)
-_TAX = re.compile(r"\b(vat|tax|mwst|ust|gst)\b", re.I)
-_TOTAL = re.compile(r"^(?!.*\bsub-?total).*\b(total|amount due|gesamtbetrag)\b", re.I)
+_SUBTOTAL = re.compile(
+    r"\b(sub-?total|zwischensumme|net\s+(?:amount|total)|(?:total|amount|summe|gesamt|montant)\s+(?:net|netto|HT)"
+    r"|netto(betrag|summe)?|HT|hors\s+taxes?)\b",
+    re.I,
+)
+_TAX = re.compile(r"\b(vat|tax|mwst|ust|gst|tva|iva)\b", re.I)
+_TOTAL = re.compile(r"^(?!.*\bsub-?total).*\b(total|amount due|gesamtbetrag|brutto(?:betrag)?|ttc)\b", re.I)
+# a 'total' of something other than money: 'Total hours 37.50', 'Total qty 12.00', 'Gesamtgewicht 3,50 kg'
+_NOT_MONEY = re.compile(
+    r"\b(hours?|hrs|qty|quantity|quantities|weight|items?|units?|pieces|pcs|stunden|menge|gewicht|st[üu]ck"
+    r"|heures|quantit[ée]|poids|kg|lbs?)\b|gewicht",
+    re.I,
+)
+# what makes two differing totals honest, on a line between them: a payment, deposit, credit or discount
+# taken off ('Amount paid', 'Deposit received', 'Balance', 'Less credit note')
+_DEDUCTION = re.compile(
+    r"\b(paid|payments?|deposit|balance|credit|discount|received|less|prepaid|advance|bezahlt|anzahlung"
+    r"|gutschrift|skonto|rabatt|acompte|avoir|remise|d[ée]j[àa]\s+pay[ée])\b",
+    re.I,
+)
 _TOTAL_LABELS = (("sub", _SUBTOTAL), ("tax", _TAX), ("total", _TOTAL))  # the first that matches a line
 # a total whose label names the tax it includes or leaves out is a total or a subtotal, not a tax line:
 # 'Gesamtbetrag inkl. MwSt', 'Total incl. VAT', 'Total excl. tax', 'Summe netto zzgl. USt'
@@ -204,7 +226,10 @@ _TAX_QUALIFIED = re.compile(
 
 
 def _total_kind(text: str) -> str | None:
-    """Which of subtotal ('sub'), tax line ('tax') or total ('total') a line's label names, if any."""
+    """Which of subtotal ('sub'), tax line ('tax') or total ('total') a line's label names, if any
+    (none for a total of hours, quantities, weight or items)."""
+    if _NOT_MONEY.search(text):
+        return None
     qualified = _TAX_QUALIFIED.search(text)
     if qualified is not None and not _SUBTOTAL.search(text) and _TOTAL.search(text[: qualified.start()]):
         return "total" if qualified.group("incl") else "sub"
@@ -229,11 +254,26 @@ def _totals_check(lines: list[tuple[str, list[OcrValue]]]) -> dict[int, tuple[in
                 amount = ap.parse_amount(values[position].text).value
                 found[kind].append((index, position, amount))
                 break
-    # 'Total 1,190.00' and 'Amount due 1,910.00': one is misread (or a payment is between them); a
-    # total is an amount with cents or grouped thousands ('Total items 3' is a count)
+    # 'Total 1,190.00' and 'Amount due 1,910.00' one after the other: one is misread. A total is an
+    # amount with cents or grouped thousands ('Total items 3' is a count); two differ honestly in two
+    # currencies, or with a line between them that takes something off or shows an amount ('Amount
+    # paid 1,284.50', 'Deposit received 284.50')
     totals = [t for t in found["total"] if re.search(r"\d[.,']\d", lines[t[0]][1][t[1]].text)]
-    if len({amount for _, _, amount in totals}) > 1:
-        return {index: (position, TOTALS_DIFFER) for index, position, _ in totals}
+    differ: dict[int, tuple[int, str]] = {}
+    for (first, at, amount), (second, at2, amount2) in itertools.pairwise(totals):
+        currencies = [ap.currencies_in(lines[i][0]) for i in (first, second)]
+        between = lines[first + 1 : second]
+        if (
+            amount == amount2
+            or (all(currencies) and not currencies[0] & currencies[1])
+            or any(
+                _DEDUCTION.search(text) or any(is_amount(v.text) for v in values) for text, values in between
+            )
+        ):
+            continue
+        differ |= {first: (at, TOTALS_DIFFER), second: (at2, TOTALS_DIFFER)}
+    if differ:
+        return differ
     if len(found["sub"]) != 1 or len(found["total"]) != 1 or not found["tax"]:
         return {}
     involved = found["sub"] + found["tax"] + found["total"]
@@ -261,7 +301,8 @@ def is_amount(text: str) -> bool:
 
 def unmisread(token: str) -> str | None:
     """``token`` with the look-alike letters among its digits read as the digits they resemble, when
-    that makes it an amount (with a decimal or grouping mark: '12l' may be litres) or a date
+    that makes it an amount (with a decimal or grouping mark: '12l' may be litres; a letter only where a
+    digit or a decimal part follows it: '0.75l' is litres too) or a date
     (``1,234.S0`` → ``1,234.50``, ``2O26-1O-14`` → ``2026-10-14``); None for any other token
     (an identifier, ``SO-78139O``, is left to its checksum, if it has one)."""
     from taskcrew.tools import ap
