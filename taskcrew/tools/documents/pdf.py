@@ -3,7 +3,9 @@ without one (pages rendered with pypdfium2, images taken from the page).
 
 Layout mode places text by its position on the page, so a value drawn before its label in the file
 still comes out after it on the same line (``Order number: 12572103``), and table columns stay
-apart. Runs of blanks are shortened so the layout costs few characters.
+apart. Runs of blanks are shortened so the layout costs few characters. Text drawn upside down or
+mirrored against the rest of its page (a '6' turned over shows a '9') puts ``TURNED`` in the page's
+note (what could not be checked).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import contextlib
 import io
 import itertools
 import logging
+import math
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -57,7 +60,11 @@ def read_pdf_pages(data: bytes, name: str, *, ocr: bool = True) -> list[PageText
                 for index in range(min(count, MAX_PAGES)):
                     page = reader.pages[index]
                     seen = seen_of[index + 1] = look(index)  # text nobody can see is not read (pdfseen)
-                    text = _page_text(page) if seen.text is None else tidy(seen.text)
+                    text, turned = _page_text(page)
+                    if seen.text is not None:
+                        text = tidy(seen.text)
+                    if turned:  # a '6' upside down is a '9': said on the page, as what was not checked
+                        seen.unchecked = "; ".join(filter(None, [seen.unchecked, TURNED]))
                     page_text = PageText(number=index + 1, text=text, hidden_text=seen.note())
                     page_text.notes = _image_notes(page, bool(page_text.text.strip()))
                     pages.append(page_text)
@@ -104,40 +111,74 @@ def read_pdf_pages(data: bytes, name: str, *, ocr: bool = True) -> list[PageText
     return pages
 
 
-def _page_text(page: Any) -> str:
-    """The page's text in the file's drawing order, unless that order disagrees with the positions.
+# written on a page where some text is drawn upside down or mirrored against the rest of it
+TURNED = (
+    "some text on this page is drawn upside down or mirrored against the rest of it (a '6' turned over "
+    "shows a '9'), so what it reads as may not be what a person sees"
+)
+BACK_STEP = 0.1  # a fragment starting this share of its font size left of the one before: out of order
+TURNED_DEGREES = 100.0  # text turned more than this from the page's own direction is upside down
+
+
+def _page_text(page: Any) -> tuple[str, bool]:
+    """The page's text in the file's drawing order, unless that order disagrees with the positions;
+    and whether some of it is drawn upside down or mirrored against the rest (``_turned``).
 
     When a fragment is drawn to the left of the one before it on the same line (a value written
-    before its label: ``12572103Ordernummer:``), the page is rebuilt from positions instead (pypdf's
-    layout mode), so labels and values read left to right, and table columns stay apart.
+    before its label: ``12572103Ordernummer:``, a digit drawn before the one left of it), the page is
+    rebuilt from positions instead (pypdf's layout mode), so labels and values read left to right,
+    and table columns stay apart.
     """
     spots: list[tuple[float, float, float]] = []
+    turns: list[tuple[float, bool, int]] = []
 
     def visit(text: str, cm: Any, tm: Any, _font: Any, size: Any) -> None:
         if text.strip():
             x = cm[0] * tm[4] + cm[2] * tm[5] + cm[4]
             y = cm[1] * tm[4] + cm[3] * tm[5] + cm[5]
             spots.append((x, y, float(size or 10)))
+            a, b = tm[0] * cm[0] + tm[1] * cm[2], tm[0] * cm[1] + tm[1] * cm[3]
+            c, d = tm[2] * cm[0] + tm[3] * cm[2], tm[2] * cm[1] + tm[3] * cm[3]
+            turns.append((math.degrees(math.atan2(b, a)), a * d - b * c < 0, len(text.strip())))
 
     plain = page.extract_text(visitor_text=visit) or ""
+    turned = _turned(turns)
     if not _drawn_out_of_order(spots):
-        return tidy(plain)
+        return tidy(plain), turned
     try:
         text = page.extract_text(extraction_mode="layout", layout_mode_space_vertically=False) or ""
     except Exception:  # layout mode is stricter about odd fonts; the plain text is still there
-        return tidy(plain)
+        return tidy(plain), turned
     lines = [_GAP.sub("   ", line.rstrip()) for line in text.splitlines()]
     width = min((len(line) - len(line.lstrip()) for line in lines if line.strip()), default=0)
-    return tidy("\n".join(line[width:] for line in lines))
+    return tidy("\n".join(line[width:] for line in lines)), turned
 
 
 def _drawn_out_of_order(spots: list[tuple[float, float, float]]) -> bool:
-    """True when text on one line is drawn right to left more than once in a while."""
-    backwards = 0
+    """True when a fragment of text starts left of the one drawn before it on the same line (by
+    more than ``BACK_STEP`` of its size: a digit drawn before the one left of it too)."""
     for (x1, y1, size), (x2, y2, _) in itertools.pairwise(spots):
-        if abs(y2 - y1) < max(1.0, 0.3 * size) and x2 < x1 - size:
-            backwards += 1
-    return backwards >= 1
+        if abs(y2 - y1) < max(1.0, 0.3 * size) and x2 < x1 - BACK_STEP * size:
+            return True
+    return False
+
+
+def _turned(turns: list[tuple[float, bool, int]]) -> bool:
+    """Whether some text (angle in degrees, mirrored, characters) is drawn mirrored against most of
+    the page's text, or turned more than ``TURNED_DEGREES`` from it. A page turned as a whole, or a
+    label running up the margin (a quarter turn), is not."""
+    if len(turns) < 2:
+        return False
+    weight: dict[tuple[int, bool], int] = {}
+    for angle, mirrored, count in turns:
+        key = (round(angle) % 360, mirrored)
+        weight[key] = weight.get(key, 0) + count
+    (main, main_mirrored), _ = max(weight.items(), key=lambda item: item[1])
+    for angle, mirrored, _ in turns:
+        apart = abs((angle - main + 180) % 360 - 180)
+        if mirrored != main_mirrored or apart > TURNED_DEGREES:
+            return True
+    return False
 
 
 def _image_notes(page: Any, has_text: bool) -> list[str]:

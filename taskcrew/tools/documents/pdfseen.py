@@ -13,7 +13,10 @@ page's edge) hides the character, by the same test. Besides: characters drawn in
 mode, outside the page, or under ``TINY_PT`` tall are not seen; nor is a character drawn under
 another at the same spot (black ink on black ink changes the render too): of characters drawn over
 one another only the last is seen, the others being hidden text, or, when the same character,
-simply read once (bold struck twice). pdfium itself lists a character drawn twice at one spot once,
+simply read once (bold struck twice). A character is seen by its own ink only: one whose box
+overlaps another text object's character, and whose ink shows only inside that one's box, is
+painted once more with its text object left out, and is hidden when that changes nothing there
+(``_own_ink``). pdfium itself lists a character drawn twice at one spot once,
 which pypdf reads twice; the page is then read as pdfium's text, with no note. Text drawn as a clipping path (render
 mode 7, the letters cut out of a gradient or a picture painted after them) cannot be judged so: it paints
 nothing itself, what shows is what is drawn next. It is kept, and the page says it could not be checked.
@@ -68,6 +71,13 @@ _CLIP = (
 _INVISIBLE_MODE = 3  # FPDF_TEXTRENDERMODE_INVISIBLE: nothing is painted
 _CLIP_MODE = 7  # FPDF_TEXTRENDERMODE_CLIP: nothing is painted, what is drawn next shows through the letters
 _STROKED_MODES = {1, 5}  # stroke, stroke and clip: the letters' colour is the stroke's
+# text objects a page's characters overlapping another object's may belong to, each painted once
+# more without it (``_own_ink``); past this many the page says its text could not all be checked
+MAX_OWN_INK = 32
+_CROWDED = (
+    f"more than {MAX_OWN_INK} pieces of text are drawn over or into other text, too many to tell "
+    "each one's own ink"
+)
 _FORM_DEPTH = 64  # form XObjects nested this deep are looked into (pdfium's parser stops at 40)
 
 
@@ -153,14 +163,16 @@ def _look(document: Any, index: int) -> SeenPage:
         objects = list(page.get_objects(filter=[raw.FPDF_PAGEOBJ_TEXT], max_depth=_FORM_DEPTH))
         verdicts = _by_object(chars)
         todo = [j for j, verdict in enumerate(verdicts) if verdict is None]
-        if todo:  # what only the painted page tells
-            _by_render(page, objects, chars, todo, verdicts)
+        painted = (
+            _by_render(page, objects, chars, todo, verdicts) if todo else None
+        )  # what only the painted page tells
         _overprinted(chars, objects, verdicts)
+        crowded = _own_ink(page, objects, chars, verdicts, painted) if painted is not None else None
         hidden: dict[str, int] = {}
         for verdict in verdicts:
             if verdict is not None and verdict not in (_CLIP, _TWICE):
                 hidden[verdict] = hidden.get(verdict, 0) + 1
-        unchecked = _CLIP if _CLIP in verdicts else None
+        unchecked = "; ".join(filter(None, [_CLIP if _CLIP in verdicts else None, crowded])) or None
         # after the render: this moves the text objects apart
         if not hidden and _TWICE not in verdicts and not _drawn_twice(page, textpage, objects):
             return SeenPage(unchecked=unchecked)
@@ -290,9 +302,20 @@ def _by_object(chars: _Chars) -> list[str | None]:
     return [words[v] for v in verdict.tolist()]
 
 
+class _Painted(NamedTuple):
+    """The page as pdfium paints it (grey levels), where its text's ink is (the pixels that change
+    when all text is left out), the scale it was painted at, and the render mode each text object
+    had (``_by_render`` switches them off; ``_own_ink`` switches them back)."""
+
+    grey: Any
+    ink: Any
+    scale: float
+    modes: list[int]
+
+
 def _by_render(
     page: Any, objects: list[Any], chars: _Chars, todo: list[int], verdicts: list[str | None]
-) -> None:
+) -> _Painted:
     """The characters ``todo`` judged by the painted page: outside it, or nothing of their ink
     shows, or it shows in the colour behind it. Each text object's colour is first compared with
     what is behind all its characters at once: when it stands out from all of that, it stands out
@@ -303,10 +326,12 @@ def _by_render(
 
     scale = min(SCALE, MAX_SIDE / max(1.0, *page.get_size()))
     before = _grey(page, scale)
+    modes = [raw.FPDFTextObj_GetTextRenderMode(obj.raw) for obj in objects]
     for obj in objects:
         raw.FPDFTextObj_SetTextRenderMode(obj.raw, raw.FPDF_TEXTRENDERMODE_INVISIBLE)
     after = _grey(page, scale)
     ink = (np.maximum(before, after) - np.minimum(before, after)) > INK
+    painted = _Painted(before, ink, scale, modes)
     rows, cols = ink.shape
     x0, y0, x1, y1 = _page_to_screen(page, raw, cols, rows)(chars.box[todo])
     if not all(np.isfinite(v).all() for v in (x0, y0, x1, y1)):
@@ -331,7 +356,7 @@ def _by_render(
     coloured = np.array([paint is not None for paint in chars.paints])
     test = np.flatnonzero(shows & coloured[objs])
     if not len(test):
-        return
+        return painted
     tested, size = objs[test], len(chars.paints)
     left, top = np.full(size, cols), np.full(size, rows)  # each text object's box: all its tested characters
     right, bottom = np.zeros(size, dtype=np.int64), np.zeros(size, dtype=np.int64)
@@ -347,6 +372,73 @@ def _by_render(
         for n in test[tested == k].tolist():
             if _like_behind(paint, after[y0[n] : y1[n], x0[n] : x1[n]]):
                 verdicts[todo[n]] = _COVERED
+    return painted
+
+
+def _own_ink(
+    page: Any, objects: list[Any], chars: _Chars, verdicts: list[str | None], painted: _Painted
+) -> str | None:
+    """A character is seen by its own ink only. ``_by_render`` takes one as seen when ink shows
+    anywhere in its box; where its box overlaps a character of another text object, that ink may
+    be the other's (a 7pt '9' under a white box, inside the box of the '4' drawn after it). Such a
+    character whose ink shows only where the other's box is (a kerned 'AV' shows its own outside
+    it) is painted once more, its text object left out: when that changes nothing in its box, it
+    shows no ink of its own and is hidden (``_UNDER``). Past ``MAX_OWN_INK`` text objects to paint
+    so, none is, and the reason is returned (the page's text is then said to be unchecked)."""
+    import numpy as np
+    import pypdfium2.raw as raw
+
+    live = np.flatnonzero(np.array([verdict is None for verdict in verdicts]))
+    if len(live) < 2:
+        return None
+    a, b = _touching(chars.box[live], reach=2.0)
+    a, b = live[a], live[b]
+    obj = np.asarray(chars.obj)
+    keep = (obj[a] != obj[b]) & (_share(chars.box, a, b) > 0)
+    if not keep.any():
+        return None
+    others: dict[int, list[int]] = {}
+    for x, y in zip(a[keep].tolist(), b[keep].tolist(), strict=True):
+        others.setdefault(x, []).append(y)
+        others.setdefault(y, []).append(x)
+    rows, cols = painted.grey.shape
+    to_screen = _page_to_screen(page, raw, cols, rows)
+    x0, y0, x1, y1 = (
+        np.clip(v, 0, n).astype(np.int64) for v, n in zip(to_screen(chars.box), (cols, rows) * 2, strict=True)
+    )
+    by_object: dict[int, list[int]] = {}
+    for j, near in others.items():
+        own = painted.ink[y0[j] : y1[j], x0[j] : x1[j]].copy()  # its ink outside the others' boxes
+        for o in near:  # (a pixel around each: the edge of their ink)
+            own[
+                max(y0[o] - 1 - y0[j], 0) : max(y1[o] + 1 - y0[j], 0),
+                max(x0[o] - 1 - x0[j], 0) : max(x1[o] + 1 - x0[j], 0),
+            ] = False
+        if not own.any():
+            by_object.setdefault(chars.obj[j], []).append(j)
+    if not by_object:
+        return None
+    if len(by_object) > MAX_OWN_INK:
+        return _CROWDED
+    drawn = {_address(found): n for n, found in enumerate(objects)}
+    for found, mode in zip(objects, painted.modes, strict=True):  # as the page is: _by_render hid them
+        raw.FPDFTextObj_SetTextRenderMode(found.raw, mode)
+    for k, members in by_object.items():
+        n = drawn.get(chars.handles[k])
+        if n is None:
+            continue
+        raw.FPDFTextObj_SetTextRenderMode(objects[n].raw, raw.FPDF_TEXTRENDERMODE_INVISIBLE)
+        try:
+            without = _grey(page, painted.scale)
+        finally:
+            raw.FPDFTextObj_SetTextRenderMode(objects[n].raw, painted.modes[n])
+        for j in members:
+            c0, c1 = max(int(x0[j]) - 1, 0), min(int(x1[j]) + 1, cols)
+            r0, r1 = max(int(y0[j]) - 1, 0), min(int(y1[j]) + 1, rows)
+            here, gone = painted.grey[r0:r1, c0:c1], without[r0:r1, c0:c1]
+            if not ((np.maximum(here, gone) - np.minimum(here, gone)) > INK).any():
+                verdicts[j] = _UNDER
+    return None
 
 
 def _stands_out(paint: tuple[float, float], behind: Any) -> bool:
@@ -417,10 +509,11 @@ def _origins(chars: _Chars, which: list[int]) -> dict[int, tuple[float, float, f
     return out
 
 
-def _touching(box: Any) -> tuple[Any, Any]:
+def _touching(box: Any, reach: float = 1.0) -> tuple[Any, Any]:
     """Pairs of boxes (an (n, 4) array of left, right, bottom, top) that overlap side to side and
-    whose middles are less than half the tallest box apart up and down: all pairs that could
-    coincide, without comparing every box with every other. Within bands of that height (twice: the
+    whose middles are less than half the tallest box apart up and down (``reach`` times that): all
+    pairs that could coincide (or overlap: ``reach`` 2), without comparing every box with every
+    other. Within bands of that height (twice: the
     second bands shifted by half of one, so two middles that close share a band in one of them),
     boxes sorted by their left side; each is paired with those whose left side lies within it."""
     import numpy as np
@@ -433,7 +526,7 @@ def _touching(box: Any) -> tuple[Any, Any]:
     origin, span = float(left.min()), float(right.max() - left.min()) + 1.0
     firsts, seconds = [none], [none]
     for shift in (0.0, 0.5):
-        band = np.floor((bottom + top) / (2 * tall) + shift) * span - origin
+        band = np.floor((bottom + top) / (2 * tall * reach) + shift) * span - origin
         order = np.argsort(band + left, kind="stable")
         stop = np.searchsorted((band + left)[order], (band + right)[order], side="left")
         count = np.maximum(stop - np.arange(1, len(box) + 1), 0)

@@ -13,7 +13,9 @@ nothing); text is gone where it stands when it is ``visibility: hidden``, under 
 painted in its background's colour (contrast under ``MIN_CONTRAST``). An element whose painting
 depends on CSS the rule does not work out (a blend mode, a filter that can turn text into its
 background, a mask, a clip-path other than an inset, a 3D or squashing transform: ``_unmodelled``)
-is left out too, with ``UNCHECKED_NOTE`` where its text stood. The whole list, and what is not
+is left out too, with ``UNCHECKED_NOTE`` where its text stood; so is one whose text colour, size,
+offset, opacity or transform is given by a function the rule does not work out (``_unknown``: math
+functions of plain values, ``calc()``, ``min()``, ``max()``, ``clamp()``, are worked out). The whole list, and what is not
 applied, is in docs/documents.md ("Text nobody sees is not read").
 
 Style sheets: rules whose selectors are made of tag names, ``.class``, ``#id``, ``[attr]`` and
@@ -73,7 +75,6 @@ TINY_FONT_PX = 3.0  # text smaller than this cannot be read
 MIN_CONTRAST = 1.2  # WCAG contrast ratio under which text is the colour of its background
 BASE_FONT_PX = 16.0
 MIN_LOGICAL_FONT_PX = 6.0  # Chromium's minimum for sizes relative to the reader's default
-_RELATIVE = ("em", "%", "ex", "ch")  # font sizes relative to the parent's
 Colour = tuple[float, float, float, float]  # r, g, b (0-255), alpha (0-1)
 WHITE: Colour = (255.0, 255.0, 255.0, 1.0)
 BLACK: Colour = (0.0, 0.0, 0.0, 1.0)
@@ -416,10 +417,11 @@ def _named() -> dict[str, str]:
 
 
 def length_px(value: str, font_px: float = BASE_FONT_PX) -> float | None:
-    """A CSS length in px (em and % of ``font_px``); None when it is not a plain length."""
+    """A CSS length in px (em and % of ``font_px``), or ``calc()``, ``min()``, ``max()`` or
+    ``clamp()`` of lengths (``_math``); None when it is neither."""
     m = _LENGTH.match(value.strip())
     if m is None:
-        return None
+        return _math(value, font_px, font_px) if "(" in value else None
     number, unit = float(m.group(1)), m.group(2) or "px"
     if unit in ("em", "%", "ex", "ch"):
         return number * font_px / (100.0 if unit == "%" else 2.0 if unit in ("ex", "ch") else 1.0)
@@ -428,9 +430,91 @@ def length_px(value: str, font_px: float = BASE_FONT_PX) -> float | None:
     return number * _UNIT_PX[unit]
 
 
+_MATH_TOKEN = re.compile(r"\d*\.?\d+(?:e[-+]?\d+)?[a-z%]*|[a-z-]+\(|[-+*/(),]|\S")
+_MATH_FUNCTIONS = frozenset({"calc(", "min(", "max(", "clamp("})
+
+
+def _math(value: str, font_px: float, whole: float) -> float | None:
+    """A CSS math function (``calc()``, ``min()``, ``max()``, ``clamp()``) of lengths (in px, em
+    of ``font_px``) and numbers (% of ``whole``); None when it is not one, or holds anything else
+    (another function, a unit not known here): such a value is not worked out (``_unknown``)."""
+    tokens = _MATH_TOKEN.findall(value.strip().lower())
+    if not tokens or tokens[0] not in _MATH_FUNCTIONS or len(tokens) > 200:
+        return None
+    pos = 0
+
+    def take() -> str:
+        nonlocal pos
+        pos += 1
+        return tokens[pos - 1] if pos <= len(tokens) else ""
+
+    def peek() -> str:
+        return tokens[pos] if pos < len(tokens) else ""
+
+    def sum_(depth: int) -> float:
+        out = product(depth)
+        while peek() in ("+", "-"):
+            out = out + product(depth) if take() == "+" else out - product(depth)
+        return out
+
+    def product(depth: int) -> float:
+        out = factor(depth)
+        while peek() in ("*", "/"):
+            if take() == "*":
+                out *= factor(depth)
+            else:
+                out /= factor(depth)  # ZeroDivisionError: not a value
+        return out
+
+    def factor(depth: int) -> float:
+        token = take()
+        if depth > 16:
+            raise ValueError(value)
+        if token in ("-", "+"):
+            inner = factor(depth + 1)
+            return -inner if token == "-" else inner
+        if token in _MATH_FUNCTIONS or token == "(":
+            found = [sum_(depth + 1)]
+            while peek() == ",":
+                take()
+                found.append(sum_(depth + 1))
+            if take() != ")" or (token in ("calc(", "(") and len(found) != 1):
+                raise ValueError(value)
+            if token == "min(":
+                return min(found)
+            if token == "max(":
+                return max(found)
+            if token == "clamp(":
+                if len(found) != 3:
+                    raise ValueError(value)
+                return max(found[0], min(found[1], found[2]))
+            return found[0]
+        m = re.fullmatch(r"(\d*\.?\d+(?:e[-+]?\d+)?)([a-z%]*)", token)
+        if m is None:
+            raise ValueError(value)
+        number, unit = float(m.group(1)), m.group(2)
+        if not unit:
+            return number
+        if unit == "%":
+            return number * whole / 100
+        found_px = length_px(m.group(0), font_px)
+        if found_px is None:
+            raise ValueError(value)
+        return found_px
+
+    try:
+        out = sum_(0)
+    except (ValueError, ZeroDivisionError, OverflowError):
+        return None
+    return out if pos == len(tokens) and math.isfinite(out) else None
+
+
 def colour(value: str) -> Colour | None:
     """A CSS colour (a name, #hex, rgb(), hsl(), with alpha); None when it is not one."""
     value = value.strip().lower()
+    pair = re.fullmatch(r"light-dark\(([^,]+),[^,]+\)", value)  # the reader's scheme is light
+    if pair:
+        value = pair.group(1).strip()
     if value == "transparent":
         return (0.0, 0.0, 0.0, 0.0)
     value = _named().get(value, value)
@@ -547,19 +631,47 @@ def _cascade(element: _Element, sheet: Stylesheet, ancestors: list[_Element]) ->
 def _presentational(element: _Element) -> dict[str, str]:
     """Styles of the old attributes (a browser gives them the lowest weight)."""
     out = {}
-    if element.attrs.get("bgcolor"):
-        out["background-color"] = element.attrs["bgcolor"].lower()
-    if element.tag == "font" and element.attrs.get("color"):
-        out["color"] = element.attrs["color"].lower()
+    found = {
+        "background-color": element.attrs.get("bgcolor"),
+        "color": element.attrs.get("color") if element.tag == "font" else None,
+    }
     if element.tag == "body" and element.attrs.get("text"):
-        out["color"] = element.attrs["text"].lower()
+        found["color"] = element.attrs["text"]
+    for name, value in found.items():
+        parsed = _legacy_colour(value) if value else None
+        if parsed is not None:
+            out[name] = parsed
     if element.attrs.get("background"):
         out["background-image"] = "url()"
     return out
 
 
+def _legacy_colour(value: str) -> str | None:
+    """A colour attribute (``<font color=000000>``, ``bgcolor``) read as the HTML standard's rules
+    for a legacy colour value read it (any string is some colour: ``fff`` is #0f0f0f), as #rrggbb
+    or a name; None where a browser ignores it."""
+    text = value.strip().lower()
+    if not text or text == "transparent":
+        return None
+    if text in _named() or re.fullmatch(r"#[0-9a-f]{3}", text):
+        return text
+    text = "".join("00" if ord(c) > 0xFFFF else c for c in text)[:128].removeprefix("#")
+    text = "".join(c if c in "0123456789abcdef" else "0" for c in text)
+    while not text or len(text) % 3:
+        text += "0"
+    length = len(text) // 3
+    parts = [text[i * length : (i + 1) * length][-8:] for i in range(3)]
+    while len(parts[0]) > 2 and all(p[0] == "0" for p in parts):
+        parts = [p[1:] for p in parts]
+    return "#" + "".join(f"{int(p[:2], 16):02x}" for p in parts)
+
+
 def _fraction(value: str) -> float:
-    """A number or percentage as a fraction (1 when it is neither)."""
+    """A number or percentage as a fraction, or a math function of them (1 when it is neither:
+    ``_unknown`` leaves out what holds a function not worked out)."""
+    if "(" in value:
+        found = _math(value, BASE_FONT_PX, 1.0)
+        return 1.0 if found is None else found
     try:
         return float(value[:-1]) / 100 if value.endswith("%") else float(value)
     except ValueError:
@@ -590,19 +702,20 @@ def _out_of_sight(style: dict[str, str], font_px: float) -> bool:
         return True
     if any(_offset(style, name, font_px) <= far for name in ("text-indent", "margin-left", "margin-top")):
         return True
-    transform = style.get("transform", "")
-    for m in re.finditer(r"scale(?:[xyz]|3d)?\(([^)]*)\)", transform):
-        if any(_fraction(p) < 0.1 for p in m.group(1).replace(",", " ").split()):
+    calls = _calls(style.get("transform", "")) or []
+    for name, arguments in calls:
+        if name.startswith("scale") and any(_fraction(p) < 0.1 for p in arguments):
             return True
-    if any(_fraction(p) < 0.1 for p in style.get("scale", "1").split()):
+        if name.startswith("translate") and any((length_px(p, font_px) or 0.0) <= far for p in arguments):
+            return True
+    if any(_fraction(p) < 0.1 for p in _parts(style.get("scale", "1"))):
         return True
-    for m in re.finditer(r"translate[xy3d]*\(([^)]*)\)", transform):
-        if any((length_px(p.strip(), font_px) or 0.0) <= far for p in m.group(1).split(",")):
-            return True
-    clip = style.get("clip", "").replace(",", " ")
-    rect = re.match(r"^rect\(([^)]*)\)$", clip)
+    if any((length_px(p, font_px) or 0.0) <= far for p in _parts(style.get("translate", ""))):
+        return True
+    clip = style.get("clip", "")
+    rect = re.match(r"^rect\((.*)\)$", clip)
     if rect and style.get("position") in ("absolute", "fixed"):
-        sides = [length_px(p, font_px) for p in rect.group(1).split()]
+        sides = [length_px(p, font_px) for p in _parts(rect.group(1))]
         if len(sides) == 4 and all(s is not None for s in sides):
             top, right, bottom, left = (s or 0.0 for s in sides)
             if right - left <= TINY_PX or bottom - top <= TINY_PX:
@@ -621,7 +734,9 @@ def _out_of_sight(style: dict[str, str], font_px: float) -> bool:
     )
     if ("hidden" in overflow or "clip" in overflow) and not padded:
         for name in ("width", "height", "max-height", "max-width"):
-            size = length_px(style.get(name, ""), font_px)
+            value = style.get(name, "")
+            whole = SCREEN[0] if "width" in name else SCREEN[1]  # the most a percentage can be
+            size = _math(value, font_px, whole) if "(" in value else length_px(value, font_px)
             if size is not None and size <= TINY_PX:
                 return True
     return False
@@ -696,9 +811,11 @@ def _unmodelled(style: dict[str, str]) -> str | None:
     clip = style.get("clip-path", "")
     if clip not in _NO_VALUE and clip not in _CLIP_BOXES and _inset(clip) is None:
         return f"clip-path: {clip}"
+    unknown = _unknown(style)
+    if unknown is not None:
+        return unknown
     transform = style.get("transform", "")
-    for name, argument in _FUNCTION.findall(transform):
-        values = [v.strip() for v in argument.split(",")]
+    for name, values in _calls(transform) or []:
         if name in _FLAT or name in ("rotate", "rotatez"):
             continue
         if name in ("translate3d", "translatez") and (length_px(values[-1]) or 0.0) == 0:
@@ -714,6 +831,77 @@ def _unmodelled(style: dict[str, str]) -> str | None:
     if len(rotate.split()) > 1:  # about an axis: in 3D
         return f"rotate: {rotate}"
     return None
+
+
+_CSS_WIDE = frozenset({"inherit", "initial", "unset", "revert", "revert-layer"})
+# properties whose value decides whether the element or its text can be seen, and take lengths or
+# numbers: a function in them other than a math function of plain values is not worked out here
+_MEASURED = (
+    "font-size", "width", "height", "max-width", "max-height", "left", "top", "right", "text-indent",
+    "margin-left", "margin-top", "opacity", "zoom", "clip", "translate", "scale", "rotate",
+)  # fmt: skip
+
+
+def _unknown(style: dict[str, str]) -> str | None:
+    """The first declaration that may hide the element or its text whose value this rule cannot
+    work out: a text colour that is not one ``colour`` reads (``color-mix()``, ``oklch()``, a
+    system colour), or a function in a size, offset, opacity, clip or transform that is not a
+    math function of plain values (``_math``) nor a transform function of such values."""
+    for name in ("color", "-webkit-text-fill-color"):
+        value = style.get(name)
+        if value is not None and value not in _CSS_WIDE and value != "currentcolor" and colour(value) is None:
+            return f"{name}: {value}"
+    for name in _MEASURED:
+        value = style.get(name, "")
+        if name == "clip":
+            value = re.sub(r"^rect\((.*)\)$", r"\1", value.replace(",", " "))
+        if "(" in value and any(_opaque(part) for part in _parts(value)):
+            return f"{name}: {value}"
+    transform = style.get("transform", "")
+    calls = _calls(transform)
+    if calls is None or any(_opaque(v) for _, values in calls for v in values):
+        return f"transform: {transform}"
+    return None
+
+
+def _opaque(value: str) -> bool:
+    """Whether a value holds a function that is not a math function of plain values."""
+    return "(" in value and _math(value, BASE_FONT_PX, 1.0) is None and _math_angle(value) is None
+
+
+def _math_angle(value: str) -> float | None:
+    """A math function of angles, in degrees (``calc(90deg)``)."""
+    if "deg" not in value and "turn" not in value and "rad" not in value:
+        return None
+    plain = re.sub(r"(\d*\.?\d+)(deg|grad|rad|turn)\b", lambda m: str(_degrees(m.group(0))), value)
+    return _math(plain, BASE_FONT_PX, 1.0)
+
+
+def _parts(value: str) -> list[str]:
+    """The space- or comma-separated parts of a value, a function's parentheses kept whole."""
+    parts, depth, current = [], 0, ""
+    for ch in value:
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0 and (ch.isspace() or ch == ","):
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+    return [p for p in (*parts, current) if p]
+
+
+def _calls(value: str) -> list[tuple[str, list[str]]] | None:
+    """The functions of a ``transform`` (name, arguments), nested parentheses kept whole; None
+    when it is not a list of functions (``none`` and the CSS-wide keywords are an empty list)."""
+    if value in _NO_VALUE:
+        return []
+    out = []
+    for part in re.findall(r"[-a-z0-9]+\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)|\S+", value):
+        m = re.fullmatch(r"([-a-z0-9]+)\((.*)\)", part, re.DOTALL)
+        if m is None:
+            return None
+        out.append((m.group(1), [a.strip() for a in _parts(m.group(2))]))
+    return out
 
 
 def _readable_matrix(values: list[str]) -> bool:
@@ -734,6 +922,26 @@ def _readable_matrix(values: list[str]) -> bool:
 # the size in a ``font`` shorthand ("bold 0/0 a", "12px/1.4 Arial"): the first length before a family
 _FONT_SIZE = re.compile(r"(?:^|\s)(\d*\.?\d+(?:px|pt|em|rem|%)|0)(?:/\S+)?(?=\s)")
 _VAR = re.compile(r"var\(\s*(--[-\w]+)\s*(?:,\s*([^()]*(?:\([^()]*\)[^()]*)*))?\)")
+
+
+# font-size keywords (Chromium's sizes for a 16px default); smaller and larger are of the parent's
+_FONT_KEYWORDS = {
+    "xx-small": 9.0, "x-small": 10.0, "small": 13.0, "medium": 16.0, "large": 18.0, "x-large": 24.0,
+    "xx-large": 32.0, "xxx-large": 48.0,
+}  # fmt: skip
+
+
+def _font_size(size: str, parent_px: float) -> float | None:
+    """A ``font-size`` in px (a length, a math function of lengths, a keyword); None when it is
+    none of these (the parent's size is kept; a function not worked out is ``_unknown``)."""
+    if size in _FONT_KEYWORDS:
+        return _FONT_KEYWORDS[size]
+    if size in ("smaller", "larger"):
+        return parent_px / 1.2 if size == "smaller" else parent_px * 1.2
+    if _LENGTH.match(size) is None and "(" not in size:
+        return None
+    found = length_px(size, parent_px)
+    return None if found is None else max(found, 0.0)
 
 
 def _resolved(style: dict[str, str], variables: dict[str, str]) -> dict[str, str]:
@@ -780,10 +988,10 @@ def _open(tag: str, attrs: dict[str, str], sheet: Stylesheet, stack: list[_Eleme
             parent.background,
         )
     size = style.get("font-size") or next(iter(_FONT_SIZE.findall(style.get("font", ""))), None)
-    length = _LENGTH.match(size.strip()) if size else None
-    if length is not None:
-        font = length_px(length.group(0), element.font_px) or 0.0
-        element.font_set = element.font_set or (length.group(2) or "px") not in _RELATIVE
+    font = _font_size(size.strip(), element.font_px) if size else None
+    if size and font is not None:
+        relative = re.search(r"\d(?:em|%|ex|ch)\b", size) or size in ("smaller", "larger")
+        element.font_set = element.font_set or not relative
         # a browser's "smart minimum": a size relative to the reader's default is not made smaller
         # than MIN_LOGICAL_FONT_PX (0.1em of the default is shown at 6px; of a 2px parent, not), 0 aside
         element.font_px = font if element.font_set or font == 0 else max(font, MIN_LOGICAL_FONT_PX)
