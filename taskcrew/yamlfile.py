@@ -6,12 +6,15 @@ would read as ``auto``: the looser setting, silently."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 import yaml
+from pydantic_core import PydanticCustomError
 from yaml.nodes import MappingNode, SequenceNode
 
 MERGE = "tag:yaml.org,2002:merge"
+V = TypeVar("V")
 
 
 class DuplicateKeyError(yaml.MarkedYAMLError):
@@ -64,3 +67,20 @@ class StrictLoader(yaml.SafeLoader):
 def load_yaml(text: str) -> Any:
     """``yaml.safe_load``, refusing a key written twice (``DuplicateKeyError``, a ``yaml.YAMLError``)."""
     return yaml.load(text, Loader=StrictLoader)  # a SafeLoader: no Python objects
+
+
+def normalised_keys(value: Mapping[str, V], normalise: Callable[[str], str], how: str) -> dict[str, V]:
+    """``value`` with its keys normalised (``how`` says how, for the message: "currency codes are
+    read in upper case"), for a model's validator: two keys written differently that normalise to
+    the same (``usd`` under ``USD``) are one key written twice, refused as the loader refuses it
+    (else the last would count, silently, maybe the looser). Every validator that normalises keys
+    goes through here."""
+    out: dict[str, V] = {}
+    spelt: dict[str, str] = {}
+    for key, item in value.items():
+        name = normalise(key)
+        if (first := spelt.setdefault(name, key)) != key:
+            said = f"the key {name!r} is written twice, as {first!r} and {key!r} ({how}); only one can count: keep one"
+            raise PydanticCustomError("written_twice", "{said}", {"said": said})
+        out[name] = item
+    return out

@@ -44,7 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from taskcrew.approvals.key import target
 from taskcrew.approvals.visible import Shown, ShownText, bare, hidden, shown, visible
-from taskcrew.yamlfile import DuplicateKeyError, load_yaml
+from taskcrew.yamlfile import DuplicateKeyError, load_yaml, normalised_keys
 
 DEFAULT_RULES = Path(__file__).with_name("rules.yaml")
 # How the browser guard's body parser (tools/browser/network.py) starts a name or value it could not
@@ -295,7 +295,7 @@ class RiskRules(_Rule):
     def _star(cls, value: dict[str, Decimal]) -> dict[str, Decimal]:
         if "*" not in value:
             raise ValueError("amount_thresholds needs a '*' entry for currencies not listed")
-        return {k.upper(): v for k, v in value.items()}
+        return normalised_keys(value, str.upper, "currency codes are read in upper case")
 
     def threshold(self, currency: str) -> Decimal:
         return self.amount_thresholds.get(currency.upper(), self.amount_thresholds["*"])

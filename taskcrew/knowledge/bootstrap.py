@@ -3,12 +3,15 @@ one door documents come into its procedures by (``ingest_as``)."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Callable, Sequence
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from taskcrew.config import Paths
+from taskcrew.homes import DEFAULT_SANDBOX
 from taskcrew.inputs import UserError
 from taskcrew.knowledge.embedder import EmbedderUnavailable, MiniLMEmbedder
 from taskcrew.knowledge.health import StoreDamaged, check_store
@@ -45,13 +48,14 @@ def ingest_as(
     audit log (``knowledge_ingest``: who and how she was proven, each file's path, SHA-256 and
     added / replaced / unchanged / skipped / removed): a log that cannot be written ingests nothing
     (its error is raised). ``seeding``: taskcrew's own first-use seeding (``seed_if_empty``), which
-    is recorded as that, by this process's OS user, and checks nobody."""
+    is recorded as that and checks nobody only when every file is the handbook taskcrew ships (by
+    its SHA-256, the bytes stored: ``ProcedureLibrary.ingest``); any other file is judged as above."""
     from taskcrew.approvals.audit import AuditLog, AuditLogError
     from taskcrew.approvals.authority import Authority
     from taskcrew.approvals.rules import RiskRulesError
     from taskcrew.approvals.signing import KeyRing, approvals_dir
 
-    if seeding is None:
+    def check_who() -> None:
         try:
             why = Authority(None).submitter_refusal(
                 who, role="person adding documents to the knowledge store"
@@ -64,9 +68,14 @@ def ingest_as(
                 "personal token, which this command then uses; or set TASKCREW_TOKEN to one). Nothing "
                 "was ingested"
             )
+
+    if seeding is None:
+        check_who()
     audit = AuditLog(approvals_dir() / "audit.jsonl", KeyRing.default())
 
     def record(files: list[dict[str, str]]) -> None:
+        if seeding is not None and not all(f["sha256"] == shipped_handbook_sha256() for f in files):
+            check_who()  # not the shipped handbook: seeded only by whom an ingest would take it from
         said = {"seeding": seeding} if seeding else {}
         try:
             audit.append(
@@ -102,12 +111,26 @@ def open_store(
         ) from exc
 
 
-def seed_if_empty(store: KnowledgeStore, sandbox: Path | None = None) -> IngestReport | None:
+@cache
+def shipped_handbook_sha256() -> str:
+    """The SHA-256 of the company handbook shipped in the package (``taskcrew/sandbox``)."""
+    return hashlib.sha256((DEFAULT_SANDBOX / HANDBOOK_NAME).read_bytes()).hexdigest()
+
+
+def seed_if_empty(
+    store: KnowledgeStore,
+    sandbox: Path | None = None,
+    who: Identity | None = None,
+    say: Callable[[str], None] | None = None,
+) -> IngestReport | None:
     """Ingest ``<sandbox>/company_context.md`` when the store has no procedures yet.
 
-    Returns the ingest report, or None when the store already had procedures (or there is no
-    handbook to seed from, or the audit log, where the seeding is recorded first, cannot be written:
-    nothing is seeded then, and the next first use tries again).
+    The handbook taskcrew ships (the same bytes) is seeded as anyone; any other file only as an
+    ingest would take it (``ingest_as``: ``who``, default this process's OS user, must be proven
+    while the two-person rule is on). Returns the ingest report, or None when the store already had
+    procedures (or there is no handbook to seed from, or it was refused, or the audit log, where the
+    seeding is recorded first, cannot be written: nothing is seeded then, ``say`` (default: the log)
+    is told why in a line, and the next first use tries again).
     """
     from taskcrew.approvals.audit import AuditLogError
     from taskcrew.approvals.identity import Identity, os_user
@@ -117,10 +140,16 @@ def seed_if_empty(store: KnowledgeStore, sandbox: Path | None = None) -> IngestR
     handbook = (sandbox or Paths.from_env().sandbox) / HANDBOOK_NAME
     if not handbook.is_file():
         return None
+    who = who or Identity(name=os_user(), proof="os_user")
     try:
-        return ingest_as(store, [handbook], Identity(name=os_user(), proof="os_user"), seeding=SEEDING)
-    except AuditLogError as exc:
-        _log.warning(
-            "the knowledge store was not seeded with %s: the audit log cannot be written (%s)", handbook, exc
+        return ingest_as(store, [handbook], who, seeding=SEEDING)
+    except IngestRefused:
+        why = (
+            f"the knowledge store was not seeded with {handbook}: it is not the handbook taskcrew ships, "
+            f"and {who.describe()} may not add it; ingest it with a personal token (`taskcrew approvals "
+            f"login`, then `taskcrew knowledge ingest {handbook}`)"
         )
-        return None
+    except AuditLogError as exc:
+        why = f"the knowledge store was not seeded with {handbook}: the audit log cannot be written ({exc})"
+    (say or _log.warning)(why)
+    return None

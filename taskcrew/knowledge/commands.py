@@ -33,9 +33,11 @@ if TYPE_CHECKING:
 OK, FAILED, UNAVAILABLE = 0, 1, 2
 
 
-def _open(directory: Path | None, console: Console) -> KnowledgeStore:
+def _open(directory: Path | None, console: Console, who: Identity | None = None) -> KnowledgeStore:
+    """The store, seeded on first use (``seed_if_empty``: a handbook other than the shipped one only
+    as ``who``, default the OS user, may ingest it)."""
     store = open_store(directory)
-    seeded = seed_if_empty(store)
+    seeded = seed_if_empty(store, who=who, say=lambda line: say(console, f"[yellow]{markup(line)}[/yellow]"))
     if seeded is not None:
         say(
             console,
@@ -64,7 +66,7 @@ def ingest(paths: list[Path], directory: Path | None, console: Console) -> int:
         return FAILED
     progress = IngestProgress(console, len(files))
     try:
-        store = _open(directory, console)
+        store = _open(directory, console, who)
         with signals_raise(), progress:
             report = ingest_as(store, paths, who, on_file=progress.file_done, on_chunks=progress.chunks)
     except IngestRefused as exc:

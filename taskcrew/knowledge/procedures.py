@@ -48,6 +48,10 @@ OnFile = Callable[[FileIngest], None]
 OnChunks = Callable[[Path, int, int], None]  # (file, chunks embedded so far, chunks to embed)
 _Entry = tuple[Any, dict[str, Any]]  # (stored document, metadata)
 _Scored = tuple[str, float, _Entry]  # (chunk id, score, entry)
+CHANGED = (
+    "the file changed after this ingest hashed it (the SHA-256 the audit log records): nothing of it "
+    "was ingested; run the ingest again"
+)
 
 
 class RankingConfig(BaseModel):
@@ -196,19 +200,22 @@ class ProcedureLibrary:
         """Ingest files and folders; one bad file is reported and skipped, the rest go on.
         ``on_chunks`` hears about each batch embedded (progress within a large file); ``before`` is
         told what the ingest is about to do (``planned``) before it writes anything: what it raises
-        stops the ingest with nothing written (``bootstrap.ingest_as`` records it in the audit log)."""
+        stops the ingest with nothing written (``bootstrap.ingest_as`` records it in the audit log).
+        Each file is hashed once, first: only chunks of bytes with that SHA-256 (the one ``before``
+        is told) are stored; a file that reads otherwise later is skipped (``ingest_file``)."""
         started = time.perf_counter()
         report = IngestReport()
         collected = collect(paths)
+        digests = {path: _digest(path) for path in collected.files}
         if before is not None:
-            before(self.planned(paths, collected))
+            before(self.planned(paths, collected, digests))
         for refused in collected.refused:
             result = FileIngest(path=refused.path, status="skipped", message=refused.message)
             report.files.append(result)
             if on_file is not None:
                 on_file(result)
         for path in collected.files:
-            result = self.ingest_file(path, on_chunks)
+            result = self.ingest_file(path, on_chunks, digests[path])
             report.files.append(result)
             if on_file is not None:
                 on_file(result)
@@ -218,25 +225,21 @@ class ProcedureLibrary:
         report.seconds = time.perf_counter() - started
         return report
 
-    def planned(self, paths: Sequence[Path], collected: Collected) -> list[dict[str, str]]:
+    def planned(
+        self, paths: Sequence[Path], collected: Collected, digests: dict[Path, str]
+    ) -> list[dict[str, str]]:
         """What an ingest of ``paths`` (``collected``) is about to do, as the audit log records it:
-        each file's path, the SHA-256 of its bytes now ("" if it cannot be read) and whether its
+        each file's path, the SHA-256 of its bytes (``digests``: "" if it cannot be read), the only
+        bytes of it the ingest stores (``ingest_file``), and whether its
         chunks are ``added``, ``replaced`` or kept ``unchanged``; each file refused (``skipped``);
         each stored file whose chunks go because it is gone (``removed``)."""
         files: list[dict[str, str]] = []
         for path in collected.files:
             source = str(path.resolve())
-            try:
-                sha = file_digest(path)
-            except OSError:
-                sha = ""
+            sha = digests[path]
             stored = bool(self._collection.get(where={"source": source}, include=[], limit=1)["ids"])
             action = (
-                "unchanged"
-                if self._unchanged(path, source) is not None
-                else "replaced"
-                if stored
-                else "added"
+                "unchanged" if self._unchanged(source, sha) is not None else "replaced" if stored else "added"
             )
             files.append({"file": str(path), "sha256": sha, "action": action})
         gone = self._gone(paths, collected)
@@ -300,8 +303,14 @@ class ProcedureLibrary:
         report.files = [f for f in report.files if not (f.status == "skipped" and f.path in gone)]
         return added
 
-    def ingest_file(self, path: Path, on_chunks: OnChunks | None = None) -> FileIngest:
+    def ingest_file(
+        self, path: Path, on_chunks: OnChunks | None = None, sha256: str | None = None
+    ) -> FileIngest:
         """Add a file's chunks; unchanged chunks are kept, stale ones removed, new ones embedded.
+
+        ``sha256``: the digest the ingest hashed the file to first and recorded (``ingest``; default:
+        hashed now). Only chunks of bytes with that digest are stored: a file that reads otherwise
+        here (changed since) is skipped, nothing of it written.
 
         The file is streamed (``knowledge/streaming.py``): a first pass checks it, a second counts
         its chunks and finds the new ones, a third embeds and writes those ``WRITE_BATCH`` at a
@@ -311,7 +320,8 @@ class ProcedureLibrary:
         changed between the passes is skipped and what the last pass wrote of it is removed again.
         """
         source = str(path.resolve())
-        unchanged = self._unchanged(path, source)
+        sha256 = _digest(path) if sha256 is None else sha256
+        unchanged = self._unchanged(source, sha256)
         if unchanged is not None:
             return FileIngest(path=str(path), status="unchanged", chunks=unchanged)
         try:
@@ -319,7 +329,9 @@ class ProcedureLibrary:
             existing = set(self._collection.get(where={"source": source}, include=[])["ids"])
             wanted: set[str] = set()
             todo = 0
-            for chunk in passes():
+            for chunk in passes():  # a later pass checks its bytes hash as this one's (streaming.py)
+                if chunk.file_sha256 != sha256:
+                    raise UnreadableFile(CHANGED)
                 wanted.add(chunk.id)
                 todo += chunk.id not in existing
         except (UnreadableFile, StylesTooComplex) as exc:
@@ -356,12 +368,10 @@ class ProcedureLibrary:
             removed=len(stale),
         )
 
-    def _unchanged(self, path: Path, source: str) -> int | None:
-        """The file's chunk count when the store holds it already, chunked from these very bytes
-        by this chunker with these sizes: no chunking, no embedding (None: ingest it)."""
-        try:
-            sha = file_digest(path)
-        except OSError:
+    def _unchanged(self, source: str, sha: str) -> int | None:
+        """The file's chunk count when the store holds it already, chunked from bytes with the
+        SHA-256 ``sha`` by this chunker with these sizes: no chunking, no embedding (None: ingest it)."""
+        if not sha:
             return None  # the passes report why it cannot be read
         got = self._collection.get(where={"source": source}, include=["metadatas"])
         metas = got["metadatas"] or []
@@ -643,6 +653,14 @@ def spread_sections(scored: list[_Scored], most: int) -> list[_Scored]:
         seen[key] = seen.get(key, 0) + 1
         (first if seen[key] <= most else later).append(item)
     return first + later
+
+
+def _digest(path: Path) -> str:
+    """The SHA-256 of the file's bytes now ("" if it cannot be read: the passes say why)."""
+    try:
+        return file_digest(path)
+    except OSError:
+        return ""
 
 
 def _regular(path: Path) -> bool:
