@@ -1981,6 +1981,7 @@ def _unrecorded(answer: str, recorded: Recorded, shown: dict[str, set[str]]) -> 
     on_rows = set().union(*(_names_in(ln) for ln in rows_touched))
     carried |= _pool({v for ln in rows_touched for v in values(ln)})
     vendors = _vendors(read, rows_touched, touched)
+    read_amounts = _pool(values(read))
     out: list[str] = []
     earlier = ""  # the verb of the last act an earlier sentence said
     for sentence in _SENTENCE.split(_NOT_ITS_VALUE.sub(" ", plain(answer))):
@@ -2021,6 +2022,8 @@ def _unrecorded(answer: str, recorded: Recorded, shown: dict[str, set[str]]) -> 
                 continue
             for amount in sorted(_amounts(values(clause)) - carried - _names_in(clause)):
                 where = _where(clause, amount)
+                if amount in read_amounts and _breakdown(clause, where):
+                    continue  # "(subtotal 1,050.00 USD + VAT 234.50 USD)": what it read of the record, no act
                 if not _covered(clause, where, at, acts):
                     out.append(
                         f"the last step's words say {_was(_shown(amount), acts, at + where[0], earlier)}, but "
@@ -2038,6 +2041,31 @@ def _unrecorded(answer: str, recorded: Recorded, shown: dict[str, set[str]]) -> 
         out += _listed_unrecorded(sentence, kept, read)
         out += _approvers_unrecorded(sentence, recorded.approvers)
     return list(dict.fromkeys(out))
+
+
+# a label of a part of a record's amount — its net, tax, total, shipping, a line item's price:
+# "subtotal 1,050.00 USD", "+ VAT 234.50", "of which 234.50 USD is VAT", "2 × Widget Pro at 500.00"
+_PART = (
+    r"(?:net|netto|gross|brutto|vat|tax(?:es)?|sub-?total|total|shipping|freight|delivery|discount|"
+    r"ht|tva|ttc|mwst|ust|iva|btw|fee|fees|surcharge)"
+)
+_PART_BEFORE = re.compile(
+    rf"(?:(?<![^\W\d_]){_PART}|of\s+which|incl(?:\.|uding)?|plus|\+|(?:×|(?<![^\W\d_])x)\s+[^\d,;()]{{1,40}}?"
+    rf"(?:\sat|@|\sà|\szu|\sa))\s*[:=]?\s*(?:[A-Z]{{3}}\s*|[€$£]\s*)?$",
+    re.IGNORECASE,
+)
+_PART_AFTER = re.compile(
+    rf"^\s*(?:[A-Z]{{3}}|[€$£])?\s*(?:(?:is|was|of\s+it|in|for)\s+)?{_PART}(?![^\W\d_])", re.IGNORECASE
+)
+
+
+def _breakdown(clause: str, where: tuple[int, int]) -> bool:
+    """Is the amount at ``where`` of ``clause`` a part of a record's amount, by its label (``_PART``,
+    "of which", "plus", "+", a line item's "× … at") — a description of what the act entered or
+    paid, not an amount of an act of its own ("paid 12,500.00 USD … and 48,900.00 USD to Initrode")?"""
+    return where != (0, 0) and bool(
+        _PART_BEFORE.search(clause[: where[0]]) or _PART_AFTER.match(clause[where[1] :])
+    )
 
 
 def _clauses(sentence: str) -> list[tuple[int, str]]:
