@@ -152,7 +152,7 @@ def test_audit_reads_a_sealed_run_and_an_older_unsealed_one_as_its_record_vouche
     assert list(criteria.sends) == [f"sends of run {sealed.name}"]
 
     older = _folder(tmp_path / "runs", "20261001-090000-pay-bill-0005")  # finished before seals
-    store.finish(_running(store, older), "done", "Paid", leg=0, run_seal=None)
+    store.finish(_running(store, older), "done", "Paid", leg=0, run_seal=None, run_seal_format=0)
     _, criteria = criteria_from_run(older, store)
     assert list(criteria) == [KEPT] and criteria.unsealed  # its task checks out: audited, said older
 

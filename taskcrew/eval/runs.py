@@ -235,7 +235,7 @@ class RunRecord:
         elif " is not job " in self.altered:
             problem = "This run's folder is not its job's run: its trace is of another task"
         else:
-            problem = f"This run's folder is not as its run left it ({self.altered})"
+            problem = f"Nothing vouches that this run's folder is as its run left it ({self.altered})"
         headline = (
             f"{problem}: rely only on {self.said} below — its outcome ({said}), its reason and its answer."
         )
@@ -259,23 +259,29 @@ class RunRecord:
 
 def folder_check(run_dir: Path, jobs: Iterable[Job]) -> tuple[str, bool]:
     """The one rule for whether a run folder is still the account its job's signed record vouches
-    for: the folder's files as sealed when the run ended (``Job.run_seal``, ``jobs.runseal``), and,
-    for a record with no seal, the task its trace says against the record's. Every ending seals
-    (finished, failed, cancelled: ``jobs.store.Jobs._update``), and a seal is checked whatever the
-    record's status now (a job retried after it names the sealed folder until its new leg makes
-    one). Returns what differs, in words ('' when nothing does), and whether an ended record names
-    it unsealed (ended before its ending sealed run folders: nothing is checked but the task)."""
+    for: the folder's files as sealed when the run ended or parked (``Job.run_seal``, ``jobs.
+    runseal``; a seal of no folder, or of too many files to seal, vouches for none), and, for a
+    record with no seal, the task its trace says against the record's. Every ending seals
+    (finished, failed, cancelled: ``jobs.store.Jobs._update``), and so does parking for an approval;
+    a seal is checked whatever the record's status now (a job retried after it names the sealed
+    folder until its new leg makes one). A waiting or ended record with no seal vouches for nothing,
+    unless it is older than seals (no ``run_seal_format``: its task alone is checked). Returns what
+    differs, in words ('' when nothing does), and whether an ended record names it unsealed (ended
+    before its ending sealed run folders: nothing is checked but the task)."""
     from taskcrew.jobs.liveness import _task_of
     from taskcrew.jobs.models import ENDED
     from taskcrew.jobs.runseal import changes
 
     unsealed = False
     for job in jobs:
-        if job.run_seal is not None:
-            if what := changes(job.run_seal, run_dir):
+        if (sealed := job.run_seal) is not None:
+            if (what := changes(sealed, run_dir)) and sealed.state != "sealed":
+                return f"job {job.id}'s seal vouches for no run folder here ({what})", False
+            if what:
                 return (
-                    f"the run folder was changed after the run ended ({what} since job {job.id} ended "
-                    "and sealed it), or another run's folder was put in its place"
+                    f"the run folder was changed after the run ended ({what} since job {job.id} "
+                    f"{'parked' if sealed.parked else 'ended'} and sealed it), or another run's folder was "
+                    "put in its place"
                 ), False
             continue
         task = _task_of(run_dir)
@@ -283,6 +289,11 @@ def folder_check(run_dir: Path, jobs: Iterable[Job]) -> tuple[str, bool]:
             return (
                 f"the run folder is not job {job.id}'s run: its trace is of another task ({task[:100]!r}), "
                 f"while the job's signed record names this folder for {job.task[:100]!r}"
+            ), False
+        if job.run_seal_format and (job.status in ENDED or job.status == "waiting"):
+            return (
+                f"job {job.id}'s signed record is {job.status} without a seal of its run folder (every job "
+                "that parks or ends has one made), so nothing vouches that the folder is as its run left it"
             ), False
         unsealed = unsealed or job.status in ENDED
     return "", unsealed

@@ -85,14 +85,26 @@ class FanOut(BaseModel):
     refused: list[str] = Field(default_factory=list, description="'<item>: why' for each item refused")
 
 
+RUN_SEAL_FORMAT = 1  # ``Job.run_seal_format`` of a record written by a version that seals run folders
+
+
 class RunSeal(BaseModel):
-    """A run folder as its run left it (``jobs.runseal``): made by ``Jobs.finish`` as the job ends and
-    kept in the job's signed record, so a file of the folder changed, removed or added afterwards (a
-    trace edited, another run's folder copied over it) is told from the run's own account."""
+    """A run folder as its run left it (``jobs.runseal``): made as the job ends (``Jobs._update``), or
+    as it parks for an approval (its leg's folder is final then: ``parked``), and kept in the job's
+    signed record, so a file of the folder changed, removed or added afterwards (a trace edited,
+    another run's folder copied over it) is told from the run's own account."""
 
     folder: str = Field(description="the run folder sealed (resolved)")
     files: dict[str, str] = Field(
         default_factory=dict, description="each file's path inside the folder -> SHA-256 of its bytes"
+    )
+    state: Literal["sealed", "absent", "too_many"] = Field(
+        default="sealed",
+        description="sealed: ``files`` are the folder's; absent: there was no folder; too_many: it held "
+        "more than ``runseal.MAX_FILES`` files, none sealed (neither vouches for a folder found there)",
+    )
+    parked: bool = Field(
+        default=False, description="made as its job parked: kept at its ending, never made again"
     )
 
 
@@ -127,7 +139,12 @@ class Job(BaseModel):
     run_dir: str | None = None
     run_seal: RunSeal | None = Field(
         default=None,
-        description="the run folder's files as the run ended (any ending: ``Jobs._update``; None: not sealed)",
+        description="the run folder's files as the run ended or parked (``Jobs._update``; None: not sealed)",
+    )
+    run_seal_format: int = Field(
+        default=0,
+        description="RUN_SEAL_FORMAT: a record that named its run folder by a version that seals them (one "
+        "waiting or ended without a seal vouches for nothing); 0: an older record",
     )
     options: JobOptions = Field(default_factory=JobOptions)
     parent_id: str | None = Field(default=None, description="the batch job that fanned this one out")

@@ -298,7 +298,7 @@ class LegRunner:
             return self._stopped(authority, job.id, leg)
         except Parked as parked:
             if run_dirs:  # its folder says it parked, not that it was killed: written before the job
-                _end_parked(run_dirs[-1], job.id, parked.approval_id)  # waits (a rejection seals it)
+                _end_parked(run_dirs[-1], job.id, parked.approval_id)  # waits (sealed as it is set so)
             self.jobs.mark(
                 job.id,
                 "waiting",

@@ -48,6 +48,7 @@ from taskcrew.jobs.models import (
     CANCELLABLE,
     ENDED,
     RETRYABLE,
+    RUN_SEAL_FORMAT,
     Approval,
     ApprovalKind,
     BatchOrigin,
@@ -1335,7 +1336,8 @@ class Jobs:
 
         def change(job: Job) -> None:
             job.run_dir = run_dir
-            job.run_seal = None  # an earlier leg's folder's seal: this leg's is made as it ends
+            job.run_seal = None  # an earlier leg's folder's seal: this leg's is made as it ends or parks
+            job.run_seal_format = RUN_SEAL_FORMAT  # waiting or ended without a seal, it vouches for none
 
         self._update(job_id, change, event=None)
 
@@ -1345,7 +1347,8 @@ class Jobs:
         cancel, a rejection that landed first: sealed then, as the folder was) and its signed record
         still names the folder, the seal is made anew, of the folder as its run left it: an honest
         folder never reads "changed after the run ended" for its own last lines. Nothing is written
-        while the job runs on unsealed, names another folder, or is sealed as the folder is."""
+        while the job runs on unsealed, names another folder, is sealed as the folder is, or holds
+        the seal made as it parked (that leg's folder was final then: never sealed again)."""
         folder = run_dir.resolve()
         trusted: list[bool] = []
 
@@ -1353,6 +1356,8 @@ class Jobs:
             named = job.run_dir is not None and Path(job.run_dir).resolve() == folder
             if not (trusted[-1] and named and (job.status in ENDED or job.run_seal is not None)):
                 raise InvalidChange("not this run's ending")
+            if job.run_seal is not None and job.run_seal.parked:
+                raise InvalidChange("sealed as it parked")
             now = seal(folder)
             if now == job.run_seal:
                 raise InvalidChange("sealed as it is")
@@ -1540,9 +1545,10 @@ class Jobs:
         transaction once the change is in (all or nothing). A batch's child that ends has its
         batch checked (``settle_batch``).
 
-        The one place a job ends (finished, failed, cancelled: rejected and expired are finished):
-        a signed record that ends naming a run folder has the folder sealed into it as it is now
-        (``_seal_ending``; ``sealing`` False: the caller set ``run_seal`` itself). A leg still
+        The one place a job ends (finished, failed, cancelled: rejected and expired are finished)
+        or parks (set waiting): a signed record that ends or parks naming a run folder has the folder
+        sealed into it as it is now (``_seal_ending``; ``sealing`` False: the caller set ``run_seal``
+        itself), a seal made as it parked kept at its ending. A leg still
         writing its folder when another ends its job (a cancel) seals it again once its run is
         over (``seal_run``)."""
         for _ in range(20):
@@ -1562,8 +1568,9 @@ class Jobs:
                 trust = self._trust(data, job, job_id, current)  # before ``change`` alters ``job``
                 was = job.status
                 change(job)
-                if sealing and trust == "signed" and job.status in ENDED and was not in ENDED:
-                    _seal_ending(job)
+                parks, ends = job.status == "waiting" != was, job.status in ENDED and was not in ENDED
+                if sealing and trust == "signed" and (parks or ends):
+                    _seal_ending(job, parked=parks)
                 job.updated_at = utcnow()
                 if trust != "signed":  # never signed over: a forged record stays one whoever writes it,
                     # and so does one without a signature (legacy: it may have had one)
@@ -1605,16 +1612,18 @@ class Jobs:
         conn.execute(EV.insert().values(job_id=job_id, doc=json.dumps(doc)))
 
 
-def _seal_ending(job: Job) -> None:
-    """Seal the run folder an ending job's record names (``jobs.runseal``). A folder its record holds
-    a seal of already keeps it: an earlier leg's, sealed as that leg ended, named still by a job
-    that ends before its next leg made a folder of its own."""
+def _seal_ending(job: Job, *, parked: bool = False) -> None:
+    """Seal the run folder an ending (or, ``parked``, a parking) job's record names (``jobs.
+    runseal``). A folder its record holds a seal of already keeps it: the one made as its leg
+    parked (an edit while the job waited is then told, never sealed in), or an earlier leg's,
+    sealed as that leg ended, named still by a job that ends before its next leg made a folder."""
     if not job.run_dir:
         return
     folder = Path(job.run_dir).resolve()
     if job.run_seal is not None and Path(job.run_seal.folder) == folder:
         return
-    job.run_seal = seal(folder)
+    job.run_seal = seal(folder, parked=parked)
+    job.run_seal_format = RUN_SEAL_FORMAT
 
 
 def too_late(approval: Approval) -> str:
