@@ -62,6 +62,11 @@ COINCIDE = 0.5
 SAME_SPOT = 0.15
 # a page read again to tell what pdfium left out as drawn twice: past this many characters, or text
 # objects to move apart, it is taken as so (a page built to be slow: a line drawn over itself 10,000 times)
+# a different character under another from the same origin at the same size (less than ONE_PEN of
+# the font size off) in the same colour is typed over: hidden text; any other (an X ticked in a box,
+# a description running into the next column, a see-through stamp, a form filled over its grey
+# placeholder) is hidden only when its own ink does not show
+ONE_PEN = 0.005
 MAX_APART = 200_000
 MAX_APART_OBJECTS = 5_000
 _CLIP = (
@@ -71,12 +76,20 @@ _CLIP = (
 _INVISIBLE_MODE = 3  # FPDF_TEXTRENDERMODE_INVISIBLE: nothing is painted
 _CLIP_MODE = 7  # FPDF_TEXTRENDERMODE_CLIP: nothing is painted, what is drawn next shows through the letters
 _STROKED_MODES = {1, 5}  # stroke, stroke and clip: the letters' colour is the stroke's
+_BOTH_MODES = {2, 6}  # fill and stroke (and clip): the letters show in either colour
+# text objects pdfium merged into another (drawn again at its spot) whose colours are looked up
+# for it: past this many pairs to compare, none is (the merged copy is judged by its own colour)
+MAX_MERGED = 1_000_000
 # text objects a page's characters overlapping another object's may belong to, each painted once
 # more without it (``_own_ink``); past this many the page says its text could not all be checked
 MAX_OWN_INK = 32
 _CROWDED = (
     f"more than {MAX_OWN_INK} pieces of text are drawn over or into other text, too many to tell "
     "each one's own ink"
+)
+_ALONE = (
+    "a character is drawn over a different one of the same piece of text, which cannot be painted "
+    "without it to tell whether it shows"
 )
 _FORM_DEPTH = 64  # form XObjects nested this deep are looked into (pdfium's parser stops at 40)
 
@@ -166,13 +179,14 @@ def _look(document: Any, index: int) -> SeenPage:
         painted = (
             _by_render(page, objects, chars, todo, verdicts) if todo else None
         )  # what only the painted page tells
-        _overprinted(chars, objects, verdicts)
-        crowded = _own_ink(page, objects, chars, verdicts, painted) if painted is not None else None
+        unders, alone = _overprinted(chars, objects, verdicts)
+        crowded = _own_ink(page, objects, chars, verdicts, painted, unders) if painted is not None else None
         hidden: dict[str, int] = {}
         for verdict in verdicts:
             if verdict is not None and verdict not in (_CLIP, _TWICE):
                 hidden[verdict] = hidden.get(verdict, 0) + 1
-        unchecked = "; ".join(filter(None, [_CLIP if _CLIP in verdicts else None, crowded])) or None
+        notes = [_CLIP if _CLIP in verdicts else None, crowded, _ALONE if alone else None]
+        unchecked = "; ".join(filter(None, notes)) or None
         # after the render: this moves the text objects apart
         if not hidden and _TWICE not in verdicts and not _drawn_twice(page, textpage, objects):
             return SeenPage(unchecked=unchecked)
@@ -195,7 +209,8 @@ class _Chars:
     cell: Any  # their cells: an (n, 2) array of advance width and font height, in points
     obj: list[int]  # their text objects, an index into ``modes``, ``paints`` and ``handles``:
     modes: list[int]  # the text object's render mode
-    paints: list[tuple[float, float] | None]  # its colour as a grey level (0-255) and its opacity (0-1)
+    paints: list[list[tuple[float, float]]]  # its colours (fill, stroke) as a grey level (0-255) and
+    # an opacity (0-1), each that it is painted in; none: not known
     handles: list[int | None]  # its address (pdfium's FPDF_PAGEOBJECT)
     page: int | None  # the address of the text page they are read from (while it is open)
 
@@ -267,18 +282,23 @@ def _read_chars(textpage: Any) -> _Chars:
     objects: dict[int | None, int] = {}  # the same as ``handles``, the other way round
     obj: list[int] = []
     modes: list[int] = []
-    paints: list[tuple[float, float] | None] = []
+    paints: list[list[tuple[float, float]]] = []
     for i in printable:
         found = pdfium.text_object(handle, i)
         k = objects.get(found)
         if k is None:  # the first character of a text object: its mode and colour, once
             k = objects[found] = len(modes)
             mode = pdfium.render_mode(found) if found else 0
-            colour = pdfium.stroke if mode in _STROKED_MODES else pdfium.fill
-            painted = colour(handle, i, *channel)
-            r, g, b, a = rgba
+            if mode in _STROKED_MODES:
+                colours = [pdfium.stroke]
+            else:
+                colours = [pdfium.fill, pdfium.stroke] if mode in _BOTH_MODES else [pdfium.fill]
             modes.append(mode)
-            paints.append((0.299 * r + 0.587 * g + 0.114 * b, a / 255) if painted else None)
+            paints.append([])
+            for colour in colours:
+                if colour(handle, i, *channel):
+                    r, g, b, a = rgba
+                    paints[-1].append((0.299 * r + 0.587 * g + 0.114 * b, a / 255))
         obj.append(k)
     corners = np.frombuffer(memoryview(loose), dtype=np.float32).reshape(n, 4).astype(np.float64)
     cell = np.abs(np.stack([corners[:, 2] - corners[:, 0], corners[:, 1] - corners[:, 3]], axis=1))
@@ -353,7 +373,8 @@ def _by_render(
             shows[n] = True
     # the colour test, for characters whose ink shows in a known colour: a text object at a time
     objs = np.asarray(chars.obj)[todo]
-    coloured = np.array([paint is not None for paint in chars.paints])
+    paints = _merged_paints(objects, modes, chars)
+    coloured = np.array([bool(paint) for paint in paints])
     test = np.flatnonzero(shows & coloured[objs])
     if not len(test):
         return painted
@@ -364,19 +385,67 @@ def _by_render(
     np.minimum.at(top, tested, y0[test])
     np.maximum.at(right, tested, x1[test])
     np.maximum.at(bottom, tested, y1[test])
-    for k in np.unique(tested).tolist():
-        paint = chars.paints[k]
-        assert paint is not None
-        if _stands_out(paint, after[top[k] : bottom[k], left[k] : right[k]]):
+    for k in np.unique(tested).tolist():  # seen when any of its colours stands out
+        if any(_stands_out(paint, after[top[k] : bottom[k], left[k] : right[k]]) for paint in paints[k]):
             continue
         for n in test[tested == k].tolist():
-            if _like_behind(paint, after[y0[n] : y1[n], x0[n] : x1[n]]):
+            if all(_like_behind(paint, after[y0[n] : y1[n], x0[n] : x1[n]]) for paint in paints[k]):
                 verdicts[todo[n]] = _COVERED
     return painted
 
 
+def _merged_paints(objects: list[Any], modes: list[int], chars: _Chars) -> list[list[tuple[float, float]]]:
+    """Each text object's colours, with those of the text objects pdfium merged into it: pdfium lists
+    text drawn again at its own spot once (outlined lettering printed as a white fill, then a black
+    stroke over it), so the copy it lists is judged by the colours of all its copies, the most
+    visible one deciding. A text object none of whose characters are listed lends its colours to
+    a listed one with the same bounds (to a point, or a tenth of its height) (past ``MAX_MERGED`` pairs to compare, none do). ``modes``:
+    each object's render mode as the page has it."""
+    import pypdfium2.raw as raw
+
+    paints = [list(paint) for paint in chars.paints]
+    listed = {handle: k for k, handle in enumerate(chars.handles) if handle is not None}
+    unlisted = [(obj, mode) for obj, mode in zip(objects, modes, strict=True) if _address(obj) not in listed]
+    mine = [obj for obj in objects if _address(obj) in listed]
+    if not unlisted or len(unlisted) * len(mine) > MAX_MERGED:
+        return paints
+    sides = [ctypes.c_float() for _ in range(4)]  # left, bottom, right, top
+
+    def bounds(obj: Any) -> tuple[float, ...] | None:
+        if not raw.FPDFPageObj_GetBounds(obj.raw, *(ctypes.byref(side) for side in sides)):
+            return None
+        return tuple(side.value for side in sides)
+
+    rgba = [ctypes.c_uint() for _ in range(4)]
+    boxes = [(listed.get(_address(obj) or 0, -1), bounds(obj)) for obj in mine]
+    for obj, mode in unlisted:
+        box = bounds(obj)
+        if box is None:
+            continue
+        getters = []
+        if mode in _STROKED_MODES or mode in _BOTH_MODES:
+            getters.append(raw.FPDFPageObj_GetStrokeColor)
+        if mode not in _STROKED_MODES and mode not in (_INVISIBLE_MODE, _CLIP_MODE):
+            getters.append(raw.FPDFPageObj_GetFillColor)
+        colours = []
+        for getter in getters:
+            if getter(obj.raw, *(ctypes.byref(c) for c in rgba)):
+                r, g, b, a = (c.value for c in rgba)
+                colours.append((0.299 * r + 0.587 * g + 0.114 * b, a / 255))
+        slack = max(1.0, 0.1 * (box[3] - box[1]))  # a stroke widens the bounds by half its width
+        for k, other in boxes:
+            if other is not None and max(abs(p - q) for p, q in zip(box, other, strict=True)) <= slack:
+                paints[k].extend(colours)
+    return paints
+
+
 def _own_ink(
-    page: Any, objects: list[Any], chars: _Chars, verdicts: list[str | None], painted: _Painted
+    page: Any,
+    objects: list[Any],
+    chars: _Chars,
+    verdicts: list[str | None],
+    painted: _Painted,
+    unders: list[int],
 ) -> str | None:
     """A character is seen by its own ink only. ``_by_render`` takes one as seen when ink shows
     anywhere in its box; where its box overlaps a character of another text object, that ink may
@@ -384,7 +453,9 @@ def _own_ink(
     character whose ink shows only where the other's box is (a kerned 'AV' shows its own outside
     it) is painted once more, its text object left out: when that changes nothing in its box, it
     shows no ink of its own and is hidden (``_UNDER``). Past ``MAX_OWN_INK`` text objects to paint
-    so, none is, and the reason is returned (the page's text is then said to be unchecked)."""
+    so, none is, and the reason is returned (the page's text is then said to be unchecked): all
+    are kept. ``unders`` (characters drawn under a different one at their spot, ``_overprinted``)
+    are painted so whatever their ink shows."""
     import numpy as np
     import pypdfium2.raw as raw
 
@@ -395,9 +466,9 @@ def _own_ink(
     a, b = live[a], live[b]
     obj = np.asarray(chars.obj)
     keep = (obj[a] != obj[b]) & (_share(chars.box, a, b) > 0)
-    if not keep.any():
+    if not keep.any() and not unders:
         return None
-    others: dict[int, list[int]] = {}
+    others: dict[int, list[int]] = {j: [] for j in unders if verdicts[j] is None}
     for x, y in zip(a[keep].tolist(), b[keep].tolist(), strict=True):
         others.setdefault(x, []).append(y)
         others.setdefault(y, []).append(x)
@@ -407,7 +478,11 @@ def _own_ink(
         np.clip(v, 0, n).astype(np.int64) for v, n in zip(to_screen(chars.box), (cols, rows) * 2, strict=True)
     )
     by_object: dict[int, list[int]] = {}
+    tested = set(unders)
     for j, near in others.items():
+        if j in tested:
+            by_object.setdefault(chars.obj[j], []).append(j)
+            continue
         own = painted.ink[y0[j] : y1[j], x0[j] : x1[j]].copy()  # its ink outside the others' boxes
         for o in near:  # (a pixel around each: the edge of their ink)
             own[
@@ -459,23 +534,26 @@ def _like_behind(paint: tuple[float, float], behind: Any) -> bool:
     return opacity * abs(grey - float(np.median(behind))) <= INK
 
 
-def _overprinted(chars: _Chars, objects: list[Any], verdicts: list[str | None]) -> None:
+def _overprinted(chars: _Chars, objects: list[Any], verdicts: list[str | None]) -> tuple[list[int], bool]:
     """Characters drawn over one another (their ink boxes overlapping by more than ``COINCIDE`` of
-    the larger, from origins less than ``SAME_SPOT`` of the font size apart): a person sees one
-    glyph there, and only the one drawn last is taken as seen. Another character under it is
-    hidden text (``_UNDER``: a '4' drawn over a '9'); the same one is left out quietly (``_TWICE``:
-    bold struck twice, a shadow). The characters of one glyph (a ligature read as "fi") share its
-    box and are not overprinted."""
+    the larger, from origins less than ``SAME_SPOT`` of the font size apart). The same character
+    under another is left out quietly (``_TWICE``: bold struck twice, a shadow: a person sees one).
+    A different one under another is not judged by the draw order (an X typed into a box, a
+    description running into the next column, a see-through stamp: both show): it is returned, for
+    ``_own_ink`` to paint the page without it; and whether one lies in the same text object as the
+    one over it (it cannot be painted without that one: it is kept, and the page says it was not
+    checked). The characters of one glyph (a ligature read as "fi") share its box and are not
+    overprinted."""
     import numpy as np
 
     live = np.flatnonzero(np.array([verdict is None for verdict in verdicts]))
     if len(live) < 2:
-        return
+        return [], False
     a, b = _touching(chars.box[live])
     a, b = live[a], live[b]
     keep = _share(chars.box, a, b) > COINCIDE
     if not keep.any():
-        return
+        return [], False
     a, b = a[keep], b[keep]
     spot = _origins(chars, sorted({*a.tolist(), *b.tolist()}))
     near = np.array(
@@ -489,11 +567,37 @@ def _overprinted(chars: _Chars, objects: list[Any], verdicts: list[str | None]) 
     rank = np.array([drawn.get(chars.handles[k], -1) for k in chars.obj]) * len(verdicts)
     rank += np.arange(len(verdicts))  # the text objects in the order they are drawn, each in its order
     texts, where = chars.texts, chars.printable
+    unders: set[int] = set()
+    alone = False  # a different character under another of its own text object
     for x, y in zip(a[near].tolist(), b[near].tolist(), strict=True):
         under, over = (x, y) if rank[x] < rank[y] else (y, x)
         one_glyph = chars.obj[x] == chars.obj[y] and (chars.box[x] == chars.box[y]).all()
-        if verdicts[under] is None and not one_glyph:
-            verdicts[under] = _TWICE if texts[where[under]] == texts[where[over]] else _UNDER
+        if verdicts[under] is not None or one_glyph:
+            continue
+        if texts[where[under]] == texts[where[over]]:
+            verdicts[under] = _TWICE
+        elif _one_pen(spot[under], spot[over]) and _alike(
+            chars.paints[chars.obj[under]], chars.paints[chars.obj[over]]
+        ):
+            verdicts[under] = _UNDER
+        elif chars.obj[under] == chars.obj[over]:
+            alone = True
+        else:
+            unders.add(under)
+    return sorted(unders), alone
+
+
+def _one_pen(a: tuple[float, float, float], b: tuple[float, float, float]) -> bool:
+    """Two characters set from one origin at one size (``ONE_PEN``), one typed over the other in
+    its place: in one colour (``_alike``) their ink merges into one glyph a person cannot take
+    apart (a '4' over a '9'), and she reads the one on top."""
+    size = min(a[2], b[2])
+    return math.dist(a[:2], b[:2]) < ONE_PEN * size and abs(a[2] - b[2]) < ONE_PEN * size
+
+
+def _alike(one: list[tuple[float, float]], other: list[tuple[float, float]]) -> bool:
+    """Whether two text objects are painted in one colour (grey levels within ``INK``, opaque alike)."""
+    return bool(one) and bool(other) and one[0][1] == other[0][1] and abs(one[0][0] - other[0][0]) <= INK
 
 
 def _origins(chars: _Chars, which: list[int]) -> dict[int, tuple[float, float, float]]:

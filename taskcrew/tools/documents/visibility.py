@@ -343,9 +343,17 @@ def _is_style_tag(lower: str, start: int) -> bool:
 
 def _style_blocks(document: str) -> Iterator[str]:
     """The text of each ``<style>`` element, in order (an unclosed one runs to the end, as in a
-    browser). Plain ``find``s: a document of many unclosed tags stays linear."""
+    browser); not one in an HTML comment (an Outlook-only ``<!--[if mso]><style>…<![endif]-->``,
+    which browsers do not apply). Plain ``find``s: a document of many unclosed tags stays linear."""
     lower, pos = document.lower(), 0
     while (start := lower.find("<style", pos)) >= 0:
+        comment = lower.find("<!--", pos, start)
+        if comment >= 0:
+            close = lower.find("-->", comment + 4)
+            if close < 0:
+                return
+            pos = close + 3
+            continue
         opened = lower.find(">", start)
         if opened < 0:
             return
@@ -774,7 +782,11 @@ _CLIP_BOXES = frozenset(
     {"border-box", "padding-box", "content-box", "margin-box", "fill-box", "stroke-box", "view-box"}
 )
 _FUNCTION = re.compile(r"([-a-z0-9]+)\(([^()]*(?:\([^()]*\)[^()]*)*)\)")
-_FLAT = frozenset({"translate", "translatex", "translatey", "scale", "scalex", "scaley", "scalez", "scale3d"})
+# blend modes that never make the element lighter than it is: on a light (or unknown) backdrop
+# its text keeps standing out from its background (a banner multiplied onto the page)
+_DARKENING = frozenset({"multiply", "darken"})
+LIGHT_BACKDROP = 0.4  # the relative luminance a backdrop has at least to be light
+MILD = (0.5, 2.0)  # brightness() and contrast() between these keep text that shows showing
 
 
 def _degrees(value: str) -> float | None:
@@ -787,20 +799,22 @@ def _degrees(value: str) -> float | None:
     return float(m.group(1)) * per
 
 
-def _unmodelled(style: dict[str, str]) -> str | None:
+def _unmodelled(style: dict[str, str], backdrop: Colour | None = WHITE) -> str | None:
     """The declaration, if any, by which the element may paint nothing a person can see in a way
-    this rule does not work out (a blend mode, a filter that can turn text into its background, a
-    mask, a clip-path other than an inset, a transform in 3D or one that squashes it): such an
-    element is left out, with a note, rather than read as if it were seen."""
+    this rule does not work out (a blend mode that can lighten, or darken on a dark ``backdrop``
+    (what is painted under the element); a filter that can turn text into its background; a mask;
+    a clip-path other than an inset; a transform whose flat shape cannot be worked out, or that
+    squashes it): such an element is left out, with a note, rather than read as if it were seen."""
     blend = style.get("mix-blend-mode", "")
-    if blend in _BLEND_MODES:
+    darkens = blend in _DARKENING and (backdrop is UNKNOWN or _luminance(backdrop) >= LIGHT_BACKDROP)
+    if blend in _BLEND_MODES and not darkens:
         return f"mix-blend-mode: {blend}"
     effect = style.get("filter", "")
     found = _FUNCTION.findall(effect)
     if found and all(name in _FILTERS for name, _ in found):  # an unknown one voids the declaration
         for name, argument in found:
             amount = _fraction(argument.strip() or "1")
-            if name in _KEEPS_TEXT or (name in ("brightness", "contrast") and amount == 1):
+            if name in _KEEPS_TEXT or (name in ("brightness", "contrast") and MILD[0] <= amount <= MILD[1]):
                 continue
             if (name == "invert" and amount == 0) or (name == "blur" and (length_px(argument) or 0) <= 1):
                 continue
@@ -815,18 +829,15 @@ def _unmodelled(style: dict[str, str]) -> str | None:
     if unknown is not None:
         return unknown
     transform = style.get("transform", "")
-    for name, values in _calls(transform) or []:
-        if name in _FLAT or name in ("rotate", "rotatez"):
-            continue
-        if name in ("translate3d", "translatez") and (length_px(values[-1]) or 0.0) == 0:
-            continue
+    calls = _calls(transform) or []
+    flat = _flattened(calls)
+    if flat is None or not _readable_matrix([str(v) for v in (*flat, 0, 0)]):
+        return f"transform: {transform}"
+    for name, values in calls:
         if name in ("skew", "skewx", "skewy"):
             angles = [_degrees(v) for v in values]
-            if all(a is not None and abs(a) <= 60 for a in angles):
-                continue
-        if name == "matrix" and _readable_matrix(values):
-            continue
-        return f"transform: {transform}"
+            if not all(a is not None and abs(a) <= 60 for a in angles):
+                return f"transform: {transform}"
     rotate = style.get("rotate", "")
     if len(rotate.split()) > 1:  # about an axis: in 3D
         return f"rotate: {rotate}"
@@ -902,6 +913,75 @@ def _calls(value: str) -> list[tuple[str, list[str]]] | None:
             return None
         out.append((m.group(1), [a.strip() for a in _parts(m.group(2))]))
     return out
+
+
+def _flattened(calls: list[tuple[str, list[str]]]) -> tuple[float, float, float, float] | None:
+    """The 2D linear part (a, b, c, d) of a ``transform`` as the flat element is painted, or None
+    when it cannot be worked out. Functions in 3D are flattened: a move along z changes nothing
+    without a ``perspective()`` before it, and scales by d / (d - z) with one (None at or behind
+    the eye); ``rotateX``/``rotateY`` by an angle shrink the height/width by its cosine (near 90°
+    to nothing); a ``matrix3d`` without perspective terms is its 2D part. Moves along x and y
+    change nothing here (``_out_of_sight`` weighs them)."""
+    total = (1.0, 0.0, 0.0, 1.0)
+    depth: float | None = None  # the perspective() distance in force
+    for name, values in calls:
+        step: tuple[float, ...] = (1.0, 0.0, 0.0, 1.0)
+        number = [_fraction(v) for v in values]
+        if name in ("translate", "translatex", "translatey"):
+            pass
+        elif name in ("translatez", "translate3d"):
+            z = length_px(values[-1]) if values else None
+            if z is None:
+                return None
+            if depth is not None and z != 0:
+                if depth - z <= 0:
+                    return None
+                step = (depth / (depth - z), 0.0, 0.0, depth / (depth - z))
+        elif name == "perspective":
+            depth = length_px(values[0]) if values else None
+            if depth is None or depth <= 0:
+                return None
+        elif name in ("scale", "scalex", "scaley", "scale3d", "scalez"):
+            sx = number[0] if number else None
+            sy = number[1] if len(number) > 1 else sx
+            sx, sy = {"scalex": (sx, 1.0), "scaley": (1.0, sx), "scalez": (1.0, 1.0)}.get(name, (sx, sy))
+            if sx is None or sy is None:
+                return None
+            step = (sx, 0.0, 0.0, sy)
+        elif name in ("rotate", "rotatez", "rotatex", "rotatey", "skew", "skewx", "skewy"):
+            angles = [_degrees(v) if "(" not in v else _math_angle(v) for v in values] or [None]
+            if any(a is None for a in angles):
+                return None
+            t = math.radians(angles[0] or 0.0)
+            u = math.radians(angles[1] or 0.0) if len(angles) > 1 else 0.0
+            step = {
+                "rotatex": (1.0, 0.0, 0.0, math.cos(t)),
+                "rotatey": (math.cos(t), 0.0, 0.0, 1.0),
+                "skew": (1.0, math.tan(u), math.tan(t), 1.0),
+                "skewx": (1.0, 0.0, math.tan(t), 1.0),
+                "skewy": (1.0, math.tan(t), 0.0, 1.0),
+            }.get(name, (math.cos(t), math.sin(t), -math.sin(t), math.cos(t)))
+        elif name == "matrix" and len(values) == 6 and None not in (plain := [_number(v) for v in values]):
+            step = tuple(float(v or 0.0) for v in plain[:4])
+        elif name == "matrix3d" and len(values) == 16:
+            m = [_number(v) for v in values]
+            if any(v is None for v in m) or m[3] or m[7] or not m[15]:
+                return None
+            w = float(m[15] or 1.0)
+            step = (float(m[0] or 0) / w, float(m[1] or 0) / w, float(m[4] or 0) / w, float(m[5] or 0) / w)
+        else:
+            return None  # rotate3d, a perspective in a matrix3d, an unknown function
+        a, b, c, d = total
+        p, q, r, t2 = step
+        total = (a * p + c * q, b * p + d * q, a * r + c * t2, b * r + d * t2)
+    return total
+
+
+def _number(value: str) -> float | None:
+    try:
+        return float(value)
+    except ValueError:
+        return None
 
 
 def _readable_matrix(values: list[str]) -> bool:
@@ -1018,7 +1098,8 @@ def _open(tag: str, attrs: dict[str, str], sheet: Stylesheet, stack: list[_Eleme
         or attrs.get("aria-hidden", "").strip().lower() == "true"
         or _out_of_sight(style, element.font_px)
     )
-    unmodelled = None if element.hidden else _unmodelled(style)
+    backdrop = parent.background if parent is not None else WHITE
+    unmodelled = None if element.hidden else _unmodelled(style, backdrop)
     if unmodelled is not None:
         element.hidden, element.unchecked, element.unchecked_style = True, element, unmodelled
     element.text_seen = _readable(element)
@@ -1158,6 +1239,7 @@ class MarkdownStyles:
         self._fences = _Fences()
         self._parts: list[str] = []
         self._inside = False
+        self._comment = False  # in an HTML comment: a sheet in it is not applied
         self._size = 0
 
     def watch(self, lines: Iterable[str]) -> Iterator[str]:
@@ -1171,7 +1253,12 @@ class MarkdownStyles:
             return
         lower, pos = line.lower(), 0
         while pos < len(line) and self._size < MAX_STYLES:  # plain finds: linear in the line
-            if self._inside:
+            if self._comment:
+                close = lower.find("-->", pos)
+                if close < 0:
+                    break
+                self._comment, pos = False, close + 3
+            elif self._inside:
                 end = lower.find("</style", pos)
                 self._parts.append(line[pos : end if end >= 0 else len(line)])
                 self._size += len(self._parts[-1])
@@ -1180,6 +1267,10 @@ class MarkdownStyles:
                 self._inside, pos = False, end + 7
             else:
                 start = lower.find("<style", pos)
+                comment = lower.find("<!--", pos, start if start >= 0 else len(line))
+                if comment >= 0:
+                    self._comment, pos = True, comment + 4
+                    continue
                 opened = lower.find(">", start) if start >= 0 else -1
                 if opened < 0:
                     break
