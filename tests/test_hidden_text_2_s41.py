@@ -22,11 +22,11 @@ from typing import Any
 
 import pytest
 from fpdf import FPDF
-from test_hidden_text_s41 import SECRET, _eml, _html, _ink_in_its_row, chromium
+from test_hidden_text_s41 import SECRET, _eml, _html, _ink_in_its_row, _read, chromium
+from test_hidden_text_s41 import _pdf as invoice_pdf
 
-from taskcrew.tools.documents import limits
 from taskcrew.tools.documents.html import html_to_text
-from taskcrew.tools.documents.pdf import TURNED, read_pdf_pages
+from taskcrew.tools.documents.pdf import TURNED
 from taskcrew.tools.documents.pdfseen import MAX_OWN_INK
 from taskcrew.tools.documents.visibility import visible_markdown
 
@@ -124,19 +124,13 @@ def test_legacy_colour_attributes_are_read_as_a_browser_reads_them(
 
 # -- PDF --------------------------------------------------------------------------------------------
 def _pdf(draw: Callable[[FPDF], None]) -> bytes:
-    pdf = FPDF()
-    pdf.add_page()
-    pdf.set_font("Helvetica", size=12)
-    pdf.text(20, 20, "NORTHWIND TRADERS  INVOICE NW-40917")
-    pdf.text(20, 60, "TOTAL DUE")
-    draw(pdf)
-    return bytes(pdf.output())
+    """The first file's invoice page, its "TOTAL DUE" label drawn before ``draw``."""
 
+    def labelled(pdf: FPDF) -> None:
+        pdf.text(20, 60, "TOTAL DUE")
+        draw(pdf)
 
-def _read(data: bytes) -> tuple[str, str | None]:
-    limits.start_parse()
-    [page] = read_pdf_pages(data, "invoice.pdf")
-    return page.text, page.hidden_text
+    return invoice_pdf(labelled)
 
 
 def _small_digit_under_a_box(pdf: FPDF) -> None:

@@ -15,13 +15,14 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+from test_ocr_values_2 import _line
 
 from taskcrew.crew.models import Citation, StepReport
 from taskcrew.crew.provenance import value_origin
 from taskcrew.jobs.human import provenance as job_provenance
 from taskcrew.tools import ap
 from taskcrew.tools.documents import SandboxFiles, ocrlines
-from taskcrew.tools.documents.ocrlines import Line, Word, build, render_line
+from taskcrew.tools.documents.ocrlines import build, render_line
 from taskcrew.tools.documents.provenance import shows_value
 from taskcrew.tools.documents.specimens import Specimen
 
@@ -29,14 +30,6 @@ from taskcrew.tools.documents.specimens import Specimen
 class Field:
     def __init__(self, value: str) -> None:
         self.value = value
-
-
-def _line(*words: tuple[str, float], block: int = 1) -> Line:
-    line, left = Line(block=block), 10
-    for text, conf in words:
-        line.words.append(Word(text, conf, left, 10, 8 * len(text), 12))
-        left += 8 * len(text) + 8
-    return line
 
 
 # ------------------------------------------------------------------- 1. the sign and the currency
