@@ -191,6 +191,7 @@ def test_a_date_the_terms_do_not_label_as_the_due_date_is_refused(terms: str) ->
         ("2% 10 Net 30 (discount until 2026-10-24)", date(2026, 11, 13)),  # the discount's deadline, not due
         ("2% if paid by 2026-10-24, net 30", date(2026, 11, 13)),
         ("Net 30, due 2026-11-13", date(2026, 11, 13)),  # a due date its day count gives too
+        ("Zahlbar innerhalb 14 Tagen bis 28.10.2026", date(2026, 10, 28)),  # the date the count gives
         ("Net 30 from 2026-10-20", date(2026, 11, 19)),
         ("Payable 30 days from 2026-10-14", date(2026, 11, 13)),
         ("30 Tage ab 20.10.2026", date(2026, 11, 19)),

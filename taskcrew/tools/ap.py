@@ -476,8 +476,8 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
     the terms give ("Net 30 from 2026-10-20", "30 days of invoice date …", "ab Rechnungsdatum (…)"), the
     invoice date itself (the count's start or the receipt date, no other date), a date the terms label
     as the due date ("Due date: 2026-10-20", "payable by …", "remit by …", "on receipt (…)", "zahlbar
-    bis 07.10.2026", "échéance le …"; beside a day count only when the count gives the same date) and a
-    discount's deadline ("2% 10 Net 30 (discount until …)": the net date is counted). Any other date in
+    bis 07.10.2026", "échéance le …"), any date beside a day count that gives that very date ("zahlbar
+    innerhalb 14 Tagen bis …"; a labelled one beside a count only then) and a discount's deadline ("2% 10 Net 30 (discount until …)": the net date is counted). Any other date in
     the terms (a delivery date, a due date the day count contradicts) is refused: ask a human.
     """
     start = _as_date(invoice_date)
@@ -538,27 +538,32 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
             )
         elif numbers and _DISCOUNT_CLAUSE.search(clause):
             pass  # the discount's deadline ("2% 10 Net 30 (discount until …)"): the due date is counted
-        elif numbers and _DUE_LABEL.search(before):
-            # a labelled due date beside a day count ("Net 30, due 2026-11-13"): taken when the count
-            # gives the same date, never chosen between when they differ
+        elif numbers:
+            # a date beside a day count ("Net 30, due 2026-11-13", "zahlbar innerhalb 14 Tagen bis …"):
+            # taken when the count gives that very date, never chosen between when they differ
             counted = due_date(start, rest)
-            if counted.due_date != when:
+            if counted.due_date == when:
+                return counted.model_copy(
+                    update={
+                        "terms": terms,
+                        "derivation": f"{counted.derivation}, the due date the terms print",
+                    }
+                )
+            if _DUE_LABEL.search(before):
                 raise APInputError(
                     f"the terms {terms!r} label {when} as the due date, but their day count gives "
                     f"{counted.due_date} ({counted.derivation}): ask a human which one is due"
                 )
-            return counted.model_copy(
-                update={"terms": terms, "derivation": f"{counted.derivation}, the due date the terms print"}
+            raise APInputError(
+                f"the terms {terms!r} give a day count ({', '.join(map(str, sorted(numbers)))}) and a date "
+                f"({when}) they do not say the count runs from (as in 'from {when}'): the date may be a "
+                "discount deadline, a delivery date or the due date. Pass the due date the document prints "
+                "as such, or ask a human"
             )
         else:
-            counts = ", ".join(map(str, sorted(numbers)))
-            what = (
-                f"a day count ({counts}) and a date ({when}) they do not say the count runs from (as in 'from {when}')"
-                if numbers
-                else f"a date ({when}) they do not label as the due date (as in 'due …', 'payable by …', 'zahlbar bis …')"
-            )
             raise APInputError(
-                f"the terms {terms!r} give {what}: the date may be a discount deadline, a delivery date "
+                f"the terms {terms!r} give a date ({when}) they do not label as the due date (as in 'due …', "
+                "'payable by …', 'zahlbar bis …'): the date may be a discount deadline, a delivery date "
                 "or the due date. Pass the due date the document prints as such, or ask a human"
             )
 
