@@ -165,7 +165,9 @@ def test_a_running_jobs_live_history_is_never_shown_half_filled(
     page.goto(f"{demo_console.url}/jobs/{job.id}")
     drawn = page.locator("#job-events li").count()
     assert drawn >= 5  # submitted … approved, back in the queue, running
-    page.wait_for_function("document.getElementById('job-events').dataset.seeded === 'done'", timeout=30_000)
+    # a locator's wait, not a predicate string: the page's CSP forbids eval, which a string predicate
+    # needs once it must be polled (a loaded machine): EvalError
+    expect(page.locator("#job-events")).to_have_attribute("data-seeded", "done", timeout=30_000)
     jobs.mark(job.id, "waiting", only_if=("running",), reason="asked again")  # a new line, appended
     expect(page.locator("#job-events li")).to_have_count(drawn + 1, timeout=30_000)
     assert page.evaluate("window.__fewest") == drawn
