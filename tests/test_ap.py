@@ -194,6 +194,26 @@ def test_parse_date_refuses(text: str, needle: str) -> None:
             date(2026, 10, 15),
             "net_days",
         ),
+        (
+            "2026-09-28",
+            "2% discount if paid within 10 days, otherwise net 30 days",
+            date(2026, 10, 28),
+            "net_days",
+        ),
+        ("2026-09-28", "3 % Skonto binnen 8 Tagen, 30 Tage netto", date(2026, 10, 28), "net_days"),
+        # the discount's deadline and the net date both printed: each is its count's date
+        (
+            "2026-09-28",
+            "2% 10 days (until 2026-10-08), net 30 days (until 2026-10-28)",
+            date(2026, 10, 28),
+            "net_days",
+        ),
+        (
+            "2026-09-28",
+            "2 % Skonto bei Zahlung innerhalb 10 Tagen (bis 08.10.2026), netto 30 Tage (bis 28.10.2026)",
+            date(2026, 10, 28),
+            "net_days",
+        ),
         ("2026-12-15", "Net 30", date(2027, 1, 14), "net_days"),
         ("2028-01-30", "Net 30", date(2028, 2, 29), "net_days"),  # leap year
         ("2027-01-30", "Net 30", date(2027, 3, 1), "net_days"),  # not a leap year
@@ -242,6 +262,9 @@ def test_due_date_shows_the_working() -> None:
         ("2026-09-12", "Net 30 or 60 days", "several day counts"),
         ("2026-09-12", "Due date: 2026-09-01", "before the invoice date"),
         ("2026-09-12", "due 2026-10-01 or 2026-10-15", "several dates"),
+        # a discount deadline its count does not give is not explained away
+        ("2026-09-28", "2% 10 days (until 2026-10-09), net 30 days (until 2026-10-28)", "several dates"),
+        ("2026-09-28", "2% 10 days, net 30 days (until 2026-10-27)", "day count"),
         ("2026-09-12", "Net 999", "not a plausible"),
         ("10/05/2026", "Net 30", "ambiguous"),
         ("someday", "Net 30", "not a date"),

@@ -413,9 +413,12 @@ _ON_RECEIPT = re.compile(
 _EOM = re.compile(
     r"\be\.?\s?o\.?\s?m\b\.?|\bend\s+of\s+(?:the\s+)?month\b|\bmonatsende\b|\bfin\s+de\s+mois\b", re.I
 )
+# an early-payment discount: "2% 10", "2/10", "2 % Skonto bei Zahlung innerhalb 10 Tagen", "2% discount if
+# paid within 10 days": the words between the rate and its day count hold no digit, no clause break and
+# no "net" (which starts the net count)
 _DISCOUNT = re.compile(
-    r"(?P<pct>\d+(?:[.,]\d+)?)\s*%\s*(?:skonto\s*)?(?:within\s*|innerhalb\s*|bei\s+zahlung\s+innerhalb\s*)?"
-    r"(?P<days>\d+)\s*(?:days?|tage?n?)?|\b(?P<pct2>\d+)/(?P<days2>\d+)\b",
+    r"(?P<pct>\d+(?:[.,]\d+)?)\s*%(?:(?!\bnet)[^\d,;()\[\]])*?(?P<days>\d+)\s*(?:days?|tage?n?|jours)?"
+    r"|\b(?P<pct2>\d+)/(?P<days2>\d+)\b",
     re.IGNORECASE,
 )
 _DAY_NUMBER = re.compile(
@@ -477,8 +480,9 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
     invoice date itself (the count's start or the receipt date, no other date), a date the terms label
     as the due date ("Due date: 2026-10-20", "payable by …", "remit by …", "on receipt (…)", "zahlbar
     bis 07.10.2026", "échéance le …"), any date beside a day count that gives that very date ("zahlbar
-    innerhalb 14 Tagen bis …"; a labelled one beside a count only then) and a discount's deadline ("2% 10 Net 30 (discount until …)": the net date is counted). Any other date in
-    the terms (a delivery date, a due date the day count contradicts) is refused: ask a human.
+    innerhalb 14 Tagen bis …"; a labelled one beside a count only then) and a discount's deadline ("2% 10 Net 30
+    (discount until …)", "2 % Skonto … 10 Tagen (bis 08.10.2026), netto 30 Tage (bis …)": the net date is
+    counted). Any other date in the terms (a delivery date, a due date the day count contradicts) is refused: ask a human.
     """
     start = _as_date(invoice_date)
     clean = " ".join(terms.translate(_SPACES).split())
@@ -488,6 +492,7 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
     rest = clean
     for m in reversed([m for _, m in matches]):  # a date's digits are no day count
         rest = rest[: m.start()] + " " + rest[m.end() :]
+    undated = rest
     discount = _DISCOUNT.search(rest)
     pct, ddays = "", None
     if discount and (discount.group("pct") or discount.group("pct2")):
@@ -495,6 +500,12 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
         ddays = int(discount.group("days") or discount.group("days2"))
         rest = rest[: discount.start()] + " " + rest[discount.end() :]
     numbers = {int(next(g for g in m.groups() if g)) for m in _DAY_NUMBER.finditer(rest)}
+    if (
+        ddays is not None and numbers
+    ):  # the discount's deadline beside a net count ("… 10 Tagen (bis …), netto 30")
+        matches = [
+            (f, m) for f, m in matches if _date_from_match(f, m).value != start + timedelta(days=ddays)
+        ]
     # the invoice date printed in the terms ("30 days of invoice date 14.10.2026", "due on receipt
     # (14.10.2026)") is the count's start or the receipt date, no other date: left out, unless it is
     # all the terms give
@@ -541,7 +552,7 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
         elif numbers:
             # a date beside a day count ("Net 30, due 2026-11-13", "zahlbar innerhalb 14 Tagen bis …"):
             # taken when the count gives that very date, never chosen between when they differ
-            counted = due_date(start, rest)
+            counted = due_date(start, undated)
             if counted.due_date == when:
                 return counted.model_copy(
                     update={
