@@ -72,12 +72,7 @@ def prepare(image: Image) -> Image:
     from PIL import Image as PILImage
     from PIL import ImageOps
 
-    image = ImageOps.exif_transpose(image) or image
-    if image.mode in ("RGBA", "LA", "P", "PA"):
-        background = PILImage.new("RGB", image.size, "white")
-        rgba = image.convert("RGBA")
-        background.paste(rgba, mask=rgba.getchannel("A"))
-        image = background
+    image = pixels.on_white(ImageOps.exif_transpose(image) or image)
     grey = _stretched(pixels.evened(image.convert("L")))
     height = pixels.letter_height(grey)
     factor = min(MAX_UPSCALE, LETTER_HEIGHT / height) if height else 1.0

@@ -5,7 +5,8 @@ Layout mode places text by its position on the page, so a value drawn before its
 still comes out after it on the same line (``Order number: 12572103``), and table columns stay
 apart. Runs of blanks are shortened so the layout costs few characters. Text drawn upside down or
 mirrored against the rest of its page (a '6' turned over shows a '9') puts ``TURNED`` in the page's
-note (what could not be checked).
+note (what could not be checked): told from each character's whole matrix as pdfium draws it (pdfseen),
+forms and the page's own flip included.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import contextlib
 import io
 import itertools
 import logging
-import math
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -23,9 +23,11 @@ from taskcrew.tools.documents import limits, pixels
 from taskcrew.tools.documents.limits import MAX_CHARS, MAX_OCR_PAGES, MAX_PAGES
 from taskcrew.tools.documents.models import NO_TEXT_LAYER, OcrText, PageText, Unreadable, tidy
 from taskcrew.tools.documents.ocr import OCR_DPI, OcrUnavailable, ocr_image
+from taskcrew.tools.documents.pdfseen import TURNED as TURNED  # said of a page with text upside down
 from taskcrew.tools.documents.pdfseen import SeenPage, seer
 
 MIN_IMAGE_SIDE = 120  # pixels; smaller images are logos, rules and specks, not text
+IMAGE_DEPTH = 3  # images inside forms inside forms are read; deeper ones are not counted either
 _GAP = re.compile(r"[ \t]{4,}")
 
 
@@ -60,11 +62,9 @@ def read_pdf_pages(data: bytes, name: str, *, ocr: bool = True) -> list[PageText
                 for index in range(min(count, MAX_PAGES)):
                     page = reader.pages[index]
                     seen = seen_of[index + 1] = look(index)  # text nobody can see is not read (pdfseen)
-                    text, turned = _page_text(page)
+                    text = _page_text(page)  # a '6' upside down (a '9') is in seen.unchecked
                     if seen.text is not None:
                         text = tidy(seen.text)
-                    if turned:  # a '6' upside down is a '9': said on the page, as what was not checked
-                        seen.unchecked = "; ".join(filter(None, [seen.unchecked, TURNED]))
                     page_text = PageText(number=index + 1, text=text, hidden_text=seen.note())
                     page_text.notes = _image_notes(page, bool(page_text.text.strip()))
                     pages.append(page_text)
@@ -111,18 +111,11 @@ def read_pdf_pages(data: bytes, name: str, *, ocr: bool = True) -> list[PageText
     return pages
 
 
-# written on a page where some text is drawn upside down or mirrored against the rest of it
-TURNED = (
-    "some text on this page is drawn upside down or mirrored against the rest of it (a '6' turned over "
-    "shows a '9'), so what it reads as may not be what a person sees"
-)
 BACK_STEP = 0.1  # a fragment starting this share of its font size left of the one before: out of order
-TURNED_DEGREES = 100.0  # text turned more than this from the page's own direction is upside down
 
 
-def _page_text(page: Any) -> tuple[str, bool]:
-    """The page's text in the file's drawing order, unless that order disagrees with the positions;
-    and whether some of it is drawn upside down or mirrored against the rest (``_turned``).
+def _page_text(page: Any) -> str:
+    """The page's text in the file's drawing order, unless that order disagrees with the positions.
 
     When a fragment is drawn to the left of the one before it on the same line (a value written
     before its label: ``12572103Ordernummer:``, a digit drawn before the one left of it), the page is
@@ -130,28 +123,23 @@ def _page_text(page: Any) -> tuple[str, bool]:
     and table columns stay apart.
     """
     spots: list[tuple[float, float, float]] = []
-    turns: list[tuple[float, bool, int]] = []
 
     def visit(text: str, cm: Any, tm: Any, _font: Any, size: Any) -> None:
         if text.strip():
             x = cm[0] * tm[4] + cm[2] * tm[5] + cm[4]
             y = cm[1] * tm[4] + cm[3] * tm[5] + cm[5]
             spots.append((x, y, float(size or 10)))
-            a, b = tm[0] * cm[0] + tm[1] * cm[2], tm[0] * cm[1] + tm[1] * cm[3]
-            c, d = tm[2] * cm[0] + tm[3] * cm[2], tm[2] * cm[1] + tm[3] * cm[3]
-            turns.append((math.degrees(math.atan2(b, a)), a * d - b * c < 0, len(text.strip())))
 
     plain = page.extract_text(visitor_text=visit) or ""
-    turned = _turned(turns)
     if not _drawn_out_of_order(spots):
-        return tidy(plain), turned
+        return tidy(plain)
     try:
         text = page.extract_text(extraction_mode="layout", layout_mode_space_vertically=False) or ""
     except Exception:  # layout mode is stricter about odd fonts; the plain text is still there
-        return tidy(plain), turned
+        return tidy(plain)
     lines = [_GAP.sub("   ", line.rstrip()) for line in text.splitlines()]
     width = min((len(line) - len(line.lstrip()) for line in lines if line.strip()), default=0)
-    return tidy("\n".join(line[width:] for line in lines)), turned
+    return tidy("\n".join(line[width:] for line in lines))
 
 
 def _drawn_out_of_order(spots: list[tuple[float, float, float]]) -> bool:
@@ -159,24 +147,6 @@ def _drawn_out_of_order(spots: list[tuple[float, float, float]]) -> bool:
     more than ``BACK_STEP`` of its size: a digit drawn before the one left of it too)."""
     for (x1, y1, size), (x2, y2, _) in itertools.pairwise(spots):
         if abs(y2 - y1) < max(1.0, 0.3 * size) and x2 < x1 - BACK_STEP * size:
-            return True
-    return False
-
-
-def _turned(turns: list[tuple[float, bool, int]]) -> bool:
-    """Whether some text (angle in degrees, mirrored, characters) is drawn mirrored against most of
-    the page's text, or turned more than ``TURNED_DEGREES`` from it. A page turned as a whole, or a
-    label running up the margin (a quarter turn), is not."""
-    if len(turns) < 2:
-        return False
-    weight: dict[tuple[int, bool], int] = {}
-    for angle, mirrored, count in turns:
-        key = (round(angle) % 360, mirrored)
-        weight[key] = weight.get(key, 0) + count
-    (main, main_mirrored), _ = max(weight.items(), key=lambda item: item[1])
-    for angle, mirrored, _ in turns:
-        apart = abs((angle - main + 180) % 360 - 180)
-        if mirrored != main_mirrored or apart > TURNED_DEGREES:
             return True
     return False
 
@@ -194,19 +164,28 @@ def _image_notes(page: Any, has_text: bool) -> list[str]:
 
 
 def _images(page: Any) -> list[tuple[int, int]]:
-    try:
-        resources = page.get("/Resources")
+    """Sizes of the images the page draws, those inside its forms too (Chromium prints an element
+    with CSS ``opacity`` and a ``filter`` as an image inside a transparency-group form), as deep as
+    ``_page_images`` takes them out."""
+    sizes: list[tuple[int, int]] = []
+    seen: set[int] = set()
+
+    def walk(holder: Any, depth: int) -> None:
+        resources = holder.get("/Resources")
         xobjects = resources.get_object().get("/XObject") if resources is not None else None
-        if xobjects is None:
-            return []
-        sizes = []
-        for x in xobjects.get_object().values():
+        for x in xobjects.get_object().values() if xobjects is not None else ():
             obj = x.get_object()
+            if id(obj) in seen:
+                continue
+            seen.add(id(obj))
             if obj.get("/Subtype") == "/Image":
                 sizes.append((int(obj.get("/Width", 0)), int(obj.get("/Height", 0))))
-        return sizes
-    except Exception:
-        return []
+            elif obj.get("/Subtype") == "/Form" and depth + 1 < IMAGE_DEPTH:
+                walk(obj, depth + 1)
+
+    with contextlib.suppress(Exception):  # a damaged resource: the images found before it count
+        walk(page, 0)
+    return sizes
 
 
 def _ocr_pages(data: bytes, reader: Any, pages: list[PageText], name: str) -> None:
@@ -241,8 +220,11 @@ def _ocr_regions(data: bytes, page: PageText) -> None:
     go before the text, the others after it (reading order)."""
     before: list[OcrText] = []
     after: list[OcrText] = []
-    read = 0
+    read = undecoded = 0
     for image, top_share in _page_images(data, page.number - 1):
+        if image is None:
+            undecoded += 1
+            continue
         if not pixels.holds_text(image):  # a logo, a rule, a photograph: ~1.5 s of OCR for nothing
             continue
         read += 1
@@ -250,8 +232,10 @@ def _ocr_regions(data: bytes, page: PageText) -> None:
         if result.text:
             (before if top_share < 0.5 else after).append(result)
     regions = len(before) + len(after)
+    damaged = f"{undecoded} image(s) on this page could not be decoded (damaged?); what they show is unread"
+    missed = [damaged] if undecoded else []
     if not regions:  # only pictures without text (logos) say nothing; pictures OCR could not read do
-        page.notes = ["this page also has image(s) in which OCR found no text"] if read else []
+        page.notes = (["this page also has image(s) in which OCR found no text"] if read else []) + missed
         return
     mean = sum(r.confidence for r in before + after) / regions
 
@@ -265,12 +249,13 @@ def _ocr_regions(data: bytes, page: PageText) -> None:
     if after:
         parts.append(marked(after))
     page.text = "\n\n".join(parts)
-    page.ocr, page.ocr_confidence, page.notes = True, mean, []
+    page.ocr, page.ocr_confidence, page.notes = True, mean, missed
     page.ocr_values = [v for r in before + after for v in r.values]
 
 
 def _page_images(data: bytes, index: int) -> list[tuple[Any, float]]:
-    """The page's large images as PIL images, with how far down the page each starts (0 top, 1 bottom)."""
+    """The page's large images as PIL images (None: one pdfium cannot decode), with how far down the
+    page each starts (0 top, 1 bottom)."""
     import pypdfium2 as pdfium
 
     document = pdfium.PdfDocument(data)
@@ -278,15 +263,62 @@ def _page_images(data: bytes, index: int) -> list[tuple[Any, float]]:
         page = document[index]
         height = page.get_size()[1] or 1
         found = []
-        for obj in page.get_objects(filter=[pdfium.raw.FPDF_PAGEOBJ_IMAGE], max_depth=3):
+        for obj in page.get_objects(filter=[pdfium.raw.FPDF_PAGEOBJ_IMAGE], max_depth=IMAGE_DEPTH):
             width_px, height_px = obj.get_px_size()
             if min(width_px, height_px) < MIN_IMAGE_SIDE:
                 continue
-            top = obj.get_bounds()[3]
-            found.append((obj.get_bitmap(render=False).to_pil(), max(0.0, (height - top) / height)))
+            matrix, opacity = obj.get_matrix(), 1.0
+            for form in _containers(obj):  # an image inside forms: placed and faded by each of them
+                matrix = matrix.multiply(form.get_matrix())
+                opacity *= _opacity(pdfium, form)
+            top = max(matrix.on_point(x, y)[1] for x in (0, 1) for y in (0, 1))
+            picture = _picture(pdfium, obj, width_px, height_px, opacity)
+            found.append((picture, max(0.0, (height - top) / height)))
         return found
     finally:
         document.close()
+
+
+def _containers(obj: Any) -> Iterator[Any]:
+    form = obj.container
+    while form is not None:
+        yield form
+        form = form.container
+
+
+def _opacity(pdfium: Any, form: Any) -> float:
+    """The opacity a form is drawn with (CSS ``opacity`` prints as a form drawn with it), 0 to 1."""
+    import ctypes
+
+    alpha, colour = ctypes.c_uint(255), ctypes.c_uint()
+    spots = (ctypes.byref(colour), ctypes.byref(colour), ctypes.byref(colour), ctypes.byref(alpha))
+    return alpha.value / 255 if pdfium.raw.FPDFPageObj_GetFillColor(form, *spots) else 1.0
+
+
+def _picture(pdfium: Any, obj: Any, width: int, height: int, opacity: float = 1.0) -> Any:
+    """The image as it is drawn, laid on white (``pixels.on_white``): pdfium renders its samples
+    through its soft mask or mask (a CSS ``filter`` printed by Chromium is black samples under a soft
+    mask that holds the picture) and its own opacity, one pixel per sample, the way up it is stored;
+    ``opacity`` is that of the forms it is in. None when pdfium cannot decode it (drawn, a damaged
+    image is blank: nothing would say what it held)."""
+    matrix = obj.get_matrix()
+    obj.set_matrix(pdfium.PdfMatrix(width, 0, 0, height, 0, 0))  # one pixel per sample, not mirrored
+    try:
+        raw = pdfium.raw.FPDFImageObj_GetRenderedBitmap(obj.pdf, obj.page, obj)
+    finally:
+        obj.set_matrix(matrix)
+    if not raw:
+        return None
+    drawn = pdfium.PdfBitmap.from_raw(raw).to_pil()
+    if drawn.mode == "RGBA" and drawn.getchannel("A").getextrema()[1] == 0:
+        # nothing painted: a mask that hides it all (white is right), or samples pdfium cannot decode
+        samples = pdfium.raw.FPDFImageObj_GetBitmap(obj)
+        if not samples:
+            return None
+        pdfium.raw.FPDFBitmap_Destroy(samples)
+    if opacity < 1 and drawn.mode == "RGBA":  # a picture in a form at opacity 0.02 is not seen either
+        drawn.putalpha(drawn.getchannel("A").point(lambda a: round(a * opacity)))
+    return pixels.on_white(drawn)
 
 
 def _render(data: bytes, index: int) -> Any:

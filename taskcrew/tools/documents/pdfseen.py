@@ -8,7 +8,7 @@ outside the page, or shrunk to a speck. A text extractor reads all of it.
 Whether a character is seen is decided by the page as pdfium paints it, not by guessing from the
 drawing operators: the page is rendered twice, as it is and with every text object switched to the
 invisible render mode, and a character is seen when the two renders differ inside its box (its ink
-shows). Whatever hides the ink (a colour equal to what is under it, a later white box, a clip, the
+shows) by a WCAG contrast of ``visibility.MIN_CONTRAST`` at least, the HTML reader's rule. Whatever hides the ink (a colour equal to what is under it, a later white box, a clip, the
 page's edge) hides the character, by the same test. Besides: characters drawn in the invisible render
 mode, outside the page, or under ``TINY_PT`` tall are not seen; nor is a character drawn under
 another at the same spot (black ink on black ink changes the render too): of characters drawn over
@@ -16,13 +16,16 @@ one another only the last is seen, the others being hidden text, or, when the sa
 simply read once (bold struck twice). A character is seen by its own ink only: one whose box
 overlaps another text object's character, and whose ink shows only inside that one's box, is
 painted once more with its text object left out, and is hidden when that changes nothing there
-(``_own_ink``). pdfium itself lists a character drawn twice at one spot once,
+(``_own_ink``; objects far enough apart are left out of one render together, ``_layers``). Text
+filled at opacity 0 with ink painted in its glyphs' shape (a gradient through the letters) has that
+ink for its own (``_glyph_ink``). Text drawn upside down or mirrored against the rest of the page,
+by each character's whole matrix as pdfium draws it, is said to be (``TURNED``). pdfium itself lists a character drawn twice at one spot once,
 which pypdf reads twice; the page is then read as pdfium's text, with no note. Text drawn as a clipping path (render
 mode 7, the letters cut out of a gradient or a picture painted after them) cannot be judged so: it paints
 nothing itself, what shows is what is drawn next. It is kept, and the page says it could not be checked.
 
-Speed (bench/pdf_seen_bench.py: ~35 ms of CPU for a page of 3,500 characters, a third of what one
-call per property per character took): a printable character costs five pdfium calls, declared on
+Speed (bench/pdf_seen_bench.py: ~40 ms of CPU for a page of 3,500 characters, painted in colour for
+the contrast rule; a third of what one call per property per character took): a printable character costs five pdfium calls, declared on
 plain addresses so no ctypes object is made for each; the render mode and colour are read once per
 text object (pdfium keeps them there); the pages are not painted at all when the objects and boxes
 decide every character; and the colour test (white letters over black ones erase, but nobody sees
@@ -45,10 +48,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from taskcrew.tools.documents.visibility import LUMA, MIN_CONTRAST, Colour, contrast, linear
+
 HIDDEN_MARK = "hidden text"  # how the reader's note on such a page starts
 SCALE = 2.0  # render at 144 dpi: the stem of a small i is a pixel wide
 MAX_SIDE = 6000  # pixels: a page larger than 41 inches is rendered at less than SCALE
-INK = 24  # grey levels: a render that changes less than this (contrast under ~1.2) shows nothing
+# ink shows where the render changes by a WCAG contrast of at least visibility.MIN_CONTRAST (the HTML
+# reader's rule: the painted colour against what is under it); less, and nobody sees it
 TINY_PT = 2.25  # under 3 px at 96 dpi (visibility.TINY_FONT_PX): too small to read
 SQUEEZED = 0.1  # a character narrower than this share of its height (i and l are ~0.2) is squeezed
 INVISIBLE = "drawn invisible"
@@ -80,18 +86,29 @@ _BOTH_MODES = {2, 6}  # fill and stroke (and clip): the letters show in either c
 # text objects pdfium merged into another (drawn again at its spot) whose colours are looked up
 # for it: past this many pairs to compare, none is (the merged copy is judged by its own colour)
 MAX_MERGED = 1_000_000
-# text objects a page's characters overlapping another object's may belong to, each painted once
-# more without it (``_own_ink``); past this many the page says its text could not all be checked
+# renders of the page, each without a group of text objects none of which comes near another, to
+# tell the own ink of characters overlapping other text (``_own_ink``, ``_layers``): a see-through
+# stamp over a table takes a few; past this many the page says its text could not all be checked
 MAX_OWN_INK = 32
 _CROWDED = (
-    f"more than {MAX_OWN_INK} pieces of text are drawn over or into other text, too many to tell "
-    "each one's own ink"
+    f"text is drawn over or into other text in more than {MAX_OWN_INK} layers, too many to tell "
+    "each piece's own ink"
 )
 _ALONE = (
     "a character is drawn over a different one of the same piece of text, which cannot be painted "
     "without it to tell whether it shows"
 )
+# ink painted in a transparent character's glyph (``_glyph_ink``) is its own when the ink in its box
+# outside the glyph (a neighbour's edge) is at most this share of the ink inside it
+GLYPH_STRAY = 0.25
 _FORM_DEPTH = 64  # form XObjects nested this deep are looked into (pdfium's parser stops at 40)
+# said (as what was not checked) of a page where some text is drawn upside down or mirrored against
+# the rest of it, as pdfium draws each character (its whole matrix, forms' and page's included)
+TURNED = (
+    "some text on this page is drawn upside down or mirrored against the rest of it (a '6' turned over "
+    "shows a '9'), so what it reads as may not be what a person sees"
+)
+TURNED_DEGREES = 100.0  # text turned more than this from the page's own direction is upside down
 
 
 @dataclass
@@ -173,19 +190,22 @@ def _look(document: Any, index: int) -> SeenPage:
         chars = _read_chars(textpage)
         if not chars.printable:
             return SeenPage()
+        turned = TURNED if _turned(chars.turns) else None  # a '6' upside down is a '9'
         objects = list(page.get_objects(filter=[raw.FPDF_PAGEOBJ_TEXT], max_depth=_FORM_DEPTH))
         verdicts = _by_object(chars)
         todo = [j for j, verdict in enumerate(verdicts) if verdict is None]
         painted = (
             _by_render(page, objects, chars, todo, verdicts) if todo else None
         )  # what only the painted page tells
+        if painted is not None:
+            _glyph_ink(page, objects, chars, verdicts, painted)
         unders, alone = _overprinted(chars, objects, verdicts)
         crowded = _own_ink(page, objects, chars, verdicts, painted, unders) if painted is not None else None
         hidden: dict[str, int] = {}
         for verdict in verdicts:
             if verdict is not None and verdict not in (_CLIP, _TWICE):
                 hidden[verdict] = hidden.get(verdict, 0) + 1
-        notes = [_CLIP if _CLIP in verdicts else None, crowded, _ALONE if alone else None]
+        notes = [_CLIP if _CLIP in verdicts else None, crowded, _ALONE if alone else None, turned]
         unchecked = "; ".join(filter(None, notes)) or None
         # after the render: this moves the text objects apart
         if not hidden and _TWICE not in verdicts and not _drawn_twice(page, textpage, objects):
@@ -209,10 +229,13 @@ class _Chars:
     cell: Any  # their cells: an (n, 2) array of advance width and font height, in points
     obj: list[int]  # their text objects, an index into ``modes``, ``paints`` and ``handles``:
     modes: list[int]  # the text object's render mode
-    paints: list[list[tuple[float, float]]]  # its colours (fill, stroke) as a grey level (0-255) and
+    paints: list[list[Colour]]  # its colours (fill, stroke) as red, green, blue (0-255) and
     # an opacity (0-1), each that it is painted in; none: not known
     handles: list[int | None]  # its address (pdfium's FPDF_PAGEOBJECT)
     page: int | None  # the address of the text page they are read from (while it is open)
+    # each text object's direction on the page, as pdfium draws it (its whole matrix: the page's,
+    # the forms' it is drawn in, its own): angle in degrees, mirrored, and its printable characters
+    turns: list[tuple[float, bool, int]] = field(default_factory=list)
 
 
 class _Pdfium(NamedTuple):
@@ -230,6 +253,7 @@ class _Pdfium(NamedTuple):
     stroke: Callable[..., int]
     origin: Callable[..., int]
     font_size: Callable[..., float]
+    matrix: Callable[..., int]
 
 
 @functools.cache
@@ -255,6 +279,7 @@ def _pdfium() -> _Pdfium:
         stroke=bind("FPDFText_GetStrokeColor", num, ptr, num, ptr, ptr, ptr, ptr),
         origin=bind("FPDFText_GetCharOrigin", num, ptr, num, ptr, ptr),
         font_size=bind("FPDFText_GetFontSize", ctypes.c_double, ptr, num),
+        matrix=bind("FPDFText_GetMatrix", num, ptr, num, ptr),
     )
 
 
@@ -282,12 +307,19 @@ def _read_chars(textpage: Any) -> _Chars:
     objects: dict[int | None, int] = {}  # the same as ``handles``, the other way round
     obj: list[int] = []
     modes: list[int] = []
-    paints: list[list[tuple[float, float]]] = []
+    paints: list[list[Colour]] = []
+    turns: list[tuple[float, bool, int]] = []
+    matrix = (ctypes.c_float * 6)()  # FS_MATRIX: a, b, c, d, e, f
     for i in printable:
         found = pdfium.text_object(handle, i)
         k = objects.get(found)
-        if k is None:  # the first character of a text object: its mode and colour, once
+        if k is not None:
+            angle, mirrored, count = turns[k]
+            turns[k] = angle, mirrored, count + 1
+        else:  # the first character of a text object: its mode, colour and direction, once
             k = objects[found] = len(modes)
+            a, b, c, d = matrix[:4] if pdfium.matrix(handle, i, ctypes.addressof(matrix)) else (1, 0, 0, 1)
+            turns.append((math.degrees(math.atan2(b, a)), a * d - b * c < 0, 1))
             mode = pdfium.render_mode(found) if found else 0
             if mode in _STROKED_MODES:
                 colours = [pdfium.stroke]
@@ -298,12 +330,30 @@ def _read_chars(textpage: Any) -> _Chars:
             for colour in colours:
                 if colour(handle, i, *channel):
                     r, g, b, a = rgba
-                    paints[-1].append((0.299 * r + 0.587 * g + 0.114 * b, a / 255))
+                    paints[-1].append((r, g, b, a / 255))
         obj.append(k)
     corners = np.frombuffer(memoryview(loose), dtype=np.float32).reshape(n, 4).astype(np.float64)
     cell = np.abs(np.stack([corners[:, 2] - corners[:, 0], corners[:, 1] - corners[:, 3]], axis=1))
     box = np.frombuffer(memoryview(boxes), dtype=np.float64).reshape(n, 4).copy()
-    return _Chars(texts, printable, box, cell, obj, modes, paints, list(objects), handle)
+    return _Chars(texts, printable, box, cell, obj, modes, paints, list(objects), handle, turns)
+
+
+def _turned(turns: list[tuple[float, bool, int]]) -> bool:
+    """Whether some text (angle in degrees, mirrored, characters) is drawn mirrored against most of
+    the page's text, or turned more than ``TURNED_DEGREES`` from it. A page turned as a whole, or a
+    label running up the margin (a quarter turn), is not."""
+    if len(turns) < 2:
+        return False
+    weight: dict[tuple[int, bool], int] = {}
+    for angle, mirrored, count in turns:
+        key = (round(angle) % 360, mirrored)
+        weight[key] = weight.get(key, 0) + count
+    (main, main_mirrored), _ = max(weight.items(), key=lambda item: item[1])
+    for angle, mirrored, _ in turns:
+        apart = abs((angle - main + 180) % 360 - 180)
+        if mirrored != main_mirrored or apart > TURNED_DEGREES:
+            return True
+    return False
 
 
 def _by_object(chars: _Chars) -> list[str | None]:
@@ -323,11 +373,11 @@ def _by_object(chars: _Chars) -> list[str | None]:
 
 
 class _Painted(NamedTuple):
-    """The page as pdfium paints it (grey levels), where its text's ink is (the pixels that change
+    """The page as pdfium paints it (red, green, blue), where its text's ink is (the pixels that change
     when all text is left out), the scale it was painted at, and the render mode each text object
     had (``_by_render`` switches them off; ``_own_ink`` switches them back)."""
 
-    grey: Any
+    rgb: Any
     ink: Any
     scale: float
     modes: list[int]
@@ -345,12 +395,12 @@ def _by_render(
     import pypdfium2.raw as raw
 
     scale = min(SCALE, MAX_SIDE / max(1.0, *page.get_size()))
-    before = _grey(page, scale)
+    before = _rgb(page, scale)
     modes = [raw.FPDFTextObj_GetTextRenderMode(obj.raw) for obj in objects]
     for obj in objects:
         raw.FPDFTextObj_SetTextRenderMode(obj.raw, raw.FPDF_TEXTRENDERMODE_INVISIBLE)
-    after = _grey(page, scale)
-    ink = (np.maximum(before, after) - np.minimum(before, after)) > INK
+    after = _rgb(page, scale)
+    ink = _changed(before, after)
     painted = _Painted(before, ink, scale, modes)
     rows, cols = ink.shape
     x0, y0, x1, y1 = _page_to_screen(page, raw, cols, rows)(chars.box[todo])
@@ -394,7 +444,79 @@ def _by_render(
     return painted
 
 
-def _merged_paints(objects: list[Any], modes: list[int], chars: _Chars) -> list[list[tuple[float, float]]]:
+def _glyph_ink(
+    page: Any, objects: list[Any], chars: _Chars, verdicts: list[str | None], painted: _Painted
+) -> None:
+    """Ink painted in a character's own glyph shape is its ink: text a browser prints in a
+    transparent colour, to paint a gradient through the letters (``background-clip: text``), paints
+    nothing itself. A character of a text object filled at opacity 0 that ``_by_render`` found
+    showing nothing is seen when what the page shows inside its glyph (the pixels that change when
+    the object is filled black rather than white) contrasts with what it shows around it in its box
+    (``MIN_CONTRAST``, the medians), and that ink keeps to the glyph's shape (``GLYPH_STRAY``); it is then judged as any other, that ink taken as its own (drawn
+    over other text, it must still show ink of its own: ``_own_ink``). Objects are painted so in
+    groups (``_layers``)."""
+    import numpy as np
+    import pypdfium2.raw as raw
+
+    drawn = {_address(found): n for n, found in enumerate(objects)}
+    candidates = sorted(
+        {
+            chars.obj[j]
+            for j, verdict in enumerate(verdicts)
+            if verdict == _COVERED
+            and chars.modes[chars.obj[j]] == 0
+            and chars.paints[chars.obj[j]]
+            and all(paint[3] == 0 for paint in chars.paints[chars.obj[j]])
+            and chars.handles[chars.obj[j]] in drawn
+        }
+    )
+    if not candidates:
+        return
+    rows, cols = painted.ink.shape
+    x0, y0, x1, y1 = (
+        np.clip(v, 0, n).astype(np.int64)
+        for v, n in zip(_page_to_screen(page, raw, cols, rows)(chars.box), (cols, rows) * 2, strict=True)
+    )
+    groups = _layers(chars, candidates, (x0, y0, x1, y1))
+    if len(groups) > MAX_OWN_INK:
+        return  # left hidden
+    rgba = [ctypes.c_uint() for _ in range(4)]
+    for group in groups:
+        handles = [objects[drawn[chars.handles[k]]].raw for k in group]
+        fills = []
+        for handle in handles:
+            raw.FPDFPageObj_GetFillColor(handle, *(ctypes.byref(c) for c in rgba))
+            fills.append([c.value for c in rgba])
+            raw.FPDFTextObj_SetTextRenderMode(handle, raw.FPDF_TEXTRENDERMODE_FILL)
+        renders = []
+        try:
+            for grey in (0, 255):
+                for handle in handles:
+                    raw.FPDFPageObj_SetFillColor(handle, grey, grey, grey, 255)
+                renders.append(_rgb(page, painted.scale))
+        finally:
+            for handle, fill in zip(handles, fills, strict=True):  # as _by_render left them
+                raw.FPDFPageObj_SetFillColor(handle, *fill)
+                raw.FPDFTextObj_SetTextRenderMode(handle, raw.FPDF_TEXTRENDERMODE_INVISIBLE)
+        glyphs = _changed(*renders)
+        members = set(group)
+        for j, verdict in enumerate(verdicts):
+            if verdict != _COVERED or chars.obj[j] not in members:
+                continue
+            c0, c1 = max(int(x0[j]) - 1, 0), min(int(x1[j]) + 1, cols)
+            r0, r1 = max(int(y0[j]) - 1, 0), min(int(y1[j]) + 1, rows)
+            shape, shown = glyphs[r0:r1, c0:c1], _luminance(painted.rgb[r0:r1, c0:c1])
+            if not shape.any() or shape.all():
+                continue
+            inside, around = float(np.median(shown[shape])), float(np.median(shown[~shape]))
+            ink = _contrasting(shown, around)
+            # in its shape: not a dark patch that happens to lie over much of it (ink around it too)
+            if _contrasting(inside, around) and (ink & ~shape).sum() <= GLYPH_STRAY * (ink & shape).sum():
+                verdicts[j] = None
+                painted.ink[r0:r1, c0:c1] |= shape & ink  # its ink, for _own_ink
+
+
+def _merged_paints(objects: list[Any], modes: list[int], chars: _Chars) -> list[list[Colour]]:
     """Each text object's colours, with those of the text objects pdfium merged into it: pdfium lists
     text drawn again at its own spot once (outlined lettering printed as a white fill, then a black
     stroke over it), so the copy it lists is judged by the colours of all its copies, the most
@@ -431,7 +553,7 @@ def _merged_paints(objects: list[Any], modes: list[int], chars: _Chars) -> list[
         for getter in getters:
             if getter(obj.raw, *(ctypes.byref(c) for c in rgba)):
                 r, g, b, a = (c.value for c in rgba)
-                colours.append((0.299 * r + 0.587 * g + 0.114 * b, a / 255))
+                colours.append((r, g, b, a / 255))
         slack = max(1.0, 0.1 * (box[3] - box[1]))  # a stroke widens the bounds by half its width
         for k, other in boxes:
             if other is not None and max(abs(p - q) for p, q in zip(box, other, strict=True)) <= slack:
@@ -472,7 +594,7 @@ def _own_ink(
     for x, y in zip(a[keep].tolist(), b[keep].tolist(), strict=True):
         others.setdefault(x, []).append(y)
         others.setdefault(y, []).append(x)
-    rows, cols = painted.grey.shape
+    rows, cols = painted.ink.shape
     to_screen = _page_to_screen(page, raw, cols, rows)
     x0, y0, x1, y1 = (
         np.clip(v, 0, n).astype(np.int64) for v, n in zip(to_screen(chars.box), (cols, rows) * 2, strict=True)
@@ -493,45 +615,155 @@ def _own_ink(
             by_object.setdefault(chars.obj[j], []).append(j)
     if not by_object:
         return None
-    if len(by_object) > MAX_OWN_INK:
-        return _CROWDED
     drawn = {_address(found): n for n, found in enumerate(objects)}
+    by_object = {k: members for k, members in by_object.items() if chars.handles[k] in drawn}
+    layers = _layers(chars, list(by_object), (x0, y0, x1, y1))
+    if len(layers) > MAX_OWN_INK:
+        return _CROWDED
     for found, mode in zip(objects, painted.modes, strict=True):  # as the page is: _by_render hid them
         raw.FPDFTextObj_SetTextRenderMode(found.raw, mode)
-    for k, members in by_object.items():
-        n = drawn.get(chars.handles[k])
-        if n is None:
-            continue
-        raw.FPDFTextObj_SetTextRenderMode(objects[n].raw, raw.FPDF_TEXTRENDERMODE_INVISIBLE)
+    renders = 0
+    while layers:
+        layer = layers.pop()
+        renders += 1
+        if renders > MAX_OWN_INK:
+            return _CROWDED
+        numbers = [drawn[chars.handles[k]] for k in layer]
+        for n in numbers:
+            raw.FPDFTextObj_SetTextRenderMode(objects[n].raw, raw.FPDF_TEXTRENDERMODE_INVISIBLE)
         try:
-            without = _grey(page, painted.scale)
+            without = _rgb(page, painted.scale)
         finally:
-            raw.FPDFTextObj_SetTextRenderMode(objects[n].raw, painted.modes[n])
-        for j in members:
-            c0, c1 = max(int(x0[j]) - 1, 0), min(int(x1[j]) + 1, cols)
-            r0, r1 = max(int(y0[j]) - 1, 0), min(int(y1[j]) + 1, rows)
-            here, gone = painted.grey[r0:r1, c0:c1], without[r0:r1, c0:c1]
-            if not ((np.maximum(here, gone) - np.minimum(here, gone)) > INK).any():
-                verdicts[j] = _UNDER
+            for n in numbers:
+                raw.FPDFTextObj_SetTextRenderMode(objects[n].raw, painted.modes[n])
+        changed = _changed(painted.rgb, without)
+        if len(layer) > 1:  # its ink must lie in its characters' boxes, else each is painted alone
+            stray = changed.copy()
+            for j in np.flatnonzero(np.isin(obj, layer)).tolist():
+                top, left = max(int(y0[j]) - 2, 0), max(int(x0[j]) - 2, 0)
+                stray[top : int(y1[j]) + 2, left : int(x1[j]) + 2] = False
+            if stray.any():  # a clip, a wide stroke, a Type 3 glyph painting elsewhere
+                layers.extend([k] for k in layer)
+                continue
+        for k in layer:
+            for j in by_object[k]:
+                c0, c1 = max(int(x0[j]) - 1, 0), min(int(x1[j]) + 1, cols)
+                r0, r1 = max(int(y0[j]) - 1, 0), min(int(y1[j]) + 1, rows)
+                if not changed[r0:r1, c0:c1].any():
+                    verdicts[j] = _UNDER
     return None
 
 
-def _stands_out(paint: tuple[float, float], behind: Any) -> bool:
-    """Its colour differs from every pixel painted under it, text left out (more than ``INK``)."""
-    grey, opacity = paint
-    low, high = float(behind.min()), float(behind.max())
-    return opacity * (low - grey) > INK or opacity * (grey - high) > INK
+def _layers(chars: _Chars, candidates: list[int], screen: tuple[Any, ...]) -> list[list[int]]:
+    """The text objects ``candidates`` in groups that can each be left out of one render: no
+    character of one comes within two pixels of a character of another in the same group (its
+    pixel box: x0, y0, x1, y1 in ``screen``), so what changes in a character's box when its group is
+    left out is its own object's doing. A see-through stamp over a table is then a handful of
+    renders, not one for each cell under it (a group whose ink strays outside its characters' boxes
+    is painted again one object at a time, by ``_own_ink``)."""
+    import numpy as np
+
+    x0, y0, x1, y1 = screen
+    obj = np.asarray(chars.obj)
+    which = np.flatnonzero(np.isin(obj, candidates))
+    near: dict[int, set[int]] = {k: set() for k in candidates}
+    if len(which) > 1:
+        box = np.stack([x0[which] - 2, x1[which] + 2, y0[which] - 2, y1[which] + 2], axis=1).astype(float)
+        a, b = _touching(box, reach=2.0)
+        meet = (
+            (np.minimum(box[a, 1], box[b, 1]) > np.maximum(box[a, 0], box[b, 0]))
+            & (np.minimum(box[a, 3], box[b, 3]) > np.maximum(box[a, 2], box[b, 2]))
+            & (obj[which[a]] != obj[which[b]])
+        )
+        for p, q in zip(obj[which[a[meet]]].tolist(), obj[which[b[meet]]].tolist(), strict=True):
+            near[p].add(q)
+            near[q].add(p)
+    groups: list[list[int]] = []
+    colour: dict[int, int] = {}
+    for k in candidates:  # greedy: the first group none of its neighbours is in
+        taken = {colour[o] for o in near[k] if o in colour}
+        colour[k] = next(c for c in range(len(groups) + 1) if c not in taken)
+        if colour[k] == len(groups):
+            groups.append([])
+        groups[colour[k]].append(k)
+    return groups
 
 
-def _like_behind(paint: tuple[float, float], behind: Any) -> bool:
+def _stands_out(paint: Colour, behind: Any) -> bool:
+    """Its colour, laid over every pixel painted under it (text left out: part of a render,
+    ``_rgb``), contrasts with each by ``MIN_CONTRAST`` at least."""
+    import numpy as np
+
+    packed = behind.view("<u4")[..., 0] & 0xFFFFFF  # red, green, blue as one number (little-endian)
+    colours = []
+    for _ in range(8):  # mostly a few colours: the most common (the paper) taken out first
+        if not packed.size:
+            break
+        colours.append(packed.flat[0])
+        packed = packed[packed != colours[-1]]
+    else:
+        colours.extend(np.unique(packed).tolist())
+    found = np.asarray(colours, dtype=np.uint32)
+    under = np.stack([found & 255, (found >> 8) & 255, found >> 16], axis=1).astype(np.uint8)
+    return bool(_contrasting(_luminance(_over(paint, under)), _luminance(under)).all())
+
+
+def _like_behind(paint: Colour, behind: Any) -> bool:
     """Its colour is what is painted under it, text left out: white letters laid over black ones
-    change the render (they erase), but nobody sees the white letters."""
+    change the render (they erase), but nobody sees the white letters. (Laid over the median colour
+    behind it, it contrasts with it by less than ``MIN_CONTRAST``.)"""
     import numpy as np
 
     if _stands_out(paint, behind):  # the median lies between the min and the max: often decided
         return False
-    grey, opacity = paint
-    return opacity * abs(grey - float(np.median(behind))) <= INK
+    under = np.median(behind[..., :3].reshape(-1, 3), axis=0)
+    return contrast(paint, (*under.tolist(), 1.0)) < MIN_CONTRAST
+
+
+def _over(paint: Colour, under: Any) -> Any:
+    """``paint`` laid over the colours ``under`` (an (n, 3) array) by its opacity, as 8-bit colours."""
+    import numpy as np
+
+    r, g, b, a = paint
+    return np.rint(np.asarray([r, g, b]) * a + under * (1 - a)).clip(0, 255).astype(np.uint8)
+
+
+@functools.cache
+def _linear_table() -> Any:
+    import numpy as np
+
+    return np.array([linear(v) for v in range(256)], dtype=np.float32)
+
+
+def _luminance(rgb: Any) -> Any:
+    """The WCAG relative luminance of each of an array of 8-bit colours (last axis red, green, blue)."""
+    table = _linear_table()
+    return LUMA[0] * table[rgb[..., 0]] + LUMA[1] * table[rgb[..., 1]] + LUMA[2] * table[rgb[..., 2]]
+
+
+def _changed(one: Any, other: Any) -> Any:
+    """Where two renders (``_rgb``) differ by a contrast of ``MIN_CONTRAST`` or more: the luminance
+    is worked out only where their pixels differ at all (a page's text is a few of them)."""
+    import numpy as np
+
+    first, second = (np.ascontiguousarray(v).view("<u4")[..., 0] for v in (one, other))  # a pixel a number
+    out = first != second
+    where = np.flatnonzero(out)
+    table = _linear_table()
+    lum = [
+        LUMA[0] * table[v & 255] + LUMA[1] * table[(v >> 8) & 255] + LUMA[2] * table[(v >> 16) & 255]
+        for v in (first.reshape(-1)[where], second.reshape(-1)[where])  # red, green, blue: little-endian
+    ]
+    out.reshape(-1)[where] = _contrasting(*lum)
+    return out
+
+
+def _contrasting(one: Any, other: Any) -> Any:
+    """Where two luminances (arrays) are apart by a WCAG contrast of ``MIN_CONTRAST`` or more: a
+    person tells one from the other (visibility's rule for text against its background)."""
+    import numpy as np
+
+    return np.maximum(one, other) + 0.05 >= MIN_CONTRAST * (np.minimum(one, other) + 0.05)
 
 
 def _overprinted(chars: _Chars, objects: list[Any], verdicts: list[str | None]) -> tuple[list[int], bool]:
@@ -595,9 +827,11 @@ def _one_pen(a: tuple[float, float, float], b: tuple[float, float, float]) -> bo
     return math.dist(a[:2], b[:2]) < ONE_PEN * size and abs(a[2] - b[2]) < ONE_PEN * size
 
 
-def _alike(one: list[tuple[float, float]], other: list[tuple[float, float]]) -> bool:
-    """Whether two text objects are painted in one colour (grey levels within ``INK``, opaque alike)."""
-    return bool(one) and bool(other) and one[0][1] == other[0][1] and abs(one[0][0] - other[0][0]) <= INK
+def _alike(one: list[Colour], other: list[Colour]) -> bool:
+    """Whether two text objects are painted in one colour (a contrast under ``MIN_CONTRAST``, opaque alike)."""
+    if not one or not other or one[0][3] != other[0][3]:
+        return False
+    return contrast((*one[0][:3], 1.0), (*other[0][:3], 1.0)) < MIN_CONTRAST
 
 
 def _origins(chars: _Chars, which: list[int]) -> dict[int, tuple[float, float, float]]:
@@ -748,13 +982,24 @@ def _page_to_screen(page: Any, raw: Any, cols: int, rows: int) -> Callable[[Any]
     return to_screen
 
 
-def _grey(page: Any, scale: float) -> Any:
+def _rgb(page: Any, scale: float) -> Any:
+    """The page painted, as an (h, w, 4) array of red, green, blue and a fourth byte (unused): four
+    bytes a pixel compare as one number (``_changed``)."""
     import numpy as np
+    import pypdfium2 as pdfium
 
-    bitmap = page.render(scale=scale, grayscale=True, may_draw_forms=False)
-    if bitmap.n_channels != 1:  # pypdfium2 renders grayscale as one channel; should that change
-        return np.asarray(bitmap.to_pil().convert("L"))
-    return np.array(bitmap.to_numpy())  # a copy: the bitmap's memory goes with it
+    bitmap = page.render(
+        scale=scale,
+        may_draw_forms=False,
+        rev_byteorder=True,
+        prefer_bgrx=True,
+        fill_color=(255, 255, 255, 255),
+        bitmap_maker=pdfium.PdfBitmap.new_native,  # in memory Python owns: the array keeps it, no copy
+    )
+    pixels = bitmap.to_numpy()
+    if pixels.ndim != 3 or pixels.shape[2] != 4 or bitmap.stride != 4 * pixels.shape[1]:
+        return np.asarray(bitmap.to_pil().convert("RGBA"))  # should pypdfium2 render otherwise
+    return pixels
 
 
 def _text(texts: list[str], printable: set[int], seen: set[int]) -> str:

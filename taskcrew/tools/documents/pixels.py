@@ -5,6 +5,8 @@ can hold text at all (a logo cannot), all from ink profiles of a small copy (num
   a page whose lines are level alternate sharply between ink and paper).
 - :func:`lies_sideways`: the columns' profile is much sharper than the rows' at any small angle.
 - :func:`holds_text`: some band of ink has the rhythm of letters (many narrow runs of ink).
+
+All of them look at the picture laid on white by its transparency first (:func:`on_white`).
 """
 
 from __future__ import annotations
@@ -21,11 +23,27 @@ PAGE_SHAPE = 0.5  # pictures narrower than this (short side / long side) are str
 SIDEWAYS_MARGIN = 0.15  # this much more of the columns than of the rows empty: the lines run up or down
 
 
+def on_white(image: Image) -> Image:
+    """The picture as it looks on paper: laid on white by its transparency (an alpha channel, a PDF
+    image's soft mask as pdf.py renders it, a PNG's or GIF's transparent colour); others unchanged.
+
+    Every look at a picture (``ink``, so whether it holds text; ``ocr.prepare``) starts here: the
+    colour under a transparent pixel is not what anyone sees (black text on a transparent PNG has
+    black there too; Chromium prints a CSS ``filter`` as black samples whose picture is the mask).
+    """
+    from PIL import Image as PILImage
+
+    if image.mode not in ("RGBA", "RGBa", "LA", "La", "PA") and "transparency" not in image.info:
+        return image
+    paper = PILImage.new("RGBA", image.size, (255, 255, 255, 255))
+    return PILImage.alpha_composite(paper, image.convert("RGBA")).convert("RGB")
+
+
 def ink(image: Image, width: int = WORK_WIDTH) -> Any:
     """A boolean array of a small greyscale copy: True where there is ink."""
     from PIL import Image as PILImage
 
-    grey = image.convert("L")
+    grey = on_white(image).convert("L")
     if grey.width > width:
         grey = grey.resize((width, max(1, round(grey.height * width / grey.width))), PILImage.Resampling.BOX)
     return ink_mask(grey)

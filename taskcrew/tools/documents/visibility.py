@@ -72,7 +72,7 @@ UNCHECKED_NOTE = (
 OFF_PAGE_PX = 500.0  # an element moved this far out of the page is not on it
 TINY_PX = 1.0  # an element this narrow or low with overflow hidden shows nothing
 TINY_FONT_PX = 3.0  # text smaller than this cannot be read
-MIN_CONTRAST = 1.2  # WCAG contrast ratio under which text is the colour of its background
+MIN_CONTRAST = 1.2  # WCAG contrast ratio under which text is the colour of what is under it (PDFs: pdfseen)
 BASE_FONT_PX = 16.0
 MIN_LOGICAL_FONT_PX = 6.0  # Chromium's minimum for sizes relative to the reader's default
 Colour = tuple[float, float, float, float]  # r, g, b (0-255), alpha (0-1)
@@ -557,12 +557,17 @@ def colour(value: str) -> Colour | None:
     return (red * 255, green * 255, blue * 255, alpha)
 
 
-def _luminance(c: Colour) -> float:
-    def linear(v: float) -> float:
-        v /= 255
-        return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+LUMA = (0.2126, 0.7152, 0.0722)  # WCAG relative luminance: the weights of linear red, green, blue
 
-    return 0.2126 * linear(c[0]) + 0.7152 * linear(c[1]) + 0.0722 * linear(c[2])
+
+def linear(v: float) -> float:
+    """A colour channel (0-255, sRGB) in linear light, as WCAG computes luminance."""
+    v /= 255
+    return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+
+
+def _luminance(c: Colour) -> float:
+    return LUMA[0] * linear(c[0]) + LUMA[1] * linear(c[1]) + LUMA[2] * linear(c[2])
 
 
 def contrast(text: Colour, background: Colour) -> float:
