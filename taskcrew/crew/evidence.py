@@ -78,7 +78,7 @@ from urllib.parse import unquote, unquote_plus, urlsplit
 from taskcrew.approvals.visible import visible
 from taskcrew.crew.citations import about_system_state, is_web, lines_with, quoted, quotes_unseen
 from taskcrew.crew.models import CriterionCheck, Plan, Verdict
-from taskcrew.tools.ap import ISO_CURRENCIES
+from taskcrew.tools.ap import ISO_CURRENCIES, WORD_CODES
 
 MODELS_WORD = "[not checked by code: the verifier's word]"
 REJECTED = "[rejected: "
@@ -2510,7 +2510,12 @@ _NUMBER = re.compile(
 # a code to digits ("INV—2057", "Bill—0002"; not an amount after a word: "Globex Corp—2150.00"):
 # elsewhere it is prose punctuation ("the bill—BILL-0002—is paid").
 # A character that draws nothing (category Cf: zero-width, bidi controls, the soft hyphen; the
-# other default-ignorable ones) is dropped.
+# other default-ignorable ones) is dropped. A typographic apostrophe (U+2019, U+02BC, the prime U+2032)
+# is the ASCII one (Swiss thousands: "1’329.63"), and dot leaders ("Total due.........1,234.50", "…")
+# are a gap of two spaces between the label and its value (a column's: "Item 1.......234.50" is no
+# "1 234.50").
+_APOSTROPHES = "\u2019\u02bc\u2032"
+_LEADER = re.compile(r"\.(?: ?\.){2,}")
 _LONG_DASHES = "\u2014\u2015\u2e3a\u2e3b"
 _IGNORABLE = re.compile(
     r"[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef]"
@@ -2534,6 +2539,8 @@ class _PlainChars(dict[int, str | None]):
             value = None
         elif (category == "Pd" or char == "\u2212") and char not in _LONG_DASHES:
             value = "-"
+        elif char in _APOSTROPHES:
+            value = "'"
         else:
             value = char
         self[code] = value
@@ -2545,20 +2552,23 @@ _PLAIN_CHARS = _PlainChars()
 
 def plain(text: str) -> str:
     """``text`` as the rules compare it, one normaliser for the claim and the page alike (they must
-    still match each other): NFKC ("ＧＸ－５５３１" is GX-5531), every dash a hyphen and invisible
-    characters dropped (above), and a currency code written against its amount split from it
-    ("USD2310.00", "2310.00EUR": else an identifier, or no amount at all)."""
+    still match each other): NFKC ("ＧＸ－５５３１" is GX-5531), every dash a hyphen, every apostrophe
+    the ASCII one, invisible characters dropped and dot leaders a space (above), and a currency code
+    written against its amount split from it ("USD2310.00", "2310.00EUR": else an identifier, or no
+    amount at all)."""
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text).translate(_PLAIN_CHARS)
         if any(dash in text for dash in _LONG_DASHES):
             text = _LONG_DASH_IN_ID.sub(_long_dash, text)
+    if ".." in text or ". ." in text:
+        text = _LEADER.sub("  ", text)
     return _GLUED_AFTER.sub(r"\1 \2", _GLUED_BEFORE.sub(r"\1 ", text))
 
 
 CURRENCY_MARK = "¤"  # a currency as a value: "¤USD" (no lowercase letter: never taken for an identifier)
 STATUS_MARK = "§"  # a record's status as a value: "§PAID" (upper case: never taken for an identifier)
 _SYMBOLS = {"€": "EUR", "£": "GBP", "US$": "USD"}  # a bare "$" may be any dollar: not a value
-_CODES = "|".join(sorted(ISO_CURRENCIES))  # the codes the invoice reader knows (tools.ap)
+_CODES = "|".join(sorted(ISO_CURRENCIES - WORD_CODES))  # the invoice reader's codes (tools.ap), no word
 _CURRENCY = re.compile(rf"(?<![\w$/-])(?:{_CODES})(?![\w$/-])|US\$|[€£]")
 # a currency code against its amount, before or after it: "USD2310.00", "EUR2,310.00", "2310.00EUR"
 _GLUED_BEFORE = re.compile(rf"(?<![\w$/-])({_CODES})(?=\d+(?:[.,']\d+)*(?![\w/-]))")

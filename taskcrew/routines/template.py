@@ -255,7 +255,7 @@ def _currency_on(lines: list[str], anchor: str) -> str | None:
         for _token, parsed in _amounts(rest):
             if parsed.currency:
                 return parsed.currency
-        codes = [c for c in _CODE.findall(line) if c in ap.ISO_CURRENCIES]
+        codes = [c for c in _CODE.findall(line) if c in ap.ISO_CURRENCIES - ap.WORD_CODES]  # not 'ALL'
         if codes:
             return codes[0]
     return None

@@ -39,45 +39,94 @@ _FORMAT_WORDS: dict[str, str] = {
     "swiss": "apostrophes group thousands, '.' marks decimals",
 }
 
-# Longest first so "US$" wins over "$" and "Rs." over "Rs".
-_SYMBOLS: tuple[tuple[str, str], ...] = (
-    ("US$", "USD"),
-    ("Rs.", "INR"),
-    ("Rs", "INR"),
-    ("$", "USD"),
-    ("€", "EUR"),
-    ("£", "GBP"),
-    ("₹", "INR"),
-    ("¥", "JPY"),
+# A currency sign and the code it stands for. Matched longest first ("US$", "CA$", "A$" before "$";
+# "Rs." before "Rs"), and never after a letter (``_symbol``): the "$" of "A$" or "ZZ$" is no US dollar.
+_SYMBOLS: tuple[tuple[str, str], ...] = tuple(
+    sorted(
+        (
+            ("US$", "USD"),
+            ("AU$", "AUD"),
+            ("A$", "AUD"),
+            ("CA$", "CAD"),
+            ("C$", "CAD"),
+            ("HK$", "HKD"),
+            ("NZ$", "NZD"),
+            ("SG$", "SGD"),
+            ("S$", "SGD"),
+            ("NT$", "TWD"),
+            ("MX$", "MXN"),
+            ("R$", "BRL"),
+            ("$", "USD"),
+            ("Rs.", "INR"),
+            ("Rs", "INR"),
+            ("€", "EUR"),
+            ("£", "GBP"),
+            ("₹", "INR"),
+            ("CN¥", "CNY"),
+            ("¥", "JPY"),
+            ("₪", "ILS"),
+            ("₩", "KRW"),
+            ("₺", "TRY"),
+            ("₽", "RUB"),
+            ("₱", "PHP"),
+            ("₫", "VND"),
+            ("₴", "UAH"),
+            ("₦", "NGN"),
+            ("฿", "THB"),
+            ("zł", "PLN"),
+            ("Kč", "CZK"),
+        ),
+        key=lambda pair: -len(pair[0]),
+    )
 )
+# The currency codes of ISO 4217 (list one: the currencies in use, and those withdrawn so lately that
+# invoices still print them; funds, precious metals and the test and "no currency" codes XTS/XXX left out)
 ISO_CURRENCIES = frozenset(
-    [
-        "USD",
-        "EUR",
-        "GBP",
-        "INR",
-        "CHF",
-        "JPY",
-        "CNY",
-        "CAD",
-        "AUD",
-        "NZD",
-        "SEK",
-        "NOK",
-        "DKK",
-        "PLN",
-        "CZK",
-        "HUF",
-        "SGD",
-        "HKD",
-        "MXN",
-        "BRL",
-        "ZAR",
-        "AED",
-    ]
+    """
+    AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BGN BHD BIF BMD BND BOB BRL BSD BTN BWP BYN
+    BZD CAD CDF CHF CLP CNY COP CRC CUP CVE CZK DJF DKK DOP DZD EGP ERN ETB EUR FJD FKP GBP GEL GHS
+    GIP GMD GNF GTQ GYD HKD HNL HTG HUF IDR ILS INR IQD IRR ISK JMD JOD JPY KES KGS KHR KMF KPW KRW
+    KWD KYD KZT LAK LBP LKR LRD LSL LYD MAD MDL MGA MKD MMK MNT MOP MRU MUR MVR MWK MXN MYR MZN NAD
+    NGN NIO NOK NPR NZD OMR PAB PEN PGK PHP PKR PLN PYG QAR RON RSD RUB RWF SAR SBD SCR SDG SEK SGD
+    SHP SLE SLL SOS SRD SSP STN SVC SYP SZL THB TJS TMT TND TOP TRY TTD TWD TZS UAH UGX USD UYU UZS
+    VED VES VND VUV WST XAF XCD XCG XOF XPF YER ZAR ZMW ZWG ZWL
+    """.split()  # noqa: SIM905 (the codes as the standard lists them, easier to check than 160 strings)
 )
-_SPACES = str.maketrans({"\u00a0": " ", "\u202f": " ", "\u2009": " ", "\t": " ", "\u2212": "-"})
+# codes that are also everyday words or abbreviations ("ALL", "TOP", "TRY", "PEN", "CRC", "BTN"): a
+# currency only where written against an amount ("1.234,56 TRY"), in upper case; a line's word
+# elsewhere ("ALL ITEMS") names no currency (``currencies_in``, and the verifier's ``crew.evidence``)
+WORD_CODES = frozenset(
+    "ALL AMD ANG BAM BOB BTN CRC CUP DOP ERN GEL LAK MAD MOP MUR NAD PEN PHP RON SAR SOS TOP TRY".split()  # noqa: SIM905
+)
+# What amounts and dates are printed with, as the readers here read them: every space a space, the minus
+# sign a hyphen, and the typographic apostrophes (U+2019, the modifier letter U+02BC, the prime U+2032)
+# that Swiss amounts group thousands with ("CHF 1’329.63") the ASCII one.
+_PRINTED = str.maketrans(
+    {
+        "\u00a0": " ",
+        "\u202f": " ",
+        "\u2009": " ",
+        "\t": " ",
+        "\u2212": "-",
+        "\u2019": "'",
+        "\u02bc": "'",
+        "\u2032": "'",
+    }
+)
 _CODE_RE = re.compile(r"(?<![A-Za-z])([A-Za-z]{3})(?![A-Za-z])")
+# The accounting minus sign, the one rule for every reader of amounts (this module, the OCR'd lines of
+# ``documents.ocrlines``, ``documents.provenance``): a pair of brackets around the number alone, with at
+# most a currency sign or code before it inside — "(615.00)", "($615.00)", "(USD 615.00)", "USD
+# (615.00)", "(615.00) USD" — and only around an amount, with cents or grouped thousands. Brackets
+# around more set an amount off in prose and leave it positive ("invoice NW-40917 (412.50 USD)", "after
+# the discount (832,05 €)"), as they do a footnote's or a reference's number ("(2)", "(4471)"); a
+# bracketed currency alone ("(EUR) 150.00") is no sign either.
+_CURRENCY_BEFORE = "|".join([re.escape(symbol) for symbol, _ in _SYMBOLS] + ["[A-Za-z]{3}"])
+NEGATIVE_IN_BRACKETS = re.compile(
+    rf"\((?:(?:{_CURRENCY_BEFORE})\s*)?(\d[\d.,' ]*[.,]\d\d|\d{{1,3}}(?:[.,' ]\d{{3}})+)\)", re.IGNORECASE
+)
+# a whole amount with a dash for its cents: "1.234,-", "1'234.–", "1.234,—" (read as ",00")
+_DASH_CENTS = re.compile(r"(?<=\d)([.,])[-\u2013\u2014]+$")
 
 _US_INT = re.compile(r"\d{1,3}(?:,\d{3})+")
 _INDIAN_INT = re.compile(r"\d{1,2}(?:,\d{2})+,\d{3}")
@@ -112,18 +161,18 @@ def plain_amount(value: Decimal | int | str, decimals: int = 2) -> str:
 
 
 def parse_amount(text: str) -> ParsedAmount:
-    """Parse ``1,284.50`` / ``1.284,50`` / ``1,28,450.00`` / ``EUR 1 284,50`` / ``(150.00)`` …"""
+    """Parse ``1,284.50`` / ``1.284,50`` / ``1,28,450.00`` / ``EUR 1 284,50`` / ``CHF 1’329.63`` /
+    ``1.234,- €`` / ``(150.00)`` (negative: ``NEGATIVE_IN_BRACKETS``) …"""
     original = text
-    s = text.translate(_SPACES).strip()
+    s = text.translate(_PRINTED).strip()
     if not s:
         raise APInputError("empty amount; pass the amount as printed, e.g. '1,284.50 USD'")
     negative = False
     if s.count("(") == 1 == s.count(")") and s.index("(") < s.index(")"):
-        # accounting style: (150.00), (USD 150.00); a bracketed currency alone, "(EUR) 150.00", is no sign
-        negative = bool(re.search(r"\d", s[s.index("(") : s.index(")")]))
+        negative = NEGATIVE_IN_BRACKETS.search(s) is not None  # else they set the amount off
         s = s.replace("(", " ").replace(")", " ")
     currency, s = _take_currency(s, original)
-    s = " ".join(s.split())
+    s = _DASH_CENTS.sub(r"\g<1>00", " ".join(s.split()))
     if s.startswith(("-", "+")):
         negative = negative or s[0] == "-"
         s = s[1:].strip()
@@ -152,15 +201,18 @@ def parse_amount(text: str) -> ParsedAmount:
 
 def currencies_in(text: str) -> set[str]:
     """The currencies a text names, as codes: its currency symbols and upper-case ISO codes
-    (``Total (EUR): 1.234,50`` names EUR)."""
+    (``Total (EUR): 1.234,50`` names EUR; a code that is also a word, ``WORD_CODES``, does not)."""
     found = {code for symbol, code in _SYMBOLS if _symbol(symbol).search(text)}
-    return found | {m.group(1) for m in _CODE_RE.finditer(text) if m.group(1) in ISO_CURRENCIES}
+    codes = ISO_CURRENCIES - WORD_CODES
+    return found | {m.group(1) for m in _CODE_RE.finditer(text) if m.group(1) in codes}
 
 
 def _symbol(symbol: str) -> re.Pattern[str]:
+    """A currency sign as written: never after a letter (the "$" of "A$" is another sign's), and a
+    sign of letters ("Rs", "zł") never before one."""
     if symbol.isalpha() or symbol.endswith("."):
         return re.compile(rf"(?<![A-Za-z]){re.escape(symbol)}(?![A-Za-z])")
-    return re.compile(re.escape(symbol))
+    return re.compile(rf"(?<![A-Za-z]){re.escape(symbol)}")
 
 
 def _take_currency(s: str, original: str) -> tuple[str | None, str]:
@@ -172,7 +224,7 @@ def _take_currency(s: str, original: str) -> tuple[str | None, str]:
             s = pattern.sub(" ", s)
     for match in _CODE_RE.finditer(s):
         code = match.group(1).upper()
-        if code not in ISO_CURRENCIES:
+        if code not in ISO_CURRENCIES or (code in WORD_CODES and code != match.group(1)):
             raise APInputError(
                 f"not an amount: {original!r} contains the word {match.group(1)!r}. "
                 "Pass only the amount and its currency, e.g. '1,284.50 USD'"
@@ -299,6 +351,12 @@ _MONTH_RE = "|".join(sorted((re.escape(m) for m in _MONTHS), key=len, reverse=Tr
 _DATE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("iso", re.compile(r"(?<!\d)(?P<y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2})(?!\d)")),
     ("dotted_dmy", re.compile(r"(?<![\d.])(?P<d>\d{1,2})\.(?P<m>\d{1,2})\.(?P<y>\d{4})(?!\d)")),
+    # dd.mm.yy, the one two-digit year read (as 20yy): European day first, a valid day and month in
+    # two digits each, not part of a longer dotted number ("v1.10.26", "192.168.10.26")
+    (
+        "dotted_dmy_short",
+        re.compile(r"(?<![\w.])(?P<d>0[1-9]|[12]\d|3[01])\.(?P<m>0[1-9]|1[0-2])\.(?P<y>\d{2})(?!\w|\.\d)"),
+    ),
     ("numeric", re.compile(r"(?<![\d/-])(?P<a>\d{1,2})[/-](?P<b>\d{1,2})[/-](?P<y>\d{4})(?!\d)")),
     (
         "day_month_name",
@@ -367,7 +425,7 @@ def _date_matches(text: str) -> list[tuple[str, re.Match[str]]]:
 def _date_from_match(fmt: str, m: re.Match[str]) -> ParsedDate:
     raw = m.group(0)
     groups = m.groupdict()
-    year = int(groups["y"])
+    year = int(groups["y"]) + (2000 if fmt == "dotted_dmy_short" else 0)
     if fmt == "numeric":
         a, b = int(groups["a"]), int(groups["b"])
         if a > 12 >= b:
@@ -387,6 +445,7 @@ def _date_from_match(fmt: str, m: re.Match[str]) -> ParsedDate:
         how = {
             "iso": "year-month-day",
             "dotted_dmy": "day.month.year",
+            "dotted_dmy_short": "day.month.year with the year in two digits (20yy)",
             "day_month_name": "day month-name year",
             "month_name_day": "month-name day, year",
         }[fmt]
@@ -415,10 +474,13 @@ _EOM = re.compile(
 )
 # an early-payment discount: "2% 10", "2/10", "2 % Skonto bei Zahlung innerhalb 10 Tagen", "2% discount if
 # paid within 10 days": the words between the rate and its day count hold no digit, no clause break and
-# no "net" (which starts the net count)
+# no "net" (which starts the net count); or the day count right before the rate and the word for a
+# discount ("14 Tage 2% Skonto", "10 days 2% discount"; not "30 days 1.5% interest")
 _DISCOUNT = re.compile(
     r"(?P<pct>\d+(?:[.,]\d+)?)\s*%(?:(?!\bnet)[^\d,;()\[\]])*?(?P<days>\d+)\s*(?:days?|tage?n?|jours)?"
-    r"|\b(?P<pct2>\d+)/(?P<days2>\d+)\b",
+    r"|\b(?P<pct2>\d+)/(?P<days2>\d+)\b"
+    r"|\b(?P<days3>\d+)\s*(?:days?|tage?n?|jours|días|dias|giorni|dagen)\s+(?P<pct3>\d+(?:[.,]\d+)?)\s*%\s*"
+    r"(?:skonto|discount|rabatt|escompte|remise|descuento|sconto|desconto|korting)",
     re.IGNORECASE,
 )
 _DAY_NUMBER = re.compile(
@@ -429,7 +491,31 @@ _DAY_NUMBER = re.compile(
 
 
 # what makes a date in the terms the due date: a label right before it ("Due date: 2026-10-20", "payment
-# due by …", "payable before …", "zahlbar bis 07.10.2026", "fällig am …", "échéance le …", "vence el …")
+# due by …", "payable before …", "zahlbar bis 07.10.2026", "fällig am …", "échéance le …", "vence el …",
+# "Vervaldatum: …", "Zahlungsfrist: …"), or a word of paying and, in the same clause, one of a deadline
+# right before the date (``_PAY_BY``: "Please remit by …", "Bitte überweisen Sie den Betrag bis zum …",
+# "Payment deadline: …", "À régler avant le …", "te betalen vóór …", "pagar antes del …", "pagamento
+# entro il …") — never a word of delivering, invoicing or issuing between them ("payment terms: goods
+# delivered by …" labels a delivery date)
+_PAY_WORD = (
+    r"(?:pay|payment|payable|remit(?:tance)?|settle(?:ment)?|transfer|(?:be)?zahl(?:en|bar|ung)|zahlungs\w*"
+    r"|[üu]e?berweis(?:en|ung)|begleichen|payer|pa(?:ie|ye)ment|r[ée]gler|r[èée]glement|virement|versement"
+    r"|acquitter|betal(?:en|ing)|betaalbaar|voldoen|overmaken|overschrijv(?:en|ing)|pagar|pago|pagadero"
+    r"|abonar|pagare|pagamento|pagabile|saldare|versare|versamento|bonifico)"
+)
+_BY_WORD = (
+    r"(?:by|before|until|till|no\s+later\s+than|on\s+or\s+before|deadline"
+    r"|bis(?:\s+(?:zum|sp[äa]testens(?:\s+(?:am|zum))?))?|sp[äa]testens(?:\s+(?:am|bis(?:\s+zum)?))?|vor\s+dem|frist"
+    r"|avant(?:\s+le)?|au\s+plus\s+tard(?:\s+le)?|jusqu['’]au|(?:date\s+)?limite"
+    r"|v[óo]{1,2}r|uiterlijk(?:\s+op)?|tot(?:\s+en\s+met)?"
+    r"|antes\s+del?|hasta(?:\s+el)?|a\s+m[áa]s\s+tardar(?:\s+el)?|fecha\s+l[íi]mite"
+    r"|entro(?:\s+e\s+non\s+oltre)?(?:\s+il)?|prima\s+del|termine)"
+)
+_NOT_DUE_WORD = (
+    r"\w*(?:deliver|liefer|livr|lever|entreg|consegn|ship|versand|versend|invoic|rechnung|factur|fattur"
+    r"|dated|issued|ausgestellt|datiert|[ée]mis|emitid|emess)"
+)
+_PAY_BY = rf"\b{_PAY_WORD}\b(?:[\s:]+(?!{_NOT_DUE_WORD})[^\s.,;:()\[\]]+){{0,6}}?[\s:]+{_BY_WORD}"
 _DUE_LABEL = re.compile(
     r"(?:\bdue(?:\s+date)?(?:\s+(?:on|by|before))?|\bpay(?:able|ment)?\s+(?:by|on|before|until|no\s+later\s+than)"
     r"|\bf[äa]llig(?:keit(?:sdatum)?)?(?:\s+(?:am|bis|zum|bis\s+zum))?|\bzahlbar\s+(?:bis|am)(?:\s+zum)?"
@@ -437,7 +523,9 @@ _DUE_LABEL = re.compile(
     r"|[ée]ch[ée]ance(?:\s+(?:le|au))?|\b(?:payable|à\s+payer)\s+(?:le|avant\s+le|au\s+plus\s+tard\s+le)"
     r"|\bvencimiento|\bvence\s+el|\bpagadero\s+(?:el|antes\s+del|hasta\s+el)|\bscadenza(?:\s+il)?"
     r"|\bpagabile\s+entro\s+il|\bvencimento(?:\s+em)?"
-    r"|\b(?:remit(?:tance)?|settle(?:ment)?)(?:\s+(?:by|on|before|until|no\s+later\s+than))?|\b(?:up)?on\s+receipt)"
+    r"|\b(?:remit(?:tance)?|settle(?:ment)?)(?:\s+(?:by|on|before|until|no\s+later\s+than))?|\b(?:up)?on\s+receipt"
+    r"|\bzahlungs(?:frist|termin)(?:\s+(?:bis(?:\s+zum)?|am))?|\bverval(?:datum|dag|t(?:\s+op)?)"
+    r"|\buiterste\s+betaal(?:datum|dag)|\bscade(?:\s+il)?|" + _PAY_BY + ")"
     r"\s*[:.(]?\s*$",
     re.IGNORECASE,
 )
@@ -479,13 +567,14 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
     the terms give ("Net 30 from 2026-10-20", "30 days of invoice date …", "ab Rechnungsdatum (…)"), the
     invoice date itself (the count's start or the receipt date, no other date), a date the terms label
     as the due date ("Due date: 2026-10-20", "payable by …", "remit by …", "on receipt (…)", "zahlbar
-    bis 07.10.2026", "échéance le …"), any date beside a day count that gives that very date ("zahlbar
+    bis 07.10.2026", "échéance le …", "Vervaldatum: …", "Payment deadline: …", "Bitte überweisen Sie den
+    Betrag bis zum …", "À régler avant le …": ``_DUE_LABEL``), any date beside a day count that gives that very date ("zahlbar
     innerhalb 14 Tagen bis …"; a labelled one beside a count only then) and a discount's deadline ("2% 10 Net 30
     (discount until …)", "2 % Skonto … 10 Tagen (bis 08.10.2026), netto 30 Tage (bis …)": the net date is
     counted). Any other date in the terms (a delivery date, a due date the day count contradicts) is refused: ask a human.
     """
     start = _as_date(invoice_date)
-    clean = " ".join(terms.translate(_SPACES).split())
+    clean = " ".join(terms.translate(_PRINTED).split())
     if not clean:
         raise APInputError("no terms given; pass the payment terms exactly as printed (e.g. 'Net 30')")
     matches = _date_matches(clean)
@@ -495,14 +584,13 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
     undated = rest
     discount = _DISCOUNT.search(rest)
     pct, ddays = "", None
-    if discount and (discount.group("pct") or discount.group("pct2")):
-        pct = discount.group("pct") or discount.group("pct2")
-        ddays = int(discount.group("days") or discount.group("days2"))
+    if discount:
+        pct = discount.group("pct") or discount.group("pct2") or discount.group("pct3")
+        ddays = int(discount.group("days") or discount.group("days2") or discount.group("days3"))
         rest = rest[: discount.start()] + " " + rest[discount.end() :]
     numbers = {int(next(g for g in m.groups() if g)) for m in _DAY_NUMBER.finditer(rest)}
-    if (
-        ddays is not None and numbers
-    ):  # the discount's deadline beside a net count ("… 10 Tagen (bis …), netto 30")
+    # the discount's deadline beside a net count ("… 10 Tagen (bis …), netto 30") is no due date
+    if ddays is not None and numbers:
         matches = [
             (f, m) for f, m in matches if _date_from_match(f, m).value != start + timedelta(days=ddays)
         ]

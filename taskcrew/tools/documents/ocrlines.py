@@ -20,15 +20,17 @@ import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from taskcrew.tools import ap
 from taskcrew.tools.documents.checksums import Checked, find_identifiers, regrouped
 from taskcrew.tools.documents.models import OcrText, OcrValue
 
 MIN_WORD_CONFIDENCE = 30  # below this a word with no letter or digit is a speck of dust, dropped
 UNCERTAIN_BELOW = 60  # a value whose weakest word is below this is marked uncertain
 EDGE_PUNCTUATION = ",.;:()[]\"'"  # not part of a value: '62704,' is 62704 (but '(615.00)' is -615.00)
-# what a pair of brackets makes negative: an amount with cents or grouped thousands ('(615.00)',
-# '(1,234)'), not a footnote or reference number ('(2)', '(4471)')
-NEGATIVE_IN_BRACKETS = re.compile(r"\((\d[\d.,' ]*[.,]\d\d|\d{1,3}(?:[.,' ]\d{3})+)\)")
+# what a pair of brackets makes negative: ap's one rule (an amount with cents or grouped thousands and at
+# most a currency before it: '(615.00)', '(1,234)', '($615.00)', '(USD 615.00)'; not a footnote or
+# reference number, '(2)', '(4471)', nor an amount set off in prose, '(412.50 USD)')
+NEGATIVE_IN_BRACKETS = ap.NEGATIVE_IN_BRACKETS
 TOTALS_MISMATCH = "totals don't add up: subtotal + tax ≠ total"
 TOTALS_DIFFER = "two totals differ: check which one is due"
 LOOKALIKE = "a letter among its digits: a misread digit?"
@@ -132,8 +134,6 @@ def render_line(line: Line, doubt: tuple[int, str] | None = None) -> tuple[str, 
     def free(start: int, end: int) -> bool:
         return not any(start < e and s < end for s, e, _ in found)
 
-    from taskcrew.tools import ap
-
     for start, end in ap.date_spans(text):
         if free(start, end):
             found.append((start, end, None))
@@ -156,13 +156,14 @@ def render_line(line: Line, doubt: tuple[int, str] | None = None) -> tuple[str, 
             if text[end:nxt_start] != " " or not _space_grouped(text[start : nxt_start + len(nxt)]):
                 break
             end, j = nxt_start + len(nxt), j + 1
-        # '(615.00)': a matching pair of brackets around an amount is its minus sign
+        # '(615.00)', '($615.00)', '(USD 615.00)': a pair of brackets that is its minus sign is part of it
+        opening = text.rfind("(", 0, start)
         if (
-            start > 0
-            and NEGATIVE_IN_BRACKETS.fullmatch(text[start - 1 : end + 1])
-            and is_amount(text[start - 1 : end + 1])
+            opening >= 0
+            and NEGATIVE_IN_BRACKETS.fullmatch(text[opening : end + 1])
+            and is_amount(text[opening : end + 1])
         ):
-            start, end = start - 1, end + 1
+            start, end = opening, end + 1
         if free(start, end):
             found.append((start, end, None))
         i = j + 1
@@ -240,8 +241,6 @@ def _totals_check(lines: list[tuple[str, list[OcrValue]]]) -> dict[int, tuple[in
     """When a page labels a subtotal, tax and total whose amounts don't add up, or totals that differ
     from each other, the amounts involved (line index -> (value index, note)): one of them was misread,
     or the document is wrong."""
-    from taskcrew.tools import ap
-
     found: dict[str, list[tuple[int, int, Decimal]]] = {"sub": [], "tax": [], "total": []}
     for index, (text, values) in enumerate(lines):
         kind = _total_kind(text)
@@ -290,8 +289,6 @@ def _totals_check(lines: list[tuple[str, list[OcrValue]]]) -> dict[int, tuple[in
 
 def is_amount(text: str) -> bool:
     """Whether ``text`` reads as one amount."""
-    from taskcrew.tools import ap
-
     try:
         ap.parse_amount(text)
     except (ValueError, ArithmeticError):
@@ -305,8 +302,6 @@ def unmisread(token: str) -> str | None:
     digit or a decimal part follows it: '0.75l' is litres too) or a date
     (``1,234.S0`` → ``1,234.50``, ``2O26-1O-14`` → ``2026-10-14``); None for any other token
     (an identifier, ``SO-78139O``, is left to its checksum, if it has one)."""
-    from taskcrew.tools import ap
-
     if not any(ch.isdigit() for ch in token):
         return None
     folded = _LOOKALIKE_RUN.sub(lambda m: m.group(0).translate(_LOOKALIKES), token)
@@ -324,8 +319,6 @@ def unmisread_text(text: str) -> str:
 
 
 def _space_grouped(text: str) -> bool:
-    from taskcrew.tools import ap
-
     try:
         return ap.parse_amount(text).format == "space_grouped"
     except (ValueError, ArithmeticError):

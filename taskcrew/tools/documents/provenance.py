@@ -24,8 +24,9 @@ from datetime import date
 from decimal import Decimal
 from typing import TYPE_CHECKING, Protocol
 
+from taskcrew.tools.ap import NEGATIVE_IN_BRACKETS
 from taskcrew.tools.documents.models import OCR_MARK, FileContent, OcrReading, OcrValue, PageText
-from taskcrew.tools.documents.ocrlines import NEGATIVE_IN_BRACKETS, unmisread_text
+from taskcrew.tools.documents.ocrlines import unmisread_text
 
 if TYPE_CHECKING:
     from taskcrew.tools.ap import ParsedAmount
@@ -419,7 +420,7 @@ def _ambiguous_amounts(text: str) -> set[str]:
             return set()
     whole, _, frac = match.groups()
     bare = text.strip()
-    sign = -1 if bare.startswith("-") or bare.endswith("-") or ("(" in bare and ")" in bare) else 1
+    sign = -1 if bare.startswith("-") or bare.endswith("-") or NEGATIVE_IN_BRACKETS.search(bare) else 1
     readings = (Decimal(whole + frac), Decimal(f"{whole}.{frac}"))
     return {"amount:" + str((sign * number).normalize()) for number in readings}
 
