@@ -199,20 +199,32 @@ class RunFacts:
         ]
 
 
-def _source(text: str, params: dict[str, str], values: dict[str, str]) -> str | None:
-    """The placeholder a typed or chosen value comes from: a parameter, a document value, a secret."""
-    if SECRET.match(text.strip()):
-        return text.strip()
-    for name, value in params.items():
-        if text.strip().casefold() == value.casefold():
-            return f"{{{name}}}"
-    for name, value in values.items():
-        if text.strip() == value:
-            return f"{{{name}}}"
-    for name, value in params.items():  # a chosen option named like the parameter ("Globex Corp")
-        if named_like(text, value):
-            return f"{{{name}}}"
-    return None
+def _source(
+    text: str, params: dict[str, str], values: dict[str, str], did: str = "entered a value"
+) -> str | None:
+    """The placeholder a typed or chosen value comes from: a secret, else the ONE parameter (in any
+    case, or an option named like it: "Globex Corp" for vendor "Globex") or document value (exactly)
+    it is. None when it is none of them. Raises DistilError when it is several (``_tied``): an
+    invoice due on receipt prints its date twice, as invoice and due date; a bill without tax, its
+    total twice: bound to the first, every later replay would type the one into the other's field."""
+    said = text.strip()
+    if SECRET.match(said):
+        return said
+    names = [n for n, v in params.items() if said.casefold() == v.casefold() or named_like(said, v)]
+    names += [n for n, v in values.items() if said == v and n not in names]
+    if len(names) > 1:
+        raise DistilError(_tied(said, names, params, did))
+    return f"{{{names[0]}}}" if names else None
+
+
+def _tied(value: str, names: list[str], params: dict[str, str], did: str) -> str:
+    each = [f"the {'parameter' if n in params else 'document value'} {n}" for n in names]
+    which = f"both {each[0]} and {each[1]}" if len(each) == 2 else "each of " + ", ".join(each)
+    return (
+        f"the run {did}: {value[:60]!r} is {which} in this run, so which of them it stands for cannot "
+        f"be learned from it (a replay would enter the one as the other). Learn the routine from a run "
+        f"where {', '.join(names)} differ"
+    )
 
 
 def page_pattern(url: str) -> str:
@@ -252,7 +264,10 @@ def _url_template(url: str, erp: str, params: dict[str, str], values: dict[str, 
     for key, raw in parse_qsl(parts.query, keep_blank_values=True):
         # compared as the system reads it (AT%26T, Northwind+Traders): a value left as a literal
         # would make the replay for another vendor look at this vendor's list
-        name = next((n for n, v in named if raw == v), None)
+        names = list(dict.fromkeys(n for n, v in named if raw == v))
+        if len(names) > 1:
+            raise DistilError(_tied(raw, names, params, f"opened {head}{parts.path} with {key}"))
+        name = names[0] if names else None
         pairs.append(f"{quote(key, safe='')}=" + (f"{{{name}}}" if name else quote(raw, safe="")))
     return head + urlunsplit(("", "", parts.path, "&".join(pairs), ""))
 
@@ -266,7 +281,8 @@ def _step_of(rec: ActRecord, params: dict[str, str], values: dict[str, str]) -> 
     value = None
     if kind in ("type", "select"):
         raw = str(rec.action.get("text") if kind == "type" else rec.action.get("option"))
-        value = _source(raw, params, values)
+        did = f"{'typed' if kind == 'type' else 'chose'} into {target.describe()}"
+        value = _source(raw, params, values, did)
         if value is None:
             raise DistilError(
                 f"the run typed {raw[:60]!r} into {target.describe()}, which is neither a parameter of the "
@@ -625,6 +641,10 @@ def describe_routine(routine: Routine) -> list[str]:
         lines.append(
             f"   template {template.issuer}{learned}: {fields}" + (f"; {derived}" if derived else "")
         )
+        if lacking := [n for n in routine.uses() if n not in template.value_names()]:
+            lines.append(
+                f"   reads no {', '.join(lacking)}: a replay for {template.issuer} hands over to the agent"
+            )
         if template.senders:
             lines.append(f"   only from e-mails sent from: {', '.join(template.senders)}")
         if template.checks:

@@ -11,7 +11,7 @@ from email.headerregistry import AddressHeader, HeaderRegistry
 from email.utils import getaddresses
 
 from taskcrew.config import company_domains
-from taskcrew.routines.models import DocumentRule, Routine, Template, fill
+from taskcrew.routines.models import DocumentRule, Routine, Template, Unfilled, fill
 from taskcrew.routines.template import ExtractionError, extract_all
 from taskcrew.tools.documents.models import EmailContent, EmailHeaders, FileContent, email_text
 
@@ -260,7 +260,10 @@ def _readable(template: Template, content: FileContent) -> str | None:
 def find_document(routine: Routine, params: dict[str, str], files: object) -> Found:
     """The document the rule picks and the values its template reads; raises FileStepFailed."""
     rule = routine.documents
-    words = fill(rule.search, params)
+    try:
+        words = fill(rule.search, params)
+    except Unfilled as exc:
+        raise FileStepFailed(f"the document rule's search: {exc}") from None
     template: Template | None = routine.template_for(words)
     if template is None:
         raise FileStepFailed(routine.no_template(words), new_issuer=True)

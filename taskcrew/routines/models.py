@@ -42,12 +42,17 @@ PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9_]*)\}")
 SECRET = re.compile(r"\{\{secret:[A-Z][A-Z0-9_]*\}\}")
 
 
+class Unfilled(ValueError):
+    """A placeholder ``fill`` has no value for: it is never typed, opened or searched as it is."""
+
+
 def fill(text: str, values: Mapping[str, str], *, system: str | None = None, url: bool = False) -> str:
     """``text`` with its ``{name}`` placeholders replaced, in one pass: a value is never read for
     placeholders itself (a vendor named "Initech {amount}" is typed as that, not with an amount in
     it). ``system``: what ``{erp}`` stands for, whatever a value of that name says. ``url``: the text
     is an address, so each value is percent-encoded — "AT&T" or "a/../_debug" stays one value of one
-    query parameter or path segment instead of adding parameters or leaving the path."""
+    query parameter or path segment instead of adding parameters or leaving the path. Raises
+    Unfilled for a placeholder with no value: "{po_number}" is never what is typed."""
     from urllib.parse import quote
 
     def one(found: re.Match[str]) -> str:
@@ -55,7 +60,7 @@ def fill(text: str, values: Mapping[str, str], *, system: str | None = None, url
         if name == "erp" and system is not None:
             return system
         if name not in values:
-            return found.group(0)
+            raise Unfilled(f"there is no value for {{{name}}} in {text!r}: it is never entered as it is")
         return quote(values[name], safe="") if url else values[name]
 
     return PLACEHOLDER.sub(one, text)
@@ -295,6 +300,12 @@ class Routine(_Data):
         if len(names) != len(set(names)):
             raise ValueError("two templates for one issuer")
         return self
+
+    def uses(self) -> list[str]:
+        """The values of the file work its steps enter (their placeholders but parameters, {erp})."""
+        texts = [t for s in self.browser for t in (s.url or "", s.value or "", *s.absent)]
+        found = dict.fromkeys(n for t in texts for n in PLACEHOLDER.findall(t))
+        return [n for n in found if n not in self.params and n != "erp"]
 
     @property
     def flagged(self) -> bool:

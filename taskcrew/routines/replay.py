@@ -25,6 +25,7 @@ from taskcrew.routines.models import (
     PageExpect,
     Routine,
     Target,
+    Unfilled,
     fill,
     name_differs,
     named_like,
@@ -80,20 +81,39 @@ def _options(element: Any) -> list[str]:
     return [o.label for o in (element.field.options or [])] if element.field is not None else []
 
 
+def could_be(element: Any, value: str) -> list[str]:
+    """Every option of a drop-down that could be ``value`` (``options_like``)."""
+    return options_like(_options(element), value)
+
+
+def options_like(labels: list[str], value: str) -> list[str]:
+    """Every option label that could be ``value``: as normalised (case, spacing, "*") or named like
+    it (``models.named_like``: the same name give or take a legal form — never a longer or shorter
+    name, another company's: "Northwind Traders" is no option for Northwind Traders Logistics). The
+    one rule for a replay's drop-down and the scripted models' (``eval.kit.choose_option``): more
+    than one is a choice not to be guessed."""
+    return [o for o in labels if _norm(o) == _norm(value) or named_like(value, o)]
+
+
 def choose_option(element: Any, value: str) -> str | None:
-    """The option of a drop-down that is ``value``: by its label, else the one option named like it
-    (``models.named_like``: the same name give or take a legal form — never a longer or shorter
-    name, another company's: "Northwind Traders" is no option for Northwind Traders Logistics)."""
-    options = _options(element)
-    exact = [o for o in options if _norm(o) == _norm(value)]
-    if exact:
-        return exact[0]
-    close = [o for o in options if named_like(value, o)]
-    return close[0] if len(close) == 1 else None
+    """The option of a drop-down that is ``value``: the one option that could be it (``could_be``).
+    None when none could, or when several could — "NORTHWIND TRADERS" or "Northwind  Traders" beside
+    Northwind Traders, a record named "Bharat Components" beside Bharat Components Pvt. Ltd.: which
+    record is meant is not guessed, however the labels differ and whichever the system lists first."""
+    could = could_be(element, value)
+    return could[0] if len(could) == 1 else None
 
 
 def no_option(element: Any, value: str) -> str:
-    """Why ``choose_option`` found none, naming the options whose names differ from ``value``."""
+    """Why ``choose_option`` chose none: the options that could each be ``value``, or else the
+    options whose names differ from it."""
+    could = could_be(element, value)
+    if len(could) > 1:
+        return (
+            f"has {len(could)} options that could be {value!r} ({'; '.join(repr(o) for o in could)}): the "
+            "routine does not guess which record is meant; choose the right one, or ask, and check why "
+            "the others are there"
+        )
     near = [name_differs(value, o) for o in _options(element) if resembles(value, o)]
     return f"has no option for {value!r}" + (f" ({'; '.join(near[:3])})" if near else "")
 
@@ -240,6 +260,16 @@ class Replayer:
             raise Fallback(
                 f"file work: {exc}", ["find and read the document", *self._remaining(0)], exc.new_issuer
             ) from exc
+        lacking = [n for n in self.routine.uses() if n not in found.values]
+        if lacking:  # a template kept from before a heal that added a value: never typed as "{name}"
+            it = "it" if len(lacking) == 1 else "them"
+            raise Fallback(
+                f"file work: the routine's template for {', '.join(self.params.values())} does not read "
+                f"{', '.join(lacking)} from {found.path}, and its steps enter {it} (a heal learned {it} "
+                "from another issuer's invoice, most likely): the agent does the chore, and its verified "
+                "run teaches this issuer's template",
+                ["find and read the document", *self._remaining(0)],
+            )
         values = {k: v for k, v in found.values.items() if k in self.routine.values}
         summary = (
             f"{found.path}: "
@@ -285,10 +315,14 @@ class Replayer:
         )
         self._record(ctx, state, 1, report)
 
-    def _fill(self, text: str, values: dict[str, str], erp: str, *, url: bool = False) -> str:
+    def _fill(self, text: str, values: dict[str, str], erp: str, *, url: bool = False, at: int = 0) -> str:
         """A step's text with the parameters (first), the document's values and the system filled
-        in (``models.fill``: one pass; in an address each value percent-encoded)."""
-        return fill(text, {**values, **self.params}, system=erp, url=url)
+        in (``models.fill``: one pass; in an address each value percent-encoded). A placeholder
+        with no value hands over to the agent (from step ``at``): it is never typed as it is."""
+        try:
+            return fill(text, {**values, **self.params}, system=erp, url=url)
+        except Unfilled as exc:
+            raise Fallback(str(exc), self._remaining(at)) from None
 
     def _erp(self, ctx: Any) -> str:
         systems = ctx.toolbox.systems
@@ -308,14 +342,14 @@ class Replayer:
             step = steps[i]
             self.at_step = step.describe()
             if step.kind == "open":
-                url = self._fill(step.url or "", values, erp, url=True)
+                url = self._fill(step.url or "", values, erp, url=True, at=i)
                 obs = self._open(session, url, i)
                 if not on_page(obs, step.expect):
                     raise Fallback(
                         f"{url} opened {obs.url}, not the page the routine expects", self._remaining(i)
                     )
                 for text in step.absent:
-                    shown = self._fill(text, values, erp)
+                    shown = self._fill(text, values, erp, at=i)
                     if re.search(rf"(?<![\w-]){re.escape(shown)}(?![\w-])", obs.text):
                         raise Fallback(
                             f"{obs.url} already shows {shown}: it may be entered already", self._remaining(i)
@@ -428,7 +462,7 @@ class Replayer:
             return Click(index=element.index)
         if step.kind == "check":
             return SetChecked(action="check", index=element.index)
-        value = self._fill(step.value or "", values, erp)
+        value = self._fill(step.value or "", values, erp, at=i)
         if step.kind == "select":
             option = choose_option(element, value)
             if option is None:
