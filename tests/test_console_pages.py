@@ -50,10 +50,12 @@ def park(
     notes: dict[str, str] | None = None,
     labels: dict[str, str] | None = None,
     record: RecordState | None = None,
+    files: dict[str, list[str]] | None = None,
 ) -> Approval:
     """A job a worker ran up to its approval and parked there (the store's own park). ``labels``:
     the chosen option's text of a select, as the browser gate records it beside "1 (Label)";
-    ``record``: the changed record as its system showed it."""
+    ``record``: the changed record as its system showed it; ``files``: the files a step's trace
+    cites, as data (``FieldSource.files``)."""
     job = jobs.submit(task, submitted_by="ana")
     jobs.mark(job.id, "running", only_if=("queued",), worker="w1")
     request = ApprovalRequest(
@@ -73,7 +75,10 @@ def park(
         kind="approval",
         key=f"key-{job.id}",
         request=request,
-        sources=[FieldSource(name=k, value=fields[k], source=v) for k, v in sources.items()],
+        sources=[
+            FieldSource(name=k, value=fields[k], source=v, files=(files or {}).get(k))
+            for k, v in sources.items()
+        ],
     )
     jobs.mark(job.id, "waiting", only_if=("running",))
     return approval
@@ -101,6 +106,7 @@ def seed(jobs: Jobs) -> dict[str, Approval]:
         ),
         task="Find the latest invoice from Northwind Traders and enter it",
         labels={"vendor_id": "Northwind Traders"},
+        files={"vendor_id": [EML], "invoice_number": [EML]},
     )
     contoso = park(
         jobs,

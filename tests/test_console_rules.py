@@ -348,12 +348,21 @@ def test_origins_from_the_runs_checked_lines_or_else_the_jobs_trace(approver: Au
             name="vendor",
             value="Northwind Traders",
             source="step 1 (file_reader: Read) found vendor, citing inbox/memo.eml",
+            files=["inbox/memo.eml"],
         ),
         FieldSource(name="currency", value="USD", source="scan.png (OCR), line 3"),
         FieldSource(
-            name="terms", value="Net 45", source="step 1 (file_reader: Read) found terms, citing terms.txt"
+            name="terms",
+            value="Net 45",
+            source="step 1 (file_reader: Read) found terms, citing terms.txt",
+            files=["terms.txt"],
         ),
-        FieldSource(name="po", value="PO-7", source="step 1 (file_reader: Read) found po, citing po.txt"),
+        FieldSource(
+            name="po",
+            value="PO-7",
+            source="step 1 (file_reader: Read) found po, citing po.txt",
+            files=["po.txt"],
+        ),
     ]
     approval = jobs.park(job.id, kind="approval", key="k", request=request, sources=sources)
     found = field_sources(approver.view(approval))

@@ -104,6 +104,7 @@ def _changed_files(sealed: dict[str, str] | None, cited: list[str]) -> list[str]
 def approvals_show(approval_id: str, db: DbUrl = None) -> None:
     """One approval: the exact payload (once checked against its key), its sources, risk and decision."""
     from taskcrew.approvals.origins import field_sources
+    from taskcrew.approvals.visible import visible
     from taskcrew.tools.human import describe_request
 
     authority = _authority(db)
@@ -119,7 +120,7 @@ def approvals_show(approval_id: str, db: DbUrl = None) -> None:
         say(a.question)
     origins = field_sources(view)
     for name, origin in origins.items():  # the console's account of each origin
-        say(f"  {name}: from {origin.text}")
+        say(f"  {visible(name)}: from {visible(origin.text)}")  # one line each, line breaks marked
     for changed in _changed_files(a.files_sha256, [o.file for o in origins.values() if o.file]):
         say(
             f"  ⚠ {changed} changed since the approval was parked: not what the run read; do not decide from it"

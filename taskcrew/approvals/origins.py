@@ -1,23 +1,36 @@
 """Where each value of an approval came from, as one origin per field: the one account every
 surface shows (the console's approval page, ``taskcrew approvals show``).
 
-Two records speak of it. The run's lines in the request's summary (``crew/provenance.py``: "name =
-value: file, line N (cited in step 1)") were checked by code, which read the file and found the
-value on that line. The job's own trace of each value to the step that found it
+Two records speak of it. The run's origins (``crew/provenance.py``), carried as data on the request
+(``ApprovalRequest.origins``, signed with it) were checked by code, which read the file a step cited
+and found the value on that line. The job's own trace of each value to the step that found it
 (``jobs/human.provenance``) rests on the step's quote, not on the file.
+
+An origin is never read back out of text a value could have written: the summary's block "where the
+values come from:" is only their rendering. A request parked before origins were carried as data is
+read from that block safely (``summary_origins``).
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from pydantic import BaseModel
 
 from taskcrew.approvals.authority import GENERIC_SOURCES, ApprovalView
+from taskcrew.approvals.rules import RiskRules, read_money
+from taskcrew.approvals.visible import visible
 from taskcrew.jobs.models import FieldSource
-from taskcrew.tools.human import ApprovalRequest
+from taskcrew.tools.human import ApprovalRequest, FieldValue
 
 NOT_FOUND = "not found in any source or step result of this run"
+# the job's trace of a value no step reported (``jobs/human.provenance``): it knows no origin either
+UNTRACED = "chosen on the page by the browser operator (not in an earlier step's findings)"
+HEADER = "where the values come from:"  # the summary's block of origins, as code renders them
+SKIP = ("{{secret:", "(left out of the approval")  # a field a rule leaves out of the key: no origin
+# what ``str.splitlines`` breaks a line at: a value holding one could write a line of its own
+LINE_BREAK = re.compile("[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
 DOC = r"[^,;:()\n]*?\.(?:eml|pdf|png|jpe?g|tiff?|txt|md|csv|html?)"
 FILE_REF = re.compile(rf"(?:citing\s+)?(?P<file>[^\s,;:()]{DOC})\b(?P<ocr>\s*\(OCR\))?(?:,\s*page\s+(?P<page>\d+))?(?:,\s*line\s+(?P<line>\d+))?", re.IGNORECASE)  # fmt: skip
 URL_REF = re.compile(r"https?://[^\s,;)]+")
@@ -55,38 +68,34 @@ def field_sources(view: ApprovalView) -> dict[str, SourceRef]:
 
 
 def origins(request: ApprovalRequest | None, sources: list[FieldSource]) -> dict[str, SourceRef]:
-    """One origin per field. The run's lines in the request's summary ("name = value: file, line N
-    (cited in step 1)") were checked by code, which read the file and found the value on that line
-    (``crew/provenance.py``); where they know a field's origin, it is theirs. The job's own trace
-    of each value to the step that found it (``sources``, ``jobs/human.provenance``: the step's
-    quote, not the file) is used only for a field they do not mention or do not find. A precise one
-    (a file and line) wins; "not found" is said only when no record knows where the value came
-    from. The worker seals the files these name when it parks (``jobs/human``), before any view of
-    the approval exists."""
+    """One origin per field. The run's origins (``ApprovalRequest.origins``, ``crew/provenance.py``)
+    were checked by code, which read the file and found the value on that line; where they know a
+    field's origin, it is theirs. The job's own trace of each value to the step that found it
+    (``sources``, ``jobs/human.provenance``: the step's quote, not the file) is used only for a
+    field they do not mention or do not find. A precise one (a file and line) wins; "not found" is
+    said only when no record knows where the value came from. The worker seals the files these name
+    when it parks (``jobs/human``), before any view of the approval exists."""
     if request is None:
         return {}
-    values = {f.name: f.value for f in request.fields}
-    checked: dict[str, list[str]] = {}
-    for line in request.summary.splitlines():
-        name, sep, rest = line.strip().partition(" = ")
-        value = values.get(name)
-        if sep and value is not None and rest.startswith(f"{value}: "):
-            checked.setdefault(name, []).append(rest[len(value) + 2 :])
-    traced: dict[str, list[str]] = {}
+    checked: dict[str, list[SourceRef]] = {}
+    if request.origins is not None:  # code's, as data
+        for name, origin in request.origins.items():
+            ocr = "ocr" in origin.text.lower()
+            checked[name] = [SourceRef(text=origin.text, file=origin.file, line=origin.line, ocr=ocr)]
+    else:  # parked before origins were carried as data
+        for name, text in summary_origins(request):
+            checked.setdefault(name, []).append(parse_source(text))
+    traced: dict[str, list[SourceRef]] = {}
     for source in sources:
         if source.source and source.source not in GENERIC_SOURCES:
-            traced.setdefault(source.name, []).append(source.source)
-    found: dict[str, list[str]] = {}
-    for name in {**traced, **checked}:
-        texts = checked.get(name, [])
-        found[name] = (
-            texts if any(not t.startswith(NOT_FOUND) for t in texts) else texts + traced.get(name, [])
-        )
+            traced.setdefault(source.name, []).append(traced_source(source))
     notes = {f.name: f.note for f in request.fields if f.note}
     out: dict[str, SourceRef] = {}
-    for name, texts in found.items():
-        known = [t for t in texts if not t.startswith(NOT_FOUND)] or texts
-        refs = [parse_source(t) for t in known]
+    for name in {**traced, **checked}:
+        refs = checked.get(name, [])
+        if not any(not r.text.startswith(NOT_FOUND) for r in refs):  # code found it nowhere
+            refs = refs + [t for t in traced.get(name, []) if not (refs and t.text == UNTRACED)]
+        refs = [r for r in refs if not r.text.startswith(NOT_FOUND)] or refs
         best = next((r for r in refs if r.file and r.line), None) or next(
             (r for r in refs if r.file), refs[0]
         )
@@ -96,3 +105,110 @@ def origins(request: ApprovalRequest | None, sources: list[FieldSource]) -> dict
         if name not in out:
             out[name] = SourceRef(text=note, ocr="ocr" in note.lower())
     return out
+
+
+STEP_TRACE = re.compile(r"step \d+ \(")  # a step's trace (``jobs/human.trace``): it holds the model's words
+
+
+def traced_source(source: FieldSource) -> SourceRef:
+    """A job's trace of one value as an origin. Its file is data (``FieldSource.files``: a file the
+    step cited whose quoted line shows the value), never read out of a step's trace words, which
+    hold the model's own (the keys and values it reported). A trace recorded before its files were
+    kept as data names no file; another text (one given as the value's source, not a step's) is read
+    as it is written."""
+    if source.files is not None or STEP_TRACE.match(source.source):
+        ref = SourceRef(text=source.source, ocr="ocr" in source.source.lower())
+        ref.file = source.files[0] if source.files else None
+        return ref
+    return parse_source(source.source)
+
+
+def summary_origins(request: ApprovalRequest) -> list[tuple[str, str]]:
+    """(field, origin text) as the block "where the values come from:" at the end of the summary of
+    a request parked before origins were carried as data (``crew/provenance.py`` wrote one line
+    "  name = value: origin" a field). Only the last block is read: what precedes it is the
+    request's own summary (a page's or a model's words). Where no value holds a line break, each of
+    its lines is code's. Where one does, a value could have written a line that reads as code's
+    ("…\namount = 9500.00: invoice.txt, line 3"): the block is then read as code wrote it, field
+    after field in the request's order, each value taken whole, line breaks and all; a block that
+    does not read so to its end gives no origin at all (each field shows its trace, or none)."""
+    _, header, block = request.summary.rpartition(HEADER + "\n")
+    if not header:
+        return []
+    written = [f for f in request.fields if (v := f.value.strip()) and not v.startswith(SKIP)]
+    if not any(LINE_BREAK.search(f.value) for f in request.fields):
+        out = []
+        values = {f.name: f.value for f in request.fields}
+        for line in block.splitlines():
+            name, sep, rest = line.strip().partition(" = ")
+            value = values.get(name)
+            if sep and value is not None:
+                for shown in (value, visible(value)):
+                    if rest.startswith(f"{shown}: "):
+                        out.append((name, rest[len(shown) + 2 :]))
+                        break
+        return out
+    out, at = [], 0
+    for field in written:
+        value = field.value.strip()
+        heads = (f"  {field.name} = {value}: ", f"  {visible(field.name)} = {visible(value)}: ")
+        head = next((h for h in heads if block.startswith(h, at)), None)
+        if head is None:
+            return []
+        end = block.find("\n", at + len(head))
+        end = len(block) if end < 0 else end
+        out.append((field.name, block[at + len(head) : end]))
+        at = end + 1
+    return out if not block[at:].strip() else []
+
+
+def origin_lines(fields: list[Any], texts: dict[str, str]) -> list[str]:
+    """Origins (``texts``: field name -> origin) as the summary's block shows them, one line a field
+    ("  name = value: origin"), each name, value and origin shown as ``visible`` shows a value: a
+    line break inside one is a marker, never a line of its own."""
+    lines = []
+    for field in fields:
+        value = str(getattr(field, "value", "")).strip()
+        if field.name in texts and value and not value.startswith(SKIP):
+            shown = (visible(str(field.name)), visible(value), visible(texts[field.name]))
+            lines.append("  {} = {}: {}".format(*shown))
+    return lines
+
+
+def shown_summary(request: ApprovalRequest) -> str:
+    """A request's summary as a prompt shows it (``describe_request``): its own words, then its
+    block "where the values come from:" rendered again from the origins as data
+    (``ApprovalRequest.origins``; for a request parked before, ``summary_origins``), never as stored."""
+    own, header, _ = request.summary.rpartition(HEADER + "\n")
+    if not header:
+        return request.summary
+    if request.origins is not None:
+        texts = {name: origin.text for name, origin in request.origins.items()}
+    else:
+        texts = dict(summary_origins(request))
+    lines = origin_lines(request.fields, texts)
+    return own + (HEADER + "\n" + "\n".join(lines) if lines else "")
+
+
+def amount_currencies(fields: list[FieldValue], rules: RiskRules) -> dict[str, str]:
+    """By field name, the currency of each field the rules read as an amount (``read_money``: the
+    request's currency fields, else the rules' default): what the one value-to-source check looks
+    for beside the amount (``priced``). None for a currency the rules cannot read."""
+    pairs = [(f.name, f.value) for f in fields]
+    money = read_money(pairs, rules, None, {f.name: f.label for f in fields if f.label})
+    return {found.field: money.currency for found in money.amounts if money.currency}
+
+
+def priced(value: str, currency: str | None) -> str:
+    """What a source must show for ``value``: an amount that names no currency of its own, with
+    ``currency`` (``amount_currencies``): "4900.00 CHF", which "Total: 4,900.00 SEK" does not show;
+    any other value as it is."""
+    from taskcrew.tools import ap
+
+    if not currency:
+        return value
+    try:
+        amount = ap.parse_amount(value)
+    except (ValueError, ArithmeticError):
+        return value
+    return value if amount.currency else f"{value} {currency}"

@@ -12,7 +12,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from taskcrew.approvals.authority import ACTIONS, ApprovalView, DecisionResult
-from taskcrew.approvals.origins import SourceRef
+from taskcrew.approvals.origins import SourceRef, amount_currencies, priced
 from taskcrew.console.documents import NotAsSealed, withheld_png
 from taskcrew.console.expected import expected_after
 from taskcrew.console.sessions import Session, identity_of
@@ -175,7 +175,9 @@ def routes(web: Web) -> list[BaseRoute]:
             return web.not_found(request, session, "This approval cites no such document.", back)
         view, name, field, ref = checked
         sent = view.approval.request.fields if view.approval.request and field else []
-        value = next((shown_value(f) for f in sent if f.name == field), "")  # looked for without a line
+        # looked for without a line; an amount with the currency the rules read for it (``priced``)
+        currency = amount_currencies(sent, console.approver.rules).get(field or "")
+        value = next((priced(shown_value(f), currency) for f in sent if f.name == field), "")
         doc = await asyncio.to_thread(
             console.documents.view,
             name,

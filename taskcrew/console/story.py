@@ -1,6 +1,8 @@
 """A run's progress in words, for a person: "read invoice INV-2057 in … (e-mail)", "logged in",
 "session expired — logged in again", "saved BILL-0011". Read from the trace's typed events; the raw
-events stay one click away on the same page.
+events stay one click away on the same page. "saved X" is told only from the gate's own record of a
+submission the system accepted (a ``submission`` event, result ``saved``), naming the record its
+answer named (else the one it was sent to): never from a page the browser reached.
 
 Only what a person follows is told: allowed policy checks, plain page visits between two actions
 and repeated identical lines are left to the raw trace.
@@ -21,7 +23,7 @@ INVOICE_NO = re.compile(
     r"\b(?:invoice|rechnung)\s*(?:no\.?|number|nr\.?|#)\s*[:#]?\s*(?P<no>[A-Z0-9][A-Z0-9\-/]{2,})",
     re.IGNORECASE,
 )
-SAVED = re.compile(r"Page changed: [^\n]*?→ \S*/(?:bills|vendors|payments)/(?P<id>[A-Z]{2,}-\d+)\b")
+RECORD = re.compile(r"/(?:bills|vendors|payments)/(?P<id>[A-Z]{2,}-\d+)\b")
 EXPIRED = re.compile(r"reason=expired|session (?:has )?expired", re.IGNORECASE)
 SECRET_LOGIN = "{{secret:ERP_PASSWORD}}"
 MODEL_WORDS = "The worker's words (a model's, not checked by code)"  # before a step's summary
@@ -71,9 +73,6 @@ class _Browser:
                     said.append("clicked")
         if EXPIRED.search(e.result):
             self.expired = True
-        saved = SAVED.search(e.result)
-        if saved and e.ok and said and said[0].startswith("filled in"):
-            said.append(f"saved {saved.group('id')}")
         if not e.ok:
             why = ERROR_LINE.search(e.result)
             first = why.group(0) if why else next((ln for ln in e.result.splitlines() if ln.strip()), "")
@@ -128,6 +127,8 @@ def story(events: list[Any]) -> list[TimelineItem]:
                 f"sent {it.method} {_path(it.url)}: {it.words()}",
                 ok={"saved": True, "unknown": None}.get(it.result, False),
             )
+            if it.result == "saved" and (record := RECORD.search(it.detail) or RECORD.search(it.url)):
+                say(s, "submission", f"saved {record.group('id')}", ok=True)
         sent.clear()
 
     for e in events:

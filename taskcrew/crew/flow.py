@@ -97,22 +97,31 @@ class TaskFlow(Flow[RunState]):
         if record.then == "claim":
             state.claim = report.status
         elif record.then == "rejected":
-            self._end("rejected", f"a person rejected a change during step {n}: {report.summary}")
+            self._end(
+                "rejected", f"a person rejected a change during step {n}, which ended '{report.status}'"
+            )
         elif record.then == "out_of_budget":
             self._end("incomplete", f"the step budget of {self.run.limits.max_steps} tool calls ran out")
-        elif self._replan(f"step {n} ({record.title}) ended '{report.status}': {report.summary}"):
+        elif self._replan(
+            f"step {n} ({record.title}) ended '{report.status}': {report.summary}",
+            f"step {n} ended '{report.status}'",
+        ):
             self._checkpoint(f"plan:{state.plan_version}")  # the new plan, the replan and any answer
             return True
         return False
 
-    def _replan(self, reason: str) -> bool:
-        """A failed step: replan within budget; then ask the human once; then end 'incomplete'."""
+    def _replan(self, reason: str, why: str) -> bool:
+        """A failed step: replan within budget; then ask the human once; then end 'incomplete'.
+        ``reason`` (the worker's summary in it) is what the planner and the person are told; ``why``,
+        code's words only (which step, its status), is the run's reason when it ends here: the run's
+        reason is shown unlabelled (report.md's "Why:", `runs show`, the console), the model's words
+        only where they are labelled as its (the answer, the report's steps)."""
         ctx, state = self.run, self.state
         if state.replans >= ctx.limits.max_replans:
             if state.asked_human:
                 self._end(
                     "incomplete",
-                    f"still stuck after {state.replans} replans and a person's guidance: {reason}",
+                    f"still stuck after {state.replans} replans and a person's guidance: {why}",
                 )
                 return False
             state.asked_human = True
@@ -121,7 +130,9 @@ class TaskFlow(Flow[RunState]):
             ).strip()
             ctx.tracer.emit(ControlEvent(action="asked_human", reason=f"{reason} → {answer or '(stop)'}"))
             if not answer:
-                self._end("incomplete", f"stopped after {state.replans} replans: {reason}")
+                self._end(
+                    "incomplete", f"stopped after {state.replans} replans, a person gave no guidance: {why}"
+                )
                 return False
             ctx.notes.append(f"Guidance from a person: {answer}")
         state.replans += 1

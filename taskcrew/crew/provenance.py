@@ -2,19 +2,24 @@
 
 A person asked "may I send this?" should not have to trust the model's memory: each field value is
 traced back to the run's own records (the steps' cited sources, read again by code, and their
-reported data). A value found nowhere is said to be so.
+reported data). A value found nowhere is said to be so. The origins are data (``ValueOrigin``),
+carried on the request and signed with it; the summary's block "where the values come from:" is
+their rendering (``approvals.origins.origin_lines``), each line break in a value a marker, so no value
+can write a line that reads as code's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from taskcrew.approvals.origins import NOT_FOUND
+from taskcrew.approvals.origins import HEADER, NOT_FOUND, SKIP, amount_currencies, origin_lines, priced
 from taskcrew.crew.models import StepReport
 from taskcrew.tools.documents.provenance import shows_value
+from taskcrew.tools.human import FieldValue, ValueOrigin
 
-SKIP = ("{{secret:", "(left out of the approval")  # a field a rule leaves out of the key
+if TYPE_CHECKING:
+    from taskcrew.approvals.rules import RiskRules
 
 
 def _norm(text: str) -> str:
@@ -44,12 +49,27 @@ def value_origin(
     read: Callable[[str], str | None],
     request: str = "",
     label: str | None = None,
+    currency: str | None = None,
 ) -> str:
+    """``field_origin``'s words."""
+    return field_origin(value, reports, read, request, label, currency).text
+
+
+def field_origin(
+    value: str,
+    reports: list[tuple[int, str, StepReport]],
+    read: Callable[[str], str | None],
+    request: str = "",
+    label: str | None = None,
+    currency: str | None = None,
+) -> ValueOrigin:
     """``reports``: (step number, role, report), oldest first. Looks in the cited sources, then the
     reported data, then the steps' own words; says "not found" only when it is in none of them.
     ``label``: a chosen option's text (the value is then "sent (label)"). A cited source is named as
     the origin only when code read it and found the value there: a source code cannot read (a
-    made-up name, a tool, a page it cannot fetch) is said to be the model's word, not checked."""
+    made-up name, a tool, a page it cannot fetch) is said to be the model's word, not checked.
+    ``currency``: an amount's, as the rules read it (``amount_currencies``): a line that shows the
+    amount in another currency is named with the warning that it does not show it in that one."""
     unshown: list[str] = []  # files cited for the value whose text, read by code, does not show it
     unread: list[str] = []  # sources cited for the value that code cannot read
     negated: list[str] = []  # sources whose quoted line shows the value with a minus (a credit note's)
@@ -69,12 +89,18 @@ def value_origin(
                     if line is None:  # the quote is the model's: the file says otherwise
                         unshown.append(citation.source)
                         continue
-                    return f"{citation.source}, line {line} (cited in step {number})" + _as(shown, value)
+                    warn = ""
+                    if (want_priced := priced(shown, currency)) != shown:  # the amount with its currency
+                        line, warn = _line_of(want_priced, text) or line, ""
+                        if not shows_value(text.splitlines()[line - 1], want_priced):
+                            warn = f" — but line {line} does not show it in {currency}: check the currency"
+                    where = f"{citation.source}, line {line} (cited in step {number})"
+                    return ValueOrigin(text=where + _as(shown, value) + warn, file=citation.source, line=line)
         for number, role, report in reversed(reports):
             for key, reported in report.data.items():
                 if want and want == _norm(reported):
-                    return (
-                        f"step {number} ({role}) reported it as {key!r}"
+                    return ValueOrigin(
+                        text=f"step {number} ({role}) reported it as {key!r}"
                         + _as(shown, value)
                         + _unshown(unshown, unread, negated)
                     )
@@ -84,14 +110,16 @@ def value_origin(
             continue  # a short value ("1", "USD") in a summary proves nothing
         for number, role, report in reversed(reports):
             if want in _norm(report.summary):
-                return (
-                    f"step {number} ({role}) named it in its summary (not as a cited value)"
+                return ValueOrigin(
+                    text=f"step {number} ({role}) named it in its summary (not as a cited value)"
                     + _as(shown, value)
                     + _unshown(unshown, unread, negated)
                 )
         if want in _norm(request):
-            return "your request names it" + _as(shown, value) + _unshown(unshown, unread, negated)
-    return NOT_FOUND + _unshown(unshown, unread, negated)
+            return ValueOrigin(
+                text="your request names it" + _as(shown, value) + _unshown(unshown, unread, negated)
+            )
+    return ValueOrigin(text=NOT_FOUND + _unshown(unshown, unread, negated))
 
 
 def _unshown(sources: list[str], unread: list[str], negated: list[str]) -> str:
@@ -115,37 +143,67 @@ def _as(shown: str, value: str) -> str:
     return f" — as {shown!r}" if shown != value else ""
 
 
+def field_origins(
+    fields: list[Any],
+    reports: list[tuple[int, str, StepReport]],
+    read: Callable[[str], str | None],
+    request: str = "",
+    rules: RiskRules | None = None,
+) -> dict[str, ValueOrigin]:
+    """Where each field's value came from (``field_origin``), by field name: code's data, carried on
+    the approval request (``ApprovalRequest.origins``). An amount is looked for with the currency
+    the rules read (``rules``; the operator's, by default). A name sent twice keeps the more precise
+    origin (a file and line)."""
+    from taskcrew.approvals.rules import RiskRulesError, load_rules
+
+    if rules is None:
+        try:
+            rules = load_rules()
+        except RiskRulesError:  # the run loaded them already; a file broken since reads no currency
+            rules = None
+    sent = [FieldValue(name=f.name, value=str(f.value), label=getattr(f, "label", None)) for f in fields]
+    currencies = amount_currencies(sent, rules) if rules is not None else {}
+    out: dict[str, ValueOrigin] = {}
+    for field in fields:
+        value = str(getattr(field, "value", "")).strip()
+        if not value or value.startswith(SKIP):
+            continue
+        label = getattr(field, "label", None)
+        found = field_origin(value, reports, read, request, label, currencies.get(field.name))
+        if field.name not in out or (found.file and not out[field.name].file):
+            out[field.name] = found
+    return out
+
+
 def origins(
     fields: list[Any],
     reports: list[tuple[int, str, StepReport]],
     read: Callable[[str], str | None],
     request: str = "",
 ) -> list[str]:
-    lines = []
-    for field in fields:
-        value = str(getattr(field, "value", "")).strip()
-        if not value or value.startswith(SKIP):
-            continue
-        label = getattr(field, "label", None)
-        lines.append(f"  {field.name} = {value}: {value_origin(value, reports, read, request, label)}")
-    return lines
+    """The origins' lines (``field_origins``, ``origin_lines``)."""
+    return origin_lines(
+        fields, {name: o.text for name, o in field_origins(fields, reports, read, request).items()}
+    )
 
 
 class SourcedHuman:
-    """The run's person, shown for each approval where its values came from (``explain``)."""
+    """The run's person, shown for each approval where its values came from (``explain``): carried
+    on the request as data (``ApprovalRequest.origins``) and rendered in its summary."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
-        self.explain: Callable[[list[Any]], list[str]] | None = None
+        self.explain: Callable[[list[Any]], dict[str, ValueOrigin]] | None = None
 
     def approve(self, request: Any) -> Any:
         if self.explain is not None and request.fields:
-            lines = self.explain(request.fields)
+            found = self.explain(request.fields)
+            lines = origin_lines(request.fields, {name: origin.text for name, origin in found.items()})
+            update: dict[str, Any] = {"origins": found}
             if lines:
-                summary = (
-                    request.summary + "\n" if request.summary else ""
-                ) + "where the values come from:\n"
-                request = request.model_copy(update={"summary": summary + "\n".join(lines)})
+                summary = (request.summary + "\n" if request.summary else "") + HEADER + "\n"
+                update["summary"] = summary + "\n".join(lines)
+            request = request.model_copy(update=update)
         return self.inner.approve(request)
 
     def ask(self, question: str) -> str:

@@ -178,7 +178,8 @@ def caveats(ctx: RunContext, state: RunState) -> list[str]:
         out += [f"{c} (step {record.index + 1})" for c in record.report.caveats]
         if record.report.status in ("failed", "blocked"):
             out.append(
-                f"Step {record.index + 1} ({record.title}) {record.report.status}: {record.report.summary}"
+                f"Step {record.index + 1} ({record.title}) {record.report.status} — the worker's words, not "
+                f"checked by code: {record.report.summary}"
             )
     if state.verdicts:
         from taskcrew.crew.evidence import standing

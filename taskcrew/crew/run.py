@@ -21,9 +21,9 @@ from taskcrew.crew.flow import TaskFlow
 from taskcrew.crew.llm import TracedLLM, build_provider_llm, text_ask
 from taskcrew.crew.models import Outcome, RunState
 from taskcrew.crew.modelspec import ModelSpec, choose_models, load_prices
-from taskcrew.crew.provenance import SourcedHuman, origins
+from taskcrew.crew.provenance import SourcedHuman, field_origins
 from taskcrew.crew.steps import finish
-from taskcrew.crew.stopping import RunInterrupted, call_interruptibly, stop_signals
+from taskcrew.crew.stopping import RunInterrupted, RunStopped, call_interruptibly, stop_signals
 from taskcrew.crew.toolbox import System, Toolbox
 from taskcrew.crew.trace import (
     RunStarted,
@@ -179,7 +179,7 @@ def build_context(
     if res.on_files is not None:
         res.on_files(toolbox.files)
     if isinstance(res.human, SourcedHuman):
-        res.human.explain = lambda fields: origins(
+        res.human.explain = lambda fields: field_origins(
             fields,
             [(e.index + 1, e.role, e.report) for e in tracer.of_kind("step")],
             toolbox.source_text,
@@ -222,6 +222,7 @@ def run_task(settings: RunSettings, res: RunResources) -> RunResult:
     def signalled(name: str) -> None:
         stop(f"stopped by {name}")
 
+    taken: RunStopped | None = None  # its job was cancelled or taken over: raised again once finished
     try:
         try:  # the main thread stays free for SIGINT/SIGTERM; a signal seals the stop in its handler
             call_interruptibly(flow.kickoff, stop_signals(), on_signal=signalled)
@@ -242,6 +243,14 @@ def run_task(settings: RunSettings, res: RunResources) -> RunResult:
             except KeyboardInterrupt:  # a second Ctrl-C: the same ending, now, without the browser
                 finish(ctx, flow.state, at_once=True)
                 raise
+        except RunStopped as stopped:  # its job is no longer its own: it ends as an interrupt does, in
+            # a report of what was done (what it sent included), before its job's runner is told
+            if not stopped.ends_run:
+                raise
+            taken = stopped
+            stop(f"stopped: {stopped}")
+            ctx.toolbox.halt(f"the run was stopped: {stopped}")
+            finish(ctx, flow.state)
         except Exception as exc:  # a crash still ends in an honest report, never in silence
             finish(ctx, flow.state, ending=("error", f"the run crashed: {type(exc).__name__}: {exc}"))
         # the account that stands: the first one finished (normally the Flow's own, in its last
@@ -251,7 +260,7 @@ def run_task(settings: RunSettings, res: RunResources) -> RunResult:
         ctx.toolbox.close()
         quiet.__exit__(None, None, None)
     routines.after_run(ctx, state, attached)
-    return RunResult(
+    result = RunResult(
         outcome=state.outcome or "error",
         reason=state.outcome_reason,
         answer=state.answer,
@@ -266,6 +275,10 @@ def run_task(settings: RunSettings, res: RunResources) -> RunResult:
         verify_attempts=state.verify_attempts,
         state=state,
     )
+    if taken is not None:
+        taken.result = result
+        raise taken
+    return result
 
 
 def _first_clause(text: str) -> str:

@@ -58,6 +58,15 @@ class RunInterrupted(BaseException):  # like KeyboardInterrupt: not an Exception
         super().__init__(f"stopped by {self.signal_name}")
 
 
+class RunStopped(BaseException):  # not an Exception: nothing on the way catches it as a failure
+    """The run's job is no longer its own (cancelled, taken over, handed back: ``jobs.runner.Stopped``):
+    ``run_task`` ends its account as an interrupt's (outcome ``interrupted``, what it changed, its
+    report) and raises it again with ``result``, the finished ``RunResult``, for the job's runner."""
+
+    result: Any = None
+    ends_run = True  # False: the run is handed on as it is (a worker stopping: the next leg goes on)
+
+
 class _Handlers:
     """The handlers of ``signals`` while a block runs, and the process's own put back after it."""
 

@@ -196,6 +196,8 @@ class RunRecord:
         shown = verified if said in VERIFIED_OUTCOMES or not verified else None
         if said == outcome and shown == verified:
             return Judged(said, verified, unsealed=self.unsealed)
+        if (said, outcome) == ("cancelled", "interrupted"):  # a cancel stops its run as an interrupt
+            return Judged(said, shown, unsealed=self.unsealed)  # does: the two agree (its verdict unshown)
         return Judged(
             said,
             shown,
@@ -471,7 +473,10 @@ def read_run(folder: Path, records: RunRecords | None = None) -> RunSummary:
         state = None if summary.finished else records.state(folder)
         head = f"{state[0]}: {state[1]}" if state else "the run stopped before it ended (killed?)"
         summary.reason = f"{head}; {facts}"
-    summary.reason = judged.reason or summary.reason
+    if judged.reason and finished is None:  # the signed word first, and still what its trace shows was done
+        summary.reason = f"{judged.reason}; {facts}"
+    else:
+        summary.reason = judged.reason or summary.reason
     return summary
 
 

@@ -5,7 +5,10 @@ submissions go through the intent log and its model calls through the shared 429
 person at the terminal answering at once. It heart-beats while it runs. Stopped by the person (Ctrl-C,
 also a second one that cut the first one's ending short; SIGTERM; a prompt nobody answered) it ends
 ``finished interrupted``, its checkpoint kept; after a crash ``failed``; after a kill or a reboot
-``running`` with a stale heartbeat (``jobs list`` says it is orphaned). No worker adopts it on its own: the person
+``running`` with a stale heartbeat (``jobs list`` says it is orphaned). Cancelled by a colleague (the
+console, ``jobs cancel``) or taken over, it stops at its next checkpoint and returns its run's account
+all the same (``interrupted``, what it sent, its report: ``crew.run.run_task``); the job's record is
+the cancel's, or the new leg's. No worker adopts it on its own: the person
 decides, and ``taskcrew jobs retry ID`` hands it to a worker, which resumes from the last checkpoint.
 
 It is its job's leg 0, held by this process, and asks what a worker's leg asks before anything leaves
@@ -31,7 +34,7 @@ from taskcrew.approvals.identity import Identity, submitter_as_proven
 from taskcrew.approvals.worker import leg_refusal, leg_refusal_of
 from taskcrew.crew.errors import WorkplaceError
 from taskcrew.jobs.models import JobOptions, utcnow
-from taskcrew.jobs.runner import LegHalt, StoreCheckpoints, StoreIntents, readback_rules
+from taskcrew.jobs.runner import LegHalt, Stopped, StoreCheckpoints, StoreIntents, readback_rules
 from taskcrew.jobs.store import Jobs, JobStoreError
 
 LEG = 0  # a foreground run is its new job's first leg
@@ -116,6 +119,11 @@ def run_in_foreground(
             leg=LEG,
         )
         raise
+    except Stopped as stopped:  # cancelled (the console, `jobs cancel`) or taken over: its account is
+        done.set()  # finished (``run_task``: interrupted, what it sent, its report); the job's stands
+        if stopped.result is None:  # (stopped before its run began: nothing to account for)
+            raise WorkplaceError(f"{stopped}; see `taskcrew jobs show {job.id}`") from None
+        result = stopped.result
     except BaseException as exc:
         done.set()
         jobs.mark(
@@ -136,7 +144,7 @@ def run_in_foreground(
     ended = authority.leg_end(job.id, LEG)
     if ended is not None and ended.action == "cancel":  # cancelled by the signed log alone: it says so
         authority.settle(job.id, LEG, worker_id)
-    else:
+    else:  # (a leg taken over meanwhile ends nothing: the new holder's account stands)
         jobs.finish(job.id, result.outcome, result.reason, leg=LEG, answer=result.answer, run_dir=run_dir)
     if result.outcome != "interrupted":  # Ctrl-C: `jobs retry` resumes it from its last checkpoint
         jobs.clear_checkpoint(job.id)

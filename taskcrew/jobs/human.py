@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from taskcrew.approvals.authority import Authority
-from taskcrew.approvals.origins import origins
+from taskcrew.approvals.origins import UNTRACED, origins
 from taskcrew.approvals.worker import WorkerGate
 from taskcrew.jobs.models import FieldSource
 from taskcrew.jobs.store import Jobs, fingerprint
@@ -94,13 +94,21 @@ class Parked(BaseException):
 def provenance(
     checkpoint: dict[str, Any] | None, task: str, name: str, value: str, *, planned_for: str | None = None
 ) -> str:
+    """Where a submitted value came from, in words (``trace``)."""
+    return trace(checkpoint, task, name, value, planned_for=planned_for)[0]
+
+
+def trace(
+    checkpoint: dict[str, Any] | None, task: str, name: str, value: str, *, planned_for: str | None = None
+) -> tuple[str, list[str]]:
     """Where a submitted value came from: the earlier step whose findings hold it (with what that
-    step cited), the task text, or — when neither — the browser operator itself. ``planned_for``:
-    the submitter of the batch whose planner wrote the task (``Job.origin``): the task text is then
-    the planner's words, not hers."""
+    step cited), the task text, or — when neither — the browser operator itself; and, as data, the
+    files that step cited whose quoted line shows the value (the words hold the model's: its keys
+    and values). ``planned_for``: the submitter of the batch whose planner wrote the task
+    (``Job.origin``): the task text is then the planner's words, not hers."""
     value = value.strip()
     if not value:
-        return "left empty"
+        return "left empty", []
     state = (checkpoint or {}).get("state") or {}
     for record in reversed(state.get("steps_done") or []):
         report = record.get("report") or {}
@@ -111,18 +119,18 @@ def provenance(
                 # (date + terms) is not in the e-mail it cited for the date and the terms
                 sources = report.get("sources") or []
                 shown = {c.get("source", "") for c in sources if shows_value(str(c.get("quote", "")), found)}
-                cited = ", ".join(sorted(shown - {""}))
+                files = sorted(str(s) for s in shown - {""})
                 where = f"step {record.get('index', 0) + 1} ({record.get('role')}: {record.get('title')})"
-                if cited:
-                    return f"{where} found {key} = {found}, citing {cited}"
+                if files:
+                    return f"{where} found {key} = {found}, citing {', '.join(files)}", files
                 return f"{where} found {key} = {found}" + (
                     " (worked out by the step: no line it cited shows this value)" if sources else ""
-                )
+                ), []
     if value.lower() in task.lower():
         if planned_for is not None:
-            return f"the task text written by the batch planner (not by {planned_for})"
-        return "the task text"
-    return "chosen on the page by the browser operator (not in an earlier step's findings)"
+            return f"the task text written by the batch planner (not by {planned_for})", []
+        return "the task text", []
+    return UNTRACED, []
 
 
 class JobHuman:
@@ -206,16 +214,16 @@ class JobHuman:
         checkpoint = self.jobs.checkpoint(self.job_id)
         job = self.jobs.get(self.job_id)
         planner = job.submitted_by if job.origin is not None else None  # the task is a model's words
-        return [
-            FieldSource(
-                name=f.name,
-                value=f.value,
-                source=self.sources.get(f.name)
-                or provenance(checkpoint, job.task, f.name, f.value, planned_for=planner),
-            )
-            for f in request.fields
-            if f.name not in request.excluded
-        ]
+        out = []
+        for f in request.fields:
+            if f.name in request.excluded:
+                continue
+            if given := self.sources.get(f.name):
+                out.append(FieldSource(name=f.name, value=f.value, source=given))
+                continue
+            text, files = trace(checkpoint, job.task, f.name, f.value, planned_for=planner)
+            out.append(FieldSource(name=f.name, value=f.value, source=text, files=files))
+        return out
 
     def _sealed(self, request: ApprovalRequest, sources: list[FieldSource]) -> dict[str, str]:
         """The SHA-256 of every file the values cite (as the console reads their origins:

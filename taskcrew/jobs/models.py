@@ -171,6 +171,10 @@ class FieldSource(BaseModel):
     name: str
     value: str
     source: str
+    # the files the step cited whose quoted line shows the value (``jobs/human.trace``), as data: the
+    # only files an approver is shown for this trace (None: recorded before they were kept, or a
+    # text given by the caller: no file is read out of ``source``, whose words hold the model's)
+    files: list[str] | None = None
 
 
 class Cosign(BaseModel):

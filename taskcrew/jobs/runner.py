@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from taskcrew.approvals.worker import leg_refusal_of
+from taskcrew.crew.stopping import RunStopped
 from taskcrew.jobs.human import JobHuman, Parked
 from taskcrew.jobs.models import Intent, Job, utcnow
 from taskcrew.jobs.store import Jobs
@@ -29,13 +30,17 @@ log = logging.getLogger(__name__)
 ScriptedResolver = Callable[[Job], Any]  # job -> scripted model factory (name -> BaseLLM) or None
 
 
-class Stopped(BaseException):
+class Stopped(RunStopped):
     """The job was cancelled, or another worker took it over: this leg stops at the next checkpoint
-    (or, waiting on a model, within a heartbeat)."""
+    (or, waiting on a model, within a heartbeat). Its run's account is finished first, as an
+    interrupted run's (``crew.run.run_task``: its report, what it changed); ``result`` holds it."""
 
 
 class HandBack(Stopped):
-    """The worker is stopping: this leg goes back on the queue right after the checkpoint it saved."""
+    """The worker is stopping: this leg goes back on the queue right after the checkpoint it saved.
+    Its run is not ended (the next leg goes on from that checkpoint and tells the whole story)."""
+
+    ends_run = False
 
 
 class StoreCheckpoints:
@@ -66,6 +71,9 @@ class StoreCheckpoints:
             self.job_id, state, leg=self.leg, worker=self.worker_id, spent=spent
         ):
             job, current = self.jobs.get_on_leg(self.job_id)
+            if job.status == "cancelled":  # who cancelled it, as its record says ("cancelled by bob")
+                said = job.reason if job.reason.startswith("cancelled") else "cancelled"
+                raise Stopped(f"job {self.job_id} was {said}")
             raise Stopped(
                 f"job {self.job_id} is {job.status} on {job.worker} (leg {current}, "
                 f"this is leg {self.leg}); this leg stops"

@@ -51,7 +51,20 @@ class RecordState(BaseModel):
     values: dict[str, str] = Field(default_factory=dict, description="label (or field name) -> value")
 
 
-OPTIONAL = ("record", "known_vendors", "vendors_page", "asked_again")  # left out of a dump while unset
+class ValueOrigin(BaseModel):
+    """Where code found one field's value (``crew.provenance.field_origins``), as data: its words
+    ("invoice.txt, line 3 (cited in step 1)", "not found in any source …") and the file and line it
+    read the value on — a file a step of the run cited, read again by code. Carried on the request
+    and signed with it; every surface shows it from here (``approvals.origins``), never from text a
+    value could have written."""
+
+    text: str
+    file: str | None = None
+    line: int | None = None
+
+
+# left out of a dump while unset
+OPTIONAL = ("record", "known_vendors", "vendors_page", "asked_again", "origins")
 
 
 class ApprovalRequest(BaseModel):
@@ -76,6 +89,11 @@ class ApprovalRequest(BaseModel):
     vendors_page: str | None = Field(default=None, description="where known_vendors were read")
     asked_again: str | None = Field(
         default=None, description="why it is asked again though it was approved before (the record changed)"
+    )
+    origins: dict[str, ValueOrigin] | None = Field(
+        default=None,
+        description="where code found each field's value, by field name (crew.provenance); None: not "
+        "worked out, or parked before origins were carried as data",
     )
 
     def option_labels(self) -> dict[str, str]:
@@ -148,13 +166,14 @@ def describe_request(request: ApprovalRequest) -> str:
     """A plain-text rendering of an approval request (used by the prompts and in logs). Every value
     is shown with its invisible characters made visible (``approvals.visible``): a value cannot
     reorder what is drawn, hide its tail, or start a line of its own."""
+    from taskcrew.approvals.origins import shown_summary  # its origins rendered from data
     from taskcrew.approvals.visible import visible
 
     lines = [visible(f"{request.method} {request.url}")]
     if request.asked_again:
         lines.append(f"⚠ asked again: {visible(request.asked_again)}")
     if request.summary:
-        lines.append(visible(request.summary, layout=True))
+        lines.append(visible(shown_summary(request), layout=True))
     if request.page_url:
         lines.append(f"from page: {visible(request.page_url)}")
     if request.fields:
