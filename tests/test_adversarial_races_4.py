@@ -217,7 +217,8 @@ def test_a_set_back_row_is_kept_out_of_bulk_approval(desk: _Office) -> None:
     _write(desk, first, doc=kept, status="pending")
     results = desk.authority().bulk_approve([first, second], desk.who("carol", "console"))
     assert [r.status for r in results] == ["refused"]
-    assert f"{first} is not a pending approval of a submission that checks out" in results[0].message
+    # each item is judged by the verdict ``decide`` obeys (``approve_verdict``), said as ``decide`` says it
+    assert f"{first} (Refused: this approval it was rejected by dave" in results[0].message
     assert second not in results[0].message  # the other one is fine
     assert desk.jobs.approval(first).status == "pending" and desk.jobs.approval(second).status == "pending"
 

@@ -5,9 +5,11 @@
   approval is recorded and a second, different, authenticated person completes it; the job's
   submitter never counts;
 - reject: one person suffices (stopping is always allowed); answer: text back to the run;
-- bulk approve: only pending approvals without a flag (``bulk_refusal``: the flags a person is shown,
-  ``Authority.view``) that are identical in method, target (the whole URL the key binds: scheme,
-  host, path and query) and field names;
+- bulk approve: all or nothing, only pending approvals without a flag (``bulk_refusal``: the flags a
+  person is shown, ``Authority.view``) that are identical in method, target (the whole URL the key
+  binds: scheme, host, path and query) and field names, each judged first by the verdict ``decide``
+  obeys (``approve_verdict``); one refused as it is decided (a race) stops it, and the approver is
+  told which were approved and which not (``bulk_partial``);
 - an approval whose stored payload or signature does not check out is shown as such and not decided;
 - an approval counts only while every person it names still counts under the credential they gave
   it with (``approvers_refusal``: a reset voids the logins and tokens from before it, and what they
@@ -57,6 +59,7 @@ from taskcrew.approvals.rules import (
     assess,
     bulk_key,
     load_rules,
+    lookalike_vendor,
     new_vendor,
     read_payee,
 )
@@ -213,8 +216,9 @@ def request_payee(request: ApprovalRequest, rules: RiskRules) -> Payee:
 def shown_flags(view: ApprovalView) -> list[RiskFlag]:
     """The flags a person is shown beside the risk rules' (``assess``), judged from the whole
     approval: a value read by OCR (its origin or the gate's note says so), a payee read from fields
-    that name more than one (``read_payee``), a new vendor (``rules.new_vendor``). None of them asks
-    for a second person; each keeps the item out of bulk approval (``bulk_refusal``)."""
+    that name more than one (``read_payee``), a new vendor (``rules.new_vendor``), a payee named like
+    more than one vendor record (``rules.lookalike_vendor``). None of them asks for a second person;
+    each keeps the item out of bulk approval (``bulk_refusal``)."""
     from taskcrew.approvals.origins import field_sources  # origins reads this module's views
 
     request = view.approval.request
@@ -235,14 +239,21 @@ def shown_flags(view: ApprovalView) -> list[RiskFlag]:
 
 def payee_flags(payee: Payee, request: ApprovalRequest) -> list[RiskFlag]:
     """What a person must look at about whom ``request`` pays (``payee``: ``request_payee``): a payee
-    the fields or the record cannot name as one, a new vendor. The one rule for every surface that
-    shows flags (``shown_flags``: the console, ``approvals show``, bulk approval; the terminal) and
-    for ``--auto-approve``, which does not cover them (``Authority.auto_approve_refusal``)."""
+    the fields or the record cannot name as one, a new vendor, one named like more than one vendor
+    record the system lists (a look-alike record beside the real vendor's). The one rule for every
+    surface that shows flags (``shown_flags``: the console, ``approvals show``, bulk approval; the
+    terminal) and for ``--auto-approve``, which does not cover them (``Authority.auto_approve_refusal``)."""
     flags: list[RiskFlag] = []
     if payee.unclear:
         flags.append(_unclear_payee(payee))
     if why := new_vendor(payee, request.url, request.known_vendors, request.vendors_page):
         flags.append(RiskFlag(rule="new_vendor", message=why, second_approver=False))
+    sent = [(f.name, f.value) for f in request.fields]
+    if why := lookalike_vendor(payee, request.known_vendors, request.vendors_page, sent):
+        # one person can check which record it is (a look-up in the system, as for a new vendor);
+        # a second one would be asked for every bill of the real vendor while the look-alike stays
+        field = payee.fields[0][0] if payee.fields else None
+        flags.append(RiskFlag(rule="lookalike_vendor", field=field, message=why, second_approver=False))
     return flags
 
 
@@ -771,19 +782,12 @@ class Authority:
             "flags": [f.rule for f in view.assessment.flags],
             "proof": who.proof,
         }
-        if approval.status == "expired":
-            if (cancel := self.standing_cancel(approval.job_id)) is not None:
-                why = f"job {approval.job_id} was cancelled by {cancel.who} (audit entry {cancel.seq}); its "
-                return self._refuse(who, approval_id, action, f"Refused: {why}approvals closed with it.")
-            return self._refuse(who, approval_id, action, f"Refused: {too_late(approval)}.")
-        if approval.status != "pending":
-            return self._refuse(who, approval_id, action, f"This approval is already {approval.status}.")
-        if view.problem and action != "reject":
-            return self._refuse(who, approval_id, action, f"Refused: this approval {view.problem}.")
-        if gone := self.identity_refusal(
-            who
-        ):  # also a rejection: a login that no longer counts decides nothing
-            return self._refuse(who, approval_id, action, f"Refused: {gone}.")
+        if action == "approve":  # the one verdict on approving it, as bulk approval judges each item
+            outcome = self.approve_verdict(view, who)
+            if outcome.kind == "refused":
+                return self._refuse(who, approval_id, action, outcome.reason)
+        elif why := self.decision_refusal(view, who, action):
+            return self._refuse(who, approval_id, action, why)
         text = text.strip()
         decided_by = who.name
         if action == "answer":
@@ -797,9 +801,6 @@ class Authority:
                 outcome="reject", text=text or None, by=who.describe(), basis="person"
             )
         else:
-            outcome = self.approve_outcome(view, who)
-            if outcome.kind == "refused":
-                return self._refuse(who, approval_id, action, outcome.reason)
             by = who.describe()
             if view.needs_two:
                 others = [n for n in view.first_approvers if not same_person(n, who.name)]
@@ -881,6 +882,35 @@ class Authority:
                 payload["first_approver"] = who[0]
             added.append(self.audit.append(who[2] or "unknown", decision.outcome, approval.id, payload))
         return added
+
+    def decision_refusal(self, view: ApprovalView, who: Identity, action: Action) -> str | None:
+        """Why ``who`` may not decide ``view`` by ``action`` at all (None: she may), by what ``decide``
+        checks first whatever the action: the approval is pending (one past its deadline is expired
+        by ``Jobs.expire_due``, which the caller runs first), checks out (a rejection aside: stopping
+        is always allowed), and her login still counts (also for a rejection)."""
+        approval = view.approval
+        if approval.status == "expired":
+            if (cancel := self.standing_cancel(approval.job_id)) is not None:
+                why = f"job {approval.job_id} was cancelled by {cancel.who} (audit entry {cancel.seq}); its "
+                return f"Refused: {why}approvals closed with it."
+            return f"Refused: {too_late(approval)}."
+        if approval.status != "pending":
+            return f"This approval is already {approval.status}."
+        if view.problem and action != "reject":
+            return f"Refused: this approval {view.problem}."
+        if gone := self.identity_refusal(who):  # a login that no longer counts decides nothing
+            return f"Refused: {gone}."
+        return None
+
+    def approve_verdict(self, view: ApprovalView, who: Identity) -> ApproveOutcome:
+        """The one verdict on ``who`` approving ``view`` (as read after ``Jobs.expire_due``): its
+        status, deadline, record and her login (``decision_refusal``), then what approving it would do
+        (``approve_outcome``: the job's submission seal, the two-person rule, a standing cancel).
+        ``decide`` obeys it for one item; ``bulk_approve`` judges every item by it before it decides
+        any."""
+        if why := self.decision_refusal(view, who, "approve"):
+            return ApproveOutcome("refused", why)
+        return self.approve_outcome(view, who)
 
     def approve_outcome(self, view: ApprovalView, who: Identity) -> ApproveOutcome:
         """What approving ``view`` (pending, its record checked) by ``who`` would do, by the rule
@@ -1297,24 +1327,38 @@ class Authority:
             log.warning("job %s finished; the audit log could not record it: %s", job.id, exc)
 
     def bulk_approve(self, approval_ids: list[str], who: Identity) -> list[DecisionResult]:
-        """All or nothing: no item may be refused (``bulk_refusal``), and all must be identical in shape."""
+        """All or nothing: the approvals past their deadline are expired first (deciding one must not
+        expire another), then every item is judged before any is decided: no flag (``bulk_refusal``),
+        what approving it alone would do (``approve_verdict``: it must send), all identical in shape.
+        One refused result then stands for the whole bulk. Should an item still be refused as it is
+        decided (its deadline passed or a cancel landed meanwhile), the rest are not decided and the
+        results say, item by item, which were approved and which not (``bulk_partial``)."""
+        if not self.rules.bulk_allowed:
+            return [
+                self._refuse(who, "bulk", "bulk_approve", "Bulk approval is switched off in the risk rules.")
+            ]
+        self.jobs.expire_due()  # by the job database's clock, as ``decide`` does
         views: list[ApprovalView] = []
         for approval_id in dict.fromkeys(approval_ids):
             try:
                 views.append(self.view(self.jobs.approval(approval_id)))
             except UnknownApproval as exc:
                 return [self._refuse(who, approval_id, "bulk_approve", str(exc))]
-        if not self.rules.bulk_allowed:
-            return [
-                self._refuse(who, "bulk", "bulk_approve", "Bulk approval is switched off in the risk rules.")
-            ]
         if len(views) < 2:
             return [
                 self._refuse(
                     who, "bulk", "bulk_approve", "Select at least two approvals for a bulk approval."
                 )
             ]
-        problems = [why for v in views if (why := bulk_refusal(v))]
+        problems = []
+        for v in views:
+            verdict = self.approve_verdict(v, who)
+            if verdict.kind == "refused":
+                problems.append(f"{v.approval.id} ({verdict.reason.rstrip('.')})")  # as ``decide`` says it
+            elif why := bulk_refusal(v):
+                problems.append(why)
+            elif verdict.kind != "sends":
+                problems.append(f"{v.approval.id} needs a second approver")
         keys = {
             bulk_key(r.method, r.url, [f.name for f in r.fields])
             for v in views
@@ -1325,9 +1369,41 @@ class Authority:
                 "the selected items are not identical (method, target with its query, or fields differ)"
             )
         if problems:
-            why = "Bulk approval refused: " + "; ".join(problems) + ". Decide these one by one."
+            why = (
+                "Bulk approval refused: "
+                + "; ".join(problems)
+                + ". Nothing was approved: decide these one by one."
+            )
             return [self._refuse(who, ",".join(v.approval.id for v in views), "bulk_approve", why)]
-        return [self.decide(v.approval.id, "approve", who) for v in views]
+        results: list[DecisionResult] = []
+        for v in views:
+            if results and results[-1].status != "decided":  # refused as it was decided (a race)
+                stopped = f"not decided: the bulk approval stopped at {results[-1].approval_id}"
+                results.append(self._refuse(who, v.approval.id, "bulk_approve", stopped))
+            else:
+                results.append(self.decide(v.approval.id, "approve", who))
+        return results
+
+    def bulk_partial(self, results: list[DecisionResult]) -> str | None:
+        """What a bulk approval stopped part-way did (None: it approved every item, or was refused as
+        a whole and approved none), as every surface that bulk-approves tells the approver, never the
+        refusal alone: how many were approved, each approved item's outcome (its job resumes) and
+        which job to cancel to stop it, and each item not approved with why."""
+        decided = [r for r in results if r.status == "decided"]
+        if len(results) < 2 or len(decided) == len(results):
+            return None
+        jobs = []
+        for result in decided:
+            try:
+                jobs.append(self.jobs.approval(result.approval_id).job_id)
+            except UnknownApproval:
+                continue
+        refused = "; ".join(f"{r.approval_id} ({r.message.rstrip('.')})" for r in results if r not in decided)
+        said = f"Bulk approval stopped part-way: {len(decided)} of {len(results)} approved."
+        said += "".join(f" {r.message}" for r in decided) + f" Not approved: {refused}."
+        if jobs:
+            said += f" To stop an approved one, cancel its job ({', '.join(jobs)})."
+        return said
 
 
 def _canceller(entry: AuditEntry) -> Identity:

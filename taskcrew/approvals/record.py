@@ -11,7 +11,8 @@ is asked: the record a submission changes, and the vendors the system already kn
   a date) is read as paying that record's vendor, only when it was sent from that record's own
   page (``changed_record_read``).
 - The known vendors: the vendor column of the system's vendor list page (``vendor_lists`` in the
-  risk rules), or the options of a vendor select. A payee not among them is a new vendor.
+  risk rules), or the options of a vendor select, one entry a record. A payee not among them is a
+  new vendor; one named like two or more of them may be a look-alike record's (``rules.lookalike_vendor``).
 
 What a person reads (details, table rows, vendor names) is read from the page as a person sees it
 (``visibility.visible_html``): a value the page hides is not shown as the record's, and a hidden row
@@ -22,6 +23,7 @@ what the form sends. A page whose styles are too costly to judge is not read (No
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable
 from html.parser import HTMLParser
 from typing import NamedTuple
@@ -161,20 +163,27 @@ def record_values(page: str) -> dict[str, str]:
 
 
 def vendor_names(page: str) -> list[str]:
-    """The vendors a page shows: the vendor column of its tables, or the options of a vendor select.
-    Raises ``Unreadable`` when the page's styles are too costly to judge what it shows."""
+    """The vendors a page shows: the vendor column of its tables, or the options of a vendor select,
+    one entry a record: a name a list shows twice is two records ("Northwind Traders" and one added
+    as "Northwind  Traders", drawn alike: ``rules.lookalike_vendor``), while a page showing a table
+    and a select of the same vendors counts each once (the most any one list shows). Raises
+    ``Unreadable`` when the page's styles are too costly to judge what it shows."""
     parser = _parse(visible_html(page))
-    names: list[str] = []
+    lists: list[list[str]] = [[]]  # the tables' vendor column, then each vendor select
     column: int | None = None
     for row in parser.rows:
         if row and all(tag == "th" for tag, _ in row):
             column = next((i for i, (_, text) in enumerate(row) if VENDOR_COLUMN.match(text)), None)
         elif column is not None and column < len(row):
-            names.append(row[column][1])
+            lists[0].append(row[column][1])
     for name, options in parser.selects.items():
         if VENDOR_SELECT.search(name):
-            names.extend(re.sub(r"^\W*(choose|select)\b.*$", "", o, flags=re.IGNORECASE) for o in options)
-    return list(dict.fromkeys(n for n in names if n.strip()))
+            lists.append([re.sub(r"^\W*(choose|select)\b.*$", "", o, flags=re.IGNORECASE) for o in options])
+    records: dict[str, int] = {}
+    for names in lists:
+        for listed, count in Counter(n for n in names if n.strip()).items():
+            records[listed] = max(records.get(listed, 0), count)
+    return [listed for listed, count in records.items() for _ in range(count)]
 
 
 def read_record(page_url: str | None, fetch: Fetch | None) -> RecordState | None:

@@ -18,10 +18,12 @@
 - ``read_money``: a submission's amounts and currency, for the rules and for every surface that
   shows them (a currency that cannot be read is flagged, never guessed); an amount is read only in
   the digits 0-9, with no letter but a currency code (``unreadable_amount``: "৪00.00" or
-  "ا 4 001.00" is unreadable, for a second person);
-- ``read_payee`` and ``new_vendor``: whom a submission pays (the field that picks the vendor; an
-  unclear payee when fields disagree) and whether the target system lists it, for the authority's
-  flags (``authority.shown_flags``) and for every surface that shows the payee;
+  "ا 4 001.00" is unreadable, for a second person); one amount sent more than once with different
+  values ("amount=950.00 … amount=4950.00": ``Money.disagreeing``) is flagged "unclear_amount";
+- ``read_payee``, ``new_vendor`` and ``lookalike_vendor``: whom a submission pays (the field that
+  picks the vendor; an unclear payee when fields disagree), whether the target system lists it, and
+  whether it lists more than one record named so ("NORTHWIND TRADERS" beside "Northwind Traders"),
+  for the authority's flags (``authority.shown_flags``) and for every surface that shows the payee;
 - which fields (named exactly, per system) are left out of the approval key;
 - who may submit with ``--auto-approve``, for which targets.
 """
@@ -372,6 +374,8 @@ RuleName = Literal[
     "ocr_value",
     "new_vendor",
     "unclear_payee",
+    "unclear_amount",
+    "lookalike_vendor",
 ]
 
 
@@ -638,6 +642,60 @@ def new_vendor(payee: Payee, url: str, known: list[str] | None, page: str | None
     return f"{', '.join(unknown)} {verb} not among the {len(known)} vendors the system lists{where}"
 
 
+# a record's number beside its name, as lists and chosen options show it: "11 (Northwind Traders)"
+# (a chosen option as a submission shows it), "Northwind Traders (#11)", "11 - Northwind Traders"
+_NUMBERED = (
+    re.compile(r"#?\d+\s*\((?P<name>.*[^\W\d_].*)\)"),
+    re.compile(r"(?P<name>.*[^\W\d_].*?)\s*\(\s*(?:id\b\s*:?\s*|#\s*)?\d+\s*\)", re.IGNORECASE),
+    re.compile(r"#?\d+(?:\s+[-\u2013\u2014]\s+|\s*[:|]\s*)(?P<name>.*[^\W\d_].*)"),  # not "7-Eleven"
+)
+
+
+def listed_name(text: str) -> str:
+    """A vendor record's name without the record's number beside it ("11 (Northwind Traders)",
+    "Northwind Traders (#11)", "11 - Northwind Traders": "Northwind Traders"); any other text whole
+    ("Unit 4 Supplies", "Initrode (Northwind Traders)")."""
+    stripped = text.strip()
+    for shape in _NUMBERED:
+        if found := shape.fullmatch(stripped):
+            return found.group("name").strip()
+    return stripped
+
+
+def lookalike_vendor(
+    payee: Payee, known: list[str] | None, page: str | None, sent: list[tuple[str, str]] | None = None
+) -> str | None:
+    """Why a submission may pay another vendor record than the one meant (None: it does not, or
+    nobody knows): a payee it names is named like more than one record of the vendors the target
+    system listed when the worker asked (``known``, read from ``page``, one entry a record), as
+    names are compared (``same_name`` of ``listed_name``: case, spaces, punctuation and a record's
+    number beside its name aside): "NORTHWIND TRADERS" or "Northwind  Traders" beside Northwind
+    Traders. A chosen option sends one record's number, and nothing a person is shown tells the
+    real vendor's record from a look-alike someone added (a second employee, a vendor's own
+    onboarding form), whose bills and bank details are its own. Distinct names are distinct
+    vendors ("Initech" and "Initech Europe GmbH"). ``sent``: the submission's fields as sent, to
+    show which record it picks."""
+    records: dict[str, list[str]] = {}
+    for entry in known or []:
+        records.setdefault(same_name(listed_name(entry)), []).append(entry)
+    said: list[str] = []
+    for name in payee.names:
+        key = same_name(listed_name(name))
+        alike = records.get(key, []) if key else []  # a name of no letter or digit names no record
+        if len(alike) > 1:
+            listed = "; ".join(f"“{visible(entry)}”" for entry in alike)
+            said.append(f"{len(alike)} are called “{visible(listed_name(name))}” (as listed: {listed})")
+    if not said:
+        return None
+    where = f" the system lists ({visible(page)})" if page else " the system lists"
+    picks = [f"{visible(n)} = {visible(v)}" for n, v in sent or [] if any(n == f for f, _ in payee.fields)]
+    it = f" ({'; '.join(picks)})" if picks else ""
+    return (
+        f"of the vendor records{where}, {', and '.join(said)}: check in the system which record this "
+        f"pays{it} and that it is the vendor's own, before approving"
+    )
+
+
 MONEY_SHAPE = re.compile(
     rf"[-+]?(?:{_SYMBOL}\s?)?[-+]?(?:\d{{1,3}}(?:[,.'\u00a0\u202f ]\d{{3}})+|\d+)[.,]\d{{2}}(?:\s?{_SYMBOL})?"
 )
@@ -683,6 +741,34 @@ class Money(BaseModel):
     @property
     def first(self) -> AmountRead | None:
         return self.amounts[0] if self.amounts else None
+
+    @property
+    def disagreeing(self) -> list[list[AmountRead]]:
+        """The amounts sent more than once with different values ([]: none), each as its differing
+        readings (each value once, in order): fields the rules read as the same amount (one name, as
+        sent or as its words: "amount" twice, "amount" beside "Amount", "invoice[amount]" beside
+        "invoice.amount") that hold different amounts. A system books one of them, often the last
+        (Django's ``QueryDict.get``, PHP, Rails), while a page shows the first. Differently named
+        amounts ("net_amount", "vat_amount", "total"; line items "lines[0].amount",
+        "lines[1].amount") are different fields, and a list ("lines[][amount]": every name with
+        "[]") is read whole: neither is a disagreement."""
+        groups: dict[str, list[AmountRead]] = {}
+        for found in self.amounts:
+            groups.setdefault(word_name(found.field), []).append(found)
+        out: list[list[AmountRead]] = []
+        for same in groups.values():
+            if all("[]" in found.field for found in same):
+                continue
+            values = {_amount_value(found): found for found in reversed(same)}  # the first of each
+            if len(values) > 1:
+                out.append(sorted(values.values(), key=same.index))
+        return out
+
+
+def _amount_value(found: AmountRead) -> object:
+    """What an amount reading is compared by: its value ("950" and "950.00" are one), or its text
+    as a reader sees it when it is no readable amount."""
+    return found.value if found.value is not None else bare(found.text).strip()
 
 
 def sent_part(value: str, label: str | None) -> str:
@@ -806,6 +892,19 @@ def assess(
                 second_approver=True,
             )
         )
+    if differing := [found for same in money.disagreeing for found in same]:
+        values = visible("; ".join(f"{found.field} = {found.text}" for found in differing))
+        flags.append(
+            RiskFlag(
+                rule="unclear_amount",
+                field=differing[0].field,
+                message=(
+                    f"amounts disagree: check each by hand ({values}: one amount sent with different "
+                    "values, and the system may book any of them, often the last)"
+                ),
+                second_approver=False,
+            )
+        )
     currency = money.currency or "(currency not read)"
     limit = money.limit if money.limit is not None else rules.amount_thresholds["*"]
     for found in money.amounts:
@@ -855,8 +954,9 @@ def assess(
                 field=next(name for name, found in hiding if found),
                 message=shown(
                     "a value holds hidden direction/format characters, a run of unusual spaces, a "
-                    "letter of another script than its word's or a word of another script drawn like "
-                    "Latin letters, shown as ⟨…⟩ ({}): read it as shown, not as a page may draw it",
+                    "letter of another script than its word's or drawn like another, or a word of "
+                    "another script drawn like Latin letters, shown as ⟨…⟩ ({}): read it as shown, "
+                    "not as a page may draw it",
                     where,
                 ),
                 second_approver=False,

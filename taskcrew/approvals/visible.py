@@ -17,6 +17,10 @@ A value is shown as it is, except:
   "N⟨Cyrillic о U+043E⟩rthwind Traders", never "Northwind Traders". A word is what lies between
   spaces; its script is the one most of its letters have; letters of Chinese, Japanese and Korean
   writing may mix (none of them passes for a Latin, Greek or Cyrillic letter);
+- a Latin letter drawn like another ASCII character, beside another letter or digit: one of a block
+  no language writes names in (``odd_letter``: "Nᴏrthwind"), or one of ``LATIN_LOOKALIKE`` ("ǀ"
+  U+01C0 for "I", "Ɩ", "ſ" for "f"): "ǀNV-2057" reads "⟨Latin letter dental click ǀ U+01C0⟩NV-2057".
+  Letters names are written with ("Müller", "Łódź", "Ærø", "Sabancı") are left as they are;
 - a word written in another script whose every letter is drawn like a Latin one (``LATIN_ALIKE``:
   Cyrillic "АСМЕ", Greek "ΤΟΚΥΟ", fullwidth or mathematical letters), in a text that holds Latin
   letters too: "АСМЕ Corp" reads "⟨Cyrillic А U+0410⟩⟨Cyrillic С U+0421⟩… Corp". A text with no
@@ -97,6 +101,15 @@ ODD_BLOCKS = (
     (0x1DF00, 0x1DFFF),  # Latin Extended-G
 )
 ORTHOGRAPHIC = frozenset("ɓɔɖɗəɛɠɣɨɩɲʃʊʋʒʉʔ\ua78b\ua78c")
+# Latin letters drawn like another ASCII letter, digit or sign (after UTS #39's confusables) that no
+# living alphabet writes beside plain letters, outside the blocks above: the clicks ǀ ǁ ǃ (drawn "l"
+# "ll" "!"), the iotas Ɩ ɩ ("l" "i"), the dotless j ȷ, the l with bar ƚ, the long s ſ ("f"), the kra
+# ĸ ("k"), the tone letters Ƅ ƅ Ƨ ƨ Ƽ ƽ ("b" "2" "5"), ezh and yogh Ʒ ʒ Ȝ ȝ ("3"), ou Ȣ ȣ ("8"), the
+# digraphs ȸ ȹ ("db" "qp"), yr Ʀ ("R"), wynn Ƿ ƿ ("P" "p"), the turned M Ɯ ("W"). None decomposes to
+# the ASCII character it is drawn like. Not the letters living alphabets write names with, though
+# they decompose to no ASCII letter either (ß æ ø ł đ ħ ŋ œ þ ð, and the dotless ı of Turkish and
+# Azerbaijani: "Sabancı"), nor one with a diacritic (é ü ñ decompose to their ASCII letter).
+LATIN_LOOKALIKE = frozenset("ǀǁǃƖɩȷƚſĸƄƅƧƨƼƽƷʒȜȝȢȣȸȹƦǷƿƜ")
 
 
 def odd_letter(char: str) -> bool:
@@ -191,9 +204,25 @@ def _foreign(word: str, latin: bool) -> list[tuple[int, str]]:
         found = [(i, s) for i, s in scripts if s != own]  # own: the first of the most frequent
     # a Latin letter of a block no language writes names in, drawn like a plain one: "Nᴏrthwind"
     found += [(i, s) for i, s in scripts if s == "LATIN" and odd_letter(word[i]) and (i, s) not in found]
+    # a Latin letter drawn like another ASCII one: "ǀNV-2057", "Gǀobex" (``_lookalike``)
+    found += [(i, s) for i, s in scripts if s == "LATIN" and _lookalike(word, i) and (i, s) not in found]
     if any("0" <= c <= "9" for c in word):  # a digit of another system beside 0-9: "৪00.00"
         found += [(i, s) for i, s in scripts if unicodedata.category(word[i]) == "Nd" and (i, s) not in found]
     return found
+
+
+def _lookalike(word: str, i: int) -> bool:
+    """Whether ``word[i]`` is a look-alike (``LATIN_LOOKALIKE``) in a word that holds another
+    letter or digit: "ǀ" in "ǀNV-2057" passes for "I", alone it passes for nothing. The iota "ɩ"
+    and the ezh "ʒ" that African alphabets write are left as they are beside that alphabet's other
+    letters (``ORTHOGRAPHIC``: "Kabɩyɛ"), as in ``odd_letter``."""
+    char = word[i]
+    if char not in LATIN_LOOKALIKE:
+        return False
+    others = [c for j, c in enumerate(word) if j != i and c.isalnum()]
+    if char in ORTHOGRAPHIC and any(c in ORTHOGRAPHIC and c not in LATIN_LOOKALIKE for c in others):
+        return False
+    return bool(others)
 
 
 # what an odd letter (``odd_letter``) is, by its block, when its Unicode name says no more
@@ -208,12 +237,14 @@ def odd_words(char: str) -> str:
     name = unicodedata.name(char, "")
     if capital := _SMALL_CAPITAL.search(name):
         return f"small capital {capital.group(1)}{capital.group(2).lower()}"
+    if char in LATIN_LOOKALIKE:  # "Latin letter dental click ǀ", "Latin capital letter iota Ɩ"
+        return f"Latin {name.lower().removeprefix('latin ')} {char}"
     kind = next((k for low, high, k in ODD_KINDS if low <= ord(char) <= high), "rare Latin letter")
     return f"{kind} {char}"
 
 
 def _look_alike(char: str, script: str) -> str:
-    if script == "LATIN" and odd_letter(char):
+    if script == "LATIN" and (odd_letter(char) or char in LATIN_LOOKALIKE):
         return f"⟨{odd_words(char)} {_code(char)}⟩"
     return f"⟨{script.title()} {char} {_code(char)}⟩"
 

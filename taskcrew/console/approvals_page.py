@@ -268,7 +268,9 @@ def routes(web: Web) -> list[BaseRoute]:
         ids = [str(v) for v in form.getlist("ids")]
         who = identity_of(session)
         results = await asyncio.to_thread(console.approver.bulk_approve, ids, who)
-        refused = [r for r in results if r.status == "refused"]
+        if partial := await asyncio.to_thread(console.approver.bulk_partial, results):
+            return web.back(request, "/approvals", partial, "error")  # what was approved, and what not
+        refused = [r for r in results if r.status != "decided"]
         if refused:
             return web.back(request, "/approvals", refused[0].message, "error")
         return web.back(request, "/approvals", await asyncio.to_thread(bulk_message, results))

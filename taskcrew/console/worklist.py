@@ -63,6 +63,8 @@ FlagCode = Literal[
     "unread",
     "rule",
     "payee",
+    "amounts",
+    "lookalike",
 ]
 FLAG_WORDS: dict[str, str] = {
     "asked_again": "asked again",
@@ -71,6 +73,8 @@ FLAG_WORDS: dict[str, str] = {
     "amount": "amount over threshold",
     "new_vendor": "new vendor",
     "payee": "payee unclear",
+    "lookalike": "payee named like another vendor record",
+    "amounts": "amounts disagree",
     "unreadable": "amount not readable",
     "currency": "currency not readable",
     "hidden": "hidden characters",
@@ -93,6 +97,8 @@ RULE_CODES: dict[str, FlagCode] = {
     "ocr_value": "ocr",
     "new_vendor": "new_vendor",
     "unclear_payee": "payee",
+    "lookalike_vendor": "lookalike",
+    "unclear_amount": "amounts",
 }
 
 
@@ -274,6 +280,10 @@ def work_item(
     money = read_money(fields, rules, looked_up, labels)  # the amounts and currency as the rules read them
     if money.first is not None:
         item.amount_text, item.amount = money.first.text, money.first.value
+        if same := next((d for d in money.disagreeing if money.first in d), None):
+            # one amount sent with different values: each is shown, and it is judged by the largest
+            item.amount_text = " / ".join(found.text for found in same)
+            item.amount = max((f.value for f in same if f.value is not None), key=abs, default=None)
         item.amount_field = money.first.field if any(money.first.field == n for n, _ in fields) else ""
         item.limit = money.limit if money.first.value is not None else None
     if money.currency_field is not None or money.first is not None:

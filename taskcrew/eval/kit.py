@@ -140,8 +140,9 @@ class EnterBill:
     ``first_amount`` (e.g. the printed "1,284.50") is typed on the first try, the way a careless
     model would, so the form's validation message is exercised; the fix uses ``bill.amount``.
     The vendor is chosen among the form's options by name (a document's "GLOBEX CORPORATION" is the
-    ERP's "Globex Corp"). A refused approval, a duplicate and a near-duplicate warning end the step
-    with an honest report; subclasses change those reactions (``on_*``).
+    ERP's "Globex Corp"); when several options could be it, the step ends blocked, nothing guessed.
+    A refused approval, a duplicate and a near-duplicate warning end the step with an honest
+    report; subclasses change those reactions (``on_*``).
     """
 
     def __init__(self, bill: Bill, first_amount: str | None = None) -> None:
@@ -210,12 +211,17 @@ class EnterBill:
 
     def fill(self, els: list[El]) -> Reply:
         vendor = by_field(els, "vendor_id")
+        could = could_be(options(vendor), self.bill.vendor)
+        if len(could) > 1:  # which vendor record is meant is not guessed
+            return report(
+                "blocked",
+                f"The vendor drop-down has {len(could)} options that could be {self.bill.vendor!r} "
+                f"({'; '.join(repr(o) for o in could)}): I did not guess which vendor record is meant, as "
+                "one may be a look-alike someone added; nothing was saved. Check the vendor records in "
+                "the ERP (and why there is more than one), then tell me which one to use.",
+            )
         return act(
-            {
-                "action": "select",
-                "index": vendor.index,
-                "option": choose_option(options(vendor), self.bill.vendor) or self.bill.vendor,
-            },
+            {"action": "select", "index": vendor.index, "option": could[0] if could else self.bill.vendor},
             {
                 "action": "type",
                 "index": by_field(els, "invoice_number").index,
@@ -382,15 +388,28 @@ def _words(text: str) -> set[str]:
     return {w for w in re.findall(r"[a-zäöüß0-9]+", text.lower()) if len(w) > 2}
 
 
-def choose_option(choices: list[str], name: str) -> str | None:
-    """The option that names the same thing as ``name`` (shared words; exact match first)."""
-    for choice in choices:
-        if choice.lower() == name.lower():
-            return choice
+def could_be(choices: list[str], name: str) -> list[str]:
+    """The options that could be ``name``, as a careful model reads them: those a replay would take
+    (``replay.options_like``: the same label in any case and spacing, or named like it give or take
+    a legal form); else the one sharing the most words with it, with every option that could be
+    that one. More than one ("NORTHWIND TRADERS" or "Northwind  Traders" beside Northwind Traders)
+    is a choice not to be guessed."""
+    from taskcrew.routines.replay import options_like  # the one rule, shared with a replay
+
+    if could := options_like(choices, name):
+        return could
     wanted = _words(name)
     scored = [(len(wanted & _words(c)), c) for c in choices]
-    best = max(scored, default=(0, ""))
-    return best[1] if best[0] > 0 else None
+    top = max((score for score, _ in scored), default=0)
+    best = [c for score, c in scored if top and score == top]
+    return options_like(choices, best[0]) if len(best) == 1 else best
+
+
+def choose_option(choices: list[str], name: str) -> str | None:
+    """The option that names the same thing as ``name``: the one that could be it (``could_be``);
+    None when none could, or when several could."""
+    could = could_be(choices, name)
+    return could[0] if len(could) == 1 else None
 
 
 def search_paths(text: str) -> list[str]:

@@ -323,7 +323,7 @@ class RoutineStore:
                 "on here: it cannot tell its author from its reviewer. Learn it again after "
                 "`taskcrew approvals login`"
             )
-        if written.person is not None and written.person == who:
+        if identity.same_person(written.person, who):  # one person in two spellings is one person
             wrote = (
                 "accepted it when who wrote it was not proven, so it counts as written by them"
                 if written.vouched == "acceptance"
