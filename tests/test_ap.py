@@ -244,6 +244,28 @@ def test_due_date(invoice_date: str, terms: str, expected: date, rule: str) -> N
     assert expected.isoformat() in result.derivation
 
 
+@pytest.mark.parametrize(
+    "terms",
+    [
+        "Net 30. Late payments after 2026-11-13 incur 1.5% interest",
+        "Net 30. Payment received after 13.11.2026 will be charged interest",
+        "Net 30, interest charged on payments after 2026-11-20",
+        "Zahlbar innerhalb 30 Tagen. Verzugszinsen ab 14.11.2026",
+    ],
+)
+def test_a_date_charges_for_paying_late_start_from_is_neither_due_nor_counted_from(terms: str) -> None:
+    # "after <date>" there is when a penalty starts, not the start of the 30 days (it gave 2026-12-13)
+    result = due_date("2026-10-14", terms)
+    assert result.due_date == date(2026, 11, 13) and "late-payment charges" in result.derivation
+
+
+def test_charges_for_paying_late_before_the_due_date_are_asked_about() -> None:
+    with pytest.raises(APInputError, match="before the due date"):
+        due_date("2026-10-14", "Net 30, late fee after 2026-11-01")
+    with pytest.raises(APInputError, match="paying late"):
+        due_date("2026-10-14", "Interest on payments after 2026-11-13")
+
+
 def test_due_date_shows_the_working() -> None:
     result = due_date(date(2026, 9, 12), "Net 30")
     assert result.derivation == "2026-09-12 + 30 days = 2026-10-12"

@@ -39,42 +39,53 @@ _FORMAT_WORDS: dict[str, str] = {
     "swiss": "apostrophes group thousands, '.' marks decimals",
 }
 
-# A currency sign and the code it stands for. Matched longest first ("US$", "CA$", "A$" before "$";
-# "Rs." before "Rs"), and never after a letter (``_symbol``): the "$" of "A$" or "ZZ$" is no US dollar.
-_SYMBOLS: tuple[tuple[str, str], ...] = tuple(
+# The one table of currency signs: a sign and the currencies it may stand for, the one it is read as when
+# nothing beside it says which first. Many countries print their own currency with one sign — "$" the
+# Canadian, Australian or Mexican dollar or peso as well as the US one, "¥" the yuan as well as the yen,
+# "Rs" the rupees of Pakistan or Sri Lanka, "kr" the Scandinavian crowns — so a code written beside an
+# ambiguous sign chooses among them ("$1,234.50 CAD"), and a sign with a country prefix ("A$", "CA$",
+# "US$") names one. Matched longest first ("US$", "CA$", "A$" before "$"; "Rs." before "Rs"), and never
+# after a letter (``_symbol``): the "$" of "A$" or "ZZ$" is no bare dollar.
+_DOLLARS = "USD CAD AUD NZD MXN SGD HKD TWD ARS CLP COP UYU DOP JMD TTD BSD BBD BMD BZD KYD XCD FJD NAD"
+_SYMBOLS: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
     sorted(
         (
-            ("US$", "USD"),
-            ("AU$", "AUD"),
-            ("A$", "AUD"),
-            ("CA$", "CAD"),
-            ("C$", "CAD"),
-            ("HK$", "HKD"),
-            ("NZ$", "NZD"),
-            ("SG$", "SGD"),
-            ("S$", "SGD"),
-            ("NT$", "TWD"),
-            ("MX$", "MXN"),
-            ("R$", "BRL"),
-            ("$", "USD"),
-            ("Rs.", "INR"),
-            ("Rs", "INR"),
-            ("€", "EUR"),
-            ("£", "GBP"),
-            ("₹", "INR"),
-            ("CN¥", "CNY"),
-            ("¥", "JPY"),
-            ("₪", "ILS"),
-            ("₩", "KRW"),
-            ("₺", "TRY"),
-            ("₽", "RUB"),
-            ("₱", "PHP"),
-            ("₫", "VND"),
-            ("₴", "UAH"),
-            ("₦", "NGN"),
-            ("฿", "THB"),
-            ("zł", "PLN"),
-            ("Kč", "CZK"),
+            (sign, tuple(codes.split()))
+            for sign, codes in (
+                ("US$", "USD"),
+                ("AU$", "AUD"),
+                ("A$", "AUD"),
+                ("CA$", "CAD"),
+                ("C$", "CAD"),
+                ("HK$", "HKD"),
+                ("NZ$", "NZD"),
+                ("SG$", "SGD"),
+                ("S$", "SGD"),
+                ("NT$", "TWD"),
+                ("MX$", "MXN"),
+                ("R$", "BRL"),
+                ("$", _DOLLARS),
+                ("Rs.", "INR PKR LKR NPR MUR SCR"),
+                ("Rs", "INR PKR LKR NPR MUR SCR"),
+                ("kr.", "SEK NOK DKK ISK"),
+                ("kr", "SEK NOK DKK ISK"),
+                ("€", "EUR"),
+                ("£", "GBP"),
+                ("₹", "INR"),
+                ("CN¥", "CNY"),
+                ("¥", "JPY CNY"),
+                ("₪", "ILS"),
+                ("₩", "KRW"),
+                ("₺", "TRY"),
+                ("₽", "RUB"),
+                ("₱", "PHP"),
+                ("₫", "VND"),
+                ("₴", "UAH"),
+                ("₦", "NGN"),
+                ("฿", "THB"),
+                ("zł", "PLN"),
+                ("Kč", "CZK"),
+            )
         ),
         key=lambda pair: -len(pair[0]),
     )
@@ -135,7 +146,10 @@ _SWISS = re.compile(r"(\d{1,3}(?:'\d{3})+)(?:\.(\d+))?")
 
 
 class ParsedAmount(BaseModel):
-    """An amount read from text. ``plain`` is the form ERPs accept (``1284.50``)."""
+    """An amount read from text. ``plain`` is the form ERPs accept (``1284.50``). ``currencies``: those
+    the text may mean, ``currency`` first — one where a code or a one-currency sign names it, several
+    where only an ambiguous sign does ("$": ``currency`` is then the sign's usual one, a guess:
+    ``currency_guessed``), none where the text names no currency."""
 
     text: str
     value: Decimal
@@ -143,10 +157,20 @@ class ParsedAmount(BaseModel):
     format: AmountFormat
     plain: str
     derivation: str
+    currencies: tuple[str, ...] = ()
+
+    @property
+    def currency_guessed(self) -> bool:
+        return len(self.currencies) > 1
 
     def render(self) -> str:
         currency = self.currency or "(no currency in the text)"
-        return f"value: {self.plain}\ncurrency: {currency}\nformat: {self.format}\nworking: {self.derivation}"
+        guess = (  # on a line of its own: "currency:" stays the code alone for whoever reads it
+            f"\ncurrency guessed: the sign may also be {', '.join(self.currencies[1:])}; check the document"
+            if self.currency_guessed
+            else ""
+        )
+        return f"value: {self.plain}\ncurrency: {currency}{guess}\nformat: {self.format}\nworking: {self.derivation}"
 
 
 def plain_amount(value: Decimal | int | str, decimals: int = 2) -> str:
@@ -171,7 +195,8 @@ def parse_amount(text: str) -> ParsedAmount:
     if s.count("(") == 1 == s.count(")") and s.index("(") < s.index(")"):
         negative = NEGATIVE_IN_BRACKETS.search(s) is not None  # else they set the amount off
         s = s.replace("(", " ").replace(")", " ")
-    currency, s = _take_currency(s, original)
+    currencies, s = _take_currency(s, original)
+    currency = currencies[0] if currencies else None
     s = _DASH_CENTS.sub(r"\g<1>00", " ".join(s.split()))
     if s.startswith(("-", "+")):
         negative = negative or s[0] == "-"
@@ -194,15 +219,24 @@ def parse_amount(text: str) -> ParsedAmount:
     derivation = f"'{shown}': {sign}{_FORMAT_WORDS[fmt]} → {plain}" + (
         f" {currency}" if currency else " (no currency in the text)"
     )
+    if len(currencies) > 1:
+        derivation += f" (a guess: the sign may also be {', '.join(currencies[1:])})"
     return ParsedAmount(
-        text=original, value=value, currency=currency, format=fmt, plain=plain, derivation=derivation
+        text=original,
+        value=value,
+        currency=currency,
+        format=fmt,
+        plain=plain,
+        derivation=derivation,
+        currencies=currencies,
     )
 
 
 def currencies_in(text: str) -> set[str]:
     """The currencies a text names, as codes: its currency symbols and upper-case ISO codes
-    (``Total (EUR): 1.234,50`` names EUR; a code that is also a word, ``WORD_CODES``, does not)."""
-    found = {code for symbol, code in _SYMBOLS if _symbol(symbol).search(text)}
+    (``Total (EUR): 1.234,50`` names EUR; a code that is also a word, ``WORD_CODES``, does not). An
+    ambiguous sign names every currency it may stand for ("$": USD, CAD, AUD …)."""
+    found = {code for symbol, codes in _SYMBOLS if _symbol(symbol).search(text) for code in codes}
     codes = ISO_CURRENCIES - WORD_CODES
     return found | {m.group(1) for m in _CODE_RE.finditer(text) if m.group(1) in codes}
 
@@ -215,12 +249,15 @@ def _symbol(symbol: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![A-Za-z]){re.escape(symbol)}")
 
 
-def _take_currency(s: str, original: str) -> tuple[str | None, str]:
-    found: set[str] = set()
-    for symbol, code in _SYMBOLS:
+def _take_currency(s: str, original: str) -> tuple[tuple[str, ...], str]:
+    """The currencies ``s`` may be written in (``ParsedAmount.currencies``), and ``s`` without its
+    signs and codes: those every sign and code written allows, the first one's order kept ("$ 5 CAD"
+    is CAD; "$ 5" USD first, or another dollar); none allowed by all is a conflict ("$ 5 EUR")."""
+    named: dict[str, tuple[str, ...]] = {}  # each sign or code written -> the currencies it allows
+    for symbol, codes in _SYMBOLS:
         pattern = _symbol(symbol)
         if pattern.search(s):
-            found.add(code)
+            named[symbol] = codes
             s = pattern.sub(" ", s)
     for match in _CODE_RE.finditer(s):
         code = match.group(1).upper()
@@ -229,11 +266,16 @@ def _take_currency(s: str, original: str) -> tuple[str | None, str]:
                 f"not an amount: {original!r} contains the word {match.group(1)!r}. "
                 "Pass only the amount and its currency, e.g. '1,284.50 USD'"
             )
-        found.add(code)
+        named[code] = (code,)
     s = _CODE_RE.sub(" ", s)
-    if len(found) > 1:
-        raise APInputError(f"conflicting currencies in {original!r}: {', '.join(sorted(found))}")
-    return (found.pop() if found else None), s
+    allowed = tuple(c for c in next(iter(named.values()), ()) if all(c in codes for codes in named.values()))
+    if named and not allowed:
+        says = [w if codes == (w,) else f"{w} ({'/'.join(codes)})" for w, codes in named.items()]
+        raise APInputError(
+            f"conflicting currencies in {original!r}: {', '.join(sorted(says))}. "
+            "Pass the amount with the one currency the document means, e.g. '1,284.50 CAD'"
+        )
+    return allowed, s
 
 
 def _classify(s: str, original: str) -> tuple[str, AmountFormat]:
@@ -533,6 +575,15 @@ _DUE_LABEL = re.compile(
 _DISCOUNT_CLAUSE = re.compile(r"discount|skonto|rabatt|escompte|descuento|sconto|desconto|%", re.IGNORECASE)
 # the start of a day count: "Net 30 from 2026-10-20", "30 Tage ab 20.10.2026", "30 jours à compter du …",
 # "30 days of invoice date 14.10.2026", "ab Rechnungsdatum (14.10.2026)", "from the invoice dated …"
+# a date in a clause about paying late ("Late payments after 2026-11-13 incur 1.5% interest", "Verzugszinsen
+# ab …", "pénalités de retard après le …"): when a penalty starts, never a due date nor a day count's start
+_LATE = re.compile(
+    r"\b(?:late|overdue|past\s+due|interest|penalt|surcharge|fees?\b|verzug|zinsen|mahn|s[äa]umnis|versp[äa]t"
+    r"|retard|int[ée]r[êe]ts?|p[ée]nalit|majoration|mora\b|inter[ée]s(?:es)?\b|recargo|interessi|ritardo|rente\b"
+    r"|boete|te\s+laat)",
+    re.IGNORECASE,
+)
+_CLAUSE_BREAK = re.compile(r"[,;()\[\]]|\.\s")
 _COUNT_FROM = re.compile(
     r"(?:\b(?:from|after|starting|ab|nach|vom|à\s+compter\s+du|à\s+partir\s+du|a\s+partir\s+del?|desde(?:\s+el)?"
     r"|dal(?:la)?)|\b(?:from|of|after|ab|nach|vom|à\s+compter\s+de|à\s+partir\s+de|a\s+partir\s+de|desde|de)"
@@ -540,6 +591,11 @@ _COUNT_FROM = re.compile(
     r"|fecha\s+de\s+(?:la\s+)?factura))\s*[:.(]?\s*(?:the\s+)?$",
     re.IGNORECASE,
 )
+
+
+def _clause_of(text: str, m: re.Match[str]) -> str:
+    """The clause of ``text`` a date match stands in (up to a comma, semicolon, bracket or full stop)."""
+    return _CLAUSE_BREAK.split(text[: m.start()])[-1] + " " + _CLAUSE_BREAK.split(text[m.end() :])[0]
 
 
 class DueDate(BaseModel):
@@ -578,6 +634,31 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
     if not clean:
         raise APInputError("no terms given; pass the payment terms exactly as printed (e.g. 'Net 30')")
     matches = _date_matches(clean)
+    late = [m for _, m in matches if _LATE.search(_clause_of(clean, m))]
+    if late:  # the due date is what the terms say without them, and no penalty starts before it
+        cleaned = clean
+        for m in reversed(late):
+            cleaned = cleaned[: m.start()] + " " + cleaned[m.end() :]
+        penalties = sorted({_date_from_match(f, m).value for f, m in matches if m in late})
+        try:
+            counted = due_date(start, cleaned)
+        except APInputError as exc:
+            raise APInputError(
+                f"the terms {terms!r} name a date for charges on paying late "
+                f"({', '.join(map(str, penalties))}), which is no due date, and otherwise: {exc}"
+            ) from exc
+        if early := [d for d in penalties if d < counted.due_date]:
+            raise APInputError(
+                f"the terms {terms!r} charge for paying late from {early[0]}, before the due date they "
+                f"give ({counted.due_date}: {counted.derivation}); ask a human which date is due"
+            )
+        said = ", ".join(map(str, penalties))
+        return counted.model_copy(
+            update={
+                "terms": terms,
+                "derivation": f"{counted.derivation} (late-payment charges from {said}: no due date)",
+            }
+        )
     rest = clean
     for m in reversed([m for _, m in matches]):  # a date's digits are no day count
         rest = rest[: m.start()] + " " + rest[m.end() :]
@@ -766,20 +847,22 @@ def compare(a: str | Decimal | date, b: str | Decimal | date) -> Comparison:
     if (a_date is None) != (b_date is None):
         raise APInputError(f"cannot compare a date with an amount: {a!r} vs {b!r}")
     pa, pb = _as_amount(a), _as_amount(b)
-    if pa.currency and pb.currency and pa.currency != pb.currency:
+    # the currencies both may be in ("$5.00" and "CAD 5.00": CAD); either's where the other names none
+    both = [c for c in pa.currencies if c in pb.currencies or not pb.currencies] or list(pb.currencies)
+    if pa.currencies and pb.currencies and not set(pa.currencies) & set(pb.currencies):
         raise APInputError(
             f"cannot compare amounts in different currencies ({pa.currency} vs {pb.currency}) "
             "without an exchange rate"
         )
     diff = pa.value - pb.value
     relation = "equal" if diff == 0 else ("a_greater" if diff > 0 else "b_greater")
-    currency = pa.currency or pb.currency
+    currency = both[0] if both else None
     suffix = f" {currency}" if currency else ""
     places = max(2, -int(pa.value.as_tuple().exponent), -int(pb.value.as_tuple().exponent))
     return Comparison(
         kind="amount",
-        a=pa.plain + (f" {pa.currency}" if pa.currency else ""),
-        b=pb.plain + (f" {pb.currency}" if pb.currency else ""),
+        a=pa.plain + (f" {currency}" if pa.currency else ""),
+        b=pb.plain + (f" {currency}" if pb.currency else ""),
         relation=relation,
         difference=plain_amount(diff, places) + suffix,
         derivation=f"{pa.plain} − {pb.plain} = {plain_amount(diff, places)}{suffix}",

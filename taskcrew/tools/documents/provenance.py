@@ -235,27 +235,28 @@ WIDEST = 3  # a number's words ('12 450 000,00') and up to this many words on ea
 
 
 def _shows_amount(line: str, want: ParsedAmount) -> bool:
-    """Whether ``line`` writes the amount ``want``, signed, in its currency if it names one: the
-    amount's own, or else the line's (``ap.currencies_in``)."""
+    """Whether ``line`` writes the amount ``want``, signed, in a currency it may be in if it names
+    one: one the amount's own sign or code may stand for (``ParsedAmount.currencies``: "$1,234.50"
+    may be CAD, "A$ 1,234.50" is AUD), or else one the line names (``ap.currencies_in``)."""
     from taskcrew.tools import ap
 
     named: set[str] | None = None
-    for number, currency in _amounts_in(line):
+    for number, currencies in _amounts_in(line):
         if number != want.value:
             continue
-        if want.currency is None or currency == want.currency:
+        if not want.currencies or set(want.currencies) & set(currencies):
             return True
-        if currency is None:
+        if not currencies:
             named = ap.currencies_in(line) if named is None else named
-            if not named or want.currency in named:
+            if not named or named & set(want.currencies):
                 return True
     return False
 
 
-def _amounts_in(line: str) -> list[tuple[Decimal, str | None]]:
-    """The amounts ``line`` writes, as ``ap.parse_amount`` reads them (signed, with the currency
-    written against them), both readings of one whose separator may group thousands or mark decimals
-    (``12.345``). A number (one word, or words one space apart: ``1 234.56``, also read as 234.56) is
+def _amounts_in(line: str) -> list[tuple[Decimal, tuple[str, ...]]]:
+    """The amounts ``line`` writes, as ``ap.parse_amount`` reads them (signed, with the currencies the
+    signs and codes written against them may stand for), both readings of one whose separator may
+    group thousands or mark decimals (``12.345``). A number (one word, or words one space apart: ``1 234.56``, also read as 234.56) is
     read with the most of the words around it that still read as one amount with it — a sign (``-
     1,234.50``), brackets, a currency — so its digits are never read without the sign before them."""
     tokens = [t.rstrip(".,") for t in _NOT_IN_AMOUNTS.sub(" ", line).split()]
@@ -263,12 +264,12 @@ def _amounts_in(line: str) -> list[tuple[Decimal, str | None]]:
     # a word that may be read with a number: a sign, a bracket, a currency ('-', '(USD', 'US$', 'Rs.'),
     # never a longer one ('TOTAL' is no part of an amount)
     beside = [not d and len(t.strip("()")) <= 3 for t, d in zip(tokens, digits, strict=True)]
-    found: list[tuple[Decimal, str | None]] = []
+    found: list[tuple[Decimal, tuple[str, ...]]] = []
     for i in range(len(tokens)):
         for j in range(i + 1, min(i + WIDEST, len(tokens)) + 1):
             if not all(digits[i:j]):
                 break
-            best: list[tuple[Decimal, str | None]] = []
+            best: list[tuple[Decimal, tuple[str, ...]]] = []
             for width in range(2 * WIDEST, -1, -1):  # the widest reading wins
                 for before in range(max(0, width - WIDEST), min(width, WIDEST) + 1):
                     start, end = i - before, j + width - before
@@ -281,13 +282,14 @@ def _amounts_in(line: str) -> list[tuple[Decimal, str | None]]:
     return found
 
 
-def _readings(text: str) -> list[tuple[Decimal, str | None]]:
-    """What ``text`` reads as, as one amount: its value and currency, or both readings of an amount
-    whose separator may group thousands or mark decimals; none when it is no amount."""
+def _readings(text: str) -> list[tuple[Decimal, tuple[str, ...]]]:
+    """What ``text`` reads as, as one amount: its value and the currencies it may be in, or both
+    readings of an amount whose separator may group thousands or mark decimals; none when it is no
+    amount."""
     amount = _amount(text)
     if amount is not None:
-        return [(amount.value, amount.currency)]
-    return [(Decimal(form.split(":", 1)[1]), None) for form in _ambiguous_amounts(text)]
+        return [(amount.value, amount.currencies)]
+    return [(Decimal(form.split(":", 1)[1]), ()) for form in _ambiguous_amounts(text)]
 
 
 def _dates_in(text: str) -> set[date]:
