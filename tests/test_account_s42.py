@@ -136,7 +136,7 @@ def test_an_unfinished_folder_of_a_cancelled_job_keeps_what_its_trace_shows(
     )
     job = jobs.submit("Pay BILL-0005", submitted_by="ana", options=JobOptions(), enqueue=False)
     jobs.mark(job.id, "running", only_if=("queued",), leg=0, worker="w1")
-    jobs.note_run_dir(job.id, str(run.resolve()))
+    jobs.note_run_dir(job.id, str(run.resolve()), leg=0)
     Authority(jobs).act_on_job(job.id, "cancel", BOB)
     shown = read_run(run, RunRecords.read(jobs))
     jobs.close()

@@ -265,6 +265,6 @@ def _sealed_by_its_job(run: Path, task: str, tmp_path: Path, monkeypatch: pytest
         task, submitted_by="ana", submitted_proof="console", options=JobOptions(), enqueue=False
     )
     jobs.mark(job.id, "running", only_if=("queued",), leg=0, worker="w1")
-    jobs.note_run_dir(job.id, str(run.resolve()))
+    jobs.note_run_dir(job.id, str(run.resolve()), leg=0)
     jobs.finish(job.id, "done", "entered", leg=0)
     jobs.close()

@@ -36,7 +36,7 @@ def test_parked_orphaned_and_interrupted_runs_and_jobs_say_so(isolated_home: Pat
 
     parked = jobs.submit("Enter the Northwind invoice", submitted_by="ana", options=options, enqueue=False)
     jobs.mark(parked.id, "running", only_if=("queued",), worker="w1", started_at=utcnow())
-    jobs.note_run_dir(parked.id, str(_run_folder(runs, "20260101-000001-parked", parked.task)))
+    jobs.note_run_dir(parked.id, str(_run_folder(runs, "20260101-000001-parked", parked.task)), leg=0)
     request = ApprovalRequest(kind="form_submission", method="POST", url="http://erp/bills", fields=[])
     request.fields.append(FieldValue(name="amount", value="1.00"))
     approval = jobs.park(parked.id, kind="approval", key="k1", request=request)
@@ -44,7 +44,7 @@ def test_parked_orphaned_and_interrupted_runs_and_jobs_say_so(isolated_home: Pat
 
     gone = jobs.submit("List the unpaid bills", submitted_by="ana", options=options, enqueue=False)
     jobs.mark(gone.id, "running", only_if=("queued",), worker="w-dead", started_at=long_ago)
-    jobs.note_run_dir(gone.id, str(_run_folder(runs, "20260101-000002-gone", gone.task)))
+    jobs.note_run_dir(gone.id, str(_run_folder(runs, "20260101-000002-gone", gone.task)), leg=0)
 
     fg_options = options.model_copy(update={"foreground": True})
     fg = jobs.submit("Pay the Acme bill", submitted_by="bob", options=fg_options, enqueue=False)

@@ -60,7 +60,7 @@ def _finished(jobs: Jobs, run: Path | None = None, task: str = TASK) -> Job:
     )
     jobs.mark(job.id, "running", only_if=("queued",), leg=0, worker="w1")
     if run is not None:
-        jobs.note_run_dir(job.id, str(run.resolve()))
+        jobs.note_run_dir(job.id, str(run.resolve()), leg=0)
     jobs.finish(
         job.id, "done", "Paid; verified", leg=0, answer="paid", run_dir=str(run.resolve()) if run else None
     )

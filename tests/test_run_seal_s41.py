@@ -81,7 +81,7 @@ def _running(jobs: Jobs, run: Path | None) -> str:
     )
     jobs.mark(job.id, "running", only_if=("queued",), leg=0, worker="w1")
     if run is not None:
-        jobs.note_run_dir(job.id, str(run.resolve()))
+        jobs.note_run_dir(job.id, str(run.resolve()), leg=0)
     return job.id
 
 

@@ -34,7 +34,7 @@ from taskcrew.approvals.identity import Identity, submitter_as_proven
 from taskcrew.approvals.worker import leg_refusal, leg_refusal_of
 from taskcrew.crew.errors import WorkplaceError
 from taskcrew.jobs.models import JobOptions, utcnow
-from taskcrew.jobs.runner import LegHalt, Stopped, StoreCheckpoints, StoreIntents, readback_rules
+from taskcrew.jobs.runner import LegHalt, Stopped, StoreCheckpoints, StoreIntents, lost, readback_rules
 from taskcrew.jobs.store import Jobs, JobStoreError
 
 LEG = 0  # a foreground run is its new job's first leg
@@ -87,7 +87,8 @@ def run_in_foreground(
 
     def noted(path: Path) -> None:
         made.append(Path(path))
-        jobs.note_run_dir(job.id, str(Path(path).resolve()))
+        if not jobs.note_run_dir(job.id, str(Path(path).resolve()), leg=LEG, worker=worker_id):
+            raise lost(jobs, job.id, LEG)  # cancelled or taken over before its run began
 
     res.on_run_dir = noted
     res.wrap_model = lambda model, inner: SharedBackoff(jobs, model, inner)
@@ -147,7 +148,7 @@ def run_in_foreground(
     else:  # (a leg taken over meanwhile ends nothing: the new holder's account stands)
         jobs.finish(job.id, result.outcome, result.reason, leg=LEG, answer=result.answer, run_dir=run_dir)
     if result.outcome != "interrupted":  # Ctrl-C: `jobs retry` resumes it from its last checkpoint
-        jobs.clear_checkpoint(job.id)
+        jobs.clear_checkpoint(job.id, leg=LEG)  # (taken over meanwhile: the new leg's stays)
     jobs.close()
     return result
 

@@ -43,6 +43,17 @@ class HandBack(Stopped):
     ends_run = False
 
 
+def lost(jobs: Jobs, job_id: str, leg: int) -> Stopped:
+    """Why leg ``leg`` stops, its write refused (its job is no longer its own): as the record says."""
+    job, current = jobs.get_on_leg(job_id)
+    if job.status == "cancelled":  # who cancelled it, as its record says ("cancelled by bob")
+        said = job.reason if job.reason.startswith("cancelled") else "cancelled"
+        return Stopped(f"job {job_id} was {said}")
+    return Stopped(
+        f"job {job_id} is {job.status} on {job.worker} (leg {current}, this is leg {leg}); this leg stops"
+    )
+
+
 class StoreCheckpoints:
     """``crew.stages.Checkpoints`` in the job database; saving also checks that this worker still owns
     the job (not cancelled, not taken over), so a stopped job stops at its next stage. ``hand_back``
@@ -70,14 +81,7 @@ class StoreCheckpoints:
         if not self.jobs.save_checkpoint(
             self.job_id, state, leg=self.leg, worker=self.worker_id, spent=spent
         ):
-            job, current = self.jobs.get_on_leg(self.job_id)
-            if job.status == "cancelled":  # who cancelled it, as its record says ("cancelled by bob")
-                said = job.reason if job.reason.startswith("cancelled") else "cancelled"
-                raise Stopped(f"job {self.job_id} was {said}")
-            raise Stopped(
-                f"job {self.job_id} is {job.status} on {job.worker} (leg {current}, "
-                f"this is leg {self.leg}); this leg stops"
-            )
+            raise lost(self.jobs, self.job_id, self.leg)
         if self.gate is not None:
             self.gate.spend(spent)
         if self.hand_back is not None and self.hand_back():
@@ -277,17 +281,17 @@ class LegRunner:
                 scripted=self.scripted(job) if self.scripted else None, human=human, read_only=opts.read_only
             )
             res.checkpoints = self._checkpoints(job.id, leg, human.gate)
-            res.on_run_dir = lambda path: self._run_dir(job.id, Path(path), run_dirs)
+            res.on_run_dir = lambda path: self._run_dir(job.id, leg, Path(path), run_dirs)
             res.on_files = lambda files: setattr(human, "read_digest", files.read_digest)
             res.wrap_model = self._shared_backoff
             res.check_stop = lambda: _raise_if(halt, job.id)
+            gate = human.gate  # bound to this leg: it asks (parks) and sends only while the leg holds the job
+            gate.holder = (self.worker_id, leg)  # still this leg's job? exactly this approved?
             if res.browser is not None:
                 from taskcrew.tools.intents import IntentLog
 
                 if not opts.auto_approve:
                     res.browser.policy.before_approval = self._screenshot_for(human, job.id)
-                gate = human.gate
-                gate.holder = (self.worker_id, leg)  # still this leg's job? exactly this approved?
                 res.browser.policy.send_check = gate.may_send  # and ``sending`` as it leaves:
                 res.browser.policy.intents = IntentLog(
                     StoreIntents(self.jobs, job.id, authority),
@@ -332,13 +336,15 @@ class LegRunner:
         )
         if ended is None:
             return "stopped"
-        self.jobs.clear_checkpoint(job.id)
+        self.jobs.clear_checkpoint(job.id, leg=leg)
         return "finished"
 
-    def _run_dir(self, job_id: str, path: Path, made: list[Path]) -> None:
-        """The leg's run folder, made: kept (``made``) and named in the job's record."""
+    def _run_dir(self, job_id: str, leg: int, path: Path, made: list[Path]) -> None:
+        """The leg's run folder, made: kept (``made``) and named in the job's record, only while the
+        leg still runs its job; else the leg stops here (``Stopped``), before its run begins."""
         made.append(path)
-        self.jobs.note_run_dir(job_id, str(path.resolve()))
+        if not self.jobs.note_run_dir(job_id, str(path.resolve()), leg=leg, worker=self.worker_id):
+            raise lost(self.jobs, job_id, leg)
 
     def _fan_out(self, job: Job, leg: int, authority: Authority) -> str:
         """A batch job: plan it once (the plan is checkpointed before any child is submitted, with the
@@ -386,7 +392,7 @@ class LegRunner:
                 )
                 if ended is None:
                     return self._stopped(authority, job.id, leg)
-                self.jobs.clear_checkpoint(job.id)
+                self.jobs.clear_checkpoint(job.id, leg=leg)
                 return "finished"
             planned = plan_children(self.jobs, job, plan, generation=generation, planner=planner)
             if not planned.children():  # a plan that can never fan out: dropped, a retry plans anew
@@ -402,7 +408,7 @@ class LegRunner:
                     finished_at=utcnow(),
                 )
                 if failed is not None:
-                    self.jobs.clear_checkpoint(job.id)
+                    self.jobs.clear_checkpoint(job.id, leg=leg)
                 return "failed"
             if authority.leg_over(job.id, leg) is not None:  # a cancel the job database missed
                 return self._stopped(authority, job.id, leg)

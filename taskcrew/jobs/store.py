@@ -1330,16 +1330,25 @@ class Jobs:
             self._update(job_id, change, event=None, seen=lambda job, leg: seen.append((job, leg)))
         return seen[-1]
 
-    def note_run_dir(self, job_id: str, run_dir: str) -> None:
-        """The run folder of the job's current leg, recorded as soon as it is created (so a waiting
-        job's approval can show its run's plan and trace)."""
+    def note_run_dir(self, job_id: str, run_dir: str, *, leg: int, worker: str | None = None) -> bool:
+        """The run folder of leg ``leg``, recorded as soon as it is created (so a waiting job's
+        approval can show its run's plan and trace): only while the job runs that leg (held by
+        ``worker``, given), checked in the write's own transaction, as every leg's write. False, and
+        nothing written, when the leg lost its job meanwhile (taken over, cancelled, ended: a stale
+        leg never names its folder over the record of the leg that holds or ended the job)."""
 
         def change(job: Job) -> None:
+            if job.status != "running" or (worker is not None and job.worker != worker):
+                raise InvalidChange(f"{job.status} on {job.worker}")
             job.run_dir = run_dir
             job.run_seal = None  # an earlier leg's folder's seal: this leg's is made as it ends or parks
             job.run_seal_format = RUN_SEAL_FORMAT  # waiting or ended without a seal, it vouches for none
 
-        self._update(job_id, change, event=None)
+        try:
+            self._update(job_id, change, event=None, leg=leg)
+        except InvalidChange:
+            return False
+        return True
 
     def seal_run(self, job_id: str, run_dir: Path) -> None:
         """The run in ``run_dir`` is over: its leg wrote its last file (``jobs.runner``, ``jobs.
@@ -1503,8 +1512,14 @@ class Jobs:
                     _put_approval(conn, approval)
         return True
 
-    def clear_checkpoint(self, job_id: str) -> None:
+    def clear_checkpoint(self, job_id: str, *, leg: int | None = None) -> None:
+        """Drop the job's checkpoint; given ``leg``, only while the job is still on that leg (checked
+        in the same transaction): a leg that lost its job meanwhile never drops the newer leg's."""
         with self._tx() as conn:
+            if leg is not None:
+                row = conn.execute(sa.select(J.c.leg).where(J.c.id == job_id).with_for_update()).first()
+                if row is None or int(row[0]) != leg:
+                    return
             conn.execute(CK.delete().where(CK.c.job_id == job_id))
 
     def close(self) -> None:
