@@ -194,7 +194,11 @@ def test_a_file_holding_the_vendors_digit_only_inside_another_number_is_not_its_
 
 def test_the_vendor_drop_down_never_chooses_the_other_company() -> None:
     def erp(*labels: str) -> SimpleNamespace:
-        return SimpleNamespace(field=SimpleNamespace(options=[SimpleNamespace(label=x) for x in labels]))
+        return SimpleNamespace(
+            field=SimpleNamespace(
+                options=[SimpleNamespace(label=x, value=str(i)) for i, x in enumerate(labels)]
+            )
+        )
 
     assert choose_option(erp("Initech", UNIT7), UNIT4) is None
     assert choose_option(erp("Studio A Ltd", "Initech"), "Studio B") is None

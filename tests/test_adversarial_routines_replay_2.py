@@ -73,7 +73,9 @@ def test_a_longer_name_never_gets_the_shorter_issuers_template_or_invoice(
 
 class _Options:
     def __init__(self, *labels: str) -> None:
-        self.field = SimpleNamespace(options=[SimpleNamespace(label=label) for label in labels])
+        self.field = SimpleNamespace(
+            options=[SimpleNamespace(label=x, value=str(i)) for i, x in enumerate(labels)]
+        )
 
 
 def test_the_vendor_drop_down_never_chooses_another_companys_name() -> None:

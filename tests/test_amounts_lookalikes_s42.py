@@ -153,6 +153,8 @@ def test_a_latin_letter_drawn_like_another_is_marked_and_flagged(value: str, sho
         "Kabɩyɛ",  # an African alphabet's iota beside its other letters
         "Ĳssel BV",
         "Acme ǀ Corp",  # a look-alike alone passes for no letter
+        "ǁKaras Regional Council",  # Khoekhoe clicks opening a word (Namibia)
+        "ǃNara Lodge",
     ],
 )
 def test_letters_real_names_are_written_with_are_left_as_they_are(honest: str) -> None:

@@ -99,8 +99,7 @@ def seed(jobs: Jobs) -> dict[str, Approval]:
             "invoice_number": f"step 1 (file_reader: Find the invoice) found invoice_number = INV-2057, citing {EML}",
         },
         summary=(
-            'button "Save bill"\nwhere the values come from:\n'
-            "  vendor_id = 1 (Northwind Traders): not found in any source or step result of this run\n"
+            'button "Save bill"\nwhere the values come from:\n'  # vendor_id: only the job's trace knows it
             f"  amount = 1284.50: {EML}, line 43 (cited in step 1)\n"
             f"  due_date = 2026-10-12: step 1 (file_reader) reported it as 'due_date'"
         ),

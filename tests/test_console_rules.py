@@ -369,8 +369,10 @@ def test_origins_from_the_runs_checked_lines_or_else_the_jobs_trace(approver: Au
     assert (found["amount"].file, found["amount"].line) == ("inbox/northwind_inv_2057.pdf", 14)
     assert found["vendor"].file is None and "does not show it" in found["vendor"].text
     assert (found["currency"].file, found["currency"].line, found["currency"].ocr) == ("scan.png", 3, True)
-    assert found["terms"].file == "terms.txt"  # the checked lines do not find it: the trace speaks
-    assert found["po"].file == "po.txt"  # nor when their "not found" carries a warning
+    # code found it nowhere: that stands, the job's trace (the step's quote) only adds a note
+    assert found["terms"].file is None and found["terms"].text.startswith("not found in any source")
+    assert "the job's trace: step 1 (file_reader: Read) found terms" in found["terms"].text
+    assert found["po"].file is None and "cannot read" in found["po"].text  # its warning kept too
 
 
 def test_the_worklist_reads_actions_sources_and_charts_in_words() -> None:

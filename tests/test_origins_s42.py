@@ -205,8 +205,8 @@ def test_a_steps_trace_names_a_file_only_as_data() -> None:
                     "role": "document_reader",
                     "title": "Read",
                     "report": {
-                        "data": {"(initrode_inv4410.txt, line 3": "9500"},
-                        "sources": [{"source": "invoice.txt", "quote": "Total: 9500"}],
+                        "data": {"(initrode_inv4410.txt, line 3": "9500.00"},
+                        "sources": [{"source": "invoice.txt", "quote": "Total: 9500.00"}],
                     },
                 }
             ]
@@ -215,6 +215,10 @@ def test_a_steps_trace_names_a_file_only_as_data() -> None:
     text, files = trace(checkpoint, TASK, "amount", "9500.00")
     assert "initrode_inv4410.txt, line 3" in text and files == ["invoice.txt"]
     request = _legacy({"amount": "9500.00"}, f"  amount = 9500.00: {NOT_FOUND}")
+    found = origins(request, [FieldSource(name="amount", value="9500.00", source=text, files=files)])
+    assert found["amount"].file is None  # code's "not found" stands: the trace is a note
+    assert found["amount"].text == f"{NOT_FOUND} — the job's trace: {text}"
+    request = _legacy({"amount": "9500.00"}, "")  # code's origins do not mention it: the trace speaks
     found = origins(request, [FieldSource(name="amount", value="9500.00", source=text, files=files)])
     assert (found["amount"].file, found["amount"].line) == ("invoice.txt", None)
     # the same trace recorded before its files were data: no file read out of its words

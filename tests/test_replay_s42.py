@@ -50,7 +50,9 @@ NWT = "Northwind Traders"
 
 
 def _drop_down(*labels: str) -> SimpleNamespace:
-    return SimpleNamespace(field=SimpleNamespace(options=[SimpleNamespace(label=x) for x in labels]))
+    return SimpleNamespace(
+        field=SimpleNamespace(options=[SimpleNamespace(label=x, value=str(i)) for i, x in enumerate(labels)])
+    )
 
 
 @pytest.mark.parametrize(

@@ -524,7 +524,12 @@ class Authority:
 
     def assess(self, request: ApprovalRequest) -> Assessment:
         return assess(
-            request_fields(request), request.url, self.rules, request.looked_up, request.option_labels()
+            request_fields(request),
+            request.url,
+            self.rules,
+            request.looked_up,
+            request.option_labels(),
+            [f.label is not None for f in request.fields],
         )
 
     def needs_two(self, assessment: Assessment) -> bool:

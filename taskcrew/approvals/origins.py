@@ -62,48 +62,77 @@ def parse_source(text: str) -> SourceRef:
     return ref
 
 
+def field_keys(names: list[str]) -> list[str | None]:
+    """The key each field's origin is stored, signed and shown under, by its place in the request:
+    its name when the request sends the name once, "name #k" for the k-th of a name sent more than
+    once (each value has its own origin: one's line is never shown beside the other). None for a
+    field whose key another field would have too (a field named "name #2" beside a name sent
+    twice): it then has no origin, never another's. A request stored before names sent twice were
+    told apart has its origins by name: a name sent once reads the same."""
+    count: dict[str, int] = {}
+    for name in names:
+        count[name] = count.get(name, 0) + 1
+    seen: dict[str, int] = {}
+    keys = []
+    for name in names:
+        seen[name] = seen.get(name, 0) + 1
+        keys.append(name if count[name] == 1 else f"{name} #{seen[name]}")
+    return [k if keys.count(k) == 1 else None for k in keys]
+
+
 def field_sources(view: ApprovalView) -> dict[str, SourceRef]:
     """One origin per field of an approval as a person is shown it (``origins``)."""
     return origins(view.approval.request, view.approval.sources)
 
 
 def origins(request: ApprovalRequest | None, sources: list[FieldSource]) -> dict[str, SourceRef]:
-    """One origin per field. The run's origins (``ApprovalRequest.origins``, ``crew/provenance.py``)
-    were checked by code, which read the file and found the value on that line; where they know a
-    field's origin, it is theirs. The job's own trace of each value to the step that found it
-    (``sources``, ``jobs/human.provenance``: the step's quote, not the file) is used only for a
-    field they do not mention or do not find. A precise one (a file and line) wins; "not found" is
-    said only when no record knows where the value came from. The worker seals the files these name
-    when it parks (``jobs/human``), before any view of the approval exists."""
+    """One origin per field, by its key (``field_keys``: its place in the request). The run's
+    origins (``ApprovalRequest.origins``, ``crew/provenance.py``) were checked by code, which read
+    the file and found the value on that line; where they know a field's origin, it is theirs, and
+    where they say the value is found nowhere, that stands: the job's own trace of each value to the
+    step that found it (``sources``, ``jobs/human.provenance``: the step's quote, not the file) may
+    then only add a note, never a file. The trace is the origin only of a field code's origins do
+    not mention; a precise one (a file and line) wins. The worker seals the files these name when it
+    parks (``jobs/human``), before any view of the approval exists."""
     if request is None:
         return {}
+    keys = field_keys([f.name for f in request.fields])
     checked: dict[str, list[SourceRef]] = {}
     if request.origins is not None:  # code's, as data
-        for name, origin in request.origins.items():
+        for key, origin in request.origins.items():
             ocr = "ocr" in origin.text.lower()
-            checked[name] = [SourceRef(text=origin.text, file=origin.file, line=origin.line, ocr=ocr)]
+            checked[key] = [SourceRef(text=origin.text, file=origin.file, line=origin.line, ocr=ocr)]
     else:  # parked before origins were carried as data
-        for name, text in summary_origins(request):
-            checked.setdefault(name, []).append(parse_source(text))
+        for key, text in summary_origins(request):
+            checked.setdefault(key, []).append(parse_source(text))
+    by_name: dict[str, list[str | None]] = {}
+    for field, place in zip(request.fields, keys, strict=True):
+        by_name.setdefault(field.name, []).append(place)
     traced: dict[str, list[SourceRef]] = {}
-    for source in sources:
-        if source.source and source.source not in GENERIC_SOURCES:
-            traced.setdefault(source.name, []).append(traced_source(source))
-    notes = {f.name: f.note for f in request.fields if f.note}
+    told: dict[str, int] = {}
+    for source in sources:  # one a field sent, in the request's order (``JobHuman._sources``)
+        at = told[source.name] = told.get(source.name, -1) + 1
+        named = by_name.get(source.name, [source.name])
+        own = named[at] if at < len(named) else None
+        if own is not None and source.source and source.source not in GENERIC_SOURCES:
+            traced.setdefault(own, []).append(traced_source(source))
+    notes = {k: f.note for f, k in zip(request.fields, keys, strict=True) if f.note and k is not None}
     out: dict[str, SourceRef] = {}
-    for name in {**traced, **checked}:
-        refs = checked.get(name, [])
-        if not any(not r.text.startswith(NOT_FOUND) for r in refs):  # code found it nowhere
-            refs = refs + [t for t in traced.get(name, []) if not (refs and t.text == UNTRACED)]
-        refs = [r for r in refs if not r.text.startswith(NOT_FOUND)] or refs
+    for key in {**traced, **checked}:
+        refs = [r for r in checked.get(key, []) if not r.text.startswith(NOT_FOUND)]
+        if not refs and key in checked:  # code found it nowhere: a trace adds a note, not an origin
+            said = [t.text for t in traced.get(key, []) if t.text != UNTRACED]
+            text = checked[key][0].text + "".join(f" — the job's trace: {t}" for t in said)
+            refs = [SourceRef(text=text, ocr=any(r.ocr for r in checked[key] + traced.get(key, [])))]
+        refs = refs or traced[key]
         best = next((r for r in refs if r.file and r.line), None) or next(
             (r for r in refs if r.file), refs[0]
         )
-        best.ocr = any(r.ocr for r in refs) or "ocr" in (notes.get(name) or "").lower()
-        out[name] = best
-    for name, note in notes.items():
-        if name not in out:
-            out[name] = SourceRef(text=note, ocr="ocr" in note.lower())
+        best.ocr = any(r.ocr for r in refs) or "ocr" in (notes.get(key) or "").lower()
+        out[key] = best
+    for key, note in notes.items():
+        if key not in out:
+            out[key] = SourceRef(text=note, ocr="ocr" in note.lower())
     return out
 
 
@@ -124,9 +153,10 @@ def traced_source(source: FieldSource) -> SourceRef:
 
 
 def summary_origins(request: ApprovalRequest) -> list[tuple[str, str]]:
-    """(field, origin text) as the block "where the values come from:" at the end of the summary of
-    a request parked before origins were carried as data (``crew/provenance.py`` wrote one line
-    "  name = value: origin" a field). Only the last block is read: what precedes it is the
+    """(field key (``field_keys``), origin text) as the block "where the values come from:" at the
+    end of the summary of a request parked before origins were carried as data (``crew/provenance.py``
+    wrote one line "  name = value: origin" a field; a line is its value's, a name sent twice told
+    apart by the value). Only the last block is read: what precedes it is the
     request's own summary (a page's or a model's words). Where no value holds a line break, each of
     its lines is code's. Where one does, a value could have written a line that reads as code's
     ("…\namount = 9500.00: invoice.txt, line 3"): the block is then read as code wrote it, field
@@ -135,21 +165,25 @@ def summary_origins(request: ApprovalRequest) -> list[tuple[str, str]]:
     _, header, block = request.summary.rpartition(HEADER + "\n")
     if not header:
         return []
-    written = [f for f in request.fields if (v := f.value.strip()) and not v.startswith(SKIP)]
+    keys = field_keys([f.name for f in request.fields])
+    written = [
+        (f, k)
+        for f, k in zip(request.fields, keys, strict=True)
+        if (v := f.value.strip()) and not v.startswith(SKIP) and k
+    ]
     if not any(LINE_BREAK.search(f.value) for f in request.fields):
         out = []
-        values = {f.name: f.value for f in request.fields}
         for line in block.splitlines():
             name, sep, rest = line.strip().partition(" = ")
-            value = values.get(name)
-            if sep and value is not None:
-                for shown in (value, visible(value)):
-                    if rest.startswith(f"{shown}: "):
-                        out.append((name, rest[len(shown) + 2 :]))
-                        break
+            for field, key in written if sep else []:  # a name sent twice: the line of its value
+                value = field.value.strip()
+                shown = next((s for s in (value, visible(value)) if rest.startswith(f"{s}: ")), None)
+                if field.name == name and shown is not None:
+                    out.append((key, rest[len(shown) + 2 :]))
+                    break
         return out
     out, at = [], 0
-    for field in written:
+    for field, key in written:
         value = field.value.strip()
         heads = (f"  {field.name} = {value}: ", f"  {visible(field.name)} = {visible(value)}: ")
         head = next((h for h in heads if block.startswith(h, at)), None)
@@ -157,20 +191,20 @@ def summary_origins(request: ApprovalRequest) -> list[tuple[str, str]]:
             return []
         end = block.find("\n", at + len(head))
         end = len(block) if end < 0 else end
-        out.append((field.name, block[at + len(head) : end]))
+        out.append((key, block[at + len(head) : end]))
         at = end + 1
     return out if not block[at:].strip() else []
 
 
 def origin_lines(fields: list[Any], texts: dict[str, str]) -> list[str]:
-    """Origins (``texts``: field name -> origin) as the summary's block shows them, one line a field
-    ("  name = value: origin"), each name, value and origin shown as ``visible`` shows a value: a
-    line break inside one is a marker, never a line of its own."""
+    """Origins (``texts``: field key (``field_keys``) -> origin) as the summary's block shows them,
+    one line a field ("  name = value: origin"), each name, value and origin shown as ``visible``
+    shows a value: a line break inside one is a marker, never a line of its own."""
     lines = []
-    for field in fields:
+    for field, key in zip(fields, field_keys([str(f.name) for f in fields]), strict=True):
         value = str(getattr(field, "value", "")).strip()
-        if field.name in texts and value and not value.startswith(SKIP):
-            shown = (visible(str(field.name)), visible(value), visible(texts[field.name]))
+        if key in texts and value and not value.startswith(SKIP):
+            shown = (visible(str(field.name)), visible(value), visible(texts[key]))
             lines.append("  {} = {}: {}".format(*shown))
     return lines
 
@@ -191,12 +225,13 @@ def shown_summary(request: ApprovalRequest) -> str:
 
 
 def amount_currencies(fields: list[FieldValue], rules: RiskRules) -> dict[str, str]:
-    """By field name, the currency of each field the rules read as an amount (``read_money``: the
-    request's currency fields, else the rules' default): what the one value-to-source check looks
-    for beside the amount (``priced``). None for a currency the rules cannot read."""
+    """By field name, the currency of each money value the rules read (``Money.values``: the fields
+    named as amounts and the money-shaped ones; the request's currency fields, else the rules'
+    default): what the one value-to-source check looks for beside the amount (``priced``). None for
+    a currency the rules cannot read."""
     pairs = [(f.name, f.value) for f in fields]
     money = read_money(pairs, rules, None, {f.name: f.label for f in fields if f.label})
-    return {found.field: money.currency for found in money.amounts if money.currency}
+    return {found.field: money.currency for found in money.values if money.currency}
 
 
 def priced(value: str, currency: str | None) -> str:

@@ -11,8 +11,9 @@ is asked: the record a submission changes, and the vendors the system already kn
   a date) is read as paying that record's vendor, only when it was sent from that record's own
   page (``changed_record_read``).
 - The known vendors: the vendor column of the system's vendor list page (``vendor_lists`` in the
-  risk rules), or the options of a vendor select, one entry a record. A payee not among them is a
-  new vendor; one named like two or more of them may be a look-alike record's (``rules.lookalike_vendor``).
+  risk rules, every page of it: ``known_vendors``), or the options of a vendor select, one entry a
+  record. A payee not among them is a new vendor; one named like two or more of them may be a
+  look-alike record's (``rules.lookalike_vendor``).
 
 What a person reads (details, table rows, vendor names) is read from the page as a person sees it
 (``visibility.visible_html``): a value the page hides is not shown as the record's, and a hidden row
@@ -23,7 +24,6 @@ what the form sends. A page whose styles are too costly to judge is not read (No
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Callable
 from html.parser import HTMLParser
 from typing import NamedTuple
@@ -38,6 +38,7 @@ from taskcrew.tools.human import ApprovalRequest, RecordState
 Fetch = Callable[[str], str | None]
 VENDOR_COLUMN = re.compile(r"^\s*(vendor|supplier|payee|beneficiary)(\s+name)?\s*$", re.IGNORECASE)
 VENDOR_SELECT = re.compile(r"vendor|supplier|payee", re.IGNORECASE)
+NUMBER_COLUMN = re.compile(r"^\s*((vendor|supplier)\s+)?(no\.?|nr\.?|#|id|number)\s*$", re.IGNORECASE)
 SKIPPED_INPUTS = {"hidden", "password", "submit", "button", "reset", "image", "file"}
 MAX_VALUES = 60
 
@@ -54,7 +55,9 @@ class _PageParser(HTMLParser):
         self.pairs: list[tuple[str, str]] = []  # (label, value) as a person reads them
         self.controls: list[tuple[str, str]] = []  # (field name, value as served)
         self.rows: list[list[tuple[str, str]]] = []  # table rows: (cell tag, text)
-        self.selects: dict[str, list[str]] = {}  # select name -> option labels
+        self.row_tables: list[int] = []  # each row's table (a number per <table>, 0: none)
+        self.row_links: list[list[str]] = []  # each row's cells' first link ("": none)
+        self.selects: dict[str, list[tuple[str, str]]] = {}  # select name -> (option label, value)
         self.labels: dict[str, str] = {}  # control id -> label text
         self._ids: dict[str, str] = {}  # control id -> field name
         self._text: list[str] | None = None
@@ -62,7 +65,11 @@ class _PageParser(HTMLParser):
         self._row: list[tuple[str, str]] | None = None
         self._dt: str | None = None
         self._label_for: str | None = None
-        self._select: tuple[str, list[tuple[str, bool]]] | None = None
+        self._tables: list[int] = []  # the open tables, innermost last
+        self._table_count = 0
+        self._links: list[str] = []  # the open row's cells' links
+        self._href: str | None = None  # the open cell's first link
+        self._select: tuple[str, list[tuple[str, bool, str]]] | None = None
         self._option: tuple[str, bool] | None = None
         self._textarea: str | None = None
         self._skip = 0
@@ -74,7 +81,7 @@ class _PageParser(HTMLParser):
         elif tag in ("dt", "dd", "th", "td", "label", "option", "textarea"):
             self._text = []
             if tag in ("th", "td"):
-                self._cell = tag
+                self._cell, self._href = tag, ""
             if tag == "label":
                 self._label_for = a.get("for")
             if tag == "option":
@@ -83,7 +90,13 @@ class _PageParser(HTMLParser):
                 self._textarea = a.get("name", "")
                 self._ids[a.get("id", "")] = self._textarea
         elif tag == "tr":
-            self._row = []
+            self._row, self._links = [], []
+        elif tag == "table":
+            self._table_count += 1
+            self._tables.append(self._table_count)
+        elif tag == "a" and self._href == "":  # a link to a record, not a script's or to a place on the page
+            href = a.get("href", "").strip()
+            self._href = "" if href.startswith("#") or href.lower().startswith("javascript:") else href
         elif tag == "input" and a.get("name") and a.get("type", "text").lower() not in SKIPPED_INPUTS:
             kind = a.get("type", "text").lower()
             if kind in ("checkbox", "radio") and "checked" not in a:
@@ -99,16 +112,21 @@ class _PageParser(HTMLParser):
             self._skip -= 1
             return
         text = _squash("".join(self._text or []))
-        if tag == "dt":
+        if tag == "table" and self._tables:
+            self._tables.pop()
+        elif tag == "dt":
             self._dt, self._text = text, None
         elif tag == "dd" and self._dt is not None:
             self.pairs.append((self._dt, text))
             self._dt, self._text = None, None
         elif tag in ("th", "td") and self._row is not None:
             self._row.append((tag, text))
-            self._text, self._cell = None, None
+            self._links.append(self._href or "")
+            self._text, self._cell, self._href = None, None, None
         elif tag == "tr" and self._row is not None:
             self.rows.append(self._row)
+            self.row_tables.append(self._tables[-1] if self._tables else 0)
+            self.row_links.append(self._links)
             if len(self._row) == 2 and self._row[0][0] == "th" and self._row[1][0] == "td":
                 self.pairs.append((self._row[0][1], self._row[1][1]))
             self._row = None
@@ -118,12 +136,12 @@ class _PageParser(HTMLParser):
             self._text, self._label_for = None, None
         elif tag == "option" and self._select is not None and self._option is not None:
             value, selected = self._option
-            self._select[1].append((text or value, selected))
+            self._select[1].append((text or value, selected, value))
             self._text, self._option = None, None
         elif tag == "select" and self._select is not None:
             name, options = self._select
-            self.selects[name] = [label for label, _ in options]
-            chosen = [label for label, selected in options if selected]
+            self.selects[name] = [(label, value) for label, _, value in options]
+            chosen = [label for label, selected, _ in options if selected]
             self.controls.append((name, chosen[0] if chosen else ""))
             self._select = None
         elif tag == "textarea" and self._textarea is not None:
@@ -164,25 +182,42 @@ def record_values(page: str) -> dict[str, str]:
 
 def vendor_names(page: str) -> list[str]:
     """The vendors a page shows: the vendor column of its tables, or the options of a vendor select,
-    one entry a record: a name a list shows twice is two records ("Northwind Traders" and one added
-    as "Northwind  Traders", drawn alike: ``rules.lookalike_vendor``), while a page showing a table
-    and a select of the same vendors counts each once (the most any one list shows). Raises
-    ``Unreadable`` when the page's styles are too costly to judge what it shows."""
+    one entry a record. A record is known by its key: an option's value; a row's link to the record
+    (its vendor cell's, else its links) and its number (a "No." or "ID" column), else the whole row.
+    Each table and each vendor select is a list of its own, and a name counts as many records as
+    the most keys any one list shows it with: a name shown twice with two keys is two records
+    ("Northwind Traders" and one added as "Northwind  Traders", drawn alike:
+    ``rules.lookalike_vendor``), while one record shown twice — a supplier's two site rows, a
+    "Recently paid" table above "All vendors", a "Recent" group of a drop-down above "All" — or a
+    table and a select of the same vendors count it once. Raises ``Unreadable`` when the page's
+    styles are too costly to judge what it shows."""
     parser = _parse(visible_html(page))
-    lists: list[list[str]] = [[]]  # the tables' vendor column, then each vendor select
-    column: int | None = None
-    for row in parser.rows:
+    lists: dict[tuple[str, object], list[tuple[str, tuple[str, ...]]]] = {}  # list -> (name, key) a row
+    column: int | None = None  # the vendor column, as the last header row says (one a table or not)
+    number: int | None = None
+    for row, table, links in zip(parser.rows, parser.row_tables, parser.row_links, strict=True):
         if row and all(tag == "th" for tag, _ in row):
             column = next((i for i, (_, text) in enumerate(row) if VENDOR_COLUMN.match(text)), None)
+            number = next((i for i, (_, text) in enumerate(row) if NUMBER_COLUMN.match(text)), None)
         elif column is not None and column < len(row):
-            lists[0].append(row[column][1])
+            link = links[column] or " ".join(link for link in links if link)
+            key = (link, row[number][1] if number is not None and number < len(row) else "")
+            whole = tuple(text for _, text in row)
+            lists.setdefault(("table", table), []).append((row[column][1], key if any(key) else whole))
     for name, options in parser.selects.items():
         if VENDOR_SELECT.search(name):
-            lists.append([re.sub(r"^\W*(choose|select)\b.*$", "", o, flags=re.IGNORECASE) for o in options])
+            lists[("select", name)] = [
+                (re.sub(r"^\W*(choose|select)\b.*$", "", label, flags=re.IGNORECASE), (value or label,))
+                for label, value in options
+            ]
     records: dict[str, int] = {}
-    for names in lists:
-        for listed, count in Counter(n for n in names if n.strip()).items():
-            records[listed] = max(records.get(listed, 0), count)
+    for entries in lists.values():
+        keys: dict[str, set[tuple[str, ...]]] = {}
+        for listed, record in entries:
+            if listed.strip():
+                keys.setdefault(listed, set()).add(record)
+        for listed, distinct in keys.items():
+            records[listed] = max(records.get(listed, 0), len(distinct))
     return [listed for listed, count in records.items() for _ in range(count)]
 
 
@@ -250,15 +285,81 @@ def changed_record_read(request: ApprovalRequest, rules: RiskRules) -> ChangedRe
     return ChangedRead(record, visible(doubt))
 
 
+VENDOR_PAGES = 20  # pages of a vendor list read, at most; a longer one is not read
+NEXT_WORDS = re.compile(
+    r"(next|weiter|suivant|n[äa]chste|siguiente|volgende)(\s+(page|seite))?|page\s+suivante"
+)
+NEXT_ARROWS = frozenset("»›>→")
+
+
+class _NextLinks(HTMLParser):
+    """The links of a page to its next page: ``rel="next"``, or a link whose text says next ("Next",
+    "Next page »", "Weiter", "Suivant", "»")."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[str] = []
+        self._link: tuple[str, list[str]] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        if tag in ("a", "link") and a.get("href") and "next" in a.get("rel", "").lower().split():
+            self.found.append(a["href"])
+        elif tag == "a" and a.get("href"):
+            self._link = (a["href"], [])
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "a" and self._link is not None:
+            href, text = self._link
+            said = _squash("".join(text)).casefold()
+            if NEXT_WORDS.fullmatch(said.strip("".join(NEXT_ARROWS) + " ")) or said in NEXT_ARROWS:
+                self.found.append(href)
+            self._link = None
+
+    def handle_data(self, data: str) -> None:
+        if self._link is not None:
+            self._link[1].append(data)
+
+
+def _next_page(html: str, url: str) -> str | None:
+    """The page after ``url`` (its next-page links, all one page); None on the last page (no link,
+    or one to the page itself, a script or a place on it: a pager's disabled "Next"); "" when the
+    links disagree."""
+    parser = _NextLinks()
+    parser.feed(closed_tail(html))
+    parser.close()
+    hrefs = [h.strip() for h in parser.found if not h.strip().startswith("#")]
+    pages = {urljoin(url, h).split("#")[0] for h in hrefs if not h.lower().startswith("javascript:")}
+    pages.discard(url.split("#")[0])
+    return pages.pop() if len(pages) == 1 else ("" if pages else None)
+
+
 def known_vendors(url: str, rules: RiskRules, fetch: Fetch | None) -> tuple[list[str] | None, str | None]:
     """(the vendors the target's system lists, the page read) — (None, page) when it cannot be read,
-    (None, None) when the rules name no vendor list for that system."""
+    (None, None) when the rules name no vendor list for that system. A list of several pages is
+    read whole, following its next-page links (``_NextLinks``) on the list's own host, each page
+    read by ``fetch`` (the policy's guarded read: ``Policy.refuse_read`` on every hop), up to
+    ``VENDOR_PAGES``: a list that cannot be read whole (a page unread, a next page elsewhere, read
+    before, or past the limit, links that disagree) is not read (None), never its first pages
+    taken for the whole list."""
     page = rules.vendor_list_for(url)
     if page is None or fetch is None:
         return None, page
     target = urljoin(url, page)
-    html = fetch(target)
-    try:
-        return (vendor_names(html) if html is not None else None), target
-    except Unreadable:
-        return None, target
+    names: list[str] = []
+    read: list[str] = []
+    at: str | None = target
+    while at is not None:
+        own = urlsplit(at)[:2] == urlsplit(target)[:2] and at not in read and len(read) < VENDOR_PAGES
+        html = fetch(at) if own else None
+        if html is None:
+            return None, target
+        try:
+            names += vendor_names(html)
+        except Unreadable:
+            return None, target
+        read.append(at)
+        at = _next_page(html, at)
+        if at == "":
+            return None, target
+    return names, target

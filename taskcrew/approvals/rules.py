@@ -19,10 +19,15 @@
   shows them (a currency that cannot be read is flagged, never guessed); an amount is read only in
   the digits 0-9, with no letter but a currency code (``unreadable_amount``: "৪00.00" or
   "ا 4 001.00" is unreadable, for a second person); one amount sent more than once with different
-  values ("amount=950.00 … amount=4950.00": ``Money.disagreeing``) is flagged "unclear_amount";
+  values ("amount=950.00 … amount=4950.00", a money-shaped "price" twice) is flagged
+  "unclear_amount", any other field sent twice with different values "repeated_field" (one rule:
+  ``repeated``; a declared list "[]" and a multi-choice control's options are read whole);
+- the target's query pairs are judged as fields by every rule ("amount (in the address)":
+  ``query_fields``);
 - ``read_payee``, ``new_vendor`` and ``lookalike_vendor``: whom a submission pays (the field that
   picks the vendor; an unclear payee when fields disagree), whether the target system lists it, and
-  whether it lists more than one record named so ("NORTHWIND TRADERS" beside "Northwind Traders"),
+  whether it lists more than one record named so ("NORTHWIND TRADERS", "lnitech" or "Northwind
+  Traders Ltd" beside the real vendor: ``routines.models.name_key``, the replay's comparison too),
   for the authority's flags (``authority.shown_flags``) and for every surface that shows the payee;
 - which fields (named exactly, per system) are left out of the approval key;
 - who may submit with ``--auto-approve``, for which targets.
@@ -35,17 +40,18 @@ import functools
 import os
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Literal
-from urllib.parse import unquote, urljoin, urlsplit
+from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from taskcrew.approvals.key import target
 from taskcrew.approvals.visible import Shown, ShownText, bare, hidden, shown, visible
+from taskcrew.routines.models import name_key
 from taskcrew.yamlfile import DuplicateKeyError, load_yaml, normalised_keys
 
 DEFAULT_RULES = Path(__file__).with_name("rules.yaml")
@@ -375,6 +381,7 @@ RuleName = Literal[
     "new_vendor",
     "unclear_payee",
     "unclear_amount",
+    "repeated_field",
     "lookalike_vendor",
 ]
 
@@ -407,9 +414,27 @@ def word_name(name: str) -> str:
     return re.sub(r"[^0-9A-Za-z]+", "_", spaced).strip("_").lower()
 
 
+ADDRESS = " (in the address)"  # a name/value pair of the target's query, judged as a field
+
+
+def query_fields(url: str) -> list[tuple[str, str]]:
+    """The name/value pairs of ``url``'s query, each named "NAME (in the address)": many servers
+    read them as fields of the body (PHP ``$_REQUEST``, Rails ``params``, Flask
+    ``request.values``), so the rules judge them as fields (``assess``)."""
+    pairs = parse_qsl(urlsplit(url).query, keep_blank_values=True, errors="replace")
+    return [(name + ADDRESS, value) for name, value in pairs]
+
+
+def field_name(name: str) -> str:
+    """A field's name as sent: a query pair's without its "(in the address)"."""
+    return name.removesuffix(ADDRESS)
+
+
 def field_matches(name: str, patterns: list[str] | re.Pattern[str]) -> bool:
     """Whether a field's name matches one of the rules' patterns (regular expressions, any case),
-    as it is or as its words (``word_name``): the one matcher of field names, for every caller."""
+    as it is or as its words (``word_name``): the one matcher of field names, for every caller. A
+    query pair (``query_fields``) is matched by its name as sent."""
+    name = field_name(name)
     names = (name, word_name(name))
     if isinstance(patterns, re.Pattern):
         return any(patterns.search(n) for n in names)
@@ -630,14 +655,22 @@ def read_payee(
 def new_vendor(payee: Payee, url: str, known: list[str] | None, page: str | None) -> str | None:
     """Why a submission pays a new vendor (None: it does not, or nobody knows): it creates a vendor,
     or a payee it names is not among the vendors the target system listed when the worker asked
-    (``known``, read from ``page``), whatever the form (a bill, a payment, a bank-details change)."""
+    (``known``, read from ``page``), whatever the form (a bill, a payment, a bank-details change).
+    A payee is listed under its own name (``same_name``: case, spaces, punctuation aside), not one
+    drawn like it ("lnitech" is a new vendor beside Initech). When the rules name a list that could
+    not be read whole (``record.known_vendors``), it says so: the payee was not checked."""
     if path_flagged(r"/vendors?/(new|create)\b", target_path(url)):  # any reading of the path
         return "creates a vendor"
     listed = {same_name(v) for v in known or []}
     unknown = [f"“{visible(n)}”" for n in payee.names if same_name(n) not in listed]
+    where = f" ({visible(page)})" if page else ""
+    if known is None and page and unknown:
+        return (
+            f"whether {', '.join(unknown)} is a vendor the system lists was not checked: its vendor "
+            f"list{where} could not be read whole; check the vendor in the system before approving"
+        )
     if known is None or not unknown:
         return None
-    where = f" ({visible(page)})" if page else ""
     verb = "is" if len(unknown) == 1 else "are"
     return f"{', '.join(unknown)} {verb} not among the {len(known)} vendors the system lists{where}"
 
@@ -668,19 +701,20 @@ def lookalike_vendor(
     """Why a submission may pay another vendor record than the one meant (None: it does not, or
     nobody knows): a payee it names is named like more than one record of the vendors the target
     system listed when the worker asked (``known``, read from ``page``, one entry a record), as
-    names are compared (``same_name`` of ``listed_name``: case, spaces, punctuation and a record's
-    number beside its name aside): "NORTHWIND TRADERS" or "Northwind  Traders" beside Northwind
-    Traders. A chosen option sends one record's number, and nothing a person is shown tells the
+    names are compared (``models.name_key`` of ``listed_name``, the replay's comparison too: case,
+    spaces, punctuation, a legal form, accents, letters drawn alike and a record's number beside its
+    name aside): "NORTHWIND TRADERS", "Northwind  Traders", "Northvvind Traders", "Nоrthwind Traders"
+    (a Cyrillic "о") or "Northwind Traders Ltd" beside Northwind Traders, "lnitech" beside Initech. A chosen option sends one record's number, and nothing a person is shown tells the
     real vendor's record from a look-alike someone added (a second employee, a vendor's own
     onboarding form), whose bills and bank details are its own. Distinct names are distinct
     vendors ("Initech" and "Initech Europe GmbH"). ``sent``: the submission's fields as sent, to
     show which record it picks."""
     records: dict[str, list[str]] = {}
     for entry in known or []:
-        records.setdefault(same_name(listed_name(entry)), []).append(entry)
+        records.setdefault(name_key(listed_name(entry)), []).append(entry)
     said: list[str] = []
     for name in payee.names:
-        key = same_name(listed_name(name))
+        key = name_key(listed_name(name))
         alike = records.get(key, []) if key else []  # a name of no letter or digit names no record
         if len(alike) > 1:
             listed = "; ".join(f"“{visible(entry)}”" for entry in alike)
@@ -743,32 +777,51 @@ class Money(BaseModel):
         return self.amounts[0] if self.amounts else None
 
     @property
+    def values(self) -> list[AmountRead]:
+        """Every money value of the request, the amounts and the money-shaped values: the one list
+        the rules (``repeated``) and the origins' currency check (``origins.amount_currencies``) read."""
+        return self.amounts + self.shaped
+
+    @property
     def disagreeing(self) -> list[list[AmountRead]]:
-        """The amounts sent more than once with different values ([]: none), each as its differing
-        readings (each value once, in order): fields the rules read as the same amount (one name, as
-        sent or as its words: "amount" twice, "amount" beside "Amount", "invoice[amount]" beside
-        "invoice.amount") that hold different amounts. A system books one of them, often the last
-        (Django's ``QueryDict.get``, PHP, Rails), while a page shows the first. Differently named
-        amounts ("net_amount", "vat_amount", "total"; line items "lines[0].amount",
-        "lines[1].amount") are different fields, and a list ("lines[][amount]": every name with
-        "[]") is read whole: neither is a disagreement."""
-        groups: dict[str, list[AmountRead]] = {}
-        for found in self.amounts:
-            groups.setdefault(word_name(found.field), []).append(found)
-        out: list[list[AmountRead]] = []
-        for same in groups.values():
-            if all("[]" in found.field for found in same):
-                continue
-            values = {_amount_value(found): found for found in reversed(same)}  # the first of each
-            if len(values) > 1:
-                out.append(sorted(values.values(), key=same.index))
-        return out
+        """The amounts sent more than once with different values (``repeated``), each as its
+        differing readings (each value once, in order): one amount as a surface shows it."""
+        read = {(found.field, found.text): found for found in self.amounts}
+        return [[read[pair] for pair in same] for same in repeated(list(read), self)]
 
 
-def _amount_value(found: AmountRead) -> object:
-    """What an amount reading is compared by: its value ("950" and "950.00" are one), or its text
-    as a reader sees it when it is no readable amount."""
-    return found.value if found.value is not None else bare(found.text).strip()
+def repeated(
+    fields: list[tuple[str, str]], money: Money, options: Sequence[bool] = ()
+) -> list[list[tuple[str, str]]]:
+    """The fields sent more than once with different values ([]: none), each as its differing
+    pairs (each value once, in order): fields of one name, as sent or as its words ("amount"
+    twice, "amount" beside "Amount", "invoice[amount]" beside "invoice.amount", a query's
+    "amount (in the address)" beside the body's "amount"), that hold different values. A system
+    takes one of them, often the last (Django's ``QueryDict.get``, PHP, Rails), while a page shows
+    the first. A money value (``Money.values``) is compared by its amount ("950" and "950.00" are
+    one), any other by its text. Differently named fields ("net_amount", "vat_amount"; line items
+    "lines[0].amount", "lines[1].amount") are different fields; a list the form declares ("[]" in
+    every name: "lines[][amount]", "tags[]") and the chosen options of one multi-choice control
+    (``options``: whether each field is a chosen option, ``FieldValue.label``) are read whole."""
+    amounts = {(found.field, found.text): found for found in money.values}
+    groups: dict[str, list[int]] = {}
+    for at, (name, _) in enumerate(fields):
+        groups.setdefault(word_name(field_name(name)), []).append(at)
+    out: list[list[tuple[str, str]]] = []
+    for same in groups.values():
+        names = {fields[at][0] for at in same}
+        if all("[]" in name for name in names):
+            continue
+        if len(names) == 1 and all(at < len(options) and options[at] for at in same):
+            continue
+        values: dict[object, tuple[str, str]] = {}
+        for at in reversed(same):  # the first of each value
+            found = amounts.get(fields[at])
+            value = found.value if found is not None and found.value is not None else None
+            values[value if value is not None else bare(fields[at][1]).strip()] = fields[at]
+        if len(values) > 1:
+            out.append(sorted(values.values(), key=fields.index))
+    return out
 
 
 def sent_part(value: str, label: str | None) -> str:
@@ -840,10 +893,14 @@ def assess(
     rules: RiskRules,
     looked_up: dict[str, str] | None = None,
     labels: dict[str, str] | None = None,
+    options: Sequence[bool] = (),
 ) -> Assessment:
     """The flags for one submission: its fields (name, value), its target URL, the record amount
-    the worker looked up for it and the chosen options' labels (``read_money``)."""
+    the worker looked up for it, the chosen options' labels (``read_money``) and whether each field
+    is a chosen option (``repeated``). The target's query pairs are judged as fields too
+    (``query_fields``: "amount (in the address)"), by every rule."""
     flags: list[RiskFlag] = []
+    fields = [*fields, *(pair for pair in query_fields(url) if (field_name(pair[0]), pair[1]) not in fields)]
     money = read_money(fields, rules, looked_up, labels)
     if looked_up and "unreadable" in looked_up:
         flags.append(
@@ -892,15 +949,20 @@ def assess(
                 second_approver=True,
             )
         )
-    if differing := [found for same in money.disagreeing for found in same]:
-        values = visible("; ".join(f"{found.field} = {found.text}" for found in differing))
+    amounts = {found.field for found in money.values}
+    for same in repeated(fields, money, options):
+        values = visible("; ".join(f"{name} = {value}" for name, value in same))
+        an_amount = any(name in amounts or field_matches(name, rules.amount_fields) for name, _ in same)
         flags.append(
             RiskFlag(
-                rule="unclear_amount",
-                field=differing[0].field,
+                rule="unclear_amount" if an_amount else "repeated_field",
+                field=same[0][0],
                 message=(
                     f"amounts disagree: check each by hand ({values}: one amount sent with different "
                     "values, and the system may book any of them, often the last)"
+                    if an_amount
+                    else f"sent twice with different values: check each by hand ({values}: one field "
+                    "sent with different values, and the system may take any of them, often the last)"
                 ),
                 second_approver=False,
             )

@@ -109,6 +109,7 @@ ORTHOGRAPHIC = frozenset("ɓɔɖɗəɛɠɣɨɩɲʃʊʋʒʉʔ\ua78b\ua78c")
 # the ASCII character it is drawn like. Not the letters living alphabets write names with, though
 # they decompose to no ASCII letter either (ß æ ø ł đ ħ ŋ œ þ ð, and the dotless ı of Turkish and
 # Azerbaijani: "Sabancı"), nor one with a diacritic (é ü ñ decompose to their ASCII letter).
+CLICKS = frozenset("ǀǁǂǃ")  # the click letters of Khoekhoe and other Khoisan orthographies
 LATIN_LOOKALIKE = frozenset("ǀǁǃƖɩȷƚſĸƄƅƧƨƼƽƷʒȜȝȢȣȸȹƦǷƿƜ")
 
 
@@ -215,11 +216,15 @@ def _lookalike(word: str, i: int) -> bool:
     """Whether ``word[i]`` is a look-alike (``LATIN_LOOKALIKE``) in a word that holds another
     letter or digit: "ǀ" in "ǀNV-2057" passes for "I", alone it passes for nothing. The iota "ɩ"
     and the ezh "ʒ" that African alphabets write are left as they are beside that alphabet's other
-    letters (``ORTHOGRAPHIC``: "Kabɩyɛ"), as in ``odd_letter``."""
+    letters (``ORTHOGRAPHIC``: "Kabɩyɛ"), as in ``odd_letter``, and so is a click letter opening a
+    word of letters (``CLICKS``: Namibia's "ǁKaras", "ǃNara"); in a word with digits, or inside a
+    word ("Gǀobex"), it is marked."""
     char = word[i]
     if char not in LATIN_LOOKALIKE:
         return False
     others = [c for j, c in enumerate(word) if j != i and c.isalnum()]
+    if char in CLICKS and i == 0 and not any(c.isdigit() for c in others):
+        return False  # a click opening a word of letters, as Khoekhoe writes them: "ǁKaras", "ǃNara"
     if char in ORTHOGRAPHIC and any(c in ORTHOGRAPHIC and c not in LATIN_LOOKALIKE for c in others):
         return False
     return bool(others)

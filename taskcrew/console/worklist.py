@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field
 
 from taskcrew.approvals.authority import ApprovalView, bulk_refusal
 from taskcrew.approvals.authority import shown_value as shown_value  # a field as read (web, pages)
-from taskcrew.approvals.origins import SourceRef, field_sources
+from taskcrew.approvals.origins import SourceRef, field_keys, field_sources
 from taskcrew.approvals.rules import (
     IBAN_SHAPE,
     PAYEE_FIELD,
@@ -64,6 +64,7 @@ FlagCode = Literal[
     "rule",
     "payee",
     "amounts",
+    "repeated",
     "lookalike",
 ]
 FLAG_WORDS: dict[str, str] = {
@@ -75,6 +76,7 @@ FLAG_WORDS: dict[str, str] = {
     "payee": "payee unclear",
     "lookalike": "payee named like another vendor record",
     "amounts": "amounts disagree",
+    "repeated": "sent twice with different values",
     "unreadable": "amount not readable",
     "currency": "currency not readable",
     "hidden": "hidden characters",
@@ -99,6 +101,7 @@ RULE_CODES: dict[str, FlagCode] = {
     "unclear_payee": "payee",
     "lookalike_vendor": "lookalike",
     "unclear_amount": "amounts",
+    "repeated_field": "repeated",
 }
 
 
@@ -136,7 +139,10 @@ class WorkItem(BaseModel):
     age_seconds: float = 0.0
     still_needed: str = ""
     key_values: list[KeyValue] = Field(default_factory=list)
-    sources: dict[str, SourceRef] = Field(default_factory=dict)
+    sources: dict[str, SourceRef] = Field(default_factory=dict)  # by field key (``field_keys``)
+    keys: list[str | None] = Field(
+        default_factory=list, description="each field's key in ``sources``, in the request's order"
+    )
     before_of: dict[str, tuple[str, str]] = Field(
         default_factory=dict, description="field -> (label, value now)"
     )
@@ -272,6 +278,7 @@ def work_item(
     request = approval.request
     fields = view.fields  # empty when the stored payload fails its check: nothing of it is shown
     item = WorkItem(view=view, sources=field_sources(view))
+    item.keys = field_keys([f.name for f in request.fields]) if request is not None else []
     item.vendor = " / ".join(view.payee.names)  # the authority's reading, as it judges it
     if number := _invoice(fields):
         item.invoice = number[1]

@@ -13,7 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from taskcrew.approvals.origins import HEADER, NOT_FOUND, SKIP, amount_currencies, origin_lines, priced
+from taskcrew.approvals.origins import (
+    HEADER,
+    NOT_FOUND,
+    SKIP,
+    amount_currencies,
+    field_keys,
+    origin_lines,
+    priced,
+)
 from taskcrew.crew.models import StepReport
 from taskcrew.tools.documents.provenance import shows_value
 from taskcrew.tools.human import FieldValue, ValueOrigin
@@ -26,6 +34,13 @@ def _norm(text: str) -> str:
     return "".join(text.split()).replace(",", "").casefold()
 
 
+def same_value(value: str, found: str) -> bool:
+    """Whether ``value`` is the value a step reported (``found``): equal but for spaces, thousands
+    commas and case — never a value that only holds it ("9950.00" is not "950.00"). The one rule
+    for it: ``field_origin``'s and the job's trace's (``jobs/human.trace``)."""
+    return bool(_norm(value)) and _norm(value) == _norm(found)
+
+
 def _line_of(value: str, text: str) -> int | None:
     for number, line in enumerate(text.splitlines(), 1):
         if _norm(value) and shows_value(line, value):
@@ -33,7 +48,7 @@ def _line_of(value: str, text: str) -> int | None:
     return None
 
 
-def _candidates(value: str, label: str | None = None) -> list[str]:
+def value_candidates(value: str, label: str | None = None) -> list[str]:
     """A field's value, and for a chosen option (shown as "1 (Northwind Traders)", its text in
     ``label``: ``FieldValue.label``) the text and the value sent. A typed value is never taken
     apart: "Initrode (Northwind Traders)" is looked for whole."""
@@ -73,7 +88,7 @@ def field_origin(
     unshown: list[str] = []  # files cited for the value whose text, read by code, does not show it
     unread: list[str] = []  # sources cited for the value that code cannot read
     negated: list[str] = []  # sources whose quoted line shows the value with a minus (a credit note's)
-    for shown in _candidates(value, label):
+    for shown in value_candidates(value, label):
         want = _norm(shown)
         for number, _role, report in reversed(reports):
             for citation in report.sources:
@@ -98,13 +113,13 @@ def field_origin(
                     return ValueOrigin(text=where + _as(shown, value) + warn, file=citation.source, line=line)
         for number, role, report in reversed(reports):
             for key, reported in report.data.items():
-                if want and want == _norm(reported):
+                if same_value(shown, reported):
                     return ValueOrigin(
                         text=f"step {number} ({role}) reported it as {key!r}"
                         + _as(shown, value)
                         + _unshown(unshown, unread, negated)
                     )
-    for shown in _candidates(value, label)[1:] or _candidates(value):
+    for shown in value_candidates(value, label)[1:] or value_candidates(value):
         want = _norm(shown)
         if len(want) < 3:
             continue  # a short value ("1", "USD") in a summary proves nothing
@@ -150,10 +165,10 @@ def field_origins(
     request: str = "",
     rules: RiskRules | None = None,
 ) -> dict[str, ValueOrigin]:
-    """Where each field's value came from (``field_origin``), by field name: code's data, carried on
-    the approval request (``ApprovalRequest.origins``). An amount is looked for with the currency
-    the rules read (``rules``; the operator's, by default). A name sent twice keeps the more precise
-    origin (a file and line)."""
+    """Where each field's value came from (``field_origin``), by the field's key (``field_keys``: its
+    name, or for a name sent twice "name #k"): code's data, carried on the approval request
+    (``ApprovalRequest.origins``). An amount is looked for with the currency the rules read
+    (``rules``; the operator's, by default). Each value sent has its own origin."""
     from taskcrew.approvals.rules import RiskRulesError, load_rules
 
     if rules is None:
@@ -164,14 +179,12 @@ def field_origins(
     sent = [FieldValue(name=f.name, value=str(f.value), label=getattr(f, "label", None)) for f in fields]
     currencies = amount_currencies(sent, rules) if rules is not None else {}
     out: dict[str, ValueOrigin] = {}
-    for field in fields:
+    for field, key in zip(fields, field_keys([str(f.name) for f in fields]), strict=True):
         value = str(getattr(field, "value", "")).strip()
-        if not value or value.startswith(SKIP):
+        if key is None or not value or value.startswith(SKIP):
             continue
         label = getattr(field, "label", None)
-        found = field_origin(value, reports, read, request, label, currencies.get(field.name))
-        if field.name not in out or (found.file and not out[field.name].file):
-            out[field.name] = found
+        out[key] = field_origin(value, reports, read, request, label, currencies.get(field.name))
     return out
 
 

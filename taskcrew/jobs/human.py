@@ -92,20 +92,36 @@ class Parked(BaseException):
 
 
 def provenance(
-    checkpoint: dict[str, Any] | None, task: str, name: str, value: str, *, planned_for: str | None = None
+    checkpoint: dict[str, Any] | None,
+    task: str,
+    name: str,
+    value: str,
+    *,
+    planned_for: str | None = None,
+    label: str | None = None,
 ) -> str:
     """Where a submitted value came from, in words (``trace``)."""
-    return trace(checkpoint, task, name, value, planned_for=planned_for)[0]
+    return trace(checkpoint, task, name, value, planned_for=planned_for, label=label)[0]
 
 
 def trace(
-    checkpoint: dict[str, Any] | None, task: str, name: str, value: str, *, planned_for: str | None = None
+    checkpoint: dict[str, Any] | None,
+    task: str,
+    name: str,
+    value: str,
+    *,
+    planned_for: str | None = None,
+    label: str | None = None,
 ) -> tuple[str, list[str]]:
     """Where a submitted value came from: the earlier step whose findings hold it (with what that
     step cited), the task text, or — when neither — the browser operator itself; and, as data, the
     files that step cited whose quoted line shows the value (the words hold the model's: its keys
     and values). ``planned_for``: the submitter of the batch whose planner wrote the task
-    (``Job.origin``): the task text is then the planner's words, not hers."""
+    (``Job.origin``): the task text is then the planner's words, not hers. A step's value is this
+    one only when it is the same value (``crew.provenance.same_value``, code's rule; for a chosen
+    option, ``label`` its text: the option's text or the value sent): "950.00" is not "9950.00"."""
+    from taskcrew.crew.provenance import same_value, value_candidates
+
     value = value.strip()
     if not value:
         return "left empty", []
@@ -114,7 +130,7 @@ def trace(
         report = record.get("report") or {}
         for key, found in (report.get("data") or {}).items():
             found = str(found).strip()
-            if len(found) >= 2 and (found == value or found in value):
+            if len(found) >= 2 and any(same_value(c, found) for c in value_candidates(value, label)):
                 # only the sources whose quoted line shows the value: a due date the step worked out
                 # (date + terms) is not in the e-mail it cited for the date and the terms
                 sources = report.get("sources") or []
@@ -221,7 +237,7 @@ class JobHuman:
             if given := self.sources.get(f.name):
                 out.append(FieldSource(name=f.name, value=f.value, source=given))
                 continue
-            text, files = trace(checkpoint, job.task, f.name, f.value, planned_for=planner)
+            text, files = trace(checkpoint, job.task, f.name, f.value, planned_for=planner, label=f.label)
             out.append(FieldSource(name=f.name, value=f.value, source=text, files=files))
         return out
 

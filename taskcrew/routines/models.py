@@ -473,6 +473,45 @@ def _name(text: str) -> list[str]:
     return words[:end] or words
 
 
+# characters drawn like a Latin letter (after Unicode's confusables, UTS #39; NFKC already folds
+# fullwidth and mathematical letters): Cyrillic, Greek, Armenian and Latin look-alikes, before case
+# is folded (a capital and a small letter may look like different Latin ones: Greek "Η" and "η")
+_DRAWN_ALIKE = str.maketrans(
+    {
+        pair[0]: pair[1]
+        for pair in (  # noqa: SIM905 (pairs read better so: each letter beside its Latin one)
+            "Аa Вb Сc Еe Нh Іi Јj Кk Мm Оo Рp Ѕs Тt Хx Уy Үy Һh Ӏl Ԛq Ԝw Ьb "
+            "аa еe оo рp сc уy хx іi јj ѕs һh ԁd ԛq ԝw ӏl үy ьb ъb ѵv "
+            "Αa Βb Εe Ζz Ηh Ιi Κk Μm Νn Οo Ρp Τt Υy Χx Ϲc Ϳj αa ιi κk νv οo ρp υu χx γy ϲc ϳj ηn "
+            "Օo օo Սu սu ոn հh ցg զq "
+            "ıi ǀi ǁl Ɩl ɩi ȷj ƚl ĸk |l"
+        ).split()
+    }
+)
+_LOOK_ALIKE = (("0", "o"), ("1", "l"), ("i", "l"), ("rn", "m"), ("vv", "w"))
+"""After case is folded: digits drawn like letters, and "I", "l", "1" and "|" (one stroke in a
+sans-serif font), "rn" drawn like "m", "vv" like "w"."""
+
+
+def name_key(text: str) -> str:
+    """A name as a person cannot tell it from another: the one comparison of vendor names, for the
+    approval's look-alike record (``approvals.rules.lookalike_vendor``) and the drop-down option a
+    replay or a scripted model may choose (``replay.options_like``). A skeleton in the spirit of
+    Unicode's confusables (UTS #39): compatibility forms folded (NFKC), letters of other scripts
+    drawn like Latin ones made Latin, case folded, accents dropped ("Müller" is "Muller"), then
+    ``_name``'s words (punctuation and a trailing legal form aside: "Northwind Traders Ltd" is
+    Northwind Traders) run together, with "I"/"l"/"1"/"|"/"ı" one letter, "0" "o", "rn" "m" and
+    "vv" "w": "lnitech" is Initech, "GIobex Corporation" Globex, "Northvvind Traders" Northwind
+    Traders. Only equal keys name alike; a word more or less is another name ("Initech Europe
+    GmbH" is not Initech). Empty for a name of no letter or digit."""
+    text = unicodedata.normalize("NFKC", text).translate(_DRAWN_ALIKE).casefold()
+    text = "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
+    key = "".join(_name(text))
+    for drawn, letter in _LOOK_ALIKE:
+        key = key.replace(drawn, letter)
+    return key
+
+
 def named_like(text: str, other: str) -> bool:
     """``text`` names what ``other`` names: the same words, in any case, spacing and punctuation,
     give or take a legal form ("Bharat Components" and "Bharat Components Pvt. Ltd.", "Globex" and

@@ -28,7 +28,7 @@ from taskcrew.routines.models import (
     Unfilled,
     fill,
     name_differs,
-    named_like,
+    name_key,
     resembles,
 )
 
@@ -78,7 +78,12 @@ def resolve(observation: Any, target: Target) -> Any:
 
 
 def _options(element: Any) -> list[str]:
-    return [o.label for o in (element.field.options or [])] if element.field is not None else []
+    """A drop-down's choices, one label a value: options with the same value (the same record in a
+    "Recently used" group and in "All") are one choice, by its first label."""
+    choices: dict[str, str] = {}
+    for option in element.field.options or [] if element.field is not None else []:
+        choices.setdefault(option.value or option.label, option.label)
+    return list(choices.values())
 
 
 def could_be(element: Any, value: str) -> list[str]:
@@ -87,12 +92,14 @@ def could_be(element: Any, value: str) -> list[str]:
 
 
 def options_like(labels: list[str], value: str) -> list[str]:
-    """Every option label that could be ``value``: as normalised (case, spacing, "*") or named like
-    it (``models.named_like``: the same name give or take a legal form — never a longer or shorter
-    name, another company's: "Northwind Traders" is no option for Northwind Traders Logistics). The
-    one rule for a replay's drop-down and the scripted models' (``eval.kit.choose_option``): more
-    than one is a choice not to be guessed."""
-    return [o for o in labels if _norm(o) == _norm(value) or named_like(value, o)]
+    """Every option label that could be ``value``: as normalised (case, spacing, "*") or drawn like
+    it (``models.name_key``, the approval's comparison of vendor names too: the same name give or
+    take a legal form, case, punctuation and look-alike letters — "lnitech" beside Initech — never a
+    longer or shorter name, another company's: "Northwind Traders" is no option for Northwind
+    Traders Logistics). The one rule for a replay's drop-down and the scripted models'
+    (``eval.kit.choose_option``): more than one is a choice not to be guessed."""
+    key = name_key(value)
+    return [o for o in labels if _norm(o) == _norm(value) or (key and name_key(o) == key)]
 
 
 def choose_option(element: Any, value: str) -> str | None:

@@ -92,7 +92,8 @@ class ApprovalRequest(BaseModel):
     )
     origins: dict[str, ValueOrigin] | None = Field(
         default=None,
-        description="where code found each field's value, by field name (crew.provenance); None: not "
+        description="where code found each field's value, by field key (approvals.origins.field_keys: "
+        "the name, 'name #k' for a name sent twice; crew.provenance); None: not "
         "worked out, or parked before origins were carried as data",
     )
 

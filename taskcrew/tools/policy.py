@@ -624,6 +624,7 @@ class Policy:
             self.rules,
             request.looked_up,
             request.option_labels(),
+            [f.label is not None for f in request.fields],
         )
         return request.model_copy(update={"flags": [f.message for f in flags.flags]})
 
