@@ -18,17 +18,17 @@ from typing import Any
 import pytest
 from fixtures_console import ConsoleEnv, flash, follow
 from test_approvals import _request, env  # noqa: F401
+from test_console_web import _unflagged
 from test_routines import INBOX, _routine, _template
 from test_routines_acceptance_redteam import office  # noqa: F401
 
 import taskcrew
 from taskcrew.approvals.identity import Identity
 from taskcrew.console.auth import add_user, remove_user
-from taskcrew.jobs import Approval, ApprovalRequest, Jobs
+from taskcrew.jobs import Jobs
 from taskcrew.jobs.human import JobHuman, Parked
 from taskcrew.routines.store import RoutineRefused, RoutineStore, fingerprint
 from taskcrew.tools.files import SandboxFiles
-from taskcrew.tools.human import FieldValue
 
 BOB = Identity(name="bob", proof="token")
 
@@ -109,21 +109,6 @@ def test_a_bulk_approval_refused_part_way_says_which_items_were_approved(env: di
     assert f"{third} (not decided: the bulk approval stopped at {second})" in said
     assert f"cancel its job ({jobs.approval(first).job_id})" in said
     assert authority.bulk_partial(authority.bulk_approve([first, third], BOB)) is None  # refused whole
-
-
-def _unflagged(jobs: Jobs, amount: str) -> Approval:
-    job = jobs.submit("Enter the invoice", submitted_by="ana", submitted_proof="console")
-    jobs.mark(job.id, "running", only_if=("queued",), worker="w1")
-    fields = {"vendor": "Northwind Traders", "invoice_number": "INV-1", "amount": amount, "currency": "EUR"}
-    request = ApprovalRequest(
-        kind="form_submission",
-        method="POST",
-        url="http://127.0.0.1:8800/bills/new",
-        fields=[FieldValue(name=k, value=v) for k, v in fields.items()],
-    )
-    approval = jobs.park(job.id, kind="approval", key=f"key-{job.id}", request=request)
-    jobs.mark(job.id, "waiting", only_if=("running",))
-    return approval
 
 
 def test_the_console_says_what_a_bulk_approval_stopped_part_way_approved(console_env: ConsoleEnv) -> None:

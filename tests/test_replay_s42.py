@@ -18,13 +18,11 @@ from typing import Any
 
 import pytest
 import test_routines_replay
-from routines_world import chore
+from routines_world import chore, run_chore
 from test_routines import INBOX, _routine
 
 from taskcrew.config import DEFAULT_SANDBOX
 from taskcrew.crew.trace import read_trace
-from taskcrew.eval.human import CaseHuman
-from taskcrew.eval.solvers import scripted_models
 from taskcrew.mock_erp import ChaosConfig
 from taskcrew.routines.distil import (
     DistilError,
@@ -104,15 +102,7 @@ def test_a_replay_hands_over_when_a_look_alike_vendor_record_is_in_the_erp(
     with sqlite3.connect(place.erp_server.db_path) as db:  # listed before the real record (binary order)
         db.execute("INSERT INTO vendors (name, default_currency) VALUES (?, 'USD')", (lookalike,))
 
-    case = chore(NWT)
-    run = place.run(
-        case.task,
-        worker_model="scripted/solver",
-        verifier_model="scripted/auditor",
-        scripted=scripted_models(case),
-        human=CaseHuman(case.human),
-        criteria=case.criteria,
-    )
+    run = run_chore(place, chore(NWT), reset=False)  # the ERP was reset above, the look-alike added
     events = read_trace(run.run_dir / "trace.jsonl")
     at = next(i for i, e in enumerate(events) if e.kind == "control" and e.action == "routine:fallback")
     reason = events[at].reason

@@ -188,18 +188,6 @@ def field_origins(
     return out
 
 
-def origins(
-    fields: list[Any],
-    reports: list[tuple[int, str, StepReport]],
-    read: Callable[[str], str | None],
-    request: str = "",
-) -> list[str]:
-    """The origins' lines (``field_origins``, ``origin_lines``)."""
-    return origin_lines(
-        fields, {name: o.text for name, o in field_origins(fields, reports, read, request).items()}
-    )
-
-
 class SourcedHuman:
     """The run's person, shown for each approval where its values came from (``explain``): carried
     on the request as data (``ApprovalRequest.origins``) and rendered in its summary."""
