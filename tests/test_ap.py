@@ -251,6 +251,7 @@ def test_due_date(invoice_date: str, terms: str, expected: date, rule: str) -> N
         "Net 30. Payment received after 13.11.2026 will be charged interest",
         "Net 30, interest charged on payments after 2026-11-20",
         "Zahlbar innerhalb 30 Tagen. Verzugszinsen ab 14.11.2026",
+        "Net 30. Interest of 8% p.a. is charged from 2026-11-14",  # "p.a." ends no sentence
     ],
 )
 def test_a_date_charges_for_paying_late_start_from_is_neither_due_nor_counted_from(terms: str) -> None:
@@ -264,6 +265,13 @@ def test_charges_for_paying_late_before_the_due_date_are_asked_about() -> None:
         due_date("2026-10-14", "Net 30, late fee after 2026-11-01")
     with pytest.raises(APInputError, match="paying late"):
         due_date("2026-10-14", "Interest on payments after 2026-11-13")
+    # a count "from" a date in a sentence about paying late may count from when charges start
+    for terms in (
+        "Net 30 from 2026-10-20, late fees apply",
+        "Net 30. Paid after 13.11.2026, interest is due",
+    ):
+        with pytest.raises(APInputError, match="paying late in the same sentence"):
+            due_date("2026-10-14", terms)
 
 
 def test_due_date_shows_the_working() -> None:

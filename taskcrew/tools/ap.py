@@ -583,7 +583,8 @@ _LATE = re.compile(
     r"|boete|te\s+laat)",
     re.IGNORECASE,
 )
-_CLAUSE_BREAK = re.compile(r"[,;()\[\]]|\.\s")
+_SENTENCE_BREAK = re.compile(r";|\.\s+(?=[A-ZÀ-Þ])")  # a full stop before a capital ("8% p.a. is" goes on)
+_CLAUSE_BREAK = re.compile(r"[,()\[\]]|" + _SENTENCE_BREAK.pattern)
 _COUNT_FROM = re.compile(
     r"(?:\b(?:from|after|starting|ab|nach|vom|à\s+compter\s+du|à\s+partir\s+du|a\s+partir\s+del?|desde(?:\s+el)?"
     r"|dal(?:la)?)|\b(?:from|of|after|ab|nach|vom|à\s+compter\s+de|à\s+partir\s+de|a\s+partir\s+de|desde|de)"
@@ -593,9 +594,10 @@ _COUNT_FROM = re.compile(
 )
 
 
-def _clause_of(text: str, m: re.Match[str]) -> str:
-    """The clause of ``text`` a date match stands in (up to a comma, semicolon, bracket or full stop)."""
-    return _CLAUSE_BREAK.split(text[: m.start()])[-1] + " " + _CLAUSE_BREAK.split(text[m.end() :])[0]
+def _clause_of(text: str, m: re.Match[str], breaks: re.Pattern[str] = _CLAUSE_BREAK) -> str:
+    """The clause of ``text`` a date match stands in (up to a comma, semicolon, bracket or the end of
+    a sentence; ``breaks``: other ends, e.g. only a sentence's)."""
+    return breaks.split(text[: m.start()])[-1] + " " + breaks.split(text[m.end() :])[0]
 
 
 class DueDate(BaseModel):
@@ -696,6 +698,11 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
         when, before = dates[0].value, clean[: matches[0][1].start()]
         clause = re.split(r"[,;()\[\]]", before)[-1]
         if numbers and _COUNT_FROM.search(before):
+            if _LATE.search(_clause_of(clean, matches[0][1], _SENTENCE_BREAK)):
+                raise APInputError(
+                    f"the terms {terms!r} count from {when}, and speak of paying late in the same "
+                    "sentence: the date may be when charges start, not where the count begins; ask a human"
+                )
             base = when
         elif (
             not numbers
