@@ -1,9 +1,11 @@
 """Eval results (every sweep's results.json, by folder and time; one sweep with its charts) and
-the audit log (every action, newest first, with the hash chain's state)."""
+the audit log (newest first, by kind and a page at a time, with the hash chain's state)."""
 
 from __future__ import annotations
 
 import asyncio
+import re
+from bisect import bisect_left
 from urllib.parse import quote
 
 from starlette.requests import Request
@@ -48,12 +50,26 @@ def routes(web: Web) -> list[BaseRoute]:
     async def audit_page(request: Request, session: Session) -> Response:
         entries = await asyncio.to_thread(console.audit.entries)
         problems = await asyncio.to_thread(console.audit.verify)
+        show = request.query_params.get("show", "")
+        show = show if show in AUDIT_KINDS else "decisions"
+        kept = [e for e in entries if show == "all" or (e.action in SIGN_INS) == (show == "sign-ins")]
+        seqs = [e.seq for e in kept]
+        before = request.query_params.get("before", "")  # a page: the entries older than this one
+        end = bisect_left(seqs, int(before)) if re.fullmatch(r"[0-9]{1,18}", before) else len(kept)
+        start, newer = max(0, end - AUDIT_PAGE), end + AUDIT_PAGE
         return web.page(
             request,
             "audit.html",
             session,
-            entries=[_shown(e) for e in reversed(entries[-500:])],
+            entries=[_shown(e) for e in reversed(kept[start:end])],
             problems=problems,
+            checked=len(entries),
+            show=show,
+            kinds=AUDIT_KINDS,
+            total=len(kept),
+            sign_ins=sum(e.action in SIGN_INS for e in entries),
+            older=seqs[start] if start else None,  # the links to the pages beside it (0: the newest)
+            newer=None if end == len(kept) else seqs[newer] if newer < len(kept) else 0,
             title="Audit log",
         )
 
@@ -62,6 +78,11 @@ def routes(web: Web) -> list[BaseRoute]:
         Route("/eval/{key}", eval_page),
         Route("/audit", audit_page),
     ]
+
+
+SIGN_INS = frozenset({"login", "login_failed", "login_refused", "logout"})  # the rest: decisions and actions
+AUDIT_KINDS = {"decisions": "Decisions and actions", "sign-ins": "Sign-ins", "all": "Everything"}
+AUDIT_PAGE = 500  # entries a page
 
 
 def _shown(entry: AuditEntry) -> AuditEntry:

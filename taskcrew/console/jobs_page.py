@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 from typing import Any, Literal
 
 from markupsafe import Markup
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response, StreamingResponse
+from starlette.responses import PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from taskcrew.approvals.authority import Authority
@@ -214,7 +214,8 @@ def routes(web: Web) -> list[BaseRoute]:
         except UnknownJob:
             return PlainTextResponse("No such job.", status_code=404)
 
-        async def stream() -> AsyncIterator[str]:
+        # one part a poll, sent only while the session counts (``Web.live``)
+        async def rounds() -> AsyncGenerator[str, None]:
             sent_events: set[str] = set()  # the history's lines sent (``history``'s keys)
             sent_timeline = 0
             firsts: list[tuple[str, JobEvent]] = []
@@ -223,6 +224,7 @@ def routes(web: Web) -> list[BaseRoute]:
             while True:
                 if await request.is_disconnected():
                     return
+                parts: list[str] = []
                 job = await asyncio.to_thread(console.jobs.get, job_id)
                 events = await asyncio.to_thread(console.jobs.events, job_id)
                 if job.status == "waiting" or not sent_events:  # first approvals: given while it waits
@@ -237,31 +239,34 @@ def routes(web: Web) -> list[BaseRoute]:
                     if key in sent_events:
                         continue
                     sent_events.add(key)
-                    yield sse("event", {**history_line(job, e), "actor": e.actor})
+                    parts.append(sse("event", {**history_line(job, e), "actor": e.actor}))
                 for item in timeline[sent_timeline:]:
-                    yield sse("timeline", item.model_dump(mode="json"))
+                    parts.append(sse("timeline", item.model_dump(mode="json")))
                 sent_timeline = len(timeline)
                 status = f"{job.status} {job.outcome or ''}".strip()
                 if status != last_status:
                     now = await asyncio.to_thread(console.jobs.db_now)
                     note = state_note(job, now, "console")
-                    yield sse(
-                        "status",
-                        {
-                            "status": job.status,
-                            "outcome": job.outcome,
-                            "reason": current_reason(job),
-                            "note": note,  # as the page's note says it (job_note), for the state now
-                            "unsigned": job.record_trust != "signed",
-                        },
+                    parts.append(
+                        sse(
+                            "status",
+                            {
+                                "status": job.status,
+                                "outcome": job.outcome,
+                                "reason": current_reason(job),
+                                "note": note,  # as the page's note says it (job_note), for the state now
+                                "unsigned": job.record_trust != "signed",
+                            },
+                        )
                     )
                     last_status = status
                 if job.status not in ACTIVE:
-                    yield sse("done", {"status": job.status})
+                    yield "".join([*parts, sse("done", {"status": job.status})])
                     return
+                yield "".join(parts)
                 await asyncio.sleep(0.5)
 
-        return StreamingResponse(stream(), media_type="text/event-stream")
+        return web.live(request, rounds())
 
     return [
         Route("/jobs", jobs_list, methods=["GET"]),

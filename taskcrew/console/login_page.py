@@ -12,7 +12,7 @@ from starlette.routing import BaseRoute, Route
 from taskcrew.approvals.identity import NO_USERS, credential_of, startup_credential
 from taskcrew.console.auth import ConsoleUserError, load_users
 from taskcrew.console.security import same_origin, token_ok
-from taskcrew.console.web import LOGIN_COOKIE, SESSION_COOKIE, Web
+from taskcrew.console.web import LOGIN_COOKIE, SESSION_COOKIE, Web, unproven
 
 
 def routes(web: Web) -> list[BaseRoute]:
@@ -54,12 +54,14 @@ def routes(web: Web) -> list[BaseRoute]:
             return PlainTextResponse(
                 "Refused: the login form did not come from the console. Reload it.", status_code=403
             )
-        name = str(form.get("username") or "").strip()
+        # a name longer than any user's is nobody's: kept cut (``web.unproven``), in the counts and the log
+        name = unproven(str(form.get("username") or "").strip())
         # the connection's own address: uvicorn reads no X-Forwarded-For (``server.ConsoleServer``),
         # so no client names the address its failures are counted under
         address = request.client.host if request.client else ""
+        console.sign_ins.ended()  # the refusals counted in holds that have ended, written first
         if wait := console.throttle.wait(name, address):
-            console.audit.append(name or "(empty)", "login_refused", "/login", {"address": address})
+            console.sign_ins.refused(name, address)  # one entry a hold, not one an attempt
             minutes = max(1, round(wait / 60))
             error = f"Too many failed sign-ins: try again in {minutes} minute{'s' if minutes > 1 else ''}."
             response = form_page(request, nxt, status_code=429, error=error, max_age=None)
@@ -75,7 +77,7 @@ def routes(web: Web) -> list[BaseRoute]:
                 console.sessions.drop_startup()
         if user is None:
             console.throttle.failed(name, address)
-            console.audit.append(name or "(empty)", "login_failed", "/login", {})
+            console.sign_ins.failed(name)
             if console.auth.users:
                 error = "Wrong name or password."
             elif console.auth.token is None:  # started with users, all removed since: nobody logs in

@@ -171,13 +171,21 @@ class LoginThrottle:
     def wait(self, name: str, address: str) -> float:
         """Seconds until ``name`` may try again from ``address`` (0: now)."""
         now = self.clock()
+        return max((end - now for end in self._holds(name, address, now).values()), default=0.0)
+
+    def holds(self, name: str, address: str) -> dict[tuple[str, str], float]:
+        """The keys holding ``name`` from ``address`` (at their limit), each with the clock time its
+        hold ends. A held key counts no failure while held (its sign-ins are refused unchecked), so
+        a key and its end name one hold (``web.SignInLog`` writes one entry per hold)."""
+        return self._holds(name, address, self.clock())
+
+    def _holds(self, name: str, address: str, now: float) -> dict[tuple[str, str], float]:
         with self._lock:
-            waits = [
-                self.window - (now - recent[-limit])
+            return {
+                key: recent[-limit] + self.window
                 for kind, key in self._keys(name, address).items()
                 if len(recent := self._recent(key, now)) >= (limit := self.LIMITS[kind])
-            ]
-        return max(waits, default=0.0)
+            }
 
     def failed(self, name: str, address: str) -> None:
         now = self.clock()

@@ -4,11 +4,13 @@ the session, the login redirect, CSRF-checked POSTs, the server-kept message aft
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import re
 import sqlite3
-from collections.abc import Awaitable, Callable
-from datetime import datetime
+import threading
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -19,9 +21,10 @@ from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
 from starlette.datastructures import FormData
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.responses import PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.templating import Jinja2Templates
 
+from taskcrew.approvals.audit import AuditLogError
 from taskcrew.approvals.authority import Authority
 from taskcrew.approvals.identity import is_startup
 from taskcrew.approvals.rules import load_rules
@@ -57,6 +60,7 @@ class Console:
         held = None if users else settings.token  # a console started with users holds no start-up token
         self.auth = Authenticator(users, token=held)
         self.throttle = LoginThrottle()  # failed sign-ins (console/security.py)
+        self.sign_ins = SignInLog(self)  # their audit entries: bounded, one per hold (below)
         if not self.auth.users and settings.token is None:
             raise ValueError(
                 f"No console users in {settings.users_file} and no token: add one with "
@@ -87,9 +91,89 @@ class Console:
         self.documents = Documents(settings.sandbox)
 
     def close(self) -> None:
+        with contextlib.suppress(AuditLogError, OSError):  # the refusals counted, written before it stops
+            self.sign_ins.ended(everything=True)
         self.sessions.close()
         if self._owns_jobs:
             self.jobs.close()
+
+
+UNPROVEN_CHARS = 64  # no console user's name is longer (auth.NAME_PATTERN)
+
+
+def unproven(text: str, limit: int = UNPROVEN_CHARS) -> str:
+    """Text typed by someone who has proven nothing (a sign-in's name), as the console keeps it (the
+    audit log, the throttle's counts): whole up to ``limit`` characters, else cut to ``limit`` with
+    its length said ("xxxx… (cut: 200,000 characters)"): such a name is nobody's."""
+    if len(text) <= limit:
+        return text
+    mark = f"… (cut: {len(text):,} characters)"
+    return text[: limit - len(mark)] + mark
+
+
+class _Hold:
+    """The sign-ins refused during one hold after its first (``SignInLog.refused``)."""
+
+    def __init__(self, who: str, address: str, kinds: list[str], until: float) -> None:
+        self.who, self.address, self.kinds, self.until = who, address, kinds, until
+        self.count, self.first, self.last = 0, "", ""
+
+
+class SignInLog:
+    """The audit entries of sign-ins that prove nothing (failed, or refused while the throttle holds
+    them), the one place they are written, so that whoever reaches the port cannot grow the signed
+    log every process reads: the name as ``unproven`` keeps it, and one ``login_refused`` per hold
+    (``LoginThrottle.holds``), when its first refusal comes; the refusals after it are counted (in
+    memory) and written as one more entry (``refused_again``, ``first``, ``last``) at the first
+    sign-in after the hold ended, or when the console stops. Appends only: the chain is as before."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self._open: dict[tuple[tuple[str, str], float], _Hold] = {}  # (throttle key, hold end) → hold
+        self._lock = threading.Lock()
+
+    def failed(self, name: str) -> None:
+        self.console.audit.append(unproven(name) or "(empty)", "login_failed", "/login", {})
+
+    def refused(self, name: str, address: str) -> None:
+        throttle = self.console.throttle
+        holds, now = throttle.holds(name, address), throttle.clock()
+        at = datetime.now(UTC).isoformat(timespec="seconds")
+        with self._lock:
+            counting = next((self._open[h] for h in holds.items() if h in self._open), None)
+            if counting is not None:
+                counting.count += 1
+                counting.first = counting.first or at
+                counting.last = at
+                return
+            until = max(holds.values(), default=now)
+            hold = _Hold(unproven(name) or "(empty)", address, sorted({key[0] for key in holds}), until)
+            for held in holds.items():
+                self._open[held] = hold
+        ends = datetime.now(UTC) + timedelta(seconds=max(0.0, until - now))
+        payload = {
+            "address": address,
+            "held_by": hold.kinds,
+            "held_until": ends.isoformat(timespec="seconds"),
+        }
+        self.console.audit.append(hold.who, "login_refused", "/login", payload)
+
+    def ended(self, everything: bool = False) -> None:
+        """Write the count of each hold that has ended (``everything``: of every hold, at a stop)."""
+        now = self.console.throttle.clock()
+        with self._lock:
+            done = {id(h): h for h in self._open.values() if everything or now >= h.until}
+            self._open = {k: h for k, h in self._open.items() if id(h) not in done}
+        for hold in done.values():
+            if hold.count:
+                payload = {
+                    "address": hold.address,
+                    "held_by": hold.kinds,
+                    "refused_again": hold.count,
+                    "first": hold.first,
+                    "last": hold.last,
+                }
+                self.console.audit.append(hold.who, "login_refused", "/login", payload)
 
 
 # raw HTML off, unsafe link schemes refused; no remote images, and a character reference (&#x202E;)
@@ -315,6 +399,22 @@ class Web:
         return self.page(
             request, "error.html", session, status_code=404, title="Not found", message=what, links=links
         )
+
+    def live(self, request: Request, rounds: AsyncGenerator[str, None]) -> StreamingResponse:
+        """A long-lived response (server-sent events) for a signed-in person: each round of
+        ``rounds`` (what one poll has to send, "" for nothing) is sent only while the request's
+        session still counts (``session_of``, asked again every round): a removal, a password reset,
+        a logout or an expiry ends the stream, as it ends the person's pages."""
+
+        async def checked() -> AsyncIterator[str]:
+            async with contextlib.aclosing(rounds):
+                async for part in rounds:
+                    if await asyncio.to_thread(self.session_of, request) is None:
+                        return
+                    if part:
+                        yield part
+
+        return StreamingResponse(checked(), media_type="text/event-stream")
 
     def anonymous(self, request: Request) -> Response | None:
         """For files and streams: a refusal for a request without a session, else None."""
