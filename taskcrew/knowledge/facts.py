@@ -2,10 +2,11 @@
 
 Writing needs a ``FactGrant`` (see grant.py). A new fact that says the same as a stored one is
 merged into it: the stored wording stays, the new run is appended to its provenance and counted
-as a confirmation. "The same" means cosine similarity at or above the merge threshold AND no
-conflicting key tokens (numbers, codes, names): the embedding alone rates "Net 30" vs "Net 45"
-or "GX-5531" vs "GX-5540" at 0.96-0.98, so the key tokens of one fact must be a subset of the
-other's (measured figures: docs/knowledge.md).
+as a confirmation. "The same" means cosine similarity at or above the merge threshold AND
+``compatible``: the same numbers, codes and negating words, the names of one all in the other's
+(the embedding alone rates "Net 30" vs "Net 45" or "GX-5531" vs "GX-5540" at 0.96-0.98; measured
+figures: docs/knowledge.md). A fact of a run that read only trusted sources is never merged into a
+row of less trust (``_less_trusted``: rejected, or an untrusted proposal): it is stored on its own.
 
 A fact taught by a run that read untrusted text (see ``grant.untrusted_sources``) is stored as
 ``proposed``; only ``accepted`` facts are returned by ``search`` (what the planner, the tools and
@@ -102,6 +103,12 @@ _LABELS = {"console": "console", "token": "token"}  # how decided_by names a pro
 _PROOFS = {"console": "console", "token": "token", "os": "os_user"}
 _NUMBER_OR_CODE = re.compile(r"[A-Za-z]*\d[\w./-]*")
 _NAME = re.compile(r"\b[A-Z][\w-]+")
+_WORD = re.compile(r"[a-z]+(?:['\u2019]t)?")
+# words that turn a statement around or restrict it: "saved without approval" / "saved only with
+# approval", "is" / "is not" ("isn't", "cannot": not)
+_NEGATIONS = frozenset(
+    "no not never none nor neither nothing nobody without cannot except unless only".split()  # noqa: SIM905
+)
 _SPACE = re.compile(r"\s+")
 
 
@@ -201,17 +208,34 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def key_tokens(text: str) -> frozenset[str]:
-    """Numbers, codes and capitalised names (30, INV-2057, Northwind): what tells facts apart."""
-    codes = {t.lower().rstrip(".") for t in _NUMBER_OR_CODE.findall(text)}
-    names = {t.lower() for t in _NAME.findall(text) if t.lower() not in STOPWORDS}
-    return frozenset(codes | names)
+def _codes(text: str) -> frozenset[str]:
+    """Numbers and codes (30, 5000, INV-2057, GX-5531), lower-cased."""
+    return frozenset(t.lower().rstrip(".") for t in _NUMBER_OR_CODE.findall(text))
+
+
+def _names(text: str) -> frozenset[str]:
+    """Capitalised words (Northwind, ERP), lower-cased, but for capitalised stopwords ("The")."""
+    return frozenset(t.lower() for t in _NAME.findall(text) if t.lower() not in STOPWORDS)
+
+
+def _negations(text: str) -> frozenset[str]:
+    """The negating or restricting words (``_NEGATIONS``; "n't" and "cannot" read as "not")."""
+    words = {
+        "not" if w == "cannot" or w[-3:] in ("n't", "n\u2019t") else w for w in _WORD.findall(text.lower())
+    }
+    return frozenset(words & _NEGATIONS)
 
 
 def compatible(a: str, b: str) -> bool:
-    """True when neither fact names a number, code or name the other contradicts."""
-    ka, kb = key_tokens(a), key_tokens(b)
-    return ka <= kb or kb <= ka
+    """True when two similar facts may be one: the same numbers and codes, the same negating words
+    (``_NEGATIONS``), and the capitalised names of one all in the other ("Hooli" / "Hooli Cloud
+    Services"). A number or code only one names ("saved without approval" / "saved over 5000 USD
+    only with approval"), or another one, keeps them apart: the embedding alone rates such pairs,
+    and "Net 30" / "Net 45", as near-duplicates."""
+    if _codes(a) != _codes(b) or _negations(a) != _negations(b):
+        return False
+    na, nb = _names(a), _names(b)
+    return na <= nb or nb <= na
 
 
 def decider(fact: Fact) -> Identity | None:
@@ -767,7 +791,8 @@ class FactBook:
         judge = _Judge(self)
         # the same words in other case: never overwrite its status or history
         same = self._row(fact_id, judge)
-        twin = (same, 1.0) if isinstance(same, Fact) else None if same else self._near_duplicate(text)
+        near = None if same else self._near_duplicate(text, trusted=not grant.proposes)
+        twin = (same, 1.0) if isinstance(same, Fact) else near
         if twin is not None:
             fact, similarity = twin
             # the record only: the row's decision stays as written (a row read while its decision
@@ -912,37 +937,50 @@ class FactBook:
         """The ``k`` facts most similar to ``query`` with at least ``min_similarity``, best first.
 
         Only accepted facts unless ``status`` says otherwise (None: every status); never a damaged row.
+        Each row is judged (``_read``) before the cut at ``k``: a row that says accepted but does not
+        read so (an acceptance that no longer counts) does not take a place, the next rows are read
+        instead (asking chroma for twice as many each time, until ``k`` are found or none is left).
         """
         size = self.count()
         if not query.strip() or size == 0 or k < 1:
             return []
         self._upgrade()
-        where: Any = {"status": status} if status is not None else None
-        result = self._collection.query(
-            query_texts=[query],
-            n_results=min(k, size),
-            where=where,
-            include=["documents", "metadatas", "distances"],
-        )
+        # a row reads accepted only where it says so; any other status is judged from every row
+        where: Any = {"status": status} if status == "accepted" else None
         judge = _Judge(self)
-        hits = [
-            (self._read(i, d, m, judge), 1.0 - float(dist))
+        read: dict[str, Fact | DamagedRow] = {}
+        n = min(k, size)
+        while True:
+            result = self._collection.query(
+                query_texts=[query],
+                n_results=n,
+                where=where,
+                include=["documents", "metadatas", "distances"],
+            )
+            ids = result["ids"][0]
+            hits: list[FactHit] = []
+            below = False
             for i, d, m, dist in zip(
-                result["ids"][0],
+                ids,
                 (result["documents"] or [[]])[0],
                 (result["metadatas"] or [[]])[0],
                 (result["distances"] or [[]])[0],
                 strict=True,
-            )
-        ]
-        # a row that says accepted but does not read so (``_read``) is not returned for "accepted"
-        return [
-            FactHit(fact=row, similarity=similarity)
-            for row, similarity in hits
-            if isinstance(row, Fact)
-            and similarity >= min_similarity
-            and (status is None or row.status == status)
-        ]
+            ):
+                similarity = 1.0 - float(dist)
+                if similarity < min_similarity:  # best first: no row after it qualifies either
+                    below = True
+                    break
+                if i not in read:
+                    read[i] = self._read(i, d, m, judge)
+                row = read[i]
+                if isinstance(row, Fact) and (status is None or row.status == status):
+                    hits.append(FactHit(fact=row, similarity=similarity))
+                    if len(hits) == k:
+                        break
+            if len(hits) == k or below or len(ids) < n or n >= size:
+                return hits
+            n = min(2 * n, size)
 
     def forget(self, fact_id: str, who: Identity | None = None) -> Fact | DamagedRow | None:
         """Delete a fact or a damaged row, recorded in the audit log as ``fact_forget`` (by ``who``,
@@ -961,9 +999,13 @@ class FactBook:
                 self._collection.delete(ids=[fact_id])
         return row
 
-    def _near_duplicate(self, text: str) -> tuple[Fact, float] | None:
+    def _near_duplicate(self, text: str, trusted: bool) -> tuple[Fact, float] | None:
+        """The stored fact ``text`` is merged into (None: it is stored on its own): similar enough and
+        ``compatible``. A fact of a run that read only trusted sources (``trusted``) is never merged
+        into a row of less trust (``_less_trusted``): it would lend it a confirmation, and its own
+        words would reach neither a planner nor a reviewer."""
         for hit in self.search(text, k=3, min_similarity=self._merge_similarity, status=None):
-            if compatible(hit.fact.text, text):
+            if compatible(hit.fact.text, text) and not (trusted and _less_trusted(hit.fact)):
                 return hit.fact, hit.similarity
         return None
 
@@ -999,6 +1041,15 @@ def _unknown_origin(fact: Fact, why: str) -> Fact:
             "problem": why,
         }
     )
+
+
+def _less_trusted(fact: Fact) -> bool:
+    """A row a fact of a run that read only trusted sources is not merged into: rejected, or not
+    accepted and proposed from untrusted text or of unknown origin (a source other than a
+    submitter's own words)."""
+    if fact.status == "rejected":
+        return True
+    return fact.status != "accepted" and any(s != SUBMITTERS_WORDS for s in fact.derived_from)
 
 
 def _unproven_advice(fact: Fact) -> str:
