@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 from taskcrew.cli import app
 from taskcrew.jobs import JobOptions, Jobs
 from taskcrew.jobs.runner import StoreCheckpoints, StoreIntents
-from taskcrew.jobs.store import VOID
+from taskcrew.jobs.store import VOID, InvalidChange
 from taskcrew.tools.intents import IntentLog, SendOutcome
 
 runner = CliRunner()
@@ -121,8 +121,8 @@ def test_a_forged_record_stays_forged_whoever_writes_it_next(jobs: Jobs) -> None
     assert ended is not None and ended.record_trust == "forged"
     assert _raw(jobs, job.id)["record_sig"] == VOID
     assert jobs.get(job.id).outcome == "unsigned"
-    jobs.retry(job.id, by="ana")
-    jobs.cancel(job.id, by="ana")
+    with pytest.raises(InvalidChange, match="submit the task again"):  # no worker would run it (s43)
+        jobs.retry(job.id, by="ana")
     assert jobs.get(job.id).record_trust == "forged"
     # dropping the marker does not make it a record from before signing: its submission is edited
     _edit(jobs, job.id, lambda d: d.update(record_sig=None))

@@ -335,22 +335,31 @@ def test_every_write_signs_the_record_and_a_retired_key_voids_it(jobs: Jobs) -> 
     assert jobs.cancel(job.id, by="ana").record_trust == "signed"
     assert [j.record_trust for j in jobs.list()] == ["signed"]
     ring.rotate(retire_old=True)  # documented: voids every record, as every approval and audit entry
+    jobs.remark_keys(KeyRing(ring.path))  # as `approvals rotate-key --retire-old` does (``Jobs.check_keys``)
     jobs.keys = KeyRing(ring.path)
-    jobs.retry(job.id, by="ana")
+    with pytest.raises(InvalidChange, match="submit the task again"):  # no worker would run it
+        jobs.retry(job.id, by="ana")
     assert jobs.get(job.id).record_trust == "forged"  # and no write signs it again
 
 
 def test_a_job_submitted_with_another_approvals_key_is_not_run_and_says_why(
     jobs: Jobs, tmp_path: Path
 ) -> None:
-    """The CLI, the console and the workers must share one approvals folder: a job a CLI signed with a
-    key of its own is refused by the worker, which says how to fix it, and nothing of it runs."""
+    """The CLI, the console and the workers must share one approvals folder: a CLI with another one
+    is refused before it signs (``Jobs.check_keys``); a job a database writer signed with a key of
+    his own is refused by the worker, which says how to fix it, and nothing of it runs."""
     from taskcrew.approvals.audit import AuditLog
     from taskcrew.approvals.signing import KeyRing
     from taskcrew.jobs.runner import LegRunner
+    from taskcrew.jobs.store import WrongKeyRing
 
+    assert jobs.keys is not None  # the fleet's ring marks the job database on first use
     cli = Jobs.open(jobs.url)
     cli.keys = KeyRing(tmp_path / "elsewhere" / "operator.key")
+    with pytest.raises(WrongKeyRing, match="TASKCREW_APPROVALS_DIR"):
+        cli.submit("enter the Northwind bill", submitted_by="ana", enqueue=False)
+    assert not (tmp_path / "elsewhere" / "operator.key").exists()  # no key made
+    cli._ring_ok = cli.keys = KeyRing(tmp_path / "elsewhere" / "operator.key")  # a writer's own key
     job = cli.submit("enter the Northwind bill", submitted_by="ana", enqueue=False)
     assert cli.get(job.id).record_trust == "signed"  # its own key vouches for it
     assert LegRunner(jobs, None, "w1").run_leg(job.id, 0) == "failed"

@@ -58,9 +58,13 @@ def test_two_person_on_or_off_unquoted_is_what_was_written(tmp_path: Path, writt
     assert load_rules(_rules(tmp_path, "two_person: auto", f"two_person: {written}")).two_person == read
 
 
-def test_every_surface_refuses_to_decide_on_a_misspelt_rules_file(tmp_path: Path) -> None:
+def test_every_surface_refuses_to_decide_on_a_misspelt_rules_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The CLI an approver uses stops with the one line and exit 2, before anything is decided."""
     path = _rules(tmp_path, "two_person: auto", "two-person: 'on'")
+    monkeypatch.setenv("TASKCREW_HOME", str(tmp_path / "home"))  # the CLI's keys sign the job database
+    monkeypatch.delenv("TASKCREW_APPROVALS_DIR", raising=False)
     Jobs.open(f"sqlite:///{tmp_path / 'home' / 'jobs.sqlite3'}").submit("Pay BILL-0004", submitted_by="ana")
     env = {**os.environ, "TASKCREW_HOME": str(tmp_path / "home"), "TASKCREW_RISK_RULES": str(path)}
     done = subprocess.run(

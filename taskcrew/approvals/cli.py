@@ -239,7 +239,11 @@ def approvals_rotate_key(
     from taskcrew.approvals.signing import KeyRing
 
     ring = KeyRing.default()
+    jobs = _marked_jobs() if retire_old else None  # opened while the old keys still prove its mark
     new = ring.rotate(retire_old=retire_old)
+    if jobs is not None:  # the job database is signed with the new key from now on (``Jobs.check_keys``)
+        jobs.remark_keys(KeyRing.default())
+        jobs.close()
     note = (
         "earlier keys retired: earlier signatures no longer verify; pending approvals must be given "
         "again, and queued or waiting jobs submitted again"
@@ -247,6 +251,18 @@ def approvals_rotate_key(
         else "earlier keys still verify"
     )
     typer.echo(f"new signing key {new} in {ring.path} ({note})")
+
+
+def _marked_jobs() -> Any:
+    """The job database (``TASKCREW_JOBS_DB``, else the home's), if there is one this key ring signs."""
+    from taskcrew.jobs.store import Jobs, JobStoreError
+
+    try:
+        jobs = Jobs.open(create=False, make_folder=False)
+        jobs.check_keys(mark=True)
+        return jobs
+    except JobStoreError:
+        return None
 
 
 @approvals_app.command("audit")

@@ -1,6 +1,7 @@
 """The operator's signing key: decisions, submissions and the audit chain are signed with an HMAC
 key kept in a file under the taskcrew home (never in the job database), created on first use with
-mode 0600.
+mode 0600. A job database keeps the mark of the ring that signs it (``mark``): a process whose ring did
+not make it is refused before it makes a key (``Jobs.check_keys``).
 
     ring = KeyRing.default()          # TASKCREW_APPROVALS_DIR, else <TASKCREW_HOME>/approvals
     sig = ring.sign({"approval": "apr-1", "key": "…", "outcome": "approve"})
@@ -27,6 +28,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 ENV_DIR = "TASKCREW_APPROVALS_DIR"
 KEY_FILE = "operator.key"
+RING_MARK = {"taskcrew": "the approvals key ring of a job database"}  # what its mark signs (``KeyRing.mark``)
 
 
 class KeyError_(RuntimeError):
@@ -156,6 +158,18 @@ class KeyRing:
         the same (a rotation with ``--retire-old`` changes it)."""
         keys = canonical([[k.id, k.secret] for k in self._load()])
         return hashlib.sha256(keys).hexdigest()
+
+    def mark(self) -> str:
+        """This ring's mark, for a job database to keep (``Jobs.keys``): signed with its newest key, so
+        a later ring that still holds that key (a ``rotate-key`` without ``--retire-old``) is the same."""
+        return self.sign(RING_MARK)
+
+    def made(self, mark: str) -> bool:
+        """Whether ``mark`` is this ring's (or an earlier one's it still holds). Never makes a key: a
+        ring whose key file is missing made no mark."""
+        if self._keys is None and not self.path.exists():
+            return False
+        return self.verify(RING_MARK, mark)
 
     def mac(self, payload: Any, key_id: str | None = None) -> str:
         keys = self._load()

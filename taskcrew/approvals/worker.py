@@ -42,7 +42,7 @@ from datetime import datetime, timedelta
 from taskcrew.approvals.audit import AuditEntry
 from taskcrew.approvals.authority import Authority
 from taskcrew.jobs.models import Approval, Job
-from taskcrew.jobs.store import Jobs
+from taskcrew.jobs.store import Jobs, holds
 from taskcrew.tools.human import ApprovalDecision, ApprovalRequest, FieldValue
 
 DECIDED = ("approved", "rejected", "answered")
@@ -55,24 +55,29 @@ against it (``leg_refusal_of``): the watch loop's compare-and-set and its ``take
 one statement and one append apart."""
 
 
-def leg_refusal(authority: Authority, job_id: str, worker: str, leg: int) -> str | None:
+def leg_refusal(
+    authority: Authority, job_id: str, worker: str, leg: int, token: str | None = None
+) -> str | None:
     """Why ``job_id`` is no longer ``worker``'s to act for in ``leg`` (None: it is): cancelled,
-    finished, handed back, or taken over by another worker or a newer leg. The one rule for every
+    finished, handed back, or taken over by another worker or a newer leg, or claimed by another
+    start of the same worker id (``token``: this process's, ``jobs.store.holds``). The one rule for every
     runner's "may this leg still act?" — a worker's leg (``LegRunner``: its heartbeat, and the last
     check before a data-changing request leaves its browser, ``WorkerGate.sending``) and ``taskcrew
     run`` in the foreground (its leg, the same two) — always bound to a worker and a leg. The job
     and its leg are one row, read once: they are of one moment."""
     job, current = authority.jobs.get_on_leg(job_id)
-    return leg_refusal_of(authority, job, current, worker, leg)
+    return leg_refusal_of(authority, job, current, worker, leg, token)
 
 
-def leg_refusal_of(authority: Authority, job: Job, current: int, worker: str, leg: int) -> str | None:
+def leg_refusal_of(
+    authority: Authority, job: Job, current: int, worker: str, leg: int, token: str | None = None
+) -> str | None:
     """``leg_refusal`` judged on ``job`` and ``current``, its leg, as read together (by
     ``Jobs.get_on_leg``, or by the heartbeat: ``Jobs.heartbeat``), then by the signed audit log
     (``Authority.leg_over``; a batch child's, its batch's standing cancel too): a job row set back to
     an earlier signed version (a database writer replaying it) gives no leg back what a cancel, a
     retry or a takeover ended."""
-    if (moved := _row_refusal(job, current, worker, leg)) is not None:
+    if (moved := _row_refusal(job, current, worker, leg, token)) is not None:
         return moved
     # a batch's child acts no more once its batch's cancel ends it (``Authority.batch_cancel``: one
     # that stands, or one made after the child's generation was planned, a retry of the batch since
@@ -92,14 +97,20 @@ def leg_refusal_of(authority: Authority, job: Job, current: int, worker: str, le
         if time.monotonic() >= ends:
             break
         time.sleep(0.1)
-        if (moved := _row_refusal(*authority.jobs.get_on_leg(job.id), worker, leg)) is not None:
+        if (moved := _row_refusal(*authority.jobs.get_on_leg(job.id), worker, leg, token)) is not None:
             return moved
     return authority.leg_over(job.id, leg)
 
 
-def _row_refusal(job: Job, current: int, worker: str, leg: int) -> str | None:
-    """Why the job row (read with its leg, ``current``) no longer gives ``job`` to ``worker``'s ``leg``."""
-    if job.status != "running" or job.worker != worker or current != leg:
+def _row_refusal(job: Job, current: int, worker: str, leg: int, token: str | None = None) -> str | None:
+    """Why the job row (read with its leg, ``current``) no longer gives ``job`` to ``worker``'s ``leg``
+    (in the worker start ``token``, given)."""
+    if not holds(job, worker, token) or current != leg:
+        if job.status == "running" and job.worker == worker and current == leg:
+            return (
+                f"job {job.id} is no longer this process's: another start of worker {worker} runs leg "
+                f"{leg} ({job.worker_token})"
+            )
         by = f" by {job.cancelled_by}" if job.status == "cancelled" and job.cancelled_by else ""
         return f"job {job.id} is no longer this leg's ({job.status}{by}, leg {current} on {job.worker})"
     return None
@@ -120,8 +131,9 @@ class WorkerGate:
         )
         self._taken: list[str] = []  # answers handed to this leg's run, not yet spent (``spend``)
         self._lock = threading.Lock()
-        self.holder: tuple[str, int] | None = None  # (worker id, leg) it sends for: set by LegRunner
-        self._pinned: tuple[str, int] | None = None  # unbound: the leg that held the job at its first check
+        # (worker id, leg, worker start token or None) it sends for: set by LegRunner
+        self.holder: tuple[str, int, str | None] | None = None
+        self._pinned: tuple[str, int, str | None] | None = None  # unbound: the leg that held the job first
 
     @property
     def jobs(self) -> Jobs:
@@ -341,7 +353,7 @@ class WorkerGate:
         if holder is None:
             if job.status != "running" or job.worker is None:
                 return leg_refusal_of(self.authority, job, current, job.worker or "", current)
-            holder = self._pinned = (job.worker, current)
+            holder = self._pinned = (job.worker, current, job.worker_token)
         return leg_refusal_of(self.authority, job, current, *holder)
 
     def _stop_if_gone(self) -> None:

@@ -135,6 +135,11 @@ class Job(BaseModel):
     finished_at: datetime | None = None
     attempts: int = 0
     worker: str | None = Field(default=None, description="the worker that runs or last ran it")
+    worker_token: str | None = Field(
+        default=None,
+        description="the worker start that runs or last ran it (``jobs.identity``: host/pid/nonce): the "
+        "one process its leg's writes, heartbeat and sends are bound to",
+    )
     heartbeat_at: datetime | None = None
     run_dir: str | None = None
     run_seal: RunSeal | None = Field(

@@ -68,18 +68,22 @@ class StoreCheckpoints:
         hand_back: Callable[[], bool] | None = None,
         leg: int | None = None,
         gate: WorkerGate | None = None,
+        token: str | None = None,
+        lost: Callable[[], str | None] | None = None,
     ) -> None:
         self.jobs, self.job_id, self.worker_id, self.hand_back = jobs, job_id, worker_id, hand_back
-        self.gate = gate
+        self.gate, self.token, self.lost = gate, token, lost
         self.leg = leg if leg is not None else jobs.leg(job_id)  # the leg this run is
 
     def load(self) -> dict[str, Any] | None:
         return self.jobs.checkpoint(self.job_id)
 
     def save(self, stage: str, state: dict[str, Any]) -> None:
+        if self.lost is not None and (why := self.lost()) is not None:  # this process holds no id
+            raise Stopped(f"{why}; this leg stops before its {stage} checkpoint")
         spent = self.gate.unspent() if self.gate is not None else []
         if not self.jobs.save_checkpoint(
-            self.job_id, state, leg=self.leg, worker=self.worker_id, spent=spent
+            self.job_id, state, leg=self.leg, worker=self.worker_id, spent=spent, token=self.token
         ):
             raise lost(self.jobs, self.job_id, self.leg)
         if self.gate is not None:
@@ -102,12 +106,29 @@ class LegRunner:
     # while its newer leg starts here: each is its own)
     held: dict[tuple[str, int], bool] = field(default_factory=dict)
     policies: dict[tuple[str, int], Any] = field(default_factory=dict)  # (job, leg) -> its browser policy
+    # this start of the worker (``jobs.identity.IdHolder``): its token, whether its id's row still
+    # names it, and whether another start's token still lives; None: not bound to a start (tests)
+    token: str | None = None
+    still_holds: Callable[[], bool] | None = None
+    token_alive: Callable[[str, Any], bool] | None = None
+    lost: str | None = None  # why this process holds no worker id any more (``lose_id``)
+    halts: dict[tuple[str, int], LegHalt] = field(default_factory=dict)  # (job, leg) -> its halt
 
     def running_here(self) -> list[str]:
         return list(dict.fromkeys(job_id for (job_id, _), started in list(self.held.items()) if started))
 
     def holds(self, job_id: str) -> bool:
         return any(held == job_id for held, _ in list(self.held))
+
+    def lose_id(self, why: str) -> None:
+        """Another process holds this worker's id now (``IdHolder.beat``): every leg of this process
+        halts at once (model calls stop, its browser sends nothing more) and stops at its next
+        checkpoint before writing it; the caller stops the worker."""
+        self.lost = why
+        for halt in list(self.halts.values()):
+            halt.set(why)
+        for policy in list(self.policies.values()):
+            policy.halted = why
 
     def hand_back_all(self, why: str) -> list[str]:
         """Give every leg this process holds back to the queue (the worker stops now). A leg still
@@ -117,7 +138,7 @@ class LegRunner:
         given = []
         for job_id, leg in list(self.held):
             with suppress(Exception):
-                if self.jobs.hand_back(job_id, leg, self.worker_id, why) is not None:
+                if self.jobs.hand_back(job_id, leg, self.worker_id, why, token=self.token) is not None:
                     given.append(job_id)
         self.exiting.set()
         return given
@@ -133,7 +154,13 @@ class LegRunner:
                 # by hand_back_all, or here when dequeued after it ran (else the job stays queued on
                 # a leg that DBOS records as done, and no worker ever runs it); a no-op when given
                 why = "the worker stopped before the leg started"
-                self.jobs.hand_back(job_id, leg, self.worker_id, why, leg_ends=True)
+                self.jobs.hand_back(job_id, leg, self.worker_id, why, leg_ends=True, token=self.token)
+                return "handed_back"
+            if self.lost is None and self.still_holds is not None and not self.still_holds():
+                self.lose_id(f"worker id {self.worker_id} is held by another process now")
+            if self.lost is not None:  # dequeued by a process that holds no id: back on the queue
+                why = f"{self.lost}; the leg never started here"
+                self.jobs.hand_back(job_id, leg, self.worker_id, why, leg_ends=True, token=self.token)
                 return "handed_back"
             return self._claim_and_run(job_id, leg)
         finally:
@@ -147,12 +174,24 @@ class LegRunner:
         job = self.jobs.get(job_id)
         if job.record_trust != "signed":
             return self._refuse_forged(job, leg)
+        held_by = job.worker_token if job.status == "running" else None  # a recovered leg (DBOS)
+        if held_by is not None and held_by != self.token and self._alive(held_by, job):
+            log.warning(
+                "job %s: leg %s is running in another start of worker %s (%s); not claimed here",
+                job_id,
+                leg,
+                job.worker,
+                held_by,
+            )
+            return "running_elsewhere"
         claimed = self.jobs.mark(
             job_id,
             "running",
             only_if=("queued", "running"),
             leg=leg,  # handed back or taken over meanwhile: the newer leg runs it, not this one
             worker=self.worker_id,
+            worker_token=self.token,
+            if_token=held_by,  # still that start's (judged gone) as it is claimed, else not claimed
             started_at=job.started_at or utcnow(),
             beat=True,
             attempts=job.attempts + 1,
@@ -161,6 +200,8 @@ class LegRunner:
         if claimed is None:
             return job.status  # cancelled or finished meanwhile
         self.held[(job_id, leg)] = True
+        if self.lost is not None:  # lost its id while claiming: the job goes back on the queue
+            return self._handed_back(job_id, leg, HandBack(self.lost))
         try:  # the rules this worker judges by (a risk rules file that cannot be read: the job fails)
             authority = Authority(self.jobs)
         except Exception as exc:
@@ -169,6 +210,7 @@ class LegRunner:
             log.warning("job %s: leg %s does not run: %s", job_id, leg, settled)  # (the signed log ended it)
             return "stopped"
         stop, halt = threading.Event(), LegHalt()
+        self.halts[(job_id, leg)] = halt
         beat = threading.Thread(target=self._beat, args=(job_id, leg, stop, halt, authority), daemon=True)
         beat.start()
         try:
@@ -179,6 +221,13 @@ class LegRunner:
             return self._run(claimed, leg, halt, authority)
         finally:
             stop.set()
+            self.halts.pop((job_id, leg), None)
+
+    def _alive(self, token: str, job: Job) -> bool:
+        """Whether the worker start ``token`` (another than this one) may still run ``job``."""
+        if self.token_alive is None:
+            return False
+        return self.token_alive(token, job.heartbeat_at or job.started_at)
 
     def _stopped(self, authority: Authority, job_id: str, leg: int) -> str:
         """The leg stopped: its job is no longer its own. When only the signed audit log says so (an
@@ -191,7 +240,14 @@ class LegRunner:
 
     def _checkpoints(self, job_id: str, leg: int, gate: WorkerGate | None = None) -> StoreCheckpoints:
         return StoreCheckpoints(
-            self.jobs, job_id, self.worker_id, hand_back=self.draining.is_set, leg=leg, gate=gate
+            self.jobs,
+            job_id,
+            self.worker_id,
+            hand_back=self.draining.is_set,
+            leg=leg,
+            gate=gate,
+            token=self.token,
+            lost=lambda: self.lost,
         )
 
     def _refuse_forged(self, job: Job, leg: int) -> str:
@@ -229,7 +285,7 @@ class LegRunner:
         return "failed"
 
     def _handed_back(self, job_id: str, leg: int, why: HandBack) -> str:
-        self.jobs.hand_back(job_id, leg, self.worker_id, str(why), leg_ends=True)
+        self.jobs.hand_back(job_id, leg, self.worker_id, str(why), leg_ends=True, token=self.token)
         return "handed_back"
 
     def _fail(self, job_id: str, leg: int, why: str) -> str:
@@ -286,7 +342,7 @@ class LegRunner:
             res.wrap_model = self._shared_backoff
             res.check_stop = lambda: _raise_if(halt, job.id)
             gate = human.gate  # bound to this leg: it asks (parks) and sends only while the leg holds the job
-            gate.holder = (self.worker_id, leg)  # still this leg's job? exactly this approved?
+            gate.holder = (self.worker_id, leg, self.token)  # still this leg's job? exactly this approved?
             if res.browser is not None:
                 from taskcrew.tools.intents import IntentLog
 
@@ -343,7 +399,9 @@ class LegRunner:
         """The leg's run folder, made: kept (``made``) and named in the job's record, only while the
         leg still runs its job; else the leg stops here (``Stopped``), before its run begins."""
         made.append(path)
-        if not self.jobs.note_run_dir(job_id, str(path.resolve()), leg=leg, worker=self.worker_id):
+        if not self.jobs.note_run_dir(
+            job_id, str(path.resolve()), leg=leg, worker=self.worker_id, token=self.token
+        ):
             raise lost(self.jobs, job_id, leg)
 
     def _fan_out(self, job: Job, leg: int, authority: Authority) -> str:
@@ -419,6 +477,7 @@ class LegRunner:
                 leg=leg,
                 worker=self.worker_id,
                 answer=planned.answer(),
+                token=self.token,
             )
         except HandBack as why:
             return self._handed_back(job.id, leg, why)
@@ -464,8 +523,8 @@ class LegRunner:
         more (the newer leg may be sending)."""
         while not stop.wait(self.heartbeat_s):
             try:  # judged on the row the beat read (one read of the job a beat), then the signed log
-                beat = self.jobs.heartbeat(job_id, self.worker_id)
-                gone = leg_refusal_of(authority, *beat, self.worker_id, leg)
+                beat = self.jobs.heartbeat(job_id, self.worker_id, self.token)
+                gone = self.lost or leg_refusal_of(authority, *beat, self.worker_id, leg, self.token)
             except Exception:  # a database hiccup: the next beat tries again
                 continue
             if gone is not None:

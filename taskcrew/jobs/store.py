@@ -78,6 +78,10 @@ class NoJobDatabase(JobStoreError):
     """There is no job database at the URL, and the command may not create one."""
 
 
+class WrongKeyRing(JobStoreError):
+    """This process's approvals key ring is not the one the job database's records are signed with."""
+
+
 class UnknownJob(LookupError):
     pass
 
@@ -201,6 +205,12 @@ CK = sa.Table(
     sa.Column("job_id", sa.String(40), primary_key=True),
     sa.Column("doc", sa.Text, nullable=False),
 )
+RING = sa.Table(  # the mark of the approvals key ring that signs this job database (``Jobs.keys``)
+    "taskcrew_key_ring",
+    meta,
+    sa.Column("name", sa.String(20), primary_key=True),
+    sa.Column("mark", sa.Text, nullable=False),
+)
 BACKOFF = sa.Table(  # a model's shared 429 pause (taskcrew.jobs.backoff)
     "taskcrew_model_backoff",
     meta,
@@ -228,9 +238,27 @@ def cancel_refusal(job: Job) -> str | None:
     )
 
 
+def holds(job: Job, worker: str | None, token: str | None = None) -> bool:
+    """Whether ``job`` runs on ``worker`` (None: whoever) and, given ``token``, in that very worker
+    start (``jobs.identity.IdHolder.token``: a process, not only its worker id): the one rule for a
+    leg's claim, heartbeat, writes, hand-back and sends (``approvals.worker.leg_refusal``)."""
+    return (
+        job.status == "running"
+        and (worker is None or job.worker == worker)
+        and (token is None or job.worker_token == token)
+    )
+
+
 def retry_refusal(job: Job, now: datetime) -> str | None:
     """Why ``job`` cannot be retried (None: it can), judged at ``now`` (the database's clock): the
-    one rule for ``Jobs.retry`` and for the approvals authority (``Authority.act_on_job``)."""
+    one rule for ``Jobs.retry`` and for the approvals authority (``Authority.act_on_job``). A record
+    taskcrew did not sign (``record_trust`` forged or legacy) is never put back: every worker refuses
+    it (``LegRunner._refuse_forged``). A superseded one is signed: its retry is judged on its state."""
+    if job.record_trust in ("forged", "legacy"):
+        return (
+            f"job {job.id}'s record is not signed by taskcrew ({job.record_trust}): no worker runs it; "
+            "submit the task again"
+        )
     if job.status in RETRYABLE or is_orphaned(job, now):
         return None
     return (
@@ -317,19 +345,102 @@ class Jobs:
         # (``Authority.settle``: a standing cancel ends it cancelled, its children too; None: nothing)
         self.on_batch_settle: Callable[[str, int, str], str | None] | None = None
         self._keys: Any = None  # approvals.signing.KeyRing: signs submissions, parked requests, decisions
+        self._ring_ok: Any = None  # the ring found to be this job database's (``keys``)
         self.created = False  # ``open`` created this job database (the caller says so, once)
 
     @property
     def keys(self) -> Any:
+        """The approvals key ring (``KeyRing.default()`` unless one was set), only once found to be this
+        job database's (``check_keys``)."""
         if self._keys is None:
             from taskcrew.approvals.signing import KeyRing
 
             self._keys = KeyRing.default()
+        if self._ring_ok is not self._keys:
+            self.check_keys(self._keys, mark=True)
         return self._keys
 
     @keys.setter
     def keys(self, ring: Any) -> None:
         self._keys = ring
+
+    def check_keys(self, ring: Any = None, *, mark: bool = False) -> None:
+        """The one rule for which approvals key ring signs and reads this job database: the one whose
+        mark it keeps, recorded by the first process that used a ring on it (``mark``: now, if none is
+        kept, when the records it holds check out with ``ring``). A process with another ring
+        (another approvals folder: another account's home, a unit without TASKCREW_APPROVALS_DIR)
+        would read every record as forged and sign what it writes with a key no one else has: it is
+        refused (``WrongKeyRing``) before it reads, signs or makes a key. Every process checks at start
+        (``open``) and again for every ring it is given (``keys``)."""
+        from taskcrew.approvals.signing import ENV_DIR, KeyRing
+
+        ring = ring or self._keys or KeyRing.default()
+        for _ in range(3):
+            with self._tx() as conn:
+                row = conn.execute(sa.select(RING.c.mark).where(RING.c.name == "ring")).first()
+            if row is not None:
+                if not ring.made(str(row[0])):
+                    folder = ring.path.parent
+                    had = (
+                        "holds another key"
+                        if ring.path.exists()
+                        else f"has no {ring.path.name} (none was made)"
+                    )
+                    raise WrongKeyRing(
+                        f"the approvals folder {folder} {had}: the job database {_safe(self.url)} is signed "
+                        f"with another one, whose records this process would read as forged. Set {ENV_DIR} "
+                        "to the approvals folder the workers, the console and the CLI share (or run as the "
+                        "account whose home holds it), then start again"
+                    )
+                self._ring_ok = ring
+                return
+            if not mark:
+                return
+            with self._tx() as conn:
+                rows = conn.execute(
+                    sa.select(J.c.id, J.c.doc, J.c.leg).order_by(J.c.submitted_at.desc()).limit(50)
+                ).all()
+            if rows and not self._vouches(ring, rows):
+                raise WrongKeyRing(
+                    f"the approvals key ring {ring.path} signed none of the newest records of the job "
+                    f"database {_safe(self.url)}: set {ENV_DIR} to the approvals folder the workers, "
+                    "the console and the CLI share (or run as the account whose home holds it), then "
+                    "start again"
+                )
+            try:
+                with self.engine.begin() as conn:
+                    conn.execute(RING.insert().values(name="ring", mark=ring.mark()))
+            except IntegrityError:
+                continue  # another process marked it just now: checked against that mark
+            self._ring_ok = ring
+            return
+        raise JobStoreError(f"the job database {_safe(self.url)}'s key ring mark keeps changing; try again")
+
+    def remark_keys(self, ring: Any) -> None:
+        """``ring`` signs this job database from now on, its mark replacing the one kept: only after
+        ``taskcrew approvals rotate-key --retire-old`` (the keys that made the mark are gone)."""
+        with self._tx() as conn:
+            if not conn.execute(RING.update().where(RING.c.name == "ring").values(mark=ring.mark())).rowcount:
+                conn.execute(RING.insert().values(name="ring", mark=ring.mark()))
+        self._ring_ok = None
+
+    def _vouches(self, ring: Any, rows: Sequence[Any]) -> bool:
+        """Whether ``ring`` signed any of these job rows (id, doc, leg). Makes no key."""
+        if not ring.path.exists():
+            return False
+        was, self._ring_ok = self._ring_ok, ring
+        try:
+            for row_id, doc, leg in rows:
+                with suppress(ValueError):
+                    data = json.loads(str(doc))
+                    if self._trust(data, Job.model_validate(data), str(row_id), int(leg)) in (
+                        "signed",
+                        "legacy",
+                    ):
+                        return True
+            return False
+        finally:
+            self._ring_ok = was
 
     @classmethod
     def open(cls, url: str | None = None, *, create: bool = True, make_folder: bool = True) -> Jobs:
@@ -389,6 +500,7 @@ class Jobs:
             ) from exc
         jobs = cls(engine, url)
         jobs.created = new
+        jobs.check_keys()  # a process with another approvals folder stops here, before it reads or signs
         from taskcrew.jobs import engine as job_engine
 
         enqueuer = job_engine.Enqueuer(url)
@@ -786,6 +898,7 @@ class Jobs:
         leg: int,
         worker: str,
         answer: str,
+        token: str | None = None,
     ) -> Job | None:
         """Submit a batch's children and set the batch ``waiting`` for them, in one transaction, only
         while the batch still runs on ``leg`` held by ``worker``: cancelled, taken over or handed back
@@ -809,7 +922,7 @@ class Jobs:
             waiting += f"; {len(fanned.refused)} item(s) refused (the answer says why)"
 
         def change(job: Job) -> None:
-            if job.status != "running" or job.worker != worker:
+            if not holds(job, worker, token):
                 raise InvalidChange(f"job {batch_id} is {job.status} on {job.worker}")
             job.status, job.reason, job.answer, job.fan_out = "waiting", waiting, answer, fanned
 
@@ -1124,7 +1237,14 @@ class Jobs:
         )
 
     def hand_back(
-        self, job_id: str, leg: int, worker: str, why: str, *, leg_ends: bool = False
+        self,
+        job_id: str,
+        leg: int,
+        worker: str,
+        why: str,
+        *,
+        leg_ends: bool = False,
+        token: str | None = None,
     ) -> Job | None:
         """A stopping worker gives leg ``leg`` back unfinished (claimed by it, or dequeued but not yet
         started): a new leg on the queue resumes from the last checkpoint on the next worker. None
@@ -1133,7 +1253,7 @@ class Jobs:
         return self._requeue(
             job_id,
             leg,
-            lambda job: job.status == "queued" or (job.status == "running" and job.worker == worker),
+            lambda job: job.status == "queued" or holds(job, worker, token),
             ("handed_back", f"by {worker}: {why}", None),
             cancel_old=not leg_ends,
         )
@@ -1245,6 +1365,7 @@ class Jobs:
         only_if: tuple[JobStatus, ...],
         leg: int | None = None,
         beat: bool = False,
+        if_token: str | None = None,
         **fields: Any,
     ) -> tuple[Job, int] | None:
         """``mark``, and the leg the change was made on, read in its own transaction (None: nothing
@@ -1256,6 +1377,8 @@ class Jobs:
         def change(job: Job) -> None:
             if job.status not in only_if:
                 raise InvalidChange(job.status)
+            if if_token is not None and job.status == "running" and job.worker_token != if_token:
+                raise InvalidChange(f"running in {job.worker_token}")  # claimed by another start meanwhile
             job.status = status
             for name, value in fields.items():
                 setattr(job, name, value)
@@ -1312,7 +1435,7 @@ class Jobs:
         on_finish(done, on)
         return done
 
-    def heartbeat(self, job_id: str, worker: str) -> tuple[Job, int]:
+    def heartbeat(self, job_id: str, worker: str, token: str | None = None) -> tuple[Job, int]:
         """The worker running the job is alive (no history line: it would only be noise). The beat is
         the database's clock, not this process's (``db_now``). Returns the job and its leg as the
         beat read them (written or not: the job no longer ``worker``'s running one), so the beating
@@ -1321,7 +1444,7 @@ class Jobs:
         seen: list[tuple[Job, int]] = []
 
         def change(job: Job) -> None:
-            if job.status != "running" or job.worker != worker:
+            if not holds(job, worker, token):
                 raise InvalidChange(job.status)
             # a beat always changes it: ``take_over`` compares it with the one judged stale
             job.heartbeat_at = now if now != job.heartbeat_at else now + timedelta(microseconds=1)
@@ -1330,7 +1453,9 @@ class Jobs:
             self._update(job_id, change, event=None, seen=lambda job, leg: seen.append((job, leg)))
         return seen[-1]
 
-    def note_run_dir(self, job_id: str, run_dir: str, *, leg: int, worker: str | None = None) -> bool:
+    def note_run_dir(
+        self, job_id: str, run_dir: str, *, leg: int, worker: str | None = None, token: str | None = None
+    ) -> bool:
         """The run folder of leg ``leg``, recorded as soon as it is created (so a waiting job's
         approval can show its run's plan and trace): only while the job runs that leg (held by
         ``worker``, given), checked in the write's own transaction, as every leg's write. False, and
@@ -1338,7 +1463,7 @@ class Jobs:
         leg never names its folder over the record of the leg that holds or ended the job)."""
 
         def change(job: Job) -> None:
-            if job.status != "running" or (worker is not None and job.worker != worker):
+            if not holds(job, worker, token):
                 raise InvalidChange(f"{job.status} on {job.worker}")
             job.run_dir = run_dir
             job.run_seal = None  # an earlier leg's folder's seal: this leg's is made as it ends or parks
@@ -1477,6 +1602,7 @@ class Jobs:
         leg: int | None = None,
         worker: str | None = None,
         spent: Sequence[str] = (),
+        token: str | None = None,
     ) -> bool:
         """Save the run's state; given ``leg`` (and ``worker``), only while the job runs that leg
         (held by that worker), checked in the same transaction as the write: a leg that lost the job
@@ -1498,7 +1624,7 @@ class Jobs:
                 if row is None or int(row[1]) != leg:
                     return False
                 job = Job.model_validate_json(str(row[0]))
-                if job.status != "running" or (worker and job.worker != worker):
+                if not holds(job, worker or None, token):
                     return False
             if conn.execute(CK.update().where(CK.c.job_id == job_id).values(doc=raw)).rowcount == 0:
                 conn.execute(CK.insert().values(job_id=job_id, doc=raw))
@@ -1566,6 +1692,7 @@ class Jobs:
         itself), a seal made as it parked kept at its ending. A leg still
         writing its folder when another ends its job (a cancel) seals it again once its run is
         over (``seal_run``)."""
+        self.keys  # noqa: B018 - the ring checked (and the database marked) before the write begins
         for _ in range(20):
             with self._tx() as conn:
                 row = conn.execute(sa.select(J.c.doc, J.c.leg).where(J.c.id == job_id)).first()
@@ -1581,6 +1708,7 @@ class Jobs:
                 data = json.loads(old_doc)
                 job = Job.model_validate(data)
                 trust = self._trust(data, job, job_id, current)  # before ``change`` alters ``job``
+                job.record_trust = trust  # as ``change`` judges it (``retry_refusal``)
                 was = job.status
                 change(job)
                 parks, ends = job.status == "waiting" != was, job.status in ENDED and was not in ENDED

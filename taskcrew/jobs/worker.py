@@ -109,7 +109,14 @@ def serve(
     holder.claim()  # WorkerIdInUse: a live process has this id
     with Workplace(place_settings, AutoApproveHuman()) as place:
         runner = LegRunner(
-            jobs, place, settings.worker_id, scripted=settings.scripted, approval_ttl=settings.approval_ttl
+            jobs,
+            place,
+            settings.worker_id,
+            scripted=settings.scripted,
+            approval_ttl=settings.approval_ttl,
+            token=holder.token,  # its legs are bound to this start of the worker, not to its id alone
+            still_holds=holder.holds,
+            token_alive=holder.token_alive,
         )
         runner.draining = stop
         _Current.runner = runner
@@ -146,7 +153,9 @@ def serve(
                 reclaim_dequeued(jobs, holder)
                 enqueue_stranded(jobs, stranded, settings.stranded_after_s)
                 resume_decided(jobs, decided, settings.stranded_after_s)
-                holder.beat()
+                if not holder.beat() or runner.lost is not None:
+                    lose_id(runner, settings, stop)
+                    break
             _drain(runner, settings, stop_now, holder)
         finally:
             abandoned = runner.running_here()
@@ -160,6 +169,20 @@ def serve(
             _Current.runner = None
             holder.release()
             jobs.close()
+
+
+def lose_id(runner: LegRunner, settings: WorkerSettings, stop: threading.Event) -> None:
+    """This process's start no longer holds its worker id (another process took it while this one
+    stalled past ``stale_after_s``, or its row was deleted): every leg it runs halts now and stops at
+    its next checkpoint before writing it (``LegRunner.lose_id``), and the worker stops; its legs'
+    jobs, still bound to this start, are handed back as it ends (the others' are not its own)."""
+    why = runner.lost or (
+        f"worker id {settings.worker_id} is held by another process now (this one stalled past "
+        f"{settings.stale_after_s:g} s, or its row was removed)"
+    )
+    runner.lose_id(why)
+    log.error("worker %s: %s; its legs stop and the worker stops", settings.worker_id, why)
+    stop.set()
 
 
 def _drain(runner: LegRunner, settings: WorkerSettings, stop_now: threading.Event, holder: IdHolder) -> None:
