@@ -3,9 +3,9 @@ value only when code finds it on that line (``tools.documents.provenance.shows_v
 amounts and dates with ``tools.ap``). Honest documents wrote them in ways that were not traced, were
 read as a credit, or were refused:
 
-1. an amount in brackets in prose ("invoice NW-40917 (412.50 USD)") was read as negative: brackets are
-   the accounting minus only around the number alone (``ap.NEGATIVE_IN_BRACKETS``, one rule for
-   parse_amount, the OCR'd lines and the trace);
+1. an amount in brackets in prose ("(invoice NW-40917: 412.50 USD)") was read as negative: brackets are
+   the accounting minus only around the amount alone, with its currency (``ap.NEGATIVE_IN_BRACKETS``,
+   one rule for parse_amount, the OCR'd lines and the trace; s43: the currency before or after);
 2. typographic forms: "CHF 1’329.63", dot leaders, "1.234,- €", a two-digit year "28.10.26";
 3. currencies: "A$", "CA$", "HK$", "R$", "₪", RON, TRY … (and "A$ 1,234.50" was traced as USD);
 4. due-date phrasings: "bis zum …", "Payment deadline: …", "Vervaldatum: …", "À régler avant le …",
@@ -64,18 +64,23 @@ def test_an_amount_in_brackets_in_an_email_sentence_is_traced_not_called_a_credi
     msg["Subject"] = "Invoice NW-40917"
     msg["Date"] = "Mon, 12 Oct 2026 09:00:00 +0000"
     msg.set_content(
-        "Dear Acme,\n\nplease find attached invoice NW-40917 (412.50 USD), due 2026-11-12.\n"
-        "After the early-payment discount the amount is (832,05 \u20ac).\n\nKind regards"
+        "Dear Acme,\n\nplease find attached (invoice NW-40917: 412.50 USD), due 2026-11-12.\n"
+        "The amount is 832,05 \u20ac (after the early-payment discount).\n"
+        "Our credit note CN-88 is for (19,90 USD).\n\nKind regards"
     )
     (tmp_path / "mail.eml").write_bytes(bytes(msg))
     files = SandboxFiles(tmp_path)
     for quote, value in [
-        ("please find attached invoice NW-40917 (412.50 USD), due 2026-11-12.", "412.50"),
-        ("After the early-payment discount the amount is (832,05 \u20ac).", "832.05"),
+        ("please find attached (invoice NW-40917: 412.50 USD), due 2026-11-12.", "412.50"),
+        ("The amount is 832,05 \u20ac (after the early-payment discount).", "832.05"),
     ]:
         origin, said = _origin(files, "mail.eml", quote, value)
         assert origin.startswith("mail.eml, line") and "minus" not in origin, origin
         assert "no line it cited" not in said, said
+    # brackets around the amount and its currency alone are the accounting minus, wherever the
+    # currency stands (s43: "(1.234,50 \u20ac)" on a European credit note)
+    origin, _ = _origin(files, "mail.eml", "Our credit note CN-88 is for (19,90 USD).", "19.90")
+    assert "minus sign" in origin, origin
 
 
 @pytest.mark.parametrize(
@@ -87,8 +92,8 @@ def test_an_amount_in_brackets_in_an_email_sentence_is_traced_not_called_a_credi
         ("USD (615.00)", True),
         ("(615.00) USD", True),
         ("(1,234,567)", True),  # grouped thousands, no cents
-        ("(615.00 USD)", False),  # an amount set off in prose
-        ("(832,05 \u20ac)", False),
+        ("(615.00 USD)", True),  # the currency after the number, inside: a credit too (s43)
+        ("(832,05 \u20ac)", True),
         ("(4471)", False),  # a reference's number, as the OCR'd lines always read it
     ],
 )

@@ -44,7 +44,7 @@ class Field:
         "TOTAL \u20121,234.50 USD",  # a figure dash
         "TOTAL \ufe631,234.50 USD",  # a small hyphen-minus (NFKC)
         "TOTAL 1,234.50- USD",  # a trailing minus
-        "TOTAL - 1,234.50 USD",  # a minus set off by a space
+        "- 1,234.50 USD",  # a minus set off by a space, no label before it ("TOTAL - 1,234.50": a separator)
         "TOTAL (1,234.50) USD",
     ],
 )

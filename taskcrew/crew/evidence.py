@@ -68,6 +68,7 @@ The reason names each criterion that failed and why.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import re
 import unicodedata
@@ -78,7 +79,16 @@ from urllib.parse import unquote, unquote_plus, urlsplit
 from taskcrew.approvals.visible import visible
 from taskcrew.crew.citations import about_system_state, is_web, lines_with, quoted, quotes_unseen
 from taskcrew.crew.models import CriterionCheck, Plan, Verdict
-from taskcrew.tools.ap import ISO_CURRENCIES, WORD_CODES
+from taskcrew.tools.ap import (
+    ISO_CURRENCIES,
+    MONTH_PATTERN,
+    MONTHS,
+    SIGN_CURRENCY,
+    WORD_CODES,
+    APInputError,
+    parse_date,
+    signs_pattern,
+)
 
 MODELS_WORD = "[not checked by code: the verifier's word]"
 REJECTED = "[rejected: "
@@ -2470,32 +2480,18 @@ SENT_HEAD = "Data-changing submissions sent:"  # its line counting the sends (Fa
 
 # ---- values: identifiers, amounts and dates, normalised ----------------------------------------
 
-_MONTHS = {
-    m: i
-    for i, names in enumerate(
-        [
-            ("jan", "january"),
-            ("feb", "february"),
-            ("mar", "march"),
-            ("apr", "april"),
-            ("may",),
-            ("jun", "june"),
-            ("jul", "july"),
-            ("aug", "august"),
-            ("sep", "sept", "september"),
-            ("oct", "october"),
-            ("nov", "november"),
-            ("dec", "december"),
-        ],
-        1,
-    )
-    for m in names
-}
-_MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+# the month names of every locale the invoice reader knows (``ap.MONTH_NAMES``: one table for both)
+_MONTHS = MONTHS
+_MONTH = rf"({MONTH_PATTERN})"
 _ISO = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b|(?<![\w/])(\d{4})/(\d{1,2})/(\d{1,2})(?![\w/])")
-_DMY = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\.?\s+{_MONTH}\.?,?\s+(\d{{4}})\b", re.IGNORECASE)
+_DMY = re.compile(
+    rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\.?\s+(?:de\s+)?{_MONTH}\.?,?\s+(?:del?\s+)?(\d{{4}})\b", re.IGNORECASE
+)
+_CJK = re.compile(r"(\d{4})\s*[年년]\s*(\d{1,2})\s*[月월]\s*(\d{1,2})\s*[日일]")  # 2026年12月13日
 _MDY = re.compile(rf"\b{_MONTH}\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.IGNORECASE)
-_DOTTED = re.compile(r"(?<![\w.])(\d{1,2})\.(\d{1,2})\.(\d{4})(?!\w|\.\d)")  # 07.10.2026: day first
+# 07.10.2026, 15.01.27: day first, read by the invoice reader (``ap.parse_date``: one rule for both)
+_DOTTED = re.compile(r"(?<![\w.])(?:\d{1,2}\.\d{1,2}\.\d{4}|\d\d\.\d\d\.\d\d)(?!\w|\.\d)")
+_YEAR_FIRST = re.compile(r"(?<![\w.])\d{4}\.\d{1,2}\.\d{1,2}(?!\w|\.\d)")  # 2027.01.15
 _NUMERIC = re.compile(r"(?<![\w/])(\d{1,2})/(\d{1,2})/(\d{4})(?![\w/])")  # 10/07/2026: day or month first
 _ID = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:[-_/][A-Za-z0-9]+)*[-_/]?\d[A-Za-z0-9]*(?:[-_/][A-Za-z0-9]+)*\b")
 _NUMBER = re.compile(
@@ -2567,9 +2563,10 @@ def plain(text: str) -> str:
 
 CURRENCY_MARK = "¤"  # a currency as a value: "¤USD" (no lowercase letter: never taken for an identifier)
 STATUS_MARK = "§"  # a record's status as a value: "§PAID" (upper case: never taken for an identifier)
-_SYMBOLS = {"€": "EUR", "£": "GBP", "US$": "USD"}  # a bare "$" may be any dollar: not a value
 _CODES = "|".join(sorted(ISO_CURRENCIES - WORD_CODES))  # the invoice reader's codes (tools.ap), no word
-_CURRENCY = re.compile(rf"(?<![\w$/-])(?:{_CODES})(?![\w$/-])|US\$|[€£]")
+# and its signs that name one currency ("€", "R$", "zł", "RM 1,234.50"; a bare "$" may be any dollar:
+# not a value), from the one table (``ap.SIGN_CURRENCY``)
+_CURRENCY = re.compile(rf"(?<![\w$/-])(?:{_CODES})(?![\w$/-])|{signs_pattern(one_currency=True)}")
 # a currency code against its amount, before or after it: "USD2310.00", "EUR2,310.00", "2310.00EUR"
 _GLUED_BEFORE = re.compile(rf"(?<![\w$/-])({_CODES})(?=\d+(?:[.,']\d+)*(?![\w/-]))")
 _GLUED_AFTER = re.compile(rf"(?<![\w.,/-])(\d+(?:[.,']\d+)*)({_CODES})(?![\w$/-])")
@@ -2667,8 +2664,17 @@ def values(text: str) -> set[str]:
         return " "
 
     def take_dotted(m: re.Match[str]) -> str:
-        if _valid(m.group(3), int(m.group(2)), m.group(1)):
-            found.add(date(m.group(3), int(m.group(2)), m.group(1)))
+        try:
+            read = parse_date(m.group(0))
+        except APInputError:  # no calendar date: 31.02.2026 is none, 12.34.56 a number as before
+            return " " if len(m.group(0)) > 8 else m.group(0)
+        readings = {read.value.isoformat()}
+        # a text that writes its dates year first (2027.01.15) does not show that 15.01.27 is day first:
+        # both readings stand (as 07/10/2026's do), and a claim of either matches, never another date
+        if read.format == "dotted_dmy_short" and year_first:
+            with contextlib.suppress(APInputError):
+                readings.add(parse_date("20" + m.group(0).replace(".", "-")).value.isoformat())
+        found.add("|".join(sorted(readings)))
         return " "
 
     def take_numeric(m: re.Match[str]) -> str:
@@ -2682,8 +2688,10 @@ def values(text: str) -> set[str]:
 
     found |= _statuses(text)  # Paid, Unpaid, Overdue …: a kind of its own, compared like an amount
     for m in _CURRENCY.finditer(text):  # USD, EUR, €, £: a kind of its own, never an identifier
-        found.add(CURRENCY_MARK + _SYMBOLS.get(m.group(0).upper(), m.group(0).upper()))
+        found.add(CURRENCY_MARK + SIGN_CURRENCY.get(m.group(0), m.group(0)))
+    year_first = _YEAR_FIRST.search(text) is not None
     text = _ISO.sub(take_iso, text)
+    text = _CJK.sub(take_iso, text)
     text = _DMY.sub(take_dmy, text)
     text = _MDY.sub(take_mdy, text)
     text = _DOTTED.sub(take_dotted, text)

@@ -23,7 +23,7 @@ from taskcrew.approvals.origins import (
     priced,
 )
 from taskcrew.crew.models import StepReport
-from taskcrew.tools.documents.provenance import shows_value
+from taskcrew.tools.documents.provenance import reading_doubt, shows_value
 from taskcrew.tools.human import FieldValue, ValueOrigin
 
 if TYPE_CHECKING:
@@ -42,10 +42,15 @@ def same_value(value: str, found: str) -> bool:
 
 
 def _line_of(value: str, text: str) -> int | None:
+    """The first line of ``text`` (a file) that shows ``value``, one that shows it plainly first
+    (``reading_doubt``); a line naming no currency is read in the file's (``shows_value``)."""
+    first: int | None = None
     for number, line in enumerate(text.splitlines(), 1):
-        if _norm(value) and shows_value(line, value):
-            return number
-    return None
+        if _norm(value) and shows_value(line, value, text):
+            if reading_doubt(line, value, text) is None:
+                return number
+            first = first or number
+    return first
 
 
 def value_candidates(value: str, label: str | None = None) -> list[str]:
@@ -84,7 +89,10 @@ def field_origin(
     the origin only when code read it and found the value there: a source code cannot read (a
     made-up name, a tool, a page it cannot fetch) is said to be the model's word, not checked.
     ``currency``: an amount's, as the rules read it (``amount_currencies``): a line that shows the
-    amount in another currency is named with the warning that it does not show it in that one."""
+    amount in another currency (or, naming none, is in a file that names only others:
+    ``shows_value``'s ``document``) is named with the warning that it does not show it in that one.
+    A line that shows it only by reading numbers one space apart as one amount, or one as two
+    (``1 950.00``: ``reading_doubt``), is named with "line N may read 1 950.00 or 950.00: check it"."""
     unshown: list[str] = []  # files cited for the value whose text, read by code, does not show it
     unread: list[str] = []  # sources cited for the value that code cannot read
     negated: list[str] = []  # sources whose quoted line shows the value with a minus (a credit note's)
@@ -107,8 +115,10 @@ def field_origin(
                     warn = ""
                     if (want_priced := priced(shown, currency)) != shown:  # the amount with its currency
                         line, warn = _line_of(want_priced, text) or line, ""
-                        if not shows_value(text.splitlines()[line - 1], want_priced):
+                        if not shows_value(text.splitlines()[line - 1], want_priced, text):
                             warn = f" — but line {line} does not show it in {currency}: check the currency"
+                    if doubt := reading_doubt(text.splitlines()[line - 1], shown, text):
+                        warn += f" — but line {line} may read {doubt}: check it"
                     where = f"{citation.source}, line {line} (cited in step {number})"
                     return ValueOrigin(text=where + _as(shown, value) + warn, file=citation.source, line=line)
         for number, role, report in reversed(reports):

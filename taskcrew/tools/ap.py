@@ -74,6 +74,9 @@ _SYMBOLS: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
                 ("₹", "INR"),
                 ("CN¥", "CNY"),
                 ("¥", "JPY CNY"),
+                ("円", "JPY"),  # written after the number: "12,000円"
+                ("元", "CNY TWD HKD MOP"),  # "12,000元"
+                ("원", "KRW"),  # "12,000원"
                 ("₪", "ILS"),
                 ("₩", "KRW"),
                 ("₺", "TRY"),
@@ -85,11 +88,27 @@ _SYMBOLS: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
                 ("฿", "THB"),
                 ("zł", "PLN"),
                 ("Kč", "CZK"),
+                ("S/.", "PEN"),
+                ("S/", "PEN"),
+                ("RM", "MYR"),
+                ("Rp.", "IDR"),
+                ("Rp", "IDR"),
+                ("SFr.", "CHF"),
+                ("SFr", "CHF"),
+                ("Fr.", "CHF"),
+                ("Fr", "CHF"),
             )
         ),
         key=lambda pair: -len(pair[0]),
     )
 )
+# signs that are also words or abbreviations ("RM" a room, "Fr." Friday or Frau, "S/N" a serial number):
+# a currency in a line only against an amount ("RM 1,234.50", "1.234,50 Fr."; ``currencies_in``)
+# ("円", "元", "원" are also parts of words: "円形", "单元", "직원")
+_SIGN_WORDS = frozenset({"S/.", "S/", "RM", "Rp.", "Rp", "SFr.", "SFr", "Fr.", "Fr", "円", "元", "원"})
+# the signs that name one currency, and it ("€": EUR, "R$": BRL; never "$", "¥", "kr" or "Rs"): what
+# the verifier (``crew.evidence``) and the approval rules (``approvals.rules``) read as a currency
+SIGN_CURRENCY: dict[str, str] = {symbol: codes[0] for symbol, codes in _SYMBOLS if len(codes) == 1}
 # The currency codes of ISO 4217 (list one: the currencies in use, and those withdrawn so lately that
 # invoices still print them; funds, precious metals and the test and "no currency" codes XTS/XXX left out)
 ISO_CURRENCIES = frozenset(
@@ -103,6 +122,9 @@ ISO_CURRENCIES = frozenset(
     VED VES VND VUV WST XAF XCD XCG XOF XPF YER ZAR ZMW ZWG ZWL
     """.split()  # noqa: SIM905 (the codes as the standard lists them, easier to check than 160 strings)
 )
+# the currencies of ISO 4217 with no minor unit (0 decimals): "¥12,000" is twelve thousand yen, the ","
+# can only group thousands (``_classify``), and a "-" closing a whole amount is no minus (``parse_amount``)
+ZERO_DECIMAL_CURRENCIES = frozenset("BIF CLP DJF GNF ISK JPY KMF KRW PYG RWF UGX VND VUV XAF XOF XPF".split())  # noqa: SIM905
 # codes that are also everyday words or abbreviations ("ALL", "TOP", "TRY", "PEN", "CRC", "BTN"): a
 # currency only where written against an amount ("1.234,56 TRY"), in upper case; a line's word
 # elsewhere ("ALL ITEMS") names no currency (``currencies_in``, and the verifier's ``crew.evidence``)
@@ -119,25 +141,46 @@ _PRINTED = str.maketrans(
         "\u2009": " ",
         "\t": " ",
         "\u2212": "-",
+        "\uff0d": "-",  # the fullwidth ones of Japanese and Korean text: "￥12,000－"
+        "\uffe5": "¥",
+        "\uffe6": "₩",
         "\u2019": "'",
         "\u02bc": "'",
         "\u2032": "'",
     }
 )
+
+
+def printed(text: str) -> str:
+    """``text`` as the readers here read it (``_PRINTED``): "1’234.50" is "1'234.50"."""
+    return text.translate(_PRINTED)
+
+
 _CODE_RE = re.compile(r"(?<![A-Za-z])([A-Za-z]{3})(?![A-Za-z])")
+# The marks that close a whole amount, one list: a dash for its cents after its decimal mark ("1.234,-",
+# "Fr. 15.–", "1.234,—"), and the Indian "/-" ("Rs. 1,23,456/-") and Swedish ":-"
+# ("12 345:-"). A bare "-" after the digits is a minus ("950,00-", "500-": the German and the ledger
+# trailing minus) but for an amount without decimals in a currency with none (``ZERO_DECIMAL_CURRENCIES``):
+# "¥12,000-", "12,000円-" are whole, the way Japanese invoices close an amount; "¥12,000.00-" is negative.
+WHOLE_MARKS = (",", ".", "/", ":")  # each before a dash (hyphen, en or em dash) after the digits
+WHOLE_MARK = rf"(?<=\d)[{re.escape(''.join(WHOLE_MARKS))}][-\u2013\u2014]+"  # for the readers importing it
+_WHOLE_MARK = re.compile(rf"{WHOLE_MARK}$")
 # The accounting minus sign, the one rule for every reader of amounts (this module, the OCR'd lines of
-# ``documents.ocrlines``, ``documents.provenance``): a pair of brackets around the number alone, with at
-# most a currency sign or code before it inside — "(615.00)", "($615.00)", "(USD 615.00)", "USD
-# (615.00)", "(615.00) USD" — and only around an amount, with cents or grouped thousands. Brackets
-# around more set an amount off in prose and leave it positive ("invoice NW-40917 (412.50 USD)", "after
-# the discount (832,05 €)"), as they do a footnote's or a reference's number ("(2)", "(4471)"); a
-# bracketed currency alone ("(EUR) 150.00") is no sign either.
-_CURRENCY_BEFORE = "|".join([re.escape(symbol) for symbol, _ in _SYMBOLS] + ["[A-Za-z]{3}"])
+# ``documents.ocrlines``, ``documents.provenance``): a pair of brackets around the amount, with its
+# currency sign or code inside before or after the number, in any grouping — "(615.00)", "($615.00)",
+# "(USD 615.00)", "USD (615.00)", "(615.00) USD", "(1.234,50 €)", "(1 234,50 EUR)", "(1.234,-)", "(Rs.
+# 1,23,456/-)" — and only around an amount, with cents or grouped thousands: a credit, wherever the currency stands (a European credit
+# note writes it after the number). Brackets around more leave it positive ("(invoice NW-40917: 412.50
+# USD)"), as they do a footnote's or a reference's number ("(2)", "(4471)"); a bracketed currency alone
+# ("(EUR) 150.00") is no sign either.
+_CURRENCY_SIGN = "|".join([re.escape(symbol) for symbol, _ in _SYMBOLS] + ["[A-Za-z]{3}"])
+_CURRENCY_AFTER = _CURRENCY_SIGN.replace("[A-Za-z]{3}", "(?-i:[A-Z]{3})")  # capitals: not "(5.00 net)"
+_GROUPS = ".,' \u00a0\u202f\u2009\u2019\u02bc\u2032"  # what groups thousands, as printed (``_PRINTED``)
 NEGATIVE_IN_BRACKETS = re.compile(
-    rf"\((?:(?:{_CURRENCY_BEFORE})\s*)?(\d[\d.,' ]*[.,]\d\d|\d{{1,3}}(?:[.,' ]\d{{3}})+)\)", re.IGNORECASE
+    rf"\((?:(?:{_CURRENCY_SIGN})\s*)?(\d[\d{_GROUPS}]*[.,]\d\d|\d{{1,3}}(?:[{_GROUPS}]\d{{3}})+|\d{{1,2}}(?:,\d{{2}})+,\d{{3}})(?:{WHOLE_MARK})?"
+    rf"(?:\s*(?:{_CURRENCY_AFTER}))?\)",
+    re.IGNORECASE,
 )
-# a whole amount with a dash for its cents: "1.234,-", "1'234.–", "1.234,—" (read as ",00")
-_DASH_CENTS = re.compile(r"(?<=\d)([.,])[-\u2013\u2014]+$")
 
 _US_INT = re.compile(r"\d{1,3}(?:,\d{3})+")
 _INDIAN_INT = re.compile(r"\d{1,2}(?:,\d{2})+,\d{3}")
@@ -191,30 +234,45 @@ def parse_amount(text: str) -> ParsedAmount:
     s = text.translate(_PRINTED).strip()
     if not s:
         raise APInputError("empty amount; pass the amount as printed, e.g. '1,284.50 USD'")
-    negative = False
+    negative = bracketed = False
     if s.count("(") == 1 == s.count(")") and s.index("(") < s.index(")"):
-        negative = NEGATIVE_IN_BRACKETS.search(s) is not None  # else they set the amount off
+        negative = bracketed = NEGATIVE_IN_BRACKETS.search(s) is not None  # else they set the amount off
         s = s.replace("(", " ").replace(")", " ")
     currencies, s = _take_currency(s, original)
     currency = currencies[0] if currencies else None
-    s = _DASH_CENTS.sub(r"\g<1>00", " ".join(s.split()))
+    # whole: closed by a whole mark (``WHOLE_MARKS``: "1.234,-", "1,23,456/-", "12,000/-"), or in a
+    # currency with no decimals: a separator before three digits then groups thousands ("¥12,000")
+    whole = currency in ZERO_DECIMAL_CURRENCIES
+    s = " ".join(s.split())
+    if mark := _WHOLE_MARK.search(s):
+        whole, s = True, s[: mark.start()]
+    closing_dash = False  # a "-" after a whole amount in a currency without decimals ("¥12,000-")
     if s.startswith(("-", "+")):
         negative = negative or s[0] == "-"
         s = s[1:].strip()
     elif s.endswith("-"):
-        negative = True
+        closing_dash = currency in ZERO_DECIMAL_CURRENCIES
+        negative = negative or not closing_dash
         s = s[:-1].strip()
     if not s or not re.fullmatch(r"[0-9.,' ]+", s) or not re.search(r"\d", s):
         raise APInputError(
             f"not an amount: {original!r}. Pass only the amount and its currency as printed, "
             "e.g. '1,284.50 USD', '1.284,50 EUR' or '₹1,28,450.00'"
         )
-    value_text, fmt = _classify(s, original)
+    value_text, fmt = _classify(s, original, whole)
+    if mark and "." in value_text:
+        raise APInputError(
+            f"not an amount: {original!r} closes an amount with decimals with {mark.group(0)!r}, the mark of a "
+            "whole amount. Pass the amount as the document means it, e.g. '1.234,-' (whole) or '1.234,50'"
+        )
+    if closing_dash and "." in value_text:  # decimals: the "-" is a trailing minus ("¥12,000.00-")
+        closing_dash, negative = False, True
     value = Decimal(value_text)
     if negative:
         value = -value
     plain = plain_amount(value, decimals=max(2, -int(value.as_tuple().exponent)))
-    sign = "negative, " if negative else ""
+    sign = "negative (in brackets: a credit?), " if bracketed else "negative, " if negative else ""
+    sign += f"whole (the '-' closes a {currency} amount, no minus), " if closing_dash else ""
     shown = " ".join(original.split())
     derivation = f"'{shown}': {sign}{_FORMAT_WORDS[fmt]} → {plain}" + (
         f" {currency}" if currency else " (no currency in the text)"
@@ -236,15 +294,35 @@ def currencies_in(text: str) -> set[str]:
     """The currencies a text names, as codes: its currency symbols and upper-case ISO codes
     (``Total (EUR): 1.234,50`` names EUR; a code that is also a word, ``WORD_CODES``, does not). An
     ambiguous sign names every currency it may stand for ("$": USD, CAD, AUD …)."""
-    found = {code for symbol, codes in _SYMBOLS if _symbol(symbol).search(text) for code in codes}
+    found = {code for symbol, codes in _SYMBOLS if re.search(_sign(symbol), text) for code in codes}
     codes = ISO_CURRENCIES - WORD_CODES
     return found | {m.group(1) for m in _CODE_RE.finditer(text) if m.group(1) in codes}
 
 
+# an amount after a sign: cents or grouped thousands ("RM 1,234.50", "Rp 150.000"; not "RM 204", "Fr. 15.01.")
+_MONEY_AFTER = rf"[-(]?\d[\d{_GROUPS}]*(?:[.,]\d\d|[{_GROUPS}]\d{{3}})(?![\d.])"
+
+
+def signs_pattern(one_currency: bool = False) -> str:
+    """A regex matching the currency signs of the one table (``_SYMBOLS``) as a line writes them,
+    longest first (``_sign``); ``one_currency``: only those that name one currency (``SIGN_CURRENCY``).
+    The verifier's and the approval rules' reading of signs: a sign known here is known there."""
+    return "|".join(_sign(symbol) for symbol, codes in _SYMBOLS if not one_currency or len(codes) == 1)
+
+
+def _sign(symbol: str) -> str:
+    """A currency sign in a line (``_symbol``); one that is also a word (``_SIGN_WORDS``: "RM", "Fr.")
+    only against an amount ("RM 1,234.50", "1.234,50 Fr.": ``_MONEY_AFTER``)."""
+    sign = _symbol(symbol).pattern
+    if symbol in _SIGN_WORDS:
+        return rf"(?:{sign}(?=\s?{_MONEY_AFTER})|(?:(?<=\d)|(?<=\d\s)){sign})"
+    return sign
+
+
 def _symbol(symbol: str) -> re.Pattern[str]:
     """A currency sign as written: never after a letter (the "$" of "A$" is another sign's), and a
-    sign of letters ("Rs", "zł") never before one."""
-    if symbol.isalpha() or symbol.endswith("."):
+    sign of letters ("Rs", "zł", "RM") or ending in one ("S/") never before one ("S/N" is no sol)."""
+    if symbol.isalpha() or symbol.endswith((".", "/")):
         return re.compile(rf"(?<![A-Za-z]){re.escape(symbol)}(?![A-Za-z])")
     return re.compile(rf"(?<![A-Za-z]){re.escape(symbol)}")
 
@@ -278,8 +356,9 @@ def _take_currency(s: str, original: str) -> tuple[tuple[str, ...], str]:
     return allowed, s
 
 
-def _classify(s: str, original: str) -> tuple[str, AmountFormat]:
-    """Return the number as a plain decimal string and the format it was written in."""
+def _classify(s: str, original: str, whole: bool = False) -> tuple[str, AmountFormat]:
+    """Return the number as a plain decimal string and the format it was written in. ``whole``: the
+    amount has no decimals (``parse_amount``), so one separator before three digits groups thousands."""
     if " " in s:
         return _space_grouped(s, original)
     if "'" in s:
@@ -305,6 +384,8 @@ def _classify(s: str, original: str) -> tuple[str, AmountFormat]:
         if not int_part.isdigit() or not frac.isdigit():
             raise _grouping_error(original)
         if len(frac) == 3 and len(int_part) <= 3 and not int_part.startswith("0"):
+            if whole:
+                return int_part + frac, "us"
             raise APInputError(
                 f"ambiguous amount {original!r}: it is {int_part}{frac} if ',' groups thousands, "
                 f"or {int_part}.{frac} if ',' is a decimal comma. Check how the document writes its other "
@@ -320,6 +401,8 @@ def _classify(s: str, original: str) -> tuple[str, AmountFormat]:
         if not frac.isdigit() or (int_part and not int_part.isdigit()):
             raise _grouping_error(original)
         if len(frac) == 3 and 0 < len(int_part) <= 3 and not int_part.startswith("0"):
+            if whole:
+                return int_part + frac, "european"
             raise APInputError(
                 f"ambiguous amount {original!r}: it is {int_part}.{frac} as a plain decimal, or "
                 f"{int_part}{frac} if '.' groups thousands (European style). Check how the document writes "
@@ -368,28 +451,44 @@ def _grouping_error(original: str) -> APInputError:
 
 # ----------------------------------------------------------------------------------------- dates
 
+# the month names each locale prints, January first: data, one table (a name two locales share names
+# the same month in both; a name that is also an everyday English word, such as Portuguese "out" or
+# Italian "set", is left out: "3 out 2026" is no date to read)
+MONTH_NAMES: dict[str, str] = {
+    "en": "january jan, february feb, march mar, april apr, may, june jun, july jul, august aug, september sep sept,"
+    " october oct, november nov, december dec",
+    "de": "januar jän jänner, februar feber, märz maerz mär, april, mai, juni, juli, august, september, oktober okt,"
+    " november, dezember dez",
+    "fr": "janvier janv, février fevrier févr fevr, mars, avril avr, mai, juin, juillet juil, août aout, septembre,"
+    " octobre, novembre, décembre decembre déc",
+    "es": "enero ene, febrero, marzo, abril abr, mayo, junio, julio, agosto ago, septiembre setiembre, octubre,"
+    " noviembre, diciembre dic",
+    "it": "gennaio gen, febbraio, marzo, aprile, maggio mag, giugno giu, luglio lug, agosto ago, settembre sett,"
+    " ottobre ott, novembre, dicembre dic",
+    "pt": "janeiro, fevereiro fev, março marco, abril abr, maio, junho, julho, agosto ago, setembro, outubro,"
+    " novembro, dezembro dez",
+    "nl": "januari, februari, maart mrt, april, mei, juni, juli, augustus, september, oktober okt, november, december",
+    "sv": "januari, februari, mars, april, maj, juni, juli, augusti, september, oktober okt, november, december",
+    "no/da": "januar, februar, mars marts, april, mai maj, juni, juli, august, september, oktober okt, november,"
+    " desember december",
+    "fi": "tammikuuta tammikuu, helmikuuta helmikuu, maaliskuuta maaliskuu, huhtikuuta huhtikuu, toukokuuta"
+    " toukokuu, kesäkuuta kesäkuu, heinäkuuta heinäkuu, elokuuta elokuu, syyskuuta syyskuu, lokakuuta lokakuu,"
+    " marraskuuta marraskuu, joulukuuta joulukuu",
+    "pl": "stycznia styczeń styczen, lutego luty, marca marzec, kwietnia kwiecień kwiecien, maja maj, czerwca"
+    " czerwiec, lipca lipiec, sierpnia sierpień sierpien, września wrzesień wrzesnia wrzesien, października"
+    " październik pazdziernika pazdziernik, listopada listopad, grudnia grudzień grudzien",
+}
 _MONTHS: dict[str, int] = {}
-for _number, _names in enumerate(
-    [
-        "january jan januar jän jänner janvier",
-        "february feb februar février fevrier",
-        "march mar märz maerz mär mars",
-        "april apr avril",
-        "may mai",
-        "june jun juni juin",
-        "july jul juli juillet",
-        "august aug août aout",
-        "september sep sept septembre",
-        "october oct oktober okt octobre",
-        "november nov novembre",
-        "december dec dezember dez décembre decembre",
-    ],
-    start=1,
-):
-    for _name in _names.split():
-        _MONTHS[_name] = _number
+for _locale, _names in MONTH_NAMES.items():
+    if len(_names.split(",")) != 12:
+        raise ValueError(f"MONTH_NAMES[{_locale!r}] does not name twelve months")
+    for _number, _words in enumerate(_names.split(","), start=1):
+        for _name in _words.split():
+            if _MONTHS.setdefault(_name, _number) != _number:
+                raise ValueError(f"month name {_name!r} ({_locale}) names two months in MONTH_NAMES")
 
 _MONTH_RE = "|".join(sorted((re.escape(m) for m in _MONTHS), key=len, reverse=True))
+MONTHS, MONTH_PATTERN = _MONTHS, _MONTH_RE  # every month name (lower case) → its number; a regex of them
 _DATE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("iso", re.compile(r"(?<!\d)(?P<y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2})(?!\d)")),
     ("dotted_dmy", re.compile(r"(?<![\d.])(?P<d>\d{1,2})\.(?P<m>\d{1,2})\.(?P<y>\d{4})(?!\d)")),
@@ -403,7 +502,8 @@ _DATE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "day_month_name",
         re.compile(
-            rf"(?<!\d)(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\.?[\s-]*(?P<mon>{_MONTH_RE})\.?,?[\s-]*(?P<y>\d{{4}})(?!\d)",
+            rf"(?<!\d)(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\.?[\s-]*(?:de\s+)?(?P<mon>{_MONTH_RE})\.?,?[\s-]*"
+            rf"(?:del?\s+)?(?P<y>\d{{4}})(?!\d)",  # "13 de noviembre de 2026", "13 de dezembro de 2026"
             re.IGNORECASE,
         ),
     ),
@@ -414,6 +514,8 @@ _DATE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             re.IGNORECASE,
         ),
     ),
+    # 2026年11月13日 (Japanese, Chinese), 2026년 11월 13일 (Korean)
+    ("cjk", re.compile(r"(?<!\d)(?P<y>\d{4})\s*[年년]\s*(?P<m>\d{1,2})\s*[月월]\s*(?P<d>\d{1,2})\s*[日일]")),
 )
 
 
@@ -490,6 +592,7 @@ def _date_from_match(fmt: str, m: re.Match[str]) -> ParsedDate:
             "dotted_dmy_short": "day.month.year with the year in two digits (20yy)",
             "day_month_name": "day month-name year",
             "month_name_day": "month-name day, year",
+            "cjk": "year年month月day日",
         }[fmt]
     try:
         value = date(year, month, day)
@@ -514,24 +617,41 @@ _ON_RECEIPT = re.compile(
 _EOM = re.compile(
     r"\be\.?\s?o\.?\s?m\b\.?|\bend\s+of\s+(?:the\s+)?month\b|\bmonatsende\b|\bfin\s+de\s+mois\b", re.I
 )
-# an early-payment discount: "2% 10", "2/10", "2 % Skonto bei Zahlung innerhalb 10 Tagen", "2% discount if
-# paid within 10 days": the words between the rate and its day count hold no digit, no clause break and
-# no "net" (which starts the net count); or the day count right before the rate and the word for a
-# discount ("14 Tage 2% Skonto", "10 days 2% discount"; not "30 days 1.5% interest")
-_DISCOUNT = re.compile(
-    r"(?P<pct>\d+(?:[.,]\d+)?)\s*%(?:(?!\bnet)[^\d,;()\[\]])*?(?P<days>\d+)\s*(?:days?|tage?n?|jours)?"
-    r"|\b(?P<pct2>\d+)/(?P<days2>\d+)\b"
-    r"|\b(?P<days3>\d+)\s*(?:days?|tage?n?|jours|días|dias|giorni|dagen)\s+(?P<pct3>\d+(?:[.,]\d+)?)\s*%\s*"
-    r"(?:skonto|discount|rabatt|escompte|remise|descuento|sconto|desconto|korting)",
+# the end of the month a count ends in ("30 gg d.f.f.m.", "30 giorni fine mese", "30 días fin de mes"):
+# another reckoning than the end of the invoice month plus the count (``_EOM``), not computed here
+_COUNT_TO_MONTH_END = re.compile(
+    r"\bfine\s+mese\b|\bf\.\s?m\.|\bfm\b|\bfin\s+de\s+mes\b|\beinde\s+(?:van\s+de\s+)?maand\b", re.I
+)
+# the word of a day count: "30 days", "14 Tage", "30 jours", "30 días", "30 giorni", "30 gg", "14 dagen",
+# "30 dagar", "8 dage", "30 dager", "14 päivää", "14 pv", "14 dni", "30 gün", "30日", "30天"
+_DAYS_WORD = (
+    r"(?:(?:calendar\s+)?(?:days?|tage?n?|jours|d[íi]as|giorni|gg|dag(?:en|ar|e|er)?|p[äa]iv[äa][äa]|pv|dni|dn[íů]"
+    r"|g[üu]n)\b|日|天)"
+)
+# a count of working days ("10 working days", "8 Werktage", "5 jours ouvrés"): not calendar days, never
+# counted as such (it would give a date before the due date)
+_WORKING_DAYS = re.compile(
+    r"\d+\s*(?:working|business|bank)\s+days?|\d+\s*(?:werk|arbeits|bank)tage?n?|\d+\s*jours\s+ouvr"
+    r"|\d+\s*d[íi]as\s+h[áa]biles|\d+\s*giorni\s+lavorativi|\d+\s*werkdagen|\d+\s*arbe(?:tsdagar|idsdager)"
+    r"|\d+\s*hverdage|\d+\s*dni\s+robocz",
     re.IGNORECASE,
 )
 _DAY_NUMBER = re.compile(
-    r"\bnet(?:to)?\s*(?P<a>\d+)\b|\bn(?P<b>\d+)\b|(?P<c>\d+)\s*(?:calendar\s+)?(?:days?|tage?n?|jours|días|dias|giorni)\b"
-    r"|\b(?:within|innerhalb(?:\s+von)?|in)\s+(?P<d>\d+)\b|(?:\+|plus)\s*(?P<e>\d+)\b",
+    rf"\bnet(?:to|o)?\s*(?P<a>\d+)\b|\bn(?P<b>\d+)\b|(?P<c>\d+)\s*{_DAYS_WORD}"
+    r"|\b(?:within|innerhalb(?:\s+von)?|binnen|inom|innen|inden(?:\s+for)?|in)\s+(?P<d>\d+)\b|(?:\+|plus)\s*(?P<e>\d+)\b",
     re.IGNORECASE,
 )
-
-
+# an early-payment discount's rate: one written with its day count ("2/10", "1%/10", "2% 10 Net 30"), or one in a
+# part of the terms that speaks of a discount ("2 % Skonto", "less 2%", "2% if paid within 10 days"): that
+# part's day count is the discount's (``_day_counts``)
+_RATE = re.compile(
+    r"(?P<pct>\d+(?:[.,]\d+)?)\s*%(?:\s*/?\s*(?P<days>\d+)\b(?!\s*%|[.,]\d))?|\b(?P<pct2>\d+)/(?P<days2>\d+)\b"
+)
+_DISCOUNT_WORD = re.compile(
+    r"discount|skonto|rabatt|escompte|remise|descuento|sconto|desconto|korting|rabat|alennus|\bless\b"
+    r"|abz(?:ü|ue)glich|abzgl|\b(?:if|when)\s+paid\b|\bbei\s+zahlung\b",
+    re.IGNORECASE,
+)
 # what makes a date in the terms the due date: a label right before it ("Due date: 2026-10-20", "payment
 # due by …", "payable before …", "zahlbar bis 07.10.2026", "fällig am …", "échéance le …", "vence el …",
 # "Vervaldatum: …", "Zahlungsfrist: …"), or a word of paying and, in the same clause, one of a deadline
@@ -542,8 +662,9 @@ _DAY_NUMBER = re.compile(
 _PAY_WORD = (
     r"(?:pay|payment|payable|remit(?:tance)?|settle(?:ment)?|transfer|(?:be)?zahl(?:en|bar|ung)|zahlungs\w*"
     r"|[üu]e?berweis(?:en|ung)|begleichen|payer|pa(?:ie|ye)ment|r[ée]gler|r[èée]glement|virement|versement"
-    r"|acquitter|betal(?:en|ing)|betaalbaar|voldoen|overmaken|overschrijv(?:en|ing)|pagar|pago|pagadero"
-    r"|abonar|pagare|pagamento|pagabile|saldare|versare|versamento|bonifico)"
+    r"|acquitter|betal(?:en|ing|a|as|ning|es)|betaalbaar|voldoen|overmaken|overschrijv(?:en|ing)|pagar|pago|pagadero"
+    r"|abonar|pagare|pagamento|pagabile|saldare|versare|versamento|bonifico|maksu\w*|maksettava|p[łl]atn\w*"
+    r"|zap[łl]at\w*)"
 )
 _BY_WORD = (
     r"(?:by|before|until|till|no\s+later\s+than|on\s+or\s+before|deadline"
@@ -551,7 +672,7 @@ _BY_WORD = (
     r"|avant(?:\s+le)?|au\s+plus\s+tard(?:\s+le)?|jusqu['’]au|(?:date\s+)?limite"
     r"|v[óo]{1,2}r|uiterlijk(?:\s+op)?|tot(?:\s+en\s+met)?"
     r"|antes\s+del?|hasta(?:\s+el)?|a\s+m[áa]s\s+tardar(?:\s+el)?|fecha\s+l[íi]mite"
-    r"|entro(?:\s+e\s+non\s+oltre)?(?:\s+il)?|prima\s+del|termine)"
+    r"|entro(?:\s+e\s+non\s+oltre)?(?:\s+il)?|prima\s+del|termine|senast|innen|inden|viimeist[äa][äa]n)"
 )
 _NOT_DUE_WORD = (
     r"\w*(?:deliver|liefer|livr|lever|entreg|consegn|ship|versand|versend|invoic|rechnung|factur|fattur"
@@ -567,8 +688,11 @@ _DUE_LABEL = re.compile(
     r"|\bpagabile\s+entro\s+il|\bvencimento(?:\s+em)?"
     r"|\b(?:remit(?:tance)?|settle(?:ment)?)(?:\s+(?:by|on|before|until|no\s+later\s+than))?|\b(?:up)?on\s+receipt"
     r"|\bzahlungs(?:frist|termin)(?:\s+(?:bis(?:\s+zum)?|am))?|\bverval(?:datum|dag|t(?:\s+op)?)"
-    r"|\buiterste\s+betaal(?:datum|dag)|\bscade(?:\s+il)?|" + _PAY_BY + ")"
-    r"\s*[:.(]?\s*$",
+    r"|\buiterste\s+betaal(?:datum|dag)|\bscade(?:\s+il)?|\bf[öo]rfallo(?:datum|dag)|\bforfall(?:sdato|sdag)"
+    r"|\bforfald(?:sdato|sdag)|\bsista\s+betalningsdag(?:en)?|\ber[äa]p[äa]iv[äa]|\btermin\s+p[łl]atno[śs]ci"
+    r"|\bp[łl]atn[ey]\s+do|\bzap[łl]ata\s+do|\b(?:datum\s+)?splatnost(?:i)?|支払(?:い)?(?:期限|期日)|付款(?:期限|日期)"
+    r"|到期日|(?:지급|납부|결제)\s*(?:기한|기일)|" + _PAY_BY + ")"
+    r"\s*[:.(：]?\s*$",
     re.IGNORECASE,
 )
 # a label of the discount's deadline, not the due date: "(discount until 2026-10-24)", "2% if paid by …"
@@ -580,7 +704,7 @@ _DISCOUNT_CLAUSE = re.compile(r"discount|skonto|rabatt|escompte|descuento|sconto
 _LATE = re.compile(
     r"\b(?:late|overdue|past\s+due|interest|penalt|surcharge|fees?\b|verzug|zinsen|mahn|s[äa]umnis|versp[äa]t"
     r"|retard|int[ée]r[êe]ts?|p[ée]nalit|majoration|mora\b|inter[ée]s(?:es)?\b|recargo|interessi|ritardo|rente\b"
-    r"|boete|te\s+laat)",
+    r"|boete|te\s+laat|unpaid|dr[öo]jsm[åa]l|forsinkelse|morarente|viiv[äa]stys|odsetk|延滞|遅延)",
     re.IGNORECASE,
 )
 _SENTENCE_BREAK = re.compile(r";|\.\s+(?=[A-ZÀ-Þ])")  # a full stop before a capital ("8% p.a. is" goes on)
@@ -598,6 +722,83 @@ def _clause_of(text: str, m: re.Match[str], breaks: re.Pattern[str] = _CLAUSE_BR
     """The clause of ``text`` a date match stands in (up to a comma, semicolon, bracket or the end of
     a sentence; ``breaks``: other ends, e.g. only a sentence's)."""
     return breaks.split(text[: m.start()])[-1] + " " + breaks.split(text[m.end() :])[0]
+
+
+# Each day count and discount rate is read in the part of the terms it stands in (``_day_counts``):
+# parts end at a clause's end, at "or"/"otherwise" and at a dash between spaces ("… 2 % Skonto | oder
+# innerhalb von 30 Tagen ohne Abzug"); a part ends too where it turns to paying late, from the late word,
+# the rate before it or a count "after" it ("Net 30 days | 1.5% interest on overdue amounts", "Payments
+# | after 45 days incur a 2% late fee") to the part's end: that text gives no day count and no discount.
+# A sentence with no word of paying ("Returns accepted within 14 days", "Delivery within 5 working
+# days") gives no day count, unless none has one ("30 days").
+_PART_BREAK = re.compile(
+    _CLAUSE_BREAK.pattern
+    + r"|\s[-–—]\s"
+    + r"|\b(?:or|oder|ou|eller|tai|lub|albo|otherwise|sonst|ansonsten|andernfalls|sinon|altrimenti|anders)\b",
+    re.IGNORECASE,
+)
+_LATE_START = re.compile(
+    rf"(?:\b(?:after|beyond|over|past|exceeding|more\s+than|nach|über|après|au-del[àa]\s+de|dopo|oltre"
+    rf"|despu[ée]s\s+de|m[áa]s\s+de|na|efter|etter)\s+\d+\s*{_DAYS_WORD}[^;]*?)?"  # "Payments after 45 days incur …"
+    r"(?:\d+(?:[.,]\d+)?\s*%\s*)?" + _LATE.pattern,
+    re.IGNORECASE,
+)
+_TERMS_WORD = re.compile(
+    rf"\b{_PAY_WORD}\b|\b(?:due|net(?:to|o)?|n\d+|terms|paid|f[äa]llig\w*|[ée]ch[ée]ance|vencimiento|scadenza"
+    r"|verval\w*|betal\w*|f[öo]rfall\w*|forfald\w*|er[äa]p[äa]iv[äa]|splatn\w*|eom)\b|支払|付款|支付|지급|결제|납부"
+    r"|" + _DISCOUNT_WORD.pattern,
+    re.IGNORECASE,
+)
+
+
+def _count(m: re.Match[str]) -> int:
+    return int(next(g for g in m.groups() if g))
+
+
+def _day_counts(terms: str, undated: str) -> tuple[set[int], str, int | None, str]:
+    """The net day counts of the terms (their dates taken out), the early-payment discount's rate and
+    day count, and the text they were read in (the parts not about paying late). Of a discount and a
+    net count the smaller is the discount's and the larger the net, whatever their order ("Zahlbar
+    innerhalb von 10 Tagen abzüglich 2 % Skonto oder innerhalb von 30 Tagen ohne Abzug", "2/10 Net 30")."""
+    sentences = [
+        [
+            part[: late.start()] if (late := _LATE_START.search(part)) else part
+            for part in _PART_BREAK.split(one)
+        ]
+        for one in _SENTENCE_BREAK.split(undated)
+    ]
+    paying = [s for s in sentences if any(_TERMS_WORD.search(part) for part in s)] or sentences
+    counts: set[int] = set()
+    rates: list[str] = []
+    own: set[int] = set()  # the discount's day counts: those in the part that gives its rate
+    read = [part for sentence in paying for part in sentence]
+    for part in read:
+        rate = _RATE.search(part)
+        if rate and (rate.group("days") or rate.group("days2") or _DISCOUNT_WORD.search(part)):
+            rates.append(rate.group("pct") or rate.group("pct2"))
+            if written := rate.group("days") or rate.group("days2"):
+                own.add(int(written))
+            rest = part[: rate.start()] + " " + part[rate.end() :]
+            own |= {_count(m) for m in _DAY_NUMBER.finditer(rest)}
+        else:
+            counts |= {_count(m) for m in _DAY_NUMBER.finditer(part)}
+    text = " ; ".join(read)
+    if working := _WORKING_DAYS.search(text):
+        raise _terms_error(terms, f"{working.group(0)!r} counts working days, not calendar days")
+    if month_end := _COUNT_TO_MONTH_END.search(text):
+        raise _terms_error(
+            terms, f"{month_end.group(0)!r}: the end of the month a count ends in is not computed"
+        )
+    every = counts | own
+    if not own or len(set(rates)) > 1 or len(every) > 2:  # no discount count, or several: not chosen between
+        return every, "", None, text
+    if len(own) == 1 and len(counts - own) == 1 and min(own) > max(counts):
+        raise _terms_error(
+            terms, f"the discount's day count ({min(own)}) is longer than the net count ({max(counts)})"
+        )
+    if len(every) == 2:
+        return {max(every)}, rates[0], min(every), text
+    return counts, rates[0], min(own), text
 
 
 class DueDate(BaseModel):
@@ -630,13 +831,22 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
     innerhalb 14 Tagen bis …"; a labelled one beside a count only then) and a discount's deadline ("2% 10 Net 30
     (discount until …)", "2 % Skonto … 10 Tagen (bis 08.10.2026), netto 30 Tage (bis …)": the net date is
     counted). Any other date in the terms (a delivery date, a due date the day count contradicts) is refused: ask a human.
+    Day counts and discounts are read part by part (``_day_counts``): the smaller of a discount's and the
+    net count is the discount's, whatever their order; what is said of paying late gives no day count, no
+    discount and no due date, though a date labelled as due beside it stays the due date.
     """
     start = _as_date(invoice_date)
     clean = " ".join(terms.translate(_PRINTED).split())
     if not clean:
         raise APInputError("no terms given; pass the payment terms exactly as printed (e.g. 'Net 30')")
     matches = _date_matches(clean)
-    late = [m for _, m in matches if _LATE.search(_clause_of(clean, m))]
+    # a date in a clause about paying late is when charges start, unless labelled as the due date
+    # ("Please pay by 2026-11-13 to avoid late charges", "Zahlbar bis 13.11.2026 – danach Verzugszinsen")
+    late = [
+        m
+        for _, m in matches
+        if _LATE.search(_clause_of(clean, m)) and not _DUE_LABEL.search(clean[: m.start()])
+    ]
     if late:  # the due date is what the terms say without them, and no penalty starts before it
         cleaned = clean
         for m in reversed(late):
@@ -665,13 +875,7 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
     for m in reversed([m for _, m in matches]):  # a date's digits are no day count
         rest = rest[: m.start()] + " " + rest[m.end() :]
     undated = rest
-    discount = _DISCOUNT.search(rest)
-    pct, ddays = "", None
-    if discount:
-        pct = discount.group("pct") or discount.group("pct2") or discount.group("pct3")
-        ddays = int(discount.group("days") or discount.group("days2") or discount.group("days3"))
-        rest = rest[: discount.start()] + " " + rest[discount.end() :]
-    numbers = {int(next(g for g in m.groups() if g)) for m in _DAY_NUMBER.finditer(rest)}
+    numbers, pct, ddays, rest = _day_counts(terms, undated)
     # the discount's deadline beside a net count ("… 10 Tagen (bis …), netto 30") is no due date
     if ddays is not None and numbers:
         matches = [
@@ -787,6 +991,10 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
             due_date=due,
             derivation=f"end of {month} {month_end} + {days} days = {due}",
             note=note,
+        )
+    if not numbers and ddays is not None:
+        raise _terms_error(
+            terms, f"a day count only for the discount ({pct}% within {ddays} days), no net count"
         )
     if not numbers:
         raise _terms_error(terms, "no day count, date or 'on receipt'")

@@ -156,14 +156,11 @@ def render_line(line: Line, doubt: tuple[int, str] | None = None) -> tuple[str, 
             if text[end:nxt_start] != " " or not _space_grouped(text[start : nxt_start + len(nxt)]):
                 break
             end, j = nxt_start + len(nxt), j + 1
-        # '(615.00)', '($615.00)', '(USD 615.00)': a pair of brackets that is its minus sign is part of it
+        # '(615.00)', '($615.00)', '(1.234,50 €)': a pair of brackets that is its minus sign is part of it
         opening = text.rfind("(", 0, start)
-        if (
-            opening >= 0
-            and NEGATIVE_IN_BRACKETS.fullmatch(text[opening : end + 1])
-            and is_amount(text[opening : end + 1])
-        ):
-            start, end = opening, end + 1
+        minus = NEGATIVE_IN_BRACKETS.match(text, opening) if opening >= 0 else None
+        if minus and minus.end(1) == end and is_amount(minus.group(0)):
+            start, end = opening, minus.end()
         if free(start, end):
             found.append((start, end, None))
         i = j + 1

@@ -18,6 +18,7 @@ Each value OCR read carries its own confidence (:class:`~models.OcrValue`); the 
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 import threading
 from datetime import date
@@ -190,17 +191,32 @@ def _column_gaps(text: str) -> str:
     return _COLUMN_GAP.sub(" _ ", text)
 
 
-def shows_value(text: str, value: str) -> bool:
+def shows_value(text: str, value: str, document: str | None = None) -> bool:
     """Whether ``text`` shows ``value``: its words, or the same amount or date in another format
     (``1,284.50 USD`` shows ``1284.50``, ``September 12, 2026`` shows ``2026-09-12``).
 
     One reading of values with the verifier's (``crew.evidence.plain``: every dash and minus sign is
     a hyphen): an amount is shown by an amount of the text as ``ap.parse_amount`` reads it
     (``_amounts_in``) — signed (``TOTAL −1,234.50``, ``1,234.50-`` and ``- 1,234.50`` show -1234.50,
-    never 1234.50) and in the currency the text states for it, if the value names one (``Total EUR
-    1.234,50`` does not show ``1234.50 USD``); ``12.345`` shows 12345 and 12.345. A date is shown by
-    a date of the text, a numeric one whose day/month order is ambiguous (``12/10/2026``) by either
-    reading. Digits two columns apart are not one amount (``_column_gaps``)."""
+    never 1234.50; a dash that separates words, ``Amount Due - $1,234.50``, is no minus) and in the
+    currency the text states for it, if the value names one (``Total EUR 1.234,50`` does not show
+    ``1234.50 USD``); a line naming no currency takes those of ``document``, the file it is a line
+    of (``stated_currencies``); ``12.345`` shows 12345 and 12.345. A date is shown by a date of the
+    text, a numeric one whose day/month order is ambiguous (``12/10/2026``) by either reading. Digits
+    two columns apart are not one amount (``_column_gaps``); digits one space apart may be
+    (``reading_doubt``)."""
+    return _shows(text, value, document)[0]
+
+
+def reading_doubt(text: str, value: str, document: str | None = None) -> str | None:
+    """How ``text`` shows the amount ``value`` only in doubt: read from numbers one space apart that
+    may be one amount or two (``"30 950.00 or 950.00"``: ``_doubt``); None when a line of it shows
+    the value plainly, or none shows it."""
+    return _shows(text, value, document)[1]
+
+
+def _shows(text: str, value: str, document: str | None) -> tuple[bool, str | None]:
+    """``shows_value`` and ``reading_doubt`` in one reading."""
     from taskcrew.crew.evidence import plain  # the verifier's normaliser: one rule for both
     from taskcrew.tools import ap
 
@@ -208,17 +224,48 @@ def shows_value(text: str, value: str) -> bool:
     amount = _amount(value)
     if amount is not None:
         if not _may_show(text, value, set()):
-            return False
-        return any(_shows_amount(line, amount) for line in _column_gaps(text).splitlines())
+            return False, None
+        stated = _stated(document) if document is not None else frozenset()
+        doubts = [d for line in _column_gaps(text).splitlines() for d in _amount_doubts(line, amount, stated)]
+        return bool(doubts), None if not doubts or "" in doubts else doubts[0]
     if ap.date_spans(value) == [(0, len(value))]:  # one date
         days = _dates_in(value)
-        return any(days & _dates_in(line) for line in text.splitlines())
+        return any(days & _dates_in(line) for line in text.splitlines()), None
     if (bare := _plain(value)) and _contains(_plain(text), bare):
-        return True
+        return True, None
     # not by a squashed form (``_squashed``): a run of groups squashed from a line may be the head of
     # a longer value ("DE89 3704 0044 0532" of a whole IBAN); tracing a value to its line is exact
     forms = {f for f in _value_forms(value) if not f.startswith(SQUASHED)}
-    return _may_show(text, value, forms) and bool(forms & _forms_in(text))
+    return _may_show(text, value, forms) and bool(forms & _forms_in(text)), None
+
+
+# a line that states the currency of the amounts below it: 'Currency: SEK', 'Währung EUR'
+_CURRENCY_LABEL = re.compile(
+    r"\b(?:currency|curr|w[äa]hrung|devise|monnaie|valuta|moneda|moeda|waluta|valuutta|m[ěe]na)\b", re.I
+)
+
+
+@functools.lru_cache(maxsize=8)
+def _stated(document: str) -> frozenset[str]:
+    """``stated_currencies`` of ``document`` as the verifier normalises it, once per file (``_line_of``
+    reads each of its lines with it)."""
+    from taskcrew.crew.evidence import plain
+
+    return frozenset(stated_currencies(plain(document)))
+
+
+def stated_currencies(document: str) -> set[str]:
+    """The currencies ``document`` states for an amount written with none (``ap.currencies_in``):
+    those its headings name — a line naming a currency and no number (``Description Amount (SEK)``),
+    or a currency line (``Currency: SEK``) — else every currency it names anywhere; none when it
+    names no currency at all."""
+    from taskcrew.tools import ap
+
+    heads: set[str] = set()
+    for line in document.splitlines():
+        if not any(ch.isdigit() for ch in line) or _CURRENCY_LABEL.search(line):
+            heads |= ap.currencies_in(line)
+    return heads or ap.currencies_in(document)
 
 
 def _amount(value: str) -> ParsedAmount | None:
@@ -234,37 +281,56 @@ _NOT_IN_AMOUNTS = re.compile(r"[:;=|#]|(?<=[^\W\d_]{2}\.)(?=\d)")  # 'Total:1,23
 WIDEST = 3  # a number's words ('12 450 000,00') and up to this many words on each side ('- USD')
 
 
-def _shows_amount(line: str, want: ParsedAmount) -> bool:
-    """Whether ``line`` writes the amount ``want``, signed, in a currency it may be in if it names
-    one: one the amount's own sign or code may stand for (``ParsedAmount.currencies``: "$1,234.50"
-    may be CAD, "A$ 1,234.50" is AUD), or else one the line names (``ap.currencies_in``)."""
+def _amount_doubts(line: str, want: ParsedAmount, stated: frozenset[str]) -> list[str]:
+    """Each reading of ``line`` that writes the amount ``want`` — signed, in a currency it may be in if
+    it names one: one the amount's own sign or code may stand for (``ParsedAmount.currencies``:
+    "$1,234.50" may be CAD, "A$ 1,234.50" is AUD), or else one the line names (``ap.currencies_in``),
+    or else one of ``stated`` (its document's: ``stated_currencies``) — as its doubt (``_doubt``; ""
+    for none)."""
     from taskcrew.tools import ap
 
-    named: set[str] | None = None
-    for number, currencies in _amounts_in(line):
+    named: set[str] | frozenset[str] | None = None
+    found: list[str] = []
+    for number, currencies, doubt in _amounts_in(line):
         if number != want.value:
             continue
         if not want.currencies or set(want.currencies) & set(currencies):
-            return True
-        if not currencies:
-            named = ap.currencies_in(line) if named is None else named
+            found.append(doubt)
+        elif not currencies:
+            named = (ap.currencies_in(line) or stated) if named is None else named
             if not named or named & set(want.currencies):
-                return True
-    return False
+                found.append(doubt)
+    return found
 
 
-def _amounts_in(line: str) -> list[tuple[Decimal, tuple[str, ...]]]:
+# a word after which a count comes, not an amount: 'Net 30 950.00' is 30 days and 950.00
+_COUNT_WORD = re.compile(r"(?i)net|netto|qty|menge|anzahl|qt[ée]|antal|pos")
+_TAX_WORD = re.compile(r"(?i)vat|tax|mwst|ust|gst|hst|pst|tva|iva|btw|moms|alv")
+_CENTS = re.compile(r"\d[.,]\d\d(?!\d)")
+# the mark a whole amount is closed with, as '1.234,-' is (``ap.parse_amount``): Swedish '12 345:-',
+# Indian 'Rs. 1,23,456/-'; a bare '-' after the digits is left to ``ap.parse_amount``, which reads it by
+# the currency ('¥12,000-' closes a yen amount, 'Gutschrift 500- EUR' and '950,00-' are credits)
+_WHOLE_MARK = re.compile(r"(?<=\d)(?<![.,]\d)(?<![.,]\d\d)[:/]-(?!\S)")
+
+
+def _amounts_in(line: str) -> list[tuple[Decimal, tuple[str, ...], str]]:
     """The amounts ``line`` writes, as ``ap.parse_amount`` reads them (signed, with the currencies the
-    signs and codes written against them may stand for), both readings of one whose separator may
-    group thousands or mark decimals (``12.345``). A number (one word, or words one space apart: ``1 234.56``, also read as 234.56) is
-    read with the most of the words around it that still read as one amount with it — a sign (``-
-    1,234.50``), brackets, a currency — so its digits are never read without the sign before them."""
-    tokens = [t.rstrip(".,") for t in _NOT_IN_AMOUNTS.sub(" ", line).split()]
+    signs and codes written against them may stand for, and the doubt of a reading of numbers one
+    space apart: ``_doubt``), both readings of one whose separator may group thousands or mark
+    decimals (``12.345``). A number (one word, or words one space apart: ``1 234.56``, also read as
+    234.56) is read with the most of the words around it that still read as one amount with it — a
+    sign (``- 1,234.50``), brackets, a currency — so its digits are never read without the sign
+    before them. What is no sign (``_sign_words``): a dash set apart after a label word or before
+    more words (``Amount Due - $1,234.50``, ``1.234,56 EUR – zahlbar bis``), the mark after a whole
+    amount (``¥12,000-``, ``12 345:-``: ``_WHOLE_MARK``), brackets that set off a tax or a second
+    currency's amount."""
+    tokens = [t.rstrip(".,") for t in _NOT_IN_AMOUNTS.sub(" ", _WHOLE_MARK.sub("", line)).split()]
     digits = [any(ch.isdigit() for ch in t) for t in tokens]
     # a word that may be read with a number: a sign, a bracket, a currency ('-', '(USD', 'US$', 'Rs.'),
     # never a longer one ('TOTAL' is no part of an amount)
     beside = [not d and len(t.strip("()")) <= 3 for t, d in zip(tokens, digits, strict=True)]
-    found: list[tuple[Decimal, tuple[str, ...]]] = []
+    labelled = _labelled(tokens)
+    spans: dict[tuple[int, int], list[tuple[Decimal, tuple[str, ...]]]] = {}
     for i in range(len(tokens)):
         for j in range(i + 1, min(i + WIDEST, len(tokens)) + 1):
             if not all(digits[i:j]):
@@ -275,11 +341,98 @@ def _amounts_in(line: str) -> list[tuple[Decimal, tuple[str, ...]]]:
                     start, end = i - before, j + width - before
                     if start < 0 or end > len(tokens) or not all(beside[start:i] + beside[j:end]):
                         continue
-                    best += _readings(" ".join(tokens[start:end]))
+                    best += _readings(_sign_words(tokens, labelled, start, i, j, end))
                 if best:
                     break
-            found += best
-    return found
+            spans[(i, j)] = best
+    return [
+        (number, currencies, _doubt(tokens, spans, i, j))
+        for (i, j), best in spans.items()
+        for number, currencies in best
+    ]
+
+
+def _labelled(tokens: list[str]) -> list[bool]:
+    """For each of ``tokens``, whether a label word (a word with a letter, no currency) is before it;
+    all False on a line without a dash set apart (``_sign_words`` asks only about one)."""
+    from taskcrew.tools import ap
+
+    if not any(t and not t.strip("-") for t in tokens):
+        return [False] * len(tokens)
+    out, seen = [], False
+    for token in tokens:
+        out.append(seen)
+        seen = seen or (any(ch.isalpha() for ch in token) and not ap.currencies_in(token.strip("()")))
+    return out
+
+
+def _sign_words(tokens: list[str], labelled: list[bool], start: int, i: int, j: int, end: int) -> str:
+    """The words ``tokens[start:end]`` around the number ``tokens[i:j]``, as one amount, without what
+    only looks like its sign: a dash set apart before it after a label word (``Amount Due -
+    $1,234.50``; ``- 1,234.50`` alone is a minus) or after it with more words on the line
+    (``1.234,56 EUR – zahlbar bis``; ``1,234.50 -`` at the end is one), and brackets that are an
+    aside, not the accounting minus (``_aside``). A dash that touches the number or its sign is a
+    minus (``-950.00``, ``-$950.00``, ``950,00-``)."""
+    for k in range(start, end):
+        apart = tokens[k] and not tokens[k].strip("-")  # a dash set apart
+        if apart and ((k < i and labelled[k]) or (j <= k < len(tokens) - 1)):
+            return ""  # read without it (a narrower reading)
+    text = " ".join(tokens[start:end])
+    opening = next((k for k in range(start, end) if "(" in tokens[k]), None)
+    if opening is not None and _aside(tokens, opening, text):
+        text = text.replace("(", " ").replace(")", " ")
+    return text
+
+
+def _aside(tokens: list[str], opening: int, text: str) -> bool:
+    """Whether the brackets opened at ``tokens[opening]`` set off an aside, not a credit: after a
+    percentage or a tax word (``MwSt. 19 % (197,11 €)``, ``VAT (£205.80)``), or a second currency's
+    amount after another amount (``1,350.00 USD (EUR 1.234,56)``)."""
+    from taskcrew.tools import ap
+
+    before = tokens[max(0, opening - 2) : opening]
+    if not before or not tokens[opening].startswith("("):
+        return False
+    last = before[-1]
+    if last.endswith("%") or _TAX_WORD.fullmatch(last):
+        return True
+    inside = text[text.index("(") :]
+    amount_before = any(_CENTS.search(w) or re.search(r"\d[.,' ]\d{3}", w) for w in before)
+    return (
+        amount_before
+        and bool(ap.currencies_in(inside))
+        and (any(ch.isdigit() for ch in last) or bool(ap.currencies_in(last)))
+    )
+
+
+def _doubt(
+    tokens: list[str], spans: dict[tuple[int, int], list[tuple[Decimal, tuple[str, ...]]]], i: int, j: int
+) -> str:
+    """Whether the reading of the number ``tokens[i:j]`` is in doubt, as the readings it has ("" for
+    none): numbers one space apart may be one amount (``1 950,00``) or two (a quantity of 1 and
+    950.00). Which one the line means (``_joined``): one amount, thousands grouping — its tail alone
+    (950,00) is then in doubt; or two, the first a count ('Net 30 950.00') — the joined reading is
+    then in doubt; or either — both are."""
+    if i > 0 and spans.get((i - 1, j)) and _joined(tokens, i - 1, j) != "count":  # a tail
+        return f"{' '.join(tokens[i - 1 : j])} or {' '.join(tokens[i:j])}"
+    if j - i > 1 and spans.get((i, j)) and _joined(tokens, i, j) != "grouping":
+        return f"{' '.join(tokens[i:j])} or {' '.join(tokens[i + 1 : j])}"
+    return ""
+
+
+def _joined(tokens: list[str], i: int, j: int) -> str:
+    """What the numbers ``tokens[i:j]``, one space apart, are: "count" when a word before them counts
+    (``Net 30 950.00``, ``Qty 1 950,00``: ``_COUNT_WORD``) — two values; "grouping" as French and
+    Nordic invoices write an amount — a decimal comma or none (``1 950,00``, ``12 450 kr``; a
+    decimal point, ``1 950.00``, rarely goes with spaces) and no other amount with cents on the line
+    (``1 950,00 950,00`` is a table's row: a quantity, a price, an amount) — one amount; else
+    "either"."""
+    if i > 0 and _COUNT_WORD.fullmatch(tokens[i - 1].strip("(:")):
+        return "count"
+    last = re.sub(r"[^\d.,]+$", "", tokens[j - 1])
+    if re.search(r"\.\d+$", last) or any(_CENTS.search(t) for k, t in enumerate(tokens) if not i <= k < j):
+        return "either"
+    return "grouping"
 
 
 def _readings(text: str) -> list[tuple[Decimal, tuple[str, ...]]]:
