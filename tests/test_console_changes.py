@@ -170,7 +170,7 @@ def test_a_record_is_read_from_any_page_shape_and_its_vendors_from_any_list() ->
     assert vendor_names(picker) == ["Hooli"]
     listing = "<table><tr><th>#</th><th>Vendor name</th></tr><tr><td>1</td><td>Hooli</td></tr></table>"
     assert vendor_names(listing) == ["Hooli"]
-    assert vendor_names("<p>no list here</p>") == []
+    assert vendor_names("<p>no list here</p>") is None  # no vendor list shown: not read, not "0 vendors"
 
 
 def test_what_a_page_hides_is_not_read_as_the_record_or_a_known_vendor(

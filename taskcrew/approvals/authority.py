@@ -61,7 +61,9 @@ from taskcrew.approvals.rules import (
     load_rules,
     lookalike_vendor,
     new_vendor,
+    option_payee,
     read_payee,
+    sent_part,
 )
 from taskcrew.approvals.signing import KEY_FILE, KeyRing, approvals_dir
 from taskcrew.approvals.visible import Shown, shown, visible
@@ -192,15 +194,32 @@ def shown_value(field: FieldValue) -> str:
 
 def request_payee(request: ApprovalRequest, rules: RiskRules) -> Payee:
     """Whom ``request`` pays (``rules.read_payee``): its fields as a person reads them
-    (``shown_value``); where none names a payee (paying a bill sends only ``paid_on``), the record
-    it changes, as the system showed it when the worker asked. That record must be the one the
-    request changes and the request sent from its page (``record.changed_record_read``): else the
-    payee is unclear (``Payee.doubt`` says why), as shown to a person and kept out of bulk approval."""
+    (``shown_value``), a chosen option of a payee field by the name the vendor list the worker read
+    gives the record it sends (``rules.option_payee``: the one the system books; a label naming
+    another vendor makes the payee unclear, ``Payee.doubt`` says why); where none names a payee
+    (paying a bill sends only ``paid_on``), the record it changes, as the system showed it when the
+    worker asked. That record must be the one the request changes and the request sent from its
+    page (``record.changed_record_read``): else the payee is unclear (``Payee.doubt`` says why), as
+    shown to a person and kept out of bulk approval."""
     from taskcrew.approvals.record import changed_record_read  # record reads pages (rules, documents)
 
-    shown = [(f.name, shown_value(f)) for f in request.fields]
+    shown: list[tuple[str, str]] = []
+    relabelled: dict[tuple[str, str], str] = {}  # (field, the listed name it pays) -> why
+    for f in request.fields:
+        read = (
+            option_payee(
+                f.name, sent_part(f.value, f.label), f.label, request.vendor_records, request.vendors_page
+            )
+            if f.label
+            else None
+        )
+        shown.append((f.name, shown_value(f) if read is None else read[0]))
+        if read is not None and read[1] is not None:
+            relabelled[(f.name, read[0])] = read[1]
     chosen = {f.name for f in request.fields if f.label}
     payee = read_payee(shown, chosen, rules, request.known_vendors)
+    if doubts := list(dict.fromkeys(why for field, why in relabelled.items() if field in payee.fields)):
+        payee.doubt, payee.unclear = "; ".join(doubts), True  # each made visible (``option_payee``)
     if payee.fields:
         return payee
     changed = changed_record_read(request, rules)
@@ -529,7 +548,7 @@ class Authority:
             self.rules,
             request.looked_up,
             request.option_labels(),
-            [f.label is not None for f in request.fields],
+            [f.label is not None or f.choice for f in request.fields],
         )
 
     def needs_two(self, assessment: Assessment) -> bool:

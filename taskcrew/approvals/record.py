@@ -11,9 +11,12 @@ is asked: the record a submission changes, and the vendors the system already kn
   a date) is read as paying that record's vendor, only when it was sent from that record's own
   page (``changed_record_read``).
 - The known vendors: the vendor column of the system's vendor list page (``vendor_lists`` in the
-  risk rules, every page of it: ``known_vendors``), or the options of a vendor select, one entry a
-  record. A payee not among them is a new vendor; one named like two or more of them may be a
-  look-alike record's (``rules.lookalike_vendor``).
+  risk rules, every page of it: ``vendor_list``; its heading in a language ``VENDOR_WORDS`` lists),
+  or the options of a vendor select, one entry a record (a page showing neither is not read:
+  None), and what a form sends for each record -> its name (``vendor_records``). A payee not among
+  them is a new vendor; one named like two or more of them may be a look-alike record's
+  (``rules.lookalike_vendor``); a chosen option pays the record it sends, by its listed name
+  (``rules.option_payee``).
 
 What a person reads (details, table rows, vendor names) is read from the page as a person sees it
 (``visibility.visible_html``): a value the page hides is not shown as the record's, and a hidden row
@@ -24,21 +27,78 @@ what the form sends. A page whose styles are too costly to judge is not read (No
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from html.parser import HTMLParser
 from typing import NamedTuple
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
 
-from taskcrew.approvals.rules import RiskRules, changed_record
+from taskcrew.approvals.rules import RiskRules, changed_record, same_name
 from taskcrew.approvals.visible import visible
 from taskcrew.tools.documents.models import Unreadable
 from taskcrew.tools.documents.visibility import closed_tail, visible_html
 from taskcrew.tools.human import ApprovalRequest, RecordState
 
 Fetch = Callable[[str], str | None]
-VENDOR_COLUMN = re.compile(r"^\s*(vendor|supplier|payee|beneficiary)(\s+name)?\s*$", re.IGNORECASE)
-VENDOR_SELECT = re.compile(r"vendor|supplier|payee", re.IGNORECASE)
+# The words that say a vendor list, by language, each line words apart: its column of names
+# ("Lieferant", "Nom du fournisseur", "取引先名"), its vendor select, the page itself
+# (``_names_vendors``). The one list; a word is compared as ``_heading`` reads it (case, accents and
+# punctuation aside).
+VENDOR_WORDS = (
+    "vendor vendors supplier suppliers payee payees beneficiary beneficiaries creditor creditors",
+    "lieferant lieferanten kreditor kreditoren zahlungsempfänger",  # de
+    "fournisseur fournisseurs bénéficiaire bénéficiaires créancier créanciers",  # fr
+    "proveedor proveedores beneficiario beneficiarios acreedor acreedores",  # es
+    "fornitore fornitori beneficiari creditore creditori fornecedor fornecedores",  # it, pt
+    "leverancier leveranciers crediteur crediteuren begunstigde",  # nl
+    "leverantör leverantörer leverantörs leverandør leverandører",  # sv, da, no
+    "toimittaja toimittajat toimittajan",  # fi
+    "取引先 仕入先 仕入れ先 支払先 業者 ベンダー サプライヤー 供应商 供應商",  # ja, zh
+)
+NAME_WORDS = ("name names nom nombre nome naam namn navn nimi 名 名称",)  # "Vendor name", "取引先名"
+LINK_WORDS = ("of the du de des d del der van di dei della do da la le el",)  # "Nom du fournisseur"
+COMPANY_NAMES = (  # a heading of names that says not whose, as NAME_WORDS alone do ("Name")
+    "company",
+    "company name",
+    "firma",
+    "firmenname",
+    "société",
+    "raison sociale",
+    "empresa",
+    "razón social",
+    "ragione sociale",
+    "bedrijfsnaam",
+    "会社名",
+    "名前",
+)
+
+
+def _heading(text: str) -> str:
+    """A heading or name as vendor words are compared: compatibility forms folded (NFKC), case and
+    accents aside, each run of punctuation (a ":", a sort arrow, "*", "_") one space."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
+    return " ".join(re.sub(r"[\W_]+", " ", text).split())
+
+
+def _any(*lines: str, phrases: tuple[str, ...] = ()) -> str:
+    """A regex of any of the words of ``lines`` or of ``phrases``, as ``_heading`` reads them."""
+    said = {_heading(w) for w in " ".join(lines).split()} | {_heading(p) for p in phrases}
+    return "|".join(re.escape(w) for w in sorted(said, key=len, reverse=True))
+
+
+_NAME = _any(*NAME_WORDS)
+VENDOR_COLUMN = re.compile(
+    rf"(?:(?:{_NAME}) (?:(?:{_any(*LINK_WORDS)}) )*)?(?:{_any(*VENDOR_WORDS)})(?: ?(?:{_NAME}))?"
+)
+"""A heading of a vendor list's column of names (fullmatch, as ``_heading`` reads it): "Vendor",
+"Supplier name", "Lieferant", "Lieferantenname", "Nom du fournisseur", "Leverancier", "取引先名"."""
+NAME_COLUMN = re.compile(_any(*NAME_WORDS, phrases=COMPANY_NAMES))
+"""A heading of names that does not say whose (fullmatch): "Name", "Nom", "Nombre", "Company name" —
+the vendors' only where it is the one in its header row, on a page that says it lists vendors."""
+VENDOR_SELECT = re.compile(_any(*VENDOR_WORDS))  # searched in a select's name (``_heading``): "supplier_id"
 NUMBER_COLUMN = re.compile(r"^\s*((vendor|supplier)\s+)?(no\.?|nr\.?|#|id|number)\s*$", re.IGNORECASE)
+TITLES = ("title", "h1", "h2", "caption")
 SKIPPED_INPUTS = {"hidden", "password", "submit", "button", "reset", "image", "file"}
 MAX_VALUES = 60
 
@@ -59,6 +119,8 @@ class _PageParser(HTMLParser):
         self.row_links: list[list[str]] = []  # each row's cells' first link ("": none)
         self.selects: dict[str, list[tuple[str, str]]] = {}  # select name -> (option label, value)
         self.labels: dict[str, str] = {}  # control id -> label text
+        self.titles: list[str] = []  # what the page says it is: its title, headings, tables' captions
+        self._title: list[str] | None = None
         self._ids: dict[str, str] = {}  # control id -> field name
         self._text: list[str] | None = None
         self._cell: str | None = None
@@ -78,6 +140,8 @@ class _PageParser(HTMLParser):
         a = {k: v or "" for k, v in attrs}
         if tag in ("script", "style", "template"):
             self._skip += 1
+        elif tag in TITLES:
+            self._title = []
         elif tag in ("dt", "dd", "th", "td", "label", "option", "textarea"):
             self._text = []
             if tag in ("th", "td"):
@@ -112,7 +176,10 @@ class _PageParser(HTMLParser):
             self._skip -= 1
             return
         text = _squash("".join(self._text or []))
-        if tag == "table" and self._tables:
+        if tag in TITLES and self._title is not None:
+            self.titles.append(_squash("".join(self._title)))
+            self._title = None
+        elif tag == "table" and self._tables:
             self._tables.pop()
         elif tag == "dt":
             self._dt, self._text = text, None
@@ -151,6 +218,8 @@ class _PageParser(HTMLParser):
     def handle_data(self, data: str) -> None:
         if not self._skip and self._text is not None:
             self._text.append(data)
+        if not self._skip and self._title is not None:
+            self._title.append(data)
 
 
 def _parse(page: str) -> _PageParser:
@@ -180,45 +249,138 @@ def record_values(page: str) -> dict[str, str]:
     return dict(list(out.items())[:MAX_VALUES])
 
 
-def vendor_names(page: str) -> list[str]:
-    """The vendors a page shows: the vendor column of its tables, or the options of a vendor select,
-    one entry a record. A record is known by its key: an option's value; a row's link to the record
-    (its vendor cell's, else its links) and its number (a "No." or "ID" column), else the whole row.
-    Each table and each vendor select is a list of its own, and a name counts as many records as
-    the most keys any one list shows it with: a name shown twice with two keys is two records
-    ("Northwind Traders" and one added as "Northwind  Traders", drawn alike:
-    ``rules.lookalike_vendor``), while one record shown twice — a supplier's two site rows, a
-    "Recently paid" table above "All vendors", a "Recent" group of a drop-down above "All" — or a
-    table and a select of the same vendors count it once. Raises ``Unreadable`` when the page's
-    styles are too costly to judge what it shows."""
+class _Listed(NamedTuple):
+    """One entry of a vendor list: its name, what tells its record from another in its list
+    (``vendor_names``), and what a form sends for it (``vendor_records``)."""
+
+    name: str
+    record: tuple[str, ...]
+    number: str  # an option's value, a row's number cell ("" none)
+    links: tuple[str, ...]  # a row's links to its record: its vendor cell's, else its cells'
+
+
+def _vendor_column(row: list[tuple[str, str]], names: bool) -> int | None:
+    """Which cell of a header row heads the vendors' names: one a vendor heading reads
+    (``VENDOR_COLUMN``), else, where ``names`` (a page that says it lists vendors, holding no vendor
+    heading or select), the one heading of names (``NAME_COLUMN``: "Name", "Nom")."""
+    headings = [("" if NUMBER_COLUMN.match(text) else _heading(text)) for _, text in row]
+    found = [i for i, text in enumerate(headings) if VENDOR_COLUMN.fullmatch(text)]
+    if not found and names:
+        found = [i for i, text in enumerate(headings) if NAME_COLUMN.fullmatch(text)]
+        found = found if len(found) == 1 else []
+    return found[0] if found else None
+
+
+def _names_vendors(parser: _PageParser, url: str) -> bool:
+    """The page says it lists vendors: its address (path and query) or its title, a heading or a
+    table's caption holds a vendor word (``VENDOR_WORDS``: "/vendors", "Lieferanten", "取引先一覧")."""
+    where = urlsplit(url)
+    said = [unquote(where.path), unquote(where.query), *parser.titles]
+    return any(VENDOR_SELECT.search(_heading(text)) for text in said)
+
+
+def _vendor_lists(page: str, url: str = "") -> list[list[_Listed]] | None:
+    """The vendor lists a page shows: the vendor column of each table, the options of each vendor
+    select; None when it shows none (no heading reads as a vendor column, no select as a vendor
+    select: ``_vendor_column``) — a list not read, never a list of no vendor. A column of names
+    headed "Name" is the vendors' on a page that says it lists vendors (``url``, its title) and
+    shows no other vendor heading or select. A record is known by its key: an option's value; a
+    row's link to the record (its vendor cell's, else its links) and its number (a "No." or "ID"
+    column), else the whole row. Raises ``Unreadable`` when the page's styles are too costly to
+    judge what it shows."""
     parser = _parse(visible_html(page))
-    lists: dict[tuple[str, object], list[tuple[str, tuple[str, ...]]]] = {}  # list -> (name, key) a row
+    selects: dict[tuple[str, object], list[_Listed]] = {}
+    for name, options in parser.selects.items():
+        if VENDOR_SELECT.search(_heading(name)):
+            selects[("select", name)] = [
+                _Listed(
+                    re.sub(r"^\W*(choose|select)\b.*$", "", label, flags=re.IGNORECASE),
+                    (value or label,),
+                    value or label,
+                    (),
+                )
+                for label, value in options
+            ]
+    heads = [row for row in parser.rows if row and all(tag == "th" for tag, _ in row)]
+    names = not selects and not any(_vendor_column(row, False) is not None for row in heads)
+    names = names and _names_vendors(parser, url)
+    lists: dict[tuple[str, object], list[_Listed]] = {}
     column: int | None = None  # the vendor column, as the last header row says (one a table or not)
     number: int | None = None
     for row, table, links in zip(parser.rows, parser.row_tables, parser.row_links, strict=True):
         if row and all(tag == "th" for tag, _ in row):
-            column = next((i for i, (_, text) in enumerate(row) if VENDOR_COLUMN.match(text)), None)
+            column = _vendor_column(row, names)
             number = next((i for i, (_, text) in enumerate(row) if NUMBER_COLUMN.match(text)), None)
+            if column is not None:
+                lists.setdefault(("table", table), [])
         elif column is not None and column < len(row):
-            link = links[column] or " ".join(link for link in links if link)
-            key = (link, row[number][1] if number is not None and number < len(row) else "")
+            linked = (links[column],) if links[column] else tuple(link for link in links if link)
+            key = (" ".join(linked), row[number][1] if number is not None and number < len(row) else "")
             whole = tuple(text for _, text in row)
-            lists.setdefault(("table", table), []).append((row[column][1], key if any(key) else whole))
-    for name, options in parser.selects.items():
-        if VENDOR_SELECT.search(name):
-            lists[("select", name)] = [
-                (re.sub(r"^\W*(choose|select)\b.*$", "", label, flags=re.IGNORECASE), (value or label,))
-                for label, value in options
-            ]
+            entry = _Listed(row[column][1], key if any(key) else whole, key[1], linked)
+            lists.setdefault(("table", table), []).append(entry)
+    lists.update(selects)
+    if not lists:
+        return None
+    return [[entry for entry in entries if entry.name.strip()] for entries in lists.values()]
+
+
+def vendor_names(page: str, url: str = "") -> list[str] | None:
+    """The vendors a page shows (``_vendor_lists``; None: it shows no vendor list), one entry a
+    record. Each table and each vendor select is a list of its own, and a name counts as many
+    records as the most keys any one list shows it with: a name shown twice with two keys is two
+    records ("Northwind Traders" and one added as "Northwind  Traders", drawn alike:
+    ``rules.lookalike_vendor``), while one record shown twice — a supplier's two site rows, a
+    "Recently paid" table above "All vendors", a "Recent" group of a drop-down above "All" — or a
+    table and a select of the same vendors count it once. Raises ``Unreadable`` when the page's
+    styles are too costly to judge what it shows."""
+    lists = _vendor_lists(page, url)
+    return None if lists is None else _names(lists)
+
+
+def _names(lists: list[list[_Listed]]) -> list[str]:
     records: dict[str, int] = {}
-    for entries in lists.values():
+    for entries in lists:
         keys: dict[str, set[tuple[str, ...]]] = {}
-        for listed, record in entries:
-            if listed.strip():
-                keys.setdefault(listed, set()).add(record)
+        for entry in entries:
+            keys.setdefault(entry.name, set()).add(entry.record)
         for listed, distinct in keys.items():
             records[listed] = max(records.get(listed, 0), len(distinct))
     return [listed for listed, count in records.items() for _ in range(count)]
+
+
+def _link_places(links: tuple[str, ...]) -> dict[tuple[int, str], str]:
+    """The places of a row's links and what each holds: each link's path segments by position, its
+    query's values by name ("/bills?vendor=3": (0, "/1") holds "bills", (0, "?vendor") holds "3")."""
+    places: dict[tuple[int, str], str] = {}
+    for i, link in enumerate(links):
+        parts = urlsplit(link)
+        places.update(((i, f"/{n}"), unquote(seg)) for n, seg in enumerate(parts.path.split("/")) if seg)
+        places.update(
+            ((i, f"?{name}"), value) for name, value in parse_qsl(parts.query, keep_blank_values=True)
+        )
+    return places
+
+
+def vendor_records(lists: list[list[_Listed]]) -> dict[str, str]:
+    """What a form sends for each vendor record the lists show -> its name as listed: an option's
+    value, a row's number, and what the rows' links to their records hold in a place that names
+    one vendor whatever it holds (the record's number in "/bills?vendor=3" or "/vendors/3/edit";
+    never "bills", which every row's link holds, nor "?page=2", which a page's rows share). A key
+    the lists give two names is left out: it tells no one record."""
+    names: dict[str, set[str]] = {}
+    held: dict[tuple[int, str], dict[str, set[str]]] = {}  # place -> what it holds -> the names
+    for entry in (entry for entries in lists for entry in entries):
+        if entry.number.strip():
+            names.setdefault(entry.number.strip(), set()).add(entry.name)
+        for place, value in _link_places(entry.links).items():
+            if value.strip():
+                held.setdefault(place, {}).setdefault(value.strip(), set()).add(entry.name)
+    for values in held.values():
+        if all(len({same_name(n) for n in listed}) == 1 for listed in values.values()):
+            for value, listed in values.items():
+                names.setdefault(value, set()).update(listed)
+    return {key: min(listed) for key, listed in names.items() if len({same_name(n) for n in listed}) == 1}
 
 
 def read_record(page_url: str | None, fetch: Fetch | None) -> RecordState | None:
@@ -334,32 +496,50 @@ def _next_page(html: str, url: str) -> str | None:
     return pages.pop() if len(pages) == 1 else ("" if pages else None)
 
 
+class VendorList(NamedTuple):
+    """The vendor list the target's system shows (``vendor_list``)."""
+
+    names: list[str] | None  # one entry a record (``vendor_names``); None: not read
+    page: str | None  # the page read (None: the rules name none)
+    records: dict[str, str] | None = None  # what a form sends for a record -> its name (``vendor_records``)
+
+
 def known_vendors(url: str, rules: RiskRules, fetch: Fetch | None) -> tuple[list[str] | None, str | None]:
-    """(the vendors the target's system lists, the page read) — (None, page) when it cannot be read,
-    (None, None) when the rules name no vendor list for that system. A list of several pages is
-    read whole, following its next-page links (``_NextLinks``) on the list's own host, each page
-    read by ``fetch`` (the policy's guarded read: ``Policy.refuse_read`` on every hop), up to
-    ``VENDOR_PAGES``: a list that cannot be read whole (a page unread, a next page elsewhere, read
-    before, or past the limit, links that disagree) is not read (None), never its first pages
-    taken for the whole list."""
+    """(the vendors the target's system lists, the page read): ``vendor_list``'s names and page."""
+    found = vendor_list(url, rules, fetch)
+    return found.names, found.page
+
+
+def vendor_list(url: str, rules: RiskRules, fetch: Fetch | None) -> VendorList:
+    """The vendors the target's system lists, the page read, and its records by what a form sends
+    for each — names None when it cannot be read, page None too when the rules name no vendor list
+    for that system. A list of several pages is read whole, following its next-page links
+    (``_NextLinks``) on the list's own host, each page read by ``fetch`` (the policy's guarded read:
+    ``Policy.refuse_read`` on every hop), up to ``VENDOR_PAGES``: a list that cannot be read whole
+    (a page unread, a next page elsewhere, read before, or past the limit, links that disagree) is
+    not read (None), never its first pages taken for the whole list."""
     page = rules.vendor_list_for(url)
     if page is None or fetch is None:
-        return None, page
+        return VendorList(None, page)
     target = urljoin(url, page)
     names: list[str] = []
+    lists: list[list[_Listed]] = []
     read: list[str] = []
     at: str | None = target
     while at is not None:
         own = urlsplit(at)[:2] == urlsplit(target)[:2] and at not in read and len(read) < VENDOR_PAGES
         html = fetch(at) if own else None
         if html is None:
-            return None, target
+            return VendorList(None, target)
         try:
-            names += vendor_names(html)
+            shown = _vendor_lists(html, at)
         except Unreadable:
-            return None, target
+            shown = None
+        if shown is None:  # no vendor list read on a page of it: not read, never "0 vendors"
+            return VendorList(None, target)
+        names, lists = names + _names(shown), lists + shown  # each page's records its own
         read.append(at)
         at = _next_page(html, at)
         if at == "":
-            return None, target
-    return names, target
+            return VendorList(None, target)
+    return VendorList(names, target, vendor_records(lists))

@@ -9,7 +9,8 @@
   reading a server may route on): deny and flag rules match any reading, allow rules (auto-approval,
   the policy's exemptions) only a plain path as sent; a path read otherwise is "unclear_target";
 - a value that hides characters from its reader (bidi controls, zero-width and other format
-  characters, long runs of odd spaces: ``approvals.visible``) is flagged;
+  characters, long runs of odd spaces: ``approvals.visible``) is flagged; a symbol out of place
+  ("INV-🔥2057", "−" for "-") only in an identifier, not in free text (``prose_field``: "250 m²");
 - field names are matched on their words too (``field_matches``: "invoiceAmount", "invoice-total",
   "lines[0].amount" read as "invoice_amount", "invoice_total", "lines_0_amount"); a value shaped
   like money above the threshold is flagged whatever its field is called;
@@ -21,7 +22,12 @@
   "ا 4 001.00" is unreadable, for a second person); one amount sent more than once with different
   values ("amount=950.00 … amount=4950.00", a money-shaped "price" twice) is flagged
   "unclear_amount", any other field sent twice with different values "repeated_field" (one rule:
-  ``repeated``; a declared list "[]" and a multi-choice control's options are read whole);
+  ``repeated``; a declared list "[]", a multi-choice control's options and a checkbox group's
+  values, none money, are read whole); line items sent by plain repeated names, row after row, are
+  rows (``line_items``): each shown, their sum judged by the threshold, a total beside them that is
+  not their sum "unclear_amount"; the headline amount every surface shows is the largest sent
+  (``headline``), and differently named amounts that differ and do not add up (net + tax = total)
+  are each shown, "unclear_amount";
 - the target's query pairs are judged as fields by every rule ("amount (in the address)":
   ``query_fields``);
 - ``read_payee``, ``new_vendor`` and ``lookalike_vendor``: whom a submission pays (the field that
@@ -35,8 +41,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import functools
+import itertools
 import os
 import re
 import unicodedata
@@ -51,7 +59,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from taskcrew.approvals.key import target
 from taskcrew.approvals.visible import Shown, ShownText, bare, hidden, shown, visible
-from taskcrew.routines.models import name_key
+from taskcrew.routines.models import name_key, other_entities
+from taskcrew.tools import ap
+from taskcrew.tools.ap import SIGN_CURRENCY, signs_pattern
 from taskcrew.yamlfile import DuplicateKeyError, load_yaml, normalised_keys
 
 DEFAULT_RULES = Path(__file__).with_name("rules.yaml")
@@ -425,6 +435,12 @@ def query_fields(url: str) -> list[tuple[str, str]]:
     return [(name + ADDRESS, value) for name, value in pairs]
 
 
+def with_address(fields: list[tuple[str, str]], url: str) -> list[tuple[str, str]]:
+    """The fields and the target's query pairs (``query_fields``) a field does not repeat: what the
+    rules judge (``assess``) and every surface reads the amount from (``read_money``)."""
+    return [*fields, *(pair for pair in query_fields(url) if (field_name(pair[0]), pair[1]) not in fields)]
+
+
 def field_name(name: str) -> str:
     """A field's name as sent: a query pair's without its "(in the address)"."""
     return name.removesuffix(ADDRESS)
@@ -441,15 +457,16 @@ def field_matches(name: str, patterns: list[str] | re.Pattern[str]) -> bool:
     return any(re.search(p, n, re.IGNORECASE) for p in patterns for n in names)
 
 
-# "EUR" in "1 234,56 EUR", never a word glued to a digit ("9OOO.00" is no 9.00)
-_CURRENCY_WORD = re.compile(r"(?<![^\W_])[A-Za-z]{3}(?![^\W_])")
+# "EUR" in "1 234,56 EUR", never a word glued to a digit ("9OOO.00" is no 9.00), and a currency sign
+# of the invoice reader's one table ("Rs", "zł", "RM 1,234.50": ``ap.signs_pattern``)
+_CURRENCY_WORD = re.compile(rf"{signs_pattern()}|(?<![^\W_])[A-Za-z]{{3}}(?![^\W_])")
 
 
 def unreadable_amount(text: str) -> str | None:
     """Why ``text`` is no amount a person reads as the rules would (None: it may be one): a digit
     other than 0-9 ("৪00.00": a Bengali 4, drawn like an 8), a right-to-left letter ("ا 4 001.00"
     is drawn "001.00 4 ا"), or any other letter, mark or number that is not a currency code."""
-    for char in _CURRENCY_WORD.sub("", text):
+    for char in _CURRENCY_WORD.sub("", ap.printed(text)):  # "1ʼ234.50": an apostrophe, as printed
         kind = unicodedata.category(char)
         if kind[0] not in "LMN" or "0" <= char <= "9":
             continue
@@ -464,11 +481,15 @@ def unreadable_amount(text: str) -> str | None:
 
 
 def parse_amount(text: str) -> Decimal | None:
-    """'1.234,56', '1,234.56', '€ 1234.5', '1 234,56 EUR' → Decimal; None when it is no amount, or
-    not one a person reads as the rules would: only 0-9 are digits, and no letter but a currency
-    code stands in it (``unreadable_amount``)."""
+    """'1.234,56', '1,234.56', '€ 1234.5', '1 234,56 EUR', 'CHF 1’234.50' → Decimal; None when it is
+    no amount, or not one a person reads as the rules would: only 0-9 are digits, and no letter but a
+    currency code or sign stands in it (``unreadable_amount``). Read by the invoice reader
+    (``ap.parse_amount``: its signs, groupings and brackets); what it refuses as ambiguous ('1,234')
+    or cannot read is read here, a grouped one as the larger reading (never under a threshold)."""
     if unreadable_amount(text) is not None:
         return None
+    with contextlib.suppress(ValueError, ArithmeticError):
+        return ap.parse_amount(text).value
     cleaned = re.sub(r"[^0-9,.\-]", "", text)
     if not re.search(r"[0-9]", cleaned):
         return None
@@ -572,9 +593,11 @@ def approved_when(by: str | None, then: dict[str, str], now: dict[str, str]) -> 
     return None if change is None else f"{by or 'a person'} approved it when {change}"
 
 
-CURRENCY_SYMBOLS = {"€": "EUR", "£": "GBP", "₹": "INR"}  # unambiguous ones only ($ and ¥ are not)
+# the signs of the invoice reader's one table (``ap.SIGN_CURRENCY``): those naming one currency read
+# as it (€, £, ₹, R$, zł …; $ and ¥ are not), any as money's shape (``MONEY_SHAPE``)
+_ONE_CURRENCY_SIGN = re.compile(signs_pattern(one_currency=True))
 _CODE = re.compile(r"(?<![A-Za-z])[A-Z]{3}(?![A-Za-z])")
-_SYMBOL = r"(?:[€£₹$¥]|[A-Z]{3})"
+_SYMBOL = rf"(?:{signs_pattern()}|[A-Z]{{3}})"
 IBAN_SHAPE = re.compile(r"[A-Z]{2}[0-9]{2}[A-Z0-9]{11,30}")
 
 
@@ -600,8 +623,13 @@ PAYEE_NAME = re.compile(r"(vendor|payee|supplier|beneficiary)(_(id|name))?")  # 
 
 
 def same_name(text: str) -> str:
-    """A vendor's name as names are compared: its letters and digits, case folded."""
-    return re.sub(r"[\W_]+", "", text.casefold())
+    """A vendor's name as names are compared: its letters and digits, compatibility forms folded
+    and accents composed (NFKC: "e" and a combining acute, U+0301, is "é", fullwidth "ＡＢＣ" is
+    "ABC", as ``models.name_key`` folds them), case folded. Letters of another script drawn alike
+    are not folded (a Cyrillic "о" is another name), and the raw value is still judged for what
+    it hides (``hidden_characters``) and for records drawn alike (``lookalike_vendor``)."""
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    return re.sub(r"[\W_]+", "", folded)
 
 
 class Payee(BaseModel):
@@ -614,7 +642,8 @@ class Payee(BaseModel):
     from_record: bool = Field(default=False, description="read from the record the submission changes")
     doubt: str | None = Field(
         default=None,
-        description="why the record cannot say whom it pays (``record.changed_record_read``): then unclear",
+        description="why the record cannot say whom it pays (``record.changed_record_read``), or why a "
+        "chosen option's label is not the vendor it pays (``option_payee``): then unclear",
     )
 
     @property
@@ -650,6 +679,29 @@ def read_payee(
     payee.fields += [(n, v) for n, v in named if (n, v) not in payee.fields and same_name(v) in others]
     payee.unclear = len(payee.names) > 1
     return payee
+
+
+def option_payee(
+    name: str, sent: str, label: str, records: dict[str, str] | None, page: str | None = None
+) -> tuple[str, str | None] | None:
+    """(whom a chosen option of a payee field pays, why its label is not that vendor) — None when
+    it is no payee field (``PAYEE_FIELD``) or the vendor list the worker read does not name what it
+    sends (``records``: what a form sends for a record -> its name as listed, read from ``page``;
+    none read: the option is read by its label, as before). The system books the record the option
+    sends, whatever the page labelled it: a page script can relabel Globex's option "Northwind
+    Traders", as it can relabel a currency's (``read_money``). So it pays the listed name, and a
+    label that names another vendor (``name_key`` of ``listed_name``, as look-alike records are
+    compared) is said: the payee is unclear, shown and kept out of bulk approval."""
+    if not records or not field_matches(name, PAYEE_FIELD) or (listed := records.get(sent.strip())) is None:
+        return None
+    shown, booked = listed_name(label), listed_name(listed)
+    if name_key(shown) == name_key(booked) and not other_entities(shown, booked):
+        return listed, None
+    where = f" ({visible(page)})" if page else ""
+    return listed, visible(
+        f"{name} sends {sent}, the record the vendor list{where} names “{listed}”, but the page showed "
+        f"that option as “{label}” (a page can relabel an option; the system books the record sent)"
+    )
 
 
 def new_vendor(payee: Payee, url: str, known: list[str] | None, page: str | None) -> str | None:
@@ -707,8 +759,10 @@ def lookalike_vendor(
     (a Cyrillic "о") or "Northwind Traders Ltd" beside Northwind Traders, "lnitech" beside Initech. A chosen option sends one record's number, and nothing a person is shown tells the
     real vendor's record from a look-alike someone added (a second employee, a vendor's own
     onboarding form), whose bills and bank details are its own. Distinct names are distinct
-    vendors ("Initech" and "Initech Europe GmbH"). ``sent``: the submission's fields as sent, to
-    show which record it picks."""
+    vendors ("Initech" and "Initech Europe GmbH"), and so are two companies of one group whose
+    legal forms, written plainly, alone tell them apart ("Siemens AG" is not named like "Siemens
+    plc": ``models.other_entities``; "Siemens" is named like both). ``sent``: the submission's
+    fields as sent, to show which record it picks."""
     records: dict[str, list[str]] = {}
     for entry in known or []:
         records.setdefault(name_key(listed_name(entry)), []).append(entry)
@@ -716,6 +770,7 @@ def lookalike_vendor(
     for name in payee.names:
         key = name_key(listed_name(name))
         alike = records.get(key, []) if key else []  # a name of no letter or digit names no record
+        alike = [entry for entry in alike if not other_entities(listed_name(name), listed_name(entry))]
         if len(alike) > 1:
             listed = "; ".join(f"“{visible(entry)}”" for entry in alike)
             said.append(f"{len(alike)} are called “{visible(listed_name(name))}” (as listed: {listed})")
@@ -730,8 +785,11 @@ def lookalike_vendor(
     )
 
 
+# money's shape: cents, or the mark that closes a whole amount ("1.234,-", "Rs. 1,23,456/-", "12 345:-":
+# ``ap.WHOLE_MARK``), after digits grouped in thousands or, Indian, in lakhs ("1,23,456")
 MONEY_SHAPE = re.compile(
-    rf"[-+]?(?:{_SYMBOL}\s?)?[-+]?(?:\d{{1,3}}(?:[,.'\u00a0\u202f ]\d{{3}})+|\d+)[.,]\d{{2}}(?:\s?{_SYMBOL})?"
+    rf"[-+]?(?:{_SYMBOL}\s?)?[-+]?(?:\d{{1,3}}(?:[,.'\u2019\u02bc\u2032\u00a0\u202f ]\d{{3}})+|\d{{1,2}}(?:,\d{{2}})+,\d{{3}}|\d+)"
+    rf"(?:[.,]\d{{2}}|{ap.WHOLE_MARK})(?:\s?{_SYMBOL})?"
 )
 
 
@@ -742,7 +800,8 @@ def read_currency(text: str) -> str | None:
     stripped = bare(text).strip()
     if re.fullmatch(r"[A-Za-z]{3}", stripped):
         return stripped.upper()
-    found = set(_CODE.findall(stripped)) | {c for sym, c in CURRENCY_SYMBOLS.items() if sym in stripped}
+    signs = {SIGN_CURRENCY[m.group(0)] for m in _ONE_CURRENCY_SIGN.finditer(stripped)}
+    found = set(_CODE.findall(stripped)) | signs
     return found.pop() if len(found) == 1 else None
 
 
@@ -767,14 +826,20 @@ class Money(BaseModel):
         default=None,
         description="the chosen option's label (the page's text, not sent) that alone named the currency",
     )
+    sent: list[tuple[str, str]] = Field(
+        default_factory=list,
+        description="the fields read (name, value): the rows and totals beside the amounts",
+    )
+    currency_names: list[str] = Field(default_factory=list, description="the fields read as the currency")
 
     @property
     def currency_unreadable(self) -> bool:
         return self.currency_field is not None and not self.currency
 
     @property
-    def first(self) -> AmountRead | None:
-        return self.amounts[0] if self.amounts else None
+    def headline(self) -> Headline | None:
+        """The one amount every surface shows and judges the submission by (``headline``)."""
+        return headline(self)
 
     @property
     def values(self) -> list[AmountRead]:
@@ -787,7 +852,15 @@ class Money(BaseModel):
         """The amounts sent more than once with different values (``repeated``), each as its
         differing readings (each value once, in order): one amount as a surface shows it."""
         read = {(found.field, found.text): found for found in self.amounts}
-        return [[read[pair] for pair in same] for same in repeated(list(read), self)]
+        found = [
+            [read[pair] for pair in same if pair in read] for same in repeated(self.sent or list(read), self)
+        ]
+        return [same for same in found if len(same) > 1]
+
+    @property
+    def lines(self) -> list[LineItems]:
+        """The amounts sent once a row of a form's line items (``line_items``)."""
+        return line_items(self.sent, self)
 
 
 def repeated(
@@ -798,30 +871,246 @@ def repeated(
     twice, "amount" beside "Amount", "invoice[amount]" beside "invoice.amount", a query's
     "amount (in the address)" beside the body's "amount"), that hold different values. A system
     takes one of them, often the last (Django's ``QueryDict.get``, PHP, Rails), while a page shows
-    the first. A money value (``Money.values``) is compared by its amount ("950" and "950.00" are
-    one), any other by its text. Differently named fields ("net_amount", "vat_amount"; line items
-    "lines[0].amount", "lines[1].amount") are different fields; a list the form declares ("[]" in
-    every name: "lines[][amount]", "tags[]") and the chosen options of one multi-choice control
-    (``options``: whether each field is a chosen option, ``FieldValue.label``) are read whole."""
+    the first. A value is compared by what it means (``_meaning``): a money value (``Money.values``)
+    by its amount ("950" and "950.00" are one), a currency code in any case ("eur", "EUR"), a date
+    by the date it names, any other by its text. Differently named fields ("net_amount", "vat_amount"; line items
+    "lines[0].amount", "lines[1].amount") are different fields; read whole, not flagged here: a list
+    the form declares ("[]" in every name: "lines[][amount]", "tags[]"), an amount sent once a row
+    of line items (``line_items``: its rows and their sum are judged by ``assess``), and the values
+    of one control that sends several (``options``: whether each field is a chosen option or a
+    ticked box, ``FieldValue.label`` / ``FieldValue.choice``) when none is money."""
     amounts = {(found.field, found.text): found for found in money.values}
-    groups: dict[str, list[int]] = {}
-    for at, (name, _) in enumerate(fields):
-        groups.setdefault(word_name(field_name(name)), []).append(at)
+    rows = {at for _, places in _line_places(fields, money) for at in places}
     out: list[list[tuple[str, str]]] = []
-    for same in groups.values():
+    for same in _places(fields).values():
         names = {fields[at][0] for at in same}
-        if all("[]" in name for name in names):
+        if all("[]" in name for name in names) or rows.issuperset(same):
             continue
-        if len(names) == 1 and all(at < len(options) and options[at] for at in same):
+        chosen = all(at < len(options) and options[at] for at in same)
+        if len(names) == 1 and chosen and not any(fields[at] in amounts for at in same):
             continue
         values: dict[object, tuple[str, str]] = {}
         for at in reversed(same):  # the first of each value
             found = amounts.get(fields[at])
             value = found.value if found is not None and found.value is not None else None
-            values[value if value is not None else bare(fields[at][1]).strip()] = fields[at]
+            values[value if value is not None else _meaning(*fields[at], money)] = fields[at]
         if len(values) > 1:
             out.append(sorted(values.values(), key=fields.index))
     return out
+
+
+def _meaning(name: str, value: str, money: Money) -> object:
+    """A value other than money as ``repeated`` compares it: a currency field's code in upper case
+    ("eur" is "EUR"), a whole value that is one date as the date it names ("2026-10-14", "14.10.2026",
+    "14 Oct 2026": the invoice reader's ``ap.parse_date``; "04/03/2026", which may be either day or
+    month first, is read as written), any other as its text."""
+    text = bare(value).strip()
+    if name in money.currency_names and re.fullmatch(r"[A-Za-z]{3}", text):
+        return ("currency", text.upper())
+    if ap.date_spans(text) == [(0, len(text))]:
+        with contextlib.suppress(ValueError):  # ``ap.APInputError``: ambiguous, or no real date
+            return ap.parse_date(text).value
+    return text
+
+
+def _places(fields: list[tuple[str, str]]) -> dict[str, list[int]]:
+    """Each field name, as its words (``word_name``), -> the places it is sent at, in order."""
+    groups: dict[str, list[int]] = {}
+    for at, (name, _) in enumerate(fields):
+        groups.setdefault(word_name(field_name(name)), []).append(at)
+    return groups
+
+
+TOTAL_FIELD = re.compile(r"(^|_)(total|subtotal|gross|sum)(_|$)")  # of a name's words (``word_name``)
+
+
+class LineItems(BaseModel):
+    """One amount sent once a row of a form's line items (``line_items``)."""
+
+    rows: list[AmountRead]
+    sum: Decimal
+    totals: list[AmountRead] = Field(default_factory=list, description="the totals sent once beside the rows")
+    agrees: bool = Field(
+        description="no total is sent, or one equals a row amount's sum (plus tax and the like)"
+    )
+
+    @property
+    def text(self) -> str:
+        """ "120.00 + 80.00 = 200.00", with the totals sent when none equals it."""
+        said = f"{' + '.join(row.text for row in self.rows)} = {self.sum}"
+        return said if self.agrees else f"{said} ({'; '.join(f'{t.field} = {t.text}' for t in self.totals)})"
+
+
+def _line_places(fields: list[tuple[str, str]], money: Money) -> list[tuple[list[AmountRead], set[int]]]:
+    """Each amount sent once a row (``line_items``): its readings, and the places of the rows'
+    fields (the amount's and each name beside it in every row)."""
+    read = {(found.field, found.text): found for found in money.values}
+    places = _places(fields)
+
+    def plain(same: list[int]) -> bool:  # one name, as sent in the body, and no declared list
+        names = {fields[at][0] for at in same}
+        return len(names) == 1 and not any("[]" in n or n.endswith(ADDRESS) for n in names)
+
+    def rows_of(same: list[int], other: list[int]) -> bool:  # one of each a row, in one order, row by row
+        pairs = list(zip(same, other, strict=True))
+        spans = [sorted(pair) for pair in pairs]
+        one_order = len({a < b for a, b in pairs}) == 1
+        return one_order and all(a[1] < b[0] for a, b in itertools.pairwise(spans))
+
+    out: list[tuple[list[AmountRead], set[int]]] = []
+    for word, same in places.items():
+        reads = [found for at in same if (found := read.get(fields[at])) and found.value is not None]
+        if len(reads) < max(2, len(same)) or not plain(same) or any((r.value or 0) < 0 for r in reads):
+            continue
+        beside = [
+            at
+            for name, other in places.items()
+            if name != word and len(other) == len(same) and plain(other) and rows_of(same, other)
+            if not any(fields[at] in read for at in other)
+            for at in other
+        ]
+        if beside:
+            out.append((reads, {*same, *beside}))
+    return out
+
+
+def line_items(fields: list[tuple[str, str]], money: Money) -> list[LineItems]:
+    """The amounts a form sends once a row of its line items, by plain repeated names
+    ("description=Paper&amount=120.00&description=Toner&amount=80.00&total=200.00": Django's
+    ``getlist``, Go's ``r.Form``, a servlet's ``getParameterValues``), told from one amount sent
+    twice by what the submission shows: the amount's name (one, as sent) is sent two or more times,
+    each value a readable amount not below zero, beside another name that is no amount sent as many
+    times, one of each in every row, row after row (each row's own description or quantity). Each
+    row is shown and their sum is judged (``assess``): a total sent once beside them ("total",
+    "subtotal", "gross", "sum" in its name) must equal the sum of one of the submission's row
+    amounts, alone or with some of the other amounts sent once (net, tax, shipping; those above
+    zero: ``_adds_up``, the headline's rule too); else *amounts disagree*."""
+    found = [
+        (reads, sum((r.value or Decimal(0) for r in reads), Decimal(0)))
+        for reads, _ in _line_places(fields, money)
+    ]
+    if not found:
+        return []
+    read = {(f.field, f.text): f for f in money.values}
+    once = [
+        read[fields[same[0]]]
+        for same in _places(fields).values()
+        if len(same) == 1 and fields[same[0]] in read
+    ]
+    totals = [f for f in once if f.value is not None and TOTAL_FIELD.search(word_name(field_name(f.field)))]
+    others = [f.value for f in once if f not in totals and f.value is not None and f.value > 0]
+    agrees = not totals or any(
+        _adds_up(t.value or Decimal(0), [total], others) for t in totals for _, total in found
+    )
+    return [LineItems(rows=reads, sum=total, totals=totals, agrees=agrees) for reads, total in found]
+
+
+class Headline(BaseModel):
+    """The one amount a submission is shown and judged by, on every surface (``headline``)."""
+
+    text: str = Field(description="as shown: one amount, its rows, its values, or each amount sent")
+    value: Decimal | None = Field(description="what it is judged by: the largest amount (None: unreadable)")
+    field: str = Field(description="the field that holds the largest (the record's: read from its page)")
+    disagree: list[AmountRead] = Field(
+        default_factory=list, description="each amount sent, when differently named ones differ unexplained"
+    )
+
+
+EXPLAIN_MAX = 12  # money values tried as the parts of the largest amount (2**12 sums); more: unexplained
+
+
+def _list_key(name: str) -> str | None:
+    """The list a field is one item of: declared ("amount[]", "lines[][amount]") or numbered
+    ("lines[0].amount", "lines[1].amount": its words with each number as "#"); None: none."""
+    words = word_name(field_name(name))
+    if "[]" in name:
+        return words + "[]"
+    return re.sub(r"[0-9]+", "#", words) if re.search(r"[0-9]", words) else None
+
+
+def headline(money: Money) -> Headline | None:
+    """The amount every surface shows as the submission's "Amount" and judges it by (the worklist
+    row, the decision page, bulk approval's message): never smaller than an amount it sends. Each
+    amount sent (a field named as one) is read once: one amount sent with different values as its
+    values ("950.00 / 4950.00", ``Money.disagreeing``), line items as their rows and sum (``line_items``,
+    with the totals beside them), a list ("amount[]", "lines[0].amount", "lines[1].amount": none below
+    zero) as its items and their sum, any other as sent. The headline is the largest; the system may
+    book another, so when differently named amounts differ ("net=400.00 … amount=4900.00") and the
+    largest is not the others' sum, alone or with other money values sent (net + tax = total,
+    subtotal = total + discount), every one is shown ("net = 400.00; amount = 4900.00") and ``assess``
+    flags it *amounts disagree*. None: no amount; the record's amount the worker read for a payment
+    (``look_up``) when the form sends none."""
+    sent = set(money.sent)
+    named = {(a.field, a.text) for a in money.amounts}
+    place: dict[tuple[str, str], int] = {}
+    for at, pair in enumerate(money.sent):
+        place.setdefault(pair, at)
+    parts: list[tuple[int, AmountRead, bool]] = []  # (where it is sent, the amount, named as one)
+    taken: set[tuple[str, str]] = set()
+    words: set[str] = set()
+    for same in money.disagreeing:
+        words.add(word_name(field_name(same[0].field)))
+        most = max((f.value for f in same if f.value is not None), key=abs, default=None)
+        text = " / ".join(f.text for f in same)
+        at = place.get((same[0].field, same[0].text), 0)
+        parts.append((at, AmountRead(field=same[0].field, text=text, value=most), True))
+    rows: set[tuple[str, str]] = set()
+    for lines in money.lines:
+        mine = {(r.field, r.text) for r in lines.rows}
+        rows |= mine
+        totals = {(t.field, t.text) for t in lines.totals}
+        if (mine | totals) & named:
+            taken |= mine | totals
+            most = max([lines.sum, *(t.value for t in lines.totals if t.value is not None)], key=abs)
+            row = lines.rows[0]
+            part = AmountRead(field=row.field, text=lines.text, value=most)
+            parts.append((place.get((row.field, row.text), 0), part, bool(mine & named)))
+    rest = [
+        a
+        for a in money.amounts
+        if (a.field, a.text) in sent - taken and word_name(field_name(a.field)) not in words
+    ]
+    lists: dict[str, list[AmountRead]] = {}
+    for found in rest:
+        if (key := _list_key(found.field)) is not None:
+            lists.setdefault(key, []).append(found)
+    once: set[tuple[str, object]] = set()  # one amount sent twice with one value ("amount", "Amount")
+    for found in rest:
+        items = lists.get(_list_key(found.field) or "", [])
+        at = place.get((found.field, found.text), 0)
+        if len(items) < 2 or not all(i.value is not None and i.value >= 0 for i in items):
+            one: tuple[str, object] = (word_name(field_name(found.field)), found.value or found.text)
+            if one not in once:
+                once.add(one)
+                parts.append((at, found, True))
+        elif found is items[0]:
+            total = sum((i.value or Decimal(0) for i in items), Decimal(0))
+            text = f"{' + '.join(i.text for i in items)} = {total}"
+            parts.append((at, AmountRead(field=found.field, text=text, value=total), True))
+    if not parts:
+        record = next((a for a in money.amounts if (a.field, a.text) not in sent), None)
+        return None if record is None else Headline(text=record.text, value=record.value, field=record.field)
+    parts.sort(key=lambda part: part[0])
+    values = [(found.value, own, found) for _, found, own in parts if found.value is not None]
+    largest = max(values, key=lambda v: (abs(v[0]), v[1]), default=None)  # ties: one named as an amount
+    top = largest[2] if largest is not None else parts[0][1]
+    head = Headline(text=top.text, value=top.value, field=top.field)
+    differ = sorted({abs(value) for value, _, _ in values if value and value != top.value})
+    others = [abs(f.value) for f in money.shaped if f.value and (f.field, f.text) in sent - rows - taken]
+    if differ and not _adds_up(abs(top.value or Decimal(0)), differ, others):
+        every = [found for _, found, _ in parts]
+        head.text, head.disagree = "; ".join(f"{f.field} = {f.text}" for f in every), every
+    return head
+
+
+def _adds_up(largest: Decimal, parts: list[Decimal], others: list[Decimal]) -> bool:
+    """Whether ``largest`` is the sum of ``parts`` and none, some or all of ``others`` (of more than
+    ``EXPLAIN_MAX`` others: none or all)."""
+    need = largest - sum(parts, Decimal(0))
+    if need < 0 or len(others) > EXPLAIN_MAX:
+        return need in (0, sum(others, Decimal(0)))
+    subsets = itertools.chain.from_iterable(itertools.combinations(others, n) for n in range(len(others) + 1))
+    return any(sum(chosen, Decimal(0)) == need for chosen in subsets)
 
 
 def sent_part(value: str, label: str | None) -> str:
@@ -846,12 +1135,13 @@ def read_money(
     system still reads "1" as EUR): a currency named by a label alone is shown, but its amounts are
     judged under the rules' lowest threshold (``currency_label``); only what is sent, or the
     record's page the worker read, lowers it to the currency's own."""
-    money = Money()
+    money = Money(sent=fields)
     currencies: list[str | None] = []
     by_label: str | None = None  # the first label that alone names the currency
     for name, value in fields:
         if field_matches(name, rules.currency_fields) and value.strip():
             money.currency_field = money.currency_field or name
+            money.currency_names.append(name)
             money.currency_text = f"{money.currency_text} / {value}" if money.currency_text else value
             currencies.append(read_currency(value))
             label = (labels or {}).get(name)
@@ -887,6 +1177,27 @@ def read_money(
     return money
 
 
+# a field of free text, by its name's words: a description, notes, a memo, a comment, a line's text
+PROSE_FIELD = re.compile(
+    r"(^|_)(description|desc|descr|notes?|memo|comments?|remarks?|message|narrative|text)(_|$)", re.IGNORECASE
+)
+
+
+def prose_field(name: str, value: str, rules: RiskRules, money: Money) -> bool:
+    """Whether a field is free text ("250 m²", "M8×40", "−20 °C" are honest there): named so
+    (``PROSE_FIELD``: "description", "lines[0].description", "memo", "notes") and none of the
+    fields a person pays by: an amount or currency field, a value shaped like money, bank details,
+    a payee. Every other field (an invoice or reference number, a date, a name, one the rules do
+    not know) is an identifier. The one test for ``hidden_characters`` (``visible.hidden``)."""
+    return (
+        field_matches(name, PROSE_FIELD)
+        and not PAYEE_FIELD.search(field_name(name))
+        and not bank_field(name, value, rules)
+        and not field_matches(name, [*rules.amount_fields, *rules.currency_fields])
+        and not any((found.field, found.text) == (name, value) for found in money.values)
+    )
+
+
 def assess(
     fields: list[tuple[str, str]],
     url: str,
@@ -900,7 +1211,7 @@ def assess(
     is a chosen option (``repeated``). The target's query pairs are judged as fields too
     (``query_fields``: "amount (in the address)"), by every rule."""
     flags: list[RiskFlag] = []
-    fields = [*fields, *(pair for pair in query_fields(url) if (field_name(pair[0]), pair[1]) not in fields)]
+    fields = with_address(fields, url)
     money = read_money(fields, rules, looked_up, labels)
     if looked_up and "unreadable" in looked_up:
         flags.append(
@@ -967,6 +1278,50 @@ def assess(
                 second_approver=False,
             )
         )
+    head = money.headline
+    if head is not None and head.disagree:
+        flags.append(
+            RiskFlag(
+                rule="unclear_amount",
+                field=head.field,
+                message=visible(
+                    f"amounts disagree: check each by hand ({head.text}: amounts sent under different names "
+                    "that differ and do not add up to one another, and the system books one of them; "
+                    f"judged by the largest, {head.value})"
+                ),
+                second_approver=False,
+            )
+        )
+    over = money.limit if money.limit is not None else rules.amount_thresholds["*"]
+    for lines in line_items(fields, money):
+        rows = visible("; ".join(f"{row.field} = {row.text}" for row in lines.rows))
+        if not lines.agrees:
+            totals = visible("; ".join(f"{t.field} = {t.text}" for t in lines.totals))
+            flags.append(
+                RiskFlag(
+                    rule="unclear_amount",
+                    field=lines.rows[0].field,
+                    message=(
+                        f"amounts disagree: the rows do not add up to the total: check each by hand ({rows}: "
+                        f"rows summing to {lines.sum}; {totals}: the system may book the total, the rows "
+                        "or one of them)"
+                    ),
+                    second_approver=False,
+                )
+            )
+        if abs(lines.sum) > over and all(t.value != lines.sum for t in lines.totals):
+            code = money.currency or "(currency not read)"
+            flags.append(
+                RiskFlag(
+                    rule="amount_above_threshold",
+                    field=lines.rows[0].field,
+                    message=(
+                        f"the rows ({rows}) sum to {lines.sum} {code}, above {over} {code}: needs a second "
+                        "approver"
+                    ),
+                    second_approver=True,
+                )
+            )
     currency = money.currency or "(currency not read)"
     limit = money.limit if money.limit is not None else rules.amount_thresholds["*"]
     for found in money.amounts:
@@ -1003,7 +1358,10 @@ def assess(
                     second_approver=True,
                 )
             )
-    hiding = [(name, hidden(name) + hidden(value)) for name, value in fields]
+    hiding = [
+        (name, hidden(name) + hidden(value, prose=prose_field(name, value, rules, money)))
+        for name, value in fields
+    ]
     if any(found for _, found in hiding):
         # every value's words and markers already shown (``hidden``, ``visible``): a page shows the
         # message as it is (``Shown``), never a marker's own letter marked again inside it

@@ -35,7 +35,10 @@ A value is shown as it is, except:
   or digit ("🄰", "①"): "INV-🔥2057" reads "INV-⟨Symbol 🔥 U+1F525⟩2057". Signs that do belong in
   names and references (``NAME_SIGNS``: ™ ® © № ℅ °, "㈱" …), currency signs and punctuation are
   left as they are, and so is a pictograph standing alone between spaces ("Thanks 🙂"); in text
-  whose layout is its own (``layout=True``: prose, not a value) symbols are not marked.
+  whose layout is its own (``layout=True``: prose, not a value) and in a free-text value
+  (``prose=True``: a description, a memo, ``rules.prose_field``: "250 m²", "M8×40", "−20 °C")
+  symbols are not marked, nor a letter of another script that passes for no other ("10 kΩ",
+  "50 μm": ``_passes``). Everything else above is marked in every value.
 
 ``layout=True`` is for text whose lines and indentation are its own (a summary, a document's line,
 a log): line feeds and tabs stay, and a run of whitespace is marked only when it holds something
@@ -190,11 +193,12 @@ def _latin(text: str) -> bool:
     return any(_script(c) == "LATIN" for c in text)
 
 
-def _foreign(word: str, latin: bool) -> list[tuple[int, str]]:
+def _foreign(word: str, latin: bool, prose: bool = False) -> list[tuple[int, str]]:
     """(index, script) of each letter of ``word`` shown as a look-alike: in a text with Latin
     letters (``latin``), every letter of another script when all of them are drawn like Latin
     letters ("АСМЕ" in "АСМЕ Corp"); else each letter whose script is not the word's own (the
-    script most of its letters have; on a tie, the first letter's)."""
+    script most of its letters have; on a tie, the first letter's). In free text (``prose``) only
+    those that pass for another (``_passes``): a unit's "kΩ" or "μm" is honest there."""
     scripts = [(i, s) for i, c in enumerate(word) if (s := _script(c)) is not None]
     alike = [(i, s) for i, s in scripts if s != "LATIN"]
     if latin and alike and all(_latin_alike(word[i]) for i, _ in alike):
@@ -209,7 +213,19 @@ def _foreign(word: str, latin: bool) -> list[tuple[int, str]]:
     found += [(i, s) for i, s in scripts if s == "LATIN" and _lookalike(word, i) and (i, s) not in found]
     if any("0" <= c <= "9" for c in word):  # a digit of another system beside 0-9: "৪00.00"
         found += [(i, s) for i, s in scripts if unicodedata.category(word[i]) == "Nd" and (i, s) not in found]
-    return found
+    return [(i, s) for i, s in found if _passes(word[i], s)] if prose else found
+
+
+def _passes(char: str, script: str) -> bool:
+    """Whether a letter or digit ``_foreign`` found passes for another: a digit other than 0-9, a
+    letter of another script drawn like a Latin one (``_latin_alike``: Cyrillic "о", fullwidth "Ｐ"),
+    a Latin letter drawn like another ASCII character (``odd_letter``, ``LATIN_LOOKALIKE``). Not a
+    Greek "Ω" beside a Latin "k", nor a Latin "m" beside a Greek "μ": neither is drawn like the other."""
+    if unicodedata.category(char) == "Nd":
+        return True
+    if script == "LATIN":
+        return odd_letter(char) or char in LATIN_LOOKALIKE
+    return _latin_alike(char)
 
 
 def _lookalike(word: str, i: int) -> bool:
@@ -280,12 +296,12 @@ def _symbol_marker(char: str) -> str:
     return f"⟨{kind} {_code(char)}⟩" if kind else f"⟨Symbol {char} {_code(char)}⟩"
 
 
-def _mark_scripts(text: str, symbols_too: bool = True, latin: bool | None = None) -> str:
+def _mark_scripts(text: str, symbols_too: bool = True, latin: bool | None = None, prose: bool = False) -> str:
     latin = _latin(text) if latin is None else latin
 
     def word(match: re.Match[str]) -> str:
-        found = dict(_foreign(match.group(0), latin))
-        symbols = set(_stray_symbols(match.group(0))) if symbols_too else set()
+        found = dict(_foreign(match.group(0), latin, prose))
+        symbols = set(_stray_symbols(match.group(0))) if symbols_too and not prose else set()
         if not found and not symbols:
             return match.group(0)
         return "".join(
@@ -296,10 +312,11 @@ def _mark_scripts(text: str, symbols_too: bool = True, latin: bool | None = None
     return _WORD.sub(word, text)
 
 
-def visible(text: str, *, layout: bool = False) -> str:
+def visible(text: str, *, layout: bool = False, prose: bool = False) -> str:
     """``text`` with every invisible or reordering character, every long run of whitespace, every
-    look-alike letter and every symbol out of place shown as a marker (see the module's doc)."""
-    return _visible(text, layout=layout)
+    look-alike letter and every symbol out of place shown as a marker (see the module's doc).
+    ``prose``: a free-text value (a description, a memo), whose symbols are not marked (``hidden``)."""
+    return _visible(text, layout=layout, prose=prose)
 
 
 # what may be a marker this module wrote ("⟨Cyrillic о U+043E⟩", "⟨U+200B⟩", "⟨5 × U+00A0⟩"): shown as it
@@ -322,7 +339,7 @@ def _a_marker(part: str) -> bool:
     return all(" " <= c <= "~" or c in "⟨⟩×" or c in named for c in part)
 
 
-def _visible(text: str, *, layout: bool = False, latin: bool | None = None) -> str:
+def _visible(text: str, *, layout: bool = False, latin: bool | None = None, prose: bool = False) -> str:
     """``visible``; ``latin``: whether the text this one is part of holds Latin letters (a word
     quoted out of a value is judged as in the value: "АСМЕ" of "АСМЕ Corp"). A marker already in
     the text (shown once before, by this function) is left as it is."""
@@ -334,18 +351,18 @@ def _visible(text: str, *, layout: bool = False, latin: bool | None = None) -> s
         out, plain = [], ""
         for i, part in enumerate(parts):
             if i % 2 and _a_marker(part):
-                out += [_shown_plain(plain, layout, latin) if plain else "", part]
+                out += [_shown_plain(plain, layout, latin, prose) if plain else "", part]
                 plain = ""
             else:
                 plain += part
-        return "".join([*out, _shown_plain(plain, layout, latin) if plain else ""])
-    return _shown_plain(text, layout, latin)
+        return "".join([*out, _shown_plain(plain, layout, latin, prose) if plain else ""])
+    return _shown_plain(text, layout, latin, prose)
 
 
-def _shown_plain(text: str, layout: bool, latin: bool | None) -> str:
+def _shown_plain(text: str, layout: bool, latin: bool | None, prose: bool = False) -> str:
     """``_visible`` of text that holds no marker."""
     kept = LAYOUT_KEPT if layout else frozenset()
-    marked = _mark_scripts(text, symbols_too=not layout, latin=latin)
+    marked = _mark_scripts(text, symbols_too=not layout, latin=latin, prose=prose)
     stray = _stray_marks(marked)
     out = "".join(
         f"⟨{_code(c)}⟩" if (c not in kept and _invisible(c)) or i in stray else c
@@ -361,27 +378,33 @@ def _shown_plain(text: str, layout: bool, latin: bool | None) -> str:
     return _SPACES.sub(run, out)
 
 
-def hidden(text: str) -> list[Shown]:
+def hidden(text: str, *, prose: bool = False) -> list[Shown]:
     """What ``text`` hides from a reader (code points, and runs of unusual spaces), for a risk flag;
     line feeds, carriage returns and tabs (a multi-line text field sends them) are not counted.
     Each item is already shown (``Shown``): its marker, and the word it is in as ``visible`` shows
-    it, without the punctuation around it ("3 (Nᴏrthwind" quotes “N⟨small capital O U+1D0F⟩rthwind”)."""
+    it, without the punctuation around it ("3 (Nᴏrthwind" quotes “N⟨small capital O U+1D0F⟩rthwind”).
+
+    ``prose``: a free-text value (a description, notes, a memo, a line's text: the caller decides by
+    the field, ``rules.prose_field``), where "250 m²", "210×297 mm", "−20 °C" and "½″" are honest:
+    its symbols are not counted (``_stray_symbols`` is for identifiers and names: an invoice number,
+    an amount, an IBAN, a payee). Its invisible and reordering characters, runs of unusual spaces,
+    stray combining marks, and letters and digits that pass for others (``_passes``) are."""
     stray = {text[i] for i in _stray_marks(text)}
     found = [_code(c) for c in dict.fromkeys(text) if c not in "\n\r\t" and (_invisible(c) or c in stray)]
     runs = [_run_marker(m.group(0)) for m in _SPACES.finditer(text) if not set(m.group(0)) <= PLAIN_SPACE]
     latin = _latin(text)
 
     def word(w: str) -> str:
-        return _visible(_unpunctuated(bare(w)), latin=latin)
+        return _visible(_unpunctuated(bare(w)), latin=latin, prose=prose)
 
     alike = [
         f"{_look_alike(w.group(0)[i], script)} in “{word(w.group(0))}”"
         for w in _WORD.finditer(text)
-        for i, script in _foreign(w.group(0), latin)
+        for i, script in _foreign(w.group(0), latin, prose)
     ]
     symbols = [
         f"{_symbol_marker(w.group(0)[i])} in “{word(w.group(0))}”"
-        for w in _WORD.finditer(text)
+        for w in ([] if prose else _WORD.finditer(text))
         for i in _stray_symbols(w.group(0))
     ]
     every = found + list(dict.fromkeys(runs)) + list(dict.fromkeys(alike)) + list(dict.fromkeys(symbols))

@@ -35,6 +35,7 @@ from taskcrew.approvals.rules import (
     bulk_key,
     field_matches,
     read_money,
+    with_address,
 )
 from taskcrew.approvals.visible import ShownText
 from taskcrew.console.record_view import before_values, record_fields
@@ -284,16 +285,13 @@ def work_item(
         item.invoice = number[1]
     looked_up = request.looked_up if request is not None and not view.problem else {}
     labels = request.option_labels() if request is not None and not view.problem else {}
-    money = read_money(fields, rules, looked_up, labels)  # the amounts and currency as the rules read them
-    if money.first is not None:
-        item.amount_text, item.amount = money.first.text, money.first.value
-        if same := next((d for d in money.disagreeing if money.first in d), None):
-            # one amount sent with different values: each is shown, and it is judged by the largest
-            item.amount_text = " / ".join(found.text for found in same)
-            item.amount = max((f.value for f in same if f.value is not None), key=abs, default=None)
-        item.amount_field = money.first.field if any(money.first.field == n for n, _ in fields) else ""
-        item.limit = money.limit if money.first.value is not None else None
-    if money.currency_field is not None or money.first is not None:
+    sent = with_address(fields, request.url) if request is not None and not view.problem else fields
+    money = read_money(sent, rules, looked_up, labels)  # the amounts and currency as the rules read them
+    if (head := money.headline) is not None:  # the largest amount sent; each, when they disagree
+        item.amount_text, item.amount = head.text, head.value
+        item.amount_field = head.field if any(head.field == n for n, _ in sent) else ""
+        item.limit = money.limit if head.value is not None else None
+    if money.currency_field is not None or head is not None:
         item.currency = money.currency or money.currency_text
     if due := _first(fields, DUE_FIELD):
         item.due = due[1]

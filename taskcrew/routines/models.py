@@ -28,6 +28,7 @@ import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -488,9 +489,15 @@ _DRAWN_ALIKE = str.maketrans(
         ).split()
     }
 )
-_LOOK_ALIKE = (("0", "o"), ("1", "l"), ("i", "l"), ("rn", "m"), ("vv", "w"))
-"""After case is folded: digits drawn like letters, and "I", "l", "1" and "|" (one stroke in a
-sans-serif font), "rn" drawn like "m", "vv" like "w"."""
+_LOOK_ALIKE: tuple[tuple[str, str], ...] = tuple(
+    (drawn, letter)
+    for line in (Path(__file__).with_name("drawn_alike.txt").read_text(encoding="utf-8").splitlines())
+    if line.strip() and not line.startswith("#")
+    for drawn, letter in [line.split("\t")]
+)
+"""After case is folded, in order (``drawn_alike.txt``, reviewed against UTS #39's confusables):
+digits drawn like letters, "I", "l" and "1" one letter (one stroke in a sans-serif font), "rn"
+drawn like "m", "cl" like "d", "vv" like "w"."""
 
 
 def name_key(text: str) -> str:
@@ -500,16 +507,53 @@ def name_key(text: str) -> str:
     Unicode's confusables (UTS #39): compatibility forms folded (NFKC), letters of other scripts
     drawn like Latin ones made Latin, case folded, accents dropped ("Müller" is "Muller"), then
     ``_name``'s words (punctuation and a trailing legal form aside: "Northwind Traders Ltd" is
-    Northwind Traders) run together, with "I"/"l"/"1"/"|"/"ı" one letter, "0" "o", "rn" "m" and
-    "vv" "w": "lnitech" is Initech, "GIobex Corporation" Globex, "Northvvind Traders" Northwind
-    Traders. Only equal keys name alike; a word more or less is another name ("Initech Europe
-    GmbH" is not Initech). Empty for a name of no letter or digit."""
+    Northwind Traders) run together, with "I"/"l"/"1"/"|"/"ı" one letter, "0" "o", "rn" "m", "cl"
+    "d" and "vv" "w" (``_LOOK_ALIKE``): "lnitech" is Initech, "GIobex Corporation" Globex,
+    "Northvvind Traders" and "Northwincl Traders" Northwind Traders. Only equal keys name alike; a word more or less is another name ("Initech Europe
+    GmbH" is not Initech). Empty for a name of no letter or digit. Two listed records of one key
+    whose legal forms alone tell them apart ("Siemens AG", "Siemens plc") are two companies to the
+    approval (``other_entities``)."""
     text = unicodedata.normalize("NFKC", text).translate(_DRAWN_ALIKE).casefold()
     text = "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
     key = "".join(_name(text))
     for drawn, letter in _LOOK_ALIKE:
         key = key.replace(drawn, letter)
     return key
+
+
+LEGAL_FORM_SPELLINGS = {
+    "limited": "ltd",
+    "incorporated": "inc",
+    "corporation": "corp",
+    "company": "co",
+    "private": "pvt",
+    "pte": "pvt",
+}
+"""One legal form written out or cut short: "Globex Corporation" is Globex Corp, "Bharat Components
+Private Limited" Bharat Components Pvt. Ltd."""
+
+
+def _entity(text: str) -> tuple[list[str], list[str]]:
+    """A name's words and its trailing legal form (``_name``), as written (compatibility forms
+    folded, case aside, nothing drawn alike made Latin): a form with a letter of another script
+    ("АG", a Cyrillic А) is no legal form here, only a word of the name."""
+    words = _words(unicodedata.normalize("NFKC", text))
+    end = len(words)
+    while end and words[end - 1] in LEGAL_FORMS:
+        end -= 1
+    end = end or len(words)  # a name that is nothing but a legal form is a name (``_name``)
+    return words[:end], [LEGAL_FORM_SPELLINGS.get(w, w) for w in words[end:]]
+
+
+def other_entities(text: str, other: str) -> bool:
+    """Two names a person tells apart by their legal forms alone: the same words, as written, each
+    with its own legal form, written plainly ("Siemens AG" and "Siemens plc", "Robert Bosch GmbH"
+    and "Robert Bosch Ltd": two companies of one group). Not when one has no legal form ("Northwind
+    Traders" and "Northwind Traders Ltd"), the forms are one ("Corp", "Corporation"), or the names
+    differ in a letter drawn alike ("Sіemens plc", a Cyrillic і, or "Siemens АG"): those stay named
+    alike (``name_key``) — which record is meant is for a person to check."""
+    (name, form), (other_name, other_form) = _entity(text), _entity(other)
+    return bool(form and other_form) and form != other_form and name == other_name
 
 
 def named_like(text: str, other: str) -> bool:

@@ -34,13 +34,18 @@ class FieldValue(BaseModel):
     value: str
     note: str | None = None  # e.g. "read by OCR — check it": where the value came from, for the approver
     label: str | None = None  # a chosen option's text (the browser gate sets it)
+    # one value of a control that sends several under one name: the page's checkboxes of that name,
+    # a multi-select (the browser gate sets it); read as a set, not as one field sent twice
+    choice: bool = False
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, object]:
-        # unset, ``label`` is not in the dump: a request parked before it existed seals the same
+        # unset, ``label`` and ``choice`` are not in the dump: a request parked before they existed seals the same
         data: dict[str, object] = handler(self)
         if data.get("label") is None:
             data.pop("label", None)
+        if not data.get("choice"):
+            data.pop("choice", None)
         return data
 
 
@@ -64,7 +69,7 @@ class ValueOrigin(BaseModel):
 
 
 # left out of a dump while unset
-OPTIONAL = ("record", "known_vendors", "vendors_page", "asked_again", "origins")
+OPTIONAL = ("record", "known_vendors", "vendors_page", "vendor_records", "asked_again", "origins")
 
 
 class ApprovalRequest(BaseModel):
@@ -87,6 +92,11 @@ class ApprovalRequest(BaseModel):
     record: RecordState | None = Field(default=None, description="the changed record as the system shows it")
     known_vendors: list[str] | None = Field(default=None, description="the vendors the target system lists")
     vendors_page: str | None = Field(default=None, description="where known_vendors were read")
+    vendor_records: dict[str, str] | None = Field(
+        default=None,
+        description="what a form sends for each record of that vendor list (an option's value, its number) "
+        "-> its name as listed (approvals.record.vendor_records)",
+    )
     asked_again: str | None = Field(
         default=None, description="why it is asked again though it was approved before (the record changed)"
     )

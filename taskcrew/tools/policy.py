@@ -30,7 +30,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import BaseModel, Field
 
 from taskcrew.approvals.key import request_key
-from taskcrew.approvals.record import known_vendors, read_record, record_page
+from taskcrew.approvals.record import read_record, record_page, vendor_list
 from taskcrew.approvals.rules import (
     RiskRules,
     TargetPath,
@@ -600,7 +600,7 @@ class Policy:
             for f in sub.fields
         ]
         fetch = _read_once(self.page_fetch)  # a pay form sits on the record's page: one GET serves both
-        vendors, vendors_page = known_vendors(sub.url, self.rules, fetch)
+        vendors = vendor_list(sub.url, self.rules, fetch)
         request = ApprovalRequest(
             kind="form_submission" if sub.origin == "form" else "network_request",
             method=method,
@@ -612,8 +612,9 @@ class Policy:
             excluded={n: why for n, why in excluded.items() if any(n == f.name for f in sub.fields)},
             looked_up=look_up(sub.url, self.rules, fetch),
             record=read_record(record_page(sub.url, sub.page_url, self.rules), fetch),  # its "before"
-            known_vendors=vendors,
-            vendors_page=vendors_page,
+            known_vendors=vendors.names,
+            vendors_page=vendors.page,
+            vendor_records=vendors.records,
         )
         return self._assessed(request)
 
@@ -624,7 +625,7 @@ class Policy:
             self.rules,
             request.looked_up,
             request.option_labels(),
-            [f.label is not None for f in request.fields],
+            [f.label is not None or f.choice for f in request.fields],
         )
         return request.model_copy(update={"flags": [f.message for f in flags.flags]})
 

@@ -252,7 +252,10 @@ class ActionExecutor:
             elif f.get("label"):  # a chosen option: what is sent, then its text; the text alone as
                 label = vault.redact(f["label"])  # its label (readers never take the value apart)
                 value = f"{value} ({label})"
-            shown.append(FieldValue(name=vault.redact(f["name"]), value=value, label=label, note=note))
+            choice = bool(f.get("choice"))  # a checkbox group's or a multi-select's value
+            shown.append(
+                FieldValue(name=vault.redact(f["name"]), value=value, label=label, note=note, choice=choice)
+            )
         sub = Submission(
             origin="form",
             method=submission["method"],

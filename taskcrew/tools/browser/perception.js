@@ -1275,6 +1275,12 @@
       const label = opt ? clean(opt.label || opt.text) : '';
       return label && label !== value ? label : null;
     };
+    // A control that sends several values under one name: every control of the name a checkbox,
+    // or a multi-select (the rules read its values as a set, not as one field sent twice).
+    const choiceOf = (name) => {
+      const named = controls.filter((e) => e.name === name);
+      return named.length > 0 && named.every((e) => (e.tagName === 'INPUT' && e.type === 'checkbox') || (e.tagName === 'SELECT' && e.multiple));
+    };
     // Only a multipart POST sends a file's bytes; any other form sends the file's name as text.
     const enctype = submitter && submitter.hasAttribute('formenctype') ? submitter.formEnctype : formProp(form, 'enctype');
     const multipart = targetOf(form, submitter).method === 'POST' && String(enctype).toLowerCase() === 'multipart/form-data';
@@ -1284,7 +1290,7 @@
       // The same marking as approvals/key.py (file_value / text_value): a file part is "(file NAME,
       // SIZE bytes)", and a text that starts like one (or like an escaped text) gets "(text) " first.
       const value = typeof v === 'string' ? asText(v) : (multipart ? `(file ${v.name}, ${v.size} bytes)` : asText(v.name));
-      out.push({ name: k, value, password: secretNames.has(k), label: labelOf(k, value) });
+      out.push({ name: k, value, password: secretNames.has(k), label: labelOf(k, value), choice: choiceOf(k) });
     }
     return out;
   };
