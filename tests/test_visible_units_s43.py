@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from test_amounts_lookalikes_s42 import _park
+from test_console_sources_redteam import App, app  # noqa: F401  (fixture)
 
 from taskcrew.approvals.rules import assess, load_rules
 from taskcrew.approvals.visible import hidden, visible
@@ -101,3 +103,22 @@ def test_every_marker_of_the_flag_is_in_what_the_approver_reads() -> None:
         for message in _hidden_flags(field, value):
             for marker in re.findall(r"⟨[^⟨⟩…]+⟩", message):
                 assert marker in shown, (field, value, marker, shown)
+
+
+def test_the_decision_page_shows_a_description_as_the_rules_judge_it(app: App) -> None:  # noqa: F811
+    """The page marks in a free-text field only what the rules flag there (an invisible character),
+    not its units; an identifier's stray symbol stays marked."""
+    sent = [
+        ("vendor", "Northwind Traders"),
+        ("invoice_number", "INV\u20100042"),
+        ("amount", "950.00"),
+        ("currency", "EUR"),
+        ("description", "Floor tiles 250 m² at −20 °C"),
+        ("memo", "see\u200bnote"),
+    ]
+    page = app.client().get(f"/approvals/{_park(app, sent)}").text
+    fields = re.search(r'<table id="fields">.*?</table>', page, re.S)
+    assert fields is not None
+    table = fields.group(0)
+    assert "Floor tiles 250 m² at −20 °C" in table  # units shown as written
+    assert "U+200B" in table and "U+2010" in table  # what hides is still marked

@@ -254,10 +254,11 @@ def _drawn_gaps(value: Any) -> bool:
     return groups is not None and any(not g.endswith(" ") for g in groups[:-1])
 
 
-def _marked(value: Any) -> Shown:
+def _marked(value: Any, prose: bool = False) -> Shown:
     """A value shown on one line (``visible`` without layout): a line break in it shows as a
-    marker, not as a space (a refused batch item "Invoice 4.eml⟨U+000A⟩batch-0000 x")."""
-    return Shown(visible(str(value)))
+    marker, not as a space (a refused batch item "Invoice 4.eml⟨U+000A⟩batch-0000 x"). ``prose``: a
+    free-text field's value (``WorkItem.prose``), its typographic signs shown as they are."""
+    return Shown(visible(str(value), prose=prose))
 
 
 # what a narrow column must not break at a hyphen: a date (with its time), a run's time stamp, a

@@ -34,6 +34,7 @@ from taskcrew.approvals.rules import (
     bank_field,
     bulk_key,
     field_matches,
+    prose_field,
     read_money,
     with_address,
 )
@@ -143,6 +144,11 @@ class WorkItem(BaseModel):
     sources: dict[str, SourceRef] = Field(default_factory=dict)  # by field key (``field_keys``)
     keys: list[str | None] = Field(
         default_factory=list, description="each field's key in ``sources``, in the request's order"
+    )
+    prose: list[bool] = Field(
+        default_factory=list,
+        description="whether each field, in the request's order, is free text (``rules.prose_field``): "
+        "its value is shown as the rules judge it, typographic signs (m², ×, °) not marked",
     )
     before_of: dict[str, tuple[str, str]] = Field(
         default_factory=dict, description="field -> (label, value now)"
@@ -287,6 +293,7 @@ def work_item(
     labels = request.option_labels() if request is not None and not view.problem else {}
     sent = with_address(fields, request.url) if request is not None and not view.problem else fields
     money = read_money(sent, rules, looked_up, labels)  # the amounts and currency as the rules read them
+    item.prose = [prose_field(name, value, rules, money) for name, value in fields]
     if (head := money.headline) is not None:  # the largest amount sent; each, when they disagree
         item.amount_text, item.amount = head.text, head.value
         item.amount_field = head.field if any(head.field == n for n, _ in sent) else ""
