@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from fixtures_browser import SessionFactory
 from fixtures_erp import ErpUser
-from test_vendor_twins_s42 import bill, chosen, field, flags_of, park
+from test_vendor_twins_s42 import bill, chosen, field, flags_of, logged_in, park
 
 from taskcrew.approvals import record
 from taskcrew.approvals.authority import Authority, bulk_refusal
@@ -33,7 +33,6 @@ from taskcrew.routines.models import name_key
 from taskcrew.routines.replay import options_like
 from taskcrew.tools.browser import Click, Select, Type
 from taskcrew.tools.human import ApprovalDecision, ApprovalRequest, FieldValue, ScriptedHuman
-from taskcrew.tools.vault import Vault
 
 LISTED = {"1": "Northwind Traders", "3": "Globex Corp", "4": "Initech"}
 NAMES = list(LISTED.values())
@@ -180,18 +179,7 @@ def test_the_approval_shows_the_vendor_the_erp_books(
     """A script relabels Globex's option "Northwind Traders" before it is chosen: the gate reads the
     real vendor list, the approval shows Globex Corp — the vendor the ERP books — and flags the label."""
     human = ScriptedHuman([ApprovalDecision.approve("ana")])
-    session = make_session(
-        base_url=erp.url, vault=Vault({"ERP_USERNAME": "demo", "ERP_PASSWORD": "demo123"}), human=human
-    )
-    login = session.goto(f"{erp.url}/login").observation
-    logged = session.act(
-        [
-            Type(index=field(login, "username"), text="{{secret:ERP_USERNAME}}"),
-            Type(index=field(login, "password"), text="{{secret:ERP_PASSWORD}}"),
-            Click(index=next(el.index for el in login.elements if el.name == "Log in")),
-        ]
-    )
-    assert logged.ok, logged.render()
+    session = logged_in(make_session, erp, human)
     globex = next(v.id for v in erp.state().vendors if v.name == "Globex Corp")
     form = session.goto(f"{erp.url}/bills/new").observation
     if relabel:

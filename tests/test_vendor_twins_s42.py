@@ -84,6 +84,23 @@ def flags_of(approver: Authority, request: ApprovalRequest) -> dict[str, str]:
 
 
 # ---- the rule ------------------------------------------------------------------------------------
+def logged_in(make_session: SessionFactory, erp: ErpServer, human: ScriptedHuman) -> Any:
+    """A real browser session logged in to the ERP as the demo user, asking ``human``."""
+    session = make_session(
+        base_url=erp.url, vault=Vault({"ERP_USERNAME": "demo", "ERP_PASSWORD": "demo123"}), human=human
+    )
+    login = session.goto(f"{erp.url}/login").observation
+    logged = session.act(
+        [
+            Type(index=field(login, "username"), text="{{secret:ERP_USERNAME}}"),
+            Type(index=field(login, "password"), text="{{secret:ERP_PASSWORD}}"),
+            Click(index=next(el.index for el in login.elements if el.name == "Log in")),
+        ]
+    )
+    assert logged.ok, logged.render()
+    return session
+
+
 @pytest.mark.parametrize("lookalike", LOOKALIKES)
 @pytest.mark.parametrize("picked", ["1", "11"])  # the real record or the look-alike: both need a look
 def test_a_payee_named_like_two_listed_records_is_flagged(
@@ -225,18 +242,7 @@ def test_a_bill_for_a_lookalike_record_of_the_real_erp_is_flagged_when_asked(
     bill chosen with the look-alike's option is flagged; the person rejects it, nothing is saved."""
     impostor = add_vendor(erp, lookalike)
     human = ScriptedHuman([ApprovalDecision.reject("which Northwind is this?")])
-    session = make_session(
-        base_url=erp.url, vault=Vault({"ERP_USERNAME": "demo", "ERP_PASSWORD": "demo123"}), human=human
-    )
-    login = session.goto(f"{erp.url}/login").observation
-    logged = session.act(
-        [
-            Type(index=field(login, "username"), text="{{secret:ERP_USERNAME}}"),
-            Type(index=field(login, "password"), text="{{secret:ERP_PASSWORD}}"),
-            Click(index=next(el.index for el in login.elements if el.name == "Log in")),
-        ]
-    )
-    assert logged.ok, logged.render()
+    session = logged_in(make_session, erp, human)
     form = session.goto(f"{erp.url}/bills/new").observation
     sent = session.act(
         [
