@@ -218,7 +218,7 @@ def test_a_save_that_stays_on_the_form_is_not_a_replayed_step(
     northwind: Template, confirm_site: Any, browser_runtime: Any
 ) -> None:
     from taskcrew.routines.distil import page_pattern
-    from taskcrew.routines.models import BrowserStep, PageExpect, Target
+    from taskcrew.routines.models import BrowserStep, PageExpect, Sends, Target
     from taskcrew.tools.browser import BrowserSession
     from taskcrew.tools.human import ScriptedHuman
     from taskcrew.tools.policy import Policy, PolicyConfig
@@ -241,6 +241,7 @@ def test_a_save_that_stays_on_the_form_is_not_a_replayed_step(
                 approval=True,
                 expect=PageExpect(path=r"/bills/new\.html"),
                 then=then,
+                sends=Sends(path="/record/bills", fields=["invoice_number"]),  # what "Save anyway" sends
             ),
         ],
     )

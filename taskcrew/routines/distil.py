@@ -28,6 +28,7 @@ from taskcrew.routines.models import (
     Obstacle,
     PageExpect,
     Routine,
+    Sends,
     Target,
     Template,
     named_like,
@@ -299,6 +300,17 @@ def _submitted(rec: ActRecord) -> bool:
     return any(o in CHANGING and m.upper() not in ("GET", "HEAD") for o, m, _u in rec.decisions)
 
 
+def _sends(rec: ActRecord) -> Sends | None:
+    """What the run's save sent, as the gate let it through: the path it went to, as a pattern
+    (``page_pattern``), and the name of every field in it (``Sends``). None when the recording does
+    not say (a leg recorded before field names were kept): that version does not replay, and the
+    agent's verified run heals it (``replay.Replayer._drive``)."""
+    for (outcome, method, url), names in zip(rec.decisions, rec.sent_fields, strict=False):
+        if outcome in CHANGING and method.upper() not in ("GET", "HEAD"):
+            return Sends(path=page_pattern(url), fields=sorted(set(names)))
+    return None
+
+
 def browser_steps(
     facts: RunFacts, params: dict[str, str], values: dict[str, str]
 ) -> tuple[list[BrowserStep], list[Obstacle]]:
@@ -370,6 +382,7 @@ def browser_steps(
         update={
             "approval": True,
             "then": PageExpect(path=leads_to(submit_rec.after_url, submit_rec.page_url)),
+            "sends": _sends(submit_rec),
         }
     )
     steps += [opened, *form_steps, submit]
@@ -600,6 +613,12 @@ def describe_step(step: BrowserStep) -> str:
         line += f" (must not show yet: {', '.join(step.absent)})"
     if step.then is not None:
         line += f" → expects {_page(step.then)}"
+    if step.approval:
+        line += (
+            f"; {step.sends.describe()}"
+            if step.sends is not None
+            else "; records no field set it sends: it does not replay (a verified run records it)"
+        )
     return line
 
 

@@ -16,7 +16,8 @@
       - {kind: type, target: {role: textbox, name: Invoice number, field: invoice_number},
          value: "{invoice_number}"}
       - {kind: click, target: {role: button, name: Save bill}, approval: true,
-         then: {path: "/bills/[^/]+"}}
+         then: {path: "/bills/[^/]+"},
+         sends: {path: /bills/new, fields: [csrf_token, invoice_number, ...]}}  # all it may send
     obstacles: [...]               # login (secrets as placeholders), modal, expired session, 503
 
 Nothing here is an element number, a CSS path, a secret or a person's decision.
@@ -194,6 +195,26 @@ class PageExpect(_Data):
         return path
 
 
+class Sends(_Data):
+    """What an approval step's save was reviewed to send, learned from the verified run's approved
+    submission: the path it goes to (a pattern, as ``PageExpect.path``) and the name of every field
+    in it — the routine's own, and those the page filled or hid (a CSRF token, a default, an empty
+    "Notes"). A replay whose save would send any other field set, or to another path, is stopped at
+    the gate before anyone is asked (``replay.off_review``)."""
+
+    path: str = Field(min_length=1, max_length=200)
+    fields: list[str] = Field(default_factory=list, max_length=100)
+
+    @field_validator("path")
+    @classmethod
+    def _compiles(cls, path: str) -> str:
+        re.compile(path)
+        return path
+
+    def describe(self) -> str:
+        return f"sends exactly {', '.join(self.fields) or 'no field'} to {self.path}"
+
+
 class BrowserStep(_Data):
     kind: StepKind
     target: Target | None = None
@@ -205,11 +226,18 @@ class BrowserStep(_Data):
     )
     approval: bool = Field(default=False, description="this step submits a change: the person approves it")
     then: PageExpect | None = Field(default=None, description="the page the step must lead to")
+    sends: Sends | None = Field(
+        default=None,
+        description="approval: the field names and path its save was reviewed to send (none on a "
+        "version learned before they were recorded: it does not replay)",
+    )
 
     @model_validator(mode="after")
     def _complete(self) -> Self:
         if self.kind == "open" and not self.url:
             raise ValueError("an open step needs url")
+        if self.sends is not None and not self.approval:
+            raise ValueError("sends goes with approval: true, and only with it")
         if self.kind != "open" and self.target is None:
             raise ValueError(f"a {self.kind} step needs a target (role, name, field)")
         if self.kind in ("type", "select") and self.value is None:

@@ -39,6 +39,11 @@ class ActRecord(BaseModel):
     decisions: list[tuple[str, str, str]] = Field(
         default_factory=list, description="(outcome, method, url) of data-changing decisions"
     )
+    sent_fields: list[list[str]] = Field(
+        default_factory=list,
+        description="the field names of each of ``decisions``, in order: every one the gate saw (a "
+        "token, a field the page filled); none in a record written before they were kept",
+    )
 
 
 class Recorder:
@@ -51,9 +56,9 @@ class Recorder:
 
     def __call__(self, before: Any, result: Any) -> None:
         after = result.observation
-        decisions = [
-            (d.outcome, d.method, d.url) for d in result.policy if d.kind in ("submission", "request")
-        ]
+        changing = [d for d in result.policy if d.kind in ("submission", "request")]
+        decisions = [(d.outcome, d.method, d.url) for d in changing]
+        sent_fields = [[f.name for f in d.fields] for d in changing]
         lines = []
         for outcome in result.ran:
             action = outcome.action.model_dump(mode="json")
@@ -84,6 +89,7 @@ class Recorder:
                 after_obstacles=[o.kind for o in after.obstacles],
                 http_status=result.http_status,
                 decisions=decisions,
+                sent_fields=sent_fields,
             )
             lines.append(record.model_dump_json())
         if lines:

@@ -7,8 +7,10 @@ the same vault (secrets typed from placeholders), the same intent log. Known obs
 with in code: a login form (sign in from placeholders), a notice overlay, a session that expired on
 save (sign in, enter the form again), a 503 (enter it again; the intent log reads the system back
 before anything is sent twice). Anything else — a target that is not there, a page that is not the
-expected one, values that fail their checks, an unexpected error — hands the run to the agent with
-the routine's remaining steps as context. A rejection by the person ends the run 'rejected'.
+expected one, values that fail their checks, a save that would send another field set or go to
+another path than the review covered (``off_review``: blocked at the gate, nobody asked), a version
+that records no field set for its save, an unexpected error — hands the run to the agent with the
+routine's remaining steps as context. A rejection by the person ends the run 'rejected'.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from taskcrew.routines.models import (
     BrowserStep,
     PageExpect,
     Routine,
+    Sends,
     Target,
     Unfilled,
     fill,
@@ -137,6 +140,24 @@ def _path(url: str) -> str:
     return urlsplit(url).path.rstrip("/") or "/"
 
 
+def off_review(sends: Sends, submission: Any) -> str | None:
+    """Why what the gate is about to send (``policy.Submission``) is not what an approval step was
+    reviewed to send (``sends``), or None when it is: the same field names, every one — a field the
+    review never saw (a release's new "Purchase order", a box the page ticks, a default it fills) is
+    sent with whatever the page put in it, and one gone is a form that changed — to the same path."""
+    sent = submission.sent if submission.sent is not None else [(f.name, f.value) for f in submission.fields]
+    names, reviewed = {n for n, _ in sent}, set(sends.fields)
+    said = []
+    if new := sorted(names - reviewed):
+        said.append(f"field(s) the review never saw: {', '.join(new)}")
+    if gone := sorted(reviewed - names):
+        said.append(f"no field(s) {', '.join(gone)}, which the review saw")
+    path = _path(submission.url)
+    if not re.fullmatch(sends.path, path):
+        said.append(f"to {path}, not {sends.path}")
+    return "; ".join(said) or None
+
+
 def _answers(result: Any) -> str:
     """What the gate says became of a click's submissions, for a fallback's reason."""
     sent = getattr(result, "submissions", None)
@@ -165,6 +186,7 @@ class Replayer:
         self.reason = ""
         self.at_step = ""
         self.new_issuer = False
+        self.unreviewed = ""  # why the gate refused the approval step's save (``_act``)
 
     # ------------------------------------------------------------------ the Flow's entry point
     def __call__(self, ctx: Any, state: RunState) -> bool:
@@ -341,6 +363,15 @@ class Replayer:
     def _drive(self, ctx: Any, session: Any, values: dict[str, str]) -> Any:
         erp = self._erp(ctx)
         steps = self.routine.browser
+        unrecorded = next((s for s in steps if s.approval and s.sends is None), None)
+        if unrecorded is not None:  # accepted before routines recorded it: nothing to hold a save to
+            raise Fallback(
+                f"{self._label()} does not record what its save sends ({unrecorded.describe()}): it was "
+                "learned before routines recorded the fields a save sends, so a field the review never "
+                "saw would be sent unchecked. The agent does the chore, and its verified run proposes "
+                "a version that records them, for review",
+                self._remaining(0),
+            )
         form_start = max(i for i, s in enumerate(steps) if s.kind == "open")
         redo = {"expired_session": 0, "unavailable": 0}
         i = 0
@@ -376,7 +407,9 @@ class Replayer:
                 if element is None:
                     raise Fallback(f"{steps[j].target.describe()} is not on {obs.url}", self._remaining(j))  # type: ignore[union-attr]
                 actions.append(self._action(steps[j], element, values, erp, j))
-            result = session.act(actions)  # one call for a form's fields: one fresh look at the end
+            result = self._act(session, actions, step)  # a form's fields in one call: one look at the end
+            if self.unreviewed:
+                raise Fallback(self.unreviewed, self._remaining(i))
             if any(d.outcome == "rejected" for d in result.policy):
                 raise Rejected(next(d.message() for d in result.policy if d.outcome == "rejected"))
             after = result.observation
@@ -423,6 +456,32 @@ class Replayer:
             )
         assert obs is not None
         return obs
+
+    def _act(self, session: Any, actions: list[Any], step: BrowserStep) -> Any:
+        """``actions`` done; for an approval step, with the gate holding what it is about to send
+        to what the step was reviewed to send (``off_review``): anything else is blocked before a
+        person is asked, and ``unreviewed`` says why (the replay then hands over, like a field
+        relabelled since the review)."""
+        policy = getattr(session, "policy", None)
+        if not step.approval or step.sends is None or policy is None:
+            return session.act(actions)
+        sends = step.sends
+
+        def check(submission: Any) -> str | None:
+            off = off_review(sends, submission)
+            if off is not None and not self.unreviewed:
+                self.unreviewed = (
+                    f"{step.describe()}: the save would send {off} — not what {self._label()} was "
+                    "reviewed to send, so the gate did not send it and asked no one. The agent does "
+                    "the chore, and its verified run proposes a version for review"
+                )
+            return off and f"not what the routine {self._label()} was reviewed to send: {off}"
+
+        policy.expected_send = check
+        try:
+            return session.act(actions)
+        finally:
+            policy.expected_send = None
 
     @staticmethod
     def _batch(steps: list[BrowserStep], i: int) -> list[int]:

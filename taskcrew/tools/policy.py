@@ -288,6 +288,10 @@ class Policy:
         self.page_fetch: Callable[[str], str | None] | None = None  # set by the network guard
         self.send_check: Callable[[str, str, list[tuple[str, str]]], str | None] | None = None
         """A durable run's authority check before anything data-changing leaves (approvals.worker)."""
+        self.expected_send: Callable[[Submission], str | None] | None = None
+        """Set by a routine's replay around its approval step (``routines.replay``): why a
+        data-changing submission is not what the step was reviewed to send, or None. One it names a
+        reason for is blocked before anyone is asked."""
         self.halted: str | None = None  # why the run was stopped: nothing data-changing leaves any more
 
     @property
@@ -486,6 +490,8 @@ class Policy:
             return decide("read_only_refused", "read-only session")
         if self.halted:
             return self.refuse_halted(method, sub.url, kind)
+        if self.expected_send is not None and (off := self.expected_send(sub)) is not None:
+            return decide("blocked", off)
         request = self._approval_request(method, sub)
         by, shown = self._approved.get(request.key, ("", {}))
         if by and not self._leaving[request.key] and lookup_change(shown, request.looked_up) is None:
