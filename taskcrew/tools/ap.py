@@ -629,7 +629,8 @@ _DAYS_WORD = (
     r"|g[üu]n)\b|日|天)"
 )
 # a count of working days ("10 working days", "8 Werktage", "5 jours ouvrés"): not calendar days, never
-# counted as such (it would give a date before the due date)
+# counted as such (it would give a date before the due date): refused where they are the count the terms
+# give, a remark anywhere else ("allow 3 business days for transfer": ``_counted_working_days``)
 _WORKING_DAYS = re.compile(
     r"\d+\s*(?:working|business|bank)\s+days?|\d+\s*(?:werk|arbeits|bank)tage?n?|\d+\s*jours\s+ouvr"
     r"|\d+\s*d[íi]as\s+h[áa]biles|\d+\s*giorni\s+lavorativi|\d+\s*werkdagen|\d+\s*arbe(?:tsdagar|idsdager)"
@@ -755,7 +756,22 @@ def _count(m: re.Match[str]) -> int:
     return int(next(g for g in m.groups() if g))
 
 
-def _day_counts(terms: str, undated: str) -> tuple[set[int], str, int | None, str]:
+def _counted_working_days(parts: list[str], other: bool) -> str:
+    """The working days (``_WORKING_DAYS``) the terms count by, "" for none: those whose number is the
+    day count its part gives ("payable within 10 working days", "Zahlbar innerhalb 10 Werktagen"), or any
+    where the terms give nothing ``other`` to go by (no other count, date, EOM or "on receipt": "10
+    Werktage"). Anywhere else they are a remark ("Net 30. Please allow 3 business days for payment
+    processing"): ignored."""
+    for part in parts:
+        for working in _WORKING_DAYS.finditer(part):
+            read = [m.span(g) for m in _DAY_NUMBER.finditer(part) for g in m.groupdict() if m.group(g)]
+            read += [m.span(g) for m in _RATE.finditer(part) for g in ("days", "days2") if m.group(g)]
+            if not other or any(working.start() <= s < working.end() for s, _ in read):
+                return working.group(0)
+    return ""
+
+
+def _day_counts(terms: str, undated: str, dated: bool = False) -> tuple[set[int], str, int | None, str]:
     """The net day counts of the terms (their dates taken out), the early-payment discount's rate and
     day count, and the text they were read in (the parts not about paying late). Of a discount and a
     net count the smaller is the discount's and the larger the net, whatever their order ("Zahlbar
@@ -783,8 +799,9 @@ def _day_counts(terms: str, undated: str) -> tuple[set[int], str, int | None, st
         else:
             counts |= {_count(m) for m in _DAY_NUMBER.finditer(part)}
     text = " ; ".join(read)
-    if working := _WORKING_DAYS.search(text):
-        raise _terms_error(terms, f"{working.group(0)!r} counts working days, not calendar days")
+    other = bool(counts | own) or dated or bool(_EOM.search(text) or _ON_RECEIPT.search(text))
+    if working := _counted_working_days(read, other):
+        raise _terms_error(terms, f"{working!r} counts working days, not calendar days")
     if month_end := _COUNT_TO_MONTH_END.search(text):
         raise _terms_error(
             terms, f"{month_end.group(0)!r}: the end of the month a count ends in is not computed"
@@ -875,7 +892,7 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
     for m in reversed([m for _, m in matches]):  # a date's digits are no day count
         rest = rest[: m.start()] + " " + rest[m.end() :]
     undated = rest
-    numbers, pct, ddays, rest = _day_counts(terms, undated)
+    numbers, pct, ddays, rest = _day_counts(terms, undated, bool(matches))
     # the discount's deadline beside a net count ("… 10 Tagen (bis …), netto 30") is no due date
     if ddays is not None and numbers:
         matches = [

@@ -386,8 +386,12 @@ def _sign_words(tokens: list[str], labelled: list[bool], start: int, i: int, j: 
 
 def _aside(tokens: list[str], opening: int, text: str) -> bool:
     """Whether the brackets opened at ``tokens[opening]`` set off an aside, not a credit: after a
-    percentage or a tax word (``MwSt. 19 % (197,11 €)``, ``VAT (£205.80)``), or a second currency's
-    amount after another amount (``1,350.00 USD (EUR 1.234,56)``)."""
+    percentage or a tax word (``MwSt. 19 % (197,11 €)``, ``VAT (£205.80)``), a second currency's
+    amount after another amount (``1,350.00 USD (EUR 1.234,56)``), or in a sentence — after a word, with
+    more words after the closing bracket (``The remaining balance (412.50 USD) is due on 14 Dec.``,
+    ``Please pay the invoice total (USD 412.50) by Friday``). A statement's cell stays a credit: the
+    amount alone on its line or at its end after a label (``Credit note total (1.234,50 €)``,
+    ``Total (950.00)``), or with a currency before the brackets (``USD (615.00)``)."""
     from taskcrew.tools import ap
 
     before = tokens[max(0, opening - 2) : opening]
@@ -396,6 +400,9 @@ def _aside(tokens: list[str], opening: int, text: str) -> bool:
     last = before[-1]
     if last.endswith("%") or _TAX_WORD.fullmatch(last):
         return True
+    closing = next((k for k in range(opening, len(tokens)) if ")" in tokens[k]), len(tokens))
+    if _word(last) and any(_word(t) for t in tokens[closing + 1 :]):
+        return True  # prose: the sentence goes on after the brackets
     inside = text[text.index("(") :]
     amount_before = any(_CENTS.search(w) or re.search(r"\d[.,' ]\d{3}", w) for w in before)
     return (
@@ -403,6 +410,13 @@ def _aside(tokens: list[str], opening: int, text: str) -> bool:
         and bool(ap.currencies_in(inside))
         and (any(ch.isdigit() for ch in last) or bool(ap.currencies_in(last)))
     )
+
+
+def _word(token: str) -> bool:
+    """Whether ``token`` is a word of prose or a label: a letter in it, no currency."""
+    from taskcrew.tools import ap
+
+    return any(ch.isalpha() for ch in token) and not ap.currencies_in(token)
 
 
 def _doubt(
