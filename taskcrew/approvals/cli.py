@@ -234,16 +234,43 @@ def approvals_rotate_key(
             help="Drop the earlier keys: everything they signed is void (archive the audit log first).",
         ),
     ] = False,
+    remark: Annotated[
+        bool,
+        typer.Option(
+            "--remark",
+            help="Make no key: mark the job database(s) again with the current key, where a key this "
+            "approvals folder retired marked them.",
+        ),
+    ] = False,
+    dbs: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--db",
+            help="A job database the workers use, marked with the new key (repeatable; default: "
+            "TASKCREW_JOBS_DB, else SQLite in TASKCREW_HOME, if there is one).",
+        ),
+    ] = None,
 ) -> None:
-    """Start signing with a new operator key (earlier keys still verify unless --retire-old)."""
+    """Start signing with a new operator key (earlier keys still verify unless --retire-old). With
+    --retire-old, every job database named by --db (default: TASKCREW_JOBS_DB, else the home's) is
+    marked with the new key; --remark repairs one a rotation missed."""
     from taskcrew.approvals.signing import KeyRing
+    from taskcrew.jobs.store import where
 
+    if remark and retire_old:
+        raise fail("--remark makes no key: give it without --retire-old")
     ring = KeyRing.default()
-    jobs = _marked_jobs() if retire_old else None  # opened while the old keys still prove its mark
-    new = ring.rotate(retire_old=retire_old)
-    if jobs is not None:  # the job database is signed with the new key from now on (``Jobs.check_keys``)
-        jobs.remark_keys(KeyRing.default())
-        jobs.close()
+    # checked, and marked by a key the ring holds, while the old keys still prove the mark
+    jobs = _marked_jobs(ring, dbs, remark=remark) if retire_old or remark else []
+    try:
+        if remark:
+            return
+        new = ring.rotate(retire_old=retire_old)
+        for db in jobs:  # signed with the new key from now on (``Jobs.remark_keys``)
+            typer.echo(f"job database {where(db.url)}: {db.remark_keys(KeyRing.default())}")
+    finally:
+        for db in jobs:
+            db.close()
     note = (
         "earlier keys retired: earlier signatures no longer verify; pending approvals must be given "
         "again, and queued or waiting jobs submitted again"
@@ -253,16 +280,38 @@ def approvals_rotate_key(
     typer.echo(f"new signing key {new} in {ring.path} ({note})")
 
 
-def _marked_jobs() -> Any:
-    """The job database (``TASKCREW_JOBS_DB``, else the home's), if there is one this key ring signs."""
-    from taskcrew.jobs.store import Jobs, JobStoreError
+def _marked_jobs(ring: Any, dbs: list[str] | None, *, remark: bool) -> list[Any]:
+    """The job databases ``dbs`` (none: ``TASKCREW_JOBS_DB``, else the home's, if there is one), each
+    marked by a key ``ring`` holds (``Jobs.remark_keys``: one marked by a key it retired is marked
+    again, one of another approvals folder refused). A named one that cannot be: exit 2, no key made."""
+    from taskcrew.jobs.store import Jobs, JobStoreError, NoJobDatabase, where
 
-    try:
-        jobs = Jobs.open(create=False, make_folder=False)
-        jobs.check_keys(mark=True)
-        return jobs
-    except JobStoreError:
-        return None
+    opened: list[Any] = []
+    urls: list[str | None] = [*dbs] if dbs else [None]
+    for url in urls:
+        try:
+            jobs = Jobs.open(url, create=False, make_folder=False, check_ring=False)
+            try:
+                did = jobs.remark_keys(ring)
+            except JobStoreError:
+                jobs.close()
+                raise
+            opened.append(jobs)
+            if remark or not did.startswith("already"):
+                typer.echo(f"job database {where(jobs.url)}: {did}")
+        except JobStoreError as exc:
+            if dbs:
+                for done in opened:
+                    done.close()
+                raise fail(f"{exc} (no key was made or retired)") from exc
+            typer.echo(
+                f"note: no job database was marked ({exc}); for each one the workers use, run `taskcrew "
+                "approvals rotate-key --remark --db URL`"
+                if isinstance(exc, NoJobDatabase)
+                else f"note: the default job database was not marked: {exc}",
+                err=True,
+            )
+    return opened
 
 
 @approvals_app.command("audit")

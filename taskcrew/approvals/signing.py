@@ -8,7 +8,9 @@ not make it is refused before it makes a key (``Jobs.check_keys``).
     ring.verify({...}, sig)           # False for anything edited after signing
 
 ``taskcrew approvals rotate-key`` adds a new key that signs from then on; earlier keys still verify
-what they signed, unless ``--retire-old`` drops them (every earlier signature then fails).
+what they signed, unless ``--retire-old`` drops them (every earlier signature then fails). The ring
+keeps, signed, the marks its retired keys made (``retired``): a job database marked by one of them is
+this ring's, to be marked again by the operator (``Jobs.remark_keys``), never by a worker.
 """
 
 from __future__ import annotations
@@ -57,6 +59,23 @@ class _Key(BaseModel):
 
 class _KeyFile(BaseModel):
     keys: list[_Key] = Field(min_length=1)
+    retired: list[str] = Field(default_factory=list)  # the marks its retired keys made (``KeyRing.retired``)
+    retired_sig: str = ""  # ``retired`` signed by a key in ``keys``
+
+
+def _hmac(key: _Key, payload: Any) -> str:
+    digest = hmac.new(bytes.fromhex(key.secret), canonical(payload), hashlib.sha256).hexdigest()
+    return f"{key.id}:{digest}"
+
+
+def _retired(file: _KeyFile | None) -> list[str]:
+    """The retired marks ``file`` keeps, if one of its keys signed them (else none)."""
+    if file is None or not file.retired:
+        return []
+    key_id = file.retired_sig.split(":", 1)[0]
+    key = next((k for k in file.keys if k.id == key_id), None)
+    ok = key is not None and hmac.compare_digest(_hmac(key, {"retired": file.retired}), file.retired_sig)
+    return list(file.retired) if ok else []
 
 
 @contextlib.contextmanager
@@ -126,29 +145,37 @@ class KeyRing:
         now = datetime.now(UTC).isoformat(timespec="seconds")
         return _Key(id=secrets.token_hex(4), secret=secrets.token_hex(32), created=now)
 
-    def _write(self, keys: list[_Key]) -> None:
+    def _write(self, keys: list[_Key], retired: list[str] | None = None) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        retired = retired or []
+        sig = _hmac(keys[0], {"retired": retired}) if retired else ""
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(_KeyFile(keys=keys).model_dump_json(indent=1))
+            fh.write(_KeyFile(keys=keys, retired=retired, retired_sig=sig).model_dump_json(indent=1))
         os.chmod(tmp, 0o600)
         tmp.replace(self.path)
 
     def rotate(self, *, retire_old: bool = False) -> str:
-        """A new signing key (its id); with ``retire_old`` the earlier keys are dropped."""
+        """A new signing key (its id); with ``retire_old`` the earlier keys are dropped, the marks they
+        made kept as retired (``retired``)."""
         with locked(self.path):
-            keys = [] if retire_old or not self.path.exists() else list(self._load_unlocked())
+            old = self._read_unlocked()
+            keys = list(old.keys) if old else []
+            retired = _retired(old)
+            if retire_old:
+                retired += [m for m in (_hmac(k, RING_MARK) for k in keys) if m not in retired]
+                keys = []
             new = self._new()
-            self._write([new, *keys])
+            self._write([new, *keys], retired)
         self._keys = None
         return new.id
 
-    def _load_unlocked(self) -> list[_Key]:
+    def _read_unlocked(self) -> _KeyFile | None:
         try:
-            return _KeyFile.model_validate_json(self.path.read_bytes()).keys
+            return _KeyFile.model_validate_json(self.path.read_bytes())
         except (OSError, ValidationError):
-            return []
+            return None
 
     def key_ids(self) -> list[str]:
         return [k.id for k in self._load()]
@@ -171,13 +198,20 @@ class KeyRing:
             return False
         return self.verify(RING_MARK, mark)
 
+    def retired(self, mark: str) -> bool:
+        """Whether ``mark`` was made by a key this ring retired (``rotate(retire_old=True)`` keeps the
+        marks its dropped keys made, signed): the job database is this ring's, to be marked again by
+        the operator (``Jobs.remark_keys``). Never makes a key."""
+        if not self.path.exists():
+            return False
+        with locked(self.path, shared=True):
+            marks = _retired(self._read_unlocked())
+        return any(hmac.compare_digest(m, mark) for m in marks)
+
     def mac(self, payload: Any, key_id: str | None = None) -> str:
         keys = self._load()
         key = keys[0] if key_id is None else next((k for k in keys if k.id == key_id), None)
-        if key is None:
-            return ""
-        digest = hmac.new(bytes.fromhex(key.secret), canonical(payload), hashlib.sha256).hexdigest()
-        return f"{key.id}:{digest}"
+        return "" if key is None else _hmac(key, payload)
 
     def sign(self, payload: Any) -> str:
         return self.mac(payload)

@@ -381,6 +381,13 @@ class Jobs:
             if row is not None:
                 if not ring.made(str(row[0])):
                     folder = ring.path.parent
+                    if ring.retired(str(row[0])):
+                        raise WrongKeyRing(
+                            f"the job database {_safe(self.url)} was marked by a key the approvals folder "
+                            f"{folder} retired (`taskcrew approvals rotate-key --retire-old`): run `taskcrew "
+                            f"approvals rotate-key --remark --db {_safe(self.url)}` to mark it with the "
+                            "folder's current key (its earlier records stay void), then start again"
+                        )
                     had = (
                         "holds another key"
                         if ring.path.exists()
@@ -416,13 +423,27 @@ class Jobs:
             return
         raise JobStoreError(f"the job database {_safe(self.url)}'s key ring mark keeps changing; try again")
 
-    def remark_keys(self, ring: Any) -> None:
-        """``ring`` signs this job database from now on, its mark replacing the one kept: only after
-        ``taskcrew approvals rotate-key --retire-old`` (the keys that made the mark are gone)."""
+    def remark_keys(self, ring: Any) -> str:
+        """The operator's repair after ``taskcrew approvals rotate-key --retire-old``
+        (``approvals rotate-key`` and ``--remark``, never a worker): a mark made by a key ``ring``
+        retired (``KeyRing.retired``) is replaced by ``ring``'s; one ``ring`` made is kept; none is
+        made as ``check_keys`` makes it. Any other mark (another approvals folder's) is
+        ``WrongKeyRing``, as in ``check_keys``. Says what it did."""
         with self._tx() as conn:
-            if not conn.execute(RING.update().where(RING.c.name == "ring").values(mark=ring.mark())).rowcount:
-                conn.execute(RING.insert().values(name="ring", mark=ring.mark()))
-        self._ring_ok = None
+            row = conn.execute(sa.select(RING.c.mark).where(RING.c.name == "ring")).first()
+        old = None if row is None else str(row[0])
+        if old is None or ring.made(old) or not ring.retired(old):
+            self.check_keys(ring, mark=True)  # kept, made, or refused
+            return "already marked by this approvals folder" if old is not None else "marked"
+        with self._tx() as conn:
+            changed = conn.execute(
+                RING.update().where(RING.c.name == "ring", RING.c.mark == old).values(mark=ring.mark())
+            ).rowcount
+        if not changed:  # marked again meanwhile: judged as it is now
+            self.check_keys(ring, mark=True)
+            return "already marked by this approvals folder"
+        self._ring_ok = ring
+        return f"marked again (it was marked by retired key {old.split(':', 1)[0]})"
 
     def _vouches(self, ring: Any, rows: Sequence[Any]) -> bool:
         """Whether ``ring`` signed any of these job rows (id, doc, leg). Makes no key."""
@@ -443,10 +464,18 @@ class Jobs:
             self._ring_ok = was
 
     @classmethod
-    def open(cls, url: str | None = None, *, create: bool = True, make_folder: bool = True) -> Jobs:
+    def open(
+        cls,
+        url: str | None = None,
+        *,
+        create: bool = True,
+        make_folder: bool = True,
+        check_ring: bool = True,
+    ) -> Jobs:
         """The job store at ``url`` (default: ``default_url()``). ``create``: a database that does not
         exist yet is created (``Jobs.created`` says so), else it is ``NoJobDatabase``.
-        ``make_folder``: an SQLite file's missing folder is created too, else it is an error."""
+        ``make_folder``: an SQLite file's missing folder is created too, else it is an error.
+        ``check_ring``: False only for ``remark_keys`` (the ring is still checked before any use)."""
         from taskcrew.config import HomeError
 
         try:
@@ -500,7 +529,8 @@ class Jobs:
             ) from exc
         jobs = cls(engine, url)
         jobs.created = new
-        jobs.check_keys()  # a process with another approvals folder stops here, before it reads or signs
+        if check_ring:  # a process with another approvals folder stops here, before it reads or signs
+            jobs.check_keys()
         from taskcrew.jobs import engine as job_engine
 
         enqueuer = job_engine.Enqueuer(url)
