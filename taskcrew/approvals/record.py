@@ -255,8 +255,9 @@ class _Listed(NamedTuple):
 
     name: str
     record: tuple[str, ...]
-    number: str  # an option's value, a row's number cell ("" none)
+    number: str  # an option's value ("" none): what a vendor select sends for the record
     links: tuple[str, ...]  # a row's links to its record: its vendor cell's, else its cells'
+    shown: str = ""  # a row's number cell ("#", "No."): shown, never known to be what a form sends
 
 
 def _vendor_column(row: list[tuple[str, str]], names: bool) -> int | None:
@@ -286,7 +287,7 @@ def _vendor_lists(page: str, url: str = "") -> list[list[_Listed]] | None:
     headed "Name" is the vendors' on a page that says it lists vendors (``url``, its title) and
     shows no other vendor heading or select. A record is known by its key: an option's value; a
     row's link to the record (its vendor cell's, else its links) and its number (a "No." or "ID"
-    column), else the whole row. Raises ``Unreadable`` when the page's styles are too costly to
+    column: it tells rows apart, never what a form sends, ``vendor_records``), else the whole row. Raises ``Unreadable`` when the page's styles are too costly to
     judge what it shows."""
     parser = _parse(visible_html(page))
     selects: dict[tuple[str, object], list[_Listed]] = {}
@@ -317,7 +318,7 @@ def _vendor_lists(page: str, url: str = "") -> list[list[_Listed]] | None:
             linked = (links[column],) if links[column] else tuple(link for link in links if link)
             key = (" ".join(linked), row[number][1] if number is not None and number < len(row) else "")
             whole = tuple(text for _, text in row)
-            entry = _Listed(row[column][1], key if any(key) else whole, key[1], linked)
+            entry = _Listed(row[column][1], key if any(key) else whole, "", linked, key[1])
             lists.setdefault(("table", table), []).append(entry)
     lists.update(selects)
     if not lists:
@@ -363,12 +364,15 @@ def _link_places(links: tuple[str, ...]) -> dict[tuple[int, str], str]:
 
 
 def vendor_records(lists: list[list[_Listed]]) -> dict[str, str]:
-    """What a form sends for each vendor record the lists show -> its name as listed: an option's
-    value, a row's number, and what the rows' links to their records hold in a place that names
+    """What a form sends for each vendor record the lists show -> its name as listed: a vendor
+    select's option values, and what the rows' links to their records hold in a place that names
     one vendor whatever it holds (the record's number in "/bills?vendor=3" or "/vendors/3/edit";
-    never "bills", which every row's link holds, nor "?page=2", which a page's rows share). A key
-    the lists give two names is left out: it tells no one record."""
+    never "bills", which every row's link holds, nor "?page=2", which a page's rows share). A row's
+    number column ("#", "No.": 1, 2, 3 as sorted) is never a record's key: a value it shows that
+    nothing else keys maps to "" (uncertain), as does a key the lists give two names — an option
+    sending it pays no record anyone can name (``rules.option_payee``: the payee is unclear)."""
     names: dict[str, set[str]] = {}
+    shown = {entry.shown.strip() for entries in lists for entry in entries} - {""}
     held: dict[tuple[int, str], dict[str, set[str]]] = {}  # place -> what it holds -> the names
     for entry in (entry for entries in lists for entry in entries):
         if entry.number.strip():
@@ -380,7 +384,10 @@ def vendor_records(lists: list[list[_Listed]]) -> dict[str, str]:
         if all(len({same_name(n) for n in listed}) == 1 for listed in values.values()):
             for value, listed in values.items():
                 names.setdefault(value, set()).update(listed)
-    return {key: min(listed) for key, listed in names.items() if len({same_name(n) for n in listed}) == 1}
+    records = {
+        key: min(listed) if len({same_name(n) for n in listed}) == 1 else "" for key, listed in names.items()
+    }
+    return {**dict.fromkeys(shown, ""), **records}
 
 
 def read_record(page_url: str | None, fetch: Fetch | None) -> RecordState | None:

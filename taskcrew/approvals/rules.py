@@ -685,19 +685,31 @@ def option_payee(
     name: str, sent: str, label: str, records: dict[str, str] | None, page: str | None = None
 ) -> tuple[str, str | None] | None:
     """(whom a chosen option of a payee field pays, why its label is not that vendor) — None when
-    it is no payee field (``PAYEE_FIELD``) or the vendor list the worker read does not name what it
-    sends (``records``: what a form sends for a record -> its name as listed, read from ``page``;
-    none read: the option is read by its label, as before). The system books the record the option
-    sends, whatever the page labelled it: a page script can relabel Globex's option "Northwind
-    Traders", as it can relabel a currency's (``read_money``). So it pays the listed name, and a
-    label that names another vendor (``name_key`` of ``listed_name``, as look-alike records are
-    compared) is said: the payee is unclear, shown and kept out of bulk approval."""
-    if not records or not field_matches(name, PAYEE_FIELD) or (listed := records.get(sent.strip())) is None:
+    it is no payee field (``PAYEE_FIELD``) or no vendor list with keys was read (``records``: what a
+    form sends for a record -> its name as listed, read from ``page``; none read, or none keyed:
+    the option is read by its label, as before). The system books the record the option sends,
+    whatever the page labelled it: a page script can relabel Globex's option "Northwind Traders",
+    as it can relabel a currency's (``read_money``). So it pays the listed name, and a label that
+    names another vendor (``name_key`` of ``listed_name``, as look-alike records are compared) is
+    said: the payee is unclear, shown and kept out of bulk approval. A value the list cannot name
+    with certainty (``record.vendor_records``: a key with two names, a row's display number, or one
+    it does not key at all) is unclear too: shown as sent, never read by its label."""
+    if not records or not field_matches(name, PAYEE_FIELD):
         return None
+    key = sent.strip()
+    if key not in records and same_name(key) == same_name(label):
+        return None  # it sends the name it shows: the system books that name
+    listed = records.get(key, "")
+    where = f" ({visible(page)})" if page else ""
+    if not listed:
+        return key, visible(
+            f"{name} sends {key}, which the vendor list{where} does not name as one record, and the page "
+            f"showed that option as “{label}” (a page can relabel an option; the system books the record "
+            "sent): check in the system which vendor it is"
+        )
     shown, booked = listed_name(label), listed_name(listed)
     if name_key(shown) == name_key(booked) and not other_entities(shown, booked):
         return listed, None
-    where = f" ({visible(page)})" if page else ""
     return listed, visible(
         f"{name} sends {sent}, the record the vendor list{where} names “{listed}”, but the page showed "
         f"that option as “{label}” (a page can relabel an option; the system books the record sent)"
@@ -1177,9 +1189,15 @@ def read_money(
     return money
 
 
-# a field of free text, by its name's words: a description, notes, a memo, a comment, a line's text
+# a field of free text, by its name's words: a description, notes, a memo, a comment, a line's text;
+# or a line item's text by the name of what it is ("item", "line_item", "product", "artikel",
+# "leistung", "product_name") — only as the name's last word or before a word of text, never before
+# an identifier's ("item_number", "article_no", "product_code", "sku" are identifiers)
 PROSE_FIELD = re.compile(
-    r"(^|_)(description|desc|descr|notes?|memo|comments?|remarks?|message|narrative|text)(_|$)", re.IGNORECASE
+    r"(^|_)(description|desc|descr|notes?|memo|comments?|remarks?|message|narrative|text)(_|$)"
+    r"|(^|_)(items?|products?|articles?|services?|artikel|produit|bezeichnung|leistung|posten|prestation"
+    r"|producto|articulo|servicio|prodotto|articolo|servizio)(_(name|label|title))?$",
+    re.IGNORECASE,
 )
 
 

@@ -579,9 +579,11 @@ def other_entities(text: str, other: str) -> bool:
     and "Robert Bosch Ltd": two companies of one group). Not when one has no legal form ("Northwind
     Traders" and "Northwind Traders Ltd"), the forms are one ("Corp", "Corporation"), or the names
     differ in a letter drawn alike ("Sіemens plc", a Cyrillic і, or "Siemens АG"): those stay named
-    alike (``name_key``) — which record is meant is for a person to check."""
+    alike (``name_key``) — which record is meant is for a person to check. Each name must have
+    exactly one legal form: "Northwind Traders Ltd Ltd", "… Limited Ltd" or "… Co Ltd" beside
+    "Northwind Traders Ltd" (a form repeated, or one's forms holding the other's) stay alike."""
     (name, form), (other_name, other_form) = _entity(text), _entity(other)
-    return bool(form and other_form) and form != other_form and name == other_name
+    return len(form) == len(other_form) == 1 and form != other_form and name == other_name
 
 
 def named_like(text: str, other: str) -> bool:

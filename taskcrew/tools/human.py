@@ -94,8 +94,8 @@ class ApprovalRequest(BaseModel):
     vendors_page: str | None = Field(default=None, description="where known_vendors were read")
     vendor_records: dict[str, str] | None = Field(
         default=None,
-        description="what a form sends for each record of that vendor list (an option's value, its number) "
-        "-> its name as listed (approvals.record.vendor_records)",
+        description="what a form sends for each record of that vendor list (an option's value, the id in "
+        "its link) -> its name as listed, empty when uncertain (approvals.record.vendor_records)",
     )
     asked_again: str | None = Field(
         default=None, description="why it is asked again though it was approved before (the record changed)"
