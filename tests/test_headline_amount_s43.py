@@ -107,9 +107,9 @@ def test_an_amount_in_the_address_is_one_of_them() -> None:
                 ],
                 *[("net", "300.00"), ("tax", "57.00"), ("total", "357.00")],
             ],
-            "100.00 + 200.00 = 300.00",
+            "100.00 + 200.00 = 300.00; total = 357.00",
             "357.00",
-        ),  # line items beside their net, tax and total
+        ),  # line items beside their net, tax and total: the total judged by is shown
     ],
 )
 def test_honest_amounts_that_add_up_are_not_flagged_and_the_largest_is_shown(

@@ -890,17 +890,25 @@ def repeated(
     the form declares ("[]" in every name: "lines[][amount]", "tags[]"), an amount sent once a row
     of line items (``line_items``: its rows and their sum are judged by ``assess``), and the values
     of one control that sends several (``options``: whether each field is a chosen option or a
-    ticked box, ``FieldValue.label`` / ``FieldValue.choice``) when none is money."""
+    ticked box, ``FieldValue.label`` / ``FieldValue.choice``) when none is money; neither the rows
+    nor a set exempt a field of one value per submission (``one_value``: a date, an invoice number)."""
     amounts = {(found.field, found.text): found for found in money.values}
     rows = {at for _, places in _line_places(fields, money) for at in places}
     out: list[list[tuple[str, str]]] = []
     for same in _places(fields).values():
         names = {fields[at][0] for at in same}
-        if all("[]" in name for name in names) or rows.issuperset(same):
+        if all("[]" in name for name in names):
             continue
-        chosen = all(at < len(options) and options[at] for at in same)
-        if len(names) == 1 and chosen and not any(fields[at] in amounts for at in same):
+        if any(one_value(name, money) for name in names):
+            pass  # one value per submission: judged, beside rows or as a group of boxes too
+        elif rows.issuperset(same):
             continue
+        elif (
+            len(names) == 1
+            and all(at < len(options) and options[at] for at in same)
+            and not any(fields[at] in amounts for at in same)
+        ):
+            continue  # the values of one control that sends several, none money: a set
         values: dict[object, tuple[str, str]] = {}
         for at in reversed(same):  # the first of each value
             found = amounts.get(fields[at])
@@ -909,6 +917,24 @@ def repeated(
         if len(values) > 1:
             out.append(sorted(values.values(), key=fields.index))
     return out
+
+
+# a field a system reads as ONE value per submission, by its name's words: a date, an invoice or
+# reference number, a status, the payee, bank details (and the currency: ``Money.currency_names``)
+ONE_VALUE_FIELD = re.compile(
+    r"(^|_)(due|dated?|invoice|ref|reference|status|currency|vendor|payee|supplier|beneficiary"
+    r"|iban|bic|swift|bank|account)(_|$)"
+)
+
+
+def one_value(name: str, money: Money) -> bool:
+    """Whether a field holds one value per submission by what it means (``ONE_VALUE_FIELD``), so
+    that sending it with several values is *repeated* however it is sent: beside line items (only
+    a column that says something of each row, a description, quantity, unit price or item text, is
+    read as one) or as a group of options or ticked boxes. The one test for both (``repeated``)."""
+    if any(found.field == name for found in money.values):
+        return False  # money: an amount's rows are read as such (``line_items``)
+    return name in money.currency_names or bool(ONE_VALUE_FIELD.search(word_name(field_name(name))))
 
 
 def _meaning(name: str, value: str, money: Money) -> object:
@@ -926,14 +952,37 @@ def _meaning(name: str, value: str, money: Money) -> object:
 
 
 def _places(fields: list[tuple[str, str]]) -> dict[str, list[int]]:
-    """Each field name, as its words (``word_name``), -> the places it is sent at, in order."""
+    """Each field name, as its words (``word_name``), -> the places it is sent at, in order; a row
+    sent all empty is left out (``_blank_rows``)."""
     groups: dict[str, list[int]] = {}
+    blank = _blank_rows(fields)
     for at, (name, _) in enumerate(fields):
-        groups.setdefault(word_name(field_name(name)), []).append(at)
+        if at not in blank:
+            groups.setdefault(word_name(field_name(name)), []).append(at)
     return groups
 
 
+def _blank_rows(fields: list[tuple[str, str]]) -> set[int]:
+    """The places of the rows sent all empty (a form's spare row, "description=&amount="): two or
+    more empty fields one after another, each of another name, each name sent elsewhere with a
+    value. Nothing is read from them: not a row, not a repeat."""
+    names = [word_name(field_name(name)) for name, _ in fields]
+    filled = {names[at] for at, (_, value) in enumerate(fields) if value.strip()}
+    out: set[int] = set()
+    run: list[int] = []
+    for at in [*range(len(fields)), len(fields)]:
+        empty = at < len(fields) and not fields[at][1].strip() and names[at] in filled
+        if empty and names[at] not in {names[i] for i in run}:
+            run.append(at)
+            continue
+        if len(run) > 1:
+            out.update(run)
+        run = [at] if empty else []
+    return out
+
+
 TOTAL_FIELD = re.compile(r"(^|_)(total|subtotal|gross|sum)(_|$)")  # of a name's words (``word_name``)
+DEDUCTION_FIELD = re.compile(r"(^|_)(discount|rebate|credit|deduction)(_|$)")  # taken off the rows' sum
 
 
 class LineItems(BaseModel):
@@ -948,9 +997,13 @@ class LineItems(BaseModel):
 
     @property
     def text(self) -> str:
-        """ "120.00 + 80.00 = 200.00", with the totals sent when none equals it."""
+        """ "120.00 + 80.00 = 200.00", with each total sent that is not the sum ("100.00 + 200.00 =
+        300.00; total = 4999.00": what the headline is judged by is always shown), or, when none
+        adds up, every total in brackets."""
         said = f"{' + '.join(row.text for row in self.rows)} = {self.sum}"
-        return said if self.agrees else f"{said} ({'; '.join(f'{t.field} = {t.text}' for t in self.totals)})"
+        if not self.agrees:
+            return f"{said} ({'; '.join(f'{t.field} = {t.text}' for t in self.totals)})"
+        return "; ".join([said, *(f"{t.field} = {t.text}" for t in self.totals if t.value != self.sum)])
 
 
 def _line_places(fields: list[tuple[str, str]], money: Money) -> list[tuple[list[AmountRead], set[int]]]:
@@ -996,7 +1049,9 @@ def line_items(fields: list[tuple[str, str]], money: Money) -> list[LineItems]:
     row is shown and their sum is judged (``assess``): a total sent once beside them ("total",
     "subtotal", "gross", "sum" in its name) must equal the sum of one of the submission's row
     amounts, alone or with some of the other amounts sent once (net, tax, shipping; those above
-    zero: ``_adds_up``, the headline's rule too); else *amounts disagree*."""
+    zero: ``_adds_up``, the headline's rule too; a discount, rebate or credit taken off), the rows'
+    amounts together (each row's amount and its tax) or one of them; else *amounts disagree*. A row
+    sent all empty (a form's spare row) is no row (``_blank_rows``)."""
     found = [
         (reads, sum((r.value or Decimal(0) for r in reads), Decimal(0)))
         for reads, _ in _line_places(fields, money)
@@ -1010,10 +1065,13 @@ def line_items(fields: list[tuple[str, str]], money: Money) -> list[LineItems]:
         if len(same) == 1 and fields[same[0]] in read
     ]
     totals = [f for f in once if f.value is not None and TOTAL_FIELD.search(word_name(field_name(f.field)))]
-    others = [f.value for f in once if f not in totals and f.value is not None and f.value > 0]
-    agrees = not totals or any(
-        _adds_up(t.value or Decimal(0), [total], others) for t in totals for _, total in found
-    )
+    others = [
+        -f.value if DEDUCTION_FIELD.search(word_name(field_name(f.field))) else f.value
+        for f in once
+        if f not in totals and f.value is not None and f.value > 0
+    ]
+    sums = [[total] for _, total in found] + ([[total for _, total in found]] if len(found) > 1 else [])
+    agrees = not totals or any(_adds_up(t.value or Decimal(0), rows, others) for t in totals for rows in sums)
     return [LineItems(rows=reads, sum=total, totals=totals, agrees=agrees) for reads, total in found]
 
 
@@ -1049,8 +1107,9 @@ def headline(money: Money) -> Headline | None:
     zero) as its items and their sum, any other as sent. The headline is the largest; the system may
     book another, so when differently named amounts differ ("net=400.00 … amount=4900.00") and the
     largest is not the others' sum, alone or with other money values sent (net + tax = total,
-    subtotal = total + discount), every one is shown ("net = 400.00; amount = 4900.00") and ``assess``
-    flags it *amounts disagree*. None: no amount; the record's amount the worker read for a payment
+    subtotal = total + discount; to 0.01 a part), every one is shown ("net = 400.00; amount = 4900.00")
+    and ``assess`` flags it *amounts disagree* unless what is sent beside explains each (``_derived``:
+    a part paid or due, a base-currency twin, a quantity, a rate): shown, not flagged. None: no amount; the record's amount the worker read for a payment
     (``look_up``) when the form sends none."""
     sent = set(money.sent)
     named = {(a.field, a.text) for a in money.amounts}
@@ -1107,22 +1166,91 @@ def headline(money: Money) -> Headline | None:
     largest = max(values, key=lambda v: (abs(v[0]), v[1]), default=None)  # ties: one named as an amount
     top = largest[2] if largest is not None else parts[0][1]
     head = Headline(text=top.text, value=top.value, field=top.field)
-    differ = sorted({abs(value) for value, _, _ in values if value and value != top.value})
+    differ = [(found, abs(value)) for value, _, found in values if value and value != top.value]
     others = [abs(f.value) for f in money.shaped if f.value and (f.field, f.text) in sent - rows - taken]
-    if differ and not _adds_up(abs(top.value or Decimal(0)), differ, others):
+    others += [value for name, value in _money_words(money, sent - rows - taken)]
+    most = abs(top.value or Decimal(0))
+    if differ and not _adds_up(most, sorted({v for _, v in differ}), others):
         every = [found for _, found, _ in parts]
-        head.text, head.disagree = "; ".join(f"{f.field} = {f.text}" for f in every), every
+        head.text = "; ".join(f"{f.field} = {f.text}" for f in every)
+        factors = _factors(money)
+        if not all(_derived(found, value, most, factors) for found, value in differ):
+            head.disagree = every
     return head
+
+
+# amounts named as a part of another (what is paid, due, left, paid before) or as the amount in
+# another currency (the company's own: "amount_base", "base_amount", "amount_local"), by the words
+PART_FIELD = re.compile(r"(^|_)(paid|due|balance|deposit|outstanding|remaining|open)(_|$)")
+TWIN_FIELD = re.compile(r"(^|_)(base|local|functional|home|converted)(_|$)")
+# a field sent beside the amounts that is money by its name, read by its number whatever its shape
+MONEY_WORD = re.compile(
+    r"(^|_)(tax|vat|gst|hst|fee|fees|shipping|freight|handling|postage|delivery|charges?|surcharge"
+    r"|discount|rebate|credit|deposit|tip|duty|levy)(_|$)"
+)
+COUNT_FIELD = re.compile(r"(^|_)(quantity|qty|count|units|hours)(_|$)")
+RATE_FIELD = re.compile(r"(^|_)(rate|percent|percentage|pct)(_|$)")
+ROUNDING = Decimal("0.01")  # a part rounded on its own (VAT by line or on the total)
+
+
+def _money_words(money: Money, sent: set[tuple[str, str]]) -> list[tuple[str, Decimal]]:
+    """The fields not read as money by their value that are money by name (``MONEY_WORD``: "tax=1000",
+    an <input type=number>, a zero-decimal currency), by their number (not a rate)."""
+    read = {(f.field, f.text) for f in money.values}
+    out = []
+    for name, value in money.sent:
+        words = word_name(field_name(name))
+        if (name, value) in read or (name, value) not in sent or RATE_FIELD.search(words):
+            continue
+        if MONEY_WORD.search(words) and re.fullmatch(r"\d+(\.\d+)?", value.strip()):
+            out.append((name, Decimal(value.strip())))
+    return out
+
+
+def _factors(money: Money) -> tuple[list[Decimal], list[Decimal]]:
+    """The counts (a quantity field) and the rates (a field named a rate or percent, as a fraction)
+    sent, by which one amount is another's multiple (``_derived``)."""
+    counts: list[Decimal] = []
+    rates: list[Decimal] = []
+    for name, value in money.sent:
+        words = word_name(field_name(name))
+        if not re.fullmatch(r"\d+(\.\d+)?", value.strip()):
+            continue
+        if COUNT_FIELD.search(words):
+            counts.append(Decimal(value.strip()))
+        elif RATE_FIELD.search(words):
+            rates.append(Decimal(value.strip()) / 100)
+    return counts, rates
+
+
+def _derived(found: AmountRead, value: Decimal, largest: Decimal, factors: tuple[list[Decimal], ...]) -> bool:
+    """Whether an amount below the largest is explained by what it is named or by what is sent beside
+    it: a part of it paid, due or left (``PART_FIELD``), the amount in another currency (``TWIN_FIELD``),
+    a unit amount times a quantity, or a net, tax or discounted amount at a rate sent (each to 0.01)."""
+    words = word_name(field_name(found.field))
+    if TWIN_FIELD.search(words) or (value < largest and PART_FIELD.search(words)):
+        return True
+    counts, rates = factors
+    pairs = [
+        *((value * c, largest) for c in counts),  # unit amount x quantity = line amount
+        *((largest * r, value) for r in rates),  # the tax or discount at the rate
+        *((largest * (1 - r), value) for r in rates),  # the total after a discount at the rate
+        *((value * (1 + r), largest) for r in rates),  # net x (1 + rate) = total
+    ]
+    return any(abs(got - want) <= ROUNDING for got, want in pairs)
 
 
 def _adds_up(largest: Decimal, parts: list[Decimal], others: list[Decimal]) -> bool:
     """Whether ``largest`` is the sum of ``parts`` and none, some or all of ``others`` (of more than
-    ``EXPLAIN_MAX`` others: none or all)."""
+    ``EXPLAIN_MAX`` others: none or all; an other below zero is taken off: a discount), each part
+    added rounded on its own to within 0.01 (VAT by line or on the total)."""
     need = largest - sum(parts, Decimal(0))
-    if need < 0 or len(others) > EXPLAIN_MAX:
+    if len(others) > EXPLAIN_MAX:
         return need in (0, sum(others, Decimal(0)))
     subsets = itertools.chain.from_iterable(itertools.combinations(others, n) for n in range(len(others) + 1))
-    return any(sum(chosen, Decimal(0)) == need for chosen in subsets)
+    return any(
+        abs(sum(chosen, Decimal(0)) - need) <= ROUNDING * (len(parts) + len(chosen) - 1) for chosen in subsets
+    )
 
 
 def sent_part(value: str, label: str | None) -> str:
