@@ -4,8 +4,12 @@ its routine learned and accepted, and runs that replay it — all on one real Wo
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from taskcrew.config import WorkplaceSettings
 from taskcrew.crew.workplace import Workplace
@@ -53,3 +57,20 @@ def run_chore(
         human=CaseHuman(case.human),
         criteria=case.criteria,
     )
+
+
+@contextmanager
+def learned_chore(tmp: Path) -> Iterator[dict[str, Any]]:
+    """The headline chore run once by the agent (real Chromium, the demo ERP as it is), its draft
+    accepted: the workplace, the case, the routine store and the first run."""
+    from taskcrew.routines.store import RoutineStore
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TASKCREW_ROUTINES", str(tmp / "routines"))
+        with workplace(tmp) as place:
+            case = chore("Northwind Traders")
+            first = run_chore(place, case, chaos=ChaosConfig(save_faults=[]))
+            assert first.outcome == "done", first.reason
+            store = RoutineStore()
+            store.accept("enter-invoice", 1, "reviewer")
+            yield {"place": place, "case": case, "store": store, "first": first}

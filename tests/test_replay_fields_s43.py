@@ -17,13 +17,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from routines_world import chore, run_chore, workplace
+from routines_world import learned_chore, run_chore
 
 from taskcrew.crew.trace import read_trace
 from taskcrew.mock_erp import ChaosConfig, fetch_state
 from taskcrew.routines.distil import describe_routine
 from taskcrew.routines.models import BrowserStep, PageExpect, Target
-from taskcrew.routines.store import RoutineStore, diff
+from taskcrew.routines.store import diff
 from taskcrew.tools.human import FieldValue, ScriptedHuman
 from taskcrew.tools.policy import Policy, PolicyConfig, Submission
 
@@ -90,16 +90,8 @@ def test_the_gate_blocks_a_save_off_the_review_before_anyone_is_asked() -> None:
 @pytest.fixture(scope="module")
 def learned(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """The headline chore run once by the agent on the ERP as it is, its draft accepted."""
-    tmp = tmp_path_factory.mktemp("routines")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("TASKCREW_ROUTINES", str(tmp / "routines"))
-        with workplace(tmp) as place:
-            case = chore("Northwind Traders")
-            first = run_chore(place, case, chaos=ChaosConfig(save_faults=[]))
-            assert first.outcome == "done", first.reason
-            store = RoutineStore()
-            store.accept("enter-invoice", 1, "reviewer")
-            yield {"place": place, "case": case, "store": store, "first": first}
+    with learned_chore(tmp_path_factory.mktemp("routines")) as world:
+        yield world
 
 
 @pytest.mark.browser

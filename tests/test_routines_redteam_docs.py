@@ -265,21 +265,10 @@ def test_a_save_that_stays_on_the_form_is_not_a_replayed_step(
 @pytest.fixture(scope="module")
 def learned(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """The headline chore run once by the agent (real Chromium, the demo ERP), its draft accepted."""
-    from routines_world import chore, run_chore, workplace
+    from routines_world import learned_chore
 
-    from taskcrew.mock_erp import ChaosConfig
-    from taskcrew.routines.store import RoutineStore
-
-    tmp = tmp_path_factory.mktemp("routines-redteam")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("TASKCREW_ROUTINES", str(tmp / "routines"))
-        with workplace(tmp) as place:
-            case = chore("Northwind Traders")
-            first = run_chore(place, case, chaos=ChaosConfig(save_faults=[]))
-            assert first.outcome == "done", first.reason
-            store = RoutineStore()
-            store.accept("enter-invoice", 1, "reviewer")
-            yield {"place": place, "case": case, "store": store}
+    with learned_chore(tmp_path_factory.mktemp("routines-redteam")) as world:
+        yield world
 
 
 @pytest.mark.browser
