@@ -864,9 +864,7 @@ class Money(BaseModel):
         """The amounts sent more than once with different values (``repeated``), each as its
         differing readings (each value once, in order): one amount as a surface shows it."""
         read = {(found.field, found.text): found for found in self.amounts}
-        found = [
-            [read[pair] for pair in same if pair in read] for same in repeated(self.sent or list(read), self)
-        ]
+        found = [[read[pair] for pair in same if pair in read] for same in repeated(self.sent, self)]
         return [same for same in found if len(same) > 1]
 
     @property
@@ -1438,7 +1436,8 @@ def assess(
                 second_approver=False,
             )
         )
-    over = money.limit if money.limit is not None else rules.amount_thresholds["*"]
+    currency = money.currency or "(currency not read)"
+    limit = money.limit if money.limit is not None else rules.amount_thresholds["*"]
     for lines in line_items(fields, money):
         rows = visible("; ".join(f"{row.field} = {row.text}" for row in lines.rows))
         if not lines.agrees:
@@ -1455,21 +1454,18 @@ def assess(
                     second_approver=False,
                 )
             )
-        if abs(lines.sum) > over and all(t.value != lines.sum for t in lines.totals):
-            code = money.currency or "(currency not read)"
+        if abs(lines.sum) > limit and all(t.value != lines.sum for t in lines.totals):
             flags.append(
                 RiskFlag(
                     rule="amount_above_threshold",
                     field=lines.rows[0].field,
                     message=(
-                        f"the rows ({rows}) sum to {lines.sum} {code}, above {over} {code}: needs a second "
-                        "approver"
+                        f"the rows ({rows}) sum to {lines.sum} {currency}, above {limit} {currency}: needs a "
+                        "second approver"
                     ),
                     second_approver=True,
                 )
             )
-    currency = money.currency or "(currency not read)"
-    limit = money.limit if money.limit is not None else rules.amount_thresholds["*"]
     for found in money.amounts:
         if found.value is None:
             flags.append(_unreadable(found))
