@@ -117,6 +117,8 @@ def test_amounts_that_explain_one_another_do_not_disagree(
         [("total", "400.00"), ("amount_due", "4900.00")],  # a balance above the total
         [("amount", "400.00"), ("amount_base", "4900.00")],  # the twin is the largest: nothing explains 400
         [("net", "33.33"), ("tax", "6.33"), ("total", "39.70")],  # more than rounding
+        # a count in Arabic-Indic digits is no count a person reads as 4 (only 0-9 are digits)
+        [("quantity", "\u0664"), ("unit_amount", "1000.00"), ("line_amount", "4000.00")],
     ],
 )
 def test_amounts_nothing_explains_still_disagree(fields: list[tuple[str, str]]) -> None:

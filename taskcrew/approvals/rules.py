@@ -1189,6 +1189,9 @@ MONEY_WORD = re.compile(
 COUNT_FIELD = re.compile(r"(^|_)(quantity|qty|count|units|hours)(_|$)")
 RATE_FIELD = re.compile(r"(^|_)(rate|percent|percentage|pct)(_|$)")
 ROUNDING = Decimal("0.01")  # a part rounded on its own (VAT by line or on the total)
+# a money word's, a count's or a rate's value, read by its number: in 0-9 only, as every amount
+# (``unreadable_amount``: an Arabic-Indic "٤" is no count of 4 a person reads)
+PLAIN_NUMBER = re.compile(r"[0-9]+(\.[0-9]+)?")
 
 
 def _money_words(money: Money, sent: set[tuple[str, str]]) -> list[tuple[str, Decimal]]:
@@ -1200,7 +1203,7 @@ def _money_words(money: Money, sent: set[tuple[str, str]]) -> list[tuple[str, De
         words = word_name(field_name(name))
         if (name, value) in read or (name, value) not in sent or RATE_FIELD.search(words):
             continue
-        if MONEY_WORD.search(words) and re.fullmatch(r"\d+(\.\d+)?", value.strip()):
+        if MONEY_WORD.search(words) and PLAIN_NUMBER.fullmatch(value.strip()):
             out.append((name, Decimal(value.strip())))
     return out
 
@@ -1212,7 +1215,7 @@ def _factors(money: Money) -> tuple[list[Decimal], list[Decimal]]:
     rates: list[Decimal] = []
     for name, value in money.sent:
         words = word_name(field_name(name))
-        if not re.fullmatch(r"\d+(\.\d+)?", value.strip()):
+        if not PLAIN_NUMBER.fullmatch(value.strip()):
             continue
         if COUNT_FIELD.search(words):
             counts.append(Decimal(value.strip()))
