@@ -124,6 +124,8 @@ LOOKALIKES = {
     "G\u01c0obex Corp": "G⟨Latin letter dental click ǀ U+01C0⟩obex Corp",  # for l
     "\u0196NV-2057": "⟨Latin capital letter iota Ɩ U+0196⟩NV-2057",
     "Nest\u01c0é SA": "Nest⟨Latin letter dental click ǀ U+01C0⟩é SA",  # an accent beside it hides nothing
+    # opening a word of letters too: drawn exactly as "I" ("Initech"), unlike ǁ and ǃ
+    "\u01c0nitech Corp": "⟨Latin letter dental click ǀ U+01C0⟩nitech Corp",
     "Gɩɩobex": "G⟨Latin small letter iota ɩ U+0269⟩⟨Latin small letter iota ɩ U+0269⟩obex",
     "ſoftware Ltd": "⟨Latin small letter long s ſ U+017F⟩oftware Ltd",  # drawn like "f"
     "INV-2Ʒ57": "INV-2⟨Latin capital letter ezh Ʒ U+01B7⟩57",  # drawn like "3"

@@ -112,7 +112,9 @@ ORTHOGRAPHIC = frozenset("ɓɔɖɗəɛɠɣɨɩɲʃʊʋʒʉʔ\ua78b\ua78c")
 # the ASCII character it is drawn like. Not the letters living alphabets write names with, though
 # they decompose to no ASCII letter either (ß æ ø ł đ ħ ŋ œ þ ð, and the dotless ı of Turkish and
 # Azerbaijani: "Sabancı"), nor one with a diacritic (é ü ñ decompose to their ASCII letter).
-CLICKS = frozenset("ǀǁǂǃ")  # the click letters of Khoekhoe and other Khoisan orthographies
+# the click letters of Khoekhoe and other Khoisan orthographies left as written opening a word; not the
+# dental click ǀ, drawn exactly as "I" and "l" ("ǀnitech" reads Initech): it is marked wherever it stands
+CLICKS = frozenset("ǁǂǃ")
 LATIN_LOOKALIKE = frozenset("ǀǁǃƖɩȷƚſĸƄƅƧƨƼƽƷʒȜȝȢȣȸȹƦǷƿƜ")
 
 
@@ -234,7 +236,7 @@ def _lookalike(word: str, i: int) -> bool:
     and the ezh "ʒ" that African alphabets write are left as they are beside that alphabet's other
     letters (``ORTHOGRAPHIC``: "Kabɩyɛ"), as in ``odd_letter``, and so is a click letter opening a
     word of letters (``CLICKS``: Namibia's "ǁKaras", "ǃNara"); in a word with digits, or inside a
-    word ("Gǀobex"), it is marked."""
+    word ("Gǀobex"), it is marked, and the dental click "ǀ" always ("ǀnitech")."""
     char = word[i]
     if char not in LATIN_LOOKALIKE:
         return False
