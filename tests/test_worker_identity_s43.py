@@ -165,3 +165,28 @@ def test_retry_of_a_record_taskcrew_did_not_sign_is_refused_with_the_workers_wor
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert "submit the task again" in " ".join(done.stderr.split())
     assert jobs.get(job.id).status == "failed" and jobs.leg(job.id) == 0
+
+
+def test_a_start_of_this_pid_before_it_is_no_live_start(jobs: Jobs) -> None:
+    """A container's worker restarted after a crash often gets the same pid (1): its earlier start's
+    token names this host and this pid, and is no other live start — the leg is claimed at once, not
+    left until the watch loop takes it over as gone silent."""
+    restarted = IdHolder(jobs, "worker-w", stale_after_s=60)
+    restarted.claim()
+    earlier = f"{restarted.host}/{restarted.pid}/before-the-crash"
+    assert not restarted.token_alive(earlier, jobs.db_now())
+    place = SimpleNamespace(erp_url="http://127.0.0.1:9")  # nothing there: a claimed leg fails at once
+    runner = LegRunner(jobs, place, "worker-w", token=restarted.token, token_alive=restarted.token_alive)
+    job_id = _running(jobs, earlier)
+    assert runner.run_leg(job_id, 0) == "failed"
+    assert jobs.get(job_id).worker_token == restarted.token
+
+
+def test_a_start_that_lost_its_leg_to_another_start_ends_nothing(jobs: Jobs) -> None:
+    """Start A of worker-w ran leg 0; start B of worker-w claimed the same leg since (a recovered
+    leg): A's ending (failed, finished) writes nothing over B's running job."""
+    job_id = _running(jobs, "host-b/22/bbbb")
+    stale = LegRunner(jobs, None, "worker-w", token="host-a/11/aaaa")
+    stale._fail(job_id, 0, "the browser would not start")
+    assert jobs.finish(job_id, "done", "A's account", leg=0, if_token="host-a/11/aaaa") is None
+    assert (jobs.get(job_id).status, jobs.get(job_id).worker_token) == ("running", "host-b/22/bbbb")

@@ -138,8 +138,9 @@ class IdHolder:
         """Whether the worker start ``token`` may still be running what it holds: while its id's row
         names it, as that row is judged (``_alive``). A start whose row is gone (its id taken since:
         a stalled process may wake, and stops at its next beat) is alive on this host while its pid
-        is, elsewhere while ``beat_at`` (the heartbeat of the job it holds) is fresher than
-        ``stale_after_s`` by the database's clock."""
+        is (never when that pid is this process's: an earlier start in this pid, as a container's pid
+        1 restarted after a crash), elsewhere while ``beat_at`` (the heartbeat of the job it holds) is
+        fresher than ``stale_after_s`` by the database's clock."""
         with self.jobs.engine.connect() as conn:
             now = db_now(conn)
             row = conn.execute(
@@ -149,8 +150,8 @@ class IdHolder:
             return self._alive(str(row[0]), int(row[1]), str(row[2]), now)
         host, _, rest = token.partition("/")
         pid = rest.partition("/")[0]
-        if host == self.host and pid.isdigit() and int(pid) != self.pid:
-            return pid_alive(int(pid))
+        if host == self.host and pid.isdigit():
+            return int(pid) != self.pid and pid_alive(int(pid))
         return beat_at is not None and (now - beat_at).total_seconds() < self.stale_after_s
 
     def release(self) -> None:

@@ -296,6 +296,7 @@ class LegRunner:
             "failed",
             only_if=("running",),
             leg=leg,
+            if_token=self.token,
             reason=f"{why}, then `taskcrew jobs retry {job_id}`",
             finished_at=utcnow(),
         )
@@ -372,6 +373,7 @@ class LegRunner:
                 "waiting",
                 only_if=("running",),
                 leg=leg,
+                if_token=self.token,
                 reason=f"waiting for approval {parked.approval_id}",
             )
             self.jobs.resume(job.id)  # decided while we were parking: back on the queue at once
@@ -387,6 +389,7 @@ class LegRunner:
             result.outcome,
             result.reason,
             leg=leg,  # a leg that lost the job meanwhile ends nothing: the new holder's account stands
+            if_token=self.token,  # (nor does another start of this worker id on the same leg)
             answer=result.answer,
             run_dir=str(Path(result.run_dir).resolve()),
         )
@@ -419,7 +422,13 @@ class LegRunner:
         refusal = authority.unsigned_refusal(job, "fan out into child jobs the worker signs")
         if refusal is not None:
             self.jobs.mark(
-                job.id, "failed", only_if=("running",), leg=leg, reason=refusal, finished_at=utcnow()
+                job.id,
+                "failed",
+                only_if=("running",),
+                leg=leg,
+                if_token=self.token,
+                reason=refusal,
+                finished_at=utcnow(),
             )
             return "failed"
         checkpoints = self._checkpoints(job.id, leg)
@@ -446,7 +455,11 @@ class LegRunner:
                 )
             if not plan.items:
                 ended = self.jobs.finish(
-                    job.id, "nothing_to_do", "the batch planner found no item the task covers", leg=leg
+                    job.id,
+                    "nothing_to_do",
+                    "the batch planner found no item the task covers",
+                    leg=leg,
+                    if_token=self.token,
                 )
                 if ended is None:
                     return self._stopped(authority, job.id, leg)
@@ -460,6 +473,7 @@ class LegRunner:
                     "failed",
                     only_if=("running",),
                     leg=leg,
+                    if_token=self.token,
                     reason=f"none of the {len(plan.items)} item(s) the batch planner chose can be submitted "
                     f"({why}); the plan is dropped: `taskcrew jobs retry {job.id}` plans the batch again",
                     answer=planned.answer(),
