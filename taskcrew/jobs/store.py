@@ -374,7 +374,10 @@ class Jobs:
         (``open``) and again for every ring it is given (``keys``)."""
         from taskcrew.approvals.signing import ENV_DIR, KeyRing
 
-        ring = ring or self._keys or KeyRing.default()
+        if ring is None:  # the ring ``keys`` gives: found so here, not checked again at its first use
+            if self._keys is None:
+                self._keys = KeyRing.default()
+            ring = self._keys
         for _ in range(3):
             with self._tx() as conn:
                 row = conn.execute(sa.select(RING.c.mark).where(RING.c.name == "ring")).first()
