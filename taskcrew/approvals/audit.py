@@ -91,11 +91,20 @@ class _LineCache:
 
     def read(self, path: Path, actions: tuple[str, ...] | None) -> list[_Line]:
         """The entries of ``path`` in order; with ``actions``, only those of these actions."""
-        text = path.read_text(encoding="utf-8", errors="replace")
+        lines = self.parse(path, path.read_text(encoding="utf-8", errors="replace"))
+        return [
+            line
+            for line in lines
+            if isinstance(line, _Line) and (actions is None or line.entry.action in actions)
+        ]
+
+    def parse(self, path: Path, text: str) -> list[_Line | object]:
+        """Each line of ``text`` (``path``'s, as read) as an entry, or ``_DAMAGED``; a line read
+        before is not parsed again (nor, once asked, its signature checked again: ``_Line``)."""
         with self._lock:
             known = self._files.get(str(path), {})
         kept: dict[str, _Line | object] = {}
-        out: list[_Line] = []
+        out: list[_Line | object] = []
         for raw in text.splitlines():
             line = kept.get(raw) or known.get(raw)
             if line is None:
@@ -104,8 +113,7 @@ class _LineCache:
                 except ValueError:
                     line = _DAMAGED
             kept[raw] = line
-            if isinstance(line, _Line) and (actions is None or line.entry.action in actions):
-                out.append(line)
+            out.append(line)
         with self._lock:
             self._files[str(path)] = kept
             self._files.move_to_end(str(path))
@@ -217,20 +225,23 @@ class AuditLog:
         with locked(self.path, shared=True):
             text = self.path.read_text(encoding="utf-8", errors="replace") if self.path.exists() else ""
             head = self._head_text()
-        lines = text.splitlines()
+        raws = text.splitlines()
+        lines = _LINES.parse(self.path, text)  # parsed and signature-checked once per line, not per call
+        ring = self.keys.ring_id() if any(isinstance(line, _Line) for line in lines) else ""
         prev, seq, last_hash, number = GENESIS, 0, GENESIS, 0
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
+        for number, (raw, line) in enumerate(zip(raws, lines, strict=True), 1):
+            if not raw.strip():
                 continue
-            try:
-                entry = AuditEntry.model_validate_json(line)
-            except ValueError:
+            if not isinstance(line, _Line):
                 problems.append(AuditProblem(line=number, problem="not a valid audit entry"))
                 prev = ""
                 continue
+            entry = line.entry
             if entry.prev != prev:
                 problems.append(AuditProblem(line=number, problem="does not follow the previous entry"))
-            if not self.keys.verify(entry.body(), entry.hash):
+            if line.signed_by is None or line.signed_by[0] != ring:
+                line.signed_by = (ring, self.keys.verify(entry.body(), entry.hash))
+            if not line.signed_by[1]:
                 problems.append(
                     AuditProblem(line=number, problem="content changed after it was written (bad signature)")
                 )
