@@ -17,12 +17,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 from routines_world import learned_chore, run_chore
 
 from taskcrew.crew.trace import read_trace
 from taskcrew.mock_erp import ChaosConfig, fetch_state
-from taskcrew.routines.distil import describe_routine
-from taskcrew.routines.models import BrowserStep, PageExpect, Target
+from taskcrew.routines.distil import describe_routine, describe_step
+from taskcrew.routines.models import BrowserStep, PageExpect, Sends, Target
+from taskcrew.routines.replay import off_review
 from taskcrew.routines.store import diff
 from taskcrew.tools.human import FieldValue, ScriptedHuman
 from taskcrew.tools.policy import Policy, PolicyConfig, Submission
@@ -53,9 +55,6 @@ def _save(*names: str, url: str = FORM) -> Submission:
 
 
 def test_a_save_is_held_to_the_field_names_and_path_it_was_reviewed_with() -> None:
-    from taskcrew.routines.models import Sends
-    from taskcrew.routines.replay import off_review
-
     sends = Sends(path="/bills/new", fields=["amount", "csrf_token", "invoice_number"])
     assert off_review(sends, _save("csrf_token", "invoice_number", "amount")) is None  # any order
     assert off_review(sends, _save("csrf_token", "invoice_number", "amount", "purchase_order")) == (
@@ -73,9 +72,6 @@ def test_a_save_is_held_to_the_field_names_and_path_it_was_reviewed_with() -> No
 
 
 def test_the_gate_blocks_a_save_off_the_review_before_anyone_is_asked() -> None:
-    from taskcrew.routines.models import Sends
-    from taskcrew.routines.replay import off_review
-
     human = ScriptedHuman()  # any approval request would raise: none may be asked
     policy = Policy(PolicyConfig(), human)
     policy.expected_send = lambda sub: off_review(Sends(path="/bills/new", fields=["invoice_number"]), sub)
@@ -168,8 +164,6 @@ def test_a_version_accepted_before_the_field_set_was_recorded_falls_back_and_is_
 
 
 def test_describe_says_when_a_save_records_no_field_set() -> None:
-    from taskcrew.routines.distil import describe_step
-
     step = BrowserStep(
         kind="click",
         target=Target(role="button", name="Save bill"),
@@ -177,3 +171,11 @@ def test_describe_says_when_a_save_records_no_field_set() -> None:
         then=PageExpect(path="/bills/[^/]+"),
     )
     assert "records no field set it sends: it does not replay" in describe_step(step)
+
+
+@pytest.mark.parametrize("model", [PageExpect, Sends])
+def test_a_path_that_is_no_pattern_is_a_validation_error(model: type[PageExpect] | type[Sends]) -> None:
+    """A routine file holding one is "not a usable routine" (``store.load`` catches validation
+    errors only): the re module's own error escaped and stopped every routine from loading."""
+    with pytest.raises(ValidationError, match="is not a regular expression"):
+        model(path="[")

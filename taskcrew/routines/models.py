@@ -182,34 +182,35 @@ class Target(_Data):
         return what + (f" (field {self.field or repr(self.field)})" if self.field is not None else "")
 
 
-class PageExpect(_Data):
-    """The page a step expects: its URL path (a regular expression) and words it shows."""
+class _PathPattern(_Data):
+    """A URL path as a regular expression (checked to compile): where a step leads or sends."""
 
     path: str = Field(min_length=1, max_length=200)
-    shows: list[str] = Field(default_factory=list, max_length=4)
 
     @field_validator("path")
     @classmethod
     def _compiles(cls, path: str) -> str:
-        re.compile(path)
+        try:
+            re.compile(path)
+        except re.error as exc:  # a ValueError: a routine file holding it is "not a usable routine"
+            raise ValueError(f"path {path!r} is not a regular expression: {exc}") from exc
         return path
 
 
-class Sends(_Data):
+class PageExpect(_PathPattern):
+    """The page a step expects: its URL path (a regular expression) and words it shows."""
+
+    shows: list[str] = Field(default_factory=list, max_length=4)
+
+
+class Sends(_PathPattern):
     """What an approval step's save was reviewed to send, learned from the verified run's approved
     submission: the path it goes to (a pattern, as ``PageExpect.path``) and the name of every field
     in it — the routine's own, and those the page filled or hid (a CSRF token, a default, an empty
     "Notes"). A replay whose save would send any other field set, or to another path, is stopped at
     the gate before anyone is asked (``replay.off_review``)."""
 
-    path: str = Field(min_length=1, max_length=200)
     fields: list[str] = Field(default_factory=list, max_length=100)
-
-    @field_validator("path")
-    @classmethod
-    def _compiles(cls, path: str) -> str:
-        re.compile(path)
-        return path
 
     def describe(self) -> str:
         return f"sends exactly {', '.join(self.fields) or 'no field'} to {self.path}"
@@ -493,13 +494,19 @@ LEGAL_FORMS = frozenset(
 Corp" is Globex. No other word is dropped: "Northwind Traders Logistics" is another company."""
 
 
-def _name(text: str) -> list[str]:
-    """A name's words without its trailing legal form (all of them when it is nothing else)."""
-    words = _words(text)
+def _form_start(words: list[str]) -> int:
+    """Where a name's trailing legal form starts in its ``words`` (``len(words)``: none); a name that
+    is nothing but a legal form is a name (0 is never returned for words)."""
     end = len(words)
     while end and words[end - 1] in LEGAL_FORMS:
         end -= 1
-    return words[:end] or words
+    return end or len(words)
+
+
+def _name(text: str) -> list[str]:
+    """A name's words without its trailing legal form (all of them when it is nothing else)."""
+    words = _words(text)
+    return words[: _form_start(words)]
 
 
 # characters drawn like a Latin letter (after Unicode's confusables, UTS #39; NFKC already folds
@@ -549,7 +556,7 @@ def name_key(text: str) -> str:
     return key
 
 
-LEGAL_FORM_SPELLINGS = {
+_LEGAL_FORM_SPELLINGS = {
     "limited": "ltd",
     "incorporated": "inc",
     "corporation": "corp",
@@ -566,11 +573,8 @@ def _entity(text: str) -> tuple[list[str], list[str]]:
     folded, case aside, nothing drawn alike made Latin): a form with a letter of another script
     ("АG", a Cyrillic А) is no legal form here, only a word of the name."""
     words = _words(unicodedata.normalize("NFKC", text))
-    end = len(words)
-    while end and words[end - 1] in LEGAL_FORMS:
-        end -= 1
-    end = end or len(words)  # a name that is nothing but a legal form is a name (``_name``)
-    return words[:end], [LEGAL_FORM_SPELLINGS.get(w, w) for w in words[end:]]
+    end = _form_start(words)
+    return words[:end], [_LEGAL_FORM_SPELLINGS.get(w, w) for w in words[end:]]
 
 
 def other_entities(text: str, other: str) -> bool:

@@ -407,7 +407,9 @@ class Replayer:
                 if element is None:
                     raise Fallback(f"{steps[j].target.describe()} is not on {obs.url}", self._remaining(j))  # type: ignore[union-attr]
                 actions.append(self._action(steps[j], element, values, erp, j))
-            result = self._act(session, actions, step)  # a form's fields in one call: one look at the end
+            # a form's fields in one call (one look at the end), held to what its save was reviewed to send
+            saving = next((steps[j] for j in batch if steps[j].approval), step)
+            result = self._act(session, actions, saving)
             if self.unreviewed:
                 raise Fallback(self.unreviewed, self._remaining(i))
             if any(d.outcome == "rejected" for d in result.policy):
@@ -462,10 +464,9 @@ class Replayer:
         to what the step was reviewed to send (``off_review``): anything else is blocked before a
         person is asked, and ``unreviewed`` says why (the replay then hands over, like a field
         relabelled since the review)."""
-        policy = getattr(session, "policy", None)
-        if not step.approval or step.sends is None or policy is None:
+        if not step.approval or step.sends is None:
             return session.act(actions)
-        sends = step.sends
+        policy, sends = session.policy, step.sends  # a session is always behind a gate
 
         def check(submission: Any) -> str | None:
             off = off_review(sends, submission)
