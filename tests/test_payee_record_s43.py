@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 from fixtures_browser import SessionFactory
 from fixtures_erp import ErpUser
-from test_vendor_twins_s42 import bill, chosen, field, flags_of, logged_in, park
+from test_browser_erp import fill_bill
+from test_vendor_twins_s42 import bill, chosen, flags_of, logged_in, park
 
 from taskcrew.approvals import record
 from taskcrew.approvals.authority import Authority, bulk_refusal
@@ -31,7 +32,6 @@ from taskcrew.jobs import Jobs
 from taskcrew.mock_erp import ErpServer
 from taskcrew.routines.models import name_key
 from taskcrew.routines.replay import options_like
-from taskcrew.tools.browser import Click, Select, Type
 from taskcrew.tools.human import ApprovalDecision, ApprovalRequest, FieldValue, ScriptedHuman
 
 LISTED = {"1": "Northwind Traders", "3": "Globex Corp", "4": "Initech"}
@@ -186,17 +186,7 @@ def test_the_approval_shows_the_vendor_the_erp_books(
     form = session.goto(f"{erp.url}/bills/new").observation
     if relabel:
         session.run(lambda page: page.evaluate(RELABEL, [str(globex), "Northwind Traders"]))
-    sent = session.act(
-        [
-            Select(index=field(form, "vendor_id"), option=str(globex)),
-            Type(index=field(form, "invoice_number"), text="INV-7001"),
-            Type(index=field(form, "amount"), text="84.50"),
-            Select(index=field(form, "currency"), option="USD"),
-            Type(index=field(form, "invoice_date"), text="2026-09-12"),
-            Type(index=field(form, "due_date"), text="2026-10-12"),
-            Click(index=next(el.index for el in form.elements if el.name == "Save bill")),
-        ]
-    )
+    sent = session.act(fill_bill(form, vendor_id=str(globex), invoice_number="INV-7001", amount="84.50"))
     assert sent.ok, sent.render()
     [asked] = human.requests
     label = "Northwind Traders" if relabel else "Globex Corp"

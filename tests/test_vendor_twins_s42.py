@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from fixtures_browser import SessionFactory
+from test_browser_erp import VAULT, fill_bill, login
 from test_console_redteam import App
 
 from taskcrew.approvals.authority import Authority, bulk_refusal
@@ -30,7 +31,6 @@ from taskcrew.console.worklist import work_item
 from taskcrew.eval import kit
 from taskcrew.jobs import Approval, ApprovalRequest, Jobs
 from taskcrew.mock_erp import ChaosConfig, ErpServer
-from taskcrew.tools.browser import Click, Observation, Select, Type
 from taskcrew.tools.human import ApprovalDecision, FieldValue, ScriptedHuman
 from taskcrew.tools.vault import Vault
 
@@ -86,18 +86,8 @@ def flags_of(approver: Authority, request: ApprovalRequest) -> dict[str, str]:
 # ---- the rule ------------------------------------------------------------------------------------
 def logged_in(make_session: SessionFactory, erp: ErpServer, human: ScriptedHuman) -> Any:
     """A real browser session logged in to the ERP as the demo user, asking ``human``."""
-    session = make_session(
-        base_url=erp.url, vault=Vault({"ERP_USERNAME": "demo", "ERP_PASSWORD": "demo123"}), human=human
-    )
-    login = session.goto(f"{erp.url}/login").observation
-    logged = session.act(
-        [
-            Type(index=field(login, "username"), text="{{secret:ERP_USERNAME}}"),
-            Type(index=field(login, "password"), text="{{secret:ERP_PASSWORD}}"),
-            Click(index=next(el.index for el in login.elements if el.name == "Log in")),
-        ]
-    )
-    assert logged.ok, logged.render()
+    session = make_session(base_url=erp.url, vault=Vault(VAULT), human=human)
+    login(session, erp)
     return session
 
 
@@ -227,12 +217,6 @@ def add_vendor(erp: ErpServer, name: str) -> int:
         return int(cursor.lastrowid or 0)
 
 
-def field(obs: Observation, name: str) -> int:
-    found = [el.index for el in obs.elements if el.field is not None and el.field.name == name]
-    assert len(found) == 1, (name, [(e.index, e.role, e.name) for e in obs.elements])
-    return found[0]
-
-
 @pytest.mark.browser
 @pytest.mark.parametrize("lookalike", LOOKALIKES)
 def test_a_bill_for_a_lookalike_record_of_the_real_erp_is_flagged_when_asked(
@@ -244,17 +228,7 @@ def test_a_bill_for_a_lookalike_record_of_the_real_erp_is_flagged_when_asked(
     human = ScriptedHuman([ApprovalDecision.reject("which Northwind is this?")])
     session = logged_in(make_session, erp, human)
     form = session.goto(f"{erp.url}/bills/new").observation
-    sent = session.act(
-        [
-            Select(index=field(form, "vendor_id"), option=str(impostor)),
-            Type(index=field(form, "invoice_number"), text="INV-2057"),
-            Type(index=field(form, "amount"), text="1284.50"),
-            Select(index=field(form, "currency"), option="USD"),
-            Type(index=field(form, "invoice_date"), text="2026-09-12"),
-            Type(index=field(form, "due_date"), text="2026-10-12"),
-            Click(index=next(el.index for el in form.elements if el.name == "Save bill")),
-        ]
-    )
+    sent = session.act(fill_bill(form, vendor_id=str(impostor)))
     assert not sent.ok and "which Northwind is this?" in sent.render()
     assert not [b for b in erp.state().bills if b.invoice_number == "INV-2057"]
     [asked] = human.requests
