@@ -217,8 +217,8 @@ def test_the_approver_sees_every_row_and_their_sum(app: App) -> None:  # noqa: F
         (
             [("net_amount", "950.00"), *_rows(("Consulting", "950.00"), ("Services", "3950.00"))],
             "950.00 + 3950.00 = 4900.00 EUR",
-            None,
-        ),  # another amount sent first
+            "amounts disagree",
+        ),  # another amount sent first: net 950.00 is not the rows' 4900.00
         (
             [*_rows(("Consulting", "950.00"), ("Services", "3950.00")), ("total", "950.00")],
             "950.00 + 3950.00 = 4900.00 (total = 950.00) EUR",
@@ -240,6 +240,8 @@ def test_a_made_up_row_is_shown_to_the_approver(
     assert "(amount 4900.00 EUR is within 5000.00 EUR)" in decision  # judged by the sum, never by 950.00
     if flag:
         assert flag in row and flag in decision
+    else:
+        assert "amounts disagree" not in row and "amounts disagree" not in decision, row
 
 
 # ---- checkbox groups and multi-selects -----------------------------------------------------------
