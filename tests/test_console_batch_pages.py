@@ -29,7 +29,7 @@ from taskcrew.console.settings import ConsoleSettings
 from taskcrew.console.web import _finalize
 from taskcrew.crew.scripted import ScriptedLLM
 from taskcrew.jobs import JobOptions, Jobs
-from taskcrew.jobs.human import JobHuman, Parked, provenance
+from taskcrew.jobs.human import JobHuman, Parked, trace
 from taskcrew.jobs.runner import LegRunner
 from taskcrew.tools.human import ApprovalRequest, FieldValue
 
@@ -211,9 +211,9 @@ def test_a_planned_childs_job_page_and_history_do_not_name_the_batchs_submitter_
 
 def test_provenance_of_a_value_from_a_planned_task_names_the_planner() -> None:
     task = "Mark bill BILL-0003 paid in full in the ERP."
-    assert provenance(None, task, "bill", "BILL-0003") == "the task text"
+    assert trace(None, task, "bill", "BILL-0003")[0] == "the task text"
     assert (
-        provenance(None, task, "bill", "BILL-0003", planned_for="ana")
+        trace(None, task, "bill", "BILL-0003", planned_for="ana")[0]
         == "the task text written by the batch planner (not by ana)"
     )
 

@@ -24,7 +24,7 @@ from test_ocr_values_2 import _line
 from taskcrew.crew.evidence import plain
 from taskcrew.crew.models import Citation, StepReport
 from taskcrew.crew.provenance import value_origin
-from taskcrew.jobs.human import provenance as job_provenance
+from taskcrew.jobs.human import trace as job_trace
 from taskcrew.tools import ap
 from taskcrew.tools.documents import SandboxFiles
 from taskcrew.tools.documents.ocrlines import render_line
@@ -39,7 +39,7 @@ def _origin(files: SandboxFiles, path: str, quote: str, value: str) -> tuple[str
                         sources=[Citation(source=path, quote=quote)])  # fmt: skip
     origin = value_origin(value, [(1, "file_reader", report)], lambda s: files.read(s).full_text())
     done = {"index": 0, "role": "file_reader", "title": "Read it", "report": report.model_dump()}
-    said = job_provenance({"state": {"steps_done": [done]}}, "task", "amount", value)
+    said = job_trace({"state": {"steps_done": [done]}}, "task", "amount", value)[0]
     return origin, said
 
 

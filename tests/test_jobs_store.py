@@ -237,7 +237,7 @@ def test_a_parked_values_source_cites_only_lines_that_show_it() -> None:
     """The approval page says where each value came from. A due date the file reader worked out
     (invoice date + Net 30) is not in the e-mail it cited for the date and the terms: that e-mail is
     not named as its source; the date, printed there in another format, is."""
-    from taskcrew.jobs.human import provenance
+    from taskcrew.jobs.human import trace
 
     eml = "Invoice from Northwind Traders.eml"
     report = {
@@ -251,7 +251,7 @@ def test_a_parked_values_source_cites_only_lines_that_show_it() -> None:
     checkpoint = {
         "state": {"steps_done": [{"index": 0, "role": "file_reader", "title": "Read", "report": report}]}
     }
-    said = {name: provenance(checkpoint, "enter it", name, value) for name, value in report["data"].items()}
+    said = {name: trace(checkpoint, "enter it", name, value)[0] for name, value in report["data"].items()}
     assert said["invoice_date"].endswith(f"found invoice_date = 2026-09-12, citing {eml}")
     assert said["amount"].endswith(f"citing {eml}")
     assert eml not in said["due_date"] and "worked out by the step" in said["due_date"]

@@ -19,7 +19,7 @@ from test_ocr_values_2 import _line
 
 from taskcrew.crew.models import Citation, StepReport
 from taskcrew.crew.provenance import value_origin
-from taskcrew.jobs.human import provenance as job_provenance
+from taskcrew.jobs.human import trace as job_trace
 from taskcrew.tools import ap
 from taskcrew.tools.documents import SandboxFiles, ocrlines
 from taskcrew.tools.documents.ocrlines import build, render_line
@@ -113,7 +113,7 @@ def test_a_positive_amount_is_not_traced_to_the_line_of_a_credit_note(credit_not
     assert right.startswith(f"{path}, line 3"), right
     # the job's own account of where a submitted value came from (jobs.human) reads it alike
     done = {"index": 0, "role": "file_reader", "title": "Read it", "report": report("1234.50").model_dump()}
-    said = job_provenance({"state": {"steps_done": [done]}}, "task", "amount", "1234.50")
+    said = job_trace({"state": {"steps_done": [done]}}, "task", "amount", "1234.50")[0]
     assert "no line it cited shows this value" in said and path not in said, said
 
 

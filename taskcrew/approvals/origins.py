@@ -4,7 +4,7 @@ surface shows (the console's approval page, ``taskcrew approvals show``).
 Two records speak of it. The run's origins (``crew/provenance.py``), carried as data on the request
 (``ApprovalRequest.origins``, signed with it) were checked by code, which read the file a step cited
 and found the value on that line. The job's own trace of each value to the step that found it
-(``jobs/human.provenance``) rests on the step's quote, not on the file.
+(``jobs/human.trace``) rests on the step's quote, not on the file.
 
 An origin is never read back out of text a value could have written: the summary's block "where the
 values come from:" is only their rendering. A request parked before origins were carried as data is
@@ -25,7 +25,7 @@ from taskcrew.jobs.models import FieldSource
 from taskcrew.tools.human import ApprovalRequest, FieldValue
 
 NOT_FOUND = "not found in any source or step result of this run"
-# the job's trace of a value no step reported (``jobs/human.provenance``): it knows no origin either
+# the job's trace of a value no step reported (``jobs/human.trace``): it knows no origin either
 UNTRACED = "chosen on the page by the browser operator (not in an earlier step's findings)"
 HEADER = "where the values come from:"  # the summary's block of origins, as code renders them
 SKIP = ("{{secret:", "(left out of the approval")  # a field a rule leaves out of the key: no origin
@@ -90,7 +90,7 @@ def origins(request: ApprovalRequest | None, sources: list[FieldSource]) -> dict
     origins (``ApprovalRequest.origins``, ``crew/provenance.py``) were checked by code, which read
     the file and found the value on that line; where they know a field's origin, it is theirs, and
     where they say the value is found nowhere, that stands: the job's own trace of each value to the
-    step that found it (``sources``, ``jobs/human.provenance``: the step's quote, not the file) may
+    step that found it (``sources``, ``jobs/human.trace``: the step's quote, not the file) may
     then only add a note, never a file. The trace is the origin only of a field code's origins do
     not mention; a precise one (a file and line) wins. The worker seals the files these name when it
     parks (``jobs/human``), before any view of the approval exists."""

@@ -91,19 +91,6 @@ class Parked(BaseException):
         self.approval_id = approval_id
 
 
-def provenance(
-    checkpoint: dict[str, Any] | None,
-    task: str,
-    name: str,
-    value: str,
-    *,
-    planned_for: str | None = None,
-    label: str | None = None,
-) -> str:
-    """Where a submitted value came from, in words (``trace``)."""
-    return trace(checkpoint, task, name, value, planned_for=planned_for, label=label)[0]
-
-
 def trace(
     checkpoint: dict[str, Any] | None,
     task: str,
@@ -125,12 +112,13 @@ def trace(
     value = value.strip()
     if not value:
         return "left empty", []
+    candidates = value_candidates(value, label)
     state = (checkpoint or {}).get("state") or {}
     for record in reversed(state.get("steps_done") or []):
         report = record.get("report") or {}
         for key, found in (report.get("data") or {}).items():
             found = str(found).strip()
-            if len(found) >= 2 and any(same_value(c, found) for c in value_candidates(value, label)):
+            if len(found) >= 2 and any(same_value(c, found) for c in candidates):
                 # only the sources whose quoted line shows the value: a due date the step worked out
                 # (date + terms) is not in the e-mail it cited for the date and the terms
                 sources = report.get("sources") or []
