@@ -294,9 +294,8 @@ def currencies_in(text: str) -> set[str]:
     """The currencies a text names, as codes: its currency symbols and upper-case ISO codes
     (``Total (EUR): 1.234,50`` names EUR; a code that is also a word, ``WORD_CODES``, does not). An
     ambiguous sign names every currency it may stand for ("$": USD, CAD, AUD …)."""
-    found = {code for symbol, codes in _SYMBOLS if re.search(_sign(symbol), text) for code in codes}
-    codes = ISO_CURRENCIES - WORD_CODES
-    return found | {m.group(1) for m in _CODE_RE.finditer(text) if m.group(1) in codes}
+    found = {code for sign, codes in _SIGN_RES if sign.search(text) for code in codes}
+    return found | {m.group(1) for m in _CODE_RE.finditer(text) if m.group(1) in _NOT_WORD_CODES}
 
 
 # an amount after a sign: cents or grouped thousands ("RM 1,234.50", "Rp 150.000"; not "RM 204", "Fr. 15.01.")
@@ -327,13 +326,19 @@ def _symbol(symbol: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![A-Za-z]){re.escape(symbol)}")
 
 
+# the signs of the one table compiled once, in its order (longest first): ``currencies_in`` runs per
+# word of a line (``documents.provenance``), ``_take_currency`` per amount read
+_SYMBOL_RES = tuple((symbol, _symbol(symbol), codes) for symbol, codes in _SYMBOLS)
+_SIGN_RES = tuple((re.compile(_sign(symbol)), codes) for symbol, codes in _SYMBOLS)
+_NOT_WORD_CODES = ISO_CURRENCIES - WORD_CODES
+
+
 def _take_currency(s: str, original: str) -> tuple[tuple[str, ...], str]:
     """The currencies ``s`` may be written in (``ParsedAmount.currencies``), and ``s`` without its
     signs and codes: those every sign and code written allows, the first one's order kept ("$ 5 CAD"
     is CAD; "$ 5" USD first, or another dollar); none allowed by all is a conflict ("$ 5 EUR")."""
     named: dict[str, tuple[str, ...]] = {}  # each sign or code written -> the currencies it allows
-    for symbol, codes in _SYMBOLS:
-        pattern = _symbol(symbol)
+    for symbol, pattern, codes in _SYMBOL_RES:
         if pattern.search(s):
             named[symbol] = codes
             s = pattern.sub(" ", s)
