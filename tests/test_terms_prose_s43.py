@@ -90,3 +90,10 @@ def test_an_amount_in_brackets_in_a_sentence_is_the_amount(line: str) -> None:
 def test_a_bracketed_amount_in_a_statement_cell_stays_a_credit(line: str, value: str) -> None:
     assert shows_value(line, f"-{value}"), line
     assert not shows_value(line, value), line
+
+
+@pytest.mark.parametrize("terms", ["Net 30 days after month end", "30 days month end", "Net 30 month-end"])
+def test_a_count_after_month_end_runs_from_the_invoice_months_end(terms: str) -> None:
+    """As "end of month" and "EOM": the count starts at the end of the invoice's month, not at its
+    date (they gave 2026-11-13, 17 days early)."""
+    assert ap.due_date("2026-10-14", terms).due_date == date(2026, 11, 30)

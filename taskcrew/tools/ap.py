@@ -620,7 +620,8 @@ _ON_RECEIPT = re.compile(
     re.IGNORECASE,
 )
 _EOM = re.compile(
-    r"\be\.?\s?o\.?\s?m\b\.?|\bend\s+of\s+(?:the\s+)?month\b|\bmonatsende\b|\bfin\s+de\s+mois\b", re.I
+    r"\be\.?\s?o\.?\s?m\b\.?|\bend\s+of\s+(?:the\s+)?month\b|\bmonth[-\s]?end\b|\bmonatsende\b|\bfin\s+de\s+mois\b",
+    re.I,
 )
 # the end of the month a count ends in ("30 gg d.f.f.m.", "30 giorni fine mese", "30 días fin de mes"):
 # another reckoning than the end of the invoice month plus the count (``_EOM``), not computed here
