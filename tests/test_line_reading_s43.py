@@ -203,3 +203,29 @@ def test_a_bare_dash_after_a_whole_amount_in_a_currency_with_cents_stays_a_minus
     ``ap.parse_amount`` by its currency (it closes only a yen or won amount): here it is a credit."""
     amount = "500" if line.startswith("Gutschrift 500") else "1234.00"
     assert not shows_value(line, amount) and shows_value(line, f"-{amount}")
+
+
+@pytest.mark.parametrize(
+    ("line", "shown", "not_shown"),
+    [
+        ("Total: USD 1,234.50 (CAD 1,700.00)", "1700.00 CAD", "1234.50 CAD"),
+        ("Total 1.234,50 € (1.350,00 USD)", "1350.00 USD", "1234.50 USD"),
+    ],
+)
+def test_a_bracketed_second_currency_does_not_lend_its_currency_to_the_amount_before_it(
+    line: str, shown: str, not_shown: str
+) -> None:
+    assert shows_value(line, shown) and not shows_value(line, not_shown)
+
+
+@pytest.mark.parametrize(
+    ("line", "value", "not_shown"),
+    [
+        ("Rs. 12,000/-", "12000", "12.00"),  # '12,000' cut from its '/-' was read as 12.000 too
+        ("Rs. 1,23,456/-", "123456", "123.456"),
+        ("Summa 12 345:- kr", "12345", "12345 EUR"),  # kr names no euro
+    ],
+)
+def test_a_whole_amount_closed_with_a_mark_is_read_whole(line: str, value: str, not_shown: str) -> None:
+    """The mark is read by ``ap.parse_amount`` with the number, as one rule."""
+    assert shows_value(line, value) and not shows_value(line, not_shown)

@@ -277,7 +277,8 @@ def _amount(value: str) -> ParsedAmount | None:
         return None
 
 
-_NOT_IN_AMOUNTS = re.compile(r"[:;=|#]|(?<=[^\W\d_]{2}\.)(?=\d)")  # 'Total:1,234.50', 'No.40917', '#40917'
+# 'Total:1,234.50', 'No.40917', '#40917'; never the ':' of a whole mark ('12 345:-': ``ap.WHOLE_MARKS``)
+_NOT_IN_AMOUNTS = re.compile(r"[;=|#]|:(?<!\d:)|:(?!-(?!\S))|(?<=[^\W\d_]{2}\.)(?=\d)")
 WIDEST = 3  # a number's words ('12 450 000,00') and up to this many words on each side ('- USD')
 
 
@@ -307,10 +308,6 @@ def _amount_doubts(line: str, want: ParsedAmount, stated: frozenset[str]) -> lis
 _COUNT_WORD = re.compile(r"(?i)net|netto|qty|menge|anzahl|qt[ée]|antal|pos")
 _TAX_WORD = re.compile(r"(?i)vat|tax|mwst|ust|gst|hst|pst|tva|iva|btw|moms|alv")
 _CENTS = re.compile(r"\d[.,]\d\d(?!\d)")
-# the mark a whole amount is closed with, as '1.234,-' is (``ap.parse_amount``): Swedish '12 345:-',
-# Indian 'Rs. 1,23,456/-'; a bare '-' after the digits is left to ``ap.parse_amount``, which reads it by
-# the currency ('¥12,000-' closes a yen amount, 'Gutschrift 500- EUR' and '950,00-' are credits)
-_WHOLE_MARK = re.compile(r"(?<=\d)(?<![.,]\d)(?<![.,]\d\d)[:/]-(?!\S)")
 
 
 def _amounts_in(line: str) -> list[tuple[Decimal, tuple[str, ...], str]]:
@@ -322,9 +319,9 @@ def _amounts_in(line: str) -> list[tuple[Decimal, tuple[str, ...], str]]:
     sign (``- 1,234.50``), brackets, a currency — so its digits are never read without the sign
     before them. What is no sign (``_sign_words``): a dash set apart after a label word or before
     more words (``Amount Due - $1,234.50``, ``1.234,56 EUR – zahlbar bis``), the mark after a whole
-    amount (``¥12,000-``, ``12 345:-``: ``_WHOLE_MARK``), brackets that set off a tax or a second
+    amount (``¥12,000-``, ``12 345:-``: ``ap.parse_amount`` reads it), brackets that set off a tax or a second
     currency's amount."""
-    tokens = [t.rstrip(".,") for t in _NOT_IN_AMOUNTS.sub(" ", _WHOLE_MARK.sub("", line)).split()]
+    tokens = [t.rstrip(".,") for t in _NOT_IN_AMOUNTS.sub(" ", line).split()]
     digits = [any(ch.isdigit() for ch in t) for t in tokens]
     # a word that may be read with a number: a sign, a bracket, a currency ('-', '(USD', 'US$', 'Rs.'),
     # never a longer one ('TOTAL' is no part of an amount)
@@ -380,6 +377,8 @@ def _sign_words(tokens: list[str], labelled: list[bool], start: int, i: int, j: 
     text = " ".join(tokens[start:end])
     opening = next((k for k in range(start, end) if "(" in tokens[k]), None)
     if opening is not None and _aside(tokens, opening, text):
+        if opening >= j:  # an aside after the number is no part of it: "USD 1,234.50 (CAD 1,700.00)"
+            return ""
         text = text.replace("(", " ").replace(")", " ")
     return text
 
