@@ -127,3 +127,11 @@ def test_amounts_nothing_explains_still_disagree(fields: list[tuple[str, str]]) 
     assert head is not None and head.value == max(
         Decimal(v) for n, v in fields if "amount" in n or n == "total"
     )
+
+
+def test_an_amount_grouped_with_a_thin_space_in_a_field_of_any_name_is_money() -> None:
+    """A value shaped like money is judged by the threshold whatever its field's name, grouped with
+    any separator the invoice reader reads as grouping (a thin space too: "9 500.00")."""
+    for value in ["EUR 9\u2009500.00", "EUR 9 500.00"]:
+        flags = _flags([("x", value)])
+        assert any(flag.startswith("amount_above_threshold") for flag in flags), (value, flags)

@@ -798,9 +798,10 @@ def lookalike_vendor(
 
 
 # money's shape: cents, or the mark that closes a whole amount ("1.234,-", "Rs. 1,23,456/-", "12 345:-":
-# ``ap.WHOLE_MARK``), after digits grouped in thousands or, Indian, in lakhs ("1,23,456")
+# ``ap.WHOLE_MARK``), after digits grouped in thousands (by what the invoice reader reads as grouping,
+# ``ap.GROUPS``: a thin space too, "9 500,00 €") or, Indian, in lakhs ("1,23,456")
 MONEY_SHAPE = re.compile(
-    rf"[-+]?(?:{_SYMBOL}\s?)?[-+]?(?:\d{{1,3}}(?:[,.'\u2019\u02bc\u2032\u00a0\u202f ]\d{{3}})+|\d{{1,2}}(?:,\d{{2}})+,\d{{3}}|\d+)"
+    rf"[-+]?(?:{_SYMBOL}\s?)?[-+]?(?:\d{{1,3}}(?:[{re.escape(ap.GROUPS)}]\d{{3}})+|\d{{1,2}}(?:,\d{{2}})+,\d{{3}}|\d+)"
     rf"(?:[.,]\d{{2}}|{ap.WHOLE_MARK})(?:\s?{_SYMBOL})?"
 )
 

@@ -175,9 +175,9 @@ _WHOLE_MARK = re.compile(rf"{WHOLE_MARK}$")
 # ("(EUR) 150.00") is no sign either.
 _CURRENCY_SIGN = "|".join([re.escape(symbol) for symbol, _ in _SYMBOLS] + ["[A-Za-z]{3}"])
 _CURRENCY_AFTER = _CURRENCY_SIGN.replace("[A-Za-z]{3}", "(?-i:[A-Z]{3})")  # capitals: not "(5.00 net)"
-_GROUPS = ".,' \u00a0\u202f\u2009\u2019\u02bc\u2032"  # what groups thousands, as printed (``_PRINTED``)
+GROUPS = ".,' \u00a0\u202f\u2009\u2019\u02bc\u2032"  # what groups thousands, as printed (``_PRINTED``)
 NEGATIVE_IN_BRACKETS = re.compile(
-    rf"\((?:(?:{_CURRENCY_SIGN})\s*)?(\d[\d{_GROUPS}]*[.,]\d\d|\d{{1,3}}(?:[{_GROUPS}]\d{{3}})+|\d{{1,2}}(?:,\d{{2}})+,\d{{3}})(?:{WHOLE_MARK})?"
+    rf"\((?:(?:{_CURRENCY_SIGN})\s*)?(\d[\d{GROUPS}]*[.,]\d\d|\d{{1,3}}(?:[{GROUPS}]\d{{3}})+|\d{{1,2}}(?:,\d{{2}})+,\d{{3}})(?:{WHOLE_MARK})?"
     rf"(?:\s*(?:{_CURRENCY_AFTER}))?\)",
     re.IGNORECASE,
 )
@@ -299,7 +299,7 @@ def currencies_in(text: str) -> set[str]:
 
 
 # an amount after a sign: cents or grouped thousands ("RM 1,234.50", "Rp 150.000"; not "RM 204", "Fr. 15.01.")
-_MONEY_AFTER = rf"[-(]?\d[\d{_GROUPS}]*(?:[.,]\d\d|[{_GROUPS}]\d{{3}})(?![\d.])"
+_MONEY_AFTER = rf"[-(]?\d[\d{GROUPS}]*(?:[.,]\d\d|[{GROUPS}]\d{{3}})(?![\d.])"
 
 
 def signs_pattern(one_currency: bool = False) -> str:
