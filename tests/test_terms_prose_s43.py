@@ -97,3 +97,32 @@ def test_a_count_after_month_end_runs_from_the_invoice_months_end(terms: str) ->
     """As "end of month" and "EOM": the count starts at the end of the invoice's month, not at its
     date (they gave 2026-11-13, 17 days early)."""
     assert ap.due_date("2026-10-14", terms).due_date == date(2026, 11, 30)
+
+
+@pytest.mark.parametrize(
+    "terms",
+    [
+        "Net 30, 2% within 10 days",
+        "2% within 10 days, net 30",
+        "Net 30 days, 2% in 10 days",
+        "Within 30 days after receipt; 2% skonto within 10 days after receipt",
+    ],
+)
+def test_a_small_rate_with_its_own_day_count_is_the_early_payment_discount(terms: str) -> None:
+    """No word needs to say "discount" ("several day counts" refused these since ec6f4a3), and a
+    sentence naming only the discount does not drop the net count beside it."""
+    due = ap.due_date("2026-11-02", terms)
+    assert (due.due_date, due.note and "2% if paid within 10 days" in due.note) == (date(2026, 12, 2), True)
+
+
+@pytest.mark.parametrize(
+    "terms",
+    [
+        "Deposit 50% within 7 days, balance Net 30",
+        "Anzahlung 30% innerhalb 7 Tagen, Rest 30 Tage netto",
+        "Net 30. 50% within 7 days",  # half the amount early is no discount
+    ],
+)
+def test_a_part_payment_with_a_day_count_is_no_discount(terms: str) -> None:
+    with pytest.raises(ValueError, match="several day counts"):
+        ap.due_date("2026-11-02", terms)

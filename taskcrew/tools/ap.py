@@ -752,10 +752,18 @@ _LATE_START = re.compile(
 )
 _TERMS_WORD = re.compile(
     rf"\b{_PAY_WORD}\b|\b(?:due|net(?:to|o)?|n\d+|terms|paid|f[äa]llig\w*|[ée]ch[ée]ance|vencimiento|scadenza"
-    r"|verval\w*|betal\w*|f[öo]rfall\w*|forfald\w*|er[äa]p[äa]iv[äa]|splatn\w*|eom)\b|支払|付款|支付|지급|결제|납부"
-    r"|" + _DISCOUNT_WORD.pattern,
+    r"|verval\w*|betal\w*|f[öo]rfall\w*|forfald\w*|er[äa]p[äa]iv[äa]|splatn\w*|eom)\b|支払|付款|支付|지급|결제|납부",
     re.IGNORECASE,
 )
+# a share of the amount paid early that is no discount: a deposit, an advance, an instalment ("Deposit
+# 50% within 7 days, balance Net 30"); a rate with its own day count and none of these words, up to
+# ``DISCOUNT_MOST`` %, is an early-payment discount though no word says so ("Net 30, 2% within 10 days")
+_PART_PAYMENT = re.compile(
+    r"deposit|advance|down\s*payment|up\s*front|instal+ment|retainer|balance|anzahlung|vorauszahlung"
+    r"|abschlag|rate\b|acompte|avance|anticipo|acconto|aanbetaling|handpenning|forskud",
+    re.IGNORECASE,
+)
+DISCOUNT_MOST = Decimal(10)
 
 
 def _count(m: re.Match[str]) -> int:
@@ -777,6 +785,18 @@ def _counted_working_days(parts: list[str], other: bool) -> str:
     return ""
 
 
+def _early(rate: re.Match[str], part: str) -> bool:
+    """Whether ``rate`` (no discount word beside it) is still an early-payment discount: a rate of at
+    most ``DISCOUNT_MOST`` % with a day count of its own in its part, and no word of a part payment."""
+    pct = rate.group("pct")
+    return (
+        pct is not None
+        and Decimal(pct.replace(",", ".")) <= DISCOUNT_MOST
+        and _DAY_NUMBER.search(part) is not None
+        and not _PART_PAYMENT.search(part)
+    )
+
+
 def _day_counts(terms: str, undated: str, dated: bool = False) -> tuple[set[int], str, int | None, str]:
     """The net day counts of the terms (their dates taken out), the early-payment discount's rate and
     day count, and the text they were read in (the parts not about paying late). Of a discount and a
@@ -789,14 +809,20 @@ def _day_counts(terms: str, undated: str, dated: bool = False) -> tuple[set[int]
         ]
         for one in _SENTENCE_BREAK.split(undated)
     ]
-    paying = [s for s in sentences if any(_TERMS_WORD.search(part) for part in s)] or sentences
+    # a sentence of paying, or of a discount beside one ("Within 30 days after receipt; 2% Skonto
+    # within 10 days"): when no sentence names paying, every sentence is read ("30 days")
+    paying = [s for s in sentences if any(_TERMS_WORD.search(part) for part in s)]
+    discounts = [s for s in sentences if any(_DISCOUNT_WORD.search(part) for part in s)]
+    paying = [s for s in sentences if s in paying or s in discounts] if paying else sentences
     counts: set[int] = set()
     rates: list[str] = []
     own: set[int] = set()  # the discount's day counts: those in the part that gives its rate
     read = [part for sentence in paying for part in sentence]
     for part in read:
         rate = _RATE.search(part)
-        if rate and (rate.group("days") or rate.group("days2") or _DISCOUNT_WORD.search(part)):
+        if rate and (
+            rate.group("days") or rate.group("days2") or _DISCOUNT_WORD.search(part) or _early(rate, part)
+        ):
             rates.append(rate.group("pct") or rate.group("pct2"))
             if written := rate.group("days") or rate.group("days2"):
                 own.add(int(written))
