@@ -135,3 +135,14 @@ def test_an_amount_grouped_with_a_thin_space_in_a_field_of_any_name_is_money() -
     for value in ["EUR 9\u2009500.00", "EUR 9 500.00"]:
         flags = _flags([("x", value)])
         assert any(flag.startswith("amount_above_threshold") for flag in flags), (value, flags)
+
+
+def test_bank_details_and_the_payee_beside_rows_are_read_by_the_rules_that_read_them() -> None:
+    """A field is one value per submission as bank details (``bank_field``: the rules' bank_fields,
+    or an IBAN) or a payee (``PAYEE_FIELD``) everywhere else: a sort code or a creditor's
+    beneficiary sent per row is repeated; a ledger account code per row is a row's column."""
+    for name in ["sort_code", "routing", "beneficiary_name"]:
+        fields = [(name, "40-47-84"), ("amount", "100.00"), (name, "20-00-00"), ("amount", "200.00")]
+        assert any(flag.startswith("repeated_field") for flag in _flags(fields)), (name, _flags(fields))
+    rows = [("account", "6000"), ("amount", "100.00"), ("account", "6100"), ("amount", "200.00")]
+    assert not any(flag.startswith("repeated_field") for flag in _flags(rows)), _flags(rows)

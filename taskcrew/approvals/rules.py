@@ -844,6 +844,7 @@ class Money(BaseModel):
         description="the fields read (name, value): the rows and totals beside the amounts",
     )
     currency_names: list[str] = Field(default_factory=list, description="the fields read as the currency")
+    bank_names: list[str] = Field(default_factory=list, description="the fields setting bank details")
 
     @property
     def currency_unreadable(self) -> bool:
@@ -919,11 +920,9 @@ def repeated(
 
 
 # a field a system reads as ONE value per submission, by its name's words: a date, an invoice or
-# reference number, a status, the payee, bank details (and the currency: ``Money.currency_names``)
-ONE_VALUE_FIELD = re.compile(
-    r"(^|_)(due|dated?|invoice|ref|reference|status|currency|vendor|payee|supplier|beneficiary"
-    r"|iban|bic|swift|bank|account)(_|$)"
-)
+# reference number, a status (and the payee, ``PAYEE_FIELD``; bank details, ``Money.bank_names``; the
+# currency, ``Money.currency_names``: each read by the rule that reads it everywhere)
+ONE_VALUE_FIELD = re.compile(r"(^|_)(due|dated?|invoice|ref|reference|status)(_|$)")
 
 
 def one_value(name: str, money: Money) -> bool:
@@ -933,7 +932,11 @@ def one_value(name: str, money: Money) -> bool:
     read as one) or as a group of options or ticked boxes. The one test for both (``repeated``)."""
     if any(found.field == name for found in money.values):
         return False  # money: an amount's rows are read as such (``line_items``)
-    return name in money.currency_names or bool(ONE_VALUE_FIELD.search(word_name(field_name(name))))
+    return (
+        name in money.currency_names
+        or name in money.bank_names
+        or bool(PAYEE_FIELD.search(field_name(name)) or ONE_VALUE_FIELD.search(word_name(field_name(name))))
+    )
 
 
 def _meaning(name: str, value: str, money: Money) -> object:
@@ -1280,6 +1283,7 @@ def read_money(
     money = Money(sent=fields)
     currencies: list[str | None] = []
     by_label: str | None = None  # the first label that alone names the currency
+    money.bank_names = [name for name, value in fields if bank_field(name, value, rules)]
     for name, value in fields:
         if field_matches(name, rules.currency_fields) and value.strip():
             money.currency_field = money.currency_field or name
