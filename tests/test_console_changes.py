@@ -178,7 +178,7 @@ def test_what_a_page_hides_is_not_read_as_the_record_or_a_known_vendor(
 ) -> None:
     """The "before" and the known vendors are what a person sees on the page; form controls are
     read as served (hidden by a style or not, they are what the form sends)."""
-    from taskcrew.approvals.record import known_vendors, read_record, record_values, vendor_names
+    from taskcrew.approvals.record import read_record, record_values, vendor_list, vendor_names
 
     details = (
         "<style>.x{display:none}</style><dl><dt class=x>IBAN</dt><dd class=x>DE00 HIDDEN</dd>"
@@ -199,7 +199,7 @@ def test_what_a_page_hides_is_not_read_as_the_record_or_a_known_vendor(
     monkeypatch.setenv("TASKCREW_STYLE_CHECKS", "1000")
     assert read_record("http://erp/vendors/1", lambda _: costly) is None
     rules = load_rules().model_copy(update={"vendor_lists": [VendorList(hosts=["erp:*"], page="/vendors")]})
-    assert known_vendors("http://erp:80/bills/new", rules, lambda _: costly) == (
+    assert vendor_list("http://erp:80/bills/new", rules, lambda _: costly)[:2] == (
         None,
         "http://erp:80/vendors",
     )

@@ -26,7 +26,7 @@ import pytest
 from test_vendor_twins_s42 import ERP, VENDORS, approver, bill, chosen, flags_of, park  # noqa: F401  (fixture)
 
 from taskcrew.approvals.authority import Authority
-from taskcrew.approvals.record import known_vendors, vendor_names
+from taskcrew.approvals.record import vendor_list, vendor_names
 from taskcrew.approvals.rules import load_rules
 
 BILL = f"{ERP}/bills/new"
@@ -42,7 +42,8 @@ def _list_page(heading: str, title: str = "Stammdaten", more: str = "") -> str:
 
 
 def _known(pages: dict[str, str]) -> tuple[list[str] | None, str | None]:
-    return known_vendors(BILL, load_rules(), pages.get)
+    names, page, _ = vendor_list(BILL, load_rules(), pages.get)
+    return names, page
 
 
 # ---- 1: the vendor list's headings -----------------------------------------------------------------

@@ -16,7 +16,7 @@ import pytest
 from test_vendor_twins_s42 import VENDORS, approver, bill, chosen, flags_of  # noqa: F401  (fixture)
 
 from taskcrew.approvals.authority import Authority
-from taskcrew.approvals.record import VENDOR_PAGES, known_vendors
+from taskcrew.approvals.record import VENDOR_PAGES, vendor_list
 from taskcrew.approvals.rules import load_rules
 from taskcrew.eval import kit
 from taskcrew.routines.models import name_key
@@ -101,7 +101,7 @@ def test_a_vendor_list_is_read_page_after_page(approver: Authority, words: str, 
             f"{VENDORS}?page=3": _page(["NORTHWIND TRADERS"], "#", words, rel),  # a disabled "Next"
         }
     )
-    known, page = known_vendors(f"{ERP}/bills/new", load_rules(), reads)
+    known, page = vendor_list(f"{ERP}/bills/new", load_rules(), reads)[:2]
     assert known == ["Northwind Traders", "Initech", "Globex", "NORTHWIND TRADERS"] and page == VENDORS
     assert reads.asked == [VENDORS, f"{VENDORS}?page=2", f"{VENDORS}?page=3"]  # never "Last" or back
     assert "lookalike_vendor" in flags_of(approver, bill(chosen("11", "NORTHWIND TRADERS"), known))
@@ -121,7 +121,7 @@ def test_a_vendor_list_that_cannot_be_read_whole_is_not_read(
 ) -> None:
     pages = {VENDORS: _page(["Northwind Traders", "Initech"], "/vendors?page=2")}
     pages.update({url: html for url, html in served.items() if html is not None})
-    known, page = known_vendors(f"{ERP}/bills/new", load_rules(), Reads(pages))
+    known, page = vendor_list(f"{ERP}/bills/new", load_rules(), Reads(pages))[:2]
     assert known is None and page == VENDORS
     flags = flags_of(approver, bill(chosen("1", "Northwind Traders"), known))
     said = flags.get("new_vendor", "")
@@ -135,8 +135,8 @@ def test_a_vendor_list_longer_than_the_limit_is_not_read() -> None:
         for n in range(VENDOR_PAGES + 1)
     }
     reads = Reads(pages)
-    assert known_vendors(f"{ERP}/bills/new", load_rules(), reads) == (None, VENDORS)
+    assert vendor_list(f"{ERP}/bills/new", load_rules(), reads)[:2] == (None, VENDORS)
     assert len(reads.asked) == VENDOR_PAGES
     pages[f"{VENDORS}?page={VENDOR_PAGES - 1}"] = _page(["Last one"], None)
-    known, _ = known_vendors(f"{ERP}/bills/new", load_rules(), Reads(pages))
+    known = vendor_list(f"{ERP}/bills/new", load_rules(), Reads(pages)).names
     assert known is not None and len(known) == VENDOR_PAGES and known[-1] == "Last one"

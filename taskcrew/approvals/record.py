@@ -511,12 +511,6 @@ class VendorList(NamedTuple):
     records: dict[str, str] | None = None  # what a form sends for a record -> its name (``vendor_records``)
 
 
-def known_vendors(url: str, rules: RiskRules, fetch: Fetch | None) -> tuple[list[str] | None, str | None]:
-    """(the vendors the target's system lists, the page read): ``vendor_list``'s names and page."""
-    found = vendor_list(url, rules, fetch)
-    return found.names, found.page
-
-
 def vendor_list(url: str, rules: RiskRules, fetch: Fetch | None) -> VendorList:
     """The vendors the target's system lists, the page read, and its records by what a form sends
     for each — names None when it cannot be read, page None too when the rules name no vendor list

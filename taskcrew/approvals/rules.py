@@ -722,7 +722,7 @@ def new_vendor(payee: Payee, url: str, known: list[str] | None, page: str | None
     (``known``, read from ``page``), whatever the form (a bill, a payment, a bank-details change).
     A payee is listed under its own name (``same_name``: case, spaces, punctuation aside), not one
     drawn like it ("lnitech" is a new vendor beside Initech). When the rules name a list that could
-    not be read whole (``record.known_vendors``), it says so: the payee was not checked."""
+    not be read whole (``record.vendor_list``), it says so: the payee was not checked."""
     if path_flagged(r"/vendors?/(new|create)\b", target_path(url)):  # any reading of the path
         return "creates a vendor"
     listed = {same_name(v) for v in known or []}
