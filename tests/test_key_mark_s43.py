@@ -120,3 +120,10 @@ def test_rotation_without_retiring_keeps_the_retired_marks(tmp_path: Path) -> No
     again = KeyRing(ring.path)
     assert again.retired(first) and again.retired(second)
     assert not again.made(first) and not again.retired(again.mark())
+
+
+def test_a_remark_with_no_database_to_mark_fails(fleet: str) -> None:
+    """``--remark`` asks for a repair: with no --db and no default job database nothing is marked,
+    and it says so with exit 2 (it said a note and exited 0)."""
+    code, out = _cli("approvals", "rotate-key", "--remark")
+    assert code == 2 and "no key was made or retired" in out, out

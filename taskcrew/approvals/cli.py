@@ -300,7 +300,7 @@ def _marked_jobs(ring: Any, dbs: list[str] | None, *, remark: bool) -> list[Any]
             if remark or not did.startswith("already"):
                 typer.echo(f"job database {where(jobs.url)}: {did}")
         except JobStoreError as exc:
-            if dbs:
+            if dbs or remark:  # a repair asked for and nothing repaired: no quiet exit 0
                 for done in opened:
                     done.close()
                 raise fail(f"{exc} (no key was made or retired)") from exc
