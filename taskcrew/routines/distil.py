@@ -23,6 +23,7 @@ from taskcrew.crew.trace import read_trace
 from taskcrew.routines.files import sender_parts
 from taskcrew.routines.match import Match, match_task, recipes_for
 from taskcrew.routines.models import (
+    SENDS_MOST,
     BrowserStep,
     DocumentRule,
     Obstacle,
@@ -307,7 +308,13 @@ def _sends(rec: ActRecord) -> Sends | None:
     agent's verified run heals it (``replay.Replayer._drive``)."""
     for (outcome, method, url), names in zip(rec.decisions, rec.sent_fields, strict=False):
         if outcome in CHANGING and method.upper() not in ("GET", "HEAD"):
-            return Sends(path=page_pattern(url), fields=sorted(set(names)))
+            fields = sorted(set(names))
+            if len(fields) > SENDS_MOST:
+                raise DistilError(
+                    f"the run's save sent {len(fields)} fields; a routine's approval step is reviewed "
+                    f"with at most {SENDS_MOST}: do this chore with the agent"
+                )
+            return Sends(path=page_pattern(url), fields=fields)
     return None
 
 

@@ -203,6 +203,9 @@ class PageExpect(_PathPattern):
     shows: list[str] = Field(default_factory=list, max_length=4)
 
 
+SENDS_MOST = 100  # the field names an approval step's save is reviewed with, at most
+
+
 class Sends(_PathPattern):
     """What an approval step's save was reviewed to send, learned from the verified run's approved
     submission: the path it goes to (a pattern, as ``PageExpect.path``) and the name of every field
@@ -210,7 +213,7 @@ class Sends(_PathPattern):
     "Notes"). A replay whose save would send any other field set, or to another path, is stopped at
     the gate before anyone is asked (``replay.off_review``)."""
 
-    fields: list[str] = Field(default_factory=list, max_length=100)
+    fields: list[str] = Field(default_factory=list, max_length=SENDS_MOST)
 
     def describe(self) -> str:
         return f"sends exactly {', '.join(self.fields) or 'no field'} to {self.path}"
