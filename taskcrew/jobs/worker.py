@@ -160,15 +160,29 @@ def serve(
         finally:
             abandoned = runner.running_here()
             if abandoned:  # legs still running: hand them back and end the process now
-                runner.hand_back_all("the worker stopped before the leg reached a checkpoint")
+                given = runner.hand_back_all("the worker stopped before the leg reached a checkpoint")
                 holder.release()
-                log.warning("worker %s stopped; handed back %s", settings.worker_id, ", ".join(abandoned))
+                log.warning("worker %s stopped; %s", settings.worker_id, handed_back(jobs, abandoned, given))
                 exit_now(0)
             runner.hand_back_all("the worker stopped before the leg started")
             DBOS.destroy(workflow_completion_timeout_sec=0)
             _Current.runner = None
             holder.release()
             jobs.close()
+
+
+def handed_back(jobs: Jobs, abandoned: list[str], given: list[str]) -> str:
+    """What became of the jobs whose legs a stopping worker abandoned: those the queue took back
+    (they resume), and each other by its state now (cancelled, finished, taken over meanwhile)."""
+    said = [f"handed back {', '.join(given)} (they resume on the next worker)"] if given else []
+    for job_id in abandoned:
+        if job_id not in given:
+            try:
+                now = f"{jobs.get(job_id).status} now"
+            except Exception as exc:
+                now = f"its state could not be read ({exc})"
+            said.append(f"{job_id} not handed back: {now}")
+    return "; ".join(said) or "no job handed back"
 
 
 def lose_id(runner: LegRunner, settings: WorkerSettings, stop: threading.Event) -> None:
