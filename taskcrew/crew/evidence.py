@@ -80,6 +80,7 @@ from taskcrew.approvals.visible import visible
 from taskcrew.crew.citations import about_system_state, is_web, lines_with, quoted, quotes_unseen
 from taskcrew.crew.models import CriterionCheck, Plan, Verdict
 from taskcrew.tools.ap import (
+    INDIAN_INT,
     ISO_CURRENCIES,
     MONTH_PATTERN,
     MONTHS,
@@ -2489,13 +2490,17 @@ _DMY = re.compile(
 )
 _CJK = re.compile(r"(\d{4})\s*[年년]\s*(\d{1,2})\s*[月월]\s*(\d{1,2})\s*[日일]")  # 2026年12月13日
 _MDY = re.compile(rf"\b{_MONTH}\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.IGNORECASE)
-# 07.10.2026, 15.01.27: day first, read by the invoice reader (``ap.parse_date``: one rule for both)
-_DOTTED = re.compile(r"(?<![\w.])(?:\d{1,2}\.\d{1,2}\.\d{4}|\d\d\.\d\d\.\d\d)(?!\w|\.\d)")
+# 07.10.2026, 15.01.27: day first, 2027.01.15: year first, read by the invoice reader (``ap.parse_date``:
+# one rule for both)
+_DOTTED = re.compile(
+    r"(?<![\w.])(?:\d{1,2}\.\d{1,2}\.\d{4}|\d\d\.\d\d\.\d\d|\d{4}\.\d{1,2}\.\d{1,2})(?!\w|\.\d)"
+)
 _YEAR_FIRST = re.compile(r"(?<![\w.])\d{4}\.\d{1,2}\.\d{1,2}(?!\w|\.\d)")  # 2027.01.15
 _NUMERIC = re.compile(r"(?<![\w/])(\d{1,2})/(\d{1,2})/(\d{4})(?![\w/])")  # 10/07/2026: day or month first
 _ID = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:[-_/][A-Za-z0-9]+)*[-_/]?\d[A-Za-z0-9]*(?:[-_/][A-Za-z0-9]+)*\b")
 _NUMBER = re.compile(
     r"(?<![\w.,])\d{1,3}(?:([,.\u00a0' ])\d{3})*(?:([.,])\d{1,4})?(?![\w]|[.,]\d)|(?<![\w.,])\d+(?:[.,]\d{1,4})?(?![\w]|[.,]\d)"
+    rf"|(?<![\w.,]){INDIAN_INT.pattern}(?:\.\d{{1,4}})?(?![\w]|[.,]\d)"  # 1,28,450.00: as the invoice reader reads it
 )
 
 
@@ -2728,6 +2733,8 @@ def _pool(found: set[str]) -> set[str]:
 
 def _plain_number(raw: str) -> str | None:
     digits = raw.replace("\u00a0", " ")
+    if INDIAN_INT.fullmatch(digits.partition(".")[0]):  # 1,28,450.00: lakh/crore grouping (``ap``)
+        digits = digits.replace(",", "")
     groups = re.match(r"^\d{1,3}(?:([,. '])\d{3})+(?:([.,])(\d{1,4}))?$", digits)
     if groups and groups.group(1) != groups.group(2):  # 1,284.50 / 1.284,50 / 1 284,50
         whole = re.sub(

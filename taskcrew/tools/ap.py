@@ -184,6 +184,7 @@ NEGATIVE_IN_BRACKETS = re.compile(
 
 _US_INT = re.compile(r"\d{1,3}(?:,\d{3})+")
 _INDIAN_INT = re.compile(r"\d{1,2}(?:,\d{2})+,\d{3}")
+INDIAN_INT = _INDIAN_INT  # lakh/crore grouping (1,28,450), for the readers importing it
 _EU_INT = re.compile(r"\d{1,3}(?:\.\d{3})+")
 _SWISS = re.compile(r"(\d{1,3}(?:'\d{3})+)(?:\.(\d+))?")
 
@@ -643,8 +644,8 @@ _WORKING_DAYS = re.compile(
     r"|\d+\s*hverdage|\d+\s*dni\s+robocz",
     re.IGNORECASE,
 )
-_DAY_NUMBER = re.compile(
-    rf"\bnet(?:to|o)?\s*(?P<a>\d+)\b|\bn(?P<b>\d+)\b|(?P<c>\d+)\s*{_DAYS_WORD}"
+_DAY_NUMBER = re.compile(  # "n30", "n/30", "n 30": the US shorthand of net 30 ("2/10, n/30")
+    rf"\bnet(?:to|o)?\s*(?P<a>\d+)\b|\bn\s?/?\s?(?P<b>\d+)\b|(?P<c>\d+)\s*{_DAYS_WORD}"
     r"|\b(?:within|innerhalb(?:\s+von)?|binnen|inom|innen|inden(?:\s+for)?|in)\s+(?P<d>\d+)\b|(?:\+|plus)\s*(?P<e>\d+)\b",
     re.IGNORECASE,
 )
@@ -751,13 +752,77 @@ _LATE_START = re.compile(
     re.IGNORECASE,
 )
 _TERMS_WORD = re.compile(
-    rf"\b{_PAY_WORD}\b|\b(?:due|net(?:to|o)?|n\d+|terms|paid|f[äa]llig\w*|[ée]ch[ée]ance|vencimiento|scadenza"
+    rf"\b{_PAY_WORD}\b|\b(?:due|net(?:to|o)?|n\s?/?\s?\d+|terms|paid|f[äa]llig\w*|[ée]ch[ée]ance|vencimiento|scadenza"
     r"|verval\w*|betal\w*|f[öo]rfall\w*|forfald\w*|er[äa]p[äa]iv[äa]|splatn\w*|eom)\b|支払|付款|支付|지급|결제|납부",
     re.IGNORECASE,
 )
 # a share of the amount paid early that is no discount: a deposit, an advance, an instalment ("Deposit
 # 50% within 7 days, balance Net 30"); a rate with its own day count and none of these words, up to
 # ``DISCOUNT_MOST`` %, is an early-payment discount though no word says so ("Net 30, 2% within 10 days")
+# what a day count runs from, where the terms say so right after it ("30 days after delivery", "Net 30 from
+# receipt of goods", "30 Tage nach Lieferung", "30 jours après réception de la marchandise", "30 días desde
+# la entrega", "30 giorni dalla consegna", "30 dagen na levering", "30 giorni data fattura"): the invoice
+# (``_INVOICE_WORD``, ``_OPEN_WORD``) or anything else (``_count_start``)
+_COUNT_START = re.compile(
+    rf"\s*(?:{_DAYS_WORD}\s*)?(?:net(?:to|o)?\s+)?"
+    r"(?:after|from|following|of|since|upon|nach|ab|seit|vom|von|après|à\s+compter\s+d[eu]|à\s+partir\s+d[eu]|dès"
+    r"|desde|a\s+partir\s+del?|despu[ée]s\s+del?|tras|dalla|dal|dall['’]|dopo|da|na|vanaf|sinds|efter|från|etter"
+    r"|fra|date|data|fecha)(?![^\W\d_])(?P<what>[^,;()\[\]]*)",
+    re.IGNORECASE,
+)
+# the invoice as a count's start: a word of the invoice (its date, its receipt: "invoice date",
+# "Rechnungserhalt", "date de facture", "data fattura", "date hereof"), or a word that names no event of
+# its own — receipt (of the invoice, as "due on receipt" is), a date, the end of the month (``_EOM``) —
+# unless the word joined to it names another ("receipt of goods", "date of delivery", "Erhalt der Ware")
+_INVOICE_WORD = re.compile(
+    r"invoic|rechnung|factur|fattur|factuur|faktur|lasku|^(?:billing|statement|hereof)$", re.I
+)
+_OPEN_WORD = re.compile(
+    r"receipt|receiving|date|datum|erhalt|eingang|zugang|empfang|r[ée]ception|recepci[óo]n|fecha|ricevimento"
+    r"|ricezione|data|ontvangst|end|month|eom|monatsende|ende|fin|mois|mes|mese|maand|einde|ultimo",
+    re.IGNORECASE,
+)
+_DATE_WORD = re.compile(r"date|datum|data|fecha", re.IGNORECASE)
+_JOINING_WORD = re.compile(
+    r"of|the|this|our|your|its|an?|der|die|das|dem|den|des|de|du|del|della|dello|di|la|le|les|l|el|il|lo|het|van"
+    r"|von|do|da|af|av|and|und|et|y|e|en|och|og",
+    re.IGNORECASE,
+)
+
+
+def _count_start(text: str) -> str:
+    """What a day count in ``text`` runs from, where that is not the invoice (its date or its
+    receipt): the words that say so ("after delivery", "from receipt of goods"), "" for none."""
+    for count in _DAY_NUMBER.finditer(text):
+        start = _COUNT_START.match(text, count.end())
+        if not start:
+            continue
+        joined, previous = True, ""  # whether the next word names the start too, and the word before
+        words = list(re.finditer(r"[^\W\d_]+", start.group("what")))
+        for i, found in enumerate(words):
+            word, then = found.group(0), words[i + 1].group(0) if i + 1 < len(words) else ""
+            if _JOINING_WORD.fullmatch(word):
+                joined = True
+                continue
+            if not (joined or _DATE_WORD.fullmatch(previous)):
+                break  # a word after the start ("from receipt unless …"), but what a date is of ("data consegna")
+            if _INVOICE_WORD.search(then):
+                continue  # a word of the invoice ("receipt of a correct invoice")
+            if not (_INVOICE_WORD.search(word) or _OPEN_WORD.fullmatch(word)):
+                return " ".join(text[count.start() : start.start("what") + found.end()].split())
+            joined, previous = False, word
+    return ""
+
+
+def _counts_from_its_date(before: str) -> bool:
+    """Whether the terms give, right after the event their day count runs from, its date (``before``:
+    the text before the date): "30 days after delivery on 2026-10-05", "30 Tage nach Lieferung am
+    05.10.2026", "Net 30 from delivery date: …", "30 jours après livraison (…)"."""
+    other = _count_start(before)
+    after = r"\s*(?:on|dated|am|vom|le|du|el|del|il|op|date|datum)?\s*[:(]?\s*$"
+    return bool(other) and re.search(re.escape(other) + after, " ".join(before.split()), re.I) is not None
+
+
 _PART_PAYMENT = re.compile(
     r"deposit|advance|down\s*payment|up\s*front|instal+ment|retainer|balance|anzahlung|vorauszahlung"
     r"|abschlag|rate\b|acompte|avance|anticipo|acconto|aanbetaling|handpenning|forskud",
@@ -880,6 +945,11 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
     innerhalb 14 Tagen bis …"; a labelled one beside a count only then) and a discount's deadline ("2% 10 Net 30
     (discount until …)", "2 % Skonto … 10 Tagen (bis 08.10.2026), netto 30 Tage (bis …)": the net date is
     counted). Any other date in the terms (a delivery date, a due date the day count contradicts) is refused: ask a human.
+    "2/10, n/30", "2% 10, n 30": "n/30" is the net count. A day count runs from the invoice date, also where
+    the terms count from the invoice's receipt ("30 days after receipt (of invoice)", as "due on receipt":
+    the receipt date is on no document, and no earlier than the invoice's); one from another event ("30
+    days after delivery", "from receipt of goods", "30 Tage nach Lieferung", "30 jours après livraison":
+    ``_count_start``) is refused unless the terms give that event's date ("… after delivery on 2026-10-05").
     Day counts and discounts are read part by part (``_day_counts``): the smaller of a discount's and the
     net count is the discount's, whatever their order; what is said of paying late gives no day count, no
     discount and no due date, though a date labelled as due beside it stays the due date.
@@ -950,7 +1020,7 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
         # instead; the start of a day count only where they say the count runs from it ("from …")
         when, before = dates[0].value, clean[: matches[0][1].start()]
         clause = re.split(r"[,;()\[\]]", before)[-1]
-        if numbers and _COUNT_FROM.search(before):
+        if numbers and (_COUNT_FROM.search(before) or _counts_from_its_date(before)):
             if _LATE.search(_clause_of(clean, matches[0][1], _SENTENCE_BREAK)):
                 raise APInputError(
                     f"the terms {terms!r} count from {when}, and speak of paying late in the same "
@@ -981,6 +1051,7 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
         elif numbers:
             # a date beside a day count ("Net 30, due 2026-11-13", "zahlbar innerhalb 14 Tagen bis …"):
             # taken when the count gives that very date, never chosen between when they differ
+            _check_count_start(terms, rest)
             counted = due_date(start, undated)
             if counted.due_date == when:
                 return counted.model_copy(
@@ -1007,6 +1078,8 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
                 "or the due date. Pass the due date the document prints as such, or ask a human"
             )
 
+    if base == start:  # a count from another event ("30 days after delivery") with no date for it
+        _check_count_start(terms, rest)
     if _ON_RECEIPT.search(clean):
         return DueDate(
             invoice_date=start,
@@ -1062,6 +1135,17 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
         derivation=f"{base}{'' if base == start else ' (the date the terms count from)'} + {days} days = {due}",
         note=note,
     )
+
+
+def _check_count_start(terms: str, read: str) -> None:
+    """Refuse terms whose day count runs from another event than the invoice (``_count_start``): its
+    date is not the invoice's, and a due date counted from the invoice date would be made up."""
+    if other := _count_start(read):
+        raise _terms_error(
+            terms,
+            f"{other!r} counts from another event than the invoice (its date or its receipt), and the "
+            "terms give no date for it",
+        )
 
 
 def _terms_error(terms: str, why: str) -> APInputError:
