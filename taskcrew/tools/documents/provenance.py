@@ -390,16 +390,20 @@ def _aside(tokens: list[str], opening: int, text: str) -> bool:
     more words after the closing bracket (``The remaining balance (412.50 USD) is due on 14 Dec.``,
     ``Please pay the invoice total (USD 412.50) by Friday``). A statement's cell stays a credit: the
     amount alone on its line or at its end after a label (``Credit note total (1.234,50 €)``,
-    ``Total (950.00)``), or with a currency before the brackets (``USD (615.00)``)."""
+    ``Total (950.00)``), or with a currency before the brackets (``USD (615.00)``). Brackets that hold
+    no number of their own are never an aside: they name the amount's own currency (``Total 1,234.50
+    (EUR)`` is in euros, whatever else the line names)."""
     from taskcrew.tools import ap
 
     before = tokens[max(0, opening - 2) : opening]
     if not before or not tokens[opening].startswith("("):
         return False
+    closing = next((k for k in range(opening, len(tokens)) if ")" in tokens[k]), len(tokens))
+    if not any(ch.isdigit() for token in tokens[opening : closing + 1] for ch in token):
+        return False  # '(EUR)': the amount's own currency, read with it
     last = before[-1]
     if last.endswith("%") or _TAX_WORD.fullmatch(last):
         return True
-    closing = next((k for k in range(opening, len(tokens)) if ")" in tokens[k]), len(tokens))
     if _word(last) and any(_word(t) for t in tokens[closing + 1 :]):
         return True  # prose: the sentence goes on after the brackets
     inside = text[text.index("(") :]
