@@ -185,6 +185,49 @@ def request_fields(request: ApprovalRequest) -> list[tuple[str, str]]:
     return [(f.name, f.value) for f in request.fields]
 
 
+PASSWORD_BOX = "in a password box on the page (the page showed it only as dots)"
+"""The note the browser gate puts on a field whose value sits in a password-type box and is not a
+vault secret (``actions.ActionExecutor._gate``): typed there by the model or put there by the page.
+It is shown like any other value; ``assess_request`` flags it."""
+
+
+def password_box(field: FieldValue) -> bool:
+    """Does the gate's note say ``field`` sits in a password-type box (``PASSWORD_BOX``)?"""
+    return PASSWORD_BOX in (field.note or "").split("; ")
+
+
+def assess_request(request: ApprovalRequest, rules: RiskRules) -> Assessment:
+    """The risk rules' flags for ``request``: the one assessment of every surface (the run's gate,
+    the worker, the console, ``taskcrew approvals``, bulk approval). The rules judge the values sent
+    (``request_fields``: only a vault secret is shown as its placeholder), and a value that sat in a
+    password-type box (``password_box``: not a vault secret) is flagged for a second approver: the
+    person who looked at the page could not read it, and a page can hide any value that way; a
+    flag keeps it out of bulk approval, and --auto-approve covers it only where a rule says
+    ``flagged: true``."""
+    assessment = assess(
+        request_fields(request),
+        request.url,
+        rules,
+        request.looked_up,
+        request.option_labels(),
+        [f.label is not None or f.choice for f in request.fields],
+    )
+    if boxed := [f.name for f in request.fields if password_box(f)]:
+        assessment.flags.append(
+            RiskFlag(
+                rule="password_box",
+                field=boxed[0],
+                message=shown(
+                    "{} was in a password box on the page, which shows it only as dots (typed there or "
+                    "put there by the page; not a vault secret): read it here: needs a second approver",
+                    ", ".join(boxed),
+                ),
+                second_approver=True,
+            )
+        )
+    return assessment
+
+
 def shown_value(field: FieldValue) -> str:
     """What a field is read as: a chosen option's label ("Northwind Traders" for the option whose
     value is "1", recorded by the browser gate as ``label``), else the value exactly as sent. A
@@ -542,14 +585,7 @@ class Authority:
         return request_key(method, url, fields, excluded=self.rules.excluded_for(url))
 
     def assess(self, request: ApprovalRequest) -> Assessment:
-        return assess(
-            request_fields(request),
-            request.url,
-            self.rules,
-            request.looked_up,
-            request.option_labels(),
-            [f.label is not None or f.choice for f in request.fields],
-        )
+        return assess_request(request, self.rules)
 
     def needs_two(self, assessment: Assessment) -> bool:
         return self.two_person_active() and assessment.needs_second_approver

@@ -393,6 +393,7 @@ RuleName = Literal[
     "unclear_amount",
     "repeated_field",
     "lookalike_vendor",
+    "password_box",
 ]
 
 

@@ -68,6 +68,7 @@ FlagCode = Literal[
     "amounts",
     "repeated",
     "lookalike",
+    "password",
 ]
 FLAG_WORDS: dict[str, str] = {
     "asked_again": "asked again",
@@ -86,6 +87,7 @@ FLAG_WORDS: dict[str, str] = {
     "unclear": "unclear target path",
     "unread": "body not read exactly",
     "rule": "company rule",
+    "password": "in a password box on the page",
 }
 RULE_CODES: dict[str, FlagCode] = {
     "bank_details": "bank",
@@ -104,6 +106,7 @@ RULE_CODES: dict[str, FlagCode] = {
     "lookalike_vendor": "lookalike",
     "unclear_amount": "amounts",
     "repeated_field": "repeated",
+    "password_box": "password",
 }
 
 

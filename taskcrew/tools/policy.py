@@ -35,7 +35,6 @@ from taskcrew.approvals.rules import (
     RiskRules,
     TargetPath,
     approved_when,
-    assess,
     canonical_path,
     load_rules,
     look_up,
@@ -118,8 +117,8 @@ class Submission(BaseModel):
     summary: str = ""
     login_form: bool = False
     sent: list[tuple[str, str]] | None = None
-    """Exactly what will be sent (secrets as placeholders), when ``fields`` shows it differently
-    (a select's label, a hidden password): the approval key is computed from it."""
+    """Exactly what will be sent (vault secrets as placeholders), when ``fields`` shows it
+    differently (a select's label): the approval key is computed from it."""
 
 
 class PolicyDecision(BaseModel):
@@ -625,19 +624,18 @@ class Policy:
         return self._assessed(request)
 
     def _assessed(self, request: ApprovalRequest) -> ApprovalRequest:
-        flags = assess(
-            [(f.name, f.value) for f in request.fields],
-            request.url,
-            self.rules,
-            request.looked_up,
-            request.option_labels(),
-            [f.label is not None or f.choice for f in request.fields],
-        )
+        """``request`` with the flags every surface shows (``authority.assess_request``: the rules
+        judge the values sent, and flag one that sat in a password box)."""
+        from taskcrew.approvals.authority import assess_request  # (the authority imports the job store)
+
+        flags = assess_request(request, self.rules)
         return request.model_copy(update={"flags": [f.message for f in flags.flags]})
 
     def _flagged(self, field: FieldValue) -> FieldValue:
+        """``field`` with the flaggers' notes after the gate's own (``authority.PASSWORD_BOX``)."""
         notes = [n for n in (flag(field) for flag in self.flaggers) if n]
-        return field.model_copy(update={"note": "; ".join(notes)}) if notes else field
+        kept = [field.note] if field.note and notes else []
+        return field.model_copy(update={"note": "; ".join([*kept, *notes])}) if notes else field
 
     def refuse_websocket(self, url: str, why: str) -> PolicyDecision:
         """A WebSocket is never opened (``network.py``: ``why``): recorded as a refused request with

@@ -95,6 +95,7 @@ class Vault:
                 )
             self._secrets[name] = value
         self._pattern, self._by_variant = self._compile()
+        self._stored, self._stored_by_variant = self._compile(guesses=False)
 
     @classmethod
     def from_env(
@@ -221,6 +222,22 @@ class Vault:
             return text
         return self._pattern.sub(lambda m: self._by_variant[str(m.lastgroup)], text)
 
+    def redact_stored(self, text: str) -> str:
+        """Replace every stored secret's value (not a guess, ``note_guess``) with its placeholder:
+        what a data-changing request is recorded as, keyed by, judged by and shown to the person who
+        approves it (``actions._gate``, ``network``). Text typed as a guess is sent as it is, so it
+        is shown and keyed as it is: a guess "98000.00" must not mask an amount on the approval
+        screen, nor give every guess one key. (Model-visible text keeps ``redact``: no oracle there.)"""
+        if self._stored is None or not text:
+            return text
+        return self._stored.sub(lambda m: self._stored_by_variant[str(m.lastgroup)], text)
+
+    def is_stored_placeholder(self, text: str) -> bool:
+        """Is ``text`` exactly one stored (not public) secret's placeholder, as ``redact_stored``
+        shows that secret's value?"""
+        match = PLACEHOLDER_RE.fullmatch(text)
+        return match is not None and match.group(1) in self._secrets and not self.is_public(match.group(1))
+
     def contains_secret(self, text: str) -> bool:
         return self._pattern is not None and bool(self._pattern.search(text))
 
@@ -244,10 +261,10 @@ class Vault:
             return {self._redact_any(k): self._redact_any(v) for k, v in obj.items()}
         return obj
 
-    def _compile(self) -> tuple[re.Pattern[str] | None, dict[str, str]]:
+    def _compile(self, guesses: bool = True) -> tuple[re.Pattern[str] | None, dict[str, str]]:
         """One pattern: a group per value (guesses first, then secrets, longest first)."""
         values: list[tuple[str, str]] = [
-            (g, placeholder(GUESS_NAME)) for g in sorted(self._guesses, key=len, reverse=True)
+            (g, placeholder(GUESS_NAME)) for g in sorted(self._guesses, key=len, reverse=True) if guesses
         ]
         redacted = {n: v for n, v in self._secrets.items() if n not in self._public}
         values += [(v, placeholder(n)) for n, v in sorted(redacted.items(), key=lambda kv: -len(kv[1]))]

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
+from taskcrew.approvals.authority import PASSWORD_BOX
 from taskcrew.tools.browser.clicks import ClickMissed, verified_click
 from taskcrew.tools.browser.config import BrowserConfig
 from taskcrew.tools.browser.models import (
@@ -236,35 +237,40 @@ class ActionExecutor:
                 "not submitted: the form has invalid fields — " + "; ".join(submission["invalid"])
             )
         vault = self.env.vault
+        # The person is shown, the rules judge and the key binds exactly what is sent: only a vault
+        # secret is masked, as its placeholder (``redact_stored``; a guess is not a secret). A value
+        # in a password-type box that is not a vault secret (the model typed it, or the page put it
+        # there) is shown like any other and noted, and the rules flag it (``PASSWORD_BOX``).
+        redact = vault.redact_stored
         raw = [(f["name"], f["value"]) for f in submission["fields"]]
         point = submission.get("clickPoint")  # an image button's click point: where, not what
         clicked_at = {f"{point}x", f"{point}y"} if point is not None else set()
         shown: list[FieldValue] = []
         for f in submission["fields"]:
-            value, label = vault.redact(f["value"]), None
+            value, label = redact(f["value"]), None
             note = (
                 "where the image button is clicked, not data: sent as the point clicked"
                 if f["name"] in clicked_at
                 else None
             )
-            if f.get("password") and value:
-                value = "[password, hidden]"  # the same for the secret and for a guess
+            if f.get("password") and value and not vault.is_stored_placeholder(value):
+                note = PASSWORD_BOX
             elif f.get("label"):  # a chosen option: what is sent, then its text; the text alone as
-                label = vault.redact(f["label"])  # its label (readers never take the value apart)
+                label = redact(f["label"])  # its label (readers never take the value apart)
                 value = f"{value} ({label})"
             choice = bool(f.get("choice"))  # a checkbox group's or a multi-select's value
             shown.append(
-                FieldValue(name=vault.redact(f["name"]), value=value, label=label, note=note, choice=choice)
+                FieldValue(name=redact(f["name"]), value=value, label=label, note=note, choice=choice)
             )
         sub = Submission(
             origin="form",
             method=submission["method"],
-            url=vault.redact(submission["action"]),
+            url=redact(submission["action"]),
             fields=shown,
-            page_url=vault.redact(page_url),
-            summary=vault.redact(submission.get("summary", "")),
+            page_url=redact(page_url),
+            summary=redact(submission.get("summary", "")),
             login_form=bool(submission.get("login")),
-            sent=[(vault.redact(n), vault.redact(v)) for n, v in raw],
+            sent=[(redact(n), redact(v)) for n, v in raw],
         )
         before = getattr(self.env.policy, "before_approval", None)  # a durable run keeps a screenshot
         if before is not None and self.env.policy.changes_data(submission["method"], submission["action"]):

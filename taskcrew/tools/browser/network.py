@@ -80,7 +80,7 @@ class NetworkState:
 def request_fields(request: Request, vault: Vault) -> list[FieldValue]:
     """The body of a request as name/value pairs, secrets masked (for the approval prompt)."""
     raw = _raw_fields(request)
-    return [FieldValue(name=vault.redact(k), value=vault.redact(v)) for k, v in raw]
+    return [FieldValue(name=vault.redact_stored(k), value=vault.redact_stored(v)) for k, v in raw]
 
 
 def _shown_fields(sent: Outgoing) -> list[FieldValue]:
@@ -570,11 +570,13 @@ class NetworkGuard:
         # the request as every record of it reads it, computed once (secrets redacted, its key): the
         # approval, the send check, the intent log, the answer and the signed send; the request that
         # goes out (``_forward``) is the browser's, real secrets in it
-        sent = outgoing(method, url, raw, self.vault.redact, self.policy.rules) if changes else None
+        # (vault secrets only: a guess is sent, shown and keyed as it is, as the form gate keys it)
+        sent = outgoing(method, url, raw, self.vault.redact_stored, self.policy.rules) if changes else None
         if armed == "none":  # the approver is shown the recorded request
             asked = request_fields(request, self.vault) if sent is None else _shown_fields(sent)
             with self._human_wait():
-                decision = self.policy.request(method, shown, fields=asked, page_url=page_url)
+                asked_url = sent.url if sent is not None else shown  # the URL the key binds
+                decision = self.policy.request(method, asked_url, fields=asked, page_url=page_url)
             if not decision.permitted:
                 self.state.blocked.append(decision)
                 route.abort("blockedbyclient")

@@ -1267,7 +1267,10 @@
     let fd;
     try { fd = new FormData(form, submitter || undefined); } catch (e) { fd = new FormData(form); }
     const controls = Array.from(formProp(form, 'elements'));
-    const secretNames = new Set(controls.filter((e) => e.type === 'password').map((e) => e.name));
+    // A value in a password-type box, by the control (its name and the value it holds), never by
+    // the name alone: a text box that shares a password box's name is an ordinary field.
+    const boxes = controls.filter((e) => e.tagName === 'INPUT' && e.type === 'password' && !e.disabled);
+    const inBox = (name, v) => typeof v === 'string' && boxes.some((e) => e.name === name && e.value === v);
     const labelOf = (name, value) => {
       // For a select, the option's visible label helps the human: "7" is "Northwind Traders".
       const sel = controls.find((e) => e.tagName === 'SELECT' && e.name === name);
@@ -1290,7 +1293,7 @@
       // The same marking as approvals/key.py (file_value / text_value): a file part is "(file NAME,
       // SIZE bytes)", and a text that starts like one (or like an escaped text) gets "(text) " first.
       const value = typeof v === 'string' ? asText(v) : (multipart ? `(file ${v.name}, ${v.size} bytes)` : asText(v.name));
-      out.push({ name: k, value, password: secretNames.has(k), label: labelOf(k, value), choice: choiceOf(k) });
+      out.push({ name: k, value, password: inBox(k, v), label: labelOf(k, value), choice: choiceOf(k) });
     }
     return out;
   };
