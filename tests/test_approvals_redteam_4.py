@@ -145,7 +145,7 @@ def test_the_authority_and_the_cli_judge_the_flags_the_console_shows(env: dict[s
     assert {jobs.approval(a.id).status for a in (new, other)} == {"pending"}
     listed = runner.invoke(cli_app, ["approvals", "list"]).output
     assert re.search(rf"{new.id} .*\[new_vendor\]", listed), listed
-    shown = runner.invoke(cli_app, ["approvals", "show", new.id]).output
+    shown = runner.invoke(cli_app, ["approvals", "show", new.id]).output.replace("\n  ┆ ", "")  # lines joined
     assert f"risk: “Initrode Ltd” is not among the 2 vendors the system lists ({ERP}/vendors)" in shown
     # one vendor that is new, and one approver: decided one by one as before
     assert authority.decide(new.id, "approve", BOB).status == "decided"

@@ -8,6 +8,7 @@ operator.
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated, Any
 
 import typer
@@ -22,11 +23,11 @@ DbUrl = Annotated[
 ]
 
 
-def say(text: str) -> None:
-    """Print what a person reads of an approval: invisible characters shown (``approvals.visible``)."""
-    from taskcrew.approvals.visible import visible
+def screen_width() -> int:
+    """The terminal's columns (``COLUMNS``, else the terminal's, else 80): what a line is fitted to."""
+    import shutil
 
-    typer.echo(visible(text, layout="\n" in text))
+    return shutil.get_terminal_size().columns
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
@@ -69,23 +70,32 @@ def approvals_list(
     all_: Annotated[bool, typer.Option("--all", help="Decided and expired ones too.")] = False,
     db: DbUrl = None,
 ) -> None:
-    """Pending approvals and questions, oldest first."""
+    """Pending approvals and questions, oldest first: one row each (a question's line breaks shown as
+    markers, a long one cut; `approvals show ID` shows it whole)."""
+    from taskcrew.approvals.visible import visible
+    from taskcrew.tools.human import VALUE_LIMIT, fit
+
     authority = _authority(db)
     found = authority.jobs.approvals(None if all_ else "pending")
     if not found:
         typer.echo("No approvals." if all_ else "Nothing waits for approval.")
     for a in found:
         view = authority.view(a)
-        what = (
+        what = visible(
             a.question if a.kind == "question" else f"{a.request.method} {a.request.url}" if a.request else ""
-        )
+        )  # the model's words, never their own layout: its line breaks are markers, not rows
+        if len(what) > VALUE_LIMIT:
+            what = f"{what[:VALUE_LIMIT]}… ({len(what) - VALUE_LIMIT} more characters: `taskcrew approvals show {a.id}`)"
         if view.problem:
             what = f"CANNOT BE TRUSTED: {view.problem}"
         rules = [f.rule for f in view.assessment.flags]
         if a.request is not None and a.request.asked_again:  # approved before, when the record said otherwise
             rules.insert(0, "asked_again")
         flags = f"  [{', '.join(rules)}]" if rules else ""
-        say(f"{a.id}  {a.status}  job {a.job_id}  {a.kind}: {what}{flags}")
+        # on a terminal, a row wider than it goes on on lines marked continued (``fit``), never at
+        # column 0; piped, one line a row
+        row = visible(f"{a.id}  {a.status}  job {a.job_id}  {a.kind}: ") + what + flags
+        typer.echo(fit([row], screen_width() if sys.stdout.isatty() else None))
 
 
 def _changed_files(sealed: dict[str, str] | None, cited: list[str]) -> list[str]:
@@ -101,44 +111,57 @@ def _changed_files(sealed: dict[str, str] | None, cited: list[str]) -> list[str]
 
 
 @approvals_app.command("show")
-def approvals_show(approval_id: str, db: DbUrl = None) -> None:
-    """One approval: the exact payload (once checked against its key), its sources, risk and decision."""
+def approvals_show(
+    approval_id: str,
+    full: Annotated[bool, typer.Option("--full", help="Every value whole, however long.")] = False,
+    db: DbUrl = None,
+) -> None:
+    """One approval: the exact payload (once checked against its key), its sources, risk and decision.
+    A value longer than 200 characters is cut (--full shows it whole); a line wider than the terminal
+    goes on on lines that start "  ┆ "; the payee, amount, bank details and due date come last."""
     from taskcrew.approvals.origins import field_sources
     from taskcrew.approvals.visible import visible
-    from taskcrew.tools.human import describe_request
+    from taskcrew.tools.human import continued, deciding_lines, describe_request, fit
 
     authority = _authority(db)
     a = _approval(authority, approval_id)
     view = authority.view(a)
-    say(f"{a.id}  {a.kind}  {a.status}  job {a.job_id}")
+    lines = [visible(f"{a.id}  {a.kind}  {a.status}  job {a.job_id}")]
+    more = None if full else f"`taskcrew approvals show {a.id} --full` shows them all"  # where a cut value is
     if view.problem:
-        say(f"This approval cannot be trusted: {view.problem}.")
+        lines.append(continued(visible(f"This approval cannot be trusted: {view.problem}.", layout=True)))
+        typer.echo(fit(lines, screen_width()))
         return
-    if a.request is not None:
-        typer.echo(describe_request(a.request))  # every value shown visible, there
+    request = a.request
+    if request is not None:  # every value shown visible, there; what decides it comes last (below)
+        lines.append(describe_request(request, full_values=more, rules=authority.rules, deciding=False))
     if a.question:
-        say(a.question)
+        lines.append(continued(visible(a.question, layout=True)))  # its further lines marked continued
     origins = field_sources(view)
     for name, origin in origins.items():  # the console's account of each origin
-        say(f"  {visible(name)}: from {visible(origin.text)}")  # one line each, line breaks marked
+        lines.append(f"  {visible(name)}: from {visible(origin.text)}")  # one line each, line breaks marked
     for changed in _changed_files(a.files_sha256, [o.file for o in origins.values() if o.file]):
-        say(
-            f"  ⚠ {changed} changed since the approval was parked: not what the run read; do not decide from it"
+        lines.append(
+            f"  ⚠ {visible(changed)} changed since the approval was parked: not what the run read; "
+            "do not decide from it"
         )
     for flag in view.assessment.flags:
-        say(f"risk: {view.said(flag)}")
+        lines.append(visible(f"risk: {view.said(flag)}"))
     if view.needs_two:
         firsts = ", ".join(view.first_approvers) or "none yet"
-        typer.echo(
+        lines.append(
             f"two-person rule: two authenticated approvers, not the submitter (first approval: {firsts})"
         )
     if a.screenshot:
-        typer.echo(f"screenshot: {a.screenshot}")
+        lines.append(f"screenshot: {a.screenshot}")
     if a.expires_at:
-        typer.echo(f"expires: {a.expires_at:%Y-%m-%d %H:%M} UTC")
+        lines.append(f"expires: {a.expires_at:%Y-%m-%d %H:%M} UTC")
     if a.decision:
         by = a.decision.by or a.decided_by
-        say(f"decision: {a.decision.outcome} {a.decision.text or ''} by {by}")
+        lines.append(visible(f"decision: {a.decision.outcome} {a.decision.text or ''} by {by}"))
+    if request is not None and (request.fields or request.looked_up):  # last: on screen, whatever came before
+        lines.extend(deciding_lines(request, authority.rules, more))
+    typer.echo(fit(lines, screen_width()))
 
 
 def _decide(approval_id: str, action: str, text: str, db: str | None) -> None:

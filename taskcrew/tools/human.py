@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from contextlib import suppress
 from typing import TYPE_CHECKING, Literal, NoReturn, Protocol, TextIO, cast, runtime_checkable
 
@@ -20,6 +20,8 @@ from taskcrew.tools.prompt_input import NoAnswer, PromptStopped, TerminalLines
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from taskcrew.approvals.rules import RiskRules
 
 
 class FieldValue(BaseModel):
@@ -173,26 +175,73 @@ class Human(Protocol):
     def ask(self, question: str) -> str: ...
 
 
-def describe_request(request: ApprovalRequest) -> str:
+VALUE_LIMIT = 200  # characters of a value the terminal shows before it says how many more there are
+CONTINUED = "  ┆ "  # starts every further screen line of a line too long for the terminal
+MARK = "┆"  # shown as ⟨U+2506⟩ in a field's name: no field line starts like a continued one
+
+
+def describe_request(
+    request: ApprovalRequest,
+    *,
+    width: int | None = None,
+    full_values: str | None = None,
+    rules: RiskRules | None = None,
+    deciding: bool = True,
+) -> str:
     """A plain-text rendering of an approval request (used by the prompts and in logs). Every value
     is shown with its invisible characters made visible (``approvals.visible``): a value cannot
-    reorder what is drawn, hide its tail, or start a line of its own."""
-    from taskcrew.approvals.origins import shown_summary  # its origins rendered from data
+    reorder what is drawn, hide its tail, or start a line of its own.
+
+    On a terminal (``width``: its columns) no value can draw a line that passes for one of the
+    prompt's own, and the values that decide a payment stay on screen beside the question:
+
+    - ``full_values`` (where the whole values are shown): a value longer than ``VALUE_LIMIT``
+      characters is cut, saying how many more it has and where they are;
+    - every line wider than ``width`` is wrapped by ``fit``: each further screen line starts with
+      ``CONTINUED``, never as a field line does (a terminal wrapping a long value itself starts the
+      next line at its first column, where a value's words could read "  amount = 49.00");
+    - the payee, the amount, the bank details and the due date, as every surface reads them
+      (``deciding_lines``), are repeated as the last lines, right above the question (``deciding``:
+      a surface that prints more after it, `approvals show`, puts them last itself)."""
+    return _described(request, width, full_values, rules, deciding)[0]
+
+
+def _described(
+    request: ApprovalRequest,
+    width: int | None,
+    full_values: str | None,
+    rules: RiskRules | None,
+    deciding: bool = True,
+) -> tuple[str, bool]:
+    """``describe_request``, and whether it cut a value."""
+    from taskcrew.approvals.origins import HEADER, shown_summary  # its origins rendered from data
     from taskcrew.approvals.visible import visible
+
+    cut: list[str] = []
+
+    def value(text: str) -> str:
+        shown = cut_value(text, full_values)
+        if shown != cut_value(text, None):
+            cut.append(text)
+        return shown
 
     lines = [visible(f"{request.method} {request.url}")]
     if request.asked_again:
         lines.append(f"⚠ asked again: {visible(request.asked_again)}")
     if request.summary:
-        lines.append(visible(shown_summary(request), layout=True))
+        own, header, block = visible(shown_summary(request), layout=True).partition(HEADER + "\n")
+        if own.strip():  # its own words: each further line marked continued
+            lines.append(continued(own.rstrip("\n")))
+        if header:
+            lines.extend([HEADER, *block.split("\n")])  # one line a field, written by code
     if request.page_url:
         lines.append(f"from page: {visible(request.page_url)}")
     if request.fields:
-        names = [visible(f.name) for f in request.fields]
-        width = min(max(len(n) for n in names), 30)
+        names = [visible(f.name).replace(MARK, "⟨U+2506⟩") for f in request.fields]
+        width_ = min(max(len(n) for n in names), 30)
         lines.append("fields that will be sent:")
         lines.extend(
-            f"  {n:<{width}} = {visible(f.value)}" + (f"   ⚠ {visible(f.note)}" if f.note else "")
+            f"  {n:<{width_}} = {value(f.value)}" + (f"   ⚠ {visible(f.note)}" if f.note else "")
             for n, f in zip(names, request.fields, strict=True)
         )
     else:
@@ -206,7 +255,99 @@ def describe_request(request: ApprovalRequest) -> str:
             + f" (read from {visible(str(found.get('source')))})"
         )
     lines.extend(f"⚠ {visible(flag)}" for flag in request.flags)
-    return "\n".join(lines)
+    if deciding and (request.fields or request.looked_up):
+        lines.extend(_deciding(request, rules, value))
+    return fit(lines, width), bool(cut)
+
+
+def cut_value(text: str, full_values: str | None) -> str:
+    """``text`` as ``visible`` shows it, cut after ``VALUE_LIMIT`` characters with how many more it
+    has and ``full_values`` (where they are all shown); None: never cut."""
+    from taskcrew.approvals.visible import visible
+
+    shown = visible(text)
+    if full_values is None or len(shown) <= VALUE_LIMIT:
+        return shown
+    return f"{shown[:VALUE_LIMIT]}… ({len(shown) - VALUE_LIMIT} more characters: {full_values})"
+
+
+def deciding_lines(
+    request: ApprovalRequest, rules: RiskRules | None = None, full_values: str | None = None
+) -> list[str]:
+    """The values that decide a payment, as the console's "What you approve" shows them: the payee
+    (``authority.request_payee``), the amount (``Money.headline``, with its currency), each field
+    that sets bank details (``rules.bank_field``) and the due date; a long one cut as
+    ``cut_value`` cuts it. ``rules``: None, the risk rules a run reads (``load_rules``)."""
+    return _deciding(request, rules, lambda text: cut_value(text, full_values))
+
+
+def _deciding(request: ApprovalRequest, rules: RiskRules | None, show: Callable[[str], str]) -> list[str]:
+    from taskcrew.approvals.authority import request_fields, request_payee
+    from taskcrew.approvals.rules import (
+        RiskRulesError,
+        bank_field,
+        field_matches,
+        load_rules,
+        read_money,
+        with_address,
+    )
+    from taskcrew.approvals.visible import visible
+    from taskcrew.console.worklist import DUE_FIELD
+
+    try:
+        rules = rules if rules is not None else load_rules()
+    except RiskRulesError as exc:
+        return [f"what you approve cannot be repeated here: {visible(str(exc))}"]
+    fields = request_fields(request)
+    out = ["what you approve (repeated from above):"]
+    payee = request_payee(request, rules)
+    for name, payee_name in payee.fields if payee.unclear else payee.fields[:1]:
+        where = " (the record's, not changed by this)" if payee.from_record else f" ({visible(name)})"
+        out.append(f"  Payee{where}: {show(payee_name)}")
+    sent = with_address(fields, request.url)
+    money = read_money(sent, rules, request.looked_up, request.option_labels())
+    if (head := money.headline) is not None:
+        currency = money.currency or money.currency_text
+        where = f" ({visible(head.field)})" if any(head.field == n for n, _ in sent) else " (the record's)"
+        out.append(f"  Amount{where}: {show(f'{head.text} {currency}'.strip())}")
+    out.extend(f"  Bank details ({visible(n)}): {show(v)}" for n, v in fields if bank_field(n, v, rules))
+    if due := next(((n, v) for n, v in fields if field_matches(n, DUE_FIELD) and v.strip()), None):
+        out.append(f"  Due date ({visible(due[0])}): {show(due[1])}")
+    return (
+        out
+        if len(out) > 1
+        else [*out, "  no payee, amount, bank details or due date: read every field above"]
+    )
+
+
+def continued(text: str) -> str:
+    """``text``'s further lines (its own line breaks) each started with ``CONTINUED``."""
+    return text.replace("\n", "\n" + CONTINUED)
+
+
+def fit(lines: Iterable[str], width: int | None) -> str:
+    """``lines`` for a terminal of ``width`` columns (None: as they are): a line wider is cut at a
+    space where one is near, else anywhere, and each further piece starts with ``CONTINUED``, so no
+    screen line of a long value starts where the terminal's own wrap would start it."""
+    if width is None:
+        return "\n".join(lines)
+    from rich.cells import cell_len, get_character_cell_size
+
+    width = max(width, 24)
+    out: list[str] = []
+    for line in "\n".join(lines).expandtabs(8).split("\n"):
+        rest, room = line, width
+        while cell_len(rest) > room:
+            cells, cut = 0, 0
+            while cells + get_character_cell_size(rest[cut]) <= room:
+                cells += get_character_cell_size(rest[cut])
+                cut += 1
+            space = rest.rfind(" ", 0, cut)
+            cut = space + 1 if space > cut // 2 else max(cut, 1)
+            out.append(rest[:cut] if room == width else CONTINUED + rest[:cut])
+            rest, room = rest[cut:], width - len(CONTINUED)
+        out.append(rest if room == width else CONTINUED + rest)
+    return "\n".join(out)
 
 
 NO_INPUT = (
@@ -215,6 +356,8 @@ NO_INPUT = (
     "approve them all."
 )
 APPROVE_PROMPT = "Approve? y = yes, send it / n = no / a = answer with a message instead"
+FULL_CHOICE = " / f = show every value in full"
+FULL_ON_REQUEST = "answer f to see every value in full"
 STOPPED = "the run was stopped while it waited for an answer: nothing was sent."
 
 
@@ -270,8 +413,17 @@ class TerminalHuman:
         if self.input_closed:
             raise NoAnswer(self.no_answer)
         title = "Approval needed: this will change data"
-        self._console.print(Panel(Text(describe_request(request)), title=title, border_style="yellow"))
-        choice = self._prompt(escape(APPROVE_PROMPT), choices=["y", "n", "a"], default="n")
+        width = self._console.width - 4  # inside the panel's border and padding
+        shown, cut = _described(request, width, FULL_ON_REQUEST, None)
+        self._console.print(Panel(Text(shown), title=title, border_style="yellow"))
+        choices, prompt = (
+            (["y", "n", "a", "f"], APPROVE_PROMPT + FULL_CHOICE) if cut else (["y", "n", "a"], APPROVE_PROMPT)
+        )
+        while (choice := self._prompt(escape(prompt), choices=choices, default="n")) == "f":
+            full = describe_request(request, width=width)  # every value whole, wrapped and marked
+            self._console.print(
+                Panel(Text(full), title=title + " (every value in full)", border_style="yellow")
+            )
         if choice == "y":
             return ApprovalDecision.approve(by=f"{_os_user()} at the terminal", basis="person")
         if choice == "a":  # a message is the answer: stopped before it was given, there is none
