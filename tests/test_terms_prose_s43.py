@@ -124,5 +124,5 @@ def test_a_small_rate_with_its_own_day_count_is_the_early_payment_discount(terms
     ],
 )
 def test_a_part_payment_with_a_day_count_is_no_discount(terms: str) -> None:
-    with pytest.raises(ValueError, match="several day counts"):
+    with pytest.raises(ValueError, match="a rate with a day count that is no early-payment discount"):
         ap.due_date("2026-11-02", terms)

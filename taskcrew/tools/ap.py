@@ -182,6 +182,14 @@ NEGATIVE_IN_BRACKETS = re.compile(
     re.IGNORECASE,
 )
 
+# The credit marker written after an amount, as statements and credit notes print it: "120.00 CR",
+# "USD 120.00 CR", "1.234,50 € Cr" — the amount is a credit (negative), as "-120.00" and "(120.00)" are.
+# Only "CR" or "Cr" (with or without a dot), last, set apart from the amount or touching its digits
+# ("120.00CR"): a lower-case "cr" or a marker elsewhere is no credit read, and "DR" (debit) or the German
+# "H"/"Haben" of a ledger are not read either (a letter or a word that also means other things).
+# The one rule for every reader of amounts (``parse_amount``, ``documents.provenance``).
+CREDIT_MARK = re.compile(r"(?:(?<=\d)|(?<=\s)|(?<=[^\w\s]))(?:CR|Cr)\.?$")
+
 _US_INT = re.compile(r"\d{1,3}(?:,\d{3})+")
 _INDIAN_INT = re.compile(r"\d{1,2}(?:,\d{2})+,\d{3}")
 INDIAN_INT = _INDIAN_INT  # lakh/crore grouping (1,28,450), for the readers importing it
@@ -236,6 +244,14 @@ def parse_amount(text: str) -> ParsedAmount:
     if not s:
         raise APInputError("empty amount; pass the amount as printed, e.g. '1,284.50 USD'")
     negative = bracketed = False
+    if credit := CREDIT_MARK.search(s):  # "120.00 CR": a credit
+        s = s[: credit.start()].strip()
+        if s.startswith("-") or s.endswith("-") or "(" in s:
+            raise APInputError(
+                f"not an amount: {original!r} marks a credit twice (a minus or brackets and 'CR'). Pass the "
+                "amount as the document means it, e.g. '120.00 CR' or '-120.00'"
+            )
+    negative, bracketed = credit is not None, False
     if s.count("(") == 1 == s.count(")") and s.index("(") < s.index(")"):
         negative = bracketed = NEGATIVE_IN_BRACKETS.search(s) is not None  # else they set the amount off
         s = s.replace("(", " ").replace(")", " ")
@@ -272,7 +288,15 @@ def parse_amount(text: str) -> ParsedAmount:
     if negative:
         value = -value
     plain = plain_amount(value, decimals=max(2, -int(value.as_tuple().exponent)))
-    sign = "negative (in brackets: a credit?), " if bracketed else "negative, " if negative else ""
+    sign = (
+        "negative (in brackets: a credit?), "
+        if bracketed
+        else "negative ('CR': a credit), "
+        if credit
+        else "negative, "
+        if negative
+        else ""
+    )
     sign += f"whole (the '-' closes a {currency} amount, no minus), " if closing_dash else ""
     shown = " ".join(original.split())
     derivation = f"'{shown}': {sign}{_FORMAT_WORDS[fmt]} → {plain}" + (
@@ -505,10 +529,17 @@ _DATE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(r"(?<![\w.])(?P<d>0[1-9]|[12]\d|3[01])\.(?P<m>0[1-9]|1[0-2])\.(?P<y>\d{2})(?!\w|\.\d)"),
     ),
     ("numeric", re.compile(r"(?<![\d/-])(?P<a>\d{1,2})[/-](?P<b>\d{1,2})[/-](?P<y>\d{4})(?!\d)")),
+    # 10/20/26, 15/10/26: slashes and the year in two digits (20yy), not part of a longer number or
+    # code ("1/10/26/3", "v2/10/26"; with hyphens, "12-10-26", a reference as often as a date: not read);
+    # day and month read as in "numeric" (an order the numbers do not give is refused)
+    (
+        "numeric_short",
+        re.compile(r"(?<![\w/.-])(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<y>\d{2})(?![\w/]|[.-]\d)"),
+    ),
     (
         "day_month_name",
         re.compile(
-            rf"(?<!\d)(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\.?[\s-]*(?:de\s+)?(?P<mon>{_MONTH_RE})\.?,?[\s-]*"
+            rf"(?<!\d)(?P<d>\d{{1,2}})(?:st|nd|rd|th|er|re|°|º|ª)?\.?[\s-]*(?:de\s+)?(?P<mon>{_MONTH_RE})\.?,?[\s-]*"
             rf"(?:del?\s+)?(?P<y>\d{{4}})(?!\d)",  # "13 de noviembre de 2026", "13 de dezembro de 2026"
             re.IGNORECASE,
         ),
@@ -575,8 +606,8 @@ def _date_matches(text: str) -> list[tuple[str, re.Match[str]]]:
 def _date_from_match(fmt: str, m: re.Match[str]) -> ParsedDate:
     raw = m.group(0)
     groups = m.groupdict()
-    year = int(groups["y"]) + (2000 if fmt == "dotted_dmy_short" else 0)
-    if fmt == "numeric":
+    year = int(groups["y"]) + (2000 if fmt in ("dotted_dmy_short", "numeric_short") else 0)
+    if fmt in ("numeric", "numeric_short"):
         a, b = int(groups["a"]), int(groups["b"])
         if a > 12 >= b:
             day, month, how = a, b, "day/month/year (the first number is over 12)"
@@ -589,6 +620,8 @@ def _date_from_match(fmt: str, m: re.Match[str]) -> ParsedDate:
                 f"ambiguous date {raw!r}: {a}/{b} may be day/month or month/day. Check how the document "
                 "writes other dates (e.g. a date with a day over 12) or ask; then pass it as YYYY-MM-DD"
             )
+        if fmt == "numeric_short":
+            how += ", the year in two digits (20yy)"
     else:
         day = int(groups["d"])
         month = int(groups["m"]) if "m" in groups and groups.get("m") else _MONTHS[groups["mon"].lower()]
@@ -613,16 +646,30 @@ def _as_date(value: date | str) -> date:
 
 # ------------------------------------------------------------------------------------- due dates
 
-DueRule = Literal["net_days", "end_of_month_plus_days", "on_receipt", "explicit_date"]
+DueRule = Literal["net_days", "end_of_month_plus_days", "on_receipt", "explicit_date", "day_of_next_month"]
 
 _ON_RECEIPT = re.compile(
     r"\b(?:due|payable|zahlbar|fällig)?\s*(?:up)?on\s+receipt\b|\bimmediate(?:ly)?\b|\bsofort\b"
     r"|\bbei\s+erhalt\b|\bà\s+réception\b|\bcash\s+on\s+delivery\b|\bupon\s+presentation\b",
     re.IGNORECASE,
 )
+# cash terms, due at once as on receipt: "COD" (in capitals: "cod" is a fish), "Netto Kasse", "Paiement
+# comptant", "pago al contado", "Rimessa diretta", "Vista fattura" — the terms only where they give no
+# day count and no date ("Paiement à 30 jours. Pas d'escompte pour paiement comptant" is due in 30 days)
+_PAY_NOW = re.compile(
+    r"(?-i:\bC\.?O\.?D\b\.?)|\bnetto\s+kasse\b|\b(?:au\s+)?comptant\b|\b(?:al|de)\s+contado\b"
+    r"|\brimessa\s+diretta\b|\b(?:a\s+)?vista\s+fattura\b",
+    re.IGNORECASE,
+)
 _EOM = re.compile(
     r"\be\.?\s?o\.?\s?m\b\.?|\bend\s+of\s+(?:the\s+)?month\b|\bmonth[-\s]?end\b|\bmonatsende\b|\bfin\s+de\s+mois\b",
     re.I,
+)
+# a day of the month after the invoice's ("Net 15th of following month", "10th prox", "Net 10th proximo"):
+# the terms only where they give no day count and no date
+_NEXT_MONTH_DAY = re.compile(
+    r"(?<!\d)(?P<d>\d{1,2})(?:st|nd|rd|th)\s+(?:day\s+)?(?:of\s+(?:the\s+)?(?:following|next)\s+month|prox(?:imo)?\b)",
+    re.IGNORECASE,
 )
 # the end of the month a count ends in ("30 gg d.f.f.m.", "30 giorni fine mese", "30 días fin de mes"):
 # another reckoning than the end of the invoice month plus the count (``_EOM``), not computed here
@@ -649,11 +696,39 @@ _DAY_NUMBER = re.compile(  # "n30", "n/30", "n 30": the US shorthand of net 30 (
     r"|\b(?:within|innerhalb(?:\s+von)?|binnen|inom|innen|inden(?:\s+for)?|in)\s+(?P<d>\d+)\b|(?:\+|plus)\s*(?P<e>\d+)\b",
     re.IGNORECASE,
 )
+# the end of the month as the start of the count: only tied to it ("30 days EOM", "Net 30 days after
+# month end", "30 Tage nach Monatsende", "30 jours fin de mois", "EOM + 30", "end of month + 30"), or with
+# no day count at all ("EOM"); a month end named elsewhere ("Net 30, statements issued at month end")
+# starts no count (``_month_end``)
+_EOM_COUNT = re.compile(
+    rf"\d+\s*(?:{_DAYS_WORD})?\s*(?:net(?:to|o)?\s+)?(?:(?:after|from|following|past|of|since|nach|ab|vom|dem"
+    rf"|après|à\s+compter\s+d[eu]|à\s+partir\s+d[eu]|de|la|le|du|the|des)\s+)*(?:{_EOM.pattern})"
+    rf"|(?:{_EOM.pattern})\s*(?:\+|plus)?\s*(?:net(?:to|o)?\s+)?\d+",
+    re.IGNORECASE,
+)
+
+
+def _month_end(text: str, numbers: set[int]) -> bool:
+    """Whether the day count of the terms (``numbers``, read in ``text``) runs from the end of the
+    invoice month (``_EOM_COUNT``)."""
+    return bool(_EOM_COUNT.search(text) or (not numbers and _EOM.search(text)))
+
+
 # an early-payment discount's rate: one written with its day count ("2/10", "1%/10", "2% 10 Net 30"), or one in a
 # part of the terms that speaks of a discount ("2 % Skonto", "less 2%", "2% if paid within 10 days"): that
 # part's day count is the discount's (``_day_counts``)
 _RATE = re.compile(
     r"(?P<pct>\d+(?:[.,]\d+)?)\s*%(?:\s*/?\s*(?P<days>\d+)\b(?!\s*%|[.,]\d))?|\b(?P<pct2>\d+)/(?P<days2>\d+)\b"
+)
+# a tax's rate ("7% VAT", "incl. 19 % MwSt.", "21% de IVA", "VAT 20%", "TVA : 20 %"): never an
+# early-payment discount, and no part of the terms' reading (``_day_counts``). The tax words: one list,
+# also the provenance's (``documents.provenance``: "(VAT 20%)" sets off a tax's amount)
+TAX_WORDS = "vat|tax|mwst|ust|gst|hst|pst|tva|iva|btw|moms|alv"
+TAX_WORD = re.compile(TAX_WORDS, re.IGNORECASE)
+_TAX_RATE = re.compile(
+    rf"\d+(?:[.,]\d+)?\s*%\s*(?:[^\W\d_]+\.?\s+)?(?:{TAX_WORDS})\b\.?"
+    rf"|\b(?:{TAX_WORDS})\b\.?\s*:?\s*\d+(?:[.,]\d+)?\s*%",
+    re.IGNORECASE,
 )
 _DISCOUNT_WORD = re.compile(
     r"discount|skonto|rabatt|escompte|remise|descuento|sconto|desconto|korting|rabat|alennus|\bless\b"
@@ -726,6 +801,11 @@ _COUNT_FROM = re.compile(
 )
 
 
+# three numbers joined by one separator twice ("10/20/2", "2026/10"): a date, written in a way
+# ``_DATE_PATTERNS`` does not read; in terms never a rate ("2/10") or a day count
+_DATE_SHAPED = re.compile(r"(?<![\w/.-])\d{1,4}([/.-])\d{1,2}\1\d{1,4}(?![\w/])")
+
+
 def _clause_of(text: str, m: re.Match[str], breaks: re.Pattern[str] = _CLAUSE_BREAK) -> str:
     """The clause of ``text`` a date match stands in (up to a comma, semicolon, bracket or the end of
     a sentence; ``breaks``: other ends, e.g. only a sentence's)."""
@@ -737,10 +817,15 @@ def _clause_of(text: str, m: re.Match[str], breaks: re.Pattern[str] = _CLAUSE_BR
 # innerhalb von 30 Tagen ohne Abzug"); a part ends too where it turns to paying late, from the late word,
 # the rate before it or a count "after" it ("Net 30 days | 1.5% interest on overdue amounts", "Payments
 # | after 45 days incur a 2% late fee") to the part's end: that text gives no day count and no discount.
-# A sentence with no word of paying ("Returns accepted within 14 days", "Delivery within 5 working
-# days") gives no day count, unless none has one ("30 days").
+# Only sentences about paying are read (``_about_paying``): with a word of paying or of a discount, or
+# with nothing but day counts and rates ("30 days", "Within 30 days after receipt", "2% within 10
+# days"); "Returns accepted within 14 days", "Warranty 90 days", "Delivery within 5 working days" give
+# no day count — unless no sentence is about paying ("30 Tage nach Lieferung": all are read).
 _PART_BREAK = re.compile(
     _CLAUSE_BREAK.pattern
+    # "Net 10. 2% within 10 days": a full stop after a count, before a number, ends a part too (not one
+    # after an abbreviation: "abzgl. 2% Skonto", "inkl. 7% MwSt")
+    + r"|(?:(?<=\d)|(?<=days)|(?<=tage)|(?<=tagen)|(?<=jours)|(?<=d[ií]as)|(?<=giorni)|(?<=dagen))\.\s+(?=\d)"
     + r"|\s[-–—]\s"
     + r"|\b(?:or|oder|ou|eller|tai|lub|albo|otherwise|sonst|ansonsten|andernfalls|sinon|altrimenti|anders)\b",
     re.IGNORECASE,
@@ -756,9 +841,6 @@ _TERMS_WORD = re.compile(
     r"|verval\w*|betal\w*|f[öo]rfall\w*|forfald\w*|er[äa]p[äa]iv[äa]|splatn\w*|eom)\b|支払|付款|支付|지급|결제|납부",
     re.IGNORECASE,
 )
-# a share of the amount paid early that is no discount: a deposit, an advance, an instalment ("Deposit
-# 50% within 7 days, balance Net 30"); a rate with its own day count and none of these words, up to
-# ``DISCOUNT_MOST`` %, is an early-payment discount though no word says so ("Net 30, 2% within 10 days")
 # what a day count runs from, where the terms say so right after it ("30 days after delivery", "Net 30 from
 # receipt of goods", "30 Tage nach Lieferung", "30 jours après réception de la marchandise", "30 días desde
 # la entrega", "30 giorni dalla consegna", "30 dagen na levering", "30 giorni data fattura"): the invoice
@@ -823,12 +905,55 @@ def _counts_from_its_date(before: str) -> bool:
     return bool(other) and re.search(re.escape(other) + after, " ".join(before.split()), re.I) is not None
 
 
-_PART_PAYMENT = re.compile(
-    r"deposit|advance|down\s*payment|up\s*front|instal+ment|retainer|balance|anzahlung|vorauszahlung"
-    r"|abschlag|rate\b|acompte|avance|anticipo|acconto|aanbetaling|handpenning|forskud",
+# The one rule for a rate beside a day count (``_day_counts``): a tax's rate (``_TAX_RATE``) is none; a
+# rate is an early-payment discount where a discount word says so (``_DISCOUNT_WORD``: "2% Skonto
+# within 10 days", "less 2%", "2% if paid within 10 days"), or in the fixed forms "2/10", "2% 10",
+# "2% within 10 days" — a rate of at most ``DISCOUNT_MOST`` %, with nothing else in its part but its
+# day count, a net count and a label ("Terms:"; ``_bare``) — beside a net count no shorter than the
+# discount's ("2/10 Net 30", "Net 30, 2% within 10 days", "Net 10. 2% within 10 days"). Any other rate
+# with a day count is refused (ask a human): it may be a part to pay early, not a discount to take
+# ("Prepayment 10% within 7 days, Net 30", "Pay 10% within 7 days, remainder Net 30", "Deposit 50%
+# within 7 days", "5% within 10 days, 95% within 30 days", "Net 30. 5% within 60 days").
+DISCOUNT_MOST = Decimal(10)
+_TERMS_LABEL = re.compile(
+    r"(?:payment\s+)?terms?|zahlungs(?:bedingungen|konditionen|ziel)|conditions?(?:\s+de\s+(?:paiement|r[èe]glement))?"
+    r"|condiciones(?:\s+de\s+pago)?|condizioni(?:\s+di\s+pagamento)?|(?:betalings)?voorwaarden|betalningsvillkor"
+    r"|betalingsbetingelser",
     re.IGNORECASE,
 )
-DISCOUNT_MOST = Decimal(10)
+# the words a day count's start is written with ("after receipt", "from the invoice date", "fin de mois")
+_START_WORD = re.compile(
+    r"after|from|following|since|upon|nach|ab|seit|vom|après|dès|desde|tras|dalla|dal|dopo|na|vanaf|sinds"
+    r"|efter|från|etter|fra|days?|net(?:to|o)?",
+    re.IGNORECASE,
+)
+
+
+def _bare(part: str) -> bool:
+    """Whether ``part`` says nothing but day counts and rates: its words, without its counts, rates, a
+    label ("Terms:") and a count's start in another event ("after delivery": ``_count_start``), all of a
+    count's start ("30 days after receipt", "2% within 10 days", "2/10 Net 30", "30 jours fin de mois");
+    "Delivery within 45 days" or "Pay 10% within 7 days" say more."""
+    started = _count_start(part)  # "n/30 after delivery": refused as such (``_check_count_start``)
+    rest = _TERMS_LABEL.sub(
+        " ", _DAY_NUMBER.sub(" ", _RATE.sub(" ", part.replace(started, " ") if started else part))
+    )
+    return all(
+        _JOINING_WORD.fullmatch(word)
+        or _OPEN_WORD.fullmatch(word)
+        or _START_WORD.fullmatch(word)
+        or _INVOICE_WORD.search(word)
+        or re.fullmatch(_DAYS_WORD, word, re.IGNORECASE)
+        for word in re.findall(r"[^\W\d_]+", rest)
+    )
+
+
+def _about_paying(part: str) -> bool:
+    """Whether a part of the terms is about paying: a word of paying or of a discount, or nothing but
+    day counts and rates (``_bare``)."""
+    return bool(_TERMS_WORD.search(part) or _DISCOUNT_WORD.search(part)) or (
+        _bare(part) and bool(_DAY_NUMBER.search(part) or _RATE.search(part))
+    )
 
 
 def _count(m: re.Match[str]) -> int:
@@ -850,16 +975,21 @@ def _counted_working_days(parts: list[str], other: bool) -> str:
     return ""
 
 
-def _early(rate: re.Match[str], part: str) -> bool:
-    """Whether ``rate`` (no discount word beside it) is still an early-payment discount: a rate of at
-    most ``DISCOUNT_MOST`` % with a day count of its own in its part, and no word of a part payment."""
-    pct = rate.group("pct")
-    return (
-        pct is not None
-        and Decimal(pct.replace(",", ".")) <= DISCOUNT_MOST
-        and _DAY_NUMBER.search(part) is not None
-        and not _PART_PAYMENT.search(part)
-    )
+def _fixed_discount(rate: re.Match[str], part: str, nets: set[int]) -> bool:
+    """Whether ``rate`` (no discount word in its ``part``) is an early-payment discount in a fixed form
+    ("2/10", "2% 10", "2% within 10 days"): at most ``DISCOUNT_MOST`` %, its part ``_bare``, and one of
+    ``nets`` (the net counts beside it) no shorter than its day count."""
+    pct = rate.group("pct") or rate.group("pct2")
+    written = rate.group("days") or rate.group("days2")
+    rest = part[: rate.start()] + " " + part[rate.end() :]
+    theirs = {_count(m) for m in _DAY_NUMBER.finditer(rest)}
+    if written:
+        days, nets = int(written), nets | theirs
+    elif len(theirs) == 1:
+        days = theirs.pop()
+    else:
+        return False
+    return Decimal(pct.replace(",", ".")) <= DISCOUNT_MOST and _bare(part) and any(n >= days for n in nets)
 
 
 def _day_counts(terms: str, undated: str, dated: bool = False) -> tuple[set[int], str, int | None, str]:
@@ -870,31 +1000,39 @@ def _day_counts(terms: str, undated: str, dated: bool = False) -> tuple[set[int]
     sentences = [
         [
             part[: late.start()] if (late := _LATE_START.search(part)) else part
-            for part in _PART_BREAK.split(one)
+            for part in _PART_BREAK.split(_TAX_RATE.sub(" ", one))
         ]
         for one in _SENTENCE_BREAK.split(undated)
     ]
-    # a sentence of paying, or of a discount beside one ("Within 30 days after receipt; 2% Skonto
-    # within 10 days"): when no sentence names paying, every sentence is read ("30 days")
-    paying = [s for s in sentences if any(_TERMS_WORD.search(part) for part in s)]
-    discounts = [s for s in sentences if any(_DISCOUNT_WORD.search(part) for part in s)]
-    paying = [s for s in sentences if s in paying or s in discounts] if paying else sentences
-    counts: set[int] = set()
+    # the sentences about paying (``_about_paying``), every one where none is ("30 Tage nach Lieferung",
+    # "E.O.M.": the words of a count's start are read by ``_count_start``), and of each part its rate
+    all_parts = [part for sentence in sentences for part in sentence]
+    read = [
+        part for sentence in sentences if any(map(_about_paying, sentence)) for part in sentence
+    ] or all_parts
+    rated = [(part, rate) for part in read if (rate := _RATE.search(part))]
+    counts: set[int] = set()  # the net counts: those of the parts with no rate
+    for part in read:
+        if not _RATE.search(part):
+            counts |= {_count(m) for m in _DAY_NUMBER.finditer(part)}
     rates: list[str] = []
     own: set[int] = set()  # the discount's day counts: those in the part that gives its rate
-    read = [part for sentence in paying for part in sentence]
-    for part in read:
-        rate = _RATE.search(part)
-        if rate and (
-            rate.group("days") or rate.group("days2") or _DISCOUNT_WORD.search(part) or _early(rate, part)
-        ):
-            rates.append(rate.group("pct") or rate.group("pct2"))
-            if written := rate.group("days") or rate.group("days2"):
-                own.add(int(written))
-            rest = part[: rate.start()] + " " + part[rate.end() :]
-            own |= {_count(m) for m in _DAY_NUMBER.finditer(rest)}
-        else:
-            counts |= {_count(m) for m in _DAY_NUMBER.finditer(part)}
+    for part, rate in rated:
+        rest = part[: rate.start()] + " " + part[rate.end() :]
+        written = rate.group("days") or rate.group("days2")
+        if not (written or _DAY_NUMBER.search(rest) or _DISCOUNT_WORD.search(part)):
+            continue  # a rate with no day count decides nothing ("Net 30, 10% deposit")
+        if not (_DISCOUNT_WORD.search(part) or _fixed_discount(rate, part, counts)):
+            raise _terms_error(
+                terms,
+                f"{' '.join(part.split())!r} gives a rate with a day count that is no early-payment discount "
+                "(no discount word, and not '2/10 Net 30' or 'Net 30, 2% within 10 days'): it may be a "
+                "part of the amount to pay early",
+            )
+        rates.append(rate.group("pct") or rate.group("pct2"))
+        if written:
+            own.add(int(written))
+        own |= {_count(m) for m in _DAY_NUMBER.finditer(rest)}
     text = " ; ".join(read)
     other = bool(counts | own) or dated or bool(_EOM.search(text) or _ON_RECEIPT.search(text))
     if working := _counted_working_days(read, other):
@@ -952,7 +1090,13 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
     ``_count_start``) is refused unless the terms give that event's date ("… after delivery on 2026-10-05").
     Day counts and discounts are read part by part (``_day_counts``): the smaller of a discount's and the
     net count is the discount's, whatever their order; what is said of paying late gives no day count, no
-    discount and no due date, though a date labelled as due beside it stays the due date.
+    discount and no due date, though a date labelled as due beside it stays the due date. A rate is a
+    discount only where a discount word says so or in the fixed forms "2/10", "2% within 10 days" beside a
+    net count; a tax's ("7% VAT") is none; any other rate with a day count is refused (a part payment?).
+    Only sentences about paying are read ("Warranty 90 days" is no net count). The month end starts the
+    count only where tied to it ("30 days EOM", "EOM + 30"). Cash terms ("COD", "Netto Kasse", "Paiement
+    comptant") with no count are due on the invoice date; "Net 15th of following month" / "10th prox" on
+    that day of the next month. A date in the terms is never a rate or a count ("Due Date: 10/20/26").
     """
     start = _as_date(invoice_date)
     clean = " ".join(terms.translate(_PRINTED).split())
@@ -993,6 +1137,8 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
     rest = clean
     for m in reversed([m for _, m in matches]):  # a date's digits are no day count
         rest = rest[: m.start()] + " " + rest[m.end() :]
+    if shaped := _DATE_SHAPED.search(rest):  # never read as a rate or a day count ("2/10/2")
+        raise _terms_error(terms, f"{shaped.group(0)!r} looks like a date but is none this reader reads")
     undated = rest
     numbers, pct, ddays, rest = _day_counts(terms, undated, bool(matches))
     # the discount's deadline beside a net count ("… 10 Tagen (bis …), netto 30") is no due date
@@ -1004,7 +1150,7 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
     # (14.10.2026)") is the count's start or the receipt date, no other date: left out, unless it is
     # all the terms give
     others = [(fmt, m) for fmt, m in matches if _date_from_match(fmt, m).value != start]
-    if others or numbers or _EOM.search(rest) or _ON_RECEIPT.search(clean):
+    if others or numbers or _month_end(rest, numbers) or _ON_RECEIPT.search(clean):
         matches = others
     dates = [_date_from_match(fmt, m) for fmt, m in matches]
     if len({d.value for d in dates}) > 1:
@@ -1029,7 +1175,7 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
             base = when
         elif (
             not numbers
-            and not _EOM.search(rest)
+            and not _month_end(rest, numbers)
             and _DUE_LABEL.search(before)
             and not _DISCOUNT_CLAUSE.search(clause)
         ):
@@ -1080,14 +1226,17 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
 
     if base == start:  # a count from another event ("30 days after delivery") with no date for it
         _check_count_start(terms, rest)
-    if _ON_RECEIPT.search(clean):
+    cash = None if numbers or dates else _PAY_NOW.search(clean)
+    if _ON_RECEIPT.search(clean) or cash:
         return DueDate(
             invoice_date=start,
             terms=terms,
             rule="on_receipt",
             days=0,
             due_date=start,
-            derivation=f"due on receipt → the invoice date {start}",
+            derivation=f"due on receipt → the invoice date {start}"
+            if _ON_RECEIPT.search(clean) or cash is None
+            else f"cash terms ({cash.group(0)!r}): due at once, as on receipt → the invoice date {start}",
         )
 
     note = None
@@ -1096,7 +1245,25 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
             f"early-payment discount: {pct}% if paid within {ddays} days "
             f"(by {base + timedelta(days=ddays)}); the due date below is the net date"
         )
-    if _EOM.search(rest):
+    if next_day := _NEXT_MONTH_DAY.search(clean):
+        if numbers or ddays is not None or base != start:
+            raise _terms_error(terms, f"{next_day.group(0)!r} and a day count besides: not chosen between")
+        next_year, next_month = (start.year + 1, 1) if start.month == 12 else (start.year, start.month + 1)
+        day = int(next_day.group("d"))
+        if not 1 <= day <= calendar.monthrange(next_year, next_month)[1]:
+            raise _terms_error(
+                terms, f"{next_day.group(0)!r}: the month after the invoice's has no day {day}"
+            )
+        due = date(next_year, next_month, day)
+        return DueDate(
+            invoice_date=start,
+            terms=terms,
+            rule="day_of_next_month",
+            days=(due - start).days,
+            due_date=due,
+            derivation=f"day {day} of the month after the invoice month ({start:%Y-%m}) = {due}",
+        )
+    if _month_end(rest, numbers):
         if len(numbers) > 1:
             raise _terms_error(terms, f"several day counts ({sorted(numbers)})")
         days = numbers.pop() if numbers else 0

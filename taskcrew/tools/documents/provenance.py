@@ -25,7 +25,7 @@ from datetime import date
 from decimal import Decimal
 from typing import TYPE_CHECKING, Protocol
 
-from taskcrew.tools.ap import NEGATIVE_IN_BRACKETS
+from taskcrew.tools.ap import CREDIT_MARK, NEGATIVE_IN_BRACKETS, TAX_WORD
 from taskcrew.tools.documents.models import OCR_MARK, FileContent, OcrReading, OcrValue, PageText
 from taskcrew.tools.documents.ocrlines import unmisread_text
 
@@ -306,7 +306,7 @@ def _amount_doubts(line: str, want: ParsedAmount, stated: frozenset[str]) -> lis
 
 # a word after which a count comes, not an amount: 'Net 30 950.00' is 30 days and 950.00
 _COUNT_WORD = re.compile(r"(?i)net|netto|qty|menge|anzahl|qt[ée]|antal|pos")
-_TAX_WORD = re.compile(r"(?i)vat|tax|mwst|ust|gst|hst|pst|tva|iva|btw|moms|alv")
+_TAX_WORD = TAX_WORD  # the one list of tax words (``ap.TAX_WORDS``)
 _CENTS = re.compile(r"\d[.,]\d\d(?!\d)")
 
 
@@ -592,7 +592,8 @@ def _ambiguous_amounts(text: str) -> set[str]:
             return set()
     whole, _, frac = match.groups()
     bare = text.strip()
-    sign = -1 if bare.startswith("-") or bare.endswith("-") or NEGATIVE_IN_BRACKETS.search(bare) else 1
+    credit = NEGATIVE_IN_BRACKETS.search(bare) or CREDIT_MARK.search(bare)  # "(1,500)", "1,500 CR"
+    sign = -1 if bare.startswith("-") or bare.endswith("-") or credit else 1
     readings = (Decimal(whole + frac), Decimal(f"{whole}.{frac}"))
     return {"amount:" + str((sign * number).normalize()) for number in readings}
 
