@@ -284,7 +284,7 @@ def _answer_section(ctx: RunContext, state: RunState, outcome: str) -> list[str]
             if changes
             else "What the crew found** (the last step's words, not checked by code"
         )
-        if _replayed(ctx):  # every step was a routine's (``routines.replay``): its code wrote them
+        if _routine_wrote(ctx, state):
             label = "The last step's words** (written by the routine's code, not by a model"
         out += ["", f"**{label}): {md.text(last.summary, 1500)}"]
         if problem := unsupported(ctx, state):
@@ -473,6 +473,13 @@ def _replayed(ctx: RunContext, ran: bool = False) -> bool:
     """A routine replayed the run (``ran``: or fell back after replaying part of it)."""
     outcome = getattr(getattr(ctx, "replay", None), "outcome", None)
     return outcome == "replayed" or (ran and outcome in ("fell_back", "rejected"))
+
+
+def _routine_wrote(ctx: RunContext, state: RunState) -> bool:
+    """A routine replayed the run and its code wrote the last step: the replay's plan (version 1) is
+    the run's last, no agent reworked the run after it (the verifier did not confirm the replay: a
+    new plan, steps the models wrote)."""
+    return _replayed(ctx) and state.plan_version == 1 and all(s.plan_version == 1 for s in state.steps_done)
 
 
 def _worker_called(usage: Any) -> bool:

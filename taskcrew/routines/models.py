@@ -495,14 +495,33 @@ LEGAL_FORMS = frozenset(
 )
 """Words of a company's legal form: "Bharat Components Pvt. Ltd." is Bharat Components, "Globex
 Corp" is Globex. No other word is dropped: "Northwind Traders Logistics" is another company."""
+MULTI_WORD_FORMS: dict[tuple[str, ...], str] = {
+    ("gmbh", "co", "kg"): "gmbh & co kg",  # a KG whose partner is a GmbH: neither a GmbH nor a KG
+    ("ag", "co", "kg"): "ag & co kg",
+    ("se", "co", "kg"): "se & co kg",
+    ("sp", "z", "oo"): "sp z oo",  # "Sp. z o.o.", the Polish limited company
+    ("sa", "rl"): "sarl",  # "S.à r.l." (accents dropped, as ``name_key`` reads it) is a SARL
+    ("sà", "rl"): "sarl",
+    ("pvt", "ltd"): "ltd",  # a limited company however qualified: "Pvt. Ltd.", "Pte. Ltd.", "Pty Ltd",
+    ("pty", "ltd"): "ltd",  # "Co., Ltd." — a person checks which of "X Pvt Ltd" and "X Ltd" is meant
+    ("co", "ltd"): "ltd",
+}
+"""Legal forms of several words, each one form (words as ``_words`` reads them, after
+``_LEGAL_FORM_SPELLINGS``): "Schmidt GmbH & Co. KG" is Schmidt with one legal form, another
+company's than "Schmidt GmbH" or "Schmidt KG" (``other_entities``)."""
 
 
 def _form_start(words: list[str]) -> int:
-    """Where a name's trailing legal form starts in its ``words`` (``len(words)``: none); a name that
-    is nothing but a legal form is a name (0 is never returned for words)."""
+    """Where a name's trailing legal forms start in its ``words`` (``len(words)``: none), a form of
+    several words (``MULTI_WORD_FORMS``) as one; a name that is nothing but a legal form is a name (0
+    is never returned for words)."""
     end = len(words)
-    while end and words[end - 1] in LEGAL_FORMS:
-        end -= 1
+    while end:
+        spelled = [_LEGAL_FORM_SPELLINGS.get(w, w) for w in words[:end]]
+        many = next((len(f) for f in MULTI_WORD_FORMS if len(f) <= end and tuple(spelled[-len(f) :]) == f), 0)
+        if not many and words[end - 1] not in LEGAL_FORMS:
+            break
+        end -= many or 1
     return end or len(words)
 
 
@@ -577,7 +596,13 @@ def _entity(text: str) -> tuple[list[str], list[str]]:
     ("АG", a Cyrillic А) is no legal form here, only a word of the name."""
     words = _words(unicodedata.normalize("NFKC", text))
     end = _form_start(words)
-    return words[:end], [_LEGAL_FORM_SPELLINGS.get(w, w) for w in words[end:]]
+    spelled = [_LEGAL_FORM_SPELLINGS.get(w, w) for w in words[end:]]
+    forms, i = [], 0
+    while i < len(spelled):  # a form of several words is one (``MULTI_WORD_FORMS``)
+        many = max((f for f in MULTI_WORD_FORMS if tuple(spelled[i : i + len(f)]) == f), key=len, default=())
+        forms.append(MULTI_WORD_FORMS[many] if many else spelled[i])
+        i += len(many) or 1
+    return words[:end], forms
 
 
 def other_entities(text: str, other: str) -> bool:
@@ -587,8 +612,10 @@ def other_entities(text: str, other: str) -> bool:
     Traders" and "Northwind Traders Ltd"), the forms are one ("Corp", "Corporation"), or the names
     differ in a letter drawn alike ("Sіemens plc", a Cyrillic і, or "Siemens АG"): those stay named
     alike (``name_key``) — which record is meant is for a person to check. Each name must have
-    exactly one legal form: "Northwind Traders Ltd Ltd", "… Limited Ltd" or "… Co Ltd" beside
-    "Northwind Traders Ltd" (a form repeated, or one's forms holding the other's) stay alike."""
+    exactly one legal form: "Northwind Traders Ltd Ltd" or "… Limited Ltd" beside "Northwind Traders
+    Ltd" (a form repeated) stay alike. A form of several words is one (``MULTI_WORD_FORMS``): "Schmidt
+    GmbH & Co. KG" and "Schmidt GmbH", or "Müller KG" and "Müller GmbH & Co. KG", are two companies;
+    "… Co Ltd" or "… Pvt Ltd" is a Ltd, named alike with "… Ltd"."""
     (name, form), (other_name, other_form) = _entity(text), _entity(other)
     return len(form) == len(other_form) == 1 and form != other_form and name == other_name
 

@@ -34,6 +34,7 @@ from taskcrew.routines.models import (
     name_key,
     resembles,
 )
+from taskcrew.routines.template import not_owed
 
 PAGE_TRIES = 3
 FIELD_KINDS = ("type", "select", "check")
@@ -297,6 +298,12 @@ class Replayer:
                 f"{', '.join(lacking)} from {found.path}, and its steps enter {it} (a heal learned {it} "
                 "from another issuer's invoice, most likely): the agent does the chore, and its verified "
                 "run teaches this issuer's template",
+                ["find and read the document", *self._remaining(0)],
+            )
+        template = self.routine.template_for(fill(self.routine.documents.search, self.params))
+        if template is not None and (why := not_owed(template, found.values)):
+            raise Fallback(
+                f"file work: {found.path}: {why}; the agent and the person decide what to do with it",
                 ["find and read the document", *self._remaining(0)],
             )
         values = {k: v for k, v in found.values.items() if k in self.routine.values}

@@ -9,10 +9,17 @@ the invoice date and the printed terms (``ap.due_date``); a currency that is not
 as the currency of the total. Extraction reads each anchor's line and parses what follows it; the
 checks (total = subtotal + tax, due = date + terms, due not before the date) must hold, or the
 values are not used.
+
+Amounts are read as the invoice reader reads them — one reader, never a pattern of this module's: the
+words of a line as ``documents.provenance`` reads their amounts (``_amounts_in``: signed, bracketed
+credits, every grouping of ``ap.GROUPS``), the words after a label as ``ap.parse_amount`` reads them
+(``_amount_after``). A credit's total reads negative ("-9,180.00", "(9,180.00)", "9,180.00-"), and a
+total that is zero or negative is no amount owed (``not_owed``): a replay enters no bill for it.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from datetime import date
@@ -21,7 +28,10 @@ from decimal import Decimal
 from taskcrew.routines.models import Check, Derived, FieldRule, Template
 from taskcrew.tools import ap
 
-_AMOUNT_TOKEN = re.compile(r"(?:Rs\.?|US\$|[$€£₹])?\s?\d[\d.,'\u00a0 ]*\d(?:\s?[A-Z]{3})?|\d")
+# the verifier's reading of a line's amounts (private: documents.provenance has no public one that reads a
+# line; the one reader of amounts, imported, not copied)
+from taskcrew.tools.documents.provenance import _amounts_in
+
 _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _PLAIN_AMOUNT = re.compile(r"^\d+\.\d{2}$")
 _CURRENCY = re.compile(r"^[A-Z]{3}$")
@@ -122,30 +132,76 @@ def _find_date(lines: list[str], value: str) -> _Found | None:
     return _best(found)
 
 
-def _amounts(rest: str) -> list[tuple[str, ap.ParsedAmount]]:
-    out = []
-    for match in _AMOUNT_TOKEN.finditer(rest):
-        try:
-            out.append((match.group(0), ap.parse_amount(match.group(0))))
-        except ValueError:
-            continue
-    return out
+@dataclass(frozen=True)
+class _Amount:
+    value: Decimal
+    currency: str | None
+    alone: bool  # the words after the label are this amount and nothing more
+
+    @property
+    def plain(self) -> str:
+        """As ``ap.parse_amount`` writes it: no grouping, '.' decimals, at least two."""
+        exponent = self.value.as_tuple().exponent
+        return ap.plain_amount(self.value, decimals=max(2, -exponent if isinstance(exponent, int) else 2))
+
+
+@functools.lru_cache(maxsize=2048)
+def _line_amounts(text: str) -> tuple[tuple[Decimal, tuple[str, ...], str], ...]:
+    """The amounts ``text`` writes as the invoice reader reads a line (``_amounts_in``), in order."""
+    return tuple(_amounts_in(text))
+
+
+def _amount_after(line: str, at: int) -> _Amount | None:
+    """The amount printed after the label ``line[:at]``, as the invoice reader reads it: of the line's
+    amounts (``_amounts_in``, so a dash after a label is no minus and brackets after a tax word are an
+    aside) those after the label, the one the words after it are as one amount (``ap.parse_amount``:
+    "CHF 1 234.50" after "Total" is 1234.50, not a count and 234.50), else the one read without
+    doubt. None when the words after the label write none, several, or one in doubt."""
+    readings = list(_line_amounts(line))
+    for value, _currencies, _doubt in _line_amounts(line[:at]):  # the label's own numbers ("VAT 20%")
+        same = next((k for k, r in enumerate(readings) if r[0] == value), None)
+        if same is not None:
+            del readings[same]
+    if not readings:
+        return None
+    rest = line[at:].strip().lstrip(":").strip()
+    try:
+        whole = ap.parse_amount(rest)
+    except (ValueError, ArithmeticError):
+        whole = None
+    if whole is not None and any(value == whole.value for value, _c, _d in readings):
+        return _Amount(whole.value, whole.currency, alone=True)
+    if any(doubt for _v, _c, doubt in readings) or len({value for value, _c, _d in readings}) != 1:
+        return None
+    value, currencies, _doubt = readings[0]
+    return _Amount(value, currencies[0] if currencies else None, alone=False)
+
+
+def _amount_starts(line: str) -> list[int]:
+    """Where an amount may begin on ``line`` after a label: a word with a digit, a sign or bracket, or a
+    currency ("$", "-", "(", "CHF", "Rs.")."""
+    return [
+        word.start()
+        for word in re.finditer(r"\S+", line)
+        if word.start() > 0
+        and (
+            re.search(r"\d", word.group(0))
+            or not re.search(r"[^\W\d_]", word.group(0))
+            or ap.currencies_in(word.group(0))
+        )
+    ]
 
 
 def _find_amount(lines: list[str], value: Decimal) -> _Found | None:
     found = []
     for at, line in enumerate(lines):
-        for match in _AMOUNT_TOKEN.finditer(line):
-            try:
-                parsed = ap.parse_amount(match.group(0))
-            except ValueError:
+        for start in _amount_starts(line):
+            amount = _amount_after(line, start)
+            if amount is None or amount.value != value:
                 continue
-            if parsed.value != value:
-                continue
-            anchor = _label(line[: match.start()])
+            anchor = _label(line[:start])
             if anchor and not re.search(r"\d", anchor.rstrip(" %")[-1:]):
-                after = line[match.end() :].strip()
-                found.append(_Found(anchor, line[match.start() :], 0 if not after else 1, at))
+                found.append(_Found(anchor, line[start:], 0 if amount.alone else 1, at))
     return _best(found, last=True)
 
 
@@ -247,14 +303,10 @@ def _learn(lines: list[str], text: str, values: dict[str, str], issuer: str, sou
 
 
 def _currency_on(lines: list[str], anchor: str) -> str | None:
-    for line in lines:
-        at = line.find(anchor)
-        if at < 0:
-            continue
-        rest = line[at + len(anchor) :]
-        for _token, parsed in _amounts(rest):
-            if parsed.currency:
-                return parsed.currency
+    for line, end in _labelled(lines, anchor):
+        amount = _amount_after(line, end)
+        if amount is not None and amount.currency:
+            return amount.currency
         codes = [c for c in _CODE.findall(line) if c in ap.ISO_CURRENCIES - ap.WORD_CODES]  # not 'ALL'
         if codes:
             return codes[0]
@@ -267,18 +319,11 @@ def _sum_parts(lines: list[str], total: Decimal, total_anchor: str) -> tuple[str
     for line in lines:
         if line.startswith(total_anchor):
             break
-        match = _AMOUNT_TOKEN.search(line)
-        tokens = list(_AMOUNT_TOKEN.finditer(line))
-        if not match or not tokens:
-            continue
-        last = tokens[-1]
-        anchor = _label(line[: tokens[0].start()])
-        if anchor is None:
-            continue
-        try:
-            labelled.append((line[: last.start()].strip(), ap.parse_amount(last.group(0)).value))
-        except ValueError:
-            continue
+        for start in _amount_starts(line):
+            amount = _amount_after(line, start)
+            if amount is not None and _label(line[:start]) is not None:
+                labelled.append((line[:start].strip(), amount.value))
+                break
     for i, (a_label, a) in enumerate(labelled):
         for b_label, b in labelled[i + 1 :]:
             if a + b == total and a_label != b_label:
@@ -286,18 +331,20 @@ def _sum_parts(lines: list[str], total: Decimal, total_anchor: str) -> tuple[str
     return None
 
 
-def _after(lines: list[str], anchor: str) -> list[str]:
-    """What follows ``anchor`` on each line that has it (where a label sits, case as printed)."""
+def _labelled(lines: list[str], anchor: str) -> list[tuple[str, int]]:
+    """Each line that has ``anchor`` where a label sits (case as printed; not inside a word: "TOTAL"
+    of "SUBTOTAL"), with where the label ends."""
     out = []
     for line in lines:
-        at = line.find(anchor)
+        at = next((m.start() for m in re.finditer(rf"(?<![^\W\d_]){re.escape(anchor)}", line)), -1)
         if at >= 0:
-            out.append(line[at + len(anchor) :].strip().lstrip(":").strip())
+            out.append((line, at + len(anchor)))
     return out
 
 
 def _read(rule: FieldRule, lines: list[str]) -> str | None:
-    for rest in _after(lines, rule.anchor):
+    for line, end in _labelled(lines, rule.anchor):
+        rest = line[end:].strip().lstrip(":").strip()
         if rule.kind == "text":
             match = re.match(rf"({rule.pattern})(?![\w])", rest)
             if match:
@@ -310,9 +357,9 @@ def _read(rule: FieldRule, lines: list[str]) -> str | None:
             if found:
                 return found[0].value.isoformat()
         elif rule.kind == "amount":
-            amounts = _amounts(rest)
-            if amounts:
-                return amounts[-1][1].plain
+            amount = _amount_after(line, end)
+            if amount is not None:
+                return amount.plain
         elif rule.kind == "terms" and rest:
             return rest
     return None
@@ -376,6 +423,27 @@ def check(template: Template, got: dict[str, str]) -> None:
             raise ExtractionError(f"{item.name} {got[item.name]} is before {got[item.inputs[0]]}")
     if dates and any(not _valid(d) for d in dates):
         raise ExtractionError(f"a date does not exist: {dates}")
+
+
+def not_owed(template: Template, values: dict[str, str]) -> str | None:
+    """Why the total ``template`` read (its first amount: ``check``) is no amount owed — zero, or
+    negative (a credit note prints "-9,180.00", "(9,180.00)" or "9,180.00-") — or None when it is
+    owed. A replay never enters such a total as a bill: the agent and the person decide."""
+    total = next((f.name for f in template.fields if f.kind == "amount"), None)
+    if total is None or total not in values:
+        return None
+    try:
+        value = Decimal(values[total])
+    except ArithmeticError:
+        return f"its {total} {values[total]!r} is no number"
+    if value > 0:
+        return None
+    what = "zero" if value == 0 else "negative (a credit note or a refund, not a bill)"
+    currency = next((values[d.name] for d in template.derived if d.rule == "currency_of_total"), "")
+    return (
+        f"the document's total is {values[total]}{' ' + currency if currency else ''}: {what}, no amount "
+        "owed, so the routine enters no bill for it"
+    )
 
 
 def _valid(text: str) -> bool:
