@@ -4,7 +4,7 @@
    issuer's credit memo in its invoice layout ("TOTAL PAYABLE -9,180.00 USD", "(9,180.00) USD",
    "9,180.00- USD") was read as +9180.00 (subtotal and tax lost their signs too, so the sum check held),
    and the replay entered a bill of +9,180.00 USD, "every step matched". Now the template reads the
-   line's amounts with the verifier's reader (``documents.provenance._amounts_in``) and the words after
+   line's amounts with the verifier's reader (``documents.provenance.amounts_in``) and the words after
    a label with ``ap.parse_amount``: signed. A total that is zero or negative is no amount owed: the
    replay enters no bill and hands the run to the agent with the reason (``template.not_owed``).
 2. The pattern grouped thousands only by "," "." "'" space and no-break space: "CHF 1’234.50" (the

@@ -11,7 +11,7 @@ checks (total = subtotal + tax, due = date + terms, due not before the date) mus
 values are not used.
 
 Amounts are read as the invoice reader reads them — one reader, never a pattern of this module's: the
-words of a line as ``documents.provenance`` reads their amounts (``_amounts_in``: signed, bracketed
+words of a line as ``documents.provenance`` reads their amounts (``amounts_in``: signed, bracketed
 credits, every grouping of ``ap.GROUPS``), the words after a label as ``ap.parse_amount`` reads them
 (``_amount_after``). A credit's total reads negative ("-9,180.00", "(9,180.00)", "9,180.00-"), and a
 total that is zero or negative is no amount owed (``not_owed``): a replay enters no bill for it.
@@ -30,7 +30,7 @@ from taskcrew.tools import ap
 
 # the verifier's reading of a line's amounts (private: documents.provenance has no public one that reads a
 # line; the one reader of amounts, imported, not copied)
-from taskcrew.tools.documents.provenance import _amounts_in
+from taskcrew.tools.documents.provenance import amounts_in
 
 _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _PLAIN_AMOUNT = re.compile(r"^\d+\.\d{2}$")
@@ -147,13 +147,13 @@ class _Amount:
 
 @functools.lru_cache(maxsize=2048)
 def _line_amounts(text: str) -> tuple[tuple[Decimal, tuple[str, ...], str], ...]:
-    """The amounts ``text`` writes as the invoice reader reads a line (``_amounts_in``), in order."""
-    return tuple(_amounts_in(text))
+    """The amounts ``text`` writes as the invoice reader reads a line (``amounts_in``), in order."""
+    return tuple(amounts_in(text))
 
 
 def _amount_after(line: str, at: int) -> _Amount | None:
     """The amount printed after the label ``line[:at]``, as the invoice reader reads it: of the line's
-    amounts (``_amounts_in``, so a dash after a label is no minus and brackets after a tax word are an
+    amounts (``amounts_in``, so a dash after a label is no minus and brackets after a tax word are an
     aside) those after the label, the one the words after it are as one amount (``ap.parse_amount``:
     "CHF 1 234.50" after "Total" is 1234.50, not a count and 234.50), else the one read without
     doubt. None when the words after the label write none, several, or one in doubt."""

@@ -197,7 +197,7 @@ def shows_value(text: str, value: str, document: str | None = None) -> bool:
 
     One reading of values with the verifier's (``crew.evidence.plain``: every dash and minus sign is
     a hyphen): an amount is shown by an amount of the text as ``ap.parse_amount`` reads it
-    (``_amounts_in``) — signed (``TOTAL −1,234.50``, ``1,234.50-`` and ``- 1,234.50`` show -1234.50,
+    (``amounts_in``) — signed (``TOTAL −1,234.50``, ``1,234.50-`` and ``- 1,234.50`` show -1234.50,
     never 1234.50; a dash that separates words, ``Amount Due - $1,234.50``, is no minus) and in the
     currency the text states for it, if the value names one (``Total EUR 1.234,50`` does not show
     ``1234.50 USD``); a line naming no currency takes those of ``document``, the file it is a line
@@ -292,7 +292,7 @@ def _amount_doubts(line: str, want: ParsedAmount, stated: frozenset[str]) -> lis
 
     named: set[str] | frozenset[str] | None = None
     found: list[str] = []
-    for number, currencies, doubt in _amounts_in(line):
+    for number, currencies, doubt in amounts_in(line):
         if number != want.value:
             continue
         if not want.currencies or set(want.currencies) & set(currencies):
@@ -310,7 +310,7 @@ _TAX_WORD = TAX_WORD  # the one list of tax words (``ap.TAX_WORDS``)
 _CENTS = re.compile(r"\d[.,]\d\d(?!\d)")
 
 
-def _amounts_in(line: str) -> list[tuple[Decimal, tuple[str, ...], str]]:
+def amounts_in(line: str) -> list[tuple[Decimal, tuple[str, ...], str]]:
     """The amounts ``line`` writes, as ``ap.parse_amount`` reads them (signed, with the currencies the
     signs and codes written against them may stand for, and the doubt of a reading of numbers one
     space apart: ``_doubt``), both readings of one whose separator may group thousands or mark
