@@ -691,10 +691,15 @@ _WORKING_DAYS = re.compile(
     r"|\d+\s*hverdage|\d+\s*dni\s+robocz",
     re.IGNORECASE,
 )
-_DAY_NUMBER = re.compile(  # "n30", "n/30", "n 30": the US shorthand of net 30 ("2/10, n/30")
-    rf"\bnet(?:to|o)?\s*(?P<a>\d+)\b|\bn\s?/?\s?(?P<b>\d+)\b|(?P<c>\d+)\s*{_DAYS_WORD}"
+# "n/30", "n30": the US shorthand of net 30 ("2/10, n/30"); "n 30" only right after a discount ("2/10 n 30",
+# "2% 10, n 30": read as "n/30", ``_N_AFTER_DISCOUNT``), never a lone "n <number>" ("contract N 45")
+_DAY_NUMBER = re.compile(
+    rf"\bnet(?:to|o)?\s*(?P<a>\d+)\b|\bn(?:\s?/\s?)?(?P<b>\d+)\b|(?P<c>\d+)\s*{_DAYS_WORD}"
     r"|\b(?:within|innerhalb(?:\s+von)?|binnen|inom|innen|inden(?:\s+for)?|in)\s+(?P<d>\d+)\b|(?:\+|plus)\s*(?P<e>\d+)\b",
     re.IGNORECASE,
+)
+_N_AFTER_DISCOUNT = re.compile(
+    r"(?P<discount>(?:\d+(?:[.,]\d+)?\s*%\s*/?\s*|\b\d+/)\d+\s*,?\s*)\bn\s+(?=\d)", re.I
 )
 # the end of the month as the start of the count: only tied to it ("30 days EOM", "Net 30 days after
 # month end", "30 Tage nach Monatsende", "30 jours fin de mois", "EOM + 30", "end of month + 30"), or with
@@ -837,7 +842,7 @@ _LATE_START = re.compile(
     re.IGNORECASE,
 )
 _TERMS_WORD = re.compile(
-    rf"\b{_PAY_WORD}\b|\b(?:due|net(?:to|o)?|n\s?/?\s?\d+|terms|paid|f[äa]llig\w*|[ée]ch[ée]ance|vencimiento|scadenza"
+    rf"\b{_PAY_WORD}\b|\b(?:due|net(?:to|o)?|n(?:\s?/\s?)?\d+|terms|paid|f[äa]llig\w*|[ée]ch[ée]ance|vencimiento|scadenza"
     r"|verval\w*|betal\w*|f[öo]rfall\w*|forfald\w*|er[äa]p[äa]iv[äa]|splatn\w*|eom)\b|支払|付款|支付|지급|결제|납부",
     re.IGNORECASE,
 )
@@ -852,12 +857,15 @@ _COUNT_START = re.compile(
     r"|fra|date|data|fecha)(?![^\W\d_])(?P<what>[^,;()\[\]]*)",
     re.IGNORECASE,
 )
-# the invoice as a count's start: a word of the invoice (its date, its receipt: "invoice date",
-# "Rechnungserhalt", "date de facture", "data fattura", "date hereof"), or a word that names no event of
-# its own — receipt (of the invoice, as "due on receipt" is), a date, the end of the month (``_EOM``) —
-# unless the word joined to it names another ("receipt of goods", "date of delivery", "Erhalt der Ware")
+# the invoice as a count's start: a word of the invoice (its date, its issue, its receipt: "invoice date",
+# "date of issue", "date d'émission", "fecha de emisión", "Ausstellungsdatum", "Rechnungserhalt", "date de
+# facture", "data fattura", "date hereof"), or a word that names no event of its own — receipt (of the
+# invoice, as "due on receipt" is), a date, the end of the month (``_EOM``) — unless the word joined to it
+# names another ("receipt of goods", "date of delivery", "Erhalt der Ware")
 _INVOICE_WORD = re.compile(
-    r"invoic|rechnung|factur|fattur|factuur|faktur|lasku|^(?:billing|statement|hereof)$", re.I
+    r"invoic|rechnung|factur|fattur|factuur|faktur|lasku|^issu|[ée]mission|emisi[óo]n|ausstellung|uitgifte"
+    r"|^(?:billing|statement|hereof)$",
+    re.I,
 )
 _OPEN_WORD = re.compile(
     r"receipt|receiving|date|datum|erhalt|eingang|zugang|empfang|r[ée]ception|recepci[óo]n|fecha|ricevimento"
@@ -865,11 +873,54 @@ _OPEN_WORD = re.compile(
     re.IGNORECASE,
 )
 _DATE_WORD = re.compile(r"date|datum|data|fecha", re.IGNORECASE)
-_JOINING_WORD = re.compile(
-    r"of|the|this|our|your|its|an?|der|die|das|dem|den|des|de|du|del|della|dello|di|la|le|les|l|el|il|lo|het|van"
-    r"|von|do|da|af|av|and|und|et|y|e|en|och|og",
+# the words joining what a count's start names: "of" and the like (what a word is of: "delivery of the
+# invoice", ``_of_invoice``) and "and" ("delivery and invoice": both)
+_OF_WORDS = (
+    r"of|the|this|our|your|its|an?|der|die|das|dem|den|des|de|du|del|della|dello|di|la|le|les|l|d|el|il|lo|het|van"
+    r"|von|do|da|af|av"
+)
+_JOINING_WORD = re.compile(_OF_WORDS + r"|and|und|et|y|e|en|och|og", re.IGNORECASE)
+# an event other than the invoice a count may run from: delivery, goods (their receipt), shipment, acceptance,
+# completion, installation, a service ("30 days post delivery", "within 30 days once goods are delivered",
+# "30 Tage nach Wareneingang", "30 jours fin de mois après livraison") — unless it is the invoice's
+# ("delivery of invoice", ``_of_invoice``) or a cost ("shipping charges", "Versandkosten"). Its word anywhere
+# in the sentence of a day count or month end refuses the terms unless they give its date (``_other_event``)
+_EVENT_WORD = re.compile(
+    r"\b(?:(?:deliver|(?:ge)?liefer(?!ant)|livr|(?:ge)?lever(?!an(?:cier|t))|aflever|entreg|consegn|ship|d[ie]spatch"
+    r"|versand|versend|exp[ée]di|spedi|dostaw|toimit|arriv|ware|marchandis|merchandis|mercanc|mercader"
+    r"|instal(?!l?ment)|servic|serviz|leistung|prestat|prestaci)(?!\w*(?:kosten|geb[üu]hr|adresse))\w*"
+    r"|goods|goederen|merce|env[ií]os?|embarque|acceptance|acceptation|aceptaci[óo]n|accettazione|abnahme"
+    r"|collaudo|oplevering|completion|completed|fertigstellung|ach[èe]vement|completamento|montage)\b"
+    r"(?!\s+(?:and\s+handling\s+)?(?:charges?|fees?|costs?|address))",
     re.IGNORECASE,
 )
+# a count from the later or the earlier of two events ("… from the invoice date or delivery, whichever is
+# later"): not computed, even where the terms date the other event
+_WHICHEVER = re.compile(
+    r"\bwhichever\b|\bje\s+nachdem\b|\bla\s+plus\s+(?:tardive|tard|t[ôo]t)\b|\blo\s+que\s+(?:ocurra|suceda)\b",
+    re.IGNORECASE,
+)
+_WORD_AFTER = re.compile(rf"(?:[\s'’]+(?:{_OF_WORDS})(?![^\W\d_]))*[\s'’]+(?P<word>[^\W\d_]+)", re.IGNORECASE)
+
+
+def _of_invoice(text: str, word: re.Match[str]) -> bool:
+    """Whether ``word`` (a match in ``text``) is of the invoice: an invoice word after it, "of" and the
+    like between ("delivery of the invoice", "receipt of a correct invoice"), or right before it
+    ("invoice delivery")."""
+    after = _WORD_AFTER.match(text, word.end())
+    before = re.search(r"([^\W\d_]+)\s+$", text[: word.start()])
+    return any(m and _INVOICE_WORD.search(m.group(1)) for m in (after, before))
+
+
+def _other_event(read: str) -> str:
+    """The word of an event other than the invoice (``_EVENT_WORD``) in a sentence of ``read`` (the terms'
+    parts about paying, ``_day_counts``) that gives a day count or a month end, "" for none."""
+    for sentence in _SENTENCE_BREAK.split(read):
+        if _DAY_NUMBER.search(sentence) or _EOM.search(sentence):
+            for word in _EVENT_WORD.finditer(sentence):
+                if not _of_invoice(sentence, word):
+                    return word.group(0)
+    return ""
 
 
 def _count_start(text: str) -> str:
@@ -881,28 +932,30 @@ def _count_start(text: str) -> str:
             continue
         joined, previous = True, ""  # whether the next word names the start too, and the word before
         words = list(re.finditer(r"[^\W\d_]+", start.group("what")))
-        for i, found in enumerate(words):
-            word, then = found.group(0), words[i + 1].group(0) if i + 1 < len(words) else ""
+        for found in words:
+            word = found.group(0)
             if _JOINING_WORD.fullmatch(word):
                 joined = True
                 continue
             if not (joined or _DATE_WORD.fullmatch(previous)):
                 break  # a word after the start ("from receipt unless …"), but what a date is of ("data consegna")
-            if _INVOICE_WORD.search(then):
-                continue  # a word of the invoice ("receipt of a correct invoice")
+            if _of_invoice(start.group("what"), found):
+                continue  # a word of the invoice ("receipt of a correct invoice", "delivery of invoice")
             if not (_INVOICE_WORD.search(word) or _OPEN_WORD.fullmatch(word)):
                 return " ".join(text[count.start() : start.start("what") + found.end()].split())
             joined, previous = False, word
     return ""
 
 
-def _counts_from_its_date(before: str) -> bool:
-    """Whether the terms give, right after the event their day count runs from, its date (``before``:
-    the text before the date): "30 days after delivery on 2026-10-05", "30 Tage nach Lieferung am
-    05.10.2026", "Net 30 from delivery date: …", "30 jours après livraison (…)"."""
+def _counts_from_its_date(before: str) -> str:
+    """The count and the event it runs from (``_count_start``) where the terms give, right after them,
+    the event's date (``before``: the text before the date), "" for none: "30 days after delivery on
+    2026-10-05", "30 Tage nach Lieferung am 05.10.2026", "Net 30 from delivery date: …", "30 jours après
+    livraison (…)"."""
     other = _count_start(before)
     after = r"\s*(?:on|dated|am|vom|le|du|el|del|il|op|date|datum)?\s*[:(]?\s*$"
-    return bool(other) and re.search(re.escape(other) + after, " ".join(before.split()), re.I) is not None
+    dated = other and re.search(re.escape(other) + after, " ".join(before.split()), re.I)
+    return other if dated else ""
 
 
 # The one rule for a rate beside a day count (``_day_counts``): a tax's rate (``_TAX_RATE``) is none; a
@@ -1006,10 +1059,8 @@ def _day_counts(terms: str, undated: str, dated: bool = False) -> tuple[set[int]
     ]
     # the sentences about paying (``_about_paying``), every one where none is ("30 Tage nach Lieferung",
     # "E.O.M.": the words of a count's start are read by ``_count_start``), and of each part its rate
-    all_parts = [part for sentence in sentences for part in sentence]
-    read = [
-        part for sentence in sentences if any(map(_about_paying, sentence)) for part in sentence
-    ] or all_parts
+    read_sentences = [sentence for sentence in sentences if any(map(_about_paying, sentence))] or sentences
+    read = [part for sentence in read_sentences for part in sentence]
     rated = [(part, rate) for part in read if (rate := _RATE.search(part))]
     counts: set[int] = set()  # the net counts: those of the parts with no rate
     for part in read:
@@ -1033,7 +1084,7 @@ def _day_counts(terms: str, undated: str, dated: bool = False) -> tuple[set[int]
         if written:
             own.add(int(written))
         own |= {_count(m) for m in _DAY_NUMBER.finditer(rest)}
-    text = " ; ".join(read)
+    text = " ; ".join(" , ".join(sentence) for sentence in read_sentences)  # parts of a sentence stay one
     other = bool(counts | own) or dated or bool(_EOM.search(text) or _ON_RECEIPT.search(text))
     if working := _counted_working_days(read, other):
         raise _terms_error(terms, f"{working!r} counts working days, not calendar days")
@@ -1083,11 +1134,14 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
     innerhalb 14 Tagen bis …"; a labelled one beside a count only then) and a discount's deadline ("2% 10 Net 30
     (discount until …)", "2 % Skonto … 10 Tagen (bis 08.10.2026), netto 30 Tage (bis …)": the net date is
     counted). Any other date in the terms (a delivery date, a due date the day count contradicts) is refused: ask a human.
-    "2/10, n/30", "2% 10, n 30": "n/30" is the net count. A day count runs from the invoice date, also where
-    the terms count from the invoice's receipt ("30 days after receipt (of invoice)", as "due on receipt":
-    the receipt date is on no document, and no earlier than the invoice's); one from another event ("30
-    days after delivery", "from receipt of goods", "30 Tage nach Lieferung", "30 jours après livraison":
-    ``_count_start``) is refused unless the terms give that event's date ("… after delivery on 2026-10-05").
+    "2/10, n/30", "2% 10, n 30": "n/30" is the net count ("n 30" only after a discount: "contract N 45" is
+    none). A day count runs from the invoice date, also where the terms count from the invoice's issue or
+    receipt ("30 days from date of issue", "30 days after receipt (of invoice)", as "due on receipt": the
+    receipt date is on no document, and no earlier than the invoice's); one from another event ("30 days
+    after delivery", "from receipt of goods", "30 Tage nach Lieferung", "30 jours après livraison":
+    ``_count_start``), or in a sentence naming one anywhere ("30 days post delivery", "Net 30 EOM after
+    delivery": ``_other_event``), is refused unless the terms give that event's date ("… after delivery on
+    2026-10-05"); one from the later of the invoice and such an event ("whichever is later") always.
     Day counts and discounts are read part by part (``_day_counts``): the smaller of a discount's and the
     net count is the discount's, whatever their order; what is said of paying late gives no day count, no
     discount and no due date, though a date labelled as due beside it stays the due date. A rate is a
@@ -1139,7 +1193,7 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
         rest = rest[: m.start()] + " " + rest[m.end() :]
     if shaped := _DATE_SHAPED.search(rest):  # never read as a rate or a day count ("2/10/2")
         raise _terms_error(terms, f"{shaped.group(0)!r} looks like a date but is none this reader reads")
-    undated = rest
+    undated = _N_AFTER_DISCOUNT.sub(lambda m: m.group("discount") + "n/", rest)
     numbers, pct, ddays, rest = _day_counts(terms, undated, bool(matches))
     # the discount's deadline beside a net count ("… 10 Tagen (bis …), netto 30") is no due date
     if ddays is not None and numbers:
@@ -1160,13 +1214,14 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
             "pass the one printed as the due date"
         )
 
-    base = start  # what a day count runs from
+    base, dated = start, ""  # what a day count runs from, and the event the terms date for it
     if dates:
         # a date is the due date only where the terms label it so and give no day count to count
         # instead; the start of a day count only where they say the count runs from it ("from …")
         when, before = dates[0].value, clean[: matches[0][1].start()]
         clause = re.split(r"[,;()\[\]]", before)[-1]
-        if numbers and (_COUNT_FROM.search(before) or _counts_from_its_date(before)):
+        if numbers and (_COUNT_FROM.search(before) or (dated := _counts_from_its_date(before))):
+            _check_count_start(terms, rest, dated)  # no event but the one dated, no "whichever is later"
             if _LATE.search(_clause_of(clean, matches[0][1], _SENTENCE_BREAK)):
                 raise APInputError(
                     f"the terms {terms!r} count from {when}, and speak of paying late in the same "
@@ -1304,14 +1359,33 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
     )
 
 
-def _check_count_start(terms: str, read: str) -> None:
-    """Refuse terms whose day count runs from another event than the invoice (``_count_start``): its
-    date is not the invoice's, and a due date counted from the invoice date would be made up."""
+def _check_count_start(terms: str, read: str, dated: str = "") -> None:
+    """Refuse terms whose day count runs, or may run, from another event than the invoice: one named
+    right after the count (``_count_start``) or anywhere in its sentence (``_other_event``), unless the
+    terms give its date (``dated``: the count and the event they date, ``_counts_from_its_date``); and
+    a count from the later or earlier of the invoice and such an event (``_WHICHEVER``), dated or not.
+    The event's date is not the invoice's: a due date counted from the invoice date would be made up."""
+    whichever = _WHICHEVER.search(read)
+    if dated and not whichever and (count := _DAY_NUMBER.match(dated)):
+        read = read.replace(dated, count.group(0), 1)  # the event dated is the count's start
+    event = _other_event(read)
+    if event and whichever:
+        raise _terms_error(
+            terms,
+            f"the day count runs from the earlier or later of the invoice and {event!r} "
+            f"({whichever.group(0)!r}): not computed",
+        )
     if other := _count_start(read):
         raise _terms_error(
             terms,
             f"{other!r} counts from another event than the invoice (its date or its receipt), and the "
             "terms give no date for it",
+        )
+    if event:
+        raise _terms_error(
+            terms,
+            f"{event!r} in the sentence of the day count: it may count from another event than the "
+            "invoice (its date or its receipt), and the terms give no date for it",
         )
 
 
