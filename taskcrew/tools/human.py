@@ -9,6 +9,7 @@ records what it was asked, and fails on a question it has no answer for or on un
 from __future__ import annotations
 
 import sys
+import unicodedata
 from collections import deque
 from collections.abc import Callable, Iterable
 from contextlib import suppress
@@ -325,28 +326,56 @@ def continued(text: str) -> str:
     return text.replace("\n", "\n" + CONTINUED)
 
 
+# characters a terminal may draw wider than rich counts them (``rich.cells``, its own table): an
+# emoji skin-tone modifier U+1F3FB–U+1F3FF (rich: 0 columns, as after an emoji; a terminal: 2, and
+# "👍🏽" 4 on many), a regional indicator U+1F1E6–U+1F1FF (two make a flag; rich 1, a terminal 2),
+# and a code point this Python's Unicode tables do not know (category Cn; rich 1, a terminal with
+# newer tables draws an emoji added since 2). wcwidth (what xterm-like terminals and pyte count)
+# counts no character wider than ``char_cells`` (tests/test_terminal_width_s44.py sweeps them all).
+TERMINAL_WIDE = ((0x1F3FB, 0x1F3FF), (0x1F1E6, 0x1F1FF))
+NARROWEST = len(CONTINUED) + 2  # columns a further screen line needs: the mark and one wide character
+
+
+def char_cells(char: str) -> int:
+    """The columns ``char`` takes on a terminal: the wider of rich's count and a terminal's where
+    the two differ (``TERMINAL_WIDE``, unassigned code points)."""
+    from rich.cells import get_character_cell_size
+
+    code = ord(char)
+    if any(low <= code <= high for low, high in TERMINAL_WIDE) or unicodedata.category(char) == "Cn":
+        return 2
+    return get_character_cell_size(char)
+
+
+def cells(text: str) -> int:
+    """The columns ``text`` (one line) takes on any terminal, at most (``char_cells``)."""
+    return sum(map(char_cells, text))
+
+
 def fit(lines: Iterable[str], width: int | None) -> str:
-    """``lines`` for a terminal of ``width`` columns (None: as they are): a line wider is cut at a
-    space where one is near, else anywhere, and each further piece starts with ``CONTINUED``, so no
-    screen line of a long value starts where the terminal's own wrap would start it."""
+    """``lines`` for a terminal of ``width`` columns (None: as they are): a line wider (``cells``: no
+    terminal draws it wider than counted) is cut at a space where one is near, else anywhere, and
+    each further piece starts with ``CONTINUED``, so no screen line of a long value starts where the
+    terminal's own wrap would start it. ``width`` is the terminal's, however narrow, down to
+    ``NARROWEST`` (narrower, a further line cannot hold its mark and a character)."""
     if width is None:
         return "\n".join(lines)
-    from rich.cells import cell_len, get_character_cell_size
-
-    width = max(width, 24)
+    width = max(width, NARROWEST)
     out: list[str] = []
     for line in "\n".join(lines).expandtabs(8).split("\n"):
-        rest, room = line, width
-        while cell_len(rest) > room:
-            cells, cut = 0, 0
-            while cells + get_character_cell_size(rest[cut]) <= room:
-                cells += get_character_cell_size(rest[cut])
-                cut += 1
-            space = rest.rfind(" ", 0, cut)
-            cut = space + 1 if space > cut // 2 else max(cut, 1)
-            out.append(rest[:cut] if room == width else CONTINUED + rest[:cut])
-            rest, room = rest[cut:], width - len(CONTINUED)
-        out.append(rest if room == width else CONTINUED + rest)
+        sizes = [char_cells(c) for c in line]
+        start, room = 0, width
+        while True:
+            end, used = start, 0
+            while end < len(line) and used + sizes[end] <= room:
+                used, end = used + sizes[end], end + 1
+            if end == len(line):
+                break
+            space = line.rfind(" ", start, end)
+            cut = space + 1 if space - start > (end - start) // 2 else max(end, start + 1)
+            out.append(line[start:cut] if room == width else CONTINUED + line[start:cut])
+            start, room = cut, width - len(CONTINUED)
+        out.append(line[start:] if room == width else CONTINUED + line[start:])
     return "\n".join(out)
 
 
@@ -405,25 +434,37 @@ class TerminalHuman:
             self._console.print(f"\n[red]No answer:[/] {why}", highlight=False)
         raise NoAnswer(why)
 
+    def _framed(self, title: str, shown: str, width: int) -> None:
+        """``shown`` (lines ``fit`` to ``width``) in a yellow frame under ``title``, each line padded
+        by ``cells``: a rich panel pads by rich's count, and a line a terminal draws wider than rich
+        counts would push the frame's right side onto a screen line of its own."""
+        from rich.text import Text
+
+        head = f" {title} "[: width + 2]
+        left = (width + 2 - len(head)) // 2
+        frame = Text("╭" + "─" * left, style="yellow").append(head, style="bold")
+        frame.append("─" * (width + 2 - left - len(head)) + "╮\n", style="yellow")
+        for line in shown.split("\n"):
+            frame.append("│ ", style="yellow").append(line + " " * (width - cells(line)))
+            frame.append(" │\n", style="yellow")
+        frame.append("╰" + "─" * (width + 2) + "╯", style="yellow")
+        self._console.print(frame, soft_wrap=True)  # no line rich would wrap or crop by its own count
+
     def approve(self, request: ApprovalRequest) -> ApprovalDecision:
         from rich.markup import escape
-        from rich.panel import Panel
-        from rich.text import Text
 
         if self.input_closed:
             raise NoAnswer(self.no_answer)
         title = "Approval needed: this will change data"
-        width = self._console.width - 4  # inside the panel's border and padding
+        width = self._console.width - 4  # inside the frame's border and padding
         shown, cut = _described(request, width, FULL_ON_REQUEST, None)
-        self._console.print(Panel(Text(shown), title=title, border_style="yellow"))
+        self._framed(title, shown, width)
         choices, prompt = (
             (["y", "n", "a", "f"], APPROVE_PROMPT + FULL_CHOICE) if cut else (["y", "n", "a"], APPROVE_PROMPT)
         )
         while (choice := self._prompt(escape(prompt), choices=choices, default="n")) == "f":
             full = describe_request(request, width=width)  # every value whole, wrapped and marked
-            self._console.print(
-                Panel(Text(full), title=title + " (every value in full)", border_style="yellow")
-            )
+            self._framed(title + " (every value in full)", full, width)
         if choice == "y":
             return ApprovalDecision.approve(by=f"{_os_user()} at the terminal", basis="person")
         if choice == "a":  # a message is the answer: stopped before it was given, there is none
