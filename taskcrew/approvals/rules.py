@@ -447,12 +447,21 @@ def field_name(name: str) -> str:
     return name.removesuffix(ADDRESS)
 
 
-def field_matches(name: str, patterns: list[str] | re.Pattern[str]) -> bool:
+def name_words(name: str) -> str:
+    """A field's words (``word_name``) as they are meant, without a number or plural at a word's end:
+    "accountNumber1", "account_numbers" -> "account_number"; "currencies2" -> "currency"; "account_nos"
+    -> "account_no" ("ss", "us" stay: "address", "status")."""
+    words = (re.sub(r"ies$", "y", re.sub(r"\d+$", "", word)) for word in word_name(name).split("_"))
+    return "_".join(re.sub(r"(?<=.[^su])s$", "", word) for word in words if word)
+
+
+def field_matches(name: str, patterns: list[str] | re.Pattern[str], *, words: bool = False) -> bool:
     """Whether a field's name matches one of the rules' patterns (regular expressions, any case),
     as it is or as its words (``word_name``): the one matcher of field names, for every caller. A
-    query pair (``query_fields``) is matched by its name as sent."""
+    query pair (``query_fields``) is matched by its name as sent. ``words``: by what its words mean
+    too (``name_words``), as bank details and the currency are named (``bank_name``)."""
     name = field_name(name)
-    names = (name, word_name(name))
+    names = (name, word_name(name), *([name_words(name)] if words else []))
     if isinstance(patterns, re.Pattern):
         return any(patterns.search(n) for n in names)
     return any(re.search(p, n, re.IGNORECASE) for p in patterns for n in names)
@@ -616,7 +625,21 @@ def bank_field(name: str, value: str, rules: RiskRules) -> bool:
     """Whether a field sets bank details: its name says so (``bank_fields``), or, whatever it is
     called ("account", "reference", "remit_to"), its value is an IBAN. The one test for the risk
     flag and for every page that shows bank details first."""
-    return bool(value.strip()) and (field_matches(name, rules.bank_fields) or iban_shaped(value))
+    return bool(value.strip()) and (bank_name(name, rules) or iban_shaped(value))
+
+
+def bank_name(name: str, rules: RiskRules) -> bool:
+    """Whether a field's name says it sets bank details: a word of it, as meant (``name_words``:
+    "account_number2", "accountNumbers"), is one of ``bank_fields``: an account number or holder, a
+    payee's account ("vendor_account", "remit_account"), an IBAN, BIC…; never a ledger account
+    ("gl_acct", "account_code"). The currency fields are named so too (``currency_name``)."""
+    return field_matches(name, rules.bank_fields, words=True)
+
+
+def currency_name(name: str, rules: RiskRules) -> bool:
+    """Whether a field's name says it is the currency (``currency_fields``), by its words as meant
+    ("currency2", "currencyCodes")."""
+    return field_matches(name, rules.currency_fields, words=True)
 
 
 PAYEE_FIELD = re.compile(r"vendor|payee|supplier|beneficiary(?!.*(iban|account|bank))", re.IGNORECASE)
@@ -1286,7 +1309,7 @@ def read_money(
     by_label: str | None = None  # the first label that alone names the currency
     money.bank_names = [name for name, value in fields if bank_field(name, value, rules)]
     for name, value in fields:
-        if field_matches(name, rules.currency_fields) and value.strip():
+        if currency_name(name, rules) and value.strip():
             money.currency_field = money.currency_field or name
             money.currency_names.append(name)
             money.currency_text = f"{money.currency_text} / {value}" if money.currency_text else value
@@ -1300,7 +1323,7 @@ def read_money(
     elif len(codes) == 1 and None not in codes:
         money.currency = str(currencies[0])
     for name, value in fields:
-        if not value.strip() or field_matches(name, rules.currency_fields):
+        if not value.strip() or currency_name(name, rules):
             continue
         if bank_field(name, value, rules):
             continue  # bank details are flagged as such
@@ -1346,7 +1369,8 @@ def prose_field(name: str, value: str, rules: RiskRules, money: Money) -> bool:
         field_matches(name, PROSE_FIELD)
         and not PAYEE_FIELD.search(field_name(name))
         and not bank_field(name, value, rules)
-        and not field_matches(name, [*rules.amount_fields, *rules.currency_fields])
+        and not field_matches(name, rules.amount_fields)
+        and not currency_name(name, rules)
         and not any((found.field, found.text) == (name, value) for found in money.values)
     )
 
@@ -1391,7 +1415,7 @@ def assess(
             )
     for name, value in fields:
         if bank_field(name, value, rules):
-            named = field_matches(name, rules.bank_fields)
+            named = bank_name(name, rules)
             what = visible(name) if named else f"{visible(name)} = {visible(value)} is an IBAN"
             flags.append(
                 RiskFlag(

@@ -391,8 +391,9 @@ def _aside(tokens: list[str], opening: int, text: str) -> bool:
     ``Please pay the invoice total (USD 412.50) by Friday``). A statement's cell stays a credit: the
     amount alone on its line or at its end after a label (``Credit note total (1.234,50 €)``,
     ``Total (950.00)``), or with a currency before the brackets (``USD (615.00)``). Brackets that hold
-    no number of their own are never an aside: they name the amount's own currency (``Total 1,234.50
-    (EUR)`` is in euros, whatever else the line names)."""
+    no number of their own name the amount's own currency (``Total 1,234.50 (EUR)`` is in euros,
+    whatever else the line names) when no other currency is written against it: after ``GBP 1,234.50``
+    ``(EUR)`` is an aside, the amount is read in the currency it is written with, never in EUR."""
     from taskcrew.tools import ap
 
     before = tokens[max(0, opening - 2) : opening]
@@ -400,7 +401,11 @@ def _aside(tokens: list[str], opening: int, text: str) -> bool:
         return False
     closing = next((k for k in range(opening, len(tokens)) if ")" in tokens[k]), len(tokens))
     if not any(ch.isdigit() for token in tokens[opening : closing + 1] for ch in token):
-        return False  # '(EUR)': the amount's own currency, read with it
+        k = opening  # the amount before the brackets, with the signs and codes written against it
+        while k > 0 and opening - k < 2 * WIDEST and (_digits(tokens[k - 1]) or len(tokens[k - 1]) <= 3):
+            k -= 1
+        written = ap.currencies_in(" ".join(tokens[k:opening]))  # '$1,234.50 (USD)' is one currency
+        return bool(written) and not written & ap.currencies_in(" ".join(tokens[opening : closing + 1]))
     last = before[-1]
     if last.endswith("%") or _TAX_WORD.fullmatch(last):
         return True
@@ -413,6 +418,10 @@ def _aside(tokens: list[str], opening: int, text: str) -> bool:
         and bool(ap.currencies_in(inside))
         and (any(ch.isdigit() for ch in last) or bool(ap.currencies_in(last)))
     )
+
+
+def _digits(token: str) -> bool:
+    return any(ch.isdigit() for ch in token)
 
 
 def _word(token: str) -> bool:
