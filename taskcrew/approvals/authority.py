@@ -62,11 +62,13 @@ from taskcrew.approvals.rules import (
     lookalike_vendor,
     new_vendor,
     option_payee,
+    read_money,
     read_payee,
     sent_part,
+    with_address,
 )
 from taskcrew.approvals.signing import KEY_FILE, KeyRing, approvals_dir
-from taskcrew.approvals.visible import Shown, shown, visible
+from taskcrew.approvals.visible import Shown, cut_value, quoted, shown
 from taskcrew.jobs.models import CANCELLABLE, Approval, Cosign, Job, utcnow
 from taskcrew.jobs.store import (
     InvalidChange,
@@ -220,7 +222,7 @@ def assess_request(request: ApprovalRequest, rules: RiskRules) -> Assessment:
                 message=shown(
                     "{} was in a password box on the page, which shows it only as dots (typed there or "
                     "put there by the page; not a vault secret): read it here: needs a second approver",
-                    ", ".join(boxed),
+                    Shown(cut_value(", ".join(boxed))),
                 ),
                 second_approver=True,
             )
@@ -321,7 +323,7 @@ def payee_flags(payee: Payee, request: ApprovalRequest) -> list[RiskFlag]:
 
 def _unclear_payee(payee: Payee) -> RiskFlag:
     """The flag of a payee ``read_payee`` or ``request_payee`` could not read as one."""
-    named = visible("; ".join(f"{name} = {value}" for name, value in payee.fields))
+    named = quoted(payee.fields)  # each value cut, as every value a flag quotes
     if payee.doubt is None:
         message = f"the fields that name the payee disagree ({named}): check whom it pays"
     elif payee.fields:
@@ -332,10 +334,13 @@ def _unclear_payee(payee: Payee) -> RiskFlag:
     return RiskFlag(rule="unclear_payee", field=field, message=message, second_approver=False)
 
 
-def bulk_refusal(view: ApprovalView) -> str | None:
+def bulk_refusal(view: ApprovalView, rules: RiskRules | None = None) -> str | None:
     """Why ``view``'s approval may not be approved in bulk (None: it may, with identical others):
     the one rule for ``Authority.bulk_approve`` and for every page that offers it. It must be a
-    pending approval that checks out, with no flag a person is shown, and not asked again."""
+    pending approval that checks out, with no flag a person is shown, not asked again, and no
+    amount its page says to check by hand (``Money.by_hand``: money sent, and no readable headline
+    amount read from a field named as one, or no threshold for it). ``rules``: the authority's
+    (None: ``load_rules``)."""
     approval = view.approval
     if (
         approval.status != "pending"
@@ -349,6 +354,11 @@ def bulk_refusal(view: ApprovalView) -> str | None:
         why.append("flagged (" + "; ".join(f"{f.rule}: {f.message}" for f in view.assessment.flags) + ")")
     if approval.request.asked_again:  # its record changed since it was approved: look at it alone
         why.append(f"asked again ({approval.request.asked_again})")
+    request = approval.request
+    sent = with_address(view.fields, request.url)
+    money = read_money(sent, rules or load_rules(), request.looked_up, request.option_labels())
+    if by_hand := money.by_hand:  # the amounts as every surface reads them (``worklist.work_item``)
+        why.append(f"an amount to check by hand on its own page ({by_hand})")
     return f"{approval.id} is " + ", and ".join(why) if why else None
 
 
@@ -1415,7 +1425,7 @@ class Authority:
             verdict = self.approve_verdict(v, who)
             if verdict.kind == "refused":
                 problems.append(f"{v.approval.id} ({verdict.reason.rstrip('.')})")  # as ``decide`` says it
-            elif why := bulk_refusal(v):
+            elif why := bulk_refusal(v, self.rules):
                 problems.append(why)
             elif verdict.kind != "sends":
                 problems.append(f"{v.approval.id} needs a second approver")

@@ -58,7 +58,18 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from taskcrew.approvals.key import target
-from taskcrew.approvals.visible import Shown, ShownText, bare, hidden, shown, visible
+from taskcrew.approvals.visible import (
+    QUOTE_LIMIT,
+    Shown,
+    ShownText,
+    bare,
+    cut_shown,
+    cut_value,
+    hidden,
+    quoted,
+    shown,
+    visible,
+)
 from taskcrew.routines.models import name_key, other_entities
 from taskcrew.tools import ap
 from taskcrew.tools.ap import SIGN_CURRENCY, signs_pattern
@@ -726,17 +737,18 @@ def option_payee(
     listed = records.get(key, "")
     where = f" ({visible(page)})" if page else ""
     if not listed:
-        return key, visible(
-            f"{name} sends {key}, which the vendor list{where} does not name as one record, and the page "
-            f"showed that option as “{label}” (a page can relabel an option; the system books the record "
-            "sent): check in the system which vendor it is"
+        return key, (
+            f"{cut_value(name)} sends {cut_value(key)}, which the vendor list{where} does not name as one "
+            f"record, and the page showed that option as “{cut_value(label)}” (a page can relabel an option; "
+            "the system books the record sent): check in the system which vendor it is"
         )
     shown, booked = listed_name(label), listed_name(listed)
     if name_key(shown) == name_key(booked) and not other_entities(shown, booked):
         return listed, None
-    return listed, visible(
-        f"{name} sends {sent}, the record the vendor list{where} names “{listed}”, but the page showed "
-        f"that option as “{label}” (a page can relabel an option; the system books the record sent)"
+    return listed, (
+        f"{cut_value(name)} sends {cut_value(sent)}, the record the vendor list{where} names "
+        f"“{cut_value(listed)}”, but the page showed that option as “{cut_value(label)}” (a page can "
+        "relabel an option; the system books the record sent)"
     )
 
 
@@ -750,7 +762,7 @@ def new_vendor(payee: Payee, url: str, known: list[str] | None, page: str | None
     if path_flagged(r"/vendors?/(new|create)\b", target_path(url)):  # any reading of the path
         return "creates a vendor"
     listed = {same_name(v) for v in known or []}
-    unknown = [f"“{visible(n)}”" for n in payee.names if same_name(n) not in listed]
+    unknown = [f"“{cut_value(n)}”" for n in payee.names if same_name(n) not in listed]
     where = f" ({visible(page)})" if page else ""
     if known is None and page and unknown:
         return (
@@ -808,13 +820,13 @@ def lookalike_vendor(
         alike = records.get(key, []) if key else []  # a name of no letter or digit names no record
         alike = [entry for entry in alike if not other_entities(listed_name(name), listed_name(entry))]
         if len(alike) > 1:
-            listed = "; ".join(f"“{visible(entry)}”" for entry in alike)
-            said.append(f"{len(alike)} are called “{visible(listed_name(name))}” (as listed: {listed})")
+            listed = cut_shown("; ".join(f"“{cut_value(entry)}”" for entry in alike), limit=QUOTE_LIMIT)
+            said.append(f"{len(alike)} are called “{cut_value(listed_name(name))}” (as listed: {listed})")
     if not said:
         return None
     where = f" the system lists ({visible(page)})" if page else " the system lists"
-    picks = [f"{visible(n)} = {visible(v)}" for n, v in sent or [] if any(n == f for f, _ in payee.fields)]
-    it = f" ({'; '.join(picks)})" if picks else ""
+    picks = [(n, v) for n, v in sent or [] if any(n == f for f, _ in payee.fields)]
+    it = f" ({quoted(picks)})" if picks else ""
     return (
         f"of the vendor records{where}, {', and '.join(said)}: check in the system which record this "
         f"pays{it} and that it is the vendor's own, before approving"
@@ -878,6 +890,26 @@ class Money(BaseModel):
     def headline(self) -> Headline | None:
         """The one amount every surface shows and judges the submission by (``headline``)."""
         return headline(self)
+
+    @property
+    def by_hand(self) -> str | None:
+        """Why a person must check the amount on its own page (None: the headline is read, or no
+        money is sent): the headline is no readable amount, is judged by a value read as money only
+        by its shape (``Headline.shaped``: no field the rules know as an amount), or has no threshold
+        (the currency is not read). Bulk approval takes no such item (``authority.bulk_refusal``)."""
+        head = self.headline
+        if not self.values:
+            return None
+        if head is None or head.value is None:
+            return f"its amount {cut_value(head.text if head else '')} is not a readable amount"
+        if head.shaped:
+            return (
+                f"its amount {cut_value(head.text)} is judged by {cut_value(head.field)}, read as money "
+                "only by its shape (the rules know no field of that name as an amount)"
+            )
+        if self.limit is None:
+            return "its currency is not read: no threshold applies to its amount"
+        return None
 
     @property
     def values(self) -> list[AmountRead]:
@@ -1110,6 +1142,10 @@ class Headline(BaseModel):
     disagree: list[AmountRead] = Field(
         default_factory=list, description="each amount sent, when differently named ones differ unexplained"
     )
+    shaped: bool = Field(
+        default=False,
+        description="judged by a value read only by its shape (``Money.shaped``: a field not named as an amount)",
+    )
 
 
 EXPLAIN_MAX = 12  # money values tried as the parts of the largest amount (2**12 sums); more: unexplained
@@ -1136,7 +1172,8 @@ def headline(money: Money) -> Headline | None:
     subtotal = total + discount; to 0.01 a part), every one is shown ("net = 400.00; amount = 4900.00")
     and ``assess`` flags it *amounts disagree* unless what is sent beside explains each (``_derived``:
     a part paid or due, a base-currency twin, a quantity, a rate): shown, not flagged. None: no amount; the record's amount the worker read for a payment
-    (``look_up``) when the form sends none."""
+    (``look_up``) when the form sends none. A value the rules judge only by its shape (``Money.shaped``,
+    or rows of them) larger than all that, or where there is none, is the headline too (``_by_shape``)."""
     sent = set(money.sent)
     named = {(a.field, a.text) for a in money.amounts}
     place: dict[tuple[str, str], int] = {}
@@ -1186,7 +1223,8 @@ def headline(money: Money) -> Headline | None:
             parts.append((at, AmountRead(field=found.field, text=text, value=total), True))
     if not parts:
         record = next((a for a in money.amounts if (a.field, a.text) not in sent), None)
-        return None if record is None else Headline(text=record.text, value=record.value, field=record.field)
+        read = None if record is None else Headline(text=record.text, value=record.value, field=record.field)
+        return _by_shape(money, read, rows | taken)
     parts.sort(key=lambda part: part[0])
     values = [(found.value, own, found) for _, found, own in parts if found.value is not None]
     largest = max(values, key=lambda v: (abs(v[0]), v[1]), default=None)  # ties: one named as an amount
@@ -1202,7 +1240,36 @@ def headline(money: Money) -> Headline | None:
         factors = _factors(money)
         if not all(_derived(found, value, most, factors) for found, value in differ):
             head.disagree = every
-    return head
+    return _by_shape(money, head, rows | taken, listed=head.text != top.text)
+
+
+def _by_shape(
+    money: Money, head: Headline | None, rows: set[tuple[str, str]], listed: bool = False
+) -> Headline | None:
+    """``head`` (the amounts named as such, or the record's), never smaller than a value the rules
+    judge only by its shape (``assess``: a money-shaped "price" sent once, or rows of them and their
+    sum, ``line_items``): the largest such readable value, when it is larger or there is no readable
+    headline, is the headline, shown beside the amounts (``shaped``); with none readable, the first
+    one sent that is not, as sent. ``rows``: the values read as rows (and the named amounts' totals);
+    ``listed``: ``head.text`` names each amount's field already ("net = 400.00; amount = 4900.00")."""
+    shaped = {(found.field, found.text) for found in money.shaped}
+    judged = [found for found in money.shaped if (found.field, found.text) not in rows]
+    for lines in money.lines:
+        if {(row.field, row.text) for row in lines.rows} <= shaped:
+            judged.append(AmountRead(field=lines.rows[0].field, text=lines.text, value=lines.sum))
+    readable = [found for found in judged if found.value is not None]
+    top = max(readable, key=lambda found: abs(found.value or Decimal(0)), default=None)
+    if top is None or top.value is None:
+        if head is not None or not judged:
+            return head
+        return Headline(text=judged[0].text, value=None, field=judged[0].field, shaped=True)
+    if head is not None and head.value is not None and abs(head.value) >= abs(top.value):
+        return head
+    if head is None:
+        return Headline(text=top.text, value=top.value, field=top.field, shaped=True)
+    named = head.text if listed else f"{head.field} = {head.text}"
+    text = f"{named}; {top.field} = {top.text}"
+    return Headline(text=text, value=top.value, field=top.field, disagree=head.disagree, shaped=True)
 
 
 # amounts named as a part of another (what is paid, due, left, paid before) or as the amount in
@@ -1407,7 +1474,7 @@ def assess(
                     rule="unread_body",
                     field=name,
                     message=(
-                        f"the body could not be read exactly as the system will read it ({visible(why)}): "
+                        f"the body could not be read exactly as the system will read it ({cut_value(why)}): "
                         "what is shown may not be all it reads; check it by hand"
                     ),
                     second_approver=True,
@@ -1416,7 +1483,7 @@ def assess(
     for name, value in fields:
         if bank_field(name, value, rules):
             named = bank_name(name, rules)
-            what = visible(name) if named else f"{visible(name)} = {visible(value)} is an IBAN"
+            what = cut_value(name) if named else f"{quoted([(name, value)])} is an IBAN"
             flags.append(
                 RiskFlag(
                     rule="bank_details",
@@ -1431,15 +1498,15 @@ def assess(
                 rule="unreadable_currency",
                 field=money.currency_field,
                 message=(
-                    f"currency not readable: check by hand ({visible(money.currency_field or '')} = "
-                    f"{visible(money.currency_text)} names no one currency code)"
+                    f"currency not readable: check by hand ({quoted([(money.currency_field or '', money.currency_text)])}"
+                    " names no one currency code)"
                 ),
                 second_approver=True,
             )
         )
     amounts = {found.field for found in money.values}
     for same in repeated(fields, money, options):
-        values = visible("; ".join(f"{name} = {value}" for name, value in same))
+        values = quoted(same)  # each value cut, as every value a flag quotes
         an_amount = any(name in amounts or field_matches(name, rules.amount_fields) for name, _ in same)
         flags.append(
             RiskFlag(
@@ -1461,10 +1528,10 @@ def assess(
             RiskFlag(
                 rule="unclear_amount",
                 field=head.field,
-                message=visible(
-                    f"amounts disagree: check each by hand ({head.text}: amounts sent under different names "
-                    "that differ and do not add up to one another, and the system books one of them; "
-                    f"judged by the largest, {head.value})"
+                message=(
+                    f"amounts disagree: check each by hand ({cut_shown(visible(head.text), limit=QUOTE_LIMIT)}: "
+                    "amounts sent under different names that differ and do not add up to one another, and the "
+                    f"system books one of them; judged by the largest, {cut_value(str(head.value))})"
                 ),
                 second_approver=False,
             )
@@ -1472,16 +1539,16 @@ def assess(
     currency = money.currency or "(currency not read)"
     limit = money.limit if money.limit is not None else rules.amount_thresholds["*"]
     for lines in line_items(fields, money):
-        rows = visible("; ".join(f"{row.field} = {row.text}" for row in lines.rows))
+        rows = quoted((row.field, row.text) for row in lines.rows)
         if not lines.agrees:
-            totals = visible("; ".join(f"{t.field} = {t.text}" for t in lines.totals))
+            totals = quoted((t.field, t.text) for t in lines.totals)
             flags.append(
                 RiskFlag(
                     rule="unclear_amount",
                     field=lines.rows[0].field,
                     message=(
                         f"amounts disagree: the rows do not add up to the total: check each by hand ({rows}: "
-                        f"rows summing to {lines.sum}; {totals}: the system may book the total, the rows "
+                        f"rows summing to {cut_value(str(lines.sum))}; {totals}: the system may book the total, the rows "
                         "or one of them)"
                     ),
                     second_approver=False,
@@ -1493,7 +1560,7 @@ def assess(
                     rule="amount_above_threshold",
                     field=lines.rows[0].field,
                     message=(
-                        f"the rows ({rows}) sum to {lines.sum} {currency}, above {limit} {currency}: needs a "
+                        f"the rows ({rows}) sum to {cut_value(str(lines.sum))} {currency}, above {limit} {currency}: needs a "
                         "second approver"
                     ),
                     second_approver=True,
@@ -1504,11 +1571,12 @@ def assess(
             flags.append(_unreadable(found))
         elif abs(found.value) > limit:
             message = (
-                f"{visible(found.field)} {found.value} {currency} is above {limit} {currency}: needs a second approver"
+                f"{cut_value(found.field)} {cut_value(str(found.value))} {currency} is above {limit} {currency}: "
+                "needs a second approver"
                 if money.currency_label is None
-                else f"{visible(found.field)} {found.value} is above {limit}, the lowest threshold: its "
-                f"currency ({currency}) is named only by the option's label on the page "
-                f"({visible(money.currency_label)}), not by what is sent, and a page can relabel "
+                else f"{cut_value(found.field)} {cut_value(str(found.value))} is above {limit}, the lowest "
+                f"threshold: its currency ({currency}) is named only by the option's label on the page "
+                f"({cut_value(money.currency_label)}), not by what is sent, and a page can relabel "
                 "an option: needs a second approver"
             )
             flags.append(
@@ -1527,7 +1595,7 @@ def assess(
                     rule="amount_above_threshold",
                     field=found.field,
                     message=(
-                        f"{visible(found.field)} = {visible(found.text)} looks like an amount (the rules do not "
+                        f"{quoted([(found.field, found.text)])} looks like an amount (the rules do not "
                         f"know the field by its name) and is above {over} {code}: needs a second approver"
                     ),
                     second_approver=True,
@@ -1540,9 +1608,16 @@ def assess(
     if any(found for _, found in hiding):
         # every value's words and markers already shown (``hidden``, ``visible``): a page shows the
         # message as it is (``Shown``), never a marker's own letter marked again inside it
-        where = Shown(
-            "; ".join(shown("{}: {}", name, Shown(", ".join(found))) for name, found in hiding if found)
-        )
+        where = cut_shown(
+            Shown(
+                "; ".join(
+                    shown("{}: {}", Shown(cut_value(name)), Shown(", ".join(found)))
+                    for name, found in hiding
+                    if found
+                )
+            ),
+            limit=QUOTE_LIMIT,
+        )  # each word quoted cut (``visible.hidden``), and the list
         flags.append(
             RiskFlag(
                 rule="hidden_characters",
@@ -1577,7 +1652,7 @@ def _unreadable(found: AmountRead) -> RiskFlag:
     return RiskFlag(
         rule="unreadable_amount",
         field=found.field,
-        message=f"{visible(found.field)} = {visible(found.text)!r} is not a readable amount"
+        message=f"{cut_value(found.field)} = {cut_value(found.text)!r} is not a readable amount"
         + (f" ({why})" if why else "")
         + ": check it by hand",
         second_approver=True,
@@ -1594,7 +1669,7 @@ def path_flags(url: str, rules: RiskRules) -> list[RiskFlag]:
         flags.append(
             RiskFlag(
                 rule="sensitive_target",
-                message=f"the target {visible(target.sent)} is a sensitive page",
+                message=f"the target {cut_value(target.sent)} is a sensitive page",
                 second_approver=True,
             )
         )
@@ -1611,14 +1686,14 @@ def path_flags(url: str, rules: RiskRules) -> list[RiskFlag]:
             if (pages := _lookup_pages(lookup, target, url)) and not re.search(lookup.path, target.sent)
         ][:1]
     if why:
-        readings = [r for r in target.ends() if r != target.sent][:3]
+        readings = [cut_value(r) for r in target.ends() if r != target.sent][:3]
         taken = f"; a server may take it for {' or '.join(readings)}" if readings else ""
         flags.append(
             RiskFlag(
                 rule="unclear_target",
-                message=visible(
-                    f"the target {target.sent} can be read otherwise than as written "
-                    f"({', '.join(why)}{taken}): check it by hand"
+                message=(
+                    f"the target {cut_value(target.sent)} can be read otherwise than as written "
+                    f"({cut_value(', '.join(why))}{taken}): check it by hand"
                 ),
                 second_approver=True,
             )

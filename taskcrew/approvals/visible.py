@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from typing import Annotated, Any
 
 from pydantic import ValidatorFunctionWrapHandler, WrapValidator
@@ -396,8 +397,8 @@ def hidden(text: str, *, prose: bool = False) -> list[Shown]:
     runs = [_run_marker(m.group(0)) for m in _SPACES.finditer(text) if not set(m.group(0)) <= PLAIN_SPACE]
     latin = _latin(text)
 
-    def word(w: str) -> str:
-        return _visible(_unpunctuated(bare(w)), latin=latin, prose=prose)
+    def word(w: str) -> str:  # the word quoted, cut as every quoted value is (``cut_shown``)
+        return cut_shown(_visible(_unpunctuated(bare(w)), latin=latin, prose=prose))
 
     alike = [
         f"{_look_alike(w.group(0)[i], script)} in “{word(w.group(0))}”"
@@ -440,6 +441,42 @@ def shown(template: str, *parts: str) -> Shown:
     """``template`` (code's own words) filled with ``parts`` by ``str.format``, each shown: a
     ``Shown`` one as it is, any other through ``visible``."""
     return Shown(template.format(*(p if isinstance(p, Shown) else visible(str(p)) for p in parts)))
+
+
+VALUE_LIMIT = 200  # characters of a value any surface shows before it says how many more there are
+IN_FIELDS = "see every field sent"  # where a value cut in a flag or a console cell is shown whole
+QUOTE_LIMIT = 3 * VALUE_LIMIT  # characters of a list of values a message quotes (``quoted``)
+
+
+def cut_shown(text: str, full_values: str | None = IN_FIELDS, limit: int = VALUE_LIMIT) -> str:
+    """Text already shown (``visible``'s output, a ``Shown`` message) cut after ``limit``
+    characters, never inside a marker, saying how many more it has and where they are all shown
+    (``full_values``; None: never cut). The one cut of every surface: a value on the terminal
+    (``human.describe_request``), each value a risk flag quotes, each cell of the console's
+    worklist and "What you approve". A ``Shown`` text stays one."""
+    if full_values is None or len(text) <= limit:
+        return text
+    at = limit
+    opened = text.rfind("⟨", max(0, limit - 81), limit)  # a marker is at most 82 characters long
+    if opened > 0 and "⟩" not in text[opened:limit]:
+        at = opened  # a marker is shown whole or not at all
+    cut = f"{text[:at]}… ({len(text) - at} more characters: {full_values})"
+    return Shown(cut) if isinstance(text, Shown) else cut
+
+
+def cut_value(text: str, full_values: str | None = IN_FIELDS, *, within: str | None = None) -> str:
+    """``text`` as ``visible`` shows it, cut by ``cut_shown``; ``full_values`` None: never cut.
+    ``within``: the text it is quoted with (the other values of a list), whose Latin letters make a
+    word of look-alikes stand out as in ``visible`` of the whole ("АСМЕ" beside "ACME")."""
+    return cut_shown(_visible(text, latin=None if within is None else _latin(within)), full_values)
+
+
+def quoted(pairs: Iterable[tuple[str, str]]) -> str:
+    """Fields a message quotes, "name = value; name = value": each pair cut (``cut_value``), and the
+    list too after ``QUOTE_LIMIT`` characters (a field sent a hundred times is no hundred lines)."""
+    said = [f"{name} = {value}" for name, value in pairs]
+    whole = "; ".join(said)
+    return cut_shown("; ".join(cut_value(pair, within=whole) for pair in said), limit=QUOTE_LIMIT)
 
 
 def _keep_shown(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:

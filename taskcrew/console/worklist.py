@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
 
-from taskcrew.approvals.authority import ApprovalView, bulk_refusal
+from taskcrew.approvals.authority import ApprovalView, bulk_refusal, password_box
 from taskcrew.approvals.authority import shown_value as shown_value  # a field as read (web, pages)
 from taskcrew.approvals.origins import SourceRef, field_keys, field_sources
 from taskcrew.approvals.rules import (
@@ -38,7 +38,7 @@ from taskcrew.approvals.rules import (
     read_money,
     with_address,
 )
-from taskcrew.approvals.visible import ShownText
+from taskcrew.approvals.visible import IN_FIELDS, Shown, ShownText, cut_value
 from taskcrew.console.record_view import before_values, record_fields
 
 DUE_FIELD = re.compile(r"due", re.IGNORECASE)
@@ -116,6 +116,18 @@ class KeyValue(BaseModel):
     value: str
     source: SourceRef | None = None
     ocr: bool = False
+    note: str = ""  # what a flag or a field's note says of it ("in a password box on the page")
+    marked: bool = False  # listed for that alone: not the payee, amount, due date or bank details
+    also: list[str] = Field(default_factory=list, description="its other values, of a name sent again")
+
+
+ON_ITS_PAGE = "its approval's page shows it whole"  # where a worklist cell's cut value is
+
+
+def cut(text: str, full_values: str = IN_FIELDS) -> Shown:
+    """A value in a console cell (the worklist's, "What you approve"), cut as every surface cuts one
+    (``visible.cut_value``): its end and the next row, the rule and the buttons stay on screen."""
+    return Shown(cut_value(str(text), full_values))
 
 
 class Flag(BaseModel):
@@ -158,6 +170,7 @@ class WorkItem(BaseModel):
     )
     creating: bool = False
     payee_missing: bool = False  # it sets bank details and names no payee: whose account is it?
+    shaped: bool = False  # its amount is judged by a value read as money only by its shape (``Headline``)
     bulk_refusal: str | None = None  # why bulk approval would refuse it (None: it may take it)
     # whether the worklist offers it for bulk approval: bulk approval may take it and another item
     # on the same page is identical in shape (``offer_bulk``); a lone one is decided on its own page
@@ -166,6 +179,14 @@ class WorkItem(BaseModel):
     @property
     def id(self) -> str:
         return self.view.approval.id
+
+    def cut(self, text: str) -> Shown:
+        """A value on the decision page above the list of every field sent (``cut``)."""
+        return cut(text)
+
+    def cell(self, text: str) -> Shown:
+        """A value in the worklist's row (``cut``: the approval's page shows it whole)."""
+        return cut(text, ON_ITS_PAGE)
 
     @property
     def age(self) -> str:
@@ -301,6 +322,7 @@ def work_item(
         item.amount_text, item.amount = head.text, head.value
         item.amount_field = head.field if any(head.field == n for n, _ in sent) else ""
         item.limit = money.limit if head.value is not None else None
+        item.shaped = head.shaped
     if money.currency_field is not None or head is not None:
         item.currency = money.currency or money.currency_text
     if due := _first(fields, DUE_FIELD):
@@ -317,7 +339,7 @@ def work_item(
         item.due = due[1]
     item.flags = _flags(view)
     item.payee_missing = not item.vendor and any(f.code == "bank" for f in item.flags)
-    item.bulk_refusal = bulk_refusal(view) if rules.bulk_allowed else "bulk approval is switched off"
+    item.bulk_refusal = bulk_refusal(view, rules) if rules.bulk_allowed else "bulk approval is switched off"
     created = approval.created_at if approval.created_at.tzinfo else approval.created_at.replace(tzinfo=UTC)
     item.age_seconds = max(0.0, ((now or datetime.now(UTC)) - created).total_seconds())
     item.still_needed = still_needed(view)
@@ -399,11 +421,14 @@ def _key_values(fields: list[tuple[str, str]], item: WorkItem, rules: RiskRules)
         if hit is None:
             continue
         name, value = hit
-        shown = value
+        shown, note = value, ""
         if label == "Amount" and item.currency:
             shown = f"{value} {item.currency}"
+        if label == "Amount" and item.shaped:
+            note = f"read as money only by its shape: the rules know no field {cut_value(name)} as an amount"
         ref = item.sources.get(name)
-        out.append(KeyValue(label=label, field=name, value=shown, source=ref, ocr=bool(ref and ref.ocr)))
+        kv = KeyValue(label=label, field=name, value=shown, source=ref, ocr=bool(ref and ref.ocr), note=note)
+        out.append(kv)
     request = item.view.approval.request
     labelled = record_fields(item.view) if not item.creating else []
     if request is not None and request.record is not None and labelled:  # what the form does not carry
@@ -432,6 +457,39 @@ def _key_values(fields: list[tuple[str, str]], item: WorkItem, rules: RiskRules)
                     ocr=bool(ref and ref.ocr),
                 )
             )
+    return _with_marked(out, item)
+
+
+def _with_marked(out: list[KeyValue], item: WorkItem) -> list[KeyValue]:
+    """``out`` and every field sent that a flag names (``RiskFlag.field``) or its note marks (a
+    password box, ``authority.password_box``; a value read by OCR) not in it yet, with why (a name
+    sent again: one row, each value); a value already in it says why too. A flag that says "read it
+    here" is read in "What you approve", never only in the list of every field under the buttons."""
+    request = item.view.approval.request
+    if request is None or item.view.problem:
+        return out
+    why: dict[str, list[str]] = {}
+    for flag in item.view.assessment.flags:
+        if flag.field and flag.rule in RULE_CODES and flag.rule != "ocr_value":  # OCR: said per value
+            why.setdefault(flag.field, []).append(FLAG_WORDS[RULE_CODES[flag.rule]])
+    listed = {kv.field: kv for kv in out if kv.field}
+    for at, f in enumerate(request.fields):
+        key = item.keys[at] if at < len(item.keys) else None
+        ref = item.sources.get(key) if key is not None else None
+        marks = [*why.get(f.name, []), *(why.get(key, []) if key is not None and key != f.name else [])]
+        marks += [FLAG_WORDS["password"]] if password_box(f) else []
+        note = "; ".join(dict.fromkeys(marks))
+        if (kv := listed.get(f.name) or listed.get(key or "")) is not None:
+            if note and note not in kv.note:
+                kv.note = f"{kv.note}; {note}" if kv.note else note
+            if kv.marked and f.value not in (kv.value, *kv.also):  # a name sent again: one row
+                kv.also.append(f.value)
+        elif note or (ref is not None and ref.ocr):
+            ocr = ref is not None and ref.ocr
+            kv = KeyValue(label=f.name, field=key or f.name, value=f.value, source=ref, ocr=ocr, note=note)
+            kv.marked = True
+            out.append(kv)
+            listed[f.name] = kv
     return out
 
 

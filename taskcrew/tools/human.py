@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Literal, NoReturn, Protocol, TextIO, cast, run
 
 from pydantic import BaseModel, Field, SerializationInfo, SerializerFunctionWrapHandler, model_serializer
 
+from taskcrew.approvals.visible import VALUE_LIMIT as VALUE_LIMIT  # the one cut of every surface
+from taskcrew.approvals.visible import cut_value
 from taskcrew.tools.prompt_input import NoAnswer, PromptStopped, TerminalLines
 
 if TYPE_CHECKING:
@@ -176,7 +178,6 @@ class Human(Protocol):
     def ask(self, question: str) -> str: ...
 
 
-VALUE_LIMIT = 200  # characters of a value the terminal shows before it says how many more there are
 CONTINUED = "  ┆ "  # starts every further screen line of a line too long for the terminal
 MARK = "┆"  # shown as ⟨U+2506⟩ in a field's name: no field line starts like a continued one
 
@@ -259,17 +260,6 @@ def _described(
     if deciding and (request.fields or request.looked_up):
         lines.extend(_deciding(request, rules, value))
     return fit(lines, width), bool(cut)
-
-
-def cut_value(text: str, full_values: str | None) -> str:
-    """``text`` as ``visible`` shows it, cut after ``VALUE_LIMIT`` characters with how many more it
-    has and ``full_values`` (where they are all shown); None: never cut."""
-    from taskcrew.approvals.visible import visible
-
-    shown = visible(text)
-    if full_values is None or len(shown) <= VALUE_LIMIT:
-        return shown
-    return f"{shown[:VALUE_LIMIT]}… ({len(shown) - VALUE_LIMIT} more characters: {full_values})"
 
 
 def deciding_lines(
