@@ -152,7 +152,9 @@ def _scripts() -> tuple[ScriptedLLM, ScriptedLLM]:
 
 def test_headline_task_survives_every_fault_and_enters_exactly_one_correct_bill(tmp_path: Path) -> None:
     worker, verifier = _scripts()
-    human = ScriptedHuman(decisions=[ApprovalDecision.approve(), ApprovalDecision.approve()])
+    # the first entry (amount "1,284.50") refused, the corrected one; after its HTTP 503 (it may have
+    # saved) the same bill is asked again (``Policy.sent``)
+    human = ScriptedHuman(decisions=[ApprovalDecision.approve()] * 3)
     settings = WorkplaceSettings(
         erp_url="http://127.0.0.1:0",
         intranet_url=None,
@@ -186,6 +188,7 @@ def test_headline_task_survives_every_fault_and_enters_exactly_one_correct_bill(
     # approvals showed the exact values; the second (corrected) one is what got saved
     fields = [{f.name: f.value for f in r.fields} for r in human.requests]
     assert fields[0]["amount"] == "1,284.50" and fields[1]["amount"] == "1284.50"
+    assert len(fields) == 3 and fields[2] == fields[1]  # the retry after the 503, asked again
     assert fields[1]["invoice_number"] == "INV-2057" and fields[1]["due_date"] == "2026-10-12"
     # and where each value came from: the cited file and its line, or the step that reported it
     origins = human.requests[1].summary

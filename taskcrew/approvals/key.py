@@ -1,8 +1,17 @@
 """The one canonical request key: what a person approves, what the intent log records and what the
 send check compares are all ``request_key`` of the same method, URL and fields.
 
-Every field is part of the key, every byte of its value (order aside; CRLF and LF line ends are
-one). A file part is compared by its name and size (a form prediction cannot read its bytes): the two
+Every field is part of the key, every byte of its value, in the order sent (CRLF and LF line ends
+are one): a name sent more than once is a form's rows ("description=…&amount=…" row after row), which
+the risk rules (``rules.line_items``) and the system read by position, so the same values in another
+order — two rows' amounts swapped, or the rows' fields regrouped — are another request. Both
+producers write the fields in the page's order: the form prediction (FormData, built by the same
+algorithm as the browser's encoding) and the parser of the body the browser sends (urlencoded,
+multipart, text/plain lines and JSON members as sent). (A version before this one sorted the
+fields, so a key it made differs from this one's for the same request: an approval parked then is
+asked again.)
+
+A file part is compared by its name and size (a form prediction cannot read its bytes): the two
 producers of field lists — the multipart parser of the network guard and the form prediction of
 perception.js — write a file part as ``file_value(name, size)``, "(file NAME, SIZE bytes)", and
 write every text value through ``text_value``, which puts "(text) " before a text value that starts
@@ -37,12 +46,13 @@ def text_value(value: str) -> str:
 
 def normal_fields(fields: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
     """The fields as the key and the send check compare them: all of them, every value whole (a file
-    part is its name and size already), order aside, CRLF as LF."""
-    return sorted((k, v.replace("\r\n", "\n")) for k, v in fields)
+    part is its name and size already), in the order sent (never sorted: the rows of repeated names
+    stay paired as approved), CRLF as LF."""
+    return [(k, v.replace("\r\n", "\n")) for k, v in fields]
 
 
 def same_fields(sent: Iterable[tuple[str, str]], approved: Iterable[tuple[str, str]]) -> bool:
-    """The approved name/value pairs are exactly the ones sent (order aside), by ``normal_fields``."""
+    """The approved name/value pairs are exactly the ones sent, in the same order, by ``normal_fields``."""
     return normal_fields(sent) == normal_fields(approved)
 
 

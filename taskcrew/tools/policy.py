@@ -48,6 +48,7 @@ from taskcrew.tools.prompt_input import NoAnswer
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 REASKS = 3  # a record whose amount changed after each approval: asked again at most this often
+MAY_HAVE_SAVED = frozenset({"saved", "unknown"})  # answers that spend an approval (``Policy.sent``)
 # a per-page anti-forgery token field, by its WHOLE name (csrf_token, _csrf, XSRF-TOKEN,
 # csrfmiddlewaretoken, authenticity_token, _token, __RequestVerificationToken): the one rule for what
 # the record of sends, the report and the trace leave out. Never a name that merely contains such a
@@ -517,16 +518,21 @@ class Policy:
 
     def sent(self, method: str, url: str, fields: list[tuple[str, str]], seen: str) -> None:
         """An approved data-changing request left and the system answered (``seen``, as
-        ``submissions.classify`` read it; "not_sent" for one held back after ``leaving``). One the
-        system saved spends its approval here: an identical request after it is asked again, so a
-        page script's second copy of an approved payment (or the agent saving the same bill twice)
-        does not ride one approval. Any other answer leaves it: the agent's retry after a refusal,
-        a login page or an outage (HTTP 503 is "unknown": a durable job reads the system back
-        before sending again) sends what the person approved once."""
+        ``submissions.classify`` read it; "not_sent" for one held back after ``leaving``). An answer
+        that may have saved it — "saved", or "unknown" (an outage, a timeout, the form shown again
+        with no error: a "Save & New" page) — spends its approval here: an identical request after
+        it is asked again, so a page script's second copy of an approved payment (or the agent
+        saving the same bill twice) does not ride one approval. Only an answer that says it was not
+        saved ("refused", "bounced" to a login page, "not_sent") leaves it: the agent's retry then
+        sends what the person approved once. A run that keeps an intent log (``intents``: a job,
+        ``taskcrew run``, a routine's replay) has every repeat after an "unknown" answer decided by
+        that log instead (it reads the system back, and asks a person when it cannot tell), so
+        there only "saved" spends it here."""
         key = self._key(method, url, fields)
         if self._leaving[key] > 0:
             self._leaving[key] -= 1
-        if seen == "saved":
+        spends = {"saved"} if getattr(self, "intents", None) is not None else MAY_HAVE_SAVED
+        if seen in spends:
             self._approved.pop(key, None)
 
     def _key(self, method: str, url: str, fields: list[tuple[str, str]]) -> str:

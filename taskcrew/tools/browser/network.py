@@ -784,7 +784,8 @@ class NetworkGuard:
             sent = _click_as_approved(raw, armed.fields, armed.click_point)
             if not same_fields(sent, armed.fields):
                 self.state.notes.append(
-                    f"the page sent different data to {self.vault.redact(url)} than what was approved; "
+                    f"the page sent different data to {self.vault.redact(url)} than what was approved "
+                    "(other values, or the approved values in another order: rows paired otherwise); "
                     "the request was stopped"
                 )
                 return "switched", raw
