@@ -190,6 +190,7 @@ def test_demo_runs_the_headline_offline_with_the_terminal_approval(
     # a save answered HTTP 503 may have been saved: said so, and the same bill is asked again
     unknown = out.index("UNKNOWN whether it was saved (HTTP 503")
     assert out.count("Approval needed") == 2 and out.rindex("Approval needed") > unknown
+    assert "asked again: the same request, approved before, got no clear answer" in out[unknown:]
     assert re.search(r"Verification 1: verified", out)
     assert "done:" in out and "INV-2057" in out and "not AI" in out.split("done:")[-1]
     [report] = (tmp_path / "runs").glob("*/report.md")

@@ -24,7 +24,7 @@ from taskcrew.jobs.runner import StoreIntents
 from taskcrew.tools.browser import Click, Wait
 from taskcrew.tools.human import ApprovalDecision, FieldValue, ScriptedHuman
 from taskcrew.tools.intents import IntentLog
-from taskcrew.tools.policy import Policy, PolicyConfig, Submission
+from taskcrew.tools.policy import IN_DOUBT, Policy, PolicyConfig, Submission
 
 FORM = """<!doctype html><title>Pay</title><h1>Pay bill</h1>
 <form method="post" action="/pay">
@@ -61,6 +61,7 @@ def test_a_copy_posted_after_an_answer_that_may_have_saved_is_asked_again(
     human.assert_complete()
     copy = human.requests[1]
     assert [(f.name, f.value) for f in copy.fields] == [("bill", "BILL-0004"), ("amount", "640.00")]
+    assert copy.asked_again == IN_DOUBT and human.requests[0].asked_again is None  # told why
     assert [h.body for h in hostile.posts()] == [b"bill=BILL-0004&amount=640.00"]  # one payment
     reasons = [d.reason for d in session.policy.decisions if d.method == "POST"]
     assert not any("identical payload" in r for r in reasons), reasons
@@ -115,5 +116,7 @@ def test_only_an_answer_that_says_not_saved_leaves_the_approval_for_a_retry(
     retry = policy.submission(_pay())
     if asked_again:
         assert retry.outcome == "approved" and len(human.requests) == 2
+        # an answer in doubt says so to the person asked again; a saved one needs no warning
+        assert human.requests[1].asked_again == (IN_DOUBT if answer == "unknown" else None)
     else:
         assert retry.outcome == "allowed" and "identical payload" in retry.reason and len(human.requests) == 1

@@ -49,6 +49,10 @@ from taskcrew.tools.prompt_input import NoAnswer
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 REASKS = 3  # a record whose amount changed after each approval: asked again at most this often
 MAY_HAVE_SAVED = frozenset({"saved", "unknown"})  # answers that spend an approval (``Policy.sent``)
+IN_DOUBT = (
+    "the same request, approved before, got no clear answer from the system (an outage, a timeout, the "
+    "form shown again): it may have been saved. Look in the system before approving it again"
+)
 # a per-page anti-forgery token field, by its WHOLE name (csrf_token, _csrf, XSRF-TOKEN,
 # csrfmiddlewaretoken, authenticity_token, _token, __RequestVerificationToken): the one rule for what
 # the record of sends, the report and the trace leave out. Never a name that merely contains such a
@@ -285,6 +289,7 @@ class Policy:
         self._approved: dict[str, tuple[str, dict[str, str]]] = {}
         # approval key -> how many approved copies are on their way, their answer not back (``leaving``)
         self._leaving: Counter[str] = Counter()
+        self._in_doubt: set[str] = set()  # keys whose approved send got no clear answer (``sent``)
         self.page_fetch: Callable[[str], str | None] | None = None  # set by the network guard
         self.send_check: Callable[[str, str, list[tuple[str, str]]], str | None] | None = None
         """A durable run's authority check before anything data-changing leaves (approvals.worker)."""
@@ -496,6 +501,8 @@ class Policy:
         by, shown = self._approved.get(request.key, ("", {}))
         if by and not self._leaving[request.key] and lookup_change(shown, request.looked_up) is None:
             return decide("allowed", f"an identical payload was approved before (by {by})", by=by)
+        if request.key in self._in_doubt and not request.asked_again:  # the person is told why
+            request = request.model_copy(update={"asked_again": IN_DOUBT})
         try:
             reply, request = self._ask(sub, request)
         except NoAnswer as none:  # nobody decided: recorded as not sent (no rejection), and the run ends
@@ -534,6 +541,10 @@ class Policy:
         spends = {"saved"} if getattr(self, "intents", None) is not None else MAY_HAVE_SAVED
         if seen in spends:
             self._approved.pop(key, None)
+        if seen == "unknown" and seen in spends:
+            self._in_doubt.add(key)
+        elif seen == "saved":
+            self._in_doubt.discard(key)
 
     def _key(self, method: str, url: str, fields: list[tuple[str, str]]) -> str:
         return request_key(method, url, fields, excluded=self.rules.excluded_for(url))
