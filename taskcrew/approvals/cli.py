@@ -72,8 +72,8 @@ def approvals_list(
 ) -> None:
     """Pending approvals and questions, oldest first: one row each (a question's line breaks shown as
     markers, a long one cut; `approvals show ID` shows it whole)."""
-    from taskcrew.approvals.visible import visible
-    from taskcrew.tools.human import VALUE_LIMIT, fit
+    from taskcrew.approvals.visible import cut_shown, visible
+    from taskcrew.tools.human import fit
 
     authority = _authority(db)
     found = authority.jobs.approvals(None if all_ else "pending")
@@ -84,8 +84,7 @@ def approvals_list(
         what = visible(
             a.question if a.kind == "question" else f"{a.request.method} {a.request.url}" if a.request else ""
         )  # the model's words, never their own layout: its line breaks are markers, not rows
-        if len(what) > VALUE_LIMIT:
-            what = f"{what[:VALUE_LIMIT]}… ({len(what) - VALUE_LIMIT} more characters: `taskcrew approvals show {a.id}`)"
+        what = cut_shown(what, f"`taskcrew approvals show {a.id}`")
         if view.problem:
             what = f"CANNOT BE TRUSTED: {view.problem}"
         rules = [f.rule for f in view.assessment.flags]
