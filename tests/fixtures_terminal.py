@@ -15,7 +15,7 @@ import time
 
 import pyte
 
-__all__ = ["files_run", "on_terminal"]
+__all__ = ["files_run", "on_terminal", "prompt_on_terminal"]
 
 
 def on_terminal(
@@ -82,3 +82,55 @@ def files_run(task: str, worker_url: str, verifier_url: str, sandbox: object) ->
         "--sandbox",
         str(sandbox),
     ]
+
+
+PROMPT = """
+import sys
+from taskcrew.tools.human import ApprovalRequest, TerminalHuman
+request = ApprovalRequest.model_validate_json(sys.argv[1])
+print("DECISION", TerminalHuman().approve(request).outcome, flush=True)
+"""
+
+
+def _read_until(master: int, out: bytes, marker: bytes, count: int = 1) -> bytes:
+    deadline = time.monotonic() + 90  # a bound for a stuck child, not a timing assertion
+    while out.count(marker) < count and time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.2)
+        if ready:
+            try:
+                out += os.read(master, 65536)
+            except OSError:
+                break
+    return out
+
+
+def prompt_on_terminal(
+    request: object, answers: list[bytes], cols: int, rows: int, until: bytes = b"DECISION reject"
+) -> tuple[list[list[str]], str]:
+    """`taskcrew run`'s approval prompt (``TerminalHuman``) for ``request`` on a ``cols`` × ``rows``
+    pty: the screen (pyte; its non-blank rows) each time the question is drawn, ``answers`` typed one
+    after each; and the whole output once ``until`` (the decision the prompt prints) came."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+    env = {**os.environ, "COLUMNS": str(cols), "LINES": str(rows), "TERM": "xterm-256color"}
+    env.pop("NO_COLOR", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", PROMPT, request.model_dump_json()],  # type: ignore[attr-defined]
+        stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True,
+    )  # fmt: skip
+    os.close(slave)
+    screens: list[list[str]] = []
+    out = b""
+    try:
+        for n, answer in enumerate(answers, start=1):
+            out = _read_until(master, out, b"(n)", n)  # the default, drawn last
+            screen = pyte.Screen(cols, rows)
+            pyte.Stream(screen).feed(out.decode("utf-8", "replace"))
+            screens.append([row.rstrip() for row in screen.display if row.strip()])
+            os.write(master, answer)
+        out = _read_until(master, out, until)
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+        os.close(master)
+    return screens, out.decode("utf-8", "replace")

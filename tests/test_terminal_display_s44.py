@@ -12,23 +12,13 @@ row an item: a parked question's line breaks are markers. Everything runs on a r
 
 from __future__ import annotations
 
-import fcntl
 import io
-import os
-import pty
 import re
-import select
-import struct
-import subprocess
-import sys
-import termios
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import pyte
 import pytest
-from fixtures_terminal import on_terminal
+from fixtures_terminal import on_terminal, prompt_on_terminal
 from typer.testing import CliRunner
 
 from taskcrew.cli import app
@@ -133,14 +123,6 @@ def test_approvals_show_full_marks_every_further_line_of_a_value(parked: tuple[s
     _tail_shows_what_decides(screen, 6)
 
 
-PROMPT = """
-import sys
-from taskcrew.tools.human import ApprovalRequest, TerminalHuman
-request = ApprovalRequest.model_validate_json(sys.argv[1])
-print("DECISION", TerminalHuman().approve(request).outcome, flush=True)
-"""
-
-
 def _rich_request() -> ApprovalRequest:
     """The request whose memo, as rich wrapped the prompt's panel before (by words, on its own),
     started a row with the forged field line."""
@@ -157,48 +139,11 @@ def _rich_request() -> ApprovalRequest:
     raise AssertionError("no filler length puts the line at a row's start")
 
 
-def _read_until(master: int, out: bytes, marker: bytes, count: int) -> bytes:
-    deadline = time.monotonic() + 90  # a bound for a stuck child, not a timing assertion
-    while out.count(marker) < count and time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], 0.2)
-        if ready:
-            try:
-                out += os.read(master, 65536)
-            except OSError:
-                break
-    return out
-
-
-def _screen(out: bytes) -> list[str]:
-    screen = pyte.Screen(COLS, ROWS)
-    pyte.Stream(screen).feed(out.decode("utf-8", "replace"))
-    return [line.rstrip() for line in screen.display if line.strip()]
-
-
 def test_the_run_prompt_draws_no_forged_field_line_and_ends_with_what_decides() -> None:
     """The `taskcrew run` prompt (TerminalHuman: a rich panel) on an 80 x 24 pty; then its full view."""
     request = _rich_request()
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
-    env = {**os.environ, "COLUMNS": str(COLS), "LINES": str(ROWS), "TERM": "xterm-256color"}
-    env.pop("NO_COLOR", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-c", PROMPT, request.model_dump_json()],
-        stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True,
-    )  # fmt: skip
-    os.close(slave)
-    try:
-        out = _read_until(master, b"", b"(n)", 1)  # the default, drawn last
-        first = _screen(out)
-        os.write(master, b"f\n")  # every value in full
-        out = _read_until(master, out, b"(n)", 2)
-        full = _screen(out)
-        os.write(master, b"n\n\n")  # no, and no reason
-        out = _read_until(master, out, b"DECISION reject", 1)
-    finally:
-        proc.kill()
-        proc.wait(timeout=30)
-        os.close(master)
+    # the first screen; "f" shows every value in full; then no, and no reason
+    (first, full), out = prompt_on_terminal(request, [b"f\n", b"n\n\n"], COLS, ROWS)
     shown = "\n".join(first)
     assert "(n):" in shown, shown
     assert not _forged(first, request), shown
@@ -209,7 +154,7 @@ def test_the_run_prompt_draws_no_forged_field_line_and_ends_with_what_decides() 
     assert not _forged(full, request), shown
     assert any(line.strip("│ ").startswith("┆") and f"amount = {FORGED}" in line for line in full), shown
     _tail_shows_what_decides(full, 8)
-    assert b"DECISION reject" in out, out.decode("utf-8", "replace")[-2000:]
+    assert "DECISION reject" in out, out[-2000:]
 
 
 def test_an_honest_request_reads_as_before_with_what_decides_last() -> None:

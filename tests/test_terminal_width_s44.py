@@ -13,24 +13,15 @@ padded by that count (rich's panel padded by its own). Real pseudo-terminals, py
 
 from __future__ import annotations
 
-import fcntl
 import functools
-import os
-import pty
 import re
-import select
-import struct
-import subprocess
-import sys
-import termios
-import time
 import unicodedata
 from pathlib import Path
 
 import pyte
 import pytest
 import wcwidth
-from fixtures_terminal import on_terminal
+from fixtures_terminal import on_terminal, prompt_on_terminal
 from rich.cells import get_character_cell_size
 
 from taskcrew.approvals.rules import load_rules
@@ -221,50 +212,12 @@ def test_approvals_show_on_a_terminal_of_20_columns_wraps_every_line_itself(
     assert any(row.startswith(CONTINUED) for row in rows), rows
 
 
-PROMPT = """
-import sys
-from taskcrew.tools.human import ApprovalRequest, TerminalHuman
-request = ApprovalRequest.model_validate_json(sys.argv[1])
-print("DECISION", TerminalHuman().approve(request).outcome, flush=True)
-"""
-
-
-def _read_until(master: int, out: bytes, marker: bytes) -> bytes:
-    deadline = time.monotonic() + 90  # a bound for a stuck child, not a timing assertion
-    while marker not in out and time.monotonic() < deadline:
-        ready, _, _ = select.select([master], [], [], 0.2)
-        if ready:
-            try:
-                out += os.read(master, 65536)
-            except OSError:
-                break
-    return out
-
-
 def _prompt_screen(request: ApprovalRequest, cols: int, rows: int = 80) -> list[str]:
     """`taskcrew run`'s prompt (``TerminalHuman``) for ``request`` on a ``cols`` × ``rows`` pty,
     answered no: the screen's rows (pyte) when the question is drawn."""
-    master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-    env = {**os.environ, "COLUMNS": str(cols), "LINES": str(rows), "TERM": "xterm-256color"}
-    env.pop("NO_COLOR", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-c", PROMPT, request.model_dump_json()],
-        stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True,
-    )  # fmt: skip
-    os.close(slave)
-    try:
-        out = _read_until(master, b"", b"(n)")
-        screen = pyte.Screen(cols, rows)
-        pyte.Stream(screen).feed(out.decode("utf-8", "replace"))
-        os.write(master, b"n\n\n")
-        out = _read_until(master, out, b"DECISION reject")
-        assert b"DECISION reject" in out, out.decode("utf-8", "replace")[-2000:]
-    finally:
-        proc.kill()
-        proc.wait(timeout=30)
-        os.close(master)
-    return [row.rstrip() for row in screen.display if row.strip()]
+    (screen,), out = prompt_on_terminal(request, [b"n\n\n"], cols, rows)
+    assert "DECISION reject" in out, out[-2000:]
+    return screen
 
 
 @pytest.mark.parametrize("cols", [COLS, 20])
