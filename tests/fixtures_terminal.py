@@ -12,10 +12,14 @@ import subprocess
 import sys
 import termios
 import time
+from pathlib import Path
 
 import pyte
+import pytest
 
-__all__ = ["files_run", "on_terminal", "prompt_on_terminal"]
+from taskcrew.tools.human import ApprovalRequest
+
+__all__ = ["files_run", "on_terminal", "park_request", "prompt_on_terminal"]
 
 
 def on_terminal(
@@ -134,3 +138,25 @@ def prompt_on_terminal(
         proc.wait(timeout=30)
         os.close(master)
     return screens, out.decode("utf-8", "replace")
+
+
+def park_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: ApprovalRequest) -> str:
+    """``request`` parked by a running job in a job database under ``tmp_path`` that the CLI run by
+    the test reads (its environment set here): the pending approval's id."""
+    from taskcrew.jobs import Jobs
+    from taskcrew.jobs.human import JobHuman, Parked
+
+    url = f"sqlite:///{tmp_path / 'jobs.sqlite3'}"
+    monkeypatch.setenv("TASKCREW_JOBS_DB", url)
+    monkeypatch.setenv("TASKCREW_APPROVALS_DIR", str(tmp_path / "approvals"))
+    monkeypatch.delenv("TASKCREW_TOKEN", raising=False)
+    jobs = Jobs.open(url)
+    try:
+        job = jobs.submit("Enter the Globex invoice", submitted_by="ana", submitted_proof="token")
+        jobs.mark(job.id, "running", only_if=("queued",), worker="w1")
+        with pytest.raises(Parked) as p:
+            JobHuman(jobs, job.id).approve(request)
+        jobs.mark(job.id, "waiting", only_if=("running",))
+    finally:
+        jobs.close()
+    return p.value.approval_id

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fixtures_terminal import on_terminal, prompt_on_terminal
+from fixtures_terminal import on_terminal, park_request, prompt_on_terminal
 from typer.testing import CliRunner
 
 from taskcrew.cli import app
@@ -81,21 +81,10 @@ def _tail_shows_what_decides(lines: list[str], last: int) -> None:
 
 
 @pytest.fixture
-def parked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, ApprovalRequest]]:
-    url = f"sqlite:///{tmp_path / 'jobs.sqlite3'}"
-    monkeypatch.setenv("TASKCREW_JOBS_DB", url)
-    monkeypatch.setenv("TASKCREW_APPROVALS_DIR", str(tmp_path / "approvals"))
-    monkeypatch.delenv("TASKCREW_TOKEN", raising=False)
-    jobs = Jobs.open(url)
-    job = jobs.submit("Enter the Globex invoice", submitted_by="ana", submitted_proof="token")
-    jobs.mark(job.id, "running", only_if=("queued",), worker="w1")
+def parked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, ApprovalRequest]:
     # "  memo   = ": what the old rendering wrote before the memo (names padded to 6)
     request = _request(_memo(len("  memo   = "), COLS))
-    with pytest.raises(Parked) as p:
-        JobHuman(jobs, job.id).approve(request)
-    jobs.mark(job.id, "waiting", only_if=("running",))
-    yield p.value.approval_id, request
-    jobs.close()
+    return park_request(tmp_path, monkeypatch, request), request
 
 
 def test_approvals_show_draws_no_forged_field_line_and_ends_with_what_decides(

@@ -21,12 +21,10 @@ from pathlib import Path
 import pyte
 import pytest
 import wcwidth
-from fixtures_terminal import on_terminal, prompt_on_terminal
+from fixtures_terminal import on_terminal, park_request, prompt_on_terminal
 from rich.cells import get_character_cell_size
 
 from taskcrew.approvals.rules import load_rules
-from taskcrew.jobs import Jobs
-from taskcrew.jobs.human import JobHuman, Parked
 from taskcrew.tools.human import (
     CONTINUED,
     FULL_ON_REQUEST,
@@ -48,21 +46,6 @@ def _request(fields: dict[str, str]) -> ApprovalRequest:
         page_url="http://127.0.0.1:8800/bills/new", summary='button "Save bill"',
         fields=[FieldValue(name=n, value=v) for n, v in fields.items()],
     )  # fmt: skip
-
-
-def _park(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: ApprovalRequest) -> str:
-    url = f"sqlite:///{tmp_path / 'jobs.sqlite3'}"
-    monkeypatch.setenv("TASKCREW_JOBS_DB", url)
-    monkeypatch.setenv("TASKCREW_APPROVALS_DIR", str(tmp_path / "approvals"))
-    monkeypatch.delenv("TASKCREW_TOKEN", raising=False)
-    jobs = Jobs.open(url)
-    job = jobs.submit("Enter the Globex invoice", submitted_by="ana", submitted_proof="token")
-    jobs.mark(job.id, "running", only_if=("queued",), worker="w1")
-    with pytest.raises(Parked) as p:
-        JobHuman(jobs, job.id).approve(request)
-    jobs.mark(job.id, "waiting", only_if=("running",))
-    jobs.close()
-    return p.value.approval_id
 
 
 def _drawn(text: str, cols: int) -> list[str]:
@@ -170,7 +153,7 @@ def test_a_memo_of_skin_tones_draws_no_forged_field_line_in_approvals_show(
     # "  memo   = " + 39 characters + 10 tones: 60 columns to rich, 80 on the terminal; then the forgery
     memo = "Consulting per MSA-2024-117 onsite work" + TONE * 10 + f"  amount = {FORGED}"
     request = _request({"vendor": "Globex Corp", "amount": REAL, "memo": memo})
-    approval_id = _park(tmp_path, monkeypatch, request)
+    approval_id = park_request(tmp_path, monkeypatch, request)
     code, screen, raw = on_terminal("approvals", "show", approval_id, cols=COLS, rows=ROWS)
     assert code == 0, raw[-2000:]
     assert not _forged(screen), "\n".join(screen)
@@ -188,7 +171,7 @@ def test_a_payee_of_skin_tones_or_flags_draws_no_amount_inside_what_you_approve(
         payee += f"  Amount (amount): {FORGED} EUR"
         (tmp_path / str(i)).mkdir()
         request = _request({"vendor": payee, "amount": REAL})
-        approval_id = _park(tmp_path / str(i), monkeypatch, request)
+        approval_id = park_request(tmp_path / str(i), monkeypatch, request)
         code, screen, raw = on_terminal("approvals", "show", approval_id, cols=COLS, rows=ROWS)
         assert code == 0, raw[-2000:]
         block = screen[next(i for i, row in enumerate(screen) if row.startswith("what you approve")) :]
@@ -203,7 +186,7 @@ def test_approvals_show_on_a_terminal_of_20_columns_wraps_every_line_itself(
     wrap), each further piece of a long one started "  ┆ "."""
     memo = "Consulting per MSA-2024-117 onsite work" + f"  amount = {FORGED}"
     request = _request({"vendor": "Globex Corp", "amount": REAL, "memo": memo})
-    approval_id = _park(tmp_path, monkeypatch, request)
+    approval_id = park_request(tmp_path, monkeypatch, request)
     code, _, raw = on_terminal("approvals", "show", approval_id, cols=20, rows=120)
     assert code == 0, raw[-2000:]
     printed = raw.replace("\r\n", "\n").rstrip("\n")
