@@ -28,6 +28,9 @@ INVOICE = "2026-10-05"
         "Milestone 10% within 14 days, Net 60",
         "5% within 10 days, 95% within 30 days",
         "Net 30. 5% within 60 days",  # a "discount" later than the net date
+        # the rate's part is bare, but the net count beside it says it is the remainder's
+        "Terms: 10% within 7 days, remainder Net 30",
+        "Terms: 10% within 7 days, balance due Net 30",
     ],
 )
 def test_a_rate_with_a_day_count_and_no_discount_form_is_refused(terms: str) -> None:

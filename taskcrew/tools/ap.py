@@ -1063,9 +1063,11 @@ def _day_counts(terms: str, undated: str, dated: bool = False) -> tuple[set[int]
     read = [part for sentence in read_sentences for part in sentence]
     rated = [(part, rate) for part in read if (rate := _RATE.search(part))]
     counts: set[int] = set()  # the net counts: those of the parts with no rate
+    plain: set[int] = set()  # of them, those a part says nothing else with ("Net 30", not "remainder Net 30")
     for part in read:
         if not _RATE.search(part):
-            counts |= {_count(m) for m in _DAY_NUMBER.finditer(part)}
+            counts |= (found := {_count(m) for m in _DAY_NUMBER.finditer(part)})
+            plain |= found if _bare(_TERMS_WORD.sub(" ", part)) else set()
     rates: list[str] = []
     own: set[int] = set()  # the discount's day counts: those in the part that gives its rate
     for part, rate in rated:
@@ -1073,7 +1075,7 @@ def _day_counts(terms: str, undated: str, dated: bool = False) -> tuple[set[int]
         written = rate.group("days") or rate.group("days2")
         if not (written or _DAY_NUMBER.search(rest) or _DISCOUNT_WORD.search(part)):
             continue  # a rate with no day count decides nothing ("Net 30, 10% deposit")
-        if not (_DISCOUNT_WORD.search(part) or _fixed_discount(rate, part, counts)):
+        if not (_DISCOUNT_WORD.search(part) or _fixed_discount(rate, part, plain)):
             raise _terms_error(
                 terms,
                 f"{' '.join(part.split())!r} gives a rate with a day count that is no early-payment discount "
