@@ -5,7 +5,8 @@ console served by uvicorn (the real job store on SQLite, the real signed audit l
 - A sign-in's name was written whole (200,000 characters: 5 MB in 25 attempts) and every attempt
   refused while held was one more ``login_refused`` entry: anyone who reached the port grew the log
   every process reads, and 510 refusals pushed a decision off the audit page (its newest 500). Now
-  a name longer than any user's is kept cut with its length said (``web.unproven``), a hold writes
+  a name longer than any user's is kept cut with its length said (``web.unproven``; in the log, since
+  s45, as an unknown name's marker: ``SignInLog.who``), a hold writes
   one entry when it starts and one with the count of the refusals after it once it has ended
   (``web.SignInLog``), and the page shows decisions and actions apart from sign-ins, a page at a
   time, saying how many of how many it shows.
@@ -64,7 +65,7 @@ def _codes(office: Office, client: httpx.Client, names: list[str]) -> list[int]:
 
 def test_a_name_longer_than_any_users_is_written_cut(office: Office) -> None:
     """25 sign-ins with a 200,000-character name: 5 failures, then refused while held; the log holds
-    six short entries naming the name's start and length. Before: 5 MB."""
+    six short entries naming it as nobody's (s45: a marker, not the name's start). Before: 5 MB."""
     audit = office.authority.audit
     earlier, size = len(audit.entries()), audit.path.stat().st_size if audit.path.exists() else 0
     anonymous = office.client()
@@ -73,8 +74,9 @@ def test_a_name_longer_than_any_users_is_written_cut(office: Office) -> None:
     assert audit.path.stat().st_size - size < 8 * 1024
     added = audit.entries()[earlier:]
     assert [e.action for e in added] == ["login_failed"] * 5 + ["login_refused"]
-    assert {e.who for e in added} == {"x" * 37 + "… (cut: 200,000 characters)"}
-    assert all(len(e.who) == 64 for e in added)  # as long as the longest name a user can have
+    # nobody's name: written as a marker and a digest of it (``SignInLog.who``; s45), not as typed
+    assert len({e.who for e in added}) == 1 and added[0].who.startswith("(unknown name #")
+    assert all(len(e.who) <= 64 for e in added)  # no longer than the longest name a user can have
     assert office.login("bob")  # a real name from the same address still signs in
     assert audit.verify() == []
 
@@ -113,7 +115,8 @@ def test_refusals_while_held_are_one_entry_then_their_count(office: Office) -> N
     assert len(refused) == 1 and refused[0].payload["held_by"] == ["address"]
     office.restart()  # the console stops: the count of the refusals after the first is written
     last = audit.entries()[-1]
-    assert last.action == "login_refused" and last.who == "name0" and last.payload["refused_again"] == 29
+    assert last.action == "login_refused" and last.payload["refused_again"] == 29
+    assert last.who == refused[0].who and last.who.startswith("(unknown name #")  # name0 is nobody's
     assert audit.verify() == []
 
 

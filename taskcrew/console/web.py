@@ -122,18 +122,32 @@ class _Hold:
 class SignInLog:
     """The audit entries of sign-ins that prove nothing (failed, or refused while the throttle holds
     them), the one place they are written, so that whoever reaches the port cannot grow the signed
-    log every process reads: the name as ``unproven`` keeps it, and one ``login_refused`` per hold
+    log every process reads: the name as ``who`` writes it, and one ``login_refused`` per hold
     (``LoginThrottle.holds``), when its first refusal comes; the refusals after it are counted (in
     memory) and written as one more entry (``refused_again``, ``first``, ``last``) at the first
-    sign-in after the hold ended, or when the console stops. Appends only: the chain is as before."""
+    sign-in after the hold ended, or when the console stops. Appends only: the chain is as before.
+    The name is written as typed only when it is a user's (``who``): any other may be a password typed
+    into the wrong box, shown to every user on the audit page."""
 
     def __init__(self, console: Console) -> None:
         self.console = console
         self._open: dict[tuple[tuple[str, str], float], _Hold] = {}  # (throttle key, hold end) → hold
         self._lock = threading.Lock()
 
+    def who(self, name: str) -> str:
+        """The name a failed or refused sign-in is written under: as typed if it is a user's name (as
+        the throttle reads names: spaces around and case aside), else "(unknown name #…)" with a digest
+        keyed by the audit log's signing key, so that one name's attempts are told apart from
+        another's but nobody without that key can test a guess of it (a password) against it."""
+        if name.strip().casefold() in {user.casefold() for user in self.console.auth.users}:
+            return name
+        if not name.strip():
+            return "(empty)"
+        digest = self.console.audit.keys.mac(["unknown sign-in name", name]).rpartition(":")[2]
+        return f"(unknown name #{digest[:10]})"
+
     def failed(self, name: str) -> None:
-        self.console.audit.append(unproven(name) or "(empty)", "login_failed", "/login", {})
+        self.console.audit.append(self.who(name), "login_failed", "/login", {})
 
     def refused(self, name: str, address: str) -> None:
         throttle = self.console.throttle
@@ -147,7 +161,7 @@ class SignInLog:
                 counting.last = at
                 return
             until = max(holds.values(), default=now)
-            hold = _Hold(unproven(name) or "(empty)", address, sorted({key[0] for key in holds}), until)
+            hold = _Hold(self.who(name), address, sorted({key[0] for key in holds}), until)
             for held in holds.items():
                 self._open[held] = hold
         ends = datetime.now(UTC) + timedelta(seconds=max(0.0, until - now))

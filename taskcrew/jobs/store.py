@@ -32,12 +32,14 @@ import hashlib
 import json
 import logging
 import os
+import re
 import secrets
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import sqlalchemy as sa
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
@@ -104,8 +106,54 @@ def default_url() -> str:
 
 
 def where(url: str) -> str:
-    """The job database as a person reads it: an SQLite file's path, else the URL without a password."""
-    return url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else _safe(url)
+    """The job database as a person reads it, the one way every message names it: an SQLite file's
+    path, else its dialect, host, port and database name. Never its user-info (a password, however
+    written: an unescaped '@' in it leaves the rest in the host SQLAlchemy reads, cut off here) nor its
+    query string (libpq takes ``?password=`` too). Text shown beside it: ``hide_secrets``."""
+    if url.startswith("sqlite:///"):
+        return url.removeprefix("sqlite:///").split("?", 1)[0]
+    try:
+        parsed = sa.engine.make_url(url)
+    except Exception:
+        return "(its URL, not shown: it cannot be read as a database URL)"
+    host = (parsed.host or "").rsplit("@", 1)[-1]
+    host = f"[{host}]" if ":" in host else host
+    port = f":{parsed.port}" if parsed.port else ""
+    return f"{parsed.drivername}://{host}{port}" + (f"/{parsed.database}" if parsed.database else "")
+
+
+_SECRET_KEY = re.compile(r"pass|secret|token|key", re.IGNORECASE)  # a query key whose value is hidden
+_SECRET_IN_TEXT = [
+    (re.compile(r"(password\s*[=:]\s*)('[^']*'|\"[^\"]*\"|[^\s&;,]+)", re.IGNORECASE), r"\1***"),
+    (re.compile(r"(\w://)[^\s/@]*@"), r"\1***@"),  # a URL's user-info
+]
+
+
+def hide_secrets(text: str, url: str) -> str:
+    """``text`` (a database error's, shown beside ``where(url)``) without ``url``'s secret parts: its
+    password as written and as decoded, the part of it after an unescaped '@' (which the driver takes
+    for the host and repeats in its errors), its query's password-like values, the whole URL (named
+    as ``where`` names it), and any ``password=…`` or URL user-info the text holds itself."""
+    hidden: set[str] = set()
+    rest = url.split("://", 1)[-1]
+    for part in (rest, rest.split("?", 1)[0], rest.split("/", 1)[0]):
+        info = part.rpartition("@")[0]  # the user-info as written, up to the last '@'
+        if ":" in info:
+            hidden.add(info.split(":", 1)[1])
+    with suppress(Exception):
+        parsed = sa.engine.make_url(url)
+        if "@" in (host := parsed.host or ""):
+            hidden.add(host.rsplit("@", 1)[0])
+        hidden.add(parsed.password or "")
+        for key, values in parsed.query.items():
+            if _SECRET_KEY.search(key):
+                hidden.update([values] if isinstance(values, str) else values)
+    text = text.replace(url, where(url))
+    for secret in sorted({s for h in hidden for s in (h, unquote(h))} - {""}, key=len, reverse=True):
+        text = text.replace(secret, "***")
+    for pattern, replacement in _SECRET_IN_TEXT:
+        text = pattern.sub(replacement, text)
+    return text
 
 
 def db_now(conn: sa.Connection) -> datetime:
@@ -155,13 +203,21 @@ def check_url(url: str) -> str:
         parsed = sa.engine.make_url(url)
         parsed.get_dialect()
     except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError, ImportError, ValueError):
+        if "://" not in url and any(c in url for c in "@:?"):  # a URL without its scheme: not echoed
+            raise JobStoreError(
+                f"the job database setting is not a database URL (it has no '://'; not shown); {example}"
+            ) from None
         if "://" not in url:
             raise JobStoreError(
                 f"the job database {url!r} is a path, not a database URL: write sqlite:///{Path(url).resolve()}"
             ) from None
         raise JobStoreError(
-            f"the job database {_safe(url)} is not a database URL SQLAlchemy knows; {example}"
+            f"the job database {where(url)} is not a database URL SQLAlchemy knows; {example}"
         ) from None
+    if "@" in (parsed.host or ""):  # the rest of a password would be taken for the host
+        raise JobStoreError(
+            f"the job database URL {where(url)} has an '@' in its password or user name: write it as %40"
+        )
     return url
 
 
@@ -386,10 +442,11 @@ class Jobs:
                     folder = ring.path.parent
                     if ring.retired(str(row[0])):
                         raise WrongKeyRing(
-                            f"the job database {_safe(self.url)} was marked by a key the approvals folder "
+                            f"the job database {where(self.url)} was marked by a key the approvals folder "
                             f"{folder} retired (`taskcrew approvals rotate-key --retire-old`): run `taskcrew "
-                            f"approvals rotate-key --remark --db {_safe(self.url)}` to mark it with the "
-                            "folder's current key (its earlier records stay void), then start again"
+                            f"approvals rotate-key --remark --db URL` with its URL (as the workers' --db or "
+                            f"{ENV_URL}) to mark it with the folder's current key (its earlier records stay "
+                            "void), then start again"
                         )
                     had = (
                         "holds another key"
@@ -397,7 +454,7 @@ class Jobs:
                         else f"has no {ring.path.name} (none was made)"
                     )
                     raise WrongKeyRing(
-                        f"the approvals folder {folder} {had}: the job database {_safe(self.url)} is signed "
+                        f"the approvals folder {folder} {had}: the job database {where(self.url)} is signed "
                         f"with another one, whose records this process would read as forged. Set {ENV_DIR} "
                         "to the approvals folder the workers, the console and the CLI share (or run as the "
                         "account whose home holds it), then start again"
@@ -413,7 +470,7 @@ class Jobs:
             if rows and not self._vouches(ring, rows):
                 raise WrongKeyRing(
                     f"the approvals key ring {ring.path} signed none of the newest records of the job "
-                    f"database {_safe(self.url)}: set {ENV_DIR} to the approvals folder the workers, "
+                    f"database {where(self.url)}: set {ENV_DIR} to the approvals folder the workers, "
                     "the console and the CLI share (or run as the account whose home holds it), then "
                     "start again"
                 )
@@ -424,7 +481,7 @@ class Jobs:
                 continue  # another process marked it just now: checked against that mark
             self._ring_ok = ring
             return
-        raise JobStoreError(f"the job database {_safe(self.url)}'s key ring mark keeps changing; try again")
+        raise JobStoreError(f"the job database {where(self.url)}'s key ring mark keeps changing; try again")
 
     def remark_keys(self, ring: Any) -> str:
         """The operator's repair after ``taskcrew approvals rotate-key --retire-old``
@@ -527,8 +584,8 @@ class Jobs:
             meta.create_all(engine)
         except SQLAlchemyError as exc:
             raise JobStoreError(
-                f"cannot use the job database {_safe(url)}: {_first_line(exc)}; check that it is running "
-                f"and reachable, or set {ENV_URL}"
+                f"cannot use the job database {where(url)}: {hide_secrets(_first_line(exc), url)}; check that "
+                f"it is running and reachable, or set {ENV_URL}"
             ) from exc
         jobs = cls(engine, url)
         jobs.created = new
@@ -557,7 +614,8 @@ class Jobs:
             with self.engine.begin() as conn:
                 yield conn
         except SQLAlchemyError as exc:
-            raise JobStoreError(f"the job database {_safe(self.url)} failed: {_first_line(exc)}") from exc
+            said = hide_secrets(_first_line(exc), self.url)
+            raise JobStoreError(f"the job database {where(self.url)} failed: {said}") from exc
 
     # ---- jobs -----------------------------------------------------------------------------------
     def draft(
@@ -1825,11 +1883,3 @@ def _looks_like_sqlite(path: Path) -> bool:
 
 def _first_line(exc: BaseException) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-
-
-def _safe(url: str) -> str:
-    """The URL without a password."""
-    try:
-        return sa.engine.make_url(url).render_as_string(hide_password=True)
-    except Exception:
-        return "<the configured URL>"
