@@ -89,12 +89,13 @@ def note_html(note: str) -> Markup:
     return escape(note[: -len("Approvals")]) + Markup('<a href="{}">Approvals</a>').format(href)
 
 
-def console_note(job: Any, now: Any) -> Markup:
+def console_note(job: Any, now: Any, doubt: Any = None) -> Markup:
     """What to know and do about a job not simply moving along, as the console says it
-    (``jobs.liveness.state_note``, judged by the job database's clock ``now``)."""
+    (``jobs.liveness.state_note``, judged by the job database's clock ``now``; ``doubt``: its send
+    in doubt, ``liveness.sends_in_doubt``)."""
     from taskcrew.jobs.liveness import state_note
 
-    return note_html(state_note(job, now, "console"))
+    return note_html(state_note(job, now, "console", doubt))
 
 
 _EARLIER = re.compile(r"\('(?P<said>[^']*)' on leg (?P<leg>\d+)\)")

@@ -19,8 +19,8 @@ from taskcrew.console.job_words import FIRST_APPROVAL, console_note, current_rea
 from taskcrew.console.sessions import Session, identity_of
 from taskcrew.console.web import DbClock, Handler, Web
 from taskcrew.eval.runs import TRACE
-from taskcrew.jobs.liveness import state_note
-from taskcrew.jobs.models import ACTIVE, CANCELLABLE, Approval, Job, JobEvent, JobOptions, JobStatus
+from taskcrew.jobs.liveness import sends_in_doubt, state_note
+from taskcrew.jobs.models import ACTIVE, CANCELLABLE, Approval, Intent, Job, JobEvent, JobOptions, JobStatus
 from taskcrew.jobs.store import InvalidChange, Jobs, UnknownJob
 
 JOB_STATUSES: tuple[JobStatus, ...] = ("queued", "running", "waiting", "finished", "failed", "cancelled")
@@ -31,10 +31,11 @@ def sse(event: str, data: dict[str, Any]) -> str:
     return f"event: {event}\ndata: {body}\n\n"
 
 
-def notes(clock: DbClock) -> Callable[[Job], Markup]:
+def notes(clock: DbClock, doubts: dict[str, Intent]) -> Callable[[Job], Markup]:
     """A page's job notes in the console's words, a decision to make a link to it (``console_note``),
-    judged by the page's database clock (read once, only if a note needs it)."""
-    return lambda job: console_note(job, clock())
+    judged by the page's database clock (read once, only if a note needs it); ``doubts``: the page's
+    jobs' sends in doubt (``liveness.sends_in_doubt``, read once for the page)."""
+    return lambda job: console_note(job, clock(), doubts.get(job.id))
 
 
 def first_approvals(approver: Authority, approvals: list[Approval]) -> list[tuple[str, JobEvent]]:
@@ -100,13 +101,14 @@ def routes(web: Web) -> list[BaseRoute]:
         status = next((s for s in JOB_STATUSES if s == wanted), None)
         items = await asyncio.to_thread(console.jobs.list, status)
         folders = await asyncio.to_thread(run_folders, items)
+        doubts = await asyncio.to_thread(sends_in_doubt, console.jobs, items)
         clock = DbClock(console.jobs)
         return web.page(
             request,
             "jobs.html",
             session,
             db_clock=clock,
-            note_of=notes(clock),
+            note_of=notes(clock, doubts),
             jobs=items,
             folders=folders,
             status=status or "",
@@ -160,9 +162,16 @@ def routes(web: Web) -> list[BaseRoute]:
                 ("/jobs", "the list of jobs"),
             )
         ctx = await asyncio.to_thread(job_context, job)
+        doubts = await asyncio.to_thread(sends_in_doubt, console.jobs, [job, *ctx["children"]])
         clock = DbClock(console.jobs)
         return web.page(
-            request, "job.html", session, title=f"Job {job.id}", db_clock=clock, note_of=notes(clock), **ctx
+            request,
+            "job.html",
+            session,
+            title=f"Job {job.id}",
+            db_clock=clock,
+            note_of=notes(clock, doubts),
+            **ctx,
         )
 
     async def submit(request: Request) -> Response:
@@ -246,7 +255,8 @@ def routes(web: Web) -> list[BaseRoute]:
                 status = f"{job.status} {job.outcome or ''}".strip()
                 if status != last_status:
                     now = await asyncio.to_thread(console.jobs.db_now)
-                    note = state_note(job, now, "console")
+                    doubts = await asyncio.to_thread(sends_in_doubt, console.jobs, [job])
+                    note = state_note(job, now, "console", doubts.get(job.id))
                     parts.append(
                         sse(
                             "status",

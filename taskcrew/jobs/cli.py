@@ -359,23 +359,30 @@ def _check_erp(erp_url: str) -> None:
         raise _fail(str(exc)) from exc
 
 
-def _job_line(job: Any, now: Any) -> str:
-    """``now``: the job database's clock (``Jobs.db_now``), which heartbeats are judged by."""
-    from taskcrew.jobs.liveness import state_note
-
+def _job_line(job: Any, note: str) -> str:
+    """``note``: the job's state note (``_notes``)."""
     end = f" {plain(job.outcome)}" if job.outcome else ""
     line = (
         f"{plain(job.id)}  {plain(job.status)}{end}  {job.submitted_at:%Y-%m-%d %H:%M}  "
         f"{plain(job.submitted_by)}  {plain(job.task[:60])}"
     )
-    note = plain(state_note(job, now))
-    return f"{line}\n    {note}" if note else line
+    return f"{line}\n    {plain(note)}" if note else line
 
 
-def _job_json(job: Any) -> dict[str, Any]:
+def _notes(jobs: Any, found: list[Any]) -> dict[str, str]:
+    """Each job's state note (``jobs.liveness.state_note``), judged by the job database's clock
+    (``Jobs.db_now``, which heartbeats are judged by), its send in doubt named (one read of their
+    intents: ``liveness.sends_in_doubt``)."""
+    from taskcrew.jobs.liveness import sends_in_doubt, state_note
+
+    now, doubts = _guard(lambda: (jobs.db_now(), sends_in_doubt(jobs, found)))
+    return {job.id: state_note(job, now, doubt=doubts.get(job.id)) for job in found}
+
+
+def _job_json(job: Any, note: str) -> dict[str, Any]:
     """A job as JSON, with how far the store vouches for its record (``signed``, ``legacy``,
-    ``forged``, ``superseded``: see jobs.models.RecordTrust)."""
-    return {**job.model_dump(mode="json"), "record_trust": job.record_trust}
+    ``forged``, ``superseded``: see jobs.models.RecordTrust) and its state note (``_notes``)."""
+    return {**job.model_dump(mode="json"), "record_trust": job.record_trust, "note": note}
 
 
 @jobs_app.command("list")
@@ -392,12 +399,13 @@ def jobs_list(
     if status is not None and status not in get_args(JobStatus):
         raise _fail(f"no job status {status!r}; use one of: {', '.join(get_args(JobStatus))}")
     jobs = _open(db)
-    found, now = _guard(lambda: (jobs.list(status), jobs.db_now()))
+    found = _guard(lambda: jobs.list(status))
+    notes = _notes(jobs, found)
     if as_json:
-        typer.echo(json.dumps([_job_json(job) for job in found], indent=2))
+        typer.echo(json.dumps([_job_json(job, notes[job.id]) for job in found], indent=2))
         return
     for job in found:
-        typer.echo(_job_line(job, now))
+        typer.echo(_job_line(job, notes[job.id]))
     if not found:
         typer.echo(f"No {status} jobs." if status else 'No jobs yet: `taskcrew submit "<task>"` adds one.')
 
@@ -405,13 +413,15 @@ def jobs_list(
 @jobs_app.command("show")
 def jobs_show(job_id: str, db: DbUrl = None) -> None:
     """One job: its state, outcome, approvals, submissions and history."""
-    from taskcrew.jobs.liveness import state_note
+    from taskcrew.jobs.liveness import sends_in_doubt, state_note
     from taskcrew.jobs.models import ACTIVE
 
     jobs = _open(db)
     job, leg = _guard(lambda: jobs.get_on_leg(job_id))
     authority = _authority(jobs)
-    typer.echo(json.dumps(_job_json(job), indent=2))  # JSON: every control character escaped
+    doubt = _guard(lambda: sends_in_doubt(jobs, [job])).get(job.id)
+    note = state_note(job, _guard(jobs.db_now), doubt=doubt)
+    typer.echo(json.dumps(_job_json(job, note), indent=2))  # JSON: every control character escaped
     if job.origin is not None:  # the planner's words, not the submitter's: said beside the task
         typer.echo(f"note: {plain(origin_note(job))}")
     if job.fan_out is not None and job.status == "waiting":
@@ -420,8 +430,8 @@ def jobs_show(job_id: str, db: DbUrl = None) -> None:
             f"note: batch of {len(job.fan_out.children)} child job(s), {len(active)} not ended yet; "
             f"it finishes when the last one ends (`taskcrew jobs cancel {plain(job_id)}` stops them all)"
         )
-    if job.record_trust != "signed":
-        typer.echo(f"note: {plain(state_note(job, jobs.db_now()))}")
+    if job.record_trust != "signed" or doubt is not None:
+        typer.echo(f"note: {plain(note)}")
     if job.status in ACTIVE and (over := authority.leg_over(job_id, leg)) is not None:
         # an entry written ahead whose change did not reach the job database (or a row set back)
         typer.echo(
@@ -487,7 +497,7 @@ def _act(job_id: str, action: Literal["cancel", "retry"], db: str | None, by: st
         prepare_to_enqueue(jobs)  # the workers mend what a stop leaves: worker.enqueue_stranded
     with signals_deferred():  # a Ctrl-C waits for the signed entry, the change and the queue
         done = _guard(lambda: authority.act_on_job(job_id, action, who))
-        typer.echo(_job_line(done, _guard(jobs.db_now)))
+        typer.echo(_job_line(done, _notes(jobs, [done])[done.id]))
 
 
 def _more_than(concurrency: int, sessions: int) -> str:

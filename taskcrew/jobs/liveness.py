@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from taskcrew.jobs.models import Job, utcnow
+from taskcrew.jobs.models import CANCELLABLE, Intent, Job, JobStatus, utcnow
 
 if TYPE_CHECKING:
     from taskcrew.crew.trace import ControlEvent
@@ -63,10 +63,74 @@ def _waiting(job: Job, surface: Surface) -> str:
     return f"{job.reason or 'waiting for a person'}; {APPROVALS[surface]}"
 
 
-def state_note(job: Job, now: datetime | None = None, surface: Surface = "cli") -> str:
+# The jobs whose sends in doubt are named: those not ended, and a failed one (a retry resumes it).
+UNSETTLED: tuple[JobStatus, ...] = CANCELLABLE
+
+
+def send_in_doubt(intents: Sequence[Intent]) -> Intent | None:
+    """The job's latest send that may have been saved with no answer that says so, by the intent
+    log's own rules over each request's attempts (``tools.intents``): the latest attempt's answer is
+    one nobody knows (none recorded yet — a worker stopped or killed mid-send —, a timeout, a 5xx, a
+    gateway's 502/504, a record that does not check out), or an earlier attempt may still land
+    (``IntentLog.doubt``: not covered by a resend a person approved that was answered). A held-back
+    attempt (it never left) is no doubt. None: nothing in doubt."""
+    from taskcrew.jobs.runner import StoreIntents
+    from taskcrew.tools.intents import IntentLog
+
+    requests: dict[str, list[tuple[int, Intent]]] = {}
+    for intent in intents:  # attempts: ``<key>``, ``<key>.2``, ... (``tools.intents.attempt_key``)
+        key, _, n = intent.key.partition(".")
+        requests.setdefault(key, []).append((int(n) if n.isdigit() else 1, intent))
+    found: list[Intent] = []
+    for attempts in requests.values():
+        ordered = [intent for _, intent in sorted(attempts, key=lambda a: a[0])]
+        records = [StoreIntents._record(intent) for intent in ordered]
+        latest = records[-1]
+        if latest.answer == "unknown" and latest.left:
+            found.append(ordered[-1])
+        elif (doubt := IntentLog.doubt(records)) is not None:
+            found.append(ordered[records.index(doubt)])
+    return max(found, key=lambda intent: intent.recorded_at, default=None)
+
+
+def sends_in_doubt(store: Any, jobs: Sequence[Job]) -> dict[str, Intent]:
+    """Each unsettled job's send in doubt (``send_in_doubt``) by job id, for a page or a listing of
+    ``jobs``: their intents read in one query (``Jobs.intents_of``)."""
+    unsettled = [job.id for job in jobs if job.status in UNSETTLED]
+    if not unsettled:
+        return {}
+    found = {job_id: send_in_doubt(intents) for job_id, intents in store.intents_of(unsettled).items()}
+    return {job_id: intent for job_id, intent in found.items() if intent is not None}
+
+
+def doubt_note(intent: Intent) -> str:
+    """What a person reads of a job's send in doubt, the same words on every surface."""
+    if not intent.trusted:
+        said = "its record in the job database does not check out"
+    elif intent.status == "recorded":
+        said = "no answer yet"
+    else:
+        said = (intent.result or "no answer")[:80]
+    return (
+        f"a send may have been saved ({intent.payload.method} {intent.target[:120]}: {said}): look in "
+        "the system before retrying or upgrading"
+    )
+
+
+def state_note(
+    job: Job, now: datetime | None = None, surface: Surface = "cli", doubt: Intent | None = None
+) -> str:
     """What a person should know about a job that is not simply moving along, with what to do;
     '' when there is nothing to say. ``surface``: where it is read (the CLI names commands; the
-    console names its pages and buttons)."""
+    console names its pages and buttons). ``doubt``: the job's send in doubt (``sends_in_doubt``),
+    named first."""
+    note = _state(job, now, surface)
+    if doubt is None or job.status not in UNSETTLED:
+        return note
+    return f"{doubt_note(doubt)}; {note}" if note else doubt_note(doubt)
+
+
+def _state(job: Job, now: datetime | None, surface: Surface) -> str:
     cli = surface == "cli"
     if job.record_trust == "forged":
         return (
