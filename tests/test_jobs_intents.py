@@ -119,18 +119,18 @@ def test_a_resend_a_person_approved_that_the_system_then_refused_is_retried_with
 
 class _Racing(StoreIntents):
     """Two legs of one job (a takeover while the old worker still runs) look at the same intent
-    before either records it: each looks, then waits for the other to have looked too."""
+    before either records it: each looks (under every key the request has had), then waits for the
+    other to have looked too before it records its attempt."""
 
     def __init__(self, jobs: Jobs, job_id: str, looked: threading.Barrier) -> None:
         super().__init__(jobs, job_id)
         self.looked, self.waited = looked, False
 
-    def get(self, key: str) -> Any:
-        found = super().get(key)
-        if not self.waited:  # the first look only (a leg that loses reads the winner's record after)
+    def claim(self, record: Any) -> Any:
+        if not self.waited:  # the first record only (a leg that loses reads the winner's record)
             self.waited = True
             self.looked.wait(timeout=30)
-        return found
+        return super().claim(record)
 
 
 def test_two_legs_that_both_find_no_intent_record_it_once_and_only_one_sends(tmp_path: Path) -> None:

@@ -49,7 +49,7 @@ from taskcrew.approvals.identity import (
     standing_refusal,
     user_names,
 )
-from taskcrew.approvals.key import request_key
+from taskcrew.approvals.key import request_key, request_keys
 from taskcrew.approvals.rules import (
     Assessment,
     Payee,
@@ -575,9 +575,10 @@ class Authority:
         """When ``job_id`` sent exactly this, by the signed audit log (None: never): the job database's
         record of sends (``tools.intents``) can lose a row; this log cannot. Every signed send of this
         job and key counts (``record_send``: written as a send leaves, so the attempt being checked is
-        never among them)."""
-        key = self.key_of(method, url, fields)
-        times = [e.at for e in self.sends_of(job_id) if e.payload.get("key") == key]
+        never among them), under any key the request has had (``approvals.key.request_keys``: a send
+        signed by a version that keyed it otherwise is this request's too)."""
+        keys = set(request_keys(method, url, fields, excluded=self.rules.excluded_for(url)))
+        times = [e.at for e in self.sends_of(job_id) if e.payload.get("key") in keys]
         return datetime.fromisoformat(max(times)) if times else None
 
     def sends_of(self, job_id: str) -> list[AuditEntry]:

@@ -7,9 +7,18 @@ the risk rules (``rules.line_items``) and the system read by position, so the sa
 order — two rows' amounts swapped, or the rows' fields regrouped — are another request. Both
 producers write the fields in the page's order: the form prediction (FormData, built by the same
 algorithm as the browser's encoding) and the parser of the body the browser sends (urlencoded,
-multipart, text/plain lines and JSON members as sent). (A version before this one sorted the
-fields, so a key it made differs from this one's for the same request: an approval parked then is
-asked again.)
+multipart, text/plain lines and JSON members as sent).
+
+Keys are versioned (``KEY_VERSION``): a version before this one sorted the fields (``LEGACY``), so a
+key it made differs from this one's for the same request, and state it left (intent rows, signed
+sends, approvals) is under that key. ``legacy_keys`` gives those keys of a request, and the one rule
+for reading such state is here:
+- an earlier attempt of a send (is it sent already, or in doubt?) is looked for under every key the
+  request has had (``request_keys``): matching more broadly only makes the worker more careful;
+- an approval is never honoured by a legacy key (sorted, two orders of the same rows are one key:
+  the hole this version closed); one stored under a legacy key holds only for the request its stored
+  copy is, keyed by today's rule (``carried_key``), and otherwise the person is asked again and told
+  why (``LEGACY_ASKED_AGAIN``).
 
 A file part is compared by its name and size (a form prediction cannot read its bytes): the two
 producers of field lists — the multipart parser of the network guard and the form prediction of
@@ -51,6 +60,22 @@ def normal_fields(fields: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
     return [(k, v.replace("\r\n", "\n")) for k, v in fields]
 
 
+def _sorted_fields(fields: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The fields as a version before this one compared them (``LEGACY``): sorted, CRLF as LF."""
+    return sorted(normal_fields(fields))
+
+
+KEY_VERSION = 2  # today's rule: the fields in the order sent (``normal_fields``)
+LEGACY = 1  # the rule before: the fields sorted (a version before e286939)
+_RULES = {LEGACY: _sorted_fields, KEY_VERSION: normal_fields}
+LEGACY_ASKED_AGAIN = (
+    "the approval given for this request before the upgrade ({who}) was keyed by the previous "
+    "version's rule (fields sorted); the request it stored, keyed by today's rule (fields in the "
+    "order sent), is not this one (its fields are in another order), so it does not cover this "
+    "request and you are asked again: check the order of the rows and values before approving"
+)
+
+
 def same_fields(sent: Iterable[tuple[str, str]], approved: Iterable[tuple[str, str]]) -> bool:
     """The approved name/value pairs are exactly the ones sent, in the same order, by ``normal_fields``."""
     return normal_fields(sent) == normal_fields(approved)
@@ -69,9 +94,62 @@ def request_key(
     *,
     excluded: Iterable[str] = (),
     scope: str = "",
+    version: int = KEY_VERSION,
 ) -> str:
-    """The key of exactly this request; ``scope`` (a job id) makes it the key of one job's intent."""
+    """The key of exactly this request; ``scope`` (a job id) makes it the key of one job's intent;
+    ``version``: by the rule of that version (``LEGACY``: the key a version before this one made)."""
     left_out = set(excluded)
-    kept = normal_fields((n, v) for n, v in fields if n not in left_out)
+    kept = _RULES[version]((n, v) for n, v in fields if n not in left_out)
     raw = json.dumps([scope, method.upper(), target(url), kept], ensure_ascii=False)
     return hashlib.sha256(raw.encode()).hexdigest()[:32]
+
+
+def legacy_keys(
+    method: str,
+    url: str,
+    fields: Iterable[tuple[str, str]],
+    *,
+    excluded: Iterable[str] = (),
+    scope: str = "",
+) -> list[str]:
+    """The keys earlier versions made of this request that today's (``request_key``) is not, oldest
+    rule first: where state they left for it is stored. For finding an earlier attempt of a send
+    only; never an approval's key (``carried_key``)."""
+    fields, excluded = list(fields), list(excluded)
+    now = request_key(method, url, fields, excluded=excluded, scope=scope)
+    made = request_key(method, url, fields, excluded=excluded, scope=scope, version=LEGACY)
+    return [made] if made != now else []
+
+
+def request_keys(
+    method: str,
+    url: str,
+    fields: Iterable[tuple[str, str]],
+    *,
+    excluded: Iterable[str] = (),
+    scope: str = "",
+) -> list[str]:
+    """Every key this request has had, oldest rule first, today's last: an earlier attempt of it
+    (an intent row, a signed send) is under any of them."""
+    fields, excluded = list(fields), list(excluded)
+    now = request_key(method, url, fields, excluded=excluded, scope=scope)
+    return [*legacy_keys(method, url, fields, excluded=excluded, scope=scope), now]
+
+
+def carried_key(
+    stored_key: str,
+    method: str,
+    url: str,
+    fields: Iterable[tuple[str, str]],
+    *,
+    excluded: Iterable[str] = (),
+) -> str | None:
+    """Today's key of a request stored (an approval's: method, URL and fields as stored, in the order
+    they were) under ``stored_key`` by a version before this one, when that is the key the version
+    made of exactly it (a legacy key of the stored request): an approval is honoured under today's
+    key only for what it stored, re-keyed by today's rule, never by a legacy key. None: the stored
+    request is not what ``stored_key`` was made of."""
+    fields, excluded = list(fields), list(excluded)
+    if stored_key not in legacy_keys(method, url, fields, excluded=excluded):
+        return None
+    return request_key(method, url, fields, excluded=excluded)

@@ -28,7 +28,10 @@
   rejected is never obeyed, whatever its row says, and a run never parks again on a row the log
   records decided (``Authority.recorded_refusal``);
 - a decision holds only for what its approver was shown: when the run reaches the same request again
-  and the record amount read for it has changed since (``Authority.outdated``), it is asked again.
+  and the record amount read for it has changed since (``Authority.outdated``), it is asked again;
+- a decision a version before this one stored under its key (fields sorted: ``approvals.key``)
+  holds only for the request it stored, keyed by today's rule (``approvals.key.carried_key``), never
+  by the legacy key; otherwise the person is asked again and told why (``LEGACY_ASKED_AGAIN``).
 """
 
 from __future__ import annotations
@@ -40,7 +43,8 @@ from contextvars import ContextVar
 from datetime import datetime, timedelta
 
 from taskcrew.approvals.audit import AuditEntry
-from taskcrew.approvals.authority import Authority
+from taskcrew.approvals.authority import Authority, request_fields
+from taskcrew.approvals.key import LEGACY_ASKED_AGAIN, carried_key, legacy_keys
 from taskcrew.jobs.models import Approval, Job
 from taskcrew.jobs.store import Jobs, holds
 from taskcrew.tools.human import ApprovalDecision, ApprovalRequest, FieldValue
@@ -156,9 +160,15 @@ class WorkerGate:
         if now is not None:
             self._shown[key] = now
         now = self._shown.get(key)
-        found = [a for a in self.jobs.approvals(job_id=self.job_id) if a.key == key and a.status in DECIDED]
-        void = self.authority.void_decisions(self.job_id) if found else set()
-        found, order, missing = self._decided(key, found, void)
+        every = [a for a in self.jobs.approvals(job_id=self.job_id) if a.status in DECIDED]
+        found = [a for a in every if self._covers(a, key)]
+        before = self._keyed_before(key, now, every) if now is not None else []
+        void = self.authority.void_decisions(self.job_id) if found or before else set()
+        if stale := [a for a in before if a.id not in void]:  # the person sees why it is asked again
+            self.outdated[key] = LEGACY_ASKED_AGAIN.format(
+                who=f"{stale[-1].id}, {stale[-1].status} by {stale[-1].decided_by or 'a person'}"
+            )
+        found, order, missing = self._decided(key, found, void, every)
         for approval in reversed(found):
             newer = [e for e in missing if e.seq > order.get(approval.id, 0)]
             if approval.id in void:
@@ -191,23 +201,47 @@ class WorkerGate:
                 return approval
         return None
 
+    def _covers(self, approval: Approval, key: str) -> bool:
+        """Whether ``approval`` is a decision of ``key``: made under it, or stored by a version before
+        this one under the key that version made of exactly the request it stored, which today's rule
+        keys ``key`` (``approvals.key.carried_key``). Never by a legacy key alone: that one is the same
+        for the same rows in another order."""
+        if approval.key == key:
+            return True
+        stored = approval.request
+        if stored is None:
+            return False
+        excluded = self.authority.rules.excluded_for(stored.url)
+        fields = request_fields(stored)
+        return carried_key(approval.key, stored.method, stored.url, fields, excluded=excluded) == key
+
+    def _keyed_before(self, key: str, now: ApprovalRequest, every: list[Approval]) -> list[Approval]:
+        """The decisions of this job that a version before this one stored under the key it made of
+        ``now`` (fields sorted) and that do not cover it (``_covers``: the request they stored is
+        another order of its fields): ``now`` is asked again, saying why."""
+        excluded = self.authority.rules.excluded_for(now.url)
+        old = legacy_keys(now.method, now.url, request_fields(now), excluded=excluded)
+        return [a for a in every if a.key in old and not self._covers(a, key)]
+
     def _decided(
-        self, key: str, found: list[Approval], void: set[str]
+        self, key: str, found: list[Approval], void: set[str], every: list[Approval]
     ) -> tuple[list[Approval], dict[str, int], list[AuditEntry]]:
-        """``found`` (this job's decided approvals of ``key``) oldest first by the signed audit log's
-        decision entries (one the log does not hold, given before it was kept, counts as older than
-        every one it holds); each one's place in the log; and the log's decisions of ``key`` in this
-        job, not void, whose approval is not among ``found`` as signed (deleted, moved to another job
-        or edited in the job database)."""
+        """``found`` (this job's decided approvals of ``key``, ``_covers``) oldest first by the signed
+        audit log's decision entries (one the log does not hold, given before it was kept, counts as
+        older than every one it holds); each one's place in the log; and the log's decisions in this
+        job of ``key`` (or of a key a decision in ``found`` was stored under by a version before this
+        one), not void, whose approval is not among this job's decided ones (``every``) as signed
+        (deleted, moved to another job or edited in the job database)."""
         audit = self.authority.audit
+        keys = {key} | {a.key for a in found}
         entries = [
             e
             for e in audit.signed(DECISIONS)
-            if e.payload.get("job_id") == self.job_id and e.payload.get("key") == key
+            if e.payload.get("job_id") == self.job_id and e.payload.get("key") in keys
         ]
         order = {e.target: e.seq for e in entries}
         ordered = sorted(found, key=lambda a: (a.id in order, order.get(a.id, 0), a.created_at))
-        intact = {a.id for a in found if self.authority.decision_ok(a)}
+        intact = {a.id for a in every if a.key in keys and self.authority.decision_ok(a)}
         missing = [e for e in entries if e.target not in intact and e.target not in void]
         return ordered, order, missing
 

@@ -51,7 +51,7 @@ from urllib.parse import parse_qsl, urljoin, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from taskcrew.approvals.key import request_key
+from taskcrew.approvals.key import request_key, request_keys
 from taskcrew.approvals.rules import RiskRules, load_rules
 from taskcrew.tools.readback import PLACEHOLDER as RULE_VALUE
 from taskcrew.tools.readback import FetchText, ReadBack, ReadBackRules
@@ -279,12 +279,13 @@ class IntentLog:
         signed sends are, ``send_key``). ``sent_as``: the URL as it goes out, when the vault redacted
         something in it: a version before rows were keyed on the redacted URL keyed this job's rows
         (and a foreground run's signed sends) on that one; they are read as this request's too, and
-        nothing is written under it again."""
+        nothing is written under it again. So are rows and signed sends a version before request
+        keys kept the fields' order keyed (``approvals.key.request_keys``): an earlier attempt is
+        looked for under every key the request has had (``older_keys``)."""
         send_key = key if key is not None else self._send_key(method, url, fields)
         key = intent_key(self.scope, method, url, fields, self.risk)  # this job's: the row's
         legacy = sent_as if sent_as is not None and sent_as != url else None
-        older = intent_key(self.scope, method, legacy, fields, self.risk) if legacy else None
-        attempts = self._attempts(key, older)
+        attempts = self._attempts(key, self.older_keys(method, url, fields, legacy))
         if (at := self._unrecorded(method, url, fields, attempts, send_key, legacy)) is not None:
             earlier = IntentRecord(  # its row is gone from the job database: an answer nobody knows
                 key=attempt_key(key, len(attempts)),
@@ -409,12 +410,14 @@ class IntentLog:
         job database accounts for (None: every one is): more signed sends than attempts that may have
         left (rows deleted, the saved one's beside a refused one's kept), by the sink's signed sends
         (``StoreIntents.signed_sends``), else by the ``witness`` when there is no row. Every attempt
-        here is one of this request (found by its key), so each accounts for a send of ``mine``; a
-        send signed under the URL as it went out (``legacy``: before rows were keyed on the redacted
-        one) is one of this request too."""
+        here is one of this request (found by one of its keys), so each accounts for a send of
+        ``mine``; a send signed under the URL as it went out (``legacy``: before rows were keyed on the
+        redacted one), or under a key an earlier version made of the request (``request_keys``: its
+        fields sorted), is one of this request too."""
         sends, send_key = getattr(self.sink, "signed_sends", None), getattr(self.sink, "send_key", None)
         if callable(sends) and callable(send_key):
             keys = {mine} | ({send_key(method, legacy, fields)} if legacy else set())
+            keys |= {k for u in (url, legacy) if u for k in self._keys(method, u, fields, scope="")}
             signed = [s.model_copy(update={"key": mine}) for s in sends() if s.key in keys]
             unaccounted = _accounted(attempts, signed, lambda _record: mine)[2]
             return max((s.at for s in unaccounted), default=None)
@@ -423,12 +426,31 @@ class IntentLog:
             return max((at for at in seen if at is not None), default=None)
         return None
 
-    def _attempts(self, key: str, older: str | None = None) -> list[IntentRecord]:
+    def older_keys(
+        self, method: str, url: str, fields: list[tuple[str, str]], legacy: str | None = None
+    ) -> list[str]:
+        """The keys this job's rows of the request had under earlier versions, oldest first (as the
+        versions came: on the URL as it went out, ``legacy``, with the fields sorted; then on the
+        redacted URL with the fields sorted), today's (``intent_key``) not among them."""
+        keys = [*(self._keys(method, legacy, fields) if legacy else []), *self._keys(method, url, fields)]
+        now = intent_key(self.scope, method, url, fields, self.risk)
+        return [k for i, k in enumerate(keys) if k != now and k not in keys[:i]]
+
+    def _keys(
+        self, method: str, url: str, fields: list[tuple[str, str]], scope: str | None = None
+    ) -> list[str]:
+        """Every key the request (of this job; ``scope=""``: of no job) has had, oldest rule first."""
+        excluded = self.risk.excluded_for(url)
+        return request_keys(
+            method, url, fields, excluded=excluded, scope=self.scope if scope is None else scope
+        )
+
+    def _attempts(self, key: str, older: tuple[str, ...] | list[str] = ()) -> list[IntentRecord]:
         """Every attempt to send the submission ``key`` in this job, oldest first: those recorded
-        under ``older`` (its key before rows were keyed on the redacted URL) first, numbered on."""
+        under ``older`` (its keys under earlier versions: ``older_keys``) first, numbered on."""
         found: list[IntentRecord] = []
-        for each in (older, key):
-            while each and (record := self.sink.get(attempt_key(each, len(found)))) is not None:
+        for each in (*older, key):
+            while (record := self.sink.get(attempt_key(each, len(found)))) is not None:
                 found.append(record)
         return found
 
