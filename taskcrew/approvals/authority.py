@@ -55,6 +55,8 @@ from taskcrew.approvals.rules import (
     Payee,
     RiskFlag,
     RiskRules,
+    RiskRulesError,
+    RulesInForce,
     approved_when,
     assess,
     bulk_key,
@@ -277,6 +279,24 @@ def request_payee(request: ApprovalRequest, rules: RiskRules) -> Payee:
     return payee
 
 
+def system_reading(request: ApprovalRequest, rules: RiskRules) -> dict[str, str]:
+    """What an approver of ``request`` is shown beside the bytes that was read from the system, not
+    sent: the record's amount and currency (``looked_up``), and whom it pays where the system says
+    it (``request_payee``): the record it changes (paying a bill sends only a date), a chosen
+    option's vendor record as the vendor list names it, or a doubt about either. The one reading
+    a decision is held to (``rules.approved_when``): a resumed job's (``Authority.outdated``), the
+    terminal's after its prompt and a run's repeat of an approved payload (``Policy``). {}: it
+    read nothing from the system."""
+    reading = dict(request.looked_up)
+    payee = request_payee(request, rules)
+    chosen = {f.name for f in request.fields if f.label}
+    if payee.from_record or payee.doubt is not None or any(name in chosen for name, _ in payee.fields):
+        reading["payee"] = (", ".join(payee.names) or "not known") + (" (unclear)" if payee.unclear else "")
+        where = request.record.page if payee.from_record and request.record else request.vendors_page
+        reading["payee_source"] = where or request.page_url or "the system"
+    return reading
+
+
 def shown_flags(view: ApprovalView) -> list[RiskFlag]:
     """The flags a person is shown beside the risk rules' (``assess``), judged from the whole
     approval: a value read by OCR (its origin or the gate's note says so), a payee read from fields
@@ -366,7 +386,7 @@ class Authority:
     def __init__(
         self,
         jobs: Jobs | None,
-        rules: RiskRules | None = None,
+        rules: RiskRules | RulesInForce | None = None,
         *,
         home: Path | None = None,
         users_file: Path | None = None,
@@ -374,7 +394,7 @@ class Authority:
         self.home = home or approvals_dir()
         self.keys = KeyRing(self.home / KEY_FILE)
         self.audit = AuditLog(self.home / "audit.jsonl", self.keys)
-        self.rules = rules or load_rules()
+        self._rules = rules if rules is not None else RulesInForce()  # the file read now: said at start
         self.users_file = users_file
         self._jobs = jobs
         if jobs is not None:
@@ -387,6 +407,15 @@ class Authority:
         if self._jobs is None:
             raise RuntimeError("this authority has no job store")
         return self._jobs
+
+    @property
+    def rules(self) -> RiskRules:
+        """The risk rules each decision is judged by: those in force when it is made. The rules
+        file's (``RulesInForce``: read again when it changed, in every process — a running console,
+        a worker's leg, the CLI — as the users file is), unless fixed rules were given. A file that
+        cannot be read or validated now raises ``RiskRulesError``: nothing is judged by older rules
+        (``decide`` and ``bulk_approve`` refuse, saying so)."""
+        return self._rules.current() if isinstance(self._rules, RulesInForce) else self._rules
 
     # ---- rules --------------------------------------------------------------------------------
     def two_person_active(self) -> bool:
@@ -671,12 +700,14 @@ class Authority:
     def outdated(self, approval: Approval, now: ApprovalRequest) -> str | None:
         """Why an approval does not cover ``now``, the same request (same key) built again when the
         run reached it again, maybe hours later (None: it covers it). The key binds the bytes sent,
-        not what the approver read beside them from the system: the record amount the rules look up
-        (paying ``/bills/<id>/pay`` sends no amount). A bill edited after it was approved for payment
-        is a new decision, judged by its new amount (two people above the threshold)."""
+        not what the approver read beside them from the system (``system_reading``): the record
+        amount the rules look up (paying ``/bills/<id>/pay`` sends no amount) and whom it pays (the
+        bill's vendor). A bill edited or moved to another vendor after it was approved for payment
+        is a new decision, judged as it is now (two people above the threshold)."""
         if approval.status != "approved" or approval.request is None:
             return None  # a rejection stands: stopping is always allowed
-        return approved_when(approval.decided_by, approval.request.looked_up, now.looked_up)
+        then, read = system_reading(approval.request, self.rules), system_reading(now, self.rules)
+        return approved_when(approval.decided_by, then, read)
 
     def decided_late(self, approval: Approval) -> str | None:
         """Why the worker must not obey ``approval``'s decision: it was given after the approval's
@@ -843,6 +874,8 @@ class Authority:
             view = self.view(self.jobs.approval(approval_id))
         except UnknownApproval as exc:
             return self._refuse(who, approval_id, action, str(exc.args[0] if exc.args else exc))
+        except RiskRulesError as exc:  # the rules in force cannot be read: never judged by older ones
+            return self._refuse(who, approval_id, action, f"Refused, nothing was decided: {exc}")
         approval = view.approval
         payload = {
             "job_id": approval.job_id,
@@ -1404,7 +1437,11 @@ class Authority:
         One refused result then stands for the whole bulk. Should an item still be refused as it is
         decided (its deadline passed or a cancel landed meanwhile), the rest are not decided and the
         results say, item by item, which were approved and which not (``bulk_partial``)."""
-        if not self.rules.bulk_allowed:
+        try:
+            allowed = self.rules.bulk_allowed  # the rules in force now (``rules``)
+        except RiskRulesError as exc:
+            return [self._refuse(who, "bulk", "bulk_approve", f"Refused, nothing was approved: {exc}")]
+        if not allowed:
             return [
                 self._refuse(who, "bulk", "bulk_approve", "Bulk approval is switched off in the risk rules.")
             ]

@@ -362,10 +362,17 @@ class RiskRules(_Rule):
         return None
 
 
-def load_rules(path: Path | None = None) -> RiskRules:
+def rules_path(path: Path | None = None) -> Path:
+    """The risk rules file: ``path``, else TASKCREW_RISK_RULES (or TASKCREW_CONSOLE_RISK_RULES), else
+    the packaged defaults."""
     if path is None:
         env = next((os.environ[e] for e in ENV_RULES if os.environ.get(e)), None)
         path = Path(env) if env else DEFAULT_RULES
+    return path
+
+
+def load_rules(path: Path | None = None) -> RiskRules:
+    path = rules_path(path)
     try:
         return RiskRules.model_validate(load_yaml(path.read_text(encoding="utf-8")))
     except DuplicateKeyError as exc:  # YAML would keep the last silently: maybe the looser one
@@ -385,6 +392,35 @@ def load_rules(path: Path | None = None) -> RiskRules:
         ) from exc
     except (OSError, yaml.YAMLError) as exc:
         raise RiskRulesError(f"The risk rules {path} cannot be used: {exc}") from exc
+
+
+class RulesInForce:
+    """The risk rules in force: the rules file (``rules_path``), read again whenever it changed since
+    it was read (its inode, modification time and size, as ``signing.KeyRing`` reads the key file
+    again), so a running console or worker leg judges each decision by the rules as they are when it
+    is made, without a restart, as it judges by the users file. Read at once (a file that cannot be
+    used is said at start); one that can no longer be read or validated raises ``RiskRulesError``
+    on every use until it is fixed, never the rules read before it broke. ``Authority.rules``."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = rules_path(path)
+        self._read: tuple[tuple[int, int, int] | None, RiskRules] | None = None
+        self.current()
+
+    def _stamp(self) -> tuple[int, int, int] | None:
+        try:
+            st = self.path.stat()
+        except OSError:
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+    def current(self) -> RiskRules:
+        """The rules as the file says now (``load_rules``, only when it changed since last read)."""
+        stamp = self._stamp()  # before the read: a write after it is read at the next use
+        read = self._read
+        if read is None or stamp is None or stamp != read[0]:
+            read = self._read = (stamp, load_rules(self.path))
+        return read[1]
 
 
 RuleName = Literal[
@@ -599,17 +635,24 @@ def _said(looked_up: dict[str, str]) -> str:
 
 
 def lookup_change(then: dict[str, str], now: dict[str, str]) -> str | None:
-    """How the record amount ``look_up`` read for a request changed between two readings (the one
-    an approver was shown and the one read now); None: the same amount and currency."""
-    if _seen(then) == _seen(now):
-        return None
-    source = now.get("source") or then.get("source") or "the record"
-    return f"the amount on {source} was {_said(then)}; it is now {_said(now)}"
+    """How what was read from the system for a request changed between two readings (the one an
+    approver was shown and the one read now; ``authority.system_reading``): the record's amount and
+    currency (``look_up``), and whom it pays where the system, not the bytes sent, says it
+    ("payee", read from ``payee_source``). None: all of it the same; else each change, said."""
+    changes = []
+    if _seen(then) != _seen(now):
+        source = now.get("source") or then.get("source") or "the record"
+        changes.append(f"the amount on {source} was {_said(then)}; it is now {_said(now)}")
+    if then.get("payee") != now.get("payee"):
+        source = now.get("payee_source") or then.get("payee_source") or "the system"
+        was, new = then.get("payee") or "not read", now.get("payee") or "not read"
+        changes.append(f"the payee read from {source} was {was}; it is now {new}")
+    return "; and ".join(changes) or None
 
 
 def approved_when(by: str | None, then: dict[str, str], now: dict[str, str]) -> str | None:
-    """Why an approval given on the reading ``then`` does not cover the record as read ``now``
-    (None: it covers it): what every surface shows as "asked again"."""
+    """Why an approval given on the reading ``then`` does not cover the system as read ``now``
+    (``lookup_change``; None: it covers it): what every surface shows as "asked again"."""
     change = lookup_change(then, now)
     return None if change is None else f"{by or 'a person'} approved it when {change}"
 

@@ -17,6 +17,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 
 from taskcrew.approvals.audit import AuditLogError
+from taskcrew.approvals.rules import RiskRulesError
 from taskcrew.console import approvals_page, eval_page, jobs_page, login_page, runs_page
 from taskcrew.console.facts_page import FactsDesk, fact_routes
 from taskcrew.console.routines_page import RoutinesDesk, routine_routes
@@ -64,6 +65,9 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
     async def audit_broken(request: Request, exc: Exception) -> Response:
         return PlainTextResponse(str(exc), status_code=503)
 
+    async def rules_broken(request: Request, exc: Exception) -> Response:  # read again as they change
+        return PlainTextResponse(f"{exc} Nothing is shown or decided until it is fixed.", status_code=503)
+
     async def no_such_page(request: Request, exc: Exception) -> Response:
         return web.not_found(  # a mistyped or outdated address: the way back, not a bare "Not Found"
             request,
@@ -74,7 +78,7 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
     app = Starlette(
         routes=routes,
         lifespan=lifespan,
-        exception_handlers={AuditLogError: audit_broken, 404: no_such_page},
+        exception_handlers={AuditLogError: audit_broken, RiskRulesError: rules_broken, 404: no_such_page},
     )
     app.state.console = console
     if settings.port == 0:  # no port known yet (tests of the app alone): no Host check possible

@@ -27,7 +27,7 @@ from starlette.templating import Jinja2Templates
 from taskcrew.approvals.audit import AuditLogError
 from taskcrew.approvals.authority import Authority
 from taskcrew.approvals.identity import is_startup
-from taskcrew.approvals.rules import load_rules
+from taskcrew.approvals.rules import RiskRules, RulesInForce
 from taskcrew.approvals.visible import Shown, visible
 from taskcrew.console.artifacts import EvalResults, RunsDir, job_demo, unsupported_claim
 from taskcrew.console.auth import Authenticator, ConsoleUserError, load_users
@@ -77,18 +77,24 @@ class Console:
                 f"The console's database {state / 'console.sqlite3'} cannot be used ({exc}); move it aside: "
                 "everyone logs in again and pending first approvals must be given again."
             ) from exc
-        self.rules = load_rules(settings.risk_rules)
+        rules = RulesInForce(settings.risk_rules)  # read now (a file that cannot be used: said at start)
         self._owns_jobs = jobs is None
         self.jobs = jobs if jobs is not None else Jobs.open(settings.jobs_url)
         # the console is a thin client of the approvals authority (rules, identities, signatures, audit)
         self.approver = Authority(
-            self.jobs, self.rules, home=settings.approvals_dir, users_file=settings.users_file
+            self.jobs, rules, home=settings.approvals_dir, users_file=settings.users_file
         )
         self.audit = self.approver.audit
         # run folders and what the job store's signed records say of them, read once a page
         self.runs = RunsDir(settings.runs_dirs, records=lambda: RunRecords.read(self.jobs))
         self.evals = EvalResults(settings.eval_dirs)
         self.documents = Documents(settings.sandbox)
+
+    @property
+    def rules(self) -> RiskRules:
+        """The risk rules in force now: the authority's (``Authority.rules``: the file read again when
+        it changed), so every page shows what a decision made now is judged by."""
+        return self.approver.rules
 
     def close(self) -> None:
         with contextlib.suppress(AuditLogError, OSError):  # the refusals counted, written before it stops

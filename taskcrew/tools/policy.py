@@ -284,8 +284,8 @@ class Policy:
         self.decisions: list[PolicyDecision] = []
         # notes for fields in an approval (e.g. "read by OCR — check it"); each returns a note or None
         self.flaggers: list[Callable[[FieldValue], str | None]] = []
-        # approval key -> who approved it and the record amount they were shown (a bill raised since
-        # is asked again: approvals.rules.lookup_change)
+        # approval key -> who approved it and what they were shown read from the system (a bill
+        # raised or moved to another vendor since is asked again: authority.system_reading)
         self._approved: dict[str, tuple[str, dict[str, str]]] = {}
         # approval key -> how many approved copies are on their way, their answer not back (``leaving``)
         self._leaving: Counter[str] = Counter()
@@ -499,7 +499,7 @@ class Policy:
             return decide("blocked", off)
         request = self._approval_request(method, sub)
         by, shown = self._approved.get(request.key, ("", {}))
-        if by and not self._leaving[request.key] and lookup_change(shown, request.looked_up) is None:
+        if by and not self._leaving[request.key] and lookup_change(shown, self._reading(request)) is None:
             return decide("allowed", f"an identical payload was approved before (by {by})", by=by)
         if request.key in self._in_doubt and not request.asked_again:  # the person is told why
             request = request.model_copy(update={"asked_again": IN_DOUBT})
@@ -511,7 +511,7 @@ class Policy:
         sub = sub.model_copy(update={"fields": [self._flagged(f) for f in sub.fields]})  # notes on record
         who = reply.by or "the person asked"
         if reply.outcome == "approve":
-            self._approved[request.key] = (who, request.looked_up)
+            self._approved[request.key] = (who, self._reading(request))
             return decide("approved", f"approved by {who}", by=who)
         reason = f"rejected by {who}" if reply.outcome == "reject" else f"{who} answered instead"
         return decide("rejected", reason, answer=reply.text, by=who)
@@ -550,17 +550,18 @@ class Policy:
         return request_key(method, url, fields, excluded=self.rules.excluded_for(url))
 
     def _ask(self, sub: Submission, request: ApprovalRequest) -> tuple[ApprovalDecision, ApprovalRequest]:
-        """The person's decision, for the record as it is when the request leaves. A request that
-        reads the record's amount (paying a bill sends none: the system pays what the record says
-        when it arrives) was shown the amount read before the person was asked, maybe minutes ago;
-        the record is read again once they approve, and a change is asked again, as a resumed
-        job's is (``approved_when``). A record that changes on every reading is not sent."""
+        """The person's decision, for the system as it is when the request leaves. A request shown
+        what was read from the system (``authority.system_reading``: paying a bill sends no amount
+        and no payee, the system pays what the record says when it arrives) was shown it as read
+        before the person was asked, maybe minutes ago; it is read again once they approve, and a
+        change is asked again, as a resumed job's is (``approved_when``). A record that changes on
+        every reading is not sent."""
         reply, said = self.human.approve(request), request.asked_again  # (a repeat in doubt says why)
         for asked in range(REASKS + 1):
-            if reply.outcome != "approve" or not request.looked_up:
+            if reply.outcome != "approve" or not (shown := self._reading(request)):
                 break
-            now = look_up(sub.url, self.rules, self.page_fetch)
-            why = approved_when(reply.by or "the person asked", request.looked_up, now)
+            now = self._approval_request(request.method, sub)
+            why = approved_when(reply.by or "the person asked", shown, self._reading(now))
             if why is None:
                 break
             if asked == REASKS:
@@ -568,7 +569,7 @@ class Policy:
                 reply = ApprovalDecision(outcome="reject", text=why, by="the record check", basis="rule")
                 break
             why = f"{said}; and {why}" if said else why
-            request = self._assessed(request.model_copy(update={"looked_up": now, "asked_again": why}))
+            request = now.model_copy(update={"asked_again": why})  # as read now, with its flags
             reply = self.human.approve(request)
         return reply, request
 
@@ -639,6 +640,13 @@ class Policy:
             vendor_records=vendors.records,
         )
         return self._assessed(request)
+
+    def _reading(self, request: ApprovalRequest) -> dict[str, str]:
+        """What the person asked about ``request`` is shown read from the system
+        (``authority.system_reading``: the one reading a decision is held to)."""
+        from taskcrew.approvals.authority import system_reading  # (the authority imports the job store)
+
+        return system_reading(request, self.rules)
 
     def _assessed(self, request: ApprovalRequest) -> ApprovalRequest:
         """``request`` with the flags every surface shows (``authority.assess_request``: the rules
