@@ -133,8 +133,9 @@ class RunContext:
         self.tracer.emit(LlmCallEvent(call=call, step=self.budget.step))
 
     def facts(self) -> Facts:
-        """What this run did to the systems (every leg of a durable job), for its outcome and report."""
-        return gather(self.submissions.all(), self.intents, self.started_at)
+        """What this run did to the systems (every leg of a durable job), for its outcome and report:
+        read through ``redact`` (an intent row keeps a send as the person approved it)."""
+        return gather(self.submissions.all(), self.intents, self.started_at, self.redact)
 
     def llm_for(self, role: RoleName) -> TracedLLM:
         base = self.verifier_llm if role == "verifier" else self.worker_llm

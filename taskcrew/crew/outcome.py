@@ -16,6 +16,7 @@ and, for a durable job, every other attempt in its intent log), the verifier's v
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -51,6 +52,23 @@ class Facts(BaseModel):
     def changed_something(self) -> bool:
         """The system accepted a change from this run, or may have (no answer)."""
         return bool(self.saved or self.unknown)
+
+    def redacted(self, redact: Callable[[str], str]) -> Facts:
+        """A copy with every submission's target, fields and answer read through ``redact``."""
+
+        def read(items: list[SubmissionResult]) -> list[SubmissionResult]:
+            return [
+                s.model_copy(
+                    update={
+                        "url": redact(s.url),
+                        "fields": [(redact(n), redact(v)) for n, v in s.fields],
+                        "detail": redact(s.detail),
+                    }
+                )
+                for s in items
+            ]
+
+        return Facts(submissions=read(self.submissions), untrusted=read(self.untrusted))
 
     def changed_line(self) -> str:
         """One line: what changed in the systems (for the report's first line and ``runs list``)."""
@@ -108,14 +126,22 @@ class Facts(BaseModel):
         )
 
 
-def gather(submissions: list[SubmissionResult], intents: Any, since: datetime | None) -> Facts:
+def gather(
+    submissions: list[SubmissionResult],
+    intents: Any,
+    since: datetime | None,
+    redact: Callable[[str], str] | None = None,
+) -> Facts:
     """This leg's submissions, and every other send in a durable job's intent log: each attempt is a
     record of its own (``tools.intents``), left out only when this leg (since ``since``) recorded it
     and its answer came back, so its own log has it. An earlier leg's attempt, one a leg still
     running elsewhere sent meanwhile (a frozen worker that thawed) and one of this leg's whose answer
     never came all count: one with no clear answer may have changed something. A job's rows are
     checked against its signed sends first (``_checked``): a deleted row does not hide a send, an
-    added one does not make one."""
+    added one does not make one. ``redact`` (the run's ``Vault.redact``): every record is read
+    through it — an intent row keeps a send as stored, a value the page held in a password box in
+    it, for the person who approves it; the facts go to the verifier's prompt, the report and
+    ``runs list``, which show the run's hidden values as placeholders."""
     earlier: list[SubmissionResult] = []
     untrusted: list[SubmissionResult] = []
     sink = getattr(intents, "sink", None)
@@ -129,7 +155,8 @@ def gather(submissions: list[SubmissionResult], intents: Any, since: datetime | 
             if since is not None and at >= since and record.key in mine and record.status != "recorded":
                 continue  # sent by this leg and answered: its own log has the system's answer
             earlier.append(_result(record, mine))
-    return Facts(submissions=sorted([*earlier, *submissions], key=lambda s: s.at), untrusted=untrusted)
+    facts = Facts(submissions=sorted([*earlier, *submissions], key=lambda s: s.at), untrusted=untrusted)
+    return facts if redact is None else facts.redacted(redact)
 
 
 def _checked(sink: Any, rows: list[Any]) -> tuple[list[Any], list[Any]]:

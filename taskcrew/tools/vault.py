@@ -9,7 +9,10 @@ action results, errors, policy decisions, traces, reports, memory.
 
 No redaction oracle: text the model typed into a password field as plain text is a *guess*
 (``note_guess``) and is redacted exactly like the real value, so an echo of a right guess and of a
-wrong one look the same.
+wrong one look the same. A value the page itself holds in a password box is a hidden value of the
+run the same way (``note_guess(by_page=True)``, shown as ``{{secret:PAGE_PASSWORD}}``): the model
+never reads it, the trace, report and facts never hold it; only ``redact_stored`` (what a person
+approves, its key, the record of a send) keeps both, as sent.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel
 
 GUESS_NAME = "TYPED_SECRET"
+PAGE_NAME = "PAGE_PASSWORD"
+"""How a value the page holds in a password box (not a vault secret, not typed by the model) reads."""
 PLACEHOLDER_RE = re.compile(r"\{\{\s*secret:([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 MIN_SECRET_LENGTH = 3
 DEFAULT_SECRET_NAMES = ("ERP_USERNAME", "ERP_PASSWORD")
@@ -83,7 +88,7 @@ class Vault:
         self._public = frozenset(public)
         self._hosts = {name: [h.strip().lower() for h in entries] for name, entries in (hosts or {}).items()}
         self._fields = {name: [f.strip() for f in entries] for name, entries in (fields or {}).items()}
-        self._guesses: set[str] = set()
+        self._guesses: dict[str, str] = {}  # a hidden value of the run -> the name it reads as
         self._secrets: dict[str, str] = {}
         for name, value in (secrets or {}).items():
             if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
@@ -94,7 +99,9 @@ class Vault:
                     "it could not be redacted without mangling ordinary text"
                 )
             self._secrets[name] = value
-        self._pattern, self._by_variant = self._compile()
+        # one attribute, swapped whole: the page view registers values on the browser's thread while
+        # other threads redact (a pattern with another's group names would fail or mislabel)
+        self._redaction = self._compile()
         self._stored, self._stored_by_variant = self._compile(guesses=False)
 
     @classmethod
@@ -178,11 +185,22 @@ class Vault:
             "was not typed (it would be stored or shown where it does not belong)"
         )
 
-    def note_guess(self, text: str) -> None:
-        """Plain text typed into a password field: from now on redacted like a secret."""
-        if len(text) >= MIN_SECRET_LENGTH and text not in self._guesses:
-            self._guesses.add(text)
-            self._pattern, self._by_variant = self._compile()
+    def note_guess(self, text: str, *, by_page: bool = False) -> None:
+        """A hidden value of the run: from now on redacted like a secret by ``redact`` (everything a
+        model reads, the trace, the report, the facts), never by ``redact_stored``. Plain text the
+        model typed into a password box is a guess (``{{secret:TYPED_SECRET}}``, which it may copy
+        back); ``by_page``, a value the page holds in a password box, met by the page view or the
+        browser's gate (``{{secret:PAGE_PASSWORD}}``, which is never typed: the model never knew it).
+        A value the vault holds as a secret is not one (it reads as its own placeholder); a guess
+        keeps its name if the page later holds it. Shorter than ``MIN_SECRET_LENGTH`` it is not
+        hidden: masking "1" or "30" everywhere would garble every amount, date and element number
+        (the vault refuses such a secret for the same reason), and the approval still flags it."""
+        if len(text) < MIN_SECRET_LENGTH or self._guesses.get(text) == GUESS_NAME:
+            return
+        if by_page and (text in self._guesses or text in self._secrets.values()):
+            return
+        self._guesses[text] = PAGE_NAME if by_page else GUESS_NAME
+        self._redaction = self._compile()
 
     @staticmethod
     def has_placeholders(text: str) -> bool:
@@ -193,15 +211,22 @@ class Vault:
 
         def repl(match: re.Match[str]) -> str:
             name = match.group(1)
+            if name == PAGE_NAME and name not in self._secrets:
+                raise UnknownSecretError(
+                    f"{placeholder(name)} hides a value the page holds in a password box; it is not a "
+                    "stored secret and is never typed elsewhere — leave that box as it is, or use a "
+                    "{{secret:NAME}} of: " + (", ".join(self.names) or "none")
+                )
             if name == GUESS_NAME and name not in self._secrets:
                 # copied from a render, where it hides what was typed into a password field
-                if len(self._guesses) == 1:
-                    return next(iter(self._guesses))
+                typed = [g for g, shown in self._guesses.items() if shown == GUESS_NAME]
+                if len(typed) == 1:
+                    return typed[0]
                 raise UnknownSecretError(
                     f"{placeholder(name)} hides text typed into a password field earlier"
                     + (
-                        f" ({len(self._guesses)} different texts, so it is ambiguous)"
-                        if self._guesses
+                        f" ({len(typed)} different texts, so it is ambiguous)"
+                        if typed
                         else " (none in this session)"
                     )
                     + "; it is not a stored secret — type the text itself, or a {{secret:NAME}} of: "
@@ -218,16 +243,18 @@ class Vault:
 
     def redact(self, text: str) -> str:
         """Replace every secret value (and its escaped forms) with its placeholder, longest first."""
-        if self._pattern is None or not text:
+        pattern, by_variant = self._redaction
+        if pattern is None or not text:
             return text
-        return self._pattern.sub(lambda m: self._by_variant[str(m.lastgroup)], text)
+        return pattern.sub(lambda m: by_variant[str(m.lastgroup)], text)
 
     def redact_stored(self, text: str) -> str:
-        """Replace every stored secret's value (not a guess, ``note_guess``) with its placeholder:
-        what a data-changing request is recorded as, keyed by, judged by and shown to the person who
-        approves it (``actions._gate``, ``network``). Text typed as a guess is sent as it is, so it
-        is shown and keyed as it is: a guess "98000.00" must not mask an amount on the approval
-        screen, nor give every guess one key. (Model-visible text keeps ``redact``: no oracle there.)"""
+        """Replace every stored secret's value (not a hidden value of the run, ``note_guess``) with
+        its placeholder: what a data-changing request is recorded as, keyed by, judged by and shown
+        to the person who approves it (``actions._gate``, ``network``). A guess or a page's value in
+        a password box is sent as it is, so it is shown and keyed as it is: a guess "98000.00" must
+        not mask an amount on the approval screen, nor give every guess one key. (Model-visible
+        text, the trace and the report keep ``redact``: no oracle there.)"""
         if self._stored is None or not text:
             return text
         return self._stored.sub(lambda m: self._stored_by_variant[str(m.lastgroup)], text)
@@ -239,11 +266,12 @@ class Vault:
         return match is not None and match.group(1) in self._secrets and not self.is_public(match.group(1))
 
     def contains_secret(self, text: str) -> bool:
-        return self._pattern is not None and bool(self._pattern.search(text))
+        pattern = self._redaction[0]
+        return pattern is not None and bool(pattern.search(text))
 
     def redact_obj(self, obj: T) -> T:
         """Redact every string inside ``obj`` (str, list, tuple, dict, pydantic model); returns a copy."""
-        if self._pattern is None:
+        if self._redaction[0] is None:
             return obj
         return self._redact_any(obj)
 
@@ -262,9 +290,11 @@ class Vault:
         return obj
 
     def _compile(self, guesses: bool = True) -> tuple[re.Pattern[str] | None, dict[str, str]]:
-        """One pattern: a group per value (guesses first, then secrets, longest first)."""
+        """One pattern: a group per value (hidden values first, then secrets, longest first)."""
         values: list[tuple[str, str]] = [
-            (g, placeholder(GUESS_NAME)) for g in sorted(self._guesses, key=len, reverse=True) if guesses
+            (g, placeholder(self._guesses[g]))
+            for g in sorted(self._guesses, key=len, reverse=True)
+            if guesses
         ]
         redacted = {n: v for n, v in self._secrets.items() if n not in self._public}
         values += [(v, placeholder(n)) for n, v in sorted(redacted.items(), key=lambda kv: -len(kv[1]))]

@@ -240,7 +240,9 @@ class ActionExecutor:
         # The person is shown, the rules judge and the key binds exactly what is sent: only a vault
         # secret is masked, as its placeholder (``redact_stored``; a guess is not a secret). A value
         # in a password-type box that is not a vault secret (the model typed it, or the page put it
-        # there) is shown like any other and noted, and the rules flag it (``PASSWORD_BOX``).
+        # there) is shown like any other and noted, and the rules flag it (``PASSWORD_BOX``); the
+        # page's own is a hidden value of the run from now on (``_hide_boxed``), so every other record
+        # of the send (its result, the trace, the report) masks it.
         redact = vault.redact_stored
         raw = [(f["name"], f["value"]) for f in submission["fields"]]
         point = submission.get("clickPoint")  # an image button's click point: where, not what
@@ -255,6 +257,7 @@ class ActionExecutor:
             )
             if f.get("password") and value and not vault.is_stored_placeholder(value):
                 note = PASSWORD_BOX
+                self._hide_boxed(f["value"])
             elif f.get("label"):  # a chosen option: what is sent, then its text; the text alone as
                 label = redact(f["label"])  # its label (readers never take the value apart)
                 value = f"{value} ({label})"
@@ -346,8 +349,12 @@ class ActionExecutor:
             raise ActionFailed(f"element [{action.index}] is a {ref.field_type}; use check or uncheck")
         if not info.get("editable"):
             raise ActionFailed(f"element [{action.index}] is a {ref.role}, not a text field")
+        boxed = ref.field_type == "password"
         if info.get("readonly"):
-            held = self.env.vault.redact(str(locator.evaluate(READ_VALUE_JS)))[:80]
+            held = str(locator.evaluate(READ_VALUE_JS))
+            if boxed:
+                self._hide_boxed(held)
+            held = self.env.vault.redact(held)[:80]
             raise ActionFailed(
                 f"element [{action.index}] is read-only (it holds {held!r}); nothing was typed — "
                 "if it belongs to a picker, click it and choose from what opens"
@@ -361,6 +368,8 @@ class ActionExecutor:
             # were typed are the page's own (copied from it): they stay readable where they stand.
             self.env.vault.note_guess(value)
         before = "" if action.clear else str(locator.evaluate(READ_VALUE_JS))
+        if boxed:
+            self._hide_boxed(before)
         echoes = self._echoes(value) if not secret else 0
         if ref.field_type in FILL_TYPES and not secret:
             pattern, fmt, example = FILL_FORMATS[ref.field_type]
@@ -388,7 +397,7 @@ class ActionExecutor:
                 self.env.page.keyboard.insert_text(head)
             locator.press_sequentially(keyed, timeout=self.timeout + 20 * len(keyed))
         try:
-            message = self._read_back(action.index, locator, before + value, secret)
+            message = self._read_back(action.index, locator, before + value, secret, boxed)
         except ActionFailed:
             # A key sink (terminal, game, editor) empties its field on every key and echoes the keys
             # into the page instead: the typed text newly showing in the page's text is the read-back.
@@ -401,6 +410,13 @@ class ActionExecutor:
             locator.press("Enter", timeout=self.timeout)
         return message
 
+    def _hide_boxed(self, value: str) -> None:
+        """A value the page holds in a password box, about to be quoted: a hidden value of the run
+        from now on, as the page view registers it (``Perception._hide_boxed``, the same rule: one the
+        page's text shows stays readable)."""
+        if value and not self._echoes(value):
+            self.env.vault.note_guess(value, by_page=True)
+
     def _echoes(self, text: str) -> int:
         """How often ``text`` shows in the page's visible text (0 for blank or very long text)."""
         if not text.strip() or len(text) > 200:
@@ -410,8 +426,11 @@ class ActionExecutor:
         except Exception:
             return 0
 
-    def _read_back(self, index: int, locator: Locator, expected: str, secret: bool) -> str:
-        """The field's value after typing must be what was typed; a difference is a failure."""
+    def _read_back(
+        self, index: int, locator: Locator, expected: str, secret: bool, boxed: bool = False
+    ) -> str:
+        """The field's value after typing must be what was typed; a difference is a failure. What a
+        password box (``boxed``) holds instead is the page's: hidden before it is quoted."""
         from playwright.sync_api import Error as PlaywrightError
 
         try:
@@ -423,6 +442,8 @@ class ActionExecutor:
             return ""
         if secret:
             raise ActionFailed(f"[{index}] did not take the whole value (it may limit its length or format)")
+        if boxed:
+            self._hide_boxed(got_n)
         if _loose(got_n) == _loose(want_n) and got_n:
             return f"the field formatted it as {self.env.vault.redact(got_n)[:120]!r}"
         shown = self.env.vault.redact(got_n)

@@ -643,11 +643,15 @@ class NetworkGuard:
 
     def _submitted(self, sent: Outgoing, outcome: SendOutcome) -> None:
         """What became of an approved submission (classified by ``_classified``; ``sent`` the request
-        as approved and recorded): for the act result and the run's facts."""
+        as approved and recorded): for the act result and the run's facts — read through ``redact``,
+        not as stored (``sent`` keeps a value the page held in a password box, for the person who
+        approves it; the model, the trace and the report read the run's hidden values as
+        placeholders)."""
+        redact = self.vault.redact
         result = SubmissionResult(
             method=sent.method,
-            url=strip_fragment(sent.url),
-            fields=[(n, v) for n, v in sent.fields if not is_token_field(n)],
+            url=redact(strip_fragment(sent.url)),
+            fields=[(redact(n), redact(v)) for n, v in sent.fields if not is_token_field(n)],
             result=outcome.classified(),
             http_status=outcome.http_status,
             detail=self.vault.redact(outcome.reason),

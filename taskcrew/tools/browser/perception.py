@@ -367,6 +367,7 @@ class Perceiver:
         texts: dict[tuple[str, ...], str] = {}
         errors: list[str] = []
         unverified: list[int] = []
+        hidden: list[str] = []  # the values the page holds in password boxes
         scroll = ScrollInfo()
         title = ""
         next_index = 1
@@ -394,6 +395,9 @@ class Perceiver:
             messages.extend(res["messages"])
             obstacles.extend(Obstacle(**ob) for ob in res["obstacles"])
             for rec in res["elements"]:
+                field = rec.get("field") or {}
+                if field.get("type") == "password" and field.get("value"):
+                    hidden.append(str(field["value"]))
                 el = self._element(rec, visit)
                 elements.append(el)
                 if rec.get("matches") != 1:
@@ -410,6 +414,7 @@ class Perceiver:
                 )
             next_index += len(res["elements"])
         lines = _lines(_assemble(texts))
+        self._hide_boxed(hidden, "\n".join(t for _, t in lines))
         a, b = window(lines, scroll.y, scroll.viewport, self.config.max_text_chars)
         text = "\n".join(t for _, t in lines[a:b])
         truncated = sum(len(t) + 1 for _, t in lines) - len(text) - 1 if (a, b) != (0, len(lines)) else 0
@@ -446,6 +451,16 @@ class Perceiver:
             errors=errors[:10],
         )
         return Snapshot(observation=self.vault.redact_obj(observation), refs=refs, unverified=unverified)
+
+    def _hide_boxed(self, values: list[str], text: str) -> None:
+        """A value the page holds in a password box reads ``[filled, hidden]`` here, and is a hidden
+        value of the run from now on (``Vault.note_guess``): whatever later quotes it — an action's
+        message, the record of a send, the trace, the report, a model's prompt — shows a placeholder;
+        only what a person approves shows it as sent. A value the page's text shows is no secret from
+        the model (a one-time word to copy): it stays readable, as a guess copied from the page does."""
+        for value in values:
+            if value not in text:
+                self.vault.note_guess(value, by_page=True)
 
     def _element(self, rec: dict[str, Any], visit: _FrameVisit) -> Element:
         state: ElementState = rec.get("state", "interactable")
