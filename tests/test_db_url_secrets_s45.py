@@ -111,6 +111,50 @@ def test_a_url_without_its_scheme_is_not_echoed(isolated_home: Path) -> None:
     assert out.exit_code == 2 and "write sqlite:////srv/jobs.sqlite3" in out.output, out.output
 
 
+DSNS = {
+    "libpq keywords": f"host=db.example password={SECRET} dbname=jobs user=tc",
+    "path and a password": f"/srv/jobs.sqlite3 password={SECRET}",
+    "keywords after the scheme": f"postgresql+psycopg://host=db.example password={SECRET} dbname=jobs",
+    "a quoted password": f"host=db.example password='{SECRET} x' dbname=jobs",
+}
+
+
+@pytest.mark.parametrize("kind", list(DSNS))
+def test_a_setting_that_is_neither_a_url_nor_a_plain_path_is_not_echoed(
+    kind: str, isolated_home: Path
+) -> None:
+    """A libpq keyword string (or a path with more after it) given as the job database is not a path:
+    it is not printed back, nor offered as "write sqlite:///…" (s45 red team: it was, password and
+    all, by ``check_url``, which every entry point runs)."""
+    dsn = DSNS[kind]
+    with pytest.raises(JobStoreError) as refused:
+        Jobs.open(dsn)
+    said = str(refused.value)
+    assert SECRET not in said and "sqlite:///" not in said.split("e.g.")[0], said
+    out = runner.invoke(app, ["jobs", "list", "--db", dsn])
+    assert out.exit_code == 2 and SECRET not in out.output and "not shown" in out.output, out.output
+    assert where(dsn) == "(its setting, not shown: it is neither a database URL nor a plain path)"
+
+
+def test_a_short_password_does_not_garble_the_database_error() -> None:
+    """The driver's text keeps its words: a password is taken out of free text only as a whole token
+    and only when it is at least ``vault.MIN_SECRET_LENGTH`` long; in its ``password=`` and user-info
+    places it is hidden at any length. (s45 red team: "127" made "127.0.0.1" "***.0.0.1", "a" made
+    "failed" "f***iled".)"""
+    said = store.hide_secrets(
+        "connection to server at 127.0.0.1 failed; dsn password=127 and postgresql://tc:127@h/jobs",
+        "postgresql+psycopg://tc:127@127.0.0.1/jobs",
+    )
+    assert said == "connection to server at 127.0.0.1 failed; dsn password=*** and postgresql://***@h/jobs"
+    said = store.hide_secrets(
+        "password authentication failed: password=a", "postgresql+psycopg://ap:a@db/jobs"
+    )
+    assert said == "password authentication failed: password=***", said
+    # a long enough password standing as a token of its own is hidden wherever it stands
+    said = store.hide_secrets("no host 'Pw9x' (Pw9x.)", "postgresql+psycopg://ap:Pw9x@db/jobs")
+    assert "Pw9x" not in said, said
+
+
 @pytest.fixture
 def pg_url() -> Iterator[str]:
     """A fresh database on the test server, named with a password written as libpq's query parameter

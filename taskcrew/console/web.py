@@ -133,7 +133,7 @@ class SignInLog:
     memory) and written as one more entry (``refused_again``, ``first``, ``last``) at the first
     sign-in after the hold ended, or when the console stops. Appends only: the chain is as before.
     The name is written as typed only when it is a user's (``who``): any other may be a password typed
-    into the wrong box, shown to every user on the audit page."""
+    into the wrong box, shown to every user on the audit page, and is written as "(unknown name)"."""
 
     def __init__(self, console: Console) -> None:
         self.console = console
@@ -142,15 +142,14 @@ class SignInLog:
 
     def who(self, name: str) -> str:
         """The name a failed or refused sign-in is written under: as typed if it is a user's name (as
-        the throttle reads names: spaces around and case aside), else "(unknown name #…)" with a digest
-        keyed by the audit log's signing key, so that one name's attempts are told apart from
-        another's but nobody without that key can test a guess of it (a password) against it."""
+        the throttle reads names: spaces around and case aside), else "(unknown name)", the same for
+        every other name, so that nothing on the audit page tells a guess of it (a password typed into
+        the Name box) from another: a marker derived from the name, keyed or not, is computed for
+        whoever types a name, and his right guess would write the same marker. (The throttle counts
+        each typed name apart, in memory; that count is never shown.)"""
         if name.strip().casefold() in {user.casefold() for user in self.console.auth.users}:
             return name
-        if not name.strip():
-            return "(empty)"
-        digest = self.console.audit.keys.mac(["unknown sign-in name", name]).rpartition(":")[2]
-        return f"(unknown name #{digest[:10]})"
+        return "(unknown name)" if name.strip() else "(empty)"
 
     def failed(self, name: str) -> None:
         self.console.audit.append(self.who(name), "login_failed", "/login", {})

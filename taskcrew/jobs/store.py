@@ -66,6 +66,7 @@ from taskcrew.jobs.models import (
 )
 from taskcrew.jobs.runseal import seal
 from taskcrew.tools.human import ApprovalDecision, ApprovalRequest
+from taskcrew.tools.vault import MIN_SECRET_LENGTH
 
 log = logging.getLogger(__name__)
 ENV_URL = "TASKCREW_JOBS_DB"
@@ -109,31 +110,49 @@ def where(url: str) -> str:
     """The job database as a person reads it, the one way every message names it: an SQLite file's
     path, else its dialect, host, port and database name. Never its user-info (a password, however
     written: an unescaped '@' in it leaves the rest in the host SQLAlchemy reads, cut off here) nor its
-    query string (libpq takes ``?password=`` too). Text shown beside it: ``hide_secrets``."""
+    query string (libpq takes ``?password=`` too). A setting that is neither a database URL with a
+    plain host and database name nor a plain path (``_PLAIN``: no space, '=', quote, '@', '?', ':' …;
+    a libpq ``host=… password=…`` string is neither) is not shown. Text shown beside it:
+    ``hide_secrets``."""
     if url.startswith("sqlite:///"):
         return url.removeprefix("sqlite:///").split("?", 1)[0]
+    if "://" not in url:
+        return url if _PLAIN.fullmatch(url) else NOT_SHOWN
     try:
         parsed = sa.engine.make_url(url)
     except Exception:
-        return "(its URL, not shown: it cannot be read as a database URL)"
+        return NOT_SHOWN
     host = (parsed.host or "").rsplit("@", 1)[-1]
+    if not all(_PLAIN.fullmatch(part.replace(":", "")) for part in (host, parsed.database or "")):
+        return NOT_SHOWN
     host = f"[{host}]" if ":" in host else host
     port = f":{parsed.port}" if parsed.port else ""
     return f"{parsed.drivername}://{host}{port}" + (f"/{parsed.database}" if parsed.database else "")
 
 
+NOT_SHOWN = "(its setting, not shown: it is neither a database URL nor a plain path)"
+_PLAIN = re.compile(r"[^\s='\"@?&;:]*")  # a path, host or database name that holds no other setting
 _SECRET_KEY = re.compile(r"pass|secret|token|key", re.IGNORECASE)  # a query key whose value is hidden
 _SECRET_IN_TEXT = [
     (re.compile(r"(password\s*[=:]\s*)('[^']*'|\"[^\"]*\"|[^\s&;,]+)", re.IGNORECASE), r"\1***"),
-    (re.compile(r"(\w://)[^\s/@]*@"), r"\1***@"),  # a URL's user-info
+    (re.compile(r"(\w://)[^\s/?#]*@"), r"\1***@"),  # a URL's user-info, up to its last '@'
 ]
+
+
+def _whole(secret: str) -> re.Pattern[str]:
+    """``secret`` where it stands as a token of its own, not inside a longer word, number or host name
+    (a password "127" is not the start of "127.0.0.1")."""
+    return re.compile(rf"(?<![\w.~-]){re.escape(secret)}(?![\w~]|[.-]\w)")
 
 
 def hide_secrets(text: str, url: str) -> str:
     """``text`` (a database error's, shown beside ``where(url)``) without ``url``'s secret parts: its
     password as written and as decoded, the part of it after an unescaped '@' (which the driver takes
     for the host and repeats in its errors), its query's password-like values, the whole URL (named
-    as ``where`` names it), and any ``password=…`` or URL user-info the text holds itself."""
+    as ``where`` names it), and any ``password=…`` or URL user-info the text holds itself. Anywhere
+    else in the text a secret is taken out only as a whole token (``_whole``) and only when it is as
+    long as a vault secret must be (``MIN_SECRET_LENGTH``): a password "a" or "127" does not garble
+    "failed" or "127.0.0.1"; in its ``password=`` and user-info places it is hidden at any length."""
     hidden: set[str] = set()
     rest = url.split("://", 1)[-1]
     for part in (rest, rest.split("?", 1)[0], rest.split("/", 1)[0]):
@@ -149,8 +168,9 @@ def hide_secrets(text: str, url: str) -> str:
             if _SECRET_KEY.search(key):
                 hidden.update([values] if isinstance(values, str) else values)
     text = text.replace(url, where(url))
-    for secret in sorted({s for h in hidden for s in (h, unquote(h))} - {""}, key=len, reverse=True):
-        text = text.replace(secret, "***")
+    secrets_ = {s for h in hidden for s in (h, unquote(h)) if len(s) >= MIN_SECRET_LENGTH}
+    for secret in sorted(secrets_, key=len, reverse=True):
+        text = _whole(secret).sub("***", text)
     for pattern, replacement in _SECRET_IN_TEXT:
         text = pattern.sub(replacement, text)
     return text
@@ -197,26 +217,32 @@ def _check_models(options: JobOptions) -> None:
 
 
 def check_url(url: str) -> str:
-    """A job database URL SQLAlchemy can use, or a JobStoreError saying how to write one."""
+    """A job database URL SQLAlchemy can use, or a JobStoreError saying how to write one. The setting
+    is named only as ``where`` names it; the "write sqlite:///PATH" hint is for a plain path only."""
     example = "e.g. sqlite:////abs/path/jobs.sqlite3 or postgresql+psycopg://user@host/db"
     try:
         parsed = sa.engine.make_url(url)
         parsed.get_dialect()
     except (sa.exc.ArgumentError, sa.exc.NoSuchModuleError, ImportError, ValueError):
-        if "://" not in url and any(c in url for c in "@:?"):  # a URL without its scheme: not echoed
+        if "://" in url:
+            raise JobStoreError(
+                f"the job database {where(url)} is not a database URL SQLAlchemy knows; {example}"
+            ) from None
+        if where(url) == NOT_SHOWN:  # a URL without its scheme, a libpq "host=… password=…" string
             raise JobStoreError(
                 f"the job database setting is not a database URL (it has no '://'; not shown); {example}"
             ) from None
-        if "://" not in url:
-            raise JobStoreError(
-                f"the job database {url!r} is a path, not a database URL: write sqlite:///{Path(url).resolve()}"
-            ) from None
         raise JobStoreError(
-            f"the job database {where(url)} is not a database URL SQLAlchemy knows; {example}"
+            f"the job database '{where(url)}' is a path, not a database URL: write sqlite:///{Path(url).resolve()}"
         ) from None
     if "@" in (parsed.host or ""):  # the rest of a password would be taken for the host
         raise JobStoreError(
             f"the job database URL {where(url)} has an '@' in its password or user name: write it as %40"
+        )
+    if not _PLAIN.fullmatch((parsed.host or "").replace(":", "")):
+        raise JobStoreError(
+            "the job database URL's host is not a host name (it has a space, '=' or quote; not shown: it "
+            f"may hold a password); {example}"
         )
     return url
 
