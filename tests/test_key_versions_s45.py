@@ -10,7 +10,7 @@ word: the approver was asked again with no reason.
 The rule now (``approvals/key.py``): keys are versioned. An earlier attempt of a send (intent rows,
 signed sends) is looked for under every key the request has had (``request_keys``); an approval is
 never honoured by a legacy key (the rows of a form re-paired by the page have the same sorted key),
-only when the request it stored, keyed by today's rule, is this one (``carried_key``); otherwise the
+only when the request it stored, keyed by today's rule, is this one (``WorkerGate._covers``); otherwise the
 person is asked again and told why.
 
 The old state is written here as the previous version wrote it, through the real job database and

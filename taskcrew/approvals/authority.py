@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
+import threading
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,14 +45,16 @@ from taskcrew.approvals.identity import (
     Identity,
     current_users,
     identity_refusal,
+    os_user,
     person,
     recorded,
     same_person,
     standing_refusal,
     user_names,
 )
-from taskcrew.approvals.key import request_key, request_keys
+from taskcrew.approvals.key import attempt_keys, request_key
 from taskcrew.approvals.rules import (
+    UNCLEAR,
     Assessment,
     Payee,
     RiskFlag,
@@ -62,10 +66,12 @@ from taskcrew.approvals.rules import (
     bulk_key,
     load_rules,
     lookalike_vendor,
+    named_alike,
     new_vendor,
     option_payee,
     read_money,
     read_payee,
+    rules_digest,
     sent_part,
     with_address,
 )
@@ -86,6 +92,9 @@ from taskcrew.jobs.store import (
 from taskcrew.tools.human import ApprovalDecision, ApprovalRequest, FieldValue
 
 log = logging.getLogger(__name__)
+# the rules each process read last, by (audit log, rules file) -> digest (``Authority._rules_read``)
+_RULES_SEEN: dict[tuple[Path, Path], str] = {}
+_RULES_LOCK = threading.Lock()
 
 Action = Literal["approve", "reject", "answer"]
 ACTIONS: tuple[Action, ...] = ("approve", "reject", "answer")
@@ -184,6 +193,13 @@ class ApprovalView(BaseModel):
         return [(f.name, f.value) for f in request.fields] if request and not self.problem else []
 
 
+def _excluded_of(send: dict[str, object]) -> list[list[str]]:
+    """The fields a signed send records the rules left out of its key (``record_send``): [] when it
+    records none (a send signed before sends recorded them)."""
+    left = send.get("excluded")
+    return [[str(n) for n in left]] if isinstance(left, list) else []
+
+
 def request_fields(request: ApprovalRequest) -> list[tuple[str, str]]:
     """The fields the rules judge: the values (a select's shown label cut off)."""
     return [(f.name, f.value) for f in request.fields]
@@ -247,7 +263,16 @@ def request_payee(request: ApprovalRequest, rules: RiskRules) -> Payee:
     (paying a bill sends only ``paid_on``), the record it changes, as the system showed it when the
     worker asked. That record must be the one the request changes and the request sent from its
     page (``record.changed_record_read``): else the payee is unclear (``Payee.doubt`` says why), as
-    shown to a person and kept out of bulk approval."""
+    shown to a person and kept out of bulk approval. A payee named like more than one vendor record
+    the system lists (``rules.lookalike_vendor``) is unclear too: its name does not say which record
+    it pays (flagged as a look-alike on every surface, ``payee_flags``)."""
+    payee = _payee_read(request, rules)
+    if lookalike_vendor(payee, request.known_vendors, request.vendors_page):
+        payee.unclear = True
+    return payee
+
+
+def _payee_read(request: ApprovalRequest, rules: RiskRules) -> Payee:
     from taskcrew.approvals.record import changed_record_read  # record reads pages (rules, documents)
 
     shown: list[tuple[str, str]] = []
@@ -285,16 +310,53 @@ def system_reading(request: ApprovalRequest, rules: RiskRules) -> dict[str, str]
     it (``request_payee``): the record it changes (paying a bill sends only a date), a chosen
     option's vendor record as the vendor list names it, or a doubt about either. The one reading
     a decision is held to (``rules.approved_when``): a resumed job's (``Authority.outdated``), the
-    terminal's after its prompt and a run's repeat of an approved payload (``Policy``). {}: it
-    read nothing from the system."""
+    terminal's after its prompt and a run's repeat of an approved payload (``Policy``). Whom it pays
+    is read with which vendor record that is (``payee_record``), so a bill moved to another record
+    named alike is another payee. {}: it read nothing from the system."""
     reading = dict(request.looked_up)
     payee = request_payee(request, rules)
     chosen = {f.name for f in request.fields if f.label}
-    if payee.from_record or payee.doubt is not None or any(name in chosen for name, _ in payee.fields):
-        reading["payee"] = (", ".join(payee.names) or "not known") + (" (unclear)" if payee.unclear else "")
+    if (
+        payee.from_record
+        or payee.unclear
+        or payee.doubt is not None
+        or any(n in chosen for n, _ in payee.fields)
+    ):
+        reading["payee"] = (", ".join(payee.names) or "not known") + (UNCLEAR if payee.unclear else "")
         where = request.record.page if payee.from_record and request.record else request.vendors_page
         reading["payee_source"] = where or request.page_url or "the system"
+        if record := payee_record(payee, request):
+            reading["payee_record"] = record
     return reading
+
+
+def payee_record(payee: Payee, request: ApprovalRequest) -> str | None:
+    """Which vendor record ``payee`` (``request_payee``) is, where the system shows it: the link in
+    the record's payee value (a bill's vendor linked to "/vendors/10"), the option value a chosen
+    payee field sends, else the records of the vendor list read (``request.vendor_records``: an
+    option's value, the number in a row's link) named like it (``rules.named_alike``) — none, one,
+    or several (then the payee is unclear). None: the system showed no record for it."""
+    fields = {name for name, _ in payee.fields}
+    record = request.record
+    if payee.from_record and record is not None:
+        labels = {label.replace(" ", "_"): label for label in record.links}
+        if links := list(dict.fromkeys(record.links[labels[n]] for n in fields if n in labels)):
+            return "vendor record " + " and ".join(links)
+    if sent := list(
+        dict.fromkeys(sent_part(f.value, f.label) for f in request.fields if f.label and f.name in fields)
+    ):
+        return "vendor record " + " and ".join(sent) + " as sent"
+    if not request.vendor_records or not payee.names:
+        return None
+    keys = [
+        key
+        for key, listed in request.vendor_records.items()
+        if listed and any(named_alike(n, listed) for n in payee.names)
+    ]
+    where = f" listed at {request.vendors_page}" if request.vendors_page else ""
+    if not keys:
+        return f"no vendor record{where}"
+    return ("vendor record " if len(keys) == 1 else "vendor records ") + " and ".join(sorted(keys)) + where
 
 
 def shown_flags(view: ApprovalView) -> list[RiskFlag]:
@@ -328,7 +390,7 @@ def payee_flags(payee: Payee, request: ApprovalRequest) -> list[RiskFlag]:
     surface that shows flags (``shown_flags``: the console, ``approvals show``, bulk approval; the
     terminal) and for ``--auto-approve``, which does not cover them (``Authority.auto_approve_refusal``)."""
     flags: list[RiskFlag] = []
-    if payee.unclear:
+    if payee.doubt is not None or len(payee.names) > 1:  # unclear, unless only named alike (below)
         flags.append(_unclear_payee(payee))
     if why := new_vendor(payee, request.url, request.known_vendors, request.vendors_page):
         flags.append(RiskFlag(rule="new_vendor", message=why, second_approver=False))
@@ -395,6 +457,7 @@ class Authority:
         self.keys = KeyRing(self.home / KEY_FILE)
         self.audit = AuditLog(self.home / "audit.jsonl", self.keys)
         self._rules = rules if rules is not None else RulesInForce()  # the file read now: said at start
+        self._rules_key: tuple[Path, Path] | None = None  # (audit log, rules file): ``_rules_read``
         self.users_file = users_file
         self._jobs = jobs
         if jobs is not None:
@@ -414,8 +477,43 @@ class Authority:
         file's (``RulesInForce``: read again when it changed, in every process — a running console,
         a worker's leg, the CLI — as the users file is), unless fixed rules were given. A file that
         cannot be read or validated now raises ``RiskRulesError``: nothing is judged by older rules
-        (``decide`` and ``bulk_approve`` refuse, saying so)."""
-        return self._rules.current() if isinstance(self._rules, RulesInForce) else self._rules
+        (``decide`` and ``bulk_approve`` refuse, saying so). A process that reads a changed file
+        signs a ``rules_changed`` entry into the audit log, once per change (``_rules_read``)."""
+        if not isinstance(self._rules, RulesInForce):
+            return self._rules
+        rules = self._rules.current()
+        self._rules_read(self._rules)
+        return rules
+
+    @property
+    def rules_digest(self) -> str:
+        """The digest of the rules in force (``rules.rules_digest``: of the rules file's bytes; of
+        the rules' JSON where fixed rules were given), as each decision's signed entry says it."""
+        rules = self.rules
+        if isinstance(self._rules, RulesInForce):
+            return self._rules.digest
+        return rules_digest(rules.model_dump_json().encode())
+
+    def _rules_read(self, in_force: RulesInForce) -> None:
+        """Sign a ``rules_changed`` entry (the digests before and after, the file) when this process
+        reads rules other than those it read last for this audit log: once per change per process,
+        whatever number of authorities or threads read it (the first read of a process is none)."""
+        if self._rules_key is None:
+            self._rules_key = (self.audit.path.resolve(), in_force.path.resolve())
+        seen = self._rules_key
+        with _RULES_LOCK:
+            before = _RULES_SEEN.get(seen)
+            if before == in_force.digest:
+                return
+            if before is not None:
+                payload = {
+                    "from": before,
+                    "to": in_force.digest,
+                    "path": str(in_force.path),
+                    "pid": os.getpid(),
+                }
+                self.audit.append(os_user(), "rules_changed", str(in_force.path), payload)
+            _RULES_SEEN[seen] = in_force.digest
 
     # ---- rules --------------------------------------------------------------------------------
     def two_person_active(self) -> bool:
@@ -605,24 +703,50 @@ class Authority:
         record of sends (``tools.intents``) can lose a row; this log cannot. Every signed send of this
         job and key counts (``record_send``: written as a send leaves, so the attempt being checked is
         never among them), under any key the request has had (``approvals.key.request_keys``: a send
-        signed by a version that keyed it otherwise is this request's too)."""
-        keys = set(request_keys(method, url, fields, excluded=self.rules.excluded_for(url)))
-        times = [e.at for e in self.sends_of(job_id) if e.payload.get("key") in keys]
+        signed by a version that keyed it otherwise is this request's too), and whatever fields the
+        rules left out then (``attempt_keys``: the ones in force now, and the ones recorded with the
+        send: an ordinary edit of ``excluded_fields`` since does not hide it)."""
+        now = list(self.rules.excluded_for(url))
+        times = [
+            e.at
+            for e in self.sends_of(job_id)
+            if e.payload.get("key")
+            in attempt_keys(method, url, fields, excluded=[now, *_excluded_of(e.payload)])
+        ]
         return datetime.fromisoformat(max(times)) if times else None
 
     def sends_of(self, job_id: str) -> list[AuditEntry]:
         """Every signed send of ``job_id`` (``record_send``), in the order written."""
         return [e for e in self.audit.signed("send") if e.payload.get("job_id") == job_id]
 
-    def record_send(self, job_id: str, key: str, method: str, url: str, target: str) -> None:
+    def record_send(
+        self,
+        job_id: str,
+        key: str,
+        method: str,
+        url: str,
+        target: str,
+        excluded: list[str] | None = None,
+    ) -> None:
         """A send of ``job_id`` (its request key, ``key_of``) leaving now, after its last check, signed:
-        what ``sent_before`` reads. ``target``: the approval it was sent on (else the job)."""
+        what ``sent_before`` reads. ``target``: the approval it was sent on (else the job);
+        ``excluded``: the fields the rules left out of ``key`` (None: those they leave out now),
+        recorded with it so a later edit of the rules does not hide it."""
+        left = sorted(self.rules.excluded_for(url) if excluded is None else excluded)
         self.audit.append(
-            "worker", "send", target, {"job_id": job_id, "key": key, "method": method, "url": url}
+            "worker",
+            "send",
+            target,
+            {"job_id": job_id, "key": key, "method": method, "url": url, "excluded": left},
         )
 
     def key_of(self, method: str, url: str, fields: list[tuple[str, str]]) -> str:
-        return request_key(method, url, fields, excluded=self.rules.excluded_for(url))
+        return self.keyed(method, url, fields)[0]
+
+    def keyed(self, method: str, url: str, fields: list[tuple[str, str]]) -> tuple[str, list[str]]:
+        """The request key (``key_of``) and the fields the rules in force left out of it."""
+        excluded = sorted(self.rules.excluded_for(url))
+        return request_key(method, url, fields, excluded=excluded), excluded
 
     def assess(self, request: ApprovalRequest) -> Assessment:
         return assess_request(request, self.rules)
@@ -872,6 +996,7 @@ class Authority:
         try:
             self.jobs.expire_due()  # by the job database's clock (``store.past_deadline``)
             view = self.view(self.jobs.approval(approval_id))
+            judged_by = self.rules_digest  # the rules in force, said in the signed entry
         except UnknownApproval as exc:
             return self._refuse(who, approval_id, action, str(exc.args[0] if exc.args else exc))
         except RiskRulesError as exc:  # the rules in force cannot be read: never judged by older ones
@@ -885,6 +1010,7 @@ class Authority:
             "question": approval.question,
             "flags": [f.rule for f in view.assessment.flags],
             "proof": who.proof,
+            "rules": judged_by,
         }
         if action == "approve":  # the one verdict on approving it, as bulk approval judges each item
             outcome = self.approve_verdict(view, who)

@@ -15,10 +15,13 @@ sends, approvals) is under that key. ``legacy_keys`` gives those keys of a reque
 for reading such state is here:
 - an earlier attempt of a send (is it sent already, or in doubt?) is looked for under every key the
   request has had (``request_keys``): matching more broadly only makes the worker more careful;
-- an approval is never honoured by a legacy key (sorted, two orders of the same rows are one key:
-  the hole this version closed); one stored under a legacy key holds only for the request its stored
-  copy is, keyed by today's rule (``carried_key``), and otherwise the person is asked again and told
-  why (``LEGACY_ASKED_AGAIN``).
+- an approval is never honoured by its key alone (sorted, two orders of the same rows are one key:
+  the hole this version closed; and no version is hashed into a key, so the key the previous version
+  made of a request is today's key of its fields sorted — another pairing of the rows): one that
+  stores its request holds only when that request, keyed by today's rule, is the request sent, and
+  only when it was stored under a key that request has had (``WorkerGate._covers``); one stored by
+  the previous version that does not hold is asked again and the person told why
+  (``LEGACY_ASKED_AGAIN``).
 
 A file part is compared by its name and size (a form prediction cannot read its bytes): the two
 producers of field lists — the multipart parser of the network guard and the form prediction of
@@ -114,7 +117,7 @@ def legacy_keys(
 ) -> list[str]:
     """The keys earlier versions made of this request that today's (``request_key``) is not, oldest
     rule first: where state they left for it is stored. For finding an earlier attempt of a send
-    only; never an approval's key (``carried_key``)."""
+    only; never an approval's key (``WorkerGate._covers``)."""
     fields, excluded = list(fields), list(excluded)
     now = request_key(method, url, fields, excluded=excluded, scope=scope)
     made = request_key(method, url, fields, excluded=excluded, scope=scope, version=LEGACY)
@@ -136,20 +139,50 @@ def request_keys(
     return [*legacy_keys(method, url, fields, excluded=excluded, scope=scope), now]
 
 
-def carried_key(
-    stored_key: str,
+def attempt_keys(
     method: str,
     url: str,
     fields: Iterable[tuple[str, str]],
     *,
-    excluded: Iterable[str] = (),
-) -> str | None:
-    """Today's key of a request stored (an approval's: method, URL and fields as stored, in the order
-    they were) under ``stored_key`` by a version before this one, when that is the key the version
-    made of exactly it (a legacy key of the stored request): an approval is honoured under today's
-    key only for what it stored, re-keyed by today's rule, never by a legacy key. None: the stored
-    request is not what ``stored_key`` was made of."""
-    fields, excluded = list(fields), list(excluded)
-    if stored_key not in legacy_keys(method, url, fields, excluded=excluded):
-        return None
-    return request_key(method, url, fields, excluded=excluded)
+    excluded: Iterable[Iterable[str]],
+    scope: str = "",
+) -> set[str]:
+    """Every key an earlier attempt of this request (an intent row, a signed send) may be under:
+    every key it has had (``request_keys``) under each of the sets of left-out fields given — the
+    rules' in force now and the one an earlier attempt recorded it was keyed with (an ordinary edit
+    of ``excluded_fields`` between two attempts changes the key of the same bytes). For finding an
+    earlier attempt of a send only (matching more broadly only makes the worker more careful); never
+    an approval's key."""
+    fields = list(fields)
+    return {k for each in excluded for k in request_keys(method, url, fields, excluded=each, scope=scope)}
+
+
+def earlier_attempt(
+    stored_key: str,
+    stored: tuple[str, str, Iterable[tuple[str, str]]],
+    method: str,
+    url: str,
+    fields: Iterable[tuple[str, str]],
+    *,
+    excluded: Iterable[str],
+    scope: str = "",
+) -> bool:
+    """Whether an attempt stored under ``stored_key`` with its ``stored`` method, URL and fields (an
+    intent row) is an earlier attempt of this request, whatever the rules left out when it was keyed:
+    the same method and address, the same field names in the same order, and every value that differs
+    left out by the rules in force now (``excluded``) or by the ones it was keyed with — a set its own
+    key proves (it is a key, ``request_keys``, of what it stored with those fields left out: none,
+    today's, the differing ones, or both). For finding an earlier attempt of a send only."""
+    s_method, s_url, s_fields = stored[0], stored[1], normal_fields(stored[2])
+    now, fields = set(excluded), normal_fields(fields)
+    if s_method.upper() != method.upper() or target(s_url) != target(url) or len(s_fields) != len(fields):
+        return False
+    if any(a[0] != b[0] for a, b in zip(s_fields, fields, strict=True)):
+        return False
+    differ = {a[0] for a, b in zip(s_fields, fields, strict=True) if a[1] != b[1]}
+    for left_out in (set(), now, differ, differ | now):
+        if differ <= left_out | now and stored_key in request_keys(
+            s_method, s_url, s_fields, excluded=left_out, scope=scope
+        ):
+            return True
+    return False

@@ -113,6 +113,7 @@ class _PageParser(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.pairs: list[tuple[str, str]] = []  # (label, value) as a person reads them
+        self.pair_links: list[str] = []  # each pair's value's first link ("": none)
         self.controls: list[tuple[str, str]] = []  # (field name, value as served)
         self.rows: list[list[tuple[str, str]]] = []  # table rows: (cell tag, text)
         self.row_tables: list[int] = []  # each row's table (a number per <table>, 0: none)
@@ -131,6 +132,7 @@ class _PageParser(HTMLParser):
         self._table_count = 0
         self._links: list[str] = []  # the open row's cells' links
         self._href: str | None = None  # the open cell's first link
+        self._dd_href: str | None = None  # the open <dd>'s first link
         self._select: tuple[str, list[tuple[str, bool, str]]] | None = None
         self._option: tuple[str, bool] | None = None
         self._textarea: str | None = None
@@ -146,6 +148,8 @@ class _PageParser(HTMLParser):
             self._text = []
             if tag in ("th", "td"):
                 self._cell, self._href = tag, ""
+            if tag == "dd":
+                self._dd_href = ""
             if tag == "label":
                 self._label_for = a.get("for")
             if tag == "option":
@@ -158,9 +162,11 @@ class _PageParser(HTMLParser):
         elif tag == "table":
             self._table_count += 1
             self._tables.append(self._table_count)
-        elif tag == "a" and self._href == "":  # a link to a record, not a script's or to a place on the page
+        elif tag == "a" and "" in (self._href, self._dd_href):  # a record's link, not a script's
             href = a.get("href", "").strip()
-            self._href = "" if href.startswith("#") or href.lower().startswith("javascript:") else href
+            href = "" if href.startswith("#") or href.lower().startswith("javascript:") else href
+            self._href = href if self._href == "" else self._href
+            self._dd_href = href if self._dd_href == "" else self._dd_href
         elif tag == "input" and a.get("name") and a.get("type", "text").lower() not in SKIPPED_INPUTS:
             kind = a.get("type", "text").lower()
             if kind in ("checkbox", "radio") and "checked" not in a:
@@ -185,7 +191,8 @@ class _PageParser(HTMLParser):
             self._dt, self._text = text, None
         elif tag == "dd" and self._dt is not None:
             self.pairs.append((self._dt, text))
-            self._dt, self._text = None, None
+            self.pair_links.append(self._dd_href or "")
+            self._dt, self._text, self._dd_href = None, None, None
         elif tag in ("th", "td") and self._row is not None:
             self._row.append((tag, text))
             self._links.append(self._href or "")
@@ -196,6 +203,7 @@ class _PageParser(HTMLParser):
             self.row_links.append(self._links)
             if len(self._row) == 2 and self._row[0][0] == "th" and self._row[1][0] == "td":
                 self.pairs.append((self._row[0][1], self._row[1][1]))
+                self.pair_links.append(self._links[1])
             self._row = None
         elif tag == "label":
             if self._label_for:
@@ -233,20 +241,30 @@ def record_values(page: str) -> dict[str, str]:
     """label -> value of what a page shows of one record, and name -> served value of its form's
     controls (a person's label of a control is kept beside it: "IBAN (iban)"). Raises
     ``Unreadable`` when the page's styles are too costly to judge what it shows."""
+    return _record_read(page)[0]
+
+
+def _record_read(page: str) -> tuple[dict[str, str], dict[str, str]]:
+    """``record_values``, and label -> the first link in the value shown under that label (a bill's
+    vendor linked to its record, "/vendors/10": which record it is, whatever it is called)."""
     seen = _parse(visible_html(page))
     out: dict[str, str] = {}
-    for label, value in seen.pairs:
+    links: dict[str, str] = {}
+    for (label, value), link in zip(seen.pairs, seen.pair_links, strict=True):
         if label and label not in out:
             out[label] = value
+            if link:
+                links[label] = link
     if out:  # a page showing the record: its forms are actions on it, their values suggestions
-        return dict(list(out.items())[:MAX_VALUES])
+        kept = dict(list(out.items())[:MAX_VALUES])
+        return kept, {label: link for label, link in links.items() if label in kept}
     parser = _parse(page)  # the controls as served: what the form sends, seen or not
     names = {name: parser.labels.get(cid, "") for cid, name in parser._ids.items() if cid}
     for name, value in parser.controls:
         if value.strip():
             label = names.get(name, "")
             out[f"{label} ({name})" if label else name] = value.strip()
-    return dict(list(out.items())[:MAX_VALUES])
+    return dict(list(out.items())[:MAX_VALUES]), {}
 
 
 class _Listed(NamedTuple):
@@ -398,9 +416,11 @@ def read_record(page_url: str | None, fetch: Fetch | None) -> RecordState | None
     if page is None:
         return None
     try:
-        return RecordState(page=page_url, values=record_values(page))
+        values, links = _record_read(page)
     except Unreadable:
         return None
+    links = {label: urljoin(page_url, link) for label, link in links.items()}
+    return RecordState(page=page_url, values=values, links=links)
 
 
 def same_page(a: str, b: str) -> bool:

@@ -44,6 +44,7 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import functools
+import hashlib
 import itertools
 import os
 import re
@@ -373,8 +374,29 @@ def rules_path(path: Path | None = None) -> Path:
 
 def load_rules(path: Path | None = None) -> RiskRules:
     path = rules_path(path)
+    return rules_from(_rules_bytes(path), path)
+
+
+def _rules_bytes(path: Path) -> bytes:
     try:
-        return RiskRules.model_validate(load_yaml(path.read_text(encoding="utf-8")))
+        return path.read_bytes()
+    except OSError as exc:
+        raise RiskRulesError(f"The risk rules {path} cannot be used: {exc}") from exc
+
+
+DIGEST_CHARS = 16  # the digest of the rules in force, as the signed audit log says it (hex)
+
+
+def rules_digest(data: bytes) -> str:
+    """The short digest of a rules file's bytes (``sha256sum`` of the file, its first characters):
+    which rules judged a decision, as its signed audit entry says (``Authority.rules_digest``)."""
+    return hashlib.sha256(data).hexdigest()[:DIGEST_CHARS]
+
+
+def rules_from(data: bytes, path: Path) -> RiskRules:
+    """The risk rules a rules file's bytes say (``path``: where they were read, for the message)."""
+    try:
+        return RiskRules.model_validate(load_yaml(data.decode("utf-8")))
     except DuplicateKeyError as exc:  # YAML would keep the last silently: maybe the looser one
         first, again = exc.lines
         raise RiskRulesError(
@@ -390,37 +412,38 @@ def load_rules(path: Path | None = None) -> RiskRules:
         raise RiskRulesError(
             f"The risk rules {path} cannot be used: {problems}. Fix the file (docs/security.md lists the settings)."
         ) from exc
-    except (OSError, yaml.YAMLError) as exc:
+    except (UnicodeDecodeError, yaml.YAMLError) as exc:
         raise RiskRulesError(f"The risk rules {path} cannot be used: {exc}") from exc
 
 
 class RulesInForce:
-    """The risk rules in force: the rules file (``rules_path``), read again whenever it changed since
-    it was read (its inode, modification time and size, as ``signing.KeyRing`` reads the key file
-    again), so a running console or worker leg judges each decision by the rules as they are when it
-    is made, without a restart, as it judges by the users file. Read at once (a file that cannot be
-    used is said at start); one that can no longer be read or validated raises ``RiskRulesError``
-    on every use until it is fixed, never the rules read before it broke. ``Authority.rules``."""
+    """The risk rules in force: the rules file (``rules_path``), read on every use and validated
+    again whenever its bytes changed since (their digest, ``rules_digest``: an edit that keeps the
+    size and the modification time — ``cp -p``, ``touch -r``, ``rsync -t``, two writes in one tick
+    — is read too; the file is small), so a running console or worker leg judges each decision by
+    the rules as they are when it is made, without a restart, as it judges by the users file. Read
+    at once (a file that cannot be used is said at start); one that can no longer be read or
+    validated raises ``RiskRulesError`` on every use until it is fixed, never the rules read before
+    it broke. ``digest``: the rules in force now. ``Authority.rules``."""
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = rules_path(path)
-        self._read: tuple[tuple[int, int, int] | None, RiskRules] | None = None
+        self._read: tuple[str, RiskRules] | None = None
         self.current()
 
-    def _stamp(self) -> tuple[int, int, int] | None:
-        try:
-            st = self.path.stat()
-        except OSError:
-            return None
-        return (st.st_ino, st.st_mtime_ns, st.st_size)
+    @property
+    def digest(self) -> str:
+        """The digest of the bytes the rules in force were read from (``rules_digest``)."""
+        assert self._read is not None  # read at start
+        return self._read[0]
 
     def current(self) -> RiskRules:
-        """The rules as the file says now (``load_rules``, only when it changed since last read)."""
-        stamp = self._stamp()  # before the read: a write after it is read at the next use
-        read = self._read
-        if read is None or stamp is None or stamp != read[0]:
-            read = self._read = (stamp, load_rules(self.path))
-        return read[1]
+        """The rules as the file says now (``rules_from``, only when its bytes changed since read)."""
+        data = _rules_bytes(self.path)
+        digest = rules_digest(data)
+        if self._read is None or digest != self._read[0]:
+            self._read = (digest, rules_from(data, self.path))  # a broken file: raises, every use
+        return self._read[1]
 
 
 RuleName = Literal[
@@ -634,18 +657,27 @@ def _said(looked_up: dict[str, str]) -> str:
     return f"{looked_up['amount']} {looked_up.get('currency') or ''}".strip()
 
 
+UNCLEAR = " (unclear)"  # after a payee's names in a reading (``authority.system_reading``)
+
+
 def lookup_change(then: dict[str, str], now: dict[str, str]) -> str | None:
     """How what was read from the system for a request changed between two readings (the one an
     approver was shown and the one read now; ``authority.system_reading``): the record's amount and
     currency (``look_up``), and whom it pays where the system, not the bytes sent, says it
-    ("payee", read from ``payee_source``). None: all of it the same; else each change, said."""
+    ("payee", read from ``payee_source``, and which vendor record that is, "payee_record": a payee
+    moved to another record named alike is another payee). None: all of it the same; else each
+    change, said."""
     changes = []
     if _seen(then) != _seen(now):
         source = now.get("source") or then.get("source") or "the record"
         changes.append(f"the amount on {source} was {_said(then)}; it is now {_said(now)}")
-    if then.get("payee") != now.get("payee"):
+    if (then.get("payee"), then.get("payee_record")) != (now.get("payee"), now.get("payee_record")):
         source = now.get("payee_source") or then.get("payee_source") or "the system"
         was, new = then.get("payee") or "not read", now.get("payee") or "not read"
+        if was.removesuffix(UNCLEAR) == new.removesuffix(UNCLEAR):  # named alike: which record says it
+            was, new = (
+                f"{r.get('payee')}, {r.get('payee_record') or 'no vendor record known'}" for r in (then, now)
+            )
         changes.append(f"the payee read from {source} was {was}; it is now {new}")
     return "; and ".join(changes) or None
 
@@ -716,7 +748,11 @@ class Payee(BaseModel):
     fields: list[tuple[str, str]] = Field(
         default_factory=list, description="(field, value as shown) the payee is read from"
     )
-    unclear: bool = Field(default=False, description="those fields name more than one payee")
+    unclear: bool = Field(
+        default=False,
+        description="those fields name more than one payee, or its name more than one vendor record the "
+        "system lists (``lookalike_vendor``; ``authority.request_payee``)",
+    )
     from_record: bool = Field(default=False, description="read from the record the submission changes")
     doubt: str | None = Field(
         default=None,
@@ -838,6 +874,18 @@ def listed_name(text: str) -> str:
     return stripped
 
 
+def named_alike(name: str, listed: str) -> bool:
+    """Whether ``name`` names the vendor record a list shows as ``listed``, as look-alike records are
+    compared (``lookalike_vendor``: ``models.name_key`` of ``listed_name``, two legal forms written
+    plainly apart; a name of no letter or digit names no record)."""
+    key = name_key(listed_name(name))
+    return (
+        bool(key)
+        and key == name_key(listed_name(listed))
+        and not other_entities(listed_name(name), listed_name(listed))
+    )
+
+
 def lookalike_vendor(
     payee: Payee, known: list[str] | None, page: str | None, sent: list[tuple[str, str]] | None = None
 ) -> str | None:
@@ -854,14 +902,9 @@ def lookalike_vendor(
     legal forms, written plainly, alone tell them apart ("Siemens AG" is not named like "Siemens
     plc": ``models.other_entities``; "Siemens" is named like both). ``sent``: the submission's
     fields as sent, to show which record it picks."""
-    records: dict[str, list[str]] = {}
-    for entry in known or []:
-        records.setdefault(name_key(listed_name(entry)), []).append(entry)
     said: list[str] = []
     for name in payee.names:
-        key = name_key(listed_name(name))
-        alike = records.get(key, []) if key else []  # a name of no letter or digit names no record
-        alike = [entry for entry in alike if not other_entities(listed_name(name), listed_name(entry))]
+        alike = [entry for entry in known or [] if named_alike(name, entry)]
         if len(alike) > 1:
             listed = cut_shown("; ".join(f"“{cut_value(entry)}”" for entry in alike), limit=QUOTE_LIMIT)
             said.append(f"{len(alike)} are called “{cut_value(listed_name(name))}” (as listed: {listed})")

@@ -29,9 +29,11 @@
   records decided (``Authority.recorded_refusal``);
 - a decision holds only for what its approver was shown: when the run reaches the same request again
   and the record amount read for it has changed since (``Authority.outdated``), it is asked again;
-- a decision a version before this one stored under its key (fields sorted: ``approvals.key``)
-  holds only for the request it stored, keyed by today's rule (``approvals.key.carried_key``), never
-  by the legacy key; otherwise the person is asked again and told why (``LEGACY_ASKED_AGAIN``).
+- a decision that stores its request holds only for that request, keyed by today's rule, and only
+  if it was stored under a key that request has had (``_covers``), never by its key alone: a version
+  before this one keyed the fields sorted (``approvals.key``), and its key of one request is today's
+  key of another (the rows regrouped); one such decision that does not hold is asked again, saying
+  why (``LEGACY_ASKED_AGAIN``).
 """
 
 from __future__ import annotations
@@ -41,13 +43,15 @@ import threading
 import time
 from contextvars import ContextVar
 from datetime import datetime, timedelta
+from typing import Any
 
 from taskcrew.approvals.audit import AuditEntry
-from taskcrew.approvals.authority import Authority, request_fields
-from taskcrew.approvals.key import LEGACY_ASKED_AGAIN, carried_key, legacy_keys
+from taskcrew.approvals.authority import Authority
+from taskcrew.approvals.key import LEGACY_ASKED_AGAIN, legacy_keys, request_keys
 from taskcrew.jobs.models import Approval, Job
 from taskcrew.jobs.store import Jobs, holds
 from taskcrew.tools.human import ApprovalDecision, ApprovalRequest, FieldValue
+from taskcrew.tools.policy import CHANGED_EACH_TIME, REASKS
 
 DECIDED = ("approved", "rejected", "answered")
 DECISIONS = ("approve", "reject", "answer")  # the audit log's entries of a decision (target: its approval)
@@ -120,6 +124,17 @@ def _row_refusal(job: Job, current: int, worker: str, leg: int, token: str | Non
     return None
 
 
+def sent_fields(request: ApprovalRequest) -> list[tuple[str, str]]:
+    """The fields of a stored request as they were sent (what its key was made of): a chosen
+    option's value is shown as "VALUE (ITS TEXT)" with the text in ``label`` (``tools.human.FieldValue``):
+    the text is cut off."""
+    cut = [
+        f.value[: -len(f.label) - 3] if f.label is not None and f.value.endswith(f" ({f.label})") else f.value
+        for f in request.fields
+    ]
+    return [(f.name, v) for f, v in zip(request.fields, cut, strict=True)]
+
+
 class WorkerGate:
     def __init__(self, authority: Authority, job_id: str) -> None:
         self.authority = authority
@@ -127,10 +142,13 @@ class WorkerGate:
         self._refused: set[str] = set()
         self._shown: dict[str, ApprovalRequest] = {}  # key -> the request as last built for it
         self.outdated: dict[str, str] = {}  # key -> why its approval no longer covers it
+        # key -> why it is not asked again: its record changed after each of more than REASKS
+        # decisions (``tools.policy``: the terminal's limit and words); the request is not sent
+        self.reasks_spent: dict[str, str] = {}
         # what ``may_send`` cleared, for ``sending``: per route handler, which Playwright's sync API
         # runs each in a greenlet of its own on one thread (a thread-local would hand one request's
         # clearance to another's handler while the first waits in a read-back)
-        self._cleared: ContextVar[tuple[dict[str, str], str] | None] = ContextVar(
+        self._cleared: ContextVar[tuple[dict[str, Any], str] | None] = ContextVar(
             f"cleared-{job_id}", default=None
         )
         self._taken: list[str] = []  # answers handed to this leg's run, not yet spent (``spend``)
@@ -162,6 +180,9 @@ class WorkerGate:
         now = self._shown.get(key)
         every = [a for a in self.jobs.approvals(job_id=self.job_id) if a.status in DECIDED]
         found = [a for a in every if self._covers(a, key)]
+        for forged in [a for a in every if a.key == key and a not in found]:
+            if not self.authority.decision_ok(forged):  # its stored request edited: recorded, not obeyed
+                self._not_obeyed(forged)
         before = self._keyed_before(key, now, every) if now is not None else []
         void = self.authority.void_decisions(self.job_id) if found or before else set()
         if stale := [a for a in before if a.id not in void]:  # the person sees why it is asked again
@@ -169,6 +190,7 @@ class WorkerGate:
                 who=f"{stale[-1].id}, {stale[-1].status} by {stale[-1].decided_by or 'a person'}"
             )
         found, order, missing = self._decided(key, found, void, every)
+        told = False
         for approval in reversed(found):
             newer = [e for e in missing if e.seq > order.get(approval.id, 0)]
             if approval.id in void:
@@ -195,33 +217,57 @@ class WorkerGate:
             elif (why := self.authority.approvers_refusal(approval)) is not None:
                 self._not_obeyed(approval, "decision_no_longer_counts", why)
             elif now is not None and (why := self.authority.outdated(approval, now)) is not None:
-                self.outdated[key] = why
+                if not told:  # the newest decision's reading is the one the person is told of
+                    told = True
+                    self.outdated[key] = why
                 self._not_obeyed(approval, "decision_outdated", why)
+                if self._reasked(found) > REASKS:
+                    self.reasks_spent[key] = f"{self.outdated[key]}: {CHANGED_EACH_TIME}"
             else:
                 return approval
         return None
 
     def _covers(self, approval: Approval, key: str) -> bool:
-        """Whether ``approval`` is a decision of ``key``: made under it, or stored by a version before
-        this one under the key that version made of exactly the request it stored, which today's rule
-        keys ``key`` (``approvals.key.carried_key``). Never by a legacy key alone: that one is the same
-        for the same rows in another order."""
-        if approval.key == key:
-            return True
+        """Whether ``approval`` is a decision of ``key``. One that stores its request (every approval
+        parked for a send does) covers ``key`` only when today's key of the request it stored is
+        ``key`` and it was stored under a key that request has had (today's, or a version before this
+        one's: ``approvals.key.request_keys``) — never by its key alone, even when that is ``key``: a
+        version before this one keyed the rows sorted, so its key of one request is today's key of
+        another (the same rows regrouped). Key equality alone only for a row that stores no request
+        and for a request to send again (``again``: its key is its own)."""
+        stored = approval.request
+        if stored is None or approval.key.startswith(AGAIN):
+            return approval.key == key
+        excluded = self.authority.rules.excluded_for(stored.url)
+        keys = request_keys(stored.method, stored.url, sent_fields(stored), excluded=excluded)
+        return keys[-1] == key and approval.key in keys
+
+    def _reasked(self, found: list[Approval]) -> int:
+        """How many of ``found`` (this job's decisions of one request) the signed audit log records
+        outdated when a leg reached the request (``decision_outdated``: the record read beside it had
+        changed since), in any leg: each was followed by asking again."""
+        ids = {a.id for a in found}
+        entries = self.authority.audit.signed(("decision_outdated",))
+        return len({e.target for e in entries if e.payload.get("job_id") == self.job_id and e.target in ids})
+
+    def _keyed_before(self, key: str, now: ApprovalRequest, every: list[Approval]) -> list[Approval]:
+        """The decisions of this job that a version before this one stored (under a key only its rule
+        made of the request they stored: fields sorted) under a key ``now`` has had, and that do not
+        cover it (``_covers``: the request they stored is another order of its fields): ``now`` is
+        asked again, saying why. A decision given under today's rule is never said to be one given
+        before the upgrade."""
+        excluded = self.authority.rules.excluded_for(now.url)
+        keys = request_keys(now.method, now.url, sent_fields(now), excluded=excluded)
+        return [a for a in every if a.key in keys and self._legacy(a) and not self._covers(a, key)]
+
+    def _legacy(self, approval: Approval) -> bool:
+        """Whether ``approval`` was stored by a version before this one: under a key only that
+        version's rule (fields sorted) made of the request it stored."""
         stored = approval.request
         if stored is None:
             return False
         excluded = self.authority.rules.excluded_for(stored.url)
-        fields = request_fields(stored)
-        return carried_key(approval.key, stored.method, stored.url, fields, excluded=excluded) == key
-
-    def _keyed_before(self, key: str, now: ApprovalRequest, every: list[Approval]) -> list[Approval]:
-        """The decisions of this job that a version before this one stored under the key it made of
-        ``now`` (fields sorted) and that do not cover it (``_covers``: the request they stored is
-        another order of its fields): ``now`` is asked again, saying why."""
-        excluded = self.authority.rules.excluded_for(now.url)
-        old = legacy_keys(now.method, now.url, request_fields(now), excluded=excluded)
-        return [a for a in every if a.key in old and not self._covers(a, key)]
+        return approval.key in legacy_keys(stored.method, stored.url, sent_fields(stored), excluded=excluded)
 
     def _decided(
         self, key: str, found: list[Approval], void: set[str], every: list[Approval]
@@ -425,15 +471,14 @@ class WorkerGate:
         """``send_check`` without recording a send: the job still this leg's, and a signed approval
         of exactly these values, remembered for ``sending`` in this route handler (its own context:
         ``_cleared``). A refusal is recorded."""
-        key = self.authority.key_of(method, url, fields)
+        key, excluded = self.authority.keyed(method, url, fields)
         self._cleared.set(None)
         if (gone := self._leg_gone(key, method, url)) is not None:
             return f"{method} {url} was not sent: {gone}. Nothing was sent."
         approval = self._decision(key)  # the leg was just checked: its job row is not read again
         if approval is not None and approval.status == "approved":
-            self._cleared.set(
-                ({"job_id": self.job_id, "key": key, "method": method, "url": url}, approval.id)
-            )
+            cleared = {"job_id": self.job_id, "key": key, "method": method, "url": url}
+            self._cleared.set(({**cleared, "excluded": excluded}, approval.id))
             return None
         self.authority.audit.append(
             "worker",

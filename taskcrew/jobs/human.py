@@ -173,6 +173,8 @@ class JobHuman:
         excluded = {n: why for n, why in self.authority.rules.excluded_for(request.url).items() if n in names}
         request = request.model_copy(update={"key": key, "excluded": request.excluded or excluded})
         decided = self.gate.decision(key, request)
+        if decided is None and (spent := self.gate.reasks_spent.get(key)) is not None:  # as the terminal
+            return ApprovalDecision(outcome="reject", text=spent, by="the record check", basis="rule")
         if key in self.gate.outdated:  # the person sees why it is asked again
             request = request.model_copy(update={"asked_again": self.gate.outdated[key]})
         if decided is not None and decided.decision is not None:

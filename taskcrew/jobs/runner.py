@@ -601,6 +601,7 @@ class StoreIntents:
                     method=str(said.get("method", "")),
                     url=str(said.get("url", "")),
                     at=at if at.tzinfo is not None else at.replace(tzinfo=UTC),
+                    excluded=said.get("excluded") if isinstance(said.get("excluded"), list) else None,
                 )
             )
         return sends

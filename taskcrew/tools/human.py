@@ -59,6 +59,18 @@ class RecordState(BaseModel):
 
     page: str = Field(description="the page read: the one the form was filled on")
     values: dict[str, str] = Field(default_factory=dict, description="label (or field name) -> value")
+    links: dict[str, str] = Field(
+        default_factory=dict,
+        description="label -> the link in its value (a bill's vendor linked to its record: which record "
+        "it is); left out of a dump while empty, so a request parked before it was read seals the same",
+    )
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, object]:
+        data: dict[str, object] = handler(self)
+        if not data.get("links"):
+            data.pop("links", None)
+        return data
 
 
 class ValueOrigin(BaseModel):

@@ -51,7 +51,7 @@ from urllib.parse import parse_qsl, urljoin, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from taskcrew.approvals.key import request_key, request_keys
+from taskcrew.approvals.key import attempt_keys, earlier_attempt, request_key, request_keys
 from taskcrew.approvals.rules import RiskRules, load_rules
 from taskcrew.tools.readback import PLACEHOLDER as RULE_VALUE
 from taskcrew.tools.readback import FetchText, ReadBack, ReadBackRules
@@ -281,11 +281,15 @@ class IntentLog:
         (and a foreground run's signed sends) on that one; they are read as this request's too, and
         nothing is written under it again. So are rows and signed sends a version before request
         keys kept the fields' order keyed (``approvals.key.request_keys``): an earlier attempt is
-        looked for under every key the request has had (``older_keys``)."""
+        looked for under every key the request has had (``older_keys``), and whatever fields the
+        rules left out of its key then (``_keyed_otherwise``, ``_sent_as_keyed``: an edit of the
+        rules' ``excluded_fields`` between two legs changes the key of the same request)."""
         send_key = key if key is not None else self._send_key(method, url, fields)
         key = intent_key(self.scope, method, url, fields, self.risk)  # this job's: the row's
         legacy = sent_as if sent_as is not None and sent_as != url else None
         attempts = self._attempts(key, self.older_keys(method, url, fields, legacy))
+        if other := self._keyed_otherwise(method, url, fields, attempts, legacy):  # rules edited since
+            attempts = sorted([*other, *attempts], key=lambda r: r.at)
         if (at := self._unrecorded(method, url, fields, attempts, send_key, legacy)) is not None:
             earlier = IntentRecord(  # its row is gone from the job database: an answer nobody knows
                 key=attempt_key(key, len(attempts)),
@@ -418,7 +422,12 @@ class IntentLog:
         if callable(sends) and callable(send_key):
             keys = {mine} | ({send_key(method, legacy, fields)} if legacy else set())
             keys |= {k for u in (url, legacy) if u for k in self._keys(method, u, fields, scope="")}
-            signed = [s.model_copy(update={"key": mine}) for s in sends() if s.key in keys]
+            keys |= {a.send_key for a in attempts if a.send_key}  # keyed under the rules then
+            signed = [
+                s.model_copy(update={"key": mine})
+                for s in sends()
+                if s.key in keys or self._sent_as_keyed(s, method, url, fields, legacy)
+            ]
             unaccounted = _accounted(attempts, signed, lambda _record: mine)[2]
             return max((s.at for s in unaccounted), default=None)
         if not attempts and self.witness is not None:
@@ -444,6 +453,52 @@ class IntentLog:
         return request_keys(
             method, url, fields, excluded=excluded, scope=self.scope if scope is None else scope
         )
+
+    def _keyed_otherwise(
+        self,
+        method: str,
+        url: str,
+        fields: list[tuple[str, str]],
+        found: list[IntentRecord],
+        legacy: str | None = None,
+    ) -> list[IntentRecord]:
+        """This job's rows of the request that its keys under the rules in force now do not find
+        (``found`` are those): keyed while the rules left out other fields (``excluded_fields``
+        edited since). Looked for by what each row stored
+        (``approvals.key.earlier_attempt``), so an ordinary rules edit between two legs does not make
+        a send in doubt a first attempt again. Needs a sink that lists its rows (``records``)."""
+        records = getattr(self.sink, "records", None)
+        if not callable(records):
+            return []
+        seen = {r.key for r in found}
+        excluded = {u: self.risk.excluded_for(u) for u in (url, legacy) if u}
+        return [
+            r
+            for r in records()
+            if r.key not in seen
+            and any(
+                earlier_attempt(
+                    r.key.split(".")[0],
+                    (r.method, r.url, r.fields),
+                    method,
+                    u,
+                    fields,
+                    excluded=left,
+                    scope=self.scope,
+                )
+                for u, left in excluded.items()
+            )
+        ]
+
+    def _sent_as_keyed(
+        self, send: SignedSend, method: str, url: str, fields: list[tuple[str, str]], legacy: str | None
+    ) -> bool:
+        """Whether the signed ``send`` is one of this request keyed under the fields the rules left out
+        when it left (``SignedSend.excluded``, recorded with it: ``Authority.record_send``)."""
+        if send.excluded is None:
+            return False
+        left = [send.excluded]
+        return any(send.key in attempt_keys(method, u, fields, excluded=left) for u in (url, legacy) if u)
 
     def _attempts(self, key: str, older: tuple[str, ...] | list[str] = ()) -> list[IntentRecord]:
         """Every attempt to send the submission ``key`` in this job, oldest first: those recorded
@@ -533,6 +588,7 @@ class SignedSend(BaseModel):
     method: str
     url: str
     at: datetime
+    excluded: list[str] | None = None  # the fields the rules left out of ``key`` (None: not recorded)
 
 
 def reconcile(

@@ -48,6 +48,7 @@ from taskcrew.tools.prompt_input import NoAnswer
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 REASKS = 3  # a record whose amount changed after each approval: asked again at most this often
+CHANGED_EACH_TIME = "the record changed each time it was approved; nothing was sent"  # past REASKS
 MAY_HAVE_SAVED = frozenset({"saved", "unknown"})  # answers that spend an approval (``Policy.sent``)
 IN_DOUBT = (
     "the same request, approved before, got no clear answer from the system (an outage, a timeout, the "
@@ -565,7 +566,7 @@ class Policy:
             if why is None:
                 break
             if asked == REASKS:
-                why = f"{why}: the record changed each time it was approved; nothing was sent"
+                why = f"{why}: {CHANGED_EACH_TIME}"
                 reply = ApprovalDecision(outcome="reject", text=why, by="the record check", basis="rule")
                 break
             why = f"{said}; and {why}" if said else why
