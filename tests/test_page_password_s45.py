@@ -7,7 +7,7 @@ list`` and the console) — and the ``type`` action's messages quoted it to the 
 '…'", "after typing, [2] holds '…'"): only vault secrets and the model's own guesses were redacted.
 
 Now the page view and the browser's gate register such a value with the run's vault the moment they
-meet it (``Vault.note_guess(by_page=True)``): ``Vault.redact`` shows it as ``{{secret:PAGE_PASSWORD}}``
+meet it (``Vault.note_guess(by_page=True)``): ``Vault.redact`` shows it as ``{{secret:PAGE_PASSWORD_1}}``
 everywhere; only what a person approves (``redact_stored``) shows it as sent, flagged. A value
 shorter than three characters is not hidden (as a guess is not), nor one the page's text shows.
 
@@ -39,7 +39,7 @@ from taskcrew.tools.vault import Vault
 pytestmark = pytest.mark.browser
 
 SMTP_PW = "Smtp-Hunter2-q9Zx"
-HIDDEN = "{{secret:PAGE_PASSWORD}}"
+HIDDEN = "{{secret:PAGE_PASSWORD_1}}"  # the first (here the only) value the page hides
 
 
 def _form(box: str, extra: str = "") -> str:
@@ -120,7 +120,8 @@ def test_the_approver_sees_the_value_the_records_of_the_send_do_not(
     boxed = {f.name: f for f in request.fields}["smtp_password"]
     assert boxed.value == late and PASSWORD_BOX in (boxed.note or ""), request  # shown, flagged
     (sent,) = result.submissions
-    assert dict(sent.fields)["smtp_password"] == HIDDEN, sent  # the act result and the run's facts
+    # the act result and the run's facts: the page view hid the first value (_1), the gate this one
+    assert dict(sent.fields)["smtp_password"] == "{{secret:PAGE_PASSWORD_2}}", sent
     assert late not in result.render() and late not in result.model_dump_json()
 
 

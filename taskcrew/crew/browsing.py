@@ -96,8 +96,11 @@ class RunBrowser:
         return make_browser_tools(self.worker)
 
     def page_text(self, url: str) -> str | None:
-        """What the worker's browser showed at ``url`` (a citation's ``find`` is expanded from it)."""
-        return self.worker.seen_text(url)
+        """What the worker's browser showed at ``url`` (a citation's ``find`` is expanded from it),
+        with the run's hidden values as the page held them (``Vault.reveal``): for code that compares
+        it with a quote or a value sent (the citation check, an approval's origins), never a model."""
+        text = self.worker.seen_text(url)
+        return None if text is None else self.vault.reveal(text)
 
     def fresh_verifier(self) -> None:
         if self.verifier is not None:

@@ -119,11 +119,20 @@ class RunContext:
     budget: Budget = field(init=False)
 
     def __post_init__(self) -> None:
+        vault: Any = getattr(self.toolbox.browser, "vault", None)
+        if hasattr(vault, "know"):  # a page value the task names is the model's already: not hidden
+            vault.know(self.task)
         self.budget = Budget(
             max_steps=self.limits.max_steps,
             failure_budget=self.limits.failure_budget,
             repeat_limit=self.limits.repeat_limit,
         )
+
+    def reveal(self, text: str) -> str:
+        """``text`` (read through ``redact``) with the run's hidden values back (``Vault.reveal``):
+        for code that compares a quote with its source, never for text that leaves the run."""
+        vault: Any = getattr(self.toolbox.browser, "vault", None)
+        return str(vault.reveal(text)) if hasattr(vault, "reveal") else text
 
     def elapsed(self) -> float:
         return round(time.monotonic() - self.started, 2)

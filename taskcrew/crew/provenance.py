@@ -82,6 +82,7 @@ def field_origin(
     request: str = "",
     label: str | None = None,
     currency: str | None = None,
+    reveal: Callable[[str], str] = lambda text: text,
 ) -> ValueOrigin:
     """``reports``: (step number, role, report), oldest first. Looks in the cited sources, then the
     reported data, then the steps' own words; says "not found" only when it is in none of them.
@@ -92,7 +93,10 @@ def field_origin(
     amount in another currency (or, naming none, is in a file that names only others:
     ``shows_value``'s ``document``) is named with the warning that it does not show it in that one.
     A line that shows it only by reading numbers one space apart as one amount, or one as two
-    (``1 950.00``: ``reading_doubt``), is named with "line N may read 1 950.00 or 950.00: check it"."""
+    (``1 950.00``: ``reading_doubt``), is named with "line N may read 1 950.00 or 950.00: check it".
+    ``reveal`` (the run's ``Vault.reveal``): a quote is compared as the page held it — a value the
+    run hid shows there as its placeholder, and the value sent is the real one; ``read`` reads the
+    real text."""
     unshown: list[str] = []  # files cited for the value whose text, read by code, does not show it
     unread: list[str] = []  # sources cited for the value that code cannot read
     negated: list[str] = []  # sources whose quoted line shows the value with a minus (a credit note's)
@@ -100,10 +104,11 @@ def field_origin(
         want = _norm(shown)
         for number, _role, report in reversed(reports):
             for citation in report.sources:
-                if want and not want.startswith("-") and shows_value(citation.quote, f"-{shown}"):
+                quote = reveal(citation.quote)
+                if want and not want.startswith("-") and shows_value(quote, f"-{shown}"):
                     negated.append(citation.source)
                 # the whole value, not the tail or head of a longer number ('234.56' of '1,234.56')
-                if want and shows_value(citation.quote, shown):
+                if want and shows_value(quote, shown):
                     text = read(citation.source)
                     if text is None:
                         unread.append(citation.source)
@@ -174,6 +179,7 @@ def field_origins(
     read: Callable[[str], str | None],
     request: str = "",
     rules: RiskRules | None = None,
+    reveal: Callable[[str], str] = lambda text: text,
 ) -> dict[str, ValueOrigin]:
     """Where each field's value came from (``field_origin``), by the field's key (``field_keys``: its
     name, or for a name sent twice "name #k"): code's data, carried on the approval request
@@ -194,7 +200,7 @@ def field_origins(
         if key is None or not value or value.startswith(SKIP):
             continue
         label = getattr(field, "label", None)
-        out[key] = field_origin(value, reports, read, request, label, currencies.get(field.name))
+        out[key] = field_origin(value, reports, read, request, label, currencies.get(field.name), reveal)
     return out
 
 

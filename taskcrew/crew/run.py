@@ -184,6 +184,7 @@ def build_context(
             [(e.index + 1, e.role, e.report) for e in tracer.of_kind("step")],
             toolbox.source_text,
             settings.task,
+            reveal=ctx.reveal,  # a quote is compared as the page held it
         )
     tracer.emit(
         RunStarted(

@@ -179,7 +179,10 @@ def work_step(ctx: RunContext, state: RunState, index: int) -> StepReport:
         )
     except AgentTaskError as exc:
         report = StepReport(status="failed", summary=f"the step could not be finished: {exc}"[:2900])
-    report = resolve_citations(report, ctx.toolbox.source_text)
+    # a line copied by code is quoted as the model reads the page: the run's hidden values masked
+    report = resolve_citations(
+        report, lambda source: ctx.redact(ctx.toolbox.source_text(source) or "") or None
+    )
     if ctx.budget.exhausted and report.status == "done":
         report = report.model_copy(update={"status": "failed"})
     return report
@@ -255,7 +258,7 @@ def verify(ctx: RunContext, state: RunState, given: dict[str, str] | None = None
         on_systems=state.plan.changes_data or state.mode == "audit" or bool(facts.submissions),
         applied=facts.applied_lines(),
     )
-    return check_cited_facts(verdict, state, ctx.toolbox.source_text)
+    return check_cited_facts(verdict, state, ctx.toolbox.source_text, ctx.reveal)
 
 
 def take_verdict(ctx: RunContext, state: RunState, verdict: Verdict) -> bool:
@@ -311,16 +314,25 @@ def _register(ctx: RunContext, texts: dict[str, str], note: str) -> str:
     return f"{shown}\n\n{note}" if note else shown
 
 
-def check_cited_facts(verdict: Verdict, state: RunState, read: Callable[[str], str | None]) -> Verdict:
+def check_cited_facts(
+    verdict: Verdict,
+    state: RunState,
+    read: Callable[[str], str | None],
+    reveal: Callable[[str], str] = lambda text: text,
+) -> Verdict:
     """Every quote the workers cited must be in its source; a question's answer must cite something,
-    and what it states of a record must be what the verified evidence showed (``answer_unsupported``)."""
+    and what it states of a record must be what the verified evidence showed (``answer_unsupported``).
+    Quotes and sources are compared as the pages held them: ``reveal`` (the run's ``Vault.reveal``)
+    puts back a hidden value a quote shows as its placeholder; ``read`` reads the real text. What is
+    said of a quote (to the worker, the trace, the report) is the quote as the model wrote it."""
     assert state.plan is not None
     citations = [c for r in state.steps_done for c in r.report.sources]
+    revealed = [c.model_copy(update={"quote": reveal(c.quote)}) for c in citations]
     problems = [
-        f"{c.citation.source!r} cannot be read"
+        f"{cited.source!r} cannot be read"
         if c.detail == "the cited file cannot be read"
-        else f"{c.citation.source!r} does not contain the quoted words {c.citation.quote!r}"
-        for c in check_citations(citations, read)
+        else f"{cited.source!r} does not contain the quoted words {cited.quote!r}"
+        for cited, c in zip(citations, check_citations(revealed, read), strict=True)
         if c.status == "not_found"
     ]
     last = state.steps_done[-1].report if state.steps_done else None

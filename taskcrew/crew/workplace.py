@@ -273,7 +273,9 @@ class Workplace:
             self._runtime = BrowserRuntime(config)
         research_tools, fetch_text = self._research(policy)
         store, knowledge_tools = self._knowledge(store or self.store) if knowledge else (None, [])
-        browser = RunBrowser(config, policy, self.vault, log, runtime=self._runtime)
+        # the run's own view: the stored secrets, and hidden values that end with the run
+        vault = self.vault.for_run()
+        browser = RunBrowser(config, policy, vault, log, runtime=self._runtime)
 
         def page_text(url: str) -> str | None:
             """A web page as the browser showed it (ERP pages sit behind a login), else fetched."""
@@ -281,7 +283,7 @@ class Workplace:
 
         return RunResources(
             human=human,
-            redact=self.vault.redact,
+            redact=vault.redact,
             knowledge=store,
             knowledge_tools=knowledge_tools,
             browser=browser,

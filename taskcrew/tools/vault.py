@@ -10,19 +10,25 @@ action results, errors, policy decisions, traces, reports, memory.
 No redaction oracle: text the model typed into a password field as plain text is a *guess*
 (``note_guess``) and is redacted exactly like the real value, so an echo of a right guess and of a
 wrong one look the same. A value the page itself holds in a password box is a hidden value of the
-run the same way (``note_guess(by_page=True)``, shown as ``{{secret:PAGE_PASSWORD}}``): the model
-never reads it, the trace, report and facts never hold it; only ``redact_stored`` (what a person
-approves, its key, the record of a send) keeps both, as sent.
+run the same way (``note_guess(by_page=True)``, shown as ``{{secret:PAGE_PASSWORD_1}}``, ``_2`` … one
+per distinct value, in the order met): the model never reads it, the trace, report and facts never
+hold it; only ``redact_stored`` (what a person approves, its key, the record of a send) keeps both,
+as sent. Hidden values belong to one run: each run works with its own view of the vault
+(``for_run``), holding the stored secrets and none of another run's hidden values. Redaction is for
+text that leaves (to a model, the trace, the report, disk); code that compares what a page showed
+reads it through ``reveal``.
 """
 
 from __future__ import annotations
 
 import base64
+import copy
 import html
 import html.entities
 import json
 import os
 import re
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +39,9 @@ from pydantic import BaseModel
 
 GUESS_NAME = "TYPED_SECRET"
 PAGE_NAME = "PAGE_PASSWORD"
-"""How a value the page holds in a password box (not a vault secret, not typed by the model) reads."""
+"""How a value the page holds in a password box (not a vault secret, not typed by the model) reads:
+``PAGE_PASSWORD_1``, ``PAGE_PASSWORD_2`` … (``page_name``), one per distinct value of the run."""
+PAGE_NAME_RE = re.compile(PAGE_NAME + r"(?:_[0-9]+)?")
 PLACEHOLDER_RE = re.compile(r"\{\{\s*secret:([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 MIN_SECRET_LENGTH = 3
 DEFAULT_SECRET_NAMES = ("ERP_USERNAME", "ERP_PASSWORD")
@@ -51,6 +59,11 @@ class SecretConfigError(ValueError):
 
 def placeholder(name: str) -> str:
     return "{{secret:" + name + "}}"
+
+
+def page_name(number: int) -> str:
+    """The name the run's ``number``-th hidden page value reads as (1-based, in the order met)."""
+    return f"{PAGE_NAME}_{number}"
 
 
 LOGIN_FIELDS = "login"
@@ -89,6 +102,8 @@ class Vault:
         self._hosts = {name: [h.strip().lower() for h in entries] for name, entries in (hosts or {}).items()}
         self._fields = {name: [f.strip() for f in entries] for name, entries in (fields or {}).items()}
         self._guesses: dict[str, str] = {}  # a hidden value of the run -> the name it reads as
+        self._known = ""  # the run's task: a page value it names is the model's already (``know``)
+        self._lock = threading.Lock()  # the page views of a run's sessions note values on their threads
         self._secrets: dict[str, str] = {}
         for name, value in (secrets or {}).items():
             if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
@@ -130,6 +145,23 @@ class Vault:
             if value:
                 found[name] = value
         return cls(found, public=public, hosts=hosts)
+
+    def for_run(self) -> Vault:
+        """A view for one run: the same stored secrets, hidden values of its own (none yet). A run's
+        hidden values — what the model typed into a password box, what a page held in one — end
+        with it: another run of the same process (a job worker runs everyone's jobs in one
+        workplace) never reads its own values masked because of a page an earlier run opened."""
+        view = copy.copy(self)
+        view._guesses = {}
+        view._known = ""
+        view._lock = threading.Lock()
+        view._redaction = view._compile()
+        return view
+
+    def know(self, task: str) -> None:
+        """The run's task text: a value a page holds in a password box that the task names is not
+        hidden (the model has it already; masking it would only hide the run's own values)."""
+        self._known = task
 
     @property
     def names(self) -> list[str]:
@@ -190,17 +222,24 @@ class Vault:
         model reads, the trace, the report, the facts), never by ``redact_stored``. Plain text the
         model typed into a password box is a guess (``{{secret:TYPED_SECRET}}``, which it may copy
         back); ``by_page``, a value the page holds in a password box, met by the page view or the
-        browser's gate (``{{secret:PAGE_PASSWORD}}``, which is never typed: the model never knew it).
-        A value the vault holds as a secret is not one (it reads as its own placeholder); a guess
-        keeps its name if the page later holds it. Shorter than ``MIN_SECRET_LENGTH`` it is not
-        hidden: masking "1" or "30" everywhere would garble every amount, date and element number
-        (the vault refuses such a secret for the same reason), and the approval still flags it."""
-        if len(text) < MIN_SECRET_LENGTH or self._guesses.get(text) == GUESS_NAME:
-            return
-        if by_page and (text in self._guesses or text in self._secrets.values()):
-            return
-        self._guesses[text] = PAGE_NAME if by_page else GUESS_NAME
-        self._redaction = self._compile()
+        browser's gate (``{{secret:PAGE_PASSWORD_1}}``, ``_2`` … one per distinct value in the order
+        met, so two different values never read alike; never typed: the model never knew it). A
+        value the vault holds as a secret is not one (it reads as its own placeholder), nor is a page
+        value the run's task names (``know``); a guess keeps its name if the page later holds it.
+        Shorter than ``MIN_SECRET_LENGTH`` it is not hidden: masking "1" or "30" everywhere would
+        garble every amount, date and element number (the vault refuses such a secret for the same
+        reason), and the approval still flags it."""
+        with self._lock:
+            if len(text) < MIN_SECRET_LENGTH or self._guesses.get(text) == GUESS_NAME:
+                return
+            if by_page and (text in self._guesses or text in self._secrets.values() or text in self._known):
+                return
+            if by_page:
+                shown = page_name(1 + sum(1 for n in self._guesses.values() if n != GUESS_NAME))
+            else:
+                shown = GUESS_NAME
+            self._guesses[text] = shown
+            self._redaction = self._compile()
 
     @staticmethod
     def has_placeholders(text: str) -> bool:
@@ -211,7 +250,7 @@ class Vault:
 
         def repl(match: re.Match[str]) -> str:
             name = match.group(1)
-            if name == PAGE_NAME and name not in self._secrets:
+            if PAGE_NAME_RE.fullmatch(name) and name not in self._secrets:
                 raise UnknownSecretError(
                     f"{placeholder(name)} hides a value the page holds in a password box; it is not a "
                     "stored secret and is never typed elsewhere — leave that box as it is, or use a "
@@ -219,7 +258,8 @@ class Vault:
                 )
             if name == GUESS_NAME and name not in self._secrets:
                 # copied from a render, where it hides what was typed into a password field
-                typed = [g for g, shown in self._guesses.items() if shown == GUESS_NAME]
+                with self._lock:  # another session of the run may be noting a value meanwhile
+                    typed = [g for g, shown in self._guesses.items() if shown == GUESS_NAME]
                 if len(typed) == 1:
                     return typed[0]
                 raise UnknownSecretError(
@@ -247,6 +287,21 @@ class Vault:
         if pattern is None or not text:
             return text
         return pattern.sub(lambda m: by_variant[str(m.lastgroup)], text)
+
+    def reveal(self, text: str) -> str:
+        """``text`` as read through ``redact``, with the run's hidden values back (a page value's
+        placeholder, and ``{{secret:TYPED_SECRET}}`` when one text was typed): for code that compares
+        what a page showed with a quote or a value sent (the citation check, where an approved value
+        comes from) — never for text that leaves. A stored secret stays its placeholder."""
+        with self._lock:
+            hidden = {placeholder(shown): value for value, shown in self._guesses.items()}
+            typed = [v for v, shown in self._guesses.items() if shown == GUESS_NAME]
+        hidden.pop(placeholder(GUESS_NAME), None)
+        if len(typed) == 1:
+            hidden[placeholder(GUESS_NAME)] = typed[0]
+        if not hidden or not text:
+            return text
+        return PLACEHOLDER_RE.sub(lambda m: hidden.get(placeholder(m.group(1)), m.group(0)), text)
 
     def redact_stored(self, text: str) -> str:
         """Replace every stored secret's value (not a hidden value of the run, ``note_guess``) with
