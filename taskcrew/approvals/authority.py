@@ -335,12 +335,16 @@ def payee_record(payee: Payee, request: ApprovalRequest) -> str | None:
     the record's payee value (a bill's vendor linked to "/vendors/10"), the option value a chosen
     payee field sends, else the records of the vendor list read (``request.vendor_records``: an
     option's value, the number in a row's link) named like it (``rules.named_alike``) — none, one,
-    or several (then the payee is unclear). None: the system showed no record for it."""
+    or several (then the payee is unclear). A link is read as the record it names
+    (``record.record_link``: "/vendors/10;jsessionid=…", "/vendors/10/" and "/vendors/10?_t=…" are
+    one record), never compared as written. None: the system showed no record for it."""
+    from taskcrew.approvals.record import record_link  # record reads pages (rules, documents)
+
     fields = {name for name, _ in payee.fields}
     record = request.record
     if payee.from_record and record is not None:
         labels = {label.replace(" ", "_"): label for label in record.links}
-        if links := list(dict.fromkeys(record.links[labels[n]] for n in fields if n in labels)):
+        if links := list(dict.fromkeys(record_link(record.links[labels[n]]) for n in fields if n in labels)):
             return "vendor record " + " and ".join(links)
     if sent := list(
         dict.fromkeys(sent_part(f.value, f.label) for f in request.fields if f.label and f.name in fields)

@@ -31,7 +31,7 @@ import unicodedata
 from collections.abc import Callable
 from html.parser import HTMLParser
 from typing import NamedTuple
-from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urljoin, urlsplit, urlunsplit
 
 from taskcrew.approvals.rules import RiskRules, changed_record, same_name
 from taskcrew.approvals.visible import visible
@@ -370,15 +370,56 @@ def _names(lists: list[list[_Listed]]) -> list[str]:
 
 def _link_places(links: tuple[str, ...]) -> dict[tuple[int, str], str]:
     """The places of a row's links and what each holds: each link's path segments by position, its
-    query's values by name ("/bills?vendor=3": (0, "/1") holds "bills", (0, "?vendor") holds "3")."""
+    query's values by name ("/bills?vendor=3": (0, "/1") holds "bills", (0, "?vendor") holds "3"); a
+    segment's ";" parameters (";jsessionid=…") and a "#" part are no part of any place."""
     places: dict[tuple[int, str], str] = {}
     for i, link in enumerate(links):
         parts = urlsplit(link)
-        places.update(((i, f"/{n}"), unquote(seg)) for n, seg in enumerate(parts.path.split("/")) if seg)
+        segments = [seg.split(";")[0] for seg in parts.path.split("/")]
+        places.update(((i, f"/{n}"), unquote(seg)) for n, seg in enumerate(segments) if seg)
         places.update(
             ((i, f"?{name}"), value) for name, value in parse_qsl(parts.query, keep_blank_values=True)
         )
     return places
+
+
+PAGE_PARAMS = re.compile(r"p|pg|page|page[_-]?(no|num|number|index)|pagenum|offset|start|skip|cursor|after")
+
+
+def _names_record(name: str) -> bool:
+    """Whether a query parameter's name says it names a record ("id", "vendor_id", "vendorId",
+    "vendor")."""
+    n = name.casefold()
+    return (
+        n in ("id", "vendor", "supplier", "payee", "record")
+        or n.endswith(("_id", "-id"))
+        or name.endswith("Id")
+    )
+
+
+def record_link(link: str) -> str:
+    """Which record ``link`` (absolute) names: the one way a link is compared (``authority.payee_record``),
+    read as the vendor list's rows are (``_link_places``): its host and its path's segments (a
+    segment's ";jsessionid=…" cut off, no trailing slash), and of its query only the values whose
+    name names a record ("?id=10", "?vendor_id=10") — all but a pager's where the path holds no
+    number ("/vendor.php?v=10"). Never its "#" part, nor a return address or a time ("/vendors/10?
+    back=/bills/5&_t=1765085412" is "/vendors/10"): one record linked in two forms is one record."""
+    parts = urlsplit(link)
+    places = _link_places((link,))
+    path = [value for (_, place), value in places.items() if place.startswith("/")]
+    query = [(place[1:], value) for (_, place), value in places.items() if place.startswith("?")]
+    kept = [(name, value) for name, value in query if _names_record(name)]
+    if not kept and not any(ch.isdigit() for seg in path for ch in seg):
+        kept = [(name, value) for name, value in query if not PAGE_PARAMS.fullmatch(name.casefold())]
+    return urlunsplit(
+        (
+            parts.scheme.lower(),
+            parts.netloc.lower(),
+            "/" + "/".join(quote(seg, safe="") for seg in path),
+            "&".join(f"{quote(name, safe='')}={quote(value, safe='')}" for name, value in sorted(kept)),
+            "",
+        )
+    )
 
 
 def vendor_records(lists: list[list[_Listed]]) -> dict[str, str]:
@@ -419,7 +460,7 @@ def read_record(page_url: str | None, fetch: Fetch | None) -> RecordState | None
         values, links = _record_read(page)
     except Unreadable:
         return None
-    links = {label: urljoin(page_url, link) for label, link in links.items()}
+    links = {label: record_link(urljoin(page_url, link)) for label, link in links.items()}
     return RecordState(page=page_url, values=values, links=links)
 
 
@@ -488,10 +529,13 @@ class _NextLinks(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.found: list[str] = []
+        self.links: list[str] = []  # every link's href, in order (a pager's: ``_pager_pages``)
         self._link: tuple[str, list[str]] | None = None
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = {k: v or "" for k, v in attrs}
+        if tag == "a" and a.get("href"):
+            self.links.append(a["href"].strip())
         if tag in ("a", "link") and a.get("href") and "next" in a.get("rel", "").lower().split():
             self.found.append(a["href"])
         elif tag == "a" and a.get("href"):
@@ -510,17 +554,41 @@ class _NextLinks(HTMLParser):
             self._link[1].append(data)
 
 
-def _next_page(html: str, url: str) -> str | None:
-    """The page after ``url`` (its next-page links, all one page); None on the last page (no link,
-    or one to the page itself, a script or a place on it: a pager's disabled "Next"); "" when the
-    links disagree."""
+def _page_of(url: str) -> tuple[str, str, str, str, str]:
+    """A list page's address as one page (scheme, host, path, its query but a pager's, the pager's),
+    its "#" part left out."""
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    paged = sorted((n, v) for n, v in query if PAGE_PARAMS.fullmatch(n.casefold()))
+    rest = sorted(set(query) - set(paged))
+    return (parts.scheme.lower(), parts.netloc.lower(), parts.path, urlencode(rest), urlencode(paged))
+
+
+def _pager_pages(links: list[str], url: str) -> list[str]:
+    """The other pages of the list at ``url`` its links lead to, in order: the same path with another
+    page ("1 2 3", "Page 2", "Show more": "/vendors?page=2"), whatever the links say."""
+    at = _page_of(url)
+    pages = (urljoin(url, h).split("#")[0] for h in links if not h.lower().startswith(("#", "javascript:")))
+    return [p for p in dict.fromkeys(pages) if _page_of(p)[:4] == at[:4] and _page_of(p) != at]
+
+
+def _next_page(html: str, url: str, read: tuple[str, ...] = (), again: bool = False) -> str | None:
+    """The page after ``url`` (its next-page links, all one page); None on the last page (a next-page
+    link to the page itself, a script or a place on it: a pager's disabled "Next"); "" when the links
+    disagree. With no next-page link, the first page its pager links to not ``read`` yet (numbered
+    pages: "1 2 3", ``_pager_pages``); None when it leads to no page unread: never a page with a
+    pager taken for the last while a page it leads to is unread. ``again``: the page is one read
+    before under another address ("?page=1"): only its pager is followed."""
     parser = _NextLinks()
     parser.feed(closed_tail(html))
     parser.close()
     hrefs = [h.strip() for h in parser.found if not h.strip().startswith("#")]
     pages = {urljoin(url, h).split("#")[0] for h in hrefs if not h.lower().startswith("javascript:")}
     pages.discard(url.split("#")[0])
-    return pages.pop() if len(pages) == 1 else ("" if pages else None)
+    if parser.found and not again:  # a next-page link, if disabled (this page itself, "#"): the last page
+        return pages.pop() if len(pages) == 1 else ("" if pages else None)
+    seen = {_page_of(p) for p in [*read, url]}
+    return next((p for p in _pager_pages(parser.links, url) if _page_of(p) not in seen), None)
 
 
 class VendorList(NamedTuple):
@@ -535,7 +603,10 @@ def vendor_list(url: str, rules: RiskRules, fetch: Fetch | None) -> VendorList:
     """The vendors the target's system lists, the page read, and its records by what a form sends
     for each — names None when it cannot be read, page None too when the rules name no vendor list
     for that system. A list of several pages is read whole, following its next-page links
-    (``_NextLinks``) on the list's own host, each page read by ``fetch`` (the policy's guarded read:
+    (``_NextLinks``), else the pages its pager links to ("1 2", "Page 2", "Show more": the same
+    path with another page, ``_pager_pages``), never a page with a pager taken for the last while
+    a page it leads to is unread (a page showing the rows of one read before is that page: "?page=1"
+    of "/vendors"), on the list's own host, each page read by ``fetch`` (the policy's guarded read:
     ``Policy.refuse_read`` on every hop), up to ``VENDOR_PAGES``: a list that cannot be read whole
     (a page unread, a next page elsewhere, read before, or past the limit, links that disagree) is
     not read (None), never its first pages taken for the whole list."""
@@ -546,6 +617,7 @@ def vendor_list(url: str, rules: RiskRules, fetch: Fetch | None) -> VendorList:
     names: list[str] = []
     lists: list[list[_Listed]] = []
     read: list[str] = []
+    shown_before: list[list[list[_Listed]]] = []
     at: str | None = target
     while at is not None:
         own = urlsplit(at)[:2] == urlsplit(target)[:2] and at not in read and len(read) < VENDOR_PAGES
@@ -558,9 +630,12 @@ def vendor_list(url: str, rules: RiskRules, fetch: Fetch | None) -> VendorList:
             shown = None
         if shown is None:  # no vendor list read on a page of it: not read, never "0 vendors"
             return VendorList(None, target)
-        names, lists = names + _names(shown), lists + shown  # each page's records its own
+        again = shown in shown_before  # a page read before under another address ("?page=1")
+        if not again:
+            names, lists = names + _names(shown), lists + shown  # each page's records its own
+        shown_before.append(shown)
         read.append(at)
-        at = _next_page(html, at)
+        at = _next_page(html, at, tuple(read), again)
         if at == "":
             return VendorList(None, target)
     return VendorList(names, target, vendor_records(lists))
