@@ -52,7 +52,7 @@ from taskcrew.approvals.identity import (
     standing_refusal,
     user_names,
 )
-from taskcrew.approvals.key import attempt_keys, request_key
+from taskcrew.approvals.key import earlier_send, request_key
 from taskcrew.approvals.rules import (
     UNCLEAR,
     Assessment,
@@ -193,11 +193,11 @@ class ApprovalView(BaseModel):
         return [(f.name, f.value) for f in request.fields] if request and not self.problem else []
 
 
-def _excluded_of(send: dict[str, object]) -> list[list[str]]:
-    """The fields a signed send records the rules left out of its key (``record_send``): [] when it
+def _excluded_of(send: dict[str, object]) -> list[str] | None:
+    """The fields a signed send records the rules left out of its key (``record_send``): None when it
     records none (a send signed before sends recorded them)."""
     left = send.get("excluded")
-    return [[str(n) for n in left]] if isinstance(left, list) else []
+    return [str(n) for n in left] if isinstance(left, list) else None
 
 
 def request_fields(request: ApprovalRequest) -> list[tuple[str, str]]:
@@ -706,16 +706,27 @@ class Authority:
         """When ``job_id`` sent exactly this, by the signed audit log (None: never): the job database's
         record of sends (``tools.intents``) can lose a row; this log cannot. Every signed send of this
         job and key counts (``record_send``: written as a send leaves, so the attempt being checked is
-        never among them), under any key the request has had (``approvals.key.request_keys``: a send
-        signed by a version that keyed it otherwise is this request's too), and whatever fields the
-        rules left out then (``attempt_keys``: the ones in force now, and the ones recorded with the
-        send: an ordinary edit of ``excluded_fields`` since does not hide it)."""
+        never among them), by ``approvals.key.earlier_send``: under any key the request has had (a
+        send signed by a version that keyed it otherwise is this request's too), whatever fields the
+        rules left out then (recorded with the send: an ordinary edit of ``excluded_fields`` since
+        does not hide it; a send stores no fields, so one whose key kept a field today's rules leave
+        out counts for its method and address)."""
         now = list(self.rules.excluded_for(url))
         times = [
             e.at
             for e in self.sends_of(job_id)
-            if e.payload.get("key")
-            in attempt_keys(method, url, fields, excluded=[now, *_excluded_of(e.payload)])
+            if earlier_send(
+                (
+                    str(e.payload.get("key")),
+                    str(e.payload.get("method", "")),
+                    str(e.payload.get("url", "")),
+                    _excluded_of(e.payload),
+                ),
+                method,
+                url,
+                fields,
+                excluded=now,
+            )
         ]
         return datetime.fromisoformat(max(times)) if times else None
 

@@ -14,7 +14,9 @@ key it made differs from this one's for the same request, and state it left (int
 sends, approvals) is under that key. ``legacy_keys`` gives those keys of a request, and the one rule
 for reading such state is here:
 - an earlier attempt of a send (is it sent already, or in doubt?) is looked for under every key the
-  request has had (``request_keys``): matching more broadly only makes the worker more careful;
+  request has had (``request_keys``), and what is found is judged by content (``earlier_attempt``
+  for an intent row, ``earlier_send`` for a signed send, which stores no fields): a row found under a
+  legacy key counts only when what it stored is this request in today's order;
 - an approval is never honoured by its key alone (sorted, two orders of the same rows are one key:
   the hole this version closed; and no version is hashed into a key, so the key the previous version
   made of a request is today's key of its fields sorted — another pairing of the rows): one that
@@ -39,6 +41,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
+from itertools import combinations
 from urllib.parse import urlsplit, urlunsplit
 
 FILE_MARK = "(file "
@@ -139,40 +142,78 @@ def request_keys(
     return [*legacy_keys(method, url, fields, excluded=excluded, scope=scope), now]
 
 
-def attempt_keys(
+def earlier_send(
+    sent: tuple[str, str, str, Iterable[str] | None],
     method: str,
     url: str,
     fields: Iterable[tuple[str, str]],
     *,
-    excluded: Iterable[Iterable[str]],
+    excluded: Iterable[str],
+) -> bool:
+    """The same rule (``earlier_attempt``) for a signed send, which stores its key, method, address and
+    the fields left out of its key (``sent``: key, method, URL, that set or None where it recorded
+    none), not its fields: it is an earlier attempt of this request when its key is a key this
+    request has had (``request_keys``) under the set it recorded or today's rules' set — or, where
+    today's rules leave out a field of this request its key kept (``excluded_fields`` widened since),
+    when it went to the same address by the same method: its key holds a value nobody can compare
+    now, so it cannot be told from this request and counts as one (a person is asked; a send is
+    never made a first attempt by a rules edit). For finding an earlier attempt of a send only."""
+    key, s_method, s_url, recorded = sent
+    fields, now = list(fields), set(excluded)
+    sets = [now] if recorded is None else [now, set(recorded)]
+    if any(key in request_keys(method, url, fields, excluded=each) for each in sets):
+        return True
+    if recorded is None or s_method.upper() != method.upper() or target(s_url) != target(url):
+        return False
+    return bool((now - set(recorded)) & {n for n, _ in fields})
+
+
+PROVABLE = 8  # names tried at most when a stored key must prove which fields it left out (2**8 keys)
+
+
+def keyed_with(
+    stored_key: str,
+    stored: tuple[str, str, Iterable[tuple[str, str]]],
+    names: Iterable[str],
+    *,
     scope: str = "",
-) -> set[str]:
-    """Every key an earlier attempt of this request (an intent row, a signed send) may be under:
-    every key it has had (``request_keys``) under each of the sets of left-out fields given — the
-    rules' in force now and the one an earlier attempt recorded it was keyed with (an ordinary edit
-    of ``excluded_fields`` between two attempts changes the key of the same bytes). For finding an
-    earlier attempt of a send only (matching more broadly only makes the worker more careful); never
-    an approval's key."""
-    fields = list(fields)
-    return {k for each in excluded for k in request_keys(method, url, fields, excluded=each, scope=scope)}
+) -> set[str] | None:
+    """The set of left-out fields ``stored_key`` proves it was made with (an intent row written before
+    rows recorded theirs): a subset of ``names`` (the fields the rules leave out today and those whose
+    values differ from the request at hand) under which it is a key (``request_keys``, any version)
+    of what the row stored. None: no such subset (or too many names to try)."""
+    method, url, fields = stored[0], stored[1], list(stored[2])
+    present = {n for n, _ in fields}
+    tried = sorted(set(names) & present)
+    if len(tried) > PROVABLE:
+        return None
+    for size in range(len(tried) + 1):
+        for left in combinations(tried, size):
+            if stored_key in request_keys(method, url, fields, excluded=left, scope=scope):
+                return set(left)
+    return None
 
 
 def earlier_attempt(
-    stored_key: str,
     stored: tuple[str, str, Iterable[tuple[str, str]]],
     method: str,
     url: str,
     fields: Iterable[tuple[str, str]],
     *,
     excluded: Iterable[str],
+    recorded: Iterable[str] | None = None,
+    stored_key: str = "",
     scope: str = "",
-) -> bool:
-    """Whether an attempt stored under ``stored_key`` with its ``stored`` method, URL and fields (an
-    intent row) is an earlier attempt of this request, whatever the rules left out when it was keyed:
-    the same method and address, the same field names in the same order, and every value that differs
-    left out by the rules in force now (``excluded``) or by the ones it was keyed with — a set its own
-    key proves (it is a key, ``request_keys``, of what it stored with those fields left out: none,
-    today's, the differing ones, or both). For finding an earlier attempt of a send only."""
+) -> bool | None:
+    """The one rule for "is this stored attempt (an intent row: its ``stored`` method, URL and fields)
+    an earlier attempt of this request": by content, never by a guessed key — the same method, the
+    same address (``target``), the same field names in the same order, and every value that differs
+    left out by the fields the attempt recorded it left out of its key (``recorded``) or by the ones
+    today's rules leave out (``excluded``). An edit of ``excluded_fields`` between two attempts (a
+    token or timestamp added to the rule, a rule narrowed) does not hide one; the same rows paired
+    otherwise are another request, whatever key it was found under. A row that recorded no set (written
+    before rows recorded it) is read by the set its key proves (``keyed_with``, ``stored_key``);
+    None: it proves none, so it cannot be told. For finding an earlier attempt of a send only."""
     s_method, s_url, s_fields = stored[0], stored[1], normal_fields(stored[2])
     now, fields = set(excluded), normal_fields(fields)
     if s_method.upper() != method.upper() or target(s_url) != target(url) or len(s_fields) != len(fields):
@@ -180,9 +221,11 @@ def earlier_attempt(
     if any(a[0] != b[0] for a, b in zip(s_fields, fields, strict=True)):
         return False
     differ = {a[0] for a, b in zip(s_fields, fields, strict=True) if a[1] != b[1]}
-    for left_out in (set(), now, differ, differ | now):
-        if differ <= left_out | now and stored_key in request_keys(
-            s_method, s_url, s_fields, excluded=left_out, scope=scope
-        ):
-            return True
-    return False
+    if differ <= now:  # the same request by today's rules, whatever it was keyed with
+        return True
+    left = (
+        set(recorded) if recorded is not None else keyed_with(stored_key, stored, differ | now, scope=scope)
+    )
+    if left is None:
+        return None
+    return differ <= left | now

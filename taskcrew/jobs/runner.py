@@ -574,6 +574,9 @@ def _raise_if(halt: threading.Event, job_id: str) -> None:
         raise Stopped(f"job {job_id} was cancelled or taken over; this leg stops")
 
 
+LEFT_OUT = "left out of the request key by the rules when the attempt was recorded"
+
+
 class StoreIntents:
     """``tools.intents.IntentSink`` in the job database (one job's intents), with the job's sends by the
     signed audit log to check its rows against (``signed_sends``: a row can be deleted or added by
@@ -651,6 +654,9 @@ class StoreIntents:
             trusted=intent.trusted,  # the store's reading of its signature (``Jobs._read_intent``)
             at=intent.recorded_at,
             send_key=intent.payload.key or None,  # "": a row written before rows kept it
+            # the fields the rules left out of its key (``IntentRecord.excluded``); none stored: a row
+            # written before rows recorded them (or none left out), read by what its key proves
+            excluded=list(intent.payload.excluded) or None,
         )
 
     def _intent(self, record: Any) -> Intent:
@@ -662,6 +668,7 @@ class StoreIntents:
             url=record.url,
             fields=[FieldValue(name=n, value=v) for n, v in record.fields],
             key=record.send_key or "",  # the request's key (``IntentRecord.send_key``), signed with the row
+            excluded={n: LEFT_OUT for n in record.excluded or []},  # signed with the row too
         )
         return Intent(
             key=record.key,

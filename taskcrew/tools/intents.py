@@ -51,7 +51,7 @@ from urllib.parse import parse_qsl, urljoin, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from taskcrew.approvals.key import attempt_keys, earlier_attempt, request_key, request_keys
+from taskcrew.approvals.key import earlier_attempt, earlier_send, request_key, request_keys
 from taskcrew.approvals.rules import RiskRules, load_rules
 from taskcrew.tools.readback import PLACEHOLDER as RULE_VALUE
 from taskcrew.tools.readback import FetchText, ReadBack, ReadBackRules
@@ -136,6 +136,10 @@ class IntentRecord(BaseModel):
     # kept as the gate computed it, so the signed audit log is matched by key (``reconcile``). None: a
     # row written before rows kept it, matched by the key of its stored method, URL and fields
     send_key: str | None = None
+    # the fields the rules left out of its key when it was recorded (``approvals.key.earlier_attempt``
+    # reads it: an edit of ``excluded_fields`` since does not hide it). None: a row written before
+    # rows recorded it, read by the set its key proves
+    excluded: list[str] | None = None
 
     @property
     def left(self) -> bool:
@@ -281,18 +285,17 @@ class IntentLog:
         (and a foreground run's signed sends) on that one; they are read as this request's too, and
         nothing is written under it again. So are rows and signed sends a version before request
         keys kept the fields' order keyed (``approvals.key.request_keys``): an earlier attempt is
-        looked for under every key the request has had (``older_keys``), and whatever fields the
-        rules left out of its key then (``_keyed_otherwise``, ``_sent_as_keyed``: an edit of the
-        rules' ``excluded_fields`` between two legs changes the key of the same request)."""
+        looked for under every key the request has had (``older_keys``) and among the job's rows by
+        what they stored (``earlier_attempts``: whatever fields the rules left out of its key then;
+        one found under another key counts only when its content is this request)."""
         send_key = key if key is not None else self._send_key(method, url, fields)
         key = intent_key(self.scope, method, url, fields, self.risk)  # this job's: the row's
         legacy = sent_as if sent_as is not None and sent_as != url else None
-        attempts = self._attempts(key, self.older_keys(method, url, fields, legacy))
-        if other := self._keyed_otherwise(method, url, fields, attempts, legacy):  # rules edited since
-            attempts = sorted([*other, *attempts], key=lambda r: r.at)
-        if (at := self._unrecorded(method, url, fields, attempts, send_key, legacy)) is not None:
+        attempts, others = self.earlier_attempts(method, url, fields, key, legacy)
+        left_out = sorted(self.risk.excluded_for(url))  # recorded with the row (``IntentRecord.excluded``)
+        if (at := self._unrecorded(method, url, fields, attempts, send_key, legacy, others)) is not None:
             earlier = IntentRecord(  # its row is gone from the job database: an answer nobody knows
-                key=attempt_key(key, len(attempts)),
+                key=self._free(key, len(attempts)),
                 method=method.upper(),
                 url=url,
                 fields=fields,
@@ -300,15 +303,17 @@ class IntentLog:
                 result=UNRECORDED,
                 at=at,
                 send_key=send_key,
+                excluded=left_out,
             )
             self.sink.put(earlier)
             attempts = [*attempts, earlier]
         again = IntentRecord(
-            key=attempt_key(key, len(attempts)),
+            key=self._free(key, len(attempts)),
             method=method.upper(),
             url=url,
             fields=fields,
             send_key=send_key,
+            excluded=left_out,
         )
         if not attempts:
             return self._send(key, again, "")
@@ -409,6 +414,7 @@ class IntentLog:
         attempts: list[IntentRecord],
         mine: str,
         legacy: str | None = None,
+        others: list[IntentRecord] | None = None,
     ) -> datetime | None:
         """When the signed audit log shows a send of this request (key ``mine``) that no row of the
         job database accounts for (None: every one is): more signed sends than attempts that may have
@@ -417,15 +423,19 @@ class IntentLog:
         here is one of this request (found by one of its keys), so each accounts for a send of
         ``mine``; a send signed under the URL as it went out (``legacy``: before rows were keyed on the
         redacted one), or under a key an earlier version made of the request (``request_keys``: its
-        fields sorted), is one of this request too."""
+        fields sorted), is one of this request too. A signed send stores no fields, only its key and
+        the fields left out of it: one a row of the job accounts for is judged by that row's content
+        (``earlier_attempts``; the sends of ``others``, rows that are another request, are theirs);
+        one no row accounts for (its row deleted) by its key (``_sent_as_keyed``)."""
         sends, send_key = getattr(self.sink, "signed_sends", None), getattr(self.sink, "send_key", None)
         if callable(sends) and callable(send_key):
             keys = {mine} | ({send_key(method, legacy, fields)} if legacy else set())
             keys |= {k for u in (url, legacy) if u for k in self._keys(method, u, fields, scope="")}
             keys |= {a.send_key for a in attempts if a.send_key}  # keyed under the rules then
+            theirs = _accounted(others or [], sends(), lambda r: _key_of(r, send_key))[2]
             signed = [
                 s.model_copy(update={"key": mine})
-                for s in sends()
+                for s in theirs
                 if s.key in keys or self._sent_as_keyed(s, method, url, fields, legacy)
             ]
             unaccounted = _accounted(attempts, signed, lambda _record: mine)[2]
@@ -454,60 +464,80 @@ class IntentLog:
             method, url, fields, excluded=excluded, scope=self.scope if scope is None else scope
         )
 
-    def _keyed_otherwise(
-        self,
-        method: str,
-        url: str,
-        fields: list[tuple[str, str]],
-        found: list[IntentRecord],
-        legacy: str | None = None,
-    ) -> list[IntentRecord]:
-        """This job's rows of the request that its keys under the rules in force now do not find
-        (``found`` are those): keyed while the rules left out other fields (``excluded_fields``
-        edited since). Looked for by what each row stored
-        (``approvals.key.earlier_attempt``), so an ordinary rules edit between two legs does not make
-        a send in doubt a first attempt again. Needs a sink that lists its rows (``records``)."""
-        records = getattr(self.sink, "records", None)
-        if not callable(records):
-            return []
-        seen = {r.key for r in found}
-        excluded = {u: self.risk.excluded_for(u) for u in (url, legacy) if u}
-        return [
-            r
-            for r in records()
-            if r.key not in seen
-            and any(
-                earlier_attempt(
-                    r.key.split(".")[0],
-                    (r.method, r.url, r.fields),
-                    method,
-                    u,
-                    fields,
-                    excluded=left,
-                    scope=self.scope,
-                )
-                for u, left in excluded.items()
+    def earlier_attempts(
+        self, method: str, url: str, fields: list[tuple[str, str]], key: str, legacy: str | None = None
+    ) -> tuple[list[IntentRecord], list[IntentRecord]]:
+        """(this request's earlier attempts in this job, oldest first; the job's rows that are another
+        request). A row under today's key (``key``) is one; a row found any other way — under a key an
+        earlier version made of the request (``older_keys``: fields sorted, or on the URL as it went
+        out) or among the job's rows (a sink that lists them, ``records``: keyed while the rules left
+        out other fields) — only when what it stored is this request (``approvals.key.earlier_attempt``:
+        the same rows paired otherwise are another request, whatever key it was found under). A row
+        that cannot be told (``earlier_attempt`` None) is neither."""
+        rows = {r.key: r for r in self._attempts(key, self.older_keys(method, url, fields, legacy))}
+        listed = getattr(self.sink, "records", None)
+        for row in listed() if callable(listed) else []:
+            rows.setdefault(row.key, row)
+        mine: list[IntentRecord] = []
+        others: list[IntentRecord] = []
+        for row in rows.values():
+            said = (
+                True if row.key.split(".")[0] == key else self._is_attempt(row, method, url, fields, legacy)
             )
+            if said is not None:
+                (mine if said else others).append(row)
+        return sorted(mine, key=lambda r: r.at), others
+
+    def _is_attempt(
+        self, row: IntentRecord, method: str, url: str, fields: list[tuple[str, str]], legacy: str | None
+    ) -> bool | None:
+        """``approvals.key.earlier_attempt`` of ``row`` and this request (on its URL, or as it went out)."""
+        said = [
+            earlier_attempt(
+                (row.method, row.url, row.fields),
+                method,
+                u,
+                fields,
+                excluded=self.risk.excluded_for(u),
+                recorded=row.excluded,
+                stored_key=row.key.split(".")[0],
+                scope=self.scope,
+            )
+            for u in (url, legacy)
+            if u
         ]
+        return True if True in said else None if None in said else False
+
+    def _free(self, key: str, n: int) -> str:
+        """The record key of a new attempt of ``key``: the ``n``-th, or the next one no row holds."""
+        while self.sink.get(attempt_key(key, n)) is not None:
+            n += 1
+        return attempt_key(key, n)
 
     def _sent_as_keyed(
         self, send: SignedSend, method: str, url: str, fields: list[tuple[str, str]], legacy: str | None
     ) -> bool:
-        """Whether the signed ``send`` is one of this request keyed under the fields the rules left out
-        when it left (``SignedSend.excluded``, recorded with it: ``Authority.record_send``)."""
-        if send.excluded is None:
-            return False
-        left = [send.excluded]
-        return any(send.key in attempt_keys(method, u, fields, excluded=left) for u in (url, legacy) if u)
+        """Whether the signed ``send`` is one of this request by what it proves (it stores no fields):
+        ``approvals.key.earlier_send``, with the fields the rules left out of its key when it left
+        (``SignedSend.excluded``, recorded with it: ``Authority.record_send``)."""
+        sent = (send.key, send.method, send.url, send.excluded)
+        return any(
+            earlier_send(sent, method, u, fields, excluded=self.risk.excluded_for(u))
+            for u in (url, legacy)
+            if u
+        )
 
     def _attempts(self, key: str, older: tuple[str, ...] | list[str] = ()) -> list[IntentRecord]:
-        """Every attempt to send the submission ``key`` in this job, oldest first: those recorded
-        under ``older`` (its keys under earlier versions: ``older_keys``) first, numbered on."""
-        found: list[IntentRecord] = []
+        """The rows recorded under ``key`` and under ``older`` (its keys under earlier versions:
+        ``older_keys``), numbered on from the ones before (or from the first)."""
+        found: dict[str, IntentRecord] = {}
         for each in (*older, key):
-            while (record := self.sink.get(attempt_key(each, len(found)))) is not None:
-                found.append(record)
-        return found
+            n = 0
+            while (record := self.sink.get(attempt_key(each, n))) is not None or n < len(found):
+                if record is not None:
+                    found.setdefault(record.key, record)
+                n += 1
+        return list(found.values())
 
     def _send(self, key: str, attempt: IntentRecord, why: str) -> str | None:
         """Record a new attempt (no result yet: a kill from here on leaves it ``recorded``), check once
