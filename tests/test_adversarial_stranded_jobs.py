@@ -74,7 +74,9 @@ def _cli(workers: Workers, *argv: str) -> subprocess.CompletedProcess[str]:
 
 
 def _ctrl_c_when(workers: Workers, argv: list[str], ready: Callable[[], bool]) -> str:
-    """Run `taskcrew ARGV` and press Ctrl-C (SIGINT) as soon as ``ready()`` (polled every 5 ms)."""
+    """Run `taskcrew ARGV` and press Ctrl-C (SIGINT) as soon as ``ready()`` (polled every 5 ms): its
+    exit code and everything it printed (a Ctrl-C landing as the interpreter shuts down prints
+    Python's own traceback after the command's output, so the output is kept whole)."""
     cli = subprocess.Popen(
         [sys.executable, "-m", "taskcrew.cli", *argv],
         env=workers.env,
@@ -86,7 +88,7 @@ def _ctrl_c_when(workers: Workers, argv: list[str], ready: Callable[[], bool]) -
         time.sleep(0.005)
     cli.send_signal(signal.SIGINT)
     out = cli.communicate(timeout=60)[0].decode(errors="replace")
-    return f"exit {cli.returncode}: {out[-300:]}"
+    return f"exit {cli.returncode}: {out}"
 
 
 def _picked_up(workers: Workers, job_id: str, leg: int) -> None:
