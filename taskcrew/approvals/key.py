@@ -110,6 +110,24 @@ def request_key(
     return hashlib.sha256(raw.encode()).hexdigest()[:32]
 
 
+def request_keys(
+    method: str,
+    url: str,
+    fields: Iterable[tuple[str, str]],
+    *,
+    excluded: Iterable[str] = (),
+    scope: str = "",
+) -> list[str]:
+    """Every key this request has had, oldest rule first, today's last (a rule that makes today's key
+    again is not repeated): an earlier attempt of it (an intent row, a signed send) is under any of
+    them."""
+    fields, excluded = list(fields), list(excluded)
+    made = [
+        request_key(method, url, fields, excluded=excluded, scope=scope, version=v) for v in sorted(_RULES)
+    ]
+    return [k for i, k in enumerate(made) if k not in made[i + 1 :]]
+
+
 def legacy_keys(
     method: str,
     url: str,
@@ -121,25 +139,7 @@ def legacy_keys(
     """The keys earlier versions made of this request that today's (``request_key``) is not, oldest
     rule first: where state they left for it is stored. For finding an earlier attempt of a send
     only; never an approval's key (``WorkerGate._covers``)."""
-    fields, excluded = list(fields), list(excluded)
-    now = request_key(method, url, fields, excluded=excluded, scope=scope)
-    made = request_key(method, url, fields, excluded=excluded, scope=scope, version=LEGACY)
-    return [made] if made != now else []
-
-
-def request_keys(
-    method: str,
-    url: str,
-    fields: Iterable[tuple[str, str]],
-    *,
-    excluded: Iterable[str] = (),
-    scope: str = "",
-) -> list[str]:
-    """Every key this request has had, oldest rule first, today's last: an earlier attempt of it
-    (an intent row, a signed send) is under any of them."""
-    fields, excluded = list(fields), list(excluded)
-    now = request_key(method, url, fields, excluded=excluded, scope=scope)
-    return [*legacy_keys(method, url, fields, excluded=excluded, scope=scope), now]
+    return request_keys(method, url, fields, excluded=excluded, scope=scope)[:-1]
 
 
 def earlier_send(

@@ -74,8 +74,7 @@ def send_in_doubt(intents: Sequence[Intent]) -> Intent | None:
     gateway's 502/504, a record that does not check out), or an earlier attempt may still land
     (``IntentLog.doubt``: not covered by a resend a person approved that was answered). A held-back
     attempt (it never left) is no doubt. None: nothing in doubt."""
-    from taskcrew.jobs.runner import StoreIntents
-    from taskcrew.tools.intents import IntentLog
+    from taskcrew.tools.intents import IntentLog, record_of
 
     requests: dict[str, list[tuple[int, Intent]]] = {}
     for intent in intents:  # attempts: ``<key>``, ``<key>.2``, ... (``tools.intents.attempt_key``)
@@ -84,7 +83,7 @@ def send_in_doubt(intents: Sequence[Intent]) -> Intent | None:
     found: list[Intent] = []
     for attempts in requests.values():
         ordered = [intent for _, intent in sorted(attempts, key=lambda a: a[0])]
-        records = [StoreIntents._record(intent) for intent in ordered]
+        records = [record_of(intent) for intent in ordered]
         latest = records[-1]
         if latest.answer == "unknown" and latest.left:
             found.append(ordered[-1])

@@ -640,24 +640,9 @@ class StoreIntents:
 
     @staticmethod
     def _record(intent: Intent) -> Any:
-        from taskcrew.tools.intents import IntentRecord
+        from taskcrew.tools.intents import record_of
 
-        return IntentRecord(
-            key=intent.key,
-            method=intent.payload.method,
-            url=intent.target,
-            fields=[(f.name, f.value) for f in intent.payload.fields],
-            status=intent.status,
-            result=intent.result,
-            seen=intent.seen,
-            approved_again=intent.approved_again,
-            trusted=intent.trusted,  # the store's reading of its signature (``Jobs._read_intent``)
-            at=intent.recorded_at,
-            send_key=intent.payload.key or None,  # "": a row written before rows kept it
-            # the fields the rules left out of its key (``IntentRecord.excluded``); none stored: a row
-            # written before rows recorded them (or none left out), read by what its key proves
-            excluded=list(intent.payload.excluded) or None,
-        )
+        return record_of(intent)
 
     def _intent(self, record: Any) -> Intent:
         from taskcrew.tools.human import ApprovalRequest, FieldValue

@@ -233,6 +233,26 @@ def attempt_key(key: str, n: int) -> str:
     return key if n == 0 else f"{key}.{n + 1}"
 
 
+def record_of(intent: Any) -> IntentRecord:
+    """A job database's intent row (``jobs.models.Intent``) as the intent log reads it."""
+    return IntentRecord(
+        key=intent.key,
+        method=intent.payload.method,
+        url=intent.target,
+        fields=[(f.name, f.value) for f in intent.payload.fields],
+        status=intent.status,
+        result=intent.result,
+        seen=intent.seen,
+        approved_again=intent.approved_again,
+        trusted=intent.trusted,  # the store's reading of its signature (``Jobs._read_intent``)
+        at=intent.recorded_at,
+        send_key=intent.payload.key or None,  # "": a row written before rows kept it
+        # the fields the rules left out of its key (``IntentRecord.excluded``); none stored: a row
+        # written before rows recorded them (or none left out), read by what its key proves
+        excluded=list(intent.payload.excluded) or None,
+    )
+
+
 class IntentLog:
     def __init__(
         self,
