@@ -4,11 +4,15 @@
   session; sweeps copy it for every run instead of seeding again (seconds each).
 - ``eval_cases_dir``: a cases folder holding only the given case ids (copied from the real cases).
 - ``finished_run``: a real run folder (the scripted solver answering a python question).
+- ``scripted_workplace(folder, seed)``: the demo company's Workplace (its own ERP, the seeded
+  knowledge copied, no chaos) for runs of a scripted model that a test drives leg by leg.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import shutil
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,9 +22,33 @@ import yaml
 from taskcrew.config import DEFAULT_SANDBOX
 
 if TYPE_CHECKING:
+    from taskcrew.crew.workplace import Workplace
     from taskcrew.knowledge import MiniLMEmbedder
 
-__all__ = ["eval_cases_dir", "eval_knowledge_seed", "finished_run"]
+__all__ = ["eval_cases_dir", "eval_knowledge_seed", "finished_run", "scripted_workplace"]
+
+
+@contextmanager
+def scripted_workplace(folder: Path, seed: Path) -> Iterator[Workplace]:
+    """The demo company's Workplace in ``folder``: its own ERP (a free port, no chaos), the knowledge
+    ``seed`` copied, no intranet, a person who approves everything (a test decides through the job
+    database and its own human)."""
+    from taskcrew.config import WorkplaceSettings
+    from taskcrew.crew.workplace import Workplace
+    from taskcrew.tools.human import AutoApproveHuman
+
+    shutil.copytree(seed, folder / "knowledge")
+    settings = WorkplaceSettings(
+        erp_url="http://127.0.0.1:0",
+        intranet_url=None,
+        sandbox=DEFAULT_SANDBOX,
+        runs_dir=folder / "runs",
+        erp_db=folder / "erp.sqlite3",
+        knowledge_dir=folder / "knowledge",
+        chaos=False,
+    )
+    with Workplace(settings, AutoApproveHuman()) as workplace:
+        yield workplace
 
 
 @pytest.fixture(scope="session")

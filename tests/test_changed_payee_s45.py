@@ -7,20 +7,19 @@ SQLite job store, the real CLI, and a real worker leg (scripted models, Chromium
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures_eval import scripted_workplace
 from typer.testing import CliRunner
 
 from taskcrew.approvals.authority import Authority, request_payee
 from taskcrew.approvals.rules import DEFAULT_RULES, load_rules
 from taskcrew.approvals.terminal import TerminalApprovals
 from taskcrew.cli import app
-from taskcrew.config import DEFAULT_SANDBOX, WorkplaceSettings
 from taskcrew.crew.workplace import Workplace
 from taskcrew.eval.models import load_cases
 from taskcrew.jobs import JobOptions, Jobs
@@ -31,7 +30,6 @@ from taskcrew.mock_erp import ErpServer, fetch_state
 from taskcrew.tools.human import (
     ApprovalDecision,
     ApprovalRequest,
-    AutoApproveHuman,
     FieldValue,
     ScriptedHuman,
     describe_request,
@@ -249,18 +247,7 @@ def test_a_bill_moved_while_the_person_at_the_terminal_decides_is_asked_again_be
 # ---- a real worker leg ---------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def place(tmp_path_factory: pytest.TempPathFactory, eval_knowledge_seed: Path) -> Iterator[Workplace]:
-    tmp = tmp_path_factory.mktemp("payee-place")
-    shutil.copytree(eval_knowledge_seed, tmp / "knowledge")
-    settings = WorkplaceSettings(
-        erp_url="http://127.0.0.1:0",
-        intranet_url=None,
-        sandbox=DEFAULT_SANDBOX,
-        runs_dir=tmp / "runs",
-        erp_db=tmp / "erp.sqlite3",
-        knowledge_dir=tmp / "knowledge",
-        chaos=False,
-    )
-    with Workplace(settings, AutoApproveHuman()) as workplace:
+    with scripted_workplace(tmp_path_factory.mktemp("payee-place"), eval_knowledge_seed) as workplace:
         yield workplace
 
 

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 from fixtures_console import client_as
+from fixtures_eval import scripted_workplace
 
 from taskcrew.approvals.authority import Authority
 from taskcrew.approvals.rules import DEFAULT_RULES, RiskRulesError, load_rules
-from taskcrew.config import DEFAULT_SANDBOX, WorkplaceSettings
 from taskcrew.crew.workplace import Workplace
 from taskcrew.eval.models import load_cases
 from taskcrew.jobs import Approval, ApprovalRequest, JobOptions, Jobs
@@ -25,7 +25,7 @@ from taskcrew.jobs.human import JobHuman, Parked
 from taskcrew.jobs.runner import LegRunner
 from taskcrew.jobs.scripted import scripted_for
 from taskcrew.mock_erp import fetch_state
-from taskcrew.tools.human import AutoApproveHuman, FieldValue
+from taskcrew.tools.human import FieldValue
 
 ERP_URL = "http://127.0.0.1:8800"
 
@@ -187,18 +187,7 @@ def test_a_rules_file_broken_while_the_console_runs_refuses_decisions_and_says_w
 # ---- a real worker leg ---------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def place(tmp_path_factory: pytest.TempPathFactory, eval_knowledge_seed: Path) -> Iterator[Workplace]:
-    tmp = tmp_path_factory.mktemp("rules-place")
-    shutil.copytree(eval_knowledge_seed, tmp / "knowledge")
-    settings = WorkplaceSettings(
-        erp_url="http://127.0.0.1:0",
-        intranet_url=None,
-        sandbox=DEFAULT_SANDBOX,
-        runs_dir=tmp / "runs",
-        erp_db=tmp / "erp.sqlite3",
-        knowledge_dir=tmp / "knowledge",
-        chaos=False,
-    )
-    with Workplace(settings, AutoApproveHuman()) as workplace:
+    with scripted_workplace(tmp_path_factory.mktemp("rules-place"), eval_knowledge_seed) as workplace:
         yield workplace
 
 
