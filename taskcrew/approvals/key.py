@@ -16,7 +16,9 @@ for reading such state is here:
 - an earlier attempt of a send (is it sent already, or in doubt?) is looked for under every key the
   request has had (``request_keys``), and what is found is judged by content (``earlier_attempt``
   for an intent row, ``earlier_send`` for a signed send, which stores no fields): a row found under a
-  legacy key counts only when what it stored is this request in today's order;
+  legacy key counts only when what it stored is this request in today's order; a row that cannot be
+  told from it (``POSSIBLY``: an old row whose key proves no set of left-out fields) counts too
+  (``counts_as_attempt``: held, a person asked), on every surface (the intent log, ``jobs.liveness``);
 - an approval is never honoured by its key alone (sorted, two orders of the same rows are one key:
   the hole this version closed; and no version is hashed into a key, so the key the previous version
   made of a request is today's key of its fields sorted — another pairing of the rows): one that
@@ -41,6 +43,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
+from functools import lru_cache
 from itertools import combinations
 from urllib.parse import urlsplit, urlunsplit
 
@@ -170,6 +173,12 @@ def earlier_send(
 
 PROVABLE = 8  # names tried at most when a stored key must prove which fields it left out (2**8 keys)
 
+POSSIBLY = None  # ``earlier_attempt``: cannot be told from this request, the same method, address and names
+POSSIBLY_WHY = (
+    "this job's record of that attempt was written by an earlier version and does not show which "
+    "fields were left out of its key, so it cannot be told from this request: it may be exactly this"
+)
+
 
 def keyed_with(
     stored_key: str,
@@ -181,16 +190,31 @@ def keyed_with(
     """The set of left-out fields ``stored_key`` proves it was made with (an intent row written before
     rows recorded theirs): a subset of ``names`` (the fields the rules leave out today and those whose
     values differ from the request at hand) under which it is a key (``request_keys``, any version)
-    of what the row stored. None: no such subset (or too many names to try)."""
-    method, url, fields = stored[0], stored[1], list(stored[2])
-    present = {n for n, _ in fields}
-    tried = sorted(set(names) & present)
+    of what the row stored. None: no such subset (or too many names to try). Each proof is made once
+    (``_proof``, remembered: the same row read again by the next send, leg or listing is not hashed
+    again)."""
+    fields = tuple((str(n), str(v)) for n, v in stored[2])
+    tried = tuple(sorted(set(names) & {n for n, _ in fields}))
     if len(tried) > PROVABLE:
         return None
+    found = _proof(stored_key, stored[0], stored[1], fields, tried, scope)
+    return None if found is None else set(found)
+
+
+@lru_cache(maxsize=1024)
+def _proof(
+    stored_key: str,
+    method: str,
+    url: str,
+    fields: tuple[tuple[str, str], ...],
+    tried: tuple[str, ...],
+    scope: str,
+) -> frozenset[str] | None:
+    """``keyed_with`` of one stored row and the names to try (a pure function of them: remembered)."""
     for size in range(len(tried) + 1):
         for left in combinations(tried, size):
             if stored_key in request_keys(method, url, fields, excluded=left, scope=scope):
-                return set(left)
+                return frozenset(left)
     return None
 
 
@@ -212,8 +236,15 @@ def earlier_attempt(
     today's rules leave out (``excluded``). An edit of ``excluded_fields`` between two attempts (a
     token or timestamp added to the rule, a rule narrowed) does not hide one; the same rows paired
     otherwise are another request, whatever key it was found under. A row that recorded no set (written
-    before rows recorded it) is read by the set its key proves (``keyed_with``, ``stored_key``);
-    None: it proves none, so it cannot be told. For finding an earlier attempt of a send only."""
+    before rows recorded it) is read by the set its key proves (``keyed_with``, ``stored_key``).
+
+    None (``POSSIBLY``): it proves none (an old rule left out a field whose value has not changed and
+    today's rules no longer leave it out, or too many names to try), so it cannot be told from this
+    request — and it is the same method, address and field names: possibly this request. Every reader
+    counts it as an earlier attempt (``counts_as_attempt``): a send in doubt is held and a person
+    asked, told why (``POSSIBLY_WHY``); never sent as a first attempt, never taken for "already sent"
+    without a word.
+    False: another request. For finding an earlier attempt of a send only."""
     s_method, s_url, s_fields = stored[0], stored[1], normal_fields(stored[2])
     now, fields = set(excluded), normal_fields(fields)
     if s_method.upper() != method.upper() or target(s_url) != target(url) or len(s_fields) != len(fields):
@@ -227,5 +258,11 @@ def earlier_attempt(
         set(recorded) if recorded is not None else keyed_with(stored_key, stored, differ | now, scope=scope)
     )
     if left is None:
-        return None
+        return POSSIBLY
     return differ <= left | now
+
+
+def counts_as_attempt(said: bool | None) -> bool:
+    """Whether ``earlier_attempt``'s answer makes the stored attempt an earlier attempt of the request:
+    True, or ``POSSIBLY`` (held, a person asked); only False (another request) does not."""
+    return said is not False

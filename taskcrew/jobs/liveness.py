@@ -73,16 +73,13 @@ def send_in_doubt(intents: Sequence[Intent]) -> Intent | None:
     one nobody knows (none recorded yet — a worker stopped or killed mid-send —, a timeout, a 5xx, a
     gateway's 502/504, a record that does not check out), or an earlier attempt may still land
     (``IntentLog.doubt``: not covered by a resend a person approved that was answered). A held-back
-    attempt (it never left) is no doubt. None: nothing in doubt."""
+    attempt (it never left) is no doubt. A request's attempts are found as the intent log finds them
+    (``attempts``): by content, not by key, so a resend recorded under another key (the rules' left-out
+    fields edited since) settles the attempts before it. None: nothing in doubt."""
     from taskcrew.tools.intents import IntentLog, record_of
 
-    requests: dict[str, list[tuple[int, Intent]]] = {}
-    for intent in intents:  # attempts: ``<key>``, ``<key>.2``, ... (``tools.intents.attempt_key``)
-        key, _, n = intent.key.partition(".")
-        requests.setdefault(key, []).append((int(n) if n.isdigit() else 1, intent))
     found: list[Intent] = []
-    for attempts in requests.values():
-        ordered = [intent for _, intent in sorted(attempts, key=lambda a: a[0])]
+    for ordered in attempts(intents):
         records = [record_of(intent) for intent in ordered]
         latest = records[-1]
         if latest.answer == "unknown" and latest.left:
@@ -90,6 +87,43 @@ def send_in_doubt(intents: Sequence[Intent]) -> Intent | None:
         elif (doubt := IntentLog.doubt(records)) is not None:
             found.append(ordered[records.index(doubt)])
     return max(found, key=lambda intent: intent.recorded_at, default=None)
+
+
+def attempts(intents: Sequence[Intent]) -> list[list[Intent]]:
+    """A job's intents as its requests' attempts, oldest first: each attempt joins the request of an
+    earlier one of the same key (``<key>``, ``<key>.2``, ...: ``tools.intents.attempt_key``) or that
+    is an earlier attempt of it by ``approvals.key.earlier_attempt`` (``counts_as_attempt``: one that
+    cannot be told from it counts), judged as the intent log judged it when it recorded the attempt:
+    with the fields the rules left out of its key then (recorded with it)."""
+    from taskcrew.approvals.key import counts_as_attempt, earlier_attempt
+
+    def number(intent: Intent) -> int:
+        n = intent.key.partition(".")[2]
+        return int(n) if n.isdigit() else 1
+
+    def earlier(row: Intent, of: Intent) -> bool:
+        if row.key.partition(".")[0] == of.key.partition(".")[0]:
+            return True
+        said = earlier_attempt(
+            (row.payload.method, row.target, [(f.name, f.value) for f in row.payload.fields]),
+            of.payload.method,
+            of.target,
+            [(f.name, f.value) for f in of.payload.fields],
+            excluded=list(of.payload.excluded),
+            recorded=list(row.payload.excluded) or None,  # none: a row written before rows recorded it
+            stored_key=row.key.partition(".")[0],
+            scope=row.job_id,
+        )
+        return counts_as_attempt(said)
+
+    requests: list[list[Intent]] = []
+    for intent in sorted(intents, key=lambda i: (i.recorded_at, number(i))):
+        request = next((r for r in requests if any(earlier(row, intent) for row in r)), None)
+        if request is None:
+            requests.append([intent])
+        else:
+            request.append(intent)
+    return requests
 
 
 def sends_in_doubt(store: Any, jobs: Sequence[Job]) -> dict[str, Intent]:

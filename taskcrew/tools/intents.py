@@ -51,7 +51,15 @@ from urllib.parse import parse_qsl, urljoin, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from taskcrew.approvals.key import earlier_attempt, earlier_send, request_key, request_keys
+from taskcrew.approvals.key import (
+    POSSIBLY,
+    POSSIBLY_WHY,
+    counts_as_attempt,
+    earlier_attempt,
+    earlier_send,
+    request_key,
+    request_keys,
+)
 from taskcrew.approvals.rules import RiskRules, load_rules
 from taskcrew.tools.readback import PLACEHOLDER as RULE_VALUE
 from taskcrew.tools.readback import FetchText, ReadBack, ReadBackRules
@@ -287,6 +295,7 @@ class IntentLog:
         self.ask_again = ask_again
         self.mine: set[str] = set()  # the attempts this log recorded (``crew.outcome.gather``)
         self._sending: dict[str, IntentRecord] = {}  # a submission's key -> its attempt on its way now
+        self._possibly: set[str] = set()  # rows that cannot be told from the request (``earlier_attempts``)
 
     def before_send(
         self,
@@ -493,19 +502,22 @@ class IntentLog:
         out) or among the job's rows (a sink that lists them, ``records``: keyed while the rules left
         out other fields) — only when what it stored is this request (``approvals.key.earlier_attempt``:
         the same rows paired otherwise are another request, whatever key it was found under). A row
-        that cannot be told (``earlier_attempt`` None) is neither."""
+        that cannot be told from it (``POSSIBLY``) is one (``counts_as_attempt``: held, a person asked),
+        and what this log says of it says why (``POSSIBLY_WHY``)."""
         rows = {r.key: r for r in self._attempts(key, self.older_keys(method, url, fields, legacy))}
         listed = getattr(self.sink, "records", None)
         for row in listed() if callable(listed) else []:
             rows.setdefault(row.key, row)
         mine: list[IntentRecord] = []
         others: list[IntentRecord] = []
+        self._possibly = set()  # of this request
         for row in rows.values():
             said = (
                 True if row.key.split(".")[0] == key else self._is_attempt(row, method, url, fields, legacy)
             )
-            if said is not None:
-                (mine if said else others).append(row)
+            (mine if counts_as_attempt(said) else others).append(row)
+            if said is POSSIBLY:
+                self._possibly.add(row.key)
         return sorted(mine, key=lambda r: r.at), others
 
     def _is_attempt(
@@ -593,6 +605,7 @@ class IntentLog:
             f"from the system ({answer}), so it MAY STILL APPLY: it may be in the system already or still "
             f"on its way. {page} does not show it now, which does not prove it will not land. Approve only "
             "if you have checked that the earlier attempt did not apply: approving sends it again."
+            f"{self._why_possibly(doubt)}"
         )
         ask = self.ask_again
         if ask is not None and ask(again.method, again.url, again.fields, again.key, warning):
@@ -604,7 +617,7 @@ class IntentLog:
             f"this exact submission to {again.url} was sent at {doubt.at:%H:%M:%S} UTC and no answer came "
             f"back from the system ({answer}); {page} does not show it now, but it may still arrive, and "
             f"{who}. It was NOT sent again. Check in the system whether the change is there (open the "
-            "record it changes); if you cannot tell, ask a person."
+            f"record it changes); if you cannot tell, ask a person.{self._why_possibly(doubt)}"
         )
 
     def _refusal(self, earlier: IntentRecord, url: str, *, checked: bool) -> str:
@@ -627,7 +640,13 @@ class IntentLog:
             f"{what}; {how}. It was NOT sent again. Check in the system whether this change is already "
             "there (open the record it changes); if it is, carry on without submitting; if it is not, or "
             "you cannot tell, ask a person — this job will not send the same submission again."
+            f"{self._why_possibly(earlier)}"
         )
+
+    def _why_possibly(self, row: IntentRecord) -> str:
+        """What a person or the agent is told of an attempt that cannot be told from the request
+        (``earlier_attempts``: ``POSSIBLY``); '' for one that is this request."""
+        return f" (Note: {POSSIBLY_WHY}.)" if row.key in self._possibly else ""
 
 
 class SignedSend(BaseModel):
