@@ -583,11 +583,11 @@ def runs_list(
 
     from taskcrew.config import Paths
     from taskcrew.eval.console import print_runs
-    from taskcrew.eval.runs import RunReadError, list_runs
+    from taskcrew.eval.runs import RunReadError, RunRecords, list_runs
 
     folder = runs_dir or Paths.from_env().runs
-    try:
-        runs, problems = list_runs(folder)
+    try:  # a run's job whose send is in doubt says so, as `jobs list` does
+        runs, problems = list_runs(folder, RunRecords.read(doubts=True) if folder.is_dir() else None)
     except RunReadError as exc:
         raise _user_error(str(exc), "pass --runs-dir with the folder your runs are in") from exc
     if any(not r.finished for r in runs):  # parked, running, orphaned or interrupted: the job store knows
@@ -623,11 +623,11 @@ def runs_show(
 
     from taskcrew.config import Paths
     from taskcrew.eval.console import print_run
-    from taskcrew.eval.runs import REPORT, RunReadError, find_run, read_run
+    from taskcrew.eval.runs import REPORT, RunReadError, RunRecords, find_run, read_run
 
     try:
         folder = find_run(run, runs_dir or Paths.from_env().runs)
-        summary = read_run(folder)
+        summary = read_run(folder, RunRecords.read(folder=folder, doubts=True))
     except RunReadError as exc:
         raise _user_error(str(exc)) from exc
     report = folder / REPORT

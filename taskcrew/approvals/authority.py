@@ -66,7 +66,6 @@ from taskcrew.approvals.rules import (
     bulk_key,
     load_rules,
     lookalike_vendor,
-    named_alike,
     new_vendor,
     option_payee,
     read_money,
@@ -331,36 +330,11 @@ def system_reading(request: ApprovalRequest, rules: RiskRules) -> dict[str, str]
 
 
 def payee_record(payee: Payee, request: ApprovalRequest) -> str | None:
-    """Which vendor record ``payee`` (``request_payee``) is, where the system shows it: the link in
-    the record's payee value (a bill's vendor linked to "/vendors/10"), the option value a chosen
-    payee field sends, else the records of the vendor list read (``request.vendor_records``: an
-    option's value, the number in a row's link) named like it (``rules.named_alike``) — none, one,
-    or several (then the payee is unclear). A link is read as the record it names
-    (``record.record_link``: "/vendors/10;jsessionid=…", "/vendors/10/" and "/vendors/10?_t=…" are
-    one record), never compared as written. None: the system showed no record for it."""
-    from taskcrew.approvals.record import record_link  # record reads pages (rules, documents)
+    """Which vendor record ``payee`` (``request_payee``) is, in one form whichever way the system
+    showed it (``record.payee_record``). None: the system showed no record for it."""
+    from taskcrew.approvals.record import payee_record  # record reads pages (rules, documents)
 
-    fields = {name for name, _ in payee.fields}
-    record = request.record
-    if payee.from_record and record is not None:
-        labels = {label.replace(" ", "_"): label for label in record.links}
-        if links := list(dict.fromkeys(record_link(record.links[labels[n]]) for n in fields if n in labels)):
-            return "vendor record " + " and ".join(links)
-    if sent := list(
-        dict.fromkeys(sent_part(f.value, f.label) for f in request.fields if f.label and f.name in fields)
-    ):
-        return "vendor record " + " and ".join(sent) + " as sent"
-    if not request.vendor_records or not payee.names:
-        return None
-    keys = [
-        key
-        for key, listed in request.vendor_records.items()
-        if listed and any(named_alike(n, listed) for n in payee.names)
-    ]
-    where = f" listed at {request.vendors_page}" if request.vendors_page else ""
-    if not keys:
-        return f"no vendor record{where}"
-    return ("vendor record " if len(keys) == 1 else "vendor records ") + " and ".join(sorted(keys)) + where
+    return payee_record(payee, request)
 
 
 def shown_flags(view: ApprovalView) -> list[RiskFlag]:

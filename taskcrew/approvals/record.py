@@ -33,7 +33,15 @@ from html.parser import HTMLParser
 from typing import NamedTuple
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urljoin, urlsplit, urlunsplit
 
-from taskcrew.approvals.rules import RiskRules, changed_record, same_name
+from taskcrew.approvals.rules import (
+    Payee,
+    RiskRules,
+    changed_record,
+    named_alike,
+    same_name,
+    sent_part,
+    word_name,
+)
 from taskcrew.approvals.visible import visible
 from taskcrew.tools.documents.models import Unreadable
 from taskcrew.tools.documents.visibility import closed_tail, visible_html
@@ -397,20 +405,60 @@ def _names_record(name: str) -> bool:
     )
 
 
+# The words of a query parameter's name (``rules.word_name``) that say it is how a page was served,
+# not which record it shows: a time, a nonce or random number, a session, a cache-buster, a return
+# address, a tracker, a tab or a sort ("_t", "ts", "nonce", "cb", "jsessionid", "sessionId",
+# "cache_buster", "returnTo", "utm_source"; a name of no word, jQuery's "_", too).
+_SERVED = (
+    "t ts tstamp timestamp time stamp now nonce rnd rand random cb cache cachebuster buster bust "
+    "nocache sid sess session sessionid jsessionid phpsessid aspsessionid cfid cftoken csrf xsrf "
+    "token back return returnto returnurl redirect next continue utm gclid fbclid tab lang locale sort"
+)
+VOLATILE_WORDS = frozenset(_SERVED.split())
+# A value that is a moment (an epoch in seconds or milliseconds, a date with a time) or a random
+# token (16 or more letters and digits mixed: a nonce, a session id, a UUID).
+VOLATILE_VALUE = re.compile(
+    r"\d{10}(\d{3})?([.]\d+)?|\d{4}-\d\d-\d\d[T ]\d\d:\d\d.*|(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[\w-]{16,}"
+)
+VERSION = re.compile(r"v\d+([._]\d+)*", re.IGNORECASE)  # "/v2/vendor?code=…": an API's version, no record
+
+
+def _served_name(name: str) -> bool:
+    """A query parameter's name says how the page was served (``VOLATILE_WORDS``: "sessionId")."""
+    words = word_name(name).split("_")
+    return not any(words) or any(word in VOLATILE_WORDS for word in words)
+
+
+def _volatile(name: str, value: str) -> int:
+    """How much a query parameter looks like how a page was served rather than which record it
+    shows: its name (``_served_name``) and its value (``VOLATILE_VALUE``), one each."""
+    return int(_served_name(name)) + int(bool(VOLATILE_VALUE.fullmatch(value.strip())))
+
+
 def record_link(link: str) -> str:
-    """Which record ``link`` (absolute) names: the one way a link is compared (``authority.payee_record``),
+    """Which record ``link`` (absolute) names: the one way a link is compared (``payee_record``),
     read as the vendor list's rows are (``_link_places``): its host and its path's segments (a
-    segment's ";jsessionid=…" cut off, no trailing slash), and of its query only the values whose
-    name names a record ("?id=10", "?vendor_id=10") — all but a pager's where the path holds no
-    number ("/vendor.php?v=10"). Never its "#" part, nor a return address or a time ("/vendors/10?
-    back=/bills/5&_t=1765085412" is "/vendors/10"): one record linked in two forms is one record."""
+    segment's ";jsessionid=…" cut off, no trailing slash), never its "#" part, and of its query only
+    what tells one record from another. Where a query value is named as a record's ("?id=10",
+    "?vendor_id=10") or the path holds the record ("/vendors/10": a segment holding a digit, an API's
+    version "v2" aside), those values alone; else every query value but a pager's ("/vendor.php?
+    v=10"). Of those, the ones that look least like how the page was served (``_volatile``: named
+    as a time, a nonce, a session, a cache-buster or a return address; valued as a time or a random
+    token) are kept:
+    "/vendor.php?v=10&_t=1765085412" is "/vendor.php?v=10", "/vendors/10?back=/bills/5&_t=…" is
+    "/vendors/10", while "?v=10" and "?v=11" stay two records, and a value is never dropped for the
+    look of it where nothing plainer is left ("/vendor.php?ts=1765085412" keeps it). One record
+    linked in two forms is one record; a link read again is read the same."""
     parts = urlsplit(link)
     places = _link_places((link,))
     path = [value for (_, place), value in places.items() if place.startswith("/")]
     query = [(place[1:], value) for (_, place), value in places.items() if place.startswith("?")]
-    kept = [(name, value) for name, value in query if _names_record(name)]
-    if not kept and not any(ch.isdigit() for seg in path for ch in seg):
-        kept = [(name, value) for name, value in query if not PAGE_PARAMS.fullmatch(name.casefold())]
+    query = [(name, value) for name, value in query if not PAGE_PARAMS.fullmatch(name.casefold())]
+    named = [(name, value) for name, value in query if _names_record(name) and not _served_name(name)]
+    if named or any(any(ch.isdigit() for ch in seg) and not VERSION.fullmatch(seg) for seg in path):
+        query = named  # the record is named: the rest of the query is how it is shown
+    least = min((_volatile(name, value) for name, value in query), default=0)
+    kept = [(name, value) for name, value in query if _volatile(name, value) == least]
     return urlunsplit(
         (
             parts.scheme.lower(),
@@ -420,6 +468,59 @@ def record_link(link: str) -> str:
             "",
         )
     )
+
+
+def payee_record(payee: Payee, request: ApprovalRequest) -> str | None:
+    """Which vendor record ``payee`` (``authority.request_payee``) is, where the system shows it, in
+    one form whichever way it was read, so one record read another way is not another payee: the
+    link in the record's payee value (a bill's vendor linked to "/vendors/10", read as the record it
+    names: ``record_link``), the option value a chosen payee field sends, else the records of the
+    vendor list read (``request.vendor_records``: an option's value, the number in a row's link)
+    named like it (``rules.named_alike``) — none, one, or several (then the payee is unclear). A
+    link or a value sent that is one of the listed records named like the payee (the link on the
+    list's host holding exactly one of their keys: "/vendors/10" holds "10") is said as that record
+    of the list ("vendor record 10 listed at …/vendors"), as the list alone says it; a link or value
+    the list does not name is said as read ("vendor record …/vendors/10", "vendor record 10 as
+    sent"). Records named alike stay apart: the link or value says which one. None: the system
+    showed no record for it."""
+    fields = {name for name, _ in payee.fields}
+    where = f" listed at {request.vendors_page}" if request.vendors_page else ""
+    listed = [
+        key
+        for key, name in (request.vendor_records or {}).items()
+        if name and any(named_alike(n, name) for n in payee.names)
+    ]
+    record = request.record
+    if payee.from_record and record is not None:
+        labels = {label.replace(" ", "_"): label for label in record.links}
+        if links := list(dict.fromkeys(record_link(record.links[labels[n]]) for n in fields if n in labels)):
+            keys = [_listed_key(link, listed, request.vendors_page) for link in links]
+            if all(keys):
+                return _records([key for key in keys if key], where)
+            return "vendor record " + " and ".join(links)
+    if sent := list(
+        dict.fromkeys(sent_part(f.value, f.label) for f in request.fields if f.label and f.name in fields)
+    ):
+        if all(key in listed for key in sent):
+            return _records(sent, where)
+        return "vendor record " + " and ".join(sent) + " as sent"
+    if not request.vendor_records or not payee.names:
+        return None
+    return _records(listed, where) if listed else f"no vendor record{where}"
+
+
+def _records(keys: list[str], where: str) -> str:
+    keys = sorted(set(keys))
+    return ("vendor record " if len(keys) == 1 else "vendor records ") + " and ".join(keys) + where
+
+
+def _listed_key(link: str, listed: list[str], vendors_page: str | None) -> str | None:
+    """The one key of ``listed`` (records of the vendor list at ``vendors_page``) that ``link`` (read
+    by ``record_link``), on the list's host, holds in its path or query; None: none, or more."""
+    if vendors_page is None or urlsplit(link).netloc != urlsplit(vendors_page).netloc.lower():
+        return None
+    held = {value for value in _link_places((link,)).values()} & set(listed)
+    return held.pop() if len(held) == 1 else None
 
 
 def vendor_records(lists: list[list[_Listed]]) -> dict[str, str]:

@@ -130,6 +130,8 @@ def print_runs(runs: list[RunSummary], console: Console) -> None:
             f"[bold]{markup(run.name)}[/]  [{style}]{markup(run.outcome)}[/]  {figures}  "
             f"[dim]{markup(run.worker_model)} / {markup(run.verifier_model)}[/]",
         )
+        if run.doubt:  # its job's send in doubt, named first (as `jobs list` does)
+            say(console, f"    [red]{markup(run.doubt)}[/]")
         say(console, f"    {markup(run.task)}")
         if run.changed:
             say(console, f"    [dim]{markup(run.changed)}[/]")
@@ -142,6 +144,8 @@ def print_runs(runs: list[RunSummary], console: Console) -> None:
 def print_run(run: RunSummary, report: str | None, console: Console) -> None:
     style = _style(run.outcome)
     say(console, f"[bold]{markup(run.task)}[/]")
+    if run.doubt:  # its job's send in doubt, named first (as `jobs show` does)
+        say(console, f"[red]{markup(run.doubt)}[/]")
     say(console, f"outcome: [{style}]{markup(run.outcome)}[/] — {markup(run.reason)}")
     if run.note:  # the job store's signed record does not vouch for what the folder says
         say(console, f"[yellow]{markup(run.note)}[/]")

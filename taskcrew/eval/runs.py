@@ -79,6 +79,7 @@ class RunSummary(BaseModel):
     answer: str = ""
     decisions: list[str] = Field(default_factory=list)
     unsealed: bool = False  # ended before run folders were sealed: its files are not checked
+    doubt: str = ""  # its job's send in doubt, as `jobs list` names it (``RunRecords.doubt``; '' none)
 
     @property
     def finished(self) -> bool:
@@ -313,9 +314,15 @@ class RunRecords:
     list of runs or one command; ``of`` gives what the signed ones say of one folder."""
 
     def __init__(
-        self, jobs: Iterable[Job] = (), problem: str = "", now: datetime | None = None, keys: Any = None
+        self,
+        jobs: Iterable[Job] = (),
+        problem: str = "",
+        now: datetime | None = None,
+        keys: Any = None,
+        doubts: dict[str, Any] | None = None,
     ) -> None:
         self.jobs = list(jobs)  # every record read, signed or not (the newest first)
+        self.doubts = doubts or {}  # job id -> its send in doubt (``liveness.sends_in_doubt``), if read
         self.problem = problem
         self.now = now  # the job database's clock, as read with the records (heartbeats are judged by it)
         self.keys = keys  # the key ring the store signs with: its signed audit log says who decided
@@ -334,12 +341,13 @@ class RunRecords:
                 self._named[folder].append(job)
 
     @classmethod
-    def read(cls, jobs: Any = None, folder: Path | None = None) -> RunRecords:
+    def read(cls, jobs: Any = None, folder: Path | None = None, doubts: bool = False) -> RunRecords:
         """The newest ``RUNS_LOOKED_UP`` records of the job store ``jobs`` (default: the CLI's,
         opened read-only), and with ``folder`` (one run, however old) every record naming it; a
-        store that cannot be read vouches for no run, and says why."""
+        store that cannot be read vouches for no run, and says why. ``doubts``: the signed jobs'
+        sends in doubt too (``liveness.sends_in_doubt``, one query: ``doubt``)."""
         from taskcrew.approvals.signing import KeyError_
-        from taskcrew.jobs.liveness import parked_in
+        from taskcrew.jobs.liveness import parked_in, sends_in_doubt
         from taskcrew.jobs.store import Jobs, JobStoreError, NoJobDatabase, UnknownJob, default_url, where
 
         opened = None
@@ -353,7 +361,9 @@ class RunRecords:
                 if (parked := parked_in(folder)) is not None and parked[0] not in seen:
                     with suppress(UnknownJob):  # the job its leg parked for (``jobs.liveness``)
                         newest.append(jobs.get(parked[0]))
-            return cls(newest, now=jobs.db_now(), keys=jobs.keys)
+            signed = [job for job in newest if job.record_trust == "signed"]
+            found = sends_in_doubt(jobs, signed) if doubts else {}
+            return cls(newest, now=jobs.db_now(), keys=jobs.keys, doubts=found)
         except NoJobDatabase:
             try:
                 at = f" at {where(default_url())}" if opened is None and jobs is None else ""
@@ -375,6 +385,25 @@ class RunRecords:
         if altered:
             decisions = tuple(d for job in named for d in self.signed_log().decisions(job.id))
         return RunRecord(named, self.problem, demo_marked(run_dir), altered, unsealed, decisions)
+
+    def doubt(self, run_dir: Path) -> str:
+        """What `jobs list` says of the send in doubt of the job ``run_dir`` is a run of
+        (``jobs.liveness.doubt_note``, the same words, after the job's id): a job whose signed record
+        names the folder, or whose leg parked there (its trace says so, ``liveness.parked_in``, and
+        the job's signed record is of the same task). '' where none is in doubt, or none was read
+        (``read(doubts=True)``)."""
+        from taskcrew.jobs.liveness import _task_of, doubt_note, parked_in
+
+        if not self.doubts:
+            return ""
+        jobs = list(self._named.get(run_dir.resolve(), ()))
+        if (parked := parked_in(run_dir)) is not None:
+            task = _task_of(run_dir)
+            jobs += [
+                j for j in self.jobs if j.id == parked[0] and j.record_trust == "signed" and j.task == task
+            ]
+        found = {job.id: self.doubts[job.id] for job in jobs if job.id in self.doubts}
+        return "; ".join(f"job {job_id}: {doubt_note(intent)}" for job_id, intent in found.items())
 
     def signed_log(self) -> Any:
         """The signed audit log beside the store's key (``authority.SignedLog``), read once."""
@@ -466,6 +495,7 @@ def read_run(folder: Path, records: RunRecords | None = None) -> RunSummary:
     judged = records.of(folder).judge(summary.outcome, summary.verified)
     summary.outcome, summary.verified, summary.note = judged.outcome, judged.verified, judged.note
     summary.unsealed = judged.unsealed
+    summary.doubt = records.doubt(folder)
     if judged.altered:  # not the run's account: the signed record's own fields, never the folder's
         summary.altered, summary.task, summary.answer, summary.changed = True, judged.task, judged.answer, ""
         summary.decisions = list(judged.decisions)
