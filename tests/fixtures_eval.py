@@ -29,10 +29,10 @@ __all__ = ["eval_cases_dir", "eval_knowledge_seed", "finished_run", "scripted_wo
 
 
 @contextmanager
-def scripted_workplace(folder: Path, seed: Path) -> Iterator[Workplace]:
+def scripted_workplace(folder: Path, seed: Path, intranet_url: str | None = None) -> Iterator[Workplace]:
     """The demo company's Workplace in ``folder``: its own ERP (a free port, no chaos), the knowledge
-    ``seed`` copied, no intranet, a person who approves everything (a test decides through the job
-    database and its own human)."""
+    ``seed`` copied, no intranet (or a test's site at ``intranet_url``), a person who approves
+    everything (a test decides through the job database and its own human)."""
     from taskcrew.config import WorkplaceSettings
     from taskcrew.crew.workplace import Workplace
     from taskcrew.tools.human import AutoApproveHuman
@@ -40,7 +40,7 @@ def scripted_workplace(folder: Path, seed: Path) -> Iterator[Workplace]:
     shutil.copytree(seed, folder / "knowledge")
     settings = WorkplaceSettings(
         erp_url="http://127.0.0.1:0",
-        intranet_url=None,
+        intranet_url=intranet_url,
         sandbox=DEFAULT_SANDBOX,
         runs_dir=folder / "runs",
         erp_db=folder / "erp.sqlite3",

@@ -347,6 +347,7 @@ class LegRunner:
             if res.browser is not None:
                 from taskcrew.tools.intents import IntentLog
 
+                hide_approved(self.jobs, job.id, res.browser.vault)  # before anything reads a page
                 if not opts.auto_approve:
                     res.browser.policy.before_approval = self._screenshot_for(human, job.id)
                 res.browser.policy.send_check = gate.may_send  # and ``sending`` as it leaves:
@@ -557,6 +558,21 @@ class LegHalt(threading.Event):
         if self.policy is not None:
             self.policy.halted = why
         super().set()
+
+
+def hide_approved(jobs: Jobs, job_id: str, vault: Any) -> None:
+    """A leg's run starts knowing what its job's earlier legs hid: each value one of the job's
+    approval requests shows in a password box (``authority.password_box``: typed there or put there by
+    the page, not a vault secret) is a hidden value of this leg's run (``Vault.note_guess(by_page=True)``,
+    in the order asked). A resumed leg that never opens that page reads the value again from the job's
+    approvals and intent rows (the send as approved, into its facts, report, trace and the verifier's
+    prompt): every one of them masks it, as the leg that met it did. The approval itself shows it."""
+    from taskcrew.approvals.authority import password_box
+
+    for approval in jobs.approvals(job_id=job_id):
+        for f in approval.request.fields if approval.request is not None else []:
+            if password_box(f):
+                vault.note_guess(f.value, by_page=True)
 
 
 def _end_parked(run_dir: Path, job_id: str, approval_id: str) -> None:

@@ -11,12 +11,14 @@ No redaction oracle: text the model typed into a password field as plain text is
 (``note_guess``) and is redacted exactly like the real value, so an echo of a right guess and of a
 wrong one look the same. A value the page itself holds in a password box is a hidden value of the
 run the same way (``note_guess(by_page=True)``, shown as ``{{secret:PAGE_PASSWORD_1}}``, ``_2`` … one
-per distinct value, in the order met): the model never reads it, the trace, report and facts never
-hold it; only ``redact_stored`` (what a person approves, its key, the record of a send) keeps both,
-as sent. Hidden values belong to one run: each run works with its own view of the vault
-(``for_run``), holding the stored secrets and none of another run's hidden values. Redaction is for
-text that leaves (to a model, the trace, the report, disk); code that compares what a page showed
-reads it through ``reveal``.
+number per distinct value, in the order met, never given to another value in the run): the model
+never reads it, the trace, report and facts never hold it; only ``redact_stored`` (what a person
+approves, its key, the record of a send) keeps both, as sent. Hidden values belong to one run: each
+run works with its own view of the vault (``for_run``), holding the stored secrets and none of
+another run's hidden values; a durable job's later leg starts with the values its job's approvals
+show in password boxes (``jobs.runner.hide_approved``). Redaction is for text that leaves (to a
+model, the trace, the report, disk); code that compares what a page showed reads it through
+``reveal``.
 """
 
 from __future__ import annotations
@@ -102,6 +104,7 @@ class Vault:
         self._hosts = {name: [h.strip().lower() for h in entries] for name, entries in (hosts or {}).items()}
         self._fields = {name: [f.strip() for f in entries] for name, entries in (fields or {}).items()}
         self._guesses: dict[str, str] = {}  # a hidden value of the run -> the name it reads as
+        self._numbered = 0  # page values numbered so far in the run: a number is never given twice
         self._known = ""  # the run's task: a page value it names is the model's already (``know``)
         self._lock = threading.Lock()  # the page views of a run's sessions note values on their threads
         self._secrets: dict[str, str] = {}
@@ -153,6 +156,7 @@ class Vault:
         workplace) never reads its own values masked because of a page an earlier run opened."""
         view = copy.copy(self)
         view._guesses = {}
+        view._numbered = 0
         view._known = ""
         view._lock = threading.Lock()
         view._redaction = view._compile()
@@ -160,8 +164,17 @@ class Vault:
 
     def know(self, task: str) -> None:
         """The run's task text: a value a page holds in a password box that the task names is not
-        hidden (the model has it already; masking it would only hide the run's own values)."""
-        self._known = task
+        hidden (the model has it already; masking it would only hide the run's own values), whether
+        it was met before or after. Named means as a whole token (``named_in``): a value that is only a
+        part of a longer word or number of the task ("250.00" in "1250.00", "5501" in "INV-5501") is
+        not named, and stays hidden."""
+        with self._lock:
+            self._known = task
+            named = [v for v, shown in self._guesses.items() if shown != GUESS_NAME and named_in(task, v)]
+            if named:
+                for value in named:  # its number is not given to another value
+                    del self._guesses[value]
+                self._redaction = self._compile()
 
     @property
     def names(self) -> list[str]:
@@ -225,17 +238,22 @@ class Vault:
         browser's gate (``{{secret:PAGE_PASSWORD_1}}``, ``_2`` … one per distinct value in the order
         met, so two different values never read alike; never typed: the model never knew it). A
         value the vault holds as a secret is not one (it reads as its own placeholder), nor is a page
-        value the run's task names (``know``); a guess keeps its name if the page later holds it.
+        value the run's task names (``know``); a guess keeps its name if the page later holds it, and
+        a page value the model types reads as a guess from then on (no oracle: a right guess reads
+        like a wrong one), its number never given to another value.
         Shorter than ``MIN_SECRET_LENGTH`` it is not hidden: masking "1" or "30" everywhere would
         garble every amount, date and element number (the vault refuses such a secret for the same
         reason), and the approval still flags it."""
         with self._lock:
             if len(text) < MIN_SECRET_LENGTH or self._guesses.get(text) == GUESS_NAME:
                 return
-            if by_page and (text in self._guesses or text in self._secrets.values() or text in self._known):
+            if by_page and (
+                text in self._guesses or text in self._secrets.values() or named_in(self._known, text)
+            ):
                 return
             if by_page:
-                shown = page_name(1 + sum(1 for n in self._guesses.values() if n != GUESS_NAME))
+                self._numbered += 1
+                shown = page_name(self._numbered)
             else:
                 shown = GUESS_NAME
             self._guesses[text] = shown
@@ -361,6 +379,15 @@ class Vault:
             by_group[f"v{i}"] = shown
             parts.append(f"(?P<v{i}>{value_pattern(value)})")
         return re.compile("|".join(parts)), by_group
+
+
+def named_in(text: str, value: str) -> bool:
+    """Does ``text`` name ``value`` as a whole token: between the text's edges or white space, with
+    at most punctuation around it ("(1250.00).", "INV-5501,") — not as a part of a longer word or
+    number ("250.00" in "1250.00", "5501" in "INV-5501", "1250" in "1250.00")?"""
+    if not value or not text:
+        return False
+    return re.search(r"(?<!\S)[^\w\s]*" + re.escape(value) + r"[^\w\s]*(?!\S)", text) is not None
 
 
 def value_pattern(value: str) -> str:
