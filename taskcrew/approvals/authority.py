@@ -4,7 +4,8 @@
 - approve: decided at once when no rule asks for a second approver; otherwise a signed first
   approval is recorded and a second, different, authenticated person completes it; the job's
   submitter never counts;
-- reject: one person suffices (stopping is always allowed); answer: text back to the run;
+- reject: one person suffices (stopping is always allowed, even while the risk rules cannot be read:
+  a rejection sends nothing); answer: text back to the run;
 - bulk approve: all or nothing, only pending approvals without a flag (``bulk_refusal``: the flags a
   person is shown, ``Authority.view``) that are identical in method, target (the whole URL the key
   binds: scheme, host, path and query) and field names, each judged first by the verdict ``decide``
@@ -25,6 +26,7 @@ exactly this?) is in ``approvals.worker``.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import logging
 import os
@@ -436,6 +438,8 @@ class Authority:
         self.audit = AuditLog(self.home / "audit.jsonl", self.keys)
         self._rules = rules if rules is not None else RulesInForce()  # the file read now: said at start
         self._rules_key: tuple[Path, Path] | None = None  # (audit log, rules file): ``_rules_read``
+        self._key_rules: RiskRules | None = None  # the run's snapshot its keys are made by (``keys_by``)
+        self._digest: str | None = None  # the file's digest of one reading (``one_reading``)
         self.users_file = users_file
         self._jobs = jobs
         if jobs is not None:
@@ -455,43 +459,61 @@ class Authority:
         file's (``RulesInForce``: read again when it changed, in every process — a running console,
         a worker's leg, the CLI — as the users file is), unless fixed rules were given. A file that
         cannot be read or validated now raises ``RiskRulesError``: nothing is judged by older rules
-        (``decide`` and ``bulk_approve`` refuse, saying so). A process that reads a changed file
-        signs a ``rules_changed`` entry into the audit log, once per change (``_rules_read``)."""
+        (``decide`` and ``bulk_approve`` refuse, saying so; a rejection is decided all the same: it
+        sends nothing). A process that reads a changed file signs a ``rules_changed`` entry into the
+        audit log, once per change (``_rules_read``). A run's request keys are made by its one
+        snapshot (``keys_by``); one decision reads one reading of them (``one_reading``)."""
         if not isinstance(self._rules, RulesInForce):
             return self._rules
-        rules = self._rules.current()
-        self._rules_read(self._rules)
-        return rules
+        return self._reading(self._rules)[1]
 
     @property
     def rules_digest(self) -> str:
         """The digest of the rules in force (``rules.rules_digest``: of the rules file's bytes; of
         the rules' JSON where fixed rules were given), as each decision's signed entry says it."""
-        rules = self.rules
-        if isinstance(self._rules, RulesInForce):
-            return self._rules.digest
-        return rules_digest(rules.model_dump_json().encode())
+        if not isinstance(self._rules, RulesInForce):
+            return self._digest or rules_digest(self._rules.model_dump_json().encode())
+        return self._reading(self._rules)[0]
 
-    def _rules_read(self, in_force: RulesInForce) -> None:
+    def _reading(self, in_force: RulesInForce) -> tuple[str, RiskRules]:
+        """One reading of the rules file: its digest and its rules (``RulesInForce.read``), a change
+        since this process read it last signed (``_rules_read``)."""
+        digest, rules = in_force.read()
+        self._rules_read(in_force, digest)
+        return digest, rules
+
+    def one_reading(self) -> Authority:
+        """This authority judging by one reading of the rules in force, its digest with them: what
+        one decision reads (``decide``, ``bulk_approve``, the terminal's), so no part of it is judged
+        by rules another part was not, and its signed entry names the rules that judged it. Raises
+        ``RiskRulesError`` as ``rules`` does. (Itself where fixed rules were given.)"""
+        if not isinstance(self._rules, RulesInForce):
+            return self
+        one = copy.copy(self)  # the same audit log, keys and job store
+        one._digest, one._rules = self._reading(self._rules)
+        return one
+
+    def _rules_read(self, in_force: RulesInForce, digest: str) -> None:
         """Sign a ``rules_changed`` entry (the digests before and after, the file) when this process
-        reads rules other than those it read last for this audit log: once per change per process,
-        whatever number of authorities or threads read it (the first read of a process is none)."""
+        reads rules (``digest``) other than those it read last for this audit log: once per change
+        per process, whatever number of authorities or threads read it (the first read of a process
+        is none)."""
         if self._rules_key is None:
             self._rules_key = (self.audit.path.resolve(), in_force.path.resolve())
         seen = self._rules_key
         with _RULES_LOCK:
             before = _RULES_SEEN.get(seen)
-            if before == in_force.digest:
+            if before == digest:
                 return
             if before is not None:
                 payload = {
                     "from": before,
-                    "to": in_force.digest,
+                    "to": digest,
                     "path": str(in_force.path),
                     "pid": os.getpid(),
                 }
                 self.audit.append(os_user(), "rules_changed", str(in_force.path), payload)
-            _RULES_SEEN[seen] = in_force.digest
+            _RULES_SEEN[seen] = digest
 
     # ---- rules --------------------------------------------------------------------------------
     def two_person_active(self) -> bool:
@@ -685,7 +707,7 @@ class Authority:
         rules left out then (recorded with the send: an ordinary edit of ``excluded_fields`` since
         does not hide it; a send stores no fields, so one whose key kept a field today's rules leave
         out counts for its method and address)."""
-        now = list(self.rules.excluded_for(url))
+        now = self.excluded_for(url)
         times = [
             e.at
             for e in self.sends_of(job_id)
@@ -719,9 +741,9 @@ class Authority:
     ) -> None:
         """A send of ``job_id`` (its request key, ``key_of``) leaving now, after its last check, signed:
         what ``sent_before`` reads. ``target``: the approval it was sent on (else the job);
-        ``excluded``: the fields the rules left out of ``key`` (None: those they leave out now),
-        recorded with it so a later edit of the rules does not hide it."""
-        left = sorted(self.rules.excluded_for(url) if excluded is None else excluded)
+        ``excluded``: the fields left out of ``key`` (None: ``excluded_for``, those the run's rules leave
+        out), recorded with it so a later edit of the rules does not hide it."""
+        left = sorted(self.excluded_for(url) if excluded is None else excluded)
         self.audit.append(
             "worker",
             "send",
@@ -733,9 +755,28 @@ class Authority:
         return self.keyed(method, url, fields)[0]
 
     def keyed(self, method: str, url: str, fields: list[tuple[str, str]]) -> tuple[str, list[str]]:
-        """The request key (``key_of``) and the fields the rules in force left out of it."""
-        excluded = sorted(self.rules.excluded_for(url))
+        """The request key (``key_of``) and the fields left out of it (``excluded_for``)."""
+        excluded = self.excluded_for(url)
         return request_key(method, url, fields, excluded=excluded), excluded
+
+    def keys_by(self, rules: RiskRules) -> Authority:
+        """Make every request key of the run this authority gates by ``rules`` (returned: itself), the
+        one snapshot the run asks by: its policy's (``Policy.rules``, read once when the run's browser
+        is made; its intent log is given the same). The one rule for every run (a worker's leg,
+        ``taskcrew run``): the key a send was asked and approved under, the key and the fields left out
+        of it that the send check matches and the signed send records (``keyed``, ``record_send``), and
+        what ``sent_before`` and the worker gate compare by are made from that one snapshot, so an edit
+        of ``excluded_fields`` while the run goes on changes no key within it (the next leg reads the
+        new rules whole). What each decision is judged by (thresholds, two people, --auto-approve, a
+        file that cannot be used) is still the rules in force when it is made (``rules``)."""
+        self._key_rules = rules
+        return self
+
+    def excluded_for(self, url: str) -> list[str]:
+        """The fields a request key to ``url`` leaves out (sorted): by the run's snapshot
+        (``keys_by``), else by the rules in force."""
+        rules = self._key_rules if self._key_rules is not None else self.rules
+        return sorted(rules.excluded_for(url))
 
     def assess(self, request: ApprovalRequest) -> Assessment:
         return assess_request(request, self.rules)
@@ -976,20 +1017,47 @@ class Authority:
     def pending(self) -> list[ApprovalView]:
         return [self.view(a) for a in self.jobs.approvals("pending")]
 
+    def _unjudged(self, approval: Approval) -> ApprovalView:
+        """``approval`` as ``view`` shows it without the rules (no flags, no payee): what a rejection
+        is decided on while the rules cannot be read (``decide``)."""
+        try:
+            job: Job | None = self.jobs.get(approval.job_id)
+        except UnknownJob:
+            job = None
+        return ApprovalView(
+            approval=approval, job=job, assessment=Assessment(), problem=self.problem(approval)
+        )
+
     # ---- decisions ----------------------------------------------------------------------------
     def _refuse(self, who: Identity, approval_id: str, action: str, why: str) -> DecisionResult:
         self.audit.append(who.name, f"{action}_refused", approval_id, {"reason": why, "proof": who.proof})
         return DecisionResult(approval_id=approval_id, status="refused", message=why)
 
     def decide(self, approval_id: str, action: Action, who: Identity, text: str = "") -> DecisionResult:
+        """``who`` decides ``approval_id`` by ``action``, judged by one reading of the rules in force
+        (``one_reading``); while they cannot be read, nothing but a rejection is decided."""
+        try:
+            one = self.one_reading()
+        except RiskRulesError:
+            one = self  # its reads raise again: refused, saying why (a rejection aside)
+        return one._decide(approval_id, action, who, text)
+
+    def _decide(self, approval_id: str, action: Action, who: Identity, text: str) -> DecisionResult:
         try:
             self.jobs.expire_due()  # by the job database's clock (``store.past_deadline``)
-            view = self.view(self.jobs.approval(approval_id))
-            judged_by = self.rules_digest  # the rules in force, said in the signed entry
+            approval = self.jobs.approval(approval_id)
         except UnknownApproval as exc:
             return self._refuse(who, approval_id, action, str(exc.args[0] if exc.args else exc))
+        unreadable: dict[str, str] = {}
+        try:
+            view = self.view(approval)
+            judged_by: str | None = self.rules_digest  # the rules in force, said in the signed entry
         except RiskRulesError as exc:  # the rules in force cannot be read: never judged by older ones
-            return self._refuse(who, approval_id, action, f"Refused, nothing was decided: {exc}")
+            if action != "reject":
+                return self._refuse(who, approval_id, action, f"Refused, nothing was decided: {exc}")
+            # stopping is always allowed: a rejection sends nothing, so it needs no rules' view (no
+            # flags are read); its signed entry says the rules could not be read
+            view, judged_by, unreadable = self._unjudged(approval), None, {"rules_unreadable": str(exc)}
         approval = view.approval
         payload = {
             "job_id": approval.job_id,
@@ -1000,6 +1068,7 @@ class Authority:
             "flags": [f.rule for f in view.assessment.flags],
             "proof": who.proof,
             "rules": judged_by,
+            **unreadable,
         }
         if action == "approve":  # the one verdict on approving it, as bulk approval judges each item
             outcome = self.approve_verdict(view, who)
@@ -1551,11 +1620,16 @@ class Authority:
         what approving it alone would do (``approve_verdict``: it must send), all identical in shape.
         One refused result then stands for the whole bulk. Should an item still be refused as it is
         decided (its deadline passed or a cancel landed meanwhile), the rest are not decided and the
-        results say, item by item, which were approved and which not (``bulk_partial``)."""
+        results say, item by item, which were approved and which not (``bulk_partial``). Every item
+        is judged and decided by one reading of the rules in force (``one_reading``)."""
         try:
-            allowed = self.rules.bulk_allowed  # the rules in force now (``rules``)
+            one = self.one_reading()
+            allowed = one.rules.bulk_allowed  # the rules in force now (``rules``)
         except RiskRulesError as exc:
             return [self._refuse(who, "bulk", "bulk_approve", f"Refused, nothing was approved: {exc}")]
+        return one._bulk_approve(approval_ids, who, allowed)
+
+    def _bulk_approve(self, approval_ids: list[str], who: Identity, allowed: bool) -> list[DecisionResult]:
         if not allowed:
             return [
                 self._refuse(who, "bulk", "bulk_approve", "Bulk approval is switched off in the risk rules.")

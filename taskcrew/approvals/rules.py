@@ -424,7 +424,8 @@ class RulesInForce:
     the rules as they are when it is made, without a restart, as it judges by the users file. Read
     at once (a file that cannot be used is said at start); one that can no longer be read or
     validated raises ``RiskRulesError`` on every use until it is fixed, never the rules read before
-    it broke. ``digest``: the rules in force now. ``Authority.rules``."""
+    it broke. ``digest``: the rules in force now; ``read``: the digest and the rules of one reading
+    (what one decision reads, ``Authority.one_reading``). ``Authority.rules``."""
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = rules_path(path)
@@ -439,11 +440,17 @@ class RulesInForce:
 
     def current(self) -> RiskRules:
         """The rules as the file says now (``rules_from``, only when its bytes changed since read)."""
+        return self.read()[1]
+
+    def read(self) -> tuple[str, RiskRules]:
+        """The file's digest and the rules it says now, of one reading (``current``): one decision
+        reads both from one (``Authority.one_reading``), whatever another thread reads meanwhile."""
         data = _rules_bytes(self.path)
         digest = rules_digest(data)
-        if self._read is None or digest != self._read[0]:
-            self._read = (digest, rules_from(data, self.path))  # a broken file: raises, every use
-        return self._read[1]
+        read = self._read
+        if read is None or digest != read[0]:
+            read = self._read = (digest, rules_from(data, self.path))  # a broken file: raises, every use
+        return read
 
 
 RuleName = Literal[

@@ -58,7 +58,7 @@ class TerminalApprovals:
         self.who = who or terminal_identity()
 
     def approve(self, request: ApprovalRequest) -> ApprovalDecision:
-        authority = self.authority
+        authority = self.authority.one_reading()  # one decision, one reading of the rules in force
         # judged at each approval: a person removed from the users file during a long run counts no longer
         self.who = counted(self.who, authority.identity_refusal)
         auto = isinstance(self.inner, AutoApproveHuman)

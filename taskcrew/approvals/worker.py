@@ -14,7 +14,9 @@
   still run on this leg (``leg_refusal``: running, on this worker, this leg — not cancelled, taken
   over or handed back meanwhile — by the job row and by the signed audit log, ``Authority.leg_over``),
   and the request key of the bytes really sent must have a signed
-  approval in this job (a cancel voids every decision not yet used: ``Authority.act_on_job``); a
+  approval in this job (a cancel voids every decision not yet used: ``Authority.act_on_job``) — the
+  key made by the run's one rules snapshot, as it was asked and approved, and signed with the send
+  with the fields left out of it (``Authority.keys_by``); a
   leg whose job is gone asks nothing more either (``decision``, ``answer``: it stops);
 - ``again``: sending again what an earlier attempt may still apply (its answer never came: the intent
   log, ``tools.intents``) is a request of its own that says so, for a person: ``auto`` never approves it;
@@ -238,7 +240,7 @@ class WorkerGate:
         stored = approval.request
         if stored is None or approval.key.startswith(AGAIN):
             return approval.key == key
-        excluded = self.authority.rules.excluded_for(stored.url)
+        excluded = self.authority.excluded_for(stored.url)
         keys = request_keys(stored.method, stored.url, sent_fields(stored), excluded=excluded)
         return keys[-1] == key and approval.key in keys
 
@@ -256,7 +258,7 @@ class WorkerGate:
         cover it (``_covers``: the request they stored is another order of its fields): ``now`` is
         asked again, saying why. A decision given under today's rule is never said to be one given
         before the upgrade."""
-        excluded = self.authority.rules.excluded_for(now.url)
+        excluded = self.authority.excluded_for(now.url)
         keys = request_keys(now.method, now.url, sent_fields(now), excluded=excluded)
         return [a for a in every if a.key in keys and self._legacy(a) and not self._covers(a, key)]
 
@@ -266,7 +268,7 @@ class WorkerGate:
         stored = approval.request
         if stored is None:
             return False
-        excluded = self.authority.rules.excluded_for(stored.url)
+        excluded = self.authority.excluded_for(stored.url)
         return approval.key in legacy_keys(stored.method, stored.url, sent_fields(stored), excluded=excluded)
 
     def _decided(
@@ -371,7 +373,7 @@ class WorkerGate:
     ) -> ApprovalDecision | None:
         """Approve under the job's signed ``--auto-approve`` when the rules permit it (recorded as a
         signed decision by "--auto-approve"), else None: a person must decide."""
-        authority = self.authority
+        authority = self.authority.one_reading()  # one decision, one reading of the rules in force
         why = None
         if not authority.submission_ok(job):
             why = (

@@ -95,16 +95,23 @@ def run_in_foreground(
     halt = LegHalt()  # cancelled (the console, `jobs cancel`): nothing more is sent
     if res.browser is not None:
         policy = halt.policy = res.browser.policy
+        authority.keys_by(policy.rules)  # one snapshot: the run's keys are its policy's, as its intent log's
+
+        def leaving(method: str, url: str, fields: list[tuple[str, str]]) -> None:
+            """Signed as it leaves (what the witness reads): the key it was asked and approved under, and
+            the fields left out of it, by the run's one snapshot (``Authority.keys_by``)."""
+            key, excluded = authority.keyed(method, url, fields)
+            authority.record_send(job.id, key, method, url, job.id, excluded)
+
         policy.intents = IntentLog(
-            StoreIntents(jobs, job.id),
+            StoreIntents(jobs, job.id, authority),
             job.id,
             rules,
+            policy.rules,
             witness=lambda method, url, fields: authority.sent_before(job.id, method, url, fields),
             last_check=lambda: leg_refusal(authority, job.id, worker_id, LEG),  # the last thing before a send
             ask_again=policy.ask_to_send_again,  # the person at the terminal may approve a repeat in doubt
-            leaving=lambda method, url, fields: authority.record_send(  # signed: what the witness reads
-                job.id, authority.key_of(method, url, fields), method, url, job.id
-            ),
+            leaving=leaving,
         )
     done = threading.Event()
     threading.Thread(target=_beat, args=(authority, job.id, worker_id, done, halt), daemon=True).start()

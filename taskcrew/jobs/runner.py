@@ -351,10 +351,12 @@ class LegRunner:
                 if not opts.auto_approve:
                     res.browser.policy.before_approval = self._screenshot_for(human, job.id)
                 res.browser.policy.send_check = gate.may_send  # and ``sending`` as it leaves:
+                authority.keys_by(res.browser.policy.rules)  # one snapshot: the leg's keys are its policy's
                 res.browser.policy.intents = IntentLog(
                     StoreIntents(self.jobs, job.id, authority),
                     job.id,
                     readback_rules(self.place),
+                    res.browser.policy.rules,
                     witness=gate.sent_before,
                     last_check=gate.sending,  # after the read-back: the last thing before it leaves
                     ask_again=lambda *asked: human.approve(gate.again(*asked)).approved,

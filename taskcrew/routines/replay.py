@@ -333,8 +333,12 @@ class Replayer:
         if getattr(policy, "intents", None) is None and self.read_back is not None:
             from taskcrew.tools.intents import IntentLog
 
-            policy.intents = IntentLog(  # one run's
-                _MemorySink(), f"run:{ctx.run_id}", self.read_back, ask_again=policy.ask_to_send_again
+            policy.intents = IntentLog(  # one run's, keyed by its policy's one rules snapshot
+                _MemorySink(),
+                f"run:{ctx.run_id}",
+                self.read_back,
+                policy.rules,
+                ask_again=policy.ask_to_send_again,
             )
             attached = True
         try:

@@ -281,6 +281,9 @@ class Policy:
         self.config = config
         self.human = human
         self._recorder = recorder
+        # the run's one rules snapshot, read now: every request key of the run is made by it — this
+        # gate's, its intent log's and the authority's that checks and signs its sends
+        # (``Authority.keys_by``); an edit of the rules file reaches the run's keys in its next leg
         self.rules = rules or load_rules()
         self.decisions: list[PolicyDecision] = []
         # notes for fields in an approval (e.g. "read by OCR — check it"); each returns a note or None
