@@ -27,11 +27,12 @@ TEXT_SUFFIXES = frozenset({".txt", ".text"})
 RST_SUFFIXES = frozenset({".rst", ".rest"})
 HTML_SUFFIXES = frozenset({".html", ".htm"})
 SUPPORTED_SUFFIXES = MARKDOWN_SUFFIXES | TEXT_SUFFIXES | RST_SUFFIXES | HTML_SUFFIXES | {".pdf", ".eml"}
-CHUNKER_VERSION = "9"  # part of every chunk id: a new chunker re-embeds files on their next ingest
+CHUNKER_VERSION = "10"  # part of every chunk id: a new chunker re-embeds files on their next ingest
 # (5: Markdown read as rendered: hidden raw HTML and HTML comments left out, visibility.py;
 # 6: PDF text nobody can see left out, pdfseen.py; 8: characters that draw nothing left out of
 # every format's text, headings and title, seen.py; 9: a variation selector kept only after a
-# character it selects a form of, a joiner only in scripts and emoji it shapes, seen.py)
+# character it selects a form of, a joiner only in scripts and emoji it shapes, seen.py; 10: struck
+# text marked where it stands, a PDF's visible annotations read, visibility.py, pdfseen.py, pdf.py)
 
 # "# Title", and "#Title" as Python-Markdown (which Frappe/ERPNext and other Python sites render with)
 # reads it: no space needed when a capital or a number like "2." follows and no "#word" comes later on

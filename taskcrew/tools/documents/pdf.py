@@ -7,6 +7,11 @@ apart. Runs of blanks are shortened so the layout costs few characters. Text dra
 mirrored against the rest of its page (a '6' turned over shows a '9') puts ``TURNED`` in the page's
 note (what could not be checked): told from each character's whole matrix as pdfium draws it (pdfseen),
 forms and the page's own flip included.
+
+Annotations a viewer paints on the page (a FreeText box, a stamp: "VOID - DUPLICATE, DO NOT PAY") and
+notes it shows as an icon are read too, each inside a mark (``[annotation: …]``) before the page's
+text when it stands in the page's upper half, else after it (``_annotations``); annotations flagged
+hidden or not to be viewed, or placed off the page, are not seen and not read.
 """
 
 from __future__ import annotations
@@ -29,6 +34,13 @@ from taskcrew.tools.documents.pdfseen import SeenPage, seer
 MIN_IMAGE_SIDE = 120  # pixels; smaller images are logos, rules and specks, not text
 IMAGE_DEPTH = 3  # images inside forms inside forms are read; deeper ones are not counted either
 _GAP = re.compile(r"[ \t]{4,}")
+# annotations whose words a person sees on the page (a note: its icon, which opens to show them), and
+# how each is marked where it is read
+ANNOTATIONS = {"/FreeText": "annotation", "/Stamp": "stamp annotation", "/Text": "note annotation"}
+_NOT_SHOWN = 2 | 32  # the annotation flags Hidden and NoView: a viewer does not paint it
+MAX_ANNOTATIONS = 100  # read per page; more are said to be left out
+MAX_ANNOTATION_CHARS = 1_000  # of each one's words
+MAX_APPEARANCE_BYTES = 256 * 1024  # an appearance larger than this is not parsed for its words
 
 
 @contextlib.contextmanager
@@ -57,6 +69,9 @@ def read_pdf_pages(data: bytes, name: str, *, ocr: bool = True) -> list[PageText
             count = len(reader.pages)
             pages: list[PageText] = []
             seen_of: dict[int, SeenPage] = {}
+            annotated: dict[
+                int, tuple[list[str], list[str]]
+            ] = {}  # a page's annotations: before, after its text
             used = 0
             with seer(data) as look:
                 for index in range(min(count, MAX_PAGES)):
@@ -67,6 +82,7 @@ def read_pdf_pages(data: bytes, name: str, *, ocr: bool = True) -> list[PageText
                         text = tidy(seen.text)
                     page_text = PageText(number=index + 1, text=text, hidden_text=seen.note())
                     page_text.notes = _image_notes(page, bool(page_text.text.strip()))
+                    annotated[index + 1] = _annotations(page, page_text.notes)
                     pages.append(page_text)
                     used += len(page_text.text)
                     if index + 1 < min(count, MAX_PAGES) and limits.past(limits.TEXT_SHARE):
@@ -97,6 +113,9 @@ def read_pdf_pages(data: bytes, name: str, *, ocr: bool = True) -> list[PageText
         _ocr_pages(data, reader, needs_ocr, name)
         for p in needs_ocr:
             p.hidden_text = seen_of[p.number].note(read_by_ocr=p.ocr)
+    for p in pages:  # after OCR: a stamp on a scanned page does not make it a page with a text layer
+        before, after = annotated.get(p.number, ([], []))
+        p.text = "\n\n".join(part for part in [*before, p.text, *after] if part.strip())
     if not any(p.text.strip() for p in pages):
         scanned = any(p.notes for p in pages)
         if scanned:
@@ -149,6 +168,74 @@ def _drawn_out_of_order(spots: list[tuple[float, float, float]]) -> bool:
         if abs(y2 - y1) < max(1.0, 0.3 * size) and x2 < x1 - BACK_STEP * size:
             return True
     return False
+
+
+def _annotations(page: Any, notes: list[str]) -> tuple[list[str], list[str]]:
+    """The words of the annotations a person sees on the page (``ANNOTATIONS``; not flagged hidden
+    or NoView, placed on the page), each marked (``[annotation: …]``): those standing in its upper
+    half, and the others. Words are those its appearance draws (what a viewer paints), else its
+    ``/Contents`` (a FreeText box without an appearance is drawn from them; a note shows them when
+    opened); a stamp drawing no words is named by its ``/Name``. What could not be read goes in ``notes``."""
+    before: list[str] = []
+    after: list[str] = []
+    try:
+        found = page.get("/Annots")
+        annots = list(found.get_object()) if found is not None else []
+        box = [float(v) for v in page.cropbox]
+    except Exception:  # a damaged /Annots: the page's text stands
+        notes.append("the page's annotations could not be read (damaged); look at the page as shown")
+        return before, after
+    (left, right), (bottom, top) = sorted(box[0::2]), sorted(box[1::2])
+    read = 0
+    for ref in annots:
+        try:
+            annot = ref.get_object()
+            kind = ANNOTATIONS.get(str(annot.get("/Subtype")))
+            if kind is None or int(annot.get("/F", 0)) & _NOT_SHOWN:
+                continue
+            x0, y0, x1, y1 = (float(v) for v in annot["/Rect"])
+            if max(x0, x1) <= left or min(x0, x1) >= right or max(y0, y1) <= bottom or min(y0, y1) >= top:
+                continue  # off the page: nobody sees it
+            if read >= MAX_ANNOTATIONS:
+                notes.append(
+                    f"only {MAX_ANNOTATIONS} annotations on this page were read; look at the page as shown"
+                )
+                break
+            read += 1
+            words = _annotation_words(page, annot)
+        except Exception:  # one damaged annotation: said, the others are read
+            notes.append("an annotation on this page could not be read (damaged); look at the page as shown")
+            continue
+        if not words:
+            continue
+        if len(words) > MAX_ANNOTATION_CHARS:
+            words = words[:MAX_ANNOTATION_CHARS] + " … (cut)"
+        share = (top - max(y0, y1)) / ((top - bottom) or 1)
+        (before if share < 0.5 else after).append(f"[{kind}: {words}]")
+    return before, after
+
+
+def _annotation_words(page: Any, annot: Any) -> str:
+    """The words an annotation shows, on one line (see ``_annotations``)."""
+    appearance = annot.get("/AP")
+    normal = appearance.get_object().get("/N") if appearance is not None else None
+    normal = normal.get_object() if normal is not None else None
+    if normal is not None and not hasattr(normal, "get_data"):  # appearances by state: the one it is in
+        state = annot.get("/AS")
+        normal = (
+            normal.get(state).get_object() if state is not None and normal.get(state) is not None else None
+        )
+    drawn = ""
+    if normal is not None and hasattr(normal, "get_data"):
+        if len(normal.get_data()) > MAX_APPEARANCE_BYTES:
+            return "(its appearance is too large to read; look at the page as shown)"
+        drawn = page.extract_xform_text(normal) or ""
+    contents = " ".join(str(annot.get("/Contents") or "").split())
+    if drawn.strip() or annot.get("/Subtype") != "/Stamp":
+        return " ".join((drawn if drawn.strip() else contents).split())
+    name = str(annot.get("/Name") or "").lstrip("/")
+    described = f", described as: {contents}" if contents else ""
+    return f"a stamp{f' ({name})' if name else ''} whose words could not be read{described}; look at the page as shown"
 
 
 def _image_notes(page: Any, has_text: bool) -> list[str]:

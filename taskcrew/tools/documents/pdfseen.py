@@ -33,6 +33,11 @@ them) is made once for a text object against all that is behind its characters, 
 character only where that does not decide it. The verdicts are those of the test made character by
 character.
 
+Text a line is drawn through (a thin stroked or filled path across the middle of upright glyphs,
+``STRIKE_BAND``; or a StrikeOut annotation) is struck: the page is read as pdfium's text with each
+struck run inside ``visibility.STRUCK_OPEN`` … ``STRUCK_CLOSE`` (``_struck``), as the HTML reader marks
+``<s>``.
+
 :func:`seen_pages` says, page by page, whether anything is hidden; where something is, it gives the
 text a person sees (pdfium's text of the seen characters) and how much was left out. Pages where
 everything is seen are left to the caller's own text extraction, unchanged.
@@ -48,7 +53,17 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from taskcrew.tools.documents.visibility import LUMA, MIN_CONTRAST, Colour, contrast, linear
+from taskcrew.tools.documents.visibility import (
+    LUMA,
+    MIN_CONTRAST,
+    STRUCK_CLOSE,
+    STRUCK_OPEN,
+    WHITE,
+    Colour,
+    contrast,
+    in_strike,
+    linear,
+)
 
 HIDDEN_MARK = "hidden text"  # how the reader's note on such a page starts
 SCALE = 2.0  # render at 144 dpi: the stem of a small i is a pixel wide
@@ -109,6 +124,17 @@ TURNED = (
     "shows a '9'), so what it reads as may not be what a person sees"
 )
 TURNED_DEGREES = 100.0  # text turned more than this from the page's own direction is upside down
+# a line drawn through text (a corrected figure struck out): a stroked or filled path no thicker than
+# STRIKE_THICK of the font size, wider than it is thick, whose middle lies between these shares of
+# the font size above a character's baseline (an underline lies under the baseline, an overline
+# and a table's rule above the capitals), across the middle of the character, which is upright
+STRIKE_BAND = (0.1, 0.55)
+STRIKE_THICK = 0.25
+STRIKE_UPRIGHT = 1.0  # degrees: text turned more is not judged struck
+MAX_STRIKE_PATHS = 20_000  # path objects looked at per page for lines through text …
+MAX_STRIKE_PAIRS = 2_000_000  # … and (line, character) pairs compared; past either, the page says so
+MAX_STRIKE_OUTS = 500  # StrikeOut annotations' areas (a viewer's strike-through comment) looked at per page
+_STRIKES_UNCHECKED = "too many lines are drawn on this page to tell which strike through its text"
 
 
 @dataclass
@@ -122,6 +148,7 @@ class SeenPage:
     hidden: int = 0
     reasons: list[str] = field(default_factory=list)
     unchecked: str | None = None  # why what a person sees could not be told
+    struck: int = 0  # characters seen struck through (in ``text``, inside STRUCK_OPEN … STRUCK_CLOSE)
 
     def note(self, read_by_ocr: bool = False) -> str | None:
         """What the reader must be told about this page, if anything. ``read_by_ocr``: the page's
@@ -205,14 +232,27 @@ def _look(document: Any, index: int) -> SeenPage:
         for verdict in verdicts:
             if verdict is not None and verdict not in (_CLIP, _TWICE):
                 hidden[verdict] = hidden.get(verdict, 0) + 1
-        notes = [_CLIP if _CLIP in verdicts else None, crowded, _ALONE if alone else None, turned]
+        struck, strikes_unchecked = _struck(page, chars, verdicts)
+        notes = [
+            _CLIP if _CLIP in verdicts else None,
+            crowded,
+            _ALONE if alone else None,
+            turned,
+            strikes_unchecked,
+        ]
         unchecked = "; ".join(filter(None, notes)) or None
         # after the render: this moves the text objects apart
-        if not hidden and _TWICE not in verdicts and not _drawn_twice(page, textpage, objects):
+        if not hidden and not struck and _TWICE not in verdicts and not _drawn_twice(page, textpage, objects):
             return SeenPage(unchecked=unchecked)
         seen = {i for i, verdict in zip(chars.printable, verdicts, strict=True) if verdict in (None, _CLIP)}
-        text = _text(chars.texts, set(chars.printable), seen)
-        return SeenPage(text=text, hidden=sum(hidden.values()), reasons=list(hidden), unchecked=unchecked)
+        text = _text(chars.texts, set(chars.printable), seen, {chars.printable[j] for j in struck})
+        return SeenPage(
+            text=text,
+            hidden=sum(hidden.values()),
+            reasons=list(hidden),
+            unchecked=unchecked,
+            struck=len(struck),
+        )
     finally:
         textpage.close()
         page.close()
@@ -354,6 +394,119 @@ def _turned(turns: list[tuple[float, bool, int]]) -> bool:
         if mirrored != main_mirrored or apart > TURNED_DEGREES:
             return True
     return False
+
+
+def _struck(page: Any, chars: _Chars, verdicts: list[str | None]) -> tuple[list[int], str | None]:
+    """The seen characters a line is drawn through, as a person sees a corrected figure struck out
+    (``STRIKE_BAND``: not an underline, an overline or a table's rule): each upright character
+    whose middle lies within the line's length. A line is a path object (stroked or filled, in a
+    colour that shows on white paper, ``MIN_CONTRAST``) whose bounds on the page, the forms it is
+    drawn in applied, are thin and wide. Past ``MAX_STRIKE_PATHS`` paths or ``MAX_STRIKE_PAIRS``
+    comparisons none is judged, and the reason is returned."""
+    import numpy as np
+    import pypdfium2.raw as raw
+
+    lines = []
+    fill, stroke = ctypes.c_int(), ctypes.c_int()
+    rgba = [ctypes.c_uint() for _ in range(4)]
+    for n, obj in enumerate(page.get_objects(filter=[raw.FPDF_PAGEOBJ_PATH], max_depth=_FORM_DEPTH)):
+        if n >= MAX_STRIKE_PATHS:
+            return [], _STRIKES_UNCHECKED
+        left, bottom, right, top = obj.get_bounds()
+        corners = [(left, bottom), (left, top), (right, bottom), (right, top)]
+        form = obj.container
+        while form is not None:  # a path in a form: placed by it
+            corners = [form.get_matrix().on_point(x, y) for x, y in corners]
+            form = form.container
+        xs, ys = [x for x, _ in corners], [y for _, y in corners]
+        wide, thick = max(xs) - min(xs), max(ys) - min(ys)
+        if wide <= 2 * thick or not raw.FPDFPath_GetDrawMode(
+            obj.raw, ctypes.byref(fill), ctypes.byref(stroke)
+        ):
+            continue
+        getter = raw.FPDFPageObj_GetStrokeColor if stroke.value else raw.FPDFPageObj_GetFillColor
+        if not (stroke.value or fill.value) or not getter(obj.raw, *(ctypes.byref(c) for c in rgba)):
+            continue
+        r, g, b, a = (c.value for c in rgba)
+        if contrast((r, g, b, 1.0), WHITE) >= MIN_CONTRAST and a > 0:
+            lines.append((min(xs), max(xs), (min(ys) + max(ys)) / 2, thick))
+    live = [j for j, verdict in enumerate(verdicts) if verdict is None]
+    areas = _strike_outs(page)
+    if areas is None:
+        return [], _STRIKES_UNCHECKED
+    if (not lines and not areas) or not live:
+        return [], None
+    struck: set[int] = set()
+    centre_x = (chars.box[live, 0] + chars.box[live, 1]) / 2
+    centre_y = (chars.box[live, 2] + chars.box[live, 3]) / 2
+    for x0, x1, y0, y1 in areas:  # a StrikeOut annotation strikes the characters in its area
+        inside = (centre_x > x0) & (centre_x < x1) & (centre_y > y0) & (centre_y < y1)
+        struck.update(np.asarray(live)[inside].tolist())
+    if not lines:
+        return sorted(struck), None
+    upright = [
+        j
+        for j in live
+        if abs(chars.turns[chars.obj[j]][0]) < STRIKE_UPRIGHT and not chars.turns[chars.obj[j]][1]
+    ]
+    if not upright:
+        return sorted(struck), None
+    spot = _origins(chars, upright)
+    which = np.asarray(upright)
+    base = np.array([spot[j][1] for j in upright])
+    size = np.array([spot[j][2] for j in upright])
+    middle = (chars.box[which, 0] + chars.box[which, 1]) / 2
+    order = np.argsort(base, kind="stable")
+    sorted_base, tallest = base[order], float(size.max())
+    pairs = 0
+    for x0, x1, mid, thick in lines:  # the characters whose baseline lies low enough under the line
+        lo = np.searchsorted(sorted_base, mid - STRIKE_BAND[1] * tallest, side="left")
+        hi = np.searchsorted(sorted_base, mid - STRIKE_BAND[0] * float(size.min()), side="right")
+        pairs += max(0, int(hi - lo))
+        if pairs > MAX_STRIKE_PAIRS:
+            return [], _STRIKES_UNCHECKED
+        near = order[lo:hi]
+        above = mid - base[near]
+        crossed = (
+            (above >= STRIKE_BAND[0] * size[near])
+            & (above <= STRIKE_BAND[1] * size[near])
+            & (thick <= STRIKE_THICK * size[near])
+            & (middle[near] > x0)
+            & (middle[near] < x1)
+        )
+        struck.update(which[near[crossed]].tolist())
+    return sorted(struck), None
+
+
+def _strike_outs(page: Any) -> list[tuple[float, float, float, float]] | None:
+    """The areas (left, right, bottom, top) of the page's StrikeOut annotations a viewer paints (not
+    flagged hidden or NoView): each quad of their attachment points, else their rectangle. None past
+    ``MAX_STRIKE_OUTS``."""
+    import pypdfium2.raw as raw
+
+    areas = []
+    quad, rect = raw.FS_QUADPOINTSF(), raw.FS_RECTF()
+    for n in range(max(0, raw.FPDFPage_GetAnnotCount(page.raw))):
+        annot = raw.FPDFPage_GetAnnot(page.raw, n)
+        if not annot:
+            continue
+        try:
+            if raw.FPDFAnnot_GetSubtype(annot) != raw.FPDF_ANNOT_STRIKEOUT:
+                continue
+            if raw.FPDFAnnot_GetFlags(annot) & (raw.FPDF_ANNOT_FLAG_HIDDEN | raw.FPDF_ANNOT_FLAG_NOVIEW):
+                continue
+            quads = raw.FPDFAnnot_CountAttachmentPoints(annot)
+            for k in range(max(0, quads)):
+                if raw.FPDFAnnot_GetAttachmentPoints(annot, k, ctypes.byref(quad)):
+                    xs, ys = (quad.x1, quad.x2, quad.x3, quad.x4), (quad.y1, quad.y2, quad.y3, quad.y4)
+                    areas.append((min(xs), max(xs), min(ys), max(ys)))
+            if quads <= 0 and raw.FPDFAnnot_GetRect(annot, ctypes.byref(rect)):
+                areas.append((rect.left, rect.right, min(rect.bottom, rect.top), max(rect.bottom, rect.top)))
+        finally:
+            raw.FPDFPage_CloseAnnot(annot)
+        if len(areas) > MAX_STRIKE_OUTS:
+            return None
+    return areas
 
 
 def _by_object(chars: _Chars) -> list[str | None]:
@@ -1002,17 +1155,29 @@ def _rgb(page: Any, scale: float) -> Any:
     return pixels
 
 
-def _text(texts: list[str], printable: set[int], seen: set[int]) -> str:
-    """pdfium's text of the seen characters; its own spaces and line breaks kept between them."""
+def _text(texts: list[str], printable: set[int], seen: set[int], struck: set[int] | None = None) -> str:
+    """pdfium's text of the seen characters; its own spaces and line breaks kept between them. A
+    run of ``struck`` characters on a line is written inside STRUCK_OPEN … STRUCK_CLOSE."""
     out: list[str] = []
     pending = ""
+    striking = False
     for i, text in enumerate(texts):
         if i in printable:
             if i in seen:  # a space before a character left out goes before the next one seen
-                out.append(pending + text)
+                mark = struck is not None and i in struck
+                if striking and (not mark or "\n" in pending):
+                    out.append(STRUCK_CLOSE)
+                    striking = False
+                out.append(pending)
+                if mark and not striking:
+                    out.append(STRUCK_OPEN)
+                    striking = True
+                out.append(in_strike(text) if striking else text)
                 pending = ""
         elif text in "\r\n":
             pending = "\n" if out else ""
         elif text.isspace() and out and not pending:
             pending = " "
+    if striking:
+        out.append(STRUCK_CLOSE)
     return "".join(out).replace("\r", "")

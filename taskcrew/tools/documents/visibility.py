@@ -18,6 +18,10 @@ offset, opacity or transform is given by a function the rule does not work out (
 functions of plain values, ``calc()``, ``min()``, ``max()``, ``clamp()``, are worked out). The whole list, and what is not
 applied, is in docs/documents.md ("Text nobody sees is not read").
 
+Text a person sees struck through (``<s>``, ``<strike>``, ``<del>``, ``text-decoration: line-through``
+as the cascade resolves it) is kept where it stands inside ``[struck through: …]`` (``STRUCK_OPEN``,
+``STRUCK_RUN``): a cancelled figure is not a plain one. The PDF reader marks struck glyphs the same way.
+
 Style sheets: rules whose selectors are made of tag names, ``.class``, ``#id``, ``[attr]`` and
 ``[attr=value]``, joined by descendant or child combinators, at the top level or under an
 ``@media`` that holds on ``SCREEN``; other rules (pseudo-classes, sibling combinators, other media)
@@ -79,6 +83,29 @@ Colour = tuple[float, float, float, float]  # r, g, b (0-255), alpha (0-1)
 WHITE: Colour = (255.0, 255.0, 255.0, 1.0)
 BLACK: Colour = (0.0, 0.0, 0.0, 1.0)
 UNKNOWN = None  # a background that is an image or not understood: text on it is not judged
+# text a person sees struck through (a cancelled figure) is written inside this mark where it stands,
+# on one line, its own square brackets as round ones (``in_strike``): a run is STRUCK_RUN exactly
+STRUCK_OPEN, STRUCK_CLOSE = "[struck through: ", "]"
+STRUCK_RUN = re.compile(re.escape(STRUCK_OPEN) + r"[^\[\]\n]*" + re.escape(STRUCK_CLOSE))
+_ROUND = str.maketrans("[]", "()")
+
+
+def in_strike(text: str) -> str:
+    """Struck text as written inside the mark: its square brackets round, so none closes the mark."""
+    return text.translate(_ROUND)
+
+
+_STRUCK_TAGS = frozenset({"s", "strike", "del"})
+_DECORATION = (
+    "text-decoration",
+    "text-decoration-line",
+    "-webkit-text-decoration",
+    "-webkit-text-decoration-line",
+)
+# a struck run of text goes on through these tags; any other (a paragraph, a cell, a line break) ends it
+_INLINE = frozenset(
+    "a abbr b bdi bdo cite code data del dfn em font i ins kbd mark q s samp small span strike strong sub sup time u var".split()  # noqa: SIM905
+)
 
 
 # -- style sheets --------------------------------------------------------------------------------------
@@ -617,6 +644,14 @@ class _Element:
     # (``_unmodelled``), for it and all it holds; and the style, in words
     unchecked: _Element | None = None
     unchecked_style: str = ""
+    struck: bool = False  # a line is drawn through its text (inherited: a child cannot take it off)
+
+
+def _strikes(tag: str, style: dict[str, str]) -> bool:
+    """Whether the element draws a line through its text: ``text-decoration`` (or its ``-line``)
+    naming ``line-through``, else ``<s>``, ``<strike>``, ``<del>`` (a browser's own style for them)."""
+    lines = [style[name] for name in _DECORATION if name in style]
+    return any("line-through" in line for line in lines) if lines else tag in _STRUCK_TAGS
 
 
 def _readable(element: _Element) -> bool:
@@ -1065,7 +1100,7 @@ def _open(tag: str, attrs: dict[str, str], sheet: Stylesheet, stack: list[_Eleme
     element.variables = {**inherited, **own} if own else inherited
     style = _resolved(style, element.variables)
     if parent is not None:  # inherited
-        element.font_px, element.font_set = parent.font_px, parent.font_set
+        element.font_px, element.font_set, element.struck = parent.font_px, parent.font_set, parent.struck
         element.visible_text, element.colour, element.fill, element.background = (
             parent.visible_text,
             parent.colour,
@@ -1080,6 +1115,7 @@ def _open(tag: str, attrs: dict[str, str], sheet: Stylesheet, stack: list[_Eleme
         # a browser's "smart minimum": a size relative to the reader's default is not made smaller
         # than MIN_LOGICAL_FONT_PX (0.1em of the default is shown at 6px; of a 2px parent, not), 0 aside
         element.font_px = font if element.font_set or font == 0 else max(font, MIN_LOGICAL_FONT_PX)
+    element.struck = element.struck or _strikes(tag, style)
     visibility = style.get("visibility")
     if visibility in ("hidden", "collapse"):
         element.visible_text = False
@@ -1124,6 +1160,7 @@ class _Visible(HTMLParser):
         self.stack: list[_Element] = []
         self.out: list[str] = []
         self.noted: set[int] = set()  # the elements left out as unchecked whose note is written
+        self.striking = False  # a STRUCK_OPEN is written and not yet closed
         if markdown:  # rendered, it stands in a page's <html><body>, which style sheets may name
             for tag in ("html", "body"):
                 self.stack.append(_open(tag, {}, sheet, self.stack))
@@ -1152,6 +1189,8 @@ class _Visible(HTMLParser):
         values = {name.lower(): value or "" for name, value in attrs}
         element = _open(tag, values, self.sheet, self.stack)
         if not element.hidden:
+            if tag not in _INLINE:
+                self.unstrike()
             self.out.append(self.get_starttag_text() or f"<{tag}>")
         if tag not in _VOID:
             self.stack.append(element)
@@ -1165,10 +1204,14 @@ class _Visible(HTMLParser):
         for depth in range(len(self.stack) - 1, -1, -1):
             if self.stack[depth].tag == tag:
                 if not self.stack[depth].hidden:
+                    if tag not in _INLINE:
+                        self.unstrike()
                     self.out.append(f"</{tag}>")
                 del self.stack[depth:]
                 return
         if self._seen():
+            if tag not in _INLINE:
+                self.unstrike()
             self.out.append(f"</{tag}>")  # a stray end tag: the reader after this one decides
 
     def handle_data(self, data: str) -> None:
@@ -1176,11 +1219,43 @@ class _Visible(HTMLParser):
         if top is not None and top.tag in _RAW:
             self.out.append("" if top.hidden or self.markdown else data)
         elif top is None or (not top.hidden and (top.text_seen or not data.strip())):
-            self.out.append(data if self.markdown else html.escape(data, quote=False))
+            self._write(
+                data if self.markdown else html.escape(data, quote=False), top is not None and top.struck
+            )
         elif top.unchecked is not None and data.strip() and id(top.unchecked) not in self.noted:
             self.noted.add(id(top.unchecked))  # once for each element left out so, where it stood
+            self.unstrike()
             note = UNCHECKED_NOTE.format(style=top.unchecked_style[:80])
             self.out.append(f" {note} " if self.markdown else f" {html.escape(note, quote=False)} ")
+
+    def _write(self, text: str, struck: bool) -> None:
+        """Seen text; struck text inside ``STRUCK_OPEN`` … ``STRUCK_CLOSE``, which its end, a block's
+        tag (``unstrike``), text not struck or (Markdown, where it ends a line) a line end close."""
+        breaks = self.markdown and "\n" in text
+        if not text.strip():
+            if breaks:
+                self.unstrike()
+            self.out.append(text)
+            return
+        if not struck:
+            self.unstrike()
+            self.out.append(text)
+            return
+        for n, line in enumerate(text.split("\n") if breaks else [text]):
+            if n:
+                self.unstrike()
+                self.out.append("\n")
+            if line.strip() and not self.striking:
+                lead = len(line) - len(line.lstrip())
+                self.out.append(line[:lead] + STRUCK_OPEN)
+                self.striking, line = True, line[lead:]
+            self.out.append(in_strike(line))
+
+    def unstrike(self) -> None:
+        """Closes the struck run of text, if one is open."""
+        if self.striking:
+            self.out.append(STRUCK_CLOSE)
+            self.striking = False
 
     def handle_entityref(self, name: str) -> None:  # markdown only (convert_charrefs off)
         self.handle_data(f"&{name};")
@@ -1209,6 +1284,7 @@ def visible_html(document: str, linked: str = "") -> str:
     parser = _Visible(stylesheet_of(document, linked))
     parser.feed(document)
     parser.close()
+    parser.unstrike()
     return "".join(parser.out)
 
 
@@ -1334,6 +1410,7 @@ def visible_markdown_lines(lines: Iterable[str], styles: str = "") -> Iterator[s
         *done, pending = pending.split("\n")
         yield from done
     parser.close()
+    parser.unstrike()
     pending += "".join(parser.out)
     if pending:
         yield from pending.split("\n")
