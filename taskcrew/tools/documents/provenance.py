@@ -6,9 +6,11 @@ digits) appears in OCR'd text gets a note for the person who approves. Values ar
 normalised: ``4,812.75`` matches ``4812.75`` and ``September 24, 2026`` matches ``2026-09-24``.
 Amounts compare signed: ``(615.00)`` matches ``-615.00``, never ``615.00``. A numeric date whose
 day/month order is ambiguous (``03/04/2026``) matches both readings, noted uncertain
-(``day/month order ambiguous``). An amount or date OCR read with a look-alike letter among its digits
-(``1,234.S0``) is recorded also as the digits it resembles (``ocrlines.unmisread``): an agent that
-enters 1234.50 still gets its (uncertain) reading's note.
+(``day/month order ambiguous``) — unless the file's other values settle it, as ``reading_doubt``
+reads every document: then the reading it writes is plain and the other is noted a misreading. An
+amount or date OCR read with a look-alike letter among its digits (``1,234.S0``) is recorded also as
+the digits it resembles (``ocrlines.unmisread``): an agent that enters 1234.50 still gets its
+(uncertain) reading's note.
 
 Each value OCR read carries its own confidence (:class:`~models.OcrValue`); the note says it —
 ``read by OCR, 13% — uncertain — check it against the document (scans/x.png)`` — and
@@ -109,6 +111,7 @@ class OcrProvenance:
             self._add(path, {str(form) for form in forms.get(path) or []}, read)
 
     def _add(self, path: str, forms: set[str], values: list[OcrValue]) -> None:
+        document = "\n".join(value.text for value in values)  # what settles an ambiguous reading
         with self._lock:
             for form in forms:
                 self._forms.setdefault(form, path)
@@ -119,19 +122,35 @@ class OcrProvenance:
                     known = self._readings.get(form)
                     if known is None or reading.confidence < known.confidence:
                         self._readings[form] = reading
-                # 03/04/2026: either reading may be the one the agent picks; both are uncertain
+                # 03/04/2026, 2.500: either reading may be the one the agent picks. As the origin reads
+                # them (``reading_doubt``'s rule): where the document's other values settle which it
+                # is, that reading is plain and the other one is a misreading; else both are uncertain
+                for form, misread in _settled(value.text, document).items():
+                    known = self._readings.get(form)
+                    if not misread:
+                        if known is None or reading.confidence < known.confidence:
+                            self._readings[form] = reading
+                        continue
+                    wrong = reading.model_copy(
+                        update={
+                            "uncertain": True,
+                            "check": misread,
+                            "check_status": "ambiguous",
+                        }
+                    )
+                    if known is None or known.check_status == "ambiguous":
+                        self._readings[form] = wrong
                 guess = reading.model_copy(
                     update={"uncertain": True, "check": AMBIGUOUS_DATE, "check_status": "ambiguous"}
                 )
-                for form in _ambiguous_dates(value.text):
+                for form in _ambiguous_dates(value.text) if _conventions(document)[0] is None else ():
                     known = self._readings.get(form)
                     if known is None or (
                         known.check == AMBIGUOUS_DATE and guess.confidence < known.confidence
                     ):
                         self._readings[form] = guess
-                # 2.500 / 1,500: 2500 or 2.5; whichever the agent enters (or the text as read), uncertain
                 amounts = _ambiguous_amounts(value.text)
-                if amounts:
+                if amounts and _conventions(document)[1] is None:
                     guess = reading.model_copy(
                         update={"uncertain": True, "check": AMBIGUOUS_AMOUNT, "check_status": "ambiguous"}
                     )
@@ -181,6 +200,21 @@ class OcrProvenance:
         return len(self._forms)
 
 
+def _settled(written: str, document: str) -> dict[str, str]:
+    """The readings of ``written`` — a numeric date whose day/month order is ambiguous, an amount
+    whose separator may group thousands or mark decimals — that ``document`` settles (``_conventions``),
+    as forms, each with its doubt: "" for the one the document writes, the misreading for the other;
+    none when it is no such value or the document does not settle it."""
+    order, mark = _conventions(document)
+    days = {date.fromisoformat(form.split(":", 1)[1]): form for form in _ambiguous_dates(written)}
+    out = {
+        form: _date_doubt(written.strip(), set(days), {day}, document) for day, form in days.items() if order
+    }
+    for form in _ambiguous_amounts(written) if mark else ():
+        out[form] = _amount_doubt(written, Decimal(form.split(":", 1)[1]), document)
+    return out
+
+
 _COLUMN_GAP = re.compile(r"(?<=\d)(?:[ \u00a0\u202f\u2009]{2,}|[ \u00a0\u202f\u2009]*\t\s*)(?=\d)")
 
 
@@ -203,16 +237,31 @@ def shows_value(text: str, value: str, document: str | None = None) -> bool:
     ``1234.50 USD``); a line naming no currency takes those of ``document``, the file it is a line
     of (``stated_currencies``); ``12.345`` shows 12345 and 12.345. A date is shown by a date of the
     text, a numeric one whose day/month order is ambiguous (``12/10/2026``) by either reading. Digits
-    two columns apart are not one amount (``_column_gaps``); digits one space apart may be
-    (``reading_doubt``)."""
+    two columns apart are not one amount (``_column_gaps``); digits one space apart may be. A value
+    shown only by one reading of several is shown in doubt (``reading_doubt``)."""
     return _shows(text, value, document)[0]
 
 
 def reading_doubt(text: str, value: str, document: str | None = None) -> str | None:
-    """How ``text`` shows the amount ``value`` only in doubt: read from numbers one space apart that
-    may be one amount or two (``"30 950.00 or 950.00"``: ``_doubt``); None when a line of it shows
-    the value plainly, or none shows it."""
+    """How ``text`` shows ``value`` only in doubt — the one rule for every kind of document (a PDF's
+    text layer, an e-mail, OCR'd text): None when a line of it shows the value plainly, or none
+    shows it; else the readings in doubt, as words that follow "line N may read":
+
+    - numbers one space apart that may be one amount or two (``"30 950.00 or 950.00"``: ``_doubt``);
+    - a numeric date whose day/month order is ambiguous (``12/11/2026``) or an amount whose one
+      separator may group thousands or mark decimals (``2.500``), read one way. ``document`` (the
+      file the line is of; else ``text``) settles it where it can (``_conventions``): a date of it
+      with a day over 12 (``14/10/2026``) gives its order, an amount with cents (``1.234,50``) its
+      decimal mark. Read as the document writes, the value is shown plainly; read against it, the
+      doubt says it misreads the line (``"2026-11-12, not 2026-12-11: … misreads it"``); unsettled,
+      it names both readings (``"2026-11-12 or 2026-12-11 (12/11/2026: day/month order
+      ambiguous)"``)."""
     return _shows(text, value, document)[1]
+
+
+def _first_doubt(doubts: list[str]) -> str | None:
+    """The doubt of the readings that show a value: none if one shows it plainly ("")."""
+    return None if not doubts or "" in doubts else doubts[0]
 
 
 def _shows(text: str, value: str, document: str | None) -> tuple[bool, str | None]:
@@ -220,17 +269,28 @@ def _shows(text: str, value: str, document: str | None) -> tuple[bool, str | Non
     from taskcrew.crew.evidence import plain  # the verifier's normaliser: one rule for both
     from taskcrew.tools import ap
 
+    whole = text if document is None else document  # what settles an ambiguous reading
     text, value = plain(text), plain(value).strip()
     amount = _amount(value)
     if amount is not None:
         if not _may_show(text, value, set()):
             return False, None
         stated = _stated(document) if document is not None else frozenset()
-        doubts = [d for line in _column_gaps(text).splitlines() for d in _amount_doubts(line, amount, stated)]
-        return bool(doubts), None if not doubts or "" in doubts else doubts[0]
+        doubts = [
+            _both(spaced, _amount_doubt(written, amount.value, whole))
+            for line in _column_gaps(text).splitlines()
+            for spaced, written in _amount_doubts(line, amount, stated)
+        ]
+        return bool(doubts), _first_doubt(doubts)
     if ap.date_spans(value) == [(0, len(value))]:  # one date
         days = _dates_in(value)
-        return any(days & _dates_in(line) for line in text.splitlines()), None
+        doubts = [
+            _date_doubt(written, readings, days, whole)
+            for line in text.splitlines()
+            for written, readings in _date_readings(line)
+            if days & readings
+        ]
+        return bool(doubts), _first_doubt(doubts)
     if (bare := _plain(value)) and _contains(_plain(text), bare):
         return True, None
     # not by a squashed form (``_squashed``): a run of groups squashed from a line may be the head of
@@ -282,26 +342,113 @@ _NOT_IN_AMOUNTS = re.compile(r"[;=|#]|:(?<!\d:)|:(?!-(?!\S))|(?<=[^\W\d_]{2}\.)(
 WIDEST = 3  # a number's words ('12 450 000,00') and up to this many words on each side ('- USD')
 
 
-def _amount_doubts(line: str, want: ParsedAmount, stated: frozenset[str]) -> list[str]:
+def _amount_doubts(line: str, want: ParsedAmount, stated: frozenset[str]) -> list[tuple[str, str]]:
     """Each reading of ``line`` that writes the amount ``want`` — signed, in a currency it may be in if
     it names one: one the amount's own sign or code may stand for (``ParsedAmount.currencies``:
     "$1,234.50" may be CAD, "A$ 1,234.50" is AUD), or else one the line names (``ap.currencies_in``),
     or else one of ``stated`` (its document's: ``stated_currencies``) — as its doubt (``_doubt``; ""
-    for none)."""
+    for none) and the number as written when it is one reading of an ambiguous one (``2.500``; ""
+    for none: ``_amount_readings``)."""
     from taskcrew.tools import ap
 
     named: set[str] | frozenset[str] | None = None
-    found: list[str] = []
-    for number, currencies, doubt in amounts_in(line):
+    found: list[tuple[str, str]] = []
+    for number, currencies, doubt, written in _amount_readings(line):
         if number != want.value:
             continue
         if not want.currencies or set(want.currencies) & set(currencies):
-            found.append(doubt)
+            found.append((doubt, written))
         elif not currencies:
             named = (ap.currencies_in(line) or stated) if named is None else named
             if not named or named & set(want.currencies):
-                found.append(doubt)
+                found.append((doubt, written))
     return found
+
+
+def _both(spaced: str, separated: str) -> str:
+    """A reading's doubts: of numbers one space apart and of an ambiguous separator ("" for none)."""
+    return "; ".join(d for d in (spaced, separated) if d)
+
+
+# an amount with cents (``1,234.50``, ``1.234,50``, ``950,00``): its last separator marks decimals;
+# not a dotted date or a version (``14.10.2026``, ``1.10.2``: more digits follow)
+_DECIMALS = re.compile(r"(?<![\d.,'])\d+(?:[.,' ]\d{3})*([.,])\d\d(?!\d|[.,]\d)")
+_SLASHED = re.compile(r"(\d{1,2})[/-](\d{1,2})[/-](?:\d{2}|\d{4})")  # a numeric date as ``ap`` reads one
+
+
+@functools.lru_cache(maxsize=8)
+def _conventions(document: str) -> tuple[tuple[str, str] | None, tuple[str, str] | None]:
+    """How ``document`` writes what may read two ways, each with the text that shows it, or None
+    when nothing shows it or its texts disagree: its numeric dates' order — ("day", "14/10/2026"):
+    a date whose first number is over 12; ("month", "10/15/2026"): whose second is — and its
+    decimal mark — (",", "1.234,50"), (".", "1,234.50"): the separator before an amount's cents."""
+    from taskcrew.crew.evidence import plain
+    from taskcrew.tools import ap
+
+    document = plain(document)
+    spans = ap.date_spans(document)
+    orders: dict[str, str] = {}
+    for start, end in spans:
+        if (m := _SLASHED.fullmatch(document[start:end])) is not None:
+            first, second = int(m.group(1)), int(m.group(2))
+            if first > 12 >= second:
+                orders.setdefault("day", m.group(0))
+            elif second > 12 >= first:
+                orders.setdefault("month", m.group(0))
+    dates = {start for start, _end in spans}
+    marks: dict[str, str] = {}
+    for m in _DECIMALS.finditer(document):
+        if m.start() not in dates:
+            marks.setdefault(m.group(1), m.group(0))
+    order = next(iter(orders.items())) if len(orders) == 1 else None
+    mark = next(iter(marks.items())) if len(marks) == 1 else None
+    return order, mark
+
+
+def _date_doubt(written: str, readings: set[date], days: set[date], document: str) -> str:
+    """The doubt of reading the date ``written`` (its ``readings``) as the value's (``days``): "" when
+    it reads one way, or as ``document`` writes its dates (``_conventions``)."""
+    if len(readings) < 2 or len(days) != 1:  # one reading; or the value is as ambiguous as the line
+        return ""
+    (want,) = days
+    order = _conventions(document)[0]
+    if order is None:
+        early, late = sorted(readings)
+        return f"{early} or {late} ({written}: {AMBIGUOUS_DATE})"
+    kind, shown = order
+    m = _SLASHED.fullmatch(written)
+    lead = int(m.group(1)) if m is not None else 0  # the first number: the day if day first
+    settled = next((d for d in readings if (d.day if kind == "day" else d.month) == lead), want)
+    if settled == want:
+        return ""
+    return (
+        f"{settled}, not {want}: {written} alone is ambiguous, but this document writes its dates"
+        f" {kind} first ({shown}), so {want} misreads it"
+    )
+
+
+def _amount_doubt(written: str, value: Decimal, document: str) -> str:
+    """The doubt of reading the amount ``written`` (``2.500``, one separator before three digits) as
+    ``value``: "" when it is no such amount, or is read as ``document`` marks decimals
+    (``_conventions``)."""
+    from taskcrew.tools import ap
+
+    m = _AMBIGUOUS_AMOUNT.search(written)
+    if m is None:
+        return ""
+    whole, separator, frac = m.groups()
+    sign = -1 if value < 0 else 1
+    grouped, decimal = sign * Decimal(whole + frac), sign * Decimal(f"{whole}.{frac}")
+    mark = _conventions(document)[1]
+    if mark is None:
+        return f"{ap.plain_amount(decimal)} or {ap.plain_amount(grouped)} ({m.group(0)}: {AMBIGUOUS_AMOUNT})"
+    settled = decimal if separator == mark[0] else grouped
+    if settled == value:
+        return ""
+    return (
+        f"{ap.plain_amount(settled)}, not {ap.plain_amount(value)}: {m.group(0)} alone is ambiguous, but"
+        f" this document marks decimals with {mark[0]!r} ({mark[1]}), so {ap.plain_amount(value)} misreads it"
+    )
 
 
 # a word after which a count comes, not an amount: 'Net 30 950.00' is 30 days and 950.00
@@ -321,18 +468,24 @@ def amounts_in(line: str) -> list[tuple[Decimal, tuple[str, ...], str]]:
     more words (``Amount Due - $1,234.50``, ``1.234,56 EUR – zahlbar bis``), the mark after a whole
     amount (``¥12,000-``, ``12 345:-``: ``ap.parse_amount`` reads it), brackets that set off a tax or a second
     currency's amount."""
+    return [(number, currencies, doubt) for number, currencies, doubt, _written in _amount_readings(line)]
+
+
+def _amount_readings(line: str) -> list[tuple[Decimal, tuple[str, ...], str, str]]:
+    """``amounts_in``, each reading also with the words it was read from when it is one reading of an
+    amount whose separator may group thousands or mark decimals (``2.500 EUR``; "" for any other)."""
     tokens = [t.rstrip(".,") for t in _NOT_IN_AMOUNTS.sub(" ", line).split()]
     digits = [any(ch.isdigit() for ch in t) for t in tokens]
     # a word that may be read with a number: a sign, a bracket, a currency ('-', '(USD', 'US$', 'Rs.'),
     # never a longer one ('TOTAL' is no part of an amount)
     beside = [not d and len(t.strip("()")) <= 3 for t, d in zip(tokens, digits, strict=True)]
     labelled = _labelled(tokens)
-    spans: dict[tuple[int, int], list[tuple[Decimal, tuple[str, ...]]]] = {}
+    spans: dict[tuple[int, int], list[tuple[Decimal, tuple[str, ...], str]]] = {}
     for i in range(len(tokens)):
         for j in range(i + 1, min(i + WIDEST, len(tokens)) + 1):
             if not all(digits[i:j]):
                 break
-            best: list[tuple[Decimal, tuple[str, ...]]] = []
+            best: list[tuple[Decimal, tuple[str, ...], str]] = []
             for width in range(2 * WIDEST, -1, -1):  # the widest reading wins
                 for before in range(max(0, width - WIDEST), min(width, WIDEST) + 1):
                     start, end = i - before, j + width - before
@@ -343,9 +496,9 @@ def amounts_in(line: str) -> list[tuple[Decimal, tuple[str, ...], str]]:
                     break
             spans[(i, j)] = best
     return [
-        (number, currencies, _doubt(tokens, spans, i, j))
+        (number, currencies, _doubt(tokens, spans, i, j), written)
         for (i, j), best in spans.items()
-        for number, currencies in best
+        for number, currencies, written in best
     ]
 
 
@@ -432,7 +585,10 @@ def _word(token: str) -> bool:
 
 
 def _doubt(
-    tokens: list[str], spans: dict[tuple[int, int], list[tuple[Decimal, tuple[str, ...]]]], i: int, j: int
+    tokens: list[str],
+    spans: dict[tuple[int, int], list[tuple[Decimal, tuple[str, ...], str]]],
+    i: int,
+    j: int,
 ) -> str:
     """Whether the reading of the number ``tokens[i:j]`` is in doubt, as the readings it has ("" for
     none): numbers one space apart may be one amount (``1 950,00``) or two (a quantity of 1 and
@@ -461,27 +617,35 @@ def _joined(tokens: list[str], i: int, j: int) -> str:
     return "grouping"
 
 
-def _readings(text: str) -> list[tuple[Decimal, tuple[str, ...]]]:
+def _readings(text: str) -> list[tuple[Decimal, tuple[str, ...], str]]:
     """What ``text`` reads as, as one amount: its value and the currencies it may be in, or both
-    readings of an amount whose separator may group thousands or mark decimals; none when it is no
-    amount."""
+    readings of an amount whose separator may group thousands or mark decimals, each with ``text``
+    (``_amount_readings``); none when it is no amount."""
     amount = _amount(text)
     if amount is not None:
-        return [(amount.value, amount.currencies)]
-    return [(Decimal(form.split(":", 1)[1]), ()) for form in _ambiguous_amounts(text)]
+        return [(amount.value, amount.currencies, "")]
+    return [(Decimal(form.split(":", 1)[1]), (), text) for form in _ambiguous_amounts(text)]
 
 
 def _dates_in(text: str) -> set[date]:
     """The dates ``text`` writes, both readings of a numeric one whose day/month order is ambiguous."""
+    return {day for _written, readings in _date_readings(text) for day in readings}
+
+
+def _date_readings(text: str) -> list[tuple[str, set[date]]]:
+    """Each date ``text`` writes, as written, with what it reads as: one date, or both readings of a
+    numeric one whose day/month order is ambiguous (none when it is no valid date)."""
     from taskcrew.tools import ap
 
-    found: set[date] = set()
+    found: list[tuple[str, set[date]]] = []
     for start, end in ap.date_spans(text):
         written = text[start:end]
         try:
-            found.add(ap.parse_date(written).value)
+            found.append((written, {ap.parse_date(written).value}))
         except ValueError:
-            found |= {date.fromisoformat(form.split(":", 1)[1]) for form in _ambiguous_dates(written)}
+            found.append(
+                (written, {date.fromisoformat(f.split(":", 1)[1]) for f in _ambiguous_dates(written)})
+            )
     return found
 
 
