@@ -330,8 +330,12 @@ _MONEY_AFTER = rf"[-(]?\d[\d{GROUPS}]*(?:[.,]\d\d|[{GROUPS}]\d{{3}})(?![\d.])"
 def signs_pattern(one_currency: bool = False) -> str:
     """A regex matching the currency signs of the one table (``_SYMBOLS``) as a line writes them,
     longest first (``_sign``); ``one_currency``: only those that name one currency (``SIGN_CURRENCY``).
-    The verifier's and the approval rules' reading of signs: a sign known here is known there."""
-    return "|".join(_sign(symbol) for symbol, codes in _SYMBOLS if not one_currency or len(codes) == 1)
+    The verifier's and the approval rules' reading of signs: a sign known here is known there.
+    Tried only where a sign's first character stands: each begins with look-behinds, and tried at
+    every character of all a run read they took ~50 ms in 40 kB."""
+    symbols = [symbol for symbol, codes in _SYMBOLS if not one_currency or len(codes) == 1]
+    firsts = re.escape("".join(sorted({symbol[0] for symbol in symbols})))
+    return f"(?=[{firsts}])(?:{'|'.join(_sign(symbol) for symbol in symbols)})"
 
 
 def _sign(symbol: str) -> str:

@@ -7,6 +7,7 @@ model can react to. Programming errors raise.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any, get_origin
 
@@ -150,8 +151,15 @@ def openai_parameters(schema: dict[str, Any], args_schema: type[BaseModel]) -> d
             properties[key]["default"] = info.default
     params["properties"] = properties
     params["required"] = required
-    own = args_schema.model_json_schema().get("$defs", {})
-    return _relax_nested(params, own)
+    return _relax_nested(params, _own_definitions(args_schema))
+
+
+@functools.lru_cache(maxsize=256)
+def _own_definitions(args_schema: type[BaseModel]) -> dict[str, Any]:
+    """A tool model's own JSON schema definitions, made once per model (not once per tool per model
+    call, ~1 ms each: pydantic does not keep them); read only."""
+    defs: dict[str, Any] = args_schema.model_json_schema().get("$defs", {})
+    return defs
 
 
 def _relax_nested(node: Any, own: dict[str, Any]) -> Any:
