@@ -113,7 +113,8 @@ def test_a_credit_note_total_in_brackets_still_warns() -> None:
                         sources=[Citation(source="credit.pdf", quote=files_line)])  # fmt: skip
     text = "NORTHWIND TRADERS   CREDIT NOTE\n" + files_line
     origin = value_origin("1234.50", [(1, "file_reader", report)], lambda _s: text)
-    assert "quoting a line that shows it with a minus sign" in origin, origin
+    # the quoted line is named, with the sign it shows (crew.provenance: the file's sign, not the quote's)
+    assert origin.startswith("credit.pdf, line 2") and "line 2 shows it with a minus sign" in origin, origin
 
 
 # ------------------------------------------------------------------------ 2. typographic forms

@@ -139,8 +139,11 @@ def test_a_french_or_nordic_amount_and_a_counted_amount_are_traced_plainly(line:
 
 def test_a_line_that_shows_the_amount_plainly_is_named_before_one_in_doubt() -> None:
     document = "Invoice INV-88\nConsulting 1 950.00\nTotal due 1,950.00 EUR\n"
+    said = _origin(document, "Consulting 1 950.00\nTotal due 1,950.00 EUR", "1950.00", "EUR")
+    assert said == "invoice.txt, line 3 (cited in step 1)", said  # of the lines quoted, the plain one
+    # a quote of the line in doubt names that line, with its doubt: never another line of the file
     said = _origin(document, "Consulting 1 950.00", "1950.00", "EUR")
-    assert said == "invoice.txt, line 3 (cited in step 1)", said
+    assert said == "invoice.txt, line 2 (cited in step 1) — but line 2 may read 1 950.00 or 950.00: check it"
 
 
 # ------------------------------------------------------------------ 3. a dash or brackets that are no minus

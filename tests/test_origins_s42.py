@@ -238,10 +238,15 @@ def test_an_amount_is_checked_against_its_line_with_the_currency_the_rules_read(
     assert "line 3 does not show it in CHF" in wrong.text
     assert "does not show" not in field_origin("4900.00", steps, read, currency="SEK").text
     bare = {"invoice.txt": "Total: 4,900.00\n"}.get  # a line that names no currency shows any
-    assert "does not show" not in field_origin("4900.00", steps, bare, currency="CHF").text
-    both = {"invoice.txt": "Total: 4,900.00 SEK\nor 4,900.00 CHF\n"}.get  # the line in its currency
-    right = field_origin("4900.00", steps, both, currency="CHF")
+    quoted = [(1, "document_reader", _report({"amount": "4900.00"}, "Total: 4,900.00"))]
+    assert "does not show" not in field_origin("4900.00", quoted, bare, currency="CHF").text
+    both = {"invoice.txt": "Total: 4,900.00 SEK\nor 4,900.00 CHF\n"}.get  # of the lines quoted: CHF's
+    quoted = [(1, "document_reader", _report({"amount": "4900.00"}, "Total: 4,900.00 SEK or 4,900.00 CHF"))]
+    right = field_origin("4900.00", quoted, both, currency="CHF")
     assert right.line == 2 and "does not show" not in right.text
+    # the quoted SEK line is named, with the warning: never the CHF line the step did not quote
+    wrong = field_origin("4900.00", steps, both, currency="CHF")
+    assert wrong.line == 1 and "line 1 does not show it in CHF" in wrong.text
     # the currency as the rules read it, from the request's fields; and the console's viewer
     app.inbox("invoice.txt", sek)
     fields = [

@@ -37,7 +37,8 @@ URL_REF = re.compile(r"https?://[^\s,;)]+")
 
 
 class SourceRef(BaseModel):
-    """Where one value came from, as recorded, and what in it can be opened."""
+    """Where one value came from, as recorded, and what in it can be opened. ``ocr``: the value was
+    read by OCR, as the run recorded it (``read_by_ocr``), never read out of the origin's words."""
 
     text: str
     file: str | None = None
@@ -50,11 +51,12 @@ class SourceRef(BaseModel):
 def parse_source(text: str) -> SourceRef:
     """The file (page, line) or page an origin names. What follows " — " is a warning about files
     a step cited that do not show the value, or that code cannot read: never the origin."""
-    ref = SourceRef(text=text, ocr="ocr" in text.lower())
+    ref = SourceRef(text=text)
     origin = text.split(" — ", 1)[0]
     match = FILE_REF.search(origin)
     if match:
         ref.file = match.group("file").strip()
+        ref.ocr = bool(match.group("ocr"))  # the mark "(OCR)" after the file, not a word of its name
         ref.page = int(match.group("page")) if match.group("page") else None
         ref.line = int(match.group("line")) if match.group("line") else None
     elif url := URL_REF.search(origin):
@@ -100,8 +102,7 @@ def origins(request: ApprovalRequest | None, sources: list[FieldSource]) -> dict
     checked: dict[str, list[SourceRef]] = {}
     if request.origins is not None:  # code's, as data
         for key, origin in request.origins.items():
-            ocr = "ocr" in origin.text.lower()
-            checked[key] = [SourceRef(text=origin.text, file=origin.file, line=origin.line, ocr=ocr)]
+            checked[key] = [SourceRef(text=origin.text, file=origin.file, line=origin.line)]
     else:  # parked before origins were carried as data
         for key, text in summary_origins(request):
             checked.setdefault(key, []).append(parse_source(text))
@@ -128,12 +129,23 @@ def origins(request: ApprovalRequest | None, sources: list[FieldSource]) -> dict
         best = next((r for r in refs if r.file and r.line), None) or next(
             (r for r in refs if r.file), refs[0]
         )
-        best.ocr = any(r.ocr for r in refs) or "ocr" in (notes.get(key) or "").lower()
+        best.ocr = any(r.ocr for r in refs) or read_by_ocr(notes.get(key))
         out[key] = best
     for key, note in notes.items():
         if key not in out:
-            out[key] = SourceRef(text=note, ocr="ocr" in note.lower())
+            out[key] = SourceRef(text=note, ocr=read_by_ocr(note))
     return out
+
+
+def read_by_ocr(note: str | None) -> bool:
+    """Whether a field's note (the policy gate's: its own, then its flaggers', joined by "; ") holds
+    the OCR provenance's note (``OcrProvenance.flag``: ``OCR_NOTE`` or ``OcrReading.note``, each
+    starting "read by OCR"): the run's record that it read the value by OCR. OCR is never inferred
+    from the letters of an origin, a trace or a file's name ("Democratic Press order.pdf")."""
+    from taskcrew.tools.documents.provenance import OCR_NOTE
+
+    head = OCR_NOTE.split(" — ", 1)[0]  # "read by OCR"
+    return any(part.startswith(head) for part in (note or "").split("; "))
 
 
 STEP_TRACE = re.compile(r"step \d+ \(")  # a step's trace (``jobs/human.trace``): it holds the model's words
@@ -146,7 +158,7 @@ def traced_source(source: FieldSource) -> SourceRef:
     kept as data names no file; another text (one given as the value's source, not a step's) is read
     as it is written."""
     if source.files is not None or STEP_TRACE.match(source.source):
-        ref = SourceRef(text=source.source, ocr="ocr" in source.source.lower())
+        ref = SourceRef(text=source.source)  # the model's words: no file, no OCR read out of them
         ref.file = source.files[0] if source.files else None
         return ref
     return parse_source(source.source)

@@ -22,7 +22,8 @@ from taskcrew.approvals.origins import (
     origin_lines,
     priced,
 )
-from taskcrew.crew.models import StepReport
+from taskcrew.crew.citations import _tokens, appears_in, check_citations, normalize
+from taskcrew.crew.models import Citation, StepReport
 from taskcrew.tools.documents.provenance import reading_doubt, shows_value
 from taskcrew.tools.human import FieldValue, ValueOrigin
 
@@ -30,27 +31,120 @@ if TYPE_CHECKING:
     from taskcrew.approvals.rules import RiskRules
 
 
-def _norm(text: str) -> str:
-    return "".join(text.split()).replace(",", "").casefold()
+def _bare(text: str) -> str:
+    return "".join(text.split()).casefold()
 
 
 def same_value(value: str, found: str) -> bool:
-    """Whether ``value`` is the value a step reported (``found``): equal but for spaces, thousands
-    commas and case — never a value that only holds it ("9950.00" is not "950.00"). The one rule
-    for it: ``field_origin``'s and the job's trace's (``jobs/human.trace``)."""
-    return bool(_norm(value)) and _norm(value) == _norm(found)
+    """Whether ``value`` is the value a step reported (``found``), as the reader reads values: each
+    shows the other (``shows_value``) — an amount as an amount ("1,250.00" is 1250.00; "12,50" is
+    twelve-fifty, never 1250), a date as a date, any other value word for word but for spaces and
+    case; never a value that only holds it ("9950.00" is not "950.00", "paid 950.00" is not 950.00).
+    The one rule for it: ``field_origin``'s and the job's trace's (``jobs/human.trace``)."""
+    value, found = value.strip(), found.strip()
+    return bool(value and found) and shows_value(found, value) and shows_value(value, found)
 
 
-def _line_of(value: str, text: str) -> int | None:
-    """The first line of ``text`` (a file) that shows ``value``, one that shows it plainly first
-    (``reading_doubt``); a line naming no currency is read in the file's (``shows_value``)."""
+def names_value(text: str, value: str) -> bool:
+    """Whether ``text`` (a step's summary, the request) names ``value``: shows it whole, as the
+    reader reads values (``shows_value``: "150.00" does not name 50.00, "1,250.00" not 250.00,
+    "12,50 EUR" not 1250), a value without digits as whole words ("Initech" does not name Tech). A
+    short value ("1", "30") in words proves nothing. The one rule for ``field_origin``'s summary and
+    request and the job's trace's task text (``jobs/human.trace``)."""
+    if len(_bare(value)) < 3 or not shows_value(text, value):
+        return False
+    return any(ch.isdigit() for ch in value) or appears_in(value, [text])
+
+
+def quoted_lines(quote: str, text: str) -> list[list[int]]:
+    """Where the citation check finds ``quote`` in ``text`` (a file; ``citations.check_citations``:
+    its words in order, case, spacing and punctuation aside): the numbers of the lines of each
+    shortest passage that holds it, in the file's order; none when the file does not hold it."""
+    lines = text.splitlines()
+    want = _tokens(quote)
+    if not want:
+        return []
+    found: list[list[int]] = []
+    words: list[str] = []  # the file's words, as the check reads them, and the line of each
+    line_of: list[int] = []
+    for number, line in enumerate(lines, 1):
+        said = _tokens(line)
+        words += said
+        line_of += [number] * len(said)
+    for at in range(len(words) - len(want) + 1):
+        if words[at : at + len(want)] == want:
+            found.append(list(range(line_of[at], line_of[at + len(want) - 1] + 1)))
+    if found:
+        return found
+    # the check's other reading: the quote's text, case and spacing aside, cut inside a word
+    quoted = normalize(quote)
+    for i, line in enumerate(lines):
+        if want[0] not in normalize(line):
+            continue  # the passage starts on the line that holds its first word (or that word's tail)
+        for j in range(i + 1, min(i + len(want) + 2, len(lines)) + 1):
+            if quoted in normalize("\n".join(lines[i:j])):
+                if i + 1 == j or quoted not in normalize("\n".join(lines[i + 1 : j])):
+                    found.append(list(range(i + 1, j + 1)))
+                break
+    return found
+
+
+def _first_line(text: str, value: str, lines: list[int] | None = None) -> int | None:
+    """The first of ``lines`` (numbers; all of the file ``text`` by default) that shows ``value``,
+    one that shows it plainly first (``reading_doubt``); a line naming no currency is read in the
+    file's (``shows_value``'s ``document``)."""
+    every = text.splitlines()
     first: int | None = None
-    for number, line in enumerate(text.splitlines(), 1):
-        if _norm(value) and shows_value(line, value, text):
-            if reading_doubt(line, value, text) is None:
+    for number in lines if lines is not None else range(1, len(every) + 1):
+        if shows_value(every[number - 1], value, text):
+            if reading_doubt(every[number - 1], value, text) is None:
                 return number
             first = first or number
     return first
+
+
+CREDIT = "shows it with a minus sign (a credit, not an amount owed?)"
+
+
+def _negative(value: str) -> str | None:
+    """An amount's negative ("-150.00" for "150.00"), what a credit note shows; None for a value that
+    is no amount, or is negative already."""
+    from taskcrew.tools import ap
+
+    try:
+        amount = ap.parse_amount(value)
+    except (ValueError, ArithmeticError):
+        return None
+    return f"-{value.strip()}" if amount.value > 0 else None
+
+
+def _cited_line(quote: str, shown: str, text: str, currency: str | None) -> tuple[int, str] | None:
+    """The line of the file ``text`` that the quote holding ``shown`` (or its negative) names, and
+    what the approver must know about it; None when the file does not hold the quote, or holds it
+    without the value. The line is the quoted one (``quoted_lines``), never another line of the file
+    that shows the same figure; its sign is the file's: a quoted line, or any line of the file,
+    that shows the amount with a minus (a credit note's total) is said so."""
+    passages = [number for passage in quoted_lines(quote, text) for number in passage]
+    minus = _negative(shown)
+    negative = _first_line(text, minus, passages) if minus else None
+    line = _first_line(text, shown, passages)
+    warn = ""
+    if line is not None:
+        every = text.splitlines()
+        if (want_priced := priced(shown, currency)) != shown:  # the amount with its currency
+            line = _first_line(text, want_priced, passages) or line
+            if not shows_value(every[line - 1], want_priced, text):
+                warn = f" — but line {line} does not show it in {currency}: check the currency"
+        if doubt := reading_doubt(every[line - 1], shown, text):
+            warn += f" — but line {line} may read {doubt}: check it"
+        negative = negative or (_first_line(text, minus) if minus else None)
+    elif negative is not None:  # the quoted line shows it only with a minus: named, and said
+        line = negative
+    else:
+        return None
+    if negative is not None:
+        warn += f" — but line {negative} {CREDIT}"
+    return line, warn
 
 
 def value_candidates(value: str, label: str | None = None) -> list[str]:
@@ -60,7 +154,7 @@ def value_candidates(value: str, label: str | None = None) -> list[str]:
     out = [value]
     if label and value.endswith(f" ({label})"):
         out += [label, value[: -len(label) - 3]]
-    return [c for c in out if len(_norm(c)) >= 1]
+    return [c for c in out if _bare(c)]
 
 
 def value_origin(
@@ -87,8 +181,15 @@ def field_origin(
     """``reports``: (step number, role, report), oldest first. Looks in the cited sources, then the
     reported data, then the steps' own words; says "not found" only when it is in none of them.
     ``label``: a chosen option's text (the value is then "sent (label)"). A cited source is named as
-    the origin only when code read it and found the value there: a source code cannot read (a
+    the origin only when code read it, found there the line the step quoted (as the citation check
+    finds a quote: ``quoted_lines``) and the value on that line — never another line of the file
+    that shows the same figure: a quote the file does not hold (hidden text, a made-up line) is said
+    so ("it cited X, but X does not show it"). The sign is the file's: a quoted line, or another
+    line of the file, that shows the amount with a minus (a credit note's total) is named with "line
+    N shows it with a minus sign", whatever the quote kept of it. A source code cannot read (a
     made-up name, a tool, a page it cannot fetch) is said to be the model's word, not checked.
+    The step's data, summary and the request hold the value only as ``same_value`` and
+    ``names_value`` read it (the reader's own reading of values).
     ``currency``: an amount's, as the rules read it (``amount_currencies``): a line that shows the
     amount in another currency (or, naming none, is in a file that names only others:
     ``shows_value``'s ``document``) is named with the warning that it does not show it in that one.
@@ -97,71 +198,76 @@ def field_origin(
     ``reveal`` (the run's ``Vault.reveal``): a quote is compared as the page held it — a value the
     run hid shows there as its placeholder, and the value sent is the real one; ``read`` reads the
     real text."""
-    unshown: list[str] = []  # files cited for the value whose text, read by code, does not show it
+    unshown: list[str] = []  # files cited for the value that do not hold the quoted line with it
     unread: list[str] = []  # sources cited for the value that code cannot read
-    negated: list[str] = []  # sources whose quoted line shows the value with a minus (a credit note's)
+    negated: list[str] = []  # what a cited source not read at the quote says of the value's sign
+    unsure: list[str] = []  # images cited whose text, as OCR read it, does not hold the quote
     for shown in value_candidates(value, label):
-        want = _norm(shown)
+        minus = _negative(shown)
         for number, _role, report in reversed(reports):
             for citation in report.sources:
                 quote = reveal(citation.quote)
-                if want and not want.startswith("-") and shows_value(quote, f"-{shown}"):
-                    negated.append(citation.source)
                 # the whole value, not the tail or head of a longer number ('234.56' of '1,234.56')
-                if want and shows_value(quote, shown):
-                    text = read(citation.source)
-                    if text is None:
-                        unread.append(citation.source)
-                        continue
-                    line = _line_of(shown, text)
-                    if line is None:  # the quote is the model's: the file says otherwise
-                        unshown.append(citation.source)
-                        continue
-                    warn = ""
-                    if (want_priced := priced(shown, currency)) != shown:  # the amount with its currency
-                        line, warn = _line_of(want_priced, text) or line, ""
-                        if not shows_value(text.splitlines()[line - 1], want_priced, text):
-                            warn = f" — but line {line} does not show it in {currency}: check the currency"
-                    if doubt := reading_doubt(text.splitlines()[line - 1], shown, text):
-                        warn += f" — but line {line} may read {doubt}: check it"
-                    where = f"{citation.source}, line {line} (cited in step {number})"
-                    return ValueOrigin(text=where + _as(shown, value) + warn, file=citation.source, line=line)
+                if not (shows_value(quote, shown) or (minus and shows_value(quote, minus))):
+                    continue
+                text = read(citation.source)
+                if text is None:
+                    unread.append(citation.source)
+                    if minus and shows_value(quote, minus):
+                        negated.append(f"it cited {citation.source}, quoting a line that {CREDIT}")
+                    continue
+                # the quoted line, found as the citation check finds it; its sign read in the file
+                check = check_citations(
+                    [Citation(source=citation.source, quote=quote)], {citation.source: text}.get
+                )
+                found = _cited_line(quote, shown, text, currency) if check[0].status == "found" else None
+                if found is None:
+                    (unsure if check[0].status == "unchecked" else unshown).append(citation.source)
+                    if minus and (line := _first_line(text, minus)):  # the file's sign, not the quote's
+                        negated.append(f"it cited {citation.source}, whose line {line} {CREDIT}")
+                    elif minus and shows_value(quote, minus):
+                        negated.append(f"it cited {citation.source}, quoting a line that {CREDIT}")
+                    continue
+                line, warn = found
+                where = f"{citation.source}, line {line} (cited in step {number})"
+                return ValueOrigin(text=where + _as(shown, value) + warn, file=citation.source, line=line)
         for number, role, report in reversed(reports):
             for key, reported in report.data.items():
-                if same_value(shown, reported):
+                if same_value(shown, str(reported)):
                     return ValueOrigin(
                         text=f"step {number} ({role}) reported it as {key!r}"
                         + _as(shown, value)
-                        + _unshown(unshown, unread, negated)
+                        + _unshown(unshown, unread, negated, unsure)
                     )
     for shown in value_candidates(value, label)[1:] or value_candidates(value):
-        want = _norm(shown)
-        if len(want) < 3:
-            continue  # a short value ("1", "USD") in a summary proves nothing
         for number, role, report in reversed(reports):
-            if want in _norm(report.summary):
+            if names_value(report.summary, shown):
                 return ValueOrigin(
                     text=f"step {number} ({role}) named it in its summary (not as a cited value)"
                     + _as(shown, value)
-                    + _unshown(unshown, unread, negated)
+                    + _unshown(unshown, unread, negated, unsure)
                 )
-        if want in _norm(request):
+        if names_value(request, shown):
             return ValueOrigin(
-                text="your request names it" + _as(shown, value) + _unshown(unshown, unread, negated)
+                text="your request names it" + _as(shown, value) + _unshown(unshown, unread, negated, unsure)
             )
-    return ValueOrigin(text=NOT_FOUND + _unshown(unshown, unread, negated))
+    return ValueOrigin(text=NOT_FOUND + _unshown(unshown, unread, negated, unsure))
 
 
-def _unshown(sources: list[str], unread: list[str], negated: list[str]) -> str:
-    """What the approver must know when a step cited files for the value that do not show it, whose
-    quoted line shows it negative (a credit note's amount entered as a bill's), or sources code
-    cannot read (their quote is the model's word alone)."""
-    said = "".join(
-        f" — it cited {source}, quoting a line that shows it with a minus sign (a credit, not an amount owed?)"
-        for source in dict.fromkeys(negated)
-    )
+def _unshown(sources: list[str], unread: list[str], negated: list[str], unsure: list[str]) -> str:
+    """What the approver must know when a step cited files for the value that do not hold the line
+    it quoted with the value (hidden text, a made-up line), sources code cannot read (their quote is
+    the model's word alone), images whose text as OCR read it does not hold the quote, and what such
+    a source says of the value's sign (``negated``: a line of the file, else the quote, shows it with
+    a minus — a credit note's amount entered as a bill's?)."""
+    said = "".join(f" — {sign}" for sign in dict.fromkeys(negated))
     said += "".join(
         f" — it cited {source}, but {source} does not show it" for source in dict.fromkeys(sources)
+    )
+    said += "".join(
+        f" — it cited {source}, an image whose text as OCR read it does not hold the quote: the model's"
+        " word, not checked"
+        for source in dict.fromkeys(unsure)
     )
     return said + "".join(
         f" — it cited {source!r}, which code cannot read: the model's word, not checked"

@@ -106,8 +106,10 @@ def trace(
     and values). ``planned_for``: the submitter of the batch whose planner wrote the task
     (``Job.origin``): the task text is then the planner's words, not hers. A step's value is this
     one only when it is the same value (``crew.provenance.same_value``, code's rule; for a chosen
-    option, ``label`` its text: the option's text or the value sent): "950.00" is not "9950.00"."""
-    from taskcrew.crew.provenance import same_value, value_candidates
+    option, ``label`` its text: the option's text or the value sent): "950.00" is not "9950.00", nor
+    "12,50" 1250; the task text holds it only when it names it whole (``names_value``, the approval's
+    rule for the request): "150.00" does not hold 50.00."""
+    from taskcrew.crew.provenance import names_value, same_value, value_candidates
 
     value = value.strip()
     if not value:
@@ -130,7 +132,7 @@ def trace(
                 return f"{where} found {key} = {found}" + (
                     " (worked out by the step: no line it cited shows this value)" if sources else ""
                 ), []
-    if value.lower() in task.lower():
+    if any(names_value(task, c) for c in candidates[1:] or candidates):  # as ``field_origin``
         if planned_for is not None:
             return f"the task text written by the batch planner (not by {planned_for})", []
         return "the task text", []
