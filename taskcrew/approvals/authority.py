@@ -424,6 +424,15 @@ def bulk_refusal(view: ApprovalView, rules: RiskRules | None = None) -> str | No
     return f"{approval.id} is " + ", and ".join(why) if why else None
 
 
+def unreadable_said(exc: RiskRulesError) -> str:
+    """What is said while the rules file cannot be read or validated: why, what to do, and that only
+    a rejection is decided meanwhile (``Authority.decide``), never anything by older rules."""
+    return (
+        f"{exc} Until the file is fixed, approving is refused (nothing is judged by rules read before, "
+        "and no risk flag is read); rejecting still works."
+    )
+
+
 class Authority:
     def __init__(
         self,
@@ -1017,9 +1026,18 @@ class Authority:
     def pending(self) -> list[ApprovalView]:
         return [self.view(a) for a in self.jobs.approvals("pending")]
 
-    def _unjudged(self, approval: Approval) -> ApprovalView:
+    def rules_unreadable(self) -> str | None:
+        """None while the rules in force can be read; else what every surface says meanwhile: why
+        (``RiskRulesError``), what to do, and what is still decided (``decide``: a rejection only)."""
+        try:
+            _ = self.rules
+        except RiskRulesError as exc:
+            return unreadable_said(exc)
+        return None
+
+    def unjudged(self, approval: Approval) -> ApprovalView:
         """``approval`` as ``view`` shows it without the rules (no flags, no payee): what a rejection
-        is decided on while the rules cannot be read (``decide``)."""
+        is decided on, and what a surface lists, while the rules cannot be read (``decide``)."""
         try:
             job: Job | None = self.jobs.get(approval.job_id)
         except UnknownJob:
@@ -1054,10 +1072,12 @@ class Authority:
             judged_by: str | None = self.rules_digest  # the rules in force, said in the signed entry
         except RiskRulesError as exc:  # the rules in force cannot be read: never judged by older ones
             if action != "reject":
-                return self._refuse(who, approval_id, action, f"Refused, nothing was decided: {exc}")
+                return self._refuse(
+                    who, approval_id, action, f"Refused, nothing was decided: {unreadable_said(exc)}"
+                )
             # stopping is always allowed: a rejection sends nothing, so it needs no rules' view (no
             # flags are read); its signed entry says the rules could not be read
-            view, judged_by, unreadable = self._unjudged(approval), None, {"rules_unreadable": str(exc)}
+            view, judged_by, unreadable = self.unjudged(approval), None, {"rules_unreadable": str(exc)}
         approval = view.approval
         payload = {
             "job_id": approval.job_id,
@@ -1626,7 +1646,8 @@ class Authority:
             one = self.one_reading()
             allowed = one.rules.bulk_allowed  # the rules in force now (``rules``)
         except RiskRulesError as exc:
-            return [self._refuse(who, "bulk", "bulk_approve", f"Refused, nothing was approved: {exc}")]
+            why = f"Refused, nothing was approved: {unreadable_said(exc)}"
+            return [self._refuse(who, "bulk", "bulk_approve", why)]
         return one._bulk_approve(approval_ids, who, allowed)
 
     def _bulk_approve(self, approval_ids: list[str], who: Identity, allowed: bool) -> list[DecisionResult]:

@@ -46,14 +46,25 @@ def identity() -> Any:
 
 
 def _authority(db: str | None) -> Any:
+    """The authority, its rules file read when first used: while it cannot be read, approvals are
+    still listed and shown unjudged and can be rejected; the authority refuses the rest, saying why."""
     from taskcrew.approvals.authority import Authority
-    from taskcrew.approvals.rules import RiskRulesError
+    from taskcrew.approvals.rules import RulesInForce
     from taskcrew.jobs.store import Jobs, JobStoreError
 
     try:
-        return Authority(Jobs.open(db, create=False, make_folder=False))  # never a new database
-    except (JobStoreError, RiskRulesError) as exc:
+        jobs = Jobs.open(db, create=False, make_folder=False)  # never a new database
+    except JobStoreError as exc:
         raise fail(str(exc)) from exc
+    return Authority(jobs, RulesInForce(at_start=False))
+
+
+def _unreadable(authority: Any) -> str | None:
+    """Why the rules cannot be read now (said on stderr, once), else None (``rules_unreadable``)."""
+    said: str | None = authority.rules_unreadable()
+    if said:
+        typer.echo(f"warning: {said}", err=True)
+    return said
 
 
 def _approval(authority: Any, approval_id: str) -> Any:
@@ -76,11 +87,12 @@ def approvals_list(
     from taskcrew.tools.human import fit
 
     authority = _authority(db)
+    unread = _unreadable(authority)
     found = authority.jobs.approvals(None if all_ else "pending")
     if not found:
         typer.echo("No approvals." if all_ else "Nothing waits for approval.")
     for a in found:
-        view = authority.view(a)
+        view = authority.unjudged(a) if unread else authority.view(a)
         what = visible(
             a.question if a.kind == "question" else f"{a.request.method} {a.request.url}" if a.request else ""
         )  # the model's words, never their own layout: its line breaks are markers, not rows
@@ -90,6 +102,8 @@ def approvals_list(
         rules = [f.rule for f in view.assessment.flags]
         if a.request is not None and a.request.asked_again:  # approved before, when the record said otherwise
             rules.insert(0, "asked_again")
+        if unread:  # no flag is read: none is shown as if it were
+            rules.append("risk not read: the rules could not be read")
         flags = f"  [{', '.join(rules)}]" if rules else ""
         # on a terminal, a row wider than it goes on on lines marked continued (``fit``), never at
         # column 0; piped, one line a row
@@ -124,8 +138,16 @@ def approvals_show(
 
     authority = _authority(db)
     a = _approval(authority, approval_id)
-    view = authority.view(a)
     lines = [visible(f"{a.id}  {a.kind}  {a.status}  job {a.job_id}")]
+    if _unreadable(authority):  # what it asks, and nothing the rules would read of it
+        what = (
+            a.question if a.kind == "question" else f"{a.request.method} {a.request.url}" if a.request else ""
+        )
+        lines.append(continued(visible(what, layout=True)))
+        lines.append("risk: not read (the rules could not be read); no value is shown until they can be")
+        typer.echo(fit(lines, screen_width()))
+        return
+    view = authority.view(a)
     more = None if full else f"`taskcrew approvals show {a.id} --full` shows them all"  # where a cut value is
     if view.problem:
         lines.append(continued(visible(f"This approval cannot be trusted: {view.problem}.", layout=True)))

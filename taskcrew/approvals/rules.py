@@ -425,12 +425,14 @@ class RulesInForce:
     at once (a file that cannot be used is said at start); one that can no longer be read or
     validated raises ``RiskRulesError`` on every use until it is fixed, never the rules read before
     it broke. ``digest``: the rules in force now; ``read``: the digest and the rules of one reading
-    (what one decision reads, ``Authority.one_reading``). ``Authority.rules``."""
+    (what one decision reads, ``Authority.one_reading``). ``Authority.rules``. ``at_start=False``:
+    not read until first used (the CLI's ``approvals``: a rejection needs no rules)."""
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, *, at_start: bool = True) -> None:
         self.path = rules_path(path)
         self._read: tuple[str, RiskRules] | None = None
-        self.current()
+        if at_start:
+            self.current()
 
     @property
     def digest(self) -> str:

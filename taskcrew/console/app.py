@@ -17,13 +17,14 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 
 from taskcrew.approvals.audit import AuditLogError
+from taskcrew.approvals.authority import unreadable_said
 from taskcrew.approvals.rules import RiskRulesError
 from taskcrew.console import approvals_page, eval_page, jobs_page, login_page, runs_page
 from taskcrew.console.facts_page import FactsDesk, fact_routes
 from taskcrew.console.routines_page import RoutinesDesk, routine_routes
 from taskcrew.console.security import SecurityHeaders, allowed_hosts
 from taskcrew.console.settings import ConsoleSettings
-from taskcrew.console.web import HERE, Console, Web
+from taskcrew.console.web import HERE, WORKLIST, Console, Web
 from taskcrew.jobs.store import Jobs
 
 __all__ = ["PAGES", "Console", "build_app"]
@@ -66,7 +67,22 @@ def build_app(settings: ConsoleSettings, jobs: Jobs | None = None) -> ASGIApp:
         return PlainTextResponse(str(exc), status_code=503)
 
     async def rules_broken(request: Request, exc: Exception) -> Response:  # read again as they change
-        return PlainTextResponse(f"{exc} Nothing is shown or decided until it is fixed.", status_code=503)
+        """A page that needs the risk rules while they cannot be read: why, what to do, and the way to
+        the approvals, which are still listed and can be rejected (``approvals_page.unjudged``)."""
+        session = web.session_of(request)
+        if session is None:  # who has proven nothing is told nothing of the file
+            return PlainTextResponse("The console cannot show this now. Log in first.", status_code=503)
+        said = unreadable_said(exc) if isinstance(exc, RiskRulesError) else str(exc)
+        return web.page(
+            request,
+            "error.html",
+            session,
+            status_code=503,
+            title="This page needs the risk rules",
+            message=f"This page is not shown while the risk rules cannot be read. {said}",
+            links=[WORKLIST],
+            rules_unreadable=None,  # said once, in the message
+        )
 
     async def no_such_page(request: Request, exc: Exception) -> Response:
         return web.not_found(  # a mistyped or outdated address: the way back, not a bare "Not Found"

@@ -28,6 +28,7 @@ from taskcrew.console.worklist import (
     summary_text,
     work_item,
 )
+from taskcrew.jobs import Approval
 from taskcrew.jobs.human import sealed_screenshot
 
 RENDERS = 2  # PDF pages drawn at once (each up to documents.MAX_PIXELS); more requests wait their turn
@@ -57,8 +58,17 @@ def routes(web: Web) -> list[BaseRoute]:
     console, systems = web.console, web.settings.systems
     renders = asyncio.Semaphore(RENDERS)
 
+    def unjudged(request: Request, session: Session, items: list[Approval], heading: str) -> Response:
+        """``items`` shown while the risk rules cannot be read (the page's banner says why): nothing
+        read by rules, not even the ones read before; a rejection is offered, approving is not."""
+        views = [console.approver.unjudged(item) for item in items]
+        return web.page(request, "unjudged.html", session, views=views, heading=heading, title=heading)
+
     @web.signed_in
     async def approvals(request: Request, session: Session) -> Response:
+        if await asyncio.to_thread(console.approver.rules_unreadable):
+            pending = await asyncio.to_thread(console.jobs.approvals, "pending")
+            return unjudged(request, session, pending, "Approvals waiting for you")
         views = await asyncio.to_thread(console.approver.pending)
         everything = [work_item(v, console.rules, systems=systems) for v in views]
         query = request.query_params
@@ -98,6 +108,8 @@ def routes(web: Web) -> list[BaseRoute]:
                 f"There is no approval “{request.path_params['id']}” here. The link may be mistyped, "
                 "or come from another console.",
             )
+        if await asyncio.to_thread(console.approver.rules_unreadable):
+            return unjudged(request, session, [item], f"Approval {item.id}")
         view = console.approver.view(item)
         work = work_item(view, console.rules, systems=systems)
         run, run_key = (  # the job's own run folder, not another of its name (console/artifacts.py)

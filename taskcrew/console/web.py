@@ -369,6 +369,8 @@ class Web:
         ctx.setdefault("flash", flash)
         ctx.setdefault("flash_kind", kind)
         ctx.setdefault("db_clock", DbClock(self.console.jobs))  # read only if the page judges a job
+        # while the rules file cannot be read, every page says so, and what is still decided (a rejection)
+        ctx.setdefault("rules_unreadable", self.console.approver.rules_unreadable() if session else None)
         ctx.setdefault("title", "Sign in")
         return self.templates.TemplateResponse(
             request, name, {"session": session, "nav": name.split(".")[0], **ctx}, status_code=status_code
