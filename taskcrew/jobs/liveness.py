@@ -96,6 +96,9 @@ def attempts(intents: Sequence[Intent]) -> list[list[Intent]]:
     cannot be told from it counts), judged as the intent log judged it when it recorded the attempt:
     with the fields the rules left out of its key then (recorded with it)."""
     from taskcrew.approvals.key import counts_as_attempt, earlier_attempt
+    from taskcrew.tools.intents import record_of
+
+    read = {id(intent): record_of(intent) for intent in intents}  # as the intent log reads each row
 
     def number(intent: Intent) -> int:
         n = intent.key.partition(".")[2]
@@ -104,13 +107,14 @@ def attempts(intents: Sequence[Intent]) -> list[list[Intent]]:
     def earlier(row: Intent, of: Intent) -> bool:
         if row.key.partition(".")[0] == of.key.partition(".")[0]:
             return True
+        stored, this = read[id(row)], read[id(of)]
         said = earlier_attempt(
-            (row.payload.method, row.target, [(f.name, f.value) for f in row.payload.fields]),
-            of.payload.method,
-            of.target,
-            [(f.name, f.value) for f in of.payload.fields],
-            excluded=list(of.payload.excluded),
-            recorded=list(row.payload.excluded) or None,  # none: a row written before rows recorded it
+            (stored.method, stored.url, stored.fields),
+            this.method,
+            this.url,
+            this.fields,
+            excluded=this.excluded or [],
+            recorded=stored.excluded,  # None: a row written before rows recorded it
             stored_key=row.key.partition(".")[0],
             scope=row.job_id,
         )

@@ -251,6 +251,12 @@ class Intent(BaseModel):
     trusted: bool = Field(
         default=True, exclude=True, description="set by the store as it reads the row (never stored)"
     )
+    exclusions_recorded: bool = Field(
+        default=False,
+        description="payload.excluded is every field the rules left out of its key when it was recorded "
+        "(empty: nothing left out). False: a row written before rows said so (every version wrote an "
+        "empty set), read as recording none unless it names some (tools.intents.record_of)",
+    )
 
 
 class JobEvent(BaseModel):

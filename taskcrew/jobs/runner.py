@@ -683,6 +683,7 @@ class StoreIntents:
             seen=record.seen,
             approved_again=record.approved_again,
             recorded_at=record.at,
+            exclusions_recorded=record.excluded is not None,  # an empty set too: nothing left out
         )
 
 

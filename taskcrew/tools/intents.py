@@ -242,7 +242,11 @@ def attempt_key(key: str, n: int) -> str:
 
 
 def record_of(intent: Any) -> IntentRecord:
-    """A job database's intent row (``jobs.models.Intent``) as the intent log reads it."""
+    """A job database's intent row (``jobs.models.Intent``) as the intent log and every surface read
+    it. Its ``excluded``: the fields the rules left out of its key when it was recorded (``[]``:
+    nothing left out, ``Intent.exclusions_recorded``), or None: a row written before rows recorded
+    them (no mark and none named: every version wrote an empty set), read by what its key proves."""
+    named = list(intent.payload.excluded)
     return IntentRecord(
         key=intent.key,
         method=intent.payload.method,
@@ -255,9 +259,7 @@ def record_of(intent: Any) -> IntentRecord:
         trusted=intent.trusted,  # the store's reading of its signature (``Jobs._read_intent``)
         at=intent.recorded_at,
         send_key=intent.payload.key or None,  # "": a row written before rows kept it
-        # the fields the rules left out of its key (``IntentRecord.excluded``); none stored: a row
-        # written before rows recorded them (or none left out), read by what its key proves
-        excluded=list(intent.payload.excluded) or None,
+        excluded=named if named or intent.exclusions_recorded else None,
     )
 
 
