@@ -4,9 +4,9 @@
 1. ``record.record_link`` kept a time or cache-buster query on a link whose path holds no number
    ("/vendor.php?v=10&_t=<time>", "/vendors/show?code=HOOLI&ts=<time>"): an honest bill was read as
    another vendor record on every leg, asked again, and refused after 3 re-asks. A link's query now
-   keeps what tells one record from another and drops what says how the page was served (a time, a
-   nonce, a session, a cache-buster, a return address: by its name or its value), never two records
-   merged ("?v=10" and "?v=11" stay two).
+   drops what says how the page was served (a time, a nonce, a session, a cache-buster, a return
+   address), by its name alone, never two records merged ("?v=10" and "?v=11" stay two; a value is
+   never dropped for its look: ``tests/test_record_link_s46b.py``).
 2. ``payee_record`` said one vendor record three ways (the bill page's link, the vendor list's key,
    a chosen option's value): the same record read through another surface was a "change", asked
    again. Now a link or a value the vendor list names is said as the list's record; records named
@@ -65,6 +65,7 @@ SETTLE = "look in the system before retrying or upgrading"
         ("/index.php?r=vendor/view&vid=10&rnd=0.5512", "/index.php?r=vendor/view&vid=10"),
         ("/supplier.php?sid=10&_t=1733551234", "/supplier.php?sid=10"),
         ("/vendor.php?v=10&page=2", "/vendor.php?v=10"),
+        ("/vendor.php?ts=1733551234", "/vendor.php?ts=1733551299"),  # "ts" names a time stamp
         ("/vendors/10?back=/bills/BILL-0005&_t=1765085412", "/vendors/10"),
     ],
 )
@@ -81,7 +82,7 @@ def test_a_link_is_its_record_whatever_says_how_the_page_was_served(link: str, s
         ("/vendors/show?code=ACME&ts=1733551234", "/vendors/show?code=GLOBEX&ts=1733551234"),
         ("/v2/vendor?code=ACME", "/v2/vendor?code=GLOBEX"),  # "v2" is the API's version, no record
         ("/supplier.php?sid=10", "/supplier.php?sid=11"),  # named like a session: all it has
-        ("/vendor.php?ts=1733551234", "/vendor.php?ts=1733551299"),  # nothing plainer: kept
+        ("/vendor.php?t=1733551234", "/vendor.php?t=1733551299"),  # "t" may be a record's: kept
         ("/index.php?r=vendor/view&vid=10", "/index.php?r=customer/view&vid=10"),
         ("/index.php?r=/vendor/view&vid=10", "/index.php?r=/customer/view&vid=10"),
     ],
@@ -141,7 +142,11 @@ def _legs(env: dict[str, Any], monkeypatch: pytest.MonkeyPatch, asked: Callable[
 
 @pytest.mark.parametrize(
     "link",
-    ["/vendor.php?v=10&_t={t}", "/vendors/show?code=HOOLI&ts={t}", "/vendor.php?v=10&_={t}000&sid=S{t}"],
+    [
+        "/vendor.php?v=10&_t={t}",
+        "/vendors/show?code=HOOLI&ts={t}",
+        "/vendor.php?v=10&_={t}000&PHPSESSID=S{t}",
+    ],
 )
 def test_a_durable_job_pays_a_bill_whose_vendor_link_carries_each_legs_time(
     env: dict[str, Any], erp: ErpServer, erp_user: ErpUser, monkeypatch: pytest.MonkeyPatch, link: str

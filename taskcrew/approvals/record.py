@@ -40,7 +40,6 @@ from taskcrew.approvals.rules import (
     named_alike,
     same_name,
     sent_part,
-    word_name,
 )
 from taskcrew.approvals.visible import visible
 from taskcrew.tools.documents.models import Unreadable
@@ -394,71 +393,40 @@ def _link_places(links: tuple[str, ...]) -> dict[tuple[int, str], str]:
 PAGE_PARAMS = re.compile(r"p|pg|page|page[_-]?(no|num|number|index)|pagenum|offset|start|skip|cursor|after")
 
 
-def _names_record(name: str) -> bool:
-    """Whether a query parameter's name says it names a record ("id", "vendor_id", "vendorId",
-    "vendor")."""
-    n = name.casefold()
-    return (
-        n in ("id", "vendor", "supplier", "payee", "record")
-        or n.endswith(("_id", "-id"))
-        or name.endswith("Id")
-    )
-
-
-# The words of a query parameter's name (``rules.word_name``) that say it is how a page was served,
-# not which record it shows: a time, a nonce or random number, a session, a cache-buster, a return
-# address, a tracker, a tab or a sort ("_t", "ts", "nonce", "cb", "jsessionid", "sessionId",
-# "cache_buster", "returnTo", "utm_source"; a name of no word, jQuery's "_", too).
-_SERVED = (
-    "t ts tstamp timestamp time stamp now nonce rnd rand random cb cache cachebuster buster bust "
-    "nocache sid sess session sessionid jsessionid phpsessid aspsessionid cfid cftoken csrf xsrf "
-    "token back return returnto returnurl redirect next continue utm gclid fbclid tab lang locale sort"
+# The names of query parameters that say how a page was served, never which record it shows: a time
+# stamp, a nonce or random number, a cache-buster, a session, a tracker, a return address, a tab, a
+# sort, a language, a pager ("_t", "ts", "_", "nonce", "cb", "jsessionid", "sessionId",
+# "cache-buster", "utm_source", "returnUrl", "page"), read in lower case with "-" as "_". A short
+# name that may as well be a record's ("t", "s", "v", "p", "sid", "id") is none of them.
+SERVED_NAMES = re.compile(
+    r"_+|_t|_ts|_dc|ts|tstamp|time_?stamp|nonce|rnd|rand|random|cb|cache_?buster|no_?cache"
+    r"|j?session_?id|phpsessid|aspsessionid\w*|cfid|cftoken|csrf(_?token)?|xsrf(_?token)?"
+    r"|utm_\w+|gclid|fbclid|msclkid|back|back_?url|return|return_?to|return_?url|redirect(_?(to|url))?"
+    r"|tab|sort|sort_?by|sort_?dir|order_?by|lang|locale"
+    r"|page|pg|page_?(no|num|number|index|size)|per_?page|offset|cursor"
 )
-VOLATILE_WORDS = frozenset(_SERVED.split())
-# A value that is a moment (an epoch in seconds or milliseconds, a date with a time) or a random
-# token (16 or more letters and digits mixed: a nonce, a session id, a UUID).
-VOLATILE_VALUE = re.compile(
-    r"\d{10}(\d{3})?([.]\d+)?|\d{4}-\d\d-\d\d[T ]\d\d:\d\d.*|(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[\w-]{16,}"
-)
-VERSION = re.compile(r"v\d+([._]\d+)*", re.IGNORECASE)  # "/v2/vendor?code=…": an API's version, no record
 
 
 def _served_name(name: str) -> bool:
-    """A query parameter's name says how the page was served (``VOLATILE_WORDS``: "sessionId")."""
-    words = word_name(name).split("_")
-    return not any(words) or any(word in VOLATILE_WORDS for word in words)
-
-
-def _volatile(name: str, value: str) -> int:
-    """How much a query parameter looks like how a page was served rather than which record it
-    shows: its name (``_served_name``) and its value (``VOLATILE_VALUE``), one each."""
-    return int(_served_name(name)) + int(bool(VOLATILE_VALUE.fullmatch(value.strip())))
+    """A query parameter's name says how the page was served (``SERVED_NAMES``: "sessionId")."""
+    return bool(SERVED_NAMES.fullmatch(name.casefold().replace("-", "_")))
 
 
 def record_link(link: str) -> str:
-    """Which record ``link`` (absolute) names: the one way a link is compared (``payee_record``),
-    read as the vendor list's rows are (``_link_places``): its host and its path's segments (a
-    segment's ";jsessionid=…" cut off, no trailing slash), never its "#" part, and of its query only
-    what tells one record from another. Where a query value is named as a record's ("?id=10",
-    "?vendor_id=10") or the path holds the record ("/vendors/10": a segment holding a digit, an API's
-    version "v2" aside), those values alone; else every query value but a pager's ("/vendor.php?
-    v=10"). Of those, the ones that look least like how the page was served (``_volatile``: named
-    as a time, a nonce, a session, a cache-buster or a return address; valued as a time or a random
-    token) are kept:
-    "/vendor.php?v=10&_t=1765085412" is "/vendor.php?v=10", "/vendors/10?back=/bills/5&_t=…" is
-    "/vendors/10", while "?v=10" and "?v=11" stay two records, and a value is never dropped for the
-    look of it where nothing plainer is left ("/vendor.php?ts=1765085412" keeps it). One record
-    linked in two forms is one record; a link read again is read the same."""
+    """Which record ``link`` (absolute) names: the one way a link is compared (``payee_record``):
+    its host, its path's segments as the vendor list's rows are read (``_link_places``: a segment's
+    ";jsessionid=…" cut off, no trailing slash), never its "#" part, and every value of its query
+    but those whose name says how the page was served (``_served_name``: a time, a nonce, a
+    session, a cache-buster, a return address, a tab, a sort, a pager). A query value is never
+    dropped for how it looks (a UUID, an account number, a time) nor for what else the link holds:
+    "/vendor.php?v=10&_t=1765085412" is "/vendor.php?v=10",
+    "/vendors/10;jsessionid=…?back=/bills/5&_t=…" is "/vendors/10", while "?v=10" and "?v=11",
+    "?org_id=1&vendor_id=<one uuid>" and "…=<another>", "?sid=10" and "?sid=11" stay two records
+    (the safe side: two links that may be two records stay two). One record linked in two forms is
+    one record; a link read again is read the same."""
     parts = urlsplit(link)
-    places = _link_places((link,))
-    path = [value for (_, place), value in places.items() if place.startswith("/")]
-    query = [(place[1:], value) for (_, place), value in places.items() if place.startswith("?")]
-    query = [(name, value) for name, value in query if not PAGE_PARAMS.fullmatch(name.casefold())]
-    named = [(name, value) for name, value in query if _names_record(name) and not _served_name(name)]
-    if named or any(any(ch.isdigit() for ch in seg) and not VERSION.fullmatch(seg) for seg in path):
-        query = named  # the record is named: the rest of the query is how it is shown
-    least = min((_volatile(name, value) for name, value in query), default=0)
-    kept = [(name, value) for name, value in query if _volatile(name, value) == least]
+    path = [value for (_, place), value in _link_places((link,)).items() if place.startswith("/")]
+    kept = [(n, v) for n, v in parse_qsl(parts.query, keep_blank_values=True) if not _served_name(n)]
     return urlunsplit(
         (
             parts.scheme.lower(),
