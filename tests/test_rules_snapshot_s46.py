@@ -195,3 +195,28 @@ def test_a_rejection_is_decided_while_the_rules_file_cannot_be_read(
     assert f"The risk rules {rules} cannot be used: bulk_allowed" in entry.payload["rules_unreadable"]
     [refused] = _signed(jobs, "approve_refused", one.id)
     assert "Refused, nothing was decided" in refused.payload["reason"]
+
+
+def test_what_a_person_is_told_was_left_out_of_the_key_is_the_legs_snapshot(env: dict[str, Any]) -> None:
+    """The fields a parked request says were left out of its key (``ApprovalRequest.excluded``, shown
+    to the approver) are those the leg's key was made without: its snapshot (``Authority.keys_by``),
+    not the rules file as edited since the leg began (before, the key left the token out while the
+    request told the approver it was part of it)."""
+    from taskcrew.approvals.rules import RulesInForce
+
+    jobs, rules = env["jobs"], env["rules"]
+    job = jobs.submit("Enter INV-7", submitted_by="ana", enqueue=False)
+    authority = Authority(jobs, RulesInForce(rules)).keys_by(load_rules(rules))  # the leg's snapshot
+    _edit(rules, CSRF_RULE, NARROWED)  # the operator narrows the rule as the leg runs
+    request = ApprovalRequest(
+        kind="form_submission",
+        method="POST",
+        url="http://127.0.0.1:8800/bills/new",
+        fields=[FieldValue(name="invoice_number", value="INV-7"), FieldValue(name="csrf_token", value="t1")],
+    )
+    with pytest.raises(Parked) as parked:
+        JobHuman(jobs, job.id, authority=authority).approve(request)
+    stored = jobs.approval(parked.value.approval_id)
+    assert stored.request is not None and set(stored.request.excluded) == {"csrf_token"}
+    key, left = authority.keyed("POST", request.url, [("invoice_number", "INV-7"), ("csrf_token", "t1")])
+    assert stored.key == key and left == ["csrf_token"]

@@ -781,11 +781,15 @@ class Authority:
         self._key_rules = rules
         return self
 
+    @property
+    def key_rules(self) -> RiskRules:
+        """The rules this authority's request keys are made by: the run's snapshot (``keys_by``), else
+        the rules in force."""
+        return self._key_rules if self._key_rules is not None else self.rules
+
     def excluded_for(self, url: str) -> list[str]:
-        """The fields a request key to ``url`` leaves out (sorted): by the run's snapshot
-        (``keys_by``), else by the rules in force."""
-        rules = self._key_rules if self._key_rules is not None else self.rules
-        return sorted(rules.excluded_for(url))
+        """The fields a request key to ``url`` leaves out (sorted), by ``key_rules``."""
+        return sorted(self.key_rules.excluded_for(url))
 
     def assess(self, request: ApprovalRequest) -> Assessment:
         return assess_request(request, self.rules)

@@ -172,7 +172,8 @@ class JobHuman:
     def approve(self, request: ApprovalRequest) -> ApprovalDecision:
         key = self.key(request)
         names = {f.name for f in request.fields}
-        excluded = {n: why for n, why in self.authority.rules.excluded_for(request.url).items() if n in names}
+        left_out = self.authority.key_rules.excluded_for(request.url)  # why, as the key left them out
+        excluded = {n: why for n, why in left_out.items() if n in names}
         request = request.model_copy(update={"key": key, "excluded": request.excluded or excluded})
         decided = self.gate.decision(key, request)
         if decided is None and (spent := self.gate.reasks_spent.get(key)) is not None:  # as the terminal
