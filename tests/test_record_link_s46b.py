@@ -85,6 +85,10 @@ def test_what_says_how_the_page_was_served_is_dropped_by_its_name(link: str, sam
         "/vendor?id={u}&company_id=1&_={t}000",
         "/vendor.php?acct={n}&view=full&ts={t}",
         "/supplier.php?sid={n}&view=full",
+        # the org's number is a look-alike's list key (the list keys vendors by number, the link by
+        # UUID): never read as that listed record, so the UUID's change is a change of payee
+        "/vendors/show?org_id={k}&vendor_id={u}",
+        "/vendors/show?org_id={h}&vendor_id={u}&_t={t}",
     ],
 )
 def test_a_bill_moved_to_a_twin_record_after_approval_is_asked_again(
@@ -108,7 +112,7 @@ def test_a_bill_moved_to_a_twin_record_after_approval_is_asked_again(
                 "SELECT vendor_id FROM bills WHERE invoice_number = 'HCS-2026-09'"
             ).fetchone()
         u, n = keys[vendor]
-        return shape.format(u=u, n=n, t=next(times))
+        return shape.format(u=u, n=n, t=next(times), k=twin, h=hooli)
 
     fetch = _linked(erp_user, link)
 
@@ -128,3 +132,25 @@ def test_a_bill_moved_to_a_twin_record_after_approval_is_asked_again(
     assert after != before
     with pytest.raises(Parked):
         JobHuman(jobs, job_id, authority=authority).approve(ask())
+
+
+@pytest.mark.parametrize(
+    ("link", "key"),
+    [
+        ("/vendors/10", "10"),
+        ("/vendors/10/edit", "10"),
+        ("/bills?vendor=10", "10"),
+        ("/vendor.php?v=10&view=full", "10"),
+        ("/vendors/show?org_id=10&vendor_id={u}", None),  # the UUID may tell records apart
+        ("/vendors/show?vendor_id={u}&org_id=10", None),
+        ("/vendor.php?v=10&acct={n}", None),
+        ("/orgs/2/vendors/10", None),  # "2" may be another company's record 10
+        ("/vendors/10?branch=b7", None),
+        ("/vendors/10/11", None),  # two listed keys: which one is not said
+    ],
+)
+def test_a_link_is_a_listed_record_only_where_its_key_alone_tells_records_apart(
+    link: str, key: str | None
+) -> None:
+    read = record.record_link(ERP + link.format(u=UUIDS[0], n=ACCOUNTS[0]))
+    assert record._listed_key(read, ["10", "11"], ERP + "/vendors") == key

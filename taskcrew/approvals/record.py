@@ -446,7 +446,8 @@ def payee_record(payee: Payee, request: ApprovalRequest) -> str | None:
     vendor list read (``request.vendor_records``: an option's value, the number in a row's link)
     named like it (``rules.named_alike``) — none, one, or several (then the payee is unclear). A
     link or a value sent that is one of the listed records named like the payee (the link on the
-    list's host holding exactly one of their keys: "/vendors/10" holds "10") is said as that record
+    list's host holding exactly one of their keys and else only plain words, ``_listed_key``:
+    "/vendors/10" holds "10") is said as that record
     of the list ("vendor record 10 listed at …/vendors"), as the list alone says it; a link or value
     the list does not name is said as read ("vendor record …/vendors/10", "vendor record 10 as
     sent"). Records named alike stay apart: the link or value says which one. None: the system
@@ -482,13 +483,26 @@ def _records(keys: list[str], where: str) -> str:
     return ("vendor record " if len(keys) == 1 else "vendor records ") + " and ".join(keys) + where
 
 
+# What a place of a vendor link holds that every record's link may share ("vendors", "show",
+# "edit", "vendor.php", "full"): ASCII letters, words joined by ".", "-" or "_", no digit — never a
+# number, a UUID, an account or a token, which may tell one record from another.
+PLAIN_WORD = re.compile(r"([A-Za-z]+([._-][A-Za-z]+)*)?")
+
+
 def _listed_key(link: str, listed: list[str], vendors_page: str | None) -> str | None:
-    """The one key of ``listed`` (records of the vendor list at ``vendors_page``) that ``link`` (read
-    by ``record_link``), on the list's host, holds in its path or query; None: none, or more."""
+    """The key of ``listed`` (records of the vendor list at ``vendors_page``) that ``link`` (read by
+    ``record_link``), on the list's host, names: the one key it holds in its path or query, where
+    every other place of it (``_link_places``) is a plain word (``PLAIN_WORD``): "/vendors/10" and
+    "/vendor.php?v=10&view=full" name key 10. None: it holds none, or more, or another place may
+    tell records apart ("/vendors/show?org_id=10&vendor_id=<uuid>": the link is said as read)."""
     if vendors_page is None or urlsplit(link).netloc != urlsplit(vendors_page).netloc.lower():
         return None
-    held = {value for value in _link_places((link,)).values()} & set(listed)
-    return held.pop() if len(held) == 1 else None
+    places = list(_link_places((link,)).values())
+    held = set(places) & set(listed)
+    if len(held) != 1:
+        return None
+    key = held.pop()
+    return key if all(PLAIN_WORD.fullmatch(value) for value in places if value != key) else None
 
 
 def vendor_records(lists: list[list[_Listed]]) -> dict[str, str]:
