@@ -10,8 +10,10 @@ forms and the page's own flip included.
 
 Annotations a viewer paints on the page (a FreeText box, a stamp: "VOID - DUPLICATE, DO NOT PAY") and
 notes it shows as an icon are read too, each inside a mark (``[annotation: …]``) before the page's
-text when it stands in the page's upper half, else after it (``_annotations``); annotations flagged
-hidden or not to be viewed, or placed off the page, are not seen and not read.
+text when it stands in the page's upper half, else after it (``_annotations``), when a viewer paints
+them (pdfium, ``pdfseen``): an annotation that paints nothing a person can see (an empty appearance,
+words clipped away, hidden, not to be viewed, off the page) is not read. The page's own text never
+spells such a mark (``visibility.own_text``).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from taskcrew.tools.documents.models import NO_TEXT_LAYER, OcrText, PageText, Un
 from taskcrew.tools.documents.ocr import OCR_DPI, OcrUnavailable, ocr_image
 from taskcrew.tools.documents.pdfseen import TURNED as TURNED  # said of a page with text upside down
 from taskcrew.tools.documents.pdfseen import SeenPage, seer
+from taskcrew.tools.documents.visibility import own_text
 
 MIN_IMAGE_SIDE = 120  # pixels; smaller images are logos, rules and specks, not text
 IMAGE_DEPTH = 3  # images inside forms inside forms are read; deeper ones are not counted either
@@ -77,12 +80,12 @@ def read_pdf_pages(data: bytes, name: str, *, ocr: bool = True) -> list[PageText
                 for index in range(min(count, MAX_PAGES)):
                     page = reader.pages[index]
                     seen = seen_of[index + 1] = look(index)  # text nobody can see is not read (pdfseen)
-                    text = _page_text(page)  # a '6' upside down (a '9') is in seen.unchecked
+                    text = own_text(_page_text(page))  # a '6' upside down (a '9') is in seen.unchecked
                     if seen.text is not None:
                         text = tidy(seen.text)
                     page_text = PageText(number=index + 1, text=text, hidden_text=seen.note())
                     page_text.notes = _image_notes(page, bool(page_text.text.strip()))
-                    annotated[index + 1] = _annotations(page, page_text.notes)
+                    annotated[index + 1] = _annotations(page, page_text.notes, seen.painted)
                     pages.append(page_text)
                     used += len(page_text.text)
                     if index + 1 < min(count, MAX_PAGES) and limits.past(limits.TEXT_SHARE):
@@ -170,12 +173,14 @@ def _drawn_out_of_order(spots: list[tuple[float, float, float]]) -> bool:
     return False
 
 
-def _annotations(page: Any, notes: list[str]) -> tuple[list[str], list[str]]:
+def _annotations(page: Any, notes: list[str], painted: set[int] | None) -> tuple[list[str], list[str]]:
     """The words of the annotations a person sees on the page (``ANNOTATIONS``; not flagged hidden
-    or NoView, placed on the page), each marked (``[annotation: …]``): those standing in its upper
-    half, and the others. Words are those its appearance draws (what a viewer paints), else its
-    ``/Contents`` (a FreeText box without an appearance is drawn from them; a note shows them when
-    opened); a stamp drawing no words is named by its ``/Name``. What could not be read goes in ``notes``."""
+    or NoView, placed on the page, and painted: their index in ``painted``, what pdfseen saw a
+    viewer paint visibly; None: not told), each marked (``[annotation: …]``): those standing in its
+    upper half, and the others. Words are those its appearance draws, else, when it has none, its
+    ``/Contents`` (a viewer draws a FreeText box without an appearance from them; a note's icon
+    shows them when opened); a stamp drawing no words is named by its ``/Name``. What could not be
+    read goes in ``notes``."""
     before: list[str] = []
     after: list[str] = []
     try:
@@ -186,8 +191,8 @@ def _annotations(page: Any, notes: list[str]) -> tuple[list[str], list[str]]:
         notes.append("the page's annotations could not be read (damaged); look at the page as shown")
         return before, after
     (left, right), (bottom, top) = sorted(box[0::2]), sorted(box[1::2])
-    read = 0
-    for ref in annots:
+    read = unpainted = 0
+    for number, ref in enumerate(annots):
         try:
             annot = ref.get_object()
             kind = ANNOTATIONS.get(str(annot.get("/Subtype")))
@@ -196,6 +201,9 @@ def _annotations(page: Any, notes: list[str]) -> tuple[list[str], list[str]]:
             x0, y0, x1, y1 = (float(v) for v in annot["/Rect"])
             if max(x0, x1) <= left or min(x0, x1) >= right or max(y0, y1) <= bottom or min(y0, y1) >= top:
                 continue  # off the page: nobody sees it
+            if painted is not None and number not in painted:
+                unpainted += 1  # a viewer paints nothing of it a person can see
+                continue
             if read >= MAX_ANNOTATIONS:
                 notes.append(
                     f"only {MAX_ANNOTATIONS} annotations on this page were read; look at the page as shown"
@@ -211,7 +219,11 @@ def _annotations(page: Any, notes: list[str]) -> tuple[list[str], list[str]]:
         if len(words) > MAX_ANNOTATION_CHARS:
             words = words[:MAX_ANNOTATION_CHARS] + " … (cut)"
         share = (top - max(y0, y1)) / ((top - bottom) or 1)
-        (before if share < 0.5 else after).append(f"[{kind}: {words}]")
+        (before if share < 0.5 else after).append(f"[{kind}: {own_text(words)}]")
+    if unpainted:
+        notes.append(
+            f"{unpainted} annotation(s) on this page paint nothing a person can see; their words were not read"
+        )
     return before, after
 
 
@@ -226,13 +238,18 @@ def _annotation_words(page: Any, annot: Any) -> str:
             normal.get(state).get_object() if state is not None and normal.get(state) is not None else None
         )
     drawn = ""
-    if normal is not None and hasattr(normal, "get_data"):
+    drawing = normal is not None and hasattr(normal, "get_data")
+    if normal is not None and drawing:
         if len(normal.get_data()) > MAX_APPEARANCE_BYTES:
             return "(its appearance is too large to read; look at the page as shown)"
         drawn = page.extract_xform_text(normal) or ""
     contents = " ".join(str(annot.get("/Contents") or "").split())
-    if drawn.strip() or annot.get("/Subtype") != "/Stamp":
-        return " ".join((drawn if drawn.strip() else contents).split())
+    if annot.get("/Subtype") == "/Text":  # a note: its icon opens to show its contents
+        return contents
+    if drawn.strip():
+        return " ".join(drawn.split())
+    if annot.get("/Subtype") == "/FreeText":  # drawn from its contents when it has no appearance
+        return "a text box whose words could not be read; look at the page as shown" if drawing else contents
     name = str(annot.get("/Name") or "").lstrip("/")
     described = f", described as: {contents}" if contents else ""
     return f"a stamp{f' ({name})' if name else ''} whose words could not be read{described}; look at the page as shown"
@@ -289,6 +306,7 @@ def _ocr_pages(data: bytes, reader: Any, pages: list[PageText], name: str) -> No
                 _ocr_regions(data, page)
             else:
                 result = ocr_image(_render(data, page.number - 1))
+                result.text = own_text(result.text)  # the page's own text, before the reader's marks
                 if result.text:
                     page.text = result.marked("the whole page is an image")
                     page.ocr, page.ocr_confidence, page.notes = True, result.confidence, []
@@ -328,7 +346,7 @@ def _ocr_regions(data: bytes, page: PageText) -> None:
 
     def marked(results: list[OcrText]) -> str:
         what = f"{regions} image region(s) on this page"
-        text = "\n\n".join(r.text for r in results)
+        text = "\n\n".join(own_text(r.text) for r in results)  # the page's own text, then the marks
         return OcrText(text=text, confidence=mean, values=[v for r in results for v in r.values]).marked(what)
 
     parts = [marked(before)] if before else []

@@ -33,10 +33,17 @@ them) is made once for a text object against all that is behind its characters, 
 character only where that does not decide it. The verdicts are those of the test made character by
 character.
 
-Text a line is drawn through (a thin stroked or filled path across the middle of upright glyphs,
-``STRIKE_BAND``; or a StrikeOut annotation) is struck: the page is read as pdfium's text with each
-struck run inside ``visibility.STRUCK_OPEN`` … ``STRUCK_CLOSE`` (``_struck``), as the HTML reader marks
-``<s>``.
+Text a line is painted through (a thin stroked or filled path across the middle of upright glyphs,
+``STRIKE_BAND``, that the page rendered without it shows was painted over them; a StrikeOut
+annotation; a viewer's pen stroke, an Ink, Line or PolyLine annotation, by what it paints) is
+struck: the page is read as pdfium's text with each struck run inside ``visibility.STRUCK_OPEN`` …
+``STRUCK_CLOSE`` (``_struck``), as the HTML reader marks ``<s>``. The page's own text never spells
+such a mark (``visibility.own_text``, before the marks are added).
+
+Annotations count by what a viewer paints of them (``_painted_annotations``): the page rendered with
+and without its annotations, one whose area does not change visibly paints nothing (an empty
+appearance, words clipped away) and is left out of ``SeenPage.painted``, which the PDF reader reads
+annotations' words from.
 
 :func:`seen_pages` says, page by page, whether anything is hidden; where something is, it gives the
 text a person sees (pdfium's text of the seen characters) and how much was left out. Pages where
@@ -63,6 +70,7 @@ from taskcrew.tools.documents.visibility import (
     contrast,
     in_strike,
     linear,
+    own_text,
 )
 
 HIDDEN_MARK = "hidden text"  # how the reader's note on such a page starts
@@ -135,6 +143,15 @@ MAX_STRIKE_PATHS = 20_000  # path objects looked at per page for lines through t
 MAX_STRIKE_PAIRS = 2_000_000  # … and (line, character) pairs compared; past either, the page says so
 MAX_STRIKE_OUTS = 500  # StrikeOut annotations' areas (a viewer's strike-through comment) looked at per page
 _STRIKES_UNCHECKED = "too many lines are drawn on this page to tell which strike through its text"
+# annotations judged by what a viewer paints of them (``_painted_annotations``): those whose words are
+# read (FreeText, stamp, note) and those that strike text (StrikeOut; a pen's Ink, Line, PolyLine)
+_PEN = (15, 4, 8)  # FPDF_ANNOT_INK, _LINE, _POLYLINE: a viewer's pen stroke
+_JUDGED = frozenset({1, 3, 13, 12, *_PEN})  # TEXT, FREETEXT, STAMP, STRIKEOUT and the pens
+MAX_JUDGED_ANNOTATIONS = 200  # per page; past this many, the others are not read (said)
+# an annotation whose area another annotation's overlaps is painted once more without it, to tell
+# its own paint: past this many such renders, the others are taken as painted (said)
+MAX_ANNOTATION_RENDERS = 8
+_ANNOTATIONS_UNCHECKED = "too many annotations overlap on this page to tell what each one paints"
 
 
 @dataclass
@@ -149,6 +166,9 @@ class SeenPage:
     reasons: list[str] = field(default_factory=list)
     unchecked: str | None = None  # why what a person sees could not be told
     struck: int = 0  # characters seen struck through (in ``text``, inside STRUCK_OPEN … STRUCK_CLOSE)
+    # the annotations (their index in the page's /Annots) a viewer paints visibly, of those judged
+    # (``_painted_annotations``); None: not judged (pdfium could not paint the page)
+    painted: set[int] | None = None
 
     def note(self, read_by_ocr: bool = False) -> str | None:
         """What the reader must be told about this page, if anything. ``read_by_ocr``: the page's
@@ -214,15 +234,17 @@ def _look(document: Any, index: int) -> SeenPage:
     page = document[index]
     textpage = page.get_textpage()
     try:
+        scale = min(SCALE, MAX_SIDE / max(1.0, *page.get_size()))
+        annotations, as_is, annotations_unchecked = _painted_annotations(page, scale)
         chars = _read_chars(textpage)
         if not chars.printable:
-            return SeenPage()
+            return SeenPage(painted=set(annotations), unchecked=annotations_unchecked)
         turned = TURNED if _turned(chars.turns) else None  # a '6' upside down is a '9'
         objects = list(page.get_objects(filter=[raw.FPDF_PAGEOBJ_TEXT], max_depth=_FORM_DEPTH))
         verdicts = _by_object(chars)
         todo = [j for j, verdict in enumerate(verdicts) if verdict is None]
         painted = (
-            _by_render(page, objects, chars, todo, verdicts) if todo else None
+            _by_render(page, objects, chars, todo, verdicts, scale, as_is) if todo else None
         )  # what only the painted page tells
         if painted is not None:
             _glyph_ink(page, objects, chars, verdicts, painted)
@@ -232,18 +254,19 @@ def _look(document: Any, index: int) -> SeenPage:
         for verdict in verdicts:
             if verdict is not None and verdict not in (_CLIP, _TWICE):
                 hidden[verdict] = hidden.get(verdict, 0) + 1
-        struck, strikes_unchecked = _struck(page, chars, verdicts)
+        struck, strikes_unchecked = _struck(page, chars, verdicts, objects, painted, annotations, scale)
         notes = [
             _CLIP if _CLIP in verdicts else None,
             crowded,
             _ALONE if alone else None,
             turned,
             strikes_unchecked,
+            annotations_unchecked,
         ]
         unchecked = "; ".join(filter(None, notes)) or None
         # after the render: this moves the text objects apart
         if not hidden and not struck and _TWICE not in verdicts and not _drawn_twice(page, textpage, objects):
-            return SeenPage(unchecked=unchecked)
+            return SeenPage(unchecked=unchecked, painted=set(annotations))
         seen = {i for i, verdict in zip(chars.printable, verdicts, strict=True) if verdict in (None, _CLIP)}
         text = _text(chars.texts, set(chars.printable), seen, {chars.printable[j] for j in struck})
         return SeenPage(
@@ -252,6 +275,7 @@ def _look(document: Any, index: int) -> SeenPage:
             reasons=list(hidden),
             unchecked=unchecked,
             struck=len(struck),
+            painted=set(annotations),
         )
     finally:
         textpage.close()
@@ -396,17 +420,29 @@ def _turned(turns: list[tuple[float, bool, int]]) -> bool:
     return False
 
 
-def _struck(page: Any, chars: _Chars, verdicts: list[str | None]) -> tuple[list[int], str | None]:
-    """The seen characters a line is drawn through, as a person sees a corrected figure struck out
+def _struck(
+    page: Any,
+    chars: _Chars,
+    verdicts: list[str | None],
+    objects: list[Any],
+    painted: _Painted | None,
+    annotations: dict[int, _Paint],
+    scale: float,
+) -> tuple[list[int], str | None]:
+    """The seen characters a line is painted through, as a person sees a corrected figure struck out
     (``STRIKE_BAND``: not an underline, an overline or a table's rule): each upright character
     whose middle lies within the line's length. A line is a path object (stroked or filled, in a
     colour that shows on white paper, ``MIN_CONTRAST``) whose bounds on the page, the forms it is
-    drawn in applied, are thin and wide. Past ``MAX_STRIKE_PATHS`` paths or ``MAX_STRIKE_PAIRS``
-    comparisons none is judged, and the reason is returned."""
+    drawn in applied, are thin and wide, or what a viewer's pen (an Ink, Line or PolyLine
+    annotation) paints, when that is thin and wide. A path strikes a character only when it is
+    painted over it: the page rendered without the paths that would strike something changes
+    visibly in the character's box (a line under a white box drawn after it, or at 1% opacity, does
+    not). Past ``MAX_STRIKE_PATHS`` paths or ``MAX_STRIKE_PAIRS`` comparisons none is judged, and the
+    reason is returned. Leaves the text objects drawn as the page has them."""
     import numpy as np
     import pypdfium2.raw as raw
 
-    lines = []
+    lines: list[tuple[float, float, float, float, Any]] = []  # left, right, middle, thickness, path
     fill, stroke = ctypes.c_int(), ctypes.c_int()
     rgba = [ctypes.c_uint() for _ in range(4)]
     for n, obj in enumerate(page.get_objects(filter=[raw.FPDF_PAGEOBJ_PATH], max_depth=_FORM_DEPTH)):
@@ -429,9 +465,10 @@ def _struck(page: Any, chars: _Chars, verdicts: list[str | None]) -> tuple[list[
             continue
         r, g, b, a = (c.value for c in rgba)
         if contrast((r, g, b, 1.0), WHITE) >= MIN_CONTRAST and a > 0:
-            lines.append((min(xs), max(xs), (min(ys) + max(ys)) / 2, thick))
+            lines.append((min(xs), max(xs), (min(ys) + max(ys)) / 2, thick, obj))
+    lines.extend(_pen_lines(page, annotations))
     live = [j for j, verdict in enumerate(verdicts) if verdict is None]
-    areas = _strike_outs(page)
+    areas = _strike_outs(page, annotations)
     if areas is None:
         return [], _STRIKES_UNCHECKED
     if (not lines and not areas) or not live:
@@ -459,7 +496,11 @@ def _struck(page: Any, chars: _Chars, verdicts: list[str | None]) -> tuple[list[
     order = np.argsort(base, kind="stable")
     sorted_base, tallest = base[order], float(size.max())
     pairs = 0
-    for x0, x1, mid, thick in lines:  # the characters whose baseline lies low enough under the line
+    # characters paths strike, with the band the lines take up (bottom, top): whether one is painted
+    # over them is told next
+    by_path: dict[int, tuple[float, float]] = {}
+    paths: list[Any] = []
+    for x0, x1, mid, thick, path in lines:  # the characters whose baseline lies low enough under the line
         lo = np.searchsorted(sorted_base, mid - STRIKE_BAND[1] * tallest, side="left")
         hi = np.searchsorted(sorted_base, mid - STRIKE_BAND[0] * float(size.min()), side="right")
         pairs += max(0, int(hi - lo))
@@ -474,27 +515,198 @@ def _struck(page: Any, chars: _Chars, verdicts: list[str | None]) -> tuple[list[
             & (middle[near] > x0)
             & (middle[near] < x1)
         )
-        struck.update(which[near[crossed]].tolist())
+        hit = which[near[crossed]].tolist()
+        if path is None:  # a pen annotation: what it paints was judged already
+            struck.update(hit)
+        elif hit:
+            for j in hit:
+                low, high = by_path.get(j, (math.inf, -math.inf))
+                by_path[j] = min(low, mid - thick / 2), max(high, mid + thick / 2)
+            paths.append(path)
+    for j in struck:
+        by_path.pop(j, None)
+    if by_path:
+        struck.update(_painted_over(page, chars, by_path, paths, objects, painted, scale))
     return sorted(struck), None
 
 
-def _strike_outs(page: Any) -> list[tuple[float, float, float, float]] | None:
-    """The areas (left, right, bottom, top) of the page's StrikeOut annotations a viewer paints (not
-    flagged hidden or NoView): each quad of their attachment points, else their rectangle. None past
+def _painted_over(
+    page: Any,
+    chars: _Chars,
+    which: dict[int, tuple[float, float]],
+    paths: list[Any],
+    objects: list[Any],
+    painted: _Painted | None,
+    scale: float,
+) -> list[int]:
+    """Those of the characters ``which`` where the page, with its text drawn as it is, changes
+    visibly (``_changed``) when ``paths`` are not painted: across the character's width, in the band
+    its lines take up (bottom, top in points; a comma lies under it): the lines are painted over it."""
+    import numpy as np
+    import pypdfium2.raw as raw
+
+    if painted is not None:  # as the page has them: _by_render and _own_ink switch them off
+        for found, mode in zip(objects, painted.modes, strict=True):
+            raw.FPDFTextObj_SetTextRenderMode(found.raw, mode)
+        scale = painted.scale
+    as_is = painted.rgb if painted is not None else _rgb(page, scale)
+    fill, stroke = ctypes.c_int(), ctypes.c_int()
+    modes = []
+    for path in paths:
+        raw.FPDFPath_GetDrawMode(path.raw, ctypes.byref(fill), ctypes.byref(stroke))
+        modes.append((fill.value, stroke.value))
+    try:
+        for path in paths:
+            raw.FPDFPath_SetDrawMode(path.raw, 0, False)
+        without = _rgb(page, scale)
+    finally:
+        for path, (filled, stroked) in zip(paths, modes, strict=True):
+            raw.FPDFPath_SetDrawMode(path.raw, filled, bool(stroked))
+    changed = _changed(as_is, without)
+    rows, cols = changed.shape
+    numbers = list(which)
+    box = chars.box[numbers].copy()
+    box[:, 2:] = [which[j] for j in numbers]
+    x0, y0, x1, y1 = _page_to_screen(page, raw, cols, rows)(box)
+    out = []
+    for j, a, b, c, d in zip(numbers, x0.tolist(), y0.tolist(), x1.tolist(), y1.tolist(), strict=True):
+        a, c = int(np.clip(a - 1, 0, cols)), int(np.clip(c + 1, 0, cols))
+        b, d = int(np.clip(b - 1, 0, rows)), int(np.clip(d + 1, 0, rows))
+        if changed[b:d, a:c].any():
+            out.append(j)
+    return out
+
+
+def _pen_lines(page: Any, annotations: dict[int, _Paint]) -> list[tuple[float, float, float, float, None]]:
+    """What the painted Ink, Line and PolyLine annotations (a viewer's pen) paint, as lines (left,
+    right, middle, thickness in page points) where it is wider than twice its thickness."""
+    import numpy as np
+    import pypdfium2.raw as raw
+
+    out: list[tuple[float, float, float, float, None]] = []
+    x, y = ctypes.c_double(), ctypes.c_double()
+    for paint in annotations.values():
+        if paint.subtype not in _PEN:
+            continue
+        rows, cols = np.nonzero(paint.ink.any(axis=1))[0], np.nonzero(paint.ink.any(axis=0))[0]
+        left, top = paint.area[0] + int(cols.min()), paint.area[1] + int(rows.min())
+        right, bottom = paint.area[0] + int(cols.max()) + 1, paint.area[1] + int(rows.max()) + 1
+        corners = []
+        for px, py in ((left, top), (right, bottom)):
+            raw.FPDF_DeviceToPage(page.raw, 0, 0, *paint.screen, 0, px, py, ctypes.byref(x), ctypes.byref(y))
+            corners.append((x.value, y.value))
+        (ax, ay), (bx, by) = corners
+        wide, thick = abs(bx - ax), abs(by - ay)
+        if wide > 2 * thick:
+            out.append((min(ax, bx), max(ax, bx), (ay + by) / 2, thick, None))
+    return out
+
+
+class _Paint(NamedTuple):
+    """What an annotation paints: its subtype, its area in pixels of the render (x0, y0, x1, y1) and
+    where in that area the render changes visibly for it (a boolean array)."""
+
+    subtype: int
+    area: tuple[int, int, int, int]
+    ink: Any
+    screen: tuple[int, int]  # the render's width and height
+
+
+def _painted_annotations(page: Any, scale: float) -> tuple[dict[int, _Paint], Any, str | None]:
+    """The annotations (``_JUDGED`` kinds, by their index in the page's /Annots) a viewer paints: the
+    page is rendered with its annotations and without them, and an annotation is painted when the
+    render changes visibly in its area (``MIN_CONTRAST``; an empty appearance, words clipped away,
+    an opacity of 0 change nothing). One whose area another annotation's overlaps is painted once
+    more without it, so that what it paints is its own (past ``MAX_ANNOTATION_RENDERS`` such renders
+    the others are taken as painted, and the reason is returned). Flagged Hidden or NoView: not
+    painted. Also returns the render with annotations (None when none is judged), for the text."""
+    import numpy as np
+    import pypdfium2.raw as raw
+
+    shown = raw.FPDF_ANNOT_FLAG_HIDDEN | raw.FPDF_ANNOT_FLAG_NOVIEW
+
+    def each() -> Iterator[tuple[int, int, Any]]:  # index, subtype, handle: the annotations shown
+        for n in range(min(max(0, raw.FPDFPage_GetAnnotCount(page.raw)), 10 * MAX_JUDGED_ANNOTATIONS)):
+            annot = raw.FPDFPage_GetAnnot(page.raw, n)
+            if not annot:
+                continue
+            try:
+                if not raw.FPDFAnnot_GetFlags(annot) & shown:
+                    yield n, raw.FPDFAnnot_GetSubtype(annot), annot
+            finally:
+                raw.FPDFPage_CloseAnnot(annot)
+
+    kinds = {n: kind for n, kind, _ in each()}
+    if not any(kind in _JUDGED for kind in kinds.values()):
+        return {}, None, None
+    with_them = _rgb(page, scale)  # first: painting an annotation with no appearance may set its area
+    changed = _changed(with_them, _rgb(page, scale, annotations=False))
+    areas: list[tuple[int, tuple[float, float, float, float]]] = []  # the rectangle and quads of each
+    judged: list[tuple[int, int, tuple[float, float, float, float]]] = []  # index, subtype, area
+    rect, quad = raw.FS_RECTF(), raw.FS_QUADPOINTSF()
+    for n, kind, annot in each():
+        xs: list[float] = []
+        ys: list[float] = []
+        if raw.FPDFAnnot_GetRect(annot, ctypes.byref(rect)):
+            xs, ys = [rect.left, rect.right], [rect.bottom, rect.top]
+        for k in range(min(max(0, raw.FPDFAnnot_CountAttachmentPoints(annot)), MAX_STRIKE_OUTS)):
+            if raw.FPDFAnnot_GetAttachmentPoints(annot, k, ctypes.byref(quad)):
+                xs.extend((quad.x1, quad.x2, quad.x3, quad.x4))
+                ys.extend((quad.y1, quad.y2, quad.y3, quad.y4))
+        if not xs:
+            continue
+        areas.append((n, (min(xs), max(xs), min(ys), max(ys))))
+        if kind in _JUDGED and len(judged) < MAX_JUDGED_ANNOTATIONS:
+            judged.append((n, kind, areas[-1][1]))
+    rows, cols = changed.shape
+    to_screen = _page_to_screen(page, raw, cols, rows)
+    found: dict[int, _Paint] = {}
+    renders, unchecked = 0, None
+    for n, kind, area in judged:
+        x0, y0, x1, y1 = (v[0] for v in to_screen(np.array([area], dtype=float)))
+        x0, x1 = int(np.clip(x0 - 1, 0, cols)), int(np.clip(x1 + 1, 0, cols))
+        y0, y1 = int(np.clip(y0 - 1, 0, rows)), int(np.clip(y1 + 1, 0, rows))
+        ink = changed[y0:y1, x0:x1]
+        if not ink.any():
+            continue
+        left, right, bottom, top = area
+        crowded = any(
+            other != n and o[0] < right and o[1] > left and o[2] < top and o[3] > bottom for other, o in areas
+        )
+        if crowded and renders < MAX_ANNOTATION_RENDERS:
+            renders += 1
+            annot = raw.FPDFPage_GetAnnot(page.raw, n)
+            flags = raw.FPDFAnnot_GetFlags(annot)
+            try:
+                raw.FPDFAnnot_SetFlags(annot, flags | raw.FPDF_ANNOT_FLAG_HIDDEN)
+                without = _rgb(page, scale)
+            finally:
+                raw.FPDFAnnot_SetFlags(annot, flags)
+                raw.FPDFPage_CloseAnnot(annot)
+            ink = _changed(with_them[y0:y1, x0:x1], without[y0:y1, x0:x1])
+            if not ink.any():
+                continue
+        elif crowded:
+            unchecked = _ANNOTATIONS_UNCHECKED
+        found[n] = _Paint(kind, (x0, y0, x1, y1), ink, (cols, rows))
+    return found, with_them, unchecked
+
+
+def _strike_outs(page: Any, annotations: dict[int, _Paint]) -> list[tuple[float, float, float, float]] | None:
+    """The areas (left, right, bottom, top) of the page's StrikeOut annotations a viewer paints
+    (``annotations``): each quad of their attachment points, else their rectangle. None past
     ``MAX_STRIKE_OUTS``."""
     import pypdfium2.raw as raw
 
     areas = []
     quad, rect = raw.FS_QUADPOINTSF(), raw.FS_RECTF()
-    for n in range(max(0, raw.FPDFPage_GetAnnotCount(page.raw))):
+    for n, paint in annotations.items():
+        if paint.subtype != raw.FPDF_ANNOT_STRIKEOUT:
+            continue
         annot = raw.FPDFPage_GetAnnot(page.raw, n)
         if not annot:
             continue
         try:
-            if raw.FPDFAnnot_GetSubtype(annot) != raw.FPDF_ANNOT_STRIKEOUT:
-                continue
-            if raw.FPDFAnnot_GetFlags(annot) & (raw.FPDF_ANNOT_FLAG_HIDDEN | raw.FPDF_ANNOT_FLAG_NOVIEW):
-                continue
             quads = raw.FPDFAnnot_CountAttachmentPoints(annot)
             for k in range(max(0, quads)):
                 if raw.FPDFAnnot_GetAttachmentPoints(annot, k, ctypes.byref(quad)):
@@ -537,7 +749,13 @@ class _Painted(NamedTuple):
 
 
 def _by_render(
-    page: Any, objects: list[Any], chars: _Chars, todo: list[int], verdicts: list[str | None]
+    page: Any,
+    objects: list[Any],
+    chars: _Chars,
+    todo: list[int],
+    verdicts: list[str | None],
+    scale: float,
+    before: Any = None,
 ) -> _Painted:
     """The characters ``todo`` judged by the painted page: outside it, or nothing of their ink
     shows, or it shows in the colour behind it. Each text object's colour is first compared with
@@ -547,8 +765,8 @@ def _by_render(
     import numpy as np
     import pypdfium2.raw as raw
 
-    scale = min(SCALE, MAX_SIDE / max(1.0, *page.get_size()))
-    before = _rgb(page, scale)
+    if before is None:  # the page as it is (``_painted_annotations`` may have painted it)
+        before = _rgb(page, scale)
     modes = [raw.FPDFTextObj_GetTextRenderMode(obj.raw) for obj in objects]
     for obj in objects:
         raw.FPDFTextObj_SetTextRenderMode(obj.raw, raw.FPDF_TEXTRENDERMODE_INVISIBLE)
@@ -1135,9 +1353,9 @@ def _page_to_screen(page: Any, raw: Any, cols: int, rows: int) -> Callable[[Any]
     return to_screen
 
 
-def _rgb(page: Any, scale: float) -> Any:
-    """The page painted, as an (h, w, 4) array of red, green, blue and a fourth byte (unused): four
-    bytes a pixel compare as one number (``_changed``)."""
+def _rgb(page: Any, scale: float, annotations: bool = True) -> Any:
+    """The page painted (its annotations too, unless not ``annotations``), as an (h, w, 4) array of
+    red, green, blue and a fourth byte (unused): four bytes a pixel compare as one number (``_changed``)."""
     import numpy as np
     import pypdfium2 as pdfium
 
@@ -1147,6 +1365,7 @@ def _rgb(page: Any, scale: float) -> Any:
         rev_byteorder=True,
         prefer_bgrx=True,
         fill_color=(255, 255, 255, 255),
+        draw_annots=annotations,
         bitmap_maker=pdfium.PdfBitmap.new_native,  # in memory Python owns: the array keeps it, no copy
     )
     pixels = bitmap.to_numpy()
@@ -1157,7 +1376,16 @@ def _rgb(page: Any, scale: float) -> Any:
 
 def _text(texts: list[str], printable: set[int], seen: set[int], struck: set[int] | None = None) -> str:
     """pdfium's text of the seen characters; its own spaces and line breaks kept between them. A
-    run of ``struck`` characters on a line is written inside STRUCK_OPEN … STRUCK_CLOSE."""
+    run of ``struck`` characters on a line is written inside STRUCK_OPEN … STRUCK_CLOSE. The page's
+    own text never spells a reader's mark (``visibility.own_text``: its "[" is written "("), told
+    before the marks are added."""
+    order = [i for i, text in enumerate(texts) if i in seen or i not in printable]
+    own = own_text("".join(texts[i] or "\0" for i in order))  # one character each: "" kept apart
+    if len(own) == len(order):
+        texts = list(texts)
+        for i, text in zip(order, own, strict=True):
+            if text != (texts[i] or "\0"):
+                texts[i] = text
     out: list[str] = []
     pending = ""
     striking = False

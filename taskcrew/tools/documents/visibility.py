@@ -95,6 +95,20 @@ def in_strike(text: str) -> str:
     return text.translate(_ROUND)
 
 
+# the marks only a reader writes (``STRUCK_OPEN``, ``pdf.ANNOTATIONS``' "[annotation: …]" and kin):
+# a document's own text that spells one is written with a round bracket (``own_text``)
+READER_MARK = re.compile(
+    r"[\[\uff3b\u27e6](?=\s*(?:struck\s+through|(?:stamp\s+|note\s+)?annotation)\s*:)", re.IGNORECASE
+)
+
+
+def own_text(text: str) -> str:
+    """A document's own text as a reader hands it on: never spelling a reader's mark ("[struck
+    through: …]", "[annotation: …]"), whose "[" (or a full-width or white one) it writes "(": only
+    a reader says a figure is struck or a line is an annotation's."""
+    return READER_MARK.sub("(", text)
+
+
 _STRUCK_TAGS = frozenset({"s", "strike", "del"})
 _DECORATION = (
     "text-decoration",
