@@ -63,12 +63,12 @@ def parse_bytes(data: bytes, name: str, kind: FileKind, *, nested: bool = False)
     elif kind in ("text", "markdown", "csv", "html"):
         from taskcrew.tools.documents.html import html_to_text
         from taskcrew.tools.documents.text import decode_text
-        from taskcrew.tools.documents.visibility import StylesTooComplex, visible_markdown
+        from taskcrew.tools.documents.visibility import StylesTooComplex, own_text, visible_markdown
 
         text = decode_text(data, name)
         seen = {"html": html_to_text, "markdown": visible_markdown}.get(kind)  # what a person sees
         try:
-            content.text = seen(text) if seen else text
+            content.text = seen(text) if seen else own_text(text)  # never spelling a reader's mark
         except StylesTooComplex as exc:
             raise StylesTooComplex(f"{name}: {exc}") from None
     else:

@@ -21,7 +21,7 @@ from taskcrew.tools.documents.models import (
     Unreadable,
     tidy,
 )
-from taskcrew.tools.documents.visibility import StylesTooComplex
+from taskcrew.tools.documents.visibility import StylesTooComplex, own_text
 
 MAX_EMAIL_DEPTH = 3
 CONTENT_TYPE_KINDS: dict[str, str] = {
@@ -179,7 +179,7 @@ def _email_content(msg: EmailMessage, name: str, depth: int) -> EmailContent:
             except StylesTooComplex as exc:
                 raise StylesTooComplex(f"{name}: {exc}") from None
         else:
-            body, body_format = tidy(text), "text"
+            body, body_format = own_text(tidy(text)), "text"  # never spelling a reader's mark
     attachments = [_attachment(part, name, depth) for part in msg.iter_attachments()]
     return EmailContent(headers=headers, body=body, body_format=body_format, attachments=attachments)
 

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from taskcrew.tools.ap import CREDIT_MARK, NEGATIVE_IN_BRACKETS, TAX_WORD
 from taskcrew.tools.documents.models import OCR_MARK, FileContent, OcrReading, OcrValue, PageText
-from taskcrew.tools.documents.ocrlines import unmisread_text
+from taskcrew.tools.documents.ocrlines import _total_kind, unmisread_text
 
 if TYPE_CHECKING:
     from taskcrew.tools.ap import ParsedAmount
@@ -111,7 +111,8 @@ class OcrProvenance:
             self._add(path, {str(form) for form in forms.get(path) or []}, read)
 
     def _add(self, path: str, forms: set[str], values: list[OcrValue]) -> None:
-        document = "\n".join(value.text for value in values)  # what settles an ambiguous reading
+        # what settles an ambiguous reading: the lines the values stand on, their labels with them
+        document = "\n".join(dict.fromkeys(value.line or value.text for value in values))
         with self._lock:
             for form in forms:
                 self._forms.setdefault(form, path)
@@ -238,7 +239,8 @@ def shows_value(text: str, value: str, document: str | None = None) -> bool:
     of (``stated_currencies``); ``12.345`` shows 12345 and 12.345. A date is shown by a date of the
     text, a numeric one whose day/month order is ambiguous (``12/10/2026``) by either reading. Digits
     two columns apart are not one amount (``_column_gaps``); digits one space apart may be. A value
-    shown only by one reading of several is shown in doubt (``reading_doubt``)."""
+    shown only by one reading of several is shown in doubt (``reading_doubt``). Struck text — a
+    reader's "[struck through: …]" (``visibility.STRUCK_RUN``) — shows no value."""
     return _shows(text, value, document)[0]
 
 
@@ -265,12 +267,14 @@ def _first_doubt(doubts: list[str]) -> str | None:
 
 
 def _shows(text: str, value: str, document: str | None) -> tuple[bool, str | None]:
-    """``shows_value`` and ``reading_doubt`` in one reading."""
+    """``shows_value`` and ``reading_doubt`` in one reading. Struck text (``STRUCK_RUN``: a reader's
+    "[struck through: …]") shows nothing: a figure a person sees cancelled is not the file's value."""
     from taskcrew.crew.evidence import plain  # the verifier's normaliser: one rule for both
     from taskcrew.tools import ap
+    from taskcrew.tools.documents.visibility import STRUCK_RUN
 
     whole = text if document is None else document  # what settles an ambiguous reading
-    text, value = plain(text), plain(value).strip()
+    text, value = plain(STRUCK_RUN.sub(" ", text)), plain(value).strip()
     amount = _amount(value)
     if amount is not None:
         if not _may_show(text, value, set()):
@@ -376,33 +380,87 @@ _DECIMALS = re.compile(r"(?<![\d.,'])\d+(?:[.,' ]\d{3})*([.,])\d\d(?!\d|[.,]\d)"
 _SLASHED = re.compile(r"(\d{1,2})[/-](\d{1,2})[/-](?:\d{2}|\d{4})")  # a numeric date as ``ap`` reads one
 
 
+# where an e-mail quotes another — a reply's header ("On 10/15/2026, AP Team <…> wrote:"), an original
+# or forwarded message's mark — to the next part of the file (``--- attachment 1: …``)
+_QUOTE_START = re.compile(
+    r"^\s*(?:on|am|le|el|il)\b.*\b(?:wrote|schrieb|a\s+[ée]crit|escribi[óo]|ha\s+scritto)\b.*:\s*$"
+    r"|^\s*-{2,}\s*(?:original\s+message|forwarded\s+message)|^\s*begin\s+forwarded\s+message",
+    re.IGNORECASE,
+)
+
+
+def _own_lines(document: str) -> list[str]:
+    """The lines of ``document`` its author writes, as what may settle its conventions: none of an
+    e-mail's quoted or forwarded part (a line starting ">", those after "On … wrote:", "-----Original
+    Message-----" or "Forwarded message", to the next part of the file), no struck run (``STRUCK_RUN``)."""
+    from taskcrew.tools.documents.visibility import STRUCK_RUN
+
+    own, quoting = [], False
+    for line in document.splitlines():
+        if line.startswith("--- "):  # the next part of a rendered file (``models``): an attachment
+            quoting = False
+        elif _QUOTE_START.match(line):
+            quoting = True
+        if not quoting and not line.lstrip().startswith(">"):
+            own.append(STRUCK_RUN.sub(" ", line))
+    return own
+
+
 @functools.lru_cache(maxsize=8)
 def _conventions(document: str) -> tuple[tuple[str, str] | None, tuple[str, str] | None]:
     """How ``document`` writes what may read two ways, each with the text that shows it, or None
     when nothing shows it or its texts disagree: its numeric dates' order — ("day", "14/10/2026"):
     a date whose first number is over 12; ("month", "10/15/2026"): whose second is — and its
-    decimal mark — (",", "1.234,50"), (".", "1,234.50"): the separator before an amount's cents."""
-    from taskcrew.crew.evidence import plain
+    decimal mark — (",", "1.234,50"), (".", "1,234.50"): the separator before an amount's cents.
+
+    Only the document's own amounts and dates count (``_own_lines``): an amount with cents read as
+    money (``amounts_in``: a currency sign or code written against it) or on a line an amount label
+    names (``Gesamtbetrag``, ``Total``), never a percentage — not a clock time (``08.30 Uhr``), a
+    version, a bank code or an article number; a date its line labels or dates an event by (``_dated``)."""
+    from taskcrew.crew.evidence import _AMOUNT_LABEL, plain
     from taskcrew.tools import ap
 
-    document = plain(document)
-    spans = ap.date_spans(document)
     orders: dict[str, str] = {}
-    for start, end in spans:
-        if (m := _SLASHED.fullmatch(document[start:end])) is not None:
+    marks: dict[str, str] = {}
+    for line in _own_lines(plain(document)):
+        spans = ap.date_spans(line)
+        for start, end in spans:
+            m = _SLASHED.fullmatch(line[start:end])
+            if m is None or not _dated(line, start):
+                continue
             first, second = int(m.group(1)), int(m.group(2))
             if first > 12 >= second:
                 orders.setdefault("day", m.group(0))
             elif second > 12 >= first:
                 orders.setdefault("month", m.group(0))
-    dates = {start for start, _end in spans}
-    marks: dict[str, str] = {}
-    for m in _DECIMALS.finditer(document):
-        if m.start() not in dates:
-            marks.setdefault(m.group(1), m.group(0))
+        dates = {start for start, _end in spans}
+        found = [m for m in _DECIMALS.finditer(line) if m.start() not in dates]
+        found = [m for m in found if not line[m.end() :].lstrip().startswith("%")]
+        if not found:
+            continue
+        labelled = _AMOUNT_LABEL.search(line) is not None or _total_kind(line) is not None
+        money = {abs(number) for number, currencies, _doubt in amounts_in(line) if currencies}
+        for m in found:
+            if labelled or (abs(amount.value) in money if (amount := _amount(m.group(0))) else False):
+                marks.setdefault(m.group(1), m.group(0))
     order = next(iter(orders.items())) if len(orders) == 1 else None
     mark = next(iter(marks.items())) if len(marks) == 1 else None
     return order, mark
+
+
+def _dated(line: str, start: int) -> bool:
+    """Whether the date at ``start`` of ``line`` is one of the document's by a label the invoice
+    readers know: a date label (``Invoice date``, ``Rechnungsdatum``, ``Due``: ``evidence``'s and
+    ``ap``'s), a due-date label before it, or an event it dates (``Delivered``, ``Shipped``)."""
+    from taskcrew.crew.evidence import _DATE_LABEL
+    from taskcrew.tools import ap
+
+    return bool(
+        _DATE_LABEL.search(line)
+        or ap._DATE_WORD.search(line)
+        or ap._EVENT_WORD.search(line)
+        or ap._DUE_LABEL.search(line[:start].rstrip())
+    )
 
 
 def _date_doubt(written: str, readings: set[date], days: set[date], document: str) -> str:

@@ -663,9 +663,31 @@ class _Element:
 
 def _strikes(tag: str, style: dict[str, str]) -> bool:
     """Whether the element draws a line through its text: ``text-decoration`` (or its ``-line``)
-    naming ``line-through``, else ``<s>``, ``<strike>``, ``<del>`` (a browser's own style for them)."""
+    naming ``line-through``, else ``<s>``, ``<strike>``, ``<del>`` (a browser's own style for them) —
+    in a colour a person sees: a transparent line (``text-decoration-color`` of alpha 0) is none."""
     lines = [style[name] for name in _DECORATION if name in style]
-    return any("line-through" in line for line in lines) if lines else tag in _STRUCK_TAGS
+    if not (any("line-through" in line for line in lines) if lines else tag in _STRUCK_TAGS):
+        return False
+    painted = style.get("text-decoration-color") or style.get("-webkit-text-decoration-color")
+    if painted is None:  # the shorthand's colour, if it names one: 'line-through transparent'
+        painted = next((w for line in lines for w in line.split() if colour(w) is not None), None)
+    seen = colour(painted.strip()) if painted else None
+    return seen is None or seen[3] > 0
+
+
+# a line through a box's text is not drawn through these of its descendants (CSS Text Decoration:
+# not propagated to atomic inlines, floats, absolutely or fixed positioned boxes)
+_ATOMIC_DISPLAY = frozenset({"inline-block", "inline-table", "inline-flex", "inline-grid"})
+
+
+def _own_box(style: dict[str, str]) -> bool:
+    """Whether the element is a box a parent's line-through does not reach (``_ATOMIC_DISPLAY``)."""
+    display = style.get("display", "").strip().lower()
+    return (
+        display in _ATOMIC_DISPLAY
+        or style.get("float", "none").strip().lower() not in ("none", "")
+        or style.get("position", "").strip().lower() in ("absolute", "fixed")
+    )
 
 
 def _readable(element: _Element) -> bool:
@@ -1129,7 +1151,7 @@ def _open(tag: str, attrs: dict[str, str], sheet: Stylesheet, stack: list[_Eleme
         # a browser's "smart minimum": a size relative to the reader's default is not made smaller
         # than MIN_LOGICAL_FONT_PX (0.1em of the default is shown at 6px; of a 2px parent, not), 0 aside
         element.font_px = font if element.font_set or font == 0 else max(font, MIN_LOGICAL_FONT_PX)
-    element.struck = element.struck or _strikes(tag, style)
+    element.struck = (element.struck and not _own_box(style)) or _strikes(tag, style)
     visibility = style.get("visibility")
     if visibility in ("hidden", "collapse"):
         element.visible_text = False
@@ -1233,6 +1255,7 @@ class _Visible(HTMLParser):
         if top is not None and top.tag in _RAW:
             self.out.append("" if top.hidden or self.markdown else data)
         elif top is None or (not top.hidden and (top.text_seen or not data.strip())):
+            data = own_text(data)  # the document's own words never spell a reader's mark
             self._write(
                 data if self.markdown else html.escape(data, quote=False), top is not None and top.struck
             )
@@ -1400,11 +1423,12 @@ def visible_markdown_lines(lines: Iterable[str], styles: str = "") -> Iterator[s
     cannot see: its raw HTML is read as ``visible_html`` reads a page (an HTML comment, a hidden
     ``<div>`` and all it holds, white text), its code blocks and code spans as text (a sample of
     hidden HTML is shown, so kept); ``styles``: the file's sheets (``MarkdownStyles``). What is
-    seen is left exactly as written. Streams: one line is held at a time."""
+    seen is left exactly as written, but that it never spells a reader's mark (``own_text``). Streams:
+    one line is held at a time."""
     parser = _Visible(Stylesheet(styles), markdown=True)
     fences = _Fences()
     pending = ""
-    for line in lines:
+    for line in map(own_text, lines):  # the document's own text, code spans and fast paths too
         code = fences.code(line)
         plain = len(parser.stack) == parser.page and parser.stack[-1].text_seen and not parser.rawdata
         if plain and "<" not in line and "&" not in line:
@@ -1433,7 +1457,7 @@ def visible_markdown_lines(lines: Iterable[str], styles: str = "") -> Iterator[s
 def visible_markdown(text: str) -> str:
     """``visible_markdown_lines`` over a whole text."""
     if "<" not in text:
-        return text
+        return own_text(text)
     lines = text.split("\n")
     styles = MarkdownStyles()
     for line in lines:
