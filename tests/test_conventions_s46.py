@@ -130,6 +130,20 @@ def test_a_struck_figure_shows_no_value() -> None:
     assert shows_value(f"{struck} Total due 1,250.00 USD", "1250.00")  # shown live too: the file's
 
 
+@pytest.mark.parametrize(
+    ("line", "value"),
+    [
+        ("[annotation: pay 1,150.00]", "1150.00"),  # a reader's mark closes right after the figure
+        ("Total [USD 1,250.00]", "1250.00"),
+        ("[1,250.00] due", "1250.00"),
+    ],
+)
+def test_a_figure_beside_a_square_bracket_is_read(line: str, value: str) -> None:
+    """A square bracket is never part of an amount (a reader's mark, a note in brackets): the figure
+    beside it is read, as it is beside a space (before, "[annotation: pay 1,150.00]" showed nothing)."""
+    assert shows_value(line, value), line
+
+
 def test_a_total_shown_only_struck_is_not_the_files(tmp_path: Path) -> None:
     (tmp_path / "inv.html").write_text(
         "<html><body><p>Invoice No. NW-40919</p><p><s>Total due USD 1,250.00 (old)</s></p>"

@@ -342,7 +342,7 @@ def _amount(value: str) -> ParsedAmount | None:
 
 
 # 'Total:1,234.50', 'No.40917', '#40917'; never the ':' of a whole mark ('12 345:-': ``ap.WHOLE_MARKS``)
-_NOT_IN_AMOUNTS = re.compile(r"[;=|#]|:(?<!\d:)|:(?!-(?!\S))|(?<=[^\W\d_]{2}\.)(?=\d)")
+_NOT_IN_AMOUNTS = re.compile(r"[;=|#\[\]]|:(?<!\d:)|:(?!-(?!\S))|(?<=[^\W\d_]{2}\.)(?=\d)")
 WIDEST = 3  # a number's words ('12 450 000,00') and up to this many words on each side ('- USD')
 
 
