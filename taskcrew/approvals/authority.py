@@ -433,6 +433,13 @@ def unreadable_said(exc: RiskRulesError) -> str:
     )
 
 
+def lazy_authority(jobs: Jobs) -> Authority:
+    """The authority a command line acts through (``taskcrew approvals …``, ``taskcrew jobs …``): its
+    rules file read when first used, so what needs no rules (listing, showing unjudged, rejecting,
+    cancelling a job) still works while the file cannot be read; what needs them is refused."""
+    return Authority(jobs, RulesInForce(at_start=False))
+
+
 class Authority:
     def __init__(
         self,
@@ -1299,9 +1306,7 @@ class Authority:
         names it (``batch_cancel``: the batch's entry). A retry of a child its batch's cancel ends is
         refused (``child_retry_refusal``)."""
         try:
-            if batch_cancel is None and (
-                refusal := self.submitter_refusal(who, role="person who cancels or retries a job")
-            ):
+            if batch_cancel is None and (refusal := self._actor_refusal(who)):
                 raise InvalidChange(refusal)
             job, leg = self.jobs.get_on_leg(job_id)
             if batch_cancel is not None and (
@@ -1361,6 +1366,19 @@ class Authority:
         else:
             self._cancel_children(job_id, who, ahead)
         return done
+
+    def _actor_refusal(self, who: Identity) -> str | None:
+        """Whether ``who`` may cancel or retry a job (``submitter_refusal``). While the rules cannot be
+        read, the two-person rule is taken as on: an authenticated user acts, anyone else is refused
+        in words (never an exception: a stop is always allowed to whoever proves who she is)."""
+        role = "person who cancels or retries a job"
+        try:
+            return self.submitter_refusal(who, role=role)
+        except RiskRulesError as exc:
+            return (
+                f"{exc} Until it is fixed the two-person rule is taken as on here, so a {role} must be "
+                f"authenticated ({who.describe()} is not): `taskcrew approvals login` first"
+            )
 
     def _cancel_children(self, job_id: str, who: Identity, entry: AuditEntry) -> None:
         """A batch's cancel (its signed ``entry``) goes on to its children (queued, running, waiting or

@@ -48,15 +48,14 @@ def identity() -> Any:
 def _authority(db: str | None) -> Any:
     """The authority, its rules file read when first used: while it cannot be read, approvals are
     still listed and shown unjudged and can be rejected; the authority refuses the rest, saying why."""
-    from taskcrew.approvals.authority import Authority
-    from taskcrew.approvals.rules import RulesInForce
+    from taskcrew.approvals.authority import lazy_authority
     from taskcrew.jobs.store import Jobs, JobStoreError
 
     try:
         jobs = Jobs.open(db, create=False, make_folder=False)  # never a new database
     except JobStoreError as exc:
         raise fail(str(exc)) from exc
-    return Authority(jobs, RulesInForce(at_start=False))
+    return lazy_authority(jobs)
 
 
 def _unreadable(authority: Any) -> str | None:
@@ -139,7 +138,13 @@ def approvals_show(
     authority = _authority(db)
     a = _approval(authority, approval_id)
     lines = [visible(f"{a.id}  {a.kind}  {a.status}  job {a.job_id}")]
-    if _unreadable(authority):  # what it asks, and nothing the rules would read of it
+    unread = _unreadable(authority)
+    view = authority.unjudged(a) if unread else authority.view(a)
+    if view.problem:  # first, judged or not: nothing of a row that does not check out is shown
+        lines.append(continued(visible(f"This approval cannot be trusted: {view.problem}.", layout=True)))
+        typer.echo(fit(lines, screen_width()))
+        return
+    if unread:  # what it asks, and nothing the rules would read of it
         what = (
             a.question if a.kind == "question" else f"{a.request.method} {a.request.url}" if a.request else ""
         )
@@ -147,12 +152,7 @@ def approvals_show(
         lines.append("risk: not read (the rules could not be read); no value is shown until they can be")
         typer.echo(fit(lines, screen_width()))
         return
-    view = authority.view(a)
     more = None if full else f"`taskcrew approvals show {a.id} --full` shows them all"  # where a cut value is
-    if view.problem:
-        lines.append(continued(visible(f"This approval cannot be trusted: {view.problem}.", layout=True)))
-        typer.echo(fit(lines, screen_width()))
-        return
     request = a.request
     if request is not None:  # every value shown visible, there; what decides it comes last (below)
         lines.append(describe_request(request, full_values=more, rules=authority.rules, deciding=False))

@@ -438,7 +438,10 @@ def jobs_show(job_id: str, db: DbUrl = None) -> None:
             f"note: the signed audit log says leg {leg} acts no more ({plain(over)}); the job database "
             "is brought in line when a worker takes the job up"
         )
-    for approval in jobs.approvals(job_id=job_id):
+    approvals = jobs.approvals(job_id=job_id)
+    if approvals and (unreadable := authority.rules_unreadable()):  # no risk is judged meanwhile
+        typer.echo(f"note: {plain(unreadable)}")
+    for approval in approvals:
         # judged as `approvals list` judges it: a row the authority did not sign says so
         problem = authority.problem(approval)
         said = f"CANNOT BE TRUSTED: {problem}" if problem else f"{approval.kind} {approval.status}"
@@ -465,14 +468,11 @@ def origin_note(job: Any) -> str:
 
 
 def _authority(jobs: Any) -> Any:
-    """The approvals authority over ``jobs`` (its keys judge the approval rows), or a clear error."""
-    from taskcrew.approvals.authority import Authority
-    from taskcrew.approvals.rules import RiskRulesError
+    """The approvals authority over ``jobs`` (its keys judge the approval rows), its rules read when
+    first used (``lazy_authority``): a job is shown and cancelled while the rules file cannot be read."""
+    from taskcrew.approvals.authority import lazy_authority
 
-    try:
-        return Authority(jobs)
-    except RiskRulesError as exc:
-        raise _fail(str(exc)) from exc
+    return lazy_authority(jobs)
 
 
 @jobs_app.command("cancel")
@@ -488,11 +488,9 @@ def jobs_retry(job_id: str, db: DbUrl = None, by: By = None) -> None:
 
 
 def _act(job_id: str, action: Literal["cancel", "retry"], db: str | None, by: str | None) -> None:
-    from taskcrew.approvals.authority import Authority
-
     who = _who(by)
     jobs = _open(db)
-    authority = Authority(jobs)
+    authority = _authority(jobs)
     if action == "retry":
         prepare_to_enqueue(jobs)  # the workers mend what a stop leaves: worker.enqueue_stranded
     with signals_deferred():  # a Ctrl-C waits for the signed entry, the change and the queue
