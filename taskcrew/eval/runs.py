@@ -388,20 +388,15 @@ class RunRecords:
 
     def doubt(self, run_dir: Path) -> str:
         """What `jobs list` says of the send in doubt of the job ``run_dir`` is a run of
-        (``jobs.liveness.doubt_note``, the same words, after the job's id): a job whose signed record
-        names the folder, or whose leg parked there (its trace says so, ``liveness.parked_in``, and
-        the job's signed record is of the same task). '' where none is in doubt, or none was read
-        (``read(doubts=True)``)."""
-        from taskcrew.jobs.liveness import _task_of, doubt_note, parked_in
+        (``jobs.liveness.doubt_note``, the same words, after the job's id): only a job whose signed
+        record names the folder, the one link ``of`` vouches by (never the folder's own trace: a
+        folder anyone can write does not claim a job's send). '' where none is in doubt, or none
+        was read (``read(doubts=True)``)."""
+        from taskcrew.jobs.liveness import doubt_note
 
         if not self.doubts:
             return ""
-        jobs = list(self._named.get(run_dir.resolve(), ()))
-        if (parked := parked_in(run_dir)) is not None:
-            task = _task_of(run_dir)
-            jobs += [
-                j for j in self.jobs if j.id == parked[0] and j.record_trust == "signed" and j.task == task
-            ]
+        jobs = self._named.get(run_dir.resolve(), ())
         found = {job.id: self.doubts[job.id] for job in jobs if job.id in self.doubts}
         return "; ".join(f"job {job_id}: {doubt_note(intent)}" for job_id, intent in found.items())
 
