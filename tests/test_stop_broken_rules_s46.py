@@ -83,3 +83,23 @@ def test_approvals_show_of_an_edited_row_says_it_cannot_be_trusted_while_the_rul
         out = " ".join(shown.stdout.split())
         assert "This approval cannot be trusted: its stored payload is not the one" in out
         assert "ATTACKER-IBAN" not in out and "wire-transfer" not in out
+
+
+def test_a_submit_while_the_rules_file_is_broken_says_why_and_queues_nothing(
+    env: dict[str, Any],  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Submitting is no stopping: it needs the rules (the two-person rule says whether a submitter
+    must prove who they are). A broken file is said in words, never a traceback, and no job is
+    queued."""
+    jobs, rules = env["jobs"], env["rules"]
+    _break(rules)
+    before = len(jobs.list(limit=100))
+    submitted = runner.invoke(
+        app,
+        ["submit", "Enter INV-1", "--model", "scripted/headline", "--verifier-model", "scripted/headline"],
+    )
+    assert submitted.exit_code == 2, f"{submitted.output} {submitted.exception!r}"
+    said = " ".join(submitted.output.split())
+    assert "cannot be used" in said and "Nothing was submitted." in said, said
+    assert len(jobs.list(limit=100)) == before

@@ -209,8 +209,12 @@ def _stored(jobs: Any, job_id: str) -> bool:
 
 def _two_person_check(who: Any) -> None:
     from taskcrew.approvals.authority import Authority
+    from taskcrew.approvals.rules import RiskRulesError
 
-    refusal = Authority(None).submitter_refusal(who)
+    try:
+        refusal = Authority(None).submitter_refusal(who)
+    except RiskRulesError as exc:  # whether a submitter must prove who they are is the rules' to say
+        raise _fail(f"{exc} Nothing was submitted.") from exc
     if refusal:
         raise _fail(refusal)
 
