@@ -86,7 +86,9 @@ _QUOTED_RE = re.compile(r'"([^"]{3,})"|“([^”]{3,})”|`([^`]{3,})`')
 _MARKER_RE = re.compile(r"\[\d+\]")
 
 
-def _tokens(text: str) -> list[str]:
+def quote_words(text: str) -> list[str]:
+    """The words of ``text`` as a quote is matched (``appears_in``): NFKC, case folded, element
+    numbers ("[12]") and punctuation aside."""
     return re.findall(r"\w+", _MARKER_RE.sub(" ", unicodedata.normalize("NFKC", text)).casefold())
 
 
@@ -97,12 +99,12 @@ def quoted(observed: str) -> list[str]:
 
 def appears_in(quote: str, texts: list[str]) -> bool:
     """Does ``quote`` appear, word for word (punctuation, layout and element numbers aside), in a text?"""
-    want = _tokens(quote)
+    want = quote_words(quote)
     if not want:
         return True
     n = len(want)
     for text in texts:
-        have = _tokens(text)
+        have = quote_words(text)
         if any(have[i : i + n] == want for i in range(len(have) - n + 1)):
             return True
     return False

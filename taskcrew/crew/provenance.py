@@ -22,7 +22,7 @@ from taskcrew.approvals.origins import (
     origin_lines,
     priced,
 )
-from taskcrew.crew.citations import _tokens, appears_in, check_citations, normalize
+from taskcrew.crew.citations import appears_in, check_citations, normalize, quote_words
 from taskcrew.crew.models import Citation, StepReport
 from taskcrew.tools.documents.provenance import reading_doubt, shows_value
 from taskcrew.tools.human import FieldValue, ValueOrigin
@@ -61,14 +61,14 @@ def quoted_lines(quote: str, text: str) -> list[list[int]]:
     its words in order, case, spacing and punctuation aside): the numbers of the lines of each
     shortest passage that holds it, in the file's order; none when the file does not hold it."""
     lines = text.splitlines()
-    want = _tokens(quote)
+    want = quote_words(quote)
     if not want:
         return []
     found: list[list[int]] = []
     words: list[str] = []  # the file's words, as the check reads them, and the line of each
     line_of: list[int] = []
     for number, line in enumerate(lines, 1):
-        said = _tokens(line)
+        said = quote_words(line)
         words += said
         line_of += [number] * len(said)
     for at in range(len(words) - len(want) + 1):

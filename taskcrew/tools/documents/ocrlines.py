@@ -223,7 +223,7 @@ _TAX_QUALIFIED = re.compile(
 )
 
 
-def _total_kind(text: str) -> str | None:
+def total_kind(text: str) -> str | None:
     """Which of subtotal ('sub'), tax line ('tax') or total ('total') a line's label names, if any
     (none for a total of hours, quantities, weight or items)."""
     if _NOT_MONEY.search(text):
@@ -240,7 +240,7 @@ def _totals_check(lines: list[tuple[str, list[OcrValue]]]) -> dict[int, tuple[in
     or the document is wrong."""
     found: dict[str, list[tuple[int, int, Decimal]]] = {"sub": [], "tax": [], "total": []}
     for index, (text, values) in enumerate(lines):
-        kind = _total_kind(text)
+        kind = total_kind(text)
         if kind is None:
             continue
         for position in range(len(values) - 1, -1, -1):

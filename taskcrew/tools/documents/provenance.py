@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from taskcrew.tools.ap import CREDIT_MARK, NEGATIVE_IN_BRACKETS, TAX_WORD
 from taskcrew.tools.documents.models import OCR_MARK, FileContent, OcrReading, OcrValue, PageText
-from taskcrew.tools.documents.ocrlines import _total_kind, unmisread_text
+from taskcrew.tools.documents.ocrlines import total_kind, unmisread_text
 
 if TYPE_CHECKING:
     from taskcrew.tools.ap import ParsedAmount
@@ -438,7 +438,7 @@ def _conventions(document: str) -> tuple[tuple[str, str] | None, tuple[str, str]
         found = [m for m in found if not line[m.end() :].lstrip().startswith("%")]
         if not found:
             continue
-        labelled = _AMOUNT_LABEL.search(line) is not None or _total_kind(line) is not None
+        labelled = _AMOUNT_LABEL.search(line) is not None or total_kind(line) is not None
         money = {abs(number) for number, currencies, _doubt in amounts_in(line) if currencies}
         for m in found:
             if labelled or (abs(amount.value) in money if (amount := _amount(m.group(0))) else False):
