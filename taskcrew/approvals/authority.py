@@ -1306,7 +1306,7 @@ class Authority:
         names it (``batch_cancel``: the batch's entry). A retry of a child its batch's cancel ends is
         refused (``child_retry_refusal``)."""
         try:
-            if batch_cancel is None and (refusal := self._actor_refusal(who)):
+            if batch_cancel is None and (refusal := self._actor_refusal(who, action)):
                 raise InvalidChange(refusal)
             job, leg = self.jobs.get_on_leg(job_id)
             if batch_cancel is not None and (
@@ -1367,14 +1367,23 @@ class Authority:
             self._cancel_children(job_id, who, ahead)
         return done
 
-    def _actor_refusal(self, who: Identity) -> str | None:
+    def _actor_refusal(self, who: Identity, action: Literal["cancel", "retry"]) -> str | None:
         """Whether ``who`` may cancel or retry a job (``submitter_refusal``). While the rules cannot be
-        read, the two-person rule is taken as on: an authenticated user acts, anyone else is refused
-        in words (never an exception: a stop is always allowed to whoever proves who she is)."""
+        read, only a stop is allowed, as only a rejection is decided (``unreadable_said``): a retry
+        starts work, as a submission does, and is refused in words (nothing is queued); for a cancel
+        the two-person rule is taken as on: an authenticated user acts, anyone else is refused in
+        words (never an exception: a stop is always allowed to whoever proves who she is)."""
         role = "person who cancels or retries a job"
         try:
+            if action == "retry":
+                _ = self.rules  # read whoever retries: an authenticated user too
             return self.submitter_refusal(who, role=role)
         except RiskRulesError as exc:
+            if action == "retry":
+                return (
+                    f"{exc} Nothing was queued again: a retry starts work, as a submission does, and "
+                    "waits until the file is fixed; cancelling a job still works."
+                )
             return (
                 f"{exc} Until it is fixed the two-person rule is taken as on here, so a {role} must be "
                 f"authenticated ({who.describe()} is not): `taskcrew approvals login` first"
