@@ -1296,12 +1296,12 @@ _FREE_TEXT_LABEL = re.compile(
     r"bemerkung(en)?|notiz(en)?|remarques?|notas?|commentaires?)\b",
     re.IGNORECASE,
 )
-_AMOUNT_LABEL = re.compile(
+AMOUNT_LABEL = re.compile(
     r"\b(amount|total|sum|balance|price|cost|gross|net|subtotal|tax|vat|payable|owed|owing|betrag|"
     r"summe|montant|importe)\b",
     re.IGNORECASE,
 )
-_DATE_LABEL = re.compile(
+DATE_LABEL = re.compile(
     r"\b(dates?|dated|due|paid|on|issued|posted|created|entered|updated|day|datum|fällig\w*|fecha)\b",
     re.IGNORECASE,
 )
@@ -1317,7 +1317,7 @@ def _field_kinds(label: str, value: str, found: set[str]) -> set[str]:
     kinds of the values it shows."""
     if _FREE_TEXT_LABEL.search(label):
         return set()
-    for pattern, kinds in ((_AMOUNT_LABEL, {"number", "currency"}), (_DATE_LABEL, {"date"})):
+    for pattern, kinds in ((AMOUNT_LABEL, {"number", "currency"}), (DATE_LABEL, {"date"})):
         if pattern.search(label):
             return kinds
     if _CURRENCY_LABEL.search(label):
@@ -1325,9 +1325,9 @@ def _field_kinds(label: str, value: str, found: set[str]) -> set[str]:
     if _ID_LABEL.search(label):
         return set()
     words = _CURRENCY.sub(" ", _ID.sub(" ", value))
-    if _AMOUNT_LABEL.search(words):
+    if AMOUNT_LABEL.search(words):
         return {"number", "currency"}
-    if _DATE_LABEL.search(words):
+    if DATE_LABEL.search(words):
         return {"date"}
     return set() if re.search(r"[^\W\d_]{2,}", words) else {_kind(v) for v in found}
 

@@ -24,7 +24,7 @@ from taskcrew.approvals.origins import (
 )
 from taskcrew.crew.citations import appears_in, check_citations, normalize, quote_words
 from taskcrew.crew.models import Citation, StepReport
-from taskcrew.tools.documents.provenance import reading_doubt, shows_value
+from taskcrew.tools.documents.provenance import credit_heading, reading_doubt, shows_value
 from taskcrew.tools.human import FieldValue, ValueOrigin
 
 if TYPE_CHECKING:
@@ -104,6 +104,10 @@ def _first_line(text: str, value: str, lines: list[int] | None = None) -> int | 
 
 
 CREDIT = "shows it with a minus sign (a credit, not an amount owed?)"
+CREDIT_TITLE = "calls the document a credit note (a credit, not an amount owed?)"
+AMBIGUOUS = (
+    "ambiguous: the step's quote is on each of these lines, so which one it means is not known: check it"
+)
 
 
 def _negative(value: str) -> str | None:
@@ -118,33 +122,69 @@ def _negative(value: str) -> str | None:
     return f"-{value.strip()}" if amount.value > 0 else None
 
 
-def _cited_line(quote: str, shown: str, text: str, currency: str | None) -> tuple[int, str] | None:
-    """The line of the file ``text`` that the quote holding ``shown`` (or its negative) names, and
-    what the approver must know about it; None when the file does not hold the quote, or holds it
-    without the value. The line is the quoted one (``quoted_lines``), never another line of the file
-    that shows the same figure; its sign is the file's: a quoted line, or any line of the file,
-    that shows the amount with a minus (a credit note's total) is said so."""
-    passages = [number for passage in quoted_lines(quote, text) for number in passage]
+def _credit(text: str, shown: str, named: list[int], quoted: list[int] | None = None) -> str:
+    """What the file ``text`` says of the sign of the amount ``shown`` on its lines ``named``: that it
+    is a credit, not an amount owed — the one rule for it. "line N shows it with a minus sign (…)":
+    the first of the ``quoted`` lines, else of the file, that shows the amount negative (a credit
+    note's ``TOTAL CREDIT -150.00``, whatever the quote kept of it); else "line N calls the document
+    a credit note (…)": the title of the part of the file holding a ``named`` line
+    (``credit_heading``: "CREDIT NOTE", "Gutschrift", "Avoir" over a total printed positive). ""
+    when it says neither, or ``shown`` is no positive amount."""
     minus = _negative(shown)
-    negative = _first_line(text, minus, passages) if minus else None
-    line = _first_line(text, shown, passages)
+    if minus is None:
+        return ""
+    negative = (_first_line(text, minus, quoted) if quoted else None) or _first_line(text, minus)
+    if negative is not None:
+        return f"line {negative} {CREDIT}"
+    for line in named:
+        if (heading := credit_heading(text, line)) is not None:
+            return f"line {heading} {CREDIT_TITLE}"
+    return ""
+
+
+def _cited_lines(quote: str, shown: str, text: str, currency: str | None) -> tuple[list[int], str] | None:
+    """The lines of the file ``text`` that the quote holding ``shown`` (or its negative) names, and
+    what the approver must know about them; None when the file does not hold the quote, or holds it
+    without the value. A line is a quoted one (``quoted_lines``), never another line of the file that
+    shows the same figure: of each place the file holds the quote, the line that shows the value.
+    One line, when the quote is at one place; more when it is at several (a quote of the figure
+    alone, "1,250.00", on a credit limit's line and the total's): the quote does not say which one
+    it means, and the origin says so. Its sign is the file's (``_credit``)."""
+    passages = quoted_lines(quote, text)
+    quoted = [number for passage in passages for number in passage]
+    every = text.splitlines()
+    want = priced(shown, currency)  # the amount with its currency
+    lines: list[int] = []
+    for passage in passages:
+        line = _first_line(text, shown, passage)
+        if line is not None and want != shown:
+            line = _first_line(text, want, passage) or line
+        if line is not None and line not in lines:
+            lines.append(line)
     warn = ""
-    if line is not None:
-        every = text.splitlines()
-        if (want_priced := priced(shown, currency)) != shown:  # the amount with its currency
-            line = _first_line(text, want_priced, passages) or line
-            if not shows_value(every[line - 1], want_priced, text):
-                warn = f" — but line {line} does not show it in {currency}: check the currency"
+    for line in lines:
+        if want != shown and not shows_value(every[line - 1], want, text):
+            warn += f" — but line {line} does not show it in {currency}: check the currency"
         if doubt := reading_doubt(every[line - 1], shown, text):
             warn += f" — but line {line} may read {doubt}: check it"
-        negative = negative or (_first_line(text, minus) if minus else None)
-    elif negative is not None:  # the quoted line shows it only with a minus: named, and said
-        line = negative
-    else:
-        return None
-    if negative is not None:
-        warn += f" — but line {negative} {CREDIT}"
-    return line, warn
+    if not lines:  # the quoted line shows it only with a minus: named, and said
+        minus = _negative(shown)
+        negative = _first_line(text, minus, quoted) if minus else None
+        if negative is None:
+            return None
+        lines = [negative]
+    if len(lines) > 1:
+        warn = f" — {AMBIGUOUS}{warn}"
+    if credit := _credit(text, shown, lines, quoted):
+        warn += f" — but {credit}"
+    return lines, warn
+
+
+def _line_words(lines: list[int]) -> str:
+    """The words that name ``lines``: "line 4", "lines 2 and 4", "lines 2, 4 and 9"."""
+    if len(lines) == 1:
+        return f"line {lines[0]}"
+    return "lines " + ", ".join(str(n) for n in lines[:-1]) + f" and {lines[-1]}"
 
 
 def value_candidates(value: str, label: str | None = None) -> list[str]:
@@ -184,9 +224,12 @@ def field_origin(
     the origin only when code read it, found there the line the step quoted (as the citation check
     finds a quote: ``quoted_lines``) and the value on that line — never another line of the file
     that shows the same figure: a quote the file does not hold (hidden text, a made-up line) is said
-    so ("it cited X, but X does not show it"). The sign is the file's: a quoted line, or another
+    so ("it cited X, but X does not show it"); a quote it holds at several places that show the
+    value (the figure alone, "1,250.00", on a credit limit's line and the total's) names them all,
+    as ambiguous, and no one line. The sign is the file's (``_credit``): a quoted line, or another
     line of the file, that shows the amount with a minus (a credit note's total) is named with "line
-    N shows it with a minus sign", whatever the quote kept of it. A source code cannot read (a
+    N shows it with a minus sign", whatever the quote kept of it; else a title over it ("CREDIT
+    NOTE", "Gutschrift") with "line N calls the document a credit note". A source code cannot read (a
     made-up name, a tool, a page it cannot fetch) is said to be the model's word, not checked.
     The step's data, summary and the request hold the value only as ``same_value`` and
     ``names_value`` read it (the reader's own reading of values).
@@ -220,17 +263,22 @@ def field_origin(
                 check = check_citations(
                     [Citation(source=citation.source, quote=quote)], {citation.source: text}.get
                 )
-                found = _cited_line(quote, shown, text, currency) if check[0].status == "found" else None
+                found = _cited_lines(quote, shown, text, currency) if check[0].status == "found" else None
                 if found is None:
                     (unsure if check[0].status == "unchecked" else unshown).append(citation.source)
-                    if minus and (line := _first_line(text, minus)):  # the file's sign, not the quote's
-                        negated.append(f"it cited {citation.source}, whose line {line} {CREDIT}")
+                    shown_on = [line] if minus and (line := _first_line(text, shown)) else []
+                    if credit := _credit(text, shown, shown_on):  # the file's sign, not the quote's
+                        negated.append(f"it cited {citation.source}, whose {credit}")
                     elif minus and shows_value(quote, minus):
                         negated.append(f"it cited {citation.source}, quoting a line that {CREDIT}")
                     continue
-                line, warn = found
-                where = f"{citation.source}, line {line} (cited in step {number})"
-                return ValueOrigin(text=where + _as(shown, value) + warn, file=citation.source, line=line)
+                lines, warn = found
+                where = f"{citation.source}, {_line_words(lines)} (cited in step {number})"
+                return ValueOrigin(
+                    text=where + _as(shown, value) + warn,
+                    file=citation.source,
+                    line=lines[0] if len(lines) == 1 else None,  # several: the quote does not say which
+                )
         for number, role, report in reversed(reports):
             for key, reported in report.data.items():
                 if same_value(shown, str(reported)):

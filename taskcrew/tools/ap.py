@@ -771,7 +771,7 @@ _NOT_DUE_WORD = (
     r"|dated|issued|ausgestellt|datiert|[ée]mis|emitid|emess)"
 )
 _PAY_BY = rf"\b{_PAY_WORD}\b(?:[\s:]+(?!{_NOT_DUE_WORD})[^\s.,;:()\[\]]+){{0,6}}?[\s:]+{_BY_WORD}"
-_DUE_LABEL = re.compile(
+DUE_LABEL = re.compile(
     r"(?:\bdue(?:\s+date)?(?:\s+(?:on|by|before))?|\bpay(?:able|ment)?\s+(?:by|on|before|until|no\s+later\s+than)"
     r"|\bf[äa]llig(?:keit(?:sdatum)?)?(?:\s+(?:am|bis|zum|bis\s+zum))?|\bzahlbar\s+(?:bis|am)(?:\s+zum)?"
     r"|\bzahlung\s+bis(?:\s+zum)?|\bzahlungsziel|\bsp[äa]testens(?:\s+am|\s+bis)?"
@@ -876,7 +876,7 @@ _OPEN_WORD = re.compile(
     r"|ricezione|data|ontvangst|end|month|eom|monatsende|ende|fin|mois|mes|mese|maand|einde|ultimo",
     re.IGNORECASE,
 )
-_DATE_WORD = re.compile(r"date|datum|data|fecha", re.IGNORECASE)
+DATE_WORD = re.compile(r"date|datum|data|fecha", re.IGNORECASE)
 # the words joining what a count's start names: "of" and the like (what a word is of: "delivery of the
 # invoice", ``_of_invoice``) and "and" ("delivery and invoice": both)
 _OF_WORDS = (
@@ -889,7 +889,7 @@ _JOINING_WORD = re.compile(_OF_WORDS + r"|and|und|et|y|e|en|och|og", re.IGNORECA
 # "30 Tage nach Wareneingang", "30 jours fin de mois après livraison") — unless it is the invoice's
 # ("delivery of invoice", ``_of_invoice``) or a cost ("shipping charges", "Versandkosten"). Its word anywhere
 # in the sentence of a day count or month end refuses the terms unless they give its date (``_other_event``)
-_EVENT_WORD = re.compile(
+EVENT_WORD = re.compile(
     r"\b(?:(?:deliver|(?:ge)?liefer(?!ant)|livr|(?:ge)?lever(?!an(?:cier|t))|aflever|entreg|consegn|ship|d[ie]spatch"
     r"|versand|versend|exp[ée]di|spedi|dostaw|toimit|arriv|ware|marchandis|merchandis|mercanc|mercader"
     r"|instal(?!l?ment)|servic|serviz|leistung|prestat|prestaci)(?!\w*(?:kosten|geb[üu]hr|adresse))\w*"
@@ -917,11 +917,11 @@ def _of_invoice(text: str, word: re.Match[str]) -> bool:
 
 
 def _other_event(read: str) -> str:
-    """The word of an event other than the invoice (``_EVENT_WORD``) in a sentence of ``read`` (the terms'
+    """The word of an event other than the invoice (``EVENT_WORD``) in a sentence of ``read`` (the terms'
     parts about paying, ``_day_counts``) that gives a day count or a month end, "" for none."""
     for sentence in _SENTENCE_BREAK.split(read):
         if _DAY_NUMBER.search(sentence) or _EOM.search(sentence):
-            for word in _EVENT_WORD.finditer(sentence):
+            for word in EVENT_WORD.finditer(sentence):
                 if not _of_invoice(sentence, word):
                     return word.group(0)
     return ""
@@ -941,7 +941,7 @@ def _count_start(text: str) -> str:
             if _JOINING_WORD.fullmatch(word):
                 joined = True
                 continue
-            if not (joined or _DATE_WORD.fullmatch(previous)):
+            if not (joined or DATE_WORD.fullmatch(previous)):
                 break  # a word after the start ("from receipt unless …"), but what a date is of ("data consegna")
             if _of_invoice(start.group("what"), found):
                 continue  # a word of the invoice ("receipt of a correct invoice", "delivery of invoice")
@@ -1136,7 +1136,7 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
     invoice date itself (the count's start or the receipt date, no other date), a date the terms label
     as the due date ("Due date: 2026-10-20", "payable by …", "remit by …", "on receipt (…)", "zahlbar
     bis 07.10.2026", "échéance le …", "Vervaldatum: …", "Payment deadline: …", "Bitte überweisen Sie den
-    Betrag bis zum …", "À régler avant le …": ``_DUE_LABEL``), any date beside a day count that gives that very date ("zahlbar
+    Betrag bis zum …", "À régler avant le …": ``DUE_LABEL``), any date beside a day count that gives that very date ("zahlbar
     innerhalb 14 Tagen bis …"; a labelled one beside a count only then) and a discount's deadline ("2% 10 Net 30
     (discount until …)", "2 % Skonto … 10 Tagen (bis 08.10.2026), netto 30 Tage (bis …)": the net date is
     counted). Any other date in the terms (a delivery date, a due date the day count contradicts) is refused: ask a human.
@@ -1168,7 +1168,7 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
     late = [
         m
         for _, m in matches
-        if _LATE.search(_clause_of(clean, m)) and not _DUE_LABEL.search(clean[: m.start()])
+        if _LATE.search(_clause_of(clean, m)) and not DUE_LABEL.search(clean[: m.start()])
     ]
     if late:  # the due date is what the terms say without them, and no penalty starts before it
         cleaned = clean
@@ -1237,7 +1237,7 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
         elif (
             not numbers
             and not _month_end(rest, numbers)
-            and _DUE_LABEL.search(before)
+            and DUE_LABEL.search(before)
             and not _DISCOUNT_CLAUSE.search(clause)
         ):
             if when < start:
@@ -1267,7 +1267,7 @@ def due_date(invoice_date: date | str, terms: str) -> DueDate:
                         "derivation": f"{counted.derivation}, the due date the terms print",
                     }
                 )
-            if _DUE_LABEL.search(before):
+            if DUE_LABEL.search(before):
                 raise APInputError(
                     f"the terms {terms!r} label {when} as the due date, but their day count gives "
                     f"{counted.due_date} ({counted.derivation}): ask a human which one is due"

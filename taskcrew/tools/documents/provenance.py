@@ -387,23 +387,127 @@ _QUOTE_START = re.compile(
     r"|^\s*-{2,}\s*(?:original\s+message|forwarded\s+message)|^\s*begin\s+forwarded\s+message",
     re.IGNORECASE,
 )
+# the header Outlook writes over the message a reply quotes: "From: AP Team <…>" with "Sent: Monday, …"
+# on the same line or the next ("Von: … Gesendet: …", "De : … Envoyé : …"); an e-mail's own headers, as
+# the reader renders them, say "Date:" and "To:", never "Sent:"
+_REPLY_FROM = re.compile(r"\s*\**(?:from|von|de|da|van|fr[åa]n|fra|od)\s*\**\s*:", re.IGNORECASE)
+_REPLY_SENT = re.compile(
+    r"\b(?:sent|gesendet|envoy[ée]|enviado(?:\s+el)?|inviato|verzonden|skickat|sendt|wys[łl]ano)\s*\**\s*:",
+    re.IGNORECASE,
+)
+
+
+def _quote_starts(lines: list[str], k: int) -> bool:
+    """Whether ``lines[k]`` starts an e-mail's quoted or forwarded message (``_QUOTE_START``, or
+    Outlook's "From: … / Sent: …" header over the message a reply quotes)."""
+    line = lines[k]
+    if _QUOTE_START.match(line):
+        return True
+    if not _REPLY_FROM.match(line):
+        return False
+    if _REPLY_SENT.search(line):
+        return True
+    after = next((later for later in lines[k + 1 : k + 3] if later.strip()), "")
+    return _REPLY_SENT.match(after.lstrip(" >*")) is not None
+
+
+def _layout(lines: list[str]) -> list[tuple[int, bool]]:
+    """Of each of ``lines`` (a file as the reader renders it): the part of the file it is in, by
+    number, and whether it is quoted — the one rule for what an e-mail quotes. Quoted: a line starting
+    ">" (a plain-text reply's quote, and an HTML reply's ``<blockquote>``, Gmail's ``gmail_quote``,
+    Outlook's ``divRplyFwdMsg`` as the HTML reader renders them: ``html.py``), and the lines from "On …
+    wrote:", "-----Original Message-----", "Forwarded message" or Outlook's "From: … / Sent: …" header
+    to the next part of the file. A part ends where the file's next one starts (``--- attachment 1:
+    …``; an e-mail's headers and its body are one part) and where quoting starts or ends."""
+    out: list[tuple[int, bool]] = []
+    part, quoting, was = 0, False, False
+    for k, line in enumerate(lines):
+        if line.startswith("--- "):  # the next part of a rendered file (``models``): an attachment
+            quoting = False
+            if not line.startswith("--- body"):  # an e-mail's body is one part with its headers
+                part += 1
+        elif _quote_starts(lines, k):
+            quoting = True
+        quoted = (quoting or line.lstrip().startswith(">")) if line.strip() else was
+        if quoted != was:
+            part += 1
+        was = quoted
+        out.append((part, quoted))
+    return out
 
 
 def _own_lines(document: str) -> list[str]:
     """The lines of ``document`` its author writes, as what may settle its conventions: none of an
-    e-mail's quoted or forwarded part (a line starting ">", those after "On … wrote:", "-----Original
-    Message-----" or "Forwarded message", to the next part of the file), no struck run (``STRUCK_RUN``)."""
+    e-mail's quoted or forwarded part (``_layout``), no struck run (``STRUCK_RUN``)."""
     from taskcrew.tools.documents.visibility import STRUCK_RUN
 
-    own, quoting = [], False
-    for line in document.splitlines():
-        if line.startswith("--- "):  # the next part of a rendered file (``models``): an attachment
-            quoting = False
-        elif _QUOTE_START.match(line):
-            quoting = True
-        if not quoting and not line.lstrip().startswith(">"):
-            own.append(STRUCK_RUN.sub(" ", line))
-    return own
+    lines = document.splitlines()
+    return [
+        STRUCK_RUN.sub(" ", line)
+        for line, (_part, quoted) in zip(lines, _layout(lines), strict=True)
+        if not quoted
+    ]
+
+
+# the title of a credit note: 'CREDIT NOTE', 'Credit memo', 'Gutschrift', 'Avoir', 'Nota de crédito'
+_CREDIT_TITLE = re.compile(
+    r"(?:credit[\s-]*(?:note|memo(?:randum)?|invoice)|gutschrift|(?:facture\s+d['’]\s*)?avoir|creditnota"
+    r"|creditfactuur|kreditnota|kreditfaktura|hyvityslasku|nota\s+d[ei]\s+(?:cr[ée]dito|credito|abono))"
+    r"(?![^\W\d_])",
+    re.IGNORECASE,
+)
+# before a title: marks (Markdown's '#', a quote's '>', bold's '**'), an e-mail's subject and its 'Re:';
+# never a list's dash ('- Credit note CN-7' is an item of a list, no title)
+_TITLE_LEAD = re.compile(
+    r"[\s#*=_>|]*(?:(?:subject|betreff|objet|asunto|oggetto)\s*:\s*)?(?:(?:re|aw|fwd?|wg|tr|rv)\s*:\s*)*",
+    re.IGNORECASE,
+)
+# what may follow a title in a heading: the document's number, date and the invoice it is against
+# ('Credit Note No. CN-7 against invoice INV-12 dated 2026-10-01'), never more words (a sentence)
+_REFERENCE_WORD = re.compile(
+    r"no|nr|n[°º]|num(?:ber|mer|[ée]ro)?|ref(?:erence)?|against|for|to|on|re|zu[rm]?|pour|sur|para|per|of|du"
+    r"|del|vom|dated?|datum|fecha|invoice|rechnung|facture|factura|fattura|factuur|copy|kopie|copie",
+    re.IGNORECASE,
+)
+_TITLE_CELL = re.compile(r"\s{2,}|\t")  # a column gap: 'NORTHWIND TRADERS   CREDIT NOTE'
+
+
+def _titles_credit(line: str) -> bool:
+    """Whether ``line``, or a column of it, is a credit note's title (``_CREDIT_TITLE``) — alone or with
+    its number, date and the invoice it is against (``_REFERENCE_WORD``), never an amount or more
+    words: "We have issued a credit note for last month" and "Less credit note CN-5 -50.00" are not."""
+    for cell in _TITLE_CELL.split(line):
+        lead = _TITLE_LEAD.match(cell)
+        m = _CREDIT_TITLE.match(cell, lead.end() if lead else 0)
+        if m is None:
+            continue
+        words = [w.strip(".,:;#()[]*_|/\"'-–—") for w in cell[m.end() :].split()]
+        if len(words) <= 8 and all(
+            not w or (any(ch.isdigit() for ch in w) and not _CENTS.search(w)) or _REFERENCE_WORD.fullmatch(w)
+            for w in words
+        ):
+            return True
+    return False
+
+
+def credit_heading(document: str, line: int) -> int | None:
+    """The number of the line of ``document`` (a file as the reader renders it) that titles the part
+    of the file holding its line ``line`` (1-based) a credit note, at or above that line — a heading
+    or a column of one ("CREDIT NOTE", "Credit memo CN-104", "NORTHWIND TRADERS   Gutschrift Nr. 12",
+    an e-mail's subject "Avoir AV-7"; ``_titles_credit``); None when no line does. A part is one
+    attachment, or one e-mail with its headers, or the message it quotes (``_layout``): a credit note
+    attached to a mail, or quoted in it, titles nothing else of it."""
+    lines = document.splitlines()
+    if not 1 <= line <= len(lines):
+        return None
+    layout = _layout(lines)
+    part = layout[line - 1][0]
+    for number in range(line, 0, -1):
+        if layout[number - 1][0] != part:
+            return None
+        if _titles_credit(lines[number - 1]):
+            return number
+    return None
 
 
 @functools.lru_cache(maxsize=8)
@@ -417,7 +521,7 @@ def _conventions(document: str) -> tuple[tuple[str, str] | None, tuple[str, str]
     money (``amounts_in``: a currency sign or code written against it) or on a line an amount label
     names (``Gesamtbetrag``, ``Total``), never a percentage — not a clock time (``08.30 Uhr``), a
     version, a bank code or an article number; a date its line labels or dates an event by (``_dated``)."""
-    from taskcrew.crew.evidence import _AMOUNT_LABEL, plain
+    from taskcrew.crew.evidence import AMOUNT_LABEL, plain
     from taskcrew.tools import ap
 
     orders: dict[str, str] = {}
@@ -438,7 +542,7 @@ def _conventions(document: str) -> tuple[tuple[str, str] | None, tuple[str, str]
         found = [m for m in found if not line[m.end() :].lstrip().startswith("%")]
         if not found:
             continue
-        labelled = _AMOUNT_LABEL.search(line) is not None or total_kind(line) is not None
+        labelled = AMOUNT_LABEL.search(line) is not None or total_kind(line) is not None
         money = {abs(number) for number, currencies, _doubt in amounts_in(line) if currencies}
         for m in found:
             if labelled or (abs(amount.value) in money if (amount := _amount(m.group(0))) else False):
@@ -452,14 +556,14 @@ def _dated(line: str, start: int) -> bool:
     """Whether the date at ``start`` of ``line`` is one of the document's by a label the invoice
     readers know: a date label (``Invoice date``, ``Rechnungsdatum``, ``Due``: ``evidence``'s and
     ``ap``'s), a due-date label before it, or an event it dates (``Delivered``, ``Shipped``)."""
-    from taskcrew.crew.evidence import _DATE_LABEL
+    from taskcrew.crew.evidence import DATE_LABEL
     from taskcrew.tools import ap
 
     return bool(
-        _DATE_LABEL.search(line)
-        or ap._DATE_WORD.search(line)
-        or ap._EVENT_WORD.search(line)
-        or ap._DUE_LABEL.search(line[:start].rstrip())
+        DATE_LABEL.search(line)
+        or ap.DATE_WORD.search(line)
+        or ap.EVENT_WORD.search(line)
+        or ap.DUE_LABEL.search(line[:start].rstrip())
     )
 
 
