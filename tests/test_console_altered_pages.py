@@ -19,6 +19,7 @@ in SQLite; only the models scripted).
 
 from __future__ import annotations
 
+import re
 import shutil
 import sqlite3
 from pathlib import Path
@@ -51,9 +52,10 @@ GREEN_INSIDE = (
 def edit_folder(run: Path) -> None:
     """Someone who can write the runs folder rewrites the trace's approval and the report."""
     trace = run / "trace.jsonl"
-    trace.write_text(
-        trace.read_text(encoding="utf-8").replace('"by": "ana', '"by": "alice'), encoding="utf-8"
+    said = re.sub(
+        r'"by": "[^"]*? at the terminal', '"by": "alice at the terminal', trace.read_text(encoding="utf-8")
     )
+    trace.write_text(said, encoding="utf-8")
     report = run / "report.md"
     report.write_text("# done — approved by alice\n\n" + report.read_text(encoding="utf-8"), encoding="utf-8")
 

@@ -824,7 +824,7 @@ class Authority:
 
     def problem(self, approval: Approval) -> str | None:
         """Why this stored approval cannot be trusted (None: it checks out)."""
-        if not seals.check(self.keys, seals.request, approval, approval.request_sig):
+        if not self.parked_here(approval):
             return (
                 "its stored payload is not the one the worker parked (unsigned or edited in the job "
                 "database); it is not shown and cannot be approved"
@@ -834,6 +834,12 @@ class Authority:
         if approval.status in ("approved", "rejected", "answered") and not self.decision_ok(approval):
             return "its decision is not signed by the authority (edited in the job database); it is void"
         return self.recorded_refusal(approval)
+
+    def parked_here(self, approval: Approval) -> bool:
+        """Whether ``approval``'s stored request is the one a worker parked (its seal checks out): a
+        row inserted or edited in the job database is not, and nothing reads its request as a run's
+        (``problem``; ``jobs.runner.hide_approved``)."""
+        return seals.check(self.keys, seals.request, approval, approval.request_sig)
 
     def recorded_refusal(self, approval: Approval) -> str | None:
         """Why ``approval``'s row does not stand against the decisions the signed audit log records of

@@ -86,6 +86,8 @@ class TerminalApprovals:
             except NoAnswer as none:  # asked, and nobody answered: signed as that, never as her "no"
                 self._sign(self.who.name, "terminal_no_answer", request, {"by": None, "why": none.why})
                 raise
+            if decision.outcome == "approve" and not auto:  # the one proven here, as the signed entry names
+                decision = decision.model_copy(update={"by": f"{self.who.name} at the terminal"})
         who = "--auto-approve" if auto else self.who.name
         action = {"approve": "approve", "reject": "reject", "answer": "answer"}[decision.outcome]
         self._sign(who, f"terminal_{action}", request, {"by": decision.by})

@@ -347,7 +347,7 @@ class LegRunner:
             if res.browser is not None:
                 from taskcrew.tools.intents import IntentLog
 
-                hide_approved(self.jobs, job.id, res.browser.vault)  # before anything reads a page
+                hide_approved(self.jobs, job.id, res.browser.vault, authority)  # before anything reads a page
                 if not opts.auto_approve:
                     res.browser.policy.before_approval = self._screenshot_for(human, job.id)
                 res.browser.policy.send_check = gate.may_send  # and ``sending`` as it leaves:
@@ -562,16 +562,20 @@ class LegHalt(threading.Event):
         super().set()
 
 
-def hide_approved(jobs: Jobs, job_id: str, vault: Any) -> None:
+def hide_approved(jobs: Jobs, job_id: str, vault: Any, authority: Authority) -> None:
     """A leg's run starts knowing what its job's earlier legs hid: each value one of the job's
     approval requests shows in a password box (``authority.password_box``: typed there or put there by
     the page, not a vault secret) is a hidden value of this leg's run (``Vault.note_guess(by_page=True)``,
     in the order asked). A resumed leg that never opens that page reads the value again from the job's
     approvals and intent rows (the send as approved, into its facts, report, trace and the verifier's
-    prompt): every one of them masks it, as the leg that met it did. The approval itself shows it."""
+    prompt): every one of them masks it, as the leg that met it did. The approval itself shows it.
+    Only approvals a worker parked count (``Authority.parked_here``): a row inserted or edited in the
+    job database hides nothing, or it could blind the run, its report and its verifier to any value."""
     from taskcrew.approvals.authority import password_box
 
     for approval in jobs.approvals(job_id=job_id):
+        if not authority.parked_here(approval):
+            continue
         for f in approval.request.fields if approval.request is not None else []:
             if password_box(f):
                 vault.note_guess(f.value, by_page=True)
