@@ -375,18 +375,43 @@ def _names(lists: list[list[_Listed]]) -> list[str]:
     return [listed for listed, count in records.items() for _ in range(count)]
 
 
+def _segments(path: str) -> list[tuple[str, list[tuple[str, str]]]]:
+    """A path's segments, each as its value and its ";" parameters (name, value) but those whose
+    name says how the page was served (``_served_name``: ";jsessionid=…"), as a query's values are
+    kept: ";v=2", ";vendor_id=<uuid>" may be the record. Names and values unescaped ("%3B" is a
+    value's ";", never a parameter's start); an empty segment stays, a place of its own."""
+    out: list[tuple[str, list[tuple[str, str]]]] = []
+    for seg in path.split("/"):
+        value, *params = seg.split(";")
+        said = [tuple(unquote(part) for part in param.partition("=")[::2]) for param in params]
+        out.append((unquote(value), [(n, v) for n, v in said if not _served_name(n)]))
+    return out
+
+
 def _link_places(links: tuple[str, ...]) -> dict[tuple[int, str], str]:
-    """The places of a row's links and what each holds: each link's path segments by position, its
-    query's values by name ("/bills?vendor=3": (0, "/1") holds "bills", (0, "?vendor") holds "3"); a
-    segment's ";" parameters (";jsessionid=…") and a "#" part are no part of any place."""
+    """The places of a row's links and what each holds: each link's path segments by position, each
+    segment's ";" parameters by position and name (``_segments``: a served name's cut), its query's
+    values by name ("/bills?vendor=3": (0, "/1") holds "bills", (0, "?vendor") holds "3";
+    "/vendors/3;v=2": (0, "/2;v") holds "2"); a "#" part is no part of any place."""
     places: dict[tuple[int, str], str] = {}
     for i, link in enumerate(links):
         parts = urlsplit(link)
-        segments = [seg.split(";")[0] for seg in parts.path.split("/")]
-        places.update(((i, f"/{n}"), unquote(seg)) for n, seg in enumerate(segments) if seg)
-        places.update(
-            ((i, f"?{name}"), value) for name, value in parse_qsl(parts.query, keep_blank_values=True)
-        )
+        for n, (value, params) in enumerate(_segments(parts.path)):
+            places.update({(i, f"/{n}"): value} if value else {})
+            places.update(_named(i, f"/{n};", params))
+        places.update(_named(i, "?", parse_qsl(parts.query, keep_blank_values=True)))
+    return places
+
+
+def _named(i: int, at: str, pairs: list[tuple[str, str]]) -> dict[tuple[int, str], str]:
+    """Named values as places: a name's first value at ``at`` + name, a name given again each value
+    a place of its own ("?v=a&v=b": "?v" and "?v#2"), never one value hiding another."""
+    places: dict[tuple[int, str], str] = {}
+    for name, value in pairs:
+        place, k = f"{at}{name}", 1
+        while (i, place if k == 1 else f"{place}#{k}") in places:
+            k += 1
+        places[(i, place if k == 1 else f"{place}#{k}")] = value
     return places
 
 
@@ -414,24 +439,30 @@ def _served_name(name: str) -> bool:
 
 def record_link(link: str) -> str:
     """Which record ``link`` (absolute) names: the one way a link is compared (``payee_record``):
-    its host, its path's segments as the vendor list's rows are read (``_link_places``: a segment's
-    ";jsessionid=…" cut off, no trailing slash), never its "#" part, and every value of its query
-    but those whose name says how the page was served (``_served_name``: a time, a nonce, a
-    session, a cache-buster, a return address, a tab, a sort, a pager). A query value is never
-    dropped for how it looks (a UUID, an account number, a time) nor for what else the link holds:
-    "/vendor.php?v=10&_t=1765085412" is "/vendor.php?v=10",
+    its host, its path's segments as the vendor list's rows are read (``_segments``), with every
+    ";" parameter but those whose name says how the page was served, no empty segment, no trailing
+    slash, never its "#" part, and every value of its query but those whose name says so
+    (``_served_name``: a time, a nonce, a session, a cache-buster, a return address, a tab, a sort,
+    a pager). A value is never dropped for how it looks (a UUID, an account number, a time) nor for
+    what else the link holds: "/vendor.php?v=10&_t=1765085412" is "/vendor.php?v=10",
     "/vendors/10;jsessionid=…?back=/bills/5&_t=…" is "/vendors/10", while "?v=10" and "?v=11",
-    "?org_id=1&vendor_id=<one uuid>" and "…=<another>", "?sid=10" and "?sid=11" stay two records
-    (the safe side: two links that may be two records stay two). One record linked in two forms is
-    one record; a link read again is read the same."""
+    "?org_id=1&vendor_id=<one uuid>" and "…=<another>", "?sid=10" and "?sid=11", "/vendors/7;v=1" and
+    "/vendors/7;v=2" stay two records (the safe side: two links that may be two records stay two).
+    One record linked in two forms is one record (parameters and query values in any order); a
+    link read again is read the same."""
     parts = urlsplit(link)
-    path = [value for (_, place), value in _link_places((link,)).items() if place.startswith("/")]
+    path = [
+        quote(value, safe="")
+        + "".join(f";{quote(n, safe='')}={quote(v, safe='')}" for n, v in sorted(params))
+        for value, params in _segments(parts.path)
+        if value or params
+    ]
     kept = [(n, v) for n, v in parse_qsl(parts.query, keep_blank_values=True) if not _served_name(n)]
     return urlunsplit(
         (
             parts.scheme.lower(),
             parts.netloc.lower(),
-            "/" + "/".join(quote(seg, safe="") for seg in path),
+            "/" + "/".join(path),
             "&".join(f"{quote(name, safe='')}={quote(value, safe='')}" for name, value in sorted(kept)),
             "",
         )
@@ -446,12 +477,11 @@ def payee_record(payee: Payee, request: ApprovalRequest) -> str | None:
     vendor list read (``request.vendor_records``: an option's value, the number in a row's link)
     named like it (``rules.named_alike``) — none, one, or several (then the payee is unclear). A
     link or a value sent that is one of the listed records named like the payee (the link on the
-    list's host holding exactly one of their keys and else only plain words, ``_listed_key``:
-    "/vendors/10" holds "10") is said as that record
-    of the list ("vendor record 10 listed at …/vendors"), as the list alone says it; a link or value
-    the list does not name is said as read ("vendor record …/vendors/10", "vendor record 10 as
-    sent"). Records named alike stay apart: the link or value says which one. None: the system
-    showed no record for it."""
+    list's host differing from the list's own address only in one of their keys, ``_listed_key``:
+    "/vendors/10" beside "/vendors") is said as that record of the list ("vendor record 10 listed at
+    …/vendors"), as the list alone says it; a link or value the list does not name is said as read
+    ("vendor record …/vendors/initech?org_id=10", "vendor record 10 as sent"). Records named alike
+    stay apart: the link or value says which one. None: the system showed no record for it."""
     fields = {name for name, _ in payee.fields}
     where = f" listed at {request.vendors_page}" if request.vendors_page else ""
     listed = [
@@ -483,26 +513,20 @@ def _records(keys: list[str], where: str) -> str:
     return ("vendor record " if len(keys) == 1 else "vendor records ") + " and ".join(keys) + where
 
 
-# What a place of a vendor link holds that every record's link may share ("vendors", "show",
-# "edit", "vendor.php", "full"): ASCII letters, words joined by ".", "-" or "_", no digit — never a
-# number, a UUID, an account or a token, which may tell one record from another.
-PLAIN_WORD = re.compile(r"([A-Za-z]+([._-][A-Za-z]+)*)?")
-
-
 def _listed_key(link: str, listed: list[str], vendors_page: str | None) -> str | None:
     """The key of ``listed`` (records of the vendor list at ``vendors_page``) that ``link`` (read by
-    ``record_link``), on the list's host, names: the one key it holds in its path or query, where
-    every other place of it (``_link_places``) is a plain word (``PLAIN_WORD``): "/vendors/10" and
-    "/vendor.php?v=10&view=full" name key 10. None: it holds none, or more, or another place may
-    tell records apart ("/vendors/show?org_id=10&vendor_id=<uuid>": the link is said as read)."""
+    ``record_link``), on the list's host, names: a link is a listed record only where its key is
+    the one place of it (``_link_places``) that is not as the list's own address has it — the one
+    address every record of the list shares, so nothing it holds tells records apart. "/vendors/10"
+    beside the list "/vendors" names key 10. Every other place may tell records apart (a slug: the
+    twin "/vendors/lnitech?org_id=10" of "/vendors/initech?org_id=10"; an org: "/orgs/10/vendors/
+    initech"; a view, an "edit", a ";v=2"; a UUID): None, the link is said as read, so a bill moved
+    to a record told apart only there is another payee."""
     if vendors_page is None or urlsplit(link).netloc != urlsplit(vendors_page).netloc.lower():
         return None
-    places = list(_link_places((link,)).values())
-    held = set(places) & set(listed)
-    if len(held) != 1:
-        return None
-    key = held.pop()
-    return key if all(PLAIN_WORD.fullmatch(value) for value in places if value != key) else None
+    own = _link_places((record_link(vendors_page),))
+    differ = [value for place, value in _link_places((link,)).items() if own.get(place) != value]
+    return differ[0] if len(differ) == 1 and differ[0] in listed else None
 
 
 def vendor_records(lists: list[list[_Listed]]) -> dict[str, str]:
