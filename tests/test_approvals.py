@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from taskcrew.approvals.audit import AuditLog
 from taskcrew.approvals.authority import Authority
-from taskcrew.approvals.identity import Identity, credentials
+from taskcrew.approvals.identity import Identity, credentials, os_user
 from taskcrew.approvals.rules import load_rules
 from taskcrew.approvals.signing import KeyRing
 from taskcrew.approvals.terminal import TerminalApprovals
@@ -815,7 +815,7 @@ def test_a_bill_raised_while_the_person_at_the_terminal_decides_is_asked_again_b
     first, second = person.requests
     assert first.looked_up["amount"] == "450.00" and second.looked_up["amount"] == "8000.00"
     assert first.asked_again is None and (why := second.asked_again or "").startswith(
-        "the person asked approved"
+        f"{os_user()} at the terminal approved"  # as the terminal proved her, as the signed entry says
     )
     assert "450.00 USD; it is now 8000.00 USD" in why and "above" in " ".join(second.flags)
     assert "⚠ asked again: " + why in describe_request(second)

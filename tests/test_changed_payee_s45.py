@@ -17,6 +17,7 @@ from fixtures_eval import scripted_workplace
 from typer.testing import CliRunner
 
 from taskcrew.approvals.authority import Authority, request_payee
+from taskcrew.approvals.identity import os_user
 from taskcrew.approvals.rules import DEFAULT_RULES, load_rules
 from taskcrew.approvals.terminal import TerminalApprovals
 from taskcrew.cli import app
@@ -235,9 +236,9 @@ def test_a_bill_moved_while_the_person_at_the_terminal_decides_is_asked_again_be
     assert request_payee(second, rules).names == [MALLORY]  # asked with the record as it is now
     assert first.asked_again is None
     why = second.asked_again or ""
-    assert why == (
-        f"the person asked approved it when the payee read from {erp.url}/bills/{hooli.id} was Hooli Cloud "
-        f"Services; it is now {MALLORY}"
+    assert why == (  # named as the terminal proved her (here: the OS user), as the signed entry does
+        f"{os_user()} at the terminal approved it when the payee read from {erp.url}/bills/{hooli.id} was "
+        f"Hooli Cloud Services; it is now {MALLORY}"
     )
     assert "⚠ asked again: " + why in describe_request(second)
     # the same payload again in this run, the record unchanged since the second approval: not asked
