@@ -641,7 +641,12 @@ app.add_typer(console_app, name="console")
 
 
 def main() -> None:
-    app()
+    from taskcrew.crew.stopping import quiet_exit
+
+    try:
+        app()
+    finally:  # a Ctrl-C while the interpreter tears down prints no traceback
+        quiet_exit()
 
 
 if __name__ == "__main__":

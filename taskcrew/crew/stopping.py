@@ -236,3 +236,24 @@ def exit_now(code: int = EXIT_INTERRUPTED) -> None:
         with suppress(OSError, ValueError):
             stream.flush()
     os._exit(code)
+
+
+def quiet_exit() -> None:
+    """From here on the process is only ending (the command has returned): a Ctrl-C meanwhile — while
+    the interpreter joins its threads and runs its exit handlers — prints no traceback. The first one
+    says the exit is under way and lets it finish (what a handler closes or writes is not cut); a
+    second one ends the process at once (``exit_now``). A no-op off the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    pressed: list[int] = []
+
+    def handler(signum: int, frame: Any) -> None:
+        if pressed:
+            exit_now()
+        pressed.append(signum)
+        with suppress(OSError, ValueError):
+            sys.stderr.write("\ntaskcrew is finishing its exit; press Ctrl-C again to leave at once\n")
+            sys.stderr.flush()
+
+    with suppress(ValueError, OSError):
+        signal.signal(signal.SIGINT, handler)
