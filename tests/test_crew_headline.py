@@ -192,7 +192,10 @@ def test_headline_task_survives_every_fault_and_enters_exactly_one_correct_bill(
     assert fields[1]["invoice_number"] == "INV-2057" and fields[1]["due_date"] == "2026-10-12"
     # and where each value came from: the cited file and its line, or the step that reported it
     origins = human.requests[1].summary
-    assert "invoice_number = INV-2057: Invoice from Northwind Traders.eml, line " in origins
+    # the invoice number is printed in the subject, the body and the attachment: each line named
+    [said] = [line for line in origins.splitlines() if "invoice_number = INV-2057" in line]
+    assert said.startswith("  invoice_number = INV-2057: Invoice from Northwind Traders.eml, line"), said
+    assert "ambiguous" not in said, said
     assert "due_date = 2026-10-12: step 1 (file_reader) reported it as 'due_date'" in origins
 
     # the secret never reached a model, the trace or the report

@@ -268,6 +268,19 @@ def test_a_bare_figure_on_one_line_is_that_line(tmp_path: Path) -> None:
     assert (origin.line, origin.text) == (3, "a.txt, line 3 (cited in step 1)"), origin
 
 
+@pytest.mark.parametrize("quote", ["INV-2057", "Northwind Traders INV-2057"])
+def test_words_the_file_repeats_name_each_line_and_are_not_ambiguous(tmp_path: Path, quote: str) -> None:
+    """An invoice number in the subject, the body and the attachment is one thing wherever it is
+    printed: each line is named, with no warning (only a figure alone needs its line's label)."""
+    (tmp_path / "a.txt").write_text(
+        "Subject: Northwind Traders INV-2057\nPlease find Northwind Traders INV-2057 attached.\n"
+        "Invoice No. Northwind Traders INV-2057\nTOTAL DUE 950.00 USD\n"
+    )
+    origin = _origin(SandboxFiles(tmp_path), "a.txt", quote, "INV-2057")
+    assert origin.text == "a.txt, lines 1, 2 and 3 (cited in step 1)", origin.text
+    assert AMBIGUOUS not in origin.text
+
+
 def test_each_line_of_an_ambiguous_quote_keeps_its_own_warning(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("Credit limit 950.00 EUR\nInvoice NW-2\nTOTAL DUE 950.00 USD\n")
     files = SandboxFiles(tmp_path)

@@ -20,13 +20,6 @@ from pydantic import BaseModel
 
 from taskcrew.crew.models import Citation
 
-_QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‘": "'", "’": "'", "–": "-", "—": "-", "\u00a0": " "})
-
-
-def normalize(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text).translate(_QUOTES).casefold()
-    return re.sub(r"\s+", " ", text).strip(" .\"'")
-
 
 class CitationCheck(BaseModel):
     citation: Citation
@@ -50,7 +43,7 @@ def check_citations(citations: list[Citation], read: Callable[[str], str | None]
             results.append(
                 CitationCheck(citation=citation, status="unchecked", detail="source not readable by code")
             )
-        elif normalize(citation.quote) in normalize(text) or appears_in(citation.quote, [text]):
+        elif appears_in(citation.quote, [text]):  # whole words: never a fragment of a figure
             results.append(CitationCheck(citation=citation, status="found"))
         elif is_image(citation.source):  # OCR may read less than the model saw: its word, marked
             results.append(

@@ -22,7 +22,7 @@ from taskcrew.approvals.origins import (
     origin_lines,
     priced,
 )
-from taskcrew.crew.citations import appears_in, check_citations, normalize, quote_words
+from taskcrew.crew.citations import appears_in, check_citations, quote_words
 from taskcrew.crew.models import Citation, StepReport
 from taskcrew.tools.documents.provenance import credit_heading, reading_doubt, shows_value
 from taskcrew.tools.human import FieldValue, ValueOrigin
@@ -74,18 +74,6 @@ def quoted_lines(quote: str, text: str) -> list[list[int]]:
     for at in range(len(words) - len(want) + 1):
         if words[at : at + len(want)] == want:
             found.append(list(range(line_of[at], line_of[at + len(want) - 1] + 1)))
-    if found:
-        return found
-    # the check's other reading: the quote's text, case and spacing aside, cut inside a word
-    quoted = normalize(quote)
-    for i, line in enumerate(lines):
-        if want[0] not in normalize(line):
-            continue  # the passage starts on the line that holds its first word (or that word's tail)
-        for j in range(i + 1, min(i + len(want) + 2, len(lines)) + 1):
-            if quoted in normalize("\n".join(lines[i:j])):
-                if i + 1 == j or quoted not in normalize("\n".join(lines[i + 1 : j])):
-                    found.append(list(range(i + 1, j + 1)))
-                break
     return found
 
 
@@ -147,9 +135,9 @@ def _cited_lines(quote: str, shown: str, text: str, currency: str | None) -> tup
     what the approver must know about them; None when the file does not hold the quote, or holds it
     without the value. A line is a quoted one (``quoted_lines``), never another line of the file that
     shows the same figure: of each place the file holds the quote, the line that shows the value.
-    One line, when the quote is at one place; more when it is at several (a quote of the figure
-    alone, "1,250.00", on a credit limit's line and the total's): the quote does not say which one
-    it means, and the origin says so. Its sign is the file's (``_credit``)."""
+    One line, when the quote is at one place; more when it is at several, each named; a figure
+    alone ("1,250.00" on a credit limit's line and the total's: ``_bare_figure``) does not say which
+    one it means, and the origin says so. Its sign is the file's (``_credit``)."""
     passages = quoted_lines(quote, text)
     quoted = [number for passage in passages for number in passage]
     every = text.splitlines()
@@ -173,11 +161,24 @@ def _cited_lines(quote: str, shown: str, text: str, currency: str | None) -> tup
         if negative is None:
             return None
         lines = [negative]
-    if len(lines) > 1:
+    if len(lines) > 1 and _bare_figure(quote):  # the line's label says what the figure is
         warn = f" — {AMBIGUOUS}{warn}"
     if credit := _credit(text, shown, lines, quoted):
         warn += f" — but {credit}"
     return lines, warn
+
+
+def _bare_figure(quote: str) -> bool:
+    """Is ``quote`` a figure alone — an amount, a date, with or without its currency ("1,250.00",
+    "950.00 USD", "12/10/2026")? At several places, such a quote does not say which one it means:
+    what the figure is (a credit limit, a total; an invoice date, a due date) is its line's label.
+    A quote with words of its own ("INV-2057", "TOTAL DUE 950.00") names the same thing wherever
+    the file repeats it (a subject line, the body, the attachment)."""
+    from taskcrew.tools import ap
+
+    spans = ap.date_spans(quote)
+    rest = "".join(ch if not any(a <= i < b for a, b in spans) else " " for i, ch in enumerate(quote))
+    return all(word.isdigit() or word.upper() in ap.ISO_CURRENCIES for word in quote_words(rest))
 
 
 def _line_words(lines: list[int]) -> str:
