@@ -7,15 +7,24 @@ console's logins), appended to audit.jsonl with a keyed hash chain.
 - The head (last sequence number and hash) is signed and kept in a separate file, audit.head, so a
   truncated log (its tail cut off) no longer matches it.
 - ``verify`` says where the chain breaks (a malformed line is one problem among others, never a
-  crash); ``entries`` returns every line that still parses, ``signed`` only those the key signed
-  (what every reader that decides something reads).
+  crash); ``entries`` returns every line that still parses (as written: what a page shows),
+  ``signed`` only the chain's entries (what every reader that decides something reads): from the
+  start, each line the key signed that continues the entry kept before it (``_breaks``, the rule
+  ``verify`` reports by). A genuine line copied to the end or from another log, a forged one, junk:
+  none continues the chain, so none is an entry, and the writer chains the next entry to the last
+  one kept (``_last``), so a line after the junk counts again. An edited or removed line ends the
+  chain there for readers (what followed it no longer continues it) until the next append, which
+  records an ``audit_break`` and chains on from the last entry kept: resuming after a break on a
+  later line that claims to follow would let a forged or foreign line take a place (it hides no
+  more than removing those lines would; ``verify`` names the damage). A retired key's lines verify
+  no more, so after ``rotate-key --retire-old`` the chain starts again with the new key's entries.
 Appends from several processes (workers, the console, the CLI) are serialised by a file lock
 (``audit.jsonl.lock``); ``verify`` reads the log and its head under a shared lock on the same file
 (two file reads, then checked without it), so it never sees an entry whose head is not yet written.
 
 Readers decide on every send and question, so a process keeps what it parsed and verified per line
-(``_LineCache``): a read still reads the whole file, but only a line not seen before is parsed and
-its signature checked. The cache is keyed by the line's exact text, so a read returns exactly what a
+(``_LineCache``): a read (and an append: it follows the chain's last entry) still reads the whole
+file, but only a line not seen before is parsed and its signature checked. The cache is keyed by the line's exact text, so a read returns exactly what a
 fresh parse would: an edited line is a new line, a removed one is gone.
 """
 
@@ -125,6 +134,10 @@ class _LineCache:
 _LINES = _LineCache()
 
 
+def _actions(action: str | tuple[str, ...] | None) -> tuple[str, ...] | None:
+    return (action,) if isinstance(action, str) else action
+
+
 class AuditLog:
     def __init__(self, path: Path, keys: KeyRing | None = None) -> None:
         self.path = path
@@ -133,30 +146,21 @@ class AuditLog:
         path.parent.mkdir(parents=True, exist_ok=True)
 
     def _last(self) -> tuple[int, str]:
+        """The sequence number and hash of the chain's last entry (``_chain``), which the next entry
+        follows: lines after it that do not continue the chain (a copied or forged line) are passed
+        over, so what is appended after them is an entry readers count. The whole log is read (each
+        line parsed and its signature checked once per process: ``_LineCache``)."""
         if not self.path.exists():
             return 0, GENESIS
-        last = ""
-        with self.path.open("rb") as fh:  # the last line only: appends stay cheap as the log grows
-            size = fh.seek(0, os.SEEK_END)
-            fh.seek(max(0, size - 262144))
-            tail = [line for line in fh.read().splitlines() if line.strip()]
-            if tail and (size <= 262144 or len(tail) > 1):
-                last = tail[-1].decode("utf-8", "replace")
-            else:
-                fh.seek(0)
-                for line in fh:
-                    if line.strip():
-                        last = line.decode("utf-8", "replace")
-        if not last:
-            return 0, GENESIS
-        try:
-            entry = AuditEntry.model_validate_json(last)
-        except ValueError as exc:
+        text = self.path.read_text(encoding="utf-8", errors="replace")
+        raws, lines = text.splitlines(), _LINES.parse(self.path, text)
+        last = next((line for raw, line in zip(raws[::-1], lines[::-1], strict=True) if raw.strip()), None)
+        if last is not None and not isinstance(last, _Line):
             raise AuditLogError(
                 f"The audit log {self.path} ends in a line that is not an audit entry; no decision is "
                 "recorded (or made) until it is restored from a backup or moved aside."
-            ) from exc
-        return entry.seq, entry.hash
+            )
+        return self._chain(lines)[1:]
 
     def append(self, who: str, action: str, target: str, payload: dict[str, Any] | None = None) -> AuditEntry:
         """Append one entry and sign the new head. A log that no longer matches its signed head
@@ -196,26 +200,70 @@ class AuditLog:
         return entry
 
     def entries(self, action: str | tuple[str, ...] | None = None) -> list[AuditEntry]:
-        """Every line that is an audit entry (damaged ones are left out; ``verify`` names them);
-        with ``action`` (one, or a tuple of them), only those actions'. The entries are shared with
-        later reads (``_LineCache``): read them, never change them."""
-        return [line.entry for line in self._lines(action)]
-
-    def signed(self, action: str | tuple[str, ...] | None = None) -> list[AuditEntry]:
-        """``entries`` whose hash the operator key signed: the only ones a decision may rest on (a
-        line written by someone who can write the file but not read the key, as a voided approval, a
-        send, an answer handed or a question's place, changes nothing the worker does)."""
-        lines = self._lines(action)
-        ring = self.keys.ring_id() if lines else ""  # no key is read (or made) for an empty log
-        for line in lines:
-            if line.signed_by is None or line.signed_by[0] != ring:
-                line.signed_by = (ring, self.keys.verify(line.entry.body(), line.entry.hash))
-        return [line.entry for line in lines if line.signed_by and line.signed_by[1]]
-
-    def _lines(self, action: str | tuple[str, ...] | None) -> list[_Line]:
+        """Every line that is an audit entry, as written (damaged ones are left out; ``verify`` names
+        them, and what is not in the chain): what a page shows, never what a decision rests on
+        (``signed``); with ``action`` (one, or a tuple of them), only those actions'. The entries are
+        shared with later reads (``_LineCache``): read them, never change them."""
         if not self.path.exists():
             return []
-        return _LINES.read(self.path, (action,) if isinstance(action, str) else action)
+        return [line.entry for line in _LINES.read(self.path, _actions(action))]
+
+    def signed(self, action: str | tuple[str, ...] | None = None) -> list[AuditEntry]:
+        """The chain's entries (``checked``): the only ones a decision may rest on. Their sequence
+        numbers rise by one, in the order written. A line written by someone who can write the file
+        but not read the key (as a voided approval, a send, an answer handed or a question's place),
+        or a genuine line copied to the end or from another log, changes nothing the worker does."""
+        return [entry for entry, in_chain in self.checked(action) if in_chain]
+
+    def checked(self, action: str | tuple[str, ...] | None = None) -> list[tuple[AuditEntry, bool]]:
+        """``entries`` in the order written, each with whether it is an entry of the chain: signed by
+        the key and continuing the entry kept before it, from the start (``_chain``). For a reader
+        for which a line that does not check out, where it stands, means "unknown" (``signed``
+        leaves it out). A line copied twice is one entry object at two places: judge by place."""
+        if not self.path.exists():
+            return []
+        lines = _LINES.parse(self.path, self.path.read_text(encoding="utf-8", errors="replace"))
+        kept = self._chain(lines)[0]
+        wanted = _actions(action)
+        return [
+            (line.entry, in_chain)
+            for line, in_chain in zip(lines, kept, strict=True)
+            if isinstance(line, _Line) and (wanted is None or line.entry.action in wanted)
+        ]
+
+    def _chain(self, lines: list[_Line | object]) -> tuple[list[bool], int, str]:
+        """Per line (as ``_LineCache.parse`` gives them), whether it is an entry of the chain, and the
+        chain's last sequence number and hash. From the start, a line is kept when it continues the
+        last line kept (``_breaks``: the rule ``verify`` reports by); any other line is passed over
+        and the next one judged against the same last kept line. So junk (a copied, forged or
+        foreign line) hides no genuine entry written after it, since the writer chains those to the
+        last kept line too (``_last``); one sequence number is held by one kept line at most."""
+        # no key is read (or made) for a log with no entry
+        ring = self.keys.ring_id() if any(isinstance(line, _Line) for line in lines) else ""
+        seq, prev, kept = 0, GENESIS, []
+        for line in lines:
+            in_chain = isinstance(line, _Line) and not self._breaks(line, seq, prev, ring)
+            if in_chain and isinstance(line, _Line):
+                seq, prev = line.entry.seq, line.entry.hash
+            kept.append(in_chain)
+        return kept, seq, prev
+
+    def _breaks(self, line: _Line, seq: int, prev: str, ring: str) -> list[str]:
+        """How ``line`` fails to continue the chain after the entry numbered ``seq`` whose hash is
+        ``prev`` (empty: it continues it): its ``prev`` is not that hash, the key ring ``ring``
+        (``KeyRing.ring_id``) did not sign it, or its number is not the next. The one rule: ``verify``
+        reports by it (after the line above), ``_chain`` keeps by it (after the last line kept)."""
+        entry = line.entry
+        problems: list[str] = []
+        if entry.prev != prev:
+            problems.append("does not follow the previous entry")
+        if line.signed_by is None or line.signed_by[0] != ring:
+            line.signed_by = (ring, self.keys.verify(entry.body(), entry.hash))
+        if not line.signed_by[1]:
+            problems.append("content changed after it was written (bad signature)")
+        if entry.seq != seq + 1:
+            problems.append(f"sequence {entry.seq} after {seq}")
+        return problems
 
     def verify(self) -> list[AuditProblem]:
         """Every break in the chain, and a tail that no longer matches the signed head (empty: intact).
@@ -237,16 +285,7 @@ class AuditLog:
                 prev = ""
                 continue
             entry = line.entry
-            if entry.prev != prev:
-                problems.append(AuditProblem(line=number, problem="does not follow the previous entry"))
-            if line.signed_by is None or line.signed_by[0] != ring:
-                line.signed_by = (ring, self.keys.verify(entry.body(), entry.hash))
-            if not line.signed_by[1]:
-                problems.append(
-                    AuditProblem(line=number, problem="content changed after it was written (bad signature)")
-                )
-            if entry.seq != seq + 1:
-                problems.append(AuditProblem(line=number, problem=f"sequence {entry.seq} after {seq}"))
+            problems += [AuditProblem(line=number, problem=p) for p in self._breaks(line, seq, prev, ring)]
             if entry.action == BREAK:
                 found = entry.payload.get("problem", "the log did not match its signed head")
                 problems.append(

@@ -953,17 +953,18 @@ class Authority:
         on the queue last (the newest ``retry`` of it, and of each batch it belongs to, in the signed
         audit log ``act_on_job`` writes), and whoever began a retry since (``retrying``: written
         before the job database changed, its ``retry`` may never have been written). None: a retry
-        whose audit entry does not check out (who retried it is unknown)."""
+        whose audit line does not check out, where it stands (not an entry of the signed chain,
+        ``AuditLog.checked``: edited, or a genuine line copied there): who retried it is unknown."""
         owners: list[Identity | None] = [
             recorded(job.submitted_by, job.submitted_proof, job.submitted_credential)
         ]
-        retries = self.audit.entries(("retry", "retrying"))
+        retries = self.audit.checked(("retry", "retrying"))
         seen: set[str] = set()
         current: Job | None = job
         while current is not None and current.id not in seen:
             seen.add(current.id)
-            for last in _last_retries([e for e in retries if e.target == current.id]):
-                if not self.keys.verify(last.body(), last.hash):
+            for last, in_chain in _last_retries([(e, ok) for e, ok in retries if e.target == current.id]):
+                if not in_chain:
                     owners.append(None)
                     continue
                 proof, credential = last.payload.get("proof", "os_user"), last.payload.get("credential")
@@ -1776,11 +1777,12 @@ def _leg_of(entry: AuditEntry) -> int:
     return leg if isinstance(leg, int) else -1
 
 
-def _last_retries(entries: list[AuditEntry]) -> list[AuditEntry]:
-    """Of one job's ``retry`` and ``retrying`` entries (in the order written), the newest ``retry``
-    and every ``retrying`` after it (begun, maybe never done): whoever of them put the run back."""
-    done = max((i for i, e in enumerate(entries) if e.action == "retry"), default=-1)
-    return [e for i, e in enumerate(entries) if i == done or (i > done and e.action == "retrying")]
+def _last_retries(lines: list[tuple[AuditEntry, bool]]) -> list[tuple[AuditEntry, bool]]:
+    """Of one job's ``retry`` and ``retrying`` lines (in the order written, each with whether it is
+    an entry of the chain: ``AuditLog.checked``), the newest ``retry`` and every ``retrying`` after
+    it (begun, maybe never done): whoever of them put the run back."""
+    done = max((i for i, (e, _) in enumerate(lines) if e.action == "retry"), default=-1)
+    return [line for i, line in enumerate(lines) if i == done or (i > done and line[0].action == "retrying")]
 
 
 def _recorded_only(job_id: str, action: str, leg: int, ahead: AuditEntry, exc: BaseException) -> str:
