@@ -34,6 +34,7 @@ from taskcrew.routines.models import (
     Template,
     named_like,
     on_screen,
+    query_names,
 )
 from taskcrew.routines.recording import ActRecord, read_records
 from taskcrew.routines.template import ExtractionError, LearnError, extract_all, learn
@@ -302,19 +303,21 @@ def _submitted(rec: ActRecord) -> bool:
 
 
 def _sends(rec: ActRecord) -> Sends | None:
-    """What the run's save sent, as the gate let it through: the path it went to, as a pattern
-    (``page_pattern``), and the name of every field in it (``Sends``). None when the recording does
-    not say (a leg recorded before field names were kept): that version does not replay, and the
-    agent's verified run heals it (``replay.Replayer._drive``)."""
+    """What the run's save sent, as the gate let it through: its method, the path it went to, as a
+    pattern (``page_pattern``), the name of every parameter in its address's query
+    (``models.query_names``) and of every field in its body (``Sends``). None when the recording
+    does not say (a leg recorded before field names were kept): that version does not replay, and
+    the agent's verified run heals it (``replay.Replayer._drive``)."""
     for (outcome, method, url), names in zip(rec.decisions, rec.sent_fields, strict=False):
         if outcome in CHANGING and method.upper() not in ("GET", "HEAD"):
-            fields = sorted(set(names))
-            if len(fields) > SENDS_MOST:
-                raise DistilError(
-                    f"the run's save sent {len(fields)} fields; a routine's approval step is reviewed "
-                    f"with at most {SENDS_MOST}: do this chore with the agent"
-                )
-            return Sends(path=page_pattern(url), fields=fields)
+            fields, query = sorted(set(names)), query_names(url)
+            for what, sent in (("fields", fields), ("query parameters", query)):
+                if len(sent) > SENDS_MOST:
+                    raise DistilError(
+                        f"the run's save sent {len(sent)} {what}; a routine's approval step is reviewed "
+                        f"with at most {SENDS_MOST}: do this chore with the agent"
+                    )
+            return Sends(path=page_pattern(url), fields=fields, method=method.upper(), query=query)
     return None
 
 

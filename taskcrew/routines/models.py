@@ -17,7 +17,7 @@
          value: "{invoice_number}"}
       - {kind: click, target: {role: button, name: Save bill}, approval: true,
          then: {path: "/bills/[^/]+"},
-         sends: {path: /bills/new, fields: [csrf_token, invoice_number, ...]}}  # all it may send
+         sends: {path: /bills/new, fields: [csrf_token, invoice_number, ...], query: []}}  # all it may send
     obstacles: [...]               # login (secrets as placeholders), modal, expired session, 503
 
 Nothing here is an element number, a CSS path, a secret or a person's decision.
@@ -206,17 +206,48 @@ class PageExpect(_PathPattern):
 SENDS_MOST = 100  # the field names an approval step's save is reviewed with, at most
 
 
+def query_names(url: str) -> list[str]:
+    """The names of the parameters in ``url``'s query as the system reads them (percent-decoded:
+    ``pay%5Fnow`` is ``pay_now``), each once, sorted; "?flag" names ``flag``. The fragment is not
+    sent, so it is never read. The one reading of a save's query for the routine it is learned into
+    (``distil``) and the replay it is held to (``replay.off_review``)."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    return sorted({name for name, _ in parse_qsl(urlsplit(url).query, keep_blank_values=True)})
+
+
 class Sends(_PathPattern):
     """What an approval step's save was reviewed to send, learned from the verified run's approved
-    submission: the path it goes to (a pattern, as ``PageExpect.path``) and the name of every field
-    in it — the routine's own, and those the page filled or hid (a CSRF token, a default, an empty
-    "Notes"). A replay whose save would send any other field set, or to another path, is stopped at
-    the gate before anyone is asked (``replay.off_review``)."""
+    submission: the method, the path it goes to (a pattern, as ``PageExpect.path``), the name of
+    every parameter in its address's query (``query_names``) and of every field in its body — the
+    routine's own, and those the page filled or hid (a CSRF token, a default, an empty "Notes").
+    Names only: a value that differs from run to run (a record's id) is the person's to approve, as
+    a field's is. A replay whose save would send any other field or query parameter, by another
+    method, to another path, or to another system than the routine's, is stopped at the gate before
+    anyone is asked (``replay.off_review``). ``query`` is None in a version learned before a save's
+    query was recorded: the review cannot show any query was there, so any is off review."""
 
     fields: list[str] = Field(default_factory=list, max_length=SENDS_MOST)
+    method: str = Field(
+        default="POST",
+        pattern=r"^[A-Z]{1,16}$",
+        description="the save's HTTP method (POST in a version learned before it was recorded: a form's save)",
+    )
+    query: list[str] | None = Field(
+        default=None,
+        max_length=SENDS_MOST,
+        description="the names of the parameters in the save's query (none in a version learned before "
+        "they were recorded: a save with a query is off its review)",
+    )
 
     def describe(self) -> str:
-        return f"sends exactly {', '.join(self.fields) or 'no field'} to {self.path}"
+        if self.query is None:
+            query = "learned before a save's query was recorded: any query is off review"
+        else:
+            query = f"query {', '.join(self.query)}" if self.query else "no query"
+        return (
+            f"sends exactly {', '.join(self.fields) or 'no field'} to {self.path} (by {self.method}, {query})"
+        )
 
 
 class BrowserStep(_Data):

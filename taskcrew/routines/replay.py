@@ -7,10 +7,10 @@ the same vault (secrets typed from placeholders), the same intent log. Known obs
 with in code: a login form (sign in from placeholders), a notice overlay, a session that expired on
 save (sign in, enter the form again), a 503 (enter it again; the intent log reads the system back
 before anything is sent twice). Anything else — a target that is not there, a page that is not the
-expected one, values that fail their checks, a save that would send another field set or go to
-another path than the review covered (``off_review``: blocked at the gate, nobody asked), a version
-that records no field set for its save, an unexpected error — hands the run to the agent with the
-routine's remaining steps as context. A rejection by the person ends the run 'rejected'.
+expected one, values that fail their checks, a save that would send another field set or query,
+by another method, to another path or system than the review covered (``off_review``: blocked at
+the gate, nobody asked), a version that records no field set for its save, an unexpected error —
+hands the run to the agent with the routine's remaining steps as context. A rejection by the person ends the run 'rejected'.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from taskcrew.routines.models import (
     fill,
     name_differs,
     name_key,
+    query_names,
     resembles,
 )
 from taskcrew.routines.template import not_owed
@@ -141,22 +142,63 @@ def _path(url: str) -> str:
     return urlsplit(url).path.rstrip("/") or "/"
 
 
-def off_review(sends: Sends, submission: Any) -> str | None:
+def off_review(sends: Sends, submission: Any, system: str | None = None) -> str | None:
     """Why what the gate is about to send (``policy.Submission``) is not what an approval step was
-    reviewed to send (``sends``), or None when it is: the same field names, every one — a field the
-    review never saw (a release's new "Purchase order", a box the page ticks, a default it fills) is
-    sent with whatever the page put in it, and one gone is a form that changed — to the same path."""
+    reviewed to send (``sends``), or None when it is. Everything the request carries that the review
+    could see is held to it: the same field names in its body, every one — a field the review never
+    saw (a release's new "Purchase order", a box the page ticks, a default it fills) is sent with
+    whatever the page put in it, and one gone is a form that changed — and the same parameter names
+    in its address's query (``models.query_names``: an action that became
+    ``/bills/new?pay_now=1&approver=auto`` carries data as surely as a field does), by the same
+    method, to the same path, on the routine's ``system`` (its address: the same scheme, host and
+    port, as ``PolicyConfig.for_url`` allows them; another host the gate allows, the intranet, is
+    not where the review's save went). Names only: values, a record's id in the query too, are the
+    person's to approve. A fragment is never sent, so it is not compared. A version learned before
+    a save's query was recorded (``Sends.query`` None) cannot show any query was there: a save with
+    one is off its review."""
     sent = submission.sent if submission.sent is not None else [(f.name, f.value) for f in submission.fields]
-    names, reviewed = {n for n, _ in sent}, set(sends.fields)
-    said = []
-    if new := sorted(names - reviewed):
-        said.append(f"field(s) the review never saw: {', '.join(new)}")
-    if gone := sorted(reviewed - names):
-        said.append(f"no field(s) {', '.join(gone)}, which the review saw")
+    said = _names("field(s)", {n for n, _ in sent}, set(sends.fields))
+    query = set(query_names(submission.url))
+    if sends.query is not None:
+        said += _names("query parameter(s)", query, set(sends.query))
+    elif query:
+        said.append(
+            f"query parameter(s) {', '.join(sorted(query))}, which the review cannot show were there (the "
+            "version was learned before routines recorded a save's query)"
+        )
+    if (method := submission.method.upper()) != sends.method:
+        said.append(f"by {method}, not {sends.method}")
+    if system is not None and (elsewhere := _elsewhere(submission.url, system)):
+        said.append(elsewhere)
     path = _path(submission.url)
     if not re.fullmatch(sends.path, path):
         said.append(f"to {path}, not {sends.path}")
     return "; ".join(said) or None
+
+
+def _names(what: str, sent: set[str], reviewed: set[str]) -> list[str]:
+    """The names ``sent`` that the review never saw, and those it saw that are gone."""
+    said = []
+    if new := sorted(sent - reviewed):
+        said.append(f"{what} the review never saw: {', '.join(new)}")
+    if gone := sorted(reviewed - sent):
+        said.append(f"no {what} {', '.join(gone)}, which the review saw")
+    return said
+
+
+def _elsewhere(url: str, system: str) -> str | None:
+    """Why ``url`` is not on ``system`` (scheme, host and port), or None when it is."""
+    from taskcrew.tools.policy import PolicyConfig
+
+    there, home = urlsplit(url), urlsplit(system)
+    try:
+        where = PolicyConfig.for_url(url).allowed_hosts[0]
+        same = where in PolicyConfig.for_url(system).allowed_hosts
+    except ValueError:  # an invalid port
+        where, same = there.netloc, False
+    if same and there.scheme.lower() == home.scheme.lower():
+        return None
+    return f"to {there.scheme}://{where}, not the routine's system ({system})"
 
 
 def _answers(result: Any) -> str:
@@ -420,7 +462,7 @@ class Replayer:
                 actions.append(self._action(steps[j], element, values, erp, j))
             # a form's fields in one call (one look at the end), held to what its save was reviewed to send
             saving = next((steps[j] for j in batch if steps[j].approval), step)
-            result = self._act(session, actions, saving)
+            result = self._act(session, actions, saving, erp)
             if self.unreviewed:
                 raise Fallback(self.unreviewed, self._remaining(i))
             if any(d.outcome == "rejected" for d in result.policy):
@@ -470,17 +512,17 @@ class Replayer:
         assert obs is not None
         return obs
 
-    def _act(self, session: Any, actions: list[Any], step: BrowserStep) -> Any:
+    def _act(self, session: Any, actions: list[Any], step: BrowserStep, system: str) -> Any:
         """``actions`` done; for an approval step, with the gate holding what it is about to send
-        to what the step was reviewed to send (``off_review``): anything else is blocked before a
-        person is asked, and ``unreviewed`` says why (the replay then hands over, like a field
-        relabelled since the review)."""
+        to what the step was reviewed to send on the routine's ``system`` (``off_review``):
+        anything else is blocked before a person is asked, and ``unreviewed`` says why (the replay
+        then hands over, like a field relabelled since the review)."""
         if not step.approval or step.sends is None:
             return session.act(actions)
         policy, sends = session.policy, step.sends  # a session is always behind a gate
 
         def check(submission: Any) -> str | None:
-            off = off_review(sends, submission)
+            off = off_review(sends, submission, system)
             if off is not None and not self.unreviewed:
                 self.unreviewed = (
                     f"{step.describe()}: the save would send {off} — not what {self._label()} was "
