@@ -256,3 +256,22 @@ def test_appends_racing_after_junk_all_count_in_one_chain(tmp_path: Path) -> Non
     assert sorted(e.target for e in requests) == sorted(f"{n}-{i}" for n in ("w1", "w2") for i in range(12))
     assert [e.seq for e in log.signed()] == list(range(1, 5 + 24 + 1))
     assert {p.line for p in log.verify()} == {6, 7}  # the copy, and the first line written after it
+
+
+def test_a_line_added_without_its_line_feed_swallows_no_later_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A genuine line copied to the end without its line feed: the next entry is written on a line
+    of its own (never glued to it), so it counts, and the log goes on taking entries."""
+    monkeypatch.setenv("TASKCREW_APPROVALS_DIR", str(tmp_path / "approvals"))
+    monkeypatch.setenv("TASKCREW_HOME", str(tmp_path / "home"))
+    log = AuditLog(tmp_path / "approvals" / "audit.jsonl")
+    log.append("ana", "approve", "apr-1", {"job_id": "job-1"})
+    log.append("ana", "send", "apr-1", {"job_id": "job-1"})
+    first = log.path.read_text().splitlines()[0]
+    with log.path.open("a") as fh:  # someone who can write the file, not the key
+        fh.write(first)
+    log.append("bob", "cancel", "job-1", {"proof": "token"})
+    assert [e.action for e in log.signed()] == ["approve", "send", "cancel"]
+    log.append("ana", "approve", "apr-2", {"job_id": "job-2"})  # and the log goes on
+    assert [e.seq for e in log.signed()] == [1, 2, 3, 4]

@@ -187,9 +187,13 @@ class AuditLog:
             prev=prev,
         )
         entry.hash = self.keys.sign(entry.body())
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
         try:
-            os.write(fd, (entry.model_dump_json() + "\n").encode("utf-8"))
+            # on a line of its own: a line added without its line feed (a copy, junk) is never
+            # joined to this entry, which would make both no entry for any reader
+            size = os.fstat(fd).st_size
+            torn = size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+            os.write(fd, (("\n" if torn else "") + entry.model_dump_json() + "\n").encode("utf-8"))
             os.fsync(fd)
         finally:
             os.close(fd)
