@@ -282,9 +282,9 @@ def test_a_stamp_is_read_by_the_words_its_appearance_draws_and_a_note_by_its_con
     document = pdfium.PdfDocument(bytes(pdf.output()))
     page = document[0]
     stamp = raw.FPDFPage_CreateAnnot(page.raw, raw.FPDF_ANNOT_STAMP)  # pdfium draws its appearance
-    raw.FPDFAnnot_SetRect(stamp, raw.FS_RECTF(300, 500, 520, 450))
+    raw.FPDFAnnot_SetRect(stamp, raw.FS_RECTF(300, 500, 540, 450))  # its words inside its box
     word = raw.FPDFPageObj_CreateTextObj(
-        document.raw, raw.FPDFText_LoadStandardFont(document.raw, b"Helvetica"), 24
+        document.raw, raw.FPDFText_LoadStandardFont(document.raw, b"Helvetica"), 18
     )
     wide = ctypes.create_string_buffer("PAID - DO NOT PAY AGAIN\0".encode("utf-16-le"))
     raw.FPDFText_SetText(word, ctypes.cast(wide, ctypes.POINTER(raw.FPDF_WCHAR)))

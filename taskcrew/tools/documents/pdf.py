@@ -12,8 +12,9 @@ Annotations a viewer paints on the page (a FreeText box, a stamp: "VOID - DUPLIC
 notes it shows as an icon are read too, each inside a mark (``[annotation: …]``) before the page's
 text when it stands in the page's upper half, else after it (``_annotations``), when a viewer paints
 them (pdfium, ``pdfseen``): an annotation that paints nothing a person can see (an empty appearance,
-words clipped away, hidden, not to be viewed, off the page) is not read. The page's own text never
-spells such a mark (``visibility.own_text``).
+words clipped away, an opacity of 0, hidden, not to be viewed, off the page) is not read; of one
+that is painted, only the words a person sees are read (``SeenPage.words``: words its appearance
+clips away or covers are not). The page's own text never spells such a mark (``visibility.own_text``).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from taskcrew.tools.documents.limits import MAX_CHARS, MAX_OCR_PAGES, MAX_PAGES
 from taskcrew.tools.documents.models import NO_TEXT_LAYER, OcrText, PageText, Unreadable, tidy
 from taskcrew.tools.documents.ocr import OCR_DPI, OcrUnavailable, ocr_image
 from taskcrew.tools.documents.pdfseen import TURNED as TURNED  # said of a page with text upside down
-from taskcrew.tools.documents.pdfseen import SeenPage, seer
+from taskcrew.tools.documents.pdfseen import AnnotationText, SeenPage, seer
 from taskcrew.tools.documents.visibility import own_text
 
 MIN_IMAGE_SIDE = 120  # pixels; smaller images are logos, rules and specks, not text
@@ -76,7 +77,7 @@ def read_pdf_pages(data: bytes, name: str, *, ocr: bool = True) -> list[PageText
                 int, tuple[list[str], list[str]]
             ] = {}  # a page's annotations: before, after its text
             used = 0
-            with seer(data) as look:
+            with seer(data, annotation_words=True) as look:
                 for index in range(min(count, MAX_PAGES)):
                     page = reader.pages[index]
                     seen = seen_of[index + 1] = look(index)  # text nobody can see is not read (pdfseen)
@@ -85,7 +86,7 @@ def read_pdf_pages(data: bytes, name: str, *, ocr: bool = True) -> list[PageText
                         text = tidy(seen.text)
                     page_text = PageText(number=index + 1, text=text, hidden_text=seen.note())
                     page_text.notes = _image_notes(page, bool(page_text.text.strip()))
-                    annotated[index + 1] = _annotations(page, page_text.notes, seen.painted)
+                    annotated[index + 1] = _annotations(page, page_text.notes, seen.painted, seen.words)
                     pages.append(page_text)
                     used += len(page_text.text)
                     if index + 1 < min(count, MAX_PAGES) and limits.past(limits.TEXT_SHARE):
@@ -173,14 +174,17 @@ def _drawn_out_of_order(spots: list[tuple[float, float, float]]) -> bool:
     return False
 
 
-def _annotations(page: Any, notes: list[str], painted: set[int] | None) -> tuple[list[str], list[str]]:
+def _annotations(
+    page: Any, notes: list[str], painted: set[int] | None, shown: dict[int, AnnotationText] | None = None
+) -> tuple[list[str], list[str]]:
     """The words of the annotations a person sees on the page (``ANNOTATIONS``; not flagged hidden
     or NoView, placed on the page, and painted: their index in ``painted``, what pdfseen saw a
     viewer paint visibly; None: not told), each marked (``[annotation: …]``): those standing in its
     upper half, and the others. Words are those its appearance draws, else, when it has none, its
     ``/Contents`` (a viewer draws a FreeText box without an appearance from them; a note's icon
-    shows them when opened); a stamp drawing no words is named by its ``/Name``. What could not be
-    read goes in ``notes``."""
+    shows them when opened); a stamp drawing no words is named by its ``/Name``. Of an appearance
+    drawing some of its words so that nobody sees them (``shown``, by pdfseen), only those seen are
+    read. What could not be read goes in ``notes``."""
     before: list[str] = []
     after: list[str] = []
     try:
@@ -191,7 +195,8 @@ def _annotations(page: Any, notes: list[str], painted: set[int] | None) -> tuple
         notes.append("the page's annotations could not be read (damaged); look at the page as shown")
         return before, after
     (left, right), (bottom, top) = sorted(box[0::2]), sorted(box[1::2])
-    read = unpainted = 0
+    read = unpainted = unseen = unseen_chars = 0
+    shown = shown or {}
     for number, ref in enumerate(annots):
         try:
             annot = ref.get_object()
@@ -210,7 +215,10 @@ def _annotations(page: Any, notes: list[str], painted: set[int] | None) -> tuple
                 )
                 break
             read += 1
-            words = _annotation_words(page, annot)
+            seen = shown.get(number)
+            if seen is not None:  # its appearance draws words nobody sees: only those seen are read
+                unseen, unseen_chars = unseen + 1, unseen_chars + seen.hidden
+            words = _annotation_words(page, annot, None if seen is None else seen.text)
         except Exception:  # one damaged annotation: said, the others are read
             notes.append("an annotation on this page could not be read (damaged); look at the page as shown")
             continue
@@ -224,11 +232,17 @@ def _annotations(page: Any, notes: list[str], painted: set[int] | None) -> tuple
         notes.append(
             f"{unpainted} annotation(s) on this page paint nothing a person can see; their words were not read"
         )
+    if unseen:
+        notes.append(
+            f"{unseen} annotation(s) on this page draw words nobody can see ({unseen_chars} character(s): "
+            "clipped away, outside the box, covered, or in the colour behind them); those words were not read"
+        )
     return before, after
 
 
-def _annotation_words(page: Any, annot: Any) -> str:
-    """The words an annotation shows, on one line (see ``_annotations``)."""
+def _annotation_words(page: Any, annot: Any, seen: str | None = None) -> str:
+    """The words an annotation shows, on one line (see ``_annotations``); ``seen``: what a person
+    sees of the words its appearance draws, when she does not see them all (pdfseen)."""
     appearance = annot.get("/AP")
     normal = appearance.get_object().get("/N") if appearance is not None else None
     normal = normal.get_object() if normal is not None else None
@@ -239,7 +253,9 @@ def _annotation_words(page: Any, annot: Any) -> str:
         )
     drawn = ""
     drawing = normal is not None and hasattr(normal, "get_data")
-    if normal is not None and drawing:
+    if seen is not None:
+        drawn = seen
+    elif normal is not None and drawing:
         if len(normal.get_data()) > MAX_APPEARANCE_BYTES:
             return "(its appearance is too large to read; look at the page as shown)"
         drawn = page.extract_xform_text(normal) or ""
@@ -249,7 +265,8 @@ def _annotation_words(page: Any, annot: Any) -> str:
     if drawn.strip():
         return " ".join(drawn.split())
     if annot.get("/Subtype") == "/FreeText":  # drawn from its contents when it has no appearance
-        return "a text box whose words could not be read; look at the page as shown" if drawing else contents
+        shows = drawing or seen is not None  # its appearance (pdfium's, made from them, too) hides them
+        return "a text box whose words could not be read; look at the page as shown" if shows else contents
     name = str(annot.get("/Name") or "").lstrip("/")
     described = f", described as: {contents}" if contents else ""
     return f"a stamp{f' ({name})' if name else ''} whose words could not be read{described}; look at the page as shown"

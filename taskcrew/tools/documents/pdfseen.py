@@ -33,17 +33,24 @@ them) is made once for a text object against all that is behind its characters, 
 character only where that does not decide it. The verdicts are those of the test made character by
 character.
 
-Text a line is painted through (a thin stroked or filled path across the middle of upright glyphs,
-``STRIKE_BAND``, that the page rendered without it shows was painted over them; a StrikeOut
-annotation; a viewer's pen stroke, an Ink, Line or PolyLine annotation, by what it paints) is
-struck: the page is read as pdfium's text with each struck run inside ``visibility.STRUCK_OPEN`` …
-``STRUCK_CLOSE`` (``_struck``), as the HTML reader marks ``<s>``. The page's own text never spells
-such a mark (``visibility.own_text``, before the marks are added).
+Text a line is painted through is struck: each drawn segment is judged, not a path object's
+bounds (a stroked path's segments, a filled path's thin subpaths, a viewer's pen strokes: an Ink,
+Line or PolyLine annotation's, where it paints), across the middle of upright glyphs
+(``STRIKE_BAND``, the size they are drawn at), level or slanting (a slash, an X over a figure),
+not a tick nor a rule running on past the text, and painted over it (the page rendered without it
+shows so); or a StrikeOut annotation. The page is read as pdfium's text with each struck run
+inside ``visibility.STRUCK_OPEN`` … ``STRUCK_CLOSE`` (``_struck``), as the HTML reader marks
+``<s>``. The page's own text never spells such a mark (``visibility.own_text``, before the marks
+are added).
 
 Annotations count by what a viewer paints of them (``_painted_annotations``): the page rendered with
 and without its annotations, one whose area does not change visibly paints nothing (an empty
-appearance, words clipped away) and is left out of ``SeenPage.painted``, which the PDF reader reads
-annotations' words from.
+appearance, words clipped away, an opacity (/CA) of 0, which pdfium does not apply and a viewer
+does) and is left out of ``SeenPage.painted``, which the PDF reader reads annotations' words from.
+Of a painted FreeText box or stamp, each character its appearance draws is judged as the page's
+text is, on the page with its annotations flattened into it (``annotation_texts``): words clipped
+away, outside the appearance's box, covered or in the colour behind them are left out
+(``SeenPage.words``).
 
 :func:`seen_pages` says, page by page, whether anything is hidden; where something is, it gives the
 text a person sees (pdfium's text of the seen characters) and how much was left out. Pages where
@@ -55,6 +62,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import functools
+import itertools
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -84,6 +92,9 @@ INVISIBLE = "drawn invisible"
 _COVERED = "painted in the colour behind it, covered, or clipped away"
 _UNDER = "drawn under another character"
 _TWICE = "drawn twice"  # the same character over itself (double-struck bold, a shadow): one is kept, no note
+_OTHER = (
+    "not an annotation's"  # the page's own text, when an annotation's words are judged (``annotation_texts``)
+)
 # two characters coincide when their ink boxes overlap by more than COINCIDE of the larger and they
 # are drawn from origins less than SAME_SPOT of the font size apart (an italic f's ink reaches over
 # the next f's too, but from 0.28 em before it)
@@ -139,8 +150,28 @@ TURNED_DEGREES = 100.0  # text turned more than this from the page's own directi
 STRIKE_BAND = (0.1, 0.55)
 STRIKE_THICK = 0.25
 STRIKE_UPRIGHT = 1.0  # degrees: text turned more is not judged struck
+# each drawn segment is judged (a path's subpaths when filled, its segments when stroked, a pen's
+# strokes): one slanting up to STRIKE_SLANT from level strikes a character whose middle it crosses
+# in the band; one slanting through the whole band (a slash through a figure) also each character
+# along it whose middle it passes within STRIKE_REACH (the figure's first and last digits); two
+# slanting ones that cross each other in their middle parts (CROSSED) strike each character whose
+# middle lies where both reach (an X over a figure); a tick (two strokes meeting at their lowest
+# point at more than TICK_TURN degrees) strikes nothing
+STRIKE_SLANT = 60.0
+STRIKE_REACH = (-0.2, 0.75)
+# a line (or an X) running on past the characters it would strike, on either side, by more than
+# STRIKE_OVERRUN[0] of their font size plus STRIKE_OVERRUN[1] of their span is a rule, not a strike
+# (a table's rule or a chart's grid line through a label; a pen overshooting a figure is a strike)
+STRIKE_OVERRUN = (1.5, 0.25)
+CROSSED = (0.1, 0.9)  # the share of each segment's length, from its start, where the other crosses it
+TICK_TURN = 45.0
+STRIKE_GRID = (
+    8.0  # points: the cells in which a path is looked for near the text before its segments are read
+)
 MAX_STRIKE_PATHS = 20_000  # path objects looked at per page for lines through text …
-MAX_STRIKE_PAIRS = 2_000_000  # … and (line, character) pairs compared; past either, the page says so
+MAX_STRIKE_SEGMENTS = 100_000  # … segments read of those drawn near the text …
+MAX_STRIKE_PAIRS = 2_000_000  # … and (segment, character) pairs compared; past any, the page says so
+_PAIRS_AT_ONCE = 250_000  # (segment, character) pairs worked out in one numpy pass
 MAX_STRIKE_OUTS = 500  # StrikeOut annotations' areas (a viewer's strike-through comment) looked at per page
 _STRIKES_UNCHECKED = "too many lines are drawn on this page to tell which strike through its text"
 # annotations judged by what a viewer paints of them (``_painted_annotations``): those whose words are
@@ -152,6 +183,21 @@ MAX_JUDGED_ANNOTATIONS = 200  # per page; past this many, the others are not rea
 # its own paint: past this many such renders, the others are taken as painted (said)
 MAX_ANNOTATION_RENDERS = 8
 _ANNOTATIONS_UNCHECKED = "too many annotations overlap on this page to tell what each one paints"
+# annotations whose appearance's words are read (FPDF_ANNOT_FREETEXT, _STAMP): each character of them
+# is judged as the page's own text is, on the page with its annotations painted into it
+# (``annotation_texts``)
+_WORDS = (3, 13)
+_WORDS_UNCHECKED = (
+    "the words of the annotations on this page could not be checked against what a viewer paints"
+)
+
+
+class AnnotationText(NamedTuple):
+    """What a person sees of the words an annotation's appearance draws: pdfium's text of the seen
+    characters (on one line; "" when none is seen) and how many characters nobody sees."""
+
+    text: str
+    hidden: int
 
 
 @dataclass
@@ -169,6 +215,10 @@ class SeenPage:
     # the annotations (their index in the page's /Annots) a viewer paints visibly, of those judged
     # (``_painted_annotations``); None: not judged (pdfium could not paint the page)
     painted: set[int] | None = None
+    # of those whose words are read (a FreeText box, a stamp), each whose appearance draws some of
+    # its words so that nobody sees them (clipped away, outside its box, covered, in the colour
+    # behind them): what it shows of them (``annotation_texts``; asked for by ``seer``)
+    words: dict[int, AnnotationText] = field(default_factory=dict)
 
     def note(self, read_by_ocr: bool = False) -> str | None:
         """What the reader must be told about this page, if anything. ``read_by_ocr``: the page's
@@ -198,19 +248,34 @@ class SeenPage:
 
 
 @contextlib.contextmanager
-def seer(data: bytes) -> Iterator[Callable[[int], SeenPage]]:
+def seer(data: bytes, annotation_words: bool = False) -> Iterator[Callable[[int], SeenPage]]:
     """A function from a page's index to what is seen of it, while the document is open. A file
     pdfium cannot open (it is stricter than pypdf on some damaged files) is taken as all seen:
-    pypdf's reading stands."""
-    import pypdfium2 as pdfium
+    pypdf's reading stands. ``annotation_words``: tell what is seen of the words of the annotations
+    a viewer paints (``SeenPage.words``), for a reader that reads them. Each page is looked at
+    once (telling that paints its annotations into it): asked again, the same answer is given.
+    pdfium that cannot be loaded for want of memory (a parse's memory limit) is out of memory."""
+    try:
+        import pypdfium2 as pdfium
+    except OSError as exc:
+        if "failed to map" in str(exc):  # dlopen: no room left to map the library (ENOMEM)
+            raise MemoryError(str(exc)) from exc
+        raise
 
     try:
         document = pdfium.PdfDocument(data)
     except Exception:
         yield lambda _index: SeenPage()
         return
+    looked: dict[int, SeenPage] = {}
+
+    def look(index: int) -> SeenPage:
+        if index not in looked:
+            looked[index] = _seen(document, index, annotation_words) if index < len(document) else SeenPage()
+        return looked[index]
+
     try:
-        yield lambda index: _seen(document, index) if index < len(document) else SeenPage()
+        yield look
     finally:
         document.close()
 
@@ -221,11 +286,17 @@ def seen_pages(data: bytes, count: int) -> list[SeenPage]:
         return [look(index) for index in range(count)]
 
 
-def _seen(document: Any, index: int) -> SeenPage:
+def _seen(document: Any, index: int, annotation_words: bool = False) -> SeenPage:
     try:
-        return _look(document, index)
+        seen = _look(document, index)
     except Exception as exc:  # pdfium failing on one page leaves pypdf's text, and says so
         return SeenPage(unchecked=f"the page could not be painted: {type(exc).__name__}")
+    if annotation_words and seen.painted:
+        try:
+            seen.words = annotation_texts(document, index, seen.painted)
+        except Exception:  # the words are read as their appearance holds them, and the page says so
+            seen.unchecked = "; ".join(filter(None, [seen.unchecked, _WORDS_UNCHECKED]))
+    return seen
 
 
 def _look(document: Any, index: int) -> SeenPage:
@@ -242,14 +313,9 @@ def _look(document: Any, index: int) -> SeenPage:
         turned = TURNED if _turned(chars.turns) else None  # a '6' upside down is a '9'
         objects = list(page.get_objects(filter=[raw.FPDF_PAGEOBJ_TEXT], max_depth=_FORM_DEPTH))
         verdicts = _by_object(chars)
-        todo = [j for j, verdict in enumerate(verdicts) if verdict is None]
-        painted = (
-            _by_render(page, objects, chars, todo, verdicts, scale, as_is) if todo else None
+        painted, crowded, alone = _judge(
+            page, objects, chars, verdicts, scale, as_is
         )  # what only the painted page tells
-        if painted is not None:
-            _glyph_ink(page, objects, chars, verdicts, painted)
-        unders, alone = _overprinted(chars, objects, verdicts)
-        crowded = _own_ink(page, objects, chars, verdicts, painted, unders) if painted is not None else None
         hidden: dict[str, int] = {}
         for verdict in verdicts:
             if verdict is not None and verdict not in (_CLIP, _TWICE):
@@ -318,6 +384,17 @@ class _Pdfium(NamedTuple):
     origin: Callable[..., int]
     font_size: Callable[..., float]
     matrix: Callable[..., int]
+    path_count: Callable[..., int]  # a path object's segments: how many, each, its point, kind, close
+    path_segment: Callable[..., int | None]
+    segment_point: Callable[..., int]
+    segment_type: Callable[..., int]
+    segment_close: Callable[..., int]
+    draw_mode: Callable[..., int]  # a path object's fill mode and whether it is stroked, its bounds, colours
+    bounds: Callable[..., int]
+    fill_colour: Callable[..., int]
+    stroke_colour: Callable[..., int]
+    stroke_width: Callable[..., int]
+    obj_matrix: Callable[..., int]
 
 
 @functools.cache
@@ -344,6 +421,17 @@ def _pdfium() -> _Pdfium:
         origin=bind("FPDFText_GetCharOrigin", num, ptr, num, ptr, ptr),
         font_size=bind("FPDFText_GetFontSize", ctypes.c_double, ptr, num),
         matrix=bind("FPDFText_GetMatrix", num, ptr, num, ptr),
+        path_count=bind("FPDFPath_CountSegments", num, ptr),
+        path_segment=bind("FPDFPath_GetPathSegment", ptr, ptr, num),
+        segment_point=bind("FPDFPathSegment_GetPoint", num, ptr, ptr, ptr),
+        segment_type=bind("FPDFPathSegment_GetType", num, ptr),
+        segment_close=bind("FPDFPathSegment_GetClose", num, ptr),
+        draw_mode=bind("FPDFPath_GetDrawMode", num, ptr, ptr, ptr),
+        bounds=bind("FPDFPageObj_GetBounds", num, ptr, ptr, ptr, ptr, ptr),
+        fill_colour=bind("FPDFPageObj_GetFillColor", num, ptr, ptr, ptr, ptr, ptr),
+        stroke_colour=bind("FPDFPageObj_GetStrokeColor", num, ptr, ptr, ptr, ptr, ptr),
+        stroke_width=bind("FPDFPageObj_GetStrokeWidth", num, ptr, ptr),
+        obj_matrix=bind("FPDFPageObj_GetMatrix", num, ptr, ptr),
     )
 
 
@@ -430,57 +518,32 @@ def _struck(
     scale: float,
 ) -> tuple[list[int], str | None]:
     """The seen characters a line is painted through, as a person sees a corrected figure struck out
-    (``STRIKE_BAND``: not an underline, an overline or a table's rule): each upright character
-    whose middle lies within the line's length. A line is a path object (stroked or filled, in a
-    colour that shows on white paper, ``MIN_CONTRAST``) whose bounds on the page, the forms it is
-    drawn in applied, are thin and wide, or what a viewer's pen (an Ink, Line or PolyLine
-    annotation) paints, when that is thin and wide. A path strikes a character only when it is
-    painted over it: the page rendered without the paths that would strike something changes
-    visibly in the character's box (a line under a white box drawn after it, or at 1% opacity, does
-    not). Past ``MAX_STRIKE_PATHS`` paths or ``MAX_STRIKE_PAIRS`` comparisons none is judged, and the
-    reason is returned. Leaves the text objects drawn as the page has them."""
+    (``STRIKE_BAND``: not an underline, an overline or a table's rule): upright characters only.
+    Each drawn segment is judged, not a path object's bounds (a grid drawn as one path, several
+    strokes as one): a stroked path's segments (curves as chords) and a filled path's subpaths
+    (each as the line along its length), in a colour that shows on white paper (``MIN_CONTRAST``),
+    the forms they are drawn in applied (``_drawn_segments``); and a viewer's pen strokes (an Ink,
+    Line or PolyLine annotation's, ``_pen_segments``). Which characters they strike is told by
+    ``_crossed`` (a line through their middles, a slash, an X; not a tick, not a rule running on
+    past them). A segment strikes only when it is painted over the character: the page rendered
+    without the paths that would strike something changes visibly there (a line under a white box
+    drawn after it, or at 1% opacity, does not), a pen's stroke where its annotation paints. Past
+    ``MAX_STRIKE_PATHS`` paths, ``MAX_STRIKE_SEGMENTS`` segments (of those near the text) or
+    ``MAX_STRIKE_PAIRS`` comparisons none is judged, and the reason is returned. Leaves the text
+    objects drawn as the page has them."""
     import numpy as np
-    import pypdfium2.raw as raw
 
-    lines: list[tuple[float, float, float, float, Any]] = []  # left, right, middle, thickness, path
-    fill, stroke = ctypes.c_int(), ctypes.c_int()
-    rgba = [ctypes.c_uint() for _ in range(4)]
-    for n, obj in enumerate(page.get_objects(filter=[raw.FPDF_PAGEOBJ_PATH], max_depth=_FORM_DEPTH)):
-        if n >= MAX_STRIKE_PATHS:
-            return [], _STRIKES_UNCHECKED
-        left, bottom, right, top = obj.get_bounds()
-        corners = [(left, bottom), (left, top), (right, bottom), (right, top)]
-        form = obj.container
-        while form is not None:  # a path in a form: placed by it
-            corners = [form.get_matrix().on_point(x, y) for x, y in corners]
-            form = form.container
-        xs, ys = [x for x, _ in corners], [y for _, y in corners]
-        wide, thick = max(xs) - min(xs), max(ys) - min(ys)
-        if wide <= 2 * thick or not raw.FPDFPath_GetDrawMode(
-            obj.raw, ctypes.byref(fill), ctypes.byref(stroke)
-        ):
-            continue
-        getter = raw.FPDFPageObj_GetStrokeColor if stroke.value else raw.FPDFPageObj_GetFillColor
-        if not (stroke.value or fill.value) or not getter(obj.raw, *(ctypes.byref(c) for c in rgba)):
-            continue
-        r, g, b, a = (c.value for c in rgba)
-        if contrast((r, g, b, 1.0), WHITE) >= MIN_CONTRAST and a > 0:
-            lines.append((min(xs), max(xs), (min(ys) + max(ys)) / 2, thick, obj))
-    lines.extend(_pen_lines(page, annotations))
     live = [j for j, verdict in enumerate(verdicts) if verdict is None]
     areas = _strike_outs(page, annotations)
     if areas is None:
         return [], _STRIKES_UNCHECKED
-    if (not lines and not areas) or not live:
-        return [], None
     struck: set[int] = set()
-    centre_x = (chars.box[live, 0] + chars.box[live, 1]) / 2
-    centre_y = (chars.box[live, 2] + chars.box[live, 3]) / 2
-    for x0, x1, y0, y1 in areas:  # a StrikeOut annotation strikes the characters in its area
-        inside = (centre_x > x0) & (centre_x < x1) & (centre_y > y0) & (centre_y < y1)
-        struck.update(np.asarray(live)[inside].tolist())
-    if not lines:
-        return sorted(struck), None
+    if live and areas:
+        centre_x = (chars.box[live, 0] + chars.box[live, 1]) / 2
+        centre_y = (chars.box[live, 2] + chars.box[live, 3]) / 2
+        for x0, x1, y0, y1 in areas:  # a StrikeOut annotation strikes the characters in its area
+            inside = (centre_x > x0) & (centre_x < x1) & (centre_y > y0) & (centre_y < y1)
+            struck.update(np.asarray(live)[inside].tolist())
     upright = [
         j
         for j in live
@@ -488,46 +551,643 @@ def _struck(
     ]
     if not upright:
         return sorted(struck), None
-    spot = _origins(chars, upright)
-    which = np.asarray(upright)
-    base = np.array([spot[j][1] for j in upright])
-    size = np.array([spot[j][2] for j in upright])
-    middle = (chars.box[which, 0] + chars.box[which, 1]) / 2
-    order = np.argsort(base, kind="stable")
-    sorted_base, tallest = base[order], float(size.max())
-    pairs = 0
-    # characters paths strike, with the band the lines take up (bottom, top): whether one is painted
-    # over them is told next
-    by_path: dict[int, tuple[float, float]] = {}
-    paths: list[Any] = []
-    for x0, x1, mid, thick, path in lines:  # the characters whose baseline lies low enough under the line
-        lo = np.searchsorted(sorted_base, mid - STRIKE_BAND[1] * tallest, side="left")
-        hi = np.searchsorted(sorted_base, mid - STRIKE_BAND[0] * float(size.min()), side="right")
-        pairs += max(0, int(hi - lo))
-        if pairs > MAX_STRIKE_PAIRS:
-            return [], _STRIKES_UNCHECKED
-        near = order[lo:hi]
-        above = mid - base[near]
-        crossed = (
-            (above >= STRIKE_BAND[0] * size[near])
-            & (above <= STRIKE_BAND[1] * size[near])
-            & (thick <= STRIKE_THICK * size[near])
-            & (middle[near] > x0)
-            & (middle[near] < x1)
-        )
-        hit = which[near[crossed]].tolist()
-        if path is None:  # a pen annotation: what it paints was judged already
-            struck.update(hit)
-        elif hit:
-            for j in hit:
-                low, high = by_path.get(j, (math.inf, -math.inf))
-                by_path[j] = min(low, mid - thick / 2), max(high, mid + thick / 2)
-            paths.append(path)
+    # where the band of each could lie: its ink box, with room above and below (its cell's height)
+    box, reach = chars.box[upright], chars.cell[upright, 1] * STRIKE_BAND[1]
+    near = _near(np.stack([box[:, 0], box[:, 1], box[:, 2] - reach, box[:, 3] + reach], axis=1))
+    found = _drawn_segments(page, near)
+    if found is None:
+        return [], _STRIKES_UNCHECKED
+    segments, sources = found
+    for n, paint in annotations.items():
+        strokes = _pen_segments(page, n, paint) if paint.subtype in _PEN else None
+        if strokes is not None and len(strokes):
+            first = int(segments[:, 6].max()) + 1 if len(segments) else 0
+            pen = np.column_stack(
+                [strokes[:, :5], np.full(len(strokes), len(sources)), strokes[:, 5] + first]
+            )
+            segments = np.concatenate([segments, pen])
+            sources.append(n)
+    if not len(segments):
+        return sorted(struck), None
+    hits = _crossed(segments, _upright(chars, upright))
+    if hits is None:
+        return [], _STRIKES_UNCHECKED
+    by_path: dict[int, tuple[float, float]] = {}  # a character: the band the paths striking it take up
+    paths: dict[int, Any] = {}
+    for j, source, low, high in hits:
+        if j in struck:
+            continue
+        what = sources[source]
+        if isinstance(what, int):  # a pen: where its annotation paints
+            if _pen_paints(page, chars.box[j], (low, high), annotations[what]):
+                struck.add(j)
+            continue
+        bottom, top = by_path.get(j, (math.inf, -math.inf))
+        by_path[j] = min(bottom, low), max(top, high)
+        paths[_address(what) or 0] = what
     for j in struck:
         by_path.pop(j, None)
     if by_path:
-        struck.update(_painted_over(page, chars, by_path, paths, objects, painted, scale))
+        struck.update(_painted_over(page, chars, by_path, list(paths.values()), objects, painted, scale))
     return sorted(struck), None
+
+
+class _Upright(NamedTuple):
+    """The upright seen characters a line may strike, in page points, sorted by baseline: their index
+    in ``_Chars``, baseline, font size (as drawn) and ink box (left, right, bottom, top)."""
+
+    which: Any
+    base: Any
+    size: Any
+    box: Any
+
+
+def _upright(chars: _Chars, upright: list[int]) -> _Upright:
+    import numpy as np
+
+    spot = _origins(chars, upright)
+    base = np.array([spot[j][1] for j in upright])
+    order = np.argsort(base, kind="stable")
+    which = np.asarray(upright)[order]
+    size = np.array([spot[j][2] for j in upright])[order]
+    return _Upright(which, base[order], size, chars.box[which])
+
+
+def _near(boxes: Any) -> Callable[[float, float, float, float], bool]:
+    """Whether a rectangle (left, bottom, right, top) meets a cell of ``STRIKE_GRID`` points that one
+    of ``boxes`` (left, right, bottom, top) meets: a summed-area table of the cells, one look-up
+    per rectangle."""
+    import numpy as np
+
+    grid = STRIKE_GRID
+    boxes = boxes[np.isfinite(boxes).all(axis=1)]
+    if not len(boxes):
+        return lambda *_: False
+    ox, oy = float(boxes[:, 0].min()), float(boxes[:, 2].min())
+    cx0, cx1 = ((boxes[:, k] - ox) // grid for k in (0, 1))
+    cy0, cy1 = ((boxes[:, k] - oy) // grid for k in (2, 3))
+    cols, rows = int(cx1.max()) + 1, int(cy1.max()) + 1
+    marks = np.zeros((rows + 1, cols + 1), dtype=np.int64)  # a difference array of the boxes' cells
+    cx0, cx1, cy0, cy1 = (v.astype(np.int64) for v in (cx0, cx1 + 1, cy0, cy1 + 1))
+    np.add.at(marks, (cy0, cx0), 1)
+    np.add.at(marks, (cy0, cx1), -1)
+    np.add.at(marks, (cy1, cx0), -1)
+    np.add.at(marks, (cy1, cx1), 1)
+    taken = (marks.cumsum(axis=0).cumsum(axis=1)[:rows, :cols] > 0).astype(np.int64)
+    table = np.zeros((rows + 1, cols + 1), dtype=np.int64)
+    table[1:, 1:] = taken.cumsum(axis=0).cumsum(axis=1)
+
+    def near(left: float, bottom: float, right: float, top: float) -> bool:
+        if not all(math.isfinite(v) for v in (left, bottom, right, top)):
+            return False
+        a, c = (min(max(int((v - ox) // grid), -1), cols) for v in (left, right))
+        b, d = (min(max(int((v - oy) // grid), -1), rows) for v in (bottom, top))
+        a, b, c, d = max(a, 0), max(b, 0), min(c, cols - 1), min(d, rows - 1)
+        if a > c or b > d:
+            return False
+        return bool(table[d + 1, c + 1] - table[b, c + 1] - table[d + 1, a] + table[b, a] > 0)
+
+    return near
+
+
+_MOVE, _CURVE = 2, 1  # FPDF_SEGMENT_MOVETO, _BEZIERTO (others are lines)
+
+
+def _drawn_segments(
+    page: Any, near: Callable[[float, float, float, float], bool]
+) -> tuple[Any, list[Any]] | None:
+    """The segments of the page's path objects drawn near the text (``near``: their bounds on the
+    page, the forms they are drawn in applied) in a colour that shows on white paper (stroke or
+    fill, ``MIN_CONTRAST``, not at opacity 0), as an (n, 7) array of their ends, thickness, source
+    (an index into the returned paths) and stroke (a number for each subpath), in page points: a
+    stroked path's segments, a curve as four chords; a filled path's subpaths, each as the line
+    along its length through its middle, as thick as it is across (a thin filled rectangle is a
+    line; a box is not, ``_along``). A tick (``_tick``) is left out. None past
+    ``MAX_STRIKE_PATHS`` paths or ``MAX_STRIKE_SEGMENTS`` segments read."""
+    import numpy as np
+    import pypdfium2.raw as raw
+
+    pdfium = _pdfium()
+    fill, stroke = ctypes.c_int(), ctypes.c_int()
+    modes = ctypes.addressof(fill), ctypes.addressof(stroke)
+    rgba = (ctypes.c_uint * 4)()
+    channel = [ctypes.addressof(rgba) + 4 * k for k in range(4)]
+    x, y, width = ctypes.c_float(), ctypes.c_float(), ctypes.c_float()
+    at, wide = (ctypes.addressof(x), ctypes.addressof(y)), ctypes.addressof(width)
+    matrix = (ctypes.c_float * 6)()
+    where = ctypes.addressof(matrix)
+    sides = (ctypes.c_float * 4)()  # left, bottom, right, top
+    side = [ctypes.addressof(sides) + 4 * k for k in range(4)]
+
+    def shows(getter: Callable[..., int], handle: int) -> bool:
+        if not getter(handle, *channel):
+            return False
+        r, g, b, a = rgba
+        return a > 0 and contrast((r, g, b, 1.0), WHITE) >= MIN_CONTRAST
+
+    xs: list[float] = []  # every point read, with the path (in ``sources``) it is of, its kind and close
+    ys: list[float] = []
+    owner: list[int] = []
+    kinds: list[int] = []
+    closes: list[int] = []
+    placed: list[
+        tuple[float, ...]
+    ] = []  # each path's matrix to the page, and its stroke's width (None: not stroked)
+    widths: list[float | None] = []
+    filled: list[bool] = []
+    sources: list[Any] = []
+    budget = MAX_STRIKE_SEGMENTS
+    for n, obj in enumerate(page.get_objects(filter=[raw.FPDF_PAGEOBJ_PATH], max_depth=_FORM_DEPTH)):
+        if n >= MAX_STRIKE_PATHS:
+            return None
+        handle = _address(obj)
+        if handle is None or not pdfium.draw_mode(handle, *modes) or not (fill.value or stroke.value):
+            continue
+        if not pdfium.bounds(handle, *side):
+            continue
+        left, bottom, right, top = sides
+        m: tuple[float, ...] = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
+        if obj.container is not None:  # a path in a form: placed by it
+            corners = [(left, bottom), (left, top), (right, bottom), (right, top)]
+            for form in _forms(obj):
+                placing = form.get_matrix()
+                corners = [placing.on_point(px, py) for px, py in corners]
+                m = _then(m, (placing.a, placing.b, placing.c, placing.d, placing.e, placing.f))
+            left, right = min(p[0] for p in corners), max(p[0] for p in corners)
+            bottom, top = min(p[1] for p in corners), max(p[1] for p in corners)
+        if not near(left, bottom, right, top):
+            continue
+        strokes = bool(stroke.value) and shows(pdfium.stroke_colour, handle)
+        fills = bool(fill.value) and shows(pdfium.fill_colour, handle)
+        if not (strokes or fills):
+            continue
+        count = pdfium.path_count(handle)
+        budget -= max(0, count)
+        if budget < 0:
+            return None
+        k = len(sources)
+        for i in range(max(0, count)):
+            segment = pdfium.path_segment(handle, i)
+            if not segment or not pdfium.segment_point(segment, *at):
+                continue
+            xs.append(x.value)
+            ys.append(y.value)
+            kinds.append(pdfium.segment_type(segment))
+            closes.append(pdfium.segment_close(segment))
+            owner.append(k)
+        own = tuple(matrix) if pdfium.obj_matrix(handle, where) else (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
+        placed.append(_then(own, m))
+        widths.append(
+            width.value if strokes and pdfium.stroke_width(handle, wide) else (0.0 if strokes else None)
+        )
+        filled.append(fills)
+        sources.append(obj)
+    if not xs:
+        return np.zeros((0, 7)), sources
+    return _path_segments(
+        np.asarray(xs), np.asarray(ys), owner, kinds, closes, placed, widths, filled
+    ), sources
+
+
+def _then(first: tuple[float, ...], second: tuple[float, ...]) -> tuple[float, ...]:
+    """The matrix (a, b, c, d, e, f) applying ``first``, then ``second``."""
+    a, b, c, d, e, f = first
+    p, q, r, s, t, u = second
+    return (a * p + b * r, a * q + b * s, c * p + d * r, c * q + d * s, e * p + f * r + t, e * q + f * s + u)
+
+
+def _path_segments(
+    xs: Any,
+    ys: Any,
+    owner: list[int],
+    kinds: list[int],
+    closes: list[int],
+    placed: list[tuple[float, ...]],
+    widths: list[float | None],
+    filled: list[bool],
+) -> Any:
+    """The segments (see ``_drawn_segments``: ends, thickness, path, subpath) of paths given as their points in their own space (each
+    point's path in ``owner``, its kind and whether it closes its subpath), each path's matrix to
+    the page, its stroke's width (None: not stroked) and whether it is filled. All paths at once:
+    a table's hundred ruled cells are a few array operations."""
+    import numpy as np
+
+    path = np.asarray(owner, dtype=np.int64)
+    kind = np.asarray(kinds, dtype=np.int64)
+    close = np.asarray(closes, dtype=bool)
+    m = np.asarray(placed, dtype=np.float64)[path]
+    px = m[:, 0] * xs + m[:, 2] * ys + m[:, 4]
+    py = m[:, 1] * xs + m[:, 3] * ys + m[:, 5]
+    stretch = np.sqrt(np.abs(m[:, 0] * m[:, 3] - m[:, 1] * m[:, 2]))
+    starts = np.ones(len(px), dtype=bool)  # a point starting a subpath: a move, a new path, after a close
+    starts[1:] = (kind[1:] == _MOVE) | (path[1:] != path[:-1]) | close[:-1]
+    sub = np.cumsum(starts) - 1
+    first = np.flatnonzero(starts)[sub]  # each point's subpath's first point
+    size = np.bincount(sub)
+    stroked = np.array([w is not None for w in widths])[path]
+    width = np.array([w or 0.0 for w in widths])[path] * stretch
+    rows: list[Any] = []
+    curved = np.zeros(len(size), dtype=bool)
+    np.logical_or.at(curved, sub, kind == _CURVE)
+    # stroked lines: each point from the one before it in its subpath; a close back to its start
+    line = stroked & ~starts & (kind != _CURVE) & ~curved[sub]
+    closing = stroked & close & ~curved[sub] & ((px != px[first]) | (py != py[first]))
+    ticks = _ticks(px, py, sub, first, size, close, kind)
+    line &= ~ticks[sub]
+    i = np.flatnonzero(line)
+    rows.append(np.stack([px[i - 1], py[i - 1], px[i], py[i], width[i], path[i], sub[i]], axis=1))
+    i = np.flatnonzero(closing)
+    rows.append(np.stack([px[i], py[i], px[first[i]], py[first[i]], width[i], path[i], sub[i]], axis=1))
+    for number in np.flatnonzero(curved).tolist():  # curves (few): as chords, one subpath at a time
+        members = np.flatnonzero(sub == number)
+        if not stroked[members[0]]:
+            continue
+        points = _stroke_points(np.stack([px, py], axis=1), kinds, members.tolist(), bool(close[members[-1]]))
+        k = members[0]
+        chords = [
+            (*p, *q, float(width[k]), float(path[k]), float(number)) for p, q in itertools.pairwise(points)
+        ]
+        rows.append(np.asarray(chords, dtype=np.float64).reshape(-1, 7))
+    fills = np.array(filled)[path]
+    if fills.any():
+        lines = _along(px, py, sub, fills)
+        source = path[np.searchsorted(sub, lines[:, 5].astype(np.int64))]
+        rows.append(np.column_stack([lines[:, :5], source, lines[:, 5]]))
+    return np.concatenate(rows) if rows else np.zeros((0, 7))
+
+
+def _ticks(px: Any, py: Any, sub: Any, first: Any, size: Any, close: Any, kind: Any) -> Any:
+    """Which subpaths are ticks (check marks): three points, open, drawn with lines, the middle one
+    the lowest, turning there by more than ``TICK_TURN`` degrees (and less than all the way back:
+    a line drawn there and back is a line)."""
+    import numpy as np
+
+    out = np.zeros(len(size), dtype=bool)
+    three = np.flatnonzero(size == 3)
+    if not len(three):
+        return out
+    a = first[np.searchsorted(sub, three)]
+    v, b = a + 1, a + 2
+    open_lines = ~close[b] & (kind[v] != _CURVE) & (kind[b] != _CURVE)
+    lowest = (py[v] < py[a]) & (py[v] < py[b])
+    turn = np.abs(
+        np.degrees(
+            (np.arctan2(py[b] - py[v], px[b] - px[v]) - np.arctan2(py[v] - py[a], px[v] - px[a]) + np.pi)
+            % (2 * np.pi)
+            - np.pi
+        )
+    )
+    out[three] = open_lines & lowest & (turn > TICK_TURN) & (turn < 180 - TICK_TURN / 4)
+    return out
+
+
+def _forms(obj: Any) -> Iterator[Any]:
+    """The forms a page object is drawn in, innermost first."""
+    form = obj.container
+    while form is not None:
+        yield form
+        form = form.container
+
+
+def _stroke_points(xy: Any, kinds: list[int], members: list[int], closed: bool) -> list[tuple[float, float]]:
+    """The points a subpath's stroke runs through: its lines' ends, each curve's at four steps."""
+    points = [tuple(xy[members[0]])]
+    k = 1
+    while k < len(members):
+        i = members[k]
+        if kinds[i] == _CURVE and k + 2 < len(members) and kinds[members[k + 1]] == _CURVE:
+            p0, p1, p2, p3 = (xy[m] for m in (members[k - 1], i, members[k + 1], members[k + 2]))
+            for t in (0.25, 0.5, 0.75, 1.0):
+                s = 1 - t
+                points.append(tuple(s**3 * p0 + 3 * s * s * t * p1 + 3 * s * t * t * p2 + t**3 * p3))
+            k += 3
+        else:
+            points.append(tuple(xy[i]))
+            k += 1
+    if closed and points[-1] != points[0]:
+        points.append(points[0])
+    return points
+
+
+def _tick(points: list[tuple[float, float]]) -> bool:
+    """A pen's stroke that is a tick (``_ticks``)."""
+    import numpy as np
+
+    if len(points) != 3:
+        return False
+    px, py = (np.asarray(v, dtype=np.float64) for v in zip(*points, strict=True))
+    one = np.zeros(3, dtype=np.int64)
+    no = np.zeros(3, dtype=bool)
+    return bool(_ticks(px, py, one, one, np.array([3]), no, np.zeros(3, dtype=np.int64))[0])
+
+
+def _along(px: Any, py: Any, sub: Any, which: Any) -> Any:
+    """The filled subpaths (their points: ``which``) as lines along their length through their
+    middle (the main axis of their points), as thick as they are across: (n, 6) rows of ends,
+    thickness and subpath."""
+    import numpy as np
+
+    i = np.flatnonzero(which)
+    numbers, group = np.unique(sub[i], return_inverse=True)
+    count = np.bincount(group).astype(np.float64)
+    mx, my = (np.bincount(group, weights=v[i]) / count for v in (px, py))
+    rx, ry = px[i] - mx[group], py[i] - my[group]
+    sxx, syy, sxy = (np.bincount(group, weights=w) for w in (rx * rx, ry * ry, rx * ry))
+    angle = 0.5 * np.arctan2(2 * sxy, sxx - syy)
+    ux, uy = np.cos(angle), np.sin(angle)
+    along = rx * ux[group] + ry * uy[group]
+    across = -rx * uy[group] + ry * ux[group]
+    lo, hi = np.full(len(numbers), np.inf), np.full(len(numbers), -np.inf)
+    low, high = lo.copy(), hi.copy()
+    np.minimum.at(lo, group, along)
+    np.maximum.at(hi, group, along)
+    np.minimum.at(low, group, across)
+    np.maximum.at(high, group, across)
+    out = np.stack(
+        [mx + lo * ux, my + lo * uy, mx + hi * ux, my + hi * uy, high - low, numbers.astype(float)], axis=1
+    )
+    return out[(count > 1) & np.isfinite(out).all(axis=1)]
+
+
+def _pen_segments(page: Any, number: int, paint: _Paint) -> Any:
+    """A painted pen annotation's strokes (an Ink's ink list, a Line's ends, a PolyLine's vertices)
+    as segments (an (n, 6) array: ends, thickness, the stroke) in page points, each stroke made simpler
+    (``_simpler``: a hand's wobble is not a stroke of its own); a tick is left out. Their thickness
+    is what the annotation paints: its ink over the strokes' length. Also the line of all it paints
+    when that is thin and wide (``_pen_line``: a pen with no strokes listed). None: none."""
+    import numpy as np
+    import pypdfium2.raw as raw
+
+    annot = raw.FPDFPage_GetAnnot(page.raw, number)
+    if not annot:
+        return None
+    strokes: list[list[tuple[float, float]]] = []
+    try:
+        if paint.subtype == raw.FPDF_ANNOT_INK:
+            for k in range(min(max(0, raw.FPDFAnnot_GetInkListCount(annot)), MAX_STRIKE_OUTS)):
+                size = min(raw.FPDFAnnot_GetInkListPath(annot, k, None, 0), MAX_STRIKE_SEGMENTS)
+                buffer = (raw.FS_POINTF * max(1, size))()
+                got = min(raw.FPDFAnnot_GetInkListPath(annot, k, buffer, size), size)
+                strokes.append([(p.x, p.y) for p in buffer[:got]])
+        elif paint.subtype == raw.FPDF_ANNOT_LINE:
+            start, end = raw.FS_POINTF(), raw.FS_POINTF()
+            if raw.FPDFAnnot_GetLine(annot, ctypes.byref(start), ctypes.byref(end)):
+                strokes.append([(start.x, start.y), (end.x, end.y)])
+        else:
+            size = min(raw.FPDFAnnot_GetVertices(annot, None, 0), MAX_STRIKE_SEGMENTS)
+            buffer = (raw.FS_POINTF * max(1, size))()
+            got = min(raw.FPDFAnnot_GetVertices(annot, buffer, size), size)
+            strokes.append([(p.x, p.y) for p in buffer[:got]])
+    finally:
+        raw.FPDFPage_CloseAnnot(annot)
+    length = sum(math.dist(p, q) for stroke in strokes for p, q in itertools.pairwise(stroke))
+    line = _pen_line(page, paint)
+    out: list[tuple[float, ...]] = [(*line, 0.0)] if line else []
+    if length > 0:
+        thick = float(paint.ink.sum()) / (
+            length * paint.scale * paint.scale
+        )  # pixels of ink a point of stroke
+        for number, stroke in enumerate(strokes, start=1):
+            points = _simpler(stroke, max(thick / 2, 0.5))
+            if not _tick(points):
+                out.extend((*p, *q, thick, number) for p, q in itertools.pairwise(points))
+    found = np.asarray(out, dtype=np.float64).reshape(-1, 6)
+    return found if len(found) else None
+
+
+def _simpler(points: list[tuple[float, float]], within: float) -> list[tuple[float, float]]:
+    """A stroke's points without those that lie within ``within`` of the line between their
+    neighbours kept (Ramer-Douglas-Peucker)."""
+    if len(points) < 3:
+        return points
+    keep = [False] * len(points)
+    keep[0] = keep[-1] = True
+    todo = [(0, len(points) - 1)]
+    while todo:
+        first, last = todo.pop()
+        (ax, ay), (bx, by) = points[first], points[last]
+        span = math.hypot(bx - ax, by - ay)
+        far, at = 0.0, -1
+        for k in range(first + 1, last):
+            px, py = points[k]
+            gap = (
+                abs((bx - ax) * (ay - py) - (ax - px) * (by - ay)) / span
+                if span
+                else math.hypot(px - ax, py - ay)
+            )
+            if gap > far:
+                far, at = gap, k
+        if at > 0 and far > within:
+            keep[at] = True
+            todo.extend([(first, at), (at, last)])
+    return [p for p, kept in zip(points, keep, strict=True) if kept]
+
+
+def _pen_line(page: Any, paint: _Paint) -> tuple[float, ...]:
+    """All a pen annotation paints as one line (left end, right end, thickness in page points) when
+    it is wider than twice its thickness, else ()."""
+    import numpy as np
+    import pypdfium2.raw as raw
+
+    rows, cols = np.nonzero(paint.ink.any(axis=1))[0], np.nonzero(paint.ink.any(axis=0))[0]
+    left, top = paint.area[0] + int(cols.min()), paint.area[1] + int(rows.min())
+    right, bottom = paint.area[0] + int(cols.max()) + 1, paint.area[1] + int(rows.max()) + 1
+    x, y = ctypes.c_double(), ctypes.c_double()
+    corners = []
+    for px, py in ((left, top), (right, bottom)):
+        raw.FPDF_DeviceToPage(page.raw, 0, 0, *paint.screen, 0, px, py, ctypes.byref(x), ctypes.byref(y))
+        corners.append((x.value, y.value))
+    (ax, ay), (bx, by) = corners
+    wide, thick = abs(bx - ax), abs(by - ay)
+    if wide <= 2 * thick:
+        return ()
+    mid = (ay + by) / 2
+    return (min(ax, bx), mid, max(ax, bx), mid, thick)
+
+
+def _pen_paints(page: Any, box: Any, band: tuple[float, float], paint: _Paint) -> bool:
+    """Whether a pen annotation paints (``_Paint.ink``) across a character's width (``box``: left,
+    right, bottom, top) in the band (bottom, top, in points) its stroke takes up there."""
+    import numpy as np
+    import pypdfium2.raw as raw
+
+    area = np.array([[box[0], box[1], band[0], band[1]]], dtype=float)
+    x0, y0, x1, y1 = (int(v[0]) for v in _page_to_screen(page, raw, *paint.screen)(area))
+    left, top = paint.area[0], paint.area[1]
+    c0, c1 = max(x0 - 1 - left, 0), max(x1 + 1 - left, 0)
+    r0, r1 = max(y0 - 1 - top, 0), max(y1 + 1 - top, 0)
+    return bool(paint.ink[r0:r1, c0:c1].any())
+
+
+def _crossed(segments: Any, text: _Upright) -> list[tuple[int, int, float, float]] | None:
+    """The characters ``segments`` (an (n, 7) array: ends, thickness, source, stroke) would strike, each with
+    the source and the band (bottom, top) the segment takes up across it: a segment no thicker than
+    ``STRIKE_THICK`` of the character's size and longer than twice its thickness, slanting at most
+    ``STRIKE_SLANT``, whose height at the character's middle lies in ``STRIKE_BAND``; and, of two
+    slanting ones that strike something and cross each other in their middle parts (``CROSSED``:
+    an X), each character whose middle and band's middle lie where both reach. None past
+    ``MAX_STRIKE_PAIRS`` comparisons."""
+    import numpy as np
+
+    flip = segments[:, 0] > segments[:, 2]  # each from its left end
+    ax = np.where(flip, segments[:, 2], segments[:, 0])
+    ay = np.where(flip, segments[:, 3], segments[:, 1])
+    bx = np.where(flip, segments[:, 0], segments[:, 2])
+    by = np.where(flip, segments[:, 1], segments[:, 3])
+    thick, source = segments[:, 4], segments[:, 5].astype(np.int64)
+    stroke = np.unique(segments[:, 6], return_inverse=True)[1].reshape(
+        -1
+    )  # each stroke's extent, left to right
+    stroke_left = np.full(int(stroke.max()) + 1 if len(stroke) else 0, np.inf)
+    stroke_right = np.full(len(stroke_left), -np.inf)
+    np.minimum.at(stroke_left, stroke, ax)
+    np.maximum.at(stroke_right, stroke, bx)
+    dx, dy = bx - ax, by - ay
+    slant = np.degrees(np.arctan2(np.abs(dy), dx))
+    usable = (
+        (np.hypot(dx, dy) > 2 * thick)
+        & (dx > 0)
+        & (slant <= STRIKE_SLANT)
+        & np.isfinite(segments).all(axis=1)
+    )
+    low, high = np.minimum(ay, by), np.maximum(ay, by)
+    base, size, box = text.base, text.size, text.box
+    middle = (box[:, 0] + box[:, 1]) / 2
+    first = np.searchsorted(base, low - STRIKE_BAND[1] * float(size.max()), side="left")
+    last = np.searchsorted(base, high - STRIKE_BAND[0] * float(size.min()), side="right")
+    count = np.where(usable, np.maximum(last - first, 0), 0)
+    pairs = int(count.sum())
+    if pairs > MAX_STRIKE_PAIRS:
+        return None
+    out: list[tuple[int, int, float, float]] = []
+    striking = np.zeros(len(segments), dtype=bool)  # strikes something: its height in the band somewhere
+    slashing = np.zeros(len(segments), dtype=bool)  # slants through the whole band of a character it strikes
+    reach: list[tuple[Any, Any]] = []  # (segment, character) pairs within STRIKE_REACH, not in the band
+    found: list[tuple[Any, Any]] = []  # (segment, character) pairs in the band
+    ends = np.cumsum(count)
+    start = 0
+    while start < len(segments):  # the pairs, a few hundred thousand at a time
+        stop = int(np.searchsorted(ends, (ends[start - 1] if start else 0) + _PAIRS_AT_ONCE, side="right"))
+        stop = max(stop, start + 1)
+        n = count[start:stop]
+        s = np.repeat(np.arange(start, stop), n)
+        offset = np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)
+        c = first[s] + offset
+        start = stop
+        if not len(c):
+            continue
+        xm = middle[c]
+        at = ay[s] + (xm - ax[s]) * dy[s] / dx[s]
+        above = at - base[c]
+        along = (xm > ax[s]) & (xm < bx[s]) & (thick[s] <= STRIKE_THICK * size[c])
+        hit = along & (above >= STRIKE_BAND[0] * size[c]) & (above <= STRIKE_BAND[1] * size[c])
+        through = (
+            hit
+            & (low[s] <= base[c] + STRIKE_BAND[0] * size[c])
+            & (high[s] >= base[c] + STRIKE_BAND[1] * size[c])
+        )
+        striking[s[hit]] = True
+        slashing[s[through & (slant[s] >= STRIKE_UPRIGHT)]] = True
+        near = along & ~hit & (above >= STRIKE_REACH[0] * size[c]) & (above <= STRIKE_REACH[1] * size[c])
+        reach.append((s[near], c[near]))
+        found.append((s[hit], c[hit]))
+    found.extend((s[slashing[s]], c[slashing[s]]) for s, c in reach)  # a slash through a figure: its ends too
+    s = np.concatenate([np.zeros(0, dtype=np.int64), *(s for s, _ in found)])
+    c = np.concatenate([np.zeros(0, dtype=np.int64), *(c for _, c in found)])
+    kept = _spanned(stroke[s], c, stroke_left, stroke_right, text)
+    out.extend(_across(s[kept], c[kept], ax, ay, bx, dy, dx, thick, source, text))
+    slanting = np.flatnonzero(striking & (slant >= STRIKE_UPRIGHT))
+    if len(slanting) > 1:
+        crossings = _crossings(slanting, ax, ay, bx, by)
+        if pairs + len(slanting) ** 2 + len(crossings) * len(base) > MAX_STRIKE_PAIRS:
+            return None
+        band_middle = base + (STRIKE_BAND[0] + STRIKE_BAND[1]) / 2 * size
+        for i, k in crossings:
+            x0, x1 = max(ax[i], ax[k]), min(bx[i], bx[k])
+            y0, y1 = max(low[i], low[k]), min(high[i], high[k])
+            inside = np.flatnonzero(
+                (middle > x0)
+                & (middle < x1)
+                & (band_middle > y0)
+                & (band_middle < y1)
+                & (max(thick[i], thick[k]) <= STRIKE_THICK * size)
+            )
+            start = min(stroke_left[stroke[i]], stroke_left[stroke[k]])
+            end = max(stroke_right[stroke[i]], stroke_right[stroke[k]])
+            if not len(inside) or _overruns(start, end, box[inside], size[inside]):
+                continue  # two lines of a figure crossing near a label
+            for c in inside.tolist():
+                j = int(text.which[c])
+                out.extend([(j, int(source[i]), y0, y1), (j, int(source[k]), y0, y1)])
+    return out
+
+
+def _spanned(s: Any, c: Any, ax: Any, bx: Any, text: _Upright) -> Any:
+    """Which of the (stroke ``s``, character ``c``) pairs to keep: those of strokes (from their left
+    ends ``ax`` to their right ones ``bx``) that do not run on past all the characters their segments
+    strike (``_overruns``: a curve of a figure through a label runs on, a pen's strike does not)."""
+    import numpy as np
+
+    keep = np.ones(len(s), dtype=bool)
+    if not len(s):
+        return keep
+    segments, where = np.unique(s, return_inverse=True)
+    left = np.full(len(segments), np.inf)
+    right = np.full(len(segments), -np.inf)
+    size = np.zeros(len(segments))
+    np.minimum.at(left, where, text.box[c, 0])
+    np.maximum.at(right, where, text.box[c, 1])
+    np.maximum.at(size, where, text.size[c])
+    span = right - left
+    room = STRIKE_OVERRUN[0] * size + STRIKE_OVERRUN[1] * span
+    fine = (ax[segments] >= left - room) & (bx[segments] <= right + room)
+    return fine[where]
+
+
+def _overruns(start: float, end: float, box: Any, size: Any) -> bool:
+    """Whether a line from ``start`` to ``end`` (x, in points) runs on past the characters it would
+    strike (their ``box``: left, right, bottom, top; their font ``size``) by more than
+    ``STRIKE_OVERRUN`` on either side: a rule, not a strike."""
+    left, right = float(box[:, 0].min()), float(box[:, 1].max())
+    room = STRIKE_OVERRUN[0] * float(size.max()) + STRIKE_OVERRUN[1] * (right - left)
+    return start < left - room or end > right + room
+
+
+def _across(
+    s: Any, c: Any, ax: Any, ay: Any, bx: Any, dy: Any, dx: Any, thick: Any, source: Any, text: _Upright
+) -> Iterator[tuple[int, int, float, float]]:
+    """For segments ``s`` striking upright characters ``c`` (arrays, pair by pair): the character, the
+    segment's source and the band (bottom, top) the segment takes up across the character's width."""
+    import numpy as np
+
+    box = text.box
+    left = np.maximum(box[c, 0], ax[s])
+    right = np.minimum(box[c, 1], bx[s])
+    y_left = ay[s] + (left - ax[s]) * dy[s] / dx[s]
+    y_right = ay[s] + (right - ax[s]) * dy[s] / dx[s]
+    bottom = np.minimum(y_left, y_right) - thick[s] / 2
+    top = np.maximum(y_left, y_right) + thick[s] / 2
+    return zip(text.which[c].tolist(), source[s].tolist(), bottom.tolist(), top.tolist(), strict=True)
+
+
+def _crossings(which: Any, ax: Any, ay: Any, bx: Any, by: Any) -> list[tuple[int, int]]:
+    """The pairs of the segments ``which`` (from their left ends) that slant opposite ways and cross
+    each other within ``CROSSED`` of each one's length: an X."""
+    import numpy as np
+
+    i, k = np.triu_indices(len(which), 1)
+    i, k = which[i], which[k]
+    opposite = (by[i] - ay[i]) * (by[k] - ay[k]) < 0
+    i, k = i[opposite], k[opposite]
+    rx, ry = bx[i] - ax[i], by[i] - ay[i]
+    sx, sy = bx[k] - ax[k], by[k] - ay[k]
+    cross = rx * sy - ry * sx
+    qx, qy = ax[k] - ax[i], ay[k] - ay[i]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = (qx * sy - qy * sx) / cross
+        u = (qx * ry - qy * rx) / cross
+    inside = (cross != 0) & (t > CROSSED[0]) & (t < CROSSED[1]) & (u > CROSSED[0]) & (u < CROSSED[1])
+    return list(zip(i[inside].tolist(), k[inside].tolist(), strict=True))
 
 
 def _painted_over(
@@ -577,31 +1237,6 @@ def _painted_over(
     return out
 
 
-def _pen_lines(page: Any, annotations: dict[int, _Paint]) -> list[tuple[float, float, float, float, None]]:
-    """What the painted Ink, Line and PolyLine annotations (a viewer's pen) paint, as lines (left,
-    right, middle, thickness in page points) where it is wider than twice its thickness."""
-    import numpy as np
-    import pypdfium2.raw as raw
-
-    out: list[tuple[float, float, float, float, None]] = []
-    x, y = ctypes.c_double(), ctypes.c_double()
-    for paint in annotations.values():
-        if paint.subtype not in _PEN:
-            continue
-        rows, cols = np.nonzero(paint.ink.any(axis=1))[0], np.nonzero(paint.ink.any(axis=0))[0]
-        left, top = paint.area[0] + int(cols.min()), paint.area[1] + int(rows.min())
-        right, bottom = paint.area[0] + int(cols.max()) + 1, paint.area[1] + int(rows.max()) + 1
-        corners = []
-        for px, py in ((left, top), (right, bottom)):
-            raw.FPDF_DeviceToPage(page.raw, 0, 0, *paint.screen, 0, px, py, ctypes.byref(x), ctypes.byref(y))
-            corners.append((x.value, y.value))
-        (ax, ay), (bx, by) = corners
-        wide, thick = abs(bx - ax), abs(by - ay)
-        if wide > 2 * thick:
-            out.append((min(ax, bx), max(ax, bx), (ay + by) / 2, thick, None))
-    return out
-
-
 class _Paint(NamedTuple):
     """What an annotation paints: its subtype, its area in pixels of the render (x0, y0, x1, y1) and
     where in that area the render changes visibly for it (a boolean array)."""
@@ -610,13 +1245,18 @@ class _Paint(NamedTuple):
     area: tuple[int, int, int, int]
     ink: Any
     screen: tuple[int, int]  # the render's width and height
+    scale: float  # its pixels a point
 
 
 def _painted_annotations(page: Any, scale: float) -> tuple[dict[int, _Paint], Any, str | None]:
     """The annotations (``_JUDGED`` kinds, by their index in the page's /Annots) a viewer paints: the
     page is rendered with its annotations and without them, and an annotation is painted when the
     render changes visibly in its area (``MIN_CONTRAST``; an empty appearance, words clipped away,
-    an opacity of 0 change nothing). One whose area another annotation's overlaps is painted once
+    an opacity of 0 change nothing). An appearance the file holds is painted at the annotation's
+    opacity (its /CA, which a viewer applies and pdfium does not: ``_annotation_opacity``), laid
+    over the page by it as text is (``_faded``); one so faint it paints nothing is then left out of
+    every later render of the page too (flagged Hidden), so text under it is judged as a person
+    sees it. One whose area another annotation's overlaps is painted once
     more without it, so that what it paints is its own (past ``MAX_ANNOTATION_RENDERS`` such renders
     the others are taken as painted, and the reason is returned). Flagged Hidden or NoView: not
     painted. Also returns the render with annotations (None when none is judged), for the text."""
@@ -636,11 +1276,18 @@ def _painted_annotations(page: Any, scale: float) -> tuple[dict[int, _Paint], An
             finally:
                 raw.FPDFPage_CloseAnnot(annot)
 
-    kinds = {n: kind for n, kind, _ in each()}
+    kinds: dict[int, int] = {}
+    opacity: dict[int, float] = {}  # of those the file gives an appearance (pdfium makes the others by it)
+    for n, kind, annot in each():
+        kinds[n] = kind
+        see_through = _annotation_opacity(annot)
+        if see_through < 1:
+            opacity[n] = see_through
     if not any(kind in _JUDGED for kind in kinds.values()):
         return {}, None, None
     with_them = _rgb(page, scale)  # first: painting an annotation with no appearance may set its area
-    changed = _changed(with_them, _rgb(page, scale, annotations=False))
+    bare = _rgb(page, scale, annotations=False)
+    changed = _changed(with_them, bare)
     areas: list[tuple[int, tuple[float, float, float, float]]] = []  # the rectangle and quads of each
     judged: list[tuple[int, int, tuple[float, float, float, float]]] = []  # index, subtype, area
     rect, quad = raw.FS_RECTF(), raw.FS_QUADPOINTSF()
@@ -662,11 +1309,18 @@ def _painted_annotations(page: Any, scale: float) -> tuple[dict[int, _Paint], An
     to_screen = _page_to_screen(page, raw, cols, rows)
     found: dict[int, _Paint] = {}
     renders, unchecked = 0, None
+    faint: list[int] = []  # painted at an opacity at which they show nothing
     for n, kind, area in judged:
         x0, y0, x1, y1 = (v[0] for v in to_screen(np.array([area], dtype=float)))
         x0, x1 = int(np.clip(x0 - 1, 0, cols)), int(np.clip(x1 + 1, 0, cols))
         y0, y1 = int(np.clip(y0 - 1, 0, rows)), int(np.clip(y1 + 1, 0, rows))
         ink = changed[y0:y1, x0:x1]
+        alpha = opacity.get(n)
+        if alpha is not None and ink.any():
+            under = bare[y0:y1, x0:x1]
+            ink = _changed(_faded(with_them[y0:y1, x0:x1], under, alpha), under)
+            if not ink.any():
+                faint.append(n)
         if not ink.any():
             continue
         left, right, bottom, top = area
@@ -683,13 +1337,154 @@ def _painted_annotations(page: Any, scale: float) -> tuple[dict[int, _Paint], An
             finally:
                 raw.FPDFAnnot_SetFlags(annot, flags)
                 raw.FPDFPage_CloseAnnot(annot)
-            ink = _changed(with_them[y0:y1, x0:x1], without[y0:y1, x0:x1])
+            under = without[y0:y1, x0:x1]
+            mine = with_them[y0:y1, x0:x1]
+            ink = _changed(mine if alpha is None else _faded(mine, under, alpha), under)
             if not ink.any():
                 continue
         elif crowded:
             unchecked = _ANNOTATIONS_UNCHECKED
-        found[n] = _Paint(kind, (x0, y0, x1, y1), ink, (cols, rows))
+        found[n] = _Paint(kind, (x0, y0, x1, y1), ink, (cols, rows), scale)
+    if faint:  # what they cover (a white box at opacity 0 over the total) is seen: painted without them
+        for n in faint:
+            annot = raw.FPDFPage_GetAnnot(page.raw, n)
+            try:
+                raw.FPDFAnnot_SetFlags(annot, raw.FPDFAnnot_GetFlags(annot) | raw.FPDF_ANNOT_FLAG_HIDDEN)
+            finally:
+                raw.FPDFPage_CloseAnnot(annot)
+        with_them = _rgb(page, scale)
     return found, with_them, unchecked
+
+
+def _annotation_opacity(annot: Any) -> float:
+    """The opacity (0 to 1) a viewer paints an annotation's appearance at: its /CA (PDF 1.4: "the
+    constant opacity value used in painting the annotation", background and border included).
+    pdfium paints an appearance the file holds at full opacity, and one it makes up (no /AP) at its
+    /CA already: 1 for those."""
+    import pypdfium2.raw as raw
+
+    value = ctypes.c_float(1.0)
+    if not raw.FPDFAnnot_HasKey(annot, b"AP") or not raw.FPDFAnnot_GetNumberValue(
+        annot, b"CA", ctypes.byref(value)
+    ):
+        return 1.0
+    alpha = value.value
+    return 1.0 if not math.isfinite(alpha) else min(1.0, max(0.0, alpha))
+
+
+def _faded(paint: Any, under: Any, alpha: float) -> Any:
+    """A render ``paint`` laid over another, ``under`` (both ``_rgb`` arrays), at opacity ``alpha``:
+    what a viewer shows of a layer pdfium painted at full opacity (``_over`` for a colour)."""
+    import numpy as np
+
+    mixed = np.rint(paint.astype(np.float32) * alpha + under.astype(np.float32) * (1 - alpha))
+    return mixed.clip(0, 255).astype(np.uint8)
+
+
+def annotation_texts(document: Any, index: int, painted: set[int]) -> dict[int, AnnotationText]:
+    """What a person sees of the words the painted FreeText boxes and stamps (``painted``: their
+    index in the page's /Annots) draw: each character is judged as the page's own text is
+    (``_judge``: drawn invisible, too small, clipped away, outside the appearance's box, covered,
+    in the colour behind it), on the page with those annotations painted into its content
+    (pdfium's flattening, as a viewer places each appearance: its box, its matrix, its clip), the
+    others left out. Only those some of whose characters nobody sees are returned, with the text
+    of those seen; a box showing all its words is read as before. Changes the page in the open
+    document (its annotations become its content): last. Raises when the flattened appearances
+    cannot be told apart (the caller reads the words as the appearances hold them, and says so)."""
+    import numpy as np
+    import pypdfium2.raw as raw
+
+    page = document[index]
+    try:
+        count = raw.FPDFPage_GetAnnotCount(page.raw)
+        if count > 10 * MAX_JUDGED_ANNOTATIONS:
+            raise ValueError("too many annotations to flatten")
+        ours: list[int] = []
+        for n in range(max(0, count)):
+            annot = raw.FPDFPage_GetAnnot(page.raw, n)
+            if not annot:
+                continue
+            try:
+                flags = raw.FPDFAnnot_GetFlags(annot)
+                if n in painted and raw.FPDFAnnot_GetSubtype(annot) in _WORDS:
+                    ours.append(n)  # flattened as shown (pdfium's flattening leaves out Invisible ones)
+                    off = (
+                        raw.FPDF_ANNOT_FLAG_INVISIBLE
+                        | raw.FPDF_ANNOT_FLAG_HIDDEN
+                        | raw.FPDF_ANNOT_FLAG_NOVIEW
+                    )
+                    raw.FPDFAnnot_SetFlags(annot, flags & ~off)
+                else:
+                    raw.FPDFAnnot_SetFlags(annot, flags | raw.FPDF_ANNOT_FLAG_HIDDEN)
+            finally:
+                raw.FPDFPage_CloseAnnot(annot)
+        if not ours:
+            return {}
+        before = raw.FPDFPage_CountObjects(page.raw)
+        if raw.FPDFPage_Flatten(page.raw, raw.FLAT_NORMALDISPLAY) != raw.FLATTEN_SUCCESS:
+            raise ValueError("the annotations could not be flattened")
+    finally:
+        page.close()
+    page = document[index]
+    textpage = page.get_textpage()
+    try:
+        if raw.FPDFPage_CountObjects(page.raw) != before + 1:
+            raise ValueError("the flattened annotations are not one form")
+        whose: dict[int | None, int] = {}  # a text object's address: the annotation (in ``ours``) it draws
+        objects: list[Any] = []
+        flat = ctypes.cast(raw.FPDFPage_GetObject(page.raw, before), ctypes.c_void_p).value
+        forms = -1  # the annotations' form met so far, counted from 1 (-1: outside the flattened one)
+        for obj in page.get_objects(max_depth=_FORM_DEPTH):
+            if obj.level == 0:  # the flattened annotations are one form drawn last
+                forms = 0 if obj.type == raw.FPDF_PAGEOBJ_FORM and _address(obj) == flat else -1
+            elif forms >= 0 and obj.level == 1:
+                forms += 1  # each annotation's appearance is a form of its own, in the order of /Annots
+            if forms >= 1 and obj.type == raw.FPDF_PAGEOBJ_TEXT:
+                whose[_address(obj)] = forms - 1
+                objects.append(obj)
+        if forms != len(ours):
+            raise ValueError("the flattened annotations do not match those painted")
+        chars = _read_chars(textpage)
+        if not chars.printable:
+            return {}
+        mine = np.array([whose.get(handle, -1) for handle in chars.handles], dtype=np.int64)[chars.obj]
+        verdicts = _by_object(chars)
+        for j in np.flatnonzero(mine < 0).tolist():
+            verdicts[j] = _OTHER
+        scale = min(SCALE, MAX_SIDE / max(1.0, *page.get_size()))
+        _, crowded, alone = _judge(page, objects, chars, verdicts, scale)
+        if crowded or alone:
+            raise ValueError(crowded or _ALONE)
+        out: dict[int, AnnotationText] = {}
+        printable = set(chars.printable)
+        for k, n in enumerate(ours):
+            members = np.flatnonzero(mine == k).tolist()
+            hidden = sum(1 for j in members if verdicts[j] not in (None, _CLIP, _TWICE))
+            if hidden:
+                seen = {chars.printable[j] for j in members if verdicts[j] in (None, _CLIP)}
+                out[n] = AnnotationText(" ".join(_text(chars.texts, printable, seen).split()), hidden)
+        return out
+    finally:
+        textpage.close()
+        page.close()
+
+
+def _judge(
+    page: Any, objects: list[Any], chars: _Chars, verdicts: list[str | None], scale: float, before: Any = None
+) -> tuple[_Painted | None, str | None, bool]:
+    """The characters whose verdict is None judged by the painted page (``before``: as it is, when
+    painted already): the page painted with and without the text objects ``objects``
+    (``_by_render``; not painted when no character is left to judge), ink in a transparent glyph's
+    shape (``_glyph_ink``), characters drawn over one another (``_overprinted``) and their own ink
+    (``_own_ink``). Returns the painted page, why some characters' own ink could not be told (then
+    they are kept), and whether one is drawn over a different one of its own text object."""
+    todo = [j for j, verdict in enumerate(verdicts) if verdict is None]
+    painted = _by_render(page, objects, chars, todo, verdicts, scale, before) if todo else None
+    if painted is not None:
+        _glyph_ink(page, objects, chars, verdicts, painted)
+    unders, alone = _overprinted(chars, objects, verdicts)
+    crowded = _own_ink(page, objects, chars, verdicts, painted, unders) if painted is not None else None
+    return painted, crowded, alone
 
 
 def _strike_outs(page: Any, annotations: dict[int, _Paint]) -> list[tuple[float, float, float, float]] | None:
@@ -1206,15 +2001,24 @@ def _alike(one: list[Colour], other: list[Colour]) -> bool:
 
 
 def _origins(chars: _Chars, which: list[int]) -> dict[int, tuple[float, float, float]]:
-    """The origin (x, y) and font size of each of the printable characters ``which``, in points."""
+    """The origin (x, y) and font size of each of the printable characters ``which``, in points on
+    the page: the size its font is set at (``Tf``) scaled by its matrix (text set at 199 pt and
+    drawn at a twentieth of that is 10 pt text)."""
     pdfium = _pdfium()
     x, y = ctypes.c_double(), ctypes.c_double()
     at = ctypes.addressof(x), ctypes.addressof(y)
+    matrix = (ctypes.c_float * 6)()  # FS_MATRIX: a, b, c, d, e, f
+    where = ctypes.addressof(matrix)
     out = {}
     for j in which:
         i = chars.printable[j]
         pdfium.origin(chars.page, i, *at)
-        out[j] = (x.value, y.value, abs(pdfium.font_size(chars.page, i)))
+        size = abs(pdfium.font_size(chars.page, i))
+        if pdfium.matrix(chars.page, i, where):
+            a, b, c, d = matrix[:4]
+            stretch = math.sqrt(abs(a * d - b * c))
+            size *= stretch if math.isfinite(stretch) and stretch > 0 else 1.0
+        out[j] = (x.value, y.value, size)
     return out
 
 
