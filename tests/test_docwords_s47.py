@@ -129,6 +129,14 @@ def test_the_shared_reading_rules_are_public_names() -> None:
         ("Gutschrift Nr. GS-2026-114", "Gesamtbetrag 1.250,00 EUR", "1250.00"),
         ("AVOIR N° AV-12 sur facture F-2026-88", "Total TTC 1 250,00 €", "1250.00"),
         ("Nota de crédito 0001-00012345", "Total 1.250,00 EUR", "1250.00"),
+        # a kind or the issuer's name before the title, a language's or a page's words after it
+        ("TAX CREDIT NOTE", "Total 1,250.00 EUR", "1250.00"),
+        ("SALES CREDIT NOTE", "Total 1,250.00 EUR", "1250.00"),
+        ("CREDIT NOTE / GUTSCHRIFT", "Total 1,250.00 EUR", "1250.00"),
+        ("Credit Note CN-7 (Original)", "Total 1,250.00 EUR", "1250.00"),
+        ("Northwind Traders Ltd - Credit Note", "Total 1,250.00 EUR", "1250.00"),
+        ("Credit Note #CN-7 Page 1 of 1", "Total 1,250.00 EUR", "1250.00"),
+        ("Gutschrift Nr. 12 vom 01.10.2026", "Gesamtbetrag 1.250,00 EUR", "1250.00"),
     ],
 )
 def test_a_credit_notes_positive_total_is_named_with_the_credit_warning(
@@ -279,6 +287,27 @@ def test_words_the_file_repeats_name_each_line_and_are_not_ambiguous(tmp_path: P
     origin = _origin(SandboxFiles(tmp_path), "a.txt", quote, "INV-2057")
     assert origin.text == "a.txt, lines 1, 2 and 3 (cited in step 1)", origin.text
     assert AMBIGUOUS not in origin.text
+
+
+@pytest.mark.parametrize("quote", ["US$ 950.00", "950.00 dollars", "amount 950.00", "950.00 USD"])
+def test_a_figure_quoted_with_a_currency_word_on_two_lines_is_ambiguous(tmp_path: Path, quote: str) -> None:
+    """What a figure is, its line's label says: a quote that holds the figure with words both lines
+    print around it does not say which one it means."""
+    (tmp_path / "a.txt").write_text(
+        "Your credit limit with us: amount 950.00 USD (US$ 950.00 dollars)\nInvoice NW-2\n"
+        "TOTAL DUE: amount 950.00 USD (US$ 950.00 dollars)\n"
+    )
+    origin = _origin(SandboxFiles(tmp_path), "a.txt", quote, "950.00", "USD")
+    assert origin.text.startswith(f"a.txt, lines 1 and 3 (cited in step 1) — {AMBIGUOUS}"), origin.text
+
+
+def test_a_total_printed_again_alike_is_not_ambiguous(tmp_path: Path) -> None:
+    """The same line printed twice (the page and its payment slip) is one thing."""
+    (tmp_path / "a.txt").write_text(
+        "Invoice NW-2\nTOTAL DUE 950.00 USD\n--- payment slip ---\nTOTAL DUE 950.00 USD\n"
+    )
+    origin = _origin(SandboxFiles(tmp_path), "a.txt", "950.00", "950.00", "USD")
+    assert origin.text == "a.txt, lines 2 and 4 (cited in step 1)", origin.text
 
 
 def test_each_line_of_an_ambiguous_quote_keeps_its_own_warning(tmp_path: Path) -> None:

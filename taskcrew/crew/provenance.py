@@ -135,9 +135,9 @@ def _cited_lines(quote: str, shown: str, text: str, currency: str | None) -> tup
     what the approver must know about them; None when the file does not hold the quote, or holds it
     without the value. A line is a quoted one (``quoted_lines``), never another line of the file that
     shows the same figure: of each place the file holds the quote, the line that shows the value.
-    One line, when the quote is at one place; more when it is at several, each named; a figure
-    alone ("1,250.00" on a credit limit's line and the total's: ``_bare_figure``) does not say which
-    one it means, and the origin says so. Its sign is the file's (``_credit``)."""
+    One line, when the quote is at one place; more when it is at several, each named; of a figure
+    ("1,250.00" on a credit limit's line and the total's: ``_ambiguous``) the quote does not say
+    which one it means, and the origin says so. Its sign is the file's (``_credit``)."""
     passages = quoted_lines(quote, text)
     quoted = [number for passage in passages for number in passage]
     every = text.splitlines()
@@ -161,24 +161,30 @@ def _cited_lines(quote: str, shown: str, text: str, currency: str | None) -> tup
         if negative is None:
             return None
         lines = [negative]
-    if len(lines) > 1 and _bare_figure(quote):  # the line's label says what the figure is
+    if _ambiguous(shown, [every[n - 1] for n in lines]):  # the line's label says what a figure is
         warn = f" — {AMBIGUOUS}{warn}"
     if credit := _credit(text, shown, lines, quoted):
         warn += f" — but {credit}"
     return lines, warn
 
 
-def _bare_figure(quote: str) -> bool:
-    """Is ``quote`` a figure alone — an amount, a date, with or without its currency ("1,250.00",
-    "950.00 USD", "12/10/2026")? At several places, such a quote does not say which one it means:
-    what the figure is (a credit limit, a total; an invoice date, a due date) is its line's label.
-    A quote with words of its own ("INV-2057", "TOTAL DUE 950.00") names the same thing wherever
-    the file repeats it (a subject line, the body, the attachment)."""
+def _ambiguous(value: str, lines: list[str]) -> bool:
+    """Does a quote found on each of ``lines`` leave open which one it means? So when the value is a
+    figure — an amount or a date, whose meaning is its line's label (a credit limit, a total; an
+    invoice date, a due date) — and the lines do not all read the same (a total printed again on a
+    payment slip is one thing). An invoice number in the subject, the body and the attachment names
+    the same thing wherever the file repeats it, whatever the quote's words."""
     from taskcrew.tools import ap
 
-    spans = ap.date_spans(quote)
-    rest = "".join(ch if not any(a <= i < b for a, b in spans) else " " for i, ch in enumerate(quote))
-    return all(word.isdigit() or word.upper() in ap.ISO_CURRENCIES for word in quote_words(rest))
+    if len({tuple(quote_words(line)) for line in lines}) < 2:
+        return False
+    for parse in (ap.parse_amount, ap.parse_date):
+        try:
+            parse(value)
+        except ap.APInputError:
+            continue
+        return True
+    return False
 
 
 def _line_words(lines: list[int]) -> str:

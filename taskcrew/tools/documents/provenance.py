@@ -473,21 +473,54 @@ _TITLE_CELL = re.compile(r"\s{2,}|\t")  # a column gap: 'NORTHWIND TRADERS   CRE
 
 
 def _titles_credit(line: str) -> bool:
-    """Whether ``line``, or a column of it, is a credit note's title (``_CREDIT_TITLE``) — alone or with
-    its number, date and the invoice it is against (``_REFERENCE_WORD``), never an amount or more
-    words: "We have issued a credit note for last month" and "Less credit note CN-5 -50.00" are not."""
+    """Whether ``line``, or a column of it, is a credit note's title (``_CREDIT_TITLE``) — alone, after a
+    few capitalised words ("TAX CREDIT NOTE", "Northwind Traders Ltd - Credit Note"), with its
+    number, date, the invoice it is against and capitalised words after it (``_titled``), never an
+    amount or a sentence: "We have issued a credit note for last month" and "Less credit note CN-5
+    -50.00" are not."""
+    if _amount_in(line):  # a row with an amount ("Less credit note CN-5   -50.00"), no title
+        return False
     for cell in _TITLE_CELL.split(line):
         lead = _TITLE_LEAD.match(cell)
-        m = _CREDIT_TITLE.match(cell, lead.end() if lead else 0)
+        m = _CREDIT_TITLE.search(cell, lead.end() if lead else 0)
         if m is None:
             continue
-        words = [w.strip(".,:;#()[]*_|/\"'-–—") for w in cell[m.end() :].split()]
-        if len(words) <= 8 and all(
-            not w or (any(ch.isdigit() for ch in w) and not _CENTS.search(w)) or _REFERENCE_WORD.fullmatch(w)
-            for w in words
+        start = lead.end() if lead else 0
+        if re.match(r"\s*[-–•]\s", cell[start:]):  # an item of a list, no title
+            continue
+        before = [w for w in (_bare(w) for w in cell[start : m.start()].split()) if w]
+        words = [_bare(w) for w in cell[m.end() :].split()]
+        if (
+            len(before) <= 4
+            and all(w[0].isupper() for w in before)  # a name's or a kind's capitals: "TAX", "Acme Ltd"
+            and len(words) <= 8
+            and all(not w or _titled(w) for w in words)
         ):
             return True
     return False
+
+
+def _bare(word: str) -> str:
+    return word.strip(".,:;#()[]*_|/\"'-–—")
+
+
+def _titled(word: str) -> bool:
+    """A word that may follow a credit note's title in its heading: its number or date (never an
+    amount), a reference word ("against invoice INV-12"), or a capitalised word ("Original", "Page
+    1 of 1", "/ GUTSCHRIFT") — never a sentence's lower-case words."""
+    if any(ch.isdigit() for ch in word):
+        return not _amount_in(word)
+    return bool(_REFERENCE_WORD.fullmatch(word)) or word[0].isupper()
+
+
+def _amount_in(text: str) -> bool:
+    """Does ``text`` hold an amount with cents, its dates aside ("vom 01.10.2026" holds none)?"""
+    from taskcrew.tools import ap
+
+    spans = ap.date_spans(text)
+    return bool(
+        _CENTS.search("".join(" " if any(a <= i < b for a, b in spans) else ch for i, ch in enumerate(text)))
+    )
 
 
 def credit_heading(document: str, line: int) -> int | None:
