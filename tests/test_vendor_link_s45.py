@@ -108,7 +108,11 @@ def test_a_parked_record_holding_a_link_as_written_reads_as_the_record(env: dict
     asked = _bill_asked(page, "/vendors/10")
     assert asked.record is not None
     old = asked.model_copy(
-        update={"record": asked.record.model_copy(update={"links": {"Vendor": f"{ERP}/vendors/10/;jsessionid=1#x"}})}
+        update={
+            "record": asked.record.model_copy(
+                update={"links": {"Vendor": f"{ERP}/vendors/10/;jsessionid=1#x"}}
+            )
+        }
     )
     assert lookup_change(system_reading(old, rules), system_reading(asked, rules)) is None
 
