@@ -160,3 +160,23 @@ def test_a_link_is_a_listed_record_only_where_all_else_in_it_is_the_lists_own_ad
 ) -> None:
     read = record.record_link(ERP + link)
     assert record._listed_key(read, ["10", "11", "ACME"], ERP + listed_at) == key
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("https://erp.example/#/vendors/10", "https://erp.example/#/vendors/11"),
+        ("https://erp.example/app#!/vendors/initech", "https://erp.example/app#!/vendors/lnitech"),
+        ("https://erp.example/#/vendors?id=10", "https://erp.example/#/vendors?id=11"),
+    ],
+)
+def test_a_single_page_applications_route_tells_records_apart(one: str, other: str) -> None:
+    """A "#/…" part is the page's route on a single-page application: two vendors' links differ
+    only there, and are two records, never one (a bill moved to the other would be paid)."""
+    assert record.record_link(one) != record.record_link(other)
+    assert record.record_link(one) == record.record_link(one.replace("#!/", "#/"))  # one route, two spellings
+
+
+def test_a_place_on_the_page_is_no_part_of_the_record() -> None:
+    assert record.record_link("https://erp.example/vendors/10#top") == "https://erp.example/vendors/10"
+    assert record.record_link("https://erp.example/vendors/10#details") == "https://erp.example/vendors/10"

@@ -464,9 +464,19 @@ def record_link(link: str) -> str:
             parts.netloc.lower(),
             "/" + "/".join(path),
             "&".join(f"{quote(name, safe='')}={quote(value, safe='')}" for name, value in sorted(kept)),
-            "",
+            record_link(f"http://h{route}")[len("http://h") :] if (route := _route(parts.fragment)) else "",
         )
     )
+
+
+def _route(fragment: str) -> str | None:
+    """A "#" part that is a page's route, not a place on it: a single-page application's "#/vendors/10"
+    or "#!/vendors/10" names the record as a path does, so it is read as one (``record_link``); "#top",
+    "#details" are places on one page and are no part of which record it is."""
+    for lead in ("/", "!/"):
+        if fragment.startswith(lead):
+            return "/" + fragment[len(lead) :]
+    return None
 
 
 def payee_record(payee: Payee, request: ApprovalRequest) -> str | None:
