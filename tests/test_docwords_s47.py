@@ -289,6 +289,16 @@ def test_words_the_file_repeats_name_each_line_and_are_not_ambiguous(tmp_path: P
     assert AMBIGUOUS not in origin.text
 
 
+def test_a_number_that_names_the_invoice_repeated_is_not_ambiguous(tmp_path: Path) -> None:
+    """An invoice number of digits alone ("40930") is no figure of money: repeated in the subject,
+    the body and the heading it names one thing."""
+    (tmp_path / "a.txt").write_text(
+        "Subject: Invoice 40930 from Northwind\nPlease find invoice 40930 attached.\nInvoice No. 40930\n"
+    )
+    origin = _origin(SandboxFiles(tmp_path), "a.txt", "40930", "40930")
+    assert origin.text == "a.txt, lines 1, 2 and 3 (cited in step 1)", origin.text
+
+
 @pytest.mark.parametrize("quote", ["US$ 950.00", "950.00 dollars", "amount 950.00", "950.00 USD"])
 def test_a_figure_quoted_with_a_currency_word_on_two_lines_is_ambiguous(tmp_path: Path, quote: str) -> None:
     """What a figure is, its line's label says: a quote that holds the figure with words both lines

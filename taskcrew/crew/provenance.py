@@ -161,30 +161,31 @@ def _cited_lines(quote: str, shown: str, text: str, currency: str | None) -> tup
         if negative is None:
             return None
         lines = [negative]
-    if _ambiguous(shown, [every[n - 1] for n in lines]):  # the line's label says what a figure is
+    if _ambiguous(shown, currency, [every[n - 1] for n in lines]):  # a figure's line says what it is
         warn = f" — {AMBIGUOUS}{warn}"
     if credit := _credit(text, shown, lines, quoted):
         warn += f" — but {credit}"
     return lines, warn
 
 
-def _ambiguous(value: str, lines: list[str]) -> bool:
+def _ambiguous(value: str, currency: str | None, lines: list[str]) -> bool:
     """Does a quote found on each of ``lines`` leave open which one it means? So when the value is a
-    figure — an amount or a date, whose meaning is its line's label (a credit limit, a total; an
-    invoice date, a due date) — and the lines do not all read the same (a total printed again on a
-    payment slip is one thing). An invoice number in the subject, the body and the attachment names
-    the same thing wherever the file repeats it, whatever the quote's words."""
+    figure — an amount (read as money: ``currency``; or written with decimals) or a date, whose
+    meaning is its line's label (a credit limit, a total; an invoice date, a due date) — and the
+    lines do not all read the same (a total printed again on a payment slip is one thing). An invoice
+    number ("INV-2057", "40930") in the subject, the body and the attachment names the same thing
+    wherever the file repeats it, whatever the quote's words."""
     from taskcrew.tools import ap
 
     if len({tuple(quote_words(line)) for line in lines}) < 2:
         return False
-    for parse in (ap.parse_amount, ap.parse_date):
-        try:
-            parse(value)
-        except ap.APInputError:
-            continue
+    if currency or ap.date_spans(value) == [(0, len(value))]:
         return True
-    return False
+    try:
+        ap.parse_amount(value)
+    except ap.APInputError:
+        return False
+    return not value.strip().lstrip("-").isdigit()  # a whole number alone may be a number that names
 
 
 def _line_words(lines: list[int]) -> str:
@@ -232,8 +233,8 @@ def field_origin(
     finds a quote: ``quoted_lines``) and the value on that line — never another line of the file
     that shows the same figure: a quote the file does not hold (hidden text, a made-up line) is said
     so ("it cited X, but X does not show it"); a quote it holds at several places that show the
-    value (the figure alone, "1,250.00", on a credit limit's line and the total's) names them all,
-    as ambiguous, and no one line. The sign is the file's (``_credit``): a quoted line, or another
+    value names them all and no one line, as ambiguous where the value is a figure on lines that
+    read differently (``_ambiguous``: "1,250.00" on a credit limit's line and the total's). The sign is the file's (``_credit``): a quoted line, or another
     line of the file, that shows the amount with a minus (a credit note's total) is named with "line
     N shows it with a minus sign", whatever the quote kept of it; else a title over it ("CREDIT
     NOTE", "Gutschrift") with "line N calls the document a credit note". A source code cannot read (a

@@ -481,11 +481,10 @@ def _titles_credit(line: str) -> bool:
     if _amount_in(line):  # a row with an amount ("Less credit note CN-5   -50.00"), no title
         return False
     for cell in _TITLE_CELL.split(line):
-        lead = _TITLE_LEAD.match(cell)
-        m = _CREDIT_TITLE.search(cell, lead.end() if lead else 0)
+        start = _TITLE_LEAD.match(cell).end()  # type: ignore[union-attr]  # its parts are all optional
+        m = _CREDIT_TITLE.search(cell, start)
         if m is None:
             continue
-        start = lead.end() if lead else 0
         if re.match(r"\s*[-–•]\s", cell[start:]):  # an item of a list, no title
             continue
         before = [w for w in (_bare(w) for w in cell[start : m.start()].split()) if w]
