@@ -441,7 +441,8 @@ def record_link(link: str) -> str:
     """Which record ``link`` (absolute) names: the one way a link is compared (``payee_record``):
     its host, its path's segments as the vendor list's rows are read (``_segments``), with every
     ";" parameter but those whose name says how the page was served, no empty segment, no trailing
-    slash, never its "#" part, and every value of its query but those whose name says so
+    slash, never its "#" part but a single-page application's route (``_route``: read as a path and
+    query are), and every value of its query but those whose name says so
     (``_served_name``: a time, a nonce, a session, a cache-buster, a return address, a tab, a sort,
     a pager). A value is never dropped for how it looks (a UUID, an account number, a time) nor for
     what else the link holds: "/vendor.php?v=10&_t=1765085412" is "/vendor.php?v=10",
@@ -451,21 +452,27 @@ def record_link(link: str) -> str:
     One record linked in two forms is one record (parameters and query values in any order); a
     link read again is read the same."""
     parts = urlsplit(link)
-    path = [
+    path, query = _place(parts.path, parts.query)
+    route = ""
+    if (fragment := _route(parts.fragment)) is not None:
+        route_path, _, route_query = fragment.partition("?")
+        route = "#" + "?".join(filter(None, _place(route_path, route_query)))
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, query, "")) + route
+
+
+def _place(path: str, query: str) -> tuple[str, str]:
+    """A path and a query as ``record_link`` compares them: each segment with its ";" parameters but
+    the served ones (``_segments``), no empty segment; the query's values but the served ones, both
+    in one order, escaped alike."""
+    segments = [
         quote(value, safe="")
         + "".join(f";{quote(n, safe='')}={quote(v, safe='')}" for n, v in sorted(params))
-        for value, params in _segments(parts.path)
+        for value, params in _segments(path)
         if value or params
     ]
-    kept = [(n, v) for n, v in parse_qsl(parts.query, keep_blank_values=True) if not _served_name(n)]
-    return urlunsplit(
-        (
-            parts.scheme.lower(),
-            parts.netloc.lower(),
-            "/" + "/".join(path),
-            "&".join(f"{quote(name, safe='')}={quote(value, safe='')}" for name, value in sorted(kept)),
-            record_link(f"http://h{route}")[len("http://h") :] if (route := _route(parts.fragment)) else "",
-        )
+    kept = [(n, v) for n, v in parse_qsl(query, keep_blank_values=True) if not _served_name(n)]
+    return "/" + "/".join(segments), "&".join(
+        f"{quote(n, safe='')}={quote(v, safe='')}" for n, v in sorted(kept)
     )
 
 
@@ -475,7 +482,7 @@ def _route(fragment: str) -> str | None:
     "#details" are places on one page and are no part of which record it is."""
     for lead in ("/", "!/"):
         if fragment.startswith(lead):
-            return "/" + fragment[len(lead) :]
+            return fragment[len(lead) - 1 :]
     return None
 
 
