@@ -187,18 +187,15 @@ def _names(what: str, sent: set[str], reviewed: set[str]) -> list[str]:
 
 
 def _elsewhere(url: str, system: str) -> str | None:
-    """Why ``url`` is not on ``system`` (scheme, host and port), or None when it is."""
-    from taskcrew.tools.policy import PolicyConfig
+    """Why ``url`` is not on ``system`` (the same scheme, and the host and port as the gate reads
+    them: ``policy.check_url`` against the system alone), or None when it is."""
+    from taskcrew.tools.policy import PolicyConfig, check_url
 
-    there, home = urlsplit(url), urlsplit(system)
-    try:
-        where = PolicyConfig.for_url(url).allowed_hosts[0]
-        same = where in PolicyConfig.for_url(system).allowed_hosts
-    except ValueError:  # an invalid port
-        where, same = there.netloc, False
-    if same and there.scheme.lower() == home.scheme.lower():
+    there = urlsplit(url)
+    on_system = check_url(url, PolicyConfig.for_url(system, blocked_paths=[])).allowed
+    if on_system and there.scheme.lower() == urlsplit(system).scheme.lower():
         return None
-    return f"to {there.scheme}://{where}, not the routine's system ({system})"
+    return f"to {there.scheme}://{there.netloc}, not the routine's system ({system})"
 
 
 def _answers(result: Any) -> str:
