@@ -1,10 +1,10 @@
 # ruff: noqa: F811 — `place` is the fixture imported from test_outcome_facts
 """Three holes in the evidence check, closed by rules that do not depend on how a criterion is
 worded: a claim about what a system holds is read on that system (the one the run sent to, or
-the criterion names — not any system's host), the gate's record shows it only on the sends the
-system applied, and the record the criterion names must be on its own row as the criterion says
-(also when the observation leaves its identifier out). Units on ``check_verdict``; whole runs with
-scripted models only (real crew, Chromium, mock ERP over HTTP)."""
+the criterion names — not any system's host), the gate's record of sends never shows it (a refused
+send least of all; since s47 a saved one neither), and the record the criterion names must be on
+its own row as the criterion says (also when the observation leaves its identifier out). Units on
+``check_verdict``; whole runs with scripted models only (real crew, Chromium, mock ERP over HTTP)."""
 
 from __future__ import annotations
 
@@ -114,7 +114,20 @@ def test_the_gates_record_never_shows_a_refused_send_as_held(
 
 
 def test_a_saved_send_and_nothing_else_are_still_read_on_the_gates_record() -> None:
-    saved = _judge(_check(PLAIN, SENDS_SOURCE, "invoice_number=VI-3390 amount=2640.00 — saved"), facts=SAVED)
+    """A saved bill is read on code's before/after read-back, never on the gate's record of the send;
+    "nothing else" is still read on that record, every send of it."""
+    sent = _judge(_check(PLAIN, SENDS_SOURCE, "invoice_number=VI-3390 amount=2640.00 — saved"), facts=SAVED)
+    assert not sent.verified and "not what it holds" in sent.checks[0].observed, sent.checks[0].observed
+    diff_source = f"{CHANGES_SOURCE} {BILLS}"
+    diff = (
+        f"Before/after difference of {BILLS}:\nLines of the page added (1):\n"
+        "+ | [24] BILL-0011 | Vandelay Industries | VI-3390 | 2640.00 | USD | 2026-09-18 | 2026-10-20 | Unpaid |\n"
+        "Lines removed or changed (0; as they were before):\n"
+        "Lines unchanged: 40"
+    )
+    saved = _judge(
+        _check(PLAIN, diff_source, "BILL-0011 VI-3390 2640.00 USD"), facts=SAVED, pages={diff_source: diff}
+    )
     assert saved.verified, saved.reason
     for facts in (
         REFUSED,

@@ -18,28 +18,82 @@
    refused: the two records showed V-1042, so they counted as one named record. A value sent as a
    reference to another record (``_reference``: vendor, vendor_id, supplier, customer, account,
    parent …, not the form's own noun) no longer joins two records into one.
+
+The record of sends is what the run sent, not what the ERP holds: every positive criterion here is
+checked on the ERP's own page or on code's before/after difference (the page read counts records by
+the sends alone, so the guards above are exercised without a row to link them), and the same check
+cited on the record of sends is refused ("not what it holds").
 """
 
 from __future__ import annotations
 
 import pytest
-from test_adversarial_evidence import _check
-from test_adversarial_evidence_8 import ERP, TYPO_THEN_RIGHT, _bill, _pay, _send, _verdict
+from test_adversarial_evidence import BILLS, SYSTEMS, _check
+from test_adversarial_evidence_8 import (
+    DIFF_SOURCE,
+    ERP,
+    TYPO_DIFF,
+    TYPO_THEN_RIGHT,
+    _bill,
+    _diff,
+    _pay,
+    _row,
+    _send,
+    _verdict,
+)
 
-from taskcrew.crew.evidence import NOTHING_ELSE, SENDS_SOURCE, _plan_names, _stated_count
+from taskcrew.crew.evidence import (
+    CHANGES_SOURCE,
+    NOTHING_ELSE,
+    SENDS_SOURCE,
+    _plan_names,
+    _stated_count,
+    check_verdict,
+)
+from taskcrew.crew.models import CriterionCheck, Plan, PlanStep, Verdict
+from taskcrew.crew.outcome import Facts
 from taskcrew.tools.submissions import SubmissionResult, classify
 
 GLOBEX = "Acme Payables has a bill for Globex Corp GX-5531 of 2150.00 USD"
 INITECH = "Acme Payables has a bill for Initech INI-7781 of 3420.00 USD"
 NO_OTHER = "No other bill was created or changed"
+SENT = "Data-changing submissions sent"  # a "nothing else" criterion's find on the record of sends
+HOLDS = "not what it holds"  # the record of sends cited for what the ERP holds
+ONE_DIFF = _diff([_row("BILL-0013")])
+INITECH_ROW = "BILL-0014 | Initech | INI-7781 | 3420.00 | USD | 2026-09-01 | 2026-10-01 | Unpaid | —"
 
 
 def _no_redirect(s: SubmissionResult) -> SubmissionResult:
     return s.model_copy(update={"http_status": 200})
 
 
-def _checks(criteria: list[str], finds: list[str]) -> list:
-    return [_check(c, SENDS_SOURCE, "-", find=f) for c, f in zip(criteria, finds, strict=True)]
+def _checks(criteria: list[str], finds: list[str], source: str = SENDS_SOURCE) -> list[CriterionCheck]:
+    """One check per criterion on ``source``; a "nothing else" criterion stays on the record of sends."""
+    return [
+        _check(c, SENDS_SOURCE if f == SENT else source, "-", find=f)
+        for c, f in zip(criteria, finds, strict=True)
+    ]
+
+
+def _judged(
+    criteria: list[str], checks: list[CriterionCheck], sends: list[SubmissionResult], pages: dict[str, str]
+) -> Verdict:
+    """``_verdict`` with any pages or before/after differences beside the record of sends."""
+    facts = Facts(submissions=sends)
+    texts = {SENDS_SOURCE: [facts.record()], **{k: [v] for k, v in pages.items()}}
+    plan = Plan(
+        goal="enter the bills",
+        success_criteria=criteria,
+        steps=[PlanStep(role="browser_operator", title="enter", instructions="enter it")],
+        changes_data=True,
+    )
+    verdict = Verdict(verified=True, checks=checks, reason="ok")
+    return check_verdict(verdict, plan, set(texts), texts, SYSTEMS, applied=facts.applied_lines())
+
+
+def _bills_page(*rows: str) -> dict[str, str]:
+    """The ERP's bills list as the verifier read it after the run."""
+    return {BILLS: "Bills\n" + "\n".join(f"| {row} |" for row in rows)}
 
 
 # ---- 1. a number not about records is no count of them ---------------------------------------------
@@ -55,15 +109,22 @@ NOT_RECORDS = [
 
 @pytest.mark.parametrize("extra", NOT_RECORDS)
 def test_a_number_not_counting_records_does_not_allow_more_bills(extra: str) -> None:
+    """Checked on code's before/after difference; on the record of sends it is no evidence at all."""
     criteria = [GLOBEX, extra]
     assert _stated_count(extra) is None, extra
     planned = _plan_names(criteria)
     assert planned is not None and planned.more == 0 and planned.total == 0, planned
-    v = _verdict(criteria, _checks(criteria, ["GX-5531", "2150.00"]), TYPO_THEN_RIGHT, None)
+    on_diff = _checks(criteria, ["BILL-0013", "2150.00"], DIFF_SOURCE)
+    v = _verdict(criteria, on_diff, TYPO_THEN_RIGHT, TYPO_DIFF)
     assert not v.verified and "GX-5513" in v.reason, v.reason
     # one bill entered, the same plan: verified
-    v = _verdict(criteria, _checks(criteria, ["GX-5531", "2150.00"]), [_bill("GX-5531")], None)
+    v = _verdict(criteria, on_diff, [_bill("GX-5531")], ONE_DIFF)
     assert v.verified, v.reason
+    # the same checks cited on the record of sends: what the run sent, not what the ERP holds
+    for sends in (TYPO_THEN_RIGHT, [_bill("GX-5531")]):
+        v = _verdict(criteria, _checks(criteria, ["GX-5531", "2150.00"]), sends, None)
+        assert not v.verified and HOLDS in v.reason, v.reason
+        assert ("GX-5513" in v.reason) == (sends is TYPO_THEN_RIGHT), v.reason  # still counted
 
 
 @pytest.mark.parametrize(
@@ -96,9 +157,16 @@ def test_a_stated_number_counts_records_only_before_a_record_noun(criterion: str
     ],
 )
 def test_honest_two_bills_still_verify(criteria: list[str]) -> None:
+    """Verified on code's before/after difference and on the ERP's bills page, not on the record of sends."""
+    sends = [_bill("GX-5531"), _bill("INI-7781", "3420.00")]
     finds = ["INI-7781" if "Initech" in c and "Globex" not in c else "GX-5531" for c in criteria]
-    v = _verdict(criteria, _checks(criteria, finds), [_bill("GX-5531"), _bill("INI-7781", "3420.00")], None)
+    diff = _diff([_row("BILL-0013"), INITECH_ROW])
+    v = _verdict(criteria, _checks(criteria, finds, DIFF_SOURCE), sends, diff)
     assert v.verified, v.reason
+    v = _judged(criteria, _checks(criteria, finds, BILLS), sends, _bills_page(_row("BILL-0013"), INITECH_ROW))
+    assert v.verified, v.reason
+    v = _verdict(criteria, _checks(criteria, finds), sends, diff)
+    assert not v.verified and HOLDS in v.reason, v.reason
 
 
 # ---- 2. a change of another record is not merged into an unnamed create ----------------------------
@@ -141,9 +209,17 @@ def test_editing_another_bill_after_an_unredirected_create_is_counted(
     ids=["pay", "edit-same-values"],
 )
 def test_enter_then_change_the_same_bill_is_one_record(criteria: list[str], change: SubmissionResult) -> None:
-    finds = ["GX-5531", "Data-changing submissions sent"][: len(criteria)]
-    v = _verdict(criteria, _checks(criteria, finds), [_no_redirect(_bill("GX-5531")), change], None)
+    """The bill checked on the ERP's bills page (no row links the sends: the record of sends counts
+    one record) or on code's before/after difference; on the record of sends, not verified."""
+    sends = [_no_redirect(_bill("GX-5531")), change]
+    paid = _row("BILL-0013", status="Paid")
+    finds = ["GX-5531", SENT][: len(criteria)]
+    v = _judged(criteria, _checks(criteria, finds, BILLS), sends, _bills_page(paid))
     assert v.verified, v.reason
+    v = _verdict(criteria, _checks(criteria, finds, DIFF_SOURCE), sends, _diff([paid]))
+    assert v.verified, v.reason
+    v = _verdict(criteria, _checks(criteria, finds), sends, None)
+    assert not v.verified and HOLDS in v.reason, v.reason
 
 
 def _created(location: str) -> SubmissionResult:
@@ -154,15 +230,26 @@ def _created(location: str) -> SubmissionResult:
 
 
 def test_a_201_location_is_recorded_as_the_record_the_create_made() -> None:
+    """The bill checked on the ERP's bills page, where no row links the sends (only the Location
+    does); the record of sends cited for it is refused."""
     made = _created("/bills/BILL-0013")
     assert made.result == "saved" and "/bills/BILL-0013" in made.detail, made
+    other = "BILL-0002 | Globex Corp | GX-1100 | 9.00 | USD | 2026-08-01 | 2026-08-31 | Paid | 2026-10-02"
     for criteria in ([GLOBEX], [GLOBEX, NO_OTHER]):
-        finds = ["GX-5531", "Data-changing submissions sent"][: len(criteria)]
+        finds = ["GX-5531", SENT][: len(criteria)]
+        on_page = _checks(criteria, finds, BILLS)
         # paying the bill it made: one record
-        assert _verdict(criteria, _checks(criteria, finds), [made, _pay("BILL-0013")], None).verified
+        v = _judged(
+            criteria, on_page, [made, _pay("BILL-0013")], _bills_page(_row("BILL-0013", status="Paid"))
+        )
+        assert v.verified, v.reason
         # paying another bill, nothing contradicting: evidence, not a guess — another record
-        v = _verdict(criteria, _checks(criteria, finds), [made, _pay("BILL-0002")], None)
+        v = _judged(criteria, on_page, [made, _pay("BILL-0002")], _bills_page(_row("BILL-0013"), other))
         assert not v.verified and "BILL-0002" in v.reason, v.reason
+        # on the record of sends: not what the ERP holds, whichever bill was paid
+        for pay in ("BILL-0013", "BILL-0002"):
+            v = _verdict(criteria, _checks(criteria, finds), [made, _pay(pay)], None)
+            assert not v.verified and HOLDS in v.reason, v.reason
 
 
 # ---- 3. a reference to another record joins no two records -----------------------------------------
@@ -170,6 +257,13 @@ def test_a_201_location_is_recorded_as_the_record_the_create_made() -> None:
 VENDOR = "Acme Payables has vendor V-1042 Hooli GmbH"
 HOOLI = "Acme Payables has a bill for Hooli GmbH HO-1001 of 500.00 EUR"
 NEW_VENDOR = _send(f"{ERP}/vendors/new", [("vendor_number", "V-1042"), ("name", "Hooli GmbH")])
+VENDORS = f"{ERP}/vendors"
+VENDORS_DIFF = f"{CHANGES_SOURCE} {VENDORS}"
+
+
+def _diff_of(page: str, added: list[str]) -> str:
+    """``_diff`` of another page than the bills list."""
+    return _diff(added).replace(BILLS, page, 1).replace("bills", "vendors")
 
 
 def _hooli(number: str, field: str = "vendor") -> SubmissionResult:
@@ -180,9 +274,23 @@ def _hooli(number: str, field: str = "vendor") -> SubmissionResult:
 @pytest.mark.parametrize("field", ["vendor", "vendor_id", "supplier_code", "vendor_number"])
 @pytest.mark.parametrize("criteria", [[VENDOR, HOOLI], [VENDOR, HOOLI, NO_OTHER]], ids=["plain", "no-other"])
 def test_a_vendor_and_its_bill_created_verify(field: str, criteria: list[str]) -> None:
-    finds = ["V-1042", "HO-1001", "Data-changing submissions sent"][: len(criteria)]
-    v = _verdict(criteria, _checks(criteria, finds), [NEW_VENDOR, _hooli("HO-1001", field)], None)
+    """Checked on the ERP's vendors and bills pages (the record of sends counts the records) or on
+    code's before/after differences of both; on the record of sends, not verified."""
+    finds = ["V-1042", "HO-1001", SENT][: len(criteria)]
+    sends = [NEW_VENDOR, _hooli("HO-1001", field)]
+    vendor, bill = (
+        "V-1042 | Hooli GmbH",
+        "BILL-0011 | Hooli GmbH | HO-1001 | 500.00 | EUR | 2026-09-01 | 2026-10-01 | Unpaid | —",
+    )
+    checks = [*_checks(criteria[:1], finds[:1], VENDORS), *_checks(criteria[1:], finds[1:], BILLS)]
+    v = _judged(criteria, checks, sends, {VENDORS: f"Vendors\n| {vendor} |", **_bills_page(bill)})
     assert v.verified, v.reason
+    diffs = {VENDORS_DIFF: _diff_of(VENDORS, [vendor]), DIFF_SOURCE: _diff([bill])}
+    checks = [*_checks(criteria[:1], finds[:1], VENDORS_DIFF), *_checks(criteria[1:], finds[1:], DIFF_SOURCE)]
+    v = _judged(criteria, checks, sends, diffs)
+    assert v.verified, v.reason
+    v = _judged(criteria, _checks(criteria, finds), sends, {})
+    assert not v.verified and HOLDS in v.reason, v.reason
 
 
 @pytest.mark.parametrize("criteria", [[VENDOR, HOOLI], [VENDOR, HOOLI, NO_OTHER]], ids=["plain", "no-other"])

@@ -21,18 +21,23 @@ from __future__ import annotations
 
 import pytest
 from test_adversarial_evidence import _check
-from test_adversarial_evidence_8 import TYPO_THEN_RIGHT, _bill, _verdict
+from test_adversarial_evidence_8 import DIFF_SOURCE, TYPO_DIFF, TYPO_THEN_RIGHT, _bill, _diff, _row, _verdict
 
 from taskcrew.crew.evidence import NOTHING_ELSE, SENDS_SOURCE, _plan_names, _stated_count
 
 GLOBEX = "Acme Payables has a bill for Globex Corp GX-5531 of 2150.00 USD"
 INITECH = "Acme Payables has a bill for Initech INI-7781 of 3420.00 USD"
 TWO_BILLS = [_bill("GX-5531"), _bill("INI-7781", "3420.00")]
+# what code's before/after read-back of the bills shows of each run
+ONE_BILL_DIFF = _diff([_row("BILL-0013")])
+INITECH_ROW = "BILL-0012 | Initech | INI-7781 | 3420.00 | USD | 2026-09-01 | 2026-10-01 | Unpaid | —"
+TWO_BILLS_DIFF = _diff([INITECH_ROW, _row("BILL-0013")])
+NOT_HELD = "not what it holds"  # the record of sends cited for what a bill holds: rejected
 
 
-def _checks(criteria: list[str]) -> list:
+def _checks(criteria: list[str], source: str = DIFF_SOURCE) -> list:
     finds = {GLOBEX: "GX-5531", INITECH: "INI-7781"}
-    return [_check(c, SENDS_SOURCE, "-", find=finds.get(c, "2150.00")) for c in criteria]
+    return [_check(c, source, "-", find=finds.get(c, "2150.00")) for c in criteria]
 
 
 # the red team's seven, then the same in other words, cases and languages
@@ -67,14 +72,21 @@ VARIANTS = [
 
 @pytest.mark.parametrize("extra", POC + VARIANTS)
 def test_a_count_of_what_a_record_holds_allows_no_second_bill(extra: str) -> None:
+    """Checked on code's before/after difference; the record of sends, no evidence of what the bill
+    holds, verifies neither run — and still counts the typo'd bill."""
     criteria = [GLOBEX, extra]
     planned = _plan_names(criteria)
     assert planned is not None and planned.more == 0 and planned.total == 0, planned
-    v = _verdict(criteria, _checks(criteria), TYPO_THEN_RIGHT, None)
+    v = _verdict(criteria, _checks(criteria), TYPO_THEN_RIGHT, TYPO_DIFF)
     assert not v.verified and "GX-5513" in v.reason, v.reason
     # the honest run of the same plan: one bill, verified
-    v = _verdict(criteria, _checks(criteria), [_bill("GX-5531")], None)
+    v = _verdict(criteria, _checks(criteria), [_bill("GX-5531")], ONE_BILL_DIFF)
     assert v.verified, v.reason
+    # cited on the record of sends: the bill's criterion is rejected, and the second bill still counted
+    v = _verdict(criteria, _checks(criteria, SENDS_SOURCE), TYPO_THEN_RIGHT, None)
+    assert not v.verified and NOT_HELD in v.reason and "GX-5513" in v.reason, v.reason
+    v = _verdict(criteria, _checks(criteria, SENDS_SOURCE), [_bill("GX-5531")], None)
+    assert not v.verified and NOT_HELD in v.reason, v.reason
 
 
 @pytest.mark.parametrize(
@@ -128,8 +140,13 @@ def test_a_count_of_records_still_counts(criterion: str, count: int) -> None:
     ],
 )
 def test_a_plan_asking_for_two_bills_still_allows_two(criteria: list[str]) -> None:
-    v = _verdict(criteria, _checks(criteria), TWO_BILLS, None)
+    """Checked on code's before/after difference; cited on the record of sends, not verified: it is
+    no evidence of what a bill holds."""
+    v = _verdict(criteria, _checks(criteria), TWO_BILLS, TWO_BILLS_DIFF)
     assert v.verified, v.reason
+    v = _verdict(criteria, _checks(criteria, SENDS_SOURCE), TWO_BILLS, None)
+    assert not v.verified and NOT_HELD in v.reason, v.reason
+    assert "something else was created or changed" not in v.reason, v.reason  # two allowed still
 
 
 def test_a_count_of_another_kind_said_to_be_made_still_allows_it() -> None:

@@ -176,6 +176,15 @@ def _row(bill: str, number: str = "GX-5531", amount: str = "2150.00", status: st
     return f"{bill} " + GLOBEX.format(number=number, amount=amount, status=status)
 
 
+def _initech(bill: str, number: str = "INI-7781", amount: str = "3420.00", status: str = "Unpaid") -> str:
+    return f"{bill} | Initech | {number} | {amount} | USD | 2026-09-01 | 2026-10-01 | {status} | —"
+
+
+def _listed(*rows: str) -> dict[str, str]:
+    """The system's own bills list as the verifier read it (no before/after difference watched)."""
+    return {BILLS: _page(*(f"| {row}" for row in rows))}
+
+
 def _diff(added: list[str], removed: list[str] = []) -> str:  # noqa: B006 — never changed
     return "\n".join(
         [
@@ -196,9 +205,14 @@ def _verdict(
     check: CriterionCheck | list[CriterionCheck],
     sends: list[SubmissionResult],
     diff: str | None,
+    pages: dict[str, str] | None = None,
 ) -> Verdict:
     facts = Facts(submissions=sends)
-    texts = {SENDS_SOURCE: [facts.record()], **({DIFF_SOURCE: [diff]} if diff else {})}
+    texts = {
+        SENDS_SOURCE: [facts.record()],
+        **({DIFF_SOURCE: [diff]} if diff else {}),
+        **{url: [text] for url, text in (pages or {}).items()},
+    }
     plan = Plan(
         goal="enter the Globex bill",
         success_criteria=criteria,
@@ -215,6 +229,7 @@ TYPO_DIFF = _diff([_row("BILL-0012", "GX-5513"), _row("BILL-0013")])
 
 ON_DIFF = "+ BILL-0013 | Globex Corp | GX-5531 | 2150.00 | USD; no other bill was created"
 ON_SENDS = "invoice_number=GX-5531, amount=2150.00; no other bill was created"
+HOLDS = "not what it holds"  # the record of sends shows no record is there (test_honest_s47)
 
 
 @pytest.mark.parametrize(
@@ -260,12 +275,17 @@ def test_the_same_invoice_number_saved_twice_with_different_amounts_is_two_bills
 
 
 def test_a_criterion_naming_its_bill_by_the_amount_is_held_to_one_bill_too() -> None:
+    """Read on the before/after difference; the record of sends shows no bill is there at all."""
     criterion = "Acme Payables has a bill for Globex Corp of 2150.00 USD and no other bill was created"
-    check = _check(criterion, SENDS_SOURCE, "-", find="GX-5531")
-    v = _verdict([criterion], check, TYPO_THEN_RIGHT, None)
-    assert not v.verified and "something else" in v.reason, v.reason
-    v = _verdict([criterion], check, TYPO_THEN_RIGHT[1:], None)
+    check = _check(criterion, DIFF_SOURCE, "-", find="2150.00")
+    v = _verdict([criterion], check, TYPO_THEN_RIGHT, TYPO_DIFF)
+    assert not v.verified and "but the criterion names 1: something else" in v.reason, v.reason
+    v = _verdict([criterion], check, TYPO_THEN_RIGHT[1:], _diff([_row("BILL-0013")]))
     assert v.verified, v.reason
+    on_sends = _check(criterion, SENDS_SOURCE, "-", find="GX-5531")
+    for sends in (TYPO_THEN_RIGHT, TYPO_THEN_RIGHT[1:]):
+        v = _verdict([criterion], on_sends, sends, None)
+        assert not v.verified and HOLDS in v.reason, v.reason
 
 
 def test_nothing_changed_is_not_met_when_a_change_was_applied() -> None:
@@ -289,31 +309,41 @@ def test_paying_another_bill_too_is_something_else_changed() -> None:
 
 
 @pytest.mark.parametrize(
-    "sends,diff",
+    "sends,diff,pages",
     [
-        ([_bill("GX-5531")], _diff([_row("BILL-0013")])),  # one bill entered, one row added
-        ([_bill("GX-5531")], None),  # no page watched: the record of the sends alone
+        ([_bill("GX-5531")], _diff([_row("BILL-0013")]), None),  # one bill entered, one row added
+        # no page watched: the bill read on the system's list, the records counted on the sends alone
+        ([_bill("GX-5531")], None, _listed(_row("BILL-0013"))),
         # entered, then paid: the bill's page the save showed names the record the payment changes …
-        ([_bill("GX-5531", detail="then showed /bills/BILL-0013"), _pay("BILL-0013")], None),
+        (
+            [_bill("GX-5531", detail="then showed /bills/BILL-0013"), _pay("BILL-0013")],
+            None,
+            _listed(_row("BILL-0013", status="Paid")),
+        ),
         # … or the difference shows the new bill's row with what was sent
-        ([_bill("GX-5531"), _pay("BILL-0013")], _diff([_row("BILL-0013", status="Paid")])),
+        ([_bill("GX-5531"), _pay("BILL-0013")], _diff([_row("BILL-0013", status="Paid")]), None),
         # on a shared system, a colleague's job added a bill meanwhile: not this run's
-        ([_bill("GX-5531")], _diff([_row("BILL-0012", "INI-7781", "3420.00"), _row("BILL-0013")])),
+        ([_bill("GX-5531")], _diff([_row("BILL-0012", "INI-7781", "3420.00"), _row("BILL-0013")]), None),
         # a send that names no record and sends no field (a logout) made none
-        ([_bill("GX-5531"), _send(f"{ERP}/logout", [])], _diff([_row("BILL-0013")])),
+        ([_bill("GX-5531"), _send(f"{ERP}/logout", [])], _diff([_row("BILL-0013")]), None),
         # a refused first try, then the bill saved
         (
             [_bill("GX-5531").model_copy(update={"result": "refused", "http_status": 422}), _bill("GX-5531")],
             _diff([_row("BILL-0013")]),
+            None,
         ),
     ],
 )
 def test_one_bill_entered_and_nothing_else_still_verifies(
-    sends: list[SubmissionResult], diff: str | None
+    sends: list[SubmissionResult], diff: str | None, pages: dict[str, str] | None
 ) -> None:
-    for source, find in [(SENDS_SOURCE, "GX-5531"), *([(DIFF_SOURCE, "BILL-0013")] if diff else [])]:
-        v = _verdict([CRITERION], _check(CRITERION, source, "-", find=find), sends, diff)
-        assert v.verified, (source, v.reason)
+    """Verified on the before/after difference or the system's own list; never on the record of sends,
+    which shows no bill is there (it still counts the records for "no other bill")."""
+    source = DIFF_SOURCE if diff else BILLS
+    v = _verdict([CRITERION], _check(CRITERION, source, "-", find="BILL-0013"), sends, diff, pages)
+    assert v.verified, (source, v.reason)
+    v = _verdict([CRITERION], _check(CRITERION, SENDS_SOURCE, "-", find="GX-5531"), sends, diff, pages)
+    assert not v.verified and HOLDS in v.reason, v.reason
 
 
 def test_paying_the_bill_named_and_nothing_else_still_verifies() -> None:
@@ -362,16 +392,26 @@ def test_a_bare_no_other_bill_allows_a_planned_bill_named_by_no_identifier() -> 
     """The eval's two-invoices chore: one bill named by its number, the other as "the latest invoice
     from Initech"; both entered. Two records were planned, so "No other bill" is met (found when a
     whole-run sweep ended this honest run not verified). How many bills "the latest invoice from
-    Initech" is, code cannot count: the verifier's word (a third bill is not caught by code here)."""
+    Initech" is, code cannot count: the verifier's word (a third bill is not caught by code here).
+    The bills are read on the before/after difference; "No other bill" still on the record of sends."""
     criteria = [
         "Acme Payables has exactly one bill for invoice GX-5531 from Globex Corp",
         "Acme Payables has exactly one bill for the latest invoice from Initech",
         "No other bill was created or changed",
     ]
-    finds = ("GX-5531", "INI-7781", "Data-changing submissions sent")
-    checks = [_check(c, SENDS_SOURCE, "-", find=f) for c, f in zip(criteria, finds, strict=True)]
+    sources = (DIFF_SOURCE, DIFF_SOURCE, SENDS_SOURCE)
+    finds = ("BILL-0013", "INI-7781", "Data-changing submissions sent")
+    checks = [_check(c, s, "-", find=f) for c, s, f in zip(criteria, sources, finds, strict=True)]
     two = [_bill("GX-5531"), _bill("INI-7781", "3420.00")]
-    assert _verdict(criteria, checks, two, None).verified
+    diff = _diff([_row("BILL-0013"), _initech("BILL-0014")])
+    v = _verdict(criteria, checks, two, diff)
+    assert v.verified, v.reason
+    on_sends = [
+        _check(c, SENDS_SOURCE, "-", find=f)
+        for c, f in zip(criteria[:2], ("GX-5531", "INI-7781"), strict=True)
+    ]
+    v = _verdict(criteria, [*on_sends, checks[2]], two, diff)
+    assert not v.verified and HOLDS in v.reason, v.reason
 
 
 @pytest.mark.parametrize(
@@ -386,13 +426,18 @@ def test_a_bare_no_other_bill_allows_a_planned_bill_named_by_no_identifier() -> 
     ],
 )
 def test_a_duplicate_bill_is_caught_whatever_words_say_nothing_else(criterion: str) -> None:
-    """The same claim in the words a planner writes (found: each let the typo'd bill through)."""
-    for source, find, diff in ((SENDS_SOURCE, "GX-5531", None), (DIFF_SOURCE, "BILL-0013", TYPO_DIFF)):
-        v = _verdict([criterion], _check(criterion, source, "-", find=find), TYPO_THEN_RIGHT, diff)
-        assert not v.verified, (source, v.reason)
-        one = [_bill("GX-5531")]
-        v = _verdict([criterion], _check(criterion, source, "-", find=find), one, _diff([_row("BILL-0013")]))
-        assert v.verified, (source, v.reason)
+    """The same claim in the words a planner writes (found: each let the typo'd bill through). Read on
+    the before/after difference; the record of sends shows no bill is there, one bill or two."""
+    check = _check(criterion, DIFF_SOURCE, "-", find="BILL-0013")
+    v = _verdict([criterion], check, TYPO_THEN_RIGHT, TYPO_DIFF)
+    assert not v.verified and "but the criterion names 1: something else" in v.reason, v.reason
+    one = [_bill("GX-5531")]
+    v = _verdict([criterion], check, one, _diff([_row("BILL-0013")]))
+    assert v.verified, v.reason
+    on_sends = _check(criterion, SENDS_SOURCE, "-", find="GX-5531")
+    for sends, diff in ((TYPO_THEN_RIGHT, None), (one, _diff([_row("BILL-0013")]))):
+        v = _verdict([criterion], on_sends, sends, diff)
+        assert not v.verified and HOLDS in v.reason, v.reason
 
 
 @pytest.mark.parametrize(
@@ -404,11 +449,18 @@ def test_a_duplicate_bill_is_caught_whatever_words_say_nothing_else(criterion: s
 )
 def test_two_bills_named_by_vendor_only_and_paid_still_verify(criteria: list[str]) -> None:
     """How many bills the plan is about, code cannot count here: not a guess of one (found: two
-    honest payments ended not verified)."""
-    finds = ["BILL-0002", "Data-changing submissions sent"][-len(criteria) :]
-    checks = [_check(c, SENDS_SOURCE, "-", find=f) for c, f in zip(criteria, finds, strict=True)]
-    v = _verdict(criteria, checks, [_pay("BILL-0002"), _pay("BILL-0001")], None)
+    honest payments ended not verified). "Paid" is read on the before/after difference, not on the
+    record of sends; a bare "No other bill was changed" still is."""
+    sends = [_pay("BILL-0002"), _pay("BILL-0001")]
+    diff = _diff(
+        [_row("BILL-0002", status="Paid"), _initech("BILL-0001", "INI-2201", "120.00", "Paid")],
+        [_row("BILL-0002"), _initech("BILL-0001", "INI-2201", "120.00")],
+    )
+    rest = [_check(c, SENDS_SOURCE, "-", find="Data-changing submissions sent") for c in criteria[1:]]
+    v = _verdict(criteria, [_check(criteria[0], DIFF_SOURCE, "-", find="BILL-0002"), *rest], sends, diff)
     assert v.verified, v.reason
+    v = _verdict(criteria, [_check(criteria[0], SENDS_SOURCE, "-", find="BILL-0002"), *rest], sends, diff)
+    assert not v.verified and HOLDS in v.reason, v.reason
 
 
 EXACTLY = "Acme Payables has exactly one bill for invoice GX-5531 from Globex Corp, for 2150.00 USD"
@@ -417,33 +469,52 @@ EXACTLY = "Acme Payables has exactly one bill for invoice GX-5531 from Globex Co
 @pytest.mark.parametrize("source,find", [(SENDS_SOURCE, "GX-5531"), (DIFF_SOURCE, "BILL-0013")])
 def test_exactly_one_bill_for_an_invoice_is_not_met_by_two(source: str, find: str) -> None:
     """The planner's own words for each bill: two bills saved for GX-5531 (a wrong amount, then the
-    right one) met "exactly one bill for invoice GX-5531" (found on review)."""
+    right one) met "exactly one bill for invoice GX-5531" (found on review). On the record of sends,
+    the check is rejected first: it shows no bill is there."""
     sends = [_bill("GX-5531", "2510.00"), _bill("GX-5531")]
     diff = _diff([_row("BILL-0012", amount="2510.00"), _row("BILL-0013")])
     v = _verdict([EXACTLY], _check(EXACTLY, source, "-", find=find), sends, diff)
-    assert not v.verified and "the criterion says 1" in v.reason, v.reason
+    assert not v.verified, v.reason
+    assert ("the criterion says 1" if source == DIFF_SOURCE else HOLDS) in v.reason, v.reason
 
 
 INITECH = "Acme Payables has exactly one bill for invoice INI-7781 from Initech, for 3420.00 USD"
 
 
 @pytest.mark.parametrize(
-    "sends,diff,other",
+    "sends,diff,pages,other",
     [
-        ([_bill("GX-5531")], _diff([_row("BILL-0013")]), None),
-        # entered and then paid: one bill, changed once
-        ([_bill("GX-5531", detail="then showed /bills/BILL-0013"), _pay("BILL-0013")], None, None),
+        ([_bill("GX-5531")], _diff([_row("BILL-0013")]), None, None),
+        # entered and then paid: one bill, changed once (no page watched: read on the system's list)
+        (
+            [_bill("GX-5531", detail="then showed /bills/BILL-0013"), _pay("BILL-0013")],
+            None,
+            _listed(_row("BILL-0013", status="Paid")),
+            None,
+        ),
         # another invoice entered too (the plan's other bill): not a bill for GX-5531 (the plan names it:
         # a bill the plan does not name is something else, test_adversarial_evidence_9)
-        ([_bill("GX-5531"), _bill("INI-7781", "3420.00")], None, INITECH),
+        (
+            [_bill("GX-5531"), _bill("INI-7781", "3420.00")],
+            None,
+            _listed(_row("BILL-0013"), _initech("BILL-0014")),
+            INITECH,
+        ),
     ],
 )
 def test_exactly_one_bill_for_an_invoice_still_verifies_one(
-    sends: list[SubmissionResult], diff: str | None, other: str | None
+    sends: list[SubmissionResult], diff: str | None, pages: dict[str, str] | None, other: str | None
 ) -> None:
+    """Verified on the before/after difference or the system's own list, never on the record of sends."""
     criteria = [EXACTLY, *([other] if other else [])]
+    source = DIFF_SOURCE if diff else BILLS
+    checks = [
+        _check(c, source, "-", find=f) for c, f in zip(criteria, ("BILL-0013", "BILL-0014"), strict=False)
+    ]
+    v = _verdict(criteria, checks, sends, diff, pages)
+    assert v.verified, v.reason
     checks = [
         _check(c, SENDS_SOURCE, "-", find=f) for c, f in zip(criteria, ("GX-5531", "INI-7781"), strict=False)
     ]
-    v = _verdict(criteria, checks, sends, diff)
-    assert v.verified, v.reason
+    v = _verdict(criteria, checks, sends, diff, pages)
+    assert not v.verified and HOLDS in v.reason, v.reason

@@ -16,12 +16,16 @@
    linked the payment of BILL-0013 to the create. A change code cannot link to any record is now
    the record an earlier create of the run made whose answer named none — unless a before/after row
    as it was before the run shows it existed; creates are never merged (two bills entered are two).
+A bill's being there is checked on the difference or the bill list the verifier read: the record of
+sends shows only what was sent (``evidence.of_sends_only``), so each case citing it for a bill is
+now not verified ("not what it holds"), and meets only "no other bill was created".
 """
 
 from __future__ import annotations
 
 import pytest
-from test_adversarial_evidence import _check
+from test_adversarial_evidence import BILLS, SYSTEMS, _check
+from test_adversarial_evidence_2 import _page
 from test_adversarial_evidence_8 import (
     DIFF_SOURCE,
     TYPO_DIFF,
@@ -33,19 +37,67 @@ from test_adversarial_evidence_8 import (
     _verdict,
 )
 
-from taskcrew.crew.evidence import COUNTED, SENDS_SOURCE
+from taskcrew.crew.evidence import COUNTED, SENDS_SOURCE, check_verdict
 from taskcrew.crew.models import CriterionCheck, Plan, PlanStep, Verdict
+from taskcrew.crew.outcome import Facts
 from taskcrew.tools.submissions import SubmissionResult
 
 GLOBEX = "Acme Payables has a bill for Globex Corp GX-5531 of 2150.00 USD"
 INITECH = "Acme Payables has a bill for Initech INI-7781 of 3420.00 USD"
 NO_OTHER = "No other bill was created or changed"
+HOLDS = "not what it holds"  # the record of sends cited for what a system holds
 WAYS = [(SENDS_SOURCE, "GX-5531", None), (DIFF_SOURCE, "BILL-0013", TYPO_DIFF)]
+SENT = "Data-changing submissions sent"  # the record of sends' line that shows nothing else was sent
+# Acme Payables' bill list as the verifier read it, where code watched no page (no before/after)
+LISTED = "| BILL-0013 | Globex Corp | GX-5531 | 2150.00 | USD | 2026-09-01 | 2026-10-01 | {status}"
+LISTED_INI = "| BILL-0014 | Initech | INI-7781 | 3420.00 | USD | 2026-09-01 | 2026-10-01 | Unpaid"
+INI_ROW = "BILL-0014 | Initech | INI-7781 | 3420.00 | USD | 2026-09-01 | 2026-10-01 | Unpaid | —"
+
+
+def _judged(
+    criteria: list[str],
+    checks: list[CriterionCheck],
+    sends: list[SubmissionResult],
+    diff: str | None,
+    page: str | None = None,
+) -> Verdict:
+    """``_verdict``, with the bill list the verifier opened (``page``, at ``BILLS``): a page of the
+    system, which code counts nothing on (the count is of the sends, and of ``diff`` if any)."""
+    facts = Facts(submissions=sends)
+    texts = {SENDS_SOURCE: [facts.record()], **({DIFF_SOURCE: [diff]} if diff else {})}
+    texts |= {BILLS: [page]} if page else {}
+    plan = Plan(
+        goal="enter the bills",
+        success_criteria=criteria,
+        steps=[PlanStep(role="browser_operator", title="enter", instructions="enter it")],
+        changes_data=True,
+    )
+    verdict = Verdict(verified=True, checks=checks, reason="ok")
+    return check_verdict(verdict, plan, set(texts), texts, SYSTEMS, applied=facts.applied_lines())
+
+
+def _checks(criteria: list[str], source: str, finds: list[str]) -> list[CriterionCheck]:
+    """A check per criterion on ``source`` at the next of ``finds``; "no other bill" on the record of
+    sends, which shows it."""
+    found = iter(finds)
+    return [
+        _check(c, SENDS_SOURCE, "-", find=SENT) if c == NO_OTHER else _check(c, source, "-", find=next(found))
+        for c in criteria
+    ]
 
 
 def _no_redirect(s: SubmissionResult) -> SubmissionResult:
     """The save answered HTTP 200 with the new bill's page: no "then showed" names the record."""
     return s.model_copy(update={"http_status": 200})
+
+
+def _held(v: Verdict, source: str) -> None:
+    """An honest run: verified where its bills were checked on what the system holds (a before/after
+    difference, a page of it); never on the record of its sends, which shows only what it sent."""
+    if source == SENDS_SOURCE:
+        assert not v.verified and HOLDS in v.reason, v.reason
+    else:
+        assert v.verified, (source, v.reason)
 
 
 # ---- 1. the count, whatever the words --------------------------------------------------------------
@@ -68,23 +120,31 @@ def _no_redirect(s: SubmissionResult) -> SubmissionResult:
 def test_a_typod_bill_is_counted_whatever_the_words(
     criterion: str, source: str, find: str, diff: str | None
 ) -> None:
+    """The record of the sends still counts the typo'd bill, but shows no bill held: one bill entered
+    verifies on the before/after difference only."""
     v = _verdict([criterion], _check(criterion, source, "-", find=find), TYPO_THEN_RIGHT, diff)
     assert not v.verified and "something else was created or changed" in v.reason, (source, v.reason)
-    # one bill entered, in the same words: verified
+    assert source != SENDS_SOURCE or HOLDS in v.reason, v.reason
+    # one bill entered, in the same words: verified on the difference; the record of sends holds nothing
     one = _diff([_row("BILL-0013")]) if diff else None
     v = _verdict([criterion], _check(criterion, source, "-", find=find), [_bill("GX-5531")], one)
-    assert v.verified, (source, v.reason)
+    _held(v, source)
 
 
 def test_the_count_names_the_record_the_plan_did_not() -> None:
-    v = _verdict([GLOBEX], _check(GLOBEX, SENDS_SOURCE, "-", find="GX-5531"), TYPO_THEN_RIGHT, None)
+    """The bill checked on the difference: the only fault is the count of the sends, naming GX-5513;
+    checked on the record of sends, that is rejected too, and the count is still added."""
+    v = _verdict([GLOBEX], _check(GLOBEX, DIFF_SOURCE, "-", find="BILL-0013"), TYPO_THEN_RIGHT, TYPO_DIFF)
     assert v.reason.startswith("Not verified: something else was created or changed"), v.reason
     assert "GX-5513, which the plan did not name" in v.reason and "GX-5531," not in v.reason, v.reason
     counted = [c for c in v.checks if c.criterion == COUNTED]
     assert len(counted) == 1 and not counted[0].met and counted[0].source == SENDS_SOURCE, v.checks
-    # on the difference too, where the record of the sends alone would not show it
-    v = _verdict([GLOBEX], _check(GLOBEX, DIFF_SOURCE, "-", find="BILL-0013"), TYPO_THEN_RIGHT, TYPO_DIFF)
-    assert "GX-5513" in v.reason and "which the plan did not name" in v.reason, v.reason
+    # the bill checked on the record of sends: not what Acme Payables holds, and still counted
+    v = _verdict([GLOBEX], _check(GLOBEX, SENDS_SOURCE, "-", find="GX-5531"), TYPO_THEN_RIGHT, None)
+    assert not v.verified and HOLDS in v.reason, v.reason
+    assert "GX-5513, which the plan did not name" in v.reason, v.reason
+    counted = [c for c in v.checks if c.criterion == COUNTED]
+    assert len(counted) == 1 and not counted[0].met and counted[0].source == SENDS_SOURCE, v.checks
 
 
 def test_the_count_is_added_to_a_verdict_that_failed_anyway() -> None:
@@ -116,32 +176,37 @@ def test_two_bills_for_the_same_invoice_are_counted(criterion: str) -> None:
 LATEST = "Acme Payables has a bill for the latest invoice from Initech"  # names it by no identifier
 
 
+TWICE = [_bill("GX-5531", "2510.00"), _bill("GX-5531")]
+TWICE_DIFF = _diff([_row("BILL-0012", amount="2510.00"), _row("BILL-0013")])
+THREE = [_bill("GX-5513"), _bill("GX-5531"), _bill("INI-7781", "3420.00")]
+THREE_DIFF = _diff([_row("BILL-0012", "GX-5513"), _row("BILL-0013"), INI_ROW])
+TWO_SENT = [_bill("GX-5531"), _bill("INI-7781", "3420.00")]
+TWO_DIFF = _diff([_row("BILL-0013"), INI_ROW])
+
+
 @pytest.mark.parametrize(
-    "criterion,sends",
+    "criterion,sends,diff,why",
     [
         # the plan's count cannot be told (the Initech bill by no identifier): the wording rules narrow
-        ("Acme Payables has exactly one GX-5531 bill from Globex Corp", [_bill("GX-5531", "2510.00"), _bill("GX-5531")]),
-        ("Acme Payables has a single bill for invoice GX-5531 from Globex Corp",
-         [_bill("GX-5531", "2510.00"), _bill("GX-5531")]),
-        ("Exactly two bills were created in Acme Payables", [_bill("GX-5513"), _bill("GX-5531"), _bill("INI-7781", "3420.00")]),
+        ("Acme Payables has exactly one GX-5531 bill from Globex Corp", TWICE, TWICE_DIFF, "the criterion says 1"),
+        ("Acme Payables has a single bill for invoice GX-5531 from Globex Corp", TWICE, TWICE_DIFF,
+         "the criterion says 1"),
+        ("Exactly two bills were created in Acme Payables", THREE, THREE_DIFF, "the criterion names 2"),
     ],
 )  # fmt: skip
 def test_the_words_still_narrow_where_the_plan_cannot_be_counted(
-    criterion: str, sends: list[SubmissionResult]
+    criterion: str, sends: list[SubmissionResult], diff: str, why: str
 ) -> None:
+    """Checked on the difference, the wording rules narrow; on the record of sends, a bill's being
+    there is not shown at all."""
     criteria = [criterion, LATEST]
-    checks = [
-        _check(criterion, SENDS_SOURCE, "-", find="GX-5531"),
-        _check(LATEST, SENDS_SOURCE, "-", find="INI-7781"),
-    ]
-    if "INI-7781" not in str(sends):
-        checks[1] = _check(LATEST, SENDS_SOURCE, "-", find="GX-5531")
-    v = _verdict(criteria, checks, sends, None)
-    assert not v.verified, v.reason
-    honest = [_bill("GX-5531"), _bill("INI-7781", "3420.00")]
-    checks[1] = _check(LATEST, SENDS_SOURCE, "-", find="INI-7781")
-    v = _verdict(criteria, checks, honest, None)
-    assert v.verified, v.reason
+    latest = "INI-7781" if "INI-7781" in str(sends) else "GX-5531"
+    for source, honest_diff in ((DIFF_SOURCE, TWO_DIFF), (SENDS_SOURCE, None)):
+        checks = [_check(criterion, source, "-", find="GX-5531"), _check(LATEST, source, "-", find=latest)]
+        v = _verdict(criteria, checks, sends, diff if source == DIFF_SOURCE else None)
+        assert not v.verified and (why if source == DIFF_SOURCE else HOLDS) in v.reason, (source, v.reason)
+        checks[1] = _check(LATEST, source, "-", find="INI-7781")
+        _held(_verdict(criteria, checks, TWO_SENT, honest_diff), source)
 
 
 # the eval's two-invoices chore, in the planner's own words
@@ -153,13 +218,18 @@ TWO = [
 
 
 def test_two_invoices_planned_and_two_created_verify() -> None:
-    two = [_bill("GX-5531"), _bill("INI-7781", "3420.00")]
+    """Each bill checked on what Acme Payables holds (its bill list, no page watched; or the
+    before/after difference), "no other bill" on the record of sends; the bills themselves checked
+    on that record: not verified."""
+    listed = _page(LISTED.format(status="Unpaid"), LISTED_INI)
     for criteria in (TWO, [GLOBEX, INITECH], [GLOBEX, INITECH, NO_OTHER]):
-        finds = ["GX-5531", "INI-7781", "Data-changing submissions sent"][: len(criteria)]
-        checks = [_check(c, SENDS_SOURCE, "-", find=f) for c, f in zip(criteria, finds, strict=True)]
-        assert _verdict(criteria, checks, two, None).verified, criteria
-        diff = _diff([_row("BILL-0013"), _row("BILL-0014", "INI-7781", "3420.00")])
-        assert _verdict(criteria, checks, two, diff).verified, criteria
+        v = _judged(criteria, _checks(criteria, BILLS, ["GX-5531", "INI-7781"]), TWO_SENT, None, listed)
+        assert v.verified, (criteria, v.reason)
+        checks = _checks(criteria, DIFF_SOURCE, ["BILL-0013", "BILL-0014"])
+        assert _verdict(criteria, checks, TWO_SENT, TWO_DIFF).verified, criteria
+        on_sends = _checks(criteria, SENDS_SOURCE, ["GX-5531", "INI-7781"])
+        for diff in (None, TWO_DIFF):
+            _held(_verdict(criteria, on_sends, TWO_SENT, diff), SENDS_SOURCE)
 
 
 def test_a_third_bill_beside_two_planned_is_counted() -> None:
@@ -185,13 +255,16 @@ def test_a_third_bill_beside_two_planned_is_counted() -> None:
 )
 def test_honest_plans_naming_bills_by_no_identifier_or_by_a_count_of_some_verify(criteria: list[str]) -> None:
     """Two bills entered where the plan names one by no identifier (how many: the verifier's word) or
-    counts the bills of one vendor only: never a count of all."""
-    sends = [_bill("GX-5531"), _bill("INI-7781", "3420.00")]
-    checks = [
-        _check(c, SENDS_SOURCE, "-", find="INI-7781" if "Initech" in c else "GX-5531") for c in criteria
-    ]
-    v = _verdict(criteria, checks, sends, None)
-    assert v.verified, v.reason
+    counts the bills of one vendor only: never a count of all. Checked on the bill list or the
+    difference; on the record of sends, not what the system holds."""
+    listed = _page(LISTED.format(status="Unpaid"), LISTED_INI)
+    for source, diff, page in (
+        (BILLS, None, listed),
+        (DIFF_SOURCE, TWO_DIFF, None),
+        (SENDS_SOURCE, None, None),
+    ):
+        checks = [_check(c, source, "-", find="INI-7781" if "Initech" in c else "GX-5531") for c in criteria]
+        _held(_judged(criteria, checks, TWO_SENT, diff, page), source)
 
 
 def test_a_read_only_plan_is_not_counted() -> None:
@@ -235,22 +308,25 @@ PAY = [GLOBEX, NO_OTHER]
 def test_enter_then_pay_verifies(
     sends: list[SubmissionResult], diff: str | None, criteria: list[str]
 ) -> None:
-    finds = ["GX-5531", "Data-changing submissions sent"]
-    checks = [_check(c, SENDS_SOURCE, "-", find=f) for c, f in zip(criteria, finds, strict=False)]
-    v = _verdict(criteria, checks, sends, diff)
-    assert v.verified, v.reason
+    """The bill checked on what Acme Payables holds: its bill list where no page is watched, else the
+    difference; "no other bill" on the record of sends. The bill on that record: not verified."""
+    source, page = (BILLS, _page(LISTED.format(status="Paid"))) if diff is None else (DIFF_SOURCE, None)
+    _held(_judged(criteria, _checks(criteria, source, ["GX-5531"]), sends, diff, page), source)
+    _held(_judged(criteria, _checks(criteria, SENDS_SOURCE, ["GX-5531"]), sends, diff), SENDS_SOURCE)
 
 
 @pytest.mark.parametrize(
     "criteria", [[GLOBEX], [GLOBEX, NO_OTHER], [GLOBEX + " and no other bill was created"]]
 )
 def test_one_bill_created_verifies(criteria: list[str]) -> None:
-    finds = ["GX-5531", "Data-changing submissions sent"]
-    checks = [_check(c, SENDS_SOURCE, "-", find=f) for c, f in zip(criteria, finds, strict=False)]
+    """The bill checked on its bill list (no page watched) or on the difference: verified; on the
+    record of sends: not what Acme Payables holds."""
+    listed = _page(LISTED.format(status="Unpaid"))
     for send in (_bill("GX-5531"), _no_redirect(_bill("GX-5531"))):
         for diff in (None, _diff([_row("BILL-0013")])):
-            v = _verdict(criteria, checks, [send], diff)
-            assert v.verified, (diff, v.reason)
+            source, page = (BILLS, listed) if diff is None else (DIFF_SOURCE, None)
+            _held(_judged(criteria, _checks(criteria, source, ["GX-5531"]), [send], diff, page), source)
+            _held(_judged(criteria, _checks(criteria, SENDS_SOURCE, ["GX-5531"]), [send], diff), SENDS_SOURCE)
 
 
 @pytest.mark.parametrize("criteria", [PAY, PAY[:1]], ids=["no-other", "plain"])

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import pytest
 from test_adversarial_evidence_8 import _verdict
-from test_adversarial_evidence_11 import GLOBEX, TWO_BILLS, _checks
+from test_adversarial_evidence_11 import GLOBEX, TWO_BILLS, TWO_BILLS_DIFF, _checks
 from test_adversarial_report_claims import _run, place  # noqa: F401
 
 from taskcrew.crew.evidence import Recorded, _plan_names, _stated_count, answer_unsupported
@@ -341,7 +341,8 @@ def test_a_plan_for_two_bills_with_their_total_allows_two(extra: str) -> None:
     criteria = [GLOBEX, extra]
     planned = _plan_names(criteria)
     assert planned is not None and planned.more == 2, planned
-    v = _verdict(criteria, _checks(criteria), TWO_BILLS, None)
+    # checked on code's before/after difference: the record of sends shows no bill there
+    v = _verdict(criteria, _checks(criteria), TWO_BILLS, TWO_BILLS_DIFF)
     assert v.verified, v.reason
 
 

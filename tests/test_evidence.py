@@ -268,10 +268,16 @@ def test_a_records_values_come_from_its_own_row_of_a_table() -> None:
 
 
 def test_the_gates_record_keeps_each_sends_values_on_its_line() -> None:
-    from taskcrew.crew.evidence import SENDS_SOURCE
+    """A record's values come from its own row of code's before/after read-back; the gate's record of
+    sends, what the run sent, is no evidence of the values a system holds at all."""
+    from taskcrew.crew.evidence import CHANGES_SOURCE, SENDS_SOURCE
     from taskcrew.crew.outcome import Facts
     from taskcrew.tools.submissions import SubmissionResult
 
+    bills = (
+        ("BILL-0011", "Globex Corp", "GX-7781", "494.00"),
+        ("BILL-0012", "Hooli Cloud Services", "HCS-2026-09", "499.00"),
+    )
     facts = Facts(
         submissions=[
             SubmissionResult(
@@ -280,22 +286,42 @@ def test_the_gates_record_keeps_each_sends_values_on_its_line() -> None:
                 fields=[("invoice_number", n), ("amount", a)],
                 result="saved",
             )
-            for n, a in (("GX-7781", "494.00"), ("HCS-2026-09", "499.00"))
+            for _, _, n, a in bills
+        ]
+    )
+    diff_source = f"{CHANGES_SOURCE} {BILLS}"
+    diff = "\n".join(
+        [
+            f"Before/after difference of {BILLS} (read by code before the first change at 10:00:00 UTC, and now):",
+            f"Lines of the page added ({len(bills) + 1}):",
+            "+ 12 bills",
+            *(f"+ {b} | {vendor} | {n} | {a} | USD | Unpaid" for b, vendor, n, a in bills),
+            "Lines removed or changed (1; as they were before):",
+            "- 10 bills",
+            "Lines unchanged: 40 (of all the page's text: menus, labels and table rows alike)",
         ]
     )
 
-    def checked(observed: str, criterion: str = GLOBEX) -> bool:
-        check = CriterionCheck(criterion=criterion, met=True, source=SENDS_SOURCE, observed=observed)
+    def checked(observed: str, criterion: str = GLOBEX, source: str = diff_source) -> CriterionCheck:
+        check = CriterionCheck(criterion=criterion, met=True, source=source, observed=observed)
         verdict = Verdict(verified=True, checks=[check], reason="ok")
-        texts = {SENDS_SOURCE: [facts.record()]}
+        texts = {SENDS_SOURCE: [facts.record()], diff_source: [diff]}
         checked = check_verdict(
-            verdict, plan([criterion]), {SENDS_SOURCE}, texts, SYSTEMS, applied=facts.applied_lines()
+            verdict, plan([criterion]), set(texts), texts, SYSTEMS, applied=facts.applied_lines()
         )
-        return checked.checks[0].met
+        return checked.checks[0]
 
-    assert checked("GX-7781 amount=494.00 — saved")
-    assert not checked("GX-7781 amount=499.00 — saved")  # HCS-2026-09's amount
-    assert not checked("GX-7781 amount=494.00 — saved", CRITERIA[0])  # true, but of another record
+    assert checked("BILL-0011 GX-7781 494.00 USD").met
+    stitched = checked("BILL-0011 GX-7781 499.00 USD")  # HCS-2026-09's amount
+    assert not stitched.met and "on another row than BILL-0011, GX-7781" in stitched.observed, (
+        stitched.observed
+    )
+    other = checked("BILL-0011 GX-7781 494.00 USD", CRITERIA[0])  # true, but of another record
+    assert not other.met and "does not show INV-2057" in other.observed, other.observed
+    # the record of sends: what was sent, never what the ERP holds, even quoted from its own line
+    for observed in ("GX-7781 amount=494.00 — saved", "GX-7781 amount=499.00 — saved"):
+        sent = checked(observed, source=SENDS_SOURCE)
+        assert not sent.met and "not what it holds" in sent.observed, sent.observed
 
 
 @pytest.mark.parametrize(

@@ -190,7 +190,9 @@ def test_a_verdict_stitched_from_two_rows_verifies_a_bill_with_the_wrong_amount(
 
 
 def test_the_gates_record_proves_a_bill_only_on_the_line_of_a_saved_submission() -> None:
-    from taskcrew.crew.evidence import SENDS_SOURCE, check_verdict
+    """Now it proves none: the gate's record is what the run sent, not what the ERP holds (quoted
+    alike); code's before/after read-back shows the saved bill, never the refused one."""
+    from taskcrew.crew.evidence import CHANGES_SOURCE, SENDS_SOURCE, check_verdict
     from taskcrew.crew.outcome import Facts
     from taskcrew.tools.submissions import SubmissionResult
 
@@ -212,6 +214,13 @@ def test_the_gates_record_proves_a_bill_only_on_the_line_of_a_saved_submission()
         steps=[PlanStep(role="browser_operator", title="enter", instructions="enter it")],
         changes_data=True,
     )
+    diff_source = f"{CHANGES_SOURCE} {erp}/bills"
+    diff = (
+        f"Before/after difference of {erp}/bills:\nLines of the page added (2):\n+ 11 bills\n"
+        "+ | [21] BILL-0011 | Globex Corp | GX-7781 | 499.00 | USD | 2026-09-20 | 2026-10-20 | Unpaid |\n"
+        "Lines removed or changed (1; as they were before):\n- 10 bills\nLines unchanged: 40"
+    )
+    texts = {SENDS_SOURCE: [facts.record()], diff_source: [diff]}
 
     def verdict_on(observed: str, source: str = SENDS_SOURCE) -> Verdict:
         check = CriterionCheck(
@@ -220,15 +229,23 @@ def test_the_gates_record_proves_a_bill_only_on_the_line_of_a_saved_submission()
         return check_verdict(
             Verdict(verified=True, checks=[check], reason="-"),
             plan,
-            {SENDS_SOURCE},
-            {SENDS_SOURCE: [facts.record()]},
+            set(texts),
+            texts,
             systems=[("Acme Payables", erp)],
             applied=facts.applied_lines(),
         )
 
-    assert verdict_on("invoice_number=GX-7781 amount=499.00").verified  # saved: 303
-    assert verdict_on("invoice_number=GX-7781 amount=499.00", f"`{SENDS_SOURCE}`").verified  # quoted alike
-    refused = verdict_on("invoice_number=VI-3390 amount=2640.00")  # refused: 422
+    for source in (SENDS_SOURCE, f"`{SENDS_SOURCE}`"):  # quoted alike: still the record
+        for observed in ("invoice_number=GX-7781 amount=499.00", "invoice_number=VI-3390 amount=2640.00"):
+            on_sends = verdict_on(observed, source)  # saved (303) or refused (422): what was sent
+            assert not on_sends.verified and "not what it holds" in on_sends.checks[0].observed, (
+                source,
+                observed,
+                on_sends.checks[0].observed,
+            )
+    assert verdict_on("BILL-0011 GX-7781 499.00 USD", diff_source).verified  # saved: its row added
+    assert verdict_on("BILL-0011 GX-7781 499.00 USD", f"`{diff_source}`").verified  # quoted alike
+    refused = verdict_on("invoice_number=VI-3390 amount=2640.00", diff_source)  # refused: no row
     assert not refused.verified and "does not show" in refused.checks[0].observed
     # not the record, though its name ends alike: a criterion about the ERP needs the ERP's pages
     twice = verdict_on("invoice_number=VI-3390 amount=2640.00", f"{SENDS_SOURCE} / {SENDS_SOURCE}")

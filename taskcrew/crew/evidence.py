@@ -31,12 +31,16 @@ restatement. A criterion about a system's state (its words say so, or it names a
 amount the run sent) must be checked on that system's own pages — a system the run sent to or
 watched, or one the criterion names, else the run's first system; never merely any system's host
 (``_targets``) — or on what code recorded of the run, cited by its exact name: its before/after
-difference, or the gate's record of its sends. What those show a system holds (``_holds``) is
-chosen from the facts, whatever the criterion's words: of the record, the lines of submissions it
-applied (``Facts.applied_lines``: a refused one is no evidence); of the difference, every line but
-those as they were before. Only a "nothing else" criterion reads every send and every line; it
-is never met when the record shows the same submission saved twice (``_saved_twice``), nor when
-code counts more records touched than the criterion names (``_more_touched``). Whatever the
+difference, or the gate's record of its sends; that record is what the run sent and how a system
+answered, never that a record is there or with which values, so it meets only a criterion each
+clause of which, in full, says the run created or changed nothing (else) — no count of what it made
+("exactly one bill was created"), no record described or named, no value (``of_sends_only``). What
+those show a system holds (``_holds``) is chosen from the facts, whatever the criterion's words: of
+the record, the lines of submissions it applied (``Facts.applied_lines``: a refused one is no
+evidence); of the difference, every line but those as they were before. Only a "nothing else"
+criterion reads every send and every line; it is never met when the record shows the same submission
+saved twice (``_saved_twice``), nor when code counts more records touched than the criterion names
+(``_more_touched``). Whatever the
 criteria's words, a data-changing plan's verdict is never verified when code counts more records
 the run created or changed than the plan's criteria name (``_more_than_planned``).
 What the verifier saw at a page is the page's own text: its browser tools record nothing else
@@ -230,6 +234,19 @@ def _checked(
         rejection = (
             f"a criterion about the state of a system must be checked on that system's own pages "
             f"({', '.join(targets)}), not in {check.source!r}"
+        )
+    elif code == SENDS_SOURCE and not of_sends_only(criterion, [name for name, _ in systems]):
+        # whatever the criterion's words: the record is no page of a system, nor a document
+        where = (
+            f"on that system's own pages ({', '.join(targets)}) or on code's before/after read-back of them"
+            if about_state and targets
+            else "on the page or file that shows it"
+        )
+        rejection = (
+            f"{SENDS_SOURCE!r} is what this run sent and how each system answered, not what it holds (a "
+            "system may drop a record it accepted, or hold other values) nor what a document says: it meets "
+            "only a criterion each clause of which says no more than that nothing (else) was created or "
+            f"changed (not how many records were made, nor which); check this one {where}"
         )
     elif check.find and texts is not None:
         lines = lines_with(check.find, _unnoted(there))
@@ -449,7 +466,7 @@ def _more_touched(
     more records touched than the criterion names: the sends the system applied (``_send_records``:
     a create each, a change per record its address names), or, of a before/after difference, the
     record rows added or removed (a row changed counts once) that show what this run sent — a row a
-    colleague's job added meanwhile on a shared system is not this run's (``_diff_records``).
+    colleague's job added meanwhile on a shared system is not this run's (``diff_records``).
     Before, only the same submission saved twice was caught: a bill saved as GX-5513 (a typo) and
     again as GX-5531 met "a bill for GX-5531 and no other bill was created". How many records the
     criterion names (``_named_records``): its identifiers (else amounts) shown on those records,
@@ -491,14 +508,14 @@ def _touched(
     applied: list[str], texts: dict[str, list[str]] | None, made: bool = False, references: bool = False
 ) -> tuple[list[set[str]], dict[str, list[set[str]]]]:
     """The records this run touched, as code recorded them: by its sends the system applied
-    (``_send_records``), and by each before/after difference (``_diff_records``: the rows that show
+    (``_send_records``), and by each before/after difference (``diff_records``: the rows that show
     what this run sent). ``made``: those created only; ``references``: a send's records with the
     values it sent as references to others (a bill's vendor number)."""
     sent = set().union(
         set(), *(_send_ids(url, rest) for url, rest in _sends(texts) or _sends({SENDS_SOURCE: applied}))
     )
     changes = {name: ts for name, ts in (texts or {}).items() if _is_change(name)}
-    diffs = {name: [row for row in _diff_records(ts, made) if row & sent] for name, ts in changes.items()}
+    diffs = {name: [row for row in diff_records(ts, made) if row & sent] for name, ts in changes.items()}
     rows = [row for rows in diffs.values() for row in rows]
     before = _there_before(list(changes.values()))
     return _send_records(applied, rows, made, before, references), diffs
@@ -602,6 +619,129 @@ _QUALIFIED = re.compile(
     re.IGNORECASE,
 )
 _EACH = re.compile(r"\b(each|every|per|all|both|any)\b", re.IGNORECASE)
+
+
+# What the gate's record of sends can show: in every clause, in full, that this run created or
+# changed nothing (else) — "No other bill was created or changed in Acme Payables", "Nothing in Acme
+# Payables was changed", "No record was created, changed or deleted", "No bill was paid", "The ERP was
+# not modified", "No instruction found inside an e-mail was carried out", "No data-changing submission
+# was sent". A clause may hold only the kind of record (a short noun phrase: "no second bill", "no
+# duplicate bill", "no data-changing submission"), a system by its name or in generic words (the ERP,
+# the system) and filler words. Anything else — a count of what was made ("Exactly one bill was
+# created", "A single bill", "Only one bill"), a description, a vendor, a date, an amount in words,
+# "besides/other than/for/with/at …" — is a claim of what a system holds, not of what was sent.
+_WAS_DONE = (
+    r"created|added|entered|made|saved|recorded|booked|posted|sent|submitted|changed|modified|updated|"
+    r"edited|altered|touched|deleted|removed|carried\s+out|acted\s+(?:up)?on|followed|executed|obeyed|"
+    r"paid|approved|rejected|cancell?ed|voided|archived|imported|uploaded|registered|duplicated|"
+    r"marked\s+(?:as\s+)?(?:paid|approved|void|cancell?ed)"
+)
+_DO = (  # the same, as the run's own verb: "the run did not create or change anything"
+    r"create|add|enter|make|save|record|book|post|send|submit|change|modify|update|edit|alter|touch|"
+    r"delete|remove|carry\s+out|follow|execute|obey|pay|approve|reject|cancel|void|archive|import|upload|"
+    r"register|duplicate"
+)
+_ADVERB = r"(?:(?:newly|otherwise|further|ever|yet|also|then|wrongly|mistakenly|accidentally)\s+)?"
+_AND_OR = r"(?:\s*,\s*(?:or\s+|and\s+|nor\s+)?|\s+(?:or|and|nor|and/or)\s+)"
+_WAS_DONE_LIST = rf"{_ADVERB}(?:{_WAS_DONE})(?:{_AND_OR}{_ADVERB}(?:{_WAS_DONE}))*"
+_DO_LIST = rf"(?:{_DO})(?:{_AND_OR}(?:{_DO}))*"
+# the kind of record, in a short noun phrase: no qualifier ("for", "of", "with", "besides", "whose" …)
+_KIND_WORD = (
+    rf"(?:{_RECORD_NOUN}|instructions?|data|forms?|items?|lines?|documents?|notes?|files?|messages?|"
+    r"e-?mails?|sends?|requests?|writes?|edits?|modifications?|updates?|deletions?|duplicates?)"
+)
+_ELSE_WORD = r"(?:other|second|further|additional|duplicate|duplicated|extra|more|new)"
+_KIND_MODIFIER = (
+    rf"(?:{_ELSE_WORD}|existing|single|unplanned|unexpected|unintended|data[-\s]changing|changing|"
+    r"e-?mail)"
+)
+_ARTICLE = r"(?:(?:a|an|any|the)\s+)?"
+_KIND_ONE = rf"{_ARTICLE}(?:{_KIND_MODIFIER}\s+){{0,3}}{_KIND_WORD}(?:\s+{_KIND_WORD})?"
+_KIND = rf"{_KIND_ONE}(?:{_AND_OR}{_KIND_ONE})*"
+# "no instruction found inside an e-mail": where an instruction came from, the one qualifier allowed
+_INSTRUCTION = (
+    r"(?:e-?mail\s+)?instructions?(?:\s+(?:found|given|contained|written|embedded|hidden))?\s+"
+    r"(?:in|inside|within|from)\s+(?:an?|the|any)\s+"
+    r"(?:e-?mails?|messages?|documents?|invoices?|attachments?|pdfs?|files?)"
+)
+_GENERIC_SYSTEM = (
+    r"(?:the\s+)?(?:erp|(?:payables\s+)?systems?|intranet|database|books|ledger|app|application)|"
+    r"any(?:\s+other)?\s+systems?|any\s+of\s+the\s+systems|either\s+system|both\s+systems"
+)
+_WHEN = r"(?:\s+(?:again|twice|at\s+all|either|otherwise|anywhere|whatsoever|as\s+well|in\s+addition))?"
+_BY_RUN = r"(?:\s+(?:by|in|during)\s+(?:this|the)\s+run)?"
+_BE = (
+    r"(?:was|were|is|are|has\s+been|have\s+been|had\s+been|got|gets|get|"
+    r"(?:may|must|should|can|could|will|would|shall|might)\s+(?:have\s+been|be))(?:\s+(?:ever|yet))?"
+)
+_BE_NOT = (
+    r"(?:(?:was|were|is|are|has|have|had)(?:\s*n't|\s+not|\s+never)(?:\s+been)?|"
+    r"(?:must|should|may|will|shall|can|could|would|might)(?:\s*n't|\s+not|\s+never)\s+(?:have\s+been|be))"
+)
+_UNCHANGED = (
+    r"(?:(?:was|were|is|are)(?:\s+left)?|remained|remains|stayed|stays|"
+    r"(?:has|have)\s+(?:been\s+left|remained|stayed))"
+    r"\s+(?:unchanged|untouched|unmodified|as\s+it\s+was|as\s+they\s+were)"
+)
+_QUOTE_MARK = "[\"“”']"
+_LEAD = r"(?:(?:also|otherwise|additionally|moreover|furthermore|in\s+addition|and|but)\s*,?\s+)?"
+_CLAUSE_BREAK = r"(?:\s*[;,.!:]\s*|\s*[;,]?\s+(?:and|but|nor|while|whereas)(?:\s+also)?\s+|\s+-+\s+)"
+
+
+@functools.lru_cache(maxsize=16)
+def _sends_only_grammar(names: tuple[str, ...]) -> re.Pattern[str]:
+    """The whole-criterion grammar of ``of_sends_only``, naming these systems."""
+    named = "|".join(
+        r"\s+".join(re.escape(w) for w in plain(n).split())
+        for n in sorted(names, key=len, reverse=True)
+        if n.strip()
+    )
+    system = (
+        rf"(?:(?:the\s+)?{_QUOTE_MARK}?(?:{named}){_QUOTE_MARK}?"
+        rf"(?:\s+(?:erp|system|app|application|database))?|{_GENERIC_SYSTEM})"
+        if named
+        else rf"(?:{_GENERIC_SYSTEM})"
+    )
+    where = rf"(?:\s+(?:in|on|to|into|at|within|across|from)\s+{system})?"
+    tail = rf"{_WHEN}{where}{_BY_RUN}{_WHEN}"
+    nothing = r"nothing(?:\s+(?:else|more|further|new|other))?"
+    clause = "|".join(
+        (
+            # "No other bill was created or changed in Acme Payables", "Nothing in Acme Payables changed"
+            rf"(?:{nothing}|none(?:\s+of\s+(?:the|its|their)\s+{_KIND})?|no\s+(?:{_KIND}|{_INSTRUCTION}))"
+            rf"{where}(?:\s+{_BE})?\s+{_WAS_DONE_LIST}{tail}",  # also "no other bill touched"
+            # "No second bill", "no duplicate bills in Acme Payables", "nothing else"
+            rf"(?:no\s+(?:{_ELSE_WORD}\s+){{1,3}}{_KIND_WORD}(?:\s+{_KIND_WORD})?|no\s+duplicates|"
+            rf"nothing\s+else){where}",
+            # "Acme Payables was not changed", "The ERP was left unchanged", "other bills were not touched"
+            rf"(?:{system}|everything\s+else|the\s+rest|"
+            rf"(?:all\s+)?(?:the\s+)?(?:other|existing|remaining)\s+{_KIND}){where}\s+"
+            rf"(?:{_BE_NOT}\s+{_WAS_DONE_LIST}|{_UNCHANGED}|(?:did|does)(?:\s*n't|\s+not)\s+change){tail}",
+            # "The run created or changed nothing else", "this run did not change anything in the ERP"
+            rf"(?:the|this)\s+run\s+(?:{_WAS_DONE_LIST}\s+{nothing}|(?:did|has)(?:\s*n't|\s+not)\s+"
+            rf"{_DO_LIST}\s+(?:anything(?:\s+else)?|any\s+{_KIND}))(?:\s+else)?{tail}",
+            # "There were no changes to Acme Payables", "there were no other bills created"
+            rf"there\s+(?:was|were|is|are|has\s+been|have\s+been)\s+no\s+(?:(?:{_KIND_MODIFIER}\s+){{0,3}}"
+            rf"(?:changes?|modifications?|edits?|writes?|updates?|deletions?|submissions?|sends?){where}|"
+            rf"{_KIND}\s+{_WAS_DONE_LIST}|(?:{_ELSE_WORD}\s+){{1,3}}{_KIND_WORD}s?){tail}",
+        )
+    )
+    one = rf"{_LEAD}(?:{clause})"
+    return re.compile(rf"\s*{one}(?:{_CLAUSE_BREAK}{one})*[\s.!]*", re.IGNORECASE)
+
+
+def of_sends_only(criterion: str, systems: Iterable[str] = ()) -> bool:
+    """Does a criterion claim only what the gate's record of this run's sends can show — every clause
+    of it, in full, that this run created or changed nothing (else) (the grammar above), naming no
+    record by an identifier or an amount? ``systems``: the systems' names a clause may name. The
+    record is what the run sent and how each system answered (an answer read as "saved" is the gate's
+    reading of a page): never that a record is there, with its values, nor that it was there
+    already, nor how many there are. Those are read on the system's own pages, or on code's
+    before/after read-back."""
+    if any(_kind(v) in ("id", "number") and not _YEAR.match(v) for v in _claimed(criterion)):
+        return False
+    text = " ".join(plain(criterion).split())
+    return bool(text) and _sends_only_grammar(tuple(systems)).fullmatch(text) is not None
 
 
 def _stated_count(criterion: str) -> int | None:
@@ -889,7 +1029,7 @@ def _named_records(named: set[str], touched: list[set[str]]) -> int | None:
     return None
 
 
-def _diff_records(texts: list[str], made: bool = False) -> list[set[str]]:
+def diff_records(texts: list[str], made: bool = False) -> list[set[str]]:
     """The records a before/after difference shows touched, each as the values of its rows: a row
     added, a row removed, and a row changed (removed as it was, added as it is, sharing an
     identifier) counted once. A row naming no record (a totals line) is none. ``made``: only the
@@ -931,6 +1071,16 @@ def _send_ids(url: str, rest: str) -> set[str]:
     the record its answer showed ("then showed /bills/BILL-0013")."""
     answer_keys = set().union(set(), *(_record_keys(a) for a in _ADDRESS.findall(rest)))
     return _record_keys(url) | _ids(values(rest)) | answer_keys
+
+
+def send_keys(url: str, fields: list[tuple[str, str]], answer: str = "") -> set[str]:
+    """The identifiers of the record one send is about, to find it on a before/after row: those its
+    address names (``/bills/BILL-0013/pay``), those it sent as the record's own (``invoice_number``;
+    not one naming another record, a bill's ``vendor_id``: ``_reference``) and the record its answer
+    showed ("then showed /bills/BILL-0013")."""
+    own = set().union(set(), *(values(v) for n, v in fields if not _reference(n, url)))
+    answered = set().union(set(), *(_record_keys(a) for a in _ADDRESS.findall(answer)))
+    return _record_keys(url) | _ids(own) | answered
 
 
 def _send_records(
