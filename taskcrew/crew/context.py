@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from taskcrew.crew.guard import Budget
 from taskcrew.crew.llm import TracedLLM
 from taskcrew.crew.models import LlmCall
-from taskcrew.crew.outcome import Facts, gather
+from taskcrew.crew.outcome import Facts, ReadBack, gather
 from taskcrew.crew.stopping import Seal
 from taskcrew.crew.toolbox import Toolbox
 from taskcrew.crew.trace import LlmCallEvent, Tracer
@@ -113,6 +113,7 @@ class RunContext:
     submissions: SubmissionLog = field(default_factory=SubmissionLog)  # what this leg sent, and the answers
     intents: Any = None  # tools.intents.IntentLog of a durable job: its earlier legs' sends
     snapshot: Any = None  # crew.changes.Snapshot: the watched pages before the first change
+    read_back: ReadBack | None = None  # code's latest read-back of the watched pages (steps.read_back)
     started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     replay: Any = None  # routines.replay.Replayer: an accepted routine replayed instead of the first plan
     seal: Seal = field(default_factory=Seal)  # the run's account is finished once (steps.account_open)
@@ -145,6 +146,14 @@ class RunContext:
         """What this run did to the systems (every leg of a durable job), for its outcome and report:
         read through ``redact`` (an intent row keeps a send as the person approved it)."""
         return gather(self.submissions.all(), self.intents, self.started_at, self.redact)
+
+    def checked_facts(self) -> Facts:
+        """What this run did to the systems as code's latest read-back of them shows it
+        (``read_back``: read at each verification and at the finish, ``steps.read_back``): what the
+        verifier's record of sends, the outcome, the answer and the report are read from. The gate's
+        reading (``facts``) when code has not read the systems back since this run's last send."""
+        gate, checked = self.facts(), self.read_back
+        return checked.facts if checked is not None and checked.gate == gate else gate
 
     def llm_for(self, role: RoleName) -> TracedLLM:
         base = self.verifier_llm if role == "verifier" else self.worker_llm

@@ -2,6 +2,15 @@
 
 The facts: every data-changing submission and what the system answered (this leg's ``SubmissionLog``
 and, for a durable job, every other attempt in its intent log), the verifier's verdict, and the plan.
+What a system answered is the gate's reading of a page; where code read the system back (the
+before/after difference of a watched page, ``Facts.read_back``), that has the last word: a send it
+shows no row of is never "saved", and one read as refused whose row it shows added may be saved.
+That reading is made in one place (``steps.read_back``, once per verification and at the finish) and
+kept on the run (``RunContext.checked_facts``): the verifier's record of sends, the outcome, the
+answer and the report all read the same.
+
+- A run whose send was read as saved but that code's read-back shows no row of (``Facts.unshown``)
+  is never ``done`` or ``nothing_to_do``: ``not_verified``, whatever the verifier said.
 
 - A run that sent a change the system accepted (or may have: no answer) is never ``nothing_to_do``:
   verified it is ``done``; the verifier's refusal keeps it ``not_verified``.
@@ -16,14 +25,26 @@ and, for a durable job, every other attempt in its intent log), the verifier's v
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field
 
 from taskcrew.approvals.rules import RiskRulesError, load_rules
-from taskcrew.crew.evidence import APPLIED_HEAD, SENT_HEAD
+from taskcrew.crew.evidence import (
+    AMOUNT_LABEL,
+    APPLIED_HEAD,
+    CHANGES_SOURCE,
+    CURRENCY_MARK,
+    SENT_HEAD,
+    STATUS_MARK,
+    diff_records,
+    send_keys,
+    values,
+)
 from taskcrew.crew.models import Outcome, RunState
 from taskcrew.tools.intents import reconcile
 from taskcrew.tools.policy import is_token_field
@@ -49,6 +70,11 @@ class Facts(BaseModel):
         return [s for s in self.submissions if s.result == "unknown"]
 
     @property
+    def unshown(self) -> list[SubmissionResult]:
+        """Sends read as saved that code's read-back shows no row of (``SubmissionResult.unshown``)."""
+        return [s for s in self.submissions if s.unshown]
+
+    @property
     def changed_something(self) -> bool:
         """The system accepted a change from this run, or may have (no answer)."""
         return bool(self.saved or self.unknown)
@@ -69,6 +95,69 @@ class Facts(BaseModel):
             ]
 
         return Facts(submissions=read(self.submissions), untrusted=read(self.untrusted))
+
+    def read_back(self, differences: dict[str, str], since: datetime | None) -> Facts:
+        """These facts with code's own read-back of the systems over the gate's reading of their
+        answers (``differences``: the before/after difference of each watched page, read by code now,
+        ``steps.read_back``; ``since``: when the "before" was read, just before this leg's first send).
+        For each send of this leg to a watched page whose record it can name: one read as ``saved``
+        that no row of the difference shows is ``unknown``, never ``saved`` (a 200 page saying "not
+        saved", a record the system dropped); one read as refused or bounced that a row added or
+        changed shows is ``unknown`` too: it may be saved (a system that saved and then showed the
+        form with an error). Which row shows which send (``_Send.shows``): the row of the record the
+        send named, by its address or the one its answer showed ("then showed /bills/BILL-0013"),
+        where it named one; else a row holding all its own identifiers and an amount it sent — and such
+        a row shows one send only (a send read as saved first, then one with no clear answer, then a
+        refused one; each oldest first): a colleague's bill of another vendor with the same invoice
+        number shows none of this run's, nor does one row two sends. Where no page is watched, none
+        could be read, or a send names no record: as the gate read it."""
+        if since is None or not differences:
+            return self
+        pages = [_Page.of(name, text) for name, text in differences.items()]
+        watched = [p for p in pages if p is not None]
+        if not watched:
+            return self
+        covered = [[p for p in watched if s.at >= since and p.covers(s.url)] for s in self.submissions]
+        sends = [_Send.of(s) for s in self.submissions]
+        found = [
+            [(p.name, i) for p in ps for i, row in enumerate(p.rows) if send.shows(row)]
+            for ps, send in zip(covered, sends, strict=True)
+        ]
+        # a named record's row is that record's, shared by every send naming it (an edit, then a payment)
+        shown = [set(rows) if send.named else set() for send, rows in zip(sends, found, strict=True)]
+        taken = set().union(set(), *shown)
+        order = sorted(
+            (i for i, send in enumerate(sends) if not send.named and send.ids),
+            key=lambda i: (_CLAIMS.get(self.submissions[i].result, len(_CLAIMS)), self.submissions[i].at),
+        )
+        for i in order:
+            if self.submissions[i].result in _CLAIMS and (
+                row := next((r for r in found[i] if r not in taken), None)
+            ):
+                shown[i] = {row}
+                taken.add(row)
+        read: list[SubmissionResult] = []
+        for s, pages_of, send, rows in zip(self.submissions, covered, sends, shown, strict=True):
+            names = ", ".join(p.name for p in pages_of)
+            if not pages_of or not (send.named or send.ids):
+                read.append(s)
+            elif s.result == "saved" and not rows and all(p.whole for p in pages_of):
+                read.append(
+                    _unknown(
+                        s, f"its answer read as saved, but code's read-back of {names} shows no row of it"
+                    )
+                )
+            elif s.result in ("refused", "bounced") and rows:
+                read.append(
+                    _unknown(
+                        s,
+                        f"its answer read as {s.result}, but code's read-back of {names} shows a row of it added "
+                        "or changed",
+                    )
+                )
+            else:
+                read.append(s)
+        return self.model_copy(update={"submissions": read})
 
     def changed_line(self) -> str:
         """One line: what changed in the systems (for the report's first line and ``runs list``)."""
@@ -95,7 +184,7 @@ class Facts(BaseModel):
         if unknown:
             parts.append(
                 f"{len(unknown)} submission(s) with no clear answer (may be saved): "
-                + "; ".join(_what(s) for s in unknown[:3])
+                + "; ".join(_what(s) + (f" ({s.read_back})" if s.read_back else "") for s in unknown[:3])
             )
         return ". ".join(parts)
 
@@ -200,6 +289,13 @@ def decide(state: RunState, facts: Facts) -> tuple[Outcome, str]:
     if ending in ("done", "nothing_to_do"):
         if not verified:  # only a verified verdict ends a run done
             return "not_verified", f"no verification confirmed the result: {reason}"
+        if unshown := facts.unshown:  # code read the system back: whatever the verdict, it is not there
+            return "not_verified", (
+                f"code's read-back of the systems shows no row of {len(unshown)} submission(s) whose answer "
+                f"read as saved ({'; '.join(_what(s) for s in unshown[:3])}): the system may not hold "
+                f"{'it' if len(unshown) == 1 else 'them'}; look in it before sending again. The verifier "
+                f"said: {reason}"
+            )
         if facts.changed_something:
             return "done", f"{reason} ({facts.changed_line()})"
         if state.claim == "nothing_to_do":
@@ -234,16 +330,22 @@ def _what(s: SubmissionResult) -> str:
     """A submission in one line: its business fields (never a CSRF token or a field the risk rules
     leave out of the request key as a per-page token), those with figures first (amounts,
     identifiers, dates) when there are more than fit."""
-    try:
-        excluded = load_rules().excluded_for(s.url)
-    except RiskRulesError:  # the run loaded them already; a file broken since names nothing more
-        excluded = {}
-    fields = [(k, v) for k, v in s.fields if not is_token_field(k) and k not in excluded]
+    fields = _business_fields(s)
     if len(fields) > _SHOWN_FIELDS:
         first = sorted(range(len(fields)), key=lambda i: not any(c.isdigit() for c in fields[i][1]))
         fields = [fields[i] for i in sorted(first[:_SHOWN_FIELDS])]
     shown = ", ".join(f"{k}={' '.join(v.split())}" for k, v in fields)  # a value stays on its line
     return f"{s.method} {s.url}" + (f" [{shown}]" if shown else "")
+
+
+def _business_fields(s: SubmissionResult) -> list[tuple[str, str]]:
+    """A submission's fields but a CSRF token and those the risk rules leave out of the request key
+    as a per-page token."""
+    try:
+        excluded = load_rules().excluded_for(s.url)
+    except RiskRulesError:  # the run loaded them already; a file broken since names nothing more
+        excluded = {}
+    return [(k, v) for k, v in s.fields if not is_token_field(k) and k not in excluded]
 
 
 def _line(s: SubmissionResult) -> str:
@@ -260,3 +362,85 @@ def _distinct(items: list[SubmissionResult]) -> list[SubmissionResult]:
         if not any(_same(item, x) for x in out):
             out.append(item)
     return out
+
+
+def _unknown(s: SubmissionResult, why: str) -> SubmissionResult:
+    return s.model_copy(update={"result": "unknown", "read_back": why, "read_as": s.result})
+
+
+class ReadBack(NamedTuple):
+    """Code's read-back of the watched pages at one moment (``steps.read_back``), kept on the run
+    (``RunContext.read_back``) so that every reader of it reads the same."""
+
+    gate: Facts  # the facts as the gate read the answers, when code read the pages back
+    differences: dict[str, str]  # ``before/after <page>`` → its difference (``crew.changes``)
+    facts: Facts  # ``gate`` with the read-back over it (``Facts.read_back``)
+
+
+# the sends that may claim a row their values match, first to last (``Facts.read_back``)
+_CLAIMS = {"saved": 0, "unknown": 1, "refused": 2, "bounced": 2}
+# the record a system's answer showed, in the gate's words (``tools.submissions.classify``): "then
+# showed /bills/BILL-0013", "its answer named /bills/BILL-0013" (not "then showed the form again")
+_ANSWER_NAMED = re.compile(r"\b(?:then showed|its answer named) (/[^\s,;]*)")
+
+
+class _Send(NamedTuple):
+    """What of one send a row of a before/after difference must show to show it (``Facts.read_back``)."""
+
+    named: set[str]  # the record it names: by its address or the one its answer showed
+    ids: set[str]  # its own identifiers (``evidence.send_keys``: not a reference to another record)
+    amounts: set[str]  # the values of the fields it sent as amounts
+
+    @classmethod
+    def of(cls, s: SubmissionResult) -> _Send:
+        fields = _business_fields(s)
+        answered = " ".join(_ANSWER_NAMED.findall(s.detail))
+        # an identifier as a row shows one (a letter in it: ``evidence.diff_records``), not a table's
+        # own key ("/bills/13"), which a list need not show
+        named = {k for k in send_keys(s.url, [], answered) if any(c.isalpha() for c in k)}
+        ids = send_keys(s.url, fields) - send_keys(s.url, [])
+        amounts = {
+            v
+            for name, value in fields
+            if AMOUNT_LABEL.search(re.sub(r"[\W_]+", " ", name))
+            for v in values(value)
+            if not v.startswith((CURRENCY_MARK, STATUS_MARK))
+        } - ids
+        return cls(named, ids, amounts)
+
+    def shows(self, row: set[str]) -> bool:
+        """Does a row (its values, ``evidence.diff_records``) show this send? The record it named is
+        on the row; else all its own identifiers are, and an amount it sent (a list need not show
+        every one: a tax, a subtotal)."""
+        if self.named:
+            return bool(row & self.named)
+        return bool(self.ids) and self.ids <= row and (not self.amounts or bool(row & self.amounts))
+
+
+# the counts a before/after difference states of its lines (``crew.changes.describe``)
+_ADDED = re.compile(r"^Lines of the page added \((\d+)\):$", re.MULTILINE)
+_REMOVED = re.compile(r"^Lines removed or changed \((\d+);", re.MULTILINE)
+
+
+class _Page(NamedTuple):
+    """A watched page's before/after difference, as ``Facts.read_back`` reads it."""
+
+    name: str  # the page's address
+    rows: list[set[str]]  # the record rows it shows added, removed or changed (``evidence.diff_records``)
+    whole: bool  # every line added or removed is listed (a long difference lists only the first)
+
+    @classmethod
+    def of(cls, source: str, text: str) -> _Page | None:
+        """None: no difference of a page code read both times (it could not be read, before or now)."""
+        added, removed = _ADDED.search(text), _REMOVED.search(text)
+        if not source.startswith(f"{CHANGES_SOURCE} ") or added is None or removed is None:
+            return None
+        listed = sum(1 for ln in text.splitlines() if ln.startswith(("+ ", "- ")))
+        whole = int(added.group(1)) + int(removed.group(1)) <= listed
+        return cls(source[len(CHANGES_SOURCE) :].strip(), diff_records([text]), whole)
+
+    def covers(self, url: str) -> bool:
+        """Does a send to ``url`` change what this page lists (its address is the page's or below it)?"""
+        page, sent = urlsplit(self.name), urlsplit(url)
+        base = page.path.rstrip("/")
+        return page.netloc == sent.netloc and (sent.path == base or sent.path.startswith(f"{base}/"))

@@ -221,11 +221,14 @@ def _blocked(ctx: RunContext) -> list[Any]:
 
 
 def submissions(ctx: RunContext) -> list[str]:
-    """Every data-changing submission attempt, with the result of the action that sent it."""
+    """Every data-changing submission attempt, with the result of the action that sent it: the
+    system's answer as the gate read it then (the trace's), and beside it what code's read-back of
+    the system made of it where that overrode the gate's reading (``RunContext.checked_facts``)."""
     md = Md(ctx.redact)
     out: list[str] = []
     events = ctx.tracer.events
     used: set[int] = set()
+    read = {(s.method, s.at): s for s in ctx.checked_facts().submissions if s.read_back}
     for i, event in enumerate(events):
         repeat = event.kind == "policy" and "approved before" in str(event.detail.get("reason", ""))
         if event.kind != "approval" and not repeat:
@@ -240,19 +243,24 @@ def submissions(ctx: RunContext) -> list[str]:
             fields, decision = "the same values", "sent again (already approved)"
         sent = ""
         if not (event.kind == "approval" and event.answer == "rejected"):
-            sent = f" → result: {md.text(_submission_result(events, i, used), 600)}"
+            sent = f" → result: {md.text(_submission_result(events, i, used, read), 900)}"
         out.append(f"{len(out) + 1}. {md.text(what, 400)} [{md.text(fields, 600)}] — {decision}{sent}")
     return out
 
 
-def _submission_result(events: list[Any], start: int, used: set[int]) -> str:
+def _submission_result(
+    events: list[Any], start: int, used: set[int], read: dict[tuple[str, Any], Any] | None = None
+) -> str:
     """What the system did with the submission approved at ``events[start]``: the gate's account
-    (whether it was applied) of the next submission sent after it; else what the tool call said."""
+    (whether it was applied) of the next submission sent after it, and code's read-back of it where
+    that says otherwise (``read``: by method and time sent); else what the tool call said."""
     for j in range(start + 1, len(events)):
         event = events[j]
         if event.kind == "submission" and j not in used:
             used.add(j)
-            return event.submission.words()
+            sent = event.submission
+            checked = (read or {}).get((sent.method, sent.at))
+            return sent.words() + (f" — as code read the system back: {checked.words()}" if checked else "")
         if event.kind in ("approval", "step"):
             break
     result = next((e for e in events[start + 1 :] if e.kind == "tool_call"), None)
@@ -268,7 +276,9 @@ def _answer_section(ctx: RunContext, state: RunState, outcome: str) -> list[str]
     out = ["## Answer", "", md.text(lead, 1000)]
     last = state.steps_done[-1].report if state.steps_done else None
     approvals = [a for a in ctx.tracer.of_kind("approval") if a.answer == "approved"]
-    changes = bool(state.plan is None or state.plan.changes_data or ctx.facts().submissions or approvals)
+    changes = bool(
+        state.plan is None or state.plan.changes_data or ctx.checked_facts().submissions or approvals
+    )
     if not audit and changes:
         # what was done is what code recorded, never a model's words (those follow, labelled)
         done = state.changed or "Nothing was changed in any system"
@@ -489,7 +499,8 @@ def _worker_called(usage: Any) -> bool:
 def recorded(ctx: RunContext) -> Recorded:
     """What code recorded of the run, that the last step's words are held to (``evidence.Recorded``):
     touched — the sends a system applied or may have (every leg's: the intent log checked against the
-    signed sends) with the system's answer, and the changed lines of a before/after difference; read —
+    signed sends) with the system's answer, as code's read-back shows them (not one it shows no row
+    of), and the changed lines of a before/after difference; read —
     the task, every tool's result (pages, files), what the verifier opened, and the approved decisions'
     requests; the approvers — who or what approved each (``ApprovalEvent.approver``)."""
     from taskcrew.crew.evidence import CHANGES_SOURCE, Recorded
@@ -497,7 +508,11 @@ def recorded(ctx: RunContext) -> Recorded:
     def fields(pairs: Iterable[tuple[str, Any]]) -> str:
         return " ".join(f"{k}={v}" for k, v in pairs)
 
-    applied = [s for s in ctx.facts().submissions if s.result in ("saved", "unknown")]
+    # as code's read-back shows them: a send read as saved that it shows no row of touched nothing
+    # it can vouch for ("Saved bill BILL-0011" of a bill the system dropped is unsupported)
+    applied = [
+        s for s in ctx.checked_facts().submissions if s.result in ("saved", "unknown") and not s.unshown
+    ]
     touched = [f"{s.method} {s.url} {fields(s.fields)} {s.detail}" for s in applied]
     texts = ctx.toolbox.sources.texts()
     touched += [
@@ -520,12 +535,19 @@ def recorded(ctx: RunContext) -> Recorded:
 
 def unsupported(ctx: RunContext, state: RunState) -> str | None:
     """What the last step's words name that nothing this run recorded shows (``evidence.answer_unsupported``
-    with ``recorded``): a record, a change of a record, an amount, an approver. None for an audit."""
-    from taskcrew.crew.evidence import answer_unsupported
+    with ``recorded``): a record, a change of a record, an amount, an approver. None for an audit. A
+    check on the gate's record of sends shows what the run sent, never that a system holds a record
+    (``evidence.of_sends_only``): its values support no record the words name — what was sent and
+    applied is in ``recorded`` as code's read-back shows it."""
+    from taskcrew.crew.evidence import SENDS_SOURCE, answer_unsupported, same_source
 
     if state.mode == "audit" or not state.steps_done:
         return None
-    checks = state.verdicts[-1].checks if state.verdicts else []
+    checks = [
+        c
+        for c in (state.verdicts[-1].checks if state.verdicts else [])
+        if not same_source(c.source, {SENDS_SOURCE})
+    ]
     return answer_unsupported(state.steps_done[-1].report.summary, checks, recorded(ctx))
 
 

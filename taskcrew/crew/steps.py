@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import TypeVar
 
 from crewai.tools import BaseTool
@@ -23,7 +23,7 @@ from taskcrew.crew.models import (
     StepReport,
     Verdict,
 )
-from taskcrew.crew.outcome import answer, decide
+from taskcrew.crew.outcome import ReadBack, answer, decide
 from taskcrew.crew.report import unsupported, write_report
 from taskcrew.crew.runner import AgentTaskError, run_role
 from taskcrew.crew.stages import read_from
@@ -246,7 +246,7 @@ def verify(ctx: RunContext, state: RunState, given: dict[str, str] | None = None
         environment=ctx.toolbox.environment(),
         changes=changes,
     )
-    facts = ctx.facts()
+    facts = ctx.checked_facts()  # as the verifier was given them (``before_and_after``)
     verdict = check_verdict(
         verdict,
         state.plan,
@@ -292,19 +292,36 @@ def recorded_by_code(ctx: RunContext, state: RunState, given: dict[str, str] | N
 
 def before_and_after(ctx: RunContext) -> str:
     """What code recorded of the run's changes, as sources the verifier may cite: the gate's record
-    of every submission it sent (also when it sent none), and the before/after difference of each
-    watched page."""
-    texts = {SENDS_SOURCE: ctx.facts().record()}
-    snapshot = ctx.snapshot
-    browser = ctx.toolbox.browser
+    of every submission it sent (also when it sent none), each send as code's read-back shows it, and
+    the before/after difference of each watched page — both from one reading of the pages
+    (``read_back``), kept on the run for the verdict's check and what follows."""
+    checked = read_back(ctx)
+    with account_open(ctx) as still_open:
+        if still_open:  # a thread abandoned at an interrupt leaves the finished run's reading
+            ctx.read_back = checked
+    texts = {SENDS_SOURCE: checked.facts.record()}
     note = ""
-    if snapshot is None or browser is None:
+    if ctx.snapshot is None or ctx.toolbox.browser is None:
         note = "(no before/after difference: no read-back rule names a page that would show the changes)"
-    elif not snapshot.taken:
+    elif not ctx.snapshot.taken:
         note = "(no before/after difference: this run sent no change, so there is nothing to compare)"
-    else:
-        texts.update(snapshot.differences(browser.page_reader()))
+    texts.update(checked.differences)
     return _register(ctx, texts, note)
+
+
+def read_back(ctx: RunContext) -> ReadBack:
+    """Code's read-back of the systems, read now: the before/after difference of each watched page
+    (``crew/changes.py``; none when no read-back rule names a page, or this run sent no change) and
+    this run's facts with each send as it shows it (``Facts.read_back``). The one place they are
+    read: at each verification (``before_and_after``) and at the finish; every reader of the facts
+    after it reads this reading (``RunContext.checked_facts``)."""
+    gate = ctx.facts()
+    snapshot, browser = ctx.snapshot, ctx.toolbox.browser
+    differences: dict[str, str] = {}
+    if snapshot is not None and browser is not None and snapshot.taken:
+        differences = snapshot.differences(browser.page_reader())
+    since = snapshot.taken_at if snapshot is not None else None
+    return ReadBack(gate, differences, gate.read_back(differences, since))
 
 
 def _register(ctx: RunContext, texts: dict[str, str], note: str) -> str:
@@ -467,7 +484,13 @@ def finish(
         # first: the browser runs one thing at a time, so a submission still in flight (an
         # interrupted run's) has ended and been recorded before the facts are read
         screenshot = None if at_once else ctx.toolbox.screenshot(ctx.run_dir / "final_page.png")
-        facts = ctx.facts()
+        # code's read-back has the last word over the gate's reading of an answer: read once more
+        # now (not when asked to stop now: it reads the system, as the screenshot waits for the
+        # browser), and every reader below — the outcome, the answer, the report — reads this one
+        if not at_once:
+            with suppress(Exception):  # a browser gone at the end of a crashed run: the last reading stands
+                ctx.read_back = read_back(ctx)
+        facts = ctx.checked_facts()
         account = state.model_copy(deep=True)
         account.outcome, account.outcome_reason = decide(account, facts)
         account.changed = facts.changed_line()

@@ -66,6 +66,17 @@ class SubmissionResult(BaseModel):
     http_status: int | None = None
     detail: str = ""
     at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    # where code's own read-back of the system overrode the gate's reading of the answer
+    # (``outcome.Facts.read_back``): what it showed, in words, and how the gate had read the answer
+    # (``read_as``); "" and None when it did not
+    read_back: str = ""
+    read_as: Applied | None = None
+
+    @property
+    def unshown(self) -> bool:
+        """Read as saved, yet code's read-back of the page that lists its record shows no row of it
+        (a record the system dropped, a 200 page saying "not saved"): it may not be in the system."""
+        return self.read_as == "saved" and self.result == "unknown"
 
     @property
     def changed(self) -> bool | None:
@@ -76,6 +87,7 @@ class SubmissionResult(BaseModel):
         """For a person and for the model: whether the system applied it, and why."""
         status = f"HTTP {self.http_status}" if self.http_status is not None else "no answer"
         detail = f": {self.detail}" if self.detail else ""
+        detail += f"; {self.read_back}" if self.read_back else ""
         return {
             "saved": f"saved — the system accepted it ({status}{detail})",
             "refused": f"NOT saved — the system refused it ({status}{detail})",
