@@ -143,9 +143,9 @@ def test_a_page_value_met_before_the_task_was_known_is_not_hidden_once_the_task_
 TASK = "Save the intranet's mail settings, then leave a note that they were checked."
 PLAN = Plan(
     goal="Save the mail settings and leave a note",
-    # what the gate's record of sends shows (that the run sent the note), never what a system holds:
+    # one the gate's record of sends meets (it shows what the run sent, never what a system holds):
     # the record the verifier quotes is the one that must show the password as a placeholder
-    success_criteria=["The note was sent"],
+    success_criteria=["Nothing else was changed"],
     steps=[
         PlanStep(role="browser_operator", title="Save the mail settings", instructions="Save them."),
         PlanStep(role="browser_operator", title="Leave the note", instructions="Save the note."),
