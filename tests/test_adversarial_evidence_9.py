@@ -24,7 +24,7 @@ now not verified ("not what it holds"), and meets only "no other bill was create
 from __future__ import annotations
 
 import pytest
-from test_adversarial_evidence import BILLS, SYSTEMS, _check
+from test_adversarial_evidence import BILLS, _check
 from test_adversarial_evidence_2 import _page
 from test_adversarial_evidence_8 import (
     DIFF_SOURCE,
@@ -36,6 +36,7 @@ from test_adversarial_evidence_8 import (
     _row,
     _verdict,
 )
+from test_adversarial_evidence_10 import _judged as judged_with
 
 from taskcrew.crew.evidence import COUNTED, SENDS_SOURCE, check_verdict
 from taskcrew.crew.models import CriterionCheck, Plan, PlanStep, Verdict
@@ -63,17 +64,8 @@ def _judged(
 ) -> Verdict:
     """``_verdict``, with the bill list the verifier opened (``page``, at ``BILLS``): a page of the
     system, which code counts nothing on (the count is of the sends, and of ``diff`` if any)."""
-    facts = Facts(submissions=sends)
-    texts = {SENDS_SOURCE: [facts.record()], **({DIFF_SOURCE: [diff]} if diff else {})}
-    texts |= {BILLS: [page]} if page else {}
-    plan = Plan(
-        goal="enter the bills",
-        success_criteria=criteria,
-        steps=[PlanStep(role="browser_operator", title="enter", instructions="enter it")],
-        changes_data=True,
-    )
-    verdict = Verdict(verified=True, checks=checks, reason="ok")
-    return check_verdict(verdict, plan, set(texts), texts, SYSTEMS, applied=facts.applied_lines())
+    pages = {**({DIFF_SOURCE: diff} if diff else {}), **({BILLS: page} if page else {})}
+    return judged_with(criteria, checks, sends, pages)
 
 
 def _checks(criteria: list[str], source: str, finds: list[str]) -> list[CriterionCheck]:
@@ -270,8 +262,6 @@ def test_honest_plans_naming_bills_by_no_identifier_or_by_a_count_of_some_verify
 def test_a_read_only_plan_is_not_counted() -> None:
     """A plan that changes nothing: the per-criterion rules read its claims (a question's answer)."""
     facts_sends = [_bill("GX-5531"), _bill("GX-5513")]
-    from taskcrew.crew.evidence import check_verdict
-    from taskcrew.crew.outcome import Facts
 
     facts = Facts(submissions=facts_sends)
     texts = {SENDS_SOURCE: [facts.record()]}
