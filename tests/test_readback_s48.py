@@ -26,11 +26,12 @@ from typing import Any
 
 import pytest
 from routines_world import chore, run_chore, workplace
+from test_honest_s47 import _decided  # decide() for a verified run that says a claim
 
 from taskcrew.crew.changes import describe
 from taskcrew.crew.evidence import CHANGES_SOURCE, SENDS_SOURCE
-from taskcrew.crew.models import CriterionCheck, Plan, PlanStep, RunState, Verdict
-from taskcrew.crew.outcome import Facts, decide
+from taskcrew.crew.models import Plan, PlanStep
+from taskcrew.crew.outcome import Facts
 from taskcrew.crew.scripted import Loop, ScriptedCall, ScriptedLLM
 from taskcrew.eval import kit
 from taskcrew.eval.human import CaseHuman
@@ -71,21 +72,6 @@ def _send(result: str, detail: str = "", amount: str = "1284.50", at: datetime =
         at=at,
         **more,
     )
-
-
-def _decided(facts: Facts, claim: str = "done") -> tuple[str, str]:
-    """``decide`` for a verified run that says ``claim``."""
-    criterion = "Acme Payables has a bill for Northwind Traders INV-2057 of 1284.50 USD"
-    plan = Plan(
-        goal="enter",
-        success_criteria=[criterion],
-        steps=[PlanStep(role="browser_operator", title="enter", instructions="enter it")],
-        changes_data=True,
-    )
-    met = CriterionCheck(criterion=criterion, met=True, source=BILLS, observed="INV-2057 1284.50")
-    state = RunState(plan=plan, verdicts=[Verdict(verified=True, checks=[met], reason="ok")])
-    state.outcome, state.outcome_reason, state.claim = "done", "verified", claim  # type: ignore[assignment]
-    return decide(state, facts)
 
 
 # ---- F3: which row shows which send -------------------------------------------------------------
