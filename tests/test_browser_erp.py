@@ -92,8 +92,9 @@ def test_observe_login_bills_list_and_new_bill_form(make_session: SessionFactory
     assert len([el for el in bills.elements if el.name.startswith("BILL-")]) == 10
     assert unique_selectors(session, bills)
     new_bill = next(el.index for el in bills.elements if el.name == "New bill")
-    form = session.act([Click(index=new_bill)]).observation
-    assert form.title.startswith("New bill")
+    opened = session.act([Click(index=new_bill)])
+    form = opened.observation
+    assert form.title.startswith("New bill"), [(r.ok, r.message) for r in opened.ran]
     vendor = form.element(field(form, "vendor_id"))
     assert vendor is not None and vendor.field is not None and vendor.field.options is not None
     assert "Northwind Traders" in [o.label for o in vendor.field.options]

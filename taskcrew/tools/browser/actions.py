@@ -290,8 +290,15 @@ class ActionExecutor:
 
     def _aimed(self, ref: ElementRef, locator: Locator, info: dict[str, Any]) -> dict[str, Any]:
         """Hover the element's point and look again: a page that changes on hover (an icon whose
-        hover image swaps in, a menu that opens) gets to settle before the click is aimed."""
-        locator.hover(timeout=self.timeout, position=_position(info))  # type: ignore[arg-type]
+        hover image swaps in, a menu that opens) gets to settle before the click is aimed. A hover
+        that cannot finish in time (a busy page, a loaded machine) only loses that chance: the click
+        and its own checks still run."""
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        try:
+            locator.hover(timeout=self.timeout, position=_position(info))  # type: ignore[arg-type]
+        except PlaywrightTimeout:
+            return info
         again: dict[str, Any] = isolated(locator, "preflight", {"expect": ref.ident}, timeout=self.timeout)
         if again.get("state") == "interactable" and again.get("point") == info.get("point"):
             return info
