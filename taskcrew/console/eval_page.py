@@ -48,28 +48,36 @@ def routes(web: Web) -> list[BaseRoute]:
 
     @web.signed_in
     async def audit_page(request: Request, session: Session) -> Response:
-        entries = await asyncio.to_thread(console.audit.entries)
+        # every line as written, each with whether it is an entry of the signed chain: a line that
+        # is not (copied, forged, edited) is shown where it stands, marked, never as an entry
+        rows = await asyncio.to_thread(console.audit.checked)
         problems = await asyncio.to_thread(console.audit.verify)
         show = request.query_params.get("show", "")
         show = show if show in AUDIT_KINDS else "decisions"
-        kept = [e for e in entries if show == "all" or (e.action in SIGN_INS) == (show == "sign-ins")]
-        seqs = [e.seq for e in kept]
-        before = request.query_params.get("before", "")  # a page: the entries older than this one
-        end = bisect_left(seqs, int(before)) if re.fullmatch(r"[0-9]{1,18}", before) else len(kept)
+        kept = [
+            (place, entry, in_chain)
+            for place, (entry, in_chain) in enumerate(rows, 1)
+            if show == "all" or (entry.action in SIGN_INS) == (show == "sign-ins")
+        ]
+        # pages by a line's place in the log (rising), not by its number: a copied or forged line
+        # may carry any number, and no page may skip or repeat an entry for it
+        places = [place for place, _, _ in kept]
+        before = request.query_params.get("before", "")  # a page: the lines older than this one
+        end = bisect_left(places, int(before)) if re.fullmatch(r"[0-9]{1,18}", before) else len(kept)
         start, newer = max(0, end - AUDIT_PAGE), end + AUDIT_PAGE
         return web.page(
             request,
             "audit.html",
             session,
-            entries=[_shown(e) for e in reversed(kept[start:end])],
+            entries=[(_shown(e), in_chain) for _, e, in_chain in reversed(kept[start:end])],
             problems=problems,
-            checked=len(entries),
+            checked=len(rows),
             show=show,
             kinds=AUDIT_KINDS,
             total=len(kept),
-            sign_ins=sum(e.action in SIGN_INS for e in entries),
-            older=seqs[start] if start else None,  # the links to the pages beside it (0: the newest)
-            newer=None if end == len(kept) else seqs[newer] if newer < len(kept) else 0,
+            sign_ins=sum(e.action in SIGN_INS for e, _ in rows),
+            older=places[start] if start else None,  # the links to the pages beside it (0: the newest)
+            newer=None if end == len(kept) else places[newer] if newer < len(kept) else 0,
             title="Audit log",
         )
 
