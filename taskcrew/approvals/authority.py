@@ -838,8 +838,8 @@ class Authority:
     def parked_here(self, approval: Approval) -> bool:
         """Whether ``approval``'s stored request is the one a worker parked (its seal checks out): a
         row inserted or edited in the job database is not, and nothing reads its request as a run's
-        (``problem``; ``jobs.runner.hide_approved``)."""
-        return seals.check(self.keys, seals.request, approval, approval.request_sig)
+        (``problem``; ``jobs.runner.hide_approved``; the store's ``Jobs.parked_here``: ``seals.parked``)."""
+        return seals.parked(self.keys, approval)
 
     def recorded_refusal(self, approval: Approval) -> str | None:
         """Why ``approval``'s row does not stand against the decisions the signed audit log records of
@@ -873,8 +873,8 @@ class Authority:
         return None
 
     def decision_ok(self, approval: Approval) -> bool:
-        return seals.check(self.keys, seals.decision, approval, approval.signature) and seals.check(
-            self.keys, seals.request, approval, approval.request_sig
+        return seals.check(self.keys, seals.decision, approval, approval.signature) and self.parked_here(
+            approval
         )
 
     def outdated(self, approval: Approval, now: ApprovalRequest) -> str | None:

@@ -106,6 +106,15 @@ def request(approval: Approval, dump: Dump = settled) -> dict[str, Any]:
     }
 
 
+def parked(keys: KeyRing, approval: Approval) -> bool:
+    """Whether ``approval``'s stored request (its payload, key and deadline) is the one a worker
+    parked: its ``request`` seal checks out. The one rule for acting on an approval row: a row
+    inserted or edited in the job database (``expires_at`` moved, a pending row added for a key a
+    run will ask) is shown with its problem, never acted on — not expired, not parked on, not waited
+    on (``Jobs.parked_here``, ``Authority.parked_here``)."""
+    return check(keys, request, approval, approval.request_sig)
+
+
 def sources(approval: Approval, dump: Dump = settled) -> dict[str, Any]:
     """What the approver is shown beside the payload: where each value came from, the cited files'
     digests, and the screenshot of the filled form, by name and by content (a forged one would show

@@ -416,8 +416,9 @@ class WorkerGate:
 
     def reusable(self, pending: Approval) -> bool:
         """Whether a run may park on ``pending``, a pending approval of its job for the same request
-        (``Jobs.park``): not when the signed audit log records it decided (its row was set back:
-        ``Authority.recorded_refusal``); the run parks a new one, and a person is asked again."""
+        (``Jobs.park``, which only offers one a worker parked: ``Jobs.parked_here``): not when the
+        signed audit log records it decided (its row was set back: ``Authority.recorded_refusal``);
+        the run parks a new one, and a person is asked again."""
         return self.authority.recorded_refusal(pending) is None
 
     def sent_before(self, method: str, url: str, fields: list[tuple[str, str]]) -> datetime | None:

@@ -193,8 +193,9 @@ def past_deadline(approval: Approval, at: datetime) -> str | None:
     """Why a decision of ``approval`` at ``at`` comes too late (None: in time, or it has no deadline).
     The one rule for an approval's deadline, judged by the job database's clock (``db_now``), never
     by one host's: its deadline is stamped by it (``Jobs.park``), and by it an approval expires
-    (``Jobs.expire_due``), is refused a decision (``Jobs.decide``) and, decided past its deadline, is
-    not obeyed by the worker (``Authority.decided_late``)."""
+    (``Jobs.expire_due``), is refused a decision (``Jobs.decide``) — both only for a row whose
+    request seal, which covers the deadline, checks out (``Jobs.due``) — and, decided past its
+    deadline, is not obeyed by the worker (``Authority.decided_late``)."""
     if approval.expires_at is None or at < approval.expires_at:
         return None
     return (
@@ -1169,6 +1170,24 @@ class Jobs:
             approval.files_sha256 = None
         return approval
 
+    def parked_here(self, approval: Approval) -> bool:
+        """Whether ``approval``'s stored request (payload, key, deadline) is the one a worker parked
+        (``seals.parked``). The store acts on a pending row only when it is: it expires it (and ends
+        its job) by its deadline (``due``), a run parks on it again (``park``), and its job waits on it
+        (``resume``). A row inserted or edited in the job database is shown with its problem
+        (``Authority.problem``) and acted on by nobody: nothing signed says it expired or was asked."""
+        from taskcrew.approvals import seals
+
+        return seals.parked(self.keys, approval)
+
+    def due(self, approval: Approval, at: datetime) -> str | None:
+        """``past_deadline`` of ``approval`` at ``at``, for a row whose deadline is the one its worker
+        parked (``parked_here``); None for one that fails its seal: a deadline moved in the job
+        database expires nothing, and is no reason to refuse a decision."""
+        if (why := past_deadline(approval, at)) is None or not self.parked_here(approval):
+            return None
+        return why
+
     def approval(self, approval_id: str) -> Approval:
         with self._tx() as conn:
             row = conn.execute(sa.select(A.c.job_id, A.c.doc).where(A.c.id == approval_id)).first()
@@ -1212,7 +1231,7 @@ class Jobs:
         approval.signature = self.keys.sign(seals.decision(approval))
         with self._tx() as conn:
             approval.decided_at = db_now(conn)  # the deadline's clock (``past_deadline``)
-            late = past_deadline(approval, approval.decided_at)
+            late = self.due(approval, approval.decided_at)
             if late is None:
                 if not _put_approval(conn, approval, was="pending"):
                     raise InvalidChange(f"approval {approval_id} was decided meanwhile")
@@ -1226,8 +1245,10 @@ class Jobs:
         return approval
 
     def expire_due(self, now: datetime | None = None) -> builtins.list[Approval]:
-        """Expire pending approvals past their deadline (``past_deadline``, by the job database's clock
-        unless ``now`` is given); their jobs end ``rejected`` with that reason."""
+        """Expire pending approvals past their deadline (``due``: ``past_deadline``, by the job
+        database's clock unless ``now`` is given, of a row whose request seal checks out); their jobs
+        end ``rejected`` with that reason. A row that fails its seal (its ``expires_at`` moved, or
+        inserted in the job database) is not expired: it stays pending, shown with its problem."""
         now = now or self.db_now()
         with self._tx() as conn:
             pending = [
@@ -1236,7 +1257,7 @@ class Jobs:
             ]
         expired = []
         for approval in pending:
-            if (reason := past_deadline(approval, now)) is None:
+            if (reason := self.due(approval, now)) is None:
                 continue
             approval.status = "expired"
             with self._tx() as conn:
@@ -1263,13 +1284,17 @@ class Jobs:
         expires_in: timedelta | None = None,
         reusable: Callable[[Approval], bool] | None = None,
     ) -> Approval:
-        """Create a pending approval (or return the pending one with the same key), signed.
-        ``reusable``: whether a pending one may be returned (the worker's: not a row the signed audit
-        log records decided, set back to pending: ``WorkerGate.reusable``)."""
+        """Create a pending approval (or return the pending one with the same key that a worker parked:
+        ``parked_here``), signed. A row inserted or edited in the job database under the key is never
+        returned: a new one is parked beside it, and that one reaches the approvers. ``reusable``:
+        whether a pending one may be returned (the worker's: not a row the signed audit log records
+        decided, set back to pending: ``WorkerGate.reusable``)."""
         from taskcrew.approvals import seals
 
         for existing in self.approvals(job_id=job_id, status="pending"):
-            if existing.key == key and (reusable is None or reusable(existing)):
+            if existing.key != key or not self.parked_here(existing):
+                continue
+            if reusable is None or reusable(existing):
                 return existing
         now = self.db_now()  # its deadline is judged by the job database's clock (``past_deadline``)
         approval = Approval(
@@ -1435,8 +1460,10 @@ class Jobs:
         ]
 
     def resume(self, job_id: str) -> Job | None:
-        """A waiting job whose approvals are all decided goes back on the queue (a new leg)."""
-        if any(a.status == "pending" for a in self.approvals(job_id=job_id)):
+        """A waiting job whose approvals are all decided goes back on the queue (a new leg). A pending
+        row a worker did not park (``parked_here``: inserted or edited in the job database) holds
+        nothing up: it is not what the job waits for."""
+        if any(a.status == "pending" and self.parked_here(a) for a in self.approvals(job_id=job_id)):
             return None
 
         batch: list[str] = []

@@ -38,7 +38,7 @@ from taskcrew.jobs.limits import check, current, join_fleet, with_client
 from taskcrew.jobs.liveness import is_orphaned
 from taskcrew.jobs.models import Job
 from taskcrew.jobs.runner import LegRunner, ScriptedResolver
-from taskcrew.jobs.store import Jobs, past_deadline
+from taskcrew.jobs.store import Jobs
 
 K = TypeVar("K")
 log = logging.getLogger(__name__)
@@ -349,17 +349,20 @@ def resume_decided(jobs: Jobs, seen: dict[str, datetime], grace_s: float) -> Non
     try:
         listed = jobs.list(status="waiting", limit=1000)
         _finish_cancels(jobs, listed)
-        pending = {a.job_id for a in jobs.approvals("pending")}
+        # only rows a worker parked count (``Jobs.parked_here``): a row inserted or edited in the job
+        # database (a pending one added, a status set to expired) holds up and ends no job
+        pending = {a.job_id for a in jobs.approvals("pending") if jobs.parked_here(a)}
         waiting = [job.id for job in listed if job.id not in pending]
         for job_id in _seen_for(seen, waiting, jobs, grace_s):
             approvals = jobs.approvals(job_id=job_id)
-            if any(a.status == "pending" for a in approvals):
+            if any(a.status == "pending" and jobs.parked_here(a) for a in approvals):
                 continue
             newest = max(approvals, key=lambda a: a.created_at, default=None)
-            if newest is not None and newest.status == "expired" and newest.expires_at is not None:
-                why = (
-                    past_deadline(newest, newest.expires_at) or f"the approval {newest.id} expired unanswered"
-                )
+            if (
+                newest is not None
+                and newest.status == "expired"
+                and (why := jobs.due(newest, jobs.db_now())) is not None
+            ):
                 if jobs.finish(job_id, "rejected", why, only_if=("waiting",)) is not None:
                     log.warning("job %s was left waiting on an expired approval; it ends rejected", job_id)
             else:
