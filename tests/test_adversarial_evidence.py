@@ -275,19 +275,20 @@ def test_a_row_as_it_was_before_is_not_what_the_system_holds() -> None:
         "- | [21] BILL-0011 | Globex Corp | GX-7781 | 499.00 | USD | 2026-09-20 | 2026-10-20 | Unpaid |\n"
         "Lines unchanged: 40"
     )
+    saved = Facts(submissions=[_send("GX-7781", "494.00", "saved", 303)])  # the run's own change
     stale = _judge(
-        _check(GX, diff_source, "GX-7781 499.00 USD due 2026-10-20"), facts=SAVED, pages={diff_source: diff}
+        _check(GX, diff_source, "GX-7781 499.00 USD due 2026-10-20"), facts=saved, pages={diff_source: diff}
     )
     assert not stale.verified, stale.checks[0].observed
     now = _judge(
         _check(GX.replace("499.00", "494.00"), diff_source, "-", find="GX-7781"),
-        facts=SAVED,
+        facts=saved,
         pages={diff_source: diff},
     )
     assert now.verified, now.reason
     changed = _judge(
         _check("No other bill was created or changed", diff_source, "-", find="499.00"),
-        facts=SAVED,
+        facts=saved,
         pages={diff_source: diff},
     )
     assert changed.verified, changed.reason

@@ -33,8 +33,10 @@ watched, or one the criterion names, else the run's first system; never merely a
 (``_targets``) — or on what code recorded of the run, cited by its exact name: its before/after
 difference, or the gate's record of its sends; that record is what the run sent and how a system
 answered, never that a record is there or with which values, so it meets only a criterion each
-clause of which, in full, says the run created or changed nothing (else) — no count of what it made
-("exactly one bill was created"), no record described or named, no value (``of_sends_only``). What
+clause of which, in full, says in the past tense that the run created or changed nothing (else) — no
+count of what it made ("exactly one bill was created"), no record described or named, no value, no
+present tense or state ("no bill is paid", "no other bills in Acme Payables"), no record defined by
+those a system holds ("no duplicate bill was entered") (``of_sends_only``). What
 those show a system holds (``_holds``) is chosen from the facts, whatever the criterion's words: of
 the record, the lines of submissions it applied (``Facts.applied_lines``: a refused one is no
 evidence); of the difference, every line but those as they were before. Only a "nothing else"
@@ -245,8 +247,9 @@ def _checked(
         rejection = (
             f"{SENDS_SOURCE!r} is what this run sent and how each system answered, not what it holds (a "
             "system may drop a record it accepted, or hold other values) nor what a document says: it meets "
-            "only a criterion each clause of which says no more than that nothing (else) was created or "
-            f"changed (not how many records were made, nor which); check this one {where}"
+            "only a criterion each clause of which says no more than that this run created or changed nothing "
+            "(else), in the past tense (not how many records were made, nor which, nor what a system holds now: "
+            f"'no bill is paid', 'no duplicate bill'); check this one {where}"
         )
     elif check.find and texts is not None:
         lines = lines_with(check.find, _unnoted(there))
@@ -478,10 +481,11 @@ def _more_touched(
     made = _MADE.search(criterion) is not None and _CHANGED.search(criterion) is None  # creates only
     sends, diffs = _touched(applied, texts, made)
     touched = [*sends, *(row for rows in diffs.values() for row in rows)]
+    known = _Known(touched, _touched(applied, texts, made, references=True)[0], texts)
     other = _OTHER_THAN.search(criterion) is not None
-    allowed = _named_records(_claimed(criterion), touched)
+    allowed = _named_records(_claimed(criterion), touched, known)
     if allowed is None and other:
-        allowed = _planned_records(planned, touched)
+        allowed = _planned_records(planned, touched, known)
     total = _total_count(criterion)  # "a single bill was created", "exactly two bills were created"
     if allowed is None and other and total is None:
         # how many records the task is about, code cannot tell (bills named by vendor only: "the
@@ -625,35 +629,52 @@ _EACH = re.compile(r"\b(each|every|per|all|both|any)\b", re.IGNORECASE)
 # changed nothing (else) — "No other bill was created or changed in Acme Payables", "Nothing in Acme
 # Payables was changed", "No record was created, changed or deleted", "No bill was paid", "The ERP was
 # not modified", "No instruction found inside an e-mail was carried out", "No data-changing submission
-# was sent". A clause may hold only the kind of record (a short noun phrase: "no second bill", "no
-# duplicate bill", "no data-changing submission"), a system by its name or in generic words (the ERP,
-# the system) and filler words. Anything else — a count of what was made ("Exactly one bill was
-# created", "A single bill", "Only one bill"), a description, a vendor, a date, an amount in words,
-# "besides/other than/for/with/at …" — is a claim of what a system holds, not of what was sent.
+# was sent". Each clause is a past-tense statement of what the run did: "No bill is paid", "No payment
+# is recorded in Acme Payables", "The remaining bills are not paid", "Acme Payables is unchanged" (the
+# present tense: what a system holds now, whoever did it), "No other bills in Acme Payables", "There
+# are no additional bills" (no verb: a state), and "No bill paid" (a participle with no auxiliary that
+# reads as a state: paid, entered, recorded … only an act's — created, changed, touched — is allowed
+# bare) are claims of what a system holds. A clause may hold only the kind of record (a short noun
+# phrase: "no second bill", "no new bill", "no data-changing submission" — "second, other, further,
+# additional, extra, more, new" are relative to what this run itself sent), a system by its name or in
+# generic words (the ERP, the system) and filler words. A record noun defined by the other records a
+# system holds is not the run's act: "duplicate/duplicated", "existing", "remaining", "twice/again"
+# (the run's GX-5532 saved beside a GX-5531 someone entered before is a duplicate no record of sends
+# shows). Anything else — a count of what was made ("Exactly one bill was created", "A single bill",
+# "Only one bill"), a description, a vendor, a date, an amount in words, "besides/other than/for/with/
+# at …" — is a claim of what a system holds, not of what was sent.
 _WAS_DONE = (
     r"created|added|entered|made|saved|recorded|booked|posted|sent|submitted|changed|modified|updated|"
     r"edited|altered|touched|deleted|removed|carried\s+out|acted\s+(?:up)?on|followed|executed|obeyed|"
-    r"paid|approved|rejected|cancell?ed|voided|archived|imported|uploaded|registered|duplicated|"
+    r"paid|approved|rejected|cancell?ed|voided|archived|imported|uploaded|registered|"
     r"marked\s+(?:as\s+)?(?:paid|approved|void|cancell?ed)"
+)
+# the same, where no auxiliary says it was done ("No other bill touched", "Nothing else changed"): only
+# a verb of an act — a bare "paid", "entered", "recorded", "approved" reads as a state ("no bill paid")
+_ACTED = (
+    r"created|added|made|sent|submitted|changed|modified|updated|edited|altered|touched|deleted|removed|"
+    r"carried\s+out|acted\s+(?:up)?on|followed|executed|obeyed"
 )
 _DO = (  # the same, as the run's own verb: "the run did not create or change anything"
     r"create|add|enter|make|save|record|book|post|send|submit|change|modify|update|edit|alter|touch|"
     r"delete|remove|carry\s+out|follow|execute|obey|pay|approve|reject|cancel|void|archive|import|upload|"
-    r"register|duplicate"
+    r"register"
 )
 _ADVERB = r"(?:(?:newly|otherwise|further|ever|yet|also|then|wrongly|mistakenly|accidentally)\s+)?"
 _AND_OR = r"(?:\s*,\s*(?:or\s+|and\s+|nor\s+)?|\s+(?:or|and|nor|and/or)\s+)"
 _WAS_DONE_LIST = rf"{_ADVERB}(?:{_WAS_DONE})(?:{_AND_OR}{_ADVERB}(?:{_WAS_DONE}))*"
+_ACTED_LIST = rf"{_ADVERB}(?:{_ACTED})(?:{_AND_OR}{_ADVERB}(?:{_ACTED}))*"
 _DO_LIST = rf"(?:{_DO})(?:{_AND_OR}(?:{_DO}))*"
 # the kind of record, in a short noun phrase: no qualifier ("for", "of", "with", "besides", "whose" …)
 _KIND_WORD = (
     rf"(?:{_RECORD_NOUN}|instructions?|data|forms?|items?|lines?|documents?|notes?|files?|messages?|"
-    r"e-?mails?|sends?|requests?|writes?|edits?|modifications?|updates?|deletions?|duplicates?)"
+    r"e-?mails?|sends?|requests?|writes?|edits?|modifications?|updates?|deletions?)"
 )
-_ELSE_WORD = r"(?:other|second|further|additional|duplicate|duplicated|extra|more|new)"
+# relative to what this run itself sent; never to what a system holds ("duplicate", "existing",
+# "remaining": the records someone entered before)
+_ELSE_WORD = r"(?:other|second|further|additional|extra|more|new)"
 _KIND_MODIFIER = (
-    rf"(?:{_ELSE_WORD}|existing|single|unplanned|unexpected|unintended|data[-\s]changing|changing|"
-    r"e-?mail)"
+    rf"(?:{_ELSE_WORD}|single|unplanned|unexpected|unintended|data[-\s]changing|changing|e-?mail)"
 )
 _ARTICLE = r"(?:(?:a|an|any|the)\s+)?"
 _KIND_ONE = rf"{_ARTICLE}(?:{_KIND_MODIFIER}\s+){{0,3}}{_KIND_WORD}(?:\s+{_KIND_WORD})?"
@@ -668,19 +689,21 @@ _GENERIC_SYSTEM = (
     r"(?:the\s+)?(?:erp|(?:payables\s+)?systems?|intranet|database|books|ledger|app|application)|"
     r"any(?:\s+other)?\s+systems?|any\s+of\s+the\s+systems|either\s+system|both\s+systems"
 )
-_WHEN = r"(?:\s+(?:again|twice|at\s+all|either|otherwise|anywhere|whatsoever|as\s+well|in\s+addition))?"
+_WHEN = r"(?:\s+(?:at\s+all|either|otherwise|anywhere|whatsoever|as\s+well|in\s+addition))?"
 _BY_RUN = r"(?:\s+(?:by|in|during)\s+(?:this|the)\s+run)?"
+# past tense only: "is/are", "gets", "must be" say what a system holds (now, or ought to)
 _BE = (
-    r"(?:was|were|is|are|has\s+been|have\s+been|had\s+been|got|gets|get|"
-    r"(?:may|must|should|can|could|will|would|shall|might)\s+(?:have\s+been|be))(?:\s+(?:ever|yet))?"
+    r"(?:was|were|has\s+been|have\s+been|had\s+been|got|"
+    r"(?:may|must|should|can|could|will|would|shall|might)\s+have\s+been)(?:\s+(?:ever|yet))?"
 )
 _BE_NOT = (
-    r"(?:(?:was|were|is|are|has|have|had)(?:\s*n't|\s+not|\s+never)(?:\s+been)?|"
-    r"(?:must|should|may|will|shall|can|could|would|might)(?:\s*n't|\s+not|\s+never)\s+(?:have\s+been|be))"
+    r"(?:(?:was|were|has|have|had)(?:\s*n't|\s+not|\s+never)(?:\s+been)?|"
+    r"(?:must|should|may|will|shall|can|could|would|might)(?:\s*n't|\s+not|\s+never)\s+have\s+been)"
 )
+# "Acme Payables was left unchanged", "… remained unchanged": the run's past; "is/remains unchanged"
+# is what a system holds now
 _UNCHANGED = (
-    r"(?:(?:was|were|is|are)(?:\s+left)?|remained|remains|stayed|stays|"
-    r"(?:has|have)\s+(?:been\s+left|remained|stayed))"
+    r"(?:(?:was|were)(?:\s+left)?|remained|stayed|(?:has|have)\s+(?:been\s+left|remained|stayed))"
     r"\s+(?:unchanged|untouched|unmodified|as\s+it\s+was|as\s+they\s+were)"
 )
 _QUOTE_MARK = "[\"“”']"
@@ -709,21 +732,19 @@ def _sends_only_grammar(names: tuple[str, ...]) -> re.Pattern[str]:
         (
             # "No other bill was created or changed in Acme Payables", "Nothing in Acme Payables changed"
             rf"(?:{nothing}|none(?:\s+of\s+(?:the|its|their)\s+{_KIND})?|no\s+(?:{_KIND}|{_INSTRUCTION}))"
-            rf"{where}(?:\s+{_BE})?\s+{_WAS_DONE_LIST}{tail}",  # also "no other bill touched"
-            # "No second bill", "no duplicate bills in Acme Payables", "nothing else"
-            rf"(?:no\s+(?:{_ELSE_WORD}\s+){{1,3}}{_KIND_WORD}(?:\s+{_KIND_WORD})?|no\s+duplicates|"
-            rf"nothing\s+else){where}",
+            rf"{where}(?:\s+{_BE}\s+{_WAS_DONE_LIST}|\s+{_ACTED_LIST}){tail}",  # also "no other bill touched"
+            # "nothing else" (after a clause saying what was not done)
+            r"nothing\s+else",
             # "Acme Payables was not changed", "The ERP was left unchanged", "other bills were not touched"
-            rf"(?:{system}|everything\s+else|the\s+rest|"
-            rf"(?:all\s+)?(?:the\s+)?(?:other|existing|remaining)\s+{_KIND}){where}\s+"
-            rf"(?:{_BE_NOT}\s+{_WAS_DONE_LIST}|{_UNCHANGED}|(?:did|does)(?:\s*n't|\s+not)\s+change){tail}",
+            rf"(?:{system}|everything\s+else|the\s+rest|(?:all\s+)?(?:the\s+)?other\s+{_KIND}){where}\s+"
+            rf"(?:{_BE_NOT}\s+{_WAS_DONE_LIST}|{_UNCHANGED}|did(?:\s*n't|\s+not)\s+change){tail}",
             # "The run created or changed nothing else", "this run did not change anything in the ERP"
             rf"(?:the|this)\s+run\s+(?:{_WAS_DONE_LIST}\s+{nothing}|(?:did|has)(?:\s*n't|\s+not)\s+"
             rf"{_DO_LIST}\s+(?:anything(?:\s+else)?|any\s+{_KIND}))(?:\s+else)?{tail}",
             # "There were no changes to Acme Payables", "there were no other bills created"
-            rf"there\s+(?:was|were|is|are|has\s+been|have\s+been)\s+no\s+(?:(?:{_KIND_MODIFIER}\s+){{0,3}}"
+            rf"there\s+(?:was|were|has\s+been|have\s+been)\s+no\s+(?:(?:{_KIND_MODIFIER}\s+){{0,3}}"
             rf"(?:changes?|modifications?|edits?|writes?|updates?|deletions?|submissions?|sends?){where}|"
-            rf"{_KIND}\s+{_WAS_DONE_LIST}|(?:{_ELSE_WORD}\s+){{1,3}}{_KIND_WORD}s?){tail}",
+            rf"{_KIND}\s+{_ACTED_LIST}){tail}",
         )
     )
     one = rf"{_LEAD}(?:{clause})"
@@ -808,8 +829,8 @@ def _plan_names(criteria: list[str]) -> _Planned | None:
     """What the plan's criteria name, read by code whatever their words: each criterion naming its
     records by identifiers, their values; one naming them by a count only ("exactly one bill for the
     latest invoice from Initech": one record code cannot tell by name), that count; a "nothing else"
-    criterion stating no value ("No other bill was created", "A single bill was created") names no
-    record (its count of all is kept as a floor). None where a criterion names its records by neither
+    criterion stating no value but a status ("No other bill was created", "A single bill was created",
+    "No other bill was paid") names no record (its count of all is kept as a floor). None where a criterion names its records by neither
     ("the Globex bill and the Initech bill are paid and nothing else was changed", "a bill for each
     vendor"): how many, code cannot tell — nor when no criterion names any record."""
     named: list[set[str]] = []
@@ -823,8 +844,14 @@ def _plan_names(criteria: list[str]) -> _Planned | None:
         counted = _counted(criterion)
         if _ids(claimed):
             named.append(claimed)
-        elif not claimed and NOTHING_ELSE.search(criterion) and (whole is not None or counted is None):
-            continue  # it names no record: "No other bill was created", "A single bill was created"
+        elif (
+            not {v for v in claimed if _kind(v) != "status"}
+            and NOTHING_ELSE.search(criterion)
+            and (whole is not None or counted is None)
+        ):
+            # it names no record: "No other bill was created", "A single bill was created", "No other
+            # bill was paid" (what was not done to it, no status a record holds)
+            continue
         elif (
             counted is not None and not _EACH.search(criterion) and _of_the_plan(criterion, counted[1], kinds)
         ):
@@ -959,14 +986,17 @@ def _of_the_plan(criterion: str, count: re.Match[str], kinds: set[str]) -> bool:
     )
 
 
-def _planned_records(planned: _Planned | None, touched: list[set[str]]) -> int | None:
+def _planned_records(
+    planned: _Planned | None, touched: list[set[str]], known: _Known | None = None
+) -> int | None:
     """How many of the records ``touched`` the plan names (``_plan_names``): those its identifiers
     name on them (``_named_records``), with those it names by a count only, and never fewer than a
     count of all it states. None: code cannot tell — a criterion names its records by no identifier
-    and no count ("the Globex bill and the Initech bill"), or none of its identifiers is shown."""
+    and no count ("the Globex bill and the Initech bill"), or none of its identifiers is shown where
+    code knows no identifier of a record touched."""
     if planned is None:
         return None
-    named = _named_records(set().union(set(), *planned.named), touched) if planned.named else 0
+    named = _named_records(set().union(set(), *planned.named), touched, known) if planned.named else 0
     if named is None:
         return None  # a criterion naming its record by no identifier: how many, code cannot tell
     return max(named + planned.more, planned.total)
@@ -985,7 +1015,9 @@ def _more_than_planned(
     touched = [*sends, *(row for rows in diffs.values() for row in rows)]
     if not touched:
         return None
-    allowed = _planned_records(planned, touched)
+    allowed = _planned_records(
+        planned, touched, _Known(touched, _touched(applied, texts, references=True)[0], texts)
+    )
     if allowed is None:
         return None
     names = _ids(set().union(set(), *planned.named)) if planned else set()
@@ -1012,21 +1044,88 @@ def _described(record: set[str], article: str) -> str:
     return f"{article} record with " + ", ".join(shown[:4])
 
 
-def _named_records(named: set[str], touched: list[set[str]]) -> int | None:
+def _named_records(named: set[str], touched: list[set[str]], known: _Known | None = None) -> int | None:
     """How many of the records ``touched`` the values ``named`` name: its identifiers (else its
     amounts) that a touched record shows, those shown together on one record counting as one
     ("GX-5531 (BILL-0013)"); a value on two records names one (the same invoice number saved twice is
-    one record named, two touched). None when none of them is on a touched record."""
-    for kind in ("id", "number"):
-        names = {v for v in named if _kind(v) == kind and not _YEAR.match(v)}
-        groups: list[set[str]] = []
-        for shown in (record & names for record in touched):
-            if shown:
-                joined = [g for g in groups if g & shown]
-                groups = [g for g in groups if not g & shown] + [shown.union(*joined)]
-        if groups:
+    one record named, two touched). Where none of its identifiers is on a touched record but code
+    knows an identifier of every one (``known``: its send's, its rows'), a record carrying none of
+    them is another record: the plan names BILL-0003, the run paid BILL-0004 — 0, not "cannot
+    tell" (a page's or a difference's row showing BILL-0011 with INV-2057 makes a payment sent to
+    /bills/BILL-0011/pay the plan's INV-2057). None when none of them is on a touched record and
+    code cannot tell: it knows no identifier of one, or one carries a named identifier only as a
+    reference to another record (a bill's vendor V-1042)."""
+    groups = _groups(_ids(named), touched)
+    if groups:
+        return len(groups)
+    if _ids(named) and known is not None and (ids := known.ids()) is not None:
+        groups = _groups(_ids(named), ids)
+        if groups or not any(record & _ids(named) for record in known.wide):
             return len(groups)
-    return None
+        return None
+    groups = _groups({v for v in named if _kind(v) == "number" and not _YEAR.match(v)}, touched)
+    return len(groups) if groups else None
+
+
+def _groups(names: set[str], records: list[set[str]]) -> list[set[str]]:
+    """The values ``names`` shown on ``records``, those shown together on one record joined."""
+    groups: list[set[str]] = []
+    for shown in (record & names for record in records):
+        if shown:
+            joined = [g for g in groups if g & shown]
+            groups = [g for g in groups if not g & shown] + [shown.union(*joined)]
+    return groups
+
+
+class _Known(NamedTuple):
+    """What code knows of the records a run touched (``_touched``), to tell one the plan names from
+    another: ``touched``, each record's values; ``wide``, the same with the values its sends sent as
+    references to other records (a bill's vendor); ``texts``, what the verifier saw, whose rows show
+    more of a record's identifiers."""
+
+    touched: list[set[str]]
+    wide: list[set[str]]
+    texts: dict[str, list[str]] | None
+
+    def ids(self) -> list[set[str]] | None:
+        """Each touched record's identifiers: its own and those of every row of a page or a
+        before/after difference (a table's row, a record shown by its fields, not its free text)
+        that shows one of them ("BILL-0011 | Northwind Traders | INV-2057 | …": BILL-0011 is
+        INV-2057). None when code knows none of one record."""
+        rows = _row_ids(self.texts)
+        out = []
+        for record in self.touched:
+            own = _ids(record)
+            if not own:
+                return None
+            out.append(own.union(*(row for row in rows if row & own)))
+        return out or None
+
+
+def _row_ids(texts: dict[str, list[str]] | None) -> list[set[str]]:
+    """The identifiers of each record the pages and before/after differences show: a table's row, or
+    the fields of a record shown by them (not a note's or comment's words) — never the gate's record of
+    sends (what was sent, not what a system holds)."""
+    out: list[set[str]] = []
+    for name, ts in (texts or {}).items():
+        if name == SENDS_SOURCE:
+            continue
+        for text in ts:
+            lines = text.splitlines()
+            out += [_ids(values(ln)) for ln in lines if ln.count(" | ") >= 2 and not _NOT_DATA.match(ln)]
+            for run in _field_runs(lines):
+                fields = [m for i in run if (m := _field(lines[i])) is not None]
+                out.append(
+                    set().union(
+                        set(),
+                        *(
+                            _ids(values(m.group(2)))
+                            for m in fields
+                            if not _FREE_TEXT_LABEL.search(m.group(1))
+                        ),
+                    )
+                )
+    return [ids for ids in out if ids]
 
 
 def diff_records(texts: list[str], made: bool = False) -> list[set[str]]:
