@@ -50,7 +50,12 @@ def _send(result: str, amount: str = "1284.50", number: str = "INV-2057", **more
     fields = [("vendor_id", "3"), ("invoice_number", number), ("amount", amount), ("currency", "USD")]
     status = {"saved": 303, "refused": 200, "unknown": None}.get(result, 200)
     return SubmissionResult(
-        method="POST", url=f"{BILLS}/new", fields=fields, result=result, http_status=status, **more
+        method="POST",
+        url=f"{BILLS}/new",
+        fields=fields,
+        result=result,
+        http_status=status,
+        **{"labels": {"vendor_id": "Northwind Traders"}, **more},
     )
 
 

@@ -70,7 +70,7 @@ def _send(result: str, detail: str = "", amount: str = "1284.50", at: datetime =
         http_status=status,
         detail=detail,
         at=at,
-        **more,
+        **{"labels": {"vendor_id": "Northwind Traders"}, **more},
     )
 
 

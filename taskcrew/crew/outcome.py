@@ -41,7 +41,9 @@ from taskcrew.crew.evidence import (
     CURRENCY_MARK,
     SENT_HEAD,
     STATUS_MARK,
+    _reference,
     diff_records,
+    plain,
     send_keys,
     values,
 )
@@ -89,6 +91,7 @@ class Facts(BaseModel):
                         "url": redact(s.url),
                         "fields": [(redact(n), redact(v)) for n, v in s.fields],
                         "detail": redact(s.detail),
+                        "labels": {redact(n): redact(v) for n, v in s.labels.items()},
                     }
                 )
                 for s in items
@@ -106,11 +109,15 @@ class Facts(BaseModel):
         changed shows is ``unknown`` too: it may be saved (a system that saved and then showed the
         form with an error). Which row shows which send (``_Send.shows``): the row of the record the
         send named, by its address or the one its answer showed ("then showed /bills/BILL-0013"),
-        where it named one; else a row holding all its own identifiers and an amount it sent — and such
-        a row shows one send only (a send read as saved first, then one with no clear answer, then a
-        refused one; each oldest first): a colleague's bill of another vendor with the same invoice
-        number shows none of this run's, nor does one row two sends. Where no page is watched, none
-        could be read, or a send names no record: as the gate read it."""
+        where it named one; else a row holding all its own identifiers, an amount it sent and every
+        party it referred to (``_Send.parties``: "Northwind Traders", the chosen vendor's label) — and
+        such a row shows one send only (a send read as saved first, then one with no clear answer, then
+        a refused one; each oldest first): a colleague's bill of another vendor with the same invoice
+        number and amount shows none of this run's, nor does one row two sends. A row holding its
+        identifiers and amount may show a send whose party code cannot read (a reference with no
+        label): that row is the send's as the gate read it, never shown on a guess (a refusal stays
+        one); one lacking them shows it not. Where no page is watched, none could be read, or a send
+        names no record: as the gate read it."""
         if since is None or not differences:
             return self
         pages = [_Page.of(name, text) for name, text in differences.items()]
@@ -119,27 +126,40 @@ class Facts(BaseModel):
             return self
         covered = [[p for p in watched if s.at >= since and p.covers(s.url)] for s in self.submissions]
         sends = [_Send.of(s) for s in self.submissions]
-        found = [
-            [(p.name, i) for p in ps for i, row in enumerate(p.rows) if send.shows(row)]
+        # the rows that show each send (True), then those that may (None: a party code cannot read)
+        seen = [
+            [
+                (p.name, i, send.shows(row, text))
+                for p in ps
+                for i, (row, text) in enumerate(zip(p.rows, p.texts, strict=True))
+            ]
             for ps, send in zip(covered, sends, strict=True)
         ]
+        found = [[(name, i) for name, i, shows in rows if shows] for rows in seen]
+        maybe = [[(name, i) for name, i, shows in rows if shows is None] for rows in seen]
         # a named record's row is that record's, shared by every send naming it (an edit, then a payment)
         shown = [set(rows) if send.named else set() for send, rows in zip(sends, found, strict=True)]
         taken = set().union(set(), *shown)
+        undecided: set[int] = set()
         order = sorted(
             (i for i, send in enumerate(sends) if not send.named and send.ids),
             key=lambda i: (_CLAIMS.get(self.submissions[i].result, len(_CLAIMS)), self.submissions[i].at),
         )
         for i in order:
-            if self.submissions[i].result in _CLAIMS and (
-                row := next((r for r in found[i] if r not in taken), None)
-            ):
+            if self.submissions[i].result not in _CLAIMS:
+                continue
+            if row := next((r for r in found[i] if r not in taken), None):
                 shown[i] = {row}
                 taken.add(row)
+            elif row := next((r for r in maybe[i] if r not in taken), None):
+                undecided.add(i)  # its row, if its party is the row's: left as the gate read it
+                taken.add(row)
         read: list[SubmissionResult] = []
-        for s, pages_of, send, rows in zip(self.submissions, covered, sends, shown, strict=True):
+        for n, (s, pages_of, send, rows) in enumerate(
+            zip(self.submissions, covered, sends, shown, strict=True)
+        ):
             names = ", ".join(p.name for p in pages_of)
-            if not pages_of or not (send.named or send.ids):
+            if not pages_of or not (send.named or send.ids) or n in undecided:
                 read.append(s)
             elif s.result == "saved" and not rows and all(p.whole for p in pages_of):
                 read.append(
@@ -390,6 +410,9 @@ class _Send(NamedTuple):
     named: set[str]  # the record it names: by its address or the one its answer showed
     ids: set[str]  # its own identifiers (``evidence.send_keys``: not a reference to another record)
     amounts: set[str]  # the values of the fields it sent as amounts
+    # the text a row shows of each record it referred to (``evidence._reference``: a bill's vendor_id)
+    # by the chosen option's label ("Northwind Traders"); None where one has no label code can match
+    parties: list[str] | None
 
     @classmethod
     def of(cls, s: SubmissionResult) -> _Send:
@@ -406,15 +429,33 @@ class _Send(NamedTuple):
             for v in values(value)
             if not v.startswith((CURRENCY_MARK, STATUS_MARK))
         } - ids
-        return cls(named, ids, amounts)
+        referred = [(name, value) for name, value in fields if value.strip() and _reference(name, s.url)]
+        labels = [" ".join(s.labels.get(name, "").split()) for name, _ in referred]
+        return cls(named, ids, amounts, labels if all(labels) else None)
 
-    def shows(self, row: set[str]) -> bool:
-        """Does a row (its values, ``evidence.diff_records``) show this send? The record it named is
-        on the row; else all its own identifiers are, and an amount it sent (a list need not show
-        every one: a tax, a subtotal)."""
+    def shows(self, row: set[str], text: str) -> bool | None:
+        """Does a row (its values, ``evidence.diff_records``, and its ``text``) show this send? The
+        record it named is on the row; else all its own identifiers are, an amount it sent (a list
+        need not show every one: a tax, a subtotal) and every party it referred to, as whole words
+        whatever their case and spacing (``_names``). None: the row holds its identifiers and amount,
+        but the send refers to a party code cannot read (a reference with no label) — it may be its row,
+        or another party's."""
         if self.named:
             return bool(row & self.named)
-        return bool(self.ids) and self.ids <= row and (not self.amounts or bool(row & self.amounts))
+        if not (self.ids and self.ids <= row and (not self.amounts or row & self.amounts)):
+            return False
+        if self.parties is None:
+            return None
+        return all(_names(text, party) for party in self.parties)
+
+
+def _names(text: str, party: str) -> bool:
+    """Does ``text`` (a row) name ``party`` (a chosen option's label): its words, whole, in order,
+    whatever their case and the spaces between them ("Northwind Traders" in "northwind  traders |
+    INV-2057"; not "Northwind" in "Northwinds Ltd", nor in "Initech")?"""
+    words = plain(party).casefold().split()
+    pattern = r"(?<!\w)" + r"\s+".join(map(re.escape, words)) + r"(?!\w)"
+    return bool(words) and re.search(pattern, plain(text).casefold()) is not None
 
 
 # the counts a before/after difference states of its lines (``crew.changes.describe``)
@@ -427,6 +468,7 @@ class _Page(NamedTuple):
 
     name: str  # the page's address
     rows: list[set[str]]  # the record rows it shows added, removed or changed (``evidence.diff_records``)
+    texts: list[str]  # the text of each of ``rows``: its lines of the difference (a changed row's two)
     whole: bool  # every line added or removed is listed (a long difference lists only the first)
 
     @classmethod
@@ -437,7 +479,11 @@ class _Page(NamedTuple):
             return None
         listed = sum(1 for ln in text.splitlines() if ln.startswith(("+ ", "- ")))
         whole = int(added.group(1)) + int(removed.group(1)) <= listed
-        return cls(source[len(CHANGES_SOURCE) :].strip(), diff_records([text]), whole)
+        rows = diff_records([text])
+        lines = [(ln[2:], values(ln[2:])) for ln in text.splitlines() if ln.startswith(("+ ", "- "))]
+        # a row's lines: those whose values are all the record's (a changed row's, as it was and is)
+        texts = [" | ".join(ln for ln, found in lines if found and found <= row) for row in rows]
+        return cls(source[len(CHANGES_SOURCE) :].strip(), rows, texts, whole)
 
     def covers(self, url: str) -> bool:
         """Does a send to ``url`` change what this page lists (its address is the page's or below it)?"""

@@ -71,6 +71,10 @@ class SubmissionResult(BaseModel):
     # (``read_as``); "" and None when it did not
     read_back: str = ""
     read_as: Applied | None = None
+    # the chosen options' text by field name, as the approver was shown them (``FieldValue.label``:
+    # vendor_id=1 shown as "1 (Northwind Traders)"): how a list names the party a reference sent as a
+    # key refers to (``outcome.Facts.read_back``); {} where the gate recorded none
+    labels: dict[str, str] = Field(default_factory=dict)
 
     @property
     def unshown(self) -> bool:

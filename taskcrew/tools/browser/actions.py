@@ -283,7 +283,10 @@ class ActionExecutor:
         if not decision.permitted:
             raise ActionFailed(decision.message())
         if self.env.policy.changes_data(submission["method"], submission["action"]):
-            self.env.guard.arm(submission["method"], submission["action"], raw, click_point=point)
+            labels = {f.name: f.label for f in shown if f.label}  # the chosen options' text, as approved
+            self.env.guard.arm(
+                submission["method"], submission["action"], raw, click_point=point, labels=labels
+            )
 
     def _click_at(self, locator: Locator, info: dict[str, Any]) -> None:
         locator.click(timeout=self.timeout, position=_position(info))  # type: ignore[arg-type]

@@ -50,6 +50,7 @@ class ArmedApproval:
     url: str
     fields: list[tuple[str, str]] | None
     click_point: str | None = None  # an image submit button's NAME. ("" unnamed): its x and y are where
+    labels: dict[str, str] = field(default_factory=dict)  # the chosen options' text, as the approver saw
 
 
 @dataclass
@@ -485,9 +486,16 @@ class NetworkGuard:
         page.on("dialog", self._on_dialog)
 
     def arm(
-        self, method: str, url: str, fields: list[tuple[str, str]] | None, click_point: str | None = None
+        self,
+        method: str,
+        url: str,
+        fields: list[tuple[str, str]] | None,
+        click_point: str | None = None,
+        labels: dict[str, str] | None = None,
     ) -> None:
-        self.state.armed.append(ArmedApproval(method.upper(), strip_fragment(url), fields, click_point))
+        self.state.armed.append(
+            ArmedApproval(method.upper(), strip_fragment(url), fields, click_point, labels or {})
+        )
 
     def disarm(self) -> None:
         self.state.armed.clear()
@@ -555,7 +563,7 @@ class NetworkGuard:
             return
         changes = self.policy.changes_data(method, url)
         raw = _raw_fields(request)  # the body, parsed once (an image button's click point as approved)
-        armed, raw = self._take_armed(method, url, raw) if changes else ("match", raw)
+        armed, raw, labels = self._take_armed(method, url, raw) if changes else ("match", raw, {})
         # a business-data change the policy let through (approved now, or the same payload before):
         # every one goes through the intent log of a durable run; a login or an exempt path does not
         approved = changes and not self.policy.is_exempt(url)
@@ -613,14 +621,14 @@ class NetworkGuard:
                 self.state.notes.append(refusal)
                 route.abort("blockedbyclient")
                 held = "held back: " + refusal
-                self._submitted(sent, SendOutcome(detail=held, seen="not_sent", reason=held))
+                self._submitted(sent, SendOutcome(detail=held, seen="not_sent", reason=held), labels)
                 return
             outcome = self._classified(method, url, self._forward(route, request, is_main), shown_page)
             intents.after_send(sent.method, sent.url, sent.fields, outcome)  # the gate's classification
-            self._submitted(sent, outcome)
+            self._submitted(sent, outcome, labels)
             return
         outcome = self._forward(route, request, is_main)
-        self._submitted(sent, self._classified(method, url, outcome, shown_page))
+        self._submitted(sent, self._classified(method, url, outcome, shown_page), labels)
 
     def _classified(self, method: str, url: str, outcome: SendOutcome, shown_page: str = "") -> SendOutcome:
         """The system's answer to an approved submission, classified once, with its page
@@ -641,7 +649,7 @@ class NetworkGuard:
         outcome.reason = self.vault.redact(outcome.reason)
         return outcome
 
-    def _submitted(self, sent: Outgoing, outcome: SendOutcome) -> None:
+    def _submitted(self, sent: Outgoing, outcome: SendOutcome, labels: dict[str, str] | None = None) -> None:
         """What became of an approved submission (classified by ``_classified``; ``sent`` the request
         as approved and recorded): for the act result and the run's facts — read through ``redact``,
         not as stored (``sent`` keeps a value the page held in a password box, for the person who
@@ -655,6 +663,7 @@ class NetworkGuard:
             result=outcome.classified(),
             http_status=outcome.http_status,
             detail=self.vault.redact(outcome.reason),
+            labels={redact(n): redact(v) for n, v in (labels or {}).items()},
         )
         self.state.submissions.append(result)
         self.policy.sent(sent.method, sent.url, sent.fields, result.result)
@@ -772,7 +781,7 @@ class NetworkGuard:
 
     def _take_armed(
         self, method: str, url: str, raw: list[tuple[str, str]]
-    ) -> tuple[Literal["match", "switched", "none"], list[tuple[str, str]]]:
+    ) -> tuple[Literal["match", "switched", "none"], list[tuple[str, str]], dict[str, str]]:
         """Consume the approval armed for this method and URL: "match" when the body really sent
         (``raw``) is the approved one, "switched" when the page changed it after approval (refused,
         never asked again), "none" when nothing was approved for it. With the body as it is taken
@@ -784,7 +793,7 @@ class NetworkGuard:
                 continue
             del self.state.armed[i]
             if armed.fields is None:
-                return "match", raw
+                return "match", raw, armed.labels
             sent = _click_as_approved(raw, armed.fields, armed.click_point)
             if not same_fields(sent, armed.fields):
                 self.state.notes.append(
@@ -792,9 +801,9 @@ class NetworkGuard:
                     "(other values, or the approved values in another order: rows paired otherwise); "
                     "the request was stopped"
                 )
-                return "switched", raw
-            return "match", sent
-        return "none", raw
+                return "switched", raw, {}
+            return "match", sent, armed.labels
+        return "none", raw, {}
 
 
 _COORDINATE = re.compile(r"-?[0-9]+")
