@@ -20,6 +20,7 @@ import pytest
 from fixtures_erp import ErpUser
 from test_honest_s47 import _decided  # decide() for a verified run that says a claim
 from test_readback_s48 import AFTER, BEFORE, BILLS, INITECH, NORTHWIND, _difference
+from test_readback_s48 import _send as _send_s48
 
 from taskcrew.crew.changes import describe
 from taskcrew.crew.evidence import CHANGES_SOURCE
@@ -34,21 +35,11 @@ NORTHWIND_LABEL = {"vendor_id": "Northwind Traders"}  # as the gate recorded the
 def _send(
     result: str, detail: str = "", labels: dict[str, str] | None = None, **more: Any
 ) -> SubmissionResult:
-    """Northwind's INV-2057 of 1284.50 as the gate records it: the vendor chosen as option 1,
-    "Northwind Traders" (``labels``); ``detail`` "": an answer naming no record."""
-    fields = [("vendor_id", "1"), ("invoice_number", "INV-2057"), ("amount", "1284.50"), ("currency", "USD")]
+    """Northwind's INV-2057 of 1284.50 as the gate records it (``test_readback_s48._send``): the vendor
+    chosen as option 1, "Northwind Traders" (``labels``); ``detail`` "": an answer naming no record."""
     status = {"saved": 200, "refused": 409}.get(result)
-    return SubmissionResult(
-        method="POST",
-        url=f"{BILLS}/new",
-        fields=fields,
-        result=result,
-        http_status=status,
-        detail=detail,
-        at=AFTER,
-        labels=NORTHWIND_LABEL if labels is None else labels,
-        **more,
-    )
+    labelled = NORTHWIND_LABEL if labels is None else labels
+    return _send_s48(result, detail, http_status=status, labels=labelled, **more)
 
 
 DUPLICATE = "Duplicate bill: invoice INV-2057 from Northwind Traders is already entered"

@@ -61,7 +61,7 @@ def _difference(before: list[tuple[str, ...]], after: list[tuple[str, ...]]) -> 
 
 def _send(result: str, detail: str = "", amount: str = "1284.50", at: datetime = AFTER, **more: Any) -> Any:
     fields = [("vendor_id", "1"), ("invoice_number", "INV-2057"), ("amount", amount), ("currency", "USD")]
-    status = {"saved": 303, "refused": 409}.get(result)
+    status = more.pop("http_status", {"saved": 303, "refused": 409}.get(result))
     return SubmissionResult(
         method="POST",
         url=f"{BILLS}/new",
