@@ -194,9 +194,10 @@ def test_a_parse_past_its_time_limit_is_too_complex_and_remembered(tmp_path: Pat
 
 
 def test_a_pdf_too_slow_to_parse_is_read_in_part_before_the_limit(tmp_path: Path) -> None:
-    # every page re-reads one shared stream: each is slow, so reading stops at half the time limit
-    (tmp_path / "slow.pdf").write_bytes(_shared_stream_pdf(pages=300, ops=4000))
-    worker = ParseWorker(timeout_s=4)
+    # every page re-reads one shared stream: each is slow (~0.35 s here), so reading stops at half the
+    # time limit; the limit leaves a loaded machine time for the first page (at 4 s it did not once)
+    (tmp_path / "slow.pdf").write_bytes(_shared_stream_pdf(pages=300, ops=1000))
+    worker = ParseWorker(timeout_s=12)
     try:
         content = SandboxFiles(tmp_path, worker=worker).read("slow.pdf")
     finally:
