@@ -76,16 +76,20 @@ def _checks(criteria: list[str], finds: list[str], source: str = SENDS_SOURCE) -
 
 
 def _judged(
-    criteria: list[str], checks: list[CriterionCheck], sends: list[SubmissionResult], pages: dict[str, str]
+    criteria: list[str],
+    checks: list[CriterionCheck],
+    sends: list[SubmissionResult],
+    pages: dict[str, str] | None = None,
+    changes_data: bool = True,
 ) -> Verdict:
     """``_verdict`` with any pages or before/after differences beside the record of sends."""
     facts = Facts(submissions=sends)
-    texts = {SENDS_SOURCE: [facts.record()], **{k: [v] for k, v in pages.items()}}
+    texts = {SENDS_SOURCE: [facts.record()], **{k: [v] for k, v in (pages or {}).items()}}
     plan = Plan(
         goal="enter the bills",
         success_criteria=criteria,
         steps=[PlanStep(role="browser_operator", title="enter", instructions="enter it")],
-        changes_data=True,
+        changes_data=changes_data,
     )
     verdict = Verdict(verified=True, checks=checks, reason="ok")
     return check_verdict(verdict, plan, set(texts), texts, SYSTEMS, applied=facts.applied_lines())

@@ -19,38 +19,14 @@ Units on ``of_sends_only`` and ``check_verdict``; no model is needed."""
 from __future__ import annotations
 
 import pytest
+from test_adversarial_evidence import BILLS, SYSTEMS
+from test_adversarial_evidence_10 import _judged  # check_verdict as steps.verify calls it
 
-from taskcrew.config import ERP_NAME, INTRANET_NAME
-from taskcrew.crew.evidence import CHANGES_SOURCE, SENDS_SOURCE, SENT_HEAD, check_verdict, of_sends_only
-from taskcrew.crew.models import CriterionCheck, Plan, PlanStep, Verdict
-from taskcrew.crew.outcome import Facts
+from taskcrew.crew.evidence import CHANGES_SOURCE, SENDS_SOURCE, SENT_HEAD, of_sends_only
+from taskcrew.crew.models import CriterionCheck
 from taskcrew.tools.submissions import SubmissionResult
 
-ERP = "http://127.0.0.1:8800"
-BILLS = f"{ERP}/bills"
-SYSTEMS = [(ERP_NAME, f"{ERP}/"), (INTRANET_NAME, "http://127.0.0.1:8900/")]
 NAMES = [name for name, _ in SYSTEMS]
-
-
-def _judged(
-    criteria: list[str],
-    checks: list[CriterionCheck],
-    sends: list[SubmissionResult],
-    pages: dict[str, str] | None = None,
-    changes_data: bool = True,
-) -> Verdict:
-    """``check_verdict`` as ``steps.verify`` calls it: the record of sends, and the pages the
-    verifier read (or code's before/after difference)."""
-    facts = Facts(submissions=sends)
-    texts = {SENDS_SOURCE: [facts.record()], **{k: [v] for k, v in (pages or {}).items()}}
-    plan = Plan(
-        goal="do the task",
-        success_criteria=criteria,
-        steps=[PlanStep(role="browser_operator", title="do the task", instructions="do it")],
-        changes_data=changes_data,
-    )
-    verdict = Verdict(verified=True, checks=checks, reason="ok")
-    return check_verdict(verdict, plan, set(texts), texts, SYSTEMS, applied=facts.applied_lines())
 
 
 def _on_sends(criterion: str) -> CriterionCheck:
