@@ -16,7 +16,7 @@
    (``submissions.classify``), so the guess is needed less. Entered, then paid, is still one record.
 3. A plan creating vendor V-1042 and a bill for it (the bill's form sending ``vendor=V-1042``) was
    refused: the two records showed V-1042, so they counted as one named record. A value sent as a
-   reference to another record (``_reference``: vendor, vendor_id, supplier, customer, account,
+   reference to another record (``is_reference``: vendor, vendor_id, supplier, customer, account,
    parent …, not the form's own noun) no longer joins two records into one.
 
 The record of sends is what the run sent, not what the ERP holds: every positive criterion here is

@@ -1175,9 +1175,9 @@ def _send_ids(url: str, rest: str) -> set[str]:
 def send_keys(url: str, fields: list[tuple[str, str]], answer: str = "") -> set[str]:
     """The identifiers of the record one send is about, to find it on a before/after row: those its
     address names (``/bills/BILL-0013/pay``), those it sent as the record's own (``invoice_number``;
-    not one naming another record, a bill's ``vendor_id``: ``_reference``) and the record its answer
+    not one naming another record, a bill's ``vendor_id``: ``is_reference``) and the record its answer
     showed ("then showed /bills/BILL-0013")."""
-    own = set().union(set(), *(values(v) for n, v in fields if not _reference(n, url)))
+    own = set().union(set(), *(values(v) for n, v in fields if not is_reference(n, url)))
     answered = set().union(set(), *(_record_keys(a) for a in _ADDRESS.findall(answer)))
     return _record_keys(url) | _ids(own) | answered
 
@@ -1201,7 +1201,7 @@ def _send_records(
     verifier's word which), unless a row as it was before the run (``before``) shows it existed, or
     what it sent contradicts what the create sent (another invoice number, amount or vendor in the
     same field: an edit of another bill, ``_contradicts``). Creates are never merged: two bills
-    entered are two. A value sent as a reference to another record (``_reference``: a bill's
+    entered are two. A value sent as a reference to another record (``is_reference``: a bill's
     ``vendor=V-1042``) is not the record's own, so it joins no two records into one; ``references``
     keeps such values too (a count of the records showing an identifier at all).
     ``only_created``: only the records a send created (a criterion about creating only: a payment
@@ -1226,7 +1226,7 @@ def _send_records(
             set().union(set(), *(_record_keys(a) for a in _ADDRESS.findall(answer))) if not changes else set()
         )
         sent = _sent_fields(fields)
-        refs = {n for n in sent if _reference(n, m.group(1))}
+        refs = {n for n in sent if is_reference(n, m.group(1))}
         own = {n: v for n, v in sent.items() if n not in refs}
         # all it sent as the record's own (amounts too); linked by identifiers
         named = changes | made | (set().union(set(), *map(values, own.values())) if sent else values(fields))
@@ -1283,7 +1283,7 @@ _REFERENCE = re.compile(
 )
 
 
-def _reference(field: str, address: str) -> bool:
+def is_reference(field: str, address: str) -> bool:
     """Is a field sent to ``address`` a reference to another record (a bill's ``vendor``,
     ``vendor_id``, ``supplier_code``; not ``vendor_number`` sent to ``/vendors/new``, the vendor's
     own)?"""

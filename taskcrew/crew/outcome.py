@@ -41,8 +41,8 @@ from taskcrew.crew.evidence import (
     CURRENCY_MARK,
     SENT_HEAD,
     STATUS_MARK,
-    _reference,
     diff_records,
+    is_reference,
     plain,
     send_keys,
     values,
@@ -410,7 +410,7 @@ class _Send(NamedTuple):
     named: set[str]  # the record it names: by its address or the one its answer showed
     ids: set[str]  # its own identifiers (``evidence.send_keys``: not a reference to another record)
     amounts: set[str]  # the values of the fields it sent as amounts
-    # the text a row shows of each record it referred to (``evidence._reference``: a bill's vendor_id)
+    # the text a row shows of each record it referred to (``evidence.is_reference``: a bill's vendor_id)
     # by the chosen option's label ("Northwind Traders"); None where one has no label code can match
     parties: list[str] | None
 
@@ -429,7 +429,7 @@ class _Send(NamedTuple):
             for v in values(value)
             if not v.startswith((CURRENCY_MARK, STATUS_MARK))
         } - ids
-        referred = [(name, value) for name, value in fields if value.strip() and _reference(name, s.url)]
+        referred = [(name, value) for name, value in fields if value.strip() and is_reference(name, s.url)]
         labels = [" ".join(s.labels.get(name, "").split()) for name, _ in referred]
         return cls(named, ids, amounts, labels if all(labels) else None)
 
